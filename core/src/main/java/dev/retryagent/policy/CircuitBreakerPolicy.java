@@ -1,0 +1,348 @@
+package dev.retryagent.policy;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+
+/**
+ * A failure-rate and slow-call-rate circuit breaker, per target host ({@code scheme://host:port})
+ * or per route. The window is either the last {@code N} attempts ({@link WindowType#COUNT}) or the
+ * attempts of the last {@code T} ({@link WindowType#TIME}).
+ */
+public final class CircuitBreakerPolicy {
+  /** What one breaker guards. */
+  public enum Scope {
+    HOST,
+    ROUTE;
+
+    public String configName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  /** How the sliding window is measured. */
+  public enum WindowType {
+    COUNT,
+    TIME;
+
+    public String configName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  public static final Scope DEFAULT_SCOPE = Scope.HOST;
+  public static final WindowType DEFAULT_WINDOW_TYPE = WindowType.COUNT;
+  public static final int DEFAULT_WINDOW_SIZE = 50;
+  public static final Duration DEFAULT_TIME_WINDOW = Duration.ofSeconds(30);
+  public static final int DEFAULT_MINIMUM_CALLS = 20;
+  public static final double DEFAULT_FAILURE_RATE_THRESHOLD = 0.5;
+  public static final double DEFAULT_SLOW_CALL_RATE_THRESHOLD = 1.0;
+  public static final Duration DEFAULT_OPEN_FOR = Duration.ofSeconds(30);
+  public static final int DEFAULT_HALF_OPEN_CALLS = 5;
+  public static final StatusSet DEFAULT_FAIL_ON_STATUSES = StatusSet.of("5xx");
+  public static final int DEFAULT_MAX_HOSTS = 10_000;
+
+  /** Bounds that keep one breaker's memory small. */
+  public static final int MAX_COUNT_WINDOW = 10_000;
+
+  public static final Duration MAX_TIME_WINDOW = Duration.ofHours(1);
+
+  private static final CircuitBreakerPolicy DEFAULTS = builder().build();
+
+  private final boolean enabled;
+  private final Scope scope;
+  private final WindowType windowType;
+  private final int windowSize;
+  private final Duration windowDuration;
+  private final int minimumCalls;
+  private final double failureRateThreshold;
+  private final Duration slowCallDuration;
+  private final double slowCallRateThreshold;
+  private final Duration openFor;
+  private final int halfOpenCalls;
+  private final StatusSet failOnStatuses;
+  private final boolean failOnTransport;
+  private final int maxHosts;
+
+  private CircuitBreakerPolicy(Builder b) {
+    this.enabled = b.enabled;
+    this.scope = b.scope;
+    this.windowType = b.windowType;
+    this.windowSize = b.windowSize;
+    this.windowDuration = b.windowDuration;
+    this.minimumCalls = b.minimumCalls;
+    this.failureRateThreshold = b.failureRateThreshold;
+    this.slowCallDuration = b.slowCallDuration;
+    this.slowCallRateThreshold = b.slowCallRateThreshold;
+    this.openFor = b.openFor;
+    this.halfOpenCalls = b.halfOpenCalls;
+    this.failOnStatuses = b.failOnStatuses;
+    this.failOnTransport = b.failOnTransport;
+    this.maxHosts = b.maxHosts;
+  }
+
+  public static CircuitBreakerPolicy defaults() {
+    return DEFAULTS;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.enabled = enabled;
+    b.scope = scope;
+    b.windowType = windowType;
+    b.windowSize = windowSize;
+    b.windowDuration = windowDuration;
+    b.minimumCalls = minimumCalls;
+    b.failureRateThreshold = failureRateThreshold;
+    b.slowCallDuration = slowCallDuration;
+    b.slowCallRateThreshold = slowCallRateThreshold;
+    b.openFor = openFor;
+    b.halfOpenCalls = halfOpenCalls;
+    b.failOnStatuses = failOnStatuses;
+    b.failOnTransport = failOnTransport;
+    b.maxHosts = maxHosts;
+    return b;
+  }
+
+  public boolean enabled() {
+    return enabled;
+  }
+
+  public Scope scope() {
+    return scope;
+  }
+
+  public WindowType windowType() {
+    return windowType;
+  }
+
+  /** Attempts in a {@link WindowType#COUNT} window. */
+  public int windowSize() {
+    return windowSize;
+  }
+
+  /** Length of a {@link WindowType#TIME} window. */
+  public Duration windowDuration() {
+    return windowDuration;
+  }
+
+  /** No decision before this many attempts in the window. */
+  public int minimumCalls() {
+    return minimumCalls;
+  }
+
+  /** Opens at or above this failure rate, 0..1. */
+  public double failureRateThreshold() {
+    return failureRateThreshold;
+  }
+
+  /** Attempts longer than this count as slow; null = slow calls are not tracked. */
+  public Duration slowCallDuration() {
+    return slowCallDuration;
+  }
+
+  /** Opens at or above this slow-call rate, 0..1. */
+  public double slowCallRateThreshold() {
+    return slowCallRateThreshold;
+  }
+
+  /** Time open before half-open. */
+  public Duration openFor() {
+    return openFor;
+  }
+
+  /** Trial attempts in half-open; all must succeed to close. */
+  public int halfOpenCalls() {
+    return halfOpenCalls;
+  }
+
+  /** Statuses that count as failures. */
+  public StatusSet failOnStatuses() {
+    return failOnStatuses;
+  }
+
+  /** Whether transport failures count as failures. */
+  public boolean failOnTransport() {
+    return failOnTransport;
+  }
+
+  /** Bound on tracked hosts; the least recently used idle one is dropped. */
+  public int maxHosts() {
+    return maxHosts;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof CircuitBreakerPolicy)) {
+      return false;
+    }
+    CircuitBreakerPolicy t = (CircuitBreakerPolicy) o;
+    return enabled == t.enabled
+        && scope == t.scope
+        && windowType == t.windowType
+        && windowSize == t.windowSize
+        && windowDuration.equals(t.windowDuration)
+        && minimumCalls == t.minimumCalls
+        && failureRateThreshold == t.failureRateThreshold
+        && Objects.equals(slowCallDuration, t.slowCallDuration)
+        && slowCallRateThreshold == t.slowCallRateThreshold
+        && openFor.equals(t.openFor)
+        && halfOpenCalls == t.halfOpenCalls
+        && failOnStatuses.equals(t.failOnStatuses)
+        && failOnTransport == t.failOnTransport
+        && maxHosts == t.maxHosts;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(
+        enabled, scope, windowType, windowSize, windowDuration, minimumCalls, openFor);
+  }
+
+  @Override
+  public String toString() {
+    return "circuitBreaker{enabled="
+        + enabled
+        + ", scope="
+        + scope.configName()
+        + ", window="
+        + (windowType == WindowType.COUNT ? "count " + windowSize : "time " + windowDuration)
+        + ", minimumCalls="
+        + minimumCalls
+        + ", failureRateThreshold="
+        + failureRateThreshold
+        + ", slowCall.duration="
+        + (slowCallDuration == null ? "none" : slowCallDuration)
+        + ", slowCall.rateThreshold="
+        + slowCallRateThreshold
+        + ", openFor="
+        + openFor
+        + ", halfOpenCalls="
+        + halfOpenCalls
+        + ", failOn.statuses="
+        + failOnStatuses
+        + ", failOn.transport="
+        + failOnTransport
+        + ", maxHosts="
+        + maxHosts
+        + "}";
+  }
+
+  /** Validating builder. */
+  public static final class Builder {
+    private boolean enabled = true;
+    private Scope scope = DEFAULT_SCOPE;
+    private WindowType windowType = DEFAULT_WINDOW_TYPE;
+    private int windowSize = DEFAULT_WINDOW_SIZE;
+    private Duration windowDuration = DEFAULT_TIME_WINDOW;
+    private int minimumCalls = DEFAULT_MINIMUM_CALLS;
+    private double failureRateThreshold = DEFAULT_FAILURE_RATE_THRESHOLD;
+    private Duration slowCallDuration;
+    private double slowCallRateThreshold = DEFAULT_SLOW_CALL_RATE_THRESHOLD;
+    private Duration openFor = DEFAULT_OPEN_FOR;
+    private int halfOpenCalls = DEFAULT_HALF_OPEN_CALLS;
+    private StatusSet failOnStatuses = DEFAULT_FAIL_ON_STATUSES;
+    private boolean failOnTransport = true;
+    private int maxHosts = DEFAULT_MAX_HOSTS;
+
+    private Builder() {}
+
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    public Builder scope(Scope scope) {
+      this.scope = Checks.notNull("circuitBreaker.scope", scope);
+      return this;
+    }
+
+    /** A window of the last {@code size} attempts. */
+    public Builder countWindow(int size) {
+      this.windowSize = Checks.inRange("circuitBreaker.window.size", size, 1, MAX_COUNT_WINDOW);
+      this.windowType = WindowType.COUNT;
+      return this;
+    }
+
+    /** A window of the attempts of the last {@code length}. */
+    public Builder timeWindow(Duration length) {
+      Checks.positive("circuitBreaker.window.size", length);
+      if (length.toMillis() < 1 || length.compareTo(MAX_TIME_WINDOW) > 0) {
+        throw new IllegalArgumentException(
+            "circuitBreaker.window.size must be between 1ms and "
+                + MAX_TIME_WINDOW
+                + ", was "
+                + length);
+      }
+      this.windowDuration = length;
+      this.windowType = WindowType.TIME;
+      return this;
+    }
+
+    public Builder minimumCalls(int minimumCalls) {
+      this.minimumCalls =
+          Checks.inRange("circuitBreaker.minimumCalls", minimumCalls, 1, Integer.MAX_VALUE);
+      return this;
+    }
+
+    public Builder failureRateThreshold(double rate) {
+      this.failureRateThreshold =
+          Checks.inRange("circuitBreaker.failureRateThreshold", rate, 0.0, 1.0);
+      if (rate == 0.0) {
+        throw new IllegalArgumentException(
+            "circuitBreaker.failureRateThreshold must be above 0 (0 would open on any call)");
+      }
+      return this;
+    }
+
+    /** Null: slow calls are not tracked. */
+    public Builder slowCallDuration(Duration duration) {
+      this.slowCallDuration =
+          duration == null ? null : Checks.positive("circuitBreaker.slowCall.duration", duration);
+      return this;
+    }
+
+    public Builder slowCallRateThreshold(double rate) {
+      this.slowCallRateThreshold =
+          Checks.inRange("circuitBreaker.slowCall.rateThreshold", rate, 0.0, 1.0);
+      if (rate == 0.0) {
+        throw new IllegalArgumentException(
+            "circuitBreaker.slowCall.rateThreshold must be above 0 (0 would open on any call)");
+      }
+      return this;
+    }
+
+    public Builder openFor(Duration openFor) {
+      this.openFor = Checks.positive("circuitBreaker.openFor", openFor);
+      return this;
+    }
+
+    public Builder halfOpenCalls(int calls) {
+      this.halfOpenCalls = Checks.inRange("circuitBreaker.halfOpenCalls", calls, 1, 10_000);
+      return this;
+    }
+
+    public Builder failOnStatuses(StatusSet statuses) {
+      this.failOnStatuses = Checks.notNull("circuitBreaker.failOn.statuses", statuses);
+      return this;
+    }
+
+    public Builder failOnTransport(boolean failOnTransport) {
+      this.failOnTransport = failOnTransport;
+      return this;
+    }
+
+    public Builder maxHosts(int maxHosts) {
+      this.maxHosts = Checks.inRange("circuitBreaker.maxHosts", maxHosts, 1, 10_000_000);
+      return this;
+    }
+
+    public CircuitBreakerPolicy build() {
+      return new CircuitBreakerPolicy(this);
+    }
+  }
+}

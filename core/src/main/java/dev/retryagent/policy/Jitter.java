@@ -1,0 +1,25 @@
+package dev.retryagent.policy;
+
+import java.util.Locale;
+
+/**
+ * How a computed backoff delay {@code d} is randomised. The formulas are the contract's; {@link
+ * dev.retryagent.engine.Backoff} implements them as pure functions.
+ */
+public enum Jitter {
+  /** Exactly {@code d}. */
+  NONE,
+  /** {@code U(0, d)}: spreads a herd the most (AWS "full jitter"). */
+  FULL,
+  /** {@code d/2 + U(0, d/2)}: never less than half the delay. */
+  EQUAL,
+  /** {@code min(max, U(initial, 3 x previous))}: each delay depends on the previous one. */
+  DECORRELATED,
+  /** {@code d + U(0, jitterFactor x d)}: never shorter than {@code d}. */
+  PROPORTIONAL;
+
+  /** The name used in YAML. */
+  public String configName() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+}

@@ -1,0 +1,149 @@
+package dev.retryagent.policy;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Client-side token bucket per target host. Off by default. A caller that finds no token waits up
+ * to {@link #maxWait()} and then fails with an {@code IOException}; with {@link #pauseOn429()}, a
+ * 429 carrying {@code Retry-After} pauses every caller of that host until then (bounded by {@code
+ * retryAfter.max}).
+ */
+public final class RateLimitPolicy {
+  public static final double DEFAULT_PER_SECOND = 50;
+  public static final int DEFAULT_BURST = 50;
+  public static final Duration DEFAULT_MAX_WAIT = Duration.ZERO;
+
+  private static final RateLimitPolicy DEFAULTS = builder().build();
+
+  private final boolean enabled;
+  private final double perSecond;
+  private final int burst;
+  private final Duration maxWait;
+  private final boolean pauseOn429;
+
+  private RateLimitPolicy(Builder b) {
+    this.enabled = b.enabled;
+    this.perSecond = b.perSecond;
+    this.burst = b.burst;
+    this.maxWait = b.maxWait;
+    this.pauseOn429 = b.pauseOn429;
+  }
+
+  public static RateLimitPolicy defaults() {
+    return DEFAULTS;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    return new Builder()
+        .enabled(enabled)
+        .perSecond(perSecond)
+        .burst(burst)
+        .maxWait(maxWait)
+        .pauseOn429(pauseOn429);
+  }
+
+  public boolean enabled() {
+    return enabled;
+  }
+
+  /** Tokens added per second. Positive. */
+  public double perSecond() {
+    return perSecond;
+  }
+
+  /** Bucket size: how many calls may go at once after a quiet period. At least 1. */
+  public int burst() {
+    return burst;
+  }
+
+  /** How long a caller waits for a token before failing; zero fails at once. */
+  public Duration maxWait() {
+    return maxWait;
+  }
+
+  public boolean pauseOn429() {
+    return pauseOn429;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof RateLimitPolicy)) {
+      return false;
+    }
+    RateLimitPolicy t = (RateLimitPolicy) o;
+    return enabled == t.enabled
+        && perSecond == t.perSecond
+        && burst == t.burst
+        && maxWait.equals(t.maxWait)
+        && pauseOn429 == t.pauseOn429;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(enabled, perSecond, burst, maxWait, pauseOn429);
+  }
+
+  @Override
+  public String toString() {
+    return "rateLimit{enabled="
+        + enabled
+        + ", perSecond="
+        + perSecond
+        + ", burst="
+        + burst
+        + ", maxWait="
+        + maxWait
+        + ", pauseOn429="
+        + pauseOn429
+        + "}";
+  }
+
+  /** Validating builder. */
+  public static final class Builder {
+    private boolean enabled = false;
+    private double perSecond = DEFAULT_PER_SECOND;
+    private int burst = DEFAULT_BURST;
+    private Duration maxWait = DEFAULT_MAX_WAIT;
+    private boolean pauseOn429 = true;
+
+    private Builder() {}
+
+    public Builder enabled(boolean enabled) {
+      this.enabled = enabled;
+      return this;
+    }
+
+    public Builder perSecond(double perSecond) {
+      if (!(perSecond > 0) || perSecond > 1_000_000_000) {
+        throw new IllegalArgumentException(
+            "rateLimit.perSecond must be positive (at most 1e9), was " + perSecond);
+      }
+      this.perSecond = perSecond;
+      return this;
+    }
+
+    public Builder burst(int burst) {
+      this.burst = Checks.inRange("rateLimit.burst", burst, 1, Integer.MAX_VALUE);
+      return this;
+    }
+
+    public Builder maxWait(Duration maxWait) {
+      this.maxWait = Checks.nonNegative("rateLimit.maxWait", maxWait);
+      return this;
+    }
+
+    public Builder pauseOn429(boolean pauseOn429) {
+      this.pauseOn429 = pauseOn429;
+      return this;
+    }
+
+    public RateLimitPolicy build() {
+      return new RateLimitPolicy(this);
+    }
+  }
+}
