@@ -1,0 +1,199 @@
+package dev.retryagent.engine;
+
+import dev.retryagent.policy.CircuitBreakerPolicy;
+
+/**
+ * A circuit breaker as an explicit state machine ({@link CircuitState}, moves checked against
+ * {@link CircuitTransition}).
+ *
+ * <p>Each attempt asks for a permit ({@link #tryAcquire}) and reports its outcome with that permit
+ * ({@link #onResult}) or gives it back ({@link #release}). A permit is the breaker's generation at
+ * the time it was issued; every transition starts a new generation, so an attempt that started
+ * before a transition can neither count as a half-open trial nor reopen a fresh window.
+ *
+ * <p>Thread-safe. Transitions happen under this object's lock; the listener is told after the lock
+ * is released.
+ */
+public final class CircuitBreaker {
+  /** Returned by {@link #tryAcquire} when the call must fail fast. */
+  public static final long REJECTED = -1;
+
+  /** Told about every transition, outside the breaker's lock. */
+  public interface TransitionListener {
+    void onTransition(CircuitBreaker breaker, CircuitTransition transition);
+  }
+
+  private final String key;
+  private final CircuitBreakerPolicy policy;
+  private final TransitionListener listener;
+  private final OutcomeWindow window;
+  private final long slowNanos;
+
+  private CircuitState state = CircuitState.CLOSED;
+  private long generation;
+  private long openUntilNanos;
+  private int trialsIssued;
+  private int trialsSucceeded;
+  private long transitions;
+
+  /**
+   * @param key what the breaker guards: {@code scheme://host:port} or {@code route:name}
+   */
+  public CircuitBreaker(String key, CircuitBreakerPolicy policy, TransitionListener listener) {
+    this.key = key;
+    this.policy = policy;
+    this.listener = listener;
+    this.window = OutcomeWindow.of(policy);
+    this.slowNanos =
+        policy.slowCallDuration() == null ? Long.MAX_VALUE : policy.slowCallDuration().toNanos();
+  }
+
+  public String key() {
+    return key;
+  }
+
+  public CircuitBreakerPolicy policy() {
+    return policy;
+  }
+
+  /** The state now; an open breaker whose time is up still reads OPEN until the next call. */
+  public synchronized CircuitState state() {
+    return state;
+  }
+
+  /** When an open breaker lets trial calls through, in {@link Clock#nanoTime()} terms. */
+  public synchronized long openUntilNanos() {
+    return openUntilNanos;
+  }
+
+  /** Number of transitions so far. */
+  public synchronized long transitions() {
+    return transitions;
+  }
+
+  /** True when a call at {@code atNanos} would be rejected because the breaker is open. */
+  public synchronized boolean isOpenAt(long atNanos) {
+    return state == CircuitState.OPEN && atNanos < openUntilNanos;
+  }
+
+  /** True when no state would be lost by forgetting this breaker. */
+  synchronized boolean isIdle() {
+    return state == CircuitState.CLOSED && window.failures == 0;
+  }
+
+  /**
+   * Asks to make one attempt at {@code nowNanos}.
+   *
+   * @return a permit to pass to {@link #onResult} or {@link #release}, or {@link #REJECTED}
+   */
+  public long tryAcquire(long nowNanos) {
+    CircuitTransition moved = null;
+    long permit;
+    synchronized (this) {
+      if (state == CircuitState.OPEN && nowNanos >= openUntilNanos) {
+        moved = move(CircuitState.HALF_OPEN);
+      }
+      switch (state) {
+        case CLOSED:
+          permit = generation;
+          break;
+        case HALF_OPEN:
+          if (trialsIssued < policy.halfOpenCalls()) {
+            trialsIssued++;
+            permit = generation;
+          } else {
+            permit = REJECTED;
+          }
+          break;
+        default:
+          permit = REJECTED;
+      }
+    }
+    notifyListener(moved);
+    return permit;
+  }
+
+  /**
+   * Records the outcome of an attempt made with {@code permit}. Outcomes of an older generation
+   * (the breaker moved while the attempt was in flight) are ignored.
+   *
+   * @param failure the outcome counts as a failure ({@code failOn})
+   * @param durationNanos how long the attempt took, for the slow-call rate
+   */
+  public void onResult(long permit, boolean failure, long durationNanos, long nowNanos) {
+    boolean isSlow = durationNanos > slowNanos;
+    CircuitTransition moved = null;
+    synchronized (this) {
+      if (permit != generation || permit == REJECTED) {
+        return;
+      }
+      switch (state) {
+        case CLOSED:
+          window.expire(nowNanos);
+          window.record(failure, isSlow, nowNanos);
+          if (shouldOpen()) {
+            moved = open(nowNanos);
+          }
+          break;
+        case HALF_OPEN:
+          if (failure || isSlow) {
+            moved = open(nowNanos);
+          } else if (++trialsSucceeded >= policy.halfOpenCalls()) {
+            moved = move(CircuitState.CLOSED);
+          }
+          break;
+        default:
+          break;
+      }
+    }
+    notifyListener(moved);
+  }
+
+  /** Gives back a permit whose attempt was abandoned without an outcome (cancelled). */
+  public synchronized void release(long permit) {
+    if (permit == generation && state == CircuitState.HALF_OPEN && trialsIssued > 0) {
+      trialsIssued--;
+    }
+  }
+
+  private boolean shouldOpen() {
+    if (window.total < policy.minimumCalls()) {
+      return false;
+    }
+    double failureRate = (double) window.failures / window.total;
+    if (failureRate >= policy.failureRateThreshold()) {
+      return true;
+    }
+    return slowNanos != Long.MAX_VALUE
+        && (double) window.slow / window.total >= policy.slowCallRateThreshold();
+  }
+
+  private CircuitTransition open(long nowNanos) {
+    CircuitTransition t = move(CircuitState.OPEN);
+    openUntilNanos = nowNanos + policy.openFor().toNanos();
+    return t;
+  }
+
+  /** The only place the state changes. Caller holds the lock. */
+  private CircuitTransition move(CircuitState to) {
+    CircuitTransition t = CircuitTransition.of(state, to);
+    state = to;
+    generation++;
+    transitions++;
+    trialsIssued = 0;
+    trialsSucceeded = 0;
+    window.clear();
+    return t;
+  }
+
+  private void notifyListener(CircuitTransition moved) {
+    if (moved != null && listener != null) {
+      listener.onTransition(this, moved);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "CircuitBreaker[" + key + ", " + state() + "]";
+  }
+}

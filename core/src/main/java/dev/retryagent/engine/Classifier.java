@@ -1,0 +1,56 @@
+package dev.retryagent.engine;
+
+import dev.retryagent.policy.RetryPolicy;
+import java.net.UnknownHostException;
+import java.nio.channels.UnresolvedAddressException;
+
+/**
+ * Decides whether an attempt's outcome is retryable under a {@link RetryPolicy}, before any
+ * question of safety (idempotency), attempts, time or budget.
+ */
+public final class Classifier {
+  private static final int MAX_DEPTH = 8;
+
+  private Classifier() {}
+
+  /** True when a response with {@code status} is retryable. */
+  public static boolean isRetryableStatus(RetryPolicy policy, int status) {
+    return policy.retryOnStatuses().contains(status);
+  }
+
+  /** True when an exception of kind {@code outcome} is retryable. */
+  public static boolean isRetryableException(RetryPolicy policy, Outcome outcome, Throwable error) {
+    if (outcome == Outcome.CANCELLED) {
+      return false;
+    }
+    if (outcome.transport() != null && policy.retryOnTransport().contains(outcome.transport())) {
+      return true;
+    }
+    return matchesExceptionList(policy, error);
+  }
+
+  /**
+   * True when {@code error} or one of its causes is, or extends, a class named in {@code
+   * retryOn.exceptions}. Matched by name, so the classes need not be visible to us.
+   */
+  static boolean matchesExceptionList(RetryPolicy policy, Throwable error) {
+    if (policy.retryOnExceptions().isEmpty()) {
+      return false;
+    }
+    int depth = 0;
+    for (Throwable t = error; t != null && depth < MAX_DEPTH; t = t.getCause(), depth++) {
+      for (Class<?> c = t.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
+        if (policy.retryOnExceptions().contains(c.getName())) {
+          return true;
+        }
+      }
+      // The JDK client reports an unknown host as UnresolvedAddressException; users name the
+      // documented java.net.UnknownHostException.
+      if (t instanceof UnresolvedAddressException
+          && policy.retryOnExceptions().contains(UnknownHostException.class.getName())) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,61 @@
+package dev.retryagent.engine;
+
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * Fans events out to several listeners, isolating each from the others' failures: a listener must
+ * never break a call. The engine always wraps its listener in one of these.
+ */
+final class CompositeListener implements RetryListener {
+  private final List<RetryListener> listeners;
+
+  CompositeListener(List<RetryListener> listeners) {
+    this.listeners = listeners;
+  }
+
+  private void each(Consumer<RetryListener> action) {
+    for (RetryListener l : listeners) {
+      try {
+        action.accept(l);
+      } catch (RuntimeException ignored) {
+        // swallowed on purpose: see the class comment
+      }
+    }
+  }
+
+  @Override
+  public void onAttempt(RetryEvent e) {
+    each(l -> l.onAttempt(e));
+  }
+
+  @Override
+  public void onRetry(RetryEvent e) {
+    each(l -> l.onRetry(e));
+  }
+
+  @Override
+  public void onGiveUp(RetryEvent e) {
+    each(l -> l.onGiveUp(e));
+  }
+
+  @Override
+  public void onCallComplete(RetryEvent e) {
+    each(l -> l.onCallComplete(e));
+  }
+
+  @Override
+  public void onBreakerRejected(RetryEvent e) {
+    each(l -> l.onBreakerRejected(e));
+  }
+
+  @Override
+  public void onRateLimited(RetryEvent e) {
+    each(l -> l.onRateLimited(e));
+  }
+
+  @Override
+  public void onBreakerTransition(CircuitBreaker b, CircuitTransition t, String route) {
+    each(l -> l.onBreakerTransition(b, t, route));
+  }
+}

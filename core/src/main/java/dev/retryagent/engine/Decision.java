@@ -1,0 +1,81 @@
+package dev.retryagent.engine;
+
+import java.io.IOException;
+
+/**
+ * What to do after an attempt: retry after {@link #delayNanos()}, or end the call with the
+ * attempt's result (or with {@link #error()} instead, when the engine must fail the call itself).
+ */
+public final class Decision {
+  private final boolean retry;
+  private final long delayNanos;
+  private final Outcome outcome;
+  private final int status;
+  private final GiveUpReason reason;
+  private final IOException error;
+
+  private Decision(
+      boolean retry,
+      long delayNanos,
+      Outcome outcome,
+      int status,
+      GiveUpReason reason,
+      IOException error) {
+    this.retry = retry;
+    this.delayNanos = delayNanos;
+    this.outcome = outcome;
+    this.status = status;
+    this.reason = reason;
+    this.error = error;
+  }
+
+  static Decision retryAfter(long delayNanos, Outcome outcome, int status) {
+    return new Decision(true, delayNanos, outcome, status, null, null);
+  }
+
+  static Decision done(Outcome outcome, int status, GiveUpReason reason) {
+    return new Decision(false, 0, outcome, status, reason, null);
+  }
+
+  static Decision fail(Outcome outcome, int status, GiveUpReason reason, IOException error) {
+    return new Decision(false, 0, outcome, status, reason, error);
+  }
+
+  /** True: discard the attempt's result, wait {@link #delayNanos()}, make another attempt. */
+  public boolean retry() {
+    return retry;
+  }
+
+  public long delayNanos() {
+    return delayNanos;
+  }
+
+  public Outcome outcome() {
+    return outcome;
+  }
+
+  /** The attempt's status, or -1 when it ended in an exception. */
+  public int status() {
+    return status;
+  }
+
+  /** Why a failed call was not retried, or null (success, or retrying). */
+  public GiveUpReason reason() {
+    return reason;
+  }
+
+  /**
+   * When non-null, the call must end with this exception instead of the attempt's result (whose
+   * body is to be discarded): e.g. the breaker opened and the next attempt would fail fast.
+   */
+  public IOException error() {
+    return error;
+  }
+
+  @Override
+  public String toString() {
+    return retry
+        ? "retry in " + delayNanos / 1_000_000 + "ms"
+        : "done" + (reason == null ? "" : " (" + reason.label() + ")");
+  }
+}

@@ -1,0 +1,34 @@
+package dev.retryagent.engine;
+
+import java.util.Locale;
+
+/** Why a failed call went back to the caller without another attempt. */
+public enum GiveUpReason {
+  /** {@code maxAttempts} were made. */
+  ATTEMPTS,
+  /** The next attempt could not have started before the deadline. */
+  DEADLINE,
+  /** The host's retry budget was spent. */
+  BUDGET,
+  /** The outcome is not retryable ({@code retryOn} does not name it). */
+  NON_RETRYABLE,
+  /** Not safe to repeat: the method is not idempotent and {@code unsafeMethods} forbids it. */
+  NOT_IDEMPOTENT,
+  /** The request body could not be sent again (one-shot, or larger than the replay limit). */
+  BODY_NOT_REPLAYABLE,
+  /** {@code Retry-After} asked for longer than {@code retryAfter.max}. */
+  RETRY_AFTER_TOO_LONG,
+  /** The circuit breaker was open. */
+  CIRCUIT_OPEN,
+  /** No rate-limit permit within {@code maxWait}. */
+  RATE_LIMITED,
+  /** Retries are disabled for this route. */
+  RETRY_DISABLED,
+  /** The caller cancelled, interrupted or timed the call out. */
+  CANCELLED;
+
+  /** Lower-case, hyphenated: for logs, metrics labels and dead letters. */
+  public String label() {
+    return name().toLowerCase(Locale.ROOT).replace('_', '-');
+  }
+}

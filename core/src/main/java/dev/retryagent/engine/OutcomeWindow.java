@@ -1,0 +1,130 @@
+package dev.retryagent.engine;
+
+import dev.retryagent.policy.CircuitBreakerPolicy;
+
+/**
+ * The sliding window of a circuit breaker: how many attempts, failures and slow attempts it holds.
+ * Not thread-safe: the breaker guards it with its lock.
+ */
+abstract class OutcomeWindow {
+  long total;
+  long failures;
+  long slow;
+
+  static OutcomeWindow of(CircuitBreakerPolicy policy) {
+    return policy.windowType() == CircuitBreakerPolicy.WindowType.COUNT
+        ? new CountWindow(policy.windowSize())
+        : new TimeWindow(policy.windowDuration().toNanos());
+  }
+
+  /** Adds one attempt's outcome. */
+  abstract void record(boolean failure, boolean isSlow, long nowNanos);
+
+  /** Drops outcomes that left the window (time windows only). */
+  abstract void expire(long nowNanos);
+
+  /** Forgets everything (the breaker closed or opened). */
+  abstract void clear();
+
+  /** The last N attempts, as a ring of flags. */
+  static final class CountWindow extends OutcomeWindow {
+    private static final byte FAILURE = 1;
+    private static final byte SLOW = 2;
+    private final byte[] ring;
+    private int next;
+
+    CountWindow(int size) {
+      this.ring = new byte[size];
+    }
+
+    @Override
+    void record(boolean failure, boolean isSlow, long nowNanos) {
+      if (total == ring.length) {
+        byte old = ring[next];
+        failures -= old & FAILURE;
+        slow -= (old & SLOW) >> 1;
+        total--;
+      }
+      ring[next] = (byte) ((failure ? FAILURE : 0) | (isSlow ? SLOW : 0));
+      next = (next + 1) % ring.length;
+      total++;
+      failures += failure ? 1 : 0;
+      slow += isSlow ? 1 : 0;
+    }
+
+    @Override
+    void expire(long nowNanos) {}
+
+    @Override
+    void clear() {
+      java.util.Arrays.fill(ring, (byte) 0);
+      next = 0;
+      total = failures = slow = 0;
+    }
+  }
+
+  /** The attempts of the last T, in {@value #BUCKETS} buckets of T/{@value #BUCKETS} each. */
+  static final class TimeWindow extends OutcomeWindow {
+    static final int BUCKETS = 20;
+    private final long bucketNanos;
+    private final long[] epochs = new long[BUCKETS];
+    private final long[] totals = new long[BUCKETS];
+    private final long[] fails = new long[BUCKETS];
+    private final long[] slows = new long[BUCKETS];
+
+    TimeWindow(long windowNanos) {
+      this.bucketNanos = Math.max(1, windowNanos / BUCKETS);
+      java.util.Arrays.fill(epochs, Long.MIN_VALUE);
+    }
+
+    @Override
+    void record(boolean failure, boolean isSlow, long nowNanos) {
+      int i = current(nowNanos);
+      totals[i]++;
+      total++;
+      if (failure) {
+        fails[i]++;
+        failures++;
+      }
+      if (isSlow) {
+        slows[i]++;
+        slow++;
+      }
+    }
+
+    @Override
+    void expire(long nowNanos) {
+      current(nowNanos);
+    }
+
+    private int current(long nowNanos) {
+      long epoch = Math.floorDiv(nowNanos, bucketNanos);
+      for (int i = 0; i < BUCKETS; i++) {
+        if (epochs[i] != Long.MIN_VALUE && epochs[i] <= epoch - BUCKETS) {
+          drop(i);
+        }
+      }
+      int index = (int) Math.floorMod(epoch, (long) BUCKETS);
+      if (epochs[index] != epoch) {
+        drop(index);
+        epochs[index] = epoch;
+      }
+      return index;
+    }
+
+    private void drop(int i) {
+      total -= totals[i];
+      failures -= fails[i];
+      slow -= slows[i];
+      totals[i] = fails[i] = slows[i] = 0;
+      epochs[i] = Long.MIN_VALUE;
+    }
+
+    @Override
+    void clear() {
+      for (int i = 0; i < BUCKETS; i++) {
+        drop(i);
+      }
+    }
+  }
+}

@@ -1,0 +1,36 @@
+package dev.retryagent.engine;
+
+/**
+ * What the engine needs to know about a request, as a client adapter sees it. Implementations are
+ * thin views over the client's own request object; nothing is copied.
+ */
+public interface RequestInfo {
+  /** Upper-case method, e.g. {@code GET}. */
+  String method();
+
+  /** {@code http} or {@code https}. */
+  String scheme();
+
+  /** Host name or address literal, as in the URL. */
+  String host();
+
+  /** Effective port: the URL's, or 80/443 by scheme. */
+  int port();
+
+  /** Path without query or fragment; never logged with its query. */
+  String path();
+
+  /** First value of the request header {@code name} (case-insensitive), or null. */
+  String header(String name);
+
+  /**
+   * Whether the body can be sent again, asked when a retry is considered after the request may have
+   * been sent. True for requests without a body.
+   */
+  boolean bodyReplayable();
+
+  /** {@code scheme://host:port}: the key of per-host state. */
+  default String target() {
+    return scheme() + "://" + host() + ":" + port();
+  }
+}

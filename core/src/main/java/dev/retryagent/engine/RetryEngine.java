@@ -1,0 +1,310 @@
+package dev.retryagent.engine;
+
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The retry engine: the policies of the moment and the state shared by calls (per-host breakers,
+ * budgets and rate limiters, bounded). Thread-safe; one per agent (or per application that uses the
+ * library directly).
+ *
+ * <p>A call runs through these layers, outermost first; {@link RetryCall} documents the steps:
+ *
+ * <pre>
+ *   call ─┬─ for each attempt ───────────────────────────────────────────────────────────┐
+ *         │   rate limit      per host token bucket; paused after a 429    wait or reject │
+ *         │   circuit breaker per host (or route)                          fail fast      │
+ *         │   attempt         the client sends; per-attempt timeout, attempt header       │
+ *         │   classify        status / connect / reset / timeout / exception   (Classifier,│
+ *         │                   TransportClassifier); the breaker records the outcome        │
+ *         │   decide          retryable? safe to repeat? attempts left? Retry-After too    │
+ *         │                   long? deadline? breaker still open? budget left?  (RetryCall)│
+ *         │   wait            backoff + jitter, at least Retry-After   (sync: Sleeper;     │
+ *         │                   async: Scheduler, no thread held)                            │
+ *         └───────────────────────────────────────────────────────────── retry ───────────┘
+ * </pre>
+ *
+ * <p>State survives {@link #reconfigure}: per-host state is keyed by the host and the policy
+ * section it was built from, so a reload that leaves a section unchanged keeps its state.
+ */
+public final class RetryEngine {
+  private final Clock clock;
+  private final Sleeper sleeper;
+  private final RandomSource random;
+  private final Scheduler scheduler;
+  private final RetryListener listener;
+
+  private volatile Mode mode;
+  private volatile PolicyResolver policies;
+
+  private final BoundedRegistry<Key, CircuitBreaker> breakers =
+      new BoundedRegistry<>(CircuitBreaker::isIdle);
+  private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true);
+  private final BoundedRegistry<Key, RateLimiter> limiters;
+  private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
+
+  private RetryEngine(Builder b) {
+    this.clock = b.clock;
+    this.sleeper = b.sleeper;
+    this.random = b.random;
+    this.scheduler = b.scheduler;
+    this.listener = new CompositeListener(List.copyOf(b.listeners));
+    this.mode = b.mode;
+    this.policies = b.policies;
+    this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Starts a call. The adapter must check {@link RetryCall#passThrough()} first.
+   *
+   * @param request a view of the request; asked for its target and headers during the call
+   */
+  public RetryCall newCall(RequestInfo request) {
+    Mode m = mode;
+    Policy policy =
+        m == Mode.OFF
+            ? Policy.defaults()
+            : policies.resolve(request.method(), request.host(), request.port(), request.path());
+    return new RetryCall(this, request, policy, m);
+  }
+
+  /** Applies a new configuration to calls that start from now on. */
+  public void reconfigure(Mode mode, PolicyResolver policies) {
+    this.policies = Objects.requireNonNull(policies, "policies");
+    this.mode = Objects.requireNonNull(mode, "mode");
+  }
+
+  public Mode mode() {
+    return mode;
+  }
+
+  public Clock clock() {
+    return clock;
+  }
+
+  public Sleeper sleeper() {
+    return sleeper;
+  }
+
+  public RandomSource random() {
+    return random;
+  }
+
+  public Scheduler scheduler() {
+    return scheduler;
+  }
+
+  /** Asynchronous retries waiting for their delay right now. */
+  public int pendingAsyncRetries() {
+    return pendingAsyncRetries.get();
+  }
+
+  void asyncRetryScheduled() {
+    pendingAsyncRetries.incrementAndGet();
+  }
+
+  void asyncRetryDone() {
+    pendingAsyncRetries.decrementAndGet();
+  }
+
+  /** Every breaker tracked now, least recently used first. */
+  public List<CircuitBreaker> breakers() {
+    return breakers.values();
+  }
+
+  /** Number of hosts (or routes) with breaker, budget and limiter state. */
+  public int trackedTargets() {
+    return Math.max(breakers.size(), Math.max(budgets.size(), limiters.size()));
+  }
+
+  CircuitBreaker breakerFor(RequestInfo request, Policy policy) {
+    CircuitBreakerPolicy p = policy.circuitBreaker();
+    if (!p.enabled()) {
+      return null;
+    }
+    String key =
+        p.scope() == CircuitBreakerPolicy.Scope.ROUTE
+            ? "route:" + policy.routeName()
+            : request.target();
+    String route = policy.routeName();
+    return breakers.get(
+        new Key(key, p),
+        k -> new CircuitBreaker(k.name, p, (b, t) -> listener.onBreakerTransition(b, t, route)),
+        p.maxHosts());
+  }
+
+  RetryBudget budgetFor(RequestInfo request, Policy policy) {
+    BudgetPolicy p = policy.budget();
+    if (!p.enabled() || !policy.retry().enabled()) {
+      return null;
+    }
+    return budgets.get(
+        new Key(request.target(), p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
+  }
+
+  RateLimiter limiterFor(RequestInfo request, Policy policy) {
+    RateLimitPolicy p = policy.rateLimit();
+    if (!p.enabled()) {
+      return null;
+    }
+    return limiters.get(
+        new Key(request.target(), p),
+        k -> new RateLimiter(p, clock.nanoTime()),
+        policy.circuitBreaker().maxHosts());
+  }
+
+  void emit(
+      RetryEvent.Type type,
+      RetryCall call,
+      Outcome outcome,
+      int status,
+      Throwable error,
+      long delayNanos,
+      GiveUpReason reason) {
+    RetryEvent e =
+        new RetryEvent(
+            type,
+            call,
+            outcome,
+            status,
+            error,
+            delayNanos,
+            reason,
+            false,
+            clock.nanoTime() - call.startNanos(),
+            clock.wallMillis());
+    switch (type) {
+      case ATTEMPT:
+        listener.onAttempt(e);
+        break;
+      case RETRY:
+        listener.onRetry(e);
+        break;
+      case GIVE_UP:
+        listener.onGiveUp(e);
+        break;
+      case BREAKER_REJECTED:
+        listener.onBreakerRejected(e);
+        break;
+      case RATE_LIMITED:
+        listener.onRateLimited(e);
+        break;
+      default:
+        throw new IllegalArgumentException(type.toString());
+    }
+  }
+
+  void emitComplete(
+      RetryCall call,
+      Outcome outcome,
+      int status,
+      Throwable error,
+      GiveUpReason reason,
+      boolean succeeded) {
+    listener.onCallComplete(
+        new RetryEvent(
+            RetryEvent.Type.CALL_COMPLETE,
+            call,
+            outcome,
+            status,
+            error,
+            0,
+            reason,
+            succeeded,
+            clock.nanoTime() - call.startNanos(),
+            clock.wallMillis()));
+  }
+
+  /** Per-host state is keyed by target and by the policy section it was built from. */
+  private static final class Key {
+    final String name;
+    final Object policy;
+
+    Key(String name, Object policy) {
+      this.name = name;
+      this.policy = policy;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+      return o instanceof Key && ((Key) o).name.equals(name) && ((Key) o).policy.equals(policy);
+    }
+
+    @Override
+    public int hashCode() {
+      return name.hashCode() * 31 + policy.hashCode();
+    }
+  }
+
+  /** Builds an engine; every collaborator has a production default. */
+  public static final class Builder {
+    private Clock clock = Clock.SYSTEM;
+    private Sleeper sleeper = Sleeper.SYSTEM;
+    private RandomSource random = RandomSource.THREAD_LOCAL;
+    private Scheduler scheduler;
+    private final List<RetryListener> listeners = new ArrayList<>();
+    private Mode mode = Mode.ENFORCE;
+    private PolicyResolver policies = PolicyResolver.always(Policy.defaults());
+
+    private Builder() {}
+
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock);
+      return this;
+    }
+
+    public Builder sleeper(Sleeper sleeper) {
+      this.sleeper = Objects.requireNonNull(sleeper);
+      return this;
+    }
+
+    public Builder random(RandomSource random) {
+      this.random = Objects.requireNonNull(random);
+      return this;
+    }
+
+    public Builder scheduler(Scheduler scheduler) {
+      this.scheduler = Objects.requireNonNull(scheduler);
+      return this;
+    }
+
+    /** Adds a listener; listeners are told in the order they were added. */
+    public Builder listener(RetryListener listener) {
+      this.listeners.add(Objects.requireNonNull(listener));
+      return this;
+    }
+
+    public Builder mode(Mode mode) {
+      this.mode = Objects.requireNonNull(mode);
+      return this;
+    }
+
+    public Builder policies(PolicyResolver policies) {
+      this.policies = Objects.requireNonNull(policies);
+      return this;
+    }
+
+    /** Every call gets {@code policy}. */
+    public Builder policy(Policy policy) {
+      return policies(PolicyResolver.always(policy));
+    }
+
+    public RetryEngine build() {
+      if (scheduler == null) {
+        scheduler = Scheduler.shared();
+      }
+      return new RetryEngine(this);
+    }
+  }
+}

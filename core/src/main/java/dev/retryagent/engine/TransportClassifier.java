@@ -1,0 +1,136 @@
+package dev.retryagent.engine;
+
+import java.io.EOFException;
+import java.io.InterruptedIOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.UnresolvedAddressException;
+import java.security.cert.CertificateException;
+import java.util.Locale;
+import java.util.concurrent.CancellationException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+
+/**
+ * Sorts an exception thrown by an HTTP client into an {@link Outcome}. Clients wrap and re-create
+ * exceptions (the JDK client re-throws a new {@code ConnectException} around the real cause; OkHttp
+ * surfaces resets as plain {@code IOException}s with a message), so the cause chain is walked and,
+ * for plain {@code IOException}s, the messages both clients are known to use are recognised.
+ */
+public final class TransportClassifier {
+  /** Causes deeper than this are not inspected: protects against cyclic or absurd chains. */
+  private static final int MAX_DEPTH = 8;
+
+  private static final String[] RESET_MESSAGES = {
+    "connection reset",
+    "broken pipe",
+    "unexpected end of stream",
+    "header parser received no bytes",
+    "eof reached while reading",
+    "stream was reset",
+    "received rst_stream",
+    "connection closed",
+    "connection abort",
+    "end of stream",
+  };
+
+  private TransportClassifier() {}
+
+  /** The kind of failure {@code error} is. */
+  public static Outcome classify(Throwable error) {
+    // Unknown hosts and interrupts anywhere in the chain decide first: the JDK client reports an
+    // unresolvable host as a ConnectException caused by UnresolvedAddressException, which must not
+    // read as "connection refused".
+    int depth = 0;
+    for (Throwable t = error; t != null && depth < MAX_DEPTH; t = t.getCause(), depth++) {
+      if (isUnknownHost(t) || isCertificateProblem(t)) {
+        return Outcome.OTHER_EXCEPTION;
+      }
+      if (t instanceof CancellationException
+          || t instanceof InterruptedException
+          || t instanceof ClosedByInterruptException) {
+        return Outcome.CANCELLED;
+      }
+    }
+    depth = 0;
+    for (Throwable t = error; t != null && depth < MAX_DEPTH; t = t.getCause(), depth++) {
+      Outcome o = classifyOne(t);
+      if (o != null) {
+        return o;
+      }
+    }
+    return Outcome.OTHER_EXCEPTION;
+  }
+
+  /** True for an unresolvable host, however the client reports it. */
+  public static boolean isUnknownHost(Throwable t) {
+    return t instanceof UnknownHostException || t instanceof UnresolvedAddressException;
+  }
+
+  /** A TLS peer that cannot be trusted: repeating the call cannot help. */
+  private static boolean isCertificateProblem(Throwable t) {
+    return t instanceof CertificateException || t instanceof SSLPeerUnverifiedException;
+  }
+
+  private static Outcome classifyOne(Throwable t) {
+    // Order matters: HttpConnectTimeoutException is an HttpTimeoutException, and
+    // SocketTimeoutException is an InterruptedIOException.
+    if (t instanceof HttpConnectTimeoutException
+        || t instanceof ConnectException
+        || t instanceof NoRouteToHostException) {
+      return Outcome.CONNECT_FAILURE;
+    }
+    if (t instanceof SocketTimeoutException) {
+      return isConnectMessage(t.getMessage()) ? Outcome.CONNECT_FAILURE : Outcome.TIMEOUT;
+    }
+    if (t instanceof HttpTimeoutException) {
+      return Outcome.TIMEOUT;
+    }
+    if (t instanceof InterruptedIOException) {
+      // OkHttp reports its call timeout as InterruptedIOException("timeout"); anything else of
+      // this type is a thread interrupt.
+      return "timeout".equals(t.getMessage()) ? Outcome.TIMEOUT : Outcome.CANCELLED;
+    }
+    if (t instanceof EOFException) {
+      return Outcome.RESET;
+    }
+    String type = t.getClass().getName();
+    if (type.endsWith("StreamResetException") || type.endsWith("ConnectionShutdownException")) {
+      return Outcome.RESET;
+    }
+    if (t instanceof SocketException) {
+      String m = lower(t.getMessage());
+      // "Socket closed" is what a cancelled call sees; "Connection refused" is a connect failure
+      // reported as a plain SocketException by some paths.
+      if (m.contains("refused")) {
+        return Outcome.CONNECT_FAILURE;
+      }
+      return Outcome.RESET;
+    }
+    if (t.getClass() == java.io.IOException.class) {
+      String m = lower(t.getMessage());
+      for (String needle : RESET_MESSAGES) {
+        if (m.contains(needle)) {
+          return Outcome.RESET;
+        }
+      }
+      if (m.equals("canceled") || m.equals("cancelled")) {
+        return Outcome.CANCELLED;
+      }
+    }
+    return null;
+  }
+
+  private static boolean isConnectMessage(String message) {
+    return lower(message).contains("connect");
+  }
+
+  private static String lower(String s) {
+    return s == null ? "" : s.toLowerCase(Locale.ROOT);
+  }
+}
