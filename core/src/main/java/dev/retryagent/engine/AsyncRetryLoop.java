@@ -31,6 +31,9 @@ public final class AsyncRetryLoop<T> {
   private Scheduler.Cancellable pending;
   private boolean pendingIsRetry;
 
+  // True while the first attempt starts on the caller's thread.
+  private boolean onCallerThread;
+
   private AsyncRetryLoop(
       RetryEngine engine, RetryCall call, Attempt<T> attempt, ResponseAccess<T> access) {
     this.engine = engine;
@@ -46,7 +49,12 @@ public final class AsyncRetryLoop<T> {
   public static <T> CompletableFuture<T> execute(
       RetryEngine engine, RetryCall call, Attempt<T> attempt, ResponseAccess<T> access) {
     AsyncRetryLoop<T> loop = new AsyncRetryLoop<>(engine, call, attempt, access);
-    loop.next();
+    loop.onCallerThread = true;
+    try {
+      loop.next();
+    } finally {
+      loop.onCallerThread = false;
+    }
     return loop.result;
   }
 
@@ -76,7 +84,13 @@ public final class AsyncRetryLoop<T> {
       int n = call.startAttempt();
       f = attempt.start(n, call.attemptTimeoutNanos());
     } catch (Throwable e) {
-      // A breaker rejection, or the client refused the request outright.
+      // The client refused the request outright (say, a bad URI): on the caller's thread, throw
+      // as the client itself would have.
+      if (onCallerThread && e instanceof RuntimeException && !call.isFinished()) {
+        call.onAbandoned();
+        throw (RuntimeException) e;
+      }
+      // A breaker rejection, or a failure to start a retry.
       if (!call.isFinished()) {
         Decision d = call.onFailure(e);
         if (d.retry()) {

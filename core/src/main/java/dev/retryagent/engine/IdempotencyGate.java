@@ -19,13 +19,14 @@ public final class IdempotencyGate {
     if (!idempotent && policy.unsafeMethods() == UnsafeMethods.NEVER) {
       return GiveUpReason.NOT_IDEMPOTENT;
     }
+    // Whatever happened, another attempt needs the body again. Adapters answer for "now": a
+    // one-shot body that was never written (the connection failed first) can still be sent.
+    if (!request.bodyReplayable()) {
+      return GiveUpReason.BODY_NOT_REPLAYABLE;
+    }
     // The connection was never made, so the server cannot have seen the request.
     if (outcome == Outcome.CONNECT_FAILURE) {
       return null;
-    }
-    // From here the request may have reached the server: its body must be sendable again.
-    if (!request.bodyReplayable()) {
-      return GiveUpReason.BODY_NOT_REPLAYABLE;
     }
     if (idempotent) {
       return null;

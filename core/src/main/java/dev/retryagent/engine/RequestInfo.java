@@ -24,8 +24,10 @@ public interface RequestInfo {
   String header(String name);
 
   /**
-   * Whether the body can be sent again, asked when a retry is considered after the request may have
-   * been sent. True for requests without a body.
+   * Whether the body can be sent again now, asked when a retry is considered. True for requests
+   * without a body and for bodies that can be produced again (bytes, strings, files). For a body
+   * that can be sent only once, true until it has started to be written (a connect failure leaves
+   * it unsent) and false after.
    */
   boolean bodyReplayable();
 

@@ -1,0 +1,210 @@
+package dev.retryagent.jdk;
+
+import dev.retryagent.engine.RetryEngine;
+import java.io.IOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.net.Authenticator;
+import java.net.CookieHandler;
+import java.net.ProxySelector;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.PushPromiseHandler;
+import java.net.http.WebSocket;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLParameters;
+
+/**
+ * An {@link HttpClient} that retries through a {@link RetryEngine}, decorating a real client: the
+ * library way to get what the agent gives, for code you can change.
+ *
+ * <pre>{@code
+ * HttpClient client = RetryingHttpClient.wrap(HttpClient.newHttpClient(), engine);
+ * }</pre>
+ *
+ * Every other method delegates, including (on Java 21+) {@code shutdown}, {@code close} and
+ * friends, so closing the decorator closes the real client.
+ */
+public final class RetryingHttpClient extends HttpClient {
+  private final HttpClient delegate;
+  private final JdkRetrying retrying;
+  private final JdkTransport transport;
+
+  private RetryingHttpClient(HttpClient delegate, RetryEngine engine) {
+    this.delegate = Objects.requireNonNull(delegate, "delegate");
+    this.retrying = new JdkRetrying(engine);
+    this.transport = new DirectTransport(delegate);
+  }
+
+  /** Decorates {@code client}; wrapping an already wrapped client returns it unchanged. */
+  public static HttpClient wrap(HttpClient client, RetryEngine engine) {
+    if (client instanceof RetryingHttpClient) {
+      return client;
+    }
+    return new RetryingHttpClient(client, engine);
+  }
+
+  /** The real client. */
+  public HttpClient delegate() {
+    return delegate;
+  }
+
+  @Override
+  public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
+      throws IOException, InterruptedException {
+    return retrying.send(transport, request, handler);
+  }
+
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+      HttpRequest request, BodyHandler<T> handler) {
+    return retrying.sendAsync(transport, request, handler, null);
+  }
+
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+      HttpRequest request, BodyHandler<T> handler, PushPromiseHandler<T> pushPromiseHandler) {
+    return retrying.sendAsync(transport, request, handler, pushPromiseHandler);
+  }
+
+  @Override
+  public Optional<CookieHandler> cookieHandler() {
+    return delegate.cookieHandler();
+  }
+
+  @Override
+  public Optional<Duration> connectTimeout() {
+    return delegate.connectTimeout();
+  }
+
+  @Override
+  public Redirect followRedirects() {
+    return delegate.followRedirects();
+  }
+
+  @Override
+  public Optional<ProxySelector> proxy() {
+    return delegate.proxy();
+  }
+
+  @Override
+  public SSLContext sslContext() {
+    return delegate.sslContext();
+  }
+
+  @Override
+  public SSLParameters sslParameters() {
+    return delegate.sslParameters();
+  }
+
+  @Override
+  public Optional<Authenticator> authenticator() {
+    return delegate.authenticator();
+  }
+
+  @Override
+  public Version version() {
+    return delegate.version();
+  }
+
+  @Override
+  public Optional<Executor> executor() {
+    return delegate.executor();
+  }
+
+  @Override
+  public WebSocket.Builder newWebSocketBuilder() {
+    return delegate.newWebSocketBuilder();
+  }
+
+  // Java 21 added these to HttpClient with defaults that do nothing useful for a decorator. We
+  // compile for Java 11, so they cannot carry @Override, but on 21+ they do override.
+
+  /** Java 21+: shuts the real client down. */
+  public void shutdown() {
+    invoke("shutdown");
+  }
+
+  /** Java 21+: shuts the real client down now. */
+  public void shutdownNow() {
+    invoke("shutdownNow");
+  }
+
+  /** Java 21+: closes the real client. */
+  public void close() {
+    invoke("close");
+  }
+
+  /** Java 21+: whether the real client terminated. */
+  public boolean isTerminated() {
+    Object r = invoke("isTerminated");
+    return r instanceof Boolean && (Boolean) r;
+  }
+
+  /** Java 21+: waits for the real client to terminate. */
+  public boolean awaitTermination(Duration duration) throws InterruptedException {
+    try {
+      MethodHandle h =
+          MethodHandles.publicLookup()
+              .findVirtual(
+                  HttpClient.class,
+                  "awaitTermination",
+                  MethodType.methodType(boolean.class, Duration.class));
+      return (boolean) h.invoke(delegate, duration);
+    } catch (NoSuchMethodException | IllegalAccessException e) {
+      return false;
+    } catch (InterruptedException | RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable t) {
+      throw new IllegalStateException(t);
+    }
+  }
+
+  private Object invoke(String method) {
+    try {
+      return HttpClient.class.getMethod(method).invoke(delegate);
+    } catch (NoSuchMethodException e) {
+      return null; // before Java 21 there is nothing to delegate
+    } catch (ReflectiveOperationException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException) {
+        throw (RuntimeException) cause;
+      }
+      throw new IllegalStateException(cause == null ? e : cause);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return "RetryingHttpClient[" + delegate + "]";
+  }
+
+  /** Each attempt is the real client's own call. */
+  private static final class DirectTransport implements JdkTransport {
+    private final HttpClient client;
+
+    DirectTransport(HttpClient client) {
+      this.client = client;
+    }
+
+    @Override
+    public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
+        throws IOException, InterruptedException {
+      return client.send(request, handler);
+    }
+
+    @Override
+    public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+        HttpRequest request, BodyHandler<T> handler, PushPromiseHandler<T> pushPromiseHandler) {
+      return client.sendAsync(request, handler, pushPromiseHandler);
+    }
+  }
+}

@@ -1,0 +1,400 @@
+package dev.retryagent.jdk;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.engine.CircuitBreakerOpenException;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.policy.BackoffPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Jitter;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The decorating client against a real loopback server, through {@code send} and {@code sendAsync};
+ * the server counts what really arrived.
+ */
+class RetryingHttpClientTest {
+  enum Way {
+    SEND,
+    SEND_ASYNC
+  }
+
+  private ScriptedHttpServer server;
+  private FakeTime time;
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final HttpClient real =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+    time = new FakeTime();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+  }
+
+  private HttpClient client(UnaryOperator<RetryPolicy.Builder> retry) {
+    return client(Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults());
+  }
+
+  private HttpClient client(
+      Mode mode, UnaryOperator<RetryPolicy.Builder> retry, CircuitBreakerPolicy breaker) {
+    Policy policy =
+        new Policy(
+            "test",
+            retry.apply(RetryPolicy.builder()).build(),
+            Policy.defaults().budget(),
+            breaker,
+            Policy.defaults().rateLimit());
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .mode(mode)
+            .policy(policy)
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onRetry(RetryEvent e) {
+                    events.add(e);
+                  }
+
+                  @Override
+                  public void onGiveUp(RetryEvent e) {
+                    events.add(e);
+                  }
+                })
+            .build();
+    return RetryingHttpClient.wrap(real, engine);
+  }
+
+  private static HttpResponse<String> call(Way way, HttpClient client, HttpRequest request)
+      throws Exception {
+    if (way == Way.SEND) {
+      return client.send(request, HttpResponse.BodyHandlers.ofString());
+    }
+    try {
+      return client
+          .sendAsync(request, HttpResponse.BodyHandlers.ofString())
+          .get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof Exception) {
+        throw (Exception) e.getCause();
+      }
+      throw e;
+    }
+  }
+
+  private HttpRequest get(String path) {
+    return HttpRequest.newBuilder(URI.create(server.url(path))).build();
+  }
+
+  private HttpRequest post(String path, String body, String idempotencyKey) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(server.url(path)))
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (idempotencyKey != null) {
+      b.header("Idempotency-Key", idempotencyKey);
+    }
+    return b.build();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retries503TwiceThenReturnsThe200(Way way) throws Exception {
+    server.enqueue(status(503), status(503), ok("done"));
+
+    HttpResponse<String> r = call(way, client(b -> b), get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("done");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(time.waits()).hasSize(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void neverRetriesAPostWithoutIdempotencyKey(Way way) throws Exception {
+    server.enqueue(status(503), ok("charged"));
+
+    HttpResponse<String> r = call(way, client(b -> b), post("/v1/charges", "{}", null));
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retriesAPostWithIdempotencyKeyWithTheSameKeyAndBody(Way way) throws Exception {
+    server.enqueue(status(503), ok("charged"));
+
+    HttpResponse<String> r =
+        call(
+            way,
+            client(b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY)),
+            post("/v1/charges", "{\"amount\":42}", "order-7"));
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requests())
+        .hasSize(2)
+        .allSatisfy(
+            req -> {
+              assertThat(req.header("Idempotency-Key")).isEqualTo("order-7");
+              assertThat(req.body).isEqualTo("{\"amount\":42}");
+            });
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void doesNotRetryA404(Way way) throws Exception {
+    server.enqueue(status(404), ok("never"));
+
+    HttpResponse<String> r = call(way, client(b -> b), get("/missing"));
+
+    assertThat(r.statusCode()).isEqualTo(404);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void waitsAtLeastWhatRetryAfterAsks(Way way) throws Exception {
+    server.enqueue(status(429).header("Retry-After", "1"), ok("done"));
+
+    HttpResponse<String> r = call(way, client(b -> b), get("/v1/summarise"));
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(time.waits())
+        .singleElement()
+        .satisfies(w -> assertThat(w).isGreaterThanOrEqualTo(1_000_000_000L));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void returnsThe429AtOnceWhenRetryAfterIsTooLong(Way way) throws Exception {
+    server.enqueue(status(429).header("Retry-After", "120").body("slow down"), ok("never"));
+
+    HttpResponse<String> r = call(way, client(b -> b), get("/v1/summarise"));
+
+    assertThat(r.statusCode()).isEqualTo(429);
+    assertThat(r.body()).isEqualTo("slow down");
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(time.waits()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retriesAConnectionReset(Way way) throws Exception {
+    server.enqueue(reset(), ok("after reset"));
+
+    HttpResponse<String> r = call(way, client(b -> b), get("/v1/items"));
+
+    assertThat(r.body()).isEqualTo("after reset");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retriesAConnectionClosedWithoutResponse(Way way) throws Exception {
+    server.enqueue(closeWithoutResponse(), ok("after eof"));
+
+    HttpResponse<String> r = call(way, client(b -> b), get("/v1/items"));
+
+    assertThat(r.body()).isEqualTo("after eof");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void makesExactlyMaxAttemptsAgainstAServerThatAlwaysFails(Way way) throws Exception {
+    server.otherwise(status(503));
+
+    HttpResponse<String> r = call(way, client(b -> b.maxAttempts(4)), get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void openBreakerFailsFastWithoutARequest(Way way) throws Exception {
+    server.otherwise(status(503));
+    CircuitBreakerPolicy breaker =
+        CircuitBreakerPolicy.builder().countWindow(4).minimumCalls(4).build();
+    HttpClient client = client(Mode.ENFORCE, b -> b.maxAttempts(1), breaker);
+    for (int i = 0; i < 4; i++) {
+      assertThat(call(way, client, get("/v1/items")).statusCode()).isEqualTo(503);
+    }
+
+    assertThatThrownBy(() -> call(way, client, get("/v1/items")))
+        .isInstanceOf(CircuitBreakerOpenException.class)
+        .hasMessageContaining("http://127.0.0.1:" + server.port())
+        .hasMessageContaining("tried again at");
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void deadlineCutsRetries(Way way) throws Exception {
+    server.otherwise(status(503));
+    BackoffPolicy constant =
+        BackoffPolicy.builder()
+            .initial(Duration.ofMillis(600))
+            .max(Duration.ofSeconds(5))
+            .multiplier(1.0)
+            .jitter(Jitter.NONE)
+            .build();
+
+    HttpResponse<String> r =
+        call(
+            way,
+            client(
+                b ->
+                    b.maxAttempts(10)
+                        .backoff(constant)
+                        .deadline(Duration.ofSeconds(1))
+                        .retryAfterMax(Duration.ofSeconds(1))),
+            get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("DEADLINE"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void observeModeMakesOneRequestAndReportsWhatItWouldDo(Way way) throws Exception {
+    server.enqueue(status(503), ok("never"));
+
+    HttpResponse<String> r =
+        call(way, client(Mode.OBSERVE, b -> b, CircuitBreakerPolicy.defaults()), get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .anySatisfy(
+            e -> {
+              assertThat(e.type()).isEqualTo(RetryEvent.Type.RETRY);
+              assertThat(e.observeOnly()).isTrue();
+            });
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void sendsTheAttemptNumberInTheAttemptHeader(Way way) throws Exception {
+    server.enqueue(status(503), status(503), ok("done"));
+
+    call(way, client(b -> b.attemptHeader("X-Retry-Attempt")), get("/v1/items"));
+
+    assertThat(server.requests())
+        .extracting(req -> req.header("X-Retry-Attempt"))
+        .containsExactly("1", "2", "3");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void resendsAStreamedBodyFromTheCopyItKept(Way way) throws Exception {
+    server.enqueue(status(503), ok("stored"));
+    byte[] payload = "streamed payload".getBytes(StandardCharsets.UTF_8);
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/docs")))
+            .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload)))
+            .build();
+
+    HttpResponse<String> r = call(way, client(b -> b), request);
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requests())
+        .extracting(req -> req.body)
+        .containsExactly("streamed payload", "streamed payload");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void doesNotResendAStreamedBodyLargerThanTheReplayLimit(Way way) throws Exception {
+    server.enqueue(status(503), ok("stored"));
+    byte[] payload = new byte[2048];
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/docs")))
+            .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload)))
+            .build();
+
+    HttpResponse<String> r = call(way, client(b -> b.replayBodyLimit(1024)), request);
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("BODY_NOT_REPLAYABLE"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void callsTheCallersBodyHandlerOnlyForTheFinalResponse(Way way) throws Exception {
+    server.enqueue(status(503).body("first"), status(502).body("second"), ok("third"));
+    AtomicInteger applied = new AtomicInteger();
+    HttpResponse.BodyHandler<String> counting =
+        info -> {
+          applied.incrementAndGet();
+          return HttpResponse.BodySubscribers.ofString(StandardCharsets.UTF_8);
+        };
+    HttpClient client = client(b -> b);
+
+    HttpResponse<String> r =
+        way == Way.SEND
+            ? client.send(get("/x"), counting)
+            : client.sendAsync(get("/x"), counting).get(20, TimeUnit.SECONDS);
+
+    assertThat(r.body()).isEqualTo("third");
+    assertThat(applied).hasValue(1);
+  }
+
+  @Test
+  void retriesAPostAfterAConnectFailureBecauseNothingWasSent() throws Exception {
+    int closedPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + closedPort + "/v1/charges"))
+            .POST(HttpRequest.BodyPublishers.ofString("{}"))
+            .build();
+
+    assertThatThrownBy(() -> call(Way.SEND, client(b -> b.maxAttempts(3)), request))
+        .isInstanceOf(java.net.ConnectException.class);
+    assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(2);
+  }
+}

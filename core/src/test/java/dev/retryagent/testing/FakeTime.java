@@ -1,0 +1,61 @@
+package dev.retryagent.testing;
+
+import dev.retryagent.engine.Clock;
+import dev.retryagent.engine.Scheduler;
+import dev.retryagent.engine.Sleeper;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Time for adapter tests: a clock that only moves when the engine waits, a sleeper and a scheduler
+ * that record each wait and advance the clock instead of waiting. Network calls take real time,
+ * which the clock ignores, so deadlines depend only on the waits the engine chose.
+ */
+public final class FakeTime implements Clock, Sleeper, Scheduler {
+  private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+  private final long wallStart = 1_700_000_000_000L;
+  private final List<Long> waits = Collections.synchronizedList(new ArrayList<>());
+
+  @Override
+  public long nanoTime() {
+    return nanos.get();
+  }
+
+  @Override
+  public long wallMillis() {
+    return wallStart + nanos.get() / 1_000_000;
+  }
+
+  @Override
+  public void sleep(long n) throws InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    waits.add(n);
+    nanos.addAndGet(n);
+  }
+
+  /** Runs the task at once on a new thread, as if its delay had passed. */
+  @Override
+  public Cancellable schedule(Runnable task, long delayNanos) {
+    waits.add(delayNanos);
+    nanos.addAndGet(delayNanos);
+    Thread t = new Thread(task, "fake-time-scheduler");
+    t.setDaemon(true);
+    t.start();
+    return () -> false;
+  }
+
+  public void advance(long n) {
+    nanos.addAndGet(n);
+  }
+
+  /** Every wait so far, in nanoseconds. */
+  public List<Long> waits() {
+    synchronized (waits) {
+      return new ArrayList<>(waits);
+    }
+  }
+}

@@ -1,0 +1,330 @@
+package dev.retryagent.testing;
+
+import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A loopback HTTP/1.1 server for tests, on raw sockets so it can do what real servers do on bad
+ * days: answer with scripted statuses and headers, reset the connection (RST), or close it without
+ * a response. It records every request (method, path, headers, body) so tests assert on what the
+ * server saw, not on what the client believes.
+ *
+ * <p>Responses are taken from the script in order; when the script is empty, the fallback answers.
+ */
+public final class ScriptedHttpServer implements Closeable {
+  /** What the server does with one request. */
+  public static final class Action {
+    final int status;
+    final Map<String, String> headers;
+    final String body;
+    final boolean reset;
+    final boolean closeWithoutResponse;
+    final long delayMillis;
+
+    private Action(
+        int status,
+        Map<String, String> headers,
+        String body,
+        boolean reset,
+        boolean close,
+        long delayMillis) {
+      this.status = status;
+      this.headers = headers;
+      this.body = body;
+      this.reset = reset;
+      this.closeWithoutResponse = close;
+      this.delayMillis = delayMillis;
+    }
+
+    public static Action status(int status) {
+      return new Action(status, new LinkedHashMap<>(), "status " + status, false, false, 0);
+    }
+
+    public static Action ok(String body) {
+      return new Action(200, new LinkedHashMap<>(), body, false, false, 0);
+    }
+
+    /** Reads the request, then resets the connection (TCP RST) without answering. */
+    public static Action reset() {
+      return new Action(0, Map.of(), "", true, false, 0);
+    }
+
+    /** Reads the request, then closes the connection without answering (EOF). */
+    public static Action closeWithoutResponse() {
+      return new Action(0, Map.of(), "", false, true, 0);
+    }
+
+    public Action header(String name, String value) {
+      Map<String, String> h = new LinkedHashMap<>(headers);
+      h.put(name, value);
+      return new Action(status, h, body, reset, closeWithoutResponse, delayMillis);
+    }
+
+    public Action body(String body) {
+      return new Action(status, headers, body, reset, closeWithoutResponse, delayMillis);
+    }
+
+    /** Waits before answering (for timeouts); bounded by the server's close. */
+    public Action delay(long millis) {
+      return new Action(status, headers, body, reset, closeWithoutResponse, millis);
+    }
+  }
+
+  /** One request as the server received it. */
+  public static final class Recorded {
+    public final String method;
+    public final String path;
+    public final Map<String, String> headers;
+    public final String body;
+
+    Recorded(String method, String path, Map<String, String> headers, String body) {
+      this.method = method;
+      this.path = path;
+      this.headers = headers;
+      this.body = body;
+    }
+
+    /** Header value by case-insensitive name, or null. */
+    public String header(String name) {
+      return headers.get(name.toLowerCase(Locale.ROOT));
+    }
+
+    @Override
+    public String toString() {
+      return method + " " + path;
+    }
+  }
+
+  private final ServerSocket socket;
+  private final ExecutorService pool = Executors.newCachedThreadPool(daemon());
+  private final ConcurrentLinkedQueue<Action> script = new ConcurrentLinkedQueue<>();
+  private final List<Recorded> requests = Collections.synchronizedList(new ArrayList<>());
+  private final List<Socket> open = Collections.synchronizedList(new ArrayList<>());
+  private final AtomicInteger count = new AtomicInteger();
+  private volatile Action fallback = Action.ok("ok");
+  private volatile boolean closed;
+
+  public ScriptedHttpServer() throws IOException {
+    socket = new ServerSocket();
+    socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    pool.execute(this::acceptLoop);
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon() {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, "scripted-http-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  public int port() {
+    return socket.getLocalPort();
+  }
+
+  /** {@code http://127.0.0.1:port} + path. */
+  public String url(String path) {
+    return "http://127.0.0.1:" + port() + path;
+  }
+
+  /** Appends actions to the script. */
+  public ScriptedHttpServer enqueue(Action... actions) {
+    Collections.addAll(script, actions);
+    return this;
+  }
+
+  /** What to do once the script is used up. */
+  public ScriptedHttpServer otherwise(Action action) {
+    this.fallback = action;
+    return this;
+  }
+
+  /** Requests received so far. */
+  public int requestCount() {
+    return count.get();
+  }
+
+  public List<Recorded> requests() {
+    synchronized (requests) {
+      return new ArrayList<>(requests);
+    }
+  }
+
+  private void acceptLoop() {
+    while (!closed) {
+      try {
+        Socket s = socket.accept();
+        open.add(s);
+        pool.execute(() -> serve(s));
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private void serve(Socket s) {
+    try (s) {
+      s.setSoTimeout(10_000);
+      InputStream in = new BufferedInputStream(s.getInputStream());
+      OutputStream out = s.getOutputStream();
+      while (!closed) {
+        Recorded r = readRequest(in);
+        if (r == null) {
+          return;
+        }
+        Action a = script.poll();
+        if (a == null) {
+          a = fallback;
+        }
+        requests.add(r);
+        count.incrementAndGet();
+        if (a.delayMillis > 0) {
+          Thread.sleep(a.delayMillis); // a server being slow, not a test waiting
+        }
+        if (a.reset) {
+          s.setSoLinger(true, 0);
+          return;
+        }
+        if (a.closeWithoutResponse) {
+          return;
+        }
+        byte[] body = a.body.getBytes(StandardCharsets.UTF_8);
+        StringBuilder head = new StringBuilder();
+        head.append("HTTP/1.1 ")
+            .append(a.status)
+            .append(' ')
+            .append(reason(a.status))
+            .append("\r\n");
+        for (Map.Entry<String, String> h : a.headers.entrySet()) {
+          head.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
+        }
+        head.append("Content-Length: ").append(body.length).append("\r\n\r\n");
+        out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+        out.write(body);
+        out.flush();
+      }
+    } catch (IOException | InterruptedException e) {
+      // the client went away, or we are closing
+    } finally {
+      open.remove(s);
+    }
+  }
+
+  private static String reason(int status) {
+    switch (status) {
+      case 200:
+        return "OK";
+      case 404:
+        return "Not Found";
+      case 429:
+        return "Too Many Requests";
+      case 503:
+        return "Service Unavailable";
+      default:
+        return "Status";
+    }
+  }
+
+  private static Recorded readRequest(InputStream in) throws IOException {
+    String requestLine = readLine(in);
+    if (requestLine == null || requestLine.isEmpty()) {
+      return null;
+    }
+    String[] parts = requestLine.split(" ");
+    Map<String, String> headers = new LinkedHashMap<>();
+    for (String line = readLine(in); line != null && !line.isEmpty(); line = readLine(in)) {
+      int colon = line.indexOf(':');
+      if (colon > 0) {
+        headers.put(
+            line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
+            line.substring(colon + 1).trim());
+      }
+    }
+    byte[] body;
+    if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
+      ByteArrayOutputStream b = new ByteArrayOutputStream();
+      while (true) {
+        String sizeLine = readLine(in);
+        if (sizeLine == null) {
+          throw new SocketException("eof in chunked body");
+        }
+        int size = Integer.parseInt(sizeLine.split(";")[0].trim(), 16);
+        if (size == 0) {
+          readLine(in);
+          break;
+        }
+        b.write(in.readNBytes(size));
+        readLine(in);
+      }
+      body = b.toByteArray();
+    } else {
+      String len = headers.get("content-length");
+      body = len == null ? new byte[0] : in.readNBytes(Integer.parseInt(len));
+    }
+    return new Recorded(
+        parts[0],
+        parts.length > 1 ? parts[1] : "",
+        headers,
+        new String(body, StandardCharsets.UTF_8));
+  }
+
+  private static String readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int c;
+    while ((c = in.read()) != -1) {
+      if (c == '\n') {
+        break;
+      }
+      if (c != '\r') {
+        line.write(c);
+      }
+    }
+    if (c == -1 && line.size() == 0) {
+      return null;
+    }
+    return line.toString(StandardCharsets.ISO_8859_1);
+  }
+
+  @Override
+  public void close() throws IOException {
+    closed = true;
+    socket.close();
+    synchronized (open) {
+      for (Socket s : open) {
+        try {
+          s.close();
+        } catch (IOException ignored) {
+          // closing anyway
+        }
+      }
+    }
+    pool.shutdownNow();
+    try {
+      pool.awaitTermination(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}
