@@ -1,0 +1,147 @@
+package dev.retryagent.okhttp;
+
+import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Sleeper;
+import dev.retryagent.engine.SyncRetryLoop;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import okhttp3.Call;
+import okhttp3.Interceptor;
+import okhttp3.Request;
+import okhttp3.Response;
+
+/**
+ * An OkHttp application interceptor that runs each call through a {@link RetryEngine}. Works with
+ * OkHttp 3.14+, 4.x and 5.x (it implements only {@link Interceptor}, never {@code Chain}).
+ *
+ * <p>Add it first, so that your own interceptors run once per attempt:
+ *
+ * <pre>{@code
+ * OkHttpClient client = new OkHttpClient.Builder()
+ *     .addInterceptor(new RetryInterceptor(engine))
+ *     .build();
+ * }</pre>
+ *
+ * <p>Every response it retries is closed before the next attempt. A one-shot or duplex body is
+ * never written twice. It stops when the call is cancelled and never waits past OkHttp's call
+ * timeout. The wait between attempts happens inside the interceptor: for {@code execute()} that is
+ * the caller's thread; for {@code enqueue()} it holds a dispatcher thread and one of the host's
+ * slots ({@code Dispatcher.maxRequestsPerHost}) unless the call is run by an {@link AsyncRetrier},
+ * which the agent does.
+ */
+public final class RetryInterceptor implements Interceptor {
+  /** Cancellation is noticed within this much of a wait. */
+  private static final long CANCEL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private final RetryEngine engine;
+  private final ManagedAttempts managed;
+
+  public RetryInterceptor(RetryEngine engine) {
+    this(engine, new ManagedAttempts());
+  }
+
+  RetryInterceptor(RetryEngine engine, ManagedAttempts managed) {
+    this.engine = Objects.requireNonNull(engine, "engine");
+    this.managed = managed;
+  }
+
+  @Override
+  public Response intercept(Chain chain) throws IOException {
+    Call okCall = chain.call();
+    ManagedAttempts.Attempt managedAttempt = managed.get(okCall);
+    if (managedAttempt != null) {
+      // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
+      Request r = managedAttempt.request.forAttempt(chain.request(), managedAttempt.number);
+      return withTimeout(chain, managedAttempt.timeoutNanos).proceed(r);
+    }
+    Request request = chain.request();
+    OkRequest info = new OkRequest(request);
+    RetryCall call = engine.newCall(info);
+    if (call.passThrough()) {
+      return chain.proceed(request);
+    }
+    info.prepare(call.policy().retry().attemptHeader());
+    call.cancelledWhen(okCall::isCanceled);
+    limitToCallTimeout(call, okCall, engine);
+    try {
+      return SyncRetryLoop.execute(
+          call,
+          cancellableSleeper(okCall),
+          (n, timeoutNanos) ->
+              withTimeout(chain, timeoutNanos).proceed(info.forAttempt(request, n)),
+          ACCESS);
+    } catch (InterruptedException e) {
+      // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted");
+    }
+  }
+
+  /** OkHttp's call timeout covers the whole call, retries and waits included. */
+  static void limitToCallTimeout(RetryCall call, Call okCall, RetryEngine engine) {
+    try {
+      long callTimeout = okCall.timeout().timeoutNanos();
+      if (callTimeout > 0) {
+        call.limitDeadline(engine.clock().nanoTime() + callTimeout);
+      }
+      if (okCall.timeout().hasDeadline()) {
+        long left = okCall.timeout().deadlineNanoTime() - System.nanoTime();
+        call.limitDeadline(engine.clock().nanoTime() + left);
+      }
+    } catch (LinkageError olderOkHttp) {
+      // Call.timeout() exists since 3.12.
+    }
+  }
+
+  /** Waits in slices so that {@code Call.cancel()} ends a wait promptly. */
+  private Sleeper cancellableSleeper(Call okCall) {
+    Sleeper base = engine.sleeper();
+    return nanos -> {
+      long left = nanos;
+      while (left > 0 && !okCall.isCanceled()) {
+        long slice = Math.min(left, CANCEL_POLL_NANOS);
+        base.sleep(slice);
+        left -= slice;
+      }
+    };
+  }
+
+  static Chain withTimeout(Chain chain, long timeoutNanos) {
+    if (timeoutNanos < 0) {
+      return chain;
+    }
+    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
+    return chain
+        .withConnectTimeout(millis, TimeUnit.MILLISECONDS)
+        .withReadTimeout(millis, TimeUnit.MILLISECONDS)
+        .withWriteTimeout(millis, TimeUnit.MILLISECONDS);
+  }
+
+  static final ResponseAccess<Response> ACCESS =
+      new ResponseAccess<Response>() {
+        @Override
+        public int status(Response response) {
+          return response.code();
+        }
+
+        @Override
+        public String header(Response response, String name) {
+          return response.header(name);
+        }
+
+        @Override
+        public void discard(Response response) {
+          // Closing returns the connection to the pool when the rest of the body can be skipped
+          // quickly; OkHttp requires it before proceed() is called again.
+          try {
+            response.close();
+          } catch (RuntimeException ignored) {
+            // already closed, or no body
+          }
+        }
+      };
+}

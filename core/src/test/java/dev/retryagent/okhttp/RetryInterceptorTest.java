@@ -1,0 +1,341 @@
+package dev.retryagent.okhttp;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.engine.CircuitBreakerOpenException;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okio.BufferedSink;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The interceptor against a real loopback server, through {@code execute()}, {@code enqueue()} with
+ * the wait inside the interceptor, and {@code enqueue()} run by an {@link AsyncRetrier}.
+ */
+class RetryInterceptorTest {
+  enum Way {
+    EXECUTE,
+    ENQUEUE,
+    ENQUEUE_REQUEUED
+  }
+
+  private static final MediaType JSON = MediaType.parse("application/json");
+
+  private ScriptedHttpServer server;
+  private FakeTime time;
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private OkHttpClient client;
+  private AsyncRetrier retrier;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+    time = new FakeTime();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+    if (client != null) {
+      client.dispatcher().executorService().shutdown();
+      client.connectionPool().evictAll();
+    }
+  }
+
+  private void configure(UnaryOperator<RetryPolicy.Builder> retry) {
+    configure(Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults());
+  }
+
+  private void configure(
+      Mode mode, UnaryOperator<RetryPolicy.Builder> retry, CircuitBreakerPolicy breaker) {
+    Policy policy =
+        new Policy(
+            "test",
+            retry.apply(RetryPolicy.builder()).build(),
+            Policy.defaults().budget(),
+            breaker,
+            Policy.defaults().rateLimit());
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .mode(mode)
+            .policy(policy)
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onRetry(RetryEvent e) {
+                    events.add(e);
+                  }
+
+                  @Override
+                  public void onGiveUp(RetryEvent e) {
+                    events.add(e);
+                  }
+                })
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            // OkHttp's own silent retry of connection failures would hide what we test.
+            .retryOnConnectionFailure(false)
+            .addInterceptor(retrier.interceptor())
+            .build();
+  }
+
+  private Response call(Way way, Request request) throws Exception {
+    Call call = client.newCall(request);
+    if (way == Way.EXECUTE) {
+      return call.execute();
+    }
+    CompletableFuture<Response> f = new CompletableFuture<>();
+    Callback cb =
+        new Callback() {
+          @Override
+          public void onFailure(Call c, IOException e) {
+            assertThat(c).isSameAs(call);
+            f.completeExceptionally(e);
+          }
+
+          @Override
+          public void onResponse(Call c, Response r) {
+            assertThat(c).isSameAs(call);
+            f.complete(r);
+          }
+        };
+    if (way == Way.ENQUEUE) {
+      call.enqueue(cb);
+    } else {
+      retrier.enqueue(call, cb);
+    }
+    try {
+      return f.get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw (Exception) e.getCause();
+    }
+  }
+
+  private static String body(Response r) throws IOException {
+    try (r) {
+      return r.body().string();
+    }
+  }
+
+  private Request get(String path) {
+    return new Request.Builder().url(server.url(path)).build();
+  }
+
+  private Request post(String path, RequestBody body, String key) {
+    Request.Builder b = new Request.Builder().url(server.url(path)).post(body);
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    return b.build();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retries503TwiceThenReturnsThe200OnOneConnection(Way way) throws Exception {
+    configure(b -> b);
+    server.enqueue(status(503), status(503), ok("done"));
+
+    Response r = call(way, get("/v1/items"));
+
+    assertThat(r.code()).isEqualTo(200);
+    assertThat(body(r)).isEqualTo("done");
+    assertThat(server.requestCount()).isEqualTo(3);
+    // Every retried response was closed, so its connection went back to the pool and was reused.
+    assertThat(client.connectionPool().connectionCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void neverRetriesAPostWithoutIdempotencyKey(Way way) throws Exception {
+    configure(b -> b);
+    server.enqueue(status(503), ok("charged"));
+
+    Response r = call(way, post("/v1/charges", RequestBody.create(JSON, "{}"), null));
+
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retriesAPostWithIdempotencyKeyWithTheSameKeyAndBody(Way way) throws Exception {
+    configure(b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY));
+    server.enqueue(status(503), ok("charged"));
+
+    Response r =
+        call(way, post("/v1/charges", RequestBody.create(JSON, "{\"amount\":42}"), "order-7"));
+
+    assertThat(body(r)).isEqualTo("charged");
+    assertThat(server.requests())
+        .hasSize(2)
+        .allSatisfy(
+            req -> {
+              assertThat(req.header("Idempotency-Key")).isEqualTo("order-7");
+              assertThat(req.body).isEqualTo("{\"amount\":42}");
+            });
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void sendsAOneShotBodyOnlyOnce(Way way) throws Exception {
+    configure(b -> b.unsafeMethods(UnsafeMethods.ALWAYS));
+    server.enqueue(status(503), ok("stored"));
+    RequestBody oneShot =
+        new RequestBody() {
+          @Override
+          public MediaType contentType() {
+            return JSON;
+          }
+
+          @Override
+          public void writeTo(BufferedSink sink) throws IOException {
+            sink.writeUtf8("{\"stream\":true}");
+          }
+
+          @Override
+          public boolean isOneShot() {
+            return true;
+          }
+        };
+
+    Response r = call(way, post("/v1/upload", oneShot, "k"));
+
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("BODY_NOT_REPLAYABLE"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void doesNotRetryA404(Way way) throws Exception {
+    configure(b -> b);
+    server.enqueue(status(404), ok("never"));
+
+    Response r = call(way, get("/missing"));
+
+    assertThat(r.code()).isEqualTo(404);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void waitsAtLeastWhatRetryAfterAsksAndReturnsLongOnesAtOnce(Way way) throws Exception {
+    configure(b -> b);
+    server.enqueue(status(429).header("Retry-After", "1"), ok("done"));
+    assertThat(body(call(way, get("/a")))).isEqualTo("done");
+    // The interceptor waits in slices (to notice cancellation), so add them up.
+    assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
+        .isGreaterThanOrEqualTo(1_000_000_000L);
+
+    server.enqueue(status(429).header("Retry-After", "120").body("slow down"), ok("never"));
+    Response r = call(way, get("/b"));
+
+    assertThat(r.code()).isEqualTo(429);
+    assertThat(body(r)).isEqualTo("slow down");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void retriesAConnectionReset(Way way) throws Exception {
+    configure(b -> b);
+    server.enqueue(reset(), ok("after reset"));
+
+    assertThat(body(call(way, get("/v1/items")))).isEqualTo("after reset");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void makesExactlyMaxAttempts(Way way) throws Exception {
+    configure(b -> b.maxAttempts(4));
+    server.otherwise(status(503));
+
+    Response r = call(way, get("/v1/items"));
+
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void openBreakerFailsFastWithoutARequest(Way way) throws Exception {
+    configure(
+        Mode.ENFORCE,
+        b -> b.maxAttempts(1),
+        CircuitBreakerPolicy.builder().countWindow(3).minimumCalls(3).build());
+    server.otherwise(status(503));
+    for (int i = 0; i < 3; i++) {
+      call(way, get("/v1/items")).close();
+    }
+
+    assertThatThrownBy(() -> call(way, get("/v1/items")))
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void observeModeMakesOneRequest(Way way) throws Exception {
+    configure(Mode.OBSERVE, b -> b, CircuitBreakerPolicy.defaults());
+    server.enqueue(status(503), ok("never"));
+
+    Response r = call(way, get("/v1/items"));
+
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events).anySatisfy(e -> assertThat(e.observeOnly()).isTrue());
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void sendsTheAttemptNumber(Way way) throws Exception {
+    configure(b -> b.attemptHeader("X-Retry-Attempt"));
+    server.enqueue(status(503), status(503), ok("done"));
+
+    body(call(way, get("/v1/items")));
+
+    assertThat(server.requests())
+        .extracting(req -> req.header("X-Retry-Attempt"))
+        .containsExactly("1", "2", "3");
+  }
+}
