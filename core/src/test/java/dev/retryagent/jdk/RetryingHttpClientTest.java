@@ -397,4 +397,53 @@ class RetryingHttpClientTest {
         .isInstanceOf(java.net.ConnectException.class);
     assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(2);
   }
+
+  @Test
+  void cancellingTheFutureCancelsThePendingRetry() throws Exception {
+    time.holdTasks();
+    server.enqueue(status(503), ok("never"));
+    HttpClient client = client(b -> b);
+
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+    assertThat(f).isNotDone();
+
+    assertThat(f.cancel(true)).isTrue();
+    time.runHeldTasks();
+
+    assertThat(f).isCancelled();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void cancellingTheFutureCancelsTheAttemptInFlight() throws Exception {
+    server.enqueue(ok("late").delay(5_000));
+    List<java.util.concurrent.CompletableFuture<?>> attempts = new CopyOnWriteArrayList<>();
+    JdkTransport recording =
+        new JdkTransport() {
+          @Override
+          public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
+              throws IOException, InterruptedException {
+            return real.send(r, h);
+          }
+
+          @Override
+          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+            java.util.concurrent.CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, h, p);
+            attempts.add(f);
+            return f;
+          }
+        };
+    JdkRetrying retrying =
+        new JdkRetrying(RetryEngine.builder().clock(time).sleeper(time).scheduler(time).build());
+
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        retrying.sendAsync(recording, get("/slow"), HttpResponse.BodyHandlers.ofString(), null);
+    org.awaitility.Awaitility.await().until(() -> server.requestCount() == 1);
+    f.cancel(true);
+
+    assertThat(attempts).singleElement().satisfies(a -> assertThat(a).isCancelled());
+  }
 }

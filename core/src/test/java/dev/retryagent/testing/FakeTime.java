@@ -6,6 +6,8 @@ import dev.retryagent.engine.Sleeper;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -17,6 +19,8 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
   private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
   private final long wallStart = 1_700_000_000_000L;
   private final List<Long> waits = Collections.synchronizedList(new ArrayList<>());
+  private final ConcurrentLinkedQueue<Runnable> held = new ConcurrentLinkedQueue<>();
+  private volatile boolean holding;
 
   @Override
   public long nanoTime() {
@@ -37,15 +41,46 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
     nanos.addAndGet(n);
   }
 
-  /** Runs the task at once on a new thread, as if its delay had passed. */
+  /**
+   * Runs the task at once on a new thread, as if its delay had passed; or, after {@link
+   * #holdTasks()}, keeps it until {@link #runHeldTasks()}.
+   */
   @Override
   public Cancellable schedule(Runnable task, long delayNanos) {
     waits.add(delayNanos);
+    if (holding) {
+      AtomicBoolean cancelled = new AtomicBoolean();
+      held.add(
+          () -> {
+            if (!cancelled.get()) {
+              nanos.addAndGet(delayNanos);
+              task.run();
+            }
+          });
+      return () -> !cancelled.getAndSet(true);
+    }
     nanos.addAndGet(delayNanos);
     Thread t = new Thread(task, "fake-time-scheduler");
     t.setDaemon(true);
     t.start();
     return () -> false;
+  }
+
+  /** From now on, scheduled tasks wait for {@link #runHeldTasks()}. */
+  public void holdTasks() {
+    holding = true;
+  }
+
+  /** Tasks scheduled and not yet run (cancelled ones included). */
+  public int heldTasks() {
+    return held.size();
+  }
+
+  /** Runs every held task on the calling thread (cancelled ones do nothing). */
+  public void runHeldTasks() {
+    for (Runnable r = held.poll(); r != null; r = held.poll()) {
+      r.run();
+    }
   }
 
   public void advance(long n) {
