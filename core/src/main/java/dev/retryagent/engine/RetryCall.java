@@ -61,9 +61,10 @@ public final class RetryCall {
       budget = null;
       limiter = null;
     } else {
-      breaker = engine.breakerFor(request, policy);
-      budget = engine.budgetFor(request, policy);
-      limiter = engine.limiterFor(request, policy);
+      String target = request.target();
+      breaker = engine.breakerFor(target, policy);
+      budget = engine.budgetFor(target, policy);
+      limiter = engine.limiterFor(target, policy);
     }
   }
 

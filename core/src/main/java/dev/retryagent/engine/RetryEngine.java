@@ -40,6 +40,7 @@ public final class RetryEngine {
   private final RandomSource random;
   private final Scheduler scheduler;
   private final RetryListener listener;
+  private final boolean listening;
 
   private volatile Mode mode;
   private volatile PolicyResolver policies;
@@ -56,6 +57,7 @@ public final class RetryEngine {
     this.random = b.random;
     this.scheduler = b.scheduler;
     this.listener = new CompositeListener(List.copyOf(b.listeners));
+    this.listening = !b.listeners.isEmpty();
     this.mode = b.mode;
     this.policies = b.policies;
     this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
@@ -128,15 +130,13 @@ public final class RetryEngine {
     return Math.max(breakers.size(), Math.max(budgets.size(), limiters.size()));
   }
 
-  CircuitBreaker breakerFor(RequestInfo request, Policy policy) {
+  CircuitBreaker breakerFor(String target, Policy policy) {
     CircuitBreakerPolicy p = policy.circuitBreaker();
     if (!p.enabled()) {
       return null;
     }
     String key =
-        p.scope() == CircuitBreakerPolicy.Scope.ROUTE
-            ? "route:" + policy.routeName()
-            : request.target();
+        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? "route:" + policy.routeName() : target;
     String route = policy.routeName();
     return breakers.get(
         new Key(key, p),
@@ -144,22 +144,22 @@ public final class RetryEngine {
         p.maxHosts());
   }
 
-  RetryBudget budgetFor(RequestInfo request, Policy policy) {
+  RetryBudget budgetFor(String target, Policy policy) {
     BudgetPolicy p = policy.budget();
     if (!p.enabled() || !policy.retry().enabled()) {
       return null;
     }
     return budgets.get(
-        new Key(request.target(), p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
+        new Key(target, p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
   }
 
-  RateLimiter limiterFor(RequestInfo request, Policy policy) {
+  RateLimiter limiterFor(String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
       return null;
     }
     return limiters.get(
-        new Key(request.target(), p),
+        new Key(target, p),
         k -> new RateLimiter(p, clock.nanoTime()),
         policy.circuitBreaker().maxHosts());
   }
@@ -172,6 +172,9 @@ public final class RetryEngine {
       Throwable error,
       long delayNanos,
       GiveUpReason reason) {
+    if (!listening) {
+      return;
+    }
     RetryEvent e =
         new RetryEvent(
             type,
@@ -212,6 +215,9 @@ public final class RetryEngine {
       Throwable error,
       GiveUpReason reason,
       boolean succeeded) {
+    if (!listening) {
+      return;
+    }
     listener.onCallComplete(
         new RetryEvent(
             RetryEvent.Type.CALL_COMPLETE,
