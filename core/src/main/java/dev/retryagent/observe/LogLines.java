@@ -94,8 +94,18 @@ final class LogLines {
         + suffix(e);
   }
 
-  /** {@code GET h/x succeeded (200) on attempt 3 after 1.2s [route=r]}, or failed. */
+  /**
+   * {@code GET h/x succeeded (200) on attempt 3 after 1.2s [route=r]}, or {@code failed}; a call
+   * ended before any attempt: {@code GET h/x failed before any attempt (circuit-open) [route=r]}.
+   */
   static String complete(RetryEvent e) {
+    if (e.attempt() == 0) {
+      return PREFIX
+          + request(e)
+          + " failed before any attempt"
+          + (e.reason() == null ? "" : " (" + e.reason().label() + ")")
+          + suffix(e);
+    }
     return PREFIX
         + request(e)
         + (e.succeeded() ? " succeeded" : " failed")

@@ -75,7 +75,7 @@ public final class RetryMetrics implements RetryListener {
   }
 
   private final int maxHosts;
-  private final Map<String, Map<String, Counters>> routes = new ConcurrentHashMap<>();
+  private final Map<String, RouteSeries> routes = new ConcurrentHashMap<>();
   private final Set<String> hosts = ConcurrentHashMap.newKeySet();
   private final AtomicInteger hostSlots = new AtomicInteger();
   private final AtomicBoolean otherSeen = new AtomicBoolean();
@@ -168,40 +168,99 @@ public final class RetryMetrics implements RetryListener {
   }
 
   private Counters series(RetryEvent e) {
-    return series(e.route(), e.scheme() + "://" + e.host() + ":" + e.port());
-  }
-
-  private Counters series(String route, String host) {
-    Map<String, Counters> byHost = routes.get(route);
-    if (byHost == null) {
-      byHost = newRoute(route);
-    }
-    Counters c = byHost.get(host);
-    if (c != null) {
-      return c;
-    }
-    String key = admit(host);
-    c = byHost.get(key);
+    RouteSeries rs = routeSeries(e.route());
+    Counters c = rs.cached(e.scheme(), e.host(), e.port());
     if (c == null) {
-      Counters fresh = new Counters();
-      c = byHost.putIfAbsent(key, fresh);
-      if (c == null) {
-        c = fresh;
+      String key = e.scheme() + "://" + e.host() + ":" + e.port();
+      String admitted = admit(key);
+      c = rs.counters(admitted);
+      if (admitted.equals(key)) {
+        rs.cache(e.scheme(), e.host(), e.port(), c);
       }
     }
     return c;
   }
 
-  private Map<String, Counters> newRoute(String route) {
-    Map<String, Counters> fresh = new ConcurrentHashMap<>();
-    Map<String, Counters> old = routes.putIfAbsent(route, fresh);
-    if (old != null) {
-      return old;
+  private Counters series(String route, String host) {
+    RouteSeries rs = routeSeries(route);
+    Counters c = rs.byKey.get(host);
+    return c != null ? c : rs.counters(admit(host));
+  }
+
+  private RouteSeries routeSeries(String route) {
+    RouteSeries rs = routes.get(route);
+    if (rs != null) {
+      return rs;
+    }
+    RouteSeries fresh = new RouteSeries();
+    rs = routes.putIfAbsent(route, fresh);
+    if (rs != null) {
+      return rs;
     }
     for (KeyListener l : keyListeners) {
       l.newRoute(route);
     }
     return fresh;
+  }
+
+  /**
+   * One route's series by host key, and a cache by host name that finds an admitted host's series
+   * without building its key (the hot path allocates nothing). The cache holds admitted hosts only,
+   * so it is bounded like them; hosts past the bound take the slower way to the other host.
+   */
+  private static final class RouteSeries {
+    final Map<String, Counters> byKey = new ConcurrentHashMap<>();
+    private final Map<String, HostEntry[]> byHostName = new ConcurrentHashMap<>();
+
+    Counters cached(String scheme, String host, int port) {
+      HostEntry[] entries = byHostName.get(host);
+      if (entries != null) {
+        for (HostEntry h : entries) {
+          if (h.port == port && h.scheme.equals(scheme)) {
+            return h.counters;
+          }
+        }
+      }
+      return null;
+    }
+
+    synchronized void cache(String scheme, String host, int port, Counters c) {
+      if (cached(scheme, host, port) != null) {
+        return; // another thread cached it first
+      }
+      HostEntry[] old = byHostName.get(host);
+      int n = old == null ? 0 : old.length;
+      HostEntry[] next = new HostEntry[n + 1];
+      if (old != null) {
+        System.arraycopy(old, 0, next, 0, n);
+      }
+      next[n] = new HostEntry(scheme, port, c);
+      byHostName.put(host, next);
+    }
+
+    Counters counters(String key) {
+      Counters c = byKey.get(key);
+      if (c == null) {
+        Counters fresh = new Counters();
+        c = byKey.putIfAbsent(key, fresh);
+        if (c == null) {
+          c = fresh;
+        }
+      }
+      return c;
+    }
+  }
+
+  private static final class HostEntry {
+    final String scheme;
+    final int port;
+    final Counters counters;
+
+    HostEntry(String scheme, int port, Counters counters) {
+      this.scheme = scheme;
+      this.port = port;
+      this.counters = counters;
+    }
   }
 
   /** The key to count {@code host} under: itself while there is room, else the other host. */
@@ -241,8 +300,8 @@ public final class RetryMetrics implements RetryListener {
   /** Every series, sorted by route then host. */
   public List<Series> series() {
     List<Series> out = new ArrayList<>();
-    for (Map.Entry<String, Map<String, Counters>> r : routes.entrySet()) {
-      for (Map.Entry<String, Counters> h : r.getValue().entrySet()) {
+    for (Map.Entry<String, RouteSeries> r : routes.entrySet()) {
+      for (Map.Entry<String, Counters> h : r.getValue().byKey.entrySet()) {
         out.add(new Series(r.getKey(), h.getKey(), h.getValue().snapshot()));
       }
     }
@@ -272,9 +331,9 @@ public final class RetryMetrics implements RetryListener {
   /** The counters of {@code route} over all its hosts; zero for an unknown route. */
   public CounterSnapshot route(String route) {
     CounterSnapshot sum = CounterSnapshot.ZERO;
-    Map<String, Counters> byHost = routes.get(route);
-    if (byHost != null) {
-      for (Counters c : byHost.values()) {
+    RouteSeries rs = routes.get(route);
+    if (rs != null) {
+      for (Counters c : rs.byKey.values()) {
         sum = sum.plus(c.snapshot());
       }
     }
@@ -284,8 +343,8 @@ public final class RetryMetrics implements RetryListener {
   /** The counters of {@code host} over all routes; zero for an unknown host. */
   public CounterSnapshot host(String host) {
     CounterSnapshot sum = CounterSnapshot.ZERO;
-    for (Map<String, Counters> byHost : routes.values()) {
-      Counters c = byHost.get(host);
+    for (RouteSeries rs : routes.values()) {
+      Counters c = rs.byKey.get(host);
       if (c != null) {
         sum = sum.plus(c.snapshot());
       }
@@ -296,8 +355,8 @@ public final class RetryMetrics implements RetryListener {
   /** Everything. */
   public CounterSnapshot total() {
     CounterSnapshot sum = CounterSnapshot.ZERO;
-    for (Map<String, Counters> byHost : routes.values()) {
-      for (Counters c : byHost.values()) {
+    for (RouteSeries rs : routes.values()) {
+      for (Counters c : rs.byKey.values()) {
         sum = sum.plus(c.snapshot());
       }
     }

@@ -289,6 +289,25 @@ class LogListenerTest {
   }
 
   @Test
+  void atDebugACallRejectedBeforeAnyAttemptSaysSo() {
+    Rig rig = new Rig(breakerPolicy(), log(LogLevel.DEBUG));
+    FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
+    for (int i = 0; i < 4; i++) {
+      rig.call(r, 503);
+    }
+    lines.clear();
+
+    rig.call(r);
+
+    assertThat(lines)
+        .containsExactly(
+            "retry-agent: GET api.example.com/v1/x failed fast: circuit breaker"
+                + " https://api.example.com:443 is open; next trial in 30s [route=llm]",
+            "retry-agent: GET api.example.com/v1/x failed before any attempt (circuit-open)"
+                + " [route=llm]");
+  }
+
+  @Test
   void theDefaultSinkIsStderrAndNeverStdout() {
     PrintStream out = System.out;
     PrintStream err = System.err;

@@ -69,6 +69,24 @@ class RetryMetricsTest {
   }
 
   @Test
+  void oneHostNameOnOtherPortsOrSchemesIsAnotherHost() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.policy("llm"), m);
+
+    for (int i = 0; i < 2; i++) {
+      rig.call(new FakeRequest("GET", "https", "h.example", 443, "/"), 200);
+      rig.call(new FakeRequest("GET", "https", "h.example", 8443, "/"), 200);
+      rig.call(new FakeRequest("GET", "http", "h.example", 443, "/"), 200);
+    }
+
+    assertThat(m.hosts())
+        .containsExactly("http://h.example:443", "https://h.example:443", "https://h.example:8443");
+    for (String h : m.hosts()) {
+      assertThat(m.host(h).calls()).as(h).isEqualTo(2);
+    }
+  }
+
+  @Test
   void observeModeCountsWouldRetryNotRetries() {
     RetryMetrics m = new RetryMetrics();
     Rig rig = new Rig(Mode.OBSERVE, Rig.policy("llm"), m);
