@@ -198,69 +198,13 @@ public final class RetryMetrics implements RetryListener {
       return rs;
     }
     for (KeyListener l : keyListeners) {
-      l.newRoute(route);
+      try {
+        l.newRoute(route);
+      } catch (RuntimeException ignored) {
+        // the route is counted all the same
+      }
     }
     return fresh;
-  }
-
-  /**
-   * One route's series by host key, and a cache by host name that finds an admitted host's series
-   * without building its key (the hot path allocates nothing). The cache holds admitted hosts only,
-   * so it is bounded like them; hosts past the bound take the slower way to the other host.
-   */
-  private static final class RouteSeries {
-    final Map<String, Counters> byKey = new ConcurrentHashMap<>();
-    private final Map<String, HostEntry[]> byHostName = new ConcurrentHashMap<>();
-
-    Counters cached(String scheme, String host, int port) {
-      HostEntry[] entries = byHostName.get(host);
-      if (entries != null) {
-        for (HostEntry h : entries) {
-          if (h.port == port && h.scheme.equals(scheme)) {
-            return h.counters;
-          }
-        }
-      }
-      return null;
-    }
-
-    synchronized void cache(String scheme, String host, int port, Counters c) {
-      if (cached(scheme, host, port) != null) {
-        return; // another thread cached it first
-      }
-      HostEntry[] old = byHostName.get(host);
-      int n = old == null ? 0 : old.length;
-      HostEntry[] next = new HostEntry[n + 1];
-      if (old != null) {
-        System.arraycopy(old, 0, next, 0, n);
-      }
-      next[n] = new HostEntry(scheme, port, c);
-      byHostName.put(host, next);
-    }
-
-    Counters counters(String key) {
-      Counters c = byKey.get(key);
-      if (c == null) {
-        Counters fresh = new Counters();
-        c = byKey.putIfAbsent(key, fresh);
-        if (c == null) {
-          c = fresh;
-        }
-      }
-      return c;
-    }
-  }
-
-  private static final class HostEntry {
-    final String scheme;
-    final int port;
-    final Counters counters;
-
-    HostEntry(String scheme, int port, Counters counters) {
-      this.scheme = scheme;
-      this.port = port;
-      this.counters = counters;
-    }
   }
 
   /** The key to count {@code host} under: itself while there is room, else the other host. */
@@ -271,9 +215,7 @@ public final class RetryMetrics implements RetryListener {
     if (hostSlots.get() < maxHosts) {
       if (hostSlots.incrementAndGet() <= maxHosts) {
         if (hosts.add(host)) {
-          for (KeyListener l : keyListeners) {
-            l.newHost(host);
-          }
+          newHost(host);
         } else {
           hostSlots.decrementAndGet(); // another thread admitted it first
         }
@@ -282,11 +224,19 @@ public final class RetryMetrics implements RetryListener {
       hostSlots.decrementAndGet();
     }
     if (otherSeen.compareAndSet(false, true)) {
-      for (KeyListener l : keyListeners) {
-        l.newHost(OTHER_HOST);
-      }
+      newHost(OTHER_HOST);
     }
     return OTHER_HOST;
+  }
+
+  private void newHost(String host) {
+    for (KeyListener l : keyListeners) {
+      try {
+        l.newHost(host);
+      } catch (RuntimeException ignored) {
+        // the host is counted all the same
+      }
+    }
   }
 
   void addKeyListener(KeyListener l) {
