@@ -37,7 +37,7 @@ final class Rig {
     }
   }
 
-  private static final ResponseAccess<Resp> ACCESS =
+  static final ResponseAccess<Resp> ACCESS =
       new ResponseAccess<>() {
         @Override
         public int status(Resp r) {
