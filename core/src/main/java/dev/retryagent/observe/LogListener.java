@@ -32,7 +32,7 @@ import java.util.function.Consumer;
  * Thread-safe if the sink is; never throws.
  */
 public final class LogListener implements RetryListener {
-  private final LogLevel level;
+  private volatile LogLevel level;
   private final Consumer<String> sink;
   private final BooleanSupplier observing;
   private final ErrorReporter errors;
@@ -60,6 +60,14 @@ public final class LogListener implements RetryListener {
 
   public LogLevel level() {
     return level;
+  }
+
+  /**
+   * Changes the level for lines from now on: a reloaded {@code agent.log.level} applies without a
+   * new listener (the engine's listeners are fixed when it is built).
+   */
+  public void setLevel(LogLevel level) {
+    this.level = Objects.requireNonNull(level, "level");
   }
 
   /** True when lines of {@code lineLevel} are printed. */

@@ -206,6 +206,19 @@ class LogListenerTest {
     assertThat(error).isEmpty();
   }
 
+  @Test
+  void aNewLevelAppliesToTheNextLines() {
+    LogListener log = log(LogLevel.WARN);
+    Rig rig = new Rig(Rig.policy("llm"), log);
+    rig.call(FakeRequest.get("h.example", "/x"), 503, 200);
+    assertThat(lines).isEmpty();
+
+    log.setLevel(LogLevel.INFO);
+    rig.call(FakeRequest.get("h.example", "/x"), 503, 200);
+
+    assertThat(lines).hasSize(2).first().asString().contains("retrying in 117ms");
+  }
+
   private static Policy breakerPolicy() {
     return Rig.policy(
         "llm",
