@@ -35,6 +35,9 @@ public final class CircuitBreaker {
   private int trialsIssued;
   private int trialsSucceeded;
   private long transitions;
+  private long openedCalls;
+  private long openedFailures;
+  private long openedSlow;
 
   /**
    * @param key what the breaker guards: {@code scheme://host:port} or {@code route:name}
@@ -69,6 +72,25 @@ public final class CircuitBreaker {
   /** Number of transitions so far. */
   public synchronized long transitions() {
     return transitions;
+  }
+
+  /**
+   * Attempts in the window when the breaker last opened from CLOSED (0 before that, and for a
+   * reopening after a failed trial call): with {@link #openedFailureRate()} and {@link
+   * #openedSlowCallRate()}, lets a listener say why it opened (the window is cleared on opening).
+   */
+  public synchronized long openedCalls() {
+    return openedCalls;
+  }
+
+  /** Failure rate of the window that last opened the breaker from CLOSED, 0..1. */
+  public synchronized double openedFailureRate() {
+    return openedCalls == 0 ? 0 : (double) openedFailures / openedCalls;
+  }
+
+  /** Slow-call rate of the window that last opened the breaker from CLOSED, 0..1. */
+  public synchronized double openedSlowCallRate() {
+    return openedCalls == 0 ? 0 : (double) openedSlow / openedCalls;
   }
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */
@@ -169,6 +191,12 @@ public final class CircuitBreaker {
   }
 
   private CircuitTransition open(long nowNanos) {
+    // Kept for listeners: move() clears the window that explains the opening.
+    if (state == CircuitState.CLOSED) {
+      openedCalls = window.total;
+      openedFailures = window.failures;
+      openedSlow = window.slow;
+    }
     CircuitTransition t = move(CircuitState.OPEN);
     openUntilNanos = nowNanos + policy.openFor().toNanos();
     return t;

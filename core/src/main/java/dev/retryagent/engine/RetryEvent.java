@@ -1,5 +1,7 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.policy.Policy;
+
 /**
  * One thing the engine did or decided, for listeners (logs, metrics, dead letters). Immutable. The
  * request is described by method, scheme, host, port and path only: never its query, headers or
@@ -23,6 +25,7 @@ public final class RetryEvent {
   }
 
   private final Type type;
+  private final Policy policy;
   private final String route;
   private final String method;
   private final String scheme;
@@ -54,7 +57,8 @@ public final class RetryEvent {
       long wallMillis) {
     RequestInfo r = call.request();
     this.type = type;
-    this.route = call.policy().routeName();
+    this.policy = call.policy();
+    this.route = policy.routeName();
     this.method = r.method();
     this.scheme = r.scheme();
     this.host = r.host();
@@ -75,6 +79,14 @@ public final class RetryEvent {
 
   public Type type() {
     return type;
+  }
+
+  /**
+   * The policy that applied to the call (immutable): lets listeners explain a decision, e.g. name
+   * the idempotency-key header or the deadline.
+   */
+  public Policy policy() {
+    return policy;
   }
 
   /** Name of the route whose policy applied. */

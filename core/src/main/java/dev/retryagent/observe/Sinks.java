@@ -1,0 +1,16 @@
+package dev.retryagent.observe;
+
+import java.util.function.Consumer;
+
+/** Where lines go by default. */
+public final class Sinks {
+  private Sinks() {}
+
+  /**
+   * Prints each line to the {@link System#err} of the moment (an application that redirects it is
+   * followed); never to {@link System#out}, which belongs to the application.
+   */
+  public static Consumer<String> stderr() {
+    return line -> System.err.println(line);
+  }
+}
