@@ -185,7 +185,7 @@ final class ConfigAssembler {
     boolean ok = applyAll(merged.values(), t, current);
     Integer countWindow = window(merged, t, current);
     ok &= countWindow != null || t.windowType == WindowType.TIME;
-    crossCheck(merged, current, t, countWindow);
+    ok &= crossCheck(merged, current, t, countWindow);
     if (!ok || problems.size() > problemsBefore) {
       return null;
     }
@@ -286,38 +286,42 @@ final class ConfigAssembler {
    * the built-in default of the bounded key follows it down (a route that sets {@code deadline: 5s}
    * gets {@code retryAfter.max: 5s}); when both were written, a conflict is a problem.
    */
-  private void crossCheck(
+  private boolean crossCheck(
       Map<String, Setting> merged, Layer current, Target t, Integer countWindow) {
+    boolean ok = true;
     Duration deadline = duration(merged, "retry.deadline", RetryPolicy.DEFAULT_DEADLINE);
-    ordered(
-        merged,
-        current,
-        "retry.backoff.initial",
-        duration(merged, "retry.backoff.initial", BackoffPolicy.DEFAULT_INITIAL),
-        "retry.backoff.max",
-        duration(merged, "retry.backoff.max", BackoffPolicy.DEFAULT_MAX),
-        "the first delay cannot exceed the cap",
-        v -> t.backoff.initial((Duration) v));
-    ordered(
-        merged,
-        current,
-        "retry.retryAfter.max",
-        duration(merged, "retry.retryAfter.max", RetryPolicy.DEFAULT_RETRY_AFTER_MAX),
-        "retry.deadline",
-        deadline,
-        "a wait longer than the deadline could never end in a retry",
-        v -> t.retry.retryAfterMax((Duration) v));
+    ok &=
+        ordered(
+            merged,
+            current,
+            "retry.backoff.initial",
+            duration(merged, "retry.backoff.initial", BackoffPolicy.DEFAULT_INITIAL),
+            "retry.backoff.max",
+            duration(merged, "retry.backoff.max", BackoffPolicy.DEFAULT_MAX),
+            "the first delay cannot exceed the cap",
+            v -> t.backoff.initial((Duration) v));
+    ok &=
+        ordered(
+            merged,
+            current,
+            "retry.retryAfter.max",
+            duration(merged, "retry.retryAfter.max", RetryPolicy.DEFAULT_RETRY_AFTER_MAX),
+            "retry.deadline",
+            deadline,
+            "a wait longer than the deadline could never end in a retry",
+            v -> t.retry.retryAfterMax((Duration) v));
     Duration perAttempt = duration(merged, "retry.perAttemptTimeout", null);
     if (perAttempt != null) {
-      ordered(
-          merged,
-          current,
-          "retry.perAttemptTimeout",
-          perAttempt,
-          "retry.deadline",
-          deadline,
-          "no attempt can outlast the whole call",
-          v -> {});
+      ok &=
+          ordered(
+              merged,
+              current,
+              "retry.perAttemptTimeout",
+              perAttempt,
+              "retry.deadline",
+              deadline,
+              "no attempt can outlast the whole call",
+              v -> {});
     }
     if (countWindow != null) {
       Setting min = merged.get("circuitBreaker.minimumCalls");
@@ -325,16 +329,18 @@ final class ConfigAssembler {
           min != null && min.valid()
               ? (Long) min.value
               : CircuitBreakerPolicy.DEFAULT_MINIMUM_CALLS;
-      ordered(
-          merged,
-          current,
-          "circuitBreaker.minimumCalls",
-          minimumCalls,
-          WINDOW_SIZE,
-          (long) countWindow,
-          "the breaker could never see enough calls to open",
-          v -> t.circuitBreaker.minimumCalls((int) (long) (Long) v));
+      ok &=
+          ordered(
+              merged,
+              current,
+              "circuitBreaker.minimumCalls",
+              minimumCalls,
+              WINDOW_SIZE,
+              (long) countWindow,
+              "the breaker could never see enough calls to open",
+              v -> t.circuitBreaker.minimumCalls((int) (long) (Long) v));
     }
+    return ok;
   }
 
   private static Duration duration(Map<String, Setting> merged, String key, Duration builtIn) {
@@ -344,9 +350,10 @@ final class ConfigAssembler {
 
   /**
    * Checks {@code lower <= upper}. {@code followDown} lowers the built-in value of the lower key to
-   * the upper one when only the upper key was written.
+   * the upper one when only the upper key was written. False when the two conflict (reported here
+   * when either key was written in the current layer, else by the layer that wrote them).
    */
-  private <T extends Comparable<T>> void ordered(
+  private <T extends Comparable<T>> boolean ordered(
       Map<String, Setting> merged,
       Layer current,
       String lowerKey,
@@ -356,21 +363,21 @@ final class ConfigAssembler {
       String why,
       Consumer<Object> followDown) {
     if (lower.compareTo(upper) <= 0) {
-      return;
+      return true;
     }
     Setting low = merged.get(lowerKey);
     Setting up = merged.get(upperKey);
     if ((low != null && !low.valid()) || (up != null && !up.valid())) {
-      return; // Already reported as invalid.
+      return false; // Already reported as invalid.
     }
     if (low == null) {
       followDown.accept(upper);
-      return;
+      return true;
     }
     boolean lowHere = low.layer == current;
     boolean upHere = up != null && up.layer == current;
     if (!lowHere && !upHere) {
-      return; // Both inherited from defaults, which reported it.
+      return false; // Both inherited from defaults, which reported it.
     }
     if (lowHere) {
       problems.at(
@@ -399,6 +406,7 @@ final class ConfigAssembler {
               + "): "
               + why);
     }
+    return false;
   }
 
   private static String origin(Setting s, Layer current) {

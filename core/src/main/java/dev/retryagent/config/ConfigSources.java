@@ -277,7 +277,7 @@ public final class ConfigSources {
                 "unknown key "
                     + Texts.shown(key)
                     + (near == null ? "" : "; did you mean `" + near + "`?")
-                    + " Allowed: config, mode, strict"));
+                    + " (allowed: config, mode, strict)"));
       } else if (value.isEmpty()) {
         problems.add(argProblem(key, "found an empty value; allowed " + allowedFor(key)));
       } else if (out.putIfAbsent(key, value) != null) {

@@ -177,7 +177,8 @@ final class ConfigWalker {
             || trimmed.equals("~"))) {
       return null;
     }
-    return convert(leaf.type, raw, text, node, path, allowed(leaf));
+    return convert(
+        leaf.type, raw, text, node, path, allowed(leaf), leaf.nullable ? ", or none" : "");
   }
 
   private Object readList(ListType type, Node node, String path) {
@@ -213,7 +214,7 @@ final class ConfigWalker {
       Object v =
           text == null
               ? Layer.INVALID
-              : convert(type.element, raw, text, item, itemPath, type.element.allowed());
+              : convert(type.element, raw, text, item, itemPath, type.element.allowed(), "");
       if (v == Layer.INVALID) {
         ok = false;
       } else {
@@ -224,7 +225,13 @@ final class ConfigWalker {
   }
 
   private Object convert(
-      ValueType type, String raw, String text, Node node, String path, String allowed) {
+      ValueType type,
+      String raw,
+      String text,
+      Node node,
+      String path,
+      String allowed,
+      String orNone) {
     String found = Texts.shown(text) + (raw.equals(text) ? "" : " (from " + Texts.shown(raw) + ")");
     if (text.trim().isEmpty()) {
       problems.at(
@@ -239,7 +246,7 @@ final class ConfigWalker {
     try {
       return type.convert(text);
     } catch (IllegalArgumentException e) {
-      problems.at(node, path, "found " + found + "; " + e.getMessage());
+      problems.at(node, path, "found " + found + "; " + e.getMessage() + orNone);
       return Layer.INVALID;
     }
   }

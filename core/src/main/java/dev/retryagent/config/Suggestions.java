@@ -9,8 +9,9 @@ final class Suggestions {
 
   /**
    * The candidate nearest to {@code unknown}, or null when none is close. Case, dashes and
-   * underscores are ignored first ({@code max-attempts} -> {@code maxAttempts}); then the smallest
-   * edit distance (adjacent swaps count one) wins if it is at most a third of the name, at least 1.
+   * underscores are ignored first ({@code max-attempts} -> {@code maxAttempts}); then a name it
+   * abbreviates ({@code conf} -> {@code config}); then the smallest edit distance (adjacent swaps
+   * count one) wins if it is at most a third of the name, at least 1.
    */
   static String nearest(String unknown, Collection<String> candidates) {
     String same = sameName(unknown, candidates);
@@ -18,6 +19,13 @@ final class Suggestions {
       return same;
     }
     String u = normalise(unknown);
+    if (u.length() >= 3) {
+      for (String c : candidates) {
+        if (normalise(c).startsWith(u)) {
+          return c; // An abbreviation: conf -> config.
+        }
+      }
+    }
     if (unknown.length() > 64) {
       return null;
     }

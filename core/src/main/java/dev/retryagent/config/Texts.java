@@ -9,7 +9,7 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /** How values and nodes are shown in problem messages. */
 final class Texts {
-  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_.:/*%@+$\\[\\]{}-]+");
+  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_.:/*%@+$!\\[\\]{}-]+");
   private static final int MAX_SHOWN = 60;
 
   private Texts() {}
