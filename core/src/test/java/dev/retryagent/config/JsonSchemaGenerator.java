@@ -96,7 +96,7 @@ final class JsonSchemaGenerator {
     if (node instanceof Section) {
       Section s = (Section) node;
       if (SHARED.contains(s)) {
-        return Map.of("$ref", "#/$defs/" + s.name);
+        return obj("$ref", "#/$defs/" + s.name);
       }
       return section(s, true);
     }
@@ -106,7 +106,7 @@ final class JsonSchemaGenerator {
       out.put("description", list.doc);
       out.put("type", List.of("array", "null"));
       out.put("maxItems", list.maxItems);
-      out.put("items", Map.of("$ref", "#/$defs/" + list.element.name));
+      out.put("items", obj("$ref", "#/$defs/" + list.element.name));
       return out;
     }
     return leaf((Leaf) node);
@@ -131,18 +131,18 @@ final class JsonSchemaGenerator {
     List<Object> anyOf = new ArrayList<>();
     anyOf.add(type(type));
     if (nullable) {
-      anyOf.add(Map.of("type", "null"));
-      anyOf.add(Map.of("const", "none"));
+      anyOf.add(obj("type", "null"));
+      anyOf.add(obj("const", "none"));
     }
-    anyOf.add(Map.of("$ref", PLACEHOLDER_REF));
-    return Map.of("anyOf", anyOf);
+    anyOf.add(obj("$ref", PLACEHOLDER_REF));
+    return obj("anyOf", anyOf);
   }
 
   private static Map<String, Object> type(ValueType type) {
     Map<String, Object> out = new LinkedHashMap<>();
     if (type == ValueType.STATUS) {
       return anyOf(
-          range("integer", 100, false, 999), Map.of("type", "string", "pattern", STATUS_PATTERN));
+          range("integer", 100, false, 999), obj("type", "string", "pattern", STATUS_PATTERN));
     }
     if (type == ValueType.HOST_GLOB) {
       out.put("type", "string");
@@ -173,13 +173,13 @@ final class JsonSchemaGenerator {
           Bounded b = (Bounded) type;
           return anyOf(
               range("number", b.min, b.minExclusive, b.max),
-              Map.of("type", "string", "pattern", PERCENT_PATTERN));
+              obj("type", "string", "pattern", PERCENT_PATTERN));
         }
       case SIZE:
         {
           Bounded b = (Bounded) type;
           return anyOf(
-              range("integer", 0, false, b.max), Map.of("type", "string", "pattern", SIZE_PATTERN));
+              range("integer", 0, false, b.max), obj("type", "string", "pattern", SIZE_PATTERN));
         }
       case DURATION:
         out.put("type", "string");
@@ -188,7 +188,7 @@ final class JsonSchemaGenerator {
       case COUNT_OR_DURATION:
         return anyOf(
             range("integer", 1, false, dev.retryagent.policy.CircuitBreakerPolicy.MAX_COUNT_WINDOW),
-            Map.of("type", "string", "pattern", DURATION_PATTERN));
+            obj("type", "string", "pattern", DURATION_PATTERN));
       case ENUM:
         out.put("enum", ((EnumType) type).names);
         return out;
@@ -214,9 +214,18 @@ final class JsonSchemaGenerator {
     return d == Math.rint(d) ? (Object) (long) d : (Object) d;
   }
 
+  /** An ordered JSON object from key, value pairs (Map.of would order keys differently per run). */
+  private static Map<String, Object> obj(Object... keyValues) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      out.put((String) keyValues[i], keyValues[i + 1]);
+    }
+    return out;
+  }
+
   @SafeVarargs
   private static Map<String, Object> anyOf(Map<String, Object>... alternatives) {
-    return Map.of("anyOf", Arrays.asList(alternatives));
+    return obj("anyOf", Arrays.asList(alternatives));
   }
 
   /** The default as a JSON value, read from its YAML text with SnakeYAML's safe constructor. */
