@@ -19,12 +19,12 @@ final class HostPattern {
       "a host glob such as api.example.com, *.example.com:8443 or [::1]:8080";
 
   private final String text;
-  private final String host;
+  private final Glob host;
   private final int port;
 
   private HostPattern(String text, String host, int port) {
     this.text = text;
-    this.host = host;
+    this.host = Glob.ignoringCase(host);
     this.port = port;
   }
 
@@ -132,12 +132,12 @@ final class HostPattern {
     if (to > from + 1 && requestHost.charAt(to - 1) == '.') {
       to--;
     }
-    return Wildcard.matches(host, requestHost, from, to, true);
+    return host.matches(requestHost, from, to);
   }
 
   /** True when this pattern matches every host and port. */
   boolean matchesEverything() {
-    return port == ANY_PORT && host.chars().allMatch(c -> c == '*');
+    return port == ANY_PORT && host.matchesEverything();
   }
 
   /** Canonical text: lower case, IPv6 in brackets, {@code :port} when one was given. */

@@ -10,14 +10,32 @@ final class PathPattern {
   static final String EXAMPLES = "a path glob such as /v1/charges/**, /v1/*/refunds or /health";
 
   /** Marker segment for {@code **}. Compared by identity. */
-  private static final String ANY_SEGMENTS = new String("**");
+  private static final Glob ANY_SEGMENTS = Glob.of("**");
 
   private final String text;
-  private final String[] segments;
+  private final Glob[] segments;
 
-  private PathPattern(String text, String[] segments) {
+  /**
+   * For the common shapes, a literal: the whole pattern when it has no wildcard, or {@code P} of
+   * {@code P/**} when {@code P} has none. Null otherwise.
+   */
+  private final String literal;
+
+  private final boolean literalIsPrefix;
+
+  private PathPattern(String text, Glob[] segments) {
     this.text = text;
     this.segments = segments;
+    if (text.indexOf('*') < 0) {
+      this.literal = text;
+      this.literalIsPrefix = false;
+    } else if (text.endsWith("/**") && text.indexOf('*') == text.length() - 2) {
+      this.literal = text.substring(0, text.length() - 3);
+      this.literalIsPrefix = true;
+    } else {
+      this.literal = null;
+      this.literalIsPrefix = false;
+    }
   }
 
   /**
@@ -41,15 +59,18 @@ final class PathPattern {
       }
     }
     String[] parts = s.split("/", -1);
+    Glob[] segments = new Glob[parts.length];
     for (int i = 0; i < parts.length; i++) {
       if (parts[i].equals("**")) {
-        parts[i] = ANY_SEGMENTS;
+        segments[i] = ANY_SEGMENTS;
       } else if (parts[i].contains("**")) {
         throw new IllegalArgumentException(
             "allowed " + EXAMPLES + " (** must be a whole segment, as in /v1/**)");
+      } else {
+        segments[i] = Glob.of(parts[i]);
       }
     }
-    return new PathPattern(s, parts);
+    return new PathPattern(s, segments);
   }
 
   /**
@@ -68,6 +89,9 @@ final class PathPattern {
         break;
       }
     }
+    if (literal != null) {
+      return matchesLiteral(path, end);
+    }
     int n = segments.length;
     int p = 0;
     int t = 0; // start of the current path segment; end + 1 once every segment was used
@@ -80,7 +104,7 @@ final class PathPattern {
         starT = t;
         continue;
       }
-      if (p < n && Wildcard.matches(segments[p], path, t, segEnd, false)) {
+      if (p < n && segments[p].matches(path, t, segEnd)) {
         p++;
         t = segEnd + 1;
         continue;
@@ -99,6 +123,15 @@ final class PathPattern {
     return p == n;
   }
 
+  /** {@code /v1/charges} matches itself; {@code /v1/charges/**} also what lies below it. */
+  private boolean matchesLiteral(String path, int end) {
+    int n = literal.length();
+    if (!literalIsPrefix) {
+      return end == n && path.startsWith(literal);
+    }
+    return (end == n || (end > n && path.charAt(n) == '/')) && path.startsWith(literal);
+  }
+
   private static int segmentEnd(String path, int from, int end) {
     for (int i = from; i < end; i++) {
       if (path.charAt(i) == '/') {
@@ -110,7 +143,7 @@ final class PathPattern {
 
   /** True when this pattern matches every path ({@code /**}). */
   boolean matchesEverything() {
-    return segments.length == 2 && segments[0].isEmpty() && segments[1] == ANY_SEGMENTS;
+    return segments.length == 2 && segments[0].toString().isEmpty() && segments[1] == ANY_SEGMENTS;
   }
 
   @Override
