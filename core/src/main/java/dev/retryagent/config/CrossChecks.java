@@ -36,8 +36,8 @@ final class CrossChecks {
     Setting type = merged.get(ConfigAssembler.WINDOW_TYPE);
     boolean ours =
         (size != null && size.layer == current) || (type != null && type.layer == current);
-    if (size != null && !size.valid()) {
-      return null;
+    if ((size != null && !size.valid()) || (type != null && !type.valid())) {
+      return null; // Already reported; the size cannot be judged without a valid type.
     }
     if (t.windowType == WindowType.COUNT) {
       long n = CircuitBreakerPolicy.DEFAULT_WINDOW_SIZE;
