@@ -1,0 +1,233 @@
+package dev.retryagent.config;
+
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A complete, valid configuration: the file-level {@code agent} settings, the default policy and
+ * the routes, each route's policy already merged over the defaults. Immutable and thread-safe;
+ * obtained from {@link ConfigLoader}, {@link ConfigSources} or {@link #defaults()}.
+ */
+public final class AgentConfig {
+  /** {@link #source()} of the built-in defaults. */
+  public static final String BUILT_IN = "built-in defaults";
+
+  private static final AgentConfig DEFAULTS =
+      new AgentConfig(
+          1,
+          Mode.ENFORCE,
+          false,
+          true,
+          ClientSwitches.defaults(),
+          LogLevel.INFO,
+          MetricsSettings.defaults(),
+          null,
+          Policy.defaults(),
+          Collections.emptyList(),
+          BUILT_IN);
+
+  private final int version;
+  private final Mode mode;
+  private final boolean strict;
+  private final boolean reload;
+  private final ClientSwitches clients;
+  private final LogLevel logLevel;
+  private final MetricsSettings metrics;
+  private final String deadLetterPath;
+  private final Policy defaultPolicy;
+  private final List<Route> routes;
+  private final Route[] routeArray;
+  private final String source;
+
+  AgentConfig(
+      int version,
+      Mode mode,
+      boolean strict,
+      boolean reload,
+      ClientSwitches clients,
+      LogLevel logLevel,
+      MetricsSettings metrics,
+      String deadLetterPath,
+      Policy defaultPolicy,
+      List<Route> routes,
+      String source) {
+    this.version = version;
+    this.mode = Objects.requireNonNull(mode, "mode");
+    this.strict = strict;
+    this.reload = reload;
+    this.clients = Objects.requireNonNull(clients, "clients");
+    this.logLevel = Objects.requireNonNull(logLevel, "logLevel");
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.deadLetterPath = deadLetterPath;
+    this.defaultPolicy = Objects.requireNonNull(defaultPolicy, "defaultPolicy");
+    this.routeArray = routes.toArray(new Route[0]);
+    this.routes = List.of(routeArray);
+    this.source = Objects.requireNonNull(source, "source");
+  }
+
+  /** The contract's built-in defaults: no routes, every key at its default. */
+  public static AgentConfig defaults() {
+    return DEFAULTS;
+  }
+
+  /** Format version; always 1. */
+  public int version() {
+    return version;
+  }
+
+  public Mode mode() {
+    return mode;
+  }
+
+  /** True: an invalid configuration at start stops the JVM. */
+  public boolean strict() {
+    return strict;
+  }
+
+  /** True: the file is watched and valid edits apply to new calls. */
+  public boolean reload() {
+    return reload;
+  }
+
+  public ClientSwitches clients() {
+    return clients;
+  }
+
+  public LogLevel logLevel() {
+    return logLevel;
+  }
+
+  public MetricsSettings metrics() {
+    return metrics;
+  }
+
+  /** File that receives one JSON line per call that gave up, or null when unset. */
+  public String deadLetterPath() {
+    return deadLetterPath;
+  }
+
+  /** The policy of calls no route claims; its route name is {@value Policy#DEFAULT_ROUTE}. */
+  public Policy defaultPolicy() {
+    return defaultPolicy;
+  }
+
+  /** The routes in file order; the first that matches a request wins. */
+  public List<Route> routes() {
+    return routes;
+  }
+
+  /**
+   * The policy of a request: the first matching route's, else {@link #defaultPolicy()}. Returns an
+   * existing object and allocates nothing, so it can run on every call.
+   *
+   * @param method any case
+   * @param host any case; an IPv6 literal with or without brackets
+   * @param port the effective port (80 or 443 when the URL has none)
+   * @param path the request path without the query string (a query is ignored anyway)
+   */
+  public Policy resolve(String method, String host, int port, String path) {
+    for (Route route : routeArray) {
+      if (route.matches(method, host, port, path)) {
+        return route.policy();
+      }
+    }
+    return defaultPolicy;
+  }
+
+  /** The file this came from, or {@value #BUILT_IN}. */
+  public String source() {
+    return source;
+  }
+
+  /** A copy with another mode (an override from the agent argument, property or environment). */
+  public AgentConfig withMode(Mode mode) {
+    if (mode == this.mode) {
+      return this;
+    }
+    return new AgentConfig(
+        version,
+        mode,
+        strict,
+        reload,
+        clients,
+        logLevel,
+        metrics,
+        deadLetterPath,
+        defaultPolicy,
+        routes,
+        source);
+  }
+
+  /** A copy with another {@code strict}. */
+  public AgentConfig withStrict(boolean strict) {
+    if (strict == this.strict) {
+      return this;
+    }
+    return new AgentConfig(
+        version,
+        mode,
+        strict,
+        reload,
+        clients,
+        logLevel,
+        metrics,
+        deadLetterPath,
+        defaultPolicy,
+        routes,
+        source);
+  }
+
+  /** Equal when every setting is equal; {@link #source()} is not compared. */
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof AgentConfig)) {
+      return false;
+    }
+    AgentConfig t = (AgentConfig) o;
+    return version == t.version
+        && mode == t.mode
+        && strict == t.strict
+        && reload == t.reload
+        && clients.equals(t.clients)
+        && logLevel == t.logLevel
+        && metrics.equals(t.metrics)
+        && Objects.equals(deadLetterPath, t.deadLetterPath)
+        && defaultPolicy.equals(t.defaultPolicy)
+        && routes.equals(t.routes);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(mode, strict, reload, clients, logLevel, metrics, defaultPolicy, routes);
+  }
+
+  /** A multi-line summary for the start-up log: settings, then each route and its policy. */
+  @Override
+  public String toString() {
+    StringBuilder out =
+        new StringBuilder("retry-agent configuration from ")
+            .append(source)
+            .append(": mode=")
+            .append(mode.configName())
+            .append(", strict=")
+            .append(strict)
+            .append(", reload=")
+            .append(reload)
+            .append(", ")
+            .append(clients)
+            .append(", log=")
+            .append(logLevel.configName())
+            .append(", ")
+            .append(metrics)
+            .append(", deadLetter=")
+            .append(deadLetterPath == null ? "none" : deadLetterPath);
+    for (Route r : routeArray) {
+      out.append("\n  ").append(r).append(" -> ").append(r.policy());
+    }
+    out.append("\n  default -> ").append(defaultPolicy);
+    return out.toString();
+  }
+}

@@ -1,0 +1,71 @@
+package dev.retryagent.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * A configuration that cannot be used, with every problem found in it. Thrown instead of returning
+ * a partly applied configuration: a file is applied whole or not at all.
+ */
+public final class ConfigException extends Exception {
+  /** The message lists at most this many problems; {@link #problems()} has them all. */
+  static final int MAX_MESSAGE_LINES = 100;
+
+  private final List<ConfigProblem> problems;
+  private final boolean strict;
+
+  /**
+   * @param problems at least one
+   */
+  public ConfigException(List<ConfigProblem> problems) {
+    this(problems, false);
+  }
+
+  /**
+   * @param problems at least one
+   * @param strict whether this failure should stop the JVM (see {@link #strict()})
+   */
+  public ConfigException(List<ConfigProblem> problems, boolean strict) {
+    super(message(problems));
+    this.problems = Collections.unmodifiableList(new ArrayList<>(problems));
+    this.strict = strict;
+  }
+
+  private static String message(List<ConfigProblem> problems) {
+    if (problems.isEmpty()) {
+      throw new IllegalArgumentException("a ConfigException needs at least one problem");
+    }
+    StringBuilder out = new StringBuilder();
+    int shown = Math.min(problems.size(), MAX_MESSAGE_LINES);
+    for (int i = 0; i < shown; i++) {
+      if (i > 0) {
+        out.append('\n');
+      }
+      out.append(problems.get(i));
+    }
+    if (problems.size() > shown) {
+      out.append("\n... and ").append(problems.size() - shown).append(" more problems");
+    }
+    return out.toString();
+  }
+
+  /** Every problem, in file order; never empty. */
+  public List<ConfigProblem> problems() {
+    return problems;
+  }
+
+  /**
+   * True when the configuration asked that an invalid configuration stop the JVM: {@code
+   * agent.strict: true} in the file, when that key itself could be read, or a {@code strict}
+   * override from the agent argument, system property or environment, which wins.
+   */
+  public boolean strict() {
+    return strict;
+  }
+
+  /** The same problems with another {@link #strict()}. */
+  public ConfigException withStrict(boolean strict) {
+    return strict == this.strict ? this : new ConfigException(problems, strict);
+  }
+}

@@ -1,0 +1,116 @@
+package dev.retryagent.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * {@code ${NAME}} and {@code ${NAME:-fallback}} in scalar values, replaced from an injected
+ * environment. It works on the text of one scalar after YAML parsing, so a value can never inject
+ * YAML structure. {@code :-} takes the fallback when the variable is unset or empty, as in a
+ * shell; {@code $${} writes a literal {@code ${}.
+ */
+final class EnvSubstitution {
+  private final Map<String, String> env;
+
+  EnvSubstitution(Map<String, String> env) {
+    this.env = Objects.requireNonNull(env, "env");
+  }
+
+  /**
+   * The text with every reference replaced.
+   *
+   * @throws IllegalArgumentException naming every unset variable without a fallback, or the
+   *     malformed reference
+   */
+  String apply(String text) {
+    if (text.indexOf('$') < 0) {
+      return text;
+    }
+    StringBuilder out = new StringBuilder(text.length());
+    List<String> unset = new ArrayList<>();
+    int i = 0;
+    int n = text.length();
+    while (i < n) {
+      char c = text.charAt(i);
+      if (c == '$' && text.startsWith("$${", i)) {
+        out.append("${");
+        i += 3;
+        continue;
+      }
+      if (c != '$' || !text.startsWith("${", i)) {
+        out.append(c);
+        i++;
+        continue;
+      }
+      int close = text.indexOf('}', i + 2);
+      if (close < 0) {
+        throw new IllegalArgumentException(
+            "unterminated ${ in the value; write ${NAME} or ${NAME:-fallback}, or $${ for a"
+                + " literal ${");
+      }
+      String body = text.substring(i + 2, close);
+      int dash = body.indexOf(":-");
+      String name = dash < 0 ? body : body.substring(0, dash);
+      String fallback = dash < 0 ? null : body.substring(dash + 2);
+      if (!isName(name)) {
+        int colon = name.indexOf(':');
+        String hint =
+            colon > 0 && isName(name.substring(0, colon))
+                ? "; for a fallback write ${"
+                    + name.substring(0, colon)
+                    + ":-"
+                    + name.substring(colon + 1)
+                    + "}"
+                : "; a name is letters, digits and _, not starting with a digit";
+        throw new IllegalArgumentException(
+            "invalid environment variable reference ${" + body + "}" + hint);
+      }
+      if (fallback != null && fallback.contains("${")) {
+        throw new IllegalArgumentException(
+            "nested ${...} in the fallback of ${" + name + "} is not supported");
+      }
+      String value = env.get(name);
+      if (value == null || (fallback != null && value.isEmpty())) {
+        if (fallback == null) {
+          unset.add(name);
+        } else {
+          out.append(fallback);
+        }
+      } else {
+        out.append(value);
+      }
+      i = close + 1;
+    }
+    if (!unset.isEmpty()) {
+      String first = unset.get(0);
+      throw new IllegalArgumentException(
+          (unset.size() == 1
+                  ? "environment variable " + first + " is not set"
+                  : "environment variables " + String.join(", ", unset) + " are not set")
+              + " and there is no fallback; set it or write ${"
+              + first
+              + ":-value}");
+    }
+    return out.toString();
+  }
+
+  private static boolean isName(String s) {
+    if (s.isEmpty() || s.length() > 256) {
+      return false;
+    }
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      boolean ok =
+          c == '_'
+              || (c >= 'A' && c <= 'Z')
+              || (c >= 'a' && c <= 'z')
+              || (c >= '0' && c <= '9' && i > 0);
+      if (!ok) {
+        return false;
+      }
+    }
+    return true;
+  }
+}

@@ -1,0 +1,158 @@
+package dev.retryagent.config;
+
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * One entry of {@code match.hosts}: a host glob, case-insensitive, where {@code *} matches any run
+ * of characters (dots included), with an optional {@code :port}; no port (or {@code :*}) matches
+ * any port. IPv6 literals are written in brackets, {@code [::1]:8080}, and match a request host
+ * given with or without brackets. Compiled once; {@link #matches} does not allocate.
+ */
+final class HostPattern {
+  /** Port value meaning "any port". */
+  static final int ANY_PORT = -1;
+
+  private static final Pattern HOST_CHARS = Pattern.compile("[a-z0-9_*.-]+");
+  private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-f:.*]+");
+  static final String EXAMPLES =
+      "a host glob such as api.example.com, *.example.com:8443 or [::1]:8080";
+
+  private final String text;
+  private final Glob host;
+  private final int port;
+
+  private HostPattern(String text, String host, int port) {
+    this.text = text;
+    this.host = Glob.ignoringCase(host);
+    this.port = port;
+  }
+
+  /**
+   * Compiles one pattern.
+   *
+   * @throws IllegalArgumentException saying what is allowed
+   */
+  static HostPattern compile(String raw) {
+    String s = raw.trim().toLowerCase(Locale.ROOT);
+    if (s.isEmpty()) {
+      throw new IllegalArgumentException("allowed " + EXAMPLES);
+    }
+    if (s.contains("://")) {
+      throw new IllegalArgumentException(
+          "allowed a host without a scheme: write "
+              + s.substring(s.indexOf("://") + 3)
+              + " and"
+              + " put paths in match.paths");
+    }
+    if (s.indexOf('/') >= 0) {
+      throw new IllegalArgumentException(
+          "allowed a host without a path (put paths in match.paths), " + EXAMPLES);
+    }
+    String host;
+    String portText = null;
+    if (s.charAt(0) == '[') {
+      int close = s.indexOf(']');
+      if (close < 0) {
+        throw new IllegalArgumentException("allowed an IPv6 literal closed by ], e.g. [::1]:8080");
+      }
+      host = s.substring(1, close);
+      String rest = s.substring(close + 1);
+      if (!rest.isEmpty()) {
+        if (rest.charAt(0) != ':') {
+          throw new IllegalArgumentException("allowed [IPv6] or [IPv6]:port, e.g. [::1]:8080");
+        }
+        portText = rest.substring(1);
+      }
+      if (host.isEmpty() || !IPV6_CHARS.matcher(host).matches() || host.indexOf(':') < 0) {
+        throw new IllegalArgumentException("allowed an IPv6 address in brackets, e.g. [::1]:8080");
+      }
+    } else {
+      int firstColon = s.indexOf(':');
+      if (firstColon >= 0 && firstColon != s.lastIndexOf(':')) {
+        // Two colons and no brackets: an IPv6 address, which cannot carry a port this way.
+        host = s;
+        if (!IPV6_CHARS.matcher(host).matches()) {
+          throw new IllegalArgumentException("allowed " + EXAMPLES);
+        }
+      } else if (firstColon >= 0) {
+        host = s.substring(0, firstColon);
+        portText = s.substring(firstColon + 1);
+      } else {
+        host = s;
+      }
+      if (host.isEmpty() || !(HOST_CHARS.matcher(host).matches() || host.indexOf(':') >= 0)) {
+        throw new IllegalArgumentException("allowed " + EXAMPLES);
+      }
+    }
+    int port = ANY_PORT;
+    if (portText != null && !portText.equals("*")) {
+      port = parsePort(portText);
+    }
+    String canonical =
+        (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + (port == ANY_PORT ? "" : ":" + port);
+    return new HostPattern(canonical, host, port);
+  }
+
+  private static int parsePort(String text) {
+    if (text.isEmpty() || text.length() > 5) {
+      throw new IllegalArgumentException("allowed a port 1..65535 after the colon, or none");
+    }
+    int port = 0;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c < '0' || c > '9') {
+        throw new IllegalArgumentException("allowed a port 1..65535 after the colon, or none");
+      }
+      port = port * 10 + (c - '0');
+    }
+    if (port < 1 || port > 65535) {
+      throw new IllegalArgumentException("allowed a port 1..65535 after the colon, or none");
+    }
+    return port;
+  }
+
+  /**
+   * True when the request host and port match. The host may be in any case, an IPv6 literal may
+   * come with or without brackets, and one trailing dot (a fully qualified name) is ignored.
+   */
+  boolean matches(String requestHost, int requestPort) {
+    if (port != ANY_PORT && port != requestPort) {
+      return false;
+    }
+    if (requestHost == null) {
+      return false;
+    }
+    int from = 0;
+    int to = requestHost.length();
+    if (to >= 2 && requestHost.charAt(0) == '[' && requestHost.charAt(to - 1) == ']') {
+      from = 1;
+      to--;
+    }
+    if (to > from + 1 && requestHost.charAt(to - 1) == '.') {
+      to--;
+    }
+    return host.matches(requestHost, from, to);
+  }
+
+  /** True when this pattern matches every host and port. */
+  boolean matchesEverything() {
+    return port == ANY_PORT && host.matchesEverything();
+  }
+
+  /** Canonical text: lower case, IPv6 in brackets, {@code :port} when one was given. */
+  @Override
+  public String toString() {
+    return text;
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof HostPattern && text.equals(((HostPattern) o).text);
+  }
+
+  @Override
+  public int hashCode() {
+    return text.hashCode();
+  }
+}

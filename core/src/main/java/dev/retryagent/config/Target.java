@@ -1,0 +1,49 @@
+package dev.retryagent.config;
+
+import dev.retryagent.policy.BackoffPolicy;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.policy.RetryPolicy;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Everything one part of a file can set, as builders and plain fields: the schema's setters write
+ * here, then the assembler builds immutable values from it. One instance per policy or file; not
+ * shared.
+ */
+final class Target {
+  // Policy sections (defaults and each route).
+  final RetryPolicy.Builder retry = RetryPolicy.builder();
+  final BackoffPolicy.Builder backoff = BackoffPolicy.builder();
+  final BudgetPolicy.Builder budget = BudgetPolicy.builder();
+  final CircuitBreakerPolicy.Builder circuitBreaker = CircuitBreakerPolicy.builder();
+  final RateLimitPolicy.Builder rateLimit = RateLimitPolicy.builder();
+  CircuitBreakerPolicy.WindowType windowType = CircuitBreakerPolicy.DEFAULT_WINDOW_TYPE;
+
+  // Route identity and match.
+  String routeName;
+  List<HostPattern> hosts = new ArrayList<>();
+  Set<String> methods = new LinkedHashSet<>();
+  List<PathPattern> paths = new ArrayList<>();
+
+  // File level.
+  int version = 1;
+  Mode mode = Mode.ENFORCE;
+  boolean strict;
+  boolean reload = true;
+  boolean jdkHttp = true;
+  boolean okhttp = true;
+  boolean urlConnection = true;
+  boolean apacheHttpClient = true;
+  LogLevel logLevel = LogLevel.INFO;
+  boolean jmx = true;
+  boolean prometheusEnabled;
+  String prometheusHost = MetricsSettings.DEFAULT_PROMETHEUS_HOST;
+  int prometheusPort = MetricsSettings.DEFAULT_PROMETHEUS_PORT;
+  String deadLetterPath;
+}

@@ -1,0 +1,371 @@
+package dev.retryagent.config;
+
+import dev.retryagent.policy.StatusSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * What one leaf key accepts, and how its text becomes a value. {@link #convert} throws {@link
+ * IllegalArgumentException} with a message that completes "found X; ...". The {@link Kind} and the
+ * bounds are public to the package so that the JSON schema and the docs can be derived from them.
+ */
+abstract class ValueType {
+  enum Kind {
+    BOOLEAN,
+    INTEGER,
+    NUMBER,
+    RATIO,
+    DURATION,
+    SIZE,
+    STRING,
+    ENUM,
+    LIST,
+    /** {@code circuitBreaker.window.size}: a count or a duration, checked against the type. */
+    COUNT_OR_DURATION
+  }
+
+  final Kind kind;
+
+  ValueType(Kind kind) {
+    this.kind = kind;
+  }
+
+  /** Converts the text of one scalar, after environment substitution. */
+  abstract Object convert(String text);
+
+  /** What is allowed, as in "allowed true or false". */
+  abstract String allowed();
+
+  // ---------------------------------------------------------------- factories
+
+  static final ValueType BOOLEAN =
+      new ValueType(Kind.BOOLEAN) {
+        @Override
+        Object convert(String text) {
+          String s = text.trim();
+          if (s.equalsIgnoreCase("true")) {
+            return Boolean.TRUE;
+          }
+          if (s.equalsIgnoreCase("false")) {
+            return Boolean.FALSE;
+          }
+          throw new IllegalArgumentException("allowed " + allowed());
+        }
+
+        @Override
+        String allowed() {
+          return "true or false";
+        }
+      };
+
+  static Bounded integer(long min, long max) {
+    return new Bounded(Kind.INTEGER, min, max);
+  }
+
+  static Bounded number(double min, double max) {
+    return new Bounded(Kind.NUMBER, min, max);
+  }
+
+  /** A ratio in {@code [min, max]}, or {@code (min, max]} when {@code minExclusive}. */
+  static Bounded ratio(double min, double max, boolean minExclusive) {
+    return new Bounded(Kind.RATIO, min, max, minExclusive);
+  }
+
+  static DurationType duration(Duration min, boolean minExclusive, Duration max) {
+    return new DurationType(min, minExclusive, max);
+  }
+
+  static Bounded size(long max) {
+    return new Bounded(Kind.SIZE, 0, max);
+  }
+
+  static StringType string(String pattern, String description) {
+    return new StringType(Pattern.compile(pattern), description);
+  }
+
+  static <E extends Enum<E>> EnumType enumOf(Class<E> type, Function<E, String> configName) {
+    List<String> names = new ArrayList<>();
+    for (E e : type.getEnumConstants()) {
+      names.add(configName.apply(e));
+    }
+    return new EnumType(
+        names,
+        name -> {
+          for (E e : type.getEnumConstants()) {
+            if (configName.apply(e).equalsIgnoreCase(name)) {
+              return e;
+            }
+          }
+          return null;
+        });
+  }
+
+  static ListType listOf(ValueType element) {
+    return new ListType(element);
+  }
+
+  static final ValueType STATUS =
+      new ValueType(Kind.STRING) {
+        @Override
+        Object convert(String text) {
+          if (!StatusSet.isValidToken(text)) {
+            throw new IllegalArgumentException("allowed " + allowed());
+          }
+          return text.trim().toLowerCase(Locale.ROOT);
+        }
+
+        @Override
+        String allowed() {
+          return "a status code (503), class (5xx) or range (500-599) within 100..999";
+        }
+      };
+
+  static final ValueType HOST_GLOB =
+      new ValueType(Kind.STRING) {
+        @Override
+        Object convert(String text) {
+          return HostPattern.compile(text);
+        }
+
+        @Override
+        String allowed() {
+          return HostPattern.EXAMPLES;
+        }
+      };
+
+  static final ValueType PATH_GLOB =
+      new ValueType(Kind.STRING) {
+        @Override
+        Object convert(String text) {
+          return PathPattern.compile(text);
+        }
+
+        @Override
+        String allowed() {
+          return PathPattern.EXAMPLES;
+        }
+      };
+
+  static final ValueType COUNT_OR_DURATION =
+      new ValueType(Kind.COUNT_OR_DURATION) {
+        @Override
+        Object convert(String text) {
+          if (Units.isWhole(text)) {
+            return Units.parseWhole(text);
+          }
+          try {
+            return Units.parseDuration(text);
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("allowed " + allowed());
+          }
+        }
+
+        @Override
+        String allowed() {
+          return "a number of calls (type: count) or a duration such as 30s (type: time)";
+        }
+      };
+
+  // ---------------------------------------------------------------- implementations
+
+  /** Whole numbers, decimals, ratios and sizes within inclusive bounds. */
+  static final class Bounded extends ValueType {
+    final double min;
+    final double max;
+    final boolean minExclusive;
+
+    Bounded(Kind kind, double min, double max) {
+      this(kind, min, max, false);
+    }
+
+    Bounded(Kind kind, double min, double max, boolean minExclusive) {
+      super(kind);
+      this.min = min;
+      this.max = max;
+      this.minExclusive = minExclusive;
+    }
+
+    @Override
+    Object convert(String text) {
+      double v;
+      Object result;
+      try {
+        switch (kind) {
+          case INTEGER:
+            long whole = Units.parseWhole(text);
+            v = whole;
+            result = whole;
+            break;
+          case NUMBER:
+            v = Units.parseNumber(text);
+            result = v;
+            break;
+          case RATIO:
+            v = Units.parseRatio(text);
+            result = v;
+            break;
+          case SIZE:
+            long bytes = Units.parseSize(text);
+            v = bytes;
+            result = bytes;
+            break;
+          default:
+            throw new IllegalStateException(kind.toString());
+        }
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(withRange(e.getMessage()));
+      }
+      if (v > max || v < min || (minExclusive && v == min)) {
+        throw new IllegalArgumentException("allowed " + allowed());
+      }
+      return result;
+    }
+
+    private String withRange(String message) {
+      return message.startsWith("allowed ") ? "allowed " + allowed() : message;
+    }
+
+    @Override
+    String allowed() {
+      switch (kind) {
+        case INTEGER:
+          return max == min ? "only " + (long) min : (long) min + ".." + (long) max;
+        case NUMBER:
+          return minExclusive
+              ? "a number above " + trim(min) + " up to " + trim(max)
+              : "a number " + trim(min) + ".." + trim(max);
+        case RATIO:
+          return "a ratio "
+              + (minExclusive
+                  ? "above " + Units.formatRatio(min) + " up to "
+                  : Units.formatRatio(min) + "..")
+              + Units.formatRatio(max)
+              + ", written like 50% or 0.5";
+        case SIZE:
+          return "a size up to " + Units.formatSize((long) max) + ", such as 512, 64KiB or 1MiB";
+        default:
+          throw new IllegalStateException(kind.toString());
+      }
+    }
+
+    private static String trim(double d) {
+      return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+    }
+  }
+
+  /** Durations within bounds. */
+  static final class DurationType extends ValueType {
+    final Duration min;
+    final boolean minExclusive;
+    final Duration max;
+
+    DurationType(Duration min, boolean minExclusive, Duration max) {
+      super(Kind.DURATION);
+      this.min = min;
+      this.minExclusive = minExclusive;
+      this.max = max;
+    }
+
+    @Override
+    Object convert(String text) {
+      Duration d = Units.parseDuration(text);
+      check(d);
+      return d;
+    }
+
+    void check(Duration d) {
+      int c = d.compareTo(min);
+      if (c < 0 || (c == 0 && minExclusive) || d.compareTo(max) > 0) {
+        throw new IllegalArgumentException("allowed " + allowed());
+      }
+    }
+
+    @Override
+    String allowed() {
+      String range =
+          minExclusive && min.isZero()
+              ? "above 0 up to " + Units.formatDuration(max)
+              : Units.formatDuration(min) + ".." + Units.formatDuration(max);
+      return "a duration " + range + ", such as 250ms, 2s, 1m or PT2S";
+    }
+  }
+
+  /** Free text that must match a pattern (header names, class names, route names...). */
+  static final class StringType extends ValueType {
+    final Pattern pattern;
+    final String description;
+
+    StringType(Pattern pattern, String description) {
+      super(Kind.STRING);
+      this.pattern = pattern;
+      this.description = description;
+    }
+
+    @Override
+    Object convert(String text) {
+      String s = text.trim();
+      if (!pattern.matcher(s).matches()) {
+        throw new IllegalArgumentException("allowed " + allowed());
+      }
+      return s;
+    }
+
+    @Override
+    String allowed() {
+      return description;
+    }
+  }
+
+  /** One of a fixed set of names, any case. */
+  static final class EnumType extends ValueType {
+    final List<String> names;
+    private final Function<String, Object> lookup;
+
+    EnumType(List<String> names, Function<String, Object> lookup) {
+      super(Kind.ENUM);
+      this.names = Collections.unmodifiableList(names);
+      this.lookup = lookup;
+    }
+
+    @Override
+    Object convert(String text) {
+      Object v = lookup.apply(text.trim());
+      if (v == null) {
+        String hint = Suggestions.nearest(text.trim(), names);
+        throw new IllegalArgumentException(
+            (hint == null ? "" : "did you mean " + hint + "? ") + "allowed " + allowed());
+      }
+      return v;
+    }
+
+    @Override
+    String allowed() {
+      return "one of " + String.join(", ", names);
+    }
+  }
+
+  /** A YAML list whose items all have the element type. */
+  static final class ListType extends ValueType {
+    final ValueType element;
+
+    ListType(ValueType element) {
+      super(Kind.LIST);
+      this.element = element;
+    }
+
+    @Override
+    Object convert(String text) {
+      throw new IllegalArgumentException("allowed " + allowed());
+    }
+
+    @Override
+    String allowed() {
+      return "a list, each item " + element.allowed();
+    }
+  }
+}

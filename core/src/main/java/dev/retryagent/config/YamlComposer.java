@@ -1,0 +1,157 @@
+package dev.retryagent.config;
+
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.composer.Composer;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.events.Event;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.parser.Parser;
+import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.StreamReader;
+import org.yaml.snakeyaml.resolver.Resolver;
+
+/**
+ * Turns YAML text into SnakeYAML's node tree, never into Java objects: no constructor runs, so no
+ * type named in the file is ever instantiated. Limits keep a hostile file cheap: size, aliases to
+ * collections (billion laughs), nesting depth. Every failure becomes one located problem.
+ */
+final class YamlComposer {
+  /** Most characters in a file; real configurations are a few KiB. */
+  static final int MAX_CHARS = 256 * 1024;
+
+  /** Aliases to lists or maps; amplification attacks need thousands. */
+  static final int MAX_COLLECTION_ALIASES = 20;
+
+  /** The contract's deepest key is 6 levels down (routes[i].retry.retryOn.statuses[j]). */
+  static final int MAX_NESTING = 16;
+
+  private YamlComposer() {}
+
+  /** The root node, or null for an empty document or when a problem was reported. */
+  static Node compose(String text, Problems problems) {
+    if (text.length() > MAX_CHARS) {
+      int line = 1;
+      int column = 1;
+      for (int i = 0; i < MAX_CHARS; i++) {
+        if (text.charAt(i) == '\n') {
+          line++;
+          column = 1;
+        } else {
+          column++;
+        }
+      }
+      problems.at(
+          line,
+          column,
+          "",
+          "found a file of "
+              + text.length()
+              + " characters; allowed at most "
+              + MAX_CHARS
+              + " (a configuration is a few KiB)");
+      return null;
+    }
+    LoaderOptions options = options();
+    StreamReader reader = new StreamReader(text);
+    TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
+    try {
+      return new Composer(parser, new Resolver(), options).getSingleNode();
+    } catch (MarkedYAMLException e) {
+      Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
+      problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e));
+    } catch (YAMLException e) {
+      problems.at(parser.lastMark(reader), "", describe(e.getMessage()));
+    } catch (RuntimeException e) {
+      // A parser bug must not leak as anything but a located problem.
+      problems.at(
+          parser.lastMark(reader),
+          "",
+          "invalid YAML: the parser failed (" + e.getClass().getSimpleName() + ")");
+    }
+    return null;
+  }
+
+  static LoaderOptions options() {
+    LoaderOptions options = new LoaderOptions();
+    options.setCodePointLimit(MAX_CHARS);
+    options.setMaxAliasesForCollections(MAX_COLLECTION_ALIASES);
+    options.setNestingDepthLimit(MAX_NESTING);
+    // The walker reports duplicate keys itself, with both locations; these guard any other use.
+    options.setAllowDuplicateKeys(false);
+    options.setAllowRecursiveKeys(false);
+    options.setProcessComments(false);
+    return options;
+  }
+
+  private static String describe(MarkedYAMLException e) {
+    String problem = e.getProblem() == null ? "" : e.getProblem().trim();
+    String context = e.getContext() == null ? "" : e.getContext().trim();
+    if (context.startsWith("expected a single document")) {
+      return "found a second document (---); a configuration file holds one";
+    }
+    StringBuilder out = new StringBuilder("invalid YAML: ").append(problem.replace('\n', ' '));
+    if (!context.isEmpty()) {
+      out.append(" (").append(context.replace('\n', ' '));
+      Mark contextMark = e.getContextMark();
+      if (contextMark != null && contextMark != e.getProblemMark()) {
+        out.append(" at line ").append(contextMark.getLine() + 1);
+      }
+      out.append(')');
+    }
+    return out.toString();
+  }
+
+  private static String describe(String message) {
+    String m = message == null ? "" : message;
+    if (m.startsWith("Number of aliases")) {
+      return "found more than "
+          + MAX_COLLECTION_ALIASES
+          + " aliases to lists or maps; a configuration needs few (this limit stops"
+          + " \"billion laughs\" files)";
+    }
+    if (m.startsWith("Nesting Depth")) {
+      return "found lists or maps nested deeper than "
+          + MAX_NESTING
+          + " levels; a configuration needs at most 6";
+    }
+    if (m.contains("exceeds the limit")) {
+      return "allowed at most " + MAX_CHARS + " characters";
+    }
+    return "invalid YAML: " + m.replace('\n', ' ');
+  }
+
+  /** Remembers the last event handed out, to locate errors that SnakeYAML reports unmarked. */
+  private static final class TrackingParser implements Parser {
+    private final Parser delegate;
+    private Mark last;
+
+    TrackingParser(Parser delegate) {
+      this.delegate = delegate;
+    }
+
+    Mark lastMark(StreamReader reader) {
+      return last != null ? last : reader.getMark();
+    }
+
+    @Override
+    public boolean checkEvent(Event.ID choice) {
+      return delegate.checkEvent(choice);
+    }
+
+    @Override
+    public Event peekEvent() {
+      return delegate.peekEvent();
+    }
+
+    @Override
+    public Event getEvent() {
+      Event event = delegate.getEvent();
+      if (event != null && event.getStartMark() != null) {
+        last = event.getStartMark();
+      }
+      return event;
+    }
+  }
+}

@@ -1,0 +1,462 @@
+package dev.retryagent.config;
+
+import static dev.retryagent.config.Yaml.problem;
+import static dev.retryagent.config.Yaml.problems;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** Each kind of mistake is reported with its line, column, key path and what is allowed. */
+class ConfigProblemsTest {
+
+  @Test
+  void reportsEveryProblemOfAFileAtOnceInFileOrder() {
+    List<ConfigProblem> all =
+        problems(
+            "version: 2",
+            "agent:",
+            "  mode: bogus",
+            "defaults:",
+            "  retry:",
+            "    maxAttempts: 0",
+            "    backoff: {initial: 5}",
+            "  retyr: {}",
+            "routes:",
+            "  - name: a",
+            "    retry: {deadline: 1s, retryAfter: {max: 5s}}");
+    assertThat(all)
+        .extracting(ConfigProblem::line, ConfigProblem::column, ConfigProblem::path)
+        .containsExactly(
+            tuple(1, 10, "version"),
+            tuple(3, 9, "agent.mode"),
+            tuple(6, 18, "defaults.retry.maxAttempts"),
+            tuple(7, 24, "defaults.retry.backoff.initial"),
+            tuple(8, 3, "defaults.retyr"),
+            tuple(11, 45, "routes[0].retry.retryAfter.max"));
+    assertThat(all).allSatisfy(p -> assertThat(p.source()).isEqualTo(Yaml.SOURCE));
+  }
+
+  @Test
+  void formatsAProblemAsSourceLineColumnPathMessage() {
+    ConfigProblem p = problem("routes:", "  - name: x", "    retry: {maxAttempts: 0}");
+    assertThat(p).hasToString("test.yml:3:26: routes[0].retry.maxAttempts: found 0; allowed 1..10");
+  }
+
+  @Test
+  void theExceptionMessageHasOneLinePerProblem() {
+    assertThatThrownBy(() -> Yaml.load("version: 3", "agent: {mode: x, strict: maybe}"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessage(
+            "test.yml:1:10: version: found 3; allowed only 1\n"
+                + "test.yml:2:15: agent.mode: found x; allowed one of enforce, observe, off\n"
+                + "test.yml:2:26: agent.strict: found maybe; allowed true or false");
+  }
+
+  @Test
+  void suggestsTheNearestKeyForATypo() {
+    ConfigProblem p = problem("defaults:", "  retyr: {}");
+    assertThat(p.path()).isEqualTo("defaults.retyr");
+    assertThat(p.line()).isEqualTo(2);
+    assertThat(p.column()).isEqualTo(3);
+    assertThat(p.message())
+        .isEqualTo(
+            "unknown key retyr; did you mean `retry`? (allowed here: retry, budget,"
+                + " circuitBreaker, rateLimit)");
+  }
+
+  @Test
+  void suggestsTheKeyInAnotherCaseOrSpelling() {
+    assertThat(problem("defaults: {retry: {maxattempts: 2}}").message())
+        .contains("did you mean `maxAttempts`?");
+    assertThat(problem("agent: {clients: {jdkHttp: false}}").message())
+        .contains("did you mean `jdk-http`?");
+    assertThat(problem("defaults: {circuitBreaker: {failure_rate_threshold: 50%}}").message())
+        .contains("did you mean `failureRateThreshold`?");
+  }
+
+  @Test
+  void suggestsTheSectionAKeyBelongsIn() {
+    assertThat(problem("defaults: {maxAttempts: 2}").message())
+        .startsWith("unknown key maxAttempts; did you mean `retry.maxAttempts`?");
+    assertThat(problem("retry: {maxAttempts: 2}").message())
+        .startsWith("unknown key retry; did you mean `defaults.retry`?");
+    assertThat(problem("routes: [{name: x, hosts: [a.com]}]").message())
+        .startsWith("unknown key hosts; did you mean `match.hosts`?");
+  }
+
+  @Test
+  void saysNothingMisleadingForAKeyFarFromAnyKnownOne() {
+    assertThat(problem("defaults: {retry: {zzzzzz: 1}}").message())
+        .startsWith("unknown key zzzzzz (allowed here: enabled, maxAttempts,");
+  }
+
+  @Test
+  void reportsAMapWhereAValueBelongs() {
+    ConfigProblem p = problem("defaults: {retry: {maxAttempts: {a: 1}}}");
+    assertThat(p.path()).isEqualTo("defaults.retry.maxAttempts");
+    assertThat(p.message()).isEqualTo("found a map; allowed 1..10");
+  }
+
+  @Test
+  void reportsAListWhereAMapBelongs() {
+    assertThat(problem("defaults: {retry: [1, 2]}").message())
+        .startsWith("found a list; allowed a map with the keys enabled, maxAttempts, backoff,");
+    assertThat(problem("agent: true").message()).startsWith("found true; allowed a map with");
+  }
+
+  @Test
+  void reportsAScalarWhereAListBelongsWithAHint() {
+    ConfigProblem p = problem("routes: [{name: x, match: {methods: POST}}]");
+    assertThat(p.path()).isEqualTo("routes[0].match.methods");
+    assertThat(p.message())
+        .isEqualTo(
+            "found POST; allowed a list, each item an HTTP method such as GET or POST (for one"
+                + " item write [POST])");
+  }
+
+  @Test
+  void reportsAListItemThatIsNotAScalarWithItsIndex() {
+    assertThat(problems("defaults: {retry: {retryOn: {statuses: [503, [504], null]}}}"))
+        .extracting(ConfigProblem::path)
+        .containsExactly(
+            "defaults.retry.retryOn.statuses[1]", "defaults.retry.retryOn.statuses[2]");
+  }
+
+  @Test
+  void reportsRoutesThatAreNotAList() {
+    assertThat(problem("routes: {name: x}").message())
+        .startsWith("found a map; allowed a list of routes, each a map with the keys name, match,");
+    assertThat(problem("routes: [~]").path()).isEqualTo("routes[0]");
+  }
+
+  @Test
+  void reportsAFileThatIsNotAMap() {
+    ConfigProblem p = problem("- a", "- b");
+    assertThat(p.line()).isEqualTo(1);
+    assertThat(p.path()).isEmpty();
+    assertThat(p.message()).startsWith("found a list; allowed a map with the keys version, agent,");
+    assertThat(problem("just text").message()).startsWith("found \"just text\"; allowed a map");
+  }
+
+  @Test
+  void listsTheAllowedValuesOfAnEnumAndSuggestsTheNearest() {
+    assertThat(problem("defaults: {retry: {backoff: {jitter: ful}}}").message())
+        .isEqualTo(
+            "found ful; did you mean full? allowed one of none, full, equal, decorrelated,"
+                + " proportional");
+    assertThat(problem("defaults: {retry: {unsafeMethods: sometimes}}").message())
+        .isEqualTo(
+            "found sometimes; allowed one of never, if-not-sent, if-idempotency-key, always");
+    assertThat(problem("defaults: {circuitBreaker: {scope: hosts}}").message())
+        .contains("did you mean host?");
+    assertThat(problem("defaults: {retry: {retryOn: {transport: [connect, dns]}}}"))
+        .satisfies(
+            p -> {
+              assertThat(p.path()).isEqualTo("defaults.retry.retryOn.transport[1]");
+              assertThat(p.message())
+                  .isEqualTo("found dns; allowed one of connect, reset, timeout");
+            });
+  }
+
+  @Test
+  void reportsNumbersOutOfRange() {
+    assertThat(problem("defaults: {retry: {maxAttempts: 11}}").message())
+        .isEqualTo("found 11; allowed 1..10");
+    assertThat(problem("defaults: {retry: {maxAttempts: 3.5}}").message())
+        .isEqualTo("found 3.5; allowed 1..10");
+    assertThat(problem("defaults: {retry: {backoff: {multiplier: 0.5}}}").message())
+        .isEqualTo("found 0.5; allowed a number 1..100");
+    assertThat(problem("defaults: {rateLimit: {perSecond: 0}}").message())
+        .isEqualTo("found 0; allowed a number above 0 up to 1000000000");
+    assertThat(problem("agent: {metrics: {prometheus: {port: 70000}}}").message())
+        .isEqualTo("found 70000; allowed 1..65535");
+    assertThat(problem("defaults: {budget: {minPerSecond: -1}}").message())
+        .isEqualTo("found -1; allowed 0..1000000");
+  }
+
+  @Test
+  void reportsABareNumberWhereADurationBelongsWithAUnitSuggestion() {
+    ConfigProblem p = problem("defaults:", "  retry:", "    deadline: 30");
+    assertThat(p.line()).isEqualTo(3);
+    assertThat(p.column()).isEqualTo(15);
+    assertThat(p.path()).isEqualTo("defaults.retry.deadline");
+    assertThat(p.message())
+        .isEqualTo("found 30; a duration needs a unit: did you mean 30s or 30ms?");
+  }
+
+  @Test
+  void reportsDurationsOutOfRange() {
+    assertThat(problem("defaults: {retry: {deadline: 0s}}").message())
+        .isEqualTo("found 0s; allowed a duration above 0 up to 1d, such as 250ms, 2s, 1m or PT2S");
+    assertThat(problem("defaults: {budget: {window: 2h}}").message())
+        .isEqualTo("found 2h; allowed a duration 1ms..1h, such as 250ms, 2s, 1m or PT2S");
+    assertThat(problem("defaults: {retry: {deadline: none}}").message())
+        .startsWith("found none; allowed a duration");
+  }
+
+  @Test
+  void reportsNullWhereNoneIsNotAllowed() {
+    assertThat(problem("defaults: {retry: {deadline: }}").message())
+        .isEqualTo(
+            "found nothing (null); allowed a duration above 0 up to 1d, such as 250ms, 2s, 1m or"
+                + " PT2S");
+    assertThat(problem("defaults: {retry: {perAttemptTimeout: 1x}}").message())
+        .endsWith(", or none");
+  }
+
+  @Test
+  void reportsBadRatiosAndSizes() {
+    assertThat(problem("defaults: {circuitBreaker: {failureRateThreshold: 150%}}").message())
+        .isEqualTo("found 150%; allowed a ratio above 0% up to 100%, written like 50% or 0.5");
+    assertThat(problem("defaults: {circuitBreaker: {failureRateThreshold: 0}}").message())
+        .startsWith("found 0; allowed a ratio above 0%");
+    assertThat(problem("defaults: {budget: {ratio: lots}}").message())
+        .isEqualTo("found lots; allowed a ratio 0%..1000%, written like 50% or 0.5");
+    assertThat(problem("defaults: {retry: {replayBodyLimit: 64KB}}").message())
+        .isEqualTo(
+            "found 64KB; the unit KB is ambiguous (1000 or 1024?): write 64KiB for multiples of"
+                + " 1024, or the number of bytes");
+    assertThat(problem("defaults: {retry: {replayBodyLimit: 2GiB}}").message())
+        .isEqualTo("found 2GiB; allowed a size up to 1GiB, such as 512, 64KiB or 1MiB");
+  }
+
+  @Test
+  void reportsBadStatusTokensWithTheirIndex() {
+    assertThat(problems("defaults: {circuitBreaker: {failOn: {statuses: [5xx, 600-500, 42]}}}"))
+        .extracting(ConfigProblem::path, ConfigProblem::message)
+        .containsExactly(
+            tuple(
+                "defaults.circuitBreaker.failOn.statuses[1]",
+                "found 600-500; allowed a status code (503), class (5xx) or range (500-599) within"
+                    + " 100..999"),
+            tuple(
+                "defaults.circuitBreaker.failOn.statuses[2]",
+                "found 42; allowed a status code (503), class (5xx) or range (500-599) within"
+                    + " 100..999"));
+  }
+
+  @Test
+  void reportsBadHostGlobsPortsAndMethods() {
+    List<ConfigProblem> all =
+        problems(
+            "routes:",
+            "  - name: x",
+            "    match:",
+            "      hosts: ['a.com:99999', 'https://b.com', 'c.com']",
+            "      methods: [GET, 'NOT A METHOD']",
+            "      paths: [v1/x]");
+    assertThat(all)
+        .extracting(ConfigProblem::path, ConfigProblem::message)
+        .containsExactly(
+            tuple(
+                "routes[0].match.hosts[0]",
+                "found a.com:99999; allowed a port 1..65535 after the colon, or none"),
+            tuple(
+                "routes[0].match.hosts[1]",
+                "found https://b.com; allowed a host without a scheme: write b.com and put paths"
+                    + " in match.paths"),
+            tuple(
+                "routes[0].match.methods[1]",
+                "found \"NOT A METHOD\"; allowed an HTTP method such as GET or POST"),
+            tuple(
+                "routes[0].match.paths[0]",
+                "found v1/x; allowed a path glob such as /v1/charges/**, /v1/*/refunds or /health"
+                    + " (starting with /)"));
+  }
+
+  @Test
+  void reportsBadHeaderNamesAndClassNames() {
+    assertThat(problem("defaults: {retry: {attemptHeader: 'X Attempt'}}").message())
+        .isEqualTo(
+            "found \"X Attempt\"; allowed an HTTP header name such as Idempotency-Key, or none");
+    assertThat(problem("defaults: {retry: {retryOn: {exceptions: ['java.net.']}}}").message())
+        .isEqualTo(
+            "found java.net.; allowed a fully qualified class name such as"
+                + " java.net.UnknownHostException");
+  }
+
+  @Test
+  void reportsADuplicateKeyWithBothLines() {
+    ConfigProblem p =
+        problem(
+            "defaults:", "  retry: {maxAttempts: 3}", "  budget: {}", "  retry: {maxAttempts: 4}");
+    assertThat(p.line()).isEqualTo(4);
+    assertThat(p.column()).isEqualTo(3);
+    assertThat(p.path()).isEqualTo("defaults.retry");
+    assertThat(p.message())
+        .isEqualTo("found the key retry a second time (first at line 2); a key may appear once");
+  }
+
+  @Test
+  void reportsDuplicateRouteNamesAnyCase() {
+    ConfigProblem p =
+        problem(
+            "routes:",
+            "  - name: pay",
+            "    match: {hosts: [a]}",
+            "  - name: PAY",
+            "    match: {hosts: [b]}");
+    assertThat(p.line()).isEqualTo(4);
+    assertThat(p.path()).isEqualTo("routes[1].name");
+    assertThat(p.message())
+        .isEqualTo(
+            "found the route name PAY a second time (first at routes[0], line 2); route names are"
+                + " unique");
+  }
+
+  @Test
+  void reservesTheRouteNameDefault() {
+    assertThat(problem("routes: [{name: default, match: {hosts: [a]}}]").message())
+        .startsWith("found default; allowed any other name");
+  }
+
+  @Test
+  void reportsAMatchListThatMatchesNothing() {
+    ConfigProblem p = problem("routes: [{name: x, match: {hosts: []}}]");
+    assertThat(p.path()).isEqualTo("routes[0].match.hosts");
+    assertThat(p.message())
+        .isEqualTo(
+            "found an empty list, which matches nothing; allowed at least one host glob (leave"
+                + " the key out to match any host)");
+  }
+
+  @Test
+  void reportsRoutesShadowedByACatchAllRoute() {
+    List<ConfigProblem> all =
+        problems(
+            "routes:",
+            "  - name: everything",
+            "    match: {hosts: ['*'], paths: ['/**']}",
+            "  - name: never",
+            "    match: {hosts: [a.com]}");
+    assertThat(all).hasSize(1);
+    assertThat(all.get(0).path()).isEqualTo("routes[1]");
+    assertThat(all.get(0).line()).isEqualTo(4);
+    assertThat(all.get(0).message())
+        .startsWith("this route can never match: routes[0] before it matches every request");
+  }
+
+  @Test
+  void acceptsACatchAllRouteLast() throws Exception {
+    AgentConfig c =
+        Yaml.load(
+            "routes:",
+            "  - {name: a, match: {hosts: [a.com]}}",
+            "  - {name: rest, retry: {maxAttempts: 2}}");
+    assertThat(c.routes()).extracting(Route::name).containsExactly("a", "rest");
+  }
+
+  @Test
+  void requiresVersionOne() {
+    assertThat(problem("version: 2").message()).isEqualTo("found 2; allowed only 1");
+    assertThat(problem("version: '1.0'").message()).isEqualTo("found 1.0; allowed only 1");
+  }
+
+  @Test
+  void reportsAnUnsetVariableAtItsValue() {
+    ConfigProblem p = problem("defaults:", "  retry:", "    deadline: ${DEADLINE}");
+    assertThat(p.line()).isEqualTo(3);
+    assertThat(p.column()).isEqualTo(15);
+    assertThat(p.path()).isEqualTo("defaults.retry.deadline");
+    assertThat(p.message())
+        .isEqualTo(
+            "environment variable DEADLINE is not set and there is no fallback; set it or write"
+                + " ${DEADLINE:-value}");
+  }
+
+  @Test
+  void showsTheSubstitutedValueAndWhereItCameFrom() {
+    List<ConfigProblem> all =
+        Yaml.problemsWithEnv(Map.of("N", "99"), "defaults: {retry: {maxAttempts: '${N}'}}");
+    assertThat(all.get(0).message()).isEqualTo("found 99 (from ${N}); allowed 1..10");
+  }
+
+  @Test
+  void reportsYamlSyntaxErrorsWithTheirLocation() {
+    ConfigProblem p = problem("defaults:", "  retry: [1, 2", "budget: 3");
+    assertThat(p.path()).isEmpty();
+    assertThat(p.line()).isGreaterThanOrEqualTo(2);
+    assertThat(p.message()).startsWith("invalid YAML: ");
+    ConfigProblem tab = problem("defaults:", "\tretry: {}");
+    assertThat(tab.line()).isEqualTo(2);
+    assertThat(tab.message()).contains("TAB");
+  }
+
+  @Test
+  void refusesASecondDocument() {
+    ConfigProblem p = problem("version: 1", "---", "version: 1");
+    assertThat(p.line()).isEqualTo(2);
+    assertThat(p.message())
+        .isEqualTo("found a second document (---); a configuration file holds one");
+  }
+
+  @Test
+  void refusesTagsAndNeverInstantiatesTypes() {
+    assertThat(
+            problem(
+                    "defaults: !!javax.script.ScriptEngineManager [!!java.net.URLClassLoader"
+                        + " [[!!java.net.URL ['http://127.0.0.1/']]]]")
+                .message())
+        .startsWith("invalid YAML: Global tag is not allowed");
+    ConfigProblem local = problem("defaults: {retry: {deadline: !secret 5s}}");
+    assertThat(local.path()).isEqualTo("defaults.retry.deadline");
+    assertThat(local.message()).isEqualTo("found the tag !secret; YAML tags are not allowed here");
+  }
+
+  @Test
+  void refusesMergeKeysWithAPointerToDefaults() {
+    List<ConfigProblem> all =
+        problems(
+            "defaults: {retry: &r {maxAttempts: 4}}",
+            "routes:",
+            "  - name: x",
+            "    match: {hosts: [a]}",
+            "    retry: {<<: *r, deadline: 5s}");
+    assertThat(all).hasSize(1);
+    assertThat(all.get(0).path()).isEqualTo("routes[0].retry");
+    assertThat(all.get(0).message()).contains("merge keys are not supported");
+  }
+
+  @Test
+  void acceptsAliasesToScalarsAndSmallCollections() throws Exception {
+    AgentConfig c =
+        Yaml.load(
+            "defaults: {retry: {retryOn: {statuses: &s [502, 503]}, deadline: &d 10s}}",
+            "routes:",
+            "  - name: x",
+            "    match: {hosts: [a]}",
+            "    circuitBreaker: {failOn: {statuses: *s}, openFor: *d}");
+    assertThat(c.routes().get(0).policy().circuitBreaker().failOnStatuses().spec())
+        .containsExactly("502", "503");
+  }
+
+  @Test
+  void survivesARecursiveAlias() {
+    List<ConfigProblem> all = problems("defaults: &d {retry: *d}");
+    assertThat(all).isNotEmpty();
+    assertThat(all).allSatisfy(p -> assertThat(p.line()).isPositive());
+  }
+
+  @Test
+  void remembersAStrictFileEvenWhenItIsInvalidElsewhere() {
+    assertThatThrownBy(
+            () -> Yaml.load("agent: {strict: true}", "defaults: {retry: {maxAttempts: 0}}"))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isTrue());
+    assertThatThrownBy(() -> Yaml.load("defaults: {retry: {maxAttempts: 0}}"))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
+    assertThatThrownBy(() -> Yaml.load("agent: {strict: true", "x"))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
+  }
+
+  @Test
+  void problemsCarryTheirSourceName() {
+    assertThatThrownBy(() -> ConfigLoader.parse("version: 0", "conf/app.yml", Map.of()))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e -> assertThat(e.getMessage()).startsWith("conf/app.yml:1:10: version: found 0"));
+  }
+}

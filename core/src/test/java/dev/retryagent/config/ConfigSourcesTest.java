@@ -1,0 +1,290 @@
+package dev.retryagent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.policy.Mode;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Agent argument > system property > environment variable > file > built-in defaults. */
+class ConfigSourcesTest {
+  private static final Properties NO_PROPS = new Properties();
+
+  @TempDir Path dir;
+
+  private static Properties props(String... keyValues) {
+    Properties p = new Properties();
+    for (int i = 0; i < keyValues.length; i += 2) {
+      p.setProperty(keyValues[i], keyValues[i + 1]);
+    }
+    return p;
+  }
+
+  private static List<ConfigProblem> problems(
+      String args, Properties props, Map<String, String> env) {
+    AtomicReference<ConfigException> caught = new AtomicReference<>();
+    assertThatThrownBy(() -> ConfigSources.resolve(args, props, env))
+        .isInstanceOfSatisfying(ConfigException.class, caught::set);
+    return caught.get().problems();
+  }
+
+  @Test
+  void nothingNamedAnywhereMeansTheBuiltInDefaults() throws Exception {
+    ConfigSources s = ConfigSources.resolve(null, NO_PROPS, Map.of());
+    assertThat(s.configFile()).isNull();
+    assertThat(s.configOrigin()).isEqualTo("none");
+    assertThat(s.mode()).isNull();
+    assertThat(s.strict()).isNull();
+    AgentConfig c = s.load(Map.of());
+    assertThat(c).isEqualTo(AgentConfig.defaults());
+    assertThat(c.source()).isEqualTo("built-in defaults");
+    assertThat(ConfigSources.resolve("  ", NO_PROPS, Map.of()).configFile()).isNull();
+  }
+
+  @Test
+  void aBareArgumentIsThePath() throws Exception {
+    ConfigSources s = ConfigSources.resolve("conf/retry.yml", NO_PROPS, Map.of());
+    assertThat(s.configFile()).isEqualTo(Path.of("conf/retry.yml"));
+    assertThat(s.configOrigin()).isEqualTo("agent argument");
+  }
+
+  @Test
+  void aBarePathMayHoldCommasAndEqualsSignsAfterASlash() throws Exception {
+    assertThat(ConfigSources.resolve("/etc/a,b/x=y.yml", NO_PROPS, Map.of()).configFile())
+        .isEqualTo(Path.of("/etc/a,b/x=y.yml"));
+  }
+
+  @Test
+  void keyValuePairsNameTheFileModeAndStrict() throws Exception {
+    ConfigSources s =
+        ConfigSources.resolve(" config = conf.yml , mode=OBSERVE,strict=true ", NO_PROPS, Map.of());
+    assertThat(s.configFile()).isEqualTo(Path.of("conf.yml"));
+    assertThat(s.mode()).isEqualTo(Mode.OBSERVE);
+    assertThat(s.modeOrigin()).isEqualTo("agent argument");
+    assertThat(s.strict()).isTrue();
+    assertThat(s.strictOrigin()).isEqualTo("agent argument");
+  }
+
+  @Test
+  void aQuotedValueMayHoldACommaAndAnEmptyPairIsIgnored() throws Exception {
+    ConfigSources s = ConfigSources.resolve("config='a,b.yml',,mode=off,", NO_PROPS, Map.of());
+    assertThat(s.configFile()).isEqualTo(Path.of("a,b.yml"));
+    assertThat(s.mode()).isEqualTo(Mode.OFF);
+  }
+
+  @Test
+  void theArgumentBeatsThePropertyWhichBeatsTheEnvironment() throws Exception {
+    Properties p =
+        props(
+            "retryagent.config",
+            "prop.yml",
+            "retryagent.mode",
+            "observe",
+            "retryagent.strict",
+            "true");
+    Map<String, String> env =
+        Map.of(
+            "RETRY_AGENT_CONFIG",
+            "env.yml",
+            "RETRY_AGENT_MODE",
+            "off",
+            "RETRY_AGENT_STRICT",
+            "false");
+    ConfigSources all = ConfigSources.resolve("config=arg.yml,mode=enforce", p, env);
+    assertThat(all.configFile()).isEqualTo(Path.of("arg.yml"));
+    assertThat(all.mode()).isEqualTo(Mode.ENFORCE);
+    assertThat(all.strict()).isTrue();
+    assertThat(all.strictOrigin()).isEqualTo("system property retryagent.strict");
+
+    ConfigSources noArg = ConfigSources.resolve(null, p, env);
+    assertThat(noArg.configFile()).isEqualTo(Path.of("prop.yml"));
+    assertThat(noArg.configOrigin()).isEqualTo("system property retryagent.config");
+    assertThat(noArg.mode()).isEqualTo(Mode.OBSERVE);
+
+    ConfigSources envOnly = ConfigSources.resolve(null, NO_PROPS, env);
+    assertThat(envOnly.configFile()).isEqualTo(Path.of("env.yml"));
+    assertThat(envOnly.configOrigin()).isEqualTo("environment variable RETRY_AGENT_CONFIG");
+    assertThat(envOnly.mode()).isEqualTo(Mode.OFF);
+    assertThat(envOnly.modeOrigin()).isEqualTo("environment variable RETRY_AGENT_MODE");
+    assertThat(envOnly.strict()).isFalse();
+  }
+
+  @Test
+  void blankPropertiesAndVariablesCountAsUnset() throws Exception {
+    ConfigSources s =
+        ConfigSources.resolve(
+            null,
+            props("retryagent.config", " "),
+            Map.of("RETRY_AGENT_CONFIG", "env.yml", "RETRY_AGENT_MODE", ""));
+    assertThat(s.configFile()).isEqualTo(Path.of("env.yml"));
+    assertThat(s.mode()).isNull();
+  }
+
+  @Test
+  void overridesBeatTheFileWhichBeatsTheBuiltInDefaults() throws Exception {
+    Path file = dir.resolve("c.yml");
+    Files.writeString(file, "agent: {mode: observe, strict: false, reload: false}\n");
+    AgentConfig fromFile =
+        ConfigSources.resolve(file.toString(), NO_PROPS, Map.of()).load(Map.of());
+    assertThat(fromFile.mode()).isEqualTo(Mode.OBSERVE);
+    assertThat(fromFile.reload()).isFalse();
+    assertThat(fromFile.source()).isEqualTo(file.toString());
+
+    AgentConfig overridden =
+        ConfigSources.resolve(
+                "config=" + file,
+                props("retryagent.mode", "off"),
+                Map.of("RETRY_AGENT_STRICT", "true"))
+            .load(Map.of());
+    assertThat(overridden.mode()).isEqualTo(Mode.OFF);
+    assertThat(overridden.strict()).isTrue();
+    assertThat(overridden.reload()).isFalse();
+  }
+
+  @Test
+  void overridesApplyToTheBuiltInDefaultsToo() throws Exception {
+    AgentConfig c = ConfigSources.resolve("mode=observe", NO_PROPS, Map.of()).load(Map.of());
+    assertThat(c.mode()).isEqualTo(Mode.OBSERVE);
+    assertThat(c.defaultPolicy()).isEqualTo(AgentConfig.defaults().defaultPolicy());
+  }
+
+  @Test
+  void theFileIsReadWithTheInjectedEnvironment() throws Exception {
+    Path file = dir.resolve("env.yml");
+    Files.writeString(file, "defaults: {retry: {maxAttempts: '${N}'}}\n");
+    AgentConfig c =
+        ConfigSources.resolve(null, NO_PROPS, Map.of("RETRY_AGENT_CONFIG", file.toString()))
+            .load(Map.of("N", "4"));
+    assertThat(c.defaultPolicy().retry().maxAttempts()).isEqualTo(4);
+  }
+
+  @Test
+  void aStrictOverrideDecidesWhetherAnInvalidFileStopsTheJvm() throws Exception {
+    Path file = dir.resolve("bad.yml");
+    Files.writeString(file, "agent: {strict: true}\ndefaults: {retry: {maxAttempts: 0}}\n");
+    assertThatThrownBy(
+            () -> ConfigSources.resolve(file.toString(), NO_PROPS, Map.of()).load(Map.of()))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isTrue());
+    assertThatThrownBy(
+            () ->
+                ConfigSources.resolve("config=" + file + ",strict=false", NO_PROPS, Map.of())
+                    .load(Map.of()))
+        .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
+  }
+
+  @Test
+  void aMissingFileIsAConfigException() throws Exception {
+    Path missing = dir.resolve("missing.yml");
+    ConfigSources s = ConfigSources.resolve(missing.toString(), NO_PROPS, Map.of());
+    assertThatThrownBy(() -> s.load(Map.of()))
+        .isInstanceOfSatisfying(
+            ConfigException.class,
+            e -> {
+              assertThat(e.problems()).hasSize(1);
+              assertThat(e.problems().get(0).source()).isEqualTo(missing.toString());
+              assertThat(e.problems().get(0).message())
+                  .startsWith("cannot read the file: NoSuchFileException");
+            });
+  }
+
+  @Test
+  void anUnknownArgumentKeyIsAnErrorWithASuggestion() {
+    List<ConfigProblem> all = problems("conf=x.yml,mode=observe", NO_PROPS, Map.of());
+    assertThat(all).hasSize(1);
+    assertThat(all.get(0).source()).isEqualTo("agent argument");
+    assertThat(all.get(0).path()).isEqualTo("conf");
+    assertThat(all.get(0).message())
+        .isEqualTo("unknown key conf; did you mean `config`? (allowed: config, mode, strict)");
+  }
+
+  @Test
+  void aBogusModeOrStrictIsAnErrorNamingItsSource() {
+    assertThat(problems("config=x.yml,mode=bogus", NO_PROPS, Map.of()))
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.source()).isEqualTo("agent argument");
+              assertThat(p.path()).isEqualTo("mode");
+              assertThat(p.message())
+                  .isEqualTo("found bogus; allowed one of enforce, observe, off");
+              assertThat(p)
+                  .hasToString(
+                      "agent argument: mode: found bogus; allowed one of enforce, observe, off");
+            });
+    assertThat(problems(null, props("retryagent.strict", "yes"), Map.of()))
+        .singleElement()
+        .satisfies(
+            p -> {
+              assertThat(p.source()).isEqualTo("system property retryagent.strict");
+              assertThat(p.message()).isEqualTo("found yes; allowed true or false");
+            });
+    assertThat(problems(null, NO_PROPS, Map.of("RETRY_AGENT_MODE", "loud")))
+        .singleElement()
+        .satisfies(p -> assertThat(p.source()).isEqualTo("environment variable RETRY_AGENT_MODE"));
+  }
+
+  @Test
+  void aLowerSourceIsNotCheckedWhenAHigherOneWins() throws Exception {
+    ConfigSources s =
+        ConfigSources.resolve("mode=observe", props("retryagent.mode", "bogus"), Map.of());
+    assertThat(s.mode()).isEqualTo(Mode.OBSERVE);
+  }
+
+  @Test
+  void malformedPairsAreErrors() {
+    assertThat(problems("config=a.yml,observe", NO_PROPS, Map.of()))
+        .singleElement()
+        .satisfies(
+            p -> assertThat(p.message()).startsWith("found observe; allowed key=value pairs"));
+    assertThat(problems("config=a.yml,config=b.yml", NO_PROPS, Map.of()))
+        .singleElement()
+        .satisfies(
+            p ->
+                assertThat(p.message())
+                    .isEqualTo("found config a second time; give each key once"));
+    assertThat(problems("config=,mode=off", NO_PROPS, Map.of()))
+        .singleElement()
+        .satisfies(
+            p -> assertThat(p.message()).isEqualTo("found an empty value; allowed a file path"));
+    assertThat(problems("config='a.yml", NO_PROPS, Map.of()))
+        .anySatisfy(p -> assertThat(p.message()).contains("unclosed"));
+  }
+
+  @Test
+  void reportsEveryArgumentProblemAtOnceAndKeepsAValidStrict() {
+    AtomicReference<ConfigException> caught = new AtomicReference<>();
+    assertThatThrownBy(
+            () -> ConfigSources.resolve("mode=x,strict=true,colour=red", NO_PROPS, Map.of()))
+        .isInstanceOfSatisfying(ConfigException.class, caught::set);
+    assertThat(caught.get().problems())
+        .extracting(ConfigProblem::path)
+        .containsExactly("colour", "mode");
+    assertThat(caught.get().strict()).isTrue();
+  }
+
+  @Test
+  void describesItselfForTheStartUpLog() throws Exception {
+    assertThat(ConfigSources.resolve("config=a.yml,mode=observe", NO_PROPS, Map.of()))
+        .hasToString(
+            "config=a.yml (agent argument), mode=observe (agent argument), strict=from the file");
+  }
+
+  @Test
+  void loadsAUtf8FileWithABomAndRefusesOtherBytes() throws Exception {
+    Path bom = dir.resolve("bom.yml");
+    Files.write(bom, ("\uFEFFagent: {mode: observe}\n").getBytes(StandardCharsets.UTF_8));
+    assertThat(ConfigLoader.load(bom, Map.of()).mode()).isEqualTo(Mode.OBSERVE);
+    Path latin1 = dir.resolve("latin1.yml");
+    Files.write(latin1, "# caf\u00e9\nversion: 1\n".getBytes(StandardCharsets.ISO_8859_1));
+    assertThatThrownBy(() -> ConfigLoader.load(latin1, Map.of()))
+        .hasMessageContaining("found bytes that are not UTF-8");
+  }
+}

@@ -1,0 +1,68 @@
+package dev.retryagent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class EnvSubstitutionTest {
+  private final EnvSubstitution env =
+      new EnvSubstitution(Map.of("HOST", "api.example.com", "EMPTY", "", "N", "5"));
+
+  @Test
+  void replacesASetVariable() {
+    assertThat(env.apply("${HOST}")).isEqualTo("api.example.com");
+    assertThat(env.apply("https-${HOST}:443")).isEqualTo("https-api.example.com:443");
+    assertThat(env.apply("${N}${N}")).isEqualTo("55");
+  }
+
+  @Test
+  void usesTheFallbackWhenTheVariableIsUnsetOrEmptyAsAShellDoes() {
+    assertThat(env.apply("${MISSING:-fallback}")).isEqualTo("fallback");
+    assertThat(env.apply("${EMPTY:-fallback}")).isEqualTo("fallback");
+    assertThat(env.apply("${HOST:-fallback}")).isEqualTo("api.example.com");
+    assertThat(env.apply("${MISSING:-}")).isEmpty();
+    assertThat(env.apply("${MISSING:-a:b-c}")).isEqualTo("a:b-c");
+  }
+
+  @Test
+  void keepsAnEmptyVariableWithoutFallbackEmpty() {
+    assertThat(env.apply("x${EMPTY}y")).isEqualTo("xy");
+  }
+
+  @Test
+  void leavesTextWithoutReferencesAloneAndEscapesDoubleDollar() {
+    assertThat(env.apply("plain $ text $HOST")).isEqualTo("plain $ text $HOST");
+    assertThat(env.apply("$${HOST}")).isEqualTo("${HOST}");
+  }
+
+  @Test
+  void namesEveryUnsetVariableWithoutFallback() {
+    assertThatThrownBy(() -> env.apply("${A}-${HOST}-${B}"))
+        .hasMessage(
+            "environment variables A, B are not set and there is no fallback; set it or write"
+                + " ${A:-value}");
+    assertThatThrownBy(() -> env.apply("${A}"))
+        .hasMessage(
+            "environment variable A is not set and there is no fallback; set it or write"
+                + " ${A:-value}");
+  }
+
+  @Test
+  void explainsMalformedReferences() {
+    assertThatThrownBy(() -> env.apply("${HOST")).hasMessageStartingWith("unterminated ${");
+    assertThatThrownBy(() -> env.apply("${1X}"))
+        .hasMessageContaining("a name is letters, digits and _");
+    assertThatThrownBy(() -> env.apply("${HOST:default}"))
+        .hasMessageContaining("for a fallback write ${HOST:-default}");
+    assertThatThrownBy(() -> env.apply("${A:-${B}}")).hasMessageContaining("nested");
+    assertThatThrownBy(() -> env.apply("${}")).hasMessageContaining("invalid");
+  }
+
+  @Test
+  void neverReadsTheValueAsYaml() {
+    EnvSubstitution hostile = new EnvSubstitution(Map.of("X", "1\nretry: {enabled: false}"));
+    assertThat(hostile.apply("${X}")).isEqualTo("1\nretry: {enabled: false}");
+  }
+}

@@ -1,0 +1,104 @@
+package dev.retryagent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class HostPatternTest {
+
+  @ParameterizedTest
+  @CsvSource({
+    "api.example.com, api.example.com, 443, true",
+    "api.example.com, API.Example.COM, 443, true",
+    "API.EXAMPLE.COM, api.example.com, 80, true",
+    "api.example.com, api.example.com., 443, true",
+    "api.example.com, api.example.org, 443, false",
+    "api.example.com, xapi.example.com, 443, false",
+    "*.example.com, a.example.com, 443, true",
+    "*.example.com, a.b.example.com, 443, true",
+    "*.example.com, example.com, 443, false",
+    "*.example.com, evil-example.com, 443, false",
+    "api-*.internal, api-eu-1.internal, 80, true",
+    "api-*.internal, web-eu-1.internal, 80, false",
+    "*, anything.at.all, 1234, true",
+    "*.pay.internal:8443, x.pay.internal, 8443, true",
+    "*.pay.internal:8443, x.pay.internal, 443, false",
+    "*.pay.internal:*, x.pay.internal, 443, true",
+    "localhost:8080, localhost, 8080, true",
+    "localhost:8080, localhost, 8081, false",
+    "127.0.0.1, 127.0.0.1, 9000, true",
+    "127.0.0.*, 127.0.0.42, 9000, true",
+    "'[::1]:8080', '[::1]', 8080, true",
+    "'[::1]:8080', ::1, 8080, true",
+    "'[::1]:8080', ::1, 8081, false",
+    "'[::1]', ::1, 1, true",
+    "::1, '[::1]', 443, true",
+    "'[2001:DB8::1]', 2001:db8::1, 443, true",
+    "'[2001:db8::*]', '[2001:db8::42]', 443, true"
+  })
+  void matchesHostsCaseInsensitivelyWithGlobsPortsAndIpv6(
+      String pattern, String host, int port, boolean matches) {
+    assertThat(HostPattern.compile(pattern).matches(host, port)).isEqualTo(matches);
+  }
+
+  @Test
+  void neverMatchesANullHost() {
+    assertThat(HostPattern.compile("*").matches(null, 80)).isFalse();
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "API.Example.com, api.example.com",
+    "x.com:443, x.com:443",
+    "x.com:*, x.com",
+    "'[::1]:8080', '[::1]:8080'",
+    "::1, '[::1]'"
+  })
+  void hasACanonicalForm(String pattern, String canonical) {
+    assertThat(HostPattern.compile(pattern)).hasToString(canonical);
+  }
+
+  @Test
+  void knowsWhenItMatchesEverything() {
+    assertThat(HostPattern.compile("*").matchesEverything()).isTrue();
+    assertThat(HostPattern.compile("*:*").matchesEverything()).isTrue();
+    assertThat(HostPattern.compile("*:80").matchesEverything()).isFalse();
+    assertThat(HostPattern.compile("*.x").matchesEverything()).isFalse();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "",
+        " ",
+        "x.com:0",
+        "x.com:65536",
+        "x.com:http",
+        "x.com:",
+        "[::1",
+        "[::1]8080",
+        "[]",
+        "[nothost]",
+        "a b.com",
+        "x.com/path",
+        "ex@mple.com",
+        "x.com:80:90"
+      })
+  void refusesInvalidPatterns(String pattern) {
+    assertThatThrownBy(() -> HostPattern.compile(pattern))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith("allowed");
+  }
+
+  @Test
+  void explainsASchemeOrAPath() {
+    assertThatThrownBy(() -> HostPattern.compile("https://api.example.com/v1"))
+        .hasMessageContaining("without a scheme");
+    assertThatThrownBy(() -> HostPattern.compile("api.example.com/v1"))
+        .hasMessageContaining("put paths in match.paths");
+  }
+}

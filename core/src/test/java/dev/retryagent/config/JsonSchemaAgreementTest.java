@@ -1,0 +1,206 @@
+package dev.retryagent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.networknt.schema.Error;
+import com.networknt.schema.InputFormat;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import dev.retryagent.config.Schema.Leaf;
+import dev.retryagent.config.Schema.Section;
+import dev.retryagent.config.Schema.SectionList;
+import dev.retryagent.config.ValueType.EnumType;
+import dev.retryagent.config.ValueType.ListType;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.dataformat.yaml.YAMLMapper;
+
+/**
+ * config/retry-agent.schema.json and the loader agree: the same keys, enums and defaults, and the
+ * files in config/ pass both. The walk below reads the committed file, not the generator.
+ */
+class JsonSchemaAgreementTest {
+  private static JsonNode json;
+  private static com.networknt.schema.Schema validator;
+
+  @BeforeAll
+  static void readSchema() {
+    String text = ConfigFiles.read(JsonSchemaGenerator.FILE);
+    json = JsonMapper.builder().build().readTree(text);
+    validator =
+        SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(text);
+  }
+
+  @Test
+  void theCommittedSchemaIsTheGeneratedOne() {
+    assertThat(ConfigFiles.read(JsonSchemaGenerator.FILE))
+        .as("config/retry-agent.schema.json is stale: run JsonSchemaGenerator.main")
+        .isEqualTo(JsonSchemaGenerator.text());
+  }
+
+  @Test
+  void everyLoaderKeyIsInTheSchemaAndEverySchemaKeyIsInTheLoader() {
+    Map<String, JsonNode> jsonLeaves = new LinkedHashMap<>();
+    collect(json, "", jsonLeaves);
+    assertThat(new TreeSet<>(jsonLeaves.keySet()))
+        .isEqualTo(new TreeSet<>(ConfigSchema.ROOT.leafPaths()));
+  }
+
+  @Test
+  void enumsAgree() {
+    Map<String, JsonNode> jsonLeaves = new LinkedHashMap<>();
+    collect(json, "", jsonLeaves);
+    int checked = 0;
+    for (Map.Entry<String, Leaf> e : loaderLeaves().entrySet()) {
+      ValueType type = e.getValue().type;
+      if (type instanceof ListType) {
+        type = ((ListType) type).element;
+      }
+      List<String> jsonEnum = enumIn(jsonLeaves.get(e.getKey()));
+      if (type instanceof EnumType) {
+        assertThat(jsonEnum).as(e.getKey()).isEqualTo(((EnumType) type).names);
+        checked++;
+      } else {
+        assertThat(jsonEnum).as(e.getKey()).isNull();
+      }
+    }
+    assertThat(checked).isGreaterThanOrEqualTo(7);
+  }
+
+  @Test
+  void defaultsAgree() {
+    Map<String, JsonNode> jsonLeaves = new LinkedHashMap<>();
+    collect(json, "", jsonLeaves);
+    YAMLMapper yaml = YAMLMapper.builder().build();
+    for (Map.Entry<String, Leaf> e : loaderLeaves().entrySet()) {
+      JsonNode schemaDefault = jsonLeaves.get(e.getKey()).get("default");
+      if (e.getValue().defaultText == null) {
+        assertThat(schemaDefault).as(e.getKey()).isNull();
+      } else {
+        assertThat(schemaDefault).as(e.getKey()).isEqualTo(yaml.readTree(e.getValue().defaultText));
+      }
+    }
+  }
+
+  static List<Path> configFiles() {
+    return ConfigFiles.yamlFiles();
+  }
+
+  @ParameterizedTest
+  @MethodSource("configFiles")
+  void everyConfigFileIsValidAgainstTheSchema(Path file) {
+    List<Error> errors = validator.validate(ConfigFiles.read(file), InputFormat.YAML);
+    assertThat(errors).as(file.toString()).isEmpty();
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "retyr: {}",
+        "version: 2",
+        "agent: {mode: bogus}",
+        "defaults: {retry: {maxAttempts: 0}}",
+        "defaults: {retry: {maxAttempts: 11}}",
+        "defaults: {retry: {deadline: 30}}",
+        "defaults: {retry: {backoff: {jitter: ful}}}",
+        "defaults: {retry: {retryOn: {statuses: [42]}}}",
+        "defaults: {retry: {retryOn: {transport: [dns]}}}",
+        "defaults: {retry: {replayBodyLimit: 64KB}}",
+        "defaults: {circuitBreaker: {failureRateThreshold: 2}}",
+        "defaults: {circuitBreaker: {window: {type: sliding}}}",
+        "defaults: {rateLimit: {perSecond: 0}}",
+        "agent: {metrics: {prometheus: {port: 0}}}",
+        "routes: [{name: 'bad name'}]",
+        "routes: [{name: x, match: {methods: POST}}]",
+        "routes: [{name: x, match: {paths: [v1]}}]",
+        "routes: {name: x}"
+      })
+  void aFileTheLoaderRejectsTheSchemaRejectsToo(String yaml) {
+    assertThatThrownBy(() -> ConfigLoader.parse(yaml, "t.yml", Map.of()))
+        .isInstanceOf(ConfigException.class);
+    assertThat(validator.validate(yaml, InputFormat.YAML)).as(yaml).isNotEmpty();
+  }
+
+  // ---------------------------------------------------------------- walking the JSON schema
+
+  private static Map<String, Leaf> loaderLeaves() {
+    Map<String, Leaf> out = new LinkedHashMap<>();
+    collectLoader("", ConfigSchema.ROOT, out);
+    return out;
+  }
+
+  private static void collectLoader(String prefix, Section section, Map<String, Leaf> out) {
+    for (Schema.Node child : section.children.values()) {
+      if (child instanceof Section) {
+        collectLoader(prefix + child.name + ".", (Section) child, out);
+      } else if (child instanceof SectionList) {
+        collectLoader(prefix + child.name + "[].", ((SectionList) child).element, out);
+      } else {
+        out.put(prefix + child.name, (Leaf) child);
+      }
+    }
+  }
+
+  private static JsonNode resolve(JsonNode node) {
+    JsonNode ref = node.get("$ref");
+    if (ref == null) {
+      return node;
+    }
+    String[] parts = ref.asString().substring(2).split("/");
+    JsonNode target = json;
+    for (String p : parts) {
+      target = target.get(p);
+    }
+    return resolve(target);
+  }
+
+  /** Leaf paths of the JSON schema: objects recurse, arrays of objects recurse with []. */
+  private static void collect(JsonNode node, String prefix, Map<String, JsonNode> out) {
+    JsonNode properties = resolve(node).get("properties");
+    for (Map.Entry<String, JsonNode> e : properties.properties()) {
+      JsonNode child = resolve(e.getValue());
+      JsonNode items = child.get("items");
+      if (child.has("properties")) {
+        collect(child, prefix + e.getKey() + ".", out);
+      } else if (items != null && resolve(items).has("properties")) {
+        collect(resolve(items), prefix + e.getKey() + "[].", out);
+      } else {
+        out.put(prefix + e.getKey(), child);
+      }
+    }
+  }
+
+  /** The values of the one "enum" inside a leaf's schema, or null. */
+  private static List<String> enumIn(JsonNode node) {
+    if (node == null) {
+      return null;
+    }
+    JsonNode values = node.get("enum");
+    if (values != null) {
+      List<String> out = new ArrayList<>();
+      values.forEach(v -> out.add(v.asString()));
+      return out;
+    }
+    for (JsonNode child : node) {
+      if (child.isContainer()) {
+        List<String> found = enumIn(child);
+        if (found != null) {
+          return found;
+        }
+      }
+    }
+    return null;
+  }
+}
