@@ -68,6 +68,8 @@ public final class AsyncRetryLoop<T> {
 
   private void startAttempt() {
     if (result.isDone()) {
+      // The caller stopped waiting (orTimeout, completeExceptionally) without cancel().
+      call.onAbandoned();
       return;
     }
     CompletableFuture<T> f;
@@ -104,6 +106,9 @@ public final class AsyncRetryLoop<T> {
       if (response != null) {
         access.discard(response);
       }
+      // Cancelled, or ended by the caller without cancel() (orTimeout): either way the attempt's
+      // breaker permit must go back, or a half-open breaker waits for this trial forever.
+      call.onAbandoned();
       return;
     }
     Decision d;
