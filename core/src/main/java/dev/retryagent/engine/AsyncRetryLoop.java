@@ -124,15 +124,18 @@ public final class AsyncRetryLoop<T> {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
       } catch (RuntimeException e) {
         call.onAbandoned();
-        result.complete(response);
+        if (!result.complete(response)) {
+          access.discard(response);
+        }
         return;
       }
       if (!d.retry()) {
         if (d.error() != null) {
           access.discard(response);
           fail(d.error());
-        } else {
-          result.complete(response);
+        } else if (!result.complete(response)) {
+          // Cancelled since the check above: the response can no longer reach the caller.
+          access.discard(response);
         }
         return;
       }
