@@ -5,17 +5,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 
 /** Runs one call through {@link SyncRetryLoop} or {@link AsyncRetryLoop}. */
 interface Driver {
-  CallResult run(EngineFixture f, RequestInfo request, Script script);
+  /** Runs a call; {@code prepare} may adjust it first (e.g. {@link RetryCall#limitDeadline}). */
+  CallResult run(EngineFixture f, RequestInfo request, Script script, Consumer<RetryCall> prepare);
+
+  default CallResult run(EngineFixture f, RequestInfo request, Script script) {
+    return run(f, request, script, call -> {});
+  }
 
   /** On the test's thread; waits go through the engine's (recording) sleeper. */
   Driver SYNC =
       new Driver() {
         @Override
-        public CallResult run(EngineFixture f, RequestInfo request, Script script) {
+        public CallResult run(
+            EngineFixture f, RequestInfo request, Script script, Consumer<RetryCall> prepare) {
           RetryCall call = f.newCall(request);
+          prepare.accept(call);
           try {
             FakeResponse r =
                 SyncRetryLoop.execute(
@@ -36,8 +44,10 @@ interface Driver {
   Driver ASYNC =
       new Driver() {
         @Override
-        public CallResult run(EngineFixture f, RequestInfo request, Script script) {
+        public CallResult run(
+            EngineFixture f, RequestInfo request, Script script, Consumer<RetryCall> prepare) {
           RetryCall call = f.newCall(request);
+          prepare.accept(call);
           CompletableFuture<FakeResponse> future =
               AsyncRetryLoop.execute(f.engine, call, script::runAsync, FakeResponse.ACCESS);
           f.scheduler.runUntilIdle();
