@@ -75,6 +75,28 @@ class RateLimiterTest {
   }
 
   @Test
+  void whenAPauseEndsNoMoreThanBurstCallersGoAtOnce() {
+    // A token every second, a bucket of 2, a 10 s pause and five patient callers: two go when the
+    // pause ends, the others one per second after it, not all five at once.
+    RateLimiter l = limiter(1, 2);
+    l.pauseUntil(T0 + 10 * S);
+    long[] waits = new long[5];
+    for (int i = 0; i < 5; i++) {
+      waits[i] = l.reserve(T0, 20 * S, FOREVER);
+    }
+    assertThat(waits).containsExactly(10 * S, 10 * S, 11 * S, 12 * S, 13 * S);
+  }
+
+  @Test
+  void aTokenWaitAfterThePauseMustStillFitTheCallersTime() {
+    RateLimiter l = limiter(1, 1);
+    l.pauseUntil(T0 + 10 * S);
+    assertThat(l.reserve(T0, 20 * S, 10 * S)).isEqualTo(10 * S);
+    assertThat(l.reserve(T0, 20 * S, 10 * S)).as("would start at 11 s").isEqualTo(-1);
+    assertThat(l.reserve(T0, 20 * S, 11 * S)).isEqualTo(11 * S);
+  }
+
+  @Test
   void theLaterPauseWins() {
     RateLimiter l = limiter(1000, 100);
     l.pauseUntil(T0 + 5 * S);
