@@ -201,6 +201,35 @@ class RetryEventsTest {
 
   @ParameterizedTest
   @MethodSource("drivers")
+  void aListenerThatThrowsAnErrorNeverBreaksACallEither(Driver driver) {
+    // In an agent a listener's dependency may be missing at run time (say a metrics library).
+    RetryListener missingClass =
+        new RetryListener() {
+          @Override
+          public void onAttempt(RetryEvent event) {
+            throw new NoClassDefFoundError("io/micrometer/core/instrument/Counter");
+          }
+
+          @Override
+          public void onRetry(RetryEvent event) {
+            throw new AssertionError("listener assertion");
+          }
+
+          @Override
+          public void onCallComplete(RetryEvent event) {
+            throw new ExceptionInInitializerError("static init failed");
+          }
+        };
+    EngineFixture f = EngineFixture.withListener(TestPolicy.create().build(), missingClass);
+    CallResult r =
+        driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503), respond(200)));
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(f.listener.types())
+        .containsExactly(Type.ATTEMPT, Type.RETRY, Type.ATTEMPT, Type.CALL_COMPLETE);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
   void eventsNeverCarryHeaderValuesOrQueries(Driver driver) {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     FakeRequest request =
