@@ -76,6 +76,8 @@ public final class AsyncRetryLoop<T> {
 
   private void startAttempt() {
     if (result.isDone()) {
+      // The caller stopped waiting (orTimeout, completeExceptionally) without cancel().
+      call.onAbandoned();
       return;
     }
     CompletableFuture<T> f;
@@ -118,6 +120,9 @@ public final class AsyncRetryLoop<T> {
       if (response != null) {
         access.discard(response);
       }
+      // Cancelled, or ended by the caller without cancel() (orTimeout): either way the attempt's
+      // breaker permit must go back, or a half-open breaker waits for this trial forever.
+      call.onAbandoned();
       return;
     }
     Decision d;
@@ -133,15 +138,18 @@ public final class AsyncRetryLoop<T> {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
       } catch (RuntimeException e) {
         call.onAbandoned();
-        result.complete(response);
+        if (!result.complete(response)) {
+          access.discard(response);
+        }
         return;
       }
       if (!d.retry()) {
         if (d.error() != null) {
           access.discard(response);
           fail(d.error());
-        } else {
-          result.complete(response);
+        } else if (!result.complete(response)) {
+          // Cancelled since the check above: the response can no longer reach the caller.
+          access.discard(response);
         }
         return;
       }

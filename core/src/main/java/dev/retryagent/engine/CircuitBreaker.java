@@ -179,7 +179,13 @@ public final class CircuitBreaker {
   }
 
   private boolean shouldOpen() {
-    if (window.total < policy.minimumCalls()) {
+    // A count window of N never holds more than N calls: a larger minimumCalls would keep the
+    // breaker from ever deciding, so it is clamped to the window size (as resilience4j does).
+    long minimum =
+        policy.windowType() == CircuitBreakerPolicy.WindowType.COUNT
+            ? Math.min(policy.minimumCalls(), policy.windowSize())
+            : policy.minimumCalls();
+    if (window.total < minimum) {
       return false;
     }
     double failureRate = (double) window.failures / window.total;

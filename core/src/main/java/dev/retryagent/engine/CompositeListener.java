@@ -18,8 +18,11 @@ final class CompositeListener implements RetryListener {
     for (RetryListener l : listeners) {
       try {
         action.accept(l);
-      } catch (RuntimeException ignored) {
-        // swallowed on purpose: see the class comment
+      } catch (VirtualMachineError e) {
+        throw e; // out of memory or stack: nothing sensible can go on
+      } catch (Throwable ignored) {
+        // swallowed on purpose, Errors too (a listener whose dependency is missing at run time
+        // throws NoClassDefFoundError): see the class comment
       }
     }
   }

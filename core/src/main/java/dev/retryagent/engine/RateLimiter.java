@@ -36,8 +36,9 @@ public final class RateLimiter {
   /**
    * Reserves one permit.
    *
-   * @param maxTokenWaitNanos the longest wait for a token the caller accepts ({@code maxWait})
-   * @param maxPauseWaitNanos the longest wait for a pause to end the caller accepts (its deadline)
+   * @param maxTokenWaitNanos the longest wait for a token the caller accepts ({@code maxWait}),
+   *     counted from the end of a pause
+   * @param maxPauseWaitNanos the longest wait in all the caller accepts (its deadline)
    * @return nanoseconds to wait before the attempt (0 = go now), or {@link #REJECTED}
    */
   public synchronized long reserve(long nowNanos, long maxTokenWaitNanos, long maxPauseWaitNanos) {
@@ -46,15 +47,23 @@ public final class RateLimiter {
     if (pauseWait > maxPauseWaitNanos) {
       return REJECTED;
     }
+    if (pauseWait > 0 && pausedUntilNanos - lastRefillNanos > 0) {
+      // A caller that waits for the pause starts when it ends: take its token from the bucket as
+      // it will be then, filled to burst at most, or every token that accrued during the pause
+      // would let one more caller go at the instant it ends.
+      tokens =
+          Math.min(policy.burst(), tokens + (pausedUntilNanos - lastRefillNanos) * tokensPerNano);
+      lastRefillNanos = pausedUntilNanos;
+    }
     long tokenWait = 0;
     if (tokens < 1) {
       tokenWait = (long) Math.ceil((1 - tokens) / tokensPerNano);
-      if (tokenWait > maxTokenWaitNanos) {
+      if (tokenWait > maxTokenWaitNanos || pauseWait + tokenWait > maxPauseWaitNanos) {
         return REJECTED;
       }
     }
     tokens -= 1;
-    return Math.max(tokenWait, pauseWait);
+    return pauseWait + tokenWait;
   }
 
   /** Pauses every caller of this host until {@code untilNanos} (a later pause wins). */

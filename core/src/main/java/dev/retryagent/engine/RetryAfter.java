@@ -48,7 +48,14 @@ public final class RetryAfter {
       return NONE;
     }
     if (isDigits(v)) {
-      long seconds = v.length() > 12 ? MAX_SECONDS : Math.min(Long.parseLong(v), MAX_SECONDS);
+      // Leading zeros do not make the number longer: "000000000000005" is 5 seconds.
+      int first = 0;
+      while (first < v.length() - 1 && v.charAt(first) == '0') {
+        first++;
+      }
+      String digits = v.substring(first);
+      long seconds =
+          digits.length() > 12 ? MAX_SECONDS : Math.min(Long.parseLong(digits), MAX_SECONDS);
       return seconds * 1_000_000_000L;
     }
     long epochMillis = parseHttpDate(v);

@@ -135,7 +135,9 @@ public final class RetryCall {
     }
     long now = engine.clock().nanoTime();
     long maxWait = policy.rateLimit().maxWait().toNanos();
-    long wait = limiter.reserve(now, maxWait, Math.max(0, deadlineNanos - now));
+    long remaining = Math.max(0, deadlineNanos - now);
+    // A token that comes after the deadline is no use: the call's whole time would be spent.
+    long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
     if (wait == RateLimiter.REJECTED) {
       engine.emit(RetryEvent.Type.RATE_LIMITED, this, null, -1, null, 0, GiveUpReason.RATE_LIMITED);
       if (observe) {

@@ -1,0 +1,297 @@
+package dev.retryagent.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeoutException;
+import org.junit.jupiter.api.Test;
+
+class AsyncRetryLoopTest {
+  private static final long MS = 1_000_000L;
+  private static final long S = 1_000_000_000L;
+
+  /** Attempts whose futures the test completes by hand. */
+  private static final class ManualAttempts implements AsyncRetryLoop.Attempt<FakeResponse> {
+    final List<CompletableFuture<FakeResponse>> started = new ArrayList<>();
+    boolean cancellable = true;
+
+    @Override
+    public CompletableFuture<FakeResponse> start(int attempt, long timeoutNanos) {
+      CompletableFuture<FakeResponse> f =
+          cancellable
+              ? new CompletableFuture<>()
+              : new CompletableFuture<FakeResponse>() {
+                @Override
+                public boolean cancel(boolean mayInterruptIfRunning) {
+                  return false; // a client that cannot abort an exchange in flight
+                }
+              };
+      started.add(f);
+      return f;
+    }
+
+    CompletableFuture<FakeResponse> last() {
+      return started.get(started.size() - 1);
+    }
+  }
+
+  private final ManualAttempts attempts = new ManualAttempts();
+
+  private CompletableFuture<FakeResponse> start(EngineFixture f, RequestInfo request) {
+    return AsyncRetryLoop.execute(f.engine, f.newCall(request), attempts, FakeResponse.ACCESS);
+  }
+
+  /** Threads other than this one that are inside the engine right now. */
+  private static List<String> otherThreadsInTheEngine() {
+    List<String> found = new ArrayList<>();
+    for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+      if (e.getKey() == Thread.currentThread()) {
+        continue;
+      }
+      for (StackTraceElement frame : e.getValue()) {
+        if (frame.getClassName().startsWith("dev.retryagent.engine.")) {
+          found.add(e.getKey().getName() + " at " + frame);
+          break;
+        }
+      }
+    }
+    return found;
+  }
+
+  @Test
+  void aPendingRetryHoldsNoThreadUntilItsTimeComes() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    FakeResponse unavailable = FakeResponse.of(503);
+    attempts.last().complete(unavailable);
+
+    assertThat(result).isNotDone();
+    assertThat(f.engine.pendingAsyncRetries()).isEqualTo(1);
+    assertThat(f.scheduler.pending()).isEqualTo(1);
+    assertThat(f.scheduler.delays()).containsExactly(100 * MS);
+    assertThat(unavailable.discards.get()).isEqualTo(1);
+    assertThat(otherThreadsInTheEngine()).isEmpty();
+    assertThat(f.sleeper.sleeps()).isEmpty();
+
+    f.scheduler.advance(100 * MS - 1);
+    assertThat(attempts.started).hasSize(1);
+    assertThat(result).isNotDone();
+
+    f.scheduler.advance(1);
+    assertThat(attempts.started).hasSize(2);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    FakeResponse ok = FakeResponse.of(200);
+    attempts.last().complete(ok);
+    assertThat(result).isCompletedWithValue(ok);
+    assertThat(ok.discards.get()).isZero();
+  }
+
+  @Test
+  void theFirstAttemptStartsOnTheCallersThread() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    start(f, FakeRequest.get());
+    assertThat(attempts.started).hasSize(1);
+    assertThat(f.scheduler.ran()).isZero();
+  }
+
+  @Test
+  void cancellingTheCallersFutureCancelsThePendingRetry() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(f.engine.pendingAsyncRetries()).isEqualTo(1);
+
+    assertThat(result.cancel(true)).isTrue();
+
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    assertThat(f.scheduler.pending()).as("the task was withdrawn").isZero();
+    f.scheduler.advance(3600 * S);
+    assertThat(attempts.started).hasSize(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aPendingRetryThatFiresAfterCancellationDoesNothing() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.scheduler.cancelDoesNothing(); // the timer already took the task
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+
+    result.cancel(false);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    f.scheduler.runUntilIdle();
+
+    assertThat(f.scheduler.ran()).isEqualTo(1);
+    assertThat(attempts.started).as("no attempt after cancellation").hasSize(1);
+    assertThat(f.engine.pendingAsyncRetries()).as("never counted twice").isZero();
+  }
+
+  @Test
+  void cancellingTheCallersFutureCancelsTheAttemptInFlight() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    CompletableFuture<FakeResponse> inFlight = attempts.last();
+
+    result.cancel(true);
+
+    assertThat(inFlight).isCancelled();
+    f.scheduler.runUntilIdle();
+    assertThat(attempts.started).hasSize(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).isEmpty();
+  }
+
+  @Test
+  void aResponseThatArrivesAfterCancellationIsDiscarded() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    attempts.cancellable = false;
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    result.cancel(true);
+    FakeResponse late = FakeResponse.of(200);
+    attempts.last().complete(late);
+    assertThat(late.discards.get()).isEqualTo(1);
+    assertThat(attempts.started).hasSize(1);
+  }
+
+  @Test
+  void aCancellationThatLandsWhileTheLastResponseIsJudgedStillDiscardsIt() {
+    // The caller cancels (from another thread, say) after the loop saw the future not done but
+    // before it completed it: the response can no longer reach the caller and must be discarded.
+    List<CompletableFuture<FakeResponse>> results = new ArrayList<>();
+    RetryListener cancelOnComplete =
+        new RetryListener() {
+          @Override
+          public void onCallComplete(RetryEvent event) {
+            results.get(0).cancel(true);
+          }
+        };
+    EngineFixture f = EngineFixture.withListener(TestPolicy.create().build(), cancelOnComplete);
+    results.add(start(f, FakeRequest.get()));
+    FakeResponse ok = FakeResponse.of(200);
+    attempts.last().complete(ok);
+    assertThat(results.get(0)).isCancelled();
+    assertThat(ok.discards.get()).isEqualTo(1);
+  }
+
+  private static TestPolicy halfOpenWithOneTrial() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1).halfOpenCalls(1).openFor(Duration.ofSeconds(30));
+    return p;
+  }
+
+  /** Opens the breaker with one failed call and moves the clock to the end of openFor. */
+  private void openThenWait(EngineFixture f) {
+    start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+    f.clock.advance(30 * S);
+  }
+
+  @Test
+  void aCancelledTrialGivesItsBreakerPermitBack() {
+    EngineFixture f = EngineFixture.of(halfOpenWithOneTrial());
+    openThenWait(f);
+    CompletableFuture<FakeResponse> trial = start(f, FakeRequest.get());
+    assertThat(attempts.started).hasSize(2);
+    trial.cancel(true);
+
+    CompletableFuture<FakeResponse> next = start(f, FakeRequest.get());
+    assertThat(attempts.started).as("the trial permit is free again").hasSize(3);
+    attempts.last().complete(FakeResponse.of(200));
+    assertThat(next).isCompletedWithValueMatching(r -> r.status == 200);
+  }
+
+  @Test
+  void aCallerThatStopsWaitingOnItsOwnStillFreesTheBreakerPermit() throws Exception {
+    // orTimeout() and completeExceptionally() end the caller's future without cancel(); the
+    // attempt still in flight must not keep its half-open trial permit forever.
+    EngineFixture f = EngineFixture.of(halfOpenWithOneTrial());
+    openThenWait(f);
+    CompletableFuture<FakeResponse> trial = start(f, FakeRequest.get());
+    trial.completeExceptionally(new TimeoutException()); // what orTimeout does
+    FakeResponse late = FakeResponse.of(200);
+    attempts.last().complete(late);
+    assertThat(late.discards.get()).isEqualTo(1);
+
+    CompletableFuture<FakeResponse> next = start(f, FakeRequest.get());
+    assertThat(attempts.started).as("the breaker lets a call through again").hasSize(3);
+    attempts.last().complete(FakeResponse.of(200));
+    assertThat(next.get().status).isEqualTo(200);
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(3);
+  }
+
+  @Test
+  void aRetryScheduledBeforeTheCallerStoppedWaitingStartsNoAttempt() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+    result.completeExceptionally(new TimeoutException());
+    f.scheduler.runUntilIdle();
+    assertThat(attempts.started).hasSize(1);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+  }
+
+  @Test
+  void aRateLimitWaitIsScheduledAndIsNotARetry() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));
+    EngineFixture f = EngineFixture.of(p);
+    start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(200));
+
+    CompletableFuture<FakeResponse> second = start(f, FakeRequest.get());
+    assertThat(attempts.started).hasSize(1);
+    assertThat(f.scheduler.delays()).containsExactly(1 * S);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    f.scheduler.advance(1 * S);
+    assertThat(attempts.started).hasSize(2);
+    attempts.last().complete(FakeResponse.of(200));
+    assertThat(second).isDone();
+  }
+
+  @Test
+  void cancellingDuringARateLimitWaitStartsNoAttempt() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));
+    EngineFixture f = EngineFixture.of(p);
+    start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(200));
+    CompletableFuture<FakeResponse> second = start(f, FakeRequest.get());
+    second.cancel(true);
+    assertThat(f.scheduler.pending()).isZero();
+    f.scheduler.advance(10 * S);
+    assertThat(attempts.started).hasSize(1);
+  }
+
+  @Test
+  void aFailureWrappedInCompletionExceptionIsClassifiedByItsCause() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts
+        .last()
+        .completeExceptionally(
+            new java.util.concurrent.CompletionException(
+                new java.net.SocketException("Connection reset")));
+    f.scheduler.runUntilIdle();
+    assertThat(attempts.started).hasSize(2);
+    attempts.last().complete(FakeResponse.of(200));
+    assertThat(result.get().status).isEqualTo(200);
+  }
+
+  @Test
+  void theCallerSeesTheUnwrappedFinalFailure() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.post());
+    java.net.SocketException reset = new java.net.SocketException("Connection reset");
+    attempts.last().completeExceptionally(new java.util.concurrent.CompletionException(reset));
+    assertThatThrownBy(result::get).isInstanceOf(ExecutionException.class).cause().isSameAs(reset);
+  }
+}

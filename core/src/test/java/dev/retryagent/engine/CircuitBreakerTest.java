@@ -1,0 +1,412 @@
+package dev.retryagent.engine;
+
+import static dev.retryagent.engine.CircuitTransition.CLOSED_TO_OPEN;
+import static dev.retryagent.engine.CircuitTransition.HALF_OPEN_TO_CLOSED;
+import static dev.retryagent.engine.CircuitTransition.HALF_OPEN_TO_OPEN;
+import static dev.retryagent.engine.CircuitTransition.OPEN_TO_HALF_OPEN;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class CircuitBreakerTest {
+  private static final long S = 1_000_000_000L;
+  private static final long MS = 1_000_000L;
+  private static final long T0 = 42 * S;
+
+  private final List<CircuitTransition> seen = new ArrayList<>();
+
+  private CircuitBreaker breaker(CircuitBreakerPolicy.Builder b) {
+    return new CircuitBreaker("http://h:80", b.build(), (br, t) -> seen.add(t));
+  }
+
+  private static CircuitBreakerPolicy.Builder count(int size, int minimumCalls) {
+    return CircuitBreakerPolicy.builder()
+        .countWindow(size)
+        .minimumCalls(minimumCalls)
+        .failureRateThreshold(0.5)
+        .openFor(Duration.ofSeconds(30))
+        .halfOpenCalls(3);
+  }
+
+  /** One whole attempt: acquire, then report. */
+  private static void call(CircuitBreaker b, boolean failure, long now) {
+    long permit = b.tryAcquire(now);
+    assertThat(permit).as("permit at %d", now).isNotEqualTo(CircuitBreaker.REJECTED);
+    b.onResult(permit, failure, 10 * MS, now);
+  }
+
+  private CircuitBreaker openedAt(long now) {
+    CircuitBreaker b = breaker(count(4, 4));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, now);
+    }
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    seen.clear();
+    return b;
+  }
+
+  private CircuitBreaker halfOpenAt(long now) {
+    CircuitBreaker b = openedAt(now - 30 * S);
+    long p = b.tryAcquire(now);
+    assertThat(p).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    b.release(p);
+    seen.clear();
+    return b;
+  }
+
+  // --- CLOSED
+
+  @Test
+  void staysClosedBelowMinimumCallsWhateverTheFailureRate() {
+    CircuitBreaker b = breaker(count(10, 5));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    assertThat(seen).containsExactly(CLOSED_TO_OPEN);
+  }
+
+  @Test
+  void opensAtTheThresholdNotBelowIt() {
+    CircuitBreaker below = breaker(count(10, 10));
+    for (int i = 0; i < 10; i++) {
+      call(below, i < 4, T0); // 40%
+    }
+    assertThat(below.state()).isEqualTo(CircuitState.CLOSED);
+
+    CircuitBreaker at = breaker(count(10, 10));
+    for (int i = 0; i < 10; i++) {
+      call(at, i < 5, T0); // 50%
+    }
+    assertThat(at.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void aCountWindowForgetsTheOldestOutcome() {
+    CircuitBreaker b = breaker(count(4, 4).failureRateThreshold(0.75));
+    call(b, true, T0);
+    call(b, true, T0);
+    call(b, false, T0);
+    call(b, false, T0); // 2/4
+    call(b, true, T0); // F S S F = 2/4: the first failure left
+    call(b, false, T0); // S S F S = 1/4
+    call(b, true, T0); // S F S F = 2/4
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, T0); // F S F F = 3/4
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void aCountWindowSmallerThanMinimumCallsStillOpensOnceFull() {
+    // window { type: count, size: 5 } with the default minimumCalls (20): a window of 5 can never
+    // hold 20 calls, so minimumCalls is clamped to the window size (as resilience4j does).
+    CircuitBreaker b = breaker(CircuitBreakerPolicy.builder().countWindow(5));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void aTimeWindowForgetsOutcomesOlderThanTheWindow() {
+    // 10 s in 20 buckets of 500 ms.
+    CircuitBreaker b =
+        breaker(
+            CircuitBreakerPolicy.builder()
+                .timeWindow(Duration.ofSeconds(10))
+                .minimumCalls(3)
+                .failureRateThreshold(0.5));
+    long t = 100 * S;
+    call(b, true, t);
+    call(b, true, t + 1 * S);
+    call(b, false, t + 10 * S); // had the failure at t stayed, 2 of 3 would open
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, false, t + 10 * S); // 1 of 3
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, t + 10 * S); // 2 of 4
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void aTimeWindowCountsEverythingWithinIt() {
+    CircuitBreaker b =
+        breaker(
+            CircuitBreakerPolicy.builder()
+                .timeWindow(Duration.ofSeconds(10))
+                .minimumCalls(3)
+                .failureRateThreshold(0.5));
+    long t = 100 * S;
+    call(b, true, t);
+    call(b, false, t + 4 * S);
+    call(b, false, t + 9 * S); // 1 of 3
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, t + 9_900 * MS); // 2 of 4: t is still in the window
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void opensOnTheSlowCallRate() {
+    CircuitBreaker b =
+        breaker(
+            count(10, 4)
+                .slowCallDuration(Duration.ofSeconds(1))
+                .slowCallRateThreshold(0.5)
+                .failureRateThreshold(1.0));
+    long p = b.tryAcquire(T0);
+    b.onResult(p, false, 1 * S, T0); // exactly the duration: not slow
+    p = b.tryAcquire(T0);
+    b.onResult(p, false, 1 * S + 1, T0); // slow
+    p = b.tryAcquire(T0);
+    b.onResult(p, false, 10 * MS, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    p = b.tryAcquire(T0);
+    b.onResult(p, false, 5 * S, T0); // 2 slow of 4 = 50%
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void slowCallsAreIgnoredWhenNoDurationIsSet() {
+    CircuitBreaker b = breaker(count(4, 4));
+    for (int i = 0; i < 10; i++) {
+      long p = b.tryAcquire(T0);
+      b.onResult(p, false, 3600 * S, T0);
+    }
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+  }
+
+  // --- OPEN
+
+  @Test
+  void anOpenBreakerRejectsUntilOpenForHasPassed() {
+    CircuitBreaker b = openedAt(T0);
+    assertThat(b.openUntilNanos()).isEqualTo(T0 + 30 * S);
+    assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.tryAcquire(T0 + 30 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.isOpenAt(T0 + 30 * S - 1)).isTrue();
+    assertThat(b.isOpenAt(T0 + 30 * S)).isFalse();
+    assertThat(seen).isEmpty();
+    assertThat(b.tryAcquire(T0 + 30 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    assertThat(seen).containsExactly(OPEN_TO_HALF_OPEN);
+  }
+
+  @Test
+  void anOpenBreakerStillReadsOpenUntilSomeoneAsks() {
+    CircuitBreaker b = openedAt(T0);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    assertThat(b.isOpenAt(T0 + 31 * S)).isFalse();
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  // --- HALF_OPEN
+
+  @Test
+  void halfOpenLetsOnlyHalfOpenCallsTrialsThrough() {
+    CircuitBreaker b = halfOpenAt(T0);
+    long p1 = b.tryAcquire(T0);
+    long p2 = b.tryAcquire(T0);
+    long p3 = b.tryAcquire(T0);
+    assertThat(List.of(p1, p2, p3)).doesNotContain(CircuitBreaker.REJECTED);
+    assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.tryAcquire(T0 + 3600 * S)).as("no time limit on trials").isEqualTo(-1);
+  }
+
+  @Test
+  void allTrialsMustSucceedToClose() {
+    CircuitBreaker b = halfOpenAt(T0);
+    long p1 = b.tryAcquire(T0);
+    long p2 = b.tryAcquire(T0);
+    long p3 = b.tryAcquire(T0);
+    b.onResult(p1, false, MS, T0);
+    b.onResult(p2, false, MS, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    b.onResult(p3, false, MS, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    assertThat(seen).containsExactly(HALF_OPEN_TO_CLOSED);
+  }
+
+  @Test
+  void anyFailedTrialReopensForAnotherOpenFor() {
+    CircuitBreaker b = halfOpenAt(T0);
+    long p1 = b.tryAcquire(T0);
+    long p2 = b.tryAcquire(T0);
+    b.onResult(p1, false, MS, T0);
+    b.onResult(p2, true, MS, T0 + 5 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    assertThat(b.openUntilNanos()).isEqualTo(T0 + 35 * S);
+    assertThat(seen).containsExactly(HALF_OPEN_TO_OPEN);
+    assertThat(b.tryAcquire(T0 + 35 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  @Test
+  void aSlowTrialReopens() {
+    CircuitBreaker b =
+        breaker(
+            count(4, 4).slowCallDuration(Duration.ofSeconds(1)).openFor(Duration.ofSeconds(30)));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    long p = b.tryAcquire(T0 + 30 * S);
+    b.onResult(p, false, 2 * S, T0 + 30 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void aCancelledTrialGivesItsPermitBack() {
+    CircuitBreaker b = halfOpenAt(T0);
+    long p1 = b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
+    b.release(p1);
+    long p4 = b.tryAcquire(T0);
+    assertThat(p4).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  @Test
+  void aCancelledTrialDoesNotCountAsASuccess() {
+    CircuitBreaker b = halfOpenAt(T0);
+    long p1 = b.tryAcquire(T0);
+    long p2 = b.tryAcquire(T0);
+    long p3 = b.tryAcquire(T0);
+    b.onResult(p1, false, MS, T0);
+    b.onResult(p2, false, MS, T0);
+    b.release(p3);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    long p4 = b.tryAcquire(T0);
+    b.onResult(p4, false, MS, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+  }
+
+  // --- generations
+
+  @Test
+  void anOutcomeFromBeforeATransitionIsIgnored() {
+    CircuitBreaker b = breaker(count(4, 4));
+    long stale = b.tryAcquire(T0); // issued while CLOSED
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    long trial = b.tryAcquire(T0 + 30 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+
+    b.onResult(stale, true, MS, T0 + 30 * S);
+    assertThat(b.state()).as("a stale failure does not reopen").isEqualTo(CircuitState.HALF_OPEN);
+    b.onResult(stale, false, MS, T0 + 30 * S);
+    b.onResult(stale, false, MS, T0 + 30 * S);
+    b.onResult(stale, false, MS, T0 + 30 * S);
+    assertThat(b.state()).as("stale successes are not trials").isEqualTo(CircuitState.HALF_OPEN);
+    b.release(trial);
+  }
+
+  @Test
+  void aStaleReleaseDoesNotFreeATrialPermit() {
+    CircuitBreaker b = breaker(count(4, 4).halfOpenCalls(1));
+    long stale = b.tryAcquire(T0);
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    long trial = b.tryAcquire(T0 + 30 * S);
+    assertThat(trial).isNotEqualTo(CircuitBreaker.REJECTED);
+    b.release(stale);
+    assertThat(b.tryAcquire(T0 + 30 * S)).isEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  @Test
+  void aStaleFailureDoesNotCountInTheFreshWindowAfterClosing() {
+    CircuitBreaker b = breaker(count(4, 4).halfOpenCalls(1));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    long trial = b.tryAcquire(T0 + 30 * S);
+    long staleTrial = trial;
+    b.onResult(trial, false, MS, T0 + 30 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    b.onResult(staleTrial, true, MS, T0 + 30 * S);
+    call(b, true, T0 + 31 * S);
+    call(b, true, T0 + 31 * S);
+    call(b, false, T0 + 31 * S);
+    assertThat(b.state())
+        .as("2 failures of 3 calls, below minimumCalls")
+        .isEqualTo(CircuitState.CLOSED);
+  }
+
+  @Test
+  void closingStartsAnEmptyWindow() {
+    CircuitBreaker b = breaker(count(10, 4).halfOpenCalls(1));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    call(b, false, T0 + 30 * S); // the trial closes it
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, T0 + 31 * S);
+    call(b, true, T0 + 31 * S);
+    call(b, true, T0 + 31 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    call(b, true, T0 + 31 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void theWholeCycleIsReportedInOrder() {
+    CircuitBreaker b = breaker(count(4, 4).halfOpenCalls(1));
+    for (int i = 0; i < 4; i++) {
+      call(b, true, T0);
+    }
+    call(b, true, T0 + 30 * S); // trial fails
+    call(b, false, T0 + 60 * S); // trial succeeds
+    assertThat(seen)
+        .containsExactly(
+            CLOSED_TO_OPEN,
+            OPEN_TO_HALF_OPEN,
+            HALF_OPEN_TO_OPEN,
+            OPEN_TO_HALF_OPEN,
+            HALF_OPEN_TO_CLOSED);
+    assertThat(b.transitions()).isEqualTo(5);
+  }
+
+  @Test
+  void aRejectedPermitReportsNothing() {
+    CircuitBreaker b = openedAt(T0);
+    b.onResult(CircuitBreaker.REJECTED, false, MS, T0 + 30 * S);
+    b.release(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
+  void idleMeansClosedWithoutFailures() {
+    CircuitBreaker b = breaker(count(10, 10));
+    assertThat(b.isIdle()).isTrue();
+    call(b, false, T0);
+    assertThat(b.isIdle()).isTrue();
+    call(b, true, T0);
+    assertThat(b.isIdle()).isFalse();
+    assertThat(openedAt(T0).isIdle()).isFalse();
+  }
+
+  @Test
+  void illegalTransitionsThrow() {
+    assertThatThrownBy(() -> CircuitTransition.of(CircuitState.OPEN, CircuitState.CLOSED))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("OPEN -> CLOSED");
+    assertThatThrownBy(() -> CircuitTransition.of(CircuitState.CLOSED, CircuitState.HALF_OPEN))
+        .isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> CircuitTransition.of(CircuitState.CLOSED, CircuitState.CLOSED))
+        .isInstanceOf(IllegalStateException.class);
+    for (CircuitTransition t : CircuitTransition.values()) {
+      assertThat(CircuitTransition.of(t.from(), t.to())).isEqualTo(t);
+    }
+  }
+}

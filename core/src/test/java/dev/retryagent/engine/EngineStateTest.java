@@ -1,0 +1,140 @@
+package dev.retryagent.engine;
+
+import static dev.retryagent.engine.Script.respond;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** Per-host state as the engine keeps it: bounded, per host, kept across unchanged reloads. */
+class EngineStateTest {
+  private static List<String> breakerKeys(RetryEngine engine) {
+    return engine.breakers().stream().map(CircuitBreaker::key).collect(Collectors.toList());
+  }
+
+  private static void call(EngineFixture f, String host, int status) {
+    Driver.SYNC.run(f, FakeRequest.of("GET", host), new Script(f.clock, respond(status)));
+  }
+
+  @Test
+  void theHostRegistryDropsTheLeastRecentlyUsedIdleBreaker() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(2);
+    EngineFixture f = EngineFixture.of(p);
+    call(f, "a.example", 500); // a has a failure: not idle
+    call(f, "b.example", 200); // b is idle
+    call(f, "c.example", 200);
+    assertThat(breakerKeys(f.engine)).containsExactly("http://a.example:80", "http://c.example:80");
+    assertThat(f.engine.trackedTargets()).isEqualTo(2);
+  }
+
+  @Test
+  void withoutAnIdleBreakerTheLeastRecentlyUsedOneGoes() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(2);
+    EngineFixture f = EngineFixture.of(p);
+    call(f, "a.example", 500);
+    call(f, "b.example", 500);
+    call(f, "a.example", 500); // a used last
+    call(f, "c.example", 500);
+    assertThat(breakerKeys(f.engine)).containsExactly("http://a.example:80", "http://c.example:80");
+  }
+
+  @Test
+  void manyHostsNeverGrowTheStatePastMaxHosts() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(50);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    for (int i = 0; i < 500; i++) {
+      call(f, "h" + i + ".example", i % 2 == 0 ? 200 : 503);
+    }
+    assertThat(f.engine.trackedTargets()).isEqualTo(50);
+    assertThat(f.engine.breakers()).hasSize(50);
+  }
+
+  @Test
+  void eachPortIsItsOwnHost() {
+    TestPolicy p = TestPolicy.create();
+    EngineFixture f = EngineFixture.of(p);
+    RequestInfo on8080 =
+        new RequestInfo() {
+          @Override
+          public String method() {
+            return "GET";
+          }
+
+          @Override
+          public String scheme() {
+            return "https";
+          }
+
+          @Override
+          public String host() {
+            return "api.example.com";
+          }
+
+          @Override
+          public int port() {
+            return 8443;
+          }
+
+          @Override
+          public String path() {
+            return "/";
+          }
+
+          @Override
+          public String header(String name) {
+            return null;
+          }
+
+          @Override
+          public boolean bodyReplayable() {
+            return true;
+          }
+        };
+    f.newCall(on8080);
+    f.newCall(FakeRequest.get());
+    assertThat(breakerKeys(f.engine))
+        .containsExactly("https://api.example.com:8443", "http://api.example.com:80");
+  }
+
+  @Test
+  void anUnchangedSectionKeepsItsStateAcrossAReload() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    Policy policy = p.build();
+    EngineFixture f = EngineFixture.of(policy);
+    call(f, "a.example", 503);
+    // The same breaker section in a new, equal policy object: the failure is remembered.
+    TestPolicy same = TestPolicy.create();
+    same.retry.maxAttempts(2);
+    same.breaker.countWindow(2).minimumCalls(2);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(same.build()));
+    call(f, "a.example", 503);
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+  }
+
+  @Test
+  void aChangedSectionStartsFresh() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    call(f, "a.example", 503);
+    TestPolicy changed = TestPolicy.create();
+    changed.retry.maxAttempts(1);
+    changed.breaker.countWindow(3).minimumCalls(2);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(changed.build()));
+    call(f, "a.example", 503);
+    assertThat(f.listener.transitions()).isEmpty();
+  }
+}

@@ -1,0 +1,171 @@
+package dev.retryagent.engine;
+
+import static dev.retryagent.engine.Script.respond;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.time.Duration;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The per-host rate limit as calls meet it, through both loops. */
+class RateLimitThroughEngineTest {
+  private static final long S = 1_000_000_000L;
+  private static final long MS = 1_000_000L;
+
+  static Driver[] drivers() {
+    return new Driver[] {Driver.SYNC, Driver.ASYNC};
+  }
+
+  private static long waited(EngineFixture f) {
+    long sum = f.sleeper.total();
+    for (long d : f.scheduler.delays()) {
+      sum += d;
+    }
+    return sum;
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void noPermitWithinMaxWaitFailsTheCallWithoutAnAttempt(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(2);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+
+    Script third = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), third);
+
+    assertThat(third.attemptCount()).isZero();
+    assertThat(r.error).isInstanceOf(RateLimitedException.class).isInstanceOf(IOException.class);
+    assertThat(((RateLimitedException) r.error).host()).isEqualTo("http://api.example.com:80");
+    assertThat(r.error.getMessage()).contains("http://api.example.com:80").contains("maxWait 0ms");
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aCallerWaitsForAPermitWithinMaxWait(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(4).burst(1).maxWait(Duration.ofSeconds(1));
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+    Script second = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), second);
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(second.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(250 * MS);
+    RetryEvent waitEvent = f.listener.events(RetryEvent.Type.RATE_LIMITED).get(0);
+    assertThat(waitEvent.delayNanos()).isEqualTo(250 * MS);
+    assertThat(waitEvent.reason()).isNull();
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void retriesTakePermitsToo(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(2);
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(503), respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), s);
+    // Two tokens: the first attempt and the first retry. The second retry, 300 ms in, finds none.
+    assertThat(s.attemptCount()).isEqualTo(2);
+    assertThat(r.error).isInstanceOf(RateLimitedException.class);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429WithRetryAfterPausesEveryCallerOfThatHost(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    CallResult first = driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "5")));
+    assertThat(first.status()).isEqualTo(429);
+
+    Script otherHost = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("GET", "elsewhere.example.com"), otherHost);
+    assertThat(otherHost.attempts().get(0).startNanos).isEqualTo(FakeClock.START_NANOS);
+
+    Script sameHost = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("PUT"), sameHost);
+    assertThat(sameHost.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+    assertThat(waited(f)).isEqualTo(5 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void thePauseIsBoundedByRetryAfterMax(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "120")));
+    Script next = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), next);
+    assertThat(next.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(30 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void noPauseWhenPauseOn429IsOff(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true).pauseOn429(false);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "5")));
+    Script next = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), next);
+    assertThat(next.attempts().get(0).startNanos).isEqualTo(FakeClock.START_NANOS);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429WithoutRetryAfterPausesNobody(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429)));
+    Script next = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), next);
+    assertThat(next.attempts().get(0).startNanos).isEqualTo(FakeClock.START_NANOS);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aPauseLongerThanWhatIsLeftOfTheDeadlineFailsTheCallAtOnce(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "20")));
+
+    Script hurried = new Script(f.clock, respond(200));
+    CallResult r =
+        driver.run(
+            f, FakeRequest.get(), hurried, call -> call.limitDeadline(f.clock.nanoTime() + 10 * S));
+    assertThat(hurried.attemptCount()).isZero();
+    assertThat(r.error).isInstanceOf(RateLimitedException.class);
+    assertThat(r.error.getMessage()).contains("paused after 429").contains("20000ms");
+
+    Script patient = new Script(f.clock, respond(200));
+    assertThat(driver.run(f, FakeRequest.get(), patient).status()).isEqualTo(200);
+    assertThat(patient.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aTokenWaitThatWouldOutlastTheDeadlineFailsTheCallAtOnce(Driver driver) {
+    // One token per 50 s and a caller who accepts to wait 60 s for it: its 30 s deadline would be
+    // long gone when the attempt started.
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(0.02).burst(1).maxWait(Duration.ofSeconds(60));
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+    Script second = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), second);
+    assertThat(second.attemptCount()).isZero();
+    assertThat(r.error).isInstanceOf(RateLimitedException.class);
+    assertThat(waited(f)).isZero();
+  }
+}

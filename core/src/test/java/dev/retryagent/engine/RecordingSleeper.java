@@ -1,0 +1,41 @@
+package dev.retryagent.engine;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A sleeper that never sleeps: it records each wait and advances the fake clock by it. Like a real
+ * sleep it is interruptible: a pending interrupt makes it throw and clears the flag.
+ */
+final class RecordingSleeper implements Sleeper {
+  private final FakeClock clock;
+  private final List<Long> sleeps = new ArrayList<>();
+
+  RecordingSleeper(FakeClock clock) {
+    this.clock = clock;
+  }
+
+  @Override
+  public synchronized void sleep(long nanos) throws InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException("sleep interrupted");
+    }
+    if (nanos < 0) {
+      throw new AssertionError("negative sleep " + nanos);
+    }
+    sleeps.add(nanos);
+    clock.advance(nanos);
+  }
+
+  synchronized List<Long> sleeps() {
+    return new ArrayList<>(sleeps);
+  }
+
+  synchronized long total() {
+    long sum = 0;
+    for (long s : sleeps) {
+      sum += s;
+    }
+    return sum;
+  }
+}

@@ -1,0 +1,171 @@
+package dev.retryagent.engine;
+
+import static dev.retryagent.engine.Script.fail;
+import static dev.retryagent.engine.Script.respond;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.policy.Policy;
+import java.io.InterruptedIOException;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class SyncRetryLoopTest {
+  private static final long S = 1_000_000_000L;
+
+  @AfterEach
+  void clearInterrupt() {
+    Thread.interrupted();
+  }
+
+  @Test
+  void anInterruptDuringTheWaitStopsRetryingAndRestoresTheFlag() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    // The interrupt arrives while the first attempt is in flight; the wait then sees it.
+    Script script =
+        new Script(
+            f.clock, respond(503).during(() -> Thread.currentThread().interrupt()), respond(200));
+    RetryCall call = f.newCall(FakeRequest.get());
+
+    assertThatThrownBy(
+            () ->
+                SyncRetryLoop.execute(
+                    call, f.engine.sleeper(), script::runSync, FakeResponse.ACCESS))
+        .isInstanceOf(InterruptedIOException.class)
+        .hasMessageContaining("GET http://api.example.com:80/v1/things")
+        .hasCauseInstanceOf(InterruptedException.class);
+
+    assertThat(Thread.currentThread().isInterrupted()).as("the flag is restored").isTrue();
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(script.responsesServed().get(0).discards.get()).isEqualTo(1);
+    assertThat(call.isFinished()).isTrue();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void theSystemSleeperIsInterruptibleToo() {
+    // With the real sleeper an interrupt that is already pending ends the wait at once.
+    RetryEngine engine =
+        RetryEngine.builder()
+            .sleeper(Sleeper.SYSTEM)
+            .scheduler(new ManualScheduler(new FakeClock()))
+            .policy(TestPolicy.create().build())
+            .build();
+    RetryCall call = engine.newCall(FakeRequest.get());
+    long started = System.nanoTime();
+    assertThatThrownBy(
+            () ->
+                SyncRetryLoop.execute(
+                    call,
+                    engine.sleeper(),
+                    (n, t) -> {
+                      Thread.currentThread().interrupt();
+                      return FakeResponse.of(503);
+                    },
+                    FakeResponse.ACCESS))
+        .isInstanceOf(InterruptedIOException.class);
+    assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    assertThat(System.nanoTime() - started).isLessThan(5 * S);
+  }
+
+  @Test
+  void anInterruptDuringARateLimitWaitMakesNoAttempt() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(5));
+    EngineFixture f = EngineFixture.of(p);
+    Script first = new Script(f.clock, respond(200));
+    Driver.SYNC.run(f, FakeRequest.get(), first);
+
+    Thread.currentThread().interrupt();
+    Script second = new Script(f.clock, respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), second);
+    assertThat(r.error).isInstanceOf(InterruptedIOException.class);
+    assertThat(second.attemptCount()).isZero();
+  }
+
+  @Test
+  void anAttemptInterruptedInsideTheClientIsNotRetried() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    InterruptedException interrupted = new InterruptedException();
+    Script script = new Script(f.clock, fail(interrupted), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), script);
+    assertThat(r.error).isSameAs(interrupted);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void anInterruptedIoInsideTheClientIsNotRetried() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    InterruptedIOException interrupted = new InterruptedIOException();
+    Script script = new Script(f.clock, fail(interrupted), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), script);
+    assertThat(r.error).isSameAs(interrupted);
+    assertThat(script.attemptCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aBugInTheClientIsThrownAsItIsAndNotRetried() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    IllegalStateException bug = new IllegalStateException("boom");
+    Script script = new Script(f.clock, fail(bug), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), script);
+    assertThat(r.error).isSameAs(bug);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.NON_RETRYABLE);
+  }
+
+  @Test
+  void aResponseAccessThatThrowsNeverCostsTheCallerItsResponse() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    FakeResponse weird = FakeResponse.of(503);
+    ResponseAccess<FakeResponse> broken =
+        new ResponseAccess<FakeResponse>() {
+          @Override
+          public int status(FakeResponse r) {
+            throw new IllegalStateException("adapter bug");
+          }
+
+          @Override
+          public String header(FakeResponse r, String name) {
+            return null;
+          }
+
+          @Override
+          public void discard(FakeResponse r) {
+            r.discards.incrementAndGet();
+          }
+        };
+    RetryCall call = f.newCall(FakeRequest.get());
+    FakeResponse got = SyncRetryLoop.execute(call, f.sleeper, (n, t) -> weird, broken);
+    assertThat(got).isSameAs(weird);
+    assertThat(weird.discards.get()).isZero();
+    assertThat(call.isFinished()).isTrue();
+  }
+
+  @Test
+  void theBreakerExceptionOfAnEndedRetryCarriesTheLastFailure() {
+    TestPolicy p = TestPolicy.create();
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    java.net.SocketException reset = new java.net.SocketException("Connection reset");
+    Script script =
+        new Script(f.clock, fail(new java.net.SocketException("Connection reset")), fail(reset));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), script);
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(r.error.getSuppressed()).containsExactly(reset);
+  }
+
+  @Test
+  void waitsGoThroughTheGivenSleeper() throws Exception {
+    Policy policy = TestPolicy.create().build();
+    EngineFixture f = EngineFixture.of(policy);
+    RecordingSleeper other = new RecordingSleeper(f.clock);
+    Script script = new Script(f.clock, respond(503), respond(503), respond(200));
+    RetryCall call = f.newCall(FakeRequest.get());
+    SyncRetryLoop.execute(call, other, script::runSync, FakeResponse.ACCESS);
+    assertThat(other.sleeps()).containsExactly(100_000_000L, 200_000_000L);
+    assertThat(f.sleeper.sleeps()).isEmpty();
+  }
+}

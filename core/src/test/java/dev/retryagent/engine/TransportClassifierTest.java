@@ -1,0 +1,267 @@
+package dev.retryagent.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.net.http.HttpConnectTimeoutException;
+import java.net.http.HttpTimeoutException;
+import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.UnresolvedAddressException;
+import java.security.cert.CertificateException;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLPeerUnverifiedException;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The exceptions here are built the way the JDK HttpClient and OkHttp build them (types, messages
+ * and causes), so the classifier is tested against what it will really see.
+ */
+class TransportClassifierTest {
+  /** Stands in for {@code okhttp3.internal.http2.StreamResetException}: matched by name. */
+  static final class StreamResetException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    StreamResetException(String errorCode) {
+      super("stream was reset: " + errorCode);
+    }
+  }
+
+  /** Stands in for {@code okhttp3.internal.http2.ConnectionShutdownException}. */
+  static final class ConnectionShutdownException extends IOException {
+    private static final long serialVersionUID = 1L;
+  }
+
+  private static <T extends Throwable> T causedBy(T error, Throwable cause) {
+    error.initCause(cause);
+    return error;
+  }
+
+  // --- connect: the request was never sent
+
+  @Test
+  void aRefusedConnectionIsAConnectFailure() {
+    assertThat(TransportClassifier.classify(new ConnectException("Connection refused")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
+  void theJdkClientsConnectExceptionAroundTheRealCauseIsAConnectFailure() {
+    // The JDK client re-throws a new ConnectException whose cause is the original one.
+    Throwable e = causedBy(new ConnectException(), new ConnectException("Connection refused"));
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
+  void okHttpsFailedToConnectIsAConnectFailure() {
+    Throwable e =
+        causedBy(
+            new ConnectException("Failed to connect to localhost/127.0.0.1:1"),
+            new ConnectException("Connection refused"));
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
+  void theJdkClientsConnectTimeoutIsAConnectFailureNotATimeout() {
+    Throwable e =
+        causedBy(
+            new HttpConnectTimeoutException("HTTP connect timed out"),
+            new ConnectException("HTTP connect timed out"));
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
+  void aSocketConnectTimeoutIsAConnectFailure() {
+    assertThat(TransportClassifier.classify(new SocketTimeoutException("connect timed out")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+    assertThat(TransportClassifier.classify(new SocketTimeoutException("Connect timed out")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+    // OkHttp 3/4 wording for a connect timeout.
+    assertThat(
+            TransportClassifier.classify(
+                new SocketTimeoutException(
+                    "failed to connect to example.com/93.184.216.34 (port 443) from"
+                        + " /10.0.0.2 (port 50000) after 10000ms")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
+  void noRouteToHostIsAConnectFailure() {
+    assertThat(TransportClassifier.classify(new NoRouteToHostException("No route to host")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
+  void aRefusedConnectionReportedAsAPlainSocketExceptionIsAConnectFailure() {
+    assertThat(TransportClassifier.classify(new SocketException("Connection refused")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  // --- an unknown host is none of connect, reset, timeout
+
+  @Test
+  void theJdkClientsUnknownHostIsNotAConnectFailure() {
+    // java.net.http reports an unresolvable host as ConnectException caused by
+    // UnresolvedAddressException.
+    Throwable e = causedBy(new ConnectException(), new UnresolvedAddressException());
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.OTHER_EXCEPTION);
+    assertThat(TransportClassifier.isUnknownHost(e.getCause())).isTrue();
+  }
+
+  @Test
+  void unknownHostExceptionIsNotAConnectFailure() {
+    assertThat(TransportClassifier.classify(new UnknownHostException("no.such.host")))
+        .isEqualTo(Outcome.OTHER_EXCEPTION);
+    Throwable wrapped =
+        causedBy(new IOException("lookup failed"), new UnknownHostException("no.such.host"));
+    assertThat(TransportClassifier.classify(wrapped)).isEqualTo(Outcome.OTHER_EXCEPTION);
+  }
+
+  // --- reset: the connection broke after sending
+
+  @Test
+  void aConnectionResetIsAReset() {
+    assertThat(TransportClassifier.classify(new SocketException("Connection reset")))
+        .isEqualTo(Outcome.RESET);
+    assertThat(TransportClassifier.classify(new SocketException("Connection reset by peer")))
+        .isEqualTo(Outcome.RESET);
+    assertThat(TransportClassifier.classify(new SocketException("Broken pipe")))
+        .isEqualTo(Outcome.RESET);
+  }
+
+  @Test
+  void theJdkClientsEmptyResponseIsAReset() {
+    assertThat(
+            TransportClassifier.classify(
+                new IOException("HTTP/1.1 header parser received no bytes")))
+        .isEqualTo(Outcome.RESET);
+  }
+
+  @Test
+  void okHttpsUnexpectedEndOfStreamIsAReset() {
+    Throwable e =
+        causedBy(
+            new IOException("unexpected end of stream on http://127.0.0.1:8080/..."),
+            new EOFException("\\n not found: limit=0 content=…"));
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.RESET);
+  }
+
+  @Test
+  void anEofIsAReset() {
+    assertThat(TransportClassifier.classify(new EOFException())).isEqualTo(Outcome.RESET);
+    assertThat(TransportClassifier.classify(new EOFException("EOF reached while reading")))
+        .isEqualTo(Outcome.RESET);
+  }
+
+  @Test
+  void anHttp2StreamResetIsAReset() {
+    assertThat(TransportClassifier.classify(new StreamResetException("REFUSED_STREAM")))
+        .isEqualTo(Outcome.RESET);
+    assertThat(TransportClassifier.classify(new ConnectionShutdownException()))
+        .isEqualTo(Outcome.RESET);
+    assertThat(
+            TransportClassifier.classify(new IOException("Received RST_STREAM: Stream cancelled")))
+        .isEqualTo(Outcome.RESET);
+  }
+
+  // --- timeout: no response in time
+
+  @Test
+  void theJdkClientsRequestTimeoutIsATimeout() {
+    assertThat(TransportClassifier.classify(new HttpTimeoutException("request timed out")))
+        .isEqualTo(Outcome.TIMEOUT);
+  }
+
+  @Test
+  void aReadTimeoutIsATimeout() {
+    assertThat(TransportClassifier.classify(new SocketTimeoutException("Read timed out")))
+        .isEqualTo(Outcome.TIMEOUT);
+    assertThat(TransportClassifier.classify(new SocketTimeoutException("timeout")))
+        .isEqualTo(Outcome.TIMEOUT);
+    assertThat(TransportClassifier.classify(new SocketTimeoutException()))
+        .isEqualTo(Outcome.TIMEOUT);
+  }
+
+  @Test
+  void okHttpsCallTimeoutIsATimeout() {
+    Throwable e = causedBy(new InterruptedIOException("timeout"), new SocketTimeoutException());
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.TIMEOUT);
+  }
+
+  // --- TLS: repeating cannot help
+
+  @Test
+  void anUntrustedCertificateIsNeitherConnectNorResetNorTimeout() {
+    Throwable e =
+        causedBy(
+            new SSLHandshakeException("PKIX path building failed"),
+            new CertificateException("unable to find valid certification path"));
+    assertThat(TransportClassifier.classify(e)).isEqualTo(Outcome.OTHER_EXCEPTION);
+    // Even when a client wraps it in a ConnectException.
+    Throwable wrapped = causedBy(new ConnectException("TLS failed"), e);
+    assertThat(TransportClassifier.classify(wrapped)).isEqualTo(Outcome.OTHER_EXCEPTION);
+    assertThat(TransportClassifier.classify(new SSLPeerUnverifiedException("peer not verified")))
+        .isEqualTo(Outcome.OTHER_EXCEPTION);
+  }
+
+  // --- cancelled: never retried
+
+  @Test
+  void aThreadInterruptDuringIoIsCancelled() {
+    assertThat(TransportClassifier.classify(new InterruptedIOException()))
+        .isEqualTo(Outcome.CANCELLED);
+    assertThat(TransportClassifier.classify(new InterruptedIOException("interrupted")))
+        .isEqualTo(Outcome.CANCELLED);
+    assertThat(TransportClassifier.classify(new ClosedByInterruptException()))
+        .isEqualTo(Outcome.CANCELLED);
+    assertThat(TransportClassifier.classify(new InterruptedException()))
+        .isEqualTo(Outcome.CANCELLED);
+  }
+
+  @Test
+  void aCancelledFutureIsCancelled() {
+    assertThat(TransportClassifier.classify(new CancellationException()))
+        .isEqualTo(Outcome.CANCELLED);
+    assertThat(TransportClassifier.classify(new CompletionException(new CancellationException())))
+        .isEqualTo(Outcome.CANCELLED);
+  }
+
+  @Test
+  void okHttpsCanceledCallIsCancelled() {
+    assertThat(TransportClassifier.classify(new IOException("Canceled")))
+        .isEqualTo(Outcome.CANCELLED);
+  }
+
+  // --- anything else
+
+  @Test
+  void otherExceptionsAreOther() {
+    assertThat(TransportClassifier.classify(new IOException("something odd")))
+        .isEqualTo(Outcome.OTHER_EXCEPTION);
+    assertThat(TransportClassifier.classify(new IOException())).isEqualTo(Outcome.OTHER_EXCEPTION);
+    assertThat(TransportClassifier.classify(new IllegalArgumentException("bad URI")))
+        .isEqualTo(Outcome.OTHER_EXCEPTION);
+  }
+
+  @Test
+  void theCauseChainIsWalkedButNotForever() {
+    Throwable deep = new SocketException("Connection reset");
+    for (int i = 0; i < 3; i++) {
+      deep = new RuntimeException("wrap " + i, deep);
+    }
+    assertThat(TransportClassifier.classify(deep)).isEqualTo(Outcome.RESET);
+
+    IOException a = new IOException("a");
+    IOException b = new IOException("b", a);
+    a.initCause(b);
+    assertThat(TransportClassifier.classify(a)).isEqualTo(Outcome.OTHER_EXCEPTION);
+  }
+}
