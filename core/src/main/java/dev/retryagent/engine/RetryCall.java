@@ -144,15 +144,16 @@ public final class RetryCall {
         return 0;
       }
       finish(null, -1, null, GiveUpReason.RATE_LIMITED);
+      long pause = limiter.pauseRemainingNanos(now);
+      String why =
+          remaining < maxWait
+              ? "no permit before the call's deadline (" + remaining / 1_000_000 + "ms left)"
+              : "no permit within maxWait " + maxWait / 1_000_000 + "ms";
       throw new RateLimitedException(
           request.target(),
-          "no permit within maxWait "
-              + policy.rateLimit().maxWait().toMillis()
-              + "ms"
-              + (limiter.pauseRemainingNanos(now) > 0
-                  ? " (host paused after 429 for another "
-                      + limiter.pauseRemainingNanos(now) / 1_000_000
-                      + "ms)"
+          why
+              + (pause > 0
+                  ? " (host paused after 429 for another " + pause / 1_000_000 + "ms)"
                   : ""));
     }
     if (wait > 0) {
@@ -206,15 +207,16 @@ public final class RetryCall {
       return decision;
     }
     long now = engine.clock().nanoTime();
-    long retryAfterNanos =
-        retry.retryAfterEnabled()
-            ? RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis())
-            : RetryAfter.NONE;
+    long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+    long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
     recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
-    if (status == 429 && retryAfterNanos != RetryAfter.NONE && limiter != null) {
-      if (policy.rateLimit().pauseOn429()) {
-        limiter.pauseUntil(now + Math.min(retryAfterNanos, retry.retryAfterMax().toNanos()));
-      }
+    // The pause is the rate limiter's own rule, so it holds even when this route does not wait
+    // for Retry-After itself.
+    if (status == 429
+        && askedNanos != RetryAfter.NONE
+        && limiter != null
+        && policy.rateLimit().pauseOn429()) {
+      limiter.pauseUntil(now + Math.min(askedNanos, retry.retryAfterMax().toNanos()));
     }
     boolean retryable = Classifier.isRetryableStatus(retry, status);
     decision = decide(Outcome.RESPONSE, status, null, retryable, retryAfterNanos, now);

@@ -10,6 +10,7 @@ import java.net.UnknownHostException;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpTimeoutException;
 import java.nio.channels.ClosedByInterruptException;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.UnresolvedAddressException;
 import java.security.cert.CertificateException;
 import java.util.Locale;
@@ -96,7 +97,7 @@ public final class TransportClassifier {
       // this type is a thread interrupt.
       return "timeout".equals(t.getMessage()) ? Outcome.TIMEOUT : Outcome.CANCELLED;
     }
-    if (t instanceof EOFException) {
+    if (t instanceof EOFException || t instanceof ClosedChannelException) {
       return Outcome.RESET;
     }
     String type = t.getClass().getName();

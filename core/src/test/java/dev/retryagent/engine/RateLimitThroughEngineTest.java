@@ -166,6 +166,22 @@ class RateLimitThroughEngineTest {
     CallResult r = driver.run(f, FakeRequest.get(), second);
     assertThat(second.attemptCount()).isZero();
     assertThat(r.error).isInstanceOf(RateLimitedException.class);
+    assertThat(r.error.getMessage()).contains("before the call's deadline");
     assertThat(waited(f)).isZero();
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429PausesTheHostEvenWhenTheRouteIgnoresRetryAfter(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1).retryAfterEnabled(false);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "5")));
+
+    Script next = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), next);
+
+    assertThat(next.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
   }
 }

@@ -264,4 +264,10 @@ class TransportClassifierTest {
     a.initCause(b);
     assertThat(TransportClassifier.classify(a)).isEqualTo(Outcome.OTHER_EXCEPTION);
   }
+
+  @Test
+  void aClosedChannelIsAReset() {
+    assertThat(TransportClassifier.classify(new java.nio.channels.ClosedChannelException()))
+        .isEqualTo(Outcome.RESET);
+  }
 }
