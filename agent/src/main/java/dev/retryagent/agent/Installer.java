@@ -1,0 +1,34 @@
+package dev.retryagent.agent;
+
+import dev.retryagent.policy.Mode;
+import java.lang.instrument.Instrumentation;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Installs the agent inside its own class loader; called once per JVM by {@code
+ * dev.retryagent.bootstrap.AgentStarter}, which prints the returned line.
+ */
+public final class Installer {
+  private Installer() {}
+
+  /**
+   * Reads the configuration and arms the hooks it enables.
+   *
+   * @return the start-up line (without the {@code retry-agent <version>:} prefix)
+   */
+  public static String install(String agentArgs, Instrumentation inst, boolean atStartup) {
+    // A class that the JDK's ConcurrentHashMap needs while it is itself being loaded must not be
+    // loaded for the first time from inside a transformer (ClassCircularityError, JDK-8164165).
+    ThreadLocalRandom.current();
+
+    AgentSettings settings = ConfigSeam.loadConfig(agentArgs);
+    if (settings.mode() == Mode.OFF) {
+      return "nothing hooked (mode=off); " + settings.describe();
+    }
+    String jdk =
+        settings.jdkHttp()
+            ? JdkHttpInstallation.install(inst, settings)
+            : "jdk-http off (agent.clients.jdk-http: false)";
+    return jdk + "; okhttp not supported yet; " + settings.describe();
+  }
+}
