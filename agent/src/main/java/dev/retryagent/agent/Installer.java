@@ -1,5 +1,7 @@
 package dev.retryagent.agent;
 
+import dev.retryagent.bootstrap.AgentInstaller;
+import dev.retryagent.bootstrap.AgentStarter;
 import dev.retryagent.policy.Mode;
 import java.lang.instrument.Instrumentation;
 import java.util.concurrent.ThreadLocalRandom;
@@ -8,15 +10,24 @@ import java.util.concurrent.ThreadLocalRandom;
  * Installs the agent inside its own class loader; called once per JVM by {@code
  * dev.retryagent.bootstrap.AgentStarter}, which prints the returned line.
  */
-public final class Installer {
+public final class Installer implements AgentInstaller {
+  static {
+    AgentStarter.register(new Installer());
+  }
+
   private Installer() {}
+
+  @Override
+  public String install(String agentArgs, Instrumentation inst, boolean atStartup) {
+    return installAgent(agentArgs, inst);
+  }
 
   /**
    * Reads the configuration and arms the hooks it enables.
    *
    * @return the start-up line (without the {@code retry-agent <version>:} prefix)
    */
-  public static String install(String agentArgs, Instrumentation inst, boolean atStartup) {
+  static String installAgent(String agentArgs, Instrumentation inst) {
     // A class that the JDK's ConcurrentHashMap needs while it is itself being loaded must not be
     // loaded for the first time from inside a transformer (ClassCircularityError, JDK-8164165).
     ThreadLocalRandom.current();

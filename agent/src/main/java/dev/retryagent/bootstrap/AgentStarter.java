@@ -1,7 +1,6 @@
 package dev.retryagent.bootstrap;
 
 import java.lang.instrument.Instrumentation;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Boot-loaded half of the start-up: creates the agent's class loader and runs the installer in it,
@@ -9,9 +8,24 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class AgentStarter {
   private static final String INSTALLER = "dev.retryagent.agent.Installer";
-  private static final AtomicBoolean STARTED = new AtomicBoolean();
+
+  private static boolean started;
+  private static AgentInstaller installer;
 
   private AgentStarter() {}
+
+  /** Called by the installer's static initializer in the agent's class loader. */
+  public static synchronized void register(AgentInstaller instance) {
+    installer = instance;
+  }
+
+  private static synchronized boolean claimStart() {
+    if (started) {
+      return false;
+    }
+    started = true;
+    return true;
+  }
 
   /**
    * Installs the agent and prints one line on stderr saying what was installed, or why not. Never
@@ -25,26 +39,24 @@ public final class AgentStarter {
    */
   public static void start(
       String agentArgs, Instrumentation inst, boolean atStartup, String jarPath, String version) {
-    if (!STARTED.compareAndSet(false, true)) {
-      System.err.println("retry-agent " + version + ": already installed, ignoring another start");
+    String prefix = "retry-agent " + version + ": ";
+    if (!claimStart()) {
+      System.err.println(prefix + "already installed, ignoring another start");
       return;
     }
     String line;
     try {
-      ClassLoader loader = AgentClassLoader.open(jarPath);
-      Object result =
-          Class.forName(INSTALLER, true, loader)
-              .getMethod("install", String.class, Instrumentation.class, boolean.class)
-              .invoke(null, agentArgs, inst, atStartup);
-      line = "retry-agent " + version + ": " + result;
+      Class.forName(INSTALLER, true, AgentClassLoader.open(jarPath));
+      AgentInstaller registered;
+      synchronized (AgentStarter.class) {
+        registered = installer;
+      }
+      if (registered == null) {
+        throw new IllegalStateException(INSTALLER + " did not register");
+      }
+      line = prefix + registered.install(agentArgs, inst, atStartup);
     } catch (Throwable t) {
-      Throwable cause = t instanceof java.lang.reflect.InvocationTargetException ? t.getCause() : t;
-      line =
-          "retry-agent "
-              + version
-              + ": not installed, the application runs without retries ("
-              + cause
-              + ")";
+      line = prefix + "not installed, the application runs without retries (" + t + ")";
     }
     System.err.println(line);
   }

@@ -116,14 +116,15 @@ public final class JdkHttpBridge {
    * A handler failed before making an attempt: the call runs unchanged; said once, not per call.
    */
   private static void reportBug(Throwable bug) {
-    if (!BUG_REPORTED.getAndSet(true)) {
+    if (BUG_REPORTED.getAndSet(1) == 0) {
       System.err.println(
           "retry-agent: internal error, java.net.http call passed through without retries: " + bug);
     }
   }
 
-  private static final java.util.concurrent.atomic.AtomicBoolean BUG_REPORTED =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  // AtomicInteger rather than AtomicBoolean: no VarHandle to link in the JDK's own call path
+  private static final java.util.concurrent.atomic.AtomicInteger BUG_REPORTED =
+      new java.util.concurrent.atomic.AtomicInteger();
 
   /** Returns the outcome's value, or throws its throwable exactly as it was thrown. */
   public static Object deliver(Object outcome) throws Throwable {

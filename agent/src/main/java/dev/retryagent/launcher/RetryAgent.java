@@ -1,5 +1,6 @@
 package dev.retryagent.launcher;
 
+import dev.retryagent.bootstrap.AgentStarter;
 import java.io.File;
 import java.io.PrintStream;
 import java.lang.instrument.Instrumentation;
@@ -10,10 +11,11 @@ import java.util.jar.JarFile;
  * Main-Class}.
  *
  * <p>This class is loaded by the system class loader, so it does as little as possible: it appends
- * the agent jar to the bootstrap search path (once), then hands over to the boot-loaded {@code
- * dev.retryagent.bootstrap.AgentStarter} by name. It never refers to another agent class directly:
- * a direct reference could be resolved through the system class path before the append and leave
- * two copies of a class around. Nothing thrown here ever reaches the application.
+ * the agent jar to the bootstrap search path (once), then calls the boot-loaded {@link
+ * AgentStarter}. That call is resolved only when it first runs, after the append, and the system
+ * loader asks the boot loader first, so it links to the boot copy; no other agent class is touched
+ * before the append (and no reflection is used: it spins classes at start-up, see
+ * docs/BENCHMARKS.md). Nothing thrown here ever reaches the application.
  */
 public final class RetryAgent {
   private static final String STARTER = "dev.retryagent.bootstrap.AgentStarter";
@@ -70,22 +72,13 @@ public final class RetryAgent {
       if (!bootstrapReady()) {
         inst.appendToBootstrapClassLoaderSearch(new JarFile(jar));
       }
-      Class.forName(STARTER, true, null)
-          .getMethod(
-              "start",
-              String.class,
-              Instrumentation.class,
-              boolean.class,
-              String.class,
-              String.class)
-          .invoke(null, agentArgs, inst, atStartup, jar.getPath(), version());
+      AgentStarter.start(agentArgs, inst, atStartup, jar.getPath(), version());
     } catch (Throwable t) {
-      Throwable cause = t instanceof java.lang.reflect.InvocationTargetException ? t.getCause() : t;
       System.err.println(
           "retry-agent "
               + version()
               + ": not installed, the application runs without retries ("
-              + cause
+              + t
               + ")");
     }
   }
