@@ -3,6 +3,7 @@ package dev.retryagent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.JdkHttpApp;
+import dev.retryagent.it.apps.LateAttachApp;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
@@ -68,6 +69,29 @@ class AgentStartupIT {
       assertThat(r.value("1.status")).as(r.describe()).isEqualTo("200");
       assertThat(r.value("intercepted")).isEqualTo("1");
       assertThat(r.stderr()).doesNotContain("VerifyError").doesNotContain("NOT hooked");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void aLateAttachRetransformsTheAlreadyLoadedClientAndInstallsOnce(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs("-Djdk.attach.allowAttachSelf=true")
+              .mainClass(LateAttachApp.class)
+              .args(ForkedJvm.agentJar().toString(), server.uri("/late").toString(), "2")
+              .run();
+
+      assertThat(r.value("status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("1");
+      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(r.stderrLines("retry-agent"))
+          .containsExactly(
+              "retry-agent 0.1.0-SNAPSHOT: jdk-http hooked (send, sendAsync); okhttp not supported"
+                  + " yet; config=built-in defaults, mode=enforce",
+              "retry-agent 0.1.0-SNAPSHOT: already installed, ignoring another start");
     }
   }
 

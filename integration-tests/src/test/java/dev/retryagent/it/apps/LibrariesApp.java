@@ -29,7 +29,8 @@ public final class LibrariesApp {
             .getLoaded();
     System.out.println("bytebuddy.from=" + where(ByteBuddy.class));
     System.out.println("bytebuddy.made=" + generated.getName());
-    System.out.println("bytebuddy.nexus.property=" + System.getProperty("net.bytebuddy.nexus.disabled"));
+    System.out.println(
+        "bytebuddy.nexus.property=" + System.getProperty("net.bytebuddy.nexus.disabled"));
 
     Map<String, Object> yaml = new Yaml().load("retries: 3\nname: app");
     System.out.println("snakeyaml.from=" + where(Yaml.class));
