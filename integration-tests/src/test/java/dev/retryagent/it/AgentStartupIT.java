@@ -25,7 +25,9 @@ class AgentStartupIT {
       assertThat(r.stderrLines("retry-agent"))
           .as(r.describe())
           .containsExactly(
-              "retry-agent 0.1.0-SNAPSHOT: jdk-http hooked (send, sendAsync); okhttp not supported"
+              "retry-agent "
+                  + ForkedJvm.agentVersion()
+                  + ": jdk-http hooked (send, sendAsync); okhttp not supported"
                   + " yet; config=built-in defaults, mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
       assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
@@ -89,9 +91,13 @@ class AgentStartupIT {
       assertThat(server.requestCount()).isEqualTo(1);
       assertThat(r.stderrLines("retry-agent"))
           .containsExactly(
-              "retry-agent 0.1.0-SNAPSHOT: jdk-http hooked (send, sendAsync); okhttp not supported"
+              "retry-agent "
+                  + ForkedJvm.agentVersion()
+                  + ": jdk-http hooked (send, sendAsync); okhttp not supported"
                   + " yet; config=built-in defaults, mode=enforce",
-              "retry-agent 0.1.0-SNAPSHOT: already installed, ignoring another start");
+              "retry-agent "
+                  + ForkedJvm.agentVersion()
+                  + ": already installed, ignoring another start");
     }
   }
 
@@ -128,6 +134,6 @@ class AgentStartupIT {
     } catch (Exception e) {
       throw new AssertionError(e);
     }
-    assertThat(out.trim()).isEqualTo("retry-agent 0.1.0-SNAPSHOT");
+    assertThat(out.trim()).isEqualTo("retry-agent " + ForkedJvm.agentVersion());
   }
 }

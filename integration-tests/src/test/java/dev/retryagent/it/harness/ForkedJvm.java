@@ -62,6 +62,15 @@ public final class ForkedJvm {
     return path;
   }
 
+  /** The agent version the start-up line names, from system property {@code retryagent.version}. */
+  public static String agentVersion() {
+    String version = System.getProperty("retryagent.version");
+    if (version == null) {
+      throw new IllegalStateException("system property retryagent.version is not set");
+    }
+    return version;
+  }
+
   /** Where a class was loaded from (a directory or a jar), for class paths. */
   public static Path locationOf(Class<?> c) {
     try {
