@@ -37,6 +37,26 @@ class AgentStartupIT {
 
   @ParameterizedTest
   @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void anArgumentTheAgentCannotAcceptLeavesTheApplicationRunningUninstrumented(Path jdk)
+      throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.run(
+              jdk, "mode=sometimes", JdkHttpApp.class, "send", server.uri("").toString(), "GET:/");
+
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      assertThat(r.value("1.status")).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("0");
+      assertThat(r.stderrLines("retry-agent"))
+          .singleElement()
+          .asString()
+          .contains("not installed, the application runs without retries")
+          .contains("mode=sometimes");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
   void theAgentTwiceInstallsOnceAndInterceptsEachCallOnce(Path jdk) throws Exception {
     try (CountingServer server = CountingServer.start()) {
       ForkedJvm.Result r =
