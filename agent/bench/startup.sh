@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Startup cost of the agent: wall time of a JVM that builds one HttpClient and exits, with and
+# without -javaagent, on JDK 17 and JDK 25. Runs are interleaved (one of each variant per round)
+# so that machine load drifts hit every variant alike; reports the median and the ratio to the
+# run without agent on the same JDK.
+#
+#   agent/bench/startup.sh [--runs N] [--prototypes]
+#
+# Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests).
+# --prototypes also measures the throw-away designs in agent/bench/prototype (JDK 17 only);
+# they compile against Byte Buddy from the local Maven repository.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=10
+protos=false
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --prototypes) protos=true; shift ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
+JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+AGENT=$PWD/agent/target/retry-agent.jar
+[ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/*.java
+printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
+(cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
+
+labels=(); cmds=()
+add() { labels+=("$1"); cmds+=("$2"); }
+for jdk in 17 25; do
+  home=$JDK17; [ $jdk = 25 ] && home=$JDK25
+  j="$home/bin/java -cp $work/apps"
+  add "JDK $jdk, no agent" "$j OneClient"
+  add "JDK $jdk, empty agent (JVM's own -javaagent cost)" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps OneClient"
+  add "JDK $jdk, retry-agent" "$home/bin/java -javaagent:$AGENT -cp $work/apps OneClient"
+  add "JDK $jdk, no agent, Hello" "$j Hello"
+  add "JDK $jdk, empty agent, Hello" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps Hello"
+  add "JDK $jdk, retry-agent, Hello" "$home/bin/java -javaagent:$AGENT -cp $work/apps Hello"
+done
+
+if $protos; then
+  bb=${BYTEBUDDY_JAR:-$HOME/.m2/repository/net/bytebuddy/byte-buddy/1.18.17/byte-buddy-1.18.17.jar}
+  p=$work/proto
+  mkdir -p "$p/classes" "$p/impl"
+  "$JDK17/bin/javac" -nowarn --release 11 -d "$p/classes" -cp "$bb" \
+    $(find agent/bench/prototype/src -name '*.java')
+  (cd "$p/classes" && "$JDK17/bin/jar" cf ../bridge.jar bridge)
+  cp -r "$p/classes/proto" "$p/impl/" && rm "$p/impl/proto/Premain.class"
+  (cd "$p/impl" && unzip -qo "$bb" -x 'META-INF/*' && "$JDK17/bin/jar" cf ../impl.jar .)
+  printf 'Premain-Class: proto.Premain\nCan-Retransform-Classes: true\n' > "$p/mf"
+  (cd "$p/classes" && "$JDK17/bin/jar" cfm ../premain-only.jar ../mf proto/Premain.class)
+  cp "$p/classes/proto/Premain.class" "$p/impl/proto/" \
+    && (cd "$p/impl" && "$JDK17/bin/jar" cfm ../full.jar ../mf .)
+  P="$JDK17/bin/java -Dp.bridgejar=$p/bridge.jar -Dp.impljar=$p/impl.jar"
+  add "JDK 17, proto: bridge append only" "$P -Dp.mode=none -Dp.loader=custom -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
+  add "JDK 17, proto: naive AgentBuilder" "$P -Dp.mode=naive -javaagent:$p/full.jar -cp $work/apps OneClient"
+  add "JDK 17, proto: lazy Advice, system loader" "$P -Dp.mode=lazy -Dp.xf=direct -javaagent:$p/full.jar -cp $work/apps OneClient"
+  add "JDK 17, proto: lazy Advice, custom loader" "$P -Dp.mode=lazy -Dp.xf=direct -Dp.loader=custom -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
+  add "JDK 17, proto: lazy Advice, boot loader" "$P -Dp.mode=lazy -Dp.xf=direct -Dp.loader=boot -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
+  add "JDK 17, proto: Advice pre-transformed in background, boot" "$P -Dp.mode=pre -Dp.xf=direct -Dp.loader=boot -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
+  add "JDK 17, proto: lazy ASM prologue, custom loader" "$P -Dp.mode=lazy -Dp.xf=asm -Dp.loader=custom -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
+fi
+
+n=${#cmds[@]}
+declare -a wall cpu
+TIMEFORMAT='%R %U %S'
+for ((i = 0; i < n; i++)); do bash -c "${cmds[$i]}" >/dev/null 2>&1; done # warm the file cache
+for ((r = 1; r <= runs; r++)); do
+  for ((i = 0; i < n; i++)); do
+    t=$({ time bash -c "${cmds[$i]}" >/dev/null 2>&1; } 2>&1)
+    read -r real user sys <<<"$t"
+    wall[$i]+="$(echo "$real * 1000 / 1" | bc) "
+    cpu[$i]+="$(echo "($user + $sys) * 1000 / 1" | bc) "
+  done
+  echo "round $r/$runs done" >&2
+done
+
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+echo
+echo "| variant | median wall ms | ratio | median CPU ms (user+sys) |"
+echo "|---|---:|---:|---:|"
+declare -A base
+for ((i = 0; i < n; i++)); do
+  w=$(median "${wall[$i]}"); c=$(median "${cpu[$i]}")
+  key=${labels[$i]%%,*}; [[ ${labels[$i]} == *Hello ]] && key="$key Hello"
+  [[ ${labels[$i]} == *"no agent"* ]] && base[$key]=$w
+  ratio=$(echo "scale=2; $w / ${base[$key]}" | bc)
+  printf '| %s | %s | %s | %s |\n' "${labels[$i]}" "$w" "$ratio" "$c"
+done

@@ -1,0 +1,118 @@
+package dev.retryagent.launcher;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.jar.Attributes;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Reads the built {@code retry-agent.jar}: manifest and layout (nothing third-party exposed). */
+class RetryAgentJarIT {
+  private static JarFile jar;
+  private static List<String> names;
+
+  @BeforeAll
+  static void open() throws IOException {
+    String path = System.getProperty("retryagent.jar");
+    assertThat(path).as("system property retryagent.jar").isNotNull();
+    jar = new JarFile(path);
+    names = new ArrayList<>();
+    for (JarEntry e : Collections.list(jar.entries())) {
+      if (!e.isDirectory()) {
+        names.add(e.getName());
+      }
+    }
+  }
+
+  @AfterAll
+  static void close() throws IOException {
+    jar.close();
+  }
+
+  @Test
+  void manifestDeclaresEveryEntryPointAndCapability() throws IOException {
+    Attributes main = jar.getManifest().getMainAttributes();
+
+    assertThat(main.getValue("Premain-Class")).isEqualTo("dev.retryagent.launcher.RetryAgent");
+    assertThat(main.getValue("Agent-Class")).isEqualTo("dev.retryagent.launcher.RetryAgent");
+    assertThat(main.getValue("Main-Class")).isEqualTo("dev.retryagent.launcher.RetryAgent");
+    assertThat(main.getValue("Can-Retransform-Classes")).isEqualTo("true");
+    assertThat(main.getValue("Can-Redefine-Classes")).isEqualTo("true");
+    assertThat(main.getValue("Implementation-Version")).isNotBlank();
+    assertThat(main.getValue("Multi-Release")).isNull();
+    assertThat(main.getValue("Boot-Class-Path")).isNull();
+  }
+
+  @Test
+  void everyTopLevelEntryIsOursOrMetaInfOrHidden() {
+    List<String> foreign = new ArrayList<>();
+    for (String name : names) {
+      if (!name.startsWith("dev/retryagent/")
+          && !name.startsWith("META-INF/")
+          && !name.startsWith("inst/")) {
+        foreign.add(name);
+      }
+    }
+    assertThat(foreign).as("entries outside dev/retryagent/, META-INF/ and inst/").isEmpty();
+  }
+
+  @Test
+  void onlyTheLauncherAndTheBootstrapBridgeAreVisibleClasses() {
+    List<String> visible = new ArrayList<>();
+    for (String name : names) {
+      if (name.endsWith(".class")
+          && !name.startsWith("dev/retryagent/launcher/")
+          && !name.startsWith("dev/retryagent/bootstrap/")) {
+        visible.add(name);
+      }
+    }
+    assertThat(visible).as("class files a class loader could pick up").isEmpty();
+    assertThat(names).contains("dev/retryagent/bootstrap/JdkHttpBridge.class");
+  }
+
+  @Test
+  void hiddenClassesAreRelocatedUnderOurNamespace() {
+    List<String> misplaced = new ArrayList<>();
+    for (String name : names) {
+      if (name.startsWith("inst/") && !name.startsWith("inst/dev/retryagent/")) {
+        misplaced.add(name);
+      }
+    }
+    assertThat(misplaced).as("hidden entries outside inst/dev/retryagent/").isEmpty();
+    assertThat(names)
+        .contains(
+            "inst/dev/retryagent/shaded/bytebuddy/ByteBuddy.classdata",
+            "inst/dev/retryagent/shaded/snakeyaml/Yaml.classdata",
+            "inst/dev/retryagent/agent/Installer.classdata",
+            "inst/dev/retryagent/policy/Policy.classdata");
+  }
+
+  @Test
+  void noClassReferencesAnUnrelocatedThirdPartyPackage() throws IOException {
+    List<String> leaks = new ArrayList<>();
+    for (String name : names) {
+      if (!name.endsWith(".class") && !name.endsWith(".classdata")) {
+        continue;
+      }
+      String text;
+      try (InputStream in = jar.getInputStream(jar.getJarEntry(name))) {
+        text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+      }
+      if (text.contains("Lnet/bytebuddy/")
+          || text.contains("Lorg/yaml/snakeyaml/")
+          || text.contains("net/bytebuddy/jar/asm/")) {
+        leaks.add(name);
+      }
+    }
+    assertThat(leaks).as("classes naming net.bytebuddy or org.yaml.snakeyaml").isEmpty();
+  }
+}

@@ -1,0 +1,159 @@
+package dev.retryagent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.it.apps.JdkHttpApp;
+import dev.retryagent.it.apps.LateAttachApp;
+import dev.retryagent.it.harness.CountingServer;
+import dev.retryagent.it.harness.ForkedJvm;
+import dev.retryagent.it.harness.Jdks;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** How the agent starts: its one line, idempotence, and JVM options it must live with. */
+class AgentStartupIT {
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void oneStartUpLineSaysWhatWasInstalled(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.run(jdk, null, JdkHttpApp.class, "send", server.uri("").toString(), "GET:/");
+
+      assertThat(r.stderrLines("retry-agent"))
+          .as(r.describe())
+          .containsExactly(
+              "retry-agent "
+                  + ForkedJvm.agentVersion()
+                  + ": jdk-http hooked (send, sendAsync); okhttp not supported"
+                  + " yet; config=built-in defaults, mode=enforce");
+      // the only other stderr line allowed is the JVM's note about the bootstrap append
+      assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
+          .allMatch(l -> l.contains("Sharing is only supported for boot loader classes"));
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void anArgumentTheAgentCannotAcceptLeavesTheApplicationRunningUninstrumented(Path jdk)
+      throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.run(
+              jdk, "mode=sometimes", JdkHttpApp.class, "send", server.uri("").toString(), "GET:/");
+
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      assertThat(r.value("1.status")).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("0");
+      assertThat(r.stderrLines("retry-agent"))
+          .singleElement()
+          .asString()
+          .contains("not installed, the application runs without retries")
+          .contains("mode=sometimes");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void theAgentTwiceInstallsOnceAndInterceptsEachCallOnce(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .jvmArgs("-javaagent:" + ForkedJvm.agentJar())
+              .mainClass(JdkHttpApp.class)
+              .args("send", server.uri("").toString(), "GET:/a", "GET:/b")
+              .run();
+
+      assertThat(r.value("2.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("2");
+      assertThat(server.requestCount()).isEqualTo(2);
+      assertThat(r.stderrLines("retry-agent")).hasSize(2);
+      assertThat(r.stderrLines("retry-agent").get(1)).contains("already installed");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void theInstrumentedJdkClassPassesFullBytecodeVerification(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .jvmArgs(
+                  "-XX:+UnlockDiagnosticVMOptions",
+                  "-XX:+BytecodeVerificationLocal",
+                  "-XX:+BytecodeVerificationRemote")
+              .mainClass(JdkHttpApp.class)
+              .args("async", server.uri("").toString(), "GET:/a")
+              .run();
+
+      assertThat(r.value("1.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("1");
+      assertThat(r.stderr()).doesNotContain("VerifyError").doesNotContain("NOT hooked");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void aLateAttachRetransformsTheAlreadyLoadedClientAndInstallsOnce(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs("-Djdk.attach.allowAttachSelf=true")
+              .mainClass(LateAttachApp.class)
+              .args(ForkedJvm.agentJar().toString(), server.uri("/late").toString(), "2")
+              .run();
+
+      assertThat(r.value("status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("1");
+      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(r.stderrLines("retry-agent"))
+          .containsExactly(
+              "retry-agent "
+                  + ForkedJvm.agentVersion()
+                  + ": jdk-http hooked (send, sendAsync); okhttp not supported"
+                  + " yet; config=built-in defaults, mode=enforce",
+              "retry-agent "
+                  + ForkedJvm.agentVersion()
+                  + ": already installed, ignoring another start");
+    }
+  }
+
+  @Test
+  void onJdk25WithUnsafeMemoryAccessDeniedTheAgentWorksWithoutWarnings() throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.builder(Jdks.jdk25())
+              .jvmArgs("--sun-misc-unsafe-memory-access=deny")
+              .mainClass(JdkHttpApp.class)
+              .args("send", server.uri("").toString(), "GET:/a")
+              .run();
+
+      assertThat(r.value("1.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("intercepted")).isEqualTo("1");
+      assertThat(r.stderr()).doesNotContain("WARNING");
+    }
+  }
+
+  @Test
+  void theJarRunsAsACommandThatPrintsItsVersion() {
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            Jdks.jdk17().resolve("bin/java").toString(),
+            "-jar",
+            ForkedJvm.agentJar().toString(),
+            "--version");
+    String out;
+    try {
+      Process p = pb.redirectErrorStream(true).start();
+      out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).isZero();
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+    assertThat(out.trim()).isEqualTo("retry-agent " + ForkedJvm.agentVersion());
+  }
+}

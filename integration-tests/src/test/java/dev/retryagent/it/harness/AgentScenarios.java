@@ -1,0 +1,15 @@
+package dev.retryagent.it.harness;
+
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Named;
+
+/** Sources for {@code @MethodSource}: every scenario runs on each of these JDKs. */
+public final class AgentScenarios {
+  private AgentScenarios() {}
+
+  /** JDK 17 and JDK 25, named for test reports. */
+  public static Stream<Named<Path>> jdks() {
+    return Stream.of(Named.of("JDK 17", Jdks.jdk17()), Named.of("JDK 25", Jdks.jdk25()));
+  }
+}

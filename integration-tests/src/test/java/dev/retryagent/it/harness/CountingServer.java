@@ -1,0 +1,296 @@
+package dev.retryagent.it.harness;
+
+import java.io.ByteArrayOutputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A loopback HTTP/1.1 server for tests that counts and records every request and answers each with
+ * the next scripted {@link Reply} (or the default reply once the script is used up). It can also
+ * reset or close a connection, or never answer.
+ *
+ * <pre>{@code
+ * try (CountingServer server = CountingServer.start()) {
+ *   server.enqueue(Reply.status(503), Reply.ok("done"));
+ *   ... run the client against server.uri("/orders") ...
+ *   assertThat(server.requestCount()).isEqualTo(2);
+ * }
+ * }</pre>
+ *
+ * Keep-alive connections are served; request bodies are read by Content-Length or chunked encoding.
+ * Only 127.0.0.1 is bound. Thread-safe; {@link #close()} stops everything it started.
+ */
+public final class CountingServer implements AutoCloseable {
+  private final ServerSocket serverSocket;
+  private final ExecutorService threads;
+  private final Deque<Reply> script = new ArrayDeque<>();
+  private final List<RecordedRequest> requests = new ArrayList<>();
+  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger connections = new AtomicInteger();
+  private final CountDownLatch closed = new CountDownLatch(1);
+  private volatile Reply defaultReply = Reply.ok("ok");
+
+  private CountingServer(ServerSocket serverSocket) {
+    this.serverSocket = serverSocket;
+    this.threads =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "counting-server");
+              t.setDaemon(true);
+              return t;
+            });
+    threads.execute(this::acceptLoop);
+  }
+
+  /** Starts a server on an ephemeral loopback port. */
+  public static CountingServer start() throws IOException {
+    ServerSocket socket = new ServerSocket();
+    socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    return new CountingServer(socket);
+  }
+
+  /** {@code http://127.0.0.1:<port><path>}. */
+  public URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + serverSocket.getLocalPort() + path);
+  }
+
+  public int port() {
+    return serverSocket.getLocalPort();
+  }
+
+  /** Adds replies to the script, in order. */
+  public synchronized CountingServer enqueue(Reply... replies) {
+    script.addAll(List.of(replies));
+    return this;
+  }
+
+  /** The reply once the script is used up ({@code 200 ok} unless set). */
+  public CountingServer setDefaultReply(Reply reply) {
+    defaultReply = reply;
+    return this;
+  }
+
+  /** Requests fully read so far. */
+  public synchronized int requestCount() {
+    return requests.size();
+  }
+
+  /** Connections accepted so far. */
+  public int connectionCount() {
+    return connections.get();
+  }
+
+  /** The requests read so far, in arrival order. */
+  public synchronized List<RecordedRequest> requests() {
+    return List.copyOf(requests);
+  }
+
+  private synchronized Reply record(RecordedRequest request) {
+    requests.add(request);
+    Reply next = script.poll();
+    return next == null ? defaultReply : next;
+  }
+
+  private void acceptLoop() {
+    while (!serverSocket.isClosed()) {
+      try {
+        Socket socket = serverSocket.accept();
+        int number = connections.incrementAndGet();
+        open.add(socket);
+        threads.execute(() -> serve(socket, number));
+      } catch (IOException | java.util.concurrent.RejectedExecutionException e) {
+        return; // closed
+      }
+    }
+  }
+
+  private void serve(Socket socket, int connection) {
+    try (socket) {
+      InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
+      OutputStream out = socket.getOutputStream();
+      while (true) {
+        RecordedRequest request = readRequest(in, connection);
+        if (request == null) {
+          return; // client closed the connection
+        }
+        Reply reply = record(request);
+        if (!reply.delay().isZero()
+            && closed.await(reply.delay().toMillis(), TimeUnit.MILLISECONDS)) {
+          return;
+        }
+        switch (reply.kind()) {
+          case RESET:
+            socket.setSoLinger(true, 0);
+            return;
+          case CLOSE:
+            return;
+          case HANG:
+            closed.await();
+            return;
+          default:
+            write(out, request, reply);
+            if ("close".equalsIgnoreCase(request.header("connection"))) {
+              return;
+            }
+        }
+      }
+    } catch (IOException | InterruptedException e) {
+      // the client went away or the server is closing: nothing to report
+    } finally {
+      open.remove(socket);
+    }
+  }
+
+  private static void write(OutputStream out, RecordedRequest request, Reply reply)
+      throws IOException {
+    byte[] body = reply.body();
+    StringBuilder head = new StringBuilder();
+    head.append("HTTP/1.1 ")
+        .append(reply.statusCode())
+        .append(' ')
+        .append(reason(reply.statusCode()));
+    head.append("\r\nContent-Length: ").append(body.length);
+    for (Map.Entry<String, String> h : reply.headers()) {
+      head.append("\r\n").append(h.getKey()).append(": ").append(h.getValue());
+    }
+    head.append("\r\n\r\n");
+    out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+    if (!request.method().equals("HEAD")) {
+      out.write(body);
+    }
+    out.flush();
+  }
+
+  private static String reason(int status) {
+    switch (status) {
+      case 200:
+        return "OK";
+      case 429:
+        return "Too Many Requests";
+      case 500:
+        return "Internal Server Error";
+      case 502:
+        return "Bad Gateway";
+      case 503:
+        return "Service Unavailable";
+      case 504:
+        return "Gateway Timeout";
+      default:
+        return "Status";
+    }
+  }
+
+  /** Reads one request, or returns null at a clean end of stream before it started. */
+  private static RecordedRequest readRequest(InputStream in, int connection) throws IOException {
+    String requestLine = readLine(in);
+    if (requestLine == null) {
+      return null;
+    }
+    String[] parts = requestLine.split(" ");
+    if (parts.length < 3) {
+      throw new IOException("bad request line: " + requestLine);
+    }
+    Map<String, List<String>> headers = new LinkedHashMap<>();
+    for (String line = readLine(in); line != null && !line.isEmpty(); line = readLine(in)) {
+      int colon = line.indexOf(':');
+      if (colon > 0) {
+        headers
+            .computeIfAbsent(
+                line.substring(0, colon).trim().toLowerCase(Locale.ROOT), k -> new ArrayList<>())
+            .add(line.substring(colon + 1).trim());
+      }
+    }
+    byte[] body;
+    List<String> encoding = headers.get("transfer-encoding");
+    List<String> length = headers.get("content-length");
+    if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
+      body = readChunked(in);
+    } else if (length != null) {
+      body = readExactly(in, Integer.parseInt(length.get(0)));
+    } else {
+      body = new byte[0];
+    }
+    return new RecordedRequest(parts[0], parts[1], headers, body, connection);
+  }
+
+  private static byte[] readChunked(InputStream in) throws IOException {
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    while (true) {
+      String sizeLine = readLine(in);
+      if (sizeLine == null) {
+        throw new EOFException("end of stream in chunked body");
+      }
+      int size = Integer.parseInt(sizeLine.split(";")[0].trim(), 16);
+      if (size == 0) {
+        for (String trailer = readLine(in); trailer != null && !trailer.isEmpty(); ) {
+          trailer = readLine(in);
+        }
+        return body.toByteArray();
+      }
+      body.write(readExactly(in, size));
+      readLine(in);
+    }
+  }
+
+  private static byte[] readExactly(InputStream in, int n) throws IOException {
+    byte[] bytes = in.readNBytes(n);
+    if (bytes.length != n) {
+      throw new EOFException("expected " + n + " body bytes, got " + bytes.length);
+    }
+    return bytes;
+  }
+
+  /** A CRLF- (or LF-) terminated ISO-8859-1 line without its terminator; null at end of stream. */
+  private static String readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int b;
+    while ((b = in.read()) != -1) {
+      if (b == '\n') {
+        byte[] bytes = line.toByteArray();
+        int len =
+            bytes.length > 0 && bytes[bytes.length - 1] == '\r' ? bytes.length - 1 : bytes.length;
+        return new String(bytes, 0, len, StandardCharsets.ISO_8859_1);
+      }
+      line.write(b);
+    }
+    return line.size() == 0 ? null : line.toString(StandardCharsets.ISO_8859_1);
+  }
+
+  /** Closes the listening socket and every open connection, and stops the server's threads. */
+  @Override
+  public void close() throws IOException {
+    closed.countDown();
+    serverSocket.close();
+    for (Socket s : open) {
+      try {
+        s.close();
+      } catch (SocketException ignored) {
+        // already gone
+      }
+    }
+    threads.shutdownNow();
+  }
+}

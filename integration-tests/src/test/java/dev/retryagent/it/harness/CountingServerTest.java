@@ -1,0 +1,127 @@
+package dev.retryagent.it.harness;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The test server itself: scripted replies, counting, faults. Runs in-process, no agent. */
+class CountingServerTest {
+  private CountingServer server;
+  private final HttpClient client =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  @BeforeEach
+  void start() throws IOException {
+    server = CountingServer.start();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+  }
+
+  private HttpResponse<String> get(String path) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(server.uri(path)).timeout(Duration.ofSeconds(10)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void scriptedRepliesAreServedInOrderThenTheDefault() throws Exception {
+    server.enqueue(Reply.status(503).withHeader("Retry-After", "1"), Reply.ok("second"));
+
+    HttpResponse<String> first = get("/a");
+    HttpResponse<String> second = get("/b");
+    HttpResponse<String> third = get("/c");
+
+    assertThat(first.statusCode()).isEqualTo(503);
+    assertThat(first.headers().firstValue("retry-after")).hasValue("1");
+    assertThat(second.body()).isEqualTo("second");
+    assertThat(third.statusCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.requests())
+        .extracting(RecordedRequest::target)
+        .containsExactly("/a", "/b", "/c");
+  }
+
+  @Test
+  void requestBodiesAreRecordedWithLengthOrChunked() throws Exception {
+    client.send(
+        HttpRequest.newBuilder(server.uri("/len"))
+            .POST(HttpRequest.BodyPublishers.ofString("fixed"))
+            .build(),
+        HttpResponse.BodyHandlers.discarding());
+    client.send(
+        HttpRequest.newBuilder(server.uri("/chunked"))
+            .POST(
+                HttpRequest.BodyPublishers.ofInputStream(
+                    () -> new java.io.ByteArrayInputStream("streamed".getBytes())))
+            .build(),
+        HttpResponse.BodyHandlers.discarding());
+
+    assertThat(server.requests())
+        .extracting(RecordedRequest::bodyText)
+        .containsExactly("fixed", "streamed");
+  }
+
+  private HttpResponse<String> post(String path) throws Exception {
+    return client.send(
+        HttpRequest.newBuilder(server.uri(path))
+            .POST(HttpRequest.BodyPublishers.ofString("x"))
+            .timeout(Duration.ofSeconds(10))
+            .build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void aResetIsSeenByTheClientAsAnIoExceptionAfterTheRequestWasCounted() {
+    server.enqueue(Reply.reset());
+
+    assertThatThrownBy(() -> post("/reset")).isInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void theJdkClientItselfRepeatsAGetOnceAfterAReset() throws Exception {
+    // Worth knowing for retry tests: without any agent, a reset GET reaches the server twice.
+    server.enqueue(Reply.reset());
+
+    assertThat(get("/reset").statusCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aCloseWithoutResponseIsAnIoExceptionToo() {
+    server.enqueue(Reply.closeWithoutResponse());
+
+    assertThatThrownBy(() -> post("/close")).isInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aHangingReplyRunsIntoTheClientsTimeout() {
+    server.enqueue(Reply.hang());
+
+    assertThatThrownBy(
+            () ->
+                client.send(
+                    HttpRequest.newBuilder(server.uri("/hang"))
+                        .timeout(Duration.ofMillis(300))
+                        .build(),
+                    HttpResponse.BodyHandlers.ofString()))
+        .isInstanceOf(java.net.http.HttpTimeoutException.class);
+  }
+
+  @Test
+  void theServerOnlyListensOnLoopback() {
+    assertThat(server.uri("/").getHost()).isEqualTo("127.0.0.1");
+  }
+}

@@ -1,0 +1,112 @@
+package dev.retryagent.it.harness;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@link CountingServer} does with one request: an HTTP response (status, headers, body,
+ * optionally after a delay), or a connection fault. Immutable; {@code with...} return copies.
+ */
+public final class Reply {
+  /** How the connection ends for this request. */
+  public enum Kind {
+    /** A normal response. */
+    RESPOND,
+    /** The request is read, then the connection is reset (TCP RST): no response at all. */
+    RESET,
+    /** The request is read, then the connection is closed cleanly (FIN): an empty response. */
+    CLOSE,
+    /**
+     * The request is read and never answered; the connection stays open until the server closes.
+     */
+    HANG
+  }
+
+  private final Kind kind;
+  private final int status;
+  private final List<Map.Entry<String, String>> headers;
+  private final byte[] body;
+  private final Duration delay;
+
+  private Reply(
+      Kind kind, int status, List<Map.Entry<String, String>> headers, byte[] body, Duration delay) {
+    this.kind = kind;
+    this.status = status;
+    this.headers = List.copyOf(headers);
+    this.body = body;
+    this.delay = delay;
+  }
+
+  /** A response with this status and an empty body. */
+  public static Reply status(int status) {
+    if (status < 100 || status > 599) {
+      throw new IllegalArgumentException("status must be 100..599, was " + status);
+    }
+    return new Reply(Kind.RESPOND, status, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /** 200 with this body. */
+  public static Reply ok(String body) {
+    return status(200).withBody(body);
+  }
+
+  /** Reads the request, then resets the connection. */
+  public static Reply reset() {
+    return new Reply(Kind.RESET, 0, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /** Reads the request, then closes the connection without a byte of response. */
+  public static Reply closeWithoutResponse() {
+    return new Reply(Kind.CLOSE, 0, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /** Reads the request and never answers (the client's timeout decides). */
+  public static Reply hang() {
+    return new Reply(Kind.HANG, 0, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /** Adds a response header. */
+  public Reply withHeader(String name, String value) {
+    List<Map.Entry<String, String>> h = new ArrayList<>(headers);
+    h.add(Map.entry(name, value));
+    return new Reply(kind, status, h, body, delay);
+  }
+
+  /** Sets the response body (UTF-8). */
+  public Reply withBody(String text) {
+    return new Reply(kind, status, headers, text.getBytes(StandardCharsets.UTF_8), delay);
+  }
+
+  /** Waits this long after reading the request before acting. */
+  public Reply after(Duration wait) {
+    return new Reply(kind, status, headers, body, wait);
+  }
+
+  public Kind kind() {
+    return kind;
+  }
+
+  public int statusCode() {
+    return status;
+  }
+
+  public List<Map.Entry<String, String>> headers() {
+    return headers;
+  }
+
+  public byte[] body() {
+    return body.clone();
+  }
+
+  public Duration delay() {
+    return delay;
+  }
+
+  @Override
+  public String toString() {
+    return kind == Kind.RESPOND ? "Reply[" + status + "]" : "Reply[" + kind + "]";
+  }
+}
