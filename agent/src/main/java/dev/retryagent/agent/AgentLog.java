@@ -7,4 +7,8 @@ final class AgentLog {
   static void error(String message) {
     System.err.println("retry-agent: " + message);
   }
+
+  static void info(String message) {
+    System.err.println("retry-agent: " + message);
+  }
 }

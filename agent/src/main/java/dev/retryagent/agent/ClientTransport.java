@@ -1,6 +1,7 @@
 package dev.retryagent.agent;
 
 import dev.retryagent.bootstrap.JdkHttpBridge;
+import dev.retryagent.jdk.JdkTransport;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -12,10 +13,11 @@ import java.util.concurrent.CompletableFuture;
  * pass-through token so that the hook lets this attempt run the original JDK method. The method
  * signatures are those of the engine's {@code dev.retryagent.jdk.JdkTransport}.
  *
- * <p>The client is the {@code HttpClientImpl} itself (the hook's {@code this}), not the facade the
- * application holds; the application's reference keeps the facade alive for a synchronous call.
+ * <p>The client is the facade the application holds (the hook passes {@code this.facade()}):
+ * holding it keeps the JDK from shutting the client down while an asynchronous retry waits, even
+ * when the application dropped its reference right after {@code sendAsync}.
  */
-final class ClientTransport {
+final class ClientTransport implements JdkTransport {
   private final HttpClient client;
 
   ClientTransport(HttpClient client) {
@@ -27,6 +29,7 @@ final class ClientTransport {
     return client;
   }
 
+  @Override
   public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
       throws IOException, InterruptedException {
     JdkHttpBridge.passThroughNextCall();
@@ -37,6 +40,7 @@ final class ClientTransport {
     }
   }
 
+  @Override
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(
       HttpRequest request,
       HttpResponse.BodyHandler<T> handler,

@@ -2,8 +2,14 @@ package dev.retryagent.agent;
 
 import dev.retryagent.bootstrap.AgentInstaller;
 import dev.retryagent.bootstrap.AgentStarter;
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigException;
+import dev.retryagent.config.ConfigProblem;
+import dev.retryagent.config.ConfigSources;
 import dev.retryagent.policy.Mode;
 import java.lang.instrument.Instrumentation;
+import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -19,7 +25,7 @@ public final class Installer implements AgentInstaller {
 
   @Override
   public String install(String agentArgs, Instrumentation inst, boolean atStartup) {
-    return installAgent(agentArgs, inst);
+    return installAgent(agentArgs, inst, System.getProperties(), System.getenv());
   }
 
   /**
@@ -27,7 +33,8 @@ public final class Installer implements AgentInstaller {
    *
    * @return the start-up line (without the {@code retry-agent <version>:} prefix)
    */
-  static String installAgent(String agentArgs, Instrumentation inst) {
+  static String installAgent(
+      String agentArgs, Instrumentation inst, Properties props, Map<String, String> env) {
     // A class that the JDK's ConcurrentHashMap needs while it is itself being loaded must not be
     // loaded for the first time from inside a transformer (ClassCircularityError, JDK-8164165).
     ThreadLocalRandom.current();
@@ -36,14 +43,76 @@ public final class Installer implements AgentInstaller {
     // sun.misc.Unsafe use (a warning on JDK 24+), off should a later hook use an AgentBuilder.
     System.setProperty(net.bytebuddy.dynamic.Nexus.PROPERTY, "true");
 
-    AgentSettings settings = ConfigSeam.loadConfig(agentArgs);
-    if (settings.mode() == Mode.OFF) {
-      return "nothing hooked (mode=off); " + settings.describe();
+    ConfigSources sources;
+    AgentConfig config;
+    try {
+      sources = ConfigSources.resolve(agentArgs, props, env);
+      config = sources.load(env);
+    } catch (ConfigException e) {
+      return invalidConfiguration(e);
     }
-    String jdk =
-        settings.jdkHttp()
-            ? JdkHttpInstallation.install(inst, settings)
-            : "jdk-http off (agent.clients.jdk-http: false)";
-    return jdk + "; okhttp not supported yet; " + settings.describe();
+
+    boolean reloadable = sources.configFile() != null && config.reload();
+    if (config.mode() == Mode.OFF && !reloadable) {
+      // Nothing could ever switch it on: leave every class alone.
+      return "nothing hooked (mode=off); " + describe(sources, config);
+    }
+    AgentRuntime runtime = new AgentRuntime(sources, config);
+    StringBuilder line = new StringBuilder();
+    line.append(
+        config.clients().jdkHttp()
+            ? JdkHttpInstallation.install(inst, runtime)
+            : "jdk-http off (agent.clients.jdk-http: false)");
+    line.append("; okhttp not supported yet");
+    line.append("; ").append(describe(sources, config));
+    runtime.registerShutdownHook();
+    runtime.startBackground(reloadable ? sources.configFile() : null);
+    return line.toString();
+  }
+
+  /** The start-up line's configuration part: which file, which mode, and who said so. */
+  static String describe(ConfigSources sources, AgentConfig config) {
+    StringBuilder b = new StringBuilder("config=");
+    if (sources.configFile() == null) {
+      b.append(AgentConfig.BUILT_IN);
+    } else {
+      b.append(sources.configFile());
+      if (!sources.configOrigin().equals("agent argument")) {
+        b.append(" (").append(sources.configOrigin()).append(')');
+      }
+    }
+    b.append(", mode=").append(config.mode().configName());
+    if (sources.mode() != null) {
+      b.append(" (").append(sources.modeOrigin()).append(')');
+    }
+    if (sources.configFile() != null) {
+      b.append(", reload=").append(config.reload() ? "on" : "off");
+    }
+    return b.toString();
+  }
+
+  /**
+   * {@code strict: true}: the JVM stops before {@code main} with every problem. Otherwise one error
+   * (listing the problems) and the application runs without retries.
+   */
+  private static String invalidConfiguration(ConfigException e) {
+    StringBuilder text = new StringBuilder();
+    if (e.problems().size() == 1) {
+      text.append(": ").append(e.problems().get(0));
+    } else {
+      text.append(" (").append(e.problems().size()).append(" problems):");
+      for (ConfigProblem p : e.problems()) {
+        text.append(System.lineSeparator()).append("  ").append(p);
+      }
+    }
+    if (e.strict()) {
+      System.err.println(
+          "retry-agent: invalid configuration and strict: true, stopping the JVM" + text);
+      System.err.flush();
+      System.exit(1);
+    }
+    return "not installed, the application runs without retries: invalid configuration (set"
+        + " agent.strict: true to stop instead)"
+        + text;
   }
 }

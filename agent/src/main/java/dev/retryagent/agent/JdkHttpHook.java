@@ -28,6 +28,7 @@ final class JdkHttpHook {
   static final String TARGET_MODULE = "java.net.http";
 
   private static final String BRIDGE = "dev/retryagent/bootstrap/JdkHttpBridge";
+  private static final String FACADE_DESC = "()Ljdk/internal/net/http/HttpClientFacade;";
   private static final String SEND_DESC =
       "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;)"
           + "Ljava/net/http/HttpResponse;";
@@ -47,7 +48,7 @@ final class JdkHttpHook {
   static byte[] instrument(byte[] classfile) {
     ClassReader reader = new ClassReader(classfile);
     ClassWriter writer = new ClassWriter(reader, 0);
-    Hooks hooks = new Hooks(writer);
+    Hooks hooks = new Hooks(writer, hasFacadeMethod(reader));
     reader.accept(hooks, 0);
     if (!hooks.send || !hooks.sendAsync) {
       throw new IllegalStateException(
@@ -60,12 +61,40 @@ final class JdkHttpHook {
     return writer.toByteArray();
   }
 
+  /**
+   * True when the class has {@code HttpClientFacade facade()} (JDK 11 to 25 do). The prologue then
+   * hands the bridge the facade, the object the application holds, instead of {@code this}: the
+   * agent's transport keeps it reachable while an asynchronous retry waits. Otherwise a client the
+   * application dropped right after {@code sendAsync} could be shut down by the JDK between two
+   * attempts (its selector thread stops once the facade is gone and nothing is in flight).
+   */
+  private static boolean hasFacadeMethod(ClassReader reader) {
+    boolean[] found = new boolean[1];
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9) {
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String desc, String signature, String[] exceptions) {
+            if (name.equals("facade")
+                && desc.equals(FACADE_DESC)
+                && (access & (Opcodes.ACC_STATIC | Opcodes.ACC_PRIVATE)) == 0) {
+              found[0] = true;
+            }
+            return null;
+          }
+        },
+        ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+    return found[0];
+  }
+
   private static final class Hooks extends ClassVisitor {
+    private final boolean facade;
     boolean send;
     boolean sendAsync;
 
-    Hooks(ClassVisitor next) {
+    Hooks(ClassVisitor next, boolean facade) {
       super(Opcodes.ASM9, next);
+      this.facade = facade;
     }
 
     @Override
@@ -78,11 +107,11 @@ final class JdkHttpHook {
       }
       if (name.equals("send") && desc.equals(SEND_DESC)) {
         send = true;
-        return new Prologue(mv, 2, "send", "java/net/http/HttpResponse");
+        return new Prologue(mv, 2, "send", "java/net/http/HttpResponse", facade);
       }
       if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_DESC)) {
         sendAsync = true;
-        return new Prologue(mv, 3, "sendAsync", "java/util/concurrent/CompletableFuture");
+        return new Prologue(mv, 3, "sendAsync", "java/util/concurrent/CompletableFuture", facade);
       }
       return mv;
     }
@@ -93,12 +122,15 @@ final class JdkHttpHook {
     private final int arguments;
     private final String bridgeMethod;
     private final String returnType;
+    private final boolean facade;
 
-    Prologue(MethodVisitor next, int arguments, String bridgeMethod, String returnType) {
+    Prologue(
+        MethodVisitor next, int arguments, String bridgeMethod, String returnType, boolean facade) {
       super(Opcodes.ASM9, next);
       this.arguments = arguments;
       this.bridgeMethod = bridgeMethod;
       this.returnType = returnType;
+      this.facade = facade;
     }
 
     @Override
@@ -111,11 +143,14 @@ final class JdkHttpHook {
       Label original = new Label();
       super.visitTryCatchBlock(tryStart, tryEnd, failed, "java/lang/Throwable");
 
-      // Object outcome = JdkHttpBridge.<method>(this, arg1, ..., argN)
+      // Object outcome = JdkHttpBridge.<method>(this.facade(), arg1, ..., argN)
       super.visitLabel(tryStart);
       StringBuilder desc = new StringBuilder("(");
       for (int i = 0; i <= arguments; i++) {
         super.visitVarInsn(Opcodes.ALOAD, i);
+        if (i == 0 && facade) {
+          super.visitMethodInsn(Opcodes.INVOKEVIRTUAL, TARGET, "facade", FACADE_DESC, false);
+        }
         desc.append("Ljava/lang/Object;");
       }
       desc.append(")Ljava/lang/Object;");

@@ -8,10 +8,10 @@ final class JdkHttpInstallation {
   private JdkHttpInstallation() {}
 
   /** Installs the hook and returns the start-up line's fragment for it. */
-  static String install(Instrumentation inst, AgentSettings settings) {
+  static String install(Instrumentation inst, AgentRuntime runtime) {
     // The handler is in place before any class can be instrumented, so no call finds the hook
-    // without a handler; JdkCalls are built on first use to keep start-up light.
-    JdkHttpBridge.setHandler(new JdkHttpInterceptor(new CallsOnFirstUse(settings)));
+    // without a handler; the engine is built on first use to keep start-up light.
+    JdkHttpBridge.setHandler(new JdkHttpInterceptor(runtime));
     JdkHttpTransformer transformer = new JdkHttpTransformer();
     inst.addTransformer(transformer, true);
 
@@ -32,20 +32,6 @@ final class JdkHttpInstallation {
     return transformer.hooked()
         ? "jdk-http hooked (send, sendAsync)"
         : "jdk-http NOT hooked (" + transformer.failure() + ")";
-  }
-
-  /** A class, not a lambda: the first lambda of a JVM costs ~20 ms of class spinning. */
-  private static final class CallsOnFirstUse implements java.util.function.Supplier<JdkCalls> {
-    private final AgentSettings settings;
-
-    CallsOnFirstUse(AgentSettings settings) {
-      this.settings = settings;
-    }
-
-    @Override
-    public JdkCalls get() {
-      return JdkCallsFactory.create(settings);
-    }
   }
 
   private static Class<?> loadedTarget(Instrumentation inst) {

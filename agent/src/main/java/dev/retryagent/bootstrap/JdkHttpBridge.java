@@ -77,7 +77,7 @@ public final class JdkHttpBridge {
 
   /** Injected at the start of {@code send}; {@code null} means "run the original method". */
   public static Object send(Object client, Object request, Object bodyHandler) {
-    if (consumePassThrough()) {
+    if (consumePassThrough() || client == null) {
       return null;
     }
     JdkHttpHandler h = handler;
@@ -96,7 +96,7 @@ public final class JdkHttpBridge {
   /** Injected at the start of {@code sendAsync}; {@code null} means "run the original method". */
   public static Object sendAsync(
       Object client, Object request, Object bodyHandler, Object pushPromiseHandler) {
-    if (consumePassThrough()) {
+    if (consumePassThrough() || client == null) {
       return null;
     }
     JdkHttpHandler h = handler;

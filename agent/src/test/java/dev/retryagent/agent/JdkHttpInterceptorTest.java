@@ -4,13 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.bootstrap.JdkHttpBridge;
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigSources;
+import dev.retryagent.policy.Mode;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.Map;
+import java.util.Properties;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 class JdkHttpInterceptorTest {
@@ -20,6 +25,7 @@ class JdkHttpInterceptorTest {
 
   private final FakeHttpClient client = new FakeHttpClient();
 
+  @BeforeEach
   @AfterEach
   void reset() {
     FakeHttpClient.Bodies.sendResult = null;
@@ -27,33 +33,14 @@ class JdkHttpInterceptorTest {
     JdkHttpBridge.clearPassThrough();
   }
 
-  /** JdkCalls that fail the way the engine fails when it gives up. */
-  private static JdkCalls failingWith(Exception e) {
-    return new JdkCalls() {
-      @Override
-      public <T> HttpResponse<T> send(
-          ClientTransport t, HttpRequest r, HttpResponse.BodyHandler<T> h)
-          throws IOException, InterruptedException {
-        if (e instanceof IOException) {
-          throw (IOException) e;
-        }
-        throw (InterruptedException) e;
-      }
-
-      @Override
-      public <T> CompletableFuture<HttpResponse<T>> sendAsync(
-          ClientTransport t,
-          HttpRequest r,
-          HttpResponse.BodyHandler<T> h,
-          HttpResponse.PushPromiseHandler<T> p) {
-        throw new IllegalArgumentException("bad request", e);
-      }
-    };
+  private static AgentRuntime runtime(AgentConfig config) throws Exception {
+    return new AgentRuntime(ConfigSources.resolve(null, new Properties(), Map.of()), config);
   }
 
   @Test
-  void passThroughMakesExactlyOneAttemptOnTheInterceptedClient() throws Throwable {
-    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(PassThroughJdkCalls::new);
+  void offModeMakesExactlyOneAttemptOnTheInterceptedClient() throws Throwable {
+    JdkHttpInterceptor interceptor =
+        new JdkHttpInterceptor(runtime(AgentConfig.defaults().withMode(Mode.OFF)));
 
     Object outcome = interceptor.send(client, REQUEST, BODY);
 
@@ -62,77 +49,36 @@ class JdkHttpInterceptorTest {
   }
 
   @Test
-  void theEnginesIoExceptionBecomesAThrownOutcomeUnchanged() {
-    IOException gaveUp = new IOException("gave up");
-    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(() -> failingWith(gaveUp));
+  void theEnginesIoExceptionReachesTheCallerUnchanged() throws Exception {
+    IOException refused = new IOException("no such thing");
+    FakeHttpClient.Bodies.sendResult = refused;
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime(AgentConfig.defaults()));
 
     Object outcome = interceptor.send(client, REQUEST, BODY);
 
-    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome)).isSameAs(gaveUp);
+    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome)).isSameAs(refused);
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
   }
 
   @Test
-  void anInterruptBecomesAThrownOutcomeUnchanged() {
-    InterruptedException interrupted = new InterruptedException();
-    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(() -> failingWith(interrupted));
+  void aSynchronousExceptionOfSendAsyncBecomesAThrownOutcome() throws Exception {
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime(AgentConfig.defaults()));
 
-    Object outcome = interceptor.send(client, REQUEST, BODY);
-
-    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome)).isSameAs(interrupted);
-  }
-
-  @Test
-  void aSynchronousExceptionOfSendAsyncBecomesAThrownOutcome() {
-    JdkHttpInterceptor interceptor =
-        new JdkHttpInterceptor(() -> failingWith(new IOException("x")));
-
-    Object outcome = interceptor.sendAsync(client, REQUEST, BODY, null);
+    Object outcome = interceptor.sendAsync(client, null, BODY, null);
 
     assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessage("bad request");
+        .isInstanceOf(NullPointerException.class);
   }
 
   @Test
-  void aFailureBeforeTheFirstAttemptEscapesSoTheBridgeRunsTheOriginal() {
-    JdkHttpInterceptor interceptor =
-        new JdkHttpInterceptor(
-            () -> {
-              throw new IllegalStateException("engine could not start");
-            });
+  void jdkHttpTurnedOffByAReloadRunsTheOriginalMethod() throws Exception {
+    AgentRuntime runtime = runtime(AgentConfig.defaults());
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime);
 
-    assertThatThrownBy(() -> interceptor.send(client, REQUEST, BODY))
-        .isInstanceOf(IllegalStateException.class);
+    runtime.apply(
+        ConfigLoader.parse("agent: {clients: {jdk-http: false}}", "reloaded.yml", Map.of()));
+
+    assertThat(interceptor.send(client, REQUEST, BODY)).isNull();
     assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(0);
-  }
-
-  @Test
-  void theCallsAreCreatedOnceOnFirstUse() {
-    AtomicInteger created = new AtomicInteger();
-    JdkHttpInterceptor interceptor =
-        new JdkHttpInterceptor(
-            () -> {
-              created.incrementAndGet();
-              return new PassThroughJdkCalls();
-            });
-    assertThat(created).hasValue(0);
-
-    interceptor.send(client, REQUEST, BODY);
-    interceptor.send(client, REQUEST, BODY);
-
-    assertThat(created).hasValue(1);
-  }
-
-  @Test
-  void anUnconsumedPassThroughTokenIsClearedAfterTheAttempt() throws Exception {
-    // FakeHttpClient here is not instrumented, so nothing consumes the token
-    new ClientTransport(client).send(REQUEST, BODY);
-    JdkHttpBridge.setHandler(new JdkHttpInterceptor(PassThroughJdkCalls::new));
-    try {
-      // with a token left over, the bridge would consume it and answer null
-      assertThat(JdkHttpBridge.send(client, REQUEST, BODY)).isNotNull();
-    } finally {
-      JdkHttpBridge.setHandler(null);
-    }
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.observe;
 
+import dev.retryagent.config.LogLevel;
 import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.GiveUpReason;
@@ -72,7 +73,7 @@ public final class LogListener implements RetryListener {
 
   /** True when lines of {@code lineLevel} are printed. */
   public boolean enabled(LogLevel lineLevel) {
-    return level.enables(lineLevel);
+    return level.allows(lineLevel);
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.retryagent.observe;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import dev.retryagent.config.LogLevel;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.policy.BudgetPolicy;

@@ -15,10 +15,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * With the agent and no retry engine wired yet, every java.net.http call goes through the hook
- * exactly once and reaches the server exactly once, unchanged.
+ * The java.net.http hook itself: every call of an application goes through it exactly once, a call
+ * that needs no retry reaches the server exactly once and unchanged, and {@code mode=off} leaves
+ * the client alone. The retry behaviour is {@link JdkRetryScenarios}'.
  */
-class JdkHttpPassThroughIT {
+class JdkHttpHookIT {
   private CountingServer server;
 
   @BeforeEach
@@ -74,18 +75,6 @@ class JdkHttpPassThroughIT {
 
   @ParameterizedTest
   @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
-  void aRetryableStatusIsReturnedAsItIsWhileNoEngineIsWired(Path jdk) {
-    server.enqueue(Reply.status(503).withHeader("Retry-After", "0"));
-
-    ForkedJvm.Result r = ForkedJvm.run(jdk, null, JdkHttpApp.class, "send", base(), "GET:/x");
-
-    assertThat(r.value("1.status")).as(r.describe()).isEqualTo("503");
-    assertThat(r.value("intercepted")).isEqualTo("1");
-    assertThat(server.requestCount()).isEqualTo(1);
-  }
-
-  @ParameterizedTest
-  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
   void aConnectionResetReachesTheCallerAsAnIoException(Path jdk) {
     server.enqueue(Reply.reset());
 
@@ -94,7 +83,7 @@ class JdkHttpPassThroughIT {
     assertThat(r.exitCode()).as(r.describe()).isZero();
     assertThat(r.value("1.io")).as(r.describe()).isEqualTo("true");
     assertThat(r.value("intercepted")).isEqualTo("1");
-    // POST is not retried by the JDK itself, and the agent passes through: one request
+    // Neither the JDK nor the agent repeats a POST without idempotency key after a reset
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
