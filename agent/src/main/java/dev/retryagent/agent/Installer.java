@@ -23,9 +23,18 @@ public final class Installer implements AgentInstaller {
 
   private Installer() {}
 
+  /**
+   * System property that holds the start-up line in the JVM the agent runs in: {@code attach}
+   * reads it back through the Attach API, and operators can see it ({@code jcmd PID
+   * VM.system_properties}).
+   */
+  public static final String STATUS_PROPERTY = "retryagent.status";
+
   @Override
   public String install(String agentArgs, Instrumentation inst, boolean atStartup) {
-    return installAgent(agentArgs, inst, System.getProperties(), System.getenv());
+    String line = installAgent(agentArgs, inst, System.getProperties(), System.getenv(), atStartup);
+    System.setProperty(STATUS_PROPERTY, line);
+    return line;
   }
 
   /**
@@ -34,7 +43,11 @@ public final class Installer implements AgentInstaller {
    * @return the start-up line (without the {@code retry-agent <version>:} prefix)
    */
   static String installAgent(
-      String agentArgs, Instrumentation inst, Properties props, Map<String, String> env) {
+      String agentArgs,
+      Instrumentation inst,
+      Properties props,
+      Map<String, String> env,
+      boolean atStartup) {
     // A class that the JDK's ConcurrentHashMap needs while it is itself being loaded must not be
     // loaded for the first time from inside a transformer (ClassCircularityError, JDK-8164165).
     ThreadLocalRandom.current();
@@ -49,7 +62,7 @@ public final class Installer implements AgentInstaller {
       sources = ConfigSources.resolve(agentArgs, props, env);
       config = sources.load(env);
     } catch (ConfigException e) {
-      return invalidConfiguration(e);
+      return invalidConfiguration(e, atStartup);
     }
 
     boolean reloadable = sources.configFile() != null && config.reload();
@@ -92,10 +105,11 @@ public final class Installer implements AgentInstaller {
   }
 
   /**
-   * {@code strict: true}: the JVM stops before {@code main} with every problem. Otherwise one error
-   * (listing the problems) and the application runs without retries.
+   * {@code strict: true}: the JVM stops before {@code main} with every problem. Otherwise, and always
+   * after a late attach (stopping a running service for a typo would be worse than no retries), one
+   * error (listing the problems) and the application runs without retries.
    */
-  private static String invalidConfiguration(ConfigException e) {
+  private static String invalidConfiguration(ConfigException e, boolean atStartup) {
     StringBuilder text = new StringBuilder();
     if (e.problems().size() == 1) {
       text.append(": ").append(e.problems().get(0));
@@ -105,14 +119,17 @@ public final class Installer implements AgentInstaller {
         text.append(System.lineSeparator()).append("  ").append(p);
       }
     }
-    if (e.strict()) {
+    if (e.strict() && atStartup) {
       System.err.println(
           "retry-agent: invalid configuration and strict: true, stopping the JVM" + text);
       System.err.flush();
       System.exit(1);
     }
-    return "not installed, the application runs without retries: invalid configuration (set"
-        + " agent.strict: true to stop instead)"
+    return "not installed, the application runs without retries: invalid configuration ("
+        + (atStartup
+            ? "set agent.strict: true to stop instead"
+            : "attached late: strict stops a JVM only at start-up")
+        + ")"
         + text;
   }
 }
