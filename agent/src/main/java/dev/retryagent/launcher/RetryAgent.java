@@ -32,38 +32,17 @@ public final class RetryAgent {
     start(agentArgs, inst, false);
   }
 
-  /** {@code java -jar retry-agent.jar --version | --help}. */
+  /**
+   * {@code java -jar retry-agent.jar COMMAND ...}: {@code validate}, {@code explain}, {@code
+   * attach}, {@code --version}, {@code --help} (see {@link CommandLine}).
+   */
   public static void main(String[] args) {
     System.exit(runCli(args, System.out, System.err));
   }
 
+  /** Runs one command and returns its exit code: 0 success, 1 failure, 2 bad usage. */
   static int runCli(String[] args, PrintStream out, PrintStream err) {
-    String command = args.length == 0 ? "--help" : args[0];
-    switch (command) {
-      case "--version":
-      case "-v":
-        out.println("retry-agent " + version());
-        return 0;
-      case "--help":
-      case "-h":
-        out.println(
-            "retry-agent " + version() + ": budgeted HTTP retries for java.net.http and OkHttp");
-        out.println();
-        out.println("Usage, as a Java agent:");
-        out.println(
-            "  java -javaagent:retry-agent.jar -jar app.jar                 built-in defaults");
-        out.println(
-            "  java -javaagent:retry-agent.jar=config.yml -jar app.jar      configuration file");
-        out.println("  java -javaagent:retry-agent.jar=config=conf.yml,mode=observe -jar app.jar");
-        out.println();
-        out.println("Options of this command:");
-        out.println("  --version   print the version");
-        out.println("  --help      print this help");
-        return 0;
-      default:
-        err.println("retry-agent: unknown option " + command + " (try --help)");
-        return 2;
-    }
+    return CommandLine.run(args, out, err, version());
   }
 
   private static void start(String agentArgs, Instrumentation inst, boolean atStartup) {
@@ -93,11 +72,11 @@ public final class RetryAgent {
     }
   }
 
-  private static File agentJar() throws Exception {
+  static File agentJar() throws Exception {
     return new File(RetryAgent.class.getProtectionDomain().getCodeSource().getLocation().toURI());
   }
 
-  private static String version() {
+  static String version() {
     String v = RetryAgent.class.getPackage().getImplementationVersion();
     return v == null ? "dev" : v;
   }

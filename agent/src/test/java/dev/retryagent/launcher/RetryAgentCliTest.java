@@ -3,9 +3,13 @@ package dev.retryagent.launcher;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RetryAgentCliTest {
   private final ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -41,5 +45,76 @@ class RetryAgentCliTest {
   void anUnknownOptionFailsWithExitCode2() {
     assertThat(run("--frobnicate")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown option --frobnicate");
+  }
+
+  @Test
+  void helpNamesEveryCommandAndTheAttachLimits() {
+    assertThat(run("--help")).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8))
+        .contains("validate FILE")
+        .contains("explain FILE METHOD URL [NAME:VALUE ...]")
+        .contains("attach PID [FILE]")
+        .contains("OkHttp: only clients built after the attach")
+        .contains("-XX:+EnableDynamicAgentLoading");
+  }
+
+  @Test
+  void anUnknownCommandFailsWithExitCode2() {
+    assertThat(run("frobnicate")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown command frobnicate");
+  }
+
+  @Test
+  void validateRunsTheHiddenCommand(@TempDir Path dir) throws IOException {
+    Path file = Files.writeString(dir.resolve("c.yml"), "agent: { mode: observe }\n");
+
+    assertThat(run("validate", file.toString())).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).startsWith(file + ": valid; mode=observe");
+  }
+
+  @Test
+  void attachWithoutAPidIsAUsageError() {
+    assertThat(run("attach")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("PID is missing");
+  }
+
+  @Test
+  void attachRefusesAPidThatIsNotANumber() {
+    assertThat(run("attach", "my-service")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains("PID must be a process id, found my-service");
+  }
+
+  @Test
+  void attachRefusesAnUnknownMode() {
+    assertThat(run("attach", "1", "--mode", "loud")).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("--mode must be enforce");
+  }
+
+  @Test
+  void attachValidatesTheFileBeforeTouchingTheTarget(@TempDir Path dir) throws IOException {
+    Path file = Files.writeString(dir.resolve("bad.yml"), "agent: { mode: loud }\n");
+
+    assertThat(run("attach", "1", file.toString())).isEqualTo(1);
+    assertThat(err.toString(StandardCharsets.UTF_8))
+        .contains(file + ":1:16: agent.mode: found loud")
+        .contains("not attached: the configuration is not valid");
+  }
+
+  @Test
+  void agentOptionsQuoteAPathThatHoldsAComma() {
+    assertThat(AttachCommand.agentOptions(Path.of("/etc/a,b.yml"), "observe"))
+        .isEqualTo("config='/etc/a,b.yml',mode=observe");
+    assertThat(AttachCommand.agentOptions(Path.of("/etc/it's,x.yml"), null))
+        .isEqualTo("config=\"/etc/it's,x.yml\"");
+    assertThat(AttachCommand.agentOptions(null, null)).isNull();
+  }
+
+  @Test
+  void featureVersionsReadBothSchemes() {
+    assertThat(AttachCommand.featureVersion("1.8")).isEqualTo(8);
+    assertThat(AttachCommand.featureVersion("17")).isEqualTo(17);
+    assertThat(AttachCommand.featureVersion("25")).isEqualTo(25);
+    assertThat(AttachCommand.featureVersion(null)).isZero();
   }
 }

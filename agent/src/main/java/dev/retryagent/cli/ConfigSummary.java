@@ -1,0 +1,67 @@
+package dev.retryagent.cli;
+
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.Route;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A configuration in one line, for {@code validate} and the reload line: {@code mode=enforce; 3
+ * routes (llm, payments, auth); reload=on}, then only the settings that differ from the defaults an
+ * operator is likely to look for (log level, clients off, Prometheus, dead letters).
+ */
+public final class ConfigSummary {
+  /** Route names listed at most; more are counted. */
+  static final int MAX_NAMES = 12;
+
+  private ConfigSummary() {}
+
+  public static String of(AgentConfig c) {
+    StringBuilder b = new StringBuilder("mode=").append(c.mode().configName()).append("; ");
+    b.append(routes(c.routes()));
+    b.append("; reload=").append(c.reload() ? "on" : "off");
+    if (!c.logLevel().equals(AgentConfig.defaults().logLevel())) {
+      b.append("; log=").append(c.logLevel().configName());
+    }
+    List<String> off = new ArrayList<>();
+    if (!c.clients().jdkHttp()) {
+      off.add("jdk-http");
+    }
+    if (!c.clients().okhttp()) {
+      off.add("okhttp");
+    }
+    if (!off.isEmpty()) {
+      b.append("; clients off: ").append(String.join(", ", off));
+    }
+    if (!c.metrics().jmx()) {
+      b.append("; jmx=off");
+    }
+    if (c.metrics().prometheusEnabled()) {
+      b.append("; prometheus=")
+          .append(c.metrics().prometheusHost())
+          .append(':')
+          .append(c.metrics().prometheusPort());
+    }
+    if (c.deadLetterPath() != null) {
+      b.append("; deadLetter=").append(c.deadLetterPath());
+    }
+    return b.toString();
+  }
+
+  /** {@code 3 routes (llm, payments, auth)}, {@code 1 route (llm)}, {@code no routes}. */
+  static String routes(List<Route> routes) {
+    if (routes.isEmpty()) {
+      return "no routes (every call gets the defaults)";
+    }
+    StringBuilder b = new StringBuilder().append(routes.size());
+    b.append(routes.size() == 1 ? " route (" : " routes (");
+    int shown = Math.min(routes.size(), MAX_NAMES);
+    for (int i = 0; i < shown; i++) {
+      b.append(i == 0 ? "" : ", ").append(routes.get(i).name());
+    }
+    if (routes.size() > shown) {
+      b.append(", ... ").append(routes.size() - shown).append(" more");
+    }
+    return b.append(')').toString();
+  }
+}

@@ -1,0 +1,111 @@
+package dev.retryagent.cli;
+
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.Route;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import java.io.PrintStream;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * {@code explain FILE METHOD URL [NAME:VALUE ...]}: the route the agent would pick for the request,
+ * the verdict for a 503, a reset and a connect failure on its first attempt, and the effective
+ * policy:
+ *
+ * <pre>
+ * POST https://pay.example.com/v1/charges with Idempotency-Key -> route payments; 503: retried (up
+ * to 5 attempts); reset: retried; connect failure: retried
+ * </pre>
+ *
+ * (on one line), then a blank line and the policy block. Header values and the query string are
+ * used as the agent would use them but never printed.
+ */
+final class ExplainCommand {
+  static final String USAGE = "usage: explain FILE METHOD URL [NAME:VALUE ...]";
+
+  private ExplainCommand() {}
+
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    if (args.length < 3) {
+      err.println("retry-agent: explain: FILE, METHOD and URL are needed");
+      err.println(USAGE);
+      return Commands.USAGE;
+    }
+    ExplainedRequest request;
+    try {
+      request = ExplainedRequest.parse(args[1], args[2], Arrays.copyOfRange(args, 3, args.length));
+    } catch (IllegalArgumentException e) {
+      err.println("retry-agent: explain: " + e.getMessage());
+      err.println(USAGE);
+      return Commands.USAGE;
+    }
+    Path file;
+    try {
+      file = Paths.get(args[0]);
+    } catch (InvalidPathException e) {
+      err.println(args[0] + ": invalid path");
+      return Commands.FAILED;
+    }
+    AgentConfig config = ValidateCommand.load(file, err);
+    if (config == null) {
+      return Commands.FAILED;
+    }
+    for (String line : explain(config, request)) {
+      out.println(line);
+    }
+    return Commands.OK;
+  }
+
+  static List<String> explain(AgentConfig config, ExplainedRequest request) {
+    Policy policy =
+        config.resolve(request.method(), request.host(), request.port(), request.path());
+    Route route = routeOf(config, policy);
+    Mode mode = config.mode();
+    List<String> out = new ArrayList<>();
+    StringBuilder verdict = new StringBuilder(request.describe());
+    List<String> names = new ArrayList<>();
+    request.headerNames().forEach(names::add);
+    if (!names.isEmpty()) {
+      verdict.append(" with ").append(String.join(", ", names));
+    }
+    verdict.append(" -> ").append(route == null ? "no route, defaults" : "route " + route.name());
+    boolean counted = false;
+    for (RetryVerdict.Case c : RetryVerdict.Case.values()) {
+      boolean retried = mode != Mode.OFF && RetryVerdict.check(policy.retry(), request, c) == null;
+      verdict
+          .append("; ")
+          .append(c.label)
+          .append(": ")
+          .append(RetryVerdict.text(mode, policy.retry(), request, c, retried && !counted));
+      counted |= retried;
+    }
+    out.add(verdict.toString());
+    out.add("");
+    out.add(
+        (route == null ? "defaults (no route matched)" : route.toString())
+            + "; mode "
+            + mode.configName());
+    out.addAll(PolicyText.lines(policy));
+    if (counted && mode == Mode.ENFORCE) {
+      out.add(
+          "  each retry also needs: time left before the deadline, budget left for the host, a"
+              + " breaker that is not open, and a Retry-After no longer than retryAfter.max");
+    }
+    return out;
+  }
+
+  /** The route whose policy this is (routes are matched first to last), or null for defaults. */
+  private static Route routeOf(AgentConfig config, Policy policy) {
+    for (Route r : config.routes()) {
+      if (r.policy() == policy) {
+        return r;
+      }
+    }
+    return null;
+  }
+}

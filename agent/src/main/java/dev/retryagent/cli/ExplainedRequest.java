@@ -1,0 +1,126 @@
+package dev.retryagent.cli;
+
+import dev.retryagent.engine.RequestInfo;
+import java.net.URI;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The request {@code explain} asks about, as the engine sees a real one: method, target, raw path
+ * without the query, headers by name (any case). Its body is taken to be one that can be sent again
+ * (bytes, a string, a file), as most are.
+ */
+final class ExplainedRequest implements RequestInfo {
+  private final String method;
+  private final String scheme;
+  private final String host;
+  private final int port;
+  private final boolean portGiven;
+  private final String path;
+  private final Map<String, String> headers;
+
+  private ExplainedRequest(
+      String method,
+      String scheme,
+      String host,
+      int port,
+      boolean portGiven,
+      String path,
+      Map<String, String> headers) {
+    this.method = method;
+    this.scheme = scheme;
+    this.host = host;
+    this.port = port;
+    this.portGiven = portGiven;
+    this.path = path;
+    this.headers = headers;
+  }
+
+  /**
+   * @param headers {@code NAME:VALUE} each
+   * @throws IllegalArgumentException with a message that never repeats a header value or a query
+   */
+  static ExplainedRequest parse(String method, String url, String[] headers) {
+    if (!method.matches("[A-Za-z]{1,20}")) {
+      throw new IllegalArgumentException("METHOD must be a word such as GET or POST");
+    }
+    URI uri;
+    try {
+      uri = new URI(url);
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalArgumentException("URL is not a valid URI (" + e.getReason() + ")");
+    }
+    String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
+    if (!scheme.equals("http") && !scheme.equals("https")) {
+      throw new IllegalArgumentException("URL must be absolute, http:// or https://");
+    }
+    if (uri.getHost() == null) {
+      throw new IllegalArgumentException("URL has no host");
+    }
+    int port = uri.getPort() >= 0 ? uri.getPort() : (scheme.equals("https") ? 443 : 80);
+    String raw = uri.getRawPath();
+    Map<String, String> byName = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+    for (int i = 0; i < headers.length; i++) {
+      int colon = headers[i].indexOf(':');
+      if (colon <= 0) {
+        throw new IllegalArgumentException(
+            "header argument " + (i + 1) + " must be NAME:VALUE (its text is not shown)");
+      }
+      byName.putIfAbsent(headers[i].substring(0, colon).trim(), headers[i].substring(colon + 1));
+    }
+    return new ExplainedRequest(
+        method.toUpperCase(Locale.ROOT),
+        scheme,
+        uri.getHost(),
+        port,
+        uri.getPort() >= 0,
+        raw == null || raw.isEmpty() ? "/" : raw,
+        byName);
+  }
+
+  @Override
+  public String method() {
+    return method;
+  }
+
+  @Override
+  public String scheme() {
+    return scheme;
+  }
+
+  @Override
+  public String host() {
+    return host;
+  }
+
+  @Override
+  public int port() {
+    return port;
+  }
+
+  @Override
+  public String path() {
+    return path;
+  }
+
+  @Override
+  public String header(String name) {
+    return headers.get(name);
+  }
+
+  @Override
+  public boolean bodyReplayable() {
+    return true;
+  }
+
+  /** Header names as given, sorted; never their values. */
+  Iterable<String> headerNames() {
+    return headers.keySet();
+  }
+
+  /** {@code POST https://pay.example.com/v1/charges}: no user-info, no query, no fragment. */
+  String describe() {
+    return method + " " + scheme + "://" + host + (portGiven ? ":" + port : "") + path;
+  }
+}

@@ -1,0 +1,172 @@
+package dev.retryagent.cli;
+
+import dev.retryagent.policy.BackoffPolicy;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.TransportFailure;
+import dev.retryagent.policy.UnsafeMethods;
+import java.util.ArrayList;
+import java.util.List;
+
+/** An effective policy as a readable block, one section per line group, in the file's words. */
+final class PolicyText {
+  private static final String INDENT = "  ";
+  private static final String CONTINUED = "             ";
+
+  private PolicyText() {}
+
+  static List<String> lines(Policy p) {
+    List<String> out = new ArrayList<>();
+    retry(p.retry(), out);
+    budget(p.budget(), p.retry(), out);
+    breaker(p.circuitBreaker(), out);
+    rateLimit(p.rateLimit(), out);
+    return out;
+  }
+
+  private static void retry(RetryPolicy r, List<String> out) {
+    if (!r.enabled()) {
+      out.add(INDENT + "retry      off (retry.enabled: false): calls pass through untouched");
+      return;
+    }
+    BackoffPolicy b = r.backoff();
+    out.add(
+        INDENT
+            + "retry      up to "
+            + r.maxAttempts()
+            + (r.maxAttempts() == 1 ? " attempt" : " attempts")
+            + " within a deadline of "
+            + Units.duration(r.deadline())
+            + "; backoff "
+            + Units.duration(b.initial())
+            + " x"
+            + Units.number(b.multiplier())
+            + " up to "
+            + Units.duration(b.max())
+            + ", jitter "
+            + b.jitter().configName()
+            + (b.jitter().configName().equals("proportional")
+                ? " (factor " + Units.number(b.jitterFactor()) + ")"
+                : ""));
+    List<String> transport = new ArrayList<>();
+    for (TransportFailure t : r.retryOnTransport()) {
+      transport.add(t.configName());
+    }
+    out.add(
+        CONTINUED
+            + "retryOn statuses "
+            + Units.list(r.retryOnStatuses().spec())
+            + "; transport "
+            + Units.list(transport)
+            + "; exceptions "
+            + Units.list(r.retryOnExceptions()));
+    out.add(
+        CONTINUED
+            + "idempotent methods "
+            + Units.list(r.methods())
+            + "; other methods: "
+            + unsafe(r));
+    out.add(
+        CONTINUED
+            + "Retry-After "
+            + (r.retryAfterEnabled()
+                ? "waited for up to " + Units.duration(r.retryAfterMax())
+                : "ignored (retryAfter.enabled: false)")
+            + "; perAttemptTimeout "
+            + Units.duration(r.perAttemptTimeout())
+            + "; attemptHeader "
+            + (r.attemptHeader() == null ? "none" : r.attemptHeader())
+            + "; replayBodyLimit "
+            + Units.size(r.replayBodyLimit()));
+  }
+
+  private static String unsafe(RetryPolicy r) {
+    UnsafeMethods u = r.unsafeMethods();
+    switch (u) {
+      case NEVER:
+        return "never retried (unsafeMethods: never)";
+      case IF_NOT_SENT:
+        return "retried only when never sent (unsafeMethods: if-not-sent)";
+      case IF_IDEMPOTENCY_KEY:
+        return "retried when never sent, or on any retryable outcome with the "
+            + r.idempotencyKeyHeader()
+            + " header (unsafeMethods: if-idempotency-key)";
+      default:
+        return "retried like idempotent ones (unsafeMethods: always)";
+    }
+  }
+
+  private static void budget(BudgetPolicy b, RetryPolicy r, List<String> out) {
+    if (!b.enabled() || !r.enabled()) {
+      out.add(INDENT + "budget     off");
+      return;
+    }
+    out.add(
+        INDENT
+            + "budget     per host: retries may add "
+            + Units.percent(b.ratio())
+            + " of the calls in "
+            + Units.duration(b.window())
+            + ", and "
+            + b.minPerSecond()
+            + " per second whatever the ratio");
+  }
+
+  private static void breaker(CircuitBreakerPolicy c, List<String> out) {
+    if (!c.enabled()) {
+      out.add(INDENT + "breaker    off");
+      return;
+    }
+    String window =
+        c.windowType() == CircuitBreakerPolicy.WindowType.COUNT
+            ? "the last " + c.windowSize() + " calls"
+            : "the last " + Units.duration(c.windowDuration());
+    out.add(
+        INDENT
+            + "breaker    per "
+            + c.scope().configName()
+            + ": opens at "
+            + Units.percent(c.failureRateThreshold())
+            + " failures over "
+            + window
+            + " (from "
+            + c.minimumCalls()
+            + " calls on); open for "
+            + Units.duration(c.openFor())
+            + ", then "
+            + c.halfOpenCalls()
+            + (c.halfOpenCalls() == 1 ? " trial call" : " trial calls"));
+    out.add(
+        CONTINUED
+            + "failures: statuses "
+            + Units.list(c.failOnStatuses().spec())
+            + (c.failOnTransport() ? ", transport errors" : "; transport errors do not count")
+            + (c.slowCallDuration() == null
+                ? ""
+                : "; slow calls: over "
+                    + Units.duration(c.slowCallDuration())
+                    + ", opens at "
+                    + Units.percent(c.slowCallRateThreshold())
+                    + " slow"));
+  }
+
+  private static void rateLimit(RateLimitPolicy r, List<String> out) {
+    if (!r.enabled()) {
+      out.add(INDENT + "rateLimit  off");
+      return;
+    }
+    out.add(
+        INDENT
+            + "rateLimit  per host: "
+            + Units.number(r.perSecond())
+            + " per second, burst "
+            + r.burst()
+            + ", wait up to "
+            + Units.duration(r.maxWait())
+            + " for a permit"
+            + (r.pauseOn429() ? "; a 429 with Retry-After pauses the host" : ""));
+  }
+}

@@ -1,0 +1,56 @@
+package dev.retryagent.cli;
+
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigException;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigProblem;
+import java.io.PrintStream;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+
+/**
+ * {@code validate FILE}: loads the file exactly as the agent would (same loader, same checks,
+ * {@code ${NAME}} from this process's environment) and prints {@code FILE: valid; mode=...; N
+ * routes (...); reload=...}, or every problem with its location and a count.
+ */
+final class ValidateCommand {
+  static final String USAGE = "usage: validate FILE";
+
+  private ValidateCommand() {}
+
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    if (args.length != 1) {
+      err.println("retry-agent: validate: " + (args.length == 0 ? "FILE is missing" : "one FILE"));
+      err.println(USAGE);
+      return Commands.USAGE;
+    }
+    Path file;
+    try {
+      file = Paths.get(args[0]);
+    } catch (InvalidPathException e) {
+      err.println(args[0] + ": invalid path");
+      return Commands.FAILED;
+    }
+    AgentConfig config = load(file, err);
+    if (config == null) {
+      return Commands.FAILED;
+    }
+    out.println(file + ": valid; " + ConfigSummary.of(config));
+    return Commands.OK;
+  }
+
+  /** The configuration, or null after printing every problem and a count on {@code err}. */
+  static AgentConfig load(Path file, PrintStream err) {
+    try {
+      return ConfigLoader.load(file, System.getenv());
+    } catch (ConfigException e) {
+      for (ConfigProblem p : e.problems()) {
+        err.println(p);
+      }
+      int n = e.problems().size();
+      err.println(file + ": invalid, " + n + (n == 1 ? " problem" : " problems"));
+      return null;
+    }
+  }
+}

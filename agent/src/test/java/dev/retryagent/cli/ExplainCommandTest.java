@@ -1,0 +1,199 @@
+package dev.retryagent.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ExplainCommandTest {
+  @TempDir Path dir;
+  private Path config;
+
+  @BeforeEach
+  void writeConfig() throws IOException {
+    config = write("agent: { mode: enforce }\n");
+  }
+
+  private Path write(String agentSection) throws IOException {
+    return Files.writeString(
+        dir.resolve("config.yml"),
+        agentSection
+            + "routes:\n"
+            + "  - name: payments\n"
+            + "    match: { hosts: [pay.example.com], methods: [POST], paths: [/v1/charges/**] }\n"
+            + "    retry: { maxAttempts: 5, unsafeMethods: if-idempotency-key }\n"
+            + "    rateLimit: { enabled: true, perSecond: 20, burst: 5, maxWait: 250ms }\n"
+            + "  - name: auth\n"
+            + "    match: { hosts: [auth.internal] }\n"
+            + "    retry: { enabled: false }\n"
+            + "  - name: llm\n"
+            + "    match: { hosts: [api.llm.example.com] }\n"
+            + "    retry: { maxAttempts: 4, retryOn: { transport: [connect] } }\n"
+            + "    circuitBreaker: { scope: route, window: { type: time, size: 1m } }\n");
+  }
+
+  @Test
+  void aKeyedPostToPaymentsIsRetriedOnEveryOutcome() {
+    CliRun r =
+        CliRun.of(
+            "explain",
+            config.toString(),
+            "POST",
+            "https://pay.example.com/v1/charges/ch_1",
+            "Idempotency-Key:order-7");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.verdict())
+        .isEqualTo(
+            "POST https://pay.example.com/v1/charges/ch_1 with Idempotency-Key -> route payments;"
+                + " 503: retried (up to 5 attempts); reset: retried; connect failure: retried");
+  }
+
+  @Test
+  void aPostWithoutTheKeyIsRetriedOnlyWhenItWasNeverSent() {
+    CliRun r =
+        CliRun.of("explain", config.toString(), "post", "https://pay.example.com/v1/charges/ch_1");
+
+    assertThat(r.verdict())
+        .isEqualTo(
+            "POST https://pay.example.com/v1/charges/ch_1 -> route payments;"
+                + " 503: not retried (POST without Idempotency-Key);"
+                + " reset: not retried (POST without Idempotency-Key);"
+                + " connect failure: retried (up to 5 attempts)");
+  }
+
+  @Test
+  void headerValuesAndTheQueryAreNeverPrinted() {
+    CliRun r =
+        CliRun.of(
+            "explain",
+            config.toString(),
+            "POST",
+            "https://user:pw@pay.example.com/v1/charges/ch_1?token=secret-query#frag",
+            "Authorization:Bearer secret-token",
+            "Cookie:session=secret-cookie",
+            "Idempotency-Key:secret-key");
+
+    assertThat(r.out + r.err).doesNotContain("secret").doesNotContain("pw@").doesNotContain("?");
+    assertThat(r.verdict())
+        .startsWith(
+            "POST https://pay.example.com/v1/charges/ch_1 with Authorization, Cookie,"
+                + " Idempotency-Key -> route payments;");
+  }
+
+  @Test
+  void aRequestNoRouteClaimsGetsTheDefaults() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "http://other.example.com:8080/x");
+
+    assertThat(r.verdict())
+        .isEqualTo(
+            "GET http://other.example.com:8080/x -> no route, defaults; 503: retried (up to 3"
+                + " attempts); reset: retried; connect failure: retried");
+    assertThat(r.out).contains("defaults (no route matched); mode enforce");
+  }
+
+  @Test
+  void aRouteWithRetriesOffRetriesNothing() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://auth.internal/token");
+
+    assertThat(r.verdict())
+        .isEqualTo(
+            "GET https://auth.internal/token -> route auth; 503: not retried (retry.enabled:"
+                + " false); reset: not retried (retry.enabled: false); connect failure: not retried"
+                + " (retry.enabled: false)");
+    assertThat(r.out).contains("retry      off (retry.enabled: false)");
+  }
+
+  @Test
+  void outcomesMissingFromRetryOnAreNamed() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://api.llm.example.com/v1");
+
+    assertThat(r.verdict())
+        .isEqualTo(
+            "GET https://api.llm.example.com/v1 -> route llm; 503: retried (up to 4 attempts);"
+                + " reset: not retried (reset is not in retryOn.transport); connect failure:"
+                + " retried");
+  }
+
+  @Test
+  void thePolicyBlockShowsEverySection() {
+    CliRun r =
+        CliRun.of("explain", config.toString(), "POST", "https://pay.example.com/v1/charges/x");
+
+    assertThat(r.out)
+        .contains(
+            "route payments {hosts=[pay.example.com], methods=[POST], paths=[/v1/charges/**]};"
+                + " mode enforce")
+        .contains(
+            "  retry      up to 5 attempts within a deadline of 30s; backoff 100ms x2.0 up to 5s,"
+                + " jitter full")
+        .contains("retryOn statuses 429, 502, 503, 504; transport connect, reset, timeout;")
+        .contains("other methods: retried when never sent, or on any retryable outcome with the")
+        .contains(
+            "  budget     per host: retries may add 20% of the calls in 10s, and 10 per second")
+        .contains(
+            "  breaker    per host: opens at 50% failures over the last 50 calls (from 20 calls"
+                + " on); open for 30s, then 5 trial calls")
+        .contains(
+            "  rateLimit  per host: 20.0 per second, burst 5, wait up to 250ms for a permit;");
+  }
+
+  @Test
+  void aTimeWindowedRouteScopedBreakerIsDescribed() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://api.llm.example.com/v1");
+
+    assertThat(r.out).contains("breaker    per route: opens at 50% failures over the last 1m");
+    assertThat(r.out).contains("rateLimit  off");
+  }
+
+  @Test
+  void observeModeSaysWhatWouldBeRetried() throws IOException {
+    config = write("agent: { mode: observe }\n");
+
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://x.example.com/");
+
+    assertThat(r.verdict())
+        .contains("503: would be retried (up to 3 attempts) (mode observe: logged, not retried)");
+  }
+
+  @Test
+  void modeOffRetriesNothing() throws IOException {
+    config = write("agent: { mode: off }\n");
+
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://x.example.com/");
+
+    assertThat(r.verdict()).contains("503: not retried (mode off: calls pass through)");
+  }
+
+  @Test
+  void aRelativeUrlIsAUsageError() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "/v1/items");
+
+    assertThat(r.exitCode).isEqualTo(2);
+    assertThat(r.err).contains("URL must be absolute").contains("usage: explain");
+  }
+
+  @Test
+  void aHeaderWithoutAColonIsRefusedWithoutRepeatingIt() {
+    CliRun r =
+        CliRun.of(
+            "explain", config.toString(), "GET", "https://x.example.com/", "Bearer-secret-token");
+
+    assertThat(r.exitCode).isEqualTo(2);
+    assertThat(r.err).contains("header argument 1 must be NAME:VALUE").doesNotContain("secret");
+  }
+
+  @Test
+  void anInvalidConfigurationIsReportedAsByValidate() throws IOException {
+    Path bad = Files.writeString(dir.resolve("bad.yml"), "routes: [ { name: x, retry: 3 } ]\n");
+
+    CliRun r = CliRun.of("explain", bad.toString(), "GET", "https://x.example.com/");
+
+    assertThat(r.exitCode).isEqualTo(1);
+    assertThat(r.err).contains(bad + ":1:").contains("invalid, 1 problem");
+  }
+}

@@ -1,0 +1,102 @@
+package dev.retryagent.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ValidateCommandTest {
+  @TempDir Path dir;
+
+  private Path file(String name, String yaml) throws IOException {
+    return Files.writeString(dir.resolve(name), yaml);
+  }
+
+  @Test
+  void aValidFileGivesOneSummaryLineAndExitCode0() throws IOException {
+    Path f =
+        file(
+            "config.yml",
+            "agent: { mode: enforce }\n"
+                + "routes:\n"
+                + "  - name: llm\n"
+                + "    match: { hosts: [api.llm.example.com] }\n"
+                + "  - name: payments\n"
+                + "    match: { hosts: [pay.example.com] }\n"
+                + "  - name: auth\n"
+                + "    match: { hosts: [auth.internal] }\n"
+                + "    retry: { enabled: false }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(f + ": valid; mode=enforce; 3 routes (llm, payments, auth); reload=on\n");
+    assertThat(r.err).isEmpty();
+  }
+
+  @Test
+  void theSummaryNamesSettingsAnOperatorLooksFor() throws IOException {
+    Path f =
+        file(
+            "ops.yml",
+            "agent:\n"
+                + "  mode: observe\n"
+                + "  reload: false\n"
+                + "  log: { level: debug }\n"
+                + "  clients: { okhttp: false }\n"
+                + "  metrics: { prometheus: { enabled: true, port: 9999 } }\n"
+                + "  deadLetter: { path: /tmp/dead.jsonl }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.out)
+        .isEqualTo(
+            f
+                + ": valid; mode=observe; no routes (every call gets the defaults); reload=off;"
+                + " log=debug; clients off: okhttp; prometheus=127.0.0.1:9999;"
+                + " deadLetter=/tmp/dead.jsonl\n");
+  }
+
+  @Test
+  void anInvalidFileListsEveryProblemWithItsLocationAndExitsWith1() throws IOException {
+    Path f =
+        file(
+            "bad.yml",
+            "agent:\n"
+                + "  mode: enforced\n"
+                + "routes:\n"
+                + "  - name: llm\n"
+                + "    retry: { maxAttempts: 0 }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isEqualTo(1);
+    assertThat(r.out).isEmpty();
+    assertThat(r.err)
+        .contains(f + ":2:9: agent.mode: found ")
+        .contains(f + ":5:27: routes[0].retry.maxAttempts: found 0; allowed 1..10")
+        .endsWith(f + ": invalid, 2 problems\n");
+  }
+
+  @Test
+  void aMissingFileIsOneProblem() {
+    Path f = dir.resolve("nowhere.yml");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).isEqualTo(1);
+    assertThat(r.err).contains(f + ": cannot read the file").contains("invalid, 1 problem");
+  }
+
+  @Test
+  void validateWithoutAFileIsAUsageError() {
+    CliRun r = CliRun.of("validate");
+
+    assertThat(r.exitCode).isEqualTo(2);
+    assertThat(r.err).contains("usage: validate FILE");
+  }
+}
