@@ -24,8 +24,8 @@ public final class Installer implements AgentInstaller {
   private Installer() {}
 
   /**
-   * System property that holds the start-up line in the JVM the agent runs in: {@code attach}
-   * reads it back through the Attach API, and operators can see it ({@code jcmd PID
+   * System property that holds the start-up line in the JVM the agent runs in: {@code attach} reads
+   * it back through the Attach API, and operators can see it ({@code jcmd PID
    * VM.system_properties}).
    */
   public static final String STATUS_PROPERTY = "retryagent.status";
@@ -105,9 +105,9 @@ public final class Installer implements AgentInstaller {
   }
 
   /**
-   * {@code strict: true}: the JVM stops before {@code main} with every problem. Otherwise, and always
-   * after a late attach (stopping a running service for a typo would be worse than no retries), one
-   * error (listing the problems) and the application runs without retries.
+   * {@code strict: true}: the JVM stops before {@code main} with every problem. Otherwise, and
+   * always after a late attach (stopping a running service for a typo would be worse than no
+   * retries), one error (listing the problems) and the application runs without retries.
    */
   private static String invalidConfiguration(ConfigException e, boolean atStartup) {
     StringBuilder text = new StringBuilder();
