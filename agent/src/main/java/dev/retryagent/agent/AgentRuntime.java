@@ -1,16 +1,20 @@
 package dev.retryagent.agent;
 
 import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ClientSwitches;
 import dev.retryagent.config.ConfigSources;
+import dev.retryagent.config.LogLevel;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
 import dev.retryagent.jdk.JdkRetrying;
 import dev.retryagent.observe.DeadLetterWriter;
 import dev.retryagent.observe.ExitSummary;
-import dev.retryagent.observe.JmxMetrics;
 import dev.retryagent.observe.LogListener;
-import dev.retryagent.observe.PrometheusServer;
 import dev.retryagent.observe.RetryMetrics;
+import dev.retryagent.observe.Sinks;
 import dev.retryagent.policy.Mode;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.function.Consumer;
 
@@ -20,6 +24,10 @@ import java.util.function.Consumer;
  *
  * <p>Start-up cost is kept off {@code premain}: the engine is built on the first intercepted call,
  * and the exporters and the reload watcher start a little later on a daemon thread.
+ *
+ * <p>A reload ({@link #apply}) takes effect for calls that start after it: a call resolves its
+ * policy and mode once, when it starts, and keeps them to its end, retries included. Every thread
+ * the agent starts is a daemon, so the application exits as it would without the agent.
  */
 final class AgentRuntime {
   /** Exporters wait this long after start-up, so they never compete with the application's own. */
@@ -27,9 +35,16 @@ final class AgentRuntime {
       Long.getLong("retryagent.exporters.delayMillis", 1000);
 
   private final ConfigSources sources;
-  private final Consumer<String> errors = AgentLog::error;
+  // The observe classes write whole lines, "retry-agent: " included.
+  private final Consumer<String> errors = Sinks.stderr();
   private volatile AgentConfig config;
   private volatile Built built;
+
+  /** The clients whose hooks were installed at start: a reload cannot add a hook. */
+  private final ClientSwitches hookedClients;
+
+  /** Set once the exporters have started; reloads apply {@code agent.metrics} from then on. */
+  private boolean exportersStarted;
 
   /** What is built on first use. */
   private static final class Built {
@@ -38,19 +53,27 @@ final class AgentRuntime {
     final LogListener log;
     final DeadLetters deadLetters;
     final JdkRetrying jdk;
+    final Exporters exporters;
 
-    Built(RetryEngine engine, RetryMetrics metrics, LogListener log, DeadLetters deadLetters) {
+    Built(
+        RetryEngine engine,
+        RetryMetrics metrics,
+        LogListener log,
+        DeadLetters deadLetters,
+        Consumer<String> errors) {
       this.engine = engine;
       this.metrics = metrics;
       this.log = log;
       this.deadLetters = deadLetters;
       this.jdk = new JdkRetrying(engine);
+      this.exporters = new Exporters(metrics, engine, errors);
     }
   }
 
   AgentRuntime(ConfigSources sources, AgentConfig config) {
     this.sources = sources;
     this.config = config;
+    this.hookedClients = config.clients();
   }
 
   AgentConfig config() {
@@ -103,7 +126,7 @@ final class AgentRuntime {
             .listener(log)
             .listener(deadLetters)
             .build();
-    return new Built(engine, metrics, log, deadLetters);
+    return new Built(engine, metrics, log, deadLetters, errors);
   }
 
   private boolean observing() {
@@ -111,35 +134,43 @@ final class AgentRuntime {
   }
 
   /**
-   * Applies a reloaded configuration to calls that start from now on. Breakers, budgets and rate
-   * limiters of unchanged policies keep their state (the engine keys them by policy).
+   * Applies a reloaded configuration to calls that start from now on: mode, policies, log level,
+   * dead-letter file, and (once they have started) the exporters. Breakers, budgets and rate
+   * limiters of unchanged policy sections keep their state (the engine keys them by host and
+   * section). Calls in flight keep the policy and mode they started with.
    *
-   * @return what changed that needs a restart to take effect, or an empty string
+   * @return what changed but needs a restart to take effect (a client switched on whose hook was
+   *     not installed at start), or an empty string
    */
   synchronized String apply(AgentConfig next) {
-    AgentConfig previous = config;
     config = next;
     Built b = built;
     if (b != null) {
       b.engine.reconfigure(next.mode(), next::resolve);
       b.log.setLevel(next.logLevel());
       b.deadLetters.use(next.deadLetterPath());
+      if (exportersStarted) {
+        b.exporters.apply(next.metrics());
+      }
     }
     StringBuilder restart = new StringBuilder();
-    if (!previous.metrics().equals(next.metrics())) {
-      restart.append(" agent.metrics");
-    }
-    if (previous.clients().jdkHttp() != next.clients().jdkHttp() && !previous.clients().jdkHttp()) {
+    if (next.clients().jdkHttp() && !hookedClients.jdkHttp()) {
       restart.append(" agent.clients.jdk-http");
     }
-    if (previous.clients().okhttp() != next.clients().okhttp() && !previous.clients().okhttp()) {
+    if (next.clients().okhttp() && !hookedClients.okhttp()) {
       restart.append(" agent.clients.okhttp");
     }
     return restart.toString().trim();
   }
 
-  /** Starts the exporters and the reload watcher on a daemon thread, after a short delay. */
+  /**
+   * Starts the exporters and the reload watcher on a daemon thread, after a short delay. The
+   * watcher takes its first look at the file now, so an edit made during the delay is not missed.
+   *
+   * @param watchedFile the configuration file to watch, or null for none
+   */
   void startBackground(Path watchedFile) {
+    ConfigReloader reloader = watchedFile == null ? null : new ConfigReloader(this, watchedFile);
     Thread t =
         new Thread(
             new Runnable() {
@@ -151,8 +182,8 @@ final class AgentRuntime {
                   return;
                 }
                 startExporters();
-                if (watchedFile != null && config.reload()) {
-                  new ConfigReloader(AgentRuntime.this, watchedFile).start();
+                if (reloader != null) {
+                  reloader.start();
                 }
               }
             },
@@ -161,31 +192,14 @@ final class AgentRuntime {
     t.start();
   }
 
-  private void startExporters() {
-    AgentConfig c = config;
+  private synchronized void startExporters() {
     try {
-      Built b = built();
-      if (c.metrics().jmx()) {
-        new JmxMetrics(b.metrics, b.engine, errors).register();
-      }
-      if (c.metrics().prometheusEnabled()) {
-        PrometheusServer server =
-            new PrometheusServer(
-                b.metrics,
-                b.engine,
-                c.metrics().prometheusHost(),
-                c.metrics().prometheusPort(),
-                errors);
-        if (server.start()) {
-          prometheus = server;
-        }
-      }
+      built().exporters.apply(config.metrics());
     } catch (RuntimeException | LinkageError e) {
       AgentLog.error("metrics exporters not started: " + e);
     }
+    exportersStarted = true;
   }
-
-  private volatile PrometheusServer prometheus;
 
   /** At JVM exit: one summary line per route (when there were calls), dead letters flushed. */
   void registerShutdownHook() {
@@ -206,21 +220,21 @@ final class AgentRuntime {
     if (b == null) {
       return;
     }
-    if (b.metrics.total().calls() > 0
-        && config.logLevel().allows(dev.retryagent.config.LogLevel.INFO)) {
+    if (b.metrics.total().calls() > 0 && config.logLevel().allows(LogLevel.INFO)) {
       for (String line : ExitSummary.lines(b.metrics)) {
         System.err.println(line);
       }
     }
     b.deadLetters.close();
-    PrometheusServer p = prometheus;
-    if (p != null) {
-      p.stop();
-    }
+    b.exporters.stop();
   }
 
-  /** The dead-letter file, switchable by reload. */
-  static final class DeadLetters implements dev.retryagent.engine.RetryListener {
+  /**
+   * The dead-letter file, switchable by reload: a new path gets a new writer, and the old one
+   * writes what it had queued and closes. A give-up that races the switch may still go to the old
+   * file, or be counted as dropped by it.
+   */
+  static final class DeadLetters implements RetryListener {
     private final Consumer<String> errors;
     private volatile DeadLetterWriter writer;
 
@@ -230,17 +244,27 @@ final class AgentRuntime {
 
     synchronized void use(String path) {
       DeadLetterWriter current = writer;
-      if (current != null && path != null && current.path().equals(Path.of(path))) {
+      Path next;
+      try {
+        next = path == null ? null : Path.of(path);
+      } catch (InvalidPathException e) {
+        errors.accept(
+            "retry-agent: agent.deadLetter.path is not a valid path here ("
+                + e.getMessage()
+                + "); dead letters are not written");
+        next = null;
+      }
+      if (current != null && next != null && current.path().equals(next)) {
         return;
       }
-      writer = path == null ? null : new DeadLetterWriter(Path.of(path), errors);
+      writer = next == null ? null : new DeadLetterWriter(next, errors);
       if (current != null) {
         current.close();
       }
     }
 
     @Override
-    public void onGiveUp(dev.retryagent.engine.RetryEvent e) {
+    public void onGiveUp(RetryEvent e) {
       DeadLetterWriter w = writer;
       if (w != null) {
         w.onGiveUp(e);
