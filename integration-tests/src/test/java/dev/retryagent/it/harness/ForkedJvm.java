@@ -1,7 +1,12 @@
 package dev.retryagent.it.harness;
 
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -11,7 +16,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Runs a {@code main} class in a new JVM, by default with {@code -javaagent:retry-agent.jar}, and
@@ -26,6 +37,11 @@ import java.util.concurrent.TimeUnit;
  *
  * The forked class path is this module's test classes (the apps) plus any {@link Builder#classpath}
  * entries; JUnit and the test code are there too but the apps never touch them.
+ *
+ * <p>{@link Builder#start()} runs a JVM that stays up ({@link Running}): the test writes lines to
+ * its stdin and waits, with awaitility, for what it prints. It is bounded like a run (killed at the
+ * timeout) and killed by {@link Running#close()}. {@link #cli} runs {@code java -jar
+ * retry-agent.jar ARGS}, the agent's command line.
  */
 public final class ForkedJvm {
   /** Default bound on one forked JVM. */
@@ -38,7 +54,21 @@ public final class ForkedJvm {
         .addShutdownHook(new Thread(() -> RUNNING.forEach(ForkedJvm::kill), "forked-jvm-reaper"));
   }
 
+  /** Kills started JVMs at their timeout. */
+  private static final ScheduledExecutorService WATCHDOG =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "forked-jvm-watchdog");
+            t.setDaemon(true);
+            return t;
+          });
+
   private ForkedJvm() {}
+
+  /** Runs {@code java -jar retry-agent.jar args} on {@code javaHome}: the agent's command line. */
+  public static Result cli(Path javaHome, String... args) {
+    return builder(javaHome).executableJar(agentJar()).args(args).run();
+  }
 
   /** Runs {@code mainClass args} on {@code javaHome} with the agent and {@code agentArgs}. */
   public static Result run(Path javaHome, String agentArgs, Class<?> mainClass, String... args) {
@@ -93,6 +123,7 @@ public final class ForkedJvm {
     private final List<String> jvmArgs = new ArrayList<>();
     private final List<Path> classpath = new ArrayList<>();
     private Class<?> mainClass;
+    private Path executableJar;
     private final List<String> args = new ArrayList<>();
     private Duration timeout = DEFAULT_TIMEOUT;
 
@@ -129,6 +160,13 @@ public final class ForkedJvm {
       return this;
     }
 
+    /** Runs {@code java -jar JAR} (without the agent) instead of a main class. */
+    public Builder executableJar(Path jar) {
+      this.executableJar = jar;
+      this.withAgent = false;
+      return this;
+    }
+
     public Builder args(String... values) {
       args.addAll(List.of(values));
       return this;
@@ -141,11 +179,18 @@ public final class ForkedJvm {
 
     /** The command line this builder would run. */
     public List<String> command() {
+      List<String> command = new ArrayList<>();
+      command.add(javaHome.resolve("bin/java").toString());
+      if (executableJar != null) {
+        command.addAll(jvmArgs);
+        command.add("-jar");
+        command.add(executableJar.toString());
+        command.addAll(args);
+        return command;
+      }
       if (mainClass == null) {
         throw new IllegalStateException("mainClass is required");
       }
-      List<String> command = new ArrayList<>();
-      command.add(javaHome.resolve("bin/java").toString());
       if (withAgent) {
         command.add("-javaagent:" + agentJar() + (agentArgs == null ? "" : "=" + agentArgs));
       }
@@ -204,6 +249,23 @@ public final class ForkedJvm {
       }
     }
 
+    /**
+     * Starts the JVM and returns at once. Its stdin is a pipe ({@link Running#send}); its output is
+     * collected as it comes. It is killed at the timeout, and by {@link Running#close()}.
+     */
+    public Running start() {
+      List<String> command = command();
+      try {
+        Process process = new ProcessBuilder(command).start();
+        RUNNING.add(process);
+        ScheduledFuture<?> watchdog =
+            WATCHDOG.schedule(() -> kill(process), timeout.toMillis(), TimeUnit.MILLISECONDS);
+        return new Running(command, process, watchdog);
+      } catch (IOException e) {
+        throw new IllegalStateException("cannot start " + command, e);
+      }
+    }
+
     private static void deleteQuietly(Path file) {
       if (file != null) {
         try {
@@ -212,6 +274,176 @@ public final class ForkedJvm {
           // a temp file left behind is harmless
         }
       }
+    }
+  }
+
+  /**
+   * A JVM that runs while the test acts on it. Output is collected by two daemon threads; every
+   * wait is an awaitility wait that fails with the whole output when the JVM exits or the time is
+   * up.
+   */
+  public static final class Running implements AutoCloseable {
+    /** Bound on each wait for output. */
+    public static final Duration WAIT = Duration.ofSeconds(30);
+
+    private final List<String> command;
+    private final Process process;
+    private final ScheduledFuture<?> watchdog;
+    private final Writer stdin;
+    private final StringBuffer out = new StringBuffer();
+    private final StringBuffer err = new StringBuffer();
+    private final Thread outReader;
+    private final Thread errReader;
+
+    private Running(List<String> command, Process process, ScheduledFuture<?> watchdog) {
+      this.command = command;
+      this.process = process;
+      this.watchdog = watchdog;
+      this.stdin = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.UTF_8);
+      this.outReader = collect(process.getInputStream(), out, "forked-jvm-stdout");
+      this.errReader = collect(process.getErrorStream(), err, "forked-jvm-stderr");
+    }
+
+    private static Thread collect(InputStream in, StringBuffer into, String name) {
+      Thread t =
+          new Thread(
+              () -> {
+                try (BufferedReader r =
+                    new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                  for (String line = r.readLine(); line != null; line = r.readLine()) {
+                    into.append(line).append('\n');
+                  }
+                } catch (IOException e) {
+                  // the process is gone
+                }
+              },
+              name);
+      t.setDaemon(true);
+      t.start();
+      return t;
+    }
+
+    public long pid() {
+      return process.pid();
+    }
+
+    public boolean isAlive() {
+      return process.isAlive();
+    }
+
+    /** Writes one line to the JVM's stdin. */
+    public void send(String line) {
+      try {
+        stdin.write(line + "\n");
+        stdin.flush();
+      } catch (IOException e) {
+        throw new AssertionError("cannot write to the JVM: " + e + "\n" + describe(), e);
+      }
+    }
+
+    public String stdout() {
+      return out.toString();
+    }
+
+    public String stderr() {
+      return err.toString();
+    }
+
+    /** The value of the last stdout line {@code key=value} so far, or null. */
+    public String value(String key) {
+      return Result.lastValue(stdout(), key);
+    }
+
+    /** Waits for a stdout line {@code key=value} and returns the value. */
+    public String awaitValue(String key) {
+      awaitOutput("stdout line " + key + "=", () -> value(key) != null);
+      return value(key);
+    }
+
+    /** Waits until stderr satisfies {@code condition}, e.g. holds a reload line. */
+    public void awaitStderr(String what, Predicate<String> condition) {
+      awaitOutput(what, () -> condition.test(stderr()));
+    }
+
+    /** Waits until stderr holds {@code fragment} at least {@code times} times. */
+    public void awaitStderrCount(String fragment, int times) {
+      awaitStderr(times + " x \"" + fragment + "\" on stderr", s -> count(s, fragment) >= times);
+    }
+
+    /** How many times {@code fragment} occurs in {@code text}. */
+    public static int count(String text, String fragment) {
+      int n = 0;
+      for (int i = text.indexOf(fragment); i >= 0; i = text.indexOf(fragment, i + 1)) {
+        n++;
+      }
+      return n;
+    }
+
+    private void awaitOutput(String what, java.util.concurrent.Callable<Boolean> condition) {
+      try {
+        Awaitility.await(what)
+            .atMost(WAIT)
+            .pollInterval(Duration.ofMillis(20))
+            .until(
+                () -> {
+                  if (condition.call()) {
+                    return true;
+                  }
+                  if (!process.isAlive()) {
+                    throw new AssertionError("the JVM exited while waiting for " + what);
+                  }
+                  return false;
+                });
+      } catch (ConditionTimeoutException | AssertionError e) {
+        throw new AssertionError(e.getMessage() + "\n" + describe(), e);
+      }
+    }
+
+    /**
+     * Closes stdin (the apps end at end of input), waits for the JVM to exit (killing it after
+     * {@code bound}) and returns what it did.
+     */
+    public Result finish(Duration bound) {
+      try {
+        try {
+          stdin.close();
+        } catch (IOException ignored) {
+          // already gone
+        }
+        boolean exited = process.waitFor(bound.toMillis(), TimeUnit.MILLISECONDS);
+        if (!exited) {
+          kill(process);
+          process.waitFor(10, TimeUnit.SECONDS);
+        }
+        outReader.join(5000);
+        errReader.join(5000);
+        return new Result(command, exited ? process.exitValue() : -1, stdout(), stderr(), !exited);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while stopping " + command, e);
+      } finally {
+        close();
+      }
+    }
+
+    /** Kills the JVM if it still runs. */
+    @Override
+    public void close() {
+      watchdog.cancel(false);
+      if (process.isAlive()) {
+        kill(process);
+      }
+      RUNNING.remove(process);
+    }
+
+    public String describe() {
+      return String.join(" ", command)
+          + "\nalive="
+          + process.isAlive()
+          + "\n--- stdout\n"
+          + stdout()
+          + "--- stderr\n"
+          + stderr();
     }
   }
 
@@ -229,8 +461,12 @@ public final class ForkedJvm {
 
     /** The value of the last stdout line {@code key=value}, or null. */
     public String value(String key) {
+      return lastValue(stdout, key);
+    }
+
+    static String lastValue(String text, String key) {
       String found = null;
-      for (String line : stdout.split("\\R")) {
+      for (String line : text.split("\\R")) {
         if (line.startsWith(key + "=")) {
           found = line.substring(key.length() + 1);
         }
