@@ -1,0 +1,283 @@
+package dev.retryagent.it;
+
+import static dev.retryagent.it.harness.Reply.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.it.harness.CountingServer;
+import dev.retryagent.it.harness.ForkedJvm;
+import dev.retryagent.it.harness.Jdks;
+import dev.retryagent.it.harness.Ops;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * {@code agent.reload} in a running JVM: the file is edited in place while {@code OpsApp} runs, the
+ * test waits for the agent's reload line on stderr, then checks what the next calls did at the
+ * server. The watcher polls every 50 ms here ({@code retryagent.reload.pollMillis}).
+ */
+class ReloadIT {
+  @TempDir Path dir;
+
+  /** Fast retries, and neither budget nor breaker in the way of counting requests. */
+  private static String retries(int maxAttempts) {
+    return "defaults:\n"
+        + "  retry: { maxAttempts: "
+        + maxAttempts
+        + ", backoff: { initial: 1ms, max: 1ms, jitter: none } }\n"
+        + "  budget: { enabled: false }\n"
+        + "  circuitBreaker: { enabled: false }\n";
+  }
+
+  private Path config(String yaml) {
+    return Ops.write(dir.resolve("config.yml"), yaml);
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void aValidEditAppliesToTheCallsThatStartAfterIt(Path jdk) throws IOException {
+    Path file = config(retries(2));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(jdk, file)) {
+      server.setDefaultReply(status(503));
+      Ops.get(app, "before", server.uri("/items"));
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(2);
+
+      Ops.write(file, retries(4));
+      app.awaitStderrCount("retry-agent: reloaded " + file, 1);
+      Ops.get(app, "after", server.uri("/items"));
+
+      assertThat(app.value("after.status")).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(2 + 4);
+      assertThat(app.stderr())
+          .contains(
+              "retry-agent: reloaded "
+                  + file
+                  + ": mode=enforce; no routes (every call gets the defaults); reload=on;"
+                  + " changed: defaults");
+      assertThat(Ops.threads(app, "t")).contains("retry-agent-reload");
+    }
+  }
+
+  @Test
+  void anInvalidEditIsReportedWithItsLocationsAndThePreviousConfigurationStays() {
+    Path file = config(retries(2));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.setDefaultReply(status(503));
+
+      Ops.write(file, retries(0).replace("budget:", "budgett:"));
+      app.awaitStderrCount("rejected, the previous configuration stays", 1);
+      Ops.get(app, "a", server.uri("/items"));
+
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(2);
+      assertThat(app.stderr())
+          .contains("retry-agent: reload of " + file + " rejected, the previous configuration")
+          .contains(file + ":2:25: defaults.retry.maxAttempts: found 0; allowed 1..10")
+          .contains(file + ":3:3: defaults.budgett: unknown key budgett; did you mean `budget`?");
+
+      // The watcher goes on: the fixed file applies.
+      Ops.write(file, retries(3));
+      app.awaitStderrCount("retry-agent: reloaded " + file, 1);
+      Ops.get(app, "b", server.uri("/items"));
+      assertThat(server.requestCount()).isEqualTo(2 + 3);
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** Route {@code a} has a breaker that opens after two failures and stays open for an hour. */
+  private static String breakerRoutes(int bAttempts, int aAttempts, String aOpenFor) {
+    return "routes:\n"
+        + "  - name: a\n"
+        + "    match: { paths: [\"/a/**\"] }\n"
+        + "    retry: { maxAttempts: "
+        + aAttempts
+        + ", backoff: { initial: 1ms, max: 1ms } }\n"
+        + "    circuitBreaker:\n"
+        + "      window: { type: count, size: 2 }\n"
+        + "      minimumCalls: 2\n"
+        + "      openFor: "
+        + aOpenFor
+        + "\n"
+        + "  - name: b\n"
+        + "    match: { paths: [\"/b/**\"] }\n"
+        + "    retry: { maxAttempts: "
+        + bAttempts
+        + ", backoff: { initial: 1ms, max: 1ms } }\n";
+  }
+
+  @Test
+  void anOpenBreakerStaysOpenWhenOtherSettingsChangeAndStartsAfreshWhenItsOwnSectionChanges()
+      throws IOException {
+    Path file = config(breakerRoutes(2, 1, "1h"));
+    try (CountingServer a = CountingServer.start();
+        CountingServer b = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      a.setDefaultReply(status(503));
+      Ops.get(app, "a1", a.uri("/a/x"));
+      Ops.get(app, "a2", a.uri("/a/x"));
+      app.awaitStderrCount("circuit breaker http://127.0.0.1:" + a.port() + " opened", 1);
+
+      // Another route changes: a's breaker is the same object, still open.
+      Ops.write(file, breakerRoutes(3, 1, "1h"));
+      app.awaitStderrCount("retry-agent: reloaded", 1);
+      Ops.get(app, "a3", a.uri("/a/x"));
+      assertThat(app.value("a3.error")).as(app.describe()).endsWith("CircuitBreakerOpenException");
+      assertThat(a.requestCount()).isEqualTo(2);
+      assertThat(app.stderr()).contains("changed: routes: b changed");
+
+      // a's retry section changes, its breaker section does not: still open.
+      Ops.write(file, breakerRoutes(3, 2, "1h"));
+      app.awaitStderrCount("retry-agent: reloaded", 2);
+      Ops.get(app, "a4", a.uri("/a/x"));
+      assertThat(app.value("a4.error")).endsWith("CircuitBreakerOpenException");
+      assertThat(a.requestCount()).isEqualTo(2);
+
+      // a's breaker section changes: a new breaker, closed.
+      Ops.write(file, breakerRoutes(3, 2, "2h"));
+      app.awaitStderrCount("retry-agent: reloaded", 3);
+      Ops.get(app, "a5", a.uri("/a/x"));
+      assertThat(app.value("a5.status")).as(app.describe()).isEqualTo("503");
+      assertThat(a.requestCount()).isEqualTo(2 + 2);
+      assertThat(b.requestCount()).isZero();
+    }
+  }
+
+  @Test
+  void theModeSwitchesByReload() throws IOException {
+    Path file = config(retries(3));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.setDefaultReply(status(503));
+      Ops.get(app, "e1", server.uri("/enforce1"));
+      assertThat(server.requestCount()).isEqualTo(3);
+
+      Ops.write(file, "agent: { mode: observe }\n" + retries(3));
+      app.awaitStderrCount("retry-agent: reloaded", 1);
+      Ops.get(app, "o", server.uri("/observe"));
+      assertThat(server.requestCount()).isEqualTo(3 + 1);
+      assertThat(app.stderr()).contains("/observe attempt 1 failed (503), would retry in");
+
+      Ops.write(file, "agent: { mode: off }\n" + retries(3));
+      app.awaitStderrCount("retry-agent: reloaded", 2);
+      Ops.get(app, "off", server.uri("/off"));
+      assertThat(server.requestCount()).isEqualTo(3 + 1 + 1);
+      assertThat(app.stderr()).doesNotContain("/off");
+
+      Ops.write(file, "agent: { mode: enforce }\n" + retries(3));
+      app.awaitStderrCount("retry-agent: reloaded", 3);
+      Ops.get(app, "e2", server.uri("/enforce2"));
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + 1 + 1 + 3);
+      assertThat(app.stderr())
+          .contains("changed: agent.mode enforce -> observe")
+          .contains("changed: agent.mode observe -> off")
+          .contains("changed: agent.mode off -> enforce");
+    }
+  }
+
+  @Test
+  void theLogLevelSwitchesByReload() throws IOException {
+    Path file = config("agent: { log: { level: warn } }\n" + retries(2));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.enqueue(status(503));
+      Ops.get(app, "quiet", server.uri("/quiet"));
+      assertThat(app.value("quiet.status")).isEqualTo("200");
+
+      Ops.write(file, "agent: { log: { level: debug } }\n" + retries(2));
+      app.awaitStderrCount("retry-agent: reloaded", 1);
+      server.enqueue(status(503));
+      Ops.get(app, "loud", server.uri("/loud"));
+
+      assertThat(server.requestCount()).isEqualTo(4);
+      assertThat(app.stderr())
+          .doesNotContain("/quiet")
+          .contains("/loud attempt 1 of 2 starting")
+          .contains("/loud attempt 1 failed (503), retrying in")
+          .contains("/loud succeeded (200) on attempt 2");
+    }
+  }
+
+  @Test
+  void reloadFalseWatchesNothing() throws IOException {
+    Path file = config("agent: { reload: false }\n" + retries(2));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.setDefaultReply(status(503));
+      assertThat(app.stderr()).contains("reload=off");
+      // Once the start-up thread is done, a watcher would be running if there were one.
+      int[] n = {0};
+      await()
+          .atMost(ForkedJvm.Running.WAIT)
+          .until(() -> !Ops.threads(app, "t" + n[0]++).contains("retry-agent-init"));
+      assertThat(Ops.threads(app, "last")).doesNotContain("retry-agent-reload");
+
+      Ops.write(file, "agent: { reload: false }\n" + retries(4));
+      // Ten poll intervals of a watcher that would exist: nothing is reloaded.
+      await()
+          .during(Duration.ofMillis(500))
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> !app.stderr().contains("reloaded"));
+      Ops.get(app, "a", server.uri("/items"));
+
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void metricsAndTheDeadLetterFileFollowReloads() throws IOException {
+    int first = Ops.freePort();
+    int second = Ops.freePort();
+    Path letters1 = dir.resolve("dead-1.jsonl");
+    Path letters2 = dir.resolve("dead-2.jsonl");
+    Path file = config(retries(1));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.setDefaultReply(status(503));
+      assertThat(Ops.scrape(first)).isNull();
+
+      Ops.write(file, metrics(first, letters1) + retries(1));
+      app.awaitStderrCount("retry-agent: reloaded", 1);
+      Ops.get(app, "a", server.uri("/one"));
+      await().atMost(ForkedJvm.Running.WAIT).until(() -> Ops.scrape(first) != null);
+      assertThat(Ops.scrape(first)).contains("retryagent_calls_total{route=\"default\"");
+      await().atMost(ForkedJvm.Running.WAIT).until(() -> lines(letters1).size() == 1);
+
+      Ops.write(file, metrics(second, letters2) + retries(1));
+      app.awaitStderrCount("retry-agent: reloaded", 2);
+      Ops.get(app, "b", server.uri("/two"));
+      await().atMost(ForkedJvm.Running.WAIT).until(() -> lines(letters2).size() == 1);
+      assertThat(Ops.scrape(first)).as("the old port").isNull();
+      assertThat(Ops.scrape(second)).contains("retryagent_calls_total{route=\"default\"");
+      assertThat(lines(letters1)).singleElement().asString().contains("\"path\":\"/one\"");
+      assertThat(lines(letters2)).singleElement().asString().contains("\"path\":\"/two\"");
+
+      Ops.write(file, retries(1));
+      app.awaitStderrCount("retry-agent: reloaded", 3);
+      assertThat(Ops.scrape(second)).as("prometheus turned off").isNull();
+      assertThat(app.stderr()).doesNotContain("needs a restart");
+    }
+  }
+
+  private static String metrics(int port, Path deadLetters) {
+    return "agent:\n"
+        + "  metrics: { prometheus: { enabled: true, port: "
+        + port
+        + " } }\n"
+        + "  deadLetter: { path: \""
+        + deadLetters
+        + "\" }\n";
+  }
+
+  private static List<String> lines(Path file) throws IOException {
+    return Files.exists(file) ? Files.readAllLines(file) : List.of();
+  }
+}
