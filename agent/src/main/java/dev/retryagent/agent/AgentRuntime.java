@@ -22,9 +22,17 @@ import java.util.function.Consumer;
  * and the exporters and the reload watcher start a little later on a daemon thread.
  */
 final class AgentRuntime {
-  /** Exporters wait this long after start-up, so they never compete with the application's own. */
+  /**
+   * The exporters (JMX, Prometheus) and the reload watcher start at the first intercepted call, or
+   * this long after start-up, whichever comes first: JMX alone loads a few hundred classes, which
+   * must not compete with the application's own start-up (nor burden a short-lived tool that never
+   * makes a call).
+   */
   private static final long EXPORTERS_DELAY_MILLIS =
-      Long.getLong("retryagent.exporters.delayMillis", 1000);
+      Long.getLong("retryagent.exporters.delayMillis", 10_000);
+
+  private final java.util.concurrent.CountDownLatch firstUse =
+      new java.util.concurrent.CountDownLatch(1);
 
   private final ConfigSources sources;
   private final Consumer<String> errors = AgentLog::error;
@@ -82,6 +90,7 @@ final class AgentRuntime {
         if (b == null) {
           b = build(config);
           built = b;
+          firstUse.countDown();
         }
       }
     }
@@ -138,7 +147,7 @@ final class AgentRuntime {
     return restart.toString().trim();
   }
 
-  /** Starts the exporters and the reload watcher on a daemon thread, after a short delay. */
+  /** Starts the exporters and the reload watcher on a daemon thread; see the delay above. */
   void startBackground(Path watchedFile) {
     Thread t =
         new Thread(
@@ -146,7 +155,8 @@ final class AgentRuntime {
               @Override
               public void run() {
                 try {
-                  Thread.sleep(EXPORTERS_DELAY_MILLIS);
+                  firstUse.await(
+                      EXPORTERS_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                   return;
                 }
