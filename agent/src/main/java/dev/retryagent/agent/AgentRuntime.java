@@ -23,16 +23,25 @@ import java.util.function.Consumer;
  * its listeners (log, metrics, dead letters) and the exporters (JMX, Prometheus).
  *
  * <p>Start-up cost is kept off {@code premain}: the engine is built on the first intercepted call,
- * and the exporters and the reload watcher start a little later on a daemon thread.
+ * and the exporters and the reload watcher start on a daemon thread at that call, or 10 s after
+ * start-up when no call comes first.
  *
  * <p>A reload ({@link #apply}) takes effect for calls that start after it: a call resolves its
  * policy and mode once, when it starts, and keeps them to its end, retries included. Every thread
  * the agent starts is a daemon, so the application exits as it would without the agent.
  */
 final class AgentRuntime {
-  /** Exporters wait this long after start-up, so they never compete with the application's own. */
+  /**
+   * The exporters (JMX, Prometheus) and the reload watcher start at the first intercepted call, or
+   * this long after start-up, whichever comes first: JMX alone loads a few hundred classes, which
+   * must not compete with the application's own start-up (nor burden a short-lived tool that never
+   * makes a call).
+   */
   private static final long EXPORTERS_DELAY_MILLIS =
-      Long.getLong("retryagent.exporters.delayMillis", 1000);
+      Long.getLong("retryagent.exporters.delayMillis", 10_000);
+
+  private final java.util.concurrent.CountDownLatch firstUse =
+      new java.util.concurrent.CountDownLatch(1);
 
   private final ConfigSources sources;
   // The observe classes write whole lines, "retry-agent: " included.
@@ -105,6 +114,7 @@ final class AgentRuntime {
         if (b == null) {
           b = build(config);
           built = b;
+          firstUse.countDown();
         }
       }
     }
@@ -164,8 +174,8 @@ final class AgentRuntime {
   }
 
   /**
-   * Starts the exporters and the reload watcher on a daemon thread, after a short delay. The
-   * watcher takes its first look at the file now, so an edit made during the delay is not missed.
+   * Starts the exporters and the reload watcher on a daemon thread; see the delay above. The
+   * watcher takes its first look at the file now, so an edit made before it starts is not missed.
    *
    * @param watchedFile the configuration file to watch, or null for none
    */
@@ -177,7 +187,8 @@ final class AgentRuntime {
               @Override
               public void run() {
                 try {
-                  Thread.sleep(EXPORTERS_DELAY_MILLIS);
+                  firstUse.await(
+                      EXPORTERS_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
                 } catch (InterruptedException e) {
                   return;
                 }

@@ -10,7 +10,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The {@code -javaagent:retry-agent.jar=ARGUMENT} string: a bare path, or {@code key=value} pairs
@@ -20,9 +19,29 @@ import java.util.regex.Pattern;
  */
 final class AgentArguments {
   private static final List<String> KEYS = List.of(ARG_CONFIG, ARG_MODE, ARG_STRICT);
-  private static final Pattern KEY_LIKE = Pattern.compile("[A-Za-z][A-Za-z0-9._-]*");
 
   private AgentArguments() {}
+
+  /**
+   * {@code [A-Za-z][A-Za-z0-9._-]*}, checked by hand: this runs in {@code premain}, where compiling
+   * a regular expression costs start-up time.
+   */
+  static boolean isKeyLike(String s) {
+    if (s.isEmpty() || !isLetter(s.charAt(0))) {
+      return false;
+    }
+    for (int i = 1; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (!isLetter(c) && !(c >= '0' && c <= '9') && c != '.' && c != '_' && c != '-') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isLetter(char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z');
+  }
 
   /**
    * The argument as {@code key -> value}: a bare path becomes {@code config -> path}. Problems are
@@ -35,7 +54,7 @@ final class AgentArguments {
     }
     String a = agentArgs.trim();
     int eq = a.indexOf('=');
-    if (eq < 0 || !KEY_LIKE.matcher(a.substring(0, eq).trim()).matches()) {
+    if (eq < 0 || !isKeyLike(a.substring(0, eq).trim())) {
       out.put(ARG_CONFIG, a); // A bare path, which may hold commas.
       return out;
     }

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.retryagent.testing.FakeRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

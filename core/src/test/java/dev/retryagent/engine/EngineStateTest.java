@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeRequest;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;

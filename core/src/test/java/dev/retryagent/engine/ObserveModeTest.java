@@ -5,6 +5,7 @@ import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.Mode;
+import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.time.Duration;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.Mode;
+import dev.retryagent.testing.FakeRequest;
 import org.junit.jupiter.api.Test;
 
 class OffModeTest {

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

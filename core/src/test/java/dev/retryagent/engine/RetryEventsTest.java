@@ -5,6 +5,7 @@ import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.engine.RetryEvent.Type;
+import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -8,6 +8,7 @@ import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.SocketException;

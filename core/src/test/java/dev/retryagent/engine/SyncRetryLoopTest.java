@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeRequest;
 import java.io.InterruptedIOException;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;

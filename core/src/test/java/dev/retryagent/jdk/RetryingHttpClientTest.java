@@ -10,16 +10,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
-import dev.retryagent.engine.RetryListener;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
-import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
@@ -73,33 +72,7 @@ class RetryingHttpClientTest {
 
   private HttpClient client(
       Mode mode, UnaryOperator<RetryPolicy.Builder> retry, CircuitBreakerPolicy breaker) {
-    Policy policy =
-        new Policy(
-            "test",
-            retry.apply(RetryPolicy.builder()).build(),
-            Policy.defaults().budget(),
-            breaker,
-            Policy.defaults().rateLimit());
-    RetryEngine engine =
-        RetryEngine.builder()
-            .clock(time)
-            .sleeper(time)
-            .scheduler(time)
-            .mode(mode)
-            .policy(policy)
-            .listener(
-                new RetryListener() {
-                  @Override
-                  public void onRetry(RetryEvent e) {
-                    events.add(e);
-                  }
-
-                  @Override
-                  public void onGiveUp(RetryEvent e) {
-                    events.add(e);
-                  }
-                })
-            .build();
+    RetryEngine engine = TestEngines.engine(time, mode, retry, breaker, events);
     return RetryingHttpClient.wrap(real, engine);
   }
 

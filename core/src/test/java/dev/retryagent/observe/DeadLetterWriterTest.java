@@ -8,6 +8,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
@@ -86,7 +87,7 @@ class DeadLetterWriterTest {
     SocketException reset =
         new SocketException("Connection reset by http://h/x?token=SECRET\nAuthorization: SECRET");
 
-    rig.call(new FakeRequest("GET", "http", "h.example", 8080, "/v1/x"), reset, reset);
+    rig.call(FakeRequest.of("GET", "http", "h.example", 8080, "/v1/x"), reset, reset);
     w.close();
 
     Map<String, Object> json = MiniJson.parseObject(lines(file).get(0));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.engine.AsyncRetryLoop;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
+import dev.retryagent.testing.FakeRequest;
 import dev.retryagent.testing.FakeTime;
 import java.lang.management.ManagementFactory;
 import java.util.List;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeRequest;
 import org.junit.jupiter.api.Test;
 
 class ExitSummaryTest {

@@ -3,6 +3,7 @@ package dev.retryagent.observe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeRequest;
 import java.lang.management.ManagementFactory;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;

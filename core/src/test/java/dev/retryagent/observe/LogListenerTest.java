@@ -12,6 +12,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeRequest;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -131,7 +132,7 @@ class LogListenerTest {
     Rig rig = new Rig(Rig.policy("llm"), log(LogLevel.INFO));
 
     rig.call(
-        new FakeRequest("GET", "http", "localhost", 8080, "/v1/x"),
+        FakeRequest.of("GET", "http", "localhost", 8080, "/v1/x"),
         new SocketException("Connection reset"),
         new ConnectException("Connection refused"),
         200);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;

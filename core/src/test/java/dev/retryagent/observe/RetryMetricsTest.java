@@ -10,6 +10,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.testing.FakeRequest;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,9 +75,9 @@ class RetryMetricsTest {
     Rig rig = new Rig(Rig.policy("llm"), m);
 
     for (int i = 0; i < 2; i++) {
-      rig.call(new FakeRequest("GET", "https", "h.example", 443, "/"), 200);
-      rig.call(new FakeRequest("GET", "https", "h.example", 8443, "/"), 200);
-      rig.call(new FakeRequest("GET", "http", "h.example", 443, "/"), 200);
+      rig.call(FakeRequest.of("GET", "https", "h.example", 443, "/"), 200);
+      rig.call(FakeRequest.of("GET", "https", "h.example", 8443, "/"), 200);
+      rig.call(FakeRequest.of("GET", "http", "h.example", 443, "/"), 200);
     }
 
     assertThat(m.hosts())

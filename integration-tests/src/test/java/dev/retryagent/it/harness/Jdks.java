@@ -8,21 +8,30 @@ import java.util.List;
 public final class Jdks {
   private Jdks() {}
 
-  /** The JDK running the tests (the build's JDK 17). */
+  /**
+   * JDK 17: the JDK running the tests when that is 17 (the default build), else system property
+   * {@code retryagent.jdk17.home} (set by the build).
+   */
   public static Path jdk17() {
-    Path home = Path.of(System.getProperty("java.home"));
-    if (Runtime.version().feature() != 17) {
-      throw new IllegalStateException("tests must run on JDK 17, this is " + Runtime.version());
-    }
-    return home;
+    return find(17, "retryagent.jdk17.home", "/usr/lib/jvm/java-17-openjdk-amd64");
   }
 
-  /** Temurin 25, from system property {@code retryagent.jdk25.home} (set by the build). */
+  /**
+   * Temurin 25: the JDK running the tests when that is 25, else system property {@code
+   * retryagent.jdk25.home} (set by the build).
+   */
   public static Path jdk25() {
-    String home = System.getProperty("retryagent.jdk25.home", "/usr/lib/jvm/temurin-25-jdk-amd64");
-    Path path = Path.of(home);
+    return find(25, "retryagent.jdk25.home", "/usr/lib/jvm/temurin-25-jdk-amd64");
+  }
+
+  private static Path find(int feature, String property, String fallback) {
+    if (Runtime.version().feature() == feature) {
+      return Path.of(System.getProperty("java.home"));
+    }
+    Path path = Path.of(System.getProperty(property, fallback));
     if (!Files.isExecutable(path.resolve("bin/java"))) {
-      throw new IllegalStateException("JDK 25 not found at " + home + " (retryagent.jdk25.home)");
+      throw new IllegalStateException(
+          "JDK " + feature + " not found at " + path + " (" + property + ")");
     }
     return path;
   }

@@ -1,15 +1,16 @@
-package dev.retryagent.engine;
+package dev.retryagent.testing;
 
+import dev.retryagent.engine.RequestInfo;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.BooleanSupplier;
 
 /**
- * A request as an adapter would describe it. Header lookup is case-insensitive, as {@link
- * RequestInfo#header} requires of adapters.
+ * A request as an adapter would describe it, for tests of the engine and its listeners. Header
+ * lookup is case-insensitive, as {@link RequestInfo#header} requires of adapters.
  */
-final class FakeRequest implements RequestInfo {
+public final class FakeRequest implements RequestInfo {
   private final String method;
   private final String scheme;
   private final String host;
@@ -26,34 +27,48 @@ final class FakeRequest implements RequestInfo {
     this.path = path;
   }
 
-  static FakeRequest get() {
+  public static FakeRequest get() {
     return of("GET");
   }
 
-  static FakeRequest post() {
+  public static FakeRequest post() {
     return of("POST");
   }
 
-  static FakeRequest of(String method) {
+  public static FakeRequest of(String method) {
     return new FakeRequest(method, "http", "api.example.com", 80, "/v1/things");
   }
 
-  static FakeRequest of(String method, String host) {
+  public static FakeRequest of(String method, String host) {
     return new FakeRequest(method, "http", host, 80, "/v1/things");
   }
 
-  FakeRequest header(String name, String value) {
+  /** {@code GET https://host:443/path}. */
+  public static FakeRequest get(String host, String path) {
+    return new FakeRequest("GET", "https", host, 443, path);
+  }
+
+  /** {@code POST https://host:443/path}. */
+  public static FakeRequest post(String host, String path) {
+    return new FakeRequest("POST", "https", host, 443, path);
+  }
+
+  public static FakeRequest of(String method, String scheme, String host, int port, String path) {
+    return new FakeRequest(method, scheme, host, port, path);
+  }
+
+  public FakeRequest header(String name, String value) {
     headers.put(name, value);
     return this;
   }
 
   /** A body that can never be sent again. */
-  FakeRequest oneShotBody() {
+  public FakeRequest oneShotBody() {
     bodyReplayable = () -> false;
     return this;
   }
 
-  FakeRequest bodyReplayable(BooleanSupplier replayable) {
+  public FakeRequest bodyReplayable(BooleanSupplier replayable) {
     bodyReplayable = replayable;
     return this;
   }
