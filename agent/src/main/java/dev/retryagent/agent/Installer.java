@@ -33,7 +33,11 @@ public final class Installer implements AgentInstaller {
   @Override
   public String install(String agentArgs, Instrumentation inst, boolean atStartup) {
     String line = installAgent(agentArgs, inst, System.getProperties(), System.getenv(), atStartup);
-    System.setProperty(STATUS_PROPERTY, line);
+    try {
+      System.setProperty(STATUS_PROPERTY, line);
+    } catch (SecurityException e) {
+      // only attach's read-back is lost; the start-up line is printed anyway
+    }
     return line;
   }
 
