@@ -42,8 +42,18 @@ public final class RetryEngine {
   private final RetryListener listener;
   private final boolean listening;
 
-  private volatile Mode mode;
-  private volatile PolicyResolver policies;
+  /** Mode and policies, swapped together so no call sees a new one with an old other. */
+  private volatile Settings settings;
+
+  private static final class Settings {
+    final Mode mode;
+    final PolicyResolver policies;
+
+    Settings(Mode mode, PolicyResolver policies) {
+      this.mode = Objects.requireNonNull(mode, "mode");
+      this.policies = Objects.requireNonNull(policies, "policies");
+    }
+  }
 
   private final BoundedRegistry<Key, CircuitBreaker> breakers =
       new BoundedRegistry<>(CircuitBreaker::isIdle);
@@ -58,8 +68,7 @@ public final class RetryEngine {
     this.scheduler = b.scheduler;
     this.listener = new CompositeListener(List.copyOf(b.listeners));
     this.listening = !b.listeners.isEmpty();
-    this.mode = b.mode;
-    this.policies = b.policies;
+    this.settings = new Settings(b.mode, b.policies);
     this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
   }
 
@@ -73,22 +82,21 @@ public final class RetryEngine {
    * @param request a view of the request; asked for its target and headers during the call
    */
   public RetryCall newCall(RequestInfo request) {
-    Mode m = mode;
+    Settings s = settings;
     Policy policy =
-        m == Mode.OFF
+        s.mode == Mode.OFF
             ? Policy.defaults()
-            : policies.resolve(request.method(), request.host(), request.port(), request.path());
-    return new RetryCall(this, request, policy, m);
+            : s.policies.resolve(request.method(), request.host(), request.port(), request.path());
+    return new RetryCall(this, request, policy, s.mode);
   }
 
   /** Applies a new configuration to calls that start from now on. */
   public void reconfigure(Mode mode, PolicyResolver policies) {
-    this.policies = Objects.requireNonNull(policies, "policies");
-    this.mode = Objects.requireNonNull(mode, "mode");
+    this.settings = new Settings(mode, policies);
   }
 
   public Mode mode() {
-    return mode;
+    return settings.mode;
   }
 
   public Clock clock() {
