@@ -1,0 +1,84 @@
+package dev.retryagent.agent;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.security.ProtectionDomain;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Applies {@link OkHttpHook} to OkHttp's builder and call classes when a class loader defines (or
+ * retransforms) them, in every class loader except those of other agents ({@link ForeignLoaders}).
+ *
+ * <p>Every class the JVM loads passes through here: the common path is a prefix test on the name. A
+ * failure to instrument is reported on stderr once per class name and the class stays unchanged:
+ * that OkHttp runs without retries (or, for the call class, with the waits inside the interceptor),
+ * never broken.
+ */
+final class OkHttpTransformer implements ClassFileTransformer {
+  private final AtomicInteger hooked = new AtomicInteger();
+  private final AtomicInteger skipped = new AtomicInteger();
+  private volatile String failedBuilder;
+  private volatile String failedCall;
+
+  @Override
+  public byte[] transform(
+      Module module,
+      ClassLoader loader,
+      String className,
+      Class<?> classBeingRedefined,
+      ProtectionDomain protectionDomain,
+      byte[] classfileBuffer) {
+    if (!OkHttpHook.isTarget(className)) {
+      return null;
+    }
+    if (ForeignLoaders.isAgentLoader(loader)) {
+      skipped.incrementAndGet();
+      return null;
+    }
+    try {
+      byte[] instrumented = OkHttpHook.instrument(className, classfileBuffer);
+      hooked.incrementAndGet();
+      return instrumented;
+    } catch (Throwable t) {
+      boolean builder = className.equals(OkHttpHook.BUILDER);
+      if (builder ? failedBuilder == null : failedCall == null) {
+        if (builder) {
+          failedBuilder = t.toString();
+        } else {
+          failedCall = t.toString();
+        }
+        AgentLog.error(
+            "okhttp NOT hooked in "
+                + loader
+                + (builder
+                    ? ", its clients run without retries"
+                    : ", its enqueued calls wait for retries on a dispatcher thread")
+                + ": could not instrument "
+                + className.replace('/', '.')
+                + " ("
+                + t
+                + ")");
+      }
+      return null;
+    }
+  }
+
+  /** Classes instrumented so far. */
+  int hooked() {
+    return hooked.get();
+  }
+
+  /** Target classes left alone because another agent's loader defined them. */
+  int skipped() {
+    return skipped.get();
+  }
+
+  /** Why the builder could not be instrumented, or null. */
+  String builderFailure() {
+    return failedBuilder;
+  }
+
+  /** Why a call class could not be instrumented, or null. */
+  String callFailure() {
+    return failedCall;
+  }
+}
