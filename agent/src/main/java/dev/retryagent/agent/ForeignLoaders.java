@@ -10,9 +10,13 @@ package dev.retryagent.agent;
  * theirs) is such a loader. Only the hooked OkHttp classes are ever checked, never the rest.
  */
 final class ForeignLoaders {
-  /** Package prefixes of other agents' class loaders (and of ours). */
+  /** Our own loaders: the hidden classes' and the per-OkHttp ones. */
+  private static final String[] OWN_LOADERS = {
+    "dev.retryagent.bootstrap.AgentClassLoader", "dev.retryagent.agent.OkHttpClassLoader",
+  };
+
+  /** Package prefixes of other agents' class loaders. */
   private static final String[] AGENT_PACKAGES = {
-    "dev.retryagent.",
     "io.opentelemetry.javaagent.",
     "io.opentelemetry.contrib.",
     "datadog.",
@@ -51,6 +55,11 @@ final class ForeignLoaders {
   }
 
   static boolean isAgentLoaderClass(String className) {
+    for (String own : OWN_LOADERS) {
+      if (className.equals(own)) {
+        return true;
+      }
+    }
     for (String prefix : AGENT_PACKAGES) {
       if (className.startsWith(prefix)) {
         return true;
