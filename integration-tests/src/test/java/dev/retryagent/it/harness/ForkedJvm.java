@@ -93,6 +93,7 @@ public final class ForkedJvm {
     private final List<String> jvmArgs = new ArrayList<>();
     private final List<Path> classpath = new ArrayList<>();
     private Class<?> mainClass;
+    private Path jar;
     private final List<String> args = new ArrayList<>();
     private Duration timeout = DEFAULT_TIMEOUT;
 
@@ -129,6 +130,12 @@ public final class ForkedJvm {
       return this;
     }
 
+    /** Runs {@code java -jar jar} (an executable jar) instead of a main class. */
+    public Builder jar(Path executableJar) {
+      this.jar = executableJar;
+      return this;
+    }
+
     public Builder args(String... values) {
       args.addAll(List.of(values));
       return this;
@@ -141,8 +148,8 @@ public final class ForkedJvm {
 
     /** The command line this builder would run. */
     public List<String> command() {
-      if (mainClass == null) {
-        throw new IllegalStateException("mainClass is required");
+      if (mainClass == null && jar == null) {
+        throw new IllegalStateException("mainClass or jar is required");
       }
       List<String> command = new ArrayList<>();
       command.add(javaHome.resolve("bin/java").toString());
@@ -150,6 +157,12 @@ public final class ForkedJvm {
         command.add("-javaagent:" + agentJar() + (agentArgs == null ? "" : "=" + agentArgs));
       }
       command.addAll(jvmArgs);
+      if (jar != null) {
+        command.add("-jar");
+        command.add(jar.toString());
+        command.addAll(args);
+        return command;
+      }
       List<String> cp = new ArrayList<>();
       cp.add(locationOf(mainClass).toString());
       classpath.forEach(p -> cp.add(p.toString()));
