@@ -28,24 +28,15 @@ import net.bytebuddy.jar.asm.Opcodes;
  * methods are rewritten; every other method is copied byte for byte.
  */
 final class OkHttpHook {
-  static final String BUILDER = "okhttp3/OkHttpClient$Builder";
-  static final String CALL_3 = "okhttp3/RealCall";
-  static final String CALL_4 = "okhttp3/internal/connection/RealCall";
+  static final String BUILDER = OkHttpTargets.BUILDER;
+  static final String CALL_3 = OkHttpTargets.CALL_3;
+  static final String CALL_4 = OkHttpTargets.CALL_4;
 
   private static final String BRIDGE = "dev/retryagent/bootstrap/OkHttpBridge";
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";
   private static final String CLIENT_DESC = "Lokhttp3/OkHttpClient;";
 
   private OkHttpHook() {}
-
-  /** True for the internal names of the classes {@link #instrument} rewrites. */
-  static boolean isTarget(String internalName) {
-    return internalName != null
-        && internalName.startsWith("okhttp3/")
-        && (internalName.equals(BUILDER)
-            || internalName.equals(CALL_3)
-            || internalName.equals(CALL_4));
-  }
 
   /**
    * Returns {@code classfile} with the hooks of its class added.

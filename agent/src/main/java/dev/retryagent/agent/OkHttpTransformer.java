@@ -1,5 +1,6 @@
 package dev.retryagent.agent;
 
+import dev.retryagent.bootstrap.OkHttpBridge;
 import java.lang.instrument.ClassFileTransformer;
 import java.security.ProtectionDomain;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,8 +15,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * never broken.
  */
 final class OkHttpTransformer implements ClassFileTransformer {
+  private static final String BRIDGE = "dev.retryagent.bootstrap.OkHttpBridge";
+
   private final AtomicInteger hooked = new AtomicInteger();
   private final AtomicInteger skipped = new AtomicInteger();
+  private final AtomicInteger unlinkable = new AtomicInteger();
   private volatile String failedBuilder;
   private volatile String failedCall;
 
@@ -27,11 +31,23 @@ final class OkHttpTransformer implements ClassFileTransformer {
       Class<?> classBeingRedefined,
       ProtectionDomain protectionDomain,
       byte[] classfileBuffer) {
-    if (!OkHttpHook.isTarget(className)) {
+    if (!OkHttpTargets.isTarget(className)) {
       return null;
     }
     if (ForeignLoaders.isAgentLoader(loader)) {
       skipped.incrementAndGet();
+      return null;
+    }
+    if (!seesBridge(loader)) {
+      // A loader that does not delegate to the bootstrap path (OSGi, JBoss Modules): the injected
+      // calls could not link, and the builder's would break the application's constructor.
+      if (unlinkable.getAndIncrement() == 0) {
+        AgentLog.error(
+            "okhttp NOT hooked in "
+                + loader
+                + ", which cannot see the agent's bootstrap classes: its clients run without"
+                + " retries");
+      }
       return null;
     }
     try {
@@ -39,7 +55,7 @@ final class OkHttpTransformer implements ClassFileTransformer {
       hooked.incrementAndGet();
       return instrumented;
     } catch (Throwable t) {
-      boolean builder = className.equals(OkHttpHook.BUILDER);
+      boolean builder = className.equals(OkHttpTargets.BUILDER);
       if (builder ? failedBuilder == null : failedCall == null) {
         if (builder) {
           failedBuilder = t.toString();
@@ -59,6 +75,17 @@ final class OkHttpTransformer implements ClassFileTransformer {
                 + ")");
       }
       return null;
+    }
+  }
+
+  private static boolean seesBridge(ClassLoader loader) {
+    if (loader == null) {
+      return true;
+    }
+    try {
+      return Class.forName(BRIDGE, false, loader) == OkHttpBridge.class;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
     }
   }
 

@@ -268,13 +268,13 @@ class OkHttpHookTest {
 
   @Test
   void onlyTheThreeTargetNamesMatch() {
-    assertThat(OkHttpHook.isTarget("okhttp3/OkHttpClient$Builder")).isTrue();
-    assertThat(OkHttpHook.isTarget("okhttp3/RealCall")).isTrue();
-    assertThat(OkHttpHook.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
-    assertThat(OkHttpHook.isTarget("okhttp3/OkHttpClient")).isFalse();
-    assertThat(OkHttpHook.isTarget("okhttp3/RealCall$AsyncCall")).isFalse();
-    assertThat(OkHttpHook.isTarget("shaded/okhttp3/RealCall")).isFalse();
-    assertThat(OkHttpHook.isTarget(null)).isFalse();
+    assertThat(OkHttpTargets.isTarget("okhttp3/OkHttpClient$Builder")).isTrue();
+    assertThat(OkHttpTargets.isTarget("okhttp3/RealCall")).isTrue();
+    assertThat(OkHttpTargets.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
+    assertThat(OkHttpTargets.isTarget("okhttp3/OkHttpClient")).isFalse();
+    assertThat(OkHttpTargets.isTarget("okhttp3/RealCall$AsyncCall")).isFalse();
+    assertThat(OkHttpTargets.isTarget("shaded/okhttp3/RealCall")).isFalse();
+    assertThat(OkHttpTargets.isTarget(null)).isFalse();
   }
 
   private static byte[] classBytes(Class<?> c) {
