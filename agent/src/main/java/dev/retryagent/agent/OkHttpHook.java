@@ -28,9 +28,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * methods are rewritten; every other method is copied byte for byte.
  */
 final class OkHttpHook {
-  static final String BUILDER = OkHttpTargets.BUILDER;
-  static final String CALL_3 = OkHttpTargets.CALL_3;
-  static final String CALL_4 = OkHttpTargets.CALL_4;
+  static final String BUILDER = OkHttpTransformer.BUILDER;
+  static final String CALL_3 = OkHttpTransformer.CALL_3;
+  static final String CALL_4 = OkHttpTransformer.CALL_4;
 
   private static final String BRIDGE = "dev/retryagent/bootstrap/OkHttpBridge";
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";

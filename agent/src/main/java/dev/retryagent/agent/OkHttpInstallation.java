@@ -45,7 +45,7 @@ final class OkHttpInstallation {
     for (Class<?> c : inst.getAllLoadedClasses()) {
       String name = c.getName();
       if (name.startsWith("okhttp3.")
-          && OkHttpTargets.isTarget(name.replace('.', '/'))
+          && OkHttpTransformer.isTarget(name.replace('.', '/'))
           && !ForeignLoaders.isAgentLoader(c.getClassLoader())) {
         targets.add(c);
       }

@@ -15,6 +15,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * never broken.
  */
 final class OkHttpTransformer implements ClassFileTransformer {
+  static final String BUILDER = "okhttp3/OkHttpClient$Builder";
+  static final String CALL_3 = "okhttp3/RealCall";
+  static final String CALL_4 = "okhttp3/internal/connection/RealCall";
   private static final String BRIDGE = "dev.retryagent.bootstrap.OkHttpBridge";
 
   private final AtomicInteger hooked = new AtomicInteger();
@@ -31,7 +34,7 @@ final class OkHttpTransformer implements ClassFileTransformer {
       Class<?> classBeingRedefined,
       ProtectionDomain protectionDomain,
       byte[] classfileBuffer) {
-    if (!OkHttpTargets.isTarget(className)) {
+    if (!isTarget(className)) {
       return null;
     }
     if (ForeignLoaders.isAgentLoader(loader)) {
@@ -55,7 +58,7 @@ final class OkHttpTransformer implements ClassFileTransformer {
       hooked.incrementAndGet();
       return instrumented;
     } catch (Throwable t) {
-      boolean builder = className.equals(OkHttpTargets.BUILDER);
+      boolean builder = className.equals(BUILDER);
       if (builder ? failedBuilder == null : failedCall == null) {
         if (builder) {
           failedBuilder = t.toString();
@@ -76,6 +79,20 @@ final class OkHttpTransformer implements ClassFileTransformer {
       }
       return null;
     }
+  }
+
+  /**
+   * True for the internal names of the classes {@link OkHttpHook} rewrites. Here, and touching no
+   * other class, because it runs for every class the JVM defines, the agent's own included: a class
+   * it needed would be defined from inside its own transformation (a duplicate definition). The ASM
+   * classes load only when the first OkHttp target does.
+   */
+  static boolean isTarget(String internalName) {
+    return internalName != null
+        && internalName.startsWith("okhttp3/")
+        && (internalName.equals(BUILDER)
+            || internalName.equals(CALL_3)
+            || internalName.equals(CALL_4));
   }
 
   private static boolean seesBridge(ClassLoader loader) {

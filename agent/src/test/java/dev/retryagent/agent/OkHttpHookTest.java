@@ -268,13 +268,13 @@ class OkHttpHookTest {
 
   @Test
   void onlyTheThreeTargetNamesMatch() {
-    assertThat(OkHttpTargets.isTarget("okhttp3/OkHttpClient$Builder")).isTrue();
-    assertThat(OkHttpTargets.isTarget("okhttp3/RealCall")).isTrue();
-    assertThat(OkHttpTargets.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
-    assertThat(OkHttpTargets.isTarget("okhttp3/OkHttpClient")).isFalse();
-    assertThat(OkHttpTargets.isTarget("okhttp3/RealCall$AsyncCall")).isFalse();
-    assertThat(OkHttpTargets.isTarget("shaded/okhttp3/RealCall")).isFalse();
-    assertThat(OkHttpTargets.isTarget(null)).isFalse();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient$Builder")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient")).isFalse();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall$AsyncCall")).isFalse();
+    assertThat(OkHttpTransformer.isTarget("shaded/okhttp3/RealCall")).isFalse();
+    assertThat(OkHttpTransformer.isTarget(null)).isFalse();
   }
 
   private static byte[] classBytes(Class<?> c) {

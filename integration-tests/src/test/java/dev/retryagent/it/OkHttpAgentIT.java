@@ -5,6 +5,7 @@ import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.OkAgentChecksApp;
+import dev.retryagent.it.apps.OkLateAttachApp;
 import dev.retryagent.it.apps.OkScenarioApp;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
@@ -156,6 +157,42 @@ class OkHttpAgentIT {
       assertThat(r.value("unload.collected")).as(all).isEqualTo("true");
 
       assertThat(r.stderr()).as(all).doesNotContain("internal error").doesNotContain("NOT hooked");
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("jdksAndVersions")
+  void aLateAttachRetransformsLoadedOkHttpAndClientsBuiltAfterItGetRetries(
+      Path jdk, OkHttpVersions version) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(status(503), ok("after"), status(503), ok("async"), status(503));
+
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs("-Djdk.attach.allowAttachSelf=true")
+              .classpath(version.jars())
+              .mainClass(OkLateAttachApp.class)
+              .args(ForkedJvm.agentJar().toString(), server.uri("").toString())
+              .run();
+
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      assertThat(r.stderrLines("retry-agent " + ForkedJvm.agentVersion()))
+          .as(r.describe())
+          .singleElement()
+          .asString()
+          .contains("okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+      // A client built before the attach keeps what it had; a builder made after it gets ours.
+      assertThat(r.value("before.interceptors")).isEmpty();
+      assertThat(r.value("after.interceptors"))
+          .isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+      assertThat(r.value("fromBefore.interceptors"))
+          .isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+      assertThat(r.value("after.execute")).isEqualTo("200:after");
+      assertThat(r.value("after.enqueue")).isEqualTo("200:async");
+      assertThat(r.value("before.execute")).isEqualTo("503:");
+      assertThat(r.value("enqueuesTaken")).isEqualTo("1");
+      assertThat(server.requestCount()).isEqualTo(5);
     }
   }
 

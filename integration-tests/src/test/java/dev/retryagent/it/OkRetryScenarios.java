@@ -172,6 +172,17 @@ abstract class OkRetryScenarios {
             }));
     list.add(
         new Scenario(
+            // OkHttp itself repeats a 503 with Retry-After: 0 once, inside each of our attempts
+            // (docs/okhttp.md): the bound is 2 x maxAttempts, never more.
+            "a 503 with Retry-After: 0 gets two requests per attempt, OkHttp's own repeat included",
+            s -> s.setDefaultReply(status(503).withHeader("Retry-After", "0")),
+            List.of(call("a", "GET", "/max/now", "", "")),
+            (o, s) -> {
+              assertThat(o.status("a")).isEqualTo(503);
+              assertThat(s.requestCount()).isEqualTo(8);
+            }));
+    list.add(
+        new Scenario(
             "the breaker opens and then fails fast without a request",
             s -> s.setDefaultReply(status(503)),
             List.of(
