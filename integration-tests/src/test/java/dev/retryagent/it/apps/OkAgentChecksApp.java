@@ -38,8 +38,8 @@ import retrofit2.http.GET;
  *   <li>{@code foreign|URL|JARS}: OkHttp in a class loader named like the OpenTelemetry agent's.
  *   <li>{@code other|URL|JARS}: another OkHttp version in a child-first loader, next to the
  *       application's own.
- *   <li>{@code unload|URL|JARS}: OkHttp in a loader that the application then drops: is it
- *       collected?
+ *   <li>{@code unload|URL|JARS|enqueue-or-not}: OkHttp in a loader that the application uses (with
+ *       {@code enqueue}: also an enqueued call that fails) and then drops: is it collected?
  * </ul>
  */
 public final class OkAgentChecksApp {
@@ -74,7 +74,7 @@ public final class OkAgentChecksApp {
               a[1]);
           break;
         case "unload":
-          unload(a[1], a[2]);
+          unload(a[1], a[2], a[3].equals("enqueue"));
           break;
         default:
           throw new IllegalArgumentException(a[0]);
@@ -262,21 +262,32 @@ public final class OkAgentChecksApp {
     }
   }
 
-  private static void unload(String url, String jars) throws Exception {
-    WeakReference<ClassLoader> ref = useAndDrop(url, jars);
+  private static void unload(String url, String jars, boolean enqueue) throws Exception {
+    WeakReference<ClassLoader> ref = useAndDrop(url, jars, enqueue);
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
     while (ref.get() != null && System.nanoTime() < until) {
       System.gc();
       new CountDownLatch(1).await(100, TimeUnit.MILLISECONDS);
     }
     System.out.println("unload.collected=" + (ref.get() == null));
+    if (ref.get() != null) {
+      List<String> threads = new ArrayList<>();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        threads.add(t.getName());
+      }
+      System.out.println("unload.threads=" + threads);
+    }
   }
 
-  private static WeakReference<ClassLoader> useAndDrop(String url, String jars) throws Exception {
+  private static WeakReference<ClassLoader> useAndDrop(String url, String jars, boolean enqueue)
+      throws Exception {
     URLClassLoader loader = new URLClassLoader(urls(jars), ClassLoader.getPlatformClassLoader());
     Class<?> driver = Class.forName(OkDriver.class.getName(), true, loader);
-    System.out.println(
-        "unload.interceptors=" + driver.getMethod("touch", String.class).invoke(null, url));
+    String[] touched =
+        ((String) driver.getMethod("touch", String.class, boolean.class).invoke(null, url, enqueue))
+            .split(";");
+    System.out.println("unload.interceptors=" + touched[0]);
+    System.out.println("unload.enqueued=" + touched[1]);
     loader.close();
     return new WeakReference<>(loader);
   }
