@@ -203,6 +203,30 @@ class OkHttpAgentIT {
     }
   }
 
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void okHttp5AsANamedModuleOnTheModulePathGetsRetries(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(status(503), ok("sync"), status(503), ok("async"));
+
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .jvmArgs("--module-path", jars(OkHttpVersions.V5), "--add-modules", "okhttp3")
+              .mainClass(OkScenarioApp.class)
+              .args(
+                  "a|execute|GET|" + server.uri("/a") + "||",
+                  "b|enqueue|GET|" + server.uri("/b") + "||")
+              .run();
+
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      assertThat(r.value("okhttp.module")).as(r.describe()).isEqualTo("okhttp3");
+      assertThat(r.value("a.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("b.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("interceptors")).isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+      assertThat(server.requestCount()).isEqualTo(4);
+    }
+  }
+
   @ParameterizedTest(name = "{0}, {1}")
   @MethodSource("jdksAndVersions")
   void clientsOkhttpFalseLeavesOkHttpAlone(Path jdk, OkHttpVersions version) throws Exception {

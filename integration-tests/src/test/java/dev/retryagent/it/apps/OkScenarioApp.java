@@ -25,9 +25,9 @@ import okio.BufferedSink;
  * Name=value;Name2=value2} (may be empty), body may be empty; a body {@code oneshot:TEXT} is a
  * one-shot body. For each call it prints {@code NAME.status=} and {@code NAME.body=}, or {@code
  * NAME.error=} (exception class) and {@code NAME.message=}, then {@code NAME.millis=}. At the end:
- * {@code okhttp.version=}, {@code interceptors=} (class names of the client's application
- * interceptors), {@code pool.connections=} and {@code pool.idle=} (all idle: no response left
- * open).
+ * {@code okhttp.version=}, {@code okhttp.module=} (null on the class path), {@code interceptors=}
+ * (class names of the client's application interceptors), {@code pool.connections=} and {@code
+ * pool.idle=} (all idle: no response left open).
  */
 public final class OkScenarioApp {
   private static final MediaType TEXT = MediaType.parse("text/plain; charset=utf-8");
@@ -57,6 +57,7 @@ public final class OkScenarioApp {
       call(client, wired, args[i].split("\\|", -1));
     }
     System.out.println("okhttp.version=" + OkVersions.version());
+    System.out.println("okhttp.module=" + OkHttpClient.class.getModule().getName());
     System.out.println("interceptors=" + OkVersions.interceptorNames(client));
     System.out.println("pool.connections=" + client.connectionPool().connectionCount());
     System.out.println("pool.idle=" + client.connectionPool().idleConnectionCount());
