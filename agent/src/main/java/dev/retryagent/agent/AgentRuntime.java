@@ -102,6 +102,11 @@ final class AgentRuntime {
     return built().engine;
   }
 
+  /** True while {@code agent.clients.okhttp} is on; a reload may switch it off (and back on). */
+  boolean okhttpEnabled() {
+    return config.clients().okhttp();
+  }
+
   RetryMetrics metrics() {
     return built().metrics;
   }

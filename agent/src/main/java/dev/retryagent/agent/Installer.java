@@ -80,7 +80,11 @@ public final class Installer implements AgentInstaller {
         config.clients().jdkHttp()
             ? JdkHttpInstallation.install(inst, runtime)
             : "jdk-http off (agent.clients.jdk-http: false)");
-    line.append("; okhttp not supported yet");
+    line.append("; ")
+        .append(
+            config.clients().okhttp()
+                ? OkHttpInstallation.install(inst, runtime)
+                : "okhttp off (agent.clients.okhttp: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();
     runtime.startBackground(reloadable ? sources.configFile() : null);

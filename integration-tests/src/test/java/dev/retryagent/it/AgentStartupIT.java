@@ -27,8 +27,9 @@ class AgentStartupIT {
           .containsExactly(
               "retry-agent "
                   + ForkedJvm.agentVersion()
-                  + ": jdk-http hooked (send, sendAsync); okhttp not supported"
-                  + " yet; config=built-in defaults, mode=enforce");
+                  + ": jdk-http hooked (send, sendAsync); okhttp waiting for first use"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
+                  + " mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
       assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
           .allMatch(l -> l.contains("Sharing is only supported for boot loader classes"));
@@ -114,8 +115,9 @@ class AgentStartupIT {
           .containsExactly(
               "retry-agent "
                   + ForkedJvm.agentVersion()
-                  + ": jdk-http hooked (send, sendAsync); okhttp not supported"
-                  + " yet; config=built-in defaults, mode=enforce",
+                  + ": jdk-http hooked (send, sendAsync); okhttp waiting for first use"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
+                  + " mode=enforce",
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": already installed, ignoring another start");

@@ -67,7 +67,7 @@ public final class ForkedJvm {
 
   /** Runs {@code java -jar retry-agent.jar args} on {@code javaHome}: the agent's command line. */
   public static Result cli(Path javaHome, String... args) {
-    return builder(javaHome).executableJar(agentJar()).args(args).run();
+    return builder(javaHome).withoutAgent().jar(agentJar()).args(args).run();
   }
 
   /** Runs {@code mainClass args} on {@code javaHome} with the agent and {@code agentArgs}. */
@@ -123,7 +123,7 @@ public final class ForkedJvm {
     private final List<String> jvmArgs = new ArrayList<>();
     private final List<Path> classpath = new ArrayList<>();
     private Class<?> mainClass;
-    private Path executableJar;
+    private Path jar;
     private final List<String> args = new ArrayList<>();
     private Duration timeout = DEFAULT_TIMEOUT;
 
@@ -160,10 +160,9 @@ public final class ForkedJvm {
       return this;
     }
 
-    /** Runs {@code java -jar JAR} (without the agent) instead of a main class. */
-    public Builder executableJar(Path jar) {
-      this.executableJar = jar;
-      this.withAgent = false;
+    /** Runs {@code java -jar jar} (an executable jar) instead of a main class. */
+    public Builder jar(Path executableJar) {
+      this.jar = executableJar;
       return this;
     }
 
@@ -179,22 +178,21 @@ public final class ForkedJvm {
 
     /** The command line this builder would run. */
     public List<String> command() {
+      if (mainClass == null && jar == null) {
+        throw new IllegalStateException("mainClass or jar is required");
+      }
       List<String> command = new ArrayList<>();
       command.add(javaHome.resolve("bin/java").toString());
-      if (executableJar != null) {
-        command.addAll(jvmArgs);
-        command.add("-jar");
-        command.add(executableJar.toString());
-        command.addAll(args);
-        return command;
-      }
-      if (mainClass == null) {
-        throw new IllegalStateException("mainClass is required");
-      }
       if (withAgent) {
         command.add("-javaagent:" + agentJar() + (agentArgs == null ? "" : "=" + agentArgs));
       }
       command.addAll(jvmArgs);
+      if (jar != null) {
+        command.add("-jar");
+        command.add(jar.toString());
+        command.addAll(args);
+        return command;
+      }
       List<String> cp = new ArrayList<>();
       cp.add(locationOf(mainClass).toString());
       classpath.forEach(p -> cp.add(p.toString()));

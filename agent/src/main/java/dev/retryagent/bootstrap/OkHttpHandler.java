@@ -1,0 +1,29 @@
+package dev.retryagent.bootstrap;
+
+/**
+ * What the agent does at the OkHttp hooks; implemented in the agent's class loader (which sees no
+ * OkHttp), hence the {@code Object} signatures. Every OkHttp object passed here belongs to the
+ * OkHttp copy of the class loader that defined the hooked class.
+ */
+public interface OkHttpHandler {
+  /**
+   * At the end of each {@code okhttp3.OkHttpClient$Builder} constructor: makes the builder's
+   * application interceptors hold the agent's interceptor exactly once, first.
+   */
+  void builderCreated(Object builder);
+
+  /**
+   * At the start of the OkHttp call's {@code enqueue(Callback)}.
+   *
+   * @param call the {@code RealCall}
+   * @param client its {@code OkHttpClient}
+   * @param callback the caller's callback
+   * @return {@code null} to run the original method; otherwise the call was taken over and the
+   *     value goes to {@link OkHttpBridge#deliver} ({@link OkHttpBridge#TAKEN}, or a throwable for
+   *     the caller)
+   */
+  Object enqueue(Object call, Object client, Object callback);
+
+  /** At the start of the OkHttp call's {@code cancel()}; the original method runs afterwards. */
+  void cancel(Object call);
+}

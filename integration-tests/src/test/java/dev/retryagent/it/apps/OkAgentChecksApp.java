@@ -1,0 +1,294 @@
+package dev.retryagent.it.apps;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.ref.WeakReference;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.Dispatcher;
+import okhttp3.Interceptor;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+import retrofit2.Retrofit;
+import retrofit2.http.GET;
+
+/**
+ * An application with no retry code that uses OkHttp in the ways the agent must cope with, one
+ * check per argument {@code CHECK|ARG...}, printing {@code CHECK.key=value} lines:
+ *
+ * <ul>
+ *   <li>{@code builders}: every way to build a client; how many interceptors of each class each
+ *       holds.
+ *   <li>{@code wait|URL}: with one request per host allowed, a call waits between attempts (the
+ *       server answers its first request 503 with Retry-After: 2) while a second call to the same
+ *       host runs; prints the dispatcher's counts during the wait and which call finished first.
+ *   <li>{@code cancel|URL}: a call cancelled while it waits between attempts; its callbacks.
+ *   <li>{@code retrofit|URL}: a Retrofit interface, called with {@code execute()} and {@code
+ *       enqueue()}.
+ *   <li>{@code foreign|URL|JARS}: OkHttp in a class loader named like the OpenTelemetry agent's.
+ *   <li>{@code other|URL|JARS}: another OkHttp version in a child-first loader, next to the
+ *       application's own.
+ *   <li>{@code unload|URL|JARS|enqueue-or-not}: OkHttp in a loader that the application uses (with
+ *       {@code enqueue}: also an enqueued call that fails) and then drops: is it collected?
+ * </ul>
+ */
+public final class OkAgentChecksApp {
+  private OkAgentChecksApp() {}
+
+  public static void main(String[] args) throws Exception {
+    for (String arg : args) {
+      String[] a = arg.split("\\|", -1);
+      switch (a[0]) {
+        case "builders":
+          builders();
+          break;
+        case "wait":
+          waitWithoutASlot(a[1]);
+          break;
+        case "cancel":
+          cancelDuringWait(a[1]);
+          break;
+        case "retrofit":
+          retrofit(a[1]);
+          break;
+        case "foreign":
+          inLoader(
+              "foreign",
+              new io.opentelemetry.javaagent.bootstrap.AgentClassLoader(urls(a[2])),
+              a[1]);
+          break;
+        case "other":
+          inLoader(
+              "other",
+              new ChildFirstLoader(urls(a[2]), OkAgentChecksApp.class.getClassLoader()),
+              a[1]);
+          break;
+        case "unload":
+          unload(a[1], a[2], a[3].equals("enqueue"));
+          break;
+        default:
+          throw new IllegalArgumentException(a[0]);
+      }
+    }
+    System.out.println("okhttp.version=" + OkVersions.version());
+    // OkHttp's dispatcher threads (Retrofit's client) would keep the JVM up for a minute
+    System.exit(0);
+  }
+
+  private static String count(OkHttpClient client) {
+    List<String> names = new ArrayList<>();
+    for (Interceptor i : client.interceptors()) {
+      names.add(i.getClass().getSimpleName());
+    }
+    return String.join(",", names);
+  }
+
+  /** The application's own interceptor. */
+  private static final class Mine implements Interceptor {
+    @Override
+    public Response intercept(Chain chain) throws IOException {
+      return chain.proceed(chain.request());
+    }
+  }
+
+  private static void builders() {
+    Interceptor mine = new Mine();
+    OkHttpClient plain = new OkHttpClient();
+    System.out.println("builders.new=" + count(plain));
+    OkHttpClient built = new OkHttpClient.Builder().addInterceptor(mine).build();
+    System.out.println("builders.builder=" + count(built));
+    System.out.println("builders.newBuilder=" + count(built.newBuilder().build()));
+    System.out.println(
+        "builders.newBuilderTwice=" + count(built.newBuilder().build().newBuilder().build()));
+    OkHttpClient.Builder reused = plain.newBuilder().addInterceptor(mine);
+    reused.build();
+    reused.build();
+    System.out.println("builders.reused=" + count(reused.build()));
+    System.out.println(
+        "builders.sameInstance=" + (plain.interceptors().get(0) == built.interceptors().get(0)));
+  }
+
+  private static Request get(String url) {
+    return new Request.Builder().url(url).build();
+  }
+
+  /** Completes with the response or failure of an enqueued call; counts its callbacks. */
+  private static final class Result implements Callback {
+    final CompletableFuture<String> done = new CompletableFuture<>();
+    final AtomicInteger failures = new AtomicInteger();
+    final AtomicInteger responses = new AtomicInteger();
+    volatile String failure;
+
+    @Override
+    public void onFailure(Call call, IOException e) {
+      failures.incrementAndGet();
+      failure = e.getMessage();
+      done.complete("failed:" + e.getMessage());
+    }
+
+    @Override
+    public void onResponse(Call call, Response response) {
+      responses.incrementAndGet();
+      try (Response r = response) {
+        done.complete(r.code() + ":" + r.body().string());
+      } catch (IOException e) {
+        done.complete("body failed:" + e);
+      }
+    }
+  }
+
+  /** Polls until the call neither runs nor waits for a slot, yet has not completed: it waits. */
+  private static void awaitRetryWait(Dispatcher dispatcher, Result result) throws Exception {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < until) {
+      if (dispatcher.runningCallsCount() == 0
+          && dispatcher.queuedCallsCount() == 0
+          && !result.done.isDone()) {
+        return;
+      }
+      Thread.sleep(5);
+    }
+    throw new IllegalStateException("the call never waited between attempts: " + result.done);
+  }
+
+  private static void waitWithoutASlot(String url) throws Exception {
+    Dispatcher dispatcher = new Dispatcher();
+    dispatcher.setMaxRequestsPerHost(1);
+    OkHttpClient client = new OkHttpClient.Builder().dispatcher(dispatcher).build();
+    Result first = new Result();
+    client.newCall(get(url + "/first")).enqueue(first);
+    awaitRetryWait(dispatcher, first);
+    System.out.println("wait.running=" + dispatcher.runningCallsCount());
+    System.out.println("wait.queued=" + dispatcher.queuedCallsCount());
+    Result second = new Result();
+    client.newCall(get(url + "/second")).enqueue(second);
+    String secondOutcome = second.done.get(10, TimeUnit.SECONDS);
+    System.out.println("wait.secondDoneWhileFirstWaits=" + !first.done.isDone());
+    System.out.println("wait.second=" + secondOutcome);
+    System.out.println("wait.first=" + first.done.get(10, TimeUnit.SECONDS));
+    dispatcher.executorService().shutdown();
+  }
+
+  private static void cancelDuringWait(String url) throws Exception {
+    OkHttpClient client = new OkHttpClient();
+    Result result = new Result();
+    Call call = client.newCall(get(url + "/cancelled"));
+    call.enqueue(result);
+    awaitRetryWait(client.dispatcher(), result);
+    call.cancel();
+    result.done.get(10, TimeUnit.SECONDS);
+    // The retry was due 2 s after the 503: wait past it, so a request it made would be seen.
+    Thread.sleep(3000);
+    System.out.println("cancel.isCanceled=" + call.isCanceled());
+    System.out.println("cancel.failures=" + result.failures.get());
+    System.out.println("cancel.responses=" + result.responses.get());
+    System.out.println("cancel.message=" + result.failure);
+    client.dispatcher().executorService().shutdown();
+  }
+
+  /** A Retrofit service: raw bodies, so no converter is needed. */
+  interface Items {
+    @GET("items")
+    retrofit2.Call<ResponseBody> items();
+  }
+
+  private static void retrofit(String url) throws Exception {
+    Retrofit retrofit = new Retrofit.Builder().baseUrl(url + "/").build();
+    Items items = retrofit.create(Items.class);
+    retrofit2.Response<ResponseBody> sync = items.items().execute();
+    System.out.println("retrofit.execute=" + sync.code() + ":" + sync.body().string());
+    CompletableFuture<String> async = new CompletableFuture<>();
+    items
+        .items()
+        .enqueue(
+            new retrofit2.Callback<ResponseBody>() {
+              @Override
+              public void onResponse(
+                  retrofit2.Call<ResponseBody> call, retrofit2.Response<ResponseBody> response) {
+                try {
+                  async.complete(response.code() + ":" + response.body().string());
+                } catch (IOException e) {
+                  async.completeExceptionally(e);
+                }
+              }
+
+              @Override
+              public void onFailure(retrofit2.Call<ResponseBody> call, Throwable t) {
+                async.completeExceptionally(t);
+              }
+            });
+    System.out.println("retrofit.enqueue=" + async.get(10, TimeUnit.SECONDS));
+  }
+
+  private static URL[] urls(String jars) throws Exception {
+    List<URL> urls = new ArrayList<>();
+    for (String jar : jars.split(File.pathSeparator)) {
+      urls.add(new File(jar).toURI().toURL());
+    }
+    // the driver itself, defined by the loader next to its OkHttp
+    urls.add(OkAgentChecksApp.class.getProtectionDomain().getCodeSource().getLocation());
+    return urls.toArray(new URL[0]);
+  }
+
+  private static void inLoader(String check, ClassLoader loader, String url) throws Exception {
+    Class<?> driver = Class.forName(OkDriver.class.getName(), true, loader);
+    String result = (String) driver.getMethod("get", String.class).invoke(null, url);
+    System.out.println(check + ".loader=" + loader.getClass().getName());
+    for (String kv : result.split(";")) {
+      System.out.println(check + "." + kv);
+    }
+    System.out.println(
+        check
+            + ".sameOkHttp="
+            + (Class.forName("okhttp3.OkHttpClient", false, loader) == OkHttpClient.class));
+    System.out.println("main.status=" + mainCall(url));
+  }
+
+  /** The application's own OkHttp, for comparison, after the other loader's call. */
+  private static int mainCall(String url) throws IOException {
+    OkHttpClient client = new OkHttpClient();
+    try (Response r = client.newCall(get(url)).execute()) {
+      return r.code();
+    }
+  }
+
+  private static void unload(String url, String jars, boolean enqueue) throws Exception {
+    WeakReference<ClassLoader> ref = useAndDrop(url, jars, enqueue);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (ref.get() != null && System.nanoTime() < until) {
+      System.gc();
+      new CountDownLatch(1).await(100, TimeUnit.MILLISECONDS);
+    }
+    System.out.println("unload.collected=" + (ref.get() == null));
+    if (ref.get() != null) {
+      List<String> threads = new ArrayList<>();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        threads.add(t.getName());
+      }
+      System.out.println("unload.threads=" + threads);
+    }
+  }
+
+  private static WeakReference<ClassLoader> useAndDrop(String url, String jars, boolean enqueue)
+      throws Exception {
+    URLClassLoader loader = new URLClassLoader(urls(jars), ClassLoader.getPlatformClassLoader());
+    Class<?> driver = Class.forName(OkDriver.class.getName(), true, loader);
+    String[] touched =
+        ((String) driver.getMethod("touch", String.class, boolean.class).invoke(null, url, enqueue))
+            .split(";");
+    System.out.println("unload.interceptors=" + touched[0]);
+    System.out.println("unload.enqueued=" + touched[1]);
+    loader.close();
+    return new WeakReference<>(loader);
+  }
+}
