@@ -185,6 +185,18 @@ public final class RetryCall {
     throw e;
   }
 
+  /**
+   * Counts requests the client itself repeated inside the current attempt (OkHttp repeats a 408 or
+   * a 503 with {@code Retry-After: 0} once on its own), so that {@code maxAttempts} bounds the
+   * requests the server sees rather than multiplying with the client's own repeats. Call before
+   * {@link #onResponse} of that attempt.
+   */
+  public synchronized void countClientRepeats(int repeats) {
+    if (repeats > 0 && decision == null) {
+      attempt += repeats;
+    }
+  }
+
   /** Step 3: an attempt starts now. Returns its 1-based number. */
   public synchronized int startAttempt() {
     attempt++;

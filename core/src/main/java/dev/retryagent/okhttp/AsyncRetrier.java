@@ -82,7 +82,7 @@ public final class AsyncRetrier {
         AsyncRetryLoop.execute(
             engine,
             retryCall,
-            (n, timeoutNanos) -> startAttempt(call, info, n, timeoutNanos),
+            (n, timeoutNanos) -> startAttempt(call, retryCall, info, n, timeoutNanos),
             RetryInterceptor.ACCESS);
     running.put(call, result);
     result.whenComplete((response, error) -> deliver(call, callback, response, error));
@@ -105,10 +105,10 @@ public final class AsyncRetrier {
   }
 
   private CompletableFuture<Response> startAttempt(
-      Call original, OkRequest info, int n, long timeoutNanos) {
+      Call original, RetryCall retryCall, OkRequest info, int n, long timeoutNanos) {
     Call attempt = n == 1 ? original : original.clone();
     AttemptFuture future = new AttemptFuture(attempt);
-    attempts.put(attempt, new ManagedAttempts.Attempt(info, n, timeoutNanos));
+    attempts.put(attempt, new ManagedAttempts.Attempt(retryCall, info, n, timeoutNanos));
     try {
       enqueuer.enqueue(attempt, new AttemptCallback(future));
     } catch (RuntimeException e) {

@@ -1,5 +1,6 @@
 package dev.retryagent.okhttp;
 
+import dev.retryagent.engine.RetryCall;
 import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.Call;
 
@@ -11,11 +12,13 @@ import okhttp3.Call;
 final class ManagedAttempts {
   /** One attempt of a managed call. */
   static final class Attempt {
+    final RetryCall call;
     final OkRequest request;
     final int number;
     final long timeoutNanos;
 
-    Attempt(OkRequest request, int number, long timeoutNanos) {
+    Attempt(RetryCall call, OkRequest request, int number, long timeoutNanos) {
+      this.call = call;
       this.request = request;
       this.number = number;
       this.timeoutNanos = timeoutNanos;

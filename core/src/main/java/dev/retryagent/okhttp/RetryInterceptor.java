@@ -56,7 +56,9 @@ public final class RetryInterceptor implements Interceptor {
     if (managedAttempt != null) {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
       Request r = managedAttempt.request.forAttempt(chain.request(), managedAttempt.number);
-      return withTimeout(chain, managedAttempt.timeoutNanos).proceed(r);
+      Response response = withTimeout(chain, managedAttempt.timeoutNanos).proceed(r);
+      managedAttempt.call.countClientRepeats(okHttpRepeats(response));
+      return response;
     }
     Request request = chain.request();
     OkRequest info = new OkRequest(request);
@@ -71,14 +73,32 @@ public final class RetryInterceptor implements Interceptor {
       return SyncRetryLoop.execute(
           call,
           cancellableSleeper(okCall),
-          (n, timeoutNanos) ->
-              withTimeout(chain, timeoutNanos).proceed(info.forAttempt(request, n)),
+          (n, timeoutNanos) -> {
+            Response r = withTimeout(chain, timeoutNanos).proceed(info.forAttempt(request, n));
+            call.countClientRepeats(okHttpRepeats(r));
+            return r;
+          },
           ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted");
     }
+  }
+
+  /**
+   * Requests OkHttp repeated on its own inside one attempt: its {@code RetryAndFollowUpInterceptor}
+   * sends a 408, or a 503 with {@code Retry-After: 0}, once more, and links the earlier response as
+   * {@code priorResponse}. Redirects and authentication challenges are follow-ups, not repeats.
+   */
+  static int okHttpRepeats(Response response) {
+    int repeats = 0;
+    for (Response p = response.priorResponse(); p != null; p = p.priorResponse()) {
+      if (p.code() == 408 || p.code() == 503) {
+        repeats++;
+      }
+    }
+    return repeats;
   }
 
   /** OkHttp's call timeout covers the whole call, retries and waits included. */

@@ -311,4 +311,18 @@ class RetryInterceptorTest {
         .extracting(req -> req.header("X-Retry-Attempt"))
         .containsExactly("1", "2", "3");
   }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void countsOkHttpsOwnRepeatOfA503WithRetryAfterZeroAsAnAttempt(Way way) throws Exception {
+    // OkHttp sends such a 503 once more by itself inside each of our attempts.
+    configure(b -> b.maxAttempts(4));
+    server.otherwise(status(503).header("Retry-After", "0"));
+
+    Response r = call(way, get("/v1/items"));
+
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
 }
