@@ -35,13 +35,15 @@ public interface Scheduler {
     private final ScheduledThreadPoolExecutor timer;
     private final Executor workers;
 
-    private SharedScheduler() {
+    // Package-private for tests, which need a fresh instance; everyone else uses INSTANCE.
+    SharedScheduler() {
       timer =
           new ScheduledThreadPoolExecutor(
               1,
               r -> {
                 Thread t = new Thread(r, "retry-agent-timer");
                 t.setDaemon(true);
+                detach(t);
                 return t;
               });
       timer.setRemoveOnCancelPolicy(true);
@@ -56,8 +58,19 @@ public interface Scheduler {
               r -> {
                 Thread t = new Thread(r, "retry-agent-async-" + n.incrementAndGet());
                 t.setDaemon(true);
+                detach(t);
                 return t;
               });
+    }
+
+    /**
+     * A new thread inherits the context class loader of whichever thread made it: the timer comes
+     * from the first caller, the workers from the timer. In a web container, the first application
+     * to retry asynchronously would stay reachable from our threads after it was undeployed. The
+     * system class loader pins nothing.
+     */
+    private static void detach(Thread t) {
+      t.setContextClassLoader(ClassLoader.getSystemClassLoader());
     }
 
     @Override

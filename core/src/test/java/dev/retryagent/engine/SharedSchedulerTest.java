@@ -30,4 +30,30 @@ class SharedSchedulerTest {
     await().atMost(Duration.ofSeconds(5)).untilTrue(marker);
     assertThat(ran).isFalse();
   }
+
+  @Test
+  void itsThreadsDoNotKeepTheSchedulingThreadsContextClassLoader() throws Exception {
+    ClassLoader webApp = new java.net.URLClassLoader(new java.net.URL[0], null);
+    Scheduler fresh = new Scheduler.SharedScheduler();
+    AtomicReference<ClassLoader> seen = new AtomicReference<>();
+    Thread scheduling =
+        new Thread(
+            () -> {
+              // Its first task makes its timer thread from this thread, and the timer its workers.
+              for (int i = 0; i < 4; i++) {
+                fresh.schedule(() -> seen.compareAndSet(null, contextLoaderUnlessItIs(webApp)), 0);
+              }
+            });
+    scheduling.setContextClassLoader(webApp);
+    scheduling.start();
+    scheduling.join();
+
+    await().atMost(Duration.ofSeconds(5)).until(() -> seen.get() != null);
+    assertThat(seen.get()).isNotSameAs(webApp);
+  }
+
+  private static ClassLoader contextLoaderUnlessItIs(ClassLoader webApp) {
+    ClassLoader l = Thread.currentThread().getContextClassLoader();
+    return l == null ? ClassLoader.getPlatformClassLoader() : l;
+  }
 }
