@@ -39,6 +39,7 @@ for jdk in 17 25; do
   add "JDK $jdk, no agent" "$j OneClient"
   add "JDK $jdk, empty agent (JVM's own -javaagent cost)" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps OneClient"
   add "JDK $jdk, retry-agent" "$home/bin/java -javaagent:$AGENT -cp $work/apps OneClient"
+  add "JDK $jdk, retry-agent, config/llm-provider.yml" "$home/bin/java -javaagent:$AGENT=$PWD/config/llm-provider.yml -cp $work/apps OneClient"
   add "JDK $jdk, no agent, Hello" "$j Hello"
   add "JDK $jdk, empty agent, Hello" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps Hello"
   add "JDK $jdk, retry-agent, Hello" "$home/bin/java -javaagent:$AGENT -cp $work/apps Hello"
