@@ -88,7 +88,7 @@ final class ConfigSchema {
               new Set("retry.backoff.max")),
           leaf(
               "jitter",
-              enumOf(Jitter.class, Jitter::configName),
+              enumOf(Jitter.class),
               "full",
               "none; full = U(0, d); equal = d/2 + U(0, d/2); decorrelated = min(max, U(initial,"
                   + " 3 x previous)); proportional = d + U(0, jitterFactor x d)",
@@ -112,7 +112,7 @@ final class ConfigSchema {
               new Set("retry.retryOn.statuses")),
           leaf(
               "transport",
-              listOf(enumOf(TransportFailure.class, TransportFailure::configName)),
+              listOf(enumOf(TransportFailure.class)),
               "[connect, reset, timeout]",
               "connect: never sent; reset: broke after sending; timeout: no response in time",
               new Set("retry.retryOn.transport")),
@@ -166,7 +166,7 @@ final class ConfigSchema {
               new Set("retry.methods")),
           leaf(
               "unsafeMethods",
-              enumOf(UnsafeMethods.class, UnsafeMethods::configName),
+              enumOf(UnsafeMethods.class),
               "if-not-sent",
               "other methods: never; if-not-sent (connect failures only); if-idempotency-key"
                   + " (also any retryable outcome when the key header is present); always",
@@ -238,9 +238,7 @@ final class ConfigSchema {
           "{type: count, size: 50} (last N attempts) or {type: time, size: 30s}.",
           leaf(
               "type",
-              enumOf(
-                  CircuitBreakerPolicy.WindowType.class,
-                  CircuitBreakerPolicy.WindowType::configName),
+              enumOf(CircuitBreakerPolicy.WindowType.class),
               "count",
               "count: the last size attempts; time: the attempts of the last size",
               new Set("circuitBreaker.window.type")),
@@ -294,7 +292,7 @@ final class ConfigSchema {
           leaf("enabled", BOOLEAN, "true", "", new Set("circuitBreaker.enabled")),
           leaf(
               "scope",
-              enumOf(CircuitBreakerPolicy.Scope.class, CircuitBreakerPolicy.Scope::configName),
+              enumOf(CircuitBreakerPolicy.Scope.class),
               "host",
               "host: one breaker per scheme://host:port; route: one per route",
               new Set("circuitBreaker.scope")),
@@ -376,7 +374,7 @@ final class ConfigSchema {
           "How the agent itself behaves.",
           leaf(
               "mode",
-              enumOf(Mode.class, Mode::configName),
+              enumOf(Mode.class),
               "enforce",
               "enforce | observe (decide and log, never retry, delay or block) | off",
               new Set("agent.mode")),
@@ -426,7 +424,7 @@ final class ConfigSchema {
               "Agent log lines: one per retry, give-up, breaker change.",
               leaf(
                   "level",
-                  enumOf(LogLevel.class, LogLevel::configName),
+                  enumOf(LogLevel.class),
                   "info",
                   "error | warn | info | debug",
                   new Set("agent.log.level"))),

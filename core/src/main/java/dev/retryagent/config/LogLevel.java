@@ -1,12 +1,13 @@
 package dev.retryagent.config;
 
+import dev.retryagent.policy.ConfigNamed;
 import java.util.Locale;
 
 /**
  * {@code agent.log.level}: the most detailed kind of agent log line that is written. Each level
  * includes the ones above it.
  */
-public enum LogLevel {
+public enum LogLevel implements ConfigNamed {
   /** Only the agent's own failures (those are written at every level). */
   ERROR,
   /** Give-ups, rate-limit rejections, breakers opening. */
@@ -17,6 +18,7 @@ public enum LogLevel {
   DEBUG;
 
   /** The name used in YAML. */
+  @Override
   public String configName() {
     return name().toLowerCase(Locale.ROOT);
   }

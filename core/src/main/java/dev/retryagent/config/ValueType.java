@@ -1,12 +1,12 @@
 package dev.retryagent.config;
 
+import dev.retryagent.policy.ConfigNamed;
 import dev.retryagent.policy.StatusSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.function.Function;
 import java.util.regex.Pattern;
 
 /**
@@ -88,21 +88,8 @@ abstract class ValueType {
     return new StringType(Pattern.compile(pattern), description);
   }
 
-  static <E extends Enum<E>> EnumType enumOf(Class<E> type, Function<E, String> configName) {
-    List<String> names = new ArrayList<>();
-    for (E e : type.getEnumConstants()) {
-      names.add(configName.apply(e));
-    }
-    return new EnumType(
-        names,
-        name -> {
-          for (E e : type.getEnumConstants()) {
-            if (configName.apply(e).equalsIgnoreCase(name)) {
-              return e;
-            }
-          }
-          return null;
-        });
+  static <E extends Enum<E> & ConfigNamed> EnumType enumOf(Class<E> type) {
+    return new EnumType(type.getEnumConstants());
   }
 
   static ListType listOf(ValueType element) {
@@ -324,17 +311,30 @@ abstract class ValueType {
   /** One of a fixed set of names, any case. */
   static final class EnumType extends ValueType {
     final List<String> names;
-    private final Function<String, Object> lookup;
+    private final ConfigNamed[] values;
 
-    EnumType(List<String> names, Function<String, Object> lookup) {
+    EnumType(ConfigNamed[] values) {
       super(Kind.ENUM);
-      this.names = Collections.unmodifiableList(names);
-      this.lookup = lookup;
+      List<String> n = new ArrayList<>(values.length);
+      for (ConfigNamed v : values) {
+        n.add(v.configName());
+      }
+      this.names = Collections.unmodifiableList(n);
+      this.values = values.clone();
+    }
+
+    private Object lookup(String name) {
+      for (ConfigNamed v : values) {
+        if (v.configName().equalsIgnoreCase(name)) {
+          return v;
+        }
+      }
+      return null;
     }
 
     @Override
     Object convert(String text) {
-      Object v = lookup.apply(text.trim());
+      Object v = lookup(text.trim());
       if (v == null) {
         String hint = Suggestions.nearest(text.trim(), names);
         throw new IllegalArgumentException(

@@ -11,6 +11,15 @@ public final class Sinks {
    * followed); never to {@link System#out}, which belongs to the application.
    */
   public static Consumer<String> stderr() {
-    return line -> System.err.println(line);
+    return STDERR;
   }
+
+  // A class, not a lambda: the agent's premain uses it, and a lambda spins a class at run time.
+  private static final Consumer<String> STDERR =
+      new Consumer<String>() {
+        @Override
+        public void accept(String line) {
+          System.err.println(line);
+        }
+      };
 }

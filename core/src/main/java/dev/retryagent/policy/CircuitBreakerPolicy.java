@@ -11,20 +11,22 @@ import java.util.Objects;
  */
 public final class CircuitBreakerPolicy {
   /** What one breaker guards. */
-  public enum Scope {
+  public enum Scope implements ConfigNamed {
     HOST,
     ROUTE;
 
+    @Override
     public String configName() {
       return name().toLowerCase(Locale.ROOT);
     }
   }
 
   /** How the sliding window is measured. */
-  public enum WindowType {
+  public enum WindowType implements ConfigNamed {
     COUNT,
     TIME;
 
+    @Override
     public String configName() {
       return name().toLowerCase(Locale.ROOT);
     }

@@ -6,7 +6,7 @@ import java.util.Locale;
  * How a computed backoff delay {@code d} is randomised. The formulas are the contract's; {@link
  * dev.retryagent.engine.Backoff} implements them as pure functions.
  */
-public enum Jitter {
+public enum Jitter implements ConfigNamed {
   /** Exactly {@code d}. */
   NONE,
   /** {@code U(0, d)}: spreads a herd the most (AWS "full jitter"). */
@@ -19,6 +19,7 @@ public enum Jitter {
   PROPORTIONAL;
 
   /** The name used in YAML. */
+  @Override
   public String configName() {
     return name().toLowerCase(Locale.ROOT);
   }

@@ -3,7 +3,7 @@ package dev.retryagent.policy;
 import java.util.Locale;
 
 /** {@code agent.mode}: what the agent does with its decisions. */
-public enum Mode {
+public enum Mode implements ConfigNamed {
   /** Retry, delay and block as the policies say. */
   ENFORCE,
   /**
@@ -14,6 +14,7 @@ public enum Mode {
   /** Pass every call through untouched. */
   OFF;
 
+  @Override
   public String configName() {
     return name().toLowerCase(Locale.ROOT);
   }

@@ -3,7 +3,7 @@ package dev.retryagent.policy;
 import java.util.Locale;
 
 /** The kinds of transport failure the contract names in {@code retryOn.transport}. */
-public enum TransportFailure {
+public enum TransportFailure implements ConfigNamed {
   /**
    * The connection was never made (refused, connect timeout, no route): the request was not sent,
    * so repeating it is always safe.
@@ -18,6 +18,7 @@ public enum TransportFailure {
   TIMEOUT;
 
   /** The name used in YAML. */
+  @Override
   public String configName() {
     return name().toLowerCase(Locale.ROOT);
   }

@@ -3,7 +3,7 @@ package dev.retryagent.policy;
 import java.util.Locale;
 
 /** What may be retried for a method that is not in {@code retry.methods} (POST, PATCH, ...). */
-public enum UnsafeMethods {
+public enum UnsafeMethods implements ConfigNamed {
   /** Never retried. */
   NEVER("never"),
   /** Retried only after a {@link TransportFailure#CONNECT} failure: the request was never sent. */
@@ -23,6 +23,7 @@ public enum UnsafeMethods {
   }
 
   /** The name used in YAML. */
+  @Override
   public String configName() {
     return configName;
   }
