@@ -10,25 +10,39 @@ public final class Jdks {
 
   /**
    * JDK 17: the JDK running the tests when that is 17 (the default build), else system property
-   * {@code retryagent.jdk17.home} (set by the build).
+   * {@code retryagent.jdk17.home}, which the build sets from the root pom's {@code jdk17.home}.
    */
   public static Path jdk17() {
-    return find(17, "retryagent.jdk17.home", "/usr/lib/jvm/java-17-openjdk-amd64");
+    return find(17, "retryagent.jdk17.home");
   }
 
   /**
-   * Temurin 25: the JDK running the tests when that is 25, else system property {@code
-   * retryagent.jdk25.home} (set by the build).
+   * JDK 25: the JDK running the tests when that is 25, else system property {@code
+   * retryagent.jdk25.home}, which the build sets from the root pom's {@code jdk25.home}.
    */
   public static Path jdk25() {
-    return find(25, "retryagent.jdk25.home", "/usr/lib/jvm/temurin-25-jdk-amd64");
+    return find(25, "retryagent.jdk25.home");
   }
 
-  private static Path find(int feature, String property, String fallback) {
+  // The paths live in one place, the root pom; a test run outside Maven passes them itself.
+  private static Path find(int feature, String property) {
     if (Runtime.version().feature() == feature) {
       return Path.of(System.getProperty("java.home"));
     }
-    Path path = Path.of(System.getProperty(property, fallback));
+    String home = System.getProperty(property);
+    if (home == null || home.isBlank()) {
+      throw new IllegalStateException(
+          "JDK "
+              + feature
+              + ": system property "
+              + property
+              + " is not set (the build sets it from the root pom's jdk"
+              + feature
+              + ".home, or the environment variable JDK"
+              + feature
+              + "_HOME)");
+    }
+    Path path = Path.of(home);
     if (!Files.isExecutable(path.resolve("bin/java"))) {
       throw new IllegalStateException(
           "JDK " + feature + " not found at " + path + " (" + property + ")");
