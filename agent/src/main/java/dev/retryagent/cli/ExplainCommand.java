@@ -2,6 +2,8 @@ package dev.retryagent.cli;
 
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.Route;
+import dev.retryagent.engine.Decision;
+import dev.retryagent.engine.RetryRules;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.io.PrintStream;
@@ -74,14 +76,16 @@ final class ExplainCommand {
       verdict.append(" with ").append(String.join(", ", names));
     }
     verdict.append(" -> ").append(route == null ? "no route, defaults" : "route " + route.name());
+    RetryRules.Hypothetical moment = new RetryRules.Hypothetical();
     boolean counted = false;
     for (RetryVerdict.Case c : RetryVerdict.Case.values()) {
-      boolean retried = mode != Mode.OFF && RetryVerdict.check(policy.retry(), request, c) == null;
+      Decision d = RetryVerdict.decide(policy.retry(), request, c, moment);
+      boolean retried = mode != Mode.OFF && d.retry();
       verdict
           .append("; ")
           .append(c.label)
           .append(": ")
-          .append(RetryVerdict.text(mode, policy.retry(), request, c, retried && !counted));
+          .append(RetryVerdict.text(mode, policy.retry(), request, c, d, retried && !counted));
       counted |= retried;
     }
     out.add(verdict.toString());
@@ -91,10 +95,9 @@ final class ExplainCommand {
             + "; mode "
             + mode.configName());
     out.addAll(PolicyText.lines(policy));
+    // What the first attempt's verdicts took as passed is decided only at run time.
     if (counted && mode == Mode.ENFORCE) {
-      out.add(
-          "  each retry also needs: time left before the deadline, budget left for the host, a"
-              + " breaker that is not open, and a Retry-After no longer than retryAfter.max");
+      out.add("  each retry also needs: " + RetryVerdict.alsoNeeds(moment.assumed()));
     }
     return out;
   }

@@ -2,9 +2,11 @@ package dev.retryagent.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.GiveUpReason;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -140,6 +142,33 @@ class ExplainCommandTest {
                 + " on); open for 30s, then 5 trial calls")
         .contains(
             "  rateLimit  per host: 20.0 per second, burst 5, wait up to 250ms for a permit;");
+  }
+
+  @Test
+  void aRetriedRequestNamesWhatEachRetryAlsoNeedsAtRunTime() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://x.example.com/");
+
+    assertThat(r.out)
+        .contains(
+            "\n  each retry also needs: time left before the deadline, budget left for the host, a"
+                + " breaker that is not open, and a Retry-After no longer than retryAfter.max\n");
+  }
+
+  @Test
+  void nothingMoreIsNeededWhenNothingIsRetried() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://auth.internal/token");
+
+    assertThat(r.out).doesNotContain("also needs");
+  }
+
+  @Test
+  void aRuleTheLadderGainsLaterIsNamedToo() {
+    assertThat(
+            RetryVerdict.alsoNeeds(
+                EnumSet.of(GiveUpReason.DEADLINE, GiveUpReason.BUDGET, GiveUpReason.RATE_LIMITED)))
+        .isEqualTo("time left before the deadline, budget left for the host, and no rate-limited");
+    assertThat(RetryVerdict.alsoNeeds(EnumSet.of(GiveUpReason.BUDGET)))
+        .isEqualTo("budget left for the host");
   }
 
   @Test

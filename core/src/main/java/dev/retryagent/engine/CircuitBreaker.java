@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
+import java.time.Instant;
 
 /**
  * A circuit breaker as an explicit state machine ({@link CircuitState}, moves checked against
@@ -91,6 +92,16 @@ public final class CircuitBreaker {
   /** Slow-call rate of the window that last opened the breaker from CLOSED, 0..1. */
   public synchronized double openedSlowCallRate() {
     return openedCalls == 0 ? 0 : (double) openedSlow / openedCalls;
+  }
+
+  /**
+   * The exception for a call refused at {@code nowNanos} ({@code wallMillis} on the wall clock):
+   * names the breaker and when it lets trial calls through.
+   */
+  CircuitBreakerOpenException rejection(long nowNanos, long wallMillis) {
+    long inNanos = Math.max(0, openUntilNanos() - nowNanos);
+    return new CircuitBreakerOpenException(
+        key, Instant.ofEpochMilli(wallMillis + inNanos / 1_000_000), inNanos / 1_000_000);
   }
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */

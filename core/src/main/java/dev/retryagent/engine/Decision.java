@@ -29,16 +29,16 @@ public final class Decision {
     this.error = error;
   }
 
-  static Decision retryAfter(long delayNanos, Outcome outcome, int status) {
-    return new Decision(true, delayNanos, outcome, status, null, null);
+  static Decision retryAfter(long delayNanos, AttemptResult result) {
+    return new Decision(true, delayNanos, result.outcome(), result.status(), null, null);
   }
 
-  static Decision done(Outcome outcome, int status, GiveUpReason reason) {
-    return new Decision(false, 0, outcome, status, reason, null);
+  static Decision done(AttemptResult result, GiveUpReason reason) {
+    return new Decision(false, 0, result.outcome(), result.status(), reason, null);
   }
 
-  static Decision fail(Outcome outcome, int status, GiveUpReason reason, IOException error) {
-    return new Decision(false, 0, outcome, status, reason, error);
+  static Decision fail(AttemptResult result, GiveUpReason reason, IOException error) {
+    return new Decision(false, 0, result.outcome(), result.status(), reason, error);
   }
 
   /** True: discard the attempt's result, wait {@link #delayNanos()}, make another attempt. */

@@ -17,6 +17,24 @@ public final class RateLimitedException extends IOException {
     this.host = host;
   }
 
+  /**
+   * No permit for {@code host}: the wait would have passed {@code maxWait}, or the call's deadline
+   * when fewer than {@code maxWait} remained; {@code pauseNanos} &gt; 0 when a 429 paused the host.
+   */
+  static RateLimitedException noPermit(
+      String host, long remainingNanos, long maxWaitNanos, long pauseNanos) {
+    String why =
+        remainingNanos < maxWaitNanos
+            ? "no permit before the call's deadline (" + remainingNanos / 1_000_000 + "ms left)"
+            : "no permit within maxWait " + maxWaitNanos / 1_000_000 + "ms";
+    return new RateLimitedException(
+        host,
+        why
+            + (pauseNanos > 0
+                ? " (host paused after 429 for another " + pauseNanos / 1_000_000 + "ms)"
+                : ""));
+  }
+
   /** {@code scheme://host:port}. */
   public String host() {
     return host;

@@ -3,7 +3,6 @@ package dev.retryagent.engine;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
-import java.time.Instant;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -15,9 +14,9 @@ import java.util.function.BooleanSupplier;
  *   <li>{@link #acquireBreaker()}: the circuit breaker; throws when open.
  *   <li>{@link #startAttempt()}: the attempt number, for the attempt header.
  *   <li>{@link #onResponse} or {@link #onFailure}: classify the outcome, record it in the breaker,
- *       decide. The decision is made once per attempt; asking again returns the same decision, so
- *       an adapter may decide as soon as the status is known (before the body) and again when the
- *       attempt completes.
+ *       decide ({@link RetryRules}, on this call's live state). The decision is made once per
+ *       attempt; asking again returns the same decision, so an adapter may decide as soon as the
+ *       status is known (before the body) and again when the attempt completes.
  *   <li>If the decision says retry: discard the result, wait {@link Decision#delayNanos()}, go to
  *       1.
  * </ol>
@@ -139,25 +138,18 @@ public final class RetryCall {
     // A token that comes after the deadline is no use: the call's whole time would be spent.
     long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
     if (wait == RateLimiter.REJECTED) {
-      engine.emit(RetryEvent.Type.RATE_LIMITED, this, null, -1, null, 0, GiveUpReason.RATE_LIMITED);
+      if (engine.listening()) {
+        engine.emit(RetryEvent.rateLimitRejected(this));
+      }
       if (observe) {
         return 0;
       }
-      finish(null, -1, null, GiveUpReason.RATE_LIMITED);
-      long pause = limiter.pauseRemainingNanos(now);
-      String why =
-          remaining < maxWait
-              ? "no permit before the call's deadline (" + remaining / 1_000_000 + "ms left)"
-              : "no permit within maxWait " + maxWait / 1_000_000 + "ms";
-      throw new RateLimitedException(
-          request.target(),
-          why
-              + (pause > 0
-                  ? " (host paused after 429 for another " + pause / 1_000_000 + "ms)"
-                  : ""));
+      finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED);
+      throw RateLimitedException.noPermit(
+          request.target(), remaining, maxWait, limiter.pauseRemainingNanos(now));
     }
-    if (wait > 0) {
-      engine.emit(RetryEvent.Type.RATE_LIMITED, this, null, -1, null, wait, null);
+    if (wait > 0 && engine.listening()) {
+      engine.emit(RetryEvent.rateLimitWait(this, wait));
     }
     return observe ? 0 : wait;
   }
@@ -176,12 +168,14 @@ public final class RetryCall {
     if (permit != CircuitBreaker.REJECTED) {
       return;
     }
-    CircuitBreakerOpenException e = openException(now);
-    engine.emit(RetryEvent.Type.BREAKER_REJECTED, this, null, -1, e, 0, GiveUpReason.CIRCUIT_OPEN);
+    CircuitBreakerOpenException e = breaker.rejection(now, engine.clock().wallMillis());
+    if (engine.listening()) {
+      engine.emit(RetryEvent.breakerRejected(this, e));
+    }
     if (observe) {
       return;
     }
-    finish(null, -1, e, GiveUpReason.CIRCUIT_OPEN);
+    finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN);
     throw e;
   }
 
@@ -205,7 +199,9 @@ public final class RetryCall {
     if (attempt == 1 && budget != null) {
       budget.recordCall(attemptStartNanos);
     }
-    engine.emit(RetryEvent.Type.ATTEMPT, this, null, -1, null, 0, null);
+    if (engine.listening()) {
+      engine.emit(RetryEvent.attempt(this));
+    }
     return attempt;
   }
 
@@ -220,7 +216,6 @@ public final class RetryCall {
     }
     long now = engine.clock().nanoTime();
     long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
-    long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
     recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
@@ -230,8 +225,8 @@ public final class RetryCall {
         && policy.rateLimit().pauseOn429()) {
       limiter.pauseUntil(now + Math.min(askedNanos, retry.retryAfterMax().toNanos()));
     }
-    boolean retryable = Classifier.isRetryableStatus(retry, status);
-    decision = decide(Outcome.RESPONSE, status, null, retryable, retryAfterNanos, now);
+    long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
+    decision = decide(AttemptResult.response(status), retryAfterNanos, now);
     return decision;
   }
 
@@ -241,16 +236,15 @@ public final class RetryCall {
       return decision;
     }
     long now = engine.clock().nanoTime();
-    Outcome outcome = TransportClassifier.classify(error);
-    if (outcome == Outcome.CANCELLED) {
+    AttemptResult result = AttemptResult.thrown(error);
+    if (result.outcome() == Outcome.CANCELLED) {
       releaseBreaker();
     } else {
       boolean failure =
           policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
       recordBreaker(failure, now);
     }
-    boolean retryable = Classifier.isRetryableException(retry, outcome, error);
-    decision = decide(outcome, -1, error, retryable, RetryAfter.NONE, now);
+    decision = decide(result, RetryAfter.NONE, now);
     return decision;
   }
 
@@ -261,7 +255,7 @@ public final class RetryCall {
   public synchronized void onAbandoned() {
     releaseBreaker();
     if (!finished) {
-      finish(Outcome.CANCELLED, -1, null, GiveUpReason.CANCELLED);
+      finish(AttemptResult.cancelled(), GiveUpReason.CANCELLED);
     }
   }
 
@@ -270,92 +264,100 @@ public final class RetryCall {
     return finished;
   }
 
-  /** The guard-clause ladder: each rule that can end the call, in order. */
-  private Decision decide(
-      Outcome outcome,
-      int status,
-      Throwable error,
-      boolean retryable,
-      long retryAfterNanos,
-      long now) {
-    boolean failure = isFailure(outcome, status);
-    if (outcome == Outcome.CANCELLED || isCancelled()) {
-      return finish(outcome, status, error, GiveUpReason.CANCELLED);
+  /** Runs {@link RetryRules} on this call's live state, then carries the decision out. */
+  private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
+    Decision d = RetryRules.decide(retry, request, result, attempt, new Live(now, retryAfterNanos));
+    // Only the breaker rule gives this reason after an attempt: end the call the way the next
+    // attempt would have, with the breaker's exception.
+    if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
+      CircuitBreakerOpenException e = breaker.rejection(now, engine.clock().wallMillis());
+      if (engine.listening()) {
+        engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
+      }
+      finish(result, GiveUpReason.CIRCUIT_OPEN);
+      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, e);
     }
-    if (!retry.enabled()) {
-      return finish(outcome, status, error, failure ? GiveUpReason.RETRY_DISABLED : null);
+    if (!d.retry()) {
+      finish(result, d.reason());
+      return d;
     }
-    if (!retryable) {
-      return finish(outcome, status, error, failure ? GiveUpReason.NON_RETRYABLE : null);
+    if (engine.listening()) {
+      engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
     }
-    GiveUpReason unsafe = IdempotencyGate.check(retry, request, outcome);
-    if (unsafe != null) {
-      return finish(outcome, status, error, unsafe);
-    }
-    if (attempt >= retry.maxAttempts()) {
-      return finish(outcome, status, error, GiveUpReason.ATTEMPTS);
-    }
-    // A server that asks for more than we may wait gets its answer back at once.
-    if (retryAfterNanos != RetryAfter.NONE && retryAfterNanos > retry.retryAfterMax().toNanos()) {
-      return finish(outcome, status, error, GiveUpReason.RETRY_AFTER_TOO_LONG);
-    }
-    long delay =
-        Backoff.delayNanos(
-            retry.backoff(), attempt, previousDelayNanos, engine.random().nextDouble());
-    if (retryAfterNanos != RetryAfter.NONE) {
-      delay = Math.max(delay, retryAfterNanos);
-    }
-    // Never start a retry that cannot begin before the deadline.
-    if (now + delay - deadlineNanos >= 0) {
-      return finish(outcome, status, error, GiveUpReason.DEADLINE);
-    }
-    // A retry that would find the breaker open ends the call now rather than after the wait.
-    if (breaker != null && !observe && breaker.isOpenAt(now + delay)) {
-      CircuitBreakerOpenException e = openException(now);
-      engine.emit(RetryEvent.Type.BREAKER_REJECTED, this, outcome, status, e, 0, null);
-      finish(outcome, status, error, GiveUpReason.CIRCUIT_OPEN);
-      return Decision.fail(outcome, status, GiveUpReason.CIRCUIT_OPEN, e);
-    }
-    // Last, so the budget is only spent on retries that will really be made.
-    if (budget != null && !budget.tryAcquireRetry(now)) {
-      return finish(outcome, status, error, GiveUpReason.BUDGET);
-    }
-    engine.emit(RetryEvent.Type.RETRY, this, outcome, status, error, delay, null);
     if (observe) {
       // Reported as "would retry"; the caller gets exactly what it would get without the agent.
-      return finish(outcome, status, error, null);
+      finish(result, null);
+      return Decision.done(result, null);
     }
-    previousDelayNanos = delay;
-    return Decision.retryAfter(delay, outcome, status);
+    previousDelayNanos = d.delayNanos();
+    return d;
   }
 
-  private boolean isCancelled() {
-    try {
-      return cancelled != null && cancelled.getAsBoolean();
-    } catch (RuntimeException e) {
-      return false;
-    }
-  }
+  /** The ladder's questions, answered from this call's state at {@code now}. */
+  private final class Live implements RetryRules.Moment {
+    private final long now;
+    private final long retryAfterNanos;
 
-  /** A failure for the caller: an exception, a retryable status or a server error. */
-  private boolean isFailure(Outcome outcome, int status) {
-    if (outcome != Outcome.RESPONSE) {
-      return true;
+    Live(long now, long retryAfterNanos) {
+      this.now = now;
+      this.retryAfterNanos = retryAfterNanos;
     }
-    return status >= 500 || retry.retryOnStatuses().contains(status);
-  }
 
-  private Decision finish(Outcome outcome, int status, Throwable error, GiveUpReason reason) {
-    if (!finished) {
-      finished = true;
-      releaseBreaker();
-      if (reason != null) {
-        engine.emit(RetryEvent.Type.GIVE_UP, this, outcome, status, error, 0, reason);
+    @Override
+    public boolean callerGaveUp() {
+      try {
+        return cancelled != null && cancelled.getAsBoolean();
+      } catch (RuntimeException e) {
+        return false;
       }
-      boolean succeeded = outcome == Outcome.RESPONSE && !isFailure(outcome, status);
-      engine.emitComplete(this, outcome, status, error, reason, succeeded);
     }
-    return Decision.done(outcome, status, reason);
+
+    @Override
+    public long retryAfterNanos() {
+      return retryAfterNanos;
+    }
+
+    @Override
+    public long previousDelayNanos() {
+      return previousDelayNanos;
+    }
+
+    @Override
+    public double nextRandom() {
+      return engine.random().nextDouble();
+    }
+
+    @Override
+    public boolean pastDeadline(long delayNanos) {
+      return now + delayNanos - deadlineNanos >= 0;
+    }
+
+    @Override
+    public boolean breakerOpenAfter(long delayNanos) {
+      // Observe mode never fails a call, so it never fails one early either.
+      return breaker != null && !observe && breaker.isOpenAt(now + delayNanos);
+    }
+
+    @Override
+    public boolean takeFromBudget() {
+      return budget == null || budget.tryAcquireRetry(now);
+    }
+  }
+
+  private void finish(AttemptResult result, GiveUpReason reason) {
+    if (finished) {
+      return;
+    }
+    finished = true;
+    releaseBreaker();
+    if (engine.listening()) {
+      if (reason != null) {
+        engine.emit(RetryEvent.giveUp(this, result, reason));
+      }
+      boolean succeeded =
+          result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(retry, result);
+      engine.emit(RetryEvent.complete(this, result, reason, succeeded));
+    }
   }
 
   private void recordBreaker(boolean failure, long now) {
@@ -372,14 +374,13 @@ public final class RetryCall {
     }
   }
 
-  private CircuitBreakerOpenException openException(long now) {
-    long inNanos = Math.max(0, breaker.openUntilNanos() - now);
-    long wall = engine.clock().wallMillis() + inNanos / 1_000_000;
-    return new CircuitBreakerOpenException(
-        breaker.key(), Instant.ofEpochMilli(wall), inNanos / 1_000_000);
+  /** For events: time since the call started. */
+  long elapsedNanos() {
+    return engine.clock().nanoTime() - startNanos;
   }
 
-  long startNanos() {
-    return startNanos;
+  /** For events: the wall clock now. */
+  long wallMillis() {
+    return engine.clock().wallMillis();
   }
 }

@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *         │   classify        status / connect / reset / timeout / exception   (Classifier,│
  *         │                   TransportClassifier); the breaker records the outcome        │
  *         │   decide          retryable? safe to repeat? attempts left? Retry-After too    │
- *         │                   long? deadline? breaker still open? budget left?  (RetryCall)│
+ *         │                   long? deadline? breaker still open? budget left? (RetryRules)│
  *         │   wait            backoff + jitter, at least Retry-After   (sync: Sleeper;     │
  *         │                   async: Scheduler, no thread held)                            │
  *         └───────────────────────────────────────────────────────────── retry ───────────┘
@@ -172,30 +172,14 @@ public final class RetryEngine {
         policy.circuitBreaker().maxHosts());
   }
 
-  void emit(
-      RetryEvent.Type type,
-      RetryCall call,
-      Outcome outcome,
-      int status,
-      Throwable error,
-      long delayNanos,
-      GiveUpReason reason) {
-    if (!listening) {
-      return;
-    }
-    RetryEvent e =
-        new RetryEvent(
-            type,
-            call,
-            outcome,
-            status,
-            error,
-            delayNanos,
-            reason,
-            false,
-            clock.nanoTime() - call.startNanos(),
-            clock.wallMillis());
-    switch (type) {
+  /** True when someone listens: without listeners no event object is built at all. */
+  boolean listening() {
+    return listening;
+  }
+
+  /** Tells the listeners about {@code e}; build it only when {@link #listening()}. */
+  void emit(RetryEvent e) {
+    switch (e.type()) {
       case ATTEMPT:
         listener.onAttempt(e);
         break;
@@ -205,6 +189,9 @@ public final class RetryEngine {
       case GIVE_UP:
         listener.onGiveUp(e);
         break;
+      case CALL_COMPLETE:
+        listener.onCallComplete(e);
+        break;
       case BREAKER_REJECTED:
         listener.onBreakerRejected(e);
         break;
@@ -212,32 +199,8 @@ public final class RetryEngine {
         listener.onRateLimited(e);
         break;
       default:
-        throw new IllegalArgumentException(type.toString());
+        throw new IllegalArgumentException(e.type().toString());
     }
-  }
-
-  void emitComplete(
-      RetryCall call,
-      Outcome outcome,
-      int status,
-      Throwable error,
-      GiveUpReason reason,
-      boolean succeeded) {
-    if (!listening) {
-      return;
-    }
-    listener.onCallComplete(
-        new RetryEvent(
-            RetryEvent.Type.CALL_COMPLETE,
-            call,
-            outcome,
-            status,
-            error,
-            0,
-            reason,
-            succeeded,
-            clock.nanoTime() - call.startNanos(),
-            clock.wallMillis()));
   }
 
   /** Per-host state is keyed by target and by the policy section it was built from. */

@@ -34,8 +34,7 @@ public final class RetryEvent {
   private final String path;
   private final int attempt;
   private final int maxAttempts;
-  private final Outcome outcome;
-  private final int status;
+  private final AttemptResult result;
   private final Throwable error;
   private final long delayNanos;
   private final GiveUpReason reason;
@@ -44,17 +43,65 @@ public final class RetryEvent {
   private final long elapsedNanos;
   private final long wallMillis;
 
-  RetryEvent(
+  /** An attempt of {@code call} is about to be made. */
+  static RetryEvent attempt(RetryCall call) {
+    return new RetryEvent(Type.ATTEMPT, call, AttemptResult.none(), null, 0, null, false);
+  }
+
+  /**
+   * {@code call} will retry (or, in observe mode, would) after {@code result}, in {@code delay}.
+   */
+  static RetryEvent retry(RetryCall call, AttemptResult result, long delayNanos) {
+    return new RetryEvent(Type.RETRY, call, result, result.error(), delayNanos, null, false);
+  }
+
+  /** {@code call} gives {@code result} back to the caller, a failure, for {@code reason}. */
+  static RetryEvent giveUp(RetryCall call, AttemptResult result, GiveUpReason reason) {
+    return new RetryEvent(Type.GIVE_UP, call, result, result.error(), 0, reason, false);
+  }
+
+  /** {@code call} ended with {@code result}; {@code reason} is why a failure was not retried. */
+  static RetryEvent complete(
+      RetryCall call, AttemptResult result, GiveUpReason reason, boolean succeeded) {
+    return new RetryEvent(Type.CALL_COMPLETE, call, result, result.error(), 0, reason, succeeded);
+  }
+
+  /** The breaker refused the attempt {@code call} was about to make. */
+  static RetryEvent breakerRejected(RetryCall call, CircuitBreakerOpenException e) {
+    return new RetryEvent(
+        Type.BREAKER_REJECTED, call, AttemptResult.none(), e, 0, GiveUpReason.CIRCUIT_OPEN, false);
+  }
+
+  /**
+   * The retry after {@code result} would find the breaker open; no reason here, the give-up that
+   * follows carries it.
+   */
+  static RetryEvent breakerRejectedRetry(
+      RetryCall call, AttemptResult result, CircuitBreakerOpenException e) {
+    return new RetryEvent(Type.BREAKER_REJECTED, call, result, e, 0, null, false);
+  }
+
+  /** {@code call} waits {@code waitNanos} for a rate-limit permit. */
+  static RetryEvent rateLimitWait(RetryCall call, long waitNanos) {
+    return new RetryEvent(
+        Type.RATE_LIMITED, call, AttemptResult.none(), null, waitNanos, null, false);
+  }
+
+  /** No rate-limit permit came for {@code call} in time. */
+  static RetryEvent rateLimitRejected(RetryCall call) {
+    return new RetryEvent(
+        Type.RATE_LIMITED, call, AttemptResult.none(), null, 0, GiveUpReason.RATE_LIMITED, false);
+  }
+
+  /** Only through the factories above, which name what happened. */
+  private RetryEvent(
       Type type,
       RetryCall call,
-      Outcome outcome,
-      int status,
+      AttemptResult result,
       Throwable error,
       long delayNanos,
       GiveUpReason reason,
-      boolean succeeded,
-      long elapsedNanos,
-      long wallMillis) {
+      boolean succeeded) {
     RequestInfo r = call.request();
     this.type = type;
     this.policy = call.policy();
@@ -65,16 +112,15 @@ public final class RetryEvent {
     this.port = r.port();
     this.path = r.path();
     this.attempt = call.attempt();
-    this.maxAttempts = call.policy().retry().maxAttempts();
-    this.outcome = outcome;
-    this.status = status;
+    this.maxAttempts = policy.retry().maxAttempts();
+    this.result = result;
     this.error = error;
     this.delayNanos = delayNanos;
     this.reason = reason;
     this.observeOnly = call.observeOnly();
     this.succeeded = succeeded;
-    this.elapsedNanos = elapsedNanos;
-    this.wallMillis = wallMillis;
+    this.elapsedNanos = call.elapsedNanos();
+    this.wallMillis = call.wallMillis();
   }
 
   public Type type() {
@@ -126,12 +172,12 @@ public final class RetryEvent {
 
   /** The attempt's outcome, or null for events before an outcome. */
   public Outcome outcome() {
-    return outcome;
+    return result.outcome();
   }
 
   /** The response status, or -1. */
   public int status() {
-    return status;
+    return result.status();
   }
 
   /** The attempt's exception, or null. */
@@ -178,13 +224,13 @@ public final class RetryEvent {
 
   /** What the attempt came to, for humans: {@code 503}, {@code reset}, or the exception type. */
   public String outcomeText() {
-    if (status >= 0) {
-      return Integer.toString(status);
+    if (result.status() >= 0) {
+      return Integer.toString(result.status());
     }
-    if (outcome == null) {
+    if (result.outcome() == null) {
       return "-";
     }
-    switch (outcome) {
+    switch (result.outcome()) {
       case CONNECT_FAILURE:
         return "connect failure";
       case RESET:

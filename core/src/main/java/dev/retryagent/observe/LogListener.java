@@ -79,14 +79,14 @@ public final class LogListener implements RetryListener {
   @Override
   public void onAttempt(RetryEvent e) {
     if (enabled(LogLevel.DEBUG)) {
-      print(e, Kind.ATTEMPT);
+      print(e);
     }
   }
 
   @Override
   public void onRetry(RetryEvent e) {
     if (enabled(LogLevel.INFO)) {
-      print(e, Kind.RETRY);
+      print(e);
     }
   }
 
@@ -98,7 +98,7 @@ public final class LogListener implements RetryListener {
             ? LogLevel.INFO
             : LogLevel.WARN;
     if (enabled(l)) {
-      print(e, Kind.GIVE_UP);
+      print(e);
     }
   }
 
@@ -106,7 +106,7 @@ public final class LogListener implements RetryListener {
   public void onCallComplete(RetryEvent e) {
     LogLevel l = e.succeeded() && e.attempt() > 1 ? LogLevel.INFO : LogLevel.DEBUG;
     if (enabled(l)) {
-      print(e, Kind.COMPLETE);
+      print(e);
     }
   }
 
@@ -114,7 +114,7 @@ public final class LogListener implements RetryListener {
   public void onBreakerRejected(RetryEvent e) {
     // Enforce mode: the give-up that follows says it.
     if (e.observeOnly() && enabled(LogLevel.INFO)) {
-      print(e, Kind.BREAKER_REJECTED);
+      print(e);
     }
   }
 
@@ -122,11 +122,11 @@ public final class LogListener implements RetryListener {
   public void onRateLimited(RetryEvent e) {
     if (e.reason() == null) {
       if (enabled(LogLevel.DEBUG)) {
-        print(e, Kind.RATE_LIMITED);
+        print(e);
       }
     } else if (e.observeOnly() && enabled(LogLevel.WARN)) {
       // Enforce mode: the give-up that follows says it.
-      print(e, Kind.RATE_LIMITED);
+      print(e);
     }
   }
 
@@ -148,32 +148,23 @@ public final class LogListener implements RetryListener {
     }
   }
 
-  private enum Kind {
-    ATTEMPT,
-    RETRY,
-    GIVE_UP,
-    COMPLETE,
-    BREAKER_REJECTED,
-    RATE_LIMITED
-  }
-
-  private void print(RetryEvent e, Kind kind) {
+  private void print(RetryEvent e) {
     try {
-      sink.accept(line(e, kind));
+      sink.accept(line(e));
     } catch (RuntimeException | LinkageError | StackOverflowError ex) {
       failed(ex);
     }
   }
 
-  private static String line(RetryEvent e, Kind kind) {
-    switch (kind) {
+  private static String line(RetryEvent e) {
+    switch (e.type()) {
       case ATTEMPT:
         return LogLines.attempt(e);
       case RETRY:
         return LogLines.retry(e);
       case GIVE_UP:
         return LogLines.giveUp(e);
-      case COMPLETE:
+      case CALL_COMPLETE:
         return LogLines.complete(e);
       case BREAKER_REJECTED:
         return LogLines.breakerRejected(e);

@@ -1,0 +1,71 @@
+package dev.retryagent.engine;
+
+import java.io.IOException;
+
+/**
+ * What one attempt came to, as one value: a response status, or the exception the client threw
+ * (with its {@link Outcome} named by {@link TransportClassifier}). A call that ended before any
+ * attempt has no outcome and status -1, and possibly the engine's own exception (the breaker's).
+ * Immutable.
+ */
+public final class AttemptResult {
+  private static final AttemptResult NONE = new AttemptResult(null, -1, null);
+  private static final AttemptResult CANCELLED = new AttemptResult(Outcome.CANCELLED, -1, null);
+
+  private final Outcome outcome;
+  private final int status;
+  private final Throwable error;
+
+  private AttemptResult(Outcome outcome, int status, Throwable error) {
+    this.outcome = outcome;
+    this.status = status;
+    this.error = error;
+  }
+
+  /** A whole response head arrived with {@code status}. */
+  public static AttemptResult response(int status) {
+    return new AttemptResult(Outcome.RESPONSE, status, null);
+  }
+
+  /**
+   * The client threw {@code error}; its outcome is what {@link TransportClassifier} makes of it.
+   */
+  public static AttemptResult thrown(Throwable error) {
+    return new AttemptResult(TransportClassifier.classify(error), -1, error);
+  }
+
+  /** The caller abandoned the call outside an attempt (cancelled, or interrupted while waiting). */
+  static AttemptResult cancelled() {
+    return CANCELLED;
+  }
+
+  /** No attempt was made (the rate limit refused the call). */
+  static AttemptResult none() {
+    return NONE;
+  }
+
+  /** No attempt was made because the engine refused the call with {@code error} (breaker open). */
+  static AttemptResult refused(IOException error) {
+    return new AttemptResult(null, -1, error);
+  }
+
+  /** The kind of result, or null when no attempt was made. */
+  public Outcome outcome() {
+    return outcome;
+  }
+
+  /** The response status, or -1. */
+  public int status() {
+    return status;
+  }
+
+  /** The exception, or null. */
+  public Throwable error() {
+    return error;
+  }
+
+  @Override
+  public String toString() {
+    return status >= 0 ? Integer.toString(status) : String.valueOf(outcome);
+  }
+}

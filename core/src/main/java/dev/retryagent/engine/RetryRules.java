@@ -1,0 +1,173 @@
+package dev.retryagent.engine;
+
+import dev.retryagent.policy.RetryPolicy;
+import java.util.EnumSet;
+import java.util.Set;
+
+/**
+ * The decision after an attempt, in one place: a ladder of guard clauses, each rule that can end
+ * the call in the order the engine applies them. {@link RetryCall} runs it with the live state of a
+ * call; {@code explain} runs it for a first attempt with a {@link Hypothetical} moment, so the two
+ * cannot disagree on the rules that do not depend on the moment.
+ */
+public final class RetryRules {
+  private RetryRules() {}
+
+  /**
+   * What the ladder asks of the moment: the live call, or {@link Hypothetical}. The ladder asks in
+   * its own order and only as far as it goes, so an answer with a side effect (the budget) is asked
+   * for last.
+   */
+  public interface Moment {
+    /** True when the caller gave up (cancelled, timed out): nobody waits for a retry. */
+    boolean callerGaveUp();
+
+    /**
+     * The delay this attempt's {@code Retry-After} asks for, in nanoseconds, or {@link
+     * RetryAfter#NONE} (no header, or a policy that does not wait for it).
+     */
+    long retryAfterNanos();
+
+    /** The delay before the previous retry, 0 before the first: the base of decorrelated jitter. */
+    long previousDelayNanos();
+
+    /** A uniform random value in [0, 1) for jitter; drawn once per retry the ladder computes. */
+    double nextRandom();
+
+    /** True when a retry after {@code delayNanos} could not start before the call's deadline. */
+    boolean pastDeadline(long delayNanos);
+
+    /** True when the breaker would still be open after {@code delayNanos}. */
+    boolean breakerOpenAfter(long delayNanos);
+
+    /** Takes one retry from the host's budget; false when it is spent. */
+    boolean takeFromBudget();
+  }
+
+  /**
+   * The decision after attempt number {@code attempt} (1-based) came to {@code result}: retry after
+   * {@link Decision#delayNanos()}, or end the call, with the reason when the result is a failure.
+   * The rules in order: the caller's cancel, retries enabled, the outcome retryable, safe to repeat
+   * ({@link IdempotencyGate}), an attempt left, {@code Retry-After} not too long, the deadline, the
+   * breaker, the budget.
+   */
+  public static Decision decide(
+      RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, Moment moment) {
+    boolean failure = isFailure(retry, result);
+    // Nobody is waiting for the answer any more.
+    if (result.outcome() == Outcome.CANCELLED || moment.callerGaveUp()) {
+      return Decision.done(result, GiveUpReason.CANCELLED);
+    }
+    // Retries off: the outcome goes back as it came.
+    if (!retry.enabled()) {
+      return Decision.done(result, failure ? GiveUpReason.RETRY_DISABLED : null);
+    }
+    // Only what retryOn names is worth another attempt.
+    if (!isRetryable(retry, result)) {
+      return Decision.done(result, failure ? GiveUpReason.NON_RETRYABLE : null);
+    }
+    // Never repeat what the server may have acted on: a charge must not happen twice.
+    GiveUpReason unsafe = IdempotencyGate.check(retry, request, result.outcome());
+    if (unsafe != null) {
+      return Decision.done(result, unsafe);
+    }
+    // maxAttempts counts every attempt, the first included.
+    if (attempt >= retry.maxAttempts()) {
+      return Decision.done(result, GiveUpReason.ATTEMPTS);
+    }
+    // A server that asks for more than we may wait gets its answer back at once.
+    long retryAfterNanos = moment.retryAfterNanos();
+    if (retryAfterNanos != RetryAfter.NONE && retryAfterNanos > retry.retryAfterMax().toNanos()) {
+      return Decision.done(result, GiveUpReason.RETRY_AFTER_TOO_LONG);
+    }
+    long delay =
+        Backoff.delayNanos(
+            retry.backoff(), attempt, moment.previousDelayNanos(), moment.nextRandom());
+    // Never sooner than the server asked.
+    if (retryAfterNanos != RetryAfter.NONE) {
+      delay = Math.max(delay, retryAfterNanos);
+    }
+    // Never start a retry that cannot begin before the deadline.
+    if (moment.pastDeadline(delay)) {
+      return Decision.done(result, GiveUpReason.DEADLINE);
+    }
+    // A retry that would find the breaker open ends the call now rather than after the wait.
+    if (moment.breakerOpenAfter(delay)) {
+      return Decision.done(result, GiveUpReason.CIRCUIT_OPEN);
+    }
+    // Last, so the budget is only spent on retries that will really be made.
+    if (!moment.takeFromBudget()) {
+      return Decision.done(result, GiveUpReason.BUDGET);
+    }
+    return Decision.retryAfter(delay, result);
+  }
+
+  /** True when {@code retryOn} names the result: its status, its transport kind or exception. */
+  static boolean isRetryable(RetryPolicy retry, AttemptResult result) {
+    return result.outcome() == Outcome.RESPONSE
+        ? Classifier.isRetryableStatus(retry, result.status())
+        : Classifier.isRetryableException(retry, result.outcome(), result.error());
+  }
+
+  /** A failure for the caller: an exception, a retryable status or a server error. */
+  static boolean isFailure(RetryPolicy retry, AttemptResult result) {
+    if (result.outcome() != Outcome.RESPONSE) {
+      return true;
+    }
+    return result.status() >= 500 || retry.retryOnStatuses().contains(result.status());
+  }
+
+  /**
+   * A first attempt judged before it happens: nothing waited yet, no {@code Retry-After}, and every
+   * rule that depends on the moment (deadline, breaker, budget, {@code Retry-After}) taken as
+   * passed. Remembers which of those the ladder reached, as the reasons they would give: what a
+   * retry also needs at run time. Not thread-safe; one per explanation.
+   */
+  public static final class Hypothetical implements Moment {
+    private final EnumSet<GiveUpReason> assumed = EnumSet.noneOf(GiveUpReason.class);
+
+    /** The rules taken as passed so far, as the reasons they would give when they do not pass. */
+    public Set<GiveUpReason> assumed() {
+      return EnumSet.copyOf(assumed);
+    }
+
+    @Override
+    public boolean callerGaveUp() {
+      return false;
+    }
+
+    @Override
+    public long retryAfterNanos() {
+      assumed.add(GiveUpReason.RETRY_AFTER_TOO_LONG);
+      return RetryAfter.NONE;
+    }
+
+    @Override
+    public long previousDelayNanos() {
+      return 0;
+    }
+
+    @Override
+    public double nextRandom() {
+      return 0;
+    }
+
+    @Override
+    public boolean pastDeadline(long delayNanos) {
+      assumed.add(GiveUpReason.DEADLINE);
+      return false;
+    }
+
+    @Override
+    public boolean breakerOpenAfter(long delayNanos) {
+      assumed.add(GiveUpReason.CIRCUIT_OPEN);
+      return false;
+    }
+
+    @Override
+    public boolean takeFromBudget() {
+      assumed.add(GiveUpReason.BUDGET);
+      return true;
+    }
+  }
+}

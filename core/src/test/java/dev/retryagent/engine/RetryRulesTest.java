@@ -1,0 +1,183 @@
+package dev.retryagent.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.testing.FakeRequest;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** {@link RetryRules} on its own: the rungs in order, each asked only when the ones above pass. */
+class RetryRulesTest {
+  private static final long MS = 1_000_000L;
+
+  private final RetryPolicy retry = TestPolicy.create().build().retry();
+
+  @Test
+  void aRetryAsksEveryQuestionOfTheMomentInOrderAndTheBudgetLast() {
+    ScriptedMoment m = new ScriptedMoment();
+
+    Decision d = RetryRules.decide(retry, FakeRequest.get(), AttemptResult.response(503), 1, m);
+
+    assertThat(d.retry()).isTrue();
+    assertThat(d.delayNanos()).isEqualTo(100 * MS);
+    assertThat(d.status()).isEqualTo(503);
+    assertThat(m.asked)
+        .containsExactly(
+            "callerGaveUp",
+            "retryAfterNanos",
+            "previousDelayNanos",
+            "nextRandom",
+            "pastDeadline 100ms",
+            "breakerOpenAfter 100ms",
+            "takeFromBudget");
+  }
+
+  @Test
+  void aRuleThatEndsTheCallStopsTheLadderSoTheBudgetIsNotSpent() {
+    ScriptedMoment m = new ScriptedMoment();
+    m.pastDeadline = true;
+
+    Decision d = RetryRules.decide(retry, FakeRequest.get(), AttemptResult.response(503), 1, m);
+
+    assertThat(d.retry()).isFalse();
+    assertThat(d.reason()).isEqualTo(GiveUpReason.DEADLINE);
+    assertThat(m.asked).doesNotContain("breakerOpenAfter 100ms", "takeFromBudget");
+  }
+
+  @Test
+  void aRetryAfterLongerThanTheMaxEndsTheCallBeforeAnyJitterIsDrawn() {
+    ScriptedMoment m = new ScriptedMoment();
+    m.retryAfterNanos = retry.retryAfterMax().toNanos() + 1;
+
+    Decision d = RetryRules.decide(retry, FakeRequest.get(), AttemptResult.response(503), 1, m);
+
+    assertThat(d.reason()).isEqualTo(GiveUpReason.RETRY_AFTER_TOO_LONG);
+    assertThat(m.asked).containsExactly("callerGaveUp", "retryAfterNanos");
+  }
+
+  @Test
+  void theDelayIsNeverShorterThanRetryAfter() {
+    ScriptedMoment m = new ScriptedMoment();
+    m.retryAfterNanos = 2_000 * MS;
+
+    Decision d = RetryRules.decide(retry, FakeRequest.get(), AttemptResult.response(503), 1, m);
+
+    assertThat(d.delayNanos()).isEqualTo(2_000 * MS);
+    assertThat(m.asked).contains("pastDeadline 2000ms");
+  }
+
+  @Test
+  void aSuccessIsDoneWithoutAReasonAndAFailureNamesIt() {
+    Decision ok =
+        RetryRules.decide(
+            retry, FakeRequest.get(), AttemptResult.response(200), 1, new ScriptedMoment());
+    Decision lastAttempt =
+        RetryRules.decide(
+            retry, FakeRequest.get(), AttemptResult.response(503), 3, new ScriptedMoment());
+
+    assertThat(ok.retry()).isFalse();
+    assertThat(ok.reason()).isNull();
+    assertThat(lastAttempt.reason()).isEqualTo(GiveUpReason.ATTEMPTS);
+  }
+
+  @Test
+  void theCallersCancelWinsOverEveryOtherRule() {
+    ScriptedMoment m = new ScriptedMoment();
+    m.callerGaveUp = true;
+
+    Decision d = RetryRules.decide(retry, FakeRequest.get(), AttemptResult.response(503), 1, m);
+
+    assertThat(d.reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(m.asked).containsExactly("callerGaveUp");
+  }
+
+  @Test
+  void theHypotheticalMomentNamesWhatARetryAlsoNeeds() {
+    RetryRules.Hypothetical moment = new RetryRules.Hypothetical();
+
+    Decision d =
+        RetryRules.decide(
+            retry,
+            FakeRequest.get(),
+            AttemptResult.thrown(new SocketException("reset")),
+            1,
+            moment);
+
+    assertThat(d.retry()).isTrue();
+    assertThat(moment.assumed())
+        .containsExactlyInAnyOrder(
+            GiveUpReason.RETRY_AFTER_TOO_LONG,
+            GiveUpReason.DEADLINE,
+            GiveUpReason.CIRCUIT_OPEN,
+            GiveUpReason.BUDGET);
+  }
+
+  @Test
+  void theHypotheticalMomentAssumesNothingWhenAnEarlierRuleDecides() {
+    RetryRules.Hypothetical moment = new RetryRules.Hypothetical();
+
+    Decision d =
+        RetryRules.decide(
+            retry,
+            FakeRequest.post(),
+            AttemptResult.thrown(new SocketException("Connection reset")),
+            1,
+            moment);
+
+    assertThat(d.reason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT);
+    assertThat(moment.assumed()).isEmpty();
+  }
+
+  /** Answers as set, and writes down each question in the order it comes. */
+  private static final class ScriptedMoment implements RetryRules.Moment {
+    final List<String> asked = new ArrayList<>();
+    boolean callerGaveUp;
+    long retryAfterNanos = RetryAfter.NONE;
+    boolean pastDeadline;
+
+    @Override
+    public boolean callerGaveUp() {
+      asked.add("callerGaveUp");
+      return callerGaveUp;
+    }
+
+    @Override
+    public long retryAfterNanos() {
+      asked.add("retryAfterNanos");
+      return retryAfterNanos;
+    }
+
+    @Override
+    public long previousDelayNanos() {
+      asked.add("previousDelayNanos");
+      return 0;
+    }
+
+    @Override
+    public double nextRandom() {
+      asked.add("nextRandom");
+      return 0.5;
+    }
+
+    @Override
+    public boolean pastDeadline(long delayNanos) {
+      asked.add("pastDeadline " + delayNanos / MS + "ms");
+      return pastDeadline;
+    }
+
+    @Override
+    public boolean breakerOpenAfter(long delayNanos) {
+      asked.add("breakerOpenAfter " + delayNanos / MS + "ms");
+      return false;
+    }
+
+    @Override
+    public boolean takeFromBudget() {
+      asked.add("takeFromBudget");
+      return true;
+    }
+  }
+}
