@@ -75,6 +75,7 @@ public final class FleetConnection implements AutoCloseable {
   private boolean outageReported;
   private boolean woken;
   private long outages;
+  private long failedConnects;
 
   private FleetConnection(FleetSettings settings, Clock clock, Consumer<String> log) {
     this.settings = settings;
@@ -216,6 +217,23 @@ public final class FleetConnection implements AutoCloseable {
     }
   }
 
+  /** Connection attempts that failed since start (the first, and every reconnect). */
+  long failedConnects() {
+    synchronized (lock) {
+      return failedConnects;
+    }
+  }
+
+  private void connectFailed(FleetUnavailableException e) {
+    synchronized (lock) {
+      failedConnects++;
+      if (state == State.CONNECTING) {
+        state = State.DOWN;
+      }
+    }
+    reportOutage(e);
+  }
+
   private void reportOutage(FleetUnavailableException e) {
     synchronized (lock) {
       if (outageReported || state == State.CLOSED) {
@@ -287,6 +305,10 @@ public final class FleetConnection implements AutoCloseable {
     liveInstances = (int) reply[0];
   }
 
+  private String heartbeatTtl() {
+    return Long.toString(HEARTBEATS_TO_LIVE * settings.heartbeatInterval().toMillis());
+  }
+
   private void leave() {
     RedisGateway g = gateway;
     if (g == null) {
@@ -294,7 +316,7 @@ public final class FleetConnection implements AutoCloseable {
     }
     try {
       if (liveInstances > 0) {
-        g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, "1", "0"));
+        g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, heartbeatTtl(), "0"));
       }
     } catch (FleetUnavailableException ignored) {
       // the heartbeat expires by itself
@@ -355,12 +377,12 @@ public final class FleetConnection implements AutoCloseable {
           c.connect();
           backoff = c.settings.reconnectMin().toMillis();
         } catch (FleetUnavailableException e) {
-          c.reportOutage(e);
+          c.connectFailed(e);
           c.pause(jittered(backoff));
           backoff = Math.min(c.settings.reconnectMax().toMillis(), backoff * 2);
         } catch (RuntimeException | LinkageError e) {
           // A broken client jar or the like: the fleet stays local rather than the host breaking.
-          c.reportOutage(
+          c.connectFailed(
               new FleetUnavailableException(
                   FleetUnavailableException.Kind.ERROR, e.getClass().getName()));
           c.pause(c.settings.reconnectMax().toMillis());
