@@ -57,6 +57,7 @@ public final class FleetRateLimiter {
   private long pausedUntilNanos;
   private int leased;
   private long leaseExpiresNanos;
+  private boolean leaseAsked;
   private RateLimiter local;
   private boolean errorReported;
 
@@ -98,6 +99,7 @@ public final class FleetRateLimiter {
    */
   public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
     long knownPause;
+    int wanted = 1;
     synchronized (this) {
       knownPause = pauseLeft(nowNanos);
       if (knownPause > maxTotalWaitNanos) {
@@ -112,29 +114,43 @@ public final class FleetRateLimiter {
         }
         leased = 0;
       }
-    }
-    RedisGateway gateway = fleet.gateway();
-    if (fleet.isUp() && gateway != null) {
-      try {
-        metrics.redisCall();
-        long[] reply =
-            gateway.eval(
-                Scripts.ACQUIRE,
-                keys,
-                Arrays.asList(
-                    intervalMicros,
-                    burst,
-                    Integer.toString(lease),
-                    micros(maxPermitWaitNanos),
-                    micros(maxTotalWaitNanos),
-                    micros(knownPause)));
-        return onReply(nowNanos, reply);
-      } catch (FleetUnavailableException e) {
-        fleet.onFailure(e);
-        reportCallError(e);
+      // One lease asked for at a time, and only with none left: a JVM never holds more than
+      // lease - 1 permits, the bound the README states.
+      if (lease > 1 && knownPause == 0 && !leaseAsked) {
+        leaseAsked = true;
+        wanted = lease;
       }
     }
-    return reserveLocally(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+    try {
+      RedisGateway gateway = fleet.gateway();
+      if (fleet.isUp() && gateway != null) {
+        try {
+          metrics.redisCall();
+          long[] reply =
+              gateway.eval(
+                  Scripts.ACQUIRE,
+                  keys,
+                  Arrays.asList(
+                      intervalMicros,
+                      burst,
+                      Integer.toString(wanted),
+                      micros(maxPermitWaitNanos),
+                      micros(maxTotalWaitNanos),
+                      micros(knownPause)));
+          return onReply(nowNanos, reply);
+        } catch (FleetUnavailableException e) {
+          fleet.onFailure(e);
+          reportCallError(e);
+        }
+      }
+      return reserveLocally(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+    } finally {
+      if (wanted > 1) {
+        synchronized (this) {
+          leaseAsked = false;
+        }
+      }
+    }
   }
 
   /**
@@ -236,7 +252,7 @@ public final class FleetRateLimiter {
     }
     metrics.granted(waitNanos > 0, paused, false);
     if (granted > 1) {
-      leased += (int) granted - 1;
+      leased = (int) Math.min(lease - 1, leased + granted - 1);
       leaseExpiresNanos = nowNanos + LEASE_TTL_NANOS;
     }
     return waitNanos;

@@ -167,6 +167,33 @@ class FleetOutageTest {
   }
 
   @Test
+  void withoutRedisEachJvmTakesOneOverTheLiveInstancesLastSeenWhenSoConfigured() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetSettings shared = fleetSettings().fallbackPerLiveInstance(true).build();
+    fleet = startUp(shared, clock, log);
+    try (FleetConnection other = startUp(shared, clock, log)) {
+      await().atMost(UP_TIMEOUT).until(() -> fleet.liveInstances() == 2);
+      FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 10), Duration.ofSeconds(60));
+      try {
+        redis.kill();
+        await().atMost(UP_TIMEOUT).until(() -> fleet.state() == FleetConnection.State.DOWN);
+
+        // Half of 100/s with a burst of 10: 50/s, a burst of 5.
+        long[] waits = new long[7];
+        for (int i = 0; i < waits.length; i++) {
+          waits[i] = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+        }
+        assertThat(waits).containsExactly(0, 0, 0, 0, 0, 20 * MS, 40 * MS);
+        assertThat(limiter.describe()).contains("this JVM limits itself to 50/s");
+        assertThat(log.lines.get(0)).contains("1/2, the live instances last seen");
+      } finally {
+        redis.restart();
+      }
+      await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    }
+  }
+
+  @Test
   void aFlushedScriptCacheIsLoadedAgainWithoutAFallback() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
     FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 40), Duration.ofSeconds(60));
