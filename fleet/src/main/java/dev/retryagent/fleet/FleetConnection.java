@@ -252,6 +252,18 @@ public final class FleetConnection implements AutoCloseable {
               + "): check the user and password in fleet.redis.url; "
               + fallback
               + " until it accepts them");
+    } else if (e.kind() == FleetUnavailableException.Kind.TIMEOUT) {
+      report(
+          where
+              + " is unreachable (no answer within connectTimeout "
+              + settings.connectTimeout().toMillis()
+              + "ms / commandTimeout "
+              + settings.commandTimeout().toMillis()
+              + "ms: "
+              + e.getMessage()
+              + "); "
+              + fallback
+              + " until it is back");
     } else {
       report(where + " is unreachable (" + e.getMessage() + "); " + fallback + " until it is back");
     }
@@ -262,7 +274,11 @@ public final class FleetConnection implements AutoCloseable {
     if (settings.fallbackPerLiveInstance() && live > 0) {
       return "1/" + live + ", the live instances last seen";
     }
-    return Math.round(settings.fallbackShare() * 1000) / 10.0 + "%";
+    double percent = Math.round(settings.fallbackShare() * 1000) / 10.0;
+    return (percent == Math.rint(percent)
+            ? Long.toString((long) percent)
+            : Double.toString(percent))
+        + "%";
   }
 
   /** One attempt to connect: a ping, a heartbeat, pauses written back; then UP. */

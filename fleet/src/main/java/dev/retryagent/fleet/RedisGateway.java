@@ -230,10 +230,18 @@ final class RedisGateway implements AutoCloseable {
   }
 
   private static Throwable rootOf(Throwable e) {
-    // Jedis wraps socket errors ("Failed to connect to ..."); the cause says what happened.
+    // Jedis wraps socket errors ("Failed to connect to ..."), as a cause or, for each address a
+    // name resolved to, as suppressed exceptions: the innermost says what happened.
     Throwable t = e;
-    while (t.getCause() != null && t.getCause() != t && t instanceof JedisConnectionException) {
-      t = t.getCause();
+    for (int depth = 0; depth < 8 && t instanceof JedisConnectionException; depth++) {
+      Throwable next = t.getCause();
+      if (next == null && t.getSuppressed().length > 0) {
+        next = t.getSuppressed()[0];
+      }
+      if (next == null || next == t) {
+        break;
+      }
+      t = next;
     }
     return t;
   }

@@ -52,7 +52,12 @@ class FleetPauseTest {
   /** Three JVMs' limiters of one route, with {@code retryAfter.max} = {@code max}. */
   private FleetRateLimiter[] jvms(Duration max) {
     FleetSettings shared =
-        settings(redis.url()).keyPrefix("pause-" + PREFIXES.incrementAndGet()).build();
+        settings(redis.url())
+            .keyPrefix("pause-" + PREFIXES.incrementAndGet())
+            // Short enough for the CLIENT PAUSE below to be an outage, long enough for a loaded
+            // machine to answer every other command.
+            .commandTimeout(Duration.ofMillis(300))
+            .build();
     FleetRateLimiter[] limiters = new FleetRateLimiter[3];
     for (int i = 0; i < limiters.length; i++) {
       FleetConnection c = startUp(shared, Clock.SYSTEM, log);
@@ -128,7 +133,7 @@ class FleetPauseTest {
   void aPauseSetWhileRedisIsAwayHoldsLocallyAndReachesTheFleetWhenItIsBack() {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
     try (Jedis admin = redis.admin()) {
-      admin.clientPause(1_000, ClientPauseMode.ALL);
+      admin.clientPause(1_500, ClientPauseMode.ALL);
     }
 
     jvm[0].pauseFor(now(), 6_000 * MS);

@@ -53,7 +53,12 @@ final class RedisServerProcess implements AutoCloseable {
 
   /** A server whose {@code default} user has {@code password} (none when null). */
   static RedisServerProcess start(String password) throws IOException {
-    List<String> extra = new ArrayList<>();
+    return start(password, new ArrayList<>());
+  }
+
+  /** A server with more command-line options (e.g. a TLS port beside the plain one). */
+  static RedisServerProcess start(String password, List<String> options) throws IOException {
+    List<String> extra = new ArrayList<>(options);
     if (password != null) {
       extra.addAll(Arrays.asList("--requirepass", password));
     }

@@ -17,10 +17,19 @@ final class TestFleet {
   private TestFleet() {}
 
   /**
-   * The defaults that matter (50 ms command timeout, 200 ms connect timeout), with a faster
-   * heartbeat and reconnect so that outage tests take seconds.
+   * For tests of the limit itself: a faster heartbeat and reconnect, and a command timeout of a
+   * second, so that a loaded machine (CI's two cores) does not turn them into outage tests where
+   * the local share decides.
    */
   static FleetSettings.Builder settings(String url) {
+    return outageSettings(url).commandTimeout(Duration.ofSeconds(1));
+  }
+
+  /**
+   * For outage tests: the default timeouts (50 ms per command, 200 ms to connect), with a faster
+   * heartbeat and reconnect so that they take seconds.
+   */
+  static FleetSettings.Builder outageSettings(String url) {
     return FleetSettings.builder(url)
         .heartbeatInterval(Duration.ofMillis(200))
         .reconnectBackoff(Duration.ofMillis(50), Duration.ofMillis(400));
