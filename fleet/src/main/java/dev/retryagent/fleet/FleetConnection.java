@@ -113,15 +113,19 @@ public final class FleetConnection implements AutoCloseable {
    * @param retryAfterMax the longest pause a 429 may set ({@code retryAfter.max})
    */
   public FleetRateLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax) {
-    FleetRateLimiter existing = limiters.get(route);
-    if (existing != null
-        && existing.limit().equals(limit)
-        && existing.maxPauseNanos() == retryAfterMax.toNanos()) {
-      return existing;
+    // Looked up once per route and policy (the engine keeps what it gets), so a lock is cheap,
+    // and it keeps one limiter, and one set of counters, per route.
+    synchronized (limiters) {
+      FleetRateLimiter existing = limiters.get(route);
+      if (existing != null
+          && existing.limit().equals(limit)
+          && existing.maxPauseNanos() == retryAfterMax.toNanos()) {
+        return existing;
+      }
+      FleetRateLimiter created = new FleetRateLimiter(this, route, limit, retryAfterMax);
+      limiters.put(route, created);
+      return created;
     }
-    FleetRateLimiter created = new FleetRateLimiter(this, route, limit, retryAfterMax);
-    limiters.put(route, created);
-    return created;
   }
 
   public State state() {

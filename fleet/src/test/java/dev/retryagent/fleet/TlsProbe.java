@@ -1,13 +1,15 @@
 package dev.retryagent.fleet;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.retryagent.engine.Clock;
 import dev.retryagent.observe.Sinks;
 import java.time.Duration;
 
 /**
  * Forked by {@link FleetTlsTest}, whose trust store is a JVM-wide setting: joins the fleet at the
- * {@code rediss://} URL given, waits up to a few seconds for it, acquires once and prints what
- * happened. Log lines go to stderr.
+ * {@code rediss://} URL given, waits until it is up or has failed twice, acquires once and prints
+ * what happened. Log lines go to stderr.
  */
 public final class TlsProbe {
   private TlsProbe() {}
@@ -15,11 +17,9 @@ public final class TlsProbe {
   public static void main(String[] args) throws Exception {
     try (FleetConnection fleet =
         FleetConnection.start(TestFleet.settings(args[0]).build(), Clock.SYSTEM, Sinks.stderr())) {
-      long end = System.nanoTime() + 5_000_000_000L;
-      // A forked JVM without the test's helpers at hand: a bounded poll is its await.
-      while (!fleet.isUp() && fleet.failedConnects() < 3 && System.nanoTime() - end < 0) {
-        Thread.sleep(20);
-      }
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> fleet.isUp() || fleet.failedConnects() >= 2);
       FleetRateLimiter limiter =
           fleet.limiter("llm", TestFleet.limit(10, 5), Duration.ofSeconds(60));
       long wait = limiter.reserve(System.nanoTime(), 0, 0);
