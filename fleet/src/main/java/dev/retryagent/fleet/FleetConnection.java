@@ -1,0 +1,421 @@
+package dev.retryagent.fleet;
+
+import dev.retryagent.engine.Clock;
+import dev.retryagent.policy.RateLimitPolicy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Consumer;
+
+/**
+ * This JVM's membership of a fleet: the connection to Redis, kept up by a background daemon thread
+ * named {@value #THREAD_NAME}, and the per-route {@link FleetRateLimiter}s that use it.
+ *
+ * <h2>Lifecycle</h2>
+ *
+ * <ul>
+ *   <li>{@link #start} never blocks and never touches the network or the Redis client: the thread
+ *       connects. Until it has, the state is {@link State#CONNECTING} and limiters use their local
+ *       share.
+ *   <li>{@link State#UP}: limiters acquire in Redis; the thread sends a heartbeat every {@link
+ *       FleetSettings#heartbeatInterval()}, which also counts the live instances.
+ *   <li>A connection-level failure (refused, timed out, credentials refused), seen by an
+ *       acquisition or a heartbeat, moves to {@link State#DOWN} at once: limiters use their local
+ *       share without trying Redis, the log says so once, and the thread reconnects with backoff
+ *       ({@link FleetSettings#reconnectMin()} doubling to {@link FleetSettings#reconnectMax()},
+ *       jittered). Once Redis answers again it is {@code UP}, the log says so once, and pauses this
+ *       JVM knows of are written back to Redis.
+ *   <li>{@link #close} ends the thread, removes this instance from the live count, and closes the
+ *       connections.
+ * </ul>
+ *
+ * <p>Thread-safe. Log lines go to the sink given to {@link #start}; none holds the password or the
+ * URL's user-info.
+ */
+public final class FleetConnection implements AutoCloseable {
+  /** The background thread's name. */
+  public static final String THREAD_NAME = "retry-agent-fleet";
+
+  /** Missed heartbeats after which an instance no longer counts as live. */
+  static final int HEARTBEATS_TO_LIVE = 3;
+
+  /** Connections opened ahead for callers once Redis answers (of {@code maxConnections}). */
+  static final int WARM_CONNECTIONS = 2;
+
+  /** Where this JVM stands with Redis. */
+  public enum State {
+    /** Started, not yet connected: limiters use their local share. */
+    CONNECTING,
+    /** Connected: limits and pauses are shared. */
+    UP,
+    /** Unreachable or refusing: limiters use their local share while the thread reconnects. */
+    DOWN,
+    /** Closed for good. */
+    CLOSED
+  }
+
+  private final FleetSettings settings;
+  private final Clock clock;
+  private final Consumer<String> log;
+  private final String instanceId;
+  private final List<String> instancesKey;
+  private final ConcurrentHashMap<String, FleetRateLimiter> limiters = new ConcurrentHashMap<>();
+  private final Object lock = new Object();
+  private final Thread thread;
+
+  private volatile State state = State.CONNECTING;
+  private volatile RedisGateway gateway;
+  private volatile int liveInstances;
+
+  // Guarded by lock.
+  private boolean outageReported;
+  private boolean woken;
+  private long outages;
+  private long failedConnects;
+
+  private FleetConnection(FleetSettings settings, Clock clock, Consumer<String> log) {
+    this.settings = settings;
+    this.clock = clock;
+    this.log = log;
+    // A random id, not the host name: resolving it may block, and it says nothing to Redis.
+    this.instanceId =
+        Long.toHexString(ProcessHandle.current().pid())
+            + "-"
+            + Long.toHexString(ThreadLocalRandom.current().nextLong());
+    this.instancesKey = Collections.singletonList(settings.keyPrefix() + ":instances");
+    this.thread = new Thread(new Loop(this), THREAD_NAME);
+    thread.setDaemon(true);
+    // Never pin the loader of whichever application thread happened to start the agent.
+    thread.setContextClassLoader(ClassLoader.getSystemClassLoader());
+  }
+
+  /**
+   * Joins the fleet: starts the background thread, which connects to Redis. Returns at once.
+   *
+   * @param clock this JVM's time, for the local share and the leases (Redis times itself)
+   * @param log where the once-per-outage lines go (e.g. stderr)
+   */
+  public static FleetConnection start(FleetSettings settings, Clock clock, Consumer<String> log) {
+    FleetConnection c = new FleetConnection(settings, clock, log);
+    c.thread.start();
+    return c;
+  }
+
+  /**
+   * The fleet limit of {@code route}: one per route and this connection; asking again with the same
+   * limit returns the same limiter, with another (a reload) a new one on the same Redis state.
+   *
+   * @param limit the route's {@code rateLimit} ({@code perSecond}, {@code burst} across the fleet)
+   * @param retryAfterMax the longest pause a 429 may set ({@code retryAfter.max})
+   */
+  public FleetRateLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax) {
+    // Looked up once per route and policy (the engine keeps what it gets), so a lock is cheap,
+    // and it keeps one limiter, and one set of counters, per route.
+    synchronized (limiters) {
+      FleetRateLimiter existing = limiters.get(route);
+      if (existing != null
+          && existing.limit().equals(limit)
+          && existing.maxPauseNanos() == retryAfterMax.toNanos()) {
+        return existing;
+      }
+      FleetRateLimiter created = new FleetRateLimiter(this, route, limit, retryAfterMax);
+      limiters.put(route, created);
+      return created;
+    }
+  }
+
+  public State state() {
+    return state;
+  }
+
+  /** True while limits are shared in Redis. */
+  public boolean isUp() {
+    return state == State.UP;
+  }
+
+  /** Instances with a heartbeat in the last three intervals, as last seen; 0 before the first. */
+  public int liveInstances() {
+    return liveInstances;
+  }
+
+  /** This JVM's id among the live instances. */
+  public String instanceId() {
+    return instanceId;
+  }
+
+  /** Times Redis became unreachable after being up. */
+  public long outages() {
+    synchronized (lock) {
+      return outages;
+    }
+  }
+
+  /** Times Redis had lost a script ({@code NOSCRIPT}, e.g. after {@code SCRIPT FLUSH}). */
+  public long scriptReloads() {
+    RedisGateway g = gateway;
+    return g == null ? 0 : g.scriptReloads();
+  }
+
+  public FleetSettings settings() {
+    return settings;
+  }
+
+  /** Stops the thread (waiting a moment for it to leave the live count) and the connections. */
+  @Override
+  public void close() {
+    synchronized (lock) {
+      if (state == State.CLOSED) {
+        return;
+      }
+      state = State.CLOSED;
+      woken = true;
+      lock.notifyAll();
+    }
+    try {
+      thread.join(settings.connectTimeout().toMillis() + 4 * settings.commandTimeout().toMillis());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  Clock clock() {
+    return clock;
+  }
+
+  /** The gateway while {@link #isUp()}; callers fall back when it is null. */
+  RedisGateway gateway() {
+    return gateway;
+  }
+
+  /** The share of a fleet limit this JVM takes while it cannot reach Redis. */
+  double localShare() {
+    return settings.shareWithout(liveInstances);
+  }
+
+  /** A failure seen by an acquisition: a connection-level one puts the fleet down. */
+  void onFailure(FleetUnavailableException e) {
+    if (!e.kind().connectionDown) {
+      return;
+    }
+    synchronized (lock) {
+      if (state != State.UP) {
+        return;
+      }
+      state = State.DOWN;
+      outages++;
+      woken = true;
+      lock.notifyAll();
+    }
+    reportOutage(e);
+  }
+
+  void report(String line) {
+    try {
+      log.accept(line);
+    } catch (RuntimeException ignored) {
+      // nowhere left to report to
+    }
+  }
+
+  /** Connection attempts that failed since start (the first, and every reconnect). */
+  long failedConnects() {
+    synchronized (lock) {
+      return failedConnects;
+    }
+  }
+
+  private void connectFailed(FleetUnavailableException e) {
+    synchronized (lock) {
+      failedConnects++;
+      if (state == State.CONNECTING) {
+        state = State.DOWN;
+      }
+    }
+    reportOutage(e);
+  }
+
+  private void reportOutage(FleetUnavailableException e) {
+    synchronized (lock) {
+      if (outageReported || state == State.CLOSED) {
+        return;
+      }
+      outageReported = true;
+    }
+    String where = "retry-agent: fleet: Redis at " + settings.redis();
+    String fallback =
+        "fleet rate limits fall back to this JVM's share (" + shareText() + " of each limit)";
+    if (e.kind() == FleetUnavailableException.Kind.AUTH) {
+      report(
+          where
+              + " refused the credentials ("
+              + e.getMessage()
+              + "): check the user and password in fleet.redis.url; "
+              + fallback
+              + " until it accepts them");
+    } else if (e.kind() == FleetUnavailableException.Kind.TIMEOUT) {
+      report(
+          where
+              + " is unreachable (no answer within connectTimeout "
+              + settings.connectTimeout().toMillis()
+              + "ms / commandTimeout "
+              + settings.commandTimeout().toMillis()
+              + "ms: "
+              + e.getMessage()
+              + "); "
+              + fallback
+              + " until it is back");
+    } else {
+      report(where + " is unreachable (" + e.getMessage() + "); " + fallback + " until it is back");
+    }
+  }
+
+  private String shareText() {
+    int live = liveInstances;
+    if (settings.fallbackPerLiveInstance() && live > 0) {
+      return "1/" + live + ", the live instances last seen";
+    }
+    double percent = Math.round(settings.fallbackShare() * 1000) / 10.0;
+    return (percent == Math.rint(percent)
+            ? Long.toString((long) percent)
+            : Double.toString(percent))
+        + "%";
+  }
+
+  /** One attempt to connect: a ping, a heartbeat, pauses written back; then UP. */
+  private void connect() throws FleetUnavailableException {
+    RedisGateway g = gateway;
+    if (g == null) {
+      g = new RedisGateway(settings);
+      gateway = g;
+    }
+    g.dropIdle();
+    g.ping();
+    beat(g);
+    for (FleetRateLimiter limiter : new ArrayList<>(limiters.values())) {
+      limiter.writeBackPause(g);
+    }
+    g.warmUp(WARM_CONNECTIONS);
+    boolean wasReported;
+    synchronized (lock) {
+      if (state == State.CLOSED) {
+        return;
+      }
+      state = State.UP;
+      wasReported = outageReported;
+      outageReported = false;
+    }
+    if (wasReported) {
+      report(
+          "retry-agent: fleet: Redis at "
+              + settings.redis()
+              + " answers again; fleet rate limits are shared again ("
+              + liveInstances
+              + " live instances)");
+    }
+  }
+
+  private void beat(RedisGateway g) throws FleetUnavailableException {
+    long ttl = HEARTBEATS_TO_LIVE * settings.heartbeatInterval().toMillis();
+    long[] reply =
+        g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, Long.toString(ttl), "1"));
+    liveInstances = (int) reply[0];
+  }
+
+  private String heartbeatTtl() {
+    return Long.toString(HEARTBEATS_TO_LIVE * settings.heartbeatInterval().toMillis());
+  }
+
+  private void leave() {
+    RedisGateway g = gateway;
+    if (g == null) {
+      return;
+    }
+    try {
+      if (liveInstances > 0) {
+        g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, heartbeatTtl(), "0"));
+      }
+    } catch (FleetUnavailableException ignored) {
+      // the heartbeat expires by itself
+    } finally {
+      g.close();
+    }
+  }
+
+  /** Waits up to {@code millis} or until woken (an outage, a close). */
+  private void pause(long millis) {
+    synchronized (lock) {
+      long end = System.nanoTime() + millis * 1_000_000;
+      while (!woken && state != State.CLOSED) {
+        long left = (end - System.nanoTime()) / 1_000_000;
+        if (left <= 0) {
+          break;
+        }
+        try {
+          lock.wait(left);
+        } catch (InterruptedException e) {
+          // Only close() ends this thread; an interrupt from elsewhere is not ours to obey.
+          Thread.interrupted();
+        }
+      }
+      woken = false;
+    }
+  }
+
+  /** The background thread's work, a class rather than a lambda: start() may run in premain. */
+  private static final class Loop implements Runnable {
+    private final FleetConnection c;
+
+    Loop(FleetConnection c) {
+      this.c = c;
+    }
+
+    @Override
+    public void run() {
+      long backoff = c.settings.reconnectMin().toMillis();
+      while (true) {
+        State s = c.state;
+        if (s == State.CLOSED) {
+          break;
+        }
+        if (s == State.UP) {
+          c.pause(c.settings.heartbeatInterval().toMillis());
+          if (c.state != State.UP) {
+            continue;
+          }
+          try {
+            c.beat(c.gateway);
+          } catch (FleetUnavailableException e) {
+            c.onFailure(e);
+          }
+          continue;
+        }
+        try {
+          c.connect();
+          backoff = c.settings.reconnectMin().toMillis();
+        } catch (FleetUnavailableException e) {
+          c.connectFailed(e);
+          c.pause(jittered(backoff));
+          backoff = Math.min(c.settings.reconnectMax().toMillis(), backoff * 2);
+        } catch (RuntimeException | LinkageError e) {
+          // A broken client jar or the like: the fleet stays local rather than the host breaking.
+          c.connectFailed(
+              new FleetUnavailableException(
+                  FleetUnavailableException.Kind.ERROR, e.getClass().getName()));
+          c.pause(c.settings.reconnectMax().toMillis());
+        }
+      }
+      c.leave();
+    }
+
+    /**
+     * Between half and all of {@code millis}, so a fleet that lost Redis does not return at once.
+     */
+    private static long jittered(long millis) {
+      return millis / 2 + ThreadLocalRandom.current().nextLong(millis / 2 + 1);
+    }
+  }
+}

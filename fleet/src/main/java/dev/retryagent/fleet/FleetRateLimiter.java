@@ -1,0 +1,324 @@
+package dev.retryagent.fleet;
+
+import dev.retryagent.engine.RateLimiter;
+import dev.retryagent.policy.RateLimitPolicy;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+
+/**
+ * One route's rate limit and 429 pause, shared by every JVM of the fleet through Redis; the
+ * fleet-wide counterpart of the engine's per-host {@link RateLimiter}, with the same contract so
+ * that it slots in beside it: {@link #reserve} is {@link RateLimiter#reserve}, {@link #pauseFor}
+ * replaces {@link RateLimiter#pauseUntil}, {@link #pauseRemainingNanos} is the same.
+ *
+ * <h2>Guarantees</h2>
+ *
+ * <ul>
+ *   <li>While Redis is up, permits come from one GCRA in Redis, timed by Redis's clock: in any
+ *       interval of length {@code t}, the fleet is given at most {@code burst + perSecond * t}
+ *       permits, plus the leases outstanding at its start (at most {@link FleetSettings#leaseFor}
+ *       minus one per JVM; none below 100/s by default). Waiting callers are served in the order
+ *       they asked, whichever JVM they are in.
+ *   <li>A 429 pause set by any JVM holds for every JVM's acquisitions until it passes; a longer one
+ *       extends it, a shorter one never shortens it; none is longer than {@code retryAfter.max}.
+ *   <li>Redis is never a reason for a call to fail: an acquisition waits for it at most the command
+ *       timeout (twice that when every connection is busy), and without an answer the local share
+ *       ({@link FleetSettings#shareWithout}) decides, as the per-host limiter would, honouring
+ *       every pause this JVM knows of.
+ * </ul>
+ *
+ * <p>Thread-safe; no lock is held during a round trip to Redis.
+ */
+public final class FleetRateLimiter {
+  /** Returned by {@link #reserve} when the caller must not wait that long. */
+  public static final long REJECTED = RateLimiter.REJECTED;
+
+  /**
+   * How long leased permits stay usable: past that they are dropped (the fleet pause or the limit
+   * may have changed since), so a lease never carries a burst from one second into a later one.
+   */
+  static final long LEASE_TTL_NANOS = 1_000_000_000L;
+
+  private final FleetConnection fleet;
+  private final String route;
+  private final RateLimitPolicy limit;
+  private final long maxPauseNanos;
+  private final int lease;
+  private final List<String> keys;
+  private final List<String> pauseKey;
+  private final String intervalMicros;
+  private final String burst;
+  private final FleetMetrics metrics = new FleetMetrics();
+
+  // Guarded by this.
+  private boolean paused;
+  private long pausedUntilNanos;
+  private int leased;
+  private long leaseExpiresNanos;
+  private boolean leaseAsked;
+  private RateLimiter local;
+  private boolean errorReported;
+
+  FleetRateLimiter(
+      FleetConnection fleet, String route, RateLimitPolicy limit, Duration retryAfterMax) {
+    this.fleet = fleet;
+    this.route = route;
+    this.limit = limit;
+    this.maxPauseNanos = retryAfterMax.toNanos();
+    this.lease = fleet.settings().leaseFor(limit);
+    String prefix = fleet.settings().keyPrefix() + ":" + route + ":";
+    this.keys = Arrays.asList(prefix + "gcra", prefix + "pause");
+    this.pauseKey = Collections.singletonList(prefix + "pause");
+    this.intervalMicros = Double.toString(1e6 / limit.perSecond());
+    this.burst = Integer.toString(limit.burst());
+  }
+
+  public String route() {
+    return route;
+  }
+
+  /** The fleet-wide limit: {@code perSecond} and {@code burst} across every JVM. */
+  public RateLimitPolicy limit() {
+    return limit;
+  }
+
+  public FleetMetrics metrics() {
+    return metrics;
+  }
+
+  /**
+   * Reserves one permit of the fleet limit.
+   *
+   * @param nowNanos this JVM's {@link dev.retryagent.engine.Clock#nanoTime()}
+   * @param maxPermitWaitNanos the longest wait for a permit the caller accepts ({@code maxWait}),
+   *     counted from the end of a pause
+   * @param maxTotalWaitNanos the longest wait in all the caller accepts (its deadline)
+   * @return nanoseconds to wait before the attempt (0 = go now), or {@link #REJECTED}
+   */
+  public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
+    long knownPause;
+    int wanted = 1;
+    synchronized (this) {
+      knownPause = pauseLeft(nowNanos);
+      if (knownPause > maxTotalWaitNanos) {
+        metrics.refused(true);
+        return REJECTED;
+      }
+      if (knownPause == 0 && leased > 0) {
+        if (nowNanos - leaseExpiresNanos < 0) {
+          leased--;
+          metrics.granted(false, false, true);
+          return 0;
+        }
+        leased = 0;
+      }
+      // One lease asked for at a time, and only with none left: a JVM never holds more than
+      // lease - 1 permits, the bound the README states.
+      if (lease > 1 && knownPause == 0 && !leaseAsked) {
+        leaseAsked = true;
+        wanted = lease;
+      }
+    }
+    try {
+      RedisGateway gateway = fleet.gateway();
+      if (fleet.isUp() && gateway != null) {
+        try {
+          metrics.redisCall();
+          long[] reply =
+              gateway.eval(
+                  Scripts.ACQUIRE,
+                  keys,
+                  Arrays.asList(
+                      intervalMicros,
+                      burst,
+                      Integer.toString(wanted),
+                      micros(maxPermitWaitNanos),
+                      micros(maxTotalWaitNanos),
+                      micros(knownPause)));
+          return onReply(nowNanos, reply);
+        } catch (FleetUnavailableException e) {
+          fleet.onFailure(e);
+          reportCallError(e);
+        }
+      }
+      return reserveLocally(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+    } finally {
+      if (wanted > 1) {
+        synchronized (this) {
+          leaseAsked = false;
+        }
+      }
+    }
+  }
+
+  /**
+   * Pauses the route in every JVM for {@code pauseNanos} from now (a 429's {@code Retry-After}), at
+   * most {@code retryAfter.max}; extend-only. This JVM honours it at once even when Redis is
+   * unreachable; the other JVMs once it is written to Redis (now, or when Redis is back).
+   *
+   * @return nanoseconds left of the route's pause as this JVM knows it
+   */
+  public long pauseFor(long nowNanos, long pauseNanos) {
+    long d = Math.min(pauseNanos, maxPauseNanos);
+    if (d <= 0) {
+      return pauseRemainingNanos(nowNanos);
+    }
+    boolean movedLocally;
+    synchronized (this) {
+      movedLocally = notePause(nowNanos + d);
+    }
+    RedisGateway gateway = fleet.gateway();
+    if (fleet.isUp() && gateway != null) {
+      try {
+        metrics.redisCall();
+        long[] reply =
+            gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(d), micros(maxPauseNanos)));
+        synchronized (this) {
+          notePause(nowNanos + reply[1] * 1000);
+        }
+        if (reply[0] == 1) {
+          metrics.pauseSet();
+        }
+        return pauseRemainingNanos(nowNanos);
+      } catch (FleetUnavailableException e) {
+        fleet.onFailure(e);
+        reportCallError(e);
+      }
+    }
+    if (movedLocally) {
+      metrics.pauseSet();
+    }
+    return pauseRemainingNanos(nowNanos);
+  }
+
+  /**
+   * Nanoseconds left of the route's pause as this JVM last saw it (from Redis or its own), or 0.
+   */
+  public synchronized long pauseRemainingNanos(long nowNanos) {
+    return pauseLeft(nowNanos);
+  }
+
+  /** For {@code explain}: the limit, where it is shared, and how Redis is. */
+  public String describe() {
+    String shared =
+        "fleet limit "
+            + trim(limit.perSecond())
+            + "/s, burst "
+            + limit.burst()
+            + ", shared in "
+            + fleet.settings().redis()
+            + " under "
+            + fleet.settings().keyPrefix()
+            + ":"
+            + route;
+    if (fleet.isUp()) {
+      return shared + " (Redis up, " + fleet.liveInstances() + " live instances)";
+    }
+    return shared
+        + " (Redis "
+        + fleet.state().name().toLowerCase(java.util.Locale.ROOT)
+        + ": this JVM limits itself to "
+        + trim(limit.perSecond() * fleet.localShare())
+        + "/s)";
+  }
+
+  long maxPauseNanos() {
+    return maxPauseNanos;
+  }
+
+  /** After a reconnect: a pause this JVM set or saw while Redis was away goes back to Redis. */
+  void writeBackPause(RedisGateway gateway) throws FleetUnavailableException {
+    long left = pauseRemainingNanos(fleet.clock().nanoTime());
+    if (left > 0) {
+      gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(left), micros(maxPauseNanos)));
+    }
+  }
+
+  private synchronized long onReply(long nowNanos, long[] reply) {
+    local = null; // the next outage starts from a fresh local share
+    errorReported = false;
+    long granted = reply[0];
+    long waitNanos = reply[1] * 1000;
+    long pauseNanos = reply[2] * 1000;
+    boolean paused = pauseNanos > 0;
+    if (paused) {
+      notePause(nowNanos + pauseNanos);
+    }
+    if (granted == 0) {
+      metrics.refused(paused);
+      return REJECTED;
+    }
+    metrics.granted(waitNanos > 0, paused, false);
+    if (granted > 1) {
+      leased = (int) Math.min(lease - 1, leased + granted - 1);
+      leaseExpiresNanos = nowNanos + LEASE_TTL_NANOS;
+    }
+    return waitNanos;
+  }
+
+  private synchronized long reserveLocally(long nowNanos, long maxPermitWait, long maxTotalWait) {
+    metrics.fallback();
+    if (local == null) {
+      local = new RateLimiter(localPolicy(fleet.localShare()), nowNanos);
+    }
+    if (paused) {
+      local.pauseUntil(pausedUntilNanos);
+    }
+    return local.reserve(nowNanos, maxPermitWait, maxTotalWait);
+  }
+
+  /** The fleet limit times {@code share}: a rate above zero and a burst of at least one. */
+  RateLimitPolicy localPolicy(double share) {
+    return limit.toBuilder()
+        .perSecond(limit.perSecond() * share)
+        .burst(Math.max(1, (int) Math.floor(limit.burst() * share)))
+        .build();
+  }
+
+  /** Records a pause deadline (a later one wins); a pause drops leased permits. */
+  private boolean notePause(long untilNanos) {
+    if (paused && untilNanos - pausedUntilNanos <= 0) {
+      return false;
+    }
+    paused = true;
+    pausedUntilNanos = untilNanos;
+    leased = 0;
+    return true;
+  }
+
+  private long pauseLeft(long nowNanos) {
+    if (paused && nowNanos - pausedUntilNanos >= 0) {
+      paused = false;
+    }
+    return paused ? pausedUntilNanos - nowNanos : 0;
+  }
+
+  /** An error of this route's script (not of the connection) is reported once, until it works. */
+  private void reportCallError(FleetUnavailableException e) {
+    if (e.kind() != FleetUnavailableException.Kind.ERROR) {
+      return;
+    }
+    synchronized (this) {
+      if (errorReported) {
+        return;
+      }
+      errorReported = true;
+    }
+    fleet.report(
+        "retry-agent: fleet: Redis answered the rate limit of route "
+            + route
+            + " with an error ("
+            + e.getMessage()
+            + "); this JVM limits the route to its own share meanwhile");
+  }
+
+  private static String micros(long nanos) {
+    return Long.toString(Math.max(0, nanos) / 1000);
+  }
+
+  private static String trim(double d) {
+    return d == Math.rint(d) ? Long.toString((long) d) : String.format("%.2f", d);
+  }
+}

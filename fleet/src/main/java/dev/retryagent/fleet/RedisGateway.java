@@ -1,0 +1,275 @@
+package dev.retryagent.fleet;
+
+import dev.retryagent.fleet.FleetUnavailableException.Kind;
+import dev.retryagent.observe.Sanitizer;
+import java.net.SocketTimeoutException;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import redis.clients.jedis.ClientSetInfoConfig;
+import redis.clients.jedis.DefaultJedisClientConfig;
+import redis.clients.jedis.HostAndPort;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.exceptions.JedisAccessControlException;
+import redis.clients.jedis.exceptions.JedisConnectionException;
+import redis.clients.jedis.exceptions.JedisDataException;
+import redis.clients.jedis.exceptions.JedisNoScriptException;
+
+/**
+ * The only class that knows the Redis client (Jedis): a small bounded set of blocking connections,
+ * each command bounded by the command timeout, each connect by the connect timeout. Swapping the
+ * client means rewriting this class alone.
+ *
+ * <p>Thread-safe. Every failure comes out as a {@link FleetUnavailableException} whose message
+ * holds neither the password nor the URL's user-info.
+ */
+final class RedisGateway implements AutoCloseable {
+  static final String CLIENT_NAME = "retry-agent-fleet";
+
+  private final RedisUrl url;
+  private final HostAndPort address;
+  private final JedisClientConfig config;
+  private final long commandTimeoutNanos;
+  private final int maxConnections;
+  private final Semaphore slots;
+  private final ConcurrentLinkedDeque<Jedis> idle = new ConcurrentLinkedDeque<>();
+  private final LongAdder scriptReloads = new LongAdder();
+  private volatile boolean closed;
+
+  RedisGateway(FleetSettings settings) {
+    this.url = settings.redis();
+    this.address = new HostAndPort(url.host(), url.port());
+    this.commandTimeoutNanos = settings.commandTimeout().toNanos();
+    this.maxConnections = settings.maxConnections();
+    this.slots = new Semaphore(maxConnections);
+    DefaultJedisClientConfig.Builder b =
+        DefaultJedisClientConfig.builder()
+            .connectionTimeoutMillis((int) settings.connectTimeout().toMillis())
+            .socketTimeoutMillis((int) settings.commandTimeout().toMillis())
+            .database(url.database())
+            .ssl(url.tls())
+            .clientName(CLIENT_NAME)
+            // CLIENT SETINFO costs two round trips per connection, and Redis before 7.2 refuses it.
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+    if (url.password() != null) {
+      b.password(url.password());
+    }
+    if (url.user() != null) {
+      b.user(url.user());
+    }
+    this.config = b.build();
+  }
+
+  /**
+   * Runs {@code script}: {@code EVALSHA} by its SHA-1, and {@code EVAL} (which caches it again)
+   * when Redis answers {@code NOSCRIPT} because its script cache was flushed or it restarted.
+   *
+   * @return the script's array reply (or single integer) as longs
+   */
+  long[] eval(Scripts.Script script, List<String> keys, List<String> args)
+      throws FleetUnavailableException {
+    Jedis jedis = borrow();
+    try {
+      Object reply;
+      try {
+        reply = jedis.evalsha(script.sha1, keys, args);
+      } catch (JedisNoScriptException e) {
+        scriptReloads.increment();
+        reply = jedis.eval(script.text, keys, args);
+      }
+      return longs(reply);
+    } catch (RuntimeException | LinkageError e) {
+      throw translate(e);
+    } finally {
+      giveBack(jedis);
+    }
+  }
+
+  /** One {@code PING}: opens a connection when none is idle, so it also checks the credentials. */
+  void ping() throws FleetUnavailableException {
+    Jedis jedis = borrow();
+    try {
+      jedis.ping();
+    } catch (RuntimeException | LinkageError e) {
+      throw translate(e);
+    } finally {
+      giveBack(jedis);
+    }
+  }
+
+  /**
+   * Opens connections until {@code count} are idle, so that callers after an outage find one ready
+   * rather than paying the connect themselves. Best effort.
+   */
+  void warmUp(int count) {
+    int target = Math.min(count, maxConnections);
+    while (!closed && idle.size() < target) {
+      try {
+        idle.offerLast(open());
+      } catch (FleetUnavailableException e) {
+        return;
+      }
+    }
+  }
+
+  /** Closes the idle connections: after an outage they may be dead, or paused mid-reply. */
+  void dropIdle() {
+    Jedis jedis;
+    while ((jedis = idle.pollFirst()) != null) {
+      closeQuietly(jedis);
+    }
+  }
+
+  /** How often Redis had lost a script (NOSCRIPT) and it was sent again. */
+  long scriptReloads() {
+    return scriptReloads.sum();
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    dropIdle();
+  }
+
+  private Jedis borrow() throws FleetUnavailableException {
+    if (closed) {
+      throw new FleetUnavailableException(Kind.UNREACHABLE, "the fleet connection is closed");
+    }
+    boolean got;
+    try {
+      got = slots.tryAcquire(commandTimeoutNanos, TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FleetUnavailableException(Kind.BUSY, "interrupted while waiting for Redis");
+    }
+    if (!got) {
+      throw new FleetUnavailableException(
+          Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
+    }
+    Jedis jedis = idle.pollFirst();
+    if (jedis != null) {
+      return jedis;
+    }
+    try {
+      return open();
+    } catch (FleetUnavailableException | RuntimeException | Error e) {
+      slots.release();
+      throw e;
+    }
+  }
+
+  private void giveBack(Jedis jedis) {
+    try {
+      // A connection that timed out may still receive the late reply: never reuse it.
+      if (closed || jedis.isBroken()) {
+        closeQuietly(jedis);
+      } else {
+        idle.offerFirst(jedis);
+      }
+    } finally {
+      slots.release();
+    }
+  }
+
+  private Jedis open() throws FleetUnavailableException {
+    try {
+      Jedis jedis = new Jedis(address, config);
+      // Jedis may connect lazily; connect now, where the connect timeout and the credentials
+      // are checked, rather than inside the first acquisition.
+      jedis.getConnection().connect();
+      return jedis;
+    } catch (RuntimeException | LinkageError e) {
+      throw translate(e);
+    }
+  }
+
+  private FleetUnavailableException translate(Throwable e) {
+    Kind kind = kindOf(e);
+    String message = Sanitizer.exception(rootOf(e), false, null);
+    // The server's own words never hold the password, but a client message might: be sure.
+    if (url.password() != null) {
+      message = message.replace(url.password(), "<redacted>");
+    }
+    if (url.user() != null) {
+      message = message.replace(url.user(), "<redacted>");
+    }
+    return new FleetUnavailableException(kind, message);
+  }
+
+  static Kind kindOf(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof JedisAccessControlException || isAuthError(t)) {
+        return Kind.AUTH;
+      }
+      if (t instanceof SocketTimeoutException) {
+        return Kind.TIMEOUT;
+      }
+    }
+    if (e instanceof JedisConnectionException) {
+      return Kind.UNREACHABLE;
+    }
+    return Kind.ERROR;
+  }
+
+  private static boolean isAuthError(Throwable t) {
+    if (!(t instanceof JedisDataException) || t.getMessage() == null) {
+      return false;
+    }
+    String m = t.getMessage();
+    // WRONGPASS: bad user or password; NOAUTH: a password is required and none was given;
+    // "ERR AUTH <password> called without any password configured": one was given, none is set.
+    return m.startsWith("WRONGPASS")
+        || m.startsWith("NOAUTH")
+        || m.startsWith("NOPERM")
+        || m.startsWith("ERR AUTH")
+        || m.contains("invalid password")
+        || m.contains("invalid username-password");
+  }
+
+  private static Throwable rootOf(Throwable e) {
+    // Jedis wraps socket errors ("Failed to connect to ..."), as a cause or, for each address a
+    // name resolved to, as suppressed exceptions: the innermost says what happened.
+    Throwable t = e;
+    for (int depth = 0; depth < 8 && t instanceof JedisConnectionException; depth++) {
+      Throwable next = t.getCause();
+      if (next == null && t.getSuppressed().length > 0) {
+        next = t.getSuppressed()[0];
+      }
+      if (next == null || next == t) {
+        break;
+      }
+      t = next;
+    }
+    return t;
+  }
+
+  private static long[] longs(Object reply) throws FleetUnavailableException {
+    if (reply instanceof Long) {
+      return new long[] {(Long) reply};
+    }
+    if (reply instanceof List) {
+      List<?> list = (List<?>) reply;
+      long[] values = new long[list.size()];
+      for (int i = 0; i < values.length; i++) {
+        Object v = list.get(i);
+        if (!(v instanceof Long)) {
+          throw new FleetUnavailableException(Kind.ERROR, "unexpected script reply " + v);
+        }
+        values[i] = (Long) v;
+      }
+      return values;
+    }
+    throw new FleetUnavailableException(Kind.ERROR, "unexpected script reply " + reply);
+  }
+
+  private static void closeQuietly(Jedis jedis) {
+    try {
+      jedis.close();
+    } catch (RuntimeException ignored) {
+      // a dead connection has nothing left to release
+    }
+  }
+}

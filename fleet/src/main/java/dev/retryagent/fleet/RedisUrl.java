@@ -1,0 +1,187 @@
+package dev.retryagent.fleet;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Locale;
+
+/**
+ * A {@code redis://} or {@code rediss://} (TLS) URL, as the IANA {@code redis} scheme writes it:
+ * {@code redis://[[user]:password@]host[:port][/database]}. A user-info without a colon is a
+ * password (the Redis 5 form, as Jedis reads it). User and password may be percent-encoded.
+ *
+ * <p>Neither {@link #toString()} nor any message of {@link #parse} ever contains the user-info:
+ * those strings go to logs. Immutable.
+ */
+public final class RedisUrl {
+  /** Redis's own default port. */
+  public static final int DEFAULT_PORT = 6379;
+
+  private final boolean tls;
+  private final String host;
+  private final int port;
+  private final String user;
+  private final String password;
+  private final int database;
+
+  private RedisUrl(boolean tls, String host, int port, String user, String password, int database) {
+    this.tls = tls;
+    this.host = host;
+    this.port = port;
+    this.user = user;
+    this.password = password;
+    this.database = database;
+  }
+
+  /**
+   * Parses {@code url}.
+   *
+   * @throws IllegalArgumentException naming what is wrong, without the user-info
+   */
+  public static RedisUrl parse(String url) {
+    if (url == null || url.trim().isEmpty()) {
+      throw new IllegalArgumentException("fleet.redis.url must be set");
+    }
+    String s = url.trim();
+    String lower = s.toLowerCase(Locale.ROOT);
+    boolean tls;
+    if (lower.startsWith("redis://")) {
+      tls = false;
+      s = s.substring("redis://".length());
+    } else if (lower.startsWith("rediss://")) {
+      tls = true;
+      s = s.substring("rediss://".length());
+    } else {
+      throw new IllegalArgumentException("fleet.redis.url must start with redis:// or rediss://");
+    }
+    // The last '@' ends the user-info: a password may hold an unencoded '@', a host never does.
+    int at = s.lastIndexOf('@');
+    String userInfo = at < 0 ? null : s.substring(0, at);
+    String rest = at < 0 ? s : s.substring(at + 1);
+    if (rest.indexOf('?') >= 0 || rest.indexOf('#') >= 0) {
+      throw new IllegalArgumentException(
+          "fleet.redis.url takes no query or fragment: redis://[[user]:password@]host[:port][/db]");
+    }
+    int slash = rest.indexOf('/');
+    String authority = slash < 0 ? rest : rest.substring(0, slash);
+    String path = slash < 0 ? "" : rest.substring(slash + 1);
+    String host;
+    String portText = null;
+    if (authority.startsWith("[")) {
+      int close = authority.indexOf(']');
+      if (close < 0) {
+        throw new IllegalArgumentException("fleet.redis.url has an unclosed IPv6 address");
+      }
+      host = authority.substring(1, close);
+      String after = authority.substring(close + 1);
+      if (after.startsWith(":")) {
+        portText = after.substring(1);
+      } else if (!after.isEmpty()) {
+        throw new IllegalArgumentException("fleet.redis.url has text after the IPv6 address");
+      }
+    } else {
+      int colon = authority.lastIndexOf(':');
+      host = colon < 0 ? authority : authority.substring(0, colon);
+      portText = colon < 0 ? null : authority.substring(colon + 1);
+    }
+    if (host.isEmpty()) {
+      throw new IllegalArgumentException("fleet.redis.url has no host");
+    }
+    int port = portText == null ? DEFAULT_PORT : number("port", portText, 1, 65535);
+    int database = path.isEmpty() ? 0 : number("database", path, 0, Integer.MAX_VALUE);
+    String user = null;
+    String password = null;
+    if (userInfo != null) {
+      int colon = userInfo.indexOf(':');
+      if (colon < 0) {
+        password = decode(userInfo);
+      } else {
+        user = colon == 0 ? null : decode(userInfo.substring(0, colon));
+        password = decode(userInfo.substring(colon + 1));
+      }
+      if (password != null && password.isEmpty()) {
+        password = null;
+      }
+    }
+    return new RedisUrl(tls, host, port, user, password, database);
+  }
+
+  /** True for {@code rediss://}. */
+  public boolean tls() {
+    return tls;
+  }
+
+  public String host() {
+    return host;
+  }
+
+  public int port() {
+    return port;
+  }
+
+  /** The ACL user, or null for Redis's {@code default} user. */
+  public String user() {
+    return user;
+  }
+
+  /** The password, or null. Never print it. */
+  public String password() {
+    return password;
+  }
+
+  /** The logical database number ({@code SELECT}), 0 by default. */
+  public int database() {
+    return database;
+  }
+
+  /** {@code redis://host:port[/db]}: safe to log, never with the user-info. */
+  @Override
+  public String toString() {
+    String h = host.indexOf(':') >= 0 ? "[" + host + "]" : host;
+    return (tls ? "rediss://" : "redis://")
+        + h
+        + ":"
+        + port
+        + (database == 0 ? "" : "/" + database);
+  }
+
+  private static int number(String what, String text, int min, int max) {
+    try {
+      int n = Integer.parseInt(text);
+      if (n >= min && n <= max) {
+        return n;
+      }
+    } catch (NumberFormatException ignored) {
+      // reported below, without the text when it could be part of a secret
+    }
+    throw new IllegalArgumentException(
+        "fleet.redis.url has an invalid " + what + " (" + min + ".." + max + ")");
+  }
+
+  /** Percent-decoding as in URIs ('+' stays '+', unlike form encoding). */
+  private static String decode(String text) {
+    if (text.indexOf('%') < 0) {
+      return text;
+    }
+    ByteArrayOutputStream out = new ByteArrayOutputStream(text.length());
+    int i = 0;
+    while (i < text.length()) {
+      if (text.charAt(i) == '%'
+          && i + 2 < text.length()
+          && hex(text.charAt(i + 1)) >= 0
+          && hex(text.charAt(i + 2)) >= 0) {
+        out.write(hex(text.charAt(i + 1)) * 16 + hex(text.charAt(i + 2)));
+        i += 3;
+      } else {
+        int cp = text.codePointAt(i);
+        byte[] bytes = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8);
+        out.write(bytes, 0, bytes.length);
+        i += Character.charCount(cp);
+      }
+    }
+    return new String(out.toByteArray(), StandardCharsets.UTF_8);
+  }
+
+  private static int hex(char c) {
+    return Character.digit(c, 16);
+  }
+}

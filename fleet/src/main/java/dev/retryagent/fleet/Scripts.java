@@ -1,0 +1,142 @@
+package dev.retryagent.fleet;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+
+/**
+ * The Lua scripts the fleet runs in Redis, each one atomic and one round trip. fleet/README.md
+ * explains them line by line. Times are microseconds of Redis's own clock ({@code TIME}), so the
+ * JVMs' clocks never matter. Kept in Java strings rather than resources: the agent may load these
+ * classes from the bootstrap path, where resources are not reliably found.
+ */
+final class Scripts {
+  private Scripts() {}
+
+  // Redis before 5 refuses writes after TIME unless the script asks for its effects to be
+  // replicated instead of its text; from 5 on that is the default, and 7 keeps the call as a no-op.
+  private static final String NOW =
+      "if redis.replicate_commands then pcall(redis.replicate_commands) end\n"
+          + "local clock = redis.call('TIME')\n"
+          + "local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])\n";
+
+  /**
+   * One acquisition, GCRA with reservations and leases.
+   *
+   * <pre>
+   * KEYS[1] the route's theoretical arrival time (TAT), µs     KEYS[2] the route's pause deadline, µs
+   * ARGV[1] emission interval T = 1e6 / perSecond, µs          ARGV[2] burst B
+   * ARGV[3] permits wanted (a lease; 1 = one)                  ARGV[4] longest wait for a permit, µs
+   * ARGV[5] longest wait in all, pause included, µs            ARGV[6] a pause this JVM knows of, µs
+   * returns {granted, wait µs, pause µs}; granted = 0 is a refusal and changes nothing
+   * </pre>
+   */
+  static final Script ACQUIRE =
+      new Script(
+          NOW
+              + "local interval = tonumber(ARGV[1])\n"
+              + "local burst = tonumber(ARGV[2])\n"
+              + "local wanted = tonumber(ARGV[3])\n"
+              + "local pause = tonumber(ARGV[6])\n"
+              + "local deadline = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
+              + "if deadline - now > pause then pause = deadline - now end\n"
+              + "if pause > tonumber(ARGV[5]) then\n"
+              + "  return {0, math.ceil(pause), math.ceil(pause)}\n"
+              + "end\n"
+              // A caller that waits out a pause starts when it ends, and takes its permit then.
+              + "local start = now + pause\n"
+              + "if pause > 0 then wanted = 1 end\n"
+              + "local tat = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+              + "if tat < start then tat = start end\n"
+              // Permits that conform at start: each moves the TAT on by T, and one conforms while
+              // the TAT stays within B * T of start. The epsilon absorbs float rounding of the sum.
+              + "local room = math.floor((start + burst * interval - tat) / interval + 1e-9)\n"
+              + "local granted = 1\n"
+              + "local wait = pause\n"
+              + "if room >= 1 then\n"
+              + "  granted = math.min(room, wanted)\n"
+              + "  tat = tat + granted * interval\n"
+              + "else\n"
+              + "  tat = tat + interval\n"
+              + "  local permit_wait = tat - burst * interval - start\n"
+              + "  if permit_wait > tonumber(ARGV[4]) or pause + permit_wait > tonumber(ARGV[5]) then\n"
+              + "    return {0, math.ceil(pause + permit_wait), math.ceil(pause)}\n"
+              + "  end\n"
+              + "  wait = pause + permit_wait\n"
+              + "end\n"
+              // Once the TAT is past, the state equals a fresh one: the key may go then.
+              + "redis.call('SET', KEYS[1], string.format('%.17g', tat),"
+              + " 'PX', math.ceil((tat - now) / 1000) + 1)\n"
+              + "return {granted, math.ceil(wait), math.ceil(pause)}\n");
+
+  /**
+   * A fleet-wide pause after a 429, extend-only.
+   *
+   * <pre>
+   * KEYS[1] the route's pause deadline, µs
+   * ARGV[1] pause asked for, µs                     ARGV[2] longest pause allowed (retryAfter.max), µs
+   * returns {1 if this call moved the deadline, else 0; µs left of the pause}
+   * </pre>
+   */
+  static final Script PAUSE =
+      new Script(
+          NOW
+              + "local wanted = now + math.min(tonumber(ARGV[1]), tonumber(ARGV[2]))\n"
+              + "local deadline = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+              + "if wanted > deadline then\n"
+              + "  redis.call('SET', KEYS[1], string.format('%.17g', wanted),"
+              + " 'PX', math.ceil((wanted - now) / 1000) + 1)\n"
+              + "  return {1, math.ceil(wanted - now)}\n"
+              + "end\n"
+              + "return {0, math.ceil(math.max(0, deadline - now))}\n");
+
+  /**
+   * A heartbeat: the live instances are the members of one sorted set scored by their last beat, so
+   * counting them is one ZCARD (a key per instance would need a SCAN of the key space).
+   *
+   * <pre>
+   * KEYS[1] &lt;keyPrefix&gt;:instances
+   * ARGV[1] this instance's id      ARGV[2] time to live, ms      ARGV[3] '1' to beat, '0' to leave
+   * returns the number of live instances
+   * </pre>
+   */
+  static final Script HEARTBEAT =
+      new Script(
+          NOW
+              + "local now_ms = math.floor(now / 1000)\n"
+              + "local ttl = tonumber(ARGV[2])\n"
+              + "redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now_ms - ttl)\n"
+              + "if ARGV[3] == '1' then\n"
+              + "  redis.call('ZADD', KEYS[1], now_ms, ARGV[1])\n"
+              + "  redis.call('PEXPIRE', KEYS[1], ttl)\n"
+              + "else\n"
+              + "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
+              + "end\n"
+              + "return redis.call('ZCARD', KEYS[1])\n");
+
+  /** A script and the SHA-1 Redis names it by in its script cache ({@code EVALSHA}). */
+  static final class Script {
+    final String text;
+    final String sha1;
+
+    Script(String text) {
+      this.text = text;
+      this.sha1 = sha1(text);
+    }
+  }
+
+  /** Lower-case hex SHA-1, as Redis computes it for {@code SCRIPT LOAD}. */
+  static String sha1(String script) {
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-1").digest(script.getBytes(StandardCharsets.UTF_8));
+      StringBuilder hex = new StringBuilder(40);
+      for (byte b : digest) {
+        hex.append(Character.forDigit((b >> 4) & 0xf, 16)).append(Character.forDigit(b & 0xf, 16));
+      }
+      return hex.toString();
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("SHA-1 is required of every JVM", e);
+    }
+  }
+}

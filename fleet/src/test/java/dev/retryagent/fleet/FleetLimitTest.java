@@ -1,0 +1,177 @@
+package dev.retryagent.fleet;
+
+import static dev.retryagent.fleet.TestFleet.limit;
+import static dev.retryagent.fleet.TestFleet.settings;
+import static dev.retryagent.fleet.TestFleet.startUp;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.Clock;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+
+/** One JVM's fleet limit against a real Redis: the GCRA, refusals, keys, leases. */
+@Timeout(60)
+class FleetLimitTest {
+  private static final long MS = 1_000_000L;
+  private static final long LONG_WAIT = 30_000 * MS;
+  private static final AtomicInteger PREFIXES = new AtomicInteger();
+
+  private static RedisServerProcess redis;
+  private final TestFleet.Lines log = new TestFleet.Lines();
+  private FleetConnection fleet;
+
+  @BeforeAll
+  static void startRedis() throws Exception {
+    redis = RedisServerProcess.start();
+  }
+
+  @AfterAll
+  static void stopRedis() throws Exception {
+    redis.close();
+  }
+
+  @AfterEach
+  void closeFleet() {
+    if (fleet != null) {
+      fleet.close();
+    }
+  }
+
+  private FleetRateLimiter limiter(double perSecond, int burst, int lease, Clock clock) {
+    fleet =
+        startUp(
+            settings(redis.url())
+                .keyPrefix("limit-" + PREFIXES.incrementAndGet())
+                .leasePermits(lease)
+                .build(),
+            clock,
+            log);
+    return fleet.limiter("llm", limit(perSecond, burst), Duration.ofSeconds(60));
+  }
+
+  @Test
+  void grantsTheBurstAtOnceThenReservesPermitsOneIntervalApart() {
+    FleetRateLimiter limiter = limiter(10, 3, 1, Clock.SYSTEM);
+
+    long[] waits = new long[6];
+    for (int i = 0; i < waits.length; i++) {
+      waits[i] = limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    }
+
+    assertThat(waits[0]).isZero();
+    assertThat(waits[1]).isZero();
+    assertThat(waits[2]).isZero();
+    // Permits 4, 5, 6 are reserved 100 ms apart, by Redis's clock (less the ms between calls).
+    assertThat(waits[3]).isBetween(50 * MS, 100 * MS);
+    assertThat(waits[4] - waits[3]).isBetween(70 * MS, 100 * MS);
+    assertThat(waits[5] - waits[4]).isBetween(70 * MS, 100 * MS);
+    assertThat(limiter.metrics().granted()).isEqualTo(6);
+    assertThat(limiter.metrics().waited()).isEqualTo(3);
+    assertThat(limiter.metrics().fallbacks()).isZero();
+  }
+
+  @Test
+  void refusesAPermitFurtherAwayThanMaxWaitAndSpendsNothingOnIt() {
+    FleetRateLimiter limiter = limiter(1, 1, 1, Clock.SYSTEM);
+
+    long first = limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    long refused = limiter.reserve(System.nanoTime(), 100 * MS, LONG_WAIT);
+    long next = limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(first).isZero();
+    assertThat(refused).isEqualTo(FleetRateLimiter.REJECTED);
+    // Had the refusal taken a permit, the next one would be two seconds away.
+    assertThat(next).isBetween(700 * MS, 1000 * MS);
+    assertThat(limiter.metrics().refused()).isEqualTo(1);
+    assertThat(limiter.metrics().granted()).isEqualTo(2);
+  }
+
+  @Test
+  void refusesWhenThePermitComesAfterTheCallersDeadline() {
+    FleetRateLimiter limiter = limiter(1, 1, 1, Clock.SYSTEM);
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    long wait = limiter.reserve(System.nanoTime(), LONG_WAIT, 300 * MS);
+
+    assertThat(wait).isEqualTo(FleetRateLimiter.REJECTED);
+  }
+
+  @Test
+  void keepsItsStateUnderKeyPrefixAndRouteWithExpiries() {
+    FleetRateLimiter limiter = limiter(10, 5, 1, Clock.SYSTEM);
+    String prefix = fleet.settings().keyPrefix();
+
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    limiter.pauseFor(System.nanoTime(), 2_000 * MS);
+
+    try (Jedis admin = redis.admin()) {
+      assertThat(admin.pttl(prefix + ":llm:gcra")).isBetween(1L, 1_000L);
+      assertThat(admin.pttl(prefix + ":llm:pause")).isBetween(1_000L, 2_001L);
+      assertThat(admin.zrange(prefix + ":instances", 0, -1)).containsExactly(fleet.instanceId());
+      assertThat(admin.pttl(prefix + ":instances")).isPositive();
+    }
+  }
+
+  @Test
+  void aLeaseServesTheNextPermitsWithoutARoundTrip() {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetRateLimiter limiter = limiter(100, 20, 5, clock);
+
+    for (int i = 0; i < 5; i++) {
+      assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+    }
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(1);
+    assertThat(limiter.metrics().leased()).isEqualTo(4);
+
+    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(2);
+  }
+
+  @Test
+  void aLeaseExpiresAfterOneSecondOfThisJvmsTime() {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetRateLimiter limiter = limiter(100, 20, 5, clock);
+    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    clock.advance(Duration.ofMillis(1_001));
+    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(2);
+    assertThat(limiter.metrics().leased()).isZero();
+  }
+
+  @Test
+  void aPauseDropsTheLeaseSoNoLeasedPermitSkipsIt() {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetRateLimiter limiter = limiter(100, 20, 5, clock);
+    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    limiter.pauseFor(clock.nanoTime(), 1_000 * MS);
+    long wait = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(wait).isBetween(900 * MS, 1_000 * MS);
+    assertThat(limiter.metrics().leased()).isZero();
+    assertThat(limiter.metrics().pausesHonoured()).isEqualTo(1);
+  }
+
+  @Test
+  void noLeaseWhileTheBucketHasFewerPermitsThanTheLease() {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetRateLimiter limiter = limiter(1, 20, 5, clock);
+    // 4 leases of 5 empty the burst of 20; the next permit is a lone reservation.
+    for (int i = 0; i < 20; i++) {
+      assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+    }
+    long wait = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(5);
+    assertThat(wait).isBetween(500 * MS, 1_000 * MS);
+    assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isGreaterThan(wait);
+  }
+}

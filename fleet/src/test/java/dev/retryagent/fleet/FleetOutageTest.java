@@ -1,0 +1,296 @@
+package dev.retryagent.fleet;
+
+import static dev.retryagent.fleet.TestFleet.UP_TIMEOUT;
+import static dev.retryagent.fleet.TestFleet.limit;
+import static dev.retryagent.fleet.TestFleet.outageSettings;
+import static dev.retryagent.fleet.TestFleet.settings;
+import static dev.retryagent.fleet.TestFleet.startUp;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.Jedis;
+import redis.clients.jedis.args.ClientPauseMode;
+
+/**
+ * Redis is a dependency of the fleet, never of the host: paused, killed, restarted or flushed,
+ * acquisitions go on (at the local share, within the command timeout) and the fleet comes back by
+ * itself.
+ */
+@Timeout(90)
+class FleetOutageTest {
+  private static final long MS = 1_000_000L;
+  private static final long LONG_WAIT = 30_000 * MS;
+
+  /** The command timeout is 50 ms; this is what a slow machine may add to it. */
+  private static final long WITHIN_COMMAND_TIMEOUT = 500 * MS;
+
+  private static final AtomicInteger PREFIXES = new AtomicInteger();
+  private static RedisServerProcess redis;
+  private final TestFleet.Lines log = new TestFleet.Lines();
+  private FleetConnection fleet;
+
+  @BeforeAll
+  static void startRedis() throws Exception {
+    redis = RedisServerProcess.start();
+  }
+
+  @AfterAll
+  static void stopRedis() throws Exception {
+    redis.close();
+  }
+
+  @AfterEach
+  void closeFleet() {
+    if (fleet != null) {
+      fleet.close();
+    }
+  }
+
+  private FleetSettings.Builder fleetSettings() {
+    return outageSettings(redis.url()).keyPrefix("outage-" + PREFIXES.incrementAndGet());
+  }
+
+  /** For what is not about an outage: no 50 ms timeout a loaded machine could miss. */
+  private FleetSettings.Builder steadySettings() {
+    return settings(redis.url()).keyPrefix("outage-" + PREFIXES.incrementAndGet());
+  }
+
+  @Test
+  void startNeverWaitsForRedisAndLimitsLocallyUntilItAnswers() {
+    try (Jedis admin = redis.admin()) {
+      admin.clientPause(1_500, ClientPauseMode.ALL);
+    }
+    long before = System.nanoTime();
+    fleet = FleetConnection.start(fleetSettings().build(), Clock.SYSTEM, log);
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 40), Duration.ofSeconds(60));
+    long wait = limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    long took = System.nanoTime() - before;
+
+    assertThat(fleet.isUp()).isFalse();
+    assertThat(wait).isZero();
+    assertThat(took).isLessThan(WITHIN_COMMAND_TIMEOUT);
+    assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
+    assertThat(limiter.metrics().redisCalls()).isZero();
+
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(1);
+    assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
+  }
+
+  @Test
+  void whileRedisIsPausedAcquisitionsGoOnAtTheLocalShareWithinTheCommandTimeout() {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    fleet = startUp(fleetSettings().build(), clock, log);
+    // 25% of 100/s with a burst of 40 is 25/s with a burst of 10.
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 40), Duration.ofSeconds(60));
+    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    try (Jedis admin = redis.admin()) {
+      admin.clientPause(2_000, ClientPauseMode.ALL);
+    }
+    long[] waits = new long[12];
+    long slowest = 0;
+    for (int i = 0; i < waits.length; i++) {
+      long start = System.nanoTime();
+      waits[i] = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+      slowest = Math.max(slowest, System.nanoTime() - start);
+    }
+
+    assertThat(slowest).isLessThan(WITHIN_COMMAND_TIMEOUT);
+    assertThat(fleet.state()).isEqualTo(FleetConnection.State.DOWN);
+    assertThat(limiter.metrics().fallbacks()).isEqualTo(12);
+    assertThat(waits).startsWith(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
+    assertThat(waits[10]).isEqualTo(40 * MS);
+    assertThat(waits[11]).isEqualTo(80 * MS);
+    assertThat(log.count("is unreachable")).isEqualTo(1);
+    assertThat(log.lines.get(0)).contains("(25% of each limit)", redis.url());
+
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    long calls = limiter.metrics().redisCalls();
+    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(calls + 1);
+    assertThat(limiter.metrics().fallbacks()).isEqualTo(12);
+    assertThat(log.count("is unreachable")).isEqualTo(1);
+    assertThat(log.count("answers again")).isEqualTo(1);
+    assertThat(fleet.outages()).isEqualTo(1);
+  }
+
+  @Test
+  void redisKilledAndRestartedMidRunFailsNoAcquisitionAndTheFleetResumes() throws Exception {
+    fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(200, 20), Duration.ofSeconds(60));
+    Load load = new Load(limiter);
+    load.thread.start();
+    try {
+      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().granted() > 20);
+
+      redis.kill();
+      await().atMost(UP_TIMEOUT).until(() -> fleet.state() == FleetConnection.State.DOWN);
+      long fallbacks = limiter.metrics().fallbacks();
+      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().fallbacks() > fallbacks + 20);
+
+      redis.restart();
+      await().atMost(UP_TIMEOUT).until(fleet::isUp);
+      long granted = limiter.metrics().granted();
+      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().granted() > granted + 20);
+    } finally {
+      load.stop();
+    }
+
+    assertThat(load.errors).isEmpty();
+    assertThat(load.refused.get()).isZero();
+    assertThat(load.slowest.get()).isLessThan(WITHIN_COMMAND_TIMEOUT);
+    assertThat(log.count("is unreachable")).isEqualTo(1);
+    assertThat(log.count("answers again")).isEqualTo(1);
+    assertThat(fleet.outages()).isEqualTo(1);
+  }
+
+  @Test
+  void anIdleJvmNoticesTheOutageByItsHeartbeat() throws Exception {
+    fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
+    try {
+      redis.kill();
+      await().atMost(UP_TIMEOUT).until(() -> fleet.state() == FleetConnection.State.DOWN);
+      assertThat(log.count("is unreachable")).isEqualTo(1);
+    } finally {
+      redis.restart();
+    }
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+  }
+
+  @Test
+  void withoutRedisEachJvmTakesOneOverTheLiveInstancesLastSeenWhenSoConfigured() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetSettings shared = fleetSettings().fallbackPerLiveInstance(true).build();
+    fleet = startUp(shared, clock, log);
+    try (FleetConnection other = startUp(shared, clock, log)) {
+      await().atMost(UP_TIMEOUT).until(() -> fleet.liveInstances() == 2);
+      FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 10), Duration.ofSeconds(60));
+      try {
+        redis.kill();
+        await().atMost(UP_TIMEOUT).until(() -> fleet.state() == FleetConnection.State.DOWN);
+
+        // Half of 100/s with a burst of 10: 50/s, a burst of 5.
+        long[] waits = new long[7];
+        for (int i = 0; i < waits.length; i++) {
+          waits[i] = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+        }
+        assertThat(waits).containsExactly(0, 0, 0, 0, 0, 20 * MS, 40 * MS);
+        assertThat(limiter.describe()).contains("this JVM limits itself to 50/s");
+        assertThat(log.lines.get(0)).contains("1/2, the live instances last seen");
+      } finally {
+        redis.restart();
+      }
+      await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    }
+  }
+
+  @Test
+  void aFlushedScriptCacheIsLoadedAgainWithoutAFallback() {
+    fleet = startUp(steadySettings().build(), Clock.SYSTEM, log);
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 40), Duration.ofSeconds(60));
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    long reloads = fleet.scriptReloads();
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(fleet.scriptReloads()).isEqualTo(reloads);
+
+    try (Jedis admin = redis.admin()) {
+      admin.scriptFlush();
+    }
+    long wait = limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(wait).isZero();
+    assertThat(fleet.scriptReloads()).isEqualTo(reloads + 1);
+    assertThat(limiter.metrics().fallbacks()).isZero();
+    assertThat(limiter.metrics().granted()).isEqualTo(3);
+    assertThat(fleet.isUp()).isTrue();
+    assertThat(log.lines).isEmpty();
+  }
+
+  @Test
+  void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
+    fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
+
+    Thread thread = fleetThread();
+    assertThat(thread.isDaemon()).isTrue();
+    assertThat(thread.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader());
+
+    fleet.close();
+    await().atMost(UP_TIMEOUT).until(() -> !thread.isAlive());
+    assertThat(fleet.state()).isEqualTo(FleetConnection.State.CLOSED);
+  }
+
+  @Test
+  void closingLeavesTheLiveCountAtOnce() {
+    FleetSettings shared = fleetSettings().build();
+    fleet = startUp(shared, Clock.SYSTEM, log);
+    FleetConnection other = startUp(shared, Clock.SYSTEM, log);
+    await().atMost(UP_TIMEOUT).until(() -> fleet.liveInstances() == 2);
+
+    other.close();
+
+    try (Jedis admin = redis.admin()) {
+      assertThat(admin.zrange(shared.keyPrefix() + ":instances", 0, -1))
+          .containsExactly(fleet.instanceId());
+    }
+    await().atMost(UP_TIMEOUT).until(() -> fleet.liveInstances() == 1);
+  }
+
+  private static Thread fleetThread() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().equals(FleetConnection.THREAD_NAME))
+        .findFirst()
+        .orElseThrow(AssertionError::new);
+  }
+
+  /** One application thread: acquire, wait what it says, acquire again. */
+  private static final class Load implements Runnable {
+    final Thread thread = new Thread(this, "load");
+    final FleetRateLimiter limiter;
+    final List<Throwable> errors = new CopyOnWriteArrayList<>();
+    final AtomicInteger refused = new AtomicInteger();
+    final AtomicLong slowest = new AtomicLong();
+    final AtomicBoolean running = new AtomicBoolean(true);
+
+    Load(FleetRateLimiter limiter) {
+      this.limiter = limiter;
+    }
+
+    @Override
+    public void run() {
+      while (running.get()) {
+        try {
+          long start = System.nanoTime();
+          long wait = limiter.reserve(start, LONG_WAIT, LONG_WAIT);
+          slowest.accumulateAndGet(System.nanoTime() - start, Math::max);
+          if (wait == FleetRateLimiter.REJECTED) {
+            refused.incrementAndGet();
+          } else {
+            LockSupport.parkNanos(wait);
+          }
+        } catch (Throwable t) {
+          errors.add(t);
+        }
+      }
+    }
+
+    void stop() throws InterruptedException {
+      running.set(false);
+      thread.join(10_000);
+    }
+  }
+}

@@ -1,0 +1,88 @@
+package dev.retryagent.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+class RedisUrlTest {
+  @Test
+  void readsHostPortAndDefaults() {
+    RedisUrl url = RedisUrl.parse("redis://cache.internal");
+
+    assertThat(url.host()).isEqualTo("cache.internal");
+    assertThat(url.port()).isEqualTo(6379);
+    assertThat(url.tls()).isFalse();
+    assertThat(url.user()).isNull();
+    assertThat(url.password()).isNull();
+    assertThat(url.database()).isZero();
+  }
+
+  @Test
+  void readsTlsUserPasswordAndDatabase() {
+    RedisUrl url = RedisUrl.parse("rediss://svc:pa55@cache.internal:6380/3");
+
+    assertThat(url.tls()).isTrue();
+    assertThat(url.user()).isEqualTo("svc");
+    assertThat(url.password()).isEqualTo("pa55");
+    assertThat(url.port()).isEqualTo(6380);
+    assertThat(url.database()).isEqualTo(3);
+  }
+
+  @Test
+  void aPasswordAloneIsForTheDefaultUserWithOrWithoutTheColon() {
+    assertThat(RedisUrl.parse("redis://:pw@h").password()).isEqualTo("pw");
+    assertThat(RedisUrl.parse("redis://:pw@h").user()).isNull();
+    assertThat(RedisUrl.parse("redis://pw@h").password()).isEqualTo("pw");
+    assertThat(RedisUrl.parse("redis://pw@h").user()).isNull();
+  }
+
+  @Test
+  void decodesPercentEncodingButKeepsPlus() {
+    RedisUrl url = RedisUrl.parse("redis://us%3Aer:a%40b%2Fc+d%25@h");
+
+    assertThat(url.user()).isEqualTo("us:er");
+    assertThat(url.password()).isEqualTo("a@b/c+d%");
+  }
+
+  @Test
+  void theLastAtSignEndsTheUserInfo() {
+    RedisUrl url = RedisUrl.parse("redis://u:p@ss@h:1");
+
+    assertThat(url.password()).isEqualTo("p@ss");
+    assertThat(url.host()).isEqualTo("h");
+  }
+
+  @Test
+  void readsIpv6Hosts() {
+    RedisUrl url = RedisUrl.parse("redis://[::1]:7000");
+
+    assertThat(url.host()).isEqualTo("::1");
+    assertThat(url.port()).isEqualTo(7000);
+    assertThat(url).hasToString("redis://[::1]:7000");
+  }
+
+  @Test
+  void printsWithoutTheUserInfo() {
+    assertThat(RedisUrl.parse("rediss://svc:topsecret@h:6380/2")).hasToString("rediss://h:6380/2");
+  }
+
+  @Test
+  void errorsNameTheProblemWithoutTheSecret() {
+    assertThatThrownBy(() -> RedisUrl.parse("http://u:topsecret@h"))
+        .hasMessageContaining("redis:// or rediss://")
+        .hasMessageNotContaining("topsecret");
+    assertThatThrownBy(() -> RedisUrl.parse("redis://u:topsecret@h:notaport"))
+        .hasMessageContaining("invalid port")
+        .hasMessageNotContaining("topsecret");
+    assertThatThrownBy(() -> RedisUrl.parse("redis://u:topsecret@h/x"))
+        .hasMessageContaining("invalid database")
+        .hasMessageNotContaining("topsecret");
+    assertThatThrownBy(() -> RedisUrl.parse("redis://u:topsecret@h?timeout=1"))
+        .hasMessageContaining("no query")
+        .hasMessageNotContaining("topsecret");
+    assertThatThrownBy(() -> RedisUrl.parse("redis://u:topsecret@"))
+        .hasMessageContaining("no host");
+    assertThatThrownBy(() -> RedisUrl.parse(" ")).hasMessageContaining("must be set");
+  }
+}

@@ -1,0 +1,37 @@
+package dev.retryagent.fleet;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.Clock;
+import dev.retryagent.observe.Sinks;
+import java.time.Duration;
+
+/**
+ * Forked by {@link FleetTlsTest}, whose trust store is a JVM-wide setting: joins the fleet at the
+ * {@code rediss://} URL given, waits until it is up or has failed twice, acquires once and prints
+ * what happened. Log lines go to stderr.
+ */
+public final class TlsProbe {
+  private TlsProbe() {}
+
+  public static void main(String[] args) throws Exception {
+    try (FleetConnection fleet =
+        FleetConnection.start(TestFleet.settings(args[0]).build(), Clock.SYSTEM, Sinks.stderr())) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> fleet.isUp() || fleet.failedConnects() >= 2);
+      FleetRateLimiter limiter =
+          fleet.limiter("llm", TestFleet.limit(10, 5), Duration.ofSeconds(60));
+      long wait = limiter.reserve(System.nanoTime(), 0, 0);
+      System.out.println(
+          "state="
+              + fleet.state()
+              + " wait="
+              + wait
+              + " redisCalls="
+              + limiter.metrics().redisCalls()
+              + " fallbacks="
+              + limiter.metrics().fallbacks());
+    }
+  }
+}
