@@ -200,7 +200,7 @@ class DifferentialIT {
   }
 
   private static void check(Verdict v) {
-    String account = v.combination() + ": " + v.cell() + "\n" + v.detail();
+    String account = v.check() + " on " + v.combination() + ": " + v.cell() + "\n" + v.detail();
     if (!v.unexplained().isEmpty()) {
       throw new AssertionFailedError(account);
     }
