@@ -52,6 +52,11 @@ public final class CountingServer implements AutoCloseable {
   private final AtomicInteger connections = new AtomicInteger();
   private final CountDownLatch closed = new CountDownLatch(1);
   private volatile Reply defaultReply = Reply.ok("ok");
+  private volatile boolean readBodies = true;
+  private volatile java.util.function.Predicate<RecordedRequest> admits = r -> true;
+  private int strays;
+
+  private static final Reply STRAY = Reply.status(421).withHeader("Connection", "close");
 
   private CountingServer(ServerSocket serverSocket) {
     this.serverSocket = serverSocket;
@@ -93,6 +98,31 @@ public final class CountingServer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * From now on, a request is recorded (with an empty body) and answered once its head is read, and
+   * its body is left unread: with {@link Reply#hang()}, a client that sends a body larger than the
+   * socket buffers stalls in its write (a write timeout).
+   */
+  public CountingServer leaveBodiesUnread() {
+    readBodies = false;
+    return this;
+  }
+
+  /**
+   * From now on, only requests that {@code admit} accepts are recorded, counted and answered from
+   * the script; any other (a stray request, say a late retry of another process's to a port this
+   * server now has) is answered 421 and only counted as a {@link #strayCount() stray}.
+   */
+  public CountingServer admitOnly(java.util.function.Predicate<RecordedRequest> admit) {
+    admits = admit;
+    return this;
+  }
+
+  /** Requests that {@link #admitOnly} turned away. */
+  public synchronized int strayCount() {
+    return strays;
+  }
+
   /** Requests fully read so far. */
   public synchronized int requestCount() {
     return requests.size();
@@ -109,6 +139,10 @@ public final class CountingServer implements AutoCloseable {
   }
 
   private synchronized Reply record(RecordedRequest request) {
+    if (!admits.test(request)) {
+      strays++;
+      return STRAY;
+    }
     requests.add(request);
     Reply next = script.poll();
     return next == null ? defaultReply : next;
@@ -132,7 +166,7 @@ public final class CountingServer implements AutoCloseable {
       InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
       OutputStream out = socket.getOutputStream();
       while (true) {
-        RecordedRequest request = readRequest(in, connection);
+        RecordedRequest request = readRequest(in, connection, readBodies);
         if (request == null) {
           return; // client closed the connection
         }
@@ -149,6 +183,9 @@ public final class CountingServer implements AutoCloseable {
             return;
           case HANG:
             closed.await();
+            return;
+          case UPGRADE:
+            acceptWebSocket(in, out, request);
             return;
           default:
             write(out, request, reply);
@@ -184,6 +221,34 @@ public final class CountingServer implements AutoCloseable {
     out.flush();
   }
 
+  /** RFC 6455 section 4.2.2: the accept value is base64(SHA-1(key + this GUID)). */
+  private static final String WEBSOCKET_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+  private static void acceptWebSocket(InputStream in, OutputStream out, RecordedRequest request)
+      throws IOException {
+    String key = String.valueOf(request.header("sec-websocket-key"));
+    String accept;
+    try {
+      byte[] sha1 =
+          java.security.MessageDigest.getInstance("SHA-1")
+              .digest((key + WEBSOCKET_GUID).getBytes(StandardCharsets.ISO_8859_1));
+      accept = java.util.Base64.getEncoder().encodeToString(sha1);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+    String head =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            + "Sec-WebSocket-Accept: "
+            + accept
+            + "\r\n\r\n";
+    out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+    out.flush();
+    byte[] drop = new byte[1024];
+    while (in.read(drop) != -1) {
+      // frames are not answered; the client ends the connection
+    }
+  }
+
   private static String reason(int status) {
     switch (status) {
       case 200:
@@ -204,7 +269,8 @@ public final class CountingServer implements AutoCloseable {
   }
 
   /** Reads one request, or returns null at a clean end of stream before it started. */
-  private static RecordedRequest readRequest(InputStream in, int connection) throws IOException {
+  private static RecordedRequest readRequest(InputStream in, int connection, boolean readBody)
+      throws IOException {
     String requestLine = readLine(in);
     if (requestLine == null) {
       return null;
@@ -226,7 +292,9 @@ public final class CountingServer implements AutoCloseable {
     byte[] body;
     List<String> encoding = headers.get("transfer-encoding");
     List<String> length = headers.get("content-length");
-    if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
+    if (!readBody) {
+      body = new byte[0];
+    } else if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
       body = readChunked(in);
     } else if (length != null) {
       body = readExactly(in, Integer.parseInt(length.get(0)));

@@ -121,6 +121,41 @@ class CountingServerTest {
   }
 
   @Test
+  void aWebSocketHandshakeIsAcceptedAndCounted() throws Exception {
+    server.enqueue(Reply.webSocketAccept());
+
+    java.net.http.WebSocket socket =
+        client
+            .newWebSocketBuilder()
+            .buildAsync(
+                java.net.URI.create("ws://127.0.0.1:" + server.port() + "/ws"),
+                new java.net.http.WebSocket.Listener() {})
+            .get(10, java.util.concurrent.TimeUnit.SECONDS);
+    socket.abort();
+
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.requests().get(0).header("upgrade")).isEqualToIgnoringCase("websocket");
+  }
+
+  @Test
+  void aRequestIsAnsweredWithItsBodyLeftUnreadWhenAsked() throws Exception {
+    server.leaveBodiesUnread().setDefaultReply(Reply.status(204));
+
+    assertThat(post("/unread").statusCode()).isEqualTo(204);
+    assertThat(server.requests()).extracting(RecordedRequest::bodyText).containsExactly("");
+  }
+
+  @Test
+  void aRequestItDoesNotAdmitIsTurnedAwayWithoutTakingAScriptedReply() throws Exception {
+    server.admitOnly(r -> r.target().startsWith("/mine")).enqueue(Reply.status(503));
+
+    assertThat(get("/stray").statusCode()).isEqualTo(421);
+    assertThat(get("/mine").statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.strayCount()).isEqualTo(1);
+  }
+
+  @Test
   void theServerOnlyListensOnLoopback() {
     assertThat(server.uri("/").getHost()).isEqualTo("127.0.0.1");
   }

@@ -22,7 +22,13 @@ public final class Reply {
     /**
      * The request is read and never answered; the connection stays open until the server closes.
      */
-    HANG
+    HANG,
+    /**
+     * A WebSocket opening handshake is accepted ({@code 101 Switching Protocols} with the {@code
+     * Sec-WebSocket-Accept} the request's key asks for); then whatever the client sends is read and
+     * dropped until it closes the connection.
+     */
+    UPGRADE
   }
 
   private final Kind kind;
@@ -66,6 +72,11 @@ public final class Reply {
   /** Reads the request and never answers (the client's timeout decides). */
   public static Reply hang() {
     return new Reply(Kind.HANG, 0, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /** Accepts a WebSocket opening handshake and holds the connection open (no frames are sent). */
+  public static Reply webSocketAccept() {
+    return new Reply(Kind.UPGRADE, 101, List.of(), new byte[0], Duration.ZERO);
   }
 
   /** Adds a response header. */

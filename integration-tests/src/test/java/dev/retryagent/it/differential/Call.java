@@ -1,0 +1,93 @@
+package dev.retryagent.it.differential;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one call of the application's (in the forked JVM): prepares it with the driver, starts it on
+ * a new thread {@code app-caller}, cancels or interrupts it from a thread {@code app-canceller}
+ * when the action says so, and waits for the first report, at most the action's bound.
+ */
+final class Call {
+  /** What the application saw. */
+  record Seen(String outcome, String thread, long millis, String more) {}
+
+  private Call() {}
+
+  static Seen run(Driver driver, DiffApp.Item item) {
+    Action a = item.action();
+    try {
+      Driver.Exchange exchange = driver.prepare(item.api(), a, item.url());
+      Delivery delivery = new Delivery();
+      long[] start = new long[1];
+      CountDownLatch started = new CountDownLatch(1);
+      Thread caller =
+          new Thread(
+              () -> {
+                if (a.cancelAt() == Action.BEFORE && a.cancel() == Action.Cancel.INTERRUPT) {
+                  Thread.currentThread().interrupt();
+                } else if (a.cancelAt() == Action.BEFORE && a.cancel() != Action.Cancel.NONE) {
+                  exchange.cancel(a.cancel());
+                }
+                start[0] = System.nanoTime();
+                started.countDown();
+                try {
+                  exchange.start(delivery);
+                } catch (Throwable t) {
+                  delivery.failed(t);
+                }
+              },
+              "app-caller");
+      caller.setDaemon(true);
+      caller.setContextClassLoader(DiffApp.APP_LOADER);
+      caller.start();
+      started.await();
+      if (a.cancel() != Action.Cancel.NONE && a.cancelAt() != Action.BEFORE) {
+        cancelLater(a, exchange, caller, start[0]);
+      }
+      long deadline = start[0] + TimeUnit.MILLISECONDS.toNanos(a.bound());
+      if (!delivery.await(deadline)) {
+        return new Seen("none within " + a.bound() + " ms", "-", a.bound(), "");
+      }
+      List<Delivery.Report> reports = delivery.reports();
+      Delivery.Report first = reports.get(0);
+      List<String> more = new ArrayList<>();
+      for (Delivery.Report r : reports.subList(1, reports.size())) {
+        more.add(r.outcome() + " on " + r.thread());
+      }
+      return new Seen(
+          first.outcome(),
+          first.thread(),
+          TimeUnit.NANOSECONDS.toMillis(first.nanos() - start[0]),
+          String.join("; ", more));
+    } catch (Exception e) {
+      return new Seen("harness error " + Delivery.describe(e), "-", 0, "");
+    }
+  }
+
+  private static void cancelLater(
+      Action a, Driver.Exchange exchange, Thread caller, long startNanos) {
+    Thread canceller =
+        new Thread(
+            () -> {
+              long wait =
+                  startNanos + TimeUnit.MILLISECONDS.toNanos(a.cancelAt()) - System.nanoTime();
+              try {
+                TimeUnit.NANOSECONDS.sleep(Math.max(0, wait));
+              } catch (InterruptedException e) {
+                return;
+              }
+              if (a.cancel() == Action.Cancel.INTERRUPT) {
+                caller.interrupt();
+              } else {
+                exchange.cancel(a.cancel());
+              }
+            },
+            "app-canceller");
+    canceller.setDaemon(true);
+    canceller.setContextClassLoader(DiffApp.APP_LOADER);
+    canceller.start();
+  }
+}

@@ -1,0 +1,29 @@
+package dev.retryagent.it.differential;
+
+/**
+ * Thread names reduced to the kind of thread, so runs compare: {@code caller} (the application's
+ * thread that made the call), {@code canceller} (the application's thread inside {@code cancel()}
+ * or {@code interrupt()}), {@code OkHttp Dispatcher} (OkHttp names its dispatcher threads after the
+ * call's URL while they run it), {@code HttpClient-N-Worker}, {@code retry-agent-async}; any other
+ * name with its numbers replaced by N ({@code Okio Watchdog} stays as it is).
+ */
+final class ThreadKinds {
+  private ThreadKinds() {}
+
+  static String kind(String name) {
+    if (name.equals("app-caller")) {
+      return "caller";
+    } else if (name.equals("app-canceller")) {
+      return "canceller";
+    } else if (name.startsWith("OkHttp WebSocket")) {
+      return "OkHttp WebSocket";
+    } else if (name.equals("OkHttp Dispatcher") || name.matches("OkHttp [a-z]+://.*")) {
+      return "OkHttp Dispatcher";
+    } else if (name.matches("HttpClient-\\d+-Worker-\\d+")) {
+      return "HttpClient-N-Worker";
+    } else if (name.matches("retry-agent-.*-\\d+")) {
+      return name.replaceAll("-\\d+$", "");
+    }
+    return name.replaceAll("\\d+", "N");
+  }
+}
