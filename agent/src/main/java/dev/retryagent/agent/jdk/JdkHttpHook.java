@@ -1,6 +1,7 @@
 package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.PublicMethodHooks;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
@@ -81,24 +82,18 @@ final class JdkHttpHook {
     return found[0];
   }
 
-  private static final class Hooks extends ClassVisitor {
+  private static final class Hooks extends PublicMethodHooks {
     private final boolean facade;
     boolean send;
     boolean sendAsync;
 
     Hooks(ClassVisitor next, boolean facade) {
-      super(Opcodes.ASM9, next);
+      super(next);
       this.facade = facade;
     }
 
     @Override
-    public MethodVisitor visitMethod(
-        int access, String name, String desc, String signature, String[] exceptions) {
-      MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
-      boolean instance = (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) == 0;
-      if (!instance || (access & Opcodes.ACC_PUBLIC) == 0) {
-        return mv;
-      }
+    protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("send") && desc.equals(SEND_DESC)) {
         send = true;
         return new Prologue(mv, 2, "send", "java/net/http/HttpResponse", facade);

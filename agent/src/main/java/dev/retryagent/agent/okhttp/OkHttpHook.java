@@ -1,6 +1,7 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.PublicMethodHooks;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
@@ -110,10 +111,8 @@ final class OkHttpHook {
         @Override
         public void visitInsn(int opcode) {
           if (opcode == Opcodes.RETURN) {
-            // OkHttpBridge.builderCreated(this): `this` is initialised at every return.
-            super.visitVarInsn(Opcodes.ALOAD, 0);
-            super.visitMethodInsn(
-                Opcodes.INVOKESTATIC, BRIDGE, "builderCreated", "(Ljava/lang/Object;)V", false);
+            // `this` is initialised at every return
+            tellBridge(mv, "builderCreated");
           }
           super.visitInsn(opcode);
         }
@@ -126,24 +125,18 @@ final class OkHttpHook {
     }
   }
 
-  private static final class CallHooks extends ClassVisitor {
+  private static final class CallHooks extends PublicMethodHooks {
     private final String owner;
     boolean enqueue;
     boolean cancel;
 
     CallHooks(ClassVisitor next, String owner) {
-      super(Opcodes.ASM9, next);
+      super(next);
       this.owner = owner;
     }
 
     @Override
-    public MethodVisitor visitMethod(
-        int access, String name, String desc, String signature, String[] exceptions) {
-      MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
-      boolean instance = (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) == 0;
-      if (!instance || (access & Opcodes.ACC_PUBLIC) == 0) {
-        return mv;
-      }
+    protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("enqueue") && desc.equals(CALLBACK_DESC)) {
         enqueue = true;
         return new EnqueuePrologue(mv, owner);
@@ -154,9 +147,7 @@ final class OkHttpHook {
           @Override
           public void visitCode() {
             super.visitCode();
-            super.visitVarInsn(Opcodes.ALOAD, 0);
-            super.visitMethodInsn(
-                Opcodes.INVOKESTATIC, BRIDGE, "cancel", "(Ljava/lang/Object;)V", false);
+            tellBridge(mv, "cancel");
           }
 
           @Override
@@ -167,6 +158,12 @@ final class OkHttpHook {
       }
       return mv;
     }
+  }
+
+  /** {@code OkHttpBridge.<method>(this)}, which never throws. */
+  private static void tellBridge(MethodVisitor mv, String method) {
+    mv.visitVarInsn(Opcodes.ALOAD, 0);
+    mv.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, method, "(Ljava/lang/Object;)V", false);
   }
 
   /** The {@code enqueue} prologue: {@code OkHttpBridge.enqueue(this, this.client, callback)}. */

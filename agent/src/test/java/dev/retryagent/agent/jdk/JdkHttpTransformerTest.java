@@ -2,30 +2,15 @@ package dev.retryagent.agent.jdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
+import dev.retryagent.agent.CapturedStderr;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.net.http.HttpClient;
-import java.nio.charset.StandardCharsets;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class JdkHttpTransformerTest {
   private final JdkHttpTransformer transformer = new JdkHttpTransformer();
-  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-  private PrintStream originalErr;
-
-  @BeforeEach
-  void captureStderr() {
-    originalErr = System.err;
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-  }
-
-  @AfterEach
-  void restoreStderr() {
-    System.setErr(originalErr);
-  }
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
 
   private static byte[] realHttpClientImpl() throws Exception {
     try (InputStream in =
@@ -47,7 +32,7 @@ class JdkHttpTransformerTest {
 
     assertThat(out).isNotNull();
     assertThat(transformer.hooked()).isEqualTo(1);
-    assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
+    assertThat(stderr.text()).isEmpty();
   }
 
   @Test
@@ -80,7 +65,7 @@ class JdkHttpTransformerTest {
     assertThat(first).isNull();
     assertThat(second).isNull();
     assertThat(transformer.failure()).isNotNull();
-    assertThat(err.toString(StandardCharsets.UTF_8).lines())
+    assertThat(stderr.text().lines())
         .singleElement()
         .asString()
         .startsWith("retry-agent: jdk-http NOT hooked, java.net.http calls run without retries");

@@ -2,33 +2,18 @@ package dev.retryagent.agent.okhttp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
+import dev.retryagent.agent.CapturedStderr;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.PrintStream;
 import java.net.URL;
 import java.net.URLClassLoader;
-import java.nio.charset.StandardCharsets;
 import okhttp3.OkHttpClient;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 class OkHttpTransformerTest {
   private final OkHttpTransformer transformer = new OkHttpTransformer();
-  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-  private PrintStream originalErr;
-
-  @BeforeEach
-  void captureStderr() {
-    originalErr = System.err;
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
-  }
-
-  @AfterEach
-  void restoreStderr() {
-    System.setErr(originalErr);
-  }
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
 
   private static byte[] builderBytes() throws IOException {
     try (InputStream in =
@@ -46,7 +31,7 @@ class OkHttpTransformerTest {
     assertThat(transform(getClass().getClassLoader(), OkHttpHook.BUILDER, builderBytes()))
         .isNotNull();
     assertThat(transformer.hooked()).isEqualTo(1);
-    assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
+    assertThat(stderr.text()).isEmpty();
   }
 
   @Test
@@ -82,7 +67,7 @@ class OkHttpTransformerTest {
       assertThat(transform(isolated, OkHttpHook.BUILDER, bytes)).isNull();
       assertThat(transform(isolated, OkHttpHook.CALL_3, bytes)).isNull();
     }
-    assertThat(err.toString(StandardCharsets.UTF_8).lines())
+    assertThat(stderr.text().lines())
         .singleElement()
         .asString()
         .startsWith("retry-agent: okhttp NOT hooked in")
@@ -97,7 +82,7 @@ class OkHttpTransformerTest {
     assertThat(transform(getClass().getClassLoader(), OkHttpHook.CALL_4, garbage)).isNull();
 
     assertThat(transformer.callFailure()).isNotNull();
-    assertThat(err.toString(StandardCharsets.UTF_8).lines())
+    assertThat(stderr.text().lines())
         .singleElement()
         .asString()
         .startsWith("retry-agent: okhttp NOT hooked in")

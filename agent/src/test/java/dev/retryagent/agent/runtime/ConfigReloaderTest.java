@@ -2,20 +2,18 @@ package dev.retryagent.agent.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.agent.CapturedStderr;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.Map;
 import java.util.Properties;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The reloader driven poll by poll, without its thread: what one look at the file does. */
@@ -28,21 +26,13 @@ class ConfigReloaderTest {
   private AgentRuntime runtime;
   private ConfigReloader reloader;
 
-  private final ByteArrayOutputStream err = new ByteArrayOutputStream();
-  private PrintStream originalErr;
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
 
   @BeforeEach
   void start() throws Exception {
-    originalErr = System.err;
-    System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
     file = Files.writeString(dir.resolve("config.yml"), TWO);
     runtime = runtime(ConfigSources.resolve("config=" + file, new Properties(), Map.of()));
     reloader = new ConfigReloader(runtime, file);
-  }
-
-  @AfterEach
-  void restoreStderr() {
-    System.setErr(originalErr);
   }
 
   private AgentRuntime runtime(ConfigSources sources) throws Exception {
@@ -51,10 +41,6 @@ class ConfigReloaderTest {
 
   private int maxAttempts() {
     return runtime.config().defaultPolicy().retry().maxAttempts();
-  }
-
-  private String stderr() {
-    return err.toString(StandardCharsets.UTF_8);
   }
 
   @Test
@@ -66,7 +52,7 @@ class ConfigReloaderTest {
     reloader.poll();
 
     assertThat(maxAttempts()).isEqualTo(4);
-    assertThat(stderr())
+    assertThat(stderr.text())
         .contains("retry-agent: reloaded " + file + ": mode=enforce; no routes")
         .contains("; changed: defaults");
   }
@@ -82,7 +68,7 @@ class ConfigReloaderTest {
     reloader.poll();
 
     assertThat(maxAttempts()).isEqualTo(4);
-    assertThat(stderr()).doesNotContain("maxAttempts 3").contains("reloaded");
+    assertThat(stderr.text()).doesNotContain("maxAttempts 3").contains("reloaded");
   }
 
   @Test
@@ -107,10 +93,10 @@ class ConfigReloaderTest {
     reloader.poll();
 
     assertThat(maxAttempts()).isEqualTo(2);
-    assertThat(stderr())
+    assertThat(stderr.text())
         .contains("retry-agent: reload of " + file + " rejected, the previous configuration stays")
         .contains(file + ":1:35: defaults.retry.maxAttempts: found 0; allowed 1..10");
-    assertThat(stderr().split("rejected", -1)).hasSize(2);
+    assertThat(stderr.text().split("rejected", -1)).hasSize(2);
   }
 
   @Test
@@ -119,7 +105,7 @@ class ConfigReloaderTest {
     reloader.poll();
     reloader.poll();
     assertThat(maxAttempts()).isEqualTo(2);
-    assertThat(stderr()).contains(file + " cannot be read now");
+    assertThat(stderr.text()).contains(file + " cannot be read now");
 
     Files.writeString(file, FOUR);
     reloader.poll();
@@ -135,7 +121,7 @@ class ConfigReloaderTest {
     reloader.poll();
     reloader.poll();
 
-    assertThat(stderr()).contains("the configuration is the same").doesNotContain("reloaded");
+    assertThat(stderr.text()).contains("the configuration is the same").doesNotContain("reloaded");
   }
 
   @Test
@@ -147,7 +133,7 @@ class ConfigReloaderTest {
 
     assertThat(maxAttempts()).isEqualTo(4);
     assertThat(reloader.stopped()).isTrue();
-    assertThat(stderr()).contains("is no longer watched");
+    assertThat(stderr.text()).contains("is no longer watched");
   }
 
   @Test
