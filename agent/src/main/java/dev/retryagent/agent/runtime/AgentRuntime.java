@@ -55,9 +55,10 @@ public final class AgentRuntime {
   private boolean exportersStarted;
 
   /**
-   * What is built on first use. Everything that names an engine type is here, not in the enclosing
-   * class, which {@code premain} loads: verifying a method that passes an object as an engine
-   * interface loads that interface, and with it whatever that interface holds.
+   * What is built on first use. The code that hands the engine its resolver and listeners is here,
+   * not in the enclosing class, which {@code premain} loads: verifying a method that passes an
+   * object as an interface type loads that interface at once (and core's {@code PolicyResolver}
+   * holds a lambda).
    */
   private static final class Built {
     final RetryEngine engine;
