@@ -20,6 +20,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  */
 final class JdkHttpHook {
   static final String TARGET = "jdk/internal/net/http/HttpClientImpl";
+  static final String TARGET_NAME = "jdk.internal.net.http.HttpClientImpl";
   static final String TARGET_MODULE = "java.net.http";
 
   private static final String BRIDGE = "dev/retryagent/bootstrap/JdkHttpBridge";

@@ -25,6 +25,11 @@ final class JdkHttpTransformer extends HookTransformer {
   }
 
   @Override
+  protected boolean retransforms(Class<?> loaded) {
+    return loaded.getName().equals(JdkHttpHook.TARGET_NAME);
+  }
+
+  @Override
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
     // the same name outside the JDK module is not the class we mean
     return module != null && JdkHttpHook.TARGET_MODULE.equals(module.getName());

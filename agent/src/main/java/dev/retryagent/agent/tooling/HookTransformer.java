@@ -88,11 +88,11 @@ public abstract class HookTransformer implements ClassFileTransformer {
   protected abstract String notHookedReason();
 
   /**
-   * Whether {@code loaded}, a class defined before this transformer was added, is rewritten now.
+   * Whether {@code loaded}, a class defined before this transformer was added, is to be rewritten
+   * now. Asked for every class loaded at that point (hundreds in {@code premain}): a name test that
+   * allocates nothing first.
    */
-  protected boolean retransforms(Class<?> loaded) {
-    return matches(loaded.getName().replace('.', '/'));
-  }
+  protected abstract boolean retransforms(Class<?> loaded);
 
   /** Classes rewritten so far. */
   public final int hooked() {
