@@ -4,19 +4,15 @@
 # so that machine load drifts hit every variant alike; reports the median and the ratio to the
 # run without agent on the same JDK.
 #
-#   agent/bench/startup.sh [--runs N] [--prototypes]
+#   agent/bench/startup.sh [--runs N]
 #
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests).
-# --prototypes also measures the throw-away designs in agent/bench/prototype (JDK 17 only);
-# they compile against Byte Buddy from the local Maven repository.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
-protos=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
-    --prototypes) protos=true; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -44,29 +40,6 @@ for jdk in 17 25; do
   add "JDK $jdk, empty agent, Hello" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps Hello"
   add "JDK $jdk, retry-agent, Hello" "$home/bin/java -javaagent:$AGENT -cp $work/apps Hello"
 done
-
-if $protos; then
-  bb=${BYTEBUDDY_JAR:-$HOME/.m2/repository/net/bytebuddy/byte-buddy/1.18.17/byte-buddy-1.18.17.jar}
-  p=$work/proto
-  mkdir -p "$p/classes" "$p/impl"
-  "$JDK17/bin/javac" -nowarn --release 11 -d "$p/classes" -cp "$bb" \
-    $(find agent/bench/prototype/src -name '*.java')
-  (cd "$p/classes" && "$JDK17/bin/jar" cf ../bridge.jar bridge)
-  cp -r "$p/classes/proto" "$p/impl/" && rm "$p/impl/proto/Premain.class"
-  (cd "$p/impl" && unzip -qo "$bb" -x 'META-INF/*' && "$JDK17/bin/jar" cf ../impl.jar .)
-  printf 'Premain-Class: proto.Premain\nCan-Retransform-Classes: true\n' > "$p/mf"
-  (cd "$p/classes" && "$JDK17/bin/jar" cfm ../premain-only.jar ../mf proto/Premain.class)
-  cp "$p/classes/proto/Premain.class" "$p/impl/proto/" \
-    && (cd "$p/impl" && "$JDK17/bin/jar" cfm ../full.jar ../mf .)
-  P="$JDK17/bin/java -Dp.bridgejar=$p/bridge.jar -Dp.impljar=$p/impl.jar"
-  add "JDK 17, proto: bridge append only" "$P -Dp.mode=none -Dp.loader=custom -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
-  add "JDK 17, proto: naive AgentBuilder" "$P -Dp.mode=naive -javaagent:$p/full.jar -cp $work/apps OneClient"
-  add "JDK 17, proto: lazy Advice, system loader" "$P -Dp.mode=lazy -Dp.xf=direct -javaagent:$p/full.jar -cp $work/apps OneClient"
-  add "JDK 17, proto: lazy Advice, custom loader" "$P -Dp.mode=lazy -Dp.xf=direct -Dp.loader=custom -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
-  add "JDK 17, proto: lazy Advice, boot loader" "$P -Dp.mode=lazy -Dp.xf=direct -Dp.loader=boot -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
-  add "JDK 17, proto: Advice pre-transformed in background, boot" "$P -Dp.mode=pre -Dp.xf=direct -Dp.loader=boot -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
-  add "JDK 17, proto: lazy ASM prologue, custom loader" "$P -Dp.mode=lazy -Dp.xf=asm -Dp.loader=custom -javaagent:$p/premain-only.jar -cp $work/apps OneClient"
-fi
 
 n=${#cmds[@]}
 declare -a wall cpu

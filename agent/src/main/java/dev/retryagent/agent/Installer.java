@@ -1,5 +1,8 @@
 package dev.retryagent.agent;
 
+import dev.retryagent.agent.jdk.JdkHttpInstallation;
+import dev.retryagent.agent.okhttp.OkHttpInstallation;
+import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.bootstrap.AgentInstaller;
 import dev.retryagent.bootstrap.AgentStarter;
 import dev.retryagent.config.AgentConfig;

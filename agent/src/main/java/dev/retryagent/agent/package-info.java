@@ -1,5 +1,16 @@
 /**
  * The agent proper, loaded from the jar's hidden {@code inst/} entries by the agent's own class
- * loader: configuration seam, the {@code java.net.http} hook (bytecode) and its handler.
+ * loader. {@link dev.retryagent.agent.Installer} reads the configuration, builds the runtime and
+ * installs each instrumentation; the rest is one package per concern:
+ *
+ * <ul>
+ *   <li>{@code jdk}, {@code okhttp}: one package per instrumented client (transformer, bytecode
+ *       hook, the handler behind its bootstrap bridge, installation); a new client is a new package
+ *       shaped like these.
+ *   <li>{@code tooling}: what every instrumentation shares (transformer base, bytecode prologue,
+ *       other agents' class loaders).
+ *   <li>{@code runtime}: what runs once the hooks are in (engine on first use, reload, exporters,
+ *       dead letters, the agent's log lines).
+ * </ul>
  */
 package dev.retryagent.agent;

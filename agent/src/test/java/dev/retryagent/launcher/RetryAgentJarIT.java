@@ -97,6 +97,26 @@ class RetryAgentJarIT {
   }
 
   @Test
+  void eachPartOfTheAgentIsHiddenInItsOwnPackage() {
+    assertThat(names)
+        .contains(
+            "inst/dev/retryagent/agent/tooling/HookTransformer.classdata",
+            "inst/dev/retryagent/agent/tooling/BridgePrologue.classdata",
+            "inst/dev/retryagent/agent/runtime/AgentRuntime.classdata",
+            "inst/dev/retryagent/agent/jdk/JdkHttpHook.classdata",
+            "inst/dev/retryagent/agent/okhttp/OkHttpHook.classdata",
+            // read as bytes by OkHttpClassLoader and defined next to each OkHttp copy
+            "inst/dev/retryagent/agent/okhttp/glue/OkHttpGlue.classdata",
+            "inst/dev/retryagent/okhttp/RetryInterceptor.classdata");
+    // one package per part: the root package holds only the entry point
+    assertThat(names)
+        .filteredOn(n -> n.matches("inst/dev/retryagent/agent/[^/]+"))
+        .containsExactlyInAnyOrder(
+            "inst/dev/retryagent/agent/Installer.classdata",
+            "inst/dev/retryagent/agent/package-info.classdata");
+  }
+
+  @Test
   void noClassReferencesAnUnrelocatedThirdPartyPackage() throws IOException {
     List<String> leaks = new ArrayList<>();
     for (String name : names) {

@@ -27,7 +27,7 @@ class AgentStartupIT {
           .containsExactly(
               "retry-agent "
                   + ForkedJvm.agentVersion()
-                  + ": jdk-http hooked (send, sendAsync); okhttp waiting for first use"
+                  + ": jdk-http armed (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
                   + " mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
@@ -115,7 +115,7 @@ class AgentStartupIT {
           .containsExactly(
               "retry-agent "
                   + ForkedJvm.agentVersion()
-                  + ": jdk-http hooked (send, sendAsync); okhttp waiting for first use"
+                  + ": jdk-http hooked (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
                   + " mode=enforce",
               "retry-agent "

@@ -150,14 +150,14 @@ class OkHttpAgentIT {
       assertThat(r.value("other.status")).as(all).isEqualTo("200");
       assertThat(r.value("other.interceptors"))
           .as(all)
-          .isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(r.value("other.interceptorLoader")).as(all).contains("ChildFirstLoader");
       assertThat(otherServer.requestCount()).isEqualTo(4); // 503, 503, 200, then the app's own
 
       // A dropped OkHttp loader is collected: the agent's cache does not hold it.
       assertThat(r.value("unload.interceptors"))
           .as(all)
-          .isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(r.value("unload.enqueued"))
           .as(all)
           .isEqualTo(version == OkHttpVersions.V5 ? "not enqueued" : "ConnectException");
@@ -192,9 +192,9 @@ class OkHttpAgentIT {
       // A client built before the attach keeps what it had; a builder made after it gets ours.
       assertThat(r.value("before.interceptors")).isEmpty();
       assertThat(r.value("after.interceptors"))
-          .isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(r.value("fromBefore.interceptors"))
-          .isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(r.value("after.execute")).isEqualTo("200:after");
       assertThat(r.value("after.enqueue")).isEqualTo("200:async");
       assertThat(r.value("before.execute")).isEqualTo("503:");
@@ -222,7 +222,8 @@ class OkHttpAgentIT {
       assertThat(r.value("okhttp.module")).as(r.describe()).isEqualTo("okhttp3");
       assertThat(r.value("a.status")).as(r.describe()).isEqualTo("200");
       assertThat(r.value("b.status")).as(r.describe()).isEqualTo("200");
-      assertThat(r.value("interceptors")).isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+      assertThat(r.value("interceptors"))
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(server.requestCount()).isEqualTo(4);
     }
   }
@@ -248,7 +249,7 @@ class OkHttpAgentIT {
       assertThat(r.stderrLines("retry-agent " + ForkedJvm.agentVersion()))
           .singleElement()
           .asString()
-          .contains("jdk-http hooked")
+          .contains("jdk-http armed")
           .contains("okhttp off (agent.clients.okhttp: false)");
     }
   }

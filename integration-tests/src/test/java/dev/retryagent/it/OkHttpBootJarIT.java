@@ -41,7 +41,8 @@ class OkHttpBootJarIT {
           .isEqualTo("org.springframework.boot.loader.launch.LaunchedClassLoader");
       assertThat(r.value("execute")).as(r.describe()).isEqualTo("200:sync");
       assertThat(r.value("enqueue")).as(r.describe()).isEqualTo("200:async");
-      assertThat(r.value("interceptors")).isEqualTo("dev.retryagent.agent.okhttp.AgentInterceptor");
+      assertThat(r.value("interceptors"))
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(r.value("interceptor.loader"))
           .startsWith("retry-agent-okhttp[parent=org.springframework.boot.loader.launch.");
       assertThat(server.requestCount()).isEqualTo(5);

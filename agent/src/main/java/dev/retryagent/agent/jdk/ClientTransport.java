@@ -1,0 +1,55 @@
+package dev.retryagent.agent.jdk;
+
+import dev.retryagent.bootstrap.JdkHttpBridge;
+import dev.retryagent.jdk.JdkTransport;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * One attempt of an intercepted call, made on the very client the application called, with a
+ * pass-through token so that the hook lets this attempt run the original JDK method. The method
+ * signatures are those of the engine's {@code dev.retryagent.jdk.JdkTransport}.
+ *
+ * <p>The client is the facade the application holds (the hook passes {@code this.facade()}):
+ * holding it keeps the JDK from shutting the client down while an asynchronous retry waits, even
+ * when the application dropped its reference right after {@code sendAsync}.
+ */
+final class ClientTransport implements JdkTransport {
+  private final HttpClient client;
+
+  ClientTransport(HttpClient client) {
+    this.client = client;
+  }
+
+  /** The intercepted client. */
+  HttpClient client() {
+    return client;
+  }
+
+  @Override
+  public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
+      throws IOException, InterruptedException {
+    JdkHttpBridge.passThroughNextCall();
+    try {
+      return client.send(request, handler);
+    } finally {
+      JdkHttpBridge.clearPassThrough();
+    }
+  }
+
+  @Override
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+      HttpRequest request,
+      HttpResponse.BodyHandler<T> handler,
+      HttpResponse.PushPromiseHandler<T> pushPromiseHandler) {
+    JdkHttpBridge.passThroughNextCall();
+    try {
+      return client.sendAsync(request, handler, pushPromiseHandler);
+    } finally {
+      JdkHttpBridge.clearPassThrough();
+    }
+  }
+}

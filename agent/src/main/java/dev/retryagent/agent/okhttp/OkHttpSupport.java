@@ -1,0 +1,62 @@
+package dev.retryagent.agent.okhttp;
+
+import dev.retryagent.bootstrap.OkHttpHandler;
+import dev.retryagent.engine.RetryEngine;
+
+/**
+ * The OkHttp side of the agent for one copy of OkHttp: implemented by {@code
+ * dev.retryagent.agent.okhttp.glue.OkHttpGlue}, which is defined once per OkHttp class loader in a
+ * child loader of it ({@link OkHttpClassLoader}), where {@code okhttp3.*} is visible. Public
+ * because that class lives in another class loader (another runtime package); its signatures use
+ * only {@code java.base}, the engine and the bootstrap bridge, which both sides share.
+ */
+public interface OkHttpSupport extends OkHttpHandler {
+  /** What the OkHttp side needs from the agent. */
+  interface Agent {
+    /** The engine (built on first use). */
+    RetryEngine engine();
+
+    /** False while {@code agent.clients.okhttp} is off (a reload): calls pass through. */
+    boolean enabled();
+  }
+
+  /**
+   * Hands a new {@code OkHttpGlue} from its static initializer to the agent without reflection
+   * (reflection spins method-handle classes on first use, which costs start-up time).
+   */
+  final class Handoff {
+    static final String GLUE = OkHttpClassLoader.GLUE_PACKAGE + "OkHttpGlue";
+
+    private static Agent agent;
+    private static OkHttpSupport made;
+
+    private Handoff() {}
+
+    /** Initialises the glue class of {@code loader}, which registers one instance. */
+    static synchronized OkHttpSupport make(ClassLoader loader, Agent forGlue)
+        throws ClassNotFoundException {
+      agent = forGlue;
+      made = null;
+      try {
+        Class.forName(GLUE, true, loader);
+        if (made == null) {
+          throw new IllegalStateException(GLUE + " did not register in " + loader);
+        }
+        return made;
+      } finally {
+        agent = null;
+        made = null;
+      }
+    }
+
+    /** For the glue's static initializer: the agent it serves. */
+    public static synchronized Agent agent() {
+      return agent;
+    }
+
+    /** For the glue's static initializer: the instance. */
+    public static synchronized void register(OkHttpSupport glue) {
+      made = glue;
+    }
+  }
+}

@@ -1,0 +1,140 @@
+package dev.retryagent.agent.okhttp;
+
+import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.ForeignLoaders;
+import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.bootstrap.OkHttpBridge;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Applies {@link OkHttpHook} to OkHttp's builder and call classes when a class loader defines (or
+ * retransforms) them, in every class loader except those of other agents ({@link ForeignLoaders}).
+ *
+ * <p>Every class the JVM loads passes through here: the common path is a prefix test on the name. A
+ * failure to instrument is reported on stderr once per class name and the class stays unchanged:
+ * that OkHttp runs without retries (or, for the call class, with the waits inside the interceptor),
+ * never broken.
+ */
+final class OkHttpTransformer extends HookTransformer {
+  static final String BUILDER = "okhttp3/OkHttpClient$Builder";
+  static final String CALL_3 = "okhttp3/RealCall";
+  static final String CALL_4 = "okhttp3/internal/connection/RealCall";
+  static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel";
+  private static final String BRIDGE = "dev.retryagent.bootstrap.OkHttpBridge";
+
+  private final AtomicInteger skipped = new AtomicInteger();
+  private final AtomicInteger unlinkable = new AtomicInteger();
+  private volatile String failedBuilder;
+  private volatile String failedCall;
+
+  OkHttpTransformer() {
+    super("okhttp", HOOKS, "OkHttp");
+  }
+
+  @Override
+  protected boolean matches(String internalName) {
+    return isTarget(internalName);
+  }
+
+  /**
+   * True for the internal names of the classes {@link OkHttpHook} rewrites: a prefix test first, as
+   * every class the JVM defines is asked.
+   */
+  static boolean isTarget(String internalName) {
+    return internalName != null
+        && internalName.startsWith("okhttp3/")
+        && (internalName.equals(BUILDER)
+            || internalName.equals(CALL_3)
+            || internalName.equals(CALL_4));
+  }
+
+  @Override
+  protected boolean retransforms(Class<?> loaded) {
+    String name = loaded.getName();
+    return name.startsWith("okhttp3.")
+        && isTarget(name.replace('.', '/'))
+        && !ForeignLoaders.isAgentLoader(loaded.getClassLoader());
+  }
+
+  @Override
+  protected boolean accepts(Module module, ClassLoader loader, String internalName) {
+    if (ForeignLoaders.isAgentLoader(loader)) {
+      skipped.incrementAndGet();
+      return false;
+    }
+    if (!seesBridge(loader)) {
+      // A loader that does not delegate to the bootstrap path (OSGi, JBoss Modules): the injected
+      // calls could not link, and the builder's would break the application's constructor.
+      if (unlinkable.getAndIncrement() == 0) {
+        AgentLog.error(
+            "okhttp NOT hooked in "
+                + loader
+                + ", which cannot see the agent's bootstrap classes: its clients run without"
+                + " retries");
+      }
+      return false;
+    }
+    return true;
+  }
+
+  private static boolean seesBridge(ClassLoader loader) {
+    if (loader == null) {
+      return true;
+    }
+    try {
+      return Class.forName(BRIDGE, false, loader) == OkHttpBridge.class;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  @Override
+  protected byte[] rewrite(String internalName, byte[] classfile) {
+    return OkHttpHook.instrument(internalName, classfile);
+  }
+
+  @Override
+  protected void failed(ClassLoader loader, String internalName, Throwable cause) {
+    boolean builder = internalName.equals(BUILDER);
+    if (builder ? failedBuilder != null : failedCall != null) {
+      return;
+    }
+    if (builder) {
+      failedBuilder = cause.toString();
+    } else {
+      failedCall = cause.toString();
+    }
+    AgentLog.error(
+        "okhttp NOT hooked in "
+            + loader
+            + (builder
+                ? ", its clients run without retries"
+                : ", its enqueued calls wait for retries on a dispatcher thread")
+            + ": could not instrument "
+            + internalName.replace('/', '.')
+            + " ("
+            + cause
+            + ")");
+  }
+
+  /** Only a builder that cannot be rewritten costs the retries; a call class costs async waits. */
+  @Override
+  protected String notHookedReason() {
+    return failedBuilder;
+  }
+
+  /** Target classes left alone because another agent's loader defined them. */
+  int skipped() {
+    return skipped.get();
+  }
+
+  /** Why the builder could not be instrumented, or null. */
+  String builderFailure() {
+    return failedBuilder;
+  }
+
+  /** Why a call class could not be instrumented, or null. */
+  String callFailure() {
+    return failedCall;
+  }
+}

@@ -1,0 +1,26 @@
+package dev.retryagent.agent.okhttp.glue;
+
+import dev.retryagent.bootstrap.OkHttpBridge;
+import dev.retryagent.okhttp.AsyncRetrier;
+import okhttp3.Call;
+import okhttp3.Callback;
+
+/**
+ * Enqueues one attempt with OkHttp's own {@code enqueue}, which the hook must not take over again:
+ * a pass-through token on this thread lets that one call run the original method.
+ */
+final class PassThroughEnqueuer implements AsyncRetrier.Enqueuer {
+  static final PassThroughEnqueuer INSTANCE = new PassThroughEnqueuer();
+
+  private PassThroughEnqueuer() {}
+
+  @Override
+  public void enqueue(Call call, Callback callback) {
+    OkHttpBridge.passThroughNextEnqueue();
+    try {
+      call.enqueue(callback);
+    } finally {
+      OkHttpBridge.clearPassThrough();
+    }
+  }
+}

@@ -1,0 +1,268 @@
+package dev.retryagent.agent.runtime;
+
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ClientSwitches;
+import dev.retryagent.config.ConfigSources;
+import dev.retryagent.config.LogLevel;
+import dev.retryagent.engine.PolicyResolver;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.jdk.JdkRetrying;
+import dev.retryagent.observe.ExitSummary;
+import dev.retryagent.observe.LogListener;
+import dev.retryagent.observe.RetryMetrics;
+import dev.retryagent.observe.Sinks;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import java.nio.file.Path;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+
+/**
+ * Everything the agent runs on, built from one configuration and updated by reloads: the engine,
+ * its listeners (log, metrics, dead letters) and the exporters (JMX, Prometheus).
+ *
+ * <p>Start-up cost is kept off {@code premain}: the engine is built on the first intercepted call,
+ * and the exporters and the reload watcher start on a daemon thread at that call, or 10 s after
+ * start-up when no call comes first.
+ *
+ * <p>A reload ({@link #apply}) takes effect for calls that start after it: a call resolves its
+ * policy and mode once, when it starts, and keeps them to its end, retries included. Every thread
+ * the agent starts is a daemon, so the application exits as it would without the agent.
+ */
+public final class AgentRuntime {
+  /**
+   * The exporters (JMX, Prometheus) and the reload watcher start at the first intercepted call, or
+   * this long after start-up, whichever comes first: JMX alone loads a few hundred classes, which
+   * must not compete with the application's own start-up (nor burden a short-lived tool that never
+   * makes a call).
+   */
+  private static final long EXPORTERS_DELAY_MILLIS =
+      Long.getLong("retryagent.exporters.delayMillis", 10_000);
+
+  private final java.util.concurrent.CountDownLatch firstUse =
+      new java.util.concurrent.CountDownLatch(1);
+
+  private final ConfigSources sources;
+  // The observe classes write whole lines, "retry-agent: " included.
+  private final Consumer<String> errors = Sinks.stderr();
+  private volatile AgentConfig config;
+  private volatile Built built;
+
+  /** The clients whose hooks were installed at start: a reload cannot add a hook. */
+  private final ClientSwitches hookedClients;
+
+  /** Set once the exporters have started; reloads apply {@code agent.metrics} from then on. */
+  private boolean exportersStarted;
+
+  /**
+   * What is built on first use. The code that hands the engine its resolver and listeners is here,
+   * not in the enclosing class, which {@code premain} loads: verifying a method that passes an
+   * object as an interface type loads that interface at once (and core's {@code PolicyResolver}
+   * holds a lambda).
+   */
+  private static final class Built {
+    final RetryEngine engine;
+    final RetryMetrics metrics;
+    final LogListener log;
+    final DeadLetters deadLetters;
+    final JdkRetrying jdk;
+    final Exporters exporters;
+
+    Built(AgentRuntime runtime, AgentConfig c, Consumer<String> errors) {
+      metrics = new RetryMetrics(Math.min(1000, c.defaultPolicy().circuitBreaker().maxHosts()));
+      // The engine does not exist yet when the log listener is made; it reads the mode from there.
+      log = LogListener.toStderr(c.logLevel(), new Observing(runtime));
+      deadLetters = new DeadLetters(errors);
+      deadLetters.use(c.deadLetterPath());
+      engine =
+          RetryEngine.builder()
+              .mode(c.mode())
+              .policies(new Routes(c))
+              .listener(metrics)
+              .listener(log)
+              .listener(deadLetters)
+              .build();
+      jdk = new JdkRetrying(engine);
+      exporters = new Exporters(metrics, engine, errors);
+    }
+
+    /** Everything but the exporters, for calls that start from now on. */
+    void reconfigure(AgentConfig next) {
+      engine.reconfigure(next.mode(), new Routes(next));
+      log.setLevel(next.logLevel());
+      deadLetters.use(next.deadLetterPath());
+    }
+  }
+
+  /**
+   * A configuration's route table as the engine's policy resolver. A named class, as every function
+   * object of the agent: a lambda or a method reference is an {@code invokedynamic}, which spins
+   * classes when it first runs (start-up time; the integration tests check the classes loaded
+   * before {@code main}).
+   */
+  private static final class Routes implements PolicyResolver {
+    private final AgentConfig config;
+
+    Routes(AgentConfig config) {
+      this.config = config;
+    }
+
+    @Override
+    public Policy resolve(String method, String host, int port, String path) {
+      return config.resolve(method, host, port, path);
+    }
+  }
+
+  /** Whether the engine observes, read from the running configuration. */
+  private static final class Observing implements BooleanSupplier {
+    private final AgentRuntime runtime;
+
+    Observing(AgentRuntime runtime) {
+      this.runtime = runtime;
+    }
+
+    @Override
+    public boolean getAsBoolean() {
+      return runtime.config.mode() == Mode.OBSERVE;
+    }
+  }
+
+  public AgentRuntime(ConfigSources sources, AgentConfig config) {
+    this.sources = sources;
+    this.config = config;
+    this.hookedClients = config.clients();
+  }
+
+  AgentConfig config() {
+    return config;
+  }
+
+  ConfigSources sources() {
+    return sources;
+  }
+
+  /** The java.net.http runner, or null while {@code agent.clients.jdk-http} is false. */
+  public JdkRetrying jdk() {
+    return config.clients().jdkHttp() ? built().jdk : null;
+  }
+
+  /** The engine, built on first use. */
+  public RetryEngine engine() {
+    return built().engine;
+  }
+
+  /** True while {@code agent.clients.okhttp} is on; a reload may switch it off (and back on). */
+  public boolean okhttpEnabled() {
+    return config.clients().okhttp();
+  }
+
+  private Built built() {
+    Built b = built;
+    if (b == null) {
+      synchronized (this) {
+        b = built;
+        if (b == null) {
+          b = new Built(this, config, errors);
+          built = b;
+          firstUse.countDown();
+        }
+      }
+    }
+    return b;
+  }
+
+  /**
+   * Applies a reloaded configuration to calls that start from now on: mode, policies, log level,
+   * dead-letter file, and (once they have started) the exporters. Breakers, budgets and rate
+   * limiters of unchanged policy sections keep their state (the engine keys them by host and
+   * section). Calls in flight keep the policy and mode they started with.
+   *
+   * @return what changed but needs a restart to take effect (a client switched on whose hook was
+   *     not installed at start), or an empty string
+   */
+  public synchronized String apply(AgentConfig next) {
+    config = next;
+    Built b = built;
+    if (b != null) {
+      b.reconfigure(next);
+      if (exportersStarted) {
+        b.exporters.apply(next.metrics());
+      }
+    }
+    StringBuilder restart = new StringBuilder();
+    if (next.clients().jdkHttp() && !hookedClients.jdkHttp()) {
+      restart.append(" agent.clients.jdk-http");
+    }
+    if (next.clients().okhttp() && !hookedClients.okhttp()) {
+      restart.append(" agent.clients.okhttp");
+    }
+    return restart.toString().trim();
+  }
+
+  /**
+   * Starts the exporters and the reload watcher on a daemon thread; see the delay above. The
+   * watcher takes its first look at the file now, so an edit made before it starts is not missed.
+   *
+   * @param watchedFile the configuration file to watch, or null for none
+   */
+  public void startBackground(Path watchedFile) {
+    ConfigReloader reloader = watchedFile == null ? null : new ConfigReloader(this, watchedFile);
+    Thread t =
+        new Thread(
+            new Runnable() {
+              @Override
+              public void run() {
+                try {
+                  firstUse.await(
+                      EXPORTERS_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                  return;
+                }
+                startExporters();
+                if (reloader != null) {
+                  reloader.start();
+                }
+              }
+            },
+            "retry-agent-init");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  private synchronized void startExporters() {
+    try {
+      built().exporters.apply(config.metrics());
+    } catch (RuntimeException | LinkageError e) {
+      AgentLog.error("metrics exporters not started: " + e);
+    }
+    exportersStarted = true;
+  }
+
+  /** At JVM exit: one summary line per route (when there were calls), dead letters flushed. */
+  public void registerShutdownHook() {
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                new Runnable() {
+                  @Override
+                  public void run() {
+                    onExit();
+                  }
+                },
+                "retry-agent-exit"));
+  }
+
+  private void onExit() {
+    Built b = built;
+    if (b == null) {
+      return;
+    }
+    if (b.metrics.total().calls() > 0 && config.logLevel().allows(LogLevel.INFO)) {
+      for (String line : ExitSummary.lines(b.metrics)) {
+        System.err.println(line);
+      }
+    }
+    b.deadLetters.close();
+    b.exporters.stop();
+  }
+}

@@ -1,0 +1,83 @@
+package dev.retryagent.agent.runtime;
+
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.Route;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What a reload changed, for its log line: {@code agent.mode enforce -> observe, routes: payments
+ * changed, llm added}. Names and settings only, never a header or a query.
+ */
+final class ConfigChanges {
+  private ConfigChanges() {}
+
+  /** The changes from {@code a} to {@code b}, or {@code nothing} when only the text changed. */
+  static String describe(AgentConfig a, AgentConfig b) {
+    List<String> out = new ArrayList<>();
+    if (a.mode() != b.mode()) {
+      out.add("agent.mode " + a.mode().configName() + " -> " + b.mode().configName());
+    }
+    if (a.logLevel() != b.logLevel()) {
+      out.add("agent.log.level " + a.logLevel().configName() + " -> " + b.logLevel().configName());
+    }
+    if (a.reload() != b.reload()) {
+      out.add("agent.reload " + a.reload() + " -> " + b.reload());
+    }
+    if (!a.clients().equals(b.clients())) {
+      out.add("agent.clients");
+    }
+    if (!a.metrics().equals(b.metrics())) {
+      out.add("agent.metrics");
+    }
+    if (!Objects.equals(a.deadLetterPath(), b.deadLetterPath())) {
+      out.add(
+          "agent.deadLetter.path "
+              + (a.deadLetterPath() == null ? "none" : a.deadLetterPath())
+              + " -> "
+              + (b.deadLetterPath() == null ? "none" : b.deadLetterPath()));
+    }
+    if (!a.defaultPolicy().equals(b.defaultPolicy())) {
+      out.add("defaults");
+    }
+    String routes = routes(a.routes(), b.routes());
+    if (!routes.isEmpty()) {
+      out.add("routes: " + routes);
+    }
+    return out.isEmpty() ? "nothing" : String.join(", ", out);
+  }
+
+  private static String routes(List<Route> before, List<Route> after) {
+    Map<String, Route> old = byName(before);
+    Map<String, Route> now = byName(after);
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, Route> e : now.entrySet()) {
+      Route r = old.get(e.getKey());
+      if (r == null) {
+        out.add(e.getKey() + " added");
+      } else if (!r.equals(e.getValue())) {
+        out.add(e.getKey() + " changed");
+      }
+    }
+    for (String name : old.keySet()) {
+      if (!now.containsKey(name)) {
+        out.add(name + " removed");
+      }
+    }
+    if (out.isEmpty() && !before.equals(after)) {
+      out.add("order changed");
+    }
+    return String.join(", ", out);
+  }
+
+  private static Map<String, Route> byName(List<Route> routes) {
+    Map<String, Route> m = new LinkedHashMap<>();
+    for (Route r : routes) {
+      m.putIfAbsent(r.name(), r);
+    }
+    return m;
+  }
+}

@@ -1,0 +1,141 @@
+package dev.retryagent.agent.runtime;
+
+import dev.retryagent.cli.ConfigSummary;
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigException;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigProblem;
+import java.nio.file.Path;
+
+/**
+ * {@code agent.reload}: watches the configuration file and applies every valid edit to calls that
+ * start after it. An invalid edit is reported with its locations and the previous configuration
+ * stays. The file is polled rather than watched with a {@code WatchService}, which misses edits on
+ * some file systems and through the symlink swaps of Kubernetes config maps.
+ *
+ * <p>An edit is applied once the file has stopped changing: when two polls in a row see the same
+ * new content. A file caught half-written (an editor that truncates, then writes) is never applied,
+ * not even when the half happens to be valid (an empty file is: it means the built-in defaults). So
+ * an edit takes effect between one and two poll intervals after it is saved.
+ *
+ * <p>A file that disappears (being replaced, or deleted) leaves the configuration as it is; its
+ * return is an edit like any other. A reload that sets {@code agent.reload: false} stops the
+ * watching. Runs on one daemon thread; nothing thrown while checking ends it.
+ */
+final class ConfigReloader implements Runnable {
+  static final long POLL_MILLIS = Math.max(10, Long.getLong("retryagent.reload.pollMillis", 1000));
+
+  private final AgentRuntime runtime;
+  private final Path file;
+
+  /** The content the running configuration came from (or the last edit acted on). */
+  private FileFingerprint current;
+
+  /** A new content seen once; applied if the next poll sees it again. */
+  private FileFingerprint pending;
+
+  private boolean missingReported;
+  private volatile boolean stopped;
+
+  /** Takes the first look at the file now: the configuration was just loaded from it. */
+  ConfigReloader(AgentRuntime runtime, Path file) {
+    this.runtime = runtime;
+    this.file = file;
+    this.current = FileFingerprint.of(file);
+  }
+
+  void start() {
+    Thread t = new Thread(this, "retry-agent-reload");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  @Override
+  public void run() {
+    while (!stopped) {
+      try {
+        Thread.sleep(POLL_MILLIS);
+      } catch (InterruptedException e) {
+        return;
+      }
+      try {
+        poll();
+      } catch (RuntimeException | LinkageError e) {
+        AgentLog.error("checking " + file + " for edits failed (" + e + "); still watching it");
+      }
+    }
+  }
+
+  /** True once a reload set {@code agent.reload: false}. */
+  boolean stopped() {
+    return stopped;
+  }
+
+  /** One look at the file: applies an edit that has settled. */
+  void poll() {
+    FileFingerprint now = FileFingerprint.of(file);
+    if (now == null) {
+      pending = null;
+      if (!missingReported) {
+        missingReported = true;
+        AgentLog.error(
+            file + " cannot be read now; the configuration stays as it is until it is back");
+      }
+      return;
+    }
+    missingReported = false;
+    if (now.equals(current)) {
+      pending = null;
+      return;
+    }
+    if (!now.equals(pending)) {
+      pending = now; // changed since the last look: wait until it settles
+      return;
+    }
+    pending = null;
+    current = now;
+    reload();
+  }
+
+  /** Loads the file and applies it, or reports why not. */
+  void reload() {
+    AgentConfig next;
+    try {
+      next = runtime.sources().apply(ConfigLoader.load(file, System.getenv()));
+    } catch (ConfigException e) {
+      StringBuilder text =
+          new StringBuilder("reload of ")
+              .append(file)
+              .append(" rejected, the previous configuration stays (")
+              .append(e.problems().size())
+              .append(e.problems().size() == 1 ? " problem):" : " problems):");
+      for (ConfigProblem p : e.problems()) {
+        text.append(System.lineSeparator()).append("  ").append(p);
+      }
+      AgentLog.error(text.toString());
+      return;
+    } catch (RuntimeException e) {
+      AgentLog.error("reload of " + file + " failed, the previous configuration stays: " + e);
+      return;
+    }
+    AgentConfig previous = runtime.config();
+    if (next.equals(previous)) {
+      AgentLog.info(file + " changed; the configuration is the same, nothing to apply");
+      return;
+    }
+    String restart = runtime.apply(next);
+    AgentLog.info(
+        "reloaded "
+            + file
+            + ": "
+            + ConfigSummary.of(next)
+            + "; changed: "
+            + ConfigChanges.describe(previous, next)
+            + (restart.isEmpty() ? "" : "; needs a restart to take effect: " + restart));
+    if (!next.reload()) {
+      stopped = true;
+      AgentLog.info(
+          "agent.reload is false now: " + file + " is no longer watched (a restart watches again)");
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package dev.retryagent.agent.runtime;
+
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.observe.DeadLetterWriter;
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.util.function.Consumer;
+
+/**
+ * The dead-letter file, switchable by reload: a new path gets a new writer, and the old one writes
+ * what it had queued and closes. A give-up that races the switch may still go to the old file, or
+ * be counted as dropped by it.
+ */
+final class DeadLetters implements RetryListener {
+  private final Consumer<String> errors;
+  private volatile DeadLetterWriter writer;
+
+  DeadLetters(Consumer<String> errors) {
+    this.errors = errors;
+  }
+
+  synchronized void use(String path) {
+    DeadLetterWriter current = writer;
+    Path next;
+    try {
+      next = path == null ? null : Path.of(path);
+    } catch (InvalidPathException e) {
+      errors.accept(
+          "retry-agent: agent.deadLetter.path is not a valid path here ("
+              + e.getMessage()
+              + "); dead letters are not written");
+      next = null;
+    }
+    if (current != null && next != null && current.path().equals(next)) {
+      return;
+    }
+    writer = next == null ? null : new DeadLetterWriter(next, errors);
+    if (current != null) {
+      current.close();
+    }
+  }
+
+  @Override
+  public void onGiveUp(RetryEvent e) {
+    DeadLetterWriter w = writer;
+    if (w != null) {
+      w.onGiveUp(e);
+    }
+  }
+
+  void close() {
+    DeadLetterWriter w = writer;
+    if (w != null) {
+      w.close();
+    }
+  }
+}

@@ -1,0 +1,95 @@
+package dev.retryagent.agent.runtime;
+
+import dev.retryagent.config.MetricsSettings;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.observe.JmxMetrics;
+import dev.retryagent.observe.PrometheusServer;
+import dev.retryagent.observe.RetryMetrics;
+import java.util.function.Consumer;
+
+/**
+ * {@code agent.metrics} made real, and kept in step with reloads: the JMX MBeans are registered or
+ * unregistered, the Prometheus endpoint started, stopped, or moved to its new address. The counters
+ * themselves ({@link RetryMetrics}) live on whatever is exported, so nothing is lost when an
+ * exporter comes and goes.
+ *
+ * <p>The error sink receives whole lines, already prefixed {@code retry-agent: }.
+ *
+ * <p>Thread-safe. Call {@link #apply} from a daemon thread: the JDK HTTP server's dispatcher
+ * inherits the daemon flag of the thread that starts it.
+ */
+final class Exporters {
+  private final RetryMetrics metrics;
+  private final RetryEngine engine;
+  private final Consumer<String> errors;
+
+  private JmxMetrics jmx;
+  private PrometheusServer prometheus;
+  private MetricsSettings prometheusSettings;
+
+  Exporters(RetryMetrics metrics, RetryEngine engine, Consumer<String> errors) {
+    this.metrics = metrics;
+    this.engine = engine;
+    this.errors = errors;
+  }
+
+  /** Brings the exporters to {@code m}; failures are reported on the error sink, never thrown. */
+  synchronized void apply(MetricsSettings m) {
+    try {
+      if (m.jmx() && jmx == null) {
+        jmx = new JmxMetrics(metrics, engine, errors);
+        jmx.register();
+      } else if (!m.jmx() && jmx != null) {
+        jmx.unregister();
+        jmx = null;
+      }
+    } catch (RuntimeException | LinkageError e) {
+      errors.accept("retry-agent: JMX metrics not registered: " + e);
+    }
+    try {
+      applyPrometheus(m);
+    } catch (RuntimeException | LinkageError e) {
+      errors.accept("retry-agent: Prometheus metrics not served: " + e);
+    }
+  }
+
+  private void applyPrometheus(MetricsSettings m) {
+    boolean sameAddress =
+        prometheusSettings != null
+            && prometheusSettings.prometheusHost().equals(m.prometheusHost())
+            && prometheusSettings.prometheusPort() == m.prometheusPort();
+    if (prometheus != null && (!m.prometheusEnabled() || !sameAddress)) {
+      prometheus.stop();
+      prometheus = null;
+      prometheusSettings = null;
+    }
+    if (m.prometheusEnabled() && prometheus == null) {
+      // Also retried on a reload after a failed bind: the port may be free now.
+      PrometheusServer server =
+          new PrometheusServer(metrics, engine, m.prometheusHost(), m.prometheusPort(), errors);
+      if (server.start()) {
+        prometheus = server;
+        prometheusSettings = m;
+      }
+    }
+  }
+
+  /** True while the MBeans are registered. */
+  synchronized boolean jmxRegistered() {
+    return jmx != null;
+  }
+
+  /** The port served now, or -1. */
+  synchronized int prometheusPort() {
+    return prometheus == null ? -1 : prometheus.port();
+  }
+
+  /** At JVM exit: stops serving. The MBeans go with the JVM. */
+  synchronized void stop() {
+    if (prometheus != null) {
+      prometheus.stop();
+      prometheus = null;
+      prometheusSettings = null;
+    }
+  }
+}

@@ -1,0 +1,141 @@
+package dev.retryagent.agent.tooling;
+
+import java.lang.instrument.ClassFileTransformer;
+import java.lang.instrument.Instrumentation;
+import java.security.ProtectionDomain;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What every instrumentation's transformer does: a name test on every class the JVM defines, the
+ * rewrite of the few classes it names, a count of the classes really rewritten, and the start-up
+ * line's fragment for the client ({@code <client> armed (...)} until a class has been rewritten,
+ * {@code <client> hooked (...)} from then on, {@code <client> NOT hooked (why)}).
+ *
+ * <p>A subclass names its classes ({@link #matches}), decides per module and loader ({@link
+ * #accepts}), rewrites ({@link #rewrite}) and reports a failure ({@link #failed}); a class that
+ * cannot be rewritten stays unchanged: that client runs without retries, never broken.
+ *
+ * <p>Thread-safe: the JVM calls {@link #transform} from any thread that defines a class.
+ */
+public abstract class HookTransformer implements ClassFileTransformer {
+  private final String client;
+  private final String hooks;
+  private final String targets;
+  private final AtomicInteger hooked = new AtomicInteger();
+
+  /**
+   * @param client the client's name in the start-up line ({@code jdk-http}, {@code okhttp})
+   * @param hooks the hooked methods, for the start-up line ({@code send, sendAsync})
+   * @param targets the rewritten classes, for a "NOT hooked" line ({@code HttpClientImpl})
+   */
+  protected HookTransformer(String client, String hooks, String targets) {
+    this.client = client;
+    this.hooks = hooks;
+    this.targets = targets;
+  }
+
+  @Override
+  public final byte[] transform(
+      Module module,
+      ClassLoader loader,
+      String className,
+      Class<?> classBeingRedefined,
+      ProtectionDomain protectionDomain,
+      byte[] classfileBuffer) {
+    if (!matches(className) || !accepts(module, loader, className)) {
+      return null;
+    }
+    try {
+      byte[] rewritten = rewrite(className, classfileBuffer);
+      hooked.incrementAndGet();
+      return rewritten;
+    } catch (Throwable t) {
+      failed(loader, className, t);
+      return null;
+    }
+  }
+
+  /**
+   * True for the internal names of the classes this hook rewrites ({@code null} is possible).
+   * Called for every class the JVM defines, the agent's own included: a name test that touches no
+   * other class, since a class it needed would be defined from inside its own transformation (a
+   * duplicate definition); the rewriting classes load only when the first target does.
+   */
+  protected abstract boolean matches(String internalName);
+
+  /**
+   * Whether a matching class, defined in {@code module} by {@code loader} ({@code null}: the
+   * bootstrap loader), is to be rewritten; a subclass reports the classes it leaves alone itself.
+   */
+  protected abstract boolean accepts(Module module, ClassLoader loader, String internalName);
+
+  /**
+   * The rewritten class file.
+   *
+   * @throws RuntimeException when the class is not the one expected (a method or field missing), in
+   *     which case it stays unchanged
+   */
+  protected abstract byte[] rewrite(String internalName, byte[] classfile);
+
+  /**
+   * A matching class could not be rewritten and stays unchanged: report it (once, not per class).
+   */
+  protected abstract void failed(ClassLoader loader, String internalName, Throwable cause);
+
+  /** Why this client runs without retries after a failed rewrite, or null. */
+  protected abstract String notHookedReason();
+
+  /**
+   * Whether {@code loaded}, a class defined before this transformer was added, is to be rewritten
+   * now. Asked for every class loaded at that point (hundreds in {@code premain}): a name test that
+   * allocates nothing first.
+   */
+  protected abstract boolean retransforms(Class<?> loaded);
+
+  /** Classes rewritten so far. */
+  public final int hooked() {
+    return hooked.get();
+  }
+
+  /**
+   * The start-up line's fragment now: {@code <client> hooked (<hooks>)} once a class has been
+   * rewritten, {@code <client> armed (<hooks>)} while the transformer waits for its classes.
+   */
+  public final String status() {
+    return client + (hooked.get() > 0 ? " hooked (" : " armed (") + hooks + ")";
+  }
+
+  /**
+   * Adds this transformer, then rewrites the target classes already loaded (a late attach, or
+   * another agent loaded them first; clients made before keep what they have).
+   *
+   * @return the start-up line's fragment
+   */
+  public final String install(Instrumentation inst) {
+    inst.addTransformer(this, true);
+    List<Class<?>> loaded = new ArrayList<>();
+    for (Class<?> c : inst.getAllLoadedClasses()) {
+      if (retransforms(c)) {
+        loaded.add(c);
+      }
+    }
+    if (loaded.isEmpty()) {
+      return status();
+    }
+    if (!inst.isRetransformClassesSupported()) {
+      return client
+          + " NOT hooked ("
+          + targets
+          + " already loaded and retransformation unsupported)";
+    }
+    try {
+      inst.retransformClasses(loaded.toArray(new Class<?>[0]));
+    } catch (Throwable t) {
+      return client + " NOT hooked (retransforming " + targets + " failed: " + t + ")";
+    }
+    String reason = notHookedReason();
+    return reason == null ? status() : client + " NOT hooked (" + reason + ")";
+  }
+}

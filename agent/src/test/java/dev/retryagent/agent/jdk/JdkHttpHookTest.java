@@ -1,0 +1,212 @@
+package dev.retryagent.agent.jdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.bootstrap.JdkHttpBridge;
+import dev.retryagent.bootstrap.JdkHttpBridge.Outcome;
+import dev.retryagent.bootstrap.JdkHttpHandler;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Function;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class JdkHttpHookTest {
+  private static final HttpRequest REQUEST =
+      HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/x")).build();
+  private static final HttpResponse.BodyHandler<String> BODY = HttpResponse.BodyHandlers.ofString();
+
+  private final List<Object[]> handlerCalls = new CopyOnWriteArrayList<>();
+  private HttpClient client;
+
+  @BeforeEach
+  void loadInstrumentedClient() throws Exception {
+    byte[] instrumented = JdkHttpHook.instrument(HookedClassLoader.bytesOf(FakeHttpClient.class));
+    Class<?> hooked =
+        new HookedClassLoader(FakeHttpClient.class, instrumented)
+            .loadClass(FakeHttpClient.class.getName());
+    assertThat(hooked).isNotSameAs(FakeHttpClient.class);
+    client = (HttpClient) hooked.getConstructor().newInstance();
+    FakeHttpClient.Bodies.SEND_RUNS.set(0);
+    FakeHttpClient.Bodies.SEND_ASYNC_RUNS.set(0);
+    FakeHttpClient.Bodies.sendResult = null;
+  }
+
+  @AfterEach
+  void removeHandler() {
+    JdkHttpBridge.setHandler(null);
+    JdkHttpBridge.clearPassThrough();
+  }
+
+  private void handle(Function<Object[], Object> behaviour) {
+    JdkHttpBridge.setHandler(
+        new JdkHttpHandler() {
+          @Override
+          public Object send(Object c, Object r, Object h) {
+            Object[] call = {c, r, h};
+            handlerCalls.add(call);
+            return behaviour.apply(call);
+          }
+
+          @Override
+          public Object sendAsync(Object c, Object r, Object h, Object p) {
+            Object[] call = {c, r, h, p};
+            handlerCalls.add(call);
+            return behaviour.apply(call);
+          }
+        });
+  }
+
+  @Test
+  void withoutHandlerTheOriginalBodyRuns() throws Exception {
+    client.send(REQUEST, BODY);
+    client.sendAsync(REQUEST, BODY);
+
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
+    assertThat(FakeHttpClient.Bodies.SEND_ASYNC_RUNS).hasValue(1);
+  }
+
+  @Test
+  void handlerReceivesTheClientTheRequestAndTheHandlers() throws Exception {
+    handle(call -> null);
+    HttpResponse.PushPromiseHandler<String> push = (initiating, pushed, acceptor) -> {};
+
+    client.send(REQUEST, BODY);
+    client.sendAsync(REQUEST, BODY, push);
+
+    assertThat(handlerCalls).hasSize(2);
+    assertThat(handlerCalls.get(0)).containsExactly(client, REQUEST, BODY);
+    assertThat(handlerCalls.get(1)).containsExactly(client, REQUEST, BODY, push);
+  }
+
+  @Test
+  void nullFromTheHandlerRunsTheOriginalBody() throws Exception {
+    handle(call -> null);
+
+    client.send(REQUEST, BODY);
+
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
+  }
+
+  @Test
+  void aReturnedOutcomeIsTheResultAndSkipsTheOriginalBody() throws Exception {
+    CompletableFuture<HttpResponse<String>> future = new CompletableFuture<>();
+    handle(call -> Outcome.returned(call.length == 3 ? null : future));
+
+    HttpResponse<String> response = client.send(REQUEST, BODY);
+    CompletableFuture<HttpResponse<String>> async = client.sendAsync(REQUEST, BODY);
+
+    assertThat(response).isNull();
+    assertThat(async).isSameAs(future);
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(0);
+    assertThat(FakeHttpClient.Bodies.SEND_ASYNC_RUNS).hasValue(0);
+  }
+
+  @Test
+  void aThrownOutcomeReachesTheCallerUnchanged() {
+    IOException engineFailure = new IOException("gave up after 3 attempts");
+    InterruptedException interrupt = new InterruptedException();
+    handle(call -> Outcome.thrown(call[1] == REQUEST ? engineFailure : interrupt));
+
+    assertThatThrownBy(() -> client.send(REQUEST, BODY)).isSameAs(engineFailure);
+    HttpRequest other = HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/y")).build();
+    assertThatThrownBy(() -> client.send(other, BODY)).isSameAs(interrupt);
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(0);
+  }
+
+  @Test
+  void aHandlerBugLetsTheOriginalBodyRunOnce() throws Exception {
+    handle(
+        call -> {
+          throw new IllegalStateException("bug in the agent");
+        });
+
+    client.send(REQUEST, BODY);
+    client.sendAsync(REQUEST, BODY);
+
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
+    assertThat(FakeHttpClient.Bodies.SEND_ASYNC_RUNS).hasValue(1);
+  }
+
+  @Test
+  void theOriginalBodysOwnExceptionIsUntouched() {
+    IOException original = new IOException("connection refused");
+    FakeHttpClient.Bodies.sendResult = original;
+    handle(call -> null);
+
+    assertThatThrownBy(() -> client.send(REQUEST, BODY)).isSameAs(original);
+  }
+
+  @Test
+  void aPassThroughTokenSkipsTheHandlerForExactlyOneCall() throws Exception {
+    handle(call -> null);
+
+    JdkHttpBridge.passThroughNextCall();
+    client.send(REQUEST, BODY);
+    client.send(REQUEST, BODY);
+
+    assertThat(handlerCalls).hasSize(1);
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(2);
+  }
+
+  @Test
+  void theAgentsOwnAttemptThroughClientTransportIsNotInterceptedAgain() throws Exception {
+    // the handler makes its attempt on the same client, as the engine will
+    handle(
+        call -> {
+          try {
+            return Outcome.returned(new ClientTransport((HttpClient) call[0]).send(REQUEST, BODY));
+          } catch (Exception e) {
+            return Outcome.thrown(e);
+          }
+        });
+
+    client.send(REQUEST, BODY);
+
+    assertThat(handlerCalls).hasSize(1);
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
+  }
+
+  @Test
+  void interceptedCallsAreCounted() throws Exception {
+    handle(call -> null);
+    long before = JdkHttpBridge.interceptedCalls();
+
+    client.send(REQUEST, BODY);
+    client.sendAsync(REQUEST, BODY);
+
+    assertThat(JdkHttpBridge.interceptedCalls() - before).isEqualTo(2);
+  }
+
+  @Test
+  void theRealHttpClientImplOfThisJdkCanBeInstrumented() throws IOException {
+    byte[] original;
+    try (InputStream in =
+        ClassLoader.getPlatformClassLoader().getResourceAsStream(JdkHttpHook.TARGET + ".class")) {
+      original = in.readAllBytes();
+    }
+
+    byte[] instrumented = JdkHttpHook.instrument(original);
+
+    assertThat(instrumented.length).isGreaterThan(original.length);
+    assertThat(new String(instrumented, java.nio.charset.StandardCharsets.ISO_8859_1))
+        .contains("dev/retryagent/bootstrap/JdkHttpBridge");
+  }
+
+  @Test
+  void aClassWithoutTheTargetMethodsIsRefusedNotHalfInstrumented() {
+    assertThatThrownBy(() -> JdkHttpHook.instrument(HookedClassLoader.bytesOf(AgentLog.class)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("has no send(HttpRequest, BodyHandler)");
+  }
+}

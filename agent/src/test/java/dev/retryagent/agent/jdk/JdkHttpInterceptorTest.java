@@ -1,0 +1,85 @@
+package dev.retryagent.agent.jdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.bootstrap.JdkHttpBridge;
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigSources;
+import dev.retryagent.policy.Mode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class JdkHttpInterceptorTest {
+  private static final HttpRequest REQUEST =
+      HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/x")).build();
+  private static final HttpResponse.BodyHandler<String> BODY = HttpResponse.BodyHandlers.ofString();
+
+  private final FakeHttpClient client = new FakeHttpClient();
+
+  @BeforeEach
+  @AfterEach
+  void reset() {
+    FakeHttpClient.Bodies.sendResult = null;
+    FakeHttpClient.Bodies.SEND_RUNS.set(0);
+    JdkHttpBridge.clearPassThrough();
+  }
+
+  private static AgentRuntime runtime(AgentConfig config) throws Exception {
+    return new AgentRuntime(ConfigSources.resolve(null, new Properties(), Map.of()), config);
+  }
+
+  @Test
+  void offModeMakesExactlyOneAttemptOnTheInterceptedClient() throws Throwable {
+    JdkHttpInterceptor interceptor =
+        new JdkHttpInterceptor(runtime(AgentConfig.defaults().withMode(Mode.OFF)));
+
+    Object outcome = interceptor.send(client, REQUEST, BODY);
+
+    assertThat(JdkHttpBridge.deliver(outcome)).isNull();
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
+  }
+
+  @Test
+  void theEnginesIoExceptionReachesTheCallerUnchanged() throws Exception {
+    IOException refused = new IOException("no such thing");
+    FakeHttpClient.Bodies.sendResult = refused;
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime(AgentConfig.defaults()));
+
+    Object outcome = interceptor.send(client, REQUEST, BODY);
+
+    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome)).isSameAs(refused);
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
+  }
+
+  @Test
+  void aSynchronousExceptionOfSendAsyncBecomesAThrownOutcome() throws Exception {
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime(AgentConfig.defaults()));
+
+    Object outcome = interceptor.sendAsync(client, null, BODY, null);
+
+    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome))
+        .isInstanceOf(NullPointerException.class);
+  }
+
+  @Test
+  void jdkHttpTurnedOffByAReloadRunsTheOriginalMethod() throws Exception {
+    AgentRuntime runtime = runtime(AgentConfig.defaults());
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime);
+
+    runtime.apply(
+        ConfigLoader.parse("agent: {clients: {jdk-http: false}}", "reloaded.yml", Map.of()));
+
+    assertThat(interceptor.send(client, REQUEST, BODY)).isNull();
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(0);
+  }
+}

@@ -1,0 +1,288 @@
+package dev.retryagent.agent.okhttp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.bootstrap.OkHttpBridge;
+import dev.retryagent.bootstrap.OkHttpHandler;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Constructor;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import okhttp3.OkHttpClient;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The OkHttp hooks on the real OkHttp 3.14 classes, defined (and so verified) by a loader that runs
+ * them through {@link OkHttpTransformer}, with a recording handler on the bridge. OkHttp 4 and 5
+ * are covered by the integration tests.
+ */
+class OkHttpHookTest {
+  /** What the bridge handed the handler, and what the handler answers to {@code enqueue}. */
+  static final class Recorder implements OkHttpHandler {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    volatile Object enqueueAnswer;
+    volatile RuntimeException enqueueBug;
+
+    @Override
+    public void builderCreated(Object builder) {
+      events.add("builder " + builder.getClass().getName());
+    }
+
+    @Override
+    public Object enqueue(Object call, Object client, Object callback) {
+      events.add("enqueue " + client.getClass().getName() + " " + callback);
+      if (enqueueBug != null) {
+        throw enqueueBug;
+      }
+      return enqueueAnswer;
+    }
+
+    @Override
+    public void cancel(Object call) {
+      events.add("cancel");
+    }
+  }
+
+  /** Defines okhttp3.* itself, child-first, each class as the transformer leaves it. */
+  static final class TransformingLoader extends URLClassLoader {
+    final OkHttpTransformer transformer = new OkHttpTransformer();
+
+    TransformingLoader() {
+      super(new URL[] {jarOf(OkHttpClient.class), jarOf(okio.Buffer.class)}, parentLoader());
+    }
+
+    private static ClassLoader parentLoader() {
+      return OkHttpHookTest.class.getClassLoader();
+    }
+
+    static URL jarOf(Class<?> c) {
+      return c.getProtectionDomain().getCodeSource().getLocation();
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (!name.startsWith("okhttp3.") && !name.startsWith("okio.")) {
+        return super.loadClass(name, resolve);
+      }
+      synchronized (getClassLoadingLock(name)) {
+        Class<?> c = findLoadedClass(name);
+        if (c == null) {
+          byte[] bytes = read(name.replace('.', '/') + ".class");
+          byte[] out = transformer.transform(null, this, name.replace('.', '/'), null, null, bytes);
+          byte[] use = out == null ? bytes : out;
+          c = defineClass(name, use, 0, use.length);
+        }
+        return c;
+      }
+    }
+
+    private byte[] read(String resource) {
+      try (InputStream in = getResourceAsStream(resource)) {
+        return in.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  private final Recorder recorder = new Recorder();
+  private TransformingLoader loader;
+
+  @BeforeEach
+  void install() {
+    OkHttpBridge.setHandler(recorder);
+    loader = new TransformingLoader();
+  }
+
+  @AfterEach
+  void uninstall() throws IOException {
+    OkHttpBridge.setHandler(null);
+    OkHttpBridge.clearPassThrough();
+    loader.close();
+  }
+
+  private Object newClient() throws Exception {
+    return loader.loadClass("okhttp3.OkHttpClient").getConstructor().newInstance();
+  }
+
+  private Object newCall(Object client) throws Exception {
+    Class<?> requestBuilder = loader.loadClass("okhttp3.Request$Builder");
+    Object b = requestBuilder.getConstructor().newInstance();
+    requestBuilder.getMethod("url", String.class).invoke(b, "http://127.0.0.1:9/never");
+    Object request = requestBuilder.getMethod("build").invoke(b);
+    return client
+        .getClass()
+        .getMethod("newCall", loader.loadClass("okhttp3.Request"))
+        .invoke(client, request);
+  }
+
+  /** A callback of this loader's OkHttp that records what it is told. */
+  private Object callback(List<String> told) throws Exception {
+    Class<?> type = loader.loadClass("okhttp3.Callback");
+    return Proxy.newProxyInstance(
+        loader,
+        new Class<?>[] {type},
+        (proxy, method, args) -> {
+          if (method.getName().equals("toString")) {
+            return "callback";
+          }
+          told.add(method.getName());
+          return null;
+        });
+  }
+
+  /** Calls a method of {@code okhttp3.Call} ({@code RealCall} itself is not public in 3.x). */
+  private Object onCall(Object call, String method) throws Exception {
+    return loader.loadClass("okhttp3.Call").getMethod(method).invoke(call);
+  }
+
+  private void enqueue(Object call, Object callback) throws Throwable {
+    Method m =
+        loader.loadClass("okhttp3.Call").getMethod("enqueue", loader.loadClass("okhttp3.Callback"));
+    try {
+      m.invoke(call, callback);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  private static void shutDown(Object client) throws Exception {
+    Object dispatcher = client.getClass().getMethod("dispatcher").invoke(client);
+    Object executor = dispatcher.getClass().getMethod("executorService").invoke(dispatcher);
+    ((java.util.concurrent.ExecutorService) executor).shutdownNow();
+  }
+
+  @Test
+  void everyBuilderConstructorTellsTheBridgeOnceBeforeItReturns() throws Exception {
+    Object client = newClient(); // OkHttpClient() -> Builder()
+    assertThat(recorder.events).containsExactly("builder okhttp3.OkHttpClient$Builder");
+
+    Object builder = client.getClass().getMethod("newBuilder").invoke(client);
+    Class<?> builderType = builder.getClass();
+    Constructor<?> fromClient = builderType.getDeclaredConstructor(client.getClass());
+    fromClient.setAccessible(true);
+    fromClient.newInstance(client);
+
+    // newBuilder() and the direct call each ran Builder(OkHttpClient) once.
+    assertThat(recorder.events).hasSize(3).allMatch(e -> e.startsWith("builder "));
+    assertThat(loader.transformer.hooked()).isEqualTo(1); // the builder, nothing else yet
+  }
+
+  @Test
+  void anEnqueueTheHandlerTakesOverSkipsOkHttpsOwnEnqueue() throws Throwable {
+    Object client = newClient();
+    Object call = newCall(client);
+    recorder.enqueueAnswer = OkHttpBridge.TAKEN;
+
+    enqueue(call, callback(new CopyOnWriteArrayList<>()));
+
+    assertThat(recorder.events).contains("enqueue okhttp3.OkHttpClient callback");
+    // OkHttp's own enqueue never ran: the call is not marked executed, nothing was dispatched.
+    assertThat(onCall(call, "isExecuted")).isEqualTo(false);
+    Object dispatcher = client.getClass().getMethod("dispatcher").invoke(client);
+    assertThat(dispatcher.getClass().getMethod("queuedCallsCount").invoke(dispatcher)).isEqualTo(0);
+    assertThat(dispatcher.getClass().getMethod("runningCallsCount").invoke(dispatcher))
+        .isEqualTo(0);
+    assertThat(OkHttpBridge.enqueuesTaken()).isPositive();
+  }
+
+  @Test
+  void anEnqueueTheHandlerDeclinesOrFailsOnRunsOkHttpsOwnEnqueue() throws Throwable {
+    Object client = newClient();
+    List<String> told = new CopyOnWriteArrayList<>();
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    try {
+      Object declined = newCall(client);
+      recorder.enqueueAnswer = null;
+      enqueue(declined, callback(told));
+      assertThat(onCall(declined, "isExecuted")).isEqualTo(true);
+
+      System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+      Object failed = newCall(client);
+      recorder.enqueueBug = new IllegalStateException("handler bug");
+      enqueue(failed, callback(told));
+      assertThat(onCall(failed, "isExecuted")).isEqualTo(true);
+    } finally {
+      System.setErr(err);
+      shutDown(client);
+    }
+  }
+
+  @Test
+  void aThrowableTheHandlerReturnsReachesTheCaller() throws Throwable {
+    Object call = newCall(newClient());
+    recorder.enqueueAnswer = new IllegalStateException("Already Executed");
+
+    assertThatThrownBy(() -> enqueue(call, callback(new CopyOnWriteArrayList<>())))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("Already Executed");
+  }
+
+  @Test
+  void aPassThroughTokenLetsOneEnqueueRunUnseen() throws Throwable {
+    Object client = newClient();
+    Object call = newCall(client);
+    recorder.enqueueAnswer = OkHttpBridge.TAKEN;
+    try {
+      OkHttpBridge.passThroughNextEnqueue();
+      enqueue(call, callback(new CopyOnWriteArrayList<>()));
+
+      assertThat(recorder.events).noneMatch(e -> e.startsWith("enqueue"));
+      assertThat(onCall(call, "isExecuted")).isEqualTo(true);
+    } finally {
+      shutDown(client);
+    }
+  }
+
+  @Test
+  void cancelTellsTheBridgeAndStillCancels() throws Exception {
+    Object call = newCall(newClient());
+
+    onCall(call, "cancel");
+
+    assertThat(recorder.events).contains("cancel");
+    assertThat(onCall(call, "isCanceled")).isEqualTo(true);
+  }
+
+  @Test
+  void aCallClassWithoutItsClientFieldIsLeftAlone() {
+
+    assertThatThrownBy(() -> OkHttpHook.instrument(OkHttpHook.CALL_3, classBytes(Object.class)))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("no field client");
+  }
+
+  @Test
+  void onlyTheThreeTargetNamesMatch() {
+    assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient$Builder")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient")).isFalse();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall$AsyncCall")).isFalse();
+    assertThat(OkHttpTransformer.isTarget("shaded/okhttp3/RealCall")).isFalse();
+    assertThat(OkHttpTransformer.isTarget(null)).isFalse();
+  }
+
+  private static byte[] classBytes(Class<?> c) {
+    try (InputStream in =
+        ClassLoader.getSystemResourceAsStream(c.getName().replace('.', '/') + ".class")) {
+      return in.readAllBytes();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

@@ -1,0 +1,107 @@
+package dev.retryagent.agent.okhttp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.agent.CapturedStderr;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URL;
+import java.net.URLClassLoader;
+import okhttp3.OkHttpClient;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class OkHttpTransformerTest {
+  private final OkHttpTransformer transformer = new OkHttpTransformer();
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
+
+  private static byte[] builderBytes() throws IOException {
+    try (InputStream in =
+        OkHttpClient.class.getClassLoader().getResourceAsStream(OkHttpHook.BUILDER + ".class")) {
+      return in.readAllBytes();
+    }
+  }
+
+  private byte[] transform(ClassLoader loader, String name, byte[] bytes) {
+    return transformer.transform(null, loader, name, null, null, bytes);
+  }
+
+  @Test
+  void instrumentsTheBuilderInAnApplicationLoader() throws Exception {
+    assertThat(transform(getClass().getClassLoader(), OkHttpHook.BUILDER, builderBytes()))
+        .isNotNull();
+    assertThat(transformer.hooked()).isEqualTo(1);
+    assertThat(stderr.text()).isEmpty();
+  }
+
+  @Test
+  void leavesOtherClassesAndOtherAgentsOkHttpAlone() throws Exception {
+    byte[] bytes = builderBytes();
+    assertThat(transform(getClass().getClassLoader(), "okhttp3/OkHttpClient", bytes)).isNull();
+    try (URLClassLoader otel = new io.opentelemetry.javaagent.bootstrap.AgentClassLoader()) {
+      assertThat(transform(otel, OkHttpHook.BUILDER, bytes)).isNull();
+    }
+    assertThat(transformer.hooked()).isZero();
+    assertThat(transformer.skipped()).isEqualTo(1);
+  }
+
+  /** A loader that does not delegate to the bootstrap path for the agent's bridge (like OSGi). */
+  static final class Isolated extends URLClassLoader {
+    Isolated() {
+      super(new URL[0], null);
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.startsWith("dev.retryagent.")) {
+        throw new ClassNotFoundException(name);
+      }
+      return super.loadClass(name, resolve);
+    }
+  }
+
+  @Test
+  void aLoaderThatCannotSeeTheBridgeIsLeftAloneAndSaidOnce() throws Exception {
+    byte[] bytes = builderBytes();
+    try (Isolated isolated = new Isolated()) {
+      assertThat(transform(isolated, OkHttpHook.BUILDER, bytes)).isNull();
+      assertThat(transform(isolated, OkHttpHook.CALL_3, bytes)).isNull();
+    }
+    assertThat(stderr.text().lines())
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: okhttp NOT hooked in")
+        .contains("cannot see the agent's bootstrap classes");
+  }
+
+  @Test
+  void aClassThatCannotBeInstrumentedIsReportedOnceAndLeftUnchanged() {
+    byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};
+
+    assertThat(transform(getClass().getClassLoader(), OkHttpHook.CALL_4, garbage)).isNull();
+    assertThat(transform(getClass().getClassLoader(), OkHttpHook.CALL_4, garbage)).isNull();
+
+    assertThat(transformer.callFailure()).isNotNull();
+    assertThat(stderr.text().lines())
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: okhttp NOT hooked in")
+        .contains("enqueued calls wait for retries on a dispatcher thread");
+  }
+
+  @Test
+  void theStartUpFragmentSaysArmedUntilAnOkHttpClassIsRewrittenThenHooked() throws Exception {
+    byte[] bytes = builderBytes();
+    assertThat(transformer.status())
+        .isEqualTo("okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+
+    try (URLClassLoader otel = new io.opentelemetry.javaagent.bootstrap.AgentClassLoader()) {
+      transform(otel, OkHttpHook.BUILDER, bytes);
+    }
+    assertThat(transformer.status()).startsWith("okhttp armed");
+
+    transform(getClass().getClassLoader(), OkHttpHook.BUILDER, bytes);
+    assertThat(transformer.status())
+        .isEqualTo("okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+  }
+}

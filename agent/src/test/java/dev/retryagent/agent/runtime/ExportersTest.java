@@ -1,0 +1,118 @@
+package dev.retryagent.agent.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.config.ConfigException;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.MetricsSettings;
+import dev.retryagent.observe.JmxMetrics;
+import dev.retryagent.observe.RetryMetrics;
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** {@code agent.metrics} applied again and again, as reloads do. */
+class ExportersTest {
+  private final List<String> errors = new ArrayList<>();
+  private final RetryMetrics metrics = new RetryMetrics(10);
+  private final Exporters exporters = new Exporters(metrics, null, errors::add);
+  private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+  private final ObjectName engineBean = JmxMetrics.engineName(JmxMetrics.DEFAULT_DOMAIN);
+
+  @AfterEach
+  void switchOff() throws Exception {
+    exporters.apply(settings("agent: {metrics: {jmx: false}}"));
+    exporters.stop();
+  }
+
+  @Test
+  void jmxIsRegisteredUnregisteredAndRegisteredAgainByReloads() throws Exception {
+    exporters.apply(settings("agent: {metrics: {jmx: true}}"));
+    assertThat(exporters.jmxRegistered()).isTrue();
+    assertThat(server.isRegistered(engineBean)).isTrue();
+
+    exporters.apply(settings("agent: {metrics: {jmx: false}}"));
+    assertThat(exporters.jmxRegistered()).isFalse();
+    assertThat(server.isRegistered(engineBean)).isFalse();
+
+    exporters.apply(settings("agent: {metrics: {jmx: true}}"));
+    assertThat(server.isRegistered(engineBean)).isTrue();
+    // Applying the same settings again registers nothing twice (which JMX would refuse).
+    exporters.apply(settings("agent: {metrics: {jmx: true}}"));
+    assertThat(errors).isEmpty();
+  }
+
+  @Test
+  void prometheusStartsMovesToItsNewPortAndStops() throws Exception {
+    int first = freePort();
+    exporters.apply(settings(prometheusOn(first)));
+    assertThat(exporters.prometheusPort()).isEqualTo(first);
+    assertThat(scrape(first)).contains("retryagent_");
+
+    int second = freePort();
+    exporters.apply(settings(prometheusOn(second)));
+    assertThat(exporters.prometheusPort()).isEqualTo(second);
+    assertThat(scrape(second)).contains("retryagent_");
+    assertThat(refused(first)).as("the old port is released").isTrue();
+
+    exporters.apply(settings("agent: {metrics: {jmx: false, prometheus: {enabled: false}}}"));
+    assertThat(exporters.prometheusPort()).isEqualTo(-1);
+    assertThat(refused(second)).isTrue();
+    assertThat(errors).isEmpty();
+  }
+
+  @Test
+  void aPortInUseIsReportedAndTakenOnALaterReloadOnceFree() throws Exception {
+    int port;
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = taken.getLocalPort();
+      exporters.apply(settings(prometheusOn(port)));
+      assertThat(exporters.prometheusPort()).isEqualTo(-1);
+      assertThat(errors).singleElement().asString().contains(String.valueOf(port));
+    }
+    exporters.apply(settings(prometheusOn(port)));
+    assertThat(exporters.prometheusPort()).isEqualTo(port);
+  }
+
+  private static String prometheusOn(int port) {
+    return "agent: {metrics: {jmx: false, prometheus: {enabled: true, port: " + port + "}}}";
+  }
+
+  private static MetricsSettings settings(String yaml) throws ConfigException {
+    return ConfigLoader.parse(yaml, "test.yml", Map.of()).metrics();
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static String scrape(int port) throws IOException {
+    URL url = URI.create("http://127.0.0.1:" + port + "/metrics").toURL();
+    try (InputStream in = url.openStream()) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  private static boolean refused(int port) {
+    try {
+      scrape(port);
+      return false;
+    } catch (IOException e) {
+      return true;
+    }
+  }
+}

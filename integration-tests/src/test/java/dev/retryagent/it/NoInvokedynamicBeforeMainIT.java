@@ -1,0 +1,198 @@
+package dev.retryagent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.it.apps.MainStartApp;
+import dev.retryagent.it.harness.ForkedJvm;
+import dev.retryagent.it.harness.Jdks;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.objectweb.asm.ClassReader;
+import org.objectweb.asm.ClassVisitor;
+import org.objectweb.asm.Handle;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
+
+/**
+ * "No lambdas, no {@code invokedynamic} before {@code main}" as a check rather than a comment.
+ * Lambdas, method references and indy string concatenation each spin method-handle classes when
+ * first run (tens of ms at start-up, docs/BENCHMARKS.md), and a class that holds one is one call
+ * away from running it. So every class of ours (the relocated libraries included) that a real
+ * start-up loads before the application's {@code main} is read from the agent jar and must hold no
+ * {@code invokedynamic} instruction.
+ *
+ * <p>The class list comes from {@code -Xlog:class+load} of a JVM started with the built jar, with
+ * the built-in defaults and with {@code config/llm-provider.yml}; {@link MainStartApp} marks the
+ * moment {@code main} starts.
+ */
+class NoInvokedynamicBeforeMainIT {
+  /**
+   * Violations in {@code core} that this check found when it was written, left to the rewrite of
+   * {@code core/config} (issue 10): {@code Class.method}. Each must still be found by the run that
+   * loads the configuration file, so an entry leaves this list when its code is fixed.
+   */
+  private static final Set<String> KNOWN =
+      Set.of("dev.retryagent.config.Problems.sorted", "dev.retryagent.config.CrossChecks.bounds");
+
+  private static final Pattern LOADED = Pattern.compile("\\[class,load\\s*\\]\\s+(\\S+)\\s");
+
+  @TempDir Path dir;
+
+  static Stream<Arguments> startUps() {
+    Path file = Path.of(System.getProperty("retryagent.config.dir"), "llm-provider.yml");
+    List<Arguments> all = new ArrayList<>();
+    for (Named<Path> jdk :
+        List.of(Named.of("JDK 17", Jdks.jdk17()), Named.of("JDK 25", Jdks.jdk25()))) {
+      all.add(Arguments.of(jdk, Named.of("built-in defaults", null)));
+      all.add(Arguments.of(jdk, Named.of("config/llm-provider.yml", file.toString())));
+    }
+    return all.stream();
+  }
+
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("startUps")
+  void noClassOfOursLoadedBeforeMainHoldsInvokedynamic(Path jdk, String config) throws IOException {
+    Path log = dir.resolve("class-load.log");
+    ForkedJvm.Result r =
+        ForkedJvm.builder(jdk)
+            .agentArgs(config)
+            .jvmArgs("-Xlog:class+load=info:file=" + log)
+            .mainClass(MainStartApp.class)
+            .run();
+    assertThat(r.value("started")).as(r.describe()).isEqualTo("true");
+    assertThat(r.stderr()).as(r.describe()).doesNotContain("not installed");
+
+    List<String> ours = oursLoadedBefore(log, MainStartApp.Started.class.getName());
+    // the log was read: the start-up path is in it
+    assertThat(ours)
+        .contains(
+            "dev.retryagent.launcher.RetryAgent",
+            "dev.retryagent.bootstrap.AgentStarter",
+            "dev.retryagent.agent.Installer",
+            "dev.retryagent.agent.runtime.AgentRuntime",
+            "dev.retryagent.agent.jdk.JdkHttpTransformer",
+            "dev.retryagent.agent.okhttp.OkHttpTransformer");
+    if (config != null) {
+      assertThat(ours).anyMatch(c -> c.startsWith("dev.retryagent.shaded.snakeyaml."));
+    }
+
+    Set<String> found = new TreeSet<>();
+    try (JarFile jar = new JarFile(ForkedJvm.agentJar().toFile())) {
+      for (String name : ours) {
+        found.addAll(invokedynamics(jar, name));
+      }
+    }
+    Set<String> unknown = new TreeSet<>();
+    Set<String> knownFound = new TreeSet<>();
+    for (String violation : found) {
+      String method = violation.substring(0, violation.indexOf('('));
+      if (KNOWN.contains(method)) {
+        knownFound.add(method);
+      } else {
+        unknown.add(violation);
+      }
+    }
+    assertThat(unknown)
+        .as(
+            "invokedynamic in classes loaded before main (use a named class instead of a lambda"
+                + " or method reference; the agent compiles with -XDstringConcat=inline)")
+        .isEmpty();
+    if (config != null) {
+      assertThat(knownFound)
+          .as("known violations still found (a fixed one leaves KNOWN)")
+          .isEqualTo(new TreeSet<>(KNOWN));
+    }
+  }
+
+  /**
+   * Our classes in the order the log has them, up to (without) {@code mark}. The hidden classes the
+   * JVM spins for a lambda ({@code Foo$$Lambda/0x...}) are left out: they are not in the jar, and
+   * the class that holds the lambda is in the list.
+   */
+  static List<String> oursLoadedBefore(Path log, String mark) throws IOException {
+    Set<String> ours = new LinkedHashSet<>();
+    boolean marked = false;
+    for (String line : Files.readAllLines(log)) {
+      Matcher m = LOADED.matcher(line);
+      if (!m.find()) {
+        continue;
+      }
+      String name = m.group(1);
+      if (name.equals(mark)) {
+        marked = true;
+        break;
+      }
+      if (name.startsWith("dev.retryagent.")
+          && !name.startsWith("dev.retryagent.it.")
+          && !name.contains("$$Lambda")) {
+        ours.add(name);
+      }
+    }
+    assertThat(marked).as(mark + " in " + log).isTrue();
+    return new ArrayList<>(ours);
+  }
+
+  /**
+   * Every {@code invokedynamic} of the class, as {@code Class.method(descriptor): name
+   * bootstrap-owner}; the class is read as the agent's loaders read it: a top-level {@code .class}
+   * (launcher, bootstrap bridge) or a hidden {@code inst/<name>.classdata}.
+   */
+  static List<String> invokedynamics(JarFile jar, String className) throws IOException {
+    String path = className.replace('.', '/');
+    JarEntry entry = jar.getJarEntry(path + ".class");
+    if (entry == null) {
+      entry = jar.getJarEntry("inst/" + path + ".classdata");
+    }
+    assertThat(entry).as(className + " loaded before main, but not in the agent jar").isNotNull();
+    byte[] bytes;
+    try (InputStream in = jar.getInputStream(entry)) {
+      bytes = in.readAllBytes();
+    }
+    List<String> found = new ArrayList<>();
+    new ClassReader(bytes)
+        .accept(
+            new ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String method, String desc, String signature, String[] exceptions) {
+                return new MethodVisitor(Opcodes.ASM9) {
+                  @Override
+                  public void visitInvokeDynamicInsn(
+                      String name, String descriptor, Handle bootstrap, Object... arguments) {
+                    found.add(
+                        className
+                            + "."
+                            + method
+                            + desc
+                            + ": invokedynamic "
+                            + name
+                            + " ("
+                            + bootstrap.getOwner().replace('/', '.')
+                            + "."
+                            + bootstrap.getName()
+                            + ")");
+                  }
+                };
+              }
+            },
+            ClassReader.SKIP_FRAMES);
+    return found;
+  }
+}
