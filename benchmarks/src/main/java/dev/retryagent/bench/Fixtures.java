@@ -123,7 +123,8 @@ public final class Fixtures {
     }
   }
 
-  private static boolean breakerOpen(RetryEngine engine) {
+  /** True when one of the engine's breakers is open. */
+  public static boolean breakerOpen(RetryEngine engine) {
     for (CircuitBreaker b : engine.breakers()) {
       if (b.state() == CircuitState.OPEN) {
         return true;
