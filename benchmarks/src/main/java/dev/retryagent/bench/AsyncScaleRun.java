@@ -122,8 +122,14 @@ public final class AsyncScaleRun {
           pending < 0 ? "n/a (agent)" : String.valueOf(pending),
           retriesBeforeEnd);
       System.out.printf(
-          "  threads: retry-agent-* %d, client %d, sleeping %d, all %d (before the calls %d)%n",
-          threads.agent, threads.client, threads.sleeping, threads.all, threadsBefore);
+          "  threads: retry-agent-* %d, client %d, sleeping %d, running retry-agent code %d,"
+              + " all %d (before the calls %d)%n",
+          threads.agent,
+          threads.client,
+          threads.sleeping,
+          threads.inEngine,
+          threads.all,
+          threadsBefore);
       System.out.printf("  by name: %s%n", threads.named);
       System.out.printf(
           "  OkHttp dispatcher: running %s, queued %s%n",
@@ -267,6 +273,7 @@ public final class AsyncScaleRun {
     int agent;
     int client;
     int sleeping;
+    int inEngine;
     int all;
 
     /** Names of agent and sleeping threads, digits folded into {@code N}, with their counts. */
@@ -285,6 +292,10 @@ public final class AsyncScaleRun {
           c.client++;
         }
         StackTraceElement[] stack = e.getValue();
+        if (e.getKey() != Thread.currentThread() && runsRetryAgentCode(stack)) {
+          c.inEngine++;
+          c.named.merge("in retry-agent code: " + name.replaceAll("[0-9]+", "N"), 1, Integer::sum);
+        }
         if (stack.length > 0
             && stack[0].getClassName().equals("java.lang.Thread")
             && stack[0].getMethodName().startsWith("sleep")
@@ -294,6 +305,17 @@ public final class AsyncScaleRun {
         }
       }
       return c;
+    }
+
+    /** A frame of the engine, an adapter or the agent (not of this run) on the stack. */
+    private static boolean runsRetryAgentCode(StackTraceElement[] stack) {
+      for (StackTraceElement frame : stack) {
+        String cls = frame.getClassName();
+        if (cls.startsWith("dev.retryagent.") && !cls.startsWith("dev.retryagent.bench.")) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 }

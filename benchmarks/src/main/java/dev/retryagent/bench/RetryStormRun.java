@@ -10,10 +10,12 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -51,6 +53,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class RetryStormRun {
   private static final int MAX_ATTEMPTS = RetryPolicy.MAX_MAX_ATTEMPTS;
+  private static final String CSV_HEADER = "round,jitter,clients,calls,millis,give_ups";
 
   private RetryStormRun() {}
 
@@ -74,10 +77,14 @@ public final class RetryStormRun {
             .mapToInt(Integer::parseInt)
             .toArray();
     int rounds = Integer.parseInt(opt.getOrDefault("rounds", "3"));
-    long workMillis = Long.parseLong(opt.getOrDefault("work-ms", "1"));
-    long initialMillis = Long.parseLong(opt.getOrDefault("initial-ms", "5"));
+    long workMillis = Long.parseLong(opt.getOrDefault("work-ms", "10"));
+    long initialMillis = Long.parseLong(opt.getOrDefault("initial-ms", "10"));
     long maxMillis = Long.parseLong(opt.getOrDefault("max-ms", "1000"));
     Jitter[] modes = Jitter.values();
+    if (opt.containsKey("plot")) {
+      report(readCsv(Path.of(opt.get("plot"))), modes, clients, opt.get("svg"), opt);
+      return;
+    }
 
     AtomicLong version = new AtomicLong();
     try (LoopbackServer server =
@@ -97,6 +104,8 @@ public final class RetryStormRun {
       run(server, shared, write, policy(Jitter.FULL, initialMillis, maxMillis), max(clients));
 
       Map<String, List<Result>> results = new LinkedHashMap<>();
+      StringBuilder csv = new StringBuilder(CSV_HEADER).append('\n');
+      System.out.println(CSV_HEADER);
       for (int round = 0; round < rounds; round++) {
         for (int n : clients) {
           for (int m = 0; m < modes.length; m++) {
@@ -104,14 +113,41 @@ public final class RetryStormRun {
             Jitter mode = modes[(m + round) % modes.length];
             Result r = run(server, shared, write, policy(mode, initialMillis, maxMillis), n);
             results.computeIfAbsent(key(mode, n), k -> new ArrayList<>()).add(r);
-            System.out.printf(
-                "round %d %-12s N=%3d calls=%6d time=%6d ms give-ups=%d%n",
-                round + 1, mode.configName(), n, r.calls, r.millis, r.giveUps);
+            String row =
+                String.join(
+                    ",",
+                    String.valueOf(round + 1),
+                    mode.configName(),
+                    String.valueOf(n),
+                    String.valueOf(r.calls),
+                    String.valueOf(r.millis),
+                    String.valueOf(r.giveUps));
+            csv.append(row).append('\n');
+            System.out.println(row);
           }
         }
       }
-      report(results, modes, clients, opt.get("svg"), workMillis, initialMillis, maxMillis);
+      if (opt.containsKey("svg")) {
+        Files.writeString(Path.of(opt.get("svg"), "retry-storm.csv"), csv.toString());
+      }
+      report(results, modes, clients, opt.get("svg"), opt);
     }
+  }
+
+  /** Results written by an earlier run, to draw them again without running. */
+  private static Map<String, List<Result>> readCsv(Path file) throws IOException {
+    Map<String, List<Result>> results = new LinkedHashMap<>();
+    for (String line : Files.readAllLines(file)) {
+      if (line.isBlank() || line.equals(CSV_HEADER)) {
+        continue;
+      }
+      String[] f = line.split(",");
+      Jitter mode = Jitter.valueOf(f[1].toUpperCase(java.util.Locale.ROOT));
+      results
+          .computeIfAbsent(key(mode, Integer.parseInt(f[2])), k -> new ArrayList<>())
+          .add(new Result(Long.parseLong(f[3]), Long.parseLong(f[4]), Long.parseLong(f[5])));
+    }
+    return results;
   }
 
   static Policy policy(Jitter jitter, long initialMillis, long maxMillis) {
@@ -175,22 +211,25 @@ public final class RetryStormRun {
       Jitter[] modes,
       int[] clients,
       String svgDir,
-      long workMillis,
-      long initialMillis,
-      long maxMillis)
-      throws Exception {
+      Map<String, String> opt)
+      throws IOException {
     String setup =
         String.format(
-            "work %d ms, backoff %d ms x2 up to %d ms, %d attempts",
-            workMillis, initialMillis, maxMillis, MAX_ATTEMPTS);
+            "%s-ms optimistic writes; backoff %s ms x2, max %s ms; %d attempts a call;" + " median",
+            opt.getOrDefault("work-ms", "10"),
+            opt.getOrDefault("initial-ms", "10"),
+            opt.getOrDefault("max-ms", "1000"),
+            MAX_ATTEMPTS);
     System.out.println();
-    System.out.println("median of the rounds; " + setup);
+    System.out.println(setup);
     System.out.println("| jitter | N | calls | calls / N | time ms | give-ups |");
     System.out.println("|---|---:|---:|---:|---:|---:|");
     SvgChart calls =
-        new SvgChart("Retry storm: total calls (" + setup + ")", "clients (N)", "calls");
+        new SvgChart(
+            "Retry storm: requests until every client wrote", setup, "clients (N)", "requests");
     SvgChart time =
-        new SvgChart("Retry storm: time to completion (" + setup + ")", "clients (N)", "time (ms)");
+        new SvgChart(
+            "Retry storm: time until every client wrote", setup, "clients (N)", "time (ms)");
     double[] x = Arrays.stream(clients).asDoubleStream().toArray();
     for (Jitter mode : modes) {
       double[] c = new double[clients.length];

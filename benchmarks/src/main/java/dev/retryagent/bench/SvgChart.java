@@ -18,7 +18,7 @@ public final class SvgChart {
   private static final int HEIGHT = 400;
   private static final int LEFT = 80;
   private static final int RIGHT = 170;
-  private static final int TOP = 40;
+  private static final int TOP = 50;
   private static final int BOTTOM = 55;
   // Distinguishable for the common kinds of colour blindness (Okabe and Ito).
   private static final String[] COLOURS = {
@@ -26,6 +26,7 @@ public final class SvgChart {
   };
 
   private final String title;
+  private final String subtitle;
   private final String xLabel;
   private final String yLabel;
   private final List<Series> series = new ArrayList<>();
@@ -42,8 +43,12 @@ public final class SvgChart {
     }
   }
 
-  public SvgChart(String title, String xLabel, String yLabel) {
+  /**
+   * @param subtitle a second, smaller line under the title (the set-up of the measurement)
+   */
+  public SvgChart(String title, String subtitle, String xLabel, String yLabel) {
     this.title = title;
+    this.subtitle = subtitle;
     this.xLabel = xLabel;
     this.yLabel = yLabel;
   }
@@ -83,7 +88,8 @@ public final class SvgChart {
                 "<rect width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>%n",
                 WIDTH,
                 HEIGHT));
-    text(svg, WIDTH / 2.0, 22, "middle", "font-size=\"15\" font-weight=\"bold\"", title);
+    text(svg, WIDTH / 2.0, 20, "middle", "font-size=\"15\" font-weight=\"bold\"", title);
+    text(svg, WIDTH / 2.0, 36, "middle", "font-size=\"11\" fill=\"#444444\"", subtitle);
     for (int i = 0; i <= 5; i++) {
       double xv = xMax * i / 5;
       double yv = yMax * i / 5;

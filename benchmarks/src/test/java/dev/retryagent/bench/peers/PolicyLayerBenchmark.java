@@ -50,6 +50,9 @@ import org.openjdk.jmh.infra.Blackhole;
  * writing it to stderr is not): at the default level {@code info} a retry and a call failed fast by
  * an open breaker each make a line. {@code rejectedLogWarn} shows the engine without that line.
  *
+ * <p>The {@code part} benchmarks split retry-agent's success path: the per-host key, starting a
+ * call, and the whole path without listeners.
+ *
  * <p>Test scope: resilience4j and Failsafe are test dependencies of this module and in no shipped
  * artifact. Run from {@code target/test-classes} (see docs/BENCHMARKS.md).
  */
@@ -66,6 +69,7 @@ public class PolicyLayerBenchmark {
   private static final dev.failsafe.function.CheckedSupplier<Integer> FS_OK = () -> OK;
 
   private RetryEngine agentDefaults;
+  private RetryEngine noListeners;
   private RetryEngine agentNoBudget;
   private RetryEngine agentOpen;
   private RetryEngine agentOpenLogWarn;
@@ -90,6 +94,7 @@ public class PolicyLayerBenchmark {
   public void setUp(Blackhole bh) throws Exception {
     lines = bh;
     agentDefaults = Fixtures.agentEngine(AgentConfig.defaults(), this::line);
+    noListeners = RetryEngine.builder().build();
     agentNoBudget =
         Fixtures.agentEngine(yaml("defaults:\n  budget: { enabled: false }\n"), this::line);
     agentOpen = Fixtures.agentEngine(AgentConfig.defaults(), this::line);
@@ -176,6 +181,27 @@ public class PolicyLayerBenchmark {
   @Benchmark
   public Integer successFailsafe() {
     return failsafe.get(FS_OK);
+  }
+
+  // ---- where the success path's time and bytes go (for whoever makes it cheaper) ----
+
+  /** The per-host key the engine computes for every call: {@code scheme://host:port}. */
+  @Benchmark
+  public String partTarget() {
+    return Fixtures.GET.target();
+  }
+
+  /** Policy lookup and per-host state (breaker, budget), without an attempt. */
+  @Benchmark
+  public Object partNewCall() {
+    return agentDefaults.newCall(Fixtures.GET);
+  }
+
+  /** The success path of an engine without listeners (as {@code EngineOverheadBenchmark}). */
+  @Benchmark
+  public Integer partNoListeners() throws Exception {
+    return SyncRetryLoop.execute(
+        noListeners.newCall(Fixtures.GET), noListeners.sleeper(), (n, t) -> OK, Fixtures.STATUS);
   }
 
   // ---- failure: 429, then 200 ----
