@@ -131,6 +131,7 @@ public final class AsyncScaleRun {
           threads.all,
           threadsBefore);
       System.out.printf("  by name: %s%n", threads.named);
+      threads.stacks.forEach((name, stack) -> System.out.printf("  %s:%s%n", name, stack));
       System.out.printf(
           "  OkHttp dispatcher: running %s, queued %s%n",
           running < 0 ? "n/a" : running, queued < 0 ? "n/a" : queued);
@@ -279,6 +280,9 @@ public final class AsyncScaleRun {
     /** Names of agent and sleeping threads, digits folded into {@code N}, with their counts. */
     final Map<String, Integer> named = new java.util.TreeMap<>();
 
+    /** The top frames of one thread per name that runs retry-agent code, to tell what it does. */
+    final Map<String, String> stacks = new java.util.TreeMap<>();
+
     static ThreadCount now() {
       ThreadCount c = new ThreadCount();
       for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
@@ -294,7 +298,9 @@ public final class AsyncScaleRun {
         StackTraceElement[] stack = e.getValue();
         if (e.getKey() != Thread.currentThread() && runsRetryAgentCode(stack)) {
           c.inEngine++;
-          c.named.merge("in retry-agent code: " + name.replaceAll("[0-9]+", "N"), 1, Integer::sum);
+          String group = name.replaceAll("[0-9]+", "N");
+          c.named.merge("in retry-agent code: " + group, 1, Integer::sum);
+          c.stacks.computeIfAbsent(group, g -> top(stack, 8));
         }
         if (stack.length > 0
             && stack[0].getClassName().equals("java.lang.Thread")
@@ -305,6 +311,14 @@ public final class AsyncScaleRun {
         }
       }
       return c;
+    }
+
+    private static String top(StackTraceElement[] stack, int frames) {
+      StringBuilder b = new StringBuilder();
+      for (int i = 0; i < Math.min(frames, stack.length); i++) {
+        b.append("\n      at ").append(stack[i]);
+      }
+      return b.toString();
     }
 
     /** A frame of the engine, an adapter or the agent (not of this run) on the stack. */
