@@ -1,7 +1,5 @@
 package dev.retryagent.bench;
 
-import dev.retryagent.engine.RequestInfo;
-import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.SyncRetryLoop;
@@ -21,7 +19,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * What the engine adds to a call that succeeds at once (the common case): policy lookup, breaker
  * permit and record, budget deposit, classification, decision. The attempt itself is a constant, so
- * the difference between the two benchmarks is the engine's own cost per call.
+ * the difference between the two benchmarks is the engine's own cost per call. The engine has no
+ * listeners here; {@code PolicyLayerBenchmark} (test sources) has the agent's wiring and the peers.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -33,59 +32,6 @@ public class EngineOverheadBenchmark {
   private static final Integer OK = 200;
 
   private RetryEngine engine;
-  private final RequestInfo request =
-      new RequestInfo() {
-        @Override
-        public String method() {
-          return "GET";
-        }
-
-        @Override
-        public String scheme() {
-          return "https";
-        }
-
-        @Override
-        public String host() {
-          return "api.example.com";
-        }
-
-        @Override
-        public int port() {
-          return 443;
-        }
-
-        @Override
-        public String path() {
-          return "/v1/items";
-        }
-
-        @Override
-        public String header(String name) {
-          return null;
-        }
-
-        @Override
-        public boolean bodyReplayable() {
-          return true;
-        }
-      };
-
-  private static final ResponseAccess<Integer> ACCESS =
-      new ResponseAccess<Integer>() {
-        @Override
-        public int status(Integer response) {
-          return response;
-        }
-
-        @Override
-        public String header(Integer response, String name) {
-          return null;
-        }
-
-        @Override
-        public void discard(Integer response) {}
-      };
 
   @Setup
   public void setUp() {
@@ -99,7 +45,7 @@ public class EngineOverheadBenchmark {
 
   @Benchmark
   public Integer throughEngine() throws Exception {
-    RetryCall call = engine.newCall(request);
-    return SyncRetryLoop.execute(call, engine.sleeper(), (n, t) -> OK, ACCESS);
+    RetryCall call = engine.newCall(Fixtures.GET);
+    return SyncRetryLoop.execute(call, engine.sleeper(), (n, t) -> OK, Fixtures.STATUS);
   }
 }
