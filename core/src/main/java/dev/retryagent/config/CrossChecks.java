@@ -5,6 +5,7 @@ import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy.WindowType;
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.Units;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.Consumer;
