@@ -17,6 +17,12 @@ public final class BackoffPolicy {
   /** Largest multiplier accepted; anything larger reaches {@code max} after one retry anyway. */
   public static final double MAX_MULTIPLIER = 100.0;
 
+  /** Longest {@code initial} and {@code max}: a wait of more than an hour is not a backoff. */
+  public static final Duration MAX_DELAY = Duration.ofHours(1);
+
+  /** Largest jitterFactor: proportional jitter adds at most the whole delay again. */
+  public static final double MAX_JITTER_FACTOR = 1.0;
+
   private static final BackoffPolicy DEFAULTS = builder().build();
 
   private final Duration initial;
@@ -69,7 +75,7 @@ public final class BackoffPolicy {
     return jitter;
   }
 
-  /** Used by {@link Jitter#PROPORTIONAL}; between 0 and 1. */
+  /** Used by {@link Jitter#PROPORTIONAL}; between 0 and {@value #MAX_JITTER_FACTOR}. */
   public double jitterFactor() {
     return jitterFactor;
   }
@@ -118,7 +124,8 @@ public final class BackoffPolicy {
     private Builder() {}
 
     public Builder initial(Duration initial) {
-      this.initial = Checks.positive("backoff.initial", initial);
+      this.initial =
+          Checks.atMost("backoff.initial", Checks.positive("backoff.initial", initial), MAX_DELAY);
       return this;
     }
 
@@ -128,7 +135,7 @@ public final class BackoffPolicy {
     }
 
     public Builder max(Duration max) {
-      this.max = Checks.positive("backoff.max", max);
+      this.max = Checks.atMost("backoff.max", Checks.positive("backoff.max", max), MAX_DELAY);
       return this;
     }
 
@@ -138,7 +145,8 @@ public final class BackoffPolicy {
     }
 
     public Builder jitterFactor(double jitterFactor) {
-      this.jitterFactor = Checks.inRange("backoff.jitterFactor", jitterFactor, 0.0, 1.0);
+      this.jitterFactor =
+          Checks.inRange("backoff.jitterFactor", jitterFactor, 0.0, MAX_JITTER_FACTOR);
       return this;
     }
 
