@@ -174,8 +174,7 @@ final class ConfigWalker {
             || trimmed.equals("~"))) {
       return null;
     }
-    return convert(
-        leaf.type, raw, text, node, path, allowed(leaf), leaf.nullable ? ", or none" : "");
+    return convert(leaf.type, leaf.nullable, raw, text, node, path);
   }
 
   private Object readList(ListType type, Node node, String path) {
@@ -206,9 +205,7 @@ final class ConfigWalker {
       String raw = ((ScalarNode) item).getValue();
       String text = substitute(raw, item, itemPath);
       Object v =
-          text == null
-              ? FilePart.INVALID
-              : convert(type.element, raw, text, item, itemPath, type.element.allowed(), "");
+          text == null ? FilePart.INVALID : convert(type.element, false, raw, text, item, itemPath);
       if (v == FilePart.INVALID) {
         ok = false;
       } else {
@@ -222,33 +219,32 @@ final class ConfigWalker {
     return ok ? Collections.unmodifiableList(out) : FilePart.INVALID;
   }
 
+  /**
+   * The converted value, or {@link FilePart#INVALID} after reporting why. The texts of a problem
+   * are built only when there is one: this runs for every value of every file.
+   */
   private Object convert(
-      ValueType type,
-      String raw,
-      String text,
-      Node node,
-      String path,
-      String allowed,
-      String orNone) {
-    String found =
-        ConfigProblem.shown(text)
-            + (raw.equals(text) ? "" : " (from " + ConfigProblem.shown(raw) + ")");
+      ValueType type, boolean nullable, String raw, String text, Node node, String path) {
+    String orNone = nullable ? ", or none" : "";
     if (text.trim().isEmpty()) {
       problems.at(
           node,
           path,
-          "found an empty value"
-              + (raw.equals(text) ? "" : " (from " + ConfigProblem.shown(raw) + ")")
-              + "; allowed "
-              + allowed);
+          "found an empty value" + from(raw, text) + "; allowed " + type.allowed() + orNone);
       return FilePart.INVALID;
     }
     try {
       return type.convert(text);
     } catch (IllegalArgumentException e) {
+      String found = ConfigProblem.shown(text) + from(raw, text);
       problems.at(node, path, "found " + found + "; " + e.getMessage() + orNone);
       return FilePart.INVALID;
     }
+  }
+
+  /** Where a substituted value came from, as in {@code found 0 (from "${N}")}. */
+  private static String from(String raw, String text) {
+    return raw.equals(text) ? "" : " (from " + ConfigProblem.shown(raw) + ")";
   }
 
   /** The text after environment substitution, or null after reporting why not. */
