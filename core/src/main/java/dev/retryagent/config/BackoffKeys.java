@@ -30,7 +30,9 @@ final class BackoffKeys {
     if (k.key("initial", duration(Duration.ZERO, true, BackoffPolicy.MAX_DELAY), INITIAL)) {
       d.backoff.initial(k.duration());
     }
-    if (k.key("multiplier", ValueType.number(1.0, BackoffPolicy.MAX_MULTIPLIER))) {
+    if (k.key(
+        "multiplier",
+        ValueType.number(BackoffPolicy.MIN_MULTIPLIER, BackoffPolicy.MAX_MULTIPLIER))) {
       d.backoff.multiplier(k.number());
     }
     if (k.key("max", duration(Duration.ZERO, true, BackoffPolicy.MAX_DELAY), MAX)) {

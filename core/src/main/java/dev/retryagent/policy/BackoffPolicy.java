@@ -14,6 +14,9 @@ public final class BackoffPolicy {
   public static final Jitter DEFAULT_JITTER = Jitter.FULL;
   public static final double DEFAULT_JITTER_FACTOR = 0.2;
 
+  /** Smallest multiplier: 1.0 keeps the delay constant; a delay never shrinks. */
+  public static final double MIN_MULTIPLIER = 1.0;
+
   /** Largest multiplier accepted; anything larger reaches {@code max} after one retry anyway. */
   public static final double MAX_MULTIPLIER = 100.0;
 
@@ -61,7 +64,7 @@ public final class BackoffPolicy {
     return initial;
   }
 
-  /** Growth per retry, at least 1.0 (1.0 = constant delay). */
+  /** Growth per retry, at least {@value #MIN_MULTIPLIER} (1.0 = constant delay). */
   public double multiplier() {
     return multiplier;
   }
@@ -130,7 +133,8 @@ public final class BackoffPolicy {
     }
 
     public Builder multiplier(double multiplier) {
-      this.multiplier = Checks.inRange("backoff.multiplier", multiplier, 1.0, MAX_MULTIPLIER);
+      this.multiplier =
+          Checks.inRange("backoff.multiplier", multiplier, MIN_MULTIPLIER, MAX_MULTIPLIER);
       return this;
     }
 
