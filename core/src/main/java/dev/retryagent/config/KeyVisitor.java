@@ -187,8 +187,16 @@ abstract class KeyVisitor {
       return current;
     }
 
-    /** True when a visited key was written with an invalid value. */
+    /**
+     * True when a visited key was written with an invalid value.
+     *
+     * @throws IllegalStateException when the statements skipped a key of the part
+     */
     boolean sawInvalid() {
+      if (next != leaves.size()) {
+        throw new IllegalStateException(
+            "keys visited out of order: " + next + " of " + leaves.size() + " visited");
+      }
       return sawInvalid;
     }
   }
