@@ -7,6 +7,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.TransportFailure;
+import dev.retryagent.policy.Units;
 import dev.retryagent.policy.UnsafeMethods;
 import java.util.ArrayList;
 import java.util.List;
@@ -39,17 +40,17 @@ final class PolicyText {
             + r.maxAttempts()
             + (r.maxAttempts() == 1 ? " attempt" : " attempts")
             + " within a deadline of "
-            + Units.duration(r.deadline())
+            + Units.formatDuration(r.deadline())
             + "; backoff "
-            + Units.duration(b.initial())
+            + Units.formatDuration(b.initial())
             + " x"
-            + Units.number(b.multiplier())
+            + Units.formatNumber(b.multiplier())
             + " up to "
-            + Units.duration(b.max())
+            + Units.formatDuration(b.max())
             + ", jitter "
             + b.jitter().configName()
             + (b.jitter().configName().equals("proportional")
-                ? " (factor " + Units.number(b.jitterFactor()) + ")"
+                ? " (factor " + Units.formatNumber(b.jitterFactor()) + ")"
                 : ""));
     List<String> transport = new ArrayList<>();
     for (TransportFailure t : r.retryOnTransport()) {
@@ -58,29 +59,29 @@ final class PolicyText {
     out.add(
         CONTINUED
             + "retryOn statuses "
-            + Units.list(r.retryOnStatuses().spec())
+            + Units.formatList(r.retryOnStatuses().spec())
             + "; transport "
-            + Units.list(transport)
+            + Units.formatList(transport)
             + "; exceptions "
-            + Units.list(r.retryOnExceptions()));
+            + Units.formatList(r.retryOnExceptions()));
     out.add(
         CONTINUED
             + "idempotent methods "
-            + Units.list(r.methods())
+            + Units.formatList(r.methods())
             + "; other methods: "
             + unsafe(r));
     out.add(
         CONTINUED
             + "Retry-After "
             + (r.retryAfterEnabled()
-                ? "waited for up to " + Units.duration(r.retryAfterMax())
+                ? "waited for up to " + Units.formatDuration(r.retryAfterMax())
                 : "ignored (retryAfter.enabled: false)")
             + "; perAttemptTimeout "
-            + Units.duration(r.perAttemptTimeout())
+            + Units.formatDuration(r.perAttemptTimeout())
             + "; attemptHeader "
             + (r.attemptHeader() == null ? "none" : r.attemptHeader())
             + "; replayBodyLimit "
-            + Units.size(r.replayBodyLimit()));
+            + Units.formatSize(r.replayBodyLimit()));
   }
 
   private static String unsafe(RetryPolicy r) {
@@ -107,9 +108,9 @@ final class PolicyText {
     out.add(
         INDENT
             + "budget     per host: retries may add "
-            + Units.percent(b.ratio())
+            + Units.formatRatio(b.ratio())
             + " of the calls in "
-            + Units.duration(b.window())
+            + Units.formatDuration(b.window())
             + ", and "
             + b.minPerSecond()
             + " per second whatever the ratio");
@@ -123,33 +124,33 @@ final class PolicyText {
     String window =
         c.windowType() == CircuitBreakerPolicy.WindowType.COUNT
             ? "the last " + c.windowSize() + " calls"
-            : "the last " + Units.duration(c.windowDuration());
+            : "the last " + Units.formatDuration(c.windowDuration());
     out.add(
         INDENT
             + "breaker    per "
             + c.scope().configName()
             + ": opens at "
-            + Units.percent(c.failureRateThreshold())
+            + Units.formatRatio(c.failureRateThreshold())
             + " failures over "
             + window
             + " (from "
             + c.minimumCalls()
             + " calls on); open for "
-            + Units.duration(c.openFor())
+            + Units.formatDuration(c.openFor())
             + ", then "
             + c.halfOpenCalls()
             + (c.halfOpenCalls() == 1 ? " trial call" : " trial calls"));
     out.add(
         CONTINUED
             + "failures: statuses "
-            + Units.list(c.failOnStatuses().spec())
+            + Units.formatList(c.failOnStatuses().spec())
             + (c.failOnTransport() ? ", transport errors" : "; transport errors do not count")
             + (c.slowCallDuration() == null
                 ? ""
                 : "; slow calls: over "
-                    + Units.duration(c.slowCallDuration())
+                    + Units.formatDuration(c.slowCallDuration())
                     + ", opens at "
-                    + Units.percent(c.slowCallRateThreshold())
+                    + Units.formatRatio(c.slowCallRateThreshold())
                     + " slow"));
   }
 
@@ -161,11 +162,11 @@ final class PolicyText {
     out.add(
         INDENT
             + "rateLimit  per host: "
-            + Units.number(r.perSecond())
+            + Units.formatNumber(r.perSecond())
             + " per second, burst "
             + r.burst()
             + ", wait up to "
-            + Units.duration(r.maxWait())
+            + Units.formatDuration(r.maxWait())
             + " for a permit"
             + (r.pauseOn429() ? "; a 429 with Retry-After pauses the host" : ""));
   }

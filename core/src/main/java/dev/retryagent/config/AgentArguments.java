@@ -68,7 +68,7 @@ final class AgentArguments {
             argProblem(
                 "",
                 "found "
-                    + Texts.shown(pair.trim())
+                    + ConfigProblem.shown(pair.trim())
                     + "; allowed key=value pairs separated by commas (config, mode, strict)"));
         continue;
       }
@@ -80,7 +80,7 @@ final class AgentArguments {
             argProblem(
                 key,
                 "unknown key "
-                    + Texts.shown(key)
+                    + ConfigProblem.shown(key)
                     + (near == null ? "" : "; did you mean `" + near + "`?")
                     + " (allowed: config, mode, strict)"));
       } else if (value.isEmpty()) {

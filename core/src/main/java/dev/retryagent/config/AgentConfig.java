@@ -144,28 +144,15 @@ public final class AgentConfig {
 
   /** A copy with another mode (an override from the agent argument, property or environment). */
   public AgentConfig withMode(Mode mode) {
-    if (mode == this.mode) {
-      return this;
-    }
-    return new AgentConfig(
-        version,
-        mode,
-        strict,
-        reload,
-        clients,
-        logLevel,
-        metrics,
-        deadLetterPath,
-        defaultPolicy,
-        routes,
-        source);
+    return mode == this.mode ? this : copy(mode, strict);
   }
 
   /** A copy with another {@code strict}. */
   public AgentConfig withStrict(boolean strict) {
-    if (strict == this.strict) {
-      return this;
-    }
+    return strict == this.strict ? this : copy(mode, strict);
+  }
+
+  private AgentConfig copy(Mode mode, boolean strict) {
     return new AgentConfig(
         version,
         mode,

@@ -1,7 +1,9 @@
 package dev.retryagent.config;
 
+import dev.retryagent.config.ConfigSchema.Leaf;
+import dev.retryagent.config.ConfigSchema.Part;
 import dev.retryagent.config.ConfigWalker.ParsedFile;
-import dev.retryagent.config.Layer.Setting;
+import dev.retryagent.config.FilePart.Setting;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy.WindowType;
@@ -18,26 +20,19 @@ import java.util.Map;
 /**
  * Builds the immutable configuration from what the walker collected: merges each route's keys over
  * {@code defaults} key by key, cross-checks keys that constrain each other, and builds one {@link
- * Policy} per route. Problems are reported on the layer that caused them, once.
+ * Policy} per route. Problems are reported on the part of the file that caused them, once.
  */
 final class ConfigAssembler {
-  static final String WINDOW_TYPE = "circuitBreaker.window.type";
-  static final String WINDOW_SIZE = "circuitBreaker.window.size";
+  private final FileProblems problems;
 
-  private static final String[] POLICY_PREFIXES = {
-    "retry.", "budget.", "circuitBreaker.", "rateLimit."
-  };
-
-  private final Problems problems;
-
-  ConfigAssembler(Problems problems) {
+  ConfigAssembler(FileProblems problems) {
     this.problems = problems;
   }
 
   /** The configuration, or null when a problem was reported. */
   AgentConfig assemble(ParsedFile file, String source) {
-    Target top = new Target();
-    boolean ok = applyAll(file.file.settings.values(), top, file.file);
+    ConfigDraft top = new ConfigDraft();
+    boolean ok = apply(ConfigSchema.FILE, file.file.settings, top, file.file);
     Policy defaultPolicy = policy(Policy.DEFAULT_ROUTE, file.defaults, null);
     List<Route> routes = routes(file);
     if (!ok || defaultPolicy == null || routes == null || !problems.isEmpty()) {
@@ -59,7 +54,7 @@ final class ConfigAssembler {
 
   /** {@code agent.strict} as written, when it could be read; false otherwise. */
   static boolean strictRequested(ParsedFile file) {
-    Setting s = file.file.get("agent.strict");
+    Setting s = file.file.get(AgentKeys.STRICT);
     return s != null && s.valid() && Boolean.TRUE.equals(s.value);
   }
 
@@ -67,25 +62,16 @@ final class ConfigAssembler {
 
   private List<Route> routes(ParsedFile file) {
     List<Route> routes = new ArrayList<>();
-    Map<String, Layer> names = new HashMap<>();
-    Layer catchAll = null;
+    Map<String, FilePart> names = new HashMap<>();
+    FilePart catchAll = null;
     boolean ok = true;
     for (int i = 0; i < file.routes.size(); i++) {
-      Layer layer = file.routes.get(i);
-      Target t = new Target();
-      List<Setting> own = new ArrayList<>();
-      for (Map.Entry<String, Setting> e : layer.settings.entrySet()) {
-        if (!isPolicyKey(e.getKey())) {
-          own.add(e.getValue());
-        }
-      }
-      boolean matchOk = applyAll(own, t, layer);
-      matchOk &= checkNotEmpty(layer, "match.hosts", "host glob", "host");
-      matchOk &= checkNotEmpty(layer, "match.methods", "method", "method");
-      matchOk &= checkNotEmpty(layer, "match.paths", "path glob", "path");
+      FilePart part = file.routes.get(i);
+      ConfigDraft t = new ConfigDraft();
+      boolean matchOk = apply(ConfigSchema.ROUTE_OWN, part.settings, t, part);
       ok &= matchOk;
       String name = t.routeName != null ? t.routeName : "route-" + i;
-      Setting nameSetting = layer.get("name");
+      Setting nameSetting = part.get(RouteKeys.NAME);
       if (name.equalsIgnoreCase(Policy.DEFAULT_ROUTE)) {
         problems.at(
             nameSetting.node,
@@ -96,11 +82,11 @@ final class ConfigAssembler {
                 + " no route claims");
         ok = false;
       }
-      Layer first = names.putIfAbsent(name.toLowerCase(Locale.ROOT), layer);
+      FilePart first = names.putIfAbsent(name.toLowerCase(Locale.ROOT), part);
       if (first != null) {
         problems.at(
-            nameSetting != null ? nameSetting.node : layer.node,
-            nameSetting != null ? nameSetting.path : layer.name,
+            nameSetting != null ? nameSetting.node : part.node,
+            nameSetting != null ? nameSetting.path : part.name,
             "found the route name "
                 + name
                 + " a second time (first at "
@@ -112,49 +98,24 @@ final class ConfigAssembler {
       }
       if (catchAll != null) {
         problems.at(
-            layer.node,
-            layer.name,
+            part.node,
+            part.name,
             "this route can never match: "
                 + catchAll.name
                 + " before it matches every request (first match wins); put catch-all routes"
                 + " last or use defaults");
         ok = false;
       }
-      Policy policy = policy(name, file.defaults, layer);
+      Policy policy = policy(name, file.defaults, part);
       Route route =
           new Route(name, t.hosts, t.methods, t.paths, policy != null ? policy : Policy.defaults());
       ok &= policy != null;
       if (catchAll == null && matchOk && route.matchesEveryRequest()) {
-        catchAll = layer;
+        catchAll = part;
       }
       routes.add(route);
     }
     return ok ? routes : null;
-  }
-
-  private boolean checkNotEmpty(Layer layer, String key, String what, String noun) {
-    Setting s = layer.get(key);
-    if (s != null && s.valid() && ((List<?>) s.value).isEmpty()) {
-      problems.at(
-          s.node,
-          s.path,
-          "found an empty list, which matches nothing; allowed at least one "
-              + what
-              + " (leave the key out to match any "
-              + noun
-              + ")");
-      return false;
-    }
-    return true;
-  }
-
-  private static boolean isPolicyKey(String key) {
-    for (String prefix : POLICY_PREFIXES) {
-      if (key.startsWith(prefix)) {
-        return true;
-      }
-    }
-    return false;
   }
 
   // ---------------------------------------------------------------- one policy
@@ -163,23 +124,20 @@ final class ConfigAssembler {
    * The policy of {@code route} merged over {@code defaults} (or of defaults alone when route is
    * null), or null when something in either is invalid.
    */
-  private Policy policy(String name, Layer defaults, Layer route) {
-    Layer current = route != null ? route : defaults;
-    Map<String, Setting> merged = new LinkedHashMap<>(defaults.settings);
+  private Policy policy(String name, FilePart defaults, FilePart route) {
+    FilePart current = route != null ? route : defaults;
+    // A route's own keys (name, match) come along; applying the policy part never reads them.
+    Map<Leaf, Setting> merged = new LinkedHashMap<>(defaults.settings);
     if (route != null) {
       // A route that switches the window type without a size gets that type's default size.
-      if (route.has(WINDOW_TYPE) && !route.has(WINDOW_SIZE)) {
-        merged.remove(WINDOW_SIZE);
+      if (route.has(CircuitBreakerKeys.WINDOW_TYPE) && !route.has(CircuitBreakerKeys.WINDOW_SIZE)) {
+        merged.remove(CircuitBreakerKeys.WINDOW_SIZE.leaf());
       }
-      for (Map.Entry<String, Setting> e : route.settings.entrySet()) {
-        if (isPolicyKey(e.getKey())) {
-          merged.put(e.getKey(), e.getValue());
-        }
-      }
+      merged.putAll(route.settings);
     }
     int problemsBefore = problems.size();
-    Target t = new Target();
-    boolean ok = applyAll(merged.values(), t, current);
+    ConfigDraft t = new ConfigDraft();
+    boolean ok = apply(ConfigSchema.POLICY, merged, t, current);
     CrossChecks checks = new CrossChecks(problems, merged, current, t);
     Integer countWindow = checks.window();
     ok &= countWindow != null || t.windowType == WindowType.TIME;
@@ -200,23 +158,25 @@ final class ConfigAssembler {
     }
   }
 
-  /** Applies every valid setting; false when one is invalid or its setter refused it. */
-  private boolean applyAll(Iterable<Setting> settings, Target t, Layer current) {
-    boolean ok = true;
-    for (Setting s : settings) {
-      if (!s.valid()) {
-        ok = false;
-        continue;
+  /**
+   * Sets what {@code settings} hold for the keys of {@code part} by running the part's key
+   * statements; false when one of those keys is invalid (already reported) or its setter refused it
+   * (reported here when written in {@code current}).
+   */
+  private boolean apply(
+      Part part, Map<Leaf, Setting> settings, ConfigDraft draft, FilePart current) {
+    KeyVisitor.Applier applier = new KeyVisitor.Applier(part.leaves(), settings);
+    try {
+      ConfigSchema.visit(part, applier, draft);
+    } catch (IllegalArgumentException e) {
+      // The walker checks the builders' own bounds, so this is a safety net: the key is
+      // reported and the part is not built.
+      Setting s = applier.current();
+      if (s.part == current) {
+        problems.at(s.node, s.path, e.getMessage());
       }
-      try {
-        s.leaf.setter.apply(t, s.value);
-      } catch (IllegalArgumentException e) {
-        if (s.layer == current) {
-          problems.at(s.node, s.path, e.getMessage());
-        }
-        ok = false;
-      }
+      return false;
     }
-    return ok;
+    return !applier.sawInvalid();
   }
 }

@@ -65,7 +65,7 @@ public final class ConfigLoader {
     Objects.requireNonNull(yaml, "yaml");
     Objects.requireNonNull(sourceName, "sourceName");
     Objects.requireNonNull(env, "env");
-    Problems problems = new Problems(sourceName);
+    FileProblems problems = new FileProblems(sourceName);
     Node root = YamlComposer.compose(stripBom(yaml), problems);
     if (!problems.isEmpty()) {
       throw problems.toException(false);

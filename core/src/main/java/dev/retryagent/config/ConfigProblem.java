@@ -1,6 +1,7 @@
 package dev.retryagent.config;
 
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * One thing wrong with a configuration: where it is (source, 1-based line and column, key path such
@@ -8,6 +9,9 @@ import java.util.Objects;
  * Immutable.
  */
 public final class ConfigProblem {
+  private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_.:/*%@+$!\\[\\]{}-]+");
+  private static final int MAX_SHOWN = 60;
+
   private final String source;
   private final int line;
   private final int column;
@@ -69,6 +73,29 @@ public final class ConfigProblem {
       out.append(path).append(": ");
     }
     return out.append(message).toString();
+  }
+
+  /**
+   * A value as a message shows it after "found": bare when it is one simple token, else quoted with
+   * control characters escaped; long values cut.
+   */
+  static String shown(String text) {
+    String t = text.length() > MAX_SHOWN ? text.substring(0, MAX_SHOWN) + "..." : text;
+    if (PLAIN.matcher(t).matches()) {
+      return t;
+    }
+    StringBuilder out = new StringBuilder("\"");
+    for (int i = 0; i < t.length(); i++) {
+      char c = t.charAt(i);
+      if (c == '"' || c == '\\') {
+        out.append('\\').append(c);
+      } else if (c < ' ' || c == 0x7f) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.append('"').toString();
   }
 
   @Override

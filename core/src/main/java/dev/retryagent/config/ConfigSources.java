@@ -79,7 +79,7 @@ public final class ConfigSources {
       try {
         file = Path.of(config.value);
       } catch (InvalidPathException e) {
-        problems.add(config.problem("found an invalid path " + Texts.shown(config.value)));
+        problems.add(config.problem("found an invalid path " + ConfigProblem.shown(config.value)));
       }
     }
 
@@ -90,7 +90,9 @@ public final class ConfigSources {
       if (mode == null) {
         problems.add(
             modeRaw.problem(
-                "found " + Texts.shown(modeRaw.value) + "; allowed one of enforce, observe, off"));
+                "found "
+                    + ConfigProblem.shown(modeRaw.value)
+                    + "; allowed one of enforce, observe, off"));
       }
     }
 
@@ -103,7 +105,8 @@ public final class ConfigSources {
         strict = Boolean.FALSE;
       } else {
         problems.add(
-            strictRaw.problem("found " + Texts.shown(strictRaw.value) + "; allowed true or false"));
+            strictRaw.problem(
+                "found " + ConfigProblem.shown(strictRaw.value) + "; allowed true or false"));
       }
     }
 

@@ -1,8 +1,8 @@
 package dev.retryagent.config;
 
-import dev.retryagent.config.Schema.Leaf;
-import dev.retryagent.config.Schema.Section;
-import dev.retryagent.config.Schema.SectionList;
+import dev.retryagent.config.ConfigSchema.Leaf;
+import dev.retryagent.config.ConfigSchema.Section;
+import dev.retryagent.config.ConfigSchema.SectionList;
 import dev.retryagent.config.ValueType.ListType;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -18,27 +18,27 @@ import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Walks a YAML node tree along {@link ConfigSchema}, checking every key and value and collecting
- * what the file sets into {@link Layer}s. It never stops at the first problem, and it never goes
+ * what the file sets into {@link FilePart}s. It never stops at the first problem, and it never goes
  * deeper than the schema, so recursive aliases cannot make it loop.
  */
 final class ConfigWalker {
   /** What one file sets, before merging and building. */
   static final class ParsedFile {
     /** {@code version} and {@code agent.*}. */
-    final Layer file;
+    final FilePart file;
 
-    Layer defaults = new Layer("defaults", null);
-    final List<Layer> routes = new ArrayList<>();
+    FilePart defaults = new FilePart("defaults", null);
+    final List<FilePart> routes = new ArrayList<>();
 
     ParsedFile(Node root) {
-      this.file = new Layer("", root);
+      this.file = new FilePart("", root);
     }
   }
 
-  private final Problems problems;
+  private final FileProblems problems;
   private final EnvSubstitution env;
 
-  ConfigWalker(Problems problems, EnvSubstitution env) {
+  ConfigWalker(FileProblems problems, EnvSubstitution env) {
     this.problems = problems;
     this.env = env;
   }
@@ -46,33 +46,31 @@ final class ConfigWalker {
   ParsedFile walk(Node root) {
     ParsedFile file = new ParsedFile(root);
     if (root != null) {
-      walkSection(root, ConfigSchema.ROOT, "", "", file.file, file);
+      walkSection(root, ConfigSchema.ROOT, "", file.file, file);
     }
     return file;
   }
 
   private void walkSection(
-      Node node, Section section, String path, String keyPrefix, Layer layer, ParsedFile file) {
-    if (Texts.isNull(node) || !tagAllowed(node, path)) {
+      Node node, Section section, String path, FilePart part, ParsedFile file) {
+    if (isNull(node) || !tagAllowed(node, path)) {
       return; // An empty section (`retry:`) sets nothing.
     }
     if (!(node instanceof MappingNode)) {
-      problems.at(node, path, "found " + Texts.describe(node) + "; allowed " + mapOf(section));
+      problems.at(node, path, "found " + describe(node) + "; allowed " + mapOf(section));
       return;
     }
     Map<String, Node> seen = new HashMap<>();
     for (NodeTuple tuple : ((MappingNode) node).getValue()) {
       Node keyNode = tuple.getKeyNode();
       Node valueNode = tuple.getValueNode();
-      if (!(keyNode instanceof ScalarNode) || Texts.isNull(keyNode)) {
+      if (!(keyNode instanceof ScalarNode) || isNull(keyNode)) {
         problems.at(
-            keyNode,
-            path,
-            "found " + Texts.describe(keyNode) + " as a key; allowed " + keysOf(section));
+            keyNode, path, "found " + describe(keyNode) + " as a key; allowed " + keysOf(section));
         continue;
       }
       String key = ((ScalarNode) keyNode).getValue();
-      String childPath = Texts.join(path, key);
+      String childPath = join(path, key);
       if (Tag.MERGE.equals(keyNode.getTag()) || key.equals("<<")) {
         problems.at(
             keyNode,
@@ -87,32 +85,31 @@ final class ConfigWalker {
             keyNode,
             childPath,
             "found the key "
-                + Texts.shown(key)
+                + ConfigProblem.shown(key)
                 + " a second time (first at line "
                 + (first.getStartMark().getLine() + 1)
                 + "); a key may appear once");
         continue;
       }
-      Schema.Node child = section.child(key);
+      ConfigSchema.Node child = section.child(key);
       if (child == null) {
         problems.at(keyNode, childPath, unknownKey(key, section));
       } else if (child == ConfigSchema.DEFAULTS) {
-        file.defaults = new Layer("defaults", valueNode);
-        walkSection(valueNode, ConfigSchema.DEFAULTS, childPath, "", file.defaults, file);
+        file.defaults = new FilePart("defaults", valueNode);
+        walkSection(valueNode, ConfigSchema.DEFAULTS, childPath, file.defaults, file);
       } else if (child instanceof SectionList) {
         walkList(valueNode, (SectionList) child, childPath, file);
       } else if (child instanceof Section) {
-        walkSection(valueNode, (Section) child, childPath, keyPrefix + key + ".", layer, file);
+        walkSection(valueNode, (Section) child, childPath, part, file);
       } else {
         Leaf leaf = (Leaf) child;
-        layer.put(
-            keyPrefix + key, leaf, readValue(leaf, valueNode, childPath), valueNode, childPath);
+        part.put(leaf, readValue(leaf, valueNode, childPath), valueNode, childPath);
       }
     }
   }
 
   private void walkList(Node node, SectionList list, String path, ParsedFile file) {
-    if (Texts.isNull(node) || !tagAllowed(node, path)) {
+    if (isNull(node) || !tagAllowed(node, path)) {
       return;
     }
     if (!(node instanceof SequenceNode)) {
@@ -120,7 +117,7 @@ final class ConfigWalker {
           node,
           path,
           "found "
-              + Texts.describe(node)
+              + describe(node)
               + "; allowed a list of routes, each "
               + mapOf(list.element)
               + " (start each with - )");
@@ -135,39 +132,39 @@ final class ConfigWalker {
     for (int i = 0; i < items.size(); i++) {
       Node item = items.get(i);
       String itemPath = path + "[" + i + "]";
-      Layer layer = new Layer(itemPath, item);
-      file.routes.add(layer);
-      if (Texts.isNull(item)) {
+      FilePart route = new FilePart(itemPath, item);
+      file.routes.add(route);
+      if (isNull(item)) {
         problems.at(item, itemPath, "found nothing; allowed a route, " + mapOf(list.element));
       } else {
-        walkSection(item, list.element, itemPath, "", layer, file);
+        walkSection(item, list.element, itemPath, route, file);
       }
     }
   }
 
-  /** The value of a leaf, null for none, or {@link Layer#INVALID} after reporting why. */
+  /** The value of a leaf, null for none, or {@link FilePart#INVALID} after reporting why. */
   private Object readValue(Leaf leaf, Node node, String path) {
     if (!tagAllowed(node, path)) {
-      return Layer.INVALID;
+      return FilePart.INVALID;
     }
     if (leaf.type instanceof ListType) {
       return readList((ListType) leaf.type, node, path);
     }
     if (!(node instanceof ScalarNode)) {
-      problems.at(node, path, "found " + Texts.describe(node) + "; allowed " + allowed(leaf));
-      return Layer.INVALID;
+      problems.at(node, path, "found " + describe(node) + "; allowed " + allowed(leaf));
+      return FilePart.INVALID;
     }
-    if (Texts.isNull(node)) {
+    if (isNull(node)) {
       if (leaf.nullable) {
         return null;
       }
       problems.at(node, path, "found nothing (null); allowed " + allowed(leaf));
-      return Layer.INVALID;
+      return FilePart.INVALID;
     }
     String raw = ((ScalarNode) node).getValue();
     String text = substitute(raw, node, path);
     if (text == null) {
-      return Layer.INVALID;
+      return FilePart.INVALID;
     }
     String trimmed = text.trim();
     if (leaf.nullable
@@ -177,19 +174,17 @@ final class ConfigWalker {
             || trimmed.equals("~"))) {
       return null;
     }
-    return convert(
-        leaf.type, raw, text, node, path, allowed(leaf), leaf.nullable ? ", or none" : "");
+    return convert(leaf.type, leaf.nullable, raw, text, node, path);
   }
 
   private Object readList(ListType type, Node node, String path) {
     if (!(node instanceof SequenceNode)) {
       String hint =
-          node instanceof ScalarNode && !Texts.isNull(node)
+          node instanceof ScalarNode && !isNull(node)
               ? " (for one item write [" + ((ScalarNode) node).getValue() + "])"
               : "";
-      problems.at(
-          node, path, "found " + Texts.describe(node) + "; allowed " + type.allowed() + hint);
-      return Layer.INVALID;
+      problems.at(node, path, "found " + describe(node) + "; allowed " + type.allowed() + hint);
+      return FilePart.INVALID;
     }
     List<Object> out = new ArrayList<>();
     boolean ok = true;
@@ -201,54 +196,55 @@ final class ConfigWalker {
         ok = false;
         continue;
       }
-      if (!(item instanceof ScalarNode) || Texts.isNull(item)) {
+      if (!(item instanceof ScalarNode) || isNull(item)) {
         problems.at(
-            item,
-            itemPath,
-            "found " + Texts.describe(item) + "; allowed " + type.element.allowed());
+            item, itemPath, "found " + describe(item) + "; allowed " + type.element.allowed());
         ok = false;
         continue;
       }
       String raw = ((ScalarNode) item).getValue();
       String text = substitute(raw, item, itemPath);
       Object v =
-          text == null
-              ? Layer.INVALID
-              : convert(type.element, raw, text, item, itemPath, type.element.allowed(), "");
-      if (v == Layer.INVALID) {
+          text == null ? FilePart.INVALID : convert(type.element, false, raw, text, item, itemPath);
+      if (v == FilePart.INVALID) {
         ok = false;
       } else {
         out.add(v);
       }
     }
-    return ok ? Collections.unmodifiableList(out) : Layer.INVALID;
+    if (ok && out.isEmpty() && type.emptyProblem() != null) {
+      problems.at(node, path, type.emptyProblem());
+      return FilePart.INVALID;
+    }
+    return ok ? Collections.unmodifiableList(out) : FilePart.INVALID;
   }
 
+  /**
+   * The converted value, or {@link FilePart#INVALID} after reporting why. The texts of a problem
+   * are built only when there is one: this runs for every value of every file.
+   */
   private Object convert(
-      ValueType type,
-      String raw,
-      String text,
-      Node node,
-      String path,
-      String allowed,
-      String orNone) {
-    String found = Texts.shown(text) + (raw.equals(text) ? "" : " (from " + Texts.shown(raw) + ")");
+      ValueType type, boolean nullable, String raw, String text, Node node, String path) {
+    String orNone = nullable ? ", or none" : "";
     if (text.trim().isEmpty()) {
       problems.at(
           node,
           path,
-          "found an empty value"
-              + (raw.equals(text) ? "" : " (from " + Texts.shown(raw) + ")")
-              + "; allowed "
-              + allowed);
-      return Layer.INVALID;
+          "found an empty value" + from(raw, text) + "; allowed " + type.allowed() + orNone);
+      return FilePart.INVALID;
     }
     try {
       return type.convert(text);
     } catch (IllegalArgumentException e) {
+      String found = ConfigProblem.shown(text) + from(raw, text);
       problems.at(node, path, "found " + found + "; " + e.getMessage() + orNone);
-      return Layer.INVALID;
+      return FilePart.INVALID;
     }
+  }
+
+  /** Where a substituted value came from, as in {@code found 0 (from "${N}")}. */
+  private static String from(String raw, String text) {
+    return raw.equals(text) ? "" : " (from " + ConfigProblem.shown(raw) + ")";
   }
 
   /** The text after environment substitution, or null after reporting why not. */
@@ -267,8 +263,33 @@ final class ConfigWalker {
       return true;
     }
     problems.at(
-        node, path, "found the tag " + Texts.shown(tag) + "; YAML tags are not allowed here");
+        node,
+        path,
+        "found the tag " + ConfigProblem.shown(tag) + "; YAML tags are not allowed here");
     return false;
+  }
+
+  /** A node for "found ...": its value, or "a list", "a map", "nothing". */
+  private static String describe(Node node) {
+    if (node instanceof ScalarNode) {
+      return isNull(node) ? "nothing (null)" : ConfigProblem.shown(((ScalarNode) node).getValue());
+    }
+    if (node instanceof SequenceNode) {
+      return "a list";
+    }
+    if (node instanceof MappingNode) {
+      return "a map";
+    }
+    return "an unexpected node";
+  }
+
+  private static boolean isNull(Node node) {
+    return node instanceof ScalarNode && Tag.NULL.equals(node.getTag());
+  }
+
+  /** {@code routes[1]} + {@code retry} = {@code routes[1].retry}. */
+  private static String join(String path, String key) {
+    return path.isEmpty() ? key : path + "." + key;
   }
 
   private static String allowed(Leaf leaf) {
@@ -284,7 +305,7 @@ final class ConfigWalker {
   }
 
   private static String unknownKey(String key, Section section) {
-    StringBuilder out = new StringBuilder("unknown key ").append(Texts.shown(key));
+    StringBuilder out = new StringBuilder("unknown key ").append(ConfigProblem.shown(key));
     // A sibling spelt in another case first, then the same key one level down, then a typo.
     String hint = Suggestions.sameName(key, section.children.keySet());
     if (hint == null) {

@@ -1,26 +1,32 @@
 package dev.retryagent.config;
 
-import dev.retryagent.config.Layer.Setting;
+import dev.retryagent.config.ConfigSchema.KeyRef;
+import dev.retryagent.config.ConfigSchema.Leaf;
+import dev.retryagent.config.FilePart.Setting;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy.WindowType;
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.Units;
 import java.time.Duration;
 import java.util.Map;
-import java.util.function.Consumer;
 
 /**
  * The checks of one merged policy that involve more than one key: the breaker window (its size
- * depends on its type) and the keys that bound each other. A problem is reported on the layer that
- * wrote the offending key, so a conflict in {@code defaults} is reported once, not once per route.
+ * depends on its type) and the keys that bound each other. A problem is reported on the part of the
+ * file that wrote the offending key, so a conflict in {@code defaults} is reported once, not once
+ * per route.
  */
 final class CrossChecks {
-  private final Problems problems;
-  private final Map<String, Setting> merged;
-  private final Layer current;
-  private final Target t;
+  private final FileProblems problems;
+  private final Map<Leaf, Setting> merged;
+  private final FilePart current;
+  private final ConfigDraft t;
 
-  CrossChecks(Problems problems, Map<String, Setting> merged, Layer current, Target t) {
+  /** Set when two keys conflict, or when one of a pair is invalid. */
+  private boolean conflict;
+
+  CrossChecks(FileProblems problems, Map<Leaf, Setting> merged, FilePart current, ConfigDraft t) {
     this.problems = problems;
     this.merged = merged;
     this.current = current;
@@ -32,10 +38,9 @@ final class CrossChecks {
    * or after reporting a size that does not fit the type).
    */
   Integer window() {
-    Setting size = merged.get(ConfigAssembler.WINDOW_SIZE);
-    Setting type = merged.get(ConfigAssembler.WINDOW_TYPE);
-    boolean ours =
-        (size != null && size.layer == current) || (type != null && type.layer == current);
+    Setting size = get(CircuitBreakerKeys.WINDOW_SIZE);
+    Setting type = get(CircuitBreakerKeys.WINDOW_TYPE);
+    boolean ours = (size != null && size.part == current) || (type != null && type.part == current);
     if ((size != null && !size.valid()) || (type != null && !type.valid())) {
       return null; // Already reported; the size cannot be judged without a valid type.
     }
@@ -65,7 +70,7 @@ final class CrossChecks {
     Duration d = CircuitBreakerPolicy.DEFAULT_TIME_WINDOW;
     if (size != null) {
       if (!(size.value instanceof Duration)
-          || ((Duration) size.value).compareTo(ConfigSchema.ONE_MS) < 0
+          || ((Duration) size.value).compareTo(CircuitBreakerPolicy.MIN_TIME_WINDOW) < 0
           || ((Duration) size.value).compareTo(CircuitBreakerPolicy.MAX_TIME_WINDOW) > 0) {
         if (ours) {
           problems.at(
@@ -73,7 +78,11 @@ final class CrossChecks {
               size.path,
               "found "
                   + shown(size.value)
-                  + "; a time window's size is a duration 1ms..1h such as 30s"
+                  + "; a time window's size is a duration "
+                  + Units.formatDuration(CircuitBreakerPolicy.MIN_TIME_WINDOW)
+                  + ".."
+                  + Units.formatDuration(CircuitBreakerPolicy.MAX_TIME_WINDOW)
+                  + " such as 30s"
                   + (size.value instanceof Long ? " (a bare number needs a unit)" : ""));
         }
         return null;
@@ -92,81 +101,91 @@ final class CrossChecks {
    * gets {@code retryAfter.max: 5s}); when both were written, a conflict is a problem.
    */
   boolean bounds(Integer countWindow) {
-    boolean ok = true;
-    Duration deadline = duration("retry.deadline", RetryPolicy.DEFAULT_DEADLINE);
-    ok &=
+    Duration deadline = duration(RetryKeys.DEADLINE, RetryPolicy.DEFAULT_DEADLINE);
+    Duration initial =
         ordered(
-            "retry.backoff.initial",
-            duration("retry.backoff.initial", BackoffPolicy.DEFAULT_INITIAL),
-            "retry.backoff.max",
-            duration("retry.backoff.max", BackoffPolicy.DEFAULT_MAX),
-            "the first delay cannot exceed the cap",
-            v -> t.backoff.initial((Duration) v));
-    ok &=
+            BackoffKeys.INITIAL,
+            duration(BackoffKeys.INITIAL, BackoffPolicy.DEFAULT_INITIAL),
+            BackoffKeys.MAX,
+            duration(BackoffKeys.MAX, BackoffPolicy.DEFAULT_MAX),
+            "the first delay cannot exceed the cap");
+    if (initial != null) {
+      t.backoff.initial(initial);
+    }
+    Duration retryAfterMax =
         ordered(
-            "retry.retryAfter.max",
-            duration("retry.retryAfter.max", RetryPolicy.DEFAULT_RETRY_AFTER_MAX),
-            "retry.deadline",
+            RetryKeys.RETRY_AFTER_MAX,
+            duration(RetryKeys.RETRY_AFTER_MAX, RetryPolicy.DEFAULT_RETRY_AFTER_MAX),
+            RetryKeys.DEADLINE,
             deadline,
-            "a wait longer than the deadline could never end in a retry",
-            v -> t.retry.retryAfterMax((Duration) v));
-    Duration perAttempt = duration("retry.perAttemptTimeout", null);
+            "a wait longer than the deadline could never end in a retry");
+    if (retryAfterMax != null) {
+      t.retry.retryAfterMax(retryAfterMax);
+    }
+    Duration perAttempt = duration(RetryKeys.PER_ATTEMPT_TIMEOUT, null);
     if (perAttempt != null) {
-      ok &=
-          ordered(
-              "retry.perAttemptTimeout",
-              perAttempt,
-              "retry.deadline",
-              deadline,
-              "no attempt can outlast the whole call",
-              v -> {});
+      // Only checked when written, so it never follows the deadline down.
+      ordered(
+          RetryKeys.PER_ATTEMPT_TIMEOUT,
+          perAttempt,
+          RetryKeys.DEADLINE,
+          deadline,
+          "no attempt can outlast the whole call");
     }
     if (countWindow != null) {
-      Setting min = merged.get("circuitBreaker.minimumCalls");
+      Setting min = get(CircuitBreakerKeys.MINIMUM_CALLS);
       long minimumCalls =
           min != null && min.valid()
               ? (Long) min.value
               : CircuitBreakerPolicy.DEFAULT_MINIMUM_CALLS;
-      ok &=
+      Long followed =
           ordered(
-              "circuitBreaker.minimumCalls",
+              CircuitBreakerKeys.MINIMUM_CALLS,
               minimumCalls,
-              ConfigAssembler.WINDOW_SIZE,
+              CircuitBreakerKeys.WINDOW_SIZE,
               (long) countWindow,
-              "the breaker could never see enough calls to open",
-              v -> t.circuitBreaker.minimumCalls((int) (long) (Long) v));
+              "the breaker could never see enough calls to open");
+      if (followed != null) {
+        t.circuitBreaker.minimumCalls((int) (long) followed);
+      }
     }
-    return ok;
+    return !conflict;
   }
 
-  private Duration duration(String key, Duration builtIn) {
-    Setting s = merged.get(key);
+  private Setting get(KeyRef key) {
+    return merged.get(key.leaf());
+  }
+
+  private Duration duration(KeyRef key, Duration builtIn) {
+    Setting s = get(key);
     return s != null && s.valid() ? (Duration) s.value : builtIn;
   }
 
   /**
-   * Checks {@code lower <= upper}. {@code followDown} lowers the built-in value of the lower key to
-   * the upper one when only the upper key was written. False when the two conflict (reported here
-   * when either key was written in the current layer, else by the layer that wrote them).
+   * Checks {@code lower <= upper}. Returns the value the lower key must take when only the upper
+   * key was written (the lower one's built-in default follows it down), else null. A conflict is
+   * reported here when either key was written in the current part, else by the part that wrote
+   * them, and sets {@link #conflict}.
    */
-  private <T extends Comparable<T>> boolean ordered(
-      String lowerKey, T lower, String upperKey, T upper, String why, Consumer<Object> followDown) {
+  private <T extends Comparable<T>> T ordered(
+      KeyRef lowerKey, T lower, KeyRef upperKey, T upper, String why) {
     if (lower.compareTo(upper) <= 0) {
-      return true;
+      return null;
     }
-    Setting low = merged.get(lowerKey);
-    Setting up = merged.get(upperKey);
+    Setting low = get(lowerKey);
+    Setting up = get(upperKey);
     if ((low != null && !low.valid()) || (up != null && !up.valid())) {
-      return false; // Already reported as invalid.
+      conflict = true; // Already reported as invalid.
+      return null;
     }
     if (low == null) {
-      followDown.accept(upper);
-      return true;
+      return upper;
     }
-    boolean lowHere = low.layer == current;
-    boolean upHere = up != null && up.layer == current;
+    conflict = true;
+    boolean lowHere = low.part == current;
+    boolean upHere = up != null && up.part == current;
     if (!lowHere && !upHere) {
-      return false; // Both inherited from defaults, which reported it.
+      return null; // Both inherited from defaults, which reported it.
     }
     if (lowHere) {
       problems.at(
@@ -175,7 +194,7 @@ final class CrossChecks {
           "found "
               + shown(lower)
               + "; allowed at most "
-              + upperKey
+              + upperKey.leaf().path
               + " ("
               + shown(upper)
               + origin(up)
@@ -188,21 +207,21 @@ final class CrossChecks {
           "found "
               + shown(upper)
               + "; allowed at least "
-              + lowerKey
+              + lowerKey.leaf().path
               + " ("
               + shown(lower)
               + origin(low)
               + "): "
               + why);
     }
-    return false;
+    return null;
   }
 
   private String origin(Setting s) {
     if (s == null) {
       return ", the built-in default";
     }
-    return s.layer == current ? "" : ", from " + s.layer.name;
+    return s.part == current ? "" : ", from " + s.part.name;
   }
 
   private static String shown(Object value) {

@@ -2,6 +2,7 @@ package dev.retryagent.config;
 
 import dev.retryagent.policy.ConfigNamed;
 import dev.retryagent.policy.StatusSet;
+import dev.retryagent.policy.Units;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -25,6 +26,10 @@ abstract class ValueType {
     STRING,
     ENUM,
     LIST,
+    /** An HTTP status code, class or range. */
+    STATUS,
+    HOST_GLOB,
+    PATH_GLOB,
     /** {@code circuitBreaker.window.size}: a count or a duration, checked against the type. */
     COUNT_OR_DURATION
   }
@@ -41,27 +46,31 @@ abstract class ValueType {
   /** What is allowed, as in "allowed true or false". */
   abstract String allowed();
 
+  /** The numeric bounds alone, as in {@code 1..10}; null for a type without any. */
+  String range() {
+    return null;
+  }
+
   // ---------------------------------------------------------------- factories
 
-  static final ValueType BOOLEAN =
-      new ValueType(Kind.BOOLEAN) {
-        @Override
-        Object convert(String text) {
-          String s = text.trim();
-          if (s.equalsIgnoreCase("true")) {
-            return Boolean.TRUE;
-          }
-          if (s.equalsIgnoreCase("false")) {
-            return Boolean.FALSE;
-          }
-          throw new IllegalArgumentException("allowed " + allowed());
-        }
+  static final ValueType BOOLEAN = new Fixed(Kind.BOOLEAN);
 
-        @Override
-        String allowed() {
-          return "true or false";
-        }
-      };
+  /** A status code (503), class (5xx) or range (500-599); converts to the lower-case token. */
+  static final ValueType STATUS = new Fixed(Kind.STATUS);
+
+  /** A host glob of {@code match.hosts}; converts to a {@link HostPattern}. */
+  static final ValueType HOST_GLOB = new Fixed(Kind.HOST_GLOB);
+
+  /** A path glob of {@code match.paths}; converts to a {@link PathPattern}. */
+  static final ValueType PATH_GLOB = new Fixed(Kind.PATH_GLOB);
+
+  /** A whole number (Long) or a duration, for {@code circuitBreaker.window.size}. */
+  static final ValueType COUNT_OR_DURATION = new Fixed(Kind.COUNT_OR_DURATION);
+
+  static final ValueType HEADER_NAME =
+      string("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}", "an HTTP header name such as Idempotency-Key");
+  static final ValueType METHOD =
+      string("[A-Za-z][A-Za-z0-9_-]{0,31}", "an HTTP method such as GET or POST");
 
   static Bounded integer(long min, long max) {
     return new Bounded(Kind.INTEGER, min, max);
@@ -69,6 +78,11 @@ abstract class ValueType {
 
   static Bounded number(double min, double max) {
     return new Bounded(Kind.NUMBER, min, max);
+  }
+
+  /** A number above 0 up to {@code max}. */
+  static Bounded positiveNumber(double max) {
+    return new Bounded(Kind.NUMBER, 0, max, true);
   }
 
   /** A ratio in {@code [min, max]}, or {@code (min, max]} when {@code minExclusive}. */
@@ -93,55 +107,42 @@ abstract class ValueType {
   }
 
   static ListType listOf(ValueType element) {
-    return new ListType(element);
+    return new ListType(element, null, null);
   }
 
-  static final ValueType STATUS =
-      new ValueType(Kind.STRING) {
-        @Override
-        Object convert(String text) {
+  // ---------------------------------------------------------------- implementations
+
+  /**
+   * The types without parameters, told apart by their kind: one class rather than one per type,
+   * because every class is loaded from the jar while {@code premain} reads the configuration.
+   */
+  private static final class Fixed extends ValueType {
+    Fixed(Kind kind) {
+      super(kind);
+    }
+
+    @Override
+    Object convert(String text) {
+      switch (kind) {
+        case BOOLEAN:
+          String s = text.trim();
+          if (s.equalsIgnoreCase("true")) {
+            return Boolean.TRUE;
+          }
+          if (s.equalsIgnoreCase("false")) {
+            return Boolean.FALSE;
+          }
+          throw new IllegalArgumentException("allowed " + allowed());
+        case STATUS:
           if (!StatusSet.isValidToken(text)) {
             throw new IllegalArgumentException("allowed " + allowed());
           }
           return text.trim().toLowerCase(Locale.ROOT);
-        }
-
-        @Override
-        String allowed() {
-          return "a status code (503), class (5xx) or range (500-599) within 100..999";
-        }
-      };
-
-  static final ValueType HOST_GLOB =
-      new ValueType(Kind.STRING) {
-        @Override
-        Object convert(String text) {
+        case HOST_GLOB:
           return HostPattern.compile(text);
-        }
-
-        @Override
-        String allowed() {
-          return HostPattern.EXAMPLES;
-        }
-      };
-
-  static final ValueType PATH_GLOB =
-      new ValueType(Kind.STRING) {
-        @Override
-        Object convert(String text) {
+        case PATH_GLOB:
           return PathPattern.compile(text);
-        }
-
-        @Override
-        String allowed() {
-          return PathPattern.EXAMPLES;
-        }
-      };
-
-  static final ValueType COUNT_OR_DURATION =
-      new ValueType(Kind.COUNT_OR_DURATION) {
-        @Override
-        Object convert(String text) {
+        case COUNT_OR_DURATION:
           if (Units.isWhole(text)) {
             return Units.parseWhole(text);
           }
@@ -150,15 +151,29 @@ abstract class ValueType {
           } catch (IllegalArgumentException e) {
             throw new IllegalArgumentException("allowed " + allowed());
           }
-        }
+        default:
+          throw new IllegalStateException(kind.toString());
+      }
+    }
 
-        @Override
-        String allowed() {
+    @Override
+    String allowed() {
+      switch (kind) {
+        case BOOLEAN:
+          return "true or false";
+        case STATUS:
+          return "a status code (503), class (5xx) or range (500-599) within 100..999";
+        case HOST_GLOB:
+          return HostPattern.EXAMPLES;
+        case PATH_GLOB:
+          return PathPattern.EXAMPLES;
+        case COUNT_OR_DURATION:
           return "a number of calls (type: count) or a duration such as 30s (type: time)";
-        }
-      };
-
-  // ---------------------------------------------------------------- implementations
+        default:
+          throw new IllegalStateException(kind.toString());
+      }
+    }
+  }
 
   /** Whole numbers, decimals, ratios and sizes within inclusive bounds. */
   static final class Bounded extends ValueType {
@@ -221,20 +236,36 @@ abstract class ValueType {
     String allowed() {
       switch (kind) {
         case INTEGER:
+          return range();
+        case NUMBER:
+          return "a number " + range();
+        case RATIO:
+          return "a ratio " + range() + ", written like 50% or 0.5";
+        case SIZE:
+          return "a size " + range() + ", such as 512, 64KiB or 1MiB";
+        default:
+          throw new IllegalStateException(kind.toString());
+      }
+    }
+
+    /**
+     * The bounds as messages and docs/configuration.md write them: {@code 1..10}, {@code 0%..100%}.
+     */
+    @Override
+    String range() {
+      switch (kind) {
+        case INTEGER:
           return max == min ? "only " + (long) min : (long) min + ".." + (long) max;
         case NUMBER:
           return minExclusive
-              ? "a number above " + trim(min) + " up to " + trim(max)
-              : "a number " + trim(min) + ".." + trim(max);
+              ? "above " + trim(min) + " up to " + trim(max)
+              : trim(min) + ".." + trim(max);
         case RATIO:
-          return "a ratio "
-              + (minExclusive
-                  ? "above " + Units.formatRatio(min) + " up to "
-                  : Units.formatRatio(min) + "..")
-              + Units.formatRatio(max)
-              + ", written like 50% or 0.5";
+          return minExclusive
+              ? "above " + Units.formatRatio(min) + " up to " + Units.formatRatio(max)
+              : Units.formatRatio(min) + ".." + Units.formatRatio(max);
         case SIZE:
-          return "a size up to " + Units.formatSize((long) max) + ", such as 512, 64KiB or 1MiB";
+          return "up to " + Units.formatSize((long) max);
         default:
           throw new IllegalStateException(kind.toString());
       }
@@ -274,11 +305,15 @@ abstract class ValueType {
 
     @Override
     String allowed() {
-      String range =
-          minExclusive && min.isZero()
-              ? "above 0 up to " + Units.formatDuration(max)
-              : Units.formatDuration(min) + ".." + Units.formatDuration(max);
-      return "a duration " + range + ", such as 250ms, 2s, 1m or PT2S";
+      return "a duration " + range() + ", such as 250ms, 2s, 1m or PT2S";
+    }
+
+    /** The bounds as messages and docs/configuration.md write them: {@code 1ms..1h}. */
+    @Override
+    String range() {
+      return minExclusive && min.isZero()
+          ? "above 0 up to " + Units.formatDuration(max)
+          : Units.formatDuration(min) + ".." + Units.formatDuration(max);
     }
   }
 
@@ -353,9 +388,36 @@ abstract class ValueType {
   static final class ListType extends ValueType {
     final ValueType element;
 
-    ListType(ValueType element) {
+    /** For a list that may not be empty, what one item is ("host glob"); null otherwise. */
+    final String item;
+
+    /** What leaving the key out matches any of ("host"). */
+    final String anyOf;
+
+    ListType(ValueType element, String item, String anyOf) {
       super(Kind.LIST);
       this.element = element;
+      this.item = item;
+      this.anyOf = anyOf;
+    }
+
+    /**
+     * The same list, but empty is refused: an empty {@code match} list would match nothing, while
+     * leaving the key out matches any {@code anyOf}.
+     */
+    ListType nonEmpty(String item, String anyOf) {
+      return new ListType(element, item, anyOf);
+    }
+
+    /** The problem of an empty list, or null when empty is fine. */
+    String emptyProblem() {
+      return item == null
+          ? null
+          : "found an empty list, which matches nothing; allowed at least one "
+              + item
+              + " (leave the key out to match any "
+              + anyOf
+              + ")";
     }
 
     @Override

@@ -30,7 +30,7 @@ final class YamlComposer {
   private YamlComposer() {}
 
   /** The root node, or null for an empty document or when a problem was reported. */
-  static Node compose(String text, Problems problems) {
+  static Node compose(String text, FileProblems problems) {
     if (text.length() > MAX_CHARS) {
       int line = 1;
       int column = 1;

@@ -9,6 +9,7 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.Units;
 
 /**
  * The text of each log line, as pure functions of an event. Every piece from outside (path, route,
@@ -42,7 +43,7 @@ final class LogLines {
         + outcome(e)
         + "), "
         + (e.observeOnly() ? "would retry in " : "retrying in ")
-        + Durations.human(e.delayNanos())
+        + Units.formatRounded(e.delayNanos())
         + suffix(e);
   }
 
@@ -88,7 +89,7 @@ final class LogLines {
     return PREFIX
         + request(e)
         + (e.observeOnly() ? " would wait " : " waiting ")
-        + Durations.human(e.delayNanos())
+        + Units.formatRounded(e.delayNanos())
         + " for a rate-limit permit for "
         + target(e)
         + suffix(e);
@@ -113,7 +114,7 @@ final class LogLines {
         + " on attempt "
         + e.attempt()
         + " after "
-        + Durations.human(e.elapsedNanos())
+        + Units.formatRounded(e.elapsedNanos())
         + suffix(e);
   }
 
@@ -123,7 +124,7 @@ final class LogLines {
    */
   static String transition(CircuitBreaker breaker, CircuitTransition t, boolean observe) {
     CircuitBreakerPolicy p = breaker.policy();
-    String next = "; next trial in " + Durations.human(p.openFor().toNanos());
+    String next = "; next trial in " + Units.formatRounded(p.openFor().toNanos());
     StringBuilder b =
         new StringBuilder(PREFIX)
             .append("circuit breaker ")
@@ -187,7 +188,7 @@ final class LogLines {
         return "no attempts left (maxAttempts " + e.maxAttempts() + ")";
       case DEADLINE:
         return "the deadline ("
-            + Durations.human(retry.deadline().toNanos())
+            + Units.formatRounded(retry.deadline().toNanos())
             + ") would pass before the next attempt";
       case BUDGET:
         return "the retry budget for " + target(e) + " is spent";
@@ -199,7 +200,7 @@ final class LogLines {
         return "the request body cannot be sent again";
       case RETRY_AFTER_TOO_LONG:
         return "Retry-After asks for longer than retryAfter.max ("
-            + Durations.human(retry.retryAfterMax().toNanos())
+            + Units.formatRounded(retry.retryAfterMax().toNanos())
             + ")";
       case CIRCUIT_OPEN:
         return circuitOpen(e, e.error());
@@ -242,7 +243,7 @@ final class LogLines {
       return "circuit breaker "
           + Sanitizer.oneLine(open.breakerKey())
           + " is open; next trial in "
-          + Durations.humanMillis(inMillis);
+          + Units.formatRoundedMillis(inMillis);
     }
     return "circuit breaker " + breakerKey(e) + " is open";
   }
@@ -257,7 +258,7 @@ final class LogLines {
     return "no rate-limit permit for "
         + target(e)
         + " within maxWait "
-        + Durations.human(e.policy().rateLimit().maxWait().toNanos());
+        + Units.formatRounded(e.policy().rateLimit().maxWait().toNanos());
   }
 
   /** What the attempt came to: {@code 503}, {@code reset: SocketException: Connection reset}. */

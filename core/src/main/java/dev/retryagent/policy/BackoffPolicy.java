@@ -14,8 +14,17 @@ public final class BackoffPolicy {
   public static final Jitter DEFAULT_JITTER = Jitter.FULL;
   public static final double DEFAULT_JITTER_FACTOR = 0.2;
 
+  /** Smallest multiplier: 1.0 keeps the delay constant; a delay never shrinks. */
+  public static final double MIN_MULTIPLIER = 1.0;
+
   /** Largest multiplier accepted; anything larger reaches {@code max} after one retry anyway. */
   public static final double MAX_MULTIPLIER = 100.0;
+
+  /** Longest {@code initial} and {@code max}: a wait of more than an hour is not a backoff. */
+  public static final Duration MAX_DELAY = Duration.ofHours(1);
+
+  /** Largest jitterFactor: proportional jitter adds at most the whole delay again. */
+  public static final double MAX_JITTER_FACTOR = 1.0;
 
   private static final BackoffPolicy DEFAULTS = builder().build();
 
@@ -55,7 +64,7 @@ public final class BackoffPolicy {
     return initial;
   }
 
-  /** Growth per retry, at least 1.0 (1.0 = constant delay). */
+  /** Growth per retry, at least {@value #MIN_MULTIPLIER} (1.0 = constant delay). */
   public double multiplier() {
     return multiplier;
   }
@@ -69,7 +78,7 @@ public final class BackoffPolicy {
     return jitter;
   }
 
-  /** Used by {@link Jitter#PROPORTIONAL}; between 0 and 1. */
+  /** Used by {@link Jitter#PROPORTIONAL}; between 0 and {@value #MAX_JITTER_FACTOR}. */
   public double jitterFactor() {
     return jitterFactor;
   }
@@ -118,17 +127,19 @@ public final class BackoffPolicy {
     private Builder() {}
 
     public Builder initial(Duration initial) {
-      this.initial = Checks.positive("backoff.initial", initial);
+      this.initial =
+          Checks.atMost("backoff.initial", Checks.positive("backoff.initial", initial), MAX_DELAY);
       return this;
     }
 
     public Builder multiplier(double multiplier) {
-      this.multiplier = Checks.inRange("backoff.multiplier", multiplier, 1.0, MAX_MULTIPLIER);
+      this.multiplier =
+          Checks.inRange("backoff.multiplier", multiplier, MIN_MULTIPLIER, MAX_MULTIPLIER);
       return this;
     }
 
     public Builder max(Duration max) {
-      this.max = Checks.positive("backoff.max", max);
+      this.max = Checks.atMost("backoff.max", Checks.positive("backoff.max", max), MAX_DELAY);
       return this;
     }
 
@@ -138,7 +149,8 @@ public final class BackoffPolicy {
     }
 
     public Builder jitterFactor(double jitterFactor) {
-      this.jitterFactor = Checks.inRange("backoff.jitterFactor", jitterFactor, 0.0, 1.0);
+      this.jitterFactor =
+          Checks.inRange("backoff.jitterFactor", jitterFactor, 0.0, MAX_JITTER_FACTOR);
       return this;
     }
 

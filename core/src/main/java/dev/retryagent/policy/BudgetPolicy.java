@@ -17,6 +17,15 @@ public final class BudgetPolicy {
   /** Largest ratio accepted: 10 retries per call would make a budget meaningless. */
   public static final double MAX_RATIO = 10.0;
 
+  /** Largest minPerSecond, in retries per second: a floor above this is no budget at all. */
+  public static final int MAX_MIN_PER_SECOND = 1_000_000;
+
+  /** Shortest window: the budget counts calls in millisecond buckets. */
+  public static final Duration MIN_WINDOW = Duration.ofMillis(1);
+
+  /** Longest window: an hour-old burst says nothing about the host now. */
+  public static final Duration MAX_WINDOW = Duration.ofHours(1);
+
   private static final BudgetPolicy DEFAULTS = builder().build();
 
   private final boolean enabled;
@@ -112,16 +121,20 @@ public final class BudgetPolicy {
 
     public Builder minPerSecond(int minPerSecond) {
       this.minPerSecond =
-          Checks.inRange("budget.minPerSecond", minPerSecond, 0, Integer.MAX_VALUE / 4);
+          Checks.inRange("budget.minPerSecond", minPerSecond, 0, MAX_MIN_PER_SECOND);
       return this;
     }
 
     public Builder window(Duration window) {
       Checks.positive("budget.window", window);
-      if (window.toMillis() < 1) {
-        throw new IllegalArgumentException("budget.window must be at least 1ms, was " + window);
+      if (window.compareTo(MIN_WINDOW) < 0) {
+        throw new IllegalArgumentException(
+            "budget.window must be at least "
+                + Units.formatDuration(MIN_WINDOW)
+                + ", was "
+                + window);
       }
-      this.window = window;
+      this.window = Checks.atMost("budget.window", window, MAX_WINDOW);
       return this;
     }
 

@@ -22,6 +22,13 @@ final class Checks {
     return value;
   }
 
+  static Duration atMost(String field, Duration value, Duration max) {
+    if (value.compareTo(max) > 0) {
+      throw new IllegalArgumentException(field + " must be at most " + max + ", was " + value);
+    }
+    return value;
+  }
+
   static int inRange(String field, int value, int min, int max) {
     if (value < min || value > max) {
       throw new IllegalArgumentException(

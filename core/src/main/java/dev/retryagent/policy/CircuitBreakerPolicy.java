@@ -49,6 +49,23 @@ public final class CircuitBreakerPolicy {
 
   public static final Duration MAX_TIME_WINDOW = Duration.ofHours(1);
 
+  /** Shortest time window: attempts are counted in millisecond buckets. */
+  public static final Duration MIN_TIME_WINDOW = Duration.ofMillis(1);
+
+  /** Largest minimumCalls; a count window caps it lower, at the window's size. */
+  public static final int MAX_MINIMUM_CALLS = 1_000_000;
+
+  /** Longest openFor and slowCall.duration: a day. */
+  public static final Duration MAX_OPEN_FOR = Duration.ofDays(1);
+
+  public static final Duration MAX_SLOW_CALL_DURATION = Duration.ofDays(1);
+
+  /** Most trial calls in half-open. */
+  public static final int MAX_HALF_OPEN_CALLS = 10_000;
+
+  /** Largest maxHosts: the bound on tracked hosts is itself bounded. */
+  public static final int MAX_HOSTS_LIMIT = 10_000_000;
+
   private static final CircuitBreakerPolicy DEFAULTS = builder().build();
 
   private final boolean enabled;
@@ -273,9 +290,11 @@ public final class CircuitBreakerPolicy {
     /** A window of the attempts of the last {@code length}. */
     public Builder timeWindow(Duration length) {
       Checks.positive("circuitBreaker.window.size", length);
-      if (length.toMillis() < 1 || length.compareTo(MAX_TIME_WINDOW) > 0) {
+      if (length.compareTo(MIN_TIME_WINDOW) < 0 || length.compareTo(MAX_TIME_WINDOW) > 0) {
         throw new IllegalArgumentException(
-            "circuitBreaker.window.size must be between 1ms and "
+            "circuitBreaker.window.size must be between "
+                + Units.formatDuration(MIN_TIME_WINDOW)
+                + " and "
                 + MAX_TIME_WINDOW
                 + ", was "
                 + length);
@@ -287,7 +306,7 @@ public final class CircuitBreakerPolicy {
 
     public Builder minimumCalls(int minimumCalls) {
       this.minimumCalls =
-          Checks.inRange("circuitBreaker.minimumCalls", minimumCalls, 1, Integer.MAX_VALUE);
+          Checks.inRange("circuitBreaker.minimumCalls", minimumCalls, 1, MAX_MINIMUM_CALLS);
       return this;
     }
 
@@ -304,7 +323,12 @@ public final class CircuitBreakerPolicy {
     /** Null: slow calls are not tracked. */
     public Builder slowCallDuration(Duration duration) {
       this.slowCallDuration =
-          duration == null ? null : Checks.positive("circuitBreaker.slowCall.duration", duration);
+          duration == null
+              ? null
+              : Checks.atMost(
+                  "circuitBreaker.slowCall.duration",
+                  Checks.positive("circuitBreaker.slowCall.duration", duration),
+                  MAX_SLOW_CALL_DURATION);
       return this;
     }
 
@@ -319,12 +343,17 @@ public final class CircuitBreakerPolicy {
     }
 
     public Builder openFor(Duration openFor) {
-      this.openFor = Checks.positive("circuitBreaker.openFor", openFor);
+      this.openFor =
+          Checks.atMost(
+              "circuitBreaker.openFor",
+              Checks.positive("circuitBreaker.openFor", openFor),
+              MAX_OPEN_FOR);
       return this;
     }
 
     public Builder halfOpenCalls(int calls) {
-      this.halfOpenCalls = Checks.inRange("circuitBreaker.halfOpenCalls", calls, 1, 10_000);
+      this.halfOpenCalls =
+          Checks.inRange("circuitBreaker.halfOpenCalls", calls, 1, MAX_HALF_OPEN_CALLS);
       return this;
     }
 
@@ -339,7 +368,7 @@ public final class CircuitBreakerPolicy {
     }
 
     public Builder maxHosts(int maxHosts) {
-      this.maxHosts = Checks.inRange("circuitBreaker.maxHosts", maxHosts, 1, 10_000_000);
+      this.maxHosts = Checks.inRange("circuitBreaker.maxHosts", maxHosts, 1, MAX_HOSTS_LIMIT);
       return this;
     }
 

@@ -14,6 +14,15 @@ public final class RateLimitPolicy {
   public static final int DEFAULT_BURST = 50;
   public static final Duration DEFAULT_MAX_WAIT = Duration.ZERO;
 
+  /** Largest perSecond, in permits per second: beyond it the bucket limits nothing. */
+  public static final double MAX_PER_SECOND = 1e9;
+
+  /** Largest burst, in calls. */
+  public static final int MAX_BURST = 1_000_000_000;
+
+  /** Longest maxWait: a day. */
+  public static final Duration MAX_WAIT_LIMIT = Duration.ofDays(1);
+
   private static final RateLimitPolicy DEFAULTS = builder().build();
 
   private final boolean enabled;
@@ -119,21 +128,28 @@ public final class RateLimitPolicy {
     }
 
     public Builder perSecond(double perSecond) {
-      if (!(perSecond > 0) || perSecond > 1_000_000_000) {
+      if (!(perSecond > 0) || perSecond > MAX_PER_SECOND) {
         throw new IllegalArgumentException(
-            "rateLimit.perSecond must be positive (at most 1e9), was " + perSecond);
+            "rateLimit.perSecond must be positive (at most "
+                + MAX_PER_SECOND
+                + "), was "
+                + perSecond);
       }
       this.perSecond = perSecond;
       return this;
     }
 
     public Builder burst(int burst) {
-      this.burst = Checks.inRange("rateLimit.burst", burst, 1, Integer.MAX_VALUE);
+      this.burst = Checks.inRange("rateLimit.burst", burst, 1, MAX_BURST);
       return this;
     }
 
     public Builder maxWait(Duration maxWait) {
-      this.maxWait = Checks.nonNegative("rateLimit.maxWait", maxWait);
+      this.maxWait =
+          Checks.atMost(
+              "rateLimit.maxWait",
+              Checks.nonNegative("rateLimit.maxWait", maxWait),
+              MAX_WAIT_LIMIT);
       return this;
     }
 

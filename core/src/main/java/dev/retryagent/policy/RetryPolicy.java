@@ -18,7 +18,10 @@ import java.util.Set;
  */
 public final class RetryPolicy {
   public static final int DEFAULT_MAX_ATTEMPTS = 3;
-  public static final int MAX_MAX_ATTEMPTS = 10;
+
+  /** Most attempts of one call, the first included: the contract's range is 1..10. */
+  public static final int MAX_ATTEMPTS_LIMIT = 10;
+
   public static final List<String> DEFAULT_STATUSES = List.of("429", "502", "503", "504");
   public static final Set<TransportFailure> DEFAULT_TRANSPORT =
       Collections.unmodifiableSet(EnumSet.allOf(TransportFailure.class));
@@ -30,6 +33,15 @@ public final class RetryPolicy {
   public static final Duration DEFAULT_RETRY_AFTER_MAX = Duration.ofSeconds(30);
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
   public static final long DEFAULT_REPLAY_BODY_LIMIT = 64 * 1024;
+
+  /** Longest deadline, and so longest perAttemptTimeout: a day; a call is not a batch job. */
+  public static final Duration MAX_DEADLINE = Duration.ofDays(1);
+
+  /** Longest {@code retryAfter.max}: a server asking for more than a day is not retried. */
+  public static final Duration RETRY_AFTER_MAX_LIMIT = Duration.ofDays(1);
+
+  /** Largest replayBodyLimit, in bytes (1 GiB): the agent may hold this much of one body. */
+  public static final long MAX_REPLAY_BODY_LIMIT = 1L << 30;
 
   private static final RetryPolicy DEFAULTS = builder().build();
 
@@ -100,7 +112,7 @@ public final class RetryPolicy {
     return enabled;
   }
 
-  /** Attempts in all, the first included; 1..10. */
+  /** Attempts in all, the first included; 1..{@value #MAX_ATTEMPTS_LIMIT}. */
   public int maxAttempts() {
     return maxAttempts;
   }
@@ -265,7 +277,7 @@ public final class RetryPolicy {
     }
 
     public Builder maxAttempts(int maxAttempts) {
-      this.maxAttempts = Checks.inRange("retry.maxAttempts", maxAttempts, 1, MAX_MAX_ATTEMPTS);
+      this.maxAttempts = Checks.inRange("retry.maxAttempts", maxAttempts, 1, MAX_ATTEMPTS_LIMIT);
       return this;
     }
 
@@ -330,19 +342,30 @@ public final class RetryPolicy {
     }
 
     public Builder retryAfterMax(Duration max) {
-      this.retryAfterMax = Checks.nonNegative("retry.retryAfter.max", max);
+      this.retryAfterMax =
+          Checks.atMost(
+              "retry.retryAfter.max",
+              Checks.nonNegative("retry.retryAfter.max", max),
+              RETRY_AFTER_MAX_LIMIT);
       return this;
     }
 
     public Builder deadline(Duration deadline) {
-      this.deadline = Checks.positive("retry.deadline", deadline);
+      this.deadline =
+          Checks.atMost(
+              "retry.deadline", Checks.positive("retry.deadline", deadline), MAX_DEADLINE);
       return this;
     }
 
     /** Null keeps the client's own timeout. */
     public Builder perAttemptTimeout(Duration timeout) {
       this.perAttemptTimeout =
-          timeout == null ? null : Checks.positive("retry.perAttemptTimeout", timeout);
+          timeout == null
+              ? null
+              : Checks.atMost(
+                  "retry.perAttemptTimeout",
+                  Checks.positive("retry.perAttemptTimeout", timeout),
+                  MAX_DEADLINE);
       return this;
     }
 
@@ -359,6 +382,10 @@ public final class RetryPolicy {
       if (bytes < 0) {
         throw new IllegalArgumentException(
             "retry.replayBodyLimit must not be negative, was " + bytes);
+      }
+      if (bytes > MAX_REPLAY_BODY_LIMIT) {
+        throw new IllegalArgumentException(
+            "retry.replayBodyLimit must be at most " + MAX_REPLAY_BODY_LIMIT + ", was " + bytes);
       }
       this.replayBodyLimit = bytes;
       return this;

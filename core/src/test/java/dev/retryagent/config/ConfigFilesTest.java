@@ -2,9 +2,6 @@ package dev.retryagent.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.retryagent.config.Schema.Leaf;
-import dev.retryagent.config.Schema.Section;
-import dev.retryagent.config.Schema.SectionList;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.TransportFailure;
@@ -50,16 +47,12 @@ class ConfigFilesTest {
   }
 
   @Test
-  void theReferenceFileWritesEveryKeyOfTheFileAndDefaultsWithItsSchemaDefault() {
+  void theReferenceFileWritesEveryKeyOfTheFileAndDefaultsWithItsDocumentedDefault() {
     Map<String, String> written = new LinkedHashMap<>();
-    Node root = YamlComposer.compose(ConfigFiles.read(ConfigFiles.REFERENCE), new Problems("ref"));
+    Node root =
+        YamlComposer.compose(ConfigFiles.read(ConfigFiles.REFERENCE), new FileProblems("ref"));
     collect(root, "", written);
-    Map<String, String> expected = new LinkedHashMap<>();
-    for (Map.Entry<String, Leaf> e : leaves("", ConfigSchema.ROOT).entrySet()) {
-      if (!e.getKey().startsWith("routes[]")) {
-        expected.put(e.getKey(), e.getValue().defaultText);
-      }
-    }
+    Map<String, String> expected = documentedDefaults();
     assertThat(written).containsAllEntriesOf(expected);
     written.keySet().removeAll(expected.keySet());
     assertThat(written).containsOnlyKeys("routes");
@@ -76,9 +69,9 @@ class ConfigFilesTest {
     AgentConfig config = ConfigLoader.parse(example, "reference example", Map.of());
     assertThat(config.routes()).extracting(Route::name).containsExactly("payments", "auth");
     Map<String, String> written = new LinkedHashMap<>();
-    collect(YamlComposer.compose(example, new Problems("x")), "", written);
+    collect(YamlComposer.compose(example, new FileProblems("x")), "", written);
     List<String> routeKeys = new ArrayList<>();
-    for (String key : leaves("", ConfigSchema.ROUTE).keySet()) {
+    for (String key : ConfigSchema.ROUTE.leaves().keySet()) {
       if (key.equals("name") || key.startsWith("match.")) {
         routeKeys.add("routes[]." + key);
       }
@@ -87,21 +80,18 @@ class ConfigFilesTest {
   }
 
   @Test
-  void aFileOfEverySchemaDefaultIsTheBuiltInDefaults() throws Exception {
+  void aFileOfEveryDocumentedDefaultIsTheBuiltInDefaults() throws Exception {
     StringBuilder yaml = new StringBuilder();
-    for (Map.Entry<String, Leaf> e : leaves("", ConfigSchema.ROOT).entrySet()) {
-      if (e.getKey().startsWith("routes[]")) {
-        continue;
-      }
+    for (Map.Entry<String, String> e : documentedDefaults().entrySet()) {
       String[] parts = e.getKey().split("\\.");
       for (int i = 0; i < parts.length; i++) {
         yaml.append("  ".repeat(i)).append(parts[i]).append(':');
-        yaml.append(i == parts.length - 1 ? " " + e.getValue().defaultText : "").append('\n');
+        yaml.append(i == parts.length - 1 ? " " + e.getValue() : "").append('\n');
       }
     }
     // Each leaf is written with its whole chain of keys, so each top-level chunk is one leaf.
     for (String doc : yaml.toString().split("\n(?=\\S)")) {
-      assertThat(ConfigLoader.parse(doc, "schema defaults", Map.of()))
+      assertThat(ConfigLoader.parse(doc, "documented defaults", Map.of()))
           .as(doc)
           .isEqualTo(AgentConfig.defaults());
     }
@@ -166,15 +156,18 @@ class ConfigFilesTest {
 
   // ---------------------------------------------------------------- helpers
 
-  private static Map<String, Leaf> leaves(String prefix, Section section) {
-    Map<String, Leaf> out = new LinkedHashMap<>();
-    for (Schema.Node child : section.children.values()) {
-      if (child instanceof Section) {
-        out.putAll(leaves(prefix + child.name + ".", (Section) child));
-      } else if (child instanceof SectionList) {
-        out.putAll(leaves(prefix + child.name + "[].", ((SectionList) child).element));
-      } else {
-        out.put(prefix + child.name, (Leaf) child);
+  /**
+   * Path in a file ({@code defaults.retry.deadline}) -> default text from docs/configuration.md,
+   * for every key outside routes.
+   */
+  private static Map<String, String> documentedDefaults() {
+    Map<String, ConfigDocument.Row> documented = ConfigDocument.byKey();
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String path : ConfigSchema.ROOT.leaves().keySet()) {
+      if (!path.startsWith("routes[]")) {
+        ConfigDocument.Row row = documented.get(ConfigDocument.keyOf(path));
+        assertThat(row).as(path + " in docs/configuration.md").isNotNull();
+        out.put(path, row.defaultText);
       }
     }
     return out;

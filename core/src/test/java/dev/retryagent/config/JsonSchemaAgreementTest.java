@@ -7,9 +7,7 @@ import com.networknt.schema.Error;
 import com.networknt.schema.InputFormat;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
-import dev.retryagent.config.Schema.Leaf;
-import dev.retryagent.config.Schema.Section;
-import dev.retryagent.config.Schema.SectionList;
+import dev.retryagent.config.ConfigSchema.Leaf;
 import dev.retryagent.config.ValueType.EnumType;
 import dev.retryagent.config.ValueType.ListType;
 import java.nio.file.Path;
@@ -28,8 +26,9 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.dataformat.yaml.YAMLMapper;
 
 /**
- * config/retry-agent.schema.json and the loader agree: the same keys, enums and defaults, and the
- * files in config/ pass both. The walk below reads the committed file, not the generator.
+ * config/retry-agent.schema.json, the loader and docs/configuration.md agree: the same keys and
+ * enums as the loader, the documented defaults, and the files in config/ pass both. The walk below
+ * reads the committed file, not the generator.
  */
 class JsonSchemaAgreementTest {
   private static JsonNode json;
@@ -55,7 +54,7 @@ class JsonSchemaAgreementTest {
     Map<String, JsonNode> jsonLeaves = new LinkedHashMap<>();
     collect(json, "", jsonLeaves);
     assertThat(new TreeSet<>(jsonLeaves.keySet()))
-        .isEqualTo(new TreeSet<>(ConfigSchema.ROOT.leafPaths()));
+        .isEqualTo(new TreeSet<>(ConfigSchema.ROOT.leaves().keySet()));
   }
 
   @Test
@@ -63,7 +62,7 @@ class JsonSchemaAgreementTest {
     Map<String, JsonNode> jsonLeaves = new LinkedHashMap<>();
     collect(json, "", jsonLeaves);
     int checked = 0;
-    for (Map.Entry<String, Leaf> e : loaderLeaves().entrySet()) {
+    for (Map.Entry<String, Leaf> e : ConfigSchema.ROOT.leaves().entrySet()) {
       ValueType type = e.getValue().type;
       if (type instanceof ListType) {
         type = ((ListType) type).element;
@@ -80,16 +79,18 @@ class JsonSchemaAgreementTest {
   }
 
   @Test
-  void defaultsAgree() {
+  void defaultsAreTheDocumentedOnes() {
     Map<String, JsonNode> jsonLeaves = new LinkedHashMap<>();
     collect(json, "", jsonLeaves);
+    Map<String, ConfigDocument.Row> documented = ConfigDocument.byKey();
     YAMLMapper yaml = YAMLMapper.builder().build();
-    for (Map.Entry<String, Leaf> e : loaderLeaves().entrySet()) {
-      JsonNode schemaDefault = jsonLeaves.get(e.getKey()).get("default");
-      if (e.getValue().defaultText == null) {
-        assertThat(schemaDefault).as(e.getKey()).isNull();
+    for (String path : ConfigSchema.ROOT.leaves().keySet()) {
+      JsonNode schemaDefault = jsonLeaves.get(path).get("default");
+      String defaultText = documented.get(ConfigDocument.keyOf(path)).defaultText;
+      if (defaultText == null) {
+        assertThat(schemaDefault).as(path).isNull();
       } else {
-        assertThat(schemaDefault).as(e.getKey()).isEqualTo(yaml.readTree(e.getValue().defaultText));
+        assertThat(schemaDefault).as(path).isEqualTo(yaml.readTree(defaultText));
       }
     }
   }
@@ -134,24 +135,6 @@ class JsonSchemaAgreementTest {
   }
 
   // ---------------------------------------------------------------- walking the JSON schema
-
-  private static Map<String, Leaf> loaderLeaves() {
-    Map<String, Leaf> out = new LinkedHashMap<>();
-    collectLoader("", ConfigSchema.ROOT, out);
-    return out;
-  }
-
-  private static void collectLoader(String prefix, Section section, Map<String, Leaf> out) {
-    for (Schema.Node child : section.children.values()) {
-      if (child instanceof Section) {
-        collectLoader(prefix + child.name + ".", (Section) child, out);
-      } else if (child instanceof SectionList) {
-        collectLoader(prefix + child.name + "[].", ((SectionList) child).element, out);
-      } else {
-        out.put(prefix + child.name, (Leaf) child);
-      }
-    }
-  }
 
   private static JsonNode resolve(JsonNode node) {
     JsonNode ref = node.get("$ref");

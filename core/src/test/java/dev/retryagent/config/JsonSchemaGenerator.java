@@ -1,8 +1,8 @@
 package dev.retryagent.config;
 
-import dev.retryagent.config.Schema.Leaf;
-import dev.retryagent.config.Schema.Section;
-import dev.retryagent.config.Schema.SectionList;
+import dev.retryagent.config.ConfigSchema.Leaf;
+import dev.retryagent.config.ConfigSchema.Section;
+import dev.retryagent.config.ConfigSchema.SectionList;
 import dev.retryagent.config.ValueType.Bounded;
 import dev.retryagent.config.ValueType.EnumType;
 import dev.retryagent.config.ValueType.ListType;
@@ -19,9 +19,10 @@ import org.yaml.snakeyaml.constructor.SafeConstructor;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Writes config/retry-agent.schema.json from {@link ConfigSchema}, for editors. Run {@link #main}
- * after changing the schema; {@code JsonSchemaAgreementTest} fails until the file is regenerated,
- * and checks it against the loader independently of this generator.
+ * Writes config/retry-agent.schema.json for editors: keys, types and bounds from {@link
+ * ConfigSchema}, defaults and descriptions from docs/configuration.md. Run {@link #main} after
+ * changing either; {@code JsonSchemaAgreementTest} fails until the file is regenerated, and checks
+ * it against the loader and the document independently of this generator.
  */
 final class JsonSchemaGenerator {
   static final Path FILE = ConfigFiles.CONFIG_DIR.resolve("retry-agent.schema.json");
@@ -60,7 +61,8 @@ final class JsonSchemaGenerator {
     root.put(
         "description",
         "retry-agent configuration, version 1. Generated from the loader's schema"
-            + " (dev.retryagent.config.ConfigSchema); see config/reference.yml.");
+            + " (dev.retryagent.config.ConfigSchema) and the contract, docs/configuration.md;"
+            + " see config/reference.yml.");
     root.putAll(section(ConfigSchema.ROOT, false));
     Map<String, Object> defs = new LinkedHashMap<>();
     for (Section s : SHARED) {
@@ -85,14 +87,14 @@ final class JsonSchemaGenerator {
     out.put("type", nullable ? List.of("object", "null") : "object");
     out.put("additionalProperties", false);
     Map<String, Object> properties = new LinkedHashMap<>();
-    for (Schema.Node child : section.children.values()) {
+    for (ConfigSchema.Node child : section.children.values()) {
       properties.put(child.name, node(child));
     }
     out.put("properties", properties);
     return out;
   }
 
-  private static Object node(Schema.Node node) {
+  private static Object node(ConfigSchema.Node node) {
     if (node instanceof Section) {
       Section s = (Section) node;
       if (SHARED.contains(s)) {
@@ -113,10 +115,11 @@ final class JsonSchemaGenerator {
   }
 
   private static Map<String, Object> leaf(Leaf leaf) {
+    ConfigDocument.Row row = ConfigDocument.rowOf(leaf);
     Map<String, Object> out = new LinkedHashMap<>();
-    out.put("description", leaf.doc.isEmpty() ? leaf.name : leaf.doc);
-    if (leaf.defaultText != null) {
-      out.put("default", defaultValue(leaf.defaultText));
+    out.put("description", row.plainMeaning());
+    if (row.defaultText != null) {
+      out.put("default", defaultValue(row.defaultText));
     }
     if (leaf.type instanceof ListType) {
       out.put("type", "array");

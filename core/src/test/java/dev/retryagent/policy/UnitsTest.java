@@ -1,9 +1,10 @@
-package dev.retryagent.config;
+package dev.retryagent.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -69,6 +70,29 @@ class UnitsTest {
   @CsvSource({"0, 0s", "1500, 1s500ms", "90000, 1m30s", "86400000, 1d", "250, 250ms"})
   void formatsDurationsCompactly(long millis, String text) {
     assertThat(Units.formatDuration(Duration.ofMillis(millis))).isEqualTo(text);
+  }
+
+  @Test
+  void formatsAnUnsetDurationAsNone() {
+    assertThat(Units.formatDuration(null)).isEqualTo("none");
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "0, 0ms",
+    "-5, 0ms",
+    "117400000, 117ms",
+    "2500000000, 2.5s",
+    "2549000000, 2.5s",
+    "30000000000, 30s",
+    "90000000000, 1m30s",
+    "120000000000, 2m",
+    "7500000000000, 2h5m",
+    "7200000000000, 2h"
+  })
+  void roundsMeasuredTimesForHumans(long nanos, String text) {
+    assertThat(Units.formatRounded(nanos)).isEqualTo(text);
+    assertThat(Units.formatRoundedMillis(nanos / 1_000_000)).isEqualTo(text);
   }
 
   @ParameterizedTest
@@ -147,6 +171,18 @@ class UnitsTest {
     assertThat(Units.parseWhole("99999999999999999999999")).isEqualTo(Long.MAX_VALUE);
     assertThatThrownBy(() -> Units.parseWhole("3.0")).hasMessage("allowed a whole number");
     assertThatThrownBy(() -> Units.parseWhole("0x10")).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @ParameterizedTest
+  @CsvSource({"2.0, 2.0", "1.5, 1.5", "50, 50.0", "150, 150", "0.2, 0.2"})
+  void formatsDecimalKeysWithAPointBelowOneHundred(double value, String text) {
+    assertThat(Units.formatNumber(value)).isEqualTo(text);
+  }
+
+  @Test
+  void formatsListsJoinedOrNone() {
+    assertThat(Units.formatList(List.of("429", "5xx"))).isEqualTo("429, 5xx");
+    assertThat(Units.formatList(List.of())).isEqualTo("none");
   }
 
   @Test

@@ -1,4 +1,4 @@
-package dev.retryagent.config;
+package dev.retryagent.policy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,23 +1,26 @@
-package dev.retryagent.config;
+package dev.retryagent.policy;
 
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.Collection;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Parsers and formatters for the contract's durations ({@code 250ms}, {@code 2s}, {@code 1m},
- * {@code 1h}, ISO-8601 {@code PT2S}), ratios ({@code 50%} or {@code 0.5}) and sizes ({@code 512},
- * {@code 64KiB}, {@code 1MiB}), plus whole and decimal numbers.
+ * The configuration's way of writing values, both ways: durations ({@code 250ms}, {@code 2s},
+ * {@code 1m}, {@code 1h}, ISO-8601 {@code PT2S}), ratios ({@code 50%} or {@code 0.5}), sizes
+ * ({@code 512}, {@code 64KiB}, {@code 1MiB}), whole and decimal numbers, lists. The loader parses
+ * with it; problem messages, {@code explain} and the log lines format with it, so a value reads the
+ * same everywhere (syntax: docs/configuration.md).
  *
  * <p>Every parser throws {@link IllegalArgumentException} whose message completes the sentence
- * "found X; ..." by saying what is allowed. The formatters produce text the parsers read back to
- * the same value.
+ * "found X; ..." by saying what is allowed. The exact formatters produce text the parsers read back
+ * to the same value; {@link #formatRounded} is for measured times, which it rounds.
  */
-final class Units {
+public final class Units {
   /** Longest duration any parser accepts; keys have tighter bounds. Far below Long nanos. */
   static final Duration MAX_DURATION = Duration.ofDays(10_000);
 
@@ -64,7 +67,7 @@ final class Units {
    * units {@code ns, us, ms, s, m, h, d}, or ISO-8601 ({@code PT2S}, {@code P1DT2H}). A bare number
    * is rejected with a hint, because {@code timeout: 5} is ambiguous.
    */
-  static Duration parseDuration(String text) {
+  public static Duration parseDuration(String text) {
     String s = text.trim();
     if (s.isEmpty()) {
       throw new IllegalArgumentException("allowed " + DURATION_EXAMPLES);
@@ -149,8 +152,14 @@ final class Units {
     return "µs".equals(unit) ? NANOS_PER_MICRO : -1;
   }
 
-  /** The shortest compound form, e.g. {@code 1m30s}, {@code 250ms}, {@code 0s}. */
-  static String formatDuration(Duration d) {
+  /**
+   * Exactly, in the shortest compound form: {@code 1m30s}, {@code 250ms}, {@code 0s}; {@code none}
+   * for null (a key that is not set).
+   */
+  public static String formatDuration(Duration d) {
+    if (d == null) {
+      return "none";
+    }
     if (d.isZero()) {
       return "0s";
     }
@@ -166,10 +175,37 @@ final class Units {
     return out.toString();
   }
 
+  /**
+   * Rounded for a human reader: {@code 117ms}, {@code 2.5s}, {@code 30s}, {@code 1m30s}, {@code
+   * 2h5m}. For measured times (a jittered delay, an elapsed time), which {@link #formatDuration}
+   * would show to the nanosecond; negative counts as zero.
+   */
+  public static String formatRounded(long nanos) {
+    long ms = Math.max(0, nanos) / NANOS_PER_MILLI;
+    if (ms < 1000) {
+      return ms + "ms";
+    }
+    if (ms < 60_000) {
+      long tenths = ms / 100;
+      return tenths % 10 == 0 ? tenths / 10 + "s" : tenths / 10 + "." + tenths % 10 + "s";
+    }
+    long s = ms / 1000;
+    if (s < 3600) {
+      return s / 60 + "m" + (s % 60 == 0 ? "" : s % 60 + "s");
+    }
+    long m = s / 60;
+    return m / 60 + "h" + (m % 60 == 0 ? "" : m % 60 + "m");
+  }
+
+  /** {@link #formatRounded} of a number of milliseconds. */
+  public static String formatRoundedMillis(long millis) {
+    return formatRounded(millis * NANOS_PER_MILLI);
+  }
+
   // ---------------------------------------------------------------- ratios
 
   /** Parses {@code 50%}, {@code 12.5%}, {@code 0.5} or {@code 1}. Never negative. */
-  static double parseRatio(String text) {
+  public static double parseRatio(String text) {
     String s = text.trim();
     boolean percent = s.endsWith("%");
     String number = percent ? s.substring(0, s.length() - 1).trim() : s;
@@ -187,7 +223,7 @@ final class Units {
   }
 
   /** As a percentage that {@link #parseRatio} reads back exactly, e.g. {@code 12.5%}. */
-  static String formatRatio(double ratio) {
+  public static String formatRatio(double ratio) {
     return BigDecimal.valueOf(ratio).movePointRight(2).stripTrailingZeros().toPlainString() + "%";
   }
 
@@ -197,7 +233,7 @@ final class Units {
    * Parses a byte count with an optional binary unit: {@code B}, {@code KiB}, {@code MiB}, {@code
    * GiB} (any case). {@code KB}, {@code MB}, {@code k}... are refused as ambiguous (1000 or 1024?).
    */
-  static long parseSize(String text) {
+  public static long parseSize(String text) {
     String s = text.trim();
     if (s.startsWith("-")) {
       throw new IllegalArgumentException("allowed " + SIZE_EXAMPLES + " (not negative)");
@@ -252,7 +288,7 @@ final class Units {
   }
 
   /** With the largest binary unit that divides it exactly, e.g. {@code 64KiB}, {@code 1000}. */
-  static String formatSize(long bytes) {
+  public static String formatSize(long bytes) {
     if (bytes != 0 && bytes % (1L << 30) == 0) {
       return bytes / (1L << 30) + "GiB";
     }
@@ -271,7 +307,7 @@ final class Units {
    * Parses a whole number, optionally signed, digits optionally grouped with {@code _}. Values
    * beyond the long range come back clamped to it, so range checks still reject them.
    */
-  static long parseWhole(String text) {
+  public static long parseWhole(String text) {
     String s = text.trim();
     if (!WHOLE.matcher(s).matches()) {
       throw new IllegalArgumentException("allowed a whole number");
@@ -284,7 +320,7 @@ final class Units {
   }
 
   /** Parses a decimal number such as {@code 2}, {@code 1.5} or {@code .5}; no NaN, no exponent. */
-  static double parseNumber(String text) {
+  public static double parseNumber(String text) {
     String s = text.trim();
     if (!NUMBER.matcher(s).matches()) {
       throw new IllegalArgumentException("allowed a number such as 2 or 1.5");
@@ -293,8 +329,33 @@ final class Units {
   }
 
   /** True when the text is a whole number as {@link #parseWhole} reads it. */
-  static boolean isWhole(String text) {
+  public static boolean isWhole(String text) {
     return WHOLE.matcher(text.trim()).matches();
+  }
+
+  /**
+   * A decimal key's value ({@code multiplier}, {@code perSecond}): {@code 2.0}, {@code 1.5}, and
+   * whole values from 100 up without the {@code .0} ({@code 150}).
+   */
+  public static String formatNumber(double v) {
+    if (Math.abs(v - Math.rint(v)) < 1e-9 && Math.abs(v) < 1e15) {
+      return (long) Math.rint(v) + (v < 100 ? ".0" : "");
+    }
+    return Double.toString(v);
+  }
+
+  // ---------------------------------------------------------------- lists
+
+  /** A list key's items joined by {@code ", "} ({@code 429, 503}), or {@code none} when empty. */
+  public static String formatList(Collection<?> items) {
+    if (items.isEmpty()) {
+      return "none";
+    }
+    StringBuilder b = new StringBuilder();
+    for (Object o : items) {
+      b.append(b.length() == 0 ? "" : ", ").append(o);
+    }
+    return b.toString();
   }
 
   private static boolean isDigit(char c) {

@@ -12,11 +12,11 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * Everything one part of a file can set, as builders and plain fields: the schema's setters write
- * here, then the assembler builds immutable values from it. One instance per policy or file; not
- * shared.
+ * A configuration being built: everything one part of a file can set, as policy builders and plain
+ * fields. The key statements of the section files write here ({@link KeyVisitor}), then the
+ * assembler builds immutable values from it. One instance per policy, route or file; not shared.
  */
-final class Target {
+final class ConfigDraft {
   // Policy sections (defaults and each route).
   final RetryPolicy.Builder retry = RetryPolicy.builder();
   final BackoffPolicy.Builder backoff = BackoffPolicy.builder();

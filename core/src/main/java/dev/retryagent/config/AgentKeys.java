@@ -1,0 +1,76 @@
+package dev.retryagent.config;
+
+import static dev.retryagent.config.ValueType.BOOLEAN;
+import static dev.retryagent.config.ValueType.enumOf;
+import static dev.retryagent.config.ValueType.integer;
+
+import dev.retryagent.config.ConfigSchema.KeyRef;
+import dev.retryagent.policy.Mode;
+
+/**
+ * The {@code agent} section: how the agent itself behaves, which clients it instruments, its log,
+ * metrics and dead letters. Each key is written once, with where its value goes ({@link
+ * KeyVisitor}); defaults and meanings are in docs/configuration.md.
+ */
+final class AgentKeys {
+  private AgentKeys() {}
+
+  /** Read before the rest of an invalid file: may the problem stop the JVM? */
+  static final KeyRef STRICT = new KeyRef();
+
+  static final ValueType BIND_HOST =
+      ValueType.string(
+          "[A-Za-z0-9._-]{1,253}|\\[?[0-9A-Fa-f:.%]{2,64}\\]?",
+          "a host name or IP address such as 127.0.0.1 or 0.0.0.0");
+  static final ValueType FILE_PATH =
+      ValueType.string("[^\\x00]{1,4096}", "a file path such as /var/log/retry-dead-letters.jsonl");
+
+  static void visit(KeyVisitor parent, ConfigDraft d) {
+    KeyVisitor k = parent.section("agent", "How the agent itself behaves.");
+    if (k.key("mode", enumOf(Mode.class))) {
+      d.mode = (Mode) k.value();
+    }
+    if (k.key("strict", BOOLEAN, STRICT)) {
+      d.strict = k.bool();
+    }
+    if (k.key("reload", BOOLEAN)) {
+      d.reload = k.bool();
+    }
+    KeyVisitor clients = k.section("clients", "Per-client switches.");
+    if (clients.key("jdk-http", BOOLEAN)) {
+      d.jdkHttp = clients.bool();
+    }
+    if (clients.key("okhttp", BOOLEAN)) {
+      d.okhttp = clients.bool();
+    }
+    if (clients.key("url-connection", BOOLEAN)) {
+      d.urlConnection = clients.bool();
+    }
+    if (clients.key("apache-httpclient", BOOLEAN)) {
+      d.apacheHttpClient = clients.bool();
+    }
+    KeyVisitor log = k.section("log", "Agent log lines: one per retry, give-up, breaker change.");
+    if (log.key("level", enumOf(LogLevel.class))) {
+      d.logLevel = (LogLevel) log.value();
+    }
+    KeyVisitor metrics = k.section("metrics", "Where the agent publishes its counters.");
+    if (metrics.key("jmx", BOOLEAN)) {
+      d.jmx = metrics.bool();
+    }
+    KeyVisitor prometheus =
+        metrics.section("prometheus", "A Prometheus text endpoint served by the agent.");
+    if (prometheus.key("enabled", BOOLEAN)) {
+      d.prometheusEnabled = prometheus.bool();
+    }
+    if (prometheus.key("host", BIND_HOST)) {
+      d.prometheusHost = prometheus.text();
+    }
+    if (prometheus.key("port", integer(1, 65535))) {
+      d.prometheusPort = prometheus.intValue();
+    }
+    KeyVisitor deadLetter = k.section("deadLetter", "A record of calls that gave up.");
+    if (deadLetter.noneOr("path", FILE_PATH)) {
+      d.deadLetterPath = deadLetter.text();
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package dev.retryagent.config;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.nodes.Node;
+
+/** Collects the problems of one file so that all of them are reported at once, in file order. */
+final class FileProblems {
+  private final String source;
+
+  /** Sorted as they come, by line then column (those without a line last), ties in order. */
+  private final List<ConfigProblem> list = new ArrayList<>();
+
+  FileProblems(String source) {
+    this.source = source;
+  }
+
+  String source() {
+    return source;
+  }
+
+  void at(Node node, String path, String message) {
+    at(node == null ? null : node.getStartMark(), path, message);
+  }
+
+  void at(Mark mark, String path, String message) {
+    if (mark == null) {
+      add(new ConfigProblem(source, 0, 0, path, message));
+    } else {
+      add(new ConfigProblem(source, mark.getLine() + 1, mark.getColumn() + 1, path, message));
+    }
+  }
+
+  void at(int line, int column, String path, String message) {
+    add(new ConfigProblem(source, line, column, path, message));
+  }
+
+  /**
+   * Inserts in place rather than sorting with a comparator at the end: a comparator is a lambda or
+   * a class, and an invalid file is reported in {@code premain}.
+   */
+  private void add(ConfigProblem p) {
+    int i = list.size();
+    while (i > 0 && order(list.get(i - 1)) > order(p)) {
+      i--;
+    }
+    list.add(i, p);
+  }
+
+  private static long order(ConfigProblem p) {
+    long line = p.line() == 0 ? Integer.MAX_VALUE : p.line();
+    return line << 32 | p.column();
+  }
+
+  boolean isEmpty() {
+    return list.isEmpty();
+  }
+
+  int size() {
+    return list.size();
+  }
+
+  /** The problems in file order. */
+  List<ConfigProblem> sorted() {
+    return new ArrayList<>(list);
+  }
+
+  ConfigException toException(boolean strict) {
+    return new ConfigException(sorted(), strict);
+  }
+}

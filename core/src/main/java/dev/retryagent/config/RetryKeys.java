@@ -1,0 +1,88 @@
+package dev.retryagent.config;
+
+import static dev.retryagent.config.ValueType.BOOLEAN;
+import static dev.retryagent.config.ValueType.duration;
+import static dev.retryagent.config.ValueType.enumOf;
+import static dev.retryagent.config.ValueType.integer;
+import static dev.retryagent.config.ValueType.listOf;
+
+import dev.retryagent.config.ConfigSchema.KeyRef;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.TransportFailure;
+import dev.retryagent.policy.UnsafeMethods;
+import java.time.Duration;
+
+/**
+ * The {@code retry} section of a policy, with its {@code retryOn} and {@code retryAfter} maps
+ * ({@code backoff} is {@link BackoffKeys}). Each key is written once, with where its value goes
+ * ({@link KeyVisitor}); bounds are {@link RetryPolicy}'s, defaults and meanings are in
+ * docs/configuration.md.
+ */
+final class RetryKeys {
+  private RetryKeys() {}
+
+  /** Read by the cross-key checks ({@link CrossChecks}): these bound each other. */
+  static final KeyRef RETRY_AFTER_MAX = new KeyRef();
+
+  static final KeyRef DEADLINE = new KeyRef();
+  static final KeyRef PER_ATTEMPT_TIMEOUT = new KeyRef();
+
+  static final ValueType CLASS_NAME =
+      ValueType.string(
+          "[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*){0,64}",
+          "a fully qualified class name such as java.net.UnknownHostException");
+
+  static void visit(KeyVisitor parent, ConfigDraft d) {
+    KeyVisitor k = parent.section("retry", "What is retried, how often and how long to wait.");
+    if (k.key("enabled", BOOLEAN)) {
+      d.retry.enabled(k.bool());
+    }
+    if (k.key("maxAttempts", integer(1, RetryPolicy.MAX_ATTEMPTS_LIMIT))) {
+      d.retry.maxAttempts(k.intValue());
+    }
+    BackoffKeys.visit(k, d);
+    KeyVisitor retryOn = k.section("retryOn", "Which outcomes are retryable.");
+    if (retryOn.key("statuses", listOf(ValueType.STATUS))) {
+      d.retry.retryOnStatuses(retryOn.statuses());
+    }
+    if (retryOn.key("transport", listOf(enumOf(TransportFailure.class)))) {
+      d.retry.retryOnTransport(retryOn.<TransportFailure>list());
+    }
+    if (retryOn.key("exceptions", listOf(CLASS_NAME))) {
+      d.retry.retryOnExceptions(retryOn.<String>list());
+    }
+    if (k.key("methods", listOf(ValueType.METHOD))) {
+      d.retry.methods(k.<String>list());
+    }
+    if (k.key("unsafeMethods", enumOf(UnsafeMethods.class))) {
+      d.retry.unsafeMethods((UnsafeMethods) k.value());
+    }
+    if (k.key("idempotencyKeyHeader", ValueType.HEADER_NAME)) {
+      d.retry.idempotencyKeyHeader(k.text());
+    }
+    KeyVisitor retryAfter =
+        k.section("retryAfter", "The Retry-After header of a retryable status.");
+    if (retryAfter.key("enabled", BOOLEAN)) {
+      d.retry.retryAfterEnabled(retryAfter.bool());
+    }
+    Duration retryAfterLimit = RetryPolicy.RETRY_AFTER_MAX_LIMIT;
+    if (retryAfter.key("max", duration(Duration.ZERO, false, retryAfterLimit), RETRY_AFTER_MAX)) {
+      d.retry.retryAfterMax(retryAfter.duration());
+    }
+    if (k.key("deadline", duration(Duration.ZERO, true, RetryPolicy.MAX_DEADLINE), DEADLINE)) {
+      d.retry.deadline(k.duration());
+    }
+    if (k.noneOr(
+        "perAttemptTimeout",
+        duration(Duration.ZERO, true, RetryPolicy.MAX_DEADLINE),
+        PER_ATTEMPT_TIMEOUT)) {
+      d.retry.perAttemptTimeout(k.duration());
+    }
+    if (k.noneOr("attemptHeader", ValueType.HEADER_NAME)) {
+      d.retry.attemptHeader(k.text());
+    }
+    if (k.key("replayBodyLimit", ValueType.size(RetryPolicy.MAX_REPLAY_BODY_LIMIT))) {
+      d.retry.replayBodyLimit((Long) k.value());
+    }
+  }
+}
