@@ -43,14 +43,6 @@ import org.objectweb.asm.Opcodes;
  * moment {@code main} starts.
  */
 class NoInvokedynamicBeforeMainIT {
-  /**
-   * Violations in {@code core} that this check found when it was written, left to the rewrite of
-   * {@code core/config} (issue 10): {@code Class.method}. Each must still be found by the run that
-   * loads the configuration file, so an entry leaves this list when its code is fixed.
-   */
-  private static final Set<String> KNOWN =
-      Set.of("dev.retryagent.config.Problems.sorted", "dev.retryagent.config.CrossChecks.bounds");
-
   private static final Pattern LOADED = Pattern.compile("\\[class,load\\s*\\]\\s+(\\S+)\\s");
 
   @TempDir Path dir;
@@ -99,26 +91,11 @@ class NoInvokedynamicBeforeMainIT {
         found.addAll(invokedynamics(jar, name));
       }
     }
-    Set<String> unknown = new TreeSet<>();
-    Set<String> knownFound = new TreeSet<>();
-    for (String violation : found) {
-      String method = violation.substring(0, violation.indexOf('('));
-      if (KNOWN.contains(method)) {
-        knownFound.add(method);
-      } else {
-        unknown.add(violation);
-      }
-    }
-    assertThat(unknown)
+    assertThat(found)
         .as(
             "invokedynamic in classes loaded before main (use a named class instead of a lambda"
                 + " or method reference; the agent compiles with -XDstringConcat=inline)")
         .isEmpty();
-    if (config != null) {
-      assertThat(knownFound)
-          .as("known violations still found (a fixed one leaves KNOWN)")
-          .isEqualTo(new TreeSet<>(KNOWN));
-    }
   }
 
   /**
