@@ -1,6 +1,7 @@
 package dev.retryagent.apache;
 
 import dev.retryagent.engine.RetryCall;
+import java.util.Arrays;
 
 /**
  * The exchanges Apache HttpClient made inside one attempt of ours, as its own machinery saw them:
@@ -20,18 +21,25 @@ public final class ExchangeLog {
   private int exchanges;
   private int resends;
   private boolean lastLedToFollowUp;
+  private int lastStatus = -1;
+  private int[] resentAfter = new int[0];
 
   /** An exchange starts (the request is about to be written on a connection). */
   public void exchangeStarted() {
     if (exchanges > 0 && !lastLedToFollowUp) {
-      resends++;
+      if (resends == resentAfter.length) {
+        resentAfter = Arrays.copyOf(resentAfter, Math.max(4, 2 * resends));
+      }
+      resentAfter[resends++] = lastStatus;
     }
     exchanges++;
     lastLedToFollowUp = false;
+    lastStatus = -1;
   }
 
   /** The current exchange was answered with {@code status}. */
   public void answered(int status) {
+    lastStatus = status;
     if (status >= 300 && status < 400) {
       // The client may follow it: the next exchange is then a redirect, not a resend.
       lastLedToFollowUp = true;
@@ -56,9 +64,18 @@ public final class ExchangeLog {
   }
 
   /**
+   * What each resend followed, in order: the status the client resent after, or -1 after a failure
+   * (no answer).
+   */
+  public int[] resentAfter() {
+    return Arrays.copyOf(resentAfter, resends);
+  }
+
+  /**
    * Counts the client's resends in this attempt as attempts of {@code call}: for {@code
    * maxAttempts}, as OkHttp's own repeats are counted. Call once, when the attempt has ended and
-   * before the call decides about it.
+   * before the call decides about it. The one place that tells the engine: an engine that also
+   * counts each resend for the budget and the breaker takes {@link #resentAfter()} here.
    */
   public void reportTo(RetryCall call) {
     if (resends > 0) {

@@ -24,6 +24,7 @@ class ExchangeLogTest {
     log.exchangeStarted();
     log.answered(200);
     assertThat(log.resends()).isEqualTo(2);
+    assertThat(log.resentAfter()).containsExactly(-1, 503);
   }
 
   @Test
