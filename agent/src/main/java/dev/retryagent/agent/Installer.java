@@ -1,5 +1,6 @@
 package dev.retryagent.agent;
 
+import dev.retryagent.agent.apache.ApacheInstallation;
 import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
@@ -88,6 +89,11 @@ public final class Installer implements AgentInstaller {
             config.clients().okhttp()
                 ? OkHttpInstallation.install(inst, runtime)
                 : "okhttp off (agent.clients.okhttp: false)");
+    line.append("; ")
+        .append(
+            config.clients().apacheHttpClient()
+                ? ApacheInstallation.install(inst, runtime)
+                : "apache-httpclient off (agent.clients.apache-httpclient: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();
     runtime.startBackground(reloadable ? sources.configFile() : null);

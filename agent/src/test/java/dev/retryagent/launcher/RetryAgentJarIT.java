@@ -76,7 +76,12 @@ class RetryAgentJarIT {
       }
     }
     assertThat(visible).as("class files a class loader could pick up").isEmpty();
-    assertThat(names).contains("dev/retryagent/bootstrap/JdkHttpBridge.class");
+    assertThat(names)
+        .contains(
+            "dev/retryagent/bootstrap/JdkHttpBridge.class",
+            "dev/retryagent/bootstrap/OkHttpBridge.class",
+            "dev/retryagent/bootstrap/ApacheBridge.class",
+            "dev/retryagent/bootstrap/ApacheHandler.class");
   }
 
   @Test
@@ -107,7 +112,15 @@ class RetryAgentJarIT {
             "inst/dev/retryagent/agent/okhttp/OkHttpHook.classdata",
             // read as bytes by OkHttpClassLoader and defined next to each OkHttp copy
             "inst/dev/retryagent/agent/okhttp/glue/OkHttpGlue.classdata",
-            "inst/dev/retryagent/okhttp/RetryInterceptor.classdata");
+            "inst/dev/retryagent/okhttp/RetryInterceptor.classdata",
+            "inst/dev/retryagent/agent/apache/ApacheHook.classdata",
+            "inst/dev/retryagent/agent/tooling/GlueClassLoader.classdata",
+            // read as bytes by GlueClassLoader and defined next to each HttpClient copy
+            "inst/dev/retryagent/agent/apache/glue/Apache4Glue.classdata",
+            "inst/dev/retryagent/agent/apache/glue/Apache5Glue.classdata",
+            "inst/dev/retryagent/apache/ExchangeLog.classdata",
+            "inst/dev/retryagent/apache4/ApacheRetrying4.classdata",
+            "inst/dev/retryagent/apache5/RetryExecHandler.classdata");
     // one package per part: the root package holds only the entry point
     assertThat(names)
         .filteredOn(n -> n.matches("inst/dev/retryagent/agent/[^/]+"))

@@ -156,6 +156,11 @@ public final class AgentRuntime {
     return config.clients().okhttp();
   }
 
+  /** True while {@code agent.clients.apache-httpclient} is on; a reload may switch it. */
+  public boolean apacheHttpClientEnabled() {
+    return config.clients().apacheHttpClient();
+  }
+
   private Built built() {
     Built b = built;
     if (b == null) {
@@ -195,6 +200,9 @@ public final class AgentRuntime {
     }
     if (next.clients().okhttp() && !hookedClients.okhttp()) {
       restart.append(" agent.clients.okhttp");
+    }
+    if (next.clients().apacheHttpClient() && !hookedClients.apacheHttpClient()) {
+      restart.append(" agent.clients.apache-httpclient");
     }
     return restart.toString().trim();
   }

@@ -111,7 +111,9 @@ final class Cases {
             .policy("retry: { maxAttempts: 3 }")
             .expect(Expect.retried(3, 1_000 + Expect.SLACK_MILLIS))
             .known(JDK, "requests on the server", JDK_RESEND_NOT_COUNTED)
-            .known(JDK_ASYNC, "CompletionException", ASYNC_FAILURE_UNWRAPPED));
+            .known(JDK_ASYNC, "CompletionException", ASYNC_FAILURE_UNWRAPPED)
+            .known("apache-4*", "requests on the server", APACHE4_OWN_RESENDS)
+            .known("apache-5*", "requests on the server", RESENDS_IN_PAIRS));
     return c;
   }
 
@@ -249,7 +251,13 @@ final class Cases {
             ? c.known("okhttp-*/enqueue@*", CALLBACK_INSIDE_CANCEL)
             : c.knownIntermittent("okhttp-*/enqueue@*", "", CANCEL_ALL_MISSES_WAIT);
       default:
-        return c.id().endsWith("-wait") ? c.known(JDK_SEND, INTERRUPT_TYPE) : c;
+        if (c.id().endsWith("-attempt")) {
+          return c;
+        }
+        Case k = c.known("apache-5*", APACHE5_OWN_WAIT);
+        return c.id().endsWith("-wait")
+            ? k.known(JDK_SEND, INTERRUPT_TYPE).known("apache-4*", APACHE_INTERRUPT_IN_WAIT)
+            : k;
     }
   }
 

@@ -27,7 +27,10 @@ final class ThreadChecks {
           "every thread the agent started is a daemon named retry-agent-* with the system loader",
           List.of(
               new Known(
-                  "okhttp-*", "retry-agent-dead-letters", Known.Reasons.DEAD_LETTER_LOADER, false),
+                  "okhttp-*,apache-*",
+                  "retry-agent-dead-letters",
+                  Known.Reasons.DEAD_LETTER_LOADER,
+                  false),
               new Known(
                   "java.net.http/*",
                   "retry-agent-dead-letters",
