@@ -331,16 +331,17 @@ public final class AsyncRetryLoop<T> {
 
   /**
    * A stage that depends on the caller's future, for a style whose dependents cancel the call:
-   * cancelling it cancels itself, then the call (as {@code java.net.http}'s own futures do since
-   * 16), and so do the stages that depend on it.
+   * {@code cancel(true)} cancels it, then the call, as {@code java.net.http}'s own futures do since
+   * 16 (its {@code MultiExchange.cancel} does nothing for {@code cancel(false)}: nor does this),
+   * and so do the stages that depend on it.
    */
   private final class Dependent<U> extends CompletableFuture<U> {
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
       boolean wasDone = isDone();
       boolean cancelled = super.cancel(mayInterruptIfRunning);
-      if (!wasDone) {
-        result.cancel(mayInterruptIfRunning);
+      if (!wasDone && mayInterruptIfRunning) {
+        result.cancel(true);
       }
       return cancelled;
     }

@@ -221,7 +221,11 @@ public final class RetryCall {
     attemptStartNanos = engine.clock().nanoTime();
     decision = null;
     clientResent = false;
-    host.attemptStarted();
+    if (!callerGaveUp()) {
+      // A retry started after the caller cancelled is refused by the client without a request:
+      // it stays pending, so the call's end gives its budget back.
+      host.attemptStarted();
+    }
     if (attempt == 1) {
       host.callStarted(attemptStartNanos);
     }
@@ -300,6 +304,15 @@ public final class RetryCall {
     }
   }
 
+  /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */
+  private boolean callerGaveUp() {
+    try {
+      return cancelled != null && cancelled.getAsBoolean();
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   /** True once the call ended (returned, failed or was abandoned). */
   public synchronized boolean isFinished() {
     return finished;
@@ -349,11 +362,7 @@ public final class RetryCall {
 
     @Override
     public boolean callerGaveUp() {
-      try {
-        return cancelled != null && cancelled.getAsBoolean();
-      } catch (RuntimeException e) {
-        return false;
-      }
+      return RetryCall.this.callerGaveUp();
     }
 
     @Override

@@ -344,6 +344,17 @@ class AsyncRetryLoopTest {
   }
 
   @Test
+  void cancellingADependentWithoutInterruptLeavesTheCallAlone() {
+    // As the JDK: MultiExchange.cancel(false) lets the exchange proceed.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, AsyncRetryLoop.Style.of(true, null));
+    CompletableFuture<FakeResponse> dependent = result.thenApply(r -> r);
+    assertThat(dependent.cancel(false)).isTrue();
+    assertThat(result).isNotDone();
+    assertThat(attempts.last()).isNotDone();
+  }
+
+  @Test
   void aPlainFuturesDependentsDoNotCancelTheCall() {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     CompletableFuture<FakeResponse> result = start(f, AsyncRetryLoop.Style.PLAIN);

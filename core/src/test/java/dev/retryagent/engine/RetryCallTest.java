@@ -200,6 +200,22 @@ class RetryCallTest {
   }
 
   @Test
+  void aRetryStartedAfterTheCallerCancelledGivesItsBudgetBack() throws Exception {
+    // OkHttp's execute: Call.cancel() ends the wait early, and the client then refuses the
+    // attempt without sending anything.
+    EngineFixture f = EngineFixture.of(oneRetryPerSecond());
+    boolean[] cancelled = {false};
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.cancelledWhen(() -> cancelled[0]);
+    firstAttempt503(call);
+    cancelled[0] = true;
+    call.acquireBreaker();
+    call.startAttempt();
+    call.onFailure(new IOException("Canceled"));
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+  }
+
+  @Test
   void aRetryThatIsMadeKeepsItsBudget() throws Exception {
     EngineFixture f = EngineFixture.of(oneRetryPerSecond());
     RetryCall call = f.newCall(FakeRequest.get());
