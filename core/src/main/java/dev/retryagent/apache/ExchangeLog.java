@@ -72,14 +72,18 @@ public final class ExchangeLog {
   }
 
   /**
-   * Counts the client's resends in this attempt as attempts of {@code call}: for {@code
-   * maxAttempts}, as OkHttp's own repeats are counted. Call once, when the attempt has ended and
-   * before the call decides about it. The one place that tells the engine: an engine that also
-   * counts each resend for the budget and the breaker takes {@link #resentAfter()} here.
+   * Counts the client's resends in this attempt as attempts of {@code call}, as OkHttp's own
+   * repeats are counted: for {@code maxAttempts}, as retries for the budget, and in the breaker as
+   * the status (or failure) each followed. Call once, when the attempt has ended and before the
+   * call decides about it.
    */
   public void reportTo(RetryCall call) {
-    if (resends > 0) {
-      call.countClientRepeats(resends);
+    for (int i = 0; i < resends; i++) {
+      if (resentAfter[i] >= 0) {
+        call.clientRepeated(resentAfter[i]);
+      } else {
+        call.clientResentAfterFailure();
+      }
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.okhttp;
 
+import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
@@ -57,7 +58,7 @@ public final class RetryInterceptor implements Interceptor {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
       Request r = managedAttempt.request.forAttempt(chain.request(), managedAttempt.number);
       Response response = withTimeout(chain, managedAttempt.timeoutNanos).proceed(r);
-      managedAttempt.call.countClientRepeats(okHttpRepeats(response));
+      countRepeats(managedAttempt.call, response);
       return response;
     }
     Request request = chain.request();
@@ -75,42 +76,53 @@ public final class RetryInterceptor implements Interceptor {
           cancellableSleeper(okCall),
           (n, timeoutNanos) -> {
             Response r = withTimeout(chain, timeoutNanos).proceed(info.forAttempt(request, n));
-            call.countClientRepeats(okHttpRepeats(r));
+            countRepeats(call, r);
             return r;
           },
           ACCESS);
     } catch (InterruptedException e) {
-      // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
+      // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
+      // interrupt as an InterruptedIOException, with the flag set.
       Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted");
+      InterruptedIOException ie =
+          new InterruptedIOException(
+              "retry-agent: interrupted while waiting to retry "
+                  + info.method()
+                  + " "
+                  + info.target()
+                  + info.path());
+      ie.initCause(e);
+      throw ie;
     }
   }
 
   /**
-   * Requests OkHttp repeated on its own inside one attempt: its {@code RetryAndFollowUpInterceptor}
-   * sends a 408, or a 503 with {@code Retry-After: 0}, once more, and links the earlier response as
-   * {@code priorResponse}. Redirects and authentication challenges are follow-ups, not repeats.
+   * Tells {@code call} about the requests OkHttp repeated on its own inside one attempt: its {@code
+   * RetryAndFollowUpInterceptor} sends a 408, or a 503 with {@code Retry-After: 0}, once more, and
+   * links the earlier response as {@code priorResponse}. Redirects and authentication challenges
+   * are follow-ups, not repeats.
    */
-  static int okHttpRepeats(Response response) {
-    int repeats = 0;
+  static void countRepeats(RetryCall call, Response response) {
     for (Response p = response.priorResponse(); p != null; p = p.priorResponse()) {
       if (p.code() == 408 || p.code() == 503) {
-        repeats++;
+        call.clientRepeated(p.code());
       }
     }
-    return repeats;
   }
 
-  /** OkHttp's call timeout covers the whole call, retries and waits included. */
+  /**
+   * OkHttp's call timeout covers the whole call, retries and waits included: OkHttp enforces it;
+   * the engine starts no retry after it, and names it when it ends the call.
+   */
   static void limitToCallTimeout(RetryCall call, Call okCall, RetryEngine engine) {
     try {
       long callTimeout = okCall.timeout().timeoutNanos();
       if (callTimeout > 0) {
-        call.limitDeadline(engine.clock().nanoTime() + callTimeout);
+        call.limitToCallerTimeout(engine.clock().nanoTime() + callTimeout);
       }
       if (okCall.timeout().hasDeadline()) {
         long left = okCall.timeout().deadlineNanoTime() - System.nanoTime();
-        call.limitDeadline(engine.clock().nanoTime() + left);
+        call.limitToCallerTimeout(engine.clock().nanoTime() + left);
       }
     } catch (LinkageError olderOkHttp) {
       // Call.timeout() exists since 3.12.
@@ -130,15 +142,37 @@ public final class RetryInterceptor implements Interceptor {
     };
   }
 
-  static Chain withTimeout(Chain chain, long timeoutNanos) {
-    if (timeoutNanos < 0) {
+  /**
+   * The chain for an attempt the policy bounds to {@code limitNanos} (-1: no bound): each of
+   * OkHttp's connect, read and write timeouts becomes the shorter of the two ({@link
+   * CallBounds#shorterTimeout}); one the application set shorter is left as it is.
+   */
+  static Chain withTimeout(Chain chain, long limitNanos) {
+    if (limitNanos < 0) {
       return chain;
     }
-    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
-    return chain
-        .withConnectTimeout(millis, TimeUnit.MILLISECONDS)
-        .withReadTimeout(millis, TimeUnit.MILLISECONDS)
-        .withWriteTimeout(millis, TimeUnit.MILLISECONDS);
+    long connect =
+        CallBounds.shorterTimeout(limitNanos, millisToNanos(chain.connectTimeoutMillis()));
+    if (connect >= 0) {
+      chain = chain.withConnectTimeout(toMillis(connect), TimeUnit.MILLISECONDS);
+    }
+    long read = CallBounds.shorterTimeout(limitNanos, millisToNanos(chain.readTimeoutMillis()));
+    if (read >= 0) {
+      chain = chain.withReadTimeout(toMillis(read), TimeUnit.MILLISECONDS);
+    }
+    long write = CallBounds.shorterTimeout(limitNanos, millisToNanos(chain.writeTimeoutMillis()));
+    if (write >= 0) {
+      chain = chain.withWriteTimeout(toMillis(write), TimeUnit.MILLISECONDS);
+    }
+    return chain;
+  }
+
+  private static long millisToNanos(int millis) {
+    return TimeUnit.MILLISECONDS.toNanos(millis); // 0 (no timeout) stays 0
+  }
+
+  private static int toMillis(long nanos) {
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, nanos / 1_000_000));
   }
 
   static final ResponseAccess<Response> ACCESS =
