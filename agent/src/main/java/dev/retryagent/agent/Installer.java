@@ -3,6 +3,7 @@ package dev.retryagent.agent;
 import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
 import dev.retryagent.bootstrap.AgentInstaller;
 import dev.retryagent.bootstrap.AgentStarter;
 import dev.retryagent.config.AgentConfig;
@@ -88,6 +89,11 @@ public final class Installer implements AgentInstaller {
             config.clients().okhttp()
                 ? OkHttpInstallation.install(inst, runtime)
                 : "okhttp off (agent.clients.okhttp: false)");
+    line.append("; ")
+        .append(
+            config.clients().urlConnection()
+                ? UrlConnectionInstallation.install(inst, runtime)
+                : "url-connection off (agent.clients.url-connection: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();
     runtime.startBackground(reloadable ? sources.configFile() : null);
