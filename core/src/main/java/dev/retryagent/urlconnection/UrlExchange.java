@@ -5,6 +5,7 @@ import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.Outcome;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.policy.RetryPolicy;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
@@ -357,15 +358,30 @@ final class UrlExchange {
   }
 
   /**
-   * Whether the JDK may send this request again by itself on a broken kept-alive connection: only
-   * when the engine would repeat it after a reset too (an idempotent method, a key, {@code
-   * always}); so a POST without a key is never sent twice by the JDK and the agent together. In
-   * observe mode the JDK does as it always does.
+   * Whether the JDK may send this request again by itself on a broken kept-alive connection, a
+   * resend counted as an attempt:
+   *
+   * <ul>
+   *   <li>never for a request the engine would not repeat after a reset (a POST without key): the
+   *       JDK and the agent together never send it twice;
+   *   <li>always where the route never retries (retries off, {@code maxAttempts: 1}) and in observe
+   *       mode: the JDK does as it does without the agent;
+   *   <li>otherwise while an attempt is left for it, so {@code maxAttempts} bounds what the server
+   *       sees.
+   * </ul>
    */
   private boolean jdkMayResend() {
-    return call.observeOnly()
-        || IdempotencyGate.check(call.policy().retry(), request.asIfBodyReplayable(), Outcome.RESET)
-            == null;
+    if (call.observeOnly()) {
+      return true;
+    }
+    RetryPolicy retry = call.policy().retry();
+    if (IdempotencyGate.check(retry, request.asIfBodyReplayable(), Outcome.RESET) != null) {
+      return false;
+    }
+    if (!retry.enabled() || retry.maxAttempts() <= 1) {
+      return true;
+    }
+    return call.attempt() < retry.maxAttempts();
   }
 
   /** Waits {@code nanos} before the next attempt; {@code disconnect()} or an interrupt ends it. */

@@ -29,6 +29,11 @@ final class ThreadChecks {
               new Known(
                   "okhttp-*", "retry-agent-dead-letters", Known.Reasons.DEAD_LETTER_LOADER, false),
               new Known(
+                  "url-connection/*",
+                  "retry-agent-dead-letters",
+                  Known.Reasons.DEAD_LETTER_LOADER,
+                  false),
+              new Known(
                   "java.net.http/*",
                   "retry-agent-dead-letters",
                   Known.Reasons.DEAD_LETTER_LOADER,
