@@ -93,10 +93,31 @@ final class UrlBridge {
                   Class.forName("sun.net.www.ParseUtil", false, null), MethodHandles.lookup())
               .defineClass(bytes());
     }
+    warnOfCasts(base);
     AgentUrlTransport transport = new AgentUrlTransport();
     bridge
         .getMethod("install", BiFunction.class, BiPredicate.class)
         .invoke(null, new UrlOpener(runtime, transport), transport.resendSwitch);
+  }
+
+  /**
+   * Connections are the agent's own class: code that casts them to the JDK's internal classes
+   * fails. Such code needs {@code --add-exports} (or {@code --add-opens}) of those packages to the
+   * application, which shows here; said once, when the first connection is made.
+   */
+  private static void warnOfCasts(Module base) {
+    Module app = ClassLoader.getSystemClassLoader().getUnnamedModule();
+    for (String pkg : new String[] {"sun.net.www.protocol.http", "sun.net.www.protocol.https"}) {
+      if (base.isExported(pkg, app)) {
+        AgentLog.error(
+            "url-connection: "
+                + pkg
+                + " is exported to the application: code that casts a connection to the JDK's"
+                + " own class fails with the agent (agent.clients.url-connection: false keeps"
+                + " them)");
+        return;
+      }
+    }
   }
 
   /**

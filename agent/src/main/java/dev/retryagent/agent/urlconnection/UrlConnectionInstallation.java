@@ -15,21 +15,6 @@ public final class UrlConnectionInstallation {
    * engine, the facade or ASM is loaded here; the bridge is defined at the first connection.
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    String status = new UrlConnectionTransformer(new UrlBridge(inst, runtime)).install(inst);
-    return status + castWarning();
-  }
-
-  /**
-   * Connections are the agent's own class: code that casts them to the JDK's internal classes
-   * fails. Such code needs {@code --add-exports java.base/sun.net.www.protocol.http}, which shows.
-   */
-  private static String castWarning() {
-    Module base = Object.class.getModule();
-    Module app = ClassLoader.getSystemClassLoader().getUnnamedModule();
-    return base.isExported("sun.net.www.protocol.http", app)
-            || base.isExported("sun.net.www.protocol.https", app)
-        ? " (sun.net.www.protocol.http(s) exported to the application: a cast of a connection"
-            + " to those classes fails; agent.clients.url-connection: false keeps them)"
-        : "";
+    return new UrlConnectionTransformer(new UrlBridge(inst, runtime)).install(inst);
   }
 }
