@@ -28,7 +28,8 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); url-connection armed"
+                  + " (openConnection http/https, JDK resend); config=built-in defaults,"
                   + " mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
       assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
@@ -116,7 +117,8 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); url-connection hooked"
+                  + " (openConnection http/https, JDK resend); config=built-in defaults,"
                   + " mode=enforce",
               "retry-agent "
                   + ForkedJvm.agentVersion()
