@@ -5,6 +5,8 @@ import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.DynamicContainer.dynamicContainer;
 
+import dev.retryagent.it.apps.UrlLateAttachApp;
+import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import java.nio.file.Path;
@@ -13,6 +15,8 @@ import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicNode;
 import org.junit.jupiter.api.TestFactory;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The {@code HttpURLConnection} scenarios with {@code -javaagent:retry-agent.jar=url-scenarios.yml}
@@ -28,6 +32,29 @@ class UrlRetryScenariosAgentIT extends UrlRetryScenarios {
   @Override
   boolean throughAgent() {
     return true;
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void aLateAttachRewritesTheLoadedJdkClassesAndNewConnectionsRetry(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(status(503), status(503), ok("done"));
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs("-Djdk.attach.allowAttachSelf=true")
+              .mainClass(UrlLateAttachApp.class)
+              .args(ForkedJvm.agentJar().toString(), server.uri("/late").toString())
+              .run();
+
+      // the call before the attach saw the first 503 as it is; the one after is retried
+      assertThat(r.value("before.status")).as(r.describe()).isEqualTo("503");
+      assertThat(r.value("before.class")).isEqualTo("sun.net.www.protocol.http.HttpURLConnection");
+      assertThat(r.value("after.status")).isEqualTo("200");
+      assertThat(r.value("after.class")).endsWith("RetryingHttpConnection");
+      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(r.stderr()).contains("url-connection hooked").doesNotContain("NOT hooked");
+    }
   }
 
   @TestFactory
