@@ -1,11 +1,8 @@
 package dev.retryagent.urlconnection;
 
 import dev.retryagent.engine.Decision;
-import dev.retryagent.engine.IdempotencyGate;
-import dev.retryagent.engine.Outcome;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
-import dev.retryagent.policy.RetryPolicy;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
@@ -127,7 +124,7 @@ final class UrlExchange {
         HttpURLConnection c = live;
         OutputStream out = null;
         Throwable failure = null;
-        transport.beforeStep(jdkMayResend());
+        transport.beforeStep(JdkResendRule.allows(call, request));
         try {
           if (c == null) {
             c = open(attempt);
@@ -221,7 +218,7 @@ final class UrlExchange {
       live = null;
       Throwable failure = null;
       boolean reachedResponse = false;
-      transport.beforeStep(jdkMayResend());
+      transport.beforeStep(JdkResendRule.allows(call, request));
       try {
         if (whole) {
           c = open(attempt);
@@ -355,33 +352,6 @@ final class UrlExchange {
       c.setConnectTimeout(Connections.bounded(request.connectTimeout(), timeout));
       c.setReadTimeout(Connections.bounded(request.readTimeout(), timeout));
     }
-  }
-
-  /**
-   * Whether the JDK may send this request again by itself on a broken kept-alive connection, a
-   * resend counted as an attempt:
-   *
-   * <ul>
-   *   <li>never for a request the engine would not repeat after a reset (a POST without key): the
-   *       JDK and the agent together never send it twice;
-   *   <li>always where the route never retries (retries off, {@code maxAttempts: 1}) and in observe
-   *       mode: the JDK does as it does without the agent;
-   *   <li>otherwise while an attempt is left for it, so {@code maxAttempts} bounds what the server
-   *       sees.
-   * </ul>
-   */
-  private boolean jdkMayResend() {
-    if (call.observeOnly()) {
-      return true;
-    }
-    RetryPolicy retry = call.policy().retry();
-    if (IdempotencyGate.check(retry, request.asIfBodyReplayable(), Outcome.RESET) != null) {
-      return false;
-    }
-    if (!retry.enabled() || retry.maxAttempts() <= 1) {
-      return true;
-    }
-    return call.attempt() < retry.maxAttempts();
   }
 
   /** Waits {@code nanos} before the next attempt; {@code disconnect()} or an interrupt ends it. */
