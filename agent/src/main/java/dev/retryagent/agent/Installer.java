@@ -4,6 +4,7 @@ import dev.retryagent.agent.apache.ApacheInstallation;
 import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
 import dev.retryagent.bootstrap.AgentInstaller;
 import dev.retryagent.bootstrap.AgentStarter;
 import dev.retryagent.config.AgentConfig;
@@ -94,6 +95,11 @@ public final class Installer implements AgentInstaller {
             config.clients().apacheHttpClient()
                 ? ApacheInstallation.install(inst, runtime)
                 : "apache-httpclient off (agent.clients.apache-httpclient: false)");
+    line.append("; ")
+        .append(
+            config.clients().urlConnection()
+                ? UrlConnectionInstallation.install(inst, runtime)
+                : "url-connection off (agent.clients.url-connection: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();
     runtime.startBackground(reloadable ? sources.configFile() : null);

@@ -130,6 +130,24 @@ class RetryAgentJarIT {
   }
 
   @Test
+  void theHttpUrlConnectionBridgeIsHiddenBytesThatNameOnlyJavaBaseTypes() throws IOException {
+    String entry = "inst/dev/retryagent/agent/urlconnection/RetryAgentUrlBridge.bytes";
+    assertThat(names).contains(entry).noneMatch(n -> n.startsWith("sun/"));
+    byte[] bytes;
+    try (InputStream in = jar.getInputStream(jar.getJarEntry(entry))) {
+      bytes = in.readAllBytes();
+    }
+    String text = new String(bytes, StandardCharsets.ISO_8859_1);
+    assertThat(text)
+        .contains("sun/net/www/RetryAgentUrlBridge")
+        .doesNotContain("dev/retryagent")
+        .doesNotContain("InnerClasses")
+        .doesNotContain("java/lang/invoke/StringConcatFactory");
+    // class file version 55: Java 11, the agent's bytecode level
+    assertThat(bytes[7]).isEqualTo((byte) 55);
+  }
+
+  @Test
   void noClassReferencesAnUnrelocatedThirdPartyPackage() throws IOException {
     List<String> leaks = new ArrayList<>();
     for (String name : names) {

@@ -82,7 +82,7 @@ public final class ExchangeLog {
       if (resentAfter[i] >= 0) {
         call.clientRepeated(resentAfter[i]);
       } else {
-        call.clientResentAfterFailure();
+        call.clientResentAfterFailure(false);
       }
     }
   }

@@ -195,28 +195,29 @@ public final class RetryCall {
   }
 
   /**
-   * The client repeated the current attempt's request on its own after an answer with {@code
-   * status} (OkHttp repeats a 408, or a 503 with {@code Retry-After: 0}, once): it counts as an
-   * attempt, so that {@code maxAttempts} bounds the requests the server sees rather than
-   * multiplying with the client's own repeats; as a retry for the budget; and in the breaker when
-   * the status is one of its failures. Call before {@link #onResponse} of that attempt.
+   * The client repeated the attempt's request on its own after {@code status} (OkHttp: a 408, a 503
+   * with {@code Retry-After: 0}): an attempt (so {@code maxAttempts} bounds what the server sees),
+   * a retry for the budget, a breaker failure when the status is one. Call before {@link
+   * #onResponse}.
    */
   public synchronized void clientRepeated(int status) {
-    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status));
+    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status), true);
   }
 
-  /** As {@link #clientRepeated}, for a resend after a transport failure (Apache's I/O retry). */
-  public synchronized void clientResentAfterFailure() {
-    countClientResend(policy.circuitBreaker().failOnTransport());
+  /**
+   * As {@link #clientRepeated}, after a failure; {@code governed}: resends only while one is left.
+   */
+  public synchronized void clientResentAfterFailure(boolean governed) {
+    countClientResend(policy.circuitBreaker().failOnTransport(), !governed);
   }
 
-  private void countClientResend(boolean breakerFailure) {
+  private void countClientResend(boolean breakerFailure, boolean mayResendAgain) {
     if (decision != null || passThrough) {
       return;
     }
     long now = engine.clock().nanoTime();
     attempt++;
-    clientResent = true;
+    clientResent |= mayResendAgain;
     host.recordResend(breakerFailure, now - attemptStartNanos, now);
   }
 
@@ -272,7 +273,7 @@ public final class RetryCall {
     }
     int resends = resendsIn(error);
     for (int i = 0; i < resends; i++) {
-      countClientResend(policy.circuitBreaker().failOnTransport());
+      countClientResend(policy.circuitBreaker().failOnTransport(), true);
     }
     long now = engine.clock().nanoTime();
     AttemptResult result = AttemptResult.thrown(error);

@@ -161,6 +161,15 @@ public final class AgentRuntime {
     return config.clients().apacheHttpClient();
   }
 
+  /**
+   * True while {@code agent.clients.url-connection} is on and the agent is not off: connections
+   * opened then get the retrying facade (a reload may switch it off and back on).
+   */
+  public boolean urlConnectionEnabled() {
+    AgentConfig c = config;
+    return c.clients().urlConnection() && c.mode() != Mode.OFF;
+  }
+
   private Built built() {
     Built b = built;
     if (b == null) {
@@ -203,6 +212,9 @@ public final class AgentRuntime {
     }
     if (next.clients().apacheHttpClient() && !hookedClients.apacheHttpClient()) {
       restart.append(" agent.clients.apache-httpclient");
+    }
+    if (next.clients().urlConnection() && !hookedClients.urlConnection()) {
+      restart.append(" agent.clients.url-connection");
     }
     return restart.toString().trim();
   }
