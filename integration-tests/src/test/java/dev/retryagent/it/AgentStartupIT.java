@@ -28,7 +28,8 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); apache-httpclient armed"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " apache-httpclient armed"
                   + " (4.5 doExecute, 5.x HttpClientBuilder); config=built-in defaults,"
                   + " mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
@@ -117,7 +118,8 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); apache-httpclient armed"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " apache-httpclient armed"
                   + " (4.5 doExecute, 5.x HttpClientBuilder); config=built-in defaults,"
                   + " mode=enforce",
               "retry-agent "
