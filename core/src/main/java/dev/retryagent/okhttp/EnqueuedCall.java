@@ -96,20 +96,26 @@ final class EnqueuedCall {
     }
   }
 
-  private synchronized Call attemptCall() {
-    return attemptCalls++ == 0 ? original : original.clone();
+  /** The call of the next attempt: the original first, then clones (made outside the lock). */
+  private Call attemptCall() {
+    int n;
+    synchronized (this) {
+      n = attemptCalls++;
+    }
+    return n == 0 ? original : original.clone();
   }
 
   private void nextAttempt() {
-    Call call;
-    boolean cancel;
+    boolean retry;
     synchronized (this) {
       if (done) {
         return;
       }
-      cancel = cancelled || (attemptCalls > 0 && original.isCanceled());
-      call = attemptCall();
+      retry = attemptCalls > 0;
     }
+    // OkHttp's own locks are never taken while this one is held.
+    boolean cancel = cancelled || (retry && original.isCanceled());
+    Call call = attemptCall();
     if (cancel) {
       // Cancelled during the wait: the callback hears "Canceled" from a dispatcher thread, as it
       // would from OkHttp for a call cancelled before it ran; nothing is sent.

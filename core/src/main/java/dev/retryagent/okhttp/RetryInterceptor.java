@@ -69,11 +69,6 @@ public final class RetryInterceptor implements Interceptor {
     return resends;
   }
 
-  /** True when {@code call} is an attempt of an enqueued call that an {@link AsyncRetrier} runs. */
-  boolean manages(Call call) {
-    return managed.get(call) != null;
-  }
-
   @Override
   public Response intercept(Chain chain) throws IOException {
     Call okCall = chain.call();
