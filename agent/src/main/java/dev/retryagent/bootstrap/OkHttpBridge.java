@@ -5,14 +5,15 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The static entry points called by the code injected into OkHttp (any version, any class loader):
- * the end of every {@code okhttp3.OkHttpClient$Builder} constructor, and the start of the call
- * class's {@code enqueue(Callback)} and {@code cancel()} ({@code okhttp3.RealCall} in 3.x, {@code
- * okhttp3.internal.connection.RealCall} in 4.x and 5.x).
+ * the end of every {@code okhttp3.OkHttpClient$Builder} constructor and the start of its {@code
+ * build()}, the start of the call class's {@code enqueue(Callback)} and {@code cancel()} ({@code
+ * okhttp3.RealCall} in 3.x, {@code okhttp3.internal.connection.RealCall} in 4.x and 5.x), and the
+ * start of {@code okhttp3.Dispatcher.cancelAll()}.
  *
  * <p>The injected code is, in Java terms:
  *
  * <pre>{@code
- * // Builder constructors, before each return:
+ * // Builder constructors, before each return; Builder.build(), first:
  * OkHttpBridge.builderCreated(this);
  *
  * // RealCall.enqueue(Callback callback):
@@ -25,7 +26,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * if (outcome != null) { OkHttpBridge.deliver(outcome); return; }   // taken over (may throw)
  * ...original body...
  *
- * // RealCall.cancel():
+ * // RealCall.cancel(), Dispatcher.cancelAll():
  * OkHttpBridge.cancel(this);
  * ...original body...
  * }</pre>
@@ -129,7 +130,7 @@ public final class OkHttpBridge {
     }
   }
 
-  /** Injected at the start of {@code cancel()}. Never throws. */
+  /** Injected at the start of {@code cancel()} and {@code cancelAll()}. Never throws. */
   public static void cancel(Object call) {
     OkHttpHandler h = handler;
     if (h == null || call == null) {

@@ -38,8 +38,25 @@ public final class AgentThreads {
 
   /** Threads named {@code prefix1}, {@code prefix2}, ... */
   public static ThreadFactory factory(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> newThread(r, prefix + n.incrementAndGet());
+    return new Numbered(prefix);
+  }
+
+  /**
+   * A named class, not a lambda: this class is loaded before {@code main} (the agent's start-up
+   * thread), where an {@code invokedynamic} would spin classes.
+   */
+  private static final class Numbered implements ThreadFactory {
+    private final String prefix;
+    private final AtomicInteger n = new AtomicInteger();
+
+    Numbered(String prefix) {
+      this.prefix = prefix;
+    }
+
+    @Override
+    public Thread newThread(Runnable r) {
+      return AgentThreads.newThread(r, prefix + n.incrementAndGet());
+    }
   }
 
   /** Makes a thread someone else created for us a daemon with the system class loader. */

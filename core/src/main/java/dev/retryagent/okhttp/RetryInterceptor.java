@@ -19,13 +19,22 @@ import okhttp3.Response;
  * An OkHttp application interceptor that runs each call through a {@link RetryEngine}. Works with
  * OkHttp 3.14+, 4.x and 5.x (it implements only {@link Interceptor}, never {@code Chain}).
  *
- * <p>Add it first, so that your own interceptors run once per attempt:
+ * <p>Add it last among the application interceptors, and its {@link #networkInterceptor()} as a
+ * network interceptor:
  *
  * <pre>{@code
+ * RetryInterceptor retries = new RetryInterceptor(engine);
  * OkHttpClient client = new OkHttpClient.Builder()
- *     .addInterceptor(new RetryInterceptor(engine))
+ *     .addInterceptor(new MyAuthInterceptor())
+ *     .addInterceptor(retries)
+ *     .addNetworkInterceptor(retries.networkInterceptor())
  *     .build();
  * }</pre>
+ *
+ * <p>Last, so that it works as OkHttp's own retries do: your interceptors run once per {@code
+ * execute()} and see its final response, and the policy sees the request as they leave it (an
+ * {@code Idempotency-Key} one of them adds counts). The network interceptor counts the requests
+ * OkHttp itself sends again after a failed connection as attempts; without it they are not counted.
  *
  * <p>Every response it retries is closed before the next attempt. A one-shot or duplex body is
  * never written twice. It stops when the call is cancelled and never waits past OkHttp's call
@@ -40,6 +49,7 @@ public final class RetryInterceptor implements Interceptor {
 
   private final RetryEngine engine;
   private final ManagedAttempts managed;
+  private final Resends resends = new Resends();
 
   public RetryInterceptor(RetryEngine engine) {
     this(engine, new ManagedAttempts());
@@ -50,16 +60,22 @@ public final class RetryInterceptor implements Interceptor {
     this.managed = managed;
   }
 
+  /**
+   * The network interceptor that counts the requests OkHttp sends again on its own after a failed
+   * connection, inside one attempt, as attempts (for {@code maxAttempts}, the budget and the
+   * breaker). Optional: without it those resends are not counted.
+   */
+  public Interceptor networkInterceptor() {
+    return resends;
+  }
+
   @Override
   public Response intercept(Chain chain) throws IOException {
     Call okCall = chain.call();
     ManagedAttempts.Attempt managedAttempt = managed.get(okCall);
     if (managedAttempt != null) {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
-      Request r = managedAttempt.request.forAttempt(chain.request(), managedAttempt.number);
-      Response response = withTimeout(chain, managedAttempt.timeoutNanos).proceed(r);
-      countRepeats(managedAttempt.call, response);
-      return response;
+      return managedAttempt.owner.attempt(chain, managedAttempt);
     }
     Request request = chain.request();
     OkRequest info = new OkRequest(request);
@@ -67,18 +83,14 @@ public final class RetryInterceptor implements Interceptor {
     if (call.passThrough()) {
       return chain.proceed(request);
     }
-    info.prepare(call.policy().retry().attemptHeader());
+    prepare(info, call);
     call.cancelledWhen(okCall::isCanceled);
-    limitToCallTimeout(call, okCall, engine);
+    limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
       return SyncRetryLoop.execute(
           call,
           cancellableSleeper(okCall),
-          (n, timeoutNanos) -> {
-            Response r = withTimeout(chain, timeoutNanos).proceed(info.forAttempt(request, n));
-            countRepeats(call, r);
-            return r;
-          },
+          (n, timeoutNanos) -> proceed(chain, info.forAttempt(request, n), timeoutNanos, call),
           ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
@@ -96,6 +108,27 @@ public final class RetryInterceptor implements Interceptor {
     }
   }
 
+  static void prepare(OkRequest info, RetryCall call) {
+    info.prepare(
+        call.policy().retry().attemptHeader(), call.policy().retry().idempotencyKeyHeader());
+  }
+
+  /**
+   * One attempt: {@code request} sent through the rest of the chain, bounded by {@code
+   * timeoutNanos}; what OkHttp sent again inside it told to {@code call} before it decides.
+   */
+  Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
+      throws IOException {
+    Resends.Trace trace = resends.begin(chain.call());
+    try {
+      Response r = withTimeout(chain, timeoutNanos).proceed(request);
+      countRepeats(call, r);
+      return r;
+    } finally {
+      resends.end(chain.call(), trace, call);
+    }
+  }
+
   /**
    * Tells {@code call} about the requests OkHttp repeated on its own inside one attempt: its {@code
    * RetryAndFollowUpInterceptor} sends a 408, or a 503 with {@code Retry-After: 0}, once more, and
@@ -110,22 +143,40 @@ public final class RetryInterceptor implements Interceptor {
     }
   }
 
+  /** No call timeout nor deadline: see {@link #callDeadline}. */
+  static final long NO_DEADLINE = Long.MIN_VALUE;
+
+  /**
+   * When OkHttp's own timeout for the whole of {@code okCall} ends, in {@link System#nanoTime()}
+   * terms, had it started at {@code startNanoTime}: its {@code callTimeout}, or the deadline set on
+   * its {@code timeout()}, whichever is sooner; {@link #NO_DEADLINE} for neither.
+   */
+  static long callDeadline(Call okCall, long startNanoTime) {
+    try {
+      long end = NO_DEADLINE;
+      long callTimeout = okCall.timeout().timeoutNanos();
+      if (callTimeout > 0) {
+        end = startNanoTime + callTimeout;
+      }
+      if (okCall.timeout().hasDeadline()) {
+        long d = okCall.timeout().deadlineNanoTime();
+        end = end == NO_DEADLINE || d - end < 0 ? d : end;
+      }
+      return end;
+    } catch (LinkageError olderOkHttp) {
+      return NO_DEADLINE; // Call.timeout() exists since 3.12.
+    }
+  }
+
   /**
    * OkHttp's call timeout covers the whole call, retries and waits included: OkHttp enforces it;
    * the engine starts no retry after it, and names it when it ends the call.
+   *
+   * @param deadlineNanoTime from {@link #callDeadline}
    */
-  static void limitToCallTimeout(RetryCall call, Call okCall, RetryEngine engine) {
-    try {
-      long callTimeout = okCall.timeout().timeoutNanos();
-      if (callTimeout > 0) {
-        call.limitToCallerTimeout(engine.clock().nanoTime() + callTimeout);
-      }
-      if (okCall.timeout().hasDeadline()) {
-        long left = okCall.timeout().deadlineNanoTime() - System.nanoTime();
-        call.limitToCallerTimeout(engine.clock().nanoTime() + left);
-      }
-    } catch (LinkageError olderOkHttp) {
-      // Call.timeout() exists since 3.12.
+  static void limitToCallTimeout(RetryCall call, long deadlineNanoTime, RetryEngine engine) {
+    if (deadlineNanoTime != NO_DEADLINE) {
+      call.limitToCallerTimeout(engine.clock().nanoTime() + (deadlineNanoTime - System.nanoTime()));
     }
   }
 

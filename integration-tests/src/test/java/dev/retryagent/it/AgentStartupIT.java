@@ -28,9 +28,10 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); apache-httpclient armed"
-                  + " (4.5 doExecute, 5.x HttpClientBuilder); url-connection armed"
-                  + " (openConnection http/https, JDK resend); config=built-in defaults,"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " apache-httpclient armed (4.5 doExecute, 5.x HttpClientBuilder);"
+                  + " url-connection armed (openConnection http/https, JDK resend);"
+                  + " config=built-in defaults,"
                   + " mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
       assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
@@ -118,9 +119,10 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); apache-httpclient armed"
-                  + " (4.5 doExecute, 5.x HttpClientBuilder); url-connection hooked"
-                  + " (openConnection http/https, JDK resend); config=built-in defaults,"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " apache-httpclient armed (4.5 doExecute, 5.x HttpClientBuilder);"
+                  + " url-connection hooked (openConnection http/https, JDK resend);"
+                  + " config=built-in defaults,"
                   + " mode=enforce",
               "retry-agent "
                   + ForkedJvm.agentVersion()

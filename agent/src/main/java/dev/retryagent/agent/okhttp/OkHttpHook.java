@@ -15,12 +15,16 @@ import net.bytebuddy.jar.asm.Opcodes;
  *
  * <ul>
  *   <li>{@code okhttp3.OkHttpClient$Builder}: every constructor calls {@code
- *       OkHttpBridge.builderCreated(this)} before it returns.
+ *       OkHttpBridge.builderCreated(this)} before it returns, and so does {@code build()} first
+ *       (the agent's interceptors must follow those the application added since).
  *   <li>the call class ({@code okhttp3.RealCall} in 3.x, {@code
  *       okhttp3.internal.connection.RealCall} in 4.x and 5.x): a prologue at the start of {@code
  *       enqueue(Callback)} hands the call, its {@code client} field and the callback to {@code
  *       OkHttpBridge.enqueue}, and skips the original body when the bridge took the call over; a
  *       prologue at the start of {@code cancel()} calls {@code OkHttpBridge.cancel(this)}.
+ *   <li>{@code okhttp3.Dispatcher}: the start of {@code cancelAll()} calls {@code
+ *       OkHttpBridge.cancel(this)} (the same entry: the handler tells a dispatcher from a call), so
+ *       that it reaches the calls that wait for a retry, which the dispatcher does not hold.
  * </ul>
  *
  * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses (hand-written
@@ -32,6 +36,7 @@ final class OkHttpHook {
   static final String BUILDER = OkHttpTransformer.BUILDER;
   static final String CALL_3 = OkHttpTransformer.CALL_3;
   static final String CALL_4 = OkHttpTransformer.CALL_4;
+  static final String DISPATCHER = OkHttpTransformer.DISPATCHER;
 
   private static final String BRIDGE = "dev/retryagent/bootstrap/OkHttpBridge";
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";
@@ -53,6 +58,12 @@ final class OkHttpHook {
       reader.accept(hooks, 0);
       if (hooks.constructors == 0) {
         throw new IllegalStateException(BUILDER + " has no constructor");
+      }
+    } else if (internalName.equals(DISPATCHER)) {
+      DispatcherHooks hooks = new DispatcherHooks(writer);
+      reader.accept(hooks, 0);
+      if (!hooks.cancelAll) {
+        throw new IllegalStateException(DISPATCHER + " has no cancelAll() in this OkHttp");
       }
     } else {
       if (!hasClientField(reader, internalName)) {
@@ -103,6 +114,9 @@ final class OkHttpHook {
     public MethodVisitor visitMethod(
         int access, String name, String desc, String signature, String[] exceptions) {
       MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+      if (name.equals("build") && desc.equals("()Lokhttp3/OkHttpClient;")) {
+        return new TellAtStart(mv, "builderCreated");
+      }
       if (!name.equals("<init>")) {
         return mv;
       }
@@ -143,20 +157,47 @@ final class OkHttpHook {
       }
       if (name.equals("cancel") && desc.equals("()V")) {
         cancel = true;
-        return new MethodVisitor(Opcodes.ASM9, mv) {
-          @Override
-          public void visitCode() {
-            super.visitCode();
-            tellBridge(mv, "cancel");
-          }
-
-          @Override
-          public void visitMaxs(int maxStack, int maxLocals) {
-            super.visitMaxs(Math.max(maxStack, 1), maxLocals);
-          }
-        };
+        return new TellAtStart(mv, "cancel");
       }
       return mv;
+    }
+  }
+
+  private static final class DispatcherHooks extends PublicMethodHooks {
+    boolean cancelAll;
+
+    DispatcherHooks(ClassVisitor next) {
+      super(next);
+    }
+
+    @Override
+    protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
+      if (name.equals("cancelAll") && desc.equals("()V")) {
+        cancelAll = true;
+        return new TellAtStart(mv, "cancel");
+      }
+      return mv;
+    }
+  }
+
+  /** {@code OkHttpBridge.<method>(this)} first in the method. */
+  private static final class TellAtStart extends MethodVisitor {
+    private final String method;
+
+    TellAtStart(MethodVisitor next, String method) {
+      super(Opcodes.ASM9, next);
+      this.method = method;
+    }
+
+    @Override
+    public void visitCode() {
+      super.visitCode();
+      tellBridge(mv, method);
+    }
+
+    @Override
+    public void visitMaxs(int maxStack, int maxLocals) {
+      super.visitMaxs(Math.max(maxStack, 1), maxLocals);
     }
   }
 

@@ -93,7 +93,8 @@ class OkHttpTransformerTest {
   void theStartUpFragmentSaysArmedUntilAnOkHttpClassIsRewrittenThenHooked() throws Exception {
     byte[] bytes = builderBytes();
     assertThat(transformer.status())
-        .isEqualTo("okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+        .isEqualTo(
+            "okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll)");
 
     try (URLClassLoader otel = new io.opentelemetry.javaagent.bootstrap.AgentClassLoader()) {
       transform(otel, OkHttpHook.BUILDER, bytes);
@@ -102,6 +103,7 @@ class OkHttpTransformerTest {
 
     transform(getClass().getClassLoader(), OkHttpHook.BUILDER, bytes);
     assertThat(transformer.status())
-        .isEqualTo("okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+        .isEqualTo(
+            "okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll)");
   }
 }

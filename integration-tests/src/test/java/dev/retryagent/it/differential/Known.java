@@ -52,39 +52,9 @@ public record Known(String scope, String pattern, String reason, boolean intermi
 
   /** The bugs of today's code that the suite shows, as the reasons of its markers. */
   static final class Reasons {
-    static final String CALL_TIMEOUT_ON_WATCHDOG =
-        "issue 11: when callTimeout ends an enqueued call, onFailure runs on the Okio Watchdog"
-            + " thread with IOException: Canceled, not on a dispatcher thread with"
-            + " InterruptedIOException: timeout";
-    static final String CLONE_FRESH_CALL_TIMEOUT =
-        "issue 11: each retry of an enqueued call is a clone() with a fresh callTimeout, so"
-            + " callTimeout(2.5 s) no longer ends a retried call in time (4.1 s); hidden until the"
-            + " retries kept the application's own read timeout";
-    static final String CALLBACK_INSIDE_CANCEL =
-        "issue 11: cancelling an enqueued call runs its callback inside cancel(), on the"
-            + " cancelling thread, with IOException: Canceled";
-    static final String CANCEL_ALL_MISSES_WAIT =
-        "issue 11: dispatcher().cancelAll() does not reach a call waiting for its retry";
-    static final String CALLBACK_EXCEPTION_NOT_LOGGED =
-        "issue 11 (suspected, confirmed): an IOException thrown by an enqueue callback goes to the"
-            + " thread's uncaught-exception handler, not to OkHttp's \"Callback failure\" log";
-    static final String INTERCEPTOR_KEY =
-        "issue 11 (suspected, confirmed): an Idempotency-Key added by an application interceptor"
-            + " is not seen by the idempotency gate (the agent's interceptor runs first)";
-    static final String INIT_THREAD =
-        "issue 11: retry-agent-init runs from premain on, before any call needs it";
-    static final String ASYNC_RESULT_THREAD =
-        "issue 11: now and then an async call's result is delivered on the thread that attaches the"
-            + " retry loop's continuation after the attempt completed: the agent's"
-            + " retry-agent-async, or the application's own thread inside enqueue()";
-
     static final String APACHE4_OWN_RESENDS =
         "issue 12: HttpClient 4.5 itself sends a dropped GET 4 times (its retry handler resends 3"
             + " times), with or without the agent; the agent counts those resends and adds none";
-    static final String RESENDS_IN_PAIRS =
-        "issue 12: HttpClient 5 resends a dropped GET once by itself, so each attempt of ours is 2"
-            + " requests and an odd maxAttempts (3) gives one more (4); the engine's resend-aware"
-            + " attempt rule (issue 11) ends the call before an attempt that cannot fit";
     static final String APACHE5_OWN_WAIT =
         "issue 12: HttpClient 5 waits 1 s itself before resending a 503 and, interrupted there,"
             + " throws InterruptedIOException, with or without the agent; the case expects the"

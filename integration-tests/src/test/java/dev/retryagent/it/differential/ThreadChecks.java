@@ -31,7 +31,7 @@ final class ThreadChecks {
       new Check(
           "agent-threads-before-use",
           "the agent starts no thread before the first call",
-          List.of(new Known("*", "retry-agent-init", Known.Reasons.INIT_THREAD, false)));
+          List.of());
 
   private ThreadChecks() {}
 
