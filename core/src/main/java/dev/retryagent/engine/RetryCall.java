@@ -25,7 +25,7 @@ import java.util.function.ToIntFunction;
  * <p>A retry that was decided but never made (the caller cancelled during the wait, the breaker or
  * the rate limit refused the attempt) gives its budget back. Requests the client sent again on its
  * own inside an attempt count as attempts, for {@code maxAttempts}, the budget and the breaker
- * ({@link #clientRepeated}, {@link #clientResendsOf}).
+ * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}).
  *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
@@ -40,7 +40,6 @@ public final class RetryCall {
   private final long startNanos;
   private final CallBounds bounds;
   private BooleanSupplier cancelled;
-  private ToIntFunction<Throwable> clientResends;
 
   private final HostHold host;
   private final RateLimiter limiter;
@@ -50,8 +49,7 @@ public final class RetryCall {
   private long previousDelayNanos;
   private Decision decision;
   private boolean finished;
-  // The current attempt's request was sent again by the client itself.
-  private boolean clientResent;
+  private final ClientResends resends = new ClientResends();
 
   RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
     this.engine = engine;
@@ -127,7 +125,16 @@ public final class RetryCall {
    * Asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
-    this.clientResends = resends;
+    this.resends.judgedBy(resends);
+  }
+
+  /**
+   * May the client send the current attempt's request again by itself after {@code result}? (Asked
+   * by HttpClient 5's retry strategy, wrapped.) {@link RetryRules#clientMayResend}; always yes in
+   * observe mode. An allowed resend counts when made ({@link #clientRepeated}), expected no more.
+   */
+  public synchronized boolean clientMayResend(AttemptResult result) {
+    return observe || passThrough || resends.ask(retry, request, result, attempt);
   }
 
   /**
@@ -216,7 +223,7 @@ public final class RetryCall {
     }
     long now = engine.clock().nanoTime();
     attempt++;
-    clientResent = true;
+    resends.made();
     host.recordResend(breakerFailure, now - attemptStartNanos, now);
   }
 
@@ -225,7 +232,7 @@ public final class RetryCall {
     attempt++;
     attemptStartNanos = engine.clock().nanoTime();
     decision = null;
-    clientResent = false;
+    resends.attemptStarted(attempt > 1);
     if (!callerGaveUp()) {
       // A retry started after the caller cancelled is refused by the client without a request:
       // it stays pending, so the call's end gives its budget back.
@@ -270,8 +277,8 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    int resends = resendsIn(error);
-    for (int i = 0; i < resends; i++) {
+    int resent = resends.in(error);
+    for (int i = 0; i < resent; i++) {
       countClientResend(policy.circuitBreaker().failOnTransport());
     }
     long now = engine.clock().nanoTime();
@@ -297,15 +304,6 @@ public final class RetryCall {
       boolean timedOut = bounds.callerTimedOut(engine.clock().nanoTime());
       finish(
           AttemptResult.cancelled(), timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
-    }
-  }
-
-  /** Asks the adapter how often the client resent the attempt that failed with {@code error}. */
-  private int resendsIn(Throwable error) {
-    try {
-      return clientResends == null ? 0 : Math.max(0, clientResends.applyAsInt(error));
-    } catch (RuntimeException e) {
-      return 0; // an adapter's bug must not cost the call its decision
     }
   }
 
@@ -377,7 +375,7 @@ public final class RetryCall {
 
     @Override
     public int clientResendsExpected() {
-      return clientResent ? 1 : 0;
+      return resends.expected();
     }
 
     @Override
