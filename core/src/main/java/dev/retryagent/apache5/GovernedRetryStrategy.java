@@ -6,8 +6,11 @@ import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
+import java.lang.reflect.Field;
 import java.util.Objects;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.protocol.HttpContext;
@@ -94,6 +97,48 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
   @Override
   public String toString() {
     return "retry-agent governed " + own;
+  }
+
+  /**
+   * Sets {@code builder}'s strategy to its current one (HttpClient's default when none was set),
+   * governed, for {@link RetryExecHandler#addTo}, which may come after the application set its own.
+   * The builder has no getter: its private field {@code retryStrategy} is read (the same in every
+   * 5.x from 5.0 to 5.6; HttpClient's jars are open to reflection). Returns false, having changed
+   * nothing, when it cannot be read: HttpClient's resends are then counted, never governed.
+   */
+  static boolean govern(HttpClientBuilder builder) {
+    Field field = BuilderField.FIELD;
+    if (field == null) {
+      return false;
+    }
+    HttpRequestRetryStrategy current;
+    try {
+      current = (HttpRequestRetryStrategy) field.get(builder);
+    } catch (IllegalAccessException | RuntimeException e) {
+      return false;
+    }
+    builder.setRetryStrategy(
+        around(current != null ? current : DefaultHttpRequestRetryStrategy.INSTANCE));
+    return true;
+  }
+
+  /** The builder's field, looked up on the first {@code addTo}; null when absent or closed. */
+  private static final class BuilderField {
+    static final Field FIELD = find();
+
+    private static Field find() {
+      try {
+        Field f = HttpClientBuilder.class.getDeclaredField("retryStrategy");
+        if (!HttpRequestRetryStrategy.class.isAssignableFrom(f.getType())) {
+          return null;
+        }
+        f.setAccessible(true);
+        return f;
+      } catch (NoSuchFieldException | RuntimeException e) {
+        // another layout, or a module that does not open the package (InaccessibleObjectException)
+        return null;
+      }
+    }
   }
 
   /**

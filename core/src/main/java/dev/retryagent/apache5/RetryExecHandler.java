@@ -76,7 +76,7 @@ public final class RetryExecHandler implements ExecChainHandler {
    */
   public static HttpClientBuilder addTo(HttpClientBuilder builder, RetryEngine engine) {
     add(builder, new RetryExecHandler(engine));
-    BuilderStrategy.govern(builder);
+    GovernedRetryStrategy.govern(builder);
     return builder;
   }
 

@@ -9,8 +9,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
 import dev.retryagent.testing.FakeRequest;
@@ -179,6 +181,25 @@ class GovernedRetryStrategyTest {
   }
 
   @Test
+  void aSpentBudgetStopsHttpClientsResendAsWellAsOurs() throws Exception {
+    Policy spent =
+        new Policy(
+            "no-budget",
+            RetryPolicy.builder().build(),
+            BudgetPolicy.builder().ratio(0.0).minPerSecond(0).build(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit());
+    RetryEngine engine =
+        RetryEngine.builder().clock(time).sleeper(time).scheduler(time).policy(spent).build();
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+    server.enqueue(status(503), ok("resent"));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void withRetriesDisabledHttpClientResendsAsWithoutTheAgent() throws Exception {
     byHand(r -> r.enabled(false));
     server.enqueue(status(503), ok("second"));
@@ -256,8 +277,8 @@ class GovernedRetryStrategyTest {
     HttpClientBuilder b = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE);
     RetryEngine engine = engine(Mode.ENFORCE, r -> r);
 
-    assertThat(BuilderStrategy.govern(b)).isTrue();
-    assertThat(BuilderStrategy.govern(b)).isTrue();
+    assertThat(GovernedRetryStrategy.govern(b)).isTrue();
+    assertThat(GovernedRetryStrategy.govern(b)).isTrue();
     RetryExecHandler.addTo(b, engine);
 
     Object field = readStrategy(b);
