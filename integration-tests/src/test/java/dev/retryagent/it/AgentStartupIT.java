@@ -29,7 +29,7 @@ class AgentStartupIT {
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel); apache-httpclient armed"
-                  + " (4.5 doExecute, 5.x HttpClientBuilder); config=built-in defaults,"
+                  + " (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder); config=built-in defaults,"
                   + " mode=enforce");
       // the only other stderr line allowed is the JVM's note about the bootstrap append
       assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
@@ -118,7 +118,7 @@ class AgentStartupIT {
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel); apache-httpclient armed"
-                  + " (4.5 doExecute, 5.x HttpClientBuilder); config=built-in defaults,"
+                  + " (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder); config=built-in defaults,"
                   + " mode=enforce",
               "retry-agent "
                   + ForkedJvm.agentVersion()
