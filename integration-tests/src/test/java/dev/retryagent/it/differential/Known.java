@@ -78,21 +78,10 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " retry loop's continuation after the attempt completed: the agent's"
             + " retry-agent-async, or the application's own thread inside enqueue()";
 
-    static final String APACHE4_OWN_RESENDS =
-        "issue 12: HttpClient 4.5 itself sends a dropped GET 4 times (its retry handler resends 3"
-            + " times), with or without the agent; the agent counts those resends and adds none";
-    static final String RESENDS_IN_PAIRS =
-        "issue 12: HttpClient 5 resends a dropped GET once by itself, so each attempt of ours is 2"
-            + " requests and an odd maxAttempts (3) gives one more (4); the engine's resend-aware"
-            + " attempt rule (issue 11) ends the call before an attempt that cannot fit";
-    static final String APACHE5_OWN_WAIT =
-        "issue 12: HttpClient 5 waits 1 s itself before resending a 503 and, interrupted there,"
-            + " throws InterruptedIOException, with or without the agent; the case expects the"
-            + " agent's wait, which comes after HttpClient's";
     static final String APACHE_INTERRUPT_IN_WAIT =
         "issue 12: an interrupt during the agent's wait between attempts ends the call at once with"
-            + " InterruptedIOException (the documented contract), where HttpClient 4.5 itself"
-            + " does not react to an interrupt during an exchange";
+            + " InterruptedIOException (the documented contract), where HttpClient (4.5, 5.x)"
+            + " itself does not react to an interrupt during an exchange";
 
     private Reasons() {}
   }
