@@ -67,6 +67,7 @@ public final class AsyncRetryLoop<T> {
   private CompletableFuture<T> inFlight;
   private Scheduler.Cancellable pending;
   private boolean pendingIsRetry;
+  private boolean contextEnded;
 
   // True while the first attempt starts on the caller's thread.
   private boolean onCallerThread;
@@ -108,6 +109,9 @@ public final class AsyncRetryLoop<T> {
     loop.onCallerThread = true;
     try {
       loop.next();
+    } catch (RuntimeException e) {
+      loop.endContext(); // the client refused the request: the caller gets its exception
+      throw e;
     } finally {
       loop.onCallerThread = false;
     }
@@ -134,13 +138,17 @@ public final class AsyncRetryLoop<T> {
     if (result.isDone()) {
       // The caller stopped waiting (orTimeout, completeExceptionally) without cancel().
       call.onAbandoned();
+      endContext();
       return;
     }
     CompletableFuture<T> f;
     try {
       call.acquireBreaker();
       int n = call.startAttempt();
-      f = attempt.start(n, call.attemptTimeoutNanos());
+      // The attempt starts in the call's context (its tracing), on whichever thread this is.
+      try (CallContext.Scope scope = call.context().enter()) {
+        f = attempt.start(n, call.attemptTimeoutNanos());
+      }
     } catch (Throwable e) {
       // The client refused the request outright (say, a bad URI): on the caller's thread, throw
       // as the client itself would have.
@@ -179,6 +187,7 @@ public final class AsyncRetryLoop<T> {
       // Cancelled, or ended by the caller without cancel() (orTimeout): either way the attempt's
       // breaker permit must go back, or a half-open breaker waits for this trial forever.
       call.onAbandoned();
+      endContext();
       return;
     }
     Decision d;
@@ -251,26 +260,55 @@ public final class AsyncRetryLoop<T> {
    * timer thread, so a slow callback cannot delay other calls' retries).
    */
   private void fail(Throwable error) {
+    endContext();
     if (onSchedulerThread()) {
-      style.deliverOn.execute(() -> result.completeExceptionally(error));
+      style.deliverOn.execute(() -> completeExceptionally(error));
     } else {
-      result.completeExceptionally(error);
+      completeExceptionally(error);
     }
   }
 
   /** Completes with the final response, or discards it when the caller is gone. */
   private void succeed(T response) {
+    endContext();
     if (onSchedulerThread()) {
-      style.deliverOn.execute(
-          () -> {
-            if (!result.complete(response)) {
-              access.discard(response);
-            }
-          });
-    } else if (!result.complete(response)) {
+      style.deliverOn.execute(() -> complete(response));
+    } else {
+      complete(response);
+    }
+  }
+
+  /** The caller's dependent stages run in the caller's context, as without the agent. */
+  private void completeExceptionally(Throwable error) {
+    try (CallContext.Scope scope = call.context().enterCaller()) {
+      result.completeExceptionally(error);
+    }
+  }
+
+  private void complete(T response) {
+    boolean completed;
+    try (CallContext.Scope scope = call.context().enterCaller()) {
+      completed = result.complete(response);
+    }
+    if (!completed) {
       // Cancelled since the attempt completed: the response can no longer reach the caller.
       access.discard(response);
     }
+  }
+
+  /** Ends the call's context once: before the caller hears of the outcome, or when it left. */
+  private void endContext() {
+    CallContext c = call.context();
+    if (c == CallContext.NONE) {
+      return;
+    }
+    synchronized (result) {
+      if (contextEnded) {
+        return;
+      }
+      contextEnded = true;
+    }
+    c.end();
   }
 
   private boolean onSchedulerThread() {
@@ -309,6 +347,7 @@ public final class AsyncRetryLoop<T> {
         attemptToCancel.cancel(mayInterruptIfRunning);
       }
       call.onAbandoned();
+      endContext();
       return true;
     }
 

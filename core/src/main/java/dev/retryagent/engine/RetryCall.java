@@ -48,6 +48,7 @@ public final class RetryCall {
   private Decision decision;
   private boolean finished;
   private final ClientResends resends = new ClientResends();
+  volatile CallContext context = CallContext.NONE;
 
   RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
     this.engine = engine;
@@ -81,12 +82,16 @@ public final class RetryCall {
     return policy;
   }
 
+  /** The call's {@link CallContext}, set by the engine at creation, or {@link CallContext#NONE}. */
+  public CallContext context() {
+    return context;
+  }
+
   /** Attempts started so far. */
   public synchronized int attempt() {
     return attempt;
   }
 
-  /** True in observe mode. */
   public boolean observeOnly() {
     return observe;
   }
@@ -109,10 +114,7 @@ public final class RetryCall {
     bounds.limitToCallerTimeout(deadlineNanos);
   }
 
-  /**
-   * A signal that the caller gave up (e.g. OkHttp's {@code Call.isCanceled()}); checked before
-   * retries.
-   */
+  /** The caller gave up when {@code signal} says so (OkHttp's {@code Call.isCanceled()}). */
   public synchronized void cancelledWhen(BooleanSupplier signal) {
     this.cancelled = signal;
   }
@@ -260,7 +262,8 @@ public final class RetryCall {
     }
     long now = engine.clock().nanoTime();
     long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
-    recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
+    boolean failure = policy.circuitBreaker().failOnStatuses().contains(status);
+    host.record(failure, now - attemptStartNanos, now);
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
     if (status == 429
@@ -290,7 +293,7 @@ public final class RetryCall {
     } else {
       boolean failure =
           policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
-      recordBreaker(failure, now);
+      host.record(failure, now - attemptStartNanos, now);
     }
     decision = decide(result, RetryAfter.NONE, now);
     return decision;
@@ -434,16 +437,11 @@ public final class RetryCall {
     }
   }
 
-  private void recordBreaker(boolean failure, long now) {
-    host.record(failure, now - attemptStartNanos, now);
-  }
-
   /** For events: time since the call started. */
   long elapsedNanos() {
     return engine.clock().nanoTime() - startNanos;
   }
 
-  /** For events: the wall clock now. */
   long wallMillis() {
     return engine.clock().wallMillis();
   }

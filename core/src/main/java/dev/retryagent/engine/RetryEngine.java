@@ -41,6 +41,7 @@ public final class RetryEngine {
   private final Scheduler scheduler;
   private final RetryListener listener;
   private final boolean listening;
+  private final CallContext.Factory contexts;
 
   /** Mode and policies, swapped together so no call sees a new one with an old other. */
   private volatile Settings settings;
@@ -67,7 +68,8 @@ public final class RetryEngine {
     this.random = b.random;
     this.scheduler = b.scheduler;
     this.listener = new CompositeListener(List.copyOf(b.listeners));
-    this.listening = !b.listeners.isEmpty();
+    this.contexts = b.contexts;
+    this.listening = !b.listeners.isEmpty() || b.contexts != null;
     this.settings = new Settings(b.mode, b.policies);
     this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
   }
@@ -87,7 +89,21 @@ public final class RetryEngine {
         s.mode == Mode.OFF
             ? Policy.defaults()
             : s.policies.resolve(request.method(), request.host(), request.port(), request.path());
-    return new RetryCall(this, request, policy, s.mode);
+    RetryCall call = new RetryCall(this, request, policy, s.mode);
+    if (contexts != null && !call.passThrough()) {
+      call.context = contextOf(call);
+    }
+    return call;
+  }
+
+  /** The call's context from the factory; tracing never breaks a call (nor does its bug). */
+  private CallContext contextOf(RetryCall call) {
+    try {
+      CallContext c = contexts.create(call);
+      return c == null ? CallContext.NONE : c;
+    } catch (RuntimeException | LinkageError e) {
+      return CallContext.NONE;
+    }
   }
 
   /** Applies a new configuration to calls that start from now on. */
@@ -185,6 +201,14 @@ public final class RetryEngine {
 
   /** Tells the listeners about {@code e}; build it only when {@link #listening()}. */
   void emit(RetryEvent e) {
+    CallContext c = e.context();
+    if (c != CallContext.NONE) {
+      try {
+        c.on(e);
+      } catch (RuntimeException | LinkageError ignored) {
+        // The call's tracing failed; the call and the listeners go on as without it.
+      }
+    }
     switch (e.type()) {
       case ATTEMPT:
         listener.onAttempt(e);
@@ -239,6 +263,7 @@ public final class RetryEngine {
     private final List<RetryListener> listeners = new ArrayList<>();
     private Mode mode = Mode.ENFORCE;
     private PolicyResolver policies = PolicyResolver.always(Policy.defaults());
+    private CallContext.Factory contexts;
 
     private Builder() {}
 
@@ -265,6 +290,15 @@ public final class RetryEngine {
     /** Adds a listener; listeners are told in the order they were added. */
     public Builder listener(RetryListener listener) {
       this.listeners.add(Objects.requireNonNull(listener));
+      return this;
+    }
+
+    /**
+     * Gives every call that is not a pass-through a {@link CallContext} made by {@code factory} (at
+     * most one factory; null for none).
+     */
+    public Builder callContexts(CallContext.Factory factory) {
+      this.contexts = factory;
       return this;
     }
 

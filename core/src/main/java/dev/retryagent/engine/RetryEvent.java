@@ -42,6 +42,7 @@ public final class RetryEvent {
   private final boolean succeeded;
   private final long elapsedNanos;
   private final long wallMillis;
+  private final CallContext context;
 
   /** An attempt of {@code call} is about to be made. */
   static RetryEvent attempt(RetryCall call) {
@@ -121,6 +122,12 @@ public final class RetryEvent {
     this.succeeded = succeeded;
     this.elapsedNanos = call.elapsedNanos();
     this.wallMillis = call.wallMillis();
+    this.context = call.context();
+  }
+
+  /** The call's {@link CallContext}, {@link CallContext#NONE} when it has none. */
+  public CallContext context() {
+    return context;
   }
 
   public Type type() {

@@ -30,6 +30,18 @@ public final class SyncRetryLoop {
   public static <T> T execute(
       RetryCall call, Sleeper sleeper, Attempt<T> attempt, ResponseAccess<T> access)
       throws IOException, InterruptedException {
+    try {
+      return loop(call, sleeper, attempt, access);
+    } finally {
+      // Here, not at the call's last event: java.net.http decides on the headers, before the
+      // client (and its tracing) is done with the attempt.
+      call.context().end();
+    }
+  }
+
+  private static <T> T loop(
+      RetryCall call, Sleeper sleeper, Attempt<T> attempt, ResponseAccess<T> access)
+      throws IOException, InterruptedException {
     while (true) {
       long wait = call.reservePermit();
       if (wait > 0) {
@@ -38,7 +50,8 @@ public final class SyncRetryLoop {
       call.acquireBreaker();
       int n = call.startAttempt();
       T response;
-      try {
+      // Each attempt in the call's context (its tracing), the waits outside it.
+      try (CallContext.Scope scope = call.context().enter()) {
         response = attempt.run(n, call.attemptTimeoutNanos());
       } catch (IOException | InterruptedException | RuntimeException | Error e) {
         Decision d = call.onFailure(e);

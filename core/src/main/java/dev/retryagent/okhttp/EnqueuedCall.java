@@ -1,5 +1,6 @@
 package dev.retryagent.okhttp;
 
+import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.Decision;
 import dev.retryagent.engine.RateLimitedException;
@@ -157,7 +158,9 @@ final class EnqueuedCall {
     if (cancelNow) {
       call.cancel();
     }
-    try {
+    // Enqueued in the call's context: a tracer that carries the context into OkHttp's run of the
+    // call (the OpenTelemetry agent does) then sees the call's, not this thread's.
+    try (CallContext.Scope scope = retryCall.context().enter()) {
       retrier.enqueuer().enqueue(call, new AttemptCallback());
     } catch (RuntimeException | Error e) {
       retrier.attempts().remove(call);
@@ -165,6 +168,7 @@ final class EnqueuedCall {
         // On the application's thread inside enqueue(): it gets what OkHttp threw.
         finish();
         retryCall.onAbandoned();
+        retryCall.context().end();
         throw e;
       }
       // A clone OkHttp refused (it never does): told where we are, there is no other thread.
@@ -215,13 +219,16 @@ final class EnqueuedCall {
     if (chain.call() == original) {
       markStarted(System.nanoTime());
     }
-    return retrier
-        .interceptor()
-        .proceed(
-            chain,
-            info.forAttempt(chain.request(), attempt.number),
-            attempt.timeoutNanos,
-            retryCall);
+    // In the call's context (its tracing): the interceptors after this one and the network see it.
+    try (CallContext.Scope scope = retryCall.context().enter()) {
+      return retrier
+          .interceptor()
+          .proceed(
+              chain,
+              info.forAttempt(chain.request(), attempt.number),
+              attempt.timeoutNanos,
+              retryCall);
+    }
   }
 
   private void schedule(Runnable task, long delayNanos, boolean isRetry) {
@@ -317,22 +324,34 @@ final class EnqueuedCall {
     return first;
   }
 
+  /** Ends the call: its context (when this is the first end), before the callback hears of it. */
+  private void end() {
+    if (finish()) {
+      retryCall.context().end();
+    }
+  }
+
   private void deliverResponse(Call attempt, Response response) throws IOException {
     // First, so that no cancel() of the call falls between: it must reach the response's exchange.
     retrier.delivered(original, attempt);
-    finish();
-    callback.onResponse(original, response);
+    end();
+    // The callback runs in the application's context, as without the agent.
+    try (CallContext.Scope scope = retryCall.context().enterCaller()) {
+      callback.onResponse(original, response);
+    }
   }
 
   private void deliverFailure(IOException e) {
-    finish();
+    end();
     Call attempt = lastAttempt;
     if (attempt != null && attempt != original && attempt.isCanceled() && !original.isCanceled()) {
       // The attempt's call timeout (OkHttp 3 cancels without cancel()), or whoever cancelled it,
       // would have cancelled the call itself without the agent: the callback may ask.
       original.cancel();
     }
-    callback.onFailure(original, e);
+    try (CallContext.Scope scope = retryCall.context().enterCaller()) {
+      callback.onFailure(original, e);
+    }
   }
 
   /**
