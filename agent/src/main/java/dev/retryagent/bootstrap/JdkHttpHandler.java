@@ -10,9 +10,11 @@ package dev.retryagent.bootstrap;
  * taken as "not handled" and the original method runs, which would repeat the request.
  */
 public interface JdkHttpHandler {
-  /** For {@code HttpClientImpl.send(HttpRequest, BodyHandler)}. */
+  /** For {@code HttpClientFacade.send(HttpRequest, BodyHandler)}. */
   Object send(Object client, Object request, Object bodyHandler);
 
-  /** For {@code HttpClientImpl.sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)}. */
+  /**
+   * For both {@code HttpClientFacade.sendAsync}; null push-promise handler for the 2-argument one.
+   */
   Object sendAsync(Object client, Object request, Object bodyHandler, Object pushPromiseHandler);
 }

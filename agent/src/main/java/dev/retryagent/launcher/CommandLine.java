@@ -85,7 +85,7 @@ final class CommandLine {
     out.println();
     out.println("What attach covers:");
     out.println("  - java.net.http: every client, also those created before the attach (the agent");
-    out.println("    retransforms jdk.internal.net.http.HttpClientImpl).");
+    out.println("    retransforms jdk.internal.net.http.HttpClientFacade).");
     out.println("  - OkHttp: only clients built after the attach; a client built before keeps its");
     out.println("    interceptor list, and so do clients derived from it with newBuilder().");
     out.println("  - Calls already in flight finish without the agent.");

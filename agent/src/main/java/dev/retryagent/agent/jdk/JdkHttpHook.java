@@ -9,130 +9,127 @@ import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * Rewrites {@code jdk.internal.net.http.HttpClientImpl}: a {@link BridgePrologue} at the start of
- * {@code send(HttpRequest, BodyHandler)} and of the public {@code sendAsync(HttpRequest,
- * BodyHandler, PushPromiseHandler)} hands the call to {@code
- * dev.retryagent.bootstrap.JdkHttpBridge} (see its Javadoc for the prologue in Java terms).
+ * Rewrites {@code jdk.internal.net.http.HttpClientFacade}, the {@code HttpClient} every application
+ * holds ({@code HttpClient.newHttpClient()} and the builder return it): a {@link BridgePrologue} at
+ * the start of {@code send(HttpRequest, BodyHandler)}, {@code sendAsync(HttpRequest, BodyHandler)}
+ * and {@code sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)} hands the call to {@code
+ * dev.retryagent.bootstrap.JdkHttpBridge} (see its Javadoc for the prologue in Java terms), with
+ * the facade itself as the client (a 2-argument {@code sendAsync} with a null push-promise
+ * handler).
  *
- * <p>Applying it costs ~13-30 ms of class loading at the moment the application creates its first
- * {@code HttpClient} (docs/BENCHMARKS.md). The class is read without expanding frames and written
- * with the reader's constant pool, so every other method is copied byte for byte.
+ * <p>Why the facade and not {@code HttpClientImpl}, which does the work: other agents instrument
+ * {@code HttpClientImpl} (the OpenTelemetry agent's {@code java-http-client} instrumentation
+ * excludes the facade by name), and a prologue in a method another agent also rewrites runs inside
+ * or outside that agent's code depending on the {@code -javaagent} order. In the facade it always
+ * runs first, so each of the agent's attempts (the facade's original body, then {@code
+ * HttpClientImpl}) is what such an agent sees, in either order (docs/opentelemetry.md). Holding the
+ * facade also keeps the JDK from shutting the client down while an asynchronous retry waits, even
+ * when the application dropped its reference right after {@code sendAsync}.
+ *
+ * <p>The class is read without expanding frames and written with the reader's constant pool, so
+ * every other method is copied byte for byte.
  */
 final class JdkHttpHook {
-  static final String TARGET = "jdk/internal/net/http/HttpClientImpl";
-  static final String TARGET_NAME = "jdk.internal.net.http.HttpClientImpl";
+  static final String TARGET = "jdk/internal/net/http/HttpClientFacade";
+  static final String TARGET_NAME = "jdk.internal.net.http.HttpClientFacade";
   static final String TARGET_MODULE = "java.net.http";
 
   private static final String BRIDGE = "dev/retryagent/bootstrap/JdkHttpBridge";
-  private static final String FACADE_DESC = "()Ljdk/internal/net/http/HttpClientFacade;";
   private static final String SEND_DESC =
       "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;)"
           + "Ljava/net/http/HttpResponse;";
+  private static final String SEND_ASYNC_2_DESC =
+      "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;)"
+          + "Ljava/util/concurrent/CompletableFuture;";
   private static final String SEND_ASYNC_DESC =
       "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;"
           + "Ljava/net/http/HttpResponse$PushPromiseHandler;)"
           + "Ljava/util/concurrent/CompletableFuture;";
+  private static final String FUTURE = "java/util/concurrent/CompletableFuture";
 
   private JdkHttpHook() {}
 
   /**
-   * Returns {@code classfile} with both prologues added.
+   * Returns {@code classfile} with the three prologues added.
    *
-   * @throws IllegalStateException if either method is missing (an unsupported JDK), in which case
-   *     nothing must be changed
+   * @throws IllegalStateException if any of the methods is missing (an unsupported JDK), in which
+   *     case nothing must be changed
    */
   static byte[] instrument(byte[] classfile) {
     ClassReader reader = new ClassReader(classfile);
     ClassWriter writer = new ClassWriter(reader, 0);
-    Hooks hooks = new Hooks(writer, hasFacadeMethod(reader));
+    Hooks hooks = new Hooks(writer);
     reader.accept(hooks, 0);
-    if (!hooks.send || !hooks.sendAsync) {
+    if (!hooks.send || !hooks.sendAsync2 || !hooks.sendAsync) {
       throw new IllegalStateException(
           reader.getClassName().replace('/', '.')
               + " has no "
               + (hooks.send ? "" : "send(HttpRequest, BodyHandler) ")
-              + (hooks.sendAsync ? "" : "sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)")
+              + (hooks.sendAsync2 ? "" : "sendAsync(HttpRequest, BodyHandler) ")
+              + (hooks.sendAsync ? "" : "sendAsync(HttpRequest, BodyHandler, PushPromiseHandler) ")
               + "on this JDK");
     }
     return writer.toByteArray();
   }
 
-  /**
-   * True when the class has {@code HttpClientFacade facade()} (JDK 11 to 25 do). The prologue then
-   * hands the bridge the facade, the object the application holds, instead of {@code this}: the
-   * agent's transport keeps it reachable while an asynchronous retry waits. Otherwise a client the
-   * application dropped right after {@code sendAsync} could be shut down by the JDK between two
-   * attempts (its selector thread stops once the facade is gone and nothing is in flight).
-   */
-  private static boolean hasFacadeMethod(ClassReader reader) {
-    boolean[] found = new boolean[1];
-    reader.accept(
-        new ClassVisitor(Opcodes.ASM9) {
-          @Override
-          public MethodVisitor visitMethod(
-              int access, String name, String desc, String signature, String[] exceptions) {
-            if (name.equals("facade")
-                && desc.equals(FACADE_DESC)
-                && (access & (Opcodes.ACC_STATIC | Opcodes.ACC_PRIVATE)) == 0) {
-              found[0] = true;
-            }
-            return null;
-          }
-        },
-        ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
-    return found[0];
-  }
-
   private static final class Hooks extends PublicMethodHooks {
-    private final boolean facade;
     boolean send;
+    boolean sendAsync2;
     boolean sendAsync;
 
-    Hooks(ClassVisitor next, boolean facade) {
+    Hooks(ClassVisitor next) {
       super(next);
-      this.facade = facade;
     }
 
     @Override
     protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("send") && desc.equals(SEND_DESC)) {
         send = true;
-        return new Prologue(mv, 2, "send", "java/net/http/HttpResponse", facade);
+        return new Prologue(mv, 2, "send", "java/net/http/HttpResponse");
+      }
+      if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_2_DESC)) {
+        sendAsync2 = true;
+        return new Prologue(mv, 2, "sendAsync", FUTURE);
       }
       if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_DESC)) {
         sendAsync = true;
-        return new Prologue(mv, 3, "sendAsync", "java/util/concurrent/CompletableFuture", facade);
+        return new Prologue(mv, 3, "sendAsync", FUTURE);
       }
       return mv;
     }
   }
 
   /**
-   * The prologue of {@code send} and {@code sendAsync}: the facade (or this), then the arguments.
+   * The prologue: {@code this}, then the arguments, then null for a push-promise handler the method
+   * does not take ({@code sendAsync(request, handler)}).
    */
   private static final class Prologue extends BridgePrologue {
     private final int parameters;
-    private final boolean facade;
+    private final int bridgeParameters;
 
-    Prologue(
+    Prologue(MethodVisitor next, int parameters, String bridgeMethod, String returnType) {
+      this(next, parameters, bridgeMethod.equals("send") ? 2 : 3, bridgeMethod, returnType);
+    }
+
+    private Prologue(
         MethodVisitor next,
         int parameters,
+        int bridgeParameters,
         String bridgeMethod,
-        String returnType,
-        boolean facade) {
-      super(next, BRIDGE, bridgeMethod, parameters + 1, returnType);
+        String returnType) {
+      super(next, BRIDGE, bridgeMethod, bridgeParameters + 1, returnType);
       this.parameters = parameters;
-      this.facade = facade;
+      this.bridgeParameters = bridgeParameters;
     }
 
     @Override
     protected void pushArguments(MethodVisitor mv) {
       mv.visitVarInsn(Opcodes.ALOAD, 0);
-      if (facade) {
-        mv.visitMethodInsn(Opcodes.INVOKEVIRTUAL, TARGET, "facade", FACADE_DESC, false);
-      }
       for (int i = 1; i <= parameters; i++) {
         mv.visitVarInsn(Opcodes.ALOAD, i);
+      }
+      for (int i = parameters; i < bridgeParameters; i++) {
+        mv.visitInsn(Opcodes.ACONST_NULL);
       }
     }
   }

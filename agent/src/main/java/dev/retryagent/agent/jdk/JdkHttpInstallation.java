@@ -10,7 +10,7 @@ public final class JdkHttpInstallation {
 
   /**
    * Installs the hook and returns the start-up line's fragment for it: {@code jdk-http armed (send,
-   * sendAsync)} while {@code HttpClientImpl} is not loaded yet (the usual case at start-up: it is
+   * sendAsync)} while {@code HttpClientFacade} is not loaded yet (the usual case at start-up: it is
    * rewritten when the application builds its first client), {@code jdk-http hooked (...)} when it
    * was loaded and has been rewritten now (a late attach), or {@code jdk-http NOT hooked (why)}.
    */

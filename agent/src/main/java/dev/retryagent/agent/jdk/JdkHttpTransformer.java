@@ -4,7 +4,7 @@ import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.HookTransformer;
 
 /**
- * Applies {@link JdkHttpHook} to {@code HttpClientImpl} of the {@code java.net.http} module when
+ * Applies {@link JdkHttpHook} to {@code HttpClientFacade} of the {@code java.net.http} module when
  * the JDK loads (or retransforms) it.
  *
  * <p>Every class the JVM loads passes through here, so the common path is one string comparison and
@@ -16,7 +16,7 @@ final class JdkHttpTransformer extends HookTransformer {
   private volatile Throwable failure;
 
   JdkHttpTransformer() {
-    super("jdk-http", "send, sendAsync", "HttpClientImpl");
+    super("jdk-http", "send, sendAsync", "HttpClientFacade");
   }
 
   @Override
@@ -46,7 +46,8 @@ final class JdkHttpTransformer extends HookTransformer {
       failure = cause;
       AgentLog.error(
           "jdk-http NOT hooked, java.net.http calls run without retries: could not instrument "
-              + "jdk.internal.net.http.HttpClientImpl ("
+              + JdkHttpHook.TARGET_NAME
+              + " ("
               + cause
               + ")");
     }

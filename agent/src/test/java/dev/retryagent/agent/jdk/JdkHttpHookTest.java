@@ -189,7 +189,7 @@ class JdkHttpHookTest {
   }
 
   @Test
-  void theRealHttpClientImplOfThisJdkCanBeInstrumented() throws IOException {
+  void theRealHttpClientFacadeOfThisJdkCanBeInstrumented() throws IOException {
     byte[] original;
     try (InputStream in =
         ClassLoader.getPlatformClassLoader().getResourceAsStream(JdkHttpHook.TARGET + ".class")) {
@@ -201,6 +201,19 @@ class JdkHttpHookTest {
     assertThat(instrumented.length).isGreaterThan(original.length);
     assertThat(new String(instrumented, java.nio.charset.StandardCharsets.ISO_8859_1))
         .contains("dev/retryagent/bootstrap/JdkHttpBridge");
+  }
+
+  @Test
+  void theTwoArgumentSendAsyncReachesTheHandlerWithANullPushPromiseHandler() {
+    CompletableFuture<HttpResponse<String>> taken = new CompletableFuture<>();
+    handle(call -> Outcome.returned(taken));
+
+    CompletableFuture<HttpResponse<String>> f = client.sendAsync(REQUEST, BODY);
+
+    assertThat(f).isSameAs(taken);
+    assertThat(handlerCalls).hasSize(1);
+    assertThat(handlerCalls.get(0)).containsExactly(client, REQUEST, BODY, null);
+    assertThat(FakeHttpClient.Bodies.SEND_ASYNC_RUNS).hasValue(0);
   }
 
   @Test

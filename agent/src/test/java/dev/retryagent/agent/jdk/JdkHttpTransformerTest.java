@@ -12,7 +12,7 @@ class JdkHttpTransformerTest {
   private final JdkHttpTransformer transformer = new JdkHttpTransformer();
   @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
 
-  private static byte[] realHttpClientImpl() throws Exception {
+  private static byte[] realHttpClientFacade() throws Exception {
     try (InputStream in =
         ClassLoader.getPlatformClassLoader().getResourceAsStream(JdkHttpHook.TARGET + ".class")) {
       return in.readAllBytes();
@@ -20,7 +20,7 @@ class JdkHttpTransformerTest {
   }
 
   @Test
-  void instrumentsHttpClientImplOfTheJavaNetHttpModule() throws Exception {
+  void instrumentsHttpClientFacadeOfTheJavaNetHttpModule() throws Exception {
     byte[] out =
         transformer.transform(
             HttpClient.class.getModule(),
@@ -28,7 +28,7 @@ class JdkHttpTransformerTest {
             JdkHttpHook.TARGET,
             null,
             null,
-            realHttpClientImpl());
+            realHttpClientFacade());
 
     assertThat(out).isNotNull();
     assertThat(transformer.hooked()).isEqualTo(1);
@@ -37,7 +37,7 @@ class JdkHttpTransformerTest {
 
   @Test
   void leavesEveryOtherClassAlone() throws Exception {
-    byte[] bytes = realHttpClientImpl();
+    byte[] bytes = realHttpClientFacade();
 
     assertThat(
             transformer.transform(
@@ -72,7 +72,7 @@ class JdkHttpTransformerTest {
   }
 
   @Test
-  void theStartUpFragmentSaysArmedUntilHttpClientImplIsRewrittenThenHooked() throws Exception {
+  void theStartUpFragmentSaysArmedUntilHttpClientFacadeIsRewrittenThenHooked() throws Exception {
     byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};
     assertThat(transformer.status()).isEqualTo("jdk-http armed (send, sendAsync)");
 
@@ -81,7 +81,7 @@ class JdkHttpTransformerTest {
     assertThat(transformer.status()).isEqualTo("jdk-http armed (send, sendAsync)");
 
     transformer.transform(
-        HttpClient.class.getModule(), null, JdkHttpHook.TARGET, null, null, realHttpClientImpl());
+        HttpClient.class.getModule(), null, JdkHttpHook.TARGET, null, null, realHttpClientFacade());
     assertThat(transformer.status()).isEqualTo("jdk-http hooked (send, sendAsync)");
   }
 }
