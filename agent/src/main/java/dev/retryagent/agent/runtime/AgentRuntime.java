@@ -1,5 +1,6 @@
 package dev.retryagent.agent.runtime;
 
+import dev.retryagent.agent.otel.OtelSupport;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ClientSwitches;
 import dev.retryagent.config.ConfigSources;
@@ -87,6 +88,8 @@ public final class AgentRuntime {
               .listener(metrics)
               .listener(log)
               .listener(deadLetters)
+              // Every attempt a span when the OpenTelemetry agent runs too (docs/opentelemetry.md).
+              .callContexts(OtelSupport.forEngine())
               .build();
       jdk = new JdkRetrying(engine);
       exporters = new Exporters(metrics, engine, errors);

@@ -13,7 +13,9 @@ import java.security.ProtectionDomain;
  * the engine is the one the rest of the agent uses.
  *
  * <p>The bytes are the agent jar's hidden {@code inst/**.classdata} entries (read through the
- * agent's loader), or plain {@code .class} resources when the agent runs unpackaged (tests).
+ * agent's loader), or plain {@code .class} resources when the agent runs unpackaged (tests),
+ * optionally rewritten first (the OpenTelemetry glue is relocated onto the names under which the
+ * OpenTelemetry agent ships its API).
  */
 public final class GlueClassLoader extends ClassLoader {
   static {
@@ -24,6 +26,12 @@ public final class GlueClassLoader extends ClassLoader {
   private final String[] ownPackages;
   private final ClassLoader agentLoader;
   private final ProtectionDomain domain;
+  private final Rewriter rewriter;
+
+  /** Rewrites a glue class's bytes before they are defined. */
+  public interface Rewriter {
+    byte[] rewrite(byte[] classfile);
+  }
 
   /**
    * @param name the loader's name, e.g. {@code retry-agent-apache}
@@ -34,7 +42,21 @@ public final class GlueClassLoader extends ClassLoader {
    */
   public GlueClassLoader(
       String name, ClassLoader libraryLoader, ClassLoader agentLoader, String... ownPackages) {
+    this(name, libraryLoader, agentLoader, null, ownPackages);
+  }
+
+  /**
+   * As {@link #GlueClassLoader(String, ClassLoader, ClassLoader, String...)}, each own class's
+   * bytes passed through {@code rewriter} (null: unchanged).
+   */
+  public GlueClassLoader(
+      String name,
+      ClassLoader libraryLoader,
+      ClassLoader agentLoader,
+      Rewriter rewriter,
+      String... ownPackages) {
     super(name, libraryLoader);
+    this.rewriter = rewriter;
     this.name = name;
     this.ownPackages = ownPackages.clone();
     this.agentLoader = agentLoader;
@@ -82,6 +104,9 @@ public final class GlueClassLoader extends ClassLoader {
     }
     if (bytes == null) {
       throw new ClassNotFoundException(className);
+    }
+    if (rewriter != null) {
+      bytes = rewriter.rewrite(bytes);
     }
     return defineClass(className, bytes, 0, bytes.length, domain);
   }

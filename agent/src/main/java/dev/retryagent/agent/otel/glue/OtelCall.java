@@ -1,0 +1,117 @@
+package dev.retryagent.agent.otel.glue;
+
+import dev.retryagent.engine.CallContext;
+import dev.retryagent.engine.RetryEvent;
+import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.common.AttributesBuilder;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Context;
+
+/**
+ * One call's OpenTelemetry context ({@link OtelCallContexts}): entered around each attempt, the
+ * caller's own context around the caller's completion; the call's decisions as span events.
+ *
+ * <p>Events, on the call's span or else the application's: {@code retry_agent.retry} (the attempt,
+ * its outcome, the wait before the next attempt in {@code retry_agent.delay_ms}, the route), {@code
+ * retry_agent.give_up} (the same and {@code retry_agent.reason}), {@code
+ * retry_agent.breaker_rejected} and {@code retry_agent.rate_limited}. No exception message is
+ * recorded (it may hold a URL with a query), only {@code error.type}, its class.
+ */
+final class OtelCall implements CallContext {
+  private final Context caller;
+  private final Context context; // null in observe mode: the attempt runs as without the agent
+  private final Span callSpan; // ours, or null under the application's span
+  private final Span events; // the call span, or the application's span
+
+  OtelCall(Context caller, Context context, Span callSpan, Span events) {
+    this.caller = caller;
+    this.context = context;
+    this.callSpan = callSpan;
+    this.events = events;
+  }
+
+  @Override
+  public CallContext.Scope enter() {
+    return context == null ? CallContext.Scope.NONE : new OtelScope(context.makeCurrent());
+  }
+
+  @Override
+  public CallContext.Scope enterCaller() {
+    return context == null ? CallContext.Scope.NONE : new OtelScope(caller.makeCurrent());
+  }
+
+  @Override
+  public void on(RetryEvent e) {
+    switch (e.type()) {
+      case RETRY:
+        events.addEvent(
+            "retry_agent.retry",
+            describe(e).put("retry_agent.delay_ms", e.delayNanos() / 1_000_000).build());
+        break;
+      case GIVE_UP:
+        events.addEvent(
+            "retry_agent.give_up",
+            describe(e).put("retry_agent.reason", e.reason().label()).build());
+        break;
+      case BREAKER_REJECTED:
+        events.addEvent("retry_agent.breaker_rejected", describe(e).build());
+        break;
+      case RATE_LIMITED:
+        events.addEvent(
+            "retry_agent.rate_limited",
+            describe(e).put("retry_agent.delay_ms", e.delayNanos() / 1_000_000).build());
+        break;
+      case CALL_COMPLETE:
+        if (callSpan != null) {
+          callSpan.setAttribute("retry_agent.attempts", (long) e.attempt());
+          if (!e.succeeded()) {
+            callSpan.setStatus(
+                StatusCode.ERROR, e.reason() != null ? e.reason().label() : e.outcomeText());
+          }
+        }
+        break;
+      default:
+        break;
+    }
+  }
+
+  @Override
+  public void end() {
+    if (callSpan != null) {
+      callSpan.end();
+    }
+  }
+
+  private static AttributesBuilder describe(RetryEvent e) {
+    AttributesBuilder b =
+        Attributes.builder()
+            .put("retry_agent.attempt", (long) e.attempt())
+            .put("retry_agent.outcome", e.outcomeText())
+            .put("retry_agent.route", e.route());
+    if (e.status() >= 0) {
+      b.put("http.response.status_code", (long) e.status());
+    }
+    if (e.error() != null) {
+      b.put("error.type", e.error().getClass().getName());
+    }
+    if (e.observeOnly()) {
+      b.put("retry_agent.observe_only", true);
+    }
+    return b;
+  }
+
+  /** The OpenTelemetry scope as the engine's. */
+  private static final class OtelScope implements CallContext.Scope {
+    private final io.opentelemetry.context.Scope scope;
+
+    OtelScope(io.opentelemetry.context.Scope scope) {
+      this.scope = scope;
+    }
+
+    @Override
+    public void close() {
+      scope.close();
+    }
+  }
+}

@@ -1,0 +1,73 @@
+package dev.retryagent.agent.otel.glue;
+
+import dev.retryagent.engine.CallContext;
+import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.engine.RetryCall;
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.instrumentation.api.semconv.http.HttpClientRequestResendCount;
+
+/**
+ * Makes each call's OpenTelemetry context, on the caller's thread when the call starts. The
+ * OpenTelemetry agent's own HTTP client instrumentation then makes one CLIENT span per attempt
+ * under it; this class decides only where those spans go:
+ *
+ * <ul>
+ *   <li>Parent: the caller's current context. When it has no valid span, one INTERNAL span for the
+ *       whole call is started (named {@code GET (retry-agent)}) and is the parent of every attempt.
+ *       Not CLIENT: a CLIENT span in the context would make the instrumentation suppress the
+ *       attempts' spans as nested, and the semantic conventions ask for one CLIENT span per request
+ *       sent, none around them.
+ *   <li>The context carries an {@link HttpClientRequestResendCount}: the instrumentation sets
+ *       {@code http.request.resend_count} from it, 1 on the second attempt's span, 2 on the third.
+ *   <li>Observe mode makes no attempt of its own: the trace stays as without the agent, and the
+ *       "would retry" events go on the application's span, if there is one.
+ * </ul>
+ */
+public final class OtelCallContexts implements CallContext.Factory {
+  private final Tracer tracer;
+
+  /**
+   * @throws IllegalStateException when the OpenTelemetry agent has not set its global instance
+   *     (then nothing is traced; asking for it anyway would pin a no-op instance for good)
+   */
+  public OtelCallContexts() {
+    if (!GlobalOpenTelemetry.isSet()) {
+      throw new IllegalStateException("GlobalOpenTelemetry is not set");
+    }
+    tracer = GlobalOpenTelemetry.getTracer("dev.retryagent");
+  }
+
+  @Override
+  public CallContext create(RetryCall call) {
+    Context caller = Context.current();
+    Span callerSpan = Span.fromContext(caller);
+    boolean underSpan = callerSpan.getSpanContext().isValid();
+    if (call.observeOnly()) {
+      return underSpan ? new OtelCall(caller, null, null, callerSpan) : null;
+    }
+    Span callSpan = null;
+    Context context = caller;
+    if (!underSpan) {
+      RequestInfo r = call.request();
+      callSpan =
+          tracer
+              .spanBuilder(r.method() + " (retry-agent)")
+              .setSpanKind(SpanKind.INTERNAL)
+              .setParent(caller)
+              .setAttribute("http.request.method", r.method())
+              .setAttribute("server.address", r.host())
+              .setAttribute("server.port", (long) r.port())
+              .setAttribute("url.scheme", r.scheme())
+              .setAttribute("url.path", r.path()) // never the query: it may hold secrets
+              .setAttribute("retry_agent.route", call.policy().routeName())
+              .startSpan();
+      context = caller.with(callSpan);
+    }
+    context = HttpClientRequestResendCount.initialize(context);
+    return new OtelCall(caller, context, callSpan, callSpan != null ? callSpan : callerSpan);
+  }
+}
