@@ -1,0 +1,263 @@
+package dev.retryagent.it;
+
+import static dev.retryagent.it.harness.Reply.ok;
+import static dev.retryagent.it.harness.Reply.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.it.apps.JdkHttpApp;
+import dev.retryagent.it.apps.OtelApp;
+import dev.retryagent.it.harness.ApacheVersions;
+import dev.retryagent.it.harness.CountingServer;
+import dev.retryagent.it.harness.ExportedSpans;
+import dev.retryagent.it.harness.ExportedSpans.Span;
+import dev.retryagent.it.harness.ForkedJvm;
+import dev.retryagent.it.harness.Jdks;
+import dev.retryagent.it.harness.OkHttpVersions;
+import dev.retryagent.it.harness.RecordedRequest;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import java.util.zip.ZipFile;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * With the real OpenTelemetry Java agent in the same JVM, in either {@code -javaagent} order: every
+ * attempt of a retried call is a CLIENT span of one trace, under the application's span or, without
+ * one, under the agent's INTERNAL span for the call; {@code http.request.resend_count} 1 and 2 on
+ * the resends; each request the server saw carries its own attempt's span; the waits and the
+ * give-up reason as span events; the application's span and callbacks as without the agent. For
+ * {@code java.net.http} ({@code send}, {@code sendAsync}) and OkHttp ({@code execute}, {@code
+ * enqueue}), against a server answering 503, 503, 200. All scenarios of one order and JDK run in
+ * one forked JVM (the OpenTelemetry agent takes seconds to start).
+ */
+class OpenTelemetryIT {
+  private static final List<String> THREE_ATTEMPTS =
+      List.of(
+          "send-root",
+          "send-app",
+          "async-root",
+          "async-app",
+          "okexec-root",
+          "okexec-app",
+          "okenq-root",
+          "okenq-app");
+  private static final String GIVE_UP = "send-giveup";
+  private static final String NO_SPAN = "0000000000000000";
+
+  /** One JVM per order, each order on another JDK: both orders and both JDKs in two runs. */
+  static Stream<Arguments> ordersAndJdks() {
+    return Stream.of(
+        Arguments.of(Named.of("retry-agent first", true), Named.of("JDK 17", Jdks.jdk17())),
+        Arguments.of(Named.of("OpenTelemetry first", false), Named.of("JDK 25", Jdks.jdk25())));
+  }
+
+  private static Path resource(String name) {
+    try {
+      return Path.of(OpenTelemetryIT.class.getResource("/" + name).toURI());
+    } catch (URISyntaxException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("ordersAndJdks")
+  void everyAttemptIsAClientSpanOfTheCallsTrace(boolean retryFirst, Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      for (int i = 0; i < THREE_ATTEMPTS.size(); i++) {
+        server.enqueue(status(503), status(503), ok("fine"));
+      }
+      server.enqueue(status(503), status(503), status(503));
+      String retry = "-javaagent:" + ForkedJvm.agentJar() + "=" + resource("otel.yml");
+      String otel = "-javaagent:" + ApacheVersions.jarsIn("otel-agent")[0];
+      List<String> args = new ArrayList<>();
+      args.add(server.uri("").toString());
+      args.addAll(THREE_ATTEMPTS);
+      args.add(GIVE_UP);
+
+      ForkedJvm.Result run =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs(retryFirst ? retry : otel, retryFirst ? otel : retry)
+              .jvmArgs(
+                  "-Dotel.traces.exporter=logging-otlp",
+                  "-Dotel.metrics.exporter=none",
+                  "-Dotel.logs.exporter=none",
+                  "-Dotel.bsp.schedule.delay=50",
+                  // the instrumentations these calls need (the executors carry an enqueued call's
+                  // context to its dispatcher thread); the others off, for a shorter start-up
+                  "-Dotel.instrumentation.common.default-enabled=false",
+                  "-Dotel.instrumentation.java-http-client.enabled=true",
+                  "-Dotel.instrumentation.okhttp.enabled=true",
+                  "-Dotel.instrumentation.executors.enabled=true",
+                  "-Dotel.instrumentation.opentelemetry-api.enabled=true")
+              .mainClass(OtelApp.class)
+              .classpath(ApacheVersions.jarsIn("otel-api"))
+              .classpath(OkHttpVersions.V4.jars())
+              .args(args.toArray(String[]::new))
+              .timeout(Duration.ofSeconds(180))
+              .run();
+
+      assertThat(run.exitCode()).as(run.stderr()).isZero();
+      List<Span> spans = ExportedSpans.parse(run.stderr());
+      Map<String, List<RecordedRequest>> byPath =
+          server.requests().stream().collect(Collectors.groupingBy(RecordedRequest::target));
+      for (String scenario : THREE_ATTEMPTS) {
+        assertThat(run.value(scenario + ".status")).as(scenario).isEqualTo("200");
+        List<Span> attempts = checkAttempts(scenario, spans, byPath, "200");
+        Span parent = spanById(spans, attempts.get(0).parentSpanId());
+        if (scenario.endsWith("-app")) {
+          // the application's own span: its id, its trace, a root, with the retries' events
+          assertThat(parent.spanId()).isEqualTo(run.value(scenario + ".appSpan"));
+          assertThat(parent.traceId()).isEqualTo(run.value(scenario + ".trace"));
+          assertThat(parent.scope()).isEqualTo("otel-it-app");
+          assertThat(parent.parentSpanId()).isEmpty();
+          assertThat(spans)
+              .as("no span of the agent's under an application span")
+              .noneMatch(
+                  s -> s.scope().equals("dev.retryagent") && s.traceId().equals(parent.traceId()));
+        } else {
+          checkCallSpan(parent, scenario);
+          assertThat(parent.attribute("retry_agent.attempts")).isEqualTo("3");
+          assertThat(parent.statusCode()).isNotEqualTo("2");
+        }
+        assertThat(retryEvents(parent))
+            .as(scenario + ": the waits before the retries")
+            .containsExactly("503 after attempt 1, wait 50 ms", "503 after attempt 2, wait 100 ms");
+        if (scenario.startsWith("async") || scenario.startsWith("okenq")) {
+          assertThat(run.value(scenario + ".callbackSpan"))
+              .as(scenario + ": the application's stage sees its own span, as without the agent")
+              .isEqualTo(scenario.endsWith("-app") ? run.value(scenario + ".appSpan") : NO_SPAN);
+        }
+      }
+
+      assertThat(run.value(GIVE_UP + ".status")).isEqualTo("503");
+      List<Span> attempts = checkAttempts(GIVE_UP, spans, byPath, "503");
+      Span callSpan = spanById(spans, attempts.get(0).parentSpanId());
+      checkCallSpan(callSpan, GIVE_UP);
+      assertThat(callSpan.statusCode()).as("ERROR").isEqualTo("2");
+      assertThat(callSpan.events())
+          .filteredOn(e -> e.name().equals("retry_agent.give_up"))
+          .singleElement()
+          .satisfies(
+              e -> {
+                assertThat(e.attributes()).containsEntry("retry_agent.reason", "attempts");
+                assertThat(e.attributes()).containsEntry("retry_agent.attempt", "3");
+                assertThat(e.attributes()).containsEntry("retry_agent.route", "default");
+              });
+    }
+  }
+
+  /**
+   * The three CLIENT spans of {@code scenario}: one trace, one parent, resend counts absent, 1, 2
+   * on the 503, 503 and {@code lastStatus}; each request the server saw carried one of them.
+   */
+  private static List<Span> checkAttempts(
+      String scenario,
+      List<Span> spans,
+      Map<String, List<RecordedRequest>> byPath,
+      String lastStatus) {
+    List<Span> attempts = ExportedSpans.clientSpansOf(spans, "/" + scenario);
+    assertThat(attempts).as(scenario + ": one CLIENT span per attempt").hasSize(3);
+    assertThat(attempts.stream().map(Span::traceId).distinct()).as(scenario).hasSize(1);
+    assertThat(attempts.stream().map(Span::parentSpanId).distinct())
+        .as(scenario + ": the same parent")
+        .hasSize(1)
+        .doesNotContain("");
+    Map<String, String> statusByResend = new HashMap<>();
+    for (Span s : attempts) {
+      statusByResend.put(
+          String.valueOf(s.attribute("http.request.resend_count")),
+          s.attribute("http.response.status_code"));
+    }
+    assertThat(statusByResend)
+        .as(scenario + ": resend_count by status")
+        .isEqualTo(Map.of("null", "503", "1", "503", "2", lastStatus));
+    List<String> sent =
+        byPath.get("/" + scenario).stream()
+            .map(r -> r.header("traceparent"))
+            // version, trace id, parent id; not the flags (sampled, and random on newer agents)
+            .map(tp -> tp == null ? null : tp.substring(0, tp.lastIndexOf('-')))
+            .collect(Collectors.toList());
+    List<String> expected =
+        attempts.stream()
+            .map(s -> "00-" + s.traceId() + "-" + s.spanId())
+            .collect(Collectors.toList());
+    assertThat(sent)
+        .as(scenario + ": each request carries its own attempt's span")
+        .containsExactlyInAnyOrderElementsOf(expected);
+    return attempts;
+  }
+
+  /** The agent's span for a call made outside any span: INTERNAL, a root, the request named. */
+  private static void checkCallSpan(Span call, String scenario) {
+    assertThat(call.scope()).as(scenario).isEqualTo("dev.retryagent");
+    assertThat(call.kind()).isEqualTo(ExportedSpans.INTERNAL);
+    assertThat(call.name()).isEqualTo("GET (retry-agent)");
+    assertThat(call.parentSpanId()).isEmpty();
+    assertThat(call.attribute("url.path")).isEqualTo("/" + scenario);
+    assertThat(call.attribute("retry_agent.route")).isEqualTo("default");
+  }
+
+  private static List<String> retryEvents(Span span) {
+    return span.events().stream()
+        .filter(e -> e.name().equals("retry_agent.retry"))
+        .map(
+            e ->
+                e.attributes().get("retry_agent.outcome")
+                    + " after attempt "
+                    + e.attributes().get("retry_agent.attempt")
+                    + ", wait "
+                    + e.attributes().get("retry_agent.delay_ms")
+                    + " ms")
+        .collect(Collectors.toList());
+  }
+
+  private static Span spanById(List<Span> spans, String id) {
+    return spans.stream()
+        .filter(s -> s.spanId().equals(id))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("no span " + id + " among " + spans));
+  }
+
+  @Test
+  void withoutOpenTelemetryNothingOfItIsLoadedAndTheJarBundlesNone(@TempDir Path tmp)
+      throws Exception {
+    Path classLog = tmp.resolve("classes.log");
+    try (ZipFile jar = new ZipFile(ForkedJvm.agentJar().toFile())) {
+      assertThat(jar.stream().map(e -> e.getName()))
+          .as("no OpenTelemetry class of any kind in the agent's jar")
+          .noneMatch(n -> n.contains("io/opentelemetry/"));
+    }
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(status(503), status(503), ok("fine"));
+      ForkedJvm.Result run =
+          ForkedJvm.builder(Jdks.jdk17())
+              .agentArgs(resource("otel.yml").toString())
+              .jvmArgs("-Xlog:class+load=info:file=" + classLog)
+              .mainClass(JdkHttpApp.class)
+              .args("send", server.uri("").toString(), "GET:/plain")
+              .run();
+
+      assertThat(run.value("1.status")).as(run.stderr()).isEqualTo("200");
+      assertThat(server.requestCount()).isEqualTo(3);
+      List<String> loaded = Arrays.asList(java.nio.file.Files.readString(classLog).split("\\R"));
+      assertThat(loaded).anyMatch(l -> l.contains("dev.retryagent.engine.CallContext "));
+      assertThat(loaded)
+          .as("no glue, no OpenTelemetry class")
+          .noneMatch(l -> l.contains("dev.retryagent.agent.otel.glue."))
+          .noneMatch(l -> l.contains("io.opentelemetry."));
+    }
+  }
+}

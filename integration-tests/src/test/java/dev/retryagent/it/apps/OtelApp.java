@@ -1,0 +1,110 @@
+package dev.retryagent.it.apps;
+
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.context.Scope;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+
+/**
+ * An application that uses the OpenTelemetry API itself, run with the OpenTelemetry Java agent.
+ *
+ * <p>Arguments: {@code BASE_URL SCENARIO...}, each {@code CLIENT-PARENT}: CLIENT one of {@code
+ * send} ({@code HttpClient.send}), {@code async} ({@code sendAsync}, 2 arguments), {@code okexec}
+ * ({@code Call.execute}), {@code okenq} ({@code Call.enqueue}); PARENT {@code root} (no span
+ * current) or {@code app} (inside a span of the application's own tracer). One call each, in order,
+ * to {@code BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code
+ * SCENARIO.appSpan=} and {@code SCENARIO.trace=}, and for the asynchronous ones {@code
+ * SCENARIO.callbackSpan=} (the span current in the application's stage or callback: all zeros for
+ * none).
+ */
+public final class OtelApp {
+  private OtelApp() {}
+
+  public static void main(String[] args) throws Exception {
+    String base = args[0];
+    Tracer tracer = GlobalOpenTelemetry.getTracer("otel-it-app");
+    HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    OkHttpClient ok = new OkHttpClient();
+    for (int i = 1; i < args.length; i++) {
+      String scenario = args[i];
+      String url = base + "/" + scenario;
+      Span span = null;
+      Scope scope = null;
+      if (scenario.endsWith("-app")) {
+        span = tracer.spanBuilder("app " + scenario).startSpan();
+        scope = span.makeCurrent();
+        System.out.println(scenario + ".appSpan=" + span.getSpanContext().getSpanId());
+        System.out.println(scenario + ".trace=" + span.getSpanContext().getTraceId());
+      }
+      try {
+        System.out.println(scenario + ".status=" + call(scenario, url, jdk, ok));
+      } finally {
+        if (scope != null) {
+          scope.close();
+          span.end();
+        }
+      }
+    }
+  }
+
+  private static int call(String scenario, String url, HttpClient jdk, OkHttpClient ok)
+      throws Exception {
+    String client = scenario.substring(0, scenario.indexOf('-'));
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(20)).build();
+    switch (client) {
+      case "send":
+        return jdk.send(request, HttpResponse.BodyHandlers.ofString()).statusCode();
+      case "async":
+        return jdk.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+            .thenApply(
+                r -> {
+                  callbackSpan(scenario);
+                  return r.statusCode();
+                })
+            .get(20, TimeUnit.SECONDS);
+      case "okexec":
+        try (Response r = ok.newCall(new Request.Builder().url(url).build()).execute()) {
+          return r.code();
+        }
+      case "okenq":
+        CompletableFuture<Integer> done = new CompletableFuture<>();
+        ok.newCall(new Request.Builder().url(url).build())
+            .enqueue(
+                new Callback() {
+                  @Override
+                  public void onFailure(Call call, IOException e) {
+                    done.completeExceptionally(e);
+                  }
+
+                  @Override
+                  public void onResponse(Call call, Response r) {
+                    try (r) {
+                      callbackSpan(scenario);
+                      done.complete(r.code());
+                    }
+                  }
+                });
+        return done.get(20, TimeUnit.SECONDS);
+      default:
+        throw new IllegalArgumentException(scenario);
+    }
+  }
+
+  private static void callbackSpan(String scenario) {
+    System.out.println(scenario + ".callbackSpan=" + Span.current().getSpanContext().getSpanId());
+  }
+}
