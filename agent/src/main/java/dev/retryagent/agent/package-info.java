@@ -5,10 +5,11 @@
  *
  * <ul>
  *   <li>{@code jdk}, {@code okhttp}: one package per instrumented client (transformer, bytecode
- *       hook, the handler behind its bootstrap bridge, installation); a new client is a new package
+ *       hook, the handlers its hook numbers reach, installation); a new client is a new package
  *       shaped like these.
- *   <li>{@code tooling}: what every instrumentation shares (transformer base, bytecode prologue,
- *       other agents' class loaders).
+ *   <li>{@code tooling}: what every instrumentation shares (the bridge {@code
+ *       java.lang.RetryAgentBridge} and its hook numbers, transformer base, bytecode prologue,
+ *       pass-through tokens, other agents' class loaders).
  *   <li>{@code runtime}: what runs once the hooks are in (engine on first use, reload, exporters,
  *       dead letters, the agent's log lines).
  * </ul>

@@ -1,6 +1,5 @@
 package dev.retryagent.agent.jdk;
 
-import dev.retryagent.bootstrap.JdkHttpBridge;
 import dev.retryagent.jdk.JdkTransport;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -32,11 +31,11 @@ final class ClientTransport implements JdkTransport {
   @Override
   public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
       throws IOException, InterruptedException {
-    JdkHttpBridge.passThroughNextCall();
+    JdkHttpEntry.PASS_THROUGH.next();
     try {
       return client.send(request, handler);
     } finally {
-      JdkHttpBridge.clearPassThrough();
+      JdkHttpEntry.PASS_THROUGH.clear();
     }
   }
 
@@ -45,11 +44,11 @@ final class ClientTransport implements JdkTransport {
       HttpRequest request,
       HttpResponse.BodyHandler<T> handler,
       HttpResponse.PushPromiseHandler<T> pushPromiseHandler) {
-    JdkHttpBridge.passThroughNextCall();
+    JdkHttpEntry.PASS_THROUGH.next();
     try {
       return client.sendAsync(request, handler, pushPromiseHandler);
     } finally {
-      JdkHttpBridge.clearPassThrough();
+      JdkHttpEntry.PASS_THROUGH.clear();
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.okhttp;
 
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -10,17 +11,17 @@ import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * Rewrites the OkHttp classes the agent hooks, for every OkHttp version alike (name-only matching;
- * see {@code dev.retryagent.bootstrap.OkHttpBridge} for the injected code in Java terms):
+ * Rewrites the OkHttp classes the agent hooks, for every OkHttp version alike (name-only matching),
+ * with calls to {@code java.lang.RetryAgentBridge} that reach {@link OkHttpEntry}:
  *
  * <ul>
  *   <li>{@code okhttp3.OkHttpClient$Builder}: every constructor calls {@code
- *       OkHttpBridge.builderCreated(this)} before it returns.
+ *       RetryAgentBridge.tell(OKHTTP_BUILDER, this)} before it returns.
  *   <li>the call class ({@code okhttp3.RealCall} in 3.x, {@code
  *       okhttp3.internal.connection.RealCall} in 4.x and 5.x): a prologue at the start of {@code
- *       enqueue(Callback)} hands the call, its {@code client} field and the callback to {@code
- *       OkHttpBridge.enqueue}, and skips the original body when the bridge took the call over; a
- *       prologue at the start of {@code cancel()} calls {@code OkHttpBridge.cancel(this)}.
+ *       enqueue(Callback)} hands the call, its {@code client} field and the callback to hook {@code
+ *       OKHTTP_ENQUEUE}, and skips the original body when the agent took the call over; the start
+ *       of {@code cancel()} calls {@code RetryAgentBridge.tell(OKHTTP_CANCEL, this)}.
  * </ul>
  *
  * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses (hand-written
@@ -33,7 +34,6 @@ final class OkHttpHook {
   static final String CALL_3 = OkHttpTransformer.CALL_3;
   static final String CALL_4 = OkHttpTransformer.CALL_4;
 
-  private static final String BRIDGE = "dev/retryagent/bootstrap/OkHttpBridge";
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";
   private static final String CLIENT_DESC = "Lokhttp3/OkHttpClient;";
 
@@ -112,14 +112,15 @@ final class OkHttpHook {
         public void visitInsn(int opcode) {
           if (opcode == Opcodes.RETURN) {
             // `this` is initialised at every return
-            tellBridge(mv, "builderCreated");
+            BridgePrologue.tellThis(mv, Bridge.OKHTTP_BUILDER);
           }
           super.visitInsn(opcode);
         }
 
         @Override
         public void visitMaxs(int maxStack, int maxLocals) {
-          super.visitMaxs(Math.max(maxStack, 1), maxLocals);
+          // whatever the stack holds at a return, and the two values of the tell
+          super.visitMaxs(maxStack + 2, maxLocals);
         }
       };
     }
@@ -147,12 +148,12 @@ final class OkHttpHook {
           @Override
           public void visitCode() {
             super.visitCode();
-            tellBridge(mv, "cancel");
+            BridgePrologue.tellThis(mv, Bridge.OKHTTP_CANCEL);
           }
 
           @Override
           public void visitMaxs(int maxStack, int maxLocals) {
-            super.visitMaxs(Math.max(maxStack, 1), maxLocals);
+            super.visitMaxs(Math.max(maxStack, 2), maxLocals);
           }
         };
       }
@@ -160,18 +161,15 @@ final class OkHttpHook {
     }
   }
 
-  /** {@code OkHttpBridge.<method>(this)}, which never throws. */
-  private static void tellBridge(MethodVisitor mv, String method) {
-    mv.visitVarInsn(Opcodes.ALOAD, 0);
-    mv.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, method, "(Ljava/lang/Object;)V", false);
-  }
-
-  /** The {@code enqueue} prologue: {@code OkHttpBridge.enqueue(this, this.client, callback)}. */
+  /**
+   * The {@code enqueue} prologue: {@code RetryAgentBridge.enter(OKHTTP_ENQUEUE, this, this.client,
+   * callback)}.
+   */
   private static final class EnqueuePrologue extends BridgePrologue {
     private final String owner;
 
     EnqueuePrologue(MethodVisitor next, String owner) {
-      super(next, BRIDGE, "enqueue", 3, null);
+      super(next, Bridge.OKHTTP_ENQUEUE, 3, null);
       this.owner = owner;
     }
 

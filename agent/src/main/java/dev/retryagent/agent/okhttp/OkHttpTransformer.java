@@ -1,9 +1,9 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
-import dev.retryagent.bootstrap.OkHttpBridge;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -20,7 +20,6 @@ final class OkHttpTransformer extends HookTransformer {
   static final String CALL_3 = "okhttp3/RealCall";
   static final String CALL_4 = "okhttp3/internal/connection/RealCall";
   static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel";
-  private static final String BRIDGE = "dev.retryagent.bootstrap.OkHttpBridge";
 
   private final AtomicInteger skipped = new AtomicInteger();
   private final AtomicInteger unlinkable = new AtomicInteger();
@@ -63,26 +62,38 @@ final class OkHttpTransformer extends HookTransformer {
       return false;
     }
     if (!seesBridge(loader)) {
-      // A loader that does not delegate to the bootstrap path (OSGi, JBoss Modules): the injected
-      // calls could not link, and the builder's would break the application's constructor.
+      // Every loader must delegate java.* to the bootstrap loader, so this takes a loader that
+      // refuses even that: the injected calls could not link, and the builder's would break the
+      // application's constructor. (Loaders that hide the agent's own packages, as OSGi and JBoss
+      // Modules may, still delegate java.* and are hooked.)
       if (unlinkable.getAndIncrement() == 0) {
         AgentLog.error(
             "okhttp NOT hooked in "
                 + loader
-                + ", which cannot see the agent's bootstrap classes: its clients run without"
-                + " retries");
+                + ", which does not delegate "
+                + BridgeInstaller.NAME
+                + " to the bootstrap loader: its clients run without retries");
       }
       return false;
     }
     return true;
   }
 
+  /**
+   * True when {@code loader} resolves the bridge's name to the bridge: what the rewritten class
+   * will link to. Loading it here, before the rewrite is returned, also records {@code loader} as
+   * an initiating loader of the bridge.
+   */
   private static boolean seesBridge(ClassLoader loader) {
+    Class<?> bridge = BridgeInstaller.bridge();
+    if (bridge == null) {
+      return false;
+    }
     if (loader == null) {
       return true;
     }
     try {
-      return Class.forName(BRIDGE, false, loader) == OkHttpBridge.class;
+      return Class.forName(BridgeInstaller.NAME, false, loader) == bridge;
     } catch (ClassNotFoundException | LinkageError e) {
       return false;
     }

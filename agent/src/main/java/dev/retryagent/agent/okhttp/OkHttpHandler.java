@@ -1,9 +1,10 @@
-package dev.retryagent.bootstrap;
+package dev.retryagent.agent.okhttp;
 
 /**
- * What the agent does at the OkHttp hooks; implemented in the agent's class loader (which sees no
- * OkHttp), hence the {@code Object} signatures. Every OkHttp object passed here belongs to the
- * OkHttp copy of the class loader that defined the hooked class.
+ * What the agent does at the OkHttp hooks, as {@link OkHttpEntry} hands them over; implemented in
+ * the agent's class loader (which sees no OkHttp) and by the glue next to each OkHttp copy, hence
+ * the {@code Object} signatures. Every OkHttp object passed here belongs to the OkHttp copy of the
+ * class loader that defined the hooked class. Public: the glue lives in another class loader.
  */
 public interface OkHttpHandler {
   /**
@@ -18,9 +19,8 @@ public interface OkHttpHandler {
    * @param call the {@code RealCall}
    * @param client its {@code OkHttpClient}
    * @param callback the caller's callback
-   * @return {@code null} to run the original method; otherwise the call was taken over and the
-   *     value goes to {@link OkHttpBridge#deliver} ({@link OkHttpBridge#TAKEN}, or a throwable for
-   *     the caller)
+   * @return {@code null} to run the original method; otherwise the call was taken over: {@code
+   *     Bridge.TAKEN}, or a throwable for the caller
    */
   Object enqueue(Object call, Object client, Object callback);
 

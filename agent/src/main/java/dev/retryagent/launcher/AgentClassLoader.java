@@ -1,4 +1,4 @@
-package dev.retryagent.bootstrap;
+package dev.retryagent.launcher;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -19,9 +19,13 @@ import java.util.jar.JarFile;
  * are read from {@code inst/<name>}.
  *
  * <p>The parent is the platform class loader, so agent code links to {@code java.net.http} and the
- * other platform modules, to {@code java.base}, and to the bootstrap bridge, but never to an
- * application class: the application's own Byte Buddy, SnakeYAML or SLF4J are invisible here, and
- * ours are invisible to it.
+ * other platform modules, to {@code java.base} (the bridge {@code java.lang.RetryAgentBridge}
+ * included), but never to an application class: the application's own Byte Buddy, SnakeYAML or
+ * SLF4J are invisible here, and ours are invisible to it. The two start-up types the installer
+ * links to, {@link AgentInstaller} and {@link AgentStarter}, are the exception: they live in the
+ * system class loader with the launcher (which the platform loader does not see), and this loader
+ * hands out exactly those two classes. Making the system loader the parent instead would expose the
+ * application's libraries again.
  */
 final class AgentClassLoader extends ClassLoader {
   static {
@@ -45,6 +49,19 @@ final class AgentClassLoader extends ClassLoader {
   static AgentClassLoader open(String jarPath) throws IOException {
     JarFile jar = new JarFile(jarPath, false);
     return new AgentClassLoader(jar, new java.io.File(jarPath).toURI().toURL());
+  }
+
+  @Override
+  protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+    // the installer implements one and registers with the other: the very classes the launcher
+    // uses, from the system class loader, or the installer could not be handed over
+    if (name.equals(AgentInstaller.class.getName())) {
+      return AgentInstaller.class;
+    }
+    if (name.equals(AgentStarter.class.getName())) {
+      return AgentStarter.class;
+    }
+    return super.loadClass(name, resolve);
   }
 
   @Override
@@ -75,6 +92,26 @@ final class AgentClassLoader extends ClassLoader {
         }
       }
     }
+  }
+
+  /**
+   * Hidden class files ({@code *.classdata}: the OkHttp glue, the bridge's bytes) are read straight
+   * from the open jar: through {@link #getResource} they would go through {@code URL} and {@code
+   * JarURLConnection}, nine more classes to load at start-up.
+   */
+  @Override
+  public InputStream getResourceAsStream(String name) {
+    if (name.endsWith(".classdata")) {
+      JarEntry entry = jar.getJarEntry(PREFIX + name);
+      if (entry != null) {
+        try {
+          return jar.getInputStream(entry);
+        } catch (IOException e) {
+          return null;
+        }
+      }
+    }
+    return super.getResourceAsStream(name);
   }
 
   @Override

@@ -1,10 +1,12 @@
-package dev.retryagent.bootstrap;
+package dev.retryagent.launcher;
 
 import java.lang.instrument.Instrumentation;
 
 /**
- * Boot-loaded half of the start-up: creates the agent's class loader and runs the installer in it,
- * once per JVM, whatever the number of {@code -javaagent} copies or late attaches.
+ * The launcher's half of the start-up, in the system class loader: creates the agent's class loader
+ * and runs the installer in it, once per JVM, whatever the number of {@code -javaagent} copies or
+ * late attaches (each of them resolves this same class: the system loader returns the first copy's
+ * classes, and {@link AgentClassLoader} hands the installer this one too).
  */
 public final class AgentStarter {
   private static final String INSTALLER = "dev.retryagent.agent.Installer";

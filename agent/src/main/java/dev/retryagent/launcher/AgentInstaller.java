@@ -1,11 +1,12 @@
-package dev.retryagent.bootstrap;
+package dev.retryagent.launcher;
 
 import java.lang.instrument.Instrumentation;
 
 /**
  * Implemented by the installer in the agent's class loader, which registers an instance with {@link
- * AgentStarter#register} from its static initializer: the boot side then calls it without
- * reflection (reflection and method handles spin classes at start-up, which costs tens of ms).
+ * AgentStarter#register} from its static initializer: the launcher's side (the system class loader)
+ * then calls it without reflection (reflection and method handles spin classes at start-up, which
+ * costs tens of ms).
  */
 public interface AgentInstaller {
   /**
