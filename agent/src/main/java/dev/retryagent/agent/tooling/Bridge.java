@@ -46,11 +46,18 @@ public final class Bridge {
   private static final class Entry {
     final String what;
     final BridgeHandler handler;
-    volatile boolean reported;
+    private boolean reported;
 
     Entry(String what, BridgeHandler handler) {
       this.what = what;
       this.handler = handler;
+    }
+
+    /** True the first time only: a failing handler is said once, not per call. */
+    synchronized boolean reportFirst() {
+      boolean first = !reported;
+      reported = true;
+      return first;
     }
   }
 
@@ -102,8 +109,7 @@ public final class Bridge {
     try {
       return entry.handler.enter(a, b, c, d, e, f);
     } catch (Throwable bug) {
-      if (!entry.reported) {
-        entry.reported = true;
+      if (entry.reportFirst()) {
         AgentLog.error("internal error, " + entry.what + " passed through without retries: " + bug);
       }
       return null;

@@ -46,6 +46,15 @@ public final class TestBridge {
     }
   }
 
+  /** {@code RetryAgentBridge.tell(hook, a)}. */
+  public static void tell(int hook, Object a) throws Throwable {
+    try {
+      define().getMethod("tell", int.class, Object.class).invoke(null, hook, a);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
   private static Object call(String name, Class<?>[] types, Object... args) {
     try {
       return define().getMethod(name, types).invoke(null, args);
