@@ -1,6 +1,5 @@
 package java.lang;
 
-import java.lang.invoke.MethodHandle;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -12,9 +11,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * appended to the bootstrap class path.
  *
  * <p>It speaks {@code java.base} types only and knows no hook: a hook is a number ({@code hook}),
- * written into the rewritten class by the agent, and every call goes to one dispatcher method
- * handle the agent installs, {@code (int hook, Object a, Object b, Object c, Object d, Object e,
- * Object f) Object}; missing arguments are {@code null}. The outcome convention:
+ * written into the rewritten class by the agent, and every call goes to {@link #dispatch} of the
+ * one subclass instance the agent installs, with the hook's number and up to six arguments
+ * (missing ones {@code null}). A plain virtual call: no method handle to create at start-up, and
+ * one the JIT inlines. The outcome convention:
  *
  * <ul>
  *   <li>{@code null}: the agent does not take the call, the original method body runs;
@@ -29,11 +29,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Thread safety: the dispatcher and the marker are published through volatile fields; the
  * counters are atomic.
  */
-public final class RetryAgentBridge {
+public abstract class RetryAgentBridge {
   /** How many hook numbers exist: {@code 0 <= hook < HOOKS}. */
   public static final int HOOKS = 32;
 
-  private static volatile MethodHandle dispatcher;
+  private static volatile RetryAgentBridge dispatcher;
   private static volatile Object nullResult;
   private static final AtomicLong[] HANDLED = new AtomicLong[HOOKS];
 
@@ -43,16 +43,33 @@ public final class RetryAgentBridge {
     }
   }
 
-  private RetryAgentBridge() {}
+  /** For the agent's one subclass. */
+  protected RetryAgentBridge() {}
 
   /**
-   * Called once by the agent, through a lookup with private access to {@code java.lang}: the
-   * application cannot reach it, {@code java.lang} is not open to it.
+   * Makes {@code agent} the dispatcher of every hook, once per JVM: the agent calls it right after
+   * it defined this class, so nothing else can have come first, and a later call (an application
+   * subclassing this public class) is refused.
+   *
+   * @param agent the agent's instance; its {@link #dispatch} must be thread-safe
+   * @param nullMarker the outcome that {@link #deliver} turns into a {@code null} result
+   * @throws IllegalStateException if a dispatcher is installed already
    */
-  static void install(MethodHandle handler, Object nullMarker) {
+  protected static synchronized void install(RetryAgentBridge agent, Object nullMarker) {
+    if (dispatcher != null) {
+      throw new IllegalStateException("retry-agent's bridge has its dispatcher already");
+    }
     nullResult = nullMarker;
-    dispatcher = handler;
+    dispatcher = agent;
   }
+
+  /**
+   * Where every hooked call goes: the agent's handler of {@code hook}.
+   *
+   * @return {@code null} to run the original body, or the outcome for {@link #deliver}
+   */
+  protected abstract Object dispatch(
+      int hook, Object a, Object b, Object c, Object d, Object e, Object f) throws Throwable;
 
   /**
    * Hands a call to the agent.
@@ -94,11 +111,11 @@ public final class RetryAgentBridge {
 
   private static Object call(int hook, Object a, Object b, Object c, Object d, Object e, Object f)
       throws Throwable {
-    MethodHandle h = dispatcher;
-    if (h == null) {
+    RetryAgentBridge agent = dispatcher;
+    if (agent == null) {
       return null;
     }
-    Object outcome = (Object) h.invokeExact(hook, a, b, c, d, e, f);
+    Object outcome = agent.dispatch(hook, a, b, c, d, e, f);
     // nothing after the agent took the call may throw: the prologue would run the original too
     if (outcome != null && hook >= 0 && hook < HOOKS) {
       HANDLED[hook].incrementAndGet();

@@ -4,15 +4,15 @@ import dev.retryagent.agent.runtime.AgentLog;
 
 /**
  * The agent's side of {@code java.lang.RetryAgentBridge}: the number of each hook, the handler
- * registered for it, and {@link #dispatch}, the one method the bridge calls (through a method
- * handle that {@link BridgeInstaller} installs).
+ * registered for it, and {@link #dispatch}, where the bridge sends every call (through {@link
+ * BridgeDispatcher}, the bridge's subclass that {@link BridgeInstaller} installs).
  *
  * <p>A hook is a number written into the rewritten class ({@link BridgePrologue}); the bridge
  * passes it here with the arguments, and the handler registered under it answers. A new hook takes
  * the next free number below; nothing else changes, the bridge included.
  *
  * <p>Thread-safe: handlers are published copy-on-write through a volatile array, so a call costs
- * one volatile read and one interface call on top of the bridge's method handle.
+ * one volatile read and one interface call on top of the bridge's own virtual call.
  */
 public final class Bridge {
   /** {@code HttpClientImpl.send(HttpRequest, BodyHandler)}: facade, request, body handler. */
@@ -95,9 +95,8 @@ public final class Bridge {
   }
 
   /**
-   * Called by {@code java.lang.RetryAgentBridge} for every hooked call (public for the method
-   * handle only). A handler failure before it took the call is reported once per hook and the
-   * original body runs.
+   * Called by {@code java.lang.RetryAgentBridge} for every hooked call. A handler failure before it
+   * took the call is reported once per hook and the original body runs.
    */
   public static Object dispatch(
       int hook, Object a, Object b, Object c, Object d, Object e, Object f) {

@@ -3,17 +3,16 @@ package dev.retryagent.agent.tooling;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.instrument.Instrumentation;
-import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.util.Map;
 import java.util.Set;
 
 /**
- * Defines {@code java.lang.RetryAgentBridge} once per JVM and points it at {@link Bridge#dispatch}:
- * the step that replaces a bootstrap class-path append (which makes the JVM print "Sharing is only
- * supported for boot loader classes because bootstrap classpath has been appended" and turns off
- * the application's class-data sharing).
+ * Defines {@code java.lang.RetryAgentBridge} once per JVM and installs the agent's subclass of it
+ * ({@link BridgeDispatcher}, which calls {@link Bridge#dispatch}): the step that replaces a
+ * bootstrap class-path append (which makes the JVM print "Sharing is only supported for boot loader
+ * classes because bootstrap classpath has been appended" and turns off the application's class-data
+ * sharing).
  *
  * <ol>
  *   <li>{@code Instrumentation.redefineModule} opens {@code java.lang} to the agent's (unnamed)
@@ -21,28 +20,18 @@ import java.util.Set;
  *   <li>{@code MethodHandles.privateLookupIn(Object.class, lookup()).defineClass(bytes)} defines
  *       the bridge into the bootstrap loader and {@code java.base}; its bytes are the agent jar's
  *       hidden {@code inst/java/lang/RetryAgentBridge.classdata} (never a loadable {@code .class});
- *   <li>the bridge's package-private {@code install} receives the dispatcher handle.
+ *   <li>{@link BridgeDispatcher}, a subclass of it, loads (its superclass exists now) and installs
+ *       itself as the bridge's dispatcher: the first and only one.
  * </ol>
  *
- * Supported APIs only (no {@code Unsafe}); no lambda, so nothing spins but the JDK's own method
- * handle forms (~1-5 ms, docs/BENCHMARKS.md).
+ * Supported APIs only (no {@code Unsafe}); no method handle and no lambda of ours. The JDK spins a
+ * few lambda classes inside {@code redefineModule} (docs/BENCHMARKS.md).
  */
 public final class BridgeInstaller {
   /** The bridge's binary name. */
   public static final String NAME = "java.lang.RetryAgentBridge";
 
   private static final String BYTES = "java/lang/RetryAgentBridge.classdata";
-
-  private static final MethodType DISPATCH =
-      MethodType.methodType(
-          Object.class,
-          int.class,
-          Object.class,
-          Object.class,
-          Object.class,
-          Object.class,
-          Object.class,
-          Object.class);
 
   private static volatile Class<?> bridge;
 
@@ -80,17 +69,7 @@ public final class BridgeInstaller {
     } catch (ClassNotFoundException absent) {
       defined = javaLang.defineClass(bytes());
     }
-    MethodHandle dispatch = MethodHandles.lookup().findStatic(Bridge.class, "dispatch", DISPATCH);
-    MethodHandle install =
-        javaLang.findStatic(
-            defined,
-            "install",
-            MethodType.methodType(void.class, MethodHandle.class, Object.class));
-    try {
-      install.invokeExact(dispatch, Bridge.NULL_RESULT);
-    } catch (Throwable t) {
-      throw new IllegalStateException("cannot install the dispatcher into " + NAME, t);
-    }
+    BridgeDispatcher.installIntoTheBridge();
     bridge = defined;
     return defined;
   }
