@@ -4,22 +4,26 @@
 # so that machine load drifts hit every variant alike; reports the median and the ratio to the
 # run without agent on the same JDK.
 #
-#   agent/bench/startup.sh [--runs N]
+#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar]
 #
-# Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests).
+# Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests). --compare adds
+# the same retry-agent rows for another build of the jar (say, the one before a change), in the same
+# rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
+compare=
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
+    --compare) compare=$(readlink -f "$2"); shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 
 JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AGENT=$PWD/agent/target/retry-agent.jar
+AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
 [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -39,6 +43,11 @@ for jdk in 17 25; do
   add "JDK $jdk, no agent, Hello" "$j Hello"
   add "JDK $jdk, empty agent, Hello" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps Hello"
   add "JDK $jdk, retry-agent, Hello" "$home/bin/java -javaagent:$AGENT -cp $work/apps Hello"
+  if [ -n "$compare" ]; then
+    add "JDK $jdk, compare" "$home/bin/java -javaagent:$compare -cp $work/apps OneClient"
+    add "JDK $jdk, compare, config/llm-provider.yml" "$home/bin/java -javaagent:$compare=$PWD/config/llm-provider.yml -cp $work/apps OneClient"
+    add "JDK $jdk, compare, Hello" "$home/bin/java -javaagent:$compare -cp $work/apps Hello"
+  fi
 done
 
 n=${#cmds[@]}
@@ -57,6 +66,7 @@ done
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
 echo
 echo "| variant | median wall ms | ratio | median CPU ms (user+sys) |"
 echo "|---|---:|---:|---:|"
