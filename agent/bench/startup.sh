@@ -4,7 +4,11 @@
 # so that machine load drifts hit every variant alike; reports the median and the ratio to the
 # run without agent on the same JDK.
 #
-#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar]
+#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar] [--url-connection]
+#
+# --url-connection: the HttpURLConnection hook's cost instead. Hello (no URL), JceOnly (JCE start-up
+# makes an http: URL object, so the JDK loads the handler the hook patches) and OneUrl (one GET),
+# without the agent and with it, the hook switched off and on by otherwise identical files.
 #
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests). --compare adds
 # the same retry-agent rows for another build of the jar (say, the one before a change), in the same
@@ -13,10 +17,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
 compare=
+urlconn=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --compare) compare=$(readlink -f "$2"); shift 2 ;;
+    --url-connection) urlconn=true; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -33,7 +39,23 @@ printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
 
 labels=(); cmds=()
 add() { labels+=("$1"); cmds+=("$2"); }
+if $urlconn; then
+  printf 'version: 1\nagent: { clients: { url-connection: false } }\n' > "$work/off.yml"
+  printf 'version: 1\nagent: { clients: { url-connection: true } }\n' > "$work/on.yml"
+  for jdk in 17 25; do
+    home=$JDK17; [ $jdk = 25 ] && home=$JDK25
+    for app in Hello JceOnly OneUrl; do
+      add "JDK $jdk, no agent, $app" "$home/bin/java -cp $work/apps $app"
+      add "JDK $jdk, url-connection off, $app" "$home/bin/java -javaagent:$AGENT=$work/off.yml -cp $work/apps $app"
+      add "JDK $jdk, url-connection on, $app" "$home/bin/java -javaagent:$AGENT=$work/on.yml -cp $work/apps $app"
+      if [ -n "$compare" ]; then
+        add "JDK $jdk, compare, url-connection on, $app" "$home/bin/java -javaagent:$compare=$work/on.yml -cp $work/apps $app"
+      fi
+    done
+  done
+fi
 for jdk in 17 25; do
+  $urlconn && break
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   j="$home/bin/java -cp $work/apps"
   add "JDK $jdk, no agent" "$j OneClient"
@@ -74,6 +96,7 @@ declare -A base
 for ((i = 0; i < n; i++)); do
   w=$(median "${wall[$i]}"); c=$(median "${cpu[$i]}")
   key=${labels[$i]%%,*}; [[ ${labels[$i]} == *Hello ]] && key="$key Hello"
+  $urlconn && key="${labels[$i]%%,*} ${labels[$i]##*, }"
   [[ ${labels[$i]} == *"no agent"* ]] && base[$key]=$w
   ratio=$(echo "scale=2; $w / ${base[$key]}" | bc)
   printf '| %s | %s | %s | %s |\n' "${labels[$i]}" "$w" "$ratio" "$c"

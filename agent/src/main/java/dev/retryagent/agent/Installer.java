@@ -1,9 +1,11 @@
 package dev.retryagent.agent;
 
+import dev.retryagent.agent.apache.ApacheInstallation;
 import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.agent.tooling.BridgeInstaller;
+import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigProblem;
@@ -78,7 +80,10 @@ public final class Installer implements AgentInstaller {
       // Nothing could ever switch it on: leave every class alone.
       return "nothing hooked (mode=off); " + describe(sources, config);
     }
-    if (config.clients().jdkHttp() || config.clients().okhttp()) {
+    if (config.clients().jdkHttp()
+        || config.clients().okhttp()
+        || config.clients().apacheHttpClient()
+        || config.clients().urlConnection()) {
       // Before any transformer: a rewritten class links to the bridge at once.
       try {
         BridgeInstaller.install(inst);
@@ -101,6 +106,16 @@ public final class Installer implements AgentInstaller {
             config.clients().okhttp()
                 ? OkHttpInstallation.install(inst, runtime)
                 : "okhttp off (agent.clients.okhttp: false)");
+    line.append("; ")
+        .append(
+            config.clients().apacheHttpClient()
+                ? ApacheInstallation.install(inst, runtime)
+                : "apache-httpclient off (agent.clients.apache-httpclient: false)");
+    line.append("; ")
+        .append(
+            config.clients().urlConnection()
+                ? UrlConnectionInstallation.install(inst, runtime)
+                : "url-connection off (agent.clients.url-connection: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();
     runtime.startBackground(reloadable ? sources.configFile() : null);

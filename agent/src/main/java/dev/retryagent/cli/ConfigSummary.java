@@ -30,6 +30,9 @@ public final class ConfigSummary {
     if (!c.clients().okhttp()) {
       off.add("okhttp");
     }
+    if (!c.clients().apacheHttpClient()) {
+      off.add("apache-httpclient");
+    }
     if (!off.isEmpty()) {
       b.append("; clients off: ").append(String.join(", ", off));
     }

@@ -209,13 +209,39 @@ class RetryAgentJarIT {
             "inst/dev/retryagent/agent/okhttp/OkHttpHook.classdata",
             // read as bytes by OkHttpClassLoader and defined next to each OkHttp copy
             "inst/dev/retryagent/agent/okhttp/glue/OkHttpGlue.classdata",
-            "inst/dev/retryagent/okhttp/RetryInterceptor.classdata");
+            "inst/dev/retryagent/okhttp/RetryInterceptor.classdata",
+            "inst/dev/retryagent/agent/apache/ApacheHook.classdata",
+            "inst/dev/retryagent/agent/tooling/GlueClassLoader.classdata",
+            // read as bytes by GlueClassLoader and defined next to each HttpClient copy
+            "inst/dev/retryagent/agent/apache/glue/Apache4Glue.classdata",
+            "inst/dev/retryagent/agent/apache/glue/Apache5Glue.classdata",
+            "inst/dev/retryagent/apache/ExchangeLog.classdata",
+            "inst/dev/retryagent/apache4/ApacheRetrying4.classdata",
+            "inst/dev/retryagent/apache5/RetryExecHandler.classdata");
     // one package per part: the root package holds only the entry point
     assertThat(names)
         .filteredOn(n -> n.matches("inst/dev/retryagent/agent/[^/]+"))
         .containsExactlyInAnyOrder(
             "inst/dev/retryagent/agent/Installer.classdata",
             "inst/dev/retryagent/agent/package-info.classdata");
+  }
+
+  @Test
+  void theHttpUrlConnectionBridgeIsHiddenBytesThatNameOnlyJavaBaseTypes() throws IOException {
+    String entry = "inst/dev/retryagent/agent/urlconnection/RetryAgentUrlBridge.bytes";
+    assertThat(names).contains(entry).noneMatch(n -> n.startsWith("sun/"));
+    byte[] bytes;
+    try (InputStream in = jar.getInputStream(jar.getJarEntry(entry))) {
+      bytes = in.readAllBytes();
+    }
+    String text = new String(bytes, StandardCharsets.ISO_8859_1);
+    assertThat(text)
+        .contains("sun/net/www/RetryAgentUrlBridge")
+        .doesNotContain("dev/retryagent")
+        .doesNotContain("InnerClasses")
+        .doesNotContain("java/lang/invoke/StringConcatFactory");
+    // class file version 55: Java 11, the agent's bytecode level
+    assertThat(bytes[7]).isEqualTo((byte) 55);
   }
 
   @Test

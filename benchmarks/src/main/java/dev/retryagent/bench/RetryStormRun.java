@@ -52,7 +52,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * [--svg docs]}.
  */
 public final class RetryStormRun {
-  private static final int MAX_ATTEMPTS = RetryPolicy.MAX_MAX_ATTEMPTS;
+  private static final int MAX_ATTEMPTS = RetryPolicy.MAX_ATTEMPTS_LIMIT;
   private static final String CSV_HEADER = "round,jitter,clients,calls,millis,give_ups";
 
   private RetryStormRun() {}

@@ -33,7 +33,7 @@ public final class ClientSwitches {
     return okhttp;
   }
 
-  /** {@code url-connection}: HttpURLConnection (once supported). */
+  /** {@code url-connection}: HttpURLConnection (docs/url-connection.md). */
   public boolean urlConnection() {
     return urlConnection;
   }

@@ -33,6 +33,7 @@ public final class CircuitBreaker {
   private CircuitState state = CircuitState.CLOSED;
   private long generation;
   private long openUntilNanos;
+  private long lastTrialNanos;
   private int trialsIssued;
   private int trialsSucceeded;
   private long transitions;
@@ -117,12 +118,25 @@ public final class CircuitBreaker {
   /**
    * Asks to make one attempt at {@code nowNanos}.
    *
+   * <p>Half-open is bounded in time: when every trial slot is taken and the last trial was let
+   * through {@code openFor} ago without all of them having answered, the trials count as failed and
+   * the breaker opens again (from the moment the last one ran out of time), so a trial whose
+   * attempt never reports (a hung connection without a timeout, a leaked call) cannot keep the
+   * breaker rejecting forever.
+   *
    * @return a permit to pass to {@link #onResult} or {@link #release}, or {@link #REJECTED}
    */
   public long tryAcquire(long nowNanos) {
+    CircuitTransition lost = null;
     CircuitTransition moved = null;
     long permit;
     synchronized (this) {
+      long trialLimit = policy.openFor().toNanos();
+      if (state == CircuitState.HALF_OPEN
+          && trialsIssued >= policy.halfOpenCalls()
+          && nowNanos - lastTrialNanos >= trialLimit) {
+        lost = open(lastTrialNanos + trialLimit);
+      }
       if (state == CircuitState.OPEN && nowNanos >= openUntilNanos) {
         moved = move(CircuitState.HALF_OPEN);
       }
@@ -133,6 +147,7 @@ public final class CircuitBreaker {
         case HALF_OPEN:
           if (trialsIssued < policy.halfOpenCalls()) {
             trialsIssued++;
+            lastTrialNanos = nowNanos;
             permit = generation;
           } else {
             permit = REJECTED;
@@ -142,6 +157,7 @@ public final class CircuitBreaker {
           permit = REJECTED;
       }
     }
+    notifyListener(lost);
     notifyListener(moved);
     return permit;
   }

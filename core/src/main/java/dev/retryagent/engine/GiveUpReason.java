@@ -24,8 +24,13 @@ public enum GiveUpReason {
   RATE_LIMITED,
   /** Retries are disabled for this route. */
   RETRY_DISABLED,
-  /** The caller cancelled, interrupted or timed the call out. */
-  CANCELLED;
+  /** The caller cancelled or interrupted the call. */
+  CANCELLED,
+  /**
+   * The caller's own timeout for the whole call (OkHttp's {@code callTimeout}) ended it, or would
+   * pass before the next attempt could start.
+   */
+  CALL_TIMEOUT;
 
   /** Lower-case, hyphenated: for logs, metrics labels and dead letters. */
   public String label() {

@@ -58,6 +58,32 @@ public final class RetryBudget {
     return true;
   }
 
+  /**
+   * Counts a retry that happened without asking: the client sent the request again on its own (the
+   * JDK's resend after a connection closed before any byte of the answer; OkHttp's repeat of a
+   * 408). It may take the budget past its limit; the next {@link #tryAcquireRetry} pays for that.
+   */
+  public synchronized void recordRetry(long nowNanos) {
+    int i = bucket(nowNanos);
+    retries[i]++;
+    retrySum++;
+  }
+
+  /**
+   * Gives back a retry withdrawn at {@code takenAtNanos} that was never made (the call was
+   * cancelled during the wait, or the breaker or the rate limit refused the attempt). A retry taken
+   * so long ago that its bucket left the window is already forgotten: nothing to give back.
+   */
+  public synchronized void returnRetry(long takenAtNanos, long nowNanos) {
+    bucket(nowNanos);
+    long epoch = Math.floorDiv(takenAtNanos, bucketNanos);
+    int i = (int) Math.floorMod(epoch, (long) epochs.length);
+    if (epochs[i] == epoch && retries[i] > 0) {
+      retries[i]--;
+      retrySum--;
+    }
+  }
+
   /** Calls counted in the current window. */
   public synchronized long callsInWindow(long nowNanos) {
     bucket(nowNanos);

@@ -4,6 +4,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import java.util.function.BooleanSupplier;
+import java.util.function.ToIntFunction;
 
 /**
  * The state of one call across its attempts, and every decision about it. A client adapter (or
@@ -21,6 +22,11 @@ import java.util.function.BooleanSupplier;
  *       1.
  * </ol>
  *
+ * <p>A retry that was decided but never made (the caller cancelled during the wait, the breaker or
+ * the rate limit refused the attempt) gives its budget back. Requests the client sent again on its
+ * own inside an attempt count as attempts, for {@code maxAttempts}, the budget and the breaker
+ * ({@link #clientRepeated}, {@link #clientResendsOf}).
+ *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
  */
@@ -32,19 +38,20 @@ public final class RetryCall {
   private final boolean observe;
   private final boolean passThrough;
   private final long startNanos;
-  private long deadlineNanos;
+  private final CallBounds bounds;
   private BooleanSupplier cancelled;
+  private ToIntFunction<Throwable> clientResends;
 
-  private final CircuitBreaker breaker;
-  private final RetryBudget budget;
+  private final HostHold host;
   private final RateLimiter limiter;
 
   private int attempt;
   private long attemptStartNanos;
-  private long permit = CircuitBreaker.REJECTED;
   private long previousDelayNanos;
   private Decision decision;
   private boolean finished;
+  // The current attempt's request was sent again by the client itself.
+  private boolean clientResent;
 
   RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
     this.engine = engine;
@@ -54,15 +61,13 @@ public final class RetryCall {
     this.observe = mode == Mode.OBSERVE;
     this.passThrough = mode == Mode.OFF;
     this.startNanos = engine.clock().nanoTime();
-    this.deadlineNanos = startNanos + retry.deadline().toNanos();
+    this.bounds = new CallBounds(retry, startNanos);
     if (passThrough) {
-      breaker = null;
-      budget = null;
+      host = new HostHold(null, null);
       limiter = null;
     } else {
       String target = request.target();
-      breaker = engine.breakerFor(target, policy);
-      budget = engine.budgetFor(target, policy);
+      host = new HostHold(engine.breakerFor(target, policy), engine.budgetFor(target, policy));
       limiter = engine.limiterFor(target, policy);
     }
   }
@@ -92,12 +97,20 @@ public final class RetryCall {
 
   /**
    * Shortens the deadline to {@code deadlineNanos} (in {@link Clock#nanoTime()} terms) when that is
-   * sooner: e.g. OkHttp's call timeout, which covers the whole call.
+   * sooner. A give-up because of it names the deadline.
    */
   public synchronized void limitDeadline(long deadlineNanos) {
-    if (deadlineNanos - this.deadlineNanos < 0) {
-      this.deadlineNanos = deadlineNanos;
-    }
+    bounds.limitDeadline(deadlineNanos);
+  }
+
+  /**
+   * The caller's own timeout for the whole call (OkHttp's {@code callTimeout}) ends at {@code
+   * deadlineNanos}: no retry starts after it, and a call it ends (the client cancels it) gives up
+   * with {@link GiveUpReason#CALL_TIMEOUT} rather than as cancelled. It does not shorten the
+   * attempts' timeouts: the client enforces it, with the exception the caller expects.
+   */
+  public synchronized void limitToCallerTimeout(long deadlineNanos) {
+    bounds.limitToCallerTimeout(deadlineNanos);
   }
 
   /**
@@ -109,16 +122,22 @@ public final class RetryCall {
   }
 
   /**
-   * The timeout for the attempt being started, or -1 to keep the client's own: {@code
-   * perAttemptTimeout} when set, and for a retry never past the deadline.
+   * How the client resends a request on its own inside one attempt, judged from the attempt's
+   * failure: {@code resends} returns how many times it did (0 when it did not, or cannot tell).
+   * Asked once per failed attempt, before the decision.
+   */
+  public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
+    this.clientResends = resends;
+  }
+
+  /**
+   * The policy's bound on the attempt being started, or -1 for none: {@code perAttemptTimeout} when
+   * set, and for a retry the time left before the deadline (a retry never runs past it; the first
+   * attempt is the caller's own). The adapter gives each of the client's own per-attempt timeouts
+   * {@link CallBounds#shorterTimeout}{@code (this, clientTimeout)}.
    */
   public synchronized long attemptTimeoutNanos() {
-    long timeout = retry.perAttemptTimeout() == null ? -1 : retry.perAttemptTimeout().toNanos();
-    if (attempt > 1) {
-      long remaining = Math.max(1, deadlineNanos - engine.clock().nanoTime());
-      timeout = timeout < 0 ? remaining : Math.min(timeout, remaining);
-    }
-    return timeout;
+    return bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
   }
 
   /**
@@ -134,7 +153,7 @@ public final class RetryCall {
     }
     long now = engine.clock().nanoTime();
     long maxWait = policy.rateLimit().maxWait().toNanos();
-    long remaining = Math.max(0, deadlineNanos - now);
+    long remaining = bounds.remainingNanos(now);
     // A token that comes after the deadline is no use: the call's whole time would be spent.
     long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
     if (wait == RateLimiter.REJECTED) {
@@ -160,15 +179,11 @@ public final class RetryCall {
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
   public synchronized void acquireBreaker() throws CircuitBreakerOpenException {
-    if (breaker == null) {
-      return;
-    }
     long now = engine.clock().nanoTime();
-    permit = breaker.tryAcquire(now);
-    if (permit != CircuitBreaker.REJECTED) {
+    if (host.acquire(now)) {
       return;
     }
-    CircuitBreakerOpenException e = breaker.rejection(now, engine.clock().wallMillis());
+    CircuitBreakerOpenException e = host.breaker().rejection(now, engine.clock().wallMillis());
     if (engine.listening()) {
       engine.emit(RetryEvent.breakerRejected(this, e));
     }
@@ -180,15 +195,30 @@ public final class RetryCall {
   }
 
   /**
-   * Counts requests the client itself repeated inside the current attempt (OkHttp repeats a 408 or
-   * a 503 with {@code Retry-After: 0} once on its own), so that {@code maxAttempts} bounds the
-   * requests the server sees rather than multiplying with the client's own repeats. Call before
-   * {@link #onResponse} of that attempt.
+   * The client repeated the attempt's request on its own after {@code status} (OkHttp: a 408, a 503
+   * with {@code Retry-After: 0}): an attempt (so {@code maxAttempts} bounds what the server sees),
+   * a retry for the budget, a breaker failure when the status is one. Call before {@link
+   * #onResponse}.
    */
-  public synchronized void countClientRepeats(int repeats) {
-    if (repeats > 0 && decision == null) {
-      attempt += repeats;
+  public synchronized void clientRepeated(int status) {
+    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status), true);
+  }
+
+  /**
+   * As {@link #clientRepeated}, after a failure; {@code governed}: resends only while one is left.
+   */
+  public synchronized void clientResentAfterFailure(boolean governed) {
+    countClientResend(policy.circuitBreaker().failOnTransport(), !governed);
+  }
+
+  private void countClientResend(boolean breakerFailure, boolean mayResendAgain) {
+    if (decision != null || passThrough) {
+      return;
     }
+    long now = engine.clock().nanoTime();
+    attempt++;
+    clientResent |= mayResendAgain;
+    host.recordResend(breakerFailure, now - attemptStartNanos, now);
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */
@@ -196,8 +226,14 @@ public final class RetryCall {
     attempt++;
     attemptStartNanos = engine.clock().nanoTime();
     decision = null;
-    if (attempt == 1 && budget != null) {
-      budget.recordCall(attemptStartNanos);
+    clientResent = false;
+    if (!callerGaveUp()) {
+      // A retry started after the caller cancelled is refused by the client without a request:
+      // it stays pending, so the call's end gives its budget back.
+      host.attemptStarted();
+    }
+    if (attempt == 1) {
+      host.callStarted(attemptStartNanos);
     }
     if (engine.listening()) {
       engine.emit(RetryEvent.attempt(this));
@@ -235,10 +271,14 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
+    int resends = resendsIn(error);
+    for (int i = 0; i < resends; i++) {
+      countClientResend(policy.circuitBreaker().failOnTransport(), true);
+    }
     long now = engine.clock().nanoTime();
     AttemptResult result = AttemptResult.thrown(error);
     if (result.outcome() == Outcome.CANCELLED) {
-      releaseBreaker();
+      host.release();
     } else {
       boolean failure =
           policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
@@ -253,9 +293,29 @@ public final class RetryCall {
    * while waiting. Releases what the attempt held; safe to call more than once.
    */
   public synchronized void onAbandoned() {
-    releaseBreaker();
+    host.release();
     if (!finished) {
-      finish(AttemptResult.cancelled(), GiveUpReason.CANCELLED);
+      boolean timedOut = bounds.callerTimedOut(engine.clock().nanoTime());
+      finish(
+          AttemptResult.cancelled(), timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
+    }
+  }
+
+  /** Asks the adapter how often the client resent the attempt that failed with {@code error}. */
+  private int resendsIn(Throwable error) {
+    try {
+      return clientResends == null ? 0 : Math.max(0, clientResends.applyAsInt(error));
+    } catch (RuntimeException e) {
+      return 0; // an adapter's bug must not cost the call its decision
+    }
+  }
+
+  /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */
+  private boolean callerGaveUp() {
+    try {
+      return cancelled != null && cancelled.getAsBoolean();
+    } catch (RuntimeException e) {
+      return false;
     }
   }
 
@@ -270,7 +330,7 @@ public final class RetryCall {
     // Only the breaker rule gives this reason after an attempt: end the call the way the next
     // attempt would have, with the breaker's exception.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
-      CircuitBreakerOpenException e = breaker.rejection(now, engine.clock().wallMillis());
+      CircuitBreakerOpenException e = host.breaker().rejection(now, engine.clock().wallMillis());
       if (engine.listening()) {
         engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
@@ -286,10 +346,13 @@ public final class RetryCall {
     }
     if (observe) {
       // Reported as "would retry"; the caller gets exactly what it would get without the agent.
+      // The budget stays spent, as the retry would have spent it: observe mode shows when the
+      // budget would refuse.
       finish(result, null);
       return Decision.done(result, null);
     }
     previousDelayNanos = d.delayNanos();
+    host.retryDecided(now);
     return d;
   }
 
@@ -305,11 +368,22 @@ public final class RetryCall {
 
     @Override
     public boolean callerGaveUp() {
-      try {
-        return cancelled != null && cancelled.getAsBoolean();
-      } catch (RuntimeException e) {
-        return false;
-      }
+      return RetryCall.this.callerGaveUp();
+    }
+
+    @Override
+    public boolean callerTimedOut() {
+      return bounds.callerTimedOut(now);
+    }
+
+    @Override
+    public int clientResendsExpected() {
+      return clientResent ? 1 : 0;
+    }
+
+    @Override
+    public boolean pastCallerTimeout(long delayNanos) {
+      return bounds.pastCallerTimeout(now + delayNanos);
     }
 
     @Override
@@ -329,18 +403,18 @@ public final class RetryCall {
 
     @Override
     public boolean pastDeadline(long delayNanos) {
-      return now + delayNanos - deadlineNanos >= 0;
+      return bounds.pastDeadline(now + delayNanos);
     }
 
     @Override
     public boolean breakerOpenAfter(long delayNanos) {
       // Observe mode never fails a call, so it never fails one early either.
-      return breaker != null && !observe && breaker.isOpenAt(now + delayNanos);
+      return host.breaker() != null && !observe && host.breaker().isOpenAt(now + delayNanos);
     }
 
     @Override
     public boolean takeFromBudget() {
-      return budget == null || budget.tryAcquireRetry(now);
+      return host.takeRetry(now);
     }
   }
 
@@ -349,7 +423,8 @@ public final class RetryCall {
       return;
     }
     finished = true;
-    releaseBreaker();
+    // Releases the permit; a retry decided and never made gives its budget back.
+    host.callEnded(engine.clock().nanoTime());
     if (engine.listening()) {
       if (reason != null) {
         engine.emit(RetryEvent.giveUp(this, result, reason));
@@ -361,17 +436,7 @@ public final class RetryCall {
   }
 
   private void recordBreaker(boolean failure, long now) {
-    if (breaker != null && permit != CircuitBreaker.REJECTED) {
-      breaker.onResult(permit, failure, now - attemptStartNanos, now);
-      permit = CircuitBreaker.REJECTED;
-    }
-  }
-
-  private void releaseBreaker() {
-    if (breaker != null && permit != CircuitBreaker.REJECTED) {
-      breaker.release(permit);
-      permit = CircuitBreaker.REJECTED;
-    }
+    host.record(failure, now - attemptStartNanos, now);
   }
 
   /** For events: time since the call started. */

@@ -120,11 +120,17 @@ public final class RetryEngine {
     return pendingAsyncRetries.get();
   }
 
-  void asyncRetryScheduled() {
+  /**
+   * An asynchronous retry starts waiting for its delay on {@link #scheduler()}: for adapters that
+   * schedule their own waits (OkHttp's {@code AsyncRetrier}); {@link AsyncRetryLoop} calls it
+   * itself. Each call is matched by one {@link #asyncRetryDone()}.
+   */
+  public void asyncRetryScheduled() {
     pendingAsyncRetries.incrementAndGet();
   }
 
-  void asyncRetryDone() {
+  /** The wait counted by {@link #asyncRetryScheduled()} is over (it ran, or was cancelled). */
+  public void asyncRetryDone() {
     pendingAsyncRetries.decrementAndGet();
   }
 

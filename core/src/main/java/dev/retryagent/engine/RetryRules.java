@@ -23,6 +23,23 @@ public final class RetryRules {
     boolean callerGaveUp();
 
     /**
+     * True when the caller's own timeout for the whole call is what ended it (so a give-up says so
+     * rather than "cancelled"); asked only once the caller gave up or the attempt was cancelled.
+     */
+    default boolean callerTimedOut() {
+      return false;
+    }
+
+    /**
+     * Requests the client is expected to add on its own to the next attempt: 1 when it sent the
+     * last attempt's request again by itself (the JDK after a connection that closed before any
+     * byte of the answer, OkHttp after a 408), since it will likely do so for the retry too.
+     */
+    default int clientResendsExpected() {
+      return 0;
+    }
+
+    /**
      * The delay this attempt's {@code Retry-After} asks for, in nanoseconds, or {@link
      * RetryAfter#NONE} (no header, or a policy that does not wait for it).
      */
@@ -37,6 +54,14 @@ public final class RetryRules {
     /** True when a retry after {@code delayNanos} could not start before the call's deadline. */
     boolean pastDeadline(long delayNanos);
 
+    /**
+     * True when a retry after {@code delayNanos} could not start before the caller's own timeout
+     * for the whole call, and that timeout comes before the deadline.
+     */
+    default boolean pastCallerTimeout(long delayNanos) {
+      return false;
+    }
+
     /** True when the breaker would still be open after {@code delayNanos}. */
     boolean breakerOpenAfter(long delayNanos);
 
@@ -47,16 +72,18 @@ public final class RetryRules {
   /**
    * The decision after attempt number {@code attempt} (1-based) came to {@code result}: retry after
    * {@link Decision#delayNanos()}, or end the call, with the reason when the result is a failure.
-   * The rules in order: the caller's cancel, retries enabled, the outcome retryable, safe to repeat
-   * ({@link IdempotencyGate}), an attempt left, {@code Retry-After} not too long, the deadline, the
+   * The rules in order: the caller's cancel (or its call timeout), retries enabled, the outcome
+   * retryable, safe to repeat ({@link IdempotencyGate}), an attempt left (counting the client's own
+   * resends), {@code Retry-After} not too long, the caller's call timeout, the deadline, the
    * breaker, the budget.
    */
   public static Decision decide(
       RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, Moment moment) {
     boolean failure = isFailure(retry, result);
-    // Nobody is waiting for the answer any more.
+    // Nobody is waiting for the answer any more: the caller cancelled, or its timeout ran out.
     if (result.outcome() == Outcome.CANCELLED || moment.callerGaveUp()) {
-      return Decision.done(result, GiveUpReason.CANCELLED);
+      return Decision.done(
+          result, moment.callerTimedOut() ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
     }
     // Retries off: the outcome goes back as it came.
     if (!retry.enabled()) {
@@ -71,8 +98,9 @@ public final class RetryRules {
     if (unsafe != null) {
       return Decision.done(result, unsafe);
     }
-    // maxAttempts counts every attempt, the first included.
-    if (attempt >= retry.maxAttempts()) {
+    // maxAttempts counts every attempt, the first included, and bounds the requests the server
+    // sees: a retry the client would likely send twice needs two attempts left.
+    if (attempt + moment.clientResendsExpected() >= retry.maxAttempts()) {
       return Decision.done(result, GiveUpReason.ATTEMPTS);
     }
     // A server that asks for more than we may wait gets its answer back at once.
@@ -87,7 +115,10 @@ public final class RetryRules {
     if (retryAfterNanos != RetryAfter.NONE) {
       delay = Math.max(delay, retryAfterNanos);
     }
-    // Never start a retry that cannot begin before the deadline.
+    // Never start a retry that cannot begin before the caller stops waiting, or the deadline.
+    if (moment.pastCallerTimeout(delay)) {
+      return Decision.done(result, GiveUpReason.CALL_TIMEOUT);
+    }
     if (moment.pastDeadline(delay)) {
       return Decision.done(result, GiveUpReason.DEADLINE);
     }

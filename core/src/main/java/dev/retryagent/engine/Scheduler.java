@@ -6,7 +6,6 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Runs asynchronous retries later, without a thread waiting per pending retry: one timer thread
@@ -36,18 +35,12 @@ public interface Scheduler {
     private final Executor workers;
 
     // Package-private for tests, which need a fresh instance; everyone else uses INSTANCE.
+    // Threads are made when the first task comes (the timer comes from the first caller, the
+    // workers from the timer): AgentThreads keeps them from inheriting the caller's class loader.
     SharedScheduler() {
       timer =
-          new ScheduledThreadPoolExecutor(
-              1,
-              r -> {
-                Thread t = new Thread(r, "retry-agent-timer");
-                t.setDaemon(true);
-                detach(t);
-                return t;
-              });
+          new ScheduledThreadPoolExecutor(1, r -> AgentThreads.newThread(r, "retry-agent-timer"));
       timer.setRemoveOnCancelPolicy(true);
-      AtomicInteger n = new AtomicInteger();
       workers =
           new ThreadPoolExecutor(
               0,
@@ -55,22 +48,7 @@ public interface Scheduler {
               30,
               TimeUnit.SECONDS,
               new SynchronousQueue<>(),
-              r -> {
-                Thread t = new Thread(r, "retry-agent-async-" + n.incrementAndGet());
-                t.setDaemon(true);
-                detach(t);
-                return t;
-              });
-    }
-
-    /**
-     * A new thread inherits the context class loader of whichever thread made it: the timer comes
-     * from the first caller, the workers from the timer. In a web container, the first application
-     * to retry asynchronously would stay reachable from our threads after it was undeployed. The
-     * system class loader pins nothing.
-     */
-    private static void detach(Thread t) {
-      t.setContextClassLoader(ClassLoader.getSystemClassLoader());
+              AgentThreads.factory("retry-agent-async-"));
     }
 
     @Override

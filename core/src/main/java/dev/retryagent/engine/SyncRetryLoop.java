@@ -1,7 +1,6 @@
 package dev.retryagent.engine;
 
 import java.io.IOException;
-import java.io.InterruptedIOException;
 
 /** Drives a {@link RetryCall} on the caller's thread, waiting with the engine's {@link Sleeper}. */
 public final class SyncRetryLoop {
@@ -12,16 +11,21 @@ public final class SyncRetryLoop {
   public interface Attempt<T> {
     /**
      * @param attempt 1-based attempt number (for the attempt header)
-     * @param timeoutNanos the attempt's timeout, or -1 to keep the client's own
+     * @param timeoutNanos the policy's bound on the attempt ({@link
+     *     RetryCall#attemptTimeoutNanos()}), or -1 for none; each of the client's own per-attempt
+     *     timeouts becomes {@link CallBounds#shorterTimeout}{@code (timeoutNanos, own)}
      */
     T run(int attempt, long timeoutNanos) throws IOException, InterruptedException;
   }
 
   /**
-   * Runs attempts until one is final. An interrupt while waiting stops retrying: the interrupt flag
-   * is restored and an {@link InterruptedIOException} thrown.
+   * Runs attempts until one is final.
    *
    * @return the final response; every response before it was discarded
+   * @throws InterruptedException when the thread is interrupted while waiting to retry: the call
+   *     ends (as cancelled), with the interrupt flag as the sleeper leaves it (cleared, as {@code
+   *     Thread.sleep} and {@code HttpClient.send} leave it). An adapter whose client reports an
+   *     interrupt otherwise (OkHttp: an {@code InterruptedIOException}) converts it.
    */
   public static <T> T execute(
       RetryCall call, Sleeper sleeper, Attempt<T> attempt, ResponseAccess<T> access)
@@ -69,21 +73,12 @@ public final class SyncRetryLoop {
   }
 
   private static void sleep(RetryCall call, Sleeper sleeper, long nanos)
-      throws InterruptedIOException {
+      throws InterruptedException {
     try {
       sleeper.sleep(nanos);
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
       call.onAbandoned();
-      InterruptedIOException ie =
-          new InterruptedIOException(
-              "retry-agent: interrupted while waiting to retry "
-                  + call.request().method()
-                  + " "
-                  + call.request().target()
-                  + call.request().path());
-      ie.initCause(e);
-      throw ie;
+      throw e;
     }
   }
 }

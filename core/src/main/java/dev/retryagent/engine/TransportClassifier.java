@@ -79,6 +79,19 @@ public final class TransportClassifier {
   }
 
   private static Outcome classifyOne(Throwable t) {
+    // Apache HttpClient, by name (core does not see it): 4.5's connect timeout is an
+    // InterruptedIOException, and a server that closed the connection without a (whole) response
+    // is reported with exceptions of its own.
+    String name = t.getClass().getName();
+    if (name.startsWith("org.apache.h")) {
+      if (name.endsWith(".ConnectTimeoutException")) {
+        return Outcome.CONNECT_FAILURE;
+      }
+      if (name.endsWith(".NoHttpResponseException")
+          || name.endsWith(".ConnectionClosedException")) {
+        return Outcome.RESET;
+      }
+    }
     // Order matters: HttpConnectTimeoutException is an HttpTimeoutException, and
     // SocketTimeoutException is an InterruptedIOException.
     if (t instanceof HttpConnectTimeoutException

@@ -1,5 +1,6 @@
 package dev.retryagent.jdk;
 
+import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.RequestInfo;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -78,9 +79,12 @@ final class JdkRequest implements RequestInfo {
   /**
    * The request for attempt {@code n}.
    *
-   * @param timeoutNanos the attempt's timeout, or -1 to keep the request's own
+   * @param limitNanos the policy's bound on the attempt, or -1 for none: the request's own timeout
+   *     is kept when it is shorter ({@link CallBounds#shorterTimeout})
    */
-  HttpRequest forAttempt(int n, long timeoutNanos) {
+  HttpRequest forAttempt(int n, long limitNanos) {
+    long own = request.timeout().map(Duration::toNanos).orElse(-1L);
+    long timeoutNanos = CallBounds.shorterTimeout(limitNanos, own);
     boolean sameBody = body == null || !body.isTeed();
     if (sameBody && attemptHeader == null && timeoutNanos < 0) {
       return request;

@@ -1,5 +1,6 @@
 package dev.retryagent.observe;
 
+import dev.retryagent.engine.AgentThreads;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import java.io.IOException;
@@ -25,12 +26,13 @@ import java.util.function.Consumer;
  * appended to a file.
  *
  * <p>The caller's thread only formats the line and offers it to a bounded queue; one daemon thread
- * ({@code retry-agent-dead-letters}, started at the first dead letter) opens the file (creating its
- * parent directories) and appends whole lines, so lines from many threads never interleave. A full
- * queue, an unwritable path, a full disk or any write error never reaches the call: the line is
- * dropped and counted ({@link #dropped()}), and each kind of failure is reported once on the error
- * sink. After a failed write the file is opened again for the next lines, and a partly written line
- * is ended so the next line stays whole.
+ * ({@code retry-agent-dead-letters}, started at the first dead letter, with the system class loader
+ * as its context class loader, see {@link AgentThreads}) opens the file (creating its parent
+ * directories) and appends whole lines, so lines from many threads never interleave. A full queue,
+ * an unwritable path, a full disk or any write error never reaches the call: the line is dropped
+ * and counted ({@link #dropped()}), and each kind of failure is reported once on the error sink.
+ * After a failed write the file is opened again for the next lines, and a partly written line is
+ * ended so the next line stays whole.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -126,8 +128,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         return;
       }
       if (!started.get() && started.compareAndSet(false, true)) {
-        Thread t = new Thread(this::run, "retry-agent-dead-letters");
-        t.setDaemon(true);
+        // Started from the first caller that gave up: never with that caller's class loader.
+        Thread t = AgentThreads.newThread(this::run, "retry-agent-dead-letters");
         thread = t;
         t.start();
       }

@@ -59,6 +59,11 @@ final class LogLines {
       if (e.reason() == GiveUpReason.CANCELLED) {
         return b.append("cancelled before the first attempt").append(suffix(e)).toString();
       }
+      if (e.reason() == GiveUpReason.CALL_TIMEOUT) {
+        return b.append("the caller's own call timeout ended it before the first attempt")
+            .append(suffix(e))
+            .toString();
+      }
       b.append(
           e.reason() == GiveUpReason.CIRCUIT_OPEN
               ? (e.observeOnly() ? "would fail fast: " : "failed fast: ")
@@ -137,7 +142,7 @@ final class LogLines {
         break;
       case HALF_OPEN_TO_OPEN:
         b.append(observe ? "would reopen" : "reopened")
-            .append(" (a trial call failed or was slow)")
+            .append(" (a trial call failed, was slow, or did not answer within openFor)")
             .append(next);
         break;
       case OPEN_TO_HALF_OPEN:
@@ -185,7 +190,13 @@ final class LogLines {
     RetryPolicy retry = policy.retry();
     switch (r) {
       case ATTEMPTS:
-        return "no attempts left (maxAttempts " + e.maxAttempts() + ")";
+        // Fewer attempts than maxAttempts: the client resends on its own, and would resend the
+        // retry.
+        return e.attempt() < e.maxAttempts()
+            ? "no attempts left (maxAttempts "
+                + e.maxAttempts()
+                + ", and the client would send the retry twice)"
+            : "no attempts left (maxAttempts " + e.maxAttempts() + ")";
       case DEADLINE:
         return "the deadline ("
             + Units.formatRounded(retry.deadline().toNanos())
@@ -210,6 +221,8 @@ final class LogLines {
         return "retries are disabled for this route";
       case CANCELLED:
         return "cancelled by the caller";
+      case CALL_TIMEOUT:
+        return "the caller's own call timeout ends the call";
       default:
         return r.label();
     }

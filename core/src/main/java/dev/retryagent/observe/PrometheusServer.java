@@ -2,6 +2,7 @@ package dev.retryagent.observe;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.retryagent.engine.AgentThreads;
 import dev.retryagent.engine.RetryEngine;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -19,9 +20,11 @@ import java.util.function.Consumer;
  * daemon thread.
  *
  * <p>Off until {@link #start()}; a port that cannot be bound is reported once on the error sink and
- * the application goes on. Every thread it starts is a daemon: the JDK's dispatcher thread inherits
- * the daemon flag of the thread that starts the server, so the server is started from a daemon
- * thread (a non-daemon dispatcher would keep the JVM from exiting).
+ * the application goes on. Every thread it starts, the JDK server's own included, is a daemon named
+ * {@code retry-agent-prometheus-*} with the system class loader ({@link AgentThreads}): the JDK's
+ * dispatcher and timer threads inherit the daemon flag, class loader and group of the thread that
+ * creates and starts the server, so an agent thread does that (a non-daemon dispatcher would keep
+ * the JVM from exiting).
  */
 public final class PrometheusServer implements AutoCloseable {
   private final RetryMetrics metrics;
@@ -61,10 +64,51 @@ public final class PrometheusServer implements AutoCloseable {
     if (server != null) {
       return true;
     }
-    HttpServer s;
-    try {
-      s = HttpServer.create(new InetSocketAddress(host, port), 0);
-    } catch (IOException | RuntimeException e) {
+    ExecutorService ex =
+        Executors.newSingleThreadExecutor(r -> AgentThreads.newThread(r, "retry-agent-prometheus"));
+    AtomicReference<HttpServer> started = new AtomicReference<>();
+    AtomicReference<Exception> bindFailure = new AtomicReference<>();
+    AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    // The JDK's server starts threads of its own (a dispatcher, idle timers) in the group of the
+    // thread that creates and starts it, with that thread's daemon flag and class loader: an agent
+    // thread does both, in a group of its own, whose threads are then claimed as the agent's.
+    ThreadGroup group = new ThreadGroup("retry-agent-prometheus");
+    Thread starter =
+        AgentThreads.newThread(
+            group,
+            () -> {
+              HttpServer s;
+              try {
+                s = HttpServer.create(new InetSocketAddress(host, port), 0);
+              } catch (IOException | RuntimeException e) {
+                bindFailure.set(e);
+                return;
+              }
+              s.setExecutor(ex);
+              s.createContext("/", this::handle);
+              try {
+                s.start();
+                started.set(s);
+              } catch (RuntimeException e) {
+                s.stop(0);
+                failure.set(e);
+              }
+            },
+            "retry-agent-prometheus-start");
+    starter.start();
+    boolean interrupted = joinUninterruptibly(starter);
+    AgentThreads.claim(group, "retry-agent-prometheus-");
+    HttpServer s = started.get();
+    if (interrupted) {
+      // Asked to stop while starting: the server goes as if it had failed to start.
+      Thread.currentThread().interrupt();
+      failure.compareAndSet(null, new IllegalStateException("interrupted while starting"));
+      if (s != null) {
+        s.stop(0);
+      }
+    }
+    if (bindFailure.get() != null) {
+      ex.shutdownNow();
       errors.once(
           "bind",
           "retry-agent: cannot serve Prometheus metrics on "
@@ -72,40 +116,11 @@ public final class PrometheusServer implements AutoCloseable {
               + ":"
               + port
               + " ("
-              + Sanitizer.exception(e, true, null)
+              + Sanitizer.exception(bindFailure.get(), true, null)
               + "); the application goes on without it (JMX and the exit summary still work)");
       return false;
     }
-    ExecutorService ex =
-        Executors.newSingleThreadExecutor(
-            r -> {
-              Thread t = new Thread(r, "retry-agent-prometheus");
-              t.setDaemon(true);
-              return t;
-            });
-    s.setExecutor(ex);
-    s.createContext("/", this::handle);
-    AtomicReference<RuntimeException> failure = new AtomicReference<>();
-    Thread starter =
-        new Thread(
-            () -> {
-              try {
-                s.start();
-              } catch (RuntimeException e) {
-                failure.set(e);
-              }
-            },
-            "retry-agent-prometheus-start");
-    starter.setDaemon(true);
-    starter.start();
-    try {
-      starter.join();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      failure.compareAndSet(null, new IllegalStateException("interrupted while starting"));
-    }
     if (failure.get() != null) {
-      s.stop(0);
       ex.shutdownNow();
       errors.once(
           "start",
@@ -121,6 +136,19 @@ public final class PrometheusServer implements AutoCloseable {
     server = s;
     executor = ex;
     return true;
+  }
+
+  /** Waits for {@code t} to end; true when this thread was interrupted meanwhile. */
+  private static boolean joinUninterruptibly(Thread t) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        t.join();
+        return interrupted;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
   }
 
   /** The bound port while serving (the real one when 0 was asked), else -1. */

@@ -1,29 +1,32 @@
 package dev.retryagent.okhttp;
 
-import dev.retryagent.engine.AsyncRetryLoop;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
-import java.io.IOException;
+import java.util.Collections;
+import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.Call;
 import okhttp3.Callback;
-import okhttp3.Response;
+import okhttp3.Dispatcher;
 
 /**
  * Runs {@code enqueue}d OkHttp calls with retries without holding a dispatcher thread or a per-host
  * slot while a retry waits: the first attempt is the call itself; after a retryable outcome, its
  * response is closed and, once the delay has passed on the engine's scheduler, a {@link
- * Call#clone() clone} of the call is enqueued. The caller's callback is told once, with the
- * original call, about the final response or failure. Cancelling the original call (see {@link
- * #cancel}) cancels whichever attempt or wait is current.
+ * Call#clone() clone} of the call is enqueued, bounded by the original call's own {@code
+ * callTimeout}. The caller's callback is told once, with the original call, about the final
+ * response or failure, where OkHttp itself would tell it: on a dispatcher thread, from OkHttp's run
+ * of the last attempt, with OkHttp's own exceptions.
  *
- * <p>The agent routes {@code Call.enqueue} and {@code Call.cancel} here; code that wires retries by
- * hand can call {@link #enqueue} instead of {@code call.enqueue}. The {@link #interceptor()} must
- * be on the client, so that each attempt of a managed call is made exactly once.
+ * <p>The agent routes {@code Call.enqueue}, {@code Call.cancel} and {@code Dispatcher.cancelAll}
+ * here. Code that wires retries by hand calls {@link #enqueue} instead of {@code call.enqueue}, and
+ * should call {@link #cancel} with {@code call.cancel()} and {@link #cancelAll} with {@code
+ * dispatcher.cancelAll()}: otherwise a call cancelled while it waits for a retry hears of it only
+ * when the wait is over (and no retry is made). The {@link #interceptor()} must be on the client,
+ * last among the application interceptors, so that each attempt of a managed call is made exactly
+ * once.
  */
 public final class AsyncRetrier {
   /** How an attempt is enqueued; the agent passes one that is not intercepted again. */
@@ -36,8 +39,14 @@ public final class AsyncRetrier {
   private final Enqueuer enqueuer;
   private final ManagedAttempts attempts = new ManagedAttempts();
   private final RetryInterceptor interceptor;
-  private final ConcurrentHashMap<Call, CompletableFuture<Response>> running =
-      new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<Call, EnqueuedCall> running = new ConcurrentHashMap<>();
+
+  /**
+   * For each call whose response came from a clone: that clone, so that the call's {@code cancel()}
+   * still reaches the exchange the application holds (a response body being read, a WebSocket).
+   * Weak keys: an entry goes with its call.
+   */
+  private final Map<Call, Call> delivered = Collections.synchronizedMap(new WeakHashMap<>());
 
   public AsyncRetrier(RetryEngine engine, Enqueuer enqueuer) {
     this.engine = Objects.requireNonNull(engine, "engine");
@@ -57,17 +66,27 @@ public final class AsyncRetrier {
 
   /** True for callbacks this class gave OkHttp (so they are not wrapped again). */
   public static boolean isAttemptCallback(Object callback) {
-    return callback instanceof AttemptCallback;
+    return callback instanceof EnqueuedCall.AttemptCallback;
+  }
+
+  /** True when {@code call} is an attempt of a call that runs here. */
+  public boolean manages(Call call) {
+    return attempts.get(call) != null;
+  }
+
+  /** {@link #enqueue(Call, Callback, Dispatcher)} for a call whose dispatcher is not known. */
+  public void enqueue(Call call, Callback callback) {
+    enqueue(call, callback, null);
   }
 
   /**
    * Runs {@code call} asynchronously with retries; {@code callback} hears about the final outcome
-   * once, on an OkHttp dispatcher thread (or a scheduler thread when the call fails without an
-   * attempt, say because the breaker is open).
+   * once, on an OkHttp dispatcher thread, as OkHttp would tell it.
    *
+   * @param dispatcher the call's client's dispatcher, for {@link #cancelAll}; null if unknown
    * @throws IllegalStateException when the call was already executed, as {@code Call.enqueue} does
    */
-  public void enqueue(Call call, Callback callback) {
+  public void enqueue(Call call, Callback callback, Dispatcher dispatcher) {
     Objects.requireNonNull(callback, "callback");
     OkRequest info = new OkRequest(call.request());
     RetryCall retryCall = engine.newCall(info);
@@ -75,28 +94,52 @@ public final class AsyncRetrier {
       enqueuer.enqueue(call, callback);
       return;
     }
-    info.prepare(retryCall.policy().retry().attemptHeader());
-    retryCall.cancelledWhen(call::isCanceled);
-    RetryInterceptor.limitToCallTimeout(retryCall, call, engine);
-    CompletableFuture<Response> result =
-        AsyncRetryLoop.execute(
-            engine,
-            retryCall,
-            (n, timeoutNanos) -> startAttempt(call, retryCall, info, n, timeoutNanos),
-            RetryInterceptor.ACCESS);
-    running.put(call, result);
-    result.whenComplete((response, error) -> deliver(call, callback, response, error));
+    RetryInterceptor.prepare(info, retryCall);
+    EnqueuedCall c = new EnqueuedCall(this, engine, call, callback, dispatcher, retryCall, info);
+    running.put(call, c);
+    c.start();
   }
 
   /**
-   * Cancels the retries of {@code call} if it is running here: the attempt in flight and any
-   * pending wait. The caller's callback then gets {@code onFailure} with "Canceled".
+   * What {@code call.cancel()} must also do when {@code call} runs here: cancels the attempt in
+   * flight (its failure then reaches the callback from OkHttp) or ends the wait for a retry
+   * ("Canceled" reaches the callback from a dispatcher thread). For an attempt OkHttp cancelled
+   * itself (its call timeout), cancels the call it belongs to; for a call whose response came from
+   * a clone, cancels that clone.
    *
-   * @return true when the call was running here
+   * @return true when the call, or the attempt, runs (or ran) here
    */
   public boolean cancel(Call call) {
-    CompletableFuture<Response> result = running.get(call);
-    return result != null && result.cancel(true);
+    EnqueuedCall c = running.get(call);
+    if (c != null) {
+      c.cancel();
+      return true;
+    }
+    ManagedAttempts.Attempt a = attempts.get(call);
+    if (a != null) {
+      a.owner.attemptCancelled(call);
+      return true;
+    }
+    Call clone = delivered.get(call);
+    if (clone != null) {
+      clone.cancel();
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * What {@code dispatcher.cancelAll()} must also do: cancels every call of that dispatcher that
+   * runs here, the ones waiting for a retry (which the dispatcher does not hold) included.
+   */
+  public void cancelAll(Dispatcher dispatcher) {
+    for (EnqueuedCall c : running.values()) {
+      if (c.dispatcher == dispatcher) {
+        c.original.cancel();
+        // Without the agent's hook on cancel(), the line above does not reach it.
+        c.cancel();
+      }
+    }
   }
 
   /** Calls whose retries run here right now. */
@@ -104,79 +147,21 @@ public final class AsyncRetrier {
     return running.size();
   }
 
-  private CompletableFuture<Response> startAttempt(
-      Call original, RetryCall retryCall, OkRequest info, int n, long timeoutNanos) {
-    Call attempt = n == 1 ? original : original.clone();
-    AttemptFuture future = new AttemptFuture(attempt);
-    attempts.put(attempt, new ManagedAttempts.Attempt(retryCall, info, n, timeoutNanos));
-    try {
-      enqueuer.enqueue(attempt, new AttemptCallback(future));
-    } catch (RuntimeException e) {
-      attempts.remove(attempt);
-      throw e;
-    }
-    return future;
+  ManagedAttempts attempts() {
+    return attempts;
   }
 
-  private void deliver(Call original, Callback callback, Response response, Throwable error) {
-    running.remove(original);
-    try {
-      if (error == null) {
-        callback.onResponse(original, response);
-        return;
-      }
-      Throwable cause = error instanceof CompletionException ? error.getCause() : error;
-      IOException io;
-      if (cause instanceof IOException) {
-        io = (IOException) cause;
-      } else if (cause instanceof CancellationException) {
-        io = new IOException("Canceled");
-      } else {
-        io = new IOException(cause);
-      }
-      callback.onFailure(original, io);
-    } catch (IOException | RuntimeException e) {
-      // What OkHttp does when a callback throws: the thread's uncaught-exception handler hears.
-      Thread t = Thread.currentThread();
-      t.getUncaughtExceptionHandler().uncaughtException(t, e);
-    }
+  Enqueuer enqueuer() {
+    return enqueuer;
   }
 
-  /** The future of one attempt; cancelling it cancels the attempt's call. */
-  private static final class AttemptFuture extends CompletableFuture<Response> {
-    private final Call call;
-
-    AttemptFuture(Call call) {
-      this.call = call;
-    }
-
-    @Override
-    public boolean cancel(boolean mayInterruptIfRunning) {
-      call.cancel();
-      return super.cancel(mayInterruptIfRunning);
-    }
+  void finished(EnqueuedCall c) {
+    running.remove(c.original, c);
   }
 
-  /** Completes an attempt's future from OkHttp's callback. */
-  private final class AttemptCallback implements Callback {
-    private final AttemptFuture future;
-
-    AttemptCallback(AttemptFuture future) {
-      this.future = future;
-    }
-
-    @Override
-    public void onFailure(Call call, IOException e) {
-      attempts.remove(call);
-      future.completeExceptionally(e);
-    }
-
-    @Override
-    public void onResponse(Call call, Response response) {
-      attempts.remove(call);
-      if (!future.complete(response)) {
-        response.close();
-      }
+  void delivered(Call original, Call attempt) {
+    if (attempt != original) {
+      delivered.put(original, attempt);
     }
   }
 }

@@ -1,27 +1,34 @@
 package dev.retryagent.okhttp;
 
-import dev.retryagent.engine.RetryCall;
+import java.io.IOException;
 import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.Call;
 
 /**
  * The attempts of asynchronous calls whose retries {@link AsyncRetrier} runs: for each attempt's
- * {@link Call} (the original, then clones), its number and timeout, so the interceptor makes
- * exactly one attempt for it instead of retrying inside. Entries are removed when the attempt ends.
+ * {@link Call} (the original, then clones), the call it belongs to, its number and timeout, so the
+ * interceptor makes exactly one attempt for it instead of retrying inside. Entries are removed when
+ * the attempt ends.
  */
 final class ManagedAttempts {
   /** One attempt of a managed call. */
   static final class Attempt {
-    final RetryCall call;
-    final OkRequest request;
+    final EnqueuedCall owner;
     final int number;
     final long timeoutNanos;
 
-    Attempt(RetryCall call, OkRequest request, int number, long timeoutNanos) {
-      this.call = call;
-      this.request = request;
+    /**
+     * Not an attempt: the failure to deliver through OkHttp (a cancel during the wait, the breaker
+     * open, no rate-limit permit), so that the callback hears of it where OkHttp tells it anything;
+     * the interceptor throws it without a request. Null for a real attempt.
+     */
+    final IOException failure;
+
+    Attempt(EnqueuedCall owner, int number, long timeoutNanos, IOException failure) {
+      this.owner = owner;
       this.number = number;
       this.timeoutNanos = timeoutNanos;
+      this.failure = failure;
     }
   }
 
@@ -36,8 +43,8 @@ final class ManagedAttempts {
     return attempts.isEmpty() ? null : attempts.get(call);
   }
 
-  void remove(Call call) {
-    attempts.remove(call);
+  Attempt remove(Call call) {
+    return attempts.remove(call);
   }
 
   int size() {

@@ -8,14 +8,23 @@ import okhttp3.RequestBody;
 
 /**
  * A {@link RequestInfo} view of an OkHttp {@link Request}, and the maker of each attempt's request
- * (attempt header; a one-shot body wrapped so we know whether it was written).
+ * (attempt header; the idempotency key of the first attempt kept; a one-shot body wrapped so we
+ * know whether it was written).
+ *
+ * <p>Headers are read from the last request an attempt sent ({@link #forAttempt}): the request as
+ * the application's interceptors left it, so the idempotency gate sees a key that one of them adds.
+ * Until the first attempt, from the request the call was made with.
  */
 final class OkRequest implements RequestInfo {
   private final Request request;
   private final String method;
   private final boolean oneShot;
   private volatile boolean bodyWritten;
-  private String attemptHeader;
+  private volatile String attemptHeader;
+  private volatile String keyHeader;
+  // The first attempt's request, and the key it carried (null: none); set once.
+  private volatile Request first;
+  private volatile Request wire;
 
   OkRequest(Request request) {
     this.request = request;
@@ -35,8 +44,13 @@ final class OkRequest implements RequestInfo {
     }
   }
 
-  void prepare(String attemptHeader) {
+  /**
+   * @param attemptHeader the header that carries the attempt number, or null
+   * @param keyHeader the idempotency key's header: a retry carries the first attempt's key
+   */
+  void prepare(String attemptHeader, String keyHeader) {
     this.attemptHeader = attemptHeader;
+    this.keyHeader = keyHeader;
   }
 
   void markBodyWritten() {
@@ -47,19 +61,41 @@ final class OkRequest implements RequestInfo {
     return request;
   }
 
-  /** The request for attempt {@code n}; the original when nothing needs to change. */
+  /**
+   * The request for attempt {@code n}, made from {@code base} (the request as the application's
+   * interceptors pass it on); {@code base} itself when nothing needs to change. A retry carries the
+   * idempotency key the first attempt carried, even when an application interceptor makes a new one
+   * each time (an enqueued call's retries run the application's interceptors again): the server
+   * must see the same key, or the key protects nothing.
+   */
   Request forAttempt(Request base, int n) {
-    if (attemptHeader == null && !oneShot) {
-      return base;
+    Request firstSent = first;
+    String key = null;
+    if (firstSent != null && keyHeader != null) {
+      key = firstSent.header(keyHeader);
+      if (key != null && key.equals(base.header(keyHeader))) {
+        key = null;
+      }
     }
-    Request.Builder b = base.newBuilder();
-    if (attemptHeader != null) {
-      b.header(attemptHeader, Integer.toString(n));
+    Request attempt = base;
+    if (attemptHeader != null || key != null || oneShot) {
+      Request.Builder b = base.newBuilder();
+      if (attemptHeader != null) {
+        b.header(attemptHeader, Integer.toString(n));
+      }
+      if (key != null) {
+        b.header(keyHeader, key);
+      }
+      if (oneShot && !(base.body() instanceof TrackingRequestBody)) {
+        b.method(base.method(), new TrackingRequestBody(base.body(), this));
+      }
+      attempt = b.build();
     }
-    if (oneShot && !(base.body() instanceof TrackingRequestBody)) {
-      b.method(base.method(), new TrackingRequestBody(base.body(), this));
+    if (firstSent == null) {
+      first = attempt;
     }
-    return b.build();
+    wire = attempt;
+    return attempt;
   }
 
   @Override
@@ -93,7 +129,8 @@ final class OkRequest implements RequestInfo {
 
   @Override
   public String header(String name) {
-    return request.header(name);
+    Request sent = wire;
+    return (sent != null ? sent : request).header(name);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package dev.retryagent.okhttp;
 
+import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
@@ -18,13 +19,22 @@ import okhttp3.Response;
  * An OkHttp application interceptor that runs each call through a {@link RetryEngine}. Works with
  * OkHttp 3.14+, 4.x and 5.x (it implements only {@link Interceptor}, never {@code Chain}).
  *
- * <p>Add it first, so that your own interceptors run once per attempt:
+ * <p>Add it last among the application interceptors, and its {@link #networkInterceptor()} as a
+ * network interceptor:
  *
  * <pre>{@code
+ * RetryInterceptor retries = new RetryInterceptor(engine);
  * OkHttpClient client = new OkHttpClient.Builder()
- *     .addInterceptor(new RetryInterceptor(engine))
+ *     .addInterceptor(new MyAuthInterceptor())
+ *     .addInterceptor(retries)
+ *     .addNetworkInterceptor(retries.networkInterceptor())
  *     .build();
  * }</pre>
+ *
+ * <p>Last, so that it works as OkHttp's own retries do: your interceptors run once per {@code
+ * execute()} and see its final response, and the policy sees the request as they leave it (an
+ * {@code Idempotency-Key} one of them adds counts). The network interceptor counts the requests
+ * OkHttp itself sends again after a failed connection as attempts; without it they are not counted.
  *
  * <p>Every response it retries is closed before the next attempt. A one-shot or duplex body is
  * never written twice. It stops when the call is cancelled and never waits past OkHttp's call
@@ -39,6 +49,7 @@ public final class RetryInterceptor implements Interceptor {
 
   private final RetryEngine engine;
   private final ManagedAttempts managed;
+  private final Resends resends = new Resends();
 
   public RetryInterceptor(RetryEngine engine) {
     this(engine, new ManagedAttempts());
@@ -49,16 +60,22 @@ public final class RetryInterceptor implements Interceptor {
     this.managed = managed;
   }
 
+  /**
+   * The network interceptor that counts the requests OkHttp sends again on its own after a failed
+   * connection, inside one attempt, as attempts (for {@code maxAttempts}, the budget and the
+   * breaker). Optional: without it those resends are not counted.
+   */
+  public Interceptor networkInterceptor() {
+    return resends;
+  }
+
   @Override
   public Response intercept(Chain chain) throws IOException {
     Call okCall = chain.call();
     ManagedAttempts.Attempt managedAttempt = managed.get(okCall);
     if (managedAttempt != null) {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
-      Request r = managedAttempt.request.forAttempt(chain.request(), managedAttempt.number);
-      Response response = withTimeout(chain, managedAttempt.timeoutNanos).proceed(r);
-      managedAttempt.call.countClientRepeats(okHttpRepeats(response));
-      return response;
+      return managedAttempt.owner.attempt(chain, managedAttempt);
     }
     Request request = chain.request();
     OkRequest info = new OkRequest(request);
@@ -66,54 +83,100 @@ public final class RetryInterceptor implements Interceptor {
     if (call.passThrough()) {
       return chain.proceed(request);
     }
-    info.prepare(call.policy().retry().attemptHeader());
+    prepare(info, call);
     call.cancelledWhen(okCall::isCanceled);
-    limitToCallTimeout(call, okCall, engine);
+    limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
       return SyncRetryLoop.execute(
           call,
           cancellableSleeper(okCall),
-          (n, timeoutNanos) -> {
-            Response r = withTimeout(chain, timeoutNanos).proceed(info.forAttempt(request, n));
-            call.countClientRepeats(okHttpRepeats(r));
-            return r;
-          },
+          (n, timeoutNanos) -> proceed(chain, info.forAttempt(request, n), timeoutNanos, call),
           ACCESS);
     } catch (InterruptedException e) {
-      // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
+      // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
+      // interrupt as an InterruptedIOException, with the flag set.
       Thread.currentThread().interrupt();
-      throw new InterruptedIOException("interrupted");
+      InterruptedIOException ie =
+          new InterruptedIOException(
+              "retry-agent: interrupted while waiting to retry "
+                  + info.method()
+                  + " "
+                  + info.target()
+                  + info.path());
+      ie.initCause(e);
+      throw ie;
+    }
+  }
+
+  static void prepare(OkRequest info, RetryCall call) {
+    info.prepare(
+        call.policy().retry().attemptHeader(), call.policy().retry().idempotencyKeyHeader());
+  }
+
+  /**
+   * One attempt: {@code request} sent through the rest of the chain, bounded by {@code
+   * timeoutNanos}; what OkHttp sent again inside it told to {@code call} before it decides.
+   */
+  Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
+      throws IOException {
+    Resends.Trace trace = resends.begin(chain.call());
+    try {
+      Response r = withTimeout(chain, timeoutNanos).proceed(request);
+      countRepeats(call, r);
+      return r;
+    } finally {
+      resends.end(chain.call(), trace, call);
     }
   }
 
   /**
-   * Requests OkHttp repeated on its own inside one attempt: its {@code RetryAndFollowUpInterceptor}
-   * sends a 408, or a 503 with {@code Retry-After: 0}, once more, and links the earlier response as
-   * {@code priorResponse}. Redirects and authentication challenges are follow-ups, not repeats.
+   * Tells {@code call} about the requests OkHttp repeated on its own inside one attempt: its {@code
+   * RetryAndFollowUpInterceptor} sends a 408, or a 503 with {@code Retry-After: 0}, once more, and
+   * links the earlier response as {@code priorResponse}. Redirects and authentication challenges
+   * are follow-ups, not repeats.
    */
-  static int okHttpRepeats(Response response) {
-    int repeats = 0;
+  static void countRepeats(RetryCall call, Response response) {
     for (Response p = response.priorResponse(); p != null; p = p.priorResponse()) {
       if (p.code() == 408 || p.code() == 503) {
-        repeats++;
+        call.clientRepeated(p.code());
       }
     }
-    return repeats;
   }
 
-  /** OkHttp's call timeout covers the whole call, retries and waits included. */
-  static void limitToCallTimeout(RetryCall call, Call okCall, RetryEngine engine) {
+  /** No call timeout nor deadline: see {@link #callDeadline}. */
+  static final long NO_DEADLINE = Long.MIN_VALUE;
+
+  /**
+   * When OkHttp's own timeout for the whole of {@code okCall} ends, in {@link System#nanoTime()}
+   * terms, had it started at {@code startNanoTime}: its {@code callTimeout}, or the deadline set on
+   * its {@code timeout()}, whichever is sooner; {@link #NO_DEADLINE} for neither.
+   */
+  static long callDeadline(Call okCall, long startNanoTime) {
     try {
+      long end = NO_DEADLINE;
       long callTimeout = okCall.timeout().timeoutNanos();
       if (callTimeout > 0) {
-        call.limitDeadline(engine.clock().nanoTime() + callTimeout);
+        end = startNanoTime + callTimeout;
       }
       if (okCall.timeout().hasDeadline()) {
-        long left = okCall.timeout().deadlineNanoTime() - System.nanoTime();
-        call.limitDeadline(engine.clock().nanoTime() + left);
+        long d = okCall.timeout().deadlineNanoTime();
+        end = end == NO_DEADLINE || d - end < 0 ? d : end;
       }
+      return end;
     } catch (LinkageError olderOkHttp) {
-      // Call.timeout() exists since 3.12.
+      return NO_DEADLINE; // Call.timeout() exists since 3.12.
+    }
+  }
+
+  /**
+   * OkHttp's call timeout covers the whole call, retries and waits included: OkHttp enforces it;
+   * the engine starts no retry after it, and names it when it ends the call.
+   *
+   * @param deadlineNanoTime from {@link #callDeadline}
+   */
+  static void limitToCallTimeout(RetryCall call, long deadlineNanoTime, RetryEngine engine) {
+    if (deadlineNanoTime != NO_DEADLINE) {
+      call.limitToCallerTimeout(engine.clock().nanoTime() + (deadlineNanoTime - System.nanoTime()));
     }
   }
 
@@ -130,15 +193,37 @@ public final class RetryInterceptor implements Interceptor {
     };
   }
 
-  static Chain withTimeout(Chain chain, long timeoutNanos) {
-    if (timeoutNanos < 0) {
+  /**
+   * The chain for an attempt the policy bounds to {@code limitNanos} (-1: no bound): each of
+   * OkHttp's connect, read and write timeouts becomes the shorter of the two ({@link
+   * CallBounds#shorterTimeout}); one the application set shorter is left as it is.
+   */
+  static Chain withTimeout(Chain chain, long limitNanos) {
+    if (limitNanos < 0) {
       return chain;
     }
-    int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeoutNanos / 1_000_000));
-    return chain
-        .withConnectTimeout(millis, TimeUnit.MILLISECONDS)
-        .withReadTimeout(millis, TimeUnit.MILLISECONDS)
-        .withWriteTimeout(millis, TimeUnit.MILLISECONDS);
+    long connect =
+        CallBounds.shorterTimeout(limitNanos, millisToNanos(chain.connectTimeoutMillis()));
+    if (connect >= 0) {
+      chain = chain.withConnectTimeout(toMillis(connect), TimeUnit.MILLISECONDS);
+    }
+    long read = CallBounds.shorterTimeout(limitNanos, millisToNanos(chain.readTimeoutMillis()));
+    if (read >= 0) {
+      chain = chain.withReadTimeout(toMillis(read), TimeUnit.MILLISECONDS);
+    }
+    long write = CallBounds.shorterTimeout(limitNanos, millisToNanos(chain.writeTimeoutMillis()));
+    if (write >= 0) {
+      chain = chain.withWriteTimeout(toMillis(write), TimeUnit.MILLISECONDS);
+    }
+    return chain;
+  }
+
+  private static long millisToNanos(int millis) {
+    return TimeUnit.MILLISECONDS.toNanos(millis); // 0 (no timeout) stays 0
+  }
+
+  private static int toMillis(long nanos) {
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, nanos / 1_000_000));
   }
 
   static final ResponseAccess<Response> ACCESS =

@@ -295,4 +295,146 @@ class AsyncRetryLoopTest {
     attempts.last().completeExceptionally(new java.util.concurrent.CompletionException(reset));
     assertThatThrownBy(result::get).isInstanceOf(ExecutionException.class).cause().isSameAs(reset);
   }
+
+  // --- the caller's future shaped like the client's own (issue 11: java.net.http)
+
+  /** Runs what it is given when the test says so, recording it. */
+  private static final class HeldExecutor implements java.util.concurrent.Executor {
+    final List<Runnable> held = new ArrayList<>();
+
+    @Override
+    public void execute(Runnable r) {
+      held.add(r);
+    }
+
+    void runAll() {
+      new ArrayList<>(held).forEach(Runnable::run);
+      held.clear();
+    }
+  }
+
+  private CompletableFuture<FakeResponse> start(EngineFixture f, AsyncRetryLoop.Style style) {
+    return AsyncRetryLoop.execute(
+        f.engine, f.newCall(FakeRequest.get()), attempts, FakeResponse.ACCESS, style);
+  }
+
+  @Test
+  void cancellingADependentStageCancelsTheCallWhenTheStyleSaysSo() {
+    // java.net.http since 16: f.thenApply(..).cancel(true) cancels the exchange.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, AsyncRetryLoop.Style.of(true, null));
+    attempts.last().complete(FakeResponse.of(503));
+    CompletableFuture<String> dependent = result.thenApply(r -> "x").thenApply(x -> x);
+
+    assertThat(dependent.cancel(true)).isTrue();
+
+    assertThat(dependent).isCancelled();
+    assertThat(result).isCancelled();
+    f.scheduler.runUntilIdle();
+    assertThat(attempts.started).as("the pending retry never runs").hasSize(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void cancellingADependentStageReachesTheAttemptInFlight() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, AsyncRetryLoop.Style.of(true, null));
+    result.whenComplete((r, t) -> {}).cancel(true);
+    assertThat(attempts.last()).isCancelled();
+  }
+
+  @Test
+  void cancellingADependentWithoutInterruptLeavesTheCallAlone() {
+    // As the JDK: MultiExchange.cancel(false) lets the exchange proceed.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, AsyncRetryLoop.Style.of(true, null));
+    CompletableFuture<FakeResponse> dependent = result.thenApply(r -> r);
+    assertThat(dependent.cancel(false)).isTrue();
+    assertThat(result).isNotDone();
+    assertThat(attempts.last()).isNotDone();
+  }
+
+  @Test
+  void aPlainFuturesDependentsDoNotCancelTheCall() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, AsyncRetryLoop.Style.PLAIN);
+    result.thenApply(r -> r).cancel(true);
+    assertThat(result).isNotDone();
+    assertThat(attempts.last()).isNotDone();
+  }
+
+  @Test
+  void theFutureFailsWithTheVeryThrowableTheClientsFutureFailedWith() {
+    // The JDK's sendAsync future fails with a CompletionException around the cause; dependent
+    // stages (whenComplete) see that, not the bare cause.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.post());
+    java.util.concurrent.CompletionException wrapped =
+        new java.util.concurrent.CompletionException(new java.net.SocketException("reset"));
+    attempts.last().completeExceptionally(wrapped);
+    Throwable[] seen = new Throwable[1];
+    result.whenComplete((r, t) -> seen[0] = t);
+    assertThat(seen[0]).isSameAs(wrapped);
+  }
+
+  @Test
+  void aFailureTheEngineMakesComesInACompletionException() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ZERO);
+    EngineFixture f = EngineFixture.of(p);
+    start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(200));
+    CompletableFuture<FakeResponse> refused = start(f, FakeRequest.get());
+    Throwable[] seen = new Throwable[1];
+    refused.whenComplete((r, t) -> seen[0] = t);
+    assertThat(seen[0])
+        .isInstanceOf(java.util.concurrent.CompletionException.class)
+        .hasCauseInstanceOf(RateLimitedException.class);
+  }
+
+  @Test
+  void aResultReadyOnASchedulerThreadIsDeliveredWhereTheStyleSays() {
+    // The retry's attempt completed before the loop looked at it: without the style the caller's
+    // stages would run on the scheduler's thread.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    HeldExecutor clientThreads = new HeldExecutor();
+    AsyncRetryLoop.Attempt<FakeResponse> quick =
+        (n, t) ->
+            n == 1
+                ? CompletableFuture.completedFuture(FakeResponse.of(503))
+                : CompletableFuture.completedFuture(FakeResponse.of(200));
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            f.engine,
+            f.newCall(FakeRequest.get()),
+            quick,
+            FakeResponse.ACCESS,
+            AsyncRetryLoop.Style.of(false, clientThreads));
+    f.scheduler.runUntilIdle();
+    assertThat(result).isNotDone();
+    assertThat(clientThreads.held).hasSize(1);
+
+    clientThreads.runAll();
+    assertThat(result).isCompletedWithValueMatching(r -> r.status == 200);
+  }
+
+  @Test
+  void aResponseDeliveredAfterTheCallerCancelledIsDiscarded() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    HeldExecutor clientThreads = new HeldExecutor();
+    FakeResponse late = FakeResponse.of(200);
+    AsyncRetryLoop.Attempt<FakeResponse> quick =
+        (n, t) -> CompletableFuture.completedFuture(n == 1 ? FakeResponse.of(503) : late);
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            f.engine,
+            f.newCall(FakeRequest.get()),
+            quick,
+            FakeResponse.ACCESS,
+            AsyncRetryLoop.Style.of(false, clientThreads));
+    f.scheduler.runUntilIdle();
+    result.cancel(true);
+    clientThreads.runAll();
+    assertThat(late.discards.get()).isEqualTo(1);
+  }
 }

@@ -141,11 +141,13 @@ class CircuitBreakerProperties {
     Deque<boolean[]> closedWindow = new ArrayDeque<>(); // {failure, slow} of this CLOSED episode
     long episode = 0;
     int trialSuccesses = 0; // successful trials of this HALF_OPEN episode
+    long lastTrialAt = 0; // when the last trial permit of this HALF_OPEN episode was issued
 
     for (Op op : c.ops) {
       CircuitState before = breaker.state();
       long openUntil = breaker.openUntilNanos();
       int seenBefore = seen.size();
+      long lastTrialBefore = lastTrialAt;
       boolean expectOpen = false;
       boolean countsHere = false;
 
@@ -161,6 +163,9 @@ class CircuitBreakerProperties {
             }
             if (permit != CircuitBreaker.REJECTED) {
               held.add(new Held(permit, breaker.transitions()));
+              if (breaker.state() == CircuitState.HALF_OPEN) {
+                lastTrialAt = now;
+              }
             }
             break;
           }
@@ -206,6 +211,8 @@ class CircuitBreakerProperties {
 
       List<CircuitTransition> moved = new ArrayList<>(seen.subList(seenBefore, seen.size()));
       CircuitState state = before;
+      long halfOpenEpisode = episode;
+      long trialsOut = held.stream().filter(h -> h.episode == halfOpenEpisode).count();
       for (CircuitTransition t : moved) {
         assertThat(t.from()).as("transitions chain").isEqualTo(state);
         state = t.to();
@@ -223,8 +230,19 @@ class CircuitBreakerProperties {
             closedWindow.clear();
             break;
           case HALF_OPEN_TO_OPEN:
-            assertThat(op.kind).isEqualTo(Kind.RESULT);
-            assertThat(breaker.openUntilNanos()).isEqualTo(now + p.openFor().toNanos());
+            if (op.kind == Kind.ACQUIRE) {
+              // Trials that never answered: every slot out, the last one openFor ago.
+              assertThat(trialsOut + trialSuccesses)
+                  .as("every trial slot was taken")
+                  .isGreaterThanOrEqualTo(p.halfOpenCalls());
+              assertThat(now - lastTrialBefore)
+                  .as("the trials ran out of time")
+                  .isGreaterThanOrEqualTo(p.openFor().toNanos());
+              openUntil = lastTrialBefore + 2 * p.openFor().toNanos();
+            } else {
+              assertThat(op.kind).isEqualTo(Kind.RESULT);
+              assertThat(breaker.openUntilNanos()).isEqualTo(now + p.openFor().toNanos());
+            }
             break;
           case CLOSED_TO_OPEN:
             assertThat(op.kind).isEqualTo(Kind.RESULT);

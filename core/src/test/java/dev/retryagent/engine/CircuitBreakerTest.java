@@ -218,7 +218,7 @@ class CircuitBreakerTest {
     long p3 = b.tryAcquire(T0);
     assertThat(List.of(p1, p2, p3)).doesNotContain(CircuitBreaker.REJECTED);
     assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
-    assertThat(b.tryAcquire(T0 + 3600 * S)).as("no time limit on trials").isEqualTo(-1);
+    assertThat(b.tryAcquire(T0 + 30 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
   }
 
   @Test
@@ -272,6 +272,53 @@ class CircuitBreakerTest {
     long p4 = b.tryAcquire(T0);
     assertThat(p4).isNotEqualTo(CircuitBreaker.REJECTED);
     assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  @Test
+  void trialsThatNeverAnswerReopenTheBreakerOnceOpenForHasPassed() {
+    // issue 11: a trial whose attempt never reports (a hung connection without a timeout) kept the
+    // breaker rejecting forever.
+    CircuitBreaker b = halfOpenAt(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    long last = b.tryAcquire(T0 + 5 * S);
+    assertThat(b.tryAcquire(T0 + 35 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+
+    // openFor after the last trial went out, the trials count as failed: open from then on.
+    assertThat(b.tryAcquire(T0 + 35 * S)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    assertThat(b.openUntilNanos()).isEqualTo(T0 + 65 * S);
+    assertThat(seen).containsExactly(HALF_OPEN_TO_OPEN);
+
+    // A late answer from a lost trial changes nothing; the next half-open lets new trials through.
+    b.onResult(last, false, MS, T0 + 40 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    assertThat(b.tryAcquire(T0 + 65 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(seen).containsExactly(HALF_OPEN_TO_OPEN, OPEN_TO_HALF_OPEN);
+  }
+
+  @Test
+  void lostTrialsNoticedLongAfterwardsLetANewTrialThroughAtOnce() {
+    CircuitBreaker b = halfOpenAt(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    // Nobody asked for an hour: the breaker reopened at T0 + 30 s and half-opened at T0 + 60 s.
+    assertThat(b.tryAcquire(T0 + 3600 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    assertThat(seen).containsExactly(HALF_OPEN_TO_OPEN, OPEN_TO_HALF_OPEN);
+  }
+
+  @Test
+  void aTrialThatAnswersKeepsTheOthersTime() {
+    CircuitBreaker b = halfOpenAt(T0);
+    long p1 = b.tryAcquire(T0);
+    b.tryAcquire(T0 + 10 * S);
+    b.onResult(p1, false, MS, T0 + 20 * S);
+    // One slot is free: a new call is a trial, whatever the age of the one still out.
+    assertThat(b.tryAcquire(T0 + 50 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    assertThat(seen).isEmpty();
   }
 
   @Test

@@ -2,8 +2,10 @@ package dev.retryagent.engine;
 
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.testing.FakeRequest;
+import java.io.IOException;
 import java.net.SocketException;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -129,5 +131,263 @@ class RetryCallTest {
             CircuitTransition.CLOSED_TO_OPEN,
             CircuitTransition.OPEN_TO_HALF_OPEN,
             CircuitTransition.HALF_OPEN_TO_CLOSED);
+  }
+
+  // --- a retry decided and never made gives its budget back (issue 11)
+
+  /** One retry per second and nothing more: the second retry in a window is refused. */
+  private static TestPolicy oneRetryPerSecond() {
+    TestPolicy p = TestPolicy.create();
+    p.budget.ratio(0).minPerSecond(1).window(Duration.ofSeconds(1));
+    return p;
+  }
+
+  private static RetryBudget budgetOf(EngineFixture f, RetryCall call) {
+    return f.engine.budgetFor(call.request().target(), call.policy());
+  }
+
+  /** Starts {@code call} and ends its first attempt with a 503: a retry is decided. */
+  private static void firstAttempt503(RetryCall call) throws IOException {
+    call.reservePermit();
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.onResponse(503, null).retry()).isTrue();
+  }
+
+  @Test
+  void aRetryCancelledDuringItsWaitGivesItsBudgetBack() throws Exception {
+    EngineFixture f = EngineFixture.of(oneRetryPerSecond());
+    RetryCall first = f.newCall(FakeRequest.get());
+    firstAttempt503(first);
+    assertThat(budgetOf(f, first).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
+
+    first.onAbandoned(); // the caller cancelled during the wait
+
+    assertThat(budgetOf(f, first).retriesInWindow(f.clock.nanoTime())).isZero();
+    RetryCall second = f.newCall(FakeRequest.get());
+    firstAttempt503(second); // would have been refused (budget) had the first kept its retry
+  }
+
+  @Test
+  void aRetryTheBreakerRefusesGivesItsBudgetBack() throws Exception {
+    TestPolicy p = oneRetryPerSecond();
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    firstAttempt503(call);
+    // Meanwhile another call's failure opens the breaker.
+    RetryCall other = f.newCall(FakeRequest.get());
+    other.acquireBreaker();
+    other.startAttempt();
+    assertThat(other.onResponse(503, null).reason()).isEqualTo(GiveUpReason.CIRCUIT_OPEN);
+
+    assertThatThrownBy(call::acquireBreaker).isInstanceOf(CircuitBreakerOpenException.class);
+
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+  }
+
+  @Test
+  void aRetryTheRateLimitRefusesGivesItsBudgetBack() throws Exception {
+    TestPolicy p = oneRetryPerSecond();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ZERO);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    firstAttempt503(call);
+
+    assertThatThrownBy(call::reservePermit).isInstanceOf(RateLimitedException.class);
+
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+  }
+
+  @Test
+  void aRetryStartedAfterTheCallerCancelledGivesItsBudgetBack() throws Exception {
+    // OkHttp's execute: Call.cancel() ends the wait early, and the client then refuses the
+    // attempt without sending anything.
+    EngineFixture f = EngineFixture.of(oneRetryPerSecond());
+    boolean[] cancelled = {false};
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.cancelledWhen(() -> cancelled[0]);
+    firstAttempt503(call);
+    cancelled[0] = true;
+    call.acquireBreaker();
+    call.startAttempt();
+    call.onFailure(new IOException("Canceled"));
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+  }
+
+  @Test
+  void aRetryThatIsMadeKeepsItsBudget() throws Exception {
+    EngineFixture f = EngineFixture.of(oneRetryPerSecond());
+    RetryCall call = f.newCall(FakeRequest.get());
+    firstAttempt503(call);
+    call.acquireBreaker();
+    call.startAttempt();
+    call.onAbandoned(); // cancelled during the retry's attempt: the retry was made
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
+  }
+
+  // --- give-up reasons: the caller's call timeout, the deadline, a cancel (issue 11)
+
+  @Test
+  void aRetryThatWouldStartAfterTheCallersTimeoutNamesIt() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Script script = new Script(f.clock, respond(503), respond(503), respond(200));
+    CallResult r =
+        Driver.SYNC.run(
+            f,
+            FakeRequest.get(),
+            script,
+            call -> call.limitToCallerTimeout(f.clock.nanoTime() + 250 * MS));
+    // 0, then 100 ms; a third attempt at 300 ms would be after the caller's 250 ms.
+    assertThat(script.attemptCount()).isEqualTo(2);
+    assertThat(r.status()).isEqualTo(503);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CALL_TIMEOUT);
+  }
+
+  @Test
+  void theDeadlineIsNamedWhenItComesBeforeTheCallersTimeout() {
+    TestPolicy p = TestPolicy.create();
+    p.deadline(Duration.ofMillis(250));
+    EngineFixture f = EngineFixture.of(p);
+    Script script = new Script(f.clock, respond(503), respond(503), respond(200));
+    Driver.SYNC.run(
+        f,
+        FakeRequest.get(),
+        script,
+        call -> call.limitToCallerTimeout(f.clock.nanoTime() + 10 * S));
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.DEADLINE);
+  }
+
+  @Test
+  void theCallersTimeoutDoesNotShortenTheAttempts() throws Exception {
+    // The client enforces its own call timeout, with the exception its caller expects.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.limitToCallerTimeout(f.clock.nanoTime() + 2 * S);
+    firstAttempt503(call);
+    f.clock.advance(100 * MS);
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.attemptTimeoutNanos()).isEqualTo(30 * S - 100 * MS);
+  }
+
+  @Test
+  void aCallEndedByTheCallersTimeoutIsNotCalledCancelled() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    boolean[] cancelled = {false};
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.limitToCallerTimeout(f.clock.nanoTime() + 1 * S);
+    call.cancelledWhen(() -> cancelled[0]);
+    call.acquireBreaker();
+    call.startAttempt();
+    f.clock.advance(1 * S);
+    cancelled[0] = true; // OkHttp cancels the call when its call timeout fires
+    Decision d = call.onFailure(new SocketException("Socket closed"));
+    assertThat(d.reason()).isEqualTo(GiveUpReason.CALL_TIMEOUT);
+  }
+
+  @Test
+  void aCancelBeforeTheCallersTimeoutIsACancel() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.limitToCallerTimeout(f.clock.nanoTime() + 1 * S);
+    firstAttempt503(call);
+    f.clock.advance(500 * MS);
+    call.onAbandoned();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aCallAbandonedAtTheCallersTimeoutGivesUpForIt() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.limitToCallerTimeout(f.clock.nanoTime() + 1 * S);
+    firstAttempt503(call);
+    f.clock.advance(1 * S);
+    call.onAbandoned();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CALL_TIMEOUT);
+  }
+
+  // --- the client's own resends count as attempts (issue 11)
+
+  @Test
+  void aResendTheClientMadeCountsForMaxAttemptsAndTheRetryNeedsTwoLeft() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create()); // maxAttempts 3
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.clientResendsOf(e -> 1); // the JDK sent the request twice
+    call.acquireBreaker();
+    call.startAttempt();
+
+    Decision d = call.onFailure(new IOException("HTTP/1.1 header parser received no bytes"));
+
+    // 2 requests so far; a retry would likely be sent twice too: 4 > maxAttempts.
+    assertThat(d.retry()).isFalse();
+    assertThat(d.reason()).isEqualTo(GiveUpReason.ATTEMPTS);
+    assertThat(call.attempt()).isEqualTo(2);
+  }
+
+  @Test
+  void withRoomForItTheRetryIsMadeAndCountedFromTheResend() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(5);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.clientResendsOf(e -> 1);
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.onFailure(new IOException("HTTP/1.1 header parser received no bytes")).retry())
+        .isTrue();
+    call.acquireBreaker();
+    assertThat(call.startAttempt()).isEqualTo(3);
+    Decision d = call.onFailure(new IOException("HTTP/1.1 header parser received no bytes"));
+    assertThat(d.reason()).isEqualTo(GiveUpReason.ATTEMPTS);
+    assertThat(call.attempt()).isEqualTo(4);
+  }
+
+  @Test
+  void aResendCountsAsARetryForTheBudgetAndAFailureForTheBreaker() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.clientResendsOf(e -> 1);
+    call.acquireBreaker();
+    call.startAttempt();
+    call.onFailure(new IOException("HTTP/1.1 header parser received no bytes"));
+
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
+    // Two failures, one call: a window of two is full of failures.
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+  }
+
+  @Test
+  void aRepeatOkHttpMadeAfterA503CountsLikeAResend() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(5);
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    call.clientRepeated(503);
+    Decision d = call.onResponse(503, null);
+    assertThat(call.attempt()).isEqualTo(2);
+    assertThat(d.reason()).isEqualTo(GiveUpReason.CIRCUIT_OPEN);
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
+  }
+
+  @Test
+  void anAdapterThatCannotTellCountsNoResend() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.clientResendsOf(
+        e -> {
+          throw new IllegalStateException("adapter bug");
+        });
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.onFailure(new SocketException("Connection reset")).retry()).isTrue();
+    assertThat(call.attempt()).isEqualTo(1);
   }
 }

@@ -428,4 +428,132 @@ class RetryingHttpClientTest {
     }
     assertThat(cancelled).as("the attempt's future failed with a CancellationException").isTrue();
   }
+
+  // --- issue 11: with retries, the application sees what it sees without them
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theRequestsOwnTimeoutBoundsEveryAttempt(Way way) throws Exception {
+    // The retries used to get the time left before the deadline (30 s) as their timeout.
+    server.otherwise(ok("late").delay(3_000));
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(server.url("/slow")))
+            .timeout(Duration.ofMillis(300))
+            .build();
+    long started = System.nanoTime();
+
+    assertThatThrownBy(() -> call(way, client(b -> b), request))
+        .isInstanceOf(java.net.http.HttpTimeoutException.class)
+        .hasMessage("request timed out");
+
+    assertThat(server.requestCount()).as("events %s", events).isEqualTo(3);
+    assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(2_500));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theJdksOwnResendCountsAsAnAttempt(Way way) throws Exception {
+    // The JDK sends a GET once more when the connection closes before any byte of the answer:
+    // with maxAttempts 3 the server saw 6 requests.
+    server.otherwise(closeWithoutResponse());
+
+    assertThatThrownBy(() -> call(way, client(b -> b.maxAttempts(3)), get("/v1/items")))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("header parser received no bytes");
+
+    assertThat(server.requestCount()).as("the JDK's own two, and no retry").isEqualTo(2);
+    RetryEvent giveUp = events.get(events.size() - 1);
+    assertThat(giveUp.type()).isEqualTo(RetryEvent.Type.GIVE_UP);
+    assertThat(giveUp.attempt()).isEqualTo(2);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void withRoomForTwoTheRetryIsMadeAndTheServerSeesAtMostMaxAttempts(Way way) throws Exception {
+    server.otherwise(closeWithoutResponse());
+
+    assertThatThrownBy(() -> call(way, client(b -> b.maxAttempts(5)), get("/v1/items")))
+        .isInstanceOf(IOException.class);
+
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @Test
+  void anInterruptWhileSendWaitsToRetryThrowsInterruptedExceptionAsSendDoes() throws Exception {
+    server.otherwise(status(503));
+    JdkTransport interruptedAfterTheAttempt =
+        new JdkTransport() {
+          @Override
+          public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
+              throws IOException, InterruptedException {
+            HttpResponse<T> response = real.send(r, h);
+            Thread.currentThread().interrupt(); // arrives after the attempt, before the wait
+            return response;
+          }
+
+          @Override
+          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+            throw new UnsupportedOperationException();
+          }
+        };
+    // The real sleeper: Thread.sleep's InterruptedException says "sleep interrupted".
+    JdkRetrying retrying =
+        new JdkRetrying(
+            RetryEngine.builder()
+                .clock(time)
+                .sleeper(dev.retryagent.engine.Sleeper.SYSTEM)
+                .build());
+    try {
+      assertThatThrownBy(
+              () ->
+                  retrying.send(
+                      interruptedAfterTheAttempt,
+                      get("/v1/items"),
+                      HttpResponse.BodyHandlers.ofString()))
+          .isExactlyInstanceOf(InterruptedException.class)
+          .hasMessage(null);
+      assertThat(Thread.currentThread().isInterrupted())
+          .as("cleared, as HttpClient.send leaves it")
+          .isFalse();
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void cancellingADependentStageCancelsThePendingRetry() throws Exception {
+    // The JDK (16+) cancels the exchange when a dependent stage is cancelled.
+    time.holdTasks();
+    server.enqueue(status(503), ok("never"));
+    HttpClient client = client(b -> b);
+
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+
+    assertThat(f.thenApply(HttpResponse::body).cancel(true)).isTrue();
+    time.runHeldTasks();
+
+    assertThat(f).isCancelled();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void sendAsyncFailsAsTheJdksOwnFutureDoesInACompletionException() throws Exception {
+    server.otherwise(reset());
+    HttpRequest post = post("/v1/charges", "{}", null); // not retried: the JDK's failure as it is
+    Throwable plain =
+        real.sendAsync(post, HttpResponse.BodyHandlers.ofString()).handle((r, t) -> t).get();
+    Throwable retried =
+        client(b -> b)
+            .sendAsync(post, HttpResponse.BodyHandlers.ofString())
+            .handle((r, t) -> t)
+            .get();
+
+    assertThat(plain).isInstanceOf(java.util.concurrent.CompletionException.class);
+    assertThat(retried).isInstanceOf(java.util.concurrent.CompletionException.class);
+    assertThat(retried.getCause()).hasSameClassAs(plain.getCause());
+  }
 }

@@ -53,6 +53,38 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void theWriterThreadIsTheAgentsAndKeepsNoApplicationLoader() throws Exception {
+    // issue 11: the writer thread kept the context class loader of the first application thread
+    // that gave up (a web application's loader stayed in memory after undeploy).
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    ClassLoader application =
+        new java.net.URLClassLoader(new java.net.URL[0], getClass().getClassLoader());
+    Thread caller =
+        new Thread(() -> rig.call(FakeRequest.post("pay.example.com", "/v1/charges"), 503));
+    caller.setContextClassLoader(application);
+    caller.start();
+    caller.join();
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    Thread writerThread =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals("retry-agent-dead-letters"))
+            .filter(t -> t.getContextClassLoader() != application)
+            .findFirst()
+            .orElse(null);
+    assertThat(writerThread).as("a writer thread without the application's loader").isNotNull();
+    assertThat(writerThread.isDaemon()).isTrue();
+    assertThat(writerThread.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader());
+    assertThat(
+            Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("retry-agent-"))
+                .filter(t -> t.getContextClassLoader() == application))
+        .isEmpty();
+  }
+
+  @Test
   void aGiveUpBecomesOneJsonLineWithEveryField() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);

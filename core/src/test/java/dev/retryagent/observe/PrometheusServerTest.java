@@ -149,8 +149,37 @@ class PrometheusServerTest {
         Thread.getAllStackTraces().keySet().stream()
             .filter(t -> !before.contains(t))
             .collect(Collectors.toSet());
-    assertThat(started).extracting(Thread::getName).contains("HTTP-Dispatcher");
+    assertThat(started)
+        .extracting(Thread::getName)
+        .contains("retry-agent-prometheus-http-dispatcher");
     assertThat(started).allMatch(Thread::isDaemon);
+  }
+
+  @Test
+  void itsThreadsTheJdkServersOwnIncludedAreTheAgentsWithTheSystemLoader() throws Exception {
+    // issue 11: every thread the agent starts is named retry-agent-* and does not keep the loader
+    // of the application thread that started it (here, the thread that starts the server).
+    Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add);
+    ClassLoader application =
+        new java.net.URLClassLoader(new java.net.URL[0], getClass().getClassLoader());
+    Thread starting = new Thread(server::start, "app-thread");
+    starting.setContextClassLoader(application);
+    starting.start();
+    starting.join();
+    assertThat(server.isRunning()).isTrue();
+    server.scrape();
+
+    Set<Thread> started =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> !before.contains(t) && t != starting)
+            .collect(Collectors.toSet());
+    assertThat(started).isNotEmpty();
+    assertThat(started).allSatisfy(t -> assertThat(t.getName()).startsWith("retry-agent-"));
+    assertThat(started)
+        .allSatisfy(
+            t ->
+                assertThat(t.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader()));
   }
 
   @Test

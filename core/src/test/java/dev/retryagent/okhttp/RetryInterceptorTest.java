@@ -25,6 +25,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -33,6 +34,7 @@ import okhttp3.Response;
 import okio.BufferedSink;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -324,5 +326,56 @@ class RetryInterceptorTest {
     assertThat(r.code()).isEqualTo(503);
     r.close();
     assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theApplicationsOwnReadTimeoutBoundsEveryAttempt(Way way) throws Exception {
+    // issue 11: from the second attempt on, the time left before the deadline (30 s) replaced
+    // the application's read timeout.
+    configure(b -> b);
+    client = client.newBuilder().readTimeout(300, TimeUnit.MILLISECONDS).build();
+    server.otherwise(ok("late").delay(3_000));
+    long started = System.nanoTime();
+
+    assertThatThrownBy(() -> call(way, get("/slow")))
+        .isInstanceOf(java.net.SocketTimeoutException.class);
+
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(java.time.Duration.ofNanos(System.nanoTime() - started))
+        .isLessThan(java.time.Duration.ofMillis(2_500));
+  }
+
+  @Test
+  void aPolicyBoundShorterThanTheApplicationsTimeoutsReplacesThem() {
+    java.util.List<String> set = new java.util.ArrayList<>();
+    Interceptor.Chain chain = timeoutChain(new int[] {10_000, 0, 200}, set);
+    RetryInterceptor.withTimeout(chain, 500 * 1_000_000L);
+    // connect 10 s -> 500 ms; read none -> 500 ms; write 200 ms stays.
+    assertThat(set).containsExactly("connect 500", "read 500");
+  }
+
+  /** A chain that only knows its timeouts (in millis: connect, read, write) and records changes. */
+  private static Interceptor.Chain timeoutChain(int[] millis, java.util.List<String> set) {
+    return (Interceptor.Chain)
+        java.lang.reflect.Proxy.newProxyInstance(
+            Interceptor.Chain.class.getClassLoader(),
+            new Class<?>[] {Interceptor.Chain.class},
+            (proxy, method, args) -> {
+              String[] kinds = {"connect", "read", "write"};
+              for (int i = 0; i < kinds.length; i++) {
+                String cap = Character.toUpperCase(kinds[i].charAt(0)) + kinds[i].substring(1);
+                if (method.getName().equals(kinds[i] + "TimeoutMillis")) {
+                  return millis[i];
+                }
+                if (method.getName().equals("with" + cap + "Timeout")) {
+                  int[] changed = millis.clone();
+                  changed[i] = (int) ((TimeUnit) args[1]).toMillis(((Number) args[0]).longValue());
+                  set.add(kinds[i] + " " + changed[i]);
+                  return timeoutChain(changed, set);
+                }
+              }
+              throw new UnsupportedOperationException(method.getName());
+            });
   }
 }

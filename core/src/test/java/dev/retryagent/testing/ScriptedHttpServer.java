@@ -126,9 +126,18 @@ public final class ScriptedHttpServer implements Closeable {
   private volatile boolean closed;
 
   public ScriptedHttpServer() throws IOException {
+    this(0);
+  }
+
+  private ScriptedHttpServer(int port) throws IOException {
     socket = new ServerSocket();
-    socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
     pool.execute(this::acceptLoop);
+  }
+
+  /** A server on this loopback port (one that refused connections until now). */
+  public static ScriptedHttpServer onPort(int port) throws IOException {
+    return new ScriptedHttpServer(port);
   }
 
   private static java.util.concurrent.ThreadFactory daemon() {

@@ -28,7 +28,10 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " apache-httpclient armed (4.5 doExecute, 5.x HttpClientBuilder);"
+                  + " url-connection armed (openConnection http/https, JDK resend);"
+                  + " config=built-in defaults,"
                   + " mode=enforce");
       // no other line: nothing on the bootstrap class path, so no note from the JVM either
       assertThat(r.stderr().lines().filter(l -> !l.startsWith("retry-agent")))
@@ -117,7 +120,10 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel); config=built-in defaults,"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " apache-httpclient armed (4.5 doExecute, 5.x HttpClientBuilder);"
+                  + " url-connection hooked (openConnection http/https, JDK resend);"
+                  + " config=built-in defaults,"
                   + " mode=enforce",
               "retry-agent "
                   + ForkedJvm.agentVersion()

@@ -1,7 +1,9 @@
 package dev.retryagent.it;
 
+import static dev.retryagent.it.harness.Reply.hang;
 import static dev.retryagent.it.harness.Reply.ok;
 import static dev.retryagent.it.harness.Reply.status;
+import static dev.retryagent.it.harness.Reply.webSocketAccept;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.OkAgentChecksApp;
@@ -27,8 +29,10 @@ import org.junit.jupiter.params.provider.MethodSource;
 import retrofit2.Retrofit;
 
 /**
- * What only the agent does for OkHttp: one interceptor however a client is built, enqueued retries
- * that hold no dispatcher slot and can be cancelled, Retrofit on top, every class loader layout
+ * What only the agent does for OkHttp: one interceptor however a client is built, last, so the
+ * application's interceptors run once per call; enqueued retries that hold no dispatcher slot, can
+ * be cancelled (the call, or all of the dispatcher's) and end at the call timeout; a WebSocket
+ * whose handshake was retried still closes on cancel; Retrofit on top; every class loader layout
  * (another OkHttp version in a child-first loader, another agent's loader left alone, a dropped
  * loader collected), and {@code agent.clients.okhttp: false}. On JDK 17 and 25, OkHttp 3, 4 and 5:
  * all checks of one JDK and version run in one forked JVM.
@@ -76,13 +80,21 @@ class OkHttpAgentIT {
         CountingServer retrofitServer = CountingServer.start();
         CountingServer foreignServer = CountingServer.start();
         CountingServer otherServer = CountingServer.start();
-        CountingServer isolatedServer = CountingServer.start()) {
+        CountingServer isolatedServer = CountingServer.start();
+        CountingServer cancelAllServer = CountingServer.start();
+        CountingServer onceServer = CountingServer.start();
+        CountingServer timeoutServer = CountingServer.start();
+        CountingServer webSocketServer = CountingServer.start()) {
       waitServer.enqueue(status(503).withHeader("Retry-After", "2"));
       cancelServer.enqueue(status(503).withHeader("Retry-After", "2"));
       retrofitServer.enqueue(status(503), ok("sync"), status(503), ok("async"));
       foreignServer.enqueue(status(503));
       otherServer.enqueue(status(503), status(503), ok("other"));
       isolatedServer.enqueue(status(503), status(503), ok("isolated"));
+      cancelAllServer.enqueue(status(503).withHeader("Retry-After", "2"));
+      onceServer.enqueue(status(503), ok("once"));
+      timeoutServer.enqueue(status(503).after(Duration.ofMillis(1_200))).setDefaultReply(hang());
+      webSocketServer.enqueue(status(503)).setDefaultReply(webSocketAccept());
 
       ForkedJvm.Result r =
           ForkedJvm.builder(jdk)
@@ -93,6 +105,10 @@ class OkHttpAgentIT {
                   "builders",
                   "wait|" + waitServer.uri(""),
                   "cancel|" + cancelServer.uri(""),
+                  "cancelAll|" + cancelAllServer.uri(""),
+                  "once|" + onceServer.uri(""),
+                  "timeout|" + timeoutServer.uri(""),
+                  "websocket|" + webSocketServer.uri(""),
                   "retrofit|" + retrofitServer.uri(""),
                   "foreign|" + foreignServer.uri("/f") + "|" + jars(version),
                   "other|" + otherServer.uri("/o") + "|" + jars(other),
@@ -108,13 +124,20 @@ class OkHttpAgentIT {
       assertThat(r.exitCode()).as(all).isZero();
       assertThat(r.value("okhttp.version")).as(all).isEqualTo(version.version());
 
-      // One interceptor, first, the same instance, however the client was built.
+      // One interceptor, last, the same instance, however the client was built (and one network
+      // interceptor, last, which counts OkHttp's own resends).
       assertThat(r.value("builders.new")).as(all).isEqualTo("AgentInterceptor");
-      assertThat(r.value("builders.builder")).as(all).isEqualTo("AgentInterceptor,Mine");
-      assertThat(r.value("builders.newBuilder")).as(all).isEqualTo("AgentInterceptor,Mine");
-      assertThat(r.value("builders.newBuilderTwice")).as(all).isEqualTo("AgentInterceptor,Mine");
-      assertThat(r.value("builders.reused")).as(all).isEqualTo("AgentInterceptor,Mine");
+      assertThat(r.value("builders.builder")).as(all).isEqualTo("Mine,AgentInterceptor");
+      assertThat(r.value("builders.newBuilder")).as(all).isEqualTo("Mine,AgentInterceptor");
+      assertThat(r.value("builders.newBuilderTwice")).as(all).isEqualTo("Mine,AgentInterceptor");
+      assertThat(r.value("builders.reused")).as(all).isEqualTo("Mine,AgentInterceptor");
       assertThat(r.value("builders.sameInstance")).as(all).isEqualTo("true");
+      assertThat(r.value("builders.network")).as(all).isEqualTo("Mine,AgentInterceptor");
+
+      // The application's interceptor runs once per call, as for OkHttp's own retries.
+      assertThat(r.value("once.status")).as(all).isEqualTo("200");
+      assertThat(r.value("once.runs")).as(all).isEqualTo("1");
+      assertThat(onceServer.requestCount()).isEqualTo(2);
 
       // A call waiting between attempts holds no dispatcher slot: with one request per host, a
       // second call to the same host ran and finished during the wait.
@@ -132,7 +155,32 @@ class OkHttpAgentIT {
       assertThat(r.value("cancel.failures")).as(all).isEqualTo("1");
       assertThat(r.value("cancel.responses")).as(all).isEqualTo("0");
       assertThat(r.value("cancel.message")).as(all).isEqualTo("Canceled");
+      assertThat(r.value("cancel.thread")).as(all).isEqualTo("OkHttp");
       assertThat(cancelServer.requestCount()).isEqualTo(1);
+
+      // dispatcher().cancelAll() reaches a call that waits for its retry, as cancel() does.
+      assertThat(r.value("cancelAll.isCanceled")).as(all).isEqualTo("true");
+      assertThat(r.value("cancelAll.failures")).as(all).isEqualTo("1");
+      assertThat(r.value("cancelAll.responses")).as(all).isEqualTo("0");
+      assertThat(r.value("cancelAll.message")).as(all).isEqualTo("Canceled");
+      assertThat(r.value("cancelAll.thread")).as(all).isEqualTo("OkHttp");
+      assertThat(cancelAllServer.requestCount()).isEqualTo(1);
+
+      // callTimeout(2 s) ends the call, its retry included, as OkHttp ends a call: in time, on a
+      // dispatcher thread, with InterruptedIOException: timeout, the call cancelled.
+      assertThat(r.value("timeout.outcome"))
+          .as(all)
+          .isEqualTo("failed:java.io.InterruptedIOException: timeout");
+      assertThat(r.value("timeout.thread")).as(all).isEqualTo("OkHttp");
+      assertThat(r.value("timeout.inTime")).as(all).isEqualTo("true");
+      assertThat(r.value("timeout.isCanceled")).as(all).isEqualTo("true");
+      assertThat(timeoutServer.requestCount()).isEqualTo(2);
+
+      // A WebSocket whose handshake was retried is closed by its cancel(): the call's cancel
+      // reaches the clone that owns the socket.
+      assertThat(r.value("websocket.open")).as(all).isEqualTo("101");
+      assertThat(r.value("websocket.afterCancel")).as(all).isNotEqualTo("still open");
+      assertThat(webSocketServer.requestCount()).isEqualTo(2);
 
       // Retrofit on top, unchanged, both ways.
       assertThat(r.value("retrofit.execute")).as(all).isEqualTo("200:sync");
@@ -204,7 +252,9 @@ class OkHttpAgentIT {
           .as(r.describe())
           .singleElement()
           .asString()
-          .contains("okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+          .contains(
+              "okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel,"
+                  + " Dispatcher.cancelAll)");
       // A client built before the attach keeps what it had; a builder made after it gets ours.
       assertThat(r.value("before.interceptors")).isEmpty();
       assertThat(r.value("after.interceptors"))

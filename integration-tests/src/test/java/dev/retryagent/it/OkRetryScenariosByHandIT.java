@@ -6,7 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The OkHttp retry scenarios with the library wired by hand (the async retrier's interceptor first
+ * The OkHttp retry scenarios with the library wired by hand (the async retrier's interceptor last
  * on the client, {@code enqueue} through the retrier), no agent: the library and SnakeYAML on the
  * class path.
  */

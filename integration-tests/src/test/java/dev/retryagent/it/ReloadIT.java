@@ -280,4 +280,38 @@ class ReloadIT {
   private static List<String> lines(Path file) throws IOException {
     return Files.exists(file) ? Files.readAllLines(file) : List.of();
   }
+
+  /**
+   * A Kubernetes ConfigMap mounted as a volume: {@code config.yml -> ..data/config.yml}, {@code
+   * ..data -> ..<timestamp>}. The kubelet updates it by writing a new timestamped directory,
+   * pointing a new symlink at it and renaming that over {@code ..data} (atomic), then deleting the
+   * old directory. The file the agent was given never changes as a path; what it resolves to does.
+   */
+  @Test
+  void aKubernetesConfigMapUpdateSwappingTheDataSymlinkIsFollowed() throws IOException {
+    Path first = Files.createDirectory(dir.resolve("..2026_12_01_10_00_00.000000001"));
+    Ops.write(first.resolve("config.yml"), retries(2));
+    Files.createSymbolicLink(dir.resolve("..data"), first.getFileName());
+    Path file =
+        Files.createSymbolicLink(dir.resolve("config.yml"), Path.of("..data", "config.yml"));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.setDefaultReply(status(503));
+      Ops.get(app, "before", server.uri("/items"));
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(2);
+
+      // The kubelet's swap, step by step.
+      Path second = Files.createDirectory(dir.resolve("..2026_12_01_10_05_00.000000002"));
+      Ops.write(second.resolve("config.yml"), retries(4));
+      Path newData = Files.createSymbolicLink(dir.resolve("..data_tmp"), second.getFileName());
+      Files.move(newData, dir.resolve("..data"), java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+      Files.delete(first.resolve("config.yml"));
+      Files.delete(first);
+
+      app.awaitStderrCount("retry-agent: reloaded " + file, 1);
+      Ops.get(app, "after", server.uri("/items"));
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(2 + 4);
+      assertThat(app.stderr()).doesNotContain("cannot be read now");
+    }
+  }
 }

@@ -8,8 +8,8 @@ package dev.retryagent.agent.okhttp;
  */
 public interface OkHttpHandler {
   /**
-   * At the end of each {@code okhttp3.OkHttpClient$Builder} constructor: makes the builder's
-   * application interceptors hold the agent's interceptor exactly once, first.
+   * At the end of each {@code okhttp3.OkHttpClient$Builder} constructor and at the start of its
+   * {@code build()}: makes the builder's interceptors hold the agent's exactly once, last.
    */
   void builderCreated(Object builder);
 
@@ -24,6 +24,9 @@ public interface OkHttpHandler {
    */
   Object enqueue(Object call, Object client, Object callback);
 
-  /** At the start of the OkHttp call's {@code cancel()}; the original method runs afterwards. */
+  /**
+   * At the start of the OkHttp call's {@code cancel()}, and of {@code Dispatcher.cancelAll()} (then
+   * {@code call} is the dispatcher); the original method runs afterwards.
+   */
   void cancel(Object call);
 }

@@ -16,12 +16,17 @@ import net.bytebuddy.jar.asm.Opcodes;
  *
  * <ul>
  *   <li>{@code okhttp3.OkHttpClient$Builder}: every constructor calls {@code
- *       RetryAgentBridge.tell(OKHTTP_BUILDER, this)} before it returns.
+ *       RetryAgentBridge.tell(OKHTTP_BUILDER, this)} before it returns, and so does {@code build()}
+ *       first (the agent's interceptors must follow those the application added since).
  *   <li>the call class ({@code okhttp3.RealCall} in 3.x, {@code
  *       okhttp3.internal.connection.RealCall} in 4.x and 5.x): a prologue at the start of {@code
  *       enqueue(Callback)} hands the call, its {@code client} field and the callback to hook {@code
  *       OKHTTP_ENQUEUE}, and skips the original body when the agent took the call over; the start
  *       of {@code cancel()} calls {@code RetryAgentBridge.tell(OKHTTP_CANCEL, this)}.
+ *   <li>{@code okhttp3.Dispatcher}: the start of {@code cancelAll()} calls {@code
+ *       RetryAgentBridge.tell(OKHTTP_CANCEL, this)} (the same hook: the handler tells a dispatcher
+ *       from a call), so that it reaches the calls that wait for a retry, which the dispatcher does
+ *       not hold.
  * </ul>
  *
  * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses (hand-written
@@ -33,6 +38,7 @@ final class OkHttpHook {
   static final String BUILDER = OkHttpTransformer.BUILDER;
   static final String CALL_3 = OkHttpTransformer.CALL_3;
   static final String CALL_4 = OkHttpTransformer.CALL_4;
+  static final String DISPATCHER = OkHttpTransformer.DISPATCHER;
 
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";
   private static final String CLIENT_DESC = "Lokhttp3/OkHttpClient;";
@@ -53,6 +59,12 @@ final class OkHttpHook {
       reader.accept(hooks, 0);
       if (hooks.constructors == 0) {
         throw new IllegalStateException(BUILDER + " has no constructor");
+      }
+    } else if (internalName.equals(DISPATCHER)) {
+      DispatcherHooks hooks = new DispatcherHooks(writer);
+      reader.accept(hooks, 0);
+      if (!hooks.cancelAll) {
+        throw new IllegalStateException(DISPATCHER + " has no cancelAll() in this OkHttp");
       }
     } else {
       if (!hasClientField(reader, internalName)) {
@@ -103,6 +115,9 @@ final class OkHttpHook {
     public MethodVisitor visitMethod(
         int access, String name, String desc, String signature, String[] exceptions) {
       MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+      if (name.equals("build") && desc.equals("()Lokhttp3/OkHttpClient;")) {
+        return new TellAtStart(mv, Bridge.OKHTTP_BUILDER);
+      }
       if (!name.equals("<init>")) {
         return mv;
       }
@@ -144,20 +159,48 @@ final class OkHttpHook {
       }
       if (name.equals("cancel") && desc.equals("()V")) {
         cancel = true;
-        return new MethodVisitor(Opcodes.ASM9, mv) {
-          @Override
-          public void visitCode() {
-            super.visitCode();
-            BridgePrologue.tellThis(mv, Bridge.OKHTTP_CANCEL);
-          }
-
-          @Override
-          public void visitMaxs(int maxStack, int maxLocals) {
-            super.visitMaxs(Math.max(maxStack, 2), maxLocals);
-          }
-        };
+        return new TellAtStart(mv, Bridge.OKHTTP_CANCEL);
       }
       return mv;
+    }
+  }
+
+  private static final class DispatcherHooks extends PublicMethodHooks {
+    boolean cancelAll;
+
+    DispatcherHooks(ClassVisitor next) {
+      super(next);
+    }
+
+    @Override
+    protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
+      if (name.equals("cancelAll") && desc.equals("()V")) {
+        cancelAll = true;
+        return new TellAtStart(mv, Bridge.OKHTTP_CANCEL);
+      }
+      return mv;
+    }
+  }
+
+  /** {@code RetryAgentBridge.tell(hook, this)} first in the method; the bridge never throws. */
+  private static final class TellAtStart extends MethodVisitor {
+    private final int hook;
+
+    TellAtStart(MethodVisitor next, int hook) {
+      super(Opcodes.ASM9, next);
+      this.hook = hook;
+    }
+
+    @Override
+    public void visitCode() {
+      super.visitCode();
+      BridgePrologue.tellThis(mv, hook);
+    }
+
+    @Override
+    public void visitMaxs(int maxStack, int maxLocals) {
+      // the hook's number and `this`
+      super.visitMaxs(Math.max(maxStack, 2), maxLocals);
     }
   }
 

@@ -19,7 +19,8 @@ final class OkHttpTransformer extends HookTransformer {
   static final String BUILDER = "okhttp3/OkHttpClient$Builder";
   static final String CALL_3 = "okhttp3/RealCall";
   static final String CALL_4 = "okhttp3/internal/connection/RealCall";
-  static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel";
+  static final String DISPATCHER = "okhttp3/Dispatcher";
+  static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll";
 
   private final AtomicInteger skipped = new AtomicInteger();
   private final AtomicInteger unlinkable = new AtomicInteger();
@@ -44,7 +45,8 @@ final class OkHttpTransformer extends HookTransformer {
         && internalName.startsWith("okhttp3/")
         && (internalName.equals(BUILDER)
             || internalName.equals(CALL_3)
-            || internalName.equals(CALL_4));
+            || internalName.equals(CALL_4)
+            || internalName.equals(DISPATCHER));
   }
 
   @Override
@@ -120,7 +122,9 @@ final class OkHttpTransformer extends HookTransformer {
             + loader
             + (builder
                 ? ", its clients run without retries"
-                : ", its enqueued calls wait for retries on a dispatcher thread")
+                : internalName.equals(DISPATCHER)
+                    ? ", its cancelAll() does not reach calls waiting for a retry"
+                    : ", its enqueued calls wait for retries on a dispatcher thread")
             + ": could not instrument "
             + internalName.replace('/', '.')
             + " ("

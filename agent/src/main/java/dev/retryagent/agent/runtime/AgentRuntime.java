@@ -4,6 +4,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ClientSwitches;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.LogLevel;
+import dev.retryagent.engine.AgentThreads;
 import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.jdk.JdkRetrying;
@@ -23,7 +24,9 @@ import java.util.function.Consumer;
  *
  * <p>Start-up cost is kept off {@code premain}: the engine is built on the first intercepted call,
  * and the exporters and the reload watcher start on a daemon thread at that call, or 10 s after
- * start-up when no call comes first.
+ * start-up when no call comes first. That thread starts at start-up only when something must run
+ * even if no call ever comes (the reload watcher, the Prometheus endpoint); otherwise (JMX only, or
+ * no exporter) at the first call: no thread runs before the agent needs one.
  *
  * <p>A reload ({@link #apply}) takes effect for calls that start after it: a call resolves its
  * policy and mode once, when it starts, and keeps them to its end, retries included. Every thread
@@ -53,6 +56,9 @@ public final class AgentRuntime {
 
   /** Set once the exporters have started; reloads apply {@code agent.metrics} from then on. */
   private boolean exportersStarted;
+
+  /** The start-up thread, when it waits for the first call to be started; null otherwise. */
+  private Thread startAtFirstUse;
 
   /**
    * What is built on first use. The code that hands the engine its resolver and listeners is here,
@@ -156,6 +162,20 @@ public final class AgentRuntime {
     return config.clients().okhttp();
   }
 
+  /** True while {@code agent.clients.apache-httpclient} is on; a reload may switch it. */
+  public boolean apacheHttpClientEnabled() {
+    return config.clients().apacheHttpClient();
+  }
+
+  /**
+   * True while {@code agent.clients.url-connection} is on and the agent is not off: connections
+   * opened then get the retrying facade (a reload may switch it off and back on).
+   */
+  public boolean urlConnectionEnabled() {
+    AgentConfig c = config;
+    return c.clients().urlConnection() && c.mode() != Mode.OFF;
+  }
+
   private Built built() {
     Built b = built;
     if (b == null) {
@@ -165,6 +185,10 @@ public final class AgentRuntime {
           b = new Built(this, config, errors);
           built = b;
           firstUse.countDown();
+          if (startAtFirstUse != null) {
+            startAtFirstUse.start();
+            startAtFirstUse = null;
+          }
         }
       }
     }
@@ -196,19 +220,27 @@ public final class AgentRuntime {
     if (next.clients().okhttp() && !hookedClients.okhttp()) {
       restart.append(" agent.clients.okhttp");
     }
+    if (next.clients().apacheHttpClient() && !hookedClients.apacheHttpClient()) {
+      restart.append(" agent.clients.apache-httpclient");
+    }
+    if (next.clients().urlConnection() && !hookedClients.urlConnection()) {
+      restart.append(" agent.clients.url-connection");
+    }
     return restart.toString().trim();
   }
 
   /**
    * Starts the exporters and the reload watcher on a daemon thread; see the delay above. The
    * watcher takes its first look at the file now, so an edit made before it starts is not missed.
+   * The thread starts now when the watcher or the Prometheus endpoint must run even if no call ever
+   * comes; otherwise at the first call (JMX alone has nothing to show before it).
    *
    * @param watchedFile the configuration file to watch, or null for none
    */
   public void startBackground(Path watchedFile) {
     ConfigReloader reloader = watchedFile == null ? null : new ConfigReloader(this, watchedFile);
     Thread t =
-        new Thread(
+        AgentThreads.newThread(
             new Runnable() {
               @Override
               public void run() {
@@ -225,7 +257,16 @@ public final class AgentRuntime {
               }
             },
             "retry-agent-init");
-    t.setDaemon(true);
+    if (reloader != null || config.metrics().prometheusEnabled()) {
+      t.start();
+      return;
+    }
+    synchronized (this) {
+      if (built == null) {
+        startAtFirstUse = t;
+        return;
+      }
+    }
     t.start();
   }
 

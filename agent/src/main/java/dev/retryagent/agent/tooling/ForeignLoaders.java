@@ -15,7 +15,9 @@ public final class ForeignLoaders {
    * instrumentation with a loader of its own adds it here).
    */
   private static final String[] OWN_LOADERS = {
-    "dev.retryagent.launcher.AgentClassLoader", "dev.retryagent.agent.okhttp.OkHttpClassLoader",
+    "dev.retryagent.launcher.AgentClassLoader",
+    "dev.retryagent.agent.okhttp.OkHttpClassLoader",
+    "dev.retryagent.agent.tooling.GlueClassLoader",
   };
 
   /** Package prefixes of other agents' class loaders. */

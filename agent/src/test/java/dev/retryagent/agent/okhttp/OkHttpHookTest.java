@@ -53,7 +53,7 @@ class OkHttpHookTest {
 
     @Override
     public void cancel(Object call) {
-      events.add("cancel");
+      events.add("cancel " + call.getClass().getName());
     }
   }
 
@@ -184,7 +184,33 @@ class OkHttpHookTest {
 
     // newBuilder() and the direct call each ran Builder(OkHttpClient) once.
     assertThat(recorder.events).hasSize(3).allMatch(e -> e.startsWith("builder "));
-    assertThat(loader.transformer.hooked()).isEqualTo(1); // the builder, nothing else yet
+    // the builder, and the dispatcher it made; no call class yet
+    assertThat(loader.transformer.hooked()).isEqualTo(2);
+  }
+
+  @Test
+  void buildTellsTheBridgeFirstSoOursFollowTheApplicationsInterceptors() throws Exception {
+    Object client = newClient();
+    Object builder = client.getClass().getMethod("newBuilder").invoke(client);
+    recorder.events.clear();
+
+    Object built = builder.getClass().getMethod("build").invoke(builder);
+
+    assertThat(recorder.events).containsExactly("builder okhttp3.OkHttpClient$Builder");
+    assertThat(built.getClass().getName()).isEqualTo("okhttp3.OkHttpClient");
+  }
+
+  @Test
+  void cancelAllTellsTheBridgeWithTheDispatcherAndStillCancels() throws Exception {
+    Object client = newClient();
+    Object call = newCall(client);
+    Object dispatcher = client.getClass().getMethod("dispatcher").invoke(client);
+
+    dispatcher.getClass().getMethod("cancelAll").invoke(dispatcher);
+
+    assertThat(recorder.events).contains("cancel okhttp3.Dispatcher");
+    // nothing ran, so nothing was cancelled; the method ran to its end
+    assertThat(onCall(call, "isCanceled")).isEqualTo(false);
   }
 
   @Test
@@ -260,7 +286,7 @@ class OkHttpHookTest {
 
     onCall(call, "cancel");
 
-    assertThat(recorder.events).contains("cancel");
+    assertThat(recorder.events).contains("cancel okhttp3.RealCall");
     assertThat(onCall(call, "isCanceled")).isEqualTo(true);
   }
 
@@ -273,8 +299,9 @@ class OkHttpHookTest {
   }
 
   @Test
-  void onlyTheThreeTargetNamesMatch() {
+  void onlyTheTargetNamesMatch() {
     assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient$Builder")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/Dispatcher")).isTrue();
     assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall")).isTrue();
     assertThat(OkHttpTransformer.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
     assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient")).isFalse();

@@ -127,7 +127,8 @@ class OkHttpTransformerTest {
   void theStartUpFragmentSaysArmedUntilAnOkHttpClassIsRewrittenThenHooked() throws Exception {
     byte[] bytes = builderBytes();
     assertThat(transformer.status())
-        .isEqualTo("okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+        .isEqualTo(
+            "okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll)");
 
     try (URLClassLoader otel = new io.opentelemetry.javaagent.bootstrap.AgentClassLoader()) {
       transform(otel, OkHttpHook.BUILDER, bytes);
@@ -136,6 +137,7 @@ class OkHttpTransformerTest {
 
     transform(getClass().getClassLoader(), OkHttpHook.BUILDER, bytes);
     assertThat(transformer.status())
-        .isEqualTo("okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel)");
+        .isEqualTo(
+            "okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll)");
   }
 }

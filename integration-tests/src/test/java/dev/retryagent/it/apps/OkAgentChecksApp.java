@@ -33,6 +33,13 @@ import retrofit2.http.GET;
  *       server answers its first request 503 with Retry-After: 2) while a second call to the same
  *       host runs; prints the dispatcher's counts during the wait and which call finished first.
  *   <li>{@code cancel|URL}: a call cancelled while it waits between attempts; its callbacks.
+ *   <li>{@code cancelAll|URL}: the same, through {@code dispatcher().cancelAll()}.
+ *   <li>{@code once|URL}: an application interceptor that counts its runs, on a call retried once
+ *       ({@code execute}).
+ *   <li>{@code timeout|URL}: an enqueued call with a call timeout that ends its second attempt:
+ *       what its callback hears, where, when, and whether the call says it was cancelled.
+ *   <li>{@code websocket|URL}: a WebSocket whose handshake is retried once, cancelled once open:
+ *       does the cancel close it?
  *   <li>{@code retrofit|URL}: a Retrofit interface, called with {@code execute()} and {@code
  *       enqueue()}.
  *   <li>{@code foreign|URL|JARS}: OkHttp in a class loader named like the OpenTelemetry agent's.
@@ -58,7 +65,19 @@ public final class OkAgentChecksApp {
           waitWithoutASlot(a[1]);
           break;
         case "cancel":
-          cancelDuringWait(a[1]);
+          cancelDuringWait(a[1], false);
+          break;
+        case "cancelAll":
+          cancelDuringWait(a[1], true);
+          break;
+        case "once":
+          interceptorOnce(a[1]);
+          break;
+        case "timeout":
+          callTimeoutOfARetry(a[1]);
+          break;
+        case "websocket":
+          webSocketCancelAfterARetriedHandshake(a[1]);
           break;
         case "retrofit":
           retrofit(a[1]);
@@ -91,11 +110,7 @@ public final class OkAgentChecksApp {
   }
 
   private static String count(OkHttpClient client) {
-    List<String> names = new ArrayList<>();
-    for (Interceptor i : client.interceptors()) {
-      names.add(i.getClass().getSimpleName());
-    }
-    return String.join(",", names);
+    return names(client.interceptors());
   }
 
   /** The application's own interceptor. */
@@ -115,12 +130,26 @@ public final class OkAgentChecksApp {
     System.out.println("builders.newBuilder=" + count(built.newBuilder().build()));
     System.out.println(
         "builders.newBuilderTwice=" + count(built.newBuilder().build().newBuilder().build()));
-    OkHttpClient.Builder reused = plain.newBuilder().addInterceptor(mine);
+    OkHttpClient.Builder reused =
+        plain.newBuilder().addInterceptor(mine).addNetworkInterceptor(mine);
     reused.build();
     reused.build();
     System.out.println("builders.reused=" + count(reused.build()));
     System.out.println(
-        "builders.sameInstance=" + (plain.interceptors().get(0) == built.interceptors().get(0)));
+        "builders.sameInstance="
+            + (plain.interceptors().get(0) == built.interceptors().get(1)
+                && plain.networkInterceptors().get(0)
+                    == reused.build().networkInterceptors().get(1)));
+    OkHttpClient network = new OkHttpClient.Builder().addNetworkInterceptor(mine).build();
+    System.out.println("builders.network=" + names(network.networkInterceptors()));
+  }
+
+  private static String names(List<Interceptor> interceptors) {
+    List<String> names = new ArrayList<>();
+    for (Interceptor i : interceptors) {
+      names.add(i.getClass().getSimpleName());
+    }
+    return String.join(",", names);
   }
 
   private static Request get(String url) {
@@ -133,17 +162,20 @@ public final class OkAgentChecksApp {
     final AtomicInteger failures = new AtomicInteger();
     final AtomicInteger responses = new AtomicInteger();
     volatile String failure;
+    volatile String thread;
 
     @Override
     public void onFailure(Call call, IOException e) {
       failures.incrementAndGet();
       failure = e.getMessage();
-      done.complete("failed:" + e.getMessage());
+      thread = Thread.currentThread().getName();
+      done.complete("failed:" + e.getClass().getName() + ": " + e.getMessage());
     }
 
     @Override
     public void onResponse(Call call, Response response) {
       responses.incrementAndGet();
+      thread = Thread.currentThread().getName();
       try (Response r = response) {
         done.complete(r.code() + ":" + r.body().string());
       } catch (IOException e) {
@@ -184,20 +216,93 @@ public final class OkAgentChecksApp {
     dispatcher.executorService().shutdown();
   }
 
-  private static void cancelDuringWait(String url) throws Exception {
+  private static void cancelDuringWait(String url, boolean all) throws Exception {
+    String check = all ? "cancelAll" : "cancel";
     OkHttpClient client = new OkHttpClient();
     Result result = new Result();
     Call call = client.newCall(get(url + "/cancelled"));
     call.enqueue(result);
     awaitRetryWait(client.dispatcher(), result);
-    call.cancel();
+    if (all) {
+      client.dispatcher().cancelAll();
+    } else {
+      call.cancel();
+    }
     result.done.get(10, TimeUnit.SECONDS);
     // The retry was due 2 s after the 503: wait past it, so a request it made would be seen.
     Thread.sleep(3000);
-    System.out.println("cancel.isCanceled=" + call.isCanceled());
-    System.out.println("cancel.failures=" + result.failures.get());
-    System.out.println("cancel.responses=" + result.responses.get());
-    System.out.println("cancel.message=" + result.failure);
+    System.out.println(check + ".isCanceled=" + call.isCanceled());
+    System.out.println(check + ".failures=" + result.failures.get());
+    System.out.println(check + ".responses=" + result.responses.get());
+    System.out.println(check + ".message=" + result.failure);
+    System.out.println(check + ".thread=" + threadKind(result.thread));
+    client.dispatcher().executorService().shutdown();
+  }
+
+  /** OkHttp names a dispatcher thread after the call it runs. */
+  private static String threadKind(String name) {
+    return name != null && name.startsWith("OkHttp ") ? "OkHttp" : name;
+  }
+
+  private static void interceptorOnce(String url) throws Exception {
+    AtomicInteger runs = new AtomicInteger();
+    OkHttpClient client =
+        new OkHttpClient.Builder()
+            .addInterceptor(
+                chain -> {
+                  runs.incrementAndGet();
+                  return chain.proceed(chain.request());
+                })
+            .build();
+    try (Response r = client.newCall(get(url + "/once")).execute()) {
+      System.out.println("once.status=" + r.code());
+    }
+    System.out.println("once.runs=" + runs.get());
+  }
+
+  private static void callTimeoutOfARetry(String url) throws Exception {
+    OkHttpClient client = new OkHttpClient.Builder().callTimeout(2, TimeUnit.SECONDS).build();
+    Result result = new Result();
+    Call call = client.newCall(get(url + "/timeout"));
+    long start = System.nanoTime();
+    call.enqueue(result);
+    String outcome = result.done.get(10, TimeUnit.SECONDS);
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    System.out.println("timeout.outcome=" + outcome);
+    System.out.println("timeout.thread=" + threadKind(result.thread));
+    System.out.println("timeout.inTime=" + (millis >= 1_900 && millis < 2_800));
+    System.out.println("timeout.isCanceled=" + call.isCanceled());
+    client.dispatcher().executorService().shutdown();
+  }
+
+  private static void webSocketCancelAfterARetriedHandshake(String url) throws Exception {
+    OkHttpClient client = new OkHttpClient();
+    CompletableFuture<String> open = new CompletableFuture<>();
+    CompletableFuture<String> failed = new CompletableFuture<>();
+    okhttp3.WebSocket ws =
+        client.newWebSocket(
+            get(url + "/ws"),
+            new okhttp3.WebSocketListener() {
+              @Override
+              public void onOpen(okhttp3.WebSocket webSocket, Response response) {
+                open.complete(String.valueOf(response.code()));
+              }
+
+              @Override
+              public void onFailure(okhttp3.WebSocket webSocket, Throwable t, Response response) {
+                open.complete("failed: " + t);
+                failed.complete(t.getClass().getName());
+              }
+            });
+    System.out.println("websocket.open=" + open.get(10, TimeUnit.SECONDS));
+    ws.cancel();
+    String closed;
+    try {
+      closed = failed.get(5, TimeUnit.SECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      closed = "still open";
+    }
+    System.out.println("websocket.afterCancel=" + closed);
     client.dispatcher().executorService().shutdown();
   }
 

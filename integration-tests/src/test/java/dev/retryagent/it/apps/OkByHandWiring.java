@@ -13,8 +13,8 @@ import okhttp3.OkHttpClient;
 
 /**
  * What a developer wiring OkHttp retries by hand writes: the same file the agent would read, the
- * retrier's interceptor first on the client, and {@code retrier.enqueue(call, callback)} instead of
- * {@code call.enqueue(callback)}.
+ * retrier's interceptor last on the client (and its network interceptor, which counts OkHttp's own
+ * resends), and {@code retrier.enqueue(call, callback)} instead of {@code call.enqueue(callback)}.
  */
 final class OkByHandWiring {
   private OkByHandWiring() {}
@@ -36,8 +36,11 @@ final class OkByHandWiring {
             .listener(LogListener.toStderr(c.logLevel(), () -> mode == Mode.OBSERVE))
             .build();
     AsyncRetrier retrier = new AsyncRetrier(engine);
-    OkHttpClient.Builder b = client.newBuilder();
-    b.interceptors().add(0, retrier.interceptor());
+    OkHttpClient.Builder b =
+        client
+            .newBuilder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor());
     return new Wired(b.build(), retrier);
   }
 }

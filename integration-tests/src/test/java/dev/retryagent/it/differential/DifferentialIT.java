@@ -35,7 +35,13 @@ class DifferentialIT {
   /**
    * The clients under test. Adding one: a class that implements {@link Driver}, and a line here.
    */
-  static final List<Driver> DRIVERS = List.of(new JdkHttpDriver(), new OkHttpDriver());
+  static final List<Driver> DRIVERS =
+      List.of(
+          new JdkHttpDriver(),
+          new OkHttpDriver(),
+          new Apache4Driver(),
+          new Apache5Driver(),
+          new UrlConnectionDriver());
 
   private static final int JVMS = Integer.getInteger("diff.jvms", 2);
   private static final boolean IGNORE_KNOWN = "ignore".equals(System.getProperty("diff.known"));

@@ -52,57 +52,17 @@ public record Known(String scope, String pattern, String reason, boolean intermi
 
   /** The bugs of today's code that the suite shows, as the reasons of its markers. */
   static final class Reasons {
-    static final String TIMEOUT_REPLACED =
-        "issue 11: from the second attempt on, the remaining deadline (about 30 s) replaces the"
-            + " application's per-attempt timeout (JdkRequest: the request timeout;"
-            + " RetryInterceptor: OkHttp's connect/read/write timeouts)";
-    static final String JDK_RESEND_NOT_COUNTED =
-        "issue 11: the JDK's own resend after \"header parser received no bytes\" is not counted"
-            + " as an attempt (maxAttempts 3: 6 requests)";
-    static final String INTERRUPT_TYPE =
-        "issue 11: an interrupt during send's wait throws InterruptedIOException, not the"
-            + " InterruptedException that send declares";
-    static final String DEPENDENT_CANCEL_LOST =
-        "issue 11: cancelling a dependent stage of sendAsync's future (which the JDK propagates"
-            + " since 16) aborts neither the request nor the pending retries";
-    static final String ASYNC_FAILURE_UNWRAPPED =
-        "issue 11 (found by this suite): sendAsync's future fails with the bare exception where the"
-            + " JDK's fails with a CompletionException around it";
-    static final String WEBSOCKET_HANDSHAKE_RETRIED =
-        "issue 11 (found by this suite): the agent takes over java.net.http's WebSocket opening"
-            + " handshake (an internal sendAsync) and retries it; the retry fails with"
-            + " UnsupportedOperationException: RawChannel is only supported for WebSocket creation";
-    static final String CALL_TIMEOUT_ON_WATCHDOG =
-        "issue 11: when callTimeout ends an enqueued call, onFailure runs on the Okio Watchdog"
-            + " thread with IOException: Canceled, not on a dispatcher thread with"
-            + " InterruptedIOException: timeout";
-    static final String CALL_TIMEOUT_AS_READ_TIMEOUT =
-        "issue 11: when callTimeout ends a retried call, the application gets the attempt's"
-            + " SocketTimeoutException (its read timeout cut to the deadline), not"
-            + " InterruptedIOException: timeout";
-    static final String GIVE_UP_REASON =
-        "issue 11: the give-up reason names the wrong cause (callTimeout logged as \"cancelled by"
-            + " the caller\" or as the 30 s deadline)";
-    static final String CALLBACK_INSIDE_CANCEL =
-        "issue 11: cancelling an enqueued call runs its callback inside cancel(), on the"
-            + " cancelling thread, with IOException: Canceled";
-    static final String CANCEL_ALL_MISSES_WAIT =
-        "issue 11: dispatcher().cancelAll() does not reach a call waiting for its retry";
-    static final String CALLBACK_EXCEPTION_NOT_LOGGED =
-        "issue 11 (suspected, confirmed): an IOException thrown by an enqueue callback goes to the"
-            + " thread's uncaught-exception handler, not to OkHttp's \"Callback failure\" log";
-    static final String INTERCEPTOR_KEY =
-        "issue 11 (suspected, confirmed): an Idempotency-Key added by an application interceptor"
-            + " is not seen by the idempotency gate (the agent's interceptor runs first)";
-    static final String DEAD_LETTER_LOADER =
-        "issue 11: the dead-letter writer thread keeps the context class loader of the first"
-            + " application thread that gave up";
-    static final String INIT_THREAD =
-        "issue 11: retry-agent-init runs from premain on, before any call needs it";
-    static final String ASYNC_RESULT_THREAD =
-        "issue 11: now and then an async call's result is delivered on the thread that attaches the"
-            + " retry loop's continuation after the attempt completed: the agent's"
-            + " retry-agent-async, or the application's own thread inside enqueue()";
+    static final String APACHE4_OWN_RESENDS =
+        "issue 12: HttpClient 4.5 itself sends a dropped GET 4 times (its retry handler resends 3"
+            + " times), with or without the agent; the agent counts those resends and adds none";
+    static final String APACHE5_OWN_WAIT =
+        "issue 12: HttpClient 5 waits 1 s itself before resending a 503 and, interrupted there,"
+            + " throws InterruptedIOException, with or without the agent; the case expects the"
+            + " agent's wait, which comes after HttpClient's";
+    static final String APACHE_INTERRUPT_IN_WAIT =
+        "issue 12: an interrupt during the agent's wait between attempts ends the call at once with"
+            + " InterruptedIOException (the documented contract), where HttpClient 4.5 itself"
+            + " does not react to an interrupt during an exchange";
 
     private Reasons() {}
   }

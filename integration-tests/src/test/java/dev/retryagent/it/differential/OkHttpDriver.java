@@ -69,6 +69,18 @@ public final class OkHttpDriver implements Driver {
     return f;
   }
 
+  /**
+   * A read timeout is armed twice, on the socket ({@code SocketTimeoutException: Read timed out})
+   * and by okio ({@code SocketTimeoutException: timeout}): which fires first is a race inside
+   * OkHttp, so the message differs from run to run with or without the agent.
+   */
+  @Override
+  public Map<String, String> racyOutcomes(String api) {
+    return Map.of(
+        "exception java\\.net\\.SocketTimeoutException: (Read timed out|timeout)",
+        "exception java.net.SocketTimeoutException: (a read timeout, either message)");
+  }
+
   @Override
   public Exchange prepare(String api, Action a, URI server) {
     OkHttpClient client = client(a);

@@ -25,20 +25,13 @@ final class ThreadChecks {
       new Check(
           "agent-threads",
           "every thread the agent started is a daemon named retry-agent-* with the system loader",
-          List.of(
-              new Known(
-                  "okhttp-*", "retry-agent-dead-letters", Known.Reasons.DEAD_LETTER_LOADER, false),
-              new Known(
-                  "java.net.http/*",
-                  "retry-agent-dead-letters",
-                  Known.Reasons.DEAD_LETTER_LOADER,
-                  true)));
+          List.of());
 
   static final Check NONE_BEFORE_USE =
       new Check(
           "agent-threads-before-use",
           "the agent starts no thread before the first call",
-          List.of(new Known("*", "retry-agent-init", Known.Reasons.INIT_THREAD, false)));
+          List.of());
 
   private ThreadChecks() {}
 

@@ -1,31 +1,42 @@
 package dev.retryagent.agent.okhttp.glue;
 
+import dev.retryagent.okhttp.AsyncRetrier;
 import java.io.IOException;
 import okhttp3.Interceptor;
 import okhttp3.Response;
 
 /**
- * The application interceptor the agent adds to every {@code OkHttpClient} (one instance per OkHttp
- * copy): the library's {@code RetryInterceptor} of the copy's {@code AsyncRetrier}, made on the
- * first call, or a plain pass-through while {@code agent.clients.okhttp} is off.
+ * The interceptors the agent adds to every {@code OkHttpClient} (one instance of each per OkHttp
+ * copy): the last application interceptor, which is the library's {@code RetryInterceptor} of the
+ * copy's {@code AsyncRetrier} (made on the first call), and the last network interceptor, which
+ * counts OkHttp's own resends after a failed connection. While {@code agent.clients.okhttp} is off
+ * both pass every call through, except the attempts of an enqueued call that started before.
  */
 final class AgentInterceptor implements Interceptor {
   private final OkHttpGlue glue;
+  private final boolean network;
 
-  AgentInterceptor(OkHttpGlue glue) {
+  AgentInterceptor(OkHttpGlue glue, boolean network) {
     this.glue = glue;
+    this.network = network;
   }
 
   @Override
   public Response intercept(Chain chain) throws IOException {
     if (!glue.enabled()) {
-      return chain.proceed(chain.request());
+      AsyncRetrier started = glue.existingRetrier();
+      if (network || started == null || !started.manages(chain.call())) {
+        return chain.proceed(chain.request());
+      }
     }
-    return glue.retrier().interceptor().intercept(chain);
+    AsyncRetrier r = glue.retrier();
+    return network
+        ? r.interceptor().networkInterceptor().intercept(chain)
+        : r.interceptor().intercept(chain);
   }
 
   @Override
   public String toString() {
-    return "retry-agent";
+    return network ? "retry-agent (resends)" : "retry-agent";
   }
 }

@@ -6,6 +6,7 @@ import dev.retryagent.okhttp.AsyncRetrier;
 import java.util.List;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.Dispatcher;
 import okhttp3.Interceptor;
 import okhttp3.OkHttpClient;
 
@@ -15,11 +16,15 @@ import okhttp3.OkHttpClient;
  * supported (3.14), which 4.x and 5.x keep binary-compatible for everything used here.
  *
  * <ul>
- *   <li>One {@link AgentInterceptor} per OkHttp copy, put first among every builder's application
- *       interceptors, exactly once.
+ *   <li>One {@link AgentInterceptor} per OkHttp copy, put last among every builder's application
+ *       interceptors, exactly once, when the builder is made and again when it builds: so the
+ *       application's interceptors run once per {@code execute()}, as for OkHttp's own retries, and
+ *       the policy sees the request as they leave it (an {@code Idempotency-Key} one of them adds).
+ *       Another, last among the network interceptors, counts OkHttp's own resends.
  *   <li>One {@link AsyncRetrier} (made on the first call) runs the retries of {@code enqueue}d
  *       calls by re-enqueueing, so no dispatcher thread or per-host slot is held while a retry
- *       waits; the interceptor hands it the attempts it manages.
+ *       waits; the interceptor hands it the attempts it manages. {@code Call.cancel()} and {@code
+ *       Dispatcher.cancelAll()} reach it through {@link #cancel}.
  * </ul>
  */
 public final class OkHttpGlue implements OkHttpSupport {
@@ -28,7 +33,8 @@ public final class OkHttpGlue implements OkHttpSupport {
   }
 
   private final OkHttpSupport.Agent agent;
-  private final AgentInterceptor interceptor = new AgentInterceptor(this);
+  private final AgentInterceptor interceptor = new AgentInterceptor(this, false);
+  private final AgentInterceptor networkInterceptor = new AgentInterceptor(this, true);
   private volatile AsyncRetrier retrier;
 
   private OkHttpGlue(OkHttpSupport.Agent agent) {
@@ -37,6 +43,11 @@ public final class OkHttpGlue implements OkHttpSupport {
 
   boolean enabled() {
     return agent.enabled();
+  }
+
+  /** The retrier if a call made it already, or null. */
+  AsyncRetrier existingRetrier() {
+    return retrier;
   }
 
   /** The retrier, and with it the engine, made on first use (not at the first builder). */
@@ -55,20 +66,28 @@ public final class OkHttpGlue implements OkHttpSupport {
   }
 
   /**
-   * Leaves the agent's interceptor in the builder's list exactly once, at index 0. Idempotent, so
-   * nested constructors ({@code Builder(OkHttpClient)} calls {@code this()} in 4.x and 5.x, then
-   * copies the client's interceptors, ours included) and reused builders need no other guard.
+   * Leaves the agent's interceptors in the builder's lists exactly once, last: called when a
+   * builder is made (so a client built from it, or from a copy, holds them) and when it builds (so
+   * they follow every interceptor the application added since). Idempotent, so nested constructors
+   * ({@code Builder(OkHttpClient)} calls {@code this()} in 4.x and 5.x, then copies the client's
+   * interceptors, ours included) and reused builders need no other guard.
    */
   @Override
   public void builderCreated(Object builder) {
-    List<Interceptor> list = ((OkHttpClient.Builder) builder).interceptors();
-    if (list.indexOf(interceptor) == 0 && list.lastIndexOf(interceptor) == 0) {
+    OkHttpClient.Builder b = (OkHttpClient.Builder) builder;
+    last(b.interceptors(), interceptor);
+    last(b.networkInterceptors(), networkInterceptor);
+  }
+
+  private static void last(List<Interceptor> list, Interceptor mine) {
+    int n = list.size();
+    if (n > 0 && list.get(n - 1) == mine && list.indexOf(mine) == n - 1) {
       return;
     }
-    while (list.remove(interceptor)) {
-      // drop every copy, then put one back first
+    while (list.remove(mine)) {
+      // drop every copy, then put one back last
     }
-    list.add(0, interceptor);
+    list.add(mine);
   }
 
   @Override
@@ -84,7 +103,7 @@ public final class OkHttpGlue implements OkHttpSupport {
     }
     AsyncRetrier r = retrier();
     try {
-      r.enqueue(c, (Callback) callback);
+      r.enqueue(c, (Callback) callback, ((OkHttpClient) client).dispatcher());
       return Bridge.TAKEN;
     } catch (Throwable t) {
       // After this point the call may have started: never run the original enqueue as well.
@@ -92,11 +111,17 @@ public final class OkHttpGlue implements OkHttpSupport {
     }
   }
 
+  /** {@code Call.cancel()}, or {@code Dispatcher.cancelAll()}: either may concern a retry. */
   @Override
-  public void cancel(Object call) {
+  public void cancel(Object target) {
     AsyncRetrier r = retrier;
-    if (r != null) {
-      r.cancel((Call) call);
+    if (r == null) {
+      return;
+    }
+    if (target instanceof Call) {
+      r.cancel((Call) target);
+    } else if (target instanceof Dispatcher) {
+      r.cancelAll((Dispatcher) target);
     }
   }
 }

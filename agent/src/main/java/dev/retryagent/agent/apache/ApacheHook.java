@@ -1,0 +1,124 @@
+package dev.retryagent.agent.apache;
+
+import dev.retryagent.agent.tooling.BridgePrologue;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+
+/**
+ * Rewrites the Apache HttpClient classes the agent hooks (see {@code
+ * dev.retryagent.bootstrap.ApacheBridge} for the injected code in Java terms):
+ *
+ * <ul>
+ *   <li>4.5: {@code InternalHttpClient}, {@code MinimalHttpClient} and {@code AbstractHttpClient}
+ *       (the deprecated {@code DefaultHttpClient} family): a {@link BridgePrologue} at the start of
+ *       {@code doExecute(HttpHost, HttpRequest, HttpContext)}, the method every {@code execute}
+ *       overload comes down to, hands the call to {@code ApacheBridge.execute};
+ *   <li>5.x: {@code HttpClientBuilder}: every constructor calls {@code
+ *       ApacheBridge.builderCreated(this)} before it returns, which adds the library's {@code
+ *       ExecChainHandler}s to the builder.
+ * </ul>
+ *
+ * <p>Nothing is added but instructions: no member, field or interface, so retransformation stays
+ * possible. Only the hooked methods are rewritten; every other method is copied byte for byte.
+ */
+final class ApacheHook {
+  static final String BUILDER_5 = "org/apache/hc/client5/http/impl/classic/HttpClientBuilder";
+  static final String INTERNAL_4 = "org/apache/http/impl/client/InternalHttpClient";
+  static final String MINIMAL_4 = "org/apache/http/impl/client/MinimalHttpClient";
+  static final String ABSTRACT_4 = "org/apache/http/impl/client/AbstractHttpClient";
+
+  private static final String BRIDGE = "dev/retryagent/bootstrap/ApacheBridge";
+  private static final String DO_EXECUTE_DESC =
+      "(Lorg/apache/http/HttpHost;Lorg/apache/http/HttpRequest;Lorg/apache/http/protocol/HttpContext;)"
+          + "Lorg/apache/http/client/methods/CloseableHttpResponse;";
+  private static final String RESPONSE_4 = "org/apache/http/client/methods/CloseableHttpResponse";
+
+  private ApacheHook() {}
+
+  /**
+   * Returns {@code classfile} with the hooks of its class added.
+   *
+   * @throws IllegalStateException if the hooked method or constructor is missing, in which case
+   *     nothing must be changed
+   */
+  static byte[] instrument(String internalName, byte[] classfile) {
+    ClassReader reader = new ClassReader(classfile);
+    ClassWriter writer = new ClassWriter(reader, 0);
+    Hooks hooks = new Hooks(writer, internalName.equals(BUILDER_5));
+    reader.accept(hooks, 0);
+    if (hooks.hooked == 0) {
+      throw new IllegalStateException(
+          internalName.replace('/', '.')
+              + (hooks.builder
+                  ? " has no constructor"
+                  : " has no doExecute(HttpHost, HttpRequest, HttpContext)"));
+    }
+    return writer.toByteArray();
+  }
+
+  private static final class Hooks extends ClassVisitor {
+    final boolean builder;
+    int hooked;
+
+    Hooks(ClassVisitor next, boolean builder) {
+      super(Opcodes.ASM9, next);
+      this.builder = builder;
+    }
+
+    @Override
+    public MethodVisitor visitMethod(
+        int access, String name, String desc, String signature, String[] exceptions) {
+      MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+      if (builder && name.equals("<init>")) {
+        hooked++;
+        return new BuilderCreated(mv);
+      }
+      boolean concrete = (access & (Opcodes.ACC_STATIC | Opcodes.ACC_ABSTRACT)) == 0;
+      if (!builder && concrete && name.equals("doExecute") && desc.equals(DO_EXECUTE_DESC)) {
+        hooked++;
+        return new ExecutePrologue(mv);
+      }
+      return mv;
+    }
+  }
+
+  /** Before every {@code return} of a constructor: {@code ApacheBridge.builderCreated(this)}. */
+  private static final class BuilderCreated extends MethodVisitor {
+    BuilderCreated(MethodVisitor next) {
+      super(Opcodes.ASM9, next);
+    }
+
+    @Override
+    public void visitInsn(int opcode) {
+      if (opcode == Opcodes.RETURN) {
+        // `this` is initialised at every return
+        super.visitVarInsn(Opcodes.ALOAD, 0);
+        super.visitMethodInsn(
+            Opcodes.INVOKESTATIC, BRIDGE, "builderCreated", "(Ljava/lang/Object;)V", false);
+      }
+      super.visitInsn(opcode);
+    }
+
+    @Override
+    public void visitMaxs(int maxStack, int maxLocals) {
+      super.visitMaxs(Math.max(maxStack, 1), maxLocals);
+    }
+  }
+
+  /** {@code ApacheBridge.execute(this, target, request, context)}. */
+  private static final class ExecutePrologue extends BridgePrologue {
+    ExecutePrologue(MethodVisitor next) {
+      super(next, BRIDGE, "execute", 4, RESPONSE_4);
+    }
+
+    @Override
+    protected void pushArguments(MethodVisitor mv) {
+      for (int i = 0; i <= 3; i++) {
+        mv.visitVarInsn(Opcodes.ALOAD, i);
+      }
+    }
+  }
+}

@@ -1,0 +1,114 @@
+package dev.retryagent.agent.apache;
+
+import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.GlueClassLoader;
+import dev.retryagent.bootstrap.ApacheHandler;
+
+/**
+ * Receives the HttpClient hooks from the bridge and passes each to the {@link ApacheSupport} of the
+ * HttpClient copy it came from, made on first use of that copy: one glue loader per copy of 4.5
+ * (keyed by its {@code CloseableHttpClient}, so its three hooked clients share one) and per copy of
+ * 5.x (keyed by its {@code HttpClientBuilder}).
+ *
+ * <p>Caching without leaks, as for OkHttp (docs/okhttp.md): {@link ClassValue}s keyed by the hooked
+ * class and by the copy's key class; a value reaches its key only through the copy's own loader,
+ * and nothing in the agent's loader holds either, so a dropped copy (an undeployed web application)
+ * is collected with everything the agent made for it.
+ */
+final class ApacheLoaders implements ApacheHandler {
+  static final String GLUE_PACKAGE = "dev.retryagent.agent.apache.glue.";
+  private static final String KEY_4 = "org.apache.http.impl.client.CloseableHttpClient";
+  private static final String KEY_5 = "org.apache.hc.client5.http.impl.classic.HttpClientBuilder";
+
+  private final ApacheSupport.Agent agent;
+  private final ClassLoader agentLoader;
+
+  private final ClassValue<ApacheSupport> byKey =
+      new ClassValue<ApacheSupport>() {
+        @Override
+        protected ApacheSupport computeValue(Class<?> key) {
+          boolean four = key.getName().equals(KEY_4);
+          return make(key.getClassLoader(), four);
+        }
+      };
+
+  /** 4.5: the class of a client whose doExecute was hooked, to its copy's support. */
+  private final ClassValue<ApacheSupport> byClient4 = new ByHookedClass(KEY_4);
+
+  /** 5.x: the class of a builder (HttpClientBuilder or a subclass), to its copy's support. */
+  private final ClassValue<ApacheSupport> byBuilder5 = new ByHookedClass(KEY_5);
+
+  /** Finds the copy's key class through the hooked class's loader (which may be a subclass's). */
+  private final class ByHookedClass extends ClassValue<ApacheSupport> {
+    private final String keyName;
+
+    ByHookedClass(String keyName) {
+      this.keyName = keyName;
+    }
+
+    @Override
+    protected ApacheSupport computeValue(Class<?> hooked) {
+      try {
+        return byKey.get(Class.forName(keyName, false, hooked.getClassLoader()));
+      } catch (ClassNotFoundException | LinkageError e) {
+        return failed(hooked.getClassLoader(), e);
+      }
+    }
+  }
+
+  ApacheLoaders(ApacheSupport.Agent agent, ClassLoader agentLoader) {
+    this.agent = agent;
+    this.agentLoader = agentLoader;
+  }
+
+  private ApacheSupport make(ClassLoader libraryLoader, boolean four) {
+    try {
+      GlueClassLoader loader =
+          new GlueClassLoader(
+              "retry-agent-apache",
+              libraryLoader,
+              agentLoader,
+              GLUE_PACKAGE,
+              "dev.retryagent.apache.",
+              four ? "dev.retryagent.apache4." : "dev.retryagent.apache5.");
+      return ApacheSupport.Handoff.make(
+          GLUE_PACKAGE + (four ? "Apache4Glue" : "Apache5Glue"), loader, agent);
+    } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
+      return failed(libraryLoader, e);
+    }
+  }
+
+  /** Said once per HttpClient copy; that copy then runs without retries. */
+  private static ApacheSupport failed(ClassLoader libraryLoader, Throwable cause) {
+    AgentLog.error(
+        "apache-httpclient in "
+            + libraryLoader
+            + " runs without retries: the agent's HttpClient support could not be loaded there ("
+            + cause
+            + ")");
+    return Inert.INSTANCE;
+  }
+
+  @Override
+  public void builderCreated(Object builder) {
+    byBuilder5.get(builder.getClass()).builderCreated(builder);
+  }
+
+  @Override
+  public Object execute(Object client, Object target, Object request, Object context) {
+    return byClient4.get(client.getClass()).execute(client, target, request, context);
+  }
+
+  /** For an HttpClient copy the agent cannot serve: everything passes through. */
+  private static final class Inert implements ApacheSupport {
+    static final Inert INSTANCE = new Inert();
+
+    @Override
+    public void builderCreated(Object builder) {}
+
+    @Override
+    public Object execute(Object client, Object target, Object request, Object context) {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,106 @@
+package dev.retryagent.agent.apache;
+
+import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.ForeignLoaders;
+import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.bootstrap.ApacheBridge;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Applies {@link ApacheHook} to Apache HttpClient's classes when a class loader defines (or
+ * retransforms) them, in every class loader except those of other agents ({@link ForeignLoaders})
+ * and those that cannot see the bridge.
+ *
+ * <p>Every class the JVM loads passes through here: the common path is a prefix test on the name. A
+ * failure to instrument is reported on stderr once per class name and the class stays unchanged:
+ * that HttpClient runs without retries, never broken.
+ */
+final class ApacheTransformer extends HookTransformer {
+  static final String HOOKS = "4.5 doExecute, 5.x HttpClientBuilder";
+  private static final String BRIDGE = "dev.retryagent.bootstrap.ApacheBridge";
+
+  private final AtomicInteger unlinkable = new AtomicInteger();
+  private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
+  private volatile String failure;
+
+  ApacheTransformer() {
+    super("apache-httpclient", HOOKS, "Apache HttpClient");
+  }
+
+  @Override
+  protected boolean matches(String internalName) {
+    return isTarget(internalName);
+  }
+
+  /** True for the internal names of the classes {@link ApacheHook} rewrites; prefix test first. */
+  static boolean isTarget(String internalName) {
+    return internalName != null
+        && internalName.startsWith("org/apache/h")
+        && (internalName.equals(ApacheHook.BUILDER_5)
+            || internalName.equals(ApacheHook.INTERNAL_4)
+            || internalName.equals(ApacheHook.MINIMAL_4)
+            || internalName.equals(ApacheHook.ABSTRACT_4));
+  }
+
+  @Override
+  protected boolean retransforms(Class<?> loaded) {
+    String name = loaded.getName();
+    return name.startsWith("org.apache.h")
+        && isTarget(name.replace('.', '/'))
+        && !ForeignLoaders.isAgentLoader(loaded.getClassLoader());
+  }
+
+  @Override
+  protected boolean accepts(Module module, ClassLoader loader, String internalName) {
+    if (ForeignLoaders.isAgentLoader(loader)) {
+      return false;
+    }
+    if (!seesBridge(loader)) {
+      // A loader that does not delegate to the bootstrap path (OSGi, JBoss Modules): the injected
+      // calls could not link, and the builder's would break the application's constructor.
+      if (unlinkable.getAndIncrement() == 0) {
+        AgentLog.error(
+            "apache-httpclient NOT hooked in "
+                + loader
+                + ", which cannot see the agent's bootstrap classes: its clients run without"
+                + " retries");
+      }
+      return false;
+    }
+    return true;
+  }
+
+  private static boolean seesBridge(ClassLoader loader) {
+    if (loader == null) {
+      return true;
+    }
+    try {
+      return Class.forName(BRIDGE, false, loader) == ApacheBridge.class;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
+  @Override
+  protected byte[] rewrite(String internalName, byte[] classfile) {
+    return ApacheHook.instrument(internalName, classfile);
+  }
+
+  @Override
+  protected void failed(ClassLoader loader, String internalName, Throwable cause) {
+    if (!failedClasses.add(internalName)) {
+      return;
+    }
+    String why = "could not instrument " + internalName.replace('/', '.') + " (" + cause + ")";
+    failure = why;
+    AgentLog.error(
+        "apache-httpclient NOT hooked in " + loader + ", its clients run without retries: " + why);
+  }
+
+  @Override
+  protected String notHookedReason() {
+    return failure;
+  }
+}

@@ -1,0 +1,91 @@
+package dev.retryagent.agent.apache.glue;
+
+import dev.retryagent.agent.apache.ApacheSupport;
+import dev.retryagent.apache4.ApacheRetrying4;
+import dev.retryagent.bootstrap.ApacheBridge;
+import java.io.IOException;
+import org.apache.http.HttpHost;
+import org.apache.http.HttpRequest;
+import org.apache.http.client.methods.CloseableHttpResponse;
+import org.apache.http.impl.client.CloseableHttpClient;
+import org.apache.http.protocol.HttpContext;
+
+/**
+ * The agent's side of one copy of HttpClient 4.5: takes over {@code doExecute} and runs the call
+ * through core's {@link ApacheRetrying4}, each attempt through the original {@code doExecute} of
+ * the very client the application called (a pass-through token lets it run unhooked).
+ *
+ * <p>Exception contract: anything thrown before the call is handed to the engine escapes, and the
+ * bridge then lets the original method run; from that point on every throwable becomes the outcome
+ * and reaches the caller unchanged, so a request is never repeated behind the engine's back.
+ */
+public final class Apache4Glue implements ApacheSupport {
+  static {
+    ApacheSupport.Handoff.register(new Apache4Glue(ApacheSupport.Handoff.agent()));
+  }
+
+  private final ApacheSupport.Agent agent;
+  private volatile ApacheRetrying4 retrying;
+
+  private Apache4Glue(ApacheSupport.Agent agent) {
+    this.agent = agent;
+  }
+
+  @Override
+  public void builderCreated(Object builder) {
+    // 4.5 is hooked at doExecute, not at its builder.
+  }
+
+  @Override
+  public Object execute(Object client, Object target, Object request, Object context) {
+    if (!agent.enabled()) {
+      return null;
+    }
+    PassThrough transport = new PassThrough((CloseableHttpClient) client);
+    HttpHost t = (HttpHost) target;
+    HttpRequest r = (HttpRequest) request;
+    HttpContext c = (HttpContext) context;
+    ApacheRetrying4 runner = retrying();
+    try {
+      CloseableHttpResponse response = runner.execute(transport, t, r, c);
+      return response == null ? ApacheBridge.NO_RESPONSE : response;
+    } catch (Throwable e) {
+      return e;
+    }
+  }
+
+  /** The runner, and with it the engine, made on the first call. */
+  private ApacheRetrying4 retrying() {
+    ApacheRetrying4 r = retrying;
+    if (r == null) {
+      synchronized (this) {
+        r = retrying;
+        if (r == null) {
+          r = new ApacheRetrying4(agent.engine());
+          retrying = r;
+        }
+      }
+    }
+    return r;
+  }
+
+  /** One attempt: the client's own {@code execute}, which the hook lets through once. */
+  private static final class PassThrough implements ApacheRetrying4.Transport {
+    private final CloseableHttpClient client;
+
+    PassThrough(CloseableHttpClient client) {
+      this.client = client;
+    }
+
+    @Override
+    public CloseableHttpResponse execute(HttpHost target, HttpRequest request, HttpContext context)
+        throws IOException {
+      ApacheBridge.passThroughNextExecute();
+      try {
+        return client.execute(target, request, context);
+      } finally {
+        ApacheBridge.clearPassThrough();
+      }
+    }
+  }
+}

@@ -1,0 +1,183 @@
+package dev.retryagent.agent.urlconnection;
+
+import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.urlconnection.UrlTransport;
+import java.io.IOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.URL;
+import java.net.URLConnection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BiPredicate;
+
+/**
+ * The agent's attempts: each further one is the JDK's own connection, opened through the hooked
+ * handler with the hook passed by; the JDK's two silent resends are reached from the bridge.
+ *
+ * <ul>
+ *   <li>The resend after a failed read on a kept-alive connection ({@code HttpClient.parseHTTP}):
+ *       switched off for a step of an attempt the engine would not repeat after a reset (a POST
+ *       without key), counted as an attempt where it is allowed.
+ *   <li>The rewrite after a failed write ({@code HttpURLConnection.writeRequests}): left as it is
+ *       and counted, from the connection's own {@code failedOnce} field.
+ * </ul>
+ *
+ * Thread-safe: the state of a step is the thread's.
+ */
+final class AgentUrlTransport implements UrlTransport {
+  /** A step of an attempt in progress on this thread. */
+  private static final class Step {
+    boolean active;
+    boolean mayResend;
+    int resends;
+
+    /** The JDK clients whose {@code failedOnce} the agent set in this step (usually one). */
+    final List<Object> switchedOff = new ArrayList<>(2);
+  }
+
+  private final ThreadLocal<Boolean> opening = new ThreadLocal<>();
+  private final ThreadLocal<Step> steps = new ThreadLocal<>();
+
+  /** True while this thread opens an attempt: the hook hands back the JDK's connection. */
+  boolean opening() {
+    return opening.get() != null;
+  }
+
+  @Override
+  public URLConnection open(URL url, Proxy proxy) throws IOException {
+    opening.set(Boolean.TRUE);
+    try {
+      return proxy == null ? url.openConnection() : url.openConnection(proxy);
+    } finally {
+      opening.remove();
+    }
+  }
+
+  @Override
+  public void beforeStep(boolean jdkMayResend) {
+    Step s = steps.get();
+    if (s == null) {
+      s = new Step();
+      steps.set(s);
+    }
+    s.active = true;
+    s.mayResend = jdkMayResend;
+    s.resends = 0;
+    s.switchedOff.clear();
+  }
+
+  @Override
+  public int afterStep() {
+    Step s = steps.get();
+    if (s == null) {
+      return 0;
+    }
+    s.active = false;
+    s.switchedOff.clear();
+    return s.resends;
+  }
+
+  /**
+   * What the bridge asks when {@code HttpClient.parseHTTP} starts: the value {@code failedOnce} is
+   * to have. Outside the agent's attempts the JDK's own; inside one, true (no resend) when the step
+   * must not be resent. {@code failedOnce} is true on entry only in the JDK's resend itself (it is
+   * reset after every response read) or because the agent set it for this client.
+   */
+  final BiPredicate<Object, Boolean> resendSwitch =
+      new BiPredicate<Object, Boolean>() {
+        @Override
+        public boolean test(Object client, Boolean failedOnce) {
+          Step s = steps.get();
+          if (s == null || !s.active) {
+            return failedOnce;
+          }
+          if (failedOnce) {
+            if (!isSwitchedOff(s, client)) {
+              s.resends++; // the JDK is sending the request again
+            }
+            return true;
+          }
+          if (!s.mayResend) {
+            s.switchedOff.add(client);
+            return true;
+          }
+          return false;
+        }
+      };
+
+  private static boolean isSwitchedOff(Step s, Object client) {
+    for (Object c : s.switchedOff) {
+      if (c == client) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  @Override
+  public int rewrites(HttpURLConnection attempt) {
+    JdkFields f = JdkFields.get();
+    return f != null && f.rewrote(attempt) ? 1 : 0;
+  }
+
+  /**
+   * The private fields the write-error resend leaves its mark in, reached through the access the
+   * agent's module was given to {@code sun.net.www.protocol.http(s)}; looked up on first use.
+   */
+  private static final class JdkFields {
+    private static volatile JdkFields instance;
+    private static volatile boolean unavailable;
+
+    private final Class<?> http;
+    private final Class<?> https;
+    private final MethodHandle failedOnce;
+    private final MethodHandle delegate;
+
+    private JdkFields() throws ReflectiveOperationException {
+      http = Class.forName("sun.net.www.protocol.http.HttpURLConnection");
+      https = Class.forName("sun.net.www.protocol.https.HttpsURLConnectionImpl");
+      Class<?> delegateType =
+          Class.forName("sun.net.www.protocol.https.DelegateHttpsURLConnection");
+      MethodHandles.Lookup me = MethodHandles.lookup();
+      failedOnce =
+          MethodHandles.privateLookupIn(http, me).findGetter(http, "failedOnce", boolean.class);
+      delegate =
+          MethodHandles.privateLookupIn(https, me).findGetter(https, "delegate", delegateType);
+    }
+
+    static JdkFields get() {
+      JdkFields f = instance;
+      if (f != null || unavailable) {
+        return f;
+      }
+      synchronized (JdkFields.class) {
+        if (instance == null && !unavailable) {
+          try {
+            instance = new JdkFields();
+          } catch (ReflectiveOperationException | RuntimeException e) {
+            unavailable = true;
+            AgentLog.error(
+                "url-connection: the JDK's rewrite of a request after a write error is not"
+                    + " counted as an attempt on this JDK ("
+                    + e
+                    + ")");
+          }
+        }
+        return instance;
+      }
+    }
+
+    /** True when the JDK wrote {@code attempt}'s request a second time after a write error. */
+    boolean rewrote(HttpURLConnection attempt) {
+      try {
+        Object engine = https.isInstance(attempt) ? delegate.invoke(attempt) : attempt;
+        return http.isInstance(engine) && (boolean) failedOnce.invoke(engine);
+      } catch (Throwable t) {
+        return false;
+      }
+    }
+  }
+}

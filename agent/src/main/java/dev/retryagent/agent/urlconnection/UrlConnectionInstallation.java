@@ -1,0 +1,20 @@
+package dev.retryagent.agent.urlconnection;
+
+import dev.retryagent.agent.runtime.AgentRuntime;
+import java.lang.instrument.Instrumentation;
+
+/** Arms the {@code HttpURLConnection} hook (docs/url-connection.md). */
+public final class UrlConnectionInstallation {
+  private UrlConnectionInstallation() {}
+
+  /**
+   * Adds the transformer and returns the start-up line's fragment: {@code url-connection armed
+   * (...)} while the JDK's protocol handlers are not loaded (the usual case at start-up), {@code
+   * url-connection hooked (...)} when they were and have been rewritten now (a late attach, or
+   * another agent opened a URL first), or {@code url-connection NOT hooked (why)}. Nothing of the
+   * engine, the facade or ASM is loaded here; the bridge is defined at the first connection.
+   */
+  public static String install(Instrumentation inst, AgentRuntime runtime) {
+    return new UrlConnectionTransformer(new UrlBridge(inst, runtime)).install(inst);
+  }
+}

@@ -1,0 +1,110 @@
+package dev.retryagent.agent.urlconnection;
+
+import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.HookTransformer;
+
+/**
+ * The {@code HttpURLConnection} hook's classes, all in {@code java.base} (boot loader):
+ *
+ * <ul>
+ *   <li>{@code sun.net.www.protocol.http.Handler} and {@code ...https.Handler}: {@link
+ *       HandlerPatch} (no ASM: the JDK loads them for any {@code http:} URL object, JCE's start-up
+ *       included), or {@link UrlHooks#handlerEpilogue} for a method of another shape;
+ *   <li>{@code sun.net.www.http.HttpClient} (first connect): {@link UrlHooks#parseHttpPrologue},
+ *       once the bridge is there;
+ *   <li>{@code sun.net.www.protocol.http.HttpURLConnection} is not changed: its loading (the first
+ *       {@code openConnection}, just before the handler calls the bridge) is when the bridge is
+ *       defined ({@link UrlBridge}).
+ * </ul>
+ *
+ * Every class the JVM defines meets one prefix test here. A class that cannot be rewritten stays
+ * unchanged and is reported once: {@code HttpURLConnection} then runs without retries, or (only
+ * {@code HttpClient}) with the JDK's own resends as they are.
+ */
+final class UrlConnectionTransformer extends HookTransformer {
+  static final String PACKAGES = "sun/net/www/";
+  static final String HTTP_HANDLER = "sun/net/www/protocol/http/Handler";
+  static final String HTTPS_HANDLER = "sun/net/www/protocol/https/Handler";
+  static final String HTTP_CLIENT = UrlHooks.HTTP_CLIENT;
+  static final String CONNECTION = "sun/net/www/protocol/http/HttpURLConnection";
+
+  private final UrlBridge bridge;
+  private volatile Throwable failure;
+
+  UrlConnectionTransformer(UrlBridge bridge) {
+    super("url-connection", "openConnection http/https, JDK resend", "the JDK's protocol handlers");
+    this.bridge = bridge;
+  }
+
+  @Override
+  protected boolean matches(String internalName) {
+    return internalName != null
+        && internalName.startsWith(PACKAGES)
+        && (internalName.equals(HTTP_HANDLER)
+            || internalName.equals(HTTPS_HANDLER)
+            || internalName.equals(HTTP_CLIENT)
+            || internalName.equals(CONNECTION));
+  }
+
+  @Override
+  protected boolean accepts(Module module, ClassLoader loader, String internalName) {
+    return loader == null && module != null && "java.base".equals(module.getName());
+  }
+
+  @Override
+  protected boolean retransforms(Class<?> loaded) {
+    String name = loaded.getName();
+    return name.startsWith("sun.net.www.")
+        && (name.equals("sun.net.www.protocol.http.Handler")
+            || name.equals("sun.net.www.protocol.https.Handler")
+            || name.equals("sun.net.www.http.HttpClient")
+            || name.equals("sun.net.www.protocol.http.HttpURLConnection"))
+        && loaded.getClassLoader() == null;
+  }
+
+  @Override
+  protected byte[] rewrite(String internalName, byte[] classfile) {
+    if (internalName.equals(CONNECTION)) {
+      bridge.ensure(); // left unchanged; reported by the bridge if it fails
+      return null;
+    }
+    if (!internalName.equals(HTTP_CLIENT)) {
+      byte[] patched = HandlerPatch.patch(classfile);
+      if (patched != null) {
+        return patched; // guarded: works before the bridge exists
+      }
+    }
+    if (!bridge.ensure()) {
+      throw new IllegalStateException("the bridge is not defined", bridge.failure());
+    }
+    return internalName.equals(HTTP_CLIENT)
+        ? UrlHooks.parseHttpPrologue(classfile)
+        : UrlHooks.handlerEpilogue(classfile);
+  }
+
+  @Override
+  protected void failed(ClassLoader loader, String internalName, Throwable cause) {
+    if (failure == null) {
+      failure = cause;
+      AgentLog.error(
+          internalName.equals(HTTP_CLIENT)
+              ? "url-connection: the JDK's own resend of a request on a broken kept-alive"
+                  + " connection stays as it is, not counted (could not instrument"
+                  + " sun.net.www.http.HttpClient: "
+                  + cause
+                  + ")"
+              : "url-connection NOT hooked, HttpURLConnection runs without retries: could not"
+                  + " instrument "
+                  + internalName.replace('/', '.')
+                  + " ("
+                  + cause
+                  + ")");
+    }
+  }
+
+  @Override
+  protected String notHookedReason() {
+    Throwable t = failure;
+    return t == null ? null : t.toString();
+  }
+}

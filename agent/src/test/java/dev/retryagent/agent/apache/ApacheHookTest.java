@@ -1,0 +1,188 @@
+package dev.retryagent.agent.apache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.bootstrap.ApacheBridge;
+import dev.retryagent.bootstrap.ApacheHandler;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.reflect.InvocationTargetException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The Apache HttpClient hooks on the real HttpClient 4.5.14 and 5.1.3 classes, defined (and so
+ * verified) by a loader that runs them through {@link ApacheTransformer}, with a recording handler
+ * on the bridge. What the handler then does is covered by the integration tests.
+ */
+class ApacheHookTest {
+  /** What the bridge handed the handler, and what the handler answers to {@code execute}. */
+  static final class Recorder implements ApacheHandler {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    volatile Object answer;
+
+    @Override
+    public void builderCreated(Object builder) {
+      events.add("builder " + builder.getClass().getName());
+    }
+
+    @Override
+    public Object execute(Object client, Object target, Object request, Object context) {
+      events.add("execute " + client.getClass().getSimpleName() + " " + target + " " + context);
+      return answer;
+    }
+  }
+
+  /** Defines HttpClient's own classes child-first, each as the transformer leaves it. */
+  static final class TransformingLoader extends URLClassLoader {
+    final ApacheTransformer transformer = new ApacheTransformer();
+
+    TransformingLoader() {
+      super(
+          new URL[] {
+            jarOf(org.apache.http.impl.client.HttpClients.class),
+            jarOf(org.apache.http.HttpHost.class),
+            jarOf(org.apache.hc.client5.http.impl.classic.HttpClients.class),
+            jarOf(org.apache.hc.core5.http.HttpHost.class)
+          },
+          ApacheHookTest.class.getClassLoader());
+    }
+
+    static URL jarOf(Class<?> c) {
+      return c.getProtectionDomain().getCodeSource().getLocation();
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (!name.startsWith("org.apache.http.") && !name.startsWith("org.apache.hc.")) {
+        return super.loadClass(name, resolve);
+      }
+      synchronized (getClassLoadingLock(name)) {
+        Class<?> c = findLoadedClass(name);
+        if (c == null) {
+          byte[] bytes = read(name.replace('.', '/') + ".class");
+          if (bytes == null) {
+            throw new ClassNotFoundException(name);
+          }
+          byte[] out = transformer.transform(null, this, name.replace('.', '/'), null, null, bytes);
+          byte[] use = out == null ? bytes : out;
+          c = defineClass(name, use, 0, use.length);
+        }
+        return c;
+      }
+    }
+
+    private byte[] read(String resource) {
+      try (InputStream in = getResourceAsStream(resource)) {
+        return in == null ? null : in.readAllBytes();
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+  }
+
+  private final Recorder recorder = new Recorder();
+  private TransformingLoader loader;
+
+  @BeforeEach
+  void install() {
+    ApacheBridge.setHandler(recorder);
+    loader = new TransformingLoader();
+  }
+
+  @AfterEach
+  void uninstall() throws IOException {
+    ApacheBridge.setHandler(null);
+    ApacheBridge.clearPassThrough();
+    loader.close();
+  }
+
+  private Object client4() throws Exception {
+    return loader
+        .loadClass("org.apache.http.impl.client.HttpClients")
+        .getMethod("createDefault")
+        .invoke(null);
+  }
+
+  /** {@code client.execute(new HttpGet(url))}, through the public API. */
+  private Object execute4(Object client) throws Throwable {
+    Class<?> uriRequest = loader.loadClass("org.apache.http.client.methods.HttpUriRequest");
+    Object get =
+        loader
+            .loadClass("org.apache.http.client.methods.HttpGet")
+            .getConstructor(String.class)
+            .newInstance("http://127.0.0.1:9/never");
+    try {
+      return loader
+          .loadClass("org.apache.http.impl.client.CloseableHttpClient")
+          .getMethod("execute", uriRequest)
+          .invoke(client, get);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  @Test
+  void everyBuilderOf5TellsTheBridgeOnceItIsMade() throws Exception {
+    Class<?> clients = loader.loadClass("org.apache.hc.client5.http.impl.classic.HttpClients");
+    clients.getMethod("custom").invoke(null);
+    clients.getMethod("createDefault").invoke(null);
+    assertThat(recorder.events)
+        .containsExactly(
+            "builder org.apache.hc.client5.http.impl.classic.HttpClientBuilder",
+            "builder org.apache.hc.client5.http.impl.classic.HttpClientBuilder");
+    assertThat(loader.transformer.hooked()).isEqualTo(1);
+  }
+
+  @Test
+  void a45ExecuteReachesTheBridgeWithItsTargetAndTheDeliveredResponseIsReturned() throws Throwable {
+    Object client = client4();
+    // A response of the client's own kind stands for what the engine delivers.
+    Object delivered =
+        java.lang.reflect.Proxy.newProxyInstance(
+            loader,
+            new Class<?>[] {
+              loader.loadClass("org.apache.http.client.methods.CloseableHttpResponse")
+            },
+            (p, m, a) -> m.getName().equals("toString") ? "delivered" : null);
+    recorder.answer = delivered;
+    assertThat(execute4(client)).isSameAs(delivered);
+    assertThat(recorder.events)
+        .containsExactly("execute InternalHttpClient http://127.0.0.1:9 null");
+  }
+
+  @Test
+  void aThrowableDeliveredByTheHandlerReachesTheCallerUnchanged() throws Exception {
+    Object client = client4();
+    IOException refused = new java.net.ConnectException("refused by the engine");
+    recorder.answer = refused;
+    assertThatThrownBy(() -> execute4(client)).isSameAs(refused);
+  }
+
+  @Test
+  void aPassThroughTokenRunsTheOriginalDoExecuteOnce() throws Exception {
+    Object client = client4();
+    recorder.answer = new IllegalStateException("must not be delivered");
+    ApacheBridge.passThroughNextExecute();
+    // The original method runs: nothing listens on port 9, so HttpClient fails by itself.
+    assertThatThrownBy(() -> execute4(client))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("127.0.0.1:9");
+    assertThat(recorder.events).isEmpty();
+  }
+
+  @Test
+  void withoutAHandlerTheClientRunsUnchanged() throws Exception {
+    ApacheBridge.setHandler(null);
+    Object client = client4();
+    assertThatThrownBy(() -> execute4(client)).isInstanceOf(IOException.class);
+    assertThat(recorder.events).isEmpty();
+  }
+}

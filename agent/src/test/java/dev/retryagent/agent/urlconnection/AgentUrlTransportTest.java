@@ -1,0 +1,67 @@
+package dev.retryagent.agent.urlconnection;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * What the bridge's {@code parseHTTP} prologue is told: the JDK's own value outside the agent's
+ * attempts; inside one, its resend switched off or counted.
+ */
+class AgentUrlTransportTest {
+  private final AgentUrlTransport transport = new AgentUrlTransport();
+  private final Object client = new Object();
+
+  private boolean parsing(Object c, boolean failedOnce) {
+    return transport.resendSwitch.test(c, failedOnce);
+  }
+
+  @Test
+  void outsideTheAgentsAttemptsTheJdkDecidesAsAlways() {
+    assertThat(parsing(client, false)).isFalse();
+    assertThat(parsing(client, true)).isTrue();
+    assertThat(transport.afterStep()).isZero();
+  }
+
+  @Test
+  void aStepThatMustNotBeResentSwitchesTheResendOffAndCountsNothing() {
+    transport.beforeStep(false);
+
+    assertThat(parsing(client, false)).isTrue();
+    // a second response read on the same client (100-continue, an authentication round)
+    assertThat(parsing(client, true)).isTrue();
+    assertThat(transport.afterStep()).isZero();
+  }
+
+  @Test
+  void aResendTheJdkMakesIsCountedAsAnAttempt() {
+    transport.beforeStep(true);
+
+    assertThat(parsing(client, false)).isFalse();
+    // the JDK set failedOnce and reads the response of the request it sent again
+    assertThat(parsing(client, true)).isTrue();
+    assertThat(transport.afterStep()).isEqualTo(1);
+  }
+
+  @Test
+  void eachStepCountsItsOwnResends() {
+    transport.beforeStep(true);
+    parsing(client, true);
+    assertThat(transport.afterStep()).isEqualTo(1);
+
+    transport.beforeStep(true);
+    assertThat(transport.afterStep()).isZero();
+  }
+
+  @Test
+  void anotherThreadsStepsAreNotThisOnes() throws Exception {
+    transport.beforeStep(false);
+    boolean[] seen = new boolean[1];
+    Thread other = new Thread(() -> seen[0] = parsing(client, false));
+    other.start();
+    other.join();
+
+    assertThat(seen[0]).isFalse();
+    transport.afterStep();
+  }
+}

@@ -1,0 +1,141 @@
+package dev.retryagent.apache4;
+
+import dev.retryagent.apache.Waits;
+import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Sleeper;
+import dev.retryagent.engine.SyncRetryLoop;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.util.Objects;
+import org.apache.http.Header;
+import org.apache.http.HttpHost;
+import org.apache.http.HttpRequest;
+import org.apache.http.client.methods.CloseableHttpResponse;
+import org.apache.http.client.methods.HttpExecutionAware;
+import org.apache.http.protocol.BasicHttpContext;
+import org.apache.http.protocol.HttpContext;
+import org.apache.http.util.EntityUtils;
+
+/**
+ * Runs Apache HttpClient 4.5 calls through a {@link RetryEngine}, each attempt through a {@link
+ * Transport}: a client's own {@code execute(HttpHost, HttpRequest, HttpContext)}, which every other
+ * {@code execute} overload (those with a {@code ResponseHandler} included) comes down to. Used by
+ * {@link RetryingCloseableHttpClient} (by hand) and by the agent (at {@code doExecute} of the
+ * client's own classes). Thread-safe; holds no per-call state.
+ *
+ * <ul>
+ *   <li>Every response it retries is read (its connection goes back to the pool) and closed before
+ *       the next attempt; the caller and its {@code ResponseHandler} only see the final one.
+ *   <li>A non-repeatable entity ({@code isRepeatable() == false}, e.g. {@code InputStreamEntity})
+ *       is never sent twice: once an attempt started to write the request, the call is not retried.
+ *   <li>What HttpClient resends by itself inside an attempt ({@code DefaultHttpRequestRetryHandler}
+ *       after an I/O failure, a {@code ServiceUnavailableRetryStrategy}) counts as attempts, seen
+ *       through the attempt's {@code HttpContext} ({@link ObservingContext}).
+ *   <li>{@code abort()} of the request ends the wait between attempts within 50 ms. Each attempt
+ *       keeps the client's own timeouts.
+ * </ul>
+ */
+public final class ApacheRetrying4 {
+  /** How one attempt is made. */
+  @FunctionalInterface
+  public interface Transport {
+    CloseableHttpResponse execute(HttpHost target, HttpRequest request, HttpContext context)
+        throws IOException;
+  }
+
+  private final RetryEngine engine;
+
+  public ApacheRetrying4(RetryEngine engine) {
+    this.engine = Objects.requireNonNull(engine, "engine");
+  }
+
+  public RetryEngine engine() {
+    return engine;
+  }
+
+  /**
+   * Executes {@code request} with retries, as {@code CloseableHttpClient.execute(target, request,
+   * context)} would: {@code target} may be null (the client then takes it from the request).
+   */
+  public CloseableHttpResponse execute(
+      Transport transport, HttpHost target, HttpRequest request, HttpContext context)
+      throws IOException {
+    Objects.requireNonNull(request, "request");
+    Request4 info = new Request4(target, request);
+    RetryCall call = engine.newCall(info);
+    if (call.passThrough()) {
+      return transport.execute(target, request, context);
+    }
+    info.prepare(call.policy().retry().attemptHeader());
+    Sleeper sleeper = engine.sleeper();
+    if (request instanceof HttpExecutionAware) {
+      HttpExecutionAware aware = (HttpExecutionAware) request;
+      call.cancelledWhen(aware::isAborted);
+      sleeper = Waits.untilCancelled(sleeper, aware::isAborted);
+    }
+    try {
+      return SyncRetryLoop.execute(
+          call,
+          sleeper,
+          (n, timeoutNanos) -> attempt(transport, target, request, context, info, call, n),
+          ACCESS);
+    } catch (InterruptedException e) {
+      // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("interrupted");
+    } finally {
+      info.restore();
+    }
+  }
+
+  private static CloseableHttpResponse attempt(
+      Transport transport,
+      HttpHost target,
+      HttpRequest request,
+      HttpContext context,
+      Request4 info,
+      RetryCall call,
+      int n)
+      throws IOException {
+    info.beforeAttempt(n);
+    // Without a context of the application's, each attempt gets a fresh one, as a new call would.
+    ObservingContext observed =
+        new ObservingContext(context != null ? context : new BasicHttpContext());
+    try {
+      return transport.execute(target, request, observed);
+    } finally {
+      if (observed.log().exchanges() > 0) {
+        info.markSent();
+      }
+      observed.log().reportTo(call);
+    }
+  }
+
+  static final ResponseAccess<CloseableHttpResponse> ACCESS =
+      new ResponseAccess<CloseableHttpResponse>() {
+        @Override
+        public int status(CloseableHttpResponse response) {
+          return response.getStatusLine().getStatusCode();
+        }
+
+        @Override
+        public String header(CloseableHttpResponse response, String name) {
+          Header h = response.getFirstHeader(name);
+          return h == null ? null : h.getValue();
+        }
+
+        @Override
+        public void discard(CloseableHttpResponse response) {
+          // Reading the body to its end gives the connection back to the pool for the next
+          // attempt; closing an unread response would close the connection.
+          EntityUtils.consumeQuietly(response.getEntity());
+          try {
+            response.close();
+          } catch (IOException | RuntimeException ignored) {
+            // nothing more to release
+          }
+        }
+      };
+}

@@ -1,0 +1,73 @@
+package dev.retryagent.apache4;
+
+import dev.retryagent.apache.ExchangeLog;
+import org.apache.http.HttpRequest;
+import org.apache.http.HttpResponse;
+import org.apache.http.protocol.HttpContext;
+
+/**
+ * The {@code HttpContext} of one attempt: every attribute is read from and written to the
+ * application's context (or the attempt's own), so the application sees what it would see without
+ * us; on the way it notes the exchanges HttpClient makes, from the attributes its execution chain
+ * writes (HttpCore's {@code HttpRequestExecutor} and HttpClient's {@code ProtocolExec}):
+ *
+ * <ul>
+ *   <li>{@code http.request_sent = false}: a request is about to be written on a connection, an
+ *       exchange starts (unless the current {@code http.request} is a proxy's {@code CONNECT});
+ *   <li>{@code http.response}: the exchange (after any authentication round) was answered;
+ *   <li>a read of {@code http.authscheme-registry} after an exchange: an authentication challenge
+ *       is being answered, so the next exchange is a follow-up, not a resend.
+ * </ul>
+ */
+final class ObservingContext implements HttpContext {
+  static final String REQUEST_SENT = "http.request_sent";
+  static final String REQUEST = "http.request";
+  static final String RESPONSE = "http.response";
+  static final String AUTH_SCHEMES = "http.authscheme-registry";
+
+  private final HttpContext delegate;
+  private final ExchangeLog log = new ExchangeLog();
+  private boolean tunnelling;
+
+  ObservingContext(HttpContext delegate) {
+    this.delegate = delegate;
+  }
+
+  ExchangeLog log() {
+    return log;
+  }
+
+  @Override
+  public Object getAttribute(String id) {
+    if (AUTH_SCHEMES.equals(id)) {
+      log.followUp();
+    }
+    return delegate.getAttribute(id);
+  }
+
+  @Override
+  public void setAttribute(String id, Object obj) {
+    delegate.setAttribute(id, obj);
+    if (REQUEST_SENT.equals(id)) {
+      if (Boolean.FALSE.equals(obj) && !tunnelling) {
+        log.exchangeStarted();
+      }
+    } else if (REQUEST.equals(id)) {
+      tunnelling =
+          obj instanceof HttpRequest
+              && "CONNECT".equalsIgnoreCase(((HttpRequest) obj).getRequestLine().getMethod());
+    } else if (RESPONSE.equals(id) && obj instanceof HttpResponse) {
+      log.answered(((HttpResponse) obj).getStatusLine().getStatusCode());
+    }
+  }
+
+  @Override
+  public Object removeAttribute(String id) {
+    return delegate.removeAttribute(id);
+  }
+
+  @Override
+  public String toString() {
+    return delegate.toString();
+  }
+}

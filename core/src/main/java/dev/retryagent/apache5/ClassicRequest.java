@@ -1,0 +1,125 @@
+package dev.retryagent.apache5;
+
+import dev.retryagent.engine.RequestInfo;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.Locale;
+import org.apache.hc.core5.http.ClassicHttpRequest;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
+
+/**
+ * A {@link RequestInfo} view of a classic request at the head of the execution chain, and the maker
+ * of each attempt's request: the attempt header, and a non-repeatable entity wrapped so we know
+ * whether it was written.
+ */
+final class ClassicRequest implements RequestInfo {
+  private final ClassicHttpRequest request;
+  private final String method;
+  private final String scheme;
+  private final String host;
+  private final int port;
+  private final boolean oneShot;
+  private volatile boolean written;
+  private String attemptHeader;
+
+  ClassicRequest(ClassicHttpRequest request, HttpHost target) {
+    this.request = request;
+    this.method = request.getMethod().toUpperCase(Locale.ROOT);
+    String s = target.getSchemeName();
+    this.scheme = s == null ? "http" : s.toLowerCase(Locale.ROOT);
+    this.host = target.getHostName();
+    this.port = target.getPort() >= 0 ? target.getPort() : ("https".equals(scheme) ? 443 : 80);
+    HttpEntity entity = request.getEntity();
+    this.oneShot = entity != null && !entity.isRepeatable();
+  }
+
+  void prepare(String attemptHeader) {
+    this.attemptHeader = attemptHeader;
+  }
+
+  /** The request for attempt {@code n}: {@code base} itself when nothing needs to change. */
+  ClassicHttpRequest forAttempt(ClassicHttpRequest base, int n) {
+    if (attemptHeader != null) {
+      base.setHeader(attemptHeader, Integer.toString(n));
+    }
+    HttpEntity entity = base.getEntity();
+    if (oneShot && entity != null && !(entity instanceof Tracking)) {
+      base.setEntity(new Tracking(entity));
+    }
+    return base;
+  }
+
+  @Override
+  public String method() {
+    return method;
+  }
+
+  @Override
+  public String scheme() {
+    return scheme;
+  }
+
+  @Override
+  public String host() {
+    return host;
+  }
+
+  @Override
+  public int port() {
+    return port;
+  }
+
+  @Override
+  public String path() {
+    String p = request.getPath();
+    if (p == null || p.isEmpty()) {
+      return "/";
+    }
+    int end = p.length();
+    for (int i = 0; i < p.length(); i++) {
+      if (p.charAt(i) == '?' || p.charAt(i) == '#') {
+        end = i;
+        break;
+      }
+    }
+    return end == 0 ? "/" : p.substring(0, end);
+  }
+
+  @Override
+  public String header(String name) {
+    Header h = request.getFirstHeader(name);
+    return h == null ? null : h.getValue();
+  }
+
+  @Override
+  public boolean bodyReplayable() {
+    return !oneShot || !written;
+  }
+
+  /**
+   * A non-repeatable entity that remembers it was read: until then it can still be sent (a connect
+   * failure comes before the body), after that never again. Repeatability is the entity's own, so
+   * HttpClient's own retry decides as it would.
+   */
+  private final class Tracking extends HttpEntityWrapper {
+    Tracking(HttpEntity entity) {
+      super(entity);
+    }
+
+    @Override
+    public InputStream getContent() throws IOException {
+      written = true;
+      return super.getContent();
+    }
+
+    @Override
+    public void writeTo(OutputStream out) throws IOException {
+      written = true;
+      super.writeTo(out);
+    }
+  }
+}

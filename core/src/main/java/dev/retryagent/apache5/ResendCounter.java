@@ -1,0 +1,35 @@
+package dev.retryagent.apache5;
+
+import dev.retryagent.apache.ExchangeLog;
+import java.io.IOException;
+import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.classic.ExecChainHandler;
+import org.apache.hc.core5.http.ClassicHttpRequest;
+import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.HttpException;
+
+/**
+ * Sits right after HttpClient's own retry element ({@code HttpRequestRetryExec}): each request it
+ * passes down is one exchange of the attempt that {@link RetryExecHandler} runs on this thread, so
+ * that what HttpClient resends by itself is counted. Redirects pass here too (each hop is an
+ * exchange answered with a 3xx); authentication challenges are answered below, unseen. Stateless.
+ */
+final class ResendCounter implements ExecChainHandler {
+  static final ResendCounter INSTANCE = new ResendCounter();
+
+  private ResendCounter() {}
+
+  @Override
+  public ClassicHttpResponse execute(
+      ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
+      throws IOException, HttpException {
+    ExchangeLog log = RetryExecHandler.CURRENT.get();
+    if (log == null) {
+      return chain.proceed(request, scope);
+    }
+    log.exchangeStarted();
+    ClassicHttpResponse response = chain.proceed(request, scope);
+    log.answered(response.getCode());
+    return response;
+  }
+}

@@ -1,0 +1,401 @@
+package dev.retryagent.okhttp;
+
+import dev.retryagent.engine.CircuitBreakerOpenException;
+import dev.retryagent.engine.Decision;
+import dev.retryagent.engine.RateLimitedException;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Scheduler;
+import java.io.IOException;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.Dispatcher;
+import okhttp3.Interceptor;
+import okhttp3.Response;
+
+/**
+ * One {@code enqueue}d call whose retries an {@link AsyncRetrier} runs, from the first attempt (the
+ * call itself) to the callback. Each attempt is enqueued with OkHttp, and its callback decides: a
+ * final outcome goes to the application's callback right there, inside OkHttp's own run of the
+ * attempt, so the application hears of it exactly as OkHttp would tell it: on a dispatcher thread,
+ * with OkHttp's exceptions (its call timeout as {@code InterruptedIOException: timeout}, a cancel
+ * as the I/O error or {@code IOException: Canceled}), and what its callback throws handled (and
+ * logged) by OkHttp. A retry waits on the engine's scheduler, holding no dispatcher thread or slot,
+ * then a {@link Call#clone() clone} of the call is enqueued; it ends when the original call's own
+ * timeout would have ended it. Whatever the agent must report without an attempt (a cancel during
+ * the wait, the breaker open) also goes through OkHttp: an attempt call whose interceptor throws it
+ * without sending anything.
+ *
+ * <p>Thread-safe: OkHttp's threads, the scheduler's, and any thread that cancels.
+ */
+final class EnqueuedCall {
+  private final AsyncRetrier retrier;
+  private final RetryEngine engine;
+  final Call original;
+  private final Callback callback;
+  final Dispatcher dispatcher;
+  private final RetryCall retryCall;
+  private final OkRequest info;
+  private final long enqueuedAt = System.nanoTime();
+
+  // Read without the lock by the engine's cancel check (never call the engine holding the lock).
+  private volatile boolean cancelled;
+  private volatile Call lastAttempt;
+
+  // Guarded by this.
+  private int attemptCalls;
+  private Call inFlight;
+  private Scheduler.Cancellable pending;
+  private boolean pendingIsRetry;
+  private boolean done;
+  private boolean started;
+  private long callDeadline = RetryInterceptor.NO_DEADLINE;
+
+  EnqueuedCall(
+      AsyncRetrier retrier,
+      RetryEngine engine,
+      Call original,
+      Callback callback,
+      Dispatcher dispatcher,
+      RetryCall retryCall,
+      OkRequest info) {
+    this.retrier = retrier;
+    this.engine = engine;
+    this.original = original;
+    this.callback = callback;
+    this.dispatcher = dispatcher;
+    this.retryCall = retryCall;
+    this.info = info;
+    retryCall.cancelledWhen(this::gaveUp);
+  }
+
+  /** The application gave up: it cancelled the call, or its timeout cancelled an attempt. */
+  private boolean gaveUp() {
+    Call attempt = lastAttempt;
+    return cancelled || original.isCanceled() || (attempt != null && attempt.isCanceled());
+  }
+
+  /** Starts the first attempt, on the thread that called {@code enqueue}, as OkHttp would. */
+  void start() {
+    next();
+  }
+
+  /** The rate limit, then the attempt. */
+  private void next() {
+    long wait;
+    try {
+      wait = retryCall.reservePermit();
+    } catch (RateLimitedException e) {
+      failThrough(attemptCall(), e);
+      return;
+    }
+    if (wait > 0) {
+      schedule(this::nextAttempt, wait, false);
+    } else {
+      nextAttempt();
+    }
+  }
+
+  /** The call of the next attempt: the original first, then clones (made outside the lock). */
+  private Call attemptCall() {
+    int n;
+    synchronized (this) {
+      n = attemptCalls++;
+    }
+    return n == 0 ? original : original.clone();
+  }
+
+  private void nextAttempt() {
+    boolean retry;
+    synchronized (this) {
+      if (done) {
+        return;
+      }
+      retry = attemptCalls > 0;
+    }
+    // OkHttp's own locks are never taken while this one is held.
+    boolean cancel = cancelled || (retry && original.isCanceled());
+    Call call = attemptCall();
+    if (cancel) {
+      // Cancelled during the wait: the callback hears "Canceled" from a dispatcher thread, as it
+      // would from OkHttp for a call cancelled before it ran; nothing is sent.
+      cancelled = true;
+      retryCall.onAbandoned();
+      failThrough(call, new IOException("Canceled"));
+      return;
+    }
+    try {
+      retryCall.acquireBreaker();
+    } catch (CircuitBreakerOpenException e) {
+      failThrough(call, e);
+      return;
+    }
+    int n = retryCall.startAttempt();
+    enqueue(call, new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null));
+  }
+
+  /** Delivers {@code failure} through OkHttp: {@code call} runs, and its interceptor throws it. */
+  private void failThrough(Call call, IOException failure) {
+    enqueue(call, new ManagedAttempts.Attempt(this, 0, -1, failure));
+  }
+
+  private void enqueue(Call call, ManagedAttempts.Attempt attempt) {
+    boolean real = attempt.failure == null;
+    if (real && call != original) {
+      applyDeadline(call);
+    }
+    boolean cancelNow;
+    synchronized (this) {
+      inFlight = call;
+      if (real) {
+        lastAttempt = call;
+      }
+      // A cancel since the attempt was chosen must reach it: OkHttp then fails it as cancelled.
+      cancelNow = cancelled && call != original && real;
+    }
+    retrier.attempts().put(call, attempt);
+    if (cancelNow) {
+      call.cancel();
+    }
+    try {
+      retrier.enqueuer().enqueue(call, new AttemptCallback());
+    } catch (RuntimeException | Error e) {
+      retrier.attempts().remove(call);
+      if (call == original) {
+        // On the application's thread inside enqueue(): it gets what OkHttp threw.
+        finish();
+        retryCall.onAbandoned();
+        throw e;
+      }
+      // A clone OkHttp refused (it never does): told where we are, there is no other thread.
+      retryCall.onAbandoned();
+      deliverFailure(new IOException("retry-agent: could not enqueue a retry", e));
+    }
+  }
+
+  /**
+   * A clone ends when the original call's own timeout would have ended it: the whole call, waits
+   * included, within the application's {@code callTimeout} (and a deadline set on the call).
+   */
+  private void applyDeadline(Call clone) {
+    long deadline = markStarted(enqueuedAt);
+    if (deadline != RetryInterceptor.NO_DEADLINE) {
+      try {
+        clone.timeout().deadlineNanoTime(deadline);
+      } catch (LinkageError olderOkHttp) {
+        // Call.timeout() exists since 3.12.
+      }
+    }
+  }
+
+  /**
+   * OkHttp started running the first attempt (its call timeout started) at {@code nanoTime}, unless
+   * an earlier mark said so. Returns when the call's own timeout ends it ({@link
+   * RetryInterceptor#callDeadline}).
+   */
+  private long markStarted(long nanoTime) {
+    long deadline;
+    synchronized (this) {
+      if (started) {
+        return callDeadline;
+      }
+      started = true;
+      deadline = RetryInterceptor.callDeadline(original, nanoTime);
+      callDeadline = deadline;
+    }
+    RetryInterceptor.limitToCallTimeout(retryCall, deadline, engine);
+    return deadline;
+  }
+
+  /** Inside OkHttp's run of {@code attempt}: the agent's interceptor makes the attempt. */
+  Response attempt(Interceptor.Chain chain, ManagedAttempts.Attempt attempt) throws IOException {
+    if (attempt.failure != null) {
+      throw attempt.failure;
+    }
+    if (chain.call() == original) {
+      markStarted(System.nanoTime());
+    }
+    return retrier
+        .interceptor()
+        .proceed(
+            chain,
+            info.forAttempt(chain.request(), attempt.number),
+            attempt.timeoutNanos,
+            retryCall);
+  }
+
+  private void schedule(Runnable task, long delayNanos, boolean isRetry) {
+    synchronized (this) {
+      if (done) {
+        return;
+      }
+      if (isRetry) {
+        engine.asyncRetryScheduled();
+      }
+      pendingIsRetry = isRetry;
+      pending = engine.scheduler().schedule(() -> due(task), delayNanos);
+    }
+  }
+
+  private void due(Runnable task) {
+    synchronized (this) {
+      if (pending == null) {
+        return; // cancelled meanwhile
+      }
+      pending = null;
+      if (pendingIsRetry) {
+        engine.asyncRetryDone();
+      }
+    }
+    task.run();
+  }
+
+  /**
+   * The application cancelled the call ({@code Call.cancel()}, or {@code Dispatcher.cancelAll()}).
+   * The attempt in flight is cancelled, and its failure reaches the callback from OkHttp; a wait is
+   * ended, and "Canceled" reaches the callback from a dispatcher thread, never inside {@code
+   * cancel()}. The original's own {@code cancel()} runs after this.
+   */
+  void cancel() {
+    Call attempt;
+    boolean wasWaiting = false;
+    synchronized (this) {
+      if (cancelled || done) {
+        return;
+      }
+      cancelled = true;
+      attempt = inFlight;
+      if (pending != null && pending.cancel()) {
+        pending = null;
+        wasWaiting = true;
+        if (pendingIsRetry) {
+          engine.asyncRetryDone();
+        }
+      }
+    }
+    if (attempt != null && attempt != original) {
+      attempt.cancel();
+    }
+    if (wasWaiting) {
+      // Not on this thread: cancel() may run inside the dispatcher's lock (cancelAll), where
+      // OkHttp must not be asked to enqueue.
+      engine.scheduler().schedule(this::nextAttempt, 0);
+    }
+  }
+
+  /**
+   * OkHttp cancelled {@code attempt}, a clone (its call timeout, or {@code cancelAll()} found it
+   * running): the original is cancelled too, as OkHttp would have cancelled it.
+   */
+  void attemptCancelled(Call attempt) {
+    synchronized (this) {
+      if (cancelled || done || attempt == original) {
+        return;
+      }
+      cancelled = true;
+    }
+    original.cancel();
+  }
+
+  private void retryLater(long delayNanos) {
+    synchronized (this) {
+      if (!cancelled && !done) {
+        schedule(this::next, delayNanos, true);
+        return;
+      }
+    }
+    // Cancelled since the attempt was decided: as if it had come during the wait.
+    retryCall.onAbandoned();
+    deliverFailure(new IOException("Canceled"));
+  }
+
+  private synchronized boolean finish() {
+    boolean first = !done;
+    done = true;
+    inFlight = null;
+    retrier.finished(this);
+    return first;
+  }
+
+  private void deliverResponse(Call attempt, Response response) throws IOException {
+    // First, so that no cancel() of the call falls between: it must reach the response's exchange.
+    retrier.delivered(original, attempt);
+    finish();
+    callback.onResponse(original, response);
+  }
+
+  private void deliverFailure(IOException e) {
+    finish();
+    Call attempt = lastAttempt;
+    if (attempt != null && attempt != original && attempt.isCanceled() && !original.isCanceled()) {
+      // The attempt's call timeout (OkHttp 3 cancels without cancel()), or whoever cancelled it,
+      // would have cancelled the call itself without the agent: the callback may ask.
+      original.cancel();
+    }
+    callback.onFailure(original, e);
+  }
+
+  /**
+   * OkHttp's callback of one attempt. What it throws, OkHttp handles: an {@code IOException} from
+   * the application's {@code onResponse} is logged as OkHttp logs it; OkHttp calls {@code
+   * onFailure} once more when the application's {@code onFailure} throws, and this passes that on
+   * as OkHttp would.
+   */
+  final class AttemptCallback implements Callback {
+    @Override
+    public void onResponse(Call call, Response response) throws IOException {
+      ManagedAttempts.Attempt attempt = ended(call);
+      if (attempt == null || attempt.failure != null) {
+        deliverResponse(call, response);
+        return;
+      }
+      markStarted(enqueuedAt);
+      Decision d;
+      try {
+        d = retryCall.onResponse(response.code(), response.header("Retry-After"));
+      } catch (RuntimeException e) {
+        retryCall.onAbandoned(); // never lose a response because of our own bug
+        deliverResponse(call, response);
+        return;
+      }
+      if (d.retry()) {
+        RetryInterceptor.ACCESS.discard(response);
+        retryLater(d.delayNanos());
+      } else if (d.error() != null) {
+        RetryInterceptor.ACCESS.discard(response);
+        deliverFailure(d.error());
+      } else {
+        deliverResponse(call, response);
+      }
+    }
+
+    @Override
+    public void onFailure(Call call, IOException e) {
+      ManagedAttempts.Attempt attempt = ended(call);
+      if (attempt == null || attempt.failure != null) {
+        deliverFailure(e);
+        return;
+      }
+      markStarted(enqueuedAt);
+      Decision d = retryCall.onFailure(e);
+      if (d.retry()) {
+        retryLater(d.delayNanos());
+      } else if (d.error() != null) {
+        d.error().addSuppressed(e);
+        deliverFailure(d.error());
+      } else {
+        deliverFailure(e);
+      }
+    }
+
+    /** The attempt {@code call} ran, or null when OkHttp reports on it again. */
+    private ManagedAttempts.Attempt ended(Call call) {
+      synchronized (EnqueuedCall.this) {
+        if (inFlight == call) {
+          inFlight = null;
+        }
+      }
+      return retrier.attempts().remove(call);
+    }
+  }
+}

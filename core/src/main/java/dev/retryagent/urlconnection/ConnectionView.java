@@ -1,0 +1,304 @@
+package dev.retryagent.urlconnection;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Authenticator;
+import java.net.HttpURLConnection;
+import java.net.ProtocolException;
+import java.net.URL;
+import java.security.Permission;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * What the application's connection answers, method by method, for both facades ({@link
+ * RetryingHttpConnection}, {@link RetryingHttpsConnection}), which only forward here.
+ *
+ * <ul>
+ *   <li>Configuration goes to the connection in use (the template until the call starts), so the
+ *       JDK validates it and throws as it would; what a fresh attempt cannot read back from it is
+ *       recorded once the JDK accepted it.
+ *   <li>The network steps ({@code connect}, {@code getOutputStream}) and the response methods run
+ *       the call ({@link UrlExchange}); the response methods then ask the final attempt's
+ *       connection.
+ * </ul>
+ */
+final class ConnectionView {
+  private final UrlExchange x;
+  private final UrlRequest request;
+  private final ReentrantLock lock;
+
+  ConnectionView(UrlExchange exchange) {
+    this.x = exchange;
+    this.request = exchange.request;
+    this.lock = exchange.lock();
+  }
+
+  /** The connection in use: configuration and state questions. */
+  HttpURLConnection c() {
+    return x.current();
+  }
+
+  /** The JDK's own connection, for the https questions before any attempt ran. */
+  HttpURLConnection template() {
+    return x.template;
+  }
+
+  // ---- configuration: forwarded, and recorded where the JDK cannot report it back
+
+  void setConnectTimeout(int millis) {
+    lock.lock();
+    try {
+      c().setConnectTimeout(millis);
+      request.connectTimeout(millis);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The application's own value; an attempt may have been given a shorter one. */
+  int getConnectTimeout() {
+    return request.connectTimeout();
+  }
+
+  void setReadTimeout(int millis) {
+    lock.lock();
+    try {
+      c().setReadTimeout(millis);
+      request.readTimeout(millis);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  int getReadTimeout() {
+    return request.readTimeout();
+  }
+
+  void setRequestProperty(String key, String value) {
+    lock.lock();
+    try {
+      c().setRequestProperty(key, value);
+      request.recordProperty(false, key, value);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void addRequestProperty(String key, String value) {
+    lock.lock();
+    try {
+      c().addRequestProperty(key, value);
+      request.recordProperty(true, key, value);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void setAuthenticator(Authenticator auth) {
+    lock.lock();
+    try {
+      c().setAuthenticator(auth);
+      request.recordAuthenticator(auth);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void setFixedLengthStreamingMode(long length) {
+    lock.lock();
+    try {
+      c().setFixedLengthStreamingMode(length);
+      request.recordFixedLength(length);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void setFixedLengthStreamingMode(int length) {
+    lock.lock();
+    try {
+      c().setFixedLengthStreamingMode(length);
+      request.recordFixedLength(length);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void setChunkedStreamingMode(int chunkLength) {
+    lock.lock();
+    try {
+      c().setChunkedStreamingMode(chunkLength);
+      request.recordChunked(chunkLength);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void setRequestMethod(String method) throws ProtocolException {
+    c().setRequestMethod(method);
+  }
+
+  // ---- the network steps
+
+  void connect() throws IOException {
+    lock.lock();
+    try {
+      x.connect();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  OutputStream getOutputStream() throws IOException {
+    lock.lock();
+    try {
+      return x.getOutputStream();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  void disconnect() {
+    x.disconnect();
+  }
+
+  @Override
+  public String toString() {
+    return x.describe();
+  }
+
+  // ---- the response: the call runs once, then the final attempt's connection answers
+
+  private HttpURLConnection finished() {
+    lock.lock();
+    try {
+      x.finish();
+      return x.current();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** The final connection after a method that does not throw: the JDK remembers the failure. */
+  private HttpURLConnection looked() {
+    HttpURLConnection c = finished();
+    x.takeUnseen();
+    return c;
+  }
+
+  InputStream getInputStream() throws IOException {
+    HttpURLConnection c = finished();
+    Throwable first = x.takeUnseen();
+    if (first != null) {
+      throw Connections.rethrow(first); // the very exception, as the JDK's first call throws it
+    }
+    return c.getInputStream();
+  }
+
+  int getResponseCode() throws IOException {
+    HttpURLConnection c = finished();
+    Throwable first = x.takeUnseen();
+    try {
+      return c.getResponseCode();
+    } catch (IOException e) {
+      throw first != null ? Connections.rethrow(first) : e;
+    }
+  }
+
+  String getResponseMessage() throws IOException {
+    HttpURLConnection c = finished();
+    Throwable first = x.takeUnseen();
+    try {
+      return c.getResponseMessage();
+    } catch (IOException e) {
+      throw first != null ? Connections.rethrow(first) : e;
+    }
+  }
+
+  /** Never starts the exchange: null before it, as the JDK's. */
+  InputStream getErrorStream() {
+    return c().getErrorStream();
+  }
+
+  Object getContent() throws IOException {
+    return looked().getContent();
+  }
+
+  @SuppressWarnings("rawtypes")
+  Object getContent(Class[] classes) throws IOException {
+    return looked().getContent(classes);
+  }
+
+  String getHeaderField(String name) {
+    return looked().getHeaderField(name);
+  }
+
+  String getHeaderField(int n) {
+    return looked().getHeaderField(n);
+  }
+
+  String getHeaderFieldKey(int n) {
+    return looked().getHeaderFieldKey(n);
+  }
+
+  Map<String, List<String>> getHeaderFields() {
+    return looked().getHeaderFields();
+  }
+
+  int getHeaderFieldInt(String name, int defaultValue) {
+    return looked().getHeaderFieldInt(name, defaultValue);
+  }
+
+  long getHeaderFieldLong(String name, long defaultValue) {
+    return looked().getHeaderFieldLong(name, defaultValue);
+  }
+
+  long getHeaderFieldDate(String name, long defaultValue) {
+    return looked().getHeaderFieldDate(name, defaultValue);
+  }
+
+  int getContentLength() {
+    return looked().getContentLength();
+  }
+
+  long getContentLengthLong() {
+    return looked().getContentLengthLong();
+  }
+
+  String getContentType() {
+    return looked().getContentType();
+  }
+
+  String getContentEncoding() {
+    return looked().getContentEncoding();
+  }
+
+  long getExpiration() {
+    return looked().getExpiration();
+  }
+
+  long getDate() {
+    return looked().getDate();
+  }
+
+  long getLastModified() {
+    return looked().getLastModified();
+  }
+
+  // ---- state questions, forwarded as they are
+
+  URL getURL() {
+    return c().getURL();
+  }
+
+  boolean usingProxy() {
+    return c().usingProxy();
+  }
+
+  Permission getPermission() throws IOException {
+    return c().getPermission();
+  }
+}

@@ -1,0 +1,84 @@
+package dev.retryagent.urlconnection;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.util.concurrent.TimeUnit;
+
+/** What the exchange does with the JDK's connections, apart from the engine's steps. */
+final class Connections {
+  /** A retried response's body is read to its end up to this size, so its connection is reused. */
+  static final int DISCARD_LIMIT = 64 * 1024;
+
+  private Connections() {}
+
+  /** The status line's code, which the JDK parsed already; -1 when none arrived. */
+  static int statusOf(HttpURLConnection c) {
+    try {
+      return c.getResponseCode();
+    } catch (IOException | RuntimeException e) {
+      return -1; // a transport failure before the status line
+    }
+  }
+
+  /**
+   * Releases a response that will not reach the application: its body is read to the end (up to
+   * {@link #DISCARD_LIMIT}) so the JDK keeps the connection alive for the next attempt; otherwise
+   * the connection is closed.
+   */
+  static void discard(HttpURLConnection c, int status, Throwable failure) {
+    if (c == null) {
+      return;
+    }
+    if (status < 0) {
+      c.disconnect();
+      return;
+    }
+    try (InputStream in = failure == null ? c.getInputStream() : c.getErrorStream()) {
+      if (in == null) {
+        return;
+      }
+      byte[] buffer = new byte[4096];
+      long total = 0;
+      for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+        total += n;
+        if (total > DISCARD_LIMIT) {
+          c.disconnect();
+          return;
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      c.disconnect();
+    }
+  }
+
+  /** The application's timeout (0: none), shortened to the attempt's ({@code -1}: keep it). */
+  static int bounded(int applicationMillis, long attemptNanos) {
+    if (attemptNanos < 0) {
+      return applicationMillis;
+    }
+    long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(attemptNanos + 999_999));
+    int attempt = (int) Math.min(Integer.MAX_VALUE, millis);
+    return applicationMillis == 0 ? attempt : Math.min(applicationMillis, attempt);
+  }
+
+  static IOException rethrow(Throwable e) {
+    if (e instanceof IOException) {
+      return (IOException) e;
+    }
+    if (e instanceof RuntimeException) {
+      throw (RuntimeException) e;
+    }
+    throw (Error) e;
+  }
+
+  /** Writes the held body, if any, to a fresh attempt (in its streaming mode, if any). */
+  static void writeBody(HttpURLConnection c, RequestBody body) throws IOException {
+    if (body != null) {
+      try (OutputStream out = c.getOutputStream()) {
+        out.write(body.bytes());
+      }
+    }
+  }
+}

@@ -1,0 +1,43 @@
+package dev.retryagent.urlconnection;
+
+import dev.retryagent.engine.IdempotencyGate;
+import dev.retryagent.engine.Outcome;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.policy.RetryPolicy;
+
+/**
+ * Whether the JDK may send a request again by itself when reading its response fails on a broken
+ * kept-alive connection ({@code sun.net.www.http.HttpClient}'s resend, POST included unless {@code
+ * sun.net.http.retryPost} is false). Where it may, the resend counts as an attempt; only the
+ * agent's transport reaches it (docs/url-connection.md).
+ */
+final class JdkResendRule {
+  private JdkResendRule() {}
+
+  /**
+   * The rule, for the step of {@code call}'s current attempt:
+   *
+   * <ul>
+   *   <li>never for a request the engine would not repeat after a reset (a POST without key): the
+   *       JDK and the agent together never send it twice;
+   *   <li>always where the route never retries (retries off, {@code maxAttempts: 1}) and in observe
+   *       mode: the JDK does as it does without the agent;
+   *   <li>otherwise while an attempt is left for it, so {@code maxAttempts} bounds what the server
+   *       sees.
+   * </ul>
+   */
+  static boolean allows(RetryCall call, UrlRequest request) {
+    if (call.observeOnly()) {
+      return true;
+    }
+    RetryPolicy retry = call.policy().retry();
+    // The JDK resends its own buffered body, so only the method and the key matter here.
+    if (IdempotencyGate.check(retry, request.asIfBodyReplayable(), Outcome.RESET) != null) {
+      return false;
+    }
+    if (!retry.enabled() || retry.maxAttempts() <= 1) {
+      return true;
+    }
+    return call.attempt() < retry.maxAttempts();
+  }
+}

@@ -1,0 +1,163 @@
+package dev.retryagent.urlconnection;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+
+/**
+ * The request body of one call, as the application wrote it through {@code getOutputStream()}, and
+ * whether the agent holds all of it to send it again.
+ *
+ * <ul>
+ *   <li>Buffered (no streaming mode): the JDK's own stream keeps the whole body in memory until the
+ *       response is asked for, and on JDK 11-25 it is a {@link ByteArrayOutputStream}: the
+ *       application gets that very stream and nothing is copied. The body can be sent again when it
+ *       is at most {@code replayBodyLimit}.
+ *   <li>Streaming ({@code setFixedLengthStreamingMode}, {@code setChunkedStreamingMode}): every
+ *       byte goes to the socket as it is written, through a tee that keeps a copy while the body
+ *       fits in {@code replayBodyLimit}; a declared length above the limit keeps nothing from the
+ *       start.
+ * </ul>
+ *
+ * Written by the application's thread; read by the same thread when the response is asked for.
+ */
+final class RequestBody {
+  private final ByteArrayOutputStream buffered;
+  private final Tee tee;
+  private final long limit;
+
+  private RequestBody(ByteArrayOutputStream buffered, Tee tee, long limit) {
+    this.buffered = buffered;
+    this.tee = tee;
+    this.limit = limit;
+  }
+
+  /**
+   * The body the application is about to write to {@code jdkStream}, the stream the JDK's {@code
+   * getOutputStream()} returned.
+   *
+   * @param declaredLength the fixed streaming length, or -1
+   */
+  static RequestBody of(OutputStream jdkStream, long declaredLength, long limit) {
+    if (jdkStream instanceof ByteArrayOutputStream && declaredLength < 0) {
+      return new RequestBody((ByteArrayOutputStream) jdkStream, null, limit);
+    }
+    return new RequestBody(null, new Tee(jdkStream, declaredLength, limit), limit);
+  }
+
+  /** What the application writes to: the JDK's buffer itself, or the tee. */
+  OutputStream stream() {
+    return buffered != null ? buffered : tee;
+  }
+
+  /** Null when the whole body is held and can be sent again; else why not, for the log. */
+  String whyNotReplayable() {
+    if (buffered != null) {
+      int size = buffered.size();
+      return size <= limit
+          ? null
+          : "a body of " + size + " B exceeds replayBodyLimit (" + limit + " B)";
+    }
+    return tee.whyNot();
+  }
+
+  /** The body, to be written to a fresh attempt; only when {@link #whyNotReplayable()} is null. */
+  byte[] bytes() {
+    return buffered != null ? buffered.toByteArray() : tee.copy();
+  }
+
+  /** Passes every byte on and keeps a copy while the body fits in the limit. */
+  private static final class Tee extends OutputStream {
+    private final OutputStream out;
+    private final long limit;
+    private ByteArrayOutputStream copy;
+    private long written;
+    private String whyNot;
+
+    Tee(OutputStream out, long declaredLength, long limit) {
+      this.out = out;
+      this.limit = limit;
+      if (declaredLength > limit) {
+        whyNot =
+            "a fixed length of "
+                + declaredLength
+                + " B exceeds replayBodyLimit ("
+                + limit
+                + " B), so the body was streamed without a copy";
+      } else {
+        int initial = (int) Math.min(limit, declaredLength >= 0 ? declaredLength : 512);
+        copy = new ByteArrayOutputStream(Math.max(32, initial));
+      }
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      try {
+        out.write(b);
+      } catch (IOException | RuntimeException e) {
+        failed();
+        throw e;
+      }
+      synchronized (this) {
+        if (keep(1)) {
+          copy.write(b);
+        }
+      }
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      try {
+        out.write(b, off, len);
+      } catch (IOException | RuntimeException e) {
+        failed();
+        throw e;
+      }
+      synchronized (this) {
+        if (keep(len)) {
+          copy.write(b, off, len);
+        }
+      }
+    }
+
+    /** Counts {@code n} more bytes; true while the copy may take them. */
+    private boolean keep(int n) {
+      written += n;
+      if (copy == null) {
+        return false;
+      }
+      if (written > limit) {
+        copy = null;
+        whyNot =
+            "the streamed body exceeded replayBodyLimit (" + limit + " B), so no copy was kept";
+        return false;
+      }
+      return true;
+    }
+
+    private synchronized void failed() {
+      copy = null;
+      if (whyNot == null) {
+        whyNot = "writing the body failed";
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      out.flush();
+    }
+
+    @Override
+    public void close() throws IOException {
+      out.close();
+    }
+
+    synchronized String whyNot() {
+      return whyNot;
+    }
+
+    synchronized byte[] copy() {
+      return copy == null ? new byte[0] : copy.toByteArray();
+    }
+  }
+}

@@ -1,0 +1,303 @@
+package dev.retryagent.urlconnection;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Authenticator;
+import java.net.HttpURLConnection;
+import java.net.ProtocolException;
+import java.net.URL;
+import java.security.Permission;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the application holds for an {@code http:} URL while retries are on: an {@link
+ * HttpURLConnection} whose every method forwards to {@link ConnectionView} (the logic of both
+ * facades, written once). Its class is the only thing that differs from the JDK's connection: a
+ * cast to {@code sun.net.www.protocol.http.HttpURLConnection} fails (docs/url-connection.md).
+ */
+final class RetryingHttpConnection extends HttpURLConnection {
+  private final ConnectionView v;
+
+  RetryingHttpConnection(UrlExchange exchange) {
+    super(exchange.request.url());
+    this.v = new ConnectionView(exchange);
+  }
+
+  @Override
+  public void connect() throws IOException {
+    v.connect();
+  }
+
+  @Override
+  public void disconnect() {
+    v.disconnect();
+  }
+
+  @Override
+  public boolean usingProxy() {
+    return v.usingProxy();
+  }
+
+  @Override
+  public Permission getPermission() throws IOException {
+    return v.getPermission();
+  }
+
+  @Override
+  public String toString() {
+    return v.toString();
+  }
+
+  @Override
+  public URL getURL() {
+    return v.getURL();
+  }
+
+  @Override
+  public void setConnectTimeout(int timeout) {
+    v.setConnectTimeout(timeout);
+  }
+
+  @Override
+  public int getConnectTimeout() {
+    return v.getConnectTimeout();
+  }
+
+  @Override
+  public void setReadTimeout(int timeout) {
+    v.setReadTimeout(timeout);
+  }
+
+  @Override
+  public int getReadTimeout() {
+    return v.getReadTimeout();
+  }
+
+  @Override
+  public void setDoInput(boolean doinput) {
+    v.c().setDoInput(doinput);
+  }
+
+  @Override
+  public boolean getDoInput() {
+    return v.c().getDoInput();
+  }
+
+  @Override
+  public void setDoOutput(boolean dooutput) {
+    v.c().setDoOutput(dooutput);
+  }
+
+  @Override
+  public boolean getDoOutput() {
+    return v.c().getDoOutput();
+  }
+
+  @Override
+  public void setAllowUserInteraction(boolean allowuserinteraction) {
+    v.c().setAllowUserInteraction(allowuserinteraction);
+  }
+
+  @Override
+  public boolean getAllowUserInteraction() {
+    return v.c().getAllowUserInteraction();
+  }
+
+  @Override
+  public void setUseCaches(boolean usecaches) {
+    v.c().setUseCaches(usecaches);
+  }
+
+  @Override
+  public boolean getUseCaches() {
+    return v.c().getUseCaches();
+  }
+
+  @Override
+  public void setIfModifiedSince(long ifmodifiedsince) {
+    v.c().setIfModifiedSince(ifmodifiedsince);
+  }
+
+  @Override
+  public long getIfModifiedSince() {
+    return v.c().getIfModifiedSince();
+  }
+
+  @Override
+  public boolean getDefaultUseCaches() {
+    return v.c().getDefaultUseCaches();
+  }
+
+  @Override
+  public void setDefaultUseCaches(boolean defaultusecaches) {
+    v.c().setDefaultUseCaches(defaultusecaches);
+  }
+
+  @Override
+  public void setRequestProperty(String key, String value) {
+    v.setRequestProperty(key, value);
+  }
+
+  @Override
+  public void addRequestProperty(String key, String value) {
+    v.addRequestProperty(key, value);
+  }
+
+  @Override
+  public String getRequestProperty(String key) {
+    return v.c().getRequestProperty(key);
+  }
+
+  @Override
+  public Map<String, List<String>> getRequestProperties() {
+    return v.c().getRequestProperties();
+  }
+
+  @Override
+  public void setAuthenticator(Authenticator auth) {
+    v.setAuthenticator(auth);
+  }
+
+  @Override
+  public void setFixedLengthStreamingMode(int contentLength) {
+    v.setFixedLengthStreamingMode(contentLength);
+  }
+
+  @Override
+  public void setFixedLengthStreamingMode(long contentLength) {
+    v.setFixedLengthStreamingMode(contentLength);
+  }
+
+  @Override
+  public void setChunkedStreamingMode(int chunklen) {
+    v.setChunkedStreamingMode(chunklen);
+  }
+
+  @Override
+  public void setInstanceFollowRedirects(boolean followRedirects) {
+    v.c().setInstanceFollowRedirects(followRedirects);
+  }
+
+  @Override
+  public boolean getInstanceFollowRedirects() {
+    return v.c().getInstanceFollowRedirects();
+  }
+
+  @Override
+  public void setRequestMethod(String method) throws ProtocolException {
+    v.setRequestMethod(method);
+  }
+
+  @Override
+  public String getRequestMethod() {
+    return v.c().getRequestMethod();
+  }
+
+  @Override
+  public OutputStream getOutputStream() throws IOException {
+    return v.getOutputStream();
+  }
+
+  @Override
+  public InputStream getInputStream() throws IOException {
+    return v.getInputStream();
+  }
+
+  @Override
+  public int getResponseCode() throws IOException {
+    return v.getResponseCode();
+  }
+
+  @Override
+  public String getResponseMessage() throws IOException {
+    return v.getResponseMessage();
+  }
+
+  @Override
+  public InputStream getErrorStream() {
+    return v.getErrorStream();
+  }
+
+  @Override
+  public Object getContent() throws IOException {
+    return v.getContent();
+  }
+
+  @Override
+  @SuppressWarnings("rawtypes")
+  public Object getContent(Class[] classes) throws IOException {
+    return v.getContent(classes);
+  }
+
+  @Override
+  public String getHeaderField(String name) {
+    return v.getHeaderField(name);
+  }
+
+  @Override
+  public String getHeaderField(int n) {
+    return v.getHeaderField(n);
+  }
+
+  @Override
+  public String getHeaderFieldKey(int n) {
+    return v.getHeaderFieldKey(n);
+  }
+
+  @Override
+  public Map<String, List<String>> getHeaderFields() {
+    return v.getHeaderFields();
+  }
+
+  @Override
+  public int getHeaderFieldInt(String name, int defaultValue) {
+    return v.getHeaderFieldInt(name, defaultValue);
+  }
+
+  @Override
+  public long getHeaderFieldLong(String name, long defaultValue) {
+    return v.getHeaderFieldLong(name, defaultValue);
+  }
+
+  @Override
+  public long getHeaderFieldDate(String name, long defaultValue) {
+    return v.getHeaderFieldDate(name, defaultValue);
+  }
+
+  @Override
+  public int getContentLength() {
+    return v.getContentLength();
+  }
+
+  @Override
+  public long getContentLengthLong() {
+    return v.getContentLengthLong();
+  }
+
+  @Override
+  public String getContentType() {
+    return v.getContentType();
+  }
+
+  @Override
+  public String getContentEncoding() {
+    return v.getContentEncoding();
+  }
+
+  @Override
+  public long getExpiration() {
+    return v.getExpiration();
+  }
+
+  @Override
+  public long getDate() {
+    return v.getDate();
+  }
+
+  @Override
+  public long getLastModified() {
+    return v.getLastModified();
+  }
+}

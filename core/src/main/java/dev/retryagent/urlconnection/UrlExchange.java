@@ -1,0 +1,439 @@
+package dev.retryagent.urlconnection;
+
+import dev.retryagent.engine.Decision;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.SocketException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One application connection and the call behind it: the JDK's own connection (the template,
+ * attempt 1), what the application configured, the body, and the attempts the engine decides.
+ *
+ * <p>The call starts at the first step that reaches the network: {@code connect()}, {@code
+ * getOutputStream()} (the JDK connects there, and in a streaming mode sends the headers) or the
+ * first response method. An attempt that fails before the application has written its body (a
+ * refused connection in {@code connect()}) is retried right there, so the application writes to the
+ * attempt that got through. Once the application asks for the response, the live attempt is
+ * completed and every further attempt is made whole on a fresh connection, with the body the agent
+ * holds. The response methods then answer from the final attempt's connection; the first of them
+ * that throws throws the very exception that attempt's {@code getInputStream()} threw, as without
+ * the agent.
+ *
+ * <p>The facades call this under its lock, except {@link #disconnect()}, which must be able to end
+ * a wait from another thread.
+ */
+final class UrlExchange {
+  /** {@code disconnect()} ends a wait within this much. */
+  private static final long CANCEL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  private final RetryEngine engine;
+  private final UrlTransport transport;
+  private final Proxy proxy;
+  final HttpURLConnection template;
+  final UrlRequest request;
+  private final ReentrantLock lock = new ReentrantLock();
+
+  /** The connection the application's calls go to: the template, the live attempt, the final. */
+  private volatile HttpURLConnection current;
+
+  private RetryCall call;
+  private boolean done;
+  private boolean templateUsed;
+
+  /** The attempt in progress between the application's steps, and how far it got. */
+  private HttpURLConnection live;
+
+  private int attempt;
+  private boolean liveConnected;
+  private int liveRepeats;
+
+  /** The final attempt's own exception, until a response method throws it. */
+  private Throwable unseen;
+
+  private volatile boolean running;
+  private volatile boolean cancelled;
+
+  UrlExchange(HttpURLConnection template, Proxy proxy, RetryEngine engine, UrlTransport transport) {
+    this.template = template;
+    this.current = template;
+    this.proxy = proxy;
+    this.engine = engine;
+    this.transport = transport;
+    // The URL given to openConnection; getURL() follows redirects once connected.
+    this.request = new UrlRequest(template, template.getURL());
+  }
+
+  ReentrantLock lock() {
+    return lock;
+  }
+
+  /** Where configuration and state questions go now. */
+  HttpURLConnection current() {
+    return current;
+  }
+
+  /** Whether the response side is settled. */
+  boolean done() {
+    return done;
+  }
+
+  // ---- the network steps --------------------------------------------------------------------
+
+  /** {@code connect()}: connects the live attempt, retrying a failure the engine retries. */
+  void connect() throws IOException {
+    if (live != null || done || !start()) {
+      current.connect(); // the JDK's own answer: nothing once connected
+      return;
+    }
+    advance(false);
+  }
+
+  /** {@code getOutputStream()}: the live attempt's body stream, seen through the body copy. */
+  OutputStream getOutputStream() throws IOException {
+    if (request.body() != null && !done) {
+      return request.body().stream(); // the JDK returns the same stream every time, too
+    }
+    if (done || !current.getDoOutput() || !start()) {
+      // after the response, without doOutput, or with the engine off: the JDK's own answer
+      return current.getOutputStream();
+    }
+    return advance(true);
+  }
+
+  /**
+   * Makes attempts until the live one is connected and, with {@code body}, has its body stream
+   * open; a failure is the attempt's, decided by the engine. Throws what ends the call.
+   */
+  private OutputStream advance(boolean body) throws IOException {
+    running = true;
+    try {
+      while (true) {
+        if (live == null) {
+          attempt = begin();
+          liveConnected = false;
+          liveRepeats = 0;
+        }
+        HttpURLConnection c = live;
+        OutputStream out = null;
+        Throwable failure = null;
+        transport.beforeStep(JdkResendRule.allows(call, request));
+        try {
+          if (c == null) {
+            c = open(attempt);
+            live = c;
+          }
+          if (!liveConnected) {
+            c.connect();
+            liveConnected = true;
+          }
+          if (body) {
+            out = openBody(c);
+          }
+        } catch (IOException | RuntimeException e) {
+          failure = e;
+        } finally {
+          liveRepeats += transport.afterStep();
+        }
+        if (failure == null) {
+          return out;
+        }
+        live = null;
+        retryAfterEarlyFailure(c, failure);
+      }
+    } finally {
+      running = false;
+    }
+  }
+
+  /** The live attempt's body stream, seen through the body copy. */
+  private OutputStream openBody(HttpURLConnection c) throws IOException {
+    OutputStream jdk = c.getOutputStream();
+    request.fixMethod(c.getRequestMethod()); // after the JDK's GET -> POST turn
+    RequestBody b =
+        RequestBody.of(jdk, request.fixedLength(), call.policy().retry().replayBodyLimit());
+    request.body(b);
+    return b.stream();
+  }
+
+  /**
+   * The JDK's own resends inside the attempt (on a stale connection, after a write error) count as
+   * attempts, retries for the budget and, as transport failures, in the breaker.
+   */
+  private void countResends(int resends) {
+    for (int i = 0; i < resends; i++) {
+      call.clientResentAfterFailure(true);
+    }
+  }
+
+  /** An attempt failed before the response: the engine decides; throws when the call is over. */
+  private void retryAfterEarlyFailure(HttpURLConnection c, Throwable e) throws IOException {
+    countResends(liveRepeats + (c == null ? 0 : transport.rewrites(c)));
+    Decision d = call.onFailure(e);
+    if (!d.retry()) {
+      if (d.error() != null) {
+        d.error().addSuppressed(e);
+        throw end(d.error());
+      }
+      // The application sees the failure from the method it called, and its connection then
+      // answers as the JDK's does after that failure.
+      if (c != null) {
+        current = c;
+      }
+      done = true;
+      throw Connections.rethrow(e);
+    }
+    if (c != null) {
+      c.disconnect();
+    }
+    waitToRetry(d.delayNanos());
+  }
+
+  /**
+   * Completes the call once: the live attempt's response, then whole attempts while the engine
+   * retries. Never throws: the outcome is left in {@link #current} and {@link #unseen}.
+   */
+  void finish() {
+    if (done) {
+      return;
+    }
+    if (!start()) {
+      return;
+    }
+    running = true;
+    try {
+      respond();
+    } catch (IOException e) {
+      // the outcome is recorded: end() or the final attempt
+    } finally {
+      running = false;
+    }
+  }
+
+  private void respond() throws IOException {
+    while (true) {
+      HttpURLConnection c = live;
+      boolean whole = c == null;
+      int repeats = whole ? 0 : liveRepeats;
+      if (whole) {
+        attempt = begin();
+      }
+      live = null;
+      Throwable failure = null;
+      boolean reachedResponse = false;
+      transport.beforeStep(JdkResendRule.allows(call, request));
+      try {
+        if (whole) {
+          c = open(attempt);
+          Connections.writeBody(c, request.body());
+        }
+        request.fixMethod(c.getRequestMethod()); // before a redirect can change it
+        reachedResponse = true;
+        c.getInputStream();
+      } catch (IOException | RuntimeException e) {
+        failure = e;
+      } finally {
+        repeats += transport.afterStep();
+      }
+      int status =
+          reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
+      countResends(repeats + (c == null ? 0 : transport.rewrites(c)));
+      Decision d;
+      try {
+        d =
+            status >= 0
+                ? call.onResponse(status, c.getHeaderField("Retry-After"))
+                : call.onFailure(failure);
+      } catch (RuntimeException bug) {
+        // Never lose a response because of our own bug.
+        call.onAbandoned();
+        settle(c, failure, reachedResponse);
+        return;
+      }
+      if (!d.retry()) {
+        if (d.error() != null) {
+          if (failure != null) {
+            d.error().addSuppressed(failure);
+          }
+          Connections.discard(c, status, failure);
+          throw end(d.error());
+        }
+        settle(c, failure, reachedResponse);
+        return;
+      }
+      Connections.discard(c, status, failure);
+      waitToRetry(d.delayNanos());
+    }
+  }
+
+  /**
+   * The final attempt: the application's calls go to its connection, and the first response method
+   * that throws throws its exception. An attempt that failed before it reached the response (a
+   * fresh connection that could not connect) is not handed over: asked again, the JDK would connect
+   * once more, a request the engine would never see.
+   */
+  private void settle(HttpURLConnection c, Throwable failure, boolean reachedResponse) {
+    if (reachedResponse || failure == null) {
+      current = c;
+      unseen = failure;
+    } else {
+      current = new NoResponse(request.url(), failure);
+    }
+    done = true;
+  }
+
+  // ---- the engine's steps -------------------------------------------------------------------
+
+  /** Starts the call at the first network step; false when the engine is off (all pass through). */
+  private boolean start() {
+    if (call == null) {
+      call = engine.newCall(request);
+      if (call.passThrough()) {
+        done = true; // every call goes to the template, as without the agent
+        return false;
+      }
+      call.cancelledWhen(new Disconnected());
+    }
+    return !call.passThrough();
+  }
+
+  /**
+   * The rate limit and the breaker, then a new attempt starts. Throws what ends the call.
+   *
+   * @return the attempt's number
+   */
+  private int begin() throws IOException {
+    try {
+      long wait = call.reservePermit();
+      if (wait > 0) {
+        waitToRetry(wait);
+      }
+      call.acquireBreaker();
+    } catch (IOException e) {
+      throw end(e); // the engine ended the call
+    }
+    if (cancelled) {
+      throw abandon(new SocketException("Socket closed"));
+    }
+    return call.startAttempt();
+  }
+
+  /**
+   * Attempt {@code n}'s connection: the template first, later a fresh one configured as the
+   * application configured the template.
+   */
+  private HttpURLConnection open(int n) throws IOException {
+    HttpURLConnection c = templateUsed ? fresh() : template;
+    templateUsed = true;
+    prepare(c, n);
+    current = c;
+    if (cancelled) {
+      c.disconnect(); // disconnect() raced with the switch to this connection
+    }
+    return c;
+  }
+
+  private HttpURLConnection fresh() throws IOException {
+    HttpURLConnection previous = current instanceof NoResponse ? template : current;
+    java.net.URLConnection opened = transport.open(request.url(), proxy);
+    if (!(opened instanceof HttpURLConnection)) {
+      throw new IOException("not an HttpURLConnection: " + opened.getClass().getName());
+    }
+    HttpURLConnection fresh = (HttpURLConnection) opened;
+    request.applyTo(fresh, previous);
+    return fresh;
+  }
+
+  /** The attempt header and the attempt's timeouts. */
+  private void prepare(HttpURLConnection c, int attempt) {
+    String header = call.policy().retry().attemptHeader();
+    if (header != null) {
+      c.setRequestProperty(header, Integer.toString(attempt));
+    }
+    long timeout = call.attemptTimeoutNanos();
+    if (timeout >= 0 || c != template) {
+      c.setConnectTimeout(Connections.bounded(request.connectTimeout(), timeout));
+      c.setReadTimeout(Connections.bounded(request.readTimeout(), timeout));
+    }
+  }
+
+  /** Waits {@code nanos} before the next attempt; {@code disconnect()} or an interrupt ends it. */
+  private void waitToRetry(long nanos) throws IOException {
+    try {
+      long left = nanos;
+      while (left > 0 && !cancelled) {
+        long slice = Math.min(left, CANCEL_POLL_NANOS);
+        engine.sleeper().sleep(slice);
+        left -= slice;
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      InterruptedIOException ie =
+          new InterruptedIOException(
+              "retry-agent: interrupted while waiting to retry "
+                  + request.method()
+                  + " "
+                  + request.target()
+                  + request.path());
+      ie.initCause(e);
+      throw abandon(ie);
+    }
+    if (cancelled) {
+      // What a thread reading the response sees when another one disconnects the connection.
+      throw abandon(new SocketException("Socket closed"));
+    }
+  }
+
+  private IOException abandon(IOException e) {
+    call.onAbandoned();
+    return end(e);
+  }
+
+  /** The call ended without a connection the application may ask: it gets {@code e}. */
+  private IOException end(IOException e) {
+    current = new NoResponse(request.url(), e);
+    done = true;
+    return e;
+  }
+
+  // ---- what the facades ask -------------------------------------------------------------------
+
+  /** The final attempt's own exception, once: the first response method that throws gets it. */
+  Throwable takeUnseen() {
+    Throwable t = unseen;
+    unseen = null;
+    return t;
+  }
+
+  /**
+   * {@code disconnect()}: while the call runs, it is cancelled (a wait ends, no further attempt
+   * starts); the connection in use is disconnected as the JDK's would be.
+   */
+  void disconnect() {
+    if (running) {
+      cancelled = true;
+    }
+    current.disconnect();
+  }
+
+  /** {@code toString()}: the JDK connection's, as without the agent. */
+  String describe() {
+    HttpURLConnection c = current;
+    return (c instanceof NoResponse ? template : c).toString();
+  }
+
+  /** The caller gave up: the application disconnected while the call ran. */
+  private final class Disconnected implements BooleanSupplier {
+    @Override
+    public boolean getAsBoolean() {
+      return cancelled;
+    }
+  }
+}

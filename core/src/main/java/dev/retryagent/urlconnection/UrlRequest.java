@@ -1,0 +1,257 @@
+package dev.retryagent.urlconnection;
+
+import dev.retryagent.engine.RequestInfo;
+import java.net.Authenticator;
+import java.net.HttpURLConnection;
+import java.net.ProtocolException;
+import java.net.URL;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import javax.net.ssl.HttpsURLConnection;
+
+/**
+ * The application's request as the engine sees it ({@link RequestInfo}), and what a fresh attempt
+ * needs to be that request again: the calls the JDK cannot report back ({@code
+ * getRequestProperties()} hides {@code Authorization}; the authenticator and the streaming mode
+ * have no getter), recorded as the application made them, and the rest copied from the previous
+ * attempt's connection.
+ *
+ * <p>Guarded by the exchange's lock, except the reads the engine makes while it decides (same
+ * thread).
+ */
+final class UrlRequest implements RequestInfo {
+  private final URL url;
+  private final String scheme;
+  private final int port;
+  private final String path;
+
+  /** {@code setRequestProperty} / {@code addRequestProperty} calls, in order: op, name, value. */
+  private final List<String[]> properties = new ArrayList<>();
+
+  private Authenticator authenticator;
+  private long fixedLength = -1;
+  private int chunkLength = -1;
+  private boolean chunked;
+  private int connectTimeout;
+  private int readTimeout;
+
+  /** The connection whose method counts until it is fixed: the template. */
+  private final HttpURLConnection template;
+
+  private String method;
+  private RequestBody body;
+
+  UrlRequest(HttpURLConnection template, URL url) {
+    this.template = template;
+    this.url = url;
+    this.scheme = url.getProtocol().toLowerCase(Locale.ROOT);
+    this.port = url.getPort() >= 0 ? url.getPort() : url.getDefaultPort();
+    String p = url.getPath();
+    this.path = p == null || p.isEmpty() ? "/" : p;
+    this.connectTimeout = template.getConnectTimeout();
+    this.readTimeout = template.getReadTimeout();
+  }
+
+  URL url() {
+    return url;
+  }
+
+  void recordProperty(boolean add, String name, String value) {
+    properties.add(new String[] {add ? "add" : "set", name, value});
+  }
+
+  void recordAuthenticator(Authenticator a) {
+    authenticator = a;
+  }
+
+  void recordFixedLength(long length) {
+    fixedLength = length;
+    chunked = false;
+  }
+
+  void recordChunked(int chunk) {
+    chunkLength = chunk;
+    chunked = true;
+    fixedLength = -1;
+  }
+
+  /** The streaming mode's declared length, or -1 (chunked or buffered). */
+  long fixedLength() {
+    return fixedLength;
+  }
+
+  /** True in a streaming mode: the body goes to the socket as it is written. */
+  boolean streaming() {
+    return chunked || fixedLength >= 0;
+  }
+
+  void connectTimeout(int millis) {
+    connectTimeout = millis;
+  }
+
+  int connectTimeout() {
+    return connectTimeout;
+  }
+
+  void readTimeout(int millis) {
+    readTimeout = millis;
+  }
+
+  int readTimeout() {
+    return readTimeout;
+  }
+
+  void body(RequestBody b) {
+    body = b;
+  }
+
+  RequestBody body() {
+    return body;
+  }
+
+  /**
+   * Fixes the method for every later attempt: the JDK turns a GET into a POST when the body is
+   * opened, and a redirect followed inside an attempt turns the connection's POST into a GET, which
+   * the next attempt must not copy.
+   */
+  void fixMethod(String m) {
+    method = m.toUpperCase(Locale.ROOT);
+  }
+
+  /** The method a fresh attempt is given ({@link #fixMethod}, else the template's). */
+  String attemptMethod() {
+    return method != null ? method : template.getRequestMethod();
+  }
+
+  /**
+   * Makes {@code fresh} the application's request again: settings copied from {@code previous} (the
+   * attempt before, so a setting made after the first connect is kept), the recorded calls
+   * replayed. The attempt header and timeouts are set by the caller.
+   */
+  void applyTo(HttpURLConnection fresh, HttpURLConnection previous) throws ProtocolException {
+    fresh.setRequestMethod(attemptMethod());
+    fresh.setDoInput(previous.getDoInput());
+    fresh.setDoOutput(previous.getDoOutput());
+    fresh.setUseCaches(previous.getUseCaches());
+    fresh.setAllowUserInteraction(previous.getAllowUserInteraction());
+    fresh.setIfModifiedSince(previous.getIfModifiedSince());
+    // The instance's own setting, not the static default of now (setFollowRedirects may have
+    // changed since the application opened its connection).
+    fresh.setInstanceFollowRedirects(previous.getInstanceFollowRedirects());
+    if (authenticator != null) {
+      fresh.setAuthenticator(authenticator);
+    }
+    if (chunked) {
+      fresh.setChunkedStreamingMode(chunkLength);
+    } else if (fixedLength >= 0) {
+      fresh.setFixedLengthStreamingMode(fixedLength);
+    }
+    for (String[] p : properties) {
+      if (p[0].equals("add")) {
+        fresh.addRequestProperty(p[1], p[2]);
+      } else {
+        fresh.setRequestProperty(p[1], p[2]);
+      }
+    }
+    if (fresh instanceof HttpsURLConnection && previous instanceof HttpsURLConnection) {
+      HttpsURLConnection to = (HttpsURLConnection) fresh;
+      HttpsURLConnection from = (HttpsURLConnection) previous;
+      to.setSSLSocketFactory(from.getSSLSocketFactory());
+      to.setHostnameVerifier(from.getHostnameVerifier());
+    }
+  }
+
+  @Override
+  public String method() {
+    if (method != null) {
+      return method;
+    }
+    String m = template.getRequestMethod().toUpperCase(Locale.ROOT);
+    // getOutputStream() will turn this GET into a POST: judge it as the POST it becomes.
+    return m.equals("GET") && template.getDoOutput() ? "POST" : m;
+  }
+
+  @Override
+  public String scheme() {
+    return scheme;
+  }
+
+  @Override
+  public String host() {
+    String h = url.getHost();
+    return h == null ? "" : h;
+  }
+
+  @Override
+  public int port() {
+    return port;
+  }
+
+  @Override
+  public String path() {
+    return path;
+  }
+
+  /** From the recorded calls: {@code getRequestProperty} would hide {@code Authorization}. */
+  @Override
+  public String header(String name) {
+    String value = null;
+    for (String[] p : properties) {
+      if (p[1] != null && p[1].equalsIgnoreCase(name)) {
+        if (p[0].equals("set") || value == null) {
+          value = p[2];
+        }
+      }
+    }
+    return value;
+  }
+
+  @Override
+  public boolean bodyReplayable() {
+    return body == null || body.whyNotReplayable() == null;
+  }
+
+  /**
+   * This request with a body taken as replayable: what the JDK's own resend of its buffered body is
+   * judged as (only the method and the idempotency key matter then).
+   */
+  RequestInfo asIfBodyReplayable() {
+    return new RequestInfo() {
+      @Override
+      public String method() {
+        return UrlRequest.this.method();
+      }
+
+      @Override
+      public String scheme() {
+        return scheme;
+      }
+
+      @Override
+      public String host() {
+        return UrlRequest.this.host();
+      }
+
+      @Override
+      public int port() {
+        return port;
+      }
+
+      @Override
+      public String path() {
+        return path;
+      }
+
+      @Override
+      public String header(String name) {
+        return UrlRequest.this.header(name);
+      }
+
+      @Override
+      public boolean bodyReplayable() {
+        return true;
+      }
+    };
+  }
+}

@@ -1,0 +1,273 @@
+package dev.retryagent.okhttp;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What an application sees of an enqueued call whose retries an {@link AsyncRetrier} runs, beyond
+ * the scenarios every way shares ({@link RetryInterceptorTest}): where and how it hears of a
+ * cancel, what its callback throws, the key its interceptors add, OkHttp's own resends (issue 11).
+ */
+class AsyncRetrierTest {
+  private static final MediaType JSON = MediaType.parse("application/json");
+
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private RetryEngine engine;
+  private AsyncRetrier retrier;
+  private OkHttpClient client;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+    if (client != null) {
+      client.dispatcher().executorService().shutdown();
+      client.connectionPool().evictAll();
+    }
+  }
+
+  /** The retrier's interceptor last, as the agent puts it, after {@code before}. */
+  private void configure(
+      UnaryOperator<RetryPolicy.Builder> retry, OkHttpClient.Builder before, boolean resends) {
+    engine = TestEngines.engine(time, Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults(), events);
+    retrier = new AsyncRetrier(engine);
+    OkHttpClient.Builder b = before.addInterceptor(retrier.interceptor());
+    if (resends) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    client = b.build();
+  }
+
+  /** The callback's one report: the thread it came on and what it said. */
+  private static final class Heard implements Callback {
+    final CompletableFuture<String> outcome = new CompletableFuture<>();
+    final AtomicInteger reports = new AtomicInteger();
+    volatile String thread;
+
+    @Override
+    public void onFailure(Call call, IOException e) {
+      reports.incrementAndGet();
+      thread = Thread.currentThread().getName();
+      outcome.complete(e.getClass().getName() + ": " + e.getMessage());
+    }
+
+    @Override
+    public void onResponse(Call call, Response response) throws IOException {
+      reports.incrementAndGet();
+      thread = Thread.currentThread().getName();
+      try (Response r = response) {
+        outcome.complete(r.code() + " " + r.body().string());
+      }
+    }
+
+    String await() throws Exception {
+      return outcome.get(10, TimeUnit.SECONDS);
+    }
+  }
+
+  private Request get(String path) {
+    return new Request.Builder().url(server.url(path)).build();
+  }
+
+  @Test
+  void aCancelDuringTheWaitIsHeardOnADispatcherThreadNeverInsideCancel() throws Exception {
+    // issue 11 (B10): the callback ran inside cancel(), on the cancelling thread.
+    configure(b -> b, new OkHttpClient.Builder(), false);
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard);
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    call.cancel();
+    retrier.cancel(call);
+    assertThat(heard.outcome).isNotDone();
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void cancelAllReachesACallWaitingForItsRetry() throws Exception {
+    // issue 11 (B11): the dispatcher does not hold a call that waits, so cancelAll() missed it.
+    configure(b -> b, new OkHttpClient.Builder(), false);
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    client.dispatcher().cancelAll();
+    retrier.cancelAll(client.dispatcher());
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(call.isCanceled()).isTrue();
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anIOExceptionFromTheCallbackIsLoggedAsOkHttpLogsIt() throws Exception {
+    // issue 11 (B12): it went to the thread's uncaught-exception handler instead.
+    configure(b -> b, new OkHttpClient.Builder(), false);
+    server.enqueue(status(503), ok("later"));
+    List<String> logged = new CopyOnWriteArrayList<>();
+    Logger okhttp = Logger.getLogger(OkHttpClient.class.getName());
+    Handler handler =
+        new Handler() {
+          @Override
+          public void publish(LogRecord r) {
+            logged.add(r.getMessage() + " (" + r.getThrown() + ")");
+          }
+
+          @Override
+          public void flush() {}
+
+          @Override
+          public void close() {}
+        };
+    okhttp.addHandler(handler);
+    try {
+      retrier.enqueue(
+          client.newCall(get("/items")),
+          new Callback() {
+            @Override
+            public void onFailure(Call call, IOException e) {}
+
+            @Override
+            public void onResponse(Call call, Response response) throws IOException {
+              response.close();
+              throw new IOException("the callback failed");
+            }
+          },
+          client.dispatcher());
+
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () ->
+                  assertThat(logged)
+                      .singleElement()
+                      .asString()
+                      .startsWith("Callback failure for call to http://127.0.0.1:")
+                      .endsWith("(java.io.IOException: the callback failed)"));
+      assertThat(server.requestCount()).isEqualTo(2);
+    } finally {
+      okhttp.removeHandler(handler);
+    }
+  }
+
+  @Test
+  void aRetryCarriesTheKeyOfTheFirstAttemptThoughAnInterceptorMakesANewOneEachTime()
+      throws Exception {
+    // issue 11 (B13): the gate saw the request before the application's interceptors (no key),
+    // and each retry of an enqueued call runs them again.
+    AtomicInteger keys = new AtomicInteger();
+    OkHttpClient.Builder app =
+        new OkHttpClient.Builder()
+            .addInterceptor(
+                chain ->
+                    chain.proceed(
+                        chain
+                            .request()
+                            .newBuilder()
+                            .header("Idempotency-Key", "k-" + keys.incrementAndGet())
+                            .build()));
+    configure(b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY), app, false);
+    server.enqueue(status(503), ok("charged"));
+    Heard heard = new Heard();
+
+    Call call =
+        client.newCall(
+            new Request.Builder()
+                .url(server.url("/v1/charges"))
+                .post(RequestBody.create(JSON, "{}"))
+                .build());
+    retrier.enqueue(call, heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("200 charged");
+    assertThat(server.requests())
+        .extracting(r -> r.header("Idempotency-Key"))
+        .containsExactly("k-1", "k-1");
+  }
+
+  @Test
+  void okHttpsOwnResendOnAStalePooledConnectionCountsAsAnAttempt() throws Exception {
+    // issue 11: OkHttp sends a request again on a new connection when the pooled one it was
+    // written to fails; with maxAttempts 2 that resend was a third request.
+    configure(b -> b.maxAttempts(2), new OkHttpClient.Builder(), true);
+    server.enqueue(ok("warm"), closeWithoutResponse(), status(503), ok("a third request"));
+    try (Response warm = client.newCall(get("/warm")).execute()) {
+      assertThat(warm.body().string()).isEqualTo("warm");
+    }
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/items")), heard, client.dispatcher());
+
+    assertThat(heard.await()).startsWith("503 ");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("ATTEMPTS"));
+  }
+
+  @Test
+  void okHttpsOwnResendCountsOnExecuteToo() throws Exception {
+    configure(b -> b.maxAttempts(2), new OkHttpClient.Builder(), true);
+    server.enqueue(ok("warm"), closeWithoutResponse(), status(503), ok("a third request"));
+    try (Response warm = client.newCall(get("/warm")).execute()) {
+      assertThat(warm.body().string()).isEqualTo("warm");
+    }
+
+    try (Response r = client.newCall(get("/items")).execute()) {
+      assertThat(r.code()).isEqualTo(503);
+    }
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+}

@@ -1,0 +1,154 @@
+package dev.retryagent.urlconnection;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.URL;
+import java.net.URLConnection;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Whether the JDK may resend a request by itself, step by step (what the agent's transport is
+ * told): never a request the engine would not repeat, always where the route never retries,
+ * otherwise while an attempt is left for the resend; repeats it reports count as attempts.
+ */
+class JdkResendRuleTest {
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<Boolean> told = new ArrayList<>();
+  private int repeatsToReport;
+
+  /** Records what each step is told; reports {@link #repeatsToReport} once. */
+  private final UrlTransport recording =
+      new UrlTransport() {
+        @Override
+        public URLConnection open(URL url, Proxy proxy) throws IOException {
+          return UrlTransport.DIRECT.open(url, proxy);
+        }
+
+        @Override
+        public void beforeStep(boolean jdkMayResend) {
+          told.add(jdkMayResend);
+        }
+
+        @Override
+        public int afterStep() {
+          int r = repeatsToReport;
+          repeatsToReport = 0;
+          return r;
+        }
+      };
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+  }
+
+  private HttpURLConnection open(Mode mode, UnaryOperator<RetryPolicy.Builder> retry)
+      throws IOException {
+    RetryEngine engine =
+        TestEngines.engine(time, mode, retry, CircuitBreakerPolicy.defaults(), new ArrayList<>());
+    URL url = new URL(server.url("/v1/x"));
+    return (HttpURLConnection)
+        RetryingUrlConnections.wrap(url.openConnection(), null, engine, recording);
+  }
+
+  @Test
+  void aGetMayBeResentWhileAnAttemptIsLeftForIt() throws Exception {
+    server.otherwise(status(503));
+
+    assertThat(open(Mode.ENFORCE, b -> b.maxAttempts(3)).getResponseCode()).isEqualTo(503);
+
+    assertThat(told).containsExactly(true, true, false);
+  }
+
+  @Test
+  void aPostWithoutKeyIsNeverResentByTheJdk() throws Exception {
+    server.enqueue(ok("once"));
+    HttpURLConnection c = open(Mode.ENFORCE, b -> b);
+    c.setRequestMethod("POST");
+    c.setDoOutput(true);
+    c.connect();
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(told).isNotEmpty().containsOnly(false);
+  }
+
+  @Test
+  void aKeyedPostMayBeResent() throws Exception {
+    server.enqueue(ok("once"));
+    HttpURLConnection c =
+        open(Mode.ENFORCE, b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY));
+    c.setRequestMethod("POST");
+    c.setRequestProperty("Idempotency-Key", "k");
+    c.setDoOutput(true);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(told).isNotEmpty().containsOnly(true);
+  }
+
+  @Test
+  void whereTheRouteNeverRetriesTheJdkDoesAsItAlwaysDoes() throws Exception {
+    server.enqueue(status(503));
+
+    assertThat(open(Mode.ENFORCE, b -> b.maxAttempts(1)).getResponseCode()).isEqualTo(503);
+
+    assertThat(told).containsExactly(true);
+  }
+
+  @Test
+  void inObserveModeTheJdkDoesAsItAlwaysDoesEvenForAPostWithoutKey() throws Exception {
+    server.enqueue(ok("once"));
+    HttpURLConnection c = open(Mode.OBSERVE, b -> b);
+    c.setRequestMethod("POST");
+    c.setDoOutput(true);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(told).isNotEmpty().containsOnly(true);
+  }
+
+  @Test
+  void aResendTheJdkMadeCountsAsAnAttempt() throws Exception {
+    server.otherwise(status(503));
+    repeatsToReport = 1; // the JDK resent the first attempt's request by itself
+
+    assertThat(open(Mode.ENFORCE, b -> b.maxAttempts(3)).getResponseCode()).isEqualTo(503);
+
+    // attempts 1 (+ the JDK's resend) and 3: the server sees at most maxAttempts requests
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(told).containsExactly(true, false);
+  }
+}

@@ -1,0 +1,487 @@
+package dev.retryagent.urlconnection;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.engine.CircuitBreakerOpenException;
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.BackoffPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Jitter;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.FileNotFoundException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ConnectException;
+import java.net.HttpURLConnection;
+import java.net.ServerSocket;
+import java.net.SocketException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The library's retrying {@link HttpURLConnection} against a real loopback server that counts what
+ * arrived; the application code in each test is what it would be without retries.
+ */
+class RetryingUrlConnectionsTest {
+  /** How the application sends its body. */
+  enum BodyMode {
+    BUFFERED,
+    FIXED_LENGTH,
+    CHUNKED
+  }
+
+  private ScriptedHttpServer server;
+  private FakeTime time;
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+    time = new FakeTime();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+  }
+
+  private RetryEngine engine(UnaryOperator<RetryPolicy.Builder> retry) {
+    return engine(Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults());
+  }
+
+  private RetryEngine engine(
+      Mode mode, UnaryOperator<RetryPolicy.Builder> retry, CircuitBreakerPolicy breaker) {
+    return TestEngines.engine(time, mode, retry, breaker, events);
+  }
+
+  private HttpURLConnection open(String path, RetryEngine engine) throws IOException {
+    return (HttpURLConnection) RetryingUrlConnections.open(new URL(server.url(path)), engine);
+  }
+
+  private static String read(InputStream in) throws IOException {
+    try (in) {
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  private static void send(HttpURLConnection c, BodyMode mode, byte[] body) throws IOException {
+    c.setRequestMethod("POST");
+    c.setDoOutput(true);
+    if (mode == BodyMode.FIXED_LENGTH) {
+      c.setFixedLengthStreamingMode(body.length);
+    } else if (mode == BodyMode.CHUNKED) {
+      c.setChunkedStreamingMode(1024);
+    }
+    try (OutputStream out = c.getOutputStream()) {
+      out.write(body);
+    }
+  }
+
+  private static byte[] bytes(int n) {
+    byte[] b = new byte[n];
+    Arrays.fill(b, (byte) 'x');
+    return b;
+  }
+
+  @Test
+  void retries503TwiceThenReturnsThe200() throws Exception {
+    server.enqueue(status(503), status(503), ok("done"));
+
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(read(c.getInputStream())).isEqualTo("done");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(2);
+  }
+
+  @Test
+  void aFinal503ThrowsTheJdksOwnExceptionFromGetInputStreamAndKeepsTheErrorBody() throws Exception {
+    server.otherwise(status(503));
+
+    HttpURLConnection c = open("/v1/items", engine(b -> b.maxAttempts(2)));
+
+    assertThatThrownBy(c::getInputStream)
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessageContaining("Server returned HTTP response code: 503")
+        .hasNoCause();
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(read(c.getErrorStream())).isEqualTo("status 503");
+    // a later call gets the JDK's chained copy, as without retries
+    assertThatThrownBy(c::getInputStream).hasCauseExactlyInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void a404IsNotRetriedAndThrowsFileNotFound() throws Exception {
+    server.enqueue(status(404), ok("never"));
+
+    HttpURLConnection c = open("/missing", engine(b -> b));
+
+    assertThatThrownBy(c::getInputStream).isInstanceOf(FileNotFoundException.class);
+    assertThat(c.getResponseCode()).isEqualTo(404);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(BodyMode.class)
+  void neverRetriesAPostWithoutIdempotencyKey(BodyMode mode) throws Exception {
+    server.enqueue(status(503), ok("charged twice?"));
+    HttpURLConnection c = open("/v1/charges", engine(b -> b));
+
+    send(c, mode, "{\"amount\":1}".getBytes(StandardCharsets.UTF_8));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT));
+  }
+
+  @ParameterizedTest
+  @EnumSource(BodyMode.class)
+  void retriesAKeyedPostWithTheSameKeyAndTheWholeBody(BodyMode mode) throws Exception {
+    server.enqueue(status(503), status(503), ok("charged"));
+    HttpURLConnection c =
+        open(
+            "/v1/charges",
+            engine(b -> b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.IF_IDEMPOTENCY_KEY)));
+    c.setRequestProperty("Idempotency-Key", "order-7");
+    byte[] body = bytes(3000);
+
+    send(c, mode, body);
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(read(c.getInputStream())).isEqualTo("charged");
+    assertThat(server.requests())
+        .hasSize(3)
+        .allSatisfy(
+            r -> {
+              assertThat(r.method).isEqualTo("POST");
+              assertThat(r.header("Idempotency-Key")).isEqualTo("order-7");
+              assertThat(r.body).hasSize(3000);
+            });
+  }
+
+  @ParameterizedTest
+  @EnumSource(BodyMode.class)
+  void neverResendsABodyLargerThanTheReplayLimit(BodyMode mode) throws Exception {
+    server.enqueue(status(503), ok("stored twice?"));
+    HttpURLConnection c =
+        open(
+            "/v1/upload",
+            engine(
+                b ->
+                    b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.ALWAYS)
+                        .replayBodyLimit(1024)));
+
+    send(c, mode, bytes(1025));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.requests().get(0).body).hasSize(1025);
+    assertThat(events)
+        .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.BODY_NOT_REPLAYABLE));
+  }
+
+  @ParameterizedTest
+  @EnumSource(BodyMode.class)
+  void resendsABodyOfExactlyTheReplayLimit(BodyMode mode) throws Exception {
+    server.enqueue(status(503), ok("stored"));
+    HttpURLConnection c =
+        open(
+            "/v1/upload",
+            engine(
+                b ->
+                    b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.ALWAYS)
+                        .replayBodyLimit(1024)));
+
+    send(c, mode, bytes(1024));
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests()).hasSize(2).allSatisfy(r -> assertThat(r.body).hasSize(1024));
+  }
+
+  @Test
+  void getOutputStreamTurnsAGetIntoAPostWhichIsJudgedAsAPost() throws Exception {
+    server.enqueue(status(503), ok("twice?"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+    c.setDoOutput(true);
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("q=1".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(c.getRequestMethod()).isEqualTo("POST");
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST");
+  }
+
+  @Test
+  void getResponseCodeLeavesTheConnectionAsTheJdksWouldForLaterMisuse() throws Exception {
+    server.enqueue(ok("done"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+    c.setDoOutput(true);
+    c.setRequestMethod("PUT");
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    plain.setDoOutput(true);
+    plain.setRequestMethod("PUT");
+    plain.getResponseCode();
+    assertThat(messageOf(() -> c.getOutputStream())).isEqualTo(messageOf(plain::getOutputStream));
+    assertThat(messageOf(() -> c.setRequestProperty("A", "b")))
+        .isEqualTo(messageOf(() -> plain.setRequestProperty("A", "b")));
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  private interface Call {
+    void run() throws Exception;
+  }
+
+  private static String messageOf(Call call) {
+    try {
+      call.run();
+      return "no exception";
+    } catch (Exception e) {
+      return e.getClass().getName() + ": " + e.getMessage();
+    }
+  }
+
+  @Test
+  void retriesAResetGetAndAConnectionClosedWithoutResponse() throws Exception {
+    server.enqueue(reset(), closeWithoutResponse(), ok("after"));
+
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+
+    assertThat(read(c.getInputStream())).isEqualTo("after");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void connectRetriesARefusedConnectionAndTheBodyGoesToTheAttemptThatGotThrough() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    // The server comes up during the first wait; the application called connect() first (as
+    // Spring's SimpleClientHttpRequestFactory does), then writes its body.
+    ScriptedHttpServer[] late = new ScriptedHttpServer[1];
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  if (late[0] == null) {
+                    try {
+                      late[0] = ScriptedHttpServer.onPort(port);
+                    } catch (IOException e) {
+                      throw new IllegalStateException(e);
+                    }
+                  }
+                  time.sleep(nanos);
+                })
+            .build();
+    try {
+      HttpURLConnection c =
+          (HttpURLConnection)
+              RetryingUrlConnections.open(new URL("http://127.0.0.1:" + port + "/v1/x"), engine);
+      c.setRequestMethod("POST");
+      c.setDoOutput(true);
+      c.connect();
+      try (OutputStream out = c.getOutputStream()) {
+        out.write("{}".getBytes(StandardCharsets.UTF_8));
+      }
+
+      assertThat(c.getResponseCode()).isEqualTo(200);
+      assertThat(late[0].requests()).extracting(r -> r.body).containsExactly("{}");
+    } finally {
+      if (late[0] != null) {
+        late[0].close();
+      }
+    }
+  }
+
+  @Test
+  void connectThrowsTheLastRefusalWhenNoAttemptGetsThrough() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.open(
+                new URL("http://127.0.0.1:" + port + "/v1/x"), engine(b -> b.maxAttempts(3)));
+
+    assertThatThrownBy(c::connect).isInstanceOf(ConnectException.class);
+    assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(2);
+  }
+
+  @Test
+  void anOpenBreakerFailsFastWithoutARequest() throws Exception {
+    server.otherwise(status(503));
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder().countWindow(4).minimumCalls(4).build());
+    for (int i = 0; i < 4; i++) {
+      assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503);
+    }
+
+    HttpURLConnection c = open("/v1/items", engine);
+
+    assertThatThrownBy(c::getResponseCode)
+        .isInstanceOf(CircuitBreakerOpenException.class)
+        .hasMessageContaining("http://127.0.0.1:" + server.port());
+    assertThat(c.getHeaderField("Content-Length")).isNull();
+    assertThat(c.getHeaderFields()).isEmpty();
+    assertThat(c.getErrorStream()).isNull();
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @Test
+  void theDeadlineCutsRetries() throws Exception {
+    server.otherwise(status(503));
+    BackoffPolicy constant =
+        BackoffPolicy.builder()
+            .initial(Duration.ofMillis(600))
+            .max(Duration.ofSeconds(5))
+            .multiplier(1.0)
+            .jitter(Jitter.NONE)
+            .build();
+
+    HttpURLConnection c =
+        open(
+            "/v1/items",
+            engine(
+                b ->
+                    b.maxAttempts(10)
+                        .backoff(constant)
+                        .deadline(Duration.ofSeconds(1))
+                        .retryAfterMax(Duration.ofSeconds(1))));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(events).anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.DEADLINE));
+  }
+
+  @Test
+  void observeModeMakesOneRequestAndReportsWhatItWouldDo() throws Exception {
+    server.enqueue(status(503), ok("never"));
+
+    HttpURLConnection c =
+        open("/v1/items", engine(Mode.OBSERVE, b -> b, CircuitBreakerPolicy.defaults()));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .anySatisfy(
+            e -> {
+              assertThat(e.type()).isEqualTo(RetryEvent.Type.RETRY);
+              assertThat(e.observeOnly()).isTrue();
+            });
+  }
+
+  @Test
+  void offModePassesEverythingToTheJdksConnection() throws Exception {
+    server.enqueue(status(503), ok("never"));
+
+    HttpURLConnection c =
+        open("/v1/items", engine(Mode.OFF, b -> b, CircuitBreakerPolicy.defaults()));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events).isEmpty();
+  }
+
+  @Test
+  void sendsTheAttemptNumberAndEveryHeaderOnEveryAttempt() throws Exception {
+    server.enqueue(status(503), status(503), ok("done"));
+
+    HttpURLConnection c = open("/v1/items", engine(b -> b.attemptHeader("X-Retry-Attempt")));
+    c.setRequestProperty("Authorization", "Bearer secret");
+    c.addRequestProperty("Accept", "text/plain");
+    c.addRequestProperty("Accept", "application/json");
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests())
+        .extracting(r -> r.header("X-Retry-Attempt"))
+        .containsExactly("1", "2", "3");
+    assertThat(server.requests())
+        .allSatisfy(
+            r -> {
+              assertThat(r.header("Authorization")).isEqualTo("Bearer secret");
+              // the server keeps the last of repeated header lines: the adds replayed in order
+              assertThat(r.header("Accept")).isEqualTo("application/json");
+            });
+  }
+
+  @Test
+  void aRetryFollowsRedirectsAsTheConnectionWasSetWhenOpened() throws Exception {
+    boolean before = HttpURLConnection.getFollowRedirects();
+    server.enqueue(
+        status(503), status(302).header("Location", server.url("/target")), ok("target"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+    try {
+      HttpURLConnection.setFollowRedirects(false);
+
+      assertThat(read(c.getInputStream())).isEqualTo("target");
+      assertThat(c.getURL().getPath()).isEqualTo("/target");
+    } finally {
+      HttpURLConnection.setFollowRedirects(before);
+    }
+  }
+
+  @Test
+  void disconnectDuringAWaitEndsTheCallWithoutAnotherAttempt() throws Exception {
+    server.otherwise(status(503));
+    HttpURLConnection[] c = new HttpURLConnection[1];
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  c[0].disconnect(); // as another thread would, while this one waits
+                  time.sleep(nanos);
+                })
+            .build();
+    c[0] = open("/v1/items", engine);
+
+    assertThatThrownBy(c[0]::getResponseCode)
+        .isInstanceOf(SocketException.class)
+        .hasMessage("Socket closed");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void theApplicationsTimeoutsAreKeptAndBoundedByTheAttempts() {
+    assertThat(Connections.bounded(0, -1)).isZero();
+    assertThat(Connections.bounded(500, -1)).isEqualTo(500);
+    assertThat(Connections.bounded(0, Duration.ofSeconds(2).toNanos())).isEqualTo(2000);
+    assertThat(Connections.bounded(500, Duration.ofSeconds(2).toNanos())).isEqualTo(500);
+    assertThat(Connections.bounded(5000, 1)).isEqualTo(1);
+  }
+}

@@ -1,0 +1,73 @@
+package dev.retryagent.it.apps;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs the calls of a scenario app: {@code NAME|API|METHOD|URL|HEADERS|BODY} each, where {@code
+ * NAME} is {@code SCENARIO.CALL}. The calls of one scenario run one after the other; scenarios run
+ * {@value #LANES} at a time (each has its own server). What a call prints is kept together.
+ */
+final class ScenarioCalls {
+  static final int LANES = 4;
+
+  /** One call of the client: prints {@code NAME.status=}, {@code NAME.body=} or an error. */
+  @FunctionalInterface
+  interface Caller {
+    void call(String[] spec, StringBuilder out) throws Exception;
+  }
+
+  private ScenarioCalls() {}
+
+  static void run(List<String> calls, Caller caller) throws InterruptedException {
+    Map<String, List<String[]>> scenarios = new LinkedHashMap<>();
+    for (String c : calls) {
+      String[] spec = c.split("\\|", -1);
+      String scenario = spec[0].substring(0, spec[0].indexOf('.'));
+      scenarios.computeIfAbsent(scenario, k -> new ArrayList<>()).add(spec);
+    }
+    ExecutorService lanes = Executors.newFixedThreadPool(LANES);
+    for (List<String[]> scenario : scenarios.values()) {
+      lanes.execute(
+          () -> {
+            for (String[] spec : scenario) {
+              StringBuilder out = new StringBuilder();
+              long start = System.nanoTime();
+              try {
+                caller.call(spec, out);
+              } catch (Exception e) {
+                line(out, spec[0] + ".error", e.getClass().getName());
+                line(out, spec[0] + ".message", String.valueOf(e.getMessage()).replace('\n', ' '));
+              }
+              line(out, spec[0] + ".millis", (System.nanoTime() - start) / 1_000_000);
+              synchronized (System.out) {
+                System.out.print(out);
+                System.out.flush();
+              }
+            }
+          });
+    }
+    lanes.shutdown();
+    lanes.awaitTermination(5, TimeUnit.MINUTES);
+  }
+
+  static void line(StringBuilder out, String key, Object value) {
+    out.append(key).append('=').append(value).append(System.lineSeparator());
+  }
+
+  /** {@code Name=value;Name2=value2} as pairs. */
+  static List<String[]> headers(String spec) {
+    List<String[]> h = new ArrayList<>();
+    if (!spec.isEmpty()) {
+      for (String header : spec.split(";")) {
+        h.add(header.split("=", 2));
+      }
+    }
+    return h;
+  }
+}
