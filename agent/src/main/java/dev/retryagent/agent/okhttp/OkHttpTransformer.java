@@ -63,7 +63,7 @@ final class OkHttpTransformer extends HookTransformer {
       skipped.incrementAndGet();
       return false;
     }
-    if (!seesBridge(loader)) {
+    if (!BridgeInstaller.isVisibleTo(loader)) {
       // Every loader must delegate java.* to the bootstrap loader, so this takes a loader that
       // refuses even that: the injected calls could not link, and the builder's would break the
       // application's constructor. (Loaders that hide the agent's own packages, as OSGi and JBoss
@@ -79,26 +79,6 @@ final class OkHttpTransformer extends HookTransformer {
       return false;
     }
     return true;
-  }
-
-  /**
-   * True when {@code loader} resolves the bridge's name to the bridge: what the rewritten class
-   * will link to. Loading it here, before the rewrite is returned, also records {@code loader} as
-   * an initiating loader of the bridge.
-   */
-  private static boolean seesBridge(ClassLoader loader) {
-    Class<?> bridge = BridgeInstaller.bridge();
-    if (bridge == null) {
-      return false;
-    }
-    if (loader == null) {
-      return true;
-    }
-    try {
-      return Class.forName(BridgeInstaller.NAME, false, loader) == bridge;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
   }
 
   @Override

@@ -30,7 +30,18 @@ public final class Bridge {
   /** The start of OkHttp's {@code RealCall.cancel()}: the call (a tell). */
   public static final int OKHTTP_CANCEL = 4;
 
-  // Next: 5. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
+  /**
+   * The end of every HttpClient 5.x {@code HttpClientBuilder} constructor: the builder (a tell).
+   */
+  public static final int APACHE_BUILDER = 5;
+
+  /**
+   * The start of HttpClient 4.5's {@code doExecute(HttpHost, HttpRequest, HttpContext)}: client,
+   * target, request, context.
+   */
+  public static final int APACHE_EXECUTE = 6;
+
+  // Next: 7. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
   // they may be renumbered freely; they must stay below HOOKS.
 
   /** How many numbers the bridge knows ({@code java.lang.RetryAgentBridge.HOOKS}). */

@@ -79,6 +79,29 @@ public final class BridgeInstaller {
     return bridge;
   }
 
+  /**
+   * True when the bridge is installed and {@code loader} resolves its name to it: what a class
+   * rewritten in that loader will link to. Loading it here, before the rewrite is returned, also
+   * records {@code loader} as an initiating loader of the bridge. A transformer of application
+   * loaders asks this first and leaves a loader that says no alone.
+   *
+   * @param loader the loader that defines the class to rewrite; {@code null}: the bootstrap loader
+   */
+  public static boolean isVisibleTo(ClassLoader loader) {
+    Class<?> defined = bridge;
+    if (defined == null) {
+      return false;
+    }
+    if (loader == null) {
+      return true;
+    }
+    try {
+      return Class.forName(NAME, false, loader) == defined;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
+  }
+
   private static byte[] bytes() throws IOException {
     // the agent's loader reads the hidden entry straight from its open jar (no URL machinery)
     try (InputStream in = BridgeInstaller.class.getClassLoader().getResourceAsStream(BYTES)) {
