@@ -41,7 +41,21 @@ public final class Bridge {
    */
   public static final int APACHE_EXECUTE = 6;
 
-  // Next: 7. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
+  /**
+   * The JDK's http and https protocol handlers return a new connection from {@code
+   * openConnection(URL, Proxy)}: the connection and the proxy. The handler answers the connection
+   * the application gets instead, or {@code null} for the JDK's own.
+   */
+  public static final int URL_OPENED = 7;
+
+  /**
+   * {@code sun.net.www.http.HttpClient.parseHTTP} starts to read a response: the JDK's client and
+   * its {@code failedOnce} field, boxed. The handler answers the field's new value as a {@code
+   * Boolean}, or {@code null} to leave it.
+   */
+  public static final int URL_RESEND = 8;
+
+  // Next: 9. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
   // they may be renumbered freely; they must stay below HOOKS.
 
   /** How many numbers the bridge knows ({@code java.lang.RetryAgentBridge.HOOKS}). */
