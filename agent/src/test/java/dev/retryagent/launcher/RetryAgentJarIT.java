@@ -257,28 +257,32 @@ class RetryAgentJarIT {
   /** Ours, that is: relocated Byte Buddy has a class injector that could, which we never use. */
   @Test
   void noClassAppendsToTheBootstrapClassPath() throws IOException {
-    List<String> appending = new ArrayList<>();
-    for (String name : names) {
-      if (!name.endsWith(".class") && !name.endsWith(".classdata") || name.startsWith(SHADED)) {
-        continue;
-      }
-      String text;
-      try (InputStream in = jar.getInputStream(jar.getJarEntry(name))) {
-        text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
-      }
-      if (text.contains("appendToBootstrapClassLoaderSearch")
-          || text.contains("appendToSystemClassLoaderSearch")
-          || text.contains("Boot-Class-Path")) {
-        appending.add(name);
-      }
-    }
-    assertThat(appending).as("classes that name a class-path append").isEmpty();
+    List<String> ours = new ArrayList<>(names);
+    ours.removeIf(n -> n.startsWith(SHADED));
+    assertThat(
+            classFilesNaming(
+                ours,
+                "appendToBootstrapClassLoaderSearch",
+                "appendToSystemClassLoaderSearch",
+                "Boot-Class-Path"))
+        .as("classes that name a class-path append")
+        .isEmpty();
   }
 
   @Test
   void noClassReferencesAnUnrelocatedThirdPartyPackage() throws IOException {
-    List<String> leaks = new ArrayList<>();
-    for (String name : names) {
+    assertThat(
+            classFilesNaming(
+                names, "Lnet/bytebuddy/", "Lorg/yaml/snakeyaml/", "net/bytebuddy/jar/asm/"))
+        .as("classes naming net.bytebuddy or org.yaml.snakeyaml")
+        .isEmpty();
+  }
+
+  /** The class files among {@code entries} whose bytes hold any of {@code fragments}. */
+  private static List<String> classFilesNaming(List<String> entries, String... fragments)
+      throws IOException {
+    List<String> found = new ArrayList<>();
+    for (String name : entries) {
       if (!name.endsWith(".class") && !name.endsWith(".classdata")) {
         continue;
       }
@@ -286,12 +290,13 @@ class RetryAgentJarIT {
       try (InputStream in = jar.getInputStream(jar.getJarEntry(name))) {
         text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
       }
-      if (text.contains("Lnet/bytebuddy/")
-          || text.contains("Lorg/yaml/snakeyaml/")
-          || text.contains("net/bytebuddy/jar/asm/")) {
-        leaks.add(name);
+      for (String fragment : fragments) {
+        if (text.contains(fragment)) {
+          found.add(name);
+          break;
+        }
       }
     }
-    assertThat(leaks).as("classes naming net.bytebuddy or org.yaml.snakeyaml").isEmpty();
+    return found;
   }
 }

@@ -4,12 +4,16 @@ import static dev.retryagent.it.harness.Reply.ok;
 import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.it.apps.AllClientsApp;
 import dev.retryagent.it.apps.JdkHttpApp;
 import dev.retryagent.it.apps.LateAttachApp;
+import dev.retryagent.it.harness.ApacheVersions;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
+import dev.retryagent.it.harness.OkHttpVersions;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,6 +34,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.objectweb.asm.ClassWriter;
+import org.objectweb.asm.MethodVisitor;
+import org.objectweb.asm.Opcodes;
 
 /**
  * The agent leaves the JVM's class-data sharing alone. It appends nothing to the bootstrap class
@@ -47,12 +54,30 @@ import org.junit.jupiter.params.provider.MethodSource;
 class ClassSharingIT {
   private static final String WARNING = "Sharing is only supported for boot loader classes";
 
-  /** The Spring Boot fat jar: the classes the agent rewrites there (OkHttp 4). */
+  /**
+   * The Spring Boot fat jar: the classes the agent rewrites there (OkHttp 4), and the JDK's that
+   * the HttpURLConnection hook rewrites should the application load them.
+   */
   private static final Set<String> BOOT_REWRITTEN =
-      Set.of("okhttp3.OkHttpClient$Builder", "okhttp3.internal.connection.RealCall");
+      Set.of(
+          "okhttp3.OkHttpClient$Builder",
+          "okhttp3.internal.connection.RealCall",
+          "okhttp3.Dispatcher",
+          "sun.net.www.protocol.http.Handler",
+          "sun.net.www.protocol.https.Handler",
+          "sun.net.www.http.HttpClient");
 
-  /** The one-client application: the class the agent rewrites there. */
-  private static final Set<String> JDK_REWRITTEN = Set.of("jdk.internal.net.http.HttpClientImpl");
+  /** The one-client application: the class the agent rewrites there, and as above. */
+  private static final Set<String> JDK_REWRITTEN =
+      Set.of(
+          "jdk.internal.net.http.HttpClientImpl",
+          "sun.net.www.protocol.http.Handler",
+          "sun.net.www.protocol.https.Handler",
+          "sun.net.www.http.HttpClient");
+
+  /** The clients of {@link AllClientsApp}, in the order it calls them. */
+  private static final List<String> ALL_CLIENTS =
+      List.of("jdk", "okhttpExecute", "okhttpEnqueue", "apache4", "apache5", "url");
 
   /** The bound of a training run, which starts a second JVM to write the cache. */
   private static final Duration TRAINING = Duration.ofSeconds(120);
@@ -103,6 +128,169 @@ class ClassSharingIT {
           .doesNotContain(WARNING)
           .doesNotContain("bootstrap classpath");
     }
+  }
+
+  /**
+   * The same for an application that uses every client the agent hooks: none of the hooks, the
+   * HttpURLConnection one in {@code java.base} and the Apache ones in application loaders included,
+   * brings an append back. Each call's 502 is retried by the agent (no client retries a 502 by
+   * itself), and each hook that takes calls over counts one.
+   */
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void anApplicationUsingEveryHookedClientGetsNoSharingWarningWithJavaagent(Path jdk)
+      throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      enqueueRetriedCalls(server);
+      ForkedJvm.Result r =
+          allClients(jdk).jvmArgs("-Xshare:on").args(server.uri("").toString()).run();
+
+      assertEveryClientRetriedWithoutWarning(r, "calls");
+      assertThat(server.requestCount()).as(r.describe()).isEqualTo(2 * ALL_CLIENTS.size());
+    }
+  }
+
+  /** As above, attached to a JVM that has loaded every hooked class already. */
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void anApplicationUsingEveryHookedClientGetsNoSharingWarningWithALateAttach(Path jdk)
+      throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      for (int i = 0; i < ALL_CLIENTS.size(); i++) {
+        server.enqueue(ok("first"));
+      }
+      enqueueRetriedCalls(server);
+      ForkedJvm.Result r =
+          allClients(jdk)
+              .withoutAgent()
+              .jvmArgs("-Xshare:on", "-Djdk.attach.allowAttachSelf=true")
+              .args("--attach", ForkedJvm.agentJar().toString(), server.uri("").toString())
+              .run();
+
+      for (String client : ALL_CLIENTS) {
+        assertThat(r.value("first." + client)).as(r.describe()).isEqualTo("200");
+      }
+      assertEveryClientRetriedWithoutWarning(r, "calls");
+      assertThat(r.stderrLines("retry-agent " + ForkedJvm.agentVersion()))
+          .as(r.describe())
+          .singleElement()
+          .asString()
+          .contains("jdk-http hooked")
+          .contains("okhttp hooked")
+          .contains("apache-httpclient hooked")
+          .contains("url-connection hooked");
+      assertThat(server.requestCount()).as(r.describe()).isEqualTo(3 * ALL_CLIENTS.size());
+    }
+  }
+
+  /**
+   * The check above can fail: an agent that appends a jar to the bootstrap class path (as
+   * retry-agent did before) makes the JVM print the warning with {@code -Xshare:on}.
+   */
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void anAgentThatAppendsToTheBootstrapClassPathGetsTheWarning(Path jdk) throws Exception {
+    Path appending = appendingAgentJar();
+    try (CountingServer server = CountingServer.start()) {
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs("-Xshare:on", "-javaagent:" + appending + "=" + appending)
+              .mainClass(JdkHttpApp.class)
+              .args("send", server.uri("").toString(), "GET:/")
+              .run();
+
+      assertThat(r.value("1.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.stdout() + r.stderr()).as(r.describe()).contains(WARNING);
+    }
+  }
+
+  private static void enqueueRetriedCalls(CountingServer server) {
+    for (String client : ALL_CLIENTS) {
+      server.enqueue(status(502), ok(client));
+    }
+  }
+
+  private static ForkedJvm.Builder allClients(Path jdk) {
+    return ForkedJvm.builder(jdk)
+        .classpath(OkHttpVersions.V4.jars())
+        .classpath(ApacheVersions.V4_5.jars())
+        .classpath(ApacheVersions.V5_6.jars())
+        .mainClass(AllClientsApp.class);
+  }
+
+  private static void assertEveryClientRetriedWithoutWarning(ForkedJvm.Result r, String round) {
+    String all = r.describe();
+    assertThat(r.exitCode()).as(all).isZero();
+    for (String client : ALL_CLIENTS) {
+      assertThat(r.value(round + "." + client)).as(client + ": " + all).isEqualTo("200");
+    }
+    for (String hook : List.of("jdk", "okhttp", "apache4", "url")) {
+      assertThat(r.value("handled." + hook)).as(hook + ": " + all).isEqualTo("1");
+    }
+    assertThat(r.stdout() + r.stderr())
+        .as(all)
+        .doesNotContain(WARNING)
+        .doesNotContain("bootstrap classpath");
+    assertThat(r.stderr()).as(all).doesNotContain("NOT hooked").doesNotContain("internal error");
+  }
+
+  /**
+   * A jar whose agent appends the jar named by its argument to the bootstrap class path in {@code
+   * premain}, as retry-agent did before: {@code -javaagent:appending-agent.jar=itself}.
+   */
+  private Path appendingAgentJar() throws IOException {
+    Path jar = dir.resolve("appending-agent.jar");
+    Manifest manifest = new Manifest();
+    manifest.getMainAttributes().put(Attributes.Name.MANIFEST_VERSION, "1.0");
+    manifest.getMainAttributes().putValue("Premain-Class", "AppendingAgent");
+    try (OutputStream out = Files.newOutputStream(jar);
+        JarOutputStream jarOut = new JarOutputStream(out, manifest)) {
+      jarOut.putNextEntry(new JarEntry("AppendingAgent.class"));
+      jarOut.write(appendingAgentClass());
+      jarOut.closeEntry();
+    }
+    return jar;
+  }
+
+  /**
+   * {@code public class AppendingAgent { public static void premain(String jar, Instrumentation
+   * inst) throws IOException { inst.appendToBootstrapClassLoaderSearch(new JarFile(jar)); } }}.
+   */
+  private static byte[] appendingAgentClass() {
+    ClassWriter w = new ClassWriter(0);
+    w.visit(
+        Opcodes.V11,
+        Opcodes.ACC_PUBLIC | Opcodes.ACC_SUPER,
+        "AppendingAgent",
+        null,
+        "java/lang/Object",
+        null);
+    MethodVisitor m =
+        w.visitMethod(
+            Opcodes.ACC_PUBLIC | Opcodes.ACC_STATIC,
+            "premain",
+            "(Ljava/lang/String;Ljava/lang/instrument/Instrumentation;)V",
+            null,
+            new String[] {"java/io/IOException"});
+    m.visitCode();
+    m.visitVarInsn(Opcodes.ALOAD, 1);
+    m.visitTypeInsn(Opcodes.NEW, "java/util/jar/JarFile");
+    m.visitInsn(Opcodes.DUP);
+    m.visitVarInsn(Opcodes.ALOAD, 0);
+    m.visitMethodInsn(
+        Opcodes.INVOKESPECIAL, "java/util/jar/JarFile", "<init>", "(Ljava/lang/String;)V", false);
+    m.visitMethodInsn(
+        Opcodes.INVOKEINTERFACE,
+        "java/lang/instrument/Instrumentation",
+        "appendToBootstrapClassLoaderSearch",
+        "(Ljava/util/jar/JarFile;)V",
+        true);
+    m.visitInsn(Opcodes.RETURN);
+    m.visitMaxs(4, 2);
+    m.visitEnd();
+    w.visitEnd();
+    return w.toByteArray();
   }
 
   @ParameterizedTest

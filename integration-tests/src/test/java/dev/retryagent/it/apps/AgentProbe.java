@@ -12,6 +12,8 @@ final class AgentProbe {
 
   static final int JDK_SEND_ASYNC = 1;
   static final int OKHTTP_ENQUEUE = 3;
+  static final int APACHE_EXECUTE = 6;
+  static final int URL_OPENED = 7;
 
   private AgentProbe() {}
 
