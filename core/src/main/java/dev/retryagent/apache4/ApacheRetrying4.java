@@ -14,6 +14,8 @@ import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.client.methods.HttpExecutionAware;
+import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
+import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.BasicHttpContext;
 import org.apache.http.protocol.HttpContext;
 import org.apache.http.util.EntityUtils;
@@ -32,7 +34,9 @@ import org.apache.http.util.EntityUtils;
  *       is never sent twice: once an attempt started to write the request, the call is not retried.
  *   <li>What HttpClient resends by itself inside an attempt ({@code DefaultHttpRequestRetryHandler}
  *       after an I/O failure, a {@code ServiceUnavailableRetryStrategy}) counts as attempts, seen
- *       through the attempt's {@code HttpContext} ({@link ObservingContext}).
+ *       through the attempt's {@code HttpContext} ({@link ObservingContext}). A retry handler the
+ *       builder was given governed ({@link #governRetries}) asks the call first: a failure the
+ *       policy retries is then retried by us, never resent by HttpClient.
  *   <li>{@code abort()} of the request ends the wait between attempts within 50 ms. Each attempt
  *       keeps the client's own timeouts.
  * </ul>
@@ -53,6 +57,19 @@ public final class ApacheRetrying4 {
 
   public RetryEngine engine() {
     return engine;
+  }
+
+  /**
+   * For a builder just made (the agent's hook, at the end of its constructor): gives it
+   * HttpClient's default retry handler ({@code DefaultHttpRequestRetryHandler}), governed by the
+   * call in progress: a failure the policy retries is no longer resent by HttpClient, our retry
+   * takes its place (docs/apache-httpclient.md). A handler the application sets afterwards replaces
+   * it: it then resends as it likes, and its resends are counted (a retry of ours leaves room for
+   * them).
+   */
+  public static HttpClientBuilder governRetries(HttpClientBuilder builder) {
+    return builder.setRetryHandler(
+        GovernedRetryHandler.around(DefaultHttpRequestRetryHandler.INSTANCE));
   }
 
   /**
@@ -102,7 +119,7 @@ public final class ApacheRetrying4 {
     info.beforeAttempt(n);
     // Without a context of the application's, each attempt gets a fresh one, as a new call would.
     ObservingContext observed =
-        new ObservingContext(context != null ? context : new BasicHttpContext());
+        new ObservingContext(context != null ? context : new BasicHttpContext(), call);
     try {
       return transport.execute(target, request, observed);
     } finally {

@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.apache.ExchangeLog;
+import dev.retryagent.engine.RetryCall;
 import org.apache.http.HttpRequest;
 import org.apache.http.HttpResponse;
 import org.apache.http.protocol.HttpContext;
@@ -18,6 +19,9 @@ import org.apache.http.protocol.HttpContext;
  *   <li>a read of {@code http.authscheme-registry} after an exchange: an authentication challenge
  *       is being answered, so the next exchange is a follow-up, not a resend.
  * </ul>
+ *
+ * It also gives HttpClient's retry handler, when governed ({@link GovernedRetryHandler}), the call
+ * that decides whether it may resend; that attribute is answered, never stored.
  */
 final class ObservingContext implements HttpContext {
   static final String REQUEST_SENT = "http.request_sent";
@@ -26,11 +30,13 @@ final class ObservingContext implements HttpContext {
   static final String AUTH_SCHEMES = "http.authscheme-registry";
 
   private final HttpContext delegate;
+  private final RetryCall call;
   private final ExchangeLog log = new ExchangeLog();
   private boolean tunnelling;
 
-  ObservingContext(HttpContext delegate) {
+  ObservingContext(HttpContext delegate, RetryCall call) {
     this.delegate = delegate;
+    this.call = call;
   }
 
   ExchangeLog log() {
@@ -41,6 +47,8 @@ final class ObservingContext implements HttpContext {
   public Object getAttribute(String id) {
     if (AUTH_SCHEMES.equals(id)) {
       log.followUp();
+    } else if (GovernedRetryHandler.CALL_ATTRIBUTE.equals(id)) {
+      return call;
     }
     return delegate.getAttribute(id);
   }

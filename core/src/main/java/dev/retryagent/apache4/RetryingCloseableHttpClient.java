@@ -7,6 +7,7 @@ import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.impl.client.CloseableHttpClient;
+import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.HttpContext;
 
 /**
@@ -17,8 +18,13 @@ import org.apache.http.protocol.HttpContext;
  *
  * <pre>{@code
  * CloseableHttpClient client =
- *     RetryingCloseableHttpClient.wrap(HttpClients.createDefault(), engine);
+ *     RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
  * }</pre>
+ *
+ * <p>Given the builder, it also governs HttpClient's own retry handler (which resends a GET up to 3
+ * times after an I/O failure): a failure the policy retries is retried by us, never resent by
+ * HttpClient, so {@code maxAttempts} bounds what the server sees. Given a client already built,
+ * HttpClient's resends are counted as attempts but not governed.
  *
  * <p>Behaviour as {@link ApacheRetrying4} describes; closing it closes the wrapped client.
  */
@@ -34,6 +40,17 @@ public final class RetryingCloseableHttpClient extends CloseableHttpClient {
   /** {@code client} with retries from {@code engine}. */
   public static CloseableHttpClient wrap(CloseableHttpClient client, RetryEngine engine) {
     return new RetryingCloseableHttpClient(client, engine);
+  }
+
+  /**
+   * The client {@code builder} builds, with retries from {@code engine}, and the retry handler the
+   * builder has now (the application's own, or HttpClient's default) governed by each call: see
+   * {@link ApacheRetrying4#governRetries}. When the builder's handler cannot be read it is left as
+   * it is, and its resends are counted, never governed.
+   */
+  public static CloseableHttpClient wrap(HttpClientBuilder builder, RetryEngine engine) {
+    GovernedRetryHandler.govern(builder);
+    return wrap(builder.build(), engine);
   }
 
   @Override

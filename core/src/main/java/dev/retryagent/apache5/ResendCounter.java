@@ -12,7 +12,9 @@ import org.apache.hc.core5.http.HttpException;
  * Sits right after HttpClient's own retry element ({@code HttpRequestRetryExec}): each request it
  * passes down is one exchange of the attempt that {@link RetryExecHandler} runs on this thread, so
  * that what HttpClient resends by itself is counted. Redirects pass here too (each hop is an
- * exchange answered with a 3xx); authentication challenges are answered below, unseen. Stateless.
+ * exchange answered with a 3xx); authentication challenges are answered below, unseen. What
+ * HttpClient resends here was allowed by the call first when the strategy is governed ({@link
+ * GovernedRetryStrategy}); it is counted either way. Stateless.
  */
 final class ResendCounter implements ExecChainHandler {
   static final ResendCounter INSTANCE = new ResendCounter();
@@ -23,10 +25,11 @@ final class ResendCounter implements ExecChainHandler {
   public ClassicHttpResponse execute(
       ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
       throws IOException, HttpException {
-    ExchangeLog log = RetryExecHandler.CURRENT.get();
-    if (log == null) {
+    RetryExecHandler.Attempt attempt = RetryExecHandler.CURRENT.get();
+    if (attempt == null) {
       return chain.proceed(request, scope);
     }
+    ExchangeLog log = attempt.log;
     log.exchangeStarted();
     ClassicHttpResponse response = chain.proceed(request, scope);
     log.answered(response.getCode());

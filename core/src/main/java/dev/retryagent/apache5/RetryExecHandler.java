@@ -13,6 +13,7 @@ import java.util.Objects;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.client5.http.impl.ChainElement;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.concurrent.CancellableDependency;
 import org.apache.hc.core5.http.ClassicHttpRequest;
@@ -33,10 +34,13 @@ import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
  *     RetryExecHandler.addTo(HttpClients.custom(), engine).build();
  * }</pre>
  *
- * <p>{@link #addTo} also adds a counter right after HttpClient's own retry element ({@code
- * HttpRequestRetryExec}, which by default sends a request again once after an I/O failure of an
- * idempotent request, and after a 429 or 503 of any method): what it resends inside one of our
- * attempts counts as attempts, so the two do not multiply (docs/apache-httpclient.md).
+ * <p>HttpClient's own retry element ({@code HttpRequestRetryExec}) sends a request again by itself,
+ * inside one of our attempts (by default once after an I/O failure of an idempotent request, and
+ * once after a 429 or 503 of any method). {@link #addTo} governs it: the builder's retry strategy
+ * is wrapped so that HttpClient never resends an outcome the policy retries (our retry takes its
+ * place) and resends any other as it would without us ({@link GovernedRetryStrategy}); and a
+ * counter right after that element counts what it does resend as attempts, so the two never
+ * multiply (docs/apache-httpclient.md).
  *
  * <p>Every response it retries is read (so its connection goes back to the pool) and closed before
  * the next attempt. A non-repeatable entity ({@code HttpEntity.isRepeatable() == false}) is never
@@ -51,8 +55,11 @@ public final class RetryExecHandler implements ExecChainHandler {
   /** The name of the resend counter, right after HttpClient's {@code RETRY} element. */
   public static final String COUNTER_NAME = "retry-agent-resends";
 
-  /** The exchanges of the attempt running on this thread, for {@link ResendCounter}. */
-  static final ThreadLocal<ExchangeLog> CURRENT = new ThreadLocal<>();
+  /**
+   * The attempt running on this thread, for {@link ResendCounter} and {@link
+   * GovernedRetryStrategy}; null outside our attempts.
+   */
+  static final ThreadLocal<Attempt> CURRENT = new ThreadLocal<>();
 
   private final RetryEngine engine;
 
@@ -60,22 +67,57 @@ public final class RetryExecHandler implements ExecChainHandler {
     this.engine = Objects.requireNonNull(engine, "engine");
   }
 
-  /** Adds a new handler on {@code engine} to {@code builder}; see {@link #install}. */
+  /**
+   * Adds a new handler on {@code engine} to {@code builder}, as {@link #install} does, and governs
+   * the retry strategy the builder has now: the application's own when it set one before, else
+   * HttpClient's default. A strategy set on the builder afterwards replaces the governed one: it
+   * then resends as it likes, and its resends are counted (a retry of ours leaves room for them).
+   * To govern a strategy of your own, set it before calling this method.
+   */
   public static HttpClientBuilder addTo(HttpClientBuilder builder, RetryEngine engine) {
-    return install(builder, new RetryExecHandler(engine));
+    add(builder, new RetryExecHandler(engine));
+    GovernedRetryStrategy.govern(builder);
+    return builder;
   }
 
   /**
-   * Puts {@code retries} first in the chain of every client {@code builder} builds, and the resend
-   * counter after HttpClient's own retry element (absent when the application disabled automatic
-   * retries: nothing to count then). An exec interceptor the application adds first afterwards runs
-   * outside ours, once per call.
+   * For a builder just made (the agent's hook, at the end of its constructor): puts {@code retries}
+   * first in the chain of every client {@code builder} builds, the resend counter after
+   * HttpClient's own retry element (absent when the application disables automatic retries: nothing
+   * to count then), and HttpClient's default retry strategy, governed. An exec interceptor the
+   * application adds first afterwards runs outside ours, once per call; a retry strategy it sets
+   * afterwards replaces the governed one (see {@link #addTo}).
    */
   public static HttpClientBuilder install(HttpClientBuilder builder, ExecChainHandler retries) {
+    add(builder, retries);
+    builder.setRetryStrategy(
+        GovernedRetryStrategy.around(DefaultHttpRequestRetryStrategy.INSTANCE));
+    return builder;
+  }
+
+  private static void add(HttpClientBuilder builder, ExecChainHandler retries) {
     builder.addExecInterceptorFirst(NAME, retries);
     builder.addExecInterceptorAfter(
         ChainElement.RETRY.name(), COUNTER_NAME, ResendCounter.INSTANCE);
-    return builder;
+  }
+
+  /**
+   * Runs {@code request} down {@code chain} as if no handler of ours were there: what HttpClient
+   * resends is neither governed nor counted for an attempt of an enclosing call on this thread (a
+   * call made from inside another's chain, say by a request interceptor).
+   */
+  public static ClassicHttpResponse passThrough(
+      ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
+      throws IOException, HttpException {
+    Attempt outer = CURRENT.get();
+    CURRENT.remove();
+    try {
+      return chain.proceed(request, scope);
+    } finally {
+      if (outer != null) {
+        CURRENT.set(outer);
+      }
+    }
   }
 
   @Override
@@ -85,7 +127,7 @@ public final class RetryExecHandler implements ExecChainHandler {
     ClassicRequest info = new ClassicRequest(request, scope.route.getTargetHost());
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
-      return chain.proceed(request, scope);
+      return passThrough(request, scope, chain);
     }
     info.prepare(call.policy().retry().attemptHeader());
     Sleeper sleeper = engine.sleeper();
@@ -94,7 +136,7 @@ public final class RetryExecHandler implements ExecChainHandler {
       call.cancelledWhen(cancellable::isCancelled);
       sleeper = Waits.untilCancelled(sleeper, cancellable::isCancelled);
     }
-    ExchangeLog outer = CURRENT.get();
+    Attempt outer = CURRENT.get();
     try {
       return SyncRetryLoop.execute(
           call,
@@ -132,15 +174,25 @@ public final class RetryExecHandler implements ExecChainHandler {
       ClassicRequest info,
       RetryCall call)
       throws IOException {
-    ExchangeLog log = new ExchangeLog();
-    CURRENT.set(log);
+    Attempt attempt = new Attempt(call);
+    CURRENT.set(attempt);
     try {
       return chain.proceed(info.forAttempt(request, n), scope);
     } catch (HttpException e) {
       throw new ChainFailure(e);
     } finally {
       CURRENT.set(null);
-      log.reportTo(call);
+      attempt.log.reportTo(call);
+    }
+  }
+
+  /** One attempt of a call: the exchanges HttpClient makes in it, and the call that decides. */
+  static final class Attempt {
+    final ExchangeLog log = new ExchangeLog();
+    final RetryCall call;
+
+    Attempt(RetryCall call) {
+      this.call = call;
     }
   }
 

@@ -25,7 +25,7 @@ import java.util.function.ToIntFunction;
  * <p>A retry that was decided but never made (the caller cancelled during the wait, the breaker or
  * the rate limit refused the attempt) gives its budget back. Requests the client sent again on its
  * own inside an attempt count as attempts, for {@code maxAttempts}, the budget and the breaker
- * ({@link #clientRepeated}, {@link #clientResendsOf}).
+ * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}).
  *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
@@ -40,18 +40,14 @@ public final class RetryCall {
   private final long startNanos;
   private final CallBounds bounds;
   private BooleanSupplier cancelled;
-  private ToIntFunction<Throwable> clientResends;
-
   private final HostHold host;
   private final RateLimiter limiter;
-
   private int attempt;
   private long attemptStartNanos;
   private long previousDelayNanos;
   private Decision decision;
   private boolean finished;
-  // The current attempt's request was sent again by the client itself.
-  private boolean clientResent;
+  private final ClientResends resends = new ClientResends();
 
   RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
     this.engine = engine;
@@ -127,7 +123,16 @@ public final class RetryCall {
    * Asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
-    this.clientResends = resends;
+    this.resends.judgedBy(resends);
+  }
+
+  /**
+   * May the client send the current attempt's request again by itself after {@code result}? (Asked
+   * by HttpClient 5's retry strategy, wrapped.) {@link RetryRules#clientMayResend}; always yes in
+   * observe mode. An allowed resend counts when made ({@link #clientRepeated}), expected no more.
+   */
+  public synchronized boolean clientMayResend(AttemptResult result) {
+    return observe || passThrough || resends.ask(retry, request, result, attempt);
   }
 
   /**
@@ -201,23 +206,26 @@ public final class RetryCall {
    * #onResponse}.
    */
   public synchronized void clientRepeated(int status) {
-    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status), true);
+    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status), false);
   }
 
   /**
-   * As {@link #clientRepeated}, after a failure; {@code governed}: resends only while one is left.
+   * As {@link #clientRepeated}, after a transport failure. {@code governed}: the adapter let the
+   * client resend only while an attempt was left (HttpURLConnection's), as if it had asked.
    */
   public synchronized void clientResentAfterFailure(boolean governed) {
-    countClientResend(policy.circuitBreaker().failOnTransport(), !governed);
+    countClientResend(policy.circuitBreaker().failOnTransport(), governed);
   }
 
-  private void countClientResend(boolean breakerFailure, boolean mayResendAgain) {
+  private void countClientResend(boolean breakerFailure, boolean governed) {
     if (decision != null || passThrough) {
       return;
     }
     long now = engine.clock().nanoTime();
     attempt++;
-    clientResent |= mayResendAgain;
+    if (!governed) {
+      resends.made();
+    }
     host.recordResend(breakerFailure, now - attemptStartNanos, now);
   }
 
@@ -226,7 +234,7 @@ public final class RetryCall {
     attempt++;
     attemptStartNanos = engine.clock().nanoTime();
     decision = null;
-    clientResent = false;
+    resends.attemptStarted(attempt > 1);
     if (!callerGaveUp()) {
       // A retry started after the caller cancelled is refused by the client without a request:
       // it stays pending, so the call's end gives its budget back.
@@ -271,9 +279,9 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    int resends = resendsIn(error);
-    for (int i = 0; i < resends; i++) {
-      countClientResend(policy.circuitBreaker().failOnTransport(), true);
+    int resent = resends.in(error);
+    for (int i = 0; i < resent; i++) {
+      countClientResend(policy.circuitBreaker().failOnTransport(), false);
     }
     long now = engine.clock().nanoTime();
     AttemptResult result = AttemptResult.thrown(error);
@@ -298,15 +306,6 @@ public final class RetryCall {
       boolean timedOut = bounds.callerTimedOut(engine.clock().nanoTime());
       finish(
           AttemptResult.cancelled(), timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
-    }
-  }
-
-  /** Asks the adapter how often the client resent the attempt that failed with {@code error}. */
-  private int resendsIn(Throwable error) {
-    try {
-      return clientResends == null ? 0 : Math.max(0, clientResends.applyAsInt(error));
-    } catch (RuntimeException e) {
-      return 0; // an adapter's bug must not cost the call its decision
     }
   }
 
@@ -378,7 +377,7 @@ public final class RetryCall {
 
     @Override
     public int clientResendsExpected() {
-      return clientResent ? 1 : 0;
+      return resends.expected();
     }
 
     @Override

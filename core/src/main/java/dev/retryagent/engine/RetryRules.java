@@ -31,9 +31,11 @@ public final class RetryRules {
     }
 
     /**
-     * Requests the client is expected to add on its own to the next attempt: 1 when it sent the
-     * last attempt's request again by itself (the JDK after a connection that closed before any
-     * byte of the answer, OkHttp after a 408), since it will likely do so for the retry too.
+     * Requests the client is expected to add on its own to the next attempt: as many as it sent the
+     * last attempt's request again by itself without asking the call first (the JDK after a
+     * connection that closed before any byte of the answer, OkHttp after a 408, HttpClient 4.5
+     * after an I/O failure), since it will likely do so for the retry too. A resend the client
+     * asked for ({@link RetryRules#clientMayResend}) is not expected: it will ask again.
      */
     default int clientResendsExpected() {
       return 0;
@@ -85,21 +87,14 @@ public final class RetryRules {
       return Decision.done(
           result, moment.callerTimedOut() ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
     }
-    // Retries off: the outcome goes back as it came.
-    if (!retry.enabled()) {
-      return Decision.done(result, failure ? GiveUpReason.RETRY_DISABLED : null);
-    }
-    // Only what retryOn names is worth another attempt.
-    if (!isRetryable(retry, result)) {
-      return Decision.done(result, failure ? GiveUpReason.NON_RETRYABLE : null);
-    }
-    // Never repeat what the server may have acted on: a charge must not happen twice.
-    GiveUpReason unsafe = IdempotencyGate.check(retry, request, result.outcome());
-    if (unsafe != null) {
-      return Decision.done(result, unsafe);
+    // Retries off, an outcome retryOn does not name, a request not safe to repeat: the outcome
+    // goes back as it came (a retryable outcome is always a failure, so the reason is named).
+    GiveUpReason refused = policyRefusal(retry, request, result);
+    if (refused != null) {
+      return Decision.done(result, failure ? refused : null);
     }
     // maxAttempts counts every attempt, the first included, and bounds the requests the server
-    // sees: a retry the client would likely send twice needs two attempts left.
+    // sees: a retry the client would likely send twice by itself needs two attempts left.
     if (attempt + moment.clientResendsExpected() >= retry.maxAttempts()) {
       return Decision.done(result, GiveUpReason.ATTEMPTS);
     }
@@ -131,6 +126,46 @@ public final class RetryRules {
       return Decision.done(result, GiveUpReason.BUDGET);
     }
     return Decision.retryAfter(delay, result);
+  }
+
+  /**
+   * Why the policy itself never retries {@code result} of {@code request}, whatever the moment:
+   * retries off, an outcome {@code retryOn} does not name, a request not safe to repeat (the rule
+   * that keeps a charge from happening twice); null when it retries it, moment permitting.
+   */
+  private static GiveUpReason policyRefusal(
+      RetryPolicy retry, RequestInfo request, AttemptResult result) {
+    if (!retry.enabled()) {
+      return GiveUpReason.RETRY_DISABLED;
+    }
+    if (!isRetryable(retry, result)) {
+      return GiveUpReason.NON_RETRYABLE;
+    }
+    return IdempotencyGate.check(retry, request, result.outcome());
+  }
+
+  /**
+   * Whether a client may send the request again by itself, inside attempt number {@code attempt}
+   * (1-based, the client's resends counted, {@code inRetry} when the attempt is a retry of ours),
+   * after {@code result}: the question HttpClient 5's own retry strategy asks through the adapter.
+   *
+   * <ul>
+   *   <li>Never when the policy retries the outcome: the call's own retry, with its backoff, {@code
+   *       Retry-After} rule, deadline, breaker and budget, stands in for the client's resend, so
+   *       the two never multiply and the last attempt is never spent on a resend the policy did not
+   *       choose.
+   *   <li>Otherwise (retries off, an outcome {@code retryOn} does not name, a request not safe to
+   *       repeat) in the call's first attempt, as the client does without the agent; in a retry of
+   *       ours only with an attempt left for it, so that {@code maxAttempts} still bounds what the
+   *       server sees.
+   * </ul>
+   */
+  public static boolean clientMayResend(
+      RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, boolean inRetry) {
+    if (policyRefusal(retry, request, result) == null) {
+      return false;
+    }
+    return !inRetry || attempt < retry.maxAttempts();
   }
 
   /** True when {@code retryOn} names the result: its status, its transport kind or exception. */

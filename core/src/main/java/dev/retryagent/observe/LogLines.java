@@ -190,12 +190,12 @@ final class LogLines {
     RetryPolicy retry = policy.retry();
     switch (r) {
       case ATTEMPTS:
-        // Fewer attempts than maxAttempts: the client resends on its own, and would resend the
-        // retry.
+        // Fewer attempts than maxAttempts: the client resends on its own, without asking, and
+        // would resend the retry.
         return e.attempt() < e.maxAttempts()
             ? "no attempts left (maxAttempts "
                 + e.maxAttempts()
-                + ", and the client would send the retry twice)"
+                + ", and the client would send the retry more than once)"
             : "no attempts left (maxAttempts " + e.maxAttempts() + ")";
       case DEADLINE:
         return "the deadline ("

@@ -4,6 +4,8 @@ import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.StatusSet;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.SocketException;
@@ -375,6 +377,80 @@ class RetryCallTest {
     assertThat(call.attempt()).isEqualTo(2);
     assertThat(d.reason()).isEqualTo(GiveUpReason.CIRCUIT_OPEN);
     assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
+  }
+
+  @Test
+  void aRetryLeavesRoomForEveryResendTheClientMadeWithoutAsking() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(6);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.clientResendsOf(e -> 3); // HttpClient 4.5 resends a dropped GET 3 times by itself
+    call.acquireBreaker();
+    call.startAttempt();
+
+    Decision d = call.onFailure(new SocketException("Connection reset"));
+
+    // 4 requests so far; a retry would likely be 4 more: 8 > 6.
+    assertThat(call.attempt()).isEqualTo(4);
+    assertThat(d.reason()).isEqualTo(GiveUpReason.ATTEMPTS);
+  }
+
+  @Test
+  void aResendTheClientAskedForCountsButARetryNeedsOnlyOneAttemptLeft() throws Exception {
+    TestPolicy p = TestPolicy.create(); // maxAttempts 3
+    p.retry.retryOnStatuses(StatusSet.of("502"));
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+
+    // 503 is not ours to retry: HttpClient may resend it, and does.
+    assertThat(call.clientMayResend(AttemptResult.response(503))).isTrue();
+    call.clientRepeated(503);
+    Decision d = call.onResponse(502, null);
+
+    // 2 requests so far; the client asks before it resends in the retry: one more fits.
+    assertThat(call.attempt()).isEqualTo(2);
+    assertThat(d.retry()).isTrue();
+  }
+
+  @Test
+  void aClientIsNotAllowedToResendWhatThePolicyRetries() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+
+    assertThat(call.clientMayResend(AttemptResult.response(503))).isFalse();
+    assertThat(call.onResponse(503, null).retry()).isTrue();
+    assertThat(call.attempt()).isEqualTo(1);
+  }
+
+  @Test
+  void inARetryTheClientsAllowedResendsUseUpTheAttemptsLeft() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(3).retryOnStatuses(StatusSet.of("502"));
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.onResponse(502, null).retry()).isTrue();
+    call.acquireBreaker();
+    call.startAttempt(); // attempt 2, a retry of ours
+
+    assertThat(call.clientMayResend(AttemptResult.response(503))).isTrue(); // the third request
+    assertThat(call.clientMayResend(AttemptResult.response(503))).isFalse(); // a fourth: no
+  }
+
+  @Test
+  void inObserveModeTheClientResendsAsWithoutTheAgent() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create().build(), Mode.OBSERVE);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+
+    assertThat(call.clientMayResend(AttemptResult.response(503))).isTrue();
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.StatusSet;
 import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.util.ArrayList;
@@ -129,6 +130,54 @@ class RetryRulesTest {
 
     assertThat(d.reason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT);
     assertThat(moment.assumed()).isEmpty();
+  }
+
+  // --- may the client resend by itself (HttpClient 5's retry strategy asks)
+
+  @Test
+  void aClientNeverResendsAnOutcomeThePolicyRetriesItsRetryTakesThePlace() {
+    assertThat(
+            RetryRules.clientMayResend(
+                retry, FakeRequest.get(), AttemptResult.response(503), 1, false))
+        .isFalse();
+    assertThat(
+            RetryRules.clientMayResend(
+                retry,
+                FakeRequest.get(),
+                AttemptResult.thrown(new SocketException("Connection reset")),
+                1,
+                false))
+        .isFalse();
+  }
+
+  @Test
+  void aClientResendsAnOutcomeThePolicyDoesNotRetryInTheFirstAttemptWhateverTheCount() {
+    RetryPolicy once = TestPolicy.create().retry.maxAttempts(1).build();
+    RetryPolicy off = TestPolicy.create().retry.enabled(false).build();
+
+    // a POST without key: the policy never repeats it, the client's own rules do as they would
+    assertThat(
+            RetryRules.clientMayResend(
+                once, FakeRequest.post(), AttemptResult.response(503), 1, false))
+        .isTrue();
+    assertThat(
+            RetryRules.clientMayResend(
+                off, FakeRequest.get(), AttemptResult.response(503), 5, false))
+        .isTrue();
+  }
+
+  @Test
+  void inARetryOfOursTheClientsResendNeedsAnAttemptLeft() {
+    RetryPolicy only502 = TestPolicy.create().retry.retryOnStatuses(StatusSet.of("502")).build();
+
+    assertThat(
+            RetryRules.clientMayResend(
+                only502, FakeRequest.get(), AttemptResult.response(503), 2, true))
+        .isTrue();
+    assertThat(
+            RetryRules.clientMayResend(
+                only502, FakeRequest.get(), AttemptResult.response(503), 3, true))
+        .isFalse();
   }
 
   /** Answers as set, and writes down each question in the order it comes. */

@@ -29,7 +29,7 @@ class AgentStartupIT {
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
-                  + " apache-httpclient armed (4.5 doExecute, 5.x HttpClientBuilder);"
+                  + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder);"
                   + " url-connection armed (openConnection http/https, JDK resend);"
                   + " config=built-in defaults,"
                   + " mode=enforce");
@@ -121,7 +121,7 @@ class AgentStartupIT {
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
-                  + " apache-httpclient armed (4.5 doExecute, 5.x HttpClientBuilder);"
+                  + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder);"
                   + " url-connection hooked (openConnection http/https, JDK resend);"
                   + " config=built-in defaults,"
                   + " mode=enforce",

@@ -15,9 +15,9 @@ import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.RecordedRequest;
+import dev.retryagent.it.harness.RefusedPort;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,8 +38,10 @@ import org.junit.jupiter.api.TestFactory;
  * plus a refused connection, a spent budget and HttpClient's own resends.
  *
  * <p>Where HttpClient itself resends (5.x: a 429 or 503 once after its own wait, any method; 4.5
- * and 5.x: an idempotent request after an I/O failure), the counts say so: its resends count as
- * attempts, so the server sees no more than {@code maxAttempts} requests in those scenarios.
+ * and 5.x: an idempotent request after an I/O failure), the counts say so. 5.x asks the call first:
+ * an outcome the policy retries is retried by us, never resent by HttpClient, and any other is
+ * resent as without the agent; 4.5 resends without asking, and its resends count as attempts.
+ * Either way the server sees no more than {@code maxAttempts} requests where the policy governs.
  *
  * <p>Every scenario has its own loopback server per API. All scenarios of one JDK and one version
  * run in one forked JVM, four at a time, and each is then checked as its own test.
@@ -117,7 +119,7 @@ abstract class ApacheRetryScenarios {
             (o, s, major) -> {
               assertThat(o.status("a")).isEqualTo(200);
               assertThat(o.get("a", "body")).isEqualTo("done");
-              // 5.x: HttpClient resent the first 503 itself; that counted as our second attempt
+              // both retries are ours: 5.x's own retry leaves a 503 the policy retries to us
               assertThat(s.requestCount()).isEqualTo(3);
               assertThat(s.connectionCount()).isEqualTo(1);
             }));
@@ -129,6 +131,17 @@ abstract class ApacheRetryScenarios {
             (o, s, major) -> {
               assertThat(o.status("a")).isEqualTo(502);
               assertThat(s.requestCount()).isEqualTo(1);
+            }));
+    list.add(
+        new Scenario(
+            "a POST answered 503 without idempotency key: HttpClient's own resend only (5.x)",
+            s -> s.enqueue(status(503), status(503), ok("charged twice?")),
+            List.of(call("a", "POST", "/v1/charges", "", "{\"amount\":1}")),
+            (o, s, major) -> {
+              // 5.x resends a 503 of any method once by itself, as it does without the agent;
+              // the policy never repeats a POST without key, so we add nothing
+              assertThat(o.status("a")).isEqualTo(503);
+              assertThat(s.requestCount()).isEqualTo(major == 4 ? 1 : 2);
             }));
     list.add(
         new Scenario(
@@ -185,11 +198,9 @@ abstract class ApacheRetryScenarios {
               assertThat(o.status("a")).isEqualTo(429);
               assertThat(o.get("a", "body")).isEqualTo("slow down");
               assertThat(s.requestCount()).isEqualTo(1);
+              // 5.2+ would wait the 120 s itself and resend: not an outcome the policy retries
               assertThat(o.millis("a")).isLessThan(10_000);
-            },
-            // From 5.2 on, HttpClient's own retry waits out any Retry-After (here 120 s) and sends
-            // again, with or without the agent (up to 5.1 it gave up past the response timeout).
-            v -> v != ApacheVersions.V5_6));
+            }));
     list.add(
         new Scenario(
             // A keyed POST: HttpClient resends neither a sent POST after a reset, nor (5.x) a
@@ -214,8 +225,7 @@ abstract class ApacheRetryScenarios {
             }));
     list.add(
         new Scenario(
-            // 5.x resends each 503 once by itself: 2 of our attempts, 2 requests each.
-            "a server that always answers 503 gets exactly maxAttempts requests",
+            "a server that always answers 503 gets exactly maxAttempts requests (4)",
             s -> s.setDefaultReply(status(503)),
             List.of(get("/max/items")),
             (o, s, major) -> {
@@ -224,7 +234,19 @@ abstract class ApacheRetryScenarios {
             }));
     list.add(
         new Scenario(
-            // 4.5 resends a GET 3 times after an I/O failure, 5.x once: 1 or 2 of our attempts.
+            "a server that always answers 503 gets exactly maxAttempts requests (3, the default)",
+            s -> s.setDefaultReply(status(503)),
+            List.of(get("/v1/always")),
+            (o, s, major) -> {
+              assertThat(o.status("a")).isEqualTo(503);
+              assertThat(s.requestCount()).isEqualTo(3);
+              assertThat(o.result().stderr())
+                  .containsPattern("GET 127\\.0\\.0\\.1:\\d+/v1/always gave up after 3 attempts");
+            }));
+    list.add(
+        new Scenario(
+            // 4.5 resends a GET 3 times after an I/O failure by itself: one attempt of ours;
+            // 5.x leaves it to us: 4 attempts of ours.
             "a GET dropped without an answer gets maxAttempts requests, HttpClient's resends"
                 + " included",
             s -> s.setDefaultReply(closeWithoutResponse()),
@@ -293,7 +315,17 @@ abstract class ApacheRetryScenarios {
               assertThat(s.requestCount()).isEqualTo(1);
               assertThat(o.result().stderr()).contains("would retry");
             });
-    return matrix("observe", List.of(observed));
+    Scenario dropped =
+        new Scenario(
+            "observe mode leaves HttpClient's own resends of a dropped GET as they are",
+            s -> s.setDefaultReply(closeWithoutResponse()),
+            List.of(get("/v1/dropped")),
+            (o, s, major) -> {
+              assertThat(o.get("a", "error")).endsWith("NoHttpResponseException");
+              // without the agent: 4.5 resends 3 times, 5.x once (5.2+ asking for a wait first)
+              assertThat(s.requestCount()).isEqualTo(major == 4 ? 4 : 2);
+            });
+    return matrix("observe", List.of(observed, dropped));
   }
 
   private Stream<DynamicNode> matrix(String mode, List<Scenario> scenarios) {
@@ -381,10 +413,8 @@ abstract class ApacheRetryScenarios {
   }
 
   /** A loopback port where nothing listens now. */
-  private static int deadPort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      return s.getLocalPort();
-    }
+  private static int deadPort() {
+    return RefusedPort.port();
   }
 
   private static void check(Scenario sc, Outcome outcome, CountingServer server, int major) {

@@ -11,11 +11,11 @@ import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.RecordedRequest;
+import dev.retryagent.it.harness.RefusedPort;
 import dev.retryagent.it.harness.RewriteServer;
 import dev.retryagent.it.harness.TlsCountingServer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
@@ -211,10 +211,7 @@ abstract class UrlRetryScenarios {
   /** A loopback port nothing listens on: every connection is refused. */
   static ServerFactory closedPort() {
     return () -> {
-      int port;
-      try (ServerSocket s = new ServerSocket(0)) {
-        port = s.getLocalPort();
-      }
+      int port = RefusedPort.port();
       return new Server() {
         @Override
         public URI uri(String path) {

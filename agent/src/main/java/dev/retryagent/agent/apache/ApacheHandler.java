@@ -9,8 +9,10 @@ package dev.retryagent.agent.apache;
  */
 public interface ApacheHandler {
   /**
-   * At the end of each {@code org.apache.hc.client5.http.impl.classic.HttpClientBuilder}
-   * constructor (5.x): adds the agent's handlers to the builder's execution chain.
+   * At the end of each {@code HttpClientBuilder} constructor: 5.x's ({@code
+   * org.apache.hc.client5.http.impl.classic}) gets the agent's handlers in its execution chain and
+   * a governed retry strategy, 4.5's ({@code org.apache.http.impl.client}) a governed retry
+   * handler.
    */
   void builderCreated(Object builder);
 

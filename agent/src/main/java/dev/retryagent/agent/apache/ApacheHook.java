@@ -20,7 +20,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       Bridge#APACHE_EXECUTE}, and returns the agent's outcome when it took the call over;
  *   <li>5.x: {@code HttpClientBuilder}: every constructor calls {@code
  *       RetryAgentBridge.tell(APACHE_BUILDER, this)} before it returns, which adds the library's
- *       {@code ExecChainHandler}s to the builder.
+ *       {@code ExecChainHandler}s to the builder and governs its retry strategy;
+ *   <li>4.5: {@code HttpClientBuilder} the same way (the same hook), which governs its retry
+ *       handler.
  * </ul>
  *
  * <p>Nothing is added but instructions: no member, field or interface, so retransformation stays
@@ -28,6 +30,7 @@ import net.bytebuddy.jar.asm.Opcodes;
  */
 final class ApacheHook {
   static final String BUILDER_5 = "org/apache/hc/client5/http/impl/classic/HttpClientBuilder";
+  static final String BUILDER_4 = "org/apache/http/impl/client/HttpClientBuilder";
   static final String INTERNAL_4 = "org/apache/http/impl/client/InternalHttpClient";
   static final String MINIMAL_4 = "org/apache/http/impl/client/MinimalHttpClient";
   static final String ABSTRACT_4 = "org/apache/http/impl/client/AbstractHttpClient";
@@ -48,7 +51,8 @@ final class ApacheHook {
   static byte[] instrument(String internalName, byte[] classfile) {
     ClassReader reader = new ClassReader(classfile);
     ClassWriter writer = new ClassWriter(reader, 0);
-    Hooks hooks = new Hooks(writer, internalName.equals(BUILDER_5));
+    Hooks hooks =
+        new Hooks(writer, internalName.equals(BUILDER_5) || internalName.equals(BUILDER_4));
     reader.accept(hooks, 0);
     if (hooks.hooked == 0) {
       throw new IllegalStateException(

@@ -6,8 +6,8 @@ import dev.retryagent.agent.tooling.GlueClassLoader;
 /**
  * Receives the HttpClient hooks from {@link ApacheEntry} and passes each to the {@link
  * ApacheSupport} of the HttpClient copy it came from, made on first use of that copy: one glue
- * loader per copy of 4.5 (keyed by its {@code CloseableHttpClient}, so its three hooked clients
- * share one) and per copy of 5.x (keyed by its {@code HttpClientBuilder}).
+ * loader per copy of 4.5 (keyed by its {@code CloseableHttpClient}, so its three hooked clients and
+ * its builder share one) and per copy of 5.x (keyed by its {@code HttpClientBuilder}).
  *
  * <p>Caching without leaks, as for OkHttp (docs/okhttp.md): {@link ClassValue}s keyed by the hooked
  * class and by the copy's key class; a value reaches its key only through the copy's own loader,
@@ -18,6 +18,7 @@ final class ApacheLoaders implements ApacheHandler {
   static final String GLUE_PACKAGE = "dev.retryagent.agent.apache.glue.";
   private static final String KEY_4 = "org.apache.http.impl.client.CloseableHttpClient";
   private static final String KEY_5 = "org.apache.hc.client5.http.impl.classic.HttpClientBuilder";
+  private static final String BUILDER_4 = "org.apache.http.impl.client.HttpClientBuilder";
 
   private final ApacheSupport.Agent agent;
   private final ClassLoader agentLoader;
@@ -31,7 +32,7 @@ final class ApacheLoaders implements ApacheHandler {
         }
       };
 
-  /** 4.5: the class of a client whose doExecute was hooked, to its copy's support. */
+  /** 4.5: the class of a client whose doExecute was hooked, or of a builder, to its support. */
   private final ClassValue<ApacheSupport> byClient4 = new ByHookedClass(KEY_4);
 
   /** 5.x: the class of a builder (HttpClientBuilder or a subclass), to its copy's support. */
@@ -90,7 +91,20 @@ final class ApacheLoaders implements ApacheHandler {
 
   @Override
   public void builderCreated(Object builder) {
-    byBuilder5.get(builder.getClass()).builderCreated(builder);
+    ClassValue<ApacheSupport> byCopy = isBuilder4(builder.getClass()) ? byClient4 : byBuilder5;
+    byCopy.get(builder.getClass()).builderCreated(builder);
+  }
+
+  /**
+   * True for 4.5's {@code HttpClientBuilder} or a subclass of it (the hook is in its constructor).
+   */
+  private static boolean isBuilder4(Class<?> c) {
+    for (Class<?> k = c; k != null; k = k.getSuperclass()) {
+      if (k.getName().equals(BUILDER_4)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

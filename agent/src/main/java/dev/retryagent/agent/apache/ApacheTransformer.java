@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that HttpClient runs without retries, never broken.
  */
 final class ApacheTransformer extends HookTransformer {
-  static final String HOOKS = "4.5 doExecute, 5.x HttpClientBuilder";
+  static final String HOOKS = "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder";
 
   private final AtomicInteger unlinkable = new AtomicInteger();
   private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
@@ -38,6 +38,7 @@ final class ApacheTransformer extends HookTransformer {
     return internalName != null
         && internalName.startsWith("org/apache/h")
         && (internalName.equals(ApacheHook.BUILDER_5)
+            || internalName.equals(ApacheHook.BUILDER_4)
             || internalName.equals(ApacheHook.INTERNAL_4)
             || internalName.equals(ApacheHook.MINIMAL_4)
             || internalName.equals(ApacheHook.ABSTRACT_4));

@@ -31,7 +31,8 @@ public final class Bridge {
   public static final int OKHTTP_CANCEL = 4;
 
   /**
-   * The end of every HttpClient 5.x {@code HttpClientBuilder} constructor: the builder (a tell).
+   * The end of every {@code HttpClientBuilder} constructor, HttpClient 5.x's and 4.5's: the builder
+   * (a tell).
    */
   public static final int APACHE_BUILDER = 5;
 

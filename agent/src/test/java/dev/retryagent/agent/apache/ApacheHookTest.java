@@ -110,11 +110,15 @@ class ApacheHookTest {
     loader.close();
   }
 
+  /** A default 4.5 client; what its builder told the bridge is tested on its own, and cleared. */
   private Object client4() throws Exception {
-    return loader
-        .loadClass("org.apache.http.impl.client.HttpClients")
-        .getMethod("createDefault")
-        .invoke(null);
+    Object client =
+        loader
+            .loadClass("org.apache.http.impl.client.HttpClients")
+            .getMethod("createDefault")
+            .invoke(null);
+    recorder.events.clear();
+    return client;
   }
 
   /** {@code client.execute(new HttpGet(url))}, through the public API. */
@@ -145,6 +149,17 @@ class ApacheHookTest {
             "builder org.apache.hc.client5.http.impl.classic.HttpClientBuilder",
             "builder org.apache.hc.client5.http.impl.classic.HttpClientBuilder");
     assertThat(loader.transformer.hooked()).isEqualTo(1);
+  }
+
+  @Test
+  void everyBuilderOf45TellsTheBridgeOnceItIsMade() throws Exception {
+    Class<?> clients = loader.loadClass("org.apache.http.impl.client.HttpClients");
+    clients.getMethod("custom").invoke(null);
+    clients.getMethod("createSystem").invoke(null);
+    assertThat(recorder.events)
+        .containsExactly(
+            "builder org.apache.http.impl.client.HttpClientBuilder",
+            "builder org.apache.http.impl.client.HttpClientBuilder");
   }
 
   @Test

@@ -14,6 +14,7 @@ import org.apache.http.entity.ContentType;
 import org.apache.http.entity.InputStreamEntity;
 import org.apache.http.entity.StringEntity;
 import org.apache.http.impl.client.CloseableHttpClient;
+import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.impl.client.HttpClients;
 import org.apache.http.impl.conn.PoolingHttpClientConnectionManager;
 import org.apache.http.util.EntityUtils;
@@ -22,8 +23,9 @@ import org.apache.http.util.EntityUtils;
  * An application with no retry code that makes the calls it is told to with Apache HttpClient 4.5,
  * through {@code execute(request)} or {@code execute(request, ResponseHandler)}, on one client
  * whose pool holds one connection per route (a response left open would make the next call to its
- * server wait, then fail). Run with the agent, or with {@code --by-hand CONFIG} to wrap the client
- * in the library's {@code RetryingCloseableHttpClient}, from the same configuration file.
+ * server wait, then fail). Run with the agent, or with {@code --by-hand CONFIG} to have the
+ * library's {@code RetryingCloseableHttpClient} build and wrap the client from its builder (which
+ * governs HttpClient's own retry handler), from the same configuration file.
  *
  * <p>Arguments: {@code [--by-hand CONFIG] [--mode MODE] CALL...}, each call {@code
  * SCENARIO.NAME|API|METHOD|URL|HEADERS|BODY} with API {@code execute} or {@code handler}; a body
@@ -56,12 +58,12 @@ public final class Apache4ScenarioApp {
             .setConnectTimeout(5_000)
             .setSocketTimeout(20_000)
             .build();
-    CloseableHttpClient built =
-        HttpClients.custom().setConnectionManager(pool).setDefaultRequestConfig(config).build();
+    HttpClientBuilder b =
+        HttpClients.custom().setConnectionManager(pool).setDefaultRequestConfig(config);
     CloseableHttpClient client =
         byHand == null
-            ? built
-            : RetryingCloseableHttpClient.wrap(built, ApacheByHandWiring.engine(byHand, mode));
+            ? b.build()
+            : RetryingCloseableHttpClient.wrap(b, ApacheByHandWiring.engine(byHand, mode));
     List<String> calls = new ArrayList<>(List.of(args).subList(i, args.length));
     ScenarioCalls.run(calls, (spec, out) -> call(client, spec, out));
     System.out.println(

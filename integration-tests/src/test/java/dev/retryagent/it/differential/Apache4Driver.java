@@ -43,6 +43,12 @@ public final class Apache4Driver implements Driver {
         Feature.INTERRUPT);
   }
 
+  /** What {@code RetryExec} logs (through commons-logging, to java.util.logging) as it resends. */
+  @Override
+  public String ownResendLog() {
+    return "INFO org\\.apache\\.http\\.impl\\.execchain\\.RetryExec: .*";
+  }
+
   @Override
   public Exchange prepare(String api, Action a, java.net.URI server) {
     RequestConfig.Builder config = RequestConfig.custom();

@@ -97,8 +97,7 @@ final class Cases {
                 "a server that closes without answering, maxAttempts 3: clients' own resends count")
             .server(s -> s.setDefaultReply(closeWithoutResponse()))
             .policy("retry: { maxAttempts: 3 }")
-            .expect(Expect.retried(3, 1_000 + Expect.SLACK_MILLIS))
-            .known("apache-4*", "requests on the server", APACHE4_OWN_RESENDS));
+            .expect(Expect.retried(3, 1_000 + Expect.SLACK_MILLIS)));
     return c;
   }
 
@@ -209,8 +208,7 @@ final class Cases {
     if (how == CALL || how == ALL || c.id().endsWith("-attempt")) {
       return c;
     }
-    Case k = c.known("apache-5*", APACHE5_OWN_WAIT);
-    return c.id().endsWith("-wait") ? k.known("apache-4*", APACHE_INTERRUPT_IN_WAIT) : k;
+    return c.id().endsWith("-wait") ? c.known("apache-*", APACHE_INTERRUPT_IN_WAIT) : c;
   }
 
   private static List<Case> others() {

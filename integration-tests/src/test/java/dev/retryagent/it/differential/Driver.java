@@ -44,6 +44,16 @@ public interface Driver {
   }
 
   /**
+   * A regular expression over one logged entry that the client writes about its own resends
+   * (HttpClient 4.5's {@code RetryExec}), or null. Where the policy retries, the agent's retry
+   * takes the place of such a resend, so these entries may be missing with the agent; in a case the
+   * policy does not retry they are compared like any other. None by default.
+   */
+  default String ownResendLog() {
+    return null;
+  }
+
+  /**
    * A forked JVM set-up: a name for reports ({@code okhttp-4.12.0}) and the jars the application
    * has on its class path besides the test classes.
    */

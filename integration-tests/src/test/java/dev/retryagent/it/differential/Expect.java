@@ -60,8 +60,8 @@ public final class Expect {
 
   /**
    * Retried: the outcome is the same or a success, on the same kind of thread; the server sees at
-   * least as many requests as without the agent and at most {@code maxRequests}; the call is over
-   * within {@code maxMillis}.
+   * least as many requests as without the agent (or {@code maxRequests}, when the client alone
+   * sends more) and at most {@code maxRequests}; the call is over within {@code maxMillis}.
    */
   public static Expect retried(int maxRequests, long maxMillis) {
     return new Expect(true, null, List.of(), maxRequests, maxMillis, false);
@@ -96,6 +96,11 @@ public final class Expect {
    */
   public Expect requestsAtMost(int n) {
     return new Expect(retried, like, alternatives, n, maxMillis, succeeding);
+  }
+
+  /** True when the policy retries: the only differences allowed are the extra attempts. */
+  boolean retried() {
+    return retried;
   }
 
   /** The cases whose runs without the agent this rule compares with. */
@@ -171,8 +176,11 @@ public final class Expect {
   private void requests(Observation without, Observation with, List<String> d) {
     int n = with.requests();
     if (retried) {
-      if (n < without.requests() || n > maxRequests) {
-        d.add(n + " requests on the server, expected " + without.requests() + " to " + maxRequests);
+      // The client's own resends count as attempts: where it alone sends more than the policy
+      // allows, the agent bounds them (HttpClient's governed retry handler).
+      int least = Math.min(without.requests(), maxRequests);
+      if (n < least || n > maxRequests) {
+        d.add(n + " requests on the server, expected " + least + " to " + maxRequests);
       }
     } else if (maxRequests >= 0) {
       if (n > maxRequests) {

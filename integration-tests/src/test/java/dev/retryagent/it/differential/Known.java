@@ -52,17 +52,10 @@ public record Known(String scope, String pattern, String reason, boolean intermi
 
   /** The bugs of today's code that the suite shows, as the reasons of its markers. */
   static final class Reasons {
-    static final String APACHE4_OWN_RESENDS =
-        "issue 12: HttpClient 4.5 itself sends a dropped GET 4 times (its retry handler resends 3"
-            + " times), with or without the agent; the agent counts those resends and adds none";
-    static final String APACHE5_OWN_WAIT =
-        "issue 12: HttpClient 5 waits 1 s itself before resending a 503 and, interrupted there,"
-            + " throws InterruptedIOException, with or without the agent; the case expects the"
-            + " agent's wait, which comes after HttpClient's";
     static final String APACHE_INTERRUPT_IN_WAIT =
         "issue 12: an interrupt during the agent's wait between attempts ends the call at once with"
-            + " InterruptedIOException (the documented contract), where HttpClient 4.5 itself"
-            + " does not react to an interrupt during an exchange";
+            + " InterruptedIOException (the documented contract), where HttpClient (4.5, 5.x)"
+            + " itself does not react to an interrupt during an exchange";
 
     private Reasons() {}
   }

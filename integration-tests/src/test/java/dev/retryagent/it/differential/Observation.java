@@ -67,6 +67,21 @@ record Observation(
     return this;
   }
 
+  /**
+   * This observation without the logged entries that match {@code entry} (entries are joined with
+   * {@code " | "}).
+   */
+  Observation withoutLogged(String entry) {
+    List<String> kept = new ArrayList<>();
+    for (String e : log.split(" \\| ", -1)) {
+      if (!e.isEmpty() && !e.matches(entry)) {
+        kept.add(e);
+      }
+    }
+    return new Observation(
+        outcome, thread, millis, more, String.join(" | ", kept), requests, agentLog);
+  }
+
   /** One line for reports. */
   String describe() {
     return outcome

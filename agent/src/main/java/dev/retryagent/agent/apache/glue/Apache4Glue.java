@@ -9,12 +9,15 @@ import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.impl.client.CloseableHttpClient;
+import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.HttpContext;
 
 /**
  * The agent's side of one copy of HttpClient 4.5: takes over {@code doExecute} and runs the call
  * through core's {@link ApacheRetrying4}, each attempt through the original {@code doExecute} of
- * the very client the application called (a pass-through token lets it run unhooked).
+ * the very client the application called (a pass-through token lets it run unhooked); and gives
+ * every {@code HttpClientBuilder}, when it is made, HttpClient's default retry handler governed by
+ * the call in progress ({@link ApacheRetrying4#governRetries}).
  *
  * <p>Exception contract: anything thrown before the call is handed to the engine escapes, and the
  * bridge then lets the original method run; from that point on every throwable becomes the outcome
@@ -34,7 +37,9 @@ public final class Apache4Glue implements ApacheSupport {
 
   @Override
   public void builderCreated(Object builder) {
-    // 4.5 is hooked at doExecute, not at its builder.
+    // A builder just made: HttpClient's default retry handler, governed by the call in progress
+    // (found in the attempt's context, so nothing here needs the engine yet).
+    ApacheRetrying4.governRetries((HttpClientBuilder) builder);
   }
 
   @Override

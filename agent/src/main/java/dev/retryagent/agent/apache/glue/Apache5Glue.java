@@ -13,9 +13,10 @@ import org.apache.hc.core5.http.HttpException;
 /**
  * The agent's side of one copy of HttpClient 5.x: every {@code HttpClientBuilder} gets, when it is
  * made, the library's handlers ({@link RetryExecHandler#install}): ours first in the execution
- * chain, through which every {@code execute} overload of every client it builds goes, and the
- * resend counter after HttpClient's own retry. One handler instance per copy; it makes the
- * library's {@link RetryExecHandler}, and with it the engine, on the first call.
+ * chain, through which every {@code execute} overload of every client it builds goes, the resend
+ * counter after HttpClient's own retry, and HttpClient's default retry strategy, governed by the
+ * call in progress. One handler instance per copy; it makes the library's {@link RetryExecHandler},
+ * and with it the engine, on the first call.
  */
 public final class Apache5Glue implements ApacheSupport, ExecChainHandler {
   static {
@@ -44,7 +45,7 @@ public final class Apache5Glue implements ApacheSupport, ExecChainHandler {
       ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
       throws IOException, HttpException {
     if (!agent.enabled()) {
-      return chain.proceed(request, scope);
+      return RetryExecHandler.passThrough(request, scope, chain);
     }
     return retries().execute(request, scope, chain);
   }

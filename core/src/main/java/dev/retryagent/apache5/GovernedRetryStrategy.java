@@ -1,0 +1,168 @@
+package dev.retryagent.apache5;
+
+import dev.retryagent.engine.AttemptResult;
+import dev.retryagent.engine.RetryCall;
+import java.io.IOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.Field;
+import java.util.Objects;
+import org.apache.hc.client5.http.HttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
+import org.apache.hc.core5.http.HttpRequest;
+import org.apache.hc.core5.http.HttpResponse;
+import org.apache.hc.core5.http.protocol.HttpContext;
+import org.apache.hc.core5.util.TimeValue;
+
+/**
+ * HttpClient's own retry strategy (the application's, or HttpClient's default one), asked only with
+ * the consent of the call in progress: HttpClient 5's {@code HttpRequestRetryExec} resends a
+ * request inside one of our attempts when its strategy says so (by default a 429 or 503 once after
+ * 1 s or its {@code Retry-After}, any method; an idempotent request after an I/O failure), and this
+ * wrapper lets the call decide first ({@link RetryCall#clientMayResend}):
+ *
+ * <ul>
+ *   <li>an outcome the policy retries is never resent by HttpClient: the response (or exception)
+ *       comes back to {@link RetryExecHandler}, whose retry, with the policy's backoff, {@code
+ *       Retry-After} rule, deadline, breaker and budget, takes the resend's place, so the two never
+ *       multiply and the last attempt is never spent on a resend the policy did not choose;
+ *   <li>any other outcome (a POST without idempotency key, a status {@code retryOn} does not name,
+ *       retries disabled, observe mode) is HttpClient's to resend, exactly as without the agent,
+ *       except in a retry of ours with no attempt left; a resend counts as an attempt ({@link
+ *       ResendCounter}).
+ * </ul>
+ *
+ * Outside a call of ours (no {@link RetryExecHandler} attempt on this thread: the agent off, a
+ * pass-through call) the wrapped strategy decides alone. Thread-safe when the wrapped one is.
+ */
+final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
+  private final HttpRequestRetryStrategy own;
+
+  private GovernedRetryStrategy(HttpRequestRetryStrategy own) {
+    this.own = Objects.requireNonNull(own, "own");
+  }
+
+  /** {@code own}, governed; {@code own} itself when it already is. */
+  static HttpRequestRetryStrategy around(HttpRequestRetryStrategy own) {
+    return own instanceof GovernedRetryStrategy ? own : new GovernedRetryStrategy(own);
+  }
+
+  /** The strategy this one asks once the call consents. */
+  HttpRequestRetryStrategy own() {
+    return own;
+  }
+
+  @Override
+  public boolean retryRequest(
+      HttpRequest request, IOException exception, int execCount, HttpContext context) {
+    // HttpClient's strategy first, as without the agent: the call is asked only about a resend
+    // that would really happen, so an answer of "yes" can be counted when it is made.
+    return own.retryRequest(request, exception, execCount, context)
+        && callConsents(AttemptResult.thrown(exception));
+  }
+
+  @Override
+  public boolean retryRequest(HttpResponse response, int execCount, HttpContext context) {
+    return own.retryRequest(response, execCount, context)
+        && callConsents(AttemptResult.response(response.getCode()));
+  }
+
+  @Override
+  public TimeValue getRetryInterval(HttpResponse response, int execCount, HttpContext context) {
+    return own.getRetryInterval(response, execCount, context);
+  }
+
+  /**
+   * HttpClient 5.2+ asks for a wait before resending after an I/O failure too (a default method
+   * there, absent in 5.1, which this class is compiled against): the wrapped strategy's answer.
+   */
+  public TimeValue getRetryInterval(
+      HttpRequest request, IOException exception, int execCount, HttpContext context) {
+    try {
+      return (TimeValue) IoInterval.OWN.invoke(own, request, exception, execCount, context);
+    } catch (RuntimeException | Error e) {
+      throw e;
+    } catch (Throwable e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static boolean callConsents(AttemptResult result) {
+    RetryExecHandler.Attempt attempt = RetryExecHandler.CURRENT.get();
+    return attempt == null || attempt.call.clientMayResend(result);
+  }
+
+  @Override
+  public String toString() {
+    return "retry-agent governed " + own;
+  }
+
+  /**
+   * Sets {@code builder}'s strategy to its current one (HttpClient's default when none was set),
+   * governed, for {@link RetryExecHandler#addTo}, which may come after the application set its own.
+   * The builder has no getter: its private field {@code retryStrategy} is read (the same in every
+   * 5.x from 5.0 to 5.6; HttpClient's jars are open to reflection). Returns false, having changed
+   * nothing, when it cannot be read: HttpClient's resends are then counted, never governed.
+   */
+  static boolean govern(HttpClientBuilder builder) {
+    Field field = BuilderField.FIELD;
+    if (field == null) {
+      return false;
+    }
+    HttpRequestRetryStrategy current;
+    try {
+      current = (HttpRequestRetryStrategy) field.get(builder);
+    } catch (IllegalAccessException | RuntimeException e) {
+      return false;
+    }
+    builder.setRetryStrategy(
+        around(current != null ? current : DefaultHttpRequestRetryStrategy.INSTANCE));
+    return true;
+  }
+
+  /** The builder's field, looked up on the first {@code addTo}; null when absent or closed. */
+  private static final class BuilderField {
+    static final Field FIELD = find();
+
+    private static Field find() {
+      try {
+        Field f = HttpClientBuilder.class.getDeclaredField("retryStrategy");
+        if (!HttpRequestRetryStrategy.class.isAssignableFrom(f.getType())) {
+          return null;
+        }
+        f.setAccessible(true);
+        return f;
+      } catch (NoSuchFieldException | RuntimeException e) {
+        // another layout, or a module that does not open the package (InaccessibleObjectException)
+        return null;
+      }
+    }
+  }
+
+  /**
+   * 5.2+'s {@code getRetryInterval(HttpRequest, IOException, int, HttpContext)}, looked up once.
+   */
+  private static final class IoInterval {
+    static final MethodHandle OWN = find();
+
+    private static MethodHandle find() {
+      try {
+        return MethodHandles.publicLookup()
+            .findVirtual(
+                HttpRequestRetryStrategy.class,
+                "getRetryInterval",
+                MethodType.methodType(
+                    TimeValue.class,
+                    HttpRequest.class,
+                    IOException.class,
+                    int.class,
+                    HttpContext.class));
+      } catch (NoSuchMethodException | IllegalAccessException e) {
+        // HttpClient 5.1 has no such method, and never calls this one.
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+}

@@ -1,0 +1,352 @@
+package dev.retryagent.apache5;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.StatusSet;
+import dev.retryagent.testing.FakeRequest;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.lang.reflect.Field;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
+import org.apache.hc.client5.http.HttpRequestRetryStrategy;
+import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.HttpRequest;
+import org.apache.hc.core5.http.HttpResponse;
+import org.apache.hc.core5.http.NoHttpResponseException;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.StringEntity;
+import org.apache.hc.core5.http.message.BasicClassicHttpResponse;
+import org.apache.hc.core5.http.protocol.HttpContext;
+import org.apache.hc.core5.util.TimeValue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * HttpClient 5's own retry, governed by the call in progress: a real 5.1 client on a loopback
+ * server, the server counting requests. HttpClient's strategy here resends a 429 or 503 once, with
+ * no wait of its own (its default waits 1 s), so that each test shows who resent what.
+ */
+class GovernedRetryStrategyTest {
+  /** HttpClient's default strategy, without its 1 s wait. */
+  private static final DefaultHttpRequestRetryStrategy ONCE_AT_ONCE =
+      new DefaultHttpRequestRetryStrategy(1, TimeValue.ZERO_MILLISECONDS);
+
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private CloseableHttpClient client;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    if (client != null) {
+      client.close();
+    }
+    server.close();
+  }
+
+  private RetryEngine engine(Mode mode, UnaryOperator<RetryPolicy.Builder> retry) {
+    return TestEngines.engine(time, mode, retry, CircuitBreakerPolicy.defaults(), events);
+  }
+
+  /** The application's strategy first, then the library, as an application wires it by hand. */
+  private void byHand(Mode mode, UnaryOperator<RetryPolicy.Builder> retry) {
+    HttpClientBuilder b = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE);
+    client = RetryExecHandler.addTo(b, engine(mode, retry)).build();
+  }
+
+  private void byHand(UnaryOperator<RetryPolicy.Builder> retry) {
+    byHand(Mode.ENFORCE, retry);
+  }
+
+  private String[] call(HttpUriRequestBase request) throws IOException {
+    return client.execute(
+        request,
+        r ->
+            new String[] {
+              String.valueOf(r.getCode()),
+              r.getEntity() == null ? "" : EntityUtils.toString(r.getEntity())
+            });
+  }
+
+  private HttpPost post(String path) {
+    HttpPost post = new HttpPost(server.url(path));
+    post.setEntity(new StringEntity("{}", ContentType.APPLICATION_JSON));
+    return post;
+  }
+
+  private long retriesOfOurs() {
+    return events.stream().filter(e -> e.type() == RetryEvent.Type.RETRY).count();
+  }
+
+  private GiveUpReason giveUpReason() {
+    return events.stream()
+        .filter(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .map(RetryEvent::reason)
+        .findFirst()
+        .orElse(null);
+  }
+
+  @Test
+  void a503ThePolicyRetriesIsRetriedByTheCallNotResentByHttpClient() throws Exception {
+    byHand(r -> r.maxAttempts(3));
+    server.enqueue(status(503), status(503), ok("done"));
+
+    String[] got = call(new HttpGet(server.url("/items")));
+
+    assertThat(got).containsExactly("200", "done");
+    assertThat(server.requestCount()).isEqualTo(3);
+    // Both retries were ours, with our backoff: HttpClient resent nothing.
+    assertThat(retriesOfOurs()).isEqualTo(2);
+  }
+
+  @Test
+  void aServerThatAlwaysAnswers503GetsExactlyMaxAttemptsRequests() throws Exception {
+    byHand(r -> r.maxAttempts(3));
+    server.otherwise(status(503));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(giveUpReason()).isEqualTo(GiveUpReason.ATTEMPTS);
+  }
+
+  @Test
+  void theAgentInstallGovernsHttpClientsDefaultStrategy() throws Exception {
+    // As the agent's hook does it, on a builder just made: HttpClient's default (1 s) strategy.
+    client =
+        RetryExecHandler.install(
+                HttpClients.custom(),
+                new RetryExecHandler(engine(Mode.ENFORCE, r -> r.maxAttempts(3))))
+            .build();
+    server.otherwise(status(503));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(retriesOfOurs()).isEqualTo(2);
+  }
+
+  @Test
+  void aPostWithoutKeyIsResentByHttpClientAsWithoutTheAgentAndCounted() throws Exception {
+    byHand(r -> r.maxAttempts(3));
+    server.enqueue(status(503), status(503), ok("charged twice"));
+
+    String[] got = call(post("/charges"));
+
+    // HttpClient's own resend, as without the agent; none of ours: the policy never retries it.
+    assertThat(got[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(giveUpReason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT);
+  }
+
+  @Test
+  void maxAttemptsOneSendsAGetOnceAndLeavesAPostWithoutKeyToHttpClient() throws Exception {
+    byHand(r -> r.maxAttempts(1));
+    server.otherwise(status(503));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(1);
+
+    assertThat(call(post("/charges"))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aSpentBudgetStopsHttpClientsResendAsWellAsOurs() throws Exception {
+    Policy spent =
+        new Policy(
+            "no-budget",
+            RetryPolicy.builder().build(),
+            BudgetPolicy.builder().ratio(0.0).minPerSecond(0).build(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit());
+    RetryEngine engine =
+        RetryEngine.builder().clock(time).sleeper(time).scheduler(time).policy(spent).build();
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+    server.enqueue(status(503), ok("resent"));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void withRetriesDisabledHttpClientResendsAsWithoutTheAgent() throws Exception {
+    byHand(r -> r.enabled(false));
+    server.enqueue(status(503), ok("second"));
+
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "second");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void inObserveModeHttpClientResendsAsWithoutTheAgent() throws Exception {
+    byHand(Mode.OBSERVE, r -> r.maxAttempts(3));
+    server.enqueue(status(503), ok("second"));
+
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "second");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void withTheAgentOffHttpClientResendsAsWithoutIt() throws Exception {
+    byHand(Mode.OFF, r -> r.maxAttempts(3));
+    server.enqueue(status(503), ok("second"));
+
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "second");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void inARetryOfOursAResendThePolicyDoesNotChooseNeedsAnAttemptLeft() throws Exception {
+    // 502 is ours to retry; 503 is not (retryOn), so HttpClient may resend it.
+    UnaryOperator<RetryPolicy.Builder> only502 = r -> r.retryOnStatuses(StatusSet.of("502"));
+    byHand(r -> only502.apply(r).maxAttempts(2));
+    server.enqueue(status(502)).otherwise(status(503));
+
+    assertThat(call(new HttpGet(server.url("/a")))[0]).isEqualTo("503");
+    // 502, our retry's 503, and no resend: it would be a third request.
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void inARetryOfOursAResendThePolicyDoesNotChooseIsMadeWithAnAttemptLeft() throws Exception {
+    UnaryOperator<RetryPolicy.Builder> only502 = r -> r.retryOnStatuses(StatusSet.of("502"));
+    byHand(r -> only502.apply(r).maxAttempts(3));
+    server.enqueue(status(502), status(503), ok("resent"));
+
+    assertThat(call(new HttpGet(server.url("/a")))).containsExactly("200", "resent");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aDroppedGetIsRetriedByTheCallOnlyUpToMaxAttempts() throws Exception {
+    byHand(r -> r.maxAttempts(3));
+    server.otherwise(closeWithoutResponse());
+
+    assertThatThrownBy(() -> call(new HttpGet(server.url("/items"))))
+        .isInstanceOf(NoHttpResponseException.class);
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(retriesOfOurs()).isEqualTo(2);
+  }
+
+  @Test
+  void aStrategySetAfterAddToIsNotGovernedAndARetryLeavesRoomForItsResend() throws Exception {
+    HttpClientBuilder b =
+        RetryExecHandler.addTo(HttpClients.custom(), engine(Mode.ENFORCE, r -> r.maxAttempts(3)));
+    client = b.setRetryStrategy(ONCE_AT_ONCE).build();
+    server.otherwise(status(503));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    // HttpClient sent it twice by itself: a retry would likely be two more, one too many.
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(giveUpReason()).isEqualTo(GiveUpReason.ATTEMPTS);
+  }
+
+  @Test
+  void addToWrapsTheApplicationsOwnStrategyAndNeverTwice() throws Exception {
+    HttpClientBuilder b = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE);
+    RetryEngine engine = engine(Mode.ENFORCE, r -> r);
+
+    assertThat(GovernedRetryStrategy.govern(b)).isTrue();
+    assertThat(GovernedRetryStrategy.govern(b)).isTrue();
+    RetryExecHandler.addTo(b, engine);
+
+    Object field = readStrategy(b);
+    assertThat(field).isInstanceOf(GovernedRetryStrategy.class);
+    assertThat(((GovernedRetryStrategy) field).own()).isSameAs(ONCE_AT_ONCE);
+  }
+
+  @Test
+  void outsideACallOfOursHttpClientsStrategyDecidesAlone() {
+    AlwaysResends own = new AlwaysResends();
+    GovernedRetryStrategy governed = (GovernedRetryStrategy) GovernedRetryStrategy.around(own);
+
+    BasicClassicHttpResponse a503 = new BasicClassicHttpResponse(503);
+    assertThat(governed.retryRequest(a503, 1, null)).isTrue();
+    assertThat(governed.retryRequest(new HttpGet("/"), new NoHttpResponseException("x"), 1, null))
+        .isTrue();
+    assertThat(governed.getRetryInterval(a503, 1, null)).isEqualTo(TimeValue.ofSeconds(7));
+    assertThat(own.asked).isEqualTo(3);
+  }
+
+  @Test
+  void aPassThroughCallInsideAnAttemptIsNotCountedForIt() throws Exception {
+    RetryEngine engine = engine(Mode.ENFORCE, r -> r);
+    RetryExecHandler.Attempt outer =
+        new RetryExecHandler.Attempt(engine.newCall(FakeRequest.get()));
+    RetryExecHandler.CURRENT.set(outer);
+    try {
+      Object[] seen = new Object[1];
+      ExecChain chain =
+          (request, scope) -> {
+            seen[0] = RetryExecHandler.CURRENT.get();
+            return new BasicClassicHttpResponse(200);
+          };
+      RetryExecHandler.passThrough(new HttpGet("/"), null, chain);
+      assertThat(seen[0]).isNull();
+      assertThat(RetryExecHandler.CURRENT.get()).isSameAs(outer);
+    } finally {
+      RetryExecHandler.CURRENT.remove();
+    }
+  }
+
+  private static Object readStrategy(HttpClientBuilder b) throws Exception {
+    Field f = HttpClientBuilder.class.getDeclaredField("retryStrategy");
+    f.setAccessible(true);
+    return f.get(b);
+  }
+
+  /** A strategy that always wants to resend, after 7 s, and counts how often it was asked. */
+  private static final class AlwaysResends implements HttpRequestRetryStrategy {
+    int asked;
+
+    @Override
+    public boolean retryRequest(
+        HttpRequest request, IOException exception, int execCount, HttpContext context) {
+      asked++;
+      return true;
+    }
+
+    @Override
+    public boolean retryRequest(HttpResponse response, int execCount, HttpContext context) {
+      asked++;
+      return true;
+    }
+
+    @Override
+    public TimeValue getRetryInterval(HttpResponse response, int execCount, HttpContext context) {
+      asked++;
+      return TimeValue.ofSeconds(7);
+    }
+  }
+}
