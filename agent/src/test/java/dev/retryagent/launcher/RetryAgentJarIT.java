@@ -218,7 +218,7 @@ class RetryAgentJarIT {
             // read as bytes by GlueClassLoader and defined next to each HttpClient copy
             "inst/dev/retryagent/agent/apache/glue/Apache4Glue.classdata",
             "inst/dev/retryagent/agent/apache/glue/Apache5Glue.classdata",
-            "inst/dev/retryagent/apache/ExchangeLog.classdata",
+            "inst/dev/retryagent/internal/apache/ExchangeLog.classdata",
             "inst/dev/retryagent/apache4/ApacheRetrying4.classdata",
             "inst/dev/retryagent/apache5/RetryExecHandler.classdata");
     // one package per part: the root package holds only the entry point

@@ -1,11 +1,11 @@
 package dev.retryagent.apache4;
 
-import dev.retryagent.apache.Waits;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.apache.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;

@@ -3,11 +3,11 @@ package dev.retryagent.config;
 import dev.retryagent.config.ConfigSchema.KeyRef;
 import dev.retryagent.config.ConfigSchema.Leaf;
 import dev.retryagent.config.FilePart.Setting;
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy.WindowType;
 import dev.retryagent.policy.RetryPolicy;
-import dev.retryagent.policy.Units;
 import java.time.Duration;
 import java.util.Map;
 

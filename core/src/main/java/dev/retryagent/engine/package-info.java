@@ -9,7 +9,7 @@
  * dev.retryagent.engine.TransportClassifier}, {@link dev.retryagent.engine.IdempotencyGate}, {@link
  * dev.retryagent.engine.RetryRules}) hold the rules; per-host state ({@link
  * dev.retryagent.engine.CircuitBreaker}, {@link dev.retryagent.engine.RetryBudget}, {@link
- * dev.retryagent.engine.RateLimiter}) is bounded and shared; per-call state lives in {@link
- * dev.retryagent.engine.RetryCall}. Time, sleep, randomness and scheduling are injected.
+ * dev.retryagent.internal.engine.RateLimiter}) is bounded and shared; per-call state lives in
+ * {@link dev.retryagent.engine.RetryCall}. Time, sleep, randomness and scheduling are injected.
  */
 package dev.retryagent.engine;

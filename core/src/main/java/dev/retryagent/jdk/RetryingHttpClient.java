@@ -1,6 +1,8 @@
 package dev.retryagent.jdk;
 
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.internal.jdk.JdkRetrying;
+import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;

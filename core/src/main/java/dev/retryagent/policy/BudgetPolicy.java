@@ -1,5 +1,6 @@
 package dev.retryagent.policy;
 
+import dev.retryagent.internal.Units;
 import java.time.Duration;
 import java.util.Objects;
 

@@ -69,7 +69,7 @@ final class ApacheLoaders implements ApacheHandler {
               libraryLoader,
               agentLoader,
               GLUE_PACKAGE,
-              "dev.retryagent.apache.",
+              "dev.retryagent.internal.apache.",
               four ? "dev.retryagent.apache4." : "dev.retryagent.apache5.");
       return ApacheSupport.Handoff.make(
           GLUE_PACKAGE + (four ? "Apache4Glue" : "Apache5Glue"), loader, agent);

@@ -2,7 +2,7 @@ package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.agent.tooling.Bridge;
-import dev.retryagent.jdk.JdkRetrying;
+import dev.retryagent.internal.jdk.JdkRetrying;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
