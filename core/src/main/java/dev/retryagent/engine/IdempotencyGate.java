@@ -7,7 +7,7 @@ import dev.retryagent.policy.UnsafeMethods;
  * Whether repeating a request is safe: the rule that keeps a retry from charging a card twice. A
  * ladder of guard clauses, each with its reason.
  */
-public final class IdempotencyGate {
+final class IdempotencyGate {
   private IdempotencyGate() {}
 
   /**

@@ -8,8 +8,9 @@ import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
 /**
- * The state of one call across its attempts, and every decision about it. A client adapter (or
- * {@link SyncRetryLoop} / {@link AsyncRetryLoop}) drives it, once per attempt, in this order:
+ * SPI: the state of one call across its attempts, and every decision about it, started by {@link
+ * RetryEngine#newCall}. A client adapter (or {@link SyncRetryLoop} / {@link AsyncRetryLoop}) drives
+ * it, once per attempt, in this order:
  *
  * <ol>
  *   <li>{@link #reservePermit()}: the rate limit; returns how long to wait first, or throws.

@@ -41,7 +41,7 @@ import okhttp3.Response;
  * timeout. The wait between attempts happens inside the interceptor: for {@code execute()} that is
  * the caller's thread; for {@code enqueue()} it holds a dispatcher thread and one of the host's
  * slots ({@code Dispatcher.maxRequestsPerHost}) unless the call is run by an {@link AsyncRetrier},
- * which the agent does.
+ * which the agent does. Thread-safe: one instance may serve any number of clients and calls.
  */
 public final class RetryInterceptor implements Interceptor {
   /** Cancellation is noticed within this much of a wait. */
@@ -51,6 +51,11 @@ public final class RetryInterceptor implements Interceptor {
   private final ManagedAttempts managed;
   private final Resends resends = new Resends();
 
+  /**
+   * Retries through {@code engine}.
+   *
+   * @throws NullPointerException when {@code engine} is null
+   */
   public RetryInterceptor(RetryEngine engine) {
     this(engine, new ManagedAttempts());
   }

@@ -1,9 +1,7 @@
-package dev.retryagent.internal.apache;
+package dev.retryagent.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.retryagent.engine.Outcome;
-import dev.retryagent.engine.TransportClassifier;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.SocketTimeoutException;
