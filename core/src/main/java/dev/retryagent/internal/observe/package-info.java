@@ -1,5 +1,7 @@
 /**
- * What an operator sees of the agent: engine listeners and exporters, all plain library code.
+ * Implementation, no compatibility promise (see {@code dev.retryagent.internal}): what an operator
+ * sees of the agent, as engine listeners and exporters that the agent wires from the configuration.
+ * An application using the library writes its own {@link dev.retryagent.engine.RetryListener}.
  *
  * <ul>
  *   <li>{@link dev.retryagent.internal.observe.LogListener}: one readable line per retry, give-up,
