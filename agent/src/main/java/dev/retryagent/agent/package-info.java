@@ -4,7 +4,7 @@
  * installs each instrumentation; the rest is one package per concern:
  *
  * <ul>
- *   <li>{@code jdk}, {@code okhttp}: one package per instrumented client (transformer, bytecode
+ *   <li>{@code jdk}, {@code okhttp}, {@code apache}, {@code urlconnection}: one package per instrumented client (transformer, bytecode
  *       hook, the handlers its hook numbers reach, installation); a new client is a new package
  *       shaped like these.
  *   <li>{@code tooling}: what every instrumentation shares (the bridge {@code

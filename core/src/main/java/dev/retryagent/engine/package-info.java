@@ -33,9 +33,11 @@
  * {@link dev.retryagent.engine.SyncRetryLoop} or {@link dev.retryagent.engine.AsyncRetryLoop},
  * which read the client's responses through {@link dev.retryagent.engine.ResponseAccess}; or it
  * drives the call step by step as {@link dev.retryagent.engine.RetryCall} documents. Each attempt
- * ends in a {@link dev.retryagent.engine.Decision}. {@link dev.retryagent.engine.RetryRules} is the
- * decision ladder alone, over an {@link dev.retryagent.engine.AttemptResult}: what a tool that
- * explains a decision without making a call uses ({@code explain}).
+ * ends in a {@link dev.retryagent.engine.Decision}; {@link
+ * dev.retryagent.engine.CallBounds#shorterTimeout} is how an attempt's bound meets each of the
+ * client's own timeouts. {@link dev.retryagent.engine.RetryRules} is the decision ladder alone,
+ * over an {@link dev.retryagent.engine.AttemptResult}: what a tool that explains a decision without
+ * making a call uses ({@code explain}).
  *
  * <p>The SPI shares this package with the API, rather than having an {@code spi} package of its
  * own, because {@link dev.retryagent.engine.RetryCall} is the per-call half of the engine: it

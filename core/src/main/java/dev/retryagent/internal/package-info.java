@@ -8,6 +8,7 @@
  *
  * <p>This package: {@link dev.retryagent.internal.Units}, the one parser and formatter of the
  * durations, sizes, ratios and lists that the configuration, the log lines and {@code explain} read
- * and write.
+ * and write; {@link dev.retryagent.internal.AgentThreads}, the factory of every thread the engine
+ * and its observers start.
  */
 package dev.retryagent.internal;
