@@ -9,6 +9,7 @@
  * <p>This package: {@link dev.retryagent.internal.Units}, the one parser and formatter of the
  * durations, sizes, ratios and lists that the configuration, the log lines and {@code explain} read
  * and write; {@link dev.retryagent.internal.AgentThreads}, the factory of every thread the engine
- * and its observers start.
+ * and its observers start; {@link dev.retryagent.internal.Waits}, the wait between attempts that a
+ * cancel ends (OkHttp, Apache HttpClient).
  */
 package dev.retryagent.internal;
