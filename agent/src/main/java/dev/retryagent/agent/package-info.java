@@ -4,9 +4,9 @@
  * installs each instrumentation; the rest is one package per concern:
  *
  * <ul>
- *   <li>{@code jdk}, {@code okhttp}, {@code apache}, {@code urlconnection}: one package per instrumented client (transformer, bytecode
- *       hook, the handlers its hook numbers reach, installation); a new client is a new package
- *       shaped like these.
+ *   <li>{@code jdk}, {@code okhttp}, {@code apache}, {@code urlconnection}: one package per
+ *       instrumented client (transformer, bytecode hook, the handlers its hook numbers reach,
+ *       installation); a new client is a new package shaped like these.
  *   <li>{@code tooling}: what every instrumentation shares (the bridge {@code
  *       java.lang.RetryAgentBridge} and its hook numbers, transformer base, bytecode prologue,
  *       pass-through tokens, other agents' class loaders).

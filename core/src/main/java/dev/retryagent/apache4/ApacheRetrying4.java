@@ -35,9 +35,9 @@ import org.apache.http.util.EntityUtils;
  *       is never sent twice: once an attempt started to write the request, the call is not retried.
  *   <li>What HttpClient resends by itself inside an attempt ({@code DefaultHttpRequestRetryHandler}
  *       after an I/O failure, a {@code ServiceUnavailableRetryStrategy}) counts as attempts, seen
- *       through the attempt's {@code HttpContext}. A retry handler the
- *       builder was given governed ({@link #governRetries}) asks the call first: a failure the
- *       policy retries is then retried by us, never resent by HttpClient.
+ *       through the attempt's {@code HttpContext}. A retry handler the builder was given governed
+ *       ({@link #governRetries}) asks the call first: a failure the policy retries is then retried
+ *       by us, never resent by HttpClient.
  *   <li>{@code abort()} of the request ends the wait between attempts within 50 ms. Each attempt
  *       keeps the client's own timeouts.
  * </ul>
