@@ -13,7 +13,7 @@ package dev.retryagent.engine;
  */
 public interface CallContext {
   /** No context: what every call has when the engine has no factory. */
-  CallContext NONE = new None();
+  CallContext NONE = new NoContext();
 
   /** Makes this call's context current on this thread until the returned scope is closed. */
   Scope enter();
@@ -36,7 +36,7 @@ public interface CallContext {
   /** Closes without throwing. */
   interface Scope extends AutoCloseable {
     /** A scope that restores nothing. */
-    Scope NONE = new NoScope();
+    Scope NONE = new NoContext();
 
     @Override
     void close();
@@ -48,23 +48,5 @@ public interface CallContext {
      * @return the call's context, or null for none
      */
     CallContext create(RetryCall call);
-  }
-
-  /** {@link #NONE}. A class rather than a lambda: nothing is spun at start-up. */
-  final class None implements CallContext {
-    private None() {}
-
-    @Override
-    public Scope enter() {
-      return Scope.NONE;
-    }
-  }
-
-  /** {@link Scope#NONE}. */
-  final class NoScope implements Scope {
-    private NoScope() {}
-
-    @Override
-    public void close() {}
   }
 }

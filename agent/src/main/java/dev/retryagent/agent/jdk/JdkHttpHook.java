@@ -1,5 +1,6 @@
 package dev.retryagent.agent.jdk;
 
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -12,10 +13,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  * Rewrites {@code jdk.internal.net.http.HttpClientFacade}, the {@code HttpClient} every application
  * holds ({@code HttpClient.newHttpClient()} and the builder return it): a {@link BridgePrologue} at
  * the start of {@code send(HttpRequest, BodyHandler)}, {@code sendAsync(HttpRequest, BodyHandler)}
- * and {@code sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)} hands the call to {@code
- * dev.retryagent.bootstrap.JdkHttpBridge} (see its Javadoc for the prologue in Java terms), with
- * the facade itself as the client (a 2-argument {@code sendAsync} with a null push-promise
- * handler).
+ * and {@code sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)} hands the call to the agent
+ * through {@code java.lang.RetryAgentBridge} as hooks {@link Bridge#JDK_SEND} and {@link
+ * Bridge#JDK_SEND_ASYNC} (see {@link BridgePrologue} for the prologue in Java terms), with the
+ * facade itself as the client (a 2-argument {@code sendAsync} with a null push-promise handler).
  *
  * <p>Why the facade and not {@code HttpClientImpl}, which does the work: other agents instrument
  * {@code HttpClientImpl} (the OpenTelemetry agent's {@code java-http-client} instrumentation
@@ -34,7 +35,6 @@ final class JdkHttpHook {
   static final String TARGET_NAME = "jdk.internal.net.http.HttpClientFacade";
   static final String TARGET_MODULE = "java.net.http";
 
-  private static final String BRIDGE = "dev/retryagent/bootstrap/JdkHttpBridge";
   private static final String SEND_DESC =
       "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;)"
           + "Ljava/net/http/HttpResponse;";
@@ -85,15 +85,15 @@ final class JdkHttpHook {
     protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("send") && desc.equals(SEND_DESC)) {
         send = true;
-        return new Prologue(mv, 2, "send", "java/net/http/HttpResponse");
+        return new Prologue(mv, 2, Bridge.JDK_SEND, 2, "java/net/http/HttpResponse");
       }
       if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_2_DESC)) {
         sendAsync2 = true;
-        return new Prologue(mv, 2, "sendAsync", FUTURE);
+        return new Prologue(mv, 2, Bridge.JDK_SEND_ASYNC, 3, FUTURE);
       }
       if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_DESC)) {
         sendAsync = true;
-        return new Prologue(mv, 3, "sendAsync", FUTURE);
+        return new Prologue(mv, 3, Bridge.JDK_SEND_ASYNC, 3, FUTURE);
       }
       return mv;
     }
@@ -107,17 +107,13 @@ final class JdkHttpHook {
     private final int parameters;
     private final int bridgeParameters;
 
-    Prologue(MethodVisitor next, int parameters, String bridgeMethod, String returnType) {
-      this(next, parameters, bridgeMethod.equals("send") ? 2 : 3, bridgeMethod, returnType);
-    }
-
-    private Prologue(
-        MethodVisitor next,
-        int parameters,
-        int bridgeParameters,
-        String bridgeMethod,
-        String returnType) {
-      super(next, BRIDGE, bridgeMethod, bridgeParameters + 1, returnType);
+    /**
+     * @param parameters the hooked method's
+     * @param bridgeParameters what the hook takes after the client: 2 for send, 3 for sendAsync
+     */
+    Prologue(
+        MethodVisitor next, int parameters, int hook, int bridgeParameters, String returnType) {
+      super(next, hook, bridgeParameters + 1, returnType);
       this.parameters = parameters;
       this.bridgeParameters = bridgeParameters;
     }
