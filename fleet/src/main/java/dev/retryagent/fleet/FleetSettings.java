@@ -1,5 +1,6 @@
 package dev.retryagent.fleet;
 
+import dev.retryagent.config.RedisUrl;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.Objects;
