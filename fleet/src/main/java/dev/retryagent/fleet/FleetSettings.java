@@ -88,6 +88,11 @@ public final class FleetSettings {
     return new Builder(RedisUrl.parse(url));
   }
 
+  /** A builder for the Redis at {@code url}, already parsed (the configuration's value). */
+  public static Builder builder(RedisUrl url) {
+    return new Builder(url);
+  }
+
   public RedisUrl redis() {
     return redis;
   }
