@@ -25,4 +25,7 @@ public interface FleetLimits {
 
   /** True while the limits are shared (the store answers); false while each JVM limits itself. */
   boolean shared();
+
+  /** Leaves the fleet (at exit, or when a reload names another fleet); limits decide locally. */
+  default void close() {}
 }
