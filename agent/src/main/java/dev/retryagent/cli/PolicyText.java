@@ -1,6 +1,7 @@
 package dev.retryagent.cli;
 
 import dev.retryagent.config.FleetConfig;
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
@@ -8,7 +9,6 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.TransportFailure;
-import dev.retryagent.policy.Units;
 import dev.retryagent.policy.UnsafeMethods;
 import java.util.ArrayList;
 import java.util.List;

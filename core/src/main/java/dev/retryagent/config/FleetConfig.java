@@ -1,6 +1,6 @@
 package dev.retryagent.config;
 
-import dev.retryagent.policy.Units;
+import dev.retryagent.internal.Units;
 import java.time.Duration;
 import java.util.Objects;
 

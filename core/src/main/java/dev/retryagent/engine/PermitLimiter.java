@@ -1,10 +1,10 @@
 package dev.retryagent.engine;
 
 /**
- * A rate limit a call takes a permit from before each attempt: the per-host {@link RateLimiter} of
- * this JVM, or a limit shared by a fleet of JVMs ({@link FleetLimits}). Implementations are
- * thread-safe and never throw for a reason of their own (a fleet limit that cannot reach its store
- * decides locally).
+ * A rate limit a call takes a permit from before each attempt: the per-host rate limiter ({@code
+ * RateLimiter}) of this JVM, or a limit shared by a fleet of JVMs ({@link FleetLimits}).
+ * Implementations are thread-safe and never throw for a reason of their own (a fleet limit that
+ * cannot reach its store decides locally).
  */
 public interface PermitLimiter {
   /** Returned by {@link #reserve} when the caller must not wait that long. */

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package dev.retryagent.fleet;
 
 import dev.retryagent.config.RedisUrl;
 import dev.retryagent.fleet.FleetUnavailableException.Kind;
-import dev.retryagent.observe.Sanitizer;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
