@@ -58,6 +58,10 @@ public final class OtelApp {
         }
       }
     }
+    // OkHttp's dispatcher threads are not daemons: without this the JVM (and the OpenTelemetry
+    // agent's flush at exit) would wait for them to idle out, a minute.
+    ok.dispatcher().executorService().shutdown();
+    ok.connectionPool().evictAll();
   }
 
   private static int call(String scenario, String url, HttpClient jdk, OkHttpClient ok)
