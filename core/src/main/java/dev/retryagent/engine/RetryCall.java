@@ -227,6 +227,10 @@ public final class RetryCall {
       resends.made();
     }
     host.recordResend(breakerFailure, now - attemptStartNanos, now);
+    // The server saw one more request: the attempt counters (metrics) count what reached it.
+    if (engine.listening()) {
+      engine.emit(RetryEvent.attempt(this));
+    }
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */
