@@ -34,7 +34,8 @@ import javax.management.ObjectName;
  * HttpURLConnection}, Apache HttpClient 5) call in a loop; 64 asynchronous callers (32 each on
  * {@code sendAsync} and OkHttp {@code enqueue}) each keep one call in flight, the next started from
  * the completion of the last. Every few seconds a sampler collects garbage and prints {@code
- * sample=MILLIS,THREADS,HEAP_BYTES,CALLS_DONE,DEADLOCKED}, then {@code pools=} (the live platform
+ * sample=MILLIS,THREADS,HEAP_BYTES,CALLS_DONE,DEADLOCKED,AGENT_THREADS} (the last: the agent's own
+ * threads, named {@code retry-agent-...}), then {@code pools=NAME:COUNT;...} (the live platform
  * threads by pool name). At the end: {@code app.ROUTE.calls=}, {@code app.ROUTE.outcome.OUTCOME=},
  * then the agent's counters read from its MBeans ({@code jmx.ROUTE.ATTRIBUTE=}, {@code
  * jmx.engine.ATTRIBUTE=}), then {@code report=done}; it exits at {@code exit} on stdin (or its
@@ -218,6 +219,11 @@ public final class SoakApp {
     System.gc();
     ThreadMXBean threads = ManagementFactory.getThreadMXBean();
     long[] deadlocked = threads.findDeadlockedThreads();
+    Map<String, Integer> pools = threadPools();
+    int agentThreads = 0;
+    for (Map.Entry<String, Integer> pool : pools.entrySet()) {
+      agentThreads += pool.getKey().startsWith("retry-agent-") ? pool.getValue() : 0;
+    }
     System.out.println(
         "sample="
             + (System.nanoTime() - start) / 1_000_000
@@ -228,8 +234,12 @@ public final class SoakApp {
             + ","
             + done.sum()
             + ","
-            + (deadlocked == null ? 0 : deadlocked.length));
-    System.out.println("pools=" + threadPools());
+            + (deadlocked == null ? 0 : deadlocked.length)
+            + ","
+            + agentThreads);
+    StringBuilder b = new StringBuilder("pools=");
+    pools.forEach((name, n) -> b.append(name).append(':').append(n).append(';'));
+    System.out.println(b.substring(0, b.length() - 1));
     if (deadlocked != null) {
       for (ThreadInfo t : threads.getThreadInfo(deadlocked, true, true)) {
         System.out.println("deadlock=" + t.toString().replace('\n', '|'));
@@ -238,19 +248,16 @@ public final class SoakApp {
   }
 
   /**
-   * Live platform threads by pool, {@code NAME:COUNT;...} sorted, digits in names replaced by
-   * {@code #} (so {@code pool-3-thread-17} counts as {@code pool-#-thread-#}): which pool grew.
+   * Live platform threads by pool, sorted, digits in names replaced by {@code #} (so {@code
+   * pool-3-thread-17} counts as {@code pool-#-thread-#}): which pool grew.
    */
-  private static String threadPools() {
+  private static Map<String, Integer> threadPools() {
     Map<String, Integer> pools = new TreeMap<>();
     for (Thread t : Thread.getAllStackTraces().keySet()) {
       String name = t.getName().replaceAll("[0-9]+", "#");
       pools.merge(name.length() > 40 ? name.substring(0, 40) : name, 1, Integer::sum);
     }
-    StringBuilder b = new StringBuilder();
-    pools.forEach(
-        (name, n) -> b.append(b.length() == 0 ? "" : ";").append(name).append(':').append(n));
-    return b.toString();
+    return pools;
   }
 
   private void report() throws Exception {

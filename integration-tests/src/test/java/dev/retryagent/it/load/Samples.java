@@ -6,13 +6,14 @@ import java.util.List;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The soak app's {@code sample=MILLIS,THREADS,HEAP,CALLS_DONE,DEADLOCKED} lines, and what the soak
- * judges from them: after a warm-up (the first third), the last third is compared with the middle
- * third, by median, and a least-squares slope is fitted over both.
+ * The soak app's {@code sample=MILLIS,THREADS,HEAP,CALLS_DONE,DEADLOCKED,AGENT_THREADS} lines, and
+ * what the soak judges from them: after a warm-up (the first third), the last third is compared
+ * with the middle third, by median, and a least-squares slope is fitted over both.
  */
 final class Samples {
   /** One sample, taken after a full collection. */
-  record Sample(long millis, int threads, long heapBytes, long callsDone, int deadlocked) {}
+  record Sample(
+      long millis, int threads, long heapBytes, long callsDone, int deadlocked, int agentThreads) {}
 
   private final List<Sample> all;
 
@@ -31,7 +32,8 @@ final class Samples {
                 Integer.parseInt(f[1]),
                 Long.parseLong(f[2]),
                 Long.parseLong(f[3]),
-                Integer.parseInt(f[4])));
+                Integer.parseInt(f[4]),
+                Integer.parseInt(f[5])));
       }
     }
     return new Samples(List.copyOf(list));

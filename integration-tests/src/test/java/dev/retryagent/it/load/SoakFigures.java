@@ -78,6 +78,7 @@ final class SoakFigures {
     Samples s = Samples.parse(o.result().stdout());
     if (s.all().size() >= 3) {
       summary(b, "threads", s.middleThird(), s.lastThird(), Sample::threads, 1);
+      summary(b, "agent threads", s.middleThird(), s.lastThird(), Sample::agentThreads, 1);
       summary(b, "heap MiB after GC", s.middleThird(), s.lastThird(), Sample::heapBytes, 1 << 20);
       line(
           b,
