@@ -1,5 +1,7 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
+
 /**
  * What one call holds of its host's shared state: the breaker permit of the attempt in flight, a
  * retry taken from the budget and not made yet, and a rate-limit permit taken for an attempt not

@@ -2,7 +2,7 @@ package dev.retryagent.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.retryagent.observe.RetryMetrics;
+import dev.retryagent.internal.observe.RetryMetrics;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.lang.management.ManagementFactory;

@@ -15,11 +15,12 @@ import jdk.jfr.consumer.RecordingFile;
  * stack traces: a virtual thread that blocked while it could not leave its carrier.
  *
  * <p>{@link #report()} prints {@code pinned.total=N}; {@code pinned.agent=N}, those with a frame of
- * the agent on the stack ({@code dev.retryagent.} but not the tests' {@code dev.retryagent.it.});
- * {@code pinned.agentWait=N}, those of them that blocked in a wait (the agent's retry or rate-limit
- * wait, {@code SyncRetryLoop.sleep}, or a sleep, park or {@code Object.wait} under an agent frame):
- * a carrier held while a call waits for its retry; and one {@code pinned.event=} line per event (at
- * most 20): duration, reason and the top frames.
+ * the agent on the stack ({@code dev.retryagent.} but not the tests' {@code dev.retryagent.it.}, or
+ * its bridge {@code java.lang.RetryAgentBridge}); {@code pinned.agentWait=N}, those of them that
+ * blocked in a wait (the agent's retry or rate-limit wait, {@code SyncRetryLoop.sleep}, or a sleep,
+ * park or {@code Object.wait} under an agent frame): a carrier held while a call waits for its
+ * retry; and one {@code pinned.event=} line per event (at most 20): duration, reason and the top
+ * frames.
  *
  * <p>A recorder that saw nothing would prove nothing, so {@link #start()} also pins a carrier on
  * purpose, once: a virtual thread initialises {@link Control}, whose static initialiser (a frame a
@@ -105,7 +106,8 @@ final class PinnedEvents {
   }
 
   private static boolean isAgentFrame(String frame) {
-    return frame.startsWith("dev.retryagent.") && !frame.startsWith("dev.retryagent.it.");
+    return (frame.startsWith("dev.retryagent.") && !frame.startsWith("dev.retryagent.it."))
+        || frame.startsWith("java.lang.RetryAgentBridge"); // the agent's hooks in java.base
   }
 
   private static boolean isWait(String frame) {
