@@ -12,8 +12,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -55,6 +59,14 @@ final class SoakClients {
   private static final Duration TIMEOUT = Duration.ofSeconds(30);
   private static final MediaType JSON = MediaType.parse("application/json");
 
+  /**
+   * Threads of the JDK client's executor and of OkHttp's dispatcher. Their default pools are
+   * cached: they grow to the highest concurrency seen so far, late in a run as well, and that drift
+   * (6 to 9 threads in a minute) hid what the soak looks for, the agent's own threads. Fixed and
+   * started at once, the applications' pools are flat by construction.
+   */
+  private static final int POOL_THREADS = 64;
+
   private final String base;
   private final HttpClient jdk;
   private final OkHttpClient ok;
@@ -66,8 +78,9 @@ final class SoakClients {
         HttpClient.newBuilder()
             .version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(10))
+            .executor(fixedPool("soak-jdk-client-", POOL_THREADS))
             .build();
-    Dispatcher dispatcher = new Dispatcher();
+    Dispatcher dispatcher = new Dispatcher(fixedPool("soak-okhttp-dispatcher-", POOL_THREADS));
     dispatcher.setMaxRequests(256);
     dispatcher.setMaxRequestsPerHost(256);
     this.ok =
@@ -85,6 +98,24 @@ final class SoakClients {
             .setDefaultRequestConfig(
                 RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(30)).build())
             .build();
+  }
+
+  private static ExecutorService fixedPool(String prefix, int threads) {
+    AtomicInteger n = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            threads,
+            threads,
+            0,
+            TimeUnit.MILLISECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, prefix + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    pool.prestartAllCoreThreads();
+    return pool;
   }
 
   /** What one call sends: method, idempotency key (or null) and body (or null). */

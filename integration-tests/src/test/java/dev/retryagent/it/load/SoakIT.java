@@ -53,9 +53,9 @@ class SoakIT {
   static final long DEFAULT_VIRTUAL_SECONDS = 45;
 
   /**
-   * Threads the pools may add between two thirds' medians: the JDK client's workers and OkHttp's
-   * dispatcher grow with the callers' concurrency (up to +4 seen in a 10-minute run); the agent's
-   * own threads are held to {@link #AGENT_THREADS_TOLERANCE}.
+   * Threads the pools may add between two thirds' medians. The app's JDK client and OkHttp
+   * dispatcher pools are fixed (see SoakClients); what moves is OkHttp's task runner (2 to 6), the
+   * JDK's and HttpClient 5's helper threads, and the agent's async pool.
    */
   static final int THREADS_TOLERANCE = 8;
 
