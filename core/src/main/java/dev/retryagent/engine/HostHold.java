@@ -10,14 +10,14 @@ import dev.retryagent.internal.engine.RateLimiter;
 final class HostHold {
   private final CircuitBreaker breaker;
   private final RetryBudget budget;
-  private final RateLimiter limiter;
+  private final PermitLimiter limiter;
   private long permit = CircuitBreaker.REJECTED;
   private boolean retryPending;
   private long retryTakenNanos;
   private boolean ratePermitHeld;
 
   /** Any may be null: that guard is off for the call. */
-  HostHold(CircuitBreaker breaker, RetryBudget budget, RateLimiter limiter) {
+  HostHold(CircuitBreaker breaker, RetryBudget budget, PermitLimiter limiter) {
     this.breaker = breaker;
     this.budget = budget;
     this.limiter = limiter;
@@ -27,7 +27,7 @@ final class HostHold {
     return breaker;
   }
 
-  RateLimiter limiter() {
+  PermitLimiter limiter() {
     return limiter;
   }
 
@@ -111,8 +111,10 @@ final class HostHold {
       budget.returnRetry(retryTakenNanos, nowNanos);
     }
     retryPending = false;
-    if (ratePermitHeld && limiter != null) {
-      limiter.giveBack(nowNanos);
+    // Only this JVM's limiter can take a permit back (PermitLimiter has no such operation): a
+    // fleet's shared limit keeps it as used.
+    if (ratePermitHeld && limiter instanceof RateLimiter) {
+      ((RateLimiter) limiter).giveBack(nowNanos);
     }
     ratePermitHeld = false;
   }
