@@ -48,7 +48,7 @@ public final class ExportedSpans {
       if (at < 0) {
         continue;
       }
-      Map<?, ?> resourceSpans = (Map<?, ?>) new Reader(line.substring(at + MARK.length())).value();
+      Map<?, ?> resourceSpans = Json.object(line.substring(at + MARK.length()));
       for (Object ss : list(resourceSpans.get("scopeSpans"))) {
         Map<?, ?> scopeSpans = (Map<?, ?>) ss;
         String scope = (String) ((Map<?, ?>) scopeSpans.get("scope")).get("name");
@@ -100,129 +100,5 @@ public final class ExportedSpans {
       out.put((String) attribute.get("key"), String.valueOf(v));
     }
     return out;
-  }
-
-  /** Just enough JSON: objects, arrays, strings (with escapes), numbers, booleans, null. */
-  private static final class Reader {
-    private final String text;
-    private int at;
-
-    Reader(String text) {
-      this.text = text;
-    }
-
-    Object value() {
-      skipSpace();
-      char c = text.charAt(at);
-      switch (c) {
-        case '{':
-          return object();
-        case '[':
-          return array();
-        case '"':
-          return string();
-        case 't':
-          at += 4;
-          return Boolean.TRUE;
-        case 'f':
-          at += 5;
-          return Boolean.FALSE;
-        case 'n':
-          at += 4;
-          return null;
-        default:
-          return number();
-      }
-    }
-
-    private Map<String, Object> object() {
-      Map<String, Object> m = new LinkedHashMap<>();
-      at++;
-      skipSpace();
-      if (text.charAt(at) == '}') {
-        at++;
-        return m;
-      }
-      while (true) {
-        skipSpace();
-        String key = string();
-        skipSpace();
-        expect(':');
-        m.put(key, value());
-        skipSpace();
-        if (text.charAt(at++) == '}') {
-          return m;
-        }
-      }
-    }
-
-    private List<Object> array() {
-      List<Object> l = new ArrayList<>();
-      at++;
-      skipSpace();
-      if (text.charAt(at) == ']') {
-        at++;
-        return l;
-      }
-      while (true) {
-        l.add(value());
-        skipSpace();
-        if (text.charAt(at++) == ']') {
-          return l;
-        }
-      }
-    }
-
-    private String string() {
-      expect('"');
-      StringBuilder b = new StringBuilder();
-      while (true) {
-        char c = text.charAt(at++);
-        if (c == '"') {
-          return b.toString();
-        }
-        if (c == '\\') {
-          char e = text.charAt(at++);
-          switch (e) {
-            case 'n' -> b.append('\n');
-            case 't' -> b.append('\t');
-            case 'r' -> b.append('\r');
-            case 'b' -> b.append('\b');
-            case 'f' -> b.append('\f');
-            case 'u' -> {
-              b.append((char) Integer.parseInt(text.substring(at, at + 4), 16));
-              at += 4;
-            }
-            default -> b.append(e);
-          }
-        } else {
-          b.append(c);
-        }
-      }
-    }
-
-    private Number number() {
-      int start = at;
-      while (at < text.length() && "+-0123456789.eE".indexOf(text.charAt(at)) >= 0) {
-        at++;
-      }
-      String n = text.substring(start, at);
-      return n.contains(".") || n.contains("e") || n.contains("E")
-          ? Double.valueOf(n)
-          : Long.valueOf(n);
-    }
-
-    private void expect(char c) {
-      if (text.charAt(at) != c) {
-        throw new IllegalArgumentException("expected " + c + " at " + at + " in " + text);
-      }
-      at++;
-    }
-
-    private void skipSpace() {
-      while (at < text.length() && Character.isWhitespace(text.charAt(at))) {
-        at++;
-      }
-    }
   }
 }
