@@ -1,7 +1,5 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.policy.RetryPolicy;
-
 /**
  * The time bounds of one call, in {@link Clock#nanoTime()} terms: the policy's {@code deadline}
  * (which retries never run past), the caller's own timeout for the whole call when the client has
@@ -38,10 +36,13 @@ public final class CallBounds {
     return limitNanos;
   }
 
-  CallBounds(RetryPolicy retry, long startNanos) {
-    this.perAttemptNanos =
-        retry.perAttemptTimeout() == null ? -1 : retry.perAttemptTimeout().toNanos();
-    this.deadlineNanos = startNanos + retry.deadline().toNanos();
+  /**
+   * @param perAttemptNanos {@code perAttemptTimeout}, or -1 for none
+   * @param deadlineNanos when the policy's deadline ends
+   */
+  CallBounds(long perAttemptNanos, long deadlineNanos) {
+    this.perAttemptNanos = perAttemptNanos;
+    this.deadlineNanos = deadlineNanos;
   }
 
   /** Shortens the deadline when {@code atNanos} is sooner. */

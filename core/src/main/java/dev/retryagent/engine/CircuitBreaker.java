@@ -32,6 +32,13 @@ public final class CircuitBreaker {
 
   private CircuitState state = CircuitState.CLOSED;
   private long generation;
+
+  /**
+   * The generation while CLOSED, {@link #REJECTED} otherwise: a permit in the closed state (the
+   * generation, nothing else changes) without the lock. Written with every transition.
+   */
+  private volatile long closedGeneration;
+
   private long openUntilNanos;
   private long lastTrialNanos;
   private int trialsIssued;
@@ -113,6 +120,16 @@ public final class CircuitBreaker {
   /** True when no state would be lost by forgetting this breaker. */
   synchronized boolean isIdle() {
     return state == CircuitState.CLOSED && window.failures == 0;
+  }
+
+  /**
+   * A permit, as {@link #tryAcquire} gives it, when the breaker is closed; {@link #REJECTED} when
+   * it is not (then ask {@link #tryAcquire}). Lock-free, and needs no time: a closed breaker lets
+   * every attempt through. A transition racing with it makes the permit stale, as if it had been
+   * issued just before the transition.
+   */
+  long closedPermit() {
+    return closedGeneration;
   }
 
   /**
@@ -240,6 +257,7 @@ public final class CircuitBreaker {
     CircuitTransition t = CircuitTransition.of(state, to);
     state = to;
     generation++;
+    closedGeneration = to == CircuitState.CLOSED ? generation : REJECTED;
     transitions++;
     trialsIssued = 0;
     trialsSucceeded = 0;

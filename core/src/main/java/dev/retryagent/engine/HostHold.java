@@ -1,44 +1,51 @@
 package dev.retryagent.engine;
 
 /**
- * What one call holds of its host's shared state: the breaker permit of the attempt in flight, and
- * a retry taken from the budget and not made yet. Not thread-safe: {@link RetryCall} guards it.
+ * What one call holds of its host's shared state ({@link HostState}): the breaker permit of the
+ * attempt in flight, and whether a retry taken from the budget is not made yet. {@link RetryCall}
+ * extends it, so that a call is one object: a call that succeeds at once allocates nothing else
+ * (issue 13). Not thread-safe: {@link RetryCall} guards it.
  */
-final class HostHold {
-  private final CircuitBreaker breaker;
-  private final RetryBudget budget;
+abstract class HostHold {
+  /** The target's breaker, budget and limiter (each may be null: that guard is off). */
+  final HostState state;
+
   private long permit = CircuitBreaker.REJECTED;
   private boolean retryPending;
-  private long retryTakenNanos;
 
-  /** Either may be null: that guard is off for the call. */
-  HostHold(CircuitBreaker breaker, RetryBudget budget) {
-    this.breaker = breaker;
-    this.budget = budget;
+  HostHold(HostState state) {
+    this.state = state;
   }
 
   CircuitBreaker breaker() {
-    return breaker;
+    return state.breaker;
   }
 
   /** The call's first attempt starts: it counts as a call for the budget. */
   void callStarted(long nowNanos) {
+    RetryBudget budget = state.budget;
     if (budget != null) {
       budget.recordCall(nowNanos);
     }
   }
 
-  /** Asks the breaker for a permit for the next attempt; false when it is open. */
-  boolean acquire(long nowNanos) {
+  /**
+   * Asks the breaker for a permit for the next attempt; false when it is open. A closed breaker
+   * answers without the time, so the clock is read only when the breaker is not closed.
+   */
+  boolean acquire(Clock clock) {
+    CircuitBreaker breaker = state.breaker;
     if (breaker == null) {
       return true;
     }
-    permit = breaker.tryAcquire(nowNanos);
+    long p = breaker.closedPermit();
+    permit = p != CircuitBreaker.REJECTED ? p : breaker.tryAcquire(clock.nanoTime());
     return permit != CircuitBreaker.REJECTED;
   }
 
   /** The attempt's outcome, recorded once with its permit. */
   void record(boolean failure, long durationNanos, long nowNanos) {
+    CircuitBreaker breaker = state.breaker;
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
       breaker.onResult(permit, failure, durationNanos, nowNanos);
       permit = CircuitBreaker.REJECTED;
@@ -47,6 +54,7 @@ final class HostHold {
 
   /** Gives the attempt's permit back without an outcome (cancelled, abandoned). */
   void release() {
+    CircuitBreaker breaker = state.breaker;
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
       breaker.release(permit);
       permit = CircuitBreaker.REJECTED;
@@ -59,6 +67,8 @@ final class HostHold {
    * transition this causes makes it stale, harmlessly).
    */
   void recordResend(boolean failure, long durationNanos, long nowNanos) {
+    RetryBudget budget = state.budget;
+    CircuitBreaker breaker = state.breaker;
     if (budget != null) {
       budget.recordRetry(nowNanos);
     }
@@ -69,13 +79,13 @@ final class HostHold {
 
   /** Takes one retry from the budget; false when it is spent. */
   boolean takeRetry(long nowNanos) {
+    RetryBudget budget = state.budget;
     return budget == null || budget.tryAcquireRetry(nowNanos);
   }
 
-  /** A retry taken at {@code takenNanos} was decided: it is pending until its attempt starts. */
-  void retryDecided(long takenNanos) {
+  /** A retry was taken and decided: it is pending until its attempt starts. */
+  void retryDecided() {
     retryPending = true;
-    retryTakenNanos = takenNanos;
   }
 
   /** The next attempt starts: the pending retry, if any, is being made. */
@@ -83,9 +93,13 @@ final class HostHold {
     retryPending = false;
   }
 
-  /** The call ends: a retry decided and never made gives its budget back. */
-  void callEnded(long nowNanos) {
+  /**
+   * The call ends: a retry decided and never made (taken at {@code retryTakenNanos}) gives its
+   * budget back.
+   */
+  void callEnded(long nowNanos, long retryTakenNanos) {
     release();
+    RetryBudget budget = state.budget;
     if (retryPending && budget != null) {
       budget.returnRetry(retryTakenNanos, nowNanos);
     }

@@ -1,8 +1,6 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
-import dev.retryagent.policy.RetryPolicy;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
@@ -30,47 +28,36 @@ import java.util.function.ToIntFunction;
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
  */
-public final class RetryCall {
+public final class RetryCall extends HostHold {
   private final RetryEngine engine;
   private final RequestInfo request;
-  private final Policy policy;
-  private final RetryPolicy retry;
-  private final boolean observe;
-  private final boolean passThrough;
   private final long startNanos;
-  private final CallBounds bounds;
-  private BooleanSupplier cancelled;
-  private final HostHold host;
-  private final RateLimiter limiter;
   private int attempt;
   private long attemptStartNanos;
-  private long previousDelayNanos;
   private Decision decision;
   private boolean finished;
-  private final ClientResends resends = new ClientResends();
+  // Made on first use: a call that succeeds at once never needs it.
+  private CallExtras extras;
 
-  RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
-    this.engine = engine;
+  RetryCall(HostState state, RequestInfo request) {
+    super(state);
+    this.engine = state.engine;
     this.request = request;
-    this.policy = policy;
-    this.retry = policy.retry();
-    this.observe = mode == Mode.OBSERVE;
-    this.passThrough = mode == Mode.OFF;
     this.startNanos = engine.clock().nanoTime();
-    this.bounds = new CallBounds(retry, startNanos);
-    if (passThrough) {
-      host = new HostHold(null, null);
-      limiter = null;
-    } else {
-      String target = request.target();
-      host = new HostHold(engine.breakerFor(target, policy), engine.budgetFor(target, policy));
-      limiter = engine.limiterFor(target, policy);
+  }
+
+  private CallExtras extras() {
+    CallExtras x = extras;
+    if (x == null) {
+      x = new CallExtras(state, startNanos, attempt);
+      extras = x;
     }
+    return x;
   }
 
   /** True when the agent is off: the adapter must call the client directly and not come back. */
   public boolean passThrough() {
-    return passThrough;
+    return state.passThrough;
   }
 
   public RequestInfo request() {
@@ -78,7 +65,7 @@ public final class RetryCall {
   }
 
   public Policy policy() {
-    return policy;
+    return state.policy;
   }
 
   /** Attempts started so far. */
@@ -88,7 +75,7 @@ public final class RetryCall {
 
   /** True in observe mode. */
   public boolean observeOnly() {
-    return observe;
+    return state.observe;
   }
 
   /**
@@ -96,7 +83,7 @@ public final class RetryCall {
    * sooner. A give-up because of it names the deadline.
    */
   public synchronized void limitDeadline(long deadlineNanos) {
-    bounds.limitDeadline(deadlineNanos);
+    extras().bounds.limitDeadline(deadlineNanos);
   }
 
   /**
@@ -106,7 +93,7 @@ public final class RetryCall {
    * attempts' timeouts: the client enforces it, with the exception the caller expects.
    */
   public synchronized void limitToCallerTimeout(long deadlineNanos) {
-    bounds.limitToCallerTimeout(deadlineNanos);
+    extras().bounds.limitToCallerTimeout(deadlineNanos);
   }
 
   /**
@@ -114,7 +101,7 @@ public final class RetryCall {
    * retries.
    */
   public synchronized void cancelledWhen(BooleanSupplier signal) {
-    this.cancelled = signal;
+    extras().cancelled = signal;
   }
 
   /**
@@ -123,7 +110,7 @@ public final class RetryCall {
    * Asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
-    this.resends.judgedBy(resends);
+    extras().resends.judgedBy(resends);
   }
 
   /**
@@ -132,7 +119,9 @@ public final class RetryCall {
    * observe mode. An allowed resend counts when made ({@link #clientRepeated}), expected no more.
    */
   public synchronized boolean clientMayResend(AttemptResult result) {
-    return observe || passThrough || resends.ask(retry, request, result, attempt);
+    return state.observe
+        || state.passThrough
+        || extras().resends.ask(state.retry, request, result, attempt);
   }
 
   /**
@@ -142,7 +131,10 @@ public final class RetryCall {
    * {@link CallBounds#shorterTimeout}{@code (this, clientTimeout)}.
    */
   public synchronized long attemptTimeoutNanos() {
-    return bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+    // The first attempt's bound is the policy's alone: no clock, no bounds object.
+    return attempt <= 1
+        ? state.perAttemptNanos
+        : extras().bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
   }
 
   /**
@@ -153,29 +145,30 @@ public final class RetryCall {
    *     the deadline); the call is over
    */
   public synchronized long reservePermit() throws RateLimitedException {
+    RateLimiter limiter = state.limiter;
     if (limiter == null) {
       return 0;
     }
     long now = engine.clock().nanoTime();
-    long maxWait = policy.rateLimit().maxWait().toNanos();
-    long remaining = bounds.remainingNanos(now);
+    long maxWait = state.policy.rateLimit().maxWait().toNanos();
+    long remaining = extras().bounds.remainingNanos(now);
     // A token that comes after the deadline is no use: the call's whole time would be spent.
     long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
     if (wait == RateLimiter.REJECTED) {
-      if (engine.listening()) {
+      if (engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
         engine.emit(RetryEvent.rateLimitRejected(this));
       }
-      if (observe) {
+      if (state.observe) {
         return 0;
       }
-      finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED);
+      finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
       throw RateLimitedException.noPermit(
-          request.target(), remaining, maxWait, limiter.pauseRemainingNanos(now));
+          state.target, remaining, maxWait, limiter.pauseRemainingNanos(now));
     }
-    if (wait > 0 && engine.listening()) {
+    if (wait > 0 && engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
       engine.emit(RetryEvent.rateLimitWait(this, wait));
     }
-    return observe ? 0 : wait;
+    return state.observe ? 0 : wait;
   }
 
   /**
@@ -184,18 +177,18 @@ public final class RetryCall {
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
   public synchronized void acquireBreaker() throws CircuitBreakerOpenException {
-    long now = engine.clock().nanoTime();
-    if (host.acquire(now)) {
+    if (acquire(engine.clock())) {
       return;
     }
-    CircuitBreakerOpenException e = host.breaker().rejection(now, engine.clock().wallMillis());
-    if (engine.listening()) {
+    long now = engine.clock().nanoTime();
+    CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
+    if (engine.wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
       engine.emit(RetryEvent.breakerRejected(this, e));
     }
-    if (observe) {
+    if (state.observe) {
       return;
     }
-    finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN);
+    finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN, now);
     throw e;
   }
 
@@ -206,7 +199,7 @@ public final class RetryCall {
    * #onResponse}.
    */
   public synchronized void clientRepeated(int status) {
-    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status), false);
+    countClientResend(state.policy.circuitBreaker().failOnStatuses().contains(status), false);
   }
 
   /**
@@ -214,19 +207,20 @@ public final class RetryCall {
    * client resend only while an attempt was left (HttpURLConnection's), as if it had asked.
    */
   public synchronized void clientResentAfterFailure(boolean governed) {
-    countClientResend(policy.circuitBreaker().failOnTransport(), governed);
+    countClientResend(state.policy.circuitBreaker().failOnTransport(), governed);
   }
 
   private void countClientResend(boolean breakerFailure, boolean governed) {
-    if (decision != null || passThrough) {
+    if (decision != null || state.passThrough) {
       return;
     }
     long now = engine.clock().nanoTime();
+    CallExtras x = extras();
     attempt++;
     if (!governed) {
-      resends.made();
+      x.resends.made();
     }
-    host.recordResend(breakerFailure, now - attemptStartNanos, now);
+    recordResend(breakerFailure, now - attemptStartNanos, now);
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */
@@ -234,18 +228,18 @@ public final class RetryCall {
     attempt++;
     attemptStartNanos = engine.clock().nanoTime();
     decision = null;
-    resends.attemptStarted(attempt > 1);
+    if (extras != null) {
+      extras.resends.attemptStarted(attempt > 1);
+    }
     if (!callerGaveUp()) {
       // A retry started after the caller cancelled is refused by the client without a request:
       // it stays pending, so the call's end gives its budget back.
-      host.attemptStarted();
+      attemptStarted();
     }
     if (attempt == 1) {
-      host.callStarted(attemptStartNanos);
+      callStarted(attemptStartNanos);
     }
-    if (engine.listening()) {
-      engine.emit(RetryEvent.attempt(this));
-    }
+    engine.listeners().attempt(state.counters, this, attempt);
     return attempt;
   }
 
@@ -259,17 +253,22 @@ public final class RetryCall {
       return decision;
     }
     long now = engine.clock().nanoTime();
-    long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+    // No header, no wall clock to read.
+    long askedNanos =
+        retryAfter == null
+            ? RetryAfter.NONE
+            : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+    Policy policy = state.policy;
     recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
     if (status == 429
         && askedNanos != RetryAfter.NONE
-        && limiter != null
+        && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      limiter.pauseUntil(now + Math.min(askedNanos, retry.retryAfterMax().toNanos()));
+      state.limiter.pauseUntil(now + Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
     }
-    long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
+    long retryAfterNanos = state.retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
     decision = decide(AttemptResult.response(status), retryAfterNanos, now);
     return decision;
   }
@@ -279,17 +278,17 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    int resent = resends.in(error);
+    boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
+    int resent = extras == null ? 0 : extras.resends.in(error);
     for (int i = 0; i < resent; i++) {
-      countClientResend(policy.circuitBreaker().failOnTransport(), false);
+      countClientResend(failOnTransport, false);
     }
     long now = engine.clock().nanoTime();
     AttemptResult result = AttemptResult.thrown(error);
     if (result.outcome() == Outcome.CANCELLED) {
-      host.release();
+      release();
     } else {
-      boolean failure =
-          policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
+      boolean failure = failOnTransport && error instanceof java.io.IOException;
       recordBreaker(failure, now);
     }
     decision = decide(result, RetryAfter.NONE, now);
@@ -301,21 +300,28 @@ public final class RetryCall {
    * while waiting. Releases what the attempt held; safe to call more than once.
    */
   public synchronized void onAbandoned() {
-    host.release();
+    release();
     if (!finished) {
-      boolean timedOut = bounds.callerTimedOut(engine.clock().nanoTime());
+      long now = engine.clock().nanoTime();
       finish(
-          AttemptResult.cancelled(), timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
+          AttemptResult.cancelled(),
+          callerTimedOut(now) ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED,
+          now);
     }
   }
 
   /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */
-  private boolean callerGaveUp() {
+  boolean callerGaveUp() {
     try {
-      return cancelled != null && cancelled.getAsBoolean();
+      return extras != null && extras.cancelled != null && extras.cancelled.getAsBoolean();
     } catch (RuntimeException e) {
       return false;
     }
+  }
+
+  /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
+  boolean callerTimedOut(long nowNanos) {
+    return extras != null && extras.bounds.callerTimedOut(nowNanos);
   }
 
   /** True once the call ended (returned, failed or was abandoned). */
@@ -325,117 +331,90 @@ public final class RetryCall {
 
   /** Runs {@link RetryRules} on this call's live state, then carries the decision out. */
   private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
-    Decision d = RetryRules.decide(retry, request, result, attempt, new Live(now, retryAfterNanos));
+    Decision d =
+        RetryRules.decide(
+            state.retry, request, result, attempt, new CallMoment(this, now, retryAfterNanos));
     // Only the breaker rule gives this reason after an attempt: end the call the way the next
     // attempt would have, with the breaker's exception.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
-      CircuitBreakerOpenException e = host.breaker().rejection(now, engine.clock().wallMillis());
-      if (engine.listening()) {
+      CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
+      if (engine.wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
         engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
-      finish(result, GiveUpReason.CIRCUIT_OPEN);
+      finish(result, GiveUpReason.CIRCUIT_OPEN, now);
       return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, e);
     }
     if (!d.retry()) {
-      finish(result, d.reason());
+      finish(result, d.reason(), now);
       return d;
     }
-    if (engine.listening()) {
+    if (engine.wants(RetryEvent.Type.RETRY, attempt)) {
       engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
     }
-    if (observe) {
+    if (state.observe) {
       // Reported as "would retry"; the caller gets exactly what it would get without the agent.
       // The budget stays spent, as the retry would have spent it: observe mode shows when the
       // budget would refuse.
-      finish(result, null);
+      finish(result, null, now);
       return Decision.done(result, null);
     }
-    previousDelayNanos = d.delayNanos();
-    host.retryDecided(now);
+    CallExtras x = extras();
+    x.previousDelayNanos = d.delayNanos();
+    x.retryTakenNanos = now;
+    retryDecided();
     return d;
   }
 
-  /** The ladder's questions, answered from this call's state at {@code now}. */
-  private final class Live implements RetryRules.Moment {
-    private final long now;
-    private final long retryAfterNanos;
+  // ---- what CallMoment asks of the call at a moment (the lock is held: decide() is running) ----
 
-    Live(long now, long retryAfterNanos) {
-      this.now = now;
-      this.retryAfterNanos = retryAfterNanos;
-    }
-
-    @Override
-    public boolean callerGaveUp() {
-      return RetryCall.this.callerGaveUp();
-    }
-
-    @Override
-    public boolean callerTimedOut() {
-      return bounds.callerTimedOut(now);
-    }
-
-    @Override
-    public int clientResendsExpected() {
-      return resends.expected();
-    }
-
-    @Override
-    public boolean pastCallerTimeout(long delayNanos) {
-      return bounds.pastCallerTimeout(now + delayNanos);
-    }
-
-    @Override
-    public long retryAfterNanos() {
-      return retryAfterNanos;
-    }
-
-    @Override
-    public long previousDelayNanos() {
-      return previousDelayNanos;
-    }
-
-    @Override
-    public double nextRandom() {
-      return engine.random().nextDouble();
-    }
-
-    @Override
-    public boolean pastDeadline(long delayNanos) {
-      return bounds.pastDeadline(now + delayNanos);
-    }
-
-    @Override
-    public boolean breakerOpenAfter(long delayNanos) {
-      // Observe mode never fails a call, so it never fails one early either.
-      return host.breaker() != null && !observe && host.breaker().isOpenAt(now + delayNanos);
-    }
-
-    @Override
-    public boolean takeFromBudget() {
-      return host.takeRetry(now);
-    }
+  int clientResendsExpected() {
+    return extras == null ? 0 : extras.resends.expected();
   }
 
-  private void finish(AttemptResult result, GiveUpReason reason) {
+  boolean pastCallerTimeout(long atNanos) {
+    return extras != null && extras.bounds.pastCallerTimeout(atNanos);
+  }
+
+  long previousDelayNanos() {
+    return extras == null ? 0 : extras.previousDelayNanos;
+  }
+
+  double nextRandom() {
+    return engine.random().nextDouble();
+  }
+
+  boolean pastDeadline(long atNanos) {
+    return extras != null
+        ? extras.bounds.pastDeadline(atNanos)
+        : atNanos - (startNanos + state.deadlineNanos) >= 0;
+  }
+
+  boolean breakerOpenAt(long atNanos) {
+    // Observe mode never fails a call, so it never fails one early either.
+    return breaker() != null && !state.observe && breaker().isOpenAt(atNanos);
+  }
+
+  /**
+   * @param now when the call ended, read by the caller (one clock read serves the decision and the
+   *     end)
+   */
+  private void finish(AttemptResult result, GiveUpReason reason, long now) {
     if (finished) {
       return;
     }
     finished = true;
     // Releases the permit; a retry decided and never made gives its budget back.
-    host.callEnded(engine.clock().nanoTime());
-    if (engine.listening()) {
-      if (reason != null) {
-        engine.emit(RetryEvent.giveUp(this, result, reason));
-      }
-      boolean succeeded =
-          result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(retry, result);
-      engine.emit(RetryEvent.complete(this, result, reason, succeeded));
+    callEnded(now, extras == null ? 0 : extras.retryTakenNanos);
+    if (reason != null && engine.wants(RetryEvent.Type.GIVE_UP, attempt)) {
+      engine.emit(RetryEvent.giveUp(this, result, reason));
     }
+    boolean succeeded =
+        result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
+    engine.listeners().callEnded(state.counters, this, attempt, result, reason, succeeded);
   }
 
   private void recordBreaker(boolean failure, long now) {
-    host.record(failure, now - attemptStartNanos, now);
+    record(failure, now - attemptStartNanos, now);
   }
 
   /** For events: time since the call started. */

@@ -1,5 +1,6 @@
 package dev.retryagent.observe;
 
+import dev.retryagent.engine.CallCounter;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.GiveUpReason;
 import java.util.concurrent.atomic.LongAdder;
@@ -8,13 +9,24 @@ import java.util.concurrent.atomic.LongAdder;
  * The live counters of one (route, host) series: one {@link LongAdder} each, so threads of many
  * calls add without contending.
  */
-final class Counters {
+final class Counters implements CallCounter {
   private final LongAdder[] adders = new LongAdder[CounterSnapshot.SIZE];
 
   Counters() {
     for (int i = 0; i < adders.length; i++) {
       adders[i] = new LongAdder();
     }
+  }
+
+  @Override
+  public void attempt() {
+    add(Stat.ATTEMPTS);
+  }
+
+  @Override
+  public void callEnded(boolean succeeded) {
+    add(Stat.CALLS);
+    add(succeeded ? Stat.SUCCEEDED : Stat.FAILED);
   }
 
   void add(Stat s) {
