@@ -29,6 +29,8 @@ public final class CircuitBreaker {
   private final TransitionListener listener;
   private final OutcomeWindow window;
   private final long slowNanos;
+  // The window is in time, or slow calls are measured: every outcome needs the time.
+  private final boolean timed;
 
   private CircuitState state = CircuitState.CLOSED;
   private long generation;
@@ -58,6 +60,8 @@ public final class CircuitBreaker {
     this.window = OutcomeWindow.of(policy);
     this.slowNanos =
         policy.slowCallDuration() == null ? Long.MAX_VALUE : policy.slowCallDuration().toNanos();
+    this.timed =
+        policy.windowType() != CircuitBreakerPolicy.WindowType.COUNT || slowNanos != Long.MAX_VALUE;
   }
 
   public String key() {
@@ -187,7 +191,29 @@ public final class CircuitBreaker {
    * @param durationNanos how long the attempt took, for the slow-call rate
    */
   public void onResult(long permit, boolean failure, long durationNanos, long nowNanos) {
-    boolean isSlow = durationNanos > slowNanos;
+    record(permit, failure, durationNanos > slowNanos, nowNanos, null);
+  }
+
+  /**
+   * As {@link #onResult(long, boolean, long, long)} for an attempt that started at {@code
+   * startedNanos}, reading {@code clock} only when the outcome needs the time: a breaker whose
+   * window counts attempts (not time) and that does not measure slow calls needs it only to open. A
+   * call's success then costs no clock read here.
+   */
+  void onResult(long permit, boolean failure, long startedNanos, Clock clock) {
+    if (timed) {
+      long now = clock.nanoTime();
+      record(permit, failure, now - startedNanos > slowNanos, now, null);
+    } else {
+      record(permit, failure, false, 0, clock);
+    }
+  }
+
+  /**
+   * @param clock when non-null, the time is read from it when needed and {@code nowNanos} is not
+   *     used (only for a breaker that is not {@link #timed}: its window ignores the time)
+   */
+  private void record(long permit, boolean failure, boolean isSlow, long nowNanos, Clock clock) {
     CircuitTransition moved = null;
     synchronized (this) {
       if (permit != generation || permit == REJECTED) {
@@ -198,12 +224,12 @@ public final class CircuitBreaker {
           window.expire(nowNanos);
           window.record(failure, isSlow, nowNanos);
           if (shouldOpen()) {
-            moved = open(nowNanos);
+            moved = open(clock == null ? nowNanos : clock.nanoTime());
           }
           break;
         case HALF_OPEN:
           if (failure || isSlow) {
-            moved = open(nowNanos);
+            moved = open(clock == null ? nowNanos : clock.nanoTime());
           } else if (++trialsSucceeded >= policy.halfOpenCalls()) {
             moved = move(CircuitState.CLOSED);
           }

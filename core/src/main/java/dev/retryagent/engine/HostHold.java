@@ -43,11 +43,14 @@ abstract class HostHold {
     return permit != CircuitBreaker.REJECTED;
   }
 
-  /** The attempt's outcome, recorded once with its permit. */
-  void record(boolean failure, long durationNanos, long nowNanos) {
+  /**
+   * The outcome of the attempt that started at {@code startedNanos}, recorded once with its permit;
+   * the breaker reads {@code clock} if it needs the time.
+   */
+  void record(boolean failure, long startedNanos, Clock clock) {
     CircuitBreaker breaker = state.breaker;
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
-      breaker.onResult(permit, failure, durationNanos, nowNanos);
+      breaker.onResult(permit, failure, startedNanos, clock);
       permit = CircuitBreaker.REJECTED;
     }
   }

@@ -31,8 +31,13 @@ import java.util.function.ToIntFunction;
 public final class RetryCall extends HostHold {
   private final RetryEngine engine;
   private final RequestInfo request;
-  private final long startNanos;
-  private int attempt;
+  // When the call started: its first step (the first rate-limit permit or attempt), or the first
+  // setting that needs its bounds. Read from the clock then, not when the call is made, so that a
+  // call that succeeds at once reads the clock once.
+  private long startNanos;
+  private boolean started;
+  // Volatile so that the first attempt's timeout is read without the lock; written under it.
+  private volatile int attempt;
   private long attemptStartNanos;
   private Decision decision;
   private boolean finished;
@@ -43,13 +48,13 @@ public final class RetryCall extends HostHold {
     super(state);
     this.engine = state.engine;
     this.request = request;
-    this.startNanos = engine.clock().nanoTime();
   }
 
   private CallExtras extras() {
     CallExtras x = extras;
     if (x == null) {
-      x = new CallExtras(state, startNanos, attempt);
+      long start = started ? startNanos : startNanos(engine.clock().nanoTime());
+      x = new CallExtras(state, start, attempt);
       extras = x;
     }
     return x;
@@ -69,7 +74,7 @@ public final class RetryCall extends HostHold {
   }
 
   /** Attempts started so far. */
-  public synchronized int attempt() {
+  public int attempt() {
     return attempt;
   }
 
@@ -130,11 +135,14 @@ public final class RetryCall extends HostHold {
    * attempt is the caller's own). The adapter gives each of the client's own per-attempt timeouts
    * {@link CallBounds#shorterTimeout}{@code (this, clientTimeout)}.
    */
-  public synchronized long attemptTimeoutNanos() {
-    // The first attempt's bound is the policy's alone: no clock, no bounds object.
-    return attempt <= 1
-        ? state.perAttemptNanos
-        : extras().bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+  public long attemptTimeoutNanos() {
+    // The first attempt's bound is the policy's alone: no lock, no clock, no bounds object.
+    if (attempt <= 1) {
+      return state.perAttemptNanos;
+    }
+    synchronized (this) {
+      return extras().bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+    }
   }
 
   /**
@@ -144,12 +152,19 @@ public final class RetryCall extends HostHold {
    * @throws RateLimitedException when no permit comes within {@code maxWait} (or a pause outlasts
    *     the deadline); the call is over
    */
-  public synchronized long reservePermit() throws RateLimitedException {
+  public long reservePermit() throws RateLimitedException {
     RateLimiter limiter = state.limiter;
     if (limiter == null) {
-      return 0;
+      return 0; // without a rate limit there is nothing to guard: no lock
     }
+    synchronized (this) {
+      return reserve(limiter);
+    }
+  }
+
+  private long reserve(RateLimiter limiter) throws RateLimitedException {
     long now = engine.clock().nanoTime();
+    startNanos(now);
     long maxWait = state.policy.rateLimit().maxWait().toNanos();
     long remaining = extras().bounds.remainingNanos(now);
     // A token that comes after the deadline is no use: the call's whole time would be spent.
@@ -223,10 +238,22 @@ public final class RetryCall extends HostHold {
     recordResend(breakerFailure, now - attemptStartNanos, now);
   }
 
+  /**
+   * Steps 2 and 3 under one lock: {@link #acquireBreaker()}, then {@link #startAttempt()}.
+   *
+   * @return the attempt's 1-based number
+   * @throws CircuitBreakerOpenException when the breaker is open; the call is over
+   */
+  public synchronized int beginAttempt() throws CircuitBreakerOpenException {
+    acquireBreaker();
+    return startAttempt();
+  }
+
   /** Step 3: an attempt starts now. Returns its 1-based number. */
   public synchronized int startAttempt() {
     attempt++;
     attemptStartNanos = engine.clock().nanoTime();
+    startNanos(attemptStartNanos);
     decision = null;
     if (extras != null) {
       extras.resends.attemptStarted(attempt > 1);
@@ -252,14 +279,25 @@ public final class RetryCall extends HostHold {
     if (decision != null) {
       return decision;
     }
-    long now = engine.clock().nanoTime();
+    // The time is read only when this outcome needs it. Without a Retry-After, a status the policy
+    // does not retry, and nothing beyond the first attempt (no extras: no cancel signal, no
+    // bounds of the caller's, no retry pending), the ladder stops at the policy's refusal and the
+    // call's end gives nothing back: no rule asks for the time, and the breaker reads it itself if
+    // it must. A call that succeeds at once then reads the clock once in all.
+    long now =
+        retryAfter == null && extras == null && !state.retry.retryOnStatuses().contains(status)
+            ? attemptStartNanos // not used
+            : engine.clock().nanoTime();
     // No header, no wall clock to read.
     long askedNanos =
         retryAfter == null
             ? RetryAfter.NONE
             : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
     Policy policy = state.policy;
-    recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
+    record(
+        policy.circuitBreaker().failOnStatuses().contains(status),
+        attemptStartNanos,
+        engine.clock());
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
     if (status == 429
@@ -289,7 +327,7 @@ public final class RetryCall extends HostHold {
       release();
     } else {
       boolean failure = failOnTransport && error instanceof java.io.IOException;
-      recordBreaker(failure, now);
+      record(failure, attemptStartNanos, engine.clock());
     }
     decision = decide(result, RetryAfter.NONE, now);
     return decision;
@@ -386,7 +424,7 @@ public final class RetryCall extends HostHold {
   boolean pastDeadline(long atNanos) {
     return extras != null
         ? extras.bounds.pastDeadline(atNanos)
-        : atNanos - (startNanos + state.deadlineNanos) >= 0;
+        : atNanos - (startNanos + state.deadlineNanos) >= 0; // asked after an attempt started
   }
 
   boolean breakerOpenAt(long atNanos) {
@@ -413,13 +451,18 @@ public final class RetryCall extends HostHold {
     engine.listeners().callEnded(state.counters, this, attempt, result, reason, succeeded);
   }
 
-  private void recordBreaker(boolean failure, long now) {
-    record(failure, now - attemptStartNanos, now);
+  /** Sets the start to {@code nowNanos} unless the call started already; returns the start. */
+  private long startNanos(long nowNanos) {
+    if (!started) {
+      startNanos = nowNanos;
+      started = true;
+    }
+    return startNanos;
   }
 
-  /** For events: time since the call started. */
+  /** For events: time since the call started (0 before it did). */
   long elapsedNanos() {
-    return engine.clock().nanoTime() - startNanos;
+    return started ? engine.clock().nanoTime() - startNanos : 0;
   }
 
   /** For events: the wall clock now. */

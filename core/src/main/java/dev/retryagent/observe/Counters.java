@@ -23,13 +23,14 @@ final class Counters implements CallCounter {
     add(Stat.ATTEMPTS);
   }
 
+  /** Every call ends succeeded or failed: {@link Stat#CALLS} is their sum, read by snapshots. */
   @Override
   public void callEnded(boolean succeeded) {
-    add(Stat.CALLS);
     add(succeeded ? Stat.SUCCEEDED : Stat.FAILED);
   }
 
   void add(Stat s) {
+    assert s != Stat.CALLS : "derived from SUCCEEDED and FAILED";
     adders[s.ordinal()].increment();
   }
 
@@ -46,6 +47,7 @@ final class Counters implements CallCounter {
     for (int i = 0; i < v.length; i++) {
       v[i] = adders[i].sum();
     }
+    v[Stat.CALLS.ordinal()] = v[Stat.SUCCEEDED.ordinal()] + v[Stat.FAILED.ordinal()];
     return new CounterSnapshot(v);
   }
 }

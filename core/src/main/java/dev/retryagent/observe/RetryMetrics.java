@@ -140,9 +140,7 @@ public final class RetryMetrics implements RetryListener {
   @Override
   public void onCallComplete(RetryEvent e) {
     try {
-      Counters c = series(e);
-      c.add(Stat.CALLS);
-      c.add(e.succeeded() ? Stat.SUCCEEDED : Stat.FAILED);
+      series(e).callEnded(e.succeeded());
     } catch (RuntimeException ignored) {
       // a metric is never worth a call
     }
