@@ -1,7 +1,6 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
-import java.time.Instant;
 
 /**
  * A circuit breaker as an explicit state machine ({@link CircuitState}, moves checked against
@@ -113,7 +112,7 @@ public final class CircuitBreaker {
   CircuitBreakerOpenException rejection(long nowNanos, long wallMillis) {
     long inNanos = Math.max(0, openUntilNanos() - nowNanos);
     return new CircuitBreakerOpenException(
-        key, Instant.ofEpochMilli(wallMillis + inNanos / 1_000_000), inNanos / 1_000_000);
+        key, wallMillis + inNanos / 1_000_000, inNanos / 1_000_000);
   }
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */
@@ -256,6 +255,11 @@ public final class CircuitBreaker {
             ? Math.min(policy.minimumCalls(), policy.windowSize())
             : policy.minimumCalls();
     if (window.total < minimum) {
+      return false;
+    }
+    // Both rates are 0 and both thresholds above it (the failure threshold always is): the common
+    // case of a healthy host decided without dividing.
+    if (window.failures == 0 && window.slow == 0 && policy.slowCallRateThreshold() > 0) {
       return false;
     }
     double failureRate = (double) window.failures / window.total;

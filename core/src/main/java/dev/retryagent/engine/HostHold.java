@@ -30,16 +30,21 @@ abstract class HostHold {
   }
 
   /**
-   * Asks the breaker for a permit for the next attempt; false when it is open. A closed breaker
-   * answers without the time, so the clock is read only when the breaker is not closed.
+   * Takes a permit for the next attempt if that needs no time: there is no breaker, or it is
+   * closed. False: ask {@link #acquire(long)}.
    */
-  boolean acquire(Clock clock) {
+  boolean acquireWhileClosed() {
     CircuitBreaker breaker = state.breaker;
     if (breaker == null) {
       return true;
     }
-    long p = breaker.closedPermit();
-    permit = p != CircuitBreaker.REJECTED ? p : breaker.tryAcquire(clock.nanoTime());
+    permit = breaker.closedPermit();
+    return permit != CircuitBreaker.REJECTED;
+  }
+
+  /** Asks the breaker for a permit for the next attempt at {@code nowNanos}; false when open. */
+  boolean acquire(long nowNanos) {
+    permit = state.breaker.tryAcquire(nowNanos);
     return permit != CircuitBreaker.REJECTED;
   }
 

@@ -192,10 +192,13 @@ public final class RetryCall extends HostHold {
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
   public synchronized void acquireBreaker() throws CircuitBreakerOpenException {
-    if (acquire(engine.clock())) {
+    if (acquireWhileClosed()) {
       return;
     }
     long now = engine.clock().nanoTime();
+    if (acquire(now)) {
+      return;
+    }
     CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
     if (engine.wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
       engine.emit(RetryEvent.breakerRejected(this, e));
