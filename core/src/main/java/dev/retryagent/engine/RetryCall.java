@@ -50,11 +50,21 @@ public final class RetryCall extends HostHold {
     this.request = request;
   }
 
+  /** The bounds, made on first use from the policy and the call's start. */
+  private CallBounds bounds() {
+    long start = started ? startNanos : startNanos(engine.clock().nanoTime());
+    return extras().bounds(state, start);
+  }
+
+  /** The bounds, or null while they are the policy's alone. */
+  private CallBounds boundsIfAny() {
+    return extras == null ? null : extras.boundsIfAny();
+  }
+
   private CallExtras extras() {
     CallExtras x = extras;
     if (x == null) {
-      long start = started ? startNanos : startNanos(engine.clock().nanoTime());
-      x = new CallExtras(state, start, attempt);
+      x = new CallExtras();
       extras = x;
     }
     return x;
@@ -88,7 +98,7 @@ public final class RetryCall extends HostHold {
    * sooner. A give-up because of it names the deadline.
    */
   public synchronized void limitDeadline(long deadlineNanos) {
-    extras().bounds.limitDeadline(deadlineNanos);
+    bounds().limitDeadline(deadlineNanos);
   }
 
   /**
@@ -98,7 +108,7 @@ public final class RetryCall extends HostHold {
    * attempts' timeouts: the client enforces it, with the exception the caller expects.
    */
   public synchronized void limitToCallerTimeout(long deadlineNanos) {
-    extras().bounds.limitToCallerTimeout(deadlineNanos);
+    bounds().limitToCallerTimeout(deadlineNanos);
   }
 
   /**
@@ -115,7 +125,7 @@ public final class RetryCall extends HostHold {
    * Asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
-    extras().resends.judgedBy(resends);
+    extras().resends().judgedBy(resends);
   }
 
   /**
@@ -126,7 +136,7 @@ public final class RetryCall extends HostHold {
   public synchronized boolean clientMayResend(AttemptResult result) {
     return state.observe
         || state.passThrough
-        || extras().resends.ask(state.retry, request, result, attempt);
+        || extras().resends().ask(state.retry, request, result, attempt);
   }
 
   /**
@@ -141,7 +151,7 @@ public final class RetryCall extends HostHold {
       return state.perAttemptNanos;
     }
     synchronized (this) {
-      return extras().bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+      return bounds().attemptTimeoutNanos(attempt, engine.clock().nanoTime());
     }
   }
 
@@ -166,7 +176,7 @@ public final class RetryCall extends HostHold {
     long now = engine.clock().nanoTime();
     startNanos(now);
     long maxWait = state.policy.rateLimit().maxWait().toNanos();
-    long remaining = extras().bounds.remainingNanos(now);
+    long remaining = bounds().remainingNanos(now);
     // A token that comes after the deadline is no use: the call's whole time would be spent.
     long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
     if (wait == RateLimiter.REJECTED) {
@@ -236,7 +246,7 @@ public final class RetryCall extends HostHold {
     CallExtras x = extras();
     attempt++;
     if (!governed) {
-      x.resends.made();
+      x.resends().made();
     }
     recordResend(breakerFailure, now - attemptStartNanos, now);
   }
@@ -259,7 +269,7 @@ public final class RetryCall extends HostHold {
     startNanos(attemptStartNanos);
     decision = null;
     if (extras != null) {
-      extras.resends.attemptStarted(attempt > 1);
+      extras.attemptStarted(attempt > 1);
     }
     if (!callerGaveUp()) {
       // A retry started after the caller cancelled is refused by the client without a request:
@@ -320,7 +330,8 @@ public final class RetryCall extends HostHold {
       return decision;
     }
     boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
-    int resent = extras == null ? 0 : extras.resends.in(error);
+    ClientResends judge = extras == null ? null : extras.resendsIfAny();
+    int resent = judge == null ? 0 : judge.in(error);
     for (int i = 0; i < resent; i++) {
       countClientResend(failOnTransport, false);
     }
@@ -362,7 +373,8 @@ public final class RetryCall extends HostHold {
 
   /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
   boolean callerTimedOut(long nowNanos) {
-    return extras != null && extras.bounds.callerTimedOut(nowNanos);
+    CallBounds b = boundsIfAny();
+    return b != null && b.callerTimedOut(nowNanos);
   }
 
   /** True once the call ended (returned, failed or was abandoned). */
@@ -409,11 +421,13 @@ public final class RetryCall extends HostHold {
   // ---- what CallMoment asks of the call at a moment (the lock is held: decide() is running) ----
 
   int clientResendsExpected() {
-    return extras == null ? 0 : extras.resends.expected();
+    ClientResends r = extras == null ? null : extras.resendsIfAny();
+    return r == null ? 0 : r.expected();
   }
 
   boolean pastCallerTimeout(long atNanos) {
-    return extras != null && extras.bounds.pastCallerTimeout(atNanos);
+    CallBounds b = boundsIfAny();
+    return b != null && b.pastCallerTimeout(atNanos);
   }
 
   long previousDelayNanos() {
@@ -425,8 +439,9 @@ public final class RetryCall extends HostHold {
   }
 
   boolean pastDeadline(long atNanos) {
-    return extras != null
-        ? extras.bounds.pastDeadline(atNanos)
+    CallBounds b = boundsIfAny();
+    return b != null
+        ? b.pastDeadline(atNanos)
         : atNanos - (startNanos + state.deadlineNanos) >= 0; // asked after an attempt started
   }
 

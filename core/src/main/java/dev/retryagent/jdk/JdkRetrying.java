@@ -157,7 +157,7 @@ public final class JdkRetrying {
 
     @Override
     public String header(HttpResponse<Object> response, String name) {
-      return response.headers().firstValue(name).orElse(null);
+      return JdkRequest.firstValue(response.headers(), name);
     }
 
     @Override
