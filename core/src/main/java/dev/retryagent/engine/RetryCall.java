@@ -332,6 +332,7 @@ public final class RetryCall extends HostHold {
     boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
     ClientResends judge = extras == null ? null : extras.resendsIfAny();
     int resent = judge == null ? 0 : judge.in(error);
+    resent += ClientResends.told(request, error);
     for (int i = 0; i < resent; i++) {
       countClientResend(failOnTransport, false);
     }
@@ -365,7 +366,8 @@ public final class RetryCall extends HostHold {
   /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */
   boolean callerGaveUp() {
     try {
-      return extras != null && extras.cancelled != null && extras.cancelled.getAsBoolean();
+      return request.callerGaveUp()
+          || (extras != null && extras.cancelled != null && extras.cancelled.getAsBoolean());
     } catch (RuntimeException e) {
       return false;
     }

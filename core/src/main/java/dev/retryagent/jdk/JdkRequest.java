@@ -82,6 +82,14 @@ final class JdkRequest implements RequestInfo {
     return values == null || values.isEmpty() ? null : values.get(0);
   }
 
+  /**
+   * {@link JdkResends#in}: the JDK's own resend of an idempotent request, read from the failure.
+   */
+  @Override
+  public int clientResendsIn(Throwable failure) {
+    return JdkResends.in(request, failure);
+  }
+
   @Override
   public boolean bodyReplayable() {
     return body == null || body.canSendAgain();
