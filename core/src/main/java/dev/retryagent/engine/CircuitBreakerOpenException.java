@@ -6,7 +6,8 @@ import java.time.Instant;
 /**
  * Thrown instead of making a call while the breaker of its host (or route) is open: the call fails
  * at once, without touching the network. An {@link IOException}, so callers' existing error
- * handling already covers it.
+ * handling already covers it. Made by the engine only; {@link #getMessage()} names the breaker and
+ * when it lets trial calls through.
  *
  * <p>It is made for every call refused while the breaker is open, so it is cheap (issue 13): it
  * carries no stack trace (where it was thrown is the caller's own call to the client, and the
@@ -19,10 +20,6 @@ public final class CircuitBreakerOpenException extends IOException {
   private final long retryAtMillis;
   private final long inMillis;
   private transient String message;
-
-  public CircuitBreakerOpenException(String breakerKey, Instant retryAt, long inMillis) {
-    this(breakerKey, retryAt.toEpochMilli(), inMillis);
-  }
 
   /**
    * @param retryAtMillis when the breaker lets trial calls through, on the wall clock

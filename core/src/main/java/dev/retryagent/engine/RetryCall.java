@@ -1,11 +1,12 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Policy;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
 /**
- * The state of one call across its attempts, and every decision about it. A client adapter (or
+ * SPI: the state of one call across its attempts, and every decision about it. A client adapter (or
  * {@link SyncRetryLoop} / {@link AsyncRetryLoop}) drives it, once per attempt, in this order:
  *
  * <ol>

@@ -27,7 +27,7 @@ class SharedSchedulerTest {
 
   @Test
   void manyWaitingTasksShareTwoThreadsAndABlockedTaskHoldsNoOther() {
-    Scheduler fresh = new Scheduler.SharedScheduler();
+    Scheduler fresh = new SharedScheduler();
     CountDownLatch release = new CountDownLatch(1);
     Set<Thread> threads = ConcurrentHashMap.newKeySet();
     AtomicInteger ran = new AtomicInteger();
@@ -51,7 +51,7 @@ class SharedSchedulerTest {
     }
     await().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == 1000);
     release.countDown();
-    assertThat(threads).hasSizeLessThanOrEqualTo(Scheduler.SharedScheduler.THREADS);
+    assertThat(threads).hasSizeLessThanOrEqualTo(SharedScheduler.THREADS);
     assertThat(threads).allSatisfy(t -> assertThat(t.getName()).startsWith("retry-agent-async-"));
   }
 
@@ -69,7 +69,7 @@ class SharedSchedulerTest {
   @Test
   void itsThreadsDoNotKeepTheSchedulingThreadsContextClassLoader() throws Exception {
     ClassLoader webApp = new java.net.URLClassLoader(new java.net.URL[0], null);
-    Scheduler fresh = new Scheduler.SharedScheduler();
+    Scheduler fresh = new SharedScheduler();
     AtomicReference<ClassLoader> seen = new AtomicReference<>();
     Thread scheduling =
         new Thread(
