@@ -32,9 +32,8 @@ import java.util.function.ToIntFunction;
 public final class RetryCall extends HostHold {
   private final RetryEngine engine;
   private final RequestInfo request;
-  // When the call started: its first step (the first rate-limit permit or attempt), or the first
-  // setting that needs its bounds. Read from the clock then, not when the call is made, so that a
-  // call that succeeds at once reads the clock once.
+  // The call's first step (permit, attempt, or a setting that needs its bounds), not its making:
+  // a call that succeeds at once reads the clock once.
   private long startNanos;
   private boolean started;
   // Volatile so that the first attempt's timeout is read without the lock; written under it.
@@ -55,11 +54,6 @@ public final class RetryCall extends HostHold {
   private CallBounds bounds() {
     long start = started ? startNanos : startNanos(engine.clock().nanoTime());
     return extras().bounds(state, start);
-  }
-
-  /** The bounds, or null while they are the policy's alone. */
-  private CallBounds boundsIfAny() {
-    return extras == null ? null : extras.boundsIfAny();
   }
 
   private CallExtras extras() {
@@ -169,32 +163,28 @@ public final class RetryCall extends HostHold {
       return 0; // without a rate limit there is nothing to guard: no lock
     }
     synchronized (this) {
-      return reserve(limiter);
-    }
-  }
-
-  private long reserve(RateLimiter limiter) throws RateLimitedException {
-    long now = engine.clock().nanoTime();
-    startNanos(now);
-    long maxWait = state.policy.rateLimit().maxWait().toNanos();
-    long remaining = bounds().remainingNanos(now);
-    // A token that comes after the deadline is no use: the call's whole time would be spent.
-    long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
-    if (wait == RateLimiter.REJECTED) {
-      if (engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-        engine.emit(RetryEvent.rateLimitRejected(this));
+      long now = engine.clock().nanoTime();
+      startNanos(now);
+      long maxWait = state.policy.rateLimit().maxWait().toNanos();
+      long remaining = bounds().remainingNanos(now);
+      // A token that comes after the deadline is no use: the call's whole time would be spent.
+      long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
+      if (wait == RateLimiter.REJECTED) {
+        if (engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+          engine.emit(RetryEvent.rateLimitRejected(this));
+        }
+        if (state.observe) {
+          return 0;
+        }
+        finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
+        throw RateLimitedException.noPermit(
+            state.target, remaining, maxWait, limiter.pauseRemainingNanos(now));
       }
-      if (state.observe) {
-        return 0;
+      if (wait > 0 && engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+        engine.emit(RetryEvent.rateLimitWait(this, wait));
       }
-      finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
-      throw RateLimitedException.noPermit(
-          state.target, remaining, maxWait, limiter.pauseRemainingNanos(now));
+      return state.observe ? 0 : wait;
     }
-    if (wait > 0 && engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-      engine.emit(RetryEvent.rateLimitWait(this, wait));
-    }
-    return state.observe ? 0 : wait;
   }
 
   /**
@@ -244,10 +234,9 @@ public final class RetryCall extends HostHold {
       return;
     }
     long now = engine.clock().nanoTime();
-    CallExtras x = extras();
     attempt++;
     if (!governed) {
-      x.resends().made();
+      extras().resends().made();
     }
     recordResend(breakerFailure, now - attemptStartNanos, now);
   }
@@ -293,11 +282,9 @@ public final class RetryCall extends HostHold {
     if (decision != null) {
       return decision;
     }
-    // The time is read only when this outcome needs it. Without a Retry-After, a status the policy
-    // does not retry, and nothing beyond the first attempt (no extras: no cancel signal, no
-    // bounds of the caller's, no retry pending), the ladder stops at the policy's refusal and the
-    // call's end gives nothing back: no rule asks for the time, and the breaker reads it itself if
-    // it must. A call that succeeds at once then reads the clock once in all.
+    // No Retry-After, a status not retried, no extras (cancel signal, bounds, retry pending): the
+    // ladder stops at the policy's refusal and the end gives nothing back, so no rule needs the
+    // time (the breaker reads it if it must). A call that succeeds at once reads the clock once.
     long now =
         retryAfter == null && extras == null && !state.retry.retryOnStatuses().contains(status)
             ? attemptStartNanos // not used
@@ -308,10 +295,8 @@ public final class RetryCall extends HostHold {
             ? RetryAfter.NONE
             : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
     Policy policy = state.policy;
-    record(
-        policy.circuitBreaker().failOnStatuses().contains(status),
-        attemptStartNanos,
-        engine.clock());
+    boolean failure = policy.circuitBreaker().failOnStatuses().contains(status);
+    record(failure, attemptStartNanos, engine.clock());
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
     if (status == 429
@@ -332,8 +317,7 @@ public final class RetryCall extends HostHold {
     }
     boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
     ClientResends judge = extras == null ? null : extras.resendsIfAny();
-    int resent = judge == null ? 0 : judge.in(error);
-    resent += ClientResends.told(request, error);
+    int resent = (judge == null ? 0 : judge.in(error)) + ClientResends.told(request, error);
     for (int i = 0; i < resent; i++) {
       countClientResend(failOnTransport, false);
     }
@@ -376,7 +360,7 @@ public final class RetryCall extends HostHold {
 
   /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
   boolean callerTimedOut(long nowNanos) {
-    CallBounds b = boundsIfAny();
+    CallBounds b = extras == null ? null : extras.boundsIfAny();
     return b != null && b.callerTimedOut(nowNanos);
   }
 
@@ -389,7 +373,11 @@ public final class RetryCall extends HostHold {
   private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
     Decision d =
         RetryRules.decide(
-            state.retry, request, result, attempt, new CallMoment(this, now, retryAfterNanos));
+            state.retry,
+            request,
+            result,
+            attempt,
+            new CallMoment(this, extras, startNanos, now, retryAfterNanos));
     // Only the breaker rule gives this reason after an attempt: end the call the way the next
     // attempt would have, with the breaker's exception.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
@@ -414,48 +402,14 @@ public final class RetryCall extends HostHold {
       finish(result, null, now);
       return Decision.done(result, null);
     }
-    CallExtras x = extras();
-    x.previousDelayNanos = d.delayNanos();
-    x.retryTakenNanos = now;
+    extras().previousDelayNanos = d.delayNanos();
+    extras.retryTakenNanos = now;
     retryDecided();
     return d;
   }
 
-  // ---- what CallMoment asks of the call at a moment (the lock is held: decide() is running) ----
-
-  int clientResendsExpected() {
-    ClientResends r = extras == null ? null : extras.resendsIfAny();
-    return r == null ? 0 : r.expected();
-  }
-
-  boolean pastCallerTimeout(long atNanos) {
-    CallBounds b = boundsIfAny();
-    return b != null && b.pastCallerTimeout(atNanos);
-  }
-
-  long previousDelayNanos() {
-    return extras == null ? 0 : extras.previousDelayNanos;
-  }
-
-  double nextRandom() {
-    return engine.random().nextDouble();
-  }
-
-  boolean pastDeadline(long atNanos) {
-    CallBounds b = boundsIfAny();
-    return b != null
-        ? b.pastDeadline(atNanos)
-        : atNanos - (startNanos + state.deadlineNanos) >= 0; // asked after an attempt started
-  }
-
-  boolean breakerOpenAt(long atNanos) {
-    // Observe mode never fails a call, so it never fails one early either.
-    return breaker() != null && !state.observe && breaker().isOpenAt(atNanos);
-  }
-
   /**
-   * @param now when the call ended, read by the caller (one clock read serves the decision and the
-   *     end)
+   * Ends the call at {@code now} (read by the caller: one read serves the decision and the end).
    */
   private void finish(AttemptResult result, GiveUpReason reason, long now) {
     if (finished) {
