@@ -25,6 +25,7 @@ public final class AgentConfig {
           LogLevel.INFO,
           MetricsSettings.defaults(),
           null,
+          null,
           Policy.defaults(),
           Collections.emptyList(),
           BUILT_IN);
@@ -37,6 +38,7 @@ public final class AgentConfig {
   private final LogLevel logLevel;
   private final MetricsSettings metrics;
   private final String deadLetterPath;
+  private final FleetConfig fleet;
   private final Policy defaultPolicy;
   private final List<Route> routes;
   private final Route[] routeArray;
@@ -51,6 +53,7 @@ public final class AgentConfig {
       LogLevel logLevel,
       MetricsSettings metrics,
       String deadLetterPath,
+      FleetConfig fleet,
       Policy defaultPolicy,
       List<Route> routes,
       String source) {
@@ -62,6 +65,7 @@ public final class AgentConfig {
     this.logLevel = Objects.requireNonNull(logLevel, "logLevel");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.deadLetterPath = deadLetterPath;
+    this.fleet = fleet;
     this.defaultPolicy = Objects.requireNonNull(defaultPolicy, "defaultPolicy");
     this.routeArray = routes.toArray(new Route[0]);
     this.routes = List.of(routeArray);
@@ -111,6 +115,14 @@ public final class AgentConfig {
   /** File that receives one JSON line per call that gave up, or null when unset. */
   public String deadLetterPath() {
     return deadLetterPath;
+  }
+
+  /**
+   * The {@code fleet} section: the Redis shared by the routes whose {@code rateLimit.scope} is
+   * {@code fleet}; null when the file names none (no fleet code runs then).
+   */
+  public FleetConfig fleet() {
+    return fleet;
   }
 
   /** The policy of calls no route claims; its route name is {@value Policy#DEFAULT_ROUTE}. */
@@ -166,6 +178,7 @@ public final class AgentConfig {
         logLevel,
         metrics,
         deadLetterPath,
+        fleet,
         defaultPolicy,
         routes,
         source);
@@ -186,6 +199,7 @@ public final class AgentConfig {
         && logLevel == t.logLevel
         && metrics.equals(t.metrics)
         && Objects.equals(deadLetterPath, t.deadLetterPath)
+        && Objects.equals(fleet, t.fleet)
         && defaultPolicy.equals(t.defaultPolicy)
         && routes.equals(t.routes);
   }
@@ -215,6 +229,9 @@ public final class AgentConfig {
             .append(metrics)
             .append(", deadLetter=")
             .append(deadLetterPath == null ? "none" : deadLetterPath);
+    if (fleet != null) {
+      out.append(", ").append(fleet);
+    }
     for (Route r : routeArray) {
       out.append("\n  ").append(r).append(" -> ").append(r.policy());
     }

@@ -46,6 +46,11 @@ abstract class ValueType {
   /** What is allowed, as in "allowed true or false". */
   abstract String allowed();
 
+  /** A value as a problem shows it after "found"; a type whose text may hold a secret hides it. */
+  String shown(String text) {
+    return ConfigProblem.shown(text);
+  }
+
   /** The numeric bounds alone, as in {@code 1..10}; null for a type without any. */
   String range() {
     return null;
@@ -318,7 +323,7 @@ abstract class ValueType {
   }
 
   /** Free text that must match a pattern (header names, class names, route names...). */
-  static final class StringType extends ValueType {
+  static class StringType extends ValueType {
     final Pattern pattern;
     final String description;
 

@@ -83,9 +83,11 @@ final class BoundedRegistry<K, V> {
     return e;
   }
 
-  /** A use of a kept entry, without the lock (see {@link UseClock}). */
+  /** A use of a kept entry (null: none), without the lock (see {@link UseClock}). */
   void touch(Entry<V> e) {
-    e.lastUse = clock.tick();
+    if (e != null) {
+      e.lastUse = clock.tick();
+    }
   }
 
   private void evict(int maxSize, Entry<V> keep) {

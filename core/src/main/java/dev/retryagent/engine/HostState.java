@@ -33,7 +33,9 @@ final class HostState {
 
   final CircuitBreaker breaker;
   final RetryBudget budget;
-  final RateLimiter limiter;
+
+  /** The host's own limiter, the fleet's (fleet mode), or null. */
+  final PermitLimiter limiter;
 
   /** Each listener's counters, or null when none counts that way. */
   final CallCounter[] counters;
@@ -50,7 +52,8 @@ final class HostState {
 
   /** The state of calls that pass through ({@link Mode#OFF}): no host, no guard, no counter. */
   static HostState passThrough(RetryEngine engine) {
-    return new HostState(engine, Policy.defaults(), Mode.OFF, "", "", -1, null, null, null, null);
+    return new HostState(
+        engine, Policy.defaults(), Mode.OFF, "", "", -1, null, null, null, null, null);
   }
 
   HostState(
@@ -63,6 +66,7 @@ final class HostState {
       BoundedRegistry.Entry<CircuitBreaker> breakerEntry,
       BoundedRegistry.Entry<RetryBudget> budgetEntry,
       BoundedRegistry.Entry<RateLimiter> limiterEntry,
+      PermitLimiter fleetLimiter,
       CallCounter[] counters) {
     this.engine = engine;
     this.policy = policy;
@@ -78,7 +82,8 @@ final class HostState {
     this.limiterEntry = limiterEntry;
     this.breaker = breakerEntry == null ? null : breakerEntry.value;
     this.budget = budgetEntry == null ? null : budgetEntry.value;
-    this.limiter = limiterEntry == null ? null : limiterEntry.value;
+    this.limiter =
+        fleetLimiter != null ? fleetLimiter : limiterEntry == null ? null : limiterEntry.value;
     this.counters = counters;
     Duration perAttempt = retry.perAttemptTimeout();
     this.perAttemptNanos = perAttempt == null ? -1 : perAttempt.toNanos();

@@ -1,6 +1,5 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Policy;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
@@ -158,7 +157,7 @@ public final class RetryCall extends HostHold {
    *     the deadline); the call is over
    */
   public long reservePermit() throws RateLimitedException {
-    RateLimiter limiter = state.limiter;
+    PermitLimiter limiter = state.limiter;
     if (limiter == null) {
       return 0; // without a rate limit there is nothing to guard: no lock
     }
@@ -169,7 +168,7 @@ public final class RetryCall extends HostHold {
       long remaining = bounds().remainingNanos(now);
       // A token that comes after the deadline is no use: the call's whole time would be spent.
       long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
-      if (wait == RateLimiter.REJECTED) {
+      if (wait == PermitLimiter.REJECTED) {
         if (engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
           engine.emit(RetryEvent.rateLimitRejected(this));
         }
@@ -303,7 +302,7 @@ public final class RetryCall extends HostHold {
         && askedNanos != RetryAfter.NONE
         && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      state.limiter.pauseUntil(now + Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
+      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
     }
     long retryAfterNanos = state.retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
     decision = decide(AttemptResult.response(status), retryAfterNanos, now);

@@ -6,6 +6,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -114,6 +115,12 @@ public final class RetryEngine {
   private final BoundedRegistry<Key, RateLimiter> limiters;
   private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
 
+  /** Fleet mode, or null: then a {@code scope: fleet} limit is kept per host, as without it. */
+  private volatile FleetLimits fleet;
+
+  /** The fleet limits handed out, so a call looks one up without the fleet's lock. */
+  private final ConcurrentHashMap<Key, PermitLimiter> fleetLimiters = new ConcurrentHashMap<>();
+
   private RetryEngine(Builder b) {
     this.clock = b.clock;
     this.sleeper = b.sleeper;
@@ -161,6 +168,24 @@ public final class RetryEngine {
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
     this.settings = new Settings(this, mode, policies);
+    fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
+  }
+
+  /**
+   * Fleet mode: calls that start from now on take the permits of routes with {@code
+   * rateLimit.scope: fleet} from {@code fleet} (null: from per-host limiters again).
+   */
+  public void useFleet(FleetLimits fleet) {
+    this.fleet = fleet;
+    fleetLimiters.clear();
+    // The per-host states hold the limiter they were built with: start them afresh.
+    Settings s = settings;
+    this.settings = new Settings(this, s.mode, s.policies);
+  }
+
+  /** Fleet mode's limits, or null. */
+  public FleetLimits fleet() {
+    return fleet;
   }
 
   /** Finds (or makes) the per-host state of the target under {@code policy}. */
@@ -176,6 +201,7 @@ public final class RetryEngine {
         breakerFor(target, policy),
         budgetEntry(target, policy),
         limiterFor(target, policy),
+        fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
   }
 
@@ -184,15 +210,9 @@ public final class RetryEngine {
       BoundedRegistry.Entry<CircuitBreaker> breaker,
       BoundedRegistry.Entry<RetryBudget> budget,
       BoundedRegistry.Entry<RateLimiter> limiter) {
-    if (breaker != null) {
-      breakers.touch(breaker);
-    }
-    if (budget != null) {
-      budgets.touch(budget);
-    }
-    if (limiter != null) {
-      limiters.touch(limiter);
-    }
+    breakers.touch(breaker);
+    budgets.touch(budget);
+    limiters.touch(limiter);
   }
 
   /** The mode calls start in now. */
@@ -278,15 +298,36 @@ public final class RetryEngine {
         new Key(target, p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
   }
 
+  /** The target's own limiter, or null when the limit is off or kept by the fleet. */
   private BoundedRegistry.Entry<RateLimiter> limiterFor(String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
+      return null;
+    }
+    if (fleetLimiter(policy) != null) {
       return null;
     }
     return limiters.entry(
         new Key(target, p),
         k -> new RateLimiter(p, clock.nanoTime()),
         policy.circuitBreaker().maxHosts());
+  }
+
+  /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */
+  private PermitLimiter fleetLimiter(Policy policy) {
+    RateLimitPolicy p = policy.rateLimit();
+    FleetLimits f = fleet;
+    if (!p.enabled() || p.scope() != RateLimitPolicy.Scope.FLEET || f == null) {
+      return null;
+    }
+    Duration retryAfterMax = policy.retry().retryAfterMax();
+    Key key = new Key(policy.routeName() + "\n" + retryAfterMax.toNanos(), p);
+    PermitLimiter l = fleetLimiters.get(key);
+    if (l == null) {
+      l = f.limiter(policy.routeName(), p, retryAfterMax);
+      fleetLimiters.put(key, l);
+    }
+    return l;
   }
 
   /**
