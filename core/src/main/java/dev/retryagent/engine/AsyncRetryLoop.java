@@ -138,8 +138,7 @@ public final class AsyncRetryLoop<T> {
     }
     CompletableFuture<T> f;
     try {
-      call.acquireBreaker();
-      int n = call.startAttempt();
+      int n = call.beginAttempt();
       f = attempt.start(n, call.attemptTimeoutNanos());
     } catch (Throwable e) {
       // The client refused the request outright (say, a bad URI): on the caller's thread, throw

@@ -38,8 +38,7 @@ public final class SyncRetryLoop {
       if (wait > 0) {
         sleep(call, sleeper, wait);
       }
-      call.acquireBreaker();
-      int n = call.startAttempt();
+      int n = call.beginAttempt();
       T response;
       try {
         response = attempt.run(n, call.attemptTimeoutNanos());

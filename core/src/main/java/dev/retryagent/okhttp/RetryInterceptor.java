@@ -69,7 +69,7 @@ public final class RetryInterceptor implements Interceptor {
    * breaker). Optional: without it those resends are not counted.
    */
   public Interceptor networkInterceptor() {
-    return resends;
+    return resends.handOut();
   }
 
   @Override
@@ -81,13 +81,13 @@ public final class RetryInterceptor implements Interceptor {
       return managedAttempt.owner.attempt(chain, managedAttempt);
     }
     Request request = chain.request();
-    OkRequest info = new OkRequest(request);
+    // The request view tells the engine when the caller cancelled (OkRequest.callerGaveUp).
+    OkRequest info = new OkRequest(request, okCall);
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
       return chain.proceed(request);
     }
     prepare(info, call);
-    call.cancelledWhen(okCall::isCanceled);
     limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
       return SyncRetryLoop.execute(
