@@ -18,14 +18,14 @@ import java.util.function.ToIntFunction;
  *       decide ({@link RetryRules}, on this call's live state). The decision is made once per
  *       attempt; asking again returns the same decision, so an adapter may decide as soon as the
  *       status is known (before the body) and again when the attempt completes.
- *   <li>If the decision says retry: discard the result, wait {@link Decision#delayNanos()}, go to
- *       1.
+ *   <li>On a retry: discard the result, wait {@link Decision#delayNanos()}, go to 1.
  * </ol>
  *
  * <p>A retry that was decided but never made (the caller cancelled during the wait, the breaker or
  * the rate limit refused the attempt) gives its budget back. Requests the client sent again on its
  * own inside an attempt count as attempts, for {@code maxAttempts}, the budget and the breaker
- * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}).
+ * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}). A call that ends
+ * with an exception carries its earlier attempts' as suppressed ({@link EarlierFailures}).
  *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
@@ -48,6 +48,7 @@ public final class RetryCall {
   private Decision decision;
   private boolean finished;
   private final ClientResends resends = new ClientResends();
+  private final EarlierFailures earlier = new EarlierFailures();
 
   RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
     this.engine = engine;
@@ -109,18 +110,14 @@ public final class RetryCall {
     bounds.limitToCallerTimeout(deadlineNanos);
   }
 
-  /**
-   * A signal that the caller gave up (e.g. OkHttp's {@code Call.isCanceled()}); checked before
-   * retries.
-   */
+  /** The caller's give-up signal (OkHttp's {@code Call.isCanceled()}), asked before retries. */
   public synchronized void cancelledWhen(BooleanSupplier signal) {
     this.cancelled = signal;
   }
 
   /**
-   * How the client resends a request on its own inside one attempt, judged from the attempt's
-   * failure: {@code resends} returns how many times it did (0 when it did not, or cannot tell).
-   * Asked once per failed attempt, before the decision.
+   * How often the client resent the request on its own inside an attempt that failed, judged from
+   * the failure (0: not, or cannot tell); asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
     this.resends.judgedBy(resends);
@@ -169,8 +166,9 @@ public final class RetryCall {
         return 0;
       }
       finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED);
-      throw RateLimitedException.noPermit(
-          request.target(), remaining, maxWait, limiter.pauseRemainingNanos(now));
+      throw earlier.attachTo(
+          RateLimitedException.noPermit(
+              request.target(), remaining, maxWait, limiter.pauseRemainingNanos(now)));
     }
     if (wait > 0 && engine.listening()) {
       engine.emit(RetryEvent.rateLimitWait(this, wait));
@@ -196,7 +194,7 @@ public final class RetryCall {
       return;
     }
     finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN);
-    throw e;
+    throw earlier.attachTo(e);
   }
 
   /**
@@ -293,6 +291,7 @@ public final class RetryCall {
       recordBreaker(failure, now);
     }
     decision = decide(result, RetryAfter.NONE, now);
+    earlier.attempted(error, decision);
     return decision;
   }
 
@@ -334,7 +333,7 @@ public final class RetryCall {
         engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
       finish(result, GiveUpReason.CIRCUIT_OPEN);
-      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, e);
+      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, earlier.attachTo(e));
     }
     if (!d.retry()) {
       finish(result, d.reason());
