@@ -57,6 +57,12 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " InterruptedIOException (the documented contract), where HttpClient (4.5, 5.x)"
             + " itself does not react to an interrupt during an exchange";
 
+    static final String APACHE5_OWN_LONG_WAIT =
+        "by design (docs/apache-httpclient.md): HttpClient 5 waits for a Retry-After of any length"
+            + " by itself (here 99999999999 s, so the application gave up waiting); with the agent"
+            + " its retry strategy asks the policy first, whose retryAfter.max (30 s) sends the 429"
+            + " back at once";
+
     private Reasons() {}
   }
 }
