@@ -160,6 +160,15 @@ public final class Action {
     return with("followUp", true);
   }
 
+  /**
+   * Before the call, the application makes the follow-up call once ({@link #followUp()}), so that
+   * the call finds a kept-alive connection to reuse: a fault then meets a connection the client
+   * believed good (the case where clients resend on their own).
+   */
+  public Action primed() {
+    return with("prime", true);
+  }
+
   /** A case of the fault matrix: it runs on the APIs that offer {@link Feature#FAULT_MATRIX}. */
   public Action inFaultMatrix() {
     return with("faultMatrix", true);
@@ -219,6 +228,10 @@ public final class Action {
 
   public boolean readsBody() {
     return flag("readBody");
+  }
+
+  public boolean primes() {
+    return flag("prime");
   }
 
   public boolean followsUp() {

@@ -30,6 +30,12 @@ final class Call {
     Action a = item.action();
     try {
       Driver.Exchange exchange = driver.prepare(item.api(), a, item.url());
+      if (a.primes()) {
+        String primed = exchange.followUp();
+        if (!primed.startsWith("status 200")) {
+          return new Seen("harness error: the priming call got " + primed, "-", 0, "", 0, "");
+        }
+      }
       Delivery delivery = new Delivery();
       long[] start = new long[1];
       CountDownLatch started = new CountDownLatch(1);

@@ -63,6 +63,24 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " its retry strategy asks the policy first, whose retryAfter.max (30 s) sends the 429"
             + " back at once";
 
+    static final String APACHE5_WAIT_REPLACED =
+        "by design (docs/apache-httpclient.md): without the agent HttpClient 5 waits its own"
+            + " default second before it resends a 429 or 503 that gives no usable Retry-After;"
+            + " with the agent the policy's backoff (100 ms, 200 ms) takes its place, so the call"
+            + " ends about a second sooner: more than the rule's slack when the run without the"
+            + " agent was slow";
+
+    static final String OKHTTP_OWN_RESEND =
+        "issue 14: OkHttp resends by itself a request whose kept-alive connection failed after it"
+            + " was written, POST without key included (RetryAndFollowUpInterceptor,"
+            + " retryOnConnectionFailure); the agent's network interceptor counts the resend and"
+            + " does not stop it (core: OkHttpOwnResendTest)";
+
+    static final String URLCONNECTION_RESEND_OFF =
+        "by design (docs/url-connection.md, R1): the JDK sends a POST without key again by itself"
+            + " when its kept-alive connection fails; the agent turns that resend off, so the"
+            + " application gets the failure and the server one request";
+
     private Reasons() {}
   }
 }
