@@ -1,6 +1,7 @@
 package dev.retryagent.guarantees;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.okhttp.RetryInterceptor;
@@ -12,6 +13,7 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Action;
 import java.io.IOException;
+import java.net.SocketException;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -22,17 +24,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the "never twice" property ({@link NeverTwiceProperties}) leaves out, because it does not
- * hold today: OkHttp's own resend of a request whose kept-alive (reused) connection fails after the
- * request was written. OkHttp ({@code RetryAndFollowUpInterceptor}, {@code
- * retryOnConnectionFailure} on by default) sends it again on a new connection, POST included, and
- * the {@link RetryInterceptor}'s network interceptor only counts that resend, it does not stop it.
- * The agent installs the same two interceptors, so it does the same (docs/guarantees.md, "Never
- * twice").
- *
- * <p>These tests pin today's behaviour so that the fix shows: when one fails, the bug it names is
- * fixed; turn it into the guarantee (at most one request; at most {@code maxAttempts}) and lift the
- * exclusions in {@link NeverTwiceProperties} and docs/guarantees.md.
+ * OkHttp's own resend of a request whose kept-alive (reused) connection fails after the request was
+ * written ({@code RetryAndFollowUpInterceptor}, {@code retryOnConnectionFailure} on by default): it
+ * sends it again on a new connection, POST included, unless the body is one-shot. The {@link
+ * RetryInterceptor} guards the body ({@code ResendGuard}) where the engine would not repeat the
+ * request, or no attempt is left: the "never twice" property ({@link NeverTwiceProperties}) starts
+ * every call on a new connection, so these are the cases it does not reach.
  */
 class OkHttpOwnResendTest {
   private ScriptedHttpServer server;
@@ -88,25 +85,42 @@ class OkHttpOwnResendTest {
   }
 
   @Test
-  void todayAnUnkeyedPostIsSentTwiceWhenItsReusedConnectionIsReset() throws Exception {
+  void anUnkeyedPostWhoseReusedConnectionIsResetIsNotSentAgain() throws Exception {
     server.enqueue(Action.ok("warm"), Action.reset(), Action.ok("second"));
     OkHttpClient c = client(UnsafeMethods.IF_NOT_SENT);
     try (Response warm = c.newCall(new Request.Builder().url(server.url("/w")).build()).execute()) {
       warm.body().string(); // the connection goes back to the pool, kept alive
     }
 
-    try (Response r = c.newCall(post(false)).execute()) {
-      assertThat(r.code()).isEqualTo(200);
-    }
+    assertThatThrownBy(() -> c.newCall(post(false)).execute()).isInstanceOf(SocketException.class);
 
-    // The warm-up, then the POST twice: OkHttp resent it; the guarantee wants 2 requests in all.
-    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET", "POST", "POST");
+    // Without the guard: GET, POST, POST (OkHttp's resend) and a 200.
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET", "POST");
   }
 
   @Test
-  void todayAKeyedPostGoesPastMaxAttemptsWhenTheLastAttemptsConnectionIsReused() throws Exception {
-    // The 429 leaves its connection kept alive: the fourth attempt reuses it, is reset, and OkHttp
-    // sends it once more on a new connection.
+  void aKeyedPostIsResentByOkHttpWhileAnAttemptIsLeft() throws Exception {
+    server.enqueue(Action.ok("warm"), Action.reset(), Action.ok("second"));
+    OkHttpClient c = client(UnsafeMethods.IF_IDEMPOTENCY_KEY);
+    try (Response warm = c.newCall(new Request.Builder().url(server.url("/w")).build()).execute()) {
+      warm.body().string();
+    }
+
+    try (Response r = c.newCall(post(true)).execute()) {
+      assertThat(r.code()).isEqualTo(200);
+    }
+
+    // OkHttp's resend, counted as the second attempt: the same as without the agent.
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET", "POST", "POST");
+    assertThat(server.requests().subList(1, 3))
+        .extracting(r -> r.header("Idempotency-Key"))
+        .containsOnly("k-1");
+  }
+
+  @Test
+  void theLastAttemptOnAReusedConnectionIsNotResentPastMaxAttempts() throws Exception {
+    // The 429 leaves its connection kept alive: the fourth attempt reuses it and is reset; OkHttp
+    // would send it once more on a new connection, a fifth request with maxAttempts 4.
     server.enqueue(
         Action.reset(),
         Action.reset(),
@@ -114,13 +128,26 @@ class OkHttpOwnResendTest {
         Action.reset(),
         Action.ok("fifth"));
 
-    try (Response r = client(UnsafeMethods.IF_IDEMPOTENCY_KEY).newCall(post(true)).execute()) {
-      assertThat(r.code()).isEqualTo(200);
-    }
+    assertThatThrownBy(
+            () -> client(UnsafeMethods.IF_IDEMPOTENCY_KEY).newCall(post(true)).execute().close())
+        .isInstanceOf(SocketException.class);
 
-    // maxAttempts is 4; the server saw 5, every one with the same key and body.
-    assertThat(server.requests()).hasSize(5);
+    assertThat(server.requests()).hasSize(4);
     assertThat(server.requests()).extracting(r -> r.header("Idempotency-Key")).containsOnly("k-1");
     assertThat(server.requests()).extracting(r -> r.body).containsOnly("{}");
+  }
+
+  @Test
+  void aRedirectOfAGuardedPostIsFollowedAsWithoutTheAgent() throws Exception {
+    // OkHttp follows a 302 of a POST as a GET (and never a 307 of a POST): a guarded body changes
+    // neither, since it is one-shot only after a failure.
+    server.enqueue(
+        Action.status(302).header("Location", server.url("/elsewhere")), Action.ok("followed"));
+
+    try (Response r = client(UnsafeMethods.IF_NOT_SENT).newCall(post(false)).execute()) {
+      assertThat(r.body().string()).isEqualTo("followed");
+    }
+
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST", "GET");
   }
 }

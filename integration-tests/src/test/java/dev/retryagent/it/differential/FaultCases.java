@@ -162,9 +162,7 @@ final class FaultCases {
               .server(s -> s.enqueue(reset()))
               .action(m.action("stale-reset").primed().readBody().followUp());
       if (!m.repeatable()) {
-        k =
-            k.known("okhttp-*", "requests on the server", Known.Reasons.OKHTTP_OWN_RESEND)
-                .known("url-connection*", Known.Reasons.URLCONNECTION_RESEND_OFF);
+        k = k.known("okhttp-*,url-connection*", Known.Reasons.CLIENT_RESEND_OFF);
       }
       c.add(k);
     }

@@ -70,15 +70,10 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " ends about a second sooner: more than the rule's slack when the run without the"
             + " agent was slow";
 
-    static final String OKHTTP_OWN_RESEND =
-        "issue 14: OkHttp resends by itself a request whose kept-alive connection failed after it"
-            + " was written, POST without key included (RetryAndFollowUpInterceptor,"
-            + " retryOnConnectionFailure); the agent's network interceptor counts the resend and"
-            + " does not stop it (core: OkHttpOwnResendTest)";
-
-    static final String URLCONNECTION_RESEND_OFF =
-        "by design (docs/url-connection.md, R1): the JDK sends a POST without key again by itself"
-            + " when its kept-alive connection fails; the agent turns that resend off, so the"
+    static final String CLIENT_RESEND_OFF =
+        "by design (docs/guarantees.md, docs/url-connection.md R1): HttpURLConnection and OkHttp"
+            + " send a POST or PATCH without key again by themselves when their kept-alive"
+            + " connection fails after it was written; the agent turns that resend off, so the"
             + " application gets the failure and the server one request";
 
     private Reasons() {}
