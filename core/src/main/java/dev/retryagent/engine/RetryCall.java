@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
@@ -7,7 +8,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
 /**
- * The state of one call across its attempts, and every decision about it. A client adapter (or
+ * SPI: the state of one call across its attempts, and every decision about it. A client adapter (or
  * {@link SyncRetryLoop} / {@link AsyncRetryLoop}) drives it, once per attempt, in this order:
  *
  * <ol>
@@ -258,7 +259,8 @@ public final class RetryCall {
     }
     long now = engine.clock().nanoTime();
     long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
-    recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
+    boolean failure = policy.circuitBreaker().failOnStatuses().contains(status);
+    host.record(failure, now - attemptStartNanos, now);
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
     if (status == 429
@@ -288,7 +290,7 @@ public final class RetryCall {
     } else {
       boolean failure =
           policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
-      recordBreaker(failure, now);
+      host.record(failure, now - attemptStartNanos, now);
     }
     decision = decide(result, RetryAfter.NONE, now);
     earlier.attempted(error, decision);
@@ -431,10 +433,6 @@ public final class RetryCall {
           result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(retry, result);
       engine.emit(RetryEvent.complete(this, result, reason, succeeded));
     }
-  }
-
-  private void recordBreaker(boolean failure, long now) {
-    host.record(failure, now - attemptStartNanos, now);
   }
 
   /** For events: time since the call started. */
