@@ -296,9 +296,6 @@ final class FaultCases {
     if (!m.repeatable()) {
       return apache5ResendsItself(k);
     }
-    if (atLeastMillis == 0) {
-      k = apache5WaitReplaced(k);
-    }
     return atLeastMillis > 0 ? k.checks(x -> x.minMillis(atLeastMillis)) : k;
   }
 
@@ -322,8 +319,8 @@ final class FaultCases {
               : List.of(Method.GET, Method.POST);
       for (Method m : methods) {
         Case k = matrix(f, m, FAST_RETRIES_MILLIS);
-        if (code == 503) {
-          k = m.repeatable() ? apache5WaitReplaced(k) : apache5ResendsItself(k);
+        if (code == 503 && !m.repeatable()) {
+          k = apache5ResendsItself(k);
         }
         c.add(k);
       }
@@ -345,15 +342,6 @@ final class FaultCases {
    */
   private static Case apache5ResendsItself(Case k) {
     return k.checks(x -> x.requests(APACHE_5, 2));
-  }
-
-  /**
-   * {@code k}, a repeatable request answered 429 or 503 without a usable Retry-After: on HttpClient
-   * 5 the policy's backoff replaces the client's own one-second wait, so the call may end sooner
-   * than the rule allows when the run without the agent was slow.
-   */
-  private static Case apache5WaitReplaced(Case k) {
-    return k.knownIntermittent(APACHE_5, "expected at least", Known.Reasons.APACHE5_WAIT_REPLACED);
   }
 
   /** {@code f} under {@code m}: retried within {@code maxMillis} where the policy retries it. */

@@ -63,13 +63,6 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " its retry strategy asks the policy first, whose retryAfter.max (30 s) sends the 429"
             + " back at once";
 
-    static final String APACHE5_WAIT_REPLACED =
-        "by design (docs/apache-httpclient.md): without the agent HttpClient 5 waits its own"
-            + " default second before it resends a 429 or 503 that gives no usable Retry-After;"
-            + " with the agent the policy's backoff (100 ms, 200 ms) takes its place, so the call"
-            + " ends about a second sooner: more than the rule's slack when the run without the"
-            + " agent was slow";
-
     static final String CLIENT_RESEND_OFF =
         "by design (docs/guarantees.md, docs/url-connection.md R1): HttpURLConnection and OkHttp"
             + " send a POST or PATCH without key again by themselves when their kept-alive"
