@@ -28,8 +28,11 @@ record Checks(
     boolean carriesFailures,
     boolean sameRequest,
     long minMillis) {
-  /** A follow-up that takes longer than this did not find the client free. */
-  static final long FOLLOW_UP_MILLIS = 1_000;
+  /**
+   * A follow-up that takes longer than this did not find the client free (generous: a loaded
+   * machine; what a client still holds is reported explicitly).
+   */
+  static final long FOLLOW_UP_MILLIS = 2_500;
 
   /** An expected request count on the combinations of a scope. */
   record Scoped(String scope, int requests) {}
@@ -100,7 +103,9 @@ record Checks(
     if (carriesFailures && with.outcome().startsWith("exception")) {
       int retries = 0;
       for (String line : with.agentLog()) {
-        if (RETRIED_FAILURE.matcher(line).find()) {
+        // The follow-up call is another call on the same server: its retries are its own.
+        if (RETRIED_FAILURE.matcher(line).find()
+            && !line.contains(dev.retryagent.it.harness.CountingServer.FOLLOW_UP_PATH)) {
           retries++;
         }
       }

@@ -57,7 +57,7 @@ class ChecksTest {
                     + " after 1003 ms",
                 combination))
         .hasSize(1);
-    assertThat(differences(c, "status 200 after 1500 ms", combination)).hasSize(1);
+    assertThat(differences(c, "status 200 after 2600 ms", combination)).hasSize(1);
     assertThat(differences(c, "none within 3000 ms", combination)).hasSize(1);
     assertThat(
             differences(
@@ -73,7 +73,10 @@ class ChecksTest {
   @Test
   void aFailureCarriesOneSuppressedPerRetryAfterAnException() {
     Checks c = Checks.NONE.withCarriedFailures();
-    List<String> log = List.of(RESET_RETRY, RESET_RETRY, STATUS_RETRY);
+    String followUpRetry =
+        "retry-agent: GET 127.0.0.1:PORT/follow-up attempt 1 failed (timeout:"
+            + " SocketTimeoutException: Read timed out), retrying in 56ms [route=x]";
+    List<String> log = List.of(RESET_RETRY, RESET_RETRY, STATUS_RETRY, followUpRetry);
 
     Observation carried = seen(plain(3).outcome(), 3, log, 2, "", List.of());
     Observation lost = seen(plain(3).outcome(), 3, log, 0, "", List.of());
