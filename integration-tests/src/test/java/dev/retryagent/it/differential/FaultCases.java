@@ -296,7 +296,9 @@ final class FaultCases {
       String id, String title, Method m, Reply first, long atLeastMillis) {
     Expect e =
         m.repeatable()
-            ? Expect.retried(2, atLeastMillis + 1_000 + Expect.SLACK_MILLIS).succeeding()
+            // An HTTP-date is rounded down to the second: "2 s from now" waits 1 to 2 s.
+            ? Expect.retried(2, 2 * Math.max(atLeastMillis, 500) + 1_000 + Expect.SLACK_MILLIS)
+                .succeeding()
             : Expect.same();
     Case k =
         base(id, title, m, e, m.repeatable() ? 2 : 1).server(s -> s.enqueue(first, ok("later")));
