@@ -182,10 +182,16 @@ public final class AsyncRetryLoop<T> {
     }
     Decision d;
     if (error != null) {
-      d = call.onFailure(unwrap(error));
+      Throwable failure = unwrap(error);
+      d = call.onFailure(failure);
       if (!d.retry()) {
-        // The client's failure as its future delivered it, or the engine's (the breaker's).
-        fail(d.error() != null ? new CompletionException(d.error()) : error);
+        if (d.error() == null) {
+          fail(error); // the client's failure as its future delivered it
+        } else {
+          // The engine's (the breaker's), carrying this failure as the synchronous loop's does.
+          d.error().addSuppressed(failure);
+          fail(new CompletionException(d.error()));
+        }
         return;
       }
     } else {

@@ -17,6 +17,9 @@ final class CallExtras {
   // (a retry makes them), so before they exist every attempt is the first.
   private boolean inRetry;
 
+  /** The failures of the attempts before the current one (a call with one attempt has none). */
+  final EarlierFailures earlier = new EarlierFailures();
+
   /** The caller's cancel signal ({@link RetryCall#cancelledWhen}), or null. */
   BooleanSupplier cancelled;
 

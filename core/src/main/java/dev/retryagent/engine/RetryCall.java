@@ -16,14 +16,14 @@ import java.util.function.ToIntFunction;
  *       decide ({@link RetryRules}, on this call's live state). The decision is made once per
  *       attempt; asking again returns the same decision, so an adapter may decide as soon as the
  *       status is known (before the body) and again when the attempt completes.
- *   <li>If the decision says retry: discard the result, wait {@link Decision#delayNanos()}, go to
- *       1.
+ *   <li>On a retry: discard the result, wait {@link Decision#delayNanos()}, go to 1.
  * </ol>
  *
  * <p>A retry that was decided but never made (the caller cancelled during the wait, the breaker or
  * the rate limit refused the attempt) gives its budget back. Requests the client sent again on its
  * own inside an attempt count as attempts, for {@code maxAttempts}, the budget and the breaker
- * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}).
+ * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}). A call that ends
+ * with an exception carries its earlier attempts' as suppressed ({@link EarlierFailures}).
  *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
@@ -31,8 +31,7 @@ import java.util.function.ToIntFunction;
 public final class RetryCall extends HostHold {
   private final RetryEngine engine;
   private final RequestInfo request;
-  // The call's first step (permit, attempt, or a setting that needs its bounds), not its making:
-  // a call that succeeds at once reads the clock once.
+  // The call's first step (permit, attempt, a setting that needs its bounds), not its making.
   private long startNanos;
   private boolean started;
   // Volatile so that the first attempt's timeout is read without the lock; written under it.
@@ -40,8 +39,7 @@ public final class RetryCall extends HostHold {
   private long attemptStartNanos;
   private Decision decision;
   private boolean finished;
-  // Made on first use: a call that succeeds at once never needs it.
-  private CallExtras extras;
+  private CallExtras extras; // made on first use: a call that succeeds at once never needs it
 
   RetryCall(HostState state, RequestInfo request) {
     super(state);
@@ -55,13 +53,16 @@ public final class RetryCall extends HostHold {
     return extras().bounds(state, start);
   }
 
+  /** {@code last}, carrying the earlier attempts' failures ({@link EarlierFailures}). */
+  private <T extends Throwable> T withEarlier(T last) {
+    return extras == null ? last : extras.earlier.attachTo(last);
+  }
+
   private CallExtras extras() {
-    CallExtras x = extras;
-    if (x == null) {
-      x = new CallExtras();
-      extras = x;
+    if (extras == null) {
+      extras = new CallExtras();
     }
-    return x;
+    return extras;
   }
 
   /** True when the agent is off: the adapter must call the client directly and not come back. */
@@ -105,18 +106,14 @@ public final class RetryCall extends HostHold {
     bounds().limitToCallerTimeout(deadlineNanos);
   }
 
-  /**
-   * A signal that the caller gave up (e.g. OkHttp's {@code Call.isCanceled()}); checked before
-   * retries.
-   */
+  /** The caller's give-up signal (OkHttp's {@code Call.isCanceled()}), asked before retries. */
   public synchronized void cancelledWhen(BooleanSupplier signal) {
     extras().cancelled = signal;
   }
 
   /**
-   * How the client resends a request on its own inside one attempt, judged from the attempt's
-   * failure: {@code resends} returns how many times it did (0 when it did not, or cannot tell).
-   * Asked once per failed attempt, before the decision.
+   * How often the client resent the request on its own inside an attempt that failed, judged from
+   * the failure (0: not, or cannot tell); asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
     extras().resends().judgedBy(resends);
@@ -176,8 +173,9 @@ public final class RetryCall extends HostHold {
           return 0;
         }
         finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
-        throw RateLimitedException.noPermit(
-            state.target, remaining, maxWait, limiter.pauseRemainingNanos(now));
+        throw withEarlier(
+            RateLimitedException.noPermit(
+                state.target, remaining, maxWait, limiter.pauseRemainingNanos(now)));
       }
       permitTaken();
       if (wait > 0 && engine.wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
@@ -208,7 +206,7 @@ public final class RetryCall extends HostHold {
       return;
     }
     finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN, now);
-    throw e;
+    throw withEarlier(e);
   }
 
   /**
@@ -332,6 +330,9 @@ public final class RetryCall extends HostHold {
       record(failure, attemptStartNanos, engine.clock());
     }
     decision = decide(result, RetryAfter.NONE, now);
+    if (decision.retry() || extras != null) {
+      extras().earlier.attempted(error, decision); // a first attempt that ends the call: nothing
+    }
     return decision;
   }
 
@@ -388,7 +389,7 @@ public final class RetryCall extends HostHold {
         engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
       finish(result, GiveUpReason.CIRCUIT_OPEN, now);
-      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, e);
+      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, withEarlier(e));
     }
     if (!d.retry()) {
       finish(result, d.reason(), now);

@@ -221,7 +221,8 @@ final class EnqueuedCall {
             chain,
             info.forAttempt(chain.request(), attempt.number),
             attempt.timeoutNanos,
-            retryCall);
+            retryCall,
+            info);
   }
 
   private void schedule(Runnable task, long delayNanos, boolean isRetry) {

@@ -91,6 +91,7 @@ final class Resends implements Interceptor {
       return chain.proceed(chain.request());
     } catch (IOException e) {
       t.failed();
+      ResendGuard.failed(chain.request()); // OkHttp asks the body next whether it may resend
       throw e;
     }
   }
