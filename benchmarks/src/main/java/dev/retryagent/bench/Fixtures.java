@@ -6,6 +6,7 @@ import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
@@ -86,7 +87,7 @@ public final class Fixtures {
   /**
    * An engine built as the agent builds its own: mode and routes from {@code config}, then the
    * metrics, log and dead-letter listeners, in that order. The dead-letter listener is the agent's
-   * when no {@code deadLetter.path} is set (the default): it looks at give-ups only and writes
+   * when no {@code deadLetter.path} is set (the default): it wants give-ups only and writes
    * nothing.
    *
    * @param logSink where log lines go; the agent's is stderr
@@ -96,7 +97,13 @@ public final class Fixtures {
         new RetryMetrics(Math.min(1000, config.defaultPolicy().circuitBreaker().maxHosts()));
     LogListener log =
         new LogListener(config.logLevel(), logSink, () -> config.mode() == Mode.OBSERVE);
-    RetryListener deadLetters = new RetryListener() {};
+    RetryListener deadLetters =
+        new RetryListener() {
+          @Override
+          public boolean wants(RetryEvent.Type type, int attempt, boolean succeeded) {
+            return type == RetryEvent.Type.GIVE_UP; // as the agent's DeadLetters
+          }
+        };
     return RetryEngine.builder()
         .mode(config.mode())
         .policies(config::resolve)

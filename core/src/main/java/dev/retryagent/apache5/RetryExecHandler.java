@@ -144,6 +144,10 @@ public final class RetryExecHandler implements ExecChainHandler {
           (n, timeoutNanos) -> attempt(n == 1 ? request : copy(scope), n, scope, chain, info, call),
           ACCESS);
     } catch (ChainFailure e) {
+      // The earlier attempts' failures, which the call attached to the carrier.
+      for (Throwable earlier : e.getSuppressed()) {
+        e.cause.addSuppressed(earlier);
+      }
       throw e.cause;
     } catch (InterruptedException e) {
       // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
@@ -205,7 +209,7 @@ public final class RetryExecHandler implements ExecChainHandler {
     final HttpException cause;
 
     ChainFailure(HttpException cause) {
-      super(cause.getMessage(), cause, false, false);
+      super(cause.getMessage(), cause, true, false);
       this.cause = cause;
     }
   }

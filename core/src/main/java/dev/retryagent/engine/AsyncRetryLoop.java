@@ -143,8 +143,7 @@ public final class AsyncRetryLoop<T> {
     }
     CompletableFuture<T> f;
     try {
-      call.acquireBreaker();
-      int n = call.startAttempt();
+      int n = call.beginAttempt();
       // The attempt starts in the call's context (its tracing), on whichever thread this is.
       try (CallContext.Scope scope = call.context().enter()) {
         f = attempt.start(n, call.attemptTimeoutNanos());
@@ -192,10 +191,16 @@ public final class AsyncRetryLoop<T> {
     }
     Decision d;
     if (error != null) {
-      d = call.onFailure(unwrap(error));
+      Throwable failure = unwrap(error);
+      d = call.onFailure(failure);
       if (!d.retry()) {
-        // The client's failure as its future delivered it, or the engine's (the breaker's).
-        fail(d.error() != null ? new CompletionException(d.error()) : error);
+        if (d.error() == null) {
+          fail(error); // the client's failure as its future delivered it
+        } else {
+          // The engine's (the breaker's), carrying this failure as the synchronous loop's does.
+          d.error().addSuppressed(failure);
+          fail(new CompletionException(d.error()));
+        }
         return;
       }
     } else {

@@ -12,6 +12,9 @@ public final class AttemptResult {
   private static final AttemptResult NONE = new AttemptResult(null, -1, null);
   private static final AttemptResult CANCELLED = new AttemptResult(Outcome.CANCELLED, -1, null);
 
+  // Responses are values: one per status, made on first use (races make equal twins, harmlessly).
+  private static final AttemptResult[] RESPONSES = new AttemptResult[600];
+
   private final Outcome outcome;
   private final int status;
   private final Throwable error;
@@ -24,7 +27,15 @@ public final class AttemptResult {
 
   /** A whole response head arrived with {@code status}. */
   public static AttemptResult response(int status) {
-    return new AttemptResult(Outcome.RESPONSE, status, null);
+    if (status < 0 || status >= RESPONSES.length) {
+      return new AttemptResult(Outcome.RESPONSE, status, null);
+    }
+    AttemptResult r = RESPONSES[status];
+    if (r == null) {
+      r = new AttemptResult(Outcome.RESPONSE, status, null);
+      RESPONSES[status] = r;
+    }
+    return r;
   }
 
   /**

@@ -1,7 +1,7 @@
 package dev.retryagent.engine;
 
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -10,65 +10,133 @@ import java.util.function.Predicate;
 
 /**
  * Per-host state (breakers, budgets, limiters) with a bound: past {@code maxSize} entries, the
- * least recently used idle one among the {@value #IDLE_SEARCH} least recently used is dropped (or,
- * when none of them is idle, the least recently used one), so a service that calls millions of
- * distinct hosts cannot grow the agent's memory without limit. Thread-safe; lookups take a short
- * lock, and a new entry costs the same whatever the bound.
+ * least recently used idle one among the {@value #IDLE_SEARCH} entries at the front of the map is
+ * dropped (or, when none of them is idle, the least recently used of them), so a service that calls
+ * millions of distinct hosts cannot grow the agent's memory without limit. Thread-safe; lookups
+ * take a short lock, and a new entry costs the same whatever the bound.
+ *
+ * <p>A caller may keep an {@link Entry} and use its value without a lookup (the engine's {@link
+ * HostState} does, so a host seen before costs no lock here): it then marks each use with {@link
+ * #touch}, and looks the key up again once the entry says it was {@linkplain Entry#evicted()
+ * evicted}.
  */
 final class BoundedRegistry<K, V> {
   /**
-   * Entries looked at for an idle one before the least recently used is dropped. Looking at all of
-   * them cost O(maxSize) per new host under the lock once every tracked host was busy (each with a
-   * failure in its window: a service calling 100,000 distinct failing hosts spent 0.2 ms per new
-   * host, serialising every call); a bounded sample keeps the cost constant, as Redis samples
-   * {@code maxmemory-samples} keys for its approximated LRU eviction.
+   * Entries looked at per eviction. Looking at all of them cost O(maxSize) per new host under the
+   * lock (a service calling 100,000 distinct failing hosts spent 0.2 ms per new host, serialising
+   * every call); a bounded sample keeps the cost constant, as Redis samples {@code
+   * maxmemory-samples} keys for its approximated LRU eviction. The entries looked at and kept go to
+   * the back of the map (a second chance, as in the CLOCK algorithm), so the next eviction looks at
+   * others and a host in use is not sampled again and again.
    */
   static final int IDLE_SEARCH = 16;
 
-  private final LinkedHashMap<K, V> entries = new LinkedHashMap<>(16, 0.75f, true);
+  /**
+   * Orders uses across the registries of one engine: "recently used" is a count of uses, not a
+   * time, so an engine on a fake clock orders them too. Incremented without a lock by {@link
+   * #touch}: concurrent uses may share a number, which only blurs which of two hosts used at the
+   * same moment was used last.
+   */
+  static final class UseClock {
+    private long uses;
+
+    long tick() {
+      return ++uses;
+    }
+  }
+
+  /** One value, when it was last used, and whether it is still the registry's. */
+  static final class Entry<V> {
+    final V value;
+    private long lastUse;
+    private volatile boolean evicted;
+
+    Entry(V value) {
+      this.value = value;
+    }
+
+    /** True once the registry dropped this entry: whoever kept it must look the key up again. */
+    boolean evicted() {
+      return evicted;
+    }
+  }
+
+  private final LinkedHashMap<K, Entry<V>> entries = new LinkedHashMap<>();
   private final Predicate<V> idle;
+  private final UseClock clock;
   private long evictions;
 
   BoundedRegistry(Predicate<V> idle) {
+    this(idle, new UseClock());
+  }
+
+  BoundedRegistry(Predicate<V> idle, UseClock clock) {
     this.idle = idle;
+    this.clock = clock;
   }
 
-  /** The entry for {@code key}, created by {@code create} when absent. */
-  synchronized V get(K key, Function<K, V> create, int maxSize) {
-    V v = entries.get(key);
-    if (v == null) {
-      v = create.apply(key);
-      entries.put(key, v);
-      evict(maxSize, key);
+  /** The value for {@code key}, created by {@code create} when absent. */
+  V get(K key, Function<K, V> create, int maxSize) {
+    return entry(key, create, maxSize).value;
+  }
+
+  /** The entry for {@code key}, created by {@code create} when absent; counts as a use. */
+  synchronized Entry<V> entry(K key, Function<K, V> create, int maxSize) {
+    Entry<V> e = entries.get(key);
+    if (e == null) {
+      e = new Entry<>(create.apply(key));
+      entries.put(key, e);
+      e.lastUse = clock.tick();
+      evict(maxSize, e);
+    } else {
+      e.lastUse = clock.tick();
     }
-    return v;
+    return e;
   }
 
-  private void evict(int maxSize, K keep) {
+  /** A use of a kept entry (null: none), without the lock (see {@link UseClock}). */
+  void touch(Entry<V> e) {
+    if (e != null) {
+      e.lastUse = clock.tick();
+    }
+  }
+
+  private void evict(int maxSize, Entry<V> keep) {
+    List<K> looked = new ArrayList<>(IDLE_SEARCH);
     while (entries.size() > maxSize) {
-      K victim = null;
-      int looked = 0;
-      for (Map.Entry<K, V> e : entries.entrySet()) {
-        if (looked++ == IDLE_SEARCH) {
+      looked.clear();
+      Map.Entry<K, Entry<V>> idleVictim = null;
+      Map.Entry<K, Entry<V>> anyVictim = null;
+      for (Map.Entry<K, Entry<V>> e : entries.entrySet()) {
+        if (looked.size() == IDLE_SEARCH) {
           break;
         }
-        if (!e.getKey().equals(keep) && idle.test(e.getValue())) {
-          victim = e.getKey();
-          break;
+        Entry<V> v = e.getValue();
+        if (v == keep) {
+          continue;
+        }
+        looked.add(e.getKey());
+        if (anyVictim == null || v.lastUse < anyVictim.getValue().lastUse) {
+          anyVictim = e;
+        }
+        if ((idleVictim == null || v.lastUse < idleVictim.getValue().lastUse)
+            && idle.test(v.value)) {
+          idleVictim = e;
         }
       }
-      if (victim == null) {
-        Iterator<K> it = entries.keySet().iterator();
-        victim = it.next();
-        if (victim.equals(keep)) {
-          victim = it.hasNext() ? it.next() : null;
-        }
-      }
+      Map.Entry<K, Entry<V>> victim = idleVictim != null ? idleVictim : anyVictim;
       if (victim == null) {
         return;
       }
-      entries.remove(victim);
+      K victimKey = victim.getKey();
+      victim.getValue().evicted = true;
+      entries.remove(victimKey);
       evictions++;
+      for (K k : looked) {
+        if (!k.equals(victimKey)) {
+          entries.put(k, entries.remove(k)); // second chance: to the back
+        }
+      }
     }
   }
 
@@ -82,6 +150,12 @@ final class BoundedRegistry<K, V> {
 
   /** A copy of the values, least recently used first. */
   synchronized List<V> values() {
-    return new ArrayList<>(entries.values());
+    List<Entry<V>> sorted = new ArrayList<>(entries.values());
+    sorted.sort(Comparator.comparingLong(e -> e.lastUse));
+    List<V> out = new ArrayList<>(sorted.size());
+    for (Entry<V> e : sorted) {
+      out.add(e.value);
+    }
+    return out;
   }
 }

@@ -1,7 +1,5 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.policy.RetryPolicy;
-
 /**
  * SPI, for {@link #shorterTimeout} only: the time bounds of one call, in {@link Clock#nanoTime()}
  * terms: the policy's {@code deadline} (which retries never run past), the caller's own timeout for
@@ -39,10 +37,13 @@ public final class CallBounds {
     return limitNanos;
   }
 
-  CallBounds(RetryPolicy retry, long startNanos) {
-    this.perAttemptNanos =
-        retry.perAttemptTimeout() == null ? -1 : retry.perAttemptTimeout().toNanos();
-    this.deadlineNanos = startNanos + retry.deadline().toNanos();
+  /**
+   * @param perAttemptNanos {@code perAttemptTimeout}, or -1 for none
+   * @param deadlineNanos when the policy's deadline ends
+   */
+  CallBounds(long perAttemptNanos, long deadlineNanos) {
+    this.perAttemptNanos = perAttemptNanos;
+    this.deadlineNanos = deadlineNanos;
   }
 
   /** Shortens the deadline when {@code atNanos} is sooner. */

@@ -27,7 +27,10 @@ public interface CallContext {
     return Scope.NONE;
   }
 
-  /** An event of this call, on the thread that produced it, before the listeners hear of it. */
+  /**
+   * An event of this call (every type but {@code ATTEMPT}, which the engine counts without building
+   * an event), on the thread that produced it, before the listeners hear of it.
+   */
   default void on(RetryEvent event) {}
 
   /** The call is over; called once, after its last attempt ended and its last event. */

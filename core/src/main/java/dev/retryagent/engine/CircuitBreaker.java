@@ -1,7 +1,6 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
-import java.time.Instant;
 
 /**
  * The circuit breaker of one host (or route), as listeners and metrics see it: an explicit state
@@ -33,9 +32,18 @@ public final class CircuitBreaker {
   private final TransitionListener listener;
   private final OutcomeWindow window;
   private final long slowNanos;
+  // The window is in time, or slow calls are measured: every outcome needs the time.
+  private final boolean timed;
 
   private CircuitState state = CircuitState.CLOSED;
   private long generation;
+
+  /**
+   * The generation while CLOSED, {@link #REJECTED} otherwise: a permit in the closed state (the
+   * generation, nothing else changes) without the lock. Written with every transition.
+   */
+  private volatile long closedGeneration;
+
   private long openUntilNanos;
   private long lastTrialNanos;
   private int trialsIssued;
@@ -55,6 +63,8 @@ public final class CircuitBreaker {
     this.window = OutcomeWindow.of(policy);
     this.slowNanos =
         policy.slowCallDuration() == null ? Long.MAX_VALUE : policy.slowCallDuration().toNanos();
+    this.timed =
+        policy.windowType() != CircuitBreakerPolicy.WindowType.COUNT || slowNanos != Long.MAX_VALUE;
   }
 
   public String key() {
@@ -106,7 +116,7 @@ public final class CircuitBreaker {
   CircuitBreakerOpenException rejection(long nowNanos, long wallMillis) {
     long inNanos = Math.max(0, openUntilNanos() - nowNanos);
     return new CircuitBreakerOpenException(
-        key, Instant.ofEpochMilli(wallMillis + inNanos / 1_000_000), inNanos / 1_000_000);
+        key, wallMillis + inNanos / 1_000_000, inNanos / 1_000_000);
   }
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */
@@ -117,6 +127,16 @@ public final class CircuitBreaker {
   /** True when no state would be lost by forgetting this breaker. */
   synchronized boolean isIdle() {
     return state == CircuitState.CLOSED && window.failures == 0;
+  }
+
+  /**
+   * A permit, as {@link #tryAcquire} gives it, when the breaker is closed; {@link #REJECTED} when
+   * it is not (then ask {@link #tryAcquire}). Lock-free, and needs no time: a closed breaker lets
+   * every attempt through. A transition racing with it makes the permit stale, as if it had been
+   * issued just before the transition.
+   */
+  long closedPermit() {
+    return closedGeneration;
   }
 
   /**
@@ -174,7 +194,29 @@ public final class CircuitBreaker {
    * @param durationNanos how long the attempt took, for the slow-call rate
    */
   void onResult(long permit, boolean failure, long durationNanos, long nowNanos) {
-    boolean isSlow = durationNanos > slowNanos;
+    record(permit, failure, durationNanos > slowNanos, nowNanos, null);
+  }
+
+  /**
+   * As {@link #onResult(long, boolean, long, long)} for an attempt that started at {@code
+   * startedNanos}, reading {@code clock} only when the outcome needs the time: a breaker whose
+   * window counts attempts (not time) and that does not measure slow calls needs it only to open. A
+   * call's success then costs no clock read here.
+   */
+  void onResult(long permit, boolean failure, long startedNanos, Clock clock) {
+    if (timed) {
+      long now = clock.nanoTime();
+      record(permit, failure, now - startedNanos > slowNanos, now, null);
+    } else {
+      record(permit, failure, false, 0, clock);
+    }
+  }
+
+  /**
+   * @param clock when non-null, the time is read from it when needed and {@code nowNanos} is not
+   *     used (only for a breaker that is not {@link #timed}: its window ignores the time)
+   */
+  private void record(long permit, boolean failure, boolean isSlow, long nowNanos, Clock clock) {
     CircuitTransition moved = null;
     synchronized (this) {
       if (permit != generation || permit == REJECTED) {
@@ -185,12 +227,12 @@ public final class CircuitBreaker {
           window.expire(nowNanos);
           window.record(failure, isSlow, nowNanos);
           if (shouldOpen()) {
-            moved = open(nowNanos);
+            moved = open(clock == null ? nowNanos : clock.nanoTime());
           }
           break;
         case HALF_OPEN:
           if (failure || isSlow) {
-            moved = open(nowNanos);
+            moved = open(clock == null ? nowNanos : clock.nanoTime());
           } else if (++trialsSucceeded >= policy.halfOpenCalls()) {
             moved = move(CircuitState.CLOSED);
           }
@@ -219,6 +261,11 @@ public final class CircuitBreaker {
     if (window.total < minimum) {
       return false;
     }
+    // Both rates are 0 and both thresholds above it (the failure threshold always is): the common
+    // case of a healthy host decided without dividing.
+    if (window.failures == 0 && window.slow == 0 && policy.slowCallRateThreshold() > 0) {
+      return false;
+    }
     double failureRate = (double) window.failures / window.total;
     if (failureRate >= policy.failureRateThreshold()) {
       return true;
@@ -244,6 +291,7 @@ public final class CircuitBreaker {
     CircuitTransition t = CircuitTransition.of(state, to);
     state = to;
     generation++;
+    closedGeneration = to == CircuitState.CLOSED ? generation : REJECTED;
     transitions++;
     trialsIssued = 0;
     trialsSucceeded = 0;

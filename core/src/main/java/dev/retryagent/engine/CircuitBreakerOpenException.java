@@ -8,24 +8,51 @@ import java.time.Instant;
  * at once, without touching the network. An {@link IOException}, so callers' existing error
  * handling already covers it. Made by the engine only; {@link #getMessage()} names the breaker and
  * when it lets trial calls through.
+ *
+ * <p>It is made for every call refused while the breaker is open, so it is cheap (issue 13): it
+ * carries no stack trace (where it was thrown is the caller's own call to the client, and the
+ * message names the breaker), and its message is written when first asked for.
  */
 public final class CircuitBreakerOpenException extends IOException {
   private static final long serialVersionUID = 1L;
 
   private final String breakerKey;
-  private final transient Instant retryAt;
+  private final long retryAtMillis;
+  private final long inMillis;
+  private transient String message;
 
-  CircuitBreakerOpenException(String breakerKey, Instant retryAt, long inMillis) {
-    super(
-        "retry-agent: circuit breaker for "
-            + breakerKey
-            + " is open; it will be tried again at "
-            + retryAt
-            + " (in "
-            + Math.max(0, inMillis)
-            + " ms)");
+  /**
+   * @param retryAtMillis when the breaker lets trial calls through, on the wall clock
+   * @param inMillis how long that is from now
+   */
+  CircuitBreakerOpenException(String breakerKey, long retryAtMillis, long inMillis) {
+    super((String) null);
     this.breakerKey = breakerKey;
-    this.retryAt = retryAt;
+    this.retryAtMillis = retryAtMillis;
+    this.inMillis = Math.max(0, inMillis);
+  }
+
+  @Override
+  public String getMessage() {
+    String m = message;
+    if (m == null) {
+      m =
+          "retry-agent: circuit breaker for "
+              + breakerKey
+              + " is open; it will be tried again at "
+              + retryAt()
+              + " (in "
+              + inMillis
+              + " ms)";
+      message = m;
+    }
+    return m;
+  }
+
+  /** No stack trace: see the class comment. */
+  @Override
+  public synchronized Throwable fillInStackTrace() {
+    return this;
   }
 
   /** {@code scheme://host:port} or {@code route:name}. */
@@ -35,6 +62,6 @@ public final class CircuitBreakerOpenException extends IOException {
 
   /** When the breaker lets trial calls through. */
   public Instant retryAt() {
-    return retryAt;
+    return Instant.ofEpochMilli(retryAtMillis);
   }
 }

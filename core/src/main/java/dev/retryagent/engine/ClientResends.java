@@ -29,6 +29,17 @@ final class ClientResends {
     }
   }
 
+  /**
+   * The resends {@code request} itself tells of in {@code error}; 0 when it cannot (or has a bug).
+   */
+  static int told(RequestInfo request, Throwable error) {
+    try {
+      return Math.max(0, request.clientResendsIn(error));
+    } catch (RuntimeException e) {
+      return 0; // an adapter's bug must not cost the call its decision
+    }
+  }
+
   /** An attempt starts: a retry of ours, or the call's first. */
   void attemptStarted(boolean retry) {
     inRetry = retry;

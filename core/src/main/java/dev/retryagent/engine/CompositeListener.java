@@ -1,25 +1,135 @@
 package dev.retryagent.engine;
 
 import java.util.List;
-import java.util.function.Consumer;
 
 /**
  * Fans events out to several listeners, isolating each from the others' failures: a listener must
  * never break a call. The engine always wraps its listener in one of these.
+ *
+ * <p>For the engine it also builds events only when a listener wants them ({@link
+ * RetryListener#wants}), and sends the routine events of a call (its attempts and its end) to the
+ * {@link CallCounter}s its {@link HostState} holds, for the listeners that count that way: a call
+ * that succeeds at once then builds no event at all. Loops, no lambdas: nothing is allocated to
+ * tell a listener.
  */
 final class CompositeListener implements RetryListener {
-  private final List<RetryListener> listeners;
+  private final RetryListener[] listeners;
 
   CompositeListener(List<RetryListener> listeners) {
-    this.listeners = listeners;
+    this.listeners = listeners.toArray(new RetryListener[0]);
   }
 
-  private void each(Consumer<RetryListener> action) {
+  /** True when there is no listener at all. */
+  boolean isEmpty() {
+    return listeners.length == 0;
+  }
+
+  /** Each listener's counters for {@code route} and the target, or null when it has none. */
+  CallCounter[] countersFor(String route, String scheme, String host, int port) {
+    CallCounter[] counters = new CallCounter[listeners.length];
+    boolean any = false;
+    for (int i = 0; i < listeners.length; i++) {
+      try {
+        counters[i] = listeners[i].counterFor(route, scheme, host, port);
+        any |= counters[i] != null;
+      } catch (VirtualMachineError e) {
+        throw e;
+      } catch (Throwable ignored) {
+        // this listener gets events instead
+      }
+    }
+    return any ? counters : null;
+  }
+
+  /** True when a listener wants an event of {@code type} about {@code attempt}. */
+  boolean anyWants(RetryEvent.Type type, int attempt, boolean succeeded) {
     for (RetryListener l : listeners) {
       try {
-        action.accept(l);
+        if (l.wants(type, attempt, succeeded)) {
+          return true;
+        }
       } catch (VirtualMachineError e) {
-        throw e; // out of memory or stack: nothing sensible can go on
+        throw e;
+      } catch (Throwable ignored) {
+        // a listener that cannot answer is asked nothing more
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Attempt {@code attempt} of {@code call} starts: counted by the counters of {@code counters}
+   * (null: none), told as an event, built once, to the other listeners that want it.
+   */
+  void attempt(CallCounter[] counters, RetryCall call, int attempt) {
+    RetryEvent e = null;
+    for (int i = 0; i < listeners.length; i++) {
+      try {
+        CallCounter c = counters == null ? null : counters[i];
+        if (c != null) {
+          c.attempt();
+        } else if (listeners[i].wants(RetryEvent.Type.ATTEMPT, attempt, false)) {
+          if (e == null) {
+            e = RetryEvent.attempt(call);
+          }
+          listeners[i].onAttempt(e);
+        }
+      } catch (VirtualMachineError x) {
+        throw x;
+      } catch (Throwable ignored) {
+        // see emit()
+      }
+    }
+  }
+
+  /** {@code call} ended; as {@link #attempt} for {@link RetryEvent#complete}. */
+  void callEnded(
+      CallCounter[] counters,
+      RetryCall call,
+      int attempt,
+      AttemptResult result,
+      GiveUpReason reason,
+      boolean succeeded) {
+    RetryEvent e = null;
+    for (int i = 0; i < listeners.length; i++) {
+      try {
+        CallCounter c = counters == null ? null : counters[i];
+        if (c != null) {
+          c.callEnded(succeeded);
+        } else if (listeners[i].wants(RetryEvent.Type.CALL_COMPLETE, attempt, succeeded)) {
+          if (e == null) {
+            e = RetryEvent.complete(call, result, reason, succeeded);
+          }
+          listeners[i].onCallComplete(e);
+        }
+      } catch (VirtualMachineError x) {
+        throw x;
+      } catch (Throwable ignored) {
+        // see emit()
+      }
+    }
+    CallContext context = call.context();
+    if (context != CallContext.NONE) {
+      try {
+        context.on(e != null ? e : RetryEvent.complete(call, result, reason, succeeded));
+      } catch (RuntimeException | LinkageError ignored) {
+        // the call's tracing failed; the call goes on as without it
+      }
+    }
+  }
+
+  /** Tells every listener about {@code e}, by its type. */
+  void emit(RetryEvent e) {
+    emit(e.type(), e);
+  }
+
+  /** Tells every listener's method for {@code type} about {@code e}. */
+  private void emit(RetryEvent.Type type, RetryEvent e) {
+    for (RetryListener l : listeners) {
+      try {
+        tell(l, type, e);
+      } catch (VirtualMachineError x) {
+        throw x; // out of memory or stack: nothing sensible can go on
       } catch (Throwable ignored) {
         // swallowed on purpose, Errors too (a listener whose dependency is missing at run time
         // throws NoClassDefFoundError): see the class comment
@@ -27,38 +137,81 @@ final class CompositeListener implements RetryListener {
     }
   }
 
+  private static void tell(RetryListener l, RetryEvent.Type type, RetryEvent e) {
+    switch (type) {
+      case ATTEMPT:
+        l.onAttempt(e);
+        break;
+      case RETRY:
+        l.onRetry(e);
+        break;
+      case GIVE_UP:
+        l.onGiveUp(e);
+        break;
+      case CALL_COMPLETE:
+        l.onCallComplete(e);
+        break;
+      case BREAKER_REJECTED:
+        l.onBreakerRejected(e);
+        break;
+      case RATE_LIMITED:
+        l.onRateLimited(e);
+        break;
+      default:
+        throw new IllegalArgumentException(type.toString());
+    }
+  }
+
+  @Override
+  public boolean wants(RetryEvent.Type type, int attempt, boolean succeeded) {
+    return anyWants(type, attempt, succeeded);
+  }
+
+  @Override
+  public CallCounter counterFor(String route, String scheme, String host, int port) {
+    return null; // a composite passes events on; the engine asks its members through countersFor
+  }
+
   @Override
   public void onAttempt(RetryEvent e) {
-    each(l -> l.onAttempt(e));
+    emit(RetryEvent.Type.ATTEMPT, e);
   }
 
   @Override
   public void onRetry(RetryEvent e) {
-    each(l -> l.onRetry(e));
+    emit(RetryEvent.Type.RETRY, e);
   }
 
   @Override
   public void onGiveUp(RetryEvent e) {
-    each(l -> l.onGiveUp(e));
+    emit(RetryEvent.Type.GIVE_UP, e);
   }
 
   @Override
   public void onCallComplete(RetryEvent e) {
-    each(l -> l.onCallComplete(e));
+    emit(RetryEvent.Type.CALL_COMPLETE, e);
   }
 
   @Override
   public void onBreakerRejected(RetryEvent e) {
-    each(l -> l.onBreakerRejected(e));
+    emit(RetryEvent.Type.BREAKER_REJECTED, e);
   }
 
   @Override
   public void onRateLimited(RetryEvent e) {
-    each(l -> l.onRateLimited(e));
+    emit(RetryEvent.Type.RATE_LIMITED, e);
   }
 
   @Override
   public void onBreakerTransition(CircuitBreaker b, CircuitTransition t, String route) {
-    each(l -> l.onBreakerTransition(b, t, route));
+    for (RetryListener l : listeners) {
+      try {
+        l.onBreakerTransition(b, t, route);
+      } catch (VirtualMachineError x) {
+        throw x;
+      } catch (Throwable ignored) {
+        // see emit()
+      }
+    }
   }
 }

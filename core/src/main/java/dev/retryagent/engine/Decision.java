@@ -8,6 +8,10 @@ import java.io.IOException;
  * SPI: made by {@link RetryCall} and {@link RetryRules}, read by adapters. Immutable.
  */
 public final class Decision {
+  // "Done, no reason" after a response is a value per status: the success path's decision is one of
+  // these, made on first use (races make equal twins, harmlessly).
+  private static final Decision[] DONE_RESPONSES = new Decision[600];
+
   private final boolean retry;
   private final long delayNanos;
   private final Outcome outcome;
@@ -35,7 +39,19 @@ public final class Decision {
   }
 
   static Decision done(AttemptResult result, GiveUpReason reason) {
-    return new Decision(false, 0, result.outcome(), result.status(), reason, null);
+    int status = result.status();
+    if (reason != null
+        || result.outcome() != Outcome.RESPONSE
+        || status < 0
+        || status >= DONE_RESPONSES.length) {
+      return new Decision(false, 0, result.outcome(), status, reason, null);
+    }
+    Decision d = DONE_RESPONSES[status];
+    if (d == null) {
+      d = new Decision(false, 0, Outcome.RESPONSE, status, null, null);
+      DONE_RESPONSES[status] = d;
+    }
+    return d;
   }
 
   static Decision fail(AttemptResult result, GiveUpReason reason, IOException error) {

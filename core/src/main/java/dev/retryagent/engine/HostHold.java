@@ -3,60 +3,83 @@ package dev.retryagent.engine;
 import dev.retryagent.internal.engine.RateLimiter;
 
 /**
- * What one call holds of its host's shared state: the breaker permit of the attempt in flight, a
- * retry taken from the budget and not made yet, and a rate-limit permit taken for an attempt not
- * started yet. Not thread-safe: {@link RetryCall} guards it.
+ * What one call holds of its host's shared state ({@link HostState}): the breaker permit of the
+ * attempt in flight, whether a retry taken from the budget is not made yet, and whether a
+ * rate-limit permit was taken for an attempt not started yet. {@link RetryCall} extends it, so that
+ * a call is one object: a call that succeeds at once allocates nothing else (issue 13). Not
+ * thread-safe: {@link RetryCall} guards it.
  */
-final class HostHold {
-  private final CircuitBreaker breaker;
-  private final RetryBudget budget;
-  private final PermitLimiter limiter;
+abstract class HostHold {
+  /** The target's breaker, budget and limiter (each may be null: that guard is off). */
+  final HostState state;
+
   private long permit = CircuitBreaker.REJECTED;
   private boolean retryPending;
-  private long retryTakenNanos;
   private boolean ratePermitHeld;
 
-  /** Any may be null: that guard is off for the call. */
-  HostHold(CircuitBreaker breaker, RetryBudget budget, PermitLimiter limiter) {
-    this.breaker = breaker;
-    this.budget = budget;
-    this.limiter = limiter;
+  HostHold(HostState state) {
+    this.state = state;
+  }
+
+  /** Set by the engine once, when the call is made (kept here: RetryCall is at its size limit). */
+  volatile CallContext context = CallContext.NONE;
+
+  /** The call's {@link CallContext}, {@link CallContext#NONE} when it has none. */
+  public CallContext context() {
+    return context;
+  }
+
+  /** An event of {@code type} is built: a listener wants it, or the call's context hears all. */
+  boolean wants(RetryEvent.Type type, int attempt) {
+    return context != CallContext.NONE || state.engine.wants(type, attempt);
   }
 
   CircuitBreaker breaker() {
-    return breaker;
-  }
-
-  PermitLimiter limiter() {
-    return limiter;
+    return state.breaker;
   }
 
   /** The call's first attempt starts: it counts as a call for the budget. */
   void callStarted(long nowNanos) {
+    RetryBudget budget = state.budget;
     if (budget != null) {
       budget.recordCall(nowNanos);
     }
   }
 
-  /** Asks the breaker for a permit for the next attempt; false when it is open. */
-  boolean acquire(long nowNanos) {
+  /**
+   * Takes a permit for the next attempt if that needs no time: there is no breaker, or it is
+   * closed. False: ask {@link #acquire(long)}.
+   */
+  boolean acquireWhileClosed() {
+    CircuitBreaker breaker = state.breaker;
     if (breaker == null) {
       return true;
     }
-    permit = breaker.tryAcquire(nowNanos);
+    permit = breaker.closedPermit();
     return permit != CircuitBreaker.REJECTED;
   }
 
-  /** The attempt's outcome, recorded once with its permit. */
-  void record(boolean failure, long durationNanos, long nowNanos) {
+  /** Asks the breaker for a permit for the next attempt at {@code nowNanos}; false when open. */
+  boolean acquire(long nowNanos) {
+    permit = state.breaker.tryAcquire(nowNanos);
+    return permit != CircuitBreaker.REJECTED;
+  }
+
+  /**
+   * The outcome of the attempt that started at {@code startedNanos}, recorded once with its permit;
+   * the breaker reads {@code clock} if it needs the time.
+   */
+  void record(boolean failure, long startedNanos, Clock clock) {
+    CircuitBreaker breaker = state.breaker;
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
-      breaker.onResult(permit, failure, durationNanos, nowNanos);
+      breaker.onResult(permit, failure, startedNanos, clock);
       permit = CircuitBreaker.REJECTED;
     }
   }
 
   /** Gives the attempt's permit back without an outcome (cancelled, abandoned). */
   void release() {
+    CircuitBreaker breaker = state.breaker;
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
       breaker.release(permit);
       permit = CircuitBreaker.REJECTED;
@@ -69,6 +92,8 @@ final class HostHold {
    * transition this causes makes it stale, harmlessly).
    */
   void recordResend(boolean failure, long durationNanos, long nowNanos) {
+    RetryBudget budget = state.budget;
+    CircuitBreaker breaker = state.breaker;
     if (budget != null) {
       budget.recordRetry(nowNanos);
     }
@@ -79,13 +104,13 @@ final class HostHold {
 
   /** Takes one retry from the budget; false when it is spent. */
   boolean takeRetry(long nowNanos) {
+    RetryBudget budget = state.budget;
     return budget == null || budget.tryAcquireRetry(nowNanos);
   }
 
-  /** A retry taken at {@code takenNanos} was decided: it is pending until its attempt starts. */
-  void retryDecided(long takenNanos) {
+  /** A retry was taken and decided: it is pending until its attempt starts. */
+  void retryDecided() {
     retryPending = true;
-    retryTakenNanos = takenNanos;
   }
 
   /** The rate limiter granted a permit for the next attempt. */
@@ -100,21 +125,22 @@ final class HostHold {
   }
 
   /**
-   * The call ends: a retry decided and never made gives its budget back, and a rate-limit permit
-   * taken for an attempt never made (the breaker refused it, the caller gave up) goes back to the
-   * bucket; otherwise calls an open breaker refuses would empty it, be counted as rate-limited, and
-   * hold back the host's first calls once it closes.
+   * The call ends: a retry decided and never made (taken at {@code retryTakenNanos}) gives its
+   * budget back, and a rate-limit permit taken for an attempt never made (the breaker refused it,
+   * the caller gave up) goes back to the bucket; otherwise calls an open breaker refuses would
+   * empty it, be counted as rate-limited, and hold back the host's first calls once it closes.
    */
-  void callEnded(long nowNanos) {
+  void callEnded(long nowNanos, long retryTakenNanos) {
     release();
+    RetryBudget budget = state.budget;
     if (retryPending && budget != null) {
       budget.returnRetry(retryTakenNanos, nowNanos);
     }
     retryPending = false;
     // Only this JVM's limiter can take a permit back (PermitLimiter has no such operation): a
     // fleet's shared limit keeps it as used.
-    if (ratePermitHeld && limiter instanceof RateLimiter) {
-      ((RateLimiter) limiter).giveBack(nowNanos);
+    if (ratePermitHeld && state.limiter instanceof RateLimiter) {
+      ((RateLimiter) state.limiter).giveBack(nowNanos);
     }
     ratePermitHeld = false;
   }

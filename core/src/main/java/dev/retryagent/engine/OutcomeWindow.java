@@ -26,7 +26,7 @@ abstract class OutcomeWindow {
   /** Forgets everything (the breaker closed or opened). */
   abstract void clear();
 
-  /** The last N attempts, as a ring of flags. */
+  /** The last N attempts, as a ring of flags; the time is not used. */
   static final class CountWindow extends OutcomeWindow {
     private static final byte FAILURE = 1;
     private static final byte SLOW = 2;
@@ -46,7 +46,9 @@ abstract class OutcomeWindow {
         total--;
       }
       ring[next] = (byte) ((failure ? FAILURE : 0) | (isSlow ? SLOW : 0));
-      next = (next + 1) % ring.length;
+      if (++next == ring.length) {
+        next = 0;
+      }
       total++;
       failures += failure ? 1 : 0;
       slow += isSlow ? 1 : 0;

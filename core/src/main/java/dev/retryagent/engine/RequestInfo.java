@@ -33,6 +33,25 @@ public interface RequestInfo {
    */
   boolean bodyReplayable();
 
+  /**
+   * True when the caller gave up on the call this request is sent for (e.g. OkHttp's {@code
+   * Call.isCanceled()}); checked before retries, as {@link RetryCall#cancelledWhen} is. An adapter
+   * that can tell answers here, which costs nothing per call; the default never gave up.
+   */
+  default boolean callerGaveUp() {
+    return false;
+  }
+
+  /**
+   * How many times the client sent this request again on its own inside an attempt that failed with
+   * {@code failure} (0 when it did not, or cannot tell); asked once per failed attempt, before the
+   * decision, as {@link RetryCall#clientResendsOf} is. An adapter that can tell answers here; the
+   * default never resends.
+   */
+  default int clientResendsIn(Throwable failure) {
+    return 0;
+  }
+
   /** {@code scheme://host:port}: the key of per-host state. */
   default String target() {
     return scheme() + "://" + host() + ":" + port();

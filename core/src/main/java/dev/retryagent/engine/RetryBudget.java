@@ -24,6 +24,9 @@ final class RetryBudget {
   private final int[] retries = new int[BUCKETS + 1];
   private long callSum;
   private long retrySum;
+  // The bucket of the last operation: the window only moves when the time reaches another bucket.
+  private long currentEpoch = Long.MIN_VALUE;
+  private int currentIndex;
 
   public RetryBudget(BudgetPolicy policy) {
     this.policy = policy;
@@ -99,6 +102,9 @@ final class RetryBudget {
   /** Expires buckets that left the window and returns the index of the current one. */
   private int bucket(long nowNanos) {
     long epoch = Math.floorDiv(nowNanos, bucketNanos);
+    if (epoch == currentEpoch) {
+      return currentIndex;
+    }
     for (int i = 0; i < epochs.length; i++) {
       if (epochs[i] != Long.MIN_VALUE && epochs[i] < epoch - BUCKETS) {
         callSum -= calls[i];
@@ -116,6 +122,8 @@ final class RetryBudget {
       retries[index] = 0;
       epochs[index] = epoch;
     }
+    currentEpoch = epoch;
+    currentIndex = index;
     return index;
   }
 }

@@ -1,8 +1,6 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
-import dev.retryagent.policy.RetryPolicy;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
@@ -18,54 +16,58 @@ import java.util.function.ToIntFunction;
  *       decide ({@link RetryRules}, on this call's live state). The decision is made once per
  *       attempt; asking again returns the same decision, so an adapter may decide as soon as the
  *       status is known (before the body) and again when the attempt completes.
- *   <li>If the decision says retry: discard the result, wait {@link Decision#delayNanos()}, go to
- *       1.
+ *   <li>On a retry: discard the result, wait {@link Decision#delayNanos()}, go to 1.
  * </ol>
  *
  * <p>A retry that was decided but never made (the caller cancelled during the wait, the breaker or
  * the rate limit refused the attempt) gives its budget back. Requests the client sent again on its
  * own inside an attempt count as attempts, for {@code maxAttempts}, the budget and the breaker
- * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}).
+ * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}). A call that ends
+ * with an exception carries its earlier attempts' as suppressed ({@link EarlierFailures}).
  *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
  */
-public final class RetryCall {
+public final class RetryCall extends HostHold {
   private final RetryEngine engine;
   private final RequestInfo request;
-  private final Policy policy;
-  private final RetryPolicy retry;
-  private final boolean observe;
-  private final boolean passThrough;
-  private final long startNanos;
-  private final CallBounds bounds;
-  private BooleanSupplier cancelled;
-  private final HostHold host;
-  private final PermitLimiter limiter;
-  private int attempt;
+  // The call's first step (permit, attempt, a setting that needs its bounds), not its making.
+  private long startNanos;
+  private boolean started;
+  // Volatile so that the first attempt's timeout is read without the lock; written under it.
+  private volatile int attempt;
   private long attemptStartNanos;
-  private long previousDelayNanos;
   private Decision decision;
   private boolean finished;
-  private final ClientResends resends = new ClientResends();
-  volatile CallContext context = CallContext.NONE;
+  private CallExtras extras; // made on first use: a call that succeeds at once never needs it
 
-  RetryCall(RetryEngine engine, RequestInfo request, Policy policy, Mode mode) {
-    this.engine = engine;
+  RetryCall(HostState state, RequestInfo request) {
+    super(state);
+    this.engine = state.engine;
     this.request = request;
-    this.policy = policy;
-    this.retry = policy.retry();
-    this.observe = mode == Mode.OBSERVE;
-    this.passThrough = mode == Mode.OFF;
-    this.startNanos = engine.clock().nanoTime();
-    this.bounds = new CallBounds(retry, startNanos);
-    host = passThrough ? new HostHold(null, null, null) : engine.holdFor(request.target(), policy);
-    limiter = host.limiter();
+  }
+
+  /** The bounds, made on first use from the policy and the call's start. */
+  private CallBounds bounds() {
+    long start = started ? startNanos : startNanos(engine.clock().nanoTime());
+    return extras().bounds(state, start);
+  }
+
+  /** {@code last}, carrying the earlier attempts' failures ({@link EarlierFailures}). */
+  private <T extends Throwable> T withEarlier(T last) {
+    return extras == null ? last : extras.earlier.attachTo(last);
+  }
+
+  private CallExtras extras() {
+    if (extras == null) {
+      extras = new CallExtras();
+    }
+    return extras;
   }
 
   /** True when the agent is off: the adapter must call the client directly and not come back. */
   public boolean passThrough() {
-    return passThrough;
+    return state.passThrough;
   }
 
   public RequestInfo request() {
@@ -73,21 +75,16 @@ public final class RetryCall {
   }
 
   public Policy policy() {
-    return policy;
-  }
-
-  /** The call's {@link CallContext}, set by the engine at creation, or {@link CallContext#NONE}. */
-  public CallContext context() {
-    return context;
+    return state.policy;
   }
 
   /** Attempts started so far. */
-  public synchronized int attempt() {
+  public int attempt() {
     return attempt;
   }
 
   public boolean observeOnly() {
-    return observe;
+    return state.observe;
   }
 
   /**
@@ -95,7 +92,7 @@ public final class RetryCall {
    * sooner. A give-up because of it names the deadline.
    */
   public synchronized void limitDeadline(long deadlineNanos) {
-    bounds.limitDeadline(deadlineNanos);
+    bounds().limitDeadline(deadlineNanos);
   }
 
   /**
@@ -105,21 +102,20 @@ public final class RetryCall {
    * attempts' timeouts: the client enforces it, with the exception the caller expects.
    */
   public synchronized void limitToCallerTimeout(long deadlineNanos) {
-    bounds.limitToCallerTimeout(deadlineNanos);
+    bounds().limitToCallerTimeout(deadlineNanos);
   }
 
-  /** The caller gave up when {@code signal} says so (OkHttp's {@code Call.isCanceled()}). */
+  /** The caller's give-up signal (OkHttp's {@code Call.isCanceled()}), asked before retries. */
   public synchronized void cancelledWhen(BooleanSupplier signal) {
-    this.cancelled = signal;
+    extras().cancelled = signal;
   }
 
   /**
-   * How the client resends a request on its own inside one attempt, judged from the attempt's
-   * failure: {@code resends} returns how many times it did (0 when it did not, or cannot tell).
-   * Asked once per failed attempt, before the decision.
+   * How often the client resent the request on its own inside an attempt that failed, judged from
+   * the failure (0: not, or cannot tell); asked once per failed attempt, before the decision.
    */
   public synchronized void clientResendsOf(ToIntFunction<Throwable> resends) {
-    this.resends.judgedBy(resends);
+    extras().resends().judgedBy(resends);
   }
 
   /**
@@ -128,7 +124,9 @@ public final class RetryCall {
    * observe mode. An allowed resend counts when made ({@link #clientRepeated}), expected no more.
    */
   public synchronized boolean clientMayResend(AttemptResult result) {
-    return observe || passThrough || resends.ask(retry, request, result, attempt);
+    return state.observe
+        || state.passThrough
+        || extras().resends().ask(state.retry, request, result, attempt);
   }
 
   /**
@@ -137,8 +135,14 @@ public final class RetryCall {
    * attempt is the caller's own). The adapter gives each of the client's own per-attempt timeouts
    * {@link CallBounds#shorterTimeout}{@code (this, clientTimeout)}.
    */
-  public synchronized long attemptTimeoutNanos() {
-    return bounds.attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+  public long attemptTimeoutNanos() {
+    // The first attempt's bound is the policy's alone: no lock, no clock, no bounds object.
+    if (attempt <= 1) {
+      return state.perAttemptNanos;
+    }
+    synchronized (this) {
+      return bounds().attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+    }
   }
 
   /**
@@ -148,31 +152,36 @@ public final class RetryCall {
    * @throws RateLimitedException when no permit comes within {@code maxWait} (or a pause outlasts
    *     the deadline); the call is over
    */
-  public synchronized long reservePermit() throws RateLimitedException {
+  public long reservePermit() throws RateLimitedException {
+    PermitLimiter limiter = state.limiter;
     if (limiter == null) {
-      return 0;
+      return 0; // without a rate limit there is nothing to guard: no lock
     }
-    long now = engine.clock().nanoTime();
-    long maxWait = policy.rateLimit().maxWait().toNanos();
-    long remaining = bounds.remainingNanos(now);
-    // A token that comes after the deadline is no use: the call's whole time would be spent.
-    long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
-    if (wait == PermitLimiter.REJECTED) {
-      if (engine.listening()) {
-        engine.emit(RetryEvent.rateLimitRejected(this));
+    synchronized (this) {
+      long now = engine.clock().nanoTime();
+      startNanos(now);
+      long maxWait = state.policy.rateLimit().maxWait().toNanos();
+      long remaining = bounds().remainingNanos(now);
+      // A token that comes after the deadline is no use: the call's whole time would be spent.
+      long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
+      if (wait == PermitLimiter.REJECTED) {
+        if (wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+          engine.emit(RetryEvent.rateLimitRejected(this));
+        }
+        if (state.observe) {
+          return 0;
+        }
+        finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
+        throw withEarlier(
+            RateLimitedException.noPermit(
+                state.target, remaining, maxWait, limiter.pauseRemainingNanos(now)));
       }
-      if (observe) {
-        return 0;
+      permitTaken();
+      if (wait > 0 && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+        engine.emit(RetryEvent.rateLimitWait(this, wait));
       }
-      finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED);
-      throw RateLimitedException.noPermit(
-          request.target(), remaining, maxWait, limiter.pauseRemainingNanos(now));
+      return state.observe ? 0 : wait;
     }
-    host.permitTaken();
-    if (wait > 0 && engine.listening()) {
-      engine.emit(RetryEvent.rateLimitWait(this, wait));
-    }
-    return observe ? 0 : wait;
   }
 
   /**
@@ -181,19 +190,22 @@ public final class RetryCall {
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
   public synchronized void acquireBreaker() throws CircuitBreakerOpenException {
-    long now = engine.clock().nanoTime();
-    if (host.acquire(now)) {
+    if (acquireWhileClosed()) {
       return;
     }
-    CircuitBreakerOpenException e = host.breaker().rejection(now, engine.clock().wallMillis());
-    if (engine.listening()) {
+    long now = engine.clock().nanoTime();
+    if (acquire(now)) {
+      return;
+    }
+    CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
+    if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
       engine.emit(RetryEvent.breakerRejected(this, e));
     }
-    if (observe) {
+    if (state.observe) {
       return;
     }
-    finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN);
-    throw e;
+    finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN, now);
+    throw withEarlier(e);
   }
 
   /**
@@ -203,7 +215,7 @@ public final class RetryCall {
    * #onResponse}.
    */
   public synchronized void clientRepeated(int status) {
-    countClientResend(policy.circuitBreaker().failOnStatuses().contains(status), false);
+    countClientResend(state.policy.circuitBreaker().failOnStatuses().contains(status), false);
   }
 
   /**
@@ -211,42 +223,52 @@ public final class RetryCall {
    * client resend only while an attempt was left (HttpURLConnection's), as if it had asked.
    */
   public synchronized void clientResentAfterFailure(boolean governed) {
-    countClientResend(policy.circuitBreaker().failOnTransport(), governed);
+    countClientResend(state.policy.circuitBreaker().failOnTransport(), governed);
   }
 
   private void countClientResend(boolean breakerFailure, boolean governed) {
-    if (decision != null || passThrough) {
+    if (decision != null || state.passThrough) {
       return;
     }
     long now = engine.clock().nanoTime();
     attempt++;
     if (!governed) {
-      resends.made();
+      extras().resends().made();
     }
-    host.recordResend(breakerFailure, now - attemptStartNanos, now);
+    recordResend(breakerFailure, now - attemptStartNanos, now);
     // The server saw one more request: the attempt counters (metrics) count what reached it.
-    if (engine.listening()) {
-      engine.emit(RetryEvent.attempt(this));
-    }
+    engine.listeners().attempt(state.counters, this, attempt);
+  }
+
+  /**
+   * Steps 2 and 3 under one lock: {@link #acquireBreaker()}, then {@link #startAttempt()}.
+   *
+   * @return the attempt's 1-based number
+   * @throws CircuitBreakerOpenException when the breaker is open; the call is over
+   */
+  public synchronized int beginAttempt() throws CircuitBreakerOpenException {
+    acquireBreaker();
+    return startAttempt();
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */
   public synchronized int startAttempt() {
     attempt++;
     attemptStartNanos = engine.clock().nanoTime();
+    startNanos(attemptStartNanos);
     decision = null;
-    resends.attemptStarted(attempt > 1);
+    if (extras != null) {
+      extras.attemptStarted(attempt > 1);
+    }
     if (!callerGaveUp()) {
       // A retry started after the caller cancelled is refused by the client without a request:
       // it stays pending, so the call's end gives its budget back.
-      host.attemptStarted();
+      attemptStarted();
     }
     if (attempt == 1) {
-      host.callStarted(attemptStartNanos);
+      callStarted(attemptStartNanos);
     }
-    if (engine.listening()) {
-      engine.emit(RetryEvent.attempt(this));
-    }
+    engine.listeners().attempt(state.counters, this, attempt);
     return attempt;
   }
 
@@ -259,19 +281,30 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    long now = engine.clock().nanoTime();
-    long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+    // No Retry-After, a status not retried, no extras (cancel signal, bounds, retry pending): the
+    // ladder stops at the policy's refusal and the end gives nothing back, so no rule needs the
+    // time (the breaker reads it if it must). A call that succeeds at once reads the clock once.
+    long now =
+        retryAfter == null && extras == null && !state.retry.retryOnStatuses().contains(status)
+            ? attemptStartNanos // not used
+            : engine.clock().nanoTime();
+    // No header, no wall clock to read.
+    long askedNanos =
+        retryAfter == null
+            ? RetryAfter.NONE
+            : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+    Policy policy = state.policy;
     boolean failure = policy.circuitBreaker().failOnStatuses().contains(status);
-    host.record(failure, now - attemptStartNanos, now);
+    record(failure, attemptStartNanos, engine.clock());
     // The pause is the rate limiter's own rule, so it holds even when this route does not wait
     // for Retry-After itself.
     if (status == 429
         && askedNanos != RetryAfter.NONE
-        && limiter != null
+        && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      limiter.pause(now, Math.min(askedNanos, retry.retryAfterMax().toNanos()));
+      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
     }
-    long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
+    long retryAfterNanos = state.retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
     decision = decide(AttemptResult.response(status), retryAfterNanos, now);
     return decision;
   }
@@ -281,20 +314,24 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    int resent = resends.in(error);
+    boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
+    ClientResends judge = extras == null ? null : extras.resendsIfAny();
+    int resent = (judge == null ? 0 : judge.in(error)) + ClientResends.told(request, error);
     for (int i = 0; i < resent; i++) {
-      countClientResend(policy.circuitBreaker().failOnTransport(), false);
+      countClientResend(failOnTransport, false);
     }
     long now = engine.clock().nanoTime();
     AttemptResult result = AttemptResult.thrown(error);
     if (result.outcome() == Outcome.CANCELLED) {
-      host.release();
+      release();
     } else {
-      boolean failure =
-          policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
-      host.record(failure, now - attemptStartNanos, now);
+      boolean failure = failOnTransport && error instanceof java.io.IOException;
+      record(failure, attemptStartNanos, engine.clock());
     }
     decision = decide(result, RetryAfter.NONE, now);
+    if (decision.retry() || extras != null) {
+      extras().earlier.attempted(error, decision); // a first attempt that ends the call: nothing
+    }
     return decision;
   }
 
@@ -303,21 +340,30 @@ public final class RetryCall {
    * while waiting. Releases what the attempt held; safe to call more than once.
    */
   public synchronized void onAbandoned() {
-    host.release();
+    release();
     if (!finished) {
-      boolean timedOut = bounds.callerTimedOut(engine.clock().nanoTime());
+      long now = engine.clock().nanoTime();
       finish(
-          AttemptResult.cancelled(), timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
+          AttemptResult.cancelled(),
+          callerTimedOut(now) ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED,
+          now);
     }
   }
 
   /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */
-  private boolean callerGaveUp() {
+  boolean callerGaveUp() {
     try {
-      return cancelled != null && cancelled.getAsBoolean();
+      return request.callerGaveUp()
+          || (extras != null && extras.cancelled != null && extras.cancelled.getAsBoolean());
     } catch (RuntimeException e) {
       return false;
     }
+  }
+
+  /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
+  boolean callerTimedOut(long nowNanos) {
+    CallBounds b = extras == null ? null : extras.boundsIfAny();
+    return b != null && b.callerTimedOut(nowNanos);
   }
 
   /** True once the call ended (returned, failed or was abandoned). */
@@ -327,118 +373,73 @@ public final class RetryCall {
 
   /** Runs {@link RetryRules} on this call's live state, then carries the decision out. */
   private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
-    Decision d = RetryRules.decide(retry, request, result, attempt, new Live(now, retryAfterNanos));
+    Decision d =
+        RetryRules.decide(
+            state.retry,
+            request,
+            result,
+            attempt,
+            new CallMoment(this, extras, startNanos, now, retryAfterNanos));
     // Only the breaker rule gives this reason after an attempt: end the call the way the next
     // attempt would have, with the breaker's exception.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
-      CircuitBreakerOpenException e = host.breaker().rejection(now, engine.clock().wallMillis());
-      if (engine.listening()) {
+      CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
+      if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
         engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
-      finish(result, GiveUpReason.CIRCUIT_OPEN);
-      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, e);
+      finish(result, GiveUpReason.CIRCUIT_OPEN, now);
+      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, withEarlier(e));
     }
     if (!d.retry()) {
-      finish(result, d.reason());
+      finish(result, d.reason(), now);
       return d;
     }
-    if (engine.listening()) {
+    if (wants(RetryEvent.Type.RETRY, attempt)) {
       engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
     }
-    if (observe) {
+    if (state.observe) {
       // Reported as "would retry"; the caller gets exactly what it would get without the agent.
       // The budget stays spent, as the retry would have spent it: observe mode shows when the
       // budget would refuse.
-      finish(result, null);
+      finish(result, null, now);
       return Decision.done(result, null);
     }
-    previousDelayNanos = d.delayNanos();
-    host.retryDecided(now);
+    extras().previousDelayNanos = d.delayNanos();
+    extras.retryTakenNanos = now;
+    retryDecided();
     return d;
   }
 
-  /** The ladder's questions, answered from this call's state at {@code now}. */
-  private final class Live implements RetryRules.Moment {
-    private final long now;
-    private final long retryAfterNanos;
-
-    Live(long now, long retryAfterNanos) {
-      this.now = now;
-      this.retryAfterNanos = retryAfterNanos;
-    }
-
-    @Override
-    public boolean callerGaveUp() {
-      return RetryCall.this.callerGaveUp();
-    }
-
-    @Override
-    public boolean callerTimedOut() {
-      return bounds.callerTimedOut(now);
-    }
-
-    @Override
-    public int clientResendsExpected() {
-      return resends.expected();
-    }
-
-    @Override
-    public boolean pastCallerTimeout(long delayNanos) {
-      return bounds.pastCallerTimeout(now + delayNanos);
-    }
-
-    @Override
-    public long retryAfterNanos() {
-      return retryAfterNanos;
-    }
-
-    @Override
-    public long previousDelayNanos() {
-      return previousDelayNanos;
-    }
-
-    @Override
-    public double nextRandom() {
-      return engine.random().nextDouble();
-    }
-
-    @Override
-    public boolean pastDeadline(long delayNanos) {
-      return bounds.pastDeadline(now + delayNanos);
-    }
-
-    @Override
-    public boolean breakerOpenAfter(long delayNanos) {
-      // Observe mode never fails a call, so it never fails one early either.
-      return host.breaker() != null && !observe && host.breaker().isOpenAt(now + delayNanos);
-    }
-
-    @Override
-    public boolean takeFromBudget() {
-      return host.takeRetry(now);
-    }
-  }
-
-  private void finish(AttemptResult result, GiveUpReason reason) {
+  /**
+   * Ends the call at {@code now} (read by the caller: one read serves the decision and the end).
+   */
+  private void finish(AttemptResult result, GiveUpReason reason, long now) {
     if (finished) {
       return;
     }
     finished = true;
     // Releases the permit; a retry decided and never made gives its budget back.
-    host.callEnded(engine.clock().nanoTime());
-    if (engine.listening()) {
-      if (reason != null) {
-        engine.emit(RetryEvent.giveUp(this, result, reason));
-      }
-      boolean succeeded =
-          result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(retry, result);
-      engine.emit(RetryEvent.complete(this, result, reason, succeeded));
+    callEnded(now, extras == null ? 0 : extras.retryTakenNanos);
+    if (reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)) {
+      engine.emit(RetryEvent.giveUp(this, result, reason));
     }
+    boolean succeeded =
+        result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
+    engine.listeners().callEnded(state.counters, this, attempt, result, reason, succeeded);
   }
 
-  /** For events: time since the call started. */
+  /** Sets the start to {@code nowNanos} unless the call started already; returns the start. */
+  private long startNanos(long nowNanos) {
+    if (!started) {
+      startNanos = nowNanos;
+      started = true;
+    }
+    return startNanos;
+  }
+
+  /** For events: time since the call started (0 before it did). */
   long elapsedNanos() {
-    return engine.clock().nanoTime() - startNanos;
+    return started ? engine.clock().nanoTime() - startNanos : 0;
   }
 
   long wallMillis() {

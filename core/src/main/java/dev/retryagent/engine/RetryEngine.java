@@ -46,26 +46,73 @@ public final class RetryEngine {
   private final Sleeper sleeper;
   private final RandomSource random;
   private final Scheduler scheduler;
-  private final RetryListener listener;
+  private final CompositeListener listener;
   private final boolean listening;
   private final CallContext.Factory contexts;
 
   /** Mode and policies, swapped together so no call sees a new one with an old other. */
   private volatile Settings settings;
 
+  /**
+   * One configuration: its mode, its policies, and the {@link HostState} of each target and policy
+   * seen under it (a reload starts a new map: a state holds its policy by identity).
+   */
   private static final class Settings {
+    /** States kept before the map is cleared and filled again as calls come. */
+    private static final int MAX_STATES = 4096;
+
     final Mode mode;
     final PolicyResolver policies;
+    final HostState passThrough;
+    private final ConcurrentHashMap<String, HostState[]> hosts = new ConcurrentHashMap<>();
+    private int states;
 
-    Settings(Mode mode, PolicyResolver policies) {
+    Settings(RetryEngine engine, Mode mode, PolicyResolver policies) {
       this.mode = Objects.requireNonNull(mode, "mode");
       this.policies = Objects.requireNonNull(policies, "policies");
+      this.passThrough = HostState.passThrough(engine);
+    }
+
+    /** The state kept for {@code policy} and the target, or null; marks it used. */
+    HostState find(Policy policy, String scheme, String hostKey, int port) {
+      HostState[] known = hosts.get(hostKey);
+      if (known != null) {
+        for (HostState h : known) {
+          if (h.isFor(policy, scheme, port) && h.current()) {
+            h.touch();
+            return h;
+          }
+        }
+      }
+      return null;
+    }
+
+    /** Keeps {@code fresh}, replacing an older state of its target and policy. */
+    synchronized void keep(String hostKey, HostState fresh) {
+      if (states >= MAX_STATES) {
+        hosts.clear();
+        states = 0;
+      }
+      HostState[] known = hosts.get(hostKey);
+      int n = 0;
+      HostState[] next = new HostState[known == null ? 1 : known.length + 1];
+      if (known != null) {
+        for (HostState h : known) {
+          if (h.current() && !h.isFor(fresh.policy, fresh.scheme, fresh.port)) {
+            next[n++] = h;
+          }
+        }
+      }
+      next[n++] = fresh;
+      states += n - (known == null ? 0 : known.length);
+      hosts.put(hostKey, n == next.length ? next : java.util.Arrays.copyOf(next, n));
     }
   }
 
+  private final BoundedRegistry.UseClock uses = new BoundedRegistry.UseClock();
   private final BoundedRegistry<Key, CircuitBreaker> breakers =
-      new BoundedRegistry<>(CircuitBreaker::isIdle);
-  private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true);
+      new BoundedRegistry<>(CircuitBreaker::isIdle, uses);
+  private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true, uses);
   private final BoundedRegistry<Key, RateLimiter> limiters;
   private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
 
@@ -82,9 +129,9 @@ public final class RetryEngine {
     this.scheduler = b.scheduler;
     this.listener = new CompositeListener(List.copyOf(b.listeners));
     this.contexts = b.contexts;
-    this.listening = !b.listeners.isEmpty() || b.contexts != null;
-    this.settings = new Settings(b.mode, b.policies);
-    this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
+    this.listening = !b.listeners.isEmpty();
+    this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()), uses);
+    this.settings = new Settings(this, b.mode, b.policies);
   }
 
   /** A builder with every collaborator at its production default (see {@link Builder}). */
@@ -100,12 +147,22 @@ public final class RetryEngine {
    */
   public RetryCall newCall(RequestInfo request) {
     Settings s = settings;
-    Policy policy =
-        s.mode == Mode.OFF
-            ? Policy.defaults()
-            : s.policies.resolve(request.method(), request.host(), request.port(), request.path());
-    RetryCall call = new RetryCall(this, request, policy, s.mode);
-    if (contexts != null && !call.passThrough()) {
+    if (s.mode == Mode.OFF) {
+      return new RetryCall(s.passThrough, request);
+    }
+    String scheme = request.scheme();
+    String host = request.host();
+    int port = request.port();
+    Policy policy = s.policies.resolve(request.method(), host, port, request.path());
+    // Keyed as the target string names the host: a null host is "null" there too.
+    String hostKey = String.valueOf(host);
+    HostState state = s.find(policy, scheme, hostKey, port);
+    if (state == null) {
+      state = hostState(s.mode, policy, scheme, host, port);
+      s.keep(hostKey, state);
+    }
+    RetryCall call = new RetryCall(state, request);
+    if (contexts != null) {
       call.context = contextOf(call);
     }
     return call;
@@ -126,7 +183,7 @@ public final class RetryEngine {
    * Mode and policies change together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
-    this.settings = new Settings(mode, policies);
+    this.settings = new Settings(this, mode, policies);
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
   }
 
@@ -137,11 +194,41 @@ public final class RetryEngine {
   public void useFleet(FleetLimits fleet) {
     this.fleet = fleet;
     fleetLimiters.clear();
+    // The per-host states hold the limiter they were built with: start them afresh.
+    Settings s = settings;
+    this.settings = new Settings(this, s.mode, s.policies);
   }
 
   /** Fleet mode's limits, or null. */
   public FleetLimits fleet() {
     return fleet;
+  }
+
+  /** Finds (or makes) the per-host state of the target under {@code policy}. */
+  private HostState hostState(Mode mode, Policy policy, String scheme, String host, int port) {
+    String target = scheme + "://" + host + ":" + port;
+    return new HostState(
+        this,
+        policy,
+        mode,
+        scheme,
+        host,
+        port,
+        breakerFor(target, policy),
+        budgetEntry(target, policy),
+        limiterFor(target, policy),
+        fleetLimiter(policy),
+        listener.countersFor(policy.routeName(), scheme, host, port));
+  }
+
+  /** A call used the state of these entries (any may be null). */
+  void touch(
+      BoundedRegistry.Entry<CircuitBreaker> breaker,
+      BoundedRegistry.Entry<RetryBudget> budget,
+      BoundedRegistry.Entry<RateLimiter> limiter) {
+    breakers.touch(breaker);
+    budgets.touch(budget);
+    limiters.touch(limiter);
   }
 
   /** The mode calls start in now. */
@@ -198,13 +285,7 @@ public final class RetryEngine {
     return Math.max(breakers.size(), Math.max(budgets.size(), limiters.size()));
   }
 
-  /** The breaker, budget and rate limiter of {@code target} under {@code policy}, for one call. */
-  HostHold holdFor(String target, Policy policy) {
-    return new HostHold(
-        breakerFor(target, policy), budgetFor(target, policy), limiterFor(target, policy));
-  }
-
-  CircuitBreaker breakerFor(String target, Policy policy) {
+  private BoundedRegistry.Entry<CircuitBreaker> breakerFor(String target, Policy policy) {
     CircuitBreakerPolicy p = policy.circuitBreaker();
     if (!p.enabled()) {
       return null;
@@ -212,49 +293,68 @@ public final class RetryEngine {
     String key =
         p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? "route:" + policy.routeName() : target;
     String route = policy.routeName();
-    return breakers.get(
+    return breakers.entry(
         new Key(key, p),
         k -> new CircuitBreaker(k.name, p, (b, t) -> listener.onBreakerTransition(b, t, route)),
         p.maxHosts());
   }
 
+  /** The budget of {@code target} under {@code policy}, or null when it has none (for tests). */
   RetryBudget budgetFor(String target, Policy policy) {
+    BoundedRegistry.Entry<RetryBudget> e = budgetEntry(target, policy);
+    return e == null ? null : e.value;
+  }
+
+  private BoundedRegistry.Entry<RetryBudget> budgetEntry(String target, Policy policy) {
     BudgetPolicy p = policy.budget();
     if (!p.enabled() || !policy.retry().enabled()) {
       return null;
     }
-    return budgets.get(
+    return budgets.entry(
         new Key(target, p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
   }
 
-  PermitLimiter limiterFor(String target, Policy policy) {
+  /** The target's own limiter, or null when the limit is off or kept by the fleet. */
+  private BoundedRegistry.Entry<RateLimiter> limiterFor(String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
       return null;
     }
-    FleetLimits f = fleet;
-    if (p.scope() == RateLimitPolicy.Scope.FLEET && f != null) {
-      Duration retryAfterMax = policy.retry().retryAfterMax();
-      Key key = new Key(policy.routeName() + "\n" + retryAfterMax.toNanos(), p);
-      PermitLimiter l = fleetLimiters.get(key);
-      if (l == null) {
-        l = f.limiter(policy.routeName(), p, retryAfterMax);
-        fleetLimiters.put(key, l);
-      }
-      return l;
+    if (fleetLimiter(policy) != null) {
+      return null;
     }
-    return limiters.get(
+    return limiters.entry(
         new Key(target, p),
         k -> new RateLimiter(p, clock.nanoTime()),
         policy.circuitBreaker().maxHosts());
   }
 
-  /** True when someone listens: without listeners no event object is built at all. */
-  boolean listening() {
-    return listening;
+  /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */
+  private PermitLimiter fleetLimiter(Policy policy) {
+    RateLimitPolicy p = policy.rateLimit();
+    FleetLimits f = fleet;
+    if (!p.enabled() || p.scope() != RateLimitPolicy.Scope.FLEET || f == null) {
+      return null;
+    }
+    Duration retryAfterMax = policy.retry().retryAfterMax();
+    Key key = new Key(policy.routeName() + "\n" + retryAfterMax.toNanos(), p);
+    PermitLimiter l = fleetLimiters.get(key);
+    if (l == null) {
+      l = f.limiter(policy.routeName(), p, retryAfterMax);
+      fleetLimiters.put(key, l);
+    }
+    return l;
   }
 
-  /** Tells the listeners about {@code e}; build it only when {@link #listening()}. */
+  /**
+   * True when a listener wants an event of {@code type} about attempt {@code attempt}: without one,
+   * no event object is built at all.
+   */
+  boolean wants(RetryEvent.Type type, int attempt) {
+    return listening && listener.anyWants(type, attempt, false);
+  }
+
+  /** Tells the listeners about {@code e}; build it only when {@link #wants}. */
   void emit(RetryEvent e) {
     CallContext c = e.context();
     if (c != CallContext.NONE) {
@@ -264,28 +364,12 @@ public final class RetryEngine {
         // The call's tracing failed; the call and the listeners go on as without it.
       }
     }
-    switch (e.type()) {
-      case ATTEMPT:
-        listener.onAttempt(e);
-        break;
-      case RETRY:
-        listener.onRetry(e);
-        break;
-      case GIVE_UP:
-        listener.onGiveUp(e);
-        break;
-      case CALL_COMPLETE:
-        listener.onCallComplete(e);
-        break;
-      case BREAKER_REJECTED:
-        listener.onBreakerRejected(e);
-        break;
-      case RATE_LIMITED:
-        listener.onRateLimited(e);
-        break;
-      default:
-        throw new IllegalArgumentException(e.type().toString());
-    }
+    listener.emit(e);
+  }
+
+  /** The listeners, for the routine events a call tells its {@link HostState}'s counters. */
+  CompositeListener listeners() {
+    return listener;
   }
 
   /** Per-host state is keyed by target and by the policy section it was built from. */

@@ -28,6 +28,33 @@ public interface RetryListener {
   default void onBreakerTransition(
       CircuitBreaker breaker, CircuitTransition transition, String route) {}
 
+  /**
+   * Whether this listener does anything with an event of {@code type} about attempt {@code attempt}
+   * of a call ({@code succeeded}: for {@link RetryEvent.Type#CALL_COMPLETE}, the call ended with a
+   * success): when no listener does, the engine builds no event. Asked before each event, so the
+   * answer may change (a reloaded log level); a yes that then does nothing is harmless, a no must
+   * mean the listener would ignore the event. Default: yes.
+   */
+  default boolean wants(RetryEvent.Type type, int attempt, boolean succeeded) {
+    return true;
+  }
+
+  /**
+   * Counters for the attempts and ends of calls to one route and target, so that the engine counts
+   * them without an event per call. When this returns a counter, the engine tells it instead of
+   * {@link #onAttempt} and {@link #onCallComplete} about calls of that route and target; null (the
+   * default) keeps those events coming. Asked once per route and target, and again after a reload
+   * or once the engine forgot the host; must not throw.
+   *
+   * @param route the route whose policy applies
+   * @param scheme {@code http} or {@code https}
+   * @param host the host as in the URL
+   * @param port the effective port
+   */
+  default CallCounter counterFor(String route, String scheme, String host, int port) {
+    return null;
+  }
+
   /** A listener that does nothing. */
   RetryListener NONE = new RetryListener() {};
 

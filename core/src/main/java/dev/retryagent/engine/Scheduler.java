@@ -1,10 +1,9 @@
 package dev.retryagent.engine;
 
 /**
- * Runs asynchronous retries later, without a thread waiting per pending retry: one timer thread
- * fires due tasks and hands them to a small pool that starts the next attempt (starting one may
- * resolve DNS, which must not stall the timer). Injected so tests drive time by hand.
- * Implementations are thread-safe; the default is {@link #shared()}.
+ * Runs asynchronous retries later, without a thread waiting per pending retry: a small pool of
+ * threads waits for the next due task and runs it (starting the next attempt). Injected so tests
+ * drive time by hand. Implementations are thread-safe; the default is {@link #shared()}.
  */
 public interface Scheduler {
   /** A task that may still be cancelled. */

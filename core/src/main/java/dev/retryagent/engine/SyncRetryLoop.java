@@ -50,8 +50,7 @@ public final class SyncRetryLoop {
       if (wait > 0) {
         sleep(call, sleeper, wait);
       }
-      call.acquireBreaker();
-      int n = call.startAttempt();
+      int n = call.beginAttempt();
       T response;
       // Each attempt in the call's context (its tracing), the waits outside it.
       try (CallContext.Scope scope = call.context().enter()) {

@@ -227,7 +227,8 @@ final class EnqueuedCall {
               chain,
               info.forAttempt(chain.request(), attempt.number),
               attempt.timeoutNanos,
-              retryCall);
+              retryCall,
+              info);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.RequestInfo;
 import java.util.Locale;
+import okhttp3.Call;
 import okhttp3.HttpUrl;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -17,6 +18,7 @@ import okhttp3.RequestBody;
  */
 final class OkRequest implements RequestInfo {
   private final Request request;
+  private final Call call;
   private final String method;
   private final boolean oneShot;
   private volatile boolean bodyWritten;
@@ -27,6 +29,15 @@ final class OkRequest implements RequestInfo {
   private volatile Request wire;
 
   OkRequest(Request request) {
+    this(request, null);
+  }
+
+  /**
+   * @param call the OkHttp call the request is sent for, whose {@code isCanceled()} says the caller
+   *     gave up; null when the adapter tells the engine otherwise
+   */
+  OkRequest(Request request, Call call) {
+    this.call = call;
     this.request = request;
     this.method = request.method().toUpperCase(Locale.ROOT);
     this.oneShot = isOneShot(request.body());
@@ -131,6 +142,11 @@ final class OkRequest implements RequestInfo {
   public String header(String name) {
     Request sent = wire;
     return (sent != null ? sent : request).header(name);
+  }
+
+  @Override
+  public boolean callerGaveUp() {
+    return call != null && call.isCanceled();
   }
 
   @Override

@@ -43,8 +43,24 @@ final class Resends implements Interceptor {
   // Calls do not override equals: identity keys. An attempt's entry lives while it runs.
   private final ConcurrentHashMap<Call, Trace> traces = new ConcurrentHashMap<>();
 
-  /** An attempt of {@code call} starts: count its resends from now. */
+  // Set once the interceptor is handed out to be installed: until then no request can reach it,
+  // and an attempt has nothing to count (no trace, no map entry).
+  private volatile boolean handedOut;
+
+  /** The interceptor is handed out to be installed as a network interceptor. */
+  Resends handOut() {
+    handedOut = true;
+    return this;
+  }
+
+  /**
+   * An attempt of {@code call} starts: count its resends from now. Null while this interceptor was
+   * never handed out.
+   */
   Trace begin(Call call) {
+    if (!handedOut) {
+      return null;
+    }
     Trace t = new Trace();
     traces.put(call, t);
     return t;
@@ -55,6 +71,9 @@ final class Resends implements Interceptor {
    * {@code maxAttempts}, the budget and the breaker), before it decides.
    */
   void end(Call call, Trace trace, RetryCall retryCall) {
+    if (trace == null) {
+      return;
+    }
     traces.remove(call, trace);
     for (int i = trace.resends(); i > 0; i--) {
       retryCall.clientResentAfterFailure(false); // OkHttp decides its resends alone
@@ -72,6 +91,7 @@ final class Resends implements Interceptor {
       return chain.proceed(chain.request());
     } catch (IOException e) {
       t.failed();
+      ResendGuard.failed(chain.request()); // OkHttp asks the body next whether it may resend
       throw e;
     }
   }

@@ -69,7 +69,7 @@ public final class RetryInterceptor implements Interceptor {
    * breaker). Optional: without it those resends are not counted.
    */
   public Interceptor networkInterceptor() {
-    return resends;
+    return resends.handOut();
   }
 
   @Override
@@ -81,19 +81,20 @@ public final class RetryInterceptor implements Interceptor {
       return managedAttempt.owner.attempt(chain, managedAttempt);
     }
     Request request = chain.request();
-    OkRequest info = new OkRequest(request);
+    // The request view tells the engine when the caller cancelled (OkRequest.callerGaveUp).
+    OkRequest info = new OkRequest(request, okCall);
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
       return chain.proceed(request);
     }
     prepare(info, call);
-    call.cancelledWhen(okCall::isCanceled);
     limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
       return SyncRetryLoop.execute(
           call,
           cancellableSleeper(okCall),
-          (n, timeoutNanos) -> proceed(chain, info.forAttempt(request, n), timeoutNanos, call),
+          (n, timeoutNanos) ->
+              proceed(chain, info.forAttempt(request, n), timeoutNanos, call, info),
           ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
@@ -118,13 +119,14 @@ public final class RetryInterceptor implements Interceptor {
 
   /**
    * One attempt: {@code request} sent through the rest of the chain, bounded by {@code
-   * timeoutNanos}; what OkHttp sent again inside it told to {@code call} before it decides.
+   * timeoutNanos}, its body guarded where OkHttp must not send it again by itself ({@link
+   * ResendGuard}); what OkHttp sent again inside it told to {@code call} before it decides.
    */
-  Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
+  Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call, OkRequest info)
       throws IOException {
     Resends.Trace trace = resends.begin(chain.call());
     try {
-      Response r = withTimeout(chain, timeoutNanos).proceed(request);
+      Response r = withTimeout(chain, timeoutNanos).proceed(ResendGuard.guard(request, call, info));
       countRepeats(call, r);
       return r;
     } finally {

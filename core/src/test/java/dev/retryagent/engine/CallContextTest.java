@@ -106,8 +106,7 @@ class CallContextTest {
     assertThat(seenByAttempts).containsExactly("call", "call", "call");
     assertThat(seenBySleeps).containsExactly(null, null);
     assertThat(CURRENT.get()).isNull();
-    assertThat(log)
-        .containsExactly("ATTEMPT", "RETRY", "ATTEMPT", "RETRY", "ATTEMPT", "CALL_COMPLETE", "end");
+    assertThat(log).containsExactly("RETRY", "RETRY", "CALL_COMPLETE", "end");
   }
 
   @Test

@@ -231,6 +231,58 @@ abstract class RetryScenarios {
   }
 
   @Test
+  void theLastFailureCarriesTheEarlierOnesAsSuppressedInOrder() {
+    SocketException first = new SocketException("Connection reset");
+    ConnectException second = new ConnectException("Connection refused");
+    HttpTimeoutException last = new HttpTimeoutException("request timed out");
+    CallResult r =
+        run(TestPolicy.create(), FakeRequest.get(), fail(first), fail(second), fail(last));
+    assertThat(r.error).isSameAs(last).hasMessage("request timed out");
+    assertThat(r.error.getSuppressed()).containsExactly(first, second);
+    assertThat(first.getSuppressed()).isEmpty();
+    assertThat(second.getSuppressed()).isEmpty();
+  }
+
+  @Test
+  void onlyFailuresAreCarriedNotTheResponsesBetweenThem() {
+    SocketException first = new SocketException("Connection reset");
+    SocketException last = new SocketException("Connection reset");
+    CallResult r =
+        run(TestPolicy.create(), FakeRequest.get(), fail(first), respond(503), fail(last));
+    assertThat(r.error).isSameAs(last);
+    assertThat(r.error.getSuppressed()).containsExactly(first);
+  }
+
+  @Test
+  void aFailureEndingTheFirstAttemptCarriesNothing() {
+    SocketException reset = new SocketException("Connection reset");
+    CallResult r = run(TestPolicy.create(), FakeRequest.post(), fail(reset), respond(200));
+    assertThat(r.error).isSameAs(reset);
+    assertThat(reset.getSuppressed()).isEmpty();
+  }
+
+  @Test
+  void aClientThatThrowsOneSharedInstanceNeverGetsItAsItsOwnSuppressed() {
+    // addSuppressed(this) would throw IllegalArgumentException and lose the failure.
+    SocketException shared = new SocketException("Connection reset");
+    CallResult r =
+        run(TestPolicy.create(), FakeRequest.get(), fail(shared), fail(shared), fail(shared));
+    assertThat(r.error).isSameAs(shared);
+    assertThat(shared.getSuppressed()).isEmpty();
+  }
+
+  @Test
+  void theBreakerExceptionThatEndsACallCarriesEveryFailureBeforeIt() {
+    TestPolicy p = smallBreaker();
+    p.retry.maxAttempts(3);
+    SocketException first = new SocketException("Connection reset");
+    SocketException second = new SocketException("Connection reset");
+    CallResult r = run(p, FakeRequest.get(), fail(first), fail(second), respond(200));
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(r.error.getSuppressed()).containsExactly(first, second);
+  }
+
+  @Test
   void alwaysUnavailableMakesExactlyMaxAttempts() {
     CallResult r =
         run(TestPolicy.create(), FakeRequest.get(), respond(503), respond(503), respond(503));

@@ -4,11 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
-/** The production scheduler: one timer thread hands due tasks to daemon workers. */
+/** The production scheduler: two daemon threads wait for due tasks and run them. */
 class SharedSchedulerTest {
   @Test
   void aDueTaskRunsOnAWorkerNeitherOnTheCallerNorOnTheTimer() {
@@ -18,6 +23,36 @@ class SharedSchedulerTest {
     assertThat(ranOn.get()).isNotSameAs(Thread.currentThread());
     assertThat(ranOn.get().getName()).startsWith("retry-agent-async-");
     assertThat(ranOn.get().isDaemon()).isTrue();
+  }
+
+  @Test
+  void manyWaitingTasksShareTwoThreadsAndABlockedTaskHoldsNoOther() {
+    Scheduler fresh = new SharedScheduler();
+    CountDownLatch release = new CountDownLatch(1);
+    Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    AtomicInteger ran = new AtomicInteger();
+    fresh.schedule(
+        () -> {
+          threads.add(Thread.currentThread());
+          try {
+            release.await(10, TimeUnit.SECONDS); // a slow name resolution, say
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        },
+        0);
+    for (int i = 0; i < 1000; i++) {
+      fresh.schedule(
+          () -> {
+            threads.add(Thread.currentThread());
+            ran.incrementAndGet();
+          },
+          i * 10_000L);
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == 1000);
+    release.countDown();
+    assertThat(threads).hasSizeLessThanOrEqualTo(SharedScheduler.THREADS);
+    assertThat(threads).allSatisfy(t -> assertThat(t.getName()).startsWith("retry-agent-async-"));
   }
 
   @Test

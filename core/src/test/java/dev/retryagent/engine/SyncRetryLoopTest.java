@@ -152,12 +152,13 @@ class SyncRetryLoopTest {
     TestPolicy p = TestPolicy.create();
     p.breaker.countWindow(2).minimumCalls(2);
     EngineFixture f = EngineFixture.of(p);
+    java.net.SocketException first = new java.net.SocketException("Connection reset");
     java.net.SocketException reset = new java.net.SocketException("Connection reset");
-    Script script =
-        new Script(f.clock, fail(new java.net.SocketException("Connection reset")), fail(reset));
+    Script script = new Script(f.clock, fail(first), fail(reset));
     CallResult r = Driver.SYNC.run(f, FakeRequest.get(), script);
     assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
-    assertThat(r.error.getSuppressed()).containsExactly(reset);
+    // The last failure, and (issue 14) every earlier attempt's before it.
+    assertThat(r.error.getSuppressed()).containsExactly(first, reset);
   }
 
   @Test

@@ -33,6 +33,19 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>Responses are taken from the script in order; when the script is empty, the fallback answers.
  */
 public final class ScriptedHttpServer implements Closeable {
+  /** How a response goes wrong after its request was read. */
+  public enum Fault {
+    NONE,
+    /** The head and a tenth of the body ({@code Content-Length} of the whole), then a reset. */
+    RESET_MID_BODY,
+    /** Chunked, one good chunk, then a chunk size that is not a number, then the close. */
+    MALFORMED_CHUNK,
+    /** Bytes that are not HTTP, then the close. */
+    GARBAGE,
+    /** The head at once, then the body one byte every 5 ms. */
+    DRIBBLE
+  }
+
   /** What the server does with one request. */
   public static final class Action {
     final int status;
@@ -41,6 +54,7 @@ public final class ScriptedHttpServer implements Closeable {
     final boolean reset;
     final boolean closeWithoutResponse;
     final long delayMillis;
+    final Fault fault;
 
     private Action(
         int status,
@@ -49,12 +63,29 @@ public final class ScriptedHttpServer implements Closeable {
         boolean reset,
         boolean close,
         long delayMillis) {
+      this(status, headers, body, reset, close, delayMillis, Fault.NONE);
+    }
+
+    private Action(
+        int status,
+        Map<String, String> headers,
+        String body,
+        boolean reset,
+        boolean close,
+        long delayMillis,
+        Fault fault) {
       this.status = status;
       this.headers = headers;
       this.body = body;
       this.reset = reset;
       this.closeWithoutResponse = close;
       this.delayMillis = delayMillis;
+      this.fault = fault;
+    }
+
+    /** A 200 whose body goes wrong as {@code fault} says. */
+    public static Action broken(Fault fault) {
+      return new Action(200, new LinkedHashMap<>(), "x".repeat(2_000), false, false, 0, fault);
     }
 
     public static Action status(int status) {
@@ -78,16 +109,29 @@ public final class ScriptedHttpServer implements Closeable {
     public Action header(String name, String value) {
       Map<String, String> h = new LinkedHashMap<>(headers);
       h.put(name, value);
-      return new Action(status, h, body, reset, closeWithoutResponse, delayMillis);
+      return new Action(status, h, body, reset, closeWithoutResponse, delayMillis, fault);
     }
 
     public Action body(String body) {
-      return new Action(status, headers, body, reset, closeWithoutResponse, delayMillis);
+      return new Action(status, headers, body, reset, closeWithoutResponse, delayMillis, fault);
     }
 
     /** Waits before answering (for timeouts); bounded by the server's close. */
     public Action delay(long millis) {
-      return new Action(status, headers, body, reset, closeWithoutResponse, millis);
+      return new Action(status, headers, body, reset, closeWithoutResponse, millis, fault);
+    }
+
+    @Override
+    public String toString() {
+      return reset
+          ? "reset"
+          : closeWithoutResponse
+              ? "close"
+              : fault != Fault.NONE
+                  ? fault.name().toLowerCase(Locale.ROOT)
+                  : status
+                      + (headers.isEmpty() ? "" : " " + headers)
+                      + (delayMillis > 0 ? " after " + delayMillis + "ms" : "");
     }
   }
 
@@ -219,6 +263,10 @@ public final class ScriptedHttpServer implements Closeable {
         if (a.closeWithoutResponse) {
           return;
         }
+        if (a.fault != Fault.NONE) {
+          broken(s, out, a);
+          return;
+        }
         byte[] body = a.body.getBytes(StandardCharsets.UTF_8);
         StringBuilder head = new StringBuilder();
         head.append("HTTP/1.1 ")
@@ -238,6 +286,45 @@ public final class ScriptedHttpServer implements Closeable {
       // the client went away, or we are closing
     } finally {
       open.remove(s);
+    }
+  }
+
+  /** Writes a broken 200, after which the connection is closed (or reset). */
+  private static void broken(Socket s, OutputStream out, Action a)
+      throws IOException, InterruptedException {
+    if (a.fault == Fault.GARBAGE) {
+      byte[] garbage = new byte[256];
+      new java.util.Random(14).nextBytes(garbage);
+      garbage[0] = 'X'; // never "HTTP/"
+      out.write(garbage);
+      out.flush();
+      return;
+    }
+    byte[] body = (a.fault == Fault.DRIBBLE ? "dribble" : a.body).getBytes(StandardCharsets.UTF_8);
+    String framing =
+        a.fault == Fault.MALFORMED_CHUNK
+            ? "Transfer-Encoding: chunked"
+            : "Content-Length: " + body.length;
+    out.write(("HTTP/1.1 200 OK\r\n" + framing + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+    switch (a.fault) {
+      case RESET_MID_BODY:
+        out.write(body, 0, body.length / 10);
+        out.flush();
+        // Time for the client to read what came: a reset that found it unread could drop it.
+        Thread.sleep(50);
+        s.setSoLinger(true, 0);
+        return;
+      case MALFORMED_CHUNK:
+        out.write("5\r\nhello\r\nzz\r\n".getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        return;
+      default: // DRIBBLE: the whole body, slowly
+        out.flush();
+        for (byte b : body) {
+          Thread.sleep(5); // a server being slow, not a test waiting
+          out.write(b);
+          out.flush();
+        }
     }
   }
 

@@ -41,6 +41,12 @@ final class DeadLetters implements RetryListener {
     }
   }
 
+  /** Give-ups only: no other event is built for this listener. */
+  @Override
+  public boolean wants(RetryEvent.Type type, int attempt, boolean succeeded) {
+    return type == RetryEvent.Type.GIVE_UP;
+  }
+
   @Override
   public void onGiveUp(RetryEvent e) {
     DeadLetterWriter w = writer;

@@ -26,7 +26,7 @@ final class DecidingBodyHandler<T> implements BodyHandler<T> {
   public BodySubscriber<T> apply(HttpResponse.ResponseInfo info) {
     Decision d;
     try {
-      d = call.onResponse(info.statusCode(), info.headers().firstValue("Retry-After").orElse(null));
+      d = call.onResponse(info.statusCode(), JdkRequest.firstValue(info.headers(), "Retry-After"));
     } catch (RuntimeException e) {
       // Our bug must not cost the caller its response.
       return delegate.apply(info);

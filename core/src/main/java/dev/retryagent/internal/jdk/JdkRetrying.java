@@ -67,7 +67,7 @@ public final class JdkRetrying {
     if (call.passThrough()) {
       return transport.send(request, handler);
     }
-    prepare(info, call, request);
+    prepare(info, call);
     BodyHandler<T> deciding = new DecidingBodyHandler<>(handler, call);
     try {
       return SyncRetryLoop.execute(
@@ -116,7 +116,7 @@ public final class JdkRetrying {
     if (call.passThrough()) {
       return transport.sendAsync(request, handler, pushPromiseHandler);
     }
-    prepare(info, call, request);
+    prepare(info, call);
     BodyHandler<T> deciding = new DecidingBodyHandler<>(handler, call);
     return AsyncRetryLoop.execute(
         engine,
@@ -127,9 +127,9 @@ public final class JdkRetrying {
         JDK_FUTURE);
   }
 
-  private static void prepare(JdkRequest info, RetryCall call, HttpRequest request) {
+  private static void prepare(JdkRequest info, RetryCall call) {
+    // The JDK's own resends are told by the request view (JdkRequest.clientResendsIn).
     info.prepare(call.policy().retry().replayBodyLimit(), call.policy().retry().attemptHeader());
-    call.clientResendsOf(failure -> JdkResends.in(request, failure));
   }
 
   /**
@@ -158,7 +158,7 @@ public final class JdkRetrying {
 
     @Override
     public String header(HttpResponse<Object> response, String name) {
-      return response.headers().firstValue(name).orElse(null);
+      return JdkRequest.firstValue(response.headers(), name);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.engine.CallCounter;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.GiveUpReason;
 import java.util.concurrent.atomic.LongAdder;
@@ -8,7 +9,7 @@ import java.util.concurrent.atomic.LongAdder;
  * The live counters of one (route, host) series: one {@link LongAdder} each, so threads of many
  * calls add without contending.
  */
-final class Counters {
+final class Counters implements CallCounter {
   private final LongAdder[] adders = new LongAdder[CounterSnapshot.SIZE];
 
   Counters() {
@@ -17,7 +18,19 @@ final class Counters {
     }
   }
 
+  @Override
+  public void attempt() {
+    add(Stat.ATTEMPTS);
+  }
+
+  /** Every call ends succeeded or failed: {@link Stat#CALLS} is their sum, read by snapshots. */
+  @Override
+  public void callEnded(boolean succeeded) {
+    add(succeeded ? Stat.SUCCEEDED : Stat.FAILED);
+  }
+
   void add(Stat s) {
+    assert s != Stat.CALLS : "derived from SUCCEEDED and FAILED";
     adders[s.ordinal()].increment();
   }
 
@@ -34,6 +47,7 @@ final class Counters {
     for (int i = 0; i < v.length; i++) {
       v[i] = adders[i].sum();
     }
+    v[Stat.CALLS.ordinal()] = v[Stat.SUCCEEDED.ordinal()] + v[Stat.FAILED.ordinal()];
     return new CounterSnapshot(v);
   }
 }

@@ -76,6 +76,25 @@ public final class LogListener implements RetryListener {
     return level.allows(lineLevel);
   }
 
+  /**
+   * No event is built for a line this level would not print: at the default {@code info}, a call
+   * that succeeds at its first attempt builds none.
+   */
+  @Override
+  public boolean wants(RetryEvent.Type type, int attempt, boolean succeeded) {
+    switch (type) {
+      case ATTEMPT:
+        return enabled(LogLevel.DEBUG);
+      case CALL_COMPLETE:
+        return enabled(succeeded && attempt > 1 ? LogLevel.INFO : LogLevel.DEBUG);
+      case RETRY:
+      case BREAKER_REJECTED:
+        return enabled(LogLevel.INFO);
+      default:
+        return enabled(LogLevel.WARN);
+    }
+  }
+
   @Override
   public void onAttempt(RetryEvent e) {
     if (enabled(LogLevel.DEBUG)) {

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.engine.CallCounter;
 import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.RetryEvent;
@@ -102,6 +103,19 @@ public final class RetryMetrics implements RetryListener {
     return maxHosts;
   }
 
+  /**
+   * The series of {@code route} and the target: the engine counts attempts and calls into it
+   * directly, without an event per call. The target is admitted as an event of it would be.
+   */
+  @Override
+  public CallCounter counterFor(String route, String scheme, String host, int port) {
+    try {
+      return series(route, scheme, host, port);
+    } catch (RuntimeException e) {
+      return null; // events, then
+    }
+  }
+
   @Override
   public void onAttempt(RetryEvent e) {
     count(e, Stat.ATTEMPTS);
@@ -126,9 +140,7 @@ public final class RetryMetrics implements RetryListener {
   @Override
   public void onCallComplete(RetryEvent e) {
     try {
-      Counters c = series(e);
-      c.add(Stat.CALLS);
-      c.add(e.succeeded() ? Stat.SUCCEEDED : Stat.FAILED);
+      series(e).callEnded(e.succeeded());
     } catch (RuntimeException ignored) {
       // a metric is never worth a call
     }
@@ -168,14 +180,18 @@ public final class RetryMetrics implements RetryListener {
   }
 
   private Counters series(RetryEvent e) {
-    RouteSeries rs = routeSeries(e.route());
-    Counters c = rs.cached(e.scheme(), e.host(), e.port());
+    return series(e.route(), e.scheme(), e.host(), e.port());
+  }
+
+  private Counters series(String route, String scheme, String host, int port) {
+    RouteSeries rs = routeSeries(route);
+    Counters c = rs.cached(scheme, host, port);
     if (c == null) {
-      String key = e.scheme() + "://" + e.host() + ":" + e.port();
+      String key = scheme + "://" + host + ":" + port;
       String admitted = admit(key);
       c = rs.counters(admitted);
       if (admitted.equals(key)) {
-        rs.cache(e.scheme(), e.host(), e.port(), c);
+        rs.cache(scheme, host, port, c);
       }
     }
     return c;

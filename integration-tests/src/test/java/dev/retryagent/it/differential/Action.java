@@ -56,6 +56,15 @@ public final class Action {
     return get(path).with("method", "PUT").with("body", body);
   }
 
+  public static Action patch(String path, String body) {
+    return get(path).with("method", "PATCH").with("body", body);
+  }
+
+  /** A request of {@code method} with {@code body} (empty: none). */
+  public static Action of(String method, String path, String body) {
+    return get(path).with("method", method).with("body", body);
+  }
+
   private Action with(String key, Object value) {
     Map<String, String> copy = new LinkedHashMap<>(p);
     copy.put(key, String.valueOf(value));
@@ -133,6 +142,38 @@ public final class Action {
     return with("interceptorHeader", name + ": " + value);
   }
 
+  /**
+   * The application reads the whole response body before it reports the status (a failure while
+   * reading is then its outcome).
+   */
+  public Action readBody() {
+    return with("readBody", true);
+  }
+
+  /**
+   * Once the call is over, the application makes a second call, a {@code GET} of {@link
+   * dev.retryagent.it.harness.CountingServer#FOLLOW_UP_PATH}, on the same client, whose pool holds
+   * one connection where the client has one to bound (OkHttp, Apache HttpClient): it succeeds
+   * promptly only if the first call left no connection, body or dispatcher slot behind.
+   */
+  public Action followUp() {
+    return with("followUp", true);
+  }
+
+  /**
+   * Before the call, the application makes the follow-up call once ({@link #followUp()}), so that
+   * the call finds a kept-alive connection to reuse: a fault then meets a connection the client
+   * believed good (the case where clients resend on their own).
+   */
+  public Action primed() {
+    return with("prime", true);
+  }
+
+  /** A case of the fault matrix: it runs on the APIs that offer {@link Feature#FAULT_MATRIX}. */
+  public Action inFaultMatrix() {
+    return with("faultMatrix", true);
+  }
+
   /** How long the application waits for the result before it stops waiting. */
   public Action bound(int millis) {
     return with("bound", millis);
@@ -183,6 +224,18 @@ public final class Action {
 
   public boolean followsRedirects() {
     return flag("followRedirects");
+  }
+
+  public boolean readsBody() {
+    return flag("readBody");
+  }
+
+  public boolean primes() {
+    return flag("prime");
+  }
+
+  public boolean followsUp() {
+    return flag("followUp");
   }
 
   public Cancel cancel() {
@@ -248,6 +301,12 @@ public final class Action {
     }
     if (isWebSocket()) {
       needs.add(Feature.WEBSOCKET);
+    }
+    if (method().equals("PATCH")) {
+      needs.add(Feature.PATCH);
+    }
+    if (flag("faultMatrix")) {
+      needs.add(Feature.FAULT_MATRIX);
     }
     if (!interceptorHeader().isEmpty()) {
       needs.add(Feature.APP_INTERCEPTOR);

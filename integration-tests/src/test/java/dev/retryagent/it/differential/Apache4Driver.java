@@ -13,6 +13,7 @@ import org.apache.http.entity.StringEntity;
 import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.impl.client.HttpClients;
+import org.apache.http.impl.conn.PoolingHttpClientConnectionManager;
 import org.apache.http.util.EntityUtils;
 
 /**
@@ -40,7 +41,9 @@ public final class Apache4Driver implements Driver {
         Feature.READ_TIMEOUT,
         Feature.CANCEL_BEFORE,
         Feature.CANCEL,
-        Feature.INTERRUPT);
+        Feature.INTERRUPT,
+        Feature.PATCH,
+        Feature.FAULT_MATRIX);
   }
 
   /** What {@code RetryExec} logs (through commons-logging, to java.util.logging) as it resends. */
@@ -58,11 +61,23 @@ public final class Apache4Driver implements Driver {
     if (a.readTimeout() > 0) {
       config.setSocketTimeout(a.readTimeout());
     }
+    PoolingHttpClientConnectionManager pool = null;
+    if (a.followsUp()) {
+      // One connection: a call that kept it leased makes the follow-up wait for it, and fail.
+      pool = new PoolingHttpClientConnectionManager();
+      pool.setMaxTotal(1);
+      pool.setDefaultMaxPerRoute(1);
+      config.setConnectionRequestTimeout(1_000);
+    }
     HttpClientBuilder b = HttpClients.custom().setDefaultRequestConfig(config.build());
+    if (pool != null) {
+      b.setConnectionManager(pool);
+    }
     if (!a.followsRedirects()) {
       b.disableRedirectHandling();
     }
     CloseableHttpClient client = b.build();
+    PoolingHttpClientConnectionManager onePool = pool;
     RequestBuilder r = RequestBuilder.create(a.method()).setUri(server.resolve(a.path()));
     for (String h : a.headers()) {
       String[] nv = h.split(": ", 2);
@@ -70,7 +85,7 @@ public final class Apache4Driver implements Driver {
     }
     if (a.bodyBytes() > 0) {
       r.setEntity(new StringEntity("x".repeat(a.bodyBytes()), ContentType.TEXT_PLAIN));
-    } else if (!a.body().isEmpty() || a.method().equals("POST") || a.method().equals("PUT")) {
+    } else if (!a.body().isEmpty() || !a.method().equals("GET")) {
       r.setEntity(new StringEntity(a.body(), ContentType.TEXT_PLAIN));
     }
     HttpRequestBase request = (HttpRequestBase) r.build();
@@ -97,6 +112,24 @@ public final class Apache4Driver implements Driver {
       @Override
       public void cancel(Action.Cancel how) {
         request.abort();
+      }
+
+      @Override
+      public String followUp() throws Exception {
+        RequestBuilder f =
+            RequestBuilder.get(
+                server.resolve(dev.retryagent.it.harness.CountingServer.FOLLOW_UP_PATH));
+        for (String h : a.headers()) {
+          String[] nv = h.split(": ", 2);
+          f.addHeader(nv[0], nv[1]);
+        }
+        int code;
+        try (CloseableHttpResponse response = client.execute(f.build())) {
+          EntityUtils.consume(response.getEntity());
+          code = response.getStatusLine().getStatusCode();
+        }
+        int leased = onePool == null ? 0 : onePool.getTotalStats().getLeased();
+        return "status " + code + (leased == 0 ? "" : ", " + leased + " connection(s) leased");
       }
     };
   }

@@ -12,6 +12,8 @@ import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
@@ -43,7 +45,9 @@ public final class Apache5Driver implements Driver {
         Feature.READ_TIMEOUT,
         Feature.CANCEL_BEFORE,
         Feature.CANCEL,
-        Feature.INTERRUPT);
+        Feature.INTERRUPT,
+        Feature.PATCH,
+        Feature.FAULT_MATRIX);
   }
 
   @Override
@@ -56,11 +60,25 @@ public final class Apache5Driver implements Driver {
     if (a.readTimeout() > 0) {
       config.setResponseTimeout(a.readTimeout(), TimeUnit.MILLISECONDS);
     }
+    PoolingHttpClientConnectionManager pool = null;
+    if (a.followsUp()) {
+      // One connection: a call that kept it leased makes the follow-up wait for it, and fail.
+      pool =
+          PoolingHttpClientConnectionManagerBuilder.create()
+              .setMaxConnTotal(1)
+              .setMaxConnPerRoute(1)
+              .build();
+      config.setConnectionRequestTimeout(1_000, TimeUnit.MILLISECONDS);
+    }
     HttpClientBuilder b = HttpClients.custom().setDefaultRequestConfig(config.build());
+    if (pool != null) {
+      b.setConnectionManager(pool);
+    }
     if (!a.followsRedirects()) {
       b.disableRedirectHandling();
     }
     CloseableHttpClient client = b.build();
+    PoolingHttpClientConnectionManager onePool = pool;
     HttpUriRequestBase request = new HttpUriRequestBase(a.method(), server.resolve(a.path()));
     for (String h : a.headers()) {
       String[] nv = h.split(": ", 2);
@@ -68,7 +86,7 @@ public final class Apache5Driver implements Driver {
     }
     if (a.bodyBytes() > 0) {
       request.setEntity(new StringEntity("x".repeat(a.bodyBytes()), ContentType.TEXT_PLAIN));
-    } else if (!a.body().isEmpty() || a.method().equals("POST") || a.method().equals("PUT")) {
+    } else if (!a.body().isEmpty() || !a.method().equals("GET")) {
       request.setEntity(new StringEntity(a.body(), ContentType.TEXT_PLAIN));
     }
     boolean handler = api.equals("handler");
@@ -94,6 +112,24 @@ public final class Apache5Driver implements Driver {
       @Override
       public void cancel(Action.Cancel how) {
         request.cancel();
+      }
+
+      @Override
+      public String followUp() throws Exception {
+        HttpUriRequestBase f =
+            new HttpUriRequestBase(
+                "GET", server.resolve(dev.retryagent.it.harness.CountingServer.FOLLOW_UP_PATH));
+        for (String h : a.headers()) {
+          String[] nv = h.split(": ", 2);
+          f.addHeader(nv[0], nv[1]);
+        }
+        int code;
+        try (CloseableHttpResponse response = client.execute(f)) {
+          EntityUtils.consume(response.getEntity());
+          code = response.getCode();
+        }
+        int leased = onePool == null ? 0 : onePool.getTotalStats().getLeased();
+        return "status " + code + (leased == 0 ? "" : ", " + leased + " connection(s) leased");
       }
     };
   }

@@ -11,8 +11,18 @@ import java.util.concurrent.TimeUnit;
  * when the action says so, and waits for the first report, at most the action's bound.
  */
 final class Call {
-  /** What the application saw. */
-  record Seen(String outcome, String thread, long millis, String more) {}
+  /** How long the application waits for its follow-up call. */
+  static final int FOLLOW_UP_BOUND_MILLIS = 3_000;
+
+  /**
+   * What the application saw.
+   *
+   * @param suppressed how many suppressed exceptions the failure carried ({@link
+   *     Delivery#suppressedIn})
+   * @param followUp what the follow-up call got ({@link Driver.Exchange#followUp}), empty for none
+   */
+  record Seen(
+      String outcome, String thread, long millis, String more, int suppressed, String followUp) {}
 
   private Call() {}
 
@@ -20,6 +30,12 @@ final class Call {
     Action a = item.action();
     try {
       Driver.Exchange exchange = driver.prepare(item.api(), a, item.url());
+      if (a.primes()) {
+        String primed = exchange.followUp();
+        if (!primed.startsWith("status 200")) {
+          return new Seen("harness error: the priming call got " + primed, "-", 0, "", 0, "");
+        }
+      }
       Delivery delivery = new Delivery();
       long[] start = new long[1];
       CountDownLatch started = new CountDownLatch(1);
@@ -49,7 +65,7 @@ final class Call {
       }
       long deadline = start[0] + TimeUnit.MILLISECONDS.toNanos(a.bound());
       if (!delivery.await(deadline)) {
-        return new Seen("none within " + a.bound() + " ms", "-", a.bound(), "");
+        return new Seen("none within " + a.bound() + " ms", "-", a.bound(), "", 0, "");
       }
       List<Delivery.Report> reports = delivery.reports();
       Delivery.Report first = reports.get(0);
@@ -61,9 +77,43 @@ final class Call {
           first.outcome(),
           first.thread(),
           TimeUnit.NANOSECONDS.toMillis(first.nanos() - start[0]),
-          String.join("; ", more));
+          String.join("; ", more),
+          first.suppressed(),
+          a.followsUp() ? followUp(exchange) : "");
     } catch (Exception e) {
-      return new Seen("harness error " + Delivery.describe(e), "-", 0, "");
+      return new Seen("harness error " + Delivery.describe(e), "-", 0, "", 0, "");
+    }
+  }
+
+  /**
+   * The follow-up call, on a thread of its own, waited for at most {@value #FOLLOW_UP_BOUND_MILLIS}
+   * ms: what it got, and in how many ms.
+   */
+  private static String followUp(Driver.Exchange exchange) throws InterruptedException {
+    String[] got = {null};
+    long start = System.nanoTime();
+    Thread t =
+        new Thread(
+            () -> {
+              String r;
+              try {
+                r = exchange.followUp();
+              } catch (Throwable e) {
+                r = "exception " + Delivery.describe(e);
+              }
+              synchronized (got) {
+                got[0] = r;
+              }
+            },
+            "app-follow-up");
+    t.setDaemon(true);
+    t.setContextClassLoader(DiffApp.APP_LOADER);
+    t.start();
+    t.join(FOLLOW_UP_BOUND_MILLIS);
+    synchronized (got) {
+      return got[0] == null
+          ? "none within " + FOLLOW_UP_BOUND_MILLIS + " ms"
+          : got[0] + " after " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) + " ms";
     }
   }
 

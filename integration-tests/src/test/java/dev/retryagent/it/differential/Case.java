@@ -22,6 +22,7 @@ import java.util.function.Consumer;
  * @param expect what may differ with the agent
  * @param known the combinations known to differ today
  * @param agentLogNever fragments the agent's log lines about this case's server must not contain
+ * @param checks what must hold with the agent beyond the comparison (the fault matrix's)
  */
 public record Case(
     String id,
@@ -31,15 +32,17 @@ public record Case(
     Action action,
     Expect expect,
     List<Known> known,
-    List<String> agentLogNever) {
+    List<String> agentLogNever,
+    Checks checks) {
 
   /** A case whose server answers 200 to a GET of {@code /}, with the default policy. */
   public static Case of(String id, String title) {
-    return new Case(id, title, s -> {}, "", Action.get("/"), Expect.same(), List.of(), List.of());
+    return new Case(
+        id, title, s -> {}, "", Action.get("/"), Expect.same(), List.of(), List.of(), Checks.NONE);
   }
 
   public Case server(Consumer<CountingServer> value) {
-    return new Case(id, title, value, policy, action, expect, known, agentLogNever);
+    return new Case(id, title, value, policy, action, expect, known, agentLogNever, checks);
   }
 
   /** The server accepts no connection (a full accept queue): connects time out. */
@@ -47,16 +50,24 @@ public record Case(
     return server(null);
   }
 
+  /** The script of {@link #refused()}. */
+  static final Consumer<CountingServer> REFUSED = s -> {};
+
+  /** No server: every connection is refused ({@link dev.retryagent.it.harness.RefusedPort}). */
+  public Case refused() {
+    return server(REFUSED);
+  }
+
   public Case policy(String yaml) {
-    return new Case(id, title, script, yaml, action, expect, known, agentLogNever);
+    return new Case(id, title, script, yaml, action, expect, known, agentLogNever, checks);
   }
 
   public Case action(Action value) {
-    return new Case(id, title, script, policy, value, expect, known, agentLogNever);
+    return new Case(id, title, script, policy, value, expect, known, agentLogNever, checks);
   }
 
   public Case expect(Expect value) {
-    return new Case(id, title, script, policy, action, value, known, agentLogNever);
+    return new Case(id, title, script, policy, action, value, known, agentLogNever, checks);
   }
 
   /** Known to differ in every way on the combinations of {@code scope}, for {@code reason}. */
@@ -80,12 +91,19 @@ public record Case(
   private Case known(Known marker) {
     List<Known> k = new ArrayList<>(known);
     k.add(marker);
-    return new Case(id, title, script, policy, action, expect, List.copyOf(k), agentLogNever);
+    return new Case(
+        id, title, script, policy, action, expect, List.copyOf(k), agentLogNever, checks);
   }
 
   /** With the agent, none of its log lines about this case's server may contain these. */
   public Case agentLogNever(String... fragments) {
-    return new Case(id, title, script, policy, action, expect, known, List.of(fragments));
+    return new Case(id, title, script, policy, action, expect, known, List.of(fragments), checks);
+  }
+
+  /** Adds explicit expectations with the agent ({@link Checks}). */
+  public Case checks(java.util.function.UnaryOperator<Checks> more) {
+    return new Case(
+        id, title, script, policy, action, expect, known, agentLogNever, more.apply(checks));
   }
 
   /** The markers that cover {@code combination}. */

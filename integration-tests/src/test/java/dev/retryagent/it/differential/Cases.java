@@ -51,6 +51,7 @@ final class Cases {
     all.addAll(timeouts());
     all.addAll(cancels());
     all.addAll(others());
+    all.addAll(FaultCases.all());
     return all;
   }
 

@@ -11,25 +11,40 @@ import java.util.concurrent.TimeUnit;
  * since a callback called twice is a difference too. Thread-safe.
  */
 public final class Delivery {
-  /** One report. */
-  record Report(String outcome, String thread, long nanos) {}
+  /**
+   * One report.
+   *
+   * @param suppressed how many suppressed exceptions the failure and its causes carry (0 for a
+   *     success)
+   */
+  record Report(String outcome, String thread, long nanos, int suppressed) {}
 
   private final CountDownLatch first = new CountDownLatch(1);
   private final List<Report> reports = new ArrayList<>();
 
   /** The application got a response with this status. */
   public void status(int code) {
-    report("status " + code);
+    report("status " + code, 0);
   }
 
   /** The application got something else than a response (e.g. {@code websocket open}). */
   public void succeeded(String what) {
-    report(what);
+    report(what, 0);
   }
 
   /** The application got this exception. */
   public void failed(Throwable t) {
-    report("exception " + describe(t));
+    report("exception " + describe(t), suppressedIn(t));
+  }
+
+  /** Suppressed exceptions of {@code t} and its causes (a wrapper's cause carries them). */
+  static int suppressedIn(Throwable t) {
+    int n = 0;
+    int depth = 0;
+    for (Throwable c = t; c != null && depth < 5; c = c.getCause(), depth++) {
+      n += c.getSuppressed().length;
+    }
+    return n;
   }
 
   /** Class and message, on one line. */
@@ -38,8 +53,8 @@ public final class Delivery {
     return t.getClass().getName() + message;
   }
 
-  private void report(String outcome) {
-    Report r = new Report(outcome, Thread.currentThread().getName(), System.nanoTime());
+  private void report(String outcome, int suppressed) {
+    Report r = new Report(outcome, Thread.currentThread().getName(), System.nanoTime(), suppressed);
     synchronized (reports) {
       reports.add(r);
     }

@@ -94,6 +94,8 @@ public final class DiffApp {
       OUT.println(item.key() + ".thread=" + seen.thread());
       OUT.println(item.key() + ".millis=" + seen.millis());
       OUT.println(item.key() + ".more=" + seen.more());
+      OUT.println(item.key() + ".suppressed=" + seen.suppressed());
+      OUT.println(item.key() + ".followup=" + seen.followUp());
       OUT.flush();
     }
   }

@@ -56,8 +56,9 @@ final class DiffRun {
     }
   }
 
-  /** A case's server in one run. */
-  private record Target(CountingServer server, Blackhole hole) implements AutoCloseable {
+  /** A case's server in one run: a counting server, a black hole, or a refused port. */
+  private record Target(CountingServer server, Blackhole hole, int refused)
+      implements AutoCloseable {
     /**
      * A server for {@code c} that admits only requests with header {@value #CALL_HEADER}: {@code
      * token}. On a shared machine, another process's late retry can reach a port it had and this
@@ -65,31 +66,40 @@ final class DiffRun {
      */
     static Target start(Case c, String token) throws IOException {
       if (c.script() == null) {
-        return new Target(null, Blackhole.start());
+        return new Target(null, Blackhole.start(), 0);
+      }
+      if (c.script() == Case.REFUSED) {
+        return new Target(null, null, dev.retryagent.it.harness.RefusedPort.port());
       }
       CountingServer s = CountingServer.start();
       s.admitOnly(r -> token.equals(r.header(CALL_HEADER)));
       c.script().accept(s);
-      return new Target(s, null);
+      return new Target(s, null, 0);
     }
 
     URI uri() {
-      return server != null ? server.uri("") : hole.uri();
+      return server != null
+          ? server.uri("")
+          : hole != null ? hole.uri() : URI.create("http://127.0.0.1:" + refused);
     }
 
     int port() {
-      return server != null ? server.port() : hole.port();
+      return server != null ? server.port() : hole != null ? hole.port() : refused;
     }
 
     int requests() {
       return server != null ? server.requestCount() : 0;
     }
 
+    List<dev.retryagent.it.harness.RecordedRequest> recorded() {
+      return server != null ? server.requests() : List.of();
+    }
+
     @Override
     public void close() throws IOException {
       if (server != null) {
         server.close();
-      } else {
+      } else if (hole != null) {
         hole.close();
       }
     }
@@ -150,7 +160,8 @@ final class DiffRun {
       Files.writeString(dir.resolve("stderr.txt"), result.stderr(), StandardCharsets.UTF_8);
       Map<String, Observation> calls = new LinkedHashMap<>();
       targets.forEach(
-          (key, t) -> calls.put(key, Observation.read(result, key, t.port(), t.requests())));
+          (key, t) ->
+              calls.put(key, Observation.read(result, key, t.port(), t.requests(), t.recorded())));
       return new Outcome(calls, result, millis);
     } catch (IOException e) {
       throw new UncheckedIOException(e);

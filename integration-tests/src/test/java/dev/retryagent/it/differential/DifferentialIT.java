@@ -108,6 +108,7 @@ class DifferentialIT {
               + times
               + "\n\nA cell says how the run with the agent compares with the run without it,"
               + " and which known difference (a marker in Cases) explains it.");
+      FaultMatrixTable.write(Path.of("target/fault-matrix.md"), all);
       return nodes;
     } finally {
       pool.shutdownNow();
@@ -149,6 +150,8 @@ class DifferentialIT {
                       Observation o = without.calls().get(ref + "/" + api);
                       return o == null ? null : o.canonical(racy);
                     });
+        String combination = Verdict.combination(p.variant().name(), api, p.jdk());
+        diffs.addAll(c.checks().differences(w0, w1, combination));
         for (String line : w1.agentLog()) {
           for (String never : c.agentLogNever()) {
             if (line.contains(never)) {
@@ -156,7 +159,6 @@ class DifferentialIT {
             }
           }
         }
-        String combination = Verdict.combination(p.variant().name(), api, p.jdk());
         verdicts.add(
             new Verdict(
                 c.id(),
@@ -166,7 +168,8 @@ class DifferentialIT {
                 p.jdk(),
                 diffs,
                 markers(c.knownFor(combination), Cases.everywhere(combination)),
-                "without the agent: " + w0.describe() + "\nwith the agent:    " + w1.describe()));
+                "without the agent: " + w0.describe() + "\nwith the agent:    " + w1.describe(),
+                w0.requests() + "→" + w1.requests()));
       }
     }
     for (ThreadChecks.Check check : ThreadChecks.all()) {
@@ -180,7 +183,8 @@ class DifferentialIT {
               p.jdk(),
               ThreadChecks.differences(check, without, with),
               markers(check.knownFor(combination), List.of()),
-              "with the agent, threads at the end: " + with.threads("end")));
+              "with the agent, threads at the end: " + with.threads("end"),
+              ""));
     }
     return verdicts;
   }

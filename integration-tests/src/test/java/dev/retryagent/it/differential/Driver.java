@@ -74,5 +74,15 @@ public interface Driver {
      * Called before {@link #start} for a cancel before the call, else from another thread.
      */
     void cancel(Action.Cancel how);
+
+    /**
+     * For an action that {@link Action#followsUp() follows up}, once the call is over: a {@code
+     * GET} of the follow-up path on the same client, blocking, with the call's headers; returns
+     * {@code status N}, followed by what the client still holds where it can tell ({@code , 1
+     * connection leased}, {@code , 1 call in the dispatcher}). Throws what the call threw.
+     */
+    default String followUp() throws Exception {
+      throw new UnsupportedOperationException("no follow-up");
+    }
   }
 }

@@ -30,5 +30,12 @@ public enum Feature {
   /** An application interceptor adds a header to every request. */
   APP_INTERCEPTOR,
   /** The application's callback throws after it has the result. */
-  CALLBACK_THROWS
+  CALLBACK_THROWS,
+  /** The method {@code PATCH} ({@code HttpURLConnection} refuses it). */
+  PATCH,
+  /**
+   * The fault matrix ({@link FaultCases}) runs here: every API of a hooked client, not a library on
+   * top of one (Retrofit's calls are OkHttp's {@code execute} and {@code enqueue}, which run it).
+   */
+  FAULT_MATRIX
 }

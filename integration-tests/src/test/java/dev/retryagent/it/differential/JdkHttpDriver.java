@@ -31,7 +31,9 @@ public final class JdkHttpDriver implements Driver {
 
   @Override
   public Set<Feature> features(String api) {
-    Set<Feature> f = EnumSet.of(Feature.REQUEST_TIMEOUT, Feature.CONNECT_TIMEOUT);
+    Set<Feature> f =
+        EnumSet.of(
+            Feature.REQUEST_TIMEOUT, Feature.CONNECT_TIMEOUT, Feature.PATCH, Feature.FAULT_MATRIX);
     if (api.equals("send")) {
       f.add(Feature.INTERRUPT);
     } else {
@@ -95,6 +97,11 @@ public final class JdkHttpDriver implements Driver {
         public void cancel(Action.Cancel how) {
           throw new UnsupportedOperationException("send is cancelled by an interrupt");
         }
+
+        @Override
+        public String followUp() throws Exception {
+          return JdkHttpDriver.followUp(client, a, server);
+        }
       };
     }
     return new Async<HttpResponse<String>>() {
@@ -107,7 +114,28 @@ public final class JdkHttpDriver implements Driver {
       void deliver(HttpResponse<String> response, Delivery delivery) {
         delivery.status(response.statusCode());
       }
+
+      @Override
+      public String followUp() throws Exception {
+        return JdkHttpDriver.followUp(client, a, server);
+      }
     };
+  }
+
+  /**
+   * A keep-alive {@code GET} of the follow-up path on the same client (the JDK client has no pool
+   * size to bound: it must simply answer), bounded by a request timeout.
+   */
+  static String followUp(HttpClient client, Action a, URI server) throws Exception {
+    HttpRequest.Builder r =
+        HttpRequest.newBuilder(
+                server.resolve(dev.retryagent.it.harness.CountingServer.FOLLOW_UP_PATH))
+            .timeout(Duration.ofSeconds(2));
+    for (String h : a.headers()) {
+      String[] nv = h.split(": ", 2);
+      r.header(nv[0], nv[1]);
+    }
+    return "status " + client.send(r.build(), HttpResponse.BodyHandlers.ofString()).statusCode();
   }
 
   private static Exchange webSocket(HttpClient client, Action a, URI server) {

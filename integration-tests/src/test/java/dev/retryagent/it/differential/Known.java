@@ -57,6 +57,29 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " InterruptedIOException (the documented contract), where HttpClient (4.5, 5.x)"
             + " itself does not react to an interrupt during an exchange";
 
+    static final String APACHE5_OWN_LONG_WAIT =
+        "by design (docs/apache-httpclient.md): HttpClient 5 waits for a Retry-After of any length"
+            + " by itself (here 99999999999 s, so the application gave up waiting); with the agent"
+            + " its retry strategy asks the policy first, whose retryAfter.max (30 s) sends the 429"
+            + " back at once";
+
+    static final String APACHE5_TIMED_OUT_CONNECTION_REUSED =
+        "issue 14, HttpClient 5.x's own (the same without the agent): after a response timeout,"
+            + " the connection sometimes goes back to the pool and the next request on it times"
+            + " out too (the server is still busy with the late answer); with the agent that"
+            + " follow-up GET is retried and succeeds";
+
+    static final String ASYNC_FAILURE_ON_CALLER =
+        "issue 14, intermittent: a sendAsync whose failure (the policy does not retry it) came"
+            + " before the application attached its callback is delivered on the caller's thread;"
+            + " without the agent the JDK's future completes on its executor";
+
+    static final String CLIENT_RESEND_OFF =
+        "by design (docs/guarantees.md, docs/url-connection.md R1): HttpURLConnection and OkHttp"
+            + " send a POST or PATCH without key again by themselves when their kept-alive"
+            + " connection fails after it was written; the agent turns that resend off, so the"
+            + " application gets the failure and the server one request";
+
     private Reasons() {}
   }
 }

@@ -11,6 +11,11 @@ import java.util.regex.Pattern;
  * thread that delivered it ({@link ThreadKinds}), the elapsed time, further reports, what was
  * logged about its server, the server's request count and (with the agent) the agent's log lines
  * that name the server. The server's port is replaced by {@code PORT} everywhere, so runs compare.
+ *
+ * @param suppressed how many suppressed exceptions the failure the application got carried
+ * @param followUp what the application's follow-up call got, empty for none
+ * @param shapes each request the server recorded, as {@code METHOD key=KEY body=HASH} (the attempt
+ *     header left out): what must not change from one attempt to the next
  */
 record Observation(
     String outcome,
@@ -19,7 +24,10 @@ record Observation(
     String more,
     String log,
     int requests,
-    List<String> agentLog) {
+    List<String> agentLog,
+    int suppressed,
+    String followUp,
+    List<String> shapes) {
 
   /** The outcome is a response with a 2xx status, or an open WebSocket. */
   boolean succeeded() {
@@ -31,9 +39,24 @@ record Observation(
   }
 
   /** Reads call {@code key} of {@code result}; {@code port} is its server's. */
-  static Observation read(ForkedJvm.Result result, String key, int port, int requests) {
+  static Observation read(
+      ForkedJvm.Result result,
+      String key,
+      int port,
+      int requests,
+      List<dev.retryagent.it.harness.RecordedRequest> recorded) {
     Pattern p = Pattern.compile(":" + port + "(?!\\d)");
     String millis = result.value(key + ".millis");
+    String suppressed = result.value(key + ".suppressed");
+    List<String> shapes = new ArrayList<>();
+    for (dev.retryagent.it.harness.RecordedRequest r : recorded) {
+      shapes.add(
+          r.method()
+              + " key="
+              + r.header("Idempotency-Key")
+              + " body="
+              + java.util.Arrays.hashCode(r.body()));
+    }
     List<String> agentLog = new ArrayList<>();
     for (String line : result.stderrLines("retry-agent: ")) {
       if (p.matcher(line).find()) {
@@ -47,7 +70,10 @@ record Observation(
         normal(p, result.value(key + ".more"), ""),
         normal(p, result.value(key + ".log"), ""),
         requests,
-        agentLog);
+        agentLog,
+        suppressed == null ? 0 : Integer.parseInt(suppressed),
+        normal(p, result.value(key + ".followup"), ""),
+        shapes);
   }
 
   private static String normal(Pattern port, String value, String otherwise) {
@@ -61,7 +87,17 @@ record Observation(
   Observation canonical(java.util.Map<String, String> racy) {
     for (java.util.Map.Entry<String, String> e : racy.entrySet()) {
       if (outcome.matches(e.getKey())) {
-        return new Observation(e.getValue(), "(either)", millis, more, log, requests, agentLog);
+        return new Observation(
+            e.getValue(),
+            "(either)",
+            millis,
+            more,
+            log,
+            requests,
+            agentLog,
+            suppressed,
+            followUp,
+            shapes);
       }
     }
     return this;
@@ -79,7 +115,16 @@ record Observation(
       }
     }
     return new Observation(
-        outcome, thread, millis, more, String.join(" | ", kept), requests, agentLog);
+        outcome,
+        thread,
+        millis,
+        more,
+        String.join(" | ", kept),
+        requests,
+        agentLog,
+        suppressed,
+        followUp,
+        shapes);
   }
 
   /** One line for reports. */
@@ -93,6 +138,8 @@ record Observation(
         + requests
         + (requests == 1 ? " request" : " requests")
         + (more.isEmpty() ? "" : ", then " + more)
+        + (suppressed == 0 ? "" : ", " + suppressed + " suppressed")
+        + (followUp.isEmpty() ? "" : ", follow-up: " + followUp)
         + (log.isEmpty() ? "" : ", logged: " + log);
   }
 }

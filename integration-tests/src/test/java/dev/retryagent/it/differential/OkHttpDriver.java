@@ -59,9 +59,10 @@ public final class OkHttpDriver implements Driver {
             Feature.WRITE_TIMEOUT,
             Feature.CALL_TIMEOUT,
             Feature.CANCEL_BEFORE,
-            Feature.CANCEL);
+            Feature.CANCEL,
+            Feature.PATCH);
     if (!api.startsWith("retrofit")) {
-      f.addAll(EnumSet.of(Feature.CANCEL_ALL, Feature.APP_INTERCEPTOR));
+      f.addAll(EnumSet.of(Feature.CANCEL_ALL, Feature.APP_INTERCEPTOR, Feature.FAULT_MATRIX));
     }
     if (api.equals("enqueue")) {
       f.addAll(EnumSet.of(Feature.WEBSOCKET, Feature.CALLBACK_THROWS));
@@ -104,6 +105,9 @@ public final class OkHttpDriver implements Driver {
       public void start(Delivery delivery) throws IOException {
         if (!enqueue) {
           try (Response response = call.execute()) {
+            if (a.readsBody()) {
+              response.body().bytes();
+            }
             delivery.status(response.code());
           }
           return;
@@ -117,7 +121,14 @@ public final class OkHttpDriver implements Driver {
 
               @Override
               public void onResponse(okhttp3.Call c, Response response) throws IOException {
-                response.close();
+                try (response) {
+                  if (a.readsBody()) {
+                    response.body().bytes();
+                  }
+                } catch (IOException e) {
+                  delivery.failed(e); // the application's own handling of a broken body
+                  return;
+                }
                 delivery.status(response.code());
                 if (a.callbackThrows().equals("io")) {
                   throw new IOException("the callback failed for " + url);
@@ -136,11 +147,60 @@ public final class OkHttpDriver implements Driver {
           call.cancel();
         }
       }
+
+      @Override
+      public String followUp() throws Exception {
+        return OkHttpDriver.followUp(client, a, server);
+      }
     };
+  }
+
+  /**
+   * A {@code GET} of the follow-up path on the same client, then what the client still holds: its
+   * connections in use (the pool keeps one idle) and the calls its dispatcher still runs or queues,
+   * given a moment to let go (an enqueued call leaves the dispatcher after its callback returned).
+   */
+  static String followUp(OkHttpClient client, Action a, URI server) throws Exception {
+    Request.Builder r =
+        new Request.Builder()
+            .url(
+                server.resolve(dev.retryagent.it.harness.CountingServer.FOLLOW_UP_PATH).toString());
+    for (String h : a.headers()) {
+      String[] nv = h.split(": ", 2);
+      r.header(nv[0], nv[1]);
+    }
+    int code;
+    try (Response response = client.newCall(r.build()).execute()) {
+      response.body().bytes();
+      code = response.code();
+    }
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
+    while (true) {
+      int inUse =
+          client.connectionPool().connectionCount() - client.connectionPool().idleConnectionCount();
+      int calls = client.dispatcher().runningCallsCount() + client.dispatcher().queuedCallsCount();
+      if (inUse == 0 && calls == 0) {
+        return "status " + code;
+      }
+      if (System.nanoTime() - until > 0) {
+        return "status "
+            + code
+            + ", "
+            + inUse
+            + " connection(s) in use, "
+            + calls
+            + " call(s) in the dispatcher";
+      }
+      Thread.sleep(20); // polling OkHttp's own bookkeeping, not waiting for the test
+    }
   }
 
   private static OkHttpClient client(Action a) {
     OkHttpClient.Builder b = new OkHttpClient.Builder().followRedirects(a.followsRedirects());
+    if (a.followsUp()) {
+      // One connection kept: a call that left one behind shows as a connection still in use.
+      b.connectionPool(new okhttp3.ConnectionPool(1, 1, TimeUnit.MINUTES));
+    }
     if (a.connectTimeout() > 0) {
       b.connectTimeout(a.connectTimeout(), TimeUnit.MILLISECONDS);
     }
@@ -165,7 +225,7 @@ public final class OkHttpDriver implements Driver {
     if (a.bodyBytes() > 0) {
       return RequestBody.create(TEXT, "x".repeat(a.bodyBytes()));
     }
-    boolean needsBody = a.method().equals("POST") || a.method().equals("PUT");
+    boolean needsBody = !a.method().equals("GET") && !a.method().equals("HEAD");
     return a.body().isEmpty() && !needsBody ? null : RequestBody.create(TEXT, a.body());
   }
 
@@ -227,6 +287,12 @@ public final class OkHttpDriver implements Driver {
         @Url String url,
         @HeaderMap Map<String, String> headers,
         @retrofit2.http.Body RequestBody body);
+
+    @HTTP(method = "PATCH", hasBody = true)
+    retrofit2.Call<ResponseBody> patch(
+        @Url String url,
+        @HeaderMap Map<String, String> headers,
+        @retrofit2.http.Body RequestBody body);
   }
 
   /** Retrofit's {@code execute} and {@code enqueue}, over the same client. */
@@ -246,12 +312,21 @@ public final class OkHttpDriver implements Driver {
         headers.put(nv[0], nv[1]);
       }
       String url = server.resolve(a.path()).toString();
-      retrofit2.Call<ResponseBody> call =
-          a.method().equals("GET")
-              ? raw.get(url, headers)
-              : a.method().equals("POST")
-                  ? raw.post(url, headers, body(a))
-                  : raw.put(url, headers, body(a));
+      retrofit2.Call<ResponseBody> call;
+      switch (a.method()) {
+        case "GET":
+          call = raw.get(url, headers);
+          break;
+        case "POST":
+          call = raw.post(url, headers, body(a));
+          break;
+        case "PATCH":
+          call = raw.patch(url, headers, body(a));
+          break;
+        default:
+          call = raw.put(url, headers, body(a));
+          break;
+      }
       return new Exchange() {
         @Override
         public void start(Delivery delivery) throws IOException {
@@ -277,6 +352,11 @@ public final class OkHttpDriver implements Driver {
         @Override
         public void cancel(Action.Cancel how) {
           call.cancel();
+        }
+
+        @Override
+        public String followUp() throws Exception {
+          return OkHttpDriver.followUp(client, a, server);
         }
       };
     }

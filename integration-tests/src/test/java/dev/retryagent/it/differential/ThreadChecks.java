@@ -33,10 +33,51 @@ final class ThreadChecks {
           "the agent starts no thread before the first call",
           List.of());
 
+  static final Check BOUNDED =
+      new Check(
+          "agent-threads-bounded",
+          "after every case, fault matrix included, the agent runs only its expected threads:"
+              + " retry-agent-timer, retry-agent-dead-letters and at most "
+              + maxAsyncWorkers()
+              + " retry-agent-async-N",
+          List.of());
+
   private ThreadChecks() {}
 
   static List<Check> all() {
-    return List.of(AGENT_THREADS, NONE_BEFORE_USE);
+    return List.of(AGENT_THREADS, NONE_BEFORE_USE, BOUNDED);
+  }
+
+  /**
+   * The scheduler's workers a run may leave (idle ones end after 30 s): a pending retry takes one
+   * for a moment, and {@link DiffRun#LANES} calls run at a time.
+   */
+  static int maxAsyncWorkers() {
+    return 2 * DiffRun.LANES;
+  }
+
+  /** What breaks {@link #BOUNDED} among the threads alive at the end of the run with the agent. */
+  private static List<String> unexpected(DiffRun.Outcome with) {
+    List<String> d = new ArrayList<>();
+    int workers = 0;
+    Set<String> singles = new HashSet<>();
+    for (String t : with.threads("end")) {
+      String name = t.split("\\|")[0];
+      if (!name.startsWith("retry-agent-")) {
+        continue;
+      }
+      if (name.matches("retry-agent-async-\\d+")) {
+        workers++;
+      } else if (!name.equals("retry-agent-timer") && !name.equals("retry-agent-dead-letters")) {
+        d.add("`" + name + "` still runs");
+      } else if (!singles.add(name)) {
+        d.add("two threads `" + name + "`");
+      }
+    }
+    if (workers > maxAsyncWorkers()) {
+      d.add(workers + " retry-agent-async-N threads, expected at most " + maxAsyncWorkers());
+    }
+    return d;
   }
 
   /**
@@ -46,6 +87,9 @@ final class ThreadChecks {
    * so.
    */
   static List<String> differences(Check check, DiffRun.Outcome without, DiffRun.Outcome with) {
+    if (check == BOUNDED) {
+      return unexpected(with);
+    }
     String when = check == AGENT_THREADS ? "end" : "start";
     Set<String> plain = new HashSet<>();
     for (String t : without.threads(when)) {

@@ -33,7 +33,11 @@ public final class UrlConnectionDriver implements Driver {
   @Override
   public Set<Feature> features(String api) {
     return EnumSet.of(
-        Feature.CONNECT_TIMEOUT, Feature.READ_TIMEOUT, Feature.CANCEL, Feature.CANCEL_BEFORE);
+        Feature.CONNECT_TIMEOUT,
+        Feature.READ_TIMEOUT,
+        Feature.CANCEL,
+        Feature.CANCEL_BEFORE,
+        Feature.FAULT_MATRIX);
   }
 
   @Override
@@ -74,6 +78,26 @@ public final class UrlConnectionDriver implements Driver {
       @Override
       public void cancel(Action.Cancel how) {
         c.disconnect();
+      }
+
+      /** A new connection to the same server: the JDK's keep-alive cache has the pool's part. */
+      @Override
+      public String followUp() throws Exception {
+        HttpURLConnection f =
+            (HttpURLConnection)
+                server
+                    .resolve(dev.retryagent.it.harness.CountingServer.FOLLOW_UP_PATH)
+                    .toURL()
+                    .openConnection();
+        f.setConnectTimeout(2_000);
+        f.setReadTimeout(2_000);
+        for (String h : a.headers()) {
+          String[] nv = h.split(": ", 2);
+          f.setRequestProperty(nv[0], nv[1]);
+        }
+        int status = f.getResponseCode();
+        drain(status >= 400 ? f.getErrorStream() : f.getInputStream());
+        return "status " + status;
       }
     };
   }

@@ -15,6 +15,7 @@ import java.util.List;
  * @param differences empty when the runs agree
  * @param markers the known differences that cover this combination
  * @param detail both observations, for the report
+ * @param requests the server's request counts {@code WITHOUT→WITH}, empty for a JVM-level check
  */
 record Verdict(
     String check,
@@ -24,7 +25,8 @@ record Verdict(
     int jdk,
     List<String> differences,
     List<Known> markers,
-    String detail) {
+    String detail,
+    String requests) {
 
   String combination() {
     return combination(variant, api, jdk);

@@ -59,6 +59,15 @@ public final class CountingServer implements AutoCloseable {
   private volatile java.util.function.Function<RecordedRequest, Reply> responder;
   private int strays;
   private int answered;
+  private int followUps;
+
+  /**
+   * The path of a follow-up request: answered {@code 200 ok} whatever the script says, and counted
+   * apart ({@link #followUpCount()}), never as one of the {@link #requests()}.
+   */
+  public static final String FOLLOW_UP_PATH = "/follow-up";
+
+  private static final Reply FOLLOW_UP = Reply.ok("ok");
 
   private static final Reply STRAY = Reply.status(421).withHeader("Connection", "close");
 
@@ -150,6 +159,11 @@ public final class CountingServer implements AutoCloseable {
     return List.copyOf(replies);
   }
 
+  /** Requests to {@link #FOLLOW_UP_PATH} so far. */
+  public synchronized int followUpCount() {
+    return followUps;
+  }
+
   /** Requests fully read so far. */
   public synchronized int requestCount() {
     return requests.size() + answered;
@@ -185,6 +199,10 @@ public final class CountingServer implements AutoCloseable {
       strays++;
       return STRAY;
     }
+    if (request.target().equals(FOLLOW_UP_PATH)) {
+      followUps++;
+      return FOLLOW_UP;
+    }
     requests.add(request);
     arrivals.add(System.nanoTime());
     Reply next = script.poll();
@@ -216,7 +234,8 @@ public final class CountingServer implements AutoCloseable {
           return; // client closed the connection
         }
         Reply reply = answer(request);
-        if (!reply.delay().isZero()
+        if (!reply.dribbles()
+            && !reply.delay().isZero()
             && closed.await(reply.delay().toMillis(), TimeUnit.MILLISECONDS)) {
           return;
         }
@@ -224,6 +243,31 @@ public final class CountingServer implements AutoCloseable {
           case RESET:
             socket.setSoLinger(true, 0);
             return;
+          case RESET_MID_BODY:
+            byte[] body = reply.body();
+            out.write(head(reply, "Content-Length: " + body.length));
+            out.write(body, 0, body.length / 10);
+            out.flush();
+            // Time for the client to read the head and the first bytes: a reset that came with
+            // them unread could make the kernel drop them, and the fault would be another one.
+            if (!closed.await(RESET_AFTER_MILLIS, TimeUnit.MILLISECONDS)) {
+              socket.setSoLinger(true, 0);
+            }
+            return;
+          case MALFORMED_CHUNK:
+            out.write(head(reply, "Transfer-Encoding: chunked"));
+            out.write(Reply.MALFORMED_CHUNKS.getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            return;
+          case GARBAGE:
+            out.write(reply.body());
+            out.flush();
+            return;
+          case DRIBBLE:
+            if (!dribble(out, reply)) {
+              return;
+            }
+            break;
           case CLOSE:
             return;
           case HANG:
@@ -246,24 +290,47 @@ public final class CountingServer implements AutoCloseable {
     }
   }
 
+  /** How long {@link Reply.Kind#RESET_MID_BODY} waits between the first bytes and the reset. */
+  private static final long RESET_AFTER_MILLIS = 200;
+
   private static void write(OutputStream out, RecordedRequest request, Reply reply)
       throws IOException {
     byte[] body = reply.body();
+    out.write(head(reply, "Content-Length: " + body.length));
+    if (!request.method().equals("HEAD")) {
+      out.write(body);
+    }
+    out.flush();
+  }
+
+  /** The status line and headers of {@code reply}, {@code framing} first, up to the blank line. */
+  private static byte[] head(Reply reply, String framing) {
     StringBuilder head = new StringBuilder();
     head.append("HTTP/1.1 ")
         .append(reply.statusCode())
         .append(' ')
         .append(reason(reply.statusCode()));
-    head.append("\r\nContent-Length: ").append(body.length);
-    for (Map.Entry<String, String> h : reply.headers()) {
+    head.append("\r\n").append(framing);
+    for (Map.Entry<String, String> h : reply.headersNow()) {
       head.append("\r\n").append(h.getKey()).append(": ").append(h.getValue());
     }
     head.append("\r\n\r\n");
-    out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
-    if (!request.method().equals("HEAD")) {
-      out.write(body);
-    }
+    return head.toString().getBytes(StandardCharsets.ISO_8859_1);
+  }
+
+  /** Writes a dribbling reply; false when the server closed meanwhile. */
+  private boolean dribble(OutputStream out, Reply reply) throws IOException, InterruptedException {
+    byte[] body = reply.body();
+    out.write(head(reply, "Content-Length: " + body.length));
     out.flush();
+    for (byte b : body) {
+      if (closed.await(reply.delay().toMillis(), TimeUnit.MILLISECONDS)) {
+        return false;
+      }
+      out.write(b);
+      out.flush();
+    }
+    return true;
   }
 
   /** RFC 6455 section 4.2.2: the accept value is base64(SHA-1(key + this GUID)). */
@@ -298,6 +365,10 @@ public final class CountingServer implements AutoCloseable {
     switch (status) {
       case 200:
         return "OK";
+      case 400:
+        return "Bad Request";
+      case 404:
+        return "Not Found";
       case 429:
         return "Too Many Requests";
       case 500:

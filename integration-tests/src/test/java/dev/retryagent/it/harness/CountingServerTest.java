@@ -156,6 +156,71 @@ class CountingServerTest {
   }
 
   @Test
+  void aResetMidBodyGivesTheStatusThenBreaksTheBody() throws Exception {
+    server.enqueue(Reply.resetMidBody(10_000));
+
+    HttpResponse<java.io.InputStream> r =
+        client.send(
+            HttpRequest.newBuilder(server.uri("/mid")).build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThatThrownBy(() -> r.body().readAllBytes()).isInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aMalformedChunkBreaksTheBodyOfA200() {
+    server.enqueue(Reply.malformedChunk());
+
+    assertThatThrownBy(() -> get("/chunk")).isInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void garbageIsNoHttpResponse() {
+    server.enqueue(Reply.garbage());
+
+    assertThatThrownBy(() -> post("/garbage")).isInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aDribblingBodyArrivesWholeByteAfterByte() throws Exception {
+    server.enqueue(Reply.dribble(5, Duration.ofMillis(50)));
+
+    long start = System.nanoTime();
+    HttpResponse<String> r = get("/dribble");
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).hasSize(5);
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThan(Duration.ofMillis(200));
+  }
+
+  @Test
+  void aRetryAfterDateIsWrittenWhenTheResponseIs() throws Exception {
+    server.enqueue(Reply.status(429).withRetryAfterDate(Duration.ofSeconds(30)));
+
+    String header = get("/date").headers().firstValue("retry-after").orElseThrow();
+
+    java.time.Instant at =
+        java.time.ZonedDateTime.parse(header, java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME)
+            .toInstant();
+    assertThat(Duration.between(java.time.Instant.now(), at))
+        .isBetween(Duration.ofSeconds(28), Duration.ofSeconds(30));
+  }
+
+  @Test
+  void aFollowUpIsAnsweredAndCountedApartFromTheScript() throws Exception {
+    server.enqueue(Reply.status(503));
+
+    assertThat(get(CountingServer.FOLLOW_UP_PATH).statusCode()).isEqualTo(200);
+    assertThat(get("/scripted").statusCode()).isEqualTo(503);
+    assertThat(server.followUpCount()).isEqualTo(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void theServerOnlyListensOnLoopback() {
     assertThat(server.uri("/").getHost()).isEqualTo("127.0.0.1");
   }

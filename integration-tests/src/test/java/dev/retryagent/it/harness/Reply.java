@@ -28,22 +28,59 @@ public final class Reply {
      * Sec-WebSocket-Accept} the request's key asks for); then whatever the client sends is read and
      * dropped until it closes the connection.
      */
-    UPGRADE
+    UPGRADE,
+    /**
+     * The status line and headers (with a {@code Content-Length} of the whole body) and the first
+     * tenth of the body are sent, then the connection is reset: the client has its status, and the
+     * body breaks off.
+     */
+    RESET_MID_BODY,
+    /**
+     * A {@code 200} with {@code Transfer-Encoding: chunked}, one good chunk, then a chunk-size line
+     * that is not hexadecimal; then the connection is closed.
+     */
+    MALFORMED_CHUNK,
+    /** Bytes that are not HTTP (the same ones every time), then the connection is closed. */
+    GARBAGE,
+    /** The status and headers at once, then the body one byte at a time, {@link #delay} apart. */
+    DRIBBLE
   }
+
+  /** The bytes of {@link Kind#GARBAGE}: fixed, so every run sees the same. */
+  private static final byte[] GARBAGE_BYTES = garbageBytes();
 
   private final Kind kind;
   private final int status;
   private final List<Map.Entry<String, String>> headers;
   private final byte[] body;
   private final Duration delay;
+  private final Duration retryAfterDateIn;
 
   private Reply(
       Kind kind, int status, List<Map.Entry<String, String>> headers, byte[] body, Duration delay) {
+    this(kind, status, headers, body, delay, null);
+  }
+
+  private Reply(
+      Kind kind,
+      int status,
+      List<Map.Entry<String, String>> headers,
+      byte[] body,
+      Duration delay,
+      Duration retryAfterDateIn) {
     this.kind = kind;
     this.status = status;
     this.headers = List.copyOf(headers);
     this.body = body;
     this.delay = delay;
+    this.retryAfterDateIn = retryAfterDateIn;
+  }
+
+  private static byte[] garbageBytes() {
+    byte[] b = new byte[256];
+    new java.util.Random(14).nextBytes(b);
+    b[0] = 'X'; // never "HTTP/"
+    return b;
   }
 
   /** The status this reply sends (0 for a reply that sends none). */
@@ -84,21 +121,70 @@ public final class Reply {
     return new Reply(Kind.UPGRADE, 101, List.of(), new byte[0], Duration.ZERO);
   }
 
+  /**
+   * A {@code 200} whose body ({@code length} bytes, announced by {@code Content-Length}) breaks off
+   * after a tenth: the connection is reset.
+   */
+  public static Reply resetMidBody(int length) {
+    return new Reply(Kind.RESET_MID_BODY, 200, List.of(), new byte[length], Duration.ZERO);
+  }
+
+  /** A {@code 200}, chunked, whose second chunk-size line is not a number; then the close. */
+  public static Reply malformedChunk() {
+    return new Reply(Kind.MALFORMED_CHUNK, 200, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /** 256 bytes that are not HTTP, then the close. */
+  public static Reply garbage() {
+    return new Reply(Kind.GARBAGE, 0, List.of(), GARBAGE_BYTES, Duration.ZERO);
+  }
+
+  /** A {@code 200} whose {@code length}-byte body comes one byte every {@code every}. */
+  public static Reply dribble(int length, Duration every) {
+    return new Reply(Kind.DRIBBLE, 200, List.of(), new byte[length], every);
+  }
+
+  /**
+   * Adds {@code Retry-After} as an HTTP-date {@code fromNow} after the moment the response is
+   * written (in the past for a negative duration), rounded down to the second as the format is.
+   */
+  public Reply withRetryAfterDate(Duration fromNow) {
+    return new Reply(kind, status, headers, body, delay, fromNow);
+  }
+
+  /** The headers as written now: those set, and a {@code Retry-After} date computed now. */
+  public List<Map.Entry<String, String>> headersNow() {
+    if (retryAfterDateIn == null) {
+      return headers;
+    }
+    List<Map.Entry<String, String>> h = new ArrayList<>(headers);
+    h.add(
+        Map.entry(
+            "Retry-After",
+            java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+                java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).plus(retryAfterDateIn))));
+    return h;
+  }
+
   /** Adds a response header. */
   public Reply withHeader(String name, String value) {
     List<Map.Entry<String, String>> h = new ArrayList<>(headers);
     h.add(Map.entry(name, value));
-    return new Reply(kind, status, h, body, delay);
+    return new Reply(kind, status, h, body, delay, retryAfterDateIn);
   }
 
   /** Sets the response body (UTF-8). */
   public Reply withBody(String text) {
-    return new Reply(kind, status, headers, text.getBytes(StandardCharsets.UTF_8), delay);
+    return new Reply(
+        kind, status, headers, text.getBytes(StandardCharsets.UTF_8), delay, retryAfterDateIn);
   }
 
-  /** Waits this long after reading the request before acting. */
+  /**
+   * Waits this long after reading the request before acting (for {@link Kind#DRIBBLE}: between
+   * bytes).
+   */
   public Reply after(Duration wait) {
-    return new Reply(kind, status, headers, body, wait);
+    return new Reply(kind, status, headers, body, wait, retryAfterDateIn);
   }
 
   public Kind kind() {
@@ -124,5 +210,13 @@ public final class Reply {
   @Override
   public String toString() {
     return kind == Kind.RESPOND ? "Reply[" + status + "]" : "Reply[" + kind + "]";
+  }
+
+  /** Sent before the body of a {@link Kind#MALFORMED_CHUNK}: one good chunk, then a bad size. */
+  static final String MALFORMED_CHUNKS = "5\r\nhello\r\nzz\r\nworld\r\n";
+
+  /** Whether {@link #delay()} is a wait between the body's bytes rather than before acting. */
+  boolean dribbles() {
+    return kind == Kind.DRIBBLE;
   }
 }

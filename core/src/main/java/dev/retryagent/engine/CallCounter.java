@@ -1,0 +1,19 @@
+package dev.retryagent.engine;
+
+/**
+ * A listener's counters for one route and target, kept by the engine with that target's shared
+ * state ({@link RetryListener#counterFor}), so that counting the routine part of every call (its
+ * attempts and its end) costs no event object and no lookup. Thread-safe; must be fast and must not
+ * throw (a throw is swallowed, as a listener's).
+ */
+public interface CallCounter {
+  /** An attempt is about to be made: what {@link RetryListener#onAttempt} would be told. */
+  void attempt();
+
+  /**
+   * A call ended: what {@link RetryListener#onCallComplete} would be told.
+   *
+   * @param succeeded the call ended with a response that is not a failure
+   */
+  void callEnded(boolean succeeded);
+}

@@ -1,0 +1,66 @@
+package dev.retryagent.engine;
+
+import java.util.function.BooleanSupplier;
+
+/**
+ * The part of a call's state that the common case never needs: a call whose first attempt ends it,
+ * without a cancel signal, a deadline of the caller's or a client that resends on its own. A {@link
+ * RetryCall} makes it on first use (its first retry, or the adapter's first such setting), and this
+ * makes its own parts on first use too, so that a call that succeeds at once is one object and an
+ * adapter's setting costs only what it sets (issue 13). Not thread-safe: {@link RetryCall} guards
+ * it.
+ */
+final class CallExtras {
+  private CallBounds bounds;
+  private ClientResends resends;
+  // The current attempt is a retry of ours. A call has extras before its second attempt starts
+  // (a retry makes them), so before they exist every attempt is the first.
+  private boolean inRetry;
+
+  /** The failures of the attempts before the current one (a call with one attempt has none). */
+  final EarlierFailures earlier = new EarlierFailures();
+
+  /** The caller's cancel signal ({@link RetryCall#cancelledWhen}), or null. */
+  BooleanSupplier cancelled;
+
+  /** The delay before the previous retry, 0 before the first: the base of decorrelated jitter. */
+  long previousDelayNanos;
+
+  /** When the pending retry was taken from the budget. */
+  long retryTakenNanos;
+
+  /** The call's bounds, made from its policy and start on first use. */
+  CallBounds bounds(HostState state, long startNanos) {
+    if (bounds == null) {
+      bounds = new CallBounds(state.perAttemptNanos, startNanos + state.deadlineNanos);
+    }
+    return bounds;
+  }
+
+  /** The bounds, or null while nothing set or asked for them (then they are the policy's). */
+  CallBounds boundsIfAny() {
+    return bounds;
+  }
+
+  /** An attempt of ours starts: a retry, or the call's first. */
+  void attemptStarted(boolean retry) {
+    inRetry = retry;
+    if (resends != null) {
+      resends.attemptStarted(retry);
+    }
+  }
+
+  /** The client's resends in the current attempt, made on first use. */
+  ClientResends resends() {
+    if (resends == null) {
+      resends = new ClientResends();
+      resends.attemptStarted(inRetry);
+    }
+    return resends;
+  }
+
+  /** The resends, or null while none were judged, asked for or made. */
+  ClientResends resendsIfAny() {
+    return resends;
+  }
+}
