@@ -5,13 +5,20 @@ import java.util.function.Consumer;
 
 /**
  * Fans events out to several listeners, isolating each from the others' failures: a listener must
- * never break a call. The engine always wraps its listener in one of these.
+ * never break a call. The engine always wraps its listener in one of these. A failure is reported
+ * once per listener class and exception class ({@link InternalErrors}).
  */
 final class CompositeListener implements RetryListener {
   private final List<RetryListener> listeners;
+  private final InternalErrors errors;
 
   CompositeListener(List<RetryListener> listeners) {
+    this(listeners, new InternalErrors(InternalErrors.stderr()));
+  }
+
+  CompositeListener(List<RetryListener> listeners, InternalErrors errors) {
     this.listeners = listeners;
+    this.errors = errors;
   }
 
   private void each(Consumer<RetryListener> action) {
@@ -20,9 +27,13 @@ final class CompositeListener implements RetryListener {
         action.accept(l);
       } catch (VirtualMachineError e) {
         throw e; // out of memory or stack: nothing sensible can go on
-      } catch (Throwable ignored) {
+      } catch (Throwable e) {
         // swallowed on purpose, Errors too (a listener whose dependency is missing at run time
         // throws NoClassDefFoundError): see the class comment
+        errors.report(
+            "telling " + l.getClass().getName() + " about an event",
+            e,
+            "the call goes on, without what that listener records");
       }
     }
   }

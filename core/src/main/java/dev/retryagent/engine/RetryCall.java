@@ -258,19 +258,26 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    long now = engine.clock().nanoTime();
-    long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
-    recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
-    // The pause is the rate limiter's own rule, so it holds even when this route does not wait
-    // for Retry-After itself.
-    if (status == 429
-        && askedNanos != RetryAfter.NONE
-        && limiter != null
-        && policy.rateLimit().pauseOn429()) {
-      limiter.pauseUntil(now + Math.min(askedNanos, retry.retryAfterMax().toNanos()));
+    try {
+      if (TestFaults.DECIDE) {
+        throw TestFaults.fault("decide");
+      }
+      long now = engine.clock().nanoTime();
+      long askedNanos = RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+      recordBreaker(policy.circuitBreaker().failOnStatuses().contains(status), now);
+      // The pause is the rate limiter's own rule, so it holds even when this route does not wait
+      // for Retry-After itself.
+      if (status == 429
+          && askedNanos != RetryAfter.NONE
+          && limiter != null
+          && policy.rateLimit().pauseOn429()) {
+        limiter.pauseUntil(now + Math.min(askedNanos, retry.retryAfterMax().toNanos()));
+      }
+      long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
+      decision = decide(AttemptResult.response(status), retryAfterNanos, now);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      decision = failedToDecide(AttemptResult.response(status), e);
     }
-    long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
-    decision = decide(AttemptResult.response(status), retryAfterNanos, now);
     return decision;
   }
 
@@ -279,21 +286,44 @@ public final class RetryCall {
     if (decision != null) {
       return decision;
     }
-    int resent = resends.in(error);
-    for (int i = 0; i < resent; i++) {
-      countClientResend(policy.circuitBreaker().failOnTransport(), false);
+    try {
+      if (TestFaults.DECIDE) {
+        throw TestFaults.fault("decide");
+      }
+      int resent = resends.in(error);
+      for (int i = 0; i < resent; i++) {
+        countClientResend(policy.circuitBreaker().failOnTransport(), false);
+      }
+      long now = engine.clock().nanoTime();
+      AttemptResult result = AttemptResult.thrown(error);
+      if (result.outcome() == Outcome.CANCELLED) {
+        host.release();
+      } else {
+        boolean failure =
+            policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
+        recordBreaker(failure, now);
+      }
+      decision = decide(result, RetryAfter.NONE, now);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      decision = failedToDecide(AttemptResult.thrown(error), e);
     }
-    long now = engine.clock().nanoTime();
-    AttemptResult result = AttemptResult.thrown(error);
-    if (result.outcome() == Outcome.CANCELLED) {
-      host.release();
-    } else {
-      boolean failure =
-          policy.circuitBreaker().failOnTransport() && error instanceof java.io.IOException;
-      recordBreaker(failure, now);
-    }
-    decision = decide(result, RetryAfter.NONE, now);
     return decision;
+  }
+
+  /**
+   * The engine failed while deciding after an attempt (a bug of ours): the call ends with that
+   * attempt's result, as it would have without the agent, and the failure is reported once per
+   * cause. What the attempt held is released as far as it still can be.
+   */
+  private Decision failedToDecide(AttemptResult result, Throwable bug) {
+    engine.internalError(
+        "deciding after an attempt", bug, "the call ends with that attempt's outcome, not retried");
+    try {
+      finish(result, null); // releases the breaker permit, gives back a pending retry
+    } catch (RuntimeException | LinkageError | StackOverflowError again) {
+      finished = true;
+    }
+    return Decision.done(result, null);
   }
 
   /**
@@ -325,7 +355,22 @@ public final class RetryCall {
 
   /** Runs {@link RetryRules} on this call's live state, then carries the decision out. */
   private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
-    Decision d = RetryRules.decide(retry, request, result, attempt, new Live(now, retryAfterNanos));
+    Decision d =
+        RetryRules.decide(
+            retry,
+            request,
+            result,
+            attempt,
+            new CallMoment(
+                now,
+                retryAfterNanos,
+                previousDelayNanos,
+                bounds,
+                resends,
+                host,
+                observe,
+                engine.random(),
+                this::callerGaveUp));
     // Only the breaker rule gives this reason after an attempt: end the call the way the next
     // attempt would have, with the breaker's exception.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
@@ -353,68 +398,6 @@ public final class RetryCall {
     previousDelayNanos = d.delayNanos();
     host.retryDecided(now);
     return d;
-  }
-
-  /** The ladder's questions, answered from this call's state at {@code now}. */
-  private final class Live implements RetryRules.Moment {
-    private final long now;
-    private final long retryAfterNanos;
-
-    Live(long now, long retryAfterNanos) {
-      this.now = now;
-      this.retryAfterNanos = retryAfterNanos;
-    }
-
-    @Override
-    public boolean callerGaveUp() {
-      return RetryCall.this.callerGaveUp();
-    }
-
-    @Override
-    public boolean callerTimedOut() {
-      return bounds.callerTimedOut(now);
-    }
-
-    @Override
-    public int clientResendsExpected() {
-      return resends.expected();
-    }
-
-    @Override
-    public boolean pastCallerTimeout(long delayNanos) {
-      return bounds.pastCallerTimeout(now + delayNanos);
-    }
-
-    @Override
-    public long retryAfterNanos() {
-      return retryAfterNanos;
-    }
-
-    @Override
-    public long previousDelayNanos() {
-      return previousDelayNanos;
-    }
-
-    @Override
-    public double nextRandom() {
-      return engine.random().nextDouble();
-    }
-
-    @Override
-    public boolean pastDeadline(long delayNanos) {
-      return bounds.pastDeadline(now + delayNanos);
-    }
-
-    @Override
-    public boolean breakerOpenAfter(long delayNanos) {
-      // Observe mode never fails a call, so it never fails one early either.
-      return host.breaker() != null && !observe && host.breaker().isOpenAt(now + delayNanos);
-    }
-
-    @Override
-    public boolean takeFromBudget() {
-      return host.takeRetry(now);
-    }
   }
 
   private void finish(AttemptResult result, GiveUpReason reason) {

@@ -41,6 +41,7 @@ public final class RetryEngine {
   private final Scheduler scheduler;
   private final RetryListener listener;
   private final boolean listening;
+  private final InternalErrors errors;
 
   /** Mode and policies, swapped together so no call sees a new one with an old other. */
   private volatile Settings settings;
@@ -66,8 +67,14 @@ public final class RetryEngine {
     this.sleeper = b.sleeper;
     this.random = b.random;
     this.scheduler = b.scheduler;
-    this.listener = new CompositeListener(List.copyOf(b.listeners));
-    this.listening = !b.listeners.isEmpty();
+    this.errors = new InternalErrors(b.errors);
+    List<RetryListener> listeners = new ArrayList<>();
+    if (TestFaults.LISTENER) {
+      listeners.add(new TestFaults.FailingListener());
+    }
+    listeners.addAll(b.listeners);
+    this.listener = new CompositeListener(List.copyOf(listeners), errors);
+    this.listening = !listeners.isEmpty();
     this.settings = new Settings(b.mode, b.policies);
     this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
   }
@@ -77,17 +84,34 @@ public final class RetryEngine {
   }
 
   /**
-   * Starts a call. The adapter must check {@link RetryCall#passThrough()} first.
+   * Starts a call. The adapter must check {@link RetryCall#passThrough()} first. Never throws: when
+   * the engine fails to start the call (a bug in resolving its policy, in the request view, in the
+   * per-host state), the failure is reported once per cause and the call passes through, as it
+   * would without the agent.
    *
    * @param request a view of the request; asked for its target and headers during the call
    */
   public RetryCall newCall(RequestInfo request) {
     Settings s = settings;
-    Policy policy =
-        s.mode == Mode.OFF
-            ? Policy.defaults()
-            : s.policies.resolve(request.method(), request.host(), request.port(), request.path());
-    return new RetryCall(this, request, policy, s.mode);
+    try {
+      if (TestFaults.NEW_CALL) {
+        throw TestFaults.fault("newCall");
+      }
+      Policy policy =
+          s.mode == Mode.OFF
+              ? Policy.defaults()
+              : s.policies.resolve(
+                  request.method(), request.host(), request.port(), request.path());
+      return new RetryCall(this, request, policy, s.mode);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      internalError("starting a call", e, "the call runs as it would without the agent");
+      return new RetryCall(this, request, Policy.defaults(), Mode.OFF);
+    }
+  }
+
+  /** Reports a failure of the engine's own, once per cause ({@link InternalErrors}). */
+  void internalError(String where, Throwable error, String consequence) {
+    errors.report(where, error, consequence);
   }
 
   /** Applies a new configuration to calls that start from now on. */
@@ -237,6 +261,7 @@ public final class RetryEngine {
     private RandomSource random = RandomSource.THREAD_LOCAL;
     private Scheduler scheduler;
     private final List<RetryListener> listeners = new ArrayList<>();
+    private java.util.function.Consumer<String> errors = InternalErrors.stderr();
     private Mode mode = Mode.ENFORCE;
     private PolicyResolver policies = PolicyResolver.always(Policy.defaults());
 
@@ -265,6 +290,15 @@ public final class RetryEngine {
     /** Adds a listener; listeners are told in the order they were added. */
     public Builder listener(RetryListener listener) {
       this.listeners.add(Objects.requireNonNull(listener));
+      return this;
+    }
+
+    /**
+     * Where the engine reports its own failures (caught, so that they never reach a call), one
+     * whole line each, once per cause; {@link System#err} by default.
+     */
+    public Builder errors(java.util.function.Consumer<String> errors) {
+      this.errors = Objects.requireNonNull(errors);
       return this;
     }
 
