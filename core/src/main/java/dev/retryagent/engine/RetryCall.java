@@ -130,9 +130,19 @@ public final class RetryCall {
    * May the client send the current attempt's request again by itself after {@code result}? (Asked
    * by HttpClient 5's retry strategy, wrapped.) {@link RetryRules#clientMayResend}; always yes in
    * observe mode. An allowed resend counts when made ({@link #clientRepeated}), expected no more.
+   * Never throws: when the engine fails here, the answer is yes, as without the agent.
    */
   public synchronized boolean clientMayResend(AttemptResult result) {
-    return observe || passThrough || resends.ask(retry, request, result, attempt);
+    try {
+      if (TestFaults.DECIDE) {
+        throw TestFaults.fault("decide");
+      }
+      return observe || passThrough || resends.ask(retry, request, result, attempt);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      // Deciding is broken: the client does what it does without the agent.
+      engine.internalError("deciding whether the client may resend", e, "the client decides");
+      return true;
+    }
   }
 
   /**
