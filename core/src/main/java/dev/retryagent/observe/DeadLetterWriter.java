@@ -10,10 +10,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -28,11 +33,11 @@ import java.util.function.Consumer;
  * <p>The caller's thread only formats the line and offers it to a bounded queue; one daemon thread
  * ({@code retry-agent-dead-letters}, started at the first dead letter, with the system class loader
  * as its context class loader, see {@link AgentThreads}) opens the file (creating its parent
- * directories) and appends whole lines, so lines from many threads never interleave. A full queue,
- * an unwritable path, a full disk or any write error never reaches the call: the line is dropped
- * and counted ({@link #dropped()}), and each kind of failure is reported once on the error sink.
- * After a failed write the file is opened again for the next lines, and a partly written line is
- * ended so the next line stays whole.
+ * directories, and the file readable by its owner only) and appends whole lines, so lines from many
+ * threads never interleave. A full queue, an unwritable path, a full disk or any write error never
+ * reaches the call: the line is dropped and counted ({@link #dropped()}), and each kind of failure
+ * is reported once on the error sink. After a failed write the file is opened again for the next
+ * lines, and a partly written line is ended so the next line stays whole.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -46,6 +51,10 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private static final int BATCH = 512;
   // Compared by identity: ends the writer thread.
   private static final String STOP = new String("stop");
+  // rw------- : the owner reads and writes, nobody else sees the file.
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(
+          EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
 
   /** Opens the file for appending; replaced in tests to simulate a broken disk. */
   interface Opener {
@@ -82,13 +91,23 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     this.queue = new ArrayBlockingQueue<>(capacity);
   }
 
+  /**
+   * Opens {@code path} for appending, creating it (and its parent directories) if needed. A file it
+   * creates is readable and writable by its owner only (POSIX {@code 0600}, where the file system
+   * has POSIX permissions): dead letters name hosts, paths and failures, which are nobody else's
+   * business. A file that exists keeps the permissions it has.
+   */
   static FileChannel openForAppend(Path path) throws IOException {
     Path parent = path.toAbsolutePath().getParent();
     if (parent != null) {
       Files.createDirectories(parent);
     }
-    return FileChannel.open(
-        path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    Set<StandardOpenOption> options =
+        EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    if (path.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      return FileChannel.open(path, options, OWNER_ONLY);
+    }
+    return FileChannel.open(path, options);
   }
 
   public Path path() {
