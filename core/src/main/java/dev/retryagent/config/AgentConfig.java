@@ -25,6 +25,7 @@ public final class AgentConfig {
           LogLevel.INFO,
           MetricsSettings.defaults(),
           null,
+          PathMask.NONE,
           Policy.defaults(),
           Collections.emptyList(),
           BUILT_IN);
@@ -37,6 +38,7 @@ public final class AgentConfig {
   private final LogLevel logLevel;
   private final MetricsSettings metrics;
   private final String deadLetterPath;
+  private final PathMask pathMask;
   private final Policy defaultPolicy;
   private final List<Route> routes;
   private final Route[] routeArray;
@@ -51,6 +53,7 @@ public final class AgentConfig {
       LogLevel logLevel,
       MetricsSettings metrics,
       String deadLetterPath,
+      PathMask pathMask,
       Policy defaultPolicy,
       List<Route> routes,
       String source) {
@@ -62,6 +65,7 @@ public final class AgentConfig {
     this.logLevel = Objects.requireNonNull(logLevel, "logLevel");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.deadLetterPath = deadLetterPath;
+    this.pathMask = Objects.requireNonNull(pathMask, "pathMask");
     this.defaultPolicy = Objects.requireNonNull(defaultPolicy, "defaultPolicy");
     this.routeArray = routes.toArray(new Route[0]);
     this.routes = List.of(routeArray);
@@ -107,6 +111,14 @@ public final class AgentConfig {
   /** File that receives one JSON line per call that gave up, or null when unset. */
   public String deadLetterPath() {
     return deadLetterPath;
+  }
+
+  /**
+   * {@code agent.redact.pathSegments}: how paths are masked in log lines, dead letters and {@code
+   * explain}; {@link PathMask#NONE} by default.
+   */
+  public PathMask pathMask() {
+    return pathMask;
   }
 
   /** The policy of calls no route claims; its route name is {@value Policy#DEFAULT_ROUTE}. */
@@ -162,6 +174,7 @@ public final class AgentConfig {
         logLevel,
         metrics,
         deadLetterPath,
+        pathMask,
         defaultPolicy,
         routes,
         source);
@@ -182,6 +195,7 @@ public final class AgentConfig {
         && logLevel == t.logLevel
         && metrics.equals(t.metrics)
         && Objects.equals(deadLetterPath, t.deadLetterPath)
+        && pathMask.equals(t.pathMask)
         && defaultPolicy.equals(t.defaultPolicy)
         && routes.equals(t.routes);
   }
@@ -210,7 +224,9 @@ public final class AgentConfig {
             .append(", ")
             .append(metrics)
             .append(", deadLetter=")
-            .append(deadLetterPath == null ? "none" : deadLetterPath);
+            .append(deadLetterPath == null ? "none" : deadLetterPath)
+            .append(", redact.pathSegments=")
+            .append(pathMask);
     for (Route r : routeArray) {
       out.append("\n  ").append(r).append(" -> ").append(r.policy());
     }

@@ -47,6 +47,7 @@ final class ConfigAssembler {
         top.logLevel,
         new MetricsSettings(top.jmx, top.prometheusEnabled, top.prometheusHost, top.prometheusPort),
         top.deadLetterPath,
+        PathMask.of(top.redactPathSegments),
         defaultPolicy,
         routes,
         source);

@@ -46,4 +46,5 @@ final class ConfigDraft {
   String prometheusHost = MetricsSettings.DEFAULT_PROMETHEUS_HOST;
   int prometheusPort = MetricsSettings.DEFAULT_PROMETHEUS_PORT;
   String deadLetterPath;
+  List<String> redactPathSegments = new ArrayList<>();
 }

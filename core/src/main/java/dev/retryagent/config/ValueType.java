@@ -99,7 +99,12 @@ abstract class ValueType {
   }
 
   static StringType string(String pattern, String description) {
-    return new StringType(Pattern.compile(pattern), description);
+    return new StringType(Pattern.compile(pattern), description, false);
+  }
+
+  /** A Java regular expression that compiles, up to 200 characters, no control character. */
+  static StringType regex(String description) {
+    return new StringType(Pattern.compile("[^\\x00-\\x1f\\x7f]{1,200}"), description, true);
   }
 
   static <E extends Enum<E> & ConfigNamed> EnumType enumOf(Class<E> type) {
@@ -322,10 +327,13 @@ abstract class ValueType {
     final Pattern pattern;
     final String description;
 
-    StringType(Pattern pattern, String description) {
+    final boolean regex; // the text must also compile as a regular expression
+
+    StringType(Pattern pattern, String description, boolean regex) {
       super(Kind.STRING);
       this.pattern = pattern;
       this.description = description;
+      this.regex = regex;
     }
 
     @Override
@@ -333,6 +341,14 @@ abstract class ValueType {
       String s = text.trim();
       if (!pattern.matcher(s).matches()) {
         throw new IllegalArgumentException("allowed " + allowed());
+      }
+      if (regex) {
+        try { // the JDK's description alone: its message is several lines
+          Pattern.compile(s);
+        } catch (java.util.regex.PatternSyntaxException e) {
+          throw new IllegalArgumentException(
+              "not a regular expression (" + e.getDescription() + "); allowed " + allowed());
+        }
       }
       return s;
     }

@@ -1,5 +1,6 @@
 package dev.retryagent.observe;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.AgentThreads;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
@@ -69,6 +70,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private final LongAdder dropped = new LongAdder();
   private final AtomicBoolean started = new AtomicBoolean();
   private volatile boolean closed;
+  private volatile PathMask pathMask = PathMask.NONE;
   private volatile Thread thread;
 
   // Writer thread only.
@@ -110,6 +112,11 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     return FileChannel.open(path, options);
   }
 
+  /** Masks path segments in lines from now on ({@code agent.redact.pathSegments}). */
+  public void setPathMask(PathMask mask) {
+    this.pathMask = Objects.requireNonNull(mask, "mask");
+  }
+
   public Path path() {
     return path;
   }
@@ -136,7 +143,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         dropped.increment();
         return;
       }
-      String line = DeadLetterJson.line(e) + "\n";
+      String line = DeadLetterJson.line(e, pathMask) + "\n";
       if (!queue.offer(line)) {
         dropped.increment();
         errors.once(
