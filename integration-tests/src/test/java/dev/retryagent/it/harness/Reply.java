@@ -28,7 +28,12 @@ public final class Reply {
      * Sec-WebSocket-Accept} the request's key asks for); then whatever the client sends is read and
      * dropped until it closes the connection.
      */
-    UPGRADE
+    UPGRADE,
+    /**
+     * The request is read, then exactly the reply's bytes are written, whatever they are (a
+     * malformed or hostile response), and the connection is closed.
+     */
+    RAW
   }
 
   private final Kind kind;
@@ -77,6 +82,16 @@ public final class Reply {
   /** Accepts a WebSocket opening handshake and holds the connection open (no frames are sent). */
   public static Reply webSocketAccept() {
     return new Reply(Kind.UPGRADE, 101, List.of(), new byte[0], Duration.ZERO);
+  }
+
+  /**
+   * Writes {@code response} as it is, one byte per char (ISO-8859-1), then closes the connection:
+   * for responses no well-behaved server sends (control characters in a status line, 10,000
+   * headers).
+   */
+  public static Reply raw(String response) {
+    return new Reply(
+        Kind.RAW, 0, List.of(), response.getBytes(StandardCharsets.ISO_8859_1), Duration.ZERO);
   }
 
   /** Adds a response header. */
