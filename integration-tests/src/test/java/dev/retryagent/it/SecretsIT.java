@@ -5,6 +5,7 @@ import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.sun.tools.attach.VirtualMachine;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
@@ -12,17 +13,26 @@ import dev.retryagent.it.harness.Ops;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Everything the agent writes about real calls, grepped for secrets (issue 14, Security): its log
- * lines at {@code debug} (every attempt, every call's end), the Prometheus text, the dead letters,
- * the exit summary and {@code explain}. The calls carry user-info, a query token, {@code
- * Authorization}, {@code Cookie} and an idempotency key, and a path segment that looks like a token
- * and that {@code agent.redact.pathSegments} masks.
+ * lines at {@code debug} (every attempt, every call's end), the Prometheus text, every attribute of
+ * every MBean, the dead letters (a file only its owner can read), the exit summary and {@code
+ * explain}. The calls carry user-info, a query token, {@code Authorization}, {@code Cookie} and an
+ * idempotency key, and a path segment that looks like a token and that {@code
+ * agent.redact.pathSegments} masks.
  */
 class SecretsIT {
   private static final String USER_INFO = "alice:secret-password@";
@@ -54,6 +64,7 @@ class SecretsIT {
     Path deadLetters = dir.resolve("dead-letters.jsonl");
     Path file = Ops.write(dir.resolve("config.yml"), config(prometheusPort, deadLetters));
     String prometheus;
+    String jmx;
     ForkedJvm.Result result;
     try (CountingServer server = CountingServer.start();
         ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
@@ -71,6 +82,7 @@ class SecretsIT {
       Ops.call(app, "p2", "POST", uri, HEADERS + ";Idempotency-Key=secret-idempotency-key", "{}");
       await().atMost(ForkedJvm.Running.WAIT).until(() -> Ops.scrape(prometheusPort) != null);
       prometheus = Ops.scrape(prometheusPort);
+      jmx = everyAgentMBean(app.pid());
       app.send("exit");
       result = app.finish(Duration.ofSeconds(30));
       assertThat(result.exitCode()).as(result.describe()).isZero();
@@ -95,13 +107,19 @@ class SecretsIT {
         .anyMatch(l -> l.startsWith("retry-agent: summary"));
     assertThat(letters).hasSize(2).allMatch(l -> l.contains("\"path\":\"/files/<redacted>/raw\""));
     assertThat(prometheus).contains("retryagent_calls_total");
+    assertThat(jmx).contains("dev.retryagent:type=Route,name=default").contains("Calls=4");
+    if (deadLetters.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(deadLetters)))
+          .as("the dead-letter file is the owner's only")
+          .isEqualTo("rw-------");
+    }
     assertThat(explain.exitCode()).as(explain.describe()).isZero();
     assertThat(explain.stdout())
         .startsWith(
             "GET https://files.example.com/files/<redacted>/raw with Authorization -> no route");
 
     for (String output :
-        List.of(result.stderr(), prometheus, String.join("\n", letters), explain.stdout())) {
+        List.of(result.stderr(), prometheus, jmx, String.join("\n", letters), explain.stdout())) {
       assertThat(output)
           .doesNotContain("secret")
           .doesNotContain("alice")
@@ -111,5 +129,27 @@ class SecretsIT {
           .doesNotContain("session=");
     }
     assertThat(explain.stderr()).isEmpty();
+  }
+
+  /** Every MBean of the agent, each name and attribute as text, read over JMX from this JVM. */
+  private static String everyAgentMBean(long pid) throws Exception {
+    StringBuilder out = new StringBuilder();
+    VirtualMachine vm = VirtualMachine.attach(String.valueOf(pid));
+    try (JMXConnector jmx =
+        JMXConnectorFactory.connect(new JMXServiceURL(vm.startLocalManagementAgent()))) {
+      MBeanServerConnection mbeans = jmx.getMBeanServerConnection();
+      for (ObjectName name : mbeans.queryNames(new ObjectName("dev.retryagent:*"), null)) {
+        out.append(name).append('\n');
+        for (MBeanAttributeInfo a : mbeans.getMBeanInfo(name).getAttributes()) {
+          Object v = mbeans.getAttribute(name, a.getName());
+          Object text =
+              v != null && v.getClass().isArray() ? Arrays.deepToString(new Object[] {v}) : v;
+          out.append("  ").append(a.getName()).append('=').append(text).append('\n');
+        }
+      }
+    } finally {
+      vm.detach();
+    }
+    return out.toString();
   }
 }
