@@ -48,6 +48,50 @@ class YamlRunsNoCodeTest {
     assertThat(TripwireException.Tripwire.TRIPPED).as("the named class was initialised").isFalse();
   }
 
+  @Test
+  void exceptionNamesAreNeverAskedOfAClassLoader() throws Exception {
+    // The agent's classes defined by a loader that records every name asked of it: a lookup of a
+    // named exception class, initialising or not, by any API, would be recorded.
+    try (RecordingClassLoader loader =
+        new RecordingClassLoader(
+            Classifier.class.getProtectionDomain().getCodeSource().getLocation(),
+            TripwireException.class.getProtectionDomain().getCodeSource().getLocation())) {
+      Class<?> configLoader = loader.loadClass("dev.retryagent.config.ConfigLoader");
+      Object config =
+          configLoader
+              .getMethod("parse", String.class, String.class, Map.class)
+              .invoke(
+                  null,
+                  "defaults: {retry: {retryOn: {exceptions: ["
+                      + TRIPWIRE
+                      + ", com.nowhere.Gone, java.net.UnknownHostException]}}}",
+                  "t.yml",
+                  Map.of());
+      Object policy = config.getClass().getMethod("defaultPolicy").invoke(config);
+      Object retry = policy.getClass().getMethod("retry").invoke(policy);
+      Class<?> outcome = loader.loadClass("dev.retryagent.engine.Outcome");
+      Class<?> classifier = loader.loadClass("dev.retryagent.engine.Classifier");
+      java.lang.reflect.Method classify =
+          classifier.getMethod("isRetryableException", retry.getClass(), outcome, Throwable.class);
+      for (Object o : outcome.getEnumConstants()) {
+        for (Throwable t :
+            List.of(
+                new IOException("x"),
+                new java.net.UnknownHostException("h"),
+                new IllegalStateException(new IOException()))) {
+          classify.invoke(null, retry, o, t);
+        }
+      }
+
+      assertThat(loader.asked())
+          .as("the loader was asked for the agent's classes")
+          .contains("dev.retryagent.engine.Classifier", "dev.retryagent.config.ConfigLoader")
+          .as("never for a class the YAML names")
+          .doesNotContain(TRIPWIRE, "com.nowhere.Gone");
+    }
+    assertThat(TripwireException.Tripwire.TRIPPED).isFalse();
+  }
+
   @ParameterizedTest
   @ValueSource(
       strings = {
