@@ -8,7 +8,6 @@ import static org.awaitility.Awaitility.await;
 import com.sun.tools.attach.VirtualMachine;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
-import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.Ops;
 import java.net.URI;
 import java.nio.file.Files;
@@ -23,8 +22,9 @@ import javax.management.ObjectName;
 import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Everything the agent writes about real calls, grepped for secrets (issue 14, Security): its log
@@ -58,8 +58,9 @@ class SecretsIT {
         + " backoff: { initial: 5ms, max: 5ms, jitter: none } }\n";
   }
 
-  @Test
-  void noCredentialQueryUserInfoOrMaskedSegmentInAnythingTheAgentWrites() throws Exception {
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void noCredentialQueryUserInfoOrMaskedSegmentInAnythingTheAgentWrites(Path jdk) throws Exception {
     int prometheusPort = Ops.freePort();
     Path deadLetters = dir.resolve("dead-letters.jsonl");
     Path file = Ops.write(dir.resolve("config.yml"), config(prometheusPort, deadLetters));
@@ -67,7 +68,7 @@ class SecretsIT {
     String jmx;
     ForkedJvm.Result result;
     try (CountingServer server = CountingServer.start();
-        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+        ForkedJvm.Running app = Ops.start(jdk, file)) {
       server.enqueue(status(503), status(503), status(503), status(503), ok("ok"));
       server.enqueue(status(503), status(503), ok("charged"));
       URI uri = URI.create("http://" + USER_INFO + "127.0.0.1:" + server.port() + PATH + QUERY);
@@ -91,7 +92,7 @@ class SecretsIT {
     List<String> letters = Files.readAllLines(deadLetters);
     ForkedJvm.Result explain =
         ForkedJvm.cli(
-            Jdks.jdk17(),
+            jdk,
             "explain",
             file.toString(),
             "GET",
