@@ -5,23 +5,27 @@
 # 5.5.1 for the call on JDK 17). Runs are interleaved, one of each variant per round; reports the
 # median and the ratio to the same application without the agent.
 #
-#   agent/bench/okhttp-startup.sh [--runs N]
+#   agent/bench/okhttp-startup.sh [--runs N] [--compare OTHER.jar]
+#
+# --compare adds the same retry-agent rows for another build of the jar, in the same rounds.
 #
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests) and the OkHttp
 # jars in the local Maven repository (any build of core or integration-tests puts them there).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
+compare=
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
+    --compare) compare=$(readlink -f "$2"); shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
 
 JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AGENT=$PWD/agent/target/retry-agent.jar
+AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
 [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
 M2=${M2:-$HOME/.m2/repository}
 ok3="$M2/com/squareup/okhttp3/okhttp/3.14.9/okhttp-3.14.9.jar:$M2/com/squareup/okio/okio/1.17.2/okio-1.17.2.jar"
@@ -44,6 +48,9 @@ for jdk in 17 25; do
   for app in OkHttpOneClient OkHttpOneCall; do
     add "JDK $jdk, OkHttp 4.12.0, $app, no agent" "$jdk$app 4" "$home/bin/java -cp $work/apps:$ok4 $app"
     add "JDK $jdk, OkHttp 4.12.0, $app, retry-agent" "$jdk$app 4" "$home/bin/java -javaagent:$AGENT -cp $work/apps:$ok4 $app"
+    if [ -n "$compare" ]; then
+      add "JDK $jdk, OkHttp 4.12.0, $app, compare" "$jdk$app 4" "$home/bin/java -javaagent:$compare -cp $work/apps:$ok4 $app"
+    fi
   done
   # The agent starts its JMX exporter 1 s after start-up, inside this application's life; this
   # row moves it past the end to show the OkHttp hook and the engine without it.
@@ -53,6 +60,9 @@ for v in 3 5; do
   cp=$ok3; name=3.14.9; [ $v = 5 ] && { cp=$ok5; name=5.5.1; }
   add "JDK 17, OkHttp $name, OkHttpOneCall, no agent" "17 call $v" "$JDK17/bin/java -cp $work/apps:$cp OkHttpOneCall"
   add "JDK 17, OkHttp $name, OkHttpOneCall, retry-agent" "17 call $v" "$JDK17/bin/java -javaagent:$AGENT -cp $work/apps:$cp OkHttpOneCall"
+  if [ -n "$compare" ]; then
+    add "JDK 17, OkHttp $name, OkHttpOneCall, compare" "17 call $v" "$JDK17/bin/java -javaagent:$compare -cp $work/apps:$cp OkHttpOneCall"
+  fi
 done
 
 n=${#cmds[@]}
@@ -71,6 +81,7 @@ done
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
 echo
 echo "| variant | median wall ms | ratio | median CPU ms (user+sys) |"
 echo "|---|---:|---:|---:|"

@@ -4,20 +4,24 @@
 # so that machine load drifts hit every variant alike; reports the median and the ratio to the
 # run without agent on the same JDK.
 #
-#   agent/bench/startup.sh [--runs N] [--url-connection]
+#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar] [--url-connection]
 #
 # --url-connection: the HttpURLConnection hook's cost instead. Hello (no URL), JceOnly (JCE start-up
 # makes an http: URL object, so the JDK loads the handler the hook patches) and OneUrl (one GET),
 # without the agent and with it, the hook switched off and on by otherwise identical files.
 #
-# Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests).
+# Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests). --compare adds
+# the same retry-agent rows for another build of the jar (say, the one before a change), in the same
+# rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
+compare=
 urlconn=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
+    --compare) compare=$(readlink -f "$2"); shift 2 ;;
     --url-connection) urlconn=true; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
@@ -25,7 +29,7 @@ done
 
 JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
 JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AGENT=$PWD/agent/target/retry-agent.jar
+AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
 [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -44,6 +48,9 @@ if $urlconn; then
       add "JDK $jdk, no agent, $app" "$home/bin/java -cp $work/apps $app"
       add "JDK $jdk, url-connection off, $app" "$home/bin/java -javaagent:$AGENT=$work/off.yml -cp $work/apps $app"
       add "JDK $jdk, url-connection on, $app" "$home/bin/java -javaagent:$AGENT=$work/on.yml -cp $work/apps $app"
+      if [ -n "$compare" ]; then
+        add "JDK $jdk, compare, url-connection on, $app" "$home/bin/java -javaagent:$compare=$work/on.yml -cp $work/apps $app"
+      fi
     done
   done
 fi
@@ -58,6 +65,11 @@ for jdk in 17 25; do
   add "JDK $jdk, no agent, Hello" "$j Hello"
   add "JDK $jdk, empty agent, Hello" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps Hello"
   add "JDK $jdk, retry-agent, Hello" "$home/bin/java -javaagent:$AGENT -cp $work/apps Hello"
+  if [ -n "$compare" ]; then
+    add "JDK $jdk, compare" "$home/bin/java -javaagent:$compare -cp $work/apps OneClient"
+    add "JDK $jdk, compare, config/llm-provider.yml" "$home/bin/java -javaagent:$compare=$PWD/config/llm-provider.yml -cp $work/apps OneClient"
+    add "JDK $jdk, compare, Hello" "$home/bin/java -javaagent:$compare -cp $work/apps Hello"
+  fi
 done
 
 n=${#cmds[@]}
@@ -76,6 +88,7 @@ done
 
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
 echo
 echo "| variant | median wall ms | ratio | median CPU ms (user+sys) |"
 echo "|---|---:|---:|---:|"

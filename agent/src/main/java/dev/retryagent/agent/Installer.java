@@ -4,13 +4,14 @@ import dev.retryagent.agent.apache.ApacheInstallation;
 import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
-import dev.retryagent.bootstrap.AgentInstaller;
-import dev.retryagent.bootstrap.AgentStarter;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.ConfigSources;
+import dev.retryagent.launcher.AgentInstaller;
+import dev.retryagent.launcher.AgentStarter;
 import dev.retryagent.policy.Mode;
 import java.lang.instrument.Instrumentation;
 import java.util.Map;
@@ -18,8 +19,8 @@ import java.util.Properties;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Installs the agent inside its own class loader; called once per JVM by {@code
- * dev.retryagent.bootstrap.AgentStarter}, which prints the returned line.
+ * Installs the agent inside its own class loader; called once per JVM by {@link AgentStarter} (in
+ * the system class loader), which prints the returned line.
  */
 public final class Installer implements AgentInstaller {
   static {
@@ -78,6 +79,21 @@ public final class Installer implements AgentInstaller {
     if (config.mode() == Mode.OFF && !reloadable) {
       // Nothing could ever switch it on: leave every class alone.
       return "nothing hooked (mode=off); " + describe(sources, config);
+    }
+    if (config.clients().jdkHttp()
+        || config.clients().okhttp()
+        || config.clients().apacheHttpClient()
+        || config.clients().urlConnection()) {
+      // Before any transformer: a rewritten class links to the bridge at once.
+      try {
+        BridgeInstaller.install(inst);
+      } catch (Exception | LinkageError e) {
+        return "not installed, the application runs without retries: "
+            + BridgeInstaller.NAME
+            + " could not be defined ("
+            + e
+            + ")";
+      }
     }
     AgentRuntime runtime = new AgentRuntime(sources, config);
     StringBuilder line = new StringBuilder();

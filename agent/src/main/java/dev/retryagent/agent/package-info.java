@@ -4,11 +4,12 @@
  * installs each instrumentation; the rest is one package per concern:
  *
  * <ul>
- *   <li>{@code jdk}, {@code okhttp}: one package per instrumented client (transformer, bytecode
- *       hook, the handler behind its bootstrap bridge, installation); a new client is a new package
- *       shaped like these.
- *   <li>{@code tooling}: what every instrumentation shares (transformer base, bytecode prologue,
- *       other agents' class loaders).
+ *   <li>{@code jdk}, {@code okhttp}, {@code apache}, {@code urlconnection}: one package per
+ *       instrumented client (transformer, bytecode hook, the handlers its hook numbers reach,
+ *       installation); a new client is a new package shaped like these.
+ *   <li>{@code tooling}: what every instrumentation shares (the bridge {@code
+ *       java.lang.RetryAgentBridge} and its hook numbers, transformer base, bytecode prologue,
+ *       pass-through tokens, other agents' class loaders).
  *   <li>{@code runtime}: what runs once the hooks are in (engine on first use, reload, exporters,
  *       dead letters, the agent's log lines).
  * </ul>

@@ -7,9 +7,6 @@ import dev.retryagent.engine.RetryRules;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.io.PrintStream;
-import java.nio.file.InvalidPathException;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -46,14 +43,7 @@ final class ExplainCommand {
       err.println(USAGE);
       return Commands.USAGE;
     }
-    Path file;
-    try {
-      file = Paths.get(args[0]);
-    } catch (InvalidPathException e) {
-      err.println(args[0] + ": invalid path");
-      return Commands.FAILED;
-    }
-    AgentConfig config = ValidateCommand.load(file, err);
+    AgentConfig config = ValidateCommand.load(args[0], err);
     if (config == null) {
       return Commands.FAILED;
     }

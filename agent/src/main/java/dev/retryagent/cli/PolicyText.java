@@ -1,5 +1,6 @@
 package dev.retryagent.cli;
 
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
@@ -7,7 +8,6 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.TransportFailure;
-import dev.retryagent.policy.Units;
 import dev.retryagent.policy.UnsafeMethods;
 import java.util.ArrayList;
 import java.util.List;

@@ -25,22 +25,31 @@ final class ValidateCommand {
       err.println(USAGE);
       return Commands.USAGE;
     }
-    Path file;
-    try {
-      file = Paths.get(args[0]);
-    } catch (InvalidPathException e) {
-      err.println(args[0] + ": invalid path");
-      return Commands.FAILED;
-    }
-    AgentConfig config = load(file, err);
+    AgentConfig config = load(args[0], err);
     if (config == null) {
       return Commands.FAILED;
     }
-    out.println(file + ": valid; " + ConfigSummary.of(config));
+    // the loader names a configuration after its file: Paths.get(args[0]).toString()
+    out.println(config.source() + ": valid; " + ConfigSummary.of(config));
     return Commands.OK;
   }
 
-  /** The configuration, or null after printing every problem and a count on {@code err}. */
+  /**
+   * The configuration in the file that the command line argument {@code path} names, or null after
+   * printing why not on {@code err}: an invalid path, or every problem of the file and a count.
+   */
+  static AgentConfig load(String path, PrintStream err) {
+    Path file;
+    try {
+      file = Paths.get(path);
+    } catch (InvalidPathException e) {
+      err.println(path + ": invalid path");
+      return null;
+    }
+    return load(file, err);
+  }
+
+  /** The configuration in {@code file}, or null after printing every problem and a count. */
   static AgentConfig load(Path file, PrintStream err) {
     try {
       return ConfigLoader.load(file, System.getenv());

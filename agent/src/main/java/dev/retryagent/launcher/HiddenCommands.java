@@ -7,17 +7,15 @@ import java.lang.reflect.Method;
 
 /**
  * Runs a command of {@code dev.retryagent.cli.Commands}, which lives with the configuration classes
- * under the jar's {@code inst/}: in the agent's own class loader ({@code
- * dev.retryagent.bootstrap.AgentClassLoader}, the one {@code premain} uses), reached by reflection
- * because nothing of {@code inst/} can be linked from here. Reflection is fine on this path: it is
- * never taken by {@code premain}.
+ * under the jar's {@code inst/}: in the agent's own class loader ({@link AgentClassLoader}, the one
+ * {@code premain} uses), reached by reflection because nothing of {@code inst/} can be linked from
+ * here. Reflection is fine on this path: it is never taken by {@code premain}.
  *
  * <p>When the launcher runs from a classes directory (unit tests), nothing is hidden and the
  * commands are loaded from the launcher's own class loader.
  */
 final class HiddenCommands {
   static final String ENTRY = "dev.retryagent.cli.Commands";
-  private static final String LOADER = "dev.retryagent.bootstrap.AgentClassLoader";
 
   private HiddenCommands() {}
 
@@ -41,8 +39,6 @@ final class HiddenCommands {
     if (location.isDirectory()) {
       return HiddenCommands.class.getClassLoader();
     }
-    Method open = Class.forName(LOADER).getDeclaredMethod("open", String.class);
-    open.setAccessible(true);
-    return (ClassLoader) open.invoke(null, location.getPath());
+    return AgentClassLoader.open(location.getPath());
   }
 }

@@ -1,10 +1,8 @@
 package dev.retryagent.launcher;
 
-import dev.retryagent.bootstrap.AgentStarter;
 import java.io.File;
 import java.io.PrintStream;
 import java.lang.instrument.Instrumentation;
-import java.util.jar.JarFile;
 
 /**
  * Entry point of {@code retry-agent.jar}: {@code Premain-Class}, {@code Agent-Class} and {@code
@@ -16,16 +14,14 @@ import java.util.jar.JarFile;
  * Before that check nothing newer than Java 8 is named ({@code RetryAgentJarIT} reads the class).
  * No other class of the jar names this one, so the build can leave it out of the Java 11 compile.
  *
- * <p>This class is loaded by the system class loader, so it does as little as possible: it appends
- * the agent jar to the bootstrap search path (once), then calls the boot-loaded {@link
- * AgentStarter}. That call is resolved only when it first runs, after the append, and the system
- * loader asks the boot loader first, so it links to the boot copy; no other agent class is touched
- * before the append (and no reflection is used: it spins classes at start-up, see
- * docs/BENCHMARKS.md). Nothing thrown here ever reaches the application.
+ * <p>This class is loaded by the system class loader (a {@code -javaagent} jar is on the system
+ * class path, and so is a jar loaded by a late attach), with the rest of the start-up ({@link
+ * AgentStarter}, {@link AgentClassLoader}, {@link AgentInstaller}); nothing is appended to the
+ * bootstrap class path, so the JVM's class sharing is left alone. It does as little as possible and
+ * uses no reflection (it spins classes at start-up, see docs/BENCHMARKS.md). Nothing thrown here
+ * ever reaches the application.
  */
 public final class RetryAgent {
-  private static final String STARTER = "dev.retryagent.bootstrap.AgentStarter";
-
   /** The oldest Java the agent runs on (its bytecode level, {@code --release 11}). */
   static final int OLDEST_JAVA = 11;
 
@@ -102,9 +98,6 @@ public final class RetryAgent {
   private static void start(String agentArgs, Instrumentation inst, boolean atStartup) {
     try {
       File jar = AgentJarFile.location();
-      if (!bootstrapReady()) {
-        inst.appendToBootstrapClassLoaderSearch(new JarFile(jar));
-      }
       AgentStarter.start(agentArgs, inst, atStartup, jar.getPath(), version());
     } catch (Throwable t) {
       System.err.println(
@@ -113,16 +106,6 @@ public final class RetryAgent {
               + ": not installed, the application runs without retries ("
               + t
               + ")");
-    }
-  }
-
-  /** True when an earlier copy of the agent already put the bridge on the bootstrap path. */
-  private static boolean bootstrapReady() {
-    try {
-      Class.forName(STARTER, false, null);
-      return true;
-    } catch (ClassNotFoundException e) {
-      return false;
     }
   }
 

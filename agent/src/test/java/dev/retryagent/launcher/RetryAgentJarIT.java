@@ -8,15 +8,30 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.jar.Attributes;
 import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.Handle;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /** Reads the built {@code retry-agent.jar}: manifest and layout (nothing third-party exposed). */
 class RetryAgentJarIT {
+  /** The bridge's bytes, defined into java.base at start-up: never a loadable class file. */
+  private static final String BRIDGE = "inst/java/lang/RetryAgentBridge.classdata";
+
+  /** Relocated Byte Buddy and SnakeYAML. */
+  private static final String SHADED = "inst/dev/retryagent/shaded/";
+
   private static JarFile jar;
   private static List<String> names;
 
@@ -66,29 +81,114 @@ class RetryAgentJarIT {
   }
 
   @Test
-  void onlyTheLauncherAndTheBootstrapBridgeAreVisibleClasses() {
+  void onlyTheLauncherAndTheStartUpAreVisibleClasses() {
     List<String> visible = new ArrayList<>();
     for (String name : names) {
-      if (name.endsWith(".class")
-          && !name.startsWith("dev/retryagent/launcher/")
-          && !name.startsWith("dev/retryagent/bootstrap/")) {
+      if (name.endsWith(".class") && !name.startsWith("dev/retryagent/launcher/")) {
         visible.add(name);
       }
     }
     assertThat(visible).as("class files a class loader could pick up").isEmpty();
+    // the start-up is loaded by the system class loader with the launcher; nothing goes to the
+    // bootstrap class path any more
     assertThat(names)
         .contains(
-            "dev/retryagent/bootstrap/JdkHttpBridge.class",
-            "dev/retryagent/bootstrap/OkHttpBridge.class",
-            "dev/retryagent/bootstrap/ApacheBridge.class",
-            "dev/retryagent/bootstrap/ApacheHandler.class");
+            "dev/retryagent/launcher/RetryAgent.class",
+            "dev/retryagent/launcher/AgentStarter.class",
+            "dev/retryagent/launcher/AgentClassLoader.class",
+            "dev/retryagent/launcher/AgentInstaller.class")
+        .noneMatch(n -> n.startsWith("dev/retryagent/bootstrap/"));
+  }
+
+  @Test
+  void theBridgeIsHiddenAndSpeaksJavaBaseOnly() throws IOException {
+    assertThat(names).contains(BRIDGE).noneMatch(n -> n.startsWith("java/"));
+    byte[] bytes;
+    try (InputStream in = jar.getInputStream(jar.getJarEntry(BRIDGE))) {
+      bytes = in.readAllBytes();
+    }
+    ClassReader reader = new ClassReader(bytes);
+    assertThat(reader.getClassName()).isEqualTo("java/lang/RetryAgentBridge");
+    // class file version 55: Java 11, like the rest of the agent
+    assertThat(reader.readUnsignedShort(6)).isEqualTo(55);
+
+    Set<String> referenced = new TreeSet<>();
+    Set<String> attributes = new TreeSet<>();
+    boolean[] indy = new boolean[1];
+    char[] buffer = new char[reader.getMaxStringLength()];
+    Pattern descriptorType = Pattern.compile("L([\\w/$]+);");
+    for (int i = 1; i < reader.getItemCount(); i++) {
+      int offset = reader.getItem(i);
+      if (offset == 0) {
+        continue;
+      }
+      int tag = bytes[offset - 1];
+      if (tag == 7) { // CONSTANT_Class
+        referenced.add(reader.readUTF8(offset, buffer));
+      } else if (tag == 1) { // CONSTANT_Utf8: descriptors name types too
+        Matcher m = descriptorType.matcher(utf8(bytes, offset));
+        while (m.find()) {
+          referenced.add(m.group(1));
+        }
+      }
+    }
+    reader.accept(
+        new ClassVisitor(Opcodes.ASM9) {
+          @Override
+          public void visitInnerClass(String name, String outer, String inner, int access) {
+            attributes.add("InnerClasses " + name);
+          }
+
+          @Override
+          public void visitNestHost(String host) {
+            attributes.add("NestHost " + host);
+          }
+
+          @Override
+          public void visitNestMember(String member) {
+            attributes.add("NestMembers " + member);
+          }
+
+          @Override
+          public MethodVisitor visitMethod(
+              int access, String name, String desc, String signature, String[] exceptions) {
+            return new MethodVisitor(Opcodes.ASM9) {
+              @Override
+              public void visitInvokeDynamicInsn(
+                  String n, String d, Handle bootstrap, Object... args) {
+                indy[0] = true;
+              }
+            };
+          }
+        },
+        0);
+
+    assertThat(referenced)
+        .as("types the bridge names (java.base only: every loader and module sees them)")
+        .isNotEmpty()
+        .allMatch(
+            t ->
+                t.equals("java/lang/RetryAgentBridge")
+                    || t.matches("java/lang/[A-Za-z]+")
+                    || t.startsWith("java/lang/invoke/")
+                    || t.startsWith("java/util/concurrent/atomic/"));
+    assertThat(attributes).as("nested classes").isEmpty();
+    assertThat(indy[0]).as("invokedynamic (lambdas, string concatenation)").isFalse();
+  }
+
+  /** The text of the CONSTANT_Utf8 entry whose length field is at {@code offset}. */
+  private static String utf8(byte[] bytes, int offset) {
+    int length = ((bytes[offset] & 0xFF) << 8) | (bytes[offset + 1] & 0xFF);
+    return new String(bytes, offset + 2, length, StandardCharsets.UTF_8);
   }
 
   @Test
   void hiddenClassesAreRelocatedUnderOurNamespace() {
     List<String> misplaced = new ArrayList<>();
     for (String name : names) {
-      if (name.startsWith("inst/") && !name.startsWith("inst/dev/retryagent/")) {
+      if (name.startsWith("inst/")
+          && !name.startsWith("inst/dev/retryagent/")
+          && !name.equals(BRIDGE)) {
         misplaced.add(name);
       }
     }
@@ -118,7 +218,7 @@ class RetryAgentJarIT {
             // read as bytes by GlueClassLoader and defined next to each HttpClient copy
             "inst/dev/retryagent/agent/apache/glue/Apache4Glue.classdata",
             "inst/dev/retryagent/agent/apache/glue/Apache5Glue.classdata",
-            "inst/dev/retryagent/apache/ExchangeLog.classdata",
+            "inst/dev/retryagent/internal/apache/ExchangeLog.classdata",
             "inst/dev/retryagent/apache4/ApacheRetrying4.classdata",
             "inst/dev/retryagent/apache5/RetryExecHandler.classdata");
     // one package per part: the root package holds only the entry point
@@ -130,21 +230,43 @@ class RetryAgentJarIT {
   }
 
   @Test
-  void theHttpUrlConnectionBridgeIsHiddenBytesThatNameOnlyJavaBaseTypes() throws IOException {
-    String entry = "inst/dev/retryagent/agent/urlconnection/RetryAgentUrlBridge.bytes";
-    assertThat(names).contains(entry).noneMatch(n -> n.startsWith("sun/"));
-    byte[] bytes;
-    try (InputStream in = jar.getInputStream(jar.getJarEntry(entry))) {
-      bytes = in.readAllBytes();
-    }
-    String text = new String(bytes, StandardCharsets.ISO_8859_1);
-    assertThat(text)
-        .contains("sun/net/www/RetryAgentUrlBridge")
-        .doesNotContain("dev/retryagent")
-        .doesNotContain("InnerClasses")
-        .doesNotContain("java/lang/invoke/StringConcatFactory");
-    // class file version 55: Java 11, the agent's bytecode level
-    assertThat(bytes[7]).isEqualTo((byte) 55);
+  void oneBridgeAndEachClientsEntryInItsOwnPackage() {
+    // java.lang.RetryAgentBridge is the one class outside our packages, and no other bridge ships
+    // (no interim sun.net.www one, no bytes for one, nothing of a bootstrap package)
+    assertThat(names)
+        .filteredOn(n -> !n.startsWith("META-INF/") && !n.startsWith("inst/dev/retryagent/"))
+        .filteredOn(n -> !n.startsWith("dev/retryagent/launcher/"))
+        .containsExactly(BRIDGE);
+    assertThat(names)
+        .filteredOn(n -> !n.startsWith(SHADED))
+        .noneMatch(n -> n.contains("/bootstrap/"))
+        .noneMatch(n -> n.contains("Bridge") && !n.equals(BRIDGE) && !n.contains("/tooling/"))
+        .noneMatch(n -> n.endsWith(".bytes"));
+    // every hooked client reaches the bridge through a BridgeHandler of its own package
+    assertThat(names)
+        .contains(
+            "inst/dev/retryagent/agent/jdk/JdkHttpEntry.classdata",
+            "inst/dev/retryagent/agent/okhttp/OkHttpEntry.classdata",
+            "inst/dev/retryagent/agent/apache/ApacheEntry.classdata",
+            "inst/dev/retryagent/agent/apache/ApacheHandler.classdata",
+            "inst/dev/retryagent/agent/urlconnection/UrlEntry.classdata",
+            "inst/dev/retryagent/agent/tooling/Bridge.classdata",
+            "inst/dev/retryagent/agent/tooling/BridgeInstaller.classdata");
+  }
+
+  /** Ours, that is: relocated Byte Buddy has a class injector that could, which we never use. */
+  @Test
+  void noClassAppendsToTheBootstrapClassPath() throws IOException {
+    List<String> ours = new ArrayList<>(names);
+    ours.removeIf(n -> n.startsWith(SHADED));
+    assertThat(
+            classFilesNaming(
+                ours,
+                "appendToBootstrapClassLoaderSearch",
+                "appendToSystemClassLoaderSearch",
+                "Boot-Class-Path"))
+        .as("classes that name a class-path append")
+        .isEmpty();
   }
 
   /**
@@ -229,8 +351,18 @@ class RetryAgentJarIT {
 
   @Test
   void noClassReferencesAnUnrelocatedThirdPartyPackage() throws IOException {
-    List<String> leaks = new ArrayList<>();
-    for (String name : names) {
+    assertThat(
+            classFilesNaming(
+                names, "Lnet/bytebuddy/", "Lorg/yaml/snakeyaml/", "net/bytebuddy/jar/asm/"))
+        .as("classes naming net.bytebuddy or org.yaml.snakeyaml")
+        .isEmpty();
+  }
+
+  /** The class files among {@code entries} whose bytes hold any of {@code fragments}. */
+  private static List<String> classFilesNaming(List<String> entries, String... fragments)
+      throws IOException {
+    List<String> found = new ArrayList<>();
+    for (String name : entries) {
       if (!name.endsWith(".class") && !name.endsWith(".classdata")) {
         continue;
       }
@@ -238,12 +370,13 @@ class RetryAgentJarIT {
       try (InputStream in = jar.getInputStream(jar.getJarEntry(name))) {
         text = new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
       }
-      if (text.contains("Lnet/bytebuddy/")
-          || text.contains("Lorg/yaml/snakeyaml/")
-          || text.contains("net/bytebuddy/jar/asm/")) {
-        leaks.add(name);
+      for (String fragment : fragments) {
+        if (text.contains(fragment)) {
+          found.add(name);
+          break;
+        }
       }
     }
-    assertThat(leaks).as("classes naming net.bytebuddy or org.yaml.snakeyaml").isEmpty();
+    return found;
   }
 }

@@ -9,8 +9,8 @@ import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
-import dev.retryagent.observe.LogListener;
-import dev.retryagent.observe.RetryMetrics;
+import dev.retryagent.internal.observe.LogListener;
+import dev.retryagent.internal.observe.RetryMetrics;
 import dev.retryagent.policy.Mode;
 import java.util.function.Consumer;
 

@@ -1,11 +1,11 @@
 package dev.retryagent.apache4;
 
-import dev.retryagent.apache.Waits;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -22,10 +22,11 @@ import org.apache.http.util.EntityUtils;
 
 /**
  * Runs Apache HttpClient 4.5 calls through a {@link RetryEngine}, each attempt through a {@link
- * Transport}: a client's own {@code execute(HttpHost, HttpRequest, HttpContext)}, which every other
- * {@code execute} overload (those with a {@code ResponseHandler} included) comes down to. Used by
- * {@link RetryingCloseableHttpClient} (by hand) and by the agent (at {@code doExecute} of the
- * client's own classes). Thread-safe; holds no per-call state.
+ * Transport} (for a hook or wrapper that makes attempts its own way; applications use {@link
+ * RetryingCloseableHttpClient}): a client's own {@code execute(HttpHost, HttpRequest,
+ * HttpContext)}, which every other {@code execute} overload (those with a {@code ResponseHandler}
+ * included) comes down to. Used by {@link RetryingCloseableHttpClient} (by hand) and by the agent
+ * (at {@code doExecute} of the client's own classes). Thread-safe; holds no per-call state.
  *
  * <ul>
  *   <li>Every response it retries is read (its connection goes back to the pool) and closed before
@@ -34,9 +35,9 @@ import org.apache.http.util.EntityUtils;
  *       is never sent twice: once an attempt started to write the request, the call is not retried.
  *   <li>What HttpClient resends by itself inside an attempt ({@code DefaultHttpRequestRetryHandler}
  *       after an I/O failure, a {@code ServiceUnavailableRetryStrategy}) counts as attempts, seen
- *       through the attempt's {@code HttpContext} ({@link ObservingContext}). A retry handler the
- *       builder was given governed ({@link #governRetries}) asks the call first: a failure the
- *       policy retries is then retried by us, never resent by HttpClient.
+ *       through the attempt's {@code HttpContext}. A retry handler the builder was given governed
+ *       ({@link #governRetries}) asks the call first: a failure the policy retries is then retried
+ *       by us, never resent by HttpClient.
  *   <li>{@code abort()} of the request ends the wait between attempts within 50 ms. Each attempt
  *       keeps the client's own timeouts.
  * </ul>

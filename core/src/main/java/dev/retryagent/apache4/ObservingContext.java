@@ -1,7 +1,7 @@
 package dev.retryagent.apache4;
 
-import dev.retryagent.apache.ExchangeLog;
 import dev.retryagent.engine.RetryCall;
+import dev.retryagent.internal.apache.ExchangeLog;
 import org.apache.http.HttpRequest;
 import org.apache.http.HttpResponse;
 import org.apache.http.protocol.HttpContext;

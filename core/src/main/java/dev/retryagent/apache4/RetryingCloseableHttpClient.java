@@ -27,6 +27,7 @@ import org.apache.http.protocol.HttpContext;
  * HttpClient's resends are counted as attempts but not governed.
  *
  * <p>Behaviour as {@link ApacheRetrying4} describes; closing it closes the wrapped client.
+ * Thread-safe, as the client it wraps.
  */
 public final class RetryingCloseableHttpClient extends CloseableHttpClient {
   private final CloseableHttpClient client;

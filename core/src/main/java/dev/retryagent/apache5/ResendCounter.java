@@ -1,6 +1,6 @@
 package dev.retryagent.apache5;
 
-import dev.retryagent.apache.ExchangeLog;
+import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;

@@ -1,12 +1,12 @@
 package dev.retryagent.apache5;
 
-import dev.retryagent.apache.ExchangeLog;
-import dev.retryagent.apache.Waits;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.Waits;
+import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;

@@ -82,6 +82,7 @@ public final class AgentConfig {
     return version;
   }
 
+  /** {@code agent.mode}: enforce (the default), observe or off. */
   public Mode mode() {
     return mode;
   }
@@ -96,14 +97,17 @@ public final class AgentConfig {
     return reload;
   }
 
+  /** {@code agent.clients}: which clients the agent instruments. */
   public ClientSwitches clients() {
     return clients;
   }
 
+  /** {@code agent.log.level}: the most detailed log line written. */
   public LogLevel logLevel() {
     return logLevel;
   }
 
+  /** {@code agent.metrics}: the JMX and Prometheus exporters. */
   public MetricsSettings metrics() {
     return metrics;
   }

@@ -2,7 +2,10 @@ package dev.retryagent.config;
 
 import java.util.Objects;
 
-/** {@code agent.clients}: which HTTP clients the agent instruments. All on by default. */
+/**
+ * {@code agent.clients}: which HTTP clients the agent instruments. All on by default. Immutable and
+ * thread-safe.
+ */
 public final class ClientSwitches {
   private static final ClientSwitches ALL_ON = new ClientSwitches(true, true, true, true);
 

@@ -6,7 +6,8 @@ import java.util.List;
 
 /**
  * A configuration that cannot be used, with every problem found in it. Thrown instead of returning
- * a partly applied configuration: a file is applied whole or not at all.
+ * a partly applied configuration: a file is applied whole or not at all. Made by the configuration
+ * classes only; {@link #problems()} is never empty and {@link #getMessage()} lists them.
  */
 public final class ConfigException extends Exception {
   /** The message lists at most this many problems; {@link #problems()} has them all. */
@@ -18,7 +19,7 @@ public final class ConfigException extends Exception {
   /**
    * @param problems at least one
    */
-  public ConfigException(List<ConfigProblem> problems) {
+  ConfigException(List<ConfigProblem> problems) {
     this(problems, false);
   }
 
@@ -26,7 +27,7 @@ public final class ConfigException extends Exception {
    * @param problems at least one
    * @param strict whether this failure should stop the JVM (see {@link #strict()})
    */
-  public ConfigException(List<ConfigProblem> problems, boolean strict) {
+  ConfigException(List<ConfigProblem> problems, boolean strict) {
     super(message(problems));
     this.problems = Collections.unmodifiableList(new ArrayList<>(problems));
     this.strict = strict;
@@ -65,7 +66,7 @@ public final class ConfigException extends Exception {
   }
 
   /** The same problems with another {@link #strict()}. */
-  public ConfigException withStrict(boolean strict) {
+  ConfigException withStrict(boolean strict) {
     return strict == this.strict ? this : new ConfigException(problems, strict);
   }
 }

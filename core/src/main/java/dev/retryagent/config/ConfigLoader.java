@@ -21,7 +21,7 @@ import org.yaml.snakeyaml.nodes.Node;
  * Loads a YAML configuration file into an {@link AgentConfig}: the whole file or nothing. Safe on
  * hostile input: only SnakeYAML's node tree is built (no Java object named by the file), and size,
  * alias and nesting limits make a bad file cost milliseconds and one clear problem. Every problem
- * of a file is reported at once, with line, column and key path.
+ * of a file is reported at once, with line, column and key path. Stateless and thread-safe.
  */
 public final class ConfigLoader {
   /** Bytes read at most; UTF-8 needs up to 4 per character of {@link YamlComposer#MAX_CHARS}. */

@@ -6,7 +6,7 @@ import java.util.regex.Pattern;
 /**
  * One thing wrong with a configuration: where it is (source, 1-based line and column, key path such
  * as {@code routes[1].retry.maxAttempts}) and what is wrong (what was found, what is allowed).
- * Immutable.
+ * Immutable and thread-safe.
  */
 public final class ConfigProblem {
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_.:/*%@+$!\\[\\]{}-]+");
@@ -26,7 +26,7 @@ public final class ConfigProblem {
    *     about one key (a YAML syntax error, an unreadable file)
    * @param message what was found and what is allowed
    */
-  public ConfigProblem(String source, int line, int column, String path, String message) {
+  ConfigProblem(String source, int line, int column, String path, String message) {
     this.source = Objects.requireNonNull(source, "source");
     this.line = Math.max(0, line);
     this.column = Math.max(0, column);

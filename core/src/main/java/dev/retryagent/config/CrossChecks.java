@@ -3,11 +3,11 @@ package dev.retryagent.config;
 import dev.retryagent.config.ConfigSchema.KeyRef;
 import dev.retryagent.config.ConfigSchema.Leaf;
 import dev.retryagent.config.FilePart.Setting;
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy.WindowType;
 import dev.retryagent.policy.RetryPolicy;
-import dev.retryagent.policy.Units;
 import java.time.Duration;
 import java.util.Map;
 
@@ -51,12 +51,10 @@ final class CrossChecks {
             || (Long) size.value < 1
             || (Long) size.value > CircuitBreakerPolicy.MAX_COUNT_WINDOW) {
           if (ours) {
-            problems.at(
-                size.node,
-                size.path,
-                "found "
-                    + shown(size.value)
-                    + "; a count window's size is a number of attempts, 1.."
+            found(
+                size,
+                size.value,
+                "a count window's size is a number of attempts, 1.."
                     + CircuitBreakerPolicy.MAX_COUNT_WINDOW
                     + " (for a duration set type: time)");
           }
@@ -73,12 +71,10 @@ final class CrossChecks {
           || ((Duration) size.value).compareTo(CircuitBreakerPolicy.MIN_TIME_WINDOW) < 0
           || ((Duration) size.value).compareTo(CircuitBreakerPolicy.MAX_TIME_WINDOW) > 0) {
         if (ours) {
-          problems.at(
-              size.node,
-              size.path,
-              "found "
-                  + shown(size.value)
-                  + "; a time window's size is a duration "
+          found(
+              size,
+              size.value,
+              "a time window's size is a duration "
                   + Units.formatDuration(CircuitBreakerPolicy.MIN_TIME_WINDOW)
                   + ".."
                   + Units.formatDuration(CircuitBreakerPolicy.MAX_TIME_WINDOW)
@@ -188,12 +184,10 @@ final class CrossChecks {
       return null; // Both inherited from defaults, which reported it.
     }
     if (lowHere) {
-      problems.at(
-          low.node,
-          low.path,
-          "found "
-              + shown(lower)
-              + "; allowed at most "
+      found(
+          low,
+          lower,
+          "allowed at most "
               + upperKey.leaf().path
               + " ("
               + shown(upper)
@@ -201,12 +195,10 @@ final class CrossChecks {
               + "): "
               + why);
     } else {
-      problems.at(
-          up.node,
-          up.path,
-          "found "
-              + shown(upper)
-              + "; allowed at least "
+      found(
+          up,
+          upper,
+          "allowed at least "
               + lowerKey.leaf().path
               + " ("
               + shown(lower)
@@ -215,6 +207,11 @@ final class CrossChecks {
               + why);
     }
     return null;
+  }
+
+  /** Reports {@code s} in the one form of a problem: what was found, then what is allowed. */
+  private void found(Setting s, Object value, String allowed) {
+    problems.at(s.node, s.path, "found " + shown(value) + "; " + allowed);
   }
 
   private String origin(Setting s) {

@@ -2,7 +2,11 @@ package dev.retryagent.config;
 
 import java.util.Objects;
 
-/** {@code agent.metrics}: JMX MBeans and an optional Prometheus text endpoint. */
+/**
+ * {@code agent.metrics}: JMX MBeans (on by default) and an optional Prometheus text endpoint (off
+ * by default, on {@value #DEFAULT_PROMETHEUS_HOST}:{@value #DEFAULT_PROMETHEUS_PORT}). Immutable
+ * and thread-safe.
+ */
 public final class MetricsSettings {
   public static final String DEFAULT_PROMETHEUS_HOST = "127.0.0.1";
   public static final int DEFAULT_PROMETHEUS_PORT = 9464;

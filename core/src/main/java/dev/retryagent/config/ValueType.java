@@ -1,8 +1,8 @@
 package dev.retryagent.config;
 
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.ConfigNamed;
 import dev.retryagent.policy.StatusSet;
-import dev.retryagent.policy.Units;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;

@@ -1,5 +1,7 @@
 /**
- * The YAML configuration of retry-agent (contract: docs/configuration.md, version 1).
+ * API: the YAML configuration of retry-agent (contract: docs/configuration.md, version 1), read and
+ * checked the way the agent reads it. The public types are supported: they change only in a release
+ * that says so (docs/library.md); every other class here is package-private, with no promise.
  *
  * <p>Entry points: {@link dev.retryagent.config.ConfigSources} decides which file to read and the
  * {@code mode}/{@code strict} overrides (agent argument, then system property, then environment

@@ -6,9 +6,9 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 
 /**
- * Drives a {@link RetryCall} asynchronously: waits are scheduled on the engine's {@link Scheduler},
- * so no thread is held while a retry is pending. The returned future completes with the final
- * result; cancelling it cancels the attempt in flight and the pending retry.
+ * SPI: drives a {@link RetryCall} asynchronously: waits are scheduled on the engine's {@link
+ * Scheduler}, so no thread is held while a retry is pending. The returned future completes with the
+ * final result; cancelling it cancels the attempt in flight and the pending retry.
  *
  * <p>The future fails as the final attempt's future failed, with the very throwable the client
  * delivered (a {@code java.net.http} future fails with a {@link CompletionException} around the

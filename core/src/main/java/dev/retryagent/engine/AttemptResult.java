@@ -3,10 +3,10 @@ package dev.retryagent.engine;
 import java.io.IOException;
 
 /**
- * What one attempt came to, as one value: a response status, or the exception the client threw
- * (with its {@link Outcome} named by {@link TransportClassifier}). A call that ended before any
+ * SPI: what one attempt came to, as one value: a response status, or the exception the client threw
+ * (with the {@link Outcome} the engine's classification gives it). A call that ended before any
  * attempt has no outcome and status -1, and possibly the engine's own exception (the breaker's).
- * Immutable.
+ * Immutable and thread-safe; {@link RetryRules#decide} takes one.
  */
 public final class AttemptResult {
   private static final AttemptResult NONE = new AttemptResult(null, -1, null);
@@ -28,7 +28,10 @@ public final class AttemptResult {
   }
 
   /**
-   * The client threw {@code error}; its outcome is what {@link TransportClassifier} makes of it.
+   * The client threw {@code error}; its outcome is what the engine's classification makes of it:
+   * {@link Outcome#CONNECT_FAILURE} when nothing was sent, {@link Outcome#RESET}, {@link
+   * Outcome#TIMEOUT}, {@link Outcome#CANCELLED} for an interrupt or a cancellation, else {@link
+   * Outcome#OTHER_EXCEPTION}.
    */
   public static AttemptResult thrown(Throwable error) {
     return new AttemptResult(TransportClassifier.classify(error), -1, error);

@@ -6,7 +6,7 @@ import dev.retryagent.policy.BackoffPolicy;
  * Backoff and jitter as pure functions: the random value is a parameter, so every formula can be
  * checked exactly. Delays are in nanoseconds.
  */
-public final class Backoff {
+final class Backoff {
   private Backoff() {}
 
   /**

@@ -3,11 +3,12 @@ package dev.retryagent.engine;
 import dev.retryagent.policy.RetryPolicy;
 
 /**
- * The time bounds of one call, in {@link Clock#nanoTime()} terms: the policy's {@code deadline}
- * (which retries never run past), the caller's own timeout for the whole call when the client has
- * one (OkHttp's {@code callTimeout}: the client enforces it, the engine only stops retrying before
- * it), and the bound they leave each attempt. Not thread-safe: {@link RetryCall} guards it; its one
- * public member is the rule adapters apply to each of the client's own per-attempt timeouts.
+ * SPI, for {@link #shorterTimeout} only: the time bounds of one call, in {@link Clock#nanoTime()}
+ * terms: the policy's {@code deadline} (which retries never run past), the caller's own timeout for
+ * the whole call when the client has one (OkHttp's {@code callTimeout}: the client enforces it, the
+ * engine only stops retrying before it), and the bound they leave each attempt. Not thread-safe:
+ * {@link RetryCall} guards it; its one public member is the rule adapters apply to each of the
+ * client's own per-attempt timeouts.
  */
 public final class CallBounds {
   /**

@@ -4,23 +4,27 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import java.time.Instant;
 
 /**
- * A circuit breaker as an explicit state machine ({@link CircuitState}, moves checked against
- * {@link CircuitTransition}).
+ * The circuit breaker of one host (or route), as listeners and metrics see it: an explicit state
+ * machine ({@link CircuitState}, every move one of {@link CircuitTransition}) whose state, key,
+ * policy and reason for opening can be read at any time. The engine creates breakers (one per
+ * target and policy, bounded by {@code circuitBreaker.maxHosts}) and is the only one that moves
+ * them; {@link RetryEngine#breakers()} lists them and {@link RetryListener#onBreakerTransition}
+ * reports each move.
  *
- * <p>Each attempt asks for a permit ({@link #tryAcquire}) and reports its outcome with that permit
- * ({@link #onResult}) or gives it back ({@link #release}). A permit is the breaker's generation at
- * the time it was issued; every transition starts a new generation, so an attempt that started
- * before a transition can neither count as a half-open trial nor reopen a fresh window.
+ * <p>Inside the engine, each attempt asks for a permit and reports its outcome with that permit or
+ * gives it back. A permit is the breaker's generation at the time it was issued; every transition
+ * starts a new generation, so an attempt that started before a transition can neither count as a
+ * half-open trial nor reopen a fresh window.
  *
  * <p>Thread-safe. Transitions happen under this object's lock; the listener is told after the lock
  * is released.
  */
 public final class CircuitBreaker {
   /** Returned by {@link #tryAcquire} when the call must fail fast. */
-  public static final long REJECTED = -1;
+  static final long REJECTED = -1;
 
   /** Told about every transition, outside the breaker's lock. */
-  public interface TransitionListener {
+  interface TransitionListener {
     void onTransition(CircuitBreaker breaker, CircuitTransition transition);
   }
 
@@ -44,7 +48,7 @@ public final class CircuitBreaker {
   /**
    * @param key what the breaker guards: {@code scheme://host:port} or {@code route:name}
    */
-  public CircuitBreaker(String key, CircuitBreakerPolicy policy, TransitionListener listener) {
+  CircuitBreaker(String key, CircuitBreakerPolicy policy, TransitionListener listener) {
     this.key = key;
     this.policy = policy;
     this.listener = listener;
@@ -106,7 +110,7 @@ public final class CircuitBreaker {
   }
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */
-  public synchronized boolean isOpenAt(long atNanos) {
+  synchronized boolean isOpenAt(long atNanos) {
     return state == CircuitState.OPEN && atNanos < openUntilNanos;
   }
 
@@ -126,7 +130,7 @@ public final class CircuitBreaker {
    *
    * @return a permit to pass to {@link #onResult} or {@link #release}, or {@link #REJECTED}
    */
-  public long tryAcquire(long nowNanos) {
+  long tryAcquire(long nowNanos) {
     CircuitTransition lost = null;
     CircuitTransition moved = null;
     long permit;
@@ -169,7 +173,7 @@ public final class CircuitBreaker {
    * @param failure the outcome counts as a failure ({@code failOn})
    * @param durationNanos how long the attempt took, for the slow-call rate
    */
-  public void onResult(long permit, boolean failure, long durationNanos, long nowNanos) {
+  void onResult(long permit, boolean failure, long durationNanos, long nowNanos) {
     boolean isSlow = durationNanos > slowNanos;
     CircuitTransition moved = null;
     synchronized (this) {
@@ -199,7 +203,7 @@ public final class CircuitBreaker {
   }
 
   /** Gives back a permit whose attempt was abandoned without an outcome (cancelled). */
-  public synchronized void release(long permit) {
+  synchronized void release(long permit) {
     if (permit == generation && state == CircuitState.HALF_OPEN && trialsIssued > 0) {
       trialsIssued--;
     }

@@ -6,7 +6,8 @@ import java.time.Instant;
 /**
  * Thrown instead of making a call while the breaker of its host (or route) is open: the call fails
  * at once, without touching the network. An {@link IOException}, so callers' existing error
- * handling already covers it.
+ * handling already covers it. Made by the engine only; {@link #getMessage()} names the breaker and
+ * when it lets trial calls through.
  */
 public final class CircuitBreakerOpenException extends IOException {
   private static final long serialVersionUID = 1L;
@@ -14,7 +15,7 @@ public final class CircuitBreakerOpenException extends IOException {
   private final String breakerKey;
   private final transient Instant retryAt;
 
-  public CircuitBreakerOpenException(String breakerKey, Instant retryAt, long inMillis) {
+  CircuitBreakerOpenException(String breakerKey, Instant retryAt, long inMillis) {
     super(
         "retry-agent: circuit breaker for "
             + breakerKey

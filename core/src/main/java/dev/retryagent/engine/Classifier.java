@@ -8,7 +8,7 @@ import java.nio.channels.UnresolvedAddressException;
  * Decides whether an attempt's outcome is retryable under a {@link RetryPolicy}, before any
  * question of safety (idempotency), attempts, time or budget.
  */
-public final class Classifier {
+final class Classifier {
   private static final int MAX_DEPTH = 8;
 
   private Classifier() {}

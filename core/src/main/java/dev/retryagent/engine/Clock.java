@@ -3,7 +3,8 @@ package dev.retryagent.engine;
 /**
  * The engine's only source of time, injected so tests can drive it. {@link #nanoTime()} measures
  * intervals (backoff, deadlines, windows); {@link #wallMillis()} is only used to read HTTP dates in
- * {@code Retry-After} and to print times for humans.
+ * {@code Retry-After} and to print times for humans. Implementations are thread-safe; the default
+ * is {@link #SYSTEM}.
  */
 public interface Clock {
   /** Monotonic nanoseconds, as {@link System#nanoTime()}. */

@@ -5,6 +5,7 @@ import java.io.IOException;
 /**
  * What to do after an attempt: retry after {@link #delayNanos()}, or end the call with the
  * attempt's result (or with {@link #error()} instead, when the engine must fail the call itself).
+ * SPI: made by {@link RetryCall} and {@link RetryRules}, read by adapters. Immutable.
  */
 public final class Decision {
   private final boolean retry;
@@ -46,10 +47,12 @@ public final class Decision {
     return retry;
   }
 
+  /** The wait before the next attempt when {@link #retry()}, else 0. */
   public long delayNanos() {
     return delayNanos;
   }
 
+  /** What the attempt came to; null when no attempt was made. */
   public Outcome outcome() {
     return outcome;
   }

@@ -6,6 +6,9 @@ import dev.retryagent.policy.UnsafeMethods;
 /**
  * Whether repeating a request is safe: the rule that keeps a retry from charging a card twice. A
  * ladder of guard clauses, each with its reason.
+ *
+ * <p>SPI: public for adapters whose client may resend a request by itself (HttpURLConnection's
+ * resend on a broken kept-alive connection), so that they ask the same rule as the engine.
  */
 public final class IdempotencyGate {
   private IdempotencyGate() {}

@@ -1,8 +1,10 @@
 package dev.retryagent.engine;
 
 /**
- * What the engine needs to know about a request, as a client adapter sees it. Implementations are
- * thin views over the client's own request object; nothing is copied.
+ * SPI: what the engine needs to know about a request, as a client adapter sees it. Implementations
+ * are thin views over the client's own request object; nothing is copied. The engine asks from
+ * whichever thread drives the call (an asynchronous call moves between threads), one call at a
+ * time; no method may throw.
  */
 public interface RequestInfo {
   /** Upper-case method, e.g. {@code GET}. */

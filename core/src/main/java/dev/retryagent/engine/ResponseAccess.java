@@ -1,7 +1,11 @@
 package dev.retryagent.engine;
 
-/** How the retry loops read and discard a client's response type. */
+/**
+ * SPI: how the retry loops read and discard a client's response type {@code T}. Implementations
+ * must be thread-safe: one instance serves every call of an adapter.
+ */
 public interface ResponseAccess<T> {
+  /** The response's HTTP status code. */
   int status(T response);
 
   /** First value of response header {@code name}, or null. */

@@ -13,7 +13,7 @@ import java.util.Locale;
  * malformed value is ignored, never thrown: servers send all sorts of things, and a bad header must
  * not turn a retryable response into an error.
  */
-public final class RetryAfter {
+final class RetryAfter {
   /** Returned when the header is absent or malformed. */
   public static final long NONE = -1;
 

@@ -12,7 +12,7 @@ import dev.retryagent.policy.BudgetPolicy;
  * whole of the next {@code window}, never forgotten early. Thread-safe; every operation is a few
  * array reads under this object's lock.
  */
-public final class RetryBudget {
+final class RetryBudget {
   /** Buckets per window: the window's resolution is a tenth of its length. */
   static final int BUCKETS = 10;
 

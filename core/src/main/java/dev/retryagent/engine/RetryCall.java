@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
@@ -7,7 +8,7 @@ import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
 /**
- * The state of one call across its attempts, and every decision about it. A client adapter (or
+ * SPI: the state of one call across its attempts, and every decision about it. A client adapter (or
  * {@link SyncRetryLoop} / {@link AsyncRetryLoop}) drives it, once per attempt, in this order:
  *
  * <ol>

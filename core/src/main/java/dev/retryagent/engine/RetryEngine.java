@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
@@ -33,6 +34,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>State survives {@link #reconfigure}: per-host state is keyed by the host and the policy
  * section it was built from, so a reload that leaves a section unchanged keeps its state.
+ *
+ * <p>An application wraps its clients with the adapters ({@code RetryingHttpClient}, {@code
+ * RetryInterceptor}, {@code AsyncRetrier}), which start and drive the calls; an adapter of its own
+ * uses {@link #newCall} and the SPI of this package.
  */
 public final class RetryEngine {
   private final Clock clock;
@@ -79,12 +84,14 @@ public final class RetryEngine {
     this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()));
   }
 
+  /** A builder with every collaborator at its production default (see {@link Builder}). */
   public static Builder builder() {
     return new Builder();
   }
 
   /**
-   * Starts a call. The adapter must check {@link RetryCall#passThrough()} first. Never throws: when
+   * SPI: starts a call, with the policy the resolver gives {@code request} (the defaults in mode
+   * {@code off}). The adapter must check {@link RetryCall#passThrough()} first. Never throws: when
    * the engine fails to start the call (a bug in resolving its policy, in the request view, in the
    * per-host state), the failure is reported once per cause and the call passes through, as it
    * would without the agent.
@@ -114,27 +121,35 @@ public final class RetryEngine {
     errors.report(where, error, consequence);
   }
 
-  /** Applies a new configuration to calls that start from now on. */
+  /**
+   * Applies a new mode and policies to calls that start from now on; calls under way keep theirs.
+   * Mode and policies change together: no call sees one without the other.
+   */
   public void reconfigure(Mode mode, PolicyResolver policies) {
     this.settings = new Settings(mode, policies);
   }
 
+  /** The mode calls start in now. */
   public Mode mode() {
     return settings.mode;
   }
 
+  /** The engine's time; adapters measure deadlines with it. */
   public Clock clock() {
     return clock;
   }
 
+  /** What synchronous adapters wait with ({@link SyncRetryLoop}). */
   public Sleeper sleeper() {
     return sleeper;
   }
 
+  /** The randomness of jitter. */
   public RandomSource random() {
     return random;
   }
 
+  /** What asynchronous adapters schedule retries on ({@link AsyncRetryLoop}). */
   public Scheduler scheduler() {
     return scheduler;
   }
@@ -254,7 +269,13 @@ public final class RetryEngine {
     }
   }
 
-  /** Builds an engine; every collaborator has a production default. */
+  /**
+   * Builds an engine. Every collaborator has a production default: {@link Clock#SYSTEM}, {@link
+   * Sleeper#SYSTEM}, {@link RandomSource#THREAD_LOCAL}, {@link Scheduler#shared()}, no listener,
+   * {@link Mode#ENFORCE} and {@link Policy#defaults()} for every request. Setters reject null with
+   * a {@link NullPointerException}. Not thread-safe; {@link #build()} may be called more than once,
+   * each engine with state of its own.
+   */
   public static final class Builder {
     private Clock clock = Clock.SYSTEM;
     private Sleeper sleeper = Sleeper.SYSTEM;
@@ -267,21 +288,25 @@ public final class RetryEngine {
 
     private Builder() {}
 
+    /** The source of time: monotonic for waits and deadlines, wall clock for HTTP dates. */
     public Builder clock(Clock clock) {
       this.clock = Objects.requireNonNull(clock);
       return this;
     }
 
+    /** How synchronous calls wait between attempts. */
     public Builder sleeper(Sleeper sleeper) {
       this.sleeper = Objects.requireNonNull(sleeper);
       return this;
     }
 
+    /** The randomness of jitter. */
     public Builder random(RandomSource random) {
       this.random = Objects.requireNonNull(random);
       return this;
     }
 
+    /** Where asynchronous calls wait between attempts, without holding a thread. */
     public Builder scheduler(Scheduler scheduler) {
       this.scheduler = Objects.requireNonNull(scheduler);
       return this;
@@ -302,11 +327,16 @@ public final class RetryEngine {
       return this;
     }
 
+    /**
+     * {@link Mode#ENFORCE} retries; {@link Mode#OBSERVE} decides and reports but never retries,
+     * waits or rejects; {@link Mode#OFF} passes every call through untouched.
+     */
     public Builder mode(Mode mode) {
       this.mode = Objects.requireNonNull(mode);
       return this;
     }
 
+    /** The policy of each request, e.g. {@code AgentConfig::resolve}. */
     public Builder policies(PolicyResolver policies) {
       this.policies = Objects.requireNonNull(policies);
       return this;
@@ -317,6 +347,7 @@ public final class RetryEngine {
       return policies(PolicyResolver.always(policy));
     }
 
+    /** A new engine, with no per-host state yet. */
     public RetryEngine build() {
       if (scheduler == null) {
         scheduler = Scheduler.shared();

@@ -5,10 +5,10 @@ import java.util.EnumSet;
 import java.util.Set;
 
 /**
- * The decision after an attempt, in one place: a ladder of guard clauses, each rule that can end
- * the call in the order the engine applies them. {@link RetryCall} runs it with the live state of a
- * call; {@code explain} runs it for a first attempt with a {@link Hypothetical} moment, so the two
- * cannot disagree on the rules that do not depend on the moment.
+ * SPI: the decision after an attempt, in one place: a ladder of guard clauses, each rule that can
+ * end the call in the order the engine applies them. {@link RetryCall} runs it with the live state
+ * of a call; {@code explain} runs it for a first attempt with a {@link Hypothetical} moment, so the
+ * two cannot disagree on the rules that do not depend on the moment.
  */
 public final class RetryRules {
   private RetryRules() {}
@@ -42,8 +42,8 @@ public final class RetryRules {
     }
 
     /**
-     * The delay this attempt's {@code Retry-After} asks for, in nanoseconds, or {@link
-     * RetryAfter#NONE} (no header, or a policy that does not wait for it).
+     * The delay this attempt's {@code Retry-After} asks for, in nanoseconds, or -1 (no header, or a
+     * policy that does not wait for it).
      */
     long retryAfterNanos();
 
@@ -75,9 +75,9 @@ public final class RetryRules {
    * The decision after attempt number {@code attempt} (1-based) came to {@code result}: retry after
    * {@link Decision#delayNanos()}, or end the call, with the reason when the result is a failure.
    * The rules in order: the caller's cancel (or its call timeout), retries enabled, the outcome
-   * retryable, safe to repeat ({@link IdempotencyGate}), an attempt left (counting the client's own
-   * resends), {@code Retry-After} not too long, the caller's call timeout, the deadline, the
-   * breaker, the budget.
+   * retryable, safe to repeat (the method, the idempotency key, the body), an attempt left
+   * (counting the client's own resends), {@code Retry-After} not too long, the caller's call
+   * timeout, the deadline, the breaker, the budget.
    */
   public static Decision decide(
       RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, Moment moment) {

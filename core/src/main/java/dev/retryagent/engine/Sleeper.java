@@ -2,7 +2,10 @@ package dev.retryagent.engine;
 
 import java.util.concurrent.TimeUnit;
 
-/** Blocks the calling thread during a synchronous wait; injected so tests never really sleep. */
+/**
+ * Blocks the calling thread during a synchronous wait; injected so tests never really sleep.
+ * Implementations are thread-safe and interruptible; the default is {@link #SYSTEM}.
+ */
 public interface Sleeper {
   /**
    * Waits {@code nanos}.

@@ -2,7 +2,10 @@ package dev.retryagent.engine;
 
 import java.io.IOException;
 
-/** Drives a {@link RetryCall} on the caller's thread, waiting with the engine's {@link Sleeper}. */
+/**
+ * SPI: drives a {@link RetryCall} on the caller's thread, waiting with the engine's {@link Sleeper}
+ * (pass {@link RetryEngine#sleeper()}). Stateless; one call per invocation.
+ */
 public final class SyncRetryLoop {
   private SyncRetryLoop() {}
 

@@ -23,7 +23,7 @@ import javax.net.ssl.SSLPeerUnverifiedException;
  * surfaces resets as plain {@code IOException}s with a message), so the cause chain is walked and,
  * for plain {@code IOException}s, the messages both clients are known to use are recognised.
  */
-public final class TransportClassifier {
+final class TransportClassifier {
   /** Causes deeper than this are not inspected: protects against cyclic or absurd chains. */
   private static final int MAX_DEPTH = 8;
 

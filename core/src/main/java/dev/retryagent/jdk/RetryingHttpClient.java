@@ -1,6 +1,8 @@
 package dev.retryagent.jdk;
 
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.internal.jdk.JdkRetrying;
+import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
@@ -31,7 +33,7 @@ import javax.net.ssl.SSLParameters;
  * }</pre>
  *
  * Every other method delegates, including (on Java 21+) {@code shutdown}, {@code close} and
- * friends, so closing the decorator closes the real client.
+ * friends, so closing the decorator closes the real client. Thread-safe, as the client it wraps.
  */
 public final class RetryingHttpClient extends HttpClient {
   private final HttpClient delegate;

@@ -26,7 +26,7 @@ import okhttp3.Dispatcher;
  * dispatcher.cancelAll()}: otherwise a call cancelled while it waits for a retry hears of it only
  * when the wait is over (and no retry is made). The {@link #interceptor()} must be on the client,
  * last among the application interceptors, so that each attempt of a managed call is made exactly
- * once.
+ * once. Thread-safe; one per engine is enough.
  */
 public final class AsyncRetrier {
   /** How an attempt is enqueued; the agent passes one that is not intercepted again. */
@@ -48,6 +48,11 @@ public final class AsyncRetrier {
    */
   private final Map<Call, Call> delivered = Collections.synchronizedMap(new WeakHashMap<>());
 
+  /**
+   * Enqueues each attempt with {@code enqueuer}.
+   *
+   * @throws NullPointerException when an argument is null
+   */
   public AsyncRetrier(RetryEngine engine, Enqueuer enqueuer) {
     this.engine = Objects.requireNonNull(engine, "engine");
     this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");

@@ -6,6 +6,7 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -41,16 +42,18 @@ import okhttp3.Response;
  * timeout. The wait between attempts happens inside the interceptor: for {@code execute()} that is
  * the caller's thread; for {@code enqueue()} it holds a dispatcher thread and one of the host's
  * slots ({@code Dispatcher.maxRequestsPerHost}) unless the call is run by an {@link AsyncRetrier},
- * which the agent does.
+ * which the agent does. Thread-safe: one instance may serve any number of clients and calls.
  */
 public final class RetryInterceptor implements Interceptor {
-  /** Cancellation is noticed within this much of a wait. */
-  private static final long CANCEL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-
   private final RetryEngine engine;
   private final ManagedAttempts managed;
   private final Resends resends = new Resends();
 
+  /**
+   * Retries through {@code engine}.
+   *
+   * @throws NullPointerException when {@code engine} is null
+   */
   public RetryInterceptor(RetryEngine engine) {
     this(engine, new ManagedAttempts());
   }
@@ -182,15 +185,7 @@ public final class RetryInterceptor implements Interceptor {
 
   /** Waits in slices so that {@code Call.cancel()} ends a wait promptly. */
   private Sleeper cancellableSleeper(Call okCall) {
-    Sleeper base = engine.sleeper();
-    return nanos -> {
-      long left = nanos;
-      while (left > 0 && !okCall.isCanceled()) {
-        long slice = Math.min(left, CANCEL_POLL_NANOS);
-        base.sleep(slice);
-        left -= slice;
-      }
-    };
+    return Waits.untilCancelled(engine.sleeper(), okCall::isCanceled);
   }
 
   /**

@@ -116,7 +116,11 @@ public final class BackoffPolicy {
         + "}";
   }
 
-  /** Validating builder; {@link #build()} checks that {@code initial <= max}. */
+  /**
+   * Validating builder; {@link #build()} checks that {@code initial <= max}. Starts at the
+   * defaults. A setter throws {@link IllegalArgumentException}, naming the key and the value, for a
+   * value outside its documented range or a null; not thread-safe.
+   */
   public static final class Builder {
     private Duration initial = DEFAULT_INITIAL;
     private double multiplier = DEFAULT_MULTIPLIER;

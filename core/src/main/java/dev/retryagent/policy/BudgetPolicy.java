@@ -1,5 +1,6 @@
 package dev.retryagent.policy;
 
+import dev.retryagent.internal.Units;
 import java.time.Duration;
 import java.util.Objects;
 
@@ -7,7 +8,7 @@ import java.util.Objects;
  * Retry budget per target host: over a sliding {@link #window()}, retries may add at most {@link
  * #ratio()} of the calls in it, plus {@link #minPerSecond()} retries per second that are always
  * allowed. The same model as Finagle, tower and Linkerd: it stops retry storms against a host that
- * fails for everyone.
+ * fails for everyone. Immutable and thread-safe; on by default.
  */
 public final class BudgetPolicy {
   public static final double DEFAULT_RATIO = 0.2;
@@ -100,7 +101,11 @@ public final class BudgetPolicy {
         + "}";
   }
 
-  /** Validating builder. */
+  /**
+   * Validating builder. Starts at the defaults. A setter throws {@link IllegalArgumentException},
+   * naming the key and the value, for a value outside its documented range or a null; not
+   * thread-safe.
+   */
   public static final class Builder {
     private boolean enabled = true;
     private double ratio = DEFAULT_RATIO;

@@ -1,5 +1,6 @@
 package dev.retryagent.policy;
 
+import dev.retryagent.internal.Units;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Objects;
@@ -7,7 +8,8 @@ import java.util.Objects;
 /**
  * A failure-rate and slow-call-rate circuit breaker, per target host ({@code scheme://host:port})
  * or per route. The window is either the last {@code N} attempts ({@link WindowType#COUNT}) or the
- * attempts of the last {@code T} ({@link WindowType#TIME}).
+ * attempts of the last {@code T} ({@link WindowType#TIME}). Immutable and thread-safe; on by
+ * default.
  */
 public final class CircuitBreakerPolicy {
   /** What one breaker guards. */
@@ -251,7 +253,11 @@ public final class CircuitBreakerPolicy {
         + "}";
   }
 
-  /** Validating builder. */
+  /**
+   * Validating builder. Starts at the defaults. A setter throws {@link IllegalArgumentException},
+   * naming the key and the value, for a value outside its documented range or a null; not
+   * thread-safe.
+   */
   public static final class Builder {
     private boolean enabled = true;
     private Scope scope = DEFAULT_SCOPE;

@@ -3,8 +3,9 @@ package dev.retryagent.policy;
 import java.util.Locale;
 
 /**
- * How a computed backoff delay {@code d} is randomised. The formulas are the contract's; {@link
- * dev.retryagent.engine.Backoff} implements them as pure functions.
+ * How a computed backoff delay {@code d} is randomised. The formulas are the contract's
+ * (docs/configuration.md); the engine implements them as pure functions of {@code d}, the previous
+ * delay and one random value.
  */
 public enum Jitter implements ConfigNamed {
   /** Exactly {@code d}. */

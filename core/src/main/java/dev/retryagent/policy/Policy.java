@@ -5,7 +5,7 @@ import java.util.Objects;
 /**
  * The effective policy of one call: the four sections after a route's keys were merged over {@code
  * defaults}. Resolved once per route when a configuration is loaded, so matching a request returns
- * an existing object.
+ * an existing object. Immutable and thread-safe; {@link #defaults()} is the contract's defaults.
  */
 public final class Policy {
   /** Route name used for calls that no route claims. */

@@ -7,7 +7,7 @@ import java.util.Objects;
  * Client-side token bucket per target host. Off by default. A caller that finds no token waits up
  * to {@link #maxWait()} and then fails with an {@code IOException}; with {@link #pauseOn429()}, a
  * 429 carrying {@code Retry-After} pauses every caller of that host until then (bounded by {@code
- * retryAfter.max}).
+ * retryAfter.max}). Immutable and thread-safe.
  */
 public final class RateLimitPolicy {
   public static final double DEFAULT_PER_SECOND = 50;
@@ -112,7 +112,11 @@ public final class RateLimitPolicy {
         + "}";
   }
 
-  /** Validating builder. */
+  /**
+   * Validating builder. Starts at the defaults. A setter throws {@link IllegalArgumentException},
+   * naming the key and the value, for a value outside its documented range or a null; not
+   * thread-safe.
+   */
   public static final class Builder {
     private boolean enabled = false;
     private double perSecond = DEFAULT_PER_SECOND;

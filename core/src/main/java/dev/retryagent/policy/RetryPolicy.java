@@ -250,7 +250,9 @@ public final class RetryPolicy {
 
   /**
    * Validating builder. {@link #build()} cross-checks {@code retryAfter.max <= deadline} and {@code
-   * perAttemptTimeout <= deadline}.
+   * perAttemptTimeout <= deadline}. Starts at the defaults. A setter throws {@link
+   * IllegalArgumentException}, naming the key and the value, for a value outside its documented
+   * range or a null; not thread-safe.
    */
   public static final class Builder {
     private boolean enabled = true;

@@ -9,6 +9,7 @@ import java.util.Locale;
 /**
  * An immutable set of HTTP status codes, written as codes ({@code 503}), classes ({@code 5xx}) or
  * inclusive ranges ({@code 500-599}). Membership is a bit test: cheap on every response.
+ * Thread-safe.
  */
 public final class StatusSet {
   /** Lowest and highest status code a set may name. */

@@ -34,7 +34,7 @@ class SharedSchedulerTest {
   @Test
   void itsThreadsDoNotKeepTheSchedulingThreadsContextClassLoader() throws Exception {
     ClassLoader webApp = new java.net.URLClassLoader(new java.net.URL[0], null);
-    Scheduler fresh = new Scheduler.SharedScheduler();
+    Scheduler fresh = new SharedScheduler();
     AtomicReference<ClassLoader> seen = new AtomicReference<>();
     Thread scheduling =
         new Thread(

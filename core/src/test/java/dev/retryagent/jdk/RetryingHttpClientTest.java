@@ -10,6 +10,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.internal.jdk.JdkRetrying;
+import dev.retryagent.internal.jdk.JdkTransport;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;

@@ -1,6 +1,6 @@
 package dev.retryagent.fleet;
 
-import dev.retryagent.engine.RateLimiter;
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.Arrays;

@@ -1,7 +1,7 @@
 package dev.retryagent.fleet;
 
 import dev.retryagent.fleet.FleetUnavailableException.Kind;
-import dev.retryagent.observe.Sanitizer;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;

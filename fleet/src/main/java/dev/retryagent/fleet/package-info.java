@@ -5,7 +5,7 @@
  *
  * <p>{@link dev.retryagent.fleet.FleetConnection} is the JVM's membership (a background thread
  * keeps Redis connected); {@link dev.retryagent.fleet.FleetRateLimiter} is one route's limit, with
- * the contract of the engine's per-host {@link dev.retryagent.engine.RateLimiter}; {@link
+ * the contract of the engine's per-host {@link dev.retryagent.internal.engine.RateLimiter}; {@link
  * dev.retryagent.fleet.FleetSettings} maps the configuration's {@code fleet} section. Redis is a
  * dependency of the fleet, never of the host: without it each JVM limits itself to its share.
  */

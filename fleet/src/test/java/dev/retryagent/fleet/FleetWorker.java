@@ -3,7 +3,7 @@ package dev.retryagent.fleet;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.Clock;
-import dev.retryagent.observe.Sinks;
+import dev.retryagent.internal.observe.Sinks;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;

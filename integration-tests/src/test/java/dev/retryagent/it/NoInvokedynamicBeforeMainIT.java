@@ -76,7 +76,9 @@ class NoInvokedynamicBeforeMainIT {
     assertThat(ours)
         .contains(
             "dev.retryagent.launcher.RetryAgent",
-            "dev.retryagent.bootstrap.AgentStarter",
+            "dev.retryagent.launcher.AgentStarter",
+            "dev.retryagent.agent.tooling.BridgeInstaller",
+            "java.lang.RetryAgentBridge",
             "dev.retryagent.agent.Installer",
             "dev.retryagent.agent.runtime.AgentRuntime",
             "dev.retryagent.agent.jdk.JdkHttpTransformer",
@@ -99,9 +101,10 @@ class NoInvokedynamicBeforeMainIT {
   }
 
   /**
-   * Our classes in the order the log has them, up to (without) {@code mark}. The hidden classes the
-   * JVM spins for a lambda ({@code Foo$$Lambda/0x...}) are left out: they are not in the jar, and
-   * the class that holds the lambda is in the list.
+   * Our classes (the bridge {@code java.lang.RetryAgentBridge} included) in the order the log has
+   * them, up to (without) {@code mark}. The hidden classes the JVM spins for a lambda ({@code
+   * Foo$$Lambda/0x...}) are left out: they are not in the jar, and the class that holds the lambda
+   * is in the list.
    */
   static List<String> oursLoadedBefore(Path log, String mark) throws IOException {
     Set<String> ours = new LinkedHashSet<>();
@@ -116,9 +119,11 @@ class NoInvokedynamicBeforeMainIT {
         marked = true;
         break;
       }
-      if (name.startsWith("dev.retryagent.")
-          && !name.startsWith("dev.retryagent.it.")
-          && !name.contains("$$Lambda")) {
+      boolean bridge = name.equals("java.lang.RetryAgentBridge");
+      if (bridge
+          || name.startsWith("dev.retryagent.")
+              && !name.startsWith("dev.retryagent.it.")
+              && !name.contains("$$Lambda")) {
         ours.add(name);
       }
     }
@@ -129,7 +134,7 @@ class NoInvokedynamicBeforeMainIT {
   /**
    * Every {@code invokedynamic} of the class, as {@code Class.method(descriptor): name
    * bootstrap-owner}; the class is read as the agent's loaders read it: a top-level {@code .class}
-   * (launcher, bootstrap bridge) or a hidden {@code inst/<name>.classdata}.
+   * (the launcher and the start-up) or a hidden {@code inst/<name>.classdata}.
    */
   static List<String> invokedynamics(JarFile jar, String className) throws IOException {
     String path = className.replace('.', '/');

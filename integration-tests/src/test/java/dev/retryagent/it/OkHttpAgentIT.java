@@ -80,6 +80,7 @@ class OkHttpAgentIT {
         CountingServer retrofitServer = CountingServer.start();
         CountingServer foreignServer = CountingServer.start();
         CountingServer otherServer = CountingServer.start();
+        CountingServer isolatedServer = CountingServer.start();
         CountingServer cancelAllServer = CountingServer.start();
         CountingServer onceServer = CountingServer.start();
         CountingServer timeoutServer = CountingServer.start();
@@ -89,6 +90,7 @@ class OkHttpAgentIT {
       retrofitServer.enqueue(status(503), ok("sync"), status(503), ok("async"));
       foreignServer.enqueue(status(503));
       otherServer.enqueue(status(503), status(503), ok("other"));
+      isolatedServer.enqueue(status(503), status(503), ok("isolated"));
       cancelAllServer.enqueue(status(503).withHeader("Retry-After", "2"));
       onceServer.enqueue(status(503), ok("once"));
       timeoutServer.enqueue(status(503).after(Duration.ofMillis(1_200))).setDefaultReply(hang());
@@ -110,6 +112,7 @@ class OkHttpAgentIT {
                   "retrofit|" + retrofitServer.uri(""),
                   "foreign|" + foreignServer.uri("/f") + "|" + jars(version),
                   "other|" + otherServer.uri("/o") + "|" + jars(other),
+                  "isolated|" + isolatedServer.uri("/i") + "|" + jars(version),
                   // OkHttp 5 itself keeps its loader for a minute after an enqueue (its TaskRunner
                   // thread), agent or not: there the dropped loader only built clients and calls.
                   "unload|http://127.0.0.1:9/never|"
@@ -201,6 +204,19 @@ class OkHttpAgentIT {
           .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
       assertThat(r.value("other.interceptorLoader")).as(all).contains("ChildFirstLoader");
       assertThat(otherServer.requestCount()).isEqualTo(4); // 503, 503, 200, then the app's own
+
+      // A loader that delegates only java.* and hides the agent's packages (OSGi-like) still sees
+      // the bridge, a java.lang class, so its OkHttp is hooked too (it was skipped while the
+      // bridge was appended to the bootstrap class path under dev.retryagent.bootstrap).
+      assertThat(r.value("isolated.sameOkHttp")).as(all).isEqualTo("false");
+      assertThat(r.value("isolated.status")).as(all).isEqualTo("200");
+      assertThat(r.value("isolated.interceptors"))
+          .as(all)
+          .isEqualTo("dev.retryagent.agent.okhttp.glue.AgentInterceptor");
+      assertThat(r.value("isolated.interceptorLoader"))
+          .as(all)
+          .startsWith("retry-agent-okhttp[parent=dev.retryagent.it.apps.IsolatedLoader");
+      assertThat(isolatedServer.requestCount()).isEqualTo(4); // 503, 503, 200, then the app's own
 
       // A dropped OkHttp loader is collected: the agent's cache does not hold it.
       assertThat(r.value("unload.interceptors"))

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.apache;
 
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
@@ -8,18 +9,20 @@ import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * Rewrites the Apache HttpClient classes the agent hooks (see {@code
- * dev.retryagent.bootstrap.ApacheBridge} for the injected code in Java terms):
+ * Rewrites the Apache HttpClient classes the agent hooks, with calls to {@code
+ * java.lang.RetryAgentBridge} that reach {@link ApacheEntry}:
  *
  * <ul>
  *   <li>4.5: {@code InternalHttpClient}, {@code MinimalHttpClient} and {@code AbstractHttpClient}
  *       (the deprecated {@code DefaultHttpClient} family): a {@link BridgePrologue} at the start of
  *       {@code doExecute(HttpHost, HttpRequest, HttpContext)}, the method every {@code execute}
- *       overload comes down to, hands the call to {@code ApacheBridge.execute};
+ *       overload comes down to, hands the client and the three arguments to hook {@link
+ *       Bridge#APACHE_EXECUTE}, and returns the agent's outcome when it took the call over;
  *   <li>5.x: {@code HttpClientBuilder}: every constructor calls {@code
- *       ApacheBridge.builderCreated(this)} before it returns, which adds the library's {@code
- *       ExecChainHandler}s to the builder and governs its retry strategy;
- *   <li>4.5: {@code HttpClientBuilder} the same way, which governs its retry handler.
+ *       RetryAgentBridge.tell(APACHE_BUILDER, this)} before it returns, which adds the library's
+ *       {@code ExecChainHandler}s to the builder and governs its retry strategy;
+ *   <li>4.5: {@code HttpClientBuilder} the same way (the same hook), which governs its retry
+ *       handler.
  * </ul>
  *
  * <p>Nothing is added but instructions: no member, field or interface, so retransformation stays
@@ -32,7 +35,6 @@ final class ApacheHook {
   static final String MINIMAL_4 = "org/apache/http/impl/client/MinimalHttpClient";
   static final String ABSTRACT_4 = "org/apache/http/impl/client/AbstractHttpClient";
 
-  private static final String BRIDGE = "dev/retryagent/bootstrap/ApacheBridge";
   private static final String DO_EXECUTE_DESC =
       "(Lorg/apache/http/HttpHost;Lorg/apache/http/HttpRequest;Lorg/apache/http/protocol/HttpContext;)"
           + "Lorg/apache/http/client/methods/CloseableHttpResponse;";
@@ -88,7 +90,10 @@ final class ApacheHook {
     }
   }
 
-  /** Before every {@code return} of a constructor: {@code ApacheBridge.builderCreated(this)}. */
+  /**
+   * Before every {@code return} of a constructor: {@code RetryAgentBridge.tell(APACHE_BUILDER,
+   * this)}, which never throws.
+   */
   private static final class BuilderCreated extends MethodVisitor {
     BuilderCreated(MethodVisitor next) {
       super(Opcodes.ASM9, next);
@@ -98,23 +103,22 @@ final class ApacheHook {
     public void visitInsn(int opcode) {
       if (opcode == Opcodes.RETURN) {
         // `this` is initialised at every return
-        super.visitVarInsn(Opcodes.ALOAD, 0);
-        super.visitMethodInsn(
-            Opcodes.INVOKESTATIC, BRIDGE, "builderCreated", "(Ljava/lang/Object;)V", false);
+        BridgePrologue.tellThis(mv, Bridge.APACHE_BUILDER);
       }
       super.visitInsn(opcode);
     }
 
     @Override
     public void visitMaxs(int maxStack, int maxLocals) {
-      super.visitMaxs(Math.max(maxStack, 1), maxLocals);
+      // whatever the stack holds at a return, and the two values of the tell
+      super.visitMaxs(maxStack + 2, maxLocals);
     }
   }
 
-  /** {@code ApacheBridge.execute(this, target, request, context)}. */
+  /** {@code RetryAgentBridge.enter(APACHE_EXECUTE, this, target, request, context)}. */
   private static final class ExecutePrologue extends BridgePrologue {
     ExecutePrologue(MethodVisitor next) {
-      super(next, BRIDGE, "execute", 4, RESPONSE_4);
+      super(next, Bridge.APACHE_EXECUTE, 4, RESPONSE_4);
     }
 
     @Override

@@ -1,11 +1,10 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
-import dev.retryagent.bootstrap.ApacheBridge;
 import dev.retryagent.engine.RetryEngine;
 import java.lang.instrument.Instrumentation;
 
-/** Arms the Apache HttpClient hooks: bridge handler first, then the transformer. */
+/** Arms the Apache HttpClient hooks: their handler first, then the transformer. */
 public final class ApacheInstallation {
   private ApacheInstallation() {}
 
@@ -17,7 +16,7 @@ public final class ApacheInstallation {
    * apache-httpclient NOT hooked (why)}.
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    ApacheBridge.setHandler(
+    ApacheEntry.register(
         new ApacheLoaders(new RuntimeAgent(runtime), ApacheInstallation.class.getClassLoader()));
     // 5.x clients built before a late attach keep the execution chain they have.
     return new ApacheTransformer().install(inst);

@@ -2,13 +2,12 @@ package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.GlueClassLoader;
-import dev.retryagent.bootstrap.ApacheHandler;
 
 /**
- * Receives the HttpClient hooks from the bridge and passes each to the {@link ApacheSupport} of the
- * HttpClient copy it came from, made on first use of that copy: one glue loader per copy of 4.5
- * (keyed by its {@code CloseableHttpClient}, so its three hooked clients and its builder share one)
- * and per copy of 5.x (keyed by its {@code HttpClientBuilder}).
+ * Receives the HttpClient hooks from {@link ApacheEntry} and passes each to the {@link
+ * ApacheSupport} of the HttpClient copy it came from, made on first use of that copy: one glue
+ * loader per copy of 4.5 (keyed by its {@code CloseableHttpClient}, so its three hooked clients and
+ * its builder share one) and per copy of 5.x (keyed by its {@code HttpClientBuilder}).
  *
  * <p>Caching without leaks, as for OkHttp (docs/okhttp.md): {@link ClassValue}s keyed by the hooked
  * class and by the copy's key class; a value reaches its key only through the copy's own loader,
@@ -70,7 +69,7 @@ final class ApacheLoaders implements ApacheHandler {
               libraryLoader,
               agentLoader,
               GLUE_PACKAGE,
-              "dev.retryagent.apache.",
+              "dev.retryagent.internal.apache.",
               four ? "dev.retryagent.apache4." : "dev.retryagent.apache5.");
       return ApacheSupport.Handoff.make(
           GLUE_PACKAGE + (four ? "Apache4Glue" : "Apache5Glue"), loader, agent);

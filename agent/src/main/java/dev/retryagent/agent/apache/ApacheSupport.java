@@ -1,6 +1,5 @@
 package dev.retryagent.agent.apache;
 
-import dev.retryagent.bootstrap.ApacheHandler;
 import dev.retryagent.engine.RetryEngine;
 
 /**
@@ -8,7 +7,8 @@ import dev.retryagent.engine.RetryEngine;
  * dev.retryagent.agent.apache.glue.Apache4Glue} and {@code Apache5Glue}, each defined once per
  * HttpClient class loader in a child loader of it, where HttpClient's classes are visible. Public
  * because those classes live in another class loader (another runtime package); its signatures use
- * only {@code java.base}, the engine and the bootstrap bridge, which both sides share.
+ * only {@code java.base}, the engine and the agent classes both sides share (this interface, {@link
+ * ApacheHandler}, {@link ApacheEntry}, {@code dev.retryagent.agent.tooling.Bridge}).
  */
 public interface ApacheSupport extends ApacheHandler {
   /** What the HttpClient side needs from the agent. */

@@ -1,9 +1,9 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
-import dev.retryagent.bootstrap.ApacheBridge;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,7 +11,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Applies {@link ApacheHook} to Apache HttpClient's classes when a class loader defines (or
  * retransforms) them, in every class loader except those of other agents ({@link ForeignLoaders})
- * and those that cannot see the bridge.
+ * and one that does not resolve {@code java.lang.RetryAgentBridge} to the bridge.
  *
  * <p>Every class the JVM loads passes through here: the common path is a prefix test on the name. A
  * failure to instrument is reported on stderr once per class name and the class stays unchanged:
@@ -19,7 +19,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class ApacheTransformer extends HookTransformer {
   static final String HOOKS = "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder";
-  private static final String BRIDGE = "dev.retryagent.bootstrap.ApacheBridge";
 
   private final AtomicInteger unlinkable = new AtomicInteger();
   private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
@@ -58,30 +57,22 @@ final class ApacheTransformer extends HookTransformer {
     if (ForeignLoaders.isAgentLoader(loader)) {
       return false;
     }
-    if (!seesBridge(loader)) {
-      // A loader that does not delegate to the bootstrap path (OSGi, JBoss Modules): the injected
-      // calls could not link, and the builder's would break the application's constructor.
+    if (!BridgeInstaller.isVisibleTo(loader)) {
+      // Every loader must delegate java.* to the bootstrap loader, so this takes a loader that
+      // refuses even that: the injected calls could not link, and the builder's would break the
+      // application's constructor. (Loaders that hide the agent's own packages, as OSGi and JBoss
+      // Modules may, still delegate java.* and are hooked.)
       if (unlinkable.getAndIncrement() == 0) {
         AgentLog.error(
             "apache-httpclient NOT hooked in "
                 + loader
-                + ", which cannot see the agent's bootstrap classes: its clients run without"
-                + " retries");
+                + ", which does not delegate "
+                + BridgeInstaller.NAME
+                + " to the bootstrap loader: its clients run without retries");
       }
       return false;
     }
     return true;
-  }
-
-  private static boolean seesBridge(ClassLoader loader) {
-    if (loader == null) {
-      return true;
-    }
-    try {
-      return Class.forName(BRIDGE, false, loader) == ApacheBridge.class;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.retryagent.agent.jdk;
 
-import dev.retryagent.bootstrap.JdkHttpBridge;
-import dev.retryagent.jdk.JdkTransport;
+import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -11,7 +10,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * One attempt of an intercepted call, made on the very client the application called, with a
  * pass-through token so that the hook lets this attempt run the original JDK method. The method
- * signatures are those of the engine's {@code dev.retryagent.jdk.JdkTransport}.
+ * signatures are those of the engine's {@code dev.retryagent.internal.jdk.JdkTransport}.
  *
  * <p>The client is the facade the application holds (the hook passes {@code this.facade()}):
  * holding it keeps the JDK from shutting the client down while an asynchronous retry waits, even
@@ -32,11 +31,11 @@ final class ClientTransport implements JdkTransport {
   @Override
   public <T> HttpResponse<T> send(HttpRequest request, HttpResponse.BodyHandler<T> handler)
       throws IOException, InterruptedException {
-    JdkHttpBridge.passThroughNextCall();
+    JdkHttpEntry.PASS_THROUGH.next();
     try {
       return client.send(request, handler);
     } finally {
-      JdkHttpBridge.clearPassThrough();
+      JdkHttpEntry.PASS_THROUGH.clear();
     }
   }
 
@@ -45,11 +44,11 @@ final class ClientTransport implements JdkTransport {
       HttpRequest request,
       HttpResponse.BodyHandler<T> handler,
       HttpResponse.PushPromiseHandler<T> pushPromiseHandler) {
-    JdkHttpBridge.passThroughNextCall();
+    JdkHttpEntry.PASS_THROUGH.next();
     try {
       return client.sendAsync(request, handler, pushPromiseHandler);
     } finally {
-      JdkHttpBridge.clearPassThrough();
+      JdkHttpEntry.PASS_THROUGH.clear();
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.jdk;
 
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -11,8 +12,9 @@ import net.bytebuddy.jar.asm.Opcodes;
 /**
  * Rewrites {@code jdk.internal.net.http.HttpClientImpl}: a {@link BridgePrologue} at the start of
  * {@code send(HttpRequest, BodyHandler)} and of the public {@code sendAsync(HttpRequest,
- * BodyHandler, PushPromiseHandler)} hands the call to {@code
- * dev.retryagent.bootstrap.JdkHttpBridge} (see its Javadoc for the prologue in Java terms).
+ * BodyHandler, PushPromiseHandler)} hands the call to the agent through {@code
+ * java.lang.RetryAgentBridge} as hooks {@link Bridge#JDK_SEND} and {@link Bridge#JDK_SEND_ASYNC}
+ * (see {@link BridgePrologue} for the prologue in Java terms).
  *
  * <p>Applying it costs ~13-30 ms of class loading at the moment the application creates its first
  * {@code HttpClient} (docs/BENCHMARKS.md). The class is read without expanding frames and written
@@ -23,7 +25,6 @@ final class JdkHttpHook {
   static final String TARGET_NAME = "jdk.internal.net.http.HttpClientImpl";
   static final String TARGET_MODULE = "java.net.http";
 
-  private static final String BRIDGE = "dev/retryagent/bootstrap/JdkHttpBridge";
   private static final String FACADE_DESC = "()Ljdk/internal/net/http/HttpClientFacade;";
   private static final String SEND_DESC =
       "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;)"
@@ -97,11 +98,12 @@ final class JdkHttpHook {
     protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("send") && desc.equals(SEND_DESC)) {
         send = true;
-        return new Prologue(mv, 2, "send", "java/net/http/HttpResponse", facade);
+        return new Prologue(mv, 2, Bridge.JDK_SEND, "java/net/http/HttpResponse", facade);
       }
       if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_DESC)) {
         sendAsync = true;
-        return new Prologue(mv, 3, "sendAsync", "java/util/concurrent/CompletableFuture", facade);
+        return new Prologue(
+            mv, 3, Bridge.JDK_SEND_ASYNC, "java/util/concurrent/CompletableFuture", facade);
       }
       return mv;
     }
@@ -114,13 +116,8 @@ final class JdkHttpHook {
     private final int parameters;
     private final boolean facade;
 
-    Prologue(
-        MethodVisitor next,
-        int parameters,
-        String bridgeMethod,
-        String returnType,
-        boolean facade) {
-      super(next, BRIDGE, bridgeMethod, parameters + 1, returnType);
+    Prologue(MethodVisitor next, int parameters, int hook, String returnType, boolean facade) {
+      super(next, hook, parameters + 1, returnType);
       this.parameters = parameters;
       this.facade = facade;
     }

@@ -1,10 +1,9 @@
 package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
-import dev.retryagent.bootstrap.JdkHttpBridge;
 import java.lang.instrument.Instrumentation;
 
-/** Arms the {@code java.net.http} hook: bridge handler first, then the transformer. */
+/** Arms the {@code java.net.http} hook: its handler first, then the transformer. */
 public final class JdkHttpInstallation {
   private JdkHttpInstallation() {}
 
@@ -17,7 +16,7 @@ public final class JdkHttpInstallation {
   public static String install(Instrumentation inst, AgentRuntime runtime) {
     // The handler is in place before any class can be instrumented, so no call finds the hook
     // without a handler; the engine is built on first use to keep start-up light.
-    JdkHttpBridge.setHandler(new JdkHttpInterceptor(runtime));
+    JdkHttpEntry.register(new JdkHttpInterceptor(runtime));
     return new JdkHttpTransformer().install(inst);
   }
 }

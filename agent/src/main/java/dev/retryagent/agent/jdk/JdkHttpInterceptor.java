@@ -1,22 +1,21 @@
 package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
-import dev.retryagent.bootstrap.JdkHttpBridge.Outcome;
-import dev.retryagent.bootstrap.JdkHttpHandler;
-import dev.retryagent.jdk.JdkRetrying;
+import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.internal.jdk.JdkRetrying;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 
 /**
- * Receives intercepted {@code java.net.http} calls from the bridge and runs them through the
- * engine's {@link JdkRetrying}, each attempt made on the very client the application called.
+ * Receives intercepted {@code java.net.http} calls from the hook and runs them through the engine's
+ * {@link JdkRetrying}, each attempt made on the very client the application called.
  *
  * <p>Exception contract (see {@link JdkHttpHandler}): anything thrown before the call is handed to
  * the engine escapes, and the bridge then lets the original method run; from that point on every
  * throwable, the retry engine's {@code IOException} or {@code InterruptedException} as much as a
- * bug, becomes an {@link Outcome} and reaches the caller unchanged, so a request is never repeated
- * behind the engine's back.
+ * bug, becomes the outcome and reaches the caller unchanged, so a request is never repeated behind
+ * the engine's back.
  */
 final class JdkHttpInterceptor implements JdkHttpHandler {
   private final AgentRuntime runtime;
@@ -35,9 +34,9 @@ final class JdkHttpInterceptor implements JdkHttpHandler {
     HttpRequest r = (HttpRequest) request;
     HttpResponse.BodyHandler<?> h = (HttpResponse.BodyHandler<?>) bodyHandler;
     try {
-      return Outcome.returned(retrying.send(transport, r, h));
+      return Bridge.returned(retrying.send(transport, r, h));
     } catch (Throwable t) {
-      return Outcome.thrown(t);
+      return t;
     }
   }
 
@@ -56,9 +55,9 @@ final class JdkHttpInterceptor implements JdkHttpHandler {
     HttpResponse.PushPromiseHandler<Object> p =
         (HttpResponse.PushPromiseHandler<Object>) pushPromiseHandler;
     try {
-      return Outcome.returned(retrying.sendAsync(transport, r, h, p));
+      return Bridge.returned(retrying.sendAsync(transport, r, h, p));
     } catch (Throwable t) {
-      return Outcome.thrown(t);
+      return t;
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.okhttp;
 
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -10,21 +11,22 @@ import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * Rewrites the OkHttp classes the agent hooks, for every OkHttp version alike (name-only matching;
- * see {@code dev.retryagent.bootstrap.OkHttpBridge} for the injected code in Java terms):
+ * Rewrites the OkHttp classes the agent hooks, for every OkHttp version alike (name-only matching),
+ * with calls to {@code java.lang.RetryAgentBridge} that reach {@link OkHttpEntry}:
  *
  * <ul>
  *   <li>{@code okhttp3.OkHttpClient$Builder}: every constructor calls {@code
- *       OkHttpBridge.builderCreated(this)} before it returns, and so does {@code build()} first
- *       (the agent's interceptors must follow those the application added since).
+ *       RetryAgentBridge.tell(OKHTTP_BUILDER, this)} before it returns, and so does {@code build()}
+ *       first (the agent's interceptors must follow those the application added since).
  *   <li>the call class ({@code okhttp3.RealCall} in 3.x, {@code
  *       okhttp3.internal.connection.RealCall} in 4.x and 5.x): a prologue at the start of {@code
- *       enqueue(Callback)} hands the call, its {@code client} field and the callback to {@code
- *       OkHttpBridge.enqueue}, and skips the original body when the bridge took the call over; a
- *       prologue at the start of {@code cancel()} calls {@code OkHttpBridge.cancel(this)}.
+ *       enqueue(Callback)} hands the call, its {@code client} field and the callback to hook {@code
+ *       OKHTTP_ENQUEUE}, and skips the original body when the agent took the call over; the start
+ *       of {@code cancel()} calls {@code RetryAgentBridge.tell(OKHTTP_CANCEL, this)}.
  *   <li>{@code okhttp3.Dispatcher}: the start of {@code cancelAll()} calls {@code
- *       OkHttpBridge.cancel(this)} (the same entry: the handler tells a dispatcher from a call), so
- *       that it reaches the calls that wait for a retry, which the dispatcher does not hold.
+ *       RetryAgentBridge.tell(OKHTTP_CANCEL, this)} (the same hook: the handler tells a dispatcher
+ *       from a call), so that it reaches the calls that wait for a retry, which the dispatcher does
+ *       not hold.
  * </ul>
  *
  * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses (hand-written
@@ -38,7 +40,6 @@ final class OkHttpHook {
   static final String CALL_4 = OkHttpTransformer.CALL_4;
   static final String DISPATCHER = OkHttpTransformer.DISPATCHER;
 
-  private static final String BRIDGE = "dev/retryagent/bootstrap/OkHttpBridge";
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";
   private static final String CLIENT_DESC = "Lokhttp3/OkHttpClient;";
 
@@ -115,7 +116,7 @@ final class OkHttpHook {
         int access, String name, String desc, String signature, String[] exceptions) {
       MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
       if (name.equals("build") && desc.equals("()Lokhttp3/OkHttpClient;")) {
-        return new TellAtStart(mv, "builderCreated");
+        return new TellAtStart(mv, Bridge.OKHTTP_BUILDER);
       }
       if (!name.equals("<init>")) {
         return mv;
@@ -126,14 +127,15 @@ final class OkHttpHook {
         public void visitInsn(int opcode) {
           if (opcode == Opcodes.RETURN) {
             // `this` is initialised at every return
-            tellBridge(mv, "builderCreated");
+            BridgePrologue.tellThis(mv, Bridge.OKHTTP_BUILDER);
           }
           super.visitInsn(opcode);
         }
 
         @Override
         public void visitMaxs(int maxStack, int maxLocals) {
-          super.visitMaxs(Math.max(maxStack, 1), maxLocals);
+          // whatever the stack holds at a return, and the two values of the tell
+          super.visitMaxs(maxStack + 2, maxLocals);
         }
       };
     }
@@ -157,7 +159,7 @@ final class OkHttpHook {
       }
       if (name.equals("cancel") && desc.equals("()V")) {
         cancel = true;
-        return new TellAtStart(mv, "cancel");
+        return new TellAtStart(mv, Bridge.OKHTTP_CANCEL);
       }
       return mv;
     }
@@ -174,45 +176,43 @@ final class OkHttpHook {
     protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("cancelAll") && desc.equals("()V")) {
         cancelAll = true;
-        return new TellAtStart(mv, "cancel");
+        return new TellAtStart(mv, Bridge.OKHTTP_CANCEL);
       }
       return mv;
     }
   }
 
-  /** {@code OkHttpBridge.<method>(this)} first in the method. */
+  /** {@code RetryAgentBridge.tell(hook, this)} first in the method; the bridge never throws. */
   private static final class TellAtStart extends MethodVisitor {
-    private final String method;
+    private final int hook;
 
-    TellAtStart(MethodVisitor next, String method) {
+    TellAtStart(MethodVisitor next, int hook) {
       super(Opcodes.ASM9, next);
-      this.method = method;
+      this.hook = hook;
     }
 
     @Override
     public void visitCode() {
       super.visitCode();
-      tellBridge(mv, method);
+      BridgePrologue.tellThis(mv, hook);
     }
 
     @Override
     public void visitMaxs(int maxStack, int maxLocals) {
-      super.visitMaxs(Math.max(maxStack, 1), maxLocals);
+      // the hook's number and `this`
+      super.visitMaxs(Math.max(maxStack, 2), maxLocals);
     }
   }
 
-  /** {@code OkHttpBridge.<method>(this)}, which never throws. */
-  private static void tellBridge(MethodVisitor mv, String method) {
-    mv.visitVarInsn(Opcodes.ALOAD, 0);
-    mv.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, method, "(Ljava/lang/Object;)V", false);
-  }
-
-  /** The {@code enqueue} prologue: {@code OkHttpBridge.enqueue(this, this.client, callback)}. */
+  /**
+   * The {@code enqueue} prologue: {@code RetryAgentBridge.enter(OKHTTP_ENQUEUE, this, this.client,
+   * callback)}.
+   */
   private static final class EnqueuePrologue extends BridgePrologue {
     private final String owner;
 
     EnqueuePrologue(MethodVisitor next, String owner) {
-      super(next, BRIDGE, "enqueue", 3, null);
+      super(next, Bridge.OKHTTP_ENQUEUE, 3, null);
       this.owner = owner;
     }
 

@@ -1,11 +1,10 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
-import dev.retryagent.bootstrap.OkHttpBridge;
 import dev.retryagent.engine.RetryEngine;
 import java.lang.instrument.Instrumentation;
 
-/** Arms the OkHttp hooks: bridge handler first, then the transformer. */
+/** Arms the OkHttp hooks: their handler first, then the transformer. */
 public final class OkHttpInstallation {
   private OkHttpInstallation() {}
 
@@ -16,7 +15,7 @@ public final class OkHttpInstallation {
    * (a late attach, or another agent loaded it first), or {@code okhttp NOT hooked (why)}.
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    OkHttpBridge.setHandler(
+    OkHttpEntry.register(
         new OkHttpLoaders(new RuntimeAgent(runtime), OkHttpInstallation.class.getClassLoader()));
     // Clients built before a late attach keep the interceptors they have.
     return new OkHttpTransformer().install(inst);

@@ -1,11 +1,10 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
-import dev.retryagent.bootstrap.OkHttpHandler;
 
 /**
- * Receives the OkHttp hooks from the bridge and passes each to the {@link OkHttpSupport} of the
- * OkHttp copy it came from, made on first use of that copy.
+ * Receives the OkHttp hooks from {@link OkHttpEntry} and passes each to the {@link OkHttpSupport}
+ * of the OkHttp copy it came from, made on first use of that copy.
  *
  * <p>Caching without leaks: two {@link ClassValue}s, one keyed by the hooked class (the builder or
  * the call class: the fast path, one lookup per hook), one by that copy's {@code

@@ -1,6 +1,5 @@
 package dev.retryagent.agent.okhttp;
 
-import dev.retryagent.bootstrap.OkHttpHandler;
 import dev.retryagent.engine.RetryEngine;
 
 /**
@@ -8,7 +7,8 @@ import dev.retryagent.engine.RetryEngine;
  * dev.retryagent.agent.okhttp.glue.OkHttpGlue}, which is defined once per OkHttp class loader in a
  * child loader of it ({@link OkHttpClassLoader}), where {@code okhttp3.*} is visible. Public
  * because that class lives in another class loader (another runtime package); its signatures use
- * only {@code java.base}, the engine and the bootstrap bridge, which both sides share.
+ * only {@code java.base}, the engine and the agent classes both sides share (this interface, {@link
+ * OkHttpHandler}, {@link OkHttpEntry}, {@code dev.retryagent.agent.tooling.Bridge}).
  */
 public interface OkHttpSupport extends OkHttpHandler {
   /** What the OkHttp side needs from the agent. */

@@ -1,9 +1,9 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
-import dev.retryagent.bootstrap.OkHttpBridge;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -21,7 +21,6 @@ final class OkHttpTransformer extends HookTransformer {
   static final String CALL_4 = "okhttp3/internal/connection/RealCall";
   static final String DISPATCHER = "okhttp3/Dispatcher";
   static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll";
-  private static final String BRIDGE = "dev.retryagent.bootstrap.OkHttpBridge";
 
   private final AtomicInteger skipped = new AtomicInteger();
   private final AtomicInteger unlinkable = new AtomicInteger();
@@ -64,30 +63,22 @@ final class OkHttpTransformer extends HookTransformer {
       skipped.incrementAndGet();
       return false;
     }
-    if (!seesBridge(loader)) {
-      // A loader that does not delegate to the bootstrap path (OSGi, JBoss Modules): the injected
-      // calls could not link, and the builder's would break the application's constructor.
+    if (!BridgeInstaller.isVisibleTo(loader)) {
+      // Every loader must delegate java.* to the bootstrap loader, so this takes a loader that
+      // refuses even that: the injected calls could not link, and the builder's would break the
+      // application's constructor. (Loaders that hide the agent's own packages, as OSGi and JBoss
+      // Modules may, still delegate java.* and are hooked.)
       if (unlinkable.getAndIncrement() == 0) {
         AgentLog.error(
             "okhttp NOT hooked in "
                 + loader
-                + ", which cannot see the agent's bootstrap classes: its clients run without"
-                + " retries");
+                + ", which does not delegate "
+                + BridgeInstaller.NAME
+                + " to the bootstrap loader: its clients run without retries");
       }
       return false;
     }
     return true;
-  }
-
-  private static boolean seesBridge(ClassLoader loader) {
-    if (loader == null) {
-      return true;
-    }
-    try {
-      return Class.forName(BRIDGE, false, loader) == OkHttpBridge.class;
-    } catch (ClassNotFoundException | LinkageError e) {
-      return false;
-    }
   }
 
   @Override

@@ -3,7 +3,7 @@ package dev.retryagent.agent.runtime;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
-import dev.retryagent.observe.DeadLetterWriter;
+import dev.retryagent.internal.observe.DeadLetterWriter;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.function.Consumer;

@@ -2,9 +2,9 @@ package dev.retryagent.agent.runtime;
 
 import dev.retryagent.config.MetricsSettings;
 import dev.retryagent.engine.RetryEngine;
-import dev.retryagent.observe.JmxMetrics;
-import dev.retryagent.observe.PrometheusServer;
-import dev.retryagent.observe.RetryMetrics;
+import dev.retryagent.internal.observe.JmxMetrics;
+import dev.retryagent.internal.observe.PrometheusServer;
+import dev.retryagent.internal.observe.RetryMetrics;
 import java.util.function.Consumer;
 
 /**

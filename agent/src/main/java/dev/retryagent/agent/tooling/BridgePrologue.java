@@ -6,53 +6,63 @@ import net.bytebuddy.jar.asm.Opcodes;
 
 /**
  * Writes the prologue with which a hook takes a method over, before the method's own code. In Java
- * terms:
+ * terms, for hook number {@code H} (a {@link Bridge} constant):
  *
  * <pre>{@code
  * Object outcome;
  * try {
- *   outcome = Bridge.method(<arguments>);    // decide, and run the call if the agent takes it
+ *   outcome = RetryAgentBridge.enter(H, <arguments>);   // decide, and run the call if the agent takes it
  * } catch (Throwable bug) {
- *   outcome = null;                          // a failure to decide never breaks the call
+ *   outcome = null;                                     // a failure to decide never breaks the call
  * }
- * if (outcome != null) return (R) Bridge.deliver(outcome);   // value, or throws; void: return;
+ * if (outcome != null) return (R) RetryAgentBridge.deliver(outcome);   // value, or throws; void: return;
  * ...original body...
  * }</pre>
  *
- * A throwable from {@code deliver} (the caller's own exception, from the retry engine) is thrown
- * outside the protected region, so it never makes the original body run as well. {@code
- * Bridge.method} takes {@code Object}s and returns {@code Object}; {@code deliver} takes the
- * outcome and returns {@code Object} (cast to the method's return type) or, for a {@code void}
- * method, nothing.
+ * {@code java.lang.RetryAgentBridge} hands the call to the handler registered under {@code H}
+ * ({@link Bridge#register}). A throwable from {@code deliver} (the caller's own exception, from the
+ * retry engine) is thrown outside the protected region, so it never makes the original body run as
+ * well. The arguments are 1 to 6 {@code Object}s; the hooked method's own return type is cast to,
+ * or, for a {@code void} method, the value is dropped.
  *
  * <p>Why hand-written bytecode on Byte Buddy's bundled ASM rather than Byte Buddy {@code Advice}:
  * the prologue is about 20 instructions, and applying it costs tens of ms of class loading when the
  * hooked class loads, against 160-360 ms for {@code Advice} (docs/BENCHMARKS.md). Like inlined
  * advice, it adds no member, field or interface (retransformation-safe), and links only to the
- * bootstrap bridge.
+ * bridge, which is in {@code java.base}: visible to every class loader and readable by every
+ * module.
  *
  * <p>For a class read without expanding frames and written with the reader's constant pool: every
  * frame of the prologue has the method's initial locals, which keeps the method's own compressed
  * frames valid.
  */
 public abstract class BridgePrologue extends MethodVisitor {
-  private final String bridge;
-  private final String method;
+  /** Internal name of the bridge every hook calls. */
+  public static final String BRIDGE = "java/lang/RetryAgentBridge";
+
+  /** Most arguments a hook passes ({@code RetryAgentBridge.enter} has 1 to 6). */
+  public static final int MAX_ARGUMENTS = 6;
+
+  private final int hook;
   private final int arguments;
   private final String returnType;
 
   /**
    * @param next the method's writer
-   * @param bridge internal name of the bridge class
-   * @param method the bridge's static method that decides
-   * @param arguments how many {@code Object}s {@link #pushArguments} pushes for it
+   * @param hook the hook's number ({@link Bridge}), under which its handler is registered
+   * @param arguments how many {@code Object}s {@link #pushArguments} pushes, 1 to {@value
+   *     #MAX_ARGUMENTS}
    * @param returnType internal name of the hooked method's return type, or null for {@code void}
    */
-  protected BridgePrologue(
-      MethodVisitor next, String bridge, String method, int arguments, String returnType) {
+  protected BridgePrologue(MethodVisitor next, int hook, int arguments, String returnType) {
     super(Opcodes.ASM9, next);
-    this.bridge = bridge;
-    this.method = method;
+    if (arguments < 1 || arguments > MAX_ARGUMENTS) {
+      throw new IllegalArgumentException(arguments + " arguments, the bridge takes 1 to 6");
+    }
+    if (hook < 0 || hook >= Bridge.HOOKS) {
+      throw new IllegalArgumentException("hook number " + hook);
+    }
+    this.hook = hook;
     this.arguments = arguments;
     this.returnType = returnType;
   }
@@ -73,27 +83,27 @@ public abstract class BridgePrologue extends MethodVisitor {
     Label original = new Label();
     super.visitTryCatchBlock(tryStart, tryEnd, failed, "java/lang/Throwable");
 
-    // Object outcome = Bridge.method(arguments...)
+    // Object outcome = RetryAgentBridge.enter(hook, arguments...)
     super.visitLabel(tryStart);
+    pushHook(mv, hook);
     pushArguments(mv);
-    StringBuilder desc = new StringBuilder("(");
+    StringBuilder desc = new StringBuilder("(I");
     for (int i = 0; i < arguments; i++) {
       desc.append("Ljava/lang/Object;");
     }
     desc.append(")Ljava/lang/Object;");
-    super.visitMethodInsn(Opcodes.INVOKESTATIC, bridge, method, desc.toString(), false);
+    super.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "enter", desc.toString(), false);
     super.visitLabel(tryEnd);
 
-    // if (outcome != null) return (R) Bridge.deliver(outcome);
+    // if (outcome != null) return (R) RetryAgentBridge.deliver(outcome);
     super.visitInsn(Opcodes.DUP);
     super.visitJumpInsn(Opcodes.IFNULL, notTaken);
+    super.visitMethodInsn(
+        Opcodes.INVOKESTATIC, BRIDGE, "deliver", "(Ljava/lang/Object;)Ljava/lang/Object;", false);
     if (returnType == null) {
-      super.visitMethodInsn(
-          Opcodes.INVOKESTATIC, bridge, "deliver", "(Ljava/lang/Object;)V", false);
+      super.visitInsn(Opcodes.POP);
       super.visitInsn(Opcodes.RETURN);
     } else {
-      super.visitMethodInsn(
-          Opcodes.INVOKESTATIC, bridge, "deliver", "(Ljava/lang/Object;)Ljava/lang/Object;", false);
       super.visitTypeInsn(Opcodes.CHECKCAST, returnType);
       super.visitInsn(Opcodes.ARETURN);
     }
@@ -116,7 +126,26 @@ public abstract class BridgePrologue extends MethodVisitor {
 
   @Override
   public void visitMaxs(int maxStack, int maxLocals) {
-    // the arguments, or the outcome and its copy
-    super.visitMaxs(Math.max(maxStack, Math.max(arguments, 2)), maxLocals);
+    // the hook's number and the arguments, or the outcome and its copy
+    super.visitMaxs(Math.max(maxStack, arguments + 1), maxLocals);
+  }
+
+  /**
+   * Writes {@code RetryAgentBridge.tell(hook, this)}: the handler of {@code hook} hears of {@code
+   * this} and the method goes on; the bridge never throws, so no handler is needed around it. Two
+   * stack slots more than the stack holds where it is written.
+   */
+  public static void tellThis(MethodVisitor mv, int hook) {
+    pushHook(mv, hook);
+    mv.visitVarInsn(Opcodes.ALOAD, 0);
+    mv.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "tell", "(ILjava/lang/Object;)V", false);
+  }
+
+  private static void pushHook(MethodVisitor mv, int hook) {
+    if (hook <= 5) {
+      mv.visitInsn(Opcodes.ICONST_0 + hook);
+    } else {
+      mv.visitIntInsn(Opcodes.BIPUSH, hook);
+    }
   }
 }

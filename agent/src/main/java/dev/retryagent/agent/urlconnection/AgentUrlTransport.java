@@ -11,11 +11,10 @@ import java.net.URL;
 import java.net.URLConnection;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.BiPredicate;
 
 /**
  * The agent's attempts: each further one is the JDK's own connection, opened through the hooked
- * handler with the hook passed by; the JDK's two silent resends are reached from the bridge.
+ * handler with the hook passed by; the JDK's two silent resends are reached from the hooks.
  *
  * <ul>
  *   <li>The resend after a failed read on a kept-alive connection ({@code HttpClient.parseHTTP}):
@@ -38,21 +37,16 @@ final class AgentUrlTransport implements UrlTransport {
     final List<Object> switchedOff = new ArrayList<>(2);
   }
 
-  private final ThreadLocal<Boolean> opening = new ThreadLocal<>();
   private final ThreadLocal<Step> steps = new ThreadLocal<>();
 
-  /** True while this thread opens an attempt: the hook hands back the JDK's connection. */
-  boolean opening() {
-    return opening.get() != null;
-  }
-
+  /** A JDK connection for an attempt: the hooked handler lets it through (a pass-through token). */
   @Override
   public URLConnection open(URL url, Proxy proxy) throws IOException {
-    opening.set(Boolean.TRUE);
+    UrlEntry.PASS_THROUGH.next();
     try {
       return proxy == null ? url.openConnection() : url.openConnection(proxy);
     } finally {
-      opening.remove();
+      UrlEntry.PASS_THROUGH.clear();
     }
   }
 
@@ -81,32 +75,29 @@ final class AgentUrlTransport implements UrlTransport {
   }
 
   /**
-   * What the bridge asks when {@code HttpClient.parseHTTP} starts: the value {@code failedOnce} is
-   * to have. Outside the agent's attempts the JDK's own; inside one, true (no resend) when the step
-   * must not be resent. {@code failedOnce} is true on entry only in the JDK's resend itself (it is
-   * reset after every response read) or because the agent set it for this client.
+   * What {@code HttpClient.parseHTTP} is told when it starts ({@code Bridge.URL_RESEND}): the value
+   * {@code failedOnce} is to have, or {@code null} outside the agent's attempts (the JDK's own
+   * stays). Inside one, true (no resend) when the step must not be resent. {@code failedOnce} is
+   * true on entry only in the JDK's resend itself (it is reset after every response read) or
+   * because the agent set it for this client. The results are {@code Boolean}'s cached instances.
    */
-  final BiPredicate<Object, Boolean> resendSwitch =
-      new BiPredicate<Object, Boolean>() {
-        @Override
-        public boolean test(Object client, Boolean failedOnce) {
-          Step s = steps.get();
-          if (s == null || !s.active) {
-            return failedOnce;
-          }
-          if (failedOnce) {
-            if (!isSwitchedOff(s, client)) {
-              s.resends++; // the JDK is sending the request again
-            }
-            return true;
-          }
-          if (!s.mayResend) {
-            s.switchedOff.add(client);
-            return true;
-          }
-          return false;
-        }
-      };
+  Boolean parsing(Object client, boolean failedOnce) {
+    Step s = steps.get();
+    if (s == null || !s.active) {
+      return null;
+    }
+    if (failedOnce) {
+      if (!isSwitchedOff(s, client)) {
+        s.resends++; // the JDK is sending the request again
+      }
+      return Boolean.TRUE;
+    }
+    if (!s.mayResend) {
+      s.switchedOff.add(client);
+      return Boolean.TRUE;
+    }
+    return Boolean.FALSE;
+  }
 
   private static boolean isSwitchedOff(Step s, Object client) {
     for (Object c : s.switchedOff) {

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.urlconnection;
 
+import dev.retryagent.agent.tooling.Bridge;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -13,13 +14,19 @@ import java.nio.charset.StandardCharsets;
  *
  * <pre>{@code
  * URLConnection c = (URLConnection) new XConnection(u, p, this);
- * try { return RetryAgentUrlBridge.opened(c, p); } catch (Throwable t) { return c; }
+ * try {
+ *   return (URLConnection) Objects.requireNonNullElse(RetryAgentBridge.enter(URL_OPENED, c, p), c);
+ * } catch (Throwable t) {
+ *   return c;
+ * }
  * }</pre>
  *
  * The cast keeps the verifier (JDK 25 verifies changed boot classes) from loading the connection
- * class to prove it a {@code URLConnection}; the {@code try} makes a bridge that is not defined yet
- * (it comes with the first connection) or never comes harmless: the JDK's own connection goes back.
- * Any other shape of the method: {@link #patch} returns null and the caller uses ASM.
+ * class to prove it a {@code URLConnection}. The agent answers the facade, or {@code null} for the
+ * JDK's own connection (before the hook is activated at the first connection, for its own attempts,
+ * with the client switched off); the {@code try} makes any failure harmless: the JDK's own
+ * connection goes back. Any other shape of the method: {@link #patch} returns null and the caller
+ * uses ASM.
  */
 final class HandlerPatch {
   static final String METHOD = "openConnection";
@@ -28,8 +35,9 @@ final class HandlerPatch {
   /** The original body: new #C; dup; aload_1; aload_2; aload_0; invokespecial #M; areturn. */
   private static final int[] SHAPE = {0xbb, -1, -1, 0x59, 0x2b, 0x2c, 0x2a, 0xb7, -1, -1, 0xb0};
 
-  private static final int CODE_LENGTH = 23;
-  private static final int HANDLER_PC = 20;
+  private static final int CODE_LENGTH = 32;
+  private static final int TRY_START = 14;
+  private static final int HANDLER_PC = 29;
 
   private final byte[] in;
   private int pos;
@@ -183,37 +191,44 @@ final class HandlerPatch {
 
     // The constant pool entries we add, numbered from cpCount.
     Pool pool = new Pool(cpCount);
-    int bridge = pool.classEntry("sun/net/www/RetryAgentUrlBridge");
+    int bridge = pool.classEntry("java/lang/RetryAgentBridge");
+    int objects = pool.classEntry(UrlHooks.OBJECTS);
     int urlConnection = pool.classEntry("java/net/URLConnection");
     int throwable = pool.classEntry("java/lang/Throwable");
     int url = pool.classEntry("java/net/URL");
     int proxy = pool.classEntry("java/net/Proxy");
-    int opened =
-        pool.methodRef(
-            bridge, "opened", "(Ljava/net/URLConnection;Ljava/net/Proxy;)Ljava/net/URLConnection;");
+    int enter = pool.methodRef(bridge, "enter", UrlHooks.ENTER_2);
+    int orElse = pool.methodRef(objects, UrlHooks.OR_ELSE, UrlHooks.OR_ELSE_DESC);
     int stackMapTable = pool.utf8("StackMapTable");
 
     Out code = new Out(CODE_LENGTH);
     code.bytes(in, codeStart, 10); // new; dup; aload_1; aload_2; aload_0; invokespecial
     code.u1(0xc0).u2(urlConnection); // checkcast URLConnection
     code.u1(0x4e); // astore_3
-    code.u1(0x2d); // 14: aload_3
+    code.u1(0x10).u1(Bridge.URL_OPENED); // 14: bipush URL_OPENED
+    code.u1(0x2d); // aload_3
     code.u1(0x2c); // aload_2
-    code.u1(0xb8).u2(opened); // invokestatic opened
-    code.u1(0xb0); // 19: areturn
-    code.u1(0x57); // 20: pop (the handler)
+    code.u1(0xb8).u2(enter); // invokestatic RetryAgentBridge.enter
+    code.u1(0x2d); // aload_3
+    code.u1(0xb8).u2(orElse); // invokestatic Objects.requireNonNullElse
+    code.u1(0xc0).u2(urlConnection); // checkcast URLConnection
+    code.u1(0xb0); // 28: areturn
+    code.u1(0x57); // 29: pop (the handler)
     code.u1(0x2d); // aload_3
     code.u1(0xb0); // areturn
+    if (code.size != CODE_LENGTH) {
+      throw new IllegalStateException("the new body is " + code.size + " bytes"); // a bug: ASM
+    }
 
     Out frames = new Out(32);
     frames.u2(1); // one frame
-    frames.u1(255).u2(HANDLER_PC).u2(4); // full_frame at 20, 4 locals
+    frames.u1(255).u2(HANDLER_PC).u2(4); // full_frame at the handler, 4 locals
     frames.u1(7).u2(thisClass).u1(7).u2(url).u1(7).u2(proxy).u1(7).u2(urlConnection);
     frames.u2(1).u1(7).u2(throwable); // stack: the Throwable
 
     Out body = new Out(length + 64);
     body.u2(Math.max(maxStack, 5)).u2(4).u4(CODE_LENGTH).bytes(code.buf, 0, code.size);
-    body.u2(1).u2(14).u2(HANDLER_PC).u2(HANDLER_PC).u2(throwable); // try [14, 20) -> 20
+    body.u2(1).u2(TRY_START).u2(HANDLER_PC).u2(HANDLER_PC).u2(throwable); // try [14, 29) -> 29
     body.u2(subAttributes + 1);
     // Line and variable tables: a range that ran to the old end runs to the new end.
     pos = subStart;

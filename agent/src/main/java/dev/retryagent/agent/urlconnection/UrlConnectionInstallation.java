@@ -12,9 +12,10 @@ public final class UrlConnectionInstallation {
    * (...)} while the JDK's protocol handlers are not loaded (the usual case at start-up), {@code
    * url-connection hooked (...)} when they were and have been rewritten now (a late attach, or
    * another agent opened a URL first), or {@code url-connection NOT hooked (why)}. Nothing of the
-   * engine, the facade or ASM is loaded here; the bridge is defined at the first connection.
+   * engine, the facade or ASM is loaded here; the hook's handlers are registered at the first
+   * connection ({@link UrlActivation}).
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    return new UrlConnectionTransformer(new UrlBridge(inst, runtime)).install(inst);
+    return new UrlConnectionTransformer(new UrlActivation(inst, runtime)).install(inst);
   }
 }

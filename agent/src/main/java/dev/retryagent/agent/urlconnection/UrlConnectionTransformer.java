@@ -10,14 +10,16 @@ import dev.retryagent.agent.tooling.HookTransformer;
  *   <li>{@code sun.net.www.protocol.http.Handler} and {@code ...https.Handler}: {@link
  *       HandlerPatch} (no ASM: the JDK loads them for any {@code http:} URL object, JCE's start-up
  *       included), or {@link UrlHooks#handlerEpilogue} for a method of another shape;
- *   <li>{@code sun.net.www.http.HttpClient} (first connect): {@link UrlHooks#parseHttpPrologue},
- *       once the bridge is there;
+ *   <li>{@code sun.net.www.http.HttpClient} (first connect): {@link UrlHooks#parseHttpPrologue};
  *   <li>{@code sun.net.www.protocol.http.HttpURLConnection} is not changed: its loading (the first
- *       {@code openConnection}, just before the handler calls the bridge) is when the bridge is
- *       defined ({@link UrlBridge}).
+ *       {@code openConnection}, just before the handler calls the bridge) is when the hook is
+ *       activated ({@link UrlActivation}).
  * </ul>
  *
- * Every class the JVM defines meets one prefix test here. A class that cannot be rewritten stays
+ * All of them call {@code java.lang.RetryAgentBridge}, which the agent defined before adding this
+ * transformer, in {@code java.base} like them.
+ *
+ * <p>Every class the JVM defines meets one prefix test here. A class that cannot be rewritten stays
  * unchanged and is reported once: {@code HttpURLConnection} then runs without retries, or (only
  * {@code HttpClient}) with the JDK's own resends as they are.
  */
@@ -28,12 +30,12 @@ final class UrlConnectionTransformer extends HookTransformer {
   static final String HTTP_CLIENT = UrlHooks.HTTP_CLIENT;
   static final String CONNECTION = "sun/net/www/protocol/http/HttpURLConnection";
 
-  private final UrlBridge bridge;
+  private final UrlActivation activation;
   private volatile Throwable failure;
 
-  UrlConnectionTransformer(UrlBridge bridge) {
+  UrlConnectionTransformer(UrlActivation activation) {
     super("url-connection", "openConnection http/https, JDK resend", "the JDK's protocol handlers");
-    this.bridge = bridge;
+    this.activation = activation;
   }
 
   @Override
@@ -65,21 +67,14 @@ final class UrlConnectionTransformer extends HookTransformer {
   @Override
   protected byte[] rewrite(String internalName, byte[] classfile) {
     if (internalName.equals(CONNECTION)) {
-      bridge.ensure(); // left unchanged; reported by the bridge if it fails
+      activation.ensure(); // left unchanged; a failure is reported by the activation
       return null;
     }
-    if (!internalName.equals(HTTP_CLIENT)) {
-      byte[] patched = HandlerPatch.patch(classfile);
-      if (patched != null) {
-        return patched; // guarded: works before the bridge exists
-      }
+    if (internalName.equals(HTTP_CLIENT)) {
+      return UrlHooks.parseHttpPrologue(classfile);
     }
-    if (!bridge.ensure()) {
-      throw new IllegalStateException("the bridge is not defined", bridge.failure());
-    }
-    return internalName.equals(HTTP_CLIENT)
-        ? UrlHooks.parseHttpPrologue(classfile)
-        : UrlHooks.handlerEpilogue(classfile);
+    byte[] patched = HandlerPatch.patch(classfile);
+    return patched != null ? patched : UrlHooks.handlerEpilogue(classfile);
   }
 
   @Override

@@ -4,16 +4,15 @@ import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.urlconnection.RetryingUrlConnections;
 import java.net.Proxy;
 import java.net.URLConnection;
-import java.util.function.BiFunction;
 
 /**
- * What the bridge calls for every connection the JDK's http and https handlers open: the
- * application gets a retrying facade over the JDK's connection, unless the agent opened it for one
- * of its own attempts, the client is switched off ({@code agent.clients.url-connection}, also by a
- * reload) or the agent is off; then the JDK's connection itself, so casts and reflection keep
- * working.
+ * What the JDK's http and https handlers' connections become ({@link UrlEntry}): the application
+ * gets a retrying facade over the JDK's connection, unless the client is switched off ({@code
+ * agent.clients.url-connection}, also by a reload) or the agent is off; then the JDK's connection
+ * itself, so casts and reflection keep working. The agent's own attempts never get here (a
+ * pass-through token).
  */
-final class UrlOpener implements BiFunction<URLConnection, Proxy, URLConnection> {
+final class UrlOpener {
   private final AgentRuntime runtime;
   private final AgentUrlTransport transport;
 
@@ -22,11 +21,13 @@ final class UrlOpener implements BiFunction<URLConnection, Proxy, URLConnection>
     this.transport = transport;
   }
 
-  @Override
-  public URLConnection apply(URLConnection connection, Proxy proxy) {
-    if (transport.opening() || !runtime.urlConnectionEnabled()) {
-      return connection;
+  /** The facade over {@code connection}, or {@code null}: the application gets the JDK's. */
+  URLConnection open(URLConnection connection, Proxy proxy) {
+    if (!runtime.urlConnectionEnabled()) {
+      return null;
     }
-    return RetryingUrlConnections.wrap(connection, proxy, runtime.engine(), transport);
+    URLConnection facade =
+        RetryingUrlConnections.wrap(connection, proxy, runtime.engine(), transport);
+    return facade == connection ? null : facade;
   }
 }

@@ -3,8 +3,8 @@ package dev.retryagent.agent.apache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.retryagent.bootstrap.ApacheBridge;
-import dev.retryagent.bootstrap.ApacheHandler;
+import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -14,6 +14,7 @@ import java.net.URLClassLoader;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -91,16 +92,21 @@ class ApacheHookTest {
   private final Recorder recorder = new Recorder();
   private TransformingLoader loader;
 
+  @BeforeAll
+  static void defineTheBridge() {
+    TestBridge.define();
+  }
+
   @BeforeEach
   void install() {
-    ApacheBridge.setHandler(recorder);
+    ApacheEntry.register(recorder);
     loader = new TransformingLoader();
   }
 
   @AfterEach
   void uninstall() throws IOException {
-    ApacheBridge.setHandler(null);
-    ApacheBridge.clearPassThrough();
+    ApacheEntry.unregister();
+    ApacheEntry.PASS_THROUGH.clear();
     loader.close();
   }
 
@@ -168,9 +174,19 @@ class ApacheHookTest {
             },
             (p, m, a) -> m.getName().equals("toString") ? "delivered" : null);
     recorder.answer = delivered;
+    long handled = TestBridge.handled(Bridge.APACHE_EXECUTE);
     assertThat(execute4(client)).isSameAs(delivered);
     assertThat(recorder.events)
         .containsExactly("execute InternalHttpClient http://127.0.0.1:9 null");
+    assertThat(TestBridge.handled(Bridge.APACHE_EXECUTE)).isEqualTo(handled + 1);
+  }
+
+  @Test
+  void aNullResponseTheHandlerDeliversIsReturnedAsNull() throws Throwable {
+    Object client = client4();
+    recorder.answer = Bridge.returned(null);
+    assertThat(execute4(client)).isNull();
+    assertThat(recorder.events).hasSize(1);
   }
 
   @Test
@@ -185,7 +201,7 @@ class ApacheHookTest {
   void aPassThroughTokenRunsTheOriginalDoExecuteOnce() throws Exception {
     Object client = client4();
     recorder.answer = new IllegalStateException("must not be delivered");
-    ApacheBridge.passThroughNextExecute();
+    ApacheEntry.PASS_THROUGH.next();
     // The original method runs: nothing listens on port 9, so HttpClient fails by itself.
     assertThatThrownBy(() -> execute4(client))
         .isInstanceOf(IOException.class)
@@ -195,7 +211,7 @@ class ApacheHookTest {
 
   @Test
   void withoutAHandlerTheClientRunsUnchanged() throws Exception {
-    ApacheBridge.setHandler(null);
+    ApacheEntry.unregister();
     Object client = client4();
     assertThatThrownBy(() -> execute4(client)).isInstanceOf(IOException.class);
     assertThat(recorder.events).isEmpty();

@@ -4,9 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.agent.runtime.AgentLog;
-import dev.retryagent.bootstrap.JdkHttpBridge;
-import dev.retryagent.bootstrap.JdkHttpBridge.Outcome;
-import dev.retryagent.bootstrap.JdkHttpHandler;
+import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -18,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -28,6 +28,11 @@ class JdkHttpHookTest {
 
   private final List<Object[]> handlerCalls = new CopyOnWriteArrayList<>();
   private HttpClient client;
+
+  @BeforeAll
+  static void defineTheBridge() {
+    TestBridge.define();
+  }
 
   @BeforeEach
   void loadInstrumentedClient() throws Exception {
@@ -44,12 +49,12 @@ class JdkHttpHookTest {
 
   @AfterEach
   void removeHandler() {
-    JdkHttpBridge.setHandler(null);
-    JdkHttpBridge.clearPassThrough();
+    JdkHttpEntry.unregister();
+    JdkHttpEntry.PASS_THROUGH.clear();
   }
 
   private void handle(Function<Object[], Object> behaviour) {
-    JdkHttpBridge.setHandler(
+    JdkHttpEntry.register(
         new JdkHttpHandler() {
           @Override
           public Object send(Object c, Object r, Object h) {
@@ -101,7 +106,7 @@ class JdkHttpHookTest {
   @Test
   void aReturnedOutcomeIsTheResultAndSkipsTheOriginalBody() throws Exception {
     CompletableFuture<HttpResponse<String>> future = new CompletableFuture<>();
-    handle(call -> Outcome.returned(call.length == 3 ? null : future));
+    handle(call -> Bridge.returned(call.length == 3 ? null : future));
 
     HttpResponse<String> response = client.send(REQUEST, BODY);
     CompletableFuture<HttpResponse<String>> async = client.sendAsync(REQUEST, BODY);
@@ -116,7 +121,7 @@ class JdkHttpHookTest {
   void aThrownOutcomeReachesTheCallerUnchanged() {
     IOException engineFailure = new IOException("gave up after 3 attempts");
     InterruptedException interrupt = new InterruptedException();
-    handle(call -> Outcome.thrown(call[1] == REQUEST ? engineFailure : interrupt));
+    handle(call -> call[1] == REQUEST ? engineFailure : interrupt);
 
     assertThatThrownBy(() -> client.send(REQUEST, BODY)).isSameAs(engineFailure);
     HttpRequest other = HttpRequest.newBuilder(URI.create("http://127.0.0.1:9/y")).build();
@@ -151,7 +156,7 @@ class JdkHttpHookTest {
   void aPassThroughTokenSkipsTheHandlerForExactlyOneCall() throws Exception {
     handle(call -> null);
 
-    JdkHttpBridge.passThroughNextCall();
+    JdkHttpEntry.PASS_THROUGH.next();
     client.send(REQUEST, BODY);
     client.send(REQUEST, BODY);
 
@@ -165,9 +170,9 @@ class JdkHttpHookTest {
     handle(
         call -> {
           try {
-            return Outcome.returned(new ClientTransport((HttpClient) call[0]).send(REQUEST, BODY));
+            return Bridge.returned(new ClientTransport((HttpClient) call[0]).send(REQUEST, BODY));
           } catch (Exception e) {
-            return Outcome.thrown(e);
+            return e;
           }
         });
 
@@ -178,14 +183,21 @@ class JdkHttpHookTest {
   }
 
   @Test
-  void interceptedCallsAreCounted() throws Exception {
+  void callsTheAgentTookAreCountedByTheBridge() throws Exception {
+    long before = intercepted();
     handle(call -> null);
-    long before = JdkHttpBridge.interceptedCalls();
+    client.send(REQUEST, BODY);
+    assertThat(intercepted() - before).as("declined").isZero();
 
+    handle(call -> Bridge.returned(null));
     client.send(REQUEST, BODY);
     client.sendAsync(REQUEST, BODY);
 
-    assertThat(JdkHttpBridge.interceptedCalls() - before).isEqualTo(2);
+    assertThat(intercepted() - before).isEqualTo(2);
+  }
+
+  private static long intercepted() {
+    return TestBridge.handled(Bridge.JDK_SEND) + TestBridge.handled(Bridge.JDK_SEND_ASYNC);
   }
 
   @Test
@@ -200,7 +212,7 @@ class JdkHttpHookTest {
 
     assertThat(instrumented.length).isGreaterThan(original.length);
     assertThat(new String(instrumented, java.nio.charset.StandardCharsets.ISO_8859_1))
-        .contains("dev/retryagent/bootstrap/JdkHttpBridge");
+        .contains("java/lang/RetryAgentBridge");
   }
 
   @Test

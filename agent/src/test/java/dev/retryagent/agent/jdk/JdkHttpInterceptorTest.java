@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
-import dev.retryagent.bootstrap.JdkHttpBridge;
+import dev.retryagent.agent.tooling.TestBridge;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
@@ -31,7 +31,7 @@ class JdkHttpInterceptorTest {
   void reset() {
     FakeHttpClient.Bodies.sendResult = null;
     FakeHttpClient.Bodies.SEND_RUNS.set(0);
-    JdkHttpBridge.clearPassThrough();
+    JdkHttpEntry.PASS_THROUGH.clear();
   }
 
   private static AgentRuntime runtime(AgentConfig config) throws Exception {
@@ -45,7 +45,7 @@ class JdkHttpInterceptorTest {
 
     Object outcome = interceptor.send(client, REQUEST, BODY);
 
-    assertThat(JdkHttpBridge.deliver(outcome)).isNull();
+    assertThat(TestBridge.deliver(outcome)).isNull();
     assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
   }
 
@@ -57,7 +57,7 @@ class JdkHttpInterceptorTest {
 
     Object outcome = interceptor.send(client, REQUEST, BODY);
 
-    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome)).isSameAs(refused);
+    assertThatThrownBy(() -> TestBridge.deliver(outcome)).isSameAs(refused);
     assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(1);
   }
 
@@ -67,8 +67,7 @@ class JdkHttpInterceptorTest {
 
     Object outcome = interceptor.sendAsync(client, null, BODY, null);
 
-    assertThatThrownBy(() -> JdkHttpBridge.deliver(outcome))
-        .isInstanceOf(NullPointerException.class);
+    assertThatThrownBy(() -> TestBridge.deliver(outcome)).isInstanceOf(NullPointerException.class);
   }
 
   @Test

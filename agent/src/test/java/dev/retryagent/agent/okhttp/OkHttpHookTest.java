@@ -3,8 +3,8 @@ package dev.retryagent.agent.okhttp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.retryagent.bootstrap.OkHttpBridge;
-import dev.retryagent.bootstrap.OkHttpHandler;
+import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.TestBridge;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -101,16 +102,21 @@ class OkHttpHookTest {
   private final Recorder recorder = new Recorder();
   private TransformingLoader loader;
 
+  @BeforeAll
+  static void defineTheBridge() {
+    TestBridge.define();
+  }
+
   @BeforeEach
   void install() {
-    OkHttpBridge.setHandler(recorder);
+    OkHttpEntry.register(recorder);
     loader = new TransformingLoader();
   }
 
   @AfterEach
   void uninstall() throws IOException {
-    OkHttpBridge.setHandler(null);
-    OkHttpBridge.clearPassThrough();
+    OkHttpEntry.unregister();
+    OkHttpEntry.PASS_THROUGH.clear();
     loader.close();
   }
 
@@ -211,7 +217,7 @@ class OkHttpHookTest {
   void anEnqueueTheHandlerTakesOverSkipsOkHttpsOwnEnqueue() throws Throwable {
     Object client = newClient();
     Object call = newCall(client);
-    recorder.enqueueAnswer = OkHttpBridge.TAKEN;
+    recorder.enqueueAnswer = Bridge.TAKEN;
 
     enqueue(call, callback(new CopyOnWriteArrayList<>()));
 
@@ -222,7 +228,7 @@ class OkHttpHookTest {
     assertThat(dispatcher.getClass().getMethod("queuedCallsCount").invoke(dispatcher)).isEqualTo(0);
     assertThat(dispatcher.getClass().getMethod("runningCallsCount").invoke(dispatcher))
         .isEqualTo(0);
-    assertThat(OkHttpBridge.enqueuesTaken()).isPositive();
+    assertThat(TestBridge.handled(Bridge.OKHTTP_ENQUEUE)).isPositive();
   }
 
   @Test
@@ -262,9 +268,9 @@ class OkHttpHookTest {
   void aPassThroughTokenLetsOneEnqueueRunUnseen() throws Throwable {
     Object client = newClient();
     Object call = newCall(client);
-    recorder.enqueueAnswer = OkHttpBridge.TAKEN;
+    recorder.enqueueAnswer = Bridge.TAKEN;
     try {
-      OkHttpBridge.passThroughNextEnqueue();
+      OkHttpEntry.PASS_THROUGH.next();
       enqueue(call, callback(new CopyOnWriteArrayList<>()));
 
       assertThat(recorder.events).noneMatch(e -> e.startsWith("enqueue"));

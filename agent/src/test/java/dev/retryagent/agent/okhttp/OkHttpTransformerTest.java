@@ -3,17 +3,24 @@ package dev.retryagent.agent.okhttp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.agent.CapturedStderr;
+import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URL;
 import java.net.URLClassLoader;
 import okhttp3.OkHttpClient;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 class OkHttpTransformerTest {
   private final OkHttpTransformer transformer = new OkHttpTransformer();
   @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
+
+  @BeforeAll
+  static void defineTheBridge() {
+    TestBridge.define();
+  }
 
   private static byte[] builderBytes() throws IOException {
     try (InputStream in =
@@ -45,7 +52,7 @@ class OkHttpTransformerTest {
     assertThat(transformer.skipped()).isEqualTo(1);
   }
 
-  /** A loader that does not delegate to the bootstrap path for the agent's bridge (like OSGi). */
+  /** A loader that hides the agent's own packages, as OSGi or JBoss Modules may. */
   static final class Isolated extends URLClassLoader {
     Isolated() {
       super(new URL[0], null);
@@ -60,18 +67,45 @@ class OkHttpTransformerTest {
     }
   }
 
+  /** A loader that refuses even the bridge, a class of {@code java.lang}. */
+  static final class Hostile extends URLClassLoader {
+    Hostile() {
+      super(new URL[0], null);
+    }
+
+    @Override
+    protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (name.startsWith("java.lang.RetryAgent")) {
+        throw new ClassNotFoundException(name);
+      }
+      return super.loadClass(name, resolve);
+    }
+  }
+
+  @Test
+  void aLoaderThatHidesTheAgentsPackagesStillSeesTheBridgeAndIsHooked() throws Exception {
+    // skipped while the bridge was appended to the boot path under dev.retryagent.bootstrap
+    byte[] bytes = builderBytes();
+    try (Isolated isolated = new Isolated()) {
+      assertThat(transform(isolated, OkHttpHook.BUILDER, bytes)).isNotNull();
+    }
+    assertThat(transformer.hooked()).isEqualTo(1);
+    assertThat(stderr.text()).isEmpty();
+  }
+
   @Test
   void aLoaderThatCannotSeeTheBridgeIsLeftAloneAndSaidOnce() throws Exception {
     byte[] bytes = builderBytes();
-    try (Isolated isolated = new Isolated()) {
-      assertThat(transform(isolated, OkHttpHook.BUILDER, bytes)).isNull();
-      assertThat(transform(isolated, OkHttpHook.CALL_3, bytes)).isNull();
+    try (Hostile hostile = new Hostile()) {
+      assertThat(transform(hostile, OkHttpHook.BUILDER, bytes)).isNull();
+      assertThat(transform(hostile, OkHttpHook.CALL_3, bytes)).isNull();
     }
+    assertThat(transformer.hooked()).isZero();
     assertThat(stderr.text().lines())
         .singleElement()
         .asString()
         .startsWith("retry-agent: okhttp NOT hooked in")
-        .contains("cannot see the agent's bootstrap classes");
+        .contains("does not delegate java.lang.RetryAgentBridge to the bootstrap loader");
   }
 
   @Test

@@ -29,6 +29,19 @@ class ForeignLoadersTest {
   }
 
   @Test
+  void ourOwnLoadersAreNamedAsTheyAre() throws Exception {
+    // the names are strings (the agent's loader is package-private, in the system class loader)
+    assertThat(
+            ForeignLoaders.isAgentLoaderClass(
+                Class.forName("dev.retryagent.launcher.AgentClassLoader").getName()))
+        .isTrue();
+    assertThat(
+            ForeignLoaders.isAgentLoaderClass(
+                Class.forName("dev.retryagent.agent.okhttp.OkHttpClassLoader").getName()))
+        .isTrue();
+  }
+
+  @Test
   void applicationLoadersAreNot() {
     assertThat(
             ForeignLoaders.isAgentLoaderClass(

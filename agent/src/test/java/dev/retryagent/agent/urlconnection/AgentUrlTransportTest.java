@@ -5,19 +5,24 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Test;
 
 /**
- * What the bridge's {@code parseHTTP} prologue is told: the JDK's own value outside the agent's
- * attempts; inside one, its resend switched off or counted.
+ * What the {@code parseHTTP} prologue is told: the JDK's own value outside the agent's attempts;
+ * inside one, its resend switched off or counted.
  */
 class AgentUrlTransportTest {
   private final AgentUrlTransport transport = new AgentUrlTransport();
   private final Object client = new Object();
 
+  /**
+   * The value the prologue leaves in {@code failedOnce}: the JDK's own where the answer is null.
+   */
   private boolean parsing(Object c, boolean failedOnce) {
-    return transport.resendSwitch.test(c, failedOnce);
+    Boolean answer = transport.parsing(c, failedOnce);
+    return answer == null ? failedOnce : answer;
   }
 
   @Test
   void outsideTheAgentsAttemptsTheJdkDecidesAsAlways() {
+    assertThat(transport.parsing(client, false)).as("the agent leaves it").isNull();
     assertThat(parsing(client, false)).isFalse();
     assertThat(parsing(client, true)).isTrue();
     assertThat(transport.afterStep()).isZero();

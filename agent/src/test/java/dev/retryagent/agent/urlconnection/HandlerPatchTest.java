@@ -2,6 +2,11 @@ package dev.retryagent.agent.urlconnection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.agent.CapturedStderr;
+import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.BridgeHandler;
+import dev.retryagent.agent.tooling.BridgeInstaller;
+import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Proxy;
@@ -14,22 +19,35 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiFunction;
-import java.util.function.BiPredicate;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.FieldVisitor;
 import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The handler rewrite without ASM, on a handler of the JDK's exact shape loaded (and so verified)
- * next to the real bridge, and on the JDK's own handlers; the ASM rewrites on the JDK's classes.
+ * with the real bridge, and on the JDK's own handlers; the ASM rewrites on the JDK's classes.
  */
 class HandlerPatchTest {
   private static final URL URL_A = url("http://127.0.0.1:1/a");
+
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
+
+  @BeforeAll
+  static void defineTheBridge() {
+    TestBridge.define();
+  }
+
+  @AfterEach
+  void unregister() {
+    UrlEntry.unregister();
+  }
 
   private static URL url(String s) {
     try {
@@ -50,24 +68,25 @@ class HandlerPatchTest {
     }
   }
 
-  private static byte[] bridgeBytes() throws IOException {
-    try (InputStream in =
-        HandlerPatchTest.class.getResourceAsStream("/sun/net/www/RetryAgentUrlBridge.class")) {
-      return in.readAllBytes();
-    }
-  }
-
-  /** Defines the given classes itself (child-first), everything else from its parent. */
+  /**
+   * Defines the given classes itself (child-first), everything else from its parent; with {@code
+   * bridgeless}, it refuses the bridge's name, as no real loader may.
+   */
   private static final class Loader extends ClassLoader {
     private final Map<String, byte[]> classes;
+    private final boolean bridgeless;
 
-    Loader(Map<String, byte[]> classes) {
+    Loader(Map<String, byte[]> classes, boolean bridgeless) {
       super(HandlerPatchTest.class.getClassLoader());
       this.classes = classes;
+      this.bridgeless = bridgeless;
     }
 
     @Override
     protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+      if (bridgeless && name.equals(BridgeInstaller.NAME)) {
+        throw new ClassNotFoundException(name);
+      }
       byte[] b = classes.get(name);
       if (b == null) {
         return super.loadClass(name, resolve);
@@ -79,15 +98,12 @@ class HandlerPatchTest {
     }
   }
 
-  private static Object patchedHandler(boolean withBridge, Class<?> handler, byte[] patched)
+  private static Object patchedHandler(boolean bridgeless, Class<?> handler, byte[] patched)
       throws Exception {
     Map<String, byte[]> classes = new LinkedHashMap<>();
     classes.put(handler.getName(), patched);
     classes.put(FakeConnection.class.getName(), testClass(FakeConnection.class));
-    if (withBridge) {
-      classes.put(UrlBridge.NAME, bridgeBytes());
-    }
-    Loader loader = new Loader(classes);
+    Loader loader = new Loader(classes, bridgeless);
     // initialising links the class: the verifier checks the inserted code and its frame
     return Class.forName(handler.getName(), true, loader).getConstructor().newInstance();
   }
@@ -97,16 +113,13 @@ class HandlerPatchTest {
         handler.getClass().getMethod("open", URL.class, Proxy.class).invoke(handler, URL_A, p);
   }
 
-  private static void install(
-      Object handler, BiFunction<URLConnection, Proxy, URLConnection> opener) throws Exception {
-    Class<?> bridge = Class.forName(UrlBridge.NAME, true, handler.getClass().getClassLoader());
-    bridge
-        .getMethod("install", BiFunction.class, BiPredicate.class)
-        .invoke(null, opener, (BiPredicate<Object, Boolean>) (c, f) -> f);
+  /** Registers {@code opener} under the hook, as {@link UrlEntry} is at the first connection. */
+  private static void install(BridgeHandler opener) {
+    Bridge.register(Bridge.URL_OPENED, "a test connection", opener);
   }
 
   @Test
-  void withoutABridgeThePatchedHandlerReturnsItsOwnConnection() throws Exception {
+  void withoutAHandlerThePatchedHandlerReturnsItsOwnConnection() throws Exception {
     byte[] patched = HandlerPatch.patch(testClass(FakeHandler.class));
     assertThat(patched).isNotNull();
 
@@ -118,32 +131,46 @@ class HandlerPatchTest {
   }
 
   @Test
-  void withTheBridgeTheApplicationGetsWhatTheOpenerMakesWithTheProxy() throws Exception {
+  void aLoaderThatCannotLinkTheBridgeStillGetsItsOwnConnection() throws Exception {
     Object handler =
         patchedHandler(true, FakeHandler.class, HandlerPatch.patch(testClass(FakeHandler.class)));
-    List<Proxy> proxies = new ArrayList<>();
-    URLConnection wrapped = new FakeConnection(URL_A, null, null);
-    install(
-        handler,
-        (real, proxy) -> {
-          proxies.add(proxy);
-          return wrapped;
-        });
+    install((a, b, c, d, e, f) -> new FakeConnection(URL_A, null, null));
 
-    assertThat(open(handler, Proxy.NO_PROXY)).isSameAs(wrapped);
-    assertThat(proxies).containsExactly(Proxy.NO_PROXY);
+    URLConnection c = open(handler, Proxy.NO_PROXY);
+    assertThat(c.getClass().getName()).isEqualTo(FakeConnection.class.getName());
+    assertThat(c.getClass().getClassLoader()).isSameAs(handler.getClass().getClassLoader());
   }
 
   @Test
-  void anOpenerThatThrowsLeavesTheHandlersOwnConnection() throws Exception {
+  void withTheBridgeTheApplicationGetsWhatTheOpenerMakesWithTheProxy() throws Exception {
     Object handler =
-        patchedHandler(true, FakeHandler.class, HandlerPatch.patch(testClass(FakeHandler.class)));
+        patchedHandler(false, FakeHandler.class, HandlerPatch.patch(testClass(FakeHandler.class)));
+    List<Object> proxies = new ArrayList<>();
+    URLConnection wrapped = new FakeConnection(URL_A, null, null);
     install(
-        handler,
-        (real, proxy) -> {
+        (real, proxy, c, d, e, f) -> {
+          proxies.add(proxy);
+          return wrapped;
+        });
+    long handled = TestBridge.handled(Bridge.URL_OPENED);
+
+    assertThat(open(handler, Proxy.NO_PROXY)).isSameAs(wrapped);
+    assertThat(proxies).containsExactly(Proxy.NO_PROXY);
+    assertThat(TestBridge.handled(Bridge.URL_OPENED)).isEqualTo(handled + 1);
+  }
+
+  @Test
+  void anOpenerThatThrowsOrAnswersNoConnectionLeavesTheHandlersOwnConnection() throws Exception {
+    Object handler =
+        patchedHandler(false, FakeHandler.class, HandlerPatch.patch(testClass(FakeHandler.class)));
+    install(
+        (real, proxy, c, d, e, f) -> {
           throw new IllegalStateException("bug");
         });
+    assertThat(open(handler, null).getClass().getName()).isEqualTo(FakeConnection.class.getName());
+    assertThat(stderr.text()).contains("internal error").contains("IllegalStateException: bug");
 
+    install((real, proxy, c, d, e, f) -> "not a connection");
     assertThat(open(handler, null).getClass().getName()).isEqualTo(FakeConnection.class.getName());
   }
 
@@ -152,9 +179,13 @@ class HandlerPatchTest {
     byte[] odd = testClass(OddHandler.class);
     assertThat(HandlerPatch.patch(odd)).isNull();
 
-    Object handler = patchedHandler(true, OddHandler.class, UrlHooks.handlerEpilogue(odd));
+    Object handler = patchedHandler(false, OddHandler.class, UrlHooks.handlerEpilogue(odd));
+    assertThat(open(handler, Proxy.NO_PROXY).getClass().getName())
+        .as("no handler: the method's own connection")
+        .isEqualTo(FakeConnection.class.getName());
+
     URLConnection wrapped = new FakeConnection(URL_A, null, null);
-    install(handler, (real, proxy) -> wrapped);
+    install((real, proxy, c, d, e, f) -> wrapped);
 
     assertThat(open(handler, Proxy.NO_PROXY)).isSameAs(wrapped);
     assertThat(open(handler, null)).isSameAs(wrapped);
@@ -180,7 +211,8 @@ class HandlerPatchTest {
       assertThat(after.get(target))
           .contains(
               "checkcast java/net/URLConnection",
-              "invokestatic sun/net/www/RetryAgentUrlBridge.opened",
+              "invokestatic java/lang/RetryAgentBridge.enter",
+              "invokestatic java/util/Objects.requireNonNullElse",
               "try java/lang/Throwable",
               "frame");
     }
@@ -201,14 +233,22 @@ class HandlerPatchTest {
     assertThat(parse.get(0)).isEqualTo("try java/lang/Throwable");
     List<String> code = new ArrayList<>(parse);
     code.removeIf(i -> i.startsWith("try "));
-    assertThat(code.subList(0, 6))
+    assertThat(code.subList(0, 13))
         .containsExactly(
             "aload 0",
+            "int " + Bridge.URL_RESEND,
             "aload 0",
             "aload 0",
             "getfield sun/net/www/http/HttpClient.failedOnce",
-            "invokestatic sun/net/www/RetryAgentUrlBridge.parsing",
-            "putfield sun/net/www/http/HttpClient.failedOnce");
+            "invokestatic java/lang/Boolean.valueOf",
+            "invokestatic java/lang/RetryAgentBridge.enter",
+            "aload 0",
+            "getfield sun/net/www/http/HttpClient.failedOnce",
+            "invokestatic java/lang/Boolean.valueOf",
+            "invokestatic java/util/Objects.requireNonNullElse",
+            "checkcast java/lang/Boolean",
+            "invoke java/lang/Boolean.booleanValue");
+    assertThat(code.get(13)).isEqualTo("putfield sun/net/www/http/HttpClient.failedOnce");
     assertThat(fields(rewritten)).isEqualTo(fields(jdkClass(UrlHooks.HTTP_CLIENT)));
   }
 
@@ -232,6 +272,11 @@ class HandlerPatchTest {
                   @Override
                   public void visitVarInsn(int opcode, int var) {
                     out.add((opcode == Opcodes.ALOAD ? "aload " : "var " + opcode + " ") + var);
+                  }
+
+                  @Override
+                  public void visitIntInsn(int opcode, int operand) {
+                    out.add("int " + operand);
                   }
 
                   @Override

@@ -45,6 +45,8 @@ import retrofit2.http.GET;
  *   <li>{@code foreign|URL|JARS}: OkHttp in a class loader named like the OpenTelemetry agent's.
  *   <li>{@code other|URL|JARS}: another OkHttp version in a child-first loader, next to the
  *       application's own.
+ *   <li>{@code isolated|URL|JARS}: OkHttp in a loader that delegates nothing but {@code java.*} and
+ *       refuses the agent's packages (as OSGi may).
  *   <li>{@code unload|URL|JARS|enqueue-or-not}: OkHttp in a loader that the application uses (with
  *       {@code enqueue}: also an enqueued call that fails) and then drops: is it collected?
  * </ul>
@@ -91,6 +93,9 @@ public final class OkAgentChecksApp {
               "other",
               new ChildFirstLoader(urls(a[2]), OkAgentChecksApp.class.getClassLoader()),
               a[1]);
+          break;
+        case "isolated":
+          inLoader("isolated", new IsolatedLoader(withTheseApps(urls(a[2]))), a[1]);
           break;
         case "unload":
           unload(a[1], a[2], a[3].equals("enqueue"));
@@ -343,6 +348,13 @@ public final class OkAgentChecksApp {
     // the driver itself, defined by the loader next to its OkHttp
     urls.add(OkAgentChecksApp.class.getProtectionDomain().getCodeSource().getLocation());
     return urls.toArray(new URL[0]);
+  }
+
+  /** {@code jars} and this class's own location, where {@link OkDriver} is. */
+  private static URL[] withTheseApps(URL[] jars) {
+    URL[] all = java.util.Arrays.copyOf(jars, jars.length + 1);
+    all[jars.length] = OkAgentChecksApp.class.getProtectionDomain().getCodeSource().getLocation();
+    return all;
   }
 
   private static void inLoader(String check, ClassLoader loader, String url) throws Exception {

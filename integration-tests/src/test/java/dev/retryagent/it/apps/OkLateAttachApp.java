@@ -42,8 +42,7 @@ public final class OkLateAttachApp {
     System.out.println("after.execute=" + execute(after, args[1] + "/a"));
     System.out.println("after.enqueue=" + enqueue(after, args[1] + "/b"));
     System.out.println("before.execute=" + execute(before, args[1] + "/c"));
-    Class<?> bridge = Class.forName("dev.retryagent.bootstrap.OkHttpBridge", true, null);
-    System.out.println("enqueuesTaken=" + bridge.getMethod("enqueuesTaken").invoke(null));
+    System.out.println("enqueuesTaken=" + AgentProbe.handled(AgentProbe.OKHTTP_ENQUEUE));
     System.exit(0);
   }
 

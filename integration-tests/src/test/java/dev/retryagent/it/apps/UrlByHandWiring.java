@@ -3,7 +3,7 @@ package dev.retryagent.it.apps;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.engine.RetryEngine;
-import dev.retryagent.observe.LogListener;
+import dev.retryagent.internal.observe.LogListener;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.urlconnection.RetryingUrlConnections;
 import java.io.IOException;

@@ -159,7 +159,7 @@ class AgentFailureIT {
             dynamicTest(
                 fault.option + " fault: " + key + " (" + rule + ")",
                 () -> {
-                  List<String> all =
+                  List<String> diffs =
                       rule.differences(
                           before,
                           after,
@@ -167,9 +167,6 @@ class AgentFailureIT {
                             Observation o = without.calls().get(ref + "/" + api);
                             return o == null ? null : o.canonical(racy);
                           });
-                  // Listener fault: retried as the policy says, which may be sooner than the
-                  // client's own wait (HttpClient 5: 1 s before it resends a 503).
-                  List<String> diffs = fault == Fault.LISTENER ? Expect.exceptSooner(all) : all;
                   assertThat(diffs)
                       .as(
                           "without the agent: %s%nwith it and the fault: %s",

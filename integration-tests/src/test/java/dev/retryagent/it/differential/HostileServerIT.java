@@ -28,9 +28,8 @@ import org.junit.jupiter.api.TestFactory;
  *
  * <ul>
  *   <li>Each call: what the application sees with the agent is what it sees without it, except that
- *       a failure the policy retries may become a later success ({@link Expect#retried}; sooner
- *       than the client's own wait, {@link Expect#exceptSooner}), and the server sees no more
- *       requests than {@code maxAttempts}.
+ *       a failure the policy retries may become a later success ({@link Expect#retried}), and the
+ *       server sees no more requests than {@code maxAttempts}.
  *   <li>Stderr: no escape (ESC, CSI, BEL, OSC), no carriage return, no forged {@code retry-agent:}
  *       line; every agent line stays short (no 1 MB header in it); no query, token or credential.
  *   <li>Dead letters: one JSON object a line, no raw control character, nothing secret.
@@ -236,15 +235,14 @@ class HostileServerIT {
                 key + ": " + c.title(),
                 () ->
                     assertThat(
-                            Expect.exceptSooner(
-                                c.expect()
-                                    .differences(
-                                        before,
-                                        after,
-                                        ref -> {
-                                          Observation o = without.calls().get(ref + "/" + api);
-                                          return o == null ? null : o.canonical(racy);
-                                        })))
+                            c.expect()
+                                .differences(
+                                    before,
+                                    after,
+                                    ref -> {
+                                      Observation o = without.calls().get(ref + "/" + api);
+                                      return o == null ? null : o.canonical(racy);
+                                    }))
                         .as(
                             "without the agent: %s%nwith it: %s",
                             before.describe(), after.describe())

@@ -1,8 +1,9 @@
 package dev.retryagent.agent.apache.glue;
 
+import dev.retryagent.agent.apache.ApacheEntry;
 import dev.retryagent.agent.apache.ApacheSupport;
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.apache4.ApacheRetrying4;
-import dev.retryagent.bootstrap.ApacheBridge;
 import java.io.IOException;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
@@ -53,7 +54,7 @@ public final class Apache4Glue implements ApacheSupport {
     ApacheRetrying4 runner = retrying();
     try {
       CloseableHttpResponse response = runner.execute(transport, t, r, c);
-      return response == null ? ApacheBridge.NO_RESPONSE : response;
+      return Bridge.returned(response);
     } catch (Throwable e) {
       return e;
     }
@@ -85,11 +86,11 @@ public final class Apache4Glue implements ApacheSupport {
     @Override
     public CloseableHttpResponse execute(HttpHost target, HttpRequest request, HttpContext context)
         throws IOException {
-      ApacheBridge.passThroughNextExecute();
+      ApacheEntry.PASS_THROUGH.next();
       try {
         return client.execute(target, request, context);
       } finally {
-        ApacheBridge.clearPassThrough();
+        ApacheEntry.PASS_THROUGH.clear();
       }
     }
   }

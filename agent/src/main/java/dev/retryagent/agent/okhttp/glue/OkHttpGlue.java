@@ -1,7 +1,7 @@
 package dev.retryagent.agent.okhttp.glue;
 
 import dev.retryagent.agent.okhttp.OkHttpSupport;
-import dev.retryagent.bootstrap.OkHttpBridge;
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.okhttp.AsyncRetrier;
 import java.util.List;
 import okhttp3.Call;
@@ -104,7 +104,7 @@ public final class OkHttpGlue implements OkHttpSupport {
     AsyncRetrier r = retrier();
     try {
       r.enqueue(c, (Callback) callback, ((OkHttpClient) client).dispatcher());
-      return OkHttpBridge.TAKEN;
+      return Bridge.TAKEN;
     } catch (Throwable t) {
       // After this point the call may have started: never run the original enqueue as well.
       return t;

@@ -1,6 +1,6 @@
 package dev.retryagent.agent.okhttp.glue;
 
-import dev.retryagent.bootstrap.OkHttpBridge;
+import dev.retryagent.agent.okhttp.OkHttpEntry;
 import dev.retryagent.okhttp.AsyncRetrier;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -16,11 +16,11 @@ final class PassThroughEnqueuer implements AsyncRetrier.Enqueuer {
 
   @Override
   public void enqueue(Call call, Callback callback) {
-    OkHttpBridge.passThroughNextEnqueue();
+    OkHttpEntry.PASS_THROUGH.next();
     try {
       call.enqueue(callback);
     } finally {
-      OkHttpBridge.clearPassThrough();
+      OkHttpEntry.PASS_THROUGH.clear();
     }
   }
 }

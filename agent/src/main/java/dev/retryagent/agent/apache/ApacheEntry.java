@@ -1,0 +1,49 @@
+package dev.retryagent.agent.apache;
+
+import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.BridgeHandler;
+import dev.retryagent.agent.tooling.PassThrough;
+
+/**
+ * Where the Apache HttpClient hooks enter the agent ({@link Bridge#APACHE_BUILDER}, {@link
+ * Bridge#APACHE_EXECUTE}): lets the agent's own attempts through (the pass-through token the 4.5
+ * glue sets around each one), then hands each hook to the {@link ApacheHandler}. Public for the
+ * glue, which lives next to each HttpClient copy in another class loader.
+ */
+public final class ApacheEntry implements BridgeHandler {
+  /** Set by the 4.5 glue around each attempt it runs through the client's own {@code execute}. */
+  public static final PassThrough PASS_THROUGH = new PassThrough();
+
+  private final ApacheHandler handler;
+  private final boolean execute;
+
+  private ApacheEntry(ApacheHandler handler, boolean execute) {
+    this.handler = handler;
+    this.execute = execute;
+  }
+
+  /** Sends both hooks' calls to {@code handler}. */
+  static void register(ApacheHandler handler) {
+    String what = "an Apache HttpClient call";
+    Bridge.register(Bridge.APACHE_BUILDER, what, new ApacheEntry(handler, false));
+    Bridge.register(Bridge.APACHE_EXECUTE, what, new ApacheEntry(handler, true));
+  }
+
+  /** Removes both hooks' handler: HttpClient runs unchanged. */
+  static void unregister() {
+    Bridge.unregister(Bridge.APACHE_BUILDER);
+    Bridge.unregister(Bridge.APACHE_EXECUTE);
+  }
+
+  @Override
+  public Object enter(Object a, Object b, Object c, Object d, Object e, Object f) {
+    if (execute) {
+      // the client, the target host, the request, the context
+      return PASS_THROUGH.consume() || a == null ? null : handler.execute(a, b, c, d);
+    }
+    if (a != null) {
+      handler.builderCreated(a);
+    }
+    return null;
+  }
+}

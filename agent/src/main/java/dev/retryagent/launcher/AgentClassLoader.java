@@ -1,0 +1,136 @@
+package dev.retryagent.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.security.CodeSource;
+import java.security.ProtectionDomain;
+import java.security.cert.Certificate;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+
+/**
+ * Loads the agent's hidden classes: entries {@code inst/<binary name>.classdata} of the agent jar,
+ * which no other class loader recognises as classes (the OpenTelemetry agent's layout). Resources
+ * are read from {@code inst/<name>}.
+ *
+ * <p>The parent is the platform class loader, so agent code links to {@code java.net.http} and the
+ * other platform modules, to {@code java.base} (the bridge {@code java.lang.RetryAgentBridge}
+ * included), but never to an application class: the application's own Byte Buddy, SnakeYAML or
+ * SLF4J are invisible here, and ours are invisible to it. The two start-up types the installer
+ * links to, {@link AgentInstaller} and {@link AgentStarter}, are the exception: they live in the
+ * system class loader with the launcher (which the platform loader does not see), and this loader
+ * hands out exactly those two classes. Making the system loader the parent instead would expose the
+ * application's libraries again.
+ */
+final class AgentClassLoader extends ClassLoader {
+  static {
+    registerAsParallelCapable();
+  }
+
+  private static final String PREFIX = "inst/";
+
+  private final JarFile jar;
+  private final URL jarUrl;
+  private final ProtectionDomain domain;
+
+  private AgentClassLoader(JarFile jar, URL jarUrl) {
+    super("retry-agent", ClassLoader.getPlatformClassLoader());
+    this.jar = jar;
+    this.jarUrl = jarUrl;
+    this.domain =
+        new ProtectionDomain(new CodeSource(jarUrl, (Certificate[]) null), null, this, null);
+  }
+
+  static AgentClassLoader open(String jarPath) throws IOException {
+    JarFile jar = new JarFile(jarPath, false);
+    return new AgentClassLoader(jar, new java.io.File(jarPath).toURI().toURL());
+  }
+
+  @Override
+  protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+    // the installer implements one and registers with the other: the very classes the launcher
+    // uses, from the system class loader, or the installer could not be handed over
+    if (name.equals(AgentInstaller.class.getName())) {
+      return AgentInstaller.class;
+    }
+    if (name.equals(AgentStarter.class.getName())) {
+      return AgentStarter.class;
+    }
+    return super.loadClass(name, resolve);
+  }
+
+  @Override
+  protected Class<?> findClass(String name) throws ClassNotFoundException {
+    JarEntry entry = jar.getJarEntry(PREFIX + name.replace('.', '/') + ".classdata");
+    if (entry == null) {
+      throw new ClassNotFoundException(name);
+    }
+    byte[] bytes;
+    try (InputStream in = jar.getInputStream(entry)) {
+      bytes = in.readAllBytes();
+    } catch (IOException e) {
+      throw new ClassNotFoundException(name, e);
+    }
+    definePackageOf(name);
+    return defineClass(name, bytes, 0, bytes.length, domain);
+  }
+
+  private void definePackageOf(String className) {
+    int dot = className.lastIndexOf('.');
+    if (dot > 0) {
+      String pkg = className.substring(0, dot);
+      if (getDefinedPackage(pkg) == null) {
+        try {
+          definePackage(pkg, null, null, null, null, null, null, null);
+        } catch (IllegalArgumentException raced) {
+          // another thread defined it first
+        }
+      }
+    }
+  }
+
+  /**
+   * Hidden class files ({@code *.classdata}: the OkHttp glue, the bridge's bytes) are read straight
+   * from the open jar: through {@link #getResource} they would go through {@code URL} and {@code
+   * JarURLConnection}, nine more classes to load at start-up.
+   */
+  @Override
+  public InputStream getResourceAsStream(String name) {
+    if (name.endsWith(".classdata")) {
+      JarEntry entry = jar.getJarEntry(PREFIX + name);
+      if (entry != null) {
+        try {
+          return jar.getInputStream(entry);
+        } catch (IOException e) {
+          return null;
+        }
+      }
+    }
+    return super.getResourceAsStream(name);
+  }
+
+  @Override
+  protected URL findResource(String name) {
+    if (jar.getJarEntry(PREFIX + name) == null) {
+      return null;
+    }
+    try {
+      return new URL("jar:" + jarUrl + "!/" + PREFIX + name);
+    } catch (MalformedURLException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  protected Enumeration<URL> findResources(String name) {
+    URL url = findResource(name);
+    return url == null
+        ? Collections.emptyEnumeration()
+        : Collections.enumeration(Collections.singleton(url));
+  }
+}

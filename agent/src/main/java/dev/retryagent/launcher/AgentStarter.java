@@ -1,0 +1,65 @@
+package dev.retryagent.launcher;
+
+import java.lang.instrument.Instrumentation;
+
+/**
+ * The launcher's half of the start-up, in the system class loader: creates the agent's class loader
+ * and runs the installer in it, once per JVM, whatever the number of {@code -javaagent} copies or
+ * late attaches (each of them resolves this same class: the system loader returns the first copy's
+ * classes, and {@link AgentClassLoader} hands the installer this one too).
+ */
+public final class AgentStarter {
+  private static final String INSTALLER = "dev.retryagent.agent.Installer";
+
+  private static boolean started;
+  private static AgentInstaller installer;
+
+  private AgentStarter() {}
+
+  /** Called by the installer's static initializer in the agent's class loader. */
+  public static synchronized void register(AgentInstaller instance) {
+    installer = instance;
+  }
+
+  private static synchronized boolean claimStart() {
+    if (started) {
+      return false;
+    }
+    started = true;
+    return true;
+  }
+
+  /**
+   * Installs the agent and prints one line on stderr saying what was installed, or why not. Never
+   * throws.
+   *
+   * @param agentArgs the {@code -javaagent} argument, may be null
+   * @param inst the JVM's instrumentation
+   * @param atStartup true from {@code premain}, false from {@code agentmain}
+   * @param jarPath the agent jar, whose {@code inst/} entries hold the hidden classes
+   * @param version the agent version for the start-up line
+   */
+  public static void start(
+      String agentArgs, Instrumentation inst, boolean atStartup, String jarPath, String version) {
+    String prefix = "retry-agent " + version + ": ";
+    if (!claimStart()) {
+      System.err.println(prefix + "already installed, ignoring another start");
+      return;
+    }
+    String line;
+    try {
+      Class.forName(INSTALLER, true, AgentClassLoader.open(jarPath));
+      AgentInstaller registered;
+      synchronized (AgentStarter.class) {
+        registered = installer;
+      }
+      if (registered == null) {
+        throw new IllegalStateException(INSTALLER + " did not register");
+      }
+      line = prefix + registered.install(agentArgs, inst, atStartup);
+    } catch (Throwable t) {
+      line = prefix + "not installed, the application runs without retries (" + t + ")";
+    }
+    System.err.println(line);
+  }
+}

@@ -1,7 +1,0 @@
-/**
- * What the Apache HttpClient adapters ({@code dev.retryagent.apache4} for 4.5, {@code
- * dev.retryagent.apache5} for 5.x classic) share, with no Apache type in it: the record of the
- * exchanges the client itself made inside one attempt, and the wait between attempts that a
- * cancelled request ends.
- */
-package dev.retryagent.apache;

@@ -1,0 +1,87 @@
+package dev.retryagent.internal;
+
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Every thread the engine and its observers start: a daemon (it never keeps the JVM alive), named
+ * {@code retry-agent-*} (a thread dump says whose it is), with the system class loader as its
+ * context class loader. A new thread otherwise inherits the context class loader of whichever
+ * thread made it, often an application's request thread: in a web container that application's
+ * loader would stay reachable from our thread after it was undeployed. Threads are started by their
+ * owners when first needed, never here.
+ */
+public final class AgentThreads {
+  /** The prefix of every thread name. */
+  public static final String PREFIX = "retry-agent-";
+
+  private AgentThreads() {}
+
+  /**
+   * A new, unstarted thread running {@code task}.
+   *
+   * @param name starts with {@value #PREFIX}
+   */
+  public static Thread newThread(Runnable task, String name) {
+    return newThread(null, task, name);
+  }
+
+  /** As {@link #newThread(Runnable, String)}, in {@code group} (null: the current one). */
+  public static Thread newThread(ThreadGroup group, Runnable task, String name) {
+    if (!name.startsWith(PREFIX)) {
+      throw new IllegalArgumentException("an agent thread's name starts with " + PREFIX);
+    }
+    Thread t = new Thread(group, task, name);
+    adopt(t);
+    return t;
+  }
+
+  /** Threads named {@code prefix1}, {@code prefix2}, ... */
+  public static ThreadFactory factory(String prefix) {
+    return new Numbered(prefix);
+  }
+
+  /**
+   * A named class, not a lambda: this class is loaded before {@code main} (the agent's start-up
+   * thread), where an {@code invokedynamic} would spin classes.
+   */
+  private static final class Numbered implements ThreadFactory {
+    private final String prefix;
+    private final AtomicInteger n = new AtomicInteger();
+
+    Numbered(String prefix) {
+      this.prefix = prefix;
+    }
+
+    @Override
+    public Thread newThread(Runnable r) {
+      return AgentThreads.newThread(r, prefix + n.incrementAndGet());
+    }
+  }
+
+  /** Makes a thread someone else created for us a daemon with the system class loader. */
+  static void adopt(Thread t) {
+    if (!t.isAlive()) {
+      t.setDaemon(true);
+    }
+    t.setContextClassLoader(ClassLoader.getSystemClassLoader());
+  }
+
+  /**
+   * Renames the threads of {@code group} whose names do not start with {@value #PREFIX} to {@code
+   * prefix} + their name in lower case, and gives them the system class loader: for threads a JDK
+   * facility starts for us in the group of the thread that asked (the JDK's HTTP server's
+   * dispatcher and timers).
+   */
+  public static void claim(ThreadGroup group, String prefix) {
+    Thread[] threads = new Thread[group.activeCount() + 8];
+    int n = group.enumerate(threads, false);
+    for (int i = 0; i < n; i++) {
+      Thread t = threads[i];
+      if (!t.getName().startsWith(PREFIX)) {
+        t.setName(prefix + t.getName().toLowerCase(java.util.Locale.ROOT));
+      }
+      t.setContextClassLoader(ClassLoader.getSystemClassLoader());
+    }
+  }
+}

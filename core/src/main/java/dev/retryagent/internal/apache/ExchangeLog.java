@@ -1,0 +1,89 @@
+package dev.retryagent.internal.apache;
+
+import dev.retryagent.engine.RetryCall;
+import java.util.Arrays;
+
+/**
+ * The exchanges Apache HttpClient made inside one attempt of ours, as its own machinery saw them:
+ * its retry handler ({@code DefaultHttpRequestRetryHandler} in 4.5, {@code
+ * DefaultHttpRequestRetryStrategy} in 5.x) sends a request again after an I/O failure or (5.x, and
+ * 4.5 with a {@code ServiceUnavailableRetryStrategy}) after a 429 or 503; redirects and
+ * authentication challenges are followed by further exchanges too, but those are follow-ups, not
+ * resends.
+ *
+ * <p>The rule: an exchange followed by another one in the same attempt was resent, unless it was
+ * answered with a redirect (3xx) or led to an authentication challenge ({@link #followUp()}). The
+ * resends count as attempts ({@link #reportTo}), so that {@code maxAttempts} bounds what the server
+ * sees instead of multiplying with the client's own retries. Not thread-safe: one attempt runs on
+ * one thread.
+ */
+public final class ExchangeLog {
+  private int exchanges;
+  private int resends;
+  private boolean lastLedToFollowUp;
+  private int lastStatus = -1;
+  private int[] resentAfter = new int[0];
+
+  /** An exchange starts (the request is about to be written on a connection). */
+  public void exchangeStarted() {
+    if (exchanges > 0 && !lastLedToFollowUp) {
+      if (resends == resentAfter.length) {
+        resentAfter = Arrays.copyOf(resentAfter, Math.max(4, 2 * resends));
+      }
+      resentAfter[resends++] = lastStatus;
+    }
+    exchanges++;
+    lastLedToFollowUp = false;
+    lastStatus = -1;
+  }
+
+  /** The current exchange was answered with {@code status}. */
+  public void answered(int status) {
+    lastStatus = status;
+    if (status >= 300 && status < 400) {
+      // The client may follow it: the next exchange is then a redirect, not a resend.
+      lastLedToFollowUp = true;
+    }
+  }
+
+  /** The current exchange led to an authentication challenge that the client answers. */
+  public void followUp() {
+    if (exchanges > 0) {
+      lastLedToFollowUp = true;
+    }
+  }
+
+  /** Exchanges started so far. */
+  public int exchanges() {
+    return exchanges;
+  }
+
+  /** Exchanges the client sent again on its own. */
+  public int resends() {
+    return resends;
+  }
+
+  /**
+   * What each resend followed, in order: the status the client resent after, or -1 after a failure
+   * (no answer).
+   */
+  public int[] resentAfter() {
+    return Arrays.copyOf(resentAfter, resends);
+  }
+
+  /**
+   * Counts the client's resends in this attempt as attempts of {@code call}, as OkHttp's own
+   * repeats are counted: for {@code maxAttempts}, as retries for the budget, and in the breaker as
+   * the status (or failure) each followed. Call once, when the attempt has ended and before the
+   * call decides about it.
+   */
+  public void reportTo(RetryCall call) {
+    for (int i = 0; i < resends; i++) {
+      if (resentAfter[i] >= 0) {
+        call.clientRepeated(resentAfter[i]);
+      } else {
+        call.clientResentAfterFailure(false);
+      }
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package dev.retryagent.internal.jdk;
+
+import java.io.IOException;
+import java.net.http.HttpRequest;
+
+/**
+ * The resends {@code java.net.http} makes on its own inside one {@code send}, and the one the
+ * engine counts as an attempt (so that {@code maxAttempts}, the budget and the breaker see every
+ * request the server sees). From {@code jdk.internal.net.http.MultiExchange} (JDK 11 to 25), each
+ * at most once per request:
+ *
+ * <ul>
+ *   <li>HTTP/1.1, a connection that closes or resets before any byte of the answer arrived (a
+ *       pooled connection the server had closed, or a server that closes without answering): a GET
+ *       or HEAD is sent again on a new connection (any method with {@code
+ *       -Djdk.httpclient.enableAllMethodRetry}). <b>Counted</b> when the resend fails the same way:
+ *       the call then ends with "HTTP/1.1 header parser received no bytes". A resend that gets an
+ *       answer, or fails otherwise, cannot be told from outside and is not counted.
+ *   <li>A connection that cannot be made ({@code ConnectException}): connecting is tried once more
+ *       ({@code -Djdk.httpclient.disableRetryConnect} turns it off). Not counted: no request
+ *       reached the server.
+ *   <li>HTTP/2, a stream the server refused unprocessed ({@code GOAWAY}, {@code REFUSED_STREAM}):
+ *       sent again. Not counted: the server did not act on it.
+ * </ul>
+ *
+ * Redirects and authentication challenges the client follows are follow-ups, not resends.
+ */
+final class JdkResends {
+  /** What the JDK's HTTP/1.1 response parser says when the connection ended before any byte. */
+  static final String NO_BYTES = "HTTP/1.1 header parser received no bytes";
+
+  private static final boolean ALL_METHODS = allMethodRetry();
+
+  private JdkResends() {}
+
+  /**
+   * How many times the JDK sent {@code request} again inside the attempt that failed with {@code
+   * failure}: 1 when the failure is its resend after a connection closed before any byte (see the
+   * class comment), else 0.
+   */
+  static int in(HttpRequest request, Throwable failure) {
+    if (!ALL_METHODS && !"GET".equals(request.method()) && !"HEAD".equals(request.method())) {
+      return 0;
+    }
+    // The failure itself, as send throws it (a plain IOException with the message of the one it
+    // wraps) or as sendAsync's future holds it: never a cause further down, such as the no-bytes
+    // failure a request timeout carries when the JDK closed the connection for it.
+    String message = failure.getMessage();
+    return failure.getClass() == IOException.class
+            && message != null
+            && message.startsWith(NO_BYTES)
+        ? 1
+        : 0;
+  }
+
+  /** The JDK reads the property once, as a net property ({@code Boolean.parseBoolean}, "" = on). */
+  private static boolean allMethodRetry() {
+    try {
+      String s = System.getProperty("jdk.httpclient.enableAllMethodRetry");
+      return s != null && (s.isEmpty() || Boolean.parseBoolean(s));
+    } catch (SecurityException e) {
+      return false;
+    }
+  }
+}

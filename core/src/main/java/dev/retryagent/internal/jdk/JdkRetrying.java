@@ -1,0 +1,176 @@
+package dev.retryagent.internal.jdk;
+
+import dev.retryagent.engine.AsyncRetryLoop;
+import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.jdk.RetryingHttpClient;
+import java.io.IOException;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.PushPromiseHandler;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+
+/**
+ * Runs {@code java.net.http} calls through a {@link RetryEngine}. Used by {@link
+ * RetryingHttpClient} (a decorator, for code that wires retries by hand) and by the agent (which
+ * intercepts the JDK's own client). Thread-safe; holds no per-call state.
+ */
+public final class JdkRetrying {
+  /**
+   * Where the JDK completes {@code sendAsync}'s future, so where the caller's dependent stages run:
+   * {@code HttpClientImpl} completes it with {@code whenCompleteAsync} on this executor.
+   */
+  private static final Executor JDK_ASYNC_POOL = new CompletableFuture<Void>().defaultExecutor();
+
+  /**
+   * Since JDK 16, cancelling any stage that depends on {@code sendAsync}'s future cancels the
+   * exchange ({@code MinimalFuture}'s cancelable): the caller's future then does the same.
+   */
+  private static final AsyncRetryLoop.Style JDK_FUTURE =
+      AsyncRetryLoop.Style.of(Runtime.version().feature() >= 16, JDK_ASYNC_POOL);
+
+  /** The class of the JDK's own requests: what it sends itself, e.g. a WebSocket handshake. */
+  private static final String JDK_INTERNAL_REQUEST = "jdk.internal.net.http.HttpRequestImpl";
+
+  private final RetryEngine engine;
+
+  public JdkRetrying(RetryEngine engine) {
+    this.engine = Objects.requireNonNull(engine, "engine");
+  }
+
+  public RetryEngine engine() {
+    return engine;
+  }
+
+  /**
+   * Sends {@code request} with retries; each attempt goes through {@code transport}. Behaves like
+   * {@link java.net.http.HttpClient#send}: the caller's handler sees only the final response; an
+   * interrupt while waiting to retry ends the call with an {@link InterruptedException}, the flag
+   * cleared, as {@code send} leaves it. A request the JDK sends itself (a WebSocket opening
+   * handshake) passes through untouched.
+   */
+  public <T> HttpResponse<T> send(
+      JdkTransport transport, HttpRequest request, BodyHandler<T> handler)
+      throws IOException, InterruptedException {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(handler, "handler");
+    if (isJdkInternal(request)) {
+      return transport.send(request, handler);
+    }
+    JdkRequest info = new JdkRequest(request);
+    RetryCall call = engine.newCall(info);
+    if (call.passThrough()) {
+      return transport.send(request, handler);
+    }
+    prepare(info, call, request);
+    BodyHandler<T> deciding = new DecidingBodyHandler<>(handler, call);
+    try {
+      return SyncRetryLoop.execute(
+          call,
+          engine.sleeper(),
+          (n, timeoutNanos) -> transport.send(info.forAttempt(n, timeoutNanos), deciding),
+          access());
+    } catch (InterruptedException e) {
+      throw asSendThrowsIt(e);
+    }
+  }
+
+  /**
+   * An interrupt as {@code HttpClient.send} reports it: an {@link InterruptedException} without
+   * message (the one the wait threw says "sleep interrupted").
+   */
+  private static InterruptedException asSendThrowsIt(InterruptedException e) {
+    if (e.getMessage() == null) {
+      return e; // the JDK's own, from an attempt
+    }
+    InterruptedException jdk = new InterruptedException();
+    jdk.setStackTrace(e.getStackTrace());
+    return jdk;
+  }
+
+  /**
+   * Sends {@code request} asynchronously with retries. Never blocks a thread while waiting; the
+   * future completes with the final response or failure; cancelling it cancels the attempt in
+   * flight and any pending retry. Like the JDK's own future, it fails with a {@code
+   * CompletionException} around the cause, delivers on the JDK's executor, and (JDK 16+) is
+   * cancelled by cancelling any stage that depends on it. The JDK's WebSocket opening handshake (an
+   * internal {@code sendAsync}) passes through untouched.
+   */
+  public <T> CompletableFuture<HttpResponse<T>> sendAsync(
+      JdkTransport transport,
+      HttpRequest request,
+      BodyHandler<T> handler,
+      PushPromiseHandler<T> pushPromiseHandler) {
+    Objects.requireNonNull(request, "request");
+    Objects.requireNonNull(handler, "handler");
+    if (isJdkInternal(request)) {
+      return transport.sendAsync(request, handler, pushPromiseHandler);
+    }
+    JdkRequest info = new JdkRequest(request);
+    RetryCall call = engine.newCall(info);
+    if (call.passThrough()) {
+      return transport.sendAsync(request, handler, pushPromiseHandler);
+    }
+    prepare(info, call, request);
+    BodyHandler<T> deciding = new DecidingBodyHandler<>(handler, call);
+    return AsyncRetryLoop.execute(
+        engine,
+        call,
+        (n, timeoutNanos) ->
+            transport.sendAsync(info.forAttempt(n, timeoutNanos), deciding, pushPromiseHandler),
+        access(),
+        JDK_FUTURE);
+  }
+
+  private static void prepare(JdkRequest info, RetryCall call, HttpRequest request) {
+    info.prepare(call.policy().retry().replayBodyLimit(), call.policy().retry().attemptHeader());
+    call.clientResendsOf(failure -> JdkResends.in(request, failure));
+  }
+
+  /**
+   * True for a request of the JDK's own internal class: applications build theirs with {@code
+   * HttpRequest.newBuilder()}, so this is the client calling itself (its WebSocket opening
+   * handshake, whose retry the JDK cannot carry: it fails with "RawChannel is only supported for
+   * WebSocket creation").
+   */
+  static boolean isJdkInternal(HttpRequest request) {
+    return JDK_INTERNAL_REQUEST.equals(request.getClass().getName());
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> ResponseAccess<HttpResponse<T>> access() {
+    return (ResponseAccess<HttpResponse<T>>) (ResponseAccess<?>) Access.INSTANCE;
+  }
+
+  /** Reads statuses and headers; the body of a retried response was already dropped. */
+  private enum Access implements ResponseAccess<HttpResponse<Object>> {
+    INSTANCE;
+
+    @Override
+    public int status(HttpResponse<Object> response) {
+      return response.statusCode();
+    }
+
+    @Override
+    public String header(HttpResponse<Object> response, String name) {
+      return response.headers().firstValue(name).orElse(null);
+    }
+
+    @Override
+    public void discard(HttpResponse<Object> response) {
+      Object body = response.body();
+      if (body instanceof AutoCloseable) {
+        try {
+          ((AutoCloseable) body).close();
+        } catch (Exception ignored) {
+          // nothing more we can release
+        }
+      }
+    }
+  }
+}

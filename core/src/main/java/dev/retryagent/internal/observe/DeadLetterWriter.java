@@ -1,0 +1,274 @@
+package dev.retryagent.internal.observe;
+
+import dev.retryagent.config.PathMask;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.internal.AgentThreads;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+
+/**
+ * {@code agent.deadLetter.path}: one JSON line ({@link DeadLetterJson}) per call that gave up,
+ * appended to a file.
+ *
+ * <p>The caller's thread only formats the line and offers it to a bounded queue; one daemon thread
+ * ({@code retry-agent-dead-letters}, started at the first dead letter, with the system class loader
+ * as its context class loader, see {@link AgentThreads}) opens the file (creating its parent
+ * directories, and the file readable by its owner only) and appends whole lines, so lines from many
+ * threads never interleave. A full queue, an unwritable path, a full disk or any write error never
+ * reaches the call: the line is dropped and counted ({@link #dropped()}), and each kind of failure
+ * is reported once on the error sink. After a failed write the file is opened again for the next
+ * lines, and a partly written line is ended so the next line stays whole.
+ *
+ * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
+ * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
+ * the agent did not give up on it. Lines from several JVMs appending to one file are not
+ * coordinated. {@link #close()} (from the agent's shutdown hook) writes what is queued.
+ */
+public final class DeadLetterWriter implements RetryListener, AutoCloseable {
+  /** Lines that may wait for the writer thread; past this, lines are dropped. */
+  public static final int DEFAULT_CAPACITY = 10_000;
+
+  private static final int BATCH = 512;
+  // Compared by identity: ends the writer thread.
+  private static final String STOP = new String("stop");
+  // rw------- : the owner reads and writes, nobody else sees the file.
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(
+          EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
+
+  /** Opens the file for appending; replaced in tests to simulate a broken disk. */
+  interface Opener {
+    FileChannel open(Path path) throws IOException;
+  }
+
+  private final Path path;
+  private final ErrorReporter errors;
+  private final Opener opener;
+  private final BlockingQueue<String> queue;
+  private final LongAdder written = new LongAdder();
+  private final LongAdder dropped = new LongAdder();
+  private final AtomicBoolean started = new AtomicBoolean();
+  private volatile boolean closed;
+  private volatile PathMask pathMask = PathMask.NONE;
+  private volatile Thread thread;
+
+  // Writer thread only.
+  private FileChannel channel;
+  private boolean partialLine;
+
+  /**
+   * @param path the file to append to; opened at the first dead letter, parent directories created
+   * @param errors receives one line per kind of failure (unwritable path, write error, queue full);
+   *     null = stderr
+   */
+  public DeadLetterWriter(Path path, Consumer<String> errors) {
+    this(path, errors, DEFAULT_CAPACITY, DeadLetterWriter::openForAppend);
+  }
+
+  DeadLetterWriter(Path path, Consumer<String> errors, int capacity, Opener opener) {
+    this.path = Objects.requireNonNull(path, "path");
+    this.errors = new ErrorReporter(errors);
+    this.opener = Objects.requireNonNull(opener, "opener");
+    this.queue = new ArrayBlockingQueue<>(capacity);
+  }
+
+  /**
+   * Opens {@code path} for appending, creating it (and its parent directories) if needed. A file it
+   * creates is readable and writable by its owner only (POSIX {@code 0600}, where the file system
+   * has POSIX permissions): dead letters name hosts, paths and failures, which are nobody else's
+   * business. A file that exists keeps the permissions it has.
+   */
+  static FileChannel openForAppend(Path path) throws IOException {
+    Path parent = path.toAbsolutePath().getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    Set<StandardOpenOption> options =
+        EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    if (path.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      return FileChannel.open(path, options, OWNER_ONLY);
+    }
+    return FileChannel.open(path, options);
+  }
+
+  /** Masks path segments in lines from now on ({@code agent.redact.pathSegments}). */
+  public void setPathMask(PathMask mask) {
+    this.pathMask = Objects.requireNonNull(mask, "mask");
+  }
+
+  public Path path() {
+    return path;
+  }
+
+  /** Lines appended to the file so far. */
+  public long written() {
+    return written.sum();
+  }
+
+  /** Lines lost: queue full, file unwritable, write failed, or offered after {@link #close()}. */
+  public long dropped() {
+    return dropped.sum();
+  }
+
+  /** Lines waiting for the writer thread. */
+  public int pending() {
+    return queue.size();
+  }
+
+  @Override
+  public void onGiveUp(RetryEvent e) {
+    try {
+      if (closed) {
+        dropped.increment();
+        return;
+      }
+      String line = DeadLetterJson.line(e, pathMask) + "\n";
+      if (!queue.offer(line)) {
+        dropped.increment();
+        errors.once(
+            "full",
+            "retry-agent: the dead-letter queue for "
+                + Sanitizer.oneLine(path.toString())
+                + " is full; dead letters are dropped while it is");
+        return;
+      }
+      if (!started.get() && started.compareAndSet(false, true)) {
+        // Started from the first caller that gave up: never with that caller's class loader.
+        Thread t = AgentThreads.newThread(this::run, "retry-agent-dead-letters");
+        thread = t;
+        t.start();
+      }
+    } catch (RuntimeException | Error ex) {
+      // Never into the call; an OutOfMemoryError included, the line is simply not written.
+      dropped.increment();
+    }
+  }
+
+  /**
+   * Stops taking lines, writes those queued (waiting at most {@code timeout}) and closes the file.
+   *
+   * @return true when every queued line was handled in time
+   */
+  public boolean close(Duration timeout) {
+    closed = true;
+    Thread t = thread;
+    if (t == null) {
+      return true;
+    }
+    long ms = Math.max(1, timeout.toMillis());
+    try {
+      if (!queue.offer(STOP, ms, TimeUnit.MILLISECONDS)) {
+        return false;
+      }
+      t.join(ms);
+      return !t.isAlive();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  /** {@link #close(Duration)} with 2 seconds. */
+  @Override
+  public void close() {
+    close(Duration.ofSeconds(2));
+  }
+
+  private void run() {
+    List<String> batch = new ArrayList<>(BATCH);
+    boolean stop = false;
+    while (!stop) {
+      try {
+        batch.add(queue.take());
+      } catch (InterruptedException e) {
+        stop = true;
+      }
+      queue.drainTo(batch, BATCH - batch.size());
+      if (batch.remove(STOP)) {
+        stop = true;
+        queue.drainTo(batch); // lines offered while closing
+      }
+      if (!batch.isEmpty()) {
+        write(batch);
+        batch.clear();
+      }
+    }
+    closeChannel();
+  }
+
+  private void write(List<String> lines) {
+    StringBuilder b = new StringBuilder(lines.size() * 256);
+    for (String l : lines) {
+      b.append(l);
+    }
+    if (channel == null) {
+      try {
+        channel = opener.open(path);
+      } catch (IOException | RuntimeException e) {
+        dropped.add(lines.size());
+        errors.once(
+            "open",
+            "retry-agent: cannot open the dead-letter file "
+                + Sanitizer.oneLine(path.toString())
+                + " ("
+                + Sanitizer.exception(e, true, null)
+                + "); dead letters are dropped until it can be written");
+        return;
+      }
+      if (partialLine) {
+        b.insert(0, '\n');
+      }
+    }
+    ByteBuffer buf = ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8));
+    try {
+      while (buf.hasRemaining()) {
+        channel.write(buf);
+      }
+      partialLine = false;
+      written.add(lines.size());
+    } catch (IOException | RuntimeException e) {
+      partialLine = partialLine || buf.position() > 0;
+      dropped.add(lines.size());
+      errors.once(
+          "write",
+          "retry-agent: cannot write to the dead-letter file "
+              + Sanitizer.oneLine(path.toString())
+              + " ("
+              + Sanitizer.exception(e, true, null)
+              + "); dead letters are dropped until it can be written");
+      closeChannel();
+    }
+  }
+
+  private void closeChannel() {
+    if (channel != null) {
+      try {
+        channel.close();
+      } catch (IOException ignored) {
+        // nothing more to lose
+      }
+      channel = null;
+    }
+  }
+}

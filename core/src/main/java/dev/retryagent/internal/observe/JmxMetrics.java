@@ -1,0 +1,323 @@
+package dev.retryagent.internal.observe;
+
+import dev.retryagent.engine.CircuitBreaker;
+import dev.retryagent.engine.CircuitState;
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryEngine;
+import java.lang.management.ManagementFactory;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+import javax.management.JMException;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+
+/**
+ * The metrics as MBeans on the platform MBean server, for JConsole and JMX scrapers:
+ *
+ * <ul>
+ *   <li>{@code dev.retryagent:type=Route,name=llm}: the counters of one route (all its hosts);
+ *   <li>{@code dev.retryagent:type=Host,name="https://api.example.com:443"}: the counters of one
+ *       target host (all routes) and the state of its breaker; {@code name=other} for hosts past
+ *       the bound;
+ *   <li>{@code dev.retryagent:type=Engine}: pending async retries, tracked hosts and targets,
+ *       breakers by state, mode.
+ * </ul>
+ *
+ * <p>Counters are read-only {@code long} attributes named after the counter ({@code Calls}, {@code
+ * Retries}, {@code GaveUpNotIdempotent}, ...). A route or host seen after {@link #register()} gets
+ * its MBean at its first event, on the thread of that call (once per route or host).
+ *
+ * <p>Never throws into the caller: a registration that fails (the name is taken, a security manager
+ * refuses) is reported once on the error sink and skipped.
+ */
+public final class JmxMetrics implements AutoCloseable {
+  /** The ObjectName domain used by the agent. */
+  public static final String DEFAULT_DOMAIN = "dev.retryagent";
+
+  private final RetryMetrics metrics;
+  private final RetryEngine engine;
+  private final String domain;
+  private final ErrorReporter errors;
+  private final MBeanServer server;
+  private final Set<ObjectName> registered = new LinkedHashSet<>();
+  private final RetryMetrics.KeyListener keyListener =
+      new RetryMetrics.KeyListener() {
+        @Override
+        public void newRoute(String route) {
+          registerRoute(route);
+        }
+
+        @Override
+        public void newHost(String host) {
+          registerHost(host);
+        }
+      };
+  private boolean active;
+
+  /**
+   * @param engine the engine for the engine MBean and breaker states, or null
+   * @param errors receives one line per kind of registration failure; null = stderr
+   */
+  public JmxMetrics(RetryMetrics metrics, RetryEngine engine, Consumer<String> errors) {
+    this(metrics, engine, errors, DEFAULT_DOMAIN);
+  }
+
+  /** With another ObjectName domain (tests; several engines in one JVM). */
+  public JmxMetrics(
+      RetryMetrics metrics, RetryEngine engine, Consumer<String> errors, String domain) {
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.engine = engine;
+    this.domain = Objects.requireNonNull(domain, "domain");
+    this.errors = new ErrorReporter(errors);
+    this.server = ManagementFactory.getPlatformMBeanServer();
+  }
+
+  /**
+   * Registers the engine MBean and one per route and host seen so far, and from now on one per new
+   * route and host. Idempotent.
+   *
+   * @return true when every registration succeeded
+   */
+  public synchronized boolean register() {
+    if (active) {
+      return true;
+    }
+    active = true;
+    metrics.addKeyListener(keyListener);
+    boolean ok = register(engineName(domain), engineBean());
+    for (String route : metrics.routes()) {
+      ok &= registerRoute(route);
+    }
+    for (String host : metrics.hosts()) {
+      ok &= registerHost(host);
+    }
+    return ok;
+  }
+
+  /** Unregisters every MBean this registered. Idempotent; never throws. */
+  public synchronized void unregister() {
+    active = false;
+    metrics.removeKeyListener(keyListener);
+    for (ObjectName name : registered) {
+      try {
+        server.unregisterMBean(name);
+      } catch (JMException | RuntimeException e) {
+        // already gone: nothing to do
+      }
+    }
+    registered.clear();
+  }
+
+  @Override
+  public void close() {
+    unregister();
+  }
+
+  /** The names registered now. */
+  public synchronized Set<ObjectName> registered() {
+    return new LinkedHashSet<>(registered);
+  }
+
+  /** {@code DOMAIN:type=Route,name=ROUTE}, the name quoted when it must be. */
+  public static ObjectName routeName(String domain, String route) {
+    return name(domain + ":type=Route,name=" + value(route));
+  }
+
+  /** {@code DOMAIN:type=Host,name="https://host:443"}. */
+  public static ObjectName hostName(String domain, String host) {
+    return name(domain + ":type=Host,name=" + value(host));
+  }
+
+  public static ObjectName engineName(String domain) {
+    return name(domain + ":type=Engine");
+  }
+
+  /** A key property value: as is when it may stand unquoted, else {@link ObjectName#quote}. */
+  static String value(String v) {
+    if (v.isEmpty()) {
+      return ObjectName.quote(v);
+    }
+    for (int i = 0; i < v.length(); i++) {
+      if (",=:\"*?\\\n".indexOf(v.charAt(i)) >= 0) {
+        return ObjectName.quote(v);
+      }
+    }
+    return v;
+  }
+
+  private static ObjectName name(String s) {
+    try {
+      return new ObjectName(s);
+    } catch (MalformedObjectNameException e) {
+      throw new IllegalArgumentException("bad ObjectName " + s, e);
+    }
+  }
+
+  private synchronized boolean registerRoute(String route) {
+    if (!active) {
+      return true;
+    }
+    try {
+      return register(
+          routeName(domain, route),
+          counterBean("retry-agent counters of route " + route, () -> metrics.route(route), null));
+    } catch (RuntimeException e) {
+      return failed(route, e);
+    }
+  }
+
+  private synchronized boolean registerHost(String host) {
+    if (!active || host.startsWith("route:")) {
+      return true;
+    }
+    try {
+      return register(
+          hostName(domain, host),
+          counterBean("retry-agent counters of host " + host, () -> metrics.host(host), host));
+    } catch (RuntimeException e) {
+      return failed(host, e);
+    }
+  }
+
+  private boolean register(ObjectName name, Object bean) {
+    try {
+      if (registered.contains(name)) {
+        return true;
+      }
+      server.registerMBean(bean, name);
+      registered.add(name);
+      return true;
+    } catch (JMException | RuntimeException e) {
+      return failed(name.toString(), e);
+    }
+  }
+
+  private boolean failed(String what, Exception e) {
+    errors.once(
+        "register",
+        "retry-agent: cannot register the JMX MBean for "
+            + Sanitizer.oneLine(what)
+            + " ("
+            + Sanitizer.exception(e, true, null)
+            + "); the application goes on, further failures are not reported");
+    return false;
+  }
+
+  private StatsMBean counterBean(
+      String description, Supplier<CounterSnapshot> counters, String breakerKey) {
+    List<MBeanAttributeInfo> attrs = new ArrayList<>();
+    for (Stat s : Stat.values()) {
+      attrs.add(StatsMBean.attribute(s.attribute, "long", s.help));
+    }
+    attrs.add(StatsMBean.attribute("GaveUp", "long", "Failed calls given up, any reason."));
+    for (GiveUpReason r : GiveUpReason.values()) {
+      attrs.add(
+          StatsMBean.attribute(
+              "GaveUp" + camel(r.name()), "long", "Failed calls given up: " + r.label() + "."));
+    }
+    attrs.add(StatsMBean.attribute("BudgetRejections", "long", "Retries refused by the budget."));
+    attrs.add(StatsMBean.attribute("BreakerOpens", "long", "Times a circuit breaker opened."));
+    if (breakerKey != null) {
+      attrs.add(
+          StatsMBean.attribute(
+              "BreakerState", "java.lang.String", "closed, open, half-open, or none"));
+    }
+    return new StatsMBean(
+        description,
+        attrs,
+        () -> {
+          CounterSnapshot c = counters.get();
+          Map<String, Object> v = new LinkedHashMap<>();
+          for (Stat s : Stat.values()) {
+            v.put(s.attribute, c.get(s));
+          }
+          v.put("GaveUp", c.giveUps());
+          for (GiveUpReason r : GiveUpReason.values()) {
+            v.put("GaveUp" + camel(r.name()), c.giveUps(r));
+          }
+          v.put("BudgetRejections", c.budgetRejections());
+          v.put("BreakerOpens", c.breakerOpens());
+          if (breakerKey != null) {
+            v.put("BreakerState", breakerState(breakerKey));
+          }
+          return v;
+        });
+  }
+
+  private String breakerState(String key) {
+    if (engine == null) {
+      return "none";
+    }
+    CircuitState state = null;
+    for (CircuitBreaker b : engine.breakers()) {
+      if (b.key().equals(key)) {
+        state = b.state(); // most recently used last: it wins
+      }
+    }
+    return state == null ? "none" : state.label();
+  }
+
+  private StatsMBean engineBean() {
+    List<MBeanAttributeInfo> attrs = new ArrayList<>();
+    attrs.add(
+        StatsMBean.attribute("PendingAsyncRetries", "int", "Async retries waiting right now."));
+    attrs.add(StatsMBean.attribute("TrackedHosts", "int", "Hosts counted one by one."));
+    attrs.add(StatsMBean.attribute("MaxHosts", "int", "Bound on hosts counted one by one."));
+    attrs.add(
+        StatsMBean.attribute("TrackedTargets", "int", "Hosts with breaker/budget/limit state."));
+    attrs.add(StatsMBean.attribute("OpenBreakers", "int", "Circuit breakers open now."));
+    attrs.add(StatsMBean.attribute("HalfOpenBreakers", "int", "Circuit breakers half-open now."));
+    attrs.add(StatsMBean.attribute("Mode", "java.lang.String", "enforce, observe or off."));
+    attrs.add(StatsMBean.attribute("Calls", "long", "Calls that ended, all routes."));
+    attrs.add(StatsMBean.attribute("Retries", "long", "Retries made, all routes."));
+    attrs.add(StatsMBean.attribute("GaveUp", "long", "Failed calls given up, all routes."));
+    return new StatsMBean(
+        "retry-agent engine",
+        attrs,
+        () -> {
+          Map<String, Object> v = new LinkedHashMap<>();
+          int open = 0;
+          int halfOpen = 0;
+          if (engine != null) {
+            for (CircuitBreaker b : engine.breakers()) {
+              CircuitState s = b.state();
+              open += s == CircuitState.OPEN ? 1 : 0;
+              halfOpen += s == CircuitState.HALF_OPEN ? 1 : 0;
+            }
+          }
+          CounterSnapshot total = metrics.total();
+          v.put("PendingAsyncRetries", engine == null ? 0 : engine.pendingAsyncRetries());
+          v.put("TrackedHosts", metrics.trackedHosts());
+          v.put("MaxHosts", metrics.maxHosts());
+          v.put("TrackedTargets", engine == null ? 0 : engine.trackedTargets());
+          v.put("OpenBreakers", open);
+          v.put("HalfOpenBreakers", halfOpen);
+          v.put("Mode", engine == null ? "unknown" : engine.mode().configName());
+          v.put("Calls", total.calls());
+          v.put("Retries", total.retries());
+          v.put("GaveUp", total.giveUps());
+          return v;
+        });
+  }
+
+  /** {@code NOT_IDEMPOTENT} to {@code NotIdempotent}. */
+  static String camel(String enumName) {
+    StringBuilder b = new StringBuilder();
+    for (String part : enumName.split("_")) {
+      if (!part.isEmpty()) {
+        b.append(part.charAt(0)).append(part.substring(1).toLowerCase(Locale.ROOT));
+      }
+    }
+    return b.toString();
+  }
+}

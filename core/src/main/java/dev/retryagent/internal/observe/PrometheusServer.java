@@ -1,0 +1,246 @@
+package dev.retryagent.internal.observe;
+
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.internal.AgentThreads;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Objects;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+
+/**
+ * Serves {@link RetryMetrics} (and the engine's gauges) in the Prometheus text format on {@code
+ * http://host:port/metrics} (and {@code /}), with the JDK's own HTTP server: no dependency, one
+ * daemon thread.
+ *
+ * <p>Off until {@link #start()}; a port that cannot be bound is reported once on the error sink and
+ * the application goes on. A bind to an address that is not loopback is said once on the error sink
+ * (the configuration's default is {@code 127.0.0.1}). Every thread it starts, the JDK server's own
+ * included, is a daemon named {@code retry-agent-prometheus-*} with the system class loader ({@link
+ * AgentThreads}): the JDK's dispatcher and timer threads inherit the daemon flag, class loader and
+ * group of the thread that creates and starts the server, so an agent thread does that (a
+ * non-daemon dispatcher would keep the JVM from exiting).
+ */
+public final class PrometheusServer implements AutoCloseable {
+  private final RetryMetrics metrics;
+  private final RetryEngine engine;
+  private final String host;
+  private final int port;
+  private final ErrorReporter errors;
+
+  private HttpServer server;
+  private ExecutorService executor;
+
+  /**
+   * @param engine the engine whose breakers and pending async retries to export, or null
+   * @param host {@code agent.metrics.prometheus.host}, e.g. {@code 127.0.0.1}
+   * @param port {@code agent.metrics.prometheus.port}, 0..65535 (0 = any free port)
+   * @param errors receives the one line that says the server could not start; null = stderr
+   */
+  public PrometheusServer(
+      RetryMetrics metrics, RetryEngine engine, String host, int port, Consumer<String> errors) {
+    this.metrics = Objects.requireNonNull(metrics, "metrics");
+    this.engine = engine;
+    this.host = Objects.requireNonNull(host, "host");
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port must be 0..65535, was " + port);
+    }
+    this.port = port;
+    this.errors = new ErrorReporter(errors);
+  }
+
+  /**
+   * Binds and starts serving. Never throws for a runtime failure.
+   *
+   * @return true when serving (also when it already was); false when the address could not be
+   *     bound, after one line on the error sink naming the address and the cause
+   */
+  public synchronized boolean start() {
+    if (server != null) {
+      return true;
+    }
+    ExecutorService ex =
+        Executors.newSingleThreadExecutor(r -> AgentThreads.newThread(r, "retry-agent-prometheus"));
+    AtomicReference<HttpServer> started = new AtomicReference<>();
+    AtomicReference<Exception> bindFailure = new AtomicReference<>();
+    AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    // The JDK's server starts threads of its own (a dispatcher, idle timers) in the group of the
+    // thread that creates and starts it, with that thread's daemon flag and class loader: an agent
+    // thread does both, in a group of its own, whose threads are then claimed as the agent's.
+    ThreadGroup group = new ThreadGroup("retry-agent-prometheus");
+    Thread starter =
+        AgentThreads.newThread(
+            group,
+            () -> {
+              HttpServer s;
+              try {
+                s = HttpServer.create(new InetSocketAddress(host, port), 0);
+              } catch (IOException | RuntimeException e) {
+                bindFailure.set(e);
+                return;
+              }
+              s.setExecutor(ex);
+              s.createContext("/", this::handle);
+              try {
+                s.start();
+                started.set(s);
+              } catch (RuntimeException e) {
+                s.stop(0);
+                failure.set(e);
+              }
+            },
+            "retry-agent-prometheus-start");
+    starter.start();
+    boolean interrupted = joinUninterruptibly(starter);
+    AgentThreads.claim(group, "retry-agent-prometheus-");
+    HttpServer s = started.get();
+    if (interrupted) {
+      // Asked to stop while starting: the server goes as if it had failed to start.
+      Thread.currentThread().interrupt();
+      failure.compareAndSet(null, new IllegalStateException("interrupted while starting"));
+      if (s != null) {
+        s.stop(0);
+      }
+    }
+    if (bindFailure.get() != null) {
+      ex.shutdownNow();
+      errors.once(
+          "bind",
+          "retry-agent: cannot serve Prometheus metrics on "
+              + host
+              + ":"
+              + port
+              + " ("
+              + Sanitizer.exception(bindFailure.get(), true, null)
+              + "); the application goes on without it (JMX and the exit summary still work)");
+      return false;
+    }
+    if (failure.get() != null) {
+      ex.shutdownNow();
+      errors.once(
+          "start",
+          "retry-agent: cannot start the Prometheus endpoint on "
+              + host
+              + ":"
+              + port
+              + " ("
+              + Sanitizer.exception(failure.get(), true, null)
+              + ")");
+      return false;
+    }
+    server = s;
+    executor = ex;
+    warnIfReachableFromOtherHosts(s.getAddress());
+    return true;
+  }
+
+  /**
+   * One line, once per server, when the endpoint listens on an address other hosts can reach: the
+   * default is loopback ({@code 127.0.0.1}), and anything else is a choice an operator should see
+   * made. The counters name routes and hosts, never paths, queries or credentials.
+   */
+  private void warnIfReachableFromOtherHosts(InetSocketAddress bound) {
+    InetAddress a = bound.getAddress();
+    if (a != null && a.isLoopbackAddress()) {
+      return;
+    }
+    errors.once(
+        "exposed",
+        "retry-agent: the Prometheus endpoint listens on "
+            + Sanitizer.oneLine(host)
+            + ":"
+            + bound.getPort()
+            + (a != null && a.isAnyLocalAddress() ? " (every interface)" : "")
+            + ", not on loopback: other hosts can read the agent's counters (route and host names);"
+            + " agent.metrics.prometheus.host: 127.0.0.1 keeps them on this machine");
+  }
+
+  /** Waits for {@code t} to end; true when this thread was interrupted meanwhile. */
+  private static boolean joinUninterruptibly(Thread t) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        t.join();
+        return interrupted;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+  }
+
+  /** The bound port while serving (the real one when 0 was asked), else -1. */
+  public synchronized int port() {
+    return server == null ? -1 : server.getAddress().getPort();
+  }
+
+  /** The address served while serving, else null. */
+  public synchronized InetSocketAddress address() {
+    return server == null ? null : server.getAddress();
+  }
+
+  public synchronized boolean isRunning() {
+    return server != null;
+  }
+
+  /** Stops serving at once; safe to call more than once. */
+  public synchronized void stop() {
+    if (server != null) {
+      server.stop(0);
+      executor.shutdownNow();
+      server = null;
+      executor = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    stop();
+  }
+
+  /** The text a scrape returns now. */
+  public String scrape() {
+    return PrometheusText.render(metrics, engine);
+  }
+
+  private void handle(HttpExchange exchange) throws IOException {
+    try {
+      String path = exchange.getRequestURI().getPath();
+      String method = exchange.getRequestMethod();
+      if (!"/".equals(path) && !"/metrics".equals(path)) {
+        respond(exchange, 404, "text/plain; charset=utf-8", "not found: try /metrics\n", method);
+      } else if (!"GET".equals(method) && !"HEAD".equals(method)) {
+        exchange.getResponseHeaders().set("Allow", "GET, HEAD");
+        respond(exchange, 405, "text/plain; charset=utf-8", "method not allowed\n", method);
+      } else {
+        respond(exchange, 200, PrometheusText.CONTENT_TYPE, scrape(), method);
+      }
+    } catch (RuntimeException e) {
+      errors.once("scrape", "retry-agent: a Prometheus scrape failed: " + e.getClass().getName());
+      respond(exchange, 500, "text/plain; charset=utf-8", "internal error\n", "GET");
+    } finally {
+      exchange.close();
+    }
+  }
+
+  private static void respond(
+      HttpExchange exchange, int status, String contentType, String body, String method)
+      throws IOException {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    exchange.getResponseHeaders().set("Content-Type", contentType);
+    if ("HEAD".equals(method)) {
+      exchange.sendResponseHeaders(status, -1);
+      return;
+    }
+    exchange.sendResponseHeaders(status, bytes.length);
+    try (OutputStream out = exchange.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+}

@@ -1,0 +1,315 @@
+package dev.retryagent.internal.observe;
+
+import dev.retryagent.engine.CircuitBreaker;
+import dev.retryagent.engine.CircuitTransition;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.SortedSet;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Counters per route and target host ({@code scheme://host:port}), fed by the engine's events and
+ * read by {@link ExitSummary}, {@link JmxMetrics} and {@link PrometheusServer}.
+ *
+ * <p>Lock-free on the hot path: a series is found with two {@link ConcurrentHashMap} reads and
+ * counted with a {@link java.util.concurrent.atomic.LongAdder}; only the first event of a new route
+ * or host inserts. Bounded: the first {@code maxHosts} hosts are counted one by one, every later
+ * one in the host {@value #OTHER_HOST}. Routes come from the configuration and are not bounded
+ * further. A route-scoped breaker's transitions are counted under the pseudo-host {@code
+ * route:NAME}, which is not a host.
+ *
+ * <p>What counts: {@code calls} is calls that ended; {@code retries} only retries really made, and
+ * {@code wouldRetry} those observe mode decided on; rejections by an open breaker or the rate limit
+ * likewise. Breaker transitions are counted in both modes (observe mode keeps breakers running,
+ * only never rejects).
+ */
+public final class RetryMetrics implements RetryListener {
+  /** Default bound on the number of hosts counted one by one. */
+  public static final int DEFAULT_MAX_HOSTS = 1000;
+
+  /** The host under which hosts past the bound are counted. */
+  public static final String OTHER_HOST = "other";
+
+  private static final String ROUTE_BREAKER_PREFIX = "route:";
+
+  /** Told once about each new route and host; runs on the caller's thread and must not throw. */
+  interface KeyListener {
+    void newRoute(String route);
+
+    void newHost(String host);
+  }
+
+  /** One route and host, and its counters. */
+  public static final class Series {
+    private final String route;
+    private final String host;
+    private final CounterSnapshot counters;
+
+    Series(String route, String host, CounterSnapshot counters) {
+      this.route = route;
+      this.host = host;
+      this.counters = counters;
+    }
+
+    public String route() {
+      return route;
+    }
+
+    /** {@code scheme://host:port}, {@value #OTHER_HOST}, or {@code route:NAME} (transitions). */
+    public String host() {
+      return host;
+    }
+
+    public CounterSnapshot counters() {
+      return counters;
+    }
+  }
+
+  private final int maxHosts;
+  private final Map<String, RouteSeries> routes = new ConcurrentHashMap<>();
+  private final Set<String> hosts = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger hostSlots = new AtomicInteger();
+  private final AtomicBoolean otherSeen = new AtomicBoolean();
+  private final List<KeyListener> keyListeners = new CopyOnWriteArrayList<>();
+
+  /** Counts up to {@value #DEFAULT_MAX_HOSTS} hosts one by one. */
+  public RetryMetrics() {
+    this(DEFAULT_MAX_HOSTS);
+  }
+
+  /**
+   * @param maxHosts hosts counted one by one, at least 1; the agent may pass {@code
+   *     circuitBreaker.maxHosts} capped to a few thousand (each host is a JMX MBean and a set of
+   *     Prometheus series)
+   */
+  public RetryMetrics(int maxHosts) {
+    if (maxHosts < 1) {
+      throw new IllegalArgumentException("maxHosts must be at least 1, was " + maxHosts);
+    }
+    this.maxHosts = maxHosts;
+  }
+
+  public int maxHosts() {
+    return maxHosts;
+  }
+
+  @Override
+  public void onAttempt(RetryEvent e) {
+    count(e, Stat.ATTEMPTS);
+  }
+
+  @Override
+  public void onRetry(RetryEvent e) {
+    count(e, e.observeOnly() ? Stat.WOULD_RETRY : Stat.RETRIES);
+  }
+
+  @Override
+  public void onGiveUp(RetryEvent e) {
+    try {
+      if (e.reason() != null) {
+        series(e).giveUp(e.reason());
+      }
+    } catch (RuntimeException ignored) {
+      // a metric is never worth a call
+    }
+  }
+
+  @Override
+  public void onCallComplete(RetryEvent e) {
+    try {
+      Counters c = series(e);
+      c.add(Stat.CALLS);
+      c.add(e.succeeded() ? Stat.SUCCEEDED : Stat.FAILED);
+    } catch (RuntimeException ignored) {
+      // a metric is never worth a call
+    }
+  }
+
+  @Override
+  public void onBreakerRejected(RetryEvent e) {
+    count(e, e.observeOnly() ? Stat.WOULD_FAIL_FAST : Stat.BREAKER_REJECTIONS);
+  }
+
+  @Override
+  public void onRateLimited(RetryEvent e) {
+    Stat s;
+    if (e.observeOnly()) {
+      s = Stat.WOULD_RATE_LIMIT;
+    } else {
+      s = e.reason() != null ? Stat.RATE_LIMIT_REJECTIONS : Stat.RATE_LIMIT_WAITS;
+    }
+    count(e, s);
+  }
+
+  @Override
+  public void onBreakerTransition(CircuitBreaker breaker, CircuitTransition t, String route) {
+    try {
+      series(route, breaker.key()).transition(t);
+    } catch (RuntimeException ignored) {
+      // a metric is never worth a call
+    }
+  }
+
+  private void count(RetryEvent e, Stat s) {
+    try {
+      series(e).add(s);
+    } catch (RuntimeException ignored) {
+      // a metric is never worth a call
+    }
+  }
+
+  private Counters series(RetryEvent e) {
+    RouteSeries rs = routeSeries(e.route());
+    Counters c = rs.cached(e.scheme(), e.host(), e.port());
+    if (c == null) {
+      String key = e.scheme() + "://" + e.host() + ":" + e.port();
+      String admitted = admit(key);
+      c = rs.counters(admitted);
+      if (admitted.equals(key)) {
+        rs.cache(e.scheme(), e.host(), e.port(), c);
+      }
+    }
+    return c;
+  }
+
+  private Counters series(String route, String host) {
+    RouteSeries rs = routeSeries(route);
+    Counters c = rs.byKey.get(host);
+    return c != null ? c : rs.counters(admit(host));
+  }
+
+  private RouteSeries routeSeries(String route) {
+    RouteSeries rs = routes.get(route);
+    if (rs != null) {
+      return rs;
+    }
+    RouteSeries fresh = new RouteSeries();
+    rs = routes.putIfAbsent(route, fresh);
+    if (rs != null) {
+      return rs;
+    }
+    for (KeyListener l : keyListeners) {
+      try {
+        l.newRoute(route);
+      } catch (RuntimeException ignored) {
+        // the route is counted all the same
+      }
+    }
+    return fresh;
+  }
+
+  /** The key to count {@code host} under: itself while there is room, else the other host. */
+  private String admit(String host) {
+    if (host.startsWith(ROUTE_BREAKER_PREFIX) || hosts.contains(host)) {
+      return host;
+    }
+    if (hostSlots.get() < maxHosts) {
+      if (hostSlots.incrementAndGet() <= maxHosts) {
+        if (hosts.add(host)) {
+          newHost(host);
+        } else {
+          hostSlots.decrementAndGet(); // another thread admitted it first
+        }
+        return host;
+      }
+      hostSlots.decrementAndGet();
+    }
+    if (otherSeen.compareAndSet(false, true)) {
+      newHost(OTHER_HOST);
+    }
+    return OTHER_HOST;
+  }
+
+  private void newHost(String host) {
+    for (KeyListener l : keyListeners) {
+      try {
+        l.newHost(host);
+      } catch (RuntimeException ignored) {
+        // the host is counted all the same
+      }
+    }
+  }
+
+  void addKeyListener(KeyListener l) {
+    keyListeners.add(l);
+  }
+
+  void removeKeyListener(KeyListener l) {
+    keyListeners.remove(l);
+  }
+
+  /** Every series, sorted by route then host. */
+  public List<Series> series() {
+    List<Series> out = new ArrayList<>();
+    for (Map.Entry<String, RouteSeries> r : routes.entrySet()) {
+      for (Map.Entry<String, Counters> h : r.getValue().byKey.entrySet()) {
+        out.add(new Series(r.getKey(), h.getKey(), h.getValue().snapshot()));
+      }
+    }
+    out.sort(Comparator.comparing(Series::route).thenComparing(Series::host));
+    return out;
+  }
+
+  /** Routes seen so far, sorted. */
+  public SortedSet<String> routes() {
+    return new TreeSet<>(routes.keySet());
+  }
+
+  /** Hosts counted so far ({@code scheme://host:port}, and {@value #OTHER_HOST}), sorted. */
+  public SortedSet<String> hosts() {
+    TreeSet<String> out = new TreeSet<>(hosts);
+    if (otherSeen.get()) {
+      out.add(OTHER_HOST);
+    }
+    return out;
+  }
+
+  /** Hosts counted one by one (at most {@link #maxHosts()}), the other host not included. */
+  public int trackedHosts() {
+    return hosts.size();
+  }
+
+  /** The counters of {@code route} over all its hosts; zero for an unknown route. */
+  public CounterSnapshot route(String route) {
+    CounterSnapshot sum = CounterSnapshot.ZERO;
+    RouteSeries rs = routes.get(route);
+    if (rs != null) {
+      for (Counters c : rs.byKey.values()) {
+        sum = sum.plus(c.snapshot());
+      }
+    }
+    return sum;
+  }
+
+  /** The counters of {@code host} over all routes; zero for an unknown host. */
+  public CounterSnapshot host(String host) {
+    CounterSnapshot sum = CounterSnapshot.ZERO;
+    for (RouteSeries rs : routes.values()) {
+      Counters c = rs.byKey.get(host);
+      if (c != null) {
+        sum = sum.plus(c.snapshot());
+      }
+    }
+    return sum;
+  }
+
+  /** Everything. */
+  public CounterSnapshot total() {
+    CounterSnapshot sum = CounterSnapshot.ZERO;
+    for (RouteSeries rs : routes.values()) {
+      for (Counters c : rs.byKey.values()) {
+        sum = sum.plus(c.snapshot());
+      }
+    }
+    return sum;
+  }
+}

@@ -1,0 +1,222 @@
+package dev.retryagent.internal.observe;
+
+import dev.retryagent.config.PathMask;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+
+/**
+ * Makes text from outside (exception messages, paths, route names) safe to print: no query strings,
+ * fragments or user-info of anything URL-like, no values of credential or idempotency headers, no
+ * line breaks or control characters (one event, one line), bounded length.
+ *
+ * <p>Exception messages are the dangerous part: events carry only method, scheme, host, port and
+ * path, but a client may put a whole URL into a message (OkHttp: "unexpected end of stream on
+ * http://host/...?token=x"). Over-redacting is preferred to leaking.
+ */
+public final class Sanitizer {
+  /** Longest message kept, in characters; longer ones are cut and end in "...". */
+  public static final int MAX_MESSAGE_CHARS = 300;
+
+  private static final String REDACTED = "<redacted>";
+
+  // "Name: value" or "Name=value" up to the end of the line, for headers whose values are secret.
+  private static final Pattern SECRET_HEADERS =
+      headerPattern(
+          "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key");
+  // Credentials written without a header name: "Bearer abc", "Basic dXNlcjpw".
+  private static final Pattern SCHEME_CREDENTIALS =
+      Pattern.compile("(?i)\\b(bearer|basic|digest)\\s+[^\\s,;\"']+");
+  private static final Pattern BLANKS = Pattern.compile("\\s{2,}");
+  private static final Map<String, Pattern> EXTRA_HEADERS = new ConcurrentHashMap<>();
+
+  private Sanitizer() {}
+
+  private static Pattern headerPattern(String alternatives) {
+    return Pattern.compile("(?i)\\b(" + alternatives + ")(\\s*[:=]\\s*)[^\\r\\n]*");
+  }
+
+  /**
+   * {@code SimpleName: message}, or the simple name alone, with the message sanitised. Never throws
+   * (a broken {@code getMessage()} is treated as no message).
+   *
+   * @param secretHeader one more header whose value must not appear (the route's idempotency-key
+   *     header), or null
+   */
+  public static String exception(Throwable error, boolean fullClassName, String secretHeader) {
+    return exception(error, fullClassName, secretHeader, PathMask.NONE);
+  }
+
+  /**
+   * As {@link #exception(Throwable, boolean, String)}, with the paths of URL-like words in the
+   * message also masked by {@code mask} ({@code agent.redact.pathSegments}).
+   */
+  public static String exception(
+      Throwable error, boolean fullClassName, String secretHeader, PathMask mask) {
+    if (error == null) {
+      return "";
+    }
+    Class<?> c = error.getClass();
+    String name = fullClassName ? c.getName() : simpleName(c);
+    String message;
+    try {
+      message = error.getMessage();
+    } catch (RuntimeException e) {
+      message = null;
+    }
+    String clean = message(message, secretHeader, mask);
+    return clean.isEmpty() ? name : name + ": " + clean;
+  }
+
+  private static String simpleName(Class<?> c) {
+    String s = c.getSimpleName();
+    return s.isEmpty() ? c.getName() : s;
+  }
+
+  /**
+   * A sanitised message: credential headers redacted, URL-like words without query, fragment or
+   * user-info, control characters replaced by spaces, at most {@value #MAX_MESSAGE_CHARS} chars.
+   * Null gives "".
+   */
+  public static String message(String text, String secretHeader) {
+    return message(text, secretHeader, PathMask.NONE);
+  }
+
+  /** As {@link #message(String, String)}, with URL paths in the text masked by {@code mask}. */
+  public static String message(String text, String secretHeader, PathMask mask) {
+    if (text == null || text.isEmpty()) {
+      return "";
+    }
+    String s = SECRET_HEADERS.matcher(text).replaceAll("$1$2" + REDACTED);
+    if (secretHeader != null && !secretHeader.isEmpty()) {
+      s = extraHeader(secretHeader).matcher(s).replaceAll("$1$2" + REDACTED);
+    }
+    s = SCHEME_CREDENTIALS.matcher(s).replaceAll("$1 " + REDACTED);
+    s = stripUrlParts(s, mask);
+    s = BLANKS.matcher(oneLine(s)).replaceAll(" ").trim();
+    if (s.length() > MAX_MESSAGE_CHARS) {
+      s = s.substring(0, MAX_MESSAGE_CHARS) + "...";
+    }
+    return s;
+  }
+
+  private static Pattern extraHeader(String header) {
+    String key = header.toLowerCase(Locale.ROOT);
+    Pattern p = EXTRA_HEADERS.get(key);
+    if (p == null) {
+      p = headerPattern(Pattern.quote(key));
+      // Header names come from the configuration: a handful. The bound only guards the cache.
+      if (EXTRA_HEADERS.size() < 64) {
+        EXTRA_HEADERS.putIfAbsent(key, p);
+      }
+    }
+    return p;
+  }
+
+  /** A path without query or fragment (in case an adapter passed one) and on one line. */
+  public static String path(String path) {
+    return path(path, PathMask.NONE);
+  }
+
+  /** As {@link #path(String)}, with the segments {@code mask} matches written masked. */
+  public static String path(String path, PathMask mask) {
+    if (path == null) {
+      return "";
+    }
+    int end = path.length();
+    int q = path.indexOf('?');
+    if (q >= 0) {
+      end = q;
+    }
+    int f = path.indexOf('#');
+    if (f >= 0 && f < end) {
+      end = f;
+    }
+    return oneLine(mask.apply(path.substring(0, end)));
+  }
+
+  /**
+   * Text from the configuration or the request (route names, hosts) on one line: control and
+   * line-separator characters become spaces.
+   */
+  public static String oneLine(String text) {
+    if (text == null) {
+      return "";
+    }
+    StringBuilder b = null;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (Character.isISOControl(c) || c == '\u2028' || c == '\u2029') {
+        if (b == null) {
+          b = new StringBuilder(text);
+        }
+        b.setCharAt(i, ' ');
+      }
+    }
+    return b == null ? text : b.toString();
+  }
+
+  /**
+   * Each word (run of characters between blanks) cleaned by {@link #cleanWord}. Only blanks end a
+   * word, so a query is dropped up to the next blank even past quotes or brackets.
+   */
+  private static String stripUrlParts(String s, PathMask mask) {
+    StringBuilder out = new StringBuilder(s.length());
+    int i = 0;
+    int n = s.length();
+    while (i < n) {
+      if (isDelimiter(s.charAt(i))) {
+        out.append(s.charAt(i++));
+        continue;
+      }
+      int start = i;
+      while (i < n && !isDelimiter(s.charAt(i))) {
+        i++;
+      }
+      out.append(cleanWord(s.substring(start, i), mask));
+    }
+    return out.toString();
+  }
+
+  private static boolean isDelimiter(char c) {
+    return Character.isWhitespace(c) || Character.isISOControl(c);
+  }
+
+  /**
+   * Drops a query (from any {@code ?} followed by something), and for URL-like words also the
+   * fragment and the user-info. A lone trailing {@code ?} ("is it up?") stays.
+   */
+  static String cleanWord(String w, PathMask mask) {
+    String word = w;
+    int scheme = word.indexOf("://");
+    int pathStart = word.startsWith("/") ? 0 : -1;
+    if (scheme >= 0) {
+      int authStart = scheme + 3;
+      int authEnd = authStart;
+      while (authEnd < word.length() && "/?#".indexOf(word.charAt(authEnd)) < 0) {
+        authEnd++;
+      }
+      int at = word.lastIndexOf('@', authEnd - 1);
+      if (at >= authStart) {
+        word = word.substring(0, authStart) + word.substring(at + 1);
+        authEnd -= at + 1 - authStart;
+      }
+      pathStart = authEnd;
+    }
+    int q = word.indexOf('?');
+    if (q >= 0 && q < word.length() - 1) {
+      word = word.substring(0, q);
+    }
+    if (pathStart >= 0) {
+      int f = word.indexOf('#');
+      if (f >= 0) {
+        word = word.substring(0, f);
+      }
+      if (pathStart < word.length()) {
+        word = word.substring(0, pathStart) + mask.apply(word.substring(pathStart));
+      }
+    }
+    return word;
+  }
+}

@@ -1,0 +1,129 @@
+package dev.retryagent.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.retryagent.policy.RateLimitPolicy;
+import org.junit.jupiter.api.Test;
+
+class RateLimiterTest {
+  private static final long S = 1_000_000_000L;
+  private static final long MS = 1_000_000L;
+  private static final long T0 = 1000 * S;
+  private static final long FOREVER = Long.MAX_VALUE;
+
+  private static RateLimiter limiter(double perSecond, int burst) {
+    return new RateLimiter(
+        RateLimitPolicy.builder().enabled(true).perSecond(perSecond).burst(burst).build(), T0);
+  }
+
+  @Test
+  void aFullBucketLetsABurstGoAtOnce() {
+    RateLimiter l = limiter(1, 3);
+    for (int i = 0; i < 3; i++) {
+      assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    }
+    assertThat(l.reserve(T0, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+  }
+
+  @Test
+  void tokensComeBackAtTheRate() {
+    RateLimiter l = limiter(10, 1);
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserve(T0 + 99 * MS, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.reserve(T0 + 100 * MS, 0, FOREVER)).isZero();
+  }
+
+  @Test
+  void theBucketNeverHoldsMoreThanBurst() {
+    RateLimiter l = limiter(100, 2);
+    assertThat(l.availableTokens(T0 + 3600 * S)).isEqualTo(2.0);
+    assertThat(l.reserve(T0 + 3600 * S, 0, FOREVER)).isZero();
+    assertThat(l.reserve(T0 + 3600 * S, 0, FOREVER)).isZero();
+    assertThat(l.reserve(T0 + 3600 * S, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+  }
+
+  @Test
+  void aCallerWithinMaxWaitReservesTheNextTokenAndLearnsItsWait() {
+    RateLimiter l = limiter(2, 1); // a token every 500 ms
+    assertThat(l.reserve(T0, 600 * MS, FOREVER)).isZero();
+    assertThat(l.reserve(T0, 600 * MS, FOREVER)).isEqualTo(500 * MS);
+    // The next one would wait 1 s: more than it accepts, so it is refused and costs nothing.
+    assertThat(l.reserve(T0, 600 * MS, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.availableTokens(T0)).isCloseTo(-1.0, within(1e-9));
+    // Waiters are served in order: the next caller queues behind the first reservation.
+    assertThat(l.reserve(T0 + 500 * MS, 600 * MS, FOREVER)).isEqualTo(500 * MS);
+  }
+
+  @Test
+  void aPauseMakesEveryCallerWaitUntilItEnds() {
+    RateLimiter l = limiter(1000, 100);
+    l.pauseUntil(T0 + 5 * S);
+    assertThat(l.reserve(T0, 0, FOREVER)).isEqualTo(5 * S);
+    assertThat(l.reserve(T0 + 2 * S, 0, FOREVER)).isEqualTo(3 * S);
+    assertThat(l.pauseRemainingNanos(T0 + 2 * S)).isEqualTo(3 * S);
+    assertThat(l.reserve(T0 + 5 * S, 0, FOREVER)).isZero();
+    assertThat(l.pauseRemainingNanos(T0 + 5 * S)).isZero();
+  }
+
+  @Test
+  void aCallerThatCannotWaitForThePauseIsRefused() {
+    RateLimiter l = limiter(1000, 100);
+    l.pauseUntil(T0 + 5 * S);
+    assertThat(l.reserve(T0, 0, 5 * S - 1)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.reserve(T0, 0, 5 * S)).isEqualTo(5 * S);
+  }
+
+  @Test
+  void whenAPauseEndsNoMoreThanBurstCallersGoAtOnce() {
+    // A token every second, a bucket of 2, a 10 s pause and five patient callers: two go when the
+    // pause ends, the others one per second after it, not all five at once.
+    RateLimiter l = limiter(1, 2);
+    l.pauseUntil(T0 + 10 * S);
+    long[] waits = new long[5];
+    for (int i = 0; i < 5; i++) {
+      waits[i] = l.reserve(T0, 20 * S, FOREVER);
+    }
+    assertThat(waits).containsExactly(10 * S, 10 * S, 11 * S, 12 * S, 13 * S);
+  }
+
+  @Test
+  void aTokenWaitAfterThePauseMustStillFitTheCallersTime() {
+    RateLimiter l = limiter(1, 1);
+    l.pauseUntil(T0 + 10 * S);
+    assertThat(l.reserve(T0, 20 * S, 10 * S)).isEqualTo(10 * S);
+    assertThat(l.reserve(T0, 20 * S, 10 * S)).as("would start at 11 s").isEqualTo(-1);
+    assertThat(l.reserve(T0, 20 * S, 11 * S)).isEqualTo(11 * S);
+  }
+
+  @Test
+  void theLaterPauseWins() {
+    RateLimiter l = limiter(1000, 100);
+    l.pauseUntil(T0 + 5 * S);
+    l.pauseUntil(T0 + 2 * S);
+    assertThat(l.pauseRemainingNanos(T0)).isEqualTo(5 * S);
+    l.pauseUntil(T0 + 8 * S);
+    assertThat(l.pauseRemainingNanos(T0)).isEqualTo(8 * S);
+  }
+
+  @Test
+  void aPauseThatEndedIsForgotten() {
+    RateLimiter l = limiter(1000, 100);
+    l.pauseUntil(T0 + 1 * S);
+    assertThat(l.reserve(T0 + 2 * S, 0, 0)).isZero();
+    l.pauseUntil(T0 + 1500 * MS); // earlier than now: no effect once the old pause is over
+    assertThat(l.reserve(T0 + 2 * S, 0, 0)).isZero();
+  }
+
+  @Test
+  void idleMeansAFullBucketAndNoPause() {
+    RateLimiter l = limiter(10, 2);
+    assertThat(l.isIdle(T0)).isTrue();
+    l.reserve(T0, 0, FOREVER);
+    assertThat(l.isIdle(T0)).isFalse();
+    assertThat(l.isIdle(T0 + 100 * MS)).isTrue();
+    l.pauseUntil(T0 + 10 * S);
+    assertThat(l.isIdle(T0 + 1 * S)).isFalse();
+    assertThat(l.isIdle(T0 + 10 * S)).isTrue();
+  }
+}

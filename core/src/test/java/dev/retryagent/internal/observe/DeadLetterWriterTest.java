@@ -1,0 +1,377 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.testing.FakeRequest;
+import java.io.IOException;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DeadLetterWriterTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  @TempDir Path dir;
+  private final List<String> errors = new CopyOnWriteArrayList<>();
+  private final List<DeadLetterWriter> writers = new ArrayList<>();
+
+  @AfterEach
+  void close() {
+    writers.forEach(DeadLetterWriter::close);
+  }
+
+  private DeadLetterWriter writer(Path path) {
+    DeadLetterWriter w = new DeadLetterWriter(path, errors::add);
+    writers.add(w);
+    return w;
+  }
+
+  private static List<String> lines(Path file) throws IOException {
+    return Files.readAllLines(file, StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void theFileItCreatesIsReadableByItsOwnerOnly() throws Exception {
+    Path file = dir.resolve("logs/dead.jsonl");
+    assumePosix(dir);
+    DeadLetterWriter w = writer(file);
+    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    assertThat(Files.getPosixFilePermissions(file))
+        .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+  }
+
+  @Test
+  void aFileThatExistsKeepsItsPermissions() throws Exception {
+    assumePosix(dir);
+    Path file = Files.createFile(dir.resolve("shared.jsonl"));
+    Set<PosixFilePermission> chosen = PosixFilePermissions.fromString("rw-r-----");
+    Files.setPosixFilePermissions(file, chosen);
+    DeadLetterWriter w = writer(file);
+    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    assertThat(Files.getPosixFilePermissions(file)).isEqualTo(chosen);
+  }
+
+  private static void assumePosix(Path dir) {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "POSIX permissions");
+  }
+
+  @Test
+  void theWriterThreadIsTheAgentsAndKeepsNoApplicationLoader() throws Exception {
+    // issue 11: the writer thread kept the context class loader of the first application thread
+    // that gave up (a web application's loader stayed in memory after undeploy).
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    ClassLoader application =
+        new java.net.URLClassLoader(new java.net.URL[0], getClass().getClassLoader());
+    Thread caller =
+        new Thread(() -> rig.call(FakeRequest.post("pay.example.com", "/v1/charges"), 503));
+    caller.setContextClassLoader(application);
+    caller.start();
+    caller.join();
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    Thread writerThread =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> t.getName().equals("retry-agent-dead-letters"))
+            .filter(t -> t.getContextClassLoader() != application)
+            .findFirst()
+            .orElse(null);
+    assertThat(writerThread).as("a writer thread without the application's loader").isNotNull();
+    assertThat(writerThread.isDaemon()).isTrue();
+    assertThat(writerThread.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader());
+    assertThat(
+            Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("retry-agent-"))
+                .filter(t -> t.getContextClassLoader() == application))
+        .isEmpty();
+  }
+
+  @Test
+  void aGiveUpBecomesOneJsonLineWithEveryField() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/v1/charges"), 503);
+    w.close();
+
+    assertThat(lines(file)).hasSize(1);
+    Map<String, Object> expected = new LinkedHashMap<>();
+    expected.put("time", "2023-11-14T22:13:21.000Z");
+    expected.put("route", "payments");
+    expected.put("method", "POST");
+    expected.put("scheme", "https");
+    expected.put("host", "pay.example.com");
+    expected.put("port", 443L);
+    expected.put("path", "/v1/charges");
+    expected.put("attempts", 1L);
+    expected.put("status", 503L);
+    expected.put("outcome", "response");
+    expected.put("error", null);
+    expected.put("reason", "not-idempotent");
+    expected.put("observe", false);
+    assertThat(MiniJson.parseObject(lines(file).get(0))).containsExactlyEntriesOf(expected);
+  }
+
+  @Test
+  void anExceptionIsNamedAndSanitisedAndTheStatusIsNull() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("llm", b -> b.maxAttempts(2)), w);
+    SocketException reset =
+        new SocketException("Connection reset by http://h/x?token=SECRET\nAuthorization: SECRET");
+
+    rig.call(FakeRequest.of("GET", "http", "h.example", 8080, "/v1/x"), reset, reset);
+    w.close();
+
+    Map<String, Object> json = MiniJson.parseObject(lines(file).get(0));
+    assertThat(json)
+        .containsEntry("status", null)
+        .containsEntry("outcome", "reset")
+        .containsEntry("attempts", 2L)
+        .containsEntry("port", 8080L)
+        .containsEntry("reason", "attempts")
+        .containsEntry(
+            "error",
+            "java.net.SocketException: Connection reset by http://h/x Authorization: <redacted>");
+  }
+
+  @Test
+  void quotesNewlinesAndControlCharactersAreEscapedAndQueriesDropped() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    String route = "pay\"ments\\\n\u0001\u2028x";
+    Policy p = Rig.policy(route);
+    Rig rig = new Rig(p, w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/v1/a\"b?token=SECRET#SECRET"), 503);
+    w.close();
+
+    String raw = new String(Files.readAllBytes(file), StandardCharsets.UTF_8);
+    assertThat(raw).doesNotContain("SECRET").endsWith("\n");
+    assertThat(raw.substring(0, raw.length() - 1).chars())
+        .noneMatch(c -> c < 0x20 || c == '\u2028');
+    Map<String, Object> json = MiniJson.parseObject(raw.substring(0, raw.length() - 1));
+    assertThat(json).containsEntry("route", route).containsEntry("path", "/v1/a\"b");
+  }
+
+  @Test
+  void giveUpsFromManyThreadsBecomeWholeParseableLines() throws Exception {
+    Path file = dir.resolve("not/yet/there/dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Policy noBreaker =
+        Rig.policy(
+            "payments",
+            b -> b,
+            CircuitBreakerPolicy.builder().enabled(false).build(),
+            BudgetPolicy.defaults(),
+            RateLimitPolicy.defaults());
+    Rig rig = new Rig(noBreaker, w);
+    int threads = 8;
+    int perThread = 250;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    try {
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        done.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  for (int i = 0; i < perThread; i++) {
+                    rig.call(FakeRequest.post("pay.example.com", "/v1/t" + id + "/c" + i), 503);
+                  }
+                  return null;
+                }));
+      }
+      go.countDown();
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    await().atMost(WAIT).until(() -> w.written() == threads * perThread);
+    List<String> lines = lines(file);
+    assertThat(lines).hasSize(threads * perThread);
+    List<Object> paths = new ArrayList<>();
+    for (String line : lines) {
+      Map<String, Object> json = MiniJson.parseObject(line);
+      assertThat(json).containsEntry("reason", "not-idempotent");
+      paths.add(json.get("path"));
+    }
+    assertThat(paths).doesNotHaveDuplicates();
+    assertThat(w.dropped()).isZero();
+  }
+
+  @Test
+  void theFileIsOpenedOnlyAtTheFirstDeadLetter() {
+    Path file = dir.resolve("lazy/dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("llm"), w);
+
+    rig.call(FakeRequest.get("h.example", "/"), 503, 200);
+
+    assertThat(file.getParent()).doesNotExist();
+    rig.call(FakeRequest.post("h.example", "/"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+    assertThat(file).exists();
+  }
+
+  @Test
+  void anUnwritablePathNeverReachesTheCallAndIsReportedOnce() {
+    Path blocker = dir.resolve("blocker");
+    DeadLetterWriter w = writer(blocker.resolve("dead.jsonl"));
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    try {
+      Files.writeString(blocker, "a file where a directory should be");
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
+    for (int i = 0; i < 3; i++) {
+      Object result = rig.call(FakeRequest.post("pay.example.com", "/v1/charges"), 503);
+      assertThat(result).isInstanceOf(Rig.Resp.class);
+    }
+
+    await().atMost(WAIT).until(() -> w.dropped() == 3);
+    assertThat(w.written()).isZero();
+    assertThat(errors).hasSize(1);
+    assertThat(errors.get(0))
+        .startsWith(
+            "retry-agent: cannot open the dead-letter file " + blocker.resolve("dead.jsonl"))
+        .contains("dead letters are dropped");
+  }
+
+  @Test
+  void aWriteThatFailsHalfwayLeavesTheNextLinesWhole() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    AtomicInteger opens = new AtomicInteger();
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            100,
+            path -> {
+              java.nio.channels.FileChannel real = DeadLetterWriter.openForAppend(path);
+              return opens.incrementAndGet() == 1 ? new FailingChannel(real, 10) : real;
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/first"), 503);
+    await().atMost(WAIT).until(() -> w.dropped() == 1);
+    rig.call(FakeRequest.post("pay.example.com", "/second"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    List<String> lines = lines(file);
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0)).hasSize(10);
+    assertThat(MiniJson.parseObject(lines.get(1))).containsEntry("path", "/second");
+    assertThat(errors).hasSize(1);
+    assertThat(errors.get(0))
+        .startsWith("retry-agent: cannot write to the dead-letter file")
+        .contains("No space left on device");
+  }
+
+  @Test
+  void aFullQueueDropsAndCountsInsteadOfBlocking() throws Exception {
+    CountDownLatch opening = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            1,
+            path -> {
+              opening.countDown();
+              try {
+                release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return DeadLetterWriter.openForAppend(path);
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
+    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    rig.call(FakeRequest.post("pay.example.com", "/2"), 503);
+    rig.call(FakeRequest.post("pay.example.com", "/3"), 503);
+    release.countDown();
+    assertThat(w.close(WAIT)).isTrue();
+
+    assertThat(w.written()).isEqualTo(2);
+    assertThat(w.dropped()).isEqualTo(1);
+    assertThat(lines(file)).hasSize(2);
+    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("full");
+  }
+
+  @Test
+  void afterCloseLinesAreDroppedNotThrown() {
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    w.close();
+
+    Object result = rig.call(FakeRequest.post("pay.example.com", "/x"), 503);
+
+    assertThat(result).isInstanceOf(Rig.Resp.class);
+    assertThat(w.dropped()).isEqualTo(1);
+    assertThat(file).doesNotExist();
+  }
+
+  @Test
+  void aCallObserveModeWouldHaveRetriedIsNoDeadLetterButAnObservedGiveUpIs() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Mode.OBSERVE, Rig.policy("llm"), w);
+
+    rig.call(FakeRequest.get("h.example", "/retryable"), 503);
+    rig.call(FakeRequest.post("h.example", "/unsafe"), 503);
+    w.close();
+
+    assertThat(lines(file))
+        .singleElement()
+        .satisfies(
+            l ->
+                assertThat(MiniJson.parseObject(l))
+                    .containsEntry("path", "/unsafe")
+                    .containsEntry("observe", true));
+  }
+}

@@ -1,0 +1,118 @@
+package dev.retryagent.internal.observe;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+
+/**
+ * A file channel that writes the first {@code okBytes} bytes to the real file, then fails every
+ * write as a full disk does.
+ */
+final class FailingChannel extends FileChannel {
+  private final FileChannel real;
+  private int okBytes;
+
+  FailingChannel(FileChannel real, int okBytes) {
+    this.real = real;
+    this.okBytes = okBytes;
+  }
+
+  @Override
+  public int write(ByteBuffer src) throws IOException {
+    if (okBytes <= 0) {
+      throw new IOException("No space left on device");
+    }
+    ByteBuffer part = src.duplicate();
+    part.limit(part.position() + Math.min(okBytes, src.remaining()));
+    int n = real.write(part);
+    src.position(src.position() + n);
+    okBytes -= n;
+    return n;
+  }
+
+  @Override
+  public int read(ByteBuffer dst) throws IOException {
+    return real.read(dst);
+  }
+
+  @Override
+  public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+    return real.read(dsts, offset, length);
+  }
+
+  @Override
+  public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+    throw new IOException("No space left on device");
+  }
+
+  @Override
+  public long position() throws IOException {
+    return real.position();
+  }
+
+  @Override
+  public FileChannel position(long newPosition) throws IOException {
+    real.position(newPosition);
+    return this;
+  }
+
+  @Override
+  public long size() throws IOException {
+    return real.size();
+  }
+
+  @Override
+  public FileChannel truncate(long size) throws IOException {
+    real.truncate(size);
+    return this;
+  }
+
+  @Override
+  public void force(boolean metaData) throws IOException {
+    real.force(metaData);
+  }
+
+  @Override
+  public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+    return real.transferTo(position, count, target);
+  }
+
+  @Override
+  public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+    throw new IOException("No space left on device");
+  }
+
+  @Override
+  public int read(ByteBuffer dst, long position) throws IOException {
+    return real.read(dst, position);
+  }
+
+  @Override
+  public int write(ByteBuffer src, long position) throws IOException {
+    throw new IOException("No space left on device");
+  }
+
+  @Override
+  public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
+    return real.map(mode, position, size);
+  }
+
+  @Override
+  public FileLock lock(long position, long size, boolean shared) throws IOException {
+    return real.lock(position, size, shared);
+  }
+
+  @Override
+  public FileLock tryLock(long position, long size, boolean shared) throws IOException {
+    return real.tryLock(position, size, shared);
+  }
+
+  @Override
+  protected void implCloseChannel() throws IOException {
+    real.close();
+  }
+}

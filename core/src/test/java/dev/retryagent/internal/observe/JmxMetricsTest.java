@@ -1,0 +1,157 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeRequest;
+import java.lang.management.ManagementFactory;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import javax.management.MBeanAttributeInfo;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class JmxMetricsTest {
+  private static final AtomicInteger DOMAINS = new AtomicInteger();
+
+  private final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+  private final String domain = "dev.retryagent.test" + DOMAINS.incrementAndGet();
+  private final List<String> errors = new CopyOnWriteArrayList<>();
+  private final List<JmxMetrics> toClose = new CopyOnWriteArrayList<>();
+
+  @AfterEach
+  void unregister() {
+    toClose.forEach(JmxMetrics::unregister);
+  }
+
+  private JmxMetrics jmx(RetryMetrics m, Rig rig) {
+    JmxMetrics j = new JmxMetrics(m, rig == null ? null : rig.engine, errors::add, domain);
+    toClose.add(j);
+    return j;
+  }
+
+  @Test
+  void namesFollowTheAgentsDomainAndQuoteWhatMustBeQuoted() {
+    assertThat(JmxMetrics.routeName(JmxMetrics.DEFAULT_DOMAIN, "llm"))
+        .hasToString("dev.retryagent:type=Route,name=llm");
+    assertThat(JmxMetrics.hostName(JmxMetrics.DEFAULT_DOMAIN, "https://api.example.com:443"))
+        .hasToString("dev.retryagent:type=Host,name=\"https://api.example.com:443\"");
+    assertThat(JmxMetrics.engineName(JmxMetrics.DEFAULT_DOMAIN))
+        .hasToString("dev.retryagent:type=Engine");
+    ObjectName hostile = JmxMetrics.routeName("d", "a,b=c:\"*?\\\nz");
+    assertThat(hostile.isPattern()).isFalse();
+    assertThat(ObjectName.unquote(hostile.getKeyProperty("name"))).isEqualTo("a,b=c:\"*?\\\nz");
+  }
+
+  @Test
+  void routeHostAndEngineCountersAreReadableOnThePlatformServer() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig llm = new Rig(Rig.policy("llm"), m);
+    llm.call(FakeRequest.get("api.example.com", "/v1/x"), 503, 200);
+    Rig pay =
+        new Rig(Rig.policy("payments", b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY)), m);
+    pay.call(FakeRequest.post("pay.example.com", "/v1/charges"), 503);
+
+    assertThat(jmx(m, llm).register()).isTrue();
+
+    ObjectName route = JmxMetrics.routeName(domain, "llm");
+    assertThat(server.getAttribute(route, "Calls")).isEqualTo(1L);
+    assertThat(server.getAttribute(route, "Retries")).isEqualTo(1L);
+    assertThat(server.getAttribute(route, "Attempts")).isEqualTo(2L);
+    ObjectName payments = JmxMetrics.routeName(domain, "payments");
+    assertThat(server.getAttribute(payments, "GaveUpNotIdempotent")).isEqualTo(1L);
+    assertThat(server.getAttribute(payments, "Failed")).isEqualTo(1L);
+    ObjectName host = JmxMetrics.hostName(domain, "https://api.example.com:443");
+    assertThat(server.getAttribute(host, "Succeeded")).isEqualTo(1L);
+    assertThat(server.getAttribute(host, "BreakerState")).isEqualTo("closed");
+    ObjectName engine = JmxMetrics.engineName(domain);
+    assertThat(server.getAttribute(engine, "PendingAsyncRetries")).isEqualTo(0);
+    assertThat(server.getAttribute(engine, "TrackedHosts")).isEqualTo(2);
+    assertThat(server.getAttribute(engine, "Mode")).isEqualTo("enforce");
+    assertThat(server.getAttribute(engine, "Calls")).isEqualTo(2L);
+    assertThat(server.getMBeanInfo(route).getAttributes())
+        .extracting(MBeanAttributeInfo::getName)
+        .contains("Calls", "Retries", "WouldRetry", "GaveUpDeadline", "BreakerOpens");
+    assertThat(errors).isEmpty();
+  }
+
+  @Test
+  void aRouteOrHostSeenAfterRegistrationGetsItsMBean() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.policy("late"), m);
+    jmx(m, rig).register();
+
+    rig.call(FakeRequest.get("late.example", "/"), 200);
+
+    assertThat(server.getAttribute(JmxMetrics.routeName(domain, "late"), "Calls")).isEqualTo(1L);
+    assertThat(
+            server.getAttribute(JmxMetrics.hostName(domain, "https://late.example:443"), "Calls"))
+        .isEqualTo(1L);
+  }
+
+  @Test
+  void hostsPastTheBoundShareTheOtherMBean() throws Exception {
+    RetryMetrics m = new RetryMetrics(1);
+    Rig rig = new Rig(Rig.policy("r"), m);
+    jmx(m, rig).register();
+
+    rig.call(FakeRequest.get("a.example", "/"), 200);
+    rig.call(FakeRequest.get("b.example", "/"), 200);
+    rig.call(FakeRequest.get("c.example", "/"), 200);
+
+    assertThat(server.queryNames(new ObjectName(domain + ":type=Host,*"), null))
+        .containsExactlyInAnyOrder(
+            JmxMetrics.hostName(domain, "https://a.example:443"),
+            JmxMetrics.hostName(domain, RetryMetrics.OTHER_HOST));
+    assertThat(server.getAttribute(JmxMetrics.hostName(domain, "other"), "Calls")).isEqualTo(2L);
+  }
+
+  @Test
+  void aHostileRouteNameIsRegisteredUnderAQuotedName() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    String name = "a,b=c:\"*?\\\nz";
+    Rig rig = new Rig(Rig.policy(name), m);
+    rig.call(FakeRequest.get("h.example", "/"), 200);
+
+    jmx(m, rig).register();
+
+    assertThat(server.getAttribute(JmxMetrics.routeName(domain, name), "Calls")).isEqualTo(1L);
+    assertThat(errors).isEmpty();
+  }
+
+  @Test
+  void unregisterRemovesEveryMBean() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.policy("r"), m);
+    rig.call(FakeRequest.get("h.example", "/"), 200);
+    JmxMetrics j = jmx(m, rig);
+    j.register();
+    assertThat(server.queryNames(new ObjectName(domain + ":*"), null)).hasSize(3);
+
+    j.unregister();
+    rig.call(FakeRequest.get("new.example", "/"), 200);
+
+    assertThat(server.queryNames(new ObjectName(domain + ":*"), null)).isEmpty();
+    assertThat(j.registered()).isEmpty();
+  }
+
+  @Test
+  void aTakenNameIsReportedOnceAndNeverThrown() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.policy("r"), m);
+    rig.call(FakeRequest.get("h.example", "/"), 200);
+    assertThat(jmx(m, rig).register()).isTrue();
+    JmxMetrics second = jmx(m, rig);
+
+    assertThat(second.register()).isFalse();
+    rig.call(FakeRequest.get("h2.example", "/"), 200);
+
+    assertThat(errors).hasSize(1);
+    assertThat(errors.get(0))
+        .startsWith("retry-agent: cannot register the JMX MBean for " + domain + ":type=Engine")
+        .contains("InstanceAlreadyExistsException");
+  }
+}

@@ -1,0 +1,238 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeRequest;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class PrometheusServerTest {
+  private static final Pattern SAMPLE =
+      Pattern.compile(
+          "([a-zA-Z_:][a-zA-Z0-9_:]*)(\\{(?:[a-zA-Z_][a-zA-Z0-9_]*=\"(?:\\\\.|[^\"\\\\])*\""
+              + "(?:,[a-zA-Z_][a-zA-Z0-9_]*=\"(?:\\\\.|[^\"\\\\])*\")*)?\\})? (-?[0-9]+)");
+  private static final Pattern TYPE = Pattern.compile("# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (\\S+)");
+  private static final Pattern HELP = Pattern.compile("# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) .+");
+
+  private final List<String> errors = new CopyOnWriteArrayList<>();
+  private final HttpClient client =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private PrometheusServer server;
+
+  @AfterEach
+  void stop() {
+    if (server != null) {
+      server.stop();
+    }
+  }
+
+  private HttpResponse<String> get(String path, String method) throws Exception {
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path))
+            .timeout(Duration.ofSeconds(5))
+            .method(method, HttpRequest.BodyPublishers.noBody())
+            .build();
+    return client.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  @Test
+  void aScrapeReturnsEveryCountInTheTextFormat() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig llm = new Rig(Rig.policy("llm"), m);
+    llm.call(FakeRequest.get("api.example.com", "/v1/x"), 503, 200);
+    Rig search =
+        new Rig(RetryMetricsTest.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+    for (int i = 0; i < 4; i++) {
+      search.call(FakeRequest.get("search.example.com", "/q"), 503);
+    }
+    server = new PrometheusServer(m, search.engine, "127.0.0.1", 0, errors::add);
+
+    assertThat(server.start()).isTrue();
+    HttpResponse<String> r = get("/metrics", "GET");
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Content-Type"))
+        .hasValue("text/plain; version=0.0.4; charset=utf-8");
+    String body = r.body();
+    assertWellFormed(body);
+    assertThat(body.lines())
+        .contains(
+            "retryagent_calls_total{route=\"llm\",host=\"https://api.example.com:443\"} 1",
+            "retryagent_attempts_total{route=\"llm\",host=\"https://api.example.com:443\"} 2",
+            "retryagent_retries_total{route=\"llm\",host=\"https://api.example.com:443\"} 1",
+            "retryagent_successes_total{route=\"llm\",host=\"https://api.example.com:443\"} 1",
+            "retryagent_give_ups_total{route=\"search\",host=\"https://search.example.com:443\","
+                + "reason=\"attempts\"} 4",
+            "retryagent_breaker_transitions_total{route=\"search\","
+                + "host=\"https://search.example.com:443\",from=\"closed\",to=\"open\"} 1",
+            "retryagent_breaker_state{host=\"https://search.example.com:443\",state=\"open\"} 1",
+            "retryagent_breaker_state{host=\"https://search.example.com:443\",state=\"closed\"} 0",
+            "retryagent_breakers{state=\"open\"} 1",
+            "retryagent_pending_async_retries 0",
+            "retryagent_tracked_hosts 2",
+            "# TYPE retryagent_calls_total counter",
+            "# TYPE retryagent_pending_async_retries gauge");
+    assertThat(get("/", "GET").body()).isEqualTo(server.scrape());
+  }
+
+  @Test
+  void otherPathsAndMethodsAreRefused() throws Exception {
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add);
+    server.start();
+
+    assertThat(get("/nope", "GET").statusCode()).isEqualTo(404);
+    assertThat(get("/metrics", "POST").statusCode()).isEqualTo(405);
+    HttpResponse<String> head = get("/metrics", "HEAD");
+    assertThat(head.statusCode()).isEqualTo(200);
+    assertThat(head.body()).isEmpty();
+  }
+
+  @Test
+  void labelValuesAreEscaped() {
+    RetryMetrics m = new RetryMetrics();
+    Policy p = Rig.policy("we\"ird\\route\nname");
+    new Rig(p, m).call(FakeRequest.get("api.example.com", "/v1/x"), 200);
+
+    String text = PrometheusText.render(m, null);
+
+    assertWellFormed(text);
+    assertThat(text)
+        .contains(
+            "retryagent_calls_total{route=\"we\\\"ird\\\\route\\nname\","
+                + "host=\"https://api.example.com:443\"} 1");
+  }
+
+  @Test
+  void aTakenPortIsOneClearErrorAndNoException() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", port, errors::add);
+
+      assertThat(server.start()).isFalse();
+      assertThat(server.start()).isFalse();
+
+      assertThat(server.isRunning()).isFalse();
+      assertThat(server.port()).isEqualTo(-1);
+      assertThat(errors).hasSize(1);
+      assertThat(errors.get(0))
+          .startsWith("retry-agent: cannot serve Prometheus metrics on 127.0.0.1:" + port + " (")
+          .contains("BindException");
+    }
+  }
+
+  @Test
+  void itsThreadsAreDaemonsSoTheJvmCanExit() {
+    Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add);
+
+    server.start();
+
+    Set<Thread> started =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> !before.contains(t))
+            .collect(Collectors.toSet());
+    assertThat(started)
+        .extracting(Thread::getName)
+        .contains("retry-agent-prometheus-http-dispatcher");
+    assertThat(started).allMatch(Thread::isDaemon);
+  }
+
+  @Test
+  void itsThreadsTheJdkServersOwnIncludedAreTheAgentsWithTheSystemLoader() throws Exception {
+    // issue 11: every thread the agent starts is named retry-agent-* and does not keep the loader
+    // of the application thread that started it (here, the thread that starts the server).
+    Set<Thread> before = new HashSet<>(Thread.getAllStackTraces().keySet());
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add);
+    ClassLoader application =
+        new java.net.URLClassLoader(new java.net.URL[0], getClass().getClassLoader());
+    Thread starting = new Thread(server::start, "app-thread");
+    starting.setContextClassLoader(application);
+    starting.start();
+    starting.join();
+    assertThat(server.isRunning()).isTrue();
+    server.scrape();
+
+    Set<Thread> started =
+        Thread.getAllStackTraces().keySet().stream()
+            .filter(t -> !before.contains(t) && t != starting)
+            .collect(Collectors.toSet());
+    assertThat(started).isNotEmpty();
+    assertThat(started).allSatisfy(t -> assertThat(t.getName()).startsWith("retry-agent-"));
+    assertThat(started)
+        .allSatisfy(
+            t ->
+                assertThat(t.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader()));
+  }
+
+  @Test
+  void stopFreesThePort() throws Exception {
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add);
+    server.start();
+    int port = server.port();
+
+    server.stop();
+
+    assertThat(server.port()).isEqualTo(-1);
+    try (ServerSocket again = new ServerSocket(port, 1, InetAddress.getByName("127.0.0.1"))) {
+      assertThat(again.getLocalPort()).isEqualTo(port);
+    }
+  }
+
+  @Test
+  void aBadPortIsRejectedAtConstruction() {
+    assertThatThrownBy(
+            () -> new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 70000, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("70000");
+  }
+
+  /**
+   * Every line is a HELP, a TYPE or a sample; HELP and TYPE come once per family, before its
+   * samples; no series appears twice.
+   */
+  static void assertWellFormed(String text) {
+    assertThat(text).endsWith("\n");
+    Set<String> typed = new HashSet<>();
+    Set<String> helped = new HashSet<>();
+    Set<String> series = new HashSet<>();
+    for (String line : text.split("\n", -1)) {
+      if (line.isEmpty()) {
+        continue;
+      }
+      Matcher help = HELP.matcher(line);
+      Matcher type = TYPE.matcher(line);
+      Matcher sample = SAMPLE.matcher(line);
+      if (help.matches()) {
+        assertThat(helped.add(help.group(1))).as("HELP once: %s", line).isTrue();
+      } else if (type.matches()) {
+        assertThat(type.group(2)).isIn("counter", "gauge");
+        assertThat(helped).as("HELP before TYPE: %s", line).contains(type.group(1));
+        assertThat(typed.add(type.group(1))).as("TYPE once: %s", line).isTrue();
+      } else {
+        assertThat(sample.matches()).as("a sample: %s", line).isTrue();
+        assertThat(typed).as("TYPE before sample: %s", line).contains(sample.group(1));
+        assertThat(series.add(sample.group(1) + sample.group(2)))
+            .as("series once: %s", line)
+            .isTrue();
+      }
+    }
+  }
+}

@@ -1,0 +1,246 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.engine.CircuitTransition;
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.testing.FakeRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class RetryMetricsTest {
+  private static final String API = "https://api.example.com:443";
+
+  static Policy breakerPolicy(String route, CircuitBreakerPolicy.Scope scope) {
+    return Rig.policy(
+        route,
+        b -> b.maxAttempts(1),
+        CircuitBreakerPolicy.builder()
+            .scope(scope)
+            .countWindow(4)
+            .minimumCalls(4)
+            .failureRateThreshold(0.5)
+            .openFor(Duration.ofSeconds(30))
+            .halfOpenCalls(1)
+            .build(),
+        BudgetPolicy.defaults(),
+        RateLimitPolicy.defaults());
+  }
+
+  @Test
+  void countsCallsAttemptsRetriesAndGiveUpsPerRouteAndHost() {
+    RetryMetrics m = new RetryMetrics();
+    Rig llm = new Rig(Rig.policy("llm"), m);
+    Rig payments = new Rig(Rig.policy("payments"), m);
+
+    llm.call(FakeRequest.get("api.example.com", "/v1/summarise"), 503, 200);
+    llm.call(FakeRequest.get("api.example.com", "/v1/summarise"), 404);
+    payments.call(FakeRequest.post("pay.example.com", "/v1/charges"), 503);
+
+    CounterSnapshot route = m.route("llm");
+    assertThat(route.calls()).isEqualTo(2);
+    assertThat(route.succeeded()).isEqualTo(2);
+    assertThat(route.failed()).isZero();
+    assertThat(route.attempts()).isEqualTo(3);
+    assertThat(route.retries()).isEqualTo(1);
+    assertThat(route.giveUps()).isZero();
+    assertThat(m.host(API).attempts()).isEqualTo(3);
+    CounterSnapshot pay = m.route("payments");
+    assertThat(pay.calls()).isEqualTo(1);
+    assertThat(pay.failed()).isEqualTo(1);
+    assertThat(pay.giveUps(GiveUpReason.NOT_IDEMPOTENT)).isEqualTo(1);
+    assertThat(pay.giveUps()).isEqualTo(1);
+    assertThat(m.routes()).containsExactly("llm", "payments");
+    assertThat(m.hosts()).containsExactly(API, "https://pay.example.com:443");
+    assertThat(m.total().calls()).isEqualTo(3);
+    assertThat(m.route("nope")).usingRecursiveComparison().isEqualTo(CounterSnapshot.ZERO);
+  }
+
+  @Test
+  void oneHostNameOnOtherPortsOrSchemesIsAnotherHost() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.policy("llm"), m);
+
+    for (int i = 0; i < 2; i++) {
+      rig.call(FakeRequest.of("GET", "https", "h.example", 443, "/"), 200);
+      rig.call(FakeRequest.of("GET", "https", "h.example", 8443, "/"), 200);
+      rig.call(FakeRequest.of("GET", "http", "h.example", 443, "/"), 200);
+    }
+
+    assertThat(m.hosts())
+        .containsExactly("http://h.example:443", "https://h.example:443", "https://h.example:8443");
+    for (String h : m.hosts()) {
+      assertThat(m.host(h).calls()).as(h).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void observeModeCountsWouldRetryNotRetries() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Mode.OBSERVE, Rig.policy("llm"), m);
+
+    rig.call(FakeRequest.get("api.example.com", "/v1/x"), 503);
+
+    assertThat(m.route("llm").retries()).isZero();
+    assertThat(m.route("llm").wouldRetry()).isEqualTo(1);
+    assertThat(m.route("llm").failed()).isEqualTo(1);
+  }
+
+  @Test
+  void hostsPastTheBoundAreCountedAsOther() {
+    RetryMetrics m = new RetryMetrics(2);
+    Rig rig = new Rig(Rig.policy("llm"), m);
+
+    for (String h : List.of("a.example", "b.example", "c.example", "d.example", "a.example")) {
+      rig.call(FakeRequest.get(h, "/"), 200);
+    }
+
+    assertThat(m.hosts())
+        .containsExactly("https://a.example:443", "https://b.example:443", RetryMetrics.OTHER_HOST);
+    assertThat(m.trackedHosts()).isEqualTo(2);
+    assertThat(m.host("https://a.example:443").calls()).isEqualTo(2);
+    assertThat(m.host(RetryMetrics.OTHER_HOST).calls()).isEqualTo(2);
+    assertThat(m.host("https://c.example:443").calls()).isZero();
+  }
+
+  @Test
+  void breakerTransitionsAndRejectionsAreCounted() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), m);
+    FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
+
+    for (int i = 0; i < 4; i++) {
+      rig.call(r, 503);
+    }
+    rig.call(r);
+
+    CounterSnapshot host = m.host(API);
+    assertThat(host.transitions(CircuitTransition.CLOSED_TO_OPEN)).isEqualTo(1);
+    assertThat(host.breakerOpens()).isEqualTo(1);
+    assertThat(host.breakerRejections()).isEqualTo(1);
+    assertThat(host.giveUps(GiveUpReason.CIRCUIT_OPEN)).isEqualTo(1);
+    assertThat(host.giveUps(GiveUpReason.ATTEMPTS)).isEqualTo(4);
+    assertThat(host.calls()).isEqualTo(5);
+  }
+
+  @Test
+  void aRouteScopedBreakerIsCountedUnderItsRouteNotAsAHost() {
+    RetryMetrics m = new RetryMetrics(1);
+    Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.ROUTE), m);
+
+    for (int i = 0; i < 4; i++) {
+      rig.call(FakeRequest.get("api.example.com", "/v1/x"), 503);
+    }
+
+    assertThat(m.route("llm").breakerOpens()).isEqualTo(1);
+    assertThat(m.hosts()).containsExactly(API);
+    assertThat(m.host("route:llm").breakerOpens()).isEqualTo(1);
+  }
+
+  @Test
+  void rateLimitRejectionsAndWaitsAreCounted() {
+    Policy p =
+        Rig.policy(
+            "llm",
+            b -> b,
+            CircuitBreakerPolicy.defaults(),
+            BudgetPolicy.defaults(),
+            RateLimitPolicy.builder()
+                .enabled(true)
+                .perSecond(1)
+                .burst(1)
+                .maxWait(Duration.ofSeconds(2))
+                .build());
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(p, m);
+    Policy strict =
+        Rig.policy(
+            "strict",
+            b -> b,
+            CircuitBreakerPolicy.defaults(),
+            BudgetPolicy.defaults(),
+            RateLimitPolicy.builder().enabled(true).perSecond(1).burst(1).build());
+    Rig rejecting = new Rig(strict, m);
+
+    rig.call(FakeRequest.get("api.example.com", "/v1/x"), 200);
+    rig.call(FakeRequest.get("api.example.com", "/v1/x"), 200);
+    rejecting.call(FakeRequest.get("api.example.com", "/v1/x"), 200);
+    rejecting.call(FakeRequest.get("api.example.com", "/v1/x"));
+
+    assertThat(m.route("llm").rateLimitWaits()).isEqualTo(1);
+    assertThat(m.route("llm").succeeded()).isEqualTo(2);
+    assertThat(m.route("strict").rateLimitRejections()).isEqualTo(1);
+    assertThat(m.route("strict").giveUps(GiveUpReason.RATE_LIMITED)).isEqualTo(1);
+  }
+
+  @Test
+  void countsFromManyThreadsAddUpExactlyAndTheHostBoundHolds() throws Exception {
+    RetryMetrics m = new RetryMetrics(2);
+    Policy p =
+        Rig.policy(
+            "llm",
+            // The fake clock is shared: other threads' waits must not run this call's deadline out.
+            b -> b.deadline(Duration.ofDays(1)),
+            CircuitBreakerPolicy.builder().enabled(false).build(),
+            BudgetPolicy.builder().enabled(false).build(),
+            RateLimitPolicy.defaults());
+    Rig rig = new Rig(p, m);
+    int threads = 8;
+    int perThread = 300;
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    try {
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        done.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  for (int i = 0; i < perThread; i++) {
+                    rig.call(FakeRequest.get("h" + ((id + i) % 5) + ".example", "/x"), 503, 200);
+                  }
+                  return null;
+                }));
+      }
+      go.countDown();
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+
+    CounterSnapshot total = m.total();
+    assertThat(total.calls()).isEqualTo(threads * perThread);
+    assertThat(total.attempts()).isEqualTo(2L * threads * perThread);
+    assertThat(total.retries()).isEqualTo(threads * perThread);
+    assertThat(m.trackedHosts()).isEqualTo(2);
+    assertThat(m.hosts()).hasSize(3).contains(RetryMetrics.OTHER_HOST);
+    long perHost = 0;
+    for (String h : m.hosts()) {
+      perHost += m.host(h).calls();
+    }
+    assertThat(perHost).isEqualTo(threads * perThread);
+  }
+
+  @Test
+  void aBoundBelowOneIsRejected() {
+    assertThatThrownBy(() -> new RetryMetrics(0))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("maxHosts");
+  }
+}

@@ -1,0 +1,144 @@
+package dev.retryagent.internal.observe;
+
+import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.policy.BackoffPolicy;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Jitter;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.testing.FakeTime;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.UnaryOperator;
+
+/**
+ * A real engine on fake time, driven through {@link SyncRetryLoop} by scripted attempts: each step
+ * is a status ({@code 503}), a response with {@code Retry-After} ({@link Resp}), or an exception to
+ * throw. The events the listeners see are the engine's own.
+ */
+final class Rig {
+  /** A scripted response. */
+  static final class Resp {
+    final int status;
+    final String retryAfter;
+
+    Resp(int status, String retryAfter) {
+      this.status = status;
+      this.retryAfter = retryAfter;
+    }
+  }
+
+  static final ResponseAccess<Resp> ACCESS =
+      new ResponseAccess<>() {
+        @Override
+        public int status(Resp r) {
+          return r.status;
+        }
+
+        @Override
+        public String header(Resp r, String name) {
+          return "Retry-After".equalsIgnoreCase(name) ? r.retryAfter : null;
+        }
+
+        @Override
+        public void discard(Resp r) {}
+      };
+
+  final FakeTime time = new FakeTime();
+  final RetryEngine engine;
+
+  Rig(Mode mode, Policy policy, RetryListener... listeners) {
+    RetryEngine.Builder b =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .random(() -> 0.5)
+            .mode(mode)
+            .policy(policy);
+    for (RetryListener l : listeners) {
+      b.listener(l);
+    }
+    engine = b.build();
+  }
+
+  Rig(Policy policy, RetryListener... listeners) {
+    this(Mode.ENFORCE, policy, listeners);
+  }
+
+  /** Backoff 117ms constant, no jitter; breaker, budget and rate limit as given. */
+  static Policy policy(
+      String route,
+      UnaryOperator<RetryPolicy.Builder> retry,
+      CircuitBreakerPolicy breaker,
+      BudgetPolicy budget,
+      RateLimitPolicy rateLimit) {
+    RetryPolicy.Builder r =
+        RetryPolicy.builder()
+            .backoff(
+                BackoffPolicy.builder()
+                    .initial(Duration.ofMillis(117))
+                    .multiplier(1.0)
+                    .jitter(Jitter.NONE)
+                    .build());
+    return new Policy(route, retry.apply(r).build(), budget, breaker, rateLimit);
+  }
+
+  static Policy policy(String route, UnaryOperator<RetryPolicy.Builder> retry) {
+    return policy(
+        route,
+        retry,
+        CircuitBreakerPolicy.defaults(),
+        BudgetPolicy.defaults(),
+        RateLimitPolicy.defaults());
+  }
+
+  static Policy policy(String route) {
+    return policy(route, b -> b);
+  }
+
+  /**
+   * Runs one call. Returns the final response, or the exception the caller would have seen.
+   *
+   * @param steps one per attempt: an Integer status, a {@link Resp}, or a Throwable to throw
+   */
+  Object call(RequestInfo request, Object... steps) {
+    List<Object> script = List.of(steps);
+    AtomicInteger next = new AtomicInteger();
+    RetryCall call = engine.newCall(request);
+    try {
+      return SyncRetryLoop.execute(
+          call,
+          time,
+          (attempt, timeout) -> {
+            int i = next.getAndIncrement();
+            if (i >= script.size()) {
+              throw new AssertionError("attempt " + attempt + " was not scripted");
+            }
+            Object step = script.get(i);
+            if (step instanceof java.io.IOException) {
+              throw (java.io.IOException) step;
+            }
+            if (step instanceof RuntimeException) {
+              throw (RuntimeException) step;
+            }
+            if (step instanceof Resp) {
+              return (Resp) step;
+            }
+            return new Resp((Integer) step, null);
+          },
+          ACCESS);
+    } catch (Exception e) {
+      return e;
+    }
+  }
+}
