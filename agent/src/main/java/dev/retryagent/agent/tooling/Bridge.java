@@ -1,6 +1,7 @@
 package dev.retryagent.agent.tooling;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.internal.observe.Sanitizer;
 
 /**
  * The agent's side of {@code java.lang.RetryAgentBridge}: the number of each hook, the handler
@@ -135,7 +136,12 @@ public final class Bridge {
       return entry.handler.enter(a, b, c, d, e, f);
     } catch (Throwable bug) {
       if (entry.reportFirst()) {
-        AgentLog.error("internal error, " + entry.what + " passed through without retries: " + bug);
+        // Sanitised: the message of a bug on a call's path may hold the request's URL or headers.
+        AgentLog.error(
+            "internal error, "
+                + entry.what
+                + " passed through without retries: "
+                + Sanitizer.exception(bug, true, null));
       }
       return null;
     }
