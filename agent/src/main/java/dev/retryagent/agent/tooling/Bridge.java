@@ -90,6 +90,24 @@ public final class Bridge {
 
   private static volatile Entry[] entries = new Entry[HOOKS];
 
+  /**
+   * <b>Test only</b>: {@code -Dretryagent.test.fault=hook} (among the engine's faults, see core's
+   * {@code TestFaults}) makes every handler fail before it takes its call, to prove through the
+   * real agent that a failing hook leaves the call as it is without the agent ({@code
+   * AgentFailureIT}).
+   */
+  private static final boolean HOOK_FAULT = hookFault();
+
+  private static boolean hookFault() {
+    try {
+      String spec = System.getProperty("retryagent.test.fault", "");
+      return ("," + spec.replace(" ", "").toLowerCase(java.util.Locale.ROOT) + ",")
+          .contains(",hook,");
+    } catch (SecurityException e) {
+      return false;
+    }
+  }
+
   private Bridge() {}
 
   /**
@@ -133,6 +151,9 @@ public final class Bridge {
       return null;
     }
     try {
+      if (HOOK_FAULT) {
+        throw new IllegalStateException("test fault injected in a hook");
+      }
       return entry.handler.enter(a, b, c, d, e, f);
     } catch (Throwable bug) {
       if (entry.reportFirst()) {
