@@ -210,7 +210,7 @@ class RetryAgentJarIT {
             "inst/dev/retryagent/agent/runtime/AgentRuntime.classdata",
             "inst/dev/retryagent/agent/jdk/JdkHttpHook.classdata",
             "inst/dev/retryagent/agent/okhttp/OkHttpHook.classdata",
-            // read as bytes by OkHttpClassLoader and defined next to each OkHttp copy
+            // read as bytes by a GlueClassLoader and defined next to each OkHttp copy
             "inst/dev/retryagent/agent/okhttp/glue/OkHttpGlue.classdata",
             "inst/dev/retryagent/okhttp/RetryInterceptor.classdata",
             "inst/dev/retryagent/agent/apache/ApacheHook.classdata",

@@ -1,12 +1,10 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentLog;
-import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Applies {@link ApacheHook} to Apache HttpClient's classes when a class loader defines (or
@@ -20,7 +18,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class ApacheTransformer extends HookTransformer {
   static final String HOOKS = "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder";
 
-  private final AtomicInteger unlinkable = new AtomicInteger();
   private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
   private volatile String failure;
 
@@ -57,22 +54,7 @@ final class ApacheTransformer extends HookTransformer {
     if (ForeignLoaders.isAgentLoader(loader)) {
       return false;
     }
-    if (!BridgeInstaller.isVisibleTo(loader)) {
-      // Every loader must delegate java.* to the bootstrap loader, so this takes a loader that
-      // refuses even that: the injected calls could not link, and the builder's would break the
-      // application's constructor. (Loaders that hide the agent's own packages, as OSGi and JBoss
-      // Modules may, still delegate java.* and are hooked.)
-      if (unlinkable.getAndIncrement() == 0) {
-        AgentLog.error(
-            "apache-httpclient NOT hooked in "
-                + loader
-                + ", which does not delegate "
-                + BridgeInstaller.NAME
-                + " to the bootstrap loader: its clients run without retries");
-      }
-      return false;
-    }
-    return true;
+    return linksToBridge(loader);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.GlueClassLoader;
 
 /**
  * Receives the OkHttp hooks from {@link OkHttpEntry} and passes each to the {@link OkHttpSupport}
@@ -51,7 +52,14 @@ final class OkHttpLoaders implements OkHttpHandler {
 
   private OkHttpSupport make(ClassLoader okhttpLoader) {
     try {
-      return OkHttpSupport.Handoff.make(new OkHttpClassLoader(okhttpLoader, agentLoader), agent);
+      GlueClassLoader loader =
+          new GlueClassLoader(
+              "retry-agent-okhttp",
+              okhttpLoader,
+              agentLoader,
+              "dev.retryagent.okhttp.",
+              OkHttpSupport.Handoff.GLUE_PACKAGE);
+      return OkHttpSupport.Handoff.make(loader, agent);
     } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
       return failed(okhttpLoader, e);
     }

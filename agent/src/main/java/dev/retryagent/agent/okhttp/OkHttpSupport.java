@@ -5,10 +5,11 @@ import dev.retryagent.engine.RetryEngine;
 /**
  * The OkHttp side of the agent for one copy of OkHttp: implemented by {@code
  * dev.retryagent.agent.okhttp.glue.OkHttpGlue}, which is defined once per OkHttp class loader in a
- * child loader of it ({@link OkHttpClassLoader}), where {@code okhttp3.*} is visible. Public
- * because that class lives in another class loader (another runtime package); its signatures use
- * only {@code java.base}, the engine and the agent classes both sides share (this interface, {@link
- * OkHttpHandler}, {@link OkHttpEntry}, {@code dev.retryagent.agent.tooling.Bridge}).
+ * child loader of it (a {@link dev.retryagent.agent.tooling.GlueClassLoader}), where {@code
+ * okhttp3.*} is visible. Public because that class lives in another class loader (another runtime
+ * package); its signatures use only {@code java.base}, the engine and the agent classes both sides
+ * share (this interface, {@link OkHttpHandler}, {@link OkHttpEntry}, {@code
+ * dev.retryagent.agent.tooling.Bridge}).
  */
 public interface OkHttpSupport extends OkHttpHandler {
   /** What the OkHttp side needs from the agent. */
@@ -25,7 +26,14 @@ public interface OkHttpSupport extends OkHttpHandler {
    * (reflection spins method-handle classes on first use, which costs start-up time).
    */
   final class Handoff {
-    static final String GLUE = OkHttpClassLoader.GLUE_PACKAGE + "OkHttpGlue";
+    /**
+     * The glue's package. Only this subpackage of {@code dev.retryagent.agent.okhttp} is defined
+     * next to each OkHttp copy: the rest of it (the transformer, this interface) belongs to the
+     * agent's loader, which every OkHttp copy shares.
+     */
+    static final String GLUE_PACKAGE = "dev.retryagent.agent.okhttp.glue.";
+
+    static final String GLUE = GLUE_PACKAGE + "OkHttpGlue";
 
     private static Agent agent;
     private static OkHttpSupport made;

@@ -1,7 +1,6 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
-import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,7 +22,6 @@ final class OkHttpTransformer extends HookTransformer {
   static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll";
 
   private final AtomicInteger skipped = new AtomicInteger();
-  private final AtomicInteger unlinkable = new AtomicInteger();
   private volatile String failedBuilder;
   private volatile String failedCall;
 
@@ -63,22 +61,7 @@ final class OkHttpTransformer extends HookTransformer {
       skipped.incrementAndGet();
       return false;
     }
-    if (!BridgeInstaller.isVisibleTo(loader)) {
-      // Every loader must delegate java.* to the bootstrap loader, so this takes a loader that
-      // refuses even that: the injected calls could not link, and the builder's would break the
-      // application's constructor. (Loaders that hide the agent's own packages, as OSGi and JBoss
-      // Modules may, still delegate java.* and are hooked.)
-      if (unlinkable.getAndIncrement() == 0) {
-        AgentLog.error(
-            "okhttp NOT hooked in "
-                + loader
-                + ", which does not delegate "
-                + BridgeInstaller.NAME
-                + " to the bootstrap loader: its clients run without retries");
-      }
-      return false;
-    }
-    return true;
+    return linksToBridge(loader);
   }
 
   @Override

@@ -15,9 +15,7 @@ public final class ForeignLoaders {
    * instrumentation with a loader of its own adds it here).
    */
   private static final String[] OWN_LOADERS = {
-    "dev.retryagent.launcher.AgentClassLoader",
-    "dev.retryagent.agent.okhttp.OkHttpClassLoader",
-    "dev.retryagent.agent.tooling.GlueClassLoader",
+    "dev.retryagent.launcher.AgentClassLoader", "dev.retryagent.agent.tooling.GlueClassLoader",
   };
 
   /** Package prefixes of other agents' class loaders. */

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.tooling;
 
+import dev.retryagent.agent.runtime.AgentLog;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
@@ -24,6 +25,7 @@ public abstract class HookTransformer implements ClassFileTransformer {
   private final String hooks;
   private final String targets;
   private final AtomicInteger hooked = new AtomicInteger();
+  private final AtomicInteger unlinkable = new AtomicInteger();
 
   /**
    * @param client the client's name in the start-up line ({@code jdk-http}, {@code okhttp})
@@ -34,6 +36,30 @@ public abstract class HookTransformer implements ClassFileTransformer {
     this.client = client;
     this.hooks = hooks;
     this.targets = targets;
+  }
+
+  /**
+   * Whether code injected into a class of {@code loader} links to {@code
+   * java.lang.RetryAgentBridge}; said once per transformer when it does not. Every loader must
+   * delegate {@code java.*} to the bootstrap loader, so this refuses only a loader that refuses
+   * even that, where the injected calls could not link and a hooked constructor would break the
+   * application's. Loaders that hide the agent's own packages, as OSGi and JBoss Modules may, still
+   * delegate {@code java.*} and are hooked.
+   */
+  protected final boolean linksToBridge(ClassLoader loader) {
+    if (BridgeInstaller.isVisibleTo(loader)) {
+      return true;
+    }
+    if (unlinkable.getAndIncrement() == 0) {
+      AgentLog.error(
+          client
+              + " NOT hooked in "
+              + loader
+              + ", which does not delegate "
+              + BridgeInstaller.NAME
+              + " to the bootstrap loader: its clients run without retries");
+    }
+    return false;
   }
 
   @Override

@@ -24,7 +24,7 @@ class ForeignLoadersTest {
         .isTrue();
     assertThat(ForeignLoaders.isAgentLoaderClass("com.newrelic.bootstrap.BootstrapLoader"))
         .isTrue();
-    assertThat(ForeignLoaders.isAgentLoaderClass("dev.retryagent.agent.okhttp.OkHttpClassLoader"))
+    assertThat(ForeignLoaders.isAgentLoaderClass("dev.retryagent.agent.tooling.GlueClassLoader"))
         .isTrue();
   }
 
@@ -37,7 +37,7 @@ class ForeignLoadersTest {
         .isTrue();
     assertThat(
             ForeignLoaders.isAgentLoaderClass(
-                Class.forName("dev.retryagent.agent.okhttp.OkHttpClassLoader").getName()))
+                Class.forName("dev.retryagent.agent.tooling.GlueClassLoader").getName()))
         .isTrue();
   }
 

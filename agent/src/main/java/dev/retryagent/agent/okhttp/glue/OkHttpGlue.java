@@ -12,7 +12,7 @@ import okhttp3.OkHttpClient;
 
 /**
  * The agent's OkHttp side for one copy of OkHttp; defined next to it by {@code
- * dev.retryagent.agent.okhttp.OkHttpClassLoader} and compiled against the oldest OkHttp API
+ * dev.retryagent.agent.tooling.GlueClassLoader} and compiled against the oldest OkHttp API
  * supported (3.14), which 4.x and 5.x keep binary-compatible for everything used here.
  *
  * <ul>
