@@ -4,7 +4,11 @@
 # so that machine load drifts hit every variant alike; reports the median and the ratio to the
 # run without agent on the same JDK.
 #
-#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar] [--url-connection]
+#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar] [--url-connection] [--fleet]
+#
+# --fleet: fleet mode's cost at start-up instead. OneClient without the agent, with a file that has
+# no fleet section, with the same file plus a fleet section (its route scope: fleet) whose Redis
+# port refuses connections (start-up must not wait for it), and with no file at all.
 #
 # --url-connection: the HttpURLConnection hook's cost instead. Hello (no URL), JceOnly (JCE start-up
 # makes an http: URL object, so the JDK loads the handler the hook patches) and OneUrl (one GET),
@@ -18,11 +22,13 @@ cd "$(dirname "$0")/../.."
 runs=10
 compare=
 urlconn=false
+fleet=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --compare) compare=$(readlink -f "$2"); shift 2 ;;
     --url-connection) urlconn=true; shift ;;
+    --fleet) fleet=true; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -54,8 +60,20 @@ if $urlconn; then
     done
   done
 fi
+if $fleet; then
+  route='routes:\n  - name: llm\n    match: { hosts: [api.example.com] }\n    rateLimit: { enabled: true, scope: %s, perSecond: 10, burst: 5 }\n'
+  printf "version: 1\n$route" host > "$work/no-fleet.yml"
+  printf "version: 1\nfleet: { redis: { url: 'redis://:secret@127.0.0.1:1' } }\n$route" fleet > "$work/fleet.yml"
+  for jdk in 17 25; do
+    home=$JDK17; [ $jdk = 25 ] && home=$JDK25
+    add "JDK $jdk, no agent" "$home/bin/java -cp $work/apps OneClient"
+    add "JDK $jdk, retry-agent, no file" "$home/bin/java -javaagent:$AGENT -cp $work/apps OneClient"
+    add "JDK $jdk, retry-agent, file without fleet section" "$home/bin/java -javaagent:$AGENT=$work/no-fleet.yml -cp $work/apps OneClient"
+    add "JDK $jdk, retry-agent, same file with fleet section" "$home/bin/java -javaagent:$AGENT=$work/fleet.yml -cp $work/apps OneClient"
+  done
+fi
 for jdk in 17 25; do
-  $urlconn && break
+  ($urlconn || $fleet) && break
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   j="$home/bin/java -cp $work/apps"
   add "JDK $jdk, no agent" "$j OneClient"

@@ -84,7 +84,7 @@ final class ExplainCommand {
         (route == null ? "defaults (no route matched)" : route.toString())
             + "; mode "
             + mode.configName());
-    out.addAll(PolicyText.lines(policy));
+    out.addAll(PolicyText.lines(policy, config.fleet()));
     // What the first attempt's verdicts took as passed is decided only at run time.
     if (counted && mode == Mode.ENFORCE) {
       out.add("  each retry also needs: " + RetryVerdict.alsoNeeds(moment.assumed()));

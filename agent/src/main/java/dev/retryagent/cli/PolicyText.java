@@ -1,5 +1,6 @@
 package dev.retryagent.cli;
 
+import dev.retryagent.config.FleetConfig;
 import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
@@ -19,12 +20,15 @@ final class PolicyText {
 
   private PolicyText() {}
 
-  static List<String> lines(Policy p) {
+  /**
+   * @param fleet the file's {@code fleet} section, or null
+   */
+  static List<String> lines(Policy p, FleetConfig fleet) {
     List<String> out = new ArrayList<>();
     retry(p.retry(), out);
     budget(p.budget(), p.retry(), out);
     breaker(p.circuitBreaker(), out);
-    rateLimit(p.rateLimit(), out);
+    rateLimit(p, fleet, out);
     return out;
   }
 
@@ -154,20 +158,43 @@ final class PolicyText {
                     + " slow"));
   }
 
-  private static void rateLimit(RateLimitPolicy r, List<String> out) {
+  private static void rateLimit(Policy p, FleetConfig fleet, List<String> out) {
+    RateLimitPolicy r = p.rateLimit();
     if (!r.enabled()) {
       out.add(INDENT + "rateLimit  off");
       return;
     }
+    boolean fleetWide = r.scope() == RateLimitPolicy.Scope.FLEET && fleet != null;
     out.add(
         INDENT
-            + "rateLimit  per host: "
+            + (fleetWide ? "rateLimit  fleet-wide (every JVM together): " : "rateLimit  per host: ")
             + Units.formatNumber(r.perSecond())
             + " per second, burst "
             + r.burst()
             + ", wait up to "
             + Units.formatDuration(r.maxWait())
             + " for a permit"
-            + (r.pauseOn429() ? "; a 429 with Retry-After pauses the host" : ""));
+            + (r.pauseOn429()
+                ? fleetWide
+                    ? "; a 429 with Retry-After pauses the route in every JVM"
+                    : "; a 429 with Retry-After pauses the host"
+                : ""));
+    if (fleetWide) {
+      out.add(
+          CONTINUED
+              + "shared in "
+              + fleet.redis()
+              + " under "
+              + fleet.keyPrefix()
+              + ":"
+              + p.routeName()
+              + "; while Redis does not answer within "
+              + Units.formatDuration(fleet.commandTimeout())
+              + ", this JVM keeps to "
+              + Units.formatRatio(fleet.fallbackShare())
+              + " of it ("
+              + Units.formatNumber(r.perSecond() * fleet.fallbackShare())
+              + " per second)");
+    }
   }
 }

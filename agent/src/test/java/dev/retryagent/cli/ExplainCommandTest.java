@@ -250,4 +250,33 @@ class ExplainCommandTest {
     assertThat(r.exitCode).isEqualTo(1);
     assertThat(r.err).contains(bad + ":1:").contains("invalid, 1 problem");
   }
+
+  @Test
+  void aFleetScopedRouteShowsTheFleetLimitAndWhereItIsSharedWithoutThePassword()
+      throws IOException {
+    Path fleet =
+        Files.writeString(
+            dir.resolve("fleet.yml"),
+            "fleet:\n"
+                + "  redis: { url: 'redis://app:hunter2@cache.internal:6380', commandTimeout: 40ms }\n"
+                + "  keyPrefix: billing\n"
+                + "  fallbackShare: 20%\n"
+                + "routes:\n"
+                + "  - name: llm\n"
+                + "    match: { hosts: [api.openai.com] }\n"
+                + "    rateLimit: { enabled: true, scope: fleet, perSecond: 10, burst: 5,"
+                + " maxWait: 30s }\n");
+    CliRun r = CliRun.of("explain", fleet.toString(), "POST", "https://api.openai.com/v1/chat");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .contains(
+            "  rateLimit  fleet-wide (every JVM together): 10.0 per second, burst 5, wait up to"
+                + " 30s for a permit; a 429 with Retry-After pauses the route in every JVM")
+        .contains(
+            "shared in redis://cache.internal:6380 under billing:llm; while Redis does not"
+                + " answer within 40ms, this JVM keeps to 20% of it (2.0 per second)")
+        .doesNotContain("hunter2")
+        .doesNotContain("app:");
+  }
 }

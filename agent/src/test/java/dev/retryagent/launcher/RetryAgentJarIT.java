@@ -186,8 +186,10 @@ class RetryAgentJarIT {
   void hiddenClassesAreRelocatedUnderOurNamespace() {
     List<String> misplaced = new ArrayList<>();
     for (String name : names) {
+      // A service file's name is the relocated interface, in our namespace too.
       if (name.startsWith("inst/")
           && !name.startsWith("inst/dev/retryagent/")
+          && !name.startsWith("inst/META-INF/services/dev.retryagent.")
           && !name.equals(BRIDGE)) {
         misplaced.add(name);
       }
@@ -199,6 +201,28 @@ class RetryAgentJarIT {
             "inst/dev/retryagent/shaded/snakeyaml/Yaml.classdata",
             "inst/dev/retryagent/agent/Installer.classdata",
             "inst/dev/retryagent/policy/Policy.classdata");
+  }
+
+  @Test
+  void fleetModeAndItsRedisClientAreHiddenAndRelocatedWithSlf4jsNoOpProvider() throws Exception {
+    assertThat(names)
+        .contains(
+            "inst/dev/retryagent/fleet/FleetMode.classdata",
+            "inst/dev/retryagent/shaded/redis/clients/jedis/Jedis.classdata",
+            "inst/dev/retryagent/shaded/pool2/impl/GenericObjectPool.classdata",
+            "inst/dev/retryagent/shaded/slf4j/LoggerFactory.classdata",
+            "inst/dev/retryagent/shaded/slf4j/nop/NOPServiceProvider.classdata",
+            "inst/META-INF/services/dev.retryagent.shaded.slf4j.spi.SLF4JServiceProvider");
+    assertThat(names).noneMatch(n -> n.startsWith("META-INF/services/"));
+    String provider =
+        new String(
+            jar.getInputStream(
+                    jar.getJarEntry(
+                        "inst/META-INF/services/dev.retryagent.shaded.slf4j.spi."
+                            + "SLF4JServiceProvider"))
+                .readAllBytes(),
+            java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(provider.trim()).isEqualTo("dev.retryagent.shaded.slf4j.nop.NOPServiceProvider");
   }
 
   @Test
@@ -236,6 +260,8 @@ class RetryAgentJarIT {
     assertThat(names)
         .filteredOn(n -> !n.startsWith("META-INF/") && !n.startsWith("inst/dev/retryagent/"))
         .filteredOn(n -> !n.startsWith("dev/retryagent/launcher/"))
+        // SLF4J's provider file, named after the relocated interface (fleet mode)
+        .filteredOn(n -> !n.startsWith("inst/META-INF/services/dev.retryagent."))
         .containsExactly(BRIDGE);
     assertThat(names)
         .filteredOn(n -> !n.startsWith(SHADED))

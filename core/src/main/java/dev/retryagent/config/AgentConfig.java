@@ -26,6 +26,7 @@ public final class AgentConfig {
           MetricsSettings.defaults(),
           null,
           PathMask.NONE,
+          null,
           Policy.defaults(),
           Collections.emptyList(),
           BUILT_IN);
@@ -39,6 +40,7 @@ public final class AgentConfig {
   private final MetricsSettings metrics;
   private final String deadLetterPath;
   private final PathMask pathMask;
+  private final FleetConfig fleet;
   private final Policy defaultPolicy;
   private final List<Route> routes;
   private final Route[] routeArray;
@@ -54,6 +56,7 @@ public final class AgentConfig {
       MetricsSettings metrics,
       String deadLetterPath,
       PathMask pathMask,
+      FleetConfig fleet,
       Policy defaultPolicy,
       List<Route> routes,
       String source) {
@@ -66,6 +69,7 @@ public final class AgentConfig {
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.deadLetterPath = deadLetterPath;
     this.pathMask = Objects.requireNonNull(pathMask, "pathMask");
+    this.fleet = fleet;
     this.defaultPolicy = Objects.requireNonNull(defaultPolicy, "defaultPolicy");
     this.routeArray = routes.toArray(new Route[0]);
     this.routes = List.of(routeArray);
@@ -125,6 +129,14 @@ public final class AgentConfig {
     return pathMask;
   }
 
+  /**
+   * The {@code fleet} section: the Redis shared by the routes whose {@code rateLimit.scope} is
+   * {@code fleet}; null when the file names none (no fleet code runs then).
+   */
+  public FleetConfig fleet() {
+    return fleet;
+  }
+
   /** The policy of calls no route claims; its route name is {@value Policy#DEFAULT_ROUTE}. */
   public Policy defaultPolicy() {
     return defaultPolicy;
@@ -179,6 +191,7 @@ public final class AgentConfig {
         metrics,
         deadLetterPath,
         pathMask,
+        fleet,
         defaultPolicy,
         routes,
         source);
@@ -200,6 +213,7 @@ public final class AgentConfig {
         && metrics.equals(t.metrics)
         && Objects.equals(deadLetterPath, t.deadLetterPath)
         && pathMask.equals(t.pathMask)
+        && Objects.equals(fleet, t.fleet)
         && defaultPolicy.equals(t.defaultPolicy)
         && routes.equals(t.routes);
   }
@@ -231,6 +245,9 @@ public final class AgentConfig {
             .append(deadLetterPath == null ? "none" : deadLetterPath)
             .append(", redact.pathSegments=")
             .append(pathMask);
+    if (fleet != null) {
+      out.append(", ").append(fleet);
+    }
     for (Route r : routeArray) {
       out.append("\n  ").append(r).append(" -> ").append(r.policy());
     }

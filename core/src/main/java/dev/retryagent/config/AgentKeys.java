@@ -24,7 +24,7 @@ final class AgentKeys {
           "[A-Za-z0-9._-]{1,253}|\\[?[0-9A-Fa-f:.%]{2,64}\\]?",
           "a host name or IP address such as 127.0.0.1 or 0.0.0.0");
   static final ValueType SEGMENT_REGEX =
-      ValueType.regex("a regular expression such as [0-9a-f]{32} or tok_.*");
+      new RegexType("a regular expression such as [0-9a-f]{32} or tok_.*");
   static final ValueType FILE_PATH =
       ValueType.string("[^\\x00]{1,4096}", "a file path such as /var/log/retry-dead-letters.jsonl");
 

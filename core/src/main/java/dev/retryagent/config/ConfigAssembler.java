@@ -25,6 +25,9 @@ import java.util.Map;
 final class ConfigAssembler {
   private final FileProblems problems;
 
+  /** The file's {@code fleet} section, read before the policies that may need it. */
+  private FleetConfig fleet;
+
   ConfigAssembler(FileProblems problems) {
     this.problems = problems;
   }
@@ -33,6 +36,7 @@ final class ConfigAssembler {
   AgentConfig assemble(ParsedFile file, String source) {
     ConfigDraft top = new ConfigDraft();
     boolean ok = apply(ConfigSchema.FILE, file.file.settings, top, file.file);
+    fleet = FleetKeys.build(top);
     Policy defaultPolicy = policy(Policy.DEFAULT_ROUTE, file.defaults, null);
     List<Route> routes = routes(file);
     if (!ok || defaultPolicy == null || routes == null || !problems.isEmpty()) {
@@ -48,6 +52,7 @@ final class ConfigAssembler {
         new MetricsSettings(top.jmx, top.prometheusEnabled, top.prometheusHost, top.prometheusPort),
         top.deadLetterPath,
         PathMask.of(top.redactPathSegments),
+        fleet,
         defaultPolicy,
         routes,
         source);
@@ -143,6 +148,7 @@ final class ConfigAssembler {
     Integer countWindow = checks.window();
     ok &= countWindow != null || t.windowType == WindowType.TIME;
     ok &= checks.bounds(countWindow);
+    ok &= checks.fleetScope(fleet != null);
     if (!ok || problems.size() > problemsBefore) {
       return null;
     }

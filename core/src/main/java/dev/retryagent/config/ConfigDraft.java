@@ -6,6 +6,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -47,4 +48,9 @@ final class ConfigDraft {
   int prometheusPort = MetricsSettings.DEFAULT_PROMETHEUS_PORT;
   String deadLetterPath;
   List<String> redactPathSegments = new ArrayList<>();
+  RedisUrl fleetRedis;
+  Duration fleetConnectTimeout = FleetConfig.DEFAULT_CONNECT_TIMEOUT;
+  Duration fleetCommandTimeout = FleetConfig.DEFAULT_COMMAND_TIMEOUT;
+  String fleetKeyPrefix = FleetConfig.DEFAULT_KEY_PREFIX;
+  double fleetFallbackShare = FleetConfig.DEFAULT_FALLBACK_SHARE;
 }

@@ -14,12 +14,12 @@ import java.util.Map;
  * and the tests hold docs/configuration.md (which has each key's default and meaning),
  * config/reference.yml and the JSON schema to it.
  *
- * <p>The keys are written once, in the section files ({@link AgentKeys}, {@link RouteKeys}, {@link
- * RetryKeys}, {@link BackoffKeys}, {@link BudgetKeys}, {@link CircuitBreakerKeys}, {@link
- * RateLimitKeys}), as statements that also say where a value goes (see {@link KeyVisitor}). This
- * class runs them once to build the tree; a key's path is its place in it. A file has three {@link
- * Part}s that are applied apart: the file level, a route's own keys, and a policy, which {@code
- * defaults} and every route hold.
+ * <p>The keys are written once, in the section files ({@link AgentKeys}, {@link FleetKeys}, {@link
+ * RouteKeys}, {@link RetryKeys}, {@link BackoffKeys}, {@link BudgetKeys}, {@link
+ * CircuitBreakerKeys}, {@link RateLimitKeys}), as statements that also say where a value goes (see
+ * {@link KeyVisitor}). This class runs them once to build the tree; a key's path is its place in
+ * it. A file has three {@link Part}s that are applied apart: the file level, a route's own keys,
+ * and a policy, which {@code defaults} and every route hold.
  */
 final class ConfigSchema {
   private ConfigSchema() {}
@@ -27,7 +27,7 @@ final class ConfigSchema {
   /** Most routes in one file: matching is a linear scan, first match wins. */
   static final int MAX_ROUTES = 1000;
 
-  /** {@code version} and {@code agent}. */
+  /** {@code version}, {@code agent} and {@code fleet}. */
   static final Part FILE = new Part();
 
   /** A route's {@code name} and {@code match}. */
@@ -76,6 +76,7 @@ final class ConfigSchema {
         d.version = k.intValue();
       }
       AgentKeys.visit(k, d);
+      FleetKeys.visit(k, d);
     } else if (part == ROUTE_OWN) {
       RouteKeys.visit(k, d);
     } else {

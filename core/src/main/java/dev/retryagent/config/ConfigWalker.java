@@ -236,7 +236,7 @@ final class ConfigWalker {
     try {
       return type.convert(text);
     } catch (IllegalArgumentException e) {
-      String found = ConfigProblem.shown(text) + from(raw, text);
+      String found = type.shown(text) + (raw.equals(text) ? "" : " (from " + type.shown(raw) + ")");
       problems.at(node, path, "found " + found + "; " + e.getMessage() + orNone);
       return FilePart.INVALID;
     }

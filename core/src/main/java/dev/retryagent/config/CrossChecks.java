@@ -7,6 +7,7 @@ import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy.WindowType;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import java.time.Duration;
 import java.util.Map;
@@ -90,6 +91,28 @@ final class CrossChecks {
   }
 
   // ---------------------------------------------------------------- cross-checks
+
+  /**
+   * {@code rateLimit.scope: fleet} needs the {@code fleet} section's Redis; reported where the
+   * scope was written (once in {@code defaults}, not once per route).
+   */
+  boolean fleetScope(boolean fleetConfigured) {
+    Setting scope = get(RateLimitKeys.SCOPE);
+    if (fleetConfigured
+        || scope == null
+        || !scope.valid()
+        || scope.value != RateLimitPolicy.Scope.FLEET) {
+      return true;
+    }
+    if (scope.part == current) {
+      problems.at(
+          scope.node,
+          scope.path,
+          "found fleet, but the file has no fleet section with fleet.redis.url; a fleet-wide"
+              + " limit is shared through that Redis (or write scope: host)");
+    }
+    return false;
+  }
 
   /**
    * Keys that bound each other. When the bounded key was never written and the bounding one was,

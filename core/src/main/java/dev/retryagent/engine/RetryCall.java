@@ -1,6 +1,5 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
@@ -42,7 +41,7 @@ public final class RetryCall {
   private final CallBounds bounds;
   private BooleanSupplier cancelled;
   private final HostHold host;
-  private final RateLimiter limiter;
+  private final PermitLimiter limiter;
   private int attempt;
   private long attemptStartNanos;
   private long previousDelayNanos;
@@ -172,7 +171,7 @@ public final class RetryCall {
     long remaining = bounds.remainingNanos(now);
     // A token that comes after the deadline is no use: the call's whole time would be spent.
     long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
-    if (wait == RateLimiter.REJECTED) {
+    if (wait == PermitLimiter.REJECTED) {
       if (engine.listening()) {
         engine.emit(RetryEvent.rateLimitRejected(this));
       }
@@ -282,7 +281,7 @@ public final class RetryCall {
           && askedNanos != RetryAfter.NONE
           && limiter != null
           && policy.rateLimit().pauseOn429()) {
-        limiter.pauseUntil(now + Math.min(askedNanos, retry.retryAfterMax().toNanos()));
+        limiter.pause(now, Math.min(askedNanos, retry.retryAfterMax().toNanos()));
       }
       long retryAfterNanos = retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
       decision = decide(AttemptResult.response(status), retryAfterNanos, now);

@@ -6,9 +6,11 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -66,6 +68,12 @@ public final class RetryEngine {
   private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true);
   private final BoundedRegistry<Key, RateLimiter> limiters;
   private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
+
+  /** Fleet mode, or null: then a {@code scope: fleet} limit is kept per host, as without it. */
+  private volatile FleetLimits fleet;
+
+  /** The fleet limits handed out, so a call looks one up without the fleet's lock. */
+  private final ConcurrentHashMap<Key, PermitLimiter> fleetLimiters = new ConcurrentHashMap<>();
 
   private RetryEngine(Builder b) {
     this.clock = b.clock;
@@ -127,6 +135,21 @@ public final class RetryEngine {
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
     this.settings = new Settings(mode, policies);
+    fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
+  }
+
+  /**
+   * Fleet mode: calls that start from now on take the permits of routes with {@code
+   * rateLimit.scope: fleet} from {@code fleet} (null: from per-host limiters again).
+   */
+  public void useFleet(FleetLimits fleet) {
+    this.fleet = fleet;
+    fleetLimiters.clear();
+  }
+
+  /** Fleet mode's limits, or null. */
+  public FleetLimits fleet() {
+    return fleet;
   }
 
   /** The mode calls start in now. */
@@ -206,10 +229,21 @@ public final class RetryEngine {
         new Key(target, p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
   }
 
-  RateLimiter limiterFor(String target, Policy policy) {
+  PermitLimiter limiterFor(String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
       return null;
+    }
+    FleetLimits f = fleet;
+    if (p.scope() == RateLimitPolicy.Scope.FLEET && f != null) {
+      Duration retryAfterMax = policy.retry().retryAfterMax();
+      Key key = new Key(policy.routeName() + "\n" + retryAfterMax.toNanos(), p);
+      PermitLimiter l = fleetLimiters.get(key);
+      if (l == null) {
+        l = f.limiter(policy.routeName(), p, retryAfterMax);
+        fleetLimiters.put(key, l);
+      }
+      return l;
     }
     return limiters.get(
         new Key(target, p),

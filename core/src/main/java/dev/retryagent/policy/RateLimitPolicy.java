@@ -1,15 +1,31 @@
 package dev.retryagent.policy;
 
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 
 /**
- * Client-side token bucket per target host. Off by default. A caller that finds no token waits up
- * to {@link #maxWait()} and then fails with an {@code IOException}; with {@link #pauseOn429()}, a
- * 429 carrying {@code Retry-After} pauses every caller of that host until then (bounded by {@code
- * retryAfter.max}). Immutable and thread-safe.
+ * Client-side token bucket per target host, or one limit per route shared by every JVM of a fleet
+ * ({@link Scope#FLEET}). Off by default. A caller that finds no token waits up to {@link
+ * #maxWait()} and then fails with an {@code IOException}; with {@link #pauseOn429()}, a 429
+ * carrying {@code Retry-After} pauses every caller of that host (of that route, fleet-wide, with
+ * {@code FLEET}) until then (bounded by {@code retryAfter.max}). Immutable and thread-safe.
  */
 public final class RateLimitPolicy {
+  /** Where one limit applies. */
+  public enum Scope implements ConfigNamed {
+    /** Per JVM and target host. */
+    HOST,
+    /** One limit for the route across every JVM sharing the {@code fleet} section's Redis. */
+    FLEET;
+
+    @Override
+    public String configName() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+  }
+
+  public static final Scope DEFAULT_SCOPE = Scope.HOST;
   public static final double DEFAULT_PER_SECOND = 50;
   public static final int DEFAULT_BURST = 50;
   public static final Duration DEFAULT_MAX_WAIT = Duration.ZERO;
@@ -30,6 +46,7 @@ public final class RateLimitPolicy {
   private final int burst;
   private final Duration maxWait;
   private final boolean pauseOn429;
+  private final Scope scope;
 
   private RateLimitPolicy(Builder b) {
     this.enabled = b.enabled;
@@ -37,6 +54,7 @@ public final class RateLimitPolicy {
     this.burst = b.burst;
     this.maxWait = b.maxWait;
     this.pauseOn429 = b.pauseOn429;
+    this.scope = b.scope;
   }
 
   public static RateLimitPolicy defaults() {
@@ -53,7 +71,8 @@ public final class RateLimitPolicy {
         .perSecond(perSecond)
         .burst(burst)
         .maxWait(maxWait)
-        .pauseOn429(pauseOn429);
+        .pauseOn429(pauseOn429)
+        .scope(scope);
   }
 
   public boolean enabled() {
@@ -79,6 +98,11 @@ public final class RateLimitPolicy {
     return pauseOn429;
   }
 
+  /** {@link Scope#HOST} (per JVM and host) or {@link Scope#FLEET} (per route, fleet-wide). */
+  public Scope scope() {
+    return scope;
+  }
+
   @Override
   public boolean equals(Object o) {
     if (!(o instanceof RateLimitPolicy)) {
@@ -89,12 +113,13 @@ public final class RateLimitPolicy {
         && perSecond == t.perSecond
         && burst == t.burst
         && maxWait.equals(t.maxWait)
-        && pauseOn429 == t.pauseOn429;
+        && pauseOn429 == t.pauseOn429
+        && scope == t.scope;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(enabled, perSecond, burst, maxWait, pauseOn429);
+    return Objects.hash(enabled, perSecond, burst, maxWait, pauseOn429, scope);
   }
 
   @Override
@@ -109,6 +134,7 @@ public final class RateLimitPolicy {
         + maxWait
         + ", pauseOn429="
         + pauseOn429
+        + (scope == Scope.HOST ? "" : ", scope=" + scope.configName())
         + "}";
   }
 
@@ -123,6 +149,7 @@ public final class RateLimitPolicy {
     private int burst = DEFAULT_BURST;
     private Duration maxWait = DEFAULT_MAX_WAIT;
     private boolean pauseOn429 = true;
+    private Scope scope = DEFAULT_SCOPE;
 
     private Builder() {}
 
@@ -159,6 +186,11 @@ public final class RateLimitPolicy {
 
     public Builder pauseOn429(boolean pauseOn429) {
       this.pauseOn429 = pauseOn429;
+      return this;
+    }
+
+    public Builder scope(Scope scope) {
+      this.scope = Checks.notNull("rateLimit.scope", scope);
       return this;
     }
 

@@ -132,6 +132,11 @@ public final class FleetConnection implements AutoCloseable {
     return state;
   }
 
+  /** The limiters handed out so far, the latest per route. */
+  java.util.Collection<FleetRateLimiter> limiters() {
+    return limiters.values();
+  }
+
   /** True while limits are shared in Redis. */
   public boolean isUp() {
     return state == State.UP;

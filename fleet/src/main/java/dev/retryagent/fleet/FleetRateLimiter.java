@@ -1,5 +1,6 @@
 package dev.retryagent.fleet;
 
+import dev.retryagent.engine.PermitLimiter;
 import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
@@ -31,7 +32,7 @@ import java.util.List;
  *
  * <p>Thread-safe; no lock is held during a round trip to Redis.
  */
-public final class FleetRateLimiter {
+public final class FleetRateLimiter implements PermitLimiter {
   /** Returned by {@link #reserve} when the caller must not wait that long. */
   public static final long REJECTED = RateLimiter.REJECTED;
 
@@ -97,6 +98,7 @@ public final class FleetRateLimiter {
    * @param maxTotalWaitNanos the longest wait in all the caller accepts (its deadline)
    * @return nanoseconds to wait before the attempt (0 = go now), or {@link #REJECTED}
    */
+  @Override
   public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
     long knownPause;
     int wanted = 1;
@@ -193,9 +195,16 @@ public final class FleetRateLimiter {
     return pauseRemainingNanos(nowNanos);
   }
 
+  /** {@link PermitLimiter}'s name for {@link #pauseFor}: the engine's 429 pause. */
+  @Override
+  public void pause(long nowNanos, long pauseNanos) {
+    pauseFor(nowNanos, pauseNanos);
+  }
+
   /**
    * Nanoseconds left of the route's pause as this JVM last saw it (from Redis or its own), or 0.
    */
+  @Override
   public synchronized long pauseRemainingNanos(long nowNanos) {
     return pauseLeft(nowNanos);
   }

@@ -1,5 +1,6 @@
 package dev.retryagent.fleet;
 
+import dev.retryagent.config.RedisUrl;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.Objects;
@@ -85,6 +86,11 @@ public final class FleetSettings {
   /** A builder for the Redis at {@code url} ({@link RedisUrl#parse}). */
   public static Builder builder(String url) {
     return new Builder(RedisUrl.parse(url));
+  }
+
+  /** A builder for the Redis at {@code url}, already parsed (the configuration's value). */
+  public static Builder builder(RedisUrl url) {
+    return new Builder(url);
   }
 
   public RedisUrl redis() {

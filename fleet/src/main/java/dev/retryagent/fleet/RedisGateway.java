@@ -1,5 +1,6 @@
 package dev.retryagent.fleet;
 
+import dev.retryagent.config.RedisUrl;
 import dev.retryagent.fleet.FleetUnavailableException.Kind;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.net.SocketTimeoutException;

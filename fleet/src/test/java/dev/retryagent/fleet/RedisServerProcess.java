@@ -29,7 +29,7 @@ import redis.clients.jedis.Jedis;
  * verify} needs no Redis installed. It can be killed ({@code SIGKILL}) and started again on the
  * same port.
  */
-final class RedisServerProcess implements AutoCloseable {
+public final class RedisServerProcess implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(15);
 
   private final int port;
@@ -47,17 +47,17 @@ final class RedisServerProcess implements AutoCloseable {
   }
 
   /** A server with no password. */
-  static RedisServerProcess start() throws IOException {
+  public static RedisServerProcess start() throws IOException {
     return start(null);
   }
 
   /** A server whose {@code default} user has {@code password} (none when null). */
-  static RedisServerProcess start(String password) throws IOException {
+  public static RedisServerProcess start(String password) throws IOException {
     return start(password, new ArrayList<>());
   }
 
   /** A server with more command-line options (e.g. a TLS port beside the plain one). */
-  static RedisServerProcess start(String password, List<String> options) throws IOException {
+  public static RedisServerProcess start(String password, List<String> options) throws IOException {
     List<String> extra = new ArrayList<>(options);
     if (password != null) {
       extra.addAll(Arrays.asList("--requirepass", password));
@@ -67,17 +67,17 @@ final class RedisServerProcess implements AutoCloseable {
     return r;
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
   /** {@code redis://127.0.0.1:<port>}. */
-  String url() {
+  public String url() {
     return "redis://127.0.0.1:" + port;
   }
 
   /** Starts the server (again, after {@link #kill}) and waits until it answers. */
-  synchronized void restart() throws IOException {
+  public synchronized void restart() throws IOException {
     List<String> cmd =
         new ArrayList<>(
             Arrays.asList(
@@ -105,7 +105,7 @@ final class RedisServerProcess implements AutoCloseable {
   }
 
   /** {@code SIGKILL}: no shutdown, sockets reset, state gone (no persistence). */
-  synchronized void kill() throws InterruptedException {
+  public synchronized void kill() throws InterruptedException {
     if (process != null) {
       process.destroyForcibly();
       process.waitFor(10, TimeUnit.SECONDS);
@@ -114,7 +114,7 @@ final class RedisServerProcess implements AutoCloseable {
   }
 
   /** A plain connection for the test's own commands (CLIENT PAUSE, SCRIPT FLUSH, ACL...). */
-  Jedis admin() {
+  public Jedis admin() {
     DefaultJedisClientConfig.Builder b =
         DefaultJedisClientConfig.builder().connectionTimeoutMillis(2000).socketTimeoutMillis(5000);
     if (adminPassword != null) {

@@ -3,7 +3,9 @@ package dev.retryagent.agent.runtime;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ClientSwitches;
 import dev.retryagent.config.ConfigSources;
+import dev.retryagent.config.FleetConfig;
 import dev.retryagent.config.LogLevel;
+import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.AgentThreads;
@@ -15,6 +17,7 @@ import dev.retryagent.internal.observe.Sinks;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.nio.file.Path;
+import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -50,6 +53,14 @@ public final class AgentRuntime {
   private final Consumer<String> errors = Sinks.stderr();
   private volatile AgentConfig config;
   private volatile Built built;
+
+  /**
+   * Fleet mode, started in {@code premain} when the file has a {@code fleet} section (it never
+   * waits for Redis), and again by a reload that names another one; null without.
+   */
+  private volatile FleetLimits fleet;
+
+  private FleetConfig fleetConfig;
 
   /** The clients whose hooks were installed at start: a reload cannot add a hook. */
   private final ClientSwitches hookedClients;
@@ -89,6 +100,7 @@ public final class AgentRuntime {
               .listener(log)
               .listener(deadLetters)
               .build();
+      engine.useFleet(runtime.fleet);
       jdk = new JdkRetrying(engine);
       exporters = new Exporters(metrics, engine, errors);
     }
@@ -139,6 +151,24 @@ public final class AgentRuntime {
     this.sources = sources;
     this.config = config;
     this.hookedClients = config.clients();
+    startFleet(config.fleet());
+  }
+
+  /** Joins the fleet of {@code next} (null: none), leaving the current one if it differs. */
+  private synchronized void startFleet(FleetConfig next) {
+    if (Objects.equals(next, fleetConfig)) {
+      return;
+    }
+    FleetLimits old = fleet;
+    fleet = next == null ? null : FleetStarter.start(next, errors);
+    fleetConfig = next;
+    Built b = built;
+    if (b != null) {
+      b.engine.useFleet(fleet);
+    }
+    if (old != null) {
+      old.close();
+    }
   }
 
   AgentConfig config() {
@@ -208,6 +238,7 @@ public final class AgentRuntime {
    */
   public synchronized String apply(AgentConfig next) {
     config = next;
+    startFleet(next.fleet());
     Built b = built;
     if (b != null) {
       b.reconfigure(next);
@@ -296,6 +327,10 @@ public final class AgentRuntime {
   }
 
   private void onExit() {
+    FleetLimits f = fleet;
+    if (f != null) {
+      f.close(); // leaves the live count at once rather than after three heartbeats
+    }
     Built b = built;
     if (b == null) {
       return;

@@ -40,6 +40,9 @@ final class ConfigChanges {
               + " -> "
               + (b.deadLetterPath() == null ? "none" : b.deadLetterPath()));
     }
+    if (!Objects.equals(a.fleet(), b.fleet())) {
+      out.add("fleet");
+    }
     if (!a.defaultPolicy().equals(b.defaultPolicy())) {
       out.add("defaults");
     }

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.engine;
 
+import dev.retryagent.engine.PermitLimiter;
 import dev.retryagent.policy.RateLimitPolicy;
 
 /**
@@ -11,9 +12,9 @@ import dev.retryagent.policy.RateLimitPolicy;
  * <p>A host can also be paused (after a 429 with {@code Retry-After}): until then every caller
  * waits, whatever the tokens say. Thread-safe.
  */
-public final class RateLimiter {
+public final class RateLimiter implements PermitLimiter {
   /** Returned by {@link #reserve} when the caller must not wait that long. */
-  public static final long REJECTED = -1;
+  public static final long REJECTED = PermitLimiter.REJECTED;
 
   private final RateLimitPolicy policy;
   private final double tokensPerNano;
@@ -41,6 +42,7 @@ public final class RateLimiter {
    * @param maxPauseWaitNanos the longest wait in all the caller accepts (its deadline)
    * @return nanoseconds to wait before the attempt (0 = go now), or {@link #REJECTED}
    */
+  @Override
   public synchronized long reserve(long nowNanos, long maxTokenWaitNanos, long maxPauseWaitNanos) {
     refill(nowNanos);
     long pauseWait = paused ? Math.max(0, pausedUntilNanos - nowNanos) : 0;
@@ -74,7 +76,13 @@ public final class RateLimiter {
     }
   }
 
+  @Override
+  public void pause(long nowNanos, long pauseNanos) {
+    pauseUntil(nowNanos + pauseNanos);
+  }
+
   /** Nanoseconds left of the current pause, or 0. */
+  @Override
   public synchronized long pauseRemainingNanos(long nowNanos) {
     return paused ? Math.max(0, pausedUntilNanos - nowNanos) : 0;
   }

@@ -170,7 +170,11 @@ public final class JmxMetrics implements AutoCloseable {
     try {
       return register(
           routeName(domain, route),
-          counterBean("retry-agent counters of route " + route, () -> metrics.route(route), null));
+          counterBean(
+              "retry-agent counters of route " + route,
+              () -> metrics.route(route),
+              null,
+              engine != null && engine.fleet() != null ? route : null));
     } catch (RuntimeException e) {
       return failed(route, e);
     }
@@ -183,7 +187,8 @@ public final class JmxMetrics implements AutoCloseable {
     try {
       return register(
           hostName(domain, host),
-          counterBean("retry-agent counters of host " + host, () -> metrics.host(host), host));
+          counterBean(
+              "retry-agent counters of host " + host, () -> metrics.host(host), host, null));
     } catch (RuntimeException e) {
       return failed(host, e);
     }
@@ -213,8 +218,15 @@ public final class JmxMetrics implements AutoCloseable {
     return false;
   }
 
+  /**
+   * @param fleetRoute the route whose fleet counters the bean also shows ({@link FleetStats}), or
+   *     null for a host's bean
+   */
   private StatsMBean counterBean(
-      String description, Supplier<CounterSnapshot> counters, String breakerKey) {
+      String description,
+      Supplier<CounterSnapshot> counters,
+      String breakerKey,
+      String fleetRoute) {
     List<MBeanAttributeInfo> attrs = new ArrayList<>();
     for (Stat s : Stat.values()) {
       attrs.add(StatsMBean.attribute(s.attribute, "long", s.help));
@@ -231,6 +243,9 @@ public final class JmxMetrics implements AutoCloseable {
       attrs.add(
           StatsMBean.attribute(
               "BreakerState", "java.lang.String", "closed, open, half-open, or none"));
+    }
+    for (int i = 0; fleetRoute != null && i < FleetStats.ATTRIBUTES.length; i++) {
+      attrs.add(StatsMBean.attribute(FleetStats.ATTRIBUTES[i], "long", FleetStats.HELP[i]));
     }
     return new StatsMBean(
         description,
@@ -249,6 +264,12 @@ public final class JmxMetrics implements AutoCloseable {
           v.put("BreakerOpens", c.breakerOpens());
           if (breakerKey != null) {
             v.put("BreakerState", breakerState(breakerKey));
+          }
+          if (fleetRoute != null) {
+            long[] fleet = FleetStats.values(engine, fleetRoute);
+            for (int i = 0; i < fleet.length; i++) {
+              v.put(FleetStats.ATTRIBUTES[i], fleet[i]);
+            }
           }
           return v;
         });

@@ -130,13 +130,14 @@ final class PrometheusText {
         "gauge",
         "Hosts (or routes) with breaker, budget or rate-limit state in the engine.");
     b.append(PREFIX).append("tracked_targets ").append(engine.trackedTargets()).append('\n');
+    FleetStats.render(b, engine);
   }
 
   private static boolean isHost(String host) {
     return !host.startsWith("route:");
   }
 
-  private static void family(StringBuilder b, String name, String type, String help) {
+  static void family(StringBuilder b, String name, String type, String help) {
     b.append("# HELP ").append(PREFIX).append(name).append(' ');
     for (int i = 0; i < help.length(); i++) {
       char c = help.charAt(i);

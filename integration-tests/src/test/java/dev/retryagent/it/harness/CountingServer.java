@@ -48,6 +48,8 @@ public final class CountingServer implements AutoCloseable {
   private final ExecutorService threads;
   private final Deque<Reply> script = new ArrayDeque<>();
   private final List<RecordedRequest> requests = new ArrayList<>();
+  private final List<Long> arrivals = new ArrayList<>();
+  private final List<Reply> replies = new ArrayList<>();
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connections = new AtomicInteger();
   private final CountDownLatch closed = new CountDownLatch(1);
@@ -123,6 +125,19 @@ public final class CountingServer implements AutoCloseable {
     return strays;
   }
 
+  /**
+   * When each of {@link #requests()} was fully read, by this JVM's {@link System#nanoTime()}, in
+   * the same order: the server's own clock, for counting per second.
+   */
+  public synchronized List<Long> arrivalNanos() {
+    return List.copyOf(arrivals);
+  }
+
+  /** The reply each of {@link #requests()} was given, in the same order. */
+  public synchronized List<Reply> replies() {
+    return List.copyOf(replies);
+  }
+
   /** Requests fully read so far. */
   public synchronized int requestCount() {
     return requests.size();
@@ -144,8 +159,11 @@ public final class CountingServer implements AutoCloseable {
       return STRAY;
     }
     requests.add(request);
+    arrivals.add(System.nanoTime());
     Reply next = script.poll();
-    return next == null ? defaultReply : next;
+    Reply reply = next == null ? defaultReply : next;
+    replies.add(reply);
+    return reply;
   }
 
   private void acceptLoop() {

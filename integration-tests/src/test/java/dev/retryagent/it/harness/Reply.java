@@ -51,6 +51,11 @@ public final class Reply {
     this.delay = delay;
   }
 
+  /** The status this reply sends (0 for a reply that sends none). */
+  public int status() {
+    return status;
+  }
+
   /** A response with this status and an empty body. */
   public static Reply status(int status) {
     if (status < 100 || status > 599) {

@@ -1,4 +1,4 @@
-package dev.retryagent.fleet;
+package dev.retryagent.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,8 +1,9 @@
-package dev.retryagent.fleet;
+package dev.retryagent.config;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
+import java.util.Objects;
 
 /**
  * A {@code redis://} or {@code rediss://} (TLS) URL, as the IANA {@code redis} scheme writes it:
@@ -105,6 +106,20 @@ public final class RedisUrl {
     return new RedisUrl(tls, host, port, user, password, database);
   }
 
+  /**
+   * {@code text} with anything that may be user-info (up to the last {@code @}) replaced by {@code
+   * ***}, for messages about a URL that could not be parsed.
+   */
+  public static String redact(String text) {
+    int at = text.lastIndexOf('@');
+    if (at < 0) {
+      return text;
+    }
+    int scheme = text.indexOf("://");
+    int start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
+    return text.substring(0, start) + "***" + text.substring(at);
+  }
+
   /** True for {@code rediss://}. */
   public boolean tls() {
     return tls;
@@ -131,6 +146,26 @@ public final class RedisUrl {
   /** The logical database number ({@code SELECT}), 0 by default. */
   public int database() {
     return database;
+  }
+
+  /** Equal when every part is equal, the credentials included. */
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof RedisUrl)) {
+      return false;
+    }
+    RedisUrl t = (RedisUrl) o;
+    return tls == t.tls
+        && host.equals(t.host)
+        && port == t.port
+        && Objects.equals(user, t.user)
+        && Objects.equals(password, t.password)
+        && database == t.database;
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(tls, host, port, database);
   }
 
   /** {@code redis://host:port[/db]}: safe to log, never with the user-info. */

@@ -1,0 +1,33 @@
+package dev.retryagent.engine;
+
+/**
+ * A rate limit a call takes a permit from before each attempt: the per-host rate limiter ({@code
+ * RateLimiter}) of this JVM, or a limit shared by a fleet of JVMs ({@link FleetLimits}).
+ * Implementations are thread-safe and never throw for a reason of their own (a fleet limit that
+ * cannot reach its store decides locally).
+ */
+public interface PermitLimiter {
+  /** Returned by {@link #reserve} when the caller must not wait that long. */
+  long REJECTED = -1;
+
+  /**
+   * Reserves one permit.
+   *
+   * @param nowNanos {@link Clock#nanoTime()}
+   * @param maxPermitWaitNanos the longest wait for a permit the caller accepts ({@code maxWait}),
+   *     counted from the end of a pause
+   * @param maxTotalWaitNanos the longest wait in all the caller accepts (its deadline)
+   * @return nanoseconds to wait before the attempt (0 = go now), or {@link #REJECTED}
+   */
+  long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos);
+
+  /**
+   * Pauses every caller for {@code pauseNanos} from {@code nowNanos} (a 429's {@code Retry-After},
+   * already bounded by {@code retryAfter.max}); a later pause wins, an earlier one never shortens
+   * it.
+   */
+  void pause(long nowNanos, long pauseNanos);
+
+  /** Nanoseconds left of the current pause, or 0. */
+  long pauseRemainingNanos(long nowNanos);
+}

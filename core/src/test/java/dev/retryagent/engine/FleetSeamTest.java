@@ -1,0 +1,155 @@
+package dev.retryagent.engine;
+
+import static dev.retryagent.engine.Script.respond;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.internal.engine.RateLimiter;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.testing.FakeRequest;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The engine's fleet seam: a route with {@code rateLimit.scope: fleet} takes its permits from the
+ * {@link FleetLimits} given to {@link RetryEngine#useFleet}, and its 429 pause goes there too. Two
+ * engines (two "JVMs") share an in-memory fleet here: one {@link RateLimiter} per route, which is
+ * what the Redis fleet does across processes.
+ */
+class FleetSeamTest {
+  private static final long S = 1_000_000_000L;
+
+  static Driver[] drivers() {
+    return new Driver[] {Driver.SYNC, Driver.ASYNC};
+  }
+
+  /** An in-memory fleet: one limiter per route for every engine that uses it. */
+  static final class InMemoryFleet implements FleetLimits {
+    final Map<String, RateLimiter> byRoute = new HashMap<>();
+    final List<String> lookups = new ArrayList<>();
+    final List<Duration> retryAfterMaxes = new ArrayList<>();
+
+    @Override
+    public synchronized PermitLimiter limiter(
+        String route, RateLimitPolicy limit, Duration retryAfterMax) {
+      lookups.add(route);
+      retryAfterMaxes.add(retryAfterMax);
+      return byRoute.computeIfAbsent(route, r -> new RateLimiter(limit, FakeClock.START_NANOS));
+    }
+
+    @Override
+    public List<FleetRouteCounters> counters() {
+      return List.of();
+    }
+
+    @Override
+    public boolean shared() {
+      return true;
+    }
+  }
+
+  private static TestPolicy fleetPolicy() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true).perSecond(1).burst(2).scope(RateLimitPolicy.Scope.FLEET);
+    return p;
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void twoEnginesShareOneFleetLimit(Driver driver) {
+    InMemoryFleet fleet = new InMemoryFleet();
+    EngineFixture a = EngineFixture.of(fleetPolicy());
+    EngineFixture b = EngineFixture.of(fleetPolicy());
+    a.engine.useFleet(fleet);
+    b.engine.useFleet(fleet);
+
+    assertThat(driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200))).status())
+        .isEqualTo(200);
+    assertThat(driver.run(b, FakeRequest.get(), new Script(b.clock, respond(200))).status())
+        .isEqualTo(200);
+    Script third = new Script(a.clock, respond(200));
+    CallResult refused = driver.run(a, FakeRequest.get(), third);
+
+    assertThat(third.attemptCount()).isZero();
+    assertThat(refused.error).isInstanceOf(RateLimitedException.class);
+    assertThat(fleet.byRoute).containsOnlyKeys(TestPolicy.ROUTE);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void hostScopeNeverAsksTheFleet(Driver driver) {
+    InMemoryFleet fleet = new InMemoryFleet();
+    TestPolicy p = fleetPolicy();
+    p.rateLimit.scope(RateLimitPolicy.Scope.HOST);
+    EngineFixture a = EngineFixture.of(p);
+    EngineFixture b = EngineFixture.of(p);
+    a.engine.useFleet(fleet);
+    b.engine.useFleet(fleet);
+    for (int i = 0; i < 2; i++) {
+      driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
+      driver.run(b, FakeRequest.get(), new Script(b.clock, respond(200)));
+    }
+    assertThat(fleet.lookups).isEmpty();
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void withoutAFleetAFleetScopeLimitIsKeptPerHost(Driver driver) {
+    EngineFixture a = EngineFixture.of(fleetPolicy());
+    EngineFixture b = EngineFixture.of(fleetPolicy());
+    for (EngineFixture f : List.of(a, b)) {
+      for (int i = 0; i < 2; i++) {
+        assertThat(driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200))).status())
+            .isEqualTo(200);
+      }
+      assertThat(driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200))).error)
+          .isInstanceOf(RateLimitedException.class);
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429SeenByOneEnginePausesTheRouteInTheOtherBoundedByRetryAfterMax(Driver driver) {
+    InMemoryFleet fleet = new InMemoryFleet();
+    TestPolicy p = fleetPolicy();
+    p.rateLimit.burst(10);
+    p.retry.retryAfterMax(Duration.ofSeconds(4));
+    EngineFixture a = EngineFixture.of(p);
+    EngineFixture b = EngineFixture.of(p);
+    a.engine.useFleet(fleet);
+    b.engine.useFleet(fleet);
+
+    driver.run(a, FakeRequest.get(), new Script(a.clock, respond(429, "120")));
+    Script next = new Script(b.clock, respond(200));
+    CallResult r = driver.run(b, FakeRequest.of("GET", "another-host.example.com"), next);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(next.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(4 * S);
+    assertThat(fleet.retryAfterMaxes).containsOnly(Duration.ofSeconds(4));
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void theEngineLooksAFleetLimitUpOnceAndAgainAfterAReload(Driver driver) {
+    InMemoryFleet fleet = new InMemoryFleet();
+    TestPolicy p = fleetPolicy();
+    p.rateLimit.burst(10);
+    EngineFixture a = EngineFixture.of(p);
+    a.engine.useFleet(fleet);
+    for (int i = 0; i < 3; i++) {
+      driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
+    }
+    assertThat(fleet.lookups).hasSize(1);
+    a.engine.reconfigure(a.engine.mode(), dev.retryagent.engine.PolicyResolver.always(p.build()));
+    driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
+    assertThat(fleet.lookups).hasSize(2);
+    a.engine.useFleet(null);
+    driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
+    assertThat(fleet.lookups).hasSize(2);
+  }
+}
