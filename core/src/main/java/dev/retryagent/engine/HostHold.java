@@ -1,24 +1,34 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
+
 /**
- * What one call holds of its host's shared state: the breaker permit of the attempt in flight, and
- * a retry taken from the budget and not made yet. Not thread-safe: {@link RetryCall} guards it.
+ * What one call holds of its host's shared state: the breaker permit of the attempt in flight, a
+ * retry taken from the budget and not made yet, and a rate-limit permit taken for an attempt not
+ * started yet. Not thread-safe: {@link RetryCall} guards it.
  */
 final class HostHold {
   private final CircuitBreaker breaker;
   private final RetryBudget budget;
+  private final PermitLimiter limiter;
   private long permit = CircuitBreaker.REJECTED;
   private boolean retryPending;
   private long retryTakenNanos;
+  private boolean ratePermitHeld;
 
-  /** Either may be null: that guard is off for the call. */
-  HostHold(CircuitBreaker breaker, RetryBudget budget) {
+  /** Any may be null: that guard is off for the call. */
+  HostHold(CircuitBreaker breaker, RetryBudget budget, PermitLimiter limiter) {
     this.breaker = breaker;
     this.budget = budget;
+    this.limiter = limiter;
   }
 
   CircuitBreaker breaker() {
     return breaker;
+  }
+
+  PermitLimiter limiter() {
+    return limiter;
   }
 
   /** The call's first attempt starts: it counts as a call for the budget. */
@@ -78,17 +88,34 @@ final class HostHold {
     retryTakenNanos = takenNanos;
   }
 
-  /** The next attempt starts: the pending retry, if any, is being made. */
-  void attemptStarted() {
-    retryPending = false;
+  /** The rate limiter granted a permit for the next attempt. */
+  void permitTaken() {
+    ratePermitHeld = true;
   }
 
-  /** The call ends: a retry decided and never made gives its budget back. */
+  /** The next attempt starts: the pending retry, if any, and the rate-limit permit are used. */
+  void attemptStarted() {
+    retryPending = false;
+    ratePermitHeld = false;
+  }
+
+  /**
+   * The call ends: a retry decided and never made gives its budget back, and a rate-limit permit
+   * taken for an attempt never made (the breaker refused it, the caller gave up) goes back to the
+   * bucket; otherwise calls an open breaker refuses would empty it, be counted as rate-limited, and
+   * hold back the host's first calls once it closes.
+   */
   void callEnded(long nowNanos) {
     release();
     if (retryPending && budget != null) {
       budget.returnRetry(retryTakenNanos, nowNanos);
     }
     retryPending = false;
+    // Only this JVM's limiter can take a permit back (PermitLimiter has no such operation): a
+    // fleet's shared limit keeps it as used.
+    if (ratePermitHeld && limiter instanceof RateLimiter) {
+      ((RateLimiter) limiter).giveBack(nowNanos);
+    }
+    ratePermitHeld = false;
   }
 }

@@ -58,14 +58,8 @@ public final class RetryCall {
     this.passThrough = mode == Mode.OFF;
     this.startNanos = engine.clock().nanoTime();
     this.bounds = new CallBounds(retry, startNanos);
-    if (passThrough) {
-      host = new HostHold(null, null);
-      limiter = null;
-    } else {
-      String target = request.target();
-      host = new HostHold(engine.breakerFor(target, policy), engine.budgetFor(target, policy));
-      limiter = engine.limiterFor(target, policy);
-    }
+    host = passThrough ? new HostHold(null, null, null) : engine.holdFor(request.target(), policy);
+    limiter = host.limiter();
   }
 
   /** True when the agent is off: the adapter must call the client directly and not come back. */
@@ -182,6 +176,7 @@ public final class RetryCall {
       throw RateLimitedException.noPermit(
           request.target(), remaining, maxWait, limiter.pauseRemainingNanos(now));
     }
+    host.permitTaken();
     if (wait > 0 && engine.listening()) {
       engine.emit(RetryEvent.rateLimitWait(this, wait));
     }
@@ -237,6 +232,10 @@ public final class RetryCall {
       resends.made();
     }
     host.recordResend(breakerFailure, now - attemptStartNanos, now);
+    // The server saw one more request: the attempt counters (metrics) count what reached it.
+    if (engine.listening()) {
+      engine.emit(RetryEvent.attempt(this));
+    }
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */

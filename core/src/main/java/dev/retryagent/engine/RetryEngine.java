@@ -206,6 +206,12 @@ public final class RetryEngine {
     return Math.max(breakers.size(), Math.max(budgets.size(), limiters.size()));
   }
 
+  /** The breaker, budget and rate limiter of {@code target} under {@code policy}, for one call. */
+  HostHold holdFor(String target, Policy policy) {
+    return new HostHold(
+        breakerFor(target, policy), budgetFor(target, policy), limiterFor(target, policy));
+  }
+
   CircuitBreaker breakerFor(String target, Policy policy) {
     CircuitBreakerPolicy p = policy.circuitBreaker();
     if (!p.enabled()) {

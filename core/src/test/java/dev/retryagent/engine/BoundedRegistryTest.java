@@ -79,4 +79,35 @@ class BoundedRegistryTest {
     assertThat(registry.evictions()).isEqualTo(9_900);
     assertThat(keys().get(99)).isEqualTo("host-9999");
   }
+
+  @Test
+  void aNewEntryLooksAtABoundedNumberOfEntriesWhenAllAreBusy() {
+    // Issue 14: 100,000 failing hosts made every insert scan all 10,000 busy breakers.
+    int[] looked = {0};
+    BoundedRegistry<String, String> counting =
+        new BoundedRegistry<>(
+            v -> {
+              looked[0]++;
+              return false;
+            });
+    for (int i = 0; i < 10_000; i++) {
+      counting.get("host-" + i, k -> k, 10_000);
+    }
+    looked[0] = 0;
+    counting.get("one-more", k -> k, 10_000);
+    assertThat(looked[0]).isLessThanOrEqualTo(BoundedRegistry.IDLE_SEARCH);
+    assertThat(counting.size()).isEqualTo(10_000);
+    assertThat(counting.values().get(0)).isEqualTo("host-1"); // host-0, the oldest, went
+  }
+
+  @Test
+  void anIdleEntryPastTheSearchIsNotLookedFor() {
+    for (int i = 0; i < BoundedRegistry.IDLE_SEARCH + 1; i++) {
+      get("busy-" + i, 100);
+      busy.add("busy-" + i);
+    }
+    get("idle", 100);
+    get("new", BoundedRegistry.IDLE_SEARCH + 2);
+    assertThat(keys()).doesNotContain("busy-0").contains("idle", "new");
+  }
 }

@@ -185,4 +185,25 @@ class RateLimitThroughEngineTest {
 
     assertThat(next.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
   }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aCallTheOpenBreakerRefusesGivesItsPermitBack(Driver driver) {
+    // Issue 14's soak: callers refused by an open breaker emptied the bucket, and were then
+    // counted as rate-limited.
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true).perSecond(1).burst(1);
+    p.breaker.countWindow(1).minimumCalls(1);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503))); // opens the breaker
+    f.clock.advance(S); // the bucket is full again
+
+    CallResult second = driver.run(f, FakeRequest.get(), new Script(f.clock));
+    CallResult third = driver.run(f, FakeRequest.get(), new Script(f.clock));
+
+    assertThat(second.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(third.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
+  }
 }

@@ -246,4 +246,20 @@ class RetryEventsTest {
             "GIVE_UP GET api.example.com/v1/things attempt 3/3 outcome=503 reason=attempts"
                 + " [route=test-route]");
   }
+
+  @org.junit.jupiter.api.Test
+  void aRequestTheClientSentAgainOnItsOwnIsReportedAsAnAttempt() throws Exception {
+    // Issue 14's soak: HttpClient 5 resent a POST after a 503 by itself; the server counted two
+    // requests and the Attempts counter one.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.post());
+    call.acquireBreaker();
+    call.startAttempt();
+    call.clientRepeated(503);
+    call.onResponse(503, null);
+
+    assertThat(f.listener.types())
+        .containsExactly(Type.ATTEMPT, Type.ATTEMPT, Type.GIVE_UP, Type.CALL_COMPLETE);
+    assertThat(f.listener.events(Type.ATTEMPT).get(1).attempt()).isEqualTo(2);
+  }
 }

@@ -68,6 +68,16 @@ public final class RateLimiter implements PermitLimiter {
     return pauseWait + tokenWait;
   }
 
+  /**
+   * Gives back a permit {@link #reserve} granted for an attempt that was never made (the breaker
+   * refused it, or the caller gave up while waiting): the bucket is as if it had not been asked, a
+   * reservation still to come due included.
+   */
+  public synchronized void giveBack(long nowNanos) {
+    refill(nowNanos);
+    tokens = Math.min(policy.burst(), tokens + 1);
+  }
+
   /** Pauses every caller of this host until {@code untilNanos} (a later pause wins). */
   public synchronized void pauseUntil(long untilNanos) {
     if (!paused || untilNanos - pausedUntilNanos > 0) {

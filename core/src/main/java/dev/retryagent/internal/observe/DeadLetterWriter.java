@@ -38,7 +38,9 @@ import java.util.function.Consumer;
  * threads never interleave. A full queue, an unwritable path, a full disk or any write error never
  * reaches the call: the line is dropped and counted ({@link #dropped()}), and each kind of failure
  * is reported once on the error sink. After a failed write the file is opened again for the next
- * lines, and a partly written line is ended so the next line stays whole.
+ * lines, and a partly written line is ended so the next line stays whole; so is a torn last line
+ * found in the file when it is opened (a JVM killed in the middle of a write): a reader loses that
+ * line only.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -236,7 +238,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
                 + "); dead letters are dropped until it can be written");
         return;
       }
-      if (partialLine) {
+      if (partialLine || endsInsideALine(path)) {
         b.insert(0, '\n');
       }
     }
@@ -258,6 +260,24 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
               + Sanitizer.exception(e, true, null)
               + "); dead letters are dropped until it can be written");
       closeChannel();
+    }
+  }
+
+  /**
+   * True when the regular file at {@code path} ends without a line break: its last line was torn
+   * (this or an earlier JVM was killed, or the disk filled, in the middle of a write), and the next
+   * line must start on a line of its own, or both would be lost to a reader.
+   */
+  private static boolean endsInsideALine(Path path) {
+    if (!Files.isRegularFile(path)) {
+      return false; // /dev/full, a pipe: nothing to read back
+    }
+    try (FileChannel r = FileChannel.open(path, StandardOpenOption.READ)) {
+      long size = r.size();
+      ByteBuffer last = ByteBuffer.allocate(1);
+      return size > 0 && r.read(last, size - 1) == 1 && last.get(0) != '\n';
+    } catch (IOException | RuntimeException e) {
+      return false;
     }
   }
 

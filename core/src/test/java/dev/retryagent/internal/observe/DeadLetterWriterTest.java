@@ -308,6 +308,22 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aLineTornByAnEarlierJvmIsEndedBeforeTheFirstNewLine() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    Files.writeString(file, "{\"whole\":1}\n{\"torn by SIGK");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/after"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    List<String> lines = lines(file);
+    assertThat(lines).hasSize(3);
+    assertThat(lines.get(1)).isEqualTo("{\"torn by SIGK");
+    assertThat(MiniJson.parseObject(lines.get(2))).containsEntry("path", "/after");
+  }
+
+  @Test
   void aFullQueueDropsAndCountsInsteadOfBlocking() throws Exception {
     CountDownLatch opening = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);

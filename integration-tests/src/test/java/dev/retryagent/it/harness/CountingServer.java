@@ -56,7 +56,9 @@ public final class CountingServer implements AutoCloseable {
   private volatile Reply defaultReply = Reply.ok("ok");
   private volatile boolean readBodies = true;
   private volatile java.util.function.Predicate<RecordedRequest> admits = r -> true;
+  private volatile java.util.function.Function<RecordedRequest, Reply> responder;
   private int strays;
+  private int answered;
 
   private static final Reply STRAY = Reply.status(421).withHeader("Connection", "close");
 
@@ -120,6 +122,16 @@ public final class CountingServer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * From now on every admitted request is answered by {@code respond} (on the connection's thread,
+   * concurrently: it must be thread-safe) instead of the script, and is counted but not kept: for
+   * long runs, whose requests would fill the heap. {@link #requests()} holds only those before.
+   */
+  public CountingServer answerWith(java.util.function.Function<RecordedRequest, Reply> respond) {
+    responder = respond;
+    return this;
+  }
+
   /** Requests that {@link #admitOnly} turned away. */
   public synchronized int strayCount() {
     return strays;
@@ -140,7 +152,7 @@ public final class CountingServer implements AutoCloseable {
 
   /** Requests fully read so far. */
   public synchronized int requestCount() {
-    return requests.size();
+    return requests.size() + answered;
   }
 
   /** Connections accepted so far. */
@@ -151,6 +163,21 @@ public final class CountingServer implements AutoCloseable {
   /** The requests read so far, in arrival order. */
   public synchronized List<RecordedRequest> requests() {
     return List.copyOf(requests);
+  }
+
+  private Reply answer(RecordedRequest request) {
+    java.util.function.Function<RecordedRequest, Reply> respond = responder;
+    if (respond == null) {
+      return record(request);
+    }
+    synchronized (this) {
+      if (!admits.test(request)) {
+        strays++;
+        return STRAY;
+      }
+      answered++;
+    }
+    return respond.apply(request);
   }
 
   private synchronized Reply record(RecordedRequest request) {
@@ -188,7 +215,7 @@ public final class CountingServer implements AutoCloseable {
         if (request == null) {
           return; // client closed the connection
         }
-        Reply reply = record(request);
+        Reply reply = answer(request);
         if (!reply.delay().isZero()
             && closed.await(reply.delay().toMillis(), TimeUnit.MILLISECONDS)) {
           return;

@@ -159,4 +159,18 @@ class CountingServerTest {
   void theServerOnlyListensOnLoopback() {
     assertThat(server.uri("/").getHost()).isEqualTo("127.0.0.1");
   }
+
+  @Test
+  void aResponderAnswersEveryRequestAndTheyAreCountedNotKept() throws Exception {
+    get("/kept");
+    server.answerWith(r -> Reply.status(r.target().equals("/a") ? 503 : 204));
+
+    HttpResponse<String> a = get("/a");
+    HttpResponse<String> b = get("/b");
+
+    assertThat(a.statusCode()).isEqualTo(503);
+    assertThat(b.statusCode()).isEqualTo(204);
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.requests()).extracting(RecordedRequest::target).containsExactly("/kept");
+  }
 }
