@@ -4,7 +4,7 @@ import java.util.Locale;
 
 /**
  * <b>Test only.</b> Faults injected into the engine, to prove through the real agent that a failure
- * of its own never breaks a call (issue 14, docs/guarantees-security.md). Read once, when the
+ * of its own never breaks a call (issue 14, docs/guarantees.md). Read once, when the
  * engine's classes load, from the system property {@value #PROPERTY}: a comma-separated list of
  *
  * <ul>
