@@ -48,6 +48,10 @@ public final class ConfigSummary {
     if (c.deadLetterPath() != null) {
       b.append("; deadLetter=").append(c.deadLetterPath());
     }
+    if (!c.pathMask().isNone()) {
+      b.append("; path segments masked by ").append(c.pathMask().expressions().size());
+      b.append(c.pathMask().expressions().size() == 1 ? " expression" : " expressions");
+    }
     return b.toString();
   }
 

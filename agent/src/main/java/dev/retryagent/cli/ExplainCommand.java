@@ -59,7 +59,7 @@ final class ExplainCommand {
     Route route = routeOf(config, policy);
     Mode mode = config.mode();
     List<String> out = new ArrayList<>();
-    StringBuilder verdict = new StringBuilder(request.describe());
+    StringBuilder verdict = new StringBuilder(request.describe(config.pathMask()));
     List<String> names = new ArrayList<>();
     request.headerNames().forEach(names::add);
     if (!names.isEmpty()) {

@@ -1,5 +1,6 @@
 package dev.retryagent.cli;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RequestInfo;
 import java.net.URI;
 import java.util.Locale;
@@ -119,8 +120,11 @@ final class ExplainedRequest implements RequestInfo {
     return headers.keySet();
   }
 
-  /** {@code POST https://pay.example.com/v1/charges}: no user-info, no query, no fragment. */
-  String describe() {
-    return method + " " + scheme + "://" + host + (portGiven ? ":" + port : "") + path;
+  /**
+   * {@code POST https://pay.example.com/v1/charges}: no user-info, no query, no fragment; path
+   * segments masked as {@code agent.redact.pathSegments} says.
+   */
+  String describe(PathMask mask) {
+    return method + " " + scheme + "://" + host + (portGiven ? ":" + port : "") + mask.apply(path);
   }
 }

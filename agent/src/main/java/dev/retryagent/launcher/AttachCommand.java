@@ -74,7 +74,7 @@ final class AttachCommand {
     }
     File jar;
     try {
-      jar = RetryAgent.agentJar();
+      jar = AgentJarFile.location();
     } catch (Exception e) {
       err.println("retry-agent: cannot find the agent jar: " + e);
       return CommandLine.FAILED;

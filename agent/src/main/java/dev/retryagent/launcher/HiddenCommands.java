@@ -35,7 +35,7 @@ final class HiddenCommands {
   }
 
   private static ClassLoader loader() throws Exception {
-    File location = RetryAgent.agentJar();
+    File location = AgentJarFile.location();
     if (location.isDirectory()) {
       return HiddenCommands.class.getClassLoader();
     }

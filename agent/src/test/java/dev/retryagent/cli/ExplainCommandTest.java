@@ -56,6 +56,31 @@ class ExplainCommandTest {
   }
 
   @Test
+  void pathSegmentsTheConfigurationMasksAreMaskedAndNoQueryOrUserInfoIsShown() throws IOException {
+    config = write("agent: { redact: { pathSegments: ['ch_[A-Za-z0-9]+'] } }\n");
+    CliRun r =
+        CliRun.of(
+            "explain",
+            config.toString(),
+            "POST",
+            "https://user:hunter2@pay.example.com/v1/charges/ch_9xYz?api_key=k3y#frag",
+            "Idempotency-Key:order-7");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.verdict())
+        .startsWith(
+            "POST https://pay.example.com/v1/charges/<redacted> with Idempotency-Key -> route"
+                + " payments;");
+    assertThat(r.out + r.err)
+        .doesNotContain("ch_9xYz")
+        .doesNotContain("hunter2")
+        .doesNotContain("user")
+        .doesNotContain("k3y")
+        .doesNotContain("order-7")
+        .doesNotContain("frag");
+  }
+
+  @Test
   void aPostWithoutTheKeyIsRetriedOnlyWhenItWasNeverSent() {
     CliRun r =
         CliRun.of("explain", config.toString(), "post", "https://pay.example.com/v1/charges/ch_1");

@@ -39,6 +39,20 @@ class ValidateCommandTest {
   }
 
   @Test
+  void theSummarySaysPathSegmentsAreMaskedWithoutRepeatingTheExpressions() throws IOException {
+    Path f = file("mask.yml", "agent: { redact: { pathSegments: ['tok_.*', '[0-9a-f]{32}'] } }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(
+            f
+                + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " path segments masked by 2 expressions\n");
+  }
+
+  @Test
   void theSummaryNamesSettingsAnOperatorLooksFor() throws IOException {
     Path f =
         file(

@@ -295,6 +295,86 @@ class RetryAgentJarIT {
         .isEmpty();
   }
 
+  /**
+   * A Java 8 JVM must load the {@code Premain-Class} (and {@code Main-Class}) to be told in one
+   * line that the agent needs Java 11 (issue 14): the class is version 52, and each entry point
+   * checks the JVM's version before anything else, with code that names only Java 8 classes and
+   * itself.
+   */
+  @Test
+  void theEntryPointLoadsOnJava8AndChecksTheVersionBeforeNamingAnythingNewer() throws IOException {
+    byte[] bytes;
+    try (InputStream in =
+        jar.getInputStream(jar.getJarEntry("dev/retryagent/launcher/RetryAgent.class"))) {
+      bytes = in.readAllBytes();
+    }
+    assertThat(((bytes[6] & 0xff) << 8) | (bytes[7] & 0xff)).as("class file version").isEqualTo(52);
+
+    String self = "dev/retryagent/launcher/RetryAgent";
+    java.util.Map<String, List<String>> calls = new java.util.HashMap<>();
+    new net.bytebuddy.jar.asm.ClassReader(bytes)
+        .accept(
+            new net.bytebuddy.jar.asm.ClassVisitor(net.bytebuddy.jar.asm.Opcodes.ASM9) {
+              @Override
+              public net.bytebuddy.jar.asm.MethodVisitor visitMethod(
+                  int access, String name, String desc, String signature, String[] exceptions) {
+                List<String> refs = new ArrayList<>();
+                calls.put(name, refs);
+                return new net.bytebuddy.jar.asm.MethodVisitor(net.bytebuddy.jar.asm.Opcodes.ASM9) {
+                  @Override
+                  public void visitMethodInsn(
+                      int op, String owner, String n, String d, boolean itf) {
+                    refs.add(owner + "." + n);
+                  }
+
+                  @Override
+                  public void visitFieldInsn(int op, String owner, String n, String d) {
+                    refs.add(owner + "." + n);
+                  }
+
+                  @Override
+                  public void visitTypeInsn(int op, String type) {
+                    refs.add(type);
+                  }
+
+                  @Override
+                  public void visitLdcInsn(Object value) {
+                    if (value instanceof net.bytebuddy.jar.asm.Type) {
+                      refs.add(((net.bytebuddy.jar.asm.Type) value).getInternalName());
+                    }
+                  }
+
+                  @Override
+                  public void visitInvokeDynamicInsn(
+                      String n, String d, net.bytebuddy.jar.asm.Handle h, Object... args) {
+                    refs.add("invokedynamic " + n);
+                  }
+                };
+              }
+            },
+            0);
+    for (String entry : List.of("premain", "agentmain", "main")) {
+      assertThat(calls.get(entry)).as(entry).isNotEmpty();
+      assertThat(calls.get(entry).get(0))
+          .as("what " + entry + " does first")
+          .isEqualTo(self + ".supported");
+    }
+    for (String check : List.of("supported", "unsupported", "version")) {
+      assertThat(calls.get(check))
+          .as("what the version check names")
+          .isNotEmpty()
+          .allSatisfy(
+              ref ->
+                  assertThat(
+                          ref.startsWith("java/lang/")
+                              || ref.startsWith("java/io/PrintStream.")
+                              || ref.equals(self)
+                              || ref.startsWith(self + "."))
+                      .as(ref)
+                      .isTrue());
+    }
+  }
+
   @Test
   void noClassReferencesAnUnrelocatedThirdPartyPackage() throws IOException {
     assertThat(

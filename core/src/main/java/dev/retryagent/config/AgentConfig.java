@@ -25,6 +25,7 @@ public final class AgentConfig {
           LogLevel.INFO,
           MetricsSettings.defaults(),
           null,
+          PathMask.NONE,
           null,
           Policy.defaults(),
           Collections.emptyList(),
@@ -38,6 +39,7 @@ public final class AgentConfig {
   private final LogLevel logLevel;
   private final MetricsSettings metrics;
   private final String deadLetterPath;
+  private final PathMask pathMask;
   private final FleetConfig fleet;
   private final Policy defaultPolicy;
   private final List<Route> routes;
@@ -53,6 +55,7 @@ public final class AgentConfig {
       LogLevel logLevel,
       MetricsSettings metrics,
       String deadLetterPath,
+      PathMask pathMask,
       FleetConfig fleet,
       Policy defaultPolicy,
       List<Route> routes,
@@ -65,6 +68,7 @@ public final class AgentConfig {
     this.logLevel = Objects.requireNonNull(logLevel, "logLevel");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.deadLetterPath = deadLetterPath;
+    this.pathMask = Objects.requireNonNull(pathMask, "pathMask");
     this.fleet = fleet;
     this.defaultPolicy = Objects.requireNonNull(defaultPolicy, "defaultPolicy");
     this.routeArray = routes.toArray(new Route[0]);
@@ -115,6 +119,14 @@ public final class AgentConfig {
   /** File that receives one JSON line per call that gave up, or null when unset. */
   public String deadLetterPath() {
     return deadLetterPath;
+  }
+
+  /**
+   * {@code agent.redact.pathSegments}: how paths are masked in log lines, dead letters and {@code
+   * explain}; {@link PathMask#NONE} by default.
+   */
+  public PathMask pathMask() {
+    return pathMask;
   }
 
   /**
@@ -178,6 +190,7 @@ public final class AgentConfig {
         logLevel,
         metrics,
         deadLetterPath,
+        pathMask,
         fleet,
         defaultPolicy,
         routes,
@@ -199,6 +212,7 @@ public final class AgentConfig {
         && logLevel == t.logLevel
         && metrics.equals(t.metrics)
         && Objects.equals(deadLetterPath, t.deadLetterPath)
+        && pathMask.equals(t.pathMask)
         && Objects.equals(fleet, t.fleet)
         && defaultPolicy.equals(t.defaultPolicy)
         && routes.equals(t.routes);
@@ -228,7 +242,9 @@ public final class AgentConfig {
             .append(", ")
             .append(metrics)
             .append(", deadLetter=")
-            .append(deadLetterPath == null ? "none" : deadLetterPath);
+            .append(deadLetterPath == null ? "none" : deadLetterPath)
+            .append(", redact.pathSegments=")
+            .append(pathMask);
     if (fleet != null) {
       out.append(", ").append(fleet);
     }

@@ -3,6 +3,7 @@ package dev.retryagent.config;
 import static dev.retryagent.config.ValueType.BOOLEAN;
 import static dev.retryagent.config.ValueType.enumOf;
 import static dev.retryagent.config.ValueType.integer;
+import static dev.retryagent.config.ValueType.listOf;
 
 import dev.retryagent.config.ConfigSchema.KeyRef;
 import dev.retryagent.policy.Mode;
@@ -22,6 +23,8 @@ final class AgentKeys {
       ValueType.string(
           "[A-Za-z0-9._-]{1,253}|\\[?[0-9A-Fa-f:.%]{2,64}\\]?",
           "a host name or IP address such as 127.0.0.1 or 0.0.0.0");
+  static final ValueType SEGMENT_REGEX =
+      new RegexType("a regular expression such as [0-9a-f]{32} or tok_.*");
   static final ValueType FILE_PATH =
       ValueType.string("[^\\x00]{1,4096}", "a file path such as /var/log/retry-dead-letters.jsonl");
 
@@ -71,6 +74,10 @@ final class AgentKeys {
     KeyVisitor deadLetter = k.section("deadLetter", "A record of calls that gave up.");
     if (deadLetter.noneOr("path", FILE_PATH)) {
       d.deadLetterPath = deadLetter.text();
+    }
+    KeyVisitor redact = k.section("redact", "What the agent masks in what it writes.");
+    if (redact.key("pathSegments", listOf(SEGMENT_REGEX))) {
+      d.redactPathSegments = redact.<String>list();
     }
   }
 }

@@ -47,6 +47,7 @@ final class ConfigDraft {
   String prometheusHost = MetricsSettings.DEFAULT_PROMETHEUS_HOST;
   int prometheusPort = MetricsSettings.DEFAULT_PROMETHEUS_PORT;
   String deadLetterPath;
+  List<String> redactPathSegments = new ArrayList<>();
   RedisUrl fleetRedis;
   Duration fleetConnectTimeout = FleetConfig.DEFAULT_CONNECT_TIMEOUT;
   Duration fleetCommandTimeout = FleetConfig.DEFAULT_COMMAND_TIMEOUT;

@@ -1,13 +1,18 @@
 package dev.retryagent.config;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CoderResult;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import org.yaml.snakeyaml.nodes.Node;
@@ -20,12 +25,16 @@ import org.yaml.snakeyaml.nodes.Node;
  */
 public final class ConfigLoader {
   /** Bytes read at most; UTF-8 needs up to 4 per character of {@link YamlComposer#MAX_CHARS}. */
-  static final long MAX_FILE_BYTES = 4L * YamlComposer.MAX_CHARS;
+  public static final long MAX_FILE_BYTES = 4L * YamlComposer.MAX_CHARS;
 
   private ConfigLoader() {}
 
   /**
    * Reads and parses a file (UTF-8).
+   *
+   * <p>Only a regular file is read, and never more than {@link #MAX_FILE_BYTES} (+1) bytes of it: a
+   * directory, a named pipe or a device (which could block or never end) and a file that grows
+   * while it is read are each one problem, found without reading them whole.
    *
    * @param env the environment for {@code ${NAME}} substitution (the agent passes System.getenv())
    * @throws ConfigException with every problem, also when the file cannot be read
@@ -33,24 +42,61 @@ public final class ConfigLoader {
   public static AgentConfig load(Path file, Map<String, String> env) throws ConfigException {
     Objects.requireNonNull(file, "file");
     Objects.requireNonNull(env, "env");
+    return parse(read(file), file.toString(), env);
+  }
+
+  /**
+   * The bytes of a configuration file, read with the limits of {@link #load}.
+   *
+   * @throws ConfigException one problem naming the file when it is not a readable regular file of
+   *     at most {@link #MAX_FILE_BYTES} bytes
+   */
+  public static byte[] read(Path file) throws ConfigException {
     String source = file.toString();
-    String text;
     try {
-      long size = Files.size(file);
-      if (size > MAX_FILE_BYTES) {
+      BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+      if (attributes.isDirectory()) {
+        throw fileProblem(source, "found a directory; allowed a configuration file");
+      }
+      if (!attributes.isRegularFile()) {
+        // Opening a named pipe blocks until a writer comes; a device may never end.
         throw fileProblem(
             source,
-            "found a file of "
-                + size
-                + " bytes; allowed at most "
-                + MAX_FILE_BYTES
-                + " (a configuration is a few KiB)");
+            "found a special file (a named pipe, socket or device); allowed a regular file");
       }
-      text = decode(Files.readAllBytes(file), source);
+      if (attributes.size() > MAX_FILE_BYTES) {
+        throw tooLarge(source, Long.toString(attributes.size()));
+      }
+      byte[] bytes;
+      try (InputStream in = Files.newInputStream(file)) {
+        bytes = in.readNBytes((int) MAX_FILE_BYTES + 1);
+      }
+      if (bytes.length > MAX_FILE_BYTES) {
+        throw tooLarge(source, "more than " + MAX_FILE_BYTES); // it grew while it was read
+      }
+      return bytes;
     } catch (IOException e) {
       throw fileProblem(source, "cannot read the file: " + describe(e));
     }
-    return parse(text, source, env);
+  }
+
+  /**
+   * Parses the bytes of a file: UTF-8, an optional byte order mark, at most {@link
+   * #MAX_FILE_BYTES}. The reload watcher parses exactly the bytes it saw settle, never a second
+   * read of the file.
+   *
+   * @param sourceName shown in problems, e.g. the file name
+   * @param env the environment for {@code ${NAME}} substitution
+   * @throws ConfigException with every problem found
+   */
+  public static AgentConfig parse(byte[] content, String sourceName, Map<String, String> env)
+      throws ConfigException {
+    Objects.requireNonNull(content, "content");
+    Objects.requireNonNull(sourceName, "sourceName");
+    if (content.length > MAX_FILE_BYTES) {
+      throw tooLarge(sourceName, Integer.toString(content.length));
+    }
+    return parse(decode(content, sourceName), sourceName, env);
   }
 
   /**
@@ -86,17 +132,55 @@ public final class ConfigLoader {
     return !s.isEmpty() && s.charAt(0) == '\uFEFF' ? s.substring(1) : s;
   }
 
+  /** Strict UTF-8; the first byte that is not is reported at its line and column. */
   private static String decode(byte[] bytes, String source) throws ConfigException {
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes))
-          .toString();
-    } catch (CharacterCodingException e) {
-      throw fileProblem(source, "found bytes that are not UTF-8; allowed a UTF-8 text file");
+    CharsetDecoder decoder =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    ByteBuffer in = ByteBuffer.wrap(bytes);
+    // UTF-8 never decodes to more chars than it has bytes.
+    CharBuffer out = CharBuffer.allocate(bytes.length);
+    CoderResult result = decoder.decode(in, out, true);
+    if (!result.isError()) {
+      result = decoder.flush(out);
     }
+    if (result.isError()) {
+      int at = in.position();
+      int line = 1;
+      int lineStart = 0;
+      for (int i = 0; i < at; i++) {
+        if (bytes[i] == '\n') {
+          line++;
+          lineStart = i + 1;
+        }
+      }
+      int column =
+          new String(bytes, lineStart, at - lineStart, StandardCharsets.UTF_8).length() + 1;
+      throw new ConfigException(
+          List.of(
+              new ConfigProblem(
+                  source,
+                  line,
+                  column,
+                  "",
+                  "found bytes that are not UTF-8 (0x"
+                      + Integer.toHexString(bytes[at] & 0xff).toUpperCase(Locale.ROOT)
+                      + "); allowed a UTF-8 text file")));
+    }
+    out.flip();
+    return out.toString();
+  }
+
+  private static ConfigException tooLarge(String source, String size) {
+    return fileProblem(
+        source,
+        "found a file of "
+            + size
+            + " bytes; allowed at most "
+            + MAX_FILE_BYTES
+            + " (a configuration is a few KiB)");
   }
 
   private static ConfigException fileProblem(String source, String message) {

@@ -42,6 +42,16 @@ final class CallExtras {
     return bounds;
   }
 
+  /** {@code last}, carrying the earlier attempts' failures (none when {@code x} is null). */
+  static <T extends Throwable> T withEarlier(CallExtras x, T last) {
+    return x == null ? last : x.earlier.attachTo(last);
+  }
+
+  /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
+  boolean callerTimedOut(long nowNanos) {
+    return bounds != null && bounds.callerTimedOut(nowNanos);
+  }
+
   /** An attempt of ours starts: a retry, or the call's first. */
   void attemptStarted(boolean retry) {
     inRetry = retry;

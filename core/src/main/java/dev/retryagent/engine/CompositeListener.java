@@ -4,7 +4,8 @@ import java.util.List;
 
 /**
  * Fans events out to several listeners, isolating each from the others' failures: a listener must
- * never break a call. The engine always wraps its listener in one of these.
+ * never break a call. The engine always wraps its listener in one of these. A failure is reported
+ * once per listener class and exception class ({@link InternalErrors}).
  *
  * <p>For the engine it also builds events only when a listener wants them ({@link
  * RetryListener#wants}), and sends the routine events of a call (its attempts and its end) to the
@@ -14,9 +15,22 @@ import java.util.List;
  */
 final class CompositeListener implements RetryListener {
   private final RetryListener[] listeners;
+  private final InternalErrors errors;
 
   CompositeListener(List<RetryListener> listeners) {
+    this(listeners, new InternalErrors(InternalErrors.stderr()));
+  }
+
+  CompositeListener(List<RetryListener> listeners, InternalErrors errors) {
     this.listeners = listeners.toArray(new RetryListener[0]);
+    this.errors = errors;
+  }
+
+  private void failed(RetryListener l, Throwable e) {
+    errors.report(
+        "telling " + l.getClass().getName() + " about an event",
+        e,
+        "the call goes on, without what that listener records");
   }
 
   /** True when there is no listener at all. */
@@ -34,7 +48,8 @@ final class CompositeListener implements RetryListener {
         any |= counters[i] != null;
       } catch (VirtualMachineError e) {
         throw e;
-      } catch (Throwable ignored) {
+      } catch (Throwable failure) {
+        failed(listeners[i], failure);
         // this listener gets events instead
       }
     }
@@ -50,7 +65,8 @@ final class CompositeListener implements RetryListener {
         }
       } catch (VirtualMachineError e) {
         throw e;
-      } catch (Throwable ignored) {
+      } catch (Throwable failure) {
+        failed(l, failure);
         // a listener that cannot answer is asked nothing more
       }
     }
@@ -76,7 +92,8 @@ final class CompositeListener implements RetryListener {
         }
       } catch (VirtualMachineError x) {
         throw x;
-      } catch (Throwable ignored) {
+      } catch (Throwable failure) {
+        failed(listeners[i], failure);
         // see emit()
       }
     }
@@ -104,17 +121,14 @@ final class CompositeListener implements RetryListener {
         }
       } catch (VirtualMachineError x) {
         throw x;
-      } catch (Throwable ignored) {
+      } catch (Throwable failure) {
+        failed(listeners[i], failure);
         // see emit()
       }
     }
-    CallContext context = call.context();
-    if (context != CallContext.NONE) {
-      try {
-        context.on(e != null ? e : RetryEvent.complete(call, result, reason, succeeded));
-      } catch (RuntimeException | LinkageError ignored) {
-        // the call's tracing failed; the call goes on as without it
-      }
+    if (call.context() != CallContext.NONE) {
+      NoContext.tell(
+          call.context(), e != null ? e : RetryEvent.complete(call, result, reason, succeeded));
     }
   }
 
@@ -130,7 +144,8 @@ final class CompositeListener implements RetryListener {
         tell(l, type, e);
       } catch (VirtualMachineError x) {
         throw x; // out of memory or stack: nothing sensible can go on
-      } catch (Throwable ignored) {
+      } catch (Throwable failure) {
+        failed(l, failure);
         // swallowed on purpose, Errors too (a listener whose dependency is missing at run time
         // throws NoClassDefFoundError): see the class comment
       }
@@ -209,7 +224,8 @@ final class CompositeListener implements RetryListener {
         l.onBreakerTransition(b, t, route);
       } catch (VirtualMachineError x) {
         throw x;
-      } catch (Throwable ignored) {
+      } catch (Throwable failure) {
+        failed(l, failure);
         // see emit()
       }
     }

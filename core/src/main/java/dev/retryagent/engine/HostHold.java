@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.internal.engine.RateLimiter;
+import dev.retryagent.policy.Policy;
 
 /**
  * What one call holds of its host's shared state ({@link HostState}): the breaker permit of the
@@ -74,6 +75,23 @@ abstract class HostHold {
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
       breaker.onResult(permit, failure, startedNanos, clock);
       permit = CircuitBreaker.REJECTED;
+    }
+  }
+
+  /**
+   * A response's status, for the attempt that started at {@code startedNanos}: recorded in the
+   * breaker, and a 429 whose {@code Retry-After} asked for {@code askedNanos} pauses the rate limit
+   * under {@code pauseOn429} (the limiter's own rule, so it holds even when the route does not wait
+   * for {@code Retry-After} itself).
+   */
+  void recordStatus(int status, long askedNanos, long startedNanos, long now, Clock clock) {
+    Policy policy = state.policy;
+    record(policy.circuitBreaker().failOnStatuses().contains(status), startedNanos, clock);
+    if (status == 429
+        && askedNanos != RetryAfter.NONE
+        && state.limiter != null
+        && policy.rateLimit().pauseOn429()) {
+      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
     }
   }
 

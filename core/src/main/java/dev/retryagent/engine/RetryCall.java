@@ -53,11 +53,6 @@ public final class RetryCall extends HostHold {
     return extras().bounds(state, start);
   }
 
-  /** {@code last}, carrying the earlier attempts' failures ({@link EarlierFailures}). */
-  private <T extends Throwable> T withEarlier(T last) {
-    return extras == null ? last : extras.earlier.attachTo(last);
-  }
-
   private CallExtras extras() {
     if (extras == null) {
       extras = new CallExtras();
@@ -172,7 +167,8 @@ public final class RetryCall extends HostHold {
           return 0;
         }
         finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
-        throw withEarlier(
+        throw CallExtras.withEarlier(
+            extras,
             RateLimitedException.noPermit(
                 state.target, remaining, maxWait, limiter.pauseRemainingNanos(now)));
       }
@@ -205,7 +201,7 @@ public final class RetryCall extends HostHold {
       return;
     }
     finish(AttemptResult.refused(e), GiveUpReason.CIRCUIT_OPEN, now);
-    throw withEarlier(e);
+    throw CallExtras.withEarlier(extras, e);
   }
 
   /**
@@ -261,8 +257,7 @@ public final class RetryCall extends HostHold {
       extras.attemptStarted(attempt > 1);
     }
     if (!callerGaveUp()) {
-      // A retry started after the caller cancelled is refused by the client without a request:
-      // it stays pending, so the call's end gives its budget back.
+      // A retry started after the caller cancelled sends nothing: its budget goes back at the end.
       attemptStarted();
     }
     if (attempt == 1) {
@@ -281,31 +276,24 @@ public final class RetryCall extends HostHold {
     if (decision != null) {
       return decision;
     }
-    // No Retry-After, a status not retried, no extras (cancel signal, bounds, retry pending): the
-    // ladder stops at the policy's refusal and the end gives nothing back, so no rule needs the
-    // time (the breaker reads it if it must). A call that succeeds at once reads the clock once.
-    long now =
-        retryAfter == null && extras == null && !state.retry.retryOnStatuses().contains(status)
-            ? attemptStartNanos // not used
-            : engine.clock().nanoTime();
-    // No header, no wall clock to read.
-    long askedNanos =
-        retryAfter == null
-            ? RetryAfter.NONE
-            : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
-    Policy policy = state.policy;
-    boolean failure = policy.circuitBreaker().failOnStatuses().contains(status);
-    record(failure, attemptStartNanos, engine.clock());
-    // The pause is the rate limiter's own rule, so it holds even when this route does not wait
-    // for Retry-After itself.
-    if (status == 429
-        && askedNanos != RetryAfter.NONE
-        && state.limiter != null
-        && policy.rateLimit().pauseOn429()) {
-      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
+    try {
+      TestFaults.decide();
+      // Without Retry-After, extras or a status it retries, no rule needs the time: a call that
+      // succeeds at once reads the clock once (the breaker reads it if it must).
+      long now =
+          retryAfter == null && extras == null && !state.retry.retryOnStatuses().contains(status)
+              ? attemptStartNanos // not used
+              : engine.clock().nanoTime();
+      long askedNanos =
+          retryAfter == null
+              ? RetryAfter.NONE
+              : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
+      recordStatus(status, askedNanos, attemptStartNanos, now, engine.clock());
+      long retryAfterNanos = state.retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
+      decision = decide(AttemptResult.response(status), retryAfterNanos, now);
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      decision = failedToDecide(AttemptResult.response(status), bug);
     }
-    long retryAfterNanos = state.retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
-    decision = decide(AttemptResult.response(status), retryAfterNanos, now);
     return decision;
   }
 
@@ -314,25 +302,42 @@ public final class RetryCall extends HostHold {
     if (decision != null) {
       return decision;
     }
-    boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
-    ClientResends judge = extras == null ? null : extras.resendsIfAny();
-    int resent = (judge == null ? 0 : judge.in(error)) + ClientResends.told(request, error);
-    for (int i = 0; i < resent; i++) {
-      countClientResend(failOnTransport, false);
+    try {
+      TestFaults.decide();
+      boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
+      ClientResends judge = extras == null ? null : extras.resendsIfAny();
+      int resent = (judge == null ? 0 : judge.in(error)) + ClientResends.told(request, error);
+      for (int i = 0; i < resent; i++) {
+        countClientResend(failOnTransport, false);
+      }
+      long now = engine.clock().nanoTime();
+      AttemptResult result = AttemptResult.thrown(error);
+      if (result.outcome() == Outcome.CANCELLED) {
+        release();
+      } else {
+        boolean failure = failOnTransport && error instanceof java.io.IOException;
+        record(failure, attemptStartNanos, engine.clock());
+      }
+      decision = decide(result, RetryAfter.NONE, now);
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      decision = failedToDecide(AttemptResult.thrown(error), bug);
     }
-    long now = engine.clock().nanoTime();
-    AttemptResult result = AttemptResult.thrown(error);
-    if (result.outcome() == Outcome.CANCELLED) {
-      release();
-    } else {
-      boolean failure = failOnTransport && error instanceof java.io.IOException;
-      record(failure, attemptStartNanos, engine.clock());
-    }
-    decision = decide(result, RetryAfter.NONE, now);
     if (decision.retry() || extras != null) {
       extras().earlier.attempted(error, decision); // a first attempt that ends the call: nothing
     }
     return decision;
+  }
+
+  /** The engine failed while deciding: said once per cause; the call ends with the outcome. */
+  private Decision failedToDecide(AttemptResult result, Throwable bug) {
+    engine.internalError(
+        "deciding after an attempt", bug, "the call ends with that attempt's outcome, not retried");
+    try {
+      finish(result, null, engine.clock().nanoTime());
+    } catch (RuntimeException | LinkageError | StackOverflowError again) {
+      finished = true;
+    }
+    return Decision.done(result, null);
   }
 
   /**
@@ -362,8 +367,7 @@ public final class RetryCall extends HostHold {
 
   /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
   boolean callerTimedOut(long nowNanos) {
-    CallBounds b = extras == null ? null : extras.boundsIfAny();
-    return b != null && b.callerTimedOut(nowNanos);
+    return extras != null && extras.callerTimedOut(nowNanos);
   }
 
   /** True once the call ended (returned, failed or was abandoned). */
@@ -380,15 +384,14 @@ public final class RetryCall extends HostHold {
             result,
             attempt,
             new CallMoment(this, extras, startNanos, now, retryAfterNanos));
-    // Only the breaker rule gives this reason after an attempt: end the call the way the next
-    // attempt would have, with the breaker's exception.
+    // Only the breaker rule gives this reason here: end as the next attempt would have.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
       CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
       if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
         engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
       finish(result, GiveUpReason.CIRCUIT_OPEN, now);
-      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, withEarlier(e));
+      return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, CallExtras.withEarlier(extras, e));
     }
     if (!d.retry()) {
       finish(result, d.reason(), now);
@@ -398,9 +401,8 @@ public final class RetryCall extends HostHold {
       engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
     }
     if (state.observe) {
-      // Reported as "would retry"; the caller gets exactly what it would get without the agent.
-      // The budget stays spent, as the retry would have spent it: observe mode shows when the
-      // budget would refuse.
+      // Reported as "would retry"; the caller gets what it gets without the agent. The budget
+      // stays spent, as the retry would have spent it (observe mode shows when it would refuse).
       finish(result, null, now);
       return Decision.done(result, null);
     }
@@ -410,9 +412,7 @@ public final class RetryCall extends HostHold {
     return d;
   }
 
-  /**
-   * Ends the call at {@code now} (read by the caller: one read serves the decision and the end).
-   */
+  /** Ends the call at {@code now} (the caller's read: one serves the decision and the end). */
   private void finish(AttemptResult result, GiveUpReason reason, long now) {
     if (finished) {
       return;

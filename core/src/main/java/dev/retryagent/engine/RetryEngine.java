@@ -49,65 +49,10 @@ public final class RetryEngine {
   private final CompositeListener listener;
   private final boolean listening;
   private final CallContext.Factory contexts;
+  private final InternalErrors errors;
 
   /** Mode and policies, swapped together so no call sees a new one with an old other. */
-  private volatile Settings settings;
-
-  /**
-   * One configuration: its mode, its policies, and the {@link HostState} of each target and policy
-   * seen under it (a reload starts a new map: a state holds its policy by identity).
-   */
-  private static final class Settings {
-    /** States kept before the map is cleared and filled again as calls come. */
-    private static final int MAX_STATES = 4096;
-
-    final Mode mode;
-    final PolicyResolver policies;
-    final HostState passThrough;
-    private final ConcurrentHashMap<String, HostState[]> hosts = new ConcurrentHashMap<>();
-    private int states;
-
-    Settings(RetryEngine engine, Mode mode, PolicyResolver policies) {
-      this.mode = Objects.requireNonNull(mode, "mode");
-      this.policies = Objects.requireNonNull(policies, "policies");
-      this.passThrough = HostState.passThrough(engine);
-    }
-
-    /** The state kept for {@code policy} and the target, or null; marks it used. */
-    HostState find(Policy policy, String scheme, String hostKey, int port) {
-      HostState[] known = hosts.get(hostKey);
-      if (known != null) {
-        for (HostState h : known) {
-          if (h.isFor(policy, scheme, port) && h.current()) {
-            h.touch();
-            return h;
-          }
-        }
-      }
-      return null;
-    }
-
-    /** Keeps {@code fresh}, replacing an older state of its target and policy. */
-    synchronized void keep(String hostKey, HostState fresh) {
-      if (states >= MAX_STATES) {
-        hosts.clear();
-        states = 0;
-      }
-      HostState[] known = hosts.get(hostKey);
-      int n = 0;
-      HostState[] next = new HostState[known == null ? 1 : known.length + 1];
-      if (known != null) {
-        for (HostState h : known) {
-          if (h.current() && !h.isFor(fresh.policy, fresh.scheme, fresh.port)) {
-            next[n++] = h;
-          }
-        }
-      }
-      next[n++] = fresh;
-      states += n - (known == null ? 0 : known.length);
-      hosts.put(hostKey, n == next.length ? next : java.util.Arrays.copyOf(next, n));
-    }
-  }
+  private volatile EngineSettings settings;
 
   private final BoundedRegistry.UseClock uses = new BoundedRegistry.UseClock();
   private final BoundedRegistry<Key, CircuitBreaker> breakers =
@@ -127,11 +72,16 @@ public final class RetryEngine {
     this.sleeper = b.sleeper;
     this.random = b.random;
     this.scheduler = b.scheduler;
-    this.listener = new CompositeListener(List.copyOf(b.listeners));
+    this.errors = new InternalErrors(b.errors);
+    List<RetryListener> listeners = new ArrayList<>(b.listeners);
+    if (TestFaults.LISTENER) {
+      listeners.add(0, new TestFaults.FailingListener());
+    }
+    this.listener = new CompositeListener(listeners, errors);
     this.contexts = b.contexts;
-    this.listening = !b.listeners.isEmpty();
+    this.listening = !listeners.isEmpty();
     this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()), uses);
-    this.settings = new Settings(this, b.mode, b.policies);
+    this.settings = new EngineSettings(this, b.mode, b.policies);
   }
 
   /** A builder with every collaborator at its production default (see {@link Builder}). */
@@ -141,14 +91,34 @@ public final class RetryEngine {
 
   /**
    * SPI: starts a call, with the policy the resolver gives {@code request} (the defaults in mode
-   * {@code off}). The adapter must check {@link RetryCall#passThrough()} first.
+   * {@code off}). The adapter must check {@link RetryCall#passThrough()} first. Never throws: when
+   * the engine fails to start the call (a bug in resolving its policy, in the request view, in the
+   * per-host state), the failure is reported once per cause and the call passes through, as it
+   * would without the agent.
    *
    * @param request a view of the request; asked for its target and headers during the call
    */
   public RetryCall newCall(RequestInfo request) {
-    Settings s = settings;
+    EngineSettings s = settings;
     if (s.mode == Mode.OFF) {
       return new RetryCall(s.passThrough, request);
+    }
+    try {
+      return startCall(s, request);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      internalError("starting a call", e, "the call runs as it would without the agent");
+      return new RetryCall(s.passThrough, request);
+    }
+  }
+
+  /** Reports a failure of the engine's own, once per cause ({@link InternalErrors}). */
+  void internalError(String where, Throwable error, String consequence) {
+    errors.report(where, error, consequence);
+  }
+
+  private RetryCall startCall(EngineSettings s, RequestInfo request) {
+    if (TestFaults.NEW_CALL) {
+      throw TestFaults.fault("newCall");
     }
     String scheme = request.scheme();
     String host = request.host();
@@ -163,19 +133,9 @@ public final class RetryEngine {
     }
     RetryCall call = new RetryCall(state, request);
     if (contexts != null) {
-      call.context = contextOf(call);
+      call.context = NoContext.of(contexts, call);
     }
     return call;
-  }
-
-  /** The call's context from the factory; tracing never breaks a call (nor does its bug). */
-  private CallContext contextOf(RetryCall call) {
-    try {
-      CallContext c = contexts.create(call);
-      return c == null ? CallContext.NONE : c;
-    } catch (RuntimeException | LinkageError e) {
-      return CallContext.NONE;
-    }
   }
 
   /**
@@ -183,7 +143,7 @@ public final class RetryEngine {
    * Mode and policies change together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
-    this.settings = new Settings(this, mode, policies);
+    this.settings = new EngineSettings(this, mode, policies);
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
   }
 
@@ -195,8 +155,8 @@ public final class RetryEngine {
     this.fleet = fleet;
     fleetLimiters.clear();
     // The per-host states hold the limiter they were built with: start them afresh.
-    Settings s = settings;
-    this.settings = new Settings(this, s.mode, s.policies);
+    EngineSettings s = settings;
+    this.settings = new EngineSettings(this, s.mode, s.policies);
   }
 
   /** Fleet mode's limits, or null. */
@@ -356,14 +316,7 @@ public final class RetryEngine {
 
   /** Tells the listeners about {@code e}; build it only when {@link #wants}. */
   void emit(RetryEvent e) {
-    CallContext c = e.context();
-    if (c != CallContext.NONE) {
-      try {
-        c.on(e);
-      } catch (RuntimeException | LinkageError ignored) {
-        // The call's tracing failed; the call and the listeners go on as without it.
-      }
-    }
+    NoContext.tell(e.context(), e);
     listener.emit(e);
   }
 
@@ -406,6 +359,7 @@ public final class RetryEngine {
     private RandomSource random = RandomSource.THREAD_LOCAL;
     private Scheduler scheduler;
     private final List<RetryListener> listeners = new ArrayList<>();
+    private java.util.function.Consumer<String> errors = InternalErrors.stderr();
     private Mode mode = Mode.ENFORCE;
     private PolicyResolver policies = PolicyResolver.always(Policy.defaults());
     private CallContext.Factory contexts;
@@ -448,6 +402,15 @@ public final class RetryEngine {
      */
     public Builder callContexts(CallContext.Factory factory) {
       this.contexts = factory;
+      return this;
+    }
+
+    /**
+     * Where the engine reports its own failures (caught, so that they never reach a call), one
+     * whole line each, once per cause; {@link System#err} by default.
+     */
+    public Builder errors(java.util.function.Consumer<String> errors) {
+      this.errors = Objects.requireNonNull(errors);
       return this;
     }
 

@@ -79,7 +79,7 @@ class CliIT {
         .containsExactly(
             file
                 + ":1:10: agent.mod: unknown key mod; did you mean `mode`? (allowed here: mode,"
-                + " strict, reload, clients, log, metrics, deadLetter)",
+                + " strict, reload, clients, log, metrics, deadLetter, redact)",
             file + ":5:27: routes[0].retry.maxAttempts: found 40; allowed 1..10",
             file + ": invalid, 2 problems");
   }

@@ -24,9 +24,11 @@ public final class ApacheEntry implements BridgeHandler {
 
   /** Sends both hooks' calls to {@code handler}. */
   static void register(ApacheHandler handler) {
-    String what = "an Apache HttpClient call";
-    Bridge.register(Bridge.APACHE_BUILDER, what, new ApacheEntry(handler, false));
-    Bridge.register(Bridge.APACHE_EXECUTE, what, new ApacheEntry(handler, true));
+    // One name per hook: a failing hook is said once, in a line that names it.
+    Bridge.register(
+        Bridge.APACHE_BUILDER, "an Apache HttpClient being built", new ApacheEntry(handler, false));
+    Bridge.register(
+        Bridge.APACHE_EXECUTE, "an Apache HttpClient 4.5 execute", new ApacheEntry(handler, true));
   }
 
   /** Removes both hooks' handler: HttpClient runs unchanged. */

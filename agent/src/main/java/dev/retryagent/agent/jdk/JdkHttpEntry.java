@@ -23,8 +23,10 @@ final class JdkHttpEntry implements BridgeHandler {
 
   /** Sends both hooks' calls to {@code handler}. */
   static void register(JdkHttpHandler handler) {
-    Bridge.register(Bridge.JDK_SEND, "a java.net.http call", new JdkHttpEntry(handler, false));
-    Bridge.register(Bridge.JDK_SEND_ASYNC, "a java.net.http call", new JdkHttpEntry(handler, true));
+    // One name per hook: a failing hook is said once, in a line that names it.
+    Bridge.register(Bridge.JDK_SEND, "a java.net.http send", new JdkHttpEntry(handler, false));
+    Bridge.register(
+        Bridge.JDK_SEND_ASYNC, "a java.net.http sendAsync", new JdkHttpEntry(handler, true));
   }
 
   /** Removes both hooks' handler: calls run the original methods. */

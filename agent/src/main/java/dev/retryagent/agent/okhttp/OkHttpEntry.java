@@ -25,10 +25,17 @@ public final class OkHttpEntry implements BridgeHandler {
 
   /** Sends the three hooks' calls to {@code handler}. */
   static void register(OkHttpHandler handler) {
-    String what = "an OkHttp call";
-    Bridge.register(Bridge.OKHTTP_BUILDER, what, new OkHttpEntry(handler, Bridge.OKHTTP_BUILDER));
-    Bridge.register(Bridge.OKHTTP_ENQUEUE, what, new OkHttpEntry(handler, Bridge.OKHTTP_ENQUEUE));
-    Bridge.register(Bridge.OKHTTP_CANCEL, what, new OkHttpEntry(handler, Bridge.OKHTTP_CANCEL));
+    // One name per hook: a failing hook is said once, in a line that names it.
+    Bridge.register(
+        Bridge.OKHTTP_BUILDER,
+        "an OkHttpClient being built",
+        new OkHttpEntry(handler, Bridge.OKHTTP_BUILDER));
+    Bridge.register(
+        Bridge.OKHTTP_ENQUEUE,
+        "an OkHttp enqueue",
+        new OkHttpEntry(handler, Bridge.OKHTTP_ENQUEUE));
+    Bridge.register(
+        Bridge.OKHTTP_CANCEL, "an OkHttp cancel", new OkHttpEntry(handler, Bridge.OKHTTP_CANCEL));
   }
 
   /** Removes the handler of the three hooks: OkHttp runs unchanged. */

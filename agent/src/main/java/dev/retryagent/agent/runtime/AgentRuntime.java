@@ -90,8 +90,9 @@ public final class AgentRuntime {
       metrics = new RetryMetrics(Math.min(1000, c.defaultPolicy().circuitBreaker().maxHosts()));
       // The engine does not exist yet when the log listener is made; it reads the mode from there.
       log = LogListener.toStderr(c.logLevel(), new Observing(runtime));
+      log.setPathMask(c.pathMask());
       deadLetters = new DeadLetters(errors);
-      deadLetters.use(c.deadLetterPath());
+      deadLetters.use(c.deadLetterPath(), c.pathMask());
       engine =
           RetryEngine.builder()
               .mode(c.mode())
@@ -111,7 +112,8 @@ public final class AgentRuntime {
     void reconfigure(AgentConfig next) {
       engine.reconfigure(next.mode(), new Routes(next));
       log.setLevel(next.logLevel());
-      deadLetters.use(next.deadLetterPath());
+      log.setPathMask(next.pathMask());
+      deadLetters.use(next.deadLetterPath(), next.pathMask());
     }
   }
 

@@ -6,6 +6,7 @@ import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigProblem;
 import java.nio.file.Path;
+import java.util.function.Function;
 
 /**
  * {@code agent.reload}: watches the configuration file and applies every valid edit to calls that
@@ -16,7 +17,13 @@ import java.nio.file.Path;
  * <p>An edit is applied once the file has stopped changing: when two polls in a row see the same
  * new content. A file caught half-written (an editor that truncates, then writes) is never applied,
  * not even when the half happens to be valid (an empty file is: it means the built-in defaults). So
- * an edit takes effect between one and two poll intervals after it is saved.
+ * an edit takes effect between one and two poll intervals after it is saved. What is parsed is the
+ * very content that settled, never a second read of the file, which could catch the next
+ * replacement half-way.
+ *
+ * <p>Each look reads the file as the loader does ({@link FileFingerprint}): a directory, a named
+ * pipe or a file too large to be a configuration is refused without being read whole (a pipe would
+ * block the watcher forever), and reported once, with the file's name, as an invalid edit.
  *
  * <p>A file that disappears (being replaced, or deleted) leaves the configuration as it is; its
  * return is an edit like any other. A reload that sets {@code agent.reload: false} stops the
@@ -37,11 +44,24 @@ final class ConfigReloader implements Runnable {
   private boolean missingReported;
   private volatile boolean stopped;
 
+  /** How the file is looked at: {@link FileFingerprint#of} unless a test says otherwise. */
+  private final Function<Path, FileFingerprint> looker;
+
   /** Takes the first look at the file now: the configuration was just loaded from it. */
   ConfigReloader(AgentRuntime runtime, Path file) {
+    this(runtime, file, null);
+  }
+
+  /** Test seam: {@code looker} replaces {@link FileFingerprint#of} (null: that one). */
+  ConfigReloader(AgentRuntime runtime, Path file, Function<Path, FileFingerprint> looker) {
     this.runtime = runtime;
     this.file = file;
-    this.current = FileFingerprint.of(file);
+    this.looker = looker;
+    this.current = look();
+  }
+
+  private FileFingerprint look() {
+    return looker == null ? FileFingerprint.of(file) : looker.apply(file);
   }
 
   void start() {
@@ -73,7 +93,7 @@ final class ConfigReloader implements Runnable {
 
   /** One look at the file: applies an edit that has settled. */
   void poll() {
-    FileFingerprint now = FileFingerprint.of(file);
+    FileFingerprint now = look();
     if (now == null) {
       pending = null;
       if (!missingReported) {
@@ -94,14 +114,36 @@ final class ConfigReloader implements Runnable {
     }
     pending = null;
     current = now;
-    reload();
+    reload(now);
   }
 
-  /** Loads the file and applies it, or reports why not. */
-  void reload() {
+  private static boolean isBlank(byte[] content) {
+    for (byte b : content) {
+      if (b != ' ' && b != '\t' && b != '\n' && b != '\r') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Parses the content that settled and applies it, or reports why not. */
+  private void reload(FileFingerprint settled) {
     AgentConfig next;
     try {
-      next = runtime.sources().apply(ConfigLoader.load(file, System.getenv()));
+      if (settled.problem() != null) {
+        throw settled.problem();
+      }
+      if (isBlank(settled.content())) {
+        // An editor or a script that truncates then writes was caught in between (seen under
+        // load, when the two looks fell between its steps): an empty file is never a
+        // configuration to apply; the next edit that settles is.
+        AgentLog.error(file + " is empty (a write in progress?); the configuration stays as it is");
+        return;
+      }
+      next =
+          runtime
+              .sources()
+              .apply(ConfigLoader.parse(settled.content(), file.toString(), System.getenv()));
     } catch (ConfigException e) {
       StringBuilder text =
           new StringBuilder("reload of ")

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.runtime;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.observe.DeadLetterWriter;
@@ -20,7 +21,7 @@ final class DeadLetters implements RetryListener {
     this.errors = errors;
   }
 
-  synchronized void use(String path) {
+  synchronized void use(String path, PathMask mask) {
     DeadLetterWriter current = writer;
     Path next;
     try {
@@ -33,9 +34,14 @@ final class DeadLetters implements RetryListener {
       next = null;
     }
     if (current != null && next != null && current.path().equals(next)) {
+      current.setPathMask(mask);
       return;
     }
-    writer = next == null ? null : new DeadLetterWriter(next, errors);
+    DeadLetterWriter w = next == null ? null : new DeadLetterWriter(next, errors);
+    if (w != null) {
+      w.setPathMask(mask);
+    }
+    writer = w;
     if (current != null) {
       current.close();
     }

@@ -1,42 +1,71 @@
 package dev.retryagent.agent.runtime;
 
+import dev.retryagent.config.ConfigException;
+import dev.retryagent.config.ConfigLoader;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Arrays;
 
 /**
- * What a file holds now, to tell an edit from no edit: its bytes (a configuration is a few KiB), or
- * for a file too large to be a valid configuration, its size and modification time. Comparing
- * content rather than time catches an edit that keeps the size within the time's granularity (a
- * digit changed in the same second on a file system that keeps whole seconds).
+ * What a file holds now, to tell an edit from no edit, and what a reload then parses: its bytes (a
+ * configuration is a few KiB), read once. A file the loader refuses without reading it whole (too
+ * large, a directory, a named pipe, unreadable) is fingerprinted by that problem, its size and its
+ * modification time. Comparing content rather than time catches an edit that keeps the size within
+ * the time's granularity (a digit changed in the same second on a file system that keeps whole
+ * seconds).
  */
 final class FileFingerprint {
-  /** Larger files are compared by size and time: they are rejected by the loader anyway. */
-  static final long MAX_CONTENT_BYTES = 1024 * 1024;
-
   private final byte[] content;
+  private final ConfigException problem;
   private final long size;
   private final long modifiedMillis;
 
-  private FileFingerprint(byte[] content, long size, long modifiedMillis) {
+  private FileFingerprint(byte[] content, ConfigException problem, long size, long modified) {
     this.content = content;
+    this.problem = problem;
     this.size = size;
-    this.modifiedMillis = modifiedMillis;
+    this.modifiedMillis = modified;
   }
 
-  /** The file's fingerprint now, or null when it cannot be read (missing, being replaced). */
+  /**
+   * The file's fingerprint now (read as {@link ConfigLoader#read} reads it, so never blocked on a
+   * named pipe nor more than {@link ConfigLoader#MAX_FILE_BYTES}), or null when there is no file
+   * (deleted, or between the steps of a replacement).
+   */
   static FileFingerprint of(Path file) {
     try {
-      long size = Files.size(file);
-      if (size > MAX_CONTENT_BYTES) {
-        return new FileFingerprint(null, size, Files.getLastModifiedTime(file).toMillis());
+      byte[] bytes = ConfigLoader.read(file);
+      return new FileFingerprint(bytes, null, bytes.length, 0);
+    } catch (ConfigException e) {
+      try {
+        if (!Files.exists(file)) {
+          return null;
+        }
+        long size = Files.size(file);
+        long modified = Files.getLastModifiedTime(file, LinkOption.NOFOLLOW_LINKS).toMillis();
+        return new FileFingerprint(null, e, size, modified);
+      } catch (IOException | SecurityException gone) {
+        return null;
       }
-      byte[] bytes = Files.readAllBytes(file);
-      return new FileFingerprint(bytes, bytes.length, 0);
-    } catch (IOException | SecurityException e) {
+    } catch (SecurityException e) {
       return null;
     }
+  }
+
+  /** The bytes that were read, or null when the file was refused ({@link #problem()}). */
+  byte[] content() {
+    return content;
+  }
+
+  /** Why the file was refused without being read, or null. */
+  ConfigException problem() {
+    return problem;
+  }
+
+  private String problemText() {
+    return problem == null ? null : problem.getMessage();
   }
 
   @Override
@@ -47,7 +76,8 @@ final class FileFingerprint {
     FileFingerprint f = (FileFingerprint) o;
     return size == f.size
         && modifiedMillis == f.modifiedMillis
-        && Arrays.equals(content, f.content);
+        && Arrays.equals(content, f.content)
+        && java.util.Objects.equals(problemText(), f.problemText());
   }
 
   @Override

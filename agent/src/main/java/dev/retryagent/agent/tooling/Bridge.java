@@ -1,6 +1,7 @@
 package dev.retryagent.agent.tooling;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.internal.observe.Sanitizer;
 
 /**
  * The agent's side of {@code java.lang.RetryAgentBridge}: the number of each hook, the handler
@@ -91,6 +92,24 @@ public final class Bridge {
 
   private static volatile Entry[] entries = new Entry[HOOKS];
 
+  /**
+   * <b>Test only</b>: {@code -Dretryagent.test.fault=hook} (among the engine's faults, see core's
+   * {@code TestFaults}) makes every handler fail before it takes its call, to prove through the
+   * real agent that a failing hook leaves the call as it is without the agent ({@code
+   * AgentFailureIT}).
+   */
+  private static final boolean HOOK_FAULT = hookFault();
+
+  private static boolean hookFault() {
+    try {
+      String spec = System.getProperty("retryagent.test.fault", "");
+      return ("," + spec.replace(" ", "").toLowerCase(java.util.Locale.ROOT) + ",")
+          .contains(",hook,");
+    } catch (SecurityException e) {
+      return false;
+    }
+  }
+
   private Bridge() {}
 
   /**
@@ -134,10 +153,18 @@ public final class Bridge {
       return null;
     }
     try {
+      if (HOOK_FAULT) {
+        throw new IllegalStateException("test fault injected in a hook");
+      }
       return entry.handler.enter(a, b, c, d, e, f);
     } catch (Throwable bug) {
       if (entry.reportFirst()) {
-        AgentLog.error("internal error, " + entry.what + " passed through without retries: " + bug);
+        // Sanitised: the message of a bug on a call's path may hold the request's URL or headers.
+        AgentLog.error(
+            "internal error, "
+                + entry.what
+                + " passed through without retries: "
+                + Sanitizer.exception(bug, true, null));
       }
       return null;
     }

@@ -86,6 +86,26 @@ class ExportersTest {
     assertThat(exporters.prometheusPort()).isEqualTo(port);
   }
 
+  @Test
+  void aBindOtherHostsCanReachIsSaidOnceHoweverOftenItIsReloaded() throws Exception {
+    int port = freePort();
+    String everyInterface =
+        "agent: {metrics: {jmx: false, prometheus: {enabled: true, host: 0.0.0.0, port: "
+            + port
+            + "}}}";
+    exporters.apply(settings(everyInterface));
+    exporters.apply(settings(everyInterface));
+    exporters.apply(settings(everyInterface.replace("jmx: false", "jmx: true")));
+
+    assertThat(exporters.prometheusPort()).isEqualTo(port);
+    assertThat(scrape(port)).contains("retryagent_");
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: the Prometheus endpoint listens on 0.0.0.0:" + port + " ")
+        .contains("not on loopback");
+  }
+
   private static String prometheusOn(int port) {
     return "agent: {metrics: {jmx: false, prometheus: {enabled: true, port: " + port + "}}}";
   }

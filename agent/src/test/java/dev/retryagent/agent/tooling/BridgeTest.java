@@ -124,6 +124,25 @@ class BridgeTest {
   }
 
   @Test
+  void theLineOfAFailingHandlerCarriesNoQueryUserInfoCredentialOrLineBreak() throws Throwable {
+    // issue 14, Security: a bug's message may hold what the request held.
+    handle(
+        new IllegalStateException(
+            "bug on http://alice:secret-password@h.example/x?token=secret-query\r\n"
+                + "Authorization: Bearer secret-bearer\u001b[2J"));
+
+    assertThat(TestBridge.enter(HOOK, "a", null, null)).isNull();
+
+    assertThat(stderr.text().lines())
+        .singleElement()
+        .asString()
+        .isEqualTo(
+            "retry-agent: internal error, a test call passed through without retries:"
+                + " java.lang.IllegalStateException: bug on http://h.example/x Authorization:"
+                + " <redacted>");
+  }
+
+  @Test
   void aTellNeverThrows() throws Throwable {
     handle(new IllegalStateException("bug"));
 

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -17,7 +18,8 @@ import java.util.Locale;
  *
  * (on one line). {@code status} is null when the last attempt ended in an exception, {@code
  * outcome} null when no attempt was made; {@code error} is the exception's class name and sanitised
- * message. The path never carries a query.
+ * message. The path never carries a query; segments {@code agent.redact.pathSegments} matches are
+ * written masked.
  */
 final class DeadLetterJson {
   private static final DateTimeFormatter TIME =
@@ -26,7 +28,7 @@ final class DeadLetterJson {
 
   private DeadLetterJson() {}
 
-  static String line(RetryEvent e) {
+  static String line(RetryEvent e, PathMask mask) {
     StringBuilder b = new StringBuilder(256);
     b.append("{\"time\":");
     string(b, TIME.format(Instant.ofEpochMilli(e.wallMillis())));
@@ -40,7 +42,7 @@ final class DeadLetterJson {
     string(b, e.host());
     b.append(",\"port\":").append(e.port());
     b.append(",\"path\":");
-    string(b, Sanitizer.path(e.path()));
+    string(b, Sanitizer.path(e.path(), mask));
     b.append(",\"attempts\":").append(e.attempt());
     b.append(",\"status\":");
     if (e.status() >= 0) {
@@ -57,7 +59,8 @@ final class DeadLetterJson {
         b,
         e.error() == null
             ? null
-            : Sanitizer.exception(e.error(), true, e.policy().retry().idempotencyKeyHeader()));
+            : Sanitizer.exception(
+                e.error(), true, e.policy().retry().idempotencyKeyHeader(), mask));
     b.append(",\"reason\":");
     string(b, e.reason() == null ? null : e.reason().label());
     b.append(",\"observe\":").append(e.observeOnly());

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.AgentThreads;
@@ -10,10 +11,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
@@ -28,12 +34,13 @@ import java.util.function.Consumer;
  * <p>The caller's thread only formats the line and offers it to a bounded queue; one daemon thread
  * ({@code retry-agent-dead-letters}, started at the first dead letter, with the system class loader
  * as its context class loader, see {@link AgentThreads}) opens the file (creating its parent
- * directories) and appends whole lines, so lines from many threads never interleave. A full queue,
- * an unwritable path, a full disk or any write error never reaches the call: the line is dropped
- * and counted ({@link #dropped()}), and each kind of failure is reported once on the error sink.
- * After a failed write the file is opened again for the next lines, and a partly written line is
- * ended so the next line stays whole; so is a torn last line found in the file when it is opened (a
- * JVM killed in the middle of a write): a reader loses that line only.
+ * directories, and the file readable by its owner only) and appends whole lines, so lines from many
+ * threads never interleave. A full queue, an unwritable path, a full disk or any write error never
+ * reaches the call: the line is dropped and counted ({@link #dropped()}), and each kind of failure
+ * is reported once on the error sink. After a failed write the file is opened again for the next
+ * lines, and a partly written line is ended so the next line stays whole; so is a torn last line
+ * found in the file when it is opened (a JVM killed in the middle of a write): a reader loses that
+ * line only.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -47,6 +54,10 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private static final int BATCH = 512;
   // Compared by identity: ends the writer thread.
   private static final String STOP = new String("stop");
+  // rw------- : the owner reads and writes, nobody else sees the file.
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(
+          EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE));
 
   /** Opens the file for appending; replaced in tests to simulate a broken disk. */
   interface Opener {
@@ -61,6 +72,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private final LongAdder dropped = new LongAdder();
   private final AtomicBoolean started = new AtomicBoolean();
   private volatile boolean closed;
+  private volatile PathMask pathMask = PathMask.NONE;
   private volatile Thread thread;
 
   // Writer thread only.
@@ -83,13 +95,28 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     this.queue = new ArrayBlockingQueue<>(capacity);
   }
 
+  /**
+   * Opens {@code path} for appending, creating it (and its parent directories) if needed. A file it
+   * creates is readable and writable by its owner only (POSIX {@code 0600}, where the file system
+   * has POSIX permissions): dead letters name hosts, paths and failures, which are nobody else's
+   * business. A file that exists keeps the permissions it has.
+   */
   static FileChannel openForAppend(Path path) throws IOException {
     Path parent = path.toAbsolutePath().getParent();
     if (parent != null) {
       Files.createDirectories(parent);
     }
-    return FileChannel.open(
-        path, StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    Set<StandardOpenOption> options =
+        EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    if (path.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+      return FileChannel.open(path, options, OWNER_ONLY);
+    }
+    return FileChannel.open(path, options);
+  }
+
+  /** Masks path segments in lines from now on ({@code agent.redact.pathSegments}). */
+  public void setPathMask(PathMask mask) {
+    this.pathMask = Objects.requireNonNull(mask, "mask");
   }
 
   public Path path() {
@@ -118,7 +145,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         dropped.increment();
         return;
       }
-      String line = DeadLetterJson.line(e) + "\n";
+      String line = DeadLetterJson.line(e, pathMask) + "\n";
       if (!queue.offer(line)) {
         dropped.increment();
         errors.once(

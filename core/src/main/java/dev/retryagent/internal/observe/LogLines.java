@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.CircuitTransition;
@@ -12,9 +13,9 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 
 /**
- * The text of each log line, as pure functions of an event. Every piece from outside (path, route,
- * exception text) goes through {@link Sanitizer}; the request is named by method, host, port and
- * path only.
+ * The text of each log line, as pure functions of an event and the path mask ({@code
+ * agent.redact.pathSegments}). Every piece from outside (path, route, exception text) goes through
+ * {@link Sanitizer}; the request is named by method, host, port and path only.
  */
 final class LogLines {
   static final String PREFIX = "retry-agent: ";
@@ -22,9 +23,9 @@ final class LogLines {
   private LogLines() {}
 
   /** {@code GET api.example.com/v1/x attempt 2 of 3 starting [route=r]} */
-  static String attempt(RetryEvent e) {
+  static String attempt(RetryEvent e, PathMask mask) {
     return PREFIX
-        + request(e)
+        + request(e, mask)
         + " attempt "
         + e.attempt()
         + " of "
@@ -34,13 +35,13 @@ final class LogLines {
   }
 
   /** {@code GET api.example.com/v1/x attempt 1 failed (503), retrying in 117ms [route=r]} */
-  static String retry(RetryEvent e) {
+  static String retry(RetryEvent e, PathMask mask) {
     return PREFIX
-        + request(e)
+        + request(e, mask)
         + " attempt "
         + e.attempt()
         + " failed ("
-        + outcome(e)
+        + outcome(e, mask)
         + "), "
         + (e.observeOnly() ? "would retry in " : "retrying in ")
         + Units.formatRounded(e.delayNanos())
@@ -52,8 +53,8 @@ final class LogLines {
    * without Idempotency-Key) [route=payments]}; before any attempt: {@code failed fast: ...} or
    * {@code rejected: ...}.
    */
-  static String giveUp(RetryEvent e) {
-    StringBuilder b = new StringBuilder(PREFIX).append(request(e)).append(' ');
+  static String giveUp(RetryEvent e, PathMask mask) {
+    StringBuilder b = new StringBuilder(PREFIX).append(request(e, mask)).append(' ');
     if (e.attempt() == 0) {
       // Ended before any attempt: by the breaker, the rate limit, or the caller while waiting.
       if (e.reason() == GiveUpReason.CANCELLED) {
@@ -74,7 +75,7 @@ final class LogLines {
           .append(e.attempt())
           .append(e.attempt() == 1 ? " attempt" : " attempts");
       if (e.outcome() != null) {
-        b.append(" (").append(outcome(e)).append(')');
+        b.append(" (").append(outcome(e, mask)).append(')');
       }
       b.append(": ");
     }
@@ -82,17 +83,17 @@ final class LogLines {
   }
 
   /** Observe mode only: {@code GET h/x would fail fast: circuit breaker ... is open ...}. */
-  static String breakerRejected(RetryEvent e) {
-    return PREFIX + request(e) + " would fail fast: " + circuitOpen(e, e.error()) + suffix(e);
+  static String breakerRejected(RetryEvent e, PathMask mask) {
+    return PREFIX + request(e, mask) + " would fail fast: " + circuitOpen(e, e.error()) + suffix(e);
   }
 
   /** A rate-limit wait, or (observe mode) a rejection that was not carried out. */
-  static String rateLimited(RetryEvent e) {
+  static String rateLimited(RetryEvent e, PathMask mask) {
     if (e.reason() != null) {
-      return PREFIX + request(e) + " would be rejected: " + rateLimitReason(e) + suffix(e);
+      return PREFIX + request(e, mask) + " would be rejected: " + rateLimitReason(e) + suffix(e);
     }
     return PREFIX
-        + request(e)
+        + request(e, mask)
         + (e.observeOnly() ? " would wait " : " waiting ")
         + Units.formatRounded(e.delayNanos())
         + " for a rate-limit permit for "
@@ -104,18 +105,18 @@ final class LogLines {
    * {@code GET h/x succeeded (200) on attempt 3 after 1.2s [route=r]}, or {@code failed}; a call
    * ended before any attempt: {@code GET h/x failed before any attempt (circuit-open) [route=r]}.
    */
-  static String complete(RetryEvent e) {
+  static String complete(RetryEvent e, PathMask mask) {
     if (e.attempt() == 0) {
       return PREFIX
-          + request(e)
+          + request(e, mask)
           + " failed before any attempt"
           + (e.reason() == null ? "" : " (" + e.reason().label() + ")")
           + suffix(e);
     }
     return PREFIX
-        + request(e)
+        + request(e, mask)
         + (e.succeeded() ? " succeeded" : " failed")
-        + (e.outcome() == null && e.status() < 0 ? "" : " (" + outcome(e) + ")")
+        + (e.outcome() == null && e.status() < 0 ? "" : " (" + outcome(e, mask) + ")")
         + " on attempt "
         + e.attempt()
         + " after "
@@ -275,12 +276,13 @@ final class LogLines {
   }
 
   /** What the attempt came to: {@code 503}, {@code reset: SocketException: Connection reset}. */
-  static String outcome(RetryEvent e) {
+  static String outcome(RetryEvent e, PathMask mask) {
     if (e.status() >= 0) {
       return Integer.toString(e.status());
     }
     Outcome o = e.outcome();
-    String error = Sanitizer.exception(e.error(), false, e.policy().retry().idempotencyKeyHeader());
+    String error =
+        Sanitizer.exception(e.error(), false, e.policy().retry().idempotencyKeyHeader(), mask);
     if (o == null) {
       return error.isEmpty() ? "-" : error;
     }
@@ -297,11 +299,11 @@ final class LogLines {
   }
 
   /** {@code GET api.example.com/v1/x}, or {@code GET localhost:8080/v1/x}. */
-  static String request(RetryEvent e) {
+  static String request(RetryEvent e, PathMask mask) {
     return Sanitizer.oneLine(e.method())
         + " "
         + Sanitizer.oneLine(e.hostAndPort())
-        + Sanitizer.path(e.path());
+        + Sanitizer.path(e.path(), mask);
   }
 
   static String target(RetryEvent e) {

@@ -1,6 +1,7 @@
 package dev.retryagent.internal.observe;
 
 import dev.retryagent.config.LogLevel;
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.GiveUpReason;
@@ -34,6 +35,7 @@ import java.util.function.Consumer;
  */
 public final class LogListener implements RetryListener {
   private volatile LogLevel level;
+  private volatile PathMask pathMask = PathMask.NONE;
   private final Consumer<String> sink;
   private final BooleanSupplier observing;
   private final ErrorReporter errors;
@@ -69,6 +71,14 @@ public final class LogListener implements RetryListener {
    */
   public void setLevel(LogLevel level) {
     this.level = Objects.requireNonNull(level, "level");
+  }
+
+  /**
+   * Masks path segments in lines from now on ({@code agent.redact.pathSegments}, reloadable like
+   * the level); {@link PathMask#NONE} until set.
+   */
+  public void setPathMask(PathMask mask) {
+    this.pathMask = Objects.requireNonNull(mask, "mask");
   }
 
   /** True when lines of {@code lineLevel} are printed. */
@@ -169,26 +179,26 @@ public final class LogListener implements RetryListener {
 
   private void print(RetryEvent e) {
     try {
-      sink.accept(line(e));
+      sink.accept(line(e, pathMask));
     } catch (RuntimeException | LinkageError | StackOverflowError ex) {
       failed(ex);
     }
   }
 
-  private static String line(RetryEvent e) {
+  private static String line(RetryEvent e, PathMask mask) {
     switch (e.type()) {
       case ATTEMPT:
-        return LogLines.attempt(e);
+        return LogLines.attempt(e, mask);
       case RETRY:
-        return LogLines.retry(e);
+        return LogLines.retry(e, mask);
       case GIVE_UP:
-        return LogLines.giveUp(e);
+        return LogLines.giveUp(e, mask);
       case CALL_COMPLETE:
-        return LogLines.complete(e);
+        return LogLines.complete(e, mask);
       case BREAKER_REJECTED:
-        return LogLines.breakerRejected(e);
+        return LogLines.breakerRejected(e, mask);
       default:
-        return LogLines.rateLimited(e);
+        return LogLines.rateLimited(e, mask);
     }
   }
 

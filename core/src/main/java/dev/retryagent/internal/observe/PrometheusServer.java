@@ -6,6 +6,7 @@ import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.AgentThreads;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
@@ -20,11 +21,12 @@ import java.util.function.Consumer;
  * daemon thread.
  *
  * <p>Off until {@link #start()}; a port that cannot be bound is reported once on the error sink and
- * the application goes on. Every thread it starts, the JDK server's own included, is a daemon named
- * {@code retry-agent-prometheus-*} with the system class loader ({@link AgentThreads}): the JDK's
- * dispatcher and timer threads inherit the daemon flag, class loader and group of the thread that
- * creates and starts the server, so an agent thread does that (a non-daemon dispatcher would keep
- * the JVM from exiting).
+ * the application goes on. A bind to an address that is not loopback is said once on the error sink
+ * (the configuration's default is {@code 127.0.0.1}). Every thread it starts, the JDK server's own
+ * included, is a daemon named {@code retry-agent-prometheus-*} with the system class loader ({@link
+ * AgentThreads}): the JDK's dispatcher and timer threads inherit the daemon flag, class loader and
+ * group of the thread that creates and starts the server, so an agent thread does that (a
+ * non-daemon dispatcher would keep the JVM from exiting).
  */
 public final class PrometheusServer implements AutoCloseable {
   private final RetryMetrics metrics;
@@ -135,7 +137,29 @@ public final class PrometheusServer implements AutoCloseable {
     }
     server = s;
     executor = ex;
+    warnIfReachableFromOtherHosts(s.getAddress());
     return true;
+  }
+
+  /**
+   * One line, once per server, when the endpoint listens on an address other hosts can reach: the
+   * default is loopback ({@code 127.0.0.1}), and anything else is a choice an operator should see
+   * made. The counters name routes and hosts, never paths, queries or credentials.
+   */
+  private void warnIfReachableFromOtherHosts(InetSocketAddress bound) {
+    InetAddress a = bound.getAddress();
+    if (a != null && a.isLoopbackAddress()) {
+      return;
+    }
+    errors.once(
+        "exposed",
+        "retry-agent: the Prometheus endpoint listens on "
+            + Sanitizer.oneLine(host)
+            + ":"
+            + bound.getPort()
+            + (a != null && a.isAnyLocalAddress() ? " (every interface)" : "")
+            + ", not on loopback: other hosts can read the agent's counters (route and host names);"
+            + " agent.metrics.prometheus.host: 127.0.0.1 keeps them on this machine");
   }
 
   /** Waits for {@code t} to end; true when this thread was interrupted meanwhile. */
@@ -154,6 +178,11 @@ public final class PrometheusServer implements AutoCloseable {
   /** The bound port while serving (the real one when 0 was asked), else -1. */
   public synchronized int port() {
     return server == null ? -1 : server.getAddress().getPort();
+  }
+
+  /** The address served while serving, else null. */
+  public synchronized InetSocketAddress address() {
+    return server == null ? null : server.getAddress();
   }
 
   public synchronized boolean isRunning() {

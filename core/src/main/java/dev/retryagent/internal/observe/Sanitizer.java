@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.config.PathMask;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -44,6 +45,15 @@ public final class Sanitizer {
    *     header), or null
    */
   public static String exception(Throwable error, boolean fullClassName, String secretHeader) {
+    return exception(error, fullClassName, secretHeader, PathMask.NONE);
+  }
+
+  /**
+   * As {@link #exception(Throwable, boolean, String)}, with the paths of URL-like words in the
+   * message also masked by {@code mask} ({@code agent.redact.pathSegments}).
+   */
+  public static String exception(
+      Throwable error, boolean fullClassName, String secretHeader, PathMask mask) {
     if (error == null) {
       return "";
     }
@@ -55,7 +65,7 @@ public final class Sanitizer {
     } catch (RuntimeException e) {
       message = null;
     }
-    String clean = message(message, secretHeader);
+    String clean = message(message, secretHeader, mask);
     return clean.isEmpty() ? name : name + ": " + clean;
   }
 
@@ -70,6 +80,11 @@ public final class Sanitizer {
    * Null gives "".
    */
   public static String message(String text, String secretHeader) {
+    return message(text, secretHeader, PathMask.NONE);
+  }
+
+  /** As {@link #message(String, String)}, with URL paths in the text masked by {@code mask}. */
+  public static String message(String text, String secretHeader, PathMask mask) {
     if (text == null || text.isEmpty()) {
       return "";
     }
@@ -78,7 +93,7 @@ public final class Sanitizer {
       s = extraHeader(secretHeader).matcher(s).replaceAll("$1$2" + REDACTED);
     }
     s = SCHEME_CREDENTIALS.matcher(s).replaceAll("$1 " + REDACTED);
-    s = stripUrlParts(s);
+    s = stripUrlParts(s, mask);
     s = BLANKS.matcher(oneLine(s)).replaceAll(" ").trim();
     if (s.length() > MAX_MESSAGE_CHARS) {
       s = s.substring(0, MAX_MESSAGE_CHARS) + "...";
@@ -101,6 +116,11 @@ public final class Sanitizer {
 
   /** A path without query or fragment (in case an adapter passed one) and on one line. */
   public static String path(String path) {
+    return path(path, PathMask.NONE);
+  }
+
+  /** As {@link #path(String)}, with the segments {@code mask} matches written masked. */
+  public static String path(String path, PathMask mask) {
     if (path == null) {
       return "";
     }
@@ -113,7 +133,7 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
-    return oneLine(path.substring(0, end));
+    return oneLine(mask.apply(path.substring(0, end)));
   }
 
   /**
@@ -141,7 +161,7 @@ public final class Sanitizer {
    * Each word (run of characters between blanks) cleaned by {@link #cleanWord}. Only blanks end a
    * word, so a query is dropped up to the next blank even past quotes or brackets.
    */
-  private static String stripUrlParts(String s) {
+  private static String stripUrlParts(String s, PathMask mask) {
     StringBuilder out = new StringBuilder(s.length());
     int i = 0;
     int n = s.length();
@@ -154,7 +174,7 @@ public final class Sanitizer {
       while (i < n && !isDelimiter(s.charAt(i))) {
         i++;
       }
-      out.append(cleanWord(s.substring(start, i)));
+      out.append(cleanWord(s.substring(start, i), mask));
     }
     return out.toString();
   }
@@ -167,9 +187,10 @@ public final class Sanitizer {
    * Drops a query (from any {@code ?} followed by something), and for URL-like words also the
    * fragment and the user-info. A lone trailing {@code ?} ("is it up?") stays.
    */
-  static String cleanWord(String w) {
+  static String cleanWord(String w, PathMask mask) {
     String word = w;
     int scheme = word.indexOf("://");
+    int pathStart = word.startsWith("/") ? 0 : -1;
     if (scheme >= 0) {
       int authStart = scheme + 3;
       int authEnd = authStart;
@@ -179,16 +200,21 @@ public final class Sanitizer {
       int at = word.lastIndexOf('@', authEnd - 1);
       if (at >= authStart) {
         word = word.substring(0, authStart) + word.substring(at + 1);
+        authEnd -= at + 1 - authStart;
       }
+      pathStart = authEnd;
     }
     int q = word.indexOf('?');
     if (q >= 0 && q < word.length() - 1) {
       word = word.substring(0, q);
     }
-    if (scheme >= 0 || word.startsWith("/")) {
+    if (pathStart >= 0) {
       int f = word.indexOf('#');
       if (f >= 0) {
         word = word.substring(0, f);
+      }
+      if (pathStart < word.length()) {
+        word = word.substring(0, pathStart) + mask.apply(word.substring(pathStart));
       }
     }
     return word;

@@ -14,11 +14,14 @@ import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -50,6 +53,36 @@ class DeadLetterWriterTest {
 
   private static List<String> lines(Path file) throws IOException {
     return Files.readAllLines(file, StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void theFileItCreatesIsReadableByItsOwnerOnly() throws Exception {
+    Path file = dir.resolve("logs/dead.jsonl");
+    assumePosix(dir);
+    DeadLetterWriter w = writer(file);
+    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    assertThat(Files.getPosixFilePermissions(file))
+        .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+  }
+
+  @Test
+  void aFileThatExistsKeepsItsPermissions() throws Exception {
+    assumePosix(dir);
+    Path file = Files.createFile(dir.resolve("shared.jsonl"));
+    Set<PosixFilePermission> chosen = PosixFilePermissions.fromString("rw-r-----");
+    Files.setPosixFilePermissions(file, chosen);
+    DeadLetterWriter w = writer(file);
+    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    assertThat(Files.getPosixFilePermissions(file)).isEqualTo(chosen);
+  }
+
+  private static void assumePosix(Path dir) {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        dir.getFileSystem().supportedFileAttributeViews().contains("posix"), "POSIX permissions");
   }
 
   @Test

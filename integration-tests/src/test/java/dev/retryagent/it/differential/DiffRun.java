@@ -117,6 +117,18 @@ final class DiffRun {
    */
   static Outcome run(
       Driver driver, Driver.Variant variant, Path jdk, boolean agent, List<Case> cases, Path dir) {
+    return run(driver, variant, jdk, agent, cases, dir, List.of());
+  }
+
+  /** As {@link #run(Driver, Driver.Variant, Path, boolean, List, Path)}, with JVM options. */
+  static Outcome run(
+      Driver driver,
+      Driver.Variant variant,
+      Path jdk,
+      boolean agent,
+      List<Case> cases,
+      Path dir,
+      List<String> jvmOptions) {
     Map<String, Target> targets = new LinkedHashMap<>();
     String run = java.util.UUID.randomUUID().toString();
     try {
@@ -145,6 +157,7 @@ final class DiffRun {
       ForkedJvm.Builder jvm =
           ForkedJvm.builder(jdk)
               .classpath(variant.classpath().toArray(new Path[0]))
+              .jvmArgs(jvmOptions.toArray(new String[0]))
               .mainClass(DiffApp.class)
               .args(
                   driver.getClass().getName(),

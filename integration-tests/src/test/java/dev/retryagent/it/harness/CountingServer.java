@@ -276,6 +276,10 @@ public final class CountingServer implements AutoCloseable {
           case UPGRADE:
             acceptWebSocket(in, out, request);
             return;
+          case RAW:
+            out.write(reply.body());
+            out.flush();
+            return;
           default:
             write(out, request, reply);
             if ("close".equalsIgnoreCase(request.header("connection"))) {

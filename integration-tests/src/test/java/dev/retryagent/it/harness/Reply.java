@@ -43,7 +43,12 @@ public final class Reply {
     /** Bytes that are not HTTP (the same ones every time), then the connection is closed. */
     GARBAGE,
     /** The status and headers at once, then the body one byte at a time, {@link #delay} apart. */
-    DRIBBLE
+    DRIBBLE,
+    /**
+     * The request is read, then exactly the reply's bytes are written, whatever they are (a
+     * malformed or hostile response), and the connection is closed.
+     */
+    RAW
   }
 
   /** The bytes of {@link Kind#GARBAGE}: fixed, so every run sees the same. */
@@ -164,6 +169,16 @@ public final class Reply {
             java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
                 java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).plus(retryAfterDateIn))));
     return h;
+  }
+
+  /**
+   * Writes {@code response} as it is, one byte per char (ISO-8859-1), then closes the connection:
+   * for responses no well-behaved server sends (control characters in a status line, 10,000
+   * headers).
+   */
+  public static Reply raw(String response) {
+    return new Reply(
+        Kind.RAW, 0, List.of(), response.getBytes(StandardCharsets.ISO_8859_1), Duration.ZERO);
   }
 
   /** Adds a response header. */

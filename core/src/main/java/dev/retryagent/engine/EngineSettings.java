@@ -1,0 +1,62 @@
+package dev.retryagent.engine;
+
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One configuration: its mode, its policies, and the {@link HostState} of each target and policy
+ * seen under it (a reload starts a new map: a state holds its policy by identity).
+ */
+final class EngineSettings {
+  /** States kept before the map is cleared and filled again as calls come. */
+  private static final int MAX_STATES = 4096;
+
+  final Mode mode;
+  final PolicyResolver policies;
+  final HostState passThrough;
+  private final ConcurrentHashMap<String, HostState[]> hosts = new ConcurrentHashMap<>();
+  private int states;
+
+  EngineSettings(RetryEngine engine, Mode mode, PolicyResolver policies) {
+    this.mode = Objects.requireNonNull(mode, "mode");
+    this.policies = Objects.requireNonNull(policies, "policies");
+    this.passThrough = HostState.passThrough(engine);
+  }
+
+  /** The state kept for {@code policy} and the target, or null; marks it used. */
+  HostState find(Policy policy, String scheme, String hostKey, int port) {
+    HostState[] known = hosts.get(hostKey);
+    if (known != null) {
+      for (HostState h : known) {
+        if (h.isFor(policy, scheme, port) && h.current()) {
+          h.touch();
+          return h;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** Keeps {@code fresh}, replacing an older state of its target and policy. */
+  synchronized void keep(String hostKey, HostState fresh) {
+    if (states >= MAX_STATES) {
+      hosts.clear();
+      states = 0;
+    }
+    HostState[] known = hosts.get(hostKey);
+    int n = 0;
+    HostState[] next = new HostState[known == null ? 1 : known.length + 1];
+    if (known != null) {
+      for (HostState h : known) {
+        if (h.current() && !h.isFor(fresh.policy, fresh.scheme, fresh.port)) {
+          next[n++] = h;
+        }
+      }
+    }
+    next[n++] = fresh;
+    states += n - (known == null ? 0 : known.length);
+    hosts.put(hostKey, n == next.length ? next : java.util.Arrays.copyOf(next, n));
+  }
+}

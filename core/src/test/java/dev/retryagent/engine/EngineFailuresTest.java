@@ -1,0 +1,182 @@
+package dev.retryagent.engine;
+
+import static dev.retryagent.engine.Script.fail;
+import static dev.retryagent.engine.Script.respond;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeRequest;
+import java.net.SocketException;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The engine failing (issue 14, "The agent failing"): a bug of its own never reaches a call. The
+ * call goes on as it would without the agent, and one line says so, once per cause.
+ */
+class EngineFailuresTest {
+  private final FakeClock clock = new FakeClock();
+  private final RecordingSleeper sleeper = new RecordingSleeper(clock);
+  private final List<String> errors = new ArrayList<>();
+
+  private RetryEngine.Builder engine() {
+    return RetryEngine.builder()
+        .clock(clock)
+        .sleeper(sleeper)
+        .scheduler(new ManualScheduler(clock))
+        .random(new ScriptedRandom(0.5))
+        .errors(errors::add)
+        .policy(TestPolicy.create().build());
+  }
+
+  private static PolicyResolver throwing(RuntimeException e) {
+    return (method, host, port, path) -> {
+      throw e;
+    };
+  }
+
+  @Test
+  void aCallTheEngineFailsToStartPassesThroughAndIsSaidOncePerCause() {
+    RetryEngine e = engine().policies(throwing(new IllegalStateException("boom"))).build();
+
+    RetryCall first = e.newCall(FakeRequest.get());
+    RetryCall second = e.newCall(FakeRequest.get());
+
+    assertThat(first.passThrough()).isTrue();
+    assertThat(second.passThrough()).isTrue();
+    assertThat(errors).hasSize(1);
+    assertThat(errors.get(0))
+        .startsWith(
+            "retry-agent: internal error while starting a call (java.lang.IllegalStateException at"
+                + " ")
+        .endsWith("; the call runs as it would without the agent (said once for this cause)")
+        .doesNotContain("boom");
+
+    RetryEngine other = engine().policies(throwing(new NullPointerException())).build();
+    other.newCall(FakeRequest.get());
+    assertThat(errors).as("another cause, another engine: said again").hasSize(2);
+  }
+
+  @Test
+  void aPassThroughCallRunsTheAttemptOnceAndReturnsWhatTheClientGave() throws Exception {
+    RetryEngine e = engine().policies(throwing(new IllegalStateException())).build();
+    Script script = new Script(clock, respond(503), respond(200));
+    RetryCall call = e.newCall(FakeRequest.get());
+
+    // An adapter sends a pass-through call straight to the client, once.
+    assertThat(call.passThrough()).isTrue();
+    FakeResponse r = script.runSync(1, -1);
+
+    assertThat(r.status).isEqualTo(503);
+    assertThat(script.attemptCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aFailureWhileDecidingEndsTheCallWithThatAttemptsResponse() throws Exception {
+    // The jitter's random source breaks: the engine cannot compute a backoff.
+    RandomSource broken =
+        () -> {
+          throw new ArithmeticException("broken");
+        };
+    RetryEngine e = engine().random(broken).build();
+    Script script = new Script(clock, respond(503), respond(200));
+    RetryCall call = e.newCall(FakeRequest.get());
+
+    FakeResponse r = SyncRetryLoop.execute(call, e.sleeper(), script::runSync, FakeResponse.ACCESS);
+
+    assertThat(r.status).as("the first attempt's response, as without the agent").isEqualTo(503);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(r.discards.get()).isZero();
+    assertThat(call.isFinished()).isTrue();
+    assertThat(sleeper.sleeps()).isEmpty();
+    assertThat(errors)
+        .singleElement()
+        .satisfies(
+            line ->
+                assertThat(line)
+                    .startsWith(
+                        "retry-agent: internal error while deciding after an attempt"
+                            + " (java.lang.ArithmeticException at ")
+                    .endsWith(
+                        "; the call ends with that attempt's outcome, not retried (said once for"
+                            + " this cause)"));
+
+    // The same bug on a failed attempt: the client's own exception reaches the caller.
+    SocketException reset = new SocketException("Connection reset");
+    Script failing = new Script(clock, fail(reset), respond(200));
+    RetryCall again = e.newCall(FakeRequest.get());
+    assertThatThrownBy(
+            () -> SyncRetryLoop.execute(again, e.sleeper(), failing::runSync, FakeResponse.ACCESS))
+        .isSameAs(reset);
+    assertThat(failing.attemptCount()).isEqualTo(1);
+    assertThat(errors).as("the same cause: said once").hasSize(1);
+  }
+
+  @Test
+  void aFailingListenerNeverStopsRetriesNorTheOtherListenersAndIsSaidOnce() throws Exception {
+    RecordingListener after = new RecordingListener();
+    RetryListener failing =
+        new RetryListener() {
+          @Override
+          public void onAttempt(RetryEvent event) {
+            throw new IllegalStateException("listener bug");
+          }
+
+          @Override
+          public void onRetry(RetryEvent event) {
+            throw new NoClassDefFoundError("missing/Dependency");
+          }
+        };
+    RetryEngine e = engine().listener(failing).listener(after).build();
+
+    for (int i = 0; i < 3; i++) {
+      Script script = new Script(clock, respond(503), respond(200));
+      FakeResponse r =
+          SyncRetryLoop.execute(
+              e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, FakeResponse.ACCESS);
+      assertThat(r.status).isEqualTo(200);
+      assertThat(script.attemptCount()).isEqualTo(2);
+    }
+
+    assertThat(after.events(RetryEvent.Type.RETRY))
+        .as("the next listener still hears every retry")
+        .hasSize(3);
+    assertThat(errors).hasSize(2);
+    assertThat(errors.get(0))
+        .contains("while telling " + failing.getClass().getName() + " about an event")
+        .contains("(java.lang.IllegalStateException at ")
+        .contains("the call goes on, without what that listener records");
+    assertThat(errors.get(1)).contains("(java.lang.NoClassDefFoundError at ");
+  }
+
+  @Test
+  void reportsAreBoundedInNumberOfCauses() {
+    InternalErrors reporter = new InternalErrors(errors::add);
+    for (int i = 0; i < 1000; i++) {
+      reporter.report("step " + i, new IllegalStateException(), "nothing");
+    }
+    assertThat(errors).hasSize(InternalErrors.MAX_CAUSES);
+  }
+
+  @Test
+  void aSinkThatThrowsIsNotAFailureOfTheCall() {
+    RetryEngine e =
+        engine()
+            .errors(
+                line -> {
+                  throw new IllegalStateException("no stderr");
+                })
+            .policies(throwing(new IllegalStateException()))
+            .build();
+    assertThat(e.newCall(FakeRequest.get()).passThrough()).isTrue();
+  }
+
+  @Test
+  void theDefaultPolicyStillWorksForCallsThatStartWell() {
+    RetryEngine e = engine().policy(Policy.defaults()).build();
+    assertThat(e.newCall(FakeRequest.get()).passThrough()).isFalse();
+    assertThat(errors).isEmpty();
+  }
+}
