@@ -69,6 +69,21 @@ final class CallExtras {
     return resends;
   }
 
+  /**
+   * {@link RetryCall#clientMayResend}, once neither observe mode nor a pass-through answered. Never
+   * throws: when the engine fails here (said once per cause), the answer is yes, and the client
+   * does what it does without the agent.
+   */
+  boolean clientMayResend(HostState state, RequestInfo request, AttemptResult result, int attempt) {
+    try {
+      TestFaults.decide();
+      return resends().ask(state.retry, request, result, attempt);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      state.engine.internalError("deciding whether the client may resend", e, "the client decides");
+      return true;
+    }
+  }
+
   /** The resends, or null while none were judged, asked for or made. */
   ClientResends resendsIfAny() {
     return resends;

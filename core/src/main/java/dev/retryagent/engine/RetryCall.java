@@ -121,7 +121,7 @@ public final class RetryCall extends HostHold {
   public synchronized boolean clientMayResend(AttemptResult result) {
     return state.observe
         || state.passThrough
-        || extras().resends().ask(state.retry, request, result, attempt);
+        || extras().clientMayResend(state, request, result, attempt);
   }
 
   /**
