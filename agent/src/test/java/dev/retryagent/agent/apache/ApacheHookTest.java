@@ -81,8 +81,18 @@ class ApacheHookTest {
     }
 
     private byte[] read(String resource) {
-      try (InputStream in = getResourceAsStream(resource)) {
-        return in == null ? null : in.readAllBytes();
+      // Not through the JDK's jar cache: a loader closed after an earlier test closes the cached
+      // JarFile that getResourceAsStream would hand out again ("zip file closed").
+      java.net.URL url = findResource(resource);
+      if (url == null) {
+        return null;
+      }
+      try {
+        java.net.URLConnection c = url.openConnection();
+        c.setUseCaches(false);
+        try (InputStream in = c.getInputStream()) {
+          return in.readAllBytes();
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }

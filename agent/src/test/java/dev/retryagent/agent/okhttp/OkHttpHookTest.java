@@ -91,8 +91,14 @@ class OkHttpHookTest {
     }
 
     private byte[] read(String resource) {
-      try (InputStream in = getResourceAsStream(resource)) {
-        return in.readAllBytes();
+      // Not through the JDK's jar cache: a loader closed after an earlier test closes the cached
+      // JarFile that getResourceAsStream would hand out again ("zip file closed").
+      try {
+        java.net.URLConnection c = findResource(resource).openConnection();
+        c.setUseCaches(false);
+        try (InputStream in = c.getInputStream()) {
+          return in.readAllBytes();
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
