@@ -74,6 +74,12 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " before the application attached its callback is delivered on the caller's thread;"
             + " without the agent the JDK's future completes on its executor";
 
+    static final String HANDSHAKE_DONE_BEFORE_ATTACH =
+        "intermittent, the same race without the agent: a WebSocket handshake whose future is"
+            + " already complete when the application attaches its stage runs that stage on the"
+            + " caller, otherwise on the JDK's executor; the agent's few milliseconds move the"
+            + " completion across that moment now and then (seen once in a full run, JDK 25)";
+
     static final String CLIENT_RESEND_OFF =
         "by design (docs/guarantees.md, docs/url-connection.md R1): HttpURLConnection and OkHttp"
             + " send a POST or PATCH without key again by themselves when their kept-alive"
