@@ -15,6 +15,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -32,8 +33,8 @@ import okhttp3.Response;
  * answered {@code 503} with {@code Retry-After: 2}. While they wait it counts the threads (the
  * agent's {@code retry-agent-*}, the client's, any thread sleeping), OkHttp's running and queued
  * calls (the per-host slots), and the heap they retain: used heap after a full GC with the calls
- * waiting, minus the same before they started, per call. Then it lets them finish and checks that
- * every call got its 200.
+ * waiting, minus the same before they started, per call, and of that the agent's own objects
+ * ({@link HeapShare}). Then it lets them finish and checks that every call got its 200.
  *
  * <p>Run: {@code java -Xmx2g -cp benchmarks/target/benchmarks.jar
  * dev.retryagent.bench.AsyncScaleRun CLIENT WIRING [CALLS [RETRY_AFTER [SPREAD_MS]]]} with {@code
@@ -78,6 +79,7 @@ public final class AsyncScaleRun {
       runCalls(caller, base + "/wait/warm-", WARM_CALLS, 60);
       long[] warm = stats(fromServer, toServer);
       long heapBefore = usedHeapAfterGc();
+      HeapShare histogramBefore = HeapShare.now();
       int threadsBefore = Thread.activeCount();
 
       long start = System.nanoTime();
@@ -106,6 +108,7 @@ public final class AsyncScaleRun {
       int running = ok == null ? -1 : ok.dispatcher().runningCallsCount();
       int queued = ok == null ? -1 : ok.dispatcher().queuedCallsCount();
       long heapWaiting = usedHeapAfterGc();
+      HeapShare histogramWaiting = HeapShare.now();
       long retriesBeforeEnd = stats(fromServer, toServer)[1] - warm[1];
       boolean finished = done.await(120, TimeUnit.SECONDS);
       long totalMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
@@ -138,6 +141,11 @@ public final class AsyncScaleRun {
       System.out.printf(
           "  retained heap: %d KiB in all, %d B per waiting call%n",
           (heapWaiting - heapBefore) / 1024, (heapWaiting - heapBefore) / calls);
+      List<Map.Entry<String, Long>> own =
+          histogramWaiting.agentGrowthPerCall(histogramBefore, calls);
+      System.out.printf(
+          "  of which the agent's own objects: %d B per waiting call: %s%n",
+          own.stream().mapToLong(Map.Entry::getValue).sum(), own);
       System.out.printf(
           "  finished: %s, %d of %d calls got 200, %d ms after the first call%n",
           finished, succeeded.get(), calls, totalMillis);
