@@ -150,18 +150,25 @@ public final class RetryRules {
    * after {@code result}: the question HttpClient 5's own retry strategy asks through the adapter.
    *
    * <ul>
+   *   <li>Never for a request the policy would not repeat after this outcome ({@link
+   *       IdempotencyGate}: a POST without key, whatever the route's other settings): HttpClient 5
+   *       resends a POST answered 429 or 503 by itself, and with the agent it must not, as OkHttp's
+   *       and the JDK's own resends of such a request are turned off (the same rule), so that a
+   *       request not safe to repeat reaches the server once.
    *   <li>Never when the policy retries the outcome: the call's own retry, with its backoff, {@code
    *       Retry-After} rule, deadline, breaker and budget, stands in for the client's resend, so
    *       the two never multiply and the last attempt is never spent on a resend the policy did not
    *       choose.
-   *   <li>Otherwise (retries off, an outcome {@code retryOn} does not name, a request not safe to
-   *       repeat) in the call's first attempt, as the client does without the agent; in a retry of
-   *       ours only with an attempt left for it, so that {@code maxAttempts} still bounds what the
-   *       server sees.
+   *   <li>Otherwise (retries off, an outcome {@code retryOn} does not name) in the call's first
+   *       attempt, as the client does without the agent; in a retry of ours only with an attempt
+   *       left for it, so that {@code maxAttempts} still bounds what the server sees.
    * </ul>
    */
   public static boolean clientMayResend(
       RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, boolean inRetry) {
+    if (IdempotencyGate.check(retry, request, result.outcome()) != null) {
+      return false;
+    }
     if (policyRefusal(retry, request, result) == null) {
       return false;
     }

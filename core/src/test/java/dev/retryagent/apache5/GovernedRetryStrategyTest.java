@@ -155,21 +155,32 @@ class GovernedRetryStrategyTest {
   }
 
   @Test
-  void aPostWithoutKeyIsResentByHttpClientAsWithoutTheAgentAndCounted() throws Exception {
+  void aPostWithoutKeyIsNeverResentByHttpClient() throws Exception {
     byHand(r -> r.maxAttempts(3));
     server.enqueue(status(503), status(503), ok("charged twice"));
 
     String[] got = call(post("/charges"));
 
-    // HttpClient's own resend, as without the agent; none of ours: the policy never retries it.
+    // Without the agent HttpClient sends it again after a second; with it, a request the policy
+    // would not repeat reaches the server once (as OkHttp's and the JDK's own resends).
     assertThat(got[0]).isEqualTo("503");
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retriesOfOurs()).isZero();
     assertThat(giveUpReason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT);
   }
 
   @Test
-  void maxAttemptsOneSendsAGetOnceAndLeavesAPostWithoutKeyToHttpClient() throws Exception {
+  void withoutTheAgentHttpClientDoesResendThatPost() throws Exception {
+    // The control of the test above: the same server and strategy, no call of ours.
+    client = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE).build();
+    server.enqueue(status(503), ok("charged twice"));
+
+    assertThat(call(post("/charges"))).containsExactly("200", "charged twice");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void maxAttemptsOneSendsAGetOnceAndAPostWithoutKeyOnce() throws Exception {
     byHand(r -> r.maxAttempts(1));
     server.otherwise(status(503));
 
@@ -177,7 +188,16 @@ class GovernedRetryStrategyTest {
     assertThat(server.requestCount()).isEqualTo(1);
 
     assertThat(call(post("/charges"))[0]).isEqualTo("503");
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void withRetriesDisabledAPostWithoutKeyIsStillSentOnce() throws Exception {
+    byHand(r -> r.enabled(false));
+    server.enqueue(status(503), ok("charged twice"));
+
+    assertThat(call(post("/charges"))[0]).isEqualTo("503");
+    assertThat(server.requestCount()).isEqualTo(1);
   }
 
   @Test
@@ -214,6 +234,15 @@ class GovernedRetryStrategyTest {
     server.enqueue(status(503), ok("second"));
 
     assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "second");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void inObserveModeAPostWithoutKeyIsResentAsWithoutTheAgent() throws Exception {
+    byHand(Mode.OBSERVE, r -> r.maxAttempts(3));
+    server.enqueue(status(503), ok("second"));
+
+    assertThat(call(post("/charges"))).containsExactly("200", "second");
     assertThat(server.requestCount()).isEqualTo(2);
   }
 

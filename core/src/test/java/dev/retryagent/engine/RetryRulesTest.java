@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
+import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.util.ArrayList;
@@ -155,14 +156,51 @@ class RetryRulesTest {
     RetryPolicy once = TestPolicy.create().retry.maxAttempts(1).build();
     RetryPolicy off = TestPolicy.create().retry.enabled(false).build();
 
-    // a POST without key: the policy never repeats it, the client's own rules do as they would
+    // a request safe to repeat, an outcome the policy does not retry (500 is not in retryOn):
+    // the client's own rules decide
     assertThat(
             RetryRules.clientMayResend(
-                once, FakeRequest.post(), AttemptResult.response(503), 1, false))
+                once, FakeRequest.get(), AttemptResult.response(500), 1, false))
         .isTrue();
     assertThat(
             RetryRules.clientMayResend(
                 off, FakeRequest.get(), AttemptResult.response(503), 5, false))
+        .isTrue();
+  }
+
+  @Test
+  void aClientNeverResendsARequestThePolicyWouldNotRepeatWhateverTheRoutesOtherSettings() {
+    RetryPolicy once = TestPolicy.create().retry.maxAttempts(1).build();
+    RetryPolicy off = TestPolicy.create().retry.enabled(false).build();
+
+    // HttpClient 5 resends a POST answered 429 or 503 by itself: with the agent, a POST without
+    // key reaches the server once, as with OkHttp and HttpURLConnection.
+    for (RetryPolicy p : List.of(retry, once, off)) {
+      assertThat(
+              RetryRules.clientMayResend(
+                  p, FakeRequest.post(), AttemptResult.response(503), 1, false))
+          .as("%s", p)
+          .isFalse();
+      assertThat(
+              RetryRules.clientMayResend(
+                  p, FakeRequest.post(), AttemptResult.response(429), 1, false))
+          .isFalse();
+    }
+    // A key the policy honours makes it safe: a resend the policy does not make itself (500 is not
+    // in retryOn) stays the client's own.
+    RetryPolicy keyedOnce =
+        TestPolicy.create()
+            .retry
+            .maxAttempts(1)
+            .unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY)
+            .build();
+    assertThat(
+            RetryRules.clientMayResend(
+                keyedOnce,
+                FakeRequest.post().header(keyedOnce.idempotencyKeyHeader(), "order-42"),
+                AttemptResult.response(500),
+                1,
+                false))
         .isTrue();
   }
 

@@ -77,7 +77,8 @@ final class Cases {
     c.add(
         Case.of("post-503", "a POST without key answered 503 is not retried")
             .server(s -> s.enqueue(status(503), ok("charged twice")))
-            .action(Action.post("/charges", "{}")));
+            .action(Action.post("/charges", "{}"))
+            .known("apache-5*", APACHE5_RESEND_OFF));
     c.add(
         Case.of("post-503-key", "a POST with an Idempotency-Key answered 503 is retried")
             .server(s -> s.enqueue(status(503), ok("charged")))

@@ -86,6 +86,12 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " connection fails after it was written; the agent turns that resend off, so the"
             + " application gets the failure and the server one request";
 
+    static final String APACHE5_RESEND_OFF =
+        "by design (docs/apache-httpclient.md, docs/guarantees.md): HttpClient 5 sends a POST"
+            + " without key answered 429 or 503 once more by itself, after a second; with the agent"
+            + " its retry strategy asks the policy first, which never repeats such a request, so"
+            + " the application gets the 429 or 503 and the server one request";
+
     private Reasons() {}
   }
 }
