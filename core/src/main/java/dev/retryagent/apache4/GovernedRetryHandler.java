@@ -15,8 +15,10 @@ import org.apache.http.protocol.HttpContext;
  * which resends an idempotent request, or one not sent yet, up to 3 times at once after an I/O
  * failure), asked only with the consent of the call in progress ({@link
  * RetryCall#clientMayResend}): a failure the policy retries is never resent by HttpClient, our
- * retry (with the policy's backoff, deadline, breaker and budget) takes its place; any other is
- * HttpClient's to resend, as without the agent, except in a retry of ours with no attempt left.
+ * retry (with the policy's backoff, deadline, breaker and budget) takes its place; a request the
+ * policy would not repeat (a POST without key) is not resent, even one HttpCore had not marked as
+ * sent (it may have been written in part); any other is HttpClient's to resend, as without the
+ * agent, except in a retry of ours with no attempt left.
  *
  * <p>The call is found in the attempt's context ({@link ObservingContext} answers {@link
  * #CALL_ATTRIBUTE}); outside an attempt of ours (a client not taken over, the agent off) the
