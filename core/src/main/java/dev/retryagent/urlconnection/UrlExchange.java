@@ -36,6 +36,7 @@ final class UrlExchange {
 
   private final RetryEngine engine;
   private final UrlTransport transport;
+  private final AttemptSteps steps;
   private final Proxy proxy;
   final HttpURLConnection template;
   final UrlRequest request;
@@ -67,6 +68,7 @@ final class UrlExchange {
     this.proxy = proxy;
     this.engine = engine;
     this.transport = transport;
+    this.steps = new AttemptSteps(transport);
     // The URL given to openConnection; getURL() follows redirects once connected.
     this.request = new UrlRequest(template, template.getURL());
   }
@@ -124,7 +126,7 @@ final class UrlExchange {
         HttpURLConnection c = live;
         OutputStream out = null;
         Throwable failure = null;
-        transport.beforeStep(JdkResendRule.allows(call, request));
+        steps.begin(call, request);
         try {
           if (c == null) {
             c = open(attempt);
@@ -140,7 +142,7 @@ final class UrlExchange {
         } catch (IOException | RuntimeException e) {
           failure = e;
         } finally {
-          liveRepeats += transport.afterStep();
+          liveRepeats += steps.end();
         }
         if (failure == null) {
           return out;
@@ -150,6 +152,9 @@ final class UrlExchange {
       }
     } finally {
       running = false;
+      if (done) {
+        steps.callOver(call);
+      }
     }
   }
 
@@ -214,6 +219,9 @@ final class UrlExchange {
       // the outcome is recorded: end() or the final attempt
     } finally {
       running = false;
+      if (done) {
+        steps.callOver(call);
+      }
     }
   }
 
@@ -228,7 +236,7 @@ final class UrlExchange {
       live = null;
       Throwable failure = null;
       boolean reachedResponse = false;
-      transport.beforeStep(JdkResendRule.allows(call, request));
+      steps.begin(call, request);
       try {
         if (whole) {
           c = open(attempt);
@@ -240,7 +248,7 @@ final class UrlExchange {
       } catch (IOException | RuntimeException e) {
         failure = e;
       } finally {
-        repeats += transport.afterStep();
+        repeats += steps.end();
       }
       int status =
           reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
