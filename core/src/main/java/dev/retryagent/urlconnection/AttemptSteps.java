@@ -2,12 +2,13 @@ package dev.retryagent.urlconnection;
 
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RetryCall;
+import java.net.HttpURLConnection;
 
 /**
  * How one exchange's attempt steps (connect, open the request body, read the response) run: between
  * the transport's {@link UrlTransport#beforeStep} and {@link UrlTransport#afterStep} (the JDK's own
- * resends), and inside the call's {@link CallContext}, as {@code SyncRetryLoop} runs each attempt.
- * The waits between attempts run outside both.
+ * resends, then counted as attempts), and inside the call's {@link CallContext}, as {@code
+ * SyncRetryLoop} runs each attempt. The waits between attempts run outside both.
  *
  * <p>Why the context: a tracer that instruments the JDK's connection (the OpenTelemetry agent)
  * starts a connection's span at the first network step made on it, under the context current then,
@@ -51,6 +52,19 @@ final class AttemptSteps {
       // the context's own failure: the attempt's outcome stands
     }
     return transport.afterStep();
+  }
+
+  /**
+   * The JDK's own resends inside {@code call}'s attempt (on a stale connection: {@code repeats},
+   * summed from {@link #end}; after a write error: asked of the attempt's connection {@code c},
+   * null when none was opened) count as attempts, retries for the budget and, as transport
+   * failures, in the breaker. Called once per attempt, when it is over.
+   */
+  void countResends(RetryCall call, int repeats, HttpURLConnection c) {
+    int resends = repeats + (c == null ? 0 : transport.rewrites(c));
+    for (int i = 0; i < resends; i++) {
+      call.clientResentAfterFailure(true);
+    }
   }
 
   /**

@@ -168,19 +168,9 @@ final class UrlExchange {
     return b.stream();
   }
 
-  /**
-   * The JDK's own resends inside the attempt (on a stale connection, after a write error) count as
-   * attempts, retries for the budget and, as transport failures, in the breaker.
-   */
-  private void countResends(int resends) {
-    for (int i = 0; i < resends; i++) {
-      call.clientResentAfterFailure(true);
-    }
-  }
-
   /** An attempt failed before the response: the engine decides; throws when the call is over. */
   private void retryAfterEarlyFailure(HttpURLConnection c, Throwable e) throws IOException {
-    countResends(liveRepeats + (c == null ? 0 : transport.rewrites(c)));
+    steps.countResends(call, liveRepeats, c);
     Decision d = call.onFailure(e);
     if (!d.retry()) {
       if (d.error() != null) {
@@ -252,7 +242,7 @@ final class UrlExchange {
       }
       int status =
           reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
-      countResends(repeats + (c == null ? 0 : transport.rewrites(c)));
+      steps.countResends(call, repeats, c);
       Decision d;
       try {
         d =
