@@ -15,6 +15,7 @@ import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.OkHttpVersions;
 import dev.retryagent.it.harness.RecordedRequest;
+import dev.retryagent.it.harness.TlsCountingServer;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -40,10 +41,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the resends; each request the server saw carries its own attempt's span; the waits and the
  * give-up reason as span events; the application's span and callbacks as without the agent. For
  * {@code java.net.http} ({@code send}, {@code sendAsync}), OkHttp ({@code execute}, {@code
- * enqueue}) and {@code HttpURLConnection} (a GET; a PUT whose streamed body is replayed), against a
- * server answering 503, 503, 200; a POST answered 503 is one span, as without the agent. All
- * scenarios of one order and JDK run in one forked JVM (the OpenTelemetry agent takes seconds to
- * start).
+ * enqueue}) and {@code HttpURLConnection} (a GET, over http and https; a PUT whose streamed body is
+ * replayed), against a server answering 503, 503, 200; a POST answered 503 is one span, as without
+ * the agent. All scenarios of one order and JDK run in one forked JVM (the OpenTelemetry agent
+ * takes seconds to start).
  */
 class OpenTelemetryIT {
   private static final List<String> THREE_ATTEMPTS =
@@ -58,7 +59,8 @@ class OpenTelemetryIT {
           "okenq-app",
           "url-root",
           "url-app",
-          "urlput-app");
+          "urlput-app",
+          "urls-root");
   private static final String GIVE_UP = "send-giveup";
 
   /** A POST the policy never repeats, answered 503: one attempt, as without the agent. */
@@ -83,9 +85,13 @@ class OpenTelemetryIT {
 
   @ParameterizedTest(name = "{0}, {1}")
   @MethodSource("ordersAndJdks")
-  void everyAttemptIsAClientSpanOfTheCallsTrace(boolean retryFirst, Path jdk) throws Exception {
-    try (CountingServer server = CountingServer.start()) {
-      for (int i = 0; i < THREE_ATTEMPTS.size(); i++) {
+  void everyAttemptIsAClientSpanOfTheCallsTrace(boolean retryFirst, Path jdk, @TempDir Path tmp)
+      throws Exception {
+    try (CountingServer server = CountingServer.start();
+        TlsCountingServer tls = TlsCountingServer.start(tmp)) {
+      tls.enqueue(status(503), status(503), ok("fine")); // the https scenario's
+      long onHttp = THREE_ATTEMPTS.stream().filter(sc -> !sc.startsWith("urls-")).count();
+      for (long i = 0; i < onHttp; i++) {
         server.enqueue(status(503), status(503), ok("fine"));
       }
       server.enqueue(status(503), status(503), status(503));
@@ -102,7 +108,9 @@ class OpenTelemetryIT {
           ForkedJvm.builder(jdk)
               .withoutAgent()
               .jvmArgs(retryFirst ? retry : otel, retryFirst ? otel : retry)
+              .jvmArgs(tls.trustStoreOptions().toArray(String[]::new))
               .jvmArgs(
+                  "-Dotelit.https=" + tls.uri(""),
                   "-Dotel.traces.exporter=logging-otlp",
                   "-Dotel.metrics.exporter=none",
                   "-Dotel.logs.exporter=none",
@@ -125,7 +133,8 @@ class OpenTelemetryIT {
       assertThat(run.exitCode()).as(run.stderr()).isZero();
       List<Span> spans = ExportedSpans.parse(run.stderr());
       Map<String, List<RecordedRequest>> byPath =
-          server.requests().stream().collect(Collectors.groupingBy(RecordedRequest::target));
+          Stream.concat(server.requests().stream(), tls.requests().stream())
+              .collect(Collectors.groupingBy(RecordedRequest::target));
       for (String scenario : THREE_ATTEMPTS) {
         assertThat(run.value(scenario + ".status")).as(scenario).isEqualTo("200");
         List<Span> attempts = checkAttempts(scenario, spans, byPath, "200");

@@ -29,10 +29,11 @@ import okhttp3.Response;
  * <p>Arguments: {@code BASE_URL SCENARIO...}, each {@code CLIENT-PARENT}: CLIENT one of {@code
  * send} ({@code HttpClient.send}), {@code async} ({@code sendAsync}, 2 arguments), {@code okexec}
  * ({@code Call.execute}), {@code okenq} ({@code Call.enqueue}), {@code url} ({@code
- * HttpURLConnection} GET), {@code urlput} and {@code urlpost} ({@code HttpURLConnection} PUT and
- * POST of the body {@code body of SCENARIO}, in fixed-length streaming mode); PARENT {@code root}
- * (no span current) or {@code app} (inside a span of the application's own tracer). One call each,
- * in order, to {@code BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code
+ * HttpURLConnection} GET; {@code urls}: the same to the base URL in the system property {@code
+ * otelit.https}), {@code urlput} and {@code urlpost} ({@code HttpURLConnection} PUT and POST of the
+ * body {@code body of SCENARIO}, in fixed-length streaming mode); PARENT {@code root} (no span
+ * current) or {@code app} (inside a span of the application's own tracer). One call each, in order,
+ * to {@code BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code
  * SCENARIO.appSpan=} and {@code SCENARIO.trace=}, and for the asynchronous ones {@code
  * SCENARIO.callbackSpan=} (the span current in the application's stage or callback: all zeros for
  * none).
@@ -112,6 +113,8 @@ public final class OtelApp {
         return done.get(20, TimeUnit.SECONDS);
       case "url":
         return viaUrlConnection(url, "GET", null);
+      case "urls":
+        return viaUrlConnection(System.getProperty("otelit.https") + "/" + scenario, "GET", null);
       case "urlput":
         return viaUrlConnection(url, "PUT", "body of " + scenario);
       case "urlpost":
