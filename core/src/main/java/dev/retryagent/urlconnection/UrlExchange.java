@@ -27,6 +27,9 @@ import java.util.function.BooleanSupplier;
  * that throws throws the very exception that attempt's {@code getInputStream()} threw, as without
  * the agent.
  *
+ * <p>Each attempt's steps run in the call's context (its tracing) and the waits outside it ({@link
+ * AttemptSteps}); the context ends once, when the call is over.
+ *
  * <p>The facades call this under its lock, except {@link #disconnect()}, which must be able to end
  * a wait from another thread.
  */
