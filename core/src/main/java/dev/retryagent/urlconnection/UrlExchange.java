@@ -27,6 +27,9 @@ import java.util.function.BooleanSupplier;
  * that throws throws the very exception that attempt's {@code getInputStream()} threw, as without
  * the agent.
  *
+ * <p>Each attempt's steps run in the call's context (its tracing) and the waits outside it ({@link
+ * AttemptSteps}); the context ends once, when the call is over.
+ *
  * <p>The facades call this under its lock, except {@link #disconnect()}, which must be able to end
  * a wait from another thread.
  */
@@ -36,6 +39,7 @@ final class UrlExchange {
 
   private final RetryEngine engine;
   private final UrlTransport transport;
+  private final AttemptSteps steps;
   private final Proxy proxy;
   final HttpURLConnection template;
   final UrlRequest request;
@@ -67,6 +71,7 @@ final class UrlExchange {
     this.proxy = proxy;
     this.engine = engine;
     this.transport = transport;
+    this.steps = new AttemptSteps(transport);
     // The URL given to openConnection; getURL() follows redirects once connected.
     this.request = new UrlRequest(template, template.getURL());
   }
@@ -124,7 +129,7 @@ final class UrlExchange {
         HttpURLConnection c = live;
         OutputStream out = null;
         Throwable failure = null;
-        transport.beforeStep(JdkResendRule.allows(call, request));
+        steps.begin(call, request);
         try {
           if (c == null) {
             c = open(attempt);
@@ -140,7 +145,7 @@ final class UrlExchange {
         } catch (IOException | RuntimeException e) {
           failure = e;
         } finally {
-          liveRepeats += transport.afterStep();
+          liveRepeats += steps.end();
         }
         if (failure == null) {
           return out;
@@ -150,6 +155,9 @@ final class UrlExchange {
       }
     } finally {
       running = false;
+      if (done) {
+        steps.callOver(call);
+      }
     }
   }
 
@@ -163,19 +171,9 @@ final class UrlExchange {
     return b.stream();
   }
 
-  /**
-   * The JDK's own resends inside the attempt (on a stale connection, after a write error) count as
-   * attempts, retries for the budget and, as transport failures, in the breaker.
-   */
-  private void countResends(int resends) {
-    for (int i = 0; i < resends; i++) {
-      call.clientResentAfterFailure(true);
-    }
-  }
-
   /** An attempt failed before the response: the engine decides; throws when the call is over. */
   private void retryAfterEarlyFailure(HttpURLConnection c, Throwable e) throws IOException {
-    countResends(liveRepeats + (c == null ? 0 : transport.rewrites(c)));
+    steps.countResends(call, liveRepeats, c);
     Decision d = call.onFailure(e);
     if (!d.retry()) {
       if (d.error() != null) {
@@ -214,6 +212,9 @@ final class UrlExchange {
       // the outcome is recorded: end() or the final attempt
     } finally {
       running = false;
+      if (done) {
+        steps.callOver(call);
+      }
     }
   }
 
@@ -228,7 +229,7 @@ final class UrlExchange {
       live = null;
       Throwable failure = null;
       boolean reachedResponse = false;
-      transport.beforeStep(JdkResendRule.allows(call, request));
+      steps.begin(call, request);
       try {
         if (whole) {
           c = open(attempt);
@@ -240,11 +241,11 @@ final class UrlExchange {
       } catch (IOException | RuntimeException e) {
         failure = e;
       } finally {
-        repeats += transport.afterStep();
+        repeats += steps.end();
       }
       int status =
           reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
-      countResends(repeats + (c == null ? 0 : transport.rewrites(c)));
+      steps.countResends(call, repeats, c);
       Decision d;
       try {
         d =

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.JdkHttpApp;
 import dev.retryagent.it.apps.OtelApp;
+import dev.retryagent.it.apps.UrlClientsApp;
 import dev.retryagent.it.harness.ApacheVersions;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ExportedSpans;
@@ -14,6 +15,7 @@ import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.OkHttpVersions;
 import dev.retryagent.it.harness.RecordedRequest;
+import dev.retryagent.it.harness.TlsCountingServer;
 import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,9 +40,11 @@ import org.junit.jupiter.params.provider.MethodSource;
  * one, under the agent's INTERNAL span for the call; {@code http.request.resend_count} 1 and 2 on
  * the resends; each request the server saw carries its own attempt's span; the waits and the
  * give-up reason as span events; the application's span and callbacks as without the agent. For
- * {@code java.net.http} ({@code send}, {@code sendAsync}) and OkHttp ({@code execute}, {@code
- * enqueue}), against a server answering 503, 503, 200. All scenarios of one order and JDK run in
- * one forked JVM (the OpenTelemetry agent takes seconds to start).
+ * {@code java.net.http} ({@code send}, {@code sendAsync}), OkHttp ({@code execute}, {@code
+ * enqueue}) and {@code HttpURLConnection} (a GET, over http and https; a PUT whose streamed body is
+ * replayed), against a server answering 503, 503, 200; a POST answered 503 is one span, as without
+ * the agent. All scenarios of one order and JDK run in one forked JVM (the OpenTelemetry agent
+ * takes seconds to start).
  */
 class OpenTelemetryIT {
   private static final List<String> THREE_ATTEMPTS =
@@ -52,8 +56,16 @@ class OpenTelemetryIT {
           "okexec-root",
           "okexec-app",
           "okenq-root",
-          "okenq-app");
+          "okenq-app",
+          "url-root",
+          "url-app",
+          "urlput-app",
+          "urls-root");
   private static final String GIVE_UP = "send-giveup";
+
+  /** A POST the policy never repeats, answered 503: one attempt, as without the agent. */
+  private static final String NOT_RETRIED = "urlpost-app";
+
   private static final String NO_SPAN = "0000000000000000";
 
   /** One JVM per order, each order on another JDK: both orders and both JDKs in two runs. */
@@ -73,24 +85,32 @@ class OpenTelemetryIT {
 
   @ParameterizedTest(name = "{0}, {1}")
   @MethodSource("ordersAndJdks")
-  void everyAttemptIsAClientSpanOfTheCallsTrace(boolean retryFirst, Path jdk) throws Exception {
-    try (CountingServer server = CountingServer.start()) {
-      for (int i = 0; i < THREE_ATTEMPTS.size(); i++) {
+  void everyAttemptIsAClientSpanOfTheCallsTrace(boolean retryFirst, Path jdk, @TempDir Path tmp)
+      throws Exception {
+    try (CountingServer server = CountingServer.start();
+        TlsCountingServer tls = TlsCountingServer.start(tmp)) {
+      tls.enqueue(status(503), status(503), ok("fine")); // the https scenario's
+      long onHttp = THREE_ATTEMPTS.stream().filter(sc -> !sc.startsWith("urls-")).count();
+      for (long i = 0; i < onHttp; i++) {
         server.enqueue(status(503), status(503), ok("fine"));
       }
       server.enqueue(status(503), status(503), status(503));
+      server.enqueue(status(503));
       String retry = "-javaagent:" + ForkedJvm.agentJar() + "=" + resource("otel.yml");
       String otel = "-javaagent:" + ApacheVersions.jarsIn("otel-agent")[0];
       List<String> args = new ArrayList<>();
       args.add(server.uri("").toString());
       args.addAll(THREE_ATTEMPTS);
       args.add(GIVE_UP);
+      args.add(NOT_RETRIED);
 
       ForkedJvm.Result run =
           ForkedJvm.builder(jdk)
               .withoutAgent()
               .jvmArgs(retryFirst ? retry : otel, retryFirst ? otel : retry)
+              .jvmArgs(tls.trustStoreOptions().toArray(String[]::new))
               .jvmArgs(
+                  "-Dotelit.https=" + tls.uri(""),
                   "-Dotel.traces.exporter=logging-otlp",
                   "-Dotel.metrics.exporter=none",
                   "-Dotel.logs.exporter=none",
@@ -100,6 +120,7 @@ class OpenTelemetryIT {
                   "-Dotel.instrumentation.common.default-enabled=false",
                   "-Dotel.instrumentation.java-http-client.enabled=true",
                   "-Dotel.instrumentation.okhttp.enabled=true",
+                  "-Dotel.instrumentation.http-url-connection.enabled=true",
                   "-Dotel.instrumentation.executors.enabled=true",
                   "-Dotel.instrumentation.opentelemetry-api.enabled=true")
               .mainClass(OtelApp.class)
@@ -112,7 +133,8 @@ class OpenTelemetryIT {
       assertThat(run.exitCode()).as(run.stderr()).isZero();
       List<Span> spans = ExportedSpans.parse(run.stderr());
       Map<String, List<RecordedRequest>> byPath =
-          server.requests().stream().collect(Collectors.groupingBy(RecordedRequest::target));
+          Stream.concat(server.requests().stream(), tls.requests().stream())
+              .collect(Collectors.groupingBy(RecordedRequest::target));
       for (String scenario : THREE_ATTEMPTS) {
         assertThat(run.value(scenario + ".status")).as(scenario).isEqualTo("200");
         List<Span> attempts = checkAttempts(scenario, spans, byPath, "200");
@@ -156,7 +178,44 @@ class OpenTelemetryIT {
                 assertThat(e.attributes()).containsEntry("retry_agent.attempt", "3");
                 assertThat(e.attributes()).containsEntry("retry_agent.route", "default");
               });
+
+      assertThat(byPath.get("/urlput-app"))
+          .as("the streamed body, on the first attempt and replayed on the others")
+          .extracting(RecordedRequest::bodyText)
+          .containsExactly("body of urlput-app", "body of urlput-app", "body of urlput-app");
+      checkNotRetried(run, spans, byPath.get("/" + NOT_RETRIED));
     }
+  }
+
+  /**
+   * A POST answered 503, never repeated: one request with its body, one CLIENT span under the
+   * application's span, no resend count, the request carrying that span; the give-up on the
+   * application's span.
+   */
+  private static void checkNotRetried(
+      ForkedJvm.Result run, List<Span> spans, List<RecordedRequest> requests) {
+    assertThat(run.value(NOT_RETRIED + ".status")).isEqualTo("503");
+    assertThat(requests).hasSize(1);
+    assertThat(requests.get(0).method()).isEqualTo("POST");
+    assertThat(requests.get(0).bodyText()).isEqualTo("body of " + NOT_RETRIED);
+    List<Span> attempts = ExportedSpans.clientSpansOf(spans, "/" + NOT_RETRIED);
+    assertThat(attempts).as(NOT_RETRIED + ": one CLIENT span").hasSize(1);
+    Span attempt = attempts.get(0);
+    assertThat(attempt.attribute("http.request.method")).isEqualTo("POST");
+    assertThat(attempt.attribute("http.response.status_code")).isEqualTo("503");
+    assertThat(attempt.attribute("http.request.resend_count")).isNull();
+    assertThat(attempt.parentSpanId()).isEqualTo(run.value(NOT_RETRIED + ".appSpan"));
+    assertThat(attempt.traceId()).isEqualTo(run.value(NOT_RETRIED + ".trace"));
+    String traceparent = requests.get(0).header("traceparent");
+    assertThat(traceparent.substring(0, traceparent.lastIndexOf('-')))
+        .isEqualTo("00-" + attempt.traceId() + "-" + attempt.spanId());
+    Span app = spanById(spans, attempt.parentSpanId());
+    assertThat(retryEvents(app)).isEmpty();
+    assertThat(app.events())
+        .filteredOn(e -> e.name().equals("retry_agent.give_up"))
+        .singleElement()
+        .satisfies(
+            e -> assertThat(e.attributes()).containsEntry("retry_agent.reason", "not-idempotent"));
   }
 
   /**
@@ -252,12 +311,36 @@ class OpenTelemetryIT {
 
       assertThat(run.value("1.status")).as(run.stderr()).isEqualTo("200");
       assertThat(server.requestCount()).isEqualTo(3);
-      List<String> loaded = Arrays.asList(java.nio.file.Files.readString(classLog).split("\\R"));
-      assertThat(loaded).anyMatch(l -> l.contains("dev.retryagent.engine.CallContext "));
-      assertThat(loaded)
-          .as("no glue, no OpenTelemetry class")
-          .noneMatch(l -> l.contains("dev.retryagent.agent.otel.glue."))
-          .noneMatch(l -> l.contains("io.opentelemetry."));
+      assertNothingOfOpenTelemetryLoaded(classLog);
     }
+  }
+
+  @Test
+  void withoutOpenTelemetryAUrlConnectionCallLoadsNothingOfIt(@TempDir Path tmp) throws Exception {
+    Path classLog = tmp.resolve("classes.log");
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(status(503), status(503), ok("fine"));
+      ForkedJvm.Result run =
+          ForkedJvm.builder(Jdks.jdk17())
+              .agentArgs(resource("otel.yml").toString())
+              .jvmArgs("-Xlog:class+load=info:file=" + classLog)
+              .mainClass(UrlClientsApp.class)
+              .args("plain|url|GET|" + server.uri("/plain") + "||")
+              .run();
+
+      assertThat(run.value("plain.status")).as(run.stderr()).isEqualTo("200");
+      assertThat(server.requestCount()).isEqualTo(3);
+      assertNothingOfOpenTelemetryLoaded(classLog);
+    }
+  }
+
+  /** The engine's context SPI is loaded (the call ran through it), nothing of OpenTelemetry. */
+  private static void assertNothingOfOpenTelemetryLoaded(Path classLog) throws Exception {
+    List<String> loaded = Arrays.asList(java.nio.file.Files.readString(classLog).split("\\R"));
+    assertThat(loaded).anyMatch(l -> l.contains("dev.retryagent.engine.CallContext "));
+    assertThat(loaded)
+        .as("no glue, no OpenTelemetry class")
+        .noneMatch(l -> l.contains("dev.retryagent.agent.otel.glue."))
+        .noneMatch(l -> l.contains("io.opentelemetry."));
   }
 }

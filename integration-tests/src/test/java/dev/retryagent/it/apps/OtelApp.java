@@ -5,10 +5,15 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Scope;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
 import java.net.URI;
+import java.net.URL;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +28,10 @@ import okhttp3.Response;
  *
  * <p>Arguments: {@code BASE_URL SCENARIO...}, each {@code CLIENT-PARENT}: CLIENT one of {@code
  * send} ({@code HttpClient.send}), {@code async} ({@code sendAsync}, 2 arguments), {@code okexec}
- * ({@code Call.execute}), {@code okenq} ({@code Call.enqueue}); PARENT {@code root} (no span
+ * ({@code Call.execute}), {@code okenq} ({@code Call.enqueue}), {@code url} ({@code
+ * HttpURLConnection} GET; {@code urls}: the same to the base URL in the system property {@code
+ * otelit.https}), {@code urlput} and {@code urlpost} ({@code HttpURLConnection} PUT and POST of the
+ * body {@code body of SCENARIO}, in fixed-length streaming mode); PARENT {@code root} (no span
  * current) or {@code app} (inside a span of the application's own tracer). One call each, in order,
  * to {@code BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code
  * SCENARIO.appSpan=} and {@code SCENARIO.trace=}, and for the asynchronous ones {@code
@@ -103,9 +111,40 @@ public final class OtelApp {
                   }
                 });
         return done.get(20, TimeUnit.SECONDS);
+      case "url":
+        return viaUrlConnection(url, "GET", null);
+      case "urls":
+        return viaUrlConnection(System.getProperty("otelit.https") + "/" + scenario, "GET", null);
+      case "urlput":
+        return viaUrlConnection(url, "PUT", "body of " + scenario);
+      case "urlpost":
+        return viaUrlConnection(url, "POST", "body of " + scenario);
       default:
         throw new IllegalArgumentException(scenario);
     }
+  }
+
+  /** One {@code HttpURLConnection} call as an application writes it; the response is read. */
+  private static int viaUrlConnection(String url, String method, String body) throws IOException {
+    HttpURLConnection c = (HttpURLConnection) new URL(url).openConnection();
+    c.setConnectTimeout(20_000);
+    c.setReadTimeout(20_000);
+    c.setRequestMethod(method);
+    if (body != null) {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      c.setDoOutput(true);
+      c.setFixedLengthStreamingMode(bytes.length);
+      try (OutputStream out = c.getOutputStream()) {
+        out.write(bytes);
+      }
+    }
+    int status = c.getResponseCode();
+    try (InputStream in = status < 400 ? c.getInputStream() : c.getErrorStream()) {
+      if (in != null) {
+        in.readAllBytes();
+      }
+    }
+    return status;
   }
 
   private static void callbackSpan(String scenario) {
