@@ -177,8 +177,11 @@ class NeverTwiceProperties {
     if (!repeatable) {
       assertThat(seen).as("%s without a key the policy honours, %s", m, outcome).hasSizeLessThan(2);
     }
-    if (mode != UnsafeMethods.NEVER) {
-      // Every refusal is retried (it was never sent), so the request then arrives.
+    if (mode != UnsafeMethods.NEVER && !outcome.contains("Timeout")) {
+      // Every refusal is retried (it was never sent), so the request then arrives. Unless the
+      // call ended on a timeout: that attempt did connect after the refusals, but on a loaded
+      // machine the server thread may not have read its request within the 300 ms before the
+      // server is closed (seen at load average 17-30, on every client), so it may be unrecorded.
       assertThat(seen).as("after %d refusals: %s", refused, outcome).isNotEmpty();
     }
     // maxAttempts bounds the requests, OkHttp's own resends included (OkHttpOwnResendTest).
