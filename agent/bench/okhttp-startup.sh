@@ -5,7 +5,10 @@
 # 5.5.1 for the call on JDK 17). Runs are interleaved, one of each variant per round; reports the
 # median and the ratio to the same application without the agent.
 #
-#   agent/bench/okhttp-startup.sh [--runs N] [--compare OTHER.jar]
+#   agent/bench/okhttp-startup.sh [--runs N] [--compare OTHER.jar] [--only-call]
+#
+# --only-call: OkHttp 4.12.0's OkHttpOneCall alone (no agent, built-in defaults, config/llm-provider.yml),
+# the rows of issue 13's start-up target, for a shorter run.
 #
 # --compare adds the same retry-agent rows for another build of the jar, in the same rounds.
 #
@@ -15,10 +18,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=10
 compare=
+onlycall=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --compare) compare=$(readlink -f "$2"); shift 2 ;;
+    --only-call) onlycall=true; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -45,18 +50,26 @@ labels=(); cmds=(); keys=()
 add() { labels+=("$1"); keys+=("$2"); cmds+=("$3"); }
 for jdk in 17 25; do
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
-  for app in OkHttpOneClient OkHttpOneCall; do
+  apps="OkHttpOneClient OkHttpOneCall"; $onlycall && apps=OkHttpOneCall
+  for app in $apps; do
     add "JDK $jdk, OkHttp 4.12.0, $app, no agent" "$jdk$app 4" "$home/bin/java -cp $work/apps:$ok4 $app"
     add "JDK $jdk, OkHttp 4.12.0, $app, retry-agent" "$jdk$app 4" "$home/bin/java -javaagent:$AGENT -cp $work/apps:$ok4 $app"
     if [ -n "$compare" ]; then
       add "JDK $jdk, OkHttp 4.12.0, $app, compare" "$jdk$app 4" "$home/bin/java -javaagent:$compare -cp $work/apps:$ok4 $app"
     fi
   done
+  # The same call with a configuration file (issue 13's target is "with a configuration file").
+  add "JDK $jdk, OkHttp 4.12.0, OkHttpOneCall, retry-agent, config/llm-provider.yml" "${jdk}OkHttpOneCall 4" "$home/bin/java -javaagent:$AGENT=$PWD/config/llm-provider.yml -cp $work/apps:$ok4 OkHttpOneCall"
+  if [ -n "$compare" ]; then
+    add "JDK $jdk, OkHttp 4.12.0, OkHttpOneCall, compare, config/llm-provider.yml" "${jdk}OkHttpOneCall 4" "$home/bin/java -javaagent:$compare=$PWD/config/llm-provider.yml -cp $work/apps:$ok4 OkHttpOneCall"
+  fi
+  $onlycall && continue
   # The agent starts its JMX exporter 1 s after start-up, inside this application's life; this
   # row moves it past the end to show the OkHttp hook and the engine without it.
   add "JDK $jdk, OkHttp 4.12.0, OkHttpOneCall, retry-agent, exporters after exit" "${jdk}OkHttpOneCall 4" "$home/bin/java -Dretryagent.exporters.delayMillis=60000 -javaagent:$AGENT -cp $work/apps:$ok4 OkHttpOneCall"
 done
 for v in 3 5; do
+  $onlycall && break
   cp=$ok3; name=3.14.9; [ $v = 5 ] && { cp=$ok5; name=5.5.1; }
   add "JDK 17, OkHttp $name, OkHttpOneCall, no agent" "17 call $v" "$JDK17/bin/java -cp $work/apps:$cp OkHttpOneCall"
   add "JDK 17, OkHttp $name, OkHttpOneCall, retry-agent" "17 call $v" "$JDK17/bin/java -javaagent:$AGENT -cp $work/apps:$cp OkHttpOneCall"

@@ -1,7 +1,5 @@
 package dev.retryagent.config;
 
-import java.util.regex.Pattern;
-
 /**
  * {@code fleet.redis.url}: a {@link RedisUrl}. Its text may hold a password, so a problem shows it
  * with the user-info replaced by {@code ***}, and the reason never repeats it.
@@ -12,7 +10,7 @@ final class RedisUrlType extends ValueType.StringType {
   private RedisUrlType() {
     // The pattern is for the JSON schema; convert() is the real check.
     super(
-        Pattern.compile("[Rr][Ee][Dd][Ii][Ss][Ss]?://\\S+"),
+        "[Rr][Ee][Dd][Ii][Ss][Ss]?://\\S+",
         "a URL redis://[[user]:password@]host[:port][/database] (rediss:// for TLS)");
   }
 

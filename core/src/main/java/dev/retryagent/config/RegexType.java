@@ -9,7 +9,7 @@ import java.util.regex.PatternSyntaxException;
  */
 final class RegexType extends ValueType.StringType {
   RegexType(String description) {
-    super(Pattern.compile("[^\\x00-\\x1f\\x7f]{1,200}"), description);
+    super("[^\\x00-\\x1f\\x7f]{1,200}", description);
   }
 
   @Override

@@ -104,7 +104,7 @@ abstract class ValueType {
   }
 
   static StringType string(String pattern, String description) {
-    return new StringType(Pattern.compile(pattern), description);
+    return new StringType(pattern, description);
   }
 
   static <E extends Enum<E> & ConfigNamed> EnumType enumOf(Class<E> type) {
@@ -324,19 +324,29 @@ abstract class ValueType {
 
   /** Free text that must match a pattern (header names, class names, route names...). */
   static class StringType extends ValueType {
-    final Pattern pattern;
+    /** The regular expression a value must match, whole. */
+    final String regex;
+
     final String description;
 
-    StringType(Pattern pattern, String description) {
+    /** Compiled at the first value: the schema has every string key, a file sets few. */
+    private volatile Pattern pattern;
+
+    StringType(String regex, String description) {
       super(Kind.STRING);
-      this.pattern = pattern;
+      this.regex = regex;
       this.description = description;
     }
 
     @Override
     Object convert(String text) {
       String s = text.trim();
-      if (!pattern.matcher(s).matches()) {
+      Pattern p = pattern;
+      if (p == null) {
+        p = Pattern.compile(regex);
+        pattern = p;
+      }
+      if (!p.matcher(s).matches()) {
         throw new IllegalArgumentException("allowed " + allowed());
       }
       return s;

@@ -7,6 +7,8 @@ import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.events.Event;
 import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeId;
+import org.yaml.snakeyaml.nodes.Tag;
 import org.yaml.snakeyaml.parser.Parser;
 import org.yaml.snakeyaml.parser.ParserImpl;
 import org.yaml.snakeyaml.reader.StreamReader;
@@ -57,7 +59,7 @@ final class YamlComposer {
     StreamReader reader = new StreamReader(text);
     TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
     try {
-      return new Composer(parser, new Resolver(), options).getSingleNode();
+      return new Composer(parser, new NullAndMergeResolver(), options).getSingleNode();
     } catch (MarkedYAMLException e) {
       Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
       problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e));
@@ -120,6 +122,48 @@ final class YamlComposer {
       return "allowed at most " + MAX_CHARS + " characters";
     }
     return "invalid YAML: " + m.replace('\n', ' ');
+  }
+
+  /**
+   * Resolves only the two implicit tags the walker reads: {@code null} (an empty plain scalar, a
+   * lone space, {@code ~}, {@code null}, {@code Null}, {@code NULL}) and the merge key {@code <<},
+   * exactly as SnakeYAML's own resolver does; every other plain scalar stays a string (the walker
+   * parses values from their text, never from a tag). SnakeYAML's resolver matches up to four
+   * regular expressions per plain scalar (bool, int, float, timestamp) that the walker never needs,
+   * in {@code premain} where the code runs interpreted (docs/BENCHMARKS.md, "Issue 13: start-up
+   * with a configuration file (third pass)"). Explicit tags ({@code !foo}) never reach a resolver:
+   * the composer keeps them.
+   */
+  static final class NullAndMergeResolver extends Resolver {
+    @Override
+    protected void addImplicitResolvers() {
+      // none: resolve() below decides without regular expressions
+    }
+
+    @Override
+    public Tag resolve(NodeId kind, String value, boolean implicit) {
+      if (kind == NodeId.scalar) {
+        if (implicit && isNull(value)) {
+          return Tag.NULL;
+        }
+        return implicit && value.equals("<<") ? Tag.MERGE : Tag.STR;
+      }
+      return kind == NodeId.sequence ? Tag.SEQ : Tag.MAP;
+    }
+
+    private static boolean isNull(String value) {
+      switch (value) {
+        case "":
+        case " ": // in SnakeYAML's pattern too, though a plain scalar is never a lone space
+        case "~":
+        case "null":
+        case "Null":
+        case "NULL":
+          return true;
+        default:
+          return false;
+      }
+    }
   }
 
   /** Remembers the last event handed out, to locate errors that SnakeYAML reports unmarked. */

@@ -197,7 +197,7 @@ final class JsonSchemaGenerator {
         return out;
       case STRING:
         out.put("type", "string");
-        out.put("pattern", "^(?:" + ((StringType) type).pattern.pattern() + ")$");
+        out.put("pattern", "^(?:" + ((StringType) type).regex + ")$");
         return out;
       default:
         throw new IllegalStateException("no JSON schema for " + type.kind);

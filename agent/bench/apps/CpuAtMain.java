@@ -1,0 +1,29 @@
+import java.io.BufferedReader;
+import java.io.File;
+import java.io.FileReader;
+import java.io.IOException;
+
+/**
+ * Prints, as its first act, the CPU time the JVM has used until {@code main}: the main thread's
+ * (JVM start-up on that thread and every agent's {@code premain}) and all threads' (JIT compilers
+ * and GC included), in microseconds, from Linux's {@code /proc/.../schedstat} (time on a CPU, in
+ * nanoseconds: waiting for a core under load is not counted, unlike wall time). Linux only.
+ */
+public class CpuAtMain {
+  public static void main(String[] args) throws IOException {
+    long main = onCpu("/proc/thread-self/schedstat");
+    long all = 0;
+    File[] tasks = new File("/proc/self/task").listFiles();
+    for (File task : tasks) {
+      all += onCpu(task + "/schedstat");
+    }
+    System.out.println(main / 1000 + " " + all / 1000);
+  }
+
+  private static long onCpu(String file) throws IOException {
+    try (BufferedReader r = new BufferedReader(new FileReader(file))) {
+      String line = r.readLine();
+      return Long.parseLong(line.substring(0, line.indexOf(' ')));
+    }
+  }
+}

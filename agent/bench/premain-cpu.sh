@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# CPU time until the application's main, with and without the agent: what -javaagent, premain and
+# the configuration file cost before the application runs. agent/bench/apps/CpuAtMain reads the
+# main thread's and all threads' time on a CPU from /proc (Linux), so a loaded machine inflates it
+# far less than wall time or the process's user+sys. Interleaved rounds; medians.
+#
+#   agent/bench/premain-cpu.sh [--runs N] [--compare OTHER.jar]
+#
+# Needs agent/target/retry-agent.jar (mvn -B -ntp -pl core,fleet,agent package -DskipTests).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=21
+compare=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) runs=$2; shift 2 ;;
+    --compare) compare=$(readlink -f "$2"); shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
+JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
+[ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
+CONFIG=$PWD/config/llm-provider.yml
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+"$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/*.java
+printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
+(cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
+
+labels=(); cmds=()
+add() { labels+=("$1"); cmds+=("$2"); }
+for jdk in 17 25; do
+  home=$JDK17; [ $jdk = 25 ] && home=$JDK25
+  j="$home/bin/java -cp $work/apps"
+  add "JDK $jdk, no agent" "$j CpuAtMain"
+  add "JDK $jdk, empty agent" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps CpuAtMain"
+  add "JDK $jdk, retry-agent, built-in defaults" "$home/bin/java -javaagent:$AGENT -cp $work/apps CpuAtMain"
+  add "JDK $jdk, retry-agent, config/llm-provider.yml" "$home/bin/java -javaagent:$AGENT=$CONFIG -cp $work/apps CpuAtMain"
+  if [ -n "$compare" ]; then
+    add "JDK $jdk, compare, built-in defaults" "$home/bin/java -javaagent:$compare -cp $work/apps CpuAtMain"
+    add "JDK $jdk, compare, config/llm-provider.yml" "$home/bin/java -javaagent:$compare=$CONFIG -cp $work/apps CpuAtMain"
+  fi
+done
+
+n=${#cmds[@]}
+declare -a mainT allT
+for ((r = 1; r <= runs; r++)); do
+  for ((i = 0; i < n; i++)); do
+    read -r m a < <(bash -c "${cmds[$i]}" 2>/dev/null)
+    mainT[$i]+="$m "; allT[$i]+="$a "
+  done
+  echo "round $r/$runs done" >&2
+done
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
+echo
+echo "| variant | main thread, CPU ms until main | all threads, CPU ms until main |"
+echo "|---|---:|---:|"
+for ((i = 0; i < n; i++)); do
+  printf '| %s | %.1f | %.1f |\n' "${labels[$i]}" "$(echo "$(median "${mainT[$i]}") / 1000" | bc -l)" "$(echo "$(median "${allT[$i]}") / 1000" | bc -l)"
+done
