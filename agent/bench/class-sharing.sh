@@ -19,6 +19,7 @@
 # same rows for another build of the agent jar (say, the one before a change).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. agent/bench/common.sh
 compare=
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,9 +28,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
-JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
 BOOT=$PWD/test-apps/okhttp-boot-app/target/okhttp-boot-app.jar
 for f in "$AGENT" "$BOOT"; do [ -f "$f" ] || { echo "build it first: $f is missing" >&2; exit 1; }; done
 work=$(mktemp -d)
@@ -79,7 +77,7 @@ warns() { grep -q 'Sharing is only supported' "$1" && echo "warning" || echo "no
 jars=("$AGENT"); names=(retry-agent)
 [ -n "$compare" ] && { jars+=("$compare"); names+=(compare); }
 
-echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+run_header
 echo "retry-agent: $AGENT${compare:+; compare: $compare}"
 echo
 echo "| JDK | app | archive | agent | served/loaded without agent | served/loaded with agent | lost | sharing warning |"

@@ -10,6 +10,7 @@
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl agent -am package -DskipTests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. agent/bench/common.sh
 runs=15
 [[ ${1:-} == --runs ]] && runs=$2
 AFTER=${AFTER:-agent/target/retry-agent.jar}
@@ -47,8 +48,7 @@ for ((r = 1; r <= runs; r++)); do
   echo "round $r/$runs done" >&2
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+run_header "$runs"
 echo
 echo "| variant | median wall ms | median CPU ms (user+sys) | classes loaded |"
 echo "|---|---:|---:|---:|"

@@ -9,6 +9,7 @@
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl core,fleet,agent package -DskipTests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. agent/bench/common.sh
 runs=21
 compare=
 while [ $# -gt 0 ]; do
@@ -18,9 +19,6 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
-JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
 [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
 CONFIG=$PWD/config/llm-provider.yml
 work=$(mktemp -d)
@@ -53,8 +51,7 @@ for ((r = 1; r <= runs; r++)); do
   done
   echo "round $r/$runs done" >&2
 done
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+run_header "$runs"
 [ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
 echo
 echo "| variant | main thread, CPU ms until main | all threads, CPU ms until main |"

@@ -19,6 +19,7 @@
 # rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+. agent/bench/common.sh
 runs=10
 compare=
 urlconn=false
@@ -33,9 +34,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
-JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
-AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
 [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -104,8 +102,7 @@ for ((r = 1; r <= runs; r++)); do
   echo "round $r/$runs done" >&2
 done
 
-median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $runs interleaved runs each"
+run_header "$runs"
 [ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
 echo
 echo "| variant | median wall ms | ratio | median CPU ms (user+sys) |"

@@ -1,0 +1,13 @@
+# Shared by the start-up scripts in this directory: sourced from the repository root, never run.
+
+# The JDKs and the agent under test; each can be set from the environment.
+JDK17=${JDK17:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}
+JDK25=${JDK25:-/usr/lib/jvm/temurin-25-jdk-amd64}
+AGENT=${AGENT:-$PWD/agent/target/retry-agent.jar}
+
+# The median of the space-separated numbers in $1.
+median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# The one line that says when and on what a table was measured: date, cores, load, and the number
+# of interleaved rounds when $1 gives one. Timings on a loaded machine say little without it.
+run_header() { echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)${1:+, $1 interleaved runs each}"; }
