@@ -119,6 +119,55 @@ class CheapPathTest {
     assertThat(l.told).containsExactly(RetryEvent.Type.GIVE_UP);
   }
 
+  /** Counts a first-attempt success as one; attempts and call ends as they come. */
+  private static final class CountingFirstSuccesses implements RetryListener {
+    final List<String> told = new ArrayList<>();
+
+    @Override
+    public CallCounter counterFor(String route, String scheme, String host, int port) {
+      return new CallCounter() {
+        @Override
+        public void attempt() {
+          told.add("attempt");
+        }
+
+        @Override
+        public void callEnded(boolean ok) {
+          told.add(ok ? "succeeded" : "failed");
+        }
+
+        @Override
+        public void firstAttemptSucceeded() {
+          told.add("first-attempt success");
+        }
+      };
+    }
+  }
+
+  @Test
+  void aFirstAttemptIsCountedAtItsEndAndASuccessThereAsOne() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(3);
+    CountingFirstSuccesses l = new CountingFirstSuccesses();
+    EngineFixture f = EngineFixture.withListener(p.build(), l);
+    call(f, "a.example", 200);
+    assertThat(l.told).containsExactly("first-attempt success");
+    l.told.clear();
+    call(f, "a.example", 500); // not retried by default, and a failed call: counted as two
+    assertThat(l.told).containsExactly("attempt", "failed");
+    l.told.clear();
+    Driver.SYNC.run(
+        f, FakeRequest.of("GET", "a.example"), new Script(f.clock, respond(503), respond(200)));
+    // The first attempt is counted as the second starts, then the second, then the end.
+    assertThat(l.told).containsExactly("attempt", "attempt", "succeeded");
+    l.told.clear();
+    Driver.SYNC.run(
+        f,
+        FakeRequest.of("GET", "a.example"),
+        new Script(f.clock, respond(503), respond(503), respond(503)));
+    assertThat(l.told).containsExactly("attempt", "attempt", "attempt", "failed");
+  }
+
   @Test
   void aHostWhoseBreakerWasDroppedGetsTheRegistrysNewOne() {
     TestPolicy p = TestPolicy.create();
