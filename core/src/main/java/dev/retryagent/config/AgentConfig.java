@@ -154,7 +154,8 @@ public final class AgentConfig {
    * @param method any case
    * @param host any case; an IPv6 literal with or without brackets
    * @param port the effective port (80 or 443 when the URL has none)
-   * @param path the request path without the query string (a query is ignored anyway)
+   * @param path the request path without the query string (a query is ignored anyway); may be null
+   *     when no route matches on the path ({@link #routesByPath()})
    */
   public Policy resolve(String method, String host, int port, String path) {
     for (Route route : routeArray) {
@@ -163,6 +164,19 @@ public final class AgentConfig {
       }
     }
     return defaultPolicy;
+  }
+
+  /**
+   * True when some route matches on the path: {@link #resolve} reads its {@code path} only then
+   * (otherwise it may be null).
+   */
+  public boolean routesByPath() {
+    for (Route route : routeArray) {
+      if (route.readsPath()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The file this came from, or {@value #BUILT_IN}. */

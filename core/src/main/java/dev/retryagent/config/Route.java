@@ -113,6 +113,11 @@ public final class Route {
   }
 
   /** True when no list narrows the route: it claims every request. */
+  /** True when the route matches on the path ({@code paths} set): then it must be given one. */
+  boolean readsPath() {
+    return paths.length > 0;
+  }
+
   boolean matchesEveryRequest() {
     return methods.length == 0 && allAny(hosts) && allAnyPath();
   }

@@ -44,6 +44,14 @@ public final class CircuitBreaker {
    */
   private volatile long closedGeneration;
 
+  /**
+   * The generation while CLOSED with a full count window of successes, {@link #REJECTED} otherwise:
+   * one more success there replaces a success and changes no count (where the ring's next slot is
+   * does not matter while every slot is a success), so it is recorded without the lock. Written
+   * under the lock with every change of the window or the state.
+   */
+  private volatile long quietGeneration = REJECTED;
+
   private long openUntilNanos;
   private long lastTrialNanos;
   private int trialsIssued;
@@ -207,9 +215,10 @@ public final class CircuitBreaker {
     if (timed) {
       long now = clock.nanoTime();
       record(permit, failure, now - startedNanos > slowNanos, now, null);
-    } else {
+    } else if (failure || permit == REJECTED || permit != quietGeneration) {
       record(permit, failure, false, 0, clock);
     }
+    // else: a success on a quiet breaker (a healthy host's common case): nothing changes.
   }
 
   /**
@@ -228,6 +237,8 @@ public final class CircuitBreaker {
           window.record(failure, isSlow, nowNanos);
           if (shouldOpen()) {
             moved = open(clock == null ? nowNanos : clock.nanoTime());
+          } else {
+            quietGeneration = window.fullOfSuccesses() ? generation : REJECTED;
           }
           break;
         case HALF_OPEN:
@@ -292,6 +303,7 @@ public final class CircuitBreaker {
     state = to;
     generation++;
     closedGeneration = to == CircuitState.CLOSED ? generation : REJECTED;
+    quietGeneration = REJECTED; // the window is cleared below
     transitions++;
     trialsIssued = 0;
     trialsSucceeded = 0;

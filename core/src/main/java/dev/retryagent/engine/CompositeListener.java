@@ -75,15 +75,19 @@ final class CompositeListener implements RetryListener {
 
   /**
    * Attempt {@code attempt} of {@code call} starts: counted by the counters of {@code counters}
-   * (null: none), told as an event, built once, to the other listeners that want it.
+   * (null: none), {@code counted} times (0 for a first attempt, counted at its end; 2 when the
+   * first is counted with the second, see {@link CallCounter}), told as an event, built once, to
+   * the other listeners that want it.
    */
-  void attempt(CallCounter[] counters, RetryCall call, int attempt) {
+  void attempt(CallCounter[] counters, RetryCall call, int attempt, int counted) {
     RetryEvent e = null;
     for (int i = 0; i < listeners.length; i++) {
       try {
         CallCounter c = counters == null ? null : counters[i];
         if (c != null) {
-          c.attempt();
+          for (int k = 0; k < counted; k++) {
+            c.attempt();
+          }
         } else if (listeners[i].wants(RetryEvent.Type.ATTEMPT, attempt, false)) {
           if (e == null) {
             e = RetryEvent.attempt(call);
@@ -112,7 +116,14 @@ final class CompositeListener implements RetryListener {
       try {
         CallCounter c = counters == null ? null : counters[i];
         if (c != null) {
-          c.callEnded(succeeded);
+          if (attempt != 1) {
+            c.callEnded(succeeded);
+          } else if (succeeded) {
+            c.firstAttemptSucceeded(); // the first attempt is counted at its end (CallCounter)
+          } else {
+            c.attempt();
+            c.callEnded(false);
+          }
         } else if (listeners[i].wants(RetryEvent.Type.CALL_COMPLETE, attempt, succeeded)) {
           if (e == null) {
             e = RetryEvent.complete(call, result, reason, succeeded);

@@ -15,6 +15,8 @@ final class EngineSettings {
 
   final Mode mode;
   final PolicyResolver policies;
+  // Asked once: a resolver that reads no path gets null, and no request is asked for its path.
+  final boolean readsPath;
   final HostState passThrough;
   private final ConcurrentHashMap<String, HostState[]> hosts = new ConcurrentHashMap<>();
   private int states;
@@ -22,6 +24,7 @@ final class EngineSettings {
   EngineSettings(RetryEngine engine, Mode mode, PolicyResolver policies) {
     this.mode = Objects.requireNonNull(mode, "mode");
     this.policies = Objects.requireNonNull(policies, "policies");
+    this.readsPath = policies.readsPath();
     this.passThrough = HostState.passThrough(engine);
   }
 

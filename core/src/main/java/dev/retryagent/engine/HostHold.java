@@ -4,15 +4,19 @@ import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Policy;
 
 /**
- * What one call holds of its host's shared state ({@link HostState}): the breaker permit of the
- * attempt in flight, whether a retry taken from the budget is not made yet, and whether a
- * rate-limit permit was taken for an attempt not started yet. {@link RetryCall} extends it, so that
- * a call is one object: a call that succeeds at once allocates nothing else (issue 13). Not
- * thread-safe: {@link RetryCall} guards it.
+ * What one call holds of its host's shared state ({@link HostState}), and when it started: the
+ * breaker permit of the attempt in flight, whether a retry taken from the budget is not made yet,
+ * and whether a rate-limit permit was taken for an attempt not started yet. {@link RetryCall}
+ * extends it, so that a call is one object: a call that succeeds at once allocates nothing else
+ * (issue 13). Not thread-safe: {@link RetryCall} guards it.
  */
 abstract class HostHold {
   /** The target's breaker, budget and limiter (each may be null: that guard is off). */
   final HostState state;
+
+  // The call's first step (permit, attempt, a setting that needs its bounds), not its making.
+  long startNanos;
+  boolean started;
 
   private long permit = CircuitBreaker.REJECTED;
   private boolean retryPending;
@@ -161,5 +165,23 @@ abstract class HostHold {
       ((RateLimiter) state.limiter).giveBack(nowNanos);
     }
     ratePermitHeld = false;
+  }
+
+  /** Sets the start to {@code nowNanos} unless the call started already; returns the start. */
+  long startNanos(long nowNanos) {
+    if (!started) {
+      startNanos = nowNanos;
+      started = true;
+    }
+    return startNanos;
+  }
+
+  /** For events: time since the call started (0 before it did). */
+  long elapsedNanos() {
+    return started ? state.engine.clock().nanoTime() - startNanos : 0;
+  }
+
+  long wallMillis() {
+    return state.engine.clock().wallMillis();
   }
 }

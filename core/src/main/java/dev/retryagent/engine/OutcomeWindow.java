@@ -26,6 +26,14 @@ abstract class OutcomeWindow {
   /** Forgets everything (the breaker closed or opened). */
   abstract void clear();
 
+  /**
+   * True when one more success would change no count: a full count window without a failure or a
+   * slow call. Never for a time window (its outcomes leave it with time).
+   */
+  boolean fullOfSuccesses() {
+    return false;
+  }
+
   /** The last N attempts, as a ring of flags; the time is not used. */
   static final class CountWindow extends OutcomeWindow {
     private static final byte FAILURE = 1;
@@ -56,6 +64,11 @@ abstract class OutcomeWindow {
 
     @Override
     void expire(long nowNanos) {}
+
+    @Override
+    boolean fullOfSuccesses() {
+      return total == ring.length && failures == 0 && slow == 0;
+    }
 
     @Override
     void clear() {

@@ -16,8 +16,28 @@ public interface PolicyResolver {
    */
   Policy resolve(String method, String host, int port, String path);
 
-  /** Every request gets {@code policy}. */
+  /**
+   * Whether {@link #resolve} reads its {@code path}. When false the engine passes {@code null} and
+   * never asks the request for its path, which some clients build anew on each ask (OkHttp's {@code
+   * encodedPath()}, issue 13). Asked when the resolver is given to the engine, not per call.
+   * Default: true.
+   */
+  default boolean readsPath() {
+    return true;
+  }
+
+  /** Every request gets {@code policy}; the path is not read. */
   static PolicyResolver always(Policy policy) {
-    return (method, host, port, path) -> policy;
+    return new PolicyResolver() {
+      @Override
+      public Policy resolve(String method, String host, int port, String path) {
+        return policy;
+      }
+
+      @Override
+      public boolean readsPath() {
+        return false;
+      }
+    };
   }
 }

@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.policy.BudgetPolicy;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A per-host retry budget: calls deposit, retries withdraw. A retry is allowed while the retries in
@@ -9,8 +10,9 @@ import dev.retryagent.policy.BudgetPolicy;
  *
  * <p>The window is kept as {@value #BUCKETS} buckets plus the current one, so it always covers at
  * least the last {@code window} and at most one bucket more: a retry granted now is counted for the
- * whole of the next {@code window}, never forgotten early. Thread-safe; every operation is a few
- * array reads under this object's lock.
+ * whole of the next {@code window}, never forgotten early. Thread-safe: a call's deposit into the
+ * current bucket adds to a striped counter without a lock; everything else is a few array reads
+ * under this object's lock.
  */
 final class RetryBudget {
   /** Buckets per window: the window's resolution is a tenth of its length. */
@@ -19,31 +21,64 @@ final class RetryBudget {
   private final BudgetPolicy policy;
   private final long bucketNanos;
   private final double freeRetriesPerWindow;
+  // Guarded by this object's lock, except that a deposit adds to calls[current.index] without it.
   private final long[] epochs = new long[BUCKETS + 1];
-  private final int[] calls = new int[BUCKETS + 1];
+  private final LongAdder[] calls = new LongAdder[BUCKETS + 1];
   private final int[] retries = new int[BUCKETS + 1];
-  private long callSum;
   private long retrySum;
-  // The bucket of the last operation: the window only moves when the time reaches another bucket.
-  private long currentEpoch = Long.MIN_VALUE;
-  private int currentIndex;
+
+  /**
+   * The bucket of the last operation, written under the lock once its slot is ready: a call
+   * deposits into it without the lock while the time is in it (every call deposits, only retries
+   * withdraw, so the deposit is the common case; issue 13). The window only moves, under the lock,
+   * when the time reaches another bucket.
+   */
+  private volatile Bucket current = new Bucket(Long.MIN_VALUE, 0, 0, 0);
+
+  /** One bucket's place in time and in the arrays. Immutable. */
+  private static final class Bucket {
+    final long epoch;
+    final long startNanos;
+    final long endNanos;
+    final int index;
+
+    Bucket(long epoch, long startNanos, long endNanos, int index) {
+      this.epoch = epoch;
+      this.startNanos = startNanos;
+      this.endNanos = endNanos;
+      this.index = index;
+    }
+  }
 
   public RetryBudget(BudgetPolicy policy) {
     this.policy = policy;
     this.bucketNanos = Math.max(1, policy.window().toNanos() / BUCKETS);
     this.freeRetriesPerWindow = policy.minPerSecond() * (policy.window().toNanos() / 1e9);
     java.util.Arrays.fill(epochs, Long.MIN_VALUE);
+    for (int i = 0; i < calls.length; i++) {
+      calls[i] = new LongAdder();
+    }
   }
 
   public BudgetPolicy policy() {
     return policy;
   }
 
-  /** Counts one call (its first attempt). */
-  public synchronized void recordCall(long nowNanos) {
-    int i = bucket(nowNanos);
-    calls[i]++;
-    callSum++;
+  /**
+   * Counts one call (its first attempt). Without a lock while {@code nowNanos} is in the current
+   * bucket: a striped counter, so concurrent calls to one host do not contend. (A thread held up
+   * between reading the bucket and adding for a whole window, while the window moved on, would
+   * count its call in a later bucket: a call more, never one lost.)
+   */
+  public void recordCall(long nowNanos) {
+    Bucket b = current;
+    if (nowNanos >= b.startNanos && nowNanos < b.endNanos) {
+      calls[b.index].increment();
+      return;
+    }
+    synchronized (this) {
+      calls[bucket(nowNanos)].increment();
+    }
   }
 
   /**
@@ -53,7 +88,7 @@ final class RetryBudget {
    */
   public synchronized boolean tryAcquireRetry(long nowNanos) {
     int i = bucket(nowNanos);
-    if (retrySum + 1 > policy.ratio() * callSum + freeRetriesPerWindow) {
+    if (retrySum + 1 > policy.ratio() * callSum() + freeRetriesPerWindow) {
       return false;
     }
     retries[i]++;
@@ -90,7 +125,7 @@ final class RetryBudget {
   /** Calls counted in the current window. */
   public synchronized long callsInWindow(long nowNanos) {
     bucket(nowNanos);
-    return callSum;
+    return callSum();
   }
 
   /** Retries counted in the current window. */
@@ -99,31 +134,45 @@ final class RetryBudget {
     return retrySum;
   }
 
+  /** The calls of the buckets in the window. Caller holds the lock, after {@link #bucket}. */
+  private long callSum() {
+    long sum = 0;
+    for (int i = 0; i < epochs.length; i++) {
+      if (epochs[i] != Long.MIN_VALUE) {
+        sum += calls[i].sum();
+      }
+    }
+    return sum;
+  }
+
   /** Expires buckets that left the window and returns the index of the current one. */
   private int bucket(long nowNanos) {
     long epoch = Math.floorDiv(nowNanos, bucketNanos);
-    if (epoch == currentEpoch) {
-      return currentIndex;
+    Bucket b = current;
+    if (epoch == b.epoch) {
+      return b.index;
     }
     for (int i = 0; i < epochs.length; i++) {
       if (epochs[i] != Long.MIN_VALUE && epochs[i] < epoch - BUCKETS) {
-        callSum -= calls[i];
-        retrySum -= retries[i];
-        calls[i] = 0;
-        retries[i] = 0;
-        epochs[i] = Long.MIN_VALUE;
+        forget(i);
       }
     }
     int index = (int) Math.floorMod(epoch, (long) epochs.length);
     if (epochs[index] != epoch) {
-      callSum -= calls[index];
-      retrySum -= retries[index];
-      calls[index] = 0;
-      retries[index] = 0;
+      forget(index);
       epochs[index] = epoch;
     }
-    currentEpoch = epoch;
-    currentIndex = index;
+    // Published after the slot is ready: a deposit without the lock lands in a counted bucket.
+    long start = epoch * bucketNanos;
+    long end = start + bucketNanos;
+    current = new Bucket(epoch, start, end < start ? Long.MAX_VALUE : end, index);
     return index;
+  }
+
+  private void forget(int i) {
+    retrySum -= retries[i];
+    calls[i].reset();
+    retries[i] = 0;
+    epochs[i] = Long.MIN_VALUE;
   }
 }

@@ -29,11 +29,7 @@ import java.util.function.ToIntFunction;
  * come from any thread.
  */
 public final class RetryCall extends HostHold {
-  private final RetryEngine engine;
   private final RequestInfo request;
-  // The call's first step (permit, attempt, a setting that needs its bounds), not its making.
-  private long startNanos;
-  private boolean started;
   // Volatile so that the first attempt's timeout is read without the lock; written under it.
   private volatile int attempt;
   private long attemptStartNanos;
@@ -43,13 +39,12 @@ public final class RetryCall extends HostHold {
 
   RetryCall(HostState state, RequestInfo request) {
     super(state);
-    this.engine = state.engine;
     this.request = request;
   }
 
   /** The bounds, made on first use from the policy and the call's start. */
   private CallBounds bounds() {
-    long start = started ? startNanos : startNanos(engine.clock().nanoTime());
+    long start = started ? startNanos : startNanos(state.engine.clock().nanoTime());
     return extras().bounds(state, start);
   }
 
@@ -136,7 +131,7 @@ public final class RetryCall extends HostHold {
       return state.perAttemptNanos;
     }
     synchronized (this) {
-      return bounds().attemptTimeoutNanos(attempt, engine.clock().nanoTime());
+      return bounds().attemptTimeoutNanos(attempt, state.engine.clock().nanoTime());
     }
   }
 
@@ -153,7 +148,7 @@ public final class RetryCall extends HostHold {
       return 0; // without a rate limit there is nothing to guard: no lock
     }
     synchronized (this) {
-      long now = engine.clock().nanoTime();
+      long now = state.engine.clock().nanoTime();
       startNanos(now);
       long maxWait = state.policy.rateLimit().maxWait().toNanos();
       long remaining = bounds().remainingNanos(now);
@@ -161,7 +156,7 @@ public final class RetryCall extends HostHold {
       long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
       if (wait == PermitLimiter.REJECTED) {
         if (wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-          engine.emit(RetryEvent.rateLimitRejected(this));
+          state.engine.emit(RetryEvent.rateLimitRejected(this));
         }
         if (state.observe) {
           return 0;
@@ -174,7 +169,7 @@ public final class RetryCall extends HostHold {
       }
       permitTaken();
       if (wait > 0 && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-        engine.emit(RetryEvent.rateLimitWait(this, wait));
+        state.engine.emit(RetryEvent.rateLimitWait(this, wait));
       }
       return state.observe ? 0 : wait;
     }
@@ -186,16 +181,20 @@ public final class RetryCall extends HostHold {
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
   public synchronized void acquireBreaker() throws CircuitBreakerOpenException {
+    takeBreaker();
+  }
+
+  private void takeBreaker() throws CircuitBreakerOpenException {
     if (acquireWhileClosed()) {
       return;
     }
-    long now = engine.clock().nanoTime();
+    long now = state.engine.clock().nanoTime();
     if (acquire(now)) {
       return;
     }
-    CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
+    CircuitBreakerOpenException e = breaker().rejection(now, state.engine.clock().wallMillis());
     if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
-      engine.emit(RetryEvent.breakerRejected(this, e));
+      state.engine.emit(RetryEvent.breakerRejected(this, e));
     }
     if (state.observe) {
       return;
@@ -226,14 +225,14 @@ public final class RetryCall extends HostHold {
     if (decision != null || state.passThrough) {
       return;
     }
-    long now = engine.clock().nanoTime();
+    long now = state.engine.clock().nanoTime();
     attempt++;
     if (!governed) {
       extras().resends().made();
     }
     recordResend(breakerFailure, now - attemptStartNanos, now);
     // The server saw one more request: the attempt counters (metrics) count what reached it.
-    engine.listeners().attempt(state.counters, this, attempt);
+    state.engine.listeners().attempt(state.counters, this, attempt, toCount());
   }
 
   /**
@@ -243,14 +242,18 @@ public final class RetryCall extends HostHold {
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
   public synchronized int beginAttempt() throws CircuitBreakerOpenException {
-    acquireBreaker();
-    return startAttempt();
+    takeBreaker(); // the lock once, not again for each step
+    return start();
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */
   public synchronized int startAttempt() {
+    return start();
+  }
+
+  private int start() {
     attempt++;
-    attemptStartNanos = engine.clock().nanoTime();
+    attemptStartNanos = state.engine.clock().nanoTime();
     startNanos(attemptStartNanos);
     decision = null;
     if (extras != null) {
@@ -263,7 +266,7 @@ public final class RetryCall extends HostHold {
     if (attempt == 1) {
       callStarted(attemptStartNanos);
     }
-    engine.listeners().attempt(state.counters, this, attempt);
+    state.engine.listeners().attempt(state.counters, this, attempt, toCount());
     return attempt;
   }
 
@@ -283,12 +286,12 @@ public final class RetryCall extends HostHold {
       long now =
           retryAfter == null && extras == null && !state.retry.retryOnStatuses().contains(status)
               ? attemptStartNanos // not used
-              : engine.clock().nanoTime();
+              : state.engine.clock().nanoTime();
       long askedNanos =
           retryAfter == null
               ? RetryAfter.NONE
-              : RetryAfter.parseNanos(retryAfter, engine.clock().wallMillis());
-      recordStatus(status, askedNanos, attemptStartNanos, now, engine.clock());
+              : RetryAfter.parseNanos(retryAfter, state.engine.clock().wallMillis());
+      recordStatus(status, askedNanos, attemptStartNanos, now, state.engine.clock());
       long retryAfterNanos = state.retry.retryAfterEnabled() ? askedNanos : RetryAfter.NONE;
       decision = decide(AttemptResult.response(status), retryAfterNanos, now);
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {
@@ -310,13 +313,13 @@ public final class RetryCall extends HostHold {
       for (int i = 0; i < resent; i++) {
         countClientResend(failOnTransport, false);
       }
-      long now = engine.clock().nanoTime();
+      long now = state.engine.clock().nanoTime();
       AttemptResult result = AttemptResult.thrown(error);
       if (result.outcome() == Outcome.CANCELLED) {
         release();
       } else {
         boolean failure = failOnTransport && error instanceof java.io.IOException;
-        record(failure, attemptStartNanos, engine.clock());
+        record(failure, attemptStartNanos, state.engine.clock());
       }
       decision = decide(result, RetryAfter.NONE, now);
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {
@@ -330,10 +333,10 @@ public final class RetryCall extends HostHold {
 
   /** The engine failed while deciding: said once per cause; the call ends with the outcome. */
   private Decision failedToDecide(AttemptResult result, Throwable bug) {
-    engine.internalError(
+    state.engine.internalError(
         "deciding after an attempt", bug, "the call ends with that attempt's outcome, not retried");
     try {
-      finish(result, null, engine.clock().nanoTime());
+      finish(result, null, state.engine.clock().nanoTime());
     } catch (RuntimeException | LinkageError | StackOverflowError again) {
       finished = true;
     }
@@ -347,7 +350,7 @@ public final class RetryCall extends HostHold {
   public synchronized void onAbandoned() {
     release();
     if (!finished) {
-      long now = engine.clock().nanoTime();
+      long now = state.engine.clock().nanoTime();
       finish(
           AttemptResult.cancelled(),
           callerTimedOut(now) ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED,
@@ -386,9 +389,9 @@ public final class RetryCall extends HostHold {
             new CallMoment(this, extras, startNanos, now, retryAfterNanos));
     // Only the breaker rule gives this reason here: end as the next attempt would have.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
-      CircuitBreakerOpenException e = breaker().rejection(now, engine.clock().wallMillis());
+      CircuitBreakerOpenException e = breaker().rejection(now, state.engine.clock().wallMillis());
       if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
-        engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
+        state.engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
       }
       finish(result, GiveUpReason.CIRCUIT_OPEN, now);
       return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, CallExtras.withEarlier(extras, e));
@@ -398,7 +401,7 @@ public final class RetryCall extends HostHold {
       return d;
     }
     if (wants(RetryEvent.Type.RETRY, attempt)) {
-      engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
+      state.engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
     }
     if (state.observe) {
       // Reported as "would retry"; the caller gets what it gets without the agent. The budget
@@ -421,28 +424,19 @@ public final class RetryCall extends HostHold {
     // Releases the permit; a retry decided and never made gives its budget back.
     callEnded(now, extras == null ? 0 : extras.retryTakenNanos);
     if (reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)) {
-      engine.emit(RetryEvent.giveUp(this, result, reason));
+      state.engine.emit(RetryEvent.giveUp(this, result, reason));
     }
     boolean succeeded =
         result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
-    engine.listeners().callEnded(state.counters, this, attempt, result, reason, succeeded);
+    state.engine.listeners().callEnded(state.counters, this, attempt, result, reason, succeeded);
   }
 
-  /** Sets the start to {@code nowNanos} unless the call started already; returns the start. */
-  private long startNanos(long nowNanos) {
-    if (!started) {
-      startNanos = nowNanos;
-      started = true;
-    }
-    return startNanos;
-  }
-
-  /** For events: time since the call started (0 before it did). */
-  long elapsedNanos() {
-    return started ? engine.clock().nanoTime() - startNanos : 0;
-  }
-
-  long wallMillis() {
-    return engine.clock().wallMillis();
+  /**
+   * How many attempts the counters count as attempt {@link #attempt} starts: a first attempt is
+   * counted at its end (with the call's, when it ends the call: {@link CallCounter}), so with the
+   * second, unless the call ended with it already.
+   */
+  private int toCount() {
+    return attempt == 1 ? 0 : attempt == 2 && !finished ? 2 : 1;
   }
 }

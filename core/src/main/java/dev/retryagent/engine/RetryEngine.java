@@ -123,7 +123,8 @@ public final class RetryEngine {
     String scheme = request.scheme();
     String host = request.host();
     int port = request.port();
-    Policy policy = s.policies.resolve(request.method(), host, port, request.path());
+    Policy policy =
+        s.policies.resolve(request.method(), host, port, s.readsPath ? request.path() : null);
     // Keyed as the target string names the host: a null host is "null" there too.
     String hostKey = String.valueOf(host);
     HostState state = s.find(policy, scheme, hostKey, port);

@@ -15,8 +15,10 @@ import okhttp3.RequestBody;
  * <p>Headers are read from the last request an attempt sent ({@link #forAttempt}): the request as
  * the application's interceptors left it, so the idempotency gate sees a key that one of them adds.
  * Until the first attempt, from the request the call was made with.
+ *
+ * <p>Not final: {@link SyncOkCall} is this view and the rest of a synchronous call in one object.
  */
-final class OkRequest implements RequestInfo {
+class OkRequest implements RequestInfo {
   private final Request request;
   private final Call call;
   private final String method;

@@ -4,9 +4,7 @@ import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
-import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
-import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -80,22 +78,18 @@ public final class RetryInterceptor implements Interceptor {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
       return managedAttempt.owner.attempt(chain, managedAttempt);
     }
-    Request request = chain.request();
-    // The request view tells the engine when the caller cancelled (OkRequest.callerGaveUp).
-    OkRequest info = new OkRequest(request, okCall);
+    // The request view tells the engine when the caller cancelled (OkRequest.callerGaveUp); it is
+    // also the attempt and the sleeper that stops waiting then.
+    SyncOkCall info = new SyncOkCall(this, chain, okCall, engine.sleeper());
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
-      return chain.proceed(request);
+      return chain.proceed(info.original());
     }
     prepare(info, call);
     limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
-      return SyncRetryLoop.execute(
-          call,
-          cancellableSleeper(okCall),
-          (n, timeoutNanos) ->
-              proceed(chain, info.forAttempt(request, n), timeoutNanos, call, info),
-          ACCESS);
+      SyncOkCall attempts = info.decidedBy(call);
+      return SyncRetryLoop.execute(call, attempts, attempts, ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
       // interrupt as an InterruptedIOException, with the flag set.
@@ -183,11 +177,6 @@ public final class RetryInterceptor implements Interceptor {
     if (deadlineNanoTime != NO_DEADLINE) {
       call.limitToCallerTimeout(engine.clock().nanoTime() + (deadlineNanoTime - System.nanoTime()));
     }
-  }
-
-  /** Waits in slices so that {@code Call.cancel()} ends a wait promptly. */
-  private Sleeper cancellableSleeper(Call okCall) {
-    return Waits.untilCancelled(engine.sleeper(), okCall::isCanceled);
   }
 
   /**

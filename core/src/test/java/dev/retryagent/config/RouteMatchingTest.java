@@ -35,6 +35,22 @@ class RouteMatchingTest {
   }
 
   @Test
+  void routesWithoutPathsNeedNoPath() throws Exception {
+    assertThat(config.routesByPath()).isTrue();
+    AgentConfig byHost =
+        Yaml.load(
+            "routes:",
+            "  - name: payments",
+            "    match: {hosts: [api.payments.example.com], methods: [POST]}");
+    assertThat(byHost.routesByPath()).isFalse();
+    assertThat(byHost.resolve("POST", "api.payments.example.com", 443, null).routeName())
+        .isEqualTo("payments");
+    assertThat(byHost.resolve("GET", "api.payments.example.com", 443, null))
+        .isSameAs(byHost.defaultPolicy());
+    assertThat(AgentConfig.defaults().routesByPath()).isFalse();
+  }
+
+  @Test
   void theFirstMatchingRouteWins() {
     assertThat(route("POST", "api.payments.example.com", 443, "/v1/charges")).isEqualTo("payments");
     assertThat(route("GET", "api.payments.example.com", 443, "/v1/charges"))

@@ -119,6 +119,137 @@ class CheapPathTest {
     assertThat(l.told).containsExactly(RetryEvent.Type.GIVE_UP);
   }
 
+  /** Counts a first-attempt success as one; attempts and call ends as they come. */
+  private static final class CountingFirstSuccesses implements RetryListener {
+    final List<String> told = new ArrayList<>();
+
+    @Override
+    public CallCounter counterFor(String route, String scheme, String host, int port) {
+      return new CallCounter() {
+        @Override
+        public void attempt() {
+          told.add("attempt");
+        }
+
+        @Override
+        public void callEnded(boolean ok) {
+          told.add(ok ? "succeeded" : "failed");
+        }
+
+        @Override
+        public void firstAttemptSucceeded() {
+          told.add("first-attempt success");
+        }
+      };
+    }
+  }
+
+  @Test
+  void aFirstAttemptIsCountedAtItsEndAndASuccessThereAsOne() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(3);
+    CountingFirstSuccesses l = new CountingFirstSuccesses();
+    EngineFixture f = EngineFixture.withListener(p.build(), l);
+    call(f, "a.example", 200);
+    assertThat(l.told).containsExactly("first-attempt success");
+    l.told.clear();
+    call(f, "a.example", 500); // not retried by default, and a failed call: counted as two
+    assertThat(l.told).containsExactly("attempt", "failed");
+    l.told.clear();
+    Driver.SYNC.run(
+        f, FakeRequest.of("GET", "a.example"), new Script(f.clock, respond(503), respond(200)));
+    // The first attempt is counted as the second starts, then the second, then the end.
+    assertThat(l.told).containsExactly("attempt", "attempt", "succeeded");
+    l.told.clear();
+    Driver.SYNC.run(
+        f,
+        FakeRequest.of("GET", "a.example"),
+        new Script(f.clock, respond(503), respond(503), respond(503)));
+    assertThat(l.told).containsExactly("attempt", "attempt", "attempt", "failed");
+  }
+
+  /** A request that counts how often it is asked for its path. */
+  private static final class PathCounting implements RequestInfo {
+    final AtomicInteger asked = new AtomicInteger();
+
+    @Override
+    public String method() {
+      return "GET";
+    }
+
+    @Override
+    public String scheme() {
+      return "http";
+    }
+
+    @Override
+    public String host() {
+      return "a.example";
+    }
+
+    @Override
+    public int port() {
+      return 80;
+    }
+
+    @Override
+    public String path() {
+      asked.incrementAndGet();
+      return "/v1/things";
+    }
+
+    @Override
+    public String header(String name) {
+      return null;
+    }
+
+    @Override
+    public boolean bodyReplayable() {
+      return true;
+    }
+  }
+
+  @Test
+  void theRequestIsAskedForItsPathOnlyWhenTheResolverReadsIt() {
+    dev.retryagent.policy.Policy p = TestPolicy.create().build();
+    PathCounting request = new PathCounting();
+    RetryEngine fixed = RetryEngine.builder().policy(p).build();
+    fixed.newCall(request);
+    assertThat(request.asked).as("PolicyResolver.always reads no path").hasValue(0);
+
+    List<String> paths = new ArrayList<>();
+    RetryEngine byPath =
+        RetryEngine.builder()
+            .policies(
+                (method, host, port, path) -> {
+                  paths.add(path);
+                  return p;
+                })
+            .build();
+    byPath.newCall(request);
+    assertThat(request.asked).hasValue(1);
+    assertThat(paths).containsExactly("/v1/things");
+
+    PolicyResolver pathless =
+        new PolicyResolver() {
+          @Override
+          public dev.retryagent.policy.Policy resolve(
+              String method, String host, int port, String path) {
+            paths.add(path);
+            return p;
+          }
+
+          @Override
+          public boolean readsPath() {
+            return false;
+          }
+        };
+    byPath.reconfigure(dev.retryagent.policy.Mode.ENFORCE, pathless);
+    byPath.newCall(request);
+    assertThat(request.asked).as("a reconfigured resolver is asked again").hasValue(1);
+    assertThat(paths).containsExactly("/v1/things", null);
+  }
+
   @Test
   void aHostWhoseBreakerWasDroppedGetsTheRegistrysNewOne() {
     TestPolicy p = TestPolicy.create();

@@ -134,6 +134,12 @@ public final class AgentRuntime {
     public Policy resolve(String method, String host, int port, String path) {
       return config.resolve(method, host, port, path);
     }
+
+    /** Without a route by path, no request is asked for its path (issue 13). */
+    @Override
+    public boolean readsPath() {
+      return config.routesByPath();
+    }
   }
 
   /** Whether the engine observes, read from the running configuration. */

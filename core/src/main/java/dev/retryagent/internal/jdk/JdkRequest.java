@@ -1,21 +1,39 @@
 package dev.retryagent.internal.jdk;
 
 import dev.retryagent.engine.CallBounds;
+import dev.retryagent.engine.Decision;
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.SyncRetryLoop;
+import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.BodySubscriber;
+import java.net.http.HttpResponse.BodySubscribers;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A {@link RequestInfo} view of an {@link HttpRequest}, and the maker of each attempt's request:
  * the same request, with the body produced again when needed, the attempt header and the attempt
  * timeout. Requests are immutable, so an attempt that changes nothing sends the original object.
+ *
+ * <p>Once {@linkplain #sending sending}, it is also the call's attempt (for {@link SyncRetryLoop})
+ * and the body handler that decides: it wraps the caller's {@link BodyHandler}, which sees the
+ * status and headers before the body, so the retry decision is made there. A response that will be
+ * retried gets a subscriber that reads and drops its body (freeing the connection) and never
+ * reaches the caller's handler, which therefore runs exactly once per call, for the response the
+ * caller receives. One object for the three: a call makes nothing else of its own but the engine's
+ * (issue 13).
  */
-final class JdkRequest implements RequestInfo {
+final class JdkRequest<T>
+    implements RequestInfo, BodyHandler<T>, SyncRetryLoop.Attempt<HttpResponse<T>> {
   private final HttpRequest request;
   private final String method;
   private final String scheme;
@@ -24,6 +42,10 @@ final class JdkRequest implements RequestInfo {
   private final String path;
   private ReplayableBody body;
   private String attemptHeader;
+  // Set by sending(): the caller's handler, the call that decides, the client that sends.
+  private BodyHandler<T> handler;
+  private RetryCall call;
+  private JdkTransport transport;
 
   JdkRequest(HttpRequest request) {
     this.request = request;
@@ -40,6 +62,36 @@ final class JdkRequest implements RequestInfo {
   void prepare(long replayBodyLimit, String attemptHeader) {
     this.body = ReplayableBody.of(request.bodyPublisher().orElse(null), replayBodyLimit);
     this.attemptHeader = attemptHeader;
+  }
+
+  /** The call is sent with {@code handler} through {@code transport}, decided by {@code call}. */
+  JdkRequest<T> sending(JdkTransport transport, BodyHandler<T> handler, RetryCall call) {
+    this.transport = transport;
+    this.handler = handler;
+    this.call = call;
+    return this;
+  }
+
+  /** One attempt of a synchronous call: this request's attempt, with this as its body handler. */
+  @Override
+  public HttpResponse<T> run(int n, long timeoutNanos) throws IOException, InterruptedException {
+    return transport.send(forAttempt(n, timeoutNanos), this);
+  }
+
+  /** Decides on the status and headers; the caller's handler gets only the final response. */
+  @Override
+  public BodySubscriber<T> apply(HttpResponse.ResponseInfo info) {
+    Decision d;
+    try {
+      d = call.onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
+    } catch (RuntimeException e) {
+      // Our bug must not cost the caller its response.
+      return handler.apply(info);
+    }
+    if (d.retry() || d.error() != null) {
+      return BodySubscribers.replacing(null);
+    }
+    return handler.apply(info);
   }
 
   @Override
@@ -102,7 +154,8 @@ final class JdkRequest implements RequestInfo {
    *     is kept when it is shorter ({@link CallBounds#shorterTimeout})
    */
   HttpRequest forAttempt(int n, long limitNanos) {
-    long own = request.timeout().map(Duration::toNanos).orElse(-1L);
+    Optional<Duration> timeout = request.timeout(); // the request's own: nothing allocated
+    long own = timeout.isPresent() ? timeout.get().toNanos() : -1L;
     long timeoutNanos = CallBounds.shorterTimeout(limitNanos, own);
     boolean sameBody = body == null || !body.isTeed();
     if (sameBody && attemptHeader == null && timeoutNanos < 0) {

@@ -62,19 +62,16 @@ public final class JdkRetrying {
     if (isJdkInternal(request)) {
       return transport.send(request, handler);
     }
-    JdkRequest info = new JdkRequest(request);
+    JdkRequest<T> info = new JdkRequest<>(request);
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
       return transport.send(request, handler);
     }
     prepare(info, call);
-    BodyHandler<T> deciding = new DecidingBodyHandler<>(handler, call);
     try {
+      // The request view is also the attempt and the deciding body handler: one object.
       return SyncRetryLoop.execute(
-          call,
-          engine.sleeper(),
-          (n, timeoutNanos) -> transport.send(info.forAttempt(n, timeoutNanos), deciding),
-          access());
+          call, engine.sleeper(), info.sending(transport, handler, call), access());
     } catch (InterruptedException e) {
       throw asSendThrowsIt(e);
     }
@@ -111,13 +108,13 @@ public final class JdkRetrying {
     if (isJdkInternal(request)) {
       return transport.sendAsync(request, handler, pushPromiseHandler);
     }
-    JdkRequest info = new JdkRequest(request);
+    JdkRequest<T> info = new JdkRequest<>(request);
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
       return transport.sendAsync(request, handler, pushPromiseHandler);
     }
     prepare(info, call);
-    BodyHandler<T> deciding = new DecidingBodyHandler<>(handler, call);
+    BodyHandler<T> deciding = info.sending(transport, handler, call);
     return AsyncRetryLoop.execute(
         engine,
         call,
@@ -127,7 +124,7 @@ public final class JdkRetrying {
         JDK_FUTURE);
   }
 
-  private static void prepare(JdkRequest info, RetryCall call) {
+  private static void prepare(JdkRequest<?> info, RetryCall call) {
     // The JDK's own resends are told by the request view (JdkRequest.clientResendsIn).
     info.prepare(call.policy().retry().replayBodyLimit(), call.policy().retry().attemptHeader());
   }

@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.LongAdder;
  */
 final class Counters implements CallCounter {
   private final LongAdder[] adders = new LongAdder[CounterSnapshot.SIZE];
+  // Calls that succeeded at their first attempt: an attempt and a success each, one increment.
+  private final LongAdder firstAttemptSuccesses = new LongAdder();
 
   Counters() {
     for (int i = 0; i < adders.length; i++) {
@@ -27,6 +29,11 @@ final class Counters implements CallCounter {
   @Override
   public void callEnded(boolean succeeded) {
     add(succeeded ? Stat.SUCCEEDED : Stat.FAILED);
+  }
+
+  @Override
+  public void firstAttemptSucceeded() {
+    firstAttemptSuccesses.increment();
   }
 
   void add(Stat s) {
@@ -47,6 +54,9 @@ final class Counters implements CallCounter {
     for (int i = 0; i < v.length; i++) {
       v[i] = adders[i].sum();
     }
+    long first = firstAttemptSuccesses.sum();
+    v[Stat.ATTEMPTS.ordinal()] += first;
+    v[Stat.SUCCEEDED.ordinal()] += first;
     v[Stat.CALLS.ordinal()] = v[Stat.SUCCEEDED.ordinal()] + v[Stat.FAILED.ordinal()];
     return new CounterSnapshot(v);
   }

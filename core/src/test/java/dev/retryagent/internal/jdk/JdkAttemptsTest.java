@@ -16,8 +16,8 @@ class JdkAttemptsTest {
   private static final long MS = 1_000_000L;
   private static final URI URL = URI.create("http://127.0.0.1:9/v1/items");
 
-  private static JdkRequest request(HttpRequest r) {
-    JdkRequest info = new JdkRequest(r);
+  private static JdkRequest<?> request(HttpRequest r) {
+    JdkRequest<?> info = new JdkRequest<>(r);
     info.prepare(64 * 1024, null);
     return info;
   }
