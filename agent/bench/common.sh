@@ -11,3 +11,15 @@ median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (
 # The one line that says when and on what a table was measured: date, cores, load, and the number
 # of interleaved rounds when $1 gives one. Timings on a loaded machine say little without it.
 run_header() { echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)${1:+, $1 interleaved runs each}"; }
+
+# Compiles agent/bench/apps into $work/apps, and a Premain-Class that does nothing into
+# $work/noop-agent.jar (what any -javaagent costs the JVM), in a temporary $work removed on exit.
+# Stops when the agent under test has not been built.
+prepare_apps() {
+  [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  "$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/*.java
+  printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
+  (cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
+}

@@ -19,13 +19,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-[ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
 CONFIG=$PWD/config/llm-provider.yml
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-"$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/*.java
-printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
-(cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
+prepare_apps
 
 labels=(); cmds=()
 add() { labels+=("$1"); cmds+=("$2"); }

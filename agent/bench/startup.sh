@@ -34,12 +34,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-[ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-"$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/*.java
-printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
-(cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
+prepare_apps
 
 labels=(); cmds=()
 add() { labels+=("$1"); cmds+=("$2"); }
