@@ -8,6 +8,7 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
 import java.io.IOException;
+import java.util.function.BooleanSupplier;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.Dispatcher;
@@ -28,8 +29,12 @@ import okhttp3.Response;
  * without sending anything.
  *
  * <p>Thread-safe: OkHttp's threads, the scheduler's, and any thread that cancels.
+ *
+ * <p>It is itself the engine's cancel signal ({@link #getAsBoolean}) and the task its waits
+ * schedule ({@link #run}): 10,000 calls may wait at once (issue 13), and each lambda would be one
+ * more object per waiting call. Neither method is for anyone else.
  */
-final class EnqueuedCall {
+final class EnqueuedCall implements BooleanSupplier, Runnable {
   private final AsyncRetrier retrier;
   private final RetryEngine engine;
   final Call original;
@@ -67,11 +72,12 @@ final class EnqueuedCall {
     this.dispatcher = dispatcher;
     this.retryCall = retryCall;
     this.info = info;
-    retryCall.cancelledWhen(this::gaveUp);
+    retryCall.cancelledWhen(this);
   }
 
   /** The application gave up: it cancelled the call, or its timeout cancelled an attempt. */
-  private boolean gaveUp() {
+  @Override
+  public boolean getAsBoolean() {
     Call attempt = lastAttempt;
     return cancelled || original.isCanceled() || (attempt != null && attempt.isCanceled());
   }
@@ -91,7 +97,7 @@ final class EnqueuedCall {
       return;
     }
     if (wait > 0) {
-      schedule(this::nextAttempt, wait, false);
+      schedule(wait, false);
     } else {
       nextAttempt();
     }
@@ -232,7 +238,12 @@ final class EnqueuedCall {
     }
   }
 
-  private void schedule(Runnable task, long delayNanos, boolean isRetry) {
+  /**
+   * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
+   * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
+   * limit's wait with the attempt ({@link #nextAttempt}).
+   */
+  private void schedule(long delayNanos, boolean isRetry) {
     synchronized (this) {
       if (done) {
         return;
@@ -241,21 +252,29 @@ final class EnqueuedCall {
         engine.asyncRetryScheduled();
       }
       pendingIsRetry = isRetry;
-      pending = engine.scheduler().schedule(() -> due(task), delayNanos);
+      pending = engine.scheduler().schedule(this, delayNanos);
     }
   }
 
-  private void due(Runnable task) {
+  /** A wait {@link #schedule}d is over, on the scheduler's thread. */
+  @Override
+  public void run() {
+    boolean retry;
     synchronized (this) {
       if (pending == null) {
         return; // cancelled meanwhile
       }
       pending = null;
-      if (pendingIsRetry) {
+      retry = pendingIsRetry;
+      if (retry) {
         engine.asyncRetryDone();
       }
     }
-    task.run();
+    if (retry) {
+      next();
+    } else {
+      nextAttempt();
+    }
   }
 
   /**
@@ -308,7 +327,7 @@ final class EnqueuedCall {
   private void retryLater(long delayNanos) {
     synchronized (this) {
       if (!cancelled && !done) {
-        schedule(this::next, delayNanos, true);
+        schedule(delayNanos, true);
         return;
       }
     }
