@@ -28,9 +28,11 @@ import org.apache.hc.core5.util.TimeValue;
  *       comes back to {@link RetryExecHandler}, whose retry, with the policy's backoff, {@code
  *       Retry-After} rule, deadline, breaker and budget, takes the resend's place, so the two never
  *       multiply and the last attempt is never spent on a resend the policy did not choose;
- *   <li>any other outcome (a POST without idempotency key, a status {@code retryOn} does not name,
- *       retries disabled, observe mode) is HttpClient's to resend, exactly as without the agent,
- *       except in a retry of ours with no attempt left; a resend counts as an attempt ({@link
+ *   <li>a request the policy would not repeat (a POST without idempotency key) is never resent, as
+ *       OkHttp's and the JDK's own resends of it are not;
+ *   <li>any other outcome (a status {@code retryOn} does not name, retries disabled, observe mode,
+ *       where a POST is resent too) is HttpClient's to resend, exactly as without the agent, except
+ *       in a retry of ours with no attempt left; a resend counts as an attempt ({@link
  *       ResendCounter}).
  * </ul>
  *
