@@ -1,5 +1,6 @@
 package dev.retryagent.apache4;
 
+import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
@@ -121,8 +122,14 @@ public final class ApacheRetrying4 {
     // Without a context of the application's, each attempt gets a fresh one, as a new call would.
     ObservingContext observed =
         new ObservingContext(context != null ? context : new BasicHttpContext(), call);
+    CallContext.AttemptSpan span = call.context().startAttempt(request, HEADERS);
     try {
-      return transport.execute(target, request, observed);
+      CloseableHttpResponse response = transport.execute(target, request, observed);
+      span.end(response.getStatusLine().getStatusCode(), null);
+      return response;
+    } catch (IOException | RuntimeException | Error e) {
+      span.end(-1, e);
+      throw e;
     } finally {
       if (observed.log().exchanges() > 0) {
         info.markSent();
@@ -130,6 +137,9 @@ public final class ApacheRetrying4 {
       observed.log().reportTo(call);
     }
   }
+
+  /** Sets the attempt's trace context on the request it sends. */
+  private static final CallContext.HeaderSetter<HttpRequest> HEADERS = HttpRequest::setHeader;
 
   static final ResponseAccess<CloseableHttpResponse> ACCESS =
       new ResponseAccess<CloseableHttpResponse>() {

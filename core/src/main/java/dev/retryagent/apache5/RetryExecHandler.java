@@ -1,5 +1,6 @@
 package dev.retryagent.apache5;
 
+import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
@@ -180,10 +181,18 @@ public final class RetryExecHandler implements ExecChainHandler {
       throws IOException {
     Attempt attempt = new Attempt(call);
     CURRENT.set(attempt);
+    ClassicHttpRequest sent = info.forAttempt(request, n);
+    CallContext.AttemptSpan span = call.context().startAttempt(sent, HEADERS);
     try {
-      return chain.proceed(info.forAttempt(request, n), scope);
+      ClassicHttpResponse response = chain.proceed(sent, scope);
+      span.end(response.getCode(), null);
+      return response;
     } catch (HttpException e) {
+      span.end(-1, e);
       throw new ChainFailure(e);
+    } catch (IOException | RuntimeException | Error e) {
+      span.end(-1, e);
+      throw e;
     } finally {
       CURRENT.set(null);
       attempt.log.reportTo(call);
@@ -213,6 +222,10 @@ public final class RetryExecHandler implements ExecChainHandler {
       this.cause = cause;
     }
   }
+
+  /** Sets the attempt's trace context on the request it sends. */
+  private static final CallContext.HeaderSetter<ClassicHttpRequest> HEADERS =
+      ClassicHttpRequest::setHeader;
 
   static final ResponseAccess<ClassicHttpResponse> ACCESS =
       new ResponseAccess<ClassicHttpResponse>() {

@@ -33,8 +33,38 @@ public interface CallContext {
    */
   default void on(RetryEvent event) {}
 
+  /**
+   * Tells the context an attempt is about to be sent, for a client whose tracing cannot see the
+   * attempts one by one: Apache HttpClient, where the OpenTelemetry agent's span wraps the whole
+   * {@code execute}, our retries inside it. The context may start a span for the attempt (the
+   * OpenTelemetry one does for each resend; the first attempt is that client span's own) and set
+   * its trace context on the attempt's request with {@code headers}. Called inside {@link #enter}
+   * on the attempt's thread, once per attempt, before its request is sent; clients whose attempts
+   * the tracer sees itself never call it. The default starts nothing.
+   */
+  default <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+    return AttemptSpan.NONE;
+  }
+
   /** The call is over; called once, after its last attempt ended and its last event. */
   default void end() {}
+
+  /** The span of one attempt ({@link #startAttempt}), maybe none; ended once, on its thread. */
+  interface AttemptSpan {
+    /** No span. */
+    AttemptSpan NONE = new NoContext();
+
+    /**
+     * The attempt is over: answered with {@code status}, or failed with {@code failure} (status
+     * -1). Ended when the client returns the response to the chain above, before its body is read.
+     */
+    void end(int status, Throwable failure);
+  }
+
+  /** Sets a header on a client's request. */
+  interface HeaderSetter<R> {
+    void set(R request, String name, String value);
+  }
 
   /** Closes without throwing. */
   interface Scope extends AutoCloseable {

@@ -1,12 +1,13 @@
 package dev.retryagent.engine;
 
 /**
- * {@link CallContext#NONE} and {@link CallContext.Scope#NONE}: no context, a scope that restores
- * nothing (a class rather than lambdas, so nothing is spun when the engine first uses them); and
- * how the engine makes and tells a call's context without its tracing ever failing the call.
+ * {@link CallContext#NONE}, {@link CallContext.Scope#NONE} and {@link
+ * CallContext.AttemptSpan#NONE}: no context, a scope that restores nothing, no span (a class rather
+ * than lambdas, so nothing is spun when the engine first uses them); and how the engine makes and
+ * tells a call's context without its tracing ever failing the call.
  */
-final class NoContext implements CallContext, CallContext.Scope {
-  // No static state: the two constants above create one each, in whichever order their
+final class NoContext implements CallContext, CallContext.Scope, CallContext.AttemptSpan {
+  // No static state: the three constants above create one each, in whichever order their
   // interfaces are initialised, without a cycle that could leave either null.
   NoContext() {}
 
@@ -38,4 +39,7 @@ final class NoContext implements CallContext, CallContext.Scope {
 
   @Override
   public void close() {}
+
+  @Override
+  public void end(int status, Throwable failure) {}
 }

@@ -43,8 +43,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code java.net.http} ({@code send}, {@code sendAsync}), OkHttp ({@code execute}, {@code
  * enqueue}) and {@code HttpURLConnection} (a GET, over http and https; a PUT whose streamed body is
  * replayed), against a server answering 503, 503, 200; a POST answered 503 is one span, as without
- * the agent. All scenarios of one order and JDK run in one forked JVM (the OpenTelemetry agent
- * takes seconds to start).
+ * the agent. Apache HttpClient 5.x and 4.5, whose whole {@code execute} is the OpenTelemetry
+ * agent's one span: that span is the first attempt's, and each resend a CLIENT span of
+ * retry-agent's under it. All scenarios of one order and JDK run in one forked JVM (the
+ * OpenTelemetry agent takes seconds to start).
  */
 class OpenTelemetryIT {
   private static final List<String> THREE_ATTEMPTS =
@@ -67,6 +69,16 @@ class OpenTelemetryIT {
   private static final String NOT_RETRIED = "urlpost-app";
 
   private static final String NO_SPAN = "0000000000000000";
+
+  /**
+   * Apache HttpClient 5.x and 4.5, answered 503, 503, 200: the OpenTelemetry agent's span wraps the
+   * whole {@code execute} and is the first attempt's; each resend is a CLIENT span of retry-agent's
+   * under it.
+   */
+  private static final List<String> APACHE = List.of("ap5-root", "ap5-app", "ap4-root", "ap4-app");
+
+  /** An Apache HttpClient 5.x POST answered 503, never repeated: traced as without the agent. */
+  private static final String APACHE_NOT_RETRIED = "ap5post-app";
 
   /** One JVM per order, each order on another JDK: both orders and both JDKs in two runs. */
   static Stream<Arguments> ordersAndJdks() {
@@ -96,6 +108,10 @@ class OpenTelemetryIT {
       }
       server.enqueue(status(503), status(503), status(503));
       server.enqueue(status(503));
+      for (int i = 0; i < APACHE.size(); i++) {
+        server.enqueue(status(503), status(503), ok("fine"));
+      }
+      server.enqueue(status(503));
       String retry = "-javaagent:" + ForkedJvm.agentJar() + "=" + resource("otel.yml");
       String otel = "-javaagent:" + ApacheVersions.jarsIn("otel-agent")[0];
       List<String> args = new ArrayList<>();
@@ -103,6 +119,8 @@ class OpenTelemetryIT {
       args.addAll(THREE_ATTEMPTS);
       args.add(GIVE_UP);
       args.add(NOT_RETRIED);
+      args.addAll(APACHE);
+      args.add(APACHE_NOT_RETRIED);
 
       ForkedJvm.Result run =
           ForkedJvm.builder(jdk)
@@ -121,11 +139,14 @@ class OpenTelemetryIT {
                   "-Dotel.instrumentation.java-http-client.enabled=true",
                   "-Dotel.instrumentation.okhttp.enabled=true",
                   "-Dotel.instrumentation.http-url-connection.enabled=true",
+                  "-Dotel.instrumentation.apache-httpclient.enabled=true",
                   "-Dotel.instrumentation.executors.enabled=true",
                   "-Dotel.instrumentation.opentelemetry-api.enabled=true")
               .mainClass(OtelApp.class)
               .classpath(ApacheVersions.jarsIn("otel-api"))
               .classpath(OkHttpVersions.V4.jars())
+              .classpath(ApacheVersions.V4_5.jars())
+              .classpath(ApacheVersions.V5_6.jars())
               .args(args.toArray(String[]::new))
               .timeout(Duration.ofSeconds(180))
               .run();
@@ -184,7 +205,100 @@ class OpenTelemetryIT {
           .extracting(RecordedRequest::bodyText)
           .containsExactly("body of urlput-app", "body of urlput-app", "body of urlput-app");
       checkNotRetried(run, spans, byPath.get("/" + NOT_RETRIED));
+      for (String scenario : APACHE) {
+        checkApacheResends(run, scenario, spans, byPath.get("/" + scenario));
+      }
+      checkApacheNotRetried(run, spans, byPath.get("/" + APACHE_NOT_RETRIED));
     }
+  }
+
+  /**
+   * Apache HttpClient, 503, 503, 200: the OpenTelemetry agent's one CLIENT span for the call (under
+   * the application's span, or a root) is the first attempt's, its request carrying it, with the
+   * retries' events; each resend is a CLIENT span of retry-agent's under it, resend counts 1 and 2,
+   * its request carrying it.
+   */
+  private static void checkApacheResends(
+      ForkedJvm.Result run, String scenario, List<Span> spans, List<RecordedRequest> requests) {
+    assertThat(run.value(scenario + ".status")).as(scenario).isEqualTo("200");
+    assertThat(requests).as(scenario).hasSize(3);
+    List<Span> all = ExportedSpans.clientSpansOf(spans, "/" + scenario);
+    Span call =
+        all.stream()
+            .filter(s -> !s.scope().equals("dev.retryagent"))
+            .collect(Collectors.collectingAndThen(Collectors.toList(), l -> single(scenario, l)));
+    assertThat(call.scope()).as(scenario).startsWith("io.opentelemetry.apache-httpclient");
+    assertThat(call.attribute("http.response.status_code")).isEqualTo("200");
+    if (scenario.endsWith("-app")) {
+      assertThat(call.parentSpanId()).isEqualTo(run.value(scenario + ".appSpan"));
+      assertThat(call.traceId()).isEqualTo(run.value(scenario + ".trace"));
+    } else {
+      assertThat(call.parentSpanId()).as(scenario + ": a root").isEmpty();
+    }
+    List<Span> resends =
+        all.stream().filter(s -> s.scope().equals("dev.retryagent")).collect(Collectors.toList());
+    assertThat(resends).as(scenario + ": one CLIENT span per resend").hasSize(2);
+    Map<String, String> statusByResend = new HashMap<>();
+    for (Span r : resends) {
+      assertThat(r.kind()).isEqualTo(call.kind());
+      assertThat(r.name()).isEqualTo("GET");
+      assertThat(r.parentSpanId())
+          .as(scenario + ": under the call's span")
+          .isEqualTo(call.spanId());
+      assertThat(r.traceId()).isEqualTo(call.traceId());
+      assertThat(r.attribute("http.request.method")).isEqualTo("GET");
+      assertThat(r.attribute("server.port")).isEqualTo(call.attribute("server.port"));
+      assertThat(r.attribute("url.full")).isEqualTo(call.attribute("url.full"));
+      statusByResend.put(
+          r.attribute("http.request.resend_count"), r.attribute("http.response.status_code"));
+      if ("503".equals(r.attribute("http.response.status_code"))) {
+        assertThat(r.attribute("error.type")).isEqualTo("503");
+        assertThat(r.statusCode()).as("ERROR").isEqualTo("2");
+      }
+    }
+    assertThat(statusByResend).as(scenario).isEqualTo(Map.of("1", "503", "2", "200"));
+    assertThat(retryEvents(call))
+        .as(scenario + ": the waits before the retries")
+        .containsExactly("503 after attempt 1, wait 50 ms", "503 after attempt 2, wait 100 ms");
+    List<String> expected = new ArrayList<>();
+    expected.add(traceparentOf(call));
+    resends.forEach(r -> expected.add(traceparentOf(r)));
+    assertThat(requests.stream().map(OpenTelemetryIT::traceparentSent))
+        .as(scenario + ": each request carries its own attempt's span")
+        .containsExactlyInAnyOrderElementsOf(expected);
+  }
+
+  /** A POST never repeated: the OpenTelemetry agent's one span, as without retry-agent. */
+  private static void checkApacheNotRetried(
+      ForkedJvm.Result run, List<Span> spans, List<RecordedRequest> requests) {
+    String scenario = APACHE_NOT_RETRIED;
+    assertThat(run.value(scenario + ".status")).isEqualTo("503");
+    assertThat(requests).hasSize(1);
+    assertThat(requests.get(0).bodyText()).isEqualTo("body of " + scenario);
+    Span call = single(scenario, ExportedSpans.clientSpansOf(spans, "/" + scenario));
+    assertThat(call.scope()).startsWith("io.opentelemetry.apache-httpclient");
+    assertThat(call.parentSpanId()).isEqualTo(run.value(scenario + ".appSpan"));
+    assertThat(traceparentSent(requests.get(0))).isEqualTo(traceparentOf(call));
+    assertThat(call.events())
+        .filteredOn(e -> e.name().equals("retry_agent.give_up"))
+        .singleElement()
+        .satisfies(
+            e -> assertThat(e.attributes()).containsEntry("retry_agent.reason", "not-idempotent"));
+  }
+
+  private static Span single(String scenario, List<Span> spans) {
+    assertThat(spans).as(scenario).hasSize(1);
+    return spans.get(0);
+  }
+
+  /** Version, trace id, parent id; not the flags (sampled, and random on newer agents). */
+  private static String traceparentSent(RecordedRequest request) {
+    String tp = request.header("traceparent");
+    return tp == null ? null : tp.substring(0, tp.lastIndexOf('-'));
+  }
+
+  private static String traceparentOf(Span span) {
+    return "00-" + span.traceId() + "-" + span.spanId();
   }
 
   /**

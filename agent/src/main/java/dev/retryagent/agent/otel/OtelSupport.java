@@ -35,6 +35,7 @@ public final class OtelSupport implements CallContext.Factory {
   private static final String[] REQUIRED = {
     "io.opentelemetry.javaagent.shaded.io.opentelemetry.api.GlobalOpenTelemetry",
     "io.opentelemetry.javaagent.shaded.io.opentelemetry.context.Context",
+    "io.opentelemetry.javaagent.shaded.io.opentelemetry.context.propagation.TextMapSetter",
     "io.opentelemetry.javaagent.shaded.instrumentation.api.semconv.http"
         + ".HttpClientRequestResendCount",
   };

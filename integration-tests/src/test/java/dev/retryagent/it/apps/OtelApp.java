@@ -31,12 +31,13 @@ import okhttp3.Response;
  * ({@code Call.execute}), {@code okenq} ({@code Call.enqueue}), {@code url} ({@code
  * HttpURLConnection} GET; {@code urls}: the same to the base URL in the system property {@code
  * otelit.https}), {@code urlput} and {@code urlpost} ({@code HttpURLConnection} PUT and POST of the
- * body {@code body of SCENARIO}, in fixed-length streaming mode); PARENT {@code root} (no span
- * current) or {@code app} (inside a span of the application's own tracer). One call each, in order,
- * to {@code BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code
- * SCENARIO.appSpan=} and {@code SCENARIO.trace=}, and for the asynchronous ones {@code
- * SCENARIO.callbackSpan=} (the span current in the application's stage or callback: all zeros for
- * none).
+ * body {@code body of SCENARIO}, in fixed-length streaming mode), {@code ap5} and {@code ap4} (a
+ * GET through an Apache HttpClient 5.x and 4.5 client with a response handler; {@code ap5post}: a
+ * POST of the body {@code body of SCENARIO}); PARENT {@code root} (no span current) or {@code app}
+ * (inside a span of the application's own tracer). One call each, in order, to {@code
+ * BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code SCENARIO.appSpan=}
+ * and {@code SCENARIO.trace=}, and for the asynchronous ones {@code SCENARIO.callbackSpan=} (the
+ * span current in the application's stage or callback: all zeros for none).
  */
 public final class OtelApp {
   private OtelApp() {}
@@ -46,6 +47,7 @@ public final class OtelApp {
     Tracer tracer = GlobalOpenTelemetry.getTracer("otel-it-app");
     HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     OkHttpClient ok = new OkHttpClient();
+    Apache apache = new Apache();
     for (int i = 1; i < args.length; i++) {
       String scenario = args[i];
       String url = base + "/" + scenario;
@@ -58,7 +60,7 @@ public final class OtelApp {
         System.out.println(scenario + ".trace=" + span.getSpanContext().getTraceId());
       }
       try {
-        System.out.println(scenario + ".status=" + call(scenario, url, jdk, ok));
+        System.out.println(scenario + ".status=" + call(scenario, url, jdk, ok, apache));
       } finally {
         if (scope != null) {
           scope.close();
@@ -72,7 +74,8 @@ public final class OtelApp {
     ok.connectionPool().evictAll();
   }
 
-  private static int call(String scenario, String url, HttpClient jdk, OkHttpClient ok)
+  private static int call(
+      String scenario, String url, HttpClient jdk, OkHttpClient ok, Apache apache)
       throws Exception {
     String client = scenario.substring(0, scenario.indexOf('-'));
     HttpRequest request =
@@ -119,6 +122,21 @@ public final class OtelApp {
         return viaUrlConnection(url, "PUT", "body of " + scenario);
       case "urlpost":
         return viaUrlConnection(url, "POST", "body of " + scenario);
+      case "ap5":
+        return apache.five.execute(
+            new org.apache.hc.client5.http.classic.methods.HttpGet(url), Apache::code5);
+      case "ap5post":
+        org.apache.hc.client5.http.classic.methods.HttpPost post =
+            new org.apache.hc.client5.http.classic.methods.HttpPost(url);
+        post.setEntity(new org.apache.hc.core5.http.io.entity.StringEntity("body of " + scenario));
+        return apache.five.execute(post, Apache::code5);
+      case "ap4":
+        return apache.four.execute(
+            new org.apache.http.client.methods.HttpGet(url),
+            r -> {
+              org.apache.http.util.EntityUtils.consume(r.getEntity());
+              return r.getStatusLine().getStatusCode();
+            });
       default:
         throw new IllegalArgumentException(scenario);
     }
@@ -145,6 +163,19 @@ public final class OtelApp {
       }
     }
     return status;
+  }
+
+  /** One client of each Apache HttpClient line, as an application builds them. */
+  private static final class Apache {
+    final org.apache.hc.client5.http.impl.classic.CloseableHttpClient five =
+        org.apache.hc.client5.http.impl.classic.HttpClients.custom().build();
+    final org.apache.http.impl.client.CloseableHttpClient four =
+        org.apache.http.impl.client.HttpClients.custom().build();
+
+    static int code5(org.apache.hc.core5.http.ClassicHttpResponse r) throws IOException {
+      org.apache.hc.core5.http.io.entity.EntityUtils.consume(r.getEntity());
+      return r.getCode();
+    }
   }
 
   private static void callbackSpan(String scenario) {

@@ -1,6 +1,7 @@
 package dev.retryagent.agent.otel.glue;
 
 import dev.retryagent.engine.CallContext;
+import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryEvent;
 import io.opentelemetry.api.common.Attributes;
 import io.opentelemetry.api.common.AttributesBuilder;
@@ -15,16 +16,28 @@ import io.opentelemetry.context.Context;
  * <p>Events, on the call's span or else the application's: {@code retry_agent.retry} (the attempt,
  * its outcome, the wait before the next attempt in {@code retry_agent.delay_ms}, the route), {@code
  * retry_agent.give_up} (the same and {@code retry_agent.reason}), {@code
- * retry_agent.breaker_rejected} and {@code retry_agent.rate_limited}. No exception message is
- * recorded (it may hold a URL with a query), only {@code error.type}, its class.
+ * retry_agent.breaker_rejected} and {@code retry_agent.rate_limited}. For Apache HttpClient, a
+ * CLIENT span per resend ({@link #startAttempt}). No exception message is recorded (it may hold a
+ * URL with a query), only {@code error.type}, its class.
  */
 final class OtelCall implements CallContext {
+  private final OtelCallContexts contexts;
+  private final RequestInfo request;
   private final Context caller;
   private final Context context; // null in observe mode: the attempt runs as without the agent
   private final Span callSpan; // ours, or null under the application's span
   private final Span events; // the call span, or the application's span
+  private int attempts; // told by startAttempt, on the (one) thread of a synchronous call
 
-  OtelCall(Context caller, Context context, Span callSpan, Span events) {
+  OtelCall(
+      OtelCallContexts contexts,
+      RequestInfo request,
+      Context caller,
+      Context context,
+      Span callSpan,
+      Span events) {
+    this.contexts = contexts;
+    this.request = request;
     this.caller = caller;
     this.context = context;
     this.callSpan = callSpan;
@@ -39,6 +52,27 @@ final class OtelCall implements CallContext {
   @Override
   public CallContext.Scope enterCaller() {
     return context == null ? CallContext.Scope.NONE : new OtelScope(caller.makeCurrent());
+  }
+
+  /**
+   * A CLIENT span for each resend ({@link OtelAttempt}), in the call's context: for Apache
+   * HttpClient, under the OpenTelemetry agent's span for the whole {@code execute}. The first
+   * attempt gets none: that span is its span, and its request carries that span's context, so a
+   * call that is not retried is traced and sent exactly as without retry-agent. Never in observe
+   * mode, where the agent makes no attempt of its own. Tracing never fails the attempt: if the
+   * OpenTelemetry agent's API fails, the attempt goes on without a span.
+   */
+  @Override
+  public <R> AttemptSpan startAttempt(R carrier, HeaderSetter<R> headers) {
+    int resends = attempts++;
+    if (context == null || resends == 0) {
+      return AttemptSpan.NONE;
+    }
+    try {
+      return OtelAttempt.start(contexts, context, request, resends, carrier, headers);
+    } catch (RuntimeException | LinkageError e) {
+      return AttemptSpan.NONE;
+    }
   }
 
   @Override

@@ -8,6 +8,7 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.instrumentation.api.semconv.http.HttpClientRequestResendCount;
 
 /**
@@ -23,12 +24,15 @@ import io.opentelemetry.instrumentation.api.semconv.http.HttpClientRequestResend
  *       sent, none around them.
  *   <li>The context carries an {@link HttpClientRequestResendCount}: the instrumentation sets
  *       {@code http.request.resend_count} from it, 1 on the second attempt's span, 2 on the third.
+ *   <li>Apache HttpClient, whose attempts the instrumentation cannot see (its span wraps the whole
+ *       {@code execute}), asks for a CLIENT span per attempt itself ({@link OtelAttempt}).
  *   <li>Observe mode makes no attempt of its own: the trace stays as without the agent, and the
  *       "would retry" events go on the application's span, if there is one.
  * </ul>
  */
 public final class OtelCallContexts implements CallContext.Factory {
-  private final Tracer tracer;
+  final Tracer tracer;
+  final TextMapPropagator propagator;
 
   /**
    * @throws IllegalStateException when the OpenTelemetry agent has not set its global instance
@@ -39,6 +43,7 @@ public final class OtelCallContexts implements CallContext.Factory {
       throw new IllegalStateException("GlobalOpenTelemetry is not set");
     }
     tracer = GlobalOpenTelemetry.getTracer("dev.retryagent");
+    propagator = GlobalOpenTelemetry.getPropagators().getTextMapPropagator();
   }
 
   @Override
@@ -47,7 +52,7 @@ public final class OtelCallContexts implements CallContext.Factory {
     Span callerSpan = Span.fromContext(caller);
     boolean underSpan = callerSpan.getSpanContext().isValid();
     if (call.observeOnly()) {
-      return underSpan ? new OtelCall(caller, null, null, callerSpan) : null;
+      return underSpan ? new OtelCall(this, call.request(), caller, null, null, callerSpan) : null;
     }
     Span callSpan = null;
     Context context = caller;
@@ -68,6 +73,7 @@ public final class OtelCallContexts implements CallContext.Factory {
       context = caller.with(callSpan);
     }
     context = HttpClientRequestResendCount.initialize(context);
-    return new OtelCall(caller, context, callSpan, callSpan != null ? callSpan : callerSpan);
+    return new OtelCall(
+        this, call.request(), caller, context, callSpan, callSpan != null ? callSpan : callerSpan);
   }
 }

@@ -1,0 +1,113 @@
+package dev.retryagent.agent.otel.glue;
+
+import dev.retryagent.engine.CallContext;
+import dev.retryagent.engine.RequestInfo;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanBuilder;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.context.Context;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * The CLIENT span of one attempt, made by retry-agent itself for a client whose attempts the
+ * OpenTelemetry agent's instrumentation cannot see (Apache HttpClient: its span wraps the whole
+ * {@code execute}). It follows the HTTP semantic conventions for a client span, as that
+ * instrumentation would: named for the method; {@code http.request.method}, {@code server.address},
+ * {@code server.port}, {@code url.full}, {@code http.request.resend_count} from the second attempt
+ * on, {@code http.response.status_code}, {@code error.type} and status ERROR for a failure or a
+ * status of 400 and above. One difference: {@code url.full} never holds the query (it may hold
+ * secrets) nor user-info. The attempt's request carries this span's trace context, set by the
+ * OpenTelemetry agent's propagators.
+ */
+final class OtelAttempt implements CallContext.AttemptSpan {
+  /** The methods the conventions name; any other is {@code _OTHER}. */
+  private static final List<String> KNOWN_METHODS =
+      Arrays.asList("GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH");
+
+  private final Span span;
+
+  private OtelAttempt(Span span) {
+    this.span = span;
+  }
+
+  /**
+   * Starts the span under {@code parent} and sets its trace context on {@code carrier}.
+   *
+   * @param resends the attempts of this call started before this one
+   */
+  static <R> OtelAttempt start(
+      OtelCallContexts contexts,
+      Context parent,
+      RequestInfo request,
+      int resends,
+      R carrier,
+      CallContext.HeaderSetter<R> headers) {
+    String method = request.method();
+    boolean known = KNOWN_METHODS.contains(method);
+    SpanBuilder builder =
+        contexts
+            .tracer
+            .spanBuilder(known ? method : "HTTP")
+            .setSpanKind(SpanKind.CLIENT)
+            .setParent(parent)
+            .setAttribute("http.request.method", known ? method : "_OTHER")
+            .setAttribute("server.address", request.host())
+            .setAttribute("server.port", (long) request.port())
+            .setAttribute("url.full", urlWithoutQuery(request));
+    if (!known) {
+      builder.setAttribute("http.request.method_original", method);
+    }
+    if (resends > 0) {
+      builder.setAttribute("http.request.resend_count", (long) resends);
+    }
+    Span span = builder.startSpan();
+    contexts.propagator.inject(
+        parent.with(span), carrier, (c, name, value) -> headers.set(c, name, value));
+    return new OtelAttempt(span);
+  }
+
+  @Override
+  public void end(int status, Throwable failure) {
+    try {
+      if (status >= 0) {
+        span.setAttribute("http.response.status_code", (long) status);
+      }
+      if (failure != null) {
+        // the class only: an exception's message may hold a URL with its query
+        span.setAttribute("error.type", failure.getClass().getName());
+        span.setStatus(StatusCode.ERROR);
+      } else if (status >= 400) {
+        span.setAttribute("error.type", Integer.toString(status));
+        span.setStatus(StatusCode.ERROR);
+      }
+    } catch (RuntimeException | LinkageError ignored) {
+      // tracing never fails the attempt; the span still ends
+    } finally {
+      span.end();
+    }
+  }
+
+  /** {@code scheme://host[:port]/path}: the port when not the scheme's default, no query. */
+  static String urlWithoutQuery(RequestInfo request) {
+    String scheme = request.scheme();
+    String host = request.host();
+    int port = request.port();
+    boolean defaultPort =
+        port < 0
+            || ("http".equals(scheme) && port == 80)
+            || ("https".equals(scheme) && port == 443);
+    StringBuilder url = new StringBuilder(scheme).append("://");
+    if (host.indexOf(':') >= 0 && !host.startsWith("[")) {
+      url.append('[').append(host).append(']'); // an IPv6 literal
+    } else {
+      url.append(host);
+    }
+    if (!defaultPort) {
+      url.append(':').append(port);
+    }
+    String path = request.path();
+    return url.append(path == null || path.isEmpty() ? "/" : path).toString();
+  }
+}

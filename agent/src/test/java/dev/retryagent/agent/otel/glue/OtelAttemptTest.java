@@ -1,0 +1,170 @@
+package dev.retryagent.agent.otel.glue;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.CallContext;
+import dev.retryagent.engine.RequestInfo;
+import io.opentelemetry.api.GlobalOpenTelemetry;
+import io.opentelemetry.api.common.AttributeKey;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.propagation.ContextPropagators;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
+import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.data.SpanData;
+import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
+import java.net.SocketTimeoutException;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The CLIENT span retry-agent makes for an Apache HttpClient resend: the HTTP semantic conventions'
+ * name, attributes and status, under the call's parent, its trace context set on the request; never
+ * the query. Against the real SDK with its in-memory exporter (what the OpenTelemetry agent's
+ * relocated copy is at run time).
+ */
+class OtelAttemptTest {
+  private final InMemorySpanExporter exported = InMemorySpanExporter.create();
+  private OtelCallContexts contexts;
+  private Span parent;
+
+  @BeforeEach
+  void setUp() {
+    GlobalOpenTelemetry.resetForTest();
+    GlobalOpenTelemetry.set(
+        OpenTelemetrySdk.builder()
+            .setTracerProvider(
+                SdkTracerProvider.builder()
+                    .addSpanProcessor(SimpleSpanProcessor.create(exported))
+                    .build())
+            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
+            .build());
+    contexts = new OtelCallContexts();
+    parent = contexts.tracer.spanBuilder("the client's span").startSpan();
+  }
+
+  @AfterEach
+  void tearDown() {
+    GlobalOpenTelemetry.resetForTest();
+  }
+
+  private static RequestInfo request(String method, String scheme, String host, int port) {
+    return new RequestInfo() {
+      @Override
+      public String method() {
+        return method;
+      }
+
+      @Override
+      public String scheme() {
+        return scheme;
+      }
+
+      @Override
+      public String host() {
+        return host;
+      }
+
+      @Override
+      public int port() {
+        return port;
+      }
+
+      @Override
+      public String path() {
+        return "/v1/charges";
+      }
+
+      @Override
+      public String header(String name) {
+        return null;
+      }
+
+      @Override
+      public boolean bodyReplayable() {
+        return true;
+      }
+    };
+  }
+
+  private SpanData resend(RequestInfo request, int resends, Map<String, String> headers, int status)
+      throws Exception {
+    CallContext.AttemptSpan span =
+        OtelAttempt.start(
+            contexts, Context.root().with(parent), request, resends, headers, Map::put);
+    span.end(status, status < 0 ? new SocketTimeoutException("Read timed out ?token=x") : null);
+    assertThat(exported.getFinishedSpanItems()).hasSize(1);
+    return exported.getFinishedSpanItems().get(0);
+  }
+
+  private static String attribute(SpanData span, String key) {
+    Object value = span.getAttributes().asMap().get(AttributeKey.stringKey(key));
+    if (value == null) {
+      value = span.getAttributes().asMap().get(AttributeKey.longKey(key));
+    }
+    return value == null ? null : value.toString();
+  }
+
+  @Test
+  void aResendAnswered503IsAnErrorClientSpanUnderTheCallsParentCarriedByItsRequest()
+      throws Exception {
+    Map<String, String> headers = new HashMap<>();
+    SpanData span = resend(request("GET", "http", "127.0.0.1", 8080), 2, headers, 503);
+
+    assertThat(span.getName()).isEqualTo("GET");
+    assertThat(span.getKind()).isEqualTo(SpanKind.CLIENT);
+    assertThat(span.getParentSpanId()).isEqualTo(parent.getSpanContext().getSpanId());
+    assertThat(span.getTraceId()).isEqualTo(parent.getSpanContext().getTraceId());
+    assertThat(attribute(span, "http.request.method")).isEqualTo("GET");
+    assertThat(attribute(span, "server.address")).isEqualTo("127.0.0.1");
+    assertThat(attribute(span, "server.port")).isEqualTo("8080");
+    assertThat(attribute(span, "url.full")).isEqualTo("http://127.0.0.1:8080/v1/charges");
+    assertThat(attribute(span, "http.request.resend_count")).isEqualTo("2");
+    assertThat(attribute(span, "http.response.status_code")).isEqualTo("503");
+    assertThat(attribute(span, "error.type")).isEqualTo("503");
+    assertThat(span.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(headers.get("traceparent"))
+        .startsWith("00-" + span.getTraceId() + "-" + span.getSpanId() + "-");
+  }
+
+  @Test
+  void aSuccessIsNotAnError() throws Exception {
+    SpanData span =
+        resend(request("GET", "https", "api.example.com", 443), 1, new HashMap<>(), 200);
+
+    assertThat(span.getStatus().getStatusCode()).isEqualTo(StatusCode.UNSET);
+    assertThat(attribute(span, "error.type")).isNull();
+    assertThat(attribute(span, "url.full"))
+        .as("the scheme's default port left out")
+        .isEqualTo("https://api.example.com/v1/charges");
+  }
+
+  @Test
+  void aFailureIsNamedByItsClassNeverItsMessage() throws Exception {
+    SpanData span = resend(request("PUT", "http", "::1", 9000), 1, new HashMap<>(), -1);
+
+    assertThat(attribute(span, "error.type")).isEqualTo("java.net.SocketTimeoutException");
+    assertThat(attribute(span, "http.response.status_code")).isNull();
+    assertThat(span.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
+    assertThat(span.getStatus().getDescription()).doesNotContain("token");
+    assertThat(span.getEvents()).as("no exception event with its message").isEmpty();
+    assertThat(attribute(span, "url.full")).isEqualTo("http://[::1]:9000/v1/charges");
+  }
+
+  @Test
+  void aMethodTheConventionsDoNotNameIsOther() throws Exception {
+    SpanData span = resend(request("PROPFIND", "http", "h", 80), 1, new HashMap<>(), 207);
+
+    assertThat(span.getName()).isEqualTo("HTTP");
+    assertThat(attribute(span, "http.request.method")).isEqualTo("_OTHER");
+    assertThat(attribute(span, "http.request.method_original")).isEqualTo("PROPFIND");
+    assertThat(attribute(span, "url.full")).isEqualTo("http://h/v1/charges");
+  }
+}

@@ -1,0 +1,151 @@
+package dev.retryagent.apache5;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.apache4.RetryingCloseableHttpClient;
+import dev.retryagent.engine.CallContext;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.stream.Collectors;
+import org.apache.hc.client5.http.classic.methods.HttpGet;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Apache HttpClient's attempts tell the call's context ({@link CallContext#startAttempt}): once per
+ * attempt, inside the call's context, before the request is sent, with a header setter that reaches
+ * the wire; each attempt's span ends with its status or its failure. What makes per-attempt spans
+ * for a client whose tracing wraps the whole {@code execute} (docs/opentelemetry.md). HttpClient
+ * 5.x through {@link RetryExecHandler}, 4.5 through {@link RetryingCloseableHttpClient}; real
+ * clients, a loopback server.
+ */
+class AttemptSpansTest {
+  private final FakeTime time = new FakeTime();
+  private final List<String> log = new CopyOnWriteArrayList<>();
+  private ScriptedHttpServer server;
+  private boolean inCall;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+  }
+
+  /** Numbers the attempts it is told of, sets {@code x-attempt-span: N} and logs each end. */
+  private final class Recording implements CallContext {
+    private int attempts;
+
+    @Override
+    public Scope enter() {
+      inCall = true;
+      return () -> inCall = false;
+    }
+
+    @Override
+    public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+      int n = ++attempts;
+      log.add("start " + n + (inCall ? " in the call's context" : " OUTSIDE the call's context"));
+      headers.set(request, "x-attempt-span", Integer.toString(n));
+      return (status, failure) ->
+          log.add(
+              "end "
+                  + n
+                  + ": "
+                  + (failure != null
+                      ? failure.getClass().getSimpleName()
+                      : String.valueOf(status)));
+    }
+  }
+
+  private RetryEngine engine() {
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(time::sleep)
+        .callContexts(call -> new Recording())
+        .build();
+  }
+
+  private List<String> spansSent() {
+    return server.requests().stream()
+        .map(r -> r.header("x-attempt-span"))
+        .collect(Collectors.toList());
+  }
+
+  @Test
+  void everyAttemptOfAnHttpClient5CallIsToldAndCarriesItsHeader() throws Exception {
+    server.enqueue(status(503), reset(), ok("done"));
+    try (CloseableHttpClient client =
+        RetryExecHandler.addTo(HttpClients.custom(), engine()).build()) {
+      String body =
+          client.execute(
+              new HttpGet(server.url("/five")), r -> EntityUtils.toString(r.getEntity()));
+
+      assertThat(body).isEqualTo("done");
+    }
+    assertThat(log)
+        .containsExactly(
+            "start 1 in the call's context",
+            "end 1: 503",
+            "start 2 in the call's context",
+            "end 2: SocketException",
+            "start 3 in the call's context",
+            "end 3: 200");
+    assertThat(spansSent())
+        .as("each request carries its own attempt's header")
+        .containsExactly("1", "2", "3");
+  }
+
+  @Test
+  void anHttpClient5CallThatFailsEndsItsLastSpanWithTheFailure() throws Exception {
+    server.enqueue(reset(), reset(), reset());
+    try (CloseableHttpClient client =
+        RetryExecHandler.addTo(HttpClients.custom(), engine()).build()) {
+      assertThatThrownBy(() -> client.execute(new HttpGet(server.url("/five")), r -> r.getCode()))
+          .isInstanceOf(IOException.class);
+    }
+    assertThat(log)
+        .filteredOn(l -> l.startsWith("end"))
+        .containsExactly(
+            "end 1: SocketException", "end 2: SocketException", "end 3: SocketException");
+  }
+
+  @Test
+  void everyAttemptOfAnHttpClient45CallIsToldAndCarriesItsHeader() throws Exception {
+    server.enqueue(status(503), status(429), ok("done"));
+    try (org.apache.http.impl.client.CloseableHttpClient client =
+        RetryingCloseableHttpClient.wrap(
+            org.apache.http.impl.client.HttpClients.custom(), engine())) {
+      int code =
+          client.execute(
+              new org.apache.http.client.methods.HttpGet(server.url("/four")),
+              r -> r.getStatusLine().getStatusCode());
+
+      assertThat(code).isEqualTo(200);
+    }
+    assertThat(log)
+        .containsExactly(
+            "start 1 in the call's context",
+            "end 1: 503",
+            "start 2 in the call's context",
+            "end 2: 429",
+            "start 3 in the call's context",
+            "end 3: 200");
+    assertThat(spansSent()).containsExactly("1", "2", "3");
+  }
+}
