@@ -16,8 +16,11 @@ import org.yaml.snakeyaml.resolver.Resolver;
 
 /**
  * Turns YAML text into SnakeYAML's node tree, never into Java objects: no constructor runs, so no
- * type named in the file is ever instantiated. Limits keep a hostile file cheap: size, aliases to
- * collections (billion laughs), nesting depth. Every failure becomes one located problem.
+ * type named in the file is ever instantiated. A file in the subset {@link YamlSubsetReader} reads
+ * (what configuration files are written in) is read by it, without SnakeYAML's parser; any other,
+ * and every file with a problem, by SnakeYAML, to the same tree. Limits keep a hostile file cheap:
+ * size, aliases to collections (billion laughs), nesting depth. Every failure becomes one located
+ * problem.
  */
 final class YamlComposer {
   /** Most characters in a file; real configurations are a few KiB. */
@@ -55,6 +58,15 @@ final class YamlComposer {
               + " (a configuration is a few KiB)");
       return null;
     }
+    Node subset = YamlSubsetReader.read(text);
+    return subset != null ? subset : composeWithSnakeYaml(text, problems);
+  }
+
+  /**
+   * What {@link #compose} does for a file {@link YamlSubsetReader} leaves to SnakeYAML: any file
+   * outside its subset, and every file with a problem.
+   */
+  static Node composeWithSnakeYaml(String text, FileProblems problems) {
     LoaderOptions options = options();
     StreamReader reader = new StreamReader(text);
     TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
