@@ -235,6 +235,9 @@ public final class AsyncRetryLoop<T> implements Runnable {
    * limit's wait with the attempt ({@link #startAttempt}).
    */
   private void schedule(long delayNanos, boolean isRetry) {
+    if (isRetry) {
+      call.waitsToRetry(); // the delay is in hand
+    }
     synchronized (result) {
       if (result.isDone()) {
         return;

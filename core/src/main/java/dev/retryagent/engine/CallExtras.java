@@ -23,7 +23,10 @@ final class CallExtras {
   /** The caller's cancel signal ({@link RetryCall#cancelledWhen}), or null. */
   BooleanSupplier cancelled;
 
-  /** The delay before the previous retry, 0 before the first: the base of decorrelated jitter. */
+  /**
+   * The delay before the previous retry, 0 before the first: the base of decorrelated jitter. From
+   * a retry's decision to the next attempt, that retry's delay ({@link RetryCall#waitsToRetry}).
+   */
   long previousDelayNanos;
 
   /** When the pending retry was taken from the budget. */
