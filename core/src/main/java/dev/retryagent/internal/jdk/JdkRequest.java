@@ -45,7 +45,7 @@ final class JdkRequest<T>
   private final String scheme;
   private final String host;
   private final int port;
-  private ReplayableBody body;
+  private ReplayableBody body; // null: the request's own body (or none) is sent again as it is
   private String attemptHeader;
   // Set by sending(): the caller's handler, the call that decides, the client that sends, and for
   // sendAsync the caller's push-promise handler (or null).
@@ -65,7 +65,12 @@ final class JdkRequest<T>
 
   /** Called once the policy is known: how much of a streamed body may be kept. */
   void prepare(long replayBodyLimit, String attemptHeader) {
-    this.body = ReplayableBody.of(request.bodyPublisher().orElse(null), replayBodyLimit);
+    HttpRequest.BodyPublisher own = request.bodyPublisher().orElse(null);
+    // A body the JDK produces again itself (or none) needs nothing of ours: no object per call.
+    this.body =
+        own == null || ReplayableBody.isReplayable(own)
+            ? null
+            : ReplayableBody.of(own, replayBodyLimit);
     this.attemptHeader = attemptHeader;
   }
 
@@ -226,7 +231,8 @@ final class JdkRequest<T>
   }
 
   private void setMethod(HttpRequest.Builder b) {
-    HttpRequest.BodyPublisher publisher = body == null ? null : body.next();
+    HttpRequest.BodyPublisher publisher =
+        body == null ? request.bodyPublisher().orElse(null) : body.next();
     if (publisher == null) {
       // Keep a body-less request body-less: GET() and DELETE() send no Content-Length.
       if ("GET".equals(request.method())) {
