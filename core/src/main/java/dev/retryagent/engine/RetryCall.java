@@ -326,7 +326,7 @@ public final class RetryCall extends HostHold {
       decision = failedToDecide(AttemptResult.thrown(error), bug);
     }
     if (decision.retry() || extras != null) {
-      extras().earlier.attempted(error, decision); // a first attempt that ends the call: nothing
+      extras().earlier().attempted(error, decision); // a first attempt that ends the call: nothing
     }
     return decision;
   }
