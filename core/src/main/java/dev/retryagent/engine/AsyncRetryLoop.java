@@ -14,8 +14,12 @@ import java.util.concurrent.Executor;
  * delivered (a {@code java.net.http} future fails with a {@link CompletionException} around the
  * cause, as every dependent stage does); a failure the engine makes itself (the breaker open, no
  * rate-limit permit) comes the same way, in a {@link CompletionException}.
+ *
+ * <p>A loop is itself the task its waits schedule ({@link #run}): 10,000 calls may wait at once
+ * (issue 13), and a task object per wait would be one more object per waiting call. No loop leaves
+ * this class (callers get its future), so nobody else can run it.
  */
-public final class AsyncRetryLoop<T> {
+public final class AsyncRetryLoop<T> implements Runnable {
   /** One attempt, started without blocking. */
   @FunctionalInterface
   public interface Attempt<T> {
@@ -128,7 +132,7 @@ public final class AsyncRetryLoop<T> {
       return;
     }
     if (wait > 0) {
-      schedule(this::startAttempt, wait, false);
+      schedule(wait, false);
     } else {
       startAttempt();
     }
@@ -159,7 +163,7 @@ public final class AsyncRetryLoop<T> {
       if (!call.isFinished()) {
         Decision d = call.onFailure(e);
         if (d.retry()) {
-          schedule(this::next, d.delayNanos(), true);
+          schedule(d.delayNanos(), true);
           return;
         }
       }
@@ -222,10 +226,18 @@ public final class AsyncRetryLoop<T> {
       }
       access.discard(response);
     }
-    schedule(this::next, d.delayNanos(), true);
+    schedule(d.delayNanos(), true);
   }
 
-  private void schedule(Runnable task, long delayNanos, boolean isRetry) {
+  /**
+   * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
+   * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
+   * limit's wait with the attempt ({@link #startAttempt}).
+   */
+  private void schedule(long delayNanos, boolean isRetry) {
+    if (isRetry) {
+      call.waitsToRetry(); // the delay is in hand
+    }
     synchronized (result) {
       if (result.isDone()) {
         return;
@@ -234,28 +246,33 @@ public final class AsyncRetryLoop<T> {
         engine.asyncRetryScheduled();
       }
       pendingIsRetry = isRetry;
-      pending =
-          engine
-              .scheduler()
-              .schedule(
-                  () -> {
-                    synchronized (result) {
-                      if (pending == null) {
-                        return; // cancelled meanwhile
-                      }
-                      pending = null;
-                      if (pendingIsRetry) {
-                        engine.asyncRetryDone();
-                      }
-                    }
-                    schedulerThread = Thread.currentThread();
-                    try {
-                      task.run();
-                    } finally {
-                      schedulerThread = null;
-                    }
-                  },
-                  delayNanos);
+      pending = engine.scheduler().schedule(this, delayNanos);
+    }
+  }
+
+  /** A wait {@link #schedule}d is over, on the scheduler's thread. Not for anyone else. */
+  @Override
+  public void run() {
+    boolean retry;
+    synchronized (result) {
+      if (pending == null) {
+        return; // cancelled meanwhile
+      }
+      pending = null;
+      retry = pendingIsRetry;
+      if (retry) {
+        engine.asyncRetryDone();
+      }
+    }
+    schedulerThread = Thread.currentThread();
+    try {
+      if (retry) {
+        next();
+      } else {
+        startAttempt();
+      }
+    } finally {
+      schedulerThread = null;
     }
   }
 

@@ -17,13 +17,17 @@ final class CallExtras {
   // (a retry makes them), so before they exist every attempt is the first.
   private boolean inRetry;
 
-  /** The failures of the attempts before the current one (a call with one attempt has none). */
-  final EarlierFailures earlier = new EarlierFailures();
+  // Made on the first failed attempt: a call retried after statuses alone never needs it, and
+  // 10,000 such calls may wait at once (issue 13).
+  private EarlierFailures earlier;
 
   /** The caller's cancel signal ({@link RetryCall#cancelledWhen}), or null. */
   BooleanSupplier cancelled;
 
-  /** The delay before the previous retry, 0 before the first: the base of decorrelated jitter. */
+  /**
+   * The delay before the previous retry, 0 before the first: the base of decorrelated jitter. From
+   * a retry's decision to the next attempt, that retry's delay ({@link RetryCall#waitsToRetry}).
+   */
   long previousDelayNanos;
 
   /** When the pending retry was taken from the budget. */
@@ -42,9 +46,17 @@ final class CallExtras {
     return bounds;
   }
 
+  /** The failures of the attempts before the current one (a call with one attempt has none). */
+  EarlierFailures earlier() {
+    if (earlier == null) {
+      earlier = new EarlierFailures();
+    }
+    return earlier;
+  }
+
   /** {@code last}, carrying the earlier attempts' failures (none when {@code x} is null). */
   static <T extends Throwable> T withEarlier(CallExtras x, T last) {
-    return x == null ? last : x.earlier.attachTo(last);
+    return x == null || x.earlier == null ? last : x.earlier.attachTo(last);
   }
 
   /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */

@@ -37,7 +37,7 @@ final class CallMoment implements RetryRules.Moment {
 
   @Override
   public boolean callerTimedOut() {
-    return call.callerTimedOut(now);
+    return extras != null && extras.callerTimedOut(now);
   }
 
   @Override

@@ -33,7 +33,7 @@ public final class RetryCall extends HostHold {
   // Volatile so that the first attempt's timeout is read without the lock; written under it.
   private volatile int attempt;
   private long attemptStartNanos;
-  private Decision decision;
+  private Decision decision; // as made; as kept (waitsToRetry) while an adapter waits
   private boolean finished;
   private CallExtras extras; // made on first use: a call that succeeds at once never needs it
 
@@ -277,7 +277,7 @@ public final class RetryCall extends HostHold {
    */
   public synchronized Decision onResponse(int status, String retryAfter) {
     if (decision != null) {
-      return decision;
+      return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
     try {
       TestFaults.decide();
@@ -303,7 +303,7 @@ public final class RetryCall extends HostHold {
   /** Step 4 for an exception: classify, record, decide. Idempotent per attempt. */
   public synchronized Decision onFailure(Throwable error) {
     if (decision != null) {
-      return decision;
+      return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
     try {
       TestFaults.decide();
@@ -326,9 +326,19 @@ public final class RetryCall extends HostHold {
       decision = failedToDecide(AttemptResult.thrown(error), bug);
     }
     if (decision.retry() || extras != null) {
-      extras().earlier.attempted(error, decision); // a first attempt that ends the call: nothing
+      extras().earlier().attempted(error, decision); // a first attempt that ends the call: nothing
     }
     return decision;
+  }
+
+  /**
+   * An asynchronous adapter waits now for the retry decided, its delay in hand: until the next
+   * attempt, the call keeps the decision without it ({@link Decision#kept}; issue 13).
+   */
+  public synchronized void waitsToRetry() {
+    if (decision != null) {
+      decision = decision.kept();
+    }
   }
 
   /** The engine failed while deciding: said once per cause; the call ends with the outcome. */
@@ -351,9 +361,10 @@ public final class RetryCall extends HostHold {
     release();
     if (!finished) {
       long now = state.engine.clock().nanoTime();
+      boolean timedOut = extras != null && extras.callerTimedOut(now);
       finish(
           AttemptResult.cancelled(),
-          callerTimedOut(now) ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED,
+          timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED,
           now);
     }
   }
@@ -366,11 +377,6 @@ public final class RetryCall extends HostHold {
     } catch (RuntimeException e) {
       return false;
     }
-  }
-
-  /** True when a caller that gave up at {@code nowNanos} was ended by its own call timeout. */
-  boolean callerTimedOut(long nowNanos) {
-    return extras != null && extras.callerTimedOut(nowNanos);
   }
 
   /** True once the call ended (returned, failed or was abandoned). */

@@ -135,13 +135,22 @@ public final class RetryRules {
    */
   private static GiveUpReason policyRefusal(
       RetryPolicy retry, RequestInfo request, AttemptResult result) {
+    GiveUpReason refused = outcomeRefusal(retry, result);
+    return refused != null ? refused : IdempotencyGate.check(retry, request, result.outcome());
+  }
+
+  /**
+   * Why the policy never retries {@code result}, whatever the request: retries off, or an outcome
+   * {@code retryOn} does not name; null when it retries it, the request and moment permitting.
+   */
+  private static GiveUpReason outcomeRefusal(RetryPolicy retry, AttemptResult result) {
     if (!retry.enabled()) {
       return GiveUpReason.RETRY_DISABLED;
     }
     if (!isRetryable(retry, result)) {
       return GiveUpReason.NON_RETRYABLE;
     }
-    return IdempotencyGate.check(retry, request, result.outcome());
+    return null;
   }
 
   /**
@@ -169,7 +178,8 @@ public final class RetryRules {
     if (IdempotencyGate.check(retry, request, result.outcome()) != null) {
       return false;
     }
-    if (policyRefusal(retry, request, result) == null) {
+    // The request is safe to repeat (asked once, above): the policy retries the outcome itself.
+    if (outcomeRefusal(retry, result) == null) {
       return false;
     }
     return !inRetry || attempt < retry.maxAttempts();

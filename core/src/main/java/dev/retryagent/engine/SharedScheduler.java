@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.internal.AgentThreads;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -33,15 +34,31 @@ final class SharedScheduler implements Scheduler {
 
   @Override
   public Cancellable schedule(Runnable task, long delayNanos) {
-    return new Cancel(pool.schedule(task, delayNanos, TimeUnit.NANOSECONDS));
+    Cancel cancel = new Cancel(task);
+    cancel.future = pool.schedule(cancel, delayNanos, TimeUnit.NANOSECONDS);
+    return cancel;
   }
 
-  /** A named class: one small object per waiting retry, besides the pool's own task. */
-  private static final class Cancel implements Cancellable {
-    private final ScheduledFuture<?> future;
+  /**
+   * The task as the pool runs it and the handle that cancels it: one small object per waiting
+   * retry, besides the pool's own task. A {@link Callable}, because the pool wraps a {@link
+   * Runnable} in an adapter of its own: one object more per waiting retry (issue 13: 10,000 calls
+   * may wait at once). A failure of the task is kept in the pool's task, as it is for a Runnable.
+   */
+  private static final class Cancel implements Cancellable, Callable<Void> {
+    private final Runnable task;
+    // Set once scheduling returns, before the handle is returned: whoever cancels got it from
+    // there.
+    private ScheduledFuture<?> future;
 
-    Cancel(ScheduledFuture<?> future) {
-      this.future = future;
+    Cancel(Runnable task) {
+      this.task = task;
+    }
+
+    @Override
+    public Void call() {
+      task.run();
+      return null;
     }
 
     @Override

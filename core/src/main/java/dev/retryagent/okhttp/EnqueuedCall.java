@@ -325,6 +325,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void retryLater(long delayNanos) {
+    retryCall.waitsToRetry(); // the delay is in hand
     synchronized (this) {
       if (!cancelled && !done) {
         schedule(delayNanos, true);

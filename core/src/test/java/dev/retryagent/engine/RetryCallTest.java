@@ -37,6 +37,36 @@ class RetryCallTest {
   }
 
   @Test
+  void aRetryAskedForAgainWhileAnAdapterWaitsIsMadeAgainAsItWas() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    Decision made = call.onResponse(503, "2");
+    call.waitsToRetry(); // the call keeps the delay, not the decision
+    Decision again = call.onResponse(503, null);
+    assertThat(again.retry()).isTrue();
+    assertThat(again.delayNanos()).isEqualTo(made.delayNanos()).isEqualTo(2 * S);
+    assertThat(again.outcome()).isEqualTo(Outcome.RESPONSE);
+    assertThat(again.status()).isEqualTo(503);
+    assertThat(again.reason()).isNull();
+    assertThat(again.error()).isNull();
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).hasSize(1);
+
+    // The next attempt decides afresh, and a failure's retry is kept the same way.
+    call.acquireBreaker();
+    assertThat(call.startAttempt()).isEqualTo(2);
+    Decision failed = call.onFailure(new SocketException("Connection reset"));
+    call.waitsToRetry();
+    Decision failedAgain = call.onFailure(new SocketException("Connection reset"));
+    assertThat(failedAgain.retry()).isTrue();
+    assertThat(failedAgain.delayNanos()).isEqualTo(failed.delayNanos());
+    assertThat(failedAgain.outcome()).isEqualTo(Outcome.RESET);
+    assertThat(failedAgain.status()).isEqualTo(-1);
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).hasSize(2);
+  }
+
+  @Test
   void aFreshAttemptGetsAFreshDecision() throws Exception {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     RetryCall call = f.newCall(FakeRequest.get());

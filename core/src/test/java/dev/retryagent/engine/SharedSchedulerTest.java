@@ -67,6 +67,23 @@ class SharedSchedulerTest {
   }
 
   @Test
+  void aTaskThatThrowsStopsNoOtherTask() {
+    Scheduler fresh = new SharedScheduler();
+    AtomicInteger ran = new AtomicInteger();
+    for (int i = 0; i < 4; i++) {
+      fresh.schedule(
+          () -> {
+            throw new IllegalStateException("a bug in a task");
+          },
+          0);
+    }
+    for (int i = 0; i < 4; i++) {
+      fresh.schedule(ran::incrementAndGet, 1_000_000L);
+    }
+    await().atMost(Duration.ofSeconds(5)).until(() -> ran.get() == 4);
+  }
+
+  @Test
   void itsThreadsDoNotKeepTheSchedulingThreadsContextClassLoader() throws Exception {
     ClassLoader webApp = new java.net.URLClassLoader(new java.net.URL[0], null);
     Scheduler fresh = new SharedScheduler();

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.jdk;
 
+import dev.retryagent.engine.AsyncRetryLoop;
 import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.Decision;
 import dev.retryagent.engine.RequestInfo;
@@ -13,39 +14,45 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
 import java.net.http.HttpResponse.BodySubscriber;
 import java.net.http.HttpResponse.BodySubscribers;
+import java.net.http.HttpResponse.PushPromiseHandler;
 import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * A {@link RequestInfo} view of an {@link HttpRequest}, and the maker of each attempt's request:
  * the same request, with the body produced again when needed, the attempt header and the attempt
  * timeout. Requests are immutable, so an attempt that changes nothing sends the original object.
  *
- * <p>Once {@linkplain #sending sending}, it is also the call's attempt (for {@link SyncRetryLoop})
- * and the body handler that decides: it wraps the caller's {@link BodyHandler}, which sees the
- * status and headers before the body, so the retry decision is made there. A response that will be
- * retried gets a subscriber that reads and drops its body (freeing the connection) and never
- * reaches the caller's handler, which therefore runs exactly once per call, for the response the
- * caller receives. One object for the three: a call makes nothing else of its own but the engine's
- * (issue 13).
+ * <p>Once {@linkplain #sending sending}, it is also the call's attempt (for {@link SyncRetryLoop}
+ * and {@link AsyncRetryLoop}) and the body handler that decides: it wraps the caller's {@link
+ * BodyHandler}, which sees the status and headers before the body, so the retry decision is made
+ * there. A response that will be retried gets a subscriber that reads and drops its body (freeing
+ * the connection) and never reaches the caller's handler, which therefore runs exactly once per
+ * call, for the response the caller receives. One object for the three: a call makes nothing else
+ * of its own but the engine's (issue 13).
  */
 final class JdkRequest<T>
-    implements RequestInfo, BodyHandler<T>, SyncRetryLoop.Attempt<HttpResponse<T>> {
+    implements RequestInfo,
+        BodyHandler<T>,
+        SyncRetryLoop.Attempt<HttpResponse<T>>,
+        AsyncRetryLoop.Attempt<HttpResponse<T>> {
   private final HttpRequest request;
   private final String method;
   private final String scheme;
   private final String host;
   private final int port;
-  private final String path;
-  private ReplayableBody body;
+  private ReplayableBody body; // null: the request's own body (or none) is sent again as it is
   private String attemptHeader;
-  // Set by sending(): the caller's handler, the call that decides, the client that sends.
+  // Set by sending(): the caller's handler, the call that decides, the client that sends, and for
+  // sendAsync the caller's push-promise handler (or null).
   private BodyHandler<T> handler;
   private RetryCall call;
   private JdkTransport transport;
+  private PushPromiseHandler<T> pushPromiseHandler;
 
   JdkRequest(HttpRequest request) {
     this.request = request;
@@ -54,20 +61,31 @@ final class JdkRequest<T>
     this.scheme = uri.getScheme() == null ? "http" : uri.getScheme().toLowerCase(Locale.ROOT);
     this.host = uri.getHost() == null ? "" : uri.getHost();
     this.port = uri.getPort() >= 0 ? uri.getPort() : ("https".equals(scheme) ? 443 : 80);
-    String p = uri.getRawPath();
-    this.path = p == null || p.isEmpty() ? "/" : p;
   }
 
   /** Called once the policy is known: how much of a streamed body may be kept. */
   void prepare(long replayBodyLimit, String attemptHeader) {
-    this.body = ReplayableBody.of(request.bodyPublisher().orElse(null), replayBodyLimit);
+    HttpRequest.BodyPublisher own = request.bodyPublisher().orElse(null);
+    // A body the JDK produces again itself (or none) needs nothing of ours: no object per call.
+    this.body =
+        own == null || ReplayableBody.isReplayable(own)
+            ? null
+            : ReplayableBody.of(own, replayBodyLimit);
     this.attemptHeader = attemptHeader;
   }
 
-  /** The call is sent with {@code handler} through {@code transport}, decided by {@code call}. */
-  JdkRequest<T> sending(JdkTransport transport, BodyHandler<T> handler, RetryCall call) {
+  /**
+   * The call is sent with {@code handler} (and, asynchronously, {@code pushPromiseHandler}, which
+   * may be null) through {@code transport}, decided by {@code call}.
+   */
+  JdkRequest<T> sending(
+      JdkTransport transport,
+      BodyHandler<T> handler,
+      PushPromiseHandler<T> pushPromiseHandler,
+      RetryCall call) {
     this.transport = transport;
     this.handler = handler;
+    this.pushPromiseHandler = pushPromiseHandler;
     this.call = call;
     return this;
   }
@@ -76,6 +94,12 @@ final class JdkRequest<T>
   @Override
   public HttpResponse<T> run(int n, long timeoutNanos) throws IOException, InterruptedException {
     return transport.send(forAttempt(n, timeoutNanos), this);
+  }
+
+  /** One attempt of an asynchronous call: this request's attempt, with this as its body handler. */
+  @Override
+  public CompletableFuture<HttpResponse<T>> start(int n, long timeoutNanos) {
+    return transport.sendAsync(forAttempt(n, timeoutNanos), this, pushPromiseHandler);
   }
 
   /** Decides on the status and headers; the caller's handler gets only the final response. */
@@ -114,9 +138,11 @@ final class JdkRequest<T>
     return port;
   }
 
+  /** Read when asked (the engine asks only when a route matches paths): no field per call. */
   @Override
   public String path() {
-    return path;
+    String p = request.uri().getRawPath();
+    return p == null || p.isEmpty() ? "/" : p;
   }
 
   @Override
@@ -205,7 +231,8 @@ final class JdkRequest<T>
   }
 
   private void setMethod(HttpRequest.Builder b) {
-    HttpRequest.BodyPublisher publisher = body == null ? null : body.next();
+    HttpRequest.BodyPublisher publisher =
+        body == null ? request.bodyPublisher().orElse(null) : body.next();
     if (publisher == null) {
       // Keep a body-less request body-less: GET() and DELETE() send no Content-Length.
       if ("GET".equals(request.method())) {

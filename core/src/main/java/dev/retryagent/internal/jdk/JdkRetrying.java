@@ -71,7 +71,7 @@ public final class JdkRetrying {
     try {
       // The request view is also the attempt and the deciding body handler: one object.
       return SyncRetryLoop.execute(
-          call, engine.sleeper(), info.sending(transport, handler, call), access());
+          call, engine.sleeper(), info.sending(transport, handler, null, call), access());
     } catch (InterruptedException e) {
       throw asSendThrowsIt(e);
     }
@@ -114,12 +114,11 @@ public final class JdkRetrying {
       return transport.sendAsync(request, handler, pushPromiseHandler);
     }
     prepare(info, call);
-    BodyHandler<T> deciding = info.sending(transport, handler, call);
+    // The request view is also the attempt and the deciding body handler: one object.
     return AsyncRetryLoop.execute(
         engine,
         call,
-        (n, timeoutNanos) ->
-            transport.sendAsync(info.forAttempt(n, timeoutNanos), deciding, pushPromiseHandler),
+        info.sending(transport, handler, pushPromiseHandler, call),
         access(),
         JDK_FUTURE);
   }
