@@ -102,6 +102,37 @@ class YamlSubsetReaderTest {
     agrees(Files.readString(file));
   }
 
+  /** The YAML blocks of README.md and docs/*.md: what users copy into their files. */
+  static List<String> documentedYaml() throws IOException {
+    List<Path> pages = new ArrayList<>();
+    pages.add(Path.of("..", "README.md"));
+    try (Stream<Path> docs = Files.list(Path.of("..", "docs"))) {
+      docs.filter(p -> p.toString().endsWith(".md")).sorted().forEach(pages::add);
+    }
+    List<String> blocks = new ArrayList<>();
+    for (Path page : pages) {
+      String[] lines = Files.readString(page).split("\n", -1);
+      StringBuilder block = null;
+      for (String line : lines) {
+        if (block == null && line.trim().equals("```yaml")) {
+          block = new StringBuilder();
+        } else if (block != null && line.trim().equals("```")) {
+          blocks.add(block.toString());
+          block = null;
+        } else if (block != null) {
+          block.append(line).append('\n');
+        }
+      }
+    }
+    return blocks;
+  }
+
+  @ParameterizedTest
+  @MethodSource("documentedYaml")
+  void agreesWithSnakeYamlOnTheDocumentedExamples(String block) {
+    agrees(block);
+  }
+
   @Test
   void readsTheConfigurationFilesWeShipItselfWithoutSnakeYamlsParser() {
     assertThat(ConfigFiles.yamlFiles()).hasSizeGreaterThanOrEqualTo(4);
