@@ -1,5 +1,8 @@
 package dev.retryagent.config;
 
+import static org.yaml.snakeyaml.DumperOptions.ScalarStyle.DOUBLE_QUOTED;
+import static org.yaml.snakeyaml.DumperOptions.ScalarStyle.SINGLE_QUOTED;
+
 import java.util.ArrayList;
 import java.util.List;
 import org.yaml.snakeyaml.DumperOptions;
@@ -30,8 +33,7 @@ final class YamlSubsetReader {
   /** The contract's deepest key is 6 levels down; SnakeYAML reports anything past its own limit. */
   private static final int MAX_DEPTH = YamlComposer.MAX_NESTING - 1;
 
-  /** SnakeYAML's limit for an implicit key; longer keys are left to it. */
-  private static final int MAX_KEY = 1024;
+  private static final int MAX_KEY = 1024; // SnakeYAML's limit for an implicit key
 
   /** Marks keep no copy of the text: problems are reported by line and column only. */
   private static final int[] NO_BUFFER = new int[0];
@@ -56,7 +58,7 @@ final class YamlSubsetReader {
     YamlSubsetReader reader = new YamlSubsetReader(text);
     try {
       reader.skipBlankLines();
-      if (reader.atEnd() || reader.column() != 0) {
+      if (reader.atEnd() || reader.column() != 0 || reader.atDocumentSyntax()) {
         return null;
       }
       Node root = reader.blockNode(0, 0);
@@ -138,12 +140,17 @@ final class YamlSubsetReader {
       throw OUTSIDE;
     }
     skipBlankLines();
-    if (!atEnd()) {
-      char c = peek(0);
-      if (column() == 0 && (c == '-' && peek(1) == '-' && peek(2) == '-' || c == '.' || c == '%')) {
-        throw OUTSIDE; // a document marker or a directive
-      }
+    if (atDocumentSyntax()) {
+      throw OUTSIDE;
     }
+  }
+
+  /** A document marker ({@code ---}, {@code ...}) or a directive may start here: not ours. */
+  private boolean atDocumentSyntax() {
+    char c = peek(0);
+    return !atEnd()
+        && column() == 0
+        && (c == '-' && peek(1) == '-' && peek(2) == '-' || c == '.' || c == '%');
   }
 
   /** A mapping or a sequence starting here, at column {@code indent}. */
@@ -151,10 +158,7 @@ final class YamlSubsetReader {
     if (depth > MAX_DEPTH) {
       throw OUTSIDE;
     }
-    if (isSequenceEntry()) {
-      return blockSequence(indent, depth);
-    }
-    return blockMapping(indent, depth);
+    return isSequenceEntry() ? blockSequence(indent, depth) : blockMapping(indent, depth);
   }
 
   private boolean isSequenceEntry() {
@@ -355,13 +359,8 @@ final class YamlSubsetReader {
       }
       value.append(c);
     }
-    return scalar(
-        Tag.STR,
-        value.toString(),
-        start,
-        quote == '"'
-            ? DumperOptions.ScalarStyle.DOUBLE_QUOTED
-            : DumperOptions.ScalarStyle.SINGLE_QUOTED);
+    boolean dq = quote == '"';
+    return scalar(Tag.STR, value.toString(), start, dq ? DOUBLE_QUOTED : SINGLE_QUOTED);
   }
 
   /** Untagged, so resolved, as SnakeYAML's composer marks it; the end is not kept (unused). */
