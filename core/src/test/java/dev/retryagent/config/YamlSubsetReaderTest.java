@@ -184,6 +184,96 @@ class YamlSubsetReaderTest {
         .isGreaterThan(mutants / 4);
   }
 
+  private static final String[] INDENTS = {"", "", "", " ", "  ", "  ", "    ", "\t"};
+  private static final String[] ENTRIES = {"", "", "", "- ", "-", "- - ", "? "};
+  private static final String[] KEYS = {
+    "a", "b", "key", "'q'", "\"d\"", "<<", "null", "~", "--- a", "...", "-k", "a b", "a#b", "%x",
+    "k'", "[a]", "{k}", "&x a", "*x", "!t a", "@a", "`a", ".a", "a?", "?a", ":a", "a:b", "1"
+  };
+  private static final String[] COLONS = {": ", ": ", ":", " : ", ":  ", ""};
+  private static final String[] VALUES = {
+    "",
+    "1",
+    "x y",
+    "'s'",
+    "'it''s'",
+    "\"d\"",
+    "\"e\\n\"",
+    "~",
+    "null",
+    "NULL",
+    "nULL",
+    "a # c",
+    "a#c",
+    "-1",
+    "- x",
+    "a: b",
+    "a:b",
+    "x ? y",
+    "[a, b]",
+    "[a,b]",
+    "[]",
+    "{}",
+    "{k: v}",
+    "{k:v}",
+    "[a, [b, {c: d}]]",
+    "[a,]",
+    "[a b]",
+    "{a}",
+    "[a: b]",
+    "&x 1",
+    "*x",
+    "!t v",
+    "|",
+    ">",
+    "'open",
+    "\"open",
+    "[open",
+    "%",
+    "@",
+    "`",
+    "...",
+    "---",
+    "http://h:1/p?q#f",
+    "${A:-b}",
+    "<<",
+    "'a' b",
+    "# only",
+    "a\tb"
+  };
+
+  @Test
+  void agreesWithSnakeYamlOnGeneratedDocuments() {
+    Random random = new Random(Long.getLong("yaml.seed", 7L));
+    int documents = Integer.getInteger("yaml.documents", 40_000);
+    int read = 0;
+    for (int d = 0; d < documents; d++) {
+      StringBuilder text = new StringBuilder();
+      for (int lines = 1 + random.nextInt(6); lines > 0; lines--) {
+        switch (random.nextInt(12)) {
+          case 0:
+            text.append("# comment");
+            break;
+          case 1:
+            text.append(pick(random, new String[] {"", "---", "...", "--- ", " "}));
+            break;
+          default:
+            text.append(pick(random, INDENTS))
+                .append(pick(random, ENTRIES))
+                .append(random.nextInt(5) == 0 ? "" : pick(random, KEYS) + pick(random, COLONS))
+                .append(pick(random, VALUES));
+        }
+        text.append(random.nextInt(8) == 0 ? " # c\n" : "\n");
+      }
+      read += agrees(text.toString()) ? 1 : 0;
+    }
+    assertThat(read).as("some are in the subset").isGreaterThan(documents / 100);
+  }
+
+  private static String pick(Random random, String[] from) {
+    return from[random.nextInt(from.length)];
+  }
+
   /** A line deleted, doubled, indented or outdented, its comment removed, a value emptied. */
   private static List<String> lineMutations(String line) {
     List<String> out = new ArrayList<>();
