@@ -98,7 +98,7 @@ final class ConfigAssembler {
                 + " a second time (first at "
                 + first.name
                 + ", line "
-                + (first.node.getStartMark().getLine() + 1)
+                + (first.node.line() + 1)
                 + "); route names are unique");
         ok = false;
       }

@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import org.yaml.snakeyaml.nodes.Node;
 
 /**
  * Loads a YAML configuration file into an {@link AgentConfig}: the whole file or nothing. Safe on
@@ -112,7 +111,7 @@ public final class ConfigLoader {
     Objects.requireNonNull(sourceName, "sourceName");
     Objects.requireNonNull(env, "env");
     FileProblems problems = new FileProblems(sourceName);
-    Node root = YamlComposer.compose(stripBom(yaml), problems);
+    YamlNode root = YamlComposer.compose(stripBom(yaml), problems);
     if (!problems.isEmpty()) {
       throw problems.toException(false);
     }

@@ -9,12 +9,6 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import org.yaml.snakeyaml.nodes.MappingNode;
-import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
-import org.yaml.snakeyaml.nodes.ScalarNode;
-import org.yaml.snakeyaml.nodes.SequenceNode;
-import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Walks a YAML node tree along {@link ConfigSchema}, checking every key and value and collecting
@@ -30,7 +24,7 @@ final class ConfigWalker {
     FilePart defaults = new FilePart("defaults", null);
     final List<FilePart> routes = new ArrayList<>();
 
-    ParsedFile(Node root) {
+    ParsedFile(YamlNode root) {
       this.file = new FilePart("", root);
     }
   }
@@ -43,7 +37,7 @@ final class ConfigWalker {
     this.env = env;
   }
 
-  ParsedFile walk(Node root) {
+  ParsedFile walk(YamlNode root) {
     ParsedFile file = new ParsedFile(root);
     if (root != null) {
       walkSection(root, ConfigSchema.ROOT, "", file.file, file);
@@ -52,26 +46,26 @@ final class ConfigWalker {
   }
 
   private void walkSection(
-      Node node, Section section, String path, FilePart part, ParsedFile file) {
+      YamlNode node, Section section, String path, FilePart part, ParsedFile file) {
     if (isNull(node) || !tagAllowed(node, path)) {
       return; // An empty section (`retry:`) sets nothing.
     }
-    if (!(node instanceof MappingNode)) {
+    if (!(node instanceof YamlNode.Mapping)) {
       problems.at(node, path, "found " + describe(node) + "; allowed " + mapOf(section));
       return;
     }
-    Map<String, Node> seen = new HashMap<>();
-    for (NodeTuple tuple : ((MappingNode) node).getValue()) {
-      Node keyNode = tuple.getKeyNode();
-      Node valueNode = tuple.getValueNode();
-      if (!(keyNode instanceof ScalarNode) || isNull(keyNode)) {
+    Map<String, YamlNode> seen = new HashMap<>();
+    for (YamlNode.Entry tuple : ((YamlNode.Mapping) node).getValue()) {
+      YamlNode keyNode = tuple.getKeyNode();
+      YamlNode valueNode = tuple.getValueNode();
+      if (!(keyNode instanceof YamlNode.Scalar) || isNull(keyNode)) {
         problems.at(
             keyNode, path, "found " + describe(keyNode) + " as a key; allowed " + keysOf(section));
         continue;
       }
-      String key = ((ScalarNode) keyNode).getValue();
+      String key = ((YamlNode.Scalar) keyNode).getValue();
       String childPath = join(path, key);
-      if (Tag.MERGE.equals(keyNode.getTag()) || key.equals("<<")) {
+      if (YamlNode.MERGE.equals(keyNode.tag()) || key.equals("<<")) {
         problems.at(
             keyNode,
             path,
@@ -79,7 +73,7 @@ final class ConfigWalker {
                 + " defaults, which every route inherits");
         continue;
       }
-      Node first = seen.putIfAbsent(key, keyNode);
+      YamlNode first = seen.putIfAbsent(key, keyNode);
       if (first != null) {
         problems.at(
             keyNode,
@@ -87,7 +81,7 @@ final class ConfigWalker {
             "found the key "
                 + ConfigProblem.shown(key)
                 + " a second time (first at line "
-                + (first.getStartMark().getLine() + 1)
+                + (first.line() + 1)
                 + "); a key may appear once");
         continue;
       }
@@ -108,11 +102,11 @@ final class ConfigWalker {
     }
   }
 
-  private void walkList(Node node, SectionList list, String path, ParsedFile file) {
+  private void walkList(YamlNode node, SectionList list, String path, ParsedFile file) {
     if (isNull(node) || !tagAllowed(node, path)) {
       return;
     }
-    if (!(node instanceof SequenceNode)) {
+    if (!(node instanceof YamlNode.Sequence)) {
       problems.at(
           node,
           path,
@@ -123,14 +117,14 @@ final class ConfigWalker {
               + " (start each with - )");
       return;
     }
-    List<Node> items = ((SequenceNode) node).getValue();
+    List<YamlNode> items = ((YamlNode.Sequence) node).getValue();
     if (items.size() > list.maxItems) {
       problems.at(
           node, path, "found " + items.size() + " routes; allowed at most " + list.maxItems);
       return;
     }
     for (int i = 0; i < items.size(); i++) {
-      Node item = items.get(i);
+      YamlNode item = items.get(i);
       String itemPath = path + "[" + i + "]";
       FilePart route = new FilePart(itemPath, item);
       file.routes.add(route);
@@ -143,14 +137,14 @@ final class ConfigWalker {
   }
 
   /** The value of a leaf, null for none, or {@link FilePart#INVALID} after reporting why. */
-  private Object readValue(Leaf leaf, Node node, String path) {
+  private Object readValue(Leaf leaf, YamlNode node, String path) {
     if (!tagAllowed(node, path)) {
       return FilePart.INVALID;
     }
     if (leaf.type instanceof ListType) {
       return readList((ListType) leaf.type, node, path);
     }
-    if (!(node instanceof ScalarNode)) {
+    if (!(node instanceof YamlNode.Scalar)) {
       problems.at(node, path, "found " + describe(node) + "; allowed " + allowed(leaf));
       return FilePart.INVALID;
     }
@@ -161,7 +155,7 @@ final class ConfigWalker {
       problems.at(node, path, "found nothing (null); allowed " + allowed(leaf));
       return FilePart.INVALID;
     }
-    String raw = ((ScalarNode) node).getValue();
+    String raw = ((YamlNode.Scalar) node).getValue();
     String text = substitute(raw, node, path);
     if (text == null) {
       return FilePart.INVALID;
@@ -177,32 +171,32 @@ final class ConfigWalker {
     return convert(leaf.type, leaf.nullable, raw, text, node, path);
   }
 
-  private Object readList(ListType type, Node node, String path) {
-    if (!(node instanceof SequenceNode)) {
+  private Object readList(ListType type, YamlNode node, String path) {
+    if (!(node instanceof YamlNode.Sequence)) {
       String hint =
-          node instanceof ScalarNode && !isNull(node)
-              ? " (for one item write [" + ((ScalarNode) node).getValue() + "])"
+          node instanceof YamlNode.Scalar && !isNull(node)
+              ? " (for one item write [" + ((YamlNode.Scalar) node).getValue() + "])"
               : "";
       problems.at(node, path, "found " + describe(node) + "; allowed " + type.allowed() + hint);
       return FilePart.INVALID;
     }
     List<Object> out = new ArrayList<>();
     boolean ok = true;
-    List<Node> items = ((SequenceNode) node).getValue();
+    List<YamlNode> items = ((YamlNode.Sequence) node).getValue();
     for (int i = 0; i < items.size(); i++) {
-      Node item = items.get(i);
+      YamlNode item = items.get(i);
       String itemPath = path + "[" + i + "]";
       if (!tagAllowed(item, itemPath)) {
         ok = false;
         continue;
       }
-      if (!(item instanceof ScalarNode) || isNull(item)) {
+      if (!(item instanceof YamlNode.Scalar) || isNull(item)) {
         problems.at(
             item, itemPath, "found " + describe(item) + "; allowed " + type.element.allowed());
         ok = false;
         continue;
       }
-      String raw = ((ScalarNode) item).getValue();
+      String raw = ((YamlNode.Scalar) item).getValue();
       String text = substitute(raw, item, itemPath);
       Object v =
           text == null ? FilePart.INVALID : convert(type.element, false, raw, text, item, itemPath);
@@ -224,7 +218,7 @@ final class ConfigWalker {
    * are built only when there is one: this runs for every value of every file.
    */
   private Object convert(
-      ValueType type, boolean nullable, String raw, String text, Node node, String path) {
+      ValueType type, boolean nullable, String raw, String text, YamlNode node, String path) {
     String orNone = nullable ? ", or none" : "";
     if (text.trim().isEmpty()) {
       problems.at(
@@ -248,7 +242,7 @@ final class ConfigWalker {
   }
 
   /** The text after environment substitution, or null after reporting why not. */
-  private String substitute(String raw, Node node, String path) {
+  private String substitute(String raw, YamlNode node, String path) {
     try {
       return env.apply(raw);
     } catch (IllegalArgumentException e) {
@@ -257,9 +251,9 @@ final class ConfigWalker {
     }
   }
 
-  private boolean tagAllowed(Node node, String path) {
-    String tag = node.getTag().getValue();
-    if (tag.startsWith(Tag.PREFIX)) {
+  private boolean tagAllowed(YamlNode node, String path) {
+    String tag = node.tag();
+    if (tag.startsWith(YamlNode.STANDARD_TAG_PREFIX)) {
       return true;
     }
     problems.at(
@@ -270,21 +264,23 @@ final class ConfigWalker {
   }
 
   /** A node for "found ...": its value, or "a list", "a map", "nothing". */
-  private static String describe(Node node) {
-    if (node instanceof ScalarNode) {
-      return isNull(node) ? "nothing (null)" : ConfigProblem.shown(((ScalarNode) node).getValue());
+  private static String describe(YamlNode node) {
+    if (node instanceof YamlNode.Scalar) {
+      return isNull(node)
+          ? "nothing (null)"
+          : ConfigProblem.shown(((YamlNode.Scalar) node).getValue());
     }
-    if (node instanceof SequenceNode) {
+    if (node instanceof YamlNode.Sequence) {
       return "a list";
     }
-    if (node instanceof MappingNode) {
+    if (node instanceof YamlNode.Mapping) {
       return "a map";
     }
     return "an unexpected node";
   }
 
-  private static boolean isNull(Node node) {
-    return node instanceof ScalarNode && Tag.NULL.equals(node.getTag());
+  private static boolean isNull(YamlNode node) {
+    return node.isNull();
   }
 
   /** {@code routes[1]} + {@code retry} = {@code routes[1].retry}. */

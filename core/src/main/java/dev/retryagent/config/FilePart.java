@@ -3,7 +3,6 @@ package dev.retryagent.config;
 import dev.retryagent.config.ConfigSchema.Leaf;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.yaml.snakeyaml.nodes.Node;
 
 /**
  * One part of a file ({@code defaults}, one route, or the file level) and the keys written in it,
@@ -18,11 +17,11 @@ final class FilePart {
   static final class Setting {
     final Leaf leaf;
     final Object value;
-    final Node node;
+    final YamlNode node;
     final String path;
     final FilePart part;
 
-    Setting(Leaf leaf, Object value, Node node, String path, FilePart part) {
+    Setting(Leaf leaf, Object value, YamlNode node, String path, FilePart part) {
       this.leaf = leaf;
       this.value = value;
       this.node = node;
@@ -39,17 +38,17 @@ final class FilePart {
   final String name;
 
   /** The YAML node of this part, for problems about it as a whole. */
-  final Node node;
+  final YamlNode node;
 
   /** By key; a key of the schema is one object wherever it appears. */
   final Map<Leaf, Setting> settings = new LinkedHashMap<>();
 
-  FilePart(String name, Node node) {
+  FilePart(String name, YamlNode node) {
     this.name = name;
     this.node = node;
   }
 
-  void put(Leaf leaf, Object value, Node valueNode, String path) {
+  void put(Leaf leaf, Object value, YamlNode valueNode, String path) {
     settings.put(leaf, new Setting(leaf, value, valueNode, path, this));
   }
 

@@ -3,7 +3,6 @@ package dev.retryagent.config;
 import java.util.ArrayList;
 import java.util.List;
 import org.yaml.snakeyaml.error.Mark;
-import org.yaml.snakeyaml.nodes.Node;
 
 /** Collects the problems of one file so that all of them are reported at once, in file order. */
 final class FileProblems {
@@ -20,8 +19,12 @@ final class FileProblems {
     return source;
   }
 
-  void at(Node node, String path, String message) {
-    at(node == null ? null : node.getStartMark(), path, message);
+  void at(YamlNode node, String path, String message) {
+    if (node == null) {
+      at((Mark) null, path, message);
+    } else {
+      add(new ConfigProblem(source, node.line() + 1, node.column() + 1, path, message));
+    }
   }
 
   void at(Mark mark, String path, String message) {

@@ -1,13 +1,21 @@
 package dev.retryagent.config;
 
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.composer.Composer;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 import org.yaml.snakeyaml.events.Event;
+import org.yaml.snakeyaml.nodes.MappingNode;
 import org.yaml.snakeyaml.nodes.Node;
 import org.yaml.snakeyaml.nodes.NodeId;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
 import org.yaml.snakeyaml.nodes.Tag;
 import org.yaml.snakeyaml.parser.Parser;
 import org.yaml.snakeyaml.parser.ParserImpl;
@@ -15,12 +23,12 @@ import org.yaml.snakeyaml.reader.StreamReader;
 import org.yaml.snakeyaml.resolver.Resolver;
 
 /**
- * Turns YAML text into SnakeYAML's node tree, never into Java objects: no constructor runs, so no
- * type named in the file is ever instantiated. A file in the subset {@link YamlSubsetReader} reads
- * (what configuration files are written in) is read by it, without SnakeYAML's parser; any other,
- * and every file with a problem, by SnakeYAML, to the same tree. Limits keep a hostile file cheap:
- * size, aliases to collections (billion laughs), nesting depth. Every failure becomes one located
- * problem.
+ * Turns YAML text into a node tree ({@link YamlNode}), never into Java objects: no constructor
+ * runs, so no type named in the file is ever instantiated. A file in the subset {@link
+ * YamlSubsetReader} reads (what configuration files are written in) is read by it, without
+ * SnakeYAML's parser; any other, and every file with a problem, by SnakeYAML, to the same tree.
+ * Limits keep a hostile file cheap: size, aliases to collections (billion laughs), nesting depth.
+ * Every failure becomes one located problem.
  */
 final class YamlComposer {
   /** Most characters in a file; real configurations are a few KiB. */
@@ -35,7 +43,7 @@ final class YamlComposer {
   private YamlComposer() {}
 
   /** The root node, or null for an empty document or when a problem was reported. */
-  static Node compose(String text, FileProblems problems) {
+  static YamlNode compose(String text, FileProblems problems) {
     if (text.length() > MAX_CHARS) {
       int line = 1;
       int column = 1;
@@ -58,7 +66,7 @@ final class YamlComposer {
               + " (a configuration is a few KiB)");
       return null;
     }
-    Node subset = YamlSubsetReader.read(text);
+    YamlNode subset = YamlSubsetReader.read(text);
     return subset != null ? subset : composeWithSnakeYaml(text, problems);
   }
 
@@ -66,12 +74,13 @@ final class YamlComposer {
    * What {@link #compose} does for a file {@link YamlSubsetReader} leaves to SnakeYAML: any file
    * outside its subset, and every file with a problem.
    */
-  static Node composeWithSnakeYaml(String text, FileProblems problems) {
+  static YamlNode composeWithSnakeYaml(String text, FileProblems problems) {
     LoaderOptions options = options();
     StreamReader reader = new StreamReader(text);
     TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
     try {
-      return new Composer(parser, new NullAndMergeResolver(), options).getSingleNode();
+      Node root = new Composer(parser, new NullAndMergeResolver(), options).getSingleNode();
+      return root == null ? null : convert(root, new IdentityHashMap<>());
     } catch (MarkedYAMLException e) {
       Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
       problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e));
@@ -85,6 +94,40 @@ final class YamlComposer {
           "invalid YAML: the parser failed (" + e.getClass().getSimpleName() + ")");
     }
     return null;
+  }
+
+  /**
+   * SnakeYAML's tree as ours, node for node: a node an alias repeats is converted once and shared,
+   * as in SnakeYAML's graph (a copy per alias would let a few aliases multiply a file's size), and
+   * a list or map that contains itself stays a cycle, which the walker never follows deeper than
+   * the schema.
+   */
+  private static YamlNode convert(Node node, Map<Node, YamlNode> done) {
+    YamlNode converted = done.get(node);
+    if (converted != null) {
+      return converted;
+    }
+    String tag = node.getTag().getValue();
+    int line = node.getStartMark().getLine();
+    int column = node.getStartMark().getColumn();
+    if (node instanceof ScalarNode) {
+      converted = new YamlNode.Scalar(tag, ((ScalarNode) node).getValue(), line, column);
+      done.put(node, converted);
+    } else if (node instanceof SequenceNode) {
+      List<YamlNode> items = new ArrayList<>();
+      done.put(node, new YamlNode.Sequence(tag, items, line, column));
+      for (Node item : ((SequenceNode) node).getValue()) {
+        items.add(convert(item, done));
+      }
+    } else {
+      List<YamlNode.Entry> entries = new ArrayList<>();
+      done.put(node, new YamlNode.Mapping(tag, entries, line, column));
+      for (NodeTuple t : ((MappingNode) node).getValue()) {
+        entries.add(
+            new YamlNode.Entry(convert(t.getKeyNode(), done), convert(t.getValueNode(), done)));
+      }
+    }
+    return done.get(node);
   }
 
   static LoaderOptions options() {

@@ -1,18 +1,7 @@
 package dev.retryagent.config;
 
-import static org.yaml.snakeyaml.DumperOptions.ScalarStyle.DOUBLE_QUOTED;
-import static org.yaml.snakeyaml.DumperOptions.ScalarStyle.SINGLE_QUOTED;
-
 import java.util.ArrayList;
 import java.util.List;
-import org.yaml.snakeyaml.DumperOptions;
-import org.yaml.snakeyaml.error.Mark;
-import org.yaml.snakeyaml.nodes.MappingNode;
-import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
-import org.yaml.snakeyaml.nodes.ScalarNode;
-import org.yaml.snakeyaml.nodes.SequenceNode;
-import org.yaml.snakeyaml.nodes.Tag;
 
 /**
  * Reads the YAML that configuration files are written in without SnakeYAML's scanner, parser and
@@ -35,9 +24,6 @@ final class YamlSubsetReader {
 
   private static final int MAX_KEY = 1024; // SnakeYAML's limit for an implicit key
 
-  /** Marks keep no copy of the text: problems are reported by line and column only. */
-  private static final int[] NO_BUFFER = new int[0];
-
   private final String text;
   private int pos;
   private int line;
@@ -47,8 +33,8 @@ final class YamlSubsetReader {
     this.text = text;
   }
 
-  /** The document's root node as SnakeYAML would compose it, or null to leave it to SnakeYAML. */
-  static Node read(String text) {
+  /** The document's root as SnakeYAML would compose it, or null to leave the text to SnakeYAML. */
+  static YamlNode read(String text) {
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);
       if ((c < 0x20 && c != '\n') || c > 0x7e) {
@@ -61,7 +47,7 @@ final class YamlSubsetReader {
       if (reader.atEnd() || reader.column() != 0 || reader.atDocumentSyntax()) {
         return null;
       }
-      Node root = reader.blockNode(0, 0);
+      YamlNode root = reader.blockNode(0, 0);
       reader.skipBlankLines();
       return reader.atEnd() ? root : null;
     } catch (Outside e) {
@@ -93,8 +79,17 @@ final class YamlSubsetReader {
     return pos - lineStart;
   }
 
-  private Mark mark() {
-    return new Mark("reader", pos, line, pos - lineStart, NO_BUFFER, 0);
+  /** Where a node starts: its line in the high half, its column in the low half. */
+  private long mark() {
+    return (long) line << 32 | column();
+  }
+
+  private static int lineOf(long mark) {
+    return (int) (mark >>> 32);
+  }
+
+  private static int columnOf(long mark) {
+    return (int) mark;
   }
 
   private void skipSpaces() {
@@ -154,7 +149,7 @@ final class YamlSubsetReader {
   }
 
   /** A mapping or a sequence starting here, at column {@code indent}. */
-  private Node blockNode(int indent, int depth) {
+  private YamlNode blockNode(int indent, int depth) {
     if (depth > MAX_DEPTH) {
       throw OUTSIDE;
     }
@@ -165,13 +160,13 @@ final class YamlSubsetReader {
     return peek(0) == '-' && (peek(1) == ' ' || peek(1) == '\n');
   }
 
-  private Node blockMapping(int indent, int depth) {
-    Mark start = mark();
-    List<NodeTuple> entries = new ArrayList<>();
+  private YamlNode blockMapping(int indent, int depth) {
+    long start = mark();
+    List<YamlNode.Entry> entries = new ArrayList<>();
     while (true) {
-      Node key = key();
-      Node value = valueAfterKey(indent, depth);
-      entries.add(new NodeTuple(key, value));
+      YamlNode key = key();
+      YamlNode value = valueAfterKey(indent, depth);
+      entries.add(new YamlNode.Entry(key, value));
       if (atEnd() || column() < indent) {
         break;
       }
@@ -179,12 +174,12 @@ final class YamlSubsetReader {
         throw OUTSIDE;
       }
     }
-    return new MappingNode(Tag.MAP, true, entries, start, start, DumperOptions.FlowStyle.BLOCK);
+    return new YamlNode.Mapping(YamlNode.MAP, entries, lineOf(start), columnOf(start));
   }
 
-  private Node blockSequence(int indent, int depth) {
-    Mark start = mark();
-    List<Node> items = new ArrayList<>();
+  private YamlNode blockSequence(int indent, int depth) {
+    long start = mark();
+    List<YamlNode> items = new ArrayList<>();
     while (true) {
       pos++; // the '-'
       if (!restOfLineAfterDashHoldsSomething()) {
@@ -210,7 +205,7 @@ final class YamlSubsetReader {
         break; // "key:\n- a\nnext: 1": the mapping goes on (anywhere else, the caller refuses it)
       }
     }
-    return new SequenceNode(Tag.SEQ, true, items, start, start, DumperOptions.FlowStyle.BLOCK);
+    return new YamlNode.Sequence(YamlNode.SEQ, items, lineOf(start), columnOf(start));
   }
 
   private boolean restOfLineAfterDashHoldsSomething() {
@@ -222,14 +217,14 @@ final class YamlSubsetReader {
   }
 
   /** The value of the key just read: inline, a block below, or empty (null). */
-  private Node valueAfterKey(int indent, int depth) {
-    Mark afterColon = mark(); // where SnakeYAML places an empty value
+  private YamlNode valueAfterKey(int indent, int depth) {
+    long afterColon = mark(); // where SnakeYAML places an empty value
     skipSpaces();
     if (peek(0) != '\n' && peek(0) != '#') {
       if (isSequenceEntry() || peek(0) == '?') {
         throw OUTSIDE;
       }
-      Node value = inlineValue(depth + 1);
+      YamlNode value = inlineValue(depth + 1);
       endLine();
       if (!atEnd() && column() > indent) {
         throw OUTSIDE; // a multi-line scalar, or an error SnakeYAML words
@@ -243,7 +238,7 @@ final class YamlSubsetReader {
     if (!atEnd() && column() == indent && isSequenceEntry()) {
       return blockSequence(indent, depth + 1);
     }
-    return scalar(Tag.NULL, "", afterColon, DumperOptions.ScalarStyle.PLAIN);
+    return scalar(YamlNode.NULL, "", afterColon);
   }
 
   private boolean startsKey() {
@@ -259,13 +254,13 @@ final class YamlSubsetReader {
   }
 
   /** A key and its ':' (followed by a space or the end of the line), on this line. */
-  private Node key() {
-    Node key;
+  private YamlNode key() {
+    YamlNode key;
     char c = peek(0);
     if (c == '\'' || c == '"') {
       key = quoted();
     } else {
-      Mark start = mark();
+      long start = mark();
       int from = pos;
       while (true) {
         char d = peek(0);
@@ -290,7 +285,7 @@ final class YamlSubsetReader {
   }
 
   /** A value on this line: a flow collection or a scalar. */
-  private Node inlineValue(int depth) {
+  private YamlNode inlineValue(int depth) {
     char c = peek(0);
     if (c == '[' || c == '{') {
       return flow(depth);
@@ -298,7 +293,7 @@ final class YamlSubsetReader {
     if (c == '\'' || c == '"') {
       return quoted();
     }
-    Mark start = mark();
+    long start = mark();
     int from = pos;
     while (true) {
       char d = peek(0);
@@ -327,20 +322,20 @@ final class YamlSubsetReader {
     }
   }
 
-  private static Node plain(String raw, Mark start) {
-    Tag tag = Tag.STR;
+  private static YamlNode plain(String raw, long start) {
+    String tag = YamlNode.STR;
     if (raw.equals("~") || raw.equals("null") || raw.equals("Null") || raw.equals("NULL")) {
-      tag = Tag.NULL;
+      tag = YamlNode.NULL;
     } else if (raw.equals("<<")) {
-      tag = Tag.MERGE;
+      tag = YamlNode.MERGE;
     }
-    return scalar(tag, raw, start, DumperOptions.ScalarStyle.PLAIN);
+    return scalar(tag, raw, start);
   }
 
   /** A quoted scalar on this line: {@code ''} in single quotes; no escape in double quotes. */
-  private Node quoted() {
+  private YamlNode quoted() {
     char quote = peek(0);
-    Mark start = mark();
+    long start = mark();
     pos++;
     StringBuilder value = new StringBuilder();
     while (true) {
@@ -359,32 +354,30 @@ final class YamlSubsetReader {
       }
       value.append(c);
     }
-    boolean dq = quote == '"';
-    return scalar(Tag.STR, value.toString(), start, dq ? DOUBLE_QUOTED : SINGLE_QUOTED);
+    return scalar(YamlNode.STR, value.toString(), start);
   }
 
-  /** Untagged, so resolved, as SnakeYAML's composer marks it; the end is not kept (unused). */
-  private static Node scalar(Tag tag, String value, Mark start, DumperOptions.ScalarStyle style) {
-    return new ScalarNode(tag, true, value, start, start, style);
+  private static YamlNode scalar(String tag, String value, long start) {
+    return new YamlNode.Scalar(tag, value, lineOf(start), columnOf(start));
   }
 
   /** {@code [a, b]} or {@code {k: v}}, on this line, nested ones included. */
-  private Node flow(int depth) {
+  private YamlNode flow(int depth) {
     if (depth > MAX_DEPTH) {
       throw OUTSIDE;
     }
     boolean map = peek(0) == '{';
     char close = map ? '}' : ']';
-    Mark start = mark();
+    long start = mark();
     pos++;
-    List<Node> items = new ArrayList<>();
-    List<NodeTuple> entries = new ArrayList<>();
+    List<YamlNode> items = new ArrayList<>();
+    List<YamlNode.Entry> entries = new ArrayList<>();
     skipFlowSpaces();
     if (peek(0) == close) {
       pos++;
     } else {
       while (true) {
-        Node item = flowItem(depth);
+        YamlNode item = flowItem(depth);
         skipFlowSpaces();
         if (map) {
           if (peek(0) != ':' || (peek(1) != ' ' && peek(1) != '\n')) {
@@ -392,7 +385,7 @@ final class YamlSubsetReader {
           }
           pos++;
           skipFlowSpaces();
-          entries.add(new NodeTuple(item, flowItem(depth)));
+          entries.add(new YamlNode.Entry(item, flowItem(depth)));
           skipFlowSpaces();
         }
         if (!map) {
@@ -413,8 +406,8 @@ final class YamlSubsetReader {
       }
     }
     return map
-        ? new MappingNode(Tag.MAP, true, entries, start, start, DumperOptions.FlowStyle.FLOW)
-        : new SequenceNode(Tag.SEQ, true, items, start, start, DumperOptions.FlowStyle.FLOW);
+        ? new YamlNode.Mapping(YamlNode.MAP, entries, lineOf(start), columnOf(start))
+        : new YamlNode.Sequence(YamlNode.SEQ, items, lineOf(start), columnOf(start));
   }
 
   private void skipFlowSpaces() {
@@ -424,7 +417,7 @@ final class YamlSubsetReader {
     }
   }
 
-  private Node flowItem(int depth) {
+  private YamlNode flowItem(int depth) {
     char c = peek(0);
     if (c == '[' || c == '{') {
       return flow(depth + 1);
@@ -432,7 +425,7 @@ final class YamlSubsetReader {
     if (c == '\'' || c == '"') {
       return quoted();
     }
-    Mark start = mark();
+    long start = mark();
     int from = pos;
     while (true) {
       char d = peek(0);

@@ -16,11 +16,6 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
-import org.yaml.snakeyaml.nodes.MappingNode;
-import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
-import org.yaml.snakeyaml.nodes.ScalarNode;
-import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /** The files in config/: the reference equals the defaults and names every key; all load. */
 class ConfigFilesTest {
@@ -49,7 +44,7 @@ class ConfigFilesTest {
   @Test
   void theReferenceFileWritesEveryKeyOfTheFileAndDefaultsWithItsDocumentedDefault() {
     Map<String, String> written = new LinkedHashMap<>();
-    Node root =
+    YamlNode root =
         YamlComposer.compose(ConfigFiles.read(ConfigFiles.REFERENCE), new FileProblems("ref"));
     collect(root, "", written);
     Map<String, String> expected = documentedDefaults();
@@ -174,27 +169,27 @@ class ConfigFilesTest {
   }
 
   /** Key path -> value text as written; lists as [a, b]; routes items as routes[]. */
-  private static void collect(Node node, String prefix, Map<String, String> out) {
-    for (NodeTuple t : ((MappingNode) node).getValue()) {
-      String key = prefix + ((ScalarNode) t.getKeyNode()).getValue();
-      Node value = t.getValueNode();
-      if (value instanceof MappingNode) {
+  private static void collect(YamlNode node, String prefix, Map<String, String> out) {
+    for (YamlNode.Entry t : ((YamlNode.Mapping) node).getValue()) {
+      String key = prefix + ((YamlNode.Scalar) t.getKeyNode()).getValue();
+      YamlNode value = t.getValueNode();
+      if (value instanceof YamlNode.Mapping) {
         collect(value, key + ".", out);
-      } else if (value instanceof SequenceNode) {
-        List<Node> items = ((SequenceNode) value).getValue();
-        if (!items.isEmpty() && items.get(0) instanceof MappingNode) {
-          for (Node item : items) {
+      } else if (value instanceof YamlNode.Sequence) {
+        List<YamlNode> items = ((YamlNode.Sequence) value).getValue();
+        if (!items.isEmpty() && items.get(0) instanceof YamlNode.Mapping) {
+          for (YamlNode item : items) {
             collect(item, key + "[].", out);
           }
         } else {
           List<String> texts = new ArrayList<>();
-          for (Node item : items) {
-            texts.add(((ScalarNode) item).getValue());
+          for (YamlNode item : items) {
+            texts.add(((YamlNode.Scalar) item).getValue());
           }
           out.put(key, "[" + String.join(", ", texts) + "]");
         }
       } else {
-        out.put(key, ((ScalarNode) value).getValue());
+        out.put(key, ((YamlNode.Scalar) value).getValue());
       }
     }
   }

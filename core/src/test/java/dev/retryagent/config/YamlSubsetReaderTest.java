@@ -14,11 +14,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.yaml.snakeyaml.nodes.MappingNode;
-import org.yaml.snakeyaml.nodes.Node;
-import org.yaml.snakeyaml.nodes.NodeTuple;
-import org.yaml.snakeyaml.nodes.ScalarNode;
-import org.yaml.snakeyaml.nodes.SequenceNode;
 
 /**
  * {@link YamlSubsetReader} either builds exactly SnakeYAML's tree (what {@link
@@ -33,9 +28,9 @@ class YamlSubsetReaderTest {
   private static final String MUTATIONS = " :-#'\"[]{},\n~&*!|>?%@`\\xq0\t.<";
 
   /** The tree SnakeYAML composes, or null with the reason when it reports a problem. */
-  private static Node snake(String text, List<String> problems) {
+  private static YamlNode snake(String text, List<String> problems) {
     FileProblems found = new FileProblems("test");
-    Node root = YamlComposer.composeWithSnakeYaml(text, found);
+    YamlNode root = YamlComposer.composeWithSnakeYaml(text, found);
     found.sorted().forEach(p -> problems.add(p.toString()));
     return root;
   }
@@ -43,8 +38,8 @@ class YamlSubsetReaderTest {
   /** The reader agrees with SnakeYAML on {@code text}; returns whether it read it. */
   private static boolean agrees(String text) {
     List<String> problems = new ArrayList<>();
-    Node expected = snake(text, problems);
-    Node actual = YamlSubsetReader.read(text);
+    YamlNode expected = snake(text, problems);
+    YamlNode actual = YamlSubsetReader.read(text);
     if (actual == null) {
       return false;
     }
@@ -55,31 +50,31 @@ class YamlSubsetReaderTest {
   }
 
   /** Everything of a tree the walker reads, one node per line. */
-  private static String describe(Node root) {
+  private static String describe(YamlNode root) {
     StringBuilder out = new StringBuilder();
     describe(root, "", out);
     return out.toString();
   }
 
-  private static void describe(Node node, String indent, StringBuilder out) {
+  private static void describe(YamlNode node, String indent, StringBuilder out) {
     out.append(indent)
         .append(node.getClass().getSimpleName())
         .append(' ')
-        .append(node.getTag().getValue())
+        .append(node.tag())
         .append(" at ")
-        .append(node.getStartMark().getLine())
+        .append(node.line())
         .append(':')
-        .append(node.getStartMark().getColumn());
-    if (node instanceof ScalarNode) {
-      out.append(" [").append(((ScalarNode) node).getValue()).append("]\n");
-    } else if (node instanceof SequenceNode) {
+        .append(node.column());
+    if (node instanceof YamlNode.Scalar) {
+      out.append(" [").append(((YamlNode.Scalar) node).getValue()).append("]\n");
+    } else if (node instanceof YamlNode.Sequence) {
       out.append('\n');
-      for (Node item : ((SequenceNode) node).getValue()) {
+      for (YamlNode item : ((YamlNode.Sequence) node).getValue()) {
         describe(item, indent + "  ", out);
       }
     } else {
       out.append('\n');
-      for (NodeTuple t : ((MappingNode) node).getValue()) {
+      for (YamlNode.Entry t : ((YamlNode.Mapping) node).getValue()) {
         describe(t.getKeyNode(), indent + "  ? ", out);
         describe(t.getValueNode(), indent + "  : ", out);
       }
