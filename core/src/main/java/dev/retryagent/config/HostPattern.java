@@ -1,7 +1,6 @@
 package dev.retryagent.config;
 
 import java.util.Locale;
-import java.util.regex.Pattern;
 
 /**
  * One entry of {@code match.hosts}: a host glob, case-insensitive, where {@code *} matches any run
@@ -13,8 +12,10 @@ final class HostPattern {
   /** Port value meaning "any port". */
   static final int ANY_PORT = -1;
 
-  private static final Pattern HOST_CHARS = Pattern.compile("[a-z0-9_*.-]+");
-  private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-f:.*]+");
+  // What a host pattern and an IPv6 literal may hold; checked without a regular expression (the
+  // first one a JVM compiles costs ~35 classes and a lambda, in premain: issue 13).
+  private static final String HOST_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_*.-";
+  private static final String IPV6_CHARS = "0123456789abcdef:.*";
   static final String EXAMPLES =
       "a host glob such as api.example.com, *.example.com:8443 or [::1]:8080";
 
@@ -33,6 +34,16 @@ final class HostPattern {
    *
    * @throws IllegalArgumentException saying what is allowed
    */
+  /** {@code [chars]+}: not empty, and every character one of {@code chars}. */
+  private static boolean onlyOf(String text, String chars) {
+    for (int i = 0; i < text.length(); i++) {
+      if (chars.indexOf(text.charAt(i)) < 0) {
+        return false;
+      }
+    }
+    return !text.isEmpty();
+  }
+
   static HostPattern compile(String raw) {
     String s = raw.trim().toLowerCase(Locale.ROOT);
     if (s.isEmpty()) {
@@ -64,7 +75,7 @@ final class HostPattern {
         }
         portText = rest.substring(1);
       }
-      if (host.isEmpty() || !IPV6_CHARS.matcher(host).matches() || host.indexOf(':') < 0) {
+      if (host.isEmpty() || !onlyOf(host, IPV6_CHARS) || host.indexOf(':') < 0) {
         throw new IllegalArgumentException("allowed an IPv6 address in brackets, e.g. [::1]:8080");
       }
     } else {
@@ -72,7 +83,7 @@ final class HostPattern {
       if (firstColon >= 0 && firstColon != s.lastIndexOf(':')) {
         // Two colons and no brackets: an IPv6 address, which cannot carry a port this way.
         host = s;
-        if (!IPV6_CHARS.matcher(host).matches()) {
+        if (!onlyOf(host, IPV6_CHARS)) {
           throw new IllegalArgumentException("allowed " + EXAMPLES);
         }
       } else if (firstColon >= 0) {
@@ -81,7 +92,7 @@ final class HostPattern {
       } else {
         host = s;
       }
-      if (host.isEmpty() || !(HOST_CHARS.matcher(host).matches() || host.indexOf(':') >= 0)) {
+      if (host.isEmpty() || !(onlyOf(host, HOST_CHARS) || host.indexOf(':') >= 0)) {
         throw new IllegalArgumentException("allowed " + EXAMPLES);
       }
     }

@@ -8,7 +8,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
-import java.util.regex.Pattern;
 
 /**
  * What one leaf key accepts, and how its text becomes a value. {@link #convert} throws {@link
@@ -330,7 +329,7 @@ abstract class ValueType {
     final String description;
 
     /** Compiled at the first value: the schema has every string key, a file sets few. */
-    private volatile Pattern pattern;
+    private volatile TextPattern pattern;
 
     StringType(String regex, String description) {
       super(Kind.STRING);
@@ -341,12 +340,12 @@ abstract class ValueType {
     @Override
     Object convert(String text) {
       String s = text.trim();
-      Pattern p = pattern;
+      TextPattern p = pattern;
       if (p == null) {
-        p = Pattern.compile(regex);
+        p = TextPattern.compile(regex);
         pattern = p;
       }
-      if (!p.matcher(s).matches()) {
+      if (!p.matches(s)) {
         throw new IllegalArgumentException("allowed " + allowed());
       }
       return s;

@@ -6,8 +6,6 @@ import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Collection;
 import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * The configuration's way of writing values, both ways: durations ({@code 250ms}, {@code 2s},
@@ -48,16 +46,6 @@ public final class Units {
     1
   };
 
-  /** Digits are bounded so that no input can make BigDecimal work hard. */
-  private static final Pattern DECIMAL =
-      Pattern.compile("(?:[0-9]{1,30}(?:\\.[0-9]{1,30})?|\\.[0-9]{1,30})");
-
-  private static final Pattern WHOLE = Pattern.compile("[+-]?[0-9][0-9_]{0,40}");
-  private static final Pattern NUMBER =
-      Pattern.compile("[+-]?(?:[0-9][0-9_]{0,40}(?:\\.[0-9]{1,30})?|\\.[0-9]{1,30})");
-  private static final Pattern SIZE =
-      Pattern.compile("([0-9]{1,30}(?:\\.[0-9]{1,30})?)\\s*([A-Za-z]*)");
-
   private Units() {}
 
   // ---------------------------------------------------------------- durations
@@ -78,7 +66,7 @@ public final class Units {
     if (s.charAt(0) == 'P' || s.charAt(0) == 'p') {
       return parseIsoDuration(s);
     }
-    if (DECIMAL.matcher(s).matches()) {
+    if (Syntax.isDecimal(s)) {
       throw new IllegalArgumentException(
           "a duration needs a unit: did you mean " + s + "s or " + s + "ms?");
     }
@@ -91,7 +79,7 @@ public final class Units {
         i++;
       }
       String number = s.substring(numberStart, i);
-      if (number.isEmpty() || !DECIMAL.matcher(number).matches()) {
+      if (number.isEmpty() || !Syntax.isDecimal(number)) {
         throw new IllegalArgumentException("allowed " + DURATION_EXAMPLES);
       }
       while (i < n && s.charAt(i) == ' ') {
@@ -212,7 +200,7 @@ public final class Units {
     if (number.startsWith("-")) {
       throw new IllegalArgumentException("allowed " + RATIO_EXAMPLES + " (not negative)");
     }
-    if (!DECIMAL.matcher(number).matches()) {
+    if (!Syntax.isDecimal(number)) {
       throw new IllegalArgumentException("allowed " + RATIO_EXAMPLES);
     }
     BigDecimal value = new BigDecimal(number);
@@ -238,11 +226,13 @@ public final class Units {
     if (s.startsWith("-")) {
       throw new IllegalArgumentException("allowed " + SIZE_EXAMPLES + " (not negative)");
     }
-    Matcher m = SIZE.matcher(s);
-    if (!m.matches()) {
+    int numberEnd = Syntax.sizeNumberEnd(s);
+    if (numberEnd < 0) {
       throw new IllegalArgumentException("allowed " + SIZE_EXAMPLES);
     }
-    String unit = m.group(2).toLowerCase(Locale.ROOT);
+    String number = s.substring(0, numberEnd);
+    String written = s.substring(Syntax.skipWhitespace(s, numberEnd)); // letters only, or none
+    String unit = written.toLowerCase(Locale.ROOT);
     long multiplier;
     switch (unit) {
       case "":
@@ -267,16 +257,16 @@ public final class Units {
         String binary = Character.toUpperCase(unit.charAt(0)) + "iB";
         throw new IllegalArgumentException(
             "the unit "
-                + m.group(2)
+                + written
                 + " is ambiguous (1000 or 1024?): write "
-                + m.group(1)
+                + number
                 + binary
                 + " for multiples of 1024, or the number of bytes");
       default:
         throw new IllegalArgumentException(
-            "unknown unit " + m.group(2) + "; allowed " + SIZE_EXAMPLES + " (B, KiB, MiB, GiB)");
+            "unknown unit " + written + "; allowed " + SIZE_EXAMPLES + " (B, KiB, MiB, GiB)");
     }
-    BigDecimal bytes = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(multiplier));
+    BigDecimal bytes = new BigDecimal(number).multiply(BigDecimal.valueOf(multiplier));
     BigDecimal whole = bytes.stripTrailingZeros();
     if (whole.scale() > 0) {
       throw new IllegalArgumentException("allowed " + SIZE_EXAMPLES + " (a whole number of bytes)");
@@ -309,7 +299,7 @@ public final class Units {
    */
   public static long parseWhole(String text) {
     String s = text.trim();
-    if (!WHOLE.matcher(s).matches()) {
+    if (!Syntax.isWhole(s)) {
       throw new IllegalArgumentException("allowed a whole number");
     }
     BigInteger v = new BigInteger(s.replace("_", "").replace("+", ""));
@@ -322,7 +312,7 @@ public final class Units {
   /** Parses a decimal number such as {@code 2}, {@code 1.5} or {@code .5}; no NaN, no exponent. */
   public static double parseNumber(String text) {
     String s = text.trim();
-    if (!NUMBER.matcher(s).matches()) {
+    if (!Syntax.isNumber(s)) {
       throw new IllegalArgumentException("allowed a number such as 2 or 1.5");
     }
     return new BigDecimal(s.replace("_", "").replace("+", "")).doubleValue();
@@ -330,7 +320,7 @@ public final class Units {
 
   /** True when the text is a whole number as {@link #parseWhole} reads it. */
   public static boolean isWhole(String text) {
-    return WHOLE.matcher(text.trim()).matches();
+    return Syntax.isWhole(text.trim());
   }
 
   /**

@@ -1,0 +1,117 @@
+package dev.retryagent.internal;
+
+/**
+ * The number syntaxes {@link Units} reads, checked character by character. They were regular
+ * expressions (kept in {@code SyntaxTest}, which compares the two on every input it makes): the
+ * first regular expression a JVM compiles loads ~35 classes and spins a lambda, in {@code premain}
+ * when the configuration file is read (issue 13). Digits are ASCII; runs are bounded so that no
+ * input can make {@code BigDecimal} work hard.
+ */
+final class Syntax {
+  private static final int MAX_DIGITS = 30; // before or after a decimal point
+  private static final int MAX_WHOLE_TAIL = 40; // digits and '_' after a whole number's first
+
+  private Syntax() {}
+
+  /**
+   * {@code (?:[0-9]{1,30}(?:\.[0-9]{1,30})?|\.[0-9]{1,30})}: {@code 2}, {@code 1.5}, {@code .5}.
+   */
+  static boolean isDecimal(String s) {
+    int whole = digits(s, 0);
+    if (whole > MAX_DIGITS) {
+      return false;
+    }
+    if (whole == s.length()) {
+      return whole > 0;
+    }
+    return s.charAt(whole) == '.' && fraction(s, whole + 1) == s.length();
+  }
+
+  /** {@code [+-]?[0-9][0-9_]{0,40}}: a whole number, {@code _} between digits allowed. */
+  static boolean isWhole(String s) {
+    int i = sign(s);
+    if (i >= s.length() || !isDigit(s.charAt(i))) {
+      return false;
+    }
+    int end = wholeTail(s, i + 1);
+    return end == s.length();
+  }
+
+  /** {@code [+-]?(?:[0-9][0-9_]{0,40}(?:\.[0-9]{1,30})?|\.[0-9]{1,30})}. */
+  static boolean isNumber(String s) {
+    int i = sign(s);
+    if (i < s.length() && isDigit(s.charAt(i))) {
+      int end = wholeTail(s, i + 1);
+      if (end < 0 || end == s.length()) {
+        return end == s.length();
+      }
+      return s.charAt(end) == '.' && fraction(s, end + 1) == s.length();
+    }
+    return i < s.length() && s.charAt(i) == '.' && fraction(s, i + 1) == s.length();
+  }
+
+  /**
+   * For {@code ([0-9]{1,30}(?:\.[0-9]{1,30})?)\s*([A-Za-z]*)}, the whole of {@code s}: where the
+   * number ends, or -1 when {@code s} is not of that form.
+   */
+  static int sizeNumberEnd(String s) {
+    int end = digits(s, 0);
+    if (end == 0 || end > MAX_DIGITS) {
+      return -1;
+    }
+    if (end < s.length() && s.charAt(end) == '.') {
+      end = fraction(s, end + 1);
+      if (end < 0) {
+        return -1;
+      }
+    }
+    for (int i = skipWhitespace(s, end); i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z')) {
+        return -1;
+      }
+    }
+    return end;
+  }
+
+  /** Past the characters of {@code \s} ({@code [ \t\n\x0B\f\r]}) from {@code from}. */
+  static int skipWhitespace(String s, int from) {
+    int i = from;
+    while (i < s.length() && " \t\n\u000B\f\r".indexOf(s.charAt(i)) >= 0) {
+      i++;
+    }
+    return i;
+  }
+
+  private static int sign(String s) {
+    return !s.isEmpty() && (s.charAt(0) == '+' || s.charAt(0) == '-') ? 1 : 0;
+  }
+
+  /** How many digits start at {@code from}. */
+  private static int digits(String s, int from) {
+    int i = from;
+    while (i < s.length() && isDigit(s.charAt(i))) {
+      i++;
+    }
+    return i - from;
+  }
+
+  /** The end of 1 to 30 digits at {@code from}, or -1. */
+  private static int fraction(String s, int from) {
+    int n = digits(s, from);
+    return n >= 1 && n <= MAX_DIGITS ? from + n : -1;
+  }
+
+  /** The end of 0 to 40 digits or underscores at {@code from}, or -1 when there are more. */
+  private static int wholeTail(String s, int from) {
+    int i = from;
+    while (i < s.length() && (isDigit(s.charAt(i)) || s.charAt(i) == '_')) {
+      i++;
+    }
+    return i - from <= MAX_WHOLE_TAIL ? i : -1;
+  }
+
+  private static boolean isDigit(char c) {
+    return c >= '0' && c <= '9';
+  }
+}
