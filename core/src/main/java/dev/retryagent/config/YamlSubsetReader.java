@@ -286,6 +286,11 @@ final class YamlSubsetReader {
 
   /** A value on this line: a flow collection or a scalar. */
   private YamlNode inlineValue(int depth) {
+    return value(depth, false);
+  }
+
+  /** A flow collection or a scalar; a plain one ends at a flow indicator when {@code inFlow}. */
+  private YamlNode value(int depth, boolean inFlow) {
     char c = peek(0);
     if (c == '[' || c == '{') {
       return flow(depth);
@@ -297,10 +302,10 @@ final class YamlSubsetReader {
     int from = pos;
     while (true) {
       char d = peek(0);
-      if (d == '\n' || d == ' ' && peek(1) == '#') {
-        break;
+      if (inFlow ? ",?[]{}:#\n".indexOf(d) >= 0 : d == '\n' || d == ' ' && peek(1) == '#') {
+        break; // in a flow, SnakeYAML ends a plain scalar at any of these
       }
-      if (d == ':' && (peek(1) == ' ' || peek(1) == '\n')) {
+      if (!inFlow && d == ':' && (peek(1) == ' ' || peek(1) == '\n')) {
         throw OUTSIDE; // "a: b: c" and the like
       }
       pos++;
@@ -418,24 +423,6 @@ final class YamlSubsetReader {
   }
 
   private YamlNode flowItem(int depth) {
-    char c = peek(0);
-    if (c == '[' || c == '{') {
-      return flow(depth + 1);
-    }
-    if (c == '\'' || c == '"') {
-      return quoted();
-    }
-    long start = mark();
-    int from = pos;
-    while (true) {
-      char d = peek(0);
-      if (",?[]{}:#\n".indexOf(d) >= 0) { // indicators end a plain scalar in a flow (SnakeYAML)
-        break;
-      }
-      pos++;
-    }
-    String raw = text.substring(from, pos).trim();
-    checkPlainStart(raw);
-    return plain(raw, start);
+    return value(depth + 1, true);
   }
 }
