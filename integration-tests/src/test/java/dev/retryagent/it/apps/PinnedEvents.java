@@ -24,10 +24,10 @@ import jdk.jfr.consumer.RecordingFile;
  *
  * <p>A recorder that saw nothing would prove nothing, so {@link #start()} also pins a carrier on
  * purpose, once: a virtual thread initialises {@link Control}, whose static initialiser (a frame a
- * virtual thread cannot leave) waits through the agent's own {@code Sleeper.SYSTEM}. That event is
- * counted apart, as {@code pinned.control=N} and {@code pinned.controlAsWait=N} (how many of them
- * the rule above classifies as an agent wait): the test requires both to be 1, then {@code
- * pinned.agentWait} to be 0.
+ * virtual thread cannot leave) waits through the agent's own {@code Sleeper.SYSTEM}, looked up
+ * before (see {@link #agentSleeper()}). That event is counted apart, as {@code pinned.control=N}
+ * and {@code pinned.controlAsWait=N} (how many of them the rule above classifies as an agent wait):
+ * the test requires both to be 1, then {@code pinned.agentWait} to be 0.
  */
 final class PinnedEvents {
   static final String EVENT = "jdk.VirtualThreadPinned";
@@ -40,6 +40,9 @@ final class PinnedEvents {
     "java.lang.VirtualThread.sleepNanos"
   };
 
+  /** The agent's wait that {@link Control} makes, set before it is initialised. */
+  private static volatile Sleeping controlSleeper;
+
   private final Recording recording;
 
   private PinnedEvents(Recording recording) {
@@ -50,6 +53,7 @@ final class PinnedEvents {
     Recording r = new Recording();
     r.enable(EVENT).withThreshold(Duration.ZERO).withStackTrace();
     r.start();
+    controlSleeper = agentSleeper(); // before Control: writing its own field would initialise it
     Thread control = SoakApp.virtualThread(Control::touch);
     control.join();
     return new PinnedEvents(r);
@@ -131,21 +135,47 @@ final class PinnedEvents {
   }
 
   /**
+   * The agent's {@code Sleeper.SYSTEM}, looked up by name in the agent's class loader, found
+   * through its engine MBean. The soak starts the exporters at once but on the agent's own thread,
+   * so the MBean may not be there yet: waited for (at most 30 s), here and not in {@link Control}'s
+   * initialiser, where blocking on the MBean server's lock would pin the carrier with no agent wait
+   * on the stack, and the control would count an event of the wrong kind.
+   */
+  private static Sleeping agentSleeper() throws Exception {
+    javax.management.MBeanServer server =
+        java.lang.management.ManagementFactory.getPlatformMBeanServer();
+    javax.management.ObjectName engine =
+        new javax.management.ObjectName("dev.retryagent:type=Engine");
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+    while (!server.isRegistered(engine)) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new IllegalStateException("the agent's engine MBean was not registered in 30 s");
+      }
+      Thread.sleep(10);
+    }
+    // The agent's classes live in its own class loader: the one of its MBeans.
+    Class<?> type =
+        Class.forName("dev.retryagent.engine.Sleeper", true, server.getClassLoaderFor(engine));
+    Object sleeper = type.getField("SYSTEM").get(null);
+    java.lang.reflect.Method sleep = type.getMethod("sleep", long.class);
+    return nanos -> sleep.invoke(sleeper, nanos);
+  }
+
+  /** A call of the agent's {@code Sleeper.sleep}, through reflection. */
+  interface Sleeping {
+    void sleep(long nanos) throws Exception;
+  }
+
+  /**
    * Pins its carrier on purpose: its static initialiser waits 20 ms through the agent's {@code
-   * Sleeper.SYSTEM}, looked up by name in the agent's class loader (found through its MBean).
+   * Sleeper.SYSTEM} (a frame a virtual thread cannot leave, above the agent's own wait).
    */
   static final class Control {
     static {
       try {
-        // The agent's classes live in its own class loader: the one of its MBeans.
-        ClassLoader agent =
-            java.lang.management.ManagementFactory.getPlatformMBeanServer()
-                .getClassLoaderFor(new javax.management.ObjectName("dev.retryagent:type=Engine"));
-        Class<?> type = Class.forName("dev.retryagent.engine.Sleeper", true, agent);
-        Object sleeper = type.getField("SYSTEM").get(null);
-        type.getMethod("sleep", long.class).invoke(sleeper, Duration.ofMillis(20).toNanos());
-      } catch (ReflectiveOperationException | javax.management.JMException e) {
-        throw new IllegalStateException("the agent's Sleeper cannot be reached", e);
+        controlSleeper.sleep(Duration.ofMillis(20).toNanos());
+      } catch (Exception e) {
+        throw new IllegalStateException("the agent's Sleeper failed", e);
       }
     }
 
