@@ -6,7 +6,7 @@ import java.util.List;
  * A node of a configuration file's YAML, as the walker reads it: a scalar, a list or a map, where
  * it starts, and its tag. Ours rather than SnakeYAML's: {@link YamlSubsetReader} builds these
  * without loading SnakeYAML at all (its {@code Tag} alone costs ~15 ms of CPU at start-up: it
- * compiles a regular expression and loads {@code java.sql} classes), and {@link YamlComposer}
+ * compiles a regular expression and loads {@code java.sql} classes), and {@link SnakeYamlReader}
  * converts SnakeYAML's tree for every other file. Immutable.
  */
 abstract class YamlNode {

@@ -8,7 +8,7 @@ import java.util.List;
  * composer, which in {@code premain} load ~100 classes and run interpreted per character: the
  * largest part of what a configuration file costs at start-up (docs/BENCHMARKS.md, issue 13).
  *
- * <p>It returns exactly the tree {@link YamlComposer} builds with SnakeYAML (structure, values,
+ * <p>It returns exactly the tree {@link SnakeYamlReader} builds with SnakeYAML (structure, values,
  * tags, start positions: {@code YamlSubsetReaderTest} compares them on every YAML file of the
  * repository, on mutations of them and on chosen corners), or null, and SnakeYAML reads the text as
  * before: for anything outside the subset and anything wrong, so SnakeYAML finds and words every

@@ -2,6 +2,7 @@ package dev.retryagent.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -98,6 +99,51 @@ class HostileFilesTest {
     assertThat(p.line()).isEqualTo(1);
     assertThat(p.column()).isEqualTo(3);
     assertThat(p.message()).startsWith("found bytes that are not UTF-8 (0xC3)");
+  }
+
+  @Test
+  void aRealReplacementCharacterIsReadNotTakenForBadBytes() throws Exception {
+    // U+FFFD written as UTF-8 (EF BF BD) is what a lenient decoding makes of bad bytes; the loader
+    // must tell the two apart.
+    Path file = dir.resolve("fffd.yml");
+    Files.write(
+        file, "version: 1\nagent: {mode: observe} # \ufffd\n".getBytes(StandardCharsets.UTF_8));
+    assertThat(ConfigLoader.load(file, Map.of()).mode())
+        .isEqualTo(dev.retryagent.policy.Mode.OBSERVE);
+  }
+
+  @Test
+  void everyKindOfBadSequenceIsFoundWhereTheStrictDecoderFindsIt() {
+    // Overlong forms, encoded surrogates, bytes past U+10FFFF, stray continuation bytes, cut
+    // sequences: each one located at its first byte, as a strict CharsetDecoder reports it.
+    byte[][] bad = {
+      {(byte) 0xC0, (byte) 0xAF},
+      {(byte) 0xE0, (byte) 0x80, (byte) 0xAF},
+      {(byte) 0xED, (byte) 0xA0, (byte) 0x80},
+      {(byte) 0xF4, (byte) 0x90, (byte) 0x80, (byte) 0x80},
+      {(byte) 0x80},
+      {(byte) 0xF0, (byte) 0x9F, (byte) 0x98},
+      {(byte) 0xFF}
+    };
+    for (byte[] b : bad) {
+      byte[] text = new byte[b.length + 4];
+      System.arraycopy("# a".getBytes(StandardCharsets.US_ASCII), 0, text, 0, 3);
+      System.arraycopy(b, 0, text, 3, b.length);
+      text[text.length - 1] = '\n';
+      ConfigException e =
+          catchThrowableOfType(
+              () -> ConfigLoader.parse(text, "bad.yml", Map.of()), ConfigException.class);
+      assertThat(e).as(java.util.Arrays.toString(b)).isNotNull();
+      ConfigProblem p = e.problems().get(0);
+      assertThat(List.of(p.line(), p.column()))
+          .as(java.util.Arrays.toString(b))
+          .containsExactly(1, 4);
+      assertThat(p.message())
+          .startsWith(
+              "found bytes that are not UTF-8 (0x"
+                  + Integer.toHexString(b[0] & 0xff).toUpperCase(java.util.Locale.ROOT)
+                  + ")");
+    }
   }
 
   @Test

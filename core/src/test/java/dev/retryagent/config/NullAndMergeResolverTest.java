@@ -78,7 +78,7 @@ class NullAndMergeResolverTest {
   };
 
   private final Resolver snake = new Resolver();
-  private final Resolver ours = new YamlComposer.NullAndMergeResolver();
+  private final Resolver ours = new SnakeYamlReader.NullAndMergeResolver();
 
   @Test
   void nullAndMergeAsSnakeYamlForPlainScalars() {
@@ -126,7 +126,7 @@ class NullAndMergeResolverTest {
   }
 
   private static Node compose(String text, Resolver resolver) {
-    LoaderOptions options = YamlComposer.options();
+    LoaderOptions options = SnakeYamlReader.options();
     return new Composer(new ParserImpl(new StreamReader(text), options), resolver, options)
         .getSingleNode();
   }

@@ -17,11 +17,11 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@link YamlSubsetReader} either builds exactly SnakeYAML's tree (what {@link
- * YamlComposer#composeWithSnakeYaml} builds: structure, scalar values, tags, the line and column of
- * every node) or declines (null); and it declines every text SnakeYAML finds a problem in, so that
- * every problem is still found and worded by SnakeYAML. Checked on every YAML file of the
- * repository, on tens of thousands of mutations of the configuration files, and on hand-picked
- * corners; and the files in {@code config/} must be read by it (otherwise it saves nothing).
+ * SnakeYamlReader#compose} builds: structure, scalar values, tags, the line and column of every
+ * node) or declines (null); and it declines every text SnakeYAML finds a problem in, so that every
+ * problem is still found and worded by SnakeYAML. Checked on every YAML file of the repository, on
+ * tens of thousands of mutations of the configuration files, and on hand-picked corners; and the
+ * files in {@code config/} must be read by it (otherwise it saves nothing).
  */
 class YamlSubsetReaderTest {
   /** Characters that change YAML's meaning, and some that do not. */
@@ -30,7 +30,7 @@ class YamlSubsetReaderTest {
   /** The tree SnakeYAML composes, or null with the reason when it reports a problem. */
   private static YamlNode snake(String text, List<String> problems) {
     FileProblems found = new FileProblems("test");
-    YamlNode root = YamlComposer.composeWithSnakeYaml(text, found);
+    YamlNode root = SnakeYamlReader.compose(text, found);
     found.sorted().forEach(p -> problems.add(p.toString()));
     return root;
   }

@@ -1,0 +1,218 @@
+package dev.retryagent.config;
+
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import org.yaml.snakeyaml.LoaderOptions;
+import org.yaml.snakeyaml.composer.Composer;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
+import org.yaml.snakeyaml.error.YAMLException;
+import org.yaml.snakeyaml.events.Event;
+import org.yaml.snakeyaml.nodes.MappingNode;
+import org.yaml.snakeyaml.nodes.Node;
+import org.yaml.snakeyaml.nodes.NodeId;
+import org.yaml.snakeyaml.nodes.NodeTuple;
+import org.yaml.snakeyaml.nodes.ScalarNode;
+import org.yaml.snakeyaml.nodes.SequenceNode;
+import org.yaml.snakeyaml.nodes.Tag;
+import org.yaml.snakeyaml.parser.Parser;
+import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.StreamReader;
+import org.yaml.snakeyaml.resolver.Resolver;
+
+/**
+ * SnakeYAML, for the files {@link YamlSubsetReader} leaves to it: read with {@link YamlComposer}'s
+ * limits into the same {@link YamlNode} tree, never into Java objects (no constructor runs, so no
+ * type named in a file is ever instantiated), every failure one located problem. Loaded only for
+ * such a file.
+ */
+final class SnakeYamlReader {
+  private SnakeYamlReader() {}
+
+  /**
+   * The tree of {@code text}, or null for an empty document or when a problem was reported: what
+   * {@link YamlComposer#compose} does for a file {@link YamlSubsetReader} leaves to SnakeYAML, any
+   * file outside its subset and every file with a problem.
+   */
+  static YamlNode compose(String text, FileProblems problems) {
+    LoaderOptions options = options();
+    StreamReader reader = new StreamReader(text);
+    TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
+    try {
+      Node root = new Composer(parser, new NullAndMergeResolver(), options).getSingleNode();
+      return root == null ? null : convert(root, new IdentityHashMap<>());
+    } catch (MarkedYAMLException e) {
+      Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
+      problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e));
+    } catch (YAMLException e) {
+      problems.at(parser.lastMark(reader), "", describe(e.getMessage()));
+    } catch (RuntimeException e) {
+      // A parser bug must not leak as anything but a located problem.
+      problems.at(
+          parser.lastMark(reader),
+          "",
+          "invalid YAML: the parser failed (" + e.getClass().getSimpleName() + ")");
+    }
+    return null;
+  }
+
+  /**
+   * SnakeYAML's tree as ours, node for node: a node an alias repeats is converted once and shared,
+   * as in SnakeYAML's graph (a copy per alias would let a few aliases multiply a file's size), and
+   * a list or map that contains itself stays a cycle, which the walker never follows deeper than
+   * the schema.
+   */
+  private static YamlNode convert(Node node, Map<Node, YamlNode> done) {
+    YamlNode converted = done.get(node);
+    if (converted != null) {
+      return converted;
+    }
+    String tag = node.getTag().getValue();
+    int line = node.getStartMark().getLine();
+    int column = node.getStartMark().getColumn();
+    if (node instanceof ScalarNode) {
+      converted = new YamlNode.Scalar(tag, ((ScalarNode) node).getValue(), line, column);
+      done.put(node, converted);
+    } else if (node instanceof SequenceNode) {
+      List<YamlNode> items = new ArrayList<>();
+      done.put(node, new YamlNode.Sequence(tag, items, line, column));
+      for (Node item : ((SequenceNode) node).getValue()) {
+        items.add(convert(item, done));
+      }
+    } else {
+      List<YamlNode.Entry> entries = new ArrayList<>();
+      done.put(node, new YamlNode.Mapping(tag, entries, line, column));
+      for (NodeTuple t : ((MappingNode) node).getValue()) {
+        entries.add(
+            new YamlNode.Entry(convert(t.getKeyNode(), done), convert(t.getValueNode(), done)));
+      }
+    }
+    return done.get(node);
+  }
+
+  static LoaderOptions options() {
+    LoaderOptions options = new LoaderOptions();
+    options.setCodePointLimit(YamlComposer.MAX_CHARS);
+    options.setMaxAliasesForCollections(YamlComposer.MAX_COLLECTION_ALIASES);
+    options.setNestingDepthLimit(YamlComposer.MAX_NESTING);
+    // The walker reports duplicate keys itself, with both locations; these guard any other use.
+    options.setAllowDuplicateKeys(false);
+    options.setAllowRecursiveKeys(false);
+    options.setProcessComments(false);
+    return options;
+  }
+
+  private static String describe(MarkedYAMLException e) {
+    String problem = e.getProblem() == null ? "" : e.getProblem().trim();
+    String context = e.getContext() == null ? "" : e.getContext().trim();
+    if (context.startsWith("expected a single document")) {
+      return "found a second document (---); a configuration file holds one";
+    }
+    StringBuilder out = new StringBuilder("invalid YAML: ").append(problem.replace('\n', ' '));
+    if (!context.isEmpty()) {
+      out.append(" (").append(context.replace('\n', ' '));
+      Mark contextMark = e.getContextMark();
+      if (contextMark != null && contextMark != e.getProblemMark()) {
+        out.append(" at line ").append(contextMark.getLine() + 1);
+      }
+      out.append(')');
+    }
+    return out.toString();
+  }
+
+  private static String describe(String message) {
+    String m = message == null ? "" : message;
+    if (m.startsWith("Number of aliases")) {
+      return "found more than "
+          + YamlComposer.MAX_COLLECTION_ALIASES
+          + " aliases to lists or maps; a configuration needs few (this limit stops"
+          + " \"billion laughs\" files)";
+    }
+    if (m.startsWith("Nesting Depth")) {
+      return "found lists or maps nested deeper than "
+          + YamlComposer.MAX_NESTING
+          + " levels; a configuration needs at most 6";
+    }
+    if (m.contains("exceeds the limit")) {
+      return "allowed at most " + YamlComposer.MAX_CHARS + " characters";
+    }
+    return "invalid YAML: " + m.replace('\n', ' ');
+  }
+
+  /**
+   * Resolves only the two implicit tags the walker reads: {@code null} (an empty plain scalar, a
+   * lone space, {@code ~}, {@code null}, {@code Null}, {@code NULL}) and the merge key {@code <<},
+   * exactly as SnakeYAML's own resolver does; every other plain scalar stays a string (the walker
+   * parses values from their text, never from a tag). SnakeYAML's resolver matches up to four
+   * regular expressions per plain scalar (bool, int, float, timestamp) that the walker never needs,
+   * in {@code premain} where the code runs interpreted (docs/BENCHMARKS.md, "Issue 13: start-up
+   * with a configuration file (third pass)"). Explicit tags ({@code !foo}) never reach a resolver:
+   * the composer keeps them.
+   */
+  static final class NullAndMergeResolver extends Resolver {
+    @Override
+    protected void addImplicitResolvers() {
+      // none: resolve() below decides without regular expressions
+    }
+
+    @Override
+    public Tag resolve(NodeId kind, String value, boolean implicit) {
+      if (kind == NodeId.scalar) {
+        if (implicit && isNull(value)) {
+          return Tag.NULL;
+        }
+        return implicit && value.equals("<<") ? Tag.MERGE : Tag.STR;
+      }
+      return kind == NodeId.sequence ? Tag.SEQ : Tag.MAP;
+    }
+
+    private static boolean isNull(String value) {
+      switch (value) {
+        case "":
+        case " ": // in SnakeYAML's pattern too, though a plain scalar is never a lone space
+        case "~":
+        case "null":
+        case "Null":
+        case "NULL":
+          return true;
+        default:
+          return false;
+      }
+    }
+  }
+
+  /** Remembers the last event handed out, to locate errors that SnakeYAML reports unmarked. */
+  private static final class TrackingParser implements Parser {
+    private final Parser delegate;
+    private Mark last;
+
+    TrackingParser(Parser delegate) {
+      this.delegate = delegate;
+    }
+
+    Mark lastMark(StreamReader reader) {
+      return last != null ? last : reader.getMark();
+    }
+
+    @Override
+    public boolean checkEvent(Event.ID choice) {
+      return delegate.checkEvent(choice);
+    }
+
+    @Override
+    public Event peekEvent() {
+      return delegate.peekEvent();
+    }
+
+    @Override
+    public Event getEvent() {
+      Event event = delegate.getEvent();
+      if (event != null && event.getStartMark() != null) {
+        last = event.getStartMark();
+      }
+      return event;
+    }
+  }
+}
