@@ -99,7 +99,7 @@ public final class AsyncRetrier {
       enqueuer.enqueue(call, callback);
       return;
     }
-    RetryInterceptor.prepare(info, retryCall);
+    info.prepare(retryCall);
     EnqueuedCall c = new EnqueuedCall(this, engine, call, callback, dispatcher, retryCall, info);
     running.put(call, c);
     c.start();

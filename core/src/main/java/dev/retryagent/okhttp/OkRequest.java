@@ -1,6 +1,8 @@
 package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.policy.RetryPolicy;
 import java.util.Locale;
 import okhttp3.Call;
 import okhttp3.HttpUrl;
@@ -19,13 +21,13 @@ import okhttp3.RequestBody;
  * <p>Not final: {@link SyncOkCall} is this view and the rest of a synchronous call in one object.
  */
 class OkRequest implements RequestInfo {
+  // Few fields: one of these is made for every call (issue 13). The method is upper-cased when
+  // read, the attempt and key headers read from the call's policy.
   private final Request request;
   private final Call call;
-  private final String method;
   private final boolean oneShot;
   private volatile boolean bodyWritten;
-  private volatile String attemptHeader;
-  private volatile String keyHeader;
+  private volatile RetryCall decidedBy; // set once the engine made it; null: no headers to set
   // The first attempt's request, and the key it carried (null: none); set once.
   private volatile Request first;
   private volatile Request wire;
@@ -41,7 +43,6 @@ class OkRequest implements RequestInfo {
   OkRequest(Request request, Call call) {
     this.call = call;
     this.request = request;
-    this.method = request.method().toUpperCase(Locale.ROOT);
     this.oneShot = isOneShot(request.body());
   }
 
@@ -58,12 +59,16 @@ class OkRequest implements RequestInfo {
   }
 
   /**
-   * @param attemptHeader the header that carries the attempt number, or null
-   * @param keyHeader the idempotency key's header: a retry carries the first attempt's key
+   * The call that decides, whose policy names the attempt header (the attempt number) and the
+   * idempotency key's header (a retry carries the first attempt's key).
    */
-  void prepare(String attemptHeader, String keyHeader) {
-    this.attemptHeader = attemptHeader;
-    this.keyHeader = keyHeader;
+  void prepare(RetryCall call) {
+    this.decidedBy = call;
+  }
+
+  /** The call {@link #prepare} was given, or null. */
+  RetryCall decidedBy() {
+    return decidedBy;
   }
 
   void markBodyWritten() {
@@ -82,6 +87,10 @@ class OkRequest implements RequestInfo {
    * must see the same key, or the key protects nothing.
    */
   Request forAttempt(Request base, int n) {
+    RetryCall decider = decidedBy;
+    RetryPolicy retry = decider == null ? null : decider.policy().retry();
+    String attemptHeader = retry == null ? null : retry.attemptHeader();
+    String keyHeader = retry == null ? null : retry.idempotencyKeyHeader();
     Request firstSent = first;
     String key = null;
     if (firstSent != null && keyHeader != null) {
@@ -113,7 +122,14 @@ class OkRequest implements RequestInfo {
 
   @Override
   public String method() {
-    return method;
+    String m = request.method();
+    for (int i = 0; i < m.length(); i++) {
+      char c = m.charAt(i);
+      if (c >= 'a' && c <= 'z') {
+        return m.toUpperCase(Locale.ROOT); // rare: OkHttp keeps the case it was given
+      }
+    }
+    return m;
   }
 
   @Override

@@ -4,6 +4,7 @@ import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
 import java.io.IOException;
 import java.io.InterruptedIOException;
@@ -70,6 +71,11 @@ public final class RetryInterceptor implements Interceptor {
     return resends.handOut();
   }
 
+  /** The engine's sleeper, which {@link SyncOkCall} waits with. */
+  Sleeper sleeper() {
+    return engine.sleeper();
+  }
+
   @Override
   public Response intercept(Chain chain) throws IOException {
     Call okCall = chain.call();
@@ -80,16 +86,15 @@ public final class RetryInterceptor implements Interceptor {
     }
     // The request view tells the engine when the caller cancelled (OkRequest.callerGaveUp); it is
     // also the attempt and the sleeper that stops waiting then.
-    SyncOkCall info = new SyncOkCall(this, chain, okCall, engine.sleeper());
+    SyncOkCall info = new SyncOkCall(this, chain);
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
       return chain.proceed(info.original());
     }
-    prepare(info, call);
+    info.prepare(call);
     limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
-      SyncOkCall attempts = info.decidedBy(call);
-      return SyncRetryLoop.execute(call, attempts, attempts, ACCESS);
+      return SyncRetryLoop.execute(call, info, info, ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
       // interrupt as an InterruptedIOException, with the flag set.
@@ -104,11 +109,6 @@ public final class RetryInterceptor implements Interceptor {
       ie.initCause(e);
       throw ie;
     }
-  }
-
-  static void prepare(OkRequest info, RetryCall call) {
-    info.prepare(
-        call.policy().retry().attemptHeader(), call.policy().retry().idempotencyKeyHeader());
   }
 
   /**

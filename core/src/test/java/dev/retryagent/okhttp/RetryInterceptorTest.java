@@ -168,6 +168,28 @@ class RetryInterceptorTest {
 
   @ParameterizedTest
   @EnumSource(Way.class)
+  void aMethodWrittenInLowerCaseIsJudgedAsItself(Way way) throws Exception {
+    // OkHttp sends the method in the case it was given; the policy must still see a POST.
+    configure(b -> b);
+    server.enqueue(status(503), status(503), ok("listed"));
+
+    Request post =
+        new Request.Builder()
+            .url(server.url("/v1/charges"))
+            .method("post", RequestBody.create(JSON, "{}"))
+            .build();
+    Response r = call(way, post);
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(1);
+
+    Request get = new Request.Builder().url(server.url("/v1/items")).method("get", null).build();
+    assertThat(body(call(way, get))).isEqualTo("listed");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
   void retriesAPostWithIdempotencyKeyWithTheSameKeyAndBody(Way way) throws Exception {
     configure(b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY));
     server.enqueue(status(503), ok("charged"));
