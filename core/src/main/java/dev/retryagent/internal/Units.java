@@ -70,7 +70,8 @@ public final class Units {
       throw new IllegalArgumentException(
           "a duration needs a unit: did you mean " + s + "s or " + s + "ms?");
     }
-    BigDecimal nanos = BigDecimal.ZERO;
+    long exact = 0; // the whole nanoseconds so far, while every part was whole (Syntax)
+    BigDecimal nanos = null; // the sum from the first part that was not, on
     int i = 0;
     int n = s.length();
     while (i < n) {
@@ -100,10 +101,21 @@ public final class Units {
       while (i < n && s.charAt(i) == ' ') {
         i++;
       }
+      long part = nanos == null ? Syntax.wholeProduct(number, unitNanos) : -1;
+      if (part >= 0 && part <= MAX_DURATION.toNanos() - exact) {
+        exact += part;
+        continue;
+      }
+      if (nanos == null) {
+        nanos = BigDecimal.valueOf(exact);
+      }
       nanos = nanos.add(new BigDecimal(number).multiply(BigDecimal.valueOf(unitNanos)));
       if (nanos.compareTo(BigDecimal.valueOf(MAX_DURATION.toNanos())) > 0) {
         throw new IllegalArgumentException("allowed at most " + formatDuration(MAX_DURATION));
       }
+    }
+    if (nanos == null) {
+      return Duration.ofNanos(exact);
     }
     BigDecimal whole = nanos.stripTrailingZeros();
     if (whole.scale() > 0) {
@@ -203,11 +215,8 @@ public final class Units {
     if (!Syntax.isDecimal(number)) {
       throw new IllegalArgumentException("allowed " + RATIO_EXAMPLES);
     }
-    BigDecimal value = new BigDecimal(number);
-    if (percent) {
-      value = value.movePointLeft(2);
-    }
-    return value.doubleValue();
+    // Correctly rounded, as BigDecimal's doubleValue() is, without BigDecimal (see Syntax).
+    return Double.parseDouble(percent ? number + "E-2" : number);
   }
 
   /** As a percentage that {@link #parseRatio} reads back exactly, e.g. {@code 12.5%}. */
@@ -266,6 +275,10 @@ public final class Units {
         throw new IllegalArgumentException(
             "unknown unit " + written + "; allowed " + SIZE_EXAMPLES + " (B, KiB, MiB, GiB)");
     }
+    long exact = Syntax.wholeProduct(number, multiplier);
+    if (exact >= 0) {
+      return exact;
+    }
     BigDecimal bytes = new BigDecimal(number).multiply(BigDecimal.valueOf(multiplier));
     BigDecimal whole = bytes.stripTrailingZeros();
     if (whole.scale() > 0) {
@@ -315,7 +328,9 @@ public final class Units {
     if (!Syntax.isNumber(s)) {
       throw new IllegalArgumentException("allowed a number such as 2 or 1.5");
     }
-    return new BigDecimal(s.replace("_", "").replace("+", "")).doubleValue();
+    // Correctly rounded, as BigDecimal's doubleValue() is, without BigDecimal (see Syntax); "+ 0.0"
+    // makes -0 the 0.0 BigDecimal, which has no negative zero, gave.
+    return Double.parseDouble(s.replace("_", "").replace("+", "")) + 0.0;
   }
 
   /** True when the text is a whole number as {@link #parseWhole} reads it. */
