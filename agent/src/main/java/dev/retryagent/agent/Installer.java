@@ -61,10 +61,6 @@ public final class Installer implements AgentInstaller {
     // A class that the JDK's ConcurrentHashMap needs while it is itself being loaded must not be
     // loaded for the first time from inside a transformer (ClassCircularityError, JDK-8164165).
     ThreadLocalRandom.current();
-    // Our relocated Byte Buddy reads the relocated property name (shade rewrites this constant), so
-    // this never changes the application's own Byte Buddy. It keeps Byte Buddy's Nexus, and its
-    // sun.misc.Unsafe use (a warning on JDK 24+), off should a later hook use an AgentBuilder.
-    System.setProperty(net.bytebuddy.dynamic.Nexus.PROPERTY, "true");
 
     ConfigSources sources;
     AgentConfig config;
