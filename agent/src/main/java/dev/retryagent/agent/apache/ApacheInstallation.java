@@ -1,12 +1,23 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.tooling.MadeAtFirstUse;
 import dev.retryagent.engine.RetryEngine;
 import java.lang.instrument.Instrumentation;
 
-/** Arms the Apache HttpClient hooks: their handler first, then the transformer. */
-public final class ApacheInstallation {
-  private ApacheInstallation() {}
+/**
+ * Arms the Apache HttpClient hooks: their handler first, then the transformer. The handler proper
+ * (each HttpClient copy's support and glue loader) is made at the first hook, so an application
+ * without HttpClient never loads its classes before {@code main} (issue 13); until then this is the
+ * handler.
+ */
+public final class ApacheInstallation extends MadeAtFirstUse<ApacheHandler>
+    implements ApacheHandler {
+  private final AgentRuntime runtime;
+
+  private ApacheInstallation(AgentRuntime runtime) {
+    this.runtime = runtime;
+  }
 
   /**
    * Installs the hooks and returns the start-up line's fragment for them: {@code apache-httpclient
@@ -16,18 +27,39 @@ public final class ApacheInstallation {
    * apache-httpclient NOT hooked (why)}.
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    ApacheEntry.register(
-        new ApacheLoaders(new RuntimeAgent(runtime), ApacheInstallation.class.getClassLoader()));
+    ApacheEntry.register(new ApacheInstallation(runtime));
     // 5.x clients built before a late attach keep the execution chain they have.
     return new ApacheTransformer().install(inst);
+  }
+
+  @Override
+  protected ApacheHandler make() {
+    // Made in RuntimeAgent: verifying this class would otherwise load ApacheSupport.Agent already.
+    return RuntimeAgent.handler(runtime);
+  }
+
+  @Override
+  public void builderCreated(Object builder) {
+    get().builderCreated(builder);
+  }
+
+  @Override
+  public Object execute(Object client, Object target, Object request, Object context) {
+    return get().execute(client, target, request, context);
   }
 
   /** The agent as the HttpClient side sees it. */
   private static final class RuntimeAgent implements ApacheSupport.Agent {
     private final AgentRuntime runtime;
 
-    RuntimeAgent(AgentRuntime runtime) {
+    private RuntimeAgent(AgentRuntime runtime) {
       this.runtime = runtime;
+    }
+
+    /** The handler proper, for the agent {@code runtime}. */
+    static ApacheHandler handler(AgentRuntime runtime) {
+      return new ApacheLoaders(
+          new RuntimeAgent(runtime), ApacheInstallation.class.getClassLoader());
     }
 
     @Override

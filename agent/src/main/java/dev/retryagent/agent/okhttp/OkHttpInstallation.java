@@ -1,12 +1,22 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.tooling.MadeAtFirstUse;
 import dev.retryagent.engine.RetryEngine;
 import java.lang.instrument.Instrumentation;
 
-/** Arms the OkHttp hooks: their handler first, then the transformer. */
-public final class OkHttpInstallation {
-  private OkHttpInstallation() {}
+/**
+ * Arms the OkHttp hooks: their handler first, then the transformer. The handler proper (each OkHttp
+ * copy's support and glue loader) is made at the first hook, so an application without OkHttp never
+ * loads its classes before {@code main} (issue 13); until then this is the handler.
+ */
+public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
+    implements OkHttpHandler {
+  private final AgentRuntime runtime;
+
+  private OkHttpInstallation(AgentRuntime runtime) {
+    this.runtime = runtime;
+  }
 
   /**
    * Installs the hooks and returns the start-up line's fragment for them: {@code okhttp armed
@@ -15,18 +25,44 @@ public final class OkHttpInstallation {
    * (a late attach, or another agent loaded it first), or {@code okhttp NOT hooked (why)}.
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    OkHttpEntry.register(
-        new OkHttpLoaders(new RuntimeAgent(runtime), OkHttpInstallation.class.getClassLoader()));
+    OkHttpEntry.register(new OkHttpInstallation(runtime));
     // Clients built before a late attach keep the interceptors they have.
     return new OkHttpTransformer().install(inst);
+  }
+
+  @Override
+  protected OkHttpHandler make() {
+    // Made in RuntimeAgent: verifying this class would otherwise load OkHttpSupport.Agent already.
+    return RuntimeAgent.handler(runtime);
+  }
+
+  @Override
+  public void builderCreated(Object builder) {
+    get().builderCreated(builder);
+  }
+
+  @Override
+  public Object enqueue(Object call, Object client, Object callback) {
+    return get().enqueue(call, client, callback);
+  }
+
+  @Override
+  public void cancel(Object call) {
+    get().cancel(call);
   }
 
   /** The agent as the OkHttp side sees it. */
   private static final class RuntimeAgent implements OkHttpSupport.Agent {
     private final AgentRuntime runtime;
 
-    RuntimeAgent(AgentRuntime runtime) {
+    private RuntimeAgent(AgentRuntime runtime) {
       this.runtime = runtime;
+    }
+
+    /** The handler proper, for the agent {@code runtime}. */
+    static OkHttpHandler handler(AgentRuntime runtime) {
+      return new OkHttpLoaders(
+          new RuntimeAgent(runtime), OkHttpInstallation.class.getClassLoader());
     }
 
     @Override
