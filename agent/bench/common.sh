@@ -23,3 +23,16 @@ prepare_apps() {
   printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
   (cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
 }
+
+# The options of the scripts that take only --runs N and --compare OTHER.jar: sets $runs (the
+# caller's default stays when absent) and $compare (empty when absent).
+parse_runs_and_compare() {
+  compare=
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --runs) runs=$2; shift 2 ;;
+      --compare) compare=$(readlink -f "$2"); shift 2 ;;
+      *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+  done
+}

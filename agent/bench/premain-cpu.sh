@@ -11,14 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . agent/bench/common.sh
 runs=21
-compare=
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --runs) runs=$2; shift 2 ;;
-    --compare) compare=$(readlink -f "$2"); shift 2 ;;
-    *) echo "unknown option $1" >&2; exit 2 ;;
-  esac
-done
+parse_runs_and_compare "$@"
 CONFIG=$PWD/config/llm-provider.yml
 prepare_apps
 

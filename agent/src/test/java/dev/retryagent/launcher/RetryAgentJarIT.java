@@ -112,26 +112,9 @@ class RetryAgentJarIT {
     // class file version 55: Java 11, like the rest of the agent
     assertThat(reader.readUnsignedShort(6)).isEqualTo(55);
 
-    Set<String> referenced = new TreeSet<>();
+    Set<String> referenced = namedTypes(bytes);
     Set<String> attributes = new TreeSet<>();
     boolean[] indy = new boolean[1];
-    char[] buffer = new char[reader.getMaxStringLength()];
-    Pattern descriptorType = Pattern.compile("L([\\w/$]+);");
-    for (int i = 1; i < reader.getItemCount(); i++) {
-      int offset = reader.getItem(i);
-      if (offset == 0) {
-        continue;
-      }
-      int tag = bytes[offset - 1];
-      if (tag == 7) { // CONSTANT_Class
-        referenced.add(reader.readUTF8(offset, buffer));
-      } else if (tag == 1) { // CONSTANT_Utf8: descriptors name types too
-        Matcher m = descriptorType.matcher(utf8(bytes, offset));
-        while (m.find()) {
-          referenced.add(m.group(1));
-        }
-      }
-    }
     reader.accept(
         new ClassVisitor(Opcodes.ASM9) {
           @Override
@@ -249,7 +232,11 @@ class RetryAgentJarIT {
   private static final String JEDIS_TOKEN_AUTH =
       "dev/retryagent/shaded/redis/clients/authentication/";
 
-  /** The classes a class file names: its class constants and every type in a descriptor. */
+  /**
+   * The classes a class file names: its class constants (an array's element type for an array) and
+   * every type in a descriptor anywhere in its constant pool (its own members', and those of the
+   * fields and methods it uses).
+   */
   private static Set<String> namedTypes(byte[] bytes) {
     ClassReader reader = new ClassReader(bytes);
     Set<String> types = new TreeSet<>();
@@ -261,11 +248,11 @@ class RetryAgentJarIT {
         continue;
       }
       int tag = bytes[offset - 1];
-      if (tag == 7) { // CONSTANT_Class: a name, or an array descriptor
+      if (tag == 7) { // CONSTANT_Class
         String c = reader.readUTF8(offset, buffer);
         types.add(c.startsWith("[") ? c.replaceAll("^\\[+L?|;$", "") : c);
-      } else if (tag == 12) { // CONSTANT_NameAndType: the descriptor of a field or method used
-        Matcher m = descriptorType.matcher(reader.readUTF8(offset + 2, buffer));
+      } else if (tag == 1) { // CONSTANT_Utf8: descriptors name types too
+        Matcher m = descriptorType.matcher(utf8(bytes, offset));
         while (m.find()) {
           types.add(m.group(1));
         }
