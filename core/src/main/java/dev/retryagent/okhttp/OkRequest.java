@@ -124,8 +124,8 @@ class OkRequest implements RequestInfo {
   public String method() {
     String m = request.method();
     for (int i = 0; i < m.length(); i++) {
-      char c = m.charAt(i);
-      if (c >= 'a' && c <= 'z') {
+      // Every character toUpperCase could change is at or above 'a' (lower case, and beyond ASCII).
+      if (m.charAt(i) >= 'a') {
         return m.toUpperCase(Locale.ROOT); // rare: OkHttp keeps the case it was given
       }
     }
