@@ -84,8 +84,8 @@ public final class ConfigLoader {
   /**
    * A stream of {@code file}: a {@link FileInputStream} for the default file system, whose classes
    * the JVM has loaded before any agent runs, where {@code Files.newInputStream} would load ~30 of
-   * the JDK's channel classes from its module image first (3-4 ms of {@code premain} on JDK 17, 2
-   * ms on JDK 25, measured cold); {@code Files} for any other file system.
+   * the JDK's channel classes from its module image first (~4 ms of {@code premain} on JDK 17 and
+   * 25: agent/bench/cold-costs.sh); {@code Files} for any other file system.
    */
   private static InputStream open(Path file) throws IOException {
     if (file.getFileSystem() == FileSystems.getDefault()) {
