@@ -98,10 +98,25 @@ public final class RedisServerProcess implements AutoCloseable {
             .redirectErrorStream(true)
             .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("redis.log").toFile()))
             .start();
+    Process started = process;
     await("redis-server on port " + port)
         .atMost(START_TIMEOUT)
         .pollInterval(Duration.ofMillis(20))
-        .until(this::answers);
+        .until(() -> answers() || exited(started));
+  }
+
+  /** False while {@code p} runs; when it has exited, the reason, from its log, as an exception. */
+  private boolean exited(Process p) throws IOException {
+    if (p.isAlive()) {
+      return false;
+    }
+    throw new IllegalStateException(
+        "redis-server on port "
+            + port
+            + " exited with "
+            + p.exitValue()
+            + ":\n"
+            + new String(Files.readAllBytes(dir.resolve("redis.log")), StandardCharsets.UTF_8));
   }
 
   /** {@code SIGKILL}: no shutdown, sockets reset, state gone (no persistence). */
@@ -145,11 +160,21 @@ public final class RedisServerProcess implements AutoCloseable {
   }
 
   static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
+    // Never the same port twice in this JVM: two ports taken before either is bound (a TLS port
+    // beside the plain one) came out equal once, and redis-server could not bind the second.
+    synchronized (HANDED_OUT) {
+      while (true) {
+        try (ServerSocket s = new ServerSocket(0)) {
+          s.setReuseAddress(true);
+          if (HANDED_OUT.add(s.getLocalPort())) {
+            return s.getLocalPort();
+          }
+        }
+      }
     }
   }
+
+  private static final java.util.Set<Integer> HANDED_OUT = new java.util.HashSet<>();
 
   /** The redis-server binary for this machine, extracted once from the embedded-redis jar. */
   static synchronized Path binary() throws IOException {

@@ -64,15 +64,26 @@ public final class Ops {
     }
   }
 
-  /** A loopback port nothing listens on now (it could be taken again before use: rare). */
+  /**
+   * A loopback port nothing listens on now (another process could take it before use: rare), and
+   * never one this JVM handed out before: two taken before either is bound could come out equal.
+   */
   public static int freePort() {
-    try (ServerSocket s = new ServerSocket()) {
-      s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-      return s.getLocalPort();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+    synchronized (HANDED_OUT) {
+      while (true) {
+        try (ServerSocket s = new ServerSocket()) {
+          s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+          if (HANDED_OUT.add(s.getLocalPort())) {
+            return s.getLocalPort();
+          }
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
+      }
     }
   }
+
+  private static final java.util.Set<Integer> HANDED_OUT = new java.util.HashSet<>();
 
   /**
    * {@code GET http://127.0.0.1:PORT/metrics} from the test JVM: the Prometheus text, or null when
