@@ -230,11 +230,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return retrier
           .interceptor()
           .proceed(
-              chain,
-              info.forAttempt(chain.request(), attempt.number),
-              attempt.timeoutNanos,
-              retryCall,
-              info);
+              chain, info.forAttempt(chain.request(), attempt.number), attempt.timeoutNanos, info);
     }
   }
 

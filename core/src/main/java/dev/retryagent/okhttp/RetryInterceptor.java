@@ -114,10 +114,12 @@ public final class RetryInterceptor implements Interceptor {
   /**
    * One attempt: {@code request} sent through the rest of the chain, bounded by {@code
    * timeoutNanos}, its body guarded where OkHttp must not send it again by itself ({@link
-   * ResendGuard}); what OkHttp sent again inside it told to {@code call} before it decides.
+   * ResendGuard}); what OkHttp sent again inside it told to the call that decides ({@code info} was
+   * {@link OkRequest#prepare prepared} with it before its first attempt) before it decides.
    */
-  Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call, OkRequest info)
+  Response proceed(Chain chain, Request request, long timeoutNanos, OkRequest info)
       throws IOException {
+    RetryCall call = info.decidedBy();
     Resends.Trace trace = resends.begin(chain.call());
     try {
       Response r = withTimeout(chain, timeoutNanos).proceed(ResendGuard.guard(request, call, info));

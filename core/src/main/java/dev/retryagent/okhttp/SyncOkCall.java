@@ -28,8 +28,7 @@ final class SyncOkCall extends OkRequest implements SyncRetryLoop.Attempt<Respon
 
   @Override
   public Response run(int attempt, long timeoutNanos) throws IOException {
-    return interceptor.proceed(
-        chain, forAttempt(original(), attempt), timeoutNanos, decidedBy(), this);
+    return interceptor.proceed(chain, forAttempt(original(), attempt), timeoutNanos, this);
   }
 
   /** Waits until {@code nanos} passed or the caller cancelled ({@link #callerGaveUp}). */
