@@ -1,5 +1,6 @@
 package dev.retryagent.launcher;
 
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -10,13 +11,13 @@ import java.security.ProtectionDomain;
 import java.security.cert.Certificate;
 import java.util.Collections;
 import java.util.Enumeration;
-import java.util.jar.JarEntry;
 import java.util.jar.JarFile;
 
 /**
- * Loads the agent's hidden classes: entries {@code inst/<binary name>.classdata} of the agent jar,
- * which no other class loader recognises as classes (the OpenTelemetry agent's layout). Resources
- * are read from {@code inst/<name>}.
+ * Loads the agent's hidden classes: the jar's {@link ClassPack} (one entry, which no other class
+ * loader recognises as classes, as the OpenTelemetry agent hides its classes as {@code
+ * inst/**.classdata}). Resources are read from {@code inst/<name>}; a hidden class file's bytes as
+ * the resource {@code <path>.classdata}.
  *
  * <p>The parent is the platform class loader, so agent code links to {@code java.net.http} and the
  * other platform modules, to {@code java.base} (the bridge {@code java.lang.RetryAgentBridge}
@@ -34,13 +35,17 @@ final class AgentClassLoader extends ClassLoader {
 
   private static final String PREFIX = "inst/";
 
+  private static final String CLASSDATA = ".classdata";
+
   private final JarFile jar;
+  private final ClassPack classes;
   private final URL jarUrl;
   private final ProtectionDomain domain;
 
-  private AgentClassLoader(JarFile jar, URL jarUrl) {
+  private AgentClassLoader(JarFile jar, ClassPack classes, URL jarUrl) {
     super("retry-agent", ClassLoader.getPlatformClassLoader());
     this.jar = jar;
+    this.classes = classes;
     this.jarUrl = jarUrl;
     this.domain =
         new ProtectionDomain(new CodeSource(jarUrl, (Certificate[]) null), null, this, null);
@@ -48,7 +53,11 @@ final class AgentClassLoader extends ClassLoader {
 
   static AgentClassLoader open(String jarPath) throws IOException {
     JarFile jar = new JarFile(jarPath, false);
-    return new AgentClassLoader(jar, new java.io.File(jarPath).toURI().toURL());
+    ClassPack classes = ClassPack.open(jar);
+    if (classes == null) {
+      throw new IOException(jarPath + " has no " + ClassPack.ENTRY + ": not a retry-agent jar");
+    }
+    return new AgentClassLoader(jar, classes, new java.io.File(jarPath).toURI().toURL());
   }
 
   @Override
@@ -66,15 +75,14 @@ final class AgentClassLoader extends ClassLoader {
 
   @Override
   protected Class<?> findClass(String name) throws ClassNotFoundException {
-    JarEntry entry = jar.getJarEntry(PREFIX + name.replace('.', '/') + ".classdata");
-    if (entry == null) {
-      throw new ClassNotFoundException(name);
-    }
     byte[] bytes;
-    try (InputStream in = jar.getInputStream(entry)) {
-      bytes = in.readAllBytes();
+    try {
+      bytes = classes.read(name.replace('.', '/'));
     } catch (IOException e) {
       throw new ClassNotFoundException(name, e);
+    }
+    if (bytes == null) {
+      throw new ClassNotFoundException(name);
     }
     definePackageOf(name);
     return defineClass(name, bytes, 0, bytes.length, domain);
@@ -95,20 +103,18 @@ final class AgentClassLoader extends ClassLoader {
   }
 
   /**
-   * Hidden class files ({@code *.classdata}: the OkHttp glue, the bridge's bytes) are read straight
-   * from the open jar: through {@link #getResource} they would go through {@code URL} and {@code
-   * JarURLConnection}, nine more classes to load at start-up.
+   * A hidden class file's bytes ({@code <path>.classdata}: the glue defined next to each client
+   * copy, the bridge's bytes), from the pack; only this way, never as a {@code URL}. Other
+   * resources as {@link ClassLoader} reads them.
    */
   @Override
   public InputStream getResourceAsStream(String name) {
-    if (name.endsWith(".classdata")) {
-      JarEntry entry = jar.getJarEntry(PREFIX + name);
-      if (entry != null) {
-        try {
-          return jar.getInputStream(entry);
-        } catch (IOException e) {
-          return null;
-        }
+    if (name.endsWith(CLASSDATA)) {
+      try {
+        byte[] bytes = classes.read(name.substring(0, name.length() - CLASSDATA.length()));
+        return bytes == null ? null : new ByteArrayInputStream(bytes);
+      } catch (IOException e) {
+        return null;
       }
     }
     return super.getResourceAsStream(name);

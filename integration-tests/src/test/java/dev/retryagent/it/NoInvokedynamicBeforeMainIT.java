@@ -7,6 +7,8 @@ import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -135,22 +137,38 @@ class NoInvokedynamicBeforeMainIT {
     return new ArrayList<>(ours);
   }
 
+  /** The bytes of the hidden class at {@code path} in the agent jar's class pack, or null. */
+  static byte[] hiddenClass(JarFile jar, String path) throws IOException {
+    try (URLClassLoader launcher =
+        new URLClassLoader(new URL[] {Path.of(jar.getName()).toUri().toURL()}, null)) {
+      Class<?> pack = Class.forName("dev.retryagent.launcher.ClassPack", true, launcher);
+      Object opened = pack.getMethod("open", JarFile.class).invoke(null, jar);
+      assertThat(opened).as("the agent jar's class pack").isNotNull();
+      return (byte[]) pack.getMethod("read", String.class).invoke(opened, path);
+    } catch (ReflectiveOperationException e) {
+      throw new AssertionError("reading " + path + " from the agent jar's class pack", e);
+    }
+  }
+
   /**
    * Every {@code invokedynamic} of the class, as {@code Class.method(descriptor): name
    * bootstrap-owner}; the class is read as the agent's loaders read it: a top-level {@code .class}
-   * (the launcher and the start-up) or a hidden {@code inst/<name>.classdata}.
+   * (the launcher and the start-up) or a hidden class of the jar's class pack, read with the
+   * launcher's own {@code ClassPack} (loaded from the jar itself: nothing of the agent is on this
+   * module's class path).
    */
   static List<String> invokedynamics(JarFile jar, String className) throws IOException {
     String path = className.replace('.', '/');
     JarEntry entry = jar.getJarEntry(path + ".class");
-    if (entry == null) {
-      entry = jar.getJarEntry("inst/" + path + ".classdata");
-    }
-    assertThat(entry).as(className + " loaded before main, but not in the agent jar").isNotNull();
     byte[] bytes;
-    try (InputStream in = jar.getInputStream(entry)) {
-      bytes = in.readAllBytes();
+    if (entry != null) {
+      try (InputStream in = jar.getInputStream(entry)) {
+        bytes = in.readAllBytes();
+      }
+    } else {
+      bytes = hiddenClass(jar, path);
     }
+    assertThat(bytes).as(className + " loaded before main, but not in the agent jar").isNotNull();
     List<String> found = new ArrayList<>();
     new ClassReader(bytes)
         .accept(
