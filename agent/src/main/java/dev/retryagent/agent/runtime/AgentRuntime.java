@@ -38,16 +38,25 @@ import java.util.function.Consumer;
  */
 public final class AgentRuntime {
   /**
-   * The exporters (JMX, Prometheus) and the reload watcher start at the first intercepted call, or
-   * this long after start-up, whichever comes first: JMX alone loads a few hundred classes, which
-   * must not compete with the application's own start-up (nor burden a short-lived tool that never
-   * makes a call).
+   * The exporters (JMX, Prometheus) and the reload watcher start a second after the first
+   * intercepted call ({@link #AFTER_FIRST_USE_MILLIS}), or this long after start-up, whichever
+   * comes first: JMX alone loads a few hundred classes, which must not compete with the
+   * application's own start-up (nor burden a short-lived tool).
    */
   private static final long EXPORTERS_DELAY_MILLIS =
       Long.getLong("retryagent.exporters.delayMillis", 10_000);
 
+  /**
+   * After the first call, the exporters wait this much longer (never past the delay above): an
+   * application that makes its calls and ends at once (a tool, a batch job) never pays for JMX's
+   * few hundred classes, and no application's first call competes with them for a core; a service
+   * has its MBeans a second after its first call.
+   */
+  static final long AFTER_FIRST_USE_MILLIS = 1_000;
+
   private final java.util.concurrent.CountDownLatch firstUse =
       new java.util.concurrent.CountDownLatch(1);
+  private final long createdNanos = System.nanoTime();
 
   private final ConfigSources sources;
   // The observe classes write whole lines, "retry-agent: " included.
@@ -287,8 +296,14 @@ public final class AgentRuntime {
               @Override
               public void run() {
                 try {
-                  firstUse.await(
-                      EXPORTERS_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS);
+                  if (firstUse.await(
+                      EXPORTERS_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+                    long sinceStart = (System.nanoTime() - createdNanos) / 1_000_000;
+                    long pause = pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS);
+                    if (pause > 0) {
+                      Thread.sleep(pause);
+                    }
+                  }
                 } catch (InterruptedException e) {
                   return;
                 }
@@ -310,6 +325,14 @@ public final class AgentRuntime {
       }
     }
     t.start();
+  }
+
+  /**
+   * How much longer the exporters wait once the first call came {@code sinceStartMillis} after
+   * start-up: {@link #AFTER_FIRST_USE_MILLIS}, but never past {@code delayMillis} after start-up.
+   */
+  static long pauseAfterFirstUse(long sinceStartMillis, long delayMillis) {
+    return Math.max(0, Math.min(AFTER_FIRST_USE_MILLIS, delayMillis - sinceStartMillis));
   }
 
   private synchronized void startExporters() {
