@@ -8,7 +8,13 @@
 # some runs (with or without an agent) that adds ~300 ms to a whole run, more than any change
 # measured here.
 #
-#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar] [--url-connection] [--fleet]
+#   agent/bench/startup.sh [--runs N] [--compare OTHER.jar] [--url-connection] [--fleet] [--boot]
+#
+# --boot: the Spring Boot executable jar of test-apps/okhttp-boot-app instead (java -jar; OkHttp
+# 4.12 in a nested jar, one execute() and one enqueue() to the JDK's file server on loopback, then
+# System.exit), without the agent, with the built-in defaults and with config/llm-provider.yml.
+# Needs test-apps/okhttp-boot-app/target/okhttp-boot-app.jar (mvn -B -ntp -pl
+# test-apps/okhttp-boot-app -am package -DskipTests).
 #
 # --fleet: fleet mode's cost at start-up instead. OneClient without the agent, with a file that has
 # no fleet section, with the same file plus a fleet section (its route scope: fleet) whose Redis
@@ -28,12 +34,14 @@ runs=10
 compare=
 urlconn=false
 fleet=false
+boot=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --compare) compare=$(readlink -f "$2"); shift 2 ;;
     --url-connection) urlconn=true; shift ;;
     --fleet) fleet=true; shift ;;
+    --boot) boot=true; shift ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -69,8 +77,28 @@ if $fleet; then
     add "JDK $jdk, retry-agent, same file with fleet section" "$home/bin/java -javaagent:$AGENT=$work/fleet.yml -cp $work/apps OneClient"
   done
 fi
+if $boot; then
+  BOOT=$PWD/test-apps/okhttp-boot-app/target/okhttp-boot-app.jar
+  [ -f "$BOOT" ] || { echo "build it first: $BOOT is missing" >&2; exit 1; }
+  mkdir -p "$work/www" && echo sync > "$work/www/sync" && echo async > "$work/www/async"
+  port=$((20000 + RANDOM % 20000))
+  "$JDK25/bin/jwebserver" -b 127.0.0.1 -p "$port" -d "$work/www" -o none >/dev/null 2>&1 &
+  server=$!
+  trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+  for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  for jdk in 17 25; do
+    home=$JDK17; [ $jdk = 25 ] && home=$JDK25
+    b="-jar $BOOT http://127.0.0.1:$port"
+    add "JDK $jdk, no agent, boot" "$home/bin/java $b"
+    add "JDK $jdk, retry-agent, boot" "$home/bin/java -javaagent:$AGENT $b"
+    add "JDK $jdk, retry-agent, config/llm-provider.yml, boot" "$home/bin/java -javaagent:$AGENT=$PWD/config/llm-provider.yml $b"
+    if [ -n "$compare" ]; then
+      add "JDK $jdk, compare, boot" "$home/bin/java -javaagent:$compare $b"
+    fi
+  done
+fi
 for jdk in 17 25; do
-  ($urlconn || $fleet) && break
+  ($urlconn || $fleet || $boot) && break
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   j="$home/bin/java -cp $work/apps"
   add "JDK $jdk, no agent" "$j OneClient"

@@ -4,7 +4,6 @@ import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.policy.RetryPolicy;
 import java.util.Locale;
-import okhttp3.Call;
 import okhttp3.HttpUrl;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -24,7 +23,6 @@ class OkRequest implements RequestInfo {
   // Few fields: one of these is made for every call (issue 13). The method is upper-cased when
   // read, the attempt and key headers read from the call's policy.
   private final Request request;
-  private final Call call;
   private final boolean oneShot;
   private volatile boolean bodyWritten;
   private volatile RetryCall decidedBy; // set once the engine made it; null: no headers to set
@@ -32,16 +30,11 @@ class OkRequest implements RequestInfo {
   private volatile Request first;
   private volatile Request wire;
 
-  OkRequest(Request request) {
-    this(request, null);
-  }
-
   /**
-   * @param call the OkHttp call the request is sent for, whose {@code isCanceled()} says the caller
-   *     gave up; null when the adapter tells the engine otherwise
+   * A view of {@code request} whose caller never gives up as far as it knows ({@link
+   * #callerGaveUp}): the adapter tells the engine otherwise, or a subclass knows the call.
    */
-  OkRequest(Request request, Call call) {
-    this.call = call;
+  OkRequest(Request request) {
     this.request = request;
     this.oneShot = isOneShot(request.body());
   }
@@ -162,9 +155,10 @@ class OkRequest implements RequestInfo {
     return (sent != null ? sent : request).header(name);
   }
 
+  /** False: see {@link SyncOkCall}, which asks its OkHttp call (a field fewer here, issue 13). */
   @Override
   public boolean callerGaveUp() {
-    return call != null && call.isCanceled();
+    return false;
   }
 
   @Override
