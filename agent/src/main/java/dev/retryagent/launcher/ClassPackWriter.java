@@ -16,7 +16,8 @@ import java.util.stream.Stream;
 import java.util.zip.Deflater;
 
 /**
- * Writes a {@link ClassPack}: run by the build (agent/pom.xml, "hide-classes"), never by the agent.
+ * Writes a {@link ClassPack}: run by the build (agent/pom.xml, "hide-classes"), never by the agent,
+ * and left out of the agent jar.
  *
  * <p>{@code java ClassPackWriter <classes dir> <pack file> <prefix>=<how> ...} packs every {@code
  * .class} and {@code .classdata} file under the directory, named by its path without the suffix.
