@@ -26,17 +26,23 @@ abstract class HostHold {
     this.state = state;
   }
 
-  /** Set by the engine once, when the call is made (kept here: RetryCall is at its size limit). */
-  volatile CallContext context = CallContext.NONE;
+  /**
+   * Set by the engine once, when the call is made, only when it has a context factory (kept here:
+   * RetryCall is at its size limit). Null for none: not initialised to {@link CallContext#NONE},
+   * because a volatile store in the constructor fenced every call (issue 13).
+   */
+  volatile CallContext context;
 
   /** The call's {@link CallContext}, {@link CallContext#NONE} when it has none. */
   public CallContext context() {
-    return context;
+    CallContext c = context;
+    return c == null ? CallContext.NONE : c;
   }
 
   /** An event of {@code type} is built: a listener wants it, or the call's context hears all. */
   boolean wants(RetryEvent.Type type, int attempt) {
-    return context != CallContext.NONE || state.engine.wants(type, attempt);
+    CallContext c = context;
+    return (c != null && c != CallContext.NONE) || state.engine.wants(type, attempt);
   }
 
   CircuitBreaker breaker() {

@@ -30,8 +30,9 @@ import java.util.function.ToIntFunction;
  */
 public final class RetryCall extends HostHold {
   private final RequestInfo request;
-  // Volatile so that the first attempt's timeout is read without the lock; written under it.
-  private volatile int attempt;
+  // Written under the lock. Not volatile: a volatile store fenced every attempt (issue 13); the
+  // one read without the lock, attemptTimeoutNanos, is by the thread that began the attempt.
+  private int attempt;
   private long attemptStartNanos;
   private Decision decision; // as made; as kept (waitsToRetry) while an adapter waits
   private boolean finished;
@@ -69,7 +70,7 @@ public final class RetryCall extends HostHold {
   }
 
   /** Attempts started so far. */
-  public int attempt() {
+  public synchronized int attempt() {
     return attempt;
   }
 
@@ -123,10 +124,12 @@ public final class RetryCall extends HostHold {
    * The policy's bound on the attempt being started, or -1 for none: {@code perAttemptTimeout} when
    * set, and for a retry the time left before the deadline (a retry never runs past it; the first
    * attempt is the caller's own). The adapter gives each of the client's own per-attempt timeouts
-   * {@link CallBounds#shorterTimeout}{@code (this, clientTimeout)}.
+   * {@link CallBounds#shorterTimeout}{@code (this, clientTimeout)}. Asked by the thread that began
+   * the attempt ({@link #beginAttempt} or {@link #startAttempt}), after it did.
    */
   public long attemptTimeoutNanos() {
-    // The first attempt's bound is the policy's alone: no lock, no clock, no bounds object.
+    // The first attempt's bound is the policy's alone: no lock, no clock, no bounds object. The
+    // thread that began the attempt sees its own write of the attempt number.
     if (attempt <= 1) {
       return state.perAttemptNanos;
     }
