@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -63,6 +64,27 @@ class ReloadIT {
                   + ": mode=enforce; no routes (every call gets the defaults); reload=on;"
                   + " changed: defaults");
       assertThat(Ops.threads(app, "t")).contains("retry-agent-reload");
+    }
+  }
+
+  @Test
+  void theWatcherStartsAfterTheFirstCallWithoutWaitingForTheDelay() throws IOException {
+    // The delay after start-up pushed out of reach: only the first call can start the watcher
+    // (and the exporters, on the same thread), a second after it (AgentRuntime).
+    Path file = config(retries(1));
+    AtomicInteger asked = new AtomicInteger();
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app =
+            Ops.start(Jdks.jdk17(), file, "-Dretryagent.exporters.delayMillis=600000")) {
+      assertThat(Ops.threads(app, "t0")).doesNotContain("retry-agent-reload");
+      Ops.get(app, "first", server.uri("/items"));
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(
+              () ->
+                  assertThat(Ops.threads(app, "t" + asked.incrementAndGet()))
+                      .as(app.describe())
+                      .contains("retry-agent-reload"));
     }
   }
 
