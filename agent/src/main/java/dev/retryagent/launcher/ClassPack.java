@@ -15,9 +15,9 @@ import java.util.zip.ZipEntry;
  *
  * <p>Why one entry: the JVM opens the agent jar for {@code -javaagent} and indexes every entry it
  * holds (the name hashed, checked, put in a table), in Java code that runs interpreted that early.
- * With ~1,700 hidden classes as entries of their own that cost ~3 ms of CPU before {@code main} on
- * JDK 17 and ~8 ms on JDK 25 (docs/BENCHMARKS.md, "Issue 13, sixth pass"); the pack's own index is
- * a hash table built at build time, so opening it reads it and does nothing per class.
+ * With ~1,700 hidden classes as entries of their own that cost ~5 ms of CPU before {@code main} on
+ * JDK 17 and 25 (docs/BENCHMARKS.md, "Issue 13, sixth pass"); the pack's own index is a hash table
+ * built at build time, so opening it reads it and does nothing per class.
  *
  * <p>Layout (big-endian {@code int}s): a header of six ({@code "RACP"}, version, slot count, class
  * count, length of the names, where the data starts); the slots, five each (the name's {@link
