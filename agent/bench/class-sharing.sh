@@ -31,20 +31,14 @@ done
 BOOT=$PWD/test-apps/okhttp-boot-app/target/okhttp-boot-app.jar
 for f in "$AGENT" "$BOOT"; do [ -f "$f" ] || { echo "build it first: $f is missing" >&2; exit 1; }; done
 work=$(mktemp -d)
-server=
-trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 
 "$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/OneClient.java
 printf 'Main-Class: OneClient\n' > "$work/one.mf"
 (cd "$work/apps" && "$JDK17/bin/jar" cfm ../one-client.jar ../one.mf OneClient.class)
 
-# The boot app's two GETs (/sync, /async) go to the JDK's own file server.
-mkdir -p "$work/www" && echo sync > "$work/www/sync" && echo async > "$work/www/async"
-port=$((20000 + RANDOM % 20000))
-"$JDK25/bin/jwebserver" -b 127.0.0.1 -p "$port" -d "$work/www" -o none >/dev/null 2>&1 &
-server=$!
-for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
-url=http://127.0.0.1:$port
+start_boot_server
+url=$boot_url
 
 app() { # app NAME -> the command line after the JVM options
   case $1 in

@@ -36,3 +36,15 @@ parse_runs_and_compare() {
     esac
   done
 }
+
+# The Spring Boot test app's loopback server (its two GETs, /sync and /async): the JDK's own file
+# server over $work/www, stopped on exit with $work removed. Sets $boot_url. Needs $work.
+start_boot_server() {
+  mkdir -p "$work/www" && echo sync > "$work/www/sync" && echo async > "$work/www/async"
+  local port=$((20000 + RANDOM % 20000))
+  "$JDK25/bin/jwebserver" -b 127.0.0.1 -p "$port" -d "$work/www" -o none >/dev/null 2>&1 &
+  boot_server=$!
+  trap 'kill "$boot_server" 2>/dev/null; rm -rf "$work"' EXIT
+  for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  boot_url=http://127.0.0.1:$port
+}

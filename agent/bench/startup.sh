@@ -80,15 +80,10 @@ fi
 if $boot; then
   BOOT=$PWD/test-apps/okhttp-boot-app/target/okhttp-boot-app.jar
   [ -f "$BOOT" ] || { echo "build it first: $BOOT is missing" >&2; exit 1; }
-  mkdir -p "$work/www" && echo sync > "$work/www/sync" && echo async > "$work/www/async"
-  port=$((20000 + RANDOM % 20000))
-  "$JDK25/bin/jwebserver" -b 127.0.0.1 -p "$port" -d "$work/www" -o none >/dev/null 2>&1 &
-  server=$!
-  trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
-  for _ in $(seq 50); do (echo > "/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+  start_boot_server
   for jdk in 17 25; do
     home=$JDK17; [ $jdk = 25 ] && home=$JDK25
-    b="-jar $BOOT http://127.0.0.1:$port"
+    b="-jar $BOOT $boot_url"
     add "JDK $jdk, no agent, boot" "$home/bin/java $b"
     add "JDK $jdk, retry-agent, boot" "$home/bin/java -javaagent:$AGENT $b"
     add "JDK $jdk, retry-agent, config/llm-provider.yml, boot" "$home/bin/java -javaagent:$AGENT=$PWD/config/llm-provider.yml $b"

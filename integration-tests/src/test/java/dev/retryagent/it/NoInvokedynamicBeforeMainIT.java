@@ -7,6 +7,7 @@ import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.reflect.Method;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
@@ -94,9 +95,9 @@ class NoInvokedynamicBeforeMainIT {
     }
 
     Set<String> found = new TreeSet<>();
-    try (JarFile jar = new JarFile(ForkedJvm.agentJar().toFile())) {
+    try (AgentJarClasses jar = new AgentJarClasses(ForkedJvm.agentJar())) {
       for (String name : ours) {
-        found.addAll(invokedynamics(jar, name));
+        found.addAll(invokedynamics(jar.bytes(name), name));
       }
     }
     assertThat(found)
@@ -137,38 +138,64 @@ class NoInvokedynamicBeforeMainIT {
     return new ArrayList<>(ours);
   }
 
-  /** The bytes of the hidden class at {@code path} in the agent jar's class pack, or null. */
-  static byte[] hiddenClass(JarFile jar, String path) throws IOException {
-    try (URLClassLoader launcher =
-        new URLClassLoader(new URL[] {Path.of(jar.getName()).toUri().toURL()}, null)) {
-      Class<?> pack = Class.forName("dev.retryagent.launcher.ClassPack", true, launcher);
-      Object opened = pack.getMethod("open", JarFile.class).invoke(null, jar);
-      assertThat(opened).as("the agent jar's class pack").isNotNull();
-      return (byte[]) pack.getMethod("read", String.class).invoke(opened, path);
-    } catch (ReflectiveOperationException e) {
-      throw new AssertionError("reading " + path + " from the agent jar's class pack", e);
+  /**
+   * The agent jar's classes as the agent's loaders read them: a top-level {@code .class} (the
+   * launcher and the start-up), or a hidden class of the jar's class pack, read with the launcher's
+   * own {@code ClassPack}, loaded from the jar itself (nothing of the agent is on this module's
+   * class path). The pack is opened once.
+   */
+  static final class AgentJarClasses implements AutoCloseable {
+    private final JarFile jar;
+    private final URLClassLoader launcher;
+    private final Object pack;
+    private final Method read;
+
+    AgentJarClasses(Path agentJar) throws IOException {
+      jar = new JarFile(agentJar.toFile());
+      launcher = new URLClassLoader(new URL[] {agentJar.toUri().toURL()}, null);
+      try {
+        Class<?> type = Class.forName("dev.retryagent.launcher.ClassPack", true, launcher);
+        pack = type.getMethod("open", JarFile.class).invoke(null, jar);
+        read = type.getMethod("read", String.class);
+      } catch (ReflectiveOperationException e) {
+        throw new AssertionError("opening the agent jar's class pack", e);
+      }
+      assertThat(pack).as("the agent jar's class pack").isNotNull();
+    }
+
+    /** The bytes of {@code className}; fails the test when the jar lacks it. */
+    byte[] bytes(String className) throws IOException {
+      String path = className.replace('.', '/');
+      JarEntry entry = jar.getJarEntry(path + ".class");
+      byte[] bytes;
+      if (entry != null) {
+        try (InputStream in = jar.getInputStream(entry)) {
+          bytes = in.readAllBytes();
+        }
+      } else {
+        try {
+          bytes = (byte[]) read.invoke(pack, path);
+        } catch (ReflectiveOperationException e) {
+          throw new AssertionError("reading " + path + " from the agent jar's class pack", e);
+        }
+      }
+      assertThat(bytes).as(className + " loaded before main, but not in the agent jar").isNotNull();
+      return bytes;
+    }
+
+    @Override
+    public void close() throws IOException {
+      try (JarFile j = jar) {
+        launcher.close();
+      }
     }
   }
 
   /**
-   * Every {@code invokedynamic} of the class, as {@code Class.method(descriptor): name
-   * bootstrap-owner}; the class is read as the agent's loaders read it: a top-level {@code .class}
-   * (the launcher and the start-up) or a hidden class of the jar's class pack, read with the
-   * launcher's own {@code ClassPack} (loaded from the jar itself: nothing of the agent is on this
-   * module's class path).
+   * Every {@code invokedynamic} of the class file {@code bytes} of {@code className}, as {@code
+   * Class.method(descriptor): name bootstrap-owner}.
    */
-  static List<String> invokedynamics(JarFile jar, String className) throws IOException {
-    String path = className.replace('.', '/');
-    JarEntry entry = jar.getJarEntry(path + ".class");
-    byte[] bytes;
-    if (entry != null) {
-      try (InputStream in = jar.getInputStream(entry)) {
-        bytes = in.readAllBytes();
-      }
-    } else {
-      bytes = hiddenClass(jar, path);
-    }
-    assertThat(bytes).as(className + " loaded before main, but not in the agent jar").isNotNull();
+  static List<String> invokedynamics(byte[] bytes, String className) {
     List<String> found = new ArrayList<>();
     new ClassReader(bytes)
         .accept(
