@@ -112,4 +112,45 @@ class ChecksTest {
     assertThat(c.differences(plain(1), plain(2), "x/y@17"))
         .containsExactly("took 200 ms, expected at least 1000");
   }
+
+  @Test
+  void aRetriedFailureMayComeLaterOnTheJdksPoolWhereTheFirstWasThereBeforeTheCallback() {
+    Observation before =
+        new Observation(
+            "exception java.net.ConnectException",
+            "app-caller",
+            1,
+            "",
+            "",
+            0,
+            List.of(),
+            0,
+            "",
+            List.of());
+    Observation later17 = onThread(before, "Thread-12");
+    Observation later25 = onThread(before, "ForkJoinPool.commonPool-worker-3");
+    Observation agents = onThread(before, "retry-agent-async-1");
+
+    Expect retried = Expect.retried(0, 5_000);
+    assertThat(retried.differences(before, later17, ref -> null)).isEmpty();
+    assertThat(retried.differences(before, later25, ref -> null)).isEmpty();
+    assertThat(retried.differences(before, agents, ref -> null))
+        .containsExactly("delivered on `retry-agent-async`, expected `caller`");
+    assertThat(Expect.same().differences(before, later25, ref -> null))
+        .containsExactly("delivered on `ForkJoinPool.commonPool-worker-N`, expected `caller`");
+  }
+
+  private static Observation onThread(Observation o, String thread) {
+    return new Observation(
+        o.outcome(),
+        thread,
+        o.millis(),
+        o.more(),
+        o.log(),
+        o.requests(),
+        o.agentLog(),
+        o.suppressed(),
+        o.followUp(),
+        o.shapes());
+  }
 }

@@ -8,11 +8,23 @@ package dev.retryagent.it.differential;
  * name with its numbers replaced by N ({@code Okio Watchdog} stays as it is).
  */
 final class ThreadKinds {
+  /** The application's thread that made the call. */
+  static final String CALLER = "caller";
+
+  /**
+   * Where java.net.http runs the stages of a future that completes after they were attached: {@code
+   * CompletableFuture}'s default executor, the common pool, or on two cores with JDK 17 a new
+   * unnamed thread per task ({@code Thread-N}). The agent names every thread it starts, which
+   * {@link ThreadChecks#AGENT_THREADS} checks, so neither name can be the agent's.
+   */
+  static final java.util.Set<String> JDK_ASYNC_POOL =
+      java.util.Set.of("ForkJoinPool.commonPool-worker-N", "Thread-N");
+
   private ThreadKinds() {}
 
   static String kind(String name) {
     if (name.equals("app-caller")) {
-      return "caller";
+      return CALLER;
     } else if (name.equals("app-canceller")) {
       return "canceller";
     } else if (name.startsWith("OkHttp WebSocket")) {
