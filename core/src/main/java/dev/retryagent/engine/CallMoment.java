@@ -32,7 +32,7 @@ final class CallMoment implements RetryRules.Moment {
 
   @Override
   public boolean callerGaveUp() {
-    return call.callerGaveUp();
+    return call.cancelledByCaller();
   }
 
   @Override

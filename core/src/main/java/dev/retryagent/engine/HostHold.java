@@ -11,8 +11,14 @@ import dev.retryagent.policy.Policy;
  * (issue 13). Not thread-safe: {@link RetryCall} guards it.
  */
 abstract class HostHold {
-  /** The target's breaker, budget and limiter (each may be null: that guard is off). */
-  final HostState state;
+  /**
+   * The target's breaker, budget and limiter (each may be null: that guard is off). Set once,
+   * before the call is handed to an adapter's loop: by the constructor, or for a {@link
+   * SelfViewCall} by {@link RetryEngine#begin}, which must read the call's own view first. Not
+   * final for that reason; the call reaches other threads only through a hand-off that orders this
+   * write before their reads (an executor, a future, a lock).
+   */
+  HostState state;
 
   // The call's first step (permit, attempt, a setting that needs its bounds), not its making.
   long startNanos;
@@ -25,6 +31,9 @@ abstract class HostHold {
   HostHold(HostState state) {
     this.state = state;
   }
+
+  /** For a call whose state {@link RetryEngine#begin} sets. */
+  HostHold() {}
 
   /**
    * Set by the engine once, when the call is made, only when it has a context factory (kept here:

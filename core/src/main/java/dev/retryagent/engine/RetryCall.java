@@ -25,11 +25,13 @@ import java.util.function.ToIntFunction;
  * ({@link #clientRepeated}, {@link #clientResendsOf}, {@link #clientMayResend}). A call that ends
  * with an exception carries its earlier attempts' as suppressed ({@link EarlierFailures}).
  *
+ * <p>Made by {@link RetryEngine#newCall} over a separate request view, or is that view itself: a
+ * {@link SelfViewCall} an adapter makes and {@link RetryEngine#begin begins} (one object per call).
+ *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
  * come from any thread.
  */
-public final class RetryCall extends HostHold {
-  private final RequestInfo request;
+public abstract class RetryCall extends HostHold {
   // Written under the lock. Not volatile: a volatile store fenced every attempt (issue 13); the
   // one read without the lock, attemptTimeoutNanos, is by the thread that began the attempt.
   private int attempt;
@@ -38,10 +40,13 @@ public final class RetryCall extends HostHold {
   private boolean finished;
   private CallExtras extras; // made on first use: a call that succeeds at once never needs it
 
-  RetryCall(HostState state, RequestInfo request) {
+  // Two kinds only, both in this package: a call with a separate view (RetryEngine.newCall) and a
+  // call that is its own view (SelfViewCall, an adapter's one object per call).
+  RetryCall(HostState state) {
     super(state);
-    this.request = request;
   }
+
+  RetryCall() {}
 
   /** The bounds, made on first use from the policy and the call's start. */
   private CallBounds bounds() {
@@ -61,9 +66,8 @@ public final class RetryCall extends HostHold {
     return state.passThrough;
   }
 
-  public RequestInfo request() {
-    return request;
-  }
+  /** The view of the request this call is for: a separate object, or the call itself. */
+  public abstract RequestInfo request();
 
   public Policy policy() {
     return state.policy;
@@ -117,7 +121,7 @@ public final class RetryCall extends HostHold {
   public synchronized boolean clientMayResend(AttemptResult result) {
     return state.observe
         || state.passThrough
-        || extras().clientMayResend(state, request, result, attempt);
+        || extras().clientMayResend(state, request(), result, attempt);
   }
 
   /**
@@ -262,7 +266,7 @@ public final class RetryCall extends HostHold {
     if (extras != null) {
       extras.attemptStarted(attempt > 1);
     }
-    if (!callerGaveUp()) {
+    if (!cancelledByCaller()) {
       // A retry started after the caller cancelled sends nothing: its budget goes back at the end.
       attemptStarted();
     }
@@ -312,7 +316,7 @@ public final class RetryCall extends HostHold {
       TestFaults.decide();
       boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
       ClientResends judge = extras == null ? null : extras.resendsIfAny();
-      int resent = (judge == null ? 0 : judge.in(error)) + ClientResends.told(request, error);
+      int resent = (judge == null ? 0 : judge.in(error)) + ClientResends.told(request(), error);
       for (int i = 0; i < resent; i++) {
         countClientResend(failOnTransport, false);
       }
@@ -373,9 +377,9 @@ public final class RetryCall extends HostHold {
   }
 
   /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */
-  boolean callerGaveUp() {
+  boolean cancelledByCaller() {
     try {
-      return request.callerGaveUp()
+      return request().callerGaveUp()
           || (extras != null && extras.cancelled != null && extras.cancelled.getAsBoolean());
     } catch (RuntimeException e) {
       return false;
@@ -392,7 +396,7 @@ public final class RetryCall extends HostHold {
     Decision d =
         RetryRules.decide(
             state.retry,
-            request,
+            request(),
             result,
             attempt,
             new CallMoment(this, extras, startNanos, now, retryAfterNanos));

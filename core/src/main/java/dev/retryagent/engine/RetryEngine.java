@@ -101,14 +101,39 @@ public final class RetryEngine {
   public RetryCall newCall(RequestInfo request) {
     EngineSettings s = settings;
     if (s.mode == Mode.OFF) {
-      return new RetryCall(s.passThrough, request);
+      return new ViewedCall(s.passThrough, request);
     }
     try {
-      return startCall(s, request);
+      RetryCall call = new ViewedCall(hostStateOf(s, request), request);
+      giveContext(call);
+      return call;
     } catch (RuntimeException | LinkageError | StackOverflowError e) {
       internalError("starting a call", e, "the call runs as it would without the agent");
-      return new RetryCall(s.passThrough, request);
+      return new ViewedCall(s.passThrough, request);
     }
+  }
+
+  /**
+   * SPI: starts {@code call}, a call that is its own request view, as {@link #newCall} starts a
+   * call of a separate view: after this, and not before, it has its policy. Never throws.
+   *
+   * @return {@code call}
+   */
+  public <C extends SelfViewCall> C begin(C call) {
+    EngineSettings s = settings;
+    if (s.mode == Mode.OFF) {
+      call.state = s.passThrough;
+      return call;
+    }
+    try {
+      call.state = hostStateOf(s, call);
+      giveContext(call);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      internalError("starting a call", e, "the call runs as it would without the agent");
+      call.state = s.passThrough;
+      call.context = null;
+    }
+    return call;
   }
 
   /** Reports a failure of the engine's own, once per cause ({@link InternalErrors}). */
@@ -116,7 +141,8 @@ public final class RetryEngine {
     errors.report(where, error, consequence);
   }
 
-  private RetryCall startCall(EngineSettings s, RequestInfo request) {
+  /** The per-host state of the route {@code request} resolves to, made on first use. */
+  private HostState hostStateOf(EngineSettings s, RequestInfo request) {
     if (TestFaults.NEW_CALL) {
       throw TestFaults.fault("newCall");
     }
@@ -132,11 +158,13 @@ public final class RetryEngine {
       state = hostState(s.mode, policy, scheme, host, port);
       s.keep(hostKey, state);
     }
-    RetryCall call = new RetryCall(state, request);
+    return state;
+  }
+
+  private void giveContext(RetryCall call) {
     if (contexts != null) {
       call.context = NoContext.of(contexts, call);
     }
-    return call;
   }
 
   /**

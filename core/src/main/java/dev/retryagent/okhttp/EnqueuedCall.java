@@ -230,7 +230,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return retrier
           .interceptor()
           .proceed(
-              chain, info.forAttempt(chain.request(), attempt.number), attempt.timeoutNanos, info);
+              chain,
+              info.forAttempt(chain.request(), attempt.number),
+              attempt.timeoutNanos,
+              retryCall);
     }
   }
 

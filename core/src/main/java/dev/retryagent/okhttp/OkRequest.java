@@ -1,25 +1,19 @@
 package dev.retryagent.okhttp;
 
-import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.policy.RetryPolicy;
-import java.util.Locale;
-import okhttp3.HttpUrl;
 import okhttp3.Request;
-import okhttp3.RequestBody;
 
 /**
- * A {@link RequestInfo} view of an OkHttp {@link Request}, and the maker of each attempt's request
+ * The view of an enqueued OkHttp call's {@link Request}, and the maker of each attempt's request
  * (attempt header; the idempotency key of the first attempt kept; a one-shot body wrapped so we
  * know whether it was written).
  *
  * <p>Headers are read from the last request an attempt sent ({@link #forAttempt}): the request as
- * the application's interceptors left it, so the idempotency gate sees a key that one of them adds.
- * Until the first attempt, from the request the call was made with.
- *
- * <p>Not final: {@link SyncOkCall} is this view and the rest of a synchronous call in one object.
+ * the application's interceptors left it (each retry runs them again), so the idempotency gate sees
+ * a key that one of them adds. Until the first attempt, from the request the call was made with.
  */
-class OkRequest implements RequestInfo {
+final class OkRequest implements OkRequestView {
   // Few fields: one of these is made for every call (issue 13). The method is upper-cased when
   // read, the attempt and key headers read from the call's policy.
   private final Request request;
@@ -30,25 +24,9 @@ class OkRequest implements RequestInfo {
   private volatile Request first;
   private volatile Request wire;
 
-  /**
-   * A view of {@code request} whose caller never gives up as far as it knows ({@link
-   * #callerGaveUp}): the adapter tells the engine otherwise, or a subclass knows the call.
-   */
   OkRequest(Request request) {
     this.request = request;
-    this.oneShot = isOneShot(request.body());
-  }
-
-  /** OkHttp 3.14 introduced one-shot and duplex bodies; before that every body was repeatable. */
-  private static boolean isOneShot(RequestBody body) {
-    if (body == null) {
-      return false;
-    }
-    try {
-      return body.isOneShot() || body.isDuplex();
-    } catch (LinkageError olderOkHttp) {
-      return false;
-    }
+    this.oneShot = OkRequestView.isOneShot(request.body());
   }
 
   /**
@@ -59,16 +37,13 @@ class OkRequest implements RequestInfo {
     this.decidedBy = call;
   }
 
-  /** The call {@link #prepare} was given, or null. */
-  RetryCall decidedBy() {
-    return decidedBy;
-  }
-
-  void markBodyWritten() {
+  @Override
+  public void markBodyWritten() {
     bodyWritten = true;
   }
 
-  Request original() {
+  @Override
+  public Request viewed() {
     return request;
   }
 
@@ -92,20 +67,8 @@ class OkRequest implements RequestInfo {
         key = null;
       }
     }
-    Request attempt = base;
-    if (attemptHeader != null || key != null || oneShot) {
-      Request.Builder b = base.newBuilder();
-      if (attemptHeader != null) {
-        b.header(attemptHeader, Integer.toString(n));
-      }
-      if (key != null) {
-        b.header(keyHeader, key);
-      }
-      if (oneShot && !(base.body() instanceof TrackingRequestBody)) {
-        b.method(base.method(), new TrackingRequestBody(base.body(), this));
-      }
-      attempt = b.build();
-    }
+    Request attempt =
+        OkRequestView.attemptOf(base, n, attemptHeader, keyHeader, key, oneShot, this);
     if (firstSent == null) {
       first = attempt;
     }
@@ -114,51 +77,9 @@ class OkRequest implements RequestInfo {
   }
 
   @Override
-  public String method() {
-    String m = request.method();
-    for (int i = 0; i < m.length(); i++) {
-      // Every character toUpperCase could change is at or above 'a' (lower case, and beyond ASCII).
-      if (m.charAt(i) >= 'a') {
-        return m.toUpperCase(Locale.ROOT); // rare: OkHttp keeps the case it was given
-      }
-    }
-    return m;
-  }
-
-  @Override
-  public String scheme() {
-    return url().scheme();
-  }
-
-  @Override
-  public String host() {
-    return url().host();
-  }
-
-  @Override
-  public int port() {
-    return url().port();
-  }
-
-  @Override
-  public String path() {
-    return url().encodedPath();
-  }
-
-  private HttpUrl url() {
-    return request.url();
-  }
-
-  @Override
   public String header(String name) {
     Request sent = wire;
     return (sent != null ? sent : request).header(name);
-  }
-
-  /** False: see {@link SyncOkCall}, which asks its OkHttp call (a field fewer here, issue 13). */
-  @Override
-  public boolean callerGaveUp() {
-    return false;
   }
 
   @Override

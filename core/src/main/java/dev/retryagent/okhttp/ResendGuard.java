@@ -30,20 +30,20 @@ final class ResendGuard {
   private ResendGuard() {}
 
   /** {@code attempt}, with its body guarded where OkHttp must not resend it. */
-  static Request guard(Request attempt, RetryCall call, OkRequest info) {
+  static Request guard(Request attempt, RetryCall call) {
     RequestBody body = attempt.body();
-    if (body == null || body instanceof Body || mayResend(call, info)) {
+    if (body == null || body instanceof Body || mayResend(call)) {
       return attempt;
     }
     return attempt.newBuilder().method(attempt.method(), new Body(body)).build();
   }
 
-  static boolean mayResend(RetryCall call, OkRequest info) {
+  static boolean mayResend(RetryCall call) {
     if (call.observeOnly()) {
       return true;
     }
     RetryPolicy retry = call.policy().retry();
-    if (IdempotencyGate.check(retry, info, Outcome.RESET) != null) {
+    if (IdempotencyGate.check(retry, call.request(), Outcome.RESET) != null) {
       return false;
     }
     if (!retry.enabled() || retry.maxAttempts() <= 1) {

@@ -84,17 +84,15 @@ public final class RetryInterceptor implements Interceptor {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
       return managedAttempt.owner.attempt(chain, managedAttempt);
     }
-    // The request view tells the engine when the caller cancelled (OkRequest.callerGaveUp); it is
-    // also the attempt and the sleeper that stops waiting then.
-    SyncOkCall info = new SyncOkCall(this, chain);
-    RetryCall call = engine.newCall(info);
+    // One object: the call, its request view (which tells the engine when the caller cancelled),
+    // its attempt and the sleeper that stops waiting then.
+    SyncOkCall call = engine.begin(new SyncOkCall(this, chain));
     if (call.passThrough()) {
-      return chain.proceed(info.original());
+      return chain.proceed(chain.request());
     }
-    info.prepare(call);
     limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
     try {
-      return SyncRetryLoop.execute(call, info, info, ACCESS);
+      return SyncRetryLoop.execute(call, call, call, ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
       // interrupt as an InterruptedIOException, with the flag set.
@@ -102,10 +100,10 @@ public final class RetryInterceptor implements Interceptor {
       InterruptedIOException ie =
           new InterruptedIOException(
               "retry-agent: interrupted while waiting to retry "
-                  + info.method()
+                  + call.method()
                   + " "
-                  + info.target()
-                  + info.path());
+                  + call.target()
+                  + call.path());
       ie.initCause(e);
       throw ie;
     }
@@ -114,15 +112,13 @@ public final class RetryInterceptor implements Interceptor {
   /**
    * One attempt: {@code request} sent through the rest of the chain, bounded by {@code
    * timeoutNanos}, its body guarded where OkHttp must not send it again by itself ({@link
-   * ResendGuard}); what OkHttp sent again inside it told to the call that decides ({@code info} was
-   * {@link OkRequest#prepare prepared} with it before its first attempt) before it decides.
+   * ResendGuard}); what OkHttp sent again inside it told to {@code call} before it decides.
    */
-  Response proceed(Chain chain, Request request, long timeoutNanos, OkRequest info)
+  Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
       throws IOException {
-    RetryCall call = info.decidedBy();
     Resends.Trace trace = resends.begin(chain.call());
     try {
-      Response r = withTimeout(chain, timeoutNanos).proceed(ResendGuard.guard(request, call, info));
+      Response r = withTimeout(chain, timeoutNanos).proceed(ResendGuard.guard(request, call));
       countRepeats(call, r);
       return r;
     } finally {

@@ -11,9 +11,9 @@ import okio.BufferedSink;
  */
 final class TrackingRequestBody extends RequestBody {
   private final RequestBody delegate;
-  private final OkRequest owner;
+  private final OkRequestView owner;
 
-  TrackingRequestBody(RequestBody delegate, OkRequest owner) {
+  TrackingRequestBody(RequestBody delegate, OkRequestView owner) {
     this.delegate = delegate;
     this.owner = owner;
   }
