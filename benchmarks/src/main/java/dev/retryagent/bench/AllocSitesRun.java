@@ -53,6 +53,17 @@ import okhttp3.Request;
  *
  * Defaults: both, 6 blocks of 500 calls per variant, 20,000 warm-up calls per variant. Variants run
  * interleaved block by block: plain, decorated, plain again.
+ *
+ * <p>Through the agent, which hooks every client of its JVM, so that the plain client is compared
+ * across two runs instead: {@code save} records one client as the JVM builds it (with or without
+ * {@code -javaagent}, built-in defaults), {@code compare} diffs two such records site by site (a
+ * steady site makes the same objects per call in every run of the same code):
+ *
+ * <pre>
+ * java -XX:+UseG1GC -XX:-UseTLAB -cp benchmarks/target/benchmarks.jar  *     dev.retryagent.bench.AllocSitesRun save okhttp plain.bin [blocks [calls [warm-up]]]
+ * java -XX:+UseG1GC -XX:-UseTLAB -javaagent:agent/target/retry-agent.jar  *     -cp benchmarks/target/benchmarks.jar  *     dev.retryagent.bench.AllocSitesRun save okhttp agent.bin [blocks [calls [warm-up]]]
+ * java -cp benchmarks/target/benchmarks.jar dev.retryagent.bench.AllocSitesRun  *     compare plain.bin agent.bin
+ * </pre>
  */
 public final class AllocSitesRun {
   private AllocSitesRun() {}
@@ -72,16 +83,27 @@ public final class AllocSitesRun {
   }
 
   /** Counts and bytes of one variant, summed over its blocks, by site and by stack. */
-  private static final class Tally {
+  private static final class Tally implements java.io.Serializable {
+    private static final long serialVersionUID = 1L;
+
     final Map<String, long[]> bySite = new HashMap<>();
     final Map<String, long[]> countsByBlock = new HashMap<>(); // site: objects in each block
     final Map<String, String> stackOfSite = new HashMap<>();
     final List<double[]> blocks =
         new ArrayList<>(); // {JFR bytes/call, thread counters' bytes/call}
     long calls;
+    String label; // what was measured (save and compare)
   }
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("save")) {
+      save(args);
+      return;
+    }
+    if (args.length > 0 && args[0].equals("compare")) {
+      compare(Path.of(args[1]), Path.of(args[2]));
+      return;
+    }
     String which = args.length > 0 ? args[0] : "both";
     int blocks = args.length > 1 ? Integer.parseInt(args[1]) : 6;
     int perBlock = args.length > 2 ? Integer.parseInt(args[2]) : 500;
@@ -132,6 +154,65 @@ public final class AllocSitesRun {
       }
       report(blocks, perBlock, tallies);
       ok.dispatcher().executorService().shutdown();
+    }
+  }
+
+  /** {@code save CLIENT FILE [blocks [calls [warm-up]]]}: one client as this JVM builds it. */
+  private static void save(String[] args) throws Exception {
+    String client = args[1];
+    Path out = Path.of(args[2]);
+    int blocks = args.length > 3 ? Integer.parseInt(args[3]) : 6;
+    int perBlock = args.length > 4 ? Integer.parseInt(args[4]) : 500;
+    int warmUp = args.length > 5 ? Integer.parseInt(args[5]) : 20_000;
+    requireExactCounts();
+    try (LoopbackServer server = LoopbackServer.okWithProbe()) {
+      HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+      OkHttpClient ok = new OkHttpClient();
+      // The probe answers 503 then 200: a 200 means something retried it, the agent.
+      boolean agent = LoopbackCallBenchmark.jdkProbe(server, jdk, "sites") == 200;
+      Call call;
+      if (client.equals("jdk")) {
+        HttpRequest get = LoopbackCallBenchmark.jdkRequest(server.url("/v1/items"));
+        call = () -> LoopbackCallBenchmark.jdk(jdk, get);
+      } else if (client.equals("okhttp")) {
+        Request get = new Request.Builder().url(server.url("/v1/items")).build();
+        call = () -> LoopbackCallBenchmark.ok(ok, get);
+      } else {
+        throw new IllegalArgumentException("save jdk|okhttp FILE: not " + client);
+      }
+      for (int i = 0; i < warmUp; i++) {
+        call.make();
+      }
+      Tally t = new Tally();
+      t.label = client + (agent ? ", with the agent" : ", without an agent");
+      Path file = Files.createTempFile("alloc-sites", ".jfr");
+      try {
+        for (int block = 0; block < blocks; block++) {
+          record(call, perBlock, blocks, file, t);
+        }
+      } finally {
+        Files.deleteIfExists(file);
+      }
+      try (java.io.ObjectOutputStream o =
+          new java.io.ObjectOutputStream(Files.newOutputStream(out))) {
+        o.writeObject(t);
+      }
+      report(blocks, perBlock, Map.of(t.label, t));
+      System.out.println("saved " + t.label + " to " + out);
+      ok.dispatcher().executorService().shutdown();
+    }
+  }
+
+  /** {@code compare BASE OTHER}: what OTHER's calls allocate beyond BASE's, site by site. */
+  private static void compare(Path base, Path other) throws Exception {
+    Tally b = load(base);
+    Tally o = load(other);
+    diff(o.label, o, b.label, b);
+  }
+
+  private static Tally load(Path file) throws Exception {
+    try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(Files.newInputStream(file))) {
+      return (Tally) in.readObject();
     }
   }
 
@@ -188,7 +269,8 @@ public final class AllocSitesRun {
    * frames change for everything below it.
    */
   private static String site(RecordedEvent e) {
-    String type = e.getClass("objectClass").getName();
+    // A lambda's class is named by its order of creation, which differs between runs (compare).
+    String type = e.getClass("objectClass").getName().replaceAll("\\$\\$Lambda.*", "\\$\\$Lambda");
     RecordedStackTrace st = e.getStackTrace();
     if (st == null || st.getFrames().isEmpty()) {
       return type + " @ ?";

@@ -4,7 +4,7 @@ import dev.retryagent.engine.AsyncRetryLoop;
 import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.Decision;
 import dev.retryagent.engine.RequestInfo;
-import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.SyncRetryLoop;
 import java.io.IOException;
 import java.net.URI;
@@ -32,10 +32,11 @@ import java.util.concurrent.CompletableFuture;
  * BodyHandler}, which sees the status and headers before the body, so the retry decision is made
  * there. A response that will be retried gets a subscriber that reads and drops its body (freeing
  * the connection) and never reaches the caller's handler, which therefore runs exactly once per
- * call, for the response the caller receives. One object for the three: a call makes nothing else
- * of its own but the engine's (issue 13).
+ * call, for the response the caller receives. And it is the engine's call ({@link SelfViewCall},
+ * begun by {@code RetryEngine.begin}): one object for the four, a call makes nothing else of its
+ * own (issue 13: 104 B, where a view beside the engine's call made 120).
  */
-final class JdkRequest<T>
+final class JdkRequest<T> extends SelfViewCall
     implements RequestInfo,
         BodyHandler<T>,
         SyncRetryLoop.Attempt<HttpResponse<T>>,
@@ -47,10 +48,9 @@ final class JdkRequest<T>
   private final int port;
   private ReplayableBody body; // null: the request's own body (or none) is sent again as it is
   private String attemptHeader;
-  // Set by sending(): the caller's handler, the call that decides, the client that sends, and for
-  // sendAsync the caller's push-promise handler (or null).
+  // Set by sending(): the caller's handler, the client that sends, and for sendAsync the caller's
+  // push-promise handler (or null).
   private BodyHandler<T> handler;
-  private RetryCall call;
   private JdkTransport transport;
   private PushPromiseHandler<T> pushPromiseHandler;
 
@@ -63,7 +63,12 @@ final class JdkRequest<T>
     this.port = uri.getPort() >= 0 ? uri.getPort() : ("https".equals(scheme) ? 443 : 80);
   }
 
-  /** Called once the policy is known: how much of a streamed body may be kept. */
+  /** Called once begun, with its policy: how much of a streamed body may be kept, and so on. */
+  void prepare() {
+    prepare(policy().retry().replayBodyLimit(), policy().retry().attemptHeader());
+  }
+
+  /** {@link #prepare()} with the policy's settings given. */
   void prepare(long replayBodyLimit, String attemptHeader) {
     HttpRequest.BodyPublisher own = request.bodyPublisher().orElse(null);
     // A body the JDK produces again itself (or none) needs nothing of ours: no object per call.
@@ -76,17 +81,13 @@ final class JdkRequest<T>
 
   /**
    * The call is sent with {@code handler} (and, asynchronously, {@code pushPromiseHandler}, which
-   * may be null) through {@code transport}, decided by {@code call}.
+   * may be null) through {@code transport}.
    */
   JdkRequest<T> sending(
-      JdkTransport transport,
-      BodyHandler<T> handler,
-      PushPromiseHandler<T> pushPromiseHandler,
-      RetryCall call) {
+      JdkTransport transport, BodyHandler<T> handler, PushPromiseHandler<T> pushPromiseHandler) {
     this.transport = transport;
     this.handler = handler;
     this.pushPromiseHandler = pushPromiseHandler;
-    this.call = call;
     return this;
   }
 
@@ -107,7 +108,7 @@ final class JdkRequest<T>
   public BodySubscriber<T> apply(HttpResponse.ResponseInfo info) {
     Decision d;
     try {
-      d = call.onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
+      d = onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
     } catch (RuntimeException e) {
       // Our bug must not cost the caller its response.
       return handler.apply(info);

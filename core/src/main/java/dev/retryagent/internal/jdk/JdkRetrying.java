@@ -2,7 +2,6 @@ package dev.retryagent.internal.jdk;
 
 import dev.retryagent.engine.AsyncRetryLoop;
 import dev.retryagent.engine.ResponseAccess;
-import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.SyncRetryLoop;
 import dev.retryagent.jdk.RetryingHttpClient;
@@ -62,16 +61,15 @@ public final class JdkRetrying {
     if (isJdkInternal(request)) {
       return transport.send(request, handler);
     }
-    JdkRequest<T> info = new JdkRequest<>(request);
-    RetryCall call = engine.newCall(info);
+    // The engine's call is also the request view, the attempt and the deciding body handler.
+    JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
     if (call.passThrough()) {
       return transport.send(request, handler);
     }
-    prepare(info, call);
+    call.prepare();
     try {
-      // The request view is also the attempt and the deciding body handler: one object.
       return SyncRetryLoop.execute(
-          call, engine.sleeper(), info.sending(transport, handler, null, call), access());
+          call, engine.sleeper(), call.sending(transport, handler, null), access());
     } catch (InterruptedException e) {
       throw asSendThrowsIt(e);
     }
@@ -108,24 +106,14 @@ public final class JdkRetrying {
     if (isJdkInternal(request)) {
       return transport.sendAsync(request, handler, pushPromiseHandler);
     }
-    JdkRequest<T> info = new JdkRequest<>(request);
-    RetryCall call = engine.newCall(info);
+    // The engine's call is also the request view, the attempt and the deciding body handler.
+    JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
     if (call.passThrough()) {
       return transport.sendAsync(request, handler, pushPromiseHandler);
     }
-    prepare(info, call);
-    // The request view is also the attempt and the deciding body handler: one object.
+    call.prepare();
     return AsyncRetryLoop.execute(
-        engine,
-        call,
-        info.sending(transport, handler, pushPromiseHandler, call),
-        access(),
-        JDK_FUTURE);
-  }
-
-  private static void prepare(JdkRequest<?> info, RetryCall call) {
-    // The JDK's own resends are told by the request view (JdkRequest.clientResendsIn).
-    info.prepare(call.policy().retry().replayBodyLimit(), call.policy().retry().attemptHeader());
+        engine, call, call.sending(transport, handler, pushPromiseHandler), access(), JDK_FUTURE);
   }
 
   /**
