@@ -135,23 +135,7 @@ public final class AllocSitesRun {
         variants.put("okhttp, RetryInterceptor", () -> LoopbackCallBenchmark.ok(okWrapped, okGet));
         variants.put("okhttp, plain again", () -> LoopbackCallBenchmark.ok(ok, okGet));
       }
-      for (Call c : variants.values()) {
-        for (int i = 0; i < warmUp; i++) {
-          c.make();
-        }
-      }
-      Map<String, Tally> tallies = new LinkedHashMap<>();
-      Path file = Files.createTempFile("alloc-sites", ".jfr");
-      try {
-        for (int block = 0; block < blocks; block++) {
-          for (Map.Entry<String, Call> v : variants.entrySet()) {
-            Tally t = tallies.computeIfAbsent(v.getKey(), k -> new Tally());
-            record(v.getValue(), perBlock, blocks, file, t);
-          }
-        }
-      } finally {
-        Files.deleteIfExists(file);
-      }
+      Map<String, Tally> tallies = measure(variants, blocks, perBlock, warmUp);
       report(blocks, perBlock, tallies);
       ok.dispatcher().executorService().shutdown();
     }
@@ -180,19 +164,8 @@ public final class AllocSitesRun {
       } else {
         throw new IllegalArgumentException("save jdk|okhttp FILE: not " + client);
       }
-      for (int i = 0; i < warmUp; i++) {
-        call.make();
-      }
-      Tally t = new Tally();
+      Tally t = measure(Map.of(client, call), blocks, perBlock, warmUp).get(client);
       t.label = client + (agent ? ", with the agent" : ", without an agent");
-      Path file = Files.createTempFile("alloc-sites", ".jfr");
-      try {
-        for (int block = 0; block < blocks; block++) {
-          record(call, perBlock, blocks, file, t);
-        }
-      } finally {
-        Files.deleteIfExists(file);
-      }
       try (java.io.ObjectOutputStream o =
           new java.io.ObjectOutputStream(Files.newOutputStream(out))) {
         o.writeObject(t);
@@ -201,6 +174,32 @@ public final class AllocSitesRun {
       System.out.println("saved " + t.label + " to " + out);
       ok.dispatcher().executorService().shutdown();
     }
+  }
+
+  /**
+   * Warms every variant up with {@code warmUp} calls, then records {@code blocks} blocks of {@code
+   * perBlock} calls of each, interleaved block by block.
+   */
+  private static Map<String, Tally> measure(
+      Map<String, Call> variants, int blocks, int perBlock, int warmUp) throws Exception {
+    for (Call c : variants.values()) {
+      for (int i = 0; i < warmUp; i++) {
+        c.make();
+      }
+    }
+    Map<String, Tally> tallies = new LinkedHashMap<>();
+    Path file = Files.createTempFile("alloc-sites", ".jfr");
+    try {
+      for (int block = 0; block < blocks; block++) {
+        for (Map.Entry<String, Call> v : variants.entrySet()) {
+          Tally t = tallies.computeIfAbsent(v.getKey(), k -> new Tally());
+          record(v.getValue(), perBlock, blocks, file, t);
+        }
+      }
+    } finally {
+      Files.deleteIfExists(file);
+    }
+    return tallies;
   }
 
   /** {@code compare BASE OTHER}: what OTHER's calls allocate beyond BASE's, site by site. */
