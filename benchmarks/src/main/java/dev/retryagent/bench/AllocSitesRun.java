@@ -105,9 +105,9 @@ public final class AllocSitesRun {
       return;
     }
     String which = args.length > 0 ? args[0] : "both";
-    int blocks = args.length > 1 ? Integer.parseInt(args[1]) : 6;
-    int perBlock = args.length > 2 ? Integer.parseInt(args[2]) : 500;
-    int warmUp = args.length > 3 ? Integer.parseInt(args[3]) : 20_000;
+    int blocks = intArg(args, 1, 6);
+    int perBlock = intArg(args, 2, 500);
+    int warmUp = intArg(args, 3, 20_000);
     requireExactCounts();
     try (LoopbackServer server = LoopbackServer.okWithProbe()) {
       HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -145,9 +145,9 @@ public final class AllocSitesRun {
   private static void save(String[] args) throws Exception {
     String client = args[1];
     Path out = Path.of(args[2]);
-    int blocks = args.length > 3 ? Integer.parseInt(args[3]) : 6;
-    int perBlock = args.length > 4 ? Integer.parseInt(args[4]) : 500;
-    int warmUp = args.length > 5 ? Integer.parseInt(args[5]) : 20_000;
+    int blocks = intArg(args, 3, 6);
+    int perBlock = intArg(args, 4, 500);
+    int warmUp = intArg(args, 5, 20_000);
     requireExactCounts();
     try (LoopbackServer server = LoopbackServer.okWithProbe()) {
       HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
@@ -213,6 +213,11 @@ public final class AllocSitesRun {
     try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(Files.newInputStream(file))) {
       return (Tally) in.readObject();
     }
+  }
+
+  /** Argument {@code i}, or {@code fallback} when there are fewer. */
+  private static int intArg(String[] args, int i, int fallback) {
+    return args.length > i ? Integer.parseInt(args[i]) : fallback;
   }
 
   private static void requireExactCounts() {
