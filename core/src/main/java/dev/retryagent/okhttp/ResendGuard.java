@@ -15,9 +15,10 @@ import okio.BufferedSink;
  * RetryAndFollowUpInterceptor} ({@code retryOnConnectionFailure}, on by default) resends a request
  * whose connection failed after it was written (a kept-alive connection the server had closed),
  * POST included, unless the request's body is one-shot. So the body of such an attempt is wrapped
- * ({@link Body}), and once the attempt's network request fails ({@link Resends}) it says it is
- * one-shot: OkHttp gives the failure back instead of resending, and the engine decides. Before a
- * failure it is an ordinary body, so redirects (307, 308) are followed as without the agent.
+ * ({@link Body}), and once a request of the attempt fails on its connection ({@link Resends}) it
+ * says it is one-shot: OkHttp gives the failure back instead of resending, and the engine decides.
+ * Before a failure it is an ordinary body, so redirects (307, 308) are followed as without the
+ * agent.
  *
  * <p>The rule is the JDK's ({@code urlconnection.JdkResendRule}): never for a request the engine
  * would not repeat after a reset (a POST without key: OkHttp and the agent together never send it
@@ -52,13 +53,6 @@ final class ResendGuard {
     return call.attempt() < retry.maxAttempts();
   }
 
-  /** The attempt's network request failed: from now on, {@code body} may not be sent again. */
-  static void failed(Request request) {
-    if (request.body() instanceof Body) {
-      ((Body) request.body()).failed = true;
-    }
-  }
-
   /** A body that turns one-shot once its request failed. */
   static final class Body extends RequestBody {
     private final RequestBody delegate;
@@ -66,6 +60,11 @@ final class ResendGuard {
 
     Body(RequestBody delegate) {
       this.delegate = delegate;
+    }
+
+    /** The attempt's request failed on its connection: from now on, this body is one-shot. */
+    void failed() {
+      failed = true;
     }
 
     @Override

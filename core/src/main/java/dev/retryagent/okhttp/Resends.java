@@ -2,96 +2,141 @@ package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.RetryCall;
 import java.io.IOException;
-import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.Call;
 import okhttp3.Interceptor;
+import okhttp3.Request;
+import okhttp3.RequestBody;
 import okhttp3.Response;
 
 /**
- * Counts the requests OkHttp sends again on its own inside one attempt after a failure: its {@code
+ * Counts the requests OkHttp sends again on its own inside one attempt after a failure, and turns
+ * the attempt's guarded body one-shot once a request failed ({@link ResendGuard}). OkHttp's {@code
  * RetryAndFollowUpInterceptor} resends a request whose connection failed after it was written (a
- * pooled connection the server had closed, say) on a new connection, and reports nothing of it. A
- * network interceptor sees every request that reaches a connection: one that follows a failed one
- * within the same attempt is such a resend. Connect failures are retried before any network
- * interceptor runs: those requests were never sent, and are not counted.
+ * pooled connection the server had closed, say) on a new connection, and reports nothing of it.
+ * Every request that reaches a connection passes the network interceptors and then OkHttp's last
+ * interceptor, {@code CallServerInterceptor}: one that follows a failed one within the same attempt
+ * is such a resend. Connect failures are retried before either: those requests were never sent, and
+ * are not counted.
  *
- * <p>Only attempts the {@link RetryInterceptor} opened with {@link #begin} are counted; every other
- * request passes through after one map lookup. Thread-safe.
+ * <p>Two ways to be told, which do the same: this class as a network interceptor (the library's
+ * {@link RetryInterceptor#networkInterceptor()}), or an agent's hook at the start of {@code
+ * CallServerInterceptor.intercept} calling {@link #sending} and, when it throws an {@code
+ * IOException}, {@link #failed}. The hook costs no object per call; a network interceptor costs
+ * OkHttp's own copy of the chain (56 B), whatever it does (issue 13).
+ *
+ * <p>Which attempt a request belongs to: OkHttp runs an attempt's whole chain on the thread that
+ * called {@code proceed}, so the attempt that runs on the thread now ({@link #begin} to {@link
+ * #end}) is the one, if the request is of the same OkHttp call. Another call made inside the
+ * attempt on the same thread (an authenticator's, a network interceptor's) is told apart by its
+ * call, and an attempt of it that this class counts nests: it saves the outer one and restores it.
+ *
+ * <p>The per-thread state holds only JDK types ({@code Object[]}): what it refers to while an
+ * attempt runs is cleared when it ends, so a thread of a server's pool that made calls pins no
+ * class loader of a web application that used the library and was undeployed. Thread-safe.
  */
-final class Resends implements Interceptor {
-  /** The network requests of one attempt. */
-  static final class Trace {
-    private boolean lastFailed;
-    private int resends;
+public final class Resends implements Interceptor {
+  // The slots of a thread's frame: the attempt running on it, else all null.
+  private static final int OK_CALL = 0; // OkHttp's Call
+  private static final int RETRY_CALL = 1; // the engine's call, told of each resend
+  private static final int BODY = 2; // the attempt's guarded body, or null
+  private static final int LAST_FAILED = 3; // non-null after a request of the attempt failed
+  private static final int SLOTS = 4;
 
-    synchronized void sending() {
-      if (lastFailed) {
-        resends++;
-        lastFailed = false;
-      }
-    }
+  private static final ThreadLocal<Object[]> FRAME = new ThreadLocal<>();
 
-    synchronized void failed() {
-      lastFailed = true;
-    }
+  /** What {@link #begin} returns while nothing counts: {@link #end} has nothing to undo. */
+  private static final Object NOT_COUNTED = new Object();
 
-    synchronized int resends() {
-      return resends;
-    }
-  }
-
-  // Calls do not override equals: identity keys. An attempt's entry lives while it runs.
-  private final ConcurrentHashMap<Call, Trace> traces = new ConcurrentHashMap<>();
-
-  // Set once the interceptor is handed out to be installed: until then no request can reach it,
-  // and an attempt has nothing to count (no trace, no map entry).
+  // Set once something can tell this instance of requests (handed out as a network interceptor, or
+  // to a hook): until then an attempt has nothing to count, and costs no per-thread state.
   private volatile boolean handedOut;
 
-  /** The interceptor is handed out to be installed as a network interceptor. */
+  Resends() {}
+
+  /** This instance will be told of the requests sent (by a network interceptor or a hook). */
   Resends handOut() {
     handedOut = true;
     return this;
   }
 
   /**
-   * An attempt of {@code call} starts: count its resends from now. Null while this interceptor was
-   * never handed out.
+   * An attempt of {@code okCall} starts on this thread, sending {@code request}: count its resends
+   * from now, telling {@code retryCall} of each (an attempt of its own, for {@code maxAttempts},
+   * the budget and the breaker). Pass what it returns to {@link #end}.
    */
-  Trace begin(Call call) {
+  Object begin(Call okCall, RetryCall retryCall, Request request) {
     if (!handedOut) {
-      return null;
+      return NOT_COUNTED;
     }
-    Trace t = new Trace();
-    traces.put(call, t);
-    return t;
+    Object[] frame = FRAME.get();
+    if (frame == null) {
+      frame = new Object[SLOTS]; // once per thread
+      FRAME.set(frame);
+    }
+    Object[] outer = frame[OK_CALL] == null ? null : frame.clone(); // nested: rare
+    RequestBody body = request.body();
+    frame[OK_CALL] = okCall;
+    frame[RETRY_CALL] = retryCall;
+    frame[BODY] = body instanceof ResendGuard.Body ? body : null;
+    frame[LAST_FAILED] = null;
+    return outer;
+  }
+
+  /** The attempt {@link #begin} started is over on this thread. */
+  void end(Object begun) {
+    if (begun == NOT_COUNTED) {
+      return;
+    }
+    Object[] frame = FRAME.get();
+    if (begun == null) {
+      // Set to null, not removed: the thread's next attempt finds its frame again.
+      frame[OK_CALL] = null;
+      frame[RETRY_CALL] = null;
+      frame[BODY] = null;
+      frame[LAST_FAILED] = null;
+    } else {
+      System.arraycopy((Object[]) begun, 0, frame, 0, SLOTS);
+    }
+  }
+
+  /** A request of {@code okCall} is about to be written to a connection, on this thread. */
+  public void sending(Call okCall) {
+    Object[] frame = frameOf(okCall);
+    if (frame != null && frame[LAST_FAILED] != null) {
+      frame[LAST_FAILED] = null;
+      // OkHttp decides its resends alone.
+      ((RetryCall) frame[RETRY_CALL]).clientResentAfterFailure(false);
+    }
   }
 
   /**
-   * The attempt is over: tells {@code retryCall} about each resend (an attempt of its own, for
-   * {@code maxAttempts}, the budget and the breaker), before it decides.
+   * A request of {@code okCall} failed on its connection, on this thread: OkHttp asks the body next
+   * whether it may send it again, and the guarded body says no from now on.
    */
-  void end(Call call, Trace trace, RetryCall retryCall) {
-    if (trace == null) {
-      return;
+  public void failed(Call okCall) {
+    Object[] frame = frameOf(okCall);
+    if (frame != null) {
+      frame[LAST_FAILED] = Boolean.TRUE;
+      if (frame[BODY] != null) {
+        ((ResendGuard.Body) frame[BODY]).failed();
+      }
     }
-    traces.remove(call, trace);
-    for (int i = trace.resends(); i > 0; i--) {
-      retryCall.clientResentAfterFailure(false); // OkHttp decides its resends alone
-    }
+  }
+
+  /** This thread's frame if the attempt running on it is of {@code okCall}, else null. */
+  private static Object[] frameOf(Call okCall) {
+    Object[] frame = FRAME.get();
+    return frame != null && frame[OK_CALL] == okCall && okCall != null ? frame : null;
   }
 
   @Override
   public Response intercept(Chain chain) throws IOException {
-    Trace t = traces.isEmpty() ? null : traces.get(chain.call());
-    if (t == null) {
-      return chain.proceed(chain.request());
-    }
-    t.sending();
+    Call okCall = chain.call();
+    sending(okCall);
     try {
       return chain.proceed(chain.request());
     } catch (IOException e) {
-      t.failed();
-      ResendGuard.failed(chain.request()); // OkHttp asks the body next whether it may resend
+      failed(okCall);
       throw e;
     }
   }

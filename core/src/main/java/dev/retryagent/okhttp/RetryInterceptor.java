@@ -65,9 +65,21 @@ public final class RetryInterceptor implements Interceptor {
   /**
    * The network interceptor that counts the requests OkHttp sends again on its own after a failed
    * connection, inside one attempt, as attempts (for {@code maxAttempts}, the budget and the
-   * breaker). Optional: without it those resends are not counted.
+   * breaker), and keeps OkHttp from sending again a request the engine would not repeat (a POST
+   * without key). Optional: without it those resends are neither counted nor prevented, as without
+   * this library.
    */
   public Interceptor networkInterceptor() {
+    return resends.handOut();
+  }
+
+  /**
+   * What {@link #networkInterceptor()} does, for a hook in OkHttp's own last interceptor ({@code
+   * CallServerInterceptor}) instead, as the agent's: {@link Resends#sending} at its start, {@link
+   * Resends#failed} when it throws an {@code IOException}. OkHttp copies its chain for every
+   * interceptor of a call (56 B); a hook costs it nothing. Use one or the other.
+   */
+  public Resends resendHook() {
     return resends.handOut();
   }
 
@@ -116,13 +128,14 @@ public final class RetryInterceptor implements Interceptor {
    */
   Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
       throws IOException {
-    Resends.Trace trace = resends.begin(chain.call());
+    Request guarded = ResendGuard.guard(request, call);
+    Object begun = resends.begin(chain.call(), call, guarded);
     try {
-      Response r = withTimeout(chain, timeoutNanos).proceed(ResendGuard.guard(request, call));
+      Response r = withTimeout(chain, timeoutNanos).proceed(guarded);
       countRepeats(call, r);
       return r;
     } finally {
-      resends.end(chain.call(), trace, call);
+      resends.end(begun);
     }
   }
 

@@ -14,11 +14,13 @@ import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Action;
 import java.io.IOException;
 import java.net.SocketException;
+import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
+import okio.BufferedSink;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -50,6 +52,11 @@ class OkHttpOwnResendTest {
   }
 
   private OkHttpClient client(UnsafeMethods mode) {
+    return client(mode, null);
+  }
+
+  /** With {@code before}, if not null, as a network interceptor ahead of the library's. */
+  private OkHttpClient client(UnsafeMethods mode, Interceptor before) {
     FakeTime time = new FakeTime();
     RetryEngine engine =
         RetryEngine.builder()
@@ -65,11 +72,11 @@ class OkHttpOwnResendTest {
                     Policy.defaults().rateLimit()))
             .build();
     RetryInterceptor retries = new RetryInterceptor(engine);
-    client =
-        new OkHttpClient.Builder()
-            .addInterceptor(retries)
-            .addNetworkInterceptor(retries.networkInterceptor())
-            .build();
+    OkHttpClient.Builder b = new OkHttpClient.Builder().addInterceptor(retries);
+    if (before != null) {
+      b.addNetworkInterceptor(before);
+    }
+    client = b.addNetworkInterceptor(retries.networkInterceptor()).build();
     return client;
   }
 
@@ -95,6 +102,44 @@ class OkHttpOwnResendTest {
     assertThatThrownBy(() -> c.newCall(post(false)).execute()).isInstanceOf(SocketException.class);
 
     // Without the guard: GET, POST, POST (OkHttp's resend) and a 200.
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET", "POST");
+  }
+
+  @Test
+  void anUnkeyedPostIsNotSentAgainWhenAnInterceptorBeforeOursReplacedItsBody() throws Exception {
+    // A network interceptor of the application's (compression, signing) sends a body of its own:
+    // the guarded body is still the one OkHttp asks whether it may resend.
+    Interceptor rewrap =
+        chain -> {
+          Request r = chain.request();
+          RequestBody own = r.body();
+          RequestBody copy =
+              new RequestBody() {
+                @Override
+                public MediaType contentType() {
+                  return own.contentType();
+                }
+
+                @Override
+                public long contentLength() throws IOException {
+                  return own.contentLength();
+                }
+
+                @Override
+                public void writeTo(BufferedSink sink) throws IOException {
+                  own.writeTo(sink);
+                }
+              };
+          return chain.proceed(own == null ? r : r.newBuilder().method(r.method(), copy).build());
+        };
+    server.enqueue(Action.ok("warm"), Action.reset(), Action.ok("second"));
+    OkHttpClient c = client(UnsafeMethods.IF_NOT_SENT, rewrap);
+    try (Response warm = c.newCall(new Request.Builder().url(server.url("/w")).build()).execute()) {
+      warm.body().string();
+    }
+
+    assertThatThrownBy(() -> c.newCall(post(false)).execute()).isInstanceOf(SocketException.class);
+
     assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET", "POST");
   }
 

@@ -28,7 +28,7 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor);"
                   + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder);"
                   + " url-connection armed (openConnection http/https, JDK resend);"
                   + " config=built-in defaults,"
@@ -120,7 +120,7 @@ class AgentStartupIT {
               "retry-agent "
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
-                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll);"
+                  + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor);"
                   + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder);"
                   + " url-connection hooked (openConnection http/https, JDK resend);"
                   + " config=built-in defaults,"

@@ -6,10 +6,10 @@ import dev.retryagent.agent.tooling.PassThrough;
 
 /**
  * Where the OkHttp hooks enter the agent ({@link Bridge#OKHTTP_BUILDER}, {@link
- * Bridge#OKHTTP_ENQUEUE}, {@link Bridge#OKHTTP_CANCEL}): lets the agent's own {@code enqueue}
- * through (the pass-through token of the glue's enqueuer), then hands each hook to the {@link
- * OkHttpHandler}. Public for the glue, which lives next to each OkHttp copy in another class
- * loader.
+ * Bridge#OKHTTP_ENQUEUE}, {@link Bridge#OKHTTP_CANCEL}, {@link Bridge#OKHTTP_SENDING}, {@link
+ * Bridge#OKHTTP_SEND_FAILED}): lets the agent's own {@code enqueue} through (the pass-through token
+ * of the glue's enqueuer), then hands each hook to the {@link OkHttpHandler}. Public for the glue,
+ * which lives next to each OkHttp copy in another class loader.
  */
 public final class OkHttpEntry implements BridgeHandler {
   /** Set by the glue around each attempt it enqueues itself. */
@@ -23,7 +23,7 @@ public final class OkHttpEntry implements BridgeHandler {
     this.hook = hook;
   }
 
-  /** Sends the three hooks' calls to {@code handler}. */
+  /** Sends the five hooks' calls to {@code handler}. */
   static void register(OkHttpHandler handler) {
     // One name per hook: a failing hook is said once, in a line that names it.
     Bridge.register(
@@ -36,13 +36,23 @@ public final class OkHttpEntry implements BridgeHandler {
         new OkHttpEntry(handler, Bridge.OKHTTP_ENQUEUE));
     Bridge.register(
         Bridge.OKHTTP_CANCEL, "an OkHttp cancel", new OkHttpEntry(handler, Bridge.OKHTTP_CANCEL));
+    Bridge.register(
+        Bridge.OKHTTP_SENDING,
+        "an OkHttp request being sent",
+        new OkHttpEntry(handler, Bridge.OKHTTP_SENDING));
+    Bridge.register(
+        Bridge.OKHTTP_SEND_FAILED,
+        "an OkHttp request that failed",
+        new OkHttpEntry(handler, Bridge.OKHTTP_SEND_FAILED));
   }
 
-  /** Removes the handler of the three hooks: OkHttp runs unchanged. */
+  /** Removes the handler of the five hooks: OkHttp runs unchanged. */
   static void unregister() {
     Bridge.unregister(Bridge.OKHTTP_BUILDER);
     Bridge.unregister(Bridge.OKHTTP_ENQUEUE);
     Bridge.unregister(Bridge.OKHTTP_CANCEL);
+    Bridge.unregister(Bridge.OKHTTP_SENDING);
+    Bridge.unregister(Bridge.OKHTTP_SEND_FAILED);
   }
 
   @Override
@@ -52,7 +62,11 @@ public final class OkHttpEntry implements BridgeHandler {
       return PASS_THROUGH.consume() || a == null ? null : handler.enqueue(a, b, c);
     }
     if (a != null) {
-      if (hook == Bridge.OKHTTP_BUILDER) {
+      if (hook == Bridge.OKHTTP_SENDING) {
+        handler.sending(a);
+      } else if (hook == Bridge.OKHTTP_SEND_FAILED) {
+        handler.sendFailed(a);
+      } else if (hook == Bridge.OKHTTP_BUILDER) {
         handler.builderCreated(a);
       } else {
         handler.cancel(a);

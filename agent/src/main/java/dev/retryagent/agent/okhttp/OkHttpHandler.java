@@ -29,4 +29,16 @@ public interface OkHttpHandler {
    * {@code call} is the dispatcher); the original method runs afterwards.
    */
   void cancel(Object call);
+
+  /**
+   * At the start of OkHttp's {@code CallServerInterceptor.intercept(Chain)}: a request of the
+   * chain's call is about to be written to its connection, on this thread.
+   */
+  void sending(Object chain);
+
+  /**
+   * OkHttp's {@code CallServerInterceptor.intercept(Chain)} is about to throw an {@code
+   * IOException}: the request of the chain's call failed on its connection, on this thread.
+   */
+  void sendFailed(Object chain);
 }

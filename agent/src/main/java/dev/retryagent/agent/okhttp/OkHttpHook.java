@@ -7,6 +7,7 @@ import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.FieldVisitor;
+import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
@@ -27,6 +28,13 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       RetryAgentBridge.tell(OKHTTP_CANCEL, this)} (the same hook: the handler tells a dispatcher
  *       from a call), so that it reaches the calls that wait for a retry, which the dispatcher does
  *       not hold.
+ *   <li>{@code okhttp3.internal.http.CallServerInterceptor}, the last interceptor of every call,
+ *       which writes each request to its connection: {@code intercept(Chain)} calls {@code
+ *       RetryAgentBridge.tell(OKHTTP_SENDING, chain)} first, and {@code tell(OKHTTP_SEND_FAILED,
+ *       chain)} before an {@code IOException} leaves it (a handler over the whole method, after its
+ *       own). That is how the agent counts OkHttp's own resends and keeps it from resending what
+ *       the engine would not, without a network interceptor, which OkHttp would pay a chain copy
+ *       for on every call (issue 13).
  * </ul>
  *
  * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses (hand-written
@@ -39,9 +47,12 @@ final class OkHttpHook {
   static final String CALL_3 = OkHttpTransformer.CALL_3;
   static final String CALL_4 = OkHttpTransformer.CALL_4;
   static final String DISPATCHER = OkHttpTransformer.DISPATCHER;
+  static final String SEND = OkHttpTransformer.SEND;
 
   private static final String CALLBACK_DESC = "(Lokhttp3/Callback;)V";
   private static final String CLIENT_DESC = "Lokhttp3/OkHttpClient;";
+  private static final String CHAIN = "okhttp3/Interceptor$Chain";
+  private static final String INTERCEPT_DESC = "(L" + CHAIN + ";)Lokhttp3/Response;";
 
   private OkHttpHook() {}
 
@@ -59,6 +70,12 @@ final class OkHttpHook {
       reader.accept(hooks, 0);
       if (hooks.constructors == 0) {
         throw new IllegalStateException(BUILDER + " has no constructor");
+      }
+    } else if (internalName.equals(SEND)) {
+      SendHooks hooks = new SendHooks(writer);
+      reader.accept(hooks, 0);
+      if (!hooks.intercept) {
+        throw new IllegalStateException(SEND + " has no intercept(Chain) in this OkHttp");
       }
     } else if (internalName.equals(DISPATCHER)) {
       DispatcherHooks hooks = new DispatcherHooks(writer);
@@ -179,6 +196,72 @@ final class OkHttpHook {
         return new TellAtStart(mv, Bridge.OKHTTP_CANCEL);
       }
       return mv;
+    }
+  }
+
+  private static final class SendHooks extends PublicMethodHooks {
+    boolean intercept;
+
+    SendHooks(ClassVisitor next) {
+      super(next);
+    }
+
+    @Override
+    protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
+      if (name.equals("intercept") && desc.equals(INTERCEPT_DESC)) {
+        intercept = true;
+        return new TellSending(mv);
+      }
+      return mv;
+    }
+  }
+
+  /**
+   * {@code intercept(chain)} as
+   *
+   * <pre>{@code
+   * RetryAgentBridge.tell(OKHTTP_SENDING, chain);
+   * try {
+   *   ...original body...
+   * } catch (IOException e) {
+   *   RetryAgentBridge.tell(OKHTTP_SEND_FAILED, chain);   // never throws
+   *   throw e;
+   * }
+   * }</pre>
+   *
+   * The handler is entered in the exception table after the method's own, so each of those still
+   * catches first (the table is searched in order), and it is written after the method's last
+   * instruction. Its frame has the method's two arguments as locals: no OkHttp version stores into
+   * either ({@code OkHttpHookTest} and the integration tests run 3.x, 4.x and 5.x through the
+   * verifier).
+   */
+  private static final class TellSending extends MethodVisitor {
+    private final Label start = new Label();
+
+    TellSending(MethodVisitor next) {
+      super(Opcodes.ASM9, next);
+    }
+
+    @Override
+    public void visitCode() {
+      super.visitCode();
+      BridgePrologue.tell(mv, Bridge.OKHTTP_SENDING, 1);
+      super.visitLabel(start);
+    }
+
+    @Override
+    public void visitMaxs(int maxStack, int maxLocals) {
+      Label end = new Label();
+      Label handler = new Label();
+      super.visitLabel(end);
+      super.visitTryCatchBlock(start, end, handler, "java/io/IOException");
+      super.visitLabel(handler);
+      super.visitFrame(
+          Opcodes.F_FULL, 2, new Object[] {SEND, CHAIN}, 1, new Object[] {"java/io/IOException"});
+      BridgePrologue.tell(mv, Bridge.OKHTTP_SEND_FAILED, 1);
+      super.visitInsn(Opcodes.ATHROW);
+      // the exception, the hook's number and the chain
+      super.visitMaxs(Math.max(maxStack, 3), Math.max(maxLocals, 2));
     }
   }
 

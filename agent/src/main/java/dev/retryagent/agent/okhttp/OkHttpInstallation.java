@@ -13,9 +13,11 @@ import java.lang.instrument.Instrumentation;
 public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
     implements OkHttpHandler {
   private final AgentRuntime runtime;
+  private final OkHttpTransformer transformer;
 
-  private OkHttpInstallation(AgentRuntime runtime) {
+  private OkHttpInstallation(AgentRuntime runtime, OkHttpTransformer transformer) {
     this.runtime = runtime;
+    this.transformer = transformer;
   }
 
   /**
@@ -25,15 +27,16 @@ public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
    * (a late attach, or another agent loaded it first), or {@code okhttp NOT hooked (why)}.
    */
   public static String install(Instrumentation inst, AgentRuntime runtime) {
-    OkHttpEntry.register(new OkHttpInstallation(runtime));
+    OkHttpTransformer transformer = new OkHttpTransformer();
+    OkHttpEntry.register(new OkHttpInstallation(runtime, transformer));
     // Clients built before a late attach keep the interceptors they have.
-    return new OkHttpTransformer().install(inst);
+    return transformer.install(inst);
   }
 
   @Override
   protected OkHttpHandler make() {
     // Made in RuntimeAgent: verifying this class would otherwise load OkHttpSupport.Agent already.
-    return RuntimeAgent.handler(runtime);
+    return RuntimeAgent.handler(runtime, transformer);
   }
 
   @Override
@@ -51,18 +54,30 @@ public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
     get().cancel(call);
   }
 
+  @Override
+  public void sending(Object chain) {
+    get().sending(chain);
+  }
+
+  @Override
+  public void sendFailed(Object chain) {
+    get().sendFailed(chain);
+  }
+
   /** The agent as the OkHttp side sees it. */
   private static final class RuntimeAgent implements OkHttpSupport.Agent {
     private final AgentRuntime runtime;
+    private final OkHttpTransformer transformer;
 
-    private RuntimeAgent(AgentRuntime runtime) {
+    private RuntimeAgent(AgentRuntime runtime, OkHttpTransformer transformer) {
       this.runtime = runtime;
+      this.transformer = transformer;
     }
 
     /** The handler proper, for the agent {@code runtime}. */
-    static OkHttpHandler handler(AgentRuntime runtime) {
+    static OkHttpHandler handler(AgentRuntime runtime, OkHttpTransformer transformer) {
       return new OkHttpLoaders(
-          new RuntimeAgent(runtime), OkHttpInstallation.class.getClassLoader());
+          new RuntimeAgent(runtime, transformer), OkHttpInstallation.class.getClassLoader());
     }
 
     @Override
@@ -73,6 +88,11 @@ public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
     @Override
     public boolean enabled() {
       return runtime.okhttpEnabled();
+    }
+
+    @Override
+    public boolean sendsHooked(Class<?> callServerInterceptor) {
+      return transformer.sendsHooked(callServerInterceptor);
     }
   }
 }

@@ -91,6 +91,16 @@ final class OkHttpLoaders implements OkHttpHandler {
     supportFor(call.getClass()).cancel(call);
   }
 
+  @Override
+  public void sending(Object chain) {
+    supportFor(chain.getClass()).sending(chain);
+  }
+
+  @Override
+  public void sendFailed(Object chain) {
+    supportFor(chain.getClass()).sendFailed(chain);
+  }
+
   /** For an OkHttp copy the agent cannot serve: everything passes through. */
   private static final class Inert implements OkHttpSupport {
     static final Inert INSTANCE = new Inert();
@@ -105,5 +115,11 @@ final class OkHttpLoaders implements OkHttpHandler {
 
     @Override
     public void cancel(Object call) {}
+
+    @Override
+    public void sending(Object chain) {}
+
+    @Override
+    public void sendFailed(Object chain) {}
   }
 }

@@ -19,6 +19,14 @@ public interface OkHttpSupport extends OkHttpHandler {
 
     /** False while {@code agent.clients.okhttp} is off (a reload): calls pass through. */
     boolean enabled();
+
+    /**
+     * Whether {@code callServerInterceptor} (that OkHttp copy's {@code
+     * okhttp3.internal.http.CallServerInterceptor}, loaded) tells the agent of every request it
+     * sends and every one that fails: then the copy's clients need no network interceptor of the
+     * agent's.
+     */
+    boolean sendsHooked(Class<?> callServerInterceptor);
   }
 
   /**

@@ -3,6 +3,9 @@ package dev.retryagent.agent.okhttp;
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -19,11 +22,18 @@ final class OkHttpTransformer extends HookTransformer {
   static final String CALL_3 = "okhttp3/RealCall";
   static final String CALL_4 = "okhttp3/internal/connection/RealCall";
   static final String DISPATCHER = "okhttp3/Dispatcher";
-  static final String HOOKS = "OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll";
+  static final String SEND = "okhttp3/internal/http/CallServerInterceptor";
+  static final String HOOKS =
+      "OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor";
 
   private final AtomicInteger skipped = new AtomicInteger();
   private volatile String failedBuilder;
   private volatile String failedCall;
+
+  // The loaders whose CallServerInterceptor was rewritten: only there may the agent leave out its
+  // network interceptor (OkHttpGlue). Weak keys: a dropped OkHttp copy is not held.
+  private final Map<ClassLoader, Boolean> sendHooked =
+      Collections.synchronizedMap(new WeakHashMap<>());
 
   OkHttpTransformer() {
     super("okhttp", HOOKS, "OkHttp");
@@ -44,7 +54,8 @@ final class OkHttpTransformer extends HookTransformer {
         && (internalName.equals(BUILDER)
             || internalName.equals(CALL_3)
             || internalName.equals(CALL_4)
-            || internalName.equals(DISPATCHER));
+            || internalName.equals(DISPATCHER)
+            || internalName.equals(SEND));
   }
 
   @Override
@@ -70,7 +81,28 @@ final class OkHttpTransformer extends HookTransformer {
   }
 
   @Override
+  protected void rewritten(ClassLoader loader, String internalName) {
+    if (internalName.equals(SEND)) {
+      sendHooked.put(loader, Boolean.TRUE);
+    }
+  }
+
+  /**
+   * Whether {@code callServerInterceptor}, OkHttp's class of that name, was rewritten to tell the
+   * agent of each request it sends ({@code OkHttpHook}).
+   */
+  boolean sendsHooked(Class<?> callServerInterceptor) {
+    return callServerInterceptor.getName().equals(SEND.replace('/', '.'))
+        && sendHooked.containsKey(callServerInterceptor.getClassLoader());
+  }
+
+  @Override
   protected void failed(ClassLoader loader, String internalName, Throwable cause) {
+    if (internalName.equals(SEND)) {
+      // Nothing is lost: the agent counts resends with a network interceptor there, as before.
+      sendHooked.remove(loader);
+      return;
+    }
     boolean builder = internalName.equals(BUILDER);
     if (builder ? failedBuilder != null : failedCall != null) {
       return;

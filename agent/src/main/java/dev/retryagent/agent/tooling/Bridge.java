@@ -59,7 +59,19 @@ public final class Bridge {
    */
   public static final int URL_RESEND = 8;
 
-  // Next: 9. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
+  /**
+   * The start of OkHttp's {@code CallServerInterceptor.intercept(Chain)}, which writes each request
+   * to its connection: the chain (a tell).
+   */
+  public static final int OKHTTP_SENDING = 9;
+
+  /**
+   * OkHttp's {@code CallServerInterceptor.intercept(Chain)} throws an {@code IOException}: the
+   * chain (a tell); the exception goes on to the caller as it was.
+   */
+  public static final int OKHTTP_SEND_FAILED = 10;
+
+  // Next: 11. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
   // they may be renumbered freely; they must stay below HOOKS.
 
   /** How many numbers the bridge knows ({@code java.lang.RetryAgentBridge.HOOKS}). */

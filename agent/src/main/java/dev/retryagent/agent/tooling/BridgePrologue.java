@@ -136,8 +136,17 @@ public abstract class BridgePrologue extends MethodVisitor {
    * stack slots more than the stack holds where it is written.
    */
   public static void tellThis(MethodVisitor mv, int hook) {
+    tell(mv, hook, 0);
+  }
+
+  /**
+   * Writes {@code RetryAgentBridge.tell(hook, <local>)} for the reference in local variable {@code
+   * slot} ({@code 0}: {@code this}, {@code 1}: an instance method's first argument); as {@link
+   * #tellThis}, two stack slots more.
+   */
+  public static void tell(MethodVisitor mv, int hook, int slot) {
     pushHook(mv, hook);
-    mv.visitVarInsn(Opcodes.ALOAD, 0);
+    mv.visitVarInsn(Opcodes.ALOAD, slot);
     mv.visitMethodInsn(Opcodes.INVOKESTATIC, BRIDGE, "tell", "(ILjava/lang/Object;)V", false);
   }
 

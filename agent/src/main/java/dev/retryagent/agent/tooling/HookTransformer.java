@@ -76,6 +76,7 @@ public abstract class HookTransformer implements ClassFileTransformer {
     try {
       byte[] rewritten = rewrite(className, classfileBuffer);
       hooked.incrementAndGet();
+      rewritten(loader, className);
       return rewritten;
     } catch (Throwable t) {
       failed(loader, className, t);
@@ -104,6 +105,12 @@ public abstract class HookTransformer implements ClassFileTransformer {
    *     which case it stays unchanged
    */
   protected abstract byte[] rewrite(String internalName, byte[] classfile);
+
+  /**
+   * {@code loader} defines (or redefines) {@code internalName} as {@link #rewrite} returned it, a
+   * moment from now. Nothing by default.
+   */
+  protected void rewritten(ClassLoader loader, String internalName) {}
 
   /**
    * A matching class could not be rewritten and stays unchanged: report it (once, not per class).

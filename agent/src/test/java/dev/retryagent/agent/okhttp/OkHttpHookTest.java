@@ -14,6 +14,9 @@ import java.lang.reflect.Constructor;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
@@ -54,6 +57,16 @@ class OkHttpHookTest {
     @Override
     public void cancel(Object call) {
       events.add("cancel " + call.getClass().getName());
+    }
+
+    @Override
+    public void sending(Object chain) {
+      events.add("sending " + chain.getClass().getName());
+    }
+
+    @Override
+    public void sendFailed(Object chain) {
+      events.add("failed " + chain.getClass().getName());
     }
   }
 
@@ -131,9 +144,13 @@ class OkHttpHookTest {
   }
 
   private Object newCall(Object client) throws Exception {
+    return newCall(client, "http://127.0.0.1:9/never");
+  }
+
+  private Object newCall(Object client, String url) throws Exception {
     Class<?> requestBuilder = loader.loadClass("okhttp3.Request$Builder");
     Object b = requestBuilder.getConstructor().newInstance();
-    requestBuilder.getMethod("url", String.class).invoke(b, "http://127.0.0.1:9/never");
+    requestBuilder.getMethod("url", String.class).invoke(b, url);
     Object request = requestBuilder.getMethod("build").invoke(b);
     return client
         .getClass()
@@ -297,6 +314,80 @@ class OkHttpHookTest {
   }
 
   @Test
+  void okHttpsLastInterceptorTellsTheBridgeOfEachRequestAndOfEachThatFailed() throws Throwable {
+    try (ServerSocket server = new ServerSocket(0, 2, InetAddress.getLoopbackAddress())) {
+      server.setSoTimeout(10_000);
+      Thread answers = new Thread(() -> resetThenOk(server), "test-loopback");
+      answers.setDaemon(true);
+      answers.start();
+      Object client = newClient();
+      Object builder = client.getClass().getMethod("newBuilder").invoke(client);
+      builder
+          .getClass()
+          .getMethod("retryOnConnectionFailure", boolean.class)
+          .invoke(builder, false);
+      Object noResends = builder.getClass().getMethod("build").invoke(builder);
+      String url = "http://127.0.0.1:" + server.getLocalPort() + "/";
+      recorder.events.clear();
+      try {
+        // The first connection is reset once the request is read: the IOException reaches the
+        // caller as OkHttp threw it, and the hook heard of the request and of its failure.
+        assertThatThrownBy(() -> execute(noResends, url)).isInstanceOf(IOException.class);
+        assertThat(recorder.events)
+            .containsExactly(
+                "sending okhttp3.internal.http.RealInterceptorChain",
+                "failed okhttp3.internal.http.RealInterceptorChain");
+
+        recorder.events.clear();
+        assertThat(execute(noResends, url)).isEqualTo(200);
+        assertThat(recorder.events)
+            .containsExactly("sending okhttp3.internal.http.RealInterceptorChain");
+      } finally {
+        shutDown(client);
+        answers.join(10_000);
+      }
+    }
+  }
+
+  /** {@code execute()} of a GET to {@code url} on {@code client}: the status, the body closed. */
+  private int execute(Object client, String url) throws Throwable {
+    Object call = newCall(client, url);
+    try (java.io.Closeable response =
+        (java.io.Closeable) loader.loadClass("okhttp3.Call").getMethod("execute").invoke(call)) {
+      return (int) response.getClass().getMethod("code").invoke(response);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  /** Resets the first connection once its request is read, then answers the second one 200. */
+  private static void resetThenOk(ServerSocket server) {
+    for (int i = 0; i < 2; i++) {
+      try (Socket s = server.accept()) {
+        InputStream in = s.getInputStream();
+        int matched = 0;
+        while (matched < 4) {
+          int b = in.read();
+          if (b < 0) {
+            break;
+          }
+          matched = b == "\r\n\r\n".charAt(matched) ? matched + 1 : (b == '\r' ? 1 : 0);
+        }
+        if (i == 0) {
+          s.setSoLinger(true, 0); // close with a reset
+        } else {
+          s.getOutputStream()
+              .write(
+                  "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+                      .getBytes(StandardCharsets.US_ASCII));
+        }
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  @Test
   void aCallClassWithoutItsClientFieldIsLeftAlone() {
 
     assertThatThrownBy(() -> OkHttpHook.instrument(OkHttpHook.CALL_3, classBytes(Object.class)))
@@ -310,6 +401,7 @@ class OkHttpHookTest {
     assertThat(OkHttpTransformer.isTarget("okhttp3/Dispatcher")).isTrue();
     assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall")).isTrue();
     assertThat(OkHttpTransformer.isTarget("okhttp3/internal/connection/RealCall")).isTrue();
+    assertThat(OkHttpTransformer.isTarget("okhttp3/internal/http/CallServerInterceptor")).isTrue();
     assertThat(OkHttpTransformer.isTarget("okhttp3/OkHttpClient")).isFalse();
     assertThat(OkHttpTransformer.isTarget("okhttp3/RealCall$AsyncCall")).isFalse();
     assertThat(OkHttpTransformer.isTarget("shaded/okhttp3/RealCall")).isFalse();

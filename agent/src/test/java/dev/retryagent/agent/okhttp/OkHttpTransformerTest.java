@@ -128,7 +128,7 @@ class OkHttpTransformerTest {
     byte[] bytes = builderBytes();
     assertThat(transformer.status())
         .isEqualTo(
-            "okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll)");
+            "okhttp armed (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor)");
 
     try (URLClassLoader otel = new io.opentelemetry.javaagent.bootstrap.AgentClassLoader()) {
       transform(otel, OkHttpHook.BUILDER, bytes);
@@ -138,6 +138,6 @@ class OkHttpTransformerTest {
     transform(getClass().getClassLoader(), OkHttpHook.BUILDER, bytes);
     assertThat(transformer.status())
         .isEqualTo(
-            "okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll)");
+            "okhttp hooked (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor)");
   }
 }

@@ -138,8 +138,7 @@ public final class OkAgentChecksApp {
     System.out.println(
         "builders.sameInstance="
             + (plain.interceptors().get(0) == built.interceptors().get(1)
-                && plain.networkInterceptors().get(0)
-                    == reused.build().networkInterceptors().get(1)));
+                && plain.interceptors().get(0) == reused.build().interceptors().get(1)));
     OkHttpClient network = new OkHttpClient.Builder().addNetworkInterceptor(mine).build();
     System.out.println("builders.network=" + names(network.networkInterceptors()));
   }

@@ -8,9 +8,10 @@ import okhttp3.Response;
 /**
  * The interceptors the agent adds to every {@code OkHttpClient} (one instance of each per OkHttp
  * copy): the last application interceptor, which is the library's {@code RetryInterceptor} of the
- * copy's {@code AsyncRetrier} (made on the first call), and the last network interceptor, which
- * counts OkHttp's own resends after a failed connection. While {@code agent.clients.okhttp} is off
- * both pass every call through, except the attempts of an enqueued call that started before.
+ * copy's {@code AsyncRetrier} (made on the first call), and, only where OkHttp's {@code
+ * CallServerInterceptor} could not be hooked ({@link OkHttpGlue}), the last network interceptor,
+ * which counts OkHttp's own resends after a failed connection. While {@code agent.clients.okhttp}
+ * is off both pass every call through, except the attempts of an enqueued call that started before.
  */
 final class AgentInterceptor implements Interceptor {
   private final OkHttpGlue glue;

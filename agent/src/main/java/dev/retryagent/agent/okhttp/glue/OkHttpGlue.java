@@ -3,6 +3,7 @@ package dev.retryagent.agent.okhttp.glue;
 import dev.retryagent.agent.okhttp.OkHttpSupport;
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.okhttp.AsyncRetrier;
+import dev.retryagent.okhttp.Resends;
 import java.util.List;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -20,7 +21,10 @@ import okhttp3.OkHttpClient;
  *       interceptors, exactly once, when the builder is made and again when it builds: so the
  *       application's interceptors run once per {@code execute()}, as for OkHttp's own retries, and
  *       the policy sees the request as they leave it (an {@code Idempotency-Key} one of them adds).
- *       Another, last among the network interceptors, counts OkHttp's own resends.
+ *   <li>OkHttp's own resends inside an attempt are counted, and kept from sending again what the
+ *       engine would not, by the hook in OkHttp's {@code CallServerInterceptor} ({@link #sending},
+ *       {@link #sendFailed}); only where that class could not be rewritten, by a network
+ *       interceptor of the agent's, last, as before (it costs OkHttp a chain copy per call).
  *   <li>One {@link AsyncRetrier} (made on the first call) runs the retries of {@code enqueue}d
  *       calls by re-enqueueing, so no dispatcher thread or per-host slot is held while a retry
  *       waits; the interceptor hands it the attempts it manages. {@code Call.cancel()} and {@code
@@ -35,10 +39,30 @@ public final class OkHttpGlue implements OkHttpSupport {
   private final OkHttpSupport.Agent agent;
   private final AgentInterceptor interceptor = new AgentInterceptor(this, false);
   private final AgentInterceptor networkInterceptor = new AgentInterceptor(this, true);
+  private final boolean sendsHooked;
   private volatile AsyncRetrier retrier;
+  private volatile Resends resends;
 
   private OkHttpGlue(OkHttpSupport.Agent agent) {
     this.agent = agent;
+    this.sendsHooked = sendsHooked(agent);
+  }
+
+  /**
+   * Whether this copy's {@code CallServerInterceptor} tells the agent of each request. Loaded here,
+   * at the first hook of the copy (a builder, as a rule), so that it is rewritten before the first
+   * client is built rather than at the first call; not initialised.
+   */
+  private static boolean sendsHooked(OkHttpSupport.Agent agent) {
+    try {
+      return agent.sendsHooked(
+          Class.forName(
+              "okhttp3.internal.http.CallServerInterceptor",
+              false,
+              OkHttpClient.class.getClassLoader()));
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false; // the network interceptor counts, as before
+    }
   }
 
   boolean enabled() {
@@ -58,6 +82,12 @@ public final class OkHttpGlue implements OkHttpSupport {
         r = retrier;
         if (r == null) {
           r = new AsyncRetrier(agent.engine(), PassThroughEnqueuer.INSTANCE);
+          // Told of requests from now on: the first call's resends count too.
+          if (sendsHooked) {
+            resends = r.interceptor().resendHook();
+          } else {
+            r.interceptor().networkInterceptor();
+          }
           retrier = r;
         }
       }
@@ -76,7 +106,9 @@ public final class OkHttpGlue implements OkHttpSupport {
   public void builderCreated(Object builder) {
     OkHttpClient.Builder b = (OkHttpClient.Builder) builder;
     last(b.interceptors(), interceptor);
-    last(b.networkInterceptors(), networkInterceptor);
+    if (!sendsHooked) {
+      last(b.networkInterceptors(), networkInterceptor);
+    }
   }
 
   private static void last(List<Interceptor> list, Interceptor mine) {
@@ -108,6 +140,22 @@ public final class OkHttpGlue implements OkHttpSupport {
     } catch (Throwable t) {
       // After this point the call may have started: never run the original enqueue as well.
       return t;
+    }
+  }
+
+  @Override
+  public void sending(Object chain) {
+    Resends r = resends;
+    if (r != null) {
+      r.sending(((Interceptor.Chain) chain).call());
+    }
+  }
+
+  @Override
+  public void sendFailed(Object chain) {
+    Resends r = resends;
+    if (r != null) {
+      r.failed(((Interceptor.Chain) chain).call());
     }
   }
 
