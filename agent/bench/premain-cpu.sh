@@ -4,14 +4,22 @@
 # main thread's and all threads' time on a CPU from /proc (Linux), so a loaded machine inflates it
 # far less than wall time or the process's user+sys. Interleaved rounds; medians.
 #
-#   agent/bench/premain-cpu.sh [--runs N] [--compare OTHER.jar]
+#   agent/bench/premain-cpu.sh [--runs N] [--compare OTHER.jar] [--client]
+#
+# --client: a third column, the main thread's CPU time in the application's first
+# HttpClient.newHttpClient() (the JDK's HttpClientFacade is loaded, and rewritten by the agent, there).
 #
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl core,fleet,agent package -DskipTests).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . agent/bench/common.sh
 runs=21
-parse_runs_and_compare "$@"
+client=
+args=()
+for a in "$@"; do
+  if [ "$a" = --client ]; then client=client; else args+=("$a"); fi
+done
+parse_runs_and_compare "${args[@]}"
 CONFIG=$PWD/config/llm-provider.yml
 prepare_apps
 
@@ -20,30 +28,37 @@ add() { labels+=("$1"); cmds+=("$2"); }
 for jdk in 17 25; do
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   j="$home/bin/java -cp $work/apps"
-  add "JDK $jdk, no agent" "$j CpuAtMain"
-  add "JDK $jdk, empty agent" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps CpuAtMain"
-  add "JDK $jdk, retry-agent, built-in defaults" "$home/bin/java -javaagent:$AGENT -cp $work/apps CpuAtMain"
-  add "JDK $jdk, retry-agent, config/llm-provider.yml" "$home/bin/java -javaagent:$AGENT=$CONFIG -cp $work/apps CpuAtMain"
+  add "JDK $jdk, no agent" "$j CpuAtMain $client"
+  add "JDK $jdk, empty agent" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps CpuAtMain $client"
+  add "JDK $jdk, retry-agent, built-in defaults" "$home/bin/java -javaagent:$AGENT -cp $work/apps CpuAtMain $client"
+  add "JDK $jdk, retry-agent, config/llm-provider.yml" "$home/bin/java -javaagent:$AGENT=$CONFIG -cp $work/apps CpuAtMain $client"
   if [ -n "$compare" ]; then
-    add "JDK $jdk, compare, built-in defaults" "$home/bin/java -javaagent:$compare -cp $work/apps CpuAtMain"
-    add "JDK $jdk, compare, config/llm-provider.yml" "$home/bin/java -javaagent:$compare=$CONFIG -cp $work/apps CpuAtMain"
+    add "JDK $jdk, compare, built-in defaults" "$home/bin/java -javaagent:$compare -cp $work/apps CpuAtMain $client"
+    add "JDK $jdk, compare, config/llm-provider.yml" "$home/bin/java -javaagent:$compare=$CONFIG -cp $work/apps CpuAtMain $client"
   fi
 done
 
 n=${#cmds[@]}
-declare -a mainT allT
+declare -a mainT allT clientT
 for ((r = 1; r <= runs; r++)); do
   for ((i = 0; i < n; i++)); do
-    read -r m a < <(bash -c "${cmds[$i]}" 2>/dev/null)
-    mainT[$i]+="$m "; allT[$i]+="$a "
+    read -r m a c < <(bash -c "${cmds[$i]}" 2>/dev/null)
+    mainT[$i]+="$m "; allT[$i]+="$a "; clientT[$i]+="${c:-0} "
   done
   echo "round $r/$runs done" >&2
 done
 run_header "$runs"
 [ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
 echo
-echo "| variant | main thread, CPU ms until main | all threads, CPU ms until main |"
-echo "|---|---:|---:|"
+if [ -n "$client" ]; then
+  echo "| variant | main thread, CPU ms until main | all threads, CPU ms until main | main thread, CPU ms in the first HttpClient.newHttpClient() |"
+  echo "|---|---:|---:|---:|"
+else
+  echo "| variant | main thread, CPU ms until main | all threads, CPU ms until main |"
+  echo "|---|---:|---:|"
+fi
 for ((i = 0; i < n; i++)); do
-  printf '| %s | %.1f | %.1f |\n' "${labels[$i]}" "$(echo "$(median "${mainT[$i]}") / 1000" | bc -l)" "$(echo "$(median "${allT[$i]}") / 1000" | bc -l)"
+  row=$(printf '| %s | %.1f | %.1f |' "${labels[$i]}" "$(echo "$(median "${mainT[$i]}") / 1000" | bc -l)" "$(echo "$(median "${allT[$i]}") / 1000" | bc -l)")
+  [ -n "$client" ] && row+=$(printf ' %.1f |' "$(echo "$(median "${clientT[$i]}") / 1000" | bc -l)")
+  echo "$row"
 done

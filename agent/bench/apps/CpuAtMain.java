@@ -8,6 +8,10 @@ import java.io.IOException;
  * (JVM start-up on that thread and every agent's {@code premain}) and all threads' (JIT compilers
  * and GC included), in microseconds, from Linux's {@code /proc/.../schedstat} (time on a CPU, in
  * nanoseconds: waiting for a core under load is not counted, unlike wall time). Linux only.
+ *
+ * <p>With the argument {@code client}, also the main thread's CPU time spent in the application's
+ * first {@code HttpClient.newHttpClient()} (where the agent rewrites the JDK's {@code
+ * HttpClientFacade} as the JVM loads it), as a third number.
  */
 public class CpuAtMain {
   public static void main(String[] args) throws IOException {
@@ -17,7 +21,14 @@ public class CpuAtMain {
     for (File task : tasks) {
       all += onCpu(task + "/schedstat");
     }
-    System.out.println(main / 1000 + " " + all / 1000);
+    if (args.length > 0 && args[0].equals("client")) {
+      long before = onCpu("/proc/thread-self/schedstat");
+      java.net.http.HttpClient.newHttpClient();
+      long spent = onCpu("/proc/thread-self/schedstat") - before;
+      System.out.println(main / 1000 + " " + all / 1000 + " " + spent / 1000);
+    } else {
+      System.out.println(main / 1000 + " " + all / 1000);
+    }
   }
 
   private static long onCpu(String file) throws IOException {

@@ -2,7 +2,9 @@ package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.ProloguePatcher;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
+import java.util.List;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
@@ -27,8 +29,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * facade also keeps the JDK from shutting the client down while an asynchronous retry waits, even
  * when the application dropped its reference right after {@code sendAsync}.
  *
- * <p>The class is read without expanding frames and written with the reader's constant pool, so
- * every other method is copied byte for byte.
+ * <p>Every other method is copied byte for byte: {@link ProloguePatcher} patches the three into the
+ * class file's bytes; only a class file it leaves alone is read with ASM, without expanding frames,
+ * and written with the reader's constant pool.
  */
 final class JdkHttpHook {
   static final String TARGET = "jdk/internal/net/http/HttpClientFacade";
@@ -49,27 +52,62 @@ final class JdkHttpHook {
 
   private JdkHttpHook() {}
 
+  /** The three methods, as {@link ProloguePatcher} takes them over. */
+  static final List<ProloguePatcher.Target> TARGETS =
+      List.of(
+          new ProloguePatcher.Target(
+              "send",
+              SEND_DESC,
+              Bridge.JDK_SEND,
+              new int[] {0, 1, 2},
+              "java/net/http/HttpResponse"),
+          new ProloguePatcher.Target(
+              "sendAsync",
+              SEND_ASYNC_2_DESC,
+              Bridge.JDK_SEND_ASYNC,
+              new int[] {0, 1, 2, -1},
+              FUTURE),
+          new ProloguePatcher.Target(
+              "sendAsync", SEND_ASYNC_DESC, Bridge.JDK_SEND_ASYNC, new int[] {0, 1, 2, 3}, FUTURE));
+
   /**
-   * Returns {@code classfile} with the three prologues added.
+   * Returns {@code classfile} with the three prologues added: patched into the bytes ({@link
+   * ProloguePatcher}, no ASM class loaded), or, for a class file the patcher leaves alone, written
+   * with ASM ({@link WithAsm}), which also says what is missing.
    *
    * @throws IllegalStateException if any of the methods is missing (an unsupported JDK), in which
    *     case nothing must be changed
    */
   static byte[] instrument(byte[] classfile) {
-    ClassReader reader = new ClassReader(classfile);
-    ClassWriter writer = new ClassWriter(reader, 0);
-    Hooks hooks = new Hooks(writer);
-    reader.accept(hooks, 0);
-    if (!hooks.send || !hooks.sendAsync2 || !hooks.sendAsync) {
-      throw new IllegalStateException(
-          reader.getClassName().replace('/', '.')
-              + " has no "
-              + (hooks.send ? "" : "send(HttpRequest, BodyHandler) ")
-              + (hooks.sendAsync2 ? "" : "sendAsync(HttpRequest, BodyHandler) ")
-              + (hooks.sendAsync ? "" : "sendAsync(HttpRequest, BodyHandler, PushPromiseHandler) ")
-              + "on this JDK");
+    byte[] patched = ProloguePatcher.patch(classfile, TARGETS);
+    return patched != null ? patched : WithAsm.instrument(classfile);
+  }
+
+  /**
+   * The same prologues written with ASM. A class of its own, so that verifying {@link JdkHttpHook}
+   * loads none of ASM's classes.
+   */
+  static final class WithAsm {
+    private WithAsm() {}
+
+    static byte[] instrument(byte[] classfile) {
+      ClassReader reader = new ClassReader(classfile);
+      ClassWriter writer = new ClassWriter(reader, 0);
+      Hooks hooks = new Hooks(writer);
+      reader.accept(hooks, 0);
+      if (!hooks.send || !hooks.sendAsync2 || !hooks.sendAsync) {
+        throw new IllegalStateException(
+            reader.getClassName().replace('/', '.')
+                + " has no "
+                + (hooks.send ? "" : "send(HttpRequest, BodyHandler) ")
+                + (hooks.sendAsync2 ? "" : "sendAsync(HttpRequest, BodyHandler) ")
+                + (hooks.sendAsync
+                    ? ""
+                    : "sendAsync(HttpRequest, BodyHandler, PushPromiseHandler) ")
+                + "on this JDK");
+      }
+      return writer.toByteArray();
     }
-    return writer.toByteArray();
   }
 
   private static final class Hooks extends PublicMethodHooks {

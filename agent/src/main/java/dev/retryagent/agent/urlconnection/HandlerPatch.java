@@ -1,7 +1,9 @@
 package dev.retryagent.agent.urlconnection;
 
 import dev.retryagent.agent.tooling.Bridge;
-import java.nio.charset.StandardCharsets;
+import dev.retryagent.agent.tooling.ClassBytes;
+import dev.retryagent.agent.tooling.ClassBytes.Out;
+import dev.retryagent.agent.tooling.ClassBytes.PoolAdditions;
 
 /**
  * Rewrites {@code openConnection(URL, Proxy)} of the JDK's http and https protocol handlers by
@@ -55,10 +57,6 @@ final class HandlerPatch {
     }
   }
 
-  private int u1() {
-    return in[pos++] & 0xff;
-  }
-
   private int u2() {
     int v = ((in[pos] & 0xff) << 8) | (in[pos + 1] & 0xff);
     pos += 2;
@@ -71,39 +69,17 @@ final class HandlerPatch {
   }
 
   private byte[] rewrite() {
-    pos = 8;
-    int cpCount = u2();
-    int[] entry = new int[cpCount];
-    for (int i = 1; i < cpCount; i++) {
-      entry[i] = pos;
-      int tag = u1();
-      if (tag == 1) {
-        int length = u2();
-        pos += length;
-      } else if (tag == 5 || tag == 6) {
-        pos += 8;
-        i++; // takes two slots
-      } else if (tag == 7 || tag == 8 || tag == 16 || tag == 19 || tag == 20) {
-        pos += 2;
-      } else if (tag == 15) {
-        pos += 3;
-      } else if (tag == 3 || tag == 4 || (tag >= 9 && tag <= 12) || tag == 17 || tag == 18) {
-        pos += 4;
-      } else {
-        return null;
-      }
+    ClassBytes c = ClassBytes.read(in);
+    if (c == null) {
+      return null;
     }
-    int cpEnd = pos;
+    pos = c.poolEnd;
     pos += 2; // access
     int thisClass = u2();
     pos += 2; // super
     int interfaces = u2();
     pos += 2 * interfaces;
-    int fields = u2();
-    for (int i = 0; i < fields; i++) {
-      pos += 6;
-      skipAttributes();
-    }
+    pos = c.skipMembers(pos); // fields
     int methods = u2();
     for (int i = 0; i < methods; i++) {
       int access = u2();
@@ -111,13 +87,13 @@ final class HandlerPatch {
       int desc = u2();
       int attributes = u2();
       boolean target =
-          (access & 0x0008) == 0 && utf8(entry, name, METHOD) && utf8(entry, desc, DESCRIPTOR);
+          (access & 0x0008) == 0 && c.isUtf8(name, METHOD) && c.isUtf8(desc, DESCRIPTOR);
       for (int a = 0; a < attributes; a++) {
         int attributeStart = pos;
         int attributeName = u2();
         int length = u4();
-        if (target && utf8(entry, attributeName, "Code")) {
-          return replaceCode(entry, cpCount, cpEnd, thisClass, attributeStart, length);
+        if (target && c.isUtf8(attributeName, "Code")) {
+          return replaceCode(c, thisClass, attributeStart, length);
         }
         pos += length;
       }
@@ -125,39 +101,11 @@ final class HandlerPatch {
     return null;
   }
 
-  private void skipAttributes() {
-    int attributes = u2();
-    for (int a = 0; a < attributes; a++) {
-      pos += 2;
-      int length = u4();
-      pos += length;
-    }
-  }
-
-  private boolean utf8(int[] entry, int index, String expected) {
-    int at = entry[index];
-    if (in[at] != 1) {
-      return false;
-    }
-    int length = ((in[at + 1] & 0xff) << 8) | (in[at + 2] & 0xff);
-    byte[] want = expected.getBytes(StandardCharsets.UTF_8);
-    if (length != want.length) {
-      return false;
-    }
-    for (int i = 0; i < length; i++) {
-      if (in[at + 3 + i] != want[i]) {
-        return false;
-      }
-    }
-    return true;
-  }
-
   /**
    * Checks the Code attribute at {@code start} and writes the class file with the new body, the
    * exception table, {@code max_locals} 4, a StackMapTable, and the added constant pool entries.
    */
-  private byte[] replaceCode(
-      int[] entry, int cpCount, int cpEnd, int thisClass, int start, int length) {
+  private byte[] replaceCode(ClassBytes c, int thisClass, int start, int length) {
     pos = start + 6;
     int maxStack = u2();
     int maxLocals = u2();
@@ -180,17 +128,17 @@ final class HandlerPatch {
     for (int a = 0; a < subAttributes; a++) {
       int name = u2();
       int len = u4();
-      if (!utf8(entry, name, "LineNumberTable")
-          && !utf8(entry, name, "LocalVariableTable")
-          && !utf8(entry, name, "LocalVariableTypeTable")) {
+      if (!c.isUtf8(name, "LineNumberTable")
+          && !c.isUtf8(name, "LocalVariableTable")
+          && !c.isUtf8(name, "LocalVariableTypeTable")) {
         return null; // a StackMapTable or anything else we would have to merge
       }
       pos += len;
     }
     int subEnd = pos;
 
-    // The constant pool entries we add, numbered from cpCount.
-    Pool pool = new Pool(cpCount);
+    // The constant pool entries we add, numbered from the class's own count.
+    PoolAdditions pool = new PoolAdditions(c.poolCount);
     int bridge = pool.classEntry("java/lang/RetryAgentBridge");
     int objects = pool.classEntry(UrlHooks.OBJECTS);
     int urlConnection = pool.classEntry("java/net/URLConnection");
@@ -236,7 +184,7 @@ final class HandlerPatch {
       int name = u2();
       int len = u4();
       body.u2(name).u4(len);
-      boolean variables = !utf8(entry, name, "LineNumberTable");
+      boolean variables = !c.isUtf8(name, "LineNumberTable");
       int tableEnd = pos + len;
       int count = u2();
       body.u2(count);
@@ -256,101 +204,13 @@ final class HandlerPatch {
     }
     body.u2(stackMapTable).u4(frames.size).bytes(frames.buf, 0, frames.size);
 
-    Out out = new Out(in.length + pool.size() + body.size + 16);
-    out.bytes(in, 0, 8).u2(cpCount + pool.count);
-    out.bytes(in, 10, cpEnd - 10).bytes(pool.out.buf, 0, pool.out.size);
-    out.bytes(in, cpEnd, start + 2 - cpEnd); // up to the Code attribute's length
+    Out out = new Out(in.length + pool.out.size + body.size + 16);
+    out.bytes(in, 0, 8).u2(pool.poolCount());
+    out.bytes(in, 10, c.poolEnd - 10).bytes(pool.out.buf, 0, pool.out.size);
+    out.bytes(in, c.poolEnd, start + 2 - c.poolEnd); // up to the Code attribute's length
     out.u4(body.size).bytes(body.buf, 0, body.size);
     int after = start + 6 + length;
     out.bytes(in, after, in.length - after);
     return out.toArray();
-  }
-
-  /** Constant pool entries appended after the class's own. */
-  private static final class Pool {
-    final Out out = new Out(256);
-    final int first;
-    int count;
-
-    Pool(int first) {
-      this.first = first;
-    }
-
-    int size() {
-      return out.size;
-    }
-
-    private int next() {
-      return first + count++;
-    }
-
-    int utf8(String s) {
-      byte[] b = s.getBytes(StandardCharsets.UTF_8);
-      out.u1(1).u2(b.length).bytes(b, 0, b.length);
-      return next();
-    }
-
-    int classEntry(String internalName) {
-      int name = utf8(internalName);
-      out.u1(7).u2(name);
-      return next();
-    }
-
-    int methodRef(int owner, String name, String descriptor) {
-      int n = utf8(name);
-      int d = utf8(descriptor);
-      out.u1(12).u2(n).u2(d);
-      int nameAndType = next();
-      out.u1(10).u2(owner).u2(nameAndType);
-      return next();
-    }
-  }
-
-  /** A growing byte buffer (no DataOutputStream: on JDK 25 it loads VarHandle classes). */
-  private static final class Out {
-    byte[] buf;
-    int size;
-
-    Out(int capacity) {
-      buf = new byte[Math.max(16, capacity)];
-    }
-
-    private void room(int n) {
-      if (size + n > buf.length) {
-        byte[] bigger = new byte[Math.max(buf.length * 2, size + n)];
-        System.arraycopy(buf, 0, bigger, 0, size);
-        buf = bigger;
-      }
-    }
-
-    Out u1(int v) {
-      room(1);
-      buf[size++] = (byte) v;
-      return this;
-    }
-
-    Out u2(int v) {
-      room(2);
-      buf[size++] = (byte) (v >>> 8);
-      buf[size++] = (byte) v;
-      return this;
-    }
-
-    Out u4(int v) {
-      return u2(v >>> 16).u2(v & 0xffff);
-    }
-
-    Out bytes(byte[] b, int from, int n) {
-      room(n);
-      System.arraycopy(b, from, buf, size, n);
-      size += n;
-      return this;
-    }
-
-    byte[] toArray() {
-      byte[] a = new byte[size];
-      System.arraycopy(buf, 0, a, 0, size);
-      return a;
-    }
   }
 }

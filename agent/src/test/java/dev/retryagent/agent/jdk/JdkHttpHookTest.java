@@ -1,10 +1,12 @@
 package dev.retryagent.agent.jdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.ProloguePatcher;
 import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,6 +31,14 @@ class JdkHttpHookTest {
   private final List<Object[]> handlerCalls = new CopyOnWriteArrayList<>();
   private HttpClient client;
 
+  /** How the class is rewritten: as the agent does (patched without ASM where it can). */
+  byte[] instrument(byte[] classfile) {
+    byte[] patched = ProloguePatcher.patch(classfile, JdkHttpHook.TARGETS);
+    assertThat(patched).as("patched without ASM").isNotNull();
+    assertThat(JdkHttpHook.instrument(classfile)).isEqualTo(patched);
+    return patched;
+  }
+
   @BeforeAll
   static void defineTheBridge() {
     TestBridge.define();
@@ -36,7 +46,7 @@ class JdkHttpHookTest {
 
   @BeforeEach
   void loadInstrumentedClient() throws Exception {
-    byte[] instrumented = JdkHttpHook.instrument(HookedClassLoader.bytesOf(FakeHttpClient.class));
+    byte[] instrumented = instrument(HookedClassLoader.bytesOf(FakeHttpClient.class));
     Class<?> hooked =
         new HookedClassLoader(FakeHttpClient.class, instrumented)
             .loadClass(FakeHttpClient.class.getName());
@@ -208,11 +218,28 @@ class JdkHttpHookTest {
       original = in.readAllBytes();
     }
 
-    byte[] instrumented = JdkHttpHook.instrument(original);
+    byte[] instrumented = instrument(original);
 
     assertThat(instrumented.length).isGreaterThan(original.length);
     assertThat(new String(instrumented, java.nio.charset.StandardCharsets.ISO_8859_1))
         .contains("java/lang/RetryAgentBridge");
+    // The verifier accepts it: defined under its own name by a loader of ours, and linked. Its
+    // methods' frames, handlers (each has a try/finally) and the prologue's are all checked.
+    ClassLoader own =
+        new ClassLoader(ClassLoader.getPlatformClassLoader()) {
+          @Override
+          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            if (!name.equals(JdkHttpHook.TARGET_NAME)) {
+              return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+              Class<?> c = findLoadedClass(name);
+              return c != null ? c : defineClass(name, instrumented, 0, instrumented.length);
+            }
+          }
+        };
+    assertThatCode(() -> Class.forName(JdkHttpHook.TARGET_NAME, true, own).getDeclaredMethods())
+        .doesNotThrowAnyException();
   }
 
   @Test
