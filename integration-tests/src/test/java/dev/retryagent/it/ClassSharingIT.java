@@ -63,6 +63,7 @@ class ClassSharingIT {
           "okhttp3.OkHttpClient$Builder",
           "okhttp3.internal.connection.RealCall",
           "okhttp3.Dispatcher",
+          "okhttp3.internal.http.CallServerInterceptor",
           "sun.net.www.protocol.http.Handler",
           "sun.net.www.protocol.https.Handler",
           "sun.net.www.http.HttpClient");
