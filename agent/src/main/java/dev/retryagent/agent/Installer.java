@@ -5,6 +5,7 @@ import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.agent.tooling.BridgeInstaller;
+import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
@@ -92,25 +93,28 @@ public final class Installer implements AgentInstaller {
       }
     }
     AgentRuntime runtime = new AgentRuntime(sources, config);
+    // Each client's handler is registered before its transformer is added; then one look at the
+    // classes already loaded serves all four.
+    String[] hooks =
+        HookTransformer.installAll(
+            inst,
+            config.clients().jdkHttp() ? JdkHttpInstallation.arm(runtime) : null,
+            config.clients().okhttp() ? OkHttpInstallation.arm(runtime) : null,
+            config.clients().apacheHttpClient() ? ApacheInstallation.arm(runtime) : null,
+            config.clients().urlConnection() ? UrlConnectionInstallation.arm(inst, runtime) : null);
     StringBuilder line = new StringBuilder();
-    line.append(
-        config.clients().jdkHttp()
-            ? JdkHttpInstallation.install(inst, runtime)
-            : "jdk-http off (agent.clients.jdk-http: false)");
+    line.append(hooks[0] != null ? hooks[0] : "jdk-http off (agent.clients.jdk-http: false)");
+    line.append("; ")
+        .append(hooks[1] != null ? hooks[1] : "okhttp off (agent.clients.okhttp: false)");
     line.append("; ")
         .append(
-            config.clients().okhttp()
-                ? OkHttpInstallation.install(inst, runtime)
-                : "okhttp off (agent.clients.okhttp: false)");
-    line.append("; ")
-        .append(
-            config.clients().apacheHttpClient()
-                ? ApacheInstallation.install(inst, runtime)
+            hooks[2] != null
+                ? hooks[2]
                 : "apache-httpclient off (agent.clients.apache-httpclient: false)");
     line.append("; ")
         .append(
-            config.clients().urlConnection()
-                ? UrlConnectionInstallation.install(inst, runtime)
+            hooks[3] != null
+                ? hooks[3]
                 : "url-connection off (agent.clients.url-connection: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();

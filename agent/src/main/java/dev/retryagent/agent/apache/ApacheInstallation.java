@@ -1,9 +1,9 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.MadeAtFirstUse;
 import dev.retryagent.engine.RetryEngine;
-import java.lang.instrument.Instrumentation;
 
 /**
  * Arms the Apache HttpClient hooks: their handler first, then the transformer. The handler proper
@@ -20,16 +20,17 @@ public final class ApacheInstallation extends MadeAtFirstUse<ApacheHandler>
   }
 
   /**
-   * Installs the hooks and returns the start-up line's fragment for them: {@code apache-httpclient
-   * armed (...)} while no HttpClient is loaded (the usual case at start-up: each copy is rewritten
-   * when a class loader defines it), {@code apache-httpclient hooked (...)} when a loaded copy has
-   * been rewritten now (a late attach, or another agent loaded it first), or {@code
-   * apache-httpclient NOT hooked (why)}.
+   * Registers the hooks' handler and returns their transformer, to be installed ({@link
+   * HookTransformer#installAll}); its start-up line's fragment is {@code apache-httpclient armed
+   * (...)} while no HttpClient is loaded (the usual case at start-up: each copy is rewritten when a
+   * class loader defines it), {@code apache-httpclient hooked (...)} when a loaded copy has been
+   * rewritten now (a late attach, or another agent loaded it first), or {@code apache-httpclient
+   * NOT hooked (why)}.
    */
-  public static String install(Instrumentation inst, AgentRuntime runtime) {
+  public static HookTransformer arm(AgentRuntime runtime) {
     ApacheEntry.register(new ApacheInstallation(runtime));
     // 5.x clients built before a late attach keep the execution chain they have.
-    return new ApacheTransformer().install(inst);
+    return new ApacheTransformer();
   }
 
   @Override

@@ -1,9 +1,9 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.MadeAtFirstUse;
 import dev.retryagent.engine.RetryEngine;
-import java.lang.instrument.Instrumentation;
 
 /**
  * Arms the OkHttp hooks: their handler first, then the transformer. The handler proper (each OkHttp
@@ -21,16 +21,17 @@ public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
   }
 
   /**
-   * Installs the hooks and returns the start-up line's fragment for them: {@code okhttp armed
-   * (...)} while no OkHttp is loaded (the usual case at start-up: each copy is rewritten when a
-   * class loader defines it), {@code okhttp hooked (...)} when a loaded copy has been rewritten now
-   * (a late attach, or another agent loaded it first), or {@code okhttp NOT hooked (why)}.
+   * Registers the hooks' handler and returns their transformer, to be installed ({@link
+   * HookTransformer#installAll}); its start-up line's fragment is {@code okhttp armed (...)} while
+   * no OkHttp is loaded (the usual case at start-up: each copy is rewritten when a class loader
+   * defines it), {@code okhttp hooked (...)} when a loaded copy has been rewritten now (a late
+   * attach, or another agent loaded it first), or {@code okhttp NOT hooked (why)}.
    */
-  public static String install(Instrumentation inst, AgentRuntime runtime) {
+  public static HookTransformer arm(AgentRuntime runtime) {
     OkHttpTransformer transformer = new OkHttpTransformer();
     OkHttpEntry.register(new OkHttpInstallation(runtime, transformer));
     // Clients built before a late attach keep the interceptors they have.
-    return transformer.install(inst);
+    return transformer;
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.retryagent.agent.urlconnection;
 
 import dev.retryagent.agent.runtime.AgentRuntime;
+import dev.retryagent.agent.tooling.HookTransformer;
 import java.lang.instrument.Instrumentation;
 
 /** Arms the {@code HttpURLConnection} hook (docs/url-connection.md). */
@@ -8,14 +9,14 @@ public final class UrlConnectionInstallation {
   private UrlConnectionInstallation() {}
 
   /**
-   * Adds the transformer and returns the start-up line's fragment: {@code url-connection armed
-   * (...)} while the JDK's protocol handlers are not loaded (the usual case at start-up), {@code
-   * url-connection hooked (...)} when they were and have been rewritten now (a late attach, or
-   * another agent opened a URL first), or {@code url-connection NOT hooked (why)}. Nothing of the
-   * engine, the facade or ASM is loaded here; the hook's handlers are registered at the first
-   * connection ({@link UrlActivation}).
+   * Returns the transformer, to be installed ({@link HookTransformer#installAll}); its start-up
+   * line's fragment is {@code url-connection armed (...)} while the JDK's protocol handlers are not
+   * loaded (the usual case at start-up), {@code url-connection hooked (...)} when they were and
+   * have been rewritten now (a late attach, or another agent opened a URL first), or {@code
+   * url-connection NOT hooked (why)}. Nothing of the engine, the facade or ASM is loaded here; the
+   * hook's handlers are registered at the first connection ({@link UrlActivation}).
    */
-  public static String install(Instrumentation inst, AgentRuntime runtime) {
-    return new UrlConnectionTransformer(new UrlActivation(inst, runtime)).install(inst);
+  public static HookTransformer arm(Instrumentation inst, AgentRuntime runtime) {
+    return new UrlConnectionTransformer(new UrlActivation(inst, runtime));
   }
 }
