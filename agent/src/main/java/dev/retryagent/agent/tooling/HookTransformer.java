@@ -141,20 +141,12 @@ public abstract class HookTransformer implements ClassFileTransformer {
   }
 
   /**
-   * Adds this transformer, then rewrites the target classes already loaded (a late attach, or
-   * another agent loaded them first; clients made before keep what they have).
-   *
-   * @return the start-up line's fragment
-   */
-  public final String install(Instrumentation inst) {
-    return installAll(inst, this)[0];
-  }
-
-  /**
-   * {@link #install} for several transformers with one look at the classes already loaded, which
-   * costs a millisecond or two at start-up each time (a thousand classes, each named on its first
-   * look): every transformer is added first, so a class loaded meanwhile is rewritten as it loads,
-   * and the rest are in the one look. A null transformer is skipped.
+   * Adds each transformer, then rewrites the target classes already loaded (a late attach, or
+   * another agent loaded them first; clients made before keep what they have). One look at the
+   * loaded classes serves all (each look costs a millisecond or two at start-up: a thousand
+   * classes, each named on its first look): every transformer is added first, so a class loaded
+   * meanwhile is rewritten as it loads, and the rest are in the one look. A null transformer is
+   * skipped.
    *
    * @return each transformer's start-up line fragment, in order (null for a null transformer)
    */

@@ -37,8 +37,7 @@ import java.util.concurrent.CompletableFuture;
  * own (issue 13: 104 B, where a view beside the engine's call made 120).
  */
 final class JdkRequest<T> extends SelfViewCall
-    implements RequestInfo,
-        BodyHandler<T>,
+    implements BodyHandler<T>,
         SyncRetryLoop.Attempt<HttpResponse<T>>,
         AsyncRetryLoop.Attempt<HttpResponse<T>> {
   private final HttpRequest request;
