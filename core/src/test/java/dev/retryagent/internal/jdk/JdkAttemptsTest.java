@@ -18,7 +18,7 @@ class JdkAttemptsTest {
 
   private static JdkRequest<?> request(HttpRequest r) {
     JdkRequest<?> info = new JdkRequest<>(r);
-    info.prepare(64 * 1024, null);
+    info.prepare(64 * 1024);
     return info;
   }
 
@@ -27,7 +27,7 @@ class JdkAttemptsTest {
   @Test
   void aRetryKeepsTheApplicationsShorterRequestTimeout() {
     HttpRequest r = HttpRequest.newBuilder(URL).timeout(Duration.ofMillis(400)).build();
-    HttpRequest attempt = request(r).forAttempt(2, 29_900 * MS);
+    HttpRequest attempt = request(r).forAttempt(2, 29_900 * MS, null);
     assertThat(attempt.timeout()).contains(Duration.ofMillis(400));
     assertThat(attempt).as("nothing to change: the caller's own request").isSameAs(r);
   }
@@ -35,19 +35,19 @@ class JdkAttemptsTest {
   @Test
   void aShorterPolicyBoundReplacesALongerRequestTimeout() {
     HttpRequest r = HttpRequest.newBuilder(URL).timeout(Duration.ofSeconds(10)).build();
-    assertThat(request(r).forAttempt(2, 250 * MS).timeout()).contains(Duration.ofMillis(250));
+    assertThat(request(r).forAttempt(2, 250 * MS, null).timeout()).contains(Duration.ofMillis(250));
   }
 
   @Test
   void aRequestWithoutTimeoutGetsThePolicyBound() {
     HttpRequest r = HttpRequest.newBuilder(URL).build();
-    assertThat(request(r).forAttempt(2, 250 * MS).timeout()).contains(Duration.ofMillis(250));
+    assertThat(request(r).forAttempt(2, 250 * MS, null).timeout()).contains(Duration.ofMillis(250));
   }
 
   @Test
   void withoutPolicyBoundTheRequestIsTheCallersOwn() {
     HttpRequest r = HttpRequest.newBuilder(URL).build();
-    HttpRequest attempt = request(r).forAttempt(1, -1);
+    HttpRequest attempt = request(r).forAttempt(1, -1, null);
     assertThat(attempt).isSameAs(r);
     assertThat(attempt.timeout()).isEqualTo(Optional.empty());
   }
