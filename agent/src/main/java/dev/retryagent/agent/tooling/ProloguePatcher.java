@@ -11,9 +11,9 @@ import java.util.List;
  * main}, and reading and writing it with ASM loads ~27 of ASM's classes and runs them interpreted
  * (~10 ms of start-up, issue 13). A prologue at the very start of a method shifts the method's code
  * as a whole, so every branch inside it (relative) stays as it is; what refers to absolute offsets
- * is fixed up: the exception table, the stack map's first frame, the line and local variable
- * tables. The prologue is padded with {@code nop}s to a multiple of four bytes, so that a {@code
- * tableswitch} keeps its alignment.
+ * is fixed up: the exception table, the stack map's first frame and its {@code Uninitialized}
+ * entries (the offset of a {@code new}), the line and local variable tables. The prologue is padded
+ * with {@code nop}s to a multiple of four bytes, so that a {@code tableswitch} keeps its alignment.
  *
  * <p>Everything else is copied byte for byte; the constant pool gets the entries the prologue needs
  * appended (duplicates of existing ones are legal). Anything this class does not know how to shift
@@ -71,11 +71,13 @@ public final class ProloguePatcher {
   private static final int CHECKCAST = 0xc0;
   private static final int IFNULL = 0xc6;
 
-  // Stack map frame types and the verification type of a class
+  // Stack map frame types, and the verification types with an operand
   private static final int SAME_LOCALS_1_STACK_ITEM = 64;
   private static final int SAME_LOCALS_1_STACK_ITEM_EXTENDED = 247;
   private static final int SAME_FRAME_EXTENDED = 251;
+  private static final int FULL_FRAME = 255;
   private static final int ITEM_OBJECT = 7;
+  private static final int ITEM_UNINITIALIZED = 8;
 
   /**
    * The newest class file version patched here (JDK 25's): a newer one may hold what this patcher
@@ -265,8 +267,10 @@ public final class ProloguePatcher {
 
     /**
      * The prologue's three frames, then the method's own from its {@code StackMapTable} at {@code
-     * attribute} (-1: it had none). Only the first of the method's frames changes, since each
-     * frame's offset is relative to the one before.
+     * attribute} (-1: it had none). Each frame's offset is relative to the one before, so only the
+     * first frame's changes; but a frame can hold an object between its {@code new} and its
+     * constructor ({@code Uninitialized}), named by the absolute offset of the {@code new}, which
+     * moves with the code: every frame is read, and those offsets are shifted.
      */
     private void writeStackMap(Out out, int nameIndex, int attribute, Prologue p) throws Unhandled {
       Out frames = new Out(64);
@@ -274,41 +278,93 @@ public final class ProloguePatcher {
       previous = sameLocalsOneItem(frames, previous, p.notTaken, "java/lang/Object");
       previous = sameLocalsOneItem(frames, previous, p.failed, "java/lang/Throwable");
       previous = same(frames, previous, p.original);
+      int shift = p.code.size;
       int entries = 3;
-      if (attribute >= 0 && c.u2(attribute + 6) > 0) {
-        entries += c.u2(attribute + 6);
+      if (attribute >= 0) {
+        int count = c.u2(attribute + 6);
+        entries += count;
         int f = attribute + 8;
         int end = attribute + 6 + c.u4(attribute + 2);
-        int type = c.u1(f);
-        int delta;
-        int header;
-        if (type < 128) { // same_frame, same_locals_1_stack_item
-          delta = type < SAME_LOCALS_1_STACK_ITEM ? type : type - SAME_LOCALS_1_STACK_ITEM;
-          header = 1;
-        } else if (type >= SAME_LOCALS_1_STACK_ITEM_EXTENDED) { // with an explicit offset_delta
-          delta = c.u2(f + 1);
-          header = 3;
-        } else {
-          throw new Unhandled("reserved frame type");
+        for (int i = 0; i < count; i++) {
+          int type = c.u1(f);
+          int at = f + 1;
+          int delta;
+          if (type < 128) { // same_frame, same_locals_1_stack_item
+            delta = type < SAME_LOCALS_1_STACK_ITEM ? type : type - SAME_LOCALS_1_STACK_ITEM;
+          } else if (type >= SAME_LOCALS_1_STACK_ITEM_EXTENDED) { // with an explicit offset_delta
+            delta = c.u2(at);
+            at += 2;
+          } else {
+            throw new Unhandled("reserved frame type");
+          }
+          if (i == 0) {
+            // The first frame's offset was `delta`; now it is delta + the prologue's length,
+            // after ours.
+            writeFirstFrameHeader(frames, type, delta + shift - previous - 1);
+          } else {
+            frames.bytes(in, f, at - f);
+          }
+          if (type >= SAME_LOCALS_1_STACK_ITEM && type < 128
+              || type == SAME_LOCALS_1_STACK_ITEM_EXTENDED) {
+            at = copyVerificationType(frames, at, shift);
+          } else if (type > SAME_FRAME_EXTENDED && type < FULL_FRAME) { // append_frame
+            for (int k = SAME_FRAME_EXTENDED; k < type; k++) {
+              at = copyVerificationType(frames, at, shift);
+            }
+          } else if (type == FULL_FRAME) {
+            for (int list = 0; list < 2; list++) { // the locals, then the stack
+              int items = c.u2(at);
+              frames.u2(items);
+              at += 2;
+              for (int k = 0; k < items; k++) {
+                at = copyVerificationType(frames, at, shift);
+              }
+            }
+          }
+          f = at;
         }
-        // The first frame's offset was `delta`; now it is delta + the prologue's length, after
-        // ours.
-        int moved = delta + p.code.size - previous - 1;
-        if (type < 128 && moved <= 63) {
-          frames.u1(type < SAME_LOCALS_1_STACK_ITEM ? moved : SAME_LOCALS_1_STACK_ITEM + moved);
-        } else {
-          int extended =
-              type < SAME_LOCALS_1_STACK_ITEM
-                  ? SAME_FRAME_EXTENDED
-                  : type < 128 ? SAME_LOCALS_1_STACK_ITEM_EXTENDED : type;
-          frames.u1(extended).u2(moved);
+        if (f != end) {
+          throw new Unhandled("malformed stack map");
         }
-        frames.bytes(in, f + header, end - f - header);
       }
       if (entries > 0xFFFF) {
         throw new Unhandled("too many frames");
       }
       out.u2(nameIndex).u4(2 + frames.size).u2(entries).bytes(frames.buf, 0, frames.size);
+    }
+
+    /** The type and offset of the method's first frame, {@code moved} after our last one. */
+    private void writeFirstFrameHeader(Out frames, int type, int moved) {
+      if (type < 128 && moved <= 63) {
+        frames.u1(type < SAME_LOCALS_1_STACK_ITEM ? moved : SAME_LOCALS_1_STACK_ITEM + moved);
+      } else {
+        int extended =
+            type < SAME_LOCALS_1_STACK_ITEM
+                ? SAME_FRAME_EXTENDED
+                : type < 128 ? SAME_LOCALS_1_STACK_ITEM_EXTENDED : type;
+        frames.u1(extended).u2(moved);
+      }
+    }
+
+    /**
+     * Copies the verification type at {@code at}, an {@code Uninitialized} one's offset moved by
+     * {@code shift}; returns where the next one starts.
+     */
+    private int copyVerificationType(Out frames, int at, int shift) throws Unhandled {
+      int tag = c.u1(at);
+      if (tag == ITEM_UNINITIALIZED) {
+        frames.u1(tag).u2(c.u2(at + 1) + shift);
+        return at + 3;
+      }
+      if (tag == ITEM_OBJECT) {
+        frames.bytes(in, at, 3);
+        return at + 3;
+      }
+      if (tag < ITEM_OBJECT) { // top, int, float, double, long, null, uninitializedThis
+        frames.u1(tag);
+        return at + 1;
+      }
+      throw new Unhandled("unknown verification type " + tag);
     }
 
     private static int same(Out frames, int previous, int offset) {

@@ -20,9 +20,10 @@ import org.junit.jupiter.api.Test;
  * {@link ProloguePatcher} on methods of the shapes it must shift correctly ({@link Shapes}): a
  * {@code tableswitch} (alignment), a frame at the first instruction and one far from it (the
  * extended encodings), an exception table, no stack map at all, {@code void}, a local above 3, a
- * hook number above 5. Each patched class is defined by a loader of its own, so the JVM verifies
- * it, and each method runs both ways: the hook declines (the original body runs, unchanged) and
- * takes it (its value is returned, the body does not run).
+ * hook number above 5, frames that hold an object between its {@code new} and its constructor. Each
+ * patched class is defined by a loader of its own, so the JVM verifies it, and each method runs
+ * both ways: the hook declines (the original body runs, unchanged) and takes it (its value is
+ * returned, the body does not run).
  */
 class ProloguePatcherTest {
   /** What the bodies ran: one list for the original class and its patched copy. */
@@ -130,6 +131,13 @@ class ProloguePatcherTest {
       RAN.add("manyLocals");
       return s + (a + b);
     }
+
+    // A branch between `new` and its constructor: the frames at both targets hold the object not
+    // yet initialised, named by the absolute offset of its `new` (which the prologue moves).
+    public String newAcrossABranch(String s, int k) {
+      RAN.add("newAcrossABranch");
+      return new StringBuilder(k > 0 ? s : "none").append('!').toString();
+    }
   }
 
   private static final int HOOK = 30; // not a real hook's number: bipush, and no clash
@@ -172,6 +180,7 @@ class ProloguePatcherTest {
     t.add(target("farTernary8", si, new int[] {0, 1, -1}, "java/lang/String"));
     t.add(target("farIf9", si, new int[] {0, 1, -1}, "java/lang/String"));
     t.add(target("manyLocals", "(JJ" + str + ")" + str, new int[] {5, 0}, "java/lang/String"));
+    t.add(target("newAcrossABranch", si, new int[] {0, 1}, "java/lang/String"));
     return t;
   }
 
@@ -233,6 +242,8 @@ class ProloguePatcherTest {
     assertThat(call(o, "farTernary8", " t ", 0)).isEqualTo("tb");
     assertThat(call(o, "farIf9", " t ", 1)).isEqualTo("t");
     assertThat(call(o, "farIf9", " t ", 0)).isEqualTo("tb");
+    assertThat(call(o, "newAcrossABranch", "n", 1)).isEqualTo("n!");
+    assertThat(call(o, "newAcrossABranch", "n", 0)).isEqualTo("none!");
 
     assertThat(Ran.BODIES)
         .containsExactly(
@@ -250,9 +261,11 @@ class ProloguePatcherTest {
             "farTernary7",
             "farTernary8",
             "farIf9",
-            "farIf9");
+            "farIf9",
+            "newAcrossABranch",
+            "newAcrossABranch");
     // every call reached the hook first, with the arguments it names
-    assertThat(seen).hasSize(15);
+    assertThat(seen).hasSize(17);
     assertThat(seen.get(8)).containsExactly("s", null, null); // straight: slot 1, then null
     assertThat(seen.get(10)[0]).isEqualTo("m"); // manyLocals: slot 5 (after two longs)
     assertThat(seen.get(10)[1]).isSameAs(o);
@@ -269,6 +282,7 @@ class ProloguePatcherTest {
     assertThat(call(o, "manyLocals", 1L, 2L, "m")).isEqualTo("taken");
     assertThat(call(o, "farTernary8", "x", 1)).isEqualTo("taken");
     assertThat(call(o, "farIf9", "x", 1)).isEqualTo("taken");
+    assertThat(call(o, "newAcrossABranch", "x", 1)).isEqualTo("taken");
     answer = Bridge.TAKEN;
     assertThat(call(o, "nothing", "v")).isNull();
 
