@@ -223,8 +223,10 @@ class JdkHttpHookTest {
     assertThat(instrumented.length).isGreaterThan(original.length);
     assertThat(new String(instrumented, java.nio.charset.StandardCharsets.ISO_8859_1))
         .contains("java/lang/RetryAgentBridge");
-    // The verifier accepts it: defined under its own name by a loader of ours, and linked. Its
-    // methods' frames, handlers (each has a try/finally) and the prologue's are all checked.
+    // The verifier accepts it: defined under its own name by a loader of ours, and linked (not
+    // initialised: on JDK 25 its static initialiser reaches java.base internals that the unnamed
+    // module of our loader may not). Its methods' frames, handlers (each has a try/finally) and the
+    // prologue's are all checked.
     ClassLoader own =
         new ClassLoader(ClassLoader.getPlatformClassLoader()) {
           @Override
@@ -238,7 +240,7 @@ class JdkHttpHookTest {
             }
           }
         };
-    assertThatCode(() -> Class.forName(JdkHttpHook.TARGET_NAME, true, own).getDeclaredMethods())
+    assertThatCode(() -> Class.forName(JdkHttpHook.TARGET_NAME, false, own).getDeclaredMethods())
         .doesNotThrowAnyException();
   }
 

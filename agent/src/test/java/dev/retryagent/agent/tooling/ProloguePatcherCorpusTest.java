@@ -1,0 +1,218 @@
+package dev.retryagent.agent.tooling;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URISyntaxException;
+import java.nio.file.FileSystem;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.jar.JarEntry;
+import java.util.jar.JarFile;
+import java.util.stream.Stream;
+import net.bytebuddy.jar.asm.ClassReader;
+import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.MethodVisitor;
+import net.bytebuddy.jar.asm.Opcodes;
+import net.bytebuddy.jar.asm.Type;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link ProloguePatcher} on every method it can take of real code: the JDK's own {@code
+ * java.net.http} implementation (what the agent patches, compiled by the JDK's javac) and OkHttp
+ * 4.12 (Kotlin's compiler). Each class gets the prologue in every method that returns a reference
+ * or nothing, is defined by a loader of its own beside its package's other patched classes, and is
+ * linked, which verifies it: one wrong offset anywhere (a frame, a handler, an {@code
+ * Uninitialized} entry) is a {@code VerifyError} or {@code ClassFormatError} here, where in the
+ * agent it would have broken the application's class. {@link ProloguePatcherTest} runs the shapes
+ * one by one; this finds the shapes no one thought of.
+ */
+class ProloguePatcherCorpusTest {
+  private static final int HOOK = 31; // not a real hook's number
+
+  @BeforeAll
+  static void defineTheBridge() {
+    TestBridge.define();
+  }
+
+  @Test
+  void everyMethodOfTheJdksHttpClientVerifiesPatched() throws IOException {
+    Map<String, byte[]> classes = new LinkedHashMap<>();
+    FileSystem jrt = FileSystems.getFileSystem(URI.create("jrt:/"));
+    Path module = jrt.getPath("/modules/java.net.http");
+    try (Stream<Path> files = Files.walk(module)) {
+      for (Path p : (Iterable<Path>) files::iterator) {
+        String path = module.relativize(p).toString();
+        // java.* cannot be defined by a loader of ours; the implementation is all the rest
+        if (path.endsWith(".class") && path.startsWith("jdk/internal/net/http/")) {
+          classes.put(nameOf(path), Files.readAllBytes(p));
+        }
+      }
+    }
+    Result r = patchAndLink(classes, ClassLoader.getPlatformClassLoader());
+    // the JDK's client (17, 25): ~330 classes, ~1,500 methods taken
+    assertThat(r.classesPatched).as("classes patched").isGreaterThan(200);
+    assertThat(r.methodsPatched).as("methods patched").isGreaterThan(1000);
+    assertThat(r.failures).isEmpty();
+  }
+
+  @Test
+  void everyMethodOfOkHttpVerifiesPatched() throws IOException, URISyntaxException {
+    Map<String, byte[]> classes = new LinkedHashMap<>();
+    Path jar =
+        Path.of(
+            okhttp3.OkHttpClient.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+    try (JarFile j = new JarFile(jar.toFile())) {
+      Enumeration<JarEntry> entries = j.entries();
+      while (entries.hasMoreElements()) {
+        JarEntry e = entries.nextElement();
+        if (e.getName().endsWith(".class") && e.getName().startsWith("okhttp3/")) {
+          try (InputStream in = j.getInputStream(e)) {
+            classes.put(nameOf(e.getName()), in.readAllBytes());
+          }
+        }
+      }
+    }
+    Result r = patchAndLink(classes, ProloguePatcherCorpusTest.class.getClassLoader());
+    // OkHttp 4.12: 200 classes, ~900 methods taken
+    assertThat(r.classesPatched).as("classes patched").isGreaterThan(100);
+    assertThat(r.methodsPatched).as("methods patched").isGreaterThan(500);
+    assertThat(r.failures).isEmpty();
+  }
+
+  private static String nameOf(String path) {
+    return path.substring(0, path.length() - ".class".length()).replace('/', '.');
+  }
+
+  /** What a corpus came to. */
+  private static final class Result {
+    int classesPatched;
+    int methodsPatched;
+    final List<String> failures = new ArrayList<>();
+  }
+
+  /**
+   * Patches every class of {@code classes} (name to bytes) that has a method to take, defines them
+   * all in one loader (the rest from {@code parent}) and links each: a patched class the JVM
+   * refuses is a failure, naming the class and what was thrown.
+   */
+  private static Result patchAndLink(Map<String, byte[]> classes, ClassLoader parent) {
+    Result r = new Result();
+    Map<String, byte[]> defined = new LinkedHashMap<>();
+    for (Map.Entry<String, byte[]> e : classes.entrySet()) {
+      List<ProloguePatcher.Target> targets = targetsOf(e.getValue());
+      byte[] patched = targets.isEmpty() ? null : ProloguePatcher.patch(e.getValue(), targets);
+      if (patched != null) {
+        r.classesPatched++;
+        r.methodsPatched += targets.size();
+      }
+      defined.put(e.getKey(), patched != null ? patched : e.getValue());
+    }
+    ClassLoader own =
+        new ClassLoader(parent) {
+          @Override
+          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
+            byte[] bytes = defined.get(name);
+            if (bytes == null) {
+              return super.loadClass(name, resolve);
+            }
+            synchronized (getClassLoadingLock(name)) {
+              Class<?> c = findLoadedClass(name);
+              return c != null ? c : defineClass(name, bytes, 0, bytes.length);
+            }
+          }
+        };
+    for (String name : defined.keySet()) {
+      try {
+        // getDeclaredMethods links the class (HotSpot), and linking verifies it; nothing runs
+        Class.forName(name, false, own).getDeclaredMethods();
+      } catch (VerifyError | ClassFormatError e) {
+        r.failures.add(name + ": " + e);
+      } catch (LinkageError | ClassNotFoundException e) {
+        // not ours: a class that needs what this loader cannot give it (another module's
+        // internals, an optional dependency absent here) fails the same way unpatched
+        if (!failsUnpatched(name, classes, parent)) {
+          r.failures.add(name + ": " + e);
+        }
+      }
+    }
+    return r;
+  }
+
+  private static boolean failsUnpatched(
+      String name, Map<String, byte[]> classes, ClassLoader parent) {
+    ClassLoader plain =
+        new ClassLoader(parent) {
+          @Override
+          protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
+            byte[] bytes = classes.get(n);
+            if (bytes == null) {
+              return super.loadClass(n, resolve);
+            }
+            synchronized (getClassLoadingLock(n)) {
+              Class<?> c = findLoadedClass(n);
+              return c != null ? c : defineClass(n, bytes, 0, bytes.length);
+            }
+          }
+        };
+    try {
+      Class.forName(name, false, plain).getDeclaredMethods();
+      return false;
+    } catch (LinkageError | ClassNotFoundException e) {
+      return true;
+    }
+  }
+
+  /**
+   * Every method of the class that the patcher can take (as the agent's hooks are): an instance
+   * method with code and a reference or {@code void} result, not a constructor; the bridge gets
+   * {@code this} and the first argument when it is a reference.
+   */
+  private static List<ProloguePatcher.Target> targetsOf(byte[] classfile) {
+    List<ProloguePatcher.Target> targets = new ArrayList<>();
+    new ClassReader(classfile)
+        .accept(
+            new ClassVisitor(Opcodes.ASM9) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String signature, String[] exceptions) {
+                if ((access & (Opcodes.ACC_ABSTRACT | Opcodes.ACC_NATIVE | Opcodes.ACC_STATIC)) != 0
+                    || name.startsWith("<")) {
+                  return null;
+                }
+                Type result = Type.getReturnType(desc);
+                String returnType;
+                if (result.getSort() == Type.VOID) {
+                  returnType = null;
+                } else if (result.getSort() == Type.OBJECT || result.getSort() == Type.ARRAY) {
+                  returnType = result.getInternalName();
+                } else {
+                  return null;
+                }
+                boolean isStatic = (access & Opcodes.ACC_STATIC) != 0;
+                Type[] args = Type.getArgumentTypes(desc);
+                int first = isStatic ? 0 : 1;
+                int argument =
+                    args.length > 0
+                            && (args[0].getSort() == Type.OBJECT || args[0].getSort() == Type.ARRAY)
+                        ? first
+                        : -1;
+                targets.add(
+                    new ProloguePatcher.Target(
+                        name, desc, HOOK, new int[] {isStatic ? -1 : 0, argument}, returnType));
+                return null;
+              }
+            },
+            ClassReader.SKIP_CODE);
+    return targets;
+  }
+}
