@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystem;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
@@ -20,6 +21,7 @@ import java.util.jar.JarFile;
 import java.util.stream.Stream;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
+import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 import net.bytebuddy.jar.asm.Type;
@@ -27,14 +29,15 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link ProloguePatcher} on every method it can take of real code: the JDK's own {@code
- * java.net.http} implementation (what the agent patches, compiled by the JDK's javac) and OkHttp
- * 4.12 (Kotlin's compiler). Each class gets the prologue in every method that returns a reference
- * or nothing, is defined by a loader of its own beside its package's other patched classes, and is
- * linked, which verifies it: one wrong offset anywhere (a frame, a handler, an {@code
- * Uninitialized} entry) is a {@code VerifyError} or {@code ClassFormatError} here, where in the
- * agent it would have broken the application's class. {@link ProloguePatcherTest} runs the shapes
- * one by one; this finds the shapes no one thought of.
+ * {@link ProloguePatcher} and {@link BridgePrologue} (on ASM, its fallback and the other hooks'
+ * way) on every method they can take of real code: the JDK's own {@code java.net.http}
+ * implementation (what the agent patches, compiled by the JDK's javac) and OkHttp 4.12 (Kotlin's
+ * compiler). Each class gets the prologue in every method that returns a reference or nothing, is
+ * defined by a loader of its own beside its package's other patched classes, and is linked, which
+ * verifies it: one wrong offset anywhere (a frame, a handler, an {@code Uninitialized} entry) is a
+ * {@code VerifyError} or {@code ClassFormatError} here, where in the agent it would have broken the
+ * application's class. {@link ProloguePatcherTest} runs the shapes one by one; this finds the
+ * shapes no one thought of.
  */
 class ProloguePatcherCorpusTest {
   private static final int HOOK = 31; // not a real hook's number
@@ -45,7 +48,7 @@ class ProloguePatcherCorpusTest {
   }
 
   @Test
-  void everyMethodOfTheJdksHttpClientVerifiesPatched() throws IOException {
+  void everyMethodOfTheJdksHttpClientVerifiesWithThePrologue() throws IOException {
     Map<String, byte[]> classes = new LinkedHashMap<>();
     FileSystem jrt = FileSystems.getFileSystem(URI.create("jrt:/"));
     Path module = jrt.getPath("/modules/java.net.http");
@@ -58,15 +61,17 @@ class ProloguePatcherCorpusTest {
         }
       }
     }
-    Result r = patchAndLink(classes, ClassLoader.getPlatformClassLoader());
-    // the JDK's client (17, 25): ~330 classes, ~1,500 methods taken
-    assertThat(r.classesPatched).as("classes patched").isGreaterThan(200);
-    assertThat(r.methodsPatched).as("methods patched").isGreaterThan(1000);
-    assertThat(r.failures).isEmpty();
+    for (Way way : Way.values()) {
+      Result r = patchAndLink(classes, ClassLoader.getPlatformClassLoader(), way);
+      // the JDK's client (17, 25): ~330 classes, ~1,500 methods taken
+      assertThat(r.classesPatched).as(way + ": classes patched").isGreaterThan(200);
+      assertThat(r.methodsPatched).as(way + ": methods patched").isGreaterThan(1000);
+      assertThat(r.failures).as(way.toString()).isEmpty();
+    }
   }
 
   @Test
-  void everyMethodOfOkHttpVerifiesPatched() throws IOException, URISyntaxException {
+  void everyMethodOfOkHttpVerifiesWithThePrologue() throws IOException, URISyntaxException {
     Map<String, byte[]> classes = new LinkedHashMap<>();
     Path jar =
         Path.of(
@@ -82,15 +87,68 @@ class ProloguePatcherCorpusTest {
         }
       }
     }
-    Result r = patchAndLink(classes, ProloguePatcherCorpusTest.class.getClassLoader());
-    // OkHttp 4.12: 200 classes, ~900 methods taken
-    assertThat(r.classesPatched).as("classes patched").isGreaterThan(100);
-    assertThat(r.methodsPatched).as("methods patched").isGreaterThan(500);
-    assertThat(r.failures).isEmpty();
+    for (Way way : Way.values()) {
+      Result r = patchAndLink(classes, ProloguePatcherCorpusTest.class.getClassLoader(), way);
+      // OkHttp 4.12: 200 classes, ~900 methods taken
+      assertThat(r.classesPatched).as(way + ": classes patched").isGreaterThan(100);
+      assertThat(r.methodsPatched).as(way + ": methods patched").isGreaterThan(500);
+      assertThat(r.failures).as(way.toString()).isEmpty();
+    }
   }
 
   private static String nameOf(String path) {
     return path.substring(0, path.length() - ".class".length()).replace('/', '.');
+  }
+
+  /**
+   * The two ways the agent writes a prologue: {@link ProloguePatcher} (the fast path, for the JDK's
+   * facade) and {@link BridgePrologue} on ASM (its fallback, and the OkHttp and Apache hooks' way),
+   * the class read and written as the hooks do (frames not expanded, the reader's pool kept).
+   */
+  private enum Way {
+    PATCHER {
+      @Override
+      byte[] patch(byte[] classfile, List<ProloguePatcher.Target> targets) {
+        return ProloguePatcher.patch(classfile, targets);
+      }
+    },
+    ASM {
+      @Override
+      byte[] patch(byte[] classfile, List<ProloguePatcher.Target> targets) {
+        ClassReader reader = new ClassReader(classfile);
+        ClassWriter writer = new ClassWriter(reader, 0);
+        reader.accept(
+            new ClassVisitor(Opcodes.ASM9, writer) {
+              @Override
+              public MethodVisitor visitMethod(
+                  int access, String name, String desc, String signature, String[] exceptions) {
+                MethodVisitor mv = super.visitMethod(access, name, desc, signature, exceptions);
+                for (ProloguePatcher.Target t : targets) {
+                  if (t.name.equals(name) && t.desc.equals(desc)) {
+                    return new BridgePrologue(mv, t.hook, t.argumentSlots.length, t.returnType) {
+                      @Override
+                      protected void pushArguments(MethodVisitor m) {
+                        for (int slot : t.argumentSlots) {
+                          if (slot < 0) {
+                            m.visitInsn(Opcodes.ACONST_NULL);
+                          } else {
+                            m.visitVarInsn(Opcodes.ALOAD, slot);
+                          }
+                        }
+                      }
+                    };
+                  }
+                }
+                return mv;
+              }
+            },
+            0);
+        return writer.toByteArray();
+      }
+    };
+
+    /** {@code classfile} with the prologue in each of {@code targets}; null when declined. */
+    abstract byte[] patch(byte[] classfile, List<ProloguePatcher.Target> targets);
   }
 
   /** What a corpus came to. */
@@ -101,17 +159,20 @@ class ProloguePatcherCorpusTest {
   }
 
   /**
-   * Patches every class of {@code classes} (name to bytes) that has a method to take, defines them
-   * all in one loader (the rest from {@code parent}) and links each: a patched class the JVM
-   * refuses is a failure, naming the class and what was thrown.
+   * Patches every class of {@code classes} (name to bytes) that has a method to take {@code way},
+   * defines them all in one loader (the rest from {@code parent}) and links each: a patched class
+   * the JVM refuses is a failure, naming the class and what was thrown.
    */
-  private static Result patchAndLink(Map<String, byte[]> classes, ClassLoader parent) {
+  private static Result patchAndLink(Map<String, byte[]> classes, ClassLoader parent, Way way) {
     Result r = new Result();
     Map<String, byte[]> defined = new LinkedHashMap<>();
     for (Map.Entry<String, byte[]> e : classes.entrySet()) {
       List<ProloguePatcher.Target> targets = targetsOf(e.getValue());
-      byte[] patched = targets.isEmpty() ? null : ProloguePatcher.patch(e.getValue(), targets);
+      byte[] patched = targets.isEmpty() ? null : way.patch(e.getValue(), targets);
       if (patched != null) {
+        if (!new String(patched, StandardCharsets.ISO_8859_1).contains(BridgePrologue.BRIDGE)) {
+          r.failures.add(e.getKey() + ": no call to the bridge written");
+        }
         r.classesPatched++;
         r.methodsPatched += targets.size();
       }
