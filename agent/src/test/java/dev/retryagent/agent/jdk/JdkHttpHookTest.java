@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.DefiningLoader;
 import dev.retryagent.agent.tooling.ProloguePatcher;
 import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
@@ -15,6 +16,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Function;
@@ -46,7 +48,7 @@ class JdkHttpHookTest {
 
   @BeforeEach
   void loadInstrumentedClient() throws Exception {
-    byte[] instrumented = instrument(HookedClassLoader.bytesOf(FakeHttpClient.class));
+    byte[] instrumented = instrument(DefiningLoader.bytesOf(FakeHttpClient.class));
     Class<?> hooked =
         new HookedClassLoader(FakeHttpClient.class, instrumented)
             .loadClass(FakeHttpClient.class.getName());
@@ -228,18 +230,8 @@ class JdkHttpHookTest {
     // module of our loader may not). Its methods' frames, handlers (each has a try/finally) and the
     // prologue's are all checked.
     ClassLoader own =
-        new ClassLoader(ClassLoader.getPlatformClassLoader()) {
-          @Override
-          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (!name.equals(JdkHttpHook.TARGET_NAME)) {
-              return super.loadClass(name, resolve);
-            }
-            synchronized (getClassLoadingLock(name)) {
-              Class<?> c = findLoadedClass(name);
-              return c != null ? c : defineClass(name, instrumented, 0, instrumented.length);
-            }
-          }
-        };
+        new DefiningLoader(
+            ClassLoader.getPlatformClassLoader(), Map.of(JdkHttpHook.TARGET_NAME, instrumented));
     assertThatCode(() -> Class.forName(JdkHttpHook.TARGET_NAME, false, own).getDeclaredMethods())
         .doesNotThrowAnyException();
   }
@@ -259,7 +251,7 @@ class JdkHttpHookTest {
 
   @Test
   void aClassWithoutTheTargetMethodsIsRefusedNotHalfInstrumented() {
-    assertThatThrownBy(() -> JdkHttpHook.instrument(HookedClassLoader.bytesOf(AgentLog.class)))
+    assertThatThrownBy(() -> JdkHttpHook.instrument(DefiningLoader.bytesOf(AgentLog.class)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("has no send(HttpRequest, BodyHandler)");
   }

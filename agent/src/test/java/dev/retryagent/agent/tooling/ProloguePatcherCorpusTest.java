@@ -178,20 +178,7 @@ class ProloguePatcherCorpusTest {
       }
       defined.put(e.getKey(), patched != null ? patched : e.getValue());
     }
-    ClassLoader own =
-        new ClassLoader(parent) {
-          @Override
-          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            byte[] bytes = defined.get(name);
-            if (bytes == null) {
-              return super.loadClass(name, resolve);
-            }
-            synchronized (getClassLoadingLock(name)) {
-              Class<?> c = findLoadedClass(name);
-              return c != null ? c : defineClass(name, bytes, 0, bytes.length);
-            }
-          }
-        };
+    ClassLoader own = new DefiningLoader(parent, defined);
     for (String name : defined.keySet()) {
       try {
         // getDeclaredMethods links the class (HotSpot), and linking verifies it; nothing runs
@@ -211,20 +198,7 @@ class ProloguePatcherCorpusTest {
 
   private static boolean failsUnpatched(
       String name, Map<String, byte[]> classes, ClassLoader parent) {
-    ClassLoader plain =
-        new ClassLoader(parent) {
-          @Override
-          protected Class<?> loadClass(String n, boolean resolve) throws ClassNotFoundException {
-            byte[] bytes = classes.get(n);
-            if (bytes == null) {
-              return super.loadClass(n, resolve);
-            }
-            synchronized (getClassLoadingLock(n)) {
-              Class<?> c = findLoadedClass(n);
-              return c != null ? c : defineClass(n, bytes, 0, bytes.length);
-            }
-          }
-        };
+    ClassLoader plain = new DefiningLoader(parent, classes);
     try {
       Class.forName(name, false, plain).getDeclaredMethods();
       return false;

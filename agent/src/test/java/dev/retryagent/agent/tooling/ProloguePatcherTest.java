@@ -4,12 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -190,21 +189,10 @@ class ProloguePatcherTest {
   }
 
   private Object patchedShapes() throws Exception {
-    byte[] patched = ProloguePatcher.patch(bytesOf(Shapes.class), targets());
+    byte[] patched = ProloguePatcher.patch(DefiningLoader.bytesOf(Shapes.class), targets());
     assertThat(patched).as("patched").isNotNull();
     ClassLoader own =
-        new ClassLoader(getClass().getClassLoader()) {
-          @Override
-          protected Class<?> loadClass(String name, boolean resolve) throws ClassNotFoundException {
-            if (!name.equals(Shapes.class.getName())) {
-              return super.loadClass(name, resolve);
-            }
-            synchronized (getClassLoadingLock(name)) {
-              Class<?> c = findLoadedClass(name);
-              return c != null ? c : defineClass(name, patched, 0, patched.length);
-            }
-          }
-        };
+        new DefiningLoader(getClass().getClassLoader(), Map.of(Shapes.class.getName(), patched));
     Class<?> c = Class.forName(Shapes.class.getName(), true, own); // linked: verified
     assertThat(c).isNotSameAs(Shapes.class);
     return c.getConstructor().newInstance();
@@ -302,7 +290,7 @@ class ProloguePatcherTest {
 
   @Test
   void whatItDoesNotKnowItLeavesToAsm() {
-    byte[] shapes = bytesOf(Shapes.class);
+    byte[] shapes = DefiningLoader.bytesOf(Shapes.class);
     List<ProloguePatcher.Target> missing = new ArrayList<>(targets());
     missing.add(target("absent", "()V", new int[] {0}, null));
     assertThat(ProloguePatcher.patch(shapes, missing)).as("a missing method").isNull();
@@ -315,14 +303,5 @@ class ProloguePatcherTest {
     assertThat(ProloguePatcher.patch(new byte[] {1, 2, 3}, targets())).as("no class").isNull();
     byte[] truncated = java.util.Arrays.copyOf(shapes, shapes.length / 2);
     assertThat(ProloguePatcher.patch(truncated, targets())).as("truncated").isNull();
-  }
-
-  private static byte[] bytesOf(Class<?> c) {
-    String resource = c.getName().replace('.', '/') + ".class";
-    try (InputStream in = c.getClassLoader().getResourceAsStream(resource)) {
-      return in.readAllBytes();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

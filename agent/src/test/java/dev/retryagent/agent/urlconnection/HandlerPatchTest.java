@@ -6,6 +6,7 @@ import dev.retryagent.agent.CapturedStderr;
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgeHandler;
 import dev.retryagent.agent.tooling.BridgeInstaller;
+import dev.retryagent.agent.tooling.DefiningLoader;
 import dev.retryagent.agent.tooling.TestBridge;
 import java.io.IOException;
 import java.io.InputStream;
@@ -69,16 +70,14 @@ class HandlerPatchTest {
   }
 
   /**
-   * Defines the given classes itself (child-first), everything else from its parent; with {@code
-   * bridgeless}, it refuses the bridge's name, as no real loader may.
+   * {@link DefiningLoader}; with {@code bridgeless}, it refuses the bridge's name, as no real
+   * loader may.
    */
-  private static final class Loader extends ClassLoader {
-    private final Map<String, byte[]> classes;
+  private static final class Loader extends DefiningLoader {
     private final boolean bridgeless;
 
     Loader(Map<String, byte[]> classes, boolean bridgeless) {
-      super(HandlerPatchTest.class.getClassLoader());
-      this.classes = classes;
+      super(HandlerPatchTest.class.getClassLoader(), classes);
       this.bridgeless = bridgeless;
     }
 
@@ -87,14 +86,7 @@ class HandlerPatchTest {
       if (bridgeless && name.equals(BridgeInstaller.NAME)) {
         throw new ClassNotFoundException(name);
       }
-      byte[] b = classes.get(name);
-      if (b == null) {
-        return super.loadClass(name, resolve);
-      }
-      synchronized (getClassLoadingLock(name)) {
-        Class<?> c = findLoadedClass(name);
-        return c != null ? c : defineClass(name, b, 0, b.length);
-      }
+      return super.loadClass(name, resolve);
     }
   }
 
