@@ -14,8 +14,6 @@ parse_runs_and_compare "$@"
 prepare_apps
 CONFIG=$PWD/config/llm-provider.yml
 
-labels=(); cmds=()
-add() { labels+=("$1"); cmds+=("$2"); }
 for jdk in 17 25; do
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   j="$home/bin/java -cp $work/apps ColdCost"
@@ -39,8 +37,7 @@ for ((r = 1; r <= runs; r++)); do
   done
   echo "round $r/$runs done" >&2
 done
-run_header "$runs"
-echo
+results_header "$runs"
 echo "| first use, in a fresh JVM | median ms (wall) |"
 echo "|---|---:|"
 for ((i = 0; i < n; i++)); do

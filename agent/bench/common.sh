@@ -12,6 +12,20 @@ median() { tr ' ' '\n' <<<"$1" | grep . | sort -n | awk '{a[NR]=$1} END {print (
 # of interleaved rounds when $1 gives one. Timings on a loaded machine say little without it.
 run_header() { echo "$(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)${1:+, $1 interleaved runs each}"; }
 
+# The variants a script runs, in order: `add LABEL COMMAND` appends one to labels and cmds.
+labels=(); cmds=()
+add() { labels+=("$1"); cmds+=("$2"); }
+
+# What goes above a results table: run_header's line ($1: the rounds), which jars were compared
+# when --compare gave one, and a blank line.
+results_header() {
+  run_header "$1"
+  if [ -n "${compare:-}" ]; then
+    echo "retry-agent: $AGENT; compare: $compare"
+  fi
+  echo
+}
+
 # Compiles agent/bench/apps into $work/apps, and a Premain-Class that does nothing into
 # $work/noop-agent.jar (what any -javaagent costs the JVM), in a temporary $work removed on exit.
 # Stops when the agent under test has not been built.

@@ -16,8 +16,6 @@ parse_runs_and_compare "$@"
 prepare_apps
 CONFIG=$PWD/config/llm-provider.yml
 
-labels=(); cmds=()
-add() { labels+=("$1"); cmds+=("$2"); }
 for jdk in 17 25; do
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   add "JDK $jdk, no agent" "$home/bin/java -Xlog:class+load:stdout:uptimenanos -cp $work/apps OneClient"
@@ -40,9 +38,7 @@ for ((r = 1; r <= runs; r++)); do
   done
   echo "round $r/$runs done" >&2
 done
-run_header "$runs"
-[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
-echo
+results_header "$runs"
 # median (min-max) of the numbers in $1
 spread() {
   local sorted

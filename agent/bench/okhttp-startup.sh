@@ -90,9 +90,7 @@ for ((r = 1; r <= runs; r++)); do
   echo "round $r/$runs done" >&2
 done
 
-run_header "$runs"
-[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
-echo
+results_header "$runs"
 echo "| variant | median wall ms | ratio | median CPU ms (user+sys) |"
 echo "|---|---:|---:|---:|"
 declare -A base

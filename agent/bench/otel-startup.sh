@@ -22,8 +22,6 @@ trap 'rm -rf "$work"' EXIT
 "$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/OneUrl.java \
   agent/bench/apps/OneClient.java
 
-declare -a labels cmds
-add() { labels+=("$1"); cmds+=("$2"); }
 for jdk in 17 25; do
   home=$JDK17; [[ $jdk == 25 ]] && home=$JDK25
   for app in OneUrl OneClient; do
@@ -48,8 +46,7 @@ for ((r = 1; r <= runs; r++)); do
   echo "round $r/$runs done" >&2
 done
 
-run_header "$runs"
-echo
+results_header "$runs"
 echo "| variant | median wall ms | median CPU ms (user+sys) | classes loaded |"
 echo "|---|---:|---:|---:|"
 for ((i = 0; i < n; i++)); do

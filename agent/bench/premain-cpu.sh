@@ -23,8 +23,6 @@ parse_runs_and_compare "${args[@]}"
 CONFIG=$PWD/config/llm-provider.yml
 prepare_apps
 
-labels=(); cmds=()
-add() { labels+=("$1"); cmds+=("$2"); }
 for jdk in 17 25; do
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
   j="$home/bin/java -cp $work/apps"
@@ -47,9 +45,7 @@ for ((r = 1; r <= runs; r++)); do
   done
   echo "round $r/$runs done" >&2
 done
-run_header "$runs"
-[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
-echo
+results_header "$runs"
 if [ -n "$client" ]; then
   echo "| variant | main thread, CPU ms until main | all threads, CPU ms until main | main thread, CPU ms in the first HttpClient.newHttpClient() |"
   echo "|---|---:|---:|---:|"

@@ -48,8 +48,6 @@ done
 
 prepare_apps
 
-labels=(); cmds=()
-add() { labels+=("$1"); cmds+=("$2"); }
 if $urlconn; then
   printf 'version: 1\nagent: { clients: { url-connection: false } }\n' > "$work/off.yml"
   printf 'version: 1\nagent: { clients: { url-connection: true } }\n' > "$work/on.yml"
@@ -128,9 +126,7 @@ for ((r = 1; r <= runs; r++)); do
   echo "round $r/$runs done" >&2
 done
 
-run_header "$runs"
-[ -n "$compare" ] && echo "retry-agent: $AGENT; compare: $compare"
-echo
+results_header "$runs"
 echo "| variant | median wall ms | ratio | median CPU ms (user+sys) | median ms until main returns | ratio |"
 echo "|---|---:|---:|---:|---:|---:|"
 declare -A base basemain
