@@ -2,8 +2,9 @@ package dev.retryagent.engine;
 
 /**
  * Runs asynchronous retries later, without a thread waiting per pending retry: a small pool of
- * threads waits for the next due task and runs it (starting the next attempt). Injected so tests
- * drive time by hand. Implementations are thread-safe; the default is {@link #shared()}.
+ * threads waits for the next due task and runs it (starting the next attempt; the agent's own timed
+ * work, too). Injected so tests drive time by hand. Implementations are thread-safe; the default is
+ * {@link #shared()}.
  */
 public interface Scheduler {
   /** A task that may still be cancelled. */

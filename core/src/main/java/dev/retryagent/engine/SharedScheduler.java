@@ -12,7 +12,9 @@ import java.util.concurrent.TimeUnit;
  * 10,000 waiting calls once grew an unbounded pool to 55 threads), each both waiting for the next
  * due task and running it. Two, not one: starting an attempt may resolve a host name (java.net.http
  * resolves in {@code sendAsync}), and one slow resolution must not hold every other due retry. Idle
- * threads end after 30 s; a pending task keeps one. Thread-safe.
+ * threads end after 30 s; a pending task keeps one. The agent runs its other timed work here too
+ * (the exporters' start, the reload watcher's looks at its file), so it has no thread of its own
+ * for them. Thread-safe.
  */
 final class SharedScheduler implements Scheduler {
   static final SharedScheduler INSTANCE = new SharedScheduler();

@@ -9,7 +9,7 @@ import dev.retryagent.config.LogLevel;
 import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
-import dev.retryagent.internal.AgentThreads;
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.jdk.JdkRetrying;
 import dev.retryagent.internal.observe.ExitSummary;
 import dev.retryagent.internal.observe.LogListener;
@@ -27,10 +27,13 @@ import java.util.function.Consumer;
  * its listeners (log, metrics, dead letters) and the exporters (JMX, Prometheus).
  *
  * <p>Start-up cost is kept off {@code premain}: the engine is built on the first intercepted call,
- * and the exporters and the reload watcher start on a daemon thread at that call, or 10 s after
- * start-up when no call comes first. That thread starts at start-up only when something must run
- * even if no call ever comes (the reload watcher, the Prometheus endpoint); otherwise (JMX only, or
- * no exporter) at the first call: no thread runs before the agent needs one.
+ * and the exporters and the reload watcher start a second after that call, or 10 s after start-up
+ * when no call comes first. Both are timed tasks on the agent's shared threads ({@link
+ * Scheduler#shared()}, at most two, the very threads that run asynchronous retries): the agent has
+ * no thread of its own for them (issue 13: at most two agent threads, whatever waits). They are
+ * scheduled at start-up only when something must run even if no call ever comes (the reload
+ * watcher, the Prometheus endpoint); otherwise (JMX only, or no exporter) at the first call: no
+ * thread runs before the agent needs one.
  *
  * <p>A reload ({@link #apply}) takes effect for calls that start after it: a call resolves its
  * policy and mode once, when it starts, and keeps them to its end, retries included. Every thread
@@ -54,9 +57,10 @@ public final class AgentRuntime {
    */
   static final long AFTER_FIRST_USE_MILLIS = 1_000;
 
-  private final java.util.concurrent.CountDownLatch firstUse =
-      new java.util.concurrent.CountDownLatch(1);
   private final long createdNanos = System.nanoTime();
+
+  /** Runs the exporters' start and the watcher's polls: {@link Scheduler#shared()} but in tests. */
+  private final Scheduler scheduler;
 
   private final ConfigSources sources;
   // The observe classes write whole lines, "retry-agent: " included.
@@ -78,8 +82,11 @@ public final class AgentRuntime {
   /** Set once the exporters have started; reloads apply {@code agent.metrics} from then on. */
   private boolean exportersStarted;
 
-  /** The start-up thread, when it waits for the first call to be started; null otherwise. */
-  private Thread startAtFirstUse;
+  /**
+   * What {@link #startBackground} was given to start (the watcher, null for none): set once it has
+   * been called; the first call schedules the start from then on. Guarded by {@code this}.
+   */
+  private Background background;
 
   /**
    * What is built on first use. The code that hands the engine its resolver and listeners is here,
@@ -166,6 +173,12 @@ public final class AgentRuntime {
   }
 
   public AgentRuntime(ConfigSources sources, AgentConfig config) {
+    this(sources, config, Scheduler.shared());
+  }
+
+  /** Test seam: {@code scheduler} runs the exporters' start and the watcher's polls. */
+  AgentRuntime(ConfigSources sources, AgentConfig config, Scheduler scheduler) {
+    this.scheduler = scheduler;
     this.sources = sources;
     this.config = config;
     this.hookedClients = config.clients();
@@ -234,10 +247,8 @@ public final class AgentRuntime {
         if (b == null) {
           b = new Built(this, config, errors);
           built = b;
-          firstUse.countDown();
-          if (startAtFirstUse != null) {
-            startAtFirstUse.start();
-            startAtFirstUse = null;
+          if (background != null) {
+            background.scheduleAfterFirstCall();
           }
         }
       }
@@ -281,50 +292,74 @@ public final class AgentRuntime {
   }
 
   /**
-   * Starts the exporters and the reload watcher on a daemon thread; see the delay above. The
-   * watcher takes its first look at the file now, so an edit made before it starts is not missed.
-   * The thread starts now when the watcher or the Prometheus endpoint must run even if no call ever
-   * comes; otherwise at the first call (JMX alone has nothing to show before it).
+   * Starts the exporters and the reload watcher; see the delay above. The watcher takes its first
+   * look at the file now, so an edit made before it starts is not missed. Their start is scheduled
+   * now when the watcher or the Prometheus endpoint must run even if no call ever comes; otherwise
+   * at the first call (JMX alone has nothing to show before it).
    *
    * @param watchedFile the configuration file to watch, or null for none
    */
   public void startBackground(Path watchedFile) {
     ConfigReloader reloader = watchedFile == null ? null : new ConfigReloader(this, watchedFile);
-    Thread t =
-        AgentThreads.newThread(
-            new Runnable() {
-              @Override
-              public void run() {
-                try {
-                  if (firstUse.await(
-                      EXPORTERS_DELAY_MILLIS, java.util.concurrent.TimeUnit.MILLISECONDS)) {
-                    long sinceStart = (System.nanoTime() - createdNanos) / 1_000_000;
-                    long pause = pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS);
-                    if (pause > 0) {
-                      Thread.sleep(pause);
-                    }
-                  }
-                } catch (InterruptedException e) {
-                  return;
-                }
-                startExporters();
-                if (reloader != null) {
-                  reloader.start();
-                }
-              }
-            },
-            "retry-agent-init");
-    if (reloader != null || config.metrics().prometheusEnabled()) {
-      t.start();
-      return;
-    }
+    boolean evenWithoutCalls = reloader != null || config.metrics().prometheusEnabled();
     synchronized (this) {
-      if (built == null) {
-        startAtFirstUse = t;
-        return;
+      background = new Background(reloader);
+      if (built != null) {
+        background.scheduleAfterFirstCall(); // it came first, on another thread, during premain
+      } else if (evenWithoutCalls) {
+        background.scheduleIn(EXPORTERS_DELAY_MILLIS);
       }
     }
-    t.start();
+  }
+
+  /**
+   * The exporters' and the watcher's start, run once by whichever of its schedules comes first (the
+   * delay after start-up, or the pause after the first call); the other is cancelled. A named
+   * class, not a lambda: it is made in {@code premain}.
+   */
+  private final class Background implements Runnable {
+    private final ConfigReloader reloader;
+    private Scheduler.Cancellable scheduled; // guarded by AgentRuntime.this
+    private boolean started; // guarded by AgentRuntime.this
+
+    Background(ConfigReloader reloader) {
+      this.reloader = reloader;
+    }
+
+    /** Schedules the start a second after the first call (never past the delay). */
+    void scheduleAfterFirstCall() {
+      long sinceStart = (System.nanoTime() - createdNanos) / 1_000_000;
+      scheduleIn(pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS));
+    }
+
+    /**
+     * Schedules the start {@code millis} from now, in place of any earlier schedule (never a sooner
+     * one: a first call's pause ends before the delay after start-up). Holds the runtime.
+     */
+    void scheduleIn(long millis) {
+      if (started) {
+        return;
+      }
+      Scheduler.Cancellable earlier = scheduled;
+      scheduled = scheduler.schedule(this, millis * 1_000_000L);
+      if (earlier != null) {
+        earlier.cancel(); // the start after the first call comes before the one at the delay
+      }
+    }
+
+    @Override
+    public void run() {
+      synchronized (AgentRuntime.this) {
+        if (started) {
+          return;
+        }
+        started = true;
+      }
+      startExporters();
+      if (reloader != null) {
+        reloader.watch(scheduler);
+      }
+    }
   }
 
   /**

@@ -5,6 +5,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigProblem;
+import dev.retryagent.engine.Scheduler;
 import java.nio.file.Path;
 import java.util.function.Function;
 
@@ -27,7 +28,9 @@ import java.util.function.Function;
  *
  * <p>A file that disappears (being replaced, or deleted) leaves the configuration as it is; its
  * return is an edit like any other. A reload that sets {@code agent.reload: false} stops the
- * watching. Runs on one daemon thread; nothing thrown while checking ends it.
+ * watching. Each look is a timed task on the agent's shared threads ({@link Scheduler#shared()}),
+ * which schedules the next when it ends: no thread of its own, and one look at a time. Nothing
+ * thrown while checking ends the watching.
  */
 final class ConfigReloader implements Runnable {
   static final long POLL_MILLIS = Math.max(10, Long.getLong("retryagent.reload.pollMillis", 1000));
@@ -43,6 +46,9 @@ final class ConfigReloader implements Runnable {
 
   private boolean missingReported;
   private volatile boolean stopped;
+
+  /** Where the looks run, once {@link #watch} started them. */
+  private Scheduler scheduler;
 
   /** How the file is looked at: {@link FileFingerprint#of} unless a test says otherwise. */
   private final Function<Path, FileFingerprint> looker;
@@ -64,24 +70,22 @@ final class ConfigReloader implements Runnable {
     return looker == null ? FileFingerprint.of(file) : looker.apply(file);
   }
 
-  void start() {
-    Thread t = new Thread(this, "retry-agent-reload");
-    t.setDaemon(true);
-    t.start();
+  /** Starts the watching: a look every {@link #POLL_MILLIS} on {@code scheduler}'s threads. */
+  void watch(Scheduler scheduler) {
+    this.scheduler = scheduler;
+    scheduler.schedule(this, POLL_MILLIS * 1_000_000L);
   }
 
+  /** One look, then the next scheduled, until a reload stops the watching. */
   @Override
   public void run() {
-    while (!stopped) {
-      try {
-        Thread.sleep(POLL_MILLIS);
-      } catch (InterruptedException e) {
-        return;
-      }
-      try {
-        poll();
-      } catch (RuntimeException | LinkageError e) {
-        AgentLog.error("checking " + file + " for edits failed (" + e + "); still watching it");
+    try {
+      poll();
+    } catch (RuntimeException | LinkageError e) {
+      AgentLog.error("checking " + file + " for edits failed (" + e + "); still watching it");
+    } finally {
+      if (!stopped) {
+        scheduler.schedule(this, POLL_MILLIS * 1_000_000L);
       }
     }
   }

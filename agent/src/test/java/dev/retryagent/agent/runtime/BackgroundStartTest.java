@@ -1,0 +1,187 @@
+package dev.retryagent.agent.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.agent.CapturedStderr;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigSources;
+import dev.retryagent.engine.Scheduler;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The exporters' start and the watcher's looks as timed tasks on the agent's shared threads (issue
+ * 13: at most two agent threads, whatever waits), driven by hand: what is scheduled when, and what
+ * each task does. The delays are the defaults: the exporters 10 s after start-up or 1 s after the
+ * first call, a look every second.
+ */
+class BackgroundStartTest {
+  private static final long SECOND = 1_000_000_000L;
+  private static final String NO_JMX = "agent: { metrics: { jmx: false } }\n";
+
+  @TempDir Path dir;
+
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
+
+  private final Tasks tasks = new Tasks();
+
+  @Test
+  void withAFileTheStartIsScheduledAtStartUpAndTheFirstCallBringsItForward() throws Exception {
+    Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
+    AgentRuntime runtime = runtime(file);
+
+    runtime.startBackground(file);
+    assertThat(tasks.pending()).as("the start, 10 s after start-up").containsExactly(10 * SECOND);
+
+    runtime.engine(); // the first call
+    assertThat(tasks.pending())
+        .as("a second after the first call, in place of the other")
+        .containsExactly(SECOND);
+    assertThat(tasks.cancelled).isEqualTo(1);
+
+    tasks.runNext(); // the start: exporters, then the watcher's first look in a second
+    assertThat(tasks.pending()).containsExactly(SECOND);
+
+    Files.writeString(file, NO_JMX + retries(4));
+    tasks.runNext(); // a look sees the edit once...
+    tasks.runNext(); // ...and again: applied
+    assertThat(runtime.config().defaultPolicy().retry().maxAttempts()).isEqualTo(4);
+    assertThat(tasks.pending()).as("each look schedules the next").containsExactly(SECOND);
+
+    Files.writeString(file, "agent: { metrics: { jmx: false }, reload: false }\n" + retries(4));
+    tasks.runNext();
+    tasks.runNext();
+    assertThat(runtime.config().reload()).isFalse();
+    assertThat(tasks.pending()).as("reload: false ends the looks").isEmpty();
+  }
+
+  @Test
+  void aLookThatFailsIsReportedAndTheNextIsStillScheduled() throws Exception {
+    Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
+    AgentRuntime runtime = runtime(file);
+    List<Integer> looks = new ArrayList<>();
+    ConfigReloader reloader =
+        new ConfigReloader(
+            runtime,
+            file,
+            f -> {
+              looks.add(looks.size());
+              if (looks.size() == 2) {
+                throw new IllegalStateException("file system gone away");
+              }
+              return FileFingerprint.of(f);
+            });
+
+    reloader.watch(tasks);
+    tasks.runNext();
+
+    assertThat(looks).hasSize(2);
+    assertThat(stderr.text())
+        .contains("checking " + file + " for edits failed")
+        .contains("file system gone away")
+        .contains("still watching it");
+    assertThat(tasks.pending()).containsExactly(SECOND);
+    tasks.runNext();
+    assertThat(looks).hasSize(3);
+  }
+
+  @Test
+  void withoutAFileOrAnEndpointNothingIsScheduledBeforeTheFirstCall() throws Exception {
+    AgentRuntime runtime = runtime(null);
+
+    runtime.startBackground(null);
+    assertThat(tasks.pending()).isEmpty();
+
+    runtime.engine();
+    assertThat(tasks.pending()).containsExactly(SECOND);
+    tasks.runNext(); // the exporters; no watcher
+    assertThat(tasks.pending()).isEmpty();
+
+    runtime.engine(); // later calls schedule nothing
+    assertThat(tasks.pending()).isEmpty();
+  }
+
+  @Test
+  void aCallBeforeTheBackgroundIsArmedSchedulesItWhenItIs() throws Exception {
+    Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
+    AgentRuntime runtime = runtime(file);
+
+    runtime.engine(); // a call on another thread while premain was still running
+    assertThat(tasks.pending()).isEmpty();
+    runtime.startBackground(file);
+
+    assertThat(tasks.pending()).containsExactly(SECOND);
+  }
+
+  /** With {@code file}'s configuration, or without a file (JMX off in both: no MBeans here). */
+  private AgentRuntime runtime(Path file) throws Exception {
+    if (file == null) {
+      ConfigSources none = ConfigSources.resolve("", new Properties(), Map.of());
+      return new AgentRuntime(
+          none, none.apply(ConfigLoader.parse(NO_JMX, "test", Map.of())), tasks);
+    }
+    ConfigSources sources = ConfigSources.resolve("config=" + file, new Properties(), Map.of());
+    return new AgentRuntime(sources, sources.load(Map.of()), tasks);
+  }
+
+  private static String retries(int n) {
+    return "defaults: { retry: { maxAttempts: " + n + " } }\n";
+  }
+
+  /** Records what is scheduled; runs the soonest only when the test says so. */
+  private static final class Tasks implements Scheduler {
+    private final List<Task> queue = new ArrayList<>();
+    int cancelled;
+
+    private final class Task implements Cancellable {
+      final Runnable body;
+      final long delayNanos;
+
+      Task(Runnable body, long delayNanos) {
+        this.body = body;
+        this.delayNanos = delayNanos;
+      }
+
+      @Override
+      public boolean cancel() {
+        cancelled++;
+        return queue.remove(this);
+      }
+    }
+
+    @Override
+    public Cancellable schedule(Runnable task, long delayNanos) {
+      Task t = new Task(task, delayNanos);
+      queue.add(t);
+      return t;
+    }
+
+    /** The delays of the tasks not yet run, in the order they were scheduled. */
+    List<Long> pending() {
+      List<Long> delays = new ArrayList<>();
+      for (Task t : queue) {
+        delays.add(t.delayNanos);
+      }
+      return delays;
+    }
+
+    void runNext() {
+      assertThat(queue).as("a task to run").isNotEmpty();
+      Task next = queue.get(0);
+      for (Task t : queue) {
+        if (t.delayNanos < next.delayNanos) {
+          next = t;
+        }
+      }
+      queue.remove(next);
+      next.body.run();
+    }
+  }
+}
