@@ -5,7 +5,9 @@
 #   agent/bench/cold-costs.sh [--runs N] [--compare OTHER.jar]
 #
 # The zip-open rows open the agent jar (and OTHER.jar, say one built before a change) and a jar of
-# one class: the JVM pays this when it opens an agent jar for -javaagent.
+# one class: the JVM pays this when it opens an agent jar for -javaagent. The pack-read rows read
+# from each jar's class pack the classes its class loader reads in a run of OneClient with
+# config/llm-provider.yml (premain's, then the hook's; listed with -Xlog:class+load), timing the reads.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . agent/bench/common.sh
@@ -13,6 +15,9 @@ runs=11
 parse_runs_and_compare "$@"
 prepare_apps
 CONFIG=$PWD/config/llm-provider.yml
+# The hidden classes a OneClient run reads (the launcher's own are not in the pack), a path a line.
+"$JDK17/bin/java" -Xlog:class+load -javaagent:"$AGENT=$CONFIG" -cp "$work/apps" OneClient 2>/dev/null |
+  awk '/source: file:.*retry-agent/ && !/dev.retryagent.launcher/ {print $2}' | tr . / > "$work/oneclient-classes"
 
 for jdk in 17 25; do
   home=$JDK17; [ $jdk = 25 ] && home=$JDK25
@@ -26,6 +31,11 @@ for jdk in 17 25; do
     add "JDK $jdk, open the compared jar ($(unzip -l "$compare" | tail -1 | awk '{print $2}') entries)" "$j zip-open $compare"
   fi
   add "JDK $jdk, open a one-class jar" "$j zip-open $work/noop-agent.jar"
+  reads="read the $(wc -l < "$work/oneclient-classes") classes a OneClient run reads"
+  add "JDK $jdk, $reads from the agent jar" "$home/bin/java -cp $work/apps:$AGENT ColdCost pack-read $AGENT $work/oneclient-classes"
+  if [ -n "$compare" ]; then
+    add "JDK $jdk, $reads from the compared jar" "$home/bin/java -cp $work/apps:$compare ColdCost pack-read $compare $work/oneclient-classes"
+  fi
 done
 
 n=${#cmds[@]}

@@ -1,8 +1,13 @@
 import java.io.FileInputStream;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.io.InputStream;
 import java.math.BigDecimal;
 import java.nio.file.Files;
 import java.nio.file.Paths;
+import java.util.List;
+import java.util.jar.JarFile;
 import java.util.zip.ZipFile;
 
 /**
@@ -17,10 +22,15 @@ import java.util.zip.ZipFile;
  *       {@code FileInputStream}.
  *   <li>{@code zip-open JAR}: open a jar and read its manifest, as the system class loader does
  *       with an agent jar (its cost grows with the number of entries).
+ *   <li>{@code pack-read JAR NAMES}: read the classes listed in the file NAMES (one path a line,
+ *       {@code dev/retryagent/config/ConfigLoader}) from the agent jar's class pack, as its class
+ *       loader does; only the reads are timed, not opening the pack. A class JAR lacks is skipped
+ *       (a build before or after a change). Needs JAR on the class path too (its {@code
+ *       ClassPack}).
  * </ul>
  */
 public class ColdCost {
-  public static void main(String[] args) throws Exception {
+  public static void main(String[] args) throws Throwable {
     long start = System.nanoTime();
     Object result;
     switch (args[0]) {
@@ -45,6 +55,24 @@ public class ColdCost {
           try (InputStream in = zip.getInputStream(zip.getEntry("META-INF/MANIFEST.MF"))) {
             result = in.readAllBytes().length; // a number: no string concatenation in the timing
           }
+        }
+        break;
+      case "pack-read":
+        {
+          List<String> names = Files.readAllLines(Paths.get(args[2]));
+          Class<?> type = Class.forName("dev.retryagent.launcher.ClassPack");
+          Object pack =
+              type.getMethod("open", JarFile.class).invoke(null, new JarFile(args[1], false));
+          MethodHandle read =
+              MethodHandles.publicLookup()
+                  .findVirtual(type, "read", MethodType.methodType(byte[].class, String.class));
+          long bytes = 0;
+          start = System.nanoTime();
+          for (String name : names) {
+            byte[] b = (byte[]) read.invoke(pack, name); // null: not in this jar (another build)
+            bytes += b == null ? 0 : b.length;
+          }
+          result = bytes;
         }
         break;
       default:

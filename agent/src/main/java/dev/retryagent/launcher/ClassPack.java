@@ -1,8 +1,11 @@
 package dev.retryagent.launcher;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.RandomAccessFile;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.jar.JarFile;
 import java.util.zip.DataFormatException;
@@ -25,16 +28,19 @@ import java.util.zip.ZipEntry;
  * its bytes start after the data's start, how many are stored, how many the class file has: fewer
  * stored means deflated, zlib format); the names, each a two-byte length and ASCII; the data. A
  * class's name is its path without suffix ({@code dev/retryagent/engine/RetryCall}), found by
- * linear probing from its hash's slot. Reading a class skips to its bytes, which a stored entry
- * does without reading what it skips.
+ * linear probing from its hash's slot. A class is read with one positioned read of the jar file, at
+ * the pack's own offset in it ({@link StoredEntry}); where that offset cannot be told, through the
+ * jar's stream of the entry, skipping to the class's bytes (which a stored entry does without
+ * reading what it skips).
  *
- * <p>Immutable once open; thread-safe (the jar's streams are).
+ * <p>Immutable once open; thread-safe (the jar's streams are, and the file's reads hold it).
  */
-public final class ClassPack {
+public final class ClassPack implements Closeable {
   /** The entry of the agent jar that holds the pack. */
   public static final String ENTRY = "inst/classes.pack";
 
   static final int MAGIC = 0x52414350; // "RACP"
+  private static final byte[] MAGIC_BYTES = {'R', 'A', 'C', 'P'};
   static final int VERSION = 1;
   static final int HEADER = 24;
   static final int SLOT = 20;
@@ -46,14 +52,28 @@ public final class ClassPack {
   private final int count;
   private final int dataStart;
 
+  /** The jar file, read directly, and where the pack starts in it; null and -1 without. */
+  private final RandomAccessFile file;
+
+  private final long packOffset;
+
   private ClassPack(
-      JarFile jar, ZipEntry entry, byte[] index, int slots, int count, int dataStart) {
+      JarFile jar,
+      ZipEntry entry,
+      byte[] index,
+      int slots,
+      int count,
+      int dataStart,
+      RandomAccessFile file,
+      long packOffset) {
     this.jar = jar;
     this.entry = entry;
     this.index = index;
     this.slots = slots;
     this.count = count;
     this.dataStart = dataStart;
+    this.file = file;
+    this.packOffset = packOffset;
   }
 
   /**
@@ -80,7 +100,36 @@ public final class ClassPack {
           || (long) HEADER + (long) slots * SLOT + namesLength != dataStart) {
         throw new IOException(jar.getName() + ": " + ENTRY + " is not a class pack of version 1");
       }
-      return new ClassPack(jar, entry, readFully(in, dataStart - HEADER), slots, count, dataStart);
+      byte[] index = readFully(in, dataStart - HEADER);
+      RandomAccessFile file = new RandomAccessFile(jar.getName(), "r");
+      long packOffset = -1;
+      try {
+        packOffset = StoredEntry.dataOffset(file, ENTRY, entry.getSize());
+        if (packOffset >= 0
+            && !Arrays.equals(StoredEntry.readAt(file, packOffset, 4), MAGIC_BYTES)) {
+          packOffset = -1; // not where the directory said: the streams know better
+        }
+      } catch (IOException e) {
+        packOffset = -1;
+      }
+      if (packOffset < 0) {
+        file.close();
+        file = null;
+      }
+      return new ClassPack(jar, entry, index, slots, count, dataStart, file, packOffset);
+    }
+  }
+
+  /** Whether classes are read from the jar file directly (else through the jar's streams). */
+  boolean readsDirectly() {
+    return file != null;
+  }
+
+  /** Closes the jar file this pack reads directly; the jar itself is the caller's. */
+  @Override
+  public void close() throws IOException {
+    if (file != null) {
+      file.close();
     }
   }
 
@@ -99,9 +148,13 @@ public final class ClassPack {
     int stored = intAt(index, slot + 12);
     int size = intAt(index, slot + 16);
     byte[] bytes;
-    try (InputStream in = jar.getInputStream(entry)) {
-      skipFully(in, (long) dataStart + offset);
-      bytes = readFully(in, stored);
+    if (file != null) {
+      bytes = StoredEntry.readAt(file, packOffset + dataStart + offset, stored);
+    } else {
+      try (InputStream in = jar.getInputStream(entry)) {
+        skipFully(in, (long) dataStart + offset);
+        bytes = readFully(in, stored);
+      }
     }
     return stored == size ? bytes : inflate(bytes, size, path);
   }

@@ -56,8 +56,10 @@ class ClassPackTest {
     classes.put("x/Empty", new byte[0]);
 
     for (int method : new int[] {ZipEntry.STORED, ZipEntry.DEFLATED}) {
-      try (JarFile jar = new JarFile(jarWith(classes, stored, method).toFile())) {
-        ClassPack pack = ClassPack.open(jar);
+      try (JarFile jar = new JarFile(jarWith(classes, stored, method).toFile());
+          ClassPack pack = ClassPack.open(jar)) {
+        // a stored pack is read from the file directly; a deflated one through the jar's streams
+        assertThat(pack.readsDirectly()).isEqualTo(method == ZipEntry.STORED);
         assertThat(pack.size()).isEqualTo(classes.size());
         assertThat(new TreeSet<>(pack.paths())).isEqualTo(classes.keySet());
         for (Map.Entry<String, byte[]> c : classes.entrySet()) {
@@ -138,8 +140,8 @@ class ClassPackTest {
           "META-INF/=skip",
           "dev/retryagent/shaded/=deflated"
         });
-    try (JarFile jar = new JarFile(jarWithPack(Files.readAllBytes(out)).toFile())) {
-      ClassPack pack = ClassPack.open(jar);
+    try (JarFile jar = new JarFile(jarWithPack(Files.readAllBytes(out)).toFile());
+        ClassPack pack = ClassPack.open(jar)) {
       assertThat(pack.paths())
           .containsExactlyInAnyOrder(
               "dev/retryagent/A", "dev/retryagent/shaded/lib/B", "java/lang/Bridge");

@@ -75,6 +75,7 @@ class RetryAgentJarIT {
 
   @AfterAll
   static void close() throws IOException {
+    pack.close();
     jar.close();
   }
 
@@ -98,6 +99,9 @@ class RetryAgentJarIT {
     assertThat(jar.getEntry(ClassPack.ENTRY).getMethod())
         .as(ClassPack.ENTRY + " stored, so that a class is read by skipping to it")
         .isEqualTo(java.util.zip.ZipEntry.STORED);
+    assertThat(pack.readsDirectly())
+        .as("each class one positioned read of the jar file, not a stream of the entry")
+        .isTrue();
     assertThat(entries)
         .as("entries besides the pack: the launcher, META-INF, a few resources")
         .hasSizeLessThan(40)
