@@ -37,6 +37,9 @@ final class AgentClassLoader extends ClassLoader {
 
   private static final String CLASSDATA = ".classdata";
 
+  /** The agent's own namespace: every class under it is in the pack, none in a parent. */
+  private static final String OWN = "dev.retryagent.";
+
   private final JarFile jar;
   private final ClassPack classes;
   private final URL jarUrl;
@@ -69,6 +72,21 @@ final class AgentClassLoader extends ClassLoader {
     }
     if (name.equals(AgentStarter.class.getName())) {
       return AgentStarter.class;
+    }
+    if (name.startsWith(OWN)) {
+      // Ours (relocated libraries included) are only in the pack: asking the platform loader
+      // first, and it the boot loader, costs a lock, a lookup and a map entry in each per class,
+      // run interpreted before main (~70-230 classes there).
+      synchronized (getClassLoadingLock(name)) {
+        Class<?> c = findLoadedClass(name);
+        if (c == null) {
+          c = findClass(name);
+        }
+        if (resolve) {
+          resolveClass(c);
+        }
+        return c;
+      }
     }
     return super.loadClass(name, resolve);
   }

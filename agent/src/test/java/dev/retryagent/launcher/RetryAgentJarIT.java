@@ -1,6 +1,7 @@
 package dev.retryagent.launcher;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -91,6 +92,46 @@ class RetryAgentJarIT {
     assertThat(main.getValue("Implementation-Version")).isNotBlank();
     assertThat(main.getValue("Multi-Release")).isNull();
     assertThat(main.getValue("Boot-Class-Path")).isNull();
+  }
+
+  @Test
+  void theAgentsLoaderDefinesItsOwnNamespaceItselfAndAsksThePlatformForTheRest() throws Exception {
+    AgentClassLoader loader = AgentClassLoader.open(System.getProperty("retryagent.jar"));
+    String own = "dev.retryagent.config.AgentConfig";
+
+    // many threads at once, as a parallel-capable loader allows: one class, defined here
+    List<Thread> threads = new ArrayList<>();
+    Set<Class<?>> seen = Collections.synchronizedSet(new java.util.HashSet<>());
+    for (int i = 0; i < 8; i++) {
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  seen.add(loader.loadClass(own));
+                } catch (ClassNotFoundException e) {
+                  throw new AssertionError(e);
+                }
+              });
+      threads.add(t);
+      t.start();
+    }
+    for (Thread t : threads) {
+      t.join();
+    }
+    assertThat(seen).hasSize(1);
+    Class<?> c = seen.iterator().next();
+    assertThat(c.getClassLoader()).isSameAs(loader);
+    assertThat(Class.forName(own, false, loader)).isSameAs(c);
+
+    // not in the pack: not found, though in our namespace (a launcher class is never in it)
+    assertThatThrownBy(() -> loader.loadClass("dev.retryagent.NoSuchClass"))
+        .isInstanceOf(ClassNotFoundException.class);
+    assertThatThrownBy(() -> loader.loadClass(ClassPack.class.getName()))
+        .isInstanceOf(ClassNotFoundException.class);
+    // the platform's and the bridge's from the parents; the two start-up types handed over
+    assertThat(loader.loadClass("java.net.http.HttpClient").getClassLoader())
+        .isSameAs(ClassLoader.getPlatformClassLoader());
+    assertThat(loader.loadClass(AgentStarter.class.getName())).isSameAs(AgentStarter.class);
   }
 
   @Test

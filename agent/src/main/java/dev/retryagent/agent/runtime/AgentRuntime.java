@@ -381,16 +381,18 @@ public final class AgentRuntime {
 
   /** At JVM exit: one summary line per route (when there were calls), dead letters flushed. */
   public void registerShutdownHook() {
-    Runtime.getRuntime()
-        .addShutdownHook(
-            new Thread(
-                new Runnable() {
-                  @Override
-                  public void run() {
-                    onExit();
-                  }
-                },
-                "retry-agent-exit"));
+    Runtime.getRuntime().addShutdownHook(new Thread(new ExitHook(), "retry-agent-exit"));
+  }
+
+  /**
+   * What the JVM's exit runs. A named class (made in {@code premain}; agent/bench/load-windows.sh
+   * also takes its loading as the end of the hooks' install).
+   */
+  private final class ExitHook implements Runnable {
+    @Override
+    public void run() {
+      onExit();
+    }
   }
 
   private void onExit() {
