@@ -27,9 +27,17 @@ public final class AgentConfig {
           null,
           PathMask.NONE,
           null,
-          Policy.defaults(),
+          null, // Policy.defaults(), when first asked for (BuiltIn)
           Collections.emptyList(),
           BUILT_IN);
+
+  /**
+   * The built-in default policy, made when first asked for (at the first call), not when this class
+   * is loaded: without a file, {@code premain} then loads none of the ~20 policy classes.
+   */
+  private static final class BuiltIn {
+    static final Policy POLICY = Policy.defaults();
+  }
 
   private final int version;
   private final Mode mode;
@@ -41,7 +49,10 @@ public final class AgentConfig {
   private final String deadLetterPath;
   private final PathMask pathMask;
   private final FleetConfig fleet;
+
+  /** Null for the built-in one: {@link #defaultPolicy()}. */
   private final Policy defaultPolicy;
+
   private final List<Route> routes;
   private final Route[] routeArray;
   private final String source;
@@ -70,7 +81,7 @@ public final class AgentConfig {
     this.deadLetterPath = deadLetterPath;
     this.pathMask = Objects.requireNonNull(pathMask, "pathMask");
     this.fleet = fleet;
-    this.defaultPolicy = Objects.requireNonNull(defaultPolicy, "defaultPolicy");
+    this.defaultPolicy = defaultPolicy;
     this.routeArray = routes.toArray(new Route[0]);
     this.routes = List.of(routeArray);
     this.source = Objects.requireNonNull(source, "source");
@@ -139,7 +150,8 @@ public final class AgentConfig {
 
   /** The policy of calls no route claims; its route name is {@value Policy#DEFAULT_ROUTE}. */
   public Policy defaultPolicy() {
-    return defaultPolicy;
+    Policy p = defaultPolicy;
+    return p != null ? p : BuiltIn.POLICY;
   }
 
   /** The routes in file order; the first that matches a request wins. */
@@ -163,7 +175,7 @@ public final class AgentConfig {
         return route.policy();
       }
     }
-    return defaultPolicy;
+    return defaultPolicy();
   }
 
   /**
@@ -228,13 +240,13 @@ public final class AgentConfig {
         && Objects.equals(deadLetterPath, t.deadLetterPath)
         && pathMask.equals(t.pathMask)
         && Objects.equals(fleet, t.fleet)
-        && defaultPolicy.equals(t.defaultPolicy)
+        && defaultPolicy().equals(t.defaultPolicy())
         && routes.equals(t.routes);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(mode, strict, reload, clients, logLevel, metrics, defaultPolicy, routes);
+    return Objects.hash(mode, strict, reload, clients, logLevel, metrics, defaultPolicy(), routes);
   }
 
   /** A multi-line summary for the start-up log: settings, then each route and its policy. */
@@ -265,7 +277,7 @@ public final class AgentConfig {
     for (Route r : routeArray) {
       out.append("\n  ").append(r).append(" -> ").append(r.policy());
     }
-    out.append("\n  default -> ").append(defaultPolicy);
+    out.append("\n  default -> ").append(defaultPolicy());
     return out.toString();
   }
 }

@@ -23,6 +23,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -105,6 +106,30 @@ class NoInvokedynamicBeforeMainIT {
             "invokedynamic in classes loaded before main (use a named class instead of a lambda"
                 + " or method reference; the agent compiles with -XDstringConcat=inline)")
         .isEmpty();
+  }
+
+  @Test
+  void withoutAFileNeitherThePoliciesNorTheSchedulerAreMadeBeforeMain() throws IOException {
+    // The built-in default policy is made at the first call, as the engine is (AgentConfig), and
+    // the shared scheduler when something is first scheduled (AgentRuntime): ~25 classes fewer
+    // before main for a service without a file (issue 13, tenth pass).
+    Path log = dir.resolve("class-load.log");
+    ForkedJvm.Result r =
+        ForkedJvm.builder(Jdks.jdk17())
+            .jvmArgs("-Xlog:class+load=info:file=" + log)
+            .mainClass(MainStartApp.class)
+            .run();
+    assertThat(r.value("started")).as(r.describe()).isEqualTo("true");
+
+    List<String> ours = oursLoadedBefore(log, MainStartApp.Started.class.getName());
+    assertThat(ours)
+        .contains("dev.retryagent.config.AgentConfig", "dev.retryagent.policy.Mode")
+        .noneMatch(c -> c.startsWith("dev.retryagent.engine."))
+        .noneMatch(
+            c ->
+                c.startsWith("dev.retryagent.policy.")
+                    && !c.equals("dev.retryagent.policy.Mode")
+                    && !c.equals("dev.retryagent.policy.ConfigNamed"));
   }
 
   /**

@@ -59,7 +59,10 @@ public final class AgentRuntime {
 
   private final long createdNanos = System.nanoTime();
 
-  /** Runs the exporters' start and the watcher's polls: {@link Scheduler#shared()} but in tests. */
+  /**
+   * Runs the exporters' start and the watcher's polls; null for {@link Scheduler#shared()}, asked
+   * for only when something is scheduled (no file, no endpoint: not before the first call).
+   */
   private final Scheduler scheduler;
 
   private final ConfigSources sources;
@@ -173,7 +176,7 @@ public final class AgentRuntime {
   }
 
   public AgentRuntime(ConfigSources sources, AgentConfig config) {
-    this(sources, config, Scheduler.shared());
+    this(sources, config, null);
   }
 
   /** Test seam: {@code scheduler} runs the exporters' start and the watcher's polls. */
@@ -204,6 +207,10 @@ public final class AgentRuntime {
 
   AgentConfig config() {
     return config;
+  }
+
+  private Scheduler scheduler() {
+    return scheduler != null ? scheduler : Scheduler.shared();
   }
 
   ConfigSources sources() {
@@ -341,7 +348,7 @@ public final class AgentRuntime {
         return;
       }
       Scheduler.Cancellable earlier = scheduled;
-      scheduled = scheduler.schedule(this, millis * 1_000_000L);
+      scheduled = scheduler().schedule(this, millis * 1_000_000L);
       if (earlier != null) {
         earlier.cancel(); // the start after the first call comes before the one at the delay
       }
@@ -357,7 +364,7 @@ public final class AgentRuntime {
       }
       startExporters();
       if (reloader != null) {
-        reloader.watch(scheduler);
+        reloader.watch(scheduler());
       }
     }
   }
