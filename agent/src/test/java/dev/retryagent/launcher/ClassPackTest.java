@@ -15,7 +15,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.jar.JarFile;
 import java.util.jar.JarOutputStream;
-import java.util.zip.CRC32;
 import java.util.zip.ZipEntry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -186,17 +185,7 @@ class ClassPackTest {
     try (JarOutputStream jar = new JarOutputStream(Files.newOutputStream(file))) {
       jar.putNextEntry(new ZipEntry("before.txt"));
       jar.write(new byte[] {'b'});
-      ZipEntry entry = new ZipEntry(ClassPack.ENTRY);
-      entry.setMethod(method);
-      if (method == ZipEntry.STORED) {
-        CRC32 crc = new CRC32();
-        crc.update(pack);
-        entry.setSize(pack.length);
-        entry.setCompressedSize(pack.length);
-        entry.setCrc(crc.getValue());
-      }
-      jar.putNextEntry(entry);
-      jar.write(pack);
+      TestJars.put(jar, ClassPack.ENTRY, pack, method, null);
     }
     return file;
   }

@@ -9,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.jar.JarOutputStream;
-import java.util.zip.CRC32;
 import java.util.zip.ZipEntry;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -100,18 +99,8 @@ class StoredEntryTest {
     try (JarOutputStream jar = new JarOutputStream(bytes)) {
       jar.putNextEntry(new ZipEntry("before.txt"));
       jar.write(new byte[] {'b'});
-      ZipEntry entry = new ZipEntry(NAME);
-      entry.setMethod(method);
-      entry.setExtra(new byte[] {(byte) 0xca, (byte) 0xfe, 2, 0, 1, 2}); // an extra field, too
-      if (method == ZipEntry.STORED) {
-        CRC32 crc = new CRC32();
-        crc.update(payload);
-        entry.setSize(payload.length);
-        entry.setCompressedSize(payload.length);
-        entry.setCrc(crc.getValue());
-      }
-      jar.putNextEntry(entry);
-      jar.write(payload);
+      // an extra field too: the data starts past it
+      TestJars.put(jar, NAME, payload, method, new byte[] {(byte) 0xca, (byte) 0xfe, 2, 0, 1, 2});
       jar.putNextEntry(new ZipEntry("after.txt"));
       jar.write(new byte[] {'a'});
       if (comment != null) {
