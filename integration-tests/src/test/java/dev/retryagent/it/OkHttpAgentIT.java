@@ -16,6 +16,7 @@ import dev.retryagent.it.harness.OkHttpVersions;
 import dev.retryagent.it.harness.RecordedRequest;
 import java.io.File;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -23,6 +24,7 @@ import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -38,6 +40,8 @@ import retrofit2.Retrofit;
  * all checks of one JDK and version run in one forked JVM.
  */
 class OkHttpAgentIT {
+  @TempDir Path dir;
+
   static Stream<Arguments> jdksAndVersions() {
     return Jdks.all().stream()
         .flatMap(
@@ -100,6 +104,7 @@ class OkHttpAgentIT {
           ForkedJvm.builder(jdk)
               .classpath(version.jars())
               .classpath(ForkedJvm.locationOf(Retrofit.class))
+              .jvmArgs("-Xlog:class+load=info:file=" + dir.resolve("class-load.log"))
               .mainClass(OkAgentChecksApp.class)
               .args(
                   "builders",
@@ -123,6 +128,16 @@ class OkHttpAgentIT {
       String all = r.describe();
       assertThat(r.exitCode()).as(all).isZero();
       assertThat(r.value("okhttp.version")).as(all).isEqualTo(version.version());
+
+      // OkHttp's hooked classes are patched in their bytes: none of ASM's classes is loaded for
+      // them (~29, run interpreted as the first client is built: issue 13, eleventh pass).
+      List<String> loaded = Files.readAllLines(dir.resolve("class-load.log"));
+      assertThat(loaded)
+          .as("the class-load log")
+          .anyMatch(l -> l.contains(" okhttp3.Dispatcher "))
+          .anyMatch(l -> l.contains(" okhttp3.internal.http.CallServerInterceptor "))
+          .anyMatch(l -> l.contains("RealCall "))
+          .noneMatch(l -> l.contains("dev.retryagent.shaded.bytebuddy.jar.asm."));
 
       // One interceptor, last, the same instance, however the client was built. No network
       // interceptor: OkHttp's own resends are counted by the hook in its CallServerInterceptor,

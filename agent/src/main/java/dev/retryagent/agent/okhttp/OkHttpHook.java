@@ -2,7 +2,11 @@ package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.ClassBytes;
+import dev.retryagent.agent.tooling.ProloguePatcher;
+import dev.retryagent.agent.tooling.ProloguePatcher.Target;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
+import java.util.List;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
@@ -37,10 +41,13 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       for on every call (issue 13).
  * </ul>
  *
- * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses (hand-written
- * bytecode on Byte Buddy's bundled ASM: tens of ms instead of hundreds for {@code Advice}). Nothing
- * is added but instructions: no member, field or interface, so retransformation stays possible.
- * Only the hooked methods are rewritten; every other method is copied byte for byte.
+ * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses. Nothing is added
+ * but instructions: no member, field or interface, so retransformation stays possible. Only the
+ * hooked methods are rewritten; every other method is copied byte for byte: {@link ProloguePatcher}
+ * patches them into the class file's bytes, so that an OkHttp application loads none of ASM's
+ * classes (~29, run interpreted as its first client is built: ~10-15 ms of start-up, issue 13);
+ * only a class file the patcher leaves alone (a constructor with two {@code return}s, say) is read
+ * and written with ASM ({@link WithAsm}), which also says what is missing.
  */
 final class OkHttpHook {
   static final String BUILDER = OkHttpTransformer.BUILDER;
@@ -56,69 +63,132 @@ final class OkHttpHook {
 
   private OkHttpHook() {}
 
+  /** The builder's: {@code build()} first, and every constructor before it returns. */
+  private static final List<Target> BUILDER_TARGETS =
+      List.of(
+          Target.tell("build", "()Lokhttp3/OkHttpClient;", Bridge.OKHTTP_BUILDER, 0),
+          Target.tellBeforeReturn(Bridge.OKHTTP_BUILDER));
+
+  /** The call's: {@code enqueue(callback)} with {@code this}, its client and the callback. */
+  private static final List<Target> CALL_TARGETS =
+      List.of(
+          new Target(
+                  "enqueue",
+                  CALLBACK_DESC,
+                  Bridge.OKHTTP_ENQUEUE,
+                  new int[] {0, Target.THIS_FIELD, 1},
+                  null)
+              .withField("client", CLIENT_DESC),
+          Target.tell("cancel", "()V", Bridge.OKHTTP_CANCEL, 0));
+
+  private static final List<Target> DISPATCHER_TARGETS =
+      List.of(Target.tell("cancelAll", "()V", Bridge.OKHTTP_CANCEL, 0));
+
+  private static final List<Target> SEND_TARGETS =
+      List.of(
+          Target.tellAndOnIoException(
+              "intercept", INTERCEPT_DESC, Bridge.OKHTTP_SENDING, 1, Bridge.OKHTTP_SEND_FAILED));
+
   /**
-   * Returns {@code classfile} with the hooks of its class added.
+   * Returns {@code classfile} with the hooks of its class added: patched into the bytes ({@link
+   * ProloguePatcher}, no ASM class loaded), or, for a class file the patcher leaves alone, written
+   * with ASM ({@link WithAsm}).
    *
    * @throws IllegalStateException if a method (or the call's {@code client} field) is missing, in
    *     which case nothing must be changed
    */
   static byte[] instrument(String internalName, byte[] classfile) {
-    ClassReader reader = new ClassReader(classfile);
-    ClassWriter writer = new ClassWriter(reader, 0);
-    if (internalName.equals(BUILDER)) {
-      BuilderHooks hooks = new BuilderHooks(writer);
-      reader.accept(hooks, 0);
-      if (hooks.constructors == 0) {
-        throw new IllegalStateException(BUILDER + " has no constructor");
-      }
-    } else if (internalName.equals(SEND)) {
-      SendHooks hooks = new SendHooks(writer);
-      reader.accept(hooks, 0);
-      if (!hooks.intercept) {
-        throw new IllegalStateException(SEND + " has no intercept(Chain) in this OkHttp");
-      }
-    } else if (internalName.equals(DISPATCHER)) {
-      DispatcherHooks hooks = new DispatcherHooks(writer);
-      reader.accept(hooks, 0);
-      if (!hooks.cancelAll) {
-        throw new IllegalStateException(DISPATCHER + " has no cancelAll() in this OkHttp");
-      }
-    } else {
-      if (!hasClientField(reader, internalName)) {
-        throw new IllegalStateException(
-            internalName.replace('/', '.') + " has no field client, an unsupported OkHttp");
-      }
-      CallHooks hooks = new CallHooks(writer, internalName);
-      reader.accept(hooks, 0);
-      if (!hooks.enqueue || !hooks.cancel) {
-        throw new IllegalStateException(
-            internalName.replace('/', '.')
-                + " has no "
-                + (hooks.enqueue ? "" : "enqueue(Callback) ")
-                + (hooks.cancel ? "" : "cancel() ")
-                + "in this OkHttp");
-      }
-    }
-    return writer.toByteArray();
+    byte[] patched = patch(internalName, classfile);
+    return patched != null ? patched : WithAsm.instrument(internalName, classfile);
   }
 
-  private static boolean hasClientField(ClassReader reader, String owner) {
-    boolean[] found = new boolean[1];
-    reader.accept(
-        new ClassVisitor(Opcodes.ASM9) {
-          @Override
-          public FieldVisitor visitField(
-              int access, String name, String desc, String signature, Object value) {
-            if (name.equals("client")
-                && desc.equals(CLIENT_DESC)
-                && (access & Opcodes.ACC_STATIC) == 0) {
-              found[0] = true;
+  /** The class file with the hooks patched in by {@link ProloguePatcher}; null if it declines. */
+  static byte[] patch(String internalName, byte[] classfile) {
+    List<Target> targets = targetsOf(internalName, classfile);
+    return targets == null ? null : ProloguePatcher.patch(classfile, targets);
+  }
+
+  /** What the patcher writes into {@code internalName}; null to leave the class to ASM. */
+  private static List<Target> targetsOf(String internalName, byte[] classfile) {
+    if (internalName.equals(BUILDER)) {
+      return BUILDER_TARGETS;
+    }
+    if (internalName.equals(SEND)) {
+      return SEND_TARGETS;
+    }
+    if (internalName.equals(DISPATCHER)) {
+      return DISPATCHER_TARGETS;
+    }
+    // The call: its prologue reads the client field, so the field must be there.
+    ClassBytes c = ClassBytes.read(classfile);
+    return c != null && c.hasInstanceField("client", CLIENT_DESC) ? CALL_TARGETS : null;
+  }
+
+  /**
+   * The same hooks written with ASM. A class of its own, so that verifying {@link OkHttpHook} loads
+   * none of ASM's classes.
+   */
+  static final class WithAsm {
+    private WithAsm() {}
+
+    static byte[] instrument(String internalName, byte[] classfile) {
+      ClassReader reader = new ClassReader(classfile);
+      ClassWriter writer = new ClassWriter(reader, 0);
+      if (internalName.equals(BUILDER)) {
+        BuilderHooks hooks = new BuilderHooks(writer);
+        reader.accept(hooks, 0);
+        if (hooks.constructors == 0) {
+          throw new IllegalStateException(BUILDER + " has no constructor");
+        }
+      } else if (internalName.equals(SEND)) {
+        SendHooks hooks = new SendHooks(writer);
+        reader.accept(hooks, 0);
+        if (!hooks.intercept) {
+          throw new IllegalStateException(SEND + " has no intercept(Chain) in this OkHttp");
+        }
+      } else if (internalName.equals(DISPATCHER)) {
+        DispatcherHooks hooks = new DispatcherHooks(writer);
+        reader.accept(hooks, 0);
+        if (!hooks.cancelAll) {
+          throw new IllegalStateException(DISPATCHER + " has no cancelAll() in this OkHttp");
+        }
+      } else {
+        if (!hasClientField(reader, internalName)) {
+          throw new IllegalStateException(
+              internalName.replace('/', '.') + " has no field client, an unsupported OkHttp");
+        }
+        CallHooks hooks = new CallHooks(writer, internalName);
+        reader.accept(hooks, 0);
+        if (!hooks.enqueue || !hooks.cancel) {
+          throw new IllegalStateException(
+              internalName.replace('/', '.')
+                  + " has no "
+                  + (hooks.enqueue ? "" : "enqueue(Callback) ")
+                  + (hooks.cancel ? "" : "cancel() ")
+                  + "in this OkHttp");
+        }
+      }
+      return writer.toByteArray();
+    }
+
+    private static boolean hasClientField(ClassReader reader, String owner) {
+      boolean[] found = new boolean[1];
+      reader.accept(
+          new ClassVisitor(Opcodes.ASM9) {
+            @Override
+            public FieldVisitor visitField(
+                int access, String name, String desc, String signature, Object value) {
+              if (name.equals("client")
+                  && desc.equals(CLIENT_DESC)
+                  && (access & Opcodes.ACC_STATIC) == 0) {
+                found[0] = true;
+              }
+              return null;
             }
-            return null;
-          }
-        },
-        ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
-    return found[0];
+          },
+          ClassReader.SKIP_CODE | ClassReader.SKIP_DEBUG | ClassReader.SKIP_FRAMES);
+      return found[0];
+    }
   }
 
   private static final class BuilderHooks extends ClassVisitor {

@@ -112,6 +112,26 @@ public final class ClassBytes {
     return pos;
   }
 
+  /** The pool index of the class's own class entry ({@code this_class}). */
+  public int thisClass() {
+    return u2(poolEnd + 2);
+  }
+
+  /** Whether the class declares an instance field {@code name} of type {@code descriptor}. */
+  public boolean hasInstanceField(String name, String descriptor) {
+    int pos = poolEnd + 6; // access, this, super
+    pos += 2 + 2 * u2(pos); // interfaces
+    int count = u2(pos);
+    pos += 2;
+    for (int f = 0; f < count; f++) {
+      if ((u2(pos) & 0x0008) == 0 && isUtf8(u2(pos + 2), name) && isUtf8(u2(pos + 4), descriptor)) {
+        return true;
+      }
+      pos = skipAttributes(pos + 6);
+    }
+    return false;
+  }
+
   /** The offset after the fields or methods whose count is at {@code at}. */
   public int skipMembers(int at) {
     int count = u2(at);
@@ -165,16 +185,28 @@ public final class ClassBytes {
 
     /** A {@code Methodref} of class entry {@code owner}. */
     public int methodRef(int owner, String name, String descriptor) {
-      String key = "M" + owner + "." + name + descriptor;
+      return memberRef(10, owner, name, descriptor);
+    }
+
+    /** A {@code Fieldref} of class entry {@code owner}. */
+    public int fieldRef(int owner, String name, String descriptor) {
+      return memberRef(9, owner, name, descriptor);
+    }
+
+    private int memberRef(int tag, int owner, String name, String descriptor) {
+      String key = tag + "R" + owner + "." + name + descriptor;
       Integer known = written.get(key);
       if (known != null) {
         return known;
       }
-      int n = utf8(name);
-      int d = utf8(descriptor);
-      out.u1(12).u2(n).u2(d);
-      int nameAndType = next("N" + name + descriptor);
-      out.u1(10).u2(owner).u2(nameAndType);
+      Integer nameAndType = written.get("N" + name + descriptor);
+      if (nameAndType == null) {
+        int n = utf8(name);
+        int d = utf8(descriptor);
+        out.u1(12).u2(n).u2(d);
+        nameAndType = next("N" + name + descriptor);
+      }
+      out.u1(tag).u2(owner).u2(nameAndType);
       return next(key);
     }
 

@@ -5,53 +5,154 @@ import dev.retryagent.agent.tooling.ClassBytes.PoolAdditions;
 import java.util.List;
 
 /**
- * Writes {@link BridgePrologue}'s prologue into a class file without ASM: the same instructions,
- * frames and handler, patched into the bytes. Why: the JDK's {@code HttpClientFacade} is rewritten
- * when the application builds its first {@code HttpClient}, often before or just after {@code
- * main}, and reading and writing it with ASM loads ~27 of ASM's classes and runs them interpreted
- * (~10 ms of start-up, issue 13). A prologue at the very start of a method shifts the method's code
- * as a whole, so every branch inside it (relative) stays as it is; what refers to absolute offsets
- * is fixed up: the exception table, the stack map's first frame and its {@code Uninitialized}
- * entries (the offset of a {@code new}), the line and local variable tables. The prologue is padded
- * with {@code nop}s to a multiple of four bytes, so that a {@code tableswitch} keeps its alignment.
+ * Writes the agent's hooks into a class file without ASM: {@link BridgePrologue}'s prologue, and
+ * the simpler calls to {@code RetryAgentBridge.tell}, as the same instructions, frames and
+ * handlers, patched into the bytes. Why: the hooked classes are rewritten as the application first
+ * uses its client (the JDK's {@code HttpClientFacade} when it builds its first {@code HttpClient},
+ * OkHttp's builder when it builds its first {@code OkHttpClient}), often before or just after
+ * {@code main}, and reading and writing them with ASM loads ~29 of ASM's classes and runs them
+ * interpreted (~10-15 ms of start-up, issue 13).
  *
- * <p>Everything else is copied byte for byte; the constant pool gets the entries the prologue needs
- * appended (duplicates of existing ones are legal). Anything this class does not know how to shift
- * (a type annotation on an instruction, an unknown attribute of the code, a method too large) makes
- * {@link #patch} return null, and the caller uses ASM ({@link BridgePrologue}) instead: this is a
- * fast path, never the only one.
+ * <p>What it writes, per {@link Target}:
+ *
+ * <ul>
+ *   <li>a take-over prologue ({@link BridgePrologue}) or a {@code tell} at the very start of a
+ *       method: the method's code shifts as a whole, so every branch inside it (relative) stays as
+ *       it is; what refers to absolute offsets is fixed up: the exception table, the stack map's
+ *       first frame and its {@code Uninitialized} entries (the offset of a {@code new}), the line
+ *       and local variable tables. The prologue is padded with {@code nop}s to a multiple of four
+ *       bytes, so that a {@code tableswitch} keeps its alignment;
+ *   <li>with {@link Target#tellAndOnIoException}, also a handler after the method's last
+ *       instruction, over all of its code, that tells of an {@code IOException} and throws it on;
+ *   <li>a {@code tell} before a constructor returns ({@link Target#tellBeforeReturn}), when its
+ *       only {@code return} is its last instruction (nothing after it moves).
+ * </ul>
+ *
+ * <p>Everything else is copied byte for byte; the constant pool gets the entries the hooks need
+ * appended (duplicates of existing ones are legal). Anything this class does not know how to handle
+ * (a type annotation on an instruction, an unknown attribute of the code or instruction, a method
+ * too large, a constructor with more than one {@code return}) makes {@link #patch} return null, and
+ * the caller uses ASM instead: this is a fast path, never the only one.
  */
 public final class ProloguePatcher {
-  /** A method to take over, and how its prologue calls the bridge. */
+  /** A method to hook, and how. */
   public static final class Target {
+    /** In {@link #argumentSlots}: the instance field {@link #withField} names, of {@code this}. */
+    public static final int THIS_FIELD = -2;
+
+    private enum Kind {
+      TAKE_OVER,
+      TELL,
+      TELL_AND_ON_IO_EXCEPTION,
+      TELL_BEFORE_RETURN
+    }
+
+    final Kind kind;
     final String name;
-    final String desc;
+    final String desc; // null: every method of that name (the constructors)
     final int hook;
     final int[] argumentSlots;
     final String returnType;
+    final int failedHook;
+    final String fieldName;
+    final String fieldDesc;
 
     /**
+     * A take-over prologue ({@link BridgePrologue}): the bridge's {@code enter} gets the arguments,
+     * and the method returns what it delivers, or runs as it was.
+     *
      * @param name the method's name
      * @param desc its descriptor
      * @param hook the hook's number ({@link Bridge})
      * @param argumentSlots the local variable of each {@code Object} the bridge gets, in order
-     *     ({@code 0}: {@code this}), or {@code -1} for {@code null}; 1 to {@value
-     *     BridgePrologue#MAX_ARGUMENTS}
+     *     ({@code 0}: {@code this}), {@code -1} for {@code null}, or {@link #THIS_FIELD}; 1 to
+     *     {@value BridgePrologue#MAX_ARGUMENTS}
      * @param returnType internal name of the method's return type (a reference type), or null for
      *     {@code void}
      */
     public Target(String name, String desc, int hook, int[] argumentSlots, String returnType) {
+      this(Kind.TAKE_OVER, name, desc, hook, argumentSlots, returnType, -1, null, null);
       if (argumentSlots.length < 1 || argumentSlots.length > BridgePrologue.MAX_ARGUMENTS) {
         throw new IllegalArgumentException(argumentSlots.length + " arguments");
       }
-      if (hook < 0 || hook >= Bridge.HOOKS) {
-        throw new IllegalArgumentException("hook number " + hook);
+    }
+
+    private Target(
+        Kind kind,
+        String name,
+        String desc,
+        int hook,
+        int[] argumentSlots,
+        String returnType,
+        int failedHook,
+        String fieldName,
+        String fieldDesc) {
+      checkHook(hook);
+      if (failedHook != -1) {
+        checkHook(failedHook);
       }
+      this.kind = kind;
       this.name = name;
       this.desc = desc;
       this.hook = hook;
       this.argumentSlots = argumentSlots.clone();
       this.returnType = returnType;
+      this.failedHook = failedHook;
+      this.fieldName = fieldName;
+      this.fieldDesc = fieldDesc;
+    }
+
+    private static void checkHook(int hook) {
+      if (hook < 0 || hook >= Bridge.HOOKS) {
+        throw new IllegalArgumentException("hook number " + hook);
+      }
+    }
+
+    /** {@code RetryAgentBridge.tell(hook, <local slot>)} first in public instance method. */
+    public static Target tell(String name, String desc, int hook, int slot) {
+      return new Target(Kind.TELL, name, desc, hook, new int[] {slot}, null, -1, null, null);
+    }
+
+    /**
+     * {@link #tell} first, and {@code tell(failedHook, <local slot>)} before an {@code IOException}
+     * leaves the method: a handler over all of its code, after its own (each of those still catches
+     * first). The handler's frame holds {@code this} and the argument in {@code slot}, which must
+     * be 1 (the first parameter, a reference); a method that stores into either is left to ASM.
+     */
+    public static Target tellAndOnIoException(
+        String name, String desc, int hook, int slot, int failedHook) {
+      return new Target(
+          Kind.TELL_AND_ON_IO_EXCEPTION,
+          name,
+          desc,
+          hook,
+          new int[] {slot},
+          null,
+          failedHook,
+          null,
+          null);
+    }
+
+    /**
+     * {@code RetryAgentBridge.tell(hook, this)} before every constructor of the class returns,
+     * where {@code this} is initialised; at least one constructor.
+     */
+    public static Target tellBeforeReturn(int hook) {
+      return new Target(
+          Kind.TELL_BEFORE_RETURN, "<init>", null, hook, new int[] {0}, null, -1, null, null);
+    }
+
+    /**
+     * This take-over with {@link #THIS_FIELD} standing for {@code this.<name>} (an instance field
+     * of the patched class, of type {@code desc}, which the caller has checked is there).
+     */
+    public Target withField(String name, String desc) {
+      return new Target(
+          kind, this.name, this.desc, hook, argumentSlots, returnType, failedHook, name, desc);
+    }
+
+    boolean matches(ClassBytes c, int nameIndex, int descIndex) {
+      return c.isUtf8(nameIndex, name) && (desc == null || c.isUtf8(descIndex, desc));
     }
   }
 
@@ -62,14 +163,26 @@ public final class ProloguePatcher {
   private static final int BIPUSH = 0x10;
   private static final int ALOAD = 0x19;
   private static final int ALOAD_0 = 0x2a;
+  private static final int ISTORE = 0x36;
+  private static final int ASTORE = 0x3a;
+  private static final int ISTORE_0 = 0x3b;
+  private static final int ASTORE_3 = 0x4e;
   private static final int POP = 0x57;
   private static final int DUP = 0x59;
   private static final int GOTO = 0xa7;
   private static final int ARETURN = 0xb0;
   private static final int RETURN = 0xb1;
+  private static final int GETFIELD = 0xb4;
   private static final int INVOKESTATIC = 0xb8;
+  private static final int ATHROW = 0xbf;
   private static final int CHECKCAST = 0xc0;
+  private static final int WIDE = 0xc4;
   private static final int IFNULL = 0xc6;
+  private static final int TABLESWITCH = 0xaa;
+  private static final int LOOKUPSWITCH = 0xab;
+  private static final int JSR = 0xa8;
+  private static final int RET = 0xa9;
+  private static final int JSR_W = 0xc9;
 
   // Stack map frame types, and the verification types with an operand
   private static final int SAME_LOCALS_1_STACK_ITEM = 64;
@@ -88,8 +201,8 @@ public final class ProloguePatcher {
   private ProloguePatcher() {}
 
   /**
-   * {@code classfile} with the prologue at the start of each of {@code targets}, or null if a
-   * target is missing or the class holds something this patcher does not handle (then use ASM).
+   * {@code classfile} with the hook of each of {@code targets}, or null if a target is missing or
+   * the class holds something this patcher does not handle (then use ASM).
    */
   public static byte[] patch(byte[] classfile, List<Target> targets) {
     try {
@@ -137,14 +250,17 @@ public final class ProloguePatcher {
       for (int m = 0; m < count; m++) {
         int start = pos;
         Target t = targetOf(c.u2(pos + 2), c.u2(pos + 4));
+        int access = c.u2(start);
         int attributes = c.u2(pos + 6);
         pos = c.skipAttributes(pos + 6);
-        if (t == null) {
+        if (t == null || t.kind != Target.Kind.TELL_BEFORE_RETURN && (access & 0x0001) == 0) {
+          // not hooked; nor a method that is not public (as the ASM hooks skip it: then the target
+          // is missing, and ASM says so)
           rest.bytes(in, start, pos - start);
           continue;
         }
         int i = targets.indexOf(t);
-        if (found[i] || (c.u2(start) & 0x0108) != 0) { // twice, static or native
+        if (found[i] && t.desc != null || (access & 0x0108) != 0) { // twice, static or native
           throw new Unhandled("unexpected method");
         }
         found[i] = true;
@@ -184,14 +300,14 @@ public final class ProloguePatcher {
 
     private Target targetOf(int nameIndex, int descIndex) {
       for (Target t : targets) {
-        if (c.isUtf8(nameIndex, t.name) && c.isUtf8(descIndex, t.desc)) {
+        if (t.matches(c, nameIndex, descIndex)) {
           return t;
         }
       }
       return null;
     }
 
-    /** The method's code with the prologue first. */
+    /** The method's code with its hook. */
     private void writeCode(Out out, int attribute, Target t) throws Unhandled {
       int pos = attribute + 6;
       int maxStack = c.u2(pos);
@@ -202,22 +318,44 @@ public final class ProloguePatcher {
       int handlers = c.u2(tablePos);
       int attributesPos = tablePos + 2 + 8 * handlers;
 
-      Prologue p = new Prologue(t);
-      int shift = p.code.size;
-      if (codeLength + shift > 0xFFFF) {
+      Layout l = new Layout(t, codeStart, codeLength);
+      if (l.codeLength > 0xFFFF) {
         throw new Unhandled("method too large");
       }
 
-      Out body = new Out(codeLength + 256);
-      body.u2(Math.max(maxStack, Math.max(2, t.argumentSlots.length + 1))).u2(maxLocals);
-      body.u4(codeLength + shift).bytes(p.code.buf, 0, shift).bytes(in, codeStart, codeLength);
-      body.u2(handlers + 1);
-      // Ours first: its range is the prologue alone, which no other entry covers.
-      body.u2(0).u2(p.tryEnd).u2(p.failed).u2(pool.classEntry("java/lang/Throwable"));
+      Out body = new Out(l.codeLength + 256);
+      body.u2(Math.max(maxStack + l.extraStack, l.minStack)).u2(maxLocals);
+      body.u4(l.codeLength).bytes(l.prologue.buf, 0, l.prologue.size);
+      if (l.insertAt < 0) {
+        body.bytes(in, codeStart, codeLength);
+      } else {
+        body.bytes(in, codeStart, l.insertAt);
+        body.bytes(l.inserted.buf, 0, l.inserted.size);
+        body.bytes(in, codeStart + l.insertAt, codeLength - l.insertAt);
+      }
+      body.bytes(l.handler.buf, 0, l.handler.size);
+
+      boolean takeOver = t.kind == Target.Kind.TAKE_OVER;
+      boolean onIoException = t.kind == Target.Kind.TELL_AND_ON_IO_EXCEPTION;
+      body.u2(handlers + (takeOver || onIoException ? 1 : 0));
+      if (takeOver) {
+        // Ours first: its range is the prologue alone, which no other entry covers.
+        body.u2(0).u2(l.tryEnd).u2(l.failed).u2(pool.classEntry("java/lang/Throwable"));
+      }
       for (int h = 0; h < handlers; h++) {
         int e = tablePos + 2 + 8 * h;
-        body.u2(c.u2(e) + shift).u2(c.u2(e + 2) + shift).u2(c.u2(e + 4) + shift);
-        body.u2(c.u2(e + 6));
+        int from = c.u2(e);
+        int handler = c.u2(e + 4);
+        if (l.insertAt >= 0 && (from >= l.insertAt || handler >= l.insertAt)) {
+          throw new Unhandled("a handler at the constructor's return");
+        }
+        body.u2(l.moved(from)).u2(l.moved(c.u2(e + 2))).u2(l.moved(handler)).u2(c.u2(e + 6));
+      }
+      if (onIoException) {
+        // Last: each of the method's own handlers still catches first.
+        int shift = l.prologue.size;
+        body.u2(shift).u2(shift + codeLength).u2(l.handlerAt);
+        body.u2(pool.classEntry("java/io/IOException"));
       }
 
       int attributes = c.u2(attributesPos);
@@ -229,19 +367,19 @@ public final class ProloguePatcher {
         int length = c.u4(a + 2);
         if (c.isUtf8(nameIndex, "StackMapTable")) {
           stackMap = true;
-          writeStackMap(attrs, nameIndex, a, p);
+          writeStackMap(attrs, nameIndex, a, l);
         } else if (c.isUtf8(nameIndex, "LineNumberTable")) {
-          writeShifted(attrs, a, 4, shift);
+          writeMoved(attrs, a, 4, l, false);
         } else if (c.isUtf8(nameIndex, "LocalVariableTable")
             || c.isUtf8(nameIndex, "LocalVariableTypeTable")) {
-          writeShifted(attrs, a, 10, shift);
+          writeMoved(attrs, a, 10, l, true);
         } else {
           throw new Unhandled("code attribute with offsets this patcher does not know");
         }
         a += 6 + length;
       }
-      if (!stackMap) {
-        writeStackMap(attrs, pool.utf8("StackMapTable"), -1, p);
+      if (!stackMap && (takeOver || onIoException)) {
+        writeStackMap(attrs, pool.utf8("StackMapTable"), -1, l);
         attributes++;
       }
       body.u2(attributes).bytes(attrs.buf, 0, attrs.size);
@@ -251,9 +389,11 @@ public final class ProloguePatcher {
 
     /**
      * The table attribute at {@code attribute}, of entries {@code entrySize} bytes long that each
-     * start with a code offset: the offsets moved by {@code shift}.
+     * start with a code offset, and, with {@code ranges}, a length after it: both moved with the
+     * code.
      */
-    private void writeShifted(Out out, int attribute, int entrySize, int shift) throws Unhandled {
+    private void writeMoved(Out out, int attribute, int entrySize, Layout l, boolean ranges)
+        throws Unhandled {
       int entries = c.u2(attribute + 6);
       if (2 + entries * entrySize != c.u4(attribute + 2)) {
         throw new Unhandled("malformed table");
@@ -261,30 +401,42 @@ public final class ProloguePatcher {
       out.bytes(in, attribute, 8);
       for (int e = 0; e < entries; e++) {
         int at = attribute + 8 + e * entrySize;
-        out.u2(c.u2(at) + shift).bytes(in, at + 2, entrySize - 2);
+        int from = c.u2(at);
+        out.u2(l.moved(from));
+        if (ranges) {
+          out.u2(l.moved(from + c.u2(at + 2)) - l.moved(from)).bytes(in, at + 4, entrySize - 4);
+        } else {
+          out.bytes(in, at + 2, entrySize - 2);
+        }
       }
     }
 
     /**
-     * The prologue's three frames, then the method's own from its {@code StackMapTable} at {@code
-     * attribute} (-1: it had none). Each frame's offset is relative to the one before, so only the
-     * first frame's changes; but a frame can hold an object between its {@code new} and its
-     * constructor ({@code Uninitialized}), named by the absolute offset of the {@code new}, which
-     * moves with the code: every frame is read, and those offsets are shifted.
+     * The take-over prologue's three frames, then the method's own from its {@code StackMapTable}
+     * at {@code attribute} (-1: it had none), then the frame of an {@code IOException} handler
+     * after the code. Each frame's offset is relative to the one before, so only the first frame's
+     * changes; but a frame can hold an object between its {@code new} and its constructor ({@code
+     * Uninitialized}), named by the absolute offset of that {@code new}, which moves with the code:
+     * every frame is read, and those offsets are moved. (Code inserted before a constructor's last
+     * instruction moves no frame: none can come after it.)
      */
-    private void writeStackMap(Out out, int nameIndex, int attribute, Prologue p) throws Unhandled {
+    private void writeStackMap(Out out, int nameIndex, int attribute, Layout l) throws Unhandled {
       Out frames = new Out(64);
       int previous = -1;
-      previous = sameLocalsOneItem(frames, previous, p.notTaken, "java/lang/Object");
-      previous = sameLocalsOneItem(frames, previous, p.failed, "java/lang/Throwable");
-      previous = same(frames, previous, p.original);
-      int shift = p.code.size;
-      int entries = 3;
+      int entries = 0;
+      if (l.t.kind == Target.Kind.TAKE_OVER) {
+        previous = sameLocalsOneItem(frames, previous, l.notTaken, "java/lang/Object");
+        previous = sameLocalsOneItem(frames, previous, l.failed, "java/lang/Throwable");
+        previous = same(frames, previous, l.original);
+        entries = 3;
+      }
+      int shift = l.prologue.size;
       if (attribute >= 0) {
         int count = c.u2(attribute + 6);
         entries += count;
         int f = attribute + 8;
         int end = attribute + 6 + c.u4(attribute + 2);
+        int offset = -1; // the method's own frames', before the move
         for (int i = 0; i < count; i++) {
           int type = c.u1(f);
           int at = f + 1;
@@ -296,6 +448,10 @@ public final class ProloguePatcher {
             at += 2;
           } else {
             throw new Unhandled("reserved frame type");
+          }
+          offset += delta + 1;
+          if (l.insertAt >= 0 && offset > l.insertAt) {
+            throw new Unhandled("a frame after the constructor's return");
           }
           if (i == 0) {
             // The first frame's offset was `delta`; now it is delta + the prologue's length,
@@ -326,6 +482,16 @@ public final class ProloguePatcher {
         if (f != end) {
           throw new Unhandled("malformed stack map");
         }
+        if (count > 0) {
+          previous = offset + shift;
+        }
+      }
+      if (l.t.kind == Target.Kind.TELL_AND_ON_IO_EXCEPTION) {
+        // full_frame: locals this and the argument, the exception on the stack
+        frames.u1(FULL_FRAME).u2(l.handlerAt - previous - 1);
+        frames.u2(2).u1(ITEM_OBJECT).u2(c.thisClass()).u1(ITEM_OBJECT).u2(l.argumentClass);
+        frames.u2(1).u1(ITEM_OBJECT).u2(pool.classEntry("java/io/IOException"));
+        entries++;
       }
       if (entries > 0xFFFF) {
         throw new Unhandled("too many frames");
@@ -388,30 +554,128 @@ public final class ProloguePatcher {
       return offset;
     }
 
-    /** The prologue's code and the offsets of its labels. */
-    private final class Prologue {
-      final Out code = new Out(32);
-      final int tryEnd;
-      final int notTaken;
-      final int failed;
-      final int original;
+    /** {@code RetryAgentBridge.tell(hook, <local slot>)}. */
+    private void tell(Out code, int hook, int slot) throws Unhandled {
+      pushHook(code, hook);
+      load(code, slot);
+      int bridge = pool.classEntry(BridgePrologue.BRIDGE);
+      code.u1(INVOKESTATIC).u2(pool.methodRef(bridge, "tell", "(ILjava/lang/Object;)V"));
+    }
 
-      Prologue(Target t) throws Unhandled {
-        if (t.hook <= 5) {
-          code.u1(ICONST_0 + t.hook);
-        } else {
-          code.u1(BIPUSH).u1(t.hook);
+    private static void pushHook(Out code, int hook) {
+      if (hook <= 5) {
+        code.u1(ICONST_0 + hook);
+      } else {
+        code.u1(BIPUSH).u1(hook);
+      }
+    }
+
+    private static void load(Out code, int slot) throws Unhandled {
+      if (slot <= 3) {
+        code.u1(ALOAD_0 + slot);
+      } else if (slot <= 0xFF) {
+        code.u1(ALOAD).u1(slot);
+      } else {
+        throw new Unhandled("wide local");
+      }
+    }
+
+    /**
+     * Where the hook's code goes in one method, and how the method's own offsets move: a prologue
+     * shifts them all; code inserted before a constructor's last instruction moves only that
+     * instruction (and the ends of ranges that hold it).
+     */
+    private final class Layout {
+      final Target t;
+      final Out prologue = new Out(32);
+      final Out inserted = new Out(16);
+      final Out handler = new Out(16);
+
+      /** Where {@link #inserted} goes in the original code, or -1. */
+      int insertAt = -1;
+
+      int codeLength;
+      int extraStack;
+      int minStack;
+      int handlerAt;
+      int argumentClass;
+      // the take-over prologue's labels
+      int tryEnd;
+      int notTaken;
+      int failed;
+      int original;
+
+      Layout(Target t, int codeStart, int originalLength) throws Unhandled {
+        this.t = t;
+        switch (t.kind) {
+          case TAKE_OVER:
+            takeOver();
+            minStack = Math.max(2, t.argumentSlots.length + 1);
+            break;
+          case TELL:
+            tell(prologue, t.hook, t.argumentSlots[0]);
+            pad();
+            minStack = 2;
+            break;
+          case TELL_AND_ON_IO_EXCEPTION:
+            if (t.argumentSlots[0] != 1) {
+              throw new Unhandled("the handler's frame holds this and the first parameter");
+            }
+            argumentClass = firstParameterClass(t.desc);
+            checkNoStores(codeStart, originalLength, t.argumentSlots[0]);
+            tell(prologue, t.hook, t.argumentSlots[0]);
+            pad();
+            handlerAt = prologue.size + originalLength;
+            tell(handler, t.failedHook, t.argumentSlots[0]);
+            handler.u1(ATHROW);
+            minStack = 3; // the exception, the hook's number and the argument
+            break;
+          case TELL_BEFORE_RETURN:
+            insertAt = onlyReturnAtTheEnd(codeStart, originalLength);
+            tell(inserted, t.hook, 0);
+            extraStack = 2; // whatever the stack holds at the return, and the tell's two values
+            break;
+          default:
+            throw new Unhandled("unknown target");
         }
+        codeLength = prologue.size + originalLength + inserted.size + handler.size;
+      }
+
+      /**
+       * Where an offset of the original code goes: after the prologue; past the code inserted
+       * before the constructor's return when it is beyond that return. The return's own offset
+       * stays, so a branch to it, its frame and its line now start at the inserted code; the code's
+       * end moves, so a range that held the return holds the inserted code too.
+       */
+      int moved(int offset) {
+        return prologue.size
+            + (insertAt >= 0 && offset > insertAt ? offset + inserted.size : offset);
+      }
+
+      /** NOPs to a multiple of four bytes, so that a {@code tableswitch} keeps its alignment. */
+      private void pad() {
+        while (prologue.size % 4 != 0) {
+          prologue.u1(NOP);
+        }
+      }
+
+      private void takeOver() throws Unhandled {
+        Out code = prologue;
+        pushHook(code, t.hook);
         StringBuilder enterDesc = new StringBuilder("(I");
         for (int slot : t.argumentSlots) {
-          if (slot < 0) {
+          if (slot == -1) {
             code.u1(ACONST_NULL);
-          } else if (slot <= 3) {
-            code.u1(ALOAD_0 + slot);
-          } else if (slot <= 0xFF) {
-            code.u1(ALOAD).u1(slot);
+          } else if (slot == Target.THIS_FIELD) {
+            if (t.fieldName == null) {
+              throw new Unhandled("no field named");
+            }
+            code.u1(ALOAD_0).u1(GETFIELD);
+            code.u2(pool.fieldRef(c.thisClass(), t.fieldName, t.fieldDesc));
+          } else if (slot >= 0) {
+            load(code, slot);
           } else {
-            throw new Unhandled("wide local");
+            throw new Unhandled("argument " + slot);
           }
           enterDesc.append("Ljava/lang/Object;");
         }
@@ -444,6 +708,117 @@ public final class ProloguePatcher {
         code.put2(ifNull + 1, notTaken - ifNull);
         code.put2(jump + 1, original - jump);
       }
+
+      /** The pool entry of the class of the method's first parameter, a reference. */
+      private int firstParameterClass(String desc) throws Unhandled {
+        if (desc == null || !desc.startsWith("(L")) {
+          throw new Unhandled("the first parameter is not an object");
+        }
+        int semicolon = desc.indexOf(';');
+        return pool.classEntry(desc.substring(2, semicolon));
+      }
+
+      /** The offset of the code's only {@code return}, its last instruction. */
+      private int onlyReturnAtTheEnd(int codeStart, int length) throws Unhandled {
+        int returns = 0;
+        int last = -1;
+        for (int i = 0; i < length; i += instructionLength(codeStart, i)) {
+          last = i;
+          if (c.u1(codeStart + i) == RETURN) {
+            returns++;
+          }
+        }
+        if (returns != 1 || c.u1(codeStart + last) != RETURN) {
+          throw new Unhandled("a constructor whose only return is not its last instruction");
+        }
+        return last;
+      }
+
+      /** Refuses code that stores into any local from 0 to {@code slot}. */
+      private void checkNoStores(int codeStart, int length, int slot) throws Unhandled {
+        for (int i = 0; i < length; i += instructionLength(codeStart, i)) {
+          int op = c.u1(codeStart + i);
+          boolean wide = op == WIDE;
+          if (wide) {
+            op = c.u1(codeStart + i + 1);
+          }
+          int local; // the first of the one or two locals written
+          if (op >= ISTORE && op <= ASTORE) {
+            local = wide ? c.u2(codeStart + i + 2) : c.u1(codeStart + i + 1);
+          } else if (op >= ISTORE_0 && op <= ASTORE_3) {
+            local = (op - ISTORE_0) % 4;
+          } else {
+            continue;
+          }
+          if (local <= slot) {
+            throw new Unhandled("the method stores into a local its handler's frame holds");
+          }
+        }
+      }
+
+      /** The length of the instruction at {@code i} of the code at {@code codeStart}. */
+      private int instructionLength(int codeStart, int i) throws Unhandled {
+        int op = c.u1(codeStart + i);
+        if (op == TABLESWITCH || op == LOOKUPSWITCH) {
+          int p = i + 1 + (3 - (i % 4)); // the operands start four-aligned
+          if (op == TABLESWITCH) {
+            int low = c.u4(codeStart + p + 4);
+            int high = c.u4(codeStart + p + 8);
+            return p - i + 12 + 4 * (high - low + 1);
+          }
+          return p - i + 8 + 8 * c.u4(codeStart + p + 4);
+        }
+        if (op == WIDE) {
+          return c.u1(codeStart + i + 1) == 0x84 ? 6 : 4; // iinc, or a load, store or ret
+        }
+        if (op == JSR || op == RET || op == JSR_W) {
+          throw new Unhandled("a subroutine");
+        }
+        if (op >= LENGTHS.length) {
+          throw new Unhandled("opcode " + op);
+        }
+        return LENGTHS[op];
+      }
     }
+  }
+
+  /** Each opcode's length in bytes (without the variable ones: the switches and wide). */
+  private static final byte[] LENGTHS = lengths();
+
+  private static byte[] lengths() {
+    byte[] l = new byte[0xca];
+    java.util.Arrays.fill(l, (byte) 1);
+    l[0x10] = 2; // bipush
+    l[0x11] = 3; // sipush
+    l[0x12] = 2; // ldc
+    l[0x13] = 3; // ldc_w
+    l[0x14] = 3; // ldc2_w
+    for (int op = 0x15; op <= 0x19; op++) {
+      l[op] = 2; // iload .. aload
+    }
+    for (int op = 0x36; op <= 0x3a; op++) {
+      l[op] = 2; // istore .. astore
+    }
+    l[0x84] = 3; // iinc
+    for (int op = 0x99; op <= 0xa8; op++) {
+      l[op] = 3; // if*, goto, jsr
+    }
+    l[0xa9] = 2; // ret
+    for (int op = 0xb2; op <= 0xb8; op++) {
+      l[op] = 3; // get/put field/static, invokevirtual/special/static
+    }
+    l[0xb9] = 5; // invokeinterface
+    l[0xba] = 5; // invokedynamic
+    l[0xbb] = 3; // new
+    l[0xbc] = 2; // newarray
+    l[0xbd] = 3; // anewarray
+    l[0xc0] = 3; // checkcast
+    l[0xc1] = 3; // instanceof
+    l[0xc5] = 4; // multianewarray
+    l[0xc6] = 3; // ifnull
+    l[0xc7] = 3; // ifnonnull
+    l[0xc8] = 5; // goto_w
+    l[0xc9] = 5; // jsr_w
+    return l;
   }
 }

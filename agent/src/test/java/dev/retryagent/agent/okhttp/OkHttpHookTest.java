@@ -71,19 +71,28 @@ class OkHttpHookTest {
   }
 
   /** Defines okhttp3.* itself, child-first, each class as the transformer leaves it. */
-  static final class TransformingLoader extends URLClassLoader {
+  /**
+   * The bytes the test's loader defines for {@code internalName}: the transformer's (the patched
+   * class, through {@link OkHttpHook#instrument}), or null for the class as it is.
+   */
+  byte[] rewrite(
+      OkHttpTransformer transformer, ClassLoader loader, String internalName, byte[] bytes) {
+    return transformer.transform(null, loader, internalName, null, null, bytes);
+  }
+
+  private static ClassLoader parentLoader() {
+    return OkHttpHookTest.class.getClassLoader();
+  }
+
+  static URL jarOf(Class<?> c) {
+    return c.getProtectionDomain().getCodeSource().getLocation();
+  }
+
+  final class TransformingLoader extends URLClassLoader {
     final OkHttpTransformer transformer = new OkHttpTransformer();
 
     TransformingLoader() {
       super(new URL[] {jarOf(OkHttpClient.class), jarOf(okio.Buffer.class)}, parentLoader());
-    }
-
-    private static ClassLoader parentLoader() {
-      return OkHttpHookTest.class.getClassLoader();
-    }
-
-    static URL jarOf(Class<?> c) {
-      return c.getProtectionDomain().getCodeSource().getLocation();
     }
 
     @Override
@@ -95,7 +104,7 @@ class OkHttpHookTest {
         Class<?> c = findLoadedClass(name);
         if (c == null) {
           byte[] bytes = read(name.replace('.', '/') + ".class");
-          byte[] out = transformer.transform(null, this, name.replace('.', '/'), null, null, bytes);
+          byte[] out = rewrite(transformer, this, name.replace('.', '/'), bytes);
           byte[] use = out == null ? bytes : out;
           c = defineClass(name, use, 0, use.length);
         }

@@ -9,6 +9,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.TreeSet;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -31,7 +32,25 @@ class OkHttpHookVersionsTest {
   }
 
   @Test
-  void everyHookedClassOfEveryReleaseVerifiesRewritten() throws IOException {
+  void everyHookedClassOfEveryReleaseVerifiesPatched() throws IOException {
+    // The patcher, without ASM: the path every release takes (none left to ASM).
+    everyHookedClassVerifies(
+        (internalName, bytes) -> {
+          byte[] patched = OkHttpHook.patch(internalName, bytes);
+          if (patched == null) {
+            throw new IllegalStateException("the patcher left " + internalName + " to ASM");
+          }
+          return patched;
+        });
+  }
+
+  @Test
+  void everyHookedClassOfEveryReleaseVerifiesWrittenByAsm() throws IOException {
+    everyHookedClassVerifies(OkHttpHook.WithAsm::instrument);
+  }
+
+  private static void everyHookedClassVerifies(BiFunction<String, byte[], byte[]> rewrite)
+      throws IOException {
     List<Path> jars = ReleaseJars.jarsIn(DIR);
     assertThat(jars).as("the releases the build copied").hasSizeGreaterThanOrEqualTo(9);
     // okio 3 and Kotlin 2: every release links against them well enough to be verified (okio
@@ -44,7 +63,7 @@ class OkHttpHookVersionsTest {
           ReleaseJars.rewriteAndLink(
               ReleaseJars.classesOf(jar, "okhttp3/"),
               OkHttpTransformer::isTarget,
-              OkHttpHook::instrument,
+              rewrite,
               dependencies,
               release,
               failures);
