@@ -2,6 +2,9 @@ package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.ProloguePatcher;
+import dev.retryagent.agent.tooling.ProloguePatcher.Target;
+import java.util.List;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassVisitor;
 import net.bytebuddy.jar.asm.ClassWriter;
@@ -26,7 +29,11 @@ import net.bytebuddy.jar.asm.Opcodes;
  * </ul>
  *
  * <p>Nothing is added but instructions: no member, field or interface, so retransformation stays
- * possible. Only the hooked methods are rewritten; every other method is copied byte for byte.
+ * possible. Only the hooked methods are rewritten; every other method is copied byte for byte:
+ * {@link ProloguePatcher} patches them into the class file's bytes, so that an application loads
+ * none of ASM's classes for them (~29, run interpreted as its first client is built); only a class
+ * file the patcher leaves alone (a constructor with two {@code return}s, say) is read and written
+ * with ASM ({@link WithAsm}), which also says what is missing.
  */
 final class ApacheHook {
   static final String BUILDER_5 = "org/apache/hc/client5/http/impl/classic/HttpClientBuilder";
@@ -42,26 +49,64 @@ final class ApacheHook {
 
   private ApacheHook() {}
 
+  /** A builder's: every constructor tells as it returns. */
+  private static final List<Target> BUILDER_TARGETS =
+      List.of(Target.tellBeforeReturn(Bridge.APACHE_BUILDER));
+
+  /** 4.5's clients': {@code doExecute} with the client and its three arguments. */
+  private static final List<Target> EXECUTE_TARGETS =
+      List.of(
+          new Target(
+              "doExecute",
+              DO_EXECUTE_DESC,
+              Bridge.APACHE_EXECUTE,
+              new int[] {0, 1, 2, 3},
+              RESPONSE_4));
+
   /**
-   * Returns {@code classfile} with the hooks of its class added.
+   * Returns {@code classfile} with the hooks of its class added: patched into the bytes ({@link
+   * ProloguePatcher}, no ASM class loaded), or, for a class file the patcher leaves alone, written
+   * with ASM ({@link WithAsm}).
    *
    * @throws IllegalStateException if the hooked method or constructor is missing, in which case
    *     nothing must be changed
    */
   static byte[] instrument(String internalName, byte[] classfile) {
-    ClassReader reader = new ClassReader(classfile);
-    ClassWriter writer = new ClassWriter(reader, 0);
-    Hooks hooks =
-        new Hooks(writer, internalName.equals(BUILDER_5) || internalName.equals(BUILDER_4));
-    reader.accept(hooks, 0);
-    if (hooks.hooked == 0) {
-      throw new IllegalStateException(
-          internalName.replace('/', '.')
-              + (hooks.builder
-                  ? " has no constructor"
-                  : " has no doExecute(HttpHost, HttpRequest, HttpContext)"));
+    byte[] patched = patch(internalName, classfile);
+    return patched != null ? patched : WithAsm.instrument(internalName, classfile);
+  }
+
+  /** The class file with the hooks patched in by {@link ProloguePatcher}; null if it declines. */
+  static byte[] patch(String internalName, byte[] classfile) {
+    return ProloguePatcher.patch(
+        classfile, isBuilder(internalName) ? BUILDER_TARGETS : EXECUTE_TARGETS);
+  }
+
+  private static boolean isBuilder(String internalName) {
+    return internalName.equals(BUILDER_5) || internalName.equals(BUILDER_4);
+  }
+
+  /**
+   * The same hooks written with ASM. A class of its own, so that verifying {@link ApacheHook} loads
+   * none of ASM's classes.
+   */
+  static final class WithAsm {
+    private WithAsm() {}
+
+    static byte[] instrument(String internalName, byte[] classfile) {
+      ClassReader reader = new ClassReader(classfile);
+      ClassWriter writer = new ClassWriter(reader, 0);
+      Hooks hooks = new Hooks(writer, isBuilder(internalName));
+      reader.accept(hooks, 0);
+      if (hooks.hooked == 0) {
+        throw new IllegalStateException(
+            internalName.replace('/', '.')
+                + (hooks.builder
+                    ? " has no constructor"
+                    : " has no doExecute(HttpHost, HttpRequest, HttpContext)"));
+      }
+      return writer.toByteArray();
     }
-    return writer.toByteArray();
   }
 
   private static final class Hooks extends ClassVisitor {

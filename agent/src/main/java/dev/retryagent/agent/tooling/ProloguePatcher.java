@@ -108,7 +108,7 @@ public final class ProloguePatcher {
       }
     }
 
-    /** {@code RetryAgentBridge.tell(hook, <local slot>)} first in public instance method. */
+    /** {@code RetryAgentBridge.tell(hook, <local slot>)} first in an instance method. */
     public static Target tell(String name, String desc, int hook, int slot) {
       return new Target(Kind.TELL, name, desc, hook, new int[] {slot}, null, -1, null, null);
     }
@@ -253,9 +253,7 @@ public final class ProloguePatcher {
         int access = c.u2(start);
         int attributes = c.u2(pos + 6);
         pos = c.skipAttributes(pos + 6);
-        if (t == null || t.kind != Target.Kind.TELL_BEFORE_RETURN && (access & 0x0001) == 0) {
-          // not hooked; nor a method that is not public (as the ASM hooks skip it: then the target
-          // is missing, and ASM says so)
+        if (t == null) {
           rest.bytes(in, start, pos - start);
           continue;
         }

@@ -41,8 +41,21 @@ class ApacheHookTest {
     }
   }
 
+  /**
+   * The bytes the test's loader defines for {@code internalName}: the transformer's (the patched
+   * class, through {@link ApacheHook#instrument}), or null for the class as it is.
+   */
+  byte[] rewrite(
+      ApacheTransformer transformer, ClassLoader loader, String internalName, byte[] bytes) {
+    return transformer.transform(null, loader, internalName, null, null, bytes);
+  }
+
+  static URL jarOf(Class<?> c) {
+    return c.getProtectionDomain().getCodeSource().getLocation();
+  }
+
   /** Defines HttpClient's own classes child-first, each as the transformer leaves it. */
-  static final class TransformingLoader extends URLClassLoader {
+  final class TransformingLoader extends URLClassLoader {
     final ApacheTransformer transformer = new ApacheTransformer();
 
     TransformingLoader() {
@@ -54,10 +67,6 @@ class ApacheHookTest {
             jarOf(org.apache.hc.core5.http.HttpHost.class)
           },
           ApacheHookTest.class.getClassLoader());
-    }
-
-    static URL jarOf(Class<?> c) {
-      return c.getProtectionDomain().getCodeSource().getLocation();
     }
 
     @Override
@@ -72,7 +81,7 @@ class ApacheHookTest {
           if (bytes == null) {
             throw new ClassNotFoundException(name);
           }
-          byte[] out = transformer.transform(null, this, name.replace('.', '/'), null, null, bytes);
+          byte[] out = rewrite(transformer, this, name.replace('.', '/'), bytes);
           byte[] use = out == null ? bytes : out;
           c = defineClass(name, use, 0, use.length);
         }

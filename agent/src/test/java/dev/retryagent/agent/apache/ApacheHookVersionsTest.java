@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -30,7 +31,25 @@ class ApacheHookVersionsTest {
   }
 
   @Test
-  void everyHookedClassOfEveryReleaseVerifiesRewritten() throws IOException {
+  void everyHookedClassOfEveryReleaseVerifiesPatched() throws IOException {
+    // The patcher, without ASM: the path every release takes (none left to ASM).
+    everyHookedClassVerifies(
+        (internalName, bytes) -> {
+          byte[] patched = ApacheHook.patch(internalName, bytes);
+          if (patched == null) {
+            throw new IllegalStateException("the patcher left " + internalName + " to ASM");
+          }
+          return patched;
+        });
+  }
+
+  @Test
+  void everyHookedClassOfEveryReleaseVerifiesWrittenByAsm() throws IOException {
+    everyHookedClassVerifies(ApacheHook.WithAsm::instrument);
+  }
+
+  private static void everyHookedClassVerifies(BiFunction<String, byte[], byte[]> rewrite)
+      throws IOException {
     List<Path> jars = ReleaseJars.jarsIn(DIR);
     assertThat(jars).as("the releases the build copied").hasSizeGreaterThanOrEqualTo(11);
     ClassLoader core4 = ReleaseJars.loaderOf(DIR.resolve("deps4"));
@@ -43,7 +62,7 @@ class ApacheHookVersionsTest {
           ReleaseJars.rewriteAndLink(
               ReleaseJars.classesOf(jar, five ? "org/apache/hc/" : "org/apache/http/"),
               ApacheTransformer::isTarget,
-              ApacheHook::instrument,
+              rewrite,
               five ? core5 : core4,
               release,
               failures);

@@ -70,10 +70,6 @@ class ProloguePatcherTellTest {
       return (String) chain;
     }
 
-    String notPublic() {
-      return "";
-    }
-
     @Override
     public String toString() {
       return "told";
@@ -197,12 +193,6 @@ class ProloguePatcherTellTest {
                     ProloguePatcher.Target.tellAndOnIoException(
                         "storesIntoItsParameter", SEND, TOLD, 1, FAILED))))
         .as("a method that stores into the local its handler's frame holds")
-        .isNull();
-    assertThat(
-            ProloguePatcher.patch(
-                told,
-                List.of(ProloguePatcher.Target.tell("notPublic", "()Ljava/lang/String;", TOLD, 0))))
-        .as("a method that is not public (the ASM hooks skip it)")
         .isNull();
     assertThat(
             ProloguePatcher.patch(
