@@ -605,36 +605,31 @@ public final class ProloguePatcher {
 
       Layout(Target t, int codeStart, int originalLength) throws Unhandled {
         this.t = t;
-        switch (t.kind) {
-          case TAKE_OVER:
-            takeOver();
-            minStack = Math.max(2, t.argumentSlots.length + 1);
-            break;
-          case TELL:
-            tell(prologue, t.hook, t.argumentSlots[0]);
-            pad();
-            minStack = 2;
-            break;
-          case TELL_AND_ON_IO_EXCEPTION:
-            if (t.argumentSlots[0] != 1) {
-              throw new Unhandled("the handler's frame holds this and the first parameter");
-            }
-            argumentClass = firstParameterClass(t.desc);
-            checkNoStores(codeStart, originalLength, t.argumentSlots[0]);
-            tell(prologue, t.hook, t.argumentSlots[0]);
-            pad();
-            handlerAt = prologue.size + originalLength;
-            tell(handler, t.failedHook, t.argumentSlots[0]);
-            handler.u1(ATHROW);
-            minStack = 3; // the exception, the hook's number and the argument
-            break;
-          case TELL_BEFORE_RETURN:
-            insertAt = onlyReturnAtTheEnd(codeStart, originalLength);
-            tell(inserted, t.hook, 0);
-            extraStack = 2; // whatever the stack holds at the return, and the tell's two values
-            break;
-          default:
-            throw new Unhandled("unknown target");
+        // if-else, not a switch on the enum: that would be one more class (its switch map) to load
+        // as the application builds its first client
+        if (t.kind == Target.Kind.TAKE_OVER) {
+          takeOver();
+          minStack = Math.max(2, t.argumentSlots.length + 1);
+        } else if (t.kind == Target.Kind.TELL) {
+          tell(prologue, t.hook, t.argumentSlots[0]);
+          pad();
+          minStack = 2;
+        } else if (t.kind == Target.Kind.TELL_AND_ON_IO_EXCEPTION) {
+          if (t.argumentSlots[0] != 1) {
+            throw new Unhandled("the handler's frame holds this and the first parameter");
+          }
+          argumentClass = firstParameterClass(t.desc);
+          checkNoStores(codeStart, originalLength, t.argumentSlots[0]);
+          tell(prologue, t.hook, t.argumentSlots[0]);
+          pad();
+          handlerAt = prologue.size + originalLength;
+          tell(handler, t.failedHook, t.argumentSlots[0]);
+          handler.u1(ATHROW);
+          minStack = 3; // the exception, the hook's number and the argument
+        } else {
+          insertAt = onlyReturnAtTheEnd(codeStart, originalLength);
+          tell(inserted, t.hook, 0);
+          extraStack = 2; // whatever the stack holds at the return, and the tell's two values
         }
         codeLength = prologue.size + originalLength + inserted.size + handler.size;
       }
