@@ -40,14 +40,14 @@ public final class ProloguePatcher {
     /** In {@link #argumentSlots}: the instance field {@link #withField} names, of {@code this}. */
     public static final int THIS_FIELD = -2;
 
-    private enum Kind {
-      TAKE_OVER,
-      TELL,
-      TELL_AND_ON_IO_EXCEPTION,
-      TELL_BEFORE_RETURN
-    }
+    // What a target writes. Numbers, not an enum: one class fewer (and no enum initialiser) to load
+    // as the application builds its first client.
+    private static final int TAKE_OVER = 0;
+    private static final int TELL = 1;
+    private static final int TELL_AND_ON_IO_EXCEPTION = 2;
+    private static final int TELL_BEFORE_RETURN = 3;
 
-    final Kind kind;
+    final int kind;
     final String name;
     final String desc; // null: every method of that name (the constructors)
     final int hook;
@@ -71,14 +71,14 @@ public final class ProloguePatcher {
      *     {@code void}
      */
     public Target(String name, String desc, int hook, int[] argumentSlots, String returnType) {
-      this(Kind.TAKE_OVER, name, desc, hook, argumentSlots, returnType, -1, null, null);
+      this(TAKE_OVER, name, desc, hook, argumentSlots, returnType, -1, null, null);
       if (argumentSlots.length < 1 || argumentSlots.length > BridgePrologue.MAX_ARGUMENTS) {
         throw new IllegalArgumentException(argumentSlots.length + " arguments");
       }
     }
 
     private Target(
-        Kind kind,
+        int kind,
         String name,
         String desc,
         int hook,
@@ -110,7 +110,7 @@ public final class ProloguePatcher {
 
     /** {@code RetryAgentBridge.tell(hook, <local slot>)} first in an instance method. */
     public static Target tell(String name, String desc, int hook, int slot) {
-      return new Target(Kind.TELL, name, desc, hook, new int[] {slot}, null, -1, null, null);
+      return new Target(TELL, name, desc, hook, new int[] {slot}, null, -1, null, null);
     }
 
     /**
@@ -122,7 +122,7 @@ public final class ProloguePatcher {
     public static Target tellAndOnIoException(
         String name, String desc, int hook, int slot, int failedHook) {
       return new Target(
-          Kind.TELL_AND_ON_IO_EXCEPTION,
+          TELL_AND_ON_IO_EXCEPTION,
           name,
           desc,
           hook,
@@ -139,7 +139,7 @@ public final class ProloguePatcher {
      */
     public static Target tellBeforeReturn(int hook) {
       return new Target(
-          Kind.TELL_BEFORE_RETURN, "<init>", null, hook, new int[] {0}, null, -1, null, null);
+          TELL_BEFORE_RETURN, "<init>", null, hook, new int[] {0}, null, -1, null, null);
     }
 
     /**
@@ -333,8 +333,8 @@ public final class ProloguePatcher {
       }
       body.bytes(l.handler.buf, 0, l.handler.size);
 
-      boolean takeOver = t.kind == Target.Kind.TAKE_OVER;
-      boolean onIoException = t.kind == Target.Kind.TELL_AND_ON_IO_EXCEPTION;
+      boolean takeOver = t.kind == Target.TAKE_OVER;
+      boolean onIoException = t.kind == Target.TELL_AND_ON_IO_EXCEPTION;
       body.u2(handlers + (takeOver || onIoException ? 1 : 0));
       if (takeOver) {
         // Ours first: its range is the prologue alone, which no other entry covers.
@@ -422,7 +422,7 @@ public final class ProloguePatcher {
       Out frames = new Out(64);
       int previous = -1;
       int entries = 0;
-      if (l.t.kind == Target.Kind.TAKE_OVER) {
+      if (l.t.kind == Target.TAKE_OVER) {
         previous = sameLocalsOneItem(frames, previous, l.notTaken, "java/lang/Object");
         previous = sameLocalsOneItem(frames, previous, l.failed, "java/lang/Throwable");
         previous = same(frames, previous, l.original);
@@ -484,7 +484,7 @@ public final class ProloguePatcher {
           previous = offset + shift;
         }
       }
-      if (l.t.kind == Target.Kind.TELL_AND_ON_IO_EXCEPTION) {
+      if (l.t.kind == Target.TELL_AND_ON_IO_EXCEPTION) {
         // full_frame: locals this and the argument, the exception on the stack
         frames.u1(FULL_FRAME).u2(l.handlerAt - previous - 1);
         frames.u2(2).u1(ITEM_OBJECT).u2(c.thisClass()).u1(ITEM_OBJECT).u2(l.argumentClass);
@@ -605,21 +605,19 @@ public final class ProloguePatcher {
 
       Layout(Target t, int codeStart, int originalLength) throws Unhandled {
         this.t = t;
-        // if-else, not a switch on the enum: that would be one more class (its switch map) to load
-        // as the application builds its first client
-        if (t.kind == Target.Kind.TAKE_OVER) {
+        if (t.kind == Target.TAKE_OVER) {
           takeOver();
           minStack = Math.max(2, t.argumentSlots.length + 1);
-        } else if (t.kind == Target.Kind.TELL) {
+        } else if (t.kind == Target.TELL) {
           tell(prologue, t.hook, t.argumentSlots[0]);
           pad();
           minStack = 2;
-        } else if (t.kind == Target.Kind.TELL_AND_ON_IO_EXCEPTION) {
+        } else if (t.kind == Target.TELL_AND_ON_IO_EXCEPTION) {
           if (t.argumentSlots[0] != 1) {
             throw new Unhandled("the handler's frame holds this and the first parameter");
           }
           argumentClass = firstParameterClass(t.desc);
-          checkNoStores(codeStart, originalLength, t.argumentSlots[0]);
+          Instructions.checkNoStores(c, codeStart, originalLength, t.argumentSlots[0]);
           tell(prologue, t.hook, t.argumentSlots[0]);
           pad();
           handlerAt = prologue.size + originalLength;
@@ -627,7 +625,7 @@ public final class ProloguePatcher {
           handler.u1(ATHROW);
           minStack = 3; // the exception, the hook's number and the argument
         } else {
-          insertAt = onlyReturnAtTheEnd(codeStart, originalLength);
+          insertAt = Instructions.onlyReturnAtTheEnd(c, codeStart, originalLength);
           tell(inserted, t.hook, 0);
           extraStack = 2; // whatever the stack holds at the return, and the tell's two values
         }
@@ -710,108 +708,117 @@ public final class ProloguePatcher {
         int semicolon = desc.indexOf(';');
         return pool.classEntry(desc.substring(2, semicolon));
       }
-
-      /** The offset of the code's only {@code return}, its last instruction. */
-      private int onlyReturnAtTheEnd(int codeStart, int length) throws Unhandled {
-        int returns = 0;
-        int last = -1;
-        for (int i = 0; i < length; i += instructionLength(codeStart, i)) {
-          last = i;
-          if (c.u1(codeStart + i) == RETURN) {
-            returns++;
-          }
-        }
-        if (returns != 1 || c.u1(codeStart + last) != RETURN) {
-          throw new Unhandled("a constructor whose only return is not its last instruction");
-        }
-        return last;
-      }
-
-      /** Refuses code that stores into any local from 0 to {@code slot}. */
-      private void checkNoStores(int codeStart, int length, int slot) throws Unhandled {
-        for (int i = 0; i < length; i += instructionLength(codeStart, i)) {
-          int op = c.u1(codeStart + i);
-          boolean wide = op == WIDE;
-          if (wide) {
-            op = c.u1(codeStart + i + 1);
-          }
-          int local; // the first of the one or two locals written
-          if (op >= ISTORE && op <= ASTORE) {
-            local = wide ? c.u2(codeStart + i + 2) : c.u1(codeStart + i + 1);
-          } else if (op >= ISTORE_0 && op <= ASTORE_3) {
-            local = (op - ISTORE_0) % 4;
-          } else {
-            continue;
-          }
-          if (local <= slot) {
-            throw new Unhandled("the method stores into a local its handler's frame holds");
-          }
-        }
-      }
-
-      /** The length of the instruction at {@code i} of the code at {@code codeStart}. */
-      private int instructionLength(int codeStart, int i) throws Unhandled {
-        int op = c.u1(codeStart + i);
-        if (op == TABLESWITCH || op == LOOKUPSWITCH) {
-          int p = i + 1 + (3 - (i % 4)); // the operands start four-aligned
-          if (op == TABLESWITCH) {
-            int low = c.u4(codeStart + p + 4);
-            int high = c.u4(codeStart + p + 8);
-            return p - i + 12 + 4 * (high - low + 1);
-          }
-          return p - i + 8 + 8 * c.u4(codeStart + p + 4);
-        }
-        if (op == WIDE) {
-          return c.u1(codeStart + i + 1) == 0x84 ? 6 : 4; // iinc, or a load, store or ret
-        }
-        if (op == JSR || op == RET || op == JSR_W) {
-          throw new Unhandled("a subroutine");
-        }
-        if (op >= LENGTHS.length) {
-          throw new Unhandled("opcode " + op);
-        }
-        return LENGTHS[op];
-      }
     }
   }
 
-  /** Each opcode's length in bytes (without the variable ones: the switches and wide). */
-  private static final byte[] LENGTHS = lengths();
+  /**
+   * A walk over a method's instructions, for the hooks that must know them (a constructor's
+   * returns, a method's stores). A class of its own: the take-over prologue, all that the JDK's
+   * facade needs, never loads it.
+   */
+  private static final class Instructions {
+    private Instructions() {}
 
-  private static byte[] lengths() {
-    byte[] l = new byte[0xca];
-    java.util.Arrays.fill(l, (byte) 1);
-    l[0x10] = 2; // bipush
-    l[0x11] = 3; // sipush
-    l[0x12] = 2; // ldc
-    l[0x13] = 3; // ldc_w
-    l[0x14] = 3; // ldc2_w
-    for (int op = 0x15; op <= 0x19; op++) {
-      l[op] = 2; // iload .. aload
+    /** The offset of the code's only {@code return}, its last instruction. */
+    static int onlyReturnAtTheEnd(ClassBytes c, int codeStart, int length) throws Unhandled {
+      int returns = 0;
+      int last = -1;
+      for (int i = 0; i < length; i += instructionLength(c, codeStart, i)) {
+        last = i;
+        if (c.u1(codeStart + i) == RETURN) {
+          returns++;
+        }
+      }
+      if (returns != 1 || c.u1(codeStart + last) != RETURN) {
+        throw new Unhandled("a constructor whose only return is not its last instruction");
+      }
+      return last;
     }
-    for (int op = 0x36; op <= 0x3a; op++) {
-      l[op] = 2; // istore .. astore
+
+    /** Refuses code that stores into any local from 0 to {@code slot}. */
+    static void checkNoStores(ClassBytes c, int codeStart, int length, int slot) throws Unhandled {
+      for (int i = 0; i < length; i += instructionLength(c, codeStart, i)) {
+        int op = c.u1(codeStart + i);
+        boolean wide = op == WIDE;
+        if (wide) {
+          op = c.u1(codeStart + i + 1);
+        }
+        int local; // the first of the one or two locals written
+        if (op >= ISTORE && op <= ASTORE) {
+          local = wide ? c.u2(codeStart + i + 2) : c.u1(codeStart + i + 1);
+        } else if (op >= ISTORE_0 && op <= ASTORE_3) {
+          local = (op - ISTORE_0) % 4;
+        } else {
+          continue;
+        }
+        if (local <= slot) {
+          throw new Unhandled("the method stores into a local its handler's frame holds");
+        }
+      }
     }
-    l[0x84] = 3; // iinc
-    for (int op = 0x99; op <= 0xa8; op++) {
-      l[op] = 3; // if*, goto, jsr
+
+    /** The length of the instruction at {@code i} of the code at {@code codeStart}. */
+    private static int instructionLength(ClassBytes c, int codeStart, int i) throws Unhandled {
+      int op = c.u1(codeStart + i);
+      if (op == TABLESWITCH || op == LOOKUPSWITCH) {
+        int p = i + 1 + (3 - (i % 4)); // the operands start four-aligned
+        if (op == TABLESWITCH) {
+          int low = c.u4(codeStart + p + 4);
+          int high = c.u4(codeStart + p + 8);
+          return p - i + 12 + 4 * (high - low + 1);
+        }
+        return p - i + 8 + 8 * c.u4(codeStart + p + 4);
+      }
+      if (op == WIDE) {
+        return c.u1(codeStart + i + 1) == 0x84 ? 6 : 4; // iinc, or a load, store or ret
+      }
+      if (op == JSR || op == RET || op == JSR_W) {
+        throw new Unhandled("a subroutine");
+      }
+      if (op >= LENGTHS.length) {
+        throw new Unhandled("opcode " + op);
+      }
+      return LENGTHS[op];
     }
-    l[0xa9] = 2; // ret
-    for (int op = 0xb2; op <= 0xb8; op++) {
-      l[op] = 3; // get/put field/static, invokevirtual/special/static
+
+    /** Each opcode's length in bytes (without the variable ones: the switches and wide). */
+    private static final byte[] LENGTHS = lengths();
+
+    private static byte[] lengths() {
+      byte[] l = new byte[0xca];
+      java.util.Arrays.fill(l, (byte) 1);
+      l[0x10] = 2; // bipush
+      l[0x11] = 3; // sipush
+      l[0x12] = 2; // ldc
+      l[0x13] = 3; // ldc_w
+      l[0x14] = 3; // ldc2_w
+      for (int op = 0x15; op <= 0x19; op++) {
+        l[op] = 2; // iload .. aload
+      }
+      for (int op = 0x36; op <= 0x3a; op++) {
+        l[op] = 2; // istore .. astore
+      }
+      l[0x84] = 3; // iinc
+      for (int op = 0x99; op <= 0xa8; op++) {
+        l[op] = 3; // if*, goto, jsr
+      }
+      l[0xa9] = 2; // ret
+      for (int op = 0xb2; op <= 0xb8; op++) {
+        l[op] = 3; // get/put field/static, invokevirtual/special/static
+      }
+      l[0xb9] = 5; // invokeinterface
+      l[0xba] = 5; // invokedynamic
+      l[0xbb] = 3; // new
+      l[0xbc] = 2; // newarray
+      l[0xbd] = 3; // anewarray
+      l[0xc0] = 3; // checkcast
+      l[0xc1] = 3; // instanceof
+      l[0xc5] = 4; // multianewarray
+      l[0xc6] = 3; // ifnull
+      l[0xc7] = 3; // ifnonnull
+      l[0xc8] = 5; // goto_w
+      l[0xc9] = 5; // jsr_w
+      return l;
     }
-    l[0xb9] = 5; // invokeinterface
-    l[0xba] = 5; // invokedynamic
-    l[0xbb] = 3; // new
-    l[0xbc] = 2; // newarray
-    l[0xbd] = 3; // anewarray
-    l[0xc0] = 3; // checkcast
-    l[0xc1] = 3; // instanceof
-    l[0xc5] = 4; // multianewarray
-    l[0xc6] = 3; // ifnull
-    l[0xc7] = 3; // ifnonnull
-    l[0xc8] = 5; // goto_w
-    l[0xc9] = 5; // jsr_w
-    return l;
   }
 }
