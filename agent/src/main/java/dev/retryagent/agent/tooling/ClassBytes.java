@@ -102,6 +102,30 @@ public final class ClassBytes {
     return true;
   }
 
+  /** Whether pool entry {@code index} is a UTF-8 string that starts and ends as given (ASCII). */
+  public boolean isUtf8StartingAndEnding(int index, String start, String end) {
+    if (index <= 0 || index >= poolCount || in[entries[index]] != 1) {
+      return false;
+    }
+    int at = entries[index];
+    int length = u2(at + 1);
+    if (length < start.length() + end.length()) {
+      return false;
+    }
+    for (int i = 0; i < start.length(); i++) {
+      if (in[at + 3 + i] != (byte) start.charAt(i)) {
+        return false;
+      }
+    }
+    int from = at + 3 + length - end.length();
+    for (int i = 0; i < end.length(); i++) {
+      if (in[from + i] != (byte) end.charAt(i)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The offset after the attributes whose count is at {@code at}. */
   public int skipAttributes(int at) {
     int count = u2(at);

@@ -9,9 +9,10 @@ import java.util.List;
  * the simpler calls to {@code RetryAgentBridge.tell}, as the same instructions, frames and
  * handlers, patched into the bytes. Why: the hooked classes are rewritten as the application first
  * uses its client (the JDK's {@code HttpClientFacade} when it builds its first {@code HttpClient},
- * OkHttp's builder when it builds its first {@code OkHttpClient}), often before or just after
- * {@code main}, and reading and writing them with ASM loads ~29 of ASM's classes and runs them
- * interpreted (~10-15 ms of start-up, issue 13).
+ * OkHttp's builder when it builds its first {@code OkHttpClient}, the JDK's {@code HttpClient} at
+ * the first {@code HttpURLConnection} connect), often before or just after {@code main}, and
+ * reading and writing them with ASM loads ~29 of ASM's classes and runs them interpreted (~10-15
+ * ms, issue 13).
  *
  * <p>What it writes, per {@link Target}:
  *
@@ -25,7 +26,9 @@ import java.util.List;
  *   <li>with {@link Target#tellAndOnIoException}, also a handler after the method's last
  *       instruction, over all of its code, that tells of an {@code IOException} and throws it on;
  *   <li>a {@code tell} before a constructor returns ({@link Target#tellBeforeReturn}), when its
- *       only {@code return} is its last instruction (nothing after it moves).
+ *       only {@code return} is its last instruction (nothing after it moves);
+ *   <li>a {@code boolean} field of {@code this} set from the bridge's answer, first in a method, in
+ *       a try of its own ({@link Target#setBooleanField}: the JDK's {@code HttpClient}).
  * </ul>
  *
  * <p>Everything else is copied byte for byte; the constant pool gets the entries the hooks need
@@ -46,6 +49,7 @@ public final class ProloguePatcher {
     private static final int TELL = 1;
     private static final int TELL_AND_ON_IO_EXCEPTION = 2;
     private static final int TELL_BEFORE_RETURN = 3;
+    private static final int SET_BOOLEAN_FIELD = 4;
 
     final int kind;
     final String name;
@@ -56,6 +60,11 @@ public final class ProloguePatcher {
     final int failedHook;
     final String fieldName;
     final String fieldDesc;
+
+    /** With {@link #desc} null for a method: what its descriptor starts and ends with. */
+    final String descStart;
+
+    final String descEnd;
 
     /**
      * A take-over prologue ({@link BridgePrologue}): the bridge's {@code enter} gets the arguments,
@@ -71,7 +80,7 @@ public final class ProloguePatcher {
      *     {@code void}
      */
     public Target(String name, String desc, int hook, int[] argumentSlots, String returnType) {
-      this(TAKE_OVER, name, desc, hook, argumentSlots, returnType, -1, null, null);
+      this(TAKE_OVER, name, desc, hook, argumentSlots, returnType, -1, null, null, null, null);
       if (argumentSlots.length < 1 || argumentSlots.length > BridgePrologue.MAX_ARGUMENTS) {
         throw new IllegalArgumentException(argumentSlots.length + " arguments");
       }
@@ -86,7 +95,9 @@ public final class ProloguePatcher {
         String returnType,
         int failedHook,
         String fieldName,
-        String fieldDesc) {
+        String fieldDesc,
+        String descStart,
+        String descEnd) {
       checkHook(hook);
       if (failedHook != -1) {
         checkHook(failedHook);
@@ -100,6 +111,8 @@ public final class ProloguePatcher {
       this.failedHook = failedHook;
       this.fieldName = fieldName;
       this.fieldDesc = fieldDesc;
+      this.descStart = descStart;
+      this.descEnd = descEnd;
     }
 
     private static void checkHook(int hook) {
@@ -110,7 +123,7 @@ public final class ProloguePatcher {
 
     /** {@code RetryAgentBridge.tell(hook, <local slot>)} first in an instance method. */
     public static Target tell(String name, String desc, int hook, int slot) {
-      return new Target(TELL, name, desc, hook, new int[] {slot}, null, -1, null, null);
+      return new Target(TELL, name, desc, hook, new int[] {slot}, null, -1, null, null, null, null);
     }
 
     /**
@@ -130,6 +143,8 @@ public final class ProloguePatcher {
           null,
           failedHook,
           null,
+          null,
+          null,
           null);
     }
 
@@ -139,7 +154,17 @@ public final class ProloguePatcher {
      */
     public static Target tellBeforeReturn(int hook) {
       return new Target(
-          TELL_BEFORE_RETURN, "<init>", null, hook, new int[] {0}, null, -1, null, null);
+          TELL_BEFORE_RETURN,
+          "<init>",
+          null,
+          hook,
+          new int[] {0},
+          null,
+          -1,
+          null,
+          null,
+          null,
+          null);
     }
 
     /**
@@ -148,11 +173,52 @@ public final class ProloguePatcher {
      */
     public Target withField(String name, String desc) {
       return new Target(
-          kind, this.name, this.desc, hook, argumentSlots, returnType, failedHook, name, desc);
+          kind,
+          this.name,
+          this.desc,
+          hook,
+          argumentSlots,
+          returnType,
+          failedHook,
+          name,
+          desc,
+          descStart,
+          descEnd);
+    }
+
+    /**
+     * {@code try { this.<field> = ((Boolean)
+     * Objects.requireNonNullElse(RetryAgentBridge.enter(hook, this, Boolean.valueOf(this.<field>)),
+     * Boolean.valueOf(this.<field>))).booleanValue(); } catch (Throwable t) {}} first in the one
+     * instance method {@code name} whose descriptor starts with {@code descStart} and ends with
+     * {@code descEnd} (its middle differs between JDKs): the bridge's answer, when it gives one,
+     * sets {@code boolean} field {@code field} of {@code this}; nothing of the agent's side can
+     * break the method.
+     */
+    public static Target setBooleanField(
+        String name, String descStart, String descEnd, int hook, String field) {
+      return new Target(
+          SET_BOOLEAN_FIELD,
+          name,
+          null,
+          hook,
+          new int[] {0},
+          null,
+          -1,
+          field,
+          "Z",
+          descStart,
+          descEnd);
     }
 
     boolean matches(ClassBytes c, int nameIndex, int descIndex) {
-      return c.isUtf8(nameIndex, name) && (desc == null || c.isUtf8(descIndex, desc));
+      if (!c.isUtf8(nameIndex, name)) {
+        return false;
+      }
+      if (desc != null) {
+        return c.isUtf8(descIndex, desc);
+      }
+      return descStart == null || c.isUtf8StartingAndEnding(descIndex, descStart, descEnd);
     }
   }
 
@@ -173,6 +239,8 @@ public final class ProloguePatcher {
   private static final int ARETURN = 0xb0;
   private static final int RETURN = 0xb1;
   private static final int GETFIELD = 0xb4;
+  private static final int PUTFIELD = 0xb5;
+  private static final int INVOKEVIRTUAL = 0xb6;
   private static final int INVOKESTATIC = 0xb8;
   private static final int ATHROW = 0xbf;
   private static final int CHECKCAST = 0xc0;
@@ -258,7 +326,8 @@ public final class ProloguePatcher {
           continue;
         }
         int i = targets.indexOf(t);
-        if (found[i] && t.desc != null || (access & 0x0108) != 0) { // twice, static or native
+        // twice (but the constructors), static or native
+        if (found[i] && t.kind != Target.TELL_BEFORE_RETURN || (access & 0x0108) != 0) {
           throw new Unhandled("unexpected method");
         }
         found[i] = true;
@@ -333,7 +402,8 @@ public final class ProloguePatcher {
       }
       body.bytes(l.handler.buf, 0, l.handler.size);
 
-      boolean takeOver = t.kind == Target.TAKE_OVER;
+      // the prologues in a try of their own: the take-over and the field's
+      boolean takeOver = t.kind == Target.TAKE_OVER || t.kind == Target.SET_BOOLEAN_FIELD;
       boolean onIoException = t.kind == Target.TELL_AND_ON_IO_EXCEPTION;
       body.u2(handlers + (takeOver || onIoException ? 1 : 0));
       if (takeOver) {
@@ -376,7 +446,7 @@ public final class ProloguePatcher {
         }
         a += 6 + length;
       }
-      if (!stackMap && (takeOver || onIoException)) {
+      if (!stackMap && (takeOver || onIoException)) { // ours need frames
         writeStackMap(attrs, pool.utf8("StackMapTable"), -1, l);
         attributes++;
       }
@@ -424,9 +494,12 @@ public final class ProloguePatcher {
       int entries = 0;
       if (l.t.kind == Target.TAKE_OVER) {
         previous = sameLocalsOneItem(frames, previous, l.notTaken, "java/lang/Object");
+        entries++;
+      }
+      if (l.t.kind == Target.TAKE_OVER || l.t.kind == Target.SET_BOOLEAN_FIELD) {
         previous = sameLocalsOneItem(frames, previous, l.failed, "java/lang/Throwable");
         previous = same(frames, previous, l.original);
-        entries = 3;
+        entries += 2;
       }
       int shift = l.prologue.size;
       if (attribute >= 0) {
@@ -608,6 +681,9 @@ public final class ProloguePatcher {
         if (t.kind == Target.TAKE_OVER) {
           takeOver();
           minStack = Math.max(2, t.argumentSlots.length + 1);
+        } else if (t.kind == Target.SET_BOOLEAN_FIELD) {
+          setBooleanField();
+          minStack = 4; // this (for the putfield), the hook's number, this, the field's value
         } else if (t.kind == Target.TELL) {
           tell(prologue, t.hook, t.argumentSlots[0]);
           pad();
@@ -648,6 +724,45 @@ public final class ProloguePatcher {
         while (prologue.size % 4 != 0) {
           prologue.u1(NOP);
         }
+      }
+
+      /** The field's prologue (see {@link Target#setBooleanField}). */
+      private void setBooleanField() {
+        Out code = prologue;
+        int field = pool.fieldRef(c.thisClass(), t.fieldName, "Z");
+        int bool = pool.classEntry("java/lang/Boolean");
+        int valueOf = pool.methodRef(bool, "valueOf", "(Z)Ljava/lang/Boolean;");
+        int bridge = pool.classEntry(BridgePrologue.BRIDGE);
+        code.u1(ALOAD_0); // for the putfield
+        pushHook(code, t.hook);
+        code.u1(ALOAD_0);
+        code.u1(ALOAD_0).u1(GETFIELD).u2(field).u1(INVOKESTATIC).u2(valueOf);
+        code.u1(INVOKESTATIC);
+        code.u2(
+            pool.methodRef(
+                bridge, "enter", "(ILjava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;"));
+        code.u1(ALOAD_0).u1(GETFIELD).u2(field).u1(INVOKESTATIC).u2(valueOf);
+        code.u1(INVOKESTATIC);
+        code.u2(
+            pool.methodRef(
+                pool.classEntry("java/util/Objects"),
+                "requireNonNullElse",
+                "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;"));
+        code.u1(CHECKCAST).u2(bool);
+        code.u1(INVOKEVIRTUAL).u2(pool.methodRef(bool, "booleanValue", "()Z"));
+        code.u1(PUTFIELD).u2(field);
+        tryEnd = code.size;
+        int jump = code.size;
+        code.u1(GOTO).u2(0); // to original, below
+        failed = code.size;
+        code.u1(POP);
+        original = code.size;
+        do {
+          // as the take-over's: our frame and the original first instruction's never share an
+          // offset, and a tableswitch keeps its padding
+          code.u1(NOP);
+        } while (code.size % 4 != 0);
+        code.put2(jump + 1, original - jump);
       }
 
       private void takeOver() throws Unhandled {

@@ -1,7 +1,10 @@
 package dev.retryagent.agent.urlconnection;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.agent.tooling.ProloguePatcher;
+import java.util.List;
 
 /**
  * The {@code HttpURLConnection} hook's classes, all in {@code java.base} (boot loader):
@@ -10,7 +13,10 @@ import dev.retryagent.agent.tooling.HookTransformer;
  *   <li>{@code sun.net.www.protocol.http.Handler} and {@code ...https.Handler}: {@link
  *       HandlerPatch} (no ASM: the JDK loads them for any {@code http:} URL object, JCE's start-up
  *       included), or {@link UrlHooks#handlerEpilogue} for a method of another shape;
- *   <li>{@code sun.net.www.http.HttpClient} (first connect): {@link UrlHooks#parseHttpPrologue};
+ *   <li>{@code sun.net.www.http.HttpClient} (first connect): the resend switch at the start of
+ *       {@code parseHTTP} ({@link UrlHooks} says what it is), patched into the bytes by {@link
+ *       ProloguePatcher} (no ASM either), or by {@link UrlHooks#parseHttpPrologue} for a class file
+ *       the patcher declines;
  *   <li>{@code sun.net.www.protocol.http.HttpURLConnection} is not changed: its loading (the first
  *       {@code openConnection}, just before the handler calls the bridge) is when the hook is
  *       activated ({@link UrlActivation}).
@@ -29,6 +35,14 @@ final class UrlConnectionTransformer extends HookTransformer {
   static final String HTTPS_HANDLER = "sun/net/www/protocol/https/Handler";
   static final String HTTP_CLIENT = UrlHooks.HTTP_CLIENT;
   static final String CONNECTION = "sun/net/www/protocol/http/HttpURLConnection";
+
+  /**
+   * {@code parseHTTP(MessageHeader, ...)}: JDK 17's takes a {@code ProgressSource} between, JDK
+   * 25's does not.
+   */
+  static final String PARSE_START = "(Lsun/net/www/MessageHeader;";
+
+  static final String PARSE_END = "Lsun/net/www/protocol/http/HttpURLConnection;)Z";
 
   private final UrlActivation activation;
   private volatile Throwable failure;
@@ -71,10 +85,24 @@ final class UrlConnectionTransformer extends HookTransformer {
       return null;
     }
     if (internalName.equals(HTTP_CLIENT)) {
-      return UrlHooks.parseHttpPrologue(classfile);
+      byte[] patched = resendSwitch(classfile);
+      return patched != null ? patched : UrlHooks.parseHttpPrologue(classfile);
     }
     byte[] patched = HandlerPatch.patch(classfile);
     return patched != null ? patched : UrlHooks.handlerEpilogue(classfile);
+  }
+
+  /**
+   * {@code HttpClient} with the resend switch patched in; null if the patcher declines it. The
+   * target is made here, once per JVM, not in a field: this class loads in {@code premain}, the
+   * patcher's classes at the first connection.
+   */
+  static byte[] resendSwitch(byte[] classfile) {
+    return ProloguePatcher.patch(
+        classfile,
+        List.of(
+            ProloguePatcher.Target.setBooleanField(
+                "parseHTTP", PARSE_START, PARSE_END, Bridge.URL_RESEND, "failedOnce")));
   }
 
   @Override

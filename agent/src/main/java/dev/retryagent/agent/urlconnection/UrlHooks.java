@@ -10,8 +10,9 @@ import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 
 /**
- * The ASM rewrites of the {@code HttpURLConnection} hook, calls to {@code
- * java.lang.RetryAgentBridge} that reach {@link UrlEntry}:
+ * The ASM rewrites of the {@code HttpURLConnection} hook, for class files the byte patchers ({@link
+ * HandlerPatch}, {@code ProloguePatcher}) decline; calls to {@code java.lang.RetryAgentBridge} that
+ * reach {@link UrlEntry}:
  *
  * <ul>
  *   <li>{@code sun.net.www.http.HttpClient.parseHTTP(...)} (JDK 17: {@code (MessageHeader,
@@ -40,8 +41,8 @@ final class UrlHooks {
   static final String OR_ELSE_DESC = "(Ljava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;";
   static final String ENTER_2 = "(ILjava/lang/Object;Ljava/lang/Object;)Ljava/lang/Object;";
   static final String HTTP_CLIENT = "sun/net/www/http/HttpClient";
-  private static final String PARSE_START = "(Lsun/net/www/MessageHeader;";
-  private static final String PARSE_END = "Lsun/net/www/protocol/http/HttpURLConnection;)Z";
+  private static final String PARSE_START = UrlConnectionTransformer.PARSE_START;
+  private static final String PARSE_END = UrlConnectionTransformer.PARSE_END;
 
   private UrlHooks() {}
 

@@ -212,36 +212,64 @@ class HandlerPatchTest {
 
   @Test
   void theJdksHttpClientGetsTheResendSwitchAtTheStartOfParseHttp() throws Exception {
-    byte[] rewritten = UrlHooks.parseHttpPrologue(jdkClass(UrlHooks.HTTP_CLIENT));
+    byte[] original = jdkClass(UrlHooks.HTTP_CLIENT);
+    byte[] patched = UrlConnectionTransformer.resendSwitch(original);
+    assertThat(patched).as("patched in its bytes, without ASM").isNotNull();
+    for (byte[] rewritten : List.of(patched, UrlHooks.parseHttpPrologue(original))) {
+      Map<String, List<String>> methods = instructions(rewritten);
+      List<String> parse =
+          methods.entrySet().stream()
+              .filter(e -> e.getKey().startsWith("parseHTTP("))
+              .findFirst()
+              .orElseThrow()
+              .getValue();
+      // ours is the first entry of the exception table; the method's own follow
+      assertThat(parse.get(0)).isEqualTo("try java/lang/Throwable");
+      List<String> code = new ArrayList<>(parse);
+      code.removeIf(i -> i.startsWith("try "));
+      assertThat(code.subList(0, 13))
+          .containsExactly(
+              "aload 0",
+              "int " + Bridge.URL_RESEND,
+              "aload 0",
+              "aload 0",
+              "getfield sun/net/www/http/HttpClient.failedOnce",
+              "invokestatic java/lang/Boolean.valueOf",
+              "invokestatic java/lang/RetryAgentBridge.enter",
+              "aload 0",
+              "getfield sun/net/www/http/HttpClient.failedOnce",
+              "invokestatic java/lang/Boolean.valueOf",
+              "invokestatic java/util/Objects.requireNonNullElse",
+              "checkcast java/lang/Boolean",
+              "invoke java/lang/Boolean.booleanValue");
+      assertThat(code.get(13)).isEqualTo("putfield sun/net/www/http/HttpClient.failedOnce");
+      assertThat(fields(rewritten)).isEqualTo(fields(original));
+      // every other method byte for byte the same instructions
+      Map<String, List<String>> before = instructions(original);
+      for (String m : before.keySet()) {
+        if (!m.startsWith("parseHTTP(")) {
+          assertThat(methods.get(m)).as(m).isEqualTo(before.get(m));
+        }
+      }
+    }
+  }
 
-    Map<String, List<String>> methods = instructions(rewritten);
-    List<String> parse =
-        methods.entrySet().stream()
-            .filter(e -> e.getKey().startsWith("parseHTTP("))
-            .findFirst()
-            .orElseThrow()
-            .getValue();
-    // ours is the first entry of the exception table; the method's own follow
-    assertThat(parse.get(0)).isEqualTo("try java/lang/Throwable");
-    List<String> code = new ArrayList<>(parse);
-    code.removeIf(i -> i.startsWith("try "));
-    assertThat(code.subList(0, 13))
-        .containsExactly(
-            "aload 0",
-            "int " + Bridge.URL_RESEND,
-            "aload 0",
-            "aload 0",
-            "getfield sun/net/www/http/HttpClient.failedOnce",
-            "invokestatic java/lang/Boolean.valueOf",
-            "invokestatic java/lang/RetryAgentBridge.enter",
-            "aload 0",
-            "getfield sun/net/www/http/HttpClient.failedOnce",
-            "invokestatic java/lang/Boolean.valueOf",
-            "invokestatic java/util/Objects.requireNonNullElse",
-            "checkcast java/lang/Boolean",
-            "invoke java/lang/Boolean.booleanValue");
-    assertThat(code.get(13)).isEqualTo("putfield sun/net/www/http/HttpClient.failedOnce");
-    assertThat(fields(rewritten)).isEqualTo(fields(jdkClass(UrlHooks.HTTP_CLIENT)));
+  @Test
+  void theJdksHttpClientWithTheResendSwitchVerifies() throws Exception {
+    // Defined by a loader of its own over the platform loader and linked: the JVM verifies the
+    // frames and the handler (JDK 25 verifies a boot class an agent changed, too).
+    byte[] original = jdkClass(UrlHooks.HTTP_CLIENT);
+    String name = UrlHooks.HTTP_CLIENT.replace('/', '.');
+    for (byte[] rewritten :
+        List.of(
+            UrlConnectionTransformer.resendSwitch(original),
+            UrlHooks.parseHttpPrologue(original))) {
+      ClassLoader own =
+          new DefiningLoader(ClassLoader.getPlatformClassLoader(), Map.of(name, rewritten));
+      Class<?> c = Class.forName(name, false, own);
+      assertThat(c.getClassLoader()).isSameAs(own);
+      assertThat(c.getDeclaredMethods()).isNotEmpty(); // links, and so verifies
+    }
   }
 
   /** Each method's instructions as text, keyed by name and descriptor. */
