@@ -752,14 +752,22 @@ public final class ProloguePatcher {
         code.u1(INVOKEVIRTUAL).u2(pool.methodRef(bool, "booleanValue", "()Z"));
         code.u1(PUTFIELD).u2(field);
         tryEnd = code.size;
+        endTry(code);
+      }
+
+      /**
+       * After a prologue's try: a jump over the handler to the original code, the handler (which
+       * drops what was thrown), and {@code nop}s to a multiple of four bytes.
+       */
+      private void endTry(Out code) {
         int jump = code.size;
         code.u1(GOTO).u2(0); // to original, below
         failed = code.size;
         code.u1(POP);
         original = code.size;
         do {
-          // as the take-over's: our frame and the original first instruction's never share an
-          // offset, and a tableswitch keeps its padding
+          // keeps a frame of the original code at its first instruction from sharing our offset,
+          // and a tableswitch's padding as it was
           code.u1(NOP);
         } while (code.size % 4 != 0);
         code.put2(jump + 1, original - jump);
@@ -801,18 +809,8 @@ public final class ProloguePatcher {
         }
         notTaken = code.size;
         code.u1(POP);
-        int jump = code.size;
-        code.u1(GOTO).u2(0); // to original, below
-        failed = code.size;
-        code.u1(POP);
-        original = code.size;
-        do {
-          // keeps a frame of the original code at its first instruction from sharing our offset,
-          // and a tableswitch's padding as it was
-          code.u1(NOP);
-        } while (code.size % 4 != 0);
+        endTry(code);
         code.put2(ifNull + 1, notTaken - ifNull);
-        code.put2(jump + 1, original - jump);
       }
 
       /** The pool entry of the class of the method's first parameter, a reference. */
