@@ -32,8 +32,9 @@ import java.util.function.Consumer;
  * Scheduler#shared()}, at most two, the very threads that run asynchronous retries): the agent has
  * no thread of its own for them (issue 13: at most two agent threads, whatever waits). They are
  * scheduled at start-up only when something must run even if no call ever comes (the reload
- * watcher, the Prometheus endpoint); otherwise (JMX only, or no exporter) at the first call: no
- * thread runs before the agent needs one.
+ * watcher, the Prometheus endpoint), and then on a {@link StartUpTimer}, whose one thread ends when
+ * the first call brings the start forward onto the shared threads; otherwise (JMX only, or no
+ * exporter) at the first call: no thread runs before the agent needs one.
  *
  * <p>A reload ({@link #apply}) takes effect for calls that start after it: a call resolves its
  * policy and mode once, when it starts, and keeps them to its end, retries included. Every thread
@@ -64,6 +65,9 @@ public final class AgentRuntime {
    * for only when something is scheduled (no file, no endpoint: not before the first call).
    */
   private final Scheduler scheduler;
+
+  /** Runs the start's schedule made in {@code premain}, the delay after start-up. */
+  private final Scheduler startUpTimer;
 
   private final ConfigSources sources;
   // The observe classes write whole lines, "retry-agent: " included.
@@ -179,9 +183,13 @@ public final class AgentRuntime {
     this(sources, config, null);
   }
 
-  /** Test seam: {@code scheduler} runs the exporters' start and the watcher's polls. */
+  /**
+   * Test seam: {@code scheduler} runs the exporters' start and the watcher's polls, the delay after
+   * start-up included.
+   */
   AgentRuntime(ConfigSources sources, AgentConfig config, Scheduler scheduler) {
     this.scheduler = scheduler;
+    this.startUpTimer = scheduler != null ? scheduler : new StartUpTimer();
     this.sources = sources;
     this.config = config;
     this.hookedClients = config.clients();
@@ -314,7 +322,7 @@ public final class AgentRuntime {
       if (built != null) {
         background.scheduleAfterFirstCall(); // it came first, on another thread, during premain
       } else if (evenWithoutCalls) {
-        background.scheduleIn(EXPORTERS_DELAY_MILLIS);
+        background.scheduleIn(startUpTimer, EXPORTERS_DELAY_MILLIS);
       }
     }
   }
@@ -336,19 +344,20 @@ public final class AgentRuntime {
     /** Schedules the start a second after the first call (never past the delay). */
     void scheduleAfterFirstCall() {
       long sinceStart = (System.nanoTime() - createdNanos) / 1_000_000;
-      scheduleIn(pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS));
+      scheduleIn(scheduler(), pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS));
     }
 
     /**
-     * Schedules the start {@code millis} from now, in place of any earlier schedule (never a sooner
-     * one: a first call's pause ends before the delay after start-up). Holds the runtime.
+     * Schedules the start on {@code timer} {@code millis} from now, in place of any earlier
+     * schedule (never a sooner one: a first call's pause ends before the delay after start-up).
+     * Holds the runtime.
      */
-    void scheduleIn(long millis) {
+    void scheduleIn(Scheduler timer, long millis) {
       if (started) {
         return;
       }
       Scheduler.Cancellable earlier = scheduled;
-      scheduled = scheduler().schedule(this, millis * 1_000_000L);
+      scheduled = timer.schedule(this, millis * 1_000_000L);
       if (earlier != null) {
         earlier.cancel(); // the start after the first call comes before the one at the delay
       }
