@@ -2,6 +2,7 @@ package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import java.lang.ref.WeakReference;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
@@ -44,9 +45,14 @@ public final class AsyncRetrier {
   /**
    * For each call whose response came from a clone: that clone, so that the call's {@code cancel()}
    * still reaches the exchange the application holds (a response body being read, a WebSocket).
-   * Weak keys: an entry goes with its call.
+   * Weak keys, and weak values: what the application holds of that exchange holds the clone (the
+   * response's exchange, the WebSocket), and once it lets go there is nothing left to cancel. A
+   * strong value kept the clone, with its request and its attempt's connection state, as long as
+   * the call, and after that until the map's next use (only a use drops a stale entry): ~1.5 KiB a
+   * call after a burst of retried calls (docs/BENCHMARKS.md, issue 13, twelfth pass).
    */
-  private final Map<Call, Call> delivered = Collections.synchronizedMap(new WeakHashMap<>());
+  private final Map<Call, WeakReference<Call>> delivered =
+      Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
    * Enqueues each attempt with {@code enqueuer}.
@@ -125,9 +131,12 @@ public final class AsyncRetrier {
       a.owner.attemptCancelled(call);
       return true;
     }
-    Call clone = delivered.get(call);
+    WeakReference<Call> clone = delivered.get(call);
     if (clone != null) {
-      clone.cancel();
+      Call held = clone.get();
+      if (held != null) {
+        held.cancel();
+      }
       return true;
     }
     return false;
@@ -166,7 +175,7 @@ public final class AsyncRetrier {
 
   void delivered(Call original, Call attempt) {
     if (attempt != original) {
-      delivered.put(original, attempt);
+      delivered.put(original, new WeakReference<>(attempt));
     }
   }
 }

@@ -16,6 +16,7 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -152,6 +153,77 @@ class AsyncRetrierTest {
     assertThat(call.isCanceled()).isTrue();
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aCallAnsweredByACloneDoesNotKeepTheCloneOnceTheApplicationLetsGoOfTheResponse()
+      throws Exception {
+    // The clone was a strong value of the call's entry: it, its request and its attempt's state
+    // (~1.5 KiB) lived as long as the application's call object, and after it until the map's
+    // next use (issue 13, twelfth pass).
+    List<WeakReference<Call>> attempts = new CopyOnWriteArrayList<>();
+    configure(b -> b, recordingCalls(attempts), false);
+    server.enqueue(status(503), ok("done"));
+    Call call = client.newCall(get("/items"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+    assertThat(heard.await()).isEqualTo("200 done"); // the response is closed and dropped
+    assertThat(attempts).hasSize(2);
+    WeakReference<Call> clone = attempts.get(1);
+    assertThat(clone.get()).isNotSameAs(call);
+
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              System.gc();
+              return clone.get() == null;
+            });
+    assertThat(call.isCanceled()).as("the call itself is still held here").isFalse();
+  }
+
+  @Test
+  void whileTheApplicationHoldsAResponseFromACloneCancelStillReachesThatClone() throws Exception {
+    List<WeakReference<Call>> attempts = new CopyOnWriteArrayList<>();
+    configure(b -> b, recordingCalls(attempts), false);
+    server.enqueue(status(503), ok("a body being read"));
+    Call call = client.newCall(get("/items"));
+    CompletableFuture<Response> held = new CompletableFuture<>();
+
+    retrier.enqueue(
+        call,
+        new Callback() {
+          @Override
+          public void onFailure(Call c, IOException e) {
+            held.completeExceptionally(e);
+          }
+
+          @Override
+          public void onResponse(Call c, Response response) {
+            held.complete(response); // kept open, as an application reading a large body
+          }
+        },
+        client.dispatcher());
+    try (Response response = held.get(10, TimeUnit.SECONDS)) {
+      WeakReference<Call> clone = attempts.get(1);
+      System.gc();
+
+      assertThat(retrier.cancel(call)).isTrue();
+      assertThat(clone.get()).as("held through the response").isNotNull();
+      assertThat(clone.get().isCanceled()).isTrue();
+      assertThat(response.code()).isEqualTo(200);
+    }
+  }
+
+  /** An application interceptor that records each attempt's call, weakly. */
+  private static OkHttpClient.Builder recordingCalls(List<WeakReference<Call>> calls) {
+    return new OkHttpClient.Builder()
+        .addInterceptor(
+            chain -> {
+              calls.add(new WeakReference<>(chain.call()));
+              return chain.proceed(chain.request());
+            });
   }
 
   @Test
