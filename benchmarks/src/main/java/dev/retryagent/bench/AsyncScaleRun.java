@@ -34,17 +34,22 @@ import okhttp3.Response;
  * agent's {@code retry-agent-*}, the client's, any thread sleeping), OkHttp's running and queued
  * calls (the per-host slots), and the heap they retain: used heap after a full GC with the calls
  * waiting, minus the same before they started, per call, and of that the agent's own objects
- * ({@link HeapShare}). Then it lets them finish and checks that every call got its 200.
+ * ({@link HeapShare}); and, once every call has ended, what that end freed per call (the growth
+ * from before the calls also holds what the client keeps after them: java.net.http's idle
+ * connections). Then it lets them finish and checks that every call got its 200.
  *
  * <p>Run: {@code java -Xmx2g -cp benchmarks/target/benchmarks.jar
- * dev.retryagent.bench.AsyncScaleRun CLIENT WIRING [CALLS [RETRY_AFTER [SPREAD_MS]]]} with {@code
- * CLIENT} one of {@code jdk}, {@code okhttp} and {@code WIRING} one of {@code wrap} (core's {@code
- * RetryingHttpClient} / {@code AsyncRetrier}, wired by hand) or {@code agent} (plain clients; add
- * {@code -javaagent:agent/target/retry-agent.jar=benchmarks/config/async-scale.yml}). Both read
- * {@code benchmarks/config/async-scale.yml} (budget and breaker off, so every call waits). The
- * server runs in a child process ({@link AsyncScaleServer}). The calls are started over {@code
- * SPREAD_MS} (default 1000): all of them are still waiting at once when their first answers come
- * within {@code RETRY_AFTER} seconds.
+ * dev.retryagent.bench.AsyncScaleRun CLIENT WIRING [CALLS [RETRY_AFTER [SPREAD_MS [close]]]]} with
+ * {@code CLIENT} one of {@code jdk}, {@code okhttp} and {@code WIRING} one of {@code wrap} (core's
+ * {@code RetryingHttpClient} / {@code AsyncRetrier}, wired by hand) or {@code agent} (plain
+ * clients; add {@code -javaagent:agent/target/retry-agent.jar=benchmarks/config/async-scale.yml}).
+ * Both read {@code benchmarks/config/async-scale.yml} (budget and breaker off, so every call
+ * waits). The server runs in a child process ({@link AsyncScaleServer}). The calls are started over
+ * {@code SPREAD_MS} (default 1000): all of them are still waiting at once when their first answers
+ * come within {@code RETRY_AFTER} seconds. {@code close}: every answer says {@code Connection:
+ * close}, so no connection waits idle in the client's pool at the snapshots (java.net.http keeps a
+ * 16 KiB read buffer per idle connection, and how many of the burst's connections are still idle at
+ * each snapshot varies from run to run).
  */
 public final class AsyncScaleRun {
   private static final Path CONFIG = Path.of("benchmarks/config/async-scale.yml");
@@ -63,8 +68,9 @@ public final class AsyncScaleRun {
     int calls = args.length > 2 ? Integer.parseInt(args[2]) : 10_000;
     String retryAfter = args.length > 3 ? args[3] : "2";
     long spreadMillis = args.length > 4 ? Long.parseLong(args[4]) : 1000;
+    boolean close = args.length > 5 && args[5].equals("close");
     boolean jdk = client.equals("jdk");
-    Process server = startServer(retryAfter, false);
+    Process server = startServer(retryAfter, close);
     try (BufferedReader fromServer =
             new BufferedReader(
                 new InputStreamReader(server.getInputStream(), StandardCharsets.UTF_8));
@@ -114,13 +120,14 @@ public final class AsyncScaleRun {
       long totalMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
 
       System.out.printf(
-          "%s %s: %d calls started over %d ms, Retry-After: %s; 503s answered in %d ms;"
+          "%s %s: %d calls started over %d ms, Retry-After: %s%s; 503s answered in %d ms;"
               + " waiting at the snapshot: %s; retries arrived before the snapshot ended: %d%n",
           client,
           agent ? "agent" : "wrap",
           calls,
           spreadMillis,
           retryAfter,
+          close ? ", Connection: close" : "",
           firstRoundMillis,
           pending < 0 ? "n/a (agent)" : String.valueOf(pending),
           retriesBeforeEnd);
@@ -149,6 +156,19 @@ public final class AsyncScaleRun {
       System.out.printf(
           "  finished: %s, %d of %d calls got 200, %d ms after the first call%n",
           finished, succeeded.get(), calls, totalMillis);
+      // What the waiting calls hold is what their end frees. The growth from before the calls
+      // also counts what the client keeps after them, held by no call: java.net.http's idle
+      // connections (a 16 KiB read buffer each), as many as the burst left open, which varies from
+      // run to run. Live bytes from the histograms: exact, where the used heap is not.
+      HeapShare histogramAfter = HeapShare.now();
+      System.out.printf(
+          "  after every call ended: %d B per call still live, largest: %s%n",
+          (histogramAfter.total() - histogramBefore.total()) / calls,
+          histogramAfter.largestGrowthPerCall(histogramBefore, calls, 8));
+      System.out.printf(
+          "  freed when the calls ended: %d B per waiting call, largest: %s%n",
+          (histogramWaiting.total() - histogramAfter.total()) / calls,
+          histogramWaiting.largestGrowthPerCall(histogramAfter, calls, 16));
       if (ok != null) {
         ok.dispatcher().executorService().shutdown();
       }

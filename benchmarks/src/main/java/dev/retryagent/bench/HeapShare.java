@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Predicate;
 import javax.management.ObjectName;
 
 /**
@@ -61,14 +62,37 @@ final class HeapShare {
         || name.equals(RUNNABLE_ADAPTER);
   }
 
+  /** Bytes of every live object in the histogram. */
+  long total() {
+    long sum = 0;
+    for (long b : bytes.values()) {
+      sum += b;
+    }
+    return sum;
+  }
+
+  /** The {@code n} classes that grew most from {@code before} to this, in bytes per call. */
+  List<Map.Entry<String, Long>> largestGrowthPerCall(HeapShare before, int calls, int n) {
+    List<Map.Entry<String, Long>> grown = growthPerCall(before, calls, name -> true);
+    return grown.subList(0, Math.min(n, grown.size()));
+  }
+
   /**
    * The agent's classes that grew from {@code before} to this, in bytes per call, largest first.
    */
   List<Map.Entry<String, Long>> agentGrowthPerCall(HeapShare before, int calls) {
+    return growthPerCall(before, calls, HeapShare::agentOwned);
+  }
+
+  /**
+   * The classes named by {@code which} that grew by half a byte per call or more, largest first.
+   */
+  private List<Map.Entry<String, Long>> growthPerCall(
+      HeapShare before, int calls, Predicate<String> which) {
     List<Map.Entry<String, Long>> grown = new ArrayList<>();
     for (Map.Entry<String, Long> e : bytes.entrySet()) {
       long growth = e.getValue() - before.bytes.getOrDefault(e.getKey(), 0L);
-      if (agentOwned(e.getKey()) && growth >= calls / 2) {
+      if (which.test(e.getKey()) && growth >= calls / 2) {
         grown.add(Map.entry(e.getKey(), Math.round(growth / (double) calls)));
       }
     }
