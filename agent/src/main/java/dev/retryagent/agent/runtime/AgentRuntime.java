@@ -66,9 +66,6 @@ public final class AgentRuntime {
    */
   private final Scheduler scheduler;
 
-  /** Runs the start's schedule made in {@code premain}, the delay after start-up. */
-  private final Scheduler startUpTimer;
-
   private final ConfigSources sources;
   // The observe classes write whole lines, "retry-agent: " included.
   private final Consumer<String> errors = Sinks.stderr();
@@ -189,7 +186,6 @@ public final class AgentRuntime {
    */
   AgentRuntime(ConfigSources sources, AgentConfig config, Scheduler scheduler) {
     this.scheduler = scheduler;
-    this.startUpTimer = scheduler != null ? scheduler : new StartUpTimer();
     this.sources = sources;
     this.config = config;
     this.hookedClients = config.clients();
@@ -219,6 +215,14 @@ public final class AgentRuntime {
 
   private Scheduler scheduler() {
     return scheduler != null ? scheduler : Scheduler.shared();
+  }
+
+  /**
+   * What runs the start's schedule made in {@code premain} (the delay after start-up): made only
+   * then, so that without a file neither it nor {@link Scheduler} loads before {@code main}.
+   */
+  private Scheduler startUpTimer() {
+    return scheduler != null ? scheduler : StartUpTimer.create();
   }
 
   ConfigSources sources() {
@@ -322,7 +326,7 @@ public final class AgentRuntime {
       if (built != null) {
         background.scheduleAfterFirstCall(); // it came first, on another thread, during premain
       } else if (evenWithoutCalls) {
-        background.scheduleIn(startUpTimer, EXPORTERS_DELAY_MILLIS);
+        background.scheduleIn(startUpTimer(), EXPORTERS_DELAY_MILLIS);
       }
     }
   }

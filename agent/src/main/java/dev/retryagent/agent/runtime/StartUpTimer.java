@@ -22,6 +22,17 @@ import java.util.concurrent.locks.LockSupport;
 final class StartUpTimer implements Scheduler {
   static final String THREAD_NAME = AgentThreads.PREFIX + "start";
 
+  private StartUpTimer() {}
+
+  /**
+   * A new timer, typed as the interface here: a caller that returned {@code new StartUpTimer()} as
+   * a {@link Scheduler} would make the JVM's verifier load both classes with the caller's
+   * (premain's {@code AgentRuntime}, file or not).
+   */
+  static Scheduler create() {
+    return new StartUpTimer();
+  }
+
   @Override
   public Cancellable schedule(Runnable task, long delayNanos) {
     OneShot shot = new OneShot(task, System.nanoTime() + Math.max(0, delayNanos));

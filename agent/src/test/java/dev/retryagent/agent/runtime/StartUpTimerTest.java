@@ -3,6 +3,7 @@ package dev.retryagent.agent.runtime;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.agent.CapturedStderr;
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.engine.Scheduler.Cancellable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +22,7 @@ class StartUpTimerTest {
 
   @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
 
-  private final StartUpTimer timer = new StartUpTimer();
+  private final Scheduler timer = StartUpTimer.create();
 
   @Test
   void aDueTaskRunsOnceOnAnAgentThreadOfItsOwnWhichThenEnds() throws Exception {
