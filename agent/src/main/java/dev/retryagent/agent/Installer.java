@@ -64,10 +64,12 @@ public final class Installer implements AgentInstaller {
     ThreadLocalRandom.current();
 
     ConfigSources sources;
+    byte[] content; // the file's, null without one
     AgentConfig config;
     try {
       sources = ConfigSources.resolve(agentArgs, props, env);
-      config = sources.load(env);
+      content = sources.read();
+      config = sources.load(content, env);
     } catch (ConfigException e) {
       return invalidConfiguration(e, atStartup);
     }
@@ -118,7 +120,7 @@ public final class Installer implements AgentInstaller {
                 : "url-connection off (agent.clients.url-connection: false)");
     line.append("; ").append(describe(sources, config));
     runtime.registerShutdownHook();
-    runtime.startBackground(reloadable ? sources.configFile() : null);
+    runtime.startBackground(reloadable ? sources.configFile() : null, content);
     return line.toString();
   }
 

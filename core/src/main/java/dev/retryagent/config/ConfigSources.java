@@ -162,11 +162,38 @@ public final class ConfigSources {
    *     ConfigException#strict()} honours the strict override
    */
   public AgentConfig load(Map<String, String> env) throws ConfigException {
+    return load(read(), env);
+  }
+
+  /**
+   * The bytes of the file, read as {@link ConfigLoader#read} reads them, or null when no file was
+   * named: what {@link #load(byte[], Map)} parses, and what the reload watcher then compares the
+   * file with (an edit made after this read is one to apply, however soon after).
+   *
+   * @throws ConfigException when the file is unreadable; its {@link ConfigException#strict()}
+   *     honours the strict override
+   */
+  public byte[] read() throws ConfigException {
     if (configFile == null) {
+      return null;
+    }
+    try {
+      return ConfigLoader.read(configFile);
+    } catch (ConfigException e) {
+      throw strict == null ? e : e.withStrict(strict);
+    }
+  }
+
+  /**
+   * As {@link #load(Map)}, from the file's bytes as {@link #read} returned them (null: no file, the
+   * built-in defaults).
+   */
+  public AgentConfig load(byte[] content, Map<String, String> env) throws ConfigException {
+    if (content == null) {
       return apply(AgentConfig.defaults());
     }
     try {
-      return apply(ConfigLoader.load(configFile, env));
+      return apply(ConfigLoader.parse(content, configFile.toString(), env));
     } catch (ConfigException e) {
       throw strict == null ? e : e.withStrict(strict);
     }

@@ -311,15 +311,29 @@ public final class AgentRuntime {
   }
 
   /**
-   * Starts the exporters and the reload watcher; see the delay above. The watcher takes its first
-   * look at the file now, so an edit made before it starts is not missed. Their start is scheduled
-   * now when the watcher or the Prometheus endpoint must run even if no call ever comes; otherwise
-   * at the first call (JMX alone has nothing to show before it).
-   *
-   * @param watchedFile the configuration file to watch, or null for none
+   * As {@link #startBackground(Path, byte[])}, the watcher taking its first look at the file now.
    */
   public void startBackground(Path watchedFile) {
-    ConfigReloader reloader = watchedFile == null ? null : new ConfigReloader(this, watchedFile);
+    startBackground(watchedFile, null);
+  }
+
+  /**
+   * Starts the exporters and the reload watcher; see the delay above. The watcher compares the file
+   * with {@code loadedContent}, what the running configuration was parsed from, so an edit made
+   * after that read is applied, however soon after, even before the watcher starts. Their start is
+   * scheduled now when the watcher or the Prometheus endpoint must run even if no call ever comes;
+   * otherwise at the first call (JMX alone has nothing to show before it).
+   *
+   * @param watchedFile the configuration file to watch, or null for none
+   * @param loadedContent the bytes the configuration was parsed from; null: the file as it is now
+   */
+  public void startBackground(Path watchedFile, byte[] loadedContent) {
+    ConfigReloader reloader =
+        watchedFile == null
+            ? null
+            : loadedContent == null
+                ? new ConfigReloader(this, watchedFile)
+                : ConfigReloader.loadedFrom(this, watchedFile, loadedContent);
     boolean evenWithoutCalls = reloader != null || config.metrics().prometheusEnabled();
     synchronized (this) {
       background = new Background(reloader);

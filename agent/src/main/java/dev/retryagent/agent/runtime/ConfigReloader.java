@@ -60,10 +60,26 @@ final class ConfigReloader implements Runnable {
 
   /** Test seam: {@code looker} replaces {@link FileFingerprint#of} (null: that one). */
   ConfigReloader(AgentRuntime runtime, Path file, Function<Path, FileFingerprint> looker) {
+    this(runtime, file, looker, null);
+  }
+
+  private ConfigReloader(
+      AgentRuntime runtime,
+      Path file,
+      Function<Path, FileFingerprint> looker,
+      FileFingerprint loaded) {
     this.runtime = runtime;
     this.file = file;
     this.looker = looker;
-    this.current = look();
+    this.current = loaded != null ? loaded : look();
+  }
+
+  /**
+   * A watcher of {@code file} whose running configuration was parsed from {@code content}: a file
+   * that differs from it now was edited since, and the edit is applied once it settles.
+   */
+  static ConfigReloader loadedFrom(AgentRuntime runtime, Path file, byte[] content) {
+    return new ConfigReloader(runtime, file, null, FileFingerprint.ofContent(content));
   }
 
   private FileFingerprint look() {

@@ -36,8 +36,7 @@ final class FileFingerprint {
    */
   static FileFingerprint of(Path file) {
     try {
-      byte[] bytes = ConfigLoader.read(file);
-      return new FileFingerprint(bytes, null, bytes.length, 0);
+      return ofContent(ConfigLoader.read(file));
     } catch (ConfigException e) {
       try {
         if (!Files.exists(file)) {
@@ -52,6 +51,11 @@ final class FileFingerprint {
     } catch (SecurityException e) {
       return null;
     }
+  }
+
+  /** The fingerprint of a file that read as {@code bytes}. */
+  static FileFingerprint ofContent(byte[] bytes) {
+    return new FileFingerprint(bytes, null, bytes.length, 0);
   }
 
   /** The bytes that were read, or null when the file was refused ({@link #problem()}). */

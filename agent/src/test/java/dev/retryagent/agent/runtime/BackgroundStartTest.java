@@ -120,6 +120,23 @@ class BackgroundStartTest {
     assertThat(tasks.pending()).containsExactly(SECOND);
   }
 
+  @Test
+  void anEditSavedBetweenTheLoadAndTheWatchersStartIsApplied() throws Exception {
+    // premain parses the file, then starts the background: the watcher compares the file with the
+    // bytes the configuration came from, not with the file as it is by then.
+    Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
+    AgentRuntime runtime = runtime(file);
+    byte[] loaded = Files.readAllBytes(file);
+    Files.writeString(file, NO_JMX + retries(4)); // saved in between
+
+    runtime.startBackground(file, loaded);
+    tasks.runNext(); // the start, then the watcher's looks
+    tasks.runNext();
+    tasks.runNext();
+
+    assertThat(runtime.config().defaultPolicy().retry().maxAttempts()).isEqualTo(4);
+  }
+
   /** With {@code file}'s configuration, or without a file (JMX off in both: no MBeans here). */
   private AgentRuntime runtime(Path file) throws Exception {
     if (file == null) {
