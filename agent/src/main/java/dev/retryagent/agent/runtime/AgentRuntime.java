@@ -311,13 +311,6 @@ public final class AgentRuntime {
   }
 
   /**
-   * As {@link #startBackground(Path, byte[])}, the watcher taking its first look at the file now.
-   */
-  public void startBackground(Path watchedFile) {
-    startBackground(watchedFile, null);
-  }
-
-  /**
    * Starts the exporters and the reload watcher; see the delay above. The watcher compares the file
    * with {@code loadedContent}, what the running configuration was parsed from, so an edit made
    * after that read is applied, however soon after, even before the watcher starts. Their start is
@@ -329,11 +322,7 @@ public final class AgentRuntime {
    */
   public void startBackground(Path watchedFile, byte[] loadedContent) {
     ConfigReloader reloader =
-        watchedFile == null
-            ? null
-            : loadedContent == null
-                ? new ConfigReloader(this, watchedFile)
-                : ConfigReloader.loadedFrom(this, watchedFile, loadedContent);
+        watchedFile == null ? null : ConfigReloader.loadedFrom(this, watchedFile, loadedContent);
     boolean evenWithoutCalls = reloader != null || config.metrics().prometheusEnabled();
     synchronized (this) {
       background = new Background(reloader);

@@ -76,10 +76,12 @@ final class ConfigReloader implements Runnable {
 
   /**
    * A watcher of {@code file} whose running configuration was parsed from {@code content}: a file
-   * that differs from it now was edited since, and the edit is applied once it settles.
+   * that differs from it now was edited since, and the edit is applied once it settles. Null {@code
+   * content}: the file as it is now.
    */
   static ConfigReloader loadedFrom(AgentRuntime runtime, Path file, byte[] content) {
-    return new ConfigReloader(runtime, file, null, FileFingerprint.ofContent(content));
+    return new ConfigReloader(
+        runtime, file, null, content == null ? null : FileFingerprint.ofContent(content));
   }
 
   private FileFingerprint look() {

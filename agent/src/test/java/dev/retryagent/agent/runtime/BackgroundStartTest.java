@@ -37,7 +37,7 @@ class BackgroundStartTest {
     Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
     AgentRuntime runtime = runtime(file);
 
-    runtime.startBackground(file);
+    runtime.startBackground(file, null);
     assertThat(tasks.pending()).as("the start, 10 s after start-up").containsExactly(10 * SECOND);
 
     runtime.engine(); // the first call
@@ -96,7 +96,7 @@ class BackgroundStartTest {
   void withoutAFileOrAnEndpointNothingIsScheduledBeforeTheFirstCall() throws Exception {
     AgentRuntime runtime = runtime(null);
 
-    runtime.startBackground(null);
+    runtime.startBackground(null, null);
     assertThat(tasks.pending()).isEmpty();
 
     runtime.engine();
@@ -115,7 +115,7 @@ class BackgroundStartTest {
 
     runtime.engine(); // a call on another thread while premain was still running
     assertThat(tasks.pending()).isEmpty();
-    runtime.startBackground(file);
+    runtime.startBackground(file, null);
 
     assertThat(tasks.pending()).containsExactly(SECOND);
   }
