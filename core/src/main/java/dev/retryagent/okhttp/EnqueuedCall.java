@@ -8,6 +8,7 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
 import java.io.IOException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -189,12 +190,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    */
   private void applyDeadline(Call clone) {
     long deadline = markStarted(enqueuedAt);
-    if (deadline != RetryInterceptor.NO_DEADLINE) {
-      try {
+    try {
+      // A clone starts with the client's callTimeout, not the call's own (the application may
+      // have lengthened or lifted it on the call's timeout()): the deadline, counted from the
+      // first attempt, is the call's whole bound, so the clone keeps no timeout of its own.
+      clone.timeout().timeout(0, TimeUnit.NANOSECONDS);
+      if (deadline != RetryInterceptor.NO_DEADLINE) {
         clone.timeout().deadlineNanoTime(deadline);
-      } catch (LinkageError olderOkHttp) {
-        // Call.timeout() exists since 3.12.
       }
+    } catch (LinkageError olderOkHttp) {
+      // Call.timeout() exists since 3.12.
     }
   }
 

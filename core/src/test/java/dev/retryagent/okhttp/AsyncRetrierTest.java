@@ -312,6 +312,23 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetryKeepsTheCallsOwnTimeoutWhereItOverridesTheClients() throws Exception {
+    // A clone starts with the client's callTimeout: a call whose own timeout() the application
+    // lifted (a long download on a client with a short default) had its retry cut off by the
+    // client's, with InterruptedIOException: timeout, long before the call's own time was up.
+    configure(b -> b, new OkHttpClient.Builder().callTimeout(200, TimeUnit.MILLISECONDS), false);
+    server.enqueue(status(503), ok("slow, within the call's own timeout").delay(600));
+    Call call = client.newCall(get("/download"));
+    call.timeout().timeout(10, TimeUnit.SECONDS);
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("200 slow, within the call's own timeout");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
   void okHttpsOwnResendOnAStalePooledConnectionCountsAsAnAttempt() throws Exception {
     // issue 11: OkHttp sends a request again on a new connection when the pooled one it was
     // written to fails; with maxAttempts 2 that resend was a third request.
