@@ -37,7 +37,12 @@ final class SyncOkCall extends SelfViewCall
   SyncOkCall(RetryInterceptor interceptor, Chain chain) {
     this.interceptor = interceptor;
     this.chain = chain;
-    this.oneShot = OkRequestView.isOneShot(chain.request().body());
+    // The call's own body counts too, as for an enqueued call (OkRequest): an application
+    // interceptor that wraps it in a body that only forwards writeTo (OkHttp's gzip recipe) hides
+    // that writing the wrapper again writes the one-shot body again.
+    this.oneShot =
+        OkRequestView.isOneShot(chain.request().body())
+            || OkRequestView.isOneShot(chain.call().request().body());
   }
 
   @Override

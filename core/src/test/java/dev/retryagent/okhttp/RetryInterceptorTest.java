@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -236,6 +237,69 @@ class RetryInterceptorTest {
     r.close();
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("BODY_NOT_REPLAYABLE"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void sendsAOneShotBodyOnlyOnceThoughAnInterceptorWrapsItInABodyThatDoesNotSaySo(Way way)
+      throws Exception {
+    // OkHttp's gzip recipe wraps the call's body in a RequestBody that forwards writeTo only: the
+    // wrapper does not say one-shot, but writing it writes the call's one-shot body again. The
+    // interceptor judged only the request it was handed, so on execute() it sent the stream a
+    // second time (an empty or partial upload the server could store), where an enqueued call,
+    // judged by its own request, was not retried.
+    configure(b -> b.unsafeMethods(UnsafeMethods.ALWAYS));
+    client =
+        new OkHttpClient.Builder()
+            .retryOnConnectionFailure(false)
+            .addInterceptor(
+                chain -> {
+                  RequestBody body = chain.request().body();
+                  RequestBody forwarding =
+                      new RequestBody() {
+                        @Override
+                        public MediaType contentType() {
+                          return body.contentType();
+                        }
+
+                        @Override
+                        public void writeTo(BufferedSink sink) throws IOException {
+                          body.writeTo(sink);
+                        }
+                      };
+                  return chain.proceed(chain.request().newBuilder().put(forwarding).build());
+                })
+            .addInterceptor(retrier.interceptor())
+            .build();
+    server.enqueue(status(503), ok("stored"));
+    AtomicInteger writes = new AtomicInteger();
+    RequestBody oneShot =
+        new RequestBody() {
+          @Override
+          public MediaType contentType() {
+            return JSON;
+          }
+
+          @Override
+          public void writeTo(BufferedSink sink) throws IOException {
+            if (writes.incrementAndGet() == 1) {
+              sink.writeUtf8("{\"stream\":true}"); // a stream: nothing left the second time
+            }
+          }
+
+          @Override
+          public boolean isOneShot() {
+            return true;
+          }
+        };
+
+    Response r =
+        call(way, new Request.Builder().url(server.url("/v1/files/7")).put(oneShot).build());
+
+    assertThat(r.code()).isEqualTo(503);
+    r.close();
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(writes).hasValue(1);
   }
 
   @ParameterizedTest
