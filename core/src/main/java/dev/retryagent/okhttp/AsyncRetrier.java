@@ -99,6 +99,10 @@ public final class AsyncRetrier {
    */
   public void enqueue(Call call, Callback callback, Dispatcher dispatcher) {
     Objects.requireNonNull(callback, "callback");
+    if (RetryInterceptor.cacheOnly(call.request())) {
+      enqueuer.enqueue(call, callback); // answered by the cache alone: nothing to govern
+      return;
+    }
     OkRequest info = new OkRequest(call.request());
     RetryCall retryCall = engine.newCall(info);
     if (retryCall.passThrough()) {

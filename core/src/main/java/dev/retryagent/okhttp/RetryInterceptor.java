@@ -96,6 +96,9 @@ public final class RetryInterceptor implements Interceptor {
       // An AsyncRetrier runs this call's retries by re-enqueueing: make exactly one attempt.
       return managedAttempt.owner.attempt(chain, managedAttempt);
     }
+    if (cacheOnly(chain.request())) {
+      return chain.proceed(chain.request());
+    }
     // One object: the call, its request view (which tells the engine when the caller cancelled),
     // its attempt and the sleeper that stops waiting then.
     SyncOkCall call = engine.begin(new SyncOkCall(this, chain));
@@ -151,6 +154,19 @@ public final class RetryInterceptor implements Interceptor {
         call.clientRepeated(p.code());
       }
     }
+  }
+
+  /**
+   * True for a request the application lets only OkHttp's cache answer ({@code Cache-Control:
+   * only-if-cached}, {@code CacheControl.FORCE_CACHE}): it never reaches the server, so there is
+   * nothing to retry, and no breaker, budget or rate limit has a say. OkHttp answers one it cannot
+   * serve with a 504 of its own; retried and counted as the server's failure, an application
+   * reading its cache offline opened the host's breaker, and its cached reads then failed on it.
+   */
+  static boolean cacheOnly(Request request) {
+    // The header first: parsing makes an object per request (issue 13), and only this header
+    // can say only-if-cached.
+    return request.header("Cache-Control") != null && request.cacheControl().onlyIfCached();
   }
 
   /** No call timeout nor deadline: see {@link #callDeadline}. */

@@ -17,6 +17,7 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -24,6 +25,8 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
+import okhttp3.Cache;
+import okhttp3.CacheControl;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.Interceptor;
@@ -36,6 +39,7 @@ import okio.BufferedSink;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -371,6 +375,38 @@ class RetryInterceptorTest {
     assertThatThrownBy(() -> call(way, get("/v1/items")))
         .isInstanceOf(CircuitBreakerOpenException.class);
     assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aCacheOnlyLookupAnsweredLocallyIsNeitherRetriedNorCountedByTheBreaker(
+      Way way, @TempDir Path cacheDir) throws Exception {
+    // OkHttp's cache answers a FORCE_CACHE (only-if-cached) request it cannot serve with a 504
+    // of its own, without a request: it was retried with backoff, and counted as the server's
+    // failure, so an application reading its cache offline opened the host's breaker and its
+    // next real request failed without reaching the server.
+    configure(
+        Mode.ENFORCE,
+        b -> b,
+        CircuitBreakerPolicy.builder().countWindow(3).minimumCalls(3).build());
+    client = client.newBuilder().cache(new Cache(cacheDir.toFile(), 1 << 20)).build();
+    server.otherwise(ok("from the server"));
+    Request cacheOnly =
+        new Request.Builder()
+            .url(server.url("/v1/items"))
+            .cacheControl(CacheControl.FORCE_CACHE)
+            .build();
+
+    for (int i = 0; i < 3; i++) {
+      Response r = call(way, cacheOnly);
+      assertThat(r.code()).isEqualTo(504);
+      r.close();
+    }
+
+    assertThat(time.waits()).isEmpty();
+    assertThat(events).isEmpty();
+    assertThat(body(call(way, get("/v1/items")))).isEqualTo("from the server");
+    assertThat(server.requestCount()).isEqualTo(1);
   }
 
   @ParameterizedTest
