@@ -9,6 +9,7 @@ import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -195,7 +196,7 @@ public final class RetryEngine {
 
   /** Finds (or makes) the per-host state of the target under {@code policy}. */
   private HostState hostState(Mode mode, Policy policy, String scheme, String host, int port) {
-    String target = scheme + "://" + host + ":" + port;
+    String target = scheme + "://" + sameHost(host) + ":" + port;
     return new HostState(
         this,
         policy,
@@ -208,6 +209,17 @@ public final class RetryEngine {
         limiterFor(target, policy),
         fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
+  }
+
+  /**
+   * {@code host} as the per-host state's key writes it: host names are case-insensitive, and an
+   * IPv6 literal comes with its brackets from the JDK's {@code URI} and without them from OkHttp's
+   * {@code HttpUrl}, so each spelling of one host must find the same breaker, budget and rate
+   * limit. Written as in a URL, {@code [::1]}, so that the key reads unambiguously with its port.
+   */
+  private static String sameHost(String host) {
+    String h = host == null ? "null" : host.toLowerCase(Locale.ROOT);
+    return h.indexOf(':') >= 0 && !h.startsWith("[") ? "[" + h + "]" : h;
   }
 
   /** A call used the state of these entries (any may be null). */

@@ -108,6 +108,23 @@ class EngineStateTest {
   }
 
   @Test
+  void aHostIsOneHostWhateverTheCaseOrBracketsItIsWrittenIn() {
+    // Host names are case-insensitive, and the JDK's URI keeps an IPv6 literal's brackets where
+    // OkHttp's HttpUrl drops them: one host, one breaker (one budget, one rate limit).
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    call(f, "API.Example.com", 503);
+    call(f, "api.example.com", 503);
+    call(f, "[::1]", 200);
+    call(f, "::1", 200);
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+    assertThat(breakerKeys(f.engine))
+        .containsExactly("http://api.example.com:80", "http://[::1]:80");
+  }
+
+  @Test
   void anUnchangedSectionKeepsItsStateAcrossAReload() {
     TestPolicy p = TestPolicy.create();
     p.retry.maxAttempts(1);
