@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.internal.engine.RateLimiter;
+import dev.retryagent.internal.engine.TargetKey;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
@@ -9,7 +10,6 @@ import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -196,7 +196,7 @@ public final class RetryEngine {
 
   /** Finds (or makes) the per-host state of the target under {@code policy}. */
   private HostState hostState(Mode mode, Policy policy, String scheme, String host, int port) {
-    String target = scheme + "://" + sameHost(host) + ":" + port;
+    String target = TargetKey.of(scheme, host, port);
     return new HostState(
         this,
         policy,
@@ -209,17 +209,6 @@ public final class RetryEngine {
         limiterFor(target, policy),
         fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
-  }
-
-  /**
-   * {@code host} as the per-host state's key writes it: host names are case-insensitive, and an
-   * IPv6 literal comes with its brackets from the JDK's {@code URI} and without them from OkHttp's
-   * {@code HttpUrl}, so each spelling of one host must find the same breaker, budget and rate
-   * limit. Written as in a URL, {@code [::1]}, so that the key reads unambiguously with its port.
-   */
-  private static String sameHost(String host) {
-    String h = host == null ? "null" : host.toLowerCase(Locale.ROOT);
-    return h.indexOf(':') >= 0 && !h.startsWith("[") ? "[" + h + "]" : h;
   }
 
   /** A call used the state of these entries (any may be null). */

@@ -5,6 +5,7 @@ import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
+import dev.retryagent.internal.engine.TargetKey;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -187,7 +188,8 @@ public final class RetryMetrics implements RetryListener {
     RouteSeries rs = routeSeries(route);
     Counters c = rs.cached(scheme, host, port);
     if (c == null) {
-      String key = scheme + "://" + host + ":" + port;
+      // As the engine keys the host's breaker: one series per host, however it is written.
+      String key = TargetKey.of(scheme, host, port);
       String admitted = admit(key);
       c = rs.counters(admitted);
       if (admitted.equals(key)) {

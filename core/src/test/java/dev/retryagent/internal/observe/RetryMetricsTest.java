@@ -88,6 +88,27 @@ class RetryMetricsTest {
   }
 
   @Test
+  void oneHostWrittenInAnyCaseOrWithOrWithoutBracketsIsOneSeriesWithItsBreakersState() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+
+    rig.call(FakeRequest.get("Search.Example.com", "/q"), 503);
+    rig.call(FakeRequest.get("search.example.com", "/q"), 503);
+    rig.call(FakeRequest.get("SEARCH.example.com", "/q"), 503);
+    rig.call(FakeRequest.get("search.example.com", "/q"), 503);
+    rig.call(FakeRequest.get("::1", "/"), 200);
+    rig.call(FakeRequest.get("[::1]", "/"), 200);
+
+    assertThat(m.hosts()).containsExactly("https://[::1]:443", "https://search.example.com:443");
+    assertThat(m.host("https://search.example.com:443").calls()).isEqualTo(4);
+    assertThat(m.host("https://[::1]:443").calls()).isEqualTo(2);
+    // The breaker of the host is the series' own: its state is shown under the same key.
+    assertThat(PrometheusText.render(m, rig.engine).lines())
+        .contains(
+            "retryagent_breaker_state{host=\"https://search.example.com:443\",state=\"open\"} 1");
+  }
+
+  @Test
   void observeModeCountsWouldRetryNotRetries() {
     RetryMetrics m = new RetryMetrics();
     Rig rig = new Rig(Mode.OBSERVE, Rig.policy("llm"), m);

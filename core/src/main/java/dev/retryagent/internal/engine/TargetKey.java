@@ -1,0 +1,24 @@
+package dev.retryagent.internal.engine;
+
+import java.util.Locale;
+
+/**
+ * The key of a target host, {@code scheme://host:port}, as the per-host state (breaker, budget,
+ * rate limit) and the metrics' host series write it, so that the two always agree: host names are
+ * case-insensitive, and an IPv6 literal comes with its brackets from the JDK's {@code URI} and
+ * without them from OkHttp's {@code HttpUrl}, so each spelling of one host makes the same key. The
+ * literal is written as in a URL, {@code [::1]}, so that the key reads unambiguously with its port.
+ */
+public final class TargetKey {
+  private TargetKey() {}
+
+  /** {@code scheme://host:port}, the host in lower case, an IPv6 literal in brackets. */
+  public static String of(String scheme, String host, int port) {
+    // A null host is "null" there, as string concatenation writes it.
+    String h = host == null ? "null" : host.toLowerCase(Locale.ROOT);
+    if (h.indexOf(':') >= 0 && !h.startsWith("[")) {
+      h = "[" + h + "]";
+    }
+    return scheme + "://" + h + ":" + port;
+  }
+}
