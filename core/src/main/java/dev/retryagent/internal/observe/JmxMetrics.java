@@ -310,8 +310,14 @@ public final class JmxMetrics implements AutoCloseable {
           int open = 0;
           int halfOpen = 0;
           if (engine != null) {
+            // After a reload a host may have an old and a new breaker; the old one is never asked
+            // again (and so never leaves OPEN): per key, the most recently used one counts, as in
+            // the Prometheus gauges.
+            Map<String, CircuitState> states = new LinkedHashMap<>();
             for (CircuitBreaker b : engine.breakers()) {
-              CircuitState s = b.state();
+              states.put(b.key(), b.state());
+            }
+            for (CircuitState s : states.values()) {
               open += s == CircuitState.OPEN ? 1 : 0;
               halfOpen += s == CircuitState.HALF_OPEN ? 1 : 0;
             }

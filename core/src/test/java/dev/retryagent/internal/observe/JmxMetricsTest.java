@@ -2,6 +2,11 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.PolicyResolver;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeRequest;
 import java.lang.management.ManagementFactory;
@@ -44,6 +49,40 @@ class JmxMetricsTest {
     ObjectName hostile = JmxMetrics.routeName("d", "a,b=c:\"*?\\\nz");
     assertThat(hostile.isPattern()).isFalse();
     assertThat(ObjectName.unquote(hostile.getKeyProperty("name"))).isEqualTo("a,b=c:\"*?\\\nz");
+  }
+
+  @Test
+  void aBreakerAReloadReplacedIsNotCountedOpenAnyMore() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(RetryMetricsTest.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+    for (int i = 0; i < 4; i++) {
+      rig.call(FakeRequest.get("search.example.com", "/q"), 503);
+    }
+    assertThat(jmx(m, rig).register()).isTrue();
+    ObjectName engine = JmxMetrics.engineName(domain);
+    assertThat(server.getAttribute(engine, "OpenBreakers")).isEqualTo(1);
+
+    // A reload changes the breaker section: the host gets a fresh breaker, closed; the old one is
+    // never asked again, and stays open only in the registry until it is dropped.
+    rig.engine.reconfigure(
+        Mode.ENFORCE,
+        PolicyResolver.always(
+            Rig.policy(
+                "search",
+                b -> b.maxAttempts(1),
+                CircuitBreakerPolicy.builder().countWindow(4).minimumCalls(4).build(),
+                BudgetPolicy.defaults(),
+                RateLimitPolicy.defaults())));
+    rig.call(FakeRequest.get("search.example.com", "/q"), 200);
+
+    // As the Prometheus gauges count it: per host, the most recently used breaker.
+    assertThat(server.getAttribute(engine, "OpenBreakers")).isEqualTo(0);
+    assertThat(PrometheusText.render(m, rig.engine).lines())
+        .contains("retryagent_breakers{state=\"open\"} 0");
+    assertThat(
+            server.getAttribute(
+                JmxMetrics.hostName(domain, "https://search.example.com:443"), "BreakerState"))
+        .isEqualTo("closed");
   }
 
   @Test
