@@ -52,7 +52,10 @@ public interface RequestInfo {
     return 0;
   }
 
-  /** {@code scheme://host:port}: the key of per-host state. */
+  /**
+   * {@code scheme://host:port}, the host as the request writes it: names the target in messages
+   * (per-host state is keyed by {@code internal.engine.TargetKey}, whatever the host's case).
+   */
   default String target() {
     return scheme() + "://" + host() + ":" + port();
   }

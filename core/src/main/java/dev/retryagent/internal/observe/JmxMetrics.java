@@ -1,6 +1,5 @@
 package dev.retryagent.internal.observe;
 
-import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
@@ -279,12 +278,7 @@ public final class JmxMetrics implements AutoCloseable {
     if (engine == null) {
       return "none";
     }
-    CircuitState state = null;
-    for (CircuitBreaker b : engine.breakers()) {
-      if (b.key().equals(key)) {
-        state = b.state(); // most recently used last: it wins
-      }
-    }
+    CircuitState state = BreakerStates.of(engine).get(key);
     return state == null ? "none" : state.label();
   }
 
@@ -310,14 +304,7 @@ public final class JmxMetrics implements AutoCloseable {
           int open = 0;
           int halfOpen = 0;
           if (engine != null) {
-            // After a reload a host may have an old and a new breaker; the old one is never asked
-            // again (and so never leaves OPEN): per key, the most recently used one counts, as in
-            // the Prometheus gauges.
-            Map<String, CircuitState> states = new LinkedHashMap<>();
-            for (CircuitBreaker b : engine.breakers()) {
-              states.put(b.key(), b.state());
-            }
-            for (CircuitState s : states.values()) {
+            for (CircuitState s : BreakerStates.of(engine).values()) {
               open += s == CircuitState.OPEN ? 1 : 0;
               halfOpen += s == CircuitState.HALF_OPEN ? 1 : 0;
             }

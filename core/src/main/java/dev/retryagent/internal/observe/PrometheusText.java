@@ -1,12 +1,10 @@
 package dev.retryagent.internal.observe;
 
-import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import java.util.EnumMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -83,11 +81,7 @@ final class PrometheusText {
   }
 
   private static void engineGauges(StringBuilder b, RetryMetrics metrics, RetryEngine engine) {
-    // After a reload a host may have an old and a new breaker: the most recently used one wins.
-    Map<String, CircuitState> states = new LinkedHashMap<>();
-    for (CircuitBreaker cb : engine.breakers()) {
-      states.put(cb.key(), cb.state());
-    }
+    Map<String, CircuitState> states = BreakerStates.of(engine);
     Set<String> hosts = metrics.hosts();
     family(
         b,
