@@ -338,6 +338,21 @@ class RetryingHttpClientTest {
 
   @ParameterizedTest
   @EnumSource(Way.class)
+  void aRequestTakenFromAResponseIsRetriedLikeAnyOther(Way way) throws Exception {
+    server.enqueue(ok("first"), status(503), ok("again"));
+    HttpClient client = client(b -> b);
+    HttpResponse<String> first = call(way, client, get("/v1/items"));
+
+    // response.request() is of the JDK's own request class, the class of its WebSocket handshake.
+    HttpResponse<String> r = call(way, client, first.request());
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("again");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
   void callsTheCallersBodyHandlerOnlyForTheFinalResponse(Way way) throws Exception {
     server.enqueue(status(503).body("first"), status(502).body("second"), ok("third"));
     AtomicInteger applied = new AtomicInteger();

@@ -36,6 +36,9 @@ public final class JdkRetrying {
   /** The class of the JDK's own requests: what it sends itself, e.g. a WebSocket handshake. */
   private static final String JDK_INTERNAL_REQUEST = "jdk.internal.net.http.HttpRequestImpl";
 
+  /** The header the JDK's WebSocket opening handshake always carries among its headers. */
+  private static final String WEBSOCKET_KEY = "Sec-WebSocket-Key";
+
   private final RetryEngine engine;
 
   public JdkRetrying(RetryEngine engine) {
@@ -117,13 +120,14 @@ public final class JdkRetrying {
   }
 
   /**
-   * True for a request of the JDK's own internal class: applications build theirs with {@code
-   * HttpRequest.newBuilder()}, so this is the client calling itself (its WebSocket opening
-   * handshake, whose retry the JDK cannot carry: it fails with "RawChannel is only supported for
-   * WebSocket creation").
+   * True for the client calling itself: its WebSocket opening handshake, whose retry the JDK cannot
+   * carry (it fails with "RawChannel is only supported for WebSocket creation"). That request is of
+   * the JDK's own internal class and carries the handshake's key. The class alone does not tell:
+   * {@code response.request()} is of that class too, and an application may send it again.
    */
   static boolean isJdkInternal(HttpRequest request) {
-    return JDK_INTERNAL_REQUEST.equals(request.getClass().getName());
+    return JDK_INTERNAL_REQUEST.equals(request.getClass().getName())
+        && JdkRequest.firstValue(request.headers(), WEBSOCKET_KEY) != null;
   }
 
   @SuppressWarnings("unchecked")
