@@ -133,7 +133,9 @@ final class TransportClassifier {
           return Outcome.RESET;
         }
       }
-      if (m.equals("canceled") || m.equals("cancelled")) {
+      // java.net.http (Java 21+) refuses a request on a client the application shut down with a
+      // plain "closed": nothing was sent, so it is the caller's ending, not the host's failure.
+      if (m.equals("canceled") || m.equals("cancelled") || m.equals("closed")) {
         return Outcome.CANCELLED;
       }
     }

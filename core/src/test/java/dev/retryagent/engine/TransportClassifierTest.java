@@ -240,6 +240,15 @@ class TransportClassifierTest {
         .isEqualTo(Outcome.CANCELLED);
   }
 
+  @Test
+  void aRequestRefusedByAShutDownJdkClientIsCancelled() {
+    // sendAsync's future holds the refusal itself; send throws a copy around it.
+    IOException refused = new IOException("closed");
+    assertThat(TransportClassifier.classify(refused)).isEqualTo(Outcome.CANCELLED);
+    assertThat(TransportClassifier.classify(new IOException("closed", refused)))
+        .isEqualTo(Outcome.CANCELLED);
+  }
+
   // --- anything else
 
   @Test

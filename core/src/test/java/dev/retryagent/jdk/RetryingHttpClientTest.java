@@ -6,6 +6,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.RetryEngine;
@@ -241,6 +242,30 @@ class RetryingHttpClientTest {
         .hasMessageContaining("http://127.0.0.1:" + server.port())
         .hasMessageContaining("tried again at");
     assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theRefusalsOfAClosedClientDoNotOpenTheHostsBreakerForOtherClients(Way way) throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.close() is Java 21's");
+    server.otherwise(ok("fine"));
+    CircuitBreakerPolicy breaker =
+        CircuitBreakerPolicy.builder().countWindow(4).minimumCalls(4).build();
+    RetryEngine engine = TestEngines.engine(time, Mode.ENFORCE, b -> b, breaker, events);
+    HttpClient closed = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    HttpClient.class.getMethod("close").invoke(closed);
+    HttpClient refusing = RetryingHttpClient.wrap(closed, engine);
+    for (int i = 0; i < 4; i++) {
+      assertThatThrownBy(() -> call(way, refusing, get("/v1/items")))
+          .isInstanceOf(IOException.class)
+          .hasMessage("closed");
+    }
+
+    // The closed client sent nothing: another client's call reaches the host, as without retries.
+    HttpResponse<String> r = call(way, RetryingHttpClient.wrap(real, engine), get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(1);
   }
 
   @ParameterizedTest
