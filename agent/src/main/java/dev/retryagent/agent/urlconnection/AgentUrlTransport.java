@@ -35,6 +35,17 @@ final class AgentUrlTransport implements UrlTransport {
 
     /** The JDK clients whose {@code failedOnce} the agent set in this step (usually one). */
     final List<Object> switchedOff = new ArrayList<>(2);
+
+    /**
+     * The step this one runs inside of, on the same thread, or null: code the JDK calls during a
+     * step (a {@code ProxySelector} or {@code Authenticator} that makes its own connection) makes
+     * steps of another call's attempts, and the outer step goes on after them as it was.
+     */
+    final Step outer;
+
+    Step(Step outer) {
+      this.outer = outer;
+    }
   }
 
   private final ThreadLocal<Step> steps = new ThreadLocal<>();
@@ -53,8 +64,10 @@ final class AgentUrlTransport implements UrlTransport {
   @Override
   public void beforeStep(boolean jdkMayResend) {
     Step s = steps.get();
-    if (s == null) {
-      s = new Step();
+    if (s == null || s.active) {
+      // A thread's first step, or one nested in a step in progress, which must not take over
+      // (and, ending, switch off) the outer one: its resend switch and count stay as they are.
+      s = new Step(s);
       steps.set(s);
     }
     s.active = true;
@@ -71,6 +84,9 @@ final class AgentUrlTransport implements UrlTransport {
     }
     s.active = false;
     s.switchedOff.clear();
+    if (s.outer != null) {
+      steps.set(s.outer); // the step this one was nested in goes on
+    }
     return s.resends;
   }
 

@@ -69,4 +69,34 @@ class AgentUrlTransportTest {
     assertThat(seen[0]).isFalse();
     transport.afterStep();
   }
+
+  @Test
+  void aStepNestedInAnotherOnTheSameThreadLeavesTheOuterStepAsItWas() {
+    // A POST without key reads its response; during that step the JDK calls application code
+    // (an Authenticator, a ProxySelector) that makes a connection of its own, a GET.
+    transport.beforeStep(false);
+    Object getsClient = new Object();
+    transport.beforeStep(true);
+    assertThat(parsing(getsClient, false)).isFalse();
+    assertThat(parsing(getsClient, true)).as("the GET's resend, counted for it").isTrue();
+    assertThat(transport.afterStep()).isEqualTo(1);
+
+    // The POST's response read goes on: the JDK must still not send it again by itself.
+    assertThat(parsing(client, false)).as("the POST's resend is still off").isTrue();
+    assertThat(transport.afterStep()).isZero();
+  }
+
+  @Test
+  void anOuterStepKeepsTheResendsCountedBeforeAStepNestedInIt() {
+    transport.beforeStep(true);
+    parsing(client, true); // the JDK resent the outer request
+    transport.beforeStep(true);
+    assertThat(transport.afterStep()).isZero();
+
+    assertThat(transport.afterStep()).isEqualTo(1);
+    // and the thread's next step starts afresh
+    transport.beforeStep(false);
+    assertThat(parsing(client, false)).isTrue();
+    assertThat(transport.afterStep()).isZero();
+  }
 }
