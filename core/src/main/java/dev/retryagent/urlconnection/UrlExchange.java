@@ -235,7 +235,7 @@ final class UrlExchange {
           c = open(attempt);
           Connections.writeBody(c, request.body());
         }
-        request.fixMethod(c.getRequestMethod()); // before a redirect can change it
+        request.fixMethod(sentMethod(c)); // before a redirect can change it
         reachedResponse = true;
         c.getInputStream();
       } catch (IOException | RuntimeException e) {
@@ -272,6 +272,17 @@ final class UrlExchange {
       Connections.discard(c, status, failure);
       waitToRetry(d.delayNanos());
     }
+  }
+
+  /**
+   * The method {@code c} sends when its response is asked for. In a streaming mode the JDK opens
+   * the body itself when the application did not ({@code getInputStream()} calls its own {@code
+   * getOutputStream()}), and that turns a GET with {@code doOutput} into a POST, as the
+   * application's own {@code getOutputStream()} would: judged as a GET, that POST was retried.
+   */
+  private String sentMethod(HttpURLConnection c) {
+    String m = c.getRequestMethod();
+    return request.streaming() && c.getDoOutput() && "GET".equals(m) ? "POST" : m;
   }
 
   /**

@@ -238,6 +238,30 @@ class RetryingUrlConnectionsTest {
     assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST");
   }
 
+  @ParameterizedTest
+  @EnumSource(
+      value = BodyMode.class,
+      names = {"FIXED_LENGTH", "CHUNKED"})
+  void inAStreamingModeTheJdksOwnBodyTurnsAGetIntoAPostWhichIsJudgedAsAPost(BodyMode mode)
+      throws Exception {
+    server.enqueue(status(503), ok("twice?"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+    c.setDoOutput(true);
+    if (mode == BodyMode.FIXED_LENGTH) {
+      c.setFixedLengthStreamingMode(0);
+    } else {
+      c.setChunkedStreamingMode(1024);
+    }
+
+    // No getOutputStream(): in a streaming mode the JDK opens the (empty) body itself when the
+    // response is asked for, and that turns the GET into a POST, as getOutputStream() does.
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(c.getRequestMethod()).isEqualTo("POST");
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST");
+    assertThat(events)
+        .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT));
+  }
+
   @Test
   void getResponseCodeLeavesTheConnectionAsTheJdksWouldForLaterMisuse() throws Exception {
     server.enqueue(ok("done"));
