@@ -14,7 +14,8 @@ import org.apache.http.protocol.HttpContext;
  *
  * <ul>
  *   <li>{@code http.request_sent = false}: a request is about to be written on a connection, an
- *       exchange starts (unless the current {@code http.request} is a proxy's {@code CONNECT});
+ *       exchange starts (unless the current {@code http.request} is a proxy's {@code CONNECT} not
+ *       yet answered with a 2xx);
  *   <li>{@code http.response}: the exchange (after any authentication round) was answered;
  *   <li>a read of {@code http.authscheme-registry} after an exchange: an authentication challenge
  *       is being answered, so the next exchange is a follow-up, not a resend.
@@ -65,7 +66,14 @@ final class ObservingContext implements HttpContext {
           obj instanceof HttpRequest
               && "CONNECT".equalsIgnoreCase(((HttpRequest) obj).getRequestLine().getMethod());
     } else if (RESPONSE.equals(id) && obj instanceof HttpResponse) {
-      log.answered(((HttpResponse) obj).getStatusLine().getStatusCode());
+      int status = ((HttpResponse) obj).getStatusLine().getStatusCode();
+      if (!tunnelling) {
+        log.answered(status);
+      } else if (status >= 200 && status < 300) {
+        // The proxy set the tunnel up (its answer is not the call's): the next request written is
+        // the application's, which HttpClient before 4.5.10 does not name in http.request again.
+        tunnelling = false;
+      }
     }
   }
 
