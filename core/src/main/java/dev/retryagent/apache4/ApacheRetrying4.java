@@ -122,7 +122,7 @@ public final class ApacheRetrying4 {
     // Without a context of the application's, each attempt gets a fresh one, as a new call would.
     ObservingContext observed =
         new ObservingContext(context != null ? context : new BasicHttpContext(), call);
-    CallContext.AttemptSpan span = call.context().startAttempt(request, HEADERS);
+    CallContext.AttemptSpan span = call.context().startAttempt(info, HEADERS);
     try {
       CloseableHttpResponse response = transport.execute(target, request, observed);
       span.end(response.getStatusLine().getStatusCode(), null);
@@ -138,8 +138,11 @@ public final class ApacheRetrying4 {
     }
   }
 
-  /** Sets the attempt's trace context on the request it sends. */
-  private static final CallContext.HeaderSetter<HttpRequest> HEADERS = HttpRequest::setHeader;
+  /**
+   * Sets the attempt's trace context on the request it sends: the application's own request object,
+   * whose own values {@link Request4#restore} puts back when the call ends.
+   */
+  private static final CallContext.HeaderSetter<Request4> HEADERS = Request4::setSpanHeader;
 
   static final ResponseAccess<CloseableHttpResponse> ACCESS =
       new ResponseAccess<CloseableHttpResponse>() {

@@ -2,7 +2,9 @@ package dev.retryagent.apache4;
 
 import dev.retryagent.engine.RequestInfo;
 import java.net.URI;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
 import org.apache.http.Header;
 import org.apache.http.HttpEntity;
 import org.apache.http.HttpEntityEnclosingRequest;
@@ -13,8 +15,8 @@ import org.apache.http.client.methods.HttpUriRequest;
 /**
  * A {@link RequestInfo} view of an HttpClient 4.5 request and its target. The request object is the
  * application's own and is sent as it is by every attempt; only an attempt header (when the policy
- * names one) is set on it for the call, and the request's own values of that header are put back
- * when the call ends.
+ * names one) and a resend's trace context are set on it for the call, and the request's own values
+ * of those headers are put back when the call ends.
  */
 final class Request4 implements RequestInfo {
   private final HttpRequest request;
@@ -27,6 +29,7 @@ final class Request4 implements RequestInfo {
   private volatile boolean sent;
   private String attemptHeader;
   private Header[] ownAttemptHeaders;
+  private Map<String, Header[]> ownSpanHeaders; // by the name set, before the call first set it
 
   Request4(HttpHost target, HttpRequest request) {
     this.request = request;
@@ -71,12 +74,35 @@ final class Request4 implements RequestInfo {
     }
   }
 
-  /** Puts the request's own attempt headers back. */
+  /**
+   * Sets a header of an attempt's trace context ({@code traceparent}, ...) on the request. The
+   * request is the application's: a later call that sends it again (not retried, or with tracing
+   * that sets nothing) must not carry a span of this call, so {@link #restore} puts its own back.
+   */
+  void setSpanHeader(String name, String value) {
+    if (ownSpanHeaders == null) {
+      ownSpanHeaders = new LinkedHashMap<>();
+    }
+    if (!ownSpanHeaders.containsKey(name)) {
+      ownSpanHeaders.put(name, request.getHeaders(name));
+    }
+    request.setHeader(name, value);
+  }
+
+  /** Puts the request's own attempt headers and trace context headers back. */
   void restore() {
     if (attemptHeader != null) {
       request.removeHeaders(attemptHeader);
       for (Header h : ownAttemptHeaders) {
         request.addHeader(h);
+      }
+    }
+    if (ownSpanHeaders != null) {
+      for (Map.Entry<String, Header[]> own : ownSpanHeaders.entrySet()) {
+        request.removeHeaders(own.getKey());
+        for (Header h : own.getValue()) {
+          request.addHeader(h);
+        }
       }
     }
   }

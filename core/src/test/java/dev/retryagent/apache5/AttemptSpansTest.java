@@ -148,4 +148,53 @@ class AttemptSpansTest {
             "end 3: 200");
     assertThat(spansSent()).containsExactly("1", "2", "3");
   }
+
+  @Test
+  void anHttpClient45RequestReusedAfterARetriedCallCarriesItsOwnHeaderAgain() throws Exception {
+    // As OpenTelemetry's context does: a header for the resends only, set on the request object,
+    // which in 4.5 is the application's own (and may be sent again by a later call).
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time::sleep)
+            .callContexts(
+                call ->
+                    new CallContext() {
+                      private int attempts;
+
+                      @Override
+                      public Scope enter() {
+                        return Scope.NONE;
+                      }
+
+                      @Override
+                      public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+                        if (++attempts > 1) {
+                          headers.set(request, "x-attempt-span", "resend " + attempts);
+                        }
+                        return AttemptSpan.NONE;
+                      }
+                    })
+            .build();
+    server.enqueue(status(503), ok("first"), ok("second"));
+    org.apache.http.client.methods.HttpGet get =
+        new org.apache.http.client.methods.HttpGet(server.url("/again"));
+    get.setHeader("x-attempt-span", "the application's");
+    try (org.apache.http.impl.client.CloseableHttpClient client =
+        RetryingCloseableHttpClient.wrap(
+            org.apache.http.impl.client.HttpClients.custom(), engine)) {
+      int first = client.execute(get, r -> r.getStatusLine().getStatusCode());
+      assertThat(first).isEqualTo(200);
+      assertThat(get.getHeaders("x-attempt-span"))
+          .as("the application's request as it gave it, once the call is over")
+          .extracting(org.apache.http.Header::getValue)
+          .containsExactly("the application's");
+
+      int second = client.execute(get, r -> r.getStatusLine().getStatusCode());
+      assertThat(second).isEqualTo(200);
+    }
+    assertThat(spansSent())
+        .as("a later call with the same request sends none of the earlier call's resend header")
+        .containsExactly("the application's", "resend 2", "the application's");
+  }
 }
