@@ -404,6 +404,66 @@ class OpenTelemetryIT {
         .orElseThrow(() -> new AssertionError("no span " + id + " among " + spans));
   }
 
+  /**
+   * retry-agent first, and a call made inside the OpenTelemetry agent's {@code premain}, before it
+   * sets its global instance: its GCP resource detector asks the metadata server through {@code
+   * HttpURLConnection} (here mapped to loopback, where nothing listens). The application's calls
+   * afterwards are traced as in the other order, not left untraced for the JVM's life.
+   */
+  @Test
+  void aCallMadeWhileTheOpenTelemetryAgentStartsLeavesLaterCallsTraced(@TempDir Path tmp)
+      throws Exception {
+    Path hosts = tmp.resolve("hosts");
+    // JDK 18+: the JVM's own resolver; the metadata server on loopback (nothing listens there)
+    java.nio.file.Files.writeString(
+        hosts, "127.0.0.1 metadata.google.internal\n127.0.0.1 localhost\n");
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(status(503), status(503), ok("fine"));
+      server.enqueue(status(503), status(503), ok("fine"));
+      ForkedJvm.Result run =
+          ForkedJvm.builder(Jdks.jdk25())
+              .withoutAgent()
+              .jvmArgs(
+                  "-javaagent:" + ForkedJvm.agentJar() + "=" + resource("otel.yml"),
+                  "-javaagent:" + ApacheVersions.jarsIn("otel-agent")[0])
+              .jvmArgs(
+                  "-Djdk.net.hosts.file=" + hosts,
+                  "-Dotel.resource.providers.gcp.enabled=true",
+                  "-Dotel.traces.exporter=logging-otlp",
+                  "-Dotel.metrics.exporter=none",
+                  "-Dotel.logs.exporter=none",
+                  "-Dotel.bsp.schedule.delay=50",
+                  "-Dotel.instrumentation.common.default-enabled=false",
+                  "-Dotel.instrumentation.java-http-client.enabled=true",
+                  "-Dotel.instrumentation.opentelemetry-api.enabled=true")
+              .mainClass(OtelApp.class)
+              .classpath(ApacheVersions.jarsIn("otel-api"))
+              .classpath(OkHttpVersions.V4.jars())
+              .classpath(ApacheVersions.V4_5.jars())
+              .classpath(ApacheVersions.V5_6.jars())
+              .args(server.uri("").toString(), "send-root", "send-app")
+              .timeout(Duration.ofSeconds(180))
+              .run();
+
+      assertThat(run.exitCode()).as(run.stderr()).isZero();
+      assertThat(run.stderr())
+          .as("the detector's call went through retry-agent, while OpenTelemetry was starting")
+          .contains("metadata.google.internal")
+          .doesNotContain("retried calls are not traced");
+      List<Span> spans = ExportedSpans.parse(run.stderr());
+      Map<String, List<RecordedRequest>> byPath =
+          server.requests().stream().collect(Collectors.groupingBy(RecordedRequest::target));
+      for (String scenario : List.of("send-root", "send-app")) {
+        assertThat(run.value(scenario + ".status")).as(scenario).isEqualTo("200");
+        List<Span> attempts = checkAttempts(scenario, spans, byPath, "200");
+        Span parent = spanById(spans, attempts.get(0).parentSpanId());
+        assertThat(retryEvents(parent))
+            .as(scenario)
+            .containsExactly("503 after attempt 1, wait 50 ms", "503 after attempt 2, wait 100 ms");
+      }
+    }
+  }
+
   @Test
   void withoutOpenTelemetryNothingOfItIsLoadedAndTheJarBundlesNone(@TempDir Path tmp)
       throws Exception {

@@ -4,6 +4,7 @@ import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.GlueClassLoader;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RetryCall;
+import java.lang.reflect.Method;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.Opcodes;
@@ -23,7 +24,8 @@ import net.bytebuddy.jar.asm.commons.Remapper;
  * engine. No OpenTelemetry class is in the agent's jar.
  *
  * <p>Looked for once, at the first call that is not a pass-through (after every {@code premain}, so
- * whichever {@code -javaagent} comes first), with one bootstrap lookup that initialises nothing.
+ * whichever {@code -javaagent} comes first), with one bootstrap lookup that initialises nothing; a
+ * call made while the OpenTelemetry agent is still starting runs untraced and decides nothing.
  * Without the OpenTelemetry agent nothing more is loaded; with {@code
  * -Dretryagent.otel.disabled=true} not even that lookup is made. If the glue cannot link (an
  * OpenTelemetry agent whose relocated names differ), one line says so and calls run untraced.
@@ -46,6 +48,7 @@ public final class OtelSupport implements CallContext.Factory {
   private final Object lock = new Object();
   private volatile boolean resolved;
   private volatile CallContext.Factory glue;
+  private volatile Method isSet; // the relocated GlobalOpenTelemetry.isSet(), once looked up
 
   /** The factory for the engine, or null when the operator disabled tracing. */
   public static CallContext.Factory forEngine() {
@@ -57,10 +60,36 @@ public final class OtelSupport implements CallContext.Factory {
   @Override
   public CallContext create(RetryCall call) {
     if (!resolved) {
+      if (notSetYet()) {
+        return null;
+      }
       resolve();
     }
     CallContext.Factory g = glue;
     return g == null ? null : g.create(call);
+  }
+
+  /**
+   * True while the OpenTelemetry agent is present but has not set its global instance yet: a call
+   * made inside its {@code premain} with retry-agent's hooks already in place (retry-agent's {@code
+   * -javaagent} first), say by its GCP resource detector, which asks the metadata server through
+   * {@code HttpURLConnection}, or by an extension. Resolved then, the glue would find the API
+   * unusable and every call of the JVM's life would go untraced; that call runs untraced instead,
+   * and a later one resolves.
+   */
+  private boolean notSetYet() {
+    try {
+      Method m = isSet;
+      if (m == null) {
+        m = Class.forName(REQUIRED[0], false, null).getMethod("isSet");
+        isSet = m;
+      }
+      return !Boolean.TRUE.equals(m.invoke(null));
+    } catch (ClassNotFoundException absent) {
+      return false; // resolve() finds it absent, for good
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return false; // resolve() tells what cannot be linked
+    }
   }
 
   private void resolve() {
