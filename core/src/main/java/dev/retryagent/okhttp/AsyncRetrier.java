@@ -99,6 +99,11 @@ public final class AsyncRetrier {
    */
   public void enqueue(Call call, Callback callback, Dispatcher dispatcher) {
     Objects.requireNonNull(callback, "callback");
+    if (call.isExecuted()) {
+      // OkHttp throws "Already Executed" to the caller, and the call that runs is left alone.
+      enqueuer.enqueue(call, callback);
+      return;
+    }
     if (RetryInterceptor.cacheOnly(call.request())) {
       enqueuer.enqueue(call, callback); // answered by the cache alone: nothing to govern
       return;

@@ -7,7 +7,9 @@ import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
+import dev.retryagent.internal.Waits;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import okhttp3.Call;
@@ -25,9 +27,11 @@ import okhttp3.Response;
  * as the I/O error or {@code IOException: Canceled}), and what its callback throws handled (and
  * logged) by OkHttp. A retry waits on the engine's scheduler, holding no dispatcher thread or slot,
  * then a {@link Call#clone() clone} of the call is enqueued; it ends when the original call's own
- * timeout would have ended it. Whatever the agent must report without an attempt (a cancel during
- * the wait, the breaker open) also goes through OkHttp: an attempt call whose interceptor throws it
- * without sending anything.
+ * timeout would have ended it. The first attempt's wait for a rate-limit permit is the one wait on
+ * a dispatcher thread: the call itself is enqueued at once, as OkHttp would (it is executed when
+ * {@code enqueue} returns), and waits where OkHttp runs it. Whatever the agent must report without
+ * an attempt (a cancel during the wait, the breaker open) also goes through OkHttp: an attempt call
+ * whose interceptor throws it without sending anything.
  *
  * <p>Thread-safe: OkHttp's threads, the scheduler's, and any thread that cancels.
  *
@@ -97,11 +101,22 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       failThrough(attemptCall(), e);
       return;
     }
-    if (wait > 0) {
+    if (wait > 0 && isFirst()) {
+      // The call itself waits for its permit on the dispatcher thread that runs it: enqueued now,
+      // it is executed when enqueue() returns, as without the agent. Enqueued only after a wait on
+      // the scheduler, it let a second enqueue() or execute() through meanwhile, then OkHttp threw
+      // "Already Executed" on the scheduler's thread and the callback never heard of the call.
+      enqueue(
+          attemptCall(), new ManagedAttempts.PermitWait(this, engine.clock().nanoTime() + wait));
+    } else if (wait > 0) {
       schedule(wait, false);
     } else {
       nextAttempt();
     }
+  }
+
+  private synchronized boolean isFirst() {
+    return attemptCalls == 0;
   }
 
   /** The call of the next attempt: the original first, then clones (made outside the lock). */
@@ -230,6 +245,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (chain.call() == original) {
       markStarted(System.nanoTime());
     }
+    if (attempt instanceof ManagedAttempts.PermitWait) {
+      attempt = permitThenBegin(chain.call(), (ManagedAttempts.PermitWait) attempt);
+      if (attempt.failure != null) {
+        throw attempt.failure;
+      }
+    }
     // In the call's context (its tracing): the interceptors after this one and the network see it.
     try (CallContext.Scope scope = retryCall.context().enter()) {
       return retrier
@@ -240,6 +261,46 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
               attempt.timeoutNanos,
               retryCall);
     }
+  }
+
+  /**
+   * The first attempt's wait for its permit, on the dispatcher thread that runs it, then what
+   * {@link #nextAttempt} does after a wait: a cancel (or the call's timeout, which cancels it) ends
+   * the wait and the call, the breaker has its say, the attempt begins. Returns what the attempt is
+   * now, also for its callback.
+   */
+  private ManagedAttempts.Attempt permitThenBegin(Call call, ManagedAttempts.PermitWait waiting) {
+    ManagedAttempts.Attempt next;
+    try {
+      long left = waiting.permitAtNanos - engine.clock().nanoTime();
+      if (left > 0) {
+        Waits.untilCancelled(engine.sleeper(), this).sleep(left);
+      }
+      if (getAsBoolean()) {
+        // OkHttp reports it as it reports a call cancelled before it sent anything (a timeout
+        // becomes its "timeout").
+        cancelled = true;
+        retryCall.onAbandoned();
+        next = new ManagedAttempts.Attempt(this, 0, -1, new IOException("Canceled"));
+      } else {
+        retryCall.acquireBreaker();
+        int n = retryCall.startAttempt();
+        next = new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null);
+      }
+    } catch (CircuitBreakerOpenException e) {
+      next = new ManagedAttempts.Attempt(this, 0, -1, e);
+    } catch (InterruptedException e) {
+      // The dispatcher's thread was interrupted (its executor shut down now): as OkHttp's own
+      // I/O reports it, with the flag set.
+      Thread.currentThread().interrupt();
+      retryCall.onAbandoned();
+      InterruptedIOException ie =
+          new InterruptedIOException("retry-agent: interrupted while waiting for a permit");
+      ie.initCause(e);
+      next = new ManagedAttempts.Attempt(this, 0, -1, ie);
+    }
+    retrier.attempts().put(call, next);
+    return next;
   }
 
   /**
@@ -393,6 +454,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverResponse(call, response);
         return;
       }
+      if (attempt instanceof ManagedAttempts.PermitWait) {
+        // Answered before it reached the interceptor (an interceptor ahead of it): no attempt.
+        retryCall.onAbandoned();
+        deliverResponse(call, response);
+        return;
+      }
       markStarted(enqueuedAt);
       Decision d;
       try {
@@ -417,6 +484,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     public void onFailure(Call call, IOException e) {
       ManagedAttempts.Attempt attempt = ended(call);
       if (attempt == null || attempt.failure != null) {
+        deliverFailure(e);
+        return;
+      }
+      if (attempt instanceof ManagedAttempts.PermitWait) {
+        // Failed before it reached the interceptor (OkHttp's executor refused it, an interceptor
+        // ahead of it threw): no attempt was made.
+        retryCall.onAbandoned();
         deliverFailure(e);
         return;
       }

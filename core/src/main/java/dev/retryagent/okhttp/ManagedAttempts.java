@@ -12,7 +12,7 @@ import okhttp3.Call;
  */
 final class ManagedAttempts {
   /** One attempt of a managed call. */
-  static final class Attempt {
+  static class Attempt {
     final EnqueuedCall owner;
     final int number;
     final long timeoutNanos;
@@ -29,6 +29,22 @@ final class ManagedAttempts {
       this.number = number;
       this.timeoutNanos = timeoutNanos;
       this.failure = failure;
+    }
+  }
+
+  /**
+   * Not begun yet: the first attempt, the call itself, enqueued at once (so that OkHttp marks it
+   * executed inside {@code enqueue}, as without the agent), whose rate-limit permit comes at {@link
+   * #permitAtNanos} (the engine's clock); the interceptor waits for it, then begins the attempt
+   * ({@link EnqueuedCall#attempt}). A class of its own: every other attempt stays as small as it
+   * was (issue 13).
+   */
+  static final class PermitWait extends Attempt {
+    final long permitAtNanos;
+
+    PermitWait(EnqueuedCall owner, long permitAtNanos) {
+      super(owner, 0, -1, null);
+      this.permitAtNanos = permitAtNanos;
     }
   }
 

@@ -4,12 +4,15 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutRespo
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
@@ -77,6 +80,32 @@ class AsyncRetrierTest {
       b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
     }
     client = b.build();
+  }
+
+  /** One permit a second, a burst of one, a caller waits up to 5 s for its permit. */
+  private void configureRateLimited() {
+    Policy policy =
+        new Policy(
+            "test",
+            RetryPolicy.builder().build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            RateLimitPolicy.builder()
+                .enabled(true)
+                .perSecond(1)
+                .burst(1)
+                .maxWait(Duration.ofSeconds(5))
+                .build());
+    engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(policy)
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
   }
 
   /** The callback's one report: the thread it came on and what it said. */
@@ -358,5 +387,42 @@ class AsyncRetrierTest {
       assertThat(r.code()).isEqualTo(503);
     }
     assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aCallWaitingForItsFirstPermitIsExecutedAsSoonAsEnqueueReturns() throws Exception {
+    // The first attempt waited for its permit on the scheduler before the call was enqueued with
+    // OkHttp: isExecuted() said false, a second enqueue() or execute() of the call was accepted,
+    // and when the wait was over OkHttp threw "Already Executed" on the scheduler's thread, so the
+    // first callback never heard anything.
+    configureRateLimited();
+    server.enqueue(ok("takes the only permit"), ok("waited"), ok("never"));
+    time.holdTasks();
+    try (Response first = client.newCall(get("/first")).execute()) {
+      assertThat(first.body().string()).isEqualTo("takes the only permit");
+    }
+    Call call = client.newCall(get("/second"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+
+    assertThat(call.isExecuted()).isTrue();
+    Heard again = new Heard();
+    assertThatThrownBy(() -> retrier.enqueue(call, again, client.dispatcher()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("Already Executed");
+    assertThatThrownBy(call::execute)
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("Already Executed");
+    time.runHeldTasks();
+    assertThat(heard.await()).isEqualTo("200 waited");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(again.outcome).isNotDone();
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
+        .as("the wait for the permit")
+        .isEqualTo(TimeUnit.SECONDS.toNanos(1));
+    assertThat(retrier.running()).isZero();
   }
 }
