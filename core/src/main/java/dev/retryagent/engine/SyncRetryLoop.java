@@ -46,11 +46,15 @@ public final class SyncRetryLoop {
       RetryCall call, Sleeper sleeper, Attempt<T> attempt, ResponseAccess<T> access)
       throws IOException, InterruptedException {
     while (true) {
-      long wait = call.reservePermit();
+      // A call the caller cancelled (a cancel ends a wait) goes to its attempt, which fails at once
+      // as the client fails a cancelled call, sending nothing: neither the rate limit nor the
+      // breaker has a say, or the caller got their exception (the breaker opened during the wait)
+      // instead of the client's own for its cancel.
+      long wait = call.cancelledByCaller() ? 0 : call.reservePermit();
       if (wait > 0) {
         sleep(call, sleeper, wait);
       }
-      int n = call.beginAttempt();
+      int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       T response;
       // Each attempt in the call's context (its tracing), the waits outside it.
       try (CallContext.Scope scope = call.context().enter()) {

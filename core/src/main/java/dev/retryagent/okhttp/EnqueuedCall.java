@@ -94,6 +94,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /** The rate limit, then the attempt. */
   private void next() {
+    if (cancelled || (!isFirst() && original.isCanceled())) {
+      // Cancelled during the wait for a retry: it is heard as "Canceled" (nextAttempt), never as
+      // the rate limit's refusal of a permit the retry no longer needs.
+      nextAttempt();
+      return;
+    }
     long wait;
     try {
       wait = retryCall.reservePermit();

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.Sleeper;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -26,6 +27,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
@@ -84,18 +86,23 @@ class AsyncRetrierTest {
 
   /** One permit a second, a burst of one, a caller waits up to 5 s for its permit. */
   private void configureRateLimited() {
+    configureRateLimited(
+        RateLimitPolicy.builder()
+            .enabled(true)
+            .perSecond(1)
+            .burst(1)
+            .maxWait(Duration.ofSeconds(5))
+            .build());
+  }
+
+  private void configureRateLimited(RateLimitPolicy rateLimit) {
     Policy policy =
         new Policy(
             "test",
             RetryPolicy.builder().build(),
             Policy.defaults().budget(),
             CircuitBreakerPolicy.defaults(),
-            RateLimitPolicy.builder()
-                .enabled(true)
-                .perSecond(1)
-                .burst(1)
-                .maxWait(Duration.ofSeconds(5))
-                .build());
+            rateLimit);
     engine =
         RetryEngine.builder()
             .clock(time)
@@ -423,6 +430,78 @@ class AsyncRetrierTest {
     assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
         .as("the wait for the permit")
         .isEqualTo(TimeUnit.SECONDS.toNanos(1));
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void executeCancelledDuringTheWaitReportsTheCancelThoughTheBreakerOpenedMeanwhile()
+      throws Exception {
+    // After a cancel ended the wait, the loop still asked the rate limit and the breaker before the
+    // next attempt: the breaker had opened meanwhile (other calls failed), so the application got
+    // CircuitBreakerOpenException instead of OkHttp's "Canceled".
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    Sleeper sleeper =
+        nanos -> {
+          Runnable r = duringTheWait.getAndSet(null);
+          if (r != null) {
+            r.run();
+          }
+          time.sleep(nanos);
+        };
+    Policy policy =
+        new Policy(
+            "test",
+            RetryPolicy.builder().maxAttempts(2).build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.builder().countWindow(3).minimumCalls(3).build(),
+            Policy.defaults().rateLimit());
+    engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(sleeper)
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(policy)
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    server.otherwise(status(503));
+    Call call = client.newCall(get("/items"));
+    duringTheWait.set(
+        () -> {
+          call.cancel();
+          // Two more failures of the host: with the call's first, the breaker opens.
+          try (Response other = client.newCall(get("/other")).execute()) {
+            assertThat(other.code()).isEqualTo(503);
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+        });
+
+    assertThatThrownBy(call::execute).isExactlyInstanceOf(IOException.class).hasMessage("Canceled");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aCallCancelledDuringTheWaitForItsRetryHearsCanceledThoughNoPermitIsLeft() throws Exception {
+    // Cancelled with call.cancel() alone (wired by hand), the wait ran out and the retry still
+    // asked the rate limit for a permit: with none left, the callback got RateLimitedException
+    // instead of "Canceled".
+    configureRateLimited(RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(1).build());
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    call.cancel();
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retrier.running()).isZero();
   }
 }
