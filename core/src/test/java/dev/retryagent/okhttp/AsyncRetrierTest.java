@@ -96,6 +96,10 @@ class AsyncRetrierTest {
   }
 
   private void configureRateLimited(RateLimitPolicy rateLimit) {
+    configureRateLimited(rateLimit, time);
+  }
+
+  private void configureRateLimited(RateLimitPolicy rateLimit, Sleeper sleeper) {
     Policy policy =
         new Policy(
             "test",
@@ -106,7 +110,7 @@ class AsyncRetrierTest {
     engine =
         RetryEngine.builder()
             .clock(time)
-            .sleeper(time)
+            .sleeper(sleeper)
             .scheduler(time)
             .mode(Mode.ENFORCE)
             .policy(policy)
@@ -501,6 +505,43 @@ class AsyncRetrierTest {
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void aCancelDuringTheWaitForTheFirstPermitEndsItAndIsHeardAsCanceled() throws Exception {
+    // The call itself waits for its first permit on the dispatcher thread that runs it: a cancel
+    // ends that wait, and the callback hears OkHttp's "Canceled", nothing sent.
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    configureRateLimited(
+        RateLimitPolicy.builder()
+            .enabled(true)
+            .perSecond(1)
+            .burst(1)
+            .maxWait(Duration.ofSeconds(5))
+            .build(),
+        nanos -> {
+          Runnable r = duringTheWait.getAndSet(null);
+          if (r != null) {
+            r.run();
+          }
+          time.sleep(nanos);
+        });
+    server.enqueue(ok("takes the only permit"), ok("never"));
+    client.newCall(get("/first")).execute().close();
+    Call call = client.newCall(get("/second"));
+    duringTheWait.set(call::cancel);
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
+        .as("the wait ended at the cancel")
+        .isLessThan(TimeUnit.SECONDS.toNanos(1));
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retrier.running()).isZero();
   }
