@@ -94,9 +94,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /** The rate limit, then the attempt. */
   private void next() {
-    if (cancelled || (!isFirst() && original.isCanceled())) {
-      // Cancelled during the wait for a retry: it is heard as "Canceled" (nextAttempt), never as
-      // the rate limit's refusal of a permit the retry no longer needs.
+    if (cancelled || original.isCanceled()) {
+      // Cancelled during the wait for a retry, or before enqueue() (Retrofit cancels its OkHttp
+      // call so): it is heard as "Canceled" (nextAttempt), never as the rate limit's refusal of a
+      // permit the attempt no longer needs.
       nextAttempt();
       return;
     }
@@ -135,19 +136,18 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void nextAttempt() {
-    boolean retry;
     synchronized (this) {
       if (done) {
         return;
       }
-      retry = attemptCalls > 0;
     }
     // OkHttp's own locks are never taken while this one is held.
-    boolean cancel = cancelled || (retry && original.isCanceled());
+    boolean cancel = cancelled || original.isCanceled();
     Call call = attemptCall();
     if (cancel) {
-      // Cancelled during the wait: the callback hears "Canceled" from a dispatcher thread, as it
-      // would from OkHttp for a call cancelled before it ran; nothing is sent.
+      // Cancelled during the wait, or before enqueue(): the callback hears "Canceled" from a
+      // dispatcher thread, as it would from OkHttp for a call cancelled before it ran; nothing is
+      // sent, and the breaker has no say (open, it answered with its own exception).
       cancelled = true;
       retryCall.onAbandoned();
       failThrough(call, new IOException("Canceled"));

@@ -545,4 +545,40 @@ class AsyncRetrierTest {
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retrier.running()).isZero();
   }
+
+  @Test
+  void aCallCancelledBeforeItIsEnqueuedHearsCanceledThoughTheBreakerIsOpen() throws Exception {
+    // Retrofit cancels its OkHttp call before enqueue() when its own call was cancelled first.
+    // OkHttp then reports "Canceled"; the agent asked the breaker first, and the callback got
+    // CircuitBreakerOpenException.
+    engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder().countWindow(3).minimumCalls(3).build(),
+            events);
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    server.otherwise(status(503));
+    for (int i = 0; i < 3; i++) {
+      client.newCall(get("/fails")).execute().close();
+    }
+    Call call = client.newCall(get("/items"));
+    call.cancel();
+    Heard heard = new Heard();
+
+    retrier.enqueue(call, heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    Call executed = client.newCall(get("/items"));
+    executed.cancel();
+    assertThatThrownBy(executed::execute)
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessage("Canceled");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(retrier.running()).isZero();
+  }
 }
