@@ -77,10 +77,14 @@ public final class ConfigProblem {
 
   /**
    * A value as a message shows it after "found": bare when it is one simple token, else quoted with
-   * control characters escaped; long values cut.
+   * control characters escaped; long values cut. A URL's user-info is replaced by {@code ***}
+   * wherever the value stands (a Redis URL written as {@code fleet.redis} rather than {@code
+   * fleet.redis.url} holds a password), and before the cut, which could leave a password without
+   * its {@code @}.
    */
   static String shown(String text) {
-    String t = text.length() > MAX_SHOWN ? text.substring(0, MAX_SHOWN) + "..." : text;
+    String r = withoutUserInfo(text);
+    String t = r.length() > MAX_SHOWN ? r.substring(0, MAX_SHOWN) + "..." : r;
     if (PLAIN.matcher(t).matches()) {
       return t;
     }
@@ -96,6 +100,33 @@ public final class ConfigProblem {
       }
     }
     return out.append('"').toString();
+  }
+
+  /**
+   * {@code text} with the user-info of each URL-like word ({@code scheme://user:password@host})
+   * replaced by {@code ***}, up to the word's last {@code @} (a password may hold a {@code /}).
+   */
+  private static String withoutUserInfo(String text) {
+    int scheme = text.indexOf("://");
+    if (scheme < 0 || text.indexOf('@', scheme) < 0) {
+      return text;
+    }
+    StringBuilder out = new StringBuilder(text.length());
+    int done = 0;
+    while (scheme >= 0) {
+      int start = scheme + 3;
+      int end = start;
+      while (end < text.length() && !Character.isWhitespace(text.charAt(end))) {
+        end++;
+      }
+      int at = text.lastIndexOf('@', end - 1);
+      if (at >= start) {
+        out.append(text, done, start).append("***");
+        done = at;
+      }
+      scheme = text.indexOf("://", end);
+    }
+    return out.append(text, done, text.length()).toString();
   }
 
   @Override
