@@ -33,6 +33,9 @@ public final class ConfigSummary {
     if (!c.clients().apacheHttpClient()) {
       off.add("apache-httpclient");
     }
+    if (!c.clients().urlConnection()) {
+      off.add("url-connection");
+    }
     if (!off.isEmpty()) {
       b.append("; clients off: ").append(String.join(", ", off));
     }

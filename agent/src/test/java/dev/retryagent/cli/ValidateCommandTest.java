@@ -76,6 +76,20 @@ class ValidateCommandTest {
   }
 
   @Test
+  void theSummaryNamesEveryClientSwitchedOffHttpUrlConnectionIncluded() throws IOException {
+    Path f = file("clients.yml", "agent: { clients: { url-connection: false } }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(
+            f
+                + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " clients off: url-connection\n");
+  }
+
+  @Test
   void anInvalidFileListsEveryProblemWithItsLocationAndExitsWith1() throws IOException {
     Path f =
         file(
