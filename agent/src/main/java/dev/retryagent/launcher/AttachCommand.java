@@ -161,9 +161,7 @@ final class AttachCommand {
       Properties props = vm.getSystemProperties();
       String existing = props.getProperty(STATUS_PROPERTY);
       if (existing != null) {
-        out.println("retry-agent is already in " + pid + ": " + existing);
-        out.println("not attached again; edit its configuration file to change it (agent.reload)");
-        return existing.startsWith("not installed") ? CommandLine.FAILED : CommandLine.OK;
+        return alreadyThere(pid, existing);
       }
       int feature = featureVersion(props.getProperty("java.specification.version"));
       if (feature < 11) {
@@ -213,6 +211,26 @@ final class AttachCommand {
         // the target went away: nothing left to release
       }
     }
+  }
+
+  /**
+   * Says that {@code pid} already has the agent, whose start-up line is {@code existing}, and what
+   * changes it; returns the exit code. Only a file that is watched ({@code reload=on}, the end of
+   * the line of an installed agent) takes an edit: an agent that was not installed (an invalid file
+   * at start), that hooked nothing ({@code mode=off} without reload) or whose file is not watched
+   * keeps what it has until the JVM restarts, whatever the file says later.
+   */
+  int alreadyThere(String pid, String existing) {
+    out.println("retry-agent is already in " + pid + ": " + existing);
+    if (existing.endsWith(", reload=on")) {
+      out.println("not attached again; edit its configuration file to change it (agent.reload)");
+    } else {
+      out.println(
+          "not attached again; nothing reloads its configuration there, so only a restart of "
+              + pid
+              + " changes this");
+    }
+    return existing.startsWith("not installed") ? CommandLine.FAILED : CommandLine.OK;
   }
 
   /** True when the target was started with {@value #DYNAMIC_LOADING_FLAG}. */

@@ -73,6 +73,32 @@ class RetryAgentCliTest {
   }
 
   @Test
+  void aJvmThatAlreadyHasTheAgentIsToldToBeEditedOnlyWhenItsFileIsWatched() {
+    AttachCommand attach =
+        new AttachCommand(
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    String watched = "jdk-http armed (send, sendAsync); config=/etc/a.yml, mode=enforce, reload=on";
+    String failed =
+        "not installed, the application runs without retries: invalid configuration (set"
+            + " agent.strict: true to stop instead): /etc/a.yml:2:3: agent.mod: unknown key mod";
+    String off = "nothing hooked (mode=off); config=/etc/a.yml, mode=off, reload=off";
+
+    assertThat(attach.alreadyThere("12", watched)).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("edit its configuration file");
+    for (String line : new String[] {failed, off}) {
+      out.reset();
+      attach.alreadyThere("12", line);
+      // Nothing watches the file there: an edit would change nothing.
+      assertThat(out.toString(StandardCharsets.UTF_8))
+          .as(line)
+          .doesNotContain("edit its configuration file")
+          .contains("only a restart of 12 changes this");
+    }
+    assertThat(attach.alreadyThere("12", failed)).isEqualTo(1);
+  }
+
+  @Test
   void attachWithoutAPidIsAUsageError() {
     assertThat(run("attach")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("PID is missing");
