@@ -40,6 +40,10 @@ final class ConfigChanges {
               + " -> "
               + (b.deadLetterPath() == null ? "none" : b.deadLetterPath()));
     }
+    if (!a.pathMask().equals(b.pathMask())) {
+      // Live (logs and dead letters mask from the next line on); never "nothing" when it changed.
+      out.add("agent.redact");
+    }
     if (!Objects.equals(a.fleet(), b.fleet())) {
       out.add("fleet");
     }

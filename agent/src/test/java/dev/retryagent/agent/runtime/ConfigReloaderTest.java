@@ -125,6 +125,19 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void anEditOfTheRedactionSaysSoRatherThanNothing() throws IOException {
+    Files.writeString(file, "agent: { redact: { pathSegments: ['tok_.*'] } }\n" + TWO);
+
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(runtime.config().pathMask().isNone()).isFalse();
+    assertThat(stderr.text())
+        .contains("; changed: agent.redact")
+        .doesNotContain("changed: nothing");
+  }
+
+  @Test
   void reloadFalseStopsTheWatching() throws IOException {
     Files.writeString(file, "agent: { reload: false }\n" + FOUR);
 
