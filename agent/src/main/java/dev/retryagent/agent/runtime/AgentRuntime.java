@@ -418,7 +418,8 @@ public final class AgentRuntime {
     }
   }
 
-  private void onExit() {
+  /** What the shutdown hook runs; package-private for tests. */
+  void onExit() {
     FleetLimits f = fleet;
     if (f != null) {
       f.close(); // leaves the live count at once rather than after three heartbeats
@@ -427,7 +428,10 @@ public final class AgentRuntime {
     if (b == null) {
       return;
     }
-    if (b.metrics.total().calls() > 0 && config.logLevel().allows(LogLevel.INFO)) {
+    // Every route a call went through, ended or not: calls() counts only calls that ended, and an
+    // exit while the only calls wait for their retries (System.exit from the application, a
+    // signal) would otherwise leave out the retries already made and logged.
+    if (!b.metrics.routes().isEmpty() && config.logLevel().allows(LogLevel.INFO)) {
       for (String line : ExitSummary.lines(b.metrics)) {
         System.err.println(line);
       }
