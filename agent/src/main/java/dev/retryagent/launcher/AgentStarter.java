@@ -14,11 +14,22 @@ public final class AgentStarter {
   private static boolean started;
   private static AgentInstaller installer;
 
+  /** The first start's line, without prefix, once it ended (guarded by the class). */
+  private static String firstLine;
+
   private AgentStarter() {}
 
   /** Called by the installer's static initializer in the agent's class loader. */
   public static synchronized void register(AgentInstaller instance) {
     installer = instance;
+  }
+
+  private static synchronized String firstLine() {
+    return firstLine;
+  }
+
+  private static synchronized void ended(String line) {
+    firstLine = line;
   }
 
   private static synchronized boolean claimStart() {
@@ -43,10 +54,18 @@ public final class AgentStarter {
       String agentArgs, Instrumentation inst, boolean atStartup, String jarPath, String version) {
     String prefix = "retry-agent " + version + ": ";
     if (!claimStart()) {
-      System.err.println(prefix + "already installed, ignoring another start");
+      // Only one start per JVM, even after one that failed (it may have installed part of the
+      // agent); but never "installed" when the application runs without retries.
+      String first = firstLine();
+      System.err.println(
+          prefix
+              + (first != null && first.startsWith("not installed")
+                  ? "not installed by an earlier start in this JVM, ignoring another start"
+                      + " (only a restart installs it)"
+                  : "already installed, ignoring another start"));
       return;
     }
-    String line;
+    String line; // without the prefix
     try {
       Class.forName(INSTALLER, true, AgentClassLoader.open(jarPath));
       AgentInstaller registered;
@@ -56,10 +75,11 @@ public final class AgentStarter {
       if (registered == null) {
         throw new IllegalStateException(INSTALLER + " did not register");
       }
-      line = prefix + registered.install(agentArgs, inst, atStartup);
+      line = registered.install(agentArgs, inst, atStartup);
     } catch (Throwable t) {
-      line = prefix + "not installed, the application runs without retries (" + t + ")";
+      line = "not installed, the application runs without retries (" + t + ")";
     }
-    System.err.println(line);
+    ended(line);
+    System.err.println(prefix + line);
   }
 }
