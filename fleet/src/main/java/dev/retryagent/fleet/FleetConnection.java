@@ -123,6 +123,11 @@ public final class FleetConnection implements AutoCloseable {
         return existing;
       }
       FleetRateLimiter created = new FleetRateLimiter(this, route, limit, retryAfterMax);
+      if (existing != null) {
+        // A reload changed the limit: a 429 pause this JVM holds (maybe only here, while Redis
+        // is away, and still to be written back) is the route's, not the old limit's.
+        created.keepPauseOf(existing, clock.nanoTime());
+      }
       limiters.put(route, created);
       return created;
     }

@@ -237,6 +237,16 @@ public final class FleetRateLimiter implements PermitLimiter {
     return maxPauseNanos;
   }
 
+  /** After a reload: the pause {@code previous} (this route's former limiter) knows holds here. */
+  void keepPauseOf(FleetRateLimiter previous, long nowNanos) {
+    long left = previous.pauseRemainingNanos(nowNanos);
+    if (left > 0) {
+      synchronized (this) {
+        notePause(nowNanos + left);
+      }
+    }
+  }
+
   /** After a reconnect: a pause this JVM set or saw while Redis was away goes back to Redis. */
   void writeBackPause(RedisGateway gateway) throws FleetUnavailableException {
     long left = pauseRemainingNanos(fleet.clock().nanoTime());

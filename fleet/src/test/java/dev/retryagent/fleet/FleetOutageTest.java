@@ -222,6 +222,28 @@ class FleetOutageTest {
   }
 
   @Test
+  void aReloadThatChangesTheLimitWhileRedisIsAwayKeepsThe429PauseThisJvmHolds() throws Exception {
+    int deadPort;
+    try (java.net.ServerSocket s =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort();
+    }
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    fleet =
+        FleetConnection.start(outageSettings("redis://127.0.0.1:" + deadPort).build(), clock, log);
+    FleetRateLimiter before = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+    before.pauseFor(clock.nanoTime(), 10_000 * MS);
+
+    // The reload: the same route with another perSecond (the engine then asks for its limiter).
+    FleetRateLimiter after = fleet.limiter("llm", limit(20, 5), Duration.ofSeconds(60));
+
+    assertThat(fleet.isUp()).isFalse();
+    assertThat(after).isNotSameAs(before);
+    assertThat(after.pauseRemainingNanos(clock.nanoTime())).isEqualTo(10_000 * MS);
+    assertThat(after.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isEqualTo(10_000 * MS);
+  }
+
+  @Test
   void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
 
