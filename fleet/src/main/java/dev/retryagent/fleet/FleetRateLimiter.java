@@ -138,7 +138,8 @@ public final class FleetRateLimiter implements PermitLimiter {
                       Integer.toString(wanted),
                       micros(maxPermitWaitNanos),
                       micros(maxTotalWaitNanos),
-                      micros(knownPause)));
+                      micros(knownPause),
+                      micros(maxPauseNanos)));
           return onReply(nowNanos, reply);
         } catch (FleetUnavailableException e) {
           fleet.onFailure(e);
@@ -178,7 +179,8 @@ public final class FleetRateLimiter implements PermitLimiter {
         long[] reply =
             gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(d), micros(maxPauseNanos)));
         synchronized (this) {
-          notePause(nowNanos + reply[1] * 1000);
+          // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
+          notePause(nowNanos + Math.min(reply[1] * 1000, maxPauseNanos));
         }
         if (reply[0] == 1) {
           metrics.pauseSet();

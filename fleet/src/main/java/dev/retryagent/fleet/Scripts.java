@@ -28,6 +28,7 @@ final class Scripts {
    * ARGV[1] emission interval T = 1e6 / perSecond, µs          ARGV[2] burst B
    * ARGV[3] permits wanted (a lease; 1 = one)                  ARGV[4] longest wait for a permit, µs
    * ARGV[5] longest wait in all, pause included, µs            ARGV[6] a pause this JVM knows of, µs
+   * ARGV[7] longest pause this JVM honours (its retryAfter.max), µs
    * returns {granted, wait µs, pause µs}; granted = 0 is a refusal and changes nothing
    * </pre>
    */
@@ -39,7 +40,9 @@ final class Scripts {
               + "local wanted = tonumber(ARGV[3])\n"
               + "local pause = tonumber(ARGV[6])\n"
               + "local deadline = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
-              + "if deadline - now > pause then pause = deadline - now end\n"
+              // Another JVM may allow longer pauses (retryAfter.max): this one waits its own at
+              // most.
+              + "if deadline - now > pause then pause = math.min(deadline - now, tonumber(ARGV[7])) end\n"
               + "if pause > tonumber(ARGV[5]) then\n"
               + "  return {0, math.ceil(pause), math.ceil(pause)}\n"
               + "end\n"

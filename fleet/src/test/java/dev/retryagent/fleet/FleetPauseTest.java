@@ -115,6 +115,28 @@ class FleetPauseTest {
   }
 
   @Test
+  void aJvmNeverHonoursAFleetPauseLongerThanItsOwnRetryAfterMax() {
+    // A rolling change of retryAfter.max: one JVM still allows an hour, this one two seconds.
+    FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(3_600));
+    FleetRateLimiter shorter =
+        fleets.get(1).limiter("llm-short", limit(50, 20), Duration.ofSeconds(2));
+    FleetRateLimiter longer =
+        fleets.get(0).limiter("llm-short", limit(50, 20), Duration.ofSeconds(3_600));
+
+    longer.pauseFor(now(), 3_600_000 * MS);
+
+    assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(1_500 * MS, 2_000 * MS);
+    assertThat(shorter.pauseRemainingNanos(now())).isBetween(1_500 * MS, 2_000 * MS);
+    // Extending it from here, the answer is Redis's longer deadline: still this JVM's bound.
+    assertThat(shorter.pauseFor(now(), 1_000 * MS)).isBetween(1_500 * MS, 2_000 * MS);
+    // A JVM that allows the hour still honours it: its callers cannot wait that long.
+    assertThat(jvm[2].reserve(now(), LONG_WAIT, LONG_WAIT)).isZero();
+    FleetRateLimiter third =
+        fleets.get(2).limiter("llm-short", limit(50, 20), Duration.ofSeconds(3_600));
+    assertThat(third.reserve(now(), LONG_WAIT, LONG_WAIT)).isEqualTo(FleetRateLimiter.REJECTED);
+  }
+
+  @Test
   void waitersForAPauseAreSpreadByTheLimitWhenItEnds() {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
     jvm[0].pauseFor(now(), 1_000 * MS);
