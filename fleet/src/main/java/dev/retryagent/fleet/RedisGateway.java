@@ -208,6 +208,11 @@ final class RedisGateway implements AutoCloseable {
       if (t instanceof SocketTimeoutException) {
         return Kind.TIMEOUT;
       }
+      if (isReadOnlyReplica(t)) {
+        // A failover behind one address left this connection on the old primary, now a replica:
+        // only new connections reach the new one, so it is an outage (reconnect), not one error.
+        return Kind.UNREACHABLE;
+      }
     }
     if (e instanceof JedisConnectionException) {
       return Kind.UNREACHABLE;
@@ -228,6 +233,15 @@ final class RedisGateway implements AutoCloseable {
         || m.startsWith("ERR AUTH")
         || m.contains("invalid password")
         || m.contains("invalid username-password");
+  }
+
+  private static boolean isReadOnlyReplica(Throwable t) {
+    if (!(t instanceof JedisDataException) || t.getMessage() == null) {
+      return false;
+    }
+    String m = t.getMessage();
+    // Redis 7 answers "READONLY ..."; 6.2 wraps it: "ERR Error running script ...: -READONLY ...".
+    return m.startsWith("READONLY") || m.contains("-READONLY ");
   }
 
   private static Throwable rootOf(Throwable e) {

@@ -173,6 +173,34 @@ class FleetOutageTest {
   }
 
   @Test
+  void aRedisDemotedToAReadOnlyReplicaIsAnOutageAndTheFleetReconnects() throws Exception {
+    fleet = startUp(steadySettings().build(), Clock.SYSTEM, log);
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(100, 40), Duration.ofSeconds(60));
+    int deadPort;
+    try (java.net.ServerSocket s =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort();
+    }
+    try (Jedis admin = redis.admin()) {
+      // A failover behind one address: the server this JVM is connected to is a replica now.
+      admin.replicaof("127.0.0.1", deadPort);
+      try {
+        limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+        // Not shared any more: said so (the gauge, the log), and the thread reconnects, which is
+        // what reaches the new primary once the address points at it.
+        assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
+        assertThat(fleet.isUp()).as("%s", log).isFalse();
+        assertThat(log.count("is unreachable")).isEqualTo(1);
+      } finally {
+        admin.replicaofNoOne();
+      }
+    }
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    assertThat(log.count("answers again")).isEqualTo(1);
+  }
+
+  @Test
   void withoutRedisEachJvmTakesOneOverTheLiveInstancesLastSeenWhenSoConfigured() throws Exception {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
     FleetSettings shared = fleetSettings().fallbackPerLiveInstance(true).build();
