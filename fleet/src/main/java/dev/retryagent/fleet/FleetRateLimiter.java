@@ -60,6 +60,7 @@ public final class FleetRateLimiter implements PermitLimiter {
   private long leaseExpiresNanos;
   private boolean leaseAsked;
   private RateLimiter local;
+  private double localShare;
   private boolean errorReported;
 
   FleetRateLimiter(
@@ -258,7 +259,9 @@ public final class FleetRateLimiter implements PermitLimiter {
   }
 
   private synchronized long onReply(long nowNanos, long[] reply) {
-    local = null; // the next outage starts from a fresh local share
+    // The local share is kept: a bucket unused for a while is full again by itself, while calls
+    // that fall back between answers (every connection busy, a flapping Redis) must not each
+    // find a fresh burst.
     errorReported = false;
     long granted = reply[0];
     long waitNanos = reply[1] * 1000;
@@ -281,8 +284,10 @@ public final class FleetRateLimiter implements PermitLimiter {
 
   private synchronized long reserveLocally(long nowNanos, long maxPermitWait, long maxTotalWait) {
     metrics.fallback();
-    if (local == null) {
-      local = new RateLimiter(localPolicy(fleet.localShare()), nowNanos);
+    double share = fleet.localShare();
+    if (local == null || share != localShare) {
+      local = new RateLimiter(localPolicy(share), nowNanos);
+      localShare = share;
     }
     if (paused) {
       local.pauseUntil(pausedUntilNanos);

@@ -201,6 +201,37 @@ class FleetOutageTest {
   }
 
   @Test
+  void whenEveryConnectionIsBusyTheLocalShareStillLimitsThoughOtherCallsGetThrough()
+      throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    fleet = startUp(steadySettings().maxConnections(1).build(), clock, log);
+    // 10/s, burst 4: the local share is 2.5/s, burst 1.
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 4), Duration.ofSeconds(60));
+    java.lang.reflect.Field field = RedisGateway.class.getDeclaredField("slots");
+    field.setAccessible(true);
+    java.util.concurrent.Semaphore slots =
+        (java.util.concurrent.Semaphore) field.get(fleet.gateway());
+
+    // Many callers on a slow Redis: some find every connection busy, some get one.
+    slots.acquire();
+    assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+    slots.release();
+    assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+    slots.acquire();
+    long wait;
+    try {
+      wait = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+    } finally {
+      slots.release();
+    }
+
+    assertThat(limiter.metrics().fallbacks()).isEqualTo(2);
+    assertThat(fleet.isUp()).isTrue();
+    // The local share's burst of 1 is spent: the next permit is 400 ms on, not a fresh burst.
+    assertThat(wait).isEqualTo(400 * MS);
+  }
+
+  @Test
   void withoutRedisEachJvmTakesOneOverTheLiveInstancesLastSeenWhenSoConfigured() throws Exception {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
     FleetSettings shared = fleetSettings().fallbackPerLiveInstance(true).build();
