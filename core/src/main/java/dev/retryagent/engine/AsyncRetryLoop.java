@@ -73,8 +73,10 @@ public final class AsyncRetryLoop<T> implements Runnable {
   private boolean pendingIsRetry;
   private boolean contextEnded;
 
-  // True while the first attempt starts on the caller's thread.
-  private boolean onCallerThread;
+  // The caller's thread while the first attempt starts on it. A thread, not a flag: a wait's task
+  // may run on a scheduler thread before the caller has left execute(), and must not be taken for
+  // the caller (it threw the client's refusal out of the task; the future never completed).
+  private volatile Thread callerThread;
   // The scheduler thread running one of this loop's tasks, while it does.
   private volatile Thread schedulerThread;
 
@@ -110,14 +112,14 @@ public final class AsyncRetryLoop<T> implements Runnable {
       ResponseAccess<T> access,
       Style style) {
     AsyncRetryLoop<T> loop = new AsyncRetryLoop<>(engine, call, attempt, access, style);
-    loop.onCallerThread = true;
+    loop.callerThread = Thread.currentThread();
     try {
       loop.next();
     } catch (RuntimeException e) {
       loop.endContext(); // the client refused the request: the caller gets its exception
       throw e;
     } finally {
-      loop.onCallerThread = false;
+      loop.callerThread = null;
     }
     return loop.result;
   }
@@ -155,7 +157,9 @@ public final class AsyncRetryLoop<T> implements Runnable {
     } catch (Throwable e) {
       // The client refused the request outright (say, a bad URI): on the caller's thread, throw
       // as the client itself would have.
-      if (onCallerThread && e instanceof RuntimeException && !call.isFinished()) {
+      if (callerThread == Thread.currentThread()
+          && e instanceof RuntimeException
+          && !call.isFinished()) {
         call.onAbandoned();
         throw (RuntimeException) e;
       }
