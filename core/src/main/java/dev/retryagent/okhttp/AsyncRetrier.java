@@ -99,13 +99,10 @@ public final class AsyncRetrier {
    */
   public void enqueue(Call call, Callback callback, Dispatcher dispatcher) {
     Objects.requireNonNull(callback, "callback");
-    if (call.isExecuted()) {
-      // OkHttp throws "Already Executed" to the caller, and the call that runs is left alone.
+    // Executed already: OkHttp throws "Already Executed" to the caller, and the call that runs is
+    // left alone. Cache-only: answered by OkHttp's cache alone, there is nothing to govern.
+    if (call.isExecuted() || RetryInterceptor.cacheOnly(call.request())) {
       enqueuer.enqueue(call, callback);
-      return;
-    }
-    if (RetryInterceptor.cacheOnly(call.request())) {
-      enqueuer.enqueue(call, callback); // answered by the cache alone: nothing to govern
       return;
     }
     OkRequest info = new OkRequest(call.request());

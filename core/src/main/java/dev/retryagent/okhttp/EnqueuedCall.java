@@ -144,23 +144,29 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     // OkHttp's own locks are never taken while this one is held.
     boolean cancel = cancelled || original.isCanceled();
     Call call = attemptCall();
+    // Cancelled during the wait, or before enqueue(): the callback hears "Canceled" from a
+    // dispatcher thread, as it would from OkHttp for a call cancelled before it ran.
+    enqueue(call, begin(cancel));
+  }
+
+  /**
+   * What the next attempt is, once nothing is left to wait for: {@code Canceled} when the caller
+   * cancelled (nothing is sent, and the breaker has no say: open, it would answer with its own
+   * exception instead), the breaker's exception when it is open, else an attempt begun now.
+   */
+  private ManagedAttempts.Attempt begin(boolean cancel) {
     if (cancel) {
-      // Cancelled during the wait, or before enqueue(): the callback hears "Canceled" from a
-      // dispatcher thread, as it would from OkHttp for a call cancelled before it ran; nothing is
-      // sent, and the breaker has no say (open, it answered with its own exception).
       cancelled = true;
       retryCall.onAbandoned();
-      failThrough(call, new IOException("Canceled"));
-      return;
+      return new ManagedAttempts.Attempt(this, 0, -1, new IOException("Canceled"));
     }
     try {
       retryCall.acquireBreaker();
     } catch (CircuitBreakerOpenException e) {
-      failThrough(call, e);
-      return;
+      return new ManagedAttempts.Attempt(this, 0, -1, e);
     }
     int n = retryCall.startAttempt();
-    enqueue(call, new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null));
+    return new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null);
   }
 
   /** Delivers {@code failure} through OkHttp: {@code call} runs, and its interceptor throws it. */
@@ -282,19 +288,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       if (left > 0) {
         Waits.untilCancelled(engine.sleeper(), this).sleep(left);
       }
-      if (getAsBoolean()) {
-        // OkHttp reports it as it reports a call cancelled before it sent anything (a timeout
-        // becomes its "timeout").
-        cancelled = true;
-        retryCall.onAbandoned();
-        next = new ManagedAttempts.Attempt(this, 0, -1, new IOException("Canceled"));
-      } else {
-        retryCall.acquireBreaker();
-        int n = retryCall.startAttempt();
-        next = new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null);
-      }
-    } catch (CircuitBreakerOpenException e) {
-      next = new ManagedAttempts.Attempt(this, 0, -1, e);
+      // A cancel: OkHttp reports it as it reports a call cancelled before it sent anything (a
+      // timeout becomes its "timeout").
+      next = begin(getAsBoolean());
     } catch (InterruptedException e) {
       // The dispatcher's thread was interrupted (its executor shut down now): as OkHttp's own
       // I/O reports it, with the flag set.
