@@ -243,15 +243,18 @@ public final class AsyncRetryLoop<T> implements Runnable {
       call.waitsToRetry(); // the delay is in hand
     }
     synchronized (result) {
-      if (result.isDone()) {
+      if (!result.isDone()) {
+        if (isRetry) {
+          engine.asyncRetryScheduled();
+        }
+        pendingIsRetry = isRetry;
+        pending = engine.scheduler().schedule(this, delayNanos);
         return;
       }
-      if (isRetry) {
-        engine.asyncRetryScheduled();
-      }
-      pendingIsRetry = isRetry;
-      pending = engine.scheduler().schedule(this, delayNanos);
     }
+    // The caller stopped waiting (orTimeout, completeExceptionally) since the attempt completed.
+    call.onAbandoned();
+    endContext();
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. Not for anyone else. */
@@ -322,19 +325,19 @@ public final class AsyncRetryLoop<T> implements Runnable {
     }
   }
 
-  /** Ends the call's context once: before the caller hears of the outcome, or when it left. */
+  /**
+   * Ends the call's context, then the call for its adapter ({@link RetryCall#loopEnded}), once:
+   * before the caller hears of the outcome, or when it left.
+   */
   private void endContext() {
-    CallContext c = call.context();
-    if (c == CallContext.NONE) {
-      return;
-    }
     synchronized (result) {
       if (contextEnded) {
         return;
       }
       contextEnded = true;
     }
-    c.end();
+    call.context().end();
+    call.loopEnded();
   }
 
   private boolean onSchedulerThread() {

@@ -386,6 +386,14 @@ public abstract class RetryCall extends HostHold {
     }
   }
 
+  /**
+   * Called once, by {@link SyncRetryLoop} or {@link AsyncRetryLoop}, when the call is over for its
+   * loop: after its context ended, before the caller hears of the outcome (or when the caller
+   * left). An adapter overrides it to let go of what it counted for the call's length (the {@code
+   * java.net.http} client's calls in progress); it must not throw. Does nothing by default.
+   */
+  protected void loopEnded() {}
+
   /** True once the call ended (returned, failed or was abandoned). */
   public synchronized boolean isFinished() {
     return finished;

@@ -39,6 +39,7 @@ public final class SyncRetryLoop {
       // Here, not at the call's last event: java.net.http decides on the headers, before the
       // client (and its tracing) is done with the attempt.
       call.context().end();
+      call.loopEnded();
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.retryagent.jdk;
 
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.internal.jdk.ClientCalls;
 import dev.retryagent.internal.jdk.JdkRetrying;
 import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
@@ -33,17 +34,25 @@ import javax.net.ssl.SSLParameters;
  * }</pre>
  *
  * Every other method delegates, including (on Java 21+) {@code shutdown}, {@code close} and
- * friends, so closing the decorator closes the real client. Thread-safe, as the client it wraps.
+ * friends, so closing the decorator closes the real client. As the JDK's client lets the requests
+ * in progress finish, the decorator lets its calls in progress finish, retries included: the real
+ * client's shutdown waits for the last of them, and {@code close()} waits for them; meanwhile new
+ * calls are refused as the JDK refuses them ({@code ClientCalls}). Thread-safe, as the client it
+ * wraps.
  */
 public final class RetryingHttpClient extends HttpClient {
   private final HttpClient delegate;
   private final JdkRetrying retrying;
   private final JdkTransport transport;
+  private final ClientCalls calls = new ClientCalls();
+
+  /** Java 21 gave {@link HttpClient} its {@code shutdown} and {@code close}. */
+  private static final boolean SHUTS_DOWN = Runtime.version().feature() >= 21;
 
   private RetryingHttpClient(HttpClient delegate, RetryEngine engine) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     this.retrying = new JdkRetrying(engine);
-    this.transport = new DirectTransport(delegate);
+    this.transport = new DirectTransport();
   }
 
   /** Decorates {@code client}; wrapping an already wrapped client returns it unchanged. */
@@ -130,18 +139,29 @@ public final class RetryingHttpClient extends HttpClient {
   // Java 21 added these to HttpClient with defaults that do nothing useful for a decorator. We
   // compile for Java 11, so they cannot carry @Override, but on 21+ they do override.
 
-  /** Java 21+: shuts the real client down. */
+  /**
+   * Java 21+: shuts the real client down, once no call of this decorator is in progress (new calls
+   * are refused from now on).
+   */
   public void shutdown() {
-    invoke("shutdown");
+    if (!SHUTS_DOWN || !calls.deferShutdown()) {
+      invoke("shutdown");
+    }
   }
 
-  /** Java 21+: shuts the real client down now. */
+  /** Java 21+: shuts the real client down now; no call retries after it. */
   public void shutdownNow() {
+    if (SHUTS_DOWN) {
+      calls.shutDownNowCalled();
+    }
     invoke("shutdownNow");
   }
 
-  /** Java 21+: closes the real client. */
+  /** Java 21+: waits for the calls in progress, as the JDK's does, then closes the real client. */
   public void close() {
+    if (SHUTS_DOWN && calls.deferShutdown()) {
+      calls.awaitCalls(this::shutdownNow);
+    }
     invoke("close");
   }
 
@@ -189,24 +209,35 @@ public final class RetryingHttpClient extends HttpClient {
     return "RetryingHttpClient[" + delegate + "]";
   }
 
-  /** Each attempt is the real client's own call. */
-  private static final class DirectTransport implements JdkTransport {
-    private final HttpClient client;
-
-    DirectTransport(HttpClient client) {
-      this.client = client;
-    }
-
+  /** Each attempt is the real client's own call; the calls in progress are this decorator's. */
+  private final class DirectTransport implements JdkTransport {
     @Override
     public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
         throws IOException, InterruptedException {
-      return client.send(request, handler);
+      return delegate.send(request, handler);
     }
 
     @Override
     public <T> CompletableFuture<HttpResponse<T>> sendAsync(
         HttpRequest request, BodyHandler<T> handler, PushPromiseHandler<T> pushPromiseHandler) {
-      return client.sendAsync(request, handler, pushPromiseHandler);
+      return delegate.sendAsync(request, handler, pushPromiseHandler);
+    }
+
+    @Override
+    public boolean callStarts() {
+      return !SHUTS_DOWN || calls.enter();
+    }
+
+    @Override
+    public void callEnded() {
+      if (SHUTS_DOWN && calls.exit()) {
+        invoke("shutdown"); // the shutdown the application asked for, deferred until now
+      }
+    }
+
+    @Override
+    public boolean shutDownNow() {
+      return SHUTS_DOWN && calls.shutDownNow();
     }
   }
 }

@@ -598,4 +598,176 @@ class RetryingHttpClientTest {
     assertThat(retried).isInstanceOf(java.util.concurrent.CompletionException.class);
     assertThat(retried.getCause()).hasSameClassAs(plain.getCause());
   }
+
+  // --- Java 21+: shutdown() and close() let the calls in progress finish, retries included
+
+  /** A client of its own: these tests shut it down. */
+  private HttpClient ownClient() {
+    return HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  }
+
+  private static void invoke(HttpClient client, String method) throws Exception {
+    try {
+      HttpClient.class.getMethod(method).invoke(client);
+    } catch (java.lang.reflect.InvocationTargetException e) {
+      throw (Exception) e.getCause();
+    }
+  }
+
+  private static boolean isTerminated(HttpClient client) throws Exception {
+    return (Boolean) HttpClient.class.getMethod("isTerminated").invoke(client);
+  }
+
+  @Test
+  void closeWaitsForACallWaitingForItsRetryWhichThenSucceeds() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.close() is Java 21's");
+    time.holdTasks();
+    server.enqueue(status(503), ok("fine"));
+    HttpClient own = ownClient();
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+
+    java.util.concurrent.CompletableFuture<Void> closing =
+        java.util.concurrent.CompletableFuture.runAsync(
+            () -> {
+              try {
+                invoke(client, "close");
+              } catch (Exception e) {
+                throw new java.util.concurrent.CompletionException(e);
+              }
+            },
+            // On the pool the JDK completes its futures on: close() must not starve the retry.
+            java.util.concurrent.ForkJoinPool.commonPool());
+    // Shut down: new calls are refused as the JDK refuses them, and nothing is sent for them.
+    org.awaitility.Awaitility.await()
+        .untilAsserted(
+            () ->
+                assertThatThrownBy(() -> call(Way.SEND_ASYNC, client, get("/v1/other")))
+                    .isInstanceOf(IOException.class)
+                    .hasMessage("closed"));
+    assertThatThrownBy(() -> call(Way.SEND, client, get("/v1/other")))
+        .isInstanceOf(IOException.class)
+        .hasMessage("closed")
+        .hasCauseInstanceOf(IOException.class);
+    // ...while close() waits for the call, and the real client is still up for its retry.
+    assertThat(closing).isNotDone();
+    assertThat(isTerminated(own)).isFalse();
+
+    time.runHeldTasks();
+
+    assertThat(f.get(20, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    closing.get(20, TimeUnit.SECONDS);
+    assertThat(isTerminated(own)).isTrue();
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void shutdownIsDeferredUntilTheLastCallInProgressEnds() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
+    time.holdTasks();
+    server.enqueue(status(503), ok("fine"));
+    HttpClient own = ownClient();
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+
+    invoke(client, "shutdown"); // returns at once, as the JDK's does
+
+    assertThat(isTerminated(client)).isFalse();
+    time.runHeldTasks();
+    assertThat(f.get(20, TimeUnit.SECONDS).body()).isEqualTo("fine");
+    org.awaitility.Awaitility.await().until(() -> isTerminated(client));
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aClientShutDownWithNoCallInProgressShutsDownAtOnce() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
+    server.otherwise(ok("fine"));
+    HttpClient own = ownClient();
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    assertThat(call(Way.SEND, client, get("/v1/items")).statusCode()).isEqualTo(200);
+
+    invoke(client, "close");
+
+    assertThat(isTerminated(own)).isTrue();
+    assertThatThrownBy(() -> call(Way.SEND_ASYNC, client, get("/v1/items")))
+        .isInstanceOf(IOException.class)
+        .hasMessage("closed");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void afterShutdownNowAnAbortedAttemptIsNotRetried() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
+    server.enqueue(ok("late").delay(5_000), ok("never"));
+    HttpClient own = ownClient();
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> server.requestCount() == 1);
+
+    invoke(client, "shutdownNow");
+
+    // The JDK's own abort reaches the caller, as without retries; no retry was even decided.
+    Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> f.get(20, TimeUnit.SECONDS));
+    assertThat(t).isInstanceOf(ExecutionException.class);
+    assertThat(t.getCause()).isInstanceOf(IOException.class).hasMessage("shutdownNow");
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aCallOfAClientShutDownNowRetriesNoMore(Way way) throws Exception {
+    server.otherwise(status(503)); // retried on any other client
+    JdkTransport shutDownNow =
+        new JdkTransport() {
+          @Override
+          public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
+              throws IOException, InterruptedException {
+            return real.send(r, h);
+          }
+
+          @Override
+          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+            return real.sendAsync(r, h, p);
+          }
+
+          @Override
+          public boolean shutDownNow() {
+            return true;
+          }
+        };
+    JdkRetrying retrying =
+        new JdkRetrying(TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+
+    HttpResponse<String> r =
+        way == Way.SEND
+            ? retrying.send(shutDownNow, get("/v1/items"), HttpResponse.BodyHandlers.ofString())
+            : retrying
+                .sendAsync(
+                    shutDownNow, get("/v1/items"), HttpResponse.BodyHandlers.ofString(), null)
+                .get(20, TimeUnit.SECONDS);
+
+    assertThat(r.statusCode()).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
+  private static CircuitBreakerPolicy breakerDefaults() {
+    return CircuitBreakerPolicy.defaults();
+  }
 }

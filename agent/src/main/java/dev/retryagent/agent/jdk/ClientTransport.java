@@ -1,5 +1,6 @@
 package dev.retryagent.agent.jdk;
 
+import dev.retryagent.internal.jdk.ClientCalls;
 import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
 import java.net.http.HttpClient;
@@ -15,12 +16,17 @@ import java.util.concurrent.CompletableFuture;
  * <p>The client is the facade the application holds (the hook passes {@code this.facade()}):
  * holding it keeps the JDK from shutting the client down while an asynchronous retry waits, even
  * when the application dropped its reference right after {@code sendAsync}.
+ *
+ * <p>On Java 21+ it also counts the call among the client's calls in progress ({@link
+ * ClientCalls}), so that the application's shutdown of the client waits for it.
  */
 final class ClientTransport implements JdkTransport {
   private final HttpClient client;
+  private final ClientCalls calls; // null before Java 21
 
-  ClientTransport(HttpClient client) {
+  ClientTransport(HttpClient client, ClientCalls calls) {
     this.client = client;
+    this.calls = calls;
   }
 
   /** The intercepted client. */
@@ -50,5 +56,22 @@ final class ClientTransport implements JdkTransport {
     } finally {
       JdkHttpEntry.PASS_THROUGH.clear();
     }
+  }
+
+  @Override
+  public boolean callStarts() {
+    return calls == null || calls.enter();
+  }
+
+  @Override
+  public void callEnded() {
+    if (calls != null && calls.exit()) {
+      FacadeCalls.shutdown(client); // the shutdown the application asked for, deferred until now
+    }
+  }
+
+  @Override
+  public boolean shutDownNow() {
+    return calls != null && calls.shutDownNow();
   }
 }

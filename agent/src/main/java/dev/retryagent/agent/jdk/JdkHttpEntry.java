@@ -27,12 +27,14 @@ final class JdkHttpEntry implements BridgeHandler {
     Bridge.register(Bridge.JDK_SEND, "a java.net.http send", new JdkHttpEntry(handler, false));
     Bridge.register(
         Bridge.JDK_SEND_ASYNC, "a java.net.http sendAsync", new JdkHttpEntry(handler, true));
+    ShutdownEntry.register();
   }
 
   /** Removes both hooks' handler: calls run the original methods. */
   static void unregister() {
     Bridge.unregister(Bridge.JDK_SEND);
     Bridge.unregister(Bridge.JDK_SEND_ASYNC);
+    ShutdownEntry.unregister();
   }
 
   @Override

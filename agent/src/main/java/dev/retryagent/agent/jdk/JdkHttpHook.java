@@ -18,7 +18,9 @@ import net.bytebuddy.jar.asm.Opcodes;
  * and {@code sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)} hands the call to the agent
  * through {@code java.lang.RetryAgentBridge} as hooks {@link Bridge#JDK_SEND} and {@link
  * Bridge#JDK_SEND_ASYNC} (see {@link BridgePrologue} for the prologue in Java terms), with the
- * facade itself as the client (a 2-argument {@code sendAsync} with a null push-promise handler).
+ * facade itself as the client (a 2-argument {@code sendAsync} with a null push-promise handler). On
+ * Java 21+ the facade's {@code shutdown()}, {@code shutdownNow()} and {@code close()} get a
+ * prologue too ({@link Bridge#JDK_SHUTDOWN} and the next two, {@link ShutdownEntry}).
  *
  * <p>Why the facade and not {@code HttpClientImpl}, which does the work: other agents instrument
  * {@code HttpClientImpl} (the OpenTelemetry agent's {@code java-http-client} instrumentation
@@ -29,14 +31,19 @@ import net.bytebuddy.jar.asm.Opcodes;
  * facade also keeps the JDK from shutting the client down while an asynchronous retry waits, even
  * when the application dropped its reference right after {@code sendAsync}.
  *
- * <p>Every other method is copied byte for byte: {@link ProloguePatcher} patches the three into the
- * class file's bytes; only a class file it leaves alone is read with ASM, without expanding frames,
- * and written with the reader's constant pool.
+ * <p>Every other method is copied byte for byte: {@link ProloguePatcher} patches the hooked ones
+ * into the class file's bytes; only a class file it leaves alone is read with ASM, without
+ * expanding frames, and written with the reader's constant pool.
  */
 final class JdkHttpHook {
   static final String TARGET = "jdk/internal/net/http/HttpClientFacade";
   static final String TARGET_NAME = "jdk.internal.net.http.HttpClientFacade";
   static final String TARGET_MODULE = "java.net.http";
+
+  /**
+   * Java 21 gave {@code HttpClient} its {@code shutdown}, {@code shutdownNow} and {@code close}.
+   */
+  static final boolean SHUTS_DOWN = Runtime.version().feature() >= 21;
 
   private static final String SEND_DESC =
       "(Ljava/net/http/HttpRequest;Ljava/net/http/HttpResponse$BodyHandler;)"
@@ -52,8 +59,11 @@ final class JdkHttpHook {
 
   private JdkHttpHook() {}
 
-  /** The three methods, as {@link ProloguePatcher} takes them over. */
-  static final List<ProloguePatcher.Target> TARGETS =
+  /** What {@code shutdown()}, {@code shutdownNow()} and {@code close()} take and return. */
+  private static final String VOID_DESC = "()V";
+
+  /** The three sending methods, as {@link ProloguePatcher} takes them over. */
+  private static final List<ProloguePatcher.Target> SENDING =
       List.of(
           new ProloguePatcher.Target(
               "send",
@@ -71,7 +81,25 @@ final class JdkHttpHook {
               "sendAsync", SEND_ASYNC_DESC, Bridge.JDK_SEND_ASYNC, new int[] {0, 1, 2, 3}, FUTURE));
 
   /**
-   * Returns {@code classfile} with the three prologues added: patched into the bytes ({@link
+   * What is taken over, as {@link ProloguePatcher} takes it: the three sending methods, and on Java
+   * 21+ the facade's {@code shutdown()}, {@code shutdownNow()} and {@code close()}, so that a
+   * shutdown lets the calls waiting for a retry finish ({@link ShutdownEntry}).
+   */
+  static final List<ProloguePatcher.Target> TARGETS =
+      SHUTS_DOWN
+          ? List.of(
+              SENDING.get(0),
+              SENDING.get(1),
+              SENDING.get(2),
+              new ProloguePatcher.Target(
+                  "shutdown", VOID_DESC, Bridge.JDK_SHUTDOWN, new int[] {0}, null),
+              new ProloguePatcher.Target(
+                  "shutdownNow", VOID_DESC, Bridge.JDK_SHUTDOWN_NOW, new int[] {0}, null),
+              new ProloguePatcher.Target("close", VOID_DESC, Bridge.JDK_CLOSE, new int[] {0}, null))
+          : SENDING;
+
+  /**
+   * Returns {@code classfile} with the prologues added: patched into the bytes ({@link
    * ProloguePatcher}, no ASM class loaded), or, for a class file the patcher leaves alone, written
    * with ASM ({@link WithAsm}), which also says what is missing.
    *
@@ -132,6 +160,18 @@ final class JdkHttpHook {
       if (name.equals("sendAsync") && desc.equals(SEND_ASYNC_DESC)) {
         sendAsync = true;
         return new Prologue(mv, 3, Bridge.JDK_SEND_ASYNC, 3, FUTURE);
+      }
+      if (SHUTS_DOWN && desc.equals(VOID_DESC)) {
+        int hook =
+            name.equals("shutdown")
+                ? Bridge.JDK_SHUTDOWN
+                : name.equals("shutdownNow")
+                    ? Bridge.JDK_SHUTDOWN_NOW
+                    : name.equals("close") ? Bridge.JDK_CLOSE : -1;
+        if (hook >= 0) {
+          // Optional: without it, a shutdown does not wait for a call waiting to retry, as before.
+          return new Prologue(mv, 0, hook, 0, null);
+        }
       }
       return mv;
     }

@@ -30,7 +30,8 @@ final class JdkHttpInterceptor implements JdkHttpHandler {
     if (retrying == null) {
       return null; // agent.clients.jdk-http turned off by a reload
     }
-    ClientTransport transport = new ClientTransport((HttpClient) client);
+    HttpClient c = (HttpClient) client;
+    ClientTransport transport = new ClientTransport(c, FacadeCalls.of(c));
     HttpRequest r = (HttpRequest) request;
     HttpResponse.BodyHandler<?> h = (HttpResponse.BodyHandler<?>) bodyHandler;
     try {
@@ -47,7 +48,8 @@ final class JdkHttpInterceptor implements JdkHttpHandler {
     if (retrying == null) {
       return null;
     }
-    ClientTransport transport = new ClientTransport((HttpClient) client);
+    HttpClient c = (HttpClient) client;
+    ClientTransport transport = new ClientTransport(c, FacadeCalls.of(c));
     HttpRequest r = (HttpRequest) request;
     @SuppressWarnings("unchecked")
     HttpResponse.BodyHandler<Object> h = (HttpResponse.BodyHandler<Object>) bodyHandler;

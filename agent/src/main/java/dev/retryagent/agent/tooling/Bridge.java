@@ -71,7 +71,20 @@ public final class Bridge {
    */
   public static final int OKHTTP_SEND_FAILED = 10;
 
-  // Next: 11. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
+  /**
+   * Java 21+: the start of {@code HttpClientFacade.shutdown()}: the facade. The handler defers the
+   * shutdown while calls of that client are in the agent's hands (between attempts, the JDK counts
+   * none of them), or lets it run.
+   */
+  public static final int JDK_SHUTDOWN = 11;
+
+  /** Java 21+: the start of {@code HttpClientFacade.shutdownNow()}: the facade. */
+  public static final int JDK_SHUTDOWN_NOW = 12;
+
+  /** Java 21+: the start of {@code HttpClientFacade.close()}: the facade. */
+  public static final int JDK_CLOSE = 13;
+
+  // Next: 14. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
   // they may be renumbered freely; they must stay below HOOKS.
 
   /** How many numbers the bridge knows ({@code java.lang.RetryAgentBridge.HOOKS}). */

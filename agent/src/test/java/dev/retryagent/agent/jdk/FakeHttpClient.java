@@ -31,6 +31,9 @@ public class FakeHttpClient extends HttpClient {
     /** Runs of the original {@code sendAsync} bodies (either overload). */
     public static final AtomicInteger SEND_ASYNC_RUNS = new AtomicInteger();
 
+    /** Runs of the original {@code shutdown}, {@code shutdownNow} and {@code close} bodies. */
+    public static final AtomicInteger SHUTDOWN_RUNS = new AtomicInteger();
+
     /** What the original {@code send} body returns or throws. */
     public static volatile Object sendResult;
 
@@ -111,5 +114,19 @@ public class FakeHttpClient extends HttpClient {
   @Override
   public Optional<Executor> executor() {
     return Optional.empty();
+  }
+
+  // The facade's Java 21+ methods (hooked there on 21+); plain methods before 21.
+
+  public void shutdown() {
+    Bodies.SHUTDOWN_RUNS.incrementAndGet();
+  }
+
+  public void shutdownNow() {
+    Bodies.SHUTDOWN_RUNS.incrementAndGet();
+  }
+
+  public void close() {
+    Bodies.SHUTDOWN_RUNS.incrementAndGet();
   }
 }

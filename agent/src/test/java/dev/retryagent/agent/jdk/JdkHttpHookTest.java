@@ -3,12 +3,14 @@ package dev.retryagent.agent.jdk;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.DefiningLoader;
 import dev.retryagent.agent.tooling.ProloguePatcher;
 import dev.retryagent.agent.tooling.TestBridge;
+import dev.retryagent.internal.jdk.ClientCalls;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -57,6 +59,7 @@ class JdkHttpHookTest {
     FakeHttpClient.Bodies.SEND_RUNS.set(0);
     FakeHttpClient.Bodies.SEND_ASYNC_RUNS.set(0);
     FakeHttpClient.Bodies.sendResult = null;
+    FakeHttpClient.Bodies.SHUTDOWN_RUNS.set(0);
   }
 
   @AfterEach
@@ -182,7 +185,8 @@ class JdkHttpHookTest {
     handle(
         call -> {
           try {
-            return Bridge.returned(new ClientTransport((HttpClient) call[0]).send(REQUEST, BODY));
+            return Bridge.returned(
+                new ClientTransport((HttpClient) call[0], null).send(REQUEST, BODY));
           } catch (Exception e) {
             return e;
           }
@@ -254,5 +258,41 @@ class JdkHttpHookTest {
     assertThatThrownBy(() -> JdkHttpHook.instrument(DefiningLoader.bytesOf(AgentLog.class)))
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("has no send(HttpRequest, BodyHandler)");
+  }
+
+  private void call(String method) throws Exception {
+    client.getClass().getMethod(method).invoke(client); // Java 21 API: by name
+  }
+
+  @Test
+  void onJava21AShutdownWaitsForTheClientsCallInProgressThenRuns() throws Exception {
+    assumeTrue(JdkHttpHook.SHUTS_DOWN, "HttpClient.shutdown() is Java 21's");
+    handle(call -> null);
+    ClientCalls calls = FacadeCalls.of(client);
+    assertThat(calls.enter()).isTrue();
+
+    call("shutdown");
+
+    assertThat(FakeHttpClient.Bodies.SHUTDOWN_RUNS).as("deferred").hasValue(0);
+    assertThat(calls.refuses()).isTrue();
+    assertThat(calls.exit()).isTrue();
+    call("shutdown"); // what the call's end does (ClientTransport)
+    assertThat(FakeHttpClient.Bodies.SHUTDOWN_RUNS).hasValue(1);
+  }
+
+  @Test
+  void onJava21ShutdownNowAndCloseWithNoCallInProgressRunAtOnce() throws Exception {
+    assumeTrue(JdkHttpHook.SHUTS_DOWN, "HttpClient.shutdownNow() is Java 21's");
+    handle(call -> null);
+    ClientCalls calls = FacadeCalls.of(client);
+    calls.enter();
+
+    call("shutdownNow");
+
+    assertThat(FakeHttpClient.Bodies.SHUTDOWN_RUNS).hasValue(1);
+    assertThat(calls.shutDownNow()).isTrue();
+    calls.exit();
+    call("close");
+    assertThat(FakeHttpClient.Bodies.SHUTDOWN_RUNS).hasValue(2);
   }
 }

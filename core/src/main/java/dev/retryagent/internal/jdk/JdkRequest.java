@@ -82,6 +82,23 @@ final class JdkRequest<T> extends SelfViewCall
     return this;
   }
 
+  /** The call is over: it is no longer in progress at its client ({@link ClientCalls}). */
+  @Override
+  protected void loopEnded() {
+    if (transport != null) {
+      transport.callEnded();
+    }
+  }
+
+  /**
+   * The application called the client's {@code shutdownNow()}: the JDK aborted the attempt in
+   * flight, and the call ends with that, as without the agent, instead of retrying.
+   */
+  @Override
+  public boolean callerGaveUp() {
+    return transport != null && transport.shutDownNow();
+  }
+
   /** One attempt of a synchronous call: this request's attempt, with this as its body handler. */
   @Override
   public HttpResponse<T> run(int n, long timeoutNanos) throws IOException, InterruptedException {

@@ -36,6 +36,9 @@ public final class JdkRetrying {
   /** The class of the JDK's own requests: what it sends itself, e.g. a WebSocket handshake. */
   private static final String JDK_INTERNAL_REQUEST = "jdk.internal.net.http.HttpRequestImpl";
 
+  /** The message of the JDK's refusal of a call to a client that was shut down (Java 21+). */
+  private static final String CLOSED = "closed";
+
   /** The header the JDK's WebSocket opening handshake always carries among its headers. */
   private static final String WEBSOCKET_KEY = "Sec-WebSocket-Key";
 
@@ -54,28 +57,61 @@ public final class JdkRetrying {
    * {@link java.net.http.HttpClient#send}: the caller's handler sees only the final response; an
    * interrupt while waiting to retry ends the call with an {@link InterruptedException}, the flag
    * cleared, as {@code send} leaves it. A request the JDK sends itself (a WebSocket opening
-   * handshake) passes through untouched.
+   * handshake) passes through untouched. A client the application shut down (Java 21+) refuses the
+   * call as the JDK does; one shut down during the call lets it finish, retries included ({@link
+   * ClientCalls}, through {@code transport}).
    */
   public <T> HttpResponse<T> send(
       JdkTransport transport, HttpRequest request, BodyHandler<T> handler)
       throws IOException, InterruptedException {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
-    if (isJdkInternal(request)) {
-      return transport.send(request, handler);
+    if (!transport.callStarts()) {
+      // Shut down by the application: the JDK's own refusal, as its send() reports it.
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+      throw new IOException(CLOSED, new IOException(CLOSED));
     }
-    // The engine's call is also the request view, the attempt and the deciding body handler.
-    JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
-    if (call.passThrough()) {
-      return transport.send(request, handler);
+    JdkRequest<T> call;
+    try {
+      call = begin(request);
+    } catch (RuntimeException | Error e) {
+      transport.callEnded();
+      throw e;
     }
-    call.prepare();
+    if (call == null) {
+      try {
+        return transport.send(request, handler);
+      } finally {
+        transport.callEnded();
+      }
+    }
+    // From here the call's end (JdkRequest.loopEnded) tells the transport.
     try {
       return SyncRetryLoop.execute(
           call, engine.sleeper(), call.sending(transport, handler, null), access());
     } catch (InterruptedException e) {
       throw asSendThrowsIt(e);
     }
+  }
+
+  /**
+   * The engine's call for {@code request}, prepared; or null for a request that passes through
+   * untouched: one the JDK sends itself (a WebSocket opening handshake), or one the engine leaves
+   * alone.
+   */
+  private <T> JdkRequest<T> begin(HttpRequest request) {
+    if (isJdkInternal(request)) {
+      return null;
+    }
+    // The engine's call is also the request view, the attempt and the deciding body handler.
+    JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
+    if (call.passThrough()) {
+      return null;
+    }
+    call.prepare();
+    return call;
   }
 
   /**
@@ -97,7 +133,7 @@ public final class JdkRetrying {
    * flight and any pending retry. Like the JDK's own future, it fails with a {@code
    * CompletionException} around the cause, delivers on the JDK's executor, and (JDK 16+) is
    * cancelled by cancelling any stage that depends on it. The JDK's WebSocket opening handshake (an
-   * internal {@code sendAsync}) passes through untouched.
+   * internal {@code sendAsync}) passes through untouched. Shutdown: as {@link #send}.
    */
   public <T> CompletableFuture<HttpResponse<T>> sendAsync(
       JdkTransport transport,
@@ -106,15 +142,25 @@ public final class JdkRetrying {
       PushPromiseHandler<T> pushPromiseHandler) {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
-    if (isJdkInternal(request)) {
-      return transport.sendAsync(request, handler, pushPromiseHandler);
+    if (!transport.callStarts()) {
+      // Shut down by the application: the JDK's own refusal, a failed future.
+      return CompletableFuture.failedFuture(new IOException(CLOSED));
     }
-    // The engine's call is also the request view, the attempt and the deciding body handler.
-    JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
-    if (call.passThrough()) {
-      return transport.sendAsync(request, handler, pushPromiseHandler);
+    JdkRequest<T> call;
+    try {
+      call = begin(request);
+    } catch (RuntimeException | Error e) {
+      transport.callEnded();
+      throw e;
     }
-    call.prepare();
+    if (call == null) {
+      try {
+        return transport.sendAsync(request, handler, pushPromiseHandler);
+      } finally {
+        transport.callEnded(); // the JDK counts the request itself from here
+      }
+    }
+    // From here the call's end (JdkRequest.loopEnded) tells the transport.
     return AsyncRetryLoop.execute(
         engine, call, call.sending(transport, handler, pushPromiseHandler), access(), JDK_FUTURE);
   }

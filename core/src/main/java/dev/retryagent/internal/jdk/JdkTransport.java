@@ -17,4 +17,22 @@ public interface JdkTransport {
       HttpRequest request,
       HttpResponse.BodyHandler<T> handler,
       HttpResponse.PushPromiseHandler<T> pushPromiseHandler);
+
+  /**
+   * A call through this transport starts: false when the application has shut the client down (Java
+   * 21+), and the call is refused as the JDK refuses it; true, and the call is in progress until
+   * {@link #callEnded}. See {@link ClientCalls}; the defaults are for a client that is never shut
+   * down under the engine.
+   */
+  default boolean callStarts() {
+    return true;
+  }
+
+  /** A call that {@link #callStarts started} has ended: its caller has, or is about to have, it. */
+  default void callEnded() {}
+
+  /** True once the application called the client's {@code shutdownNow()}: retry no more. */
+  default boolean shutDownNow() {
+    return false;
+  }
 }
