@@ -24,6 +24,10 @@ final class ConfigChanges {
     if (a.logLevel() != b.logLevel()) {
       out.add("agent.log.level " + a.logLevel().configName() + " -> " + b.logLevel().configName());
     }
+    if (a.strict() != b.strict()) {
+      // Read only at start (docs/operations.md): said so, rather than "changed: nothing".
+      out.add("agent.strict " + a.strict() + " -> " + b.strict() + " (takes effect only at start)");
+    }
     if (a.reload() != b.reload()) {
       out.add("agent.reload " + a.reload() + " -> " + b.reload());
     }

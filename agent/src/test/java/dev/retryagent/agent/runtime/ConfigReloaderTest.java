@@ -138,6 +138,18 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void anEditOfStrictIsNamedAndSaysItTakesEffectOnlyAtStart() throws IOException {
+    Files.writeString(file, "agent: { strict: true }\n" + TWO);
+
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(stderr.text())
+        .contains("; changed: agent.strict false -> true (takes effect only at start)")
+        .doesNotContain("changed: nothing");
+  }
+
+  @Test
   void reloadFalseStopsTheWatching() throws IOException {
     Files.writeString(file, "agent: { reload: false }\n" + FOUR);
 
