@@ -57,7 +57,13 @@ final class ExplainedRequest implements RequestInfo {
       throw new IllegalArgumentException("URL must be absolute, http:// or https://");
     }
     if (uri.getHost() == null) {
-      throw new IllegalArgumentException("URL has no host");
+      // URI takes an authority whose port does not fit an int for a registry name, without host.
+      String port = portText(uri.getRawAuthority());
+      throw new IllegalArgumentException(port != null ? badPort(port) : "URL has no host");
+    }
+    if (uri.getPort() == 0 || uri.getPort() > 65535) {
+      // URI accepts any int; no client sends to such a port, so there is nothing to explain.
+      throw new IllegalArgumentException(badPort(Integer.toString(uri.getPort())));
     }
     int port = uri.getPort() >= 0 ? uri.getPort() : (scheme.equals("https") ? 443 : 80);
     String raw = uri.getRawPath();
@@ -78,6 +84,34 @@ final class ExplainedRequest implements RequestInfo {
         uri.getPort() >= 0,
         raw == null || raw.isEmpty() ? "/" : raw,
         byName);
+  }
+
+  private static String badPort(String port) {
+    return "URL port " + port + " is not 1..65535";
+  }
+
+  /**
+   * The digits after the host in {@code authority} when they are no port (user-info never looked
+   * at), or null.
+   */
+  private static String portText(String authority) {
+    if (authority == null) {
+      return null;
+    }
+    String hostPort = authority.substring(authority.lastIndexOf('@') + 1);
+    int colon = hostPort.lastIndexOf(':');
+    if (colon < 0 || colon < hostPort.lastIndexOf(']')) {
+      return null;
+    }
+    String port = hostPort.substring(colon + 1);
+    if (!port.matches("[0-9]+")) {
+      return null;
+    }
+    // A port in range: URI refused the host (my_host:8080), not the port.
+    String digits = port.replaceFirst("^0+(?=.)", "");
+    return digits.length() > 5 || Integer.parseInt(digits) == 0 || Integer.parseInt(digits) > 65535
+        ? port
+        : null;
   }
 
   @Override

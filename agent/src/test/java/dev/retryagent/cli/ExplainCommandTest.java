@@ -232,6 +232,25 @@ class ExplainCommandTest {
   }
 
   @Test
+  void aPortOutsideOneTo65535IsAUsageErrorNamingIt() {
+    for (String port : new String[] {"0", "65536", "99999999999"}) {
+      CliRun r =
+          CliRun.of(
+              "explain", config.toString(), "GET", "https://u:secret@x.example.com:" + port + "/");
+
+      assertThat(r.exitCode).as(r.toString()).isEqualTo(2);
+      assertThat(r.out).as(r.toString()).isEmpty();
+      assertThat(r.err)
+          .as(r.toString())
+          .contains("URL port " + port + " is not 1..65535")
+          .contains("usage: explain")
+          .doesNotContain("secret");
+    }
+    CliRun host = CliRun.of("explain", config.toString(), "GET", "https://my_host:8080/");
+    assertThat(host.err).as(host.toString()).contains("URL has no host").doesNotContain("port");
+  }
+
+  @Test
   void aHeaderWithoutAColonIsRefusedWithoutRepeatingIt() {
     CliRun r =
         CliRun.of(
