@@ -104,11 +104,16 @@ public final class ConfigProblem {
 
   /**
    * {@code text} with the user-info of each URL-like word ({@code scheme://user:password@host})
-   * replaced by {@code ***}, up to the word's last {@code @} (a password may hold a {@code /}).
+   * replaced by {@code ***}, up to the word's last {@code @} (a password may hold a {@code /}), and
+   * its query or fragment by {@code ?***} ({@code redis://host?password=...} is how other clients
+   * take a password).
    */
   private static String withoutUserInfo(String text) {
     int scheme = text.indexOf("://");
-    if (scheme < 0 || text.indexOf('@', scheme) < 0) {
+    if (scheme < 0
+        || (text.indexOf('@', scheme) < 0
+            && text.indexOf('?', scheme) < 0
+            && text.indexOf('#', scheme) < 0)) {
       return text;
     }
     StringBuilder out = new StringBuilder(text.length());
@@ -123,6 +128,14 @@ public final class ConfigProblem {
       if (at >= start) {
         out.append(text, done, start).append("***");
         done = at;
+      }
+      int query = Math.max(at + 1, start);
+      while (query < end && text.charAt(query) != '?' && text.charAt(query) != '#') {
+        query++;
+      }
+      if (query < end) {
+        out.append(text, done, query).append("?***");
+        done = end;
       }
       scheme = text.indexOf("://", end);
     }

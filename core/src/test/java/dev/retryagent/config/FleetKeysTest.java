@@ -123,6 +123,29 @@ class FleetKeysTest {
   }
 
   @Test
+  void aPasswordInTheQueryOfARefusedUrlIsNeverShown() {
+    // Other Redis clients take redis://host?password=...; this one refuses a query, and its
+    // problem (start-up, every reload, validate) must not print the password it refuses.
+    for (String url :
+        List.of(
+            "redis://cache:6379?password=hunter2",
+            "redis://admin@cache:6379/0?password=hunter2&timeout=1",
+            "redis://cache:6379#hunter2")) {
+      ConfigProblem p = problem("fleet: { redis: { url: '" + url + "' } }");
+      assertThat(p.message())
+          .as(url)
+          .contains("takes no query or fragment")
+          .contains("redis://")
+          .contains("cache:6379")
+          .doesNotContain("hunter2")
+          .doesNotContain("admin");
+      // The same URL written as fleet.redis, where a map belongs: shown by the general rule.
+      ConfigProblem slip = problem("fleet: { redis: '" + url + "' }");
+      assertThat(slip.message()).as(url).contains("cache:6379").doesNotContain("hunter2");
+    }
+  }
+
+  @Test
   void aRedisUrlWrittenWhereAMapOrAnotherValueBelongsNeverShowsItsPassword() {
     // fleet.redis: URL (for fleet.redis.url) is an easy slip; its problem is printed at start-up,
     // on every reload and by validate.
