@@ -1,6 +1,7 @@
 package dev.retryagent.agent.runtime;
 
 import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.Route;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -59,6 +60,22 @@ final class ConfigChanges {
       out.add("routes: " + routes);
     }
     return out.isEmpty() ? "nothing" : String.join(", ", out);
+  }
+
+  /**
+   * {@code agent.mode off in the file is overridden: mode=enforce from the agent argument} when the
+   * file's mode differs from the override that wins over it, else empty.
+   */
+  static String overridden(AgentConfig fromFile, ConfigSources sources) {
+    if (sources.mode() == null || sources.mode() == fromFile.mode()) {
+      return "";
+    }
+    return "agent.mode "
+        + fromFile.mode().configName()
+        + " in the file is overridden: mode="
+        + sources.mode().configName()
+        + " from the "
+        + sources.modeOrigin();
   }
 
   private static String routes(List<Route> before, List<Route> after) {

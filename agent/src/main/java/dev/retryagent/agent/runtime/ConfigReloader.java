@@ -150,6 +150,7 @@ final class ConfigReloader implements Runnable {
 
   /** Parses the content that settled and applies it, or reports why not. */
   private void reload(FileFingerprint settled) {
+    AgentConfig fromFile;
     AgentConfig next;
     try {
       if (settled.problem() != null) {
@@ -162,10 +163,8 @@ final class ConfigReloader implements Runnable {
         AgentLog.error(file + " is empty (a write in progress?); the configuration stays as it is");
         return;
       }
-      next =
-          runtime
-              .sources()
-              .apply(ConfigLoader.parse(settled.content(), file.toString(), System.getenv()));
+      fromFile = ConfigLoader.parse(settled.content(), file.toString(), System.getenv());
+      next = runtime.sources().apply(fromFile);
     } catch (ConfigException e) {
       StringBuilder text =
           new StringBuilder("reload of ")
@@ -183,8 +182,13 @@ final class ConfigReloader implements Runnable {
       return;
     }
     AgentConfig previous = runtime.config();
+    // An edit of agent.mode that an override hides is said, not taken for "nothing changed".
+    String overridden = ConfigChanges.overridden(fromFile, runtime.sources());
     if (next.equals(previous)) {
-      AgentLog.info(file + " changed; the configuration is the same, nothing to apply");
+      AgentLog.info(
+          file
+              + " changed; the configuration is the same, nothing to apply"
+              + (overridden.isEmpty() ? "" : " (" + overridden + ")"));
       return;
     }
     String restart = runtime.apply(next);
@@ -195,6 +199,7 @@ final class ConfigReloader implements Runnable {
             + ConfigSummary.of(next)
             + "; changed: "
             + ConfigChanges.describe(previous, next)
+            + (overridden.isEmpty() ? "" : "; " + overridden)
             + (restart.isEmpty() ? "" : "; needs a restart to take effect: " + restart));
     if (!next.reload()) {
       stopped = true;

@@ -177,6 +177,33 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void aModeEditThatTheOverrideHidesIsSaidRatherThanNothingToApply() throws Exception {
+    runtime =
+        runtime(
+            ConfigSources.resolve("config=" + file + ",mode=observe", new Properties(), Map.of()));
+    reloader = new ConfigReloader(runtime, file);
+    Files.writeString(file, "agent: { mode: off }\n" + TWO);
+
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(runtime.config().mode().configName()).isEqualTo("observe");
+    assertThat(stderr.text())
+        .contains("agent.mode off in the file is overridden: mode=observe from the agent argument");
+
+    // With another edit too: the reload line says it.
+    Files.writeString(file, "agent: { mode: off }\n" + FOUR);
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(maxAttempts()).isEqualTo(4);
+    assertThat(stderr.text())
+        .contains(
+            "changed: defaults; agent.mode off in the file is overridden: mode=observe from the"
+                + " agent argument");
+  }
+
+  @Test
   void aClientSwitchedOnThatWasNotHookedAtStartNeedsARestartUntilRestarted() throws Exception {
     Files.writeString(file, "agent: { clients: { jdk-http: false } }\n" + TWO);
     runtime = runtime(ConfigSources.resolve("config=" + file, new Properties(), Map.of()));
