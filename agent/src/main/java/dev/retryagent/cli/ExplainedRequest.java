@@ -43,8 +43,10 @@ final class ExplainedRequest implements RequestInfo {
    * @throws IllegalArgumentException with a message that never repeats a header value or a query
    */
   static ExplainedRequest parse(String method, String url, String[] headers) {
-    if (!method.matches("[A-Za-z]{1,20}")) {
-      throw new IllegalArgumentException("METHOD must be a word such as GET or POST");
+    // What match.methods and retry.methods accept (ValueType.METHOD), so every method a route can
+    // name can be explained (VERSION-CONTROL, M-SEARCH).
+    if (!method.matches("[A-Za-z][A-Za-z0-9_-]{0,31}")) {
+      throw new IllegalArgumentException("METHOD must be an HTTP method such as GET or POST");
     }
     URI uri;
     try {

@@ -224,6 +224,27 @@ class ExplainCommandTest {
   }
 
   @Test
+  void aMethodTheConfigurationAcceptsCanBeExplained() throws IOException {
+    Path dav =
+        Files.writeString(
+            dir.resolve("dav.yml"),
+            "routes:\n"
+                + "  - name: dav\n"
+                + "    match: { methods: [VERSION-CONTROL, M_SEARCH2] }\n"
+                + "    retry: { methods: [VERSION-CONTROL, M_SEARCH2] }\n");
+
+    for (String method : new String[] {"VERSION-CONTROL", "m_search2"}) {
+      CliRun r = CliRun.of("explain", dav.toString(), method, "https://dav.example.com/r");
+
+      assertThat(r.exitCode).as(r.toString()).isZero();
+      assertThat(r.verdict())
+          .as(r.toString())
+          .startsWith(method.toUpperCase(java.util.Locale.ROOT) + " https://dav.example.com/r")
+          .contains("-> route dav; 503: retried");
+    }
+  }
+
+  @Test
   void aRelativeUrlIsAUsageError() {
     CliRun r = CliRun.of("explain", config.toString(), "GET", "/v1/items");
 
