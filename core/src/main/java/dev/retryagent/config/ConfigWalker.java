@@ -156,7 +156,7 @@ final class ConfigWalker {
       return FilePart.INVALID;
     }
     String raw = ((YamlNode.Scalar) node).getValue();
-    String text = substitute(raw, node, path);
+    String text = substitute(raw, leaf.type, node, path);
     if (text == null) {
       return FilePart.INVALID;
     }
@@ -197,7 +197,7 @@ final class ConfigWalker {
         continue;
       }
       String raw = ((YamlNode.Scalar) item).getValue();
-      String text = substitute(raw, item, itemPath);
+      String text = substitute(raw, type.element, item, itemPath);
       Object v =
           text == null ? FilePart.INVALID : convert(type.element, false, raw, text, item, itemPath);
       if (v == FilePart.INVALID) {
@@ -242,9 +242,9 @@ final class ConfigWalker {
   }
 
   /** The text after environment substitution, or null after reporting why not. */
-  private String substitute(String raw, YamlNode node, String path) {
+  private String substitute(String raw, ValueType type, YamlNode node, String path) {
     try {
-      return env.apply(raw);
+      return env.apply(raw, type.maySecret());
     } catch (IllegalArgumentException e) {
       problems.at(node, path, e.getMessage());
       return null;

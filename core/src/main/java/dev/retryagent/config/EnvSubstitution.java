@@ -25,6 +25,14 @@ final class EnvSubstitution {
    *     malformed reference
    */
   String apply(String text) {
+    return apply(text, false);
+  }
+
+  /**
+   * As {@link #apply(String)}; with {@code secret} (a value that may hold a password, such as
+   * {@code fleet.redis.url}) a malformed reference is named without its text after the name.
+   */
+  String apply(String text, boolean secret) {
     if (text.indexOf('$') < 0) {
       return text;
     }
@@ -56,16 +64,19 @@ final class EnvSubstitution {
       String fallback = dash < 0 ? null : body.substring(dash + 2);
       if (!isName(name)) {
         int colon = name.indexOf(':');
+        boolean springStyle = colon > 0 && isName(name.substring(0, colon));
+        // ${NAME:default} is a fallback written the Spring way: in a secret value, a password.
+        String shown = !secret ? body : springStyle ? name.substring(0, colon) + ":..." : "...";
         String hint =
-            colon > 0 && isName(name.substring(0, colon))
+            springStyle
                 ? "; for a fallback write ${"
                     + name.substring(0, colon)
                     + ":-"
-                    + name.substring(colon + 1)
+                    + (secret ? "..." : name.substring(colon + 1))
                     + "}"
                 : "; a name is letters, digits and _, not starting with a digit";
         throw new IllegalArgumentException(
-            "invalid environment variable reference ${" + body + "}" + hint);
+            "invalid environment variable reference ${" + shown + "}" + hint);
       }
       if (fallback != null && fallback.contains("${")) {
         throw new IllegalArgumentException(

@@ -24,6 +24,11 @@ final class RedisUrlType extends ValueType.StringType {
   }
 
   @Override
+  boolean maySecret() {
+    return true;
+  }
+
+  @Override
   String shown(String text) {
     return ConfigProblem.shown(RedisUrl.redact(text));
   }

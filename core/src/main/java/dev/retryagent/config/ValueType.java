@@ -50,6 +50,11 @@ abstract class ValueType {
     return ConfigProblem.shown(text);
   }
 
+  /** True when the text may hold a secret: a problem never repeats it ({@link #shown}). */
+  boolean maySecret() {
+    return false;
+  }
+
   /** The numeric bounds alone, as in {@code 1..10}; null for a type without any. */
   String range() {
     return null;

@@ -146,6 +146,18 @@ class FleetKeysTest {
   }
 
   @Test
+  void aFallbackWrittenTheSpringWayInTheUrlIsNeverShown() {
+    // ${NAME:default} is Spring's placeholder syntax, an easy slip for ${NAME:-default}; the hint
+    // must not print the default password it holds.
+    ConfigProblem p =
+        problem("fleet: { redis: { url: 'redis://:${REDIS_PASSWORD:hunter2}@cache:6379' } }");
+    assertThat(p.path()).isEqualTo("fleet.redis.url");
+    assertThat(p.message())
+        .contains("for a fallback write ${REDIS_PASSWORD:-")
+        .doesNotContain("hunter2");
+  }
+
+  @Test
   void aRedisUrlWrittenWhereAMapOrAnotherValueBelongsNeverShowsItsPassword() {
     // fleet.redis: URL (for fleet.redis.url) is an easy slip; its problem is printed at start-up,
     // on every reload and by validate.
