@@ -45,8 +45,9 @@ final class AttachCommand {
     String mode = null;
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
-      if (a.equals("--mode") && i + 1 < args.length) {
-        mode = args[++i];
+      if (a.equals("--mode")) {
+        // The last argument: its value is missing, not the option unknown.
+        mode = i + 1 < args.length ? args[++i] : "";
       } else if (a.startsWith("--mode=")) {
         mode = a.substring("--mode=".length());
       } else if (a.startsWith("-")) {
@@ -61,6 +62,9 @@ final class AttachCommand {
     }
     if (pid == null || !pid.matches("[0-9]{1,19}")) {
       return usage(pid == null ? "PID is missing" : "PID must be a process id, found " + pid);
+    }
+    if (mode != null && mode.isEmpty()) {
+      return usage("--mode needs a value: enforce, observe or off");
     }
     if (mode != null && !mode.matches("enforce|observe|off")) {
       return usage("--mode must be enforce, observe or off, found " + mode);

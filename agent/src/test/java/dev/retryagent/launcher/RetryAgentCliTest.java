@@ -118,6 +118,17 @@ class RetryAgentCliTest {
   }
 
   @Test
+  void attachWithModeButNoValueSaysTheValueIsMissing() {
+    for (String[] args : new String[][] {{"attach", "1", "--mode"}, {"attach", "1", "--mode="}}) {
+      err.reset();
+      assertThat(run(args)).isEqualTo(2);
+      assertThat(err.toString(StandardCharsets.UTF_8))
+          .contains("--mode needs a value: enforce, observe or off")
+          .doesNotContain("unknown option");
+    }
+  }
+
+  @Test
   void attachValidatesTheFileBeforeTouchingTheTarget(@TempDir Path dir) throws IOException {
     Path file = Files.writeString(dir.resolve("bad.yml"), "agent: { mode: loud }\n");
 
