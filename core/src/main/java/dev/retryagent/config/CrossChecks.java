@@ -157,15 +157,39 @@ final class CrossChecks {
           min != null && min.valid()
               ? (Long) min.value
               : CircuitBreakerPolicy.DEFAULT_MINIMUM_CALLS;
-      Long followed =
-          ordered(
-              CircuitBreakerKeys.MINIMUM_CALLS,
-              minimumCalls,
-              CircuitBreakerKeys.WINDOW_SIZE,
-              (long) countWindow,
-              "the breaker could never see enough calls to open");
-      if (followed != null) {
-        t.circuitBreaker.minimumCalls((int) (long) followed);
+      Setting size = get(CircuitBreakerKeys.WINDOW_SIZE);
+      Setting type = get(CircuitBreakerKeys.WINDOW_TYPE);
+      if (size == null
+          && type != null
+          && type.part == current
+          && min != null
+          && min.valid()
+          && min.part != current
+          && minimumCalls > countWindow) {
+        // This part switched to a count window of the default size, below the minimumCalls that
+        // defaults wrote for their own (time) window: neither key of the pair was written here,
+        // and defaults had nothing to report, so the type that set the size is blamed.
+        conflict = true;
+        found(
+            type,
+            "count, whose size is " + countWindow + " by default",
+            "allowed at least "
+                + CircuitBreakerKeys.MINIMUM_CALLS.leaf().path
+                + " ("
+                + minimumCalls
+                + origin(min)
+                + "): the breaker could never see enough calls to open (write window.size)");
+      } else {
+        Long followed =
+            ordered(
+                CircuitBreakerKeys.MINIMUM_CALLS,
+                minimumCalls,
+                CircuitBreakerKeys.WINDOW_SIZE,
+                (long) countWindow,
+                "the breaker could never see enough calls to open");
+        if (followed != null) {
+          t.circuitBreaker.minimumCalls((int) (long) followed);
+        }
       }
     }
     return !conflict;

@@ -138,6 +138,28 @@ class CrossChecksTest {
   }
 
   @Test
+  void aRouteSwitchingToACountWindowBelowTheMinimumCallsOfDefaultsIsBlamedAtTheType() {
+    // The route's window gets the count type's default size (50), below what defaults wrote for
+    // their time window: a located problem, not "the configuration could not be built" at 1:1.
+    List<ConfigProblem> all =
+        problems(
+            "defaults: {circuitBreaker: {window: {type: time, size: 10s}, minimumCalls: 100}}",
+            "routes:",
+            "  - name: r",
+            "    match: {hosts: [a.com]}",
+            "    circuitBreaker: {window: {type: count}}");
+    assertThat(all)
+        .extracting(ConfigProblem::line, ConfigProblem::path, ConfigProblem::message)
+        .containsExactly(
+            tuple(
+                5,
+                "routes[0].circuitBreaker.window.type",
+                "found count, whose size is 50 by default; allowed at least"
+                    + " circuitBreaker.minimumCalls (100, from defaults): the breaker could never"
+                    + " see enough calls to open (write window.size)"));
+  }
+
+  @Test
   void aConflictInDefaultsIsReportedOnceNotOncePerRoute() {
     List<ConfigProblem> all =
         problems(
