@@ -400,6 +400,14 @@ public final class FleetConnection implements AutoCloseable {
             c.beat(c.gateway);
           } catch (FleetUnavailableException e) {
             c.onFailure(e);
+          } catch (RuntimeException | Error e) {
+            // A reply no Redis gives (a proxy's), a broken client: were it to end this thread,
+            // nothing would reconnect for the JVM's life. An outage instead: said once (the class
+            // only, no message that could hold a secret), the local share, a reconnect.
+            c.onFailure(
+                new FleetUnavailableException(
+                    FleetUnavailableException.Kind.UNREACHABLE,
+                    "unexpected " + e.getClass().getName()));
           }
           continue;
         }
@@ -410,8 +418,9 @@ public final class FleetConnection implements AutoCloseable {
           c.connectFailed(e);
           c.pause(jittered(backoff));
           backoff = Math.min(c.settings.reconnectMax().toMillis(), backoff * 2);
-        } catch (RuntimeException | LinkageError e) {
-          // A broken client jar or the like: the fleet stays local rather than the host breaking.
+        } catch (RuntimeException | Error e) {
+          // A broken client jar, a reply no Redis gives, or the like: the fleet stays local
+          // rather than the host breaking, and this thread goes on trying.
           c.connectFailed(
               new FleetUnavailableException(
                   FleetUnavailableException.Kind.ERROR, e.getClass().getName()));

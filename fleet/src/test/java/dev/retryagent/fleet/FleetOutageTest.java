@@ -303,6 +303,30 @@ class FleetOutageTest {
   }
 
   @Test
+  void anUnexpectedFailureOfTheHeartbeatIsAnOutageAndTheThreadGoesOnAndRecovers() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      fleet = startUp(settings(fake.url()).build(), Clock.SYSTEM, log);
+      Thread thread = fleetThread();
+
+      // A reply no Redis gives the heartbeat (a proxy's, say): a string of 2 GiB, which the
+      // client cannot even allocate (OutOfMemoryError: Requested array size exceeds VM limit).
+      fake.scriptReply = sha -> "$2147483647\r\n";
+      await()
+          .dontCatchUncaughtExceptions()
+          .atMost(UP_TIMEOUT)
+          .until(() -> fleet.state() == FleetConnection.State.DOWN);
+      assertThat(log.count("is unreachable")).as("%s", log).isEqualTo(1);
+
+      // The thread tries again (and meets the same reply) until Redis answers as it should.
+      await().atMost(UP_TIMEOUT).until(() -> fleet.failedConnects() >= 2);
+      fake.scriptReply = sha -> ":1\r\n";
+      await().dontCatchUncaughtExceptions().atMost(UP_TIMEOUT).until(fleet::isUp);
+      assertThat(log.count("answers again")).as("%s", log).isEqualTo(1);
+      assertThat(thread.isAlive()).isTrue();
+    }
+  }
+
+  @Test
   void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
 
