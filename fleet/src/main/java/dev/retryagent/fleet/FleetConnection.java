@@ -306,7 +306,16 @@ public final class FleetConnection implements AutoCloseable {
     g.ping();
     beat(g);
     for (FleetRateLimiter limiter : new ArrayList<>(limiters.values())) {
-      limiter.writeBackPause(g);
+      try {
+        limiter.writeBackPause(g);
+      } catch (FleetUnavailableException e) {
+        if (e.kind().connectionDown) {
+          throw e;
+        }
+        // This route's keys only (one of the wrong type, say): the route keeps its pause here
+        // and its local share, as its acquisitions will; the other routes are shared.
+        limiter.reportCallError(e);
+      }
     }
     g.warmUp(WARM_CONNECTIONS);
     boolean wasReported;

@@ -322,7 +322,7 @@ public final class FleetRateLimiter implements PermitLimiter {
   }
 
   /** An error of this route's script (not of the connection) is reported once, until it works. */
-  private void reportCallError(FleetUnavailableException e) {
+  void reportCallError(FleetUnavailableException e) {
     if (e.kind() != FleetUnavailableException.Kind.ERROR) {
       return;
     }
@@ -335,7 +335,9 @@ public final class FleetRateLimiter implements PermitLimiter {
     fleet.report(
         "retry-agent: fleet: Redis answered the rate limit of route "
             + route
-            + " with an error ("
+            + " (keys "
+            + String.join(", ", keys)
+            + ") with an error ("
             + e.getMessage()
             + "); this JVM limits the route to its own share meanwhile");
   }

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.args.ClientPauseMode;
+import redis.clients.jedis.args.ClientType;
+import redis.clients.jedis.params.ClientKillParams;
 
 /**
  * Redis is a dependency of the fleet, never of the host: paused, killed, restarted or flushed,
@@ -324,6 +326,38 @@ class FleetOutageTest {
       assertThat(log.count("answers again")).as("%s", log).isEqualTo(1);
       assertThat(thread.isAlive()).isTrue();
     }
+  }
+
+  @Test
+  void aKeyOfTheWrongTypeUnderOneRouteLeavesTheOtherRoutesSharedAfterAnOutage() throws Exception {
+    FleetSettings shared = steadySettings().build();
+    fleet = startUp(shared, Clock.SYSTEM, log);
+    FleetRateLimiter bad = fleet.limiter("bad", limit(10, 5), Duration.ofSeconds(60));
+    FleetRateLimiter good = fleet.limiter("good", limit(10, 5), Duration.ofSeconds(60));
+    String badKey = shared.keyPrefix() + ":bad:pause";
+    try (Jedis admin = redis.admin()) {
+      // Someone else's data under the route's key.
+      admin.hset(badKey, "field", "value");
+      // A 429 on that route: Redis refuses the pause (WRONGTYPE), this JVM holds it.
+      bad.pauseFor(System.nanoTime(), 20_000 * MS);
+      assertThat(bad.pauseRemainingNanos(System.nanoTime())).isPositive();
+      assertThat(fleet.isUp()).isTrue();
+
+      // An outage: Redis drops the fleet's connections.
+      admin.clientKill(
+          ClientKillParams.clientKillParams()
+              .type(ClientType.NORMAL)
+              .skipMe(ClientKillParams.SkipMe.YES));
+    }
+    await().atMost(UP_TIMEOUT).until(() -> fleet.outages() == 1);
+
+    // Back: the other route shares again, the bad one keeps its pause and limits itself.
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    good.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(good.metrics().fallbacks()).isZero();
+    assertThat(bad.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT)).isGreaterThan(10_000 * MS);
+    assertThat(log.lines).anyMatch(l -> l.contains("route bad") && l.contains(badKey));
+    assertThat(log.count("is unreachable")).as("%s", log).isEqualTo(1);
   }
 
   @Test
