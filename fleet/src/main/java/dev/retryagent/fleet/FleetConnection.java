@@ -100,7 +100,20 @@ public final class FleetConnection implements AutoCloseable {
    * @param log where the once-per-outage lines go (e.g. stderr)
    */
   public static FleetConnection start(FleetSettings settings, Clock clock, Consumer<String> log) {
+    return start(settings, clock, log, null);
+  }
+
+  /**
+   * Joins the fleet as {@link #start(FleetSettings, Clock, Consumer)} does, after a reload that
+   * leaves {@code previous} (null: none): the 429 pauses it holds hold here too.
+   */
+  public static FleetConnection start(
+      FleetSettings settings, Clock clock, Consumer<String> log, FleetConnection previous) {
     FleetConnection c = new FleetConnection(settings, clock, log);
+    if (previous != null) {
+      // Before the thread starts, so that its first connect writes them to this fleet's Redis.
+      c.keepPausesOf(previous);
+    }
     c.thread.start();
     return c;
   }
@@ -130,6 +143,23 @@ public final class FleetConnection implements AutoCloseable {
       }
       limiters.put(route, created);
       return created;
+    }
+  }
+
+  /**
+   * The pauses {@code previous} holds (maybe only in that JVM, its Redis being away, and still to
+   * be written back) are the routes', not that fleet's: a limiter per such route keeps them here.
+   */
+  private void keepPausesOf(FleetConnection previous) {
+    long now = clock.nanoTime();
+    for (FleetRateLimiter old : previous.limiters()) {
+      if (old.pauseRemainingNanos(now) > 0) {
+        FleetRateLimiter kept =
+            new FleetRateLimiter(
+                this, old.route(), old.limit(), Duration.ofNanos(old.maxPauseNanos()));
+        kept.keepPauseOf(old, now);
+        limiters.put(old.route(), kept);
+      }
     }
   }
 

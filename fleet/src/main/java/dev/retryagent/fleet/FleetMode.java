@@ -33,6 +33,15 @@ public final class FleetMode implements FleetLimits, AutoCloseable {
    * @param log where the once-per-outage lines go; never given the URL's user-info
    */
   public static FleetMode start(FleetConfig config, Consumer<String> log) {
+    return start(config, log, null);
+  }
+
+  /**
+   * Joins the fleet of {@code config} as {@link #start(FleetConfig, Consumer)} does, in place of
+   * {@code previous} (the fleet a reload leaves, maybe closed already; null: none): the 429 pauses
+   * this JVM holds there hold here too, written to this fleet's Redis once it answers.
+   */
+  public static FleetMode start(FleetConfig config, Consumer<String> log, FleetLimits previous) {
     FleetSettings settings =
         FleetSettings.builder(config.redis())
             .connectTimeout(config.connectTimeout())
@@ -40,7 +49,9 @@ public final class FleetMode implements FleetLimits, AutoCloseable {
             .keyPrefix(config.keyPrefix())
             .fallbackShare(config.fallbackShare())
             .build();
-    return new FleetMode(config, FleetConnection.start(settings, Clock.SYSTEM, log));
+    FleetConnection before =
+        previous instanceof FleetMode ? ((FleetMode) previous).connection : null;
+    return new FleetMode(config, FleetConnection.start(settings, Clock.SYSTEM, log, before));
   }
 
   /** The section this fleet was started from: a reload with another one starts another fleet. */

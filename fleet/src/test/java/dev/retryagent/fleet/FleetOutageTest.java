@@ -361,6 +361,31 @@ class FleetOutageTest {
   }
 
   @Test
+  void aFleetJoinedInPlaceOfAnotherWritesThePauseThatOneHeldToItsRedis() throws Exception {
+    int deadPort;
+    try (java.net.ServerSocket s =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort();
+    }
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    FleetConnection left =
+        FleetConnection.start(outageSettings("redis://127.0.0.1:" + deadPort).build(), clock, log);
+    left.limiter("llm", limit(10, 5), Duration.ofSeconds(60))
+        .pauseFor(clock.nanoTime(), 20_000 * MS);
+
+    FleetSettings next = steadySettings().build();
+    fleet = FleetConnection.start(next, clock, log, left);
+    left.close();
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+    assertThat(limiter.pauseRemainingNanos(clock.nanoTime())).isEqualTo(20_000 * MS);
+    try (Jedis admin = redis.admin()) {
+      assertThat(admin.pttl(next.keyPrefix() + ":llm:pause")).isBetween(10_000L, 20_001L);
+    }
+  }
+
+  @Test
   void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
 

@@ -80,6 +80,12 @@ public final class AgentRuntime {
 
   private FleetConfig fleetConfig;
 
+  /**
+   * The fleet a reload switched off, kept for its 429 pauses (held maybe only in this JVM while
+   * Redis was away): switched on again, the next fleet honours those still running.
+   */
+  private FleetLimits leftFleet;
+
   /** The clients whose hooks were installed at start: a reload cannot add a hook. */
   private final ClientSwitches hookedClients;
 
@@ -198,7 +204,10 @@ public final class AgentRuntime {
       return;
     }
     FleetLimits old = fleet;
-    fleet = next == null ? null : FleetStarter.start(next, errors);
+    // A pause is the provider's word about a route, whichever fleet this JVM is in.
+    FleetLimits previous = old != null ? old : leftFleet;
+    fleet = next == null ? null : FleetStarter.start(next, errors, previous);
+    leftFleet = fleet == null ? previous : null;
     fleetConfig = next;
     Built b = built;
     if (b != null) {

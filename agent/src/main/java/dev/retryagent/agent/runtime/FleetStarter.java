@@ -17,10 +17,13 @@ final class FleetStarter {
   /**
    * Joins the fleet; returns at once (the fleet's own daemon thread connects to Redis), or null
    * after saying why when the fleet code cannot run at all (then fleet-scoped limits are per host).
+   *
+   * @param previous the fleet a reload leaves (or left earlier), whose 429 pauses still hold; null
+   *     for none
    */
-  static FleetLimits start(FleetConfig config, Consumer<String> log) {
+  static FleetLimits start(FleetConfig config, Consumer<String> log, FleetLimits previous) {
     try {
-      return FleetMode.start(config, log);
+      return FleetMode.start(config, log, previous);
     } catch (RuntimeException | LinkageError e) {
       log.accept(
           "retry-agent: fleet mode not started ("

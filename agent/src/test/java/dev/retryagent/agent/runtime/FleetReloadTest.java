@@ -1,0 +1,158 @@
+package dev.retryagent.agent.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.agent.CapturedStderr;
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigSources;
+import dev.retryagent.engine.FleetLimits;
+import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.engine.RetryCall;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * A 429 pause this JVM holds only itself (Redis away, so not written there yet) outlives a reload
+ * that leaves the fleet for another one, or switches fleet mode off and on again.
+ */
+class FleetReloadTest {
+  private static final long SECOND = 1_000_000_000L;
+
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
+
+  private int deadPort;
+  private AgentRuntime runtime;
+
+  @BeforeEach
+  void findAPortNothingListensOn() throws Exception {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort();
+    }
+  }
+
+  @AfterEach
+  void leaveTheFleet() {
+    FleetLimits f = runtime == null ? null : runtime.engine().fleet();
+    if (f != null) {
+      f.close();
+    }
+  }
+
+  private AgentConfig fleet(String commandTimeout) throws Exception {
+    return ConfigLoader.parse(
+        String.join(
+            "\n",
+            "fleet:",
+            "  redis: { url: 'redis://127.0.0.1:"
+                + deadPort
+                + "', commandTimeout: "
+                + commandTimeout
+                + " }",
+            "  keyPrefix: reload-test",
+            "routes:",
+            "  - name: llm",
+            "    match: { hosts: [llm.example] }",
+            "    retry: { maxAttempts: 1, retryAfter: { max: 25s } }",
+            "    rateLimit: { enabled: true, scope: fleet, perSecond: 10, burst: 5, maxWait: 30s }"),
+        "fleet.yml",
+        Map.of());
+  }
+
+  private static AgentConfig noFleet() throws Exception {
+    return ConfigLoader.parse(
+        String.join(
+            "\n",
+            "routes:",
+            "  - name: llm",
+            "    match: { hosts: [llm.example] }",
+            "    retry: { maxAttempts: 1, retryAfter: { max: 25s } }",
+            "    rateLimit: { enabled: true, perSecond: 10, burst: 5, maxWait: 30s }"),
+        "no-fleet.yml",
+        Map.of());
+  }
+
+  private void start(AgentConfig config) throws Exception {
+    runtime = new AgentRuntime(ConfigSources.resolve(null, new Properties(), Map.of()), config);
+  }
+
+  /** A call to the route answered 429 with Retry-After: 20 (Redis away: held in this JVM only). */
+  private void a429() throws Exception {
+    RetryCall call = runtime.engine().newCall(new Get());
+    assertThat(call.reservePermit()).isZero();
+    call.acquireBreaker();
+    call.startAttempt();
+    call.onResponse(429, "20");
+    assertThat(runtime.engine().fleet().shared()).isFalse();
+    assertThat(nextWait()).isGreaterThan(15 * SECOND);
+  }
+
+  private long nextWait() throws Exception {
+    return runtime.engine().newCall(new Get()).reservePermit();
+  }
+
+  @Test
+  void aReloadThatChangesTheFleetSectionKeepsThe429PauseThisJvmHolds() throws Exception {
+    start(fleet("50ms"));
+    a429();
+
+    runtime.apply(fleet("60ms"));
+
+    assertThat(nextWait()).isGreaterThan(15 * SECOND);
+  }
+
+  @Test
+  void fleetModeSwitchedOffAndOnAgainKeepsThe429PauseThisJvmHolds() throws Exception {
+    start(fleet("50ms"));
+    a429();
+
+    runtime.apply(noFleet());
+    runtime.apply(fleet("50ms"));
+
+    assertThat(nextWait()).isGreaterThan(15 * SECOND);
+  }
+
+  /** A GET to the fleet route. */
+  private static final class Get implements RequestInfo {
+    @Override
+    public String method() {
+      return "GET";
+    }
+
+    @Override
+    public String scheme() {
+      return "http";
+    }
+
+    @Override
+    public String host() {
+      return "llm.example";
+    }
+
+    @Override
+    public int port() {
+      return 80;
+    }
+
+    @Override
+    public String path() {
+      return "/";
+    }
+
+    @Override
+    public String header(String name) {
+      return null;
+    }
+
+    @Override
+    public boolean bodyReplayable() {
+      return true;
+    }
+  }
+}
