@@ -81,7 +81,13 @@ final class RedisGateway implements AutoCloseable {
         scriptReloads.increment();
         reply = jedis.eval(script.text, keys, args);
       }
-      return longs(reply);
+      long[] values = longs(reply);
+      if (values.length < script.replyLength) {
+        // Read past its end, it would fail the application's call (or end the fleet's thread).
+        throw new FleetUnavailableException(
+            Kind.ERROR, "unexpected script reply of " + values.length + " values");
+      }
+      return values;
     } catch (RuntimeException | LinkageError e) {
       throw translate(e);
     } finally {

@@ -70,7 +70,8 @@ final class Scripts {
               // Once the TAT is past, the state equals a fresh one: the key may go then.
               + "redis.call('SET', KEYS[1], string.format('%.17g', tat),"
               + " 'PX', math.ceil((tat - now) / 1000) + 1)\n"
-              + "return {granted, math.ceil(wait), math.ceil(pause)}\n");
+              + "return {granted, math.ceil(wait), math.ceil(pause)}\n",
+          3);
 
   /**
    * A fleet-wide pause after a 429, extend-only.
@@ -91,7 +92,8 @@ final class Scripts {
               + " 'PX', math.ceil((wanted - now) / 1000) + 1)\n"
               + "  return {1, math.ceil(wanted - now)}\n"
               + "end\n"
-              + "return {0, math.ceil(math.max(0, deadline - now))}\n");
+              + "return {0, math.ceil(math.max(0, deadline - now))}\n",
+          2);
 
   /**
    * A heartbeat: the live instances are the members of one sorted set scored by their last beat, so
@@ -115,16 +117,21 @@ final class Scripts {
               + "else\n"
               + "  redis.call('ZREM', KEYS[1], ARGV[1])\n"
               + "end\n"
-              + "return redis.call('ZCARD', KEYS[1])\n");
+              + "return redis.call('ZCARD', KEYS[1])\n",
+          1);
 
   /** A script and the SHA-1 Redis names it by in its script cache ({@code EVALSHA}). */
   static final class Script {
     final String text;
     final String sha1;
 
-    Script(String text) {
+    /** How many values its reply holds: a shorter one is not this script's (a proxy's, say). */
+    final int replyLength;
+
+    Script(String text, int replyLength) {
       this.text = text;
       this.sha1 = sha1(text);
+      this.replyLength = replyLength;
     }
   }
 

@@ -386,6 +386,23 @@ class FleetOutageTest {
   }
 
   @Test
+  void aScriptReplyTooShortIsAnErrorOfTheRouteNeverAnExceptionOfTheCall() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      fleet = startUp(settings(fake.url()).build(), Clock.SYSTEM, log);
+      FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+      // One value where the scripts answer two or three (a proxy's reply, not Redis's).
+      fake.scriptReply = sha -> sha.equals(Scripts.HEARTBEAT.sha1) ? ":1\r\n" : "*1\r\n:1\r\n";
+
+      assertThat(limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+      assertThat(limiter.pauseFor(System.nanoTime(), 10_000 * MS)).isPositive();
+
+      assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
+      assertThat(log.count("answered the rate limit of route llm")).as("%s", log).isEqualTo(1);
+      assertThat(fleet.isUp()).isTrue();
+    }
+  }
+
+  @Test
   void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
 
