@@ -70,6 +70,7 @@ public final class FleetConnection implements AutoCloseable {
   private volatile State state = State.CONNECTING;
   private volatile RedisGateway gateway;
   private volatile int liveInstances;
+  private volatile boolean heartbeatErrorReported;
 
   // Guarded by lock.
   private boolean outageReported;
@@ -334,7 +335,15 @@ public final class FleetConnection implements AutoCloseable {
     }
     g.dropIdle();
     g.ping();
-    beat(g);
+    try {
+      beat(g);
+    } catch (FleetUnavailableException e) {
+      if (e.kind().connectionDown) {
+        throw e;
+      }
+      // The live count's key only (one of the wrong type, say): the limits are shared without it.
+      reportHeartbeatError(e);
+    }
     for (FleetRateLimiter limiter : new ArrayList<>(limiters.values())) {
       try {
         limiter.writeBackPause(g);
@@ -372,6 +381,21 @@ public final class FleetConnection implements AutoCloseable {
     long[] reply =
         g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, Long.toString(ttl), "1"));
     liveInstances = (int) reply[0];
+    heartbeatErrorReported = false;
+  }
+
+  /** An error of the heartbeat's script (not of the connection) is said once, until it works. */
+  private void reportHeartbeatError(FleetUnavailableException e) {
+    if (e.kind() != FleetUnavailableException.Kind.ERROR || heartbeatErrorReported) {
+      return;
+    }
+    heartbeatErrorReported = true;
+    report(
+        "retry-agent: fleet: Redis answered the heartbeat (key "
+            + instancesKey.get(0)
+            + ") with an error ("
+            + e.getMessage()
+            + "); fleet rate limits are still shared, the live instances not counted meanwhile");
   }
 
   private String heartbeatTtl() {
@@ -439,6 +463,7 @@ public final class FleetConnection implements AutoCloseable {
             c.beat(c.gateway);
           } catch (FleetUnavailableException e) {
             c.onFailure(e);
+            c.reportHeartbeatError(e);
           } catch (RuntimeException | Error e) {
             // A reply no Redis gives (a proxy's), a broken client: were it to end this thread,
             // nothing would reconnect for the JVM's life. An outage instead: said once (the class

@@ -403,6 +403,25 @@ class FleetOutageTest {
   }
 
   @Test
+  void aLiveCountKeyOfTheWrongTypeLeavesTheLimitsShared() throws Exception {
+    FleetSettings shared = steadySettings().build();
+    String instancesKey = shared.keyPrefix() + ":instances";
+    try (Jedis admin = redis.admin()) {
+      // Someone else's data under the fleet's live count.
+      admin.set(instancesKey, "not a sorted set");
+    }
+    fleet = FleetConnection.start(shared, Clock.SYSTEM, log);
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+
+    await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(limiter.metrics().redisCalls()).isEqualTo(1);
+    assertThat(limiter.metrics().fallbacks()).isZero();
+    assertThat(log.count(instancesKey)).as("%s", log).isEqualTo(1);
+    assertThat(log.count("is unreachable")).as("%s", log).isZero();
+  }
+
+  @Test
   void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
 
