@@ -106,14 +106,15 @@ public final class FleetConnection implements AutoCloseable {
 
   /**
    * Joins the fleet as {@link #start(FleetSettings, Clock, Consumer)} does, after a reload that
-   * leaves {@code previous} (null: none): the 429 pauses it holds hold here too.
+   * leaves {@code previous} (null: none): its routes' counters go on here, and the 429 pauses it
+   * holds hold here too.
    */
   public static FleetConnection start(
       FleetSettings settings, Clock clock, Consumer<String> log, FleetConnection previous) {
     FleetConnection c = new FleetConnection(settings, clock, log);
     if (previous != null) {
       // Before the thread starts, so that its first connect writes them to this fleet's Redis.
-      c.keepPausesOf(previous);
+      c.takeOver(previous);
     }
     c.thread.start();
     return c;
@@ -136,7 +137,14 @@ public final class FleetConnection implements AutoCloseable {
           && existing.maxPauseNanos() == retryAfterMax.toNanos()) {
         return existing;
       }
-      FleetRateLimiter created = new FleetRateLimiter(this, route, limit, retryAfterMax);
+      FleetRateLimiter created =
+          new FleetRateLimiter(
+              this,
+              route,
+              limit,
+              retryAfterMax,
+              // A reload changed the limit: the route counts on (a reload resets no counter).
+              existing != null ? existing.metrics() : new FleetMetrics());
       if (existing != null) {
         // A reload changed the limit: a 429 pause this JVM holds (maybe only here, while Redis
         // is away, and still to be written back) is the route's, not the old limit's.
@@ -148,19 +156,18 @@ public final class FleetConnection implements AutoCloseable {
   }
 
   /**
-   * The pauses {@code previous} holds (maybe only in that JVM, its Redis being away, and still to
-   * be written back) are the routes', not that fleet's: a limiter per such route keeps them here.
+   * The routes of {@code previous} go on here: their counters (a reload resets none), and the 429
+   * pauses it holds (maybe only in this JVM, its Redis being away, and still to be written back),
+   * which are the routes', not that fleet's.
    */
-  private void keepPausesOf(FleetConnection previous) {
+  private void takeOver(FleetConnection previous) {
     long now = clock.nanoTime();
     for (FleetRateLimiter old : previous.limiters()) {
-      if (old.pauseRemainingNanos(now) > 0) {
-        FleetRateLimiter kept =
-            new FleetRateLimiter(
-                this, old.route(), old.limit(), Duration.ofNanos(old.maxPauseNanos()));
-        kept.keepPauseOf(old, now);
-        limiters.put(old.route(), kept);
-      }
+      FleetRateLimiter kept =
+          new FleetRateLimiter(
+              this, old.route(), old.limit(), Duration.ofNanos(old.maxPauseNanos()), old.metrics());
+      kept.keepPauseOf(old, now);
+      limiters.put(old.route(), kept);
     }
   }
 

@@ -3,9 +3,9 @@ package dev.retryagent.fleet;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * The live counters of one route's fleet limit in this JVM, since it was created. Each getter sums
- * a {@link LongAdder}: cheap to add to from many threads, a consistent total only when nothing is
- * adding. Thread-safe.
+ * The live counters of one route's fleet limit in this JVM, since its first limiter (a reload's new
+ * limiter of the route counts on). Each getter sums a {@link LongAdder}: cheap to add to from many
+ * threads, a consistent total only when nothing is adding. Thread-safe.
  *
  * <p>An acquisition is counted once as {@link #granted} or {@link #refused} when the fleet limit
  * decided it (in Redis, or from a lease Redis gave), or once as a {@link #fallbacks fallback} when

@@ -38,8 +38,9 @@ public final class FleetMode implements FleetLimits, AutoCloseable {
 
   /**
    * Joins the fleet of {@code config} as {@link #start(FleetConfig, Consumer)} does, in place of
-   * {@code previous} (the fleet a reload leaves, maybe closed already; null: none): the 429 pauses
-   * this JVM holds there hold here too, written to this fleet's Redis once it answers.
+   * {@code previous} (the fleet a reload leaves, maybe closed already; null: none): its routes'
+   * counters go on here (a reload resets none), and the 429 pauses this JVM holds there hold here
+   * too, written to this fleet's Redis once it answers.
    */
   public static FleetMode start(FleetConfig config, Consumer<String> log, FleetLimits previous) {
     FleetSettings settings =

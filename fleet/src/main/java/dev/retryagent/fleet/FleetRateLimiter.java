@@ -51,7 +51,7 @@ public final class FleetRateLimiter implements PermitLimiter {
   private final List<String> pauseKey;
   private final String intervalMicros;
   private final String burst;
-  private final FleetMetrics metrics = new FleetMetrics();
+  private final FleetMetrics metrics;
 
   // Guarded by this.
   private boolean paused;
@@ -63,9 +63,18 @@ public final class FleetRateLimiter implements PermitLimiter {
   private double localShare;
   private boolean errorReported;
 
+  /**
+   * @param metrics the route's counters: a reload's new limiter goes on with its predecessor's (a
+   *     reload never resets a counter)
+   */
   FleetRateLimiter(
-      FleetConnection fleet, String route, RateLimitPolicy limit, Duration retryAfterMax) {
+      FleetConnection fleet,
+      String route,
+      RateLimitPolicy limit,
+      Duration retryAfterMax,
+      FleetMetrics metrics) {
     this.fleet = fleet;
+    this.metrics = metrics;
     this.route = route;
     this.limit = limit;
     this.maxPauseNanos = retryAfterMax.toNanos();

@@ -422,6 +422,20 @@ class FleetOutageTest {
   }
 
   @Test
+  void aReloadThatChangesTheLimitKeepsCountingWhereTheRouteWas() throws Exception {
+    fleet = startUp(steadySettings().build(), Clock.SYSTEM, log);
+    FleetRateLimiter before = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+    before.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    before.pauseFor(System.nanoTime(), 1_000 * MS);
+
+    FleetRateLimiter after = fleet.limiter("llm", limit(20, 5), Duration.ofSeconds(60));
+
+    assertThat(after).isNotSameAs(before);
+    assertThat(after.metrics().granted()).isEqualTo(1);
+    assertThat(after.metrics().pausesSet()).isEqualTo(1);
+  }
+
+  @Test
   void theBackgroundThreadIsADaemonOnTheSystemLoaderAndEndsOnClose() {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
 

@@ -82,7 +82,8 @@ public final class AgentRuntime {
 
   /**
    * The fleet a reload switched off, kept for its 429 pauses (held maybe only in this JVM while
-   * Redis was away): switched on again, the next fleet honours those still running.
+   * Redis was away) and counters: switched on again, the next fleet honours the pauses still
+   * running and counts on.
    */
   private FleetLimits leftFleet;
 
@@ -204,7 +205,8 @@ public final class AgentRuntime {
       return;
     }
     FleetLimits old = fleet;
-    // A pause is the provider's word about a route, whichever fleet this JVM is in.
+    // A pause is the provider's word about a route, whichever fleet this JVM is in; and a reload
+    // resets no counter.
     FleetLimits previous = old != null ? old : leftFleet;
     fleet = next == null ? null : FleetStarter.start(next, errors, previous);
     leftFleet = fleet == null ? previous : null;

@@ -18,8 +18,8 @@ final class FleetStarter {
    * Joins the fleet; returns at once (the fleet's own daemon thread connects to Redis), or null
    * after saying why when the fleet code cannot run at all (then fleet-scoped limits are per host).
    *
-   * @param previous the fleet a reload leaves (or left earlier), whose 429 pauses still hold; null
-   *     for none
+   * @param previous the fleet a reload leaves (or left earlier), whose 429 pauses still hold and
+   *     whose counters go on; null for none
    */
   static FleetLimits start(FleetConfig config, Consumer<String> log, FleetLimits previous) {
     try {

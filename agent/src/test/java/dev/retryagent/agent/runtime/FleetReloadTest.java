@@ -7,6 +7,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.engine.FleetLimits;
+import dev.retryagent.engine.FleetRouteCounters;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
 import java.net.InetAddress;
@@ -116,6 +117,19 @@ class FleetReloadTest {
     runtime.apply(fleet("50ms"));
 
     assertThat(nextWait()).isGreaterThan(15 * SECOND);
+  }
+
+  @Test
+  void aReloadThatChangesTheFleetSectionKeepsTheRoutesCounters() throws Exception {
+    start(fleet("50ms"));
+    a429();
+
+    runtime.apply(fleet("60ms"));
+
+    FleetRouteCounters counters = runtime.engine().fleet().counters().get(0);
+    assertThat(counters.route()).isEqualTo("llm");
+    assertThat(counters.fallbacks()).isEqualTo(2);
+    assertThat(counters.pausesSet()).isEqualTo(1);
   }
 
   /** A GET to the fleet route. */
