@@ -73,6 +73,7 @@ final class RedisGateway implements AutoCloseable {
   long[] eval(Scripts.Script script, List<String> keys, List<String> args)
       throws FleetUnavailableException {
     Jedis jedis = borrow();
+    boolean unknownState = false;
     try {
       Object reply;
       try {
@@ -90,8 +91,20 @@ final class RedisGateway implements AutoCloseable {
       return values;
     } catch (RuntimeException | LinkageError e) {
       throw translate(e);
+    } catch (Error e) {
+      // A reply no Redis gives (a proxy's 2 GiB length: OutOfMemoryError, nothing allocated), read
+      // in the application's call: Redis must never fail the call. The connection is left in the
+      // middle of a reply, so it goes, and so does the fleet until it reconnects (an outage).
+      unknownState = true;
+      throw new FleetUnavailableException(
+          Kind.UNREACHABLE, "unexpected " + e.getClass().getName() + " reading a reply");
     } finally {
-      giveBack(jedis);
+      if (unknownState) {
+        closeQuietly(jedis);
+        slots.release();
+      } else {
+        giveBack(jedis);
+      }
     }
   }
 

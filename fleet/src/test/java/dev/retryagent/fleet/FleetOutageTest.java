@@ -329,6 +329,24 @@ class FleetOutageTest {
   }
 
   @Test
+  void aReplyTheClientCannotReadInAnAcquisitionIsAnOutageNeverTheCallsError() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      fleet = startUp(settings(fake.url()).build(), Clock.SYSTEM, log);
+      FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+      // The acquisition's script gets a 2 GiB string (OutOfMemoryError in the client, nothing
+      // allocated); the heartbeat is answered as Redis would.
+      fake.scriptReply = sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "$2147483647\r\n" : ":1\r\n";
+
+      long wait = limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+      assertThat(wait).as("the local share's first permit").isZero();
+      assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
+      assertThat(fleet.outages()).isEqualTo(1);
+      assertThat(log.count("is unreachable")).as("%s", log).isEqualTo(1);
+    }
+  }
+
+  @Test
   void aKeyOfTheWrongTypeUnderOneRouteLeavesTheOtherRoutesSharedAfterAnOutage() throws Exception {
     FleetSettings shared = steadySettings().build();
     fleet = startUp(shared, Clock.SYSTEM, log);
