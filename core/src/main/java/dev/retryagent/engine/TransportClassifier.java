@@ -128,6 +128,12 @@ final class TransportClassifier {
     }
     if (t.getClass() == java.io.IOException.class) {
       String m = lower(t.getMessage());
+      // OkHttp cancels an enqueued call that something other than an IOException ended (its cache
+      // closed by the application: IllegalStateException "cache is closed"; a bug) and tells the
+      // callback "canceled due to <that>": an ending in this process, not the host's failure.
+      if (m.startsWith("canceled due to ")) {
+        return Outcome.CANCELLED;
+      }
       for (String needle : RESET_MESSAGES) {
         if (m.contains(needle)) {
           return Outcome.RESET;

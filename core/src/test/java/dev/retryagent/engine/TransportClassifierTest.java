@@ -249,6 +249,21 @@ class TransportClassifierTest {
         .isEqualTo(Outcome.CANCELLED);
   }
 
+  @Test
+  void anEnqueuedOkHttpCallThatANonIoThrowableEndedIsCancelled() {
+    // OkHttp cancels the call and tells the callback so, the throwable suppressed: a closed cache
+    // refused the request, nothing was sent; whatever the throwable says, never a reset.
+    IllegalStateException closed = new IllegalStateException("cache is closed");
+    IOException told = new IOException("canceled due to " + closed);
+    told.addSuppressed(closed);
+    assertThat(TransportClassifier.classify(told)).isEqualTo(Outcome.CANCELLED);
+    assertThat(
+            TransportClassifier.classify(
+                new IOException(
+                    "canceled due to java.lang.IllegalStateException: connection closed")))
+        .isEqualTo(Outcome.CANCELLED);
+  }
+
   // --- anything else
 
   @Test

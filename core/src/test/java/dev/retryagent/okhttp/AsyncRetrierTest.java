@@ -21,6 +21,7 @@ import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -32,6 +33,7 @@ import java.util.function.UnaryOperator;
 import java.util.logging.Handler;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
+import okhttp3.Cache;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.MediaType;
@@ -42,6 +44,7 @@ import okhttp3.Response;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What an application sees of an enqueued call whose retries an {@link AsyncRetrier} runs, beyond
@@ -580,5 +583,56 @@ class AsyncRetrierTest {
         .hasMessage("Canceled");
     assertThat(server.requestCount()).isEqualTo(3);
     assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void theRefusalsOfAClientWhoseCacheWasClosedDoNotOpenTheHostsBreakerForOtherClients(
+      @TempDir Path dir) throws Exception {
+    // A client whose cache the application closed fails each call with IllegalStateException
+    // "cache is closed", before anything is sent; OkHttp cancels an enqueued call that threw so,
+    // and tells its callback IOException "canceled due to ...". Taken for the host's failure, two
+    // more such calls after a retry refused so opened the host's breaker for every other client.
+    engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            b -> b,
+            CircuitBreakerPolicy.builder().countWindow(4).minimumCalls(4).build(),
+            events);
+    retrier = new AsyncRetrier(engine);
+    Cache cache = new Cache(dir.toFile(), 1 << 20);
+    OkHttpClient closing =
+        new OkHttpClient.Builder().cache(cache).addInterceptor(retrier.interceptor()).build();
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    time.holdTasks();
+    Heard waiting = new Heard();
+    retrier.enqueue(closing.newCall(get("/v1/items")), waiting, closing.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+
+    cache.close(); // while the call waits for its retry
+    time.runHeldTasks();
+
+    String refused =
+        "java.io.IOException: canceled due to java.lang.IllegalStateException: cache"
+            + " is closed";
+    assertThat(waiting.await()).isEqualTo(refused);
+    assertThat(waiting.reports).hasValue(1);
+    for (int i = 0; i < 2; i++) {
+      Heard heard = new Heard();
+      retrier.enqueue(closing.newCall(get("/v1/items")), heard, closing.dispatcher());
+      assertThat(heard.await()).isEqualTo(refused);
+    }
+    assertThat(server.requestCount()).isEqualTo(1);
+
+    // The closed cache sent nothing: another client's call reaches the host, as without retries.
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    Heard other = new Heard();
+    retrier.enqueue(client.newCall(get("/v1/items")), other, client.dispatcher());
+
+    assertThat(other.await()).isEqualTo("200 fine");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+    closing.dispatcher().executorService().shutdown();
   }
 }
