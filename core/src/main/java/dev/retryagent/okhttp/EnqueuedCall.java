@@ -122,6 +122,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
   }
 
+  private synchronized boolean isDone() {
+    return done;
+  }
+
   private synchronized boolean isFirst() {
     return attemptCalls == 0;
   }
@@ -203,6 +207,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         finish();
         retryCall.onAbandoned();
         retryCall.context().end();
+        throw e;
+      }
+      if (isDone()) {
+        // OkHttp told the attempt's callback already, on this thread (its executor, shut down,
+        // refused the clone: "executor rejected"), and this is what the application's callback
+        // threw, out of enqueue() as OkHttp lets it out: it heard of the call, never again.
         throw e;
       }
       // A clone OkHttp refused (it never does): told where we are, there is no other thread.

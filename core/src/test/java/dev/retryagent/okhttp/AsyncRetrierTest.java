@@ -635,4 +635,41 @@ class AsyncRetrierTest {
     assertThat(retrier.running()).isZero();
     closing.dispatcher().executorService().shutdown();
   }
+
+  @Test
+  void aRetryThatTheShutDownDispatcherRefusesIsHeardOnceThoughTheCallbackThrows() throws Exception {
+    // OkHttp tells the callback of a call its shut-down executor refuses on the thread that
+    // enqueued it, and what the callback throws comes back out of enqueue(): for a retry, into the
+    // agent, which took it for a refusal of its own and told the callback a second time,
+    // "retry-agent: could not enqueue a retry".
+    configure(b -> b, new OkHttpClient.Builder(), false);
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    List<String> heard = new CopyOnWriteArrayList<>();
+    Callback throwing =
+        new Callback() {
+          @Override
+          public void onFailure(Call call, IOException e) {
+            heard.add(e.getClass().getName() + ": " + e.getMessage());
+            throw new IllegalStateException("the application's own");
+          }
+
+          @Override
+          public void onResponse(Call call, Response response) {
+            heard.add(response.code() + "");
+            response.close();
+          }
+        };
+    retrier.enqueue(client.newCall(get("/wait")), throwing, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+
+    client.dispatcher().executorService().shutdown(); // while the call waits for its retry
+
+    // It leaves the thread that ran the retry as it leaves the caller of enqueue() in OkHttp.
+    assertThatThrownBy(time::runHeldTasks).hasMessage("the application's own");
+    assertThat(heard).containsExactly("java.io.InterruptedIOException: executor rejected");
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
 }
