@@ -40,6 +40,18 @@ final class TransportClassifier {
     "end of stream",
   };
 
+  /**
+   * What a client the application closed throws, IllegalStateException, for a call (or a retry)
+   * that it refuses without sending anything: Apache HttpClient 4.5 and 5.x (their pooling and
+   * basic connection managers), OkHttp's closed cache.
+   */
+  private static final String[] CLOSED_CLIENT_MESSAGES = {
+    "connection pool shut down",
+    "connection manager has been shut down",
+    "connection manager shut down",
+    "cache is closed",
+  };
+
   private TransportClassifier() {}
 
   /** The kind of failure {@code error} is. */
@@ -90,6 +102,16 @@ final class TransportClassifier {
       if (name.endsWith(".NoHttpResponseException")
           || name.endsWith(".ConnectionClosedException")) {
         return Outcome.RESET;
+      }
+    }
+    if (t instanceof IllegalStateException) {
+      // The application closed the client: the caller's ending, neither the host's failure nor its
+      // success (as the breaker took it, closing itself without a trial).
+      String m = lower(t.getMessage());
+      for (String closed : CLOSED_CLIENT_MESSAGES) {
+        if (m.equals(closed)) {
+          return Outcome.CANCELLED;
+        }
       }
     }
     // Order matters: HttpConnectTimeoutException is an HttpTimeoutException, and

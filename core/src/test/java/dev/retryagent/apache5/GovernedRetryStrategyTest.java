@@ -6,6 +6,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -377,5 +378,43 @@ class GovernedRetryStrategyTest {
       asked++;
       return TimeValue.ofSeconds(7);
     }
+  }
+
+  @Test
+  void theRefusalOfAClosedClientIsNotTheHostsSuccessThatClosesItsBreaker() throws Exception {
+    // A closed client refuses a call, or the retry of a call that waited while the application
+    // closed it, with IllegalStateException "Connection pool shut down", nothing sent. Taken for
+    // the host's answer, it was the half-open breaker's trial and its success: the breaker closed
+    // without a request, and the failing host got every other client's calls again.
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(1),
+            CircuitBreakerPolicy.builder()
+                .countWindow(2)
+                .minimumCalls(2)
+                .openFor(java.time.Duration.ofSeconds(1))
+                .halfOpenCalls(1)
+                .build(),
+            events);
+    client = RetryExecHandler.addTo(HttpClients.custom(), engine).build();
+    server.otherwise(status(503));
+    for (int i = 0; i < 2; i++) {
+      assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    }
+    time.advance(java.time.Duration.ofSeconds(2).toNanos()); // half-open: one trial
+    CloseableHttpClient closed = RetryExecHandler.addTo(HttpClients.custom(), engine).build();
+    closed.close();
+
+    assertThatThrownBy(() -> closed.execute(new HttpGet(server.url("/items")), r -> r.getCode()))
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessage("Connection pool shut down");
+
+    // The trial is still to be made: it fails, and the breaker opens again.
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    assertThatThrownBy(() -> call(new HttpGet(server.url("/items"))))
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(server.requestCount()).isEqualTo(3);
   }
 }

@@ -264,6 +264,23 @@ class TransportClassifierTest {
         .isEqualTo(Outcome.CANCELLED);
   }
 
+  @Test
+  void aCallRefusedByAClosedApacheClientOrOkHttpCacheIsCancelled() {
+    for (String m :
+        new String[] {
+          "Connection pool shut down",
+          "Connection manager has been shut down",
+          "Connection manager shut down",
+          "cache is closed"
+        }) {
+      assertThat(TransportClassifier.classify(new IllegalStateException(m)))
+          .as(m)
+          .isEqualTo(Outcome.CANCELLED);
+    }
+    assertThat(TransportClassifier.classify(new IllegalStateException("Already Executed")))
+        .isEqualTo(Outcome.OTHER_EXCEPTION);
+  }
+
   // --- anything else
 
   @Test
