@@ -122,6 +122,22 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
   }
 
+  /**
+   * The application shut the dispatcher's executor down (OkHttp's way to shut a client down): it
+   * lets the attempt running end, and would refuse a retry ("executor rejected"). The attempt's
+   * outcome is then the call's, as without the agent.
+   */
+  private boolean executorShutDown() {
+    if (dispatcher == null) {
+      return false;
+    }
+    try {
+      return dispatcher.executorService().isShutdown();
+    } catch (RuntimeException | LinkageError e) {
+      return false;
+    }
+  }
+
   private synchronized boolean isDone() {
     return done;
   }
@@ -481,7 +497,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverResponse(call, response);
         return;
       }
-      if (d.retry()) {
+      if (d.retry() && executorShutDown()) {
+        retryCall.onAbandoned(); // the decided retry's budget goes back
+        deliverResponse(call, response);
+      } else if (d.retry()) {
         RetryInterceptor.ACCESS.discard(response);
         retryLater(d.delayNanos());
       } else if (d.error() != null) {
@@ -508,7 +527,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
       markStarted(enqueuedAt);
       Decision d = retryCall.onFailure(e);
-      if (d.retry()) {
+      if (d.retry() && executorShutDown()) {
+        retryCall.onAbandoned();
+        deliverFailure(e);
+      } else if (d.retry()) {
         retryLater(d.delayNanos());
       } else if (d.error() != null) {
         d.error().addSuppressed(e);

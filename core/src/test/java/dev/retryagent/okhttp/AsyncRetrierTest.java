@@ -672,4 +672,34 @@ class AsyncRetrierTest {
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
   }
+
+  @Test
+  void aCallWhoseClientIsShutDownDuringItsAttemptHearsThatAttemptsOutcomeNotARefusedRetry()
+      throws Exception {
+    // The application shut the dispatcher's executor down while the call's attempt ran (as it
+    // shuts an application down): OkHttp lets that attempt end and tells the callback its 503.
+    // The agent decided a retry that the executor could only refuse, and the callback heard
+    // "executor rejected" instead of the response it had without the agent.
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .addInterceptor(
+                chain -> {
+                  Response r = chain.proceed(chain.request());
+                  client.dispatcher().executorService().shutdown();
+                  return r;
+                }),
+        false);
+    server.enqueue(status(503).body("busy"), ok("never"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/items")), heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
 }
