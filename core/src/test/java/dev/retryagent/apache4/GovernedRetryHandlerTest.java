@@ -159,4 +159,40 @@ class GovernedRetryHandlerTest {
     assertThat(governed.retryRequest(new NoHttpResponseException("x"), 1, context)).isTrue();
     assertThat(governed.retryRequest(new NoHttpResponseException("x"), 4, context)).isFalse();
   }
+
+  @Test
+  void theRefusalOfAClosedClientIsNotTheHostsSuccessThatClosesItsBreaker() throws Exception {
+    // As for 5.x (GovernedRetryStrategyTest): a closed client's "Connection pool shut down" was
+    // the half-open breaker's trial and its success, without a request.
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(1),
+            CircuitBreakerPolicy.builder()
+                .countWindow(2)
+                .minimumCalls(2)
+                .openFor(java.time.Duration.ofSeconds(1))
+                .halfOpenCalls(1)
+                .build(),
+            events);
+    client = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+    server.otherwise(status(503));
+    for (int i = 0; i < 2; i++) {
+      assertThat(get("/items")).startsWith("503");
+    }
+    time.advance(java.time.Duration.ofSeconds(2).toNanos()); // half-open: one trial
+    CloseableHttpClient closed = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+    closed.close();
+
+    assertThatThrownBy(() -> closed.execute(new HttpGet(server.url("/items"))))
+        .isExactlyInstanceOf(IllegalStateException.class)
+        .hasMessage("Connection pool shut down");
+
+    // The trial is still to be made: it fails, and the breaker opens again.
+    assertThat(get("/items")).startsWith("503");
+    assertThatThrownBy(() -> get("/items"))
+        .isInstanceOf(dev.retryagent.engine.CircuitBreakerOpenException.class);
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
 }
