@@ -41,6 +41,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The decorating client against a real loopback server, through {@code send} and {@code sendAsync};
@@ -597,6 +598,42 @@ class RetryingHttpClientTest {
     assertThat(plain).isInstanceOf(java.util.concurrent.CompletionException.class);
     assertThat(retried).isInstanceOf(java.util.concurrent.CompletionException.class);
     assertThat(retried.getCause()).hasSameClassAs(plain.getCause());
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aClientTheApplicationDroppedIsCollectedThoughItKeepsTheCallsFuture(boolean decorated)
+      throws Exception {
+    // The JDK stops a client once the application no longer holds it: its future does not hold
+    // it, and neither may ours (nor a stage that depends on it), or its thread stays for good.
+    server.enqueue(status(503), ok("fine"));
+    HttpClient own = ownClient();
+    java.lang.ref.WeakReference<HttpClient> dropped = new java.lang.ref.WeakReference<>(own);
+    HttpClient client =
+        decorated
+            ? RetryingHttpClient.wrap(
+                own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events))
+            : own;
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    java.util.concurrent.CompletableFuture<String> body = f.thenApply(HttpResponse::body);
+    String got = body.get(20, TimeUnit.SECONDS);
+    if (decorated) {
+      assertThat(got).isEqualTo("fine");
+    }
+
+    own = null;
+    client = null;
+
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () -> {
+              System.gc();
+              return dropped.get() == null;
+            });
+    assertThat(f).isCompleted(); // kept to the end
+    assertThat(body).isCompleted();
   }
 
   // --- Java 21+: shutdown() and close() let the calls in progress finish, retries included

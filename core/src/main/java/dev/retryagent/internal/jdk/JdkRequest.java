@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -82,11 +83,20 @@ final class JdkRequest<T> extends SelfViewCall
     return this;
   }
 
-  /** The call is over: it is no longer in progress at its client ({@link ClientCalls}). */
+  /**
+   * The call is over: it is no longer in progress at its client ({@link ClientCalls}), and it lets
+   * go of the client. The caller's future (and every stage that depends on it) holds this call for
+   * as long as the application keeps it; through the transport it held the client, so a client the
+   * application dropped was never collected, and the JDK, which stops a client once its facade is
+   * unreachable, never stopped it (its selector thread and connections stayed for good). The JDK's
+   * own future does not hold the facade.
+   */
   @Override
   protected void loopEnded() {
-    if (transport != null) {
-      transport.callEnded();
+    JdkTransport t = transport;
+    if (t != null) {
+      transport = null;
+      t.callEnded();
     }
   }
 
@@ -96,7 +106,8 @@ final class JdkRequest<T> extends SelfViewCall
    */
   @Override
   public boolean callerGaveUp() {
-    return transport != null && transport.shutDownNow();
+    JdkTransport t = transport;
+    return t != null && t.shutDownNow();
   }
 
   /** One attempt of a synchronous call: this request's attempt, with this as its body handler. */
@@ -108,8 +119,12 @@ final class JdkRequest<T> extends SelfViewCall
   /** One attempt of an asynchronous call: this request's attempt, with this as its body handler. */
   @Override
   public CompletableFuture<HttpResponse<T>> start(int n, long timeoutNanos) {
-    return transport.sendAsync(
-        forAttempt(n, timeoutNanos, attemptHeader()), this, pushPromiseHandler);
+    JdkTransport t = transport;
+    if (t == null) {
+      // The call ended (cancelled) as this retry was about to start: nothing is sent.
+      return CompletableFuture.failedFuture(new CancellationException());
+    }
+    return t.sendAsync(forAttempt(n, timeoutNanos, attemptHeader()), this, pushPromiseHandler);
   }
 
   /**
