@@ -61,6 +61,19 @@ final class FacadeCalls {
   }
 
   /**
+   * True when the application shut {@code client} down while calls of it were in the agent's hands
+   * (Java 21+): new calls are refused, whether or not the agent still takes them.
+   */
+  static boolean refuses(HttpClient client) {
+    if (!JdkHttpHook.SHUTS_DOWN) {
+      return false;
+    }
+    Last last = LAST.get();
+    ClientCalls calls = last != null && last.client.get() == client ? last.calls : existing(client);
+    return calls != null && calls.refuses();
+  }
+
+  /**
    * Runs the client's own {@code shutdown()}: through the hooked facade, whose hook lets it run
    * once no call is in progress (Java 21+ API, so through a handle: this code is built for Java
    * 11).

@@ -27,10 +27,20 @@ final class JdkHttpInterceptor implements JdkHttpHandler {
   @Override
   public Object send(Object client, Object request, Object bodyHandler) {
     JdkRetrying retrying = runtime.jdk();
-    if (retrying == null) {
-      return null; // agent.clients.jdk-http turned off by a reload
-    }
     HttpClient c = (HttpClient) client;
+    if (retrying == null) {
+      // agent.clients.jdk-http turned off by a reload: the original method runs, but not on a
+      // client whose shutdown waits for its calls still in the engine's hands (ClientCalls): the
+      // JDK, not yet shut down, would take the call.
+      if (!FacadeCalls.refuses(c)) {
+        return null;
+      }
+      try {
+        return JdkRetrying.refuseSend();
+      } catch (Throwable t) {
+        return t;
+      }
+    }
     ClientTransport transport = new ClientTransport(c, FacadeCalls.of(c));
     HttpRequest r = (HttpRequest) request;
     HttpResponse.BodyHandler<?> h = (HttpResponse.BodyHandler<?>) bodyHandler;
@@ -45,10 +55,10 @@ final class JdkHttpInterceptor implements JdkHttpHandler {
   public Object sendAsync(
       Object client, Object request, Object bodyHandler, Object pushPromiseHandler) {
     JdkRetrying retrying = runtime.jdk();
-    if (retrying == null) {
-      return null;
-    }
     HttpClient c = (HttpClient) client;
+    if (retrying == null) {
+      return FacadeCalls.refuses(c) ? JdkRetrying.refuseSendAsync() : null; // as send
+    }
     ClientTransport transport = new ClientTransport(c, FacadeCalls.of(c));
     HttpRequest r = (HttpRequest) request;
     @SuppressWarnings("unchecked")

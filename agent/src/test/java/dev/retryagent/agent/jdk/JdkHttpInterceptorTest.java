@@ -81,4 +81,35 @@ class JdkHttpInterceptorTest {
     assertThat(interceptor.send(client, REQUEST, BODY)).isNull();
     assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(0);
   }
+
+  @Test
+  void aClientShutDownWhileItsCallsWaitStillRefusesCallsOnceAReloadTurnedJdkHttpOff()
+      throws Throwable {
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        JdkHttpHook.SHUTS_DOWN, "HttpClient.shutdown() is Java 21's");
+    AgentRuntime runtime = runtime(AgentConfig.defaults());
+    JdkHttpInterceptor interceptor = new JdkHttpInterceptor(runtime);
+    dev.retryagent.internal.jdk.ClientCalls calls = FacadeCalls.of(client);
+    calls.enter(); // a call of this client waits for its retry
+    assertThat(calls.deferShutdown()).as("the application's shutdown() deferred").isTrue();
+
+    runtime.apply(
+        ConfigLoader.parse("agent: {clients: {jdk-http: false}}", "reloaded.yml", Map.of()));
+
+    // The JDK, whose real shutdown waits for that call, would take these: refused as it refuses.
+    Object sent = interceptor.send(client, REQUEST, BODY);
+    assertThatThrownBy(() -> TestBridge.deliver(sent))
+        .isInstanceOf(IOException.class)
+        .hasMessage("closed")
+        .hasCauseInstanceOf(IOException.class);
+    Object future = TestBridge.deliver(interceptor.sendAsync(client, REQUEST, BODY, null));
+    assertThat((java.util.concurrent.CompletableFuture<?>) future)
+        .failsWithin(java.time.Duration.ZERO)
+        .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+        .havingCause()
+        .isInstanceOf(IOException.class)
+        .withMessage("closed");
+    assertThat(FakeHttpClient.Bodies.SEND_RUNS).hasValue(0);
+    assertThat(calls.exit()).as("the deferred shutdown runs as before").isTrue();
+  }
 }

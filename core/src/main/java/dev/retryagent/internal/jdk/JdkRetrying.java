@@ -67,11 +67,7 @@ public final class JdkRetrying {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
     if (!transport.callStarts()) {
-      // Shut down by the application: the JDK's own refusal, as its send() reports it.
-      if (Thread.interrupted()) {
-        throw new InterruptedException();
-      }
-      throw new IOException(CLOSED, new IOException(CLOSED));
+      return refuseSend();
     }
     JdkRequest<T> call;
     try {
@@ -94,6 +90,22 @@ public final class JdkRetrying {
     } catch (InterruptedException e) {
       throw asSendThrowsIt(e);
     }
+  }
+
+  /**
+   * {@code send} on a client the application shut down (Java 21+): the JDK's own refusal, as its
+   * {@code send()} reports it (an interrupt first, as it looks at that first).
+   */
+  public static <T> HttpResponse<T> refuseSend() throws IOException, InterruptedException {
+    if (Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    throw new IOException(CLOSED, new IOException(CLOSED));
+  }
+
+  /** {@code sendAsync} on a client the application shut down: the JDK's own refusal. */
+  public static <T> CompletableFuture<HttpResponse<T>> refuseSendAsync() {
+    return CompletableFuture.failedFuture(new IOException(CLOSED));
   }
 
   /**
@@ -143,8 +155,7 @@ public final class JdkRetrying {
     Objects.requireNonNull(request, "request");
     Objects.requireNonNull(handler, "handler");
     if (!transport.callStarts()) {
-      // Shut down by the application: the JDK's own refusal, a failed future.
-      return CompletableFuture.failedFuture(new IOException(CLOSED));
+      return refuseSendAsync();
     }
     JdkRequest<T> call;
     try {
