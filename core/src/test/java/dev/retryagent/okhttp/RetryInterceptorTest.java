@@ -463,9 +463,11 @@ class RetryInterceptorTest {
     assertThatThrownBy(() -> call(way, get("/slow")))
         .isInstanceOf(java.net.SocketTimeoutException.class);
 
-    assertThat(server.requestCount()).isEqualTo(3);
     assertThat(java.time.Duration.ofNanos(System.nanoTime() - started))
         .isLessThan(java.time.Duration.ofMillis(2_500));
+    // The last attempt's request may reach the server after its timeout on a loaded machine.
+    org.awaitility.Awaitility.await().until(() -> server.requestCount() >= 3);
+    assertThat(server.requestCount()).isEqualTo(3);
   }
 
   @Test
