@@ -115,8 +115,10 @@ public final class AsyncRetryLoop<T> implements Runnable {
     loop.callerThread = Thread.currentThread();
     try {
       loop.next();
-    } catch (RuntimeException e) {
-      loop.endContext(); // the client refused the request: the caller gets its exception
+    } catch (RuntimeException | Error e) {
+      // The client refused the request: the caller gets its exception. (An Error too: a call
+      // never ended would hold its client's shutdown for good, ClientCalls.)
+      loop.endContext();
       throw e;
     } finally {
       loop.callerThread = null;

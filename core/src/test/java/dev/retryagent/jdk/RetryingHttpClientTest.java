@@ -806,6 +806,101 @@ class RetryingHttpClientTest {
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
   }
 
+  @Test
+  void aDeferredShutdownThatTheWrappedClientRefusesStillLetsTheCallComplete() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
+    time.holdTasks();
+    server.enqueue(status(503), ok("fine"));
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            new ShutdownRefusing(ownClient()),
+            TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+    invoke(client, "shutdown"); // deferred: the wrapped client's refusal comes at the call's end
+
+    time.runHeldTasks();
+
+    assertThat(f.get(20, TimeUnit.SECONDS).body()).isEqualTo("fine");
+  }
+
+  /** An application's own client around the JDK's, whose shutdown() throws. */
+  private static final class ShutdownRefusing extends HttpClient {
+    private final HttpClient real;
+
+    ShutdownRefusing(HttpClient real) {
+      this.real = real;
+    }
+
+    public void shutdown() {
+      throw new IllegalStateException("not now");
+    }
+
+    @Override
+    public java.util.Optional<java.net.CookieHandler> cookieHandler() {
+      return real.cookieHandler();
+    }
+
+    @Override
+    public java.util.Optional<Duration> connectTimeout() {
+      return real.connectTimeout();
+    }
+
+    @Override
+    public Redirect followRedirects() {
+      return real.followRedirects();
+    }
+
+    @Override
+    public java.util.Optional<java.net.ProxySelector> proxy() {
+      return real.proxy();
+    }
+
+    @Override
+    public javax.net.ssl.SSLContext sslContext() {
+      return real.sslContext();
+    }
+
+    @Override
+    public javax.net.ssl.SSLParameters sslParameters() {
+      return real.sslParameters();
+    }
+
+    @Override
+    public java.util.Optional<java.net.Authenticator> authenticator() {
+      return real.authenticator();
+    }
+
+    @Override
+    public Version version() {
+      return real.version();
+    }
+
+    @Override
+    public java.util.Optional<java.util.concurrent.Executor> executor() {
+      return real.executor();
+    }
+
+    @Override
+    public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
+        throws IOException, InterruptedException {
+      return real.send(r, h);
+    }
+
+    @Override
+    public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+        HttpRequest r, HttpResponse.BodyHandler<T> h) {
+      return real.sendAsync(r, h);
+    }
+
+    @Override
+    public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+        HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+      return real.sendAsync(r, h, p);
+    }
+  }
+
   private static CircuitBreakerPolicy breakerDefaults() {
     return CircuitBreakerPolicy.defaults();
   }

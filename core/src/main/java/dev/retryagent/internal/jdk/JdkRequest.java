@@ -96,7 +96,12 @@ final class JdkRequest<T> extends SelfViewCall
     JdkTransport t = transport;
     if (t != null) {
       transport = null;
-      t.callEnded();
+      try {
+        t.callEnded();
+      } catch (RuntimeException e) {
+        // The client's own shutdown, deferred until now, failed (a decorated client of the
+        // application's): the call's outcome still reaches its caller, which a throw here stops.
+      }
     }
   }
 
