@@ -653,6 +653,22 @@ class RetryingHttpClientTest {
     }
   }
 
+  private HttpClient wrapped(HttpClient own) {
+    return RetryingHttpClient.wrap(
+        own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+  }
+
+  /** A GET answered 503 then 200, whose retry waits for {@code time.runHeldTasks()}. */
+  private java.util.concurrent.CompletableFuture<HttpResponse<String>> waitingForItsRetry(
+      HttpClient client) {
+    time.holdTasks();
+    server.enqueue(status(503), ok("fine"));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+    return f;
+  }
+
   private static boolean isTerminated(HttpClient client) throws Exception {
     return (Boolean) HttpClient.class.getMethod("isTerminated").invoke(client);
   }
@@ -660,15 +676,9 @@ class RetryingHttpClientTest {
   @Test
   void closeWaitsForACallWaitingForItsRetryWhichThenSucceeds() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.close() is Java 21's");
-    time.holdTasks();
-    server.enqueue(status(503), ok("fine"));
     HttpClient own = ownClient();
-    HttpClient client =
-        RetryingHttpClient.wrap(
-            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
-    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
-        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
-    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+    HttpClient client = wrapped(own);
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f = waitingForItsRetry(client);
 
     java.util.concurrent.CompletableFuture<Void> closing =
         java.util.concurrent.CompletableFuture.runAsync(
@@ -707,15 +717,9 @@ class RetryingHttpClientTest {
   @Test
   void shutdownIsDeferredUntilTheLastCallInProgressEnds() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
-    time.holdTasks();
-    server.enqueue(status(503), ok("fine"));
     HttpClient own = ownClient();
-    HttpClient client =
-        RetryingHttpClient.wrap(
-            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
-    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
-        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
-    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+    HttpClient client = wrapped(own);
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f = waitingForItsRetry(client);
 
     invoke(client, "shutdown"); // returns at once, as the JDK's does
 
@@ -731,9 +735,7 @@ class RetryingHttpClientTest {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
     server.otherwise(ok("fine"));
     HttpClient own = ownClient();
-    HttpClient client =
-        RetryingHttpClient.wrap(
-            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    HttpClient client = wrapped(own);
     assertThat(call(Way.SEND, client, get("/v1/items")).statusCode()).isEqualTo(200);
 
     invoke(client, "close");
@@ -750,9 +752,7 @@ class RetryingHttpClientTest {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
     server.enqueue(ok("late").delay(5_000), ok("never"));
     HttpClient own = ownClient();
-    HttpClient client =
-        RetryingHttpClient.wrap(
-            own, TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
+    HttpClient client = wrapped(own);
     java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
         client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
     org.awaitility.Awaitility.await().until(() -> server.requestCount() == 1);
@@ -809,15 +809,8 @@ class RetryingHttpClientTest {
   @Test
   void aDeferredShutdownThatTheWrappedClientRefusesStillLetsTheCallComplete() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
-    time.holdTasks();
-    server.enqueue(status(503), ok("fine"));
-    HttpClient client =
-        RetryingHttpClient.wrap(
-            new ShutdownRefusing(ownClient()),
-            TestEngines.engine(time, Mode.ENFORCE, b -> b, breakerDefaults(), events));
-    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
-        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
-    org.awaitility.Awaitility.await().until(() -> time.heldTasks() == 1);
+    HttpClient client = wrapped(new ShutdownRefusing(ownClient()));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f = waitingForItsRetry(client);
     invoke(client, "shutdown"); // deferred: the wrapped client's refusal comes at the call's end
 
     time.runHeldTasks();

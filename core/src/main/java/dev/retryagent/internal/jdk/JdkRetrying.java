@@ -69,13 +69,7 @@ public final class JdkRetrying {
     if (!transport.callStarts()) {
       return refuseSend();
     }
-    JdkRequest<T> call;
-    try {
-      call = begin(request);
-    } catch (RuntimeException | Error e) {
-      transport.callEnded();
-      throw e;
-    }
+    JdkRequest<T> call = begin(transport, request);
     if (call == null) {
       try {
         return transport.send(request, handler);
@@ -111,19 +105,24 @@ public final class JdkRetrying {
   /**
    * The engine's call for {@code request}, prepared; or null for a request that passes through
    * untouched: one the JDK sends itself (a WebSocket opening handshake), or one the engine leaves
-   * alone.
+   * alone. A call {@code transport} counts as started ends there if this fails.
    */
-  private <T> JdkRequest<T> begin(HttpRequest request) {
-    if (isJdkInternal(request)) {
-      return null;
+  private <T> JdkRequest<T> begin(JdkTransport transport, HttpRequest request) {
+    try {
+      if (isJdkInternal(request)) {
+        return null;
+      }
+      // The engine's call is also the request view, the attempt and the deciding body handler.
+      JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
+      if (call.passThrough()) {
+        return null;
+      }
+      call.prepare();
+      return call;
+    } catch (RuntimeException | Error e) {
+      transport.callEnded();
+      throw e;
     }
-    // The engine's call is also the request view, the attempt and the deciding body handler.
-    JdkRequest<T> call = engine.begin(new JdkRequest<>(request));
-    if (call.passThrough()) {
-      return null;
-    }
-    call.prepare();
-    return call;
   }
 
   /**
@@ -157,13 +156,7 @@ public final class JdkRetrying {
     if (!transport.callStarts()) {
       return refuseSendAsync();
     }
-    JdkRequest<T> call;
-    try {
-      call = begin(request);
-    } catch (RuntimeException | Error e) {
-      transport.callEnded();
-      throw e;
-    }
+    JdkRequest<T> call = begin(transport, request);
     if (call == null) {
       try {
         return transport.sendAsync(request, handler, pushPromiseHandler);
