@@ -437,13 +437,7 @@ class RetryingHttpClientTest {
     server.enqueue(ok("late").delay(5_000));
     List<java.util.concurrent.CompletableFuture<?>> attempts = new CopyOnWriteArrayList<>();
     JdkTransport recording =
-        new JdkTransport() {
-          @Override
-          public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
-              throws IOException, InterruptedException {
-            return real.send(r, h);
-          }
-
+        new RealTransport() {
           @Override
           public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
               HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
@@ -772,19 +766,7 @@ class RetryingHttpClientTest {
   void aCallOfAClientShutDownNowRetriesNoMore(Way way) throws Exception {
     server.otherwise(status(503)); // retried on any other client
     JdkTransport shutDownNow =
-        new JdkTransport() {
-          @Override
-          public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
-              throws IOException, InterruptedException {
-            return real.send(r, h);
-          }
-
-          @Override
-          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
-              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
-            return real.sendAsync(r, h, p);
-          }
-
+        new RealTransport() {
           @Override
           public boolean shutDownNow() {
             return true;
@@ -885,6 +867,21 @@ class RetryingHttpClientTest {
     public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
         HttpRequest r, HttpResponse.BodyHandler<T> h) {
       return real.sendAsync(r, h);
+    }
+
+    @Override
+    public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+        HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+      return real.sendAsync(r, h, p);
+    }
+  }
+
+  /** Each attempt on {@link #real}, as the decorator makes it. */
+  private class RealTransport implements JdkTransport {
+    @Override
+    public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
+        throws IOException, InterruptedException {
+      return real.send(r, h);
     }
 
     @Override
