@@ -725,6 +725,23 @@ class RetryingHttpClientTest {
   }
 
   @Test
+  void closeAfterShutdownNowReturnsAtOnceAndTheWaitingCallFailsAsRefused() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
+    HttpClient own = ownClient();
+    HttpClient client = wrapped(own);
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f = waitingForItsRetry(client);
+
+    invoke(client, "shutdownNow");
+    invoke(client, "close"); // as the JDK's: its requests were aborted, nothing to wait for
+
+    assertThat(isTerminated(own)).isTrue();
+    time.runHeldTasks();
+    Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> f.get(20, TimeUnit.SECONDS));
+    assertThat(t.getCause()).isInstanceOf(IOException.class).hasMessage("closed");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void aClientShutDownWithNoCallInProgressShutsDownAtOnce() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
     server.otherwise(ok("fine"));

@@ -80,11 +80,15 @@ public final class ClientCalls {
   }
 
   /**
-   * The application called {@code shutdownNow()}: calls are refused, and those in progress retry no
-   * more. The caller runs the real {@code shutdownNow()} at once.
+   * The application called {@code shutdownNow()}: calls are refused, those in progress retry no
+   * more, and a {@code close()} waits for them no longer ({@link #awaitCalls}): the JDK's returns
+   * once its requests were aborted. The caller runs the real {@code shutdownNow()} at once.
    */
   public void shutDownNowCalled() {
     state.getAndUpdate(v -> v | SHUT | NOW);
+    synchronized (this) {
+      notifyAll();
+    }
   }
 
   /** True once the application called {@code shutdownNow()}: no call of this client retries. */
@@ -104,9 +108,9 @@ public final class ClientCalls {
 
   /**
    * For {@code close()}, after {@link #deferShutdown}: waits until no call is in progress, as the
-   * JDK's {@code close()} waits for its requests. As there, an interrupt does not end the wait: the
-   * first runs {@code shutdownNow} (which ends no wait early: each call ends when its delay is
-   * over, its retry refused), and the interrupt flag is set again when the wait is over.
+   * JDK's {@code close()} waits for its requests, or until {@code shutdownNow()} was called. As
+   * there, an interrupt runs {@code shutdownNow} (which ends the wait; a call waiting for its retry
+   * then ends when its delay is over, its retry refused), and the interrupt flag is set again.
    */
   public void awaitCalls(Runnable shutdownNow) {
     boolean interrupted = false;
@@ -144,7 +148,8 @@ public final class ClientCalls {
 
         @Override
         public boolean isReleasable() {
-          return (state.get() & COUNT) == 0;
+          long s = state.get();
+          return (s & COUNT) == 0 || (s & NOW) != 0;
         }
       };
 }

@@ -75,7 +75,8 @@ class ClientCallsTest {
   }
 
   @Test
-  void anInterruptDuringTheWaitRunsShutdownNowOnceAndTheWaitGoesOn() throws Exception {
+  void anInterruptDuringTheWaitRunsShutdownNowOnceAndSetsTheFlagAgain() throws Exception {
+    // The shutdownNow given here only counts (the real one ends the wait: shutDownNowCalled).
     calls.enter();
     calls.deferShutdown();
     AtomicInteger shutdownNows = new AtomicInteger();
@@ -100,5 +101,18 @@ class ClientCallsTest {
     calls.exit();
     assertThat(interruptedAfter.get(10, TimeUnit.SECONDS)).as("the flag set again").isTrue();
     assertThat(shutdownNows).hasValue(1);
+  }
+
+  @Test
+  void shutdownNowEndsTheWaitOfAClose() throws Exception {
+    calls.enter();
+    calls.deferShutdown();
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> calls.awaitCalls(() -> {}));
+    assertThat(closing).isNotDone();
+
+    calls.shutDownNowCalled();
+
+    closing.get(10, TimeUnit.SECONDS);
+    assertThat(calls.inProgress()).as("the call still waits for its delay").isEqualTo(1);
   }
 }
