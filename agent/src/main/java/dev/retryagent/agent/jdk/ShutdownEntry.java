@@ -54,8 +54,26 @@ final class ShutdownEntry implements BridgeHandler {
       return null; // the JDK aborts what it sends; no call retries after it
     }
     if (calls.deferShutdown()) {
-      calls.awaitCalls(() -> FacadeCalls.shutdownNow(client));
+      calls.awaitCalls(new ShutdownNow(client));
     }
     return null; // close() itself: the real shutdown, and the wait for the JDK to terminate
+  }
+
+  /**
+   * What an interrupted {@code close()} runs, as the JDK's does. A named class, not a lambda: this
+   * class is loaded in {@code premain}, and a lambda's {@code invokedynamic} is a start-up cost
+   * (NoInvokedynamicBeforeMainIT).
+   */
+  private static final class ShutdownNow implements Runnable {
+    private final HttpClient client;
+
+    ShutdownNow(HttpClient client) {
+      this.client = client;
+    }
+
+    @Override
+    public void run() {
+      FacadeCalls.shutdownNow(client);
+    }
   }
 }
