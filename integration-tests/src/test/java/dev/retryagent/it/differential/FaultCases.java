@@ -106,7 +106,11 @@ final class FaultCases {
               .knownIntermittent(
                   "java.net.http/sendAsync@*",
                   "delivered on `caller`",
-                  Known.Reasons.ASYNC_FAILURE_ON_CALLER));
+                  Known.Reasons.ASYNC_FAILURE_ON_CALLER)
+              .knownIntermittent(
+                  "java.net.http/sendAsync@*",
+                  "delivered on `ForkJoinPool.commonPool-worker-N`, expected `caller`",
+                  Known.Reasons.ASYNC_FAILURE_AFTER_ATTACH));
     }
     return checked;
   }

@@ -74,6 +74,13 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " before the application attached its callback is delivered on the caller's thread;"
             + " without the agent the JDK's future completes on its executor";
 
+    static final String ASYNC_FAILURE_AFTER_ATTACH =
+        "intermittent, the same race the other way (seen twice in a full run, JDK 25, a stale"
+            + " connection reset under a POST or PATCH): without the agent the JDK's future failed"
+            + " before the application attached its callback, which then ran on the caller; with"
+            + " the agent the failure, which the policy does not retry, comes a few milliseconds"
+            + " later, after the callback was attached, which runs on the JDK's executor";
+
     static final String HANDSHAKE_DONE_BEFORE_ATTACH =
         "intermittent, the same race without the agent: a WebSocket handshake whose future is"
             + " already complete when the application attaches its stage runs that stage on the"
