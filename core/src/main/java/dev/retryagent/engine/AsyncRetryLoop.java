@@ -17,9 +17,10 @@ import java.util.concurrent.Executor;
  *
  * <p>A loop is itself the task its waits schedule ({@link #run}): 10,000 calls may wait at once
  * (issue 13), and a task object per wait would be one more object per waiting call. No loop leaves
- * this class (callers get its future), so nobody else can run it.
+ * this class (callers get its future), so nobody else can run it; its adapter is given it as the
+ * {@link RetryCall.Wait} of each wait ({@link #endNow}).
  */
-public final class AsyncRetryLoop<T> implements Runnable {
+public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   /** One attempt, started without blocking. */
   @FunctionalInterface
   public interface Attempt<T> {
@@ -128,6 +129,12 @@ public final class AsyncRetryLoop<T> implements Runnable {
 
   /** Steps 1 and 2 (rate limit, breaker), then the attempt. */
   private void next() {
+    if (call.cancelledByCaller()) {
+      // As in SyncRetryLoop: the attempt fails at once as the client fails the call it gave up,
+      // sending nothing; neither the rate limit nor the breaker has a say.
+      startAttempt();
+      return;
+    }
     long wait;
     try {
       wait = call.reservePermit();
@@ -151,7 +158,7 @@ public final class AsyncRetryLoop<T> implements Runnable {
     }
     CompletableFuture<T> f;
     try {
-      int n = call.beginAttempt();
+      int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       // The attempt starts in the call's context (its tracing), on whichever thread this is.
       try (CallContext.Scope scope = call.context().enter()) {
         f = attempt.start(n, call.attemptTimeoutNanos());
@@ -244,6 +251,9 @@ public final class AsyncRetryLoop<T> implements Runnable {
     if (isRetry) {
       call.waitsToRetry(); // the delay is in hand
     }
+    // Told before the task is scheduled, so that the task's run always tells the wait's end after.
+    boolean kept = call.waitStarts(this);
+    boolean scheduled = false;
     synchronized (result) {
       if (!result.isDone()) {
         if (isRetry) {
@@ -251,12 +261,34 @@ public final class AsyncRetryLoop<T> implements Runnable {
         }
         pendingIsRetry = isRetry;
         pending = engine.scheduler().schedule(this, delayNanos);
-        return;
+        scheduled = true;
       }
     }
+    if (scheduled) {
+      if (kept && call.cancelledByCaller()) {
+        endNow(); // the caller gave up before the adapter kept the wait, so it could not end it
+      }
+      return;
+    }
     // The caller stopped waiting (orTimeout, completeExceptionally) since the attempt completed.
+    call.waitEnds(this);
     call.onAbandoned();
     endContext();
+  }
+
+  /**
+   * Ends the pending wait now ({@link RetryCall.Wait}): its task runs at once on the scheduler,
+   * where it would have run at the wait's end, so the step after it runs on the same thread as
+   * ever.
+   */
+  @Override
+  public void endNow() {
+    synchronized (result) {
+      if (pending != null) {
+        pending.cancel();
+        pending = engine.scheduler().schedule(this, 0);
+      }
+    }
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. Not for anyone else. */
@@ -273,6 +305,7 @@ public final class AsyncRetryLoop<T> implements Runnable {
         engine.asyncRetryDone();
       }
     }
+    call.waitEnds(this);
     schedulerThread = Thread.currentThread();
     try {
       if (retry) {
@@ -363,16 +396,21 @@ public final class AsyncRetryLoop<T> implements Runnable {
         return false;
       }
       CompletableFuture<T> attemptToCancel;
+      boolean waited = false;
       synchronized (this) {
         attemptToCancel = inFlight;
         inFlight = null;
         if (pending != null) {
           pending.cancel();
           pending = null;
+          waited = true;
           if (pendingIsRetry) {
             engine.asyncRetryDone();
           }
         }
+      }
+      if (waited) {
+        call.waitEnds(AsyncRetryLoop.this);
       }
       if (attemptToCancel != null) {
         attemptToCancel.cancel(mayInterruptIfRunning);

@@ -394,6 +394,32 @@ public abstract class RetryCall extends HostHold {
    */
   protected void loopEnded() {}
 
+  /**
+   * A wait of a call's loop (for its retry, or for a rate-limit permit) that the call's adapter can
+   * end before its time ({@link #waitStarts}).
+   */
+  public interface Wait {
+    /**
+     * Ends the wait now: the loop takes its next step at once, which asks the caller's give-up
+     * signal ({@link RequestInfo#callerGaveUp}) first. Any thread; a wait already over ignores it.
+     */
+    void endNow();
+  }
+
+  /**
+   * Called by {@link SyncRetryLoop} and {@link AsyncRetryLoop} as the call starts to wait. An
+   * adapter whose caller can give up in a way that no step of the call would hear during the wait
+   * (the application's {@code shutdownNow()} of a {@code java.net.http} client) answers true and
+   * keeps {@code wait} until {@link #waitEnds}, to end it when that happens; otherwise the wait
+   * runs its course. It must not throw. False by default.
+   */
+  protected boolean waitStarts(Wait wait) {
+    return false;
+  }
+
+  /** The wait {@link #waitStarts} was told of is over (or ended): let go of it. */
+  protected void waitEnds(Wait wait) {}
+
   /** True once the call ended (returned, failed or was abandoned). */
   public synchronized boolean isFinished() {
     return finished;

@@ -1,6 +1,8 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.Waits;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 
 /**
  * Blocks the calling thread during a synchronous wait; injected so tests never really sleep.
@@ -14,6 +16,19 @@ public interface Sleeper {
    */
   void sleep(long nanos) throws InterruptedException;
 
-  /** {@link TimeUnit#sleep}: interruptible. */
-  Sleeper SYSTEM = nanos -> TimeUnit.NANOSECONDS.sleep(nanos);
+  /**
+   * Waits {@code nanos}, or less: until {@code endsEarly} answers true. By default the whole wait,
+   * {@link #sleep(long)}: a test's sleeper, which does not really sleep, has nothing to cut short.
+   *
+   * @throws InterruptedException as {@link #sleep(long)}
+   */
+  default void sleep(long nanos, BooleanSupplier endsEarly) throws InterruptedException {
+    sleep(nanos);
+  }
+
+  /**
+   * {@link TimeUnit#sleep}: interruptible. A wait that may end early looks at its signal at least
+   * every 50 ms.
+   */
+  Sleeper SYSTEM = Waits.systemSleeper();
 }

@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import java.io.IOException;
+import java.util.function.BooleanSupplier;
 
 /**
  * SPI: drives a {@link RetryCall} on the caller's thread, waiting with the engine's {@link Sleeper}
@@ -92,13 +93,43 @@ public final class SyncRetryLoop {
     }
   }
 
+  /**
+   * Waits {@code nanos}, or less when the call's adapter ends the wait early ({@link
+   * RetryCall#waitStarts}; the sleeper looks at that, {@link Sleeper#sleep(long,
+   * BooleanSupplier)}).
+   */
   private static void sleep(RetryCall call, Sleeper sleeper, long nanos)
       throws InterruptedException {
+    SyncWait wait = new SyncWait();
+    boolean kept = call.waitStarts(wait);
     try {
-      sleeper.sleep(nanos);
+      if (kept) {
+        sleeper.sleep(nanos, wait);
+      } else {
+        sleeper.sleep(nanos);
+      }
     } catch (InterruptedException e) {
       call.onAbandoned();
       throw e;
+    } finally {
+      if (kept) {
+        call.waitEnds(wait);
+      }
+    }
+  }
+
+  /** A wait on the caller's thread, which a sleeper cannot be woken from: it looks at this. */
+  private static final class SyncWait implements RetryCall.Wait, BooleanSupplier {
+    private volatile boolean ended;
+
+    @Override
+    public void endNow() {
+      ended = true;
+    }
+
+    @Override
+    public boolean getAsBoolean() {
+      return ended;
     }
   }
 }

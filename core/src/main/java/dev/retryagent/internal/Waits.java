@@ -19,6 +19,24 @@ public final class Waits {
    * wait within 50 ms; the next attempt then fails at once, as the client fails a cancelled call,
    * without a request on the wire.
    */
+  /** {@link Sleeper#SYSTEM}. */
+  public static Sleeper systemSleeper() {
+    return new SystemSleeper();
+  }
+
+  /** Sleeps for real; a wait that may end early is looked at in slices. */
+  private static final class SystemSleeper implements Sleeper {
+    @Override
+    public void sleep(long nanos) throws InterruptedException {
+      TimeUnit.NANOSECONDS.sleep(nanos);
+    }
+
+    @Override
+    public void sleep(long nanos, BooleanSupplier endsEarly) throws InterruptedException {
+      untilCancelled(this, endsEarly).sleep(nanos);
+    }
+  }
+
   public static Sleeper untilCancelled(Sleeper base, BooleanSupplier cancelled) {
     return nanos -> {
       long left = nanos;

@@ -1,5 +1,6 @@
 package dev.retryagent.jdk;
 
+import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.jdk.ClientCalls;
 import dev.retryagent.internal.jdk.JdkRetrying;
@@ -149,7 +150,9 @@ public final class RetryingHttpClient extends HttpClient {
     }
   }
 
-  /** Java 21+: shuts the real client down now; no call retries after it. */
+  /**
+   * Java 21+: shuts the real client down now; no call retries after it, nor waits for its retry.
+   */
   public void shutdownNow() {
     if (SHUTS_DOWN) {
       calls.shutDownNowCalled();
@@ -238,6 +241,18 @@ public final class RetryingHttpClient extends HttpClient {
     @Override
     public boolean shutDownNow() {
       return SHUTS_DOWN && calls.shutDownNow();
+    }
+
+    @Override
+    public boolean waitStarts(RetryCall.Wait wait) {
+      return SHUTS_DOWN && calls.waitStarts(wait);
+    }
+
+    @Override
+    public void waitEnds(RetryCall.Wait wait) {
+      if (SHUTS_DOWN) {
+        calls.waitEnds(wait);
+      }
     }
   }
 }

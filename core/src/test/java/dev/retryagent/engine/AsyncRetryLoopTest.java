@@ -117,6 +117,129 @@ class AsyncRetryLoopTest {
     assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
   }
 
+  /** A GET whose adapter keeps the waits it is told of, and whose caller gives up when told. */
+  private static final class KeepingWaits extends SelfViewCall {
+    final List<RetryCall.Wait> kept = new ArrayList<>();
+    int told;
+    volatile boolean gaveUp;
+    boolean giveUpAsTheWaitStarts;
+
+    @Override
+    protected boolean waitStarts(RetryCall.Wait wait) {
+      told++;
+      kept.add(wait);
+      if (giveUpAsTheWaitStarts) {
+        gaveUp = true; // shutdownNow() ran just before the wait was kept: it could not end it
+      }
+      return true;
+    }
+
+    @Override
+    protected void waitEnds(RetryCall.Wait wait) {
+      assertThat(kept.remove(wait)).as("a wait told of").isTrue();
+    }
+
+    @Override
+    public boolean callerGaveUp() {
+      return gaveUp;
+    }
+
+    @Override
+    public String method() {
+      return "GET";
+    }
+
+    @Override
+    public String scheme() {
+      return "http";
+    }
+
+    @Override
+    public String host() {
+      return "api.example.com";
+    }
+
+    @Override
+    public int port() {
+      return 80;
+    }
+
+    @Override
+    public String path() {
+      return "/v1/items";
+    }
+
+    @Override
+    public String header(String name) {
+      return null;
+    }
+
+    @Override
+    public boolean bodyReplayable() {
+      return true;
+    }
+  }
+
+  @Test
+  void aWaitEndedEarlyRunsItsTaskAtOnceOnTheSchedulerAndIsToldItsEnd() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    KeepingWaits call = f.engine.begin(new KeepingWaits());
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(call.kept).hasSize(1);
+    assertThat(f.scheduler.delays()).containsExactly(100 * MS);
+
+    call.gaveUp = true; // the application's shutdownNow(): then its adapter ends the wait
+    call.kept.get(0).endNow();
+
+    assertThat(f.scheduler.delays()).containsExactly(100 * MS, 0L);
+    assertThat(f.scheduler.pending()).as("the first task withdrawn").isEqualTo(1);
+    f.scheduler.advance(0);
+    assertThat(attempts.started).as("the next step ran without the wait").hasSize(2);
+    assertThat(call.kept).as("told its end").isEmpty();
+    attempts.last().completeExceptionally(new java.io.IOException("closed"));
+    assertThat(result).isCompletedExceptionally();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aWaitOverOrCancelledIsToldItsEndAndEndingItLaterDoesNothing() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    KeepingWaits call = f.engine.begin(new KeepingWaits());
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
+    attempts.last().complete(FakeResponse.of(503));
+    RetryCall.Wait first = call.kept.get(0);
+    f.scheduler.advance(100 * MS);
+    assertThat(call.kept).isEmpty();
+    first.endNow(); // late: nothing pending
+    assertThat(f.scheduler.pending()).isZero();
+
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(call.kept).hasSize(1);
+    result.cancel(true);
+
+    assertThat(call.kept).isEmpty();
+    assertThat(call.told).isEqualTo(2);
+    assertThat(attempts.started).hasSize(2);
+  }
+
+  @Test
+  void aCallerWhoGaveUpBeforeItsWaitWasKeptHasItEndedAtOnceWithoutTheBreakersSay() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    KeepingWaits call = f.engine.begin(new KeepingWaits());
+    call.giveUpAsTheWaitStarts = true;
+    AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
+    attempts.last().complete(FakeResponse.of(503));
+
+    assertThat(f.scheduler.delays()).containsExactly(100 * MS, 0L);
+    f.scheduler.advance(0);
+
+    assertThat(attempts.started).hasSize(2);
+    assertThat(call.kept).isEmpty();
+  }
+
   @Test
   void aPendingRetryThatFiresAfterCancellationDoesNothing() {
     EngineFixture f = EngineFixture.of(TestPolicy.create());

@@ -741,6 +741,51 @@ class RetryingHttpClientTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  /**
+   * shutdownNow() ends a call's wait for its retry at once, where the call waited out its delay
+   * (here 25 s, Retry-After) and only then failed: on real time, since what is checked is that the
+   * wait ended without its time passing. The call fails as the JDK refuses a call after a shutdown,
+   * and sends nothing more.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void shutdownNowEndsTheWaitOfACallWaitingForItsRetry(Way way) throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
+    server.enqueue(status(503).header("Retry-After", "25"), ok("never"));
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            ownClient(),
+            RetryEngine.builder()
+                .listener(
+                    new dev.retryagent.engine.RetryListener() {
+                      @Override
+                      public void onRetry(RetryEvent e) {
+                        events.add(e);
+                      }
+                    })
+                .build());
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        way == Way.SEND_ASYNC
+            ? client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString())
+            : java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return client.send(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+                  } catch (IOException | InterruptedException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                  }
+                });
+    // The retry is decided: the call waits for it.
+    org.awaitility.Awaitility.await().until(() -> !events.isEmpty());
+
+    invoke(client, "shutdownNow");
+
+    Throwable t = org.assertj.core.api.Assertions.catchThrowable(() -> f.get(10, TimeUnit.SECONDS));
+    assertThat(t).isInstanceOf(ExecutionException.class);
+    assertThat(t.getCause()).isInstanceOf(IOException.class).hasMessage("closed");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
   @Test
   void aClientShutDownWithNoCallInProgressShutsDownAtOnce() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");

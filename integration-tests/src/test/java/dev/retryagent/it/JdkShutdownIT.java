@@ -35,8 +35,15 @@ class JdkShutdownIT {
   }
 
   private static CountingServer startScriptedServer() throws Exception {
+    return startScriptedServer(1);
+  }
+
+  /** 503 asking for a retry in {@code retryAfterSeconds}, then 200. */
+  private static CountingServer startScriptedServer(int retryAfterSeconds) throws Exception {
     CountingServer s = CountingServer.start();
-    s.enqueue(Reply.status(503).withHeader("Retry-After", "1"), Reply.ok("fine"));
+    s.enqueue(
+        Reply.status(503).withHeader("Retry-After", Integer.toString(retryAfterSeconds)),
+        Reply.ok("fine"));
     return s;
   }
 
@@ -97,11 +104,14 @@ class JdkShutdownIT {
 
   @ParameterizedTest
   @ValueSource(strings = {"sendAsync", "send"})
-  void shutdownNowSendsNothingMoreAndTheCallFailsAsAnAbortedOne(String way) {
-    try (ForkedJvm.Running with = start(server, true, way, "shutdownNow")) {
+  void shutdownNowSendsNothingMoreAndTheCallFailsAsAnAbortedOne(String way) throws Exception {
+    // A retry due in 25 s: shutdownNow() ends the call's wait for it (the app waits 15 s at most
+    // for the call's end), where the call used to fail only once its delay was over.
+    try (CountingServer slow = startScriptedServer(25);
+        ForkedJvm.Running with = start(slow, true, way, "shutdownNow")) {
       assertThat(with.value("result.error")).as(with.stderr()).isEqualTo("java.io.IOException");
       assertThat(with.value("after.message")).isEqualTo("closed");
-      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(slow.requestCount()).isEqualTo(1);
     }
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.jdk;
 
+import dev.retryagent.engine.RetryCall;
 import dev.retryagent.internal.jdk.ClientCalls;
 import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
@@ -73,5 +74,17 @@ final class ClientTransport implements JdkTransport {
   @Override
   public boolean shutDownNow() {
     return calls != null && calls.shutDownNow();
+  }
+
+  @Override
+  public boolean waitStarts(RetryCall.Wait wait) {
+    return calls != null && calls.waitStarts(wait);
+  }
+
+  @Override
+  public void waitEnds(RetryCall.Wait wait) {
+    if (calls != null) {
+      calls.waitEnds(wait);
+    }
   }
 }

@@ -1,5 +1,8 @@
 package dev.retryagent.internal.jdk;
 
+import dev.retryagent.engine.RetryCall;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -20,7 +23,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * waits, as they do for a request in progress.
  *
  * <p>{@code shutdownNow()} is not deferred: the JDK aborts what it is sending at once, and after it
- * no call of this client retries ({@link #shutDownNow}).
+ * no call of this client retries ({@link #shutDownNow}); a call waiting for its retry ends its wait
+ * then ({@link #waitStarts}), and fails as the JDK fails the calls it aborts, instead of waiting
+ * out its delay first.
  *
  * <p>Thread-safe and lock-free on a call's path: one compare-and-set as it starts, one as it ends.
  * A lock is taken only by {@link #awaitCalls} and by the exit that wakes it.
@@ -36,6 +41,9 @@ public final class ClientCalls {
   private static final long COUNT = NOW - 1;
 
   private final AtomicLong state = new AtomicLong();
+
+  /** The waits of the calls in progress, for {@code shutdownNow()} to end. */
+  private final Set<RetryCall.Wait> waits = ConcurrentHashMap.newKeySet();
 
   /**
    * A call starts: true, and it counts as in progress until {@link #exit}; false once the
@@ -89,6 +97,25 @@ public final class ClientCalls {
     synchronized (this) {
       notifyAll();
     }
+    // After the flag: a wait kept after this loop looks at the flag itself (AsyncRetryLoop).
+    for (RetryCall.Wait wait : waits) {
+      try {
+        wait.endNow();
+      } catch (RuntimeException e) {
+        // That call's wait runs its course; the application's shutdownNow() goes on.
+      }
+    }
+  }
+
+  /** A call in progress starts to wait: kept until {@link #waitEnds}, ended by shutdownNow. */
+  public boolean waitStarts(RetryCall.Wait wait) {
+    waits.add(wait);
+    return true;
+  }
+
+  /** A wait {@link #waitStarts kept} is over. */
+  public void waitEnds(RetryCall.Wait wait) {
+    waits.remove(wait);
   }
 
   /** True once the application called {@code shutdownNow()}: no call of this client retries. */

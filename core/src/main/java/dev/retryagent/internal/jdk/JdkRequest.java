@@ -115,9 +115,36 @@ final class JdkRequest<T> extends SelfViewCall
     return t != null && t.shutDownNow();
   }
 
-  /** One attempt of a synchronous call: this request's attempt, with this as its body handler. */
+  /**
+   * A wait of this call: kept by the client's calls ({@link ClientCalls}), which end it when the
+   * application calls {@code shutdownNow()}. Without that, a call waiting for its retry went on
+   * waiting for its delay (up to {@code retryAfter.max}) after the JDK had aborted everything else.
+   */
+  @Override
+  protected boolean waitStarts(Wait wait) {
+    JdkTransport t = transport;
+    return t != null && t.waitStarts(wait);
+  }
+
+  @Override
+  protected void waitEnds(Wait wait) {
+    JdkTransport t = transport;
+    if (t != null) {
+      t.waitEnds(wait);
+    }
+  }
+
+  /**
+   * One attempt of a synchronous call: this request's attempt, with this as its body handler. A
+   * retry after the application's {@code shutdownNow()} is the JDK's refusal, sent nowhere, even in
+   * the moment before the JDK's own shutdown has run (a wait it ended goes on at once). A first
+   * attempt is the JDK's to refuse or abort.
+   */
   @Override
   public HttpResponse<T> run(int n, long timeoutNanos) throws IOException, InterruptedException {
+    if (n > 1 && transport.shutDownNow()) {
+      return JdkRetrying.refuseSend();
+    }
     return transport.send(forAttempt(n, timeoutNanos, attemptHeader()), this);
   }
 
@@ -128,6 +155,9 @@ final class JdkRequest<T> extends SelfViewCall
     if (t == null) {
       // The call ended (cancelled) as this retry was about to start: nothing is sent.
       return CompletableFuture.failedFuture(new CancellationException());
+    }
+    if (n > 1 && t.shutDownNow()) {
+      return JdkRetrying.refuseSendAsync(); // as run()
     }
     return t.sendAsync(forAttempt(n, timeoutNanos, attemptHeader()), this, pushPromiseHandler);
   }

@@ -1,5 +1,6 @@
 package dev.retryagent.internal.jdk;
 
+import dev.retryagent.engine.RetryCall;
 import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -35,4 +36,15 @@ public interface JdkTransport {
   default boolean shutDownNow() {
     return false;
   }
+
+  /**
+   * A call through this transport starts to wait: true when the transport keeps {@code wait}, until
+   * {@link #waitEnds}, to end it when the application calls the client's {@code shutdownNow()}.
+   */
+  default boolean waitStarts(RetryCall.Wait wait) {
+    return false;
+  }
+
+  /** The wait {@link #waitStarts} kept is over. */
+  default void waitEnds(RetryCall.Wait wait) {}
 }

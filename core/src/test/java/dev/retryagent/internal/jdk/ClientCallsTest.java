@@ -60,6 +60,29 @@ class ClientCallsTest {
   }
 
   @Test
+  void shutdownNowEndsTheWaitsKeptAndNotThoseOver() {
+    ClientCalls calls = new ClientCalls();
+    java.util.List<String> ended = new java.util.ArrayList<>();
+    dev.retryagent.engine.RetryCall.Wait first = () -> ended.add("first");
+    dev.retryagent.engine.RetryCall.Wait second = () -> ended.add("second");
+    dev.retryagent.engine.RetryCall.Wait throwing =
+        () -> {
+          throw new IllegalStateException("a bug of that call's");
+        };
+    assertThat(calls.waitStarts(first)).isTrue();
+    assertThat(calls.waitStarts(throwing)).isTrue();
+    assertThat(calls.waitStarts(second)).isTrue();
+    calls.waitEnds(second);
+    calls.waitEnds(throwing);
+    calls.waitStarts(throwing); // a later wait of the same call
+
+    calls.shutDownNowCalled();
+
+    assertThat(ended).containsExactly("first");
+    assertThat(calls.shutDownNow()).isTrue();
+  }
+
+  @Test
   void awaitCallsReturnsWhenTheLastCallEnds() throws Exception {
     calls.enter();
     calls.deferShutdown();

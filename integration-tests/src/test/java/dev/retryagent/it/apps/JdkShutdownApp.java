@@ -10,6 +10,9 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Shuts a {@code java.net.http} client down (Java 21+) while one of its calls is in progress, as an
@@ -20,8 +23,9 @@ import java.util.concurrent.CompletionException;
  * stdin, then calls the method on the client and prints {@code doneWhenItReturned=} (whether the
  * call had ended by then); then a second call, refused ({@code after.error=}, {@code
  * after.message=}); then the first call's {@code result.status=} and {@code result.body=}, or
- * {@code result.error=} and {@code result.message=}; then {@code terminated=}. Methods of Java 21
- * are called by reflection, so the class compiles for 17.
+ * {@code result.error=} and {@code result.message=} ({@code TimeoutException} when it has not ended
+ * 15 s after the method returned); then {@code terminated=}. Methods of Java 21 are called by
+ * reflection, so the class compiles for 17.
  */
 public final class JdkShutdownApp {
   private JdkShutdownApp() {}
@@ -63,12 +67,14 @@ public final class JdkShutdownApp {
     }
 
     try {
-      HttpResponse<String> response = call.join();
+      HttpResponse<String> response = call.get(15, TimeUnit.SECONDS);
       System.out.println("result.status=" + response.statusCode());
       System.out.println("result.body=" + response.body());
-    } catch (CompletionException e) {
+    } catch (ExecutionException e) {
       System.out.println("result.error=" + e.getCause().getClass().getName());
       System.out.println("result.message=" + e.getCause().getMessage());
+    } catch (TimeoutException e) {
+      System.out.println("result.error=" + e.getClass().getName()); // not over 15 s later
     }
     if (!method.equals("shutdownNow")) {
       invoke(client, "close"); // the JDK terminates once its last request ended
