@@ -12,6 +12,7 @@ import java.lang.invoke.MethodType;
 import java.net.Authenticator;
 import java.net.CookieHandler;
 import java.net.ProxySelector;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -132,9 +133,56 @@ public final class RetryingHttpClient extends HttpClient {
     return delegate.executor();
   }
 
+  /**
+   * The real client's builder; on Java 21+ its {@code buildAsync} is refused as the JDK refuses it
+   * once this decorator was shut down, even while the real client's shutdown waits for the calls in
+   * progress (the real client, not yet shut down, would open the WebSocket).
+   */
   @Override
   public WebSocket.Builder newWebSocketBuilder() {
-    return delegate.newWebSocketBuilder();
+    WebSocket.Builder real = delegate.newWebSocketBuilder();
+    return SHUTS_DOWN ? new WebSocketBuilder(real) : real;
+  }
+
+  /**
+   * The real client's WebSocket builder, refused after a shutdown ({@link #newWebSocketBuilder}).
+   */
+  private final class WebSocketBuilder implements WebSocket.Builder {
+    private final WebSocket.Builder real;
+
+    WebSocketBuilder(WebSocket.Builder real) {
+      this.real = real;
+    }
+
+    @Override
+    public WebSocket.Builder header(String name, String value) {
+      real.header(name, value);
+      return this;
+    }
+
+    @Override
+    public WebSocket.Builder connectTimeout(Duration timeout) {
+      real.connectTimeout(timeout);
+      return this;
+    }
+
+    @Override
+    public WebSocket.Builder subprotocols(String mostPreferred, String... lesserPreferred) {
+      real.subprotocols(mostPreferred, lesserPreferred);
+      return this;
+    }
+
+    @Override
+    public CompletableFuture<WebSocket> buildAsync(URI uri, WebSocket.Listener listener) {
+      if (calls.refuses()) {
+        // What the JDK's own buildAsync does on a client shut down, after its null checks (a
+        // URI it would refuse for its scheme is refused here for the shutdown).
+        Objects.requireNonNull(uri, "uri");
+        Objects.requireNonNull(listener, "listener");
+        return JdkRetrying.refuseSendAsync();
+      }
+      return real.buildAsync(uri, listener);
+    }
   }
 
   // Java 21 added these to HttpClient with defaults that do nothing useful for a decorator. We

@@ -725,6 +725,31 @@ class RetryingHttpClientTest {
   }
 
   @Test
+  void aWebSocketIsRefusedWhileTheShutdownWaitsForTheCallsInProgress() throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");
+    HttpClient client = wrapped(ownClient());
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f = waitingForItsRetry(client);
+    invoke(client, "shutdown"); // deferred: the real client is still up for the call's retry
+
+    java.util.concurrent.CompletableFuture<java.net.http.WebSocket> ws =
+        client
+            .newWebSocketBuilder()
+            .buildAsync(
+                URI.create("ws://127.0.0.1:" + server.port() + "/ws"),
+                new java.net.http.WebSocket.Listener() {});
+
+    // As the JDK refuses it once shut down; no opening handshake reached the server.
+    Throwable t = org.assertj.core.api.Assertions.catchThrowable(ws::join);
+    assertThat(t).isInstanceOf(java.util.concurrent.CompletionException.class);
+    assertThat(t.getCause()).isInstanceOf(IOException.class).hasMessage("closed");
+    assertThatThrownBy(() -> client.newWebSocketBuilder().buildAsync(null, null))
+        .isInstanceOf(NullPointerException.class);
+    time.runHeldTasks();
+    assertThat(f.get(20, TimeUnit.SECONDS).body()).isEqualTo("fine");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
   void closeAfterShutdownNowReturnsAtOnceAndTheWaitingCallFailsAsRefused() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
     HttpClient own = ownClient();

@@ -98,7 +98,7 @@ public final class JdkRetrying {
   }
 
   /** {@code sendAsync} on a client the application shut down: the JDK's own refusal. */
-  public static <T> CompletableFuture<HttpResponse<T>> refuseSendAsync() {
+  public static <R> CompletableFuture<R> refuseSendAsync() {
     return CompletableFuture.failedFuture(new IOException(CLOSED));
   }
 
