@@ -41,11 +41,10 @@ final class FacadeCalls {
     if (!JdkHttpHook.SHUTS_DOWN) {
       return null;
     }
-    Last last = LAST.get();
-    if (last != null && last.client.get() == client) {
-      return last.calls;
+    ClientCalls calls = lastCalled(client);
+    if (calls != null) {
+      return calls;
     }
-    ClientCalls calls;
     synchronized (ALL) {
       calls = ALL.computeIfAbsent(client, c -> new ClientCalls());
     }
@@ -68,9 +67,17 @@ final class FacadeCalls {
     if (!JdkHttpHook.SHUTS_DOWN) {
       return false;
     }
-    Last last = LAST.get();
-    ClientCalls calls = last != null && last.client.get() == client ? last.calls : existing(client);
+    ClientCalls calls = lastCalled(client);
+    if (calls == null) {
+      calls = existing(client);
+    }
     return calls != null && calls.refuses();
+  }
+
+  /** The calls of {@code client} when it is the last client this thread called; else null. */
+  private static ClientCalls lastCalled(HttpClient client) {
+    Last last = LAST.get();
+    return last != null && last.client.get() == client ? last.calls : null;
   }
 
   /**
