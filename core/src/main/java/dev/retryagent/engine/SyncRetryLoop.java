@@ -100,7 +100,7 @@ public final class SyncRetryLoop {
    */
   private static void sleep(RetryCall call, Sleeper sleeper, long nanos)
       throws InterruptedException {
-    SyncWait wait = new SyncWait();
+    SyncWait wait = new SyncWait(call);
     boolean kept = call.waitStarts(wait);
     try {
       if (kept) {
@@ -118,9 +118,18 @@ public final class SyncRetryLoop {
     }
   }
 
-  /** A wait on the caller's thread, which a sleeper cannot be woken from: it looks at this. */
+  /**
+   * A wait on the caller's thread, which a sleeper cannot be woken from: it looks at this. Ended by
+   * the adapter, or by the caller's give-up itself: one that came after the retry was decided and
+   * before the adapter kept the wait could not end it.
+   */
   private static final class SyncWait implements RetryCall.Wait, BooleanSupplier {
+    private final RetryCall call;
     private volatile boolean ended;
+
+    SyncWait(RetryCall call) {
+      this.call = call;
+    }
 
     @Override
     public void endNow() {
@@ -129,7 +138,7 @@ public final class SyncRetryLoop {
 
     @Override
     public boolean getAsBoolean() {
-      return ended;
+      return ended || call.cancelledByCaller();
     }
   }
 }

@@ -117,73 +117,10 @@ class AsyncRetryLoopTest {
     assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
   }
 
-  /** A GET whose adapter keeps the waits it is told of, and whose caller gives up when told. */
-  private static final class KeepingWaits extends SelfViewCall {
-    final List<RetryCall.Wait> kept = new ArrayList<>();
-    int told;
-    volatile boolean gaveUp;
-    boolean giveUpAsTheWaitStarts;
-
-    @Override
-    protected boolean waitStarts(RetryCall.Wait wait) {
-      told++;
-      kept.add(wait);
-      if (giveUpAsTheWaitStarts) {
-        gaveUp = true; // shutdownNow() ran just before the wait was kept: it could not end it
-      }
-      return true;
-    }
-
-    @Override
-    protected void waitEnds(RetryCall.Wait wait) {
-      assertThat(kept.remove(wait)).as("a wait told of").isTrue();
-    }
-
-    @Override
-    public boolean callerGaveUp() {
-      return gaveUp;
-    }
-
-    @Override
-    public String method() {
-      return "GET";
-    }
-
-    @Override
-    public String scheme() {
-      return "http";
-    }
-
-    @Override
-    public String host() {
-      return "api.example.com";
-    }
-
-    @Override
-    public int port() {
-      return 80;
-    }
-
-    @Override
-    public String path() {
-      return "/v1/items";
-    }
-
-    @Override
-    public String header(String name) {
-      return null;
-    }
-
-    @Override
-    public boolean bodyReplayable() {
-      return true;
-    }
-  }
-
   @Test
   void aWaitEndedEarlyRunsItsTaskAtOnceOnTheSchedulerAndIsToldItsEnd() {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
-    KeepingWaits call = f.engine.begin(new KeepingWaits());
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
     CompletableFuture<FakeResponse> result =
         AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
     attempts.last().complete(FakeResponse.of(503));
@@ -206,7 +143,7 @@ class AsyncRetryLoopTest {
   @Test
   void aWaitOverOrCancelledIsToldItsEndAndEndingItLaterDoesNothing() {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
-    KeepingWaits call = f.engine.begin(new KeepingWaits());
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
     CompletableFuture<FakeResponse> result =
         AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
     attempts.last().complete(FakeResponse.of(503));
@@ -228,7 +165,7 @@ class AsyncRetryLoopTest {
   @Test
   void aCallerWhoGaveUpBeforeItsWaitWasKeptHasItEndedAtOnceWithoutTheBreakersSay() {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
-    KeepingWaits call = f.engine.begin(new KeepingWaits());
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
     call.giveUpAsTheWaitStarts = true;
     AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
     attempts.last().complete(FakeResponse.of(503));

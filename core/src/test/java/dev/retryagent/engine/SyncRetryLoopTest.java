@@ -7,8 +7,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
+import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -18,6 +21,53 @@ class SyncRetryLoopTest {
   @AfterEach
   void clearInterrupt() {
     Thread.interrupted();
+  }
+
+  /** A sleeper that ends a wait at once when it is asked to end early, and records each wait. */
+  private static final class EndingSleeper implements Sleeper {
+    final List<String> waits = new ArrayList<>();
+
+    @Override
+    public void sleep(long nanos) {
+      waits.add("whole " + nanos);
+    }
+
+    @Override
+    public void sleep(long nanos, java.util.function.BooleanSupplier endsEarly) {
+      waits.add((endsEarly.getAsBoolean() ? "ended " : "may end ") + nanos);
+    }
+  }
+
+  @Test
+  void aWaitTheAdapterKeepsMayEndEarlyAndIsToldItsEnd() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Script script = new Script(f.clock, respond(503), respond(200));
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
+    EndingSleeper sleeper = new EndingSleeper();
+
+    FakeResponse r = SyncRetryLoop.execute(call, sleeper, script::runSync, FakeResponse.ACCESS);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(sleeper.waits).containsExactly("may end " + 100_000_000L);
+    assertThat(call.told).isEqualTo(1);
+    assertThat(call.kept).as("told its end").isEmpty();
+  }
+
+  @Test
+  void aCallerWhoGaveUpBeforeTheWaitWasKeptEndsItAtOnce() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Script script = new Script(f.clock, respond(503), fail(new IOException("closed")));
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
+    call.giveUpAsTheWaitStarts = true;
+    EndingSleeper sleeper = new EndingSleeper();
+
+    assertThatThrownBy(
+            () -> SyncRetryLoop.execute(call, sleeper, script::runSync, FakeResponse.ACCESS))
+        .isInstanceOf(IOException.class)
+        .hasMessage("closed");
+
+    assertThat(sleeper.waits).containsExactly("ended " + 100_000_000L);
+    assertThat(call.kept).isEmpty();
   }
 
   @Test
