@@ -60,7 +60,7 @@ final class ConnectionView {
 
   /** The application's own value; an attempt may have been given a shorter one. */
   int getConnectTimeout() {
-    return request.connectTimeout();
+    return Math.max(0, request.connectTimeout());
   }
 
   void setReadTimeout(int millis) {
@@ -74,7 +74,7 @@ final class ConnectionView {
   }
 
   int getReadTimeout() {
-    return request.readTimeout();
+    return Math.max(0, request.readTimeout());
   }
 
   void setRequestProperty(String key, String value) {

@@ -63,6 +63,26 @@ final class Connections {
     return applicationMillis == 0 ? attempt : Math.min(applicationMillis, attempt);
   }
 
+  /**
+   * The timeout an attempt gets, or -1 to leave the connection's own unset.
+   *
+   * @param applicationMillis the application's timeout, -1 when it set none: a fresh connection
+   *     then keeps the JDK's default (the system property {@code jdkDefault}, which the JDK applies
+   *     only to a connection whose timeout was never set; an explicit 0 would mean none at all)
+   * @param attemptNanos the attempt's share ({@code -1}: none)
+   */
+  static int attemptTimeout(int applicationMillis, String jdkDefault, long attemptNanos) {
+    if (applicationMillis >= 0) {
+      return bounded(applicationMillis, attemptNanos);
+    }
+    if (attemptNanos < 0) {
+      return -1;
+    }
+    // As the JDK reads it (sun.net.NetworkClient): a value of 0 or less is no default.
+    int jdk = Integer.getInteger(jdkDefault, 0);
+    return bounded(Math.max(0, jdk), attemptNanos);
+  }
+
   static IOException rethrow(Throwable e) {
     if (e instanceof IOException) {
       return (IOException) e;

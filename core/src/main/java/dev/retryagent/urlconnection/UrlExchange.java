@@ -371,8 +371,18 @@ final class UrlExchange {
     }
     long timeout = call.attemptTimeoutNanos();
     if (timeout >= 0 || c != template) {
-      c.setConnectTimeout(Connections.bounded(request.connectTimeout(), timeout));
-      c.setReadTimeout(Connections.bounded(request.readTimeout(), timeout));
+      int connect =
+          Connections.attemptTimeout(
+              request.connectTimeout(), "sun.net.client.defaultConnectTimeout", timeout);
+      if (connect >= 0) {
+        c.setConnectTimeout(connect);
+      }
+      int read =
+          Connections.attemptTimeout(
+              request.readTimeout(), "sun.net.client.defaultReadTimeout", timeout);
+      if (read >= 0) {
+        c.setReadTimeout(read);
+      }
     }
   }
 

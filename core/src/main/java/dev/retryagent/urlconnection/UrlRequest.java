@@ -33,7 +33,14 @@ final class UrlRequest implements RequestInfo {
   private long fixedLength = -1;
   private int chunkLength = -1;
   private boolean chunked;
+
+  /**
+   * The application's timeouts, -1 while it set none: the JDK then applies its default ({@code
+   * sun.net.client.defaultConnectTimeout}, {@code ...defaultReadTimeout}), which an explicit 0 on a
+   * fresh attempt would turn off. The JDK's getters answer 0 for both.
+   */
   private int connectTimeout;
+
   private int readTimeout;
 
   /** The connection whose method counts until it is fixed: the template. */
@@ -49,8 +56,8 @@ final class UrlRequest implements RequestInfo {
     this.port = url.getPort() >= 0 ? url.getPort() : url.getDefaultPort();
     String p = url.getPath();
     this.path = p == null || p.isEmpty() ? "/" : p;
-    this.connectTimeout = template.getConnectTimeout();
-    this.readTimeout = template.getReadTimeout();
+    this.connectTimeout = template.getConnectTimeout() > 0 ? template.getConnectTimeout() : -1;
+    this.readTimeout = template.getReadTimeout() > 0 ? template.getReadTimeout() : -1;
   }
 
   URL url() {
@@ -90,6 +97,7 @@ final class UrlRequest implements RequestInfo {
     connectTimeout = millis;
   }
 
+  /** The application's connect timeout, or -1 when it set none (the JDK's default applies). */
   int connectTimeout() {
     return connectTimeout;
   }
@@ -98,6 +106,7 @@ final class UrlRequest implements RequestInfo {
     readTimeout = millis;
   }
 
+  /** The application's read timeout, or -1 when it set none (the JDK's default applies). */
   int readTimeout() {
     return readTimeout;
   }

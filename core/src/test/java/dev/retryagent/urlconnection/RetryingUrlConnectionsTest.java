@@ -501,6 +501,140 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void aRetryKeepsTheJdksDefaultTimeoutsWhenTheApplicationSetNone() throws Exception {
+    // An application that sets no timeout gets the JDK's default (-Dsun.net.client.default...),
+    // which the JDK applies only to a connection whose timeout was never set: a retry must get it
+    // too, not the rest of the deadline (30 s here) or, without a deadline bound, no timeout at
+    // all.
+    // The JDK reads the properties once: initialized first, it keeps its own values for other
+    // tests.
+    Class.forName("sun.net.NetworkClient");
+    server.enqueue(status(503), status(503), ok("done"));
+    List<TimeoutsSeen> attempts = new CopyOnWriteArrayList<>();
+    HttpURLConnection c = openRecording(attempts);
+    System.setProperty("sun.net.client.defaultConnectTimeout", "600");
+    System.setProperty("sun.net.client.defaultReadTimeout", "700");
+    try {
+      assertThat(c.getResponseCode()).isEqualTo(200);
+    } finally {
+      System.clearProperty("sun.net.client.defaultConnectTimeout");
+      System.clearProperty("sun.net.client.defaultReadTimeout");
+    }
+
+    assertThat(c.getConnectTimeout()).isZero();
+    assertThat(c.getReadTimeout()).isZero();
+    assertThat(attempts).hasSize(2);
+    for (TimeoutsSeen a : attempts) {
+      assertThat(a.set).as("timeouts set on a retry").containsExactly("connect 600", "read 700");
+    }
+  }
+
+  @Test
+  void aRetryGetsTheTimeoutsTheApplicationSet() throws Exception {
+    server.enqueue(status(503), ok("done"));
+    List<TimeoutsSeen> attempts = new CopyOnWriteArrayList<>();
+    HttpURLConnection c = openRecording(attempts);
+    c.setConnectTimeout(400);
+    c.setReadTimeout(1500);
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(attempts).hasSize(1);
+    assertThat(attempts.get(0).set).containsExactly("connect 400", "read 1500");
+  }
+
+  @Test
+  void anAttemptsShareOrTheJdksDefaultIsLeftAsItIs() {
+    String none = "retry-agent.test.no-such-property";
+    assertThat(Connections.attemptTimeout(-1, none, -1)).isEqualTo(-1);
+    assertThat(Connections.attemptTimeout(-1, none, Duration.ofSeconds(2).toNanos()))
+        .isEqualTo(2000);
+    assertThat(Connections.attemptTimeout(0, none, -1)).isZero();
+    assertThat(Connections.attemptTimeout(500, none, -1)).isEqualTo(500);
+  }
+
+  /** The application's connection on a {@link TimeoutsSeen}; each retry's added to {@code seen}. */
+  private HttpURLConnection openRecording(List<TimeoutsSeen> seen) throws IOException {
+    UrlTransport transport =
+        (url, proxy) -> {
+          TimeoutsSeen t = new TimeoutsSeen(url);
+          seen.add(t);
+          return t;
+        };
+    URL url = new URL(server.url("/v1/items"));
+    return (HttpURLConnection)
+        RetryingUrlConnections.wrap(new TimeoutsSeen(url), null, engine(b -> b), transport);
+  }
+
+  /** A JDK connection that records the timeouts set on it. */
+  private static final class TimeoutsSeen extends HttpURLConnection {
+    private final HttpURLConnection real;
+    final List<String> set = new CopyOnWriteArrayList<>();
+
+    TimeoutsSeen(URL url) throws IOException {
+      super(url);
+      real = (HttpURLConnection) url.openConnection();
+    }
+
+    @Override
+    public void setConnectTimeout(int millis) {
+      set.add("connect " + millis);
+      real.setConnectTimeout(millis);
+    }
+
+    @Override
+    public int getConnectTimeout() {
+      return real.getConnectTimeout();
+    }
+
+    @Override
+    public void setReadTimeout(int millis) {
+      set.add("read " + millis);
+      real.setReadTimeout(millis);
+    }
+
+    @Override
+    public int getReadTimeout() {
+      return real.getReadTimeout();
+    }
+
+    @Override
+    public void connect() throws IOException {
+      real.connect();
+      connected = true;
+    }
+
+    @Override
+    public InputStream getInputStream() throws IOException {
+      return real.getInputStream();
+    }
+
+    @Override
+    public int getResponseCode() throws IOException {
+      return real.getResponseCode();
+    }
+
+    @Override
+    public String getHeaderField(String name) {
+      return real.getHeaderField(name);
+    }
+
+    @Override
+    public InputStream getErrorStream() {
+      return real.getErrorStream();
+    }
+
+    @Override
+    public void disconnect() {
+      real.disconnect();
+    }
+
+    @Override
+    public boolean usingProxy() {
+      return false;
+    }
+  }
+
+  @Test
   void theApplicationsTimeoutsAreKeptAndBoundedByTheAttempts() {
     assertThat(Connections.bounded(0, -1)).isZero();
     assertThat(Connections.bounded(500, -1)).isEqualTo(500);

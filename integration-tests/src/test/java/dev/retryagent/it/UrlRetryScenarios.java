@@ -12,6 +12,7 @@ import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.RecordedRequest;
 import dev.retryagent.it.harness.RefusedPort;
+import dev.retryagent.it.harness.Reply;
 import dev.retryagent.it.harness.RewriteServer;
 import dev.retryagent.it.harness.TlsCountingServer;
 import java.io.IOException;
@@ -251,6 +252,39 @@ abstract class UrlRetryScenarios {
           dynamicContainer(
               "JDK " + Jdks.featureOf(jdk),
               run(jdk, config("url-scenarios.yml"), null, options, scenarios)));
+    }
+    return nodes.stream();
+  }
+
+  /**
+   * An application that sets no timeout gets the JDK's default, {@code
+   * -Dsun.net.client.defaultReadTimeout}, which the JDK applies only to a connection whose timeout
+   * was never set: a retry gets it too (it used to get the rest of the deadline, 30 s here, and the
+   * call ended with that timeout, never reaching the third attempt).
+   */
+  @TestFactory
+  Stream<DynamicNode> theJdksDefaultTimeoutHoldsForEveryAttempt() {
+    Scenario timedOut =
+        new Scenario(
+            "a retry that hangs times out at the JDK's default read timeout and is retried",
+            http(s -> s.enqueue(status(503), Reply.hang(), ok("done"))),
+            List.of(call("a", "url-default-timeouts", "GET", "/v1/items", "", "")),
+            (o, s) -> {
+              assertThat(o.status("a")).isEqualTo(200);
+              assertThat(o.get("a", "body")).isEqualTo("done");
+              assertThat(s.requestCount()).isEqualTo(3);
+            });
+    List<DynamicNode> nodes = new ArrayList<>();
+    for (Path jdk : Jdks.all()) {
+      nodes.add(
+          dynamicContainer(
+              "JDK " + Jdks.featureOf(jdk),
+              run(
+                  jdk,
+                  config("url-scenarios.yml"),
+                  null,
+                  List.of("-Dsun.net.client.defaultReadTimeout=1000"),
+                  List.of(timedOut))));
     }
     return nodes.stream();
   }

@@ -22,10 +22,12 @@ import java.util.Arrays;
  * {@code bytes:N} (N bytes), both may be empty. Clients: {@code url} (body buffered by the JDK),
  * {@code url-fixed} and {@code url-chunked} (the streaming modes), {@code url-connect} ({@code
  * connect()} first, as Spring does), {@code url-turn} (no method set: the JDK turns GET into POST),
- * {@code spring-buffered}, {@code spring-streaming}, {@code feign}, {@code jersey}, {@code
- * jersey-chunked}. For each call it prints {@code NAME.status=}, {@code NAME.body=}, or {@code
- * NAME.error=} (exception class), {@code NAME.cause=} (innermost cause) and {@code NAME.message=};
- * then {@code NAME.class=} (the connection's class, {@code url*}) and {@code NAME.millis=}.
+ * {@code url-default-timeouts} (no timeout set: the JDK's defaults, {@code
+ * sun.net.client.default...}), {@code spring-buffered}, {@code spring-streaming}, {@code feign},
+ * {@code jersey}, {@code jersey-chunked}. For each call it prints {@code NAME.status=}, {@code
+ * NAME.body=}, or {@code NAME.error=} (exception class), {@code NAME.cause=} (innermost cause) and
+ * {@code NAME.message=}; then {@code NAME.class=} (the connection's class, {@code url*}) and {@code
+ * NAME.millis=}.
  */
 public final class UrlClientsApp {
   private static Object byHandEngine;
@@ -126,8 +128,10 @@ public final class UrlClientsApp {
     URLConnection opened =
         byHandEngine == null ? url.openConnection() : UrlByHandWiring.open(url, byHandEngine);
     HttpURLConnection c = (HttpURLConnection) opened;
-    c.setConnectTimeout(10_000);
-    c.setReadTimeout(20_000);
+    if (!r.client().equals("url-default-timeouts")) {
+      c.setConnectTimeout(10_000);
+      c.setReadTimeout(20_000);
+    }
     if (!r.client().equals("url-turn")) {
       c.setRequestMethod(r.method());
     }
