@@ -221,6 +221,11 @@ final class RedisGateway implements AutoCloseable {
 
   static Kind kindOf(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (isKeyPermissionError(t)) {
+        // The ACL's key patterns refuse this call's keys (one route's, or the live count's): an
+        // error of this call, as a key of the wrong type is, not the credentials of every route.
+        return Kind.ERROR;
+      }
       if (t instanceof JedisAccessControlException || isAuthError(t)) {
         return Kind.AUTH;
       }
@@ -252,6 +257,18 @@ final class RedisGateway implements AutoCloseable {
         || m.startsWith("ERR AUTH")
         || m.contains("invalid password")
         || m.contains("invalid username-password");
+  }
+
+  private static boolean isKeyPermissionError(Throwable t) {
+    if (!(t instanceof JedisDataException) || t.getMessage() == null) {
+      return false;
+    }
+    String m = t.getMessage();
+    // Redis 6.2: "NOPERM this user has no permissions to access one of the keys used as
+    // arguments"; 7.0: "NOPERM No permissions to access a key"; 7.2: "NOPERM User u has no
+    // permissions to access the 'k' key". A command the user may not run ("... to run the 'evalsha'
+    // command") refuses every route: that stays a credentials problem.
+    return m.startsWith("NOPERM") && (m.contains(" key") && !m.contains(" command"));
   }
 
   private static boolean isReadOnlyReplica(Throwable t) {

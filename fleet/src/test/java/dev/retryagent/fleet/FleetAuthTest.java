@@ -76,6 +76,34 @@ class FleetAuthTest {
   }
 
   @Test
+  void aKeyTheAclUserMayNotTouchUnderOneRouteLeavesTheOtherRoutesShared() {
+    FleetSettings shared = settings(url("carol:" + ALICE_PASSWORD)).build();
+    String prefix = shared.keyPrefix();
+    try (Jedis admin = redis.admin()) {
+      // The ACL grants the live count and one route's keys, not the other route's.
+      admin.aclSetUser(
+          "carol",
+          "on",
+          ">" + ALICE_PASSWORD,
+          "~" + prefix + ":instances",
+          "~" + prefix + ":good:*",
+          "+@all");
+    }
+    fleet = startUp(shared, Clock.SYSTEM, log);
+    FleetRateLimiter bad = fleet.limiter("bad", limit(10, 5), Duration.ofSeconds(60));
+    FleetRateLimiter good = fleet.limiter("good", limit(10, 5), Duration.ofSeconds(60));
+
+    bad.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    good.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(fleet.isUp()).as("%s", log).isTrue();
+    assertThat(good.metrics().fallbacks()).as("%s", log).isZero();
+    assertThat(bad.metrics().fallbacks()).isEqualTo(1);
+    assertThat(log.lines).hasSize(1);
+    assertThat(log.lines.get(0)).contains("route bad", prefix + ":bad:gcra", "NOPERM");
+  }
+
+  @Test
   void aWrongPasswordIsOneClearLineWithoutSecretsAndTheLimitFallsBack() {
     String wrong = "not-the-password-42";
     fleet = FleetConnection.start(settings(url("alice:" + wrong)).build(), Clock.SYSTEM, log);
