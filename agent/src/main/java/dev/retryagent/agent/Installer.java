@@ -7,6 +7,7 @@ import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.agent.tooling.BridgeInstaller;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
+import dev.retryagent.cli.ConfigSummary;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigProblem;
@@ -77,7 +78,9 @@ public final class Installer implements AgentInstaller {
     boolean reloadable = sources.configFile() != null && config.reload();
     if (config.mode() == Mode.OFF && !reloadable) {
       // Nothing could ever switch it on: leave every class alone.
-      return "nothing hooked (mode=off); " + describe(sources, config);
+      return "nothing hooked (mode=off); "
+          + describe(sources, config)
+          + ConfigSummary.warnings(config);
     }
     if (config.clients().jdkHttp()
         || config.clients().okhttp()
@@ -118,7 +121,7 @@ public final class Installer implements AgentInstaller {
             hooks[3] != null
                 ? hooks[3]
                 : "url-connection off (agent.clients.url-connection: false)");
-    line.append("; ").append(describe(sources, config));
+    line.append("; ").append(describe(sources, config)).append(ConfigSummary.warnings(config));
     runtime.registerShutdownHook();
     runtime.startBackground(reloadable ? sources.configFile() : null, content);
     return line.toString();

@@ -1,6 +1,7 @@
 package dev.retryagent.cli;
 
 import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.Route;
 import java.util.ArrayList;
 import java.util.List;
@@ -59,6 +60,27 @@ public final class ConfigSummary {
   }
 
   /** {@code 3 routes (llm, payments, auth)}, {@code 1 route (llm)}, {@code no routes}. */
+  /**
+   * What follows the start-up, reload or {@code validate} line when the configuration has {@link
+   * AgentConfig#warnings()}: {@code "; 1 warning (applied as written):"} and one indented line
+   * each, as a problem is shown; empty without any.
+   */
+  public static String warnings(AgentConfig c) {
+    List<ConfigProblem> warnings = c.warnings();
+    if (warnings.isEmpty()) {
+      return "";
+    }
+    StringBuilder b =
+        new StringBuilder("; ")
+            .append(warnings.size())
+            .append(warnings.size() == 1 ? " warning" : " warnings")
+            .append(" (applied as written):");
+    for (ConfigProblem p : warnings) {
+      b.append(System.lineSeparator()).append("  warning: ").append(p);
+    }
+    return b.toString();
+  }
+
   static String routes(List<Route> routes) {
     if (routes.isEmpty()) {
       return "no routes (every call gets the defaults)";

@@ -30,7 +30,8 @@ final class ValidateCommand {
       return Commands.FAILED;
     }
     // the loader names a configuration after its file: Paths.get(args[0]).toString()
-    out.println(config.source() + ": valid; " + ConfigSummary.of(config));
+    out.println(
+        config.source() + ": valid; " + ConfigSummary.of(config) + ConfigSummary.warnings(config));
     return Commands.OK;
   }
 

@@ -39,6 +39,25 @@ class ValidateCommandTest {
   }
 
   @Test
+  void anExceptionNameWithoutItsPackageIsValidWithAWarningNamingTheKeyAndTheFullName()
+      throws IOException {
+    Path f = file("short.yml", "defaults:\n  retry: { retryOn: { exceptions: [IOException] } }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(
+            f
+                + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " 1 warning (applied as written):\n  warning: "
+                + f
+                + ":2:36: defaults.retry.retryOn.exceptions[0]: found IOException, a class name"
+                + " without its package: it matches no exception (names are compared in full, with"
+                + " the package); did you mean java.io.IOException?\n");
+  }
+
+  @Test
   void theSummarySaysPathSegmentsAreMaskedWithoutRepeatingTheExpressions() throws IOException {
     Path f = file("mask.yml", "agent: { redact: { pathSegments: ['tok_.*', '[0-9a-f]{32}'] } }\n");
 

@@ -56,6 +56,7 @@ public final class AgentConfig {
   private final List<Route> routes;
   private final Route[] routeArray;
   private final String source;
+  private final List<ConfigProblem> warnings;
 
   AgentConfig(
       int version,
@@ -71,6 +72,38 @@ public final class AgentConfig {
       Policy defaultPolicy,
       List<Route> routes,
       String source) {
+    this(
+        version,
+        mode,
+        strict,
+        reload,
+        clients,
+        logLevel,
+        metrics,
+        deadLetterPath,
+        pathMask,
+        fleet,
+        defaultPolicy,
+        routes,
+        source,
+        Collections.emptyList());
+  }
+
+  private AgentConfig(
+      int version,
+      Mode mode,
+      boolean strict,
+      boolean reload,
+      ClientSwitches clients,
+      LogLevel logLevel,
+      MetricsSettings metrics,
+      String deadLetterPath,
+      PathMask pathMask,
+      FleetConfig fleet,
+      Policy defaultPolicy,
+      List<Route> routes,
+      String source,
+      List<ConfigProblem> warnings) {
     this.version = version;
     this.mode = Objects.requireNonNull(mode, "mode");
     this.strict = strict;
@@ -85,6 +118,7 @@ public final class AgentConfig {
     this.routeArray = routes.toArray(new Route[0]);
     this.routes = List.of(routeArray);
     this.source = Objects.requireNonNull(source, "source");
+    this.warnings = List.copyOf(warnings);
   }
 
   /** The contract's built-in defaults: no routes, every key at its default. */
@@ -196,17 +230,32 @@ public final class AgentConfig {
     return source;
   }
 
+  /**
+   * What the file sets that is valid but most likely not what was meant (a {@code
+   * retryOn.exceptions} name without its package, which matches nothing), in file order; said at
+   * start-up, on reload and by {@code validate}, never refused (the configuration applies as
+   * written). Empty for most files.
+   */
+  public List<ConfigProblem> warnings() {
+    return warnings;
+  }
+
+  /** A copy with {@link #warnings()}. */
+  AgentConfig withWarnings(List<ConfigProblem> warnings) {
+    return copy(mode, strict, warnings);
+  }
+
   /** A copy with another mode (an override from the agent argument, property or environment). */
   public AgentConfig withMode(Mode mode) {
-    return mode == this.mode ? this : copy(mode, strict);
+    return mode == this.mode ? this : copy(mode, strict, warnings);
   }
 
   /** A copy with another {@code strict}. */
   public AgentConfig withStrict(boolean strict) {
-    return strict == this.strict ? this : copy(mode, strict);
+    return strict == this.strict ? this : copy(mode, strict, warnings);
   }
 
-  private AgentConfig copy(Mode mode, boolean strict) {
+  private AgentConfig copy(Mode mode, boolean strict, List<ConfigProblem> warnings) {
     return new AgentConfig(
         version,
         mode,
@@ -220,10 +269,11 @@ public final class AgentConfig {
         fleet,
         defaultPolicy,
         routes,
-        source);
+        source,
+        warnings);
   }
 
-  /** Equal when every setting is equal; {@link #source()} is not compared. */
+  /** Equal when every setting is equal; {@link #source()} and the warnings are not compared. */
   @Override
   public boolean equals(Object o) {
     if (!(o instanceof AgentConfig)) {

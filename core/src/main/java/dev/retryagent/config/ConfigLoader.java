@@ -130,8 +130,9 @@ public final class ConfigLoader {
     if (!problems.isEmpty()) {
       throw problems.toException(false);
     }
+    FileProblems warnings = new FileProblems(sourceName);
     ConfigWalker.ParsedFile parsed =
-        new ConfigWalker(problems, new EnvSubstitution(env)).walk(root);
+        new ConfigWalker(problems, warnings, new EnvSubstitution(env)).walk(root);
     AgentConfig config = new ConfigAssembler(problems).assemble(parsed, sourceName);
     if (!problems.isEmpty() || config == null) {
       if (problems.isEmpty()) {
@@ -139,7 +140,7 @@ public final class ConfigLoader {
       }
       throw problems.toException(ConfigAssembler.strictRequested(parsed));
     }
-    return config;
+    return warnings.isEmpty() ? config : config.withWarnings(warnings.sorted());
   }
 
   private static String stripBom(String s) {

@@ -30,10 +30,16 @@ final class ConfigWalker {
   }
 
   private final FileProblems problems;
+  private final FileProblems warnings;
   private final EnvSubstitution env;
 
-  ConfigWalker(FileProblems problems, EnvSubstitution env) {
+  /**
+   * @param warnings where valid values that most likely do not do what was meant go ({@link
+   *     ValueType#caution})
+   */
+  ConfigWalker(FileProblems problems, FileProblems warnings, EnvSubstitution env) {
     this.problems = problems;
+    this.warnings = warnings;
     this.env = env;
   }
 
@@ -228,7 +234,12 @@ final class ConfigWalker {
       return FilePart.INVALID;
     }
     try {
-      return type.convert(text);
+      Object value = type.convert(text);
+      String caution = type.caution(value);
+      if (caution != null) {
+        warnings.at(node, path, caution);
+      }
+      return value;
     } catch (IllegalArgumentException e) {
       String found = type.shown(text) + (raw.equals(text) ? "" : " (from " + type.shown(raw) + ")");
       problems.at(node, path, "found " + found + "; " + e.getMessage() + orNone);

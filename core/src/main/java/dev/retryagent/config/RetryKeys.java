@@ -11,6 +11,7 @@ import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.TransportFailure;
 import dev.retryagent.policy.UnsafeMethods;
 import java.time.Duration;
+import java.util.Locale;
 
 /**
  * The {@code retry} section of a policy, with its {@code retryOn} and {@code retryAfter} maps
@@ -27,10 +28,60 @@ final class RetryKeys {
   static final KeyRef DEADLINE = new KeyRef();
   static final KeyRef PER_ATTEMPT_TIMEOUT = new KeyRef();
 
-  static final ValueType CLASS_NAME =
-      ValueType.string(
+  static final ValueType CLASS_NAME = new ClassNameType();
+
+  /**
+   * A class name of {@code retryOn.exceptions}. A name without a package ({@code IOException}) is
+   * valid (the default package) but names no exception a client throws: it never matches, which the
+   * contract keeps, so it is a warning that names the likely full name.
+   */
+  private static final class ClassNameType extends ValueType.StringType {
+    /** The JDK's exceptions a name without its package most likely meant. */
+    private static final String[] KNOWN = {
+      "java.io.IOException",
+      "java.io.EOFException",
+      "java.io.InterruptedIOException",
+      "java.io.UncheckedIOException",
+      "java.net.SocketTimeoutException",
+      "java.net.SocketException",
+      "java.net.ConnectException",
+      "java.net.UnknownHostException",
+      "java.net.NoRouteToHostException",
+      "java.net.PortUnreachableException",
+      "java.net.ProtocolException",
+      "java.net.http.HttpTimeoutException",
+      "java.net.http.HttpConnectTimeoutException",
+      "java.nio.channels.ClosedChannelException",
+      "java.util.concurrent.TimeoutException",
+      "javax.net.ssl.SSLException",
+      "javax.net.ssl.SSLHandshakeException",
+    };
+
+    ClassNameType() {
+      super(
           "[A-Za-z_$][A-Za-z0-9_$]*(\\.[A-Za-z_$][A-Za-z0-9_$]*){0,64}",
           "a fully qualified class name such as java.net.UnknownHostException");
+    }
+
+    @Override
+    String caution(Object value) {
+      String name = (String) value;
+      if (name.indexOf('.') >= 0) {
+        return null;
+      }
+      String text =
+          "found "
+              + ConfigProblem.shown(name)
+              + ", a class name without its package: it matches no exception (names are compared"
+              + " in full, with the package); ";
+      for (String known : KNOWN) {
+        if (known.toLowerCase(Locale.ROOT).endsWith("." + name.toLowerCase(Locale.ROOT))) {
+          return text + "did you mean " + known + "?";
+        }
+      }
+      return text + "write the fully qualified name, such as java.io.IOException";
+    }
+  }
 
   static void visit(KeyVisitor parent, ConfigDraft d) {
     KeyVisitor k = parent.section("retry", "What is retried, how often and how long to wait.");

@@ -55,6 +55,14 @@ abstract class ValueType {
     return false;
   }
 
+  /**
+   * What to tell about a valid value that most likely does not do what its author meant (reported
+   * as a warning; the value is kept as written), or null.
+   */
+  String caution(Object value) {
+    return null;
+  }
+
   /** The numeric bounds alone, as in {@code 1..10}; null for a type without any. */
   String range() {
     return null;

@@ -280,6 +280,41 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void anExceptionNameWithoutItsPackageIsAWarningThatNamesTheLikelyFullName() throws Exception {
+    AgentConfig config =
+        Yaml.load(
+            "defaults:",
+            "  retry: {retryOn: {exceptions: [IOException, java.net.ConnectException]}}",
+            "routes:",
+            "  - name: a",
+            "    retry: {retryOn: {exceptions: [sockettimeoutexception, Flaky]}}");
+
+    assertThat(config.warnings())
+        .extracting(ConfigProblem::line, ConfigProblem::column, ConfigProblem::path)
+        .containsExactly(
+            tuple(2, 34, "defaults.retry.retryOn.exceptions[0]"),
+            tuple(5, 36, "routes[0].retry.retryOn.exceptions[0]"),
+            tuple(5, 60, "routes[0].retry.retryOn.exceptions[1]"));
+    assertThat(config.warnings().get(0).message())
+        .isEqualTo(
+            "found IOException, a class name without its package: it matches no exception (names"
+                + " are compared in full, with the package); did you mean java.io.IOException?");
+    assertThat(config.warnings().get(1).message())
+        .endsWith("did you mean java.net.SocketTimeoutException?");
+    assertThat(config.warnings().get(2).message())
+        .endsWith("write the fully qualified name, such as java.io.IOException");
+    // The contract keeps what the key accepts and matches: the names apply as written.
+    assertThat(config.defaultPolicy().retry().retryOnExceptions())
+        .containsExactly("IOException", "java.net.ConnectException");
+    assertThat(config.withMode(dev.retryagent.policy.Mode.OBSERVE).warnings())
+        .isEqualTo(config.warnings());
+    assertThat(
+            Yaml.load("defaults: {retry: {retryOn: {exceptions: [java.io.IOException]}}}")
+                .warnings())
+        .isEmpty();
+  }
+
+  @Test
   void reportsADuplicateKeyWithBothLines() {
     ConfigProblem p =
         problem(

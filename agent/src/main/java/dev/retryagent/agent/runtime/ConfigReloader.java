@@ -200,7 +200,8 @@ final class ConfigReloader implements Runnable {
             + "; changed: "
             + ConfigChanges.describe(previous, next)
             + (overridden.isEmpty() ? "" : "; " + overridden)
-            + (restart.isEmpty() ? "" : "; needs a restart to take effect: " + restart));
+            + (restart.isEmpty() ? "" : "; needs a restart to take effect: " + restart)
+            + ConfigSummary.warnings(next));
     if (!next.reload()) {
       stopped = true;
       AgentLog.info(

@@ -58,6 +58,25 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void aReloadSaysWhichExceptionNameLacksItsPackage() throws IOException {
+    Files.writeString(
+        file, "defaults: { retry: { retryOn: { exceptions: [SocketTimeoutException] } } }\n");
+
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(runtime.config().defaultPolicy().retry().retryOnExceptions())
+        .containsExactly("SocketTimeoutException");
+    assertThat(stderr.text())
+        .contains("retry-agent: reloaded " + file)
+        .contains("1 warning (applied as written):")
+        .contains(
+            "defaults.retry.retryOn.exceptions[0]: found SocketTimeoutException, a class name"
+                + " without its package")
+        .contains("did you mean java.net.SocketTimeoutException?");
+  }
+
+  @Test
   void aFileCaughtHalfWrittenIsNeverAppliedEvenWhenItIsValid() throws IOException {
     Files.writeString(file, ""); // an empty file is valid: the built-in defaults (3 attempts)
     reloader.poll();
