@@ -337,7 +337,7 @@ public final class FleetConnection implements AutoCloseable {
   private void connect() throws FleetUnavailableException {
     RedisGateway g = gateway;
     if (g == null) {
-      g = new RedisGateway(settings);
+      g = new RedisGateway(settings, clock);
       gateway = g;
     }
     g.dropIdle();

@@ -25,9 +25,10 @@ import java.util.List;
  *   <li>A 429 pause set by any JVM holds for every JVM's acquisitions until it passes; a longer one
  *       extends it, a shorter one never shortens it; none is longer than {@code retryAfter.max}.
  *   <li>Redis is never a reason for a call to fail: an acquisition waits for it at most the command
- *       timeout (twice that when every connection is busy), and without an answer the local share
- *       ({@link FleetSettings#shareWithout}) decides, as the per-host limiter would, honouring
- *       every pause this JVM knows of.
+ *       timeout (plus the connect timeout when it opens a connection), its wait for a busy
+ *       connection included, and without an answer the local share ({@link
+ *       FleetSettings#shareWithout}) decides, as the per-host limiter would, honouring every pause
+ *       this JVM knows of.
  * </ul>
  *
  * <p>Thread-safe; no lock is held during a round trip to Redis.

@@ -1,6 +1,7 @@
 package dev.retryagent.fleet;
 
 import dev.retryagent.config.RedisUrl;
+import dev.retryagent.engine.Clock;
 import dev.retryagent.fleet.FleetUnavailableException.Kind;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.net.SocketTimeoutException;
@@ -30,26 +31,30 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
 final class RedisGateway implements AutoCloseable {
   static final String CLIENT_NAME = "retry-agent-fleet";
 
+  private final Clock clock;
   private final RedisUrl url;
   private final HostAndPort address;
   private final JedisClientConfig config;
   private final long commandTimeoutNanos;
+  private final int commandTimeoutMillis;
   private final int maxConnections;
   private final Semaphore slots;
   private final ConcurrentLinkedDeque<Jedis> idle = new ConcurrentLinkedDeque<>();
   private final LongAdder scriptReloads = new LongAdder();
   private volatile boolean closed;
 
-  RedisGateway(FleetSettings settings) {
+  RedisGateway(FleetSettings settings, Clock clock) {
+    this.clock = clock;
     this.url = settings.redis();
     this.address = new HostAndPort(url.host(), url.port());
     this.commandTimeoutNanos = settings.commandTimeout().toNanos();
+    this.commandTimeoutMillis = (int) settings.commandTimeout().toMillis();
     this.maxConnections = settings.maxConnections();
     this.slots = new Semaphore(maxConnections);
     DefaultJedisClientConfig.Builder b =
         DefaultJedisClientConfig.builder()
             .connectionTimeoutMillis((int) settings.connectTimeout().toMillis())
-            .socketTimeoutMillis((int) settings.commandTimeout().toMillis())
+            .socketTimeoutMillis(commandTimeoutMillis)
             .database(url.database())
             .ssl(url.tls())
             .clientName(CLIENT_NAME)
@@ -76,10 +81,19 @@ final class RedisGateway implements AutoCloseable {
     boolean unknownState = false;
     try {
       Object reply;
+      long sent = clock.nanoTime();
       try {
         reply = jedis.evalsha(script.sha1, keys, args);
       } catch (JedisNoScriptException e) {
         scriptReloads.increment();
+        // The second round trip has what the first left of the budget.
+        int budget = jedis.getConnection().getSoTimeout();
+        long left = budget * 1_000_000L - (clock.nanoTime() - sent);
+        if (left <= 0) {
+          throw new FleetUnavailableException(
+              Kind.BUSY, "no time left of commandTimeout to send the script again");
+        }
+        jedis.getConnection().setSoTimeout(ceilMillis(left));
         reply = jedis.eval(script.text, keys, args);
       }
       long[] values = longs(reply);
@@ -90,7 +104,7 @@ final class RedisGateway implements AutoCloseable {
       }
       return values;
     } catch (RuntimeException | LinkageError e) {
-      throw translate(e);
+      throw translate(e, jedis);
     } catch (Error e) {
       // A reply no Redis gives (a proxy's 2 GiB length: OutOfMemoryError, nothing allocated), read
       // in the application's call: Redis must never fail the call. The connection is left in the
@@ -114,7 +128,7 @@ final class RedisGateway implements AutoCloseable {
     try {
       jedis.ping();
     } catch (RuntimeException | LinkageError e) {
-      throw translate(e);
+      throw translate(e, jedis);
     } finally {
       giveBack(jedis);
     }
@@ -154,10 +168,16 @@ final class RedisGateway implements AutoCloseable {
     dropIdle();
   }
 
+  /**
+   * A connection whose socket timeout is what the wait for it left of the command timeout: a call
+   * waits for Redis at most {@code commandTimeout} in all (docs/fleet.md), plus the connect when it
+   * opens one, never a whole timeout for a connection and another for the reply.
+   */
   private Jedis borrow() throws FleetUnavailableException {
     if (closed) {
       throw new FleetUnavailableException(Kind.UNREACHABLE, "the fleet connection is closed");
     }
+    long start = clock.nanoTime();
     boolean got;
     try {
       got = slots.tryAcquire(commandTimeoutNanos, TimeUnit.NANOSECONDS);
@@ -169,16 +189,33 @@ final class RedisGateway implements AutoCloseable {
       throw new FleetUnavailableException(
           Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
     }
+    long left = commandTimeoutNanos - (clock.nanoTime() - start);
+    if (left <= 0) {
+      slots.release();
+      throw new FleetUnavailableException(
+          Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
+    }
     Jedis jedis = idle.pollFirst();
-    if (jedis != null) {
-      return jedis;
+    if (jedis == null) {
+      try {
+        jedis = open();
+      } catch (FleetUnavailableException | RuntimeException | Error e) {
+        slots.release();
+        throw e;
+      }
     }
     try {
-      return open();
-    } catch (FleetUnavailableException | RuntimeException | Error e) {
+      jedis.getConnection().setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(left)));
+    } catch (RuntimeException e) {
+      closeQuietly(jedis);
       slots.release();
-      throw e;
+      throw translate(e);
     }
+    return jedis;
+  }
+
+  private static int ceilMillis(long nanos) {
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000));
   }
 
   private void giveBack(Jedis jedis) {
@@ -207,7 +244,20 @@ final class RedisGateway implements AutoCloseable {
   }
 
   private FleetUnavailableException translate(Throwable e) {
+    return translate(e, null);
+  }
+
+  /**
+   * @param jedis the connection the call used, or null: a timeout that its wait for the connection
+   *     cut short is this call's alone ({@link Kind#BUSY}), not proof that Redis is down
+   */
+  private FleetUnavailableException translate(Throwable e, Jedis jedis) {
     Kind kind = kindOf(e);
+    if (kind == Kind.TIMEOUT
+        && jedis != null
+        && jedis.getConnection().getSoTimeout() < commandTimeoutMillis) {
+      kind = Kind.BUSY;
+    }
     String message = Sanitizer.exception(rootOf(e), false, null);
     // The server's own words never hold the password, but a client message might: be sure.
     if (url.password() != null) {

@@ -1,0 +1,99 @@
+package dev.retryagent.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The gateway's own bounds, against a fake Redis whose replies the test holds and releases. */
+@Timeout(60)
+class RedisGatewayTest {
+  private static final long MS = 1_000_000L;
+
+  @Test
+  void aCallThatWaitedForABusyConnectionHasOnlyTheRestOfCommandTimeoutForItsReply()
+      throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    CountDownLatch firstArrived = new CountDownLatch(1);
+    CountDownLatch releaseFirst = new CountDownLatch(1);
+    CountDownLatch end = new CountDownLatch(1);
+    AtomicInteger scripts = new AtomicInteger();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.scriptReply =
+          sha -> {
+            // The first call holds the only connection until the test lets it go; the second
+            // gets no reply for as long as the test runs.
+            CountDownLatch wait = scripts.incrementAndGet() == 1 ? releaseFirst : end;
+            firstArrived.countDown();
+            try {
+              wait.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return ":1\r\n";
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url())
+              .maxConnections(1)
+              .commandTimeout(Duration.ofSeconds(2))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, clock);
+      try {
+        Future<long[]> first = pool.submit(() -> eval(gateway));
+        assertThat(firstArrived.await(10, TimeUnit.SECONDS)).isTrue();
+
+        AtomicReference<FleetUnavailableException> failure = new AtomicReference<>();
+        Thread second =
+            new Thread(
+                () -> {
+                  try {
+                    eval(gateway);
+                  } catch (FleetUnavailableException e) {
+                    failure.set(e);
+                  }
+                },
+                "second");
+        second.start();
+        // Waiting for the only connection: 1.5 s of its 2 s pass meanwhile.
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> second.getState() == Thread.State.TIMED_WAITING);
+        clock.advance(Duration.ofMillis(1500));
+        long released = System.nanoTime();
+        releaseFirst.countDown();
+        second.join(10_000);
+        long secondWaitedAfter = System.nanoTime() - released;
+
+        assertThat(first.get(10, TimeUnit.SECONDS)).containsExactly(1L);
+        // The 0.5 s left, not another whole commandTimeout (2 s) for the reply.
+        assertThat(secondWaitedAfter).isLessThan(1500 * MS);
+        assertThat(failure.get()).isNotNull();
+        // Cut short by the wait, not proof that Redis is down: this call only, no outage.
+        assertThat(failure.get().kind()).isEqualTo(FleetUnavailableException.Kind.BUSY);
+      } finally {
+        end.countDown();
+        releaseFirst.countDown();
+        gateway.close();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static long[] eval(RedisGateway gateway) throws FleetUnavailableException {
+    return gateway.eval(
+        Scripts.HEARTBEAT, Collections.singletonList("k"), Arrays.asList("id", "600", "1"));
+  }
+}
