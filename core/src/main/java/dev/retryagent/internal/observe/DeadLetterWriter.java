@@ -9,8 +9,10 @@ import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -40,7 +42,8 @@ import java.util.function.Consumer;
  * is reported once on the error sink. After a failed write the file is opened again for the next
  * lines, and a partly written line is ended so the next line stays whole; so is a torn last line
  * found in the file when it is opened (a JVM killed in the middle of a write): a reader loses that
- * line only.
+ * line only. A file rotated away (renamed or removed) is created again at the path for the next
+ * lines.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -77,6 +80,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
 
   // Writer thread only.
   private FileChannel channel;
+  // The identity of the file the channel has open (null: the file system gives none).
+  private Object fileKey;
   private boolean partialLine;
 
   /**
@@ -224,6 +229,12 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     for (String l : lines) {
       b.append(l);
     }
+    if (channel != null && !stillAtPath()) {
+      // Rotated away or removed: the lines go to a new file at the path; a line torn in the old
+      // one stays there.
+      closeChannel();
+      partialLine = false;
+    }
     if (channel == null) {
       try {
         channel = opener.open(path);
@@ -238,6 +249,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
                 + "); dead letters are dropped until it can be written");
         return;
       }
+      fileKey = fileKeyOrNull(path);
       if (partialLine || endsInsideALine(path)) {
         b.insert(0, '\n');
       }
@@ -260,6 +272,37 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
               + Sanitizer.exception(e, true, null)
               + "); dead letters are dropped until it can be written");
       closeChannel();
+    }
+  }
+
+  /**
+   * True while {@link #path} still names the file the channel has open. A log rotation renames the
+   * file (or removes it, maybe with its directory): the lines from then on belong in a new file at
+   * the path, not in the renamed one, nor in a deleted one that nobody can read any more (counted
+   * as written all the same).
+   */
+  private boolean stillAtPath() {
+    if (fileKey == null) {
+      return true; // no identity to compare
+    }
+    try {
+      return fileKey.equals(fileKeyAt(path));
+    } catch (NoSuchFileException e) {
+      return false;
+    } catch (IOException | RuntimeException e) {
+      return true; // cannot tell: keep the file that works
+    }
+  }
+
+  private static Object fileKeyAt(Path path) throws IOException {
+    return Files.readAttributes(path, BasicFileAttributes.class).fileKey();
+  }
+
+  private static Object fileKeyOrNull(Path path) {
+    try {
+      return fileKeyAt(path);
+    } catch (IOException | RuntimeException e) {
+      return null;
     }
   }
 

@@ -308,6 +308,38 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aFileRotatedAwayIsCreatedAgainForTheNextLines() throws IOException {
+    Path file = dir.resolve("logs/dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/before"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    // logrotate's default: the file is renamed, and the next lines belong in a new one.
+    Path rotated = dir.resolve("logs/dead.jsonl.1");
+    Files.move(file, rotated);
+    rig.call(FakeRequest.post("pay.example.com", "/after-rename"), 503);
+    await().atMost(WAIT).until(() -> w.written() + w.dropped() == 2);
+
+    assertThat(lines(rotated)).hasSize(1);
+    assertThat(file).exists();
+    assertThat(lines(file)).hasSize(1);
+    assertThat(MiniJson.parseObject(lines(file).get(0))).containsEntry("path", "/after-rename");
+
+    // Deleted, directory and all (rotated and removed, a cleaned-up log directory).
+    Files.delete(rotated);
+    Files.delete(file);
+    Files.delete(file.getParent());
+    rig.call(FakeRequest.post("pay.example.com", "/after-delete"), 503);
+    await().atMost(WAIT).until(() -> w.written() + w.dropped() == 3);
+
+    assertThat(w.written()).isEqualTo(3);
+    assertThat(lines(file)).hasSize(1);
+    assertThat(MiniJson.parseObject(lines(file).get(0))).containsEntry("path", "/after-delete");
+    assertThat(errors).isEmpty();
+  }
+
+  @Test
   void aLineTornByAnEarlierJvmIsEndedBeforeTheFirstNewLine() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     Files.writeString(file, "{\"whole\":1}\n{\"torn by SIGK");
