@@ -296,7 +296,19 @@ public final class FleetConnection implements AutoCloseable {
     String where = "retry-agent: fleet: Redis at " + settings.redis();
     String fallback =
         "fleet rate limits fall back to this JVM's share (" + shareText() + " of each limit)";
-    if (e.kind() == FleetUnavailableException.Kind.AUTH) {
+    if (e.kind() == FleetUnavailableException.Kind.AUTH && e.getMessage().contains("NOPERM")) {
+      // The credentials were accepted; the user's ACL refuses a command the fleet runs.
+      report(
+          where
+              + " refused a command to the fleet's user ("
+              + e.getMessage()
+              + "): its ACL must allow PING, EVALSHA, EVAL and CLIENT SETNAME (SELECT too with a"
+              + " database) on the keys under "
+              + settings.keyPrefix()
+              + ":*; "
+              + fallback
+              + " until it does");
+    } else if (e.kind() == FleetUnavailableException.Kind.AUTH) {
       report(
           where
               + " refused the credentials ("

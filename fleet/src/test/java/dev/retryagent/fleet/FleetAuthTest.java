@@ -104,6 +104,23 @@ class FleetAuthTest {
   }
 
   @Test
+  void aCommandTheAclRefusesIsNotCalledAWrongPassword() {
+    try (Jedis admin = redis.admin()) {
+      admin.aclSetUser("dave", "on", ">" + ALICE_PASSWORD, "~*", "+@all", "-evalsha");
+    }
+    fleet =
+        FleetConnection.start(settings(url("dave:" + ALICE_PASSWORD)).build(), Clock.SYSTEM, log);
+
+    await().atMost(UP_TIMEOUT).until(() -> fleet.failedConnects() >= 2);
+
+    assertThat(log.lines).hasSize(1);
+    assertThat(log.lines.get(0))
+        .contains("NOPERM", "evalsha", "refused a command", "PING, EVALSHA, EVAL")
+        .doesNotContain("check the user and password")
+        .doesNotContain(ALICE_PASSWORD);
+  }
+
+  @Test
   void aWrongPasswordIsOneClearLineWithoutSecretsAndTheLimitFallsBack() {
     String wrong = "not-the-password-42";
     fleet = FleetConnection.start(settings(url("alice:" + wrong)).build(), Clock.SYSTEM, log);
