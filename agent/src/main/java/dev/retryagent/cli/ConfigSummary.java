@@ -59,7 +59,6 @@ public final class ConfigSummary {
     return b.toString();
   }
 
-  /** {@code 3 routes (llm, payments, auth)}, {@code 1 route (llm)}, {@code no routes}. */
   /**
    * What follows the start-up, reload or {@code validate} line when the configuration has {@link
    * AgentConfig#warnings()}: {@code "; 1 warning (applied as written):"} and one indented line
@@ -81,6 +80,7 @@ public final class ConfigSummary {
     return b.toString();
   }
 
+  /** {@code 3 routes (llm, payments, auth)}, {@code 1 route (llm)}, {@code no routes}. */
   static String routes(List<Route> routes) {
     if (routes.isEmpty()) {
       return "no routes (every call gets the defaults)";
