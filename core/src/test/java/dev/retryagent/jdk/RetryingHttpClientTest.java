@@ -484,9 +484,10 @@ class RetryingHttpClientTest {
         .hasMessage("request timed out");
 
     assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofMillis(2_500));
-    // The last attempt's request may reach the server after its timeout on a loaded machine.
-    org.awaitility.Awaitility.await().until(() -> server.requestCount() >= 3);
-    assertThat(server.requestCount()).as("events %s", events).isEqualTo(3);
+    // Three attempts. Counted by the engine: on a loaded machine an attempt's request may reach
+    // the server after its 300 ms, or, timed out while the connection was being made, never.
+    assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(2);
+    assertThat(server.requestCount()).as("events %s", events).isLessThanOrEqualTo(3);
   }
 
   @ParameterizedTest
