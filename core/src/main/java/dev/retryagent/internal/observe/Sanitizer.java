@@ -114,7 +114,11 @@ public final class Sanitizer {
     return p;
   }
 
-  /** A path without query or fragment (in case an adapter passed one) and on one line. */
+  /**
+   * A path without query or fragment (in case an adapter passed one), without path parameters (a
+   * servlet container's {@code ;jsessionid=...} is a session's credential, as a cookie is), and on
+   * one line.
+   */
   public static String path(String path) {
     return path(path, PathMask.NONE);
   }
@@ -133,7 +137,30 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
-    return oneLine(mask.apply(path.substring(0, end)));
+    return oneLine(mask.apply(withoutPathParameters(path.substring(0, end))));
+  }
+
+  /**
+   * {@code /app;jsessionid=X/items;v=2} as {@code /app/items}: each segment's {@code ;...} goes.
+   */
+  static String withoutPathParameters(String path) {
+    int semicolon = path.indexOf(';');
+    if (semicolon < 0) {
+      return path;
+    }
+    StringBuilder b = new StringBuilder(path.length());
+    int i = 0;
+    while (semicolon >= 0) {
+      b.append(path, i, semicolon);
+      int slash = path.indexOf('/', semicolon);
+      if (slash < 0) {
+        // A lone ';' at the end is a sentence's ("failed on http://h/x; retrying"), no parameter.
+        return semicolon == path.length() - 1 ? b.append(';').toString() : b.toString();
+      }
+      i = slash;
+      semicolon = path.indexOf(';', i);
+    }
+    return b.append(path, i, path.length()).toString();
   }
 
   /**
@@ -185,7 +212,7 @@ public final class Sanitizer {
 
   /**
    * Drops a query (from any {@code ?} followed by something), and for URL-like words also the
-   * fragment and the user-info. A lone trailing {@code ?} ("is it up?") stays.
+   * fragment, the user-info and the path parameters. A lone trailing {@code ?} ("is it up?") stays.
    */
   static String cleanWord(String w, PathMask mask) {
     String word = w;
@@ -214,7 +241,9 @@ public final class Sanitizer {
         word = word.substring(0, f);
       }
       if (pathStart < word.length()) {
-        word = word.substring(0, pathStart) + mask.apply(word.substring(pathStart));
+        word =
+            word.substring(0, pathStart)
+                + mask.apply(withoutPathParameters(word.substring(pathStart)));
       }
     }
     return word;

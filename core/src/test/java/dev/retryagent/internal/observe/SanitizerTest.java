@@ -88,6 +88,21 @@ class SanitizerTest {
   }
 
   @Test
+  void pathsAndUrlsLoseTheirPathParametersASessionIdAmongThem() {
+    assertThat(Sanitizer.path("/app;jsessionid=SECRET/v1/items")).isEqualTo("/app/v1/items");
+    assertThat(Sanitizer.path("/v1/items;jsessionid=SECRET")).isEqualTo("/v1/items");
+    assertThat(Sanitizer.path("/a;x=1;y=2/b;z/c")).isEqualTo("/a/b/c");
+    assertThat(Sanitizer.path("/v1/items;jsessionid=SECRET?q=1")).isEqualTo("/v1/items");
+    assertThat(Sanitizer.path("/v1/items")).isEqualTo("/v1/items");
+    assertThat(
+            Sanitizer.message(
+                "unexpected end of stream on http://h.example/app;jsessionid=SECRET/x; retrying",
+                null))
+        .isEqualTo("unexpected end of stream on http://h.example/app/x; retrying");
+    assertThat(Sanitizer.message("reset; then refused", null)).isEqualTo("reset; then refused");
+  }
+
+  @Test
   void anExceptionIsItsClassAndItsCleanMessage() {
     IOException e = new IOException("reset on http://h/p?token=SECRET");
 
