@@ -30,6 +30,54 @@ final class RetryKeys {
 
   static final ValueType CLASS_NAME = new ClassNameType();
 
+  static final ValueType KEY_HEADER = new KeyHeaderType();
+
+  /**
+   * The header of {@code idempotencyKeyHeader}. A header that nearly every request carries (its
+   * credentials, {@code Authorization} or {@code Cookie}, or one the client adds itself) is valid,
+   * but it marks every such request as safe to repeat: with {@code unsafeMethods:
+   * if-idempotency-key}, a POST without any idempotency key would be retried, a payment sent twice.
+   * A warning, the value applied as written (the contract's key keeps its meaning).
+   */
+  private static final class KeyHeaderType extends ValueType.StringType {
+    /** Headers (lower case) that requests carry for reasons other than an idempotency key. */
+    private static final java.util.Set<String> EVERY_REQUEST =
+        java.util.Set.of(
+            "authorization",
+            "proxy-authorization",
+            "cookie",
+            "host",
+            "user-agent",
+            "accept",
+            "accept-encoding",
+            "accept-language",
+            "content-type",
+            "content-length",
+            "connection",
+            "transfer-encoding",
+            "traceparent",
+            "x-request-id",
+            "x-correlation-id");
+
+    KeyHeaderType() {
+      super("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}", "an HTTP header name such as Idempotency-Key");
+    }
+
+    @Override
+    String caution(Object value) {
+      String name = (String) value;
+      if (!EVERY_REQUEST.contains(name.toLowerCase(Locale.ROOT))) {
+        return null;
+      }
+      return "found "
+          + ConfigProblem.shown(name)
+          + ", a header most requests carry for another reason: every request with it counts as"
+          + " carrying an idempotency key, so with unsafeMethods: if-idempotency-key its POSTs"
+          + " are retried as safe to repeat (a payment could be sent twice); name the header that"
+          + " carries only the key, such as Idempotency-Key";
+    }
+  }
+
   /**
    * A class name of {@code retryOn.exceptions}. A name without a package ({@code IOException}) is
    * valid (the default package) but names no exception a client throws: it never matches, which the
@@ -108,7 +156,7 @@ final class RetryKeys {
     if (k.key("unsafeMethods", enumOf(UnsafeMethods.class))) {
       d.retry.unsafeMethods((UnsafeMethods) k.value());
     }
-    if (k.key("idempotencyKeyHeader", ValueType.HEADER_NAME)) {
+    if (k.key("idempotencyKeyHeader", KEY_HEADER)) {
       d.retry.idempotencyKeyHeader(k.text());
     }
     KeyVisitor retryAfter =

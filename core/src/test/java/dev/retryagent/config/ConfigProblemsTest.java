@@ -280,6 +280,28 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void anIdempotencyKeyHeaderThatEveryRequestCarriesIsAWarning() throws Exception {
+    AgentConfig config =
+        Yaml.load(
+            "defaults:",
+            "  retry: {unsafeMethods: if-idempotency-key, idempotencyKeyHeader: Authorization}",
+            "routes:",
+            "  - name: a",
+            "    retry: {idempotencyKeyHeader: X-Idempotency-Key}");
+
+    assertThat(config.warnings())
+        .extracting(ConfigProblem::path)
+        .containsExactly("defaults.retry.idempotencyKeyHeader");
+    assertThat(config.warnings().get(0).message())
+        .startsWith("found Authorization, a header most requests carry for another reason")
+        .contains("a payment could be sent twice");
+    // Applied as written: a version-1 key keeps its meaning.
+    assertThat(config.defaultPolicy().retry().idempotencyKeyHeader()).isEqualTo("Authorization");
+    assertThat(Yaml.load("defaults: {retry: {idempotencyKeyHeader: cookie}}").warnings())
+        .hasSize(1);
+  }
+
+  @Test
   void anExceptionNameWithoutItsPackageIsAWarningThatNamesTheLikelyFullName() throws Exception {
     AgentConfig config =
         Yaml.load(
