@@ -40,7 +40,10 @@ final class RetryKeys {
    * A warning, the value applied as written (the contract's key keeps its meaning).
    */
   private static final class KeyHeaderType extends ValueType.StringType {
-    /** Headers (lower case) that requests carry for reasons other than an idempotency key. */
+    /**
+     * Headers (lower case) that requests carry for reasons other than an idempotency key. Not a
+     * request id ({@code X-Request-Id}): some APIs take it as their idempotency key.
+     */
     private static final java.util.Set<String> EVERY_REQUEST =
         java.util.Set.of(
             "authorization",
@@ -54,10 +57,7 @@ final class RetryKeys {
             "content-type",
             "content-length",
             "connection",
-            "transfer-encoding",
-            "traceparent",
-            "x-request-id",
-            "x-correlation-id");
+            "transfer-encoding");
 
     KeyHeaderType() {
       super("[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}", "an HTTP header name such as Idempotency-Key");
