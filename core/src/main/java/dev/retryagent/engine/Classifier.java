@@ -31,7 +31,9 @@ final class Classifier {
 
   /**
    * True when {@code error} or one of its causes is, or extends, a class named in {@code
-   * retryOn.exceptions}. Matched by name, so the classes need not be visible to us.
+   * retryOn.exceptions}, or implements an interface named there (the contract says "its
+   * supertypes"; a client's marker interface for transient failures is one). Matched by name, so
+   * the classes need not be visible to us.
    */
   static boolean matchesExceptionList(RetryPolicy policy, Throwable error) {
     if (policy.retryOnExceptions().isEmpty()) {
@@ -40,7 +42,8 @@ final class Classifier {
     int depth = 0;
     for (Throwable t = error; t != null && depth < MAX_DEPTH; t = t.getCause(), depth++) {
       for (Class<?> c = t.getClass(); c != null && c != Object.class; c = c.getSuperclass()) {
-        if (policy.retryOnExceptions().contains(c.getName())) {
+        if (policy.retryOnExceptions().contains(c.getName())
+            || implementsNamed(c, policy.retryOnExceptions())) {
           return true;
         }
       }
@@ -48,6 +51,18 @@ final class Classifier {
       // documented java.net.UnknownHostException.
       if (t instanceof UnresolvedAddressException
           && policy.retryOnExceptions().contains(UnknownHostException.class.getName())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * True when {@code c} implements, directly or through another interface, one of {@code names}.
+   */
+  private static boolean implementsNamed(Class<?> c, java.util.Collection<String> names) {
+    for (Class<?> i : c.getInterfaces()) {
+      if (names.contains(i.getName()) || implementsNamed(i, names)) {
         return true;
       }
     }

@@ -26,6 +26,24 @@ class ClassifierTest {
     return RetryPolicy.builder().retryOnExceptions(List.of(names)).build();
   }
 
+  /** A client's marker for failures worth another try, and one that extends it. */
+  interface Transient {}
+
+  interface BriefOutage extends Transient {}
+
+  static final class GatewayHiccup extends IOException implements BriefOutage {}
+
+  @Test
+  void anInterfaceNamedInExceptionsMatchesTheClassesThatImplementIt() {
+    String marker = Transient.class.getName();
+    assertThat(Classifier.matchesExceptionList(exceptions(marker), new GatewayHiccup())).isTrue();
+    assertThat(
+            Classifier.matchesExceptionList(
+                exceptions(marker), new RuntimeException("wrapped", new GatewayHiccup())))
+        .isTrue();
+    assertThat(Classifier.matchesExceptionList(exceptions(marker), new IOException())).isFalse();
+  }
+
   @Test
   void theDefaultStatusesAre429And502To504() {
     RetryPolicy p = RetryPolicy.defaults();
