@@ -60,6 +60,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private boolean pendingIsRetry;
   private boolean done;
   private boolean started;
+  private boolean cloneBegun; // the interceptor began the clone in flight (see expire)
   private long callDeadline = RetryInterceptor.NO_DEADLINE;
 
   EnqueuedCall(
@@ -202,6 +203,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     boolean cancelNow;
     synchronized (this) {
       inFlight = call;
+      cloneBegun = false;
       if (real) {
         lastAttempt = call;
       }
@@ -216,6 +218,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     // call (the OpenTelemetry agent does) then sees the call's, not this thread's.
     try (CallContext.Scope scope = retryCall.context().enter()) {
       retrier.enqueuer().enqueue(call, new AttemptCallback());
+      if (real && call != original) {
+        watchQueue(call);
+      }
     } catch (RuntimeException | Error e) {
       retrier.attempts().remove(call);
       if (call == original) {
@@ -275,6 +280,86 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     return deadline;
   }
 
+  /**
+   * A retry's clone that OkHttp queued (the host's slots, {@code Dispatcher.maxRequestsPerHost}, or
+   * all its {@code maxRequests}, taken) has no timeout running: OkHttp starts a call's timeout when
+   * it runs it. Without the agent the call would have ended at its deadline, so {@link #expire}
+   * looks then. Only for a retry, and only when OkHttp's queue holds calls: a call that succeeds,
+   * or whose retry runs at once, costs nothing. The task holds this call until the deadline (no
+   * more than a waiting retry would).
+   */
+  private void watchQueue(Call clone) {
+    long deadline;
+    synchronized (this) {
+      deadline = callDeadline;
+    }
+    if (deadline == RetryInterceptor.NO_DEADLINE || dispatcher == null) {
+      return;
+    }
+    try {
+      if (dispatcher.queuedCallsCount() > 0) {
+        engine.scheduler().schedule(() -> expire(clone), Math.max(0, deadline - System.nanoTime()));
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // The clone is enqueued: it ends by OkHttp's own timeout once it runs, as before.
+    }
+  }
+
+  /**
+   * At the call's deadline (on the scheduler's thread): a clone still in OkHttp's queue ends as
+   * OkHttp's call timeout would have ended the call, {@code InterruptedIOException: timeout}, told
+   * once, on a dispatcher thread, the call cancelled. A first attempt that waits in the queue is
+   * OkHttp's own behaviour, with or without the agent, and is left alone; a clone that runs already
+   * is ended by OkHttp's own timeout (it has the call's deadline).
+   */
+  private void expire(Call clone) {
+    // OkHttp's locks are never taken while this one is held: queued() first.
+    if (executorShutDown() || !queued(clone)) {
+      return;
+    }
+    synchronized (this) {
+      if (done || inFlight != clone || cloneBegun) {
+        return; // it ended, or it left the queue meanwhile and its attempt began
+      }
+      inFlight = null; // the interceptor no longer begins it (beginClone)
+      retrier.attempts().put(clone, new ManagedAttempts.Expired(this));
+    }
+    // When a slot frees it runs, cancelled: nothing is sent, and its callback is not heard.
+    clone.cancel();
+    // Nothing reached the server: no outcome for the breaker (its permit goes back), and the
+    // give-up is logged as call-timeout.
+    retryCall.onAbandoned();
+    InterruptedIOException timeout = new InterruptedIOException("timeout");
+    timeout.initCause(new IOException("Canceled")); // as OkHttp's, the cancel's failure its cause
+    Runnable tell = () -> deliverFailure(timeout);
+    try {
+      // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback.
+      dispatcher.executorService().execute(tell);
+    } catch (RuntimeException refused) {
+      tell.run(); // shut down meanwhile: there is no other thread
+    }
+  }
+
+  /** True while {@code clone} waits in its dispatcher's queue, OkHttp's (not a retry's) wait. */
+  private boolean queued(Call clone) {
+    try {
+      return dispatcher.queuedCalls().contains(clone);
+    } catch (RuntimeException | LinkageError e) {
+      return false;
+    }
+  }
+
+  /**
+   * The interceptor begins {@code clone}'s attempt, unless {@link #expire} ended it in the queue.
+   */
+  private synchronized boolean beginClone(Call clone) {
+    if (inFlight != clone) {
+      return false;
+    }
+    cloneBegun = true;
+    return true;
+  }
+
   /** Inside OkHttp's run of {@code attempt}: the agent's interceptor makes the attempt. */
   Response attempt(Interceptor.Chain chain, ManagedAttempts.Attempt attempt) throws IOException {
     if (attempt.failure != null) {
@@ -282,6 +367,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     if (chain.call() == original) {
       markStarted(System.nanoTime());
+    } else if (!beginClone(chain.call())) {
+      throw new IOException("Canceled"); // ended in the queue at the deadline: never heard
     }
     if (attempt instanceof ManagedAttempts.PermitWait) {
       attempt = permitThenBegin(chain.call(), (ManagedAttempts.PermitWait) attempt);
@@ -478,6 +565,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     @Override
     public void onResponse(Call call, Response response) throws IOException {
       ManagedAttempts.Attempt attempt = ended(call);
+      if (attempt instanceof ManagedAttempts.Expired) {
+        RetryInterceptor.ACCESS.discard(response); // answered ahead of the interceptor, too late
+        return;
+      }
       if (attempt == null || attempt.failure != null) {
         deliverResponse(call, response);
         return;
@@ -514,6 +605,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     @Override
     public void onFailure(Call call, IOException e) {
       ManagedAttempts.Attempt attempt = ended(call);
+      if (attempt instanceof ManagedAttempts.Expired) {
+        return; // the callback heard "timeout" at the deadline (expire)
+      }
       if (attempt == null || attempt.failure != null) {
         deliverFailure(e);
         return;

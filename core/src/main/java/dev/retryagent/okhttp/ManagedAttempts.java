@@ -48,6 +48,17 @@ final class ManagedAttempts {
     }
   }
 
+  /**
+   * A retry's clone {@link EnqueuedCall#expire ended} while it waited in the dispatcher's queue:
+   * the application heard of the call already, so the clone's own run (once a slot frees) is not
+   * heard, and it sends nothing. Made only then (the failure path).
+   */
+  static final class Expired extends Attempt {
+    Expired(EnqueuedCall owner) {
+      super(owner, 0, -1, new IOException("Canceled"));
+    }
+  }
+
   // Calls do not override equals: identity keys. Removed when each attempt's callback fires.
   private final ConcurrentHashMap<Call, Attempt> attempts = new ConcurrentHashMap<>();
 

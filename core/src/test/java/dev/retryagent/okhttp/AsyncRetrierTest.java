@@ -7,6 +7,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.engine.CircuitState;
+import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.Sleeper;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -78,7 +81,15 @@ class AsyncRetrierTest {
   /** The retrier's interceptor last, as the agent puts it, after {@code before}. */
   private void configure(
       UnaryOperator<RetryPolicy.Builder> retry, OkHttpClient.Builder before, boolean resends) {
-    engine = TestEngines.engine(time, Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults(), events);
+    configure(retry, before, resends, CircuitBreakerPolicy.defaults());
+  }
+
+  private void configure(
+      UnaryOperator<RetryPolicy.Builder> retry,
+      OkHttpClient.Builder before,
+      boolean resends,
+      CircuitBreakerPolicy breaker) {
+    engine = TestEngines.engine(time, Mode.ENFORCE, retry, breaker, events);
     retrier = new AsyncRetrier(engine);
     OkHttpClient.Builder b = before.addInterceptor(retrier.interceptor());
     if (resends) {
@@ -701,5 +712,84 @@ class AsyncRetrierTest {
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void aRetryQueuedBehindTheHostsTakenSlotsEndsAtTheCallTimeoutAsOkHttpsTimeoutWould()
+      throws Exception {
+    // The retry's clone waited in the dispatcher's queue while the host's one slot was taken, and
+    // OkHttp starts a call's timeout only when it runs: the application heard nothing until the
+    // slot came free, long past its callTimeout (then "timeout" at once, and a breaker failure).
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .addInterceptor(
+                chain -> {
+                  if (chain.request().url().encodedPath().equals("/slot")) {
+                    slotTaken.countDown();
+                    try {
+                      slotFree.await(10, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                      throw new java.io.InterruptedIOException();
+                    }
+                  }
+                  return chain.proceed(chain.request());
+                }),
+        false,
+        // Opens on a second failure of three: the 503, and the clone's timeout were it counted.
+        CircuitBreakerPolicy.builder().minimumCalls(3).failureRateThreshold(0.6).build());
+    client.dispatcher().setMaxRequestsPerHost(1);
+    server.enqueue(status(503), ok("slot"), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      retrier.enqueue(call, heard, client.dispatcher());
+      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+      client.newCall(get("/slot")).enqueue(slot);
+      assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
+
+      time.advance(TimeUnit.SECONDS.toNanos(1)); // the network's time, which the clock ignores
+      // The retry's wait ends, its clone waits in the queue for the slot, then (the task held
+      // meanwhile, run in turn) the call's deadline comes.
+      time.runHeldTasks();
+
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .alias("the callback hears of the call by its deadline, the slot still taken")
+          .until(heard.outcome::isDone);
+      assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: timeout");
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(call.isCanceled()).isTrue();
+      assertThat(client.dispatcher().queuedCallsCount()).as("the clone").isEqualTo(1);
+      List<Long> waits = time.waits();
+      assertThat(waits.get(waits.size() - 1))
+          .as("ended at the deadline, not before")
+          .isGreaterThan(TimeUnit.SECONDS.toNanos(25));
+      assertThat(events)
+          .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+          .extracting(RetryEvent::reason)
+          .containsExactly(GiveUpReason.CALL_TIMEOUT);
+    } finally {
+      slotFree.countDown();
+    }
+
+    assertThat(slot.await()).isEqualTo("200 slot");
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> client.dispatcher().runningCallsCount() == 0 && retrier.attempts().size() == 0);
+    assertThat(client.dispatcher().queuedCallsCount()).isZero();
+    assertThat(heard.reports).as("the clone, run at last, is not heard").hasValue(1);
+    assertThat(server.requestCount()).as("and it sent nothing").isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.breakers())
+        .as("nothing reached the server: no failure for the host's breaker")
+        .singleElement()
+        .satisfies(b -> assertThat(b.state()).isEqualTo(CircuitState.CLOSED));
   }
 }
