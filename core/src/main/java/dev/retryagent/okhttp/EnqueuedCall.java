@@ -60,7 +60,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private boolean pendingIsRetry;
   private boolean done;
   private boolean started;
-  private boolean cloneBegun; // the interceptor began the clone in flight (see expire)
+  private boolean cloneBegun; // the interceptor began the clone in flight (see endIfQueued)
   private long callDeadline = RetryInterceptor.NO_DEADLINE;
 
   EnqueuedCall(
@@ -283,10 +283,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   /**
    * A retry's clone that OkHttp queued (the host's slots, {@code Dispatcher.maxRequestsPerHost}, or
    * all its {@code maxRequests}, taken) has no timeout running: OkHttp starts a call's timeout when
-   * it runs it. Without the agent the call would have ended at its deadline, so {@link #expire}
-   * looks then. Only for a retry, and only when OkHttp's queue holds calls: a call that succeeds,
-   * or whose retry runs at once, costs nothing. The task holds this call until the deadline (no
-   * more than a waiting retry would).
+   * it runs it. Without the agent the call would have ended at its deadline, so {@link
+   * #endIfQueued} looks then. Only for a retry, and only when OkHttp's queue holds calls: a call
+   * that succeeds, or whose retry runs at once, costs nothing. The task holds this call until the
+   * deadline (no more than a waiting retry would).
    */
   private void watchQueue(Call clone) {
     long deadline;
@@ -298,7 +298,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     try {
       if (dispatcher.queuedCallsCount() > 0) {
-        engine.scheduler().schedule(() -> expire(clone), Math.max(0, deadline - System.nanoTime()));
+        engine
+            .scheduler()
+            .schedule(() -> endIfQueued(clone, true), Math.max(0, deadline - System.nanoTime()));
       }
     } catch (RuntimeException | LinkageError e) {
       // The clone is enqueued: it ends by OkHttp's own timeout once it runs, as before.
@@ -306,15 +308,17 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
-   * At the call's deadline (on the scheduler's thread): a clone still in OkHttp's queue ends as
-   * OkHttp's call timeout would have ended the call, {@code InterruptedIOException: timeout}, told
-   * once, on a dispatcher thread, the call cancelled. A first attempt that waits in the queue is
-   * OkHttp's own behaviour, with or without the agent, and is left alone; a clone that runs already
-   * is ended by OkHttp's own timeout (it has the call's deadline).
+   * At the call's deadline ({@code timedOut}, on the scheduler's thread), or when the application
+   * cancelled it: a clone still in OkHttp's queue ends as the call would have ended without the
+   * agent, at once, not when a slot frees: with OkHttp's call timeout, {@code
+   * InterruptedIOException: timeout}, or {@code IOException: Canceled}, told once, on a dispatcher
+   * thread, the call cancelled. A first attempt that waits in the queue is OkHttp's own behaviour,
+   * with or without the agent, and is left alone; a clone that runs already is ended by OkHttp (its
+   * timeout has the call's deadline; a cancel reaches it).
    */
-  private void expire(Call clone) {
+  private void endIfQueued(Call clone, boolean timedOut) {
     // OkHttp's locks are never taken while this one is held: queued() first.
-    if (executorShutDown() || !queued(clone)) {
+    if (dispatcher == null || executorShutDown() || !queued(clone)) {
       return;
     }
     synchronized (this) {
@@ -326,17 +330,26 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     // When a slot frees it runs, cancelled: nothing is sent, and its callback is not heard.
     clone.cancel();
-    // Nothing reached the server: no outcome for the breaker (its permit goes back), and the
-    // give-up is logged as call-timeout.
-    retryCall.onAbandoned();
-    InterruptedIOException timeout = new InterruptedIOException("timeout");
-    timeout.initCause(new IOException("Canceled")); // as OkHttp's, the cancel's failure its cause
-    Runnable tell = () -> deliverFailure(timeout);
+    IOException failure = new IOException("Canceled");
+    if (timedOut) {
+      InterruptedIOException timeout = new InterruptedIOException("timeout");
+      timeout.initCause(failure); // as OkHttp's: the cancel's failure its cause
+      failure = timeout;
+    }
+    IOException heard = failure;
+    Runnable tell =
+        () -> {
+          // Nothing reached the server: no outcome for the breaker (its permit goes back), and
+          // the give-up is logged as call-timeout, or cancelled.
+          retryCall.onAbandoned();
+          deliverFailure(heard);
+        };
     try {
-      // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback.
+      // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
+      // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
       dispatcher.executorService().execute(tell);
     } catch (RuntimeException refused) {
-      tell.run(); // shut down meanwhile: there is no other thread
+      engine.scheduler().schedule(tell, 0); // shut down meanwhile: there is no other thread
     }
   }
 
@@ -349,9 +362,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
   }
 
-  /**
-   * The interceptor begins {@code clone}'s attempt, unless {@link #expire} ended it in the queue.
-   */
+  /** The interceptor begins {@code clone}'s attempt, unless {@link #endIfQueued} ended it. */
   private synchronized boolean beginClone(Call clone) {
     if (inFlight != clone) {
       return false;
@@ -368,7 +379,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (chain.call() == original) {
       markStarted(System.nanoTime());
     } else if (!beginClone(chain.call())) {
-      throw new IOException("Canceled"); // ended in the queue at the deadline: never heard
+      throw new IOException("Canceled"); // ended in the queue (endIfQueued): never heard
     }
     if (attempt instanceof ManagedAttempts.PermitWait) {
       attempt = permitThenBegin(chain.call(), (ManagedAttempts.PermitWait) attempt);
@@ -482,6 +493,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     if (attempt != null && attempt != original) {
       attempt.cancel();
+      // A clone OkHttp holds in its queue would hear of the cancel only when a slot frees.
+      endIfQueued(attempt, false);
     }
     if (wasWaiting) {
       // Not on this thread: cancel() may run inside the dispatcher's lock (cancelAll), where
@@ -606,7 +619,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     public void onFailure(Call call, IOException e) {
       ManagedAttempts.Attempt attempt = ended(call);
       if (attempt instanceof ManagedAttempts.Expired) {
-        return; // the callback heard "timeout" at the deadline (expire)
+        return; // the callback heard of the call already (endIfQueued)
       }
       if (attempt == null || attempt.failure != null) {
         deliverFailure(e);

@@ -49,9 +49,10 @@ final class ManagedAttempts {
   }
 
   /**
-   * A retry's clone {@link EnqueuedCall#expire ended} while it waited in the dispatcher's queue:
-   * the application heard of the call already, so the clone's own run (once a slot frees) is not
-   * heard, and it sends nothing. Made only then (the failure path).
+   * A retry's clone {@link EnqueuedCall#endIfQueued ended} while it waited in the dispatcher's
+   * queue (the call's deadline, a cancel): the application heard of the call already, so the
+   * clone's own run (once a slot frees) is not heard, and it sends nothing. Made only then (the
+   * failure path).
    */
   static final class Expired extends Attempt {
     Expired(EnqueuedCall owner) {

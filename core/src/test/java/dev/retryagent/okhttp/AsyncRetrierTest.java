@@ -724,20 +724,7 @@ class AsyncRetrierTest {
     CountDownLatch slotFree = new CountDownLatch(1);
     configure(
         b -> b,
-        new OkHttpClient.Builder()
-            .callTimeout(30, TimeUnit.SECONDS)
-            .addInterceptor(
-                chain -> {
-                  if (chain.request().url().encodedPath().equals("/slot")) {
-                    slotTaken.countDown();
-                    try {
-                      slotFree.await(10, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                      throw new java.io.InterruptedIOException();
-                    }
-                  }
-                  return chain.proceed(chain.request());
-                }),
+        holdingTheSlot(slotTaken, slotFree).callTimeout(30, TimeUnit.SECONDS),
         false,
         // Opens on a second failure of three: the 503, and the clone's timeout were it counted.
         CircuitBreakerPolicy.builder().minimumCalls(3).failureRateThreshold(0.6).build());
@@ -791,5 +778,74 @@ class AsyncRetrierTest {
         .as("nothing reached the server: no failure for the host's breaker")
         .singleElement()
         .satisfies(b -> assertThat(b.state()).isEqualTo(CircuitState.CLOSED));
+  }
+
+  @Test
+  void aCancelOfARetryQueuedBehindTheHostsTakenSlotsIsHeardAtOnceNotWhenASlotFrees()
+      throws Exception {
+    // The retry's clone waited in the dispatcher's queue while the host's one slot was taken: the
+    // cancel reached it, but OkHttp tells a queued call only when it runs, so the application
+    // heard of its cancel when the slot came free, if ever (a long poll may hold it for hours).
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    configure(b -> b, holdingTheSlot(slotTaken, slotFree), false);
+    client.dispatcher().setMaxRequestsPerHost(1);
+    server.enqueue(status(503), ok("slot"), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      retrier.enqueue(call, heard, client.dispatcher());
+      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+      client.newCall(get("/slot")).enqueue(slot);
+      assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+
+      call.cancel();
+      retrier.cancel(call);
+
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .alias("the callback hears of the cancel, the slot still taken")
+          .until(heard.outcome::isDone);
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(client.dispatcher().queuedCallsCount()).as("the clone").isEqualTo(1);
+      assertThat(events)
+          .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+          .extracting(RetryEvent::reason)
+          .containsExactly(GiveUpReason.CANCELLED);
+    } finally {
+      slotFree.countDown();
+    }
+
+    assertThat(slot.await()).isEqualTo("200 slot");
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> client.dispatcher().runningCallsCount() == 0 && retrier.attempts().size() == 0);
+    assertThat(client.dispatcher().queuedCallsCount()).isZero();
+    assertThat(heard.reports).as("the clone, run at last, is not heard").hasValue(1);
+    assertThat(server.requestCount()).as("and it sent nothing").isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+  }
+
+  /** A client on which a call to {@code /slot} holds its host's slot until {@code free}. */
+  private static OkHttpClient.Builder holdingTheSlot(CountDownLatch taken, CountDownLatch free) {
+    return new OkHttpClient.Builder()
+        .addInterceptor(
+            chain -> {
+              if (chain.request().url().encodedPath().equals("/slot")) {
+                taken.countDown();
+                try {
+                  free.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  throw new java.io.InterruptedIOException();
+                }
+              }
+              return chain.proceed(chain.request());
+            });
   }
 }
