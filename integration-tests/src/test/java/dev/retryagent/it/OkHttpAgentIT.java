@@ -88,6 +88,7 @@ class OkHttpAgentIT {
         CountingServer cancelAllServer = CountingServer.start();
         CountingServer onceServer = CountingServer.start();
         CountingServer timeoutServer = CountingServer.start();
+        CountingServer queuedServer = CountingServer.start();
         CountingServer webSocketServer = CountingServer.start()) {
       waitServer.enqueue(status(503).withHeader("Retry-After", "2"));
       cancelServer.enqueue(status(503).withHeader("Retry-After", "2"));
@@ -98,6 +99,7 @@ class OkHttpAgentIT {
       cancelAllServer.enqueue(status(503).withHeader("Retry-After", "2"));
       onceServer.enqueue(status(503), ok("once"));
       timeoutServer.enqueue(status(503).after(Duration.ofMillis(1_200))).setDefaultReply(hang());
+      queuedServer.enqueue(status(503).withHeader("Retry-After", "1")).setDefaultReply(hang());
       webSocketServer.enqueue(status(503)).setDefaultReply(webSocketAccept());
 
       ForkedJvm.Result r =
@@ -113,6 +115,7 @@ class OkHttpAgentIT {
                   "cancelAll|" + cancelAllServer.uri(""),
                   "once|" + onceServer.uri(""),
                   "timeout|" + timeoutServer.uri(""),
+                  "queued|" + queuedServer.uri(""),
                   "websocket|" + webSocketServer.uri(""),
                   "retrofit|" + retrofitServer.uri(""),
                   "foreign|" + foreignServer.uri("/f") + "|" + jars(version),
@@ -191,6 +194,21 @@ class OkHttpAgentIT {
       assertThat(r.value("timeout.inTime")).as(all).isEqualTo("true");
       assertThat(r.value("timeout.isCanceled")).as(all).isEqualTo("true");
       assertThat(timeoutServer.requestCount()).isEqualTo(2);
+
+      // The same with the retry's clone queued behind the host's one slot, held by a call the
+      // server never answers: OkHttp starts a call's timeout only when it runs it, and the
+      // callback heard nothing until that call ended. The clone, run at last, sends nothing.
+      assertThat(r.value("queued.outcome"))
+          .as(all)
+          .isEqualTo("failed:java.io.InterruptedIOException: timeout");
+      assertThat(r.value("queued.thread")).as(all).isEqualTo("OkHttp");
+      assertThat(r.value("queued.inTime")).as(all).isEqualTo("true");
+      assertThat(r.value("queued.isCanceled")).as(all).isEqualTo("true");
+      assertThat(r.value("queued.clonesQueued")).as(all).isEqualTo("1");
+      assertThat(r.value("queued.failures")).as(all).isEqualTo("1");
+      assertThat(queuedServer.requests())
+          .extracting(RecordedRequest::target)
+          .containsExactly("/queued", "/slot");
 
       // A WebSocket whose handshake was retried is closed by its cancel(): the call's cancel
       // reaches the clone that owns the socket.

@@ -38,6 +38,8 @@ import retrofit2.http.GET;
  *       ({@code execute}).
  *   <li>{@code timeout|URL}: an enqueued call with a call timeout that ends its second attempt:
  *       what its callback hears, where, when, and whether the call says it was cancelled.
+ *   <li>{@code queued|URL}: the same, the retry's clone queued behind the host's one slot, which a
+ *       call the server never answers holds.
  *   <li>{@code websocket|URL}: a WebSocket whose handshake is retried once, cancelled once open:
  *       does the cancel close it?
  *   <li>{@code retrofit|URL}: a Retrofit interface, called with {@code execute()} and {@code
@@ -75,6 +77,9 @@ public final class OkAgentChecksApp {
           break;
         case "timeout":
           callTimeoutOfARetry(a[1]);
+          break;
+        case "queued":
+          callTimeoutOfAQueuedRetry(a[1]);
           break;
         case "websocket":
           webSocketCancelAfterARetriedHandshake(a[1]);
@@ -272,6 +277,32 @@ public final class OkAgentChecksApp {
     System.out.println("timeout.inTime=" + (millis >= 1_900 && millis < 2_800));
     System.out.println("timeout.isCanceled=" + call.isCanceled());
     client.dispatcher().executorService().shutdown();
+  }
+
+  private static void callTimeoutOfAQueuedRetry(String url) throws Exception {
+    Dispatcher dispatcher = new Dispatcher();
+    dispatcher.setMaxRequestsPerHost(1);
+    OkHttpClient client =
+        new OkHttpClient.Builder().dispatcher(dispatcher).callTimeout(2, TimeUnit.SECONDS).build();
+    Result result = new Result();
+    Call call = client.newCall(get(url + "/queued"));
+    long start = System.nanoTime();
+    call.enqueue(result);
+    awaitRetryWait(dispatcher, result); // its retry is due 1 s after the 503
+    Call slot = client.newCall(get(url + "/slot"));
+    slot.timeout().timeout(30, TimeUnit.SECONDS);
+    slot.enqueue(new Result());
+    String outcome = result.done.get(10, TimeUnit.SECONDS);
+    long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    System.out.println("queued.outcome=" + outcome);
+    System.out.println("queued.thread=" + threadKind(result.thread));
+    System.out.println("queued.inTime=" + (millis >= 1_900 && millis < 2_800));
+    System.out.println("queued.isCanceled=" + call.isCanceled());
+    System.out.println("queued.clonesQueued=" + dispatcher.queuedCallsCount());
+    slot.cancel(); // the clone then leaves the queue, cancelled
+    Thread.sleep(500); // time for a request it made to be seen
+    System.out.println("queued.failures=" + result.failures.get());
+    dispatcher.executorService().shutdown();
   }
 
   private static void webSocketCancelAfterARetriedHandshake(String url) throws Exception {
