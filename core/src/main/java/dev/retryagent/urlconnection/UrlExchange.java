@@ -178,6 +178,11 @@ final class UrlExchange {
     if (!d.retry()) {
       if (d.error() != null) {
         d.error().addSuppressed(e);
+        if (c != null) {
+          // The application's disconnect() no longer reaches it (a handshake that timed out
+          // leaves the JDK's socket open).
+          c.disconnect();
+        }
         throw end(d.error());
       }
       // The application sees the failure from the method it called, and its connection then
@@ -297,6 +302,11 @@ final class UrlExchange {
       unseen = failure;
     } else {
       current = new NoResponse(request.url(), failure);
+      if (c != null) {
+        // Nor can the application's disconnect() reach it: a body write that failed leaves the
+        // JDK's socket open.
+        c.disconnect();
+      }
     }
     done = true;
   }

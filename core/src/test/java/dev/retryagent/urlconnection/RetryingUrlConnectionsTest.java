@@ -635,6 +635,102 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void aLastAttemptWhoseBodyCouldNotBeWrittenIsDisconnected() throws Exception {
+    server.enqueue(status(503));
+    List<BrokenSocket> fresh = new CopyOnWriteArrayList<>();
+    UrlTransport transport =
+        (url, proxy) -> {
+          BrokenSocket b = new BrokenSocket(url, null);
+          fresh.add(b);
+          return b;
+        };
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL(server.url("/v1/items")).openConnection(),
+                null,
+                engine(b -> b.maxAttempts(2)),
+                transport);
+
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.setFixedLengthStreamingMode(3);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write(bytes(3));
+    }
+
+    assertThatThrownBy(c::getResponseCode).hasMessage("Error writing request body to server");
+    // The application's disconnect() cannot reach attempt 2: its socket must not wait for GC.
+    assertThat(fresh).hasSize(1);
+    assertThat(fresh.get(0).disconnected).isTrue();
+  }
+
+  @Test
+  void anAttemptThatFailedToConnectIsDisconnectedWhenTheBreakerEndsTheCall() throws Exception {
+    URL url = new URL(server.url("/v1/items"));
+    // An https handshake that timed out: the JDK leaves the socket open until disconnect().
+    BrokenSocket template =
+        new BrokenSocket(url, new java.net.SocketTimeoutException("Read timed out"));
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                template,
+                null,
+                engine(
+                    Mode.ENFORCE,
+                    b -> b.maxAttempts(3),
+                    CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build()),
+                UrlTransport.DIRECT);
+
+    assertThatThrownBy(c::connect).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(template.disconnected).isTrue();
+  }
+
+  /**
+   * A JDK connection whose socket broke: {@code connect()} fails with {@code connectFailure}, or
+   * the body cannot be written (the JDK's streaming body after a write error); either way its
+   * socket stays open until {@code disconnect()}.
+   */
+  private static final class BrokenSocket extends HttpURLConnection {
+    private final IOException connectFailure;
+    volatile boolean disconnected;
+
+    BrokenSocket(URL url, IOException connectFailure) {
+      super(url);
+      this.connectFailure = connectFailure;
+    }
+
+    @Override
+    public void connect() throws IOException {
+      if (connectFailure != null) {
+        throw connectFailure;
+      }
+      connected = true;
+    }
+
+    @Override
+    public OutputStream getOutputStream() throws IOException {
+      connect();
+      return new OutputStream() {
+        @Override
+        public void write(int b) throws IOException {
+          throw new IOException("Error writing request body to server");
+        }
+      };
+    }
+
+    @Override
+    public void disconnect() {
+      disconnected = true;
+    }
+
+    @Override
+    public boolean usingProxy() {
+      return false;
+    }
+  }
+
+  @Test
   void theApplicationsTimeoutsAreKeptAndBoundedByTheAttempts() {
     assertThat(Connections.bounded(0, -1)).isZero();
     assertThat(Connections.bounded(500, -1)).isEqualTo(500);
