@@ -6,6 +6,8 @@ import java.net.HttpURLConnection;
 import java.net.Proxy;
 import java.net.URL;
 import java.net.URLConnection;
+import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import javax.net.ssl.HttpsURLConnection;
 
@@ -53,12 +55,17 @@ public final class RetryingUrlConnections {
   }
 
   /**
-   * Retries {@code connection}, which must not be connected yet. An {@link HttpsURLConnection} gets
-   * an {@code HttpsURLConnection}, any other {@link HttpURLConnection} an {@code
-   * HttpURLConnection}; anything else, or a connection this class made, is returned as it is.
+   * Retries {@code connection}, which must be a connection just opened, nothing set on it yet: what
+   * the JDK cannot report back (request properties, {@code Authorization} among them, the
+   * authenticator, the streaming mode) is recorded only when set on the connection returned, so a
+   * further attempt would go out without what was set before. An {@link HttpsURLConnection} gets an
+   * {@code HttpsURLConnection}, any other {@link HttpURLConnection} an {@code HttpURLConnection};
+   * anything else, or a connection this class made, is returned as it is.
    *
    * @param proxy the proxy {@code connection} was opened with, or null for none given
    * @param transport how further attempts are opened ({@link UrlTransport#DIRECT} by hand)
+   * @throws IllegalArgumentException when {@code connection} is connected or has request properties
+   *     (the JDK hides {@code Authorization} from its getter: that one cannot be seen)
    */
   public static URLConnection wrap(
       URLConnection connection, Proxy proxy, RetryEngine engine, UrlTransport transport) {
@@ -67,11 +74,32 @@ public final class RetryingUrlConnections {
     if (!(connection instanceof HttpURLConnection) || isRetrying(connection)) {
       return connection;
     }
+    requireJustOpened(connection);
     UrlExchange exchange =
         new UrlExchange((HttpURLConnection) connection, proxy, engine, transport);
     return connection instanceof HttpsURLConnection
         ? new RetryingHttpsConnection(exchange)
         : new RetryingHttpConnection(exchange);
+  }
+
+  /**
+   * Fails fast where a connection used before the wrap shows it: a retry would silently go out
+   * without the request properties set on it (the names only are said: values may be secrets).
+   */
+  private static void requireJustOpened(URLConnection connection) {
+    Map<String, List<String>> set;
+    try {
+      set = connection.getRequestProperties();
+    } catch (IllegalStateException connected) {
+      throw new IllegalArgumentException(
+          "retry-agent: wrap a connection just opened, not one already connected", connected);
+    }
+    if (!set.isEmpty()) {
+      throw new IllegalArgumentException(
+          "retry-agent: wrap a connection just opened, nothing set on it yet: request properties "
+              + set.keySet()
+              + " were set before the wrap, and a retry would go out without them");
+    }
   }
 
   /** True for a connection this class made. */

@@ -28,6 +28,7 @@ import java.net.HttpURLConnection;
 import java.net.ServerSocket;
 import java.net.SocketException;
 import java.net.URL;
+import java.net.URLConnection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
@@ -728,6 +729,39 @@ class RetryingUrlConnectionsTest {
     public boolean usingProxy() {
       return false;
     }
+  }
+
+  @Test
+  void wrappingAConnectionAlreadyUsedFailsFastInsteadOfRetryingWithoutItsHeaders()
+      throws Exception {
+    RetryEngine engine = engine(b -> b);
+    URL url = new URL(server.url("/v1/items"));
+    URLConnection configured = url.openConnection();
+    configured.setRequestProperty("X-Tenant", "secret-tenant");
+
+    assertThatThrownBy(
+            () -> RetryingUrlConnections.wrap(configured, null, engine, UrlTransport.DIRECT))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("just opened")
+        .hasMessageContaining("X-Tenant")
+        .hasMessageNotContaining("secret-tenant");
+
+    URLConnection connected = url.openConnection();
+    connected.connect();
+    try {
+      assertThatThrownBy(
+              () -> RetryingUrlConnections.wrap(connected, null, engine, UrlTransport.DIRECT))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("already connected");
+    } finally {
+      ((HttpURLConnection) connected).disconnect();
+    }
+
+    server.enqueue(ok("fresh"));
+    HttpURLConnection fresh =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(url.openConnection(), null, engine, UrlTransport.DIRECT);
+    assertThat(read(fresh.getInputStream())).isEqualTo("fresh");
   }
 
   @Test
