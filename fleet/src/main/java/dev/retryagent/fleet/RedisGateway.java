@@ -55,17 +55,11 @@ final class RedisGateway implements AutoCloseable {
         DefaultJedisClientConfig.builder()
             .connectionTimeoutMillis((int) settings.connectTimeout().toMillis())
             .socketTimeoutMillis(commandTimeoutMillis)
-            .database(url.database())
             .ssl(url.tls())
-            .clientName(CLIENT_NAME)
             // CLIENT SETINFO costs two round trips per connection, and Redis before 7.2 refuses it.
             .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
-    if (url.password() != null) {
-      b.password(url.password());
-    }
-    if (url.user() != null) {
-      b.user(url.user());
-    }
+    // No password, user, client name or database here: Jedis would send AUTH, CLIENT SETNAME and
+    // SELECT while connecting, each with a whole commandTimeout; setUp sends them within one.
     this.config = b.build();
   }
 
@@ -142,7 +136,14 @@ final class RedisGateway implements AutoCloseable {
     int target = Math.min(count, maxConnections);
     while (!closed && idle.size() < target) {
       try {
-        idle.offerLast(open());
+        Jedis jedis = open();
+        try {
+          setUp(jedis, clock.nanoTime() + commandTimeoutNanos);
+        } catch (FleetUnavailableException e) {
+          closeQuietly(jedis);
+          return;
+        }
+        idle.offerLast(jedis);
       } catch (FleetUnavailableException e) {
         return;
       }
@@ -195,6 +196,7 @@ final class RedisGateway implements AutoCloseable {
       throw new FleetUnavailableException(
           Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
     }
+    long deadline = clock.nanoTime() + left;
     Jedis jedis = idle.pollFirst();
     if (jedis == null) {
       try {
@@ -203,15 +205,72 @@ final class RedisGateway implements AutoCloseable {
         slots.release();
         throw e;
       }
+      // The connect had connectTimeout; the set-up's round trips and the reply share what is left.
+      deadline = clock.nanoTime() + left;
+      try {
+        setUp(jedis, deadline);
+      } catch (FleetUnavailableException | RuntimeException | Error e) {
+        closeQuietly(jedis);
+        slots.release();
+        throw e;
+      }
+      if (deadline - clock.nanoTime() <= 0) {
+        // Ready, but too late for this call: kept for the next one.
+        giveBack(jedis);
+        throw new FleetUnavailableException(
+            Kind.BUSY, "no time left of commandTimeout after setting up a new connection");
+      }
     }
     try {
-      jedis.getConnection().setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(left)));
+      jedis
+          .getConnection()
+          .setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(deadline - clock.nanoTime())));
     } catch (RuntimeException e) {
       closeQuietly(jedis);
       slots.release();
       throw translate(e);
     }
     return jedis;
+  }
+
+  /**
+   * AUTH, CLIENT SETNAME and SELECT on a new connection, all of them before {@code deadline} (by
+   * the fleet's clock): each round trip has what the ones before it left, not a whole
+   * commandTimeout each. A timeout with less than the whole commandTimeout is this call's alone
+   * ({@link Kind#BUSY}), as for a reply; with the whole of it, Redis is taken for down.
+   */
+  private void setUp(Jedis jedis, long deadline) throws FleetUnavailableException {
+    try {
+      if (url.password() != null) {
+        stepBefore(jedis, deadline);
+        if (url.user() != null) {
+          jedis.auth(url.user(), url.password());
+        } else {
+          jedis.auth(url.password());
+        }
+      }
+      stepBefore(jedis, deadline);
+      try {
+        jedis.clientSetname(CLIENT_NAME);
+      } catch (JedisDataException e) {
+        // Best effort, as Jedis had it: a proxy or an ACL refusing CLIENT is no reason to fail.
+      }
+      if (url.database() != 0) {
+        stepBefore(jedis, deadline);
+        jedis.select(url.database());
+      }
+    } catch (RuntimeException | LinkageError e) {
+      throw translate(e, jedis);
+    }
+  }
+
+  private void stepBefore(Jedis jedis, long deadline) throws FleetUnavailableException {
+    long left = deadline - clock.nanoTime();
+    if (left <= 0) {
+      throw new FleetUnavailableException(
+          Kind.BUSY, "no time left of commandTimeout to set up a new connection");
+    }
+    jedis.getConnection().setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(left)));
   }
 
   private static int ceilMillis(long nanos) {
@@ -234,8 +293,8 @@ final class RedisGateway implements AutoCloseable {
   private Jedis open() throws FleetUnavailableException {
     try {
       Jedis jedis = new Jedis(address, config);
-      // Jedis may connect lazily; connect now, where the connect timeout and the credentials
-      // are checked, rather than inside the first acquisition.
+      // Jedis may connect lazily; connect now, where the connect timeout is checked (setUp then
+      // checks the credentials).
       jedis.getConnection().connect();
       return jedis;
     } catch (RuntimeException | LinkageError e) {

@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.Function;
 
 /**
@@ -26,6 +27,14 @@ final class FakeRedis implements AutoCloseable {
 
   /** The raw RESP reply to a script's run (EVALSHA/EVAL), by the script's SHA-1. */
   volatile Function<String, String> scriptReply = sha -> ":1\r\n";
+
+  /**
+   * Told every command (its name and arguments) before it is answered: to stand for a slow Redis.
+   */
+  volatile Consumer<List<String>> onCommand = command -> {};
+
+  /** The names of the commands received, in order. */
+  final List<String> received = new CopyOnWriteArrayList<>();
 
   FakeRedis() throws IOException {
     server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
@@ -62,6 +71,8 @@ final class FakeRedis implements AutoCloseable {
           return;
         }
         String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
+        received.add(name);
+        onCommand.accept(command);
         String reply;
         if (name.equals("PING")) {
           reply = "+PONG\r\n";

@@ -92,6 +92,79 @@ class RedisGatewayTest {
     }
   }
 
+  @Test
+  void theRoundTripsThatSetUpANewConnectionShareTheCommandTimeoutWithTheReply() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      // A slow Redis: AUTH, CLIENT SETNAME and SELECT each answered after 0.6 of commandTimeout (by
+      // the fleet's clock), each well within it.
+      fake.onCommand =
+          command -> {
+            String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
+            if (name.equals("AUTH") || name.equals("CLIENT") || name.equals("SELECT")) {
+              clock.advance(Duration.ofMillis(1200));
+            }
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@") + "/2")
+              .commandTimeout(Duration.ofSeconds(2))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, clock);
+      try {
+        FleetUnavailableException failure = null;
+        try {
+          eval(gateway);
+        } catch (FleetUnavailableException e) {
+          failure = e;
+        }
+        assertThat(fake.received).contains("AUTH");
+        // The set-up spent the whole 2 s: the call decides locally rather than wait on for the
+        // reply (3.6 s of set-up and a reply would be far past commandTimeout + connectTimeout).
+        assertThat(fake.received).doesNotContain("EVALSHA", "EVAL");
+        assertThat(failure).isNotNull();
+        // Redis answered every round trip: slow for this call, not an outage.
+        assertThat(failure.kind()).isEqualTo(FleetUnavailableException.Kind.BUSY);
+        assertThat(failure.getMessage()).doesNotContain("s3cret");
+      } finally {
+        gateway.close();
+      }
+    }
+  }
+
+  @Test
+  void aRedisThatAcceptsAndThenHangsIsAnOutageWhenTheSetUpHadTheWholeCommandTimeout()
+      throws Exception {
+    CountDownLatch end = new CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.onCommand =
+          command -> {
+            try {
+              end.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@"))
+              .commandTimeout(Duration.ofMillis(300))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock());
+      try {
+        FleetUnavailableException failure = null;
+        try {
+          eval(gateway);
+        } catch (FleetUnavailableException e) {
+          failure = e;
+        }
+        assertThat(failure).isNotNull();
+        assertThat(failure.kind()).isEqualTo(FleetUnavailableException.Kind.TIMEOUT);
+      } finally {
+        end.countDown();
+        gateway.close();
+      }
+    }
+  }
+
   private static long[] eval(RedisGateway gateway) throws FleetUnavailableException {
     return gateway.eval(
         Scripts.HEARTBEAT, Collections.singletonList("k"), Arrays.asList("id", "600", "1"));
