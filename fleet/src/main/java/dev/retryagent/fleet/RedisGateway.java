@@ -261,6 +261,11 @@ final class RedisGateway implements AutoCloseable {
       }
     } catch (RuntimeException | LinkageError e) {
       throw translate(e, jedis);
+    } catch (Error e) {
+      // As in eval: a reply no Redis gives (a proxy's 2 GiB length), read in the application's
+      // call, must not fail it. The connection (left mid-reply) goes: an outage.
+      throw new FleetUnavailableException(
+          Kind.UNREACHABLE, "unexpected " + e.getClass().getName() + " reading a reply");
     }
   }
 

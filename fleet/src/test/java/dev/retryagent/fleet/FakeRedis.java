@@ -33,6 +33,9 @@ final class FakeRedis implements AutoCloseable {
    */
   volatile Consumer<List<String>> onCommand = command -> {};
 
+  /** The raw RESP reply to any other command (AUTH, CLIENT, SELECT...), or null for {@code +OK}. */
+  volatile Function<List<String>, String> otherReply = command -> null;
+
   /** The names of the commands received, in order. */
   final List<String> received = new CopyOnWriteArrayList<>();
 
@@ -81,7 +84,8 @@ final class FakeRedis implements AutoCloseable {
         } else if (name.equals("EVAL")) {
           reply = scriptReply.apply(Scripts.sha1(command.get(1)));
         } else {
-          reply = "+OK\r\n";
+          String other = otherReply.apply(command);
+          reply = other != null ? other : "+OK\r\n";
         }
         out.write(reply.getBytes(StandardCharsets.UTF_8));
         out.flush();

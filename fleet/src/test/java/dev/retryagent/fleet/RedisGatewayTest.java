@@ -165,6 +165,35 @@ class RedisGatewayTest {
     }
   }
 
+  @Test
+  void aReplyTheClientCannotReadWhileSettingUpAConnectionIsAnOutageNeverTheCallsError()
+      throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      // A reply no Redis gives CLIENT SETNAME (a proxy's, say): a string of 2 GiB, which the
+      // client cannot even allocate (OutOfMemoryError), read in the application's call.
+      fake.otherReply =
+          command -> command.get(0).equalsIgnoreCase("CLIENT") ? "$2147483647\r\n" : null;
+      RedisGateway gateway =
+          new RedisGateway(FleetSettings.builder(fake.url()).build(), new TestFleet.ManualClock());
+      try {
+        Throwable failure = null;
+        try {
+          eval(gateway);
+        } catch (Throwable e) {
+          failure = e;
+        }
+        assertThat(failure).isInstanceOf(FleetUnavailableException.class);
+        assertThat(((FleetUnavailableException) failure).kind())
+            .isEqualTo(FleetUnavailableException.Kind.UNREACHABLE);
+        // The slot went back: the next call waits for no connection.
+        fake.otherReply = command -> null;
+        assertThat(eval(gateway)).containsExactly(1L);
+      } finally {
+        gateway.close();
+      }
+    }
+  }
+
   private static long[] eval(RedisGateway gateway) throws FleetUnavailableException {
     return gateway.eval(
         Scripts.HEARTBEAT, Collections.singletonList("k"), Arrays.asList("id", "600", "1"));
