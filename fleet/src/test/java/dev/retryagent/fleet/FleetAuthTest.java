@@ -76,6 +76,22 @@ class FleetAuthTest {
   }
 
   @Test
+  void theDatabaseOfTheUrlIsSelectedWithThePasswordAndTheClientName() {
+    fleet = startUp(settings(url(":" + PASSWORD) + "/3").build(), Clock.SYSTEM, log);
+    FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+
+    assertThat(limiter.metrics().fallbacks()).isZero();
+    try (Jedis admin = redis.admin()) {
+      assertThat(admin.clientList())
+          .containsPattern("name=" + RedisGateway.CLIENT_NAME + " .*db=3 ");
+      admin.select(3);
+      assertThat(admin.exists(fleet.settings().keyPrefix() + ":llm:gcra")).isTrue();
+    }
+  }
+
+  @Test
   void aKeyTheAclUserMayNotTouchUnderOneRouteLeavesTheOtherRoutesShared() {
     FleetSettings shared = settings(url("carol:" + ALICE_PASSWORD)).build();
     String prefix = shared.keyPrefix();
