@@ -4,17 +4,28 @@ import dev.retryagent.config.RedisUrl;
 import dev.retryagent.engine.Clock;
 import dev.retryagent.fleet.FleetUnavailableException.Kind;
 import dev.retryagent.internal.observe.Sanitizer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.SSLSocketFactory;
 import redis.clients.jedis.ClientSetInfoConfig;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.HostAndPort;
 import redis.clients.jedis.Jedis;
 import redis.clients.jedis.JedisClientConfig;
+import redis.clients.jedis.JedisSocketFactory;
+import redis.clients.jedis.SSLSocketWrapper;
 import redis.clients.jedis.exceptions.JedisAccessControlException;
 import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisDataException;
@@ -35,6 +46,7 @@ final class RedisGateway implements AutoCloseable {
   private final RedisUrl url;
   private final HostAndPort address;
   private final JedisClientConfig config;
+  private final JedisSocketFactory socketFactory;
   private final long commandTimeoutNanos;
   private final int commandTimeoutMillis;
   private final int maxConnections;
@@ -61,6 +73,9 @@ final class RedisGateway implements AutoCloseable {
     // No password, user, client name or database here: Jedis would send AUTH, CLIENT SETNAME and
     // SELECT while connecting, each with a whole commandTimeout; setUp sends them within one.
     this.config = b.build();
+    this.socketFactory =
+        new BoundedSocketFactory(
+            address, settings.connectTimeout().toNanos(), commandTimeoutMillis, url.tls());
   }
 
   /**
@@ -297,7 +312,7 @@ final class RedisGateway implements AutoCloseable {
 
   private Jedis open() throws FleetUnavailableException {
     try {
-      Jedis jedis = new Jedis(address, config);
+      Jedis jedis = new Jedis(socketFactory, config);
       // Jedis may connect lazily; connect now, where the connect timeout is checked (setUp then
       // checks the credentials).
       jedis.getConnection().connect();
@@ -435,6 +450,94 @@ final class RedisGateway implements AutoCloseable {
       jedis.close();
     } catch (RuntimeException ignored) {
       // a dead connection has nothing left to release
+    }
+  }
+
+  /**
+   * Jedis's own socket factory, but with one {@code connectTimeout} for all the addresses a host
+   * name resolves to (several A records, a dual-stack host), each trying with what the ones before
+   * it left: Jedis gives each address a whole connectTimeout, so a host of three addresses that do
+   * not answer kept the application's call three times as long (docs/fleet.md: an acquisition waits
+   * at most connectTimeout to open a connection). TLS as Jedis sets it up: the default factory, the
+   * host name verified.
+   */
+  private static final class BoundedSocketFactory implements JedisSocketFactory {
+    private final HostAndPort address;
+    private final long connectTimeoutNanos;
+    private final int soTimeoutMillis;
+    private final boolean tls;
+
+    BoundedSocketFactory(
+        HostAndPort address, long connectTimeoutNanos, int soTimeoutMillis, boolean tls) {
+      this.address = address;
+      this.connectTimeoutNanos = connectTimeoutNanos;
+      this.soTimeoutMillis = soTimeoutMillis;
+      this.tls = tls;
+    }
+
+    @Override
+    public Socket createSocket() throws JedisConnectionException {
+      // The socket's own time, as its timeouts are: not the fleet's clock.
+      long deadline = System.nanoTime() + connectTimeoutNanos;
+      Socket socket = null;
+      try {
+        List<InetAddress> addresses = Arrays.asList(InetAddress.getAllByName(address.getHost()));
+        if (addresses.size() > 1) {
+          Collections.shuffle(addresses); // as Jedis does: spread over the addresses
+        }
+        JedisConnectionException failed =
+            new JedisConnectionException("Failed to connect to " + address + ".");
+        for (InetAddress a : addresses) {
+          long left = deadline - System.nanoTime();
+          if (left <= 0) {
+            failed.addSuppressed(new SocketTimeoutException("Connect timed out"));
+            break;
+          }
+          Socket s = new Socket();
+          try {
+            s.setReuseAddress(true);
+            s.setKeepAlive(true);
+            s.setTcpNoDelay(true);
+            s.setSoLinger(true, 0);
+            s.connect(new InetSocketAddress(a, address.getPort()), ceilMillis(left));
+            socket = s;
+            break;
+          } catch (IOException e) {
+            closeQuietly(s);
+            failed.addSuppressed(e);
+          }
+        }
+        if (socket == null) {
+          throw failed;
+        }
+        socket.setSoTimeout(soTimeoutMillis);
+        if (tls) {
+          SSLSocketFactory factory = (SSLSocketFactory) SSLSocketFactory.getDefault();
+          SSLSocket ssl =
+              (SSLSocket) factory.createSocket(socket, address.getHost(), address.getPort(), true);
+          SSLParameters parameters = new SSLParameters();
+          parameters.setEndpointIdentificationAlgorithm("HTTPS");
+          ssl.setSSLParameters(parameters);
+          return new SSLSocketWrapper(ssl, socket);
+        }
+        return socket;
+      } catch (JedisConnectionException e) {
+        throw e;
+      } catch (Exception e) {
+        closeQuietly(socket);
+        throw new JedisConnectionException("Failed to create socket.", e);
+      }
+    }
+
+    private static void closeQuietly(Socket s) {
+      if (s == null) {
+        return;
+      }
+      try {
+        s.close();
+      } catch (IOException ignored) {
+        // nothing was sent on it
+      }
     }
   }
 }
