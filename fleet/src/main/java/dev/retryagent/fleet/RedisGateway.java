@@ -48,6 +48,7 @@ final class RedisGateway implements AutoCloseable {
   private final JedisClientConfig config;
   private final JedisSocketFactory socketFactory;
   private final long commandTimeoutNanos;
+  private final long connectTimeoutNanos;
   private final int commandTimeoutMillis;
   private final int maxConnections;
   private final Semaphore slots;
@@ -60,6 +61,7 @@ final class RedisGateway implements AutoCloseable {
     this.url = settings.redis();
     this.address = new HostAndPort(url.host(), url.port());
     this.commandTimeoutNanos = settings.commandTimeout().toNanos();
+    this.connectTimeoutNanos = settings.connectTimeout().toNanos();
     this.commandTimeoutMillis = (int) settings.commandTimeout().toMillis();
     this.maxConnections = settings.maxConnections();
     this.slots = new Semaphore(maxConnections);
@@ -71,7 +73,8 @@ final class RedisGateway implements AutoCloseable {
             // CLIENT SETINFO costs two round trips per connection, and Redis before 7.2 refuses it.
             .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
     // No password, user, client name or database here: Jedis would send AUTH, CLIENT SETNAME and
-    // SELECT while connecting, each with a whole commandTimeout; setUp sends them within one.
+    // SELECT while connecting, each with a whole commandTimeout; open sends them within
+    // connectTimeout.
     this.config = b.build();
     this.socketFactory =
         new BoundedSocketFactory(
@@ -151,14 +154,7 @@ final class RedisGateway implements AutoCloseable {
     int target = Math.min(count, maxConnections);
     while (!closed && idle.size() < target) {
       try {
-        Jedis jedis = open();
-        try {
-          setUp(jedis, clock.nanoTime() + commandTimeoutNanos);
-        } catch (FleetUnavailableException e) {
-          closeQuietly(jedis);
-          return;
-        }
-        idle.offerLast(jedis);
+        idle.offerLast(open());
       } catch (FleetUnavailableException e) {
         return;
       }
@@ -211,35 +207,18 @@ final class RedisGateway implements AutoCloseable {
       throw new FleetUnavailableException(
           Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
     }
-    long deadline = clock.nanoTime() + left;
     Jedis jedis = idle.pollFirst();
     if (jedis == null) {
       try {
+        // Set up within connectTimeout: the reply then has what the wait for a slot left.
         jedis = open();
       } catch (FleetUnavailableException | RuntimeException | Error e) {
         slots.release();
         throw e;
       }
-      // The connect had connectTimeout; the set-up's round trips and the reply share what is left.
-      deadline = clock.nanoTime() + left;
-      try {
-        setUp(jedis, deadline);
-      } catch (FleetUnavailableException | RuntimeException | Error e) {
-        closeQuietly(jedis);
-        slots.release();
-        throw e;
-      }
-      if (deadline - clock.nanoTime() <= 0) {
-        // Ready, but too late for this call: kept for the next one.
-        giveBack(jedis);
-        throw new FleetUnavailableException(
-            Kind.BUSY, "no time left of commandTimeout after setting up a new connection");
-      }
     }
     try {
-      jedis
-          .getConnection()
-          .setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(deadline - clock.nanoTime())));
+      jedis.getConnection().setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(left)));
     } catch (RuntimeException e) {
       closeQuietly(jedis);
       slots.release();
@@ -249,10 +228,10 @@ final class RedisGateway implements AutoCloseable {
   }
 
   /**
-   * AUTH, CLIENT SETNAME and SELECT on a new connection, all of them before {@code deadline} (by
-   * the fleet's clock): each round trip has what the ones before it left, not a whole
-   * commandTimeout each. A timeout with less than the whole commandTimeout is this call's alone
-   * ({@link Kind#BUSY}), as for a reply; with the whole of it, Redis is taken for down.
+   * AUTH, CLIENT SETNAME and SELECT (and the TLS handshake, at the first) on a new connection, all
+   * of them before {@code deadline} (by the fleet's clock): each round trip has what the ones
+   * before it left, not a whole timeout each. Running out is a connection that timed out, as a
+   * connect that does: an outage ({@link Kind#TIMEOUT}).
    */
   private void setUp(Jedis jedis, long deadline) throws FleetUnavailableException {
     try {
@@ -275,7 +254,7 @@ final class RedisGateway implements AutoCloseable {
         jedis.select(url.database());
       }
     } catch (RuntimeException | LinkageError e) {
-      throw translate(e, jedis);
+      throw translate(e);
     } catch (Error e) {
       // As in eval: a reply no Redis gives (a proxy's 2 GiB length), read in the application's
       // call, must not fail it. The connection (left mid-reply) goes: an outage.
@@ -288,9 +267,9 @@ final class RedisGateway implements AutoCloseable {
     long left = deadline - clock.nanoTime();
     if (left <= 0) {
       throw new FleetUnavailableException(
-          Kind.BUSY, "no time left of commandTimeout to set up a new connection");
+          Kind.TIMEOUT, "a new connection not set up within connectTimeout");
     }
-    jedis.getConnection().setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(left)));
+    jedis.getConnection().setSoTimeout(ceilMillis(left));
   }
 
   private static int ceilMillis(long nanos) {
@@ -310,16 +289,30 @@ final class RedisGateway implements AutoCloseable {
     }
   }
 
+  /**
+   * A new connection, set up: the connect, the TLS handshake, AUTH, CLIENT SETNAME and SELECT all
+   * within {@code connectTimeout} (docs/fleet.md: a call that opens a connection waits at most that
+   * on top of {@code commandTimeout}). Jedis would give each round trip of the set-up a whole
+   * {@code commandTimeout} of its own; so the connection is set up here, not by Jedis.
+   */
   private Jedis open() throws FleetUnavailableException {
+    long deadline = clock.nanoTime() + connectTimeoutNanos;
+    Jedis jedis;
     try {
-      Jedis jedis = new Jedis(socketFactory, config);
+      jedis = new Jedis(socketFactory, config);
       // Jedis may connect lazily; connect now, where the connect timeout is checked (setUp then
       // checks the credentials).
       jedis.getConnection().connect();
-      return jedis;
     } catch (RuntimeException | LinkageError e) {
       throw translate(e);
     }
+    try {
+      setUp(jedis, deadline);
+    } catch (FleetUnavailableException | RuntimeException | Error e) {
+      closeQuietly(jedis);
+      throw e;
+    }
+    return jedis;
   }
 
   private FleetUnavailableException translate(Throwable e) {
@@ -477,8 +470,6 @@ final class RedisGateway implements AutoCloseable {
 
     @Override
     public Socket createSocket() throws JedisConnectionException {
-      // The socket's own time, as its timeouts are: not the fleet's clock.
-      long deadline = System.nanoTime() + connectTimeoutNanos;
       Socket socket = null;
       try {
         List<InetAddress> addresses = Arrays.asList(InetAddress.getAllByName(address.getHost()));
@@ -487,6 +478,9 @@ final class RedisGateway implements AutoCloseable {
         }
         JedisConnectionException failed =
             new JedisConnectionException("Failed to connect to " + address + ".");
+        // From the first connect, as Jedis counts it (not the name's look-up), by the socket's own
+        // time, as its timeouts are: not the fleet's clock.
+        long deadline = System.nanoTime() + connectTimeoutNanos;
         for (InetAddress a : addresses) {
           long left = deadline - System.nanoTime();
           if (left <= 0) {

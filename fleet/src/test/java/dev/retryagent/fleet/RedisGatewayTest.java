@@ -93,20 +93,21 @@ class RedisGatewayTest {
   }
 
   @Test
-  void theRoundTripsThatSetUpANewConnectionShareTheCommandTimeoutWithTheReply() throws Exception {
+  void theRoundTripsThatSetUpANewConnectionShareTheConnectTimeout() throws Exception {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
     try (FakeRedis fake = new FakeRedis()) {
-      // A slow Redis: AUTH, CLIENT SETNAME and SELECT each answered after 0.6 of commandTimeout (by
-      // the fleet's clock), each well within it.
+      // A slow Redis: AUTH, CLIENT SETNAME and SELECT each answered after 0.6 of connectTimeout
+      // (by the fleet's clock), each well within commandTimeout.
       fake.onCommand =
           command -> {
             String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
             if (name.equals("AUTH") || name.equals("CLIENT") || name.equals("SELECT")) {
-              clock.advance(Duration.ofMillis(1200));
+              clock.advance(Duration.ofMillis(600));
             }
           };
       FleetSettings settings =
           FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@") + "/2")
+              .connectTimeout(Duration.ofSeconds(1))
               .commandTimeout(Duration.ofSeconds(2))
               .build();
       RedisGateway gateway = new RedisGateway(settings, clock);
@@ -118,13 +119,39 @@ class RedisGatewayTest {
           failure = e;
         }
         assertThat(fake.received).contains("AUTH");
-        // The set-up spent the whole 2 s: the call decides locally rather than wait on for the
-        // reply (3.6 s of set-up and a reply would be far past commandTimeout + connectTimeout).
+        // The set-up spent the whole connectTimeout: the call decides locally rather than wait on
+        // (1.8 s of set-up, then up to 2 s for the reply, is past commandTimeout + connectTimeout).
         assertThat(fake.received).doesNotContain("EVALSHA", "EVAL");
         assertThat(failure).isNotNull();
-        // Redis answered every round trip: slow for this call, not an outage.
-        assertThat(failure.kind()).isEqualTo(FleetUnavailableException.Kind.BUSY);
+        // No connection within connectTimeout: as a connect that times out, an outage.
+        assertThat(failure.kind()).isEqualTo(FleetUnavailableException.Kind.TIMEOUT);
         assertThat(failure.getMessage()).doesNotContain("s3cret");
+      } finally {
+        gateway.close();
+      }
+    }
+  }
+
+  @Test
+  void aSetUpWithinConnectTimeoutLeavesTheReplyTheWholeCommandTimeout() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.onCommand =
+          command -> {
+            String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
+            if (name.equals("AUTH") || name.equals("CLIENT") || name.equals("SELECT")) {
+              clock.advance(Duration.ofMillis(300));
+            }
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@") + "/2")
+              .connectTimeout(Duration.ofSeconds(1))
+              .commandTimeout(Duration.ofSeconds(2))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, clock);
+      try {
+        assertThat(eval(gateway)).containsExactly(1L);
+        assertThat(fake.received).containsExactly("AUTH", "CLIENT", "SELECT", "EVALSHA");
       } finally {
         gateway.close();
       }
