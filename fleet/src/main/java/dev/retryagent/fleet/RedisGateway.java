@@ -42,6 +42,9 @@ import redis.clients.jedis.exceptions.JedisNoScriptException;
 final class RedisGateway implements AutoCloseable {
   static final String CLIENT_NAME = "retry-agent-fleet";
 
+  /** The set-up's deadline on the fleet's own thread, which no application call waits for. */
+  private static final long UNBOUNDED = Long.MIN_VALUE;
+
   private final Clock clock;
   private final RedisUrl url;
   private final HostAndPort address;
@@ -89,7 +92,7 @@ final class RedisGateway implements AutoCloseable {
    */
   long[] eval(Scripts.Script script, List<String> keys, List<String> args)
       throws FleetUnavailableException {
-    Jedis jedis = borrow();
+    Jedis jedis = borrow(true);
     boolean unknownState = false;
     try {
       Object reply;
@@ -136,7 +139,9 @@ final class RedisGateway implements AutoCloseable {
 
   /** One {@code PING}: opens a connection when none is idle, so it also checks the credentials. */
   void ping() throws FleetUnavailableException {
-    Jedis jedis = borrow();
+    // Only the fleet's thread pings (to connect): the first set-up of a JVM, its classes loading,
+    // is not held to connectTimeout.
+    Jedis jedis = borrow(false);
     try {
       jedis.ping();
     } catch (RuntimeException | LinkageError e) {
@@ -154,7 +159,7 @@ final class RedisGateway implements AutoCloseable {
     int target = Math.min(count, maxConnections);
     while (!closed && idle.size() < target) {
       try {
-        idle.offerLast(open());
+        idle.offerLast(open(false));
       } catch (FleetUnavailableException e) {
         return;
       }
@@ -185,7 +190,7 @@ final class RedisGateway implements AutoCloseable {
    * waits for Redis at most {@code commandTimeout} in all (docs/fleet.md), plus the connect when it
    * opens one, never a whole timeout for a connection and another for the reply.
    */
-  private Jedis borrow() throws FleetUnavailableException {
+  private Jedis borrow(boolean bounded) throws FleetUnavailableException {
     if (closed) {
       throw new FleetUnavailableException(Kind.UNREACHABLE, "the fleet connection is closed");
     }
@@ -211,7 +216,7 @@ final class RedisGateway implements AutoCloseable {
     if (jedis == null) {
       try {
         // Set up within connectTimeout: the reply then has what the wait for a slot left.
-        jedis = open();
+        jedis = open(bounded);
       } catch (FleetUnavailableException | RuntimeException | Error e) {
         slots.release();
         throw e;
@@ -264,6 +269,11 @@ final class RedisGateway implements AutoCloseable {
   }
 
   private void stepBefore(Jedis jedis, long deadline) throws FleetUnavailableException {
+    if (deadline == UNBOUNDED) {
+      // The fleet's thread: each round trip commandTimeout, as Jedis gives it.
+      jedis.getConnection().setSoTimeout(commandTimeoutMillis);
+      return;
+    }
     long left = deadline - clock.nanoTime();
     if (left <= 0) {
       throw new FleetUnavailableException(
@@ -290,13 +300,15 @@ final class RedisGateway implements AutoCloseable {
   }
 
   /**
-   * A new connection, set up: the connect, the TLS handshake, AUTH, CLIENT SETNAME and SELECT all
-   * within {@code connectTimeout} (docs/fleet.md: a call that opens a connection waits at most that
-   * on top of {@code commandTimeout}). Jedis would give each round trip of the set-up a whole
-   * {@code commandTimeout} of its own; so the connection is set up here, not by Jedis.
+   * A new connection, set up: the connect, the TLS handshake, AUTH, CLIENT SETNAME and SELECT, all
+   * within {@code connectTimeout} when {@code bounded} (docs/fleet.md: a call that opens a
+   * connection waits at most that on top of {@code commandTimeout}). Jedis would give each round
+   * trip of the set-up a whole {@code commandTimeout} of its own; so the connection is set up here,
+   * not by Jedis. Unbounded on the fleet's thread (its connect, its warm-up), as before: no call
+   * waits for it, and a JVM's first set-up loads the client's classes, which no timeout is about.
    */
-  private Jedis open() throws FleetUnavailableException {
-    long deadline = clock.nanoTime() + connectTimeoutNanos;
+  private Jedis open(boolean bounded) throws FleetUnavailableException {
+    long deadline = bounded ? clock.nanoTime() + connectTimeoutNanos : UNBOUNDED;
     Jedis jedis;
     try {
       jedis = new Jedis(socketFactory, config);
