@@ -92,24 +92,36 @@ class RedisGatewayTest {
     }
   }
 
+  /** Redis answers AUTH, CLIENT SETNAME and SELECT {@code each} later, by the fleet's clock. */
+  private static void slowSetUp(FakeRedis fake, TestFleet.ManualClock clock, Duration each) {
+    fake.onCommand =
+        command -> {
+          String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
+          if (name.equals("AUTH") || name.equals("CLIENT") || name.equals("SELECT")) {
+            clock.advance(each);
+          }
+        };
+  }
+
+  /**
+   * The fake's URL with a password and database 2 (a set-up of three round trips), connectTimeout 1
+   * s, commandTimeout 2 s.
+   */
+  private static FleetSettings withPasswordAndDatabase(FakeRedis fake) {
+    return FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@") + "/2")
+        .connectTimeout(Duration.ofSeconds(1))
+        .commandTimeout(Duration.ofSeconds(2))
+        .build();
+  }
+
   @Test
   void theRoundTripsThatSetUpANewConnectionShareTheConnectTimeout() throws Exception {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
     try (FakeRedis fake = new FakeRedis()) {
       // A slow Redis: AUTH, CLIENT SETNAME and SELECT each answered after 0.6 of connectTimeout
       // (by the fleet's clock), each well within commandTimeout.
-      fake.onCommand =
-          command -> {
-            String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
-            if (name.equals("AUTH") || name.equals("CLIENT") || name.equals("SELECT")) {
-              clock.advance(Duration.ofMillis(600));
-            }
-          };
-      FleetSettings settings =
-          FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@") + "/2")
-              .connectTimeout(Duration.ofSeconds(1))
-              .commandTimeout(Duration.ofSeconds(2))
-              .build();
+      slowSetUp(fake, clock, Duration.ofMillis(600));
+      FleetSettings settings = withPasswordAndDatabase(fake);
       RedisGateway gateway = new RedisGateway(settings, clock);
       try {
         FleetUnavailableException failure = null;
@@ -136,18 +148,8 @@ class RedisGatewayTest {
   void aSetUpWithinConnectTimeoutLeavesTheReplyTheWholeCommandTimeout() throws Exception {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
     try (FakeRedis fake = new FakeRedis()) {
-      fake.onCommand =
-          command -> {
-            String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
-            if (name.equals("AUTH") || name.equals("CLIENT") || name.equals("SELECT")) {
-              clock.advance(Duration.ofMillis(300));
-            }
-          };
-      FleetSettings settings =
-          FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@") + "/2")
-              .connectTimeout(Duration.ofSeconds(1))
-              .commandTimeout(Duration.ofSeconds(2))
-              .build();
+      slowSetUp(fake, clock, Duration.ofMillis(300));
+      FleetSettings settings = withPasswordAndDatabase(fake);
       RedisGateway gateway = new RedisGateway(settings, clock);
       try {
         assertThat(eval(gateway)).containsExactly(1L);
