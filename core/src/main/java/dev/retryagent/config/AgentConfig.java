@@ -29,7 +29,8 @@ public final class AgentConfig {
           null,
           null, // Policy.defaults(), when first asked for (BuiltIn)
           Collections.emptyList(),
-          BUILT_IN);
+          BUILT_IN,
+          Collections.emptyList());
 
   /**
    * The built-in default policy, made when first asked for (at the first call), not when this class
@@ -59,37 +60,6 @@ public final class AgentConfig {
   private final List<ConfigProblem> warnings;
 
   AgentConfig(
-      int version,
-      Mode mode,
-      boolean strict,
-      boolean reload,
-      ClientSwitches clients,
-      LogLevel logLevel,
-      MetricsSettings metrics,
-      String deadLetterPath,
-      PathMask pathMask,
-      FleetConfig fleet,
-      Policy defaultPolicy,
-      List<Route> routes,
-      String source) {
-    this(
-        version,
-        mode,
-        strict,
-        reload,
-        clients,
-        logLevel,
-        metrics,
-        deadLetterPath,
-        pathMask,
-        fleet,
-        defaultPolicy,
-        routes,
-        source,
-        Collections.emptyList());
-  }
-
-  private AgentConfig(
       int version,
       Mode mode,
       boolean strict,

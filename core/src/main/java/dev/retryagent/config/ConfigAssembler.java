@@ -55,7 +55,8 @@ final class ConfigAssembler {
         fleet,
         defaultPolicy,
         routes,
-        source);
+        source,
+        List.of()); // warnings, added by the loader (ConfigLoader)
   }
 
   /** {@code agent.strict} as written, when it could be read; false otherwise. */
