@@ -728,17 +728,11 @@ class AsyncRetrierTest {
         false,
         // Opens on a second failure of three: the 503, and the clone's timeout were it counted.
         CircuitBreakerPolicy.builder().minimumCalls(3).failureRateThreshold(0.6).build());
-    client.dispatcher().setMaxRequestsPerHost(1);
-    server.enqueue(status(503), ok("slot"), ok("never"));
-    time.holdTasks();
     Call call = client.newCall(get("/retried"));
     Heard heard = new Heard();
     Heard slot = new Heard();
     try {
-      retrier.enqueue(call, heard, client.dispatcher());
-      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-      client.newCall(get("/slot")).enqueue(slot);
-      assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
 
       time.advance(TimeUnit.SECONDS.toNanos(1)); // the network's time, which the clock ignores
       // The retry's wait ends, its clone waits in the queue for the slot, then (the task held
@@ -781,17 +775,11 @@ class AsyncRetrierTest {
     CountDownLatch slotTaken = new CountDownLatch(1);
     CountDownLatch slotFree = new CountDownLatch(1);
     configure(b -> b, holdingTheSlot(slotTaken, slotFree), false);
-    client.dispatcher().setMaxRequestsPerHost(1);
-    server.enqueue(status(503), ok("slot"), ok("never"));
-    time.holdTasks();
     Call call = client.newCall(get("/retried"));
     Heard heard = new Heard();
     Heard slot = new Heard();
     try {
-      retrier.enqueue(call, heard, client.dispatcher());
-      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-      client.newCall(get("/slot")).enqueue(slot);
-      assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
       time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
       assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
 
@@ -814,6 +802,21 @@ class AsyncRetrierTest {
     }
 
     assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+  }
+
+  /**
+   * Enqueues {@code call}, answered 503 (its retry's wait then held), then a call to {@code /slot},
+   * which takes the host's only slot until the test frees it.
+   */
+  private void enqueueThenTakeTheHostsOnlySlot(
+      Call call, Heard heard, Heard slot, CountDownLatch slotTaken) throws Exception {
+    client.dispatcher().setMaxRequestsPerHost(1);
+    server.enqueue(status(503), ok("slot"), ok("never"));
+    time.holdTasks();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    client.newCall(get("/slot")).enqueue(slot);
+    assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
   }
 
   /**
