@@ -606,6 +606,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverResponse(call, response);
       } else if (d.retry()) {
         RetryInterceptor.ACCESS.discard(response);
+        AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
         retryLater(d.delayNanos());
       } else if (d.error() != null) {
         RetryInterceptor.ACCESS.discard(response);
@@ -638,6 +639,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         retryCall.onAbandoned();
         deliverFailure(e);
       } else if (d.retry()) {
+        AttemptLeftovers.drop(call);
         retryLater(d.delayNanos());
       } else if (d.error() != null) {
         d.error().addSuppressed(e);
