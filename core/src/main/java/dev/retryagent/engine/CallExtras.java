@@ -72,6 +72,11 @@ final class CallExtras {
     }
   }
 
+  /** True when the current attempt is a retry of ours. */
+  boolean inRetry() {
+    return inRetry;
+  }
+
   /** The client's resends in the current attempt, made on first use. */
   ClientResends resends() {
     if (resends == null) {

@@ -162,6 +162,14 @@ abstract class HostHold {
   }
 
   /**
+   * The attempt started last was never made after all: the retry it was for ({@code retry}) is
+   * pending again, so that {@link #callEnded} gives it back.
+   */
+  void attemptNotMade(boolean retry) {
+    retryPending |= retry;
+  }
+
+  /**
    * The call ends: a retry decided and never made (taken at {@code retryTakenNanos}) gives its
    * budget back, and a rate-limit permit taken for an attempt never made (the breaker refused it,
    * the caller gave up) goes back to the bucket; otherwise calls an open breaker refuses would

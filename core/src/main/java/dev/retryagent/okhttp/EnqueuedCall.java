@@ -339,8 +339,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     IOException heard = failure;
     Runnable tell =
         () -> {
-          // Nothing reached the server: no outcome for the breaker (its permit goes back), and
-          // the give-up is logged as call-timeout, or cancelled.
+          // Nothing reached the server: no outcome for the breaker (its permit goes back), the
+          // retry goes back to the host's budget, and the give-up is logged as call-timeout, or
+          // cancelled.
+          retryCall.attemptNotSent();
           retryCall.onAbandoned();
           deliverFailure(heard);
         };

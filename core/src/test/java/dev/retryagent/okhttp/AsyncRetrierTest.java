@@ -12,6 +12,7 @@ import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.Sleeper;
+import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -20,6 +21,7 @@ import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.ScriptedHttpServer.Action;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.lang.ref.WeakReference;
@@ -89,7 +91,16 @@ class AsyncRetrierTest {
       OkHttpClient.Builder before,
       boolean resends,
       CircuitBreakerPolicy breaker) {
-    engine = TestEngines.engine(time, Mode.ENFORCE, retry, breaker, events);
+    configure(retry, before, resends, Policy.defaults().budget(), breaker);
+  }
+
+  private void configure(
+      UnaryOperator<RetryPolicy.Builder> retry,
+      OkHttpClient.Builder before,
+      boolean resends,
+      BudgetPolicy budget,
+      CircuitBreakerPolicy breaker) {
+    engine = TestEngines.engine(time, Mode.ENFORCE, retry, budget, breaker, events);
     retrier = new AsyncRetrier(engine);
     OkHttpClient.Builder b = before.addInterceptor(retrier.interceptor());
     if (resends) {
@@ -804,14 +815,67 @@ class AsyncRetrierTest {
     assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
   }
 
+  @Test
+  void aRetryEndedInTheQueueGivesItsRetryBackToTheHostsBudget() throws Exception {
+    // The retry's clone, ended while it waited in the dispatcher's queue (a cancel here, the
+    // call's timeout likewise), sent nothing, but the retry it was for stayed spent: with a
+    // budget of one retry, the host's next call got its 503 instead of its retry's 200.
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    configure(
+        b -> b,
+        holdingTheSlot(slotTaken, slotFree),
+        false,
+        // One retry a second for the host, whatever its calls.
+        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
+        CircuitBreakerPolicy.defaults());
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken, status(503), ok("retried"));
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+
+      call.cancel();
+      retrier.cancel(call);
+
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    } finally {
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> time.heldTasks() == 1 || next.outcome.isDone());
+    time.runHeldTasks();
+
+    assertThat(next.await()).as("the budget's one retry, given back").isEqualTo("200 retried");
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CANCELLED);
+  }
+
   /**
    * Enqueues {@code call}, answered 503 (its retry's wait then held), then a call to {@code /slot},
    * which takes the host's only slot until the test frees it.
    */
   private void enqueueThenTakeTheHostsOnlySlot(
       Call call, Heard heard, Heard slot, CountDownLatch slotTaken) throws Exception {
+    enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken, ok("never"));
+  }
+
+  /** As above, the server answering {@code then} after the slot's call. */
+  private void enqueueThenTakeTheHostsOnlySlot(
+      Call call, Heard heard, Heard slot, CountDownLatch slotTaken, Action... then)
+      throws Exception {
     client.dispatcher().setMaxRequestsPerHost(1);
-    server.enqueue(status(503), ok("slot"), ok("never"));
+    server.enqueue(status(503), ok("slot"));
+    server.enqueue(then);
     time.holdTasks();
     retrier.enqueue(call, heard, client.dispatcher());
     await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);

@@ -3,6 +3,7 @@ package dev.retryagent.testing;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
+import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -24,11 +25,24 @@ public final class TestEngines {
       UnaryOperator<RetryPolicy.Builder> retry,
       CircuitBreakerPolicy breaker,
       List<RetryEvent> events) {
+    return engine(time, mode, retry, Policy.defaults().budget(), breaker, events);
+  }
+
+  /**
+   * {@link #engine(FakeTime, Mode, UnaryOperator, CircuitBreakerPolicy, List)} with {@code budget}.
+   */
+  public static RetryEngine engine(
+      FakeTime time,
+      Mode mode,
+      UnaryOperator<RetryPolicy.Builder> retry,
+      BudgetPolicy budget,
+      CircuitBreakerPolicy breaker,
+      List<RetryEvent> events) {
     Policy policy =
         new Policy(
             "test",
             retry.apply(RetryPolicy.builder()).build(),
-            Policy.defaults().budget(),
+            budget,
             breaker,
             Policy.defaults().rateLimit());
     return RetryEngine.builder()
