@@ -220,6 +220,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       retrier.enqueuer().enqueue(call, new AttemptCallback());
       if (real && call != original) {
         watchQueue(call);
+      } else if (call == original) {
+        startedUnlessQueued();
       }
     } catch (RuntimeException | Error e) {
       retrier.attempts().remove(call);
@@ -278,6 +280,28 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     RetryInterceptor.limitToCallTimeout(retryCall, deadline, engine);
     return deadline;
+  }
+
+  /**
+   * OkHttp runs the call itself as it is enqueued, unless its dispatcher queues it (the host's
+   * slots, or all, taken), and its call timeout starts then, ahead of the application's
+   * interceptors. Counted from when the first attempt reached the agent's interceptor, after them,
+   * a clone's deadline was late by as long as they took (a token fetched): a retried call ran past
+   * its callTimeout by that much. So the call started when {@code enqueue} was called, unless the
+   * dispatcher's queue holds calls; then (it may be one of them, and when OkHttp runs it is not
+   * known) when its first attempt reaches the interceptor, as before.
+   */
+  private void startedUnlessQueued() {
+    if (dispatcher == null) {
+      return;
+    }
+    try {
+      if (dispatcher.queuedCallsCount() == 0) {
+        markStarted(enqueuedAt);
+      }
+    } catch (RuntimeException | LinkageError e) {
+      // Its first attempt marks the start.
+    }
   }
 
   /**

@@ -33,6 +33,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import java.util.logging.Handler;
@@ -374,6 +375,44 @@ class AsyncRetrierTest {
     assertThat(server.requests())
         .extracting(r -> r.header("Idempotency-Key"))
         .containsExactly("k-1", "k-1");
+  }
+
+  @Test
+  void aRetrysDeadlineCountsFromWhenOkHttpRanTheCallNotFromWhenItsInterceptorsLetItThrough()
+      throws Exception {
+    // OkHttp starts an enqueued call's callTimeout when it runs the call, ahead of the
+    // application's interceptors; the clone's deadline was counted from when the first attempt
+    // reached the agent's interceptor, after them: an interceptor that took long on the first
+    // attempt (a token fetched) let a retried call run past its callTimeout by that long.
+    AtomicLong firstRan = new AtomicLong();
+    AtomicLong cloneDeadline = new AtomicLong();
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .addInterceptor(
+                chain -> {
+                  if (firstRan.get() == 0) {
+                    long ran = System.nanoTime();
+                    firstRan.set(ran);
+                    while (System.nanoTime() - ran < TimeUnit.MILLISECONDS.toNanos(5)) {
+                      Thread.onSpinWait(); // the token, fetched
+                    }
+                  } else {
+                    cloneDeadline.set(chain.call().timeout().deadlineNanoTime());
+                  }
+                  return chain.proceed(chain.request());
+                }),
+        false);
+    server.enqueue(status(503), ok("fine"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/token")), heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("200 fine");
+    assertThat(cloneDeadline.get() - firstRan.get())
+        .as("the clone's deadline, from when OkHttp ran the first attempt")
+        .isLessThanOrEqualTo(TimeUnit.SECONDS.toNanos(30));
   }
 
   @Test
