@@ -10,6 +10,7 @@ import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import okhttp3.Call;
@@ -655,6 +656,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       if (attempt instanceof ManagedAttempts.PermitWait) {
         // Failed before it reached the interceptor (OkHttp's executor refused it, an interceptor
         // ahead of it threw): no attempt was made.
+        retryCall.onAbandoned();
+        deliverFailure(e);
+        return;
+      }
+      if (call != original && e.getCause() instanceof RejectedExecutionException) {
+        // OkHttp's executor (shut down during the wait) refused the retry's clone, on this thread
+        // inside its enqueue: nothing was sent, so the retry goes back to the host's budget, and
+        // the call ends with the refusal, as OkHttp tells an enqueue on a shut-down client.
+        retryCall.attemptNotSent();
         retryCall.onAbandoned();
         deliverFailure(e);
         return;

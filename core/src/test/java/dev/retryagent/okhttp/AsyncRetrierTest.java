@@ -735,6 +735,40 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetryThatTheShutDownDispatcherRefusesGivesItsRetryBackToTheHostsBudget() throws Exception {
+    // The shut-down executor refused the retry's clone, which sent nothing, but the retry stayed
+    // spent: with a budget of one retry, another client's call to the host got its 503 instead of
+    // its retry's 200.
+    configure(
+        b -> b,
+        new OkHttpClient.Builder(),
+        false,
+        // One retry a second for the host, whatever its calls.
+        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
+        CircuitBreakerPolicy.defaults());
+    server.enqueue(status(503), status(503), ok("retried"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    OkHttpClient closing = client;
+    closing.dispatcher().executorService().shutdown(); // while the call waits for its retry
+    time.runHeldTasks();
+    assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: executor rejected");
+
+    client = closing.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> time.heldTasks() == 1 || next.outcome.isDone());
+    time.runHeldTasks();
+
+    assertThat(next.await()).as("the budget's one retry, given back").isEqualTo("200 retried");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
   void aCallWhoseClientIsShutDownDuringItsAttemptHearsThatAttemptsOutcomeNotARefusedRetry()
       throws Exception {
     // The application shut the dispatcher's executor down while the call's attempt ran (as it
