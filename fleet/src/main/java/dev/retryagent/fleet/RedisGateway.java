@@ -158,10 +158,21 @@ final class RedisGateway implements AutoCloseable {
   void warmUp(int count) {
     int target = Math.min(count, maxConnections);
     while (!closed && idle.size() < target) {
+      // Within maxConnections: each opened with a slot held, and only while the connections in use
+      // (calls from before an outage may still hold theirs) and the idle ones leave room for it.
+      if (!slots.tryAcquire()) {
+        return;
+      }
       try {
+        // The others' slots are connections in use: with this one, in use + idle stays <= max.
+        if (idle.size() > slots.availablePermits()) {
+          return;
+        }
         idle.offerLast(open(false));
       } catch (FleetUnavailableException e) {
         return;
+      } finally {
+        slots.release();
       }
     }
   }

@@ -223,6 +223,48 @@ class RedisGatewayTest {
     }
   }
 
+  @Test
+  void theWarmUpNeverOpensMoreThanMaxConnectionsWithCallsInFlight() throws Exception {
+    CountDownLatch arrived = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.scriptReply =
+          sha -> {
+            // A call from before an outage, still waiting for its reply when Redis is back.
+            arrived.countDown();
+            try {
+              release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return ":1\r\n";
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url())
+              .maxConnections(2)
+              .commandTimeout(Duration.ofSeconds(10))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock());
+      try {
+        Future<long[]> inFlight = pool.submit(() -> eval(gateway));
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+
+        gateway.warmUp(FleetConnection.WARM_CONNECTIONS);
+
+        // Each connection sends CLIENT SETNAME once: the one in flight and one warm, not three.
+        assertThat(fake.received.stream().filter("CLIENT"::equals).count()).isEqualTo(2);
+        release.countDown();
+        assertThat(inFlight.get(10, TimeUnit.SECONDS)).containsExactly(1L);
+      } finally {
+        release.countDown();
+        gateway.close();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   private static long[] eval(RedisGateway gateway) throws FleetUnavailableException {
     return gateway.eval(
         Scripts.HEARTBEAT, Collections.singletonList("k"), Arrays.asList("id", "600", "1"));
