@@ -136,7 +136,11 @@ public final class FleetRateLimiter implements PermitLimiter {
     }
     try {
       RedisGateway gateway = fleet.gateway();
+      // The round trip's time is the caller's too: the wait then starts from the reply, and the
+      // deadline it must end within was counted from nowNanos.
+      long spent = 0;
       if (fleet.isUp() && gateway != null) {
+        long sent = fleet.clock().nanoTime();
         try {
           metrics.redisCall();
           long[] reply =
@@ -151,13 +155,16 @@ public final class FleetRateLimiter implements PermitLimiter {
                       micros(maxTotalWaitNanos),
                       micros(knownPause),
                       micros(maxPauseNanos)));
-          return onReply(nowNanos, reply);
+          spent = Math.max(0, fleet.clock().nanoTime() - sent);
+          return onReply(nowNanos, reply, maxTotalWaitNanos - spent);
         } catch (FleetUnavailableException e) {
           fleet.onFailure(e);
           reportCallError(e);
         }
+        spent = Math.max(0, fleet.clock().nanoTime() - sent);
       }
-      return reserveLocally(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+      return reserveLocally(
+          nowNanos + spent, maxPermitWaitNanos, Math.max(0, maxTotalWaitNanos - spent));
     } finally {
       if (wanted > 1) {
         synchronized (this) {
@@ -268,7 +275,10 @@ public final class FleetRateLimiter implements PermitLimiter {
     }
   }
 
-  private synchronized long onReply(long nowNanos, long[] reply) {
+  /**
+   * @param maxWaitNanos what the round trip left of the caller's deadline
+   */
+  private synchronized long onReply(long nowNanos, long[] reply, long maxWaitNanos) {
     // The local share is kept: a bucket unused for a while is full again by itself, while calls
     // that fall back between answers (every connection busy, a flapping Redis) must not each
     // find a fresh burst.
@@ -280,7 +290,10 @@ public final class FleetRateLimiter implements PermitLimiter {
     if (paused) {
       notePause(nowNanos + pauseNanos);
     }
-    if (granted == 0) {
+    // Redis weighed the wait against the deadline as the caller asked, before the round trip: a
+    // wait that, from the reply, ends past it is refused as Redis would have (the permit is spent
+    // unused, as after a command that timed out: the fleet only sends less).
+    if (granted == 0 || (waitNanos > 0 && waitNanos > maxWaitNanos)) {
       metrics.refused(paused);
       return REJECTED;
     }

@@ -174,4 +174,60 @@ class FleetLimitTest {
     assertThat(wait).isBetween(500 * MS, 1_000 * MS);
     assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isGreaterThan(wait);
   }
+
+  /**
+   * A fleet on a fake Redis that takes {@code roundTrip} (by {@code clock}) over each acquisition.
+   */
+  private FleetRateLimiter slowAcquisitions(
+      FakeRedis fake, TestFleet.ManualClock clock, Duration roundTrip) {
+    fleet = startUp(settings(fake.url()).build(), clock, log);
+    fake.onCommand =
+        command -> {
+          if (command.get(0).equalsIgnoreCase("EVALSHA")
+              && command.get(1).equals(Scripts.ACQUIRE.sha1)) {
+            clock.advance(roundTrip);
+          }
+        };
+    return fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+  }
+
+  @Test
+  void aPermitWhoseWaitEndsPastTheDeadlineOnceTheRoundTripIsCountedIsRefused() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetRateLimiter limiter = slowAcquisitions(fake, clock, Duration.ofMillis(300));
+      // Redis grants a permit in 900 ms: within the 1 s the call had when it asked, but the reply
+      // came 300 ms later, so the call would start 200 ms past its deadline.
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:900000\r\n:0\r\n" : ":1\r\n";
+
+      long wait = limiter.reserve(clock.nanoTime(), 1_000 * MS, 1_000 * MS);
+
+      assertThat(wait).isEqualTo(FleetRateLimiter.REJECTED);
+      assertThat(limiter.metrics().refused()).isEqualTo(1);
+      // One that fits what the round trip left still waits, from the reply.
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:600000\r\n:0\r\n" : ":1\r\n";
+      assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, 1_000 * MS)).isEqualTo(600 * MS);
+    }
+  }
+
+  @Test
+  void theLocalShareAfterARoundTripThatFailedHasOnlyWhatItLeftOfTheDeadline() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetRateLimiter limiter = slowAcquisitions(fake, clock, Duration.ofMillis(300));
+      // An error of the route's keys, after 300 ms: the local share (2.5/s, a burst of 1) decides.
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "-WRONGTYPE not ours\r\n" : ":1\r\n";
+      assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, 1_000 * MS)).isZero();
+
+      // The next permit of the share is 400 ms after the first: 100 ms after this reply, which
+      // came 300 ms into a call that had 350 ms; past its deadline from the time it asked.
+      long wait = limiter.reserve(clock.nanoTime(), 350 * MS, 350 * MS);
+
+      assertThat(wait).isEqualTo(FleetRateLimiter.REJECTED);
+      assertThat(limiter.metrics().fallbacks()).isEqualTo(2);
+    }
+  }
 }
