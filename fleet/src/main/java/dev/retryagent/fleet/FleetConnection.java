@@ -8,6 +8,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.function.Consumer;
 
@@ -64,6 +65,8 @@ public final class FleetConnection implements AutoCloseable {
   private final String instanceId;
   private final List<String> instancesKey;
   private final ConcurrentHashMap<String, FleetRateLimiter> limiters = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<FleetRateLimiter> pausesToWrite =
+      new ConcurrentLinkedQueue<>();
   private final Object lock = new Object();
   private final Thread thread;
 
@@ -259,6 +262,23 @@ public final class FleetConnection implements AutoCloseable {
       lock.notifyAll();
     }
     reportOutage(e);
+  }
+
+  /** A 429 pause of {@code limiter} for the thread to write to Redis, off the caller's thread. */
+  void writePause(FleetRateLimiter limiter) {
+    pausesToWrite.add(limiter);
+    synchronized (lock) {
+      woken = true;
+      lock.notifyAll();
+    }
+  }
+
+  /** On the thread: the pauses queued since it last looked. */
+  private void writePauses() {
+    FleetRateLimiter limiter;
+    while (state == State.UP && (limiter = pausesToWrite.poll()) != null) {
+      limiter.writePause(gateway);
+    }
   }
 
   void report(String line) {
@@ -468,17 +488,28 @@ public final class FleetConnection implements AutoCloseable {
     @Override
     public void run() {
       long backoff = c.settings.reconnectMin().toMillis();
+      long interval = c.settings.heartbeatInterval().toNanos();
+      long nextBeat = System.nanoTime();
       while (true) {
         State s = c.state;
         if (s == State.CLOSED) {
           break;
         }
         if (s == State.UP) {
-          c.pause(c.settings.heartbeatInterval().toMillis());
+          long untilBeat = nextBeat - System.nanoTime();
+          if (untilBeat > 0) {
+            // Woken early by a 429 pause to write, an outage or a close.
+            c.pause((untilBeat + 999_999) / 1_000_000);
+          }
           if (c.state != State.UP) {
             continue;
           }
           try {
+            c.writePauses();
+            if (nextBeat - System.nanoTime() > 0) {
+              continue;
+            }
+            nextBeat = System.nanoTime() + interval;
             c.beat(c.gateway);
           } catch (FleetUnavailableException e) {
             c.onFailure(e);
@@ -497,6 +528,7 @@ public final class FleetConnection implements AutoCloseable {
         try {
           c.connect();
           backoff = c.settings.reconnectMin().toMillis();
+          nextBeat = System.nanoTime() + interval;
         } catch (FleetUnavailableException e) {
           c.connectFailed(e);
           c.pause(jittered(backoff));

@@ -63,6 +63,8 @@ public final class FleetRateLimiter implements PermitLimiter {
   private RateLimiter local;
   private double localShare;
   private boolean errorReported;
+  private boolean pauseToWrite;
+  private boolean pauseToWriteMoved;
 
   /**
    * @param metrics the route's counters: a reload's new limiter goes on with its predecessor's (a
@@ -177,7 +179,8 @@ public final class FleetRateLimiter implements PermitLimiter {
   /**
    * Pauses the route in every JVM for {@code pauseNanos} from now (a 429's {@code Retry-After}), at
    * most {@code retryAfter.max}; extend-only. This JVM honours it at once even when Redis is
-   * unreachable; the other JVMs once it is written to Redis (now, or when Redis is back).
+   * unreachable; the other JVMs once the fleet's thread has written it to Redis (at once, or when
+   * Redis is back).
    *
    * @return nanoseconds left of the route's pause as this JVM knows it
    */
@@ -187,32 +190,60 @@ public final class FleetRateLimiter implements PermitLimiter {
       return pauseRemainingNanos(nowNanos);
     }
     boolean movedLocally;
+    boolean queue = false;
     synchronized (this) {
       movedLocally = notePause(nowNanos + d);
-    }
-    RedisGateway gateway = fleet.gateway();
-    if (fleet.isUp() && gateway != null) {
-      try {
-        metrics.redisCall();
-        long[] reply =
-            gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(d), micros(maxPauseNanos)));
-        synchronized (this) {
-          // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
-          notePause(nowNanos + Math.min(reply[1] * 1000, maxPauseNanos));
-        }
-        if (reply[0] == 1) {
-          metrics.pauseSet();
-        }
-        return pauseRemainingNanos(nowNanos);
-      } catch (FleetUnavailableException e) {
-        fleet.onFailure(e);
-        reportCallError(e);
+      if (fleet.isUp() && fleet.gateway() != null) {
+        // Written to Redis by the fleet's thread: the engine calls this on the application's
+        // thread as the 429 comes back to it, which must not wait for a round trip to Redis (the
+        // application sees the 429 when it would without the agent). Honoured here already.
+        pauseToWriteMoved |= movedLocally;
+        queue = !pauseToWrite;
+        pauseToWrite = true;
+        movedLocally = false;
       }
+    }
+    if (queue) {
+      fleet.writePause(this);
     }
     if (movedLocally) {
       metrics.pauseSet();
     }
     return pauseRemainingNanos(nowNanos);
+  }
+
+  /**
+   * On the fleet's thread: writes the pause {@link #pauseFor} left to write (the route's pause as
+   * this JVM knows it, extend-only in Redis), and learns Redis's, maybe another JVM's longer one.
+   */
+  void writePause(RedisGateway gateway) {
+    boolean moved;
+    synchronized (this) {
+      moved = pauseToWriteMoved;
+      pauseToWrite = false;
+      pauseToWriteMoved = false;
+    }
+    long now = fleet.clock().nanoTime();
+    long left = pauseRemainingNanos(now);
+    try {
+      if (left > 0) {
+        metrics.redisCall();
+        long[] reply =
+            gateway.eval(
+                Scripts.PAUSE, pauseKey, Arrays.asList(micros(left), micros(maxPauseNanos)));
+        synchronized (this) {
+          // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
+          notePause(now + Math.min(reply[1] * 1000, maxPauseNanos));
+        }
+        moved = reply[0] == 1;
+      }
+    } catch (FleetUnavailableException e) {
+      fleet.onFailure(e);
+      reportCallError(e);
+    }
+    if (moved) {
+      metrics.pauseSet();
+    }
   }
 
   /** {@link PermitLimiter}'s name for {@link #pauseFor}: the engine's 429 pause. */

@@ -1,9 +1,11 @@
 package dev.retryagent.fleet;
 
+import static dev.retryagent.fleet.TestFleet.UP_TIMEOUT;
 import static dev.retryagent.fleet.TestFleet.limit;
 import static dev.retryagent.fleet.TestFleet.settings;
 import static dev.retryagent.fleet.TestFleet.startUp;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.Clock;
 import java.time.Duration;
@@ -107,11 +109,14 @@ class FleetLimitTest {
     FleetRateLimiter limiter = limiter(10, 5, 1, Clock.SYSTEM);
     String prefix = fleet.settings().keyPrefix();
 
-    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
-    limiter.pauseFor(System.nanoTime(), 2_000 * MS);
-
     try (Jedis admin = redis.admin()) {
+      // The bucket's key lives about 100 ms: read at once, on a connection already open.
+      limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
       assertThat(admin.pttl(prefix + ":llm:gcra")).isBetween(1L, 1_000L);
+
+      limiter.pauseFor(System.nanoTime(), 2_000 * MS);
+      // Written to Redis by the fleet's thread.
+      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().pausesSet() == 1);
       assertThat(admin.pttl(prefix + ":llm:pause")).isBetween(1_000L, 2_001L);
       assertThat(admin.zrange(prefix + ":instances", 0, -1)).containsExactly(fleet.instanceId());
       assertThat(admin.pttl(prefix + ":instances")).isPositive();

@@ -11,6 +11,8 @@ import dev.retryagent.engine.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -67,6 +69,15 @@ class FleetPauseTest {
     return limiters;
   }
 
+  /** Waits for the fleet's thread to have written {@code count} pauses of {@code jvm} to Redis. */
+  private static void written(FleetRateLimiter jvm, int count) {
+    await()
+        .pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(1))
+        .atMost(UP_TIMEOUT)
+        .until(() -> jvm.metrics().pausesSet() == count);
+  }
+
   private static long now() {
     return System.nanoTime();
   }
@@ -76,6 +87,7 @@ class FleetPauseTest {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
 
     jvm[0].pauseFor(now(), 2_000 * MS);
+    written(jvm[0], 1);
 
     assertThat(jvm[1].reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(1_500 * MS, 2_000 * MS);
     assertThat(jvm[2].reserve(now(), LONG_WAIT, 1_000 * MS)).isEqualTo(FleetRateLimiter.REJECTED);
@@ -92,10 +104,14 @@ class FleetPauseTest {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
 
     jvm[0].pauseFor(now(), 1_000 * MS);
+    written(jvm[0], 1);
     jvm[1].pauseFor(now(), 3_000 * MS);
-    long left = jvm[0].pauseFor(now(), 500 * MS);
+    written(jvm[1], 1);
+    jvm[0].pauseFor(now(), 500 * MS);
 
-    assertThat(left).isBetween(2_500 * MS, 3_000 * MS);
+    // Written by the fleet's thread, whose reply is the fleet's longer pause.
+    await().atMost(UP_TIMEOUT).until(() -> jvm[0].pauseRemainingNanos(now()) > 1_000 * MS);
+    assertThat(jvm[0].pauseRemainingNanos(now())).isBetween(2_000 * MS, 3_000 * MS);
     assertThat(jvm[2].reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(2_500 * MS, 3_000 * MS);
     assertThat(jvm[0].metrics().pausesSet()).isEqualTo(1);
     assertThat(jvm[1].metrics().pausesSet()).isEqualTo(1);
@@ -106,6 +122,7 @@ class FleetPauseTest {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(2));
 
     jvm[0].pauseFor(now(), 3_600_000 * MS);
+    written(jvm[0], 1);
 
     assertThat(jvm[1].reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(1_500 * MS, 2_000 * MS);
     try (Jedis admin = redis.admin()) {
@@ -124,6 +141,7 @@ class FleetPauseTest {
         fleets.get(0).limiter("llm-short", limit(50, 20), Duration.ofSeconds(3_600));
 
     longer.pauseFor(now(), 3_600_000 * MS);
+    written(longer, 1);
 
     assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(1_500 * MS, 2_000 * MS);
     assertThat(shorter.pauseRemainingNanos(now())).isBetween(1_500 * MS, 2_000 * MS);
@@ -140,6 +158,7 @@ class FleetPauseTest {
   void waitersForAPauseAreSpreadByTheLimitWhenItEnds() {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
     jvm[0].pauseFor(now(), 1_000 * MS);
+    written(jvm[0], 1);
 
     List<Long> waits = new ArrayList<>();
     for (int i = 0; i < 24; i++) {
@@ -147,7 +166,7 @@ class FleetPauseTest {
     }
 
     // The burst of 20 goes when the pause ends, then one permit every 20 ms (50/s).
-    assertThat(waits.subList(0, 20)).allSatisfy(w -> assertThat(w).isBetween(900 * MS, 1_000 * MS));
+    assertThat(waits.subList(0, 20)).allSatisfy(w -> assertThat(w).isBetween(800 * MS, 1_000 * MS));
     assertThat(waits.get(23) - waits.get(19)).isBetween(70 * MS, 80 * MS);
   }
 
@@ -162,10 +181,54 @@ class FleetPauseTest {
 
     assertThat(jvm[0].reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(5_000 * MS, 6_000 * MS);
     assertThat(jvm[0].metrics().fallbacks()).isEqualTo(1);
-    assertThat(jvm[0].metrics().pausesSet()).isEqualTo(1);
+    // Counted once the fleet's thread has found it cannot write it.
+    written(jvm[0], 1);
     await().atMost(UP_TIMEOUT).until(() -> fleets.stream().allMatch(FleetConnection::isUp));
     // Written back on reconnect: a JVM that never saw the 429 now waits for it.
     assertThat(jvm[2].reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(1_000 * MS, 6_000 * MS);
     assertThat(jvm[2].metrics().pausesHonoured()).isEqualTo(1);
+  }
+
+  @Test
+  void a429GoesBackToTheApplicationWithoutWaitingForRedisToTakeThePause() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      // Redis takes its time over the pause (a slow round trip, within commandTimeout).
+      fake.scriptReply =
+          sha -> {
+            if (!sha.equals(Scripts.PAUSE.sha1)) {
+              return ":1\r\n";
+            }
+            try {
+              release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return "*2\r\n:1\r\n:10000000\r\n";
+          };
+      FleetConnection c =
+          startUp(
+              settings(fake.url()).commandTimeout(Duration.ofSeconds(5)).build(),
+              Clock.SYSTEM,
+              log);
+      fleets.add(c);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+
+      // The engine calls this on the application's thread, as the 429 comes back to it.
+      long start = now();
+      long left = limiter.pauseFor(start, 10_000 * MS);
+      long took = now() - start;
+      release.countDown();
+
+      // Honoured here at once; the application's call not held for Redis's round trip.
+      assertThat(left).isEqualTo(10_000 * MS);
+      assertThat(took).isLessThan(2_500 * MS);
+      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().pausesSet() == 1);
+      assertThat(fake.received).contains("EVALSHA");
+      assertThat(c.outages()).isZero();
+      assertThat(c.isUp()).isTrue();
+    } finally {
+      release.countDown();
+    }
   }
 }
