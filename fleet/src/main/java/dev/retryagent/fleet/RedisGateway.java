@@ -9,6 +9,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -46,10 +48,12 @@ final class RedisGateway implements AutoCloseable {
   private static final long UNBOUNDED = Long.MIN_VALUE;
 
   private final Clock clock;
+  private final Resolver resolver;
   private final RedisUrl url;
   private final HostAndPort address;
   private final JedisClientConfig config;
-  private final JedisSocketFactory socketFactory;
+  private final JedisSocketFactory lookUpFactory;
+  private final JedisSocketFactory lookedUpFactory;
   private final long commandTimeoutNanos;
   private final long connectTimeoutNanos;
   private final int commandTimeoutMillis;
@@ -59,8 +63,19 @@ final class RedisGateway implements AutoCloseable {
   private final LongAdder scriptReloads = new LongAdder();
   private volatile boolean closed;
 
+  /** The host's addresses, as the fleet's thread last looked them up; null before it has. */
+  private volatile InetAddress[] addresses;
+
   RedisGateway(FleetSettings settings, Clock clock) {
+    this(settings, clock, new SystemResolver());
+  }
+
+  /**
+   * @param resolver how the host name becomes addresses (a test's, to make the look-up slow)
+   */
+  RedisGateway(FleetSettings settings, Clock clock, Resolver resolver) {
     this.clock = clock;
+    this.resolver = resolver;
     this.url = settings.redis();
     this.address = new HostAndPort(url.host(), url.port());
     this.commandTimeoutNanos = settings.commandTimeout().toNanos();
@@ -79,9 +94,8 @@ final class RedisGateway implements AutoCloseable {
     // SELECT while connecting, each with a whole commandTimeout; open sends them within
     // connectTimeout.
     this.config = b.build();
-    this.socketFactory =
-        new BoundedSocketFactory(
-            address, settings.connectTimeout().toNanos(), commandTimeoutMillis, url.tls());
+    this.lookUpFactory = new BoundedSocketFactory(this, true);
+    this.lookedUpFactory = new BoundedSocketFactory(this, false);
   }
 
   /**
@@ -322,7 +336,11 @@ final class RedisGateway implements AutoCloseable {
     long deadline = bounded ? clock.nanoTime() + connectTimeoutNanos : UNBOUNDED;
     Jedis jedis;
     try {
-      jedis = new Jedis(socketFactory, config);
+      // Never the name's look-up in an application's call: nothing bounds it (a name server that
+      // does not answer holds the system's resolver seconds per try), so the call uses the
+      // addresses the fleet's thread looked up when it last opened one (its connect, after every
+      // outage, and its warm-up).
+      jedis = new Jedis(bounded ? lookedUpFactory : lookUpFactory, config);
       // Jedis may connect lazily; connect now, where the connect timeout is checked (setUp then
       // checks the credentials).
       jedis.getConnection().connect();
@@ -469,6 +487,19 @@ final class RedisGateway implements AutoCloseable {
     }
   }
 
+  /** How the Redis host name becomes addresses. */
+  interface Resolver {
+    InetAddress[] resolve(String host) throws IOException;
+  }
+
+  /** The system's resolver (and the JVM's cache of its answers). */
+  private static final class SystemResolver implements Resolver {
+    @Override
+    public InetAddress[] resolve(String host) throws IOException {
+      return InetAddress.getAllByName(host);
+    }
+  }
+
   /**
    * Jedis's own socket factory, but with one {@code connectTimeout} for all the addresses a host
    * name resolves to (several A records, a dual-stack host), each trying with what the ones before
@@ -478,31 +509,58 @@ final class RedisGateway implements AutoCloseable {
    * host name verified.
    */
   private static final class BoundedSocketFactory implements JedisSocketFactory {
+    private final RedisGateway gateway;
     private final HostAndPort address;
+    private final boolean lookUp;
     private final long connectTimeoutNanos;
     private final int soTimeoutMillis;
     private final boolean tls;
 
-    BoundedSocketFactory(
-        HostAndPort address, long connectTimeoutNanos, int soTimeoutMillis, boolean tls) {
-      this.address = address;
-      this.connectTimeoutNanos = connectTimeoutNanos;
-      this.soTimeoutMillis = soTimeoutMillis;
-      this.tls = tls;
+    /**
+     * @param lookUp true on the fleet's thread: look the name up (and keep the addresses for the
+     *     application's calls); false: the addresses it last looked up
+     */
+    BoundedSocketFactory(RedisGateway gateway, boolean lookUp) {
+      this.gateway = gateway;
+      this.address = gateway.address;
+      this.lookUp = lookUp;
+      this.connectTimeoutNanos = gateway.connectTimeoutNanos;
+      this.soTimeoutMillis = gateway.commandTimeoutMillis;
+      this.tls = gateway.url.tls();
+    }
+
+    private InetAddress[] addresses() throws IOException {
+      if (lookUp) {
+        InetAddress[] found = gateway.resolver.resolve(address.getHost());
+        gateway.addresses = found;
+        return found;
+      }
+      InetAddress[] known = gateway.addresses;
+      if (known != null) {
+        return known;
+      }
+      String host = address.getHost();
+      if (host.indexOf(':') >= 0 || host.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}")) {
+        // An address written as one (IPv6, IPv4): nothing to look up.
+        return gateway.resolver.resolve(host);
+      }
+      // Not reached from FleetConnection: it is up only once its thread has connected.
+      throw new UnknownHostException(host + ": not yet looked up by the fleet's thread");
     }
 
     @Override
     public Socket createSocket() throws JedisConnectionException {
       Socket socket = null;
       try {
-        List<InetAddress> addresses = Arrays.asList(InetAddress.getAllByName(address.getHost()));
+        // A copy: the shuffle must not reorder the addresses other calls are reading.
+        List<InetAddress> addresses = new ArrayList<>(Arrays.asList(addresses()));
         if (addresses.size() > 1) {
           Collections.shuffle(addresses); // as Jedis does: spread over the addresses
         }
         JedisConnectionException failed =
             new JedisConnectionException("Failed to connect to " + address + ".");
-        // From the first connect, as Jedis counts it (not the name's look-up), by the socket's own
-        // time, as its timeouts are: not the fleet's clock.
+        // From the first connect, as Jedis counts it (an application's call has no look-up), by the
+        // socket's own time, as its timeouts are: not the fleet's clock.
         long deadline = System.nanoTime() + connectTimeoutNanos;
         for (InetAddress a : addresses) {
           long left = deadline - System.nanoTime();

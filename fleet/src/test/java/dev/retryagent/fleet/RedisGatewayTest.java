@@ -3,6 +3,7 @@ package dev.retryagent.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
@@ -11,6 +12,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -256,6 +258,50 @@ class RedisGatewayTest {
         assertThat(fake.received.stream().filter("CLIENT"::equals).count()).isEqualTo(2);
         release.countDown();
         assertThat(inFlight.get(10, TimeUnit.SECONDS)).containsExactly(1L);
+      } finally {
+        release.countDown();
+        gateway.close();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void anApplicationsCallThatOpensAConnectionNeverWaitsForTheNamesLookUp() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean slow = new AtomicBoolean();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (FakeRedis fake = new FakeRedis()) {
+      RedisGateway.Resolver resolver =
+          host -> {
+            if (slow.get()) {
+              // A name server that does not answer: the system's resolver waits seconds per try.
+              try {
+                release.await(30, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return InetAddress.getAllByName(host);
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url())
+              .connectTimeout(Duration.ofSeconds(1))
+              .commandTimeout(Duration.ofSeconds(1))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock(), resolver);
+      try {
+        // The fleet's thread connects (its look-up, which no call waits for), then drops its
+        // connections (after an outage, say): the next call opens one.
+        gateway.ping();
+        gateway.dropIdle();
+        slow.set(true);
+
+        Future<long[]> call = pool.submit(() -> eval(gateway));
+
+        // Not held for the look-up (it has no timeout): within commandTimeout + connectTimeout.
+        assertThat(call.get(10, TimeUnit.SECONDS)).containsExactly(1L);
       } finally {
         release.countDown();
         gateway.close();
