@@ -25,7 +25,7 @@ final class Connections {
   /**
    * Releases a response that will not reach the application: its body is read to the end (up to
    * {@link #DISCARD_LIMIT}) so the JDK keeps the connection alive for the next attempt; otherwise
-   * the connection is closed.
+   * the connection is closed (so is one whose body cannot be read).
    */
   static void discard(HttpURLConnection c, int status, Throwable failure) {
     if (c == null) {
@@ -37,6 +37,10 @@ final class Connections {
     }
     try (InputStream in = failure == null ? c.getInputStream() : c.getErrorStream()) {
       if (in == null) {
+        // getInputStream() threw and there is no error stream (below 400, e.g. a redirect whose
+        // Location the JDK could not follow): the JDK still holds the connection, its body
+        // unread, which nothing else would ever close.
+        c.disconnect();
         return;
       }
       byte[] buffer = new byte[4096];

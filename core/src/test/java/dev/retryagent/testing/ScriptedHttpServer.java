@@ -219,6 +219,11 @@ public final class ScriptedHttpServer implements Closeable {
     return count.get();
   }
 
+  /** Connections the client has not closed yet (kept alive, or leaked). */
+  public int openConnections() {
+    return open.size();
+  }
+
   public List<Recorded> requests() {
     synchronized (requests) {
       return new ArrayList<>(requests);

@@ -6,6 +6,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.GiveUpReason;
@@ -16,6 +17,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.StatusSet;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
@@ -144,6 +146,21 @@ class RetryingUrlConnectionsTest {
     assertThatThrownBy(c::getInputStream).isInstanceOf(FileNotFoundException.class);
     assertThat(c.getResponseCode()).isEqualTo(404);
     assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aRetriedResponseBelow400WhoseGetInputStreamThrewIsClosedNotLeftOpen() throws Exception {
+    // A redirect whose Location the JDK cannot parse: its getInputStream() throws
+    // MalformedURLException and leaves the 302's connection open, the body unread; below 400
+    // there is no error stream to read it from.
+    server.enqueue(status(302).header("Location", "http://[::1"), ok("done"));
+    HttpURLConnection c =
+        open("/v1/items", engine(b -> b.retryOnStatuses(StatusSet.of("302", "503"))));
+
+    assertThat(read(c.getInputStream())).isEqualTo("done");
+    assertThat(server.requestCount()).isEqualTo(2);
+    // The 200's connection stays open in the JDK's keep-alive pool; the 302's is closed.
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.openConnections() == 1);
   }
 
   @ParameterizedTest
