@@ -202,18 +202,29 @@ final class UrlRequest implements RequestInfo {
     return path;
   }
 
-  /** From the recorded calls: {@code getRequestProperty} would hide {@code Authorization}. */
+  /**
+   * The first value the JDK sends, from the recorded calls ({@code getRequestProperty} would hide
+   * {@code Authorization}) read as the JDK keeps them: an add appends a line, a set replaces the
+   * value of the last line of that name (or appends one). After add a, add b, set c the request
+   * carries a and c: its first value is a, not the c set last.
+   */
   @Override
   public String header(String name) {
-    String value = null;
+    String first = null;
+    int lines = 0;
     for (String[] p : properties) {
       if (p[1] != null && p[1].equalsIgnoreCase(name)) {
-        if (p[0].equals("set") || value == null) {
-          value = p[2];
+        if (p[0].equals("add") || lines == 0) {
+          if (lines == 0) {
+            first = p[2];
+          }
+          lines++;
+        } else if (lines == 1) {
+          first = p[2]; // a set replaces the last line: the first while it is the only one
         }
       }
     }
-    return value;
+    return first;
   }
 
   @Override

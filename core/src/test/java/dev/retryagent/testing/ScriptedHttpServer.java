@@ -142,16 +142,36 @@ public final class ScriptedHttpServer implements Closeable {
     public final Map<String, String> headers;
     public final String body;
 
-    Recorded(String method, String path, Map<String, String> headers, String body) {
+    /** Every header line as received, in order: lower-case name, value. */
+    private final List<String[]> lines;
+
+    Recorded(
+        String method,
+        String path,
+        Map<String, String> headers,
+        List<String[]> lines,
+        String body) {
       this.method = method;
       this.path = path;
       this.headers = headers;
+      this.lines = lines;
       this.body = body;
     }
 
-    /** Header value by case-insensitive name, or null. */
+    /** Header value by case-insensitive name, or null; of repeated lines, the last. */
     public String header(String name) {
       return headers.get(name.toLowerCase(Locale.ROOT));
+    }
+
+    /** The values of every line of header {@code name} (case-insensitive), in the order sent. */
+    public List<String> values(String name) {
+      List<String> values = new ArrayList<>();
+      for (String[] line : lines) {
+        if (line[0].equals(name.toLowerCase(Locale.ROOT))) {
+          values.add(line[1]);
+        }
+      }
+      return values;
     }
 
     @Override
@@ -355,12 +375,14 @@ public final class ScriptedHttpServer implements Closeable {
     }
     String[] parts = requestLine.split(" ");
     Map<String, String> headers = new LinkedHashMap<>();
+    List<String[]> lines = new ArrayList<>();
     for (String line = readLine(in); line != null && !line.isEmpty(); line = readLine(in)) {
       int colon = line.indexOf(':');
       if (colon > 0) {
-        headers.put(
-            line.substring(0, colon).trim().toLowerCase(Locale.ROOT),
-            line.substring(colon + 1).trim());
+        String name = line.substring(0, colon).trim().toLowerCase(Locale.ROOT);
+        String value = line.substring(colon + 1).trim();
+        headers.put(name, value);
+        lines.add(new String[] {name, value});
       }
     }
     byte[] body;
@@ -388,6 +410,7 @@ public final class ScriptedHttpServer implements Closeable {
         parts[0],
         parts.length > 1 ? parts[1] : "",
         headers,
+        lines,
         new String(body, StandardCharsets.UTF_8));
   }
 

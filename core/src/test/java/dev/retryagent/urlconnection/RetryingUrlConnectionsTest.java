@@ -481,6 +481,55 @@ class RetryingUrlConnectionsTest {
             });
   }
 
+  /**
+   * Two adds then a set: the JDK's set replaces the value of the last line of that name only, so
+   * the request carries two lines, the first added value and the set one.
+   */
+  private static void keyAddedTwiceThenSet(HttpURLConnection c, String a, String b, String set) {
+    c.addRequestProperty("Idempotency-Key", a);
+    c.addRequestProperty("Idempotency-Key", b);
+    c.setRequestProperty("Idempotency-Key", set);
+  }
+
+  private RetryEngine keyed() {
+    return engine(b -> b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.IF_IDEMPOTENCY_KEY));
+  }
+
+  @Test
+  void aKeyedPostIsRetriedWithItsHeaderLinesAsTheJdkSendsThemWhenALaterSetEmptiedTheLast()
+      throws Exception {
+    server.enqueue(ok("plain"), status(503), ok("done"));
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/plain")).openConnection();
+    keyAddedTwiceThenSet(plain, "k-1", "k-2", "");
+    send(plain, BodyMode.BUFFERED, "{}".getBytes(StandardCharsets.UTF_8));
+    assertThat(plain.getResponseCode()).isEqualTo(200);
+    List<String> sent = server.requests().get(0).values("Idempotency-Key");
+    assertThat(sent).as("what the JDK sends").containsExactly("k-1", "");
+
+    HttpURLConnection c = open("/v1/charges", keyed());
+    keyAddedTwiceThenSet(c, "k-1", "k-2", "");
+    send(c, BodyMode.BUFFERED, "{}".getBytes(StandardCharsets.UTF_8));
+
+    // The first key line, which a server reads, is k-1: the POST is retried.
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests().subList(1, 3))
+        .allSatisfy(r -> assertThat(r.values("Idempotency-Key")).isEqualTo(sent));
+  }
+
+  @Test
+  void aPostWhoseFirstKeyLineIsEmptyIsNeverRetriedThoughALaterSetFilledTheLast() throws Exception {
+    server.enqueue(status(503), ok("charged twice"));
+
+    HttpURLConnection c = open("/v1/charges", keyed());
+    keyAddedTwiceThenSet(c, "", "placeholder", "k-1");
+    send(c, BodyMode.BUFFERED, "{}".getBytes(StandardCharsets.UTF_8));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requests())
+        .singleElement()
+        .satisfies(r -> assertThat(r.values("Idempotency-Key")).containsExactly("", "k-1"));
+  }
+
   @Test
   void aRetryFollowsRedirectsAsTheConnectionWasSetWhenOpened() throws Exception {
     boolean before = HttpURLConnection.getFollowRedirects();
