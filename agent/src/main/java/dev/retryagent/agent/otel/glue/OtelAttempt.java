@@ -2,6 +2,7 @@ package dev.retryagent.agent.otel.glue;
 
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.observe.Sanitizer;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
@@ -18,8 +19,8 @@ import java.util.List;
  * {@code server.port}, {@code url.full}, {@code http.request.resend_count} from the second attempt
  * on, {@code http.response.status_code}, {@code error.type} and status ERROR for a failure or a
  * status of 400 and above. One difference: {@code url.full} never holds the query (it may hold
- * secrets) nor user-info. The attempt's request carries this span's trace context, set by the
- * OpenTelemetry agent's propagators.
+ * secrets), user-info nor path parameters. The attempt's request carries this span's trace context,
+ * set by the OpenTelemetry agent's propagators.
  */
 final class OtelAttempt implements CallContext.AttemptSpan {
   /** The methods the conventions name; any other is {@code _OTHER}. */
@@ -89,7 +90,10 @@ final class OtelAttempt implements CallContext.AttemptSpan {
     }
   }
 
-  /** {@code scheme://host[:port]/path}: the port when not the scheme's default, no query. */
+  /**
+   * {@code scheme://host[:port]/path}: the port when not the scheme's default, no query, no path
+   * parameters.
+   */
   static String urlWithoutQuery(RequestInfo request) {
     String scheme = request.scheme();
     String host = request.host();
@@ -107,7 +111,9 @@ final class OtelAttempt implements CallContext.AttemptSpan {
     if (!defaultPort) {
       url.append(':').append(port);
     }
-    String path = request.path();
-    return url.append(path == null || path.isEmpty() ? "/" : path).toString();
+    // As every log line and dead letter writes it: no path parameters (a servlet container's
+    // ;jsessionid=... is a session's credential), on one line.
+    String path = Sanitizer.path(request.path());
+    return url.append(path.isEmpty() ? "/" : path).toString();
   }
 }

@@ -3,6 +3,7 @@ package dev.retryagent.agent.otel.glue;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
+import dev.retryagent.internal.observe.Sanitizer;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
@@ -67,7 +68,8 @@ public final class OtelCallContexts implements CallContext.Factory {
               .setAttribute("server.address", r.host())
               .setAttribute("server.port", (long) r.port())
               .setAttribute("url.scheme", r.scheme())
-              .setAttribute("url.path", r.path()) // never the query: it may hold secrets
+              // never the query nor path parameters (;jsessionid=...): they may hold secrets
+              .setAttribute("url.path", Sanitizer.path(r.path()))
               .setAttribute("retry_agent.route", call.policy().routeName())
               .startSpan();
       context = caller.with(callSpan);

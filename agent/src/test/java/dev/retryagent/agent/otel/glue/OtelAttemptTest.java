@@ -56,6 +56,10 @@ class OtelAttemptTest {
   }
 
   private static RequestInfo request(String method, String scheme, String host, int port) {
+    return request(method, scheme, host, port, "/v1/charges");
+  }
+
+  static RequestInfo request(String method, String scheme, String host, int port, String path) {
     return new RequestInfo() {
       @Override
       public String method() {
@@ -79,7 +83,7 @@ class OtelAttemptTest {
 
       @Override
       public String path() {
-        return "/v1/charges";
+        return path;
       }
 
       @Override
@@ -166,5 +170,17 @@ class OtelAttemptTest {
     assertThat(attribute(span, "http.request.method")).isEqualTo("_OTHER");
     assertThat(attribute(span, "http.request.method_original")).isEqualTo("PROPFIND");
     assertThat(attribute(span, "url.full")).isEqualTo("http://h/v1/charges");
+  }
+
+  @Test
+  void theUrlHasNoPathParametersAsNoLogLineHas() throws Exception {
+    SpanData span =
+        resend(
+            request("GET", "http", "h", 8080, "/app;jsessionid=SECRET/items;v=2"),
+            1,
+            new HashMap<>(),
+            503);
+
+    assertThat(attribute(span, "url.full")).isEqualTo("http://h:8080/app/items");
   }
 }
