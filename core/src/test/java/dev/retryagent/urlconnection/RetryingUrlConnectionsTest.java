@@ -152,8 +152,10 @@ class RetryingUrlConnectionsTest {
   void aRetriedResponseBelow400WhoseGetInputStreamThrewIsClosedNotLeftOpen() throws Exception {
     // A redirect whose Location the JDK cannot parse: its getInputStream() throws
     // MalformedURLException and leaves the 302's connection open, the body unread; below 400
-    // there is no error stream to read it from.
-    server.enqueue(status(302).header("Location", "http://[::1"), ok("done"));
+    // there is no error stream to read it from. The body is larger than the JDK cleans up in the
+    // background (512 KiB), so a connection let go of is closed, never kept alive.
+    server.enqueue(
+        status(302).header("Location", "http://[::1").body("x".repeat(600 * 1024)), ok("done"));
     HttpURLConnection c =
         open("/v1/items", engine(b -> b.retryOnStatuses(StatusSet.of("302", "503"))));
 
