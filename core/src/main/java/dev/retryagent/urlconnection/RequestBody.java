@@ -3,6 +3,7 @@ package dev.retryagent.urlconnection;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.function.Consumer;
 
 /**
  * The request body of one call, as the application wrote it through {@code getOutputStream()}, and
@@ -37,12 +38,14 @@ final class RequestBody {
    * getOutputStream()} returned.
    *
    * @param declaredLength the fixed streaming length, or -1
+   * @param writeFailed told of a write to the streamed body that failed, before the application is
    */
-  static RequestBody of(OutputStream jdkStream, long declaredLength, long limit) {
+  static RequestBody of(
+      OutputStream jdkStream, long declaredLength, long limit, Consumer<Throwable> writeFailed) {
     if (jdkStream instanceof ByteArrayOutputStream && declaredLength < 0) {
       return new RequestBody((ByteArrayOutputStream) jdkStream, null, limit);
     }
-    return new RequestBody(null, new Tee(jdkStream, declaredLength, limit), limit);
+    return new RequestBody(null, new Tee(jdkStream, declaredLength, limit, writeFailed), limit);
   }
 
   /** What the application writes to: the JDK's buffer itself, or the tee. */
@@ -70,13 +73,15 @@ final class RequestBody {
   private static final class Tee extends OutputStream {
     private final OutputStream out;
     private final long limit;
+    private final Consumer<Throwable> writeFailed;
     private ByteArrayOutputStream copy;
     private long written;
     private String whyNot;
 
-    Tee(OutputStream out, long declaredLength, long limit) {
+    Tee(OutputStream out, long declaredLength, long limit, Consumer<Throwable> writeFailed) {
       this.out = out;
       this.limit = limit;
+      this.writeFailed = writeFailed;
       if (declaredLength > limit) {
         whyNot =
             "a fixed length of "
@@ -95,7 +100,7 @@ final class RequestBody {
       try {
         out.write(b);
       } catch (IOException | RuntimeException e) {
-        failed();
+        failed(e);
         throw e;
       }
       synchronized (this) {
@@ -110,7 +115,7 @@ final class RequestBody {
       try {
         out.write(b, off, len);
       } catch (IOException | RuntimeException e) {
-        failed();
+        failed(e);
         throw e;
       }
       synchronized (this) {
@@ -135,11 +140,14 @@ final class RequestBody {
       return true;
     }
 
-    private synchronized void failed() {
-      copy = null;
-      if (whyNot == null) {
-        whyNot = "writing the body failed";
+    private void failed(Throwable e) {
+      synchronized (this) {
+        copy = null;
+        if (whyNot == null) {
+          whyNot = "writing the body failed";
+        }
       }
+      writeFailed.accept(e);
     }
 
     @Override

@@ -65,6 +65,9 @@ final class UrlExchange {
   private volatile boolean running;
   private volatile boolean cancelled;
 
+  /** The application called {@code disconnect()}: a write it breaks is not the host's failure. */
+  private volatile boolean disconnected;
+
   UrlExchange(HttpURLConnection template, Proxy proxy, RetryEngine engine, UrlTransport transport) {
     this.template = template;
     this.current = template;
@@ -166,9 +169,45 @@ final class UrlExchange {
     OutputStream jdk = c.getOutputStream();
     request.fixMethod(c.getRequestMethod()); // after the JDK's GET -> POST turn
     RequestBody b =
-        RequestBody.of(jdk, request.fixedLength(), call.policy().retry().replayBodyLimit());
+        RequestBody.of(
+            jdk,
+            request.fixedLength(),
+            call.policy().retry().replayBodyLimit(),
+            e -> bodyWriteFailed(c, e));
     request.body(b);
     return b.stream();
+  }
+
+  /**
+   * The application's write to the streamed body of attempt {@code c} failed: the application hears
+   * of it from its write, as without the agent, and will not ask for a response, so the call ends
+   * here as that attempt's failure (never retried: the body is no longer held). Without this the
+   * engine never heard of it: no log line or metrics, the breaker's permit (a half-open trial) held
+   * until the breaker gave up on it, the call's span never ended.
+   */
+  private void bodyWriteFailed(HttpURLConnection c, Throwable e) {
+    lock.lock();
+    try {
+      if (done || live != c) {
+        return;
+      }
+      live = null;
+      current = c;
+      done = true;
+      try {
+        steps.countResends(call, liveRepeats, c);
+        if (disconnected || call.onFailure(e).retry()) {
+          // The application broke its own write; or a retry, which cannot happen without the body:
+          // the call is never left open.
+          call.onAbandoned();
+        }
+      } catch (RuntimeException bug) {
+        call.onAbandoned(); // the application's own exception goes on as it is
+      }
+      steps.callOver(call);
+    } finally {
+      lock.unlock();
+    }
   }
 
   /** An attempt failed before the response: the engine decides; throws when the call is over. */
@@ -449,6 +488,7 @@ final class UrlExchange {
    * starts); the connection in use is disconnected as the JDK's would be.
    */
   void disconnect() {
+    disconnected = true;
     if (running) {
       cancelled = true;
     }

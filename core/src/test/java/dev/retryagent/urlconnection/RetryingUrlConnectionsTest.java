@@ -27,7 +27,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.HttpURLConnection;
+import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.SocketException;
 import java.net.URL;
 import java.net.URLConnection;
@@ -241,6 +243,55 @@ class RetryingUrlConnectionsTest {
 
     assertThat(c.getResponseCode()).isEqualTo(200);
     assertThat(server.requests()).hasSize(2).allSatisfy(r -> assertThat(r.body).hasSize(1024));
+  }
+
+  @Test
+  void aStreamedBodyWhoseWriteFailsEndsTheCallAsAFailureTheEngineHears() throws Exception {
+    try (ServerSocket resetter = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      Thread t =
+          new Thread(
+              () -> {
+                // Reads the request head, then resets the connection while the body comes.
+                try (Socket s = resetter.accept()) {
+                  InputStream in = s.getInputStream();
+                  int last = 0;
+                  for (int b = in.read(); b >= 0; b = in.read()) {
+                    last = (last << 8 | b) & 0xFFFFFFFF;
+                    if (last == 0x0D0A0D0A) {
+                      break;
+                    }
+                  }
+                  s.setSoLinger(true, 0);
+                } catch (IOException ignored) {
+                  // the test fails on what the client saw
+                }
+              });
+      t.setDaemon(true);
+      t.start();
+      HttpURLConnection c =
+          (HttpURLConnection)
+              RetryingUrlConnections.open(
+                  new URL("http://127.0.0.1:" + resetter.getLocalPort() + "/v1/upload"),
+                  engine(b -> b));
+      c.setRequestMethod("PUT");
+      c.setDoOutput(true);
+      c.setChunkedStreamingMode(8192);
+      OutputStream out = c.getOutputStream();
+      byte[] chunk = bytes(64 * 1024);
+
+      assertThatThrownBy(
+              () -> {
+                for (int i = 0; i < 4096; i++) {
+                  out.write(chunk);
+                }
+              })
+          .isInstanceOf(IOException.class);
+      // The application heard of the failure from its write, as without retries, and will not
+      // ask for a response; the engine hears of it too (log line, metrics, breaker).
+      assertThat(events)
+          .singleElement()
+          .satisfies(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.GIVE_UP));
+    }
   }
 
   @Test
