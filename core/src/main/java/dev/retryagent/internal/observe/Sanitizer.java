@@ -128,6 +128,11 @@ public final class Sanitizer {
     if (path == null) {
       return "";
     }
+    if (!path.startsWith("/") && path.contains("://")) {
+      // A whole URL where a path was expected (Apache HttpClient 5 keeps a URI it could not parse
+      // as the request's path): its user-info goes too, as in a message.
+      return oneLine(cleanWord(path, mask));
+    }
     int end = path.length();
     int q = path.indexOf('?');
     if (q >= 0) {

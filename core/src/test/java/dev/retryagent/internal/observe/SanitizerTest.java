@@ -103,6 +103,17 @@ class SanitizerTest {
   }
 
   @Test
+  void aPathThatIsAWholeUrlLosesItsUserInfo() {
+    // Apache HttpClient 5 keeps as the path the whole URI it could not parse (a '{' in it), so
+    // user-info reached log lines, dead letters and spans.
+    assertThat(Sanitizer.path("http://user:SECRET@h.example/a{b}?token=SECRET"))
+        .isEqualTo("http://h.example/a{b}");
+    assertThat(Sanitizer.path("https://SECRET@h.example:8443/a;jsessionid=SECRET/b"))
+        .isEqualTo("https://h.example:8443/a/b");
+    assertThat(Sanitizer.path("/v1/a@b")).isEqualTo("/v1/a@b");
+  }
+
+  @Test
   void anExceptionIsItsClassAndItsCleanMessage() {
     IOException e = new IOException("reset on http://h/p?token=SECRET");
 
