@@ -660,7 +660,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverFailure(e);
         return;
       }
-      if (call != original && e.getCause() instanceof RejectedExecutionException) {
+      if (call != original && refusedByExecutor(e)) {
         // OkHttp's executor (shut down during the wait) refused the retry's clone, on this thread
         // inside its enqueue: nothing was sent, so the retry goes back to the host's budget, and
         // the call ends with the refusal, as OkHttp tells an enqueue on a shut-down client.
@@ -683,6 +683,21 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       } else {
         deliverFailure(e);
       }
+    }
+
+    /**
+     * OkHttp's executor refused the attempt: its {@code InterruptedIOException: executor rejected},
+     * caused by the executor's refusal (OkHttp 3 and 4), or without a cause when OkHttp 5 saw the
+     * executor shut down and did not ask it.
+     */
+    private boolean refusedByExecutor(IOException e) {
+      if (e.getCause() instanceof RejectedExecutionException) {
+        return true;
+      }
+      return e instanceof InterruptedIOException
+          && e.getCause() == null
+          && "executor rejected".equals(e.getMessage())
+          && executorShutDown();
     }
 
     /** The attempt {@code call} ran, or null when OkHttp reports on it again. */
