@@ -290,7 +290,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * a clone's deadline was late by as long as they took (a token fetched): a retried call ran past
    * its callTimeout by that much. So the call started when {@code enqueue} was called, unless the
    * dispatcher's queue holds calls; then (it may be one of them, and when OkHttp runs it is not
-   * known) when its first attempt reaches the interceptor, as before.
+   * known) when its first attempt reaches the interceptor, as before. So too when that attempt got
+   * there before this looked (the enqueuing thread held up): the first mark counts.
    */
   private void startedUnlessQueued() {
     if (dispatcher == null) {

@@ -74,17 +74,7 @@ class AttemptLeftoversTest {
   @Test
   void aCallWaitingForItsRetryAfterAStatusHoldsNoneOfItsAttemptsConnectionSearch()
       throws Exception {
-    server.enqueue(status(503), ok("done"));
-    Call call = client.newCall(new Request.Builder().url(server.url("/items")).build());
-    Heard heard = new Heard();
-
-    retrier.enqueue(call, heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-    assertThat(connectionSearch(call)).isEmpty();
-
-    time.runHeldTasks();
-    assertThat(heard.await()).isEqualTo("200 done");
-    assertThat(server.requestCount()).isEqualTo(2);
+    waitsHoldingNoneThenSucceeds(status(503));
     assertThat(attempts).hasSize(2);
     assertThat(connectionSearch(attempts.get(1)))
         .as("the attempt that answered keeps its state, as without the agent")
@@ -93,7 +83,12 @@ class AttemptLeftoversTest {
 
   @Test
   void aCallWaitingForItsRetryAfterATransportFailureHoldsNoneEither() throws Exception {
-    server.enqueue(closeWithoutResponse(), ok("done"));
+    waitsHoldingNoneThenSucceeds(closeWithoutResponse());
+  }
+
+  /** A call whose first attempt gets {@code first} holds none while it waits, then gets its 200. */
+  private void waitsHoldingNoneThenSucceeds(ScriptedHttpServer.Action first) throws Exception {
+    server.enqueue(first, ok("done"));
     Call call = client.newCall(new Request.Builder().url(server.url("/items")).build());
     Heard heard = new Heard();
 
