@@ -127,7 +127,7 @@ class AsyncRetryLoopTest {
     assertThat(call.kept).hasSize(1);
     assertThat(f.scheduler.delays()).containsExactly(100 * MS);
 
-    call.gaveUp = true; // the application's shutdownNow(): then its adapter ends the wait
+    call.cancelled = true; // the application's shutdownNow(): then its adapter ends the wait
     call.kept.get(0).endNow();
 
     assertThat(f.scheduler.delays()).containsExactly(100 * MS, 0L);

@@ -14,51 +14,6 @@ import org.junit.jupiter.api.Test;
  * when the engine is off or cannot start it.
  */
 class SelfViewCallTest {
-  /** A GET to api.example.com that the test can cancel. */
-  private static final class OwnView extends SelfViewCall {
-    volatile boolean cancelled;
-
-    @Override
-    public String method() {
-      return "GET";
-    }
-
-    @Override
-    public String scheme() {
-      return "https";
-    }
-
-    @Override
-    public String host() {
-      return "api.example.com";
-    }
-
-    @Override
-    public int port() {
-      return 443;
-    }
-
-    @Override
-    public String path() {
-      return "/v1";
-    }
-
-    @Override
-    public String header(String name) {
-      return null;
-    }
-
-    @Override
-    public boolean bodyReplayable() {
-      return true;
-    }
-
-    @Override
-    public boolean callerGaveUp() {
-      return cancelled;
-    }
-  }
-
   @Test
   void aBegunCallIsItsOwnViewAndRetriesAsACallOfASeparateView() throws Exception {
     EngineFixture f = EngineFixture.of(TestPolicy.create());

@@ -686,13 +686,11 @@ class RetryingUrlConnectionsTest {
   }
 
   /** A JDK connection that records the timeouts set on it. */
-  private static final class TimeoutsSeen extends HttpURLConnection {
-    private final HttpURLConnection real;
+  private static final class TimeoutsSeen extends ForwardingConnection {
     final List<String> set = new CopyOnWriteArrayList<>();
 
     TimeoutsSeen(URL url) throws IOException {
       super(url);
-      real = (HttpURLConnection) url.openConnection();
     }
 
     @Override
@@ -715,42 +713,6 @@ class RetryingUrlConnectionsTest {
     @Override
     public int getReadTimeout() {
       return real.getReadTimeout();
-    }
-
-    @Override
-    public void connect() throws IOException {
-      real.connect();
-      connected = true;
-    }
-
-    @Override
-    public InputStream getInputStream() throws IOException {
-      return real.getInputStream();
-    }
-
-    @Override
-    public int getResponseCode() throws IOException {
-      return real.getResponseCode();
-    }
-
-    @Override
-    public String getHeaderField(String name) {
-      return real.getHeaderField(name);
-    }
-
-    @Override
-    public InputStream getErrorStream() {
-      return real.getErrorStream();
-    }
-
-    @Override
-    public void disconnect() {
-      real.disconnect();
-    }
-
-    @Override
-    public boolean usingProxy() {
-      return false;
     }
   }
 

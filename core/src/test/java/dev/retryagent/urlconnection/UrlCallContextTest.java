@@ -207,12 +207,9 @@ class UrlCallContextTest {
    * A JDK connection as a tracer sees it: logs the context current at each step the OpenTelemetry
    * agent instruments, and otherwise is the JDK's own connection to the same URL.
    */
-  private final class Traced extends HttpURLConnection {
-    private final HttpURLConnection real;
-
+  private final class Traced extends ForwardingConnection {
     Traced(URL url) throws IOException {
       super(url);
-      real = (HttpURLConnection) url.openConnection();
     }
 
     private void seen(String step) {
@@ -222,8 +219,7 @@ class UrlCallContextTest {
     @Override
     public void connect() throws IOException {
       seen("connect");
-      real.connect();
-      connected = true;
+      super.connect();
     }
 
     @Override
@@ -235,22 +231,7 @@ class UrlCallContextTest {
     @Override
     public InputStream getInputStream() throws IOException {
       seen("getInputStream");
-      return real.getInputStream();
-    }
-
-    @Override
-    public int getResponseCode() throws IOException {
-      return real.getResponseCode();
-    }
-
-    @Override
-    public String getHeaderField(String name) {
-      return real.getHeaderField(name);
-    }
-
-    @Override
-    public InputStream getErrorStream() {
-      return real.getErrorStream();
+      return super.getInputStream();
     }
 
     @Override
@@ -293,16 +274,6 @@ class UrlCallContextTest {
     public void setReadTimeout(int millis) {
       super.setReadTimeout(millis);
       real.setReadTimeout(millis);
-    }
-
-    @Override
-    public void disconnect() {
-      real.disconnect();
-    }
-
-    @Override
-    public boolean usingProxy() {
-      return false;
     }
   }
 }

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -199,11 +198,7 @@ class FleetPauseTest {
             if (!sha.equals(Scripts.PAUSE.sha1)) {
               return ":1\r\n";
             }
-            try {
-              release.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            TestFleet.holdUntil(release);
             return "*2\r\n:1\r\n:10000000\r\n";
           };
       FleetConnection c =

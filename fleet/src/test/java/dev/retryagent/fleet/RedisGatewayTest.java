@@ -39,11 +39,7 @@ class RedisGatewayTest {
             // gets no reply for as long as the test runs.
             CountDownLatch wait = scripts.incrementAndGet() == 1 ? releaseFirst : end;
             firstArrived.countDown();
-            try {
-              wait.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            TestFleet.holdUntil(wait);
             return ":1\r\n";
           };
       FleetSettings settings =
@@ -169,11 +165,7 @@ class RedisGatewayTest {
     try (FakeRedis fake = new FakeRedis()) {
       fake.onCommand =
           command -> {
-            try {
-              end.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            TestFleet.holdUntil(end);
           };
       FleetSettings settings =
           FleetSettings.builder(fake.url().replace("redis://", "redis://:s3cret@"))
@@ -235,11 +227,7 @@ class RedisGatewayTest {
           sha -> {
             // A call from before an outage, still waiting for its reply when Redis is back.
             arrived.countDown();
-            try {
-              release.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+            TestFleet.holdUntil(release);
             return ":1\r\n";
           };
       FleetSettings settings =
@@ -277,11 +265,7 @@ class RedisGatewayTest {
           host -> {
             if (slow.get()) {
               // A name server that does not answer: the system's resolver waits seconds per try.
-              try {
-                release.await(30, TimeUnit.SECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
+              TestFleet.holdUntil(release);
             }
             return InetAddress.getAllByName(host);
           };

@@ -7,6 +7,8 @@ import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /** What the fleet tests share: fast settings, a recording log, limits. */
@@ -48,6 +50,18 @@ final class TestFleet {
     FleetConnection c = FleetConnection.start(settings, clock, log);
     await("fleet up").atMost(UP_TIMEOUT).until(c::isUp);
     return c;
+  }
+
+  /**
+   * Holds the calling thread (a fake Redis's reply, a slow look-up) until the test counts {@code
+   * latch} down, at most 30 s; an interrupt ends the hold and is kept.
+   */
+  static void holdUntil(CountDownLatch latch) {
+    try {
+      latch.await(30, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /** A log sink that keeps every line. */
