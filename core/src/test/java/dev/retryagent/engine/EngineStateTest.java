@@ -64,44 +64,8 @@ class EngineStateTest {
   void eachPortIsItsOwnHost() {
     TestPolicy p = TestPolicy.create();
     EngineFixture f = EngineFixture.of(p);
-    RequestInfo on8080 =
-        new RequestInfo() {
-          @Override
-          public String method() {
-            return "GET";
-          }
-
-          @Override
-          public String scheme() {
-            return "https";
-          }
-
-          @Override
-          public String host() {
-            return "api.example.com";
-          }
-
-          @Override
-          public int port() {
-            return 8443;
-          }
-
-          @Override
-          public String path() {
-            return "/";
-          }
-
-          @Override
-          public String header(String name) {
-            return null;
-          }
-
-          @Override
-          public boolean bodyReplayable() {
-            return true;
-          }
-        };
-    f.newCall(on8080);
+    RequestInfo on8443 = FakeRequest.of("GET", "https", "api.example.com", 8443, "/");
+    f.newCall(on8443);
     f.newCall(FakeRequest.get());
     assertThat(breakerKeys(f.engine))
         .containsExactly("https://api.example.com:8443", "http://api.example.com:80");
