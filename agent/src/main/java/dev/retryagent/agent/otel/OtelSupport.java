@@ -2,9 +2,11 @@ package dev.retryagent.agent.otel;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.GlueClassLoader;
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RetryCall;
 import java.lang.reflect.Method;
+import java.util.concurrent.atomic.AtomicReference;
 import net.bytebuddy.jar.asm.ClassReader;
 import net.bytebuddy.jar.asm.ClassWriter;
 import net.bytebuddy.jar.asm.Opcodes;
@@ -50,12 +52,20 @@ public final class OtelSupport implements CallContext.Factory {
   private volatile CallContext.Factory glue;
   private volatile Method isSet; // the relocated GlobalOpenTelemetry.isSet(), once looked up
 
+  /** {@code agent.redact.pathSegments}, for the paths our spans carry; shared with the glue. */
+  private final AtomicReference<PathMask> pathMask = new AtomicReference<>(PathMask.NONE);
+
   /** The factory for the engine, or null when the operator disabled tracing. */
-  public static CallContext.Factory forEngine() {
+  public static OtelSupport forEngine() {
     return Boolean.getBoolean("retryagent.otel.disabled") ? null : new OtelSupport();
   }
 
   private OtelSupport() {}
+
+  /** Masks the paths of spans started from now on as {@code mask} says (at start and on reload). */
+  public void usePathMask(PathMask mask) {
+    pathMask.set(mask);
+  }
 
   @Override
   public CallContext create(RetryCall call) {
@@ -95,14 +105,14 @@ public final class OtelSupport implements CallContext.Factory {
   private void resolve() {
     synchronized (lock) {
       if (!resolved) {
-        glue = load(OtelSupport.class.getClassLoader());
+        glue = load(OtelSupport.class.getClassLoader(), pathMask);
         resolved = true;
       }
     }
   }
 
   /** The glue's factory, or null when the OpenTelemetry agent is absent or cannot be linked. */
-  static CallContext.Factory load(ClassLoader agentLoader) {
+  static CallContext.Factory load(ClassLoader agentLoader, AtomicReference<PathMask> pathMask) {
     try {
       // Looked up, never initialised: GlobalOpenTelemetry must not be touched before it is set.
       Class.forName(REQUIRED[0], false, null);
@@ -116,7 +126,11 @@ public final class OtelSupport implements CallContext.Factory {
       GlueClassLoader loader =
           new GlueClassLoader(
               "retry-agent-otel", null, agentLoader, new Relocation(), GLUE_PACKAGE);
-      Object factory = loader.loadClass(GLUE).getDeclaredConstructor().newInstance();
+      Object factory =
+          loader
+              .loadClass(GLUE)
+              .getDeclaredConstructor(AtomicReference.class)
+              .newInstance(pathMask);
       return (CallContext.Factory) factory;
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       AgentLog.error(

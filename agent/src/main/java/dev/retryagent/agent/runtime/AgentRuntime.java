@@ -110,6 +110,7 @@ public final class AgentRuntime {
     final RetryMetrics metrics;
     final LogListener log;
     final DeadLetters deadLetters;
+    final OtelSupport otel; // null when the operator switched tracing off
     final JdkRetrying jdk;
     final Exporters exporters;
 
@@ -120,6 +121,11 @@ public final class AgentRuntime {
       log.setPathMask(c.pathMask());
       deadLetters = new DeadLetters(errors);
       deadLetters.use(c.deadLetterPath(), c.pathMask());
+      // Every attempt a span when the OpenTelemetry agent runs too (docs/opentelemetry.md).
+      otel = OtelSupport.forEngine();
+      if (otel != null) {
+        otel.usePathMask(c.pathMask());
+      }
       engine =
           RetryEngine.builder()
               .mode(c.mode())
@@ -127,8 +133,7 @@ public final class AgentRuntime {
               .listener(metrics)
               .listener(log)
               .listener(deadLetters)
-              // Every attempt a span when the OpenTelemetry agent runs too (docs/opentelemetry.md).
-              .callContexts(OtelSupport.forEngine())
+              .callContexts(otel)
               .build();
       engine.useFleet(runtime.fleet);
       jdk = new JdkRetrying(engine);
@@ -141,6 +146,9 @@ public final class AgentRuntime {
       log.setLevel(next.logLevel());
       log.setPathMask(next.pathMask());
       deadLetters.use(next.deadLetterPath(), next.pathMask());
+      if (otel != null) {
+        otel.usePathMask(next.pathMask());
+      }
     }
   }
 

@@ -3,9 +3,11 @@ package dev.retryagent.agent.otel;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.agent.otel.glue.OtelCallContexts;
+import dev.retryagent.config.PathMask;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -33,7 +35,10 @@ class OtelSupportTest {
   @Test
   void withoutTheOpenTelemetryAgentThereIsNoFactoryAndNoError() {
     // this test JVM has no OpenTelemetry agent: its relocated API is not on the bootstrap path
-    assertThat(OtelSupport.load(OtelSupport.class.getClassLoader())).isNull();
+    assertThat(
+            OtelSupport.load(
+                OtelSupport.class.getClassLoader(), new AtomicReference<>(PathMask.NONE)))
+        .isNull();
   }
 
   @Test

@@ -2,7 +2,6 @@ package dev.retryagent.agent.otel.glue;
 
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
-import dev.retryagent.internal.observe.Sanitizer;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
@@ -19,8 +18,9 @@ import java.util.List;
  * {@code server.port}, {@code url.full}, {@code http.request.resend_count} from the second attempt
  * on, {@code http.response.status_code}, {@code error.type} and status ERROR for a failure or a
  * status of 400 and above. One difference: {@code url.full} never holds the query (it may hold
- * secrets), user-info nor path parameters. The attempt's request carries this span's trace context,
- * set by the OpenTelemetry agent's propagators.
+ * secrets), user-info nor path parameters, and the segments {@code agent.redact.pathSegments}
+ * matches are masked. The attempt's request carries this span's trace context, set by the
+ * OpenTelemetry agent's propagators.
  */
 final class OtelAttempt implements CallContext.AttemptSpan {
   /** The methods the conventions name; any other is {@code _OTHER}. */
@@ -56,7 +56,7 @@ final class OtelAttempt implements CallContext.AttemptSpan {
             .setAttribute("http.request.method", known ? method : "_OTHER")
             .setAttribute("server.address", request.host())
             .setAttribute("server.port", (long) request.port())
-            .setAttribute("url.full", urlWithoutQuery(request));
+            .setAttribute("url.full", urlWithoutQuery(request, contexts));
     if (!known) {
       builder.setAttribute("http.request.method_original", method);
     }
@@ -94,7 +94,7 @@ final class OtelAttempt implements CallContext.AttemptSpan {
    * {@code scheme://host[:port]/path}: the port when not the scheme's default, no query, no path
    * parameters.
    */
-  static String urlWithoutQuery(RequestInfo request) {
+  static String urlWithoutQuery(RequestInfo request, OtelCallContexts contexts) {
     String scheme = request.scheme();
     String host = request.host();
     int port = request.port();
@@ -112,8 +112,8 @@ final class OtelAttempt implements CallContext.AttemptSpan {
       url.append(':').append(port);
     }
     // As every log line and dead letter writes it: no path parameters (a servlet container's
-    // ;jsessionid=... is a session's credential), on one line.
-    String path = Sanitizer.path(request.path());
+    // ;jsessionid=... is a session's credential), the operator's masked segments, on one line.
+    String path = contexts.spanPath(request.path());
     return url.append(path.isEmpty() ? "/" : path).toString();
   }
 }

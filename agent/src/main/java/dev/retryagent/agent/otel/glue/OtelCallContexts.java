@@ -1,5 +1,6 @@
 package dev.retryagent.agent.otel.glue;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
@@ -11,6 +12,7 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.instrumentation.api.semconv.http.HttpClientRequestResendCount;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Makes each call's OpenTelemetry context, on the caller's thread when the call starts. The
@@ -29,22 +31,33 @@ import io.opentelemetry.instrumentation.api.semconv.http.HttpClientRequestResend
  *       {@code execute}), asks for a CLIENT span per attempt itself ({@link OtelAttempt}).
  *   <li>Observe mode makes no attempt of its own: the trace stays as without the agent, and the
  *       "would retry" events go on the application's span, if there is one.
+ *   <li>Paths on our own spans ({@code url.path} here, {@code url.full} in {@link OtelAttempt}) are
+ *       written as a log line writes them: no query, user-info nor path parameters, and the
+ *       segments {@code agent.redact.pathSegments} matches masked.
  * </ul>
  */
 public final class OtelCallContexts implements CallContext.Factory {
   final Tracer tracer;
   final TextMapPropagator propagator;
+  private final AtomicReference<PathMask> pathMask;
 
   /**
+   * @param pathMask the agent's current {@code agent.redact.pathSegments}, replaced on reload
    * @throws IllegalStateException when the OpenTelemetry agent has not set its global instance
    *     (then nothing is traced; asking for it anyway would pin a no-op instance for good)
    */
-  public OtelCallContexts() {
+  public OtelCallContexts(AtomicReference<PathMask> pathMask) {
     if (!GlobalOpenTelemetry.isSet()) {
       throw new IllegalStateException("GlobalOpenTelemetry is not set");
     }
     tracer = GlobalOpenTelemetry.getTracer("dev.retryagent");
     propagator = GlobalOpenTelemetry.getPropagators().getTextMapPropagator();
+    this.pathMask = pathMask;
+  }
+
+  /** {@code path} as our spans write it (see the class comment). */
+  String spanPath(String path) {
+    return Sanitizer.path(path, pathMask.get());
   }
 
   @Override
@@ -69,7 +82,7 @@ public final class OtelCallContexts implements CallContext.Factory {
               .setAttribute("server.port", (long) r.port())
               .setAttribute("url.scheme", r.scheme())
               // never the query nor path parameters (;jsessionid=...): they may hold secrets
-              .setAttribute("url.path", Sanitizer.path(r.path()))
+              .setAttribute("url.path", spanPath(r.path()))
               .setAttribute("retry_agent.route", call.policy().routeName())
               .startSpan();
       context = caller.with(callSpan);

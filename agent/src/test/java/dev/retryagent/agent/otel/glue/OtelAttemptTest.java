@@ -2,24 +2,21 @@ package dev.retryagent.agent.otel.glue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
-import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanKind;
 import io.opentelemetry.api.trace.StatusCode;
-import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
-import io.opentelemetry.context.propagation.ContextPropagators;
-import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
-import io.opentelemetry.sdk.trace.SdkTracerProvider;
 import io.opentelemetry.sdk.trace.data.SpanData;
-import io.opentelemetry.sdk.trace.export.SimpleSpanProcessor;
 import java.net.SocketTimeoutException;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,28 +28,21 @@ import org.junit.jupiter.api.Test;
  * relocated copy is at run time).
  */
 class OtelAttemptTest {
-  private final InMemorySpanExporter exported = InMemorySpanExporter.create();
+  private final AtomicReference<PathMask> pathMask = new AtomicReference<>(PathMask.NONE);
+  private InMemorySpanExporter exported;
   private OtelCallContexts contexts;
   private Span parent;
 
   @BeforeEach
   void setUp() {
-    GlobalOpenTelemetry.resetForTest();
-    GlobalOpenTelemetry.set(
-        OpenTelemetrySdk.builder()
-            .setTracerProvider(
-                SdkTracerProvider.builder()
-                    .addSpanProcessor(SimpleSpanProcessor.create(exported))
-                    .build())
-            .setPropagators(ContextPropagators.create(W3CTraceContextPropagator.getInstance()))
-            .build());
-    contexts = new OtelCallContexts();
+    exported = InMemoryTracing.install();
+    contexts = new OtelCallContexts(pathMask);
     parent = contexts.tracer.spanBuilder("the client's span").startSpan();
   }
 
   @AfterEach
   void tearDown() {
-    GlobalOpenTelemetry.resetForTest();
+    InMemoryTracing.remove();
   }
 
   private static RequestInfo request(String method, String scheme, String host, int port) {
@@ -182,5 +172,18 @@ class OtelAttemptTest {
             503);
 
     assertThat(attribute(span, "url.full")).isEqualTo("http://h:8080/app/items");
+  }
+
+  @Test
+  void theUrlMasksTheSegmentsTheOperatorAsked() throws Exception {
+    pathMask.set(PathMask.of(Arrays.asList("tok_[a-z0-9]+")));
+    SpanData span =
+        resend(
+            request("GET", "http", "h", 8080, "/files/tok_abc123/raw?sig=x"),
+            1,
+            new HashMap<>(),
+            503);
+
+    assertThat(attribute(span, "url.full")).isEqualTo("http://h:8080/files/<redacted>/raw");
   }
 }
