@@ -95,6 +95,12 @@ final class OtelAttempt implements CallContext.AttemptSpan {
    * parameters.
    */
   static String urlWithoutQuery(RequestInfo request, OtelCallContexts contexts) {
+    // As every log line and dead letter writes it: no path parameters (a servlet container's
+    // ;jsessionid=... is a session's credential), the operator's masked segments, on one line.
+    String path = contexts.spanPath(request.path());
+    if (!path.startsWith("/") && path.contains("://")) {
+      return path; // the request's URL itself, cleaned (Apache 5 keeps one it cannot parse whole)
+    }
     String scheme = request.scheme();
     String host = request.host();
     int port = request.port();
@@ -111,9 +117,6 @@ final class OtelAttempt implements CallContext.AttemptSpan {
     if (!defaultPort) {
       url.append(':').append(port);
     }
-    // As every log line and dead letter writes it: no path parameters (a servlet container's
-    // ;jsessionid=... is a session's credential), the operator's masked segments, on one line.
-    String path = contexts.spanPath(request.path());
     return url.append(path.isEmpty() ? "/" : path).toString();
   }
 }

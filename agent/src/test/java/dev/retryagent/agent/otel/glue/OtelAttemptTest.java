@@ -186,4 +186,16 @@ class OtelAttemptTest {
 
     assertThat(attribute(span, "url.full")).isEqualTo("http://h:8080/files/<redacted>/raw");
   }
+
+  @Test
+  void aPathThatIsTheWholeUrlIsTheUrlCleanedNotAppendedToItself() throws Exception {
+    SpanData span =
+        resend(
+            request("GET", "http", "h", 8080, "http://u:pw@h:8080/files/a b?sig=x"),
+            1,
+            new HashMap<>(),
+            503);
+
+    assertThat(attribute(span, "url.full")).isEqualTo("http://h:8080/files/a b");
+  }
 }
