@@ -485,7 +485,9 @@ final class UrlExchange {
 
   /**
    * {@code disconnect()}: while the call runs, it is cancelled (a wait ends, no further attempt
-   * starts); the connection in use is disconnected as the JDK's would be.
+   * starts); the connection in use is disconnected as the JDK's would be. Between the application's
+   * steps (after {@code connect()} or the body, before the response) it ends the call ({@link
+   * #abandonLive}).
    */
   void disconnect() {
     disconnected = true;
@@ -493,6 +495,45 @@ final class UrlExchange {
       cancelled = true;
     }
     current.disconnect();
+    if (!running && lock.tryLock()) {
+      // Not under the lock when another thread makes a step: that step hears of it as a cancel,
+      // or (a thread about to start one) finds the connection disconnected, as the JDK's would.
+      try {
+        abandonLive();
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /**
+   * The application disconnected the live attempt between its steps: it will not ask for that
+   * response, so the call ends here, cancelled (no retry; the breaker's permit, a half-open trial
+   * among them, goes back without an outcome), and after {@code connect()} alone, or a buffered
+   * body the JDK sends only with the response, as an attempt that sent nothing (its retry goes back
+   * to the budget). Without this the call never ended: the permit stayed held (a half-open breaker
+   * refused the host's calls until its trial timed out, then counted it failed), the log and
+   * metrics never heard, the call's span never ended. The connection then answers as the JDK's does
+   * after a disconnect: a later response method connects again and sends the request, as without
+   * the agent, not through the engine.
+   */
+  private void abandonLive() {
+    HttpURLConnection c = live;
+    if (running || done || c == null) {
+      return;
+    }
+    live = null;
+    current = c;
+    done = true;
+    try {
+      steps.countResends(call, liveRepeats, c);
+      if (request.body() == null || !request.streaming()) {
+        call.attemptNotSent(); // nothing of the request reached the socket
+      }
+    } finally {
+      call.onAbandoned();
+      steps.callOver(call);
+    }
   }
 
   /** {@code toString()}: the JDK connection's, as without the agent. */

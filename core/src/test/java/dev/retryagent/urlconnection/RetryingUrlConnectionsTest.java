@@ -620,6 +620,75 @@ class RetryingUrlConnectionsTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  /** How far the application goes before it disconnects without asking for the response. */
+  enum Abandoned {
+    CONNECTED,
+    BUFFERED_BODY_WRITTEN,
+    STREAMED_BODY_WRITTEN
+  }
+
+  @ParameterizedTest
+  @EnumSource(Abandoned.class)
+  void disconnectBeforeTheResponseEndsTheCallAndGivesTheHalfOpenTrialBack(Abandoned how)
+      throws Exception {
+    server.enqueue(status(503));
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .halfOpenCalls(1)
+                .openFor(Duration.ofSeconds(1))
+                .build());
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
+    time.advance(Duration.ofSeconds(1).toNanos()); // half-open: one trial
+
+    // The trial's connection: the application connects (and writes a body), then gives up on it.
+    HttpURLConnection trial = open("/v1/items", engine);
+    if (how == Abandoned.CONNECTED) {
+      trial.connect();
+    } else {
+      trial.setRequestMethod("PUT");
+      trial.setDoOutput(true);
+      if (how == Abandoned.STREAMED_BODY_WRITTEN) {
+        trial.setFixedLengthStreamingMode(2);
+      }
+      try (OutputStream out = trial.getOutputStream()) {
+        out.write("{}".getBytes(StandardCharsets.UTF_8));
+      }
+    }
+    trial.disconnect();
+
+    // The call ended with the disconnect (cancelled: not the host's failure): its trial is free
+    // again. Before, the permit stayed held and the breaker refused the host's next call.
+    server.enqueue(ok("healthy"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .contains(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aConnectionDisconnectedBeforeTheResponseAnswersLaterAsTheJdksDoes() throws Exception {
+    server.enqueue(ok("first"), ok("second"));
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+
+    plain.connect();
+    plain.disconnect();
+    c.connect();
+    c.disconnect();
+
+    // The JDK connects again and sends the request: the call that connect() started is over, so
+    // this one goes out as it does without retries.
+    assertThat(read(plain.getInputStream())).isEqualTo("first");
+    assertThat(read(c.getInputStream())).isEqualTo("second");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
   @Test
   void aRetryKeepsTheJdksDefaultTimeoutsWhenTheApplicationSetNone() throws Exception {
     // An application that sets no timeout gets the JDK's default (-Dsun.net.client.default...),

@@ -178,6 +178,18 @@ class UrlCallContextTest {
   }
 
   @Test
+  void aCallConnectedThenDisconnectedWithoutTheResponseEndsItsContextThere() throws Exception {
+    HttpURLConnection c = open("/v1/items", engine());
+
+    c.connect();
+    c.disconnect();
+
+    // The application will not ask for the response: the call's span must not stay open.
+    assertThat(log).containsExactly("connect in call", "end");
+    assertThat(server.requestCount()).isZero();
+  }
+
+  @Test
   void aContextThatFailsToEnterLeavesTheCallAsWithoutTracing() throws Exception {
     server.enqueue(status(503), ok("done"));
     HttpURLConnection c =
