@@ -97,6 +97,7 @@ final class UrlExchange {
 
   /** {@code connect()}: connects the live attempt, retrying a failure the engine retries. */
   void connect() throws IOException {
+    request.bodyMayFollow(); // before the call's policy is found
     if (live != null || done || !start()) {
       current.connect(); // the JDK's own answer: nothing once connected
       return;
@@ -109,6 +110,7 @@ final class UrlExchange {
     if (request.body() != null && !done) {
       return request.body().stream(); // the JDK returns the same stream every time, too
     }
+    request.bodyMayFollow(); // the JDK turns a GET into a POST here
     if (done || !current.getDoOutput() || !start()) {
       // after the response, without doOutput, or with the engine off: the JDK's own answer
       return current.getOutputStream();
@@ -269,6 +271,10 @@ final class UrlExchange {
       int repeats = whole ? 0 : liveRepeats;
       if (whole) {
         attempt = begin();
+      } else {
+        // What the live attempt sends, before its step is judged (the JDK's resend): after
+        // connect() alone, a GET with doOutput stays a GET.
+        request.fixMethod(sentMethod(c));
       }
       live = null;
       Throwable failure = null;

@@ -49,6 +49,9 @@ final class UrlRequest implements RequestInfo {
   private String method;
   private RequestBody body;
 
+  /** The application opened the body, or connected first (it may yet): see {@link #method()}. */
+  private boolean bodyMayFollow;
+
   UrlRequest(HttpURLConnection template, URL url) {
     this.template = template;
     this.url = url;
@@ -109,6 +112,14 @@ final class UrlRequest implements RequestInfo {
   /** The application's read timeout, or -1 when it set none (the JDK's default applies). */
   int readTimeout() {
     return readTimeout;
+  }
+
+  /**
+   * The application calls {@code getOutputStream()}, or {@code connect()} before it may: until the
+   * method is fixed, a GET with {@code doOutput} is judged as the POST the body makes it.
+   */
+  void bodyMayFollow() {
+    bodyMayFollow = true;
   }
 
   void body(RequestBody b) {
@@ -177,8 +188,13 @@ final class UrlRequest implements RequestInfo {
       return method;
     }
     String m = template.getRequestMethod().toUpperCase(Locale.ROOT);
-    // getOutputStream() will turn this GET into a POST: judge it as the POST it becomes.
-    return m.equals("GET") && template.getDoOutput() ? "POST" : m;
+    // What goes on the wire: the JDK turns a GET into a POST only when the body is opened, by the
+    // application's getOutputStream() or, in a streaming mode, by the JDK itself with the
+    // response. doOutput alone sends a GET: judged as a POST, it took the POST's route and the
+    // JDK's own resend of a GET was switched off. After connect() the body may still come: judged
+    // as the POST it may become until the response shows which (fixMethod), so a POST never gets
+    // a route meant for GETs.
+    return m.equals("GET") && template.getDoOutput() && (bodyMayFollow || streaming()) ? "POST" : m;
   }
 
   @Override

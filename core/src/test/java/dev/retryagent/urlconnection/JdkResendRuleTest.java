@@ -127,6 +127,34 @@ class JdkResendRuleTest {
   }
 
   @Test
+  void aGetWithDoOutputButNoBodyIsJudgedAsTheGetTheJdkSends() throws Exception {
+    server.enqueue(status(503));
+    HttpURLConnection c = open(Mode.ENFORCE, b -> b.maxAttempts(1));
+    c.setDoOutput(true); // no getOutputStream(): nothing turns the GET into a POST
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+
+    // Judged as a POST without key, the JDK's resend was switched off where the route never
+    // retries: a stale kept-alive connection failed where without the agent it was resent.
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET");
+    assertThat(told).containsExactly(true);
+  }
+
+  @Test
+  void aGetWithDoOutputConnectedFirstButNoBodyIsJudgedAsAGetWhenItsResponseIsRead()
+      throws Exception {
+    server.enqueue(status(503));
+    HttpURLConnection c = open(Mode.ENFORCE, b -> b.maxAttempts(1));
+    c.setDoOutput(true);
+    c.connect();
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET");
+    assertThat(told).hasSize(2).endsWith(true); // connect, then the response: the GET sent
+  }
+
+  @Test
   void inObserveModeTheJdkDoesAsItAlwaysDoesEvenForAPostWithoutKey() throws Exception {
     server.enqueue(ok("once"));
     HttpURLConnection c = open(Mode.OBSERVE, b -> b);

@@ -16,6 +16,7 @@ import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
 import dev.retryagent.testing.FakeTime;
@@ -306,6 +307,71 @@ class RetryingUrlConnectionsTest {
 
     assertThat(c.getResponseCode()).isEqualTo(503);
     assertThat(c.getRequestMethod()).isEqualTo("POST");
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST");
+  }
+
+  /** GETs retried (3 attempts), POSTs never: a route table that matches by method. */
+  private RetryEngine enginePerMethod() {
+    Policy gets =
+        new Policy(
+            "gets",
+            RetryPolicy.builder().maxAttempts(3).build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit());
+    Policy posts =
+        new Policy(
+            "posts",
+            RetryPolicy.builder().maxAttempts(1).build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit());
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(time)
+        .policies((method, host, port, path) -> method.equals("GET") ? gets : posts)
+        .build();
+  }
+
+  @Test
+  void aGetWithDoOutputButNoBodyIsRoutedAsTheGetTheJdkSends() throws Exception {
+    server.enqueue(status(503), ok("done"));
+    HttpURLConnection c = open("/v1/items", enginePerMethod());
+    c.setDoOutput(true); // buffered, and no getOutputStream(): the JDK sends a GET
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+
+    // Routed as a POST before (doOutput alone), it got the POST route: no retry.
+    assertThat(c.getRequestMethod()).isEqualTo("GET");
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("GET", "GET");
+  }
+
+  @Test
+  void aGetWithDoOutputWhoseBodyIsOpenedIsRoutedAsThePostTheJdkSends() throws Exception {
+    server.enqueue(status(503), ok("twice?"));
+    HttpURLConnection c = open("/v1/items", enginePerMethod());
+    c.setDoOutput(true);
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("q=1".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST");
+  }
+
+  @Test
+  void aGetWithDoOutputConnectedBeforeItsBodyIsRoutedAsThePostItBecomes() throws Exception {
+    server.enqueue(status(503), ok("twice?"));
+    HttpURLConnection c = open("/v1/items", enginePerMethod());
+    c.setDoOutput(true);
+    c.connect(); // the call starts here, before the body turns the GET into a POST
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("q=1".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
     assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST");
   }
 
