@@ -78,6 +78,14 @@ final class RequestBody {
     private long written;
     private String whyNot;
 
+    /**
+     * The application closed the body: it is whole. A write after that (through the same stream,
+     * which a second {@code getOutputStream()} returns, as the JDK's does) gets the JDK's answer
+     * ("Stream is closed") and is the application's own misuse: not a failure of the request sent,
+     * so the copy is kept and the call goes on.
+     */
+    private boolean closed;
+
     Tee(OutputStream out, long declaredLength, long limit, Consumer<Throwable> writeFailed) {
       this.out = out;
       this.limit = limit;
@@ -97,6 +105,10 @@ final class RequestBody {
 
     @Override
     public void write(int b) throws IOException {
+      if (closed()) {
+        out.write(b);
+        return;
+      }
       try {
         out.write(b);
       } catch (IOException | RuntimeException e) {
@@ -112,6 +124,10 @@ final class RequestBody {
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
+      if (closed()) {
+        out.write(b, off, len);
+        return;
+      }
       try {
         out.write(b, off, len);
       } catch (IOException | RuntimeException e) {
@@ -157,7 +173,14 @@ final class RequestBody {
 
     @Override
     public void close() throws IOException {
+      synchronized (this) {
+        closed = true; // the JDK's stream is closed from here on, even when its close throws
+      }
       out.close();
+    }
+
+    private synchronized boolean closed() {
+      return closed;
     }
 
     synchronized String whyNot() {

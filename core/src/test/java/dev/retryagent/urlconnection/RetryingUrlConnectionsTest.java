@@ -295,6 +295,40 @@ class RetryingUrlConnectionsTest {
     }
   }
 
+  @ParameterizedTest
+  @EnumSource(BodyMode.class)
+  void aWriteAfterTheBodyWasClosedIsTheJdksAnswerAndTheWholeBodyIsStillSentAgain(BodyMode mode)
+      throws Exception {
+    server.enqueue(status(503), ok("stored"));
+    HttpURLConnection c = open("/v1/items/7", engine(b -> b));
+    byte[] body = "the item".getBytes(StandardCharsets.UTF_8);
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    if (mode == BodyMode.FIXED_LENGTH) {
+      c.setFixedLengthStreamingMode(body.length);
+    } else if (mode == BodyMode.CHUNKED) {
+      c.setChunkedStreamingMode(1024);
+    }
+    OutputStream out = c.getOutputStream();
+    out.write(body);
+    out.close();
+
+    // A second getOutputStream() returns the same stream, as the JDK's does; a write to it after
+    // its close gets the JDK's answer (streamed: "Stream is closed"; buffered: ignored). The
+    // request sent is whole: before, the failed write ended the call as a failed attempt (the
+    // breaker counted a transport failure) and dropped the copy, so the 503 was not retried.
+    OutputStream again = c.getOutputStream();
+    assertThat(again).isSameAs(out);
+    assertThat(messageOf(() -> again.write('!')))
+        .isEqualTo(
+            mode == BodyMode.BUFFERED ? "no exception" : "java.io.IOException: Stream is closed");
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests())
+        .hasSize(2)
+        .allSatisfy(r -> assertThat(r.body).isEqualTo("the item"));
+  }
+
   @Test
   void getOutputStreamTurnsAGetIntoAPostWhichIsJudgedAsAPost() throws Exception {
     server.enqueue(status(503), ok("twice?"));
