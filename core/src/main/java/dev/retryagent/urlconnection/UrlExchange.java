@@ -215,6 +215,15 @@ final class UrlExchange {
   /** An attempt failed before the response: the engine decides; throws when the call is over. */
   private void retryAfterEarlyFailure(HttpURLConnection c, Throwable e) throws IOException {
     steps.countResends(call, liveRepeats, c);
+    if (cancelled) {
+      // The application's disconnect() broke the step: its cancel, not the host's failure.
+      call.onAbandoned();
+      if (c != null) {
+        current = c;
+      }
+      done = true;
+      throw Connections.rethrow(e);
+    }
     Decision d = call.onFailure(e);
     if (!d.retry()) {
       if (d.error() != null) {
@@ -296,6 +305,13 @@ final class UrlExchange {
       int status =
           reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
       steps.countResends(call, repeats, c);
+      if (status < 0 && failure != null && cancelled) {
+        // The application's disconnect() broke the attempt: its cancel (the JDK takes it as
+        // deliberate and does not resend), not the host's failure; the permit goes back.
+        call.onAbandoned();
+        settle(c, failure, reachedResponse);
+        return;
+      }
       Decision d;
       try {
         d =

@@ -38,7 +38,9 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -727,10 +729,8 @@ class RetryingUrlConnectionsTest {
     STREAMED_BODY_WRITTEN
   }
 
-  @ParameterizedTest
-  @EnumSource(Abandoned.class)
-  void disconnectBeforeTheResponseEndsTheCallAndGivesTheHalfOpenTrialBack(Abandoned how)
-      throws Exception {
+  /** An engine whose breaker is half-open with one trial left, after a 503 opened it. */
+  private RetryEngine breakerWithOneTrial() throws IOException {
     server.enqueue(status(503));
     RetryEngine engine =
         engine(
@@ -744,6 +744,14 @@ class RetryingUrlConnectionsTest {
                 .build());
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
     time.advance(Duration.ofSeconds(1).toNanos()); // half-open: one trial
+    return engine;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Abandoned.class)
+  void disconnectBeforeTheResponseEndsTheCallAndGivesTheHalfOpenTrialBack(Abandoned how)
+      throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
 
     // The trial's connection: the application connects (and writes a body), then gives up on it.
     HttpURLConnection trial = open("/v1/items", engine);
@@ -769,6 +777,35 @@ class RetryingUrlConnectionsTest {
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
         .contains(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void disconnectDuringAnAttemptIsTheApplicationsCancelNotTheHostsFailure() throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
+    server.enqueue(ok("slow").delay(10_000));
+    HttpURLConnection trial = open("/v1/items", engine);
+    CompletableFuture<Throwable> seen =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return new AssertionError("answered " + trial.getResponseCode());
+              } catch (Throwable t) {
+                return t;
+              }
+            });
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.requestCount() == 2);
+
+    trial.disconnect(); // another thread gives up on the call while its attempt waits
+
+    assertThat(seen.get(5, TimeUnit.SECONDS))
+        .isInstanceOf(SocketException.class)
+        .hasMessage("Socket closed");
+    // The JDK takes its disconnect() as deliberate (no resend); the engine takes it as the
+    // caller's cancel: the trial goes back without an outcome. Before, the broken read counted
+    // as the host's failure and the breaker opened again.
+    server.enqueue(ok("healthy"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(3);
   }
 
   @Test
