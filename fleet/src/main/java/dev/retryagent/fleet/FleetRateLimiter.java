@@ -139,7 +139,8 @@ public final class FleetRateLimiter implements PermitLimiter {
     try {
       RedisGateway gateway = fleet.gateway();
       // The round trip's time is the caller's too: the wait then starts from the reply, and the
-      // deadline it must end within was counted from nowNanos.
+      // deadline and maxWait it must end within were counted from nowNanos (maxWait from the end
+      // of a pause, so only the round trip's time past the pause counts against it).
       long spent = 0;
       if (fleet.isUp() && gateway != null) {
         long sent = fleet.clock().nanoTime();
@@ -158,7 +159,7 @@ public final class FleetRateLimiter implements PermitLimiter {
                       micros(knownPause),
                       micros(maxPauseNanos)));
           spent = Math.max(0, fleet.clock().nanoTime() - sent);
-          return onReply(nowNanos, reply, maxTotalWaitNanos - spent);
+          return onReply(nowNanos, reply, maxPermitWaitNanos - spent, maxTotalWaitNanos - spent);
         } catch (FleetUnavailableException e) {
           fleet.onFailure(e);
           reportCallError(e);
@@ -166,7 +167,9 @@ public final class FleetRateLimiter implements PermitLimiter {
         spent = Math.max(0, fleet.clock().nanoTime() - sent);
       }
       return reserveLocally(
-          nowNanos + spent, maxPermitWaitNanos, Math.max(0, maxTotalWaitNanos - spent));
+          nowNanos + spent,
+          Math.max(0, maxPermitWaitNanos - Math.max(0, spent - knownPause)),
+          Math.max(0, maxTotalWaitNanos - spent));
     } finally {
       if (wanted > 1) {
         synchronized (this) {
@@ -307,9 +310,11 @@ public final class FleetRateLimiter implements PermitLimiter {
   }
 
   /**
+   * @param maxPermitWaitNanos what the round trip left of the caller's {@code maxWait}
    * @param maxWaitNanos what the round trip left of the caller's deadline
    */
-  private synchronized long onReply(long nowNanos, long[] reply, long maxWaitNanos) {
+  private synchronized long onReply(
+      long nowNanos, long[] reply, long maxPermitWaitNanos, long maxWaitNanos) {
     // The local share is kept: a bucket unused for a while is full again by itself, while calls
     // that fall back between answers (every connection busy, a flapping Redis) must not each
     // find a fresh burst.
@@ -321,10 +326,14 @@ public final class FleetRateLimiter implements PermitLimiter {
     if (paused) {
       notePause(nowNanos + pauseNanos);
     }
-    // Redis weighed the wait against the deadline as the caller asked, before the round trip: a
-    // wait that, from the reply, ends past it is refused as Redis would have (the permit is spent
-    // unused, as after a command that timed out: the fleet only sends less).
-    if (granted == 0 || (waitNanos > 0 && waitNanos > maxWaitNanos)) {
+    // Redis weighed the wait against the deadline and maxWait as the caller asked, before the
+    // round trip: a wait that, from the reply, ends past either is refused as Redis would have
+    // (the permit is spent unused, as after a command that timed out: the fleet only sends less).
+    // maxWait counts from the end of a pause, which the whole round trip came before when Redis
+    // answered with one: then Redis's weighing of the permit's own wait holds as it was.
+    if (granted == 0
+        || (waitNanos > 0 && waitNanos > maxWaitNanos)
+        || (!paused && waitNanos > 0 && waitNanos > maxPermitWaitNanos)) {
       metrics.refused(paused);
       return REJECTED;
     }

@@ -235,4 +235,64 @@ class FleetLimitTest {
       assertThat(limiter.metrics().fallbacks()).isEqualTo(2);
     }
   }
+
+  @Test
+  void aPermitWhoseWaitEndsPastMaxWaitOnceTheRoundTripIsCountedIsRefused() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetRateLimiter limiter = slowAcquisitions(fake, clock, Duration.ofMillis(300));
+      // Redis grants a permit in 900 ms: within the maxWait of 1 s the call had when it asked,
+      // but the reply came 300 ms later, so the call would wait 1.2 s for it. The deadline is
+      // far.
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:900000\r\n:0\r\n" : ":1\r\n";
+
+      long wait = limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT);
+
+      assertThat(wait).isEqualTo(FleetRateLimiter.REJECTED);
+      assertThat(limiter.metrics().refused()).isEqualTo(1);
+      // One that fits what the round trip left of maxWait still waits, from the reply.
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:700000\r\n:0\r\n" : ":1\r\n";
+      assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT)).isEqualTo(700 * MS);
+      // A permit granted at once is no wait for one: the round trip is Redis's (commandTimeout).
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:0\r\n:0\r\n" : ":1\r\n";
+      assertThat(limiter.reserve(clock.nanoTime(), 0, LONG_WAIT)).isZero();
+    }
+  }
+
+  @Test
+  void aRoundTripDuringAPauseIsNotCountedAgainstMaxWait() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetRateLimiter limiter = slowAcquisitions(fake, clock, Duration.ofMillis(300));
+      // Another JVM's pause of 2 s, then the permit 900 ms after it: maxWait counts from the end
+      // of the pause, which the round trip came before.
+      fake.scriptReply =
+          sha ->
+              sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:2900000\r\n:2000000\r\n" : ":1\r\n";
+
+      assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT)).isEqualTo(2_900 * MS);
+    }
+  }
+
+  @Test
+  void theLocalShareAfterARoundTripThatFailedHasOnlyWhatItLeftOfMaxWait() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetRateLimiter limiter = slowAcquisitions(fake, clock, Duration.ofMillis(300));
+      // An error of the route's keys, after 300 ms: the local share (2.5/s, a burst of 1) decides.
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "-WRONGTYPE not ours\r\n" : ":1\r\n";
+      assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT)).isZero();
+
+      // The next permit of the share is 400 ms after the first: 100 ms after this reply, which
+      // came 300 ms into a call whose maxWait was 350 ms; past it from the time it asked.
+      long wait = limiter.reserve(clock.nanoTime(), 350 * MS, LONG_WAIT);
+
+      assertThat(wait).isEqualTo(FleetRateLimiter.REJECTED);
+      assertThat(limiter.metrics().fallbacks()).isEqualTo(2);
+    }
+  }
 }
