@@ -31,7 +31,10 @@ import java.util.function.Consumer;
  *       jittered). Once Redis answers again it is {@code UP}, the log says so once, and pauses this
  *       JVM knows of are written back to Redis.
  *   <li>{@link #close} ends the thread, removes this instance from the live count, and closes the
- *       connections.
+ *       connections; 429 pauses still queued for Redis are written first while it was up, within
+ *       two command timeouts. A fleet started in its place ({@link #start(FleetSettings, Clock,
+ *       Consumer, FleetConnection)}) takes the pauses this one holds, and those its limiters see
+ *       later (calls under way through a reload).
  * </ul>
  *
  * <p>Thread-safe. Log lines go to the sink given to {@link #start}; none holds the password or the
@@ -74,6 +77,12 @@ public final class FleetConnection implements AutoCloseable {
   private volatile RedisGateway gateway;
   private volatile int liveInstances;
   private volatile boolean heartbeatErrorReported;
+
+  /** The fleet a reload started in place of this one: it takes this one's later 429 pauses. */
+  private volatile FleetConnection successor;
+
+  /** Whether Redis was up when {@link #close} was called: only then are queued pauses written. */
+  private volatile boolean upWhenClosed;
 
   // Guarded by lock.
   private boolean outageReported;
@@ -154,6 +163,10 @@ public final class FleetConnection implements AutoCloseable {
         created.keepPauseOf(existing, clock.nanoTime());
       }
       limiters.put(route, created);
+      if (existing != null) {
+        // One noted there between the copy and the put: from the put on, existing forwards them.
+        created.keepPauseOf(existing, clock.nanoTime());
+      }
       return created;
     }
   }
@@ -172,6 +185,31 @@ public final class FleetConnection implements AutoCloseable {
       kept.keepPauseOf(old, now);
       limiters.put(old.route(), kept);
     }
+    // From here a 429 seen by a call still under way on the previous fleet's limiters (a reload
+    // leaves them to the calls that had them) comes here: the previous fleet, closed, would write
+    // it nowhere, and this one's calls would not honour it.
+    previous.successor = this;
+    // A pause noted there between the copy above and the line before.
+    for (FleetRateLimiter old : previous.limiters()) {
+      FleetRateLimiter kept = limiters.get(old.route());
+      if (kept != null) {
+        kept.keepPauseOf(old, now);
+      }
+    }
+  }
+
+  /**
+   * The limiter that now stands for {@code limiter}'s route: the latest of the route here, or in
+   * the fleet a reload started in place of this one; {@code limiter} itself when it is that.
+   */
+  FleetRateLimiter latest(FleetRateLimiter limiter) {
+    FleetConnection c = this;
+    FleetConnection next;
+    while ((next = c.successor) != null) {
+      c = next;
+    }
+    FleetRateLimiter latest = c.limiters.get(limiter.route());
+    return latest != null ? latest : limiter;
   }
 
   public State state() {
@@ -222,6 +260,7 @@ public final class FleetConnection implements AutoCloseable {
       if (state == State.CLOSED) {
         return;
       }
+      upWhenClosed = state == State.UP;
       state = State.CLOSED;
       woken = true;
       lock.notifyAll();
@@ -278,6 +317,23 @@ public final class FleetConnection implements AutoCloseable {
     FleetRateLimiter limiter;
     while (state == State.UP && (limiter = pausesToWrite.poll()) != null) {
       limiter.writePause(gateway);
+    }
+  }
+
+  /**
+   * On the thread, once closed: the pauses still queued (a 429 just before a shutdown or a reload)
+   * are the provider's word for every JVM, so they go to Redis if it was up, best effort and within
+   * two command timeouts, which {@link #close} waits for with the leave's round trip.
+   */
+  private void flushPauses() {
+    RedisGateway g = gateway;
+    if (!upWhenClosed || g == null) {
+      return;
+    }
+    long end = System.nanoTime() + 2 * settings.commandTimeout().toNanos();
+    FleetRateLimiter limiter;
+    while (System.nanoTime() - end < 0 && (limiter = pausesToWrite.poll()) != null) {
+      limiter.writePause(g);
     }
   }
 
@@ -542,6 +598,7 @@ public final class FleetConnection implements AutoCloseable {
           c.pause(c.settings.reconnectMax().toMillis());
         }
       }
+      c.flushPauses();
       c.leave();
     }
 

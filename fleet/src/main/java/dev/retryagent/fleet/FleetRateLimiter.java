@@ -192,6 +192,17 @@ public final class FleetRateLimiter implements PermitLimiter {
     if (d <= 0) {
       return pauseRemainingNanos(nowNanos);
     }
+    FleetRateLimiter latest = fleet.latest(this);
+    if (latest != this) {
+      // A call that had this limiter before a reload replaced it: honoured here for that call, and
+      // by the route's limiter now, which counts it and writes it to Redis (this one's fleet may
+      // be closed, and a replaced limiter's pause would not be written back after an outage).
+      synchronized (this) {
+        notePause(nowNanos + d);
+      }
+      latest.pauseFor(nowNanos, pauseNanos);
+      return pauseRemainingNanos(nowNanos);
+    }
     boolean movedLocally;
     boolean queue = false;
     synchronized (this) {

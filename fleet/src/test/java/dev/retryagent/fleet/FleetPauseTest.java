@@ -11,7 +11,10 @@ import dev.retryagent.engine.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -225,5 +228,96 @@ class FleetPauseTest {
     } finally {
       release.countDown();
     }
+  }
+
+  /** A fake Redis's answers to the fleet's scripts, each script's SHA-1 kept in {@code runs}. */
+  private static java.util.function.Function<String, String> answers(List<String> runs) {
+    return sha -> {
+      runs.add(sha);
+      return sha.equals(Scripts.PAUSE.sha1) ? "*2\r\n:1\r\n:10000000\r\n" : ":1\r\n";
+    };
+  }
+
+  @Test
+  void aPauseStillQueuedWhenTheFleetClosesIsWrittenToRedisBeforeItLeaves() throws Exception {
+    List<String> runs = new CopyOnWriteArrayList<>();
+    AtomicBoolean holdBeats = new AtomicBoolean();
+    CountDownLatch beating = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      java.util.function.Function<String, String> answer = answers(runs);
+      fake.scriptReply =
+          sha -> {
+            if (sha.equals(Scripts.HEARTBEAT.sha1) && holdBeats.get()) {
+              beating.countDown();
+              TestFleet.holdUntil(release);
+            }
+            return answer.apply(sha);
+          };
+      FleetConnection c =
+          startUp(
+              settings(fake.url()).commandTimeout(Duration.ofSeconds(5)).build(),
+              Clock.SYSTEM,
+              log);
+      fleets.add(c);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+      holdBeats.set(true);
+      assertThat(beating.await(30, TimeUnit.SECONDS)).isTrue();
+
+      // The fleet's thread is in a heartbeat: the 429's pause waits in its queue as the JVM
+      // shuts down.
+      limiter.pauseFor(now(), 10_000 * MS);
+      Thread closing = new Thread(c::close, "closing");
+      closing.start();
+      await().atMost(UP_TIMEOUT).until(() -> c.state() == FleetConnection.State.CLOSED);
+      release.countDown();
+      closing.join(30_000);
+
+      assertThat(closing.isAlive()).isFalse();
+      assertThat(runs).contains(Scripts.PAUSE.sha1);
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
+  void a429OnALimiterAReloadLeftToACallUnderWayReachesTheFleetStartedInItsPlace() throws Exception {
+    List<String> runs = new CopyOnWriteArrayList<>();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.scriptReply = answers(runs);
+      FleetSettings shared = settings(fake.url()).build();
+      FleetConnection before = startUp(shared, Clock.SYSTEM, log);
+      fleets.add(before);
+      FleetRateLimiter old = before.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+      FleetConnection after = FleetConnection.start(shared, Clock.SYSTEM, log, before);
+      fleets.add(after);
+      before.close();
+      await().atMost(UP_TIMEOUT).until(after::isUp);
+      FleetRateLimiter current = after.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+
+      // A call that took its permit before the reload gets a 429.
+      old.pauseFor(now(), 10_000 * MS);
+
+      // This JVM's calls from now on honour it, and the new fleet writes it to Redis.
+      assertThat(current.pauseRemainingNanos(now())).isGreaterThan(9_000 * MS);
+      await().atMost(UP_TIMEOUT).until(() -> runs.contains(Scripts.PAUSE.sha1));
+    }
+  }
+
+  @Test
+  void a429OnALimiterWhoseLimitAReloadChangedHoldsForTheNewOneWhileRedisIsAway() throws Exception {
+    FakeRedis gone = new FakeRedis();
+    String url = gone.url();
+    gone.close();
+    FleetConnection c = FleetConnection.start(settings(url).build(), Clock.SYSTEM, log);
+    fleets.add(c);
+    FleetRateLimiter old = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+    FleetRateLimiter changed = c.limiter("llm", limit(20, 5), Duration.ofSeconds(60));
+
+    old.pauseFor(now(), 10_000 * MS);
+
+    // The new limit's calls honour it, and it is the one written back when Redis is.
+    assertThat(changed.pauseRemainingNanos(now())).isGreaterThan(9_000 * MS);
+    assertThat(changed.metrics().pausesSet()).isEqualTo(1);
   }
 }
