@@ -49,7 +49,10 @@ public final class FleetMetrics {
   }
 
   /**
-   * 429 pauses from this JVM that set or extended the route's pause (fleet-wide when Redis is up).
+   * 429s in this JVM that set or extended the route's pause as this JVM knew it, each one, counted
+   * as it came back: whether Redis was up or not (the pause is written to Redis for every JVM, at
+   * once or when Redis is back), and however many of them the fleet's thread then wrote in one
+   * round trip.
    */
   public long pausesSet() {
     return pausesSet.sum();

@@ -64,7 +64,9 @@ public final class FleetRateLimiter implements PermitLimiter {
   private double localShare;
   private boolean errorReported;
   private boolean pauseToWrite;
-  private boolean pauseToWriteMoved;
+
+  /** Writes of a pause the fleet's thread has ended (answered or failed): for tests. */
+  private volatile long pauseWrites;
 
   /**
    * @param metrics the route's counters: a reload's new limiter goes on with its predecessor's (a
@@ -203,24 +205,24 @@ public final class FleetRateLimiter implements PermitLimiter {
       latest.pauseFor(nowNanos, pauseNanos);
       return pauseRemainingNanos(nowNanos);
     }
-    boolean movedLocally;
+    boolean moved;
     boolean queue = false;
     synchronized (this) {
-      movedLocally = notePause(nowNanos + d);
+      moved = notePause(nowNanos + d);
       if (fleet.isUp() && fleet.gateway() != null) {
         // Written to Redis by the fleet's thread: the engine calls this on the application's
         // thread as the 429 comes back to it, which must not wait for a round trip to Redis (the
         // application sees the 429 when it would without the agent). Honoured here already.
-        pauseToWriteMoved |= movedLocally;
         queue = !pauseToWrite;
         pauseToWrite = true;
-        movedLocally = false;
       }
     }
     if (queue) {
       fleet.writePause(this);
     }
-    if (movedLocally) {
+    // Counted here, each 429 that set or extended the pause as this JVM knows it: whether Redis is
+    // up or not, and however many the thread then writes in one round trip (docs/fleet.md).
+    if (moved) {
       metrics.pauseSet();
     }
     return pauseRemainingNanos(nowNanos);
@@ -231,11 +233,8 @@ public final class FleetRateLimiter implements PermitLimiter {
    * this JVM knows it, extend-only in Redis), and learns Redis's, maybe another JVM's longer one.
    */
   void writePause(RedisGateway gateway) {
-    boolean moved;
     synchronized (this) {
-      moved = pauseToWriteMoved;
       pauseToWrite = false;
-      pauseToWriteMoved = false;
     }
     long now = fleet.clock().nanoTime();
     long left = pauseRemainingNanos(now);
@@ -249,15 +248,18 @@ public final class FleetRateLimiter implements PermitLimiter {
           // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
           notePause(now + Math.min(reply[1] * 1000, maxPauseNanos));
         }
-        moved = reply[0] == 1;
       }
     } catch (FleetUnavailableException e) {
       fleet.onFailure(e);
       reportCallError(e);
+    } finally {
+      pauseWrites++; // only the fleet's thread writes
     }
-    if (moved) {
-      metrics.pauseSet();
-    }
+  }
+
+  /** Writes of a pause to Redis the fleet's thread has ended, answered or failed (for tests). */
+  long pauseWrites() {
+    return pauseWrites;
   }
 
   /** {@link PermitLimiter}'s name for {@link #pauseFor}: the engine's 429 pause. */

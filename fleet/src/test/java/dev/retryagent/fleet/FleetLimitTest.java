@@ -116,7 +116,7 @@ class FleetLimitTest {
 
       limiter.pauseFor(System.nanoTime(), 2_000 * MS);
       // Written to Redis by the fleet's thread.
-      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().pausesSet() == 1);
+      await().atMost(UP_TIMEOUT).until(() -> limiter.pauseWrites() == 1);
       assertThat(admin.pttl(prefix + ":llm:pause")).isBetween(1_000L, 2_001L);
       assertThat(admin.zrange(prefix + ":instances", 0, -1)).containsExactly(fleet.instanceId());
       assertThat(admin.pttl(prefix + ":instances")).isPositive();

@@ -115,9 +115,8 @@ class FleetModeTest {
     call.startAttempt();
     call.onResponse(429, "120");
     // Written to Redis by A's fleet thread.
-    await()
-        .atMost(TestFleet.UP_TIMEOUT)
-        .until(() -> ((FleetMode) a.fleet()).counters().get(0).pausesSet() == 1);
+    FleetRateLimiter route = ((FleetMode) a.fleet()).connection().limiters().iterator().next();
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> route.pauseWrites() == 1);
 
     // B's call waits for the pause, which retryAfter.max cut to 3s (it would be refused with
     // maxWait 0 only for want of a permit, not for the pause within its deadline).

@@ -77,7 +77,7 @@ class FleetPauseTest {
         .pollDelay(Duration.ZERO)
         .pollInterval(Duration.ofMillis(1))
         .atMost(UP_TIMEOUT)
-        .until(() -> jvm.metrics().pausesSet() == count);
+        .until(() -> jvm.pauseWrites() == count);
   }
 
   private static long now() {
@@ -183,7 +183,7 @@ class FleetPauseTest {
 
     assertThat(jvm[0].reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(5_000 * MS, 6_000 * MS);
     assertThat(jvm[0].metrics().fallbacks()).isEqualTo(1);
-    // Counted once the fleet's thread has found it cannot write it.
+    // Once the fleet's thread has found it cannot write it.
     written(jvm[0], 1);
     await().atMost(UP_TIMEOUT).until(() -> fleets.stream().allMatch(FleetConnection::isUp));
     // Written back on reconnect: a JVM that never saw the 429 now waits for it.
@@ -221,7 +221,8 @@ class FleetPauseTest {
       // Honoured here at once; the application's call not held for Redis's round trip.
       assertThat(left).isEqualTo(10_000 * MS);
       assertThat(took).isLessThan(2_500 * MS);
-      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().pausesSet() == 1);
+      await().atMost(UP_TIMEOUT).until(() -> limiter.pauseWrites() == 1);
+      assertThat(limiter.metrics().pausesSet()).isEqualTo(1);
       assertThat(fake.received).contains("EVALSHA");
       assertThat(c.outages()).isZero();
       assertThat(c.isUp()).isTrue();
@@ -238,34 +239,41 @@ class FleetPauseTest {
     };
   }
 
+  /**
+   * A fleet on {@code fake} whose thread is held in a heartbeat until {@code release}: a pause then
+   * waits in its queue. Every script run's SHA-1 goes to {@code runs}.
+   */
+  private FleetConnection heldInAHeartbeat(
+      FakeRedis fake, List<String> runs, CountDownLatch release) throws Exception {
+    AtomicBoolean holdBeats = new AtomicBoolean();
+    CountDownLatch beating = new CountDownLatch(1);
+    java.util.function.Function<String, String> answer = answers(runs);
+    fake.scriptReply =
+        sha -> {
+          if (sha.equals(Scripts.HEARTBEAT.sha1) && holdBeats.get()) {
+            beating.countDown();
+            TestFleet.holdUntil(release);
+          }
+          return answer.apply(sha);
+        };
+    FleetConnection c =
+        startUp(
+            settings(fake.url()).commandTimeout(Duration.ofSeconds(5)).build(), Clock.SYSTEM, log);
+    fleets.add(c);
+    holdBeats.set(true);
+    assertThat(beating.await(30, TimeUnit.SECONDS)).isTrue();
+    return c;
+  }
+
   @Test
   void aPauseStillQueuedWhenTheFleetClosesIsWrittenToRedisBeforeItLeaves() throws Exception {
     List<String> runs = new CopyOnWriteArrayList<>();
-    AtomicBoolean holdBeats = new AtomicBoolean();
-    CountDownLatch beating = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
     try (FakeRedis fake = new FakeRedis()) {
-      java.util.function.Function<String, String> answer = answers(runs);
-      fake.scriptReply =
-          sha -> {
-            if (sha.equals(Scripts.HEARTBEAT.sha1) && holdBeats.get()) {
-              beating.countDown();
-              TestFleet.holdUntil(release);
-            }
-            return answer.apply(sha);
-          };
-      FleetConnection c =
-          startUp(
-              settings(fake.url()).commandTimeout(Duration.ofSeconds(5)).build(),
-              Clock.SYSTEM,
-              log);
-      fleets.add(c);
+      FleetConnection c = heldInAHeartbeat(fake, runs, release);
       FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
-      holdBeats.set(true);
-      assertThat(beating.await(30, TimeUnit.SECONDS)).isTrue();
 
-      // The fleet's thread is in a heartbeat: the 429's pause waits in its queue as the JVM
-      // shuts down.
+      // The 429's pause waits in the thread's queue as the JVM shuts down.
       limiter.pauseFor(now(), 10_000 * MS);
       Thread closing = new Thread(c::close, "closing");
       closing.start();
@@ -275,6 +283,31 @@ class FleetPauseTest {
 
       assertThat(closing.isAlive()).isFalse();
       assertThat(runs).contains(Scripts.PAUSE.sha1);
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
+  void every429ThatExtendsThePauseIsCountedThoughTheThreadWritesThemInOneRoundTrip()
+      throws Exception {
+    List<String> runs = new CopyOnWriteArrayList<>();
+    CountDownLatch release = new CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetConnection c = heldInAHeartbeat(fake, runs, release);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+
+      // Three 429s, each longer, and a shorter one that extends nothing, while the thread is busy.
+      long now = now();
+      limiter.pauseFor(now, 5_000 * MS);
+      limiter.pauseFor(now, 6_000 * MS);
+      limiter.pauseFor(now, 7_000 * MS);
+      limiter.pauseFor(now, 1_000 * MS);
+      release.countDown();
+      await().atMost(UP_TIMEOUT).until(() -> limiter.pauseWrites() == 1);
+
+      assertThat(runs.stream().filter(Scripts.PAUSE.sha1::equals).count()).isEqualTo(1);
+      assertThat(limiter.metrics().pausesSet()).isEqualTo(3);
     } finally {
       release.countDown();
     }
