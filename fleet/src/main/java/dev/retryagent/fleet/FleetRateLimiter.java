@@ -26,9 +26,9 @@ import java.util.List;
  *       extends it, a shorter one never shortens it; none is longer than {@code retryAfter.max}.
  *   <li>Redis is never a reason for a call to fail: an acquisition waits for it at most the command
  *       timeout (plus the connect timeout when it opens a connection), its wait for a busy
- *       connection included, and without an answer the local share ({@link
- *       FleetSettings#shareWithout}) decides, as the per-host limiter would, honouring every pause
- *       this JVM knows of.
+ *       connection included, never past the call's deadline, and without an answer the local share
+ *       ({@link FleetSettings#shareWithout}) decides, as the per-host limiter would, honouring
+ *       every pause this JVM knows of.
  * </ul>
  *
  * <p>Thread-safe; no lock is held during a round trip to Redis.
@@ -159,7 +159,9 @@ public final class FleetRateLimiter implements PermitLimiter {
                       micros(maxPermitWaitNanos),
                       micros(maxTotalWaitNanos),
                       micros(knownPause),
-                      micros(maxPauseNanos)));
+                      micros(maxPauseNanos)),
+                  // The deadline bounds the round trip too: the call would have failed then.
+                  maxTotalWaitNanos);
           spent = Math.max(0, fleet.clock().nanoTime() - sent);
           return onReply(nowNanos, reply, maxPermitWaitNanos - spent, maxTotalWaitNanos - spent);
         } catch (FleetUnavailableException e) {

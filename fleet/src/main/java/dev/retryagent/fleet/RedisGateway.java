@@ -106,7 +106,18 @@ final class RedisGateway implements AutoCloseable {
    */
   long[] eval(Scripts.Script script, List<String> keys, List<String> args)
       throws FleetUnavailableException {
-    Jedis jedis = borrow(true);
+    return eval(script, keys, args, Long.MAX_VALUE);
+  }
+
+  /**
+   * {@link #eval(Scripts.Script, List, List)} for an application's call with {@code budgetNanos}
+   * left of its deadline: the round trip ends within it (a call never waits for Redis past the time
+   * it would have failed without the agent), its wait for a connection and the connect included.
+   * Cut short by the budget, it fails as {@link Kind#BUSY}: the call's own, no outage.
+   */
+  long[] eval(Scripts.Script script, List<String> keys, List<String> args, long budgetNanos)
+      throws FleetUnavailableException {
+    Jedis jedis = borrow(true, budgetNanos);
     boolean unknownState = false;
     try {
       Object reply;
@@ -155,7 +166,7 @@ final class RedisGateway implements AutoCloseable {
   void ping() throws FleetUnavailableException {
     // Only the fleet's thread pings (to connect): the first set-up of a JVM, its classes loading,
     // is not held to connectTimeout.
-    Jedis jedis = borrow(false);
+    Jedis jedis = borrow(false, Long.MAX_VALUE);
     try {
       jedis.ping();
     } catch (RuntimeException | LinkageError e) {
@@ -215,14 +226,18 @@ final class RedisGateway implements AutoCloseable {
    * waits for Redis at most {@code commandTimeout} in all (docs/fleet.md), plus the connect when it
    * opens one, never a whole timeout for a connection and another for the reply.
    */
-  private Jedis borrow(boolean bounded) throws FleetUnavailableException {
+  private Jedis borrow(boolean bounded, long budgetNanos) throws FleetUnavailableException {
     if (closed) {
       throw new FleetUnavailableException(Kind.UNREACHABLE, "the fleet connection is closed");
+    }
+    long limit = Math.min(commandTimeoutNanos, budgetNanos);
+    if (limit <= 0) {
+      throw new FleetUnavailableException(Kind.BUSY, "no time left of the call's deadline");
     }
     long start = clock.nanoTime();
     boolean got;
     try {
-      got = slots.tryAcquire(commandTimeoutNanos, TimeUnit.NANOSECONDS);
+      got = slots.tryAcquire(limit, TimeUnit.NANOSECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new FleetUnavailableException(Kind.BUSY, "interrupted while waiting for Redis");
@@ -231,7 +246,8 @@ final class RedisGateway implements AutoCloseable {
       throw new FleetUnavailableException(
           Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
     }
-    long left = commandTimeoutNanos - (clock.nanoTime() - start);
+    long waited = clock.nanoTime() - start;
+    long left = limit - waited;
     if (left <= 0) {
       slots.release();
       throw new FleetUnavailableException(
@@ -239,6 +255,12 @@ final class RedisGateway implements AutoCloseable {
     }
     Jedis jedis = idle.pollFirst();
     if (jedis == null) {
+      if (budgetNanos - waited - left < connectTimeoutNanos) {
+        // A connect may take all of connectTimeout: the call's deadline would pass first.
+        slots.release();
+        throw new FleetUnavailableException(
+            Kind.BUSY, "no connection to Redis idle, and no time left to open one");
+      }
       try {
         // Set up within connectTimeout: the reply then has what the wait for a slot left.
         jedis = open(bounded);

@@ -295,4 +295,40 @@ class FleetLimitTest {
       assertThat(limiter.metrics().fallbacks()).isEqualTo(2);
     }
   }
+
+  @Test
+  void aRoundTripNeverHoldsTheCallPastItsDeadline() throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      fleet =
+          startUp(
+              settings(fake.url()).commandTimeout(Duration.ofSeconds(10)).build(),
+              Clock.SYSTEM,
+              log);
+      FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+      // Redis takes its time over the acquisition, within commandTimeout.
+      fake.scriptReply =
+          sha -> {
+            if (sha.equals(Scripts.ACQUIRE.sha1)) {
+              TestFleet.holdUntil(release);
+            }
+            return ":1\r\n";
+          };
+
+      long start = System.nanoTime();
+      long wait = limiter.reserve(start, LONG_WAIT, 300 * MS);
+      long took = System.nanoTime() - start;
+      release.countDown();
+
+      // The call's deadline was 300 ms away: the local share decided then, not 10 s later.
+      assertThat(took).isLessThan(5_000 * MS);
+      assertThat(wait).isZero();
+      assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
+      // The call's own time ran out, not Redis's: no outage.
+      assertThat(fleet.isUp()).isTrue();
+      assertThat(fleet.outages()).isZero();
+    } finally {
+      release.countDown();
+    }
+  }
 }

@@ -295,6 +295,47 @@ class RedisGatewayTest {
     }
   }
 
+  @Test
+  void aCallWhoseDeadlineComesBeforeAConnectCouldEndOpensNone() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      FleetSettings settings =
+          FleetSettings.builder(fake.url())
+              .connectTimeout(Duration.ofSeconds(1))
+              .commandTimeout(Duration.ofSeconds(2))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock());
+      try {
+        gateway.ping(); // the fleet's thread has connected (and looked the name up) first
+        gateway.dropIdle();
+        int before = fake.received.size();
+
+        // 1.5 s left: 1 s to connect and 2 s for the reply would not fit.
+        FleetUnavailableException e =
+            org.junit.jupiter.api.Assertions.assertThrows(
+                FleetUnavailableException.class,
+                () ->
+                    gateway.eval(
+                        Scripts.HEARTBEAT,
+                        Collections.singletonList("k"),
+                        Arrays.asList("id", "600", "1"),
+                        1_500 * MS));
+
+        assertThat(e.kind()).isEqualTo(FleetUnavailableException.Kind.BUSY);
+        assertThat(fake.received.size()).isEqualTo(before);
+        // With the time for both, it opens one.
+        assertThat(
+                gateway.eval(
+                    Scripts.HEARTBEAT,
+                    Collections.singletonList("k"),
+                    Arrays.asList("id", "600", "1"),
+                    3_000 * MS))
+            .containsExactly(1L);
+      } finally {
+        gateway.close();
+      }
+    }
+  }
+
   private static long[] eval(RedisGateway gateway) throws FleetUnavailableException {
     return gateway.eval(
         Scripts.HEARTBEAT, Collections.singletonList("k"), Arrays.asList("id", "600", "1"));
