@@ -393,15 +393,34 @@ final class RedisGateway implements AutoCloseable {
         && jedis.getConnection().getSoTimeout() < commandTimeoutMillis) {
       kind = Kind.BUSY;
     }
-    String message = Sanitizer.exception(rootOf(e), false, null);
-    // The server's own words never hold the password, but a client message might: be sure.
-    if (url.password() != null) {
+    return new FleetUnavailableException(kind, describe(rootOf(e)));
+  }
+
+  /**
+   * The error's class and message, sanitised, without the password or the user. The server's own
+   * words never hold the password, but a client's or a proxy's might: they are taken out of the
+   * message as it was, before the sanitiser shortens it (which could cut one in two) or folds its
+   * blanks (a password with two spaces in a row would no longer match).
+   */
+  private String describe(Throwable t) {
+    String message;
+    try {
+      message = t.getMessage();
+    } catch (RuntimeException e) {
+      message = null;
+    }
+    if (message != null && url.password() != null) {
       message = message.replace(url.password(), "<redacted>");
     }
-    if (url.user() != null) {
+    if (message != null && url.user() != null) {
       message = message.replace(url.user(), "<redacted>");
     }
-    return new FleetUnavailableException(kind, message);
+    String clean = Sanitizer.message(message, null);
+    String name = t.getClass().getSimpleName();
+    if (name.isEmpty()) {
+      name = t.getClass().getName();
+    }
+    return clean.isEmpty() ? name : name + ": " + clean;
   }
 
   static Kind kindOf(Throwable e) {

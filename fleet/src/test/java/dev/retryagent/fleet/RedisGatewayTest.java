@@ -3,6 +3,7 @@ package dev.retryagent.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.internal.observe.Sanitizer;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.Arrays;
@@ -330,6 +331,32 @@ class RedisGatewayTest {
                     Arrays.asList("id", "600", "1"),
                     3_000 * MS))
             .containsExactly(1L);
+      } finally {
+        gateway.close();
+      }
+    }
+  }
+
+  @Test
+  void anErrorThatQuotesThePasswordNeverKeepsAnyOfItThoughItIsCutShort() throws Exception {
+    String password = "s3cret-0123456789";
+    try (FakeRedis fake = new FakeRedis()) {
+      // A proxy's error that quotes the password where the sanitiser cuts a message (300 chars):
+      // only its first part would be left, which no longer matched the whole password.
+      String pad = "x".repeat(Sanitizer.MAX_MESSAGE_CHARS - "ERR ".length() - 6);
+      fake.scriptReply = sha -> "-ERR " + pad + password + "\r\n";
+      FleetSettings settings =
+          FleetSettings.builder(fake.url().replace("redis://", "redis://:" + password + "@"))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock());
+      try {
+        gateway.ping();
+        FleetUnavailableException e =
+            org.junit.jupiter.api.Assertions.assertThrows(
+                FleetUnavailableException.class, () -> eval(gateway));
+
+        assertThat(e.kind()).isEqualTo(FleetUnavailableException.Kind.ERROR);
+        assertThat(e.getMessage()).contains("ERR xxx").doesNotContain("s3cret");
       } finally {
         gateway.close();
       }
