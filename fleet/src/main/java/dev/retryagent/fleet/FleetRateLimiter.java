@@ -115,6 +115,13 @@ public final class FleetRateLimiter implements PermitLimiter {
    */
   @Override
   public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
+    FleetRateLimiter latest = fleet.latest(this);
+    if (latest != this) {
+      // A call under way through a reload, retrying on the limiter it had: its permits are the
+      // route's as the reload left it (this one's fleet may be closed: a fresh local bucket beside
+      // the route's, blind to the pauses its calls see since).
+      return latest.reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+    }
     long knownPause;
     int wanted = 1;
     synchronized (this) {

@@ -338,6 +338,29 @@ class FleetPauseTest {
   }
 
   @Test
+  void aRetryOnALimiterAReloadLeftToACallUnderWayHonoursThePausesOfTheFleetInItsPlace()
+      throws Exception {
+    List<String> runs = new CopyOnWriteArrayList<>();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.scriptReply = answers(runs);
+      FleetSettings shared = settings(fake.url()).build();
+      FleetConnection before = startUp(shared, Clock.SYSTEM, log);
+      fleets.add(before);
+      FleetRateLimiter old = before.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+      FleetConnection after = FleetConnection.start(shared, Clock.SYSTEM, log, before);
+      fleets.add(after);
+      before.close();
+      FleetRateLimiter current = after.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+
+      // A call after the reload gets a 429; one from before it is about to retry.
+      current.pauseFor(now(), 10_000 * MS);
+
+      assertThat(old.reserve(now(), LONG_WAIT, 1_000 * MS)).isEqualTo(FleetRateLimiter.REJECTED);
+      assertThat(current.metrics().pausesHonoured()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void a429OnALimiterWhoseLimitAReloadChangedHoldsForTheNewOneWhileRedisIsAway() throws Exception {
     FakeRedis gone = new FakeRedis();
     String url = gone.url();
