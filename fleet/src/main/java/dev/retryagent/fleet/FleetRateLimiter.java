@@ -278,11 +278,19 @@ public final class FleetRateLimiter implements PermitLimiter {
   }
 
   /**
-   * Nanoseconds left of the route's pause as this JVM last saw it (from Redis or its own), or 0.
+   * Nanoseconds left of the route's pause as this JVM last saw it (from Redis or its own), or 0; at
+   * most {@code retryAfter.max}. On a limiter a reload replaced, the route's latest pause too.
    */
   @Override
-  public synchronized long pauseRemainingNanos(long nowNanos) {
-    return pauseLeft(nowNanos);
+  public long pauseRemainingNanos(long nowNanos) {
+    long own;
+    synchronized (this) {
+      // The fleet's thread notes Redis's pause from its own clock, which may be ahead of a
+      // caller's nowNanos (read before the call): never more than a pause may be from any time.
+      own = Math.min(pauseLeft(nowNanos), maxPauseNanos);
+    }
+    FleetRateLimiter latest = fleet.latest(this);
+    return latest == this ? own : Math.max(own, latest.pauseRemainingNanos(nowNanos));
   }
 
   /** For {@code explain}: the limit, where it is shared, and how Redis is. */

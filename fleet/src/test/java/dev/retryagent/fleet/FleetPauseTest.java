@@ -357,6 +357,29 @@ class FleetPauseTest {
 
       assertThat(old.reserve(now(), LONG_WAIT, 1_000 * MS)).isEqualTo(FleetRateLimiter.REJECTED);
       assertThat(current.metrics().pausesHonoured()).isEqualTo(1);
+      // As the refusal says it.
+      assertThat(old.pauseRemainingNanos(now())).isGreaterThan(9_000 * MS);
+    }
+  }
+
+  @Test
+  void thePauseLeftIsNeverMoreThanRetryAfterMaxFromAnEarlierNow() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    try (FakeRedis fake = new FakeRedis()) {
+      // Redis holds another JVM's longer pause: the thread learns its 2 s (this JVM's bound).
+      fake.scriptReply =
+          sha -> sha.equals(Scripts.PAUSE.sha1) ? "*2\r\n:0\r\n:60000000\r\n" : ":1\r\n";
+      FleetConnection c = startUp(settings(fake.url()).build(), clock, log);
+      fleets.add(c);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(2));
+      // The 429's time, read before the fleet's thread read its own, 100 ms later.
+      long asked = clock.nanoTime();
+      clock.advance(Duration.ofMillis(100));
+
+      limiter.pauseFor(asked, 1_000 * MS);
+      written(limiter, 1);
+
+      assertThat(limiter.pauseRemainingNanos(asked)).isEqualTo(2_000 * MS);
     }
   }
 
