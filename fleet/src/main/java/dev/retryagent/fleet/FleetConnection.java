@@ -31,10 +31,10 @@ import java.util.function.Consumer;
  *       jittered). Once Redis answers again it is {@code UP}, the log says so once, and pauses this
  *       JVM knows of are written back to Redis.
  *   <li>{@link #close} ends the thread, removes this instance from the live count, and closes the
- *       connections; 429 pauses still queued for Redis are written first while it was up, within
- *       two command timeouts. A fleet started in its place ({@link #start(FleetSettings, Clock,
- *       Consumer, FleetConnection)}) takes the pauses this one holds, and those its limiters see
- *       later (calls under way through a reload).
+ *       connections; 429 pauses still queued for Redis are written first while it was up (writes
+ *       start within one command timeout). A fleet started in its place ({@link
+ *       #start(FleetSettings, Clock, Consumer, FleetConnection)}) takes the pauses this one holds,
+ *       and those its limiters see later (calls under way through a reload).
  * </ul>
  *
  * <p>Thread-safe. Log lines go to the sink given to {@link #start}; none holds the password or the
@@ -322,15 +322,17 @@ public final class FleetConnection implements AutoCloseable {
 
   /**
    * On the thread, once closed: the pauses still queued (a 429 just before a shutdown or a reload)
-   * are the provider's word for every JVM, so they go to Redis if it was up, best effort and within
-   * two command timeouts, which {@link #close} waits for with the leave's round trip.
+   * are the provider's word for every JVM, so they go to Redis if it was up, best effort: writes
+   * start within one command timeout, each bounded as any round trip, which {@link #close} waits
+   * for with the leave's.
    */
   private void flushPauses() {
     RedisGateway g = gateway;
     if (!upWhenClosed || g == null) {
       return;
     }
-    long end = System.nanoTime() + 2 * settings.commandTimeout().toNanos();
+    // A write starts only within the first: each takes at most one.
+    long end = System.nanoTime() + settings.commandTimeout().toNanos();
     FleetRateLimiter limiter;
     while (System.nanoTime() - end < 0 && (limiter = pausesToWrite.poll()) != null) {
       limiter.writePause(g);
