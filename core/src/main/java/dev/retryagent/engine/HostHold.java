@@ -6,9 +6,10 @@ import dev.retryagent.policy.Policy;
 /**
  * What one call holds of its host's shared state ({@link HostState}), and when it started: the
  * breaker permit of the attempt in flight, whether a retry taken from the budget is not made yet,
- * and whether a rate-limit permit was taken for an attempt not started yet. {@link RetryCall}
- * extends it, so that a call is one object: a call that succeeds at once allocates nothing else
- * (issue 13). Not thread-safe: {@link RetryCall} guards it.
+ * whether a rate-limit permit was taken for an attempt not started yet (or for the attempt started
+ * last, which may turn out never made). {@link RetryCall} extends it, so that a call is one object:
+ * a call that succeeds at once allocates nothing else (issue 13). Not thread-safe: {@link
+ * RetryCall} guards it.
  */
 abstract class HostHold {
   /**
@@ -25,8 +26,22 @@ abstract class HostHold {
   boolean started;
 
   private long permit = CircuitBreaker.REJECTED;
-  private boolean retryPending;
-  private boolean ratePermitHeld;
+
+  // What the call holds of the budget and the rate limit, as the bits below: one byte, where two
+  // booleans were, because a third would have made every call 8 B larger (issue 13).
+  private byte holds;
+
+  /** A retry taken from the budget is not made yet. */
+  private static final byte RETRY_PENDING = 1;
+
+  /** A rate-limit permit was taken for an attempt not started yet. */
+  private static final byte RATE_PERMIT_HELD = 2;
+
+  /**
+   * The attempt started last took a rate-limit permit: if it turns out never made ({@link
+   * #attemptNotMade}), the permit is held again, for {@link #callEnded} to give back.
+   */
+  private static final byte RATE_PERMIT_IN_ATTEMPT = 4;
 
   HostHold(HostState state) {
     this.state = state;
@@ -147,26 +162,34 @@ abstract class HostHold {
 
   /** A retry was taken and decided: it is pending until its attempt starts. */
   void retryDecided() {
-    retryPending = true;
+    // The attempt it follows was made: the permit it took, if any, was used.
+    holds = (byte) ((holds & RATE_PERMIT_HELD) | RETRY_PENDING);
   }
 
   /** The rate limiter granted a permit for the next attempt. */
   void permitTaken() {
-    ratePermitHeld = true;
+    holds = (byte) ((holds & RETRY_PENDING) | RATE_PERMIT_HELD);
   }
 
   /** The next attempt starts: the pending retry, if any, and the rate-limit permit are used. */
   void attemptStarted() {
-    retryPending = false;
-    ratePermitHeld = false;
+    holds = (holds & RATE_PERMIT_HELD) != 0 ? RATE_PERMIT_IN_ATTEMPT : 0;
   }
 
   /**
    * The attempt started last was never made after all: the retry it was for ({@code retry}) is
-   * pending again, so that {@link #callEnded} gives it back.
+   * pending again, and so is the rate-limit permit it took, so that {@link #callEnded} gives both
+   * back.
    */
   void attemptNotMade(boolean retry) {
-    retryPending |= retry;
+    int h = holds;
+    if (retry) {
+      h |= RETRY_PENDING;
+    }
+    if ((h & RATE_PERMIT_IN_ATTEMPT) != 0) {
+      h = (h & ~RATE_PERMIT_IN_ATTEMPT) | RATE_PERMIT_HELD;
+    }
+    holds = (byte) h;
   }
 
   /**
@@ -178,16 +201,15 @@ abstract class HostHold {
   void callEnded(long nowNanos, long retryTakenNanos) {
     release();
     RetryBudget budget = state.budget;
-    if (retryPending && budget != null) {
+    if ((holds & RETRY_PENDING) != 0 && budget != null) {
       budget.returnRetry(retryTakenNanos, nowNanos);
     }
-    retryPending = false;
     // Only this JVM's limiter can take a permit back (PermitLimiter has no such operation): a
     // fleet's shared limit keeps it as used.
-    if (ratePermitHeld && state.limiter instanceof RateLimiter) {
+    if ((holds & RATE_PERMIT_HELD) != 0 && state.limiter instanceof RateLimiter) {
       ((RateLimiter) state.limiter).giveBack(nowNanos);
     }
-    ratePermitHeld = false;
+    holds = 0;
   }
 
   /** Sets the start to {@code nowNanos} unless the call started already; returns the start. */

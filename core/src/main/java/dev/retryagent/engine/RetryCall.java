@@ -380,9 +380,9 @@ public abstract class RetryCall extends HostHold {
    * The attempt started last never reached the client's sending: the adapter ended it first, or the
    * client refused it (an enqueued OkHttp call's retry, still in the dispatcher's queue at the
    * call's deadline or when it was cancelled, or refused by its shut-down executor). As for a retry
-   * decided and never started, its retry goes back to the budget when the call ends ({@link
-   * #onAbandoned}): a retry that sent nothing must not hold back the host's other calls. Call
-   * before the call ends.
+   * decided and never started, its retry goes back to the budget, and the rate-limit permit it took
+   * to the host's bucket, when the call ends ({@link #onAbandoned}): an attempt that sent nothing
+   * must not hold back the host's other calls. Call before the call ends.
    */
   public synchronized void attemptNotSent() {
     if (!finished) {

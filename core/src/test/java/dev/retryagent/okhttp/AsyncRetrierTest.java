@@ -127,6 +127,12 @@ class AsyncRetrierTest {
   }
 
   private void configureRateLimited(RateLimitPolicy rateLimit, Sleeper sleeper) {
+    configureRateLimited(rateLimit, sleeper, new OkHttpClient.Builder());
+  }
+
+  /** The retrier's interceptor last, after {@code before}. */
+  private void configureRateLimited(
+      RateLimitPolicy rateLimit, Sleeper sleeper, OkHttpClient.Builder before) {
     Policy policy =
         new Policy(
             "test",
@@ -143,7 +149,7 @@ class AsyncRetrierTest {
             .policy(policy)
             .build();
     retrier = new AsyncRetrier(engine);
-    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    client = before.addInterceptor(retrier.interceptor()).build();
   }
 
   /** The callback's one report: the thread it came on and what it said. */
@@ -939,6 +945,42 @@ class AsyncRetrierTest {
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
         .containsExactly(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aRetryEndedInTheQueueGivesItsRateLimitPermitBack() throws Exception {
+    // The retry's clone, ended while it waited in the dispatcher's queue (a cancel here, the
+    // call's timeout likewise), sent nothing, but the permit its attempt took from the host's
+    // bucket stayed used (its attempt had started): with three permits, the first attempt, the
+    // call holding the slot and the clone's, the host's next call was refused as rate-limited.
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    configureRateLimited(
+        // Three permits, none added meanwhile, no wait for one.
+        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(3).build(),
+        time,
+        holdingTheSlot(slotTaken, slotFree));
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken, ok("next"));
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+
+      call.cancel();
+      retrier.cancel(call);
+
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    } finally {
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    assertThat(next.await()).as("the clone's permit, given back").isEqualTo("200 next");
+    assertThat(server.requestCount()).isEqualTo(3);
   }
 
   /**
