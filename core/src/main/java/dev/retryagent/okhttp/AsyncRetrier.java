@@ -100,8 +100,11 @@ public final class AsyncRetrier {
   public void enqueue(Call call, Callback callback, Dispatcher dispatcher) {
     Objects.requireNonNull(callback, "callback");
     // Executed already: OkHttp throws "Already Executed" to the caller, and the call that runs is
-    // left alone. Cache-only: answered by OkHttp's cache alone, there is nothing to govern.
-    if (call.isExecuted() || RetryInterceptor.cacheOnly(call.request())) {
+    // left alone. Cache-only: answered by OkHttp's cache alone, there is nothing to govern. A
+    // WebSocket's handshake on OkHttp before 3.14: see CALLS_HOLD_THEIR_STREAMS.
+    if (call.isExecuted()
+        || RetryInterceptor.cacheOnly(call.request())
+        || (CALLS_HOLD_THEIR_STREAMS && isWebSocketHandshake(call.request()))) {
       enqueuer.enqueue(call, callback);
       return;
     }
@@ -115,6 +118,35 @@ public final class AsyncRetrier {
     EnqueuedCall c = new EnqueuedCall(this, engine, call, callback, dispatcher, retryCall, info);
     running.put(call, c);
     c.start();
+  }
+
+  /**
+   * OkHttp before 3.14 (3.12): a call holds a {@code StreamAllocation}, and a WebSocket's handshake
+   * callback takes the connection to upgrade from the call it is handed ({@code
+   * Internal.instance.streamAllocation(call).connection()}). Retried here, the handshake's 101
+   * comes from a clone, while the callback is handed the call itself, whose streams are the first
+   * attempt's, released when its response was closed: the socket read a null connection (a
+   * NullPointerException on the dispatcher thread) and its listener never heard of it. So such a
+   * handshake is left to OkHttp's own {@code enqueue}: the interceptor retries it inside the call,
+   * whose streams are then the last attempt's, holding a dispatcher thread and the host's slot
+   * while the retry waits, as it does for a client wired without this class. Read once per OkHttp
+   * copy.
+   */
+  private static final boolean CALLS_HOLD_THEIR_STREAMS = callsHoldTheirStreams();
+
+  private static boolean callsHoldTheirStreams() {
+    try {
+      Class.forName(
+          "okhttp3.internal.connection.StreamAllocation", false, Call.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError | SecurityException e) {
+      return false;
+    }
+  }
+
+  /** The handshake OkHttp's {@code RealWebSocket} enqueues: {@code Upgrade: websocket}. */
+  private static boolean isWebSocketHandshake(okhttp3.Request request) {
+    return "websocket".equalsIgnoreCase(request.header("Upgrade"));
   }
 
   /**
