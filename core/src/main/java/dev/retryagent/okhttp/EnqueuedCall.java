@@ -270,13 +270,29 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * RetryInterceptor#callDeadline}).
    */
   private long markStarted(long nanoTime) {
+    return mark(nanoTime, false);
+  }
+
+  /**
+   * {@link #markStarted} by the thread that runs the first attempt, now: OkHttp's own timeout,
+   * which it entered there, says when it started ({@link RetryInterceptor#runningCallDeadline}),
+   * also when the dispatcher's queue held the call first.
+   */
+  private long markRunning() {
+    return mark(System.nanoTime(), true);
+  }
+
+  private long mark(long nanoTime, boolean running) {
     long deadline;
     synchronized (this) {
       if (started) {
         return callDeadline;
       }
       started = true;
-      deadline = RetryInterceptor.callDeadline(original, nanoTime);
+      deadline =
+          running
+              ? RetryInterceptor.runningCallDeadline(original, nanoTime)
+              : RetryInterceptor.callDeadline(original, nanoTime);
       callDeadline = deadline;
     }
     RetryInterceptor.limitToCallTimeout(retryCall, deadline, engine);
@@ -290,8 +306,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * a clone's deadline was late by as long as they took (a token fetched): a retried call ran past
    * its callTimeout by that much. So the call started when {@code enqueue} was called, unless the
    * dispatcher's queue holds calls; then (it may be one of them, and when OkHttp runs it is not
-   * known) when its first attempt reaches the interceptor, as before. So too when that attempt got
-   * there before this looked (the enqueuing thread held up): the first mark counts.
+   * known here) when OkHttp's own timeout says, read as its first attempt reaches the interceptor
+   * ({@link #markRunning}; if it cannot be read, from there, as before). So too when that attempt
+   * got there before this looked (the enqueuing thread held up): the first mark counts.
    */
   private void startedUnlessQueued() {
     if (dispatcher == null) {
@@ -405,7 +422,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       throw attempt.failure;
     }
     if (chain.call() == original) {
-      markStarted(System.nanoTime());
+      markRunning();
     } else if (!beginClone(chain.call())) {
       throw new IOException("Canceled"); // ended in the queue (endIfQueued): never heard
     }

@@ -105,7 +105,7 @@ public final class RetryInterceptor implements Interceptor {
     if (call.passThrough()) {
       return chain.proceed(chain.request());
     }
-    limitToCallTimeout(call, callDeadline(okCall, System.nanoTime()), engine);
+    limitToCallTimeout(call, runningCallDeadline(okCall, System.nanoTime()), engine);
     try {
       return SyncRetryLoop.execute(call, call, call, ACCESS);
     } catch (InterruptedException e) {
@@ -192,6 +192,27 @@ public final class RetryInterceptor implements Interceptor {
     } catch (LinkageError olderOkHttp) {
       return NO_DEADLINE; // Call.timeout() exists since 3.12.
     }
+  }
+
+  /**
+   * {@link #callDeadline} of the call the current thread runs: the end OkHttp's own timeout keeps
+   * ({@link EnteredTimeouts}), when it can be read, because OkHttp started that timeout as the call
+   * started ({@code execute()}, or its run on a dispatcher thread), ahead of the application's
+   * interceptors; else, or if that were later, counted from {@code nowNanoTime}. A call without a
+   * timeout reads nothing.
+   */
+  static long runningCallDeadline(Call okCall, long nowNanoTime) {
+    long counted = callDeadline(okCall, nowNanoTime);
+    if (counted == NO_DEADLINE) {
+      return counted;
+    }
+    long entered;
+    try {
+      entered = EnteredTimeouts.end(okCall.timeout());
+    } catch (LinkageError olderOkHttp) {
+      return counted;
+    }
+    return entered != EnteredTimeouts.UNKNOWN && entered - counted < 0 ? entered : counted;
   }
 
   /**

@@ -12,8 +12,10 @@ import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.Sleeper;
+import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
@@ -430,6 +432,47 @@ class AsyncRetrierTest {
     assertThat(cloneDeadline.get() - firstRan.get())
         .as("the clone's deadline, from when OkHttp ran the first attempt")
         .isLessThanOrEqualTo(TimeUnit.SECONDS.toNanos(30));
+  }
+
+  @Test
+  void anExecutedCallsDeadlineCountsFromExecuteNotFromWhenItsInterceptorsLetItThrough()
+      throws Exception {
+    // OkHttp starts an executed call's callTimeout in execute(), ahead of the application's
+    // interceptors; the engine counted it from when the request reached the agent's interceptor,
+    // after them. With an interceptor that took 400 ms (a token fetched), a retry whose wait ended
+    // past the call's timeout was still started: OkHttp's timeout then ends it, and the
+    // application hears "timeout" where without the agent it had the 503. (The engine's clock is
+    // fake; only the interceptor's 400 ms and OkHttp's timeout are real.)
+    configure(
+        b ->
+            b.deadline(Duration.ofMinutes(5))
+                .backoff(
+                    BackoffPolicy.builder()
+                        .initial(Duration.ofMillis(29_800))
+                        .max(Duration.ofMinutes(1))
+                        .jitter(Jitter.NONE)
+                        .build()),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .addInterceptor(
+                chain -> {
+                  long since = System.nanoTime();
+                  while (System.nanoTime() - since < TimeUnit.MILLISECONDS.toNanos(400)) {
+                    Thread.onSpinWait(); // the token, fetched
+                  }
+                  return chain.proceed(chain.request());
+                }),
+        false);
+    server.enqueue(status(503).body("busy"), ok("never"));
+
+    try (Response r = client.newCall(get("/token")).execute()) {
+      assertThat(r.code() + " " + r.body().string()).isEqualTo("503 busy");
+    }
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CALL_TIMEOUT);
   }
 
   @Test
