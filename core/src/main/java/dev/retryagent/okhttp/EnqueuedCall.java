@@ -223,6 +223,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         watchQueue(call);
       } else if (call == original) {
         startedUnlessQueued();
+      } else {
+        // A clone that only tells the callback (a cancel during the wait, a refusal): queued
+        // behind the host's taken slots, it would tell it only when one frees, if ever.
+        endIfQueued(call, attempt.failure, false);
       }
     } catch (RuntimeException | Error e) {
       retrier.attempts().remove(call);
@@ -360,6 +364,23 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * timeout has the call's deadline; a cancel reaches it).
    */
   private void endIfQueued(Call clone, boolean timedOut) {
+    IOException failure = new IOException("Canceled");
+    if (timedOut) {
+      InterruptedIOException timeout = new InterruptedIOException("timeout");
+      timeout.initCause(failure); // as OkHttp's: the cancel's failure its cause
+      failure = timeout;
+    }
+    endIfQueued(clone, failure, true);
+  }
+
+  /**
+   * Ends {@code clone} if it waits in OkHttp's queue: {@code failure} is told the callback now, not
+   * when a slot frees, and the clone's own run, once one does, sends nothing and is not heard.
+   * {@code cancel}: the clone is cancelled too, the call's deadline or cancel having ended it; not
+   * for a clone that only tells the callback what the engine decided (a cancel during the wait, the
+   * breaker's or the rate limit's refusal), whose cancel would make the call cancelled.
+   */
+  private void endIfQueued(Call clone, IOException failure, boolean cancel) {
     // OkHttp's locks are never taken while this one is held: queued() first.
     if (dispatcher == null || executorShutDown() || !queued(clone)) {
       return;
@@ -371,20 +392,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       inFlight = null; // the interceptor no longer begins it (beginClone)
       retrier.attempts().put(clone, new ManagedAttempts.Expired(this));
     }
-    // When a slot frees it runs, cancelled: nothing is sent, and its callback is not heard.
-    clone.cancel();
-    IOException failure = new IOException("Canceled");
-    if (timedOut) {
-      InterruptedIOException timeout = new InterruptedIOException("timeout");
-      timeout.initCause(failure); // as OkHttp's: the cancel's failure its cause
-      failure = timeout;
+    if (cancel) {
+      // When a slot frees it runs, cancelled: nothing is sent, and its callback is not heard.
+      clone.cancel();
     }
     IOException heard = failure;
     Runnable tell =
         () -> {
           // Nothing reached the server: no outcome for the breaker (its permit goes back), the
           // retry goes back to the host's budget, and the give-up is logged as call-timeout, or
-          // cancelled.
+          // cancelled (a call the engine ended already: nothing left to give back).
           retryCall.attemptNotSent();
           retryCall.onAbandoned();
           deliverFailure(heard);

@@ -953,6 +953,42 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aCancelDuringTheWaitIsHeardAtOnceThoughTheHostsSlotsAreTaken() throws Exception {
+    // A cancel during the wait is told through a clone whose interceptor throws "Canceled",
+    // sending nothing; with the host's slots taken, that clone waited in the dispatcher's queue,
+    // and the application heard of its cancel only when a slot came free, if ever (a long poll
+    // may hold it for hours). The same for the breaker's and the rate limit's refusals.
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    configure(b -> b, holdingTheSlot(slotTaken, slotFree), false);
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+
+      call.cancel(); // during the wait
+      retrier.cancel(call);
+      time.runHeldTasks(); // the wait, ended: its "Canceled" goes through a clone
+
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .alias("the callback hears of the cancel, the slot still taken")
+          .until(heard.outcome::isDone);
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(events)
+          .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+          .extracting(RetryEvent::reason)
+          .containsExactly(GiveUpReason.CANCELLED);
+    } finally {
+      slotFree.countDown();
+    }
+
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+  }
+
+  @Test
   void aRetryEndedInTheQueueGivesItsRetryBackToTheHostsBudget() throws Exception {
     // The retry's clone, ended while it waited in the dispatcher's queue (a cancel here, the
     // call's timeout likewise), sent nothing, but the retry it was for stayed spent: with a
