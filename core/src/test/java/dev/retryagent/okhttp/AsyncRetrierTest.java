@@ -833,6 +833,31 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetryThatTheShutDownDispatcherRefusesGivesItsRateLimitPermitBack() throws Exception {
+    // The shut-down executor refused the retry's clone, which sent nothing, but the permit its
+    // attempt took from the host's bucket stayed used: with two permits, the host's next call, on
+    // another client, was refused as rate-limited.
+    configureRateLimited(
+        // Two permits, none added meanwhile, no wait for one.
+        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build());
+    server.enqueue(status(503), ok("next"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    OkHttpClient closing = client;
+    closing.dispatcher().executorService().shutdown(); // while the call waits for its retry
+    time.runHeldTasks();
+    assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: executor rejected");
+
+    client = closing.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    assertThat(next.await()).as("the clone's permit, given back").isEqualTo("200 next");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
   void aCallWhoseClientIsShutDownDuringItsAttemptHearsThatAttemptsOutcomeNotARefusedRetry()
       throws Exception {
     // The application shut the dispatcher's executor down while the call's attempt ran (as it
