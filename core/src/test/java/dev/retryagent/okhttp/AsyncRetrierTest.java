@@ -435,6 +435,56 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aQueuedCallsRetryDeadlineCountsFromWhenOkHttpRanItNotFromWhenItsInterceptorsLetItThrough()
+      throws Exception {
+    // The call waited in the dispatcher's queue (the host's one slot taken), so when OkHttp ran it
+    // was not known at enqueue: the clone's deadline was counted from when the first attempt
+    // reached the agent's interceptor, after the application's, and an interceptor that took long
+    // there (a token fetched) let a retried call run past its callTimeout by that long.
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    AtomicLong firstRan = new AtomicLong();
+    AtomicLong cloneDeadline = new AtomicLong();
+    configure(
+        b -> b,
+        holdingTheSlot(slotTaken, slotFree)
+            .callTimeout(30, TimeUnit.SECONDS)
+            .addInterceptor(
+                chain -> {
+                  if (!chain.request().url().encodedPath().equals("/token")) {
+                    return chain.proceed(chain.request());
+                  }
+                  if (firstRan.get() == 0) {
+                    long ran = System.nanoTime();
+                    firstRan.set(ran);
+                    while (System.nanoTime() - ran < TimeUnit.MILLISECONDS.toNanos(5)) {
+                      Thread.onSpinWait(); // the token, fetched
+                    }
+                  } else {
+                    cloneDeadline.set(chain.call().timeout().deadlineNanoTime());
+                  }
+                  return chain.proceed(chain.request());
+                }),
+        false);
+    client.dispatcher().setMaxRequestsPerHost(1);
+    server.enqueue(ok("slot"), status(503), ok("fine"));
+    Heard slot = new Heard();
+    Heard heard = new Heard();
+    client.newCall(get("/slot")).enqueue(slot);
+    assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
+
+    retrier.enqueue(client.newCall(get("/token")), heard, client.dispatcher());
+    assertThat(client.dispatcher().queuedCallsCount()).as("the call itself, queued").isEqualTo(1);
+    slotFree.countDown();
+
+    assertThat(slot.await()).isEqualTo("200 slot");
+    assertThat(heard.await()).isEqualTo("200 fine");
+    assertThat(cloneDeadline.get() - firstRan.get())
+        .as("the clone's deadline, from when OkHttp ran the first attempt")
+        .isLessThanOrEqualTo(TimeUnit.SECONDS.toNanos(30));
+  }
+
+  @Test
   void anExecutedCallsDeadlineCountsFromExecuteNotFromWhenItsInterceptorsLetItThrough()
       throws Exception {
     // OkHttp starts an executed call's callTimeout in execute(), ahead of the application's
