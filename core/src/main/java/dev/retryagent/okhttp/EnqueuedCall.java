@@ -32,7 +32,8 @@ import okhttp3.Response;
  * a dispatcher thread: the call itself is enqueued at once, as OkHttp would (it is executed when
  * {@code enqueue} returns), and waits where OkHttp runs it. Whatever the agent must report without
  * an attempt (a cancel during the wait, the breaker open) also goes through OkHttp: an attempt call
- * whose interceptor throws it without sending anything.
+ * whose interceptor throws it without sending anything (told at once from a thread of the
+ * dispatcher's when OkHttp queues that call behind the host's taken slots).
  *
  * <p>Thread-safe: OkHttp's threads, the scheduler's, and any thread that cancels.
  *
