@@ -45,6 +45,7 @@ import java.util.logging.Logger;
 import okhttp3.Cache;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -386,6 +387,31 @@ class AsyncRetrierTest {
         .containsExactly("k-1", "k-1");
   }
 
+  /**
+   * An application interceptor that, on {@code /token}'s first attempt, runs {@code before}, notes
+   * when it ran there and then spends 5 ms (a token fetched); on the retry's clone it notes the
+   * clone's deadline.
+   */
+  private static Interceptor slowOnFirstToken(
+      AtomicLong firstRan, AtomicLong cloneDeadline, Runnable before) {
+    return chain -> {
+      if (!chain.request().url().encodedPath().equals("/token")) {
+        return chain.proceed(chain.request());
+      }
+      if (firstRan.get() == 0) {
+        before.run();
+        long ran = System.nanoTime();
+        firstRan.set(ran);
+        while (System.nanoTime() - ran < TimeUnit.MILLISECONDS.toNanos(5)) {
+          Thread.onSpinWait(); // the token, fetched
+        }
+      } else {
+        cloneDeadline.set(chain.call().timeout().deadlineNanoTime());
+      }
+      return chain.proceed(chain.request());
+    };
+  }
+
   @Test
   void aRetrysDeadlineCountsFromWhenOkHttpRanTheCallNotFromWhenItsInterceptorsLetItThrough()
       throws Exception {
@@ -401,26 +427,19 @@ class AsyncRetrierTest {
         new OkHttpClient.Builder()
             .callTimeout(30, TimeUnit.SECONDS)
             .addInterceptor(
-                chain -> {
-                  if (firstRan.get() == 0) {
-                    // After enqueue() returned, when the agent has looked at the dispatcher's
-                    // queue: a slow enqueuing thread (a loaded machine) lets this interceptor run
-                    // first, and the start is then counted from here, as before.
-                    long since = System.nanoTime();
-                    while (!enqueueReturned.get()
-                        && System.nanoTime() - since < TimeUnit.SECONDS.toNanos(10)) {
-                      Thread.onSpinWait();
-                    }
-                    long ran = System.nanoTime();
-                    firstRan.set(ran);
-                    while (System.nanoTime() - ran < TimeUnit.MILLISECONDS.toNanos(5)) {
-                      Thread.onSpinWait(); // the token, fetched
-                    }
-                  } else {
-                    cloneDeadline.set(chain.call().timeout().deadlineNanoTime());
-                  }
-                  return chain.proceed(chain.request());
-                }),
+                slowOnFirstToken(
+                    firstRan,
+                    cloneDeadline,
+                    () -> {
+                      // After enqueue() returned, when the agent has looked at the dispatcher's
+                      // queue: a slow enqueuing thread (a loaded machine) lets this interceptor
+                      // run first, and the start is then counted from here, as before.
+                      long since = System.nanoTime();
+                      while (!enqueueReturned.get()
+                          && System.nanoTime() - since < TimeUnit.SECONDS.toNanos(10)) {
+                        Thread.onSpinWait();
+                      }
+                    })),
         false);
     server.enqueue(status(503), ok("fine"));
     Heard heard = new Heard();
@@ -449,22 +468,7 @@ class AsyncRetrierTest {
         b -> b,
         holdingTheSlot(slotTaken, slotFree)
             .callTimeout(30, TimeUnit.SECONDS)
-            .addInterceptor(
-                chain -> {
-                  if (!chain.request().url().encodedPath().equals("/token")) {
-                    return chain.proceed(chain.request());
-                  }
-                  if (firstRan.get() == 0) {
-                    long ran = System.nanoTime();
-                    firstRan.set(ran);
-                    while (System.nanoTime() - ran < TimeUnit.MILLISECONDS.toNanos(5)) {
-                      Thread.onSpinWait(); // the token, fetched
-                    }
-                  } else {
-                    cloneDeadline.set(chain.call().timeout().deadlineNanoTime());
-                  }
-                  return chain.proceed(chain.request());
-                }),
+            .addInterceptor(slowOnFirstToken(firstRan, cloneDeadline, () -> {})),
         false);
     client.dispatcher().setMaxRequestsPerHost(1);
     server.enqueue(ok("slot"), status(503), ok("fine"));
