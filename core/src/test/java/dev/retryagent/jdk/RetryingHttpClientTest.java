@@ -490,6 +490,34 @@ class RetryingHttpClientTest {
     assertThat(server.requestCount()).as("events %s", events).isLessThanOrEqualTo(3);
   }
 
+  /**
+   * A HEAD() request (Java 18+) has no body publisher, and the JDK sends it without Content-Length;
+   * an attempt the agent rebuilt (here for the policy's per-attempt timeout, so the first attempt
+   * too) was sent with BodyPublishers.noBody(): "Content-Length: 0" on the wire, a request the
+   * application never made.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aHeadRequestWithoutBodyIsSentWithoutContentLengthOnEveryAttempt(Way way) throws Exception {
+    assumeTrue(Runtime.version().feature() >= 18, "HttpRequest.Builder.HEAD() is Java 18's");
+    server.enqueue(status(503), ok(""));
+    HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(server.url("/v1/items")));
+    HttpRequest head =
+        ((HttpRequest.Builder) HttpRequest.Builder.class.getMethod("HEAD").invoke(builder)).build();
+
+    HttpResponse<String> r =
+        call(way, client(b -> b.perAttemptTimeout(Duration.ofSeconds(20))), head);
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requests()).hasSize(2);
+    assertThat(server.requests())
+        .allSatisfy(
+            req -> {
+              assertThat(req.method).isEqualTo("HEAD");
+              assertThat(req.header("Content-Length")).isNull();
+            });
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void theJdksOwnResendCountsAsAnAttempt(Way way) throws Exception {

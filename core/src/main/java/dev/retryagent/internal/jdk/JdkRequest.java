@@ -7,6 +7,9 @@ import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.SyncRetryLoop;
 import java.io.IOException;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -302,11 +305,29 @@ final class JdkRequest<T> extends SelfViewCall
     return b.build();
   }
 
+  /**
+   * {@code HttpRequest.Builder.HEAD()}, Java 18's, or null before: the one way to build a HEAD
+   * without a body publisher, which the JDK sends without {@code Content-Length} (a HEAD built with
+   * {@code noBody()} carries {@code Content-Length: 0}). Found once, as the class loads.
+   */
+  private static final MethodHandle HEAD = headMethod();
+
+  private static MethodHandle headMethod() {
+    try {
+      return MethodHandles.publicLookup()
+          .findVirtual(
+              HttpRequest.Builder.class, "HEAD", MethodType.methodType(HttpRequest.Builder.class))
+          .asType(MethodType.methodType(void.class, HttpRequest.Builder.class));
+    } catch (NoSuchMethodException | IllegalAccessException e) {
+      return null;
+    }
+  }
+
   private void setMethod(HttpRequest.Builder b) {
     HttpRequest.BodyPublisher publisher =
         body == null ? request.bodyPublisher().orElse(null) : body.next();
     if (publisher == null) {
-      // Keep a body-less request body-less: GET() and DELETE() send no Content-Length.
+      // Keep a body-less request body-less: GET(), DELETE() and HEAD() send no Content-Length.
       if ("GET".equals(request.method())) {
         b.GET();
         return;
@@ -314,6 +335,16 @@ final class JdkRequest<T> extends SelfViewCall
       if ("DELETE".equals(request.method())) {
         b.DELETE();
         return;
+      }
+      if ("HEAD".equals(request.method()) && HEAD != null) {
+        try {
+          HEAD.invokeExact(b);
+          return;
+        } catch (Error e) {
+          throw e;
+        } catch (Throwable e) {
+          // HEAD() of the JDK's own builder does not fail: noBody() below, as before Java 18.
+        }
       }
       publisher = HttpRequest.BodyPublishers.noBody();
     }
