@@ -345,6 +345,33 @@ class RetryingHttpClientTest {
         .containsExactly("streamed payload", "streamed payload");
   }
 
+  /**
+   * A streamed body of unknown length goes out chunked; its copy, sent again, went out with a
+   * Content-Length (the copy's length is known), a framing the application's request never had.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void resendsAStreamedBodyOfUnknownLengthChunkedAsTheFirstAttemptWas(Way way) throws Exception {
+    server.enqueue(status(503), ok("stored"));
+    byte[] payload = "streamed payload".getBytes(StandardCharsets.UTF_8);
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/docs")))
+            .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload)))
+            .build();
+
+    HttpResponse<String> r = call(way, client(b -> b), request);
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requests())
+        .hasSize(2)
+        .allSatisfy(
+            req -> {
+              assertThat(req.body).isEqualTo("streamed payload");
+              assertThat(req.header("Transfer-Encoding")).isEqualToIgnoringCase("chunked");
+              assertThat(req.header("Content-Length")).isNull();
+            });
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void doesNotResendAStreamedBodyLargerThanTheReplayLimit(Way way) throws Exception {

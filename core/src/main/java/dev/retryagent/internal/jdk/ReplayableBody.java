@@ -62,7 +62,7 @@ final class ReplayableBody {
       case UNTOUCHED:
         return tee;
       case COMPLETE:
-        replay = new BufferedPublisher(tee.copy());
+        replay = new BufferedPublisher(tee.copy(), tee.declaredUnknownLength());
         return replay;
       default:
         throw new IllegalStateException("body cannot be sent again");
@@ -78,19 +78,23 @@ final class ReplayableBody {
     return s == Tee.State.UNTOUCHED || s == Tee.State.COMPLETE;
   }
 
-  /** Sends a copy kept in memory; replayable. */
+  /**
+   * Sends a copy kept in memory; replayable. Its length is declared as the original's was: a body
+   * the original sent without a known length (chunked on HTTP/1.1) is sent so again, not with the
+   * {@code Content-Length} of the copy, a framing the application's request never had.
+   */
   static final class BufferedPublisher implements BodyPublisher {
     private final List<byte[]> chunks;
     private final long length;
     private final BodyPublisher delegate;
 
-    BufferedPublisher(List<byte[]> chunks) {
+    BufferedPublisher(List<byte[]> chunks, boolean unknownLength) {
       this.chunks = chunks;
       long n = 0;
       for (byte[] c : chunks) {
         n += c.length;
       }
-      this.length = n;
+      this.length = unknownLength ? -1 : n;
       this.delegate = HttpRequest.BodyPublishers.ofByteArrays(chunks);
     }
 
@@ -120,6 +124,7 @@ final class ReplayableBody {
     private State state = State.UNTOUCHED;
     private List<byte[]> chunks = new ArrayList<>();
     private long kept;
+    private boolean unknownLength; // the length the source declared as it was last subscribed
 
     Tee(BodyPublisher source, long limit) {
       this.source = source;
@@ -132,6 +137,11 @@ final class ReplayableBody {
 
     synchronized List<byte[]> copy() {
       return new ArrayList<>(chunks);
+    }
+
+    /** The source declared no length ({@code contentLength() < 0}) for the copy kept. */
+    synchronized boolean declaredUnknownLength() {
+      return unknownLength;
     }
 
     @Override
@@ -147,6 +157,7 @@ final class ReplayableBody {
         chunks = new ArrayList<>();
         kept = 0;
         long declared = source.contentLength();
+        unknownLength = declared < 0;
         state = declared > limit ? State.TOO_LARGE : State.SENDING;
       }
       source.subscribe(new Capture(subscriber));
