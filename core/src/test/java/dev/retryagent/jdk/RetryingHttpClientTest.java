@@ -617,6 +617,49 @@ class RetryingHttpClientTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  /**
+   * The JDK's send() refuses a thread already interrupted before sending anything; the attempt it
+   * refused kept the rate-limit permit it took (scope: host), and with one permit in the bucket the
+   * host's next call, on any client, was refused as rate-limited though nothing was sent.
+   */
+  @Test
+  void anInterruptedSendThatTheJdkRefusesGivesItsRateLimitPermitBack() throws Exception {
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(
+                new dev.retryagent.policy.Policy(
+                    "test",
+                    RetryPolicy.builder().build(),
+                    dev.retryagent.policy.Policy.defaults().budget(),
+                    CircuitBreakerPolicy.defaults(),
+                    // One permit, none added meanwhile, no wait for one.
+                    dev.retryagent.policy.RateLimitPolicy.builder()
+                        .enabled(true)
+                        .perSecond(0.001)
+                        .burst(1)
+                        .build()))
+            .build();
+    HttpClient client = RetryingHttpClient.wrap(real, engine);
+    server.otherwise(ok("next"));
+
+    Thread.currentThread().interrupt();
+    try {
+      assertThatThrownBy(() -> client.send(get("/v1/items"), HttpResponse.BodyHandlers.ofString()))
+          .isExactlyInstanceOf(InterruptedException.class);
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(server.requestCount()).isZero();
+
+    assertThat(client.send(get("/v1/items"), HttpResponse.BodyHandlers.ofString()).body())
+        .as("the refused attempt's permit, given back")
+        .isEqualTo("next");
+  }
+
   @Test
   void cancellingADependentStageCancelsThePendingRetry() throws Exception {
     // The JDK (16+) cancels the exchange when a dependent stage is cancelled.

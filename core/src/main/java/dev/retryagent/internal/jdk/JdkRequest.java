@@ -148,7 +148,19 @@ final class JdkRequest<T> extends SelfViewCall
     if (n > 1 && transport.shutDownNow()) {
       return JdkRetrying.refuseSend();
     }
-    return transport.send(forAttempt(n, timeoutNanos, attemptHeader()), this);
+    HttpRequest attempt = forAttempt(n, timeoutNanos, attemptHeader());
+    // The JDK's send() refuses a thread already interrupted before it sends anything (read in
+    // JDK 17 and 25): that attempt gives back the rate-limit permit and the retry it took, as one
+    // the client refused, or the host's next calls are refused for a request never sent.
+    boolean interrupted = Thread.currentThread().isInterrupted();
+    try {
+      return transport.send(attempt, this);
+    } catch (InterruptedException e) {
+      if (interrupted) {
+        attemptNotSent();
+      }
+      throw e;
+    }
   }
 
   /** One attempt of an asynchronous call: this request's attempt, with this as its body handler. */
