@@ -320,18 +320,21 @@ final class JdkRequest<T> extends SelfViewCall
   /**
    * {@code HttpRequest.Builder.HEAD()}, Java 18's, or null before: the one way to build a HEAD
    * without a body publisher, which the JDK sends without {@code Content-Length} (a HEAD built with
-   * {@code noBody()} carries {@code Content-Length: 0}). Found once, as the class loads.
+   * {@code noBody()} carries {@code Content-Length: 0}). In a holder of its own, looked up at the
+   * first HEAD rebuilt: the method-handle look-up loads classes no other request needs.
    */
-  private static final MethodHandle HEAD = headMethod();
+  private static final class BuilderHead {
+    static final MethodHandle HEAD = find();
 
-  private static MethodHandle headMethod() {
-    try {
-      return MethodHandles.publicLookup()
-          .findVirtual(
-              HttpRequest.Builder.class, "HEAD", MethodType.methodType(HttpRequest.Builder.class))
-          .asType(MethodType.methodType(void.class, HttpRequest.Builder.class));
-    } catch (NoSuchMethodException | IllegalAccessException e) {
-      return null;
+    private static MethodHandle find() {
+      try {
+        return MethodHandles.publicLookup()
+            .findVirtual(
+                HttpRequest.Builder.class, "HEAD", MethodType.methodType(HttpRequest.Builder.class))
+            .asType(MethodType.methodType(void.class, HttpRequest.Builder.class));
+      } catch (NoSuchMethodException | IllegalAccessException e) {
+        return null;
+      }
     }
   }
 
@@ -348,9 +351,9 @@ final class JdkRequest<T> extends SelfViewCall
         b.DELETE();
         return;
       }
-      if ("HEAD".equals(request.method()) && HEAD != null) {
+      if ("HEAD".equals(request.method()) && BuilderHead.HEAD != null) {
         try {
-          HEAD.invokeExact(b);
+          BuilderHead.HEAD.invokeExact(b);
           return;
         } catch (Error e) {
           throw e;
