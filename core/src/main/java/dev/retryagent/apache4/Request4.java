@@ -2,9 +2,7 @@ package dev.retryagent.apache4;
 
 import dev.retryagent.engine.RequestInfo;
 import java.net.URI;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import org.apache.http.Header;
 import org.apache.http.HttpEntity;
 import org.apache.http.HttpEntityEnclosingRequest;
@@ -15,8 +13,8 @@ import org.apache.http.client.methods.HttpUriRequest;
 /**
  * A {@link RequestInfo} view of an HttpClient 4.5 request and its target. The request object is the
  * application's own and is sent as it is by every attempt; only an attempt header (when the policy
- * names one) and a resend's trace context are set on it for the call, and the request's own values
- * of those headers are put back when the call ends.
+ * names one) and a resend's trace context are set on it for the call, and the request's own headers
+ * are put back, as they were and in their order, when the call ends.
  */
 final class Request4 implements RequestInfo {
   private final HttpRequest request;
@@ -28,8 +26,8 @@ final class Request4 implements RequestInfo {
   private final boolean oneShot;
   private volatile boolean sent;
   private String attemptHeader;
-  private Header[] ownAttemptHeaders;
-  private Map<String, Header[]> ownSpanHeaders; // by the name set, before the call first set it
+  // The request's own headers, all of them in their order, before the call first changed one.
+  private Header[] ownHeaders;
 
   Request4(HttpHost target, HttpRequest request) {
     this.request = request;
@@ -63,14 +61,26 @@ final class Request4 implements RequestInfo {
 
   void prepare(String attemptHeader) {
     this.attemptHeader = attemptHeader;
-    if (attemptHeader != null) {
-      ownAttemptHeaders = request.getHeaders(attemptHeader);
-    }
   }
 
   void beforeAttempt(int n) {
     if (attemptHeader != null) {
+      keepOwnHeaders();
       request.setHeader(attemptHeader, Integer.toString(n));
+    }
+  }
+
+  /**
+   * Remembers all the request's headers, in their order, before the call changes the first: putting
+   * back only the values of the headers it set (removed, then added) would move them to the end of
+   * the list, and a later send of the same object would write its header lines in another order.
+   * Nothing else changes the application's object during the call: HttpClient 4.5 sends a wrapper
+   * of it ({@code HttpRequestWrapper}), to which its interceptors, authentication and redirects add
+   * what they add. Headers are immutable, so the array keeps them as they are.
+   */
+  private void keepOwnHeaders() {
+    if (ownHeaders == null) {
+      ownHeaders = request.getAllHeaders();
     }
   }
 
@@ -80,30 +90,17 @@ final class Request4 implements RequestInfo {
    * that sets nothing) must not carry a span of this call, so {@link #restore} puts its own back.
    */
   void setSpanHeader(String name, String value) {
-    if (ownSpanHeaders == null) {
-      ownSpanHeaders = new LinkedHashMap<>();
-    }
-    if (!ownSpanHeaders.containsKey(name)) {
-      ownSpanHeaders.put(name, request.getHeaders(name));
-    }
+    keepOwnHeaders();
     request.setHeader(name, value);
   }
 
-  /** Puts the request's own attempt headers and trace context headers back. */
+  /**
+   * Puts the request's own headers back as they were, in their order (the attempt header and trace
+   * context headers the call set included).
+   */
   void restore() {
-    if (attemptHeader != null) {
-      request.removeHeaders(attemptHeader);
-      for (Header h : ownAttemptHeaders) {
-        request.addHeader(h);
-      }
-    }
-    if (ownSpanHeaders != null) {
-      for (Map.Entry<String, Header[]> own : ownSpanHeaders.entrySet()) {
-        request.removeHeaders(own.getKey());
-        for (Header h : own.getValue()) {
-          request.addHeader(h);
-        }
-      }
+    if (ownHeaders != null) {
+      request.setHeaders(ownHeaders);
     }
   }
 
