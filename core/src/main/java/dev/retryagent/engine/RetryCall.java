@@ -322,7 +322,9 @@ public abstract class RetryCall extends HostHold {
       }
       long now = state.engine.clock().nanoTime();
       AttemptResult result = AttemptResult.thrown(error);
-      if (result.outcome() == Outcome.CANCELLED) {
+      if (result.outcome() == Outcome.CANCELLED || cancelledByCaller()) {
+        // A failure the caller's cancel caused says nothing about the host: HttpClient 4.5's
+        // abort() closes the attempt's socket, which fails as "Socket closed", a reset.
         release();
       } else {
         boolean failure = failOnTransport && error instanceof java.io.IOException;

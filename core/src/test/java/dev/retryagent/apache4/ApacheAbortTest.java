@@ -1,0 +1,100 @@
+package dev.retryagent.apache4;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.apache.http.client.methods.HttpGet;
+import org.apache.http.impl.client.CloseableHttpClient;
+import org.apache.http.impl.client.HttpClients;
+import org.apache.http.util.EntityUtils;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code abort()} of an HttpClient 4.5 request during an attempt: a real client on a loopback
+ * server that answers late; the caller aborts once the server has the request.
+ */
+class ApacheAbortTest {
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private ScriptedHttpServer server;
+
+  @AfterEach
+  void stop() throws Exception {
+    if (server != null) server.close();
+  }
+
+  private Throwable abortedCall(CloseableHttpClient client) throws Exception {
+    int before = server.requestCount();
+    HttpGet get = new HttpGet(server.url("/items"));
+    CompletableFuture<Throwable> outcome =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                client.execute(
+                    get,
+                    (org.apache.http.client.ResponseHandler<String>)
+                        r -> EntityUtils.toString(r.getEntity()));
+                return null;
+              } catch (Throwable e) {
+                return e;
+              }
+            });
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.requestCount() > before);
+    get.abort();
+    return outcome.get(5, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void anAbortDuringAnAttemptFailsAsWithoutUsAndIsNotTheHostsFailureForTheBreaker()
+      throws Exception {
+    server = new ScriptedHttpServer();
+    server.otherwise(status(200).body("ok").delay(3000));
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      plain = abortedCall(c);
+    }
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3),
+            CircuitBreakerPolicy.builder()
+                .countWindow(2)
+                .minimumCalls(2)
+                .openFor(Duration.ofSeconds(100))
+                .halfOpenCalls(1)
+                .build(),
+            events);
+    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      // HttpClient's abort() closes the socket: "Socket closed", as without us, and not retried.
+      Throwable a = abortedCall(c);
+      Throwable b = abortedCall(c);
+      assertThat(a).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+      assertThat(b).isExactlyInstanceOf(plain.getClass());
+      assertThat(server.requestCount()).isEqualTo(3);
+      // Two aborts in a window of two were two failures of the host: the breaker opened, and
+      // refused the next call (CircuitBreakerOpenException) though the host answers.
+      server.otherwise(status(200).body("ok"));
+      String body =
+          c.execute(
+              new HttpGet(server.url("/x")),
+              (org.apache.http.client.ResponseHandler<String>)
+                  r -> EntityUtils.toString(r.getEntity()));
+      assertThat(body).isEqualTo("ok");
+    }
+  }
+}
