@@ -91,7 +91,7 @@ public final class ApacheRetrying4 {
     Sleeper sleeper = engine.sleeper();
     if (request instanceof HttpExecutionAware) {
       HttpExecutionAware aware = (HttpExecutionAware) request;
-      call.cancelledWhen(aware::isAborted);
+      call.abortedWhen(aware::isAborted);
       sleeper = Waits.untilCancelled(sleeper, aware::isAborted);
     }
     try {

@@ -24,6 +24,9 @@ final class CallExtras {
   /** The caller's cancel signal ({@link RetryCall#cancelledWhen}), or null. */
   BooleanSupplier cancelled;
 
+  /** A failure while {@link #cancelled} is set was caused by it ({@link RetryCall#abortedWhen}). */
+  boolean abortFailsAttempt;
+
   /**
    * The delay before the previous retry, 0 before the first: the base of decorrelated jitter. From
    * a retry's decision to the next attempt, that retry's delay ({@link RetryCall#waitsToRetry}).

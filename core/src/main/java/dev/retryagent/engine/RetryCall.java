@@ -106,6 +106,19 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * As {@link #cancelledWhen}, for a client whose abort fails the attempt in flight with an
+   * ordinary I/O failure (HttpClient 4.5's {@code abort()} closes the socket under the read: {@code
+   * SocketException: Socket closed}, a reset): a failure while the signal is set is the abort's,
+   * and gives the breaker permit back without an outcome, as a cancel does, instead of counting as
+   * the host's failure.
+   */
+  public synchronized void abortedWhen(BooleanSupplier signal) {
+    CallExtras x = extras();
+    x.cancelled = signal;
+    x.abortFailsAttempt = true;
+  }
+
+  /**
    * How often the client resent the request on its own inside an attempt that failed, judged from
    * the failure (0: not, or cannot tell); asked once per failed attempt, before the decision.
    */
@@ -322,9 +335,9 @@ public abstract class RetryCall extends HostHold {
       }
       long now = state.engine.clock().nanoTime();
       AttemptResult result = AttemptResult.thrown(error);
-      if (result.outcome() == Outcome.CANCELLED || cancelledByCaller()) {
-        // A failure the caller's cancel caused says nothing about the host: HttpClient 4.5's
-        // abort() closes the attempt's socket, which fails as "Socket closed", a reset.
+      if (result.outcome() == Outcome.CANCELLED
+          || (extras != null && extras.abortFailsAttempt && cancelledByCaller())) {
+        // A failure the caller's abort caused says nothing about the host (abortedWhen).
         release();
       } else {
         boolean failure = failOnTransport && error instanceof java.io.IOException;
