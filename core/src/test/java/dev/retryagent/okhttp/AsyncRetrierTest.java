@@ -1081,22 +1081,7 @@ class AsyncRetrierTest {
         // One retry a second for the host, whatever its calls.
         BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
         CircuitBreakerPolicy.defaults());
-    Call call = client.newCall(get("/retried"));
-    Heard heard = new Heard();
-    Heard slot = new Heard();
-    try {
-      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken, status(503), ok("retried"));
-      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
-      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
-
-      call.cancel();
-      retrier.cancel(call);
-
-      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
-    } finally {
-      slotFree.countDown();
-    }
-    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    cancelTheRetryQueuedBehindTheHostsOnlySlot(slotTaken, slotFree, status(503), ok("retried"));
 
     assertTheHostsNextCallGetsTheBudgetsOneRetry();
     assertThat(events)
@@ -1118,22 +1103,7 @@ class AsyncRetrierTest {
         RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(3).build(),
         time,
         holdingTheSlot(slotTaken, slotFree));
-    Call call = client.newCall(get("/retried"));
-    Heard heard = new Heard();
-    Heard slot = new Heard();
-    try {
-      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken, ok("next"));
-      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
-      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
-
-      call.cancel();
-      retrier.cancel(call);
-
-      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
-    } finally {
-      slotFree.countDown();
-    }
-    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    cancelTheRetryQueuedBehindTheHostsOnlySlot(slotTaken, slotFree, ok("next"));
 
     Heard next = new Heard();
     retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
@@ -1162,6 +1132,31 @@ class AsyncRetrierTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
     client.newCall(get("/slot")).enqueue(slot);
     assertThat(slotTaken.await(10, TimeUnit.SECONDS)).isTrue();
+  }
+
+  /**
+   * A call to {@code /retried} whose retry's clone waits in the queue behind the host's only slot,
+   * cancelled there: its callback hears the cancel; then the slot is freed and the clone runs at
+   * last, unheard, sending nothing. The server answers {@code then} after the slot's call.
+   */
+  private void cancelTheRetryQueuedBehindTheHostsOnlySlot(
+      CountDownLatch slotTaken, CountDownLatch slotFree, Action... then) throws Exception {
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken, then);
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+
+      call.cancel();
+      retrier.cancel(call);
+
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    } finally {
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
   }
 
   /**
