@@ -111,8 +111,8 @@ final class UrlExchange {
       return request.body().stream(); // the JDK returns the same stream every time, too
     }
     request.bodyMayFollow(); // the JDK turns a GET into a POST here
-    if (done || !current.getDoOutput() || !start()) {
-      // after the response, without doOutput, or with the engine off: the JDK's own answer
+    if (done || jdkRefusesBody(current) || !start()) {
+      // after the response, a body the JDK refuses, or with the engine off: the JDK's own answer
       return current.getOutputStream();
     }
     return advance(true);
@@ -254,7 +254,9 @@ final class UrlExchange {
    * retries. Never throws: the outcome is left in {@link #current} and {@link #unseen}.
    */
   void finish() {
-    if (done) {
+    if (done || jdkRefusesResponse(current)) {
+      // A refusal is the JDK's answer, asked of the connection in use: the call does not start,
+      // or (after connect()) stays as it is, for the application's disconnect() to end.
       return;
     }
     if (!start()) {
@@ -338,6 +340,24 @@ final class UrlExchange {
       Connections.discard(c, status, failure);
       waitToRetry(d.delayNanos());
     }
+  }
+
+  /**
+   * Whether the JDK's {@code getInputStream()} of {@code c} refuses before it sends anything: the
+   * application's own mistake (read in JDK 17 and 25), which gets the JDK's {@code
+   * ProtocolException} from the connection itself, each time it asks, with nothing sent. Through
+   * the engine it counted as the host's failure (the breaker opened on a host never asked), spent a
+   * rate-limit permit and was logged as a give-up, where without the agent nothing happened.
+   */
+  private boolean jdkRefusesResponse(HttpURLConnection c) {
+    // In a streaming mode the JDK opens the body itself when the application did not.
+    return !c.getDoInput() || (request.streaming() && request.body() == null && jdkRefusesBody(c));
+  }
+
+  /** Whether the JDK's {@code getOutputStream()} of {@code c} refuses before it connects. */
+  private boolean jdkRefusesBody(HttpURLConnection c) {
+    return !c.getDoOutput()
+        || ("TRACE".equals(c.getRequestMethod()) && "http".equals(request.scheme()));
   }
 
   /**

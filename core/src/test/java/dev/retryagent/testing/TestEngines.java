@@ -7,6 +7,7 @@ import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import java.util.List;
 import java.util.function.UnaryOperator;
@@ -38,13 +39,23 @@ public final class TestEngines {
       BudgetPolicy budget,
       CircuitBreakerPolicy breaker,
       List<RetryEvent> events) {
+    return engine(time, mode, retry, budget, breaker, Policy.defaults().rateLimit(), events);
+  }
+
+  /**
+   * {@link #engine(FakeTime, Mode, UnaryOperator, BudgetPolicy, CircuitBreakerPolicy, List)} with
+   * {@code rateLimit}.
+   */
+  public static RetryEngine engine(
+      FakeTime time,
+      Mode mode,
+      UnaryOperator<RetryPolicy.Builder> retry,
+      BudgetPolicy budget,
+      CircuitBreakerPolicy breaker,
+      RateLimitPolicy rateLimit,
+      List<RetryEvent> events) {
     Policy policy =
-        new Policy(
-            "test",
-            retry.apply(RetryPolicy.builder()).build(),
-            budget,
-            breaker,
-            Policy.defaults().rateLimit());
+        new Policy("test", retry.apply(RetryPolicy.builder()).build(), budget, breaker, rateLimit);
     return RetryEngine.builder()
         .clock(time)
         .sleeper(time)

@@ -17,6 +17,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
 import dev.retryagent.testing.FakeTime;
@@ -731,17 +732,26 @@ class RetryingUrlConnectionsTest {
 
   /** An engine whose breaker is half-open with one trial left, after a 503 opened it. */
   private RetryEngine breakerWithOneTrial() throws IOException {
+    return breakerWithOneTrial(Policy.defaults().rateLimit());
+  }
+
+  /** As {@link #breakerWithOneTrial()}, with {@code rateLimit} for the host. */
+  private RetryEngine breakerWithOneTrial(RateLimitPolicy rateLimit) throws IOException {
     server.enqueue(status(503));
     RetryEngine engine =
-        engine(
+        TestEngines.engine(
+            time,
             Mode.ENFORCE,
             b -> b.maxAttempts(1),
+            Policy.defaults().budget(),
             CircuitBreakerPolicy.builder()
                 .countWindow(1)
                 .minimumCalls(1)
                 .halfOpenCalls(1)
                 .openFor(Duration.ofSeconds(1))
-                .build());
+                .build(),
+            rateLimit,
+            events);
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
     time.advance(Duration.ofSeconds(1).toNanos()); // half-open: one trial
     return engine;
@@ -777,6 +787,81 @@ class RetryingUrlConnectionsTest {
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
         .contains(GiveUpReason.CANCELLED);
+  }
+
+  /** An application's mistake that the JDK refuses before it sends anything. */
+  enum Misuse {
+    /** {@code getResponseCode()} with {@code doInput} false. */
+    NO_INPUT,
+    /** The same after {@code connect()}: refused on the connected attempt. */
+    NO_INPUT_AFTER_CONNECT,
+    /** The response of a streaming mode without {@code doOutput}: the JDK opens no body. */
+    STREAMING_WITHOUT_OUTPUT,
+    /** {@code getOutputStream()} of an http {@code TRACE}. */
+    TRACE_WITH_BODY;
+
+    void configure(HttpURLConnection c) throws IOException {
+      switch (this) {
+        case NO_INPUT:
+        case NO_INPUT_AFTER_CONNECT:
+          c.setDoInput(false);
+          break;
+        case STREAMING_WITHOUT_OUTPUT:
+          c.setChunkedStreamingMode(1024);
+          break;
+        case TRACE_WITH_BODY:
+          c.setRequestMethod("TRACE");
+          c.setDoOutput(true);
+          break;
+      }
+      if (this == NO_INPUT_AFTER_CONNECT) {
+        c.connect();
+      }
+    }
+
+    void misuse(HttpURLConnection c) throws IOException {
+      if (this == TRACE_WITH_BODY) {
+        c.getOutputStream();
+      } else {
+        c.getResponseCode();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Misuse.class)
+  void aRequestTheJdkRefusesBeforeSendingItIsNeitherTheHostsFailureNorAPermitTaken(Misuse m)
+      throws Exception {
+    // The breaker's one trial, and one rate-limit permit left (the 503 took the other).
+    RetryEngine engine =
+        breakerWithOneTrial(
+            RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build());
+    events.clear();
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection c = open("/v1/items", engine);
+    m.configure(plain);
+    m.configure(c);
+
+    String jdk = messageOf(() -> m.misuse(plain));
+    assertThat(jdk).startsWith("java.net.ProtocolException: ");
+    assertThat(messageOf(() -> m.misuse(c))).isEqualTo(jdk);
+    assertThat(messageOf(() -> m.misuse(c)))
+        .as("asked again")
+        .isEqualTo(messageOf(() -> m.misuse(plain)));
+    if (m == Misuse.NO_INPUT_AFTER_CONNECT) {
+      c.disconnect(); // the connection can never answer: the application lets it go
+      plain.disconnect();
+    }
+
+    // Nothing was sent: not the host's failure (its breaker trial is free), no permit of its
+    // rate limit spent, nothing to give up on. Before, the refusal counted as the host's
+    // failure: the breaker opened again and took the permit (CircuitBreakerOpenException or
+    // RateLimitedException for the healthy host's next call), and the log said "gave up".
+    assertThat(server.requestCount()).isEqualTo(1);
+    server.enqueue(ok("healthy"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(events)
+        .noneSatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.NON_RETRYABLE));
   }
 
   @Test
