@@ -3,7 +3,6 @@ package dev.retryagent.urlconnection;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.util.function.Consumer;
 
 /**
  * The request body of one call, as the application wrote it through {@code getOutputStream()}, and
@@ -38,14 +37,25 @@ final class RequestBody {
    * getOutputStream()} returned.
    *
    * @param declaredLength the fixed streaming length, or -1
-   * @param writeFailed told of a write to the streamed body that failed, before the application is
+   * @param writeFailed told of a write to (or the close of) the streamed body that failed, before
+   *     the application is
    */
   static RequestBody of(
-      OutputStream jdkStream, long declaredLength, long limit, Consumer<Throwable> writeFailed) {
+      OutputStream jdkStream, long declaredLength, long limit, WriteFailed writeFailed) {
     if (jdkStream instanceof ByteArrayOutputStream && declaredLength < 0) {
       return new RequestBody((ByteArrayOutputStream) jdkStream, null, limit);
     }
     return new RequestBody(null, new Tee(jdkStream, declaredLength, limit, writeFailed), limit);
+  }
+
+  /** Told of a failed write to, or close of, a streamed body. */
+  interface WriteFailed {
+    /**
+     * @param wrongLength the application broke the fixed length it declared (wrote more, or closed
+     *     with less), which the JDK refuses with an {@code IOException} of its own: the
+     *     application's mistake, not the host's failure
+     */
+    void failed(Throwable e, boolean wrongLength);
   }
 
   /** What the application writes to: the JDK's buffer itself, or the tee. */
@@ -72,8 +82,9 @@ final class RequestBody {
   /** Passes every byte on and keeps a copy while the body fits in the limit. */
   private static final class Tee extends OutputStream {
     private final OutputStream out;
+    private final long declaredLength;
     private final long limit;
-    private final Consumer<Throwable> writeFailed;
+    private final WriteFailed writeFailed;
     private ByteArrayOutputStream copy;
     private long written;
     private String whyNot;
@@ -86,8 +97,9 @@ final class RequestBody {
      */
     private boolean closed;
 
-    Tee(OutputStream out, long declaredLength, long limit, Consumer<Throwable> writeFailed) {
+    Tee(OutputStream out, long declaredLength, long limit, WriteFailed writeFailed) {
       this.out = out;
+      this.declaredLength = declaredLength;
       this.limit = limit;
       this.writeFailed = writeFailed;
       if (declaredLength > limit) {
@@ -112,7 +124,7 @@ final class RequestBody {
       try {
         out.write(b);
       } catch (IOException | RuntimeException e) {
-        failed(e);
+        failed(e, beyondDeclared(1));
         throw e;
       }
       synchronized (this) {
@@ -131,7 +143,7 @@ final class RequestBody {
       try {
         out.write(b, off, len);
       } catch (IOException | RuntimeException e) {
-        failed(e);
+        failed(e, beyondDeclared(len));
         throw e;
       }
       synchronized (this) {
@@ -156,14 +168,19 @@ final class RequestBody {
       return true;
     }
 
-    private void failed(Throwable e) {
+    /** Whether {@code n} more bytes pass the declared length: the JDK refuses them, unsent. */
+    private synchronized boolean beyondDeclared(int n) {
+      return declaredLength >= 0 && written + n > declaredLength;
+    }
+
+    private void failed(Throwable e, boolean wrongLength) {
       synchronized (this) {
         copy = null;
         if (whyNot == null) {
           whyNot = "writing the body failed";
         }
       }
-      writeFailed.accept(e);
+      writeFailed.failed(e, wrongLength);
     }
 
     @Override
@@ -173,10 +190,24 @@ final class RequestBody {
 
     @Override
     public void close() throws IOException {
+      boolean first;
+      boolean shortOfDeclared;
       synchronized (this) {
+        first = !closed;
         closed = true; // the JDK's stream is closed from here on, even when its close throws
+        shortOfDeclared = declaredLength >= 0 && written < declaredLength;
       }
-      out.close();
+      try {
+        out.close();
+      } catch (IOException | RuntimeException e) {
+        // The close writes the last chunk, or checks the fixed length: its failure ends the
+        // request as a write's does (the JDK then refuses the response: "Incomplete output
+        // stream"). Without this the call stayed open, the breaker's permit held.
+        if (first) {
+          failed(e, shortOfDeclared);
+        }
+        throw e;
+      }
     }
 
     private synchronized boolean closed() {

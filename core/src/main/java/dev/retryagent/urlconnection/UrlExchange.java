@@ -175,19 +175,22 @@ final class UrlExchange {
             jdk,
             request.fixedLength(),
             call.policy().retry().replayBodyLimit(),
-            e -> bodyWriteFailed(c, e));
+            (e, wrongLength) -> bodyWriteFailed(c, e, wrongLength));
     request.body(b);
     return b.stream();
   }
 
   /**
-   * The application's write to the streamed body of attempt {@code c} failed: the application hears
-   * of it from its write, as without the agent, and will not ask for a response, so the call ends
-   * here as that attempt's failure (never retried: the body is no longer held). Without this the
-   * engine never heard of it: no log line or metrics, the breaker's permit (a half-open trial) held
-   * until the breaker gave up on it, the call's span never ended.
+   * The application's write to (or close of) the streamed body of attempt {@code c} failed: the
+   * application hears of it from its write, as without the agent, and will not ask for a response
+   * (the JDK refuses it), so the call ends here as that attempt's failure (never retried: the body
+   * is no longer held). Without this the engine never heard of it: no log line or metrics, the
+   * breaker's permit (a half-open trial) held until the breaker gave up on it, the call's span
+   * never ended. A body of the wrong length ({@code wrongLength}) is the application's own mistake,
+   * which the JDK refuses: ended as the application's, as its disconnect() is, not as the host's
+   * failure.
    */
-  private void bodyWriteFailed(HttpURLConnection c, Throwable e) {
+  private void bodyWriteFailed(HttpURLConnection c, Throwable e, boolean wrongLength) {
     lock.lock();
     try {
       if (done || live != c) {
@@ -198,7 +201,7 @@ final class UrlExchange {
       done = true;
       try {
         steps.countResends(call, liveRepeats, c);
-        if (disconnected || call.onFailure(e).retry()) {
+        if (disconnected || wrongLength || call.onFailure(e).retry()) {
           // The application broke its own write; or a retry, which cannot happen without the body:
           // the call is never left open.
           call.onAbandoned();

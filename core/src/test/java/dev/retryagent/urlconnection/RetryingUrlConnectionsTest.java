@@ -298,6 +298,50 @@ class RetryingUrlConnectionsTest {
     }
   }
 
+  /** A fixed-length body the application itself gets wrong, which the JDK refuses. */
+  enum WrongLength {
+    /** Fewer bytes than declared: the JDK's close() throws "insufficient data written". */
+    SHORT,
+    /** More: the JDK's write throws "too many bytes written". */
+    LONG
+  }
+
+  @ParameterizedTest
+  @EnumSource(WrongLength.class)
+  void aFixedLengthBodyOfTheWrongLengthIsTheApplicationsMistakeAndEndsTheCall(WrongLength wrong)
+      throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
+    events.clear();
+    server.otherwise(ok("healthy"));
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection trial = open("/v1/items", engine);
+    for (HttpURLConnection c : List.of(plain, trial)) {
+      c.setRequestMethod("PUT");
+      c.setDoOutput(true);
+      c.setFixedLengthStreamingMode(wrong == WrongLength.SHORT ? 4 : 2);
+    }
+    String jdk = messageOf(() -> writeAndClose(plain, 3));
+    assertThat(jdk).startsWith("java.io.IOException: ");
+    assertThat(messageOf(() -> writeAndClose(trial, 3))).isEqualTo(jdk);
+
+    // The application broke its own request, and hears of it from its write or close, as without
+    // the agent; it will not ask for a response. The call ends there, not as the host's failure:
+    // the breaker's trial goes back. Before, a short body left the call open (the trial held, the
+    // host's next call refused) and a long one counted as the host's failure (the breaker opened
+    // again): CircuitBreakerOpenException for the healthy host's next call.
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CANCELLED);
+  }
+
+  private static void writeAndClose(HttpURLConnection c, int n) throws IOException {
+    try (OutputStream out = c.getOutputStream()) {
+      out.write(bytes(n));
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(BodyMode.class)
   void aWriteAfterTheBodyWasClosedIsTheJdksAnswerAndTheWholeBodyIsStillSentAgain(BodyMode mode)
