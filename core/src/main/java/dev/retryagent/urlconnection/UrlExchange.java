@@ -385,7 +385,7 @@ final class UrlExchange {
       current = c;
       unseen = failure;
     } else {
-      current = new NoResponse(request.url(), failure);
+      current = new NoResponse(request.url(), failure, c != null ? c : settingsOf(current));
       if (c != null) {
         // Nor can the application's disconnect() reach it: a body write that failed leaves the
         // JDK's socket open.
@@ -514,9 +514,14 @@ final class UrlExchange {
 
   /** The call ended without a connection the application may ask: it gets {@code e}. */
   private IOException end(IOException e) {
-    current = new NoResponse(request.url(), e);
+    current = new NoResponse(request.url(), e, settingsOf(current));
     done = true;
     return e;
+  }
+
+  /** The connection with the request's settings: {@code c}, or the one a failed call kept. */
+  private HttpURLConnection settingsOf(HttpURLConnection c) {
+    return c instanceof NoResponse ? ((NoResponse) c).settings() : c;
   }
 
   // ---- what the facades ask -------------------------------------------------------------------

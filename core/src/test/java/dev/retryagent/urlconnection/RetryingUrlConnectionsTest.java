@@ -605,6 +605,33 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void aCallTheEngineEndsLeavesTheApplicationsSettingsOnItsConnection() throws Exception {
+    server.otherwise(status(503));
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
+    HttpURLConnection c = open("/v1/items/7", engine);
+    c.setRequestMethod("DELETE");
+    c.setRequestProperty("X-Request-Id", "r-1");
+    c.setUseCaches(false);
+    c.setInstanceFollowRedirects(!HttpURLConnection.getFollowRedirects());
+
+    assertThatThrownBy(c::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+
+    // What the application set, as the JDK's connection answers after a failure (an error
+    // handler that names the request reads them). Before, the connection answered from a blank
+    // one: a GET, no header, the defaults.
+    assertThat(c.getRequestMethod()).isEqualTo("DELETE");
+    assertThat(c.getRequestProperty("X-Request-Id")).isEqualTo("r-1");
+    assertThat(c.getRequestProperties()).containsKey("X-Request-Id");
+    assertThat(c.getUseCaches()).isFalse();
+    assertThat(c.getInstanceFollowRedirects()).isEqualTo(!HttpURLConnection.getFollowRedirects());
+  }
+
+  @Test
   void theDeadlineCutsRetries() throws Exception {
     server.otherwise(status(503));
     BackoffPolicy constant =
