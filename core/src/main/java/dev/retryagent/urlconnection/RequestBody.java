@@ -74,6 +74,11 @@ final class RequestBody {
     return tee.whyNot();
   }
 
+  /** The bytes the application wrote so far (that the JDK took). */
+  long written() {
+    return buffered != null ? buffered.size() : tee.written();
+  }
+
   /** The body, to be written to a fresh attempt; only when {@link #whyNotReplayable()} is null. */
   byte[] bytes() {
     return buffered != null ? buffered.toByteArray() : tee.copy();
@@ -212,6 +217,10 @@ final class RequestBody {
 
     private synchronized boolean closed() {
       return closed;
+    }
+
+    synchronized long written() {
+      return written;
     }
 
     synchronized String whyNot() {

@@ -310,9 +310,11 @@ final class UrlExchange {
       int status =
           reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
       steps.countResends(call, repeats, c);
-      if (status < 0 && failure != null && cancelled) {
+      if (status < 0 && failure != null && (cancelled || request.shortOfFixedLength())) {
         // The application's disconnect() broke the attempt: its cancel (the JDK takes it as
-        // deliberate and does not resend), not the host's failure; the permit goes back.
+        // deliberate and does not resend), not the host's failure; the permit goes back. Or it
+        // asked for the response of a body shorter than the fixed length it declared, which the
+        // JDK refuses: its own mistake, as bodyWriteFailed takes one.
         call.onAbandoned();
         settle(c, failure, reachedResponse);
         return;

@@ -91,6 +91,14 @@ final class UrlRequest implements RequestInfo {
     return fixedLength;
   }
 
+  /**
+   * True when the application declared a fixed length and wrote less of it: the JDK refuses the
+   * response ({@code IOException: insufficient data written}), the application's own mistake.
+   */
+  boolean shortOfFixedLength() {
+    return fixedLength > 0 && (body == null || body.written() < fixedLength);
+  }
+
   /** True in a streaming mode: the body goes to the socket as it is written. */
   boolean streaming() {
     return chunked || fixedLength >= 0;

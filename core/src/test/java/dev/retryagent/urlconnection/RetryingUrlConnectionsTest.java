@@ -303,7 +303,29 @@ class RetryingUrlConnectionsTest {
     /** Fewer bytes than declared: the JDK's close() throws "insufficient data written". */
     SHORT,
     /** More: the JDK's write throws "too many bytes written". */
-    LONG
+    LONG,
+    /** Fewer, not closed, then the response: the JDK closes the body itself, and throws. */
+    SHORT_THEN_RESPONSE,
+    /** None written, then the response. */
+    NONE_THEN_RESPONSE;
+
+    long declared() {
+      return this == LONG ? 2 : 4;
+    }
+
+    /** The application's code, the same for either connection. */
+    void send(HttpURLConnection c) throws IOException {
+      if (this == SHORT || this == LONG) {
+        try (OutputStream out = c.getOutputStream()) {
+          out.write(bytes(3));
+        }
+        return;
+      }
+      if (this == SHORT_THEN_RESPONSE) {
+        c.getOutputStream().write(bytes(3));
+      }
+      c.getResponseCode();
+    }
   }
 
   @ParameterizedTest
@@ -318,28 +340,26 @@ class RetryingUrlConnectionsTest {
     for (HttpURLConnection c : List.of(plain, trial)) {
       c.setRequestMethod("PUT");
       c.setDoOutput(true);
-      c.setFixedLengthStreamingMode(wrong == WrongLength.SHORT ? 4 : 2);
+      c.setFixedLengthStreamingMode(wrong.declared());
     }
-    String jdk = messageOf(() -> writeAndClose(plain, 3));
+    String jdk = messageOf(() -> wrong.send(plain));
     assertThat(jdk).startsWith("java.io.IOException: ");
-    assertThat(messageOf(() -> writeAndClose(trial, 3))).isEqualTo(jdk);
+    assertThat(messageOf(() -> wrong.send(trial))).isEqualTo(jdk);
+    assertThat(messageOf(trial::getResponseCode))
+        .as("asked again")
+        .isEqualTo(messageOf(plain::getResponseCode));
 
-    // The application broke its own request, and hears of it from its write or close, as without
-    // the agent; it will not ask for a response. The call ends there, not as the host's failure:
-    // the breaker's trial goes back. Before, a short body left the call open (the trial held, the
-    // host's next call refused) and a long one counted as the host's failure (the breaker opened
-    // again): CircuitBreakerOpenException for the healthy host's next call.
+    // The application broke its own request, and hears of it from its write, its close or the
+    // response, as without the agent. The call ends there, not as the host's failure: the
+    // breaker's trial goes back. Before, a short body closed by the application left the call
+    // open (the trial held, the host's next call refused), and the others counted as the host's
+    // failure (the breaker opened again): CircuitBreakerOpenException for the healthy host's next
+    // call.
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
         .containsExactly(GiveUpReason.CANCELLED);
-  }
-
-  private static void writeAndClose(HttpURLConnection c, int n) throws IOException {
-    try (OutputStream out = c.getOutputStream()) {
-      out.write(bytes(n));
-    }
   }
 
   @ParameterizedTest
