@@ -463,7 +463,13 @@ final class UrlExchange {
   private void prepare(HttpURLConnection c, int attempt) {
     String header = call.policy().retry().attemptHeader();
     if (header != null) {
-      c.setRequestProperty(header, Integer.toString(attempt));
+      try {
+        c.setRequestProperty(header, Integer.toString(attempt));
+      } catch (IllegalStateException e) {
+        // A step the JDK refused (a response without doInput, a body without doOutput) left the
+        // template "connecting": it refuses request properties from then on, and sends without
+        // the header what the application asks next, as it would without the agent.
+      }
     }
     long timeout = call.attemptTimeoutNanos();
     if (timeout >= 0 || c != template) {

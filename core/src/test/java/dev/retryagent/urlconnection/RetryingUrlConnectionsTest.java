@@ -30,6 +30,7 @@ import java.io.OutputStream;
 import java.net.ConnectException;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
+import java.net.ProtocolException;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketException;
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The library's retrying {@link HttpURLConnection} against a real loopback server that counts what
@@ -953,6 +955,50 @@ class RetryingUrlConnectionsTest {
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
     assertThat(events)
         .noneSatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.NON_RETRYABLE));
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aRequestTheJdkRefusedIsSentAsTheJdkSendsItOnceTheApplicationPutsItRight(boolean body)
+      throws Exception {
+    server.enqueue(ok("plain"), status(503), ok("done"));
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection c = open("/v1/items", engine(b -> b.attemptHeader("X-Retry-Attempt")));
+
+    // The JDK takes its connection as connecting from the refused step on: it refuses request
+    // properties, so the attempt header cannot be set on it. Before, setting it threw
+    // IllegalStateException ("Already connected") out of the application's next step, which the
+    // JDK alone answers. (JDK 17 sends a body after a refused getOutputStream(); 25 remembers the
+    // refusal.)
+    String jdk = putRight(plain, body);
+    assertThat(putRight(c, body)).isEqualTo(jdk);
+    if (jdk.equals("200")) {
+      // the first attempt without the header, its retry (a fresh connection) with it
+      assertThat(server.requests())
+          .extracting(r -> r.header("X-Retry-Attempt"))
+          .containsExactly(null, null, "2");
+    }
+  }
+
+  /** A step the JDK refuses, put right, then the response: its status, or what it threw. */
+  private static String putRight(HttpURLConnection c, boolean body) {
+    try {
+      if (body) {
+        c.setRequestMethod("PUT");
+        assertThatThrownBy(c::getOutputStream).isInstanceOf(ProtocolException.class);
+        c.setDoOutput(true);
+        try (OutputStream out = c.getOutputStream()) {
+          out.write('x');
+        }
+      } else {
+        c.setDoInput(false);
+        assertThatThrownBy(c::getResponseCode).isInstanceOf(ProtocolException.class);
+        c.setDoInput(true);
+      }
+      return Integer.toString(c.getResponseCode());
+    } catch (IOException | RuntimeException e) {
+      return e.getClass().getName() + ": " + e.getMessage();
+    }
   }
 
   @Test
