@@ -26,11 +26,14 @@ import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -525,6 +528,71 @@ class RetryingHttpClientTest {
             req -> {
               assertThat(req.method).isEqualTo("HEAD");
               assertThat(req.header("Content-Length")).isNull();
+            });
+  }
+
+  /**
+   * An application's own HttpRequest class whose bodyPublisher() is empty, for a method other than
+   * GET: the JDK (19+) sends it without Content-Length, and an attempt the agent rebuilt (here for
+   * the per-attempt timeout, so every attempt) had BodyPublishers.noBody(): "Content-Length: 0", a
+   * request the application never made. Compared with what the JDK itself sends for the request (on
+   * 17 it sends "Content-Length: 0" for any request without publisher).
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRequestOfItsOwnClassWithoutBodyPublisherIsSentAsTheJdkSendsIt(Way way) throws Exception {
+    URI uri = URI.create(server.url("/v1/items"));
+    HttpRequest options =
+        new HttpRequest() {
+          @Override
+          public Optional<BodyPublisher> bodyPublisher() {
+            return Optional.empty();
+          }
+
+          @Override
+          public String method() {
+            return "OPTIONS";
+          }
+
+          @Override
+          public Optional<Duration> timeout() {
+            return Optional.empty();
+          }
+
+          @Override
+          public boolean expectContinue() {
+            return false;
+          }
+
+          @Override
+          public URI uri() {
+            return uri;
+          }
+
+          @Override
+          public Optional<HttpClient.Version> version() {
+            return Optional.empty();
+          }
+
+          @Override
+          public HttpHeaders headers() {
+            return HttpHeaders.of(Map.of("Accept", List.of("*/*")), (n, v) -> true);
+          }
+        };
+    server.enqueue(ok("plain"), status(503), ok("done"));
+    real.send(options, HttpResponse.BodyHandlers.ofString());
+    String jdksOwn = server.requests().get(0).header("Content-Length");
+
+    HttpResponse<String> r =
+        call(way, client(b -> b.perAttemptTimeout(Duration.ofSeconds(20))), options);
+
+    assertThat(r.body()).isEqualTo("done");
+    assertThat(server.requests()).hasSize(3);
+    assertThat(server.requests().subList(1, 3))
+        .allSatisfy(
+            req -> {
+              assertThat(req.method).isEqualTo("OPTIONS");
+              assertThat(req.header("Content-Length")).isEqualTo(jdksOwn);
             });
   }
 

@@ -7,9 +7,8 @@ import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.SyncRetryLoop;
 import java.io.IOException;
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
+import java.net.URI;
+import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -303,8 +302,7 @@ final class JdkRequest<T> extends SelfViewCall
     if (attemptHeader != null) {
       b.setHeader(attemptHeader, Integer.toString(n));
     }
-    setMethod(b);
-    return b.build();
+    return build(b);
   }
 
   private HttpRequest copyBodyOnly() {
@@ -313,56 +311,79 @@ final class JdkRequest<T> extends SelfViewCall
     request.version().ifPresent(b::version);
     request.timeout().ifPresent(b::timeout);
     request.headers().map().forEach((k, vs) -> vs.forEach(v -> b.header(k, v)));
-    setMethod(b);
-    return b.build();
+    return build(b);
   }
 
   /**
-   * {@code HttpRequest.Builder.HEAD()}, Java 18's, or null before: the one way to build a HEAD
-   * without a body publisher, which the JDK sends without {@code Content-Length} (a HEAD built with
-   * {@code noBody()} carries {@code Content-Length: 0}). In a holder of its own, looked up at the
-   * first HEAD rebuilt: the method-handle look-up loads classes no other request needs.
+   * Gives {@code b} the request's method and body, and builds it. A request without body publisher
+   * keeps none: the JDK (19+) sends such a request without {@code Content-Length}, and one with
+   * {@code BodyPublishers.noBody()} with {@code Content-Length: 0}. Only {@code GET()} is body-less
+   * on every builder ({@code HEAD()} is Java 18's, and {@code DELETE()} took {@code noBody()} on
+   * some versions), and an application's own {@code HttpRequest} may have no publisher for any
+   * method (an {@code OPTIONS}, a {@code POST}): any method but GET is built with {@code noBody()},
+   * so that the builder checks the request as it checks any other, and sent as {@link WithoutBody}.
    */
-  private static final class BuilderHead {
-    static final MethodHandle HEAD = find();
-
-    private static MethodHandle find() {
-      try {
-        return MethodHandles.publicLookup()
-            .findVirtual(
-                HttpRequest.Builder.class, "HEAD", MethodType.methodType(HttpRequest.Builder.class))
-            .asType(MethodType.methodType(void.class, HttpRequest.Builder.class));
-      } catch (NoSuchMethodException | IllegalAccessException e) {
-        return null;
-      }
-    }
-  }
-
-  private void setMethod(HttpRequest.Builder b) {
+  private HttpRequest build(HttpRequest.Builder b) {
     HttpRequest.BodyPublisher publisher =
         body == null ? request.bodyPublisher().orElse(null) : body.next();
-    if (publisher == null) {
-      // Keep a body-less request body-less: GET(), DELETE() and HEAD() send no Content-Length.
-      if ("GET".equals(request.method())) {
-        b.GET();
-        return;
-      }
-      if ("DELETE".equals(request.method())) {
-        b.DELETE();
-        return;
-      }
-      if ("HEAD".equals(request.method()) && BuilderHead.HEAD != null) {
-        try {
-          BuilderHead.HEAD.invokeExact(b);
-          return;
-        } catch (Error e) {
-          throw e;
-        } catch (Throwable e) {
-          // HEAD() of the JDK's own builder does not fail: noBody() below, as before Java 18.
-        }
-      }
-      publisher = HttpRequest.BodyPublishers.noBody();
+    if (publisher == null && "GET".equals(request.method())) {
+      return b.GET().build();
     }
-    b.method(request.method(), publisher);
+    b.method(request.method(), publisher == null ? HttpRequest.BodyPublishers.noBody() : publisher);
+    HttpRequest built = b.build();
+    return publisher == null ? new WithoutBody(built) : built;
+  }
+
+  /**
+   * A request built as another but without body publisher ({@link #build}). The JDK copies what it
+   * sends from any {@code HttpRequest}, as it copies the builder's own, and an application's
+   * request of its own class is sent so too.
+   */
+  static final class WithoutBody extends HttpRequest {
+    private final HttpRequest built;
+
+    WithoutBody(HttpRequest built) {
+      this.built = built;
+    }
+
+    @Override
+    public Optional<BodyPublisher> bodyPublisher() {
+      return Optional.empty();
+    }
+
+    @Override
+    public String method() {
+      return built.method();
+    }
+
+    @Override
+    public Optional<Duration> timeout() {
+      return built.timeout();
+    }
+
+    @Override
+    public boolean expectContinue() {
+      return built.expectContinue();
+    }
+
+    @Override
+    public URI uri() {
+      return built.uri();
+    }
+
+    @Override
+    public Optional<HttpClient.Version> version() {
+      return built.version();
+    }
+
+    @Override
+    public HttpHeaders headers() {
+      return built.headers();
+    }
+
+    @Override
+    public String toString() {
+      return built.toString();
+    }
   }
 }
