@@ -125,6 +125,7 @@ final class ReplayableBody {
     private List<byte[]> chunks = new ArrayList<>();
     private long kept;
     private boolean unknownLength; // the length the source declared as it was last subscribed
+    private int subscription; // how many times the source was subscribed: the copy is the last's
 
     Tee(BodyPublisher source, long limit) {
       this.source = source;
@@ -151,20 +152,27 @@ final class ReplayableBody {
 
     @Override
     public void subscribe(Flow.Subscriber<? super ByteBuffer> subscriber) {
+      int n;
       synchronized (this) {
-        // The client may subscribe again within one attempt (a redirect); each subscription
-        // starts a fresh copy.
+        // The client may subscribe again within one attempt (a 307 or 308, the JDK's own resend
+        // on a new connection); each subscription starts a fresh copy.
         chunks = new ArrayList<>();
         kept = 0;
         long declared = source.contentLength();
         unknownLength = declared < 0;
         state = declared > limit ? State.TOO_LARGE : State.SENDING;
+        n = ++subscription;
       }
-      source.subscribe(new Capture(subscriber));
+      source.subscribe(new Capture(subscriber, n));
     }
 
-    private synchronized void keep(ByteBuffer buffer) {
-      if (state != State.SENDING) {
+    /**
+     * A buffer the source sent on subscription {@code from}. What an earlier subscription sends
+     * late (a publisher may send after the client cancelled it, as it went on to the next) is not
+     * the body the copy is of: it is the client's to ignore, and left out of the copy.
+     */
+    private synchronized void keep(int from, ByteBuffer buffer) {
+      if (from != subscription || state != State.SENDING) {
         return;
       }
       int n = buffer.remaining();
@@ -179,17 +187,23 @@ final class ReplayableBody {
       kept += n;
     }
 
-    private synchronized void finished(boolean ok) {
-      if (state == State.SENDING) {
+    /**
+     * Subscription {@code from} ended: the copy is complete only if it is the last's ({@link
+     * #keep}).
+     */
+    private synchronized void finished(int from, boolean ok) {
+      if (from == subscription && state == State.SENDING) {
         state = ok ? State.COMPLETE : State.FAILED;
       }
     }
 
     private final class Capture implements Flow.Subscriber<ByteBuffer> {
       private final Flow.Subscriber<? super ByteBuffer> downstream;
+      private final int subscription;
 
-      Capture(Flow.Subscriber<? super ByteBuffer> downstream) {
+      Capture(Flow.Subscriber<? super ByteBuffer> downstream, int subscription) {
         this.downstream = downstream;
+        this.subscription = subscription;
       }
 
       @Override
@@ -199,19 +213,19 @@ final class ReplayableBody {
 
       @Override
       public void onNext(ByteBuffer item) {
-        keep(item);
+        keep(subscription, item);
         downstream.onNext(item);
       }
 
       @Override
       public void onError(Throwable throwable) {
-        finished(false);
+        finished(subscription, false);
         downstream.onError(throwable);
       }
 
       @Override
       public void onComplete() {
-        finished(true);
+        finished(subscription, true);
         downstream.onComplete();
       }
     }
