@@ -173,7 +173,22 @@ final class JdkRequest<T> extends SelfViewCall
     if (n > 1 && t.shutDownNow()) {
       return JdkRetrying.refuseSendAsync(); // as run()
     }
-    return t.sendAsync(forAttempt(n, timeoutNanos, attemptHeader()), this, pushPromiseHandler);
+    HttpRequest request = forAttempt(n, timeoutNanos, attemptHeader());
+    PushPromiseHandler<T> application = pushPromiseHandler;
+    if (application == null) {
+      return t.sendAsync(request, this, null);
+    }
+    // The attempt's pushes reach the application's handler only if its response is the caller's.
+    AttemptPushes<T> pushes = new AttemptPushes<>(application);
+    CompletableFuture<HttpResponse<T>> f =
+        t.sendAsync(request, info -> apply(info, pushes), pushes);
+    f.whenComplete(
+        (r, e) -> {
+          if (e != null) {
+            pushes.settle(false); // failed before its response: its pushes are refused
+          }
+        });
+    return f;
   }
 
   /**
@@ -187,17 +202,22 @@ final class JdkRequest<T> extends SelfViewCall
   /** Decides on the status and headers; the caller's handler gets only the final response. */
   @Override
   public BodySubscriber<T> apply(HttpResponse.ResponseInfo info) {
-    Decision d;
+    return apply(info, null);
+  }
+
+  /** {@link #apply(HttpResponse.ResponseInfo)}, telling the attempt's {@code pushes} (or null). */
+  private BodySubscriber<T> apply(HttpResponse.ResponseInfo info, AttemptPushes<T> pushes) {
+    boolean callers;
     try {
-      d = onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
+      Decision d = onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
+      callers = !d.retry() && d.error() == null;
     } catch (RuntimeException e) {
-      // Our bug must not cost the caller its response.
-      return handler.apply(info);
+      callers = true; // our bug must not cost the caller its response
     }
-    if (d.retry() || d.error() != null) {
-      return BodySubscribers.replacing(null);
+    if (pushes != null) {
+      pushes.settle(callers); // before the caller's handler, as the pushes came before
     }
-    return handler.apply(info);
+    return callers ? handler.apply(info) : BodySubscribers.replacing(null);
   }
 
   @Override

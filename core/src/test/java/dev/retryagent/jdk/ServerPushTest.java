@@ -1,0 +1,105 @@
+package dev.retryagent.jdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.PushingH2cServer;
+import dev.retryagent.testing.TestEngines;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** HTTP/2 server pushes of a call that is retried, against a loopback h2c server that pushes. */
+class ServerPushTest {
+  private PushingH2cServer server;
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final HttpClient real =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_2).build();
+
+  @BeforeEach
+  void start() throws Exception {
+    server = new PushingH2cServer();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    server.close();
+  }
+
+  private HttpClient client() {
+    return RetryingHttpClient.wrap(
+        real,
+        TestEngines.engine(
+            new FakeTime(), Mode.ENFORCE, b -> b, CircuitBreakerPolicy.defaults(), events));
+  }
+
+  /**
+   * A call not retried: its pushes reach the application's handler, bodies and all, as without the
+   * agent, though they were held back until its response was decided on (they came before it).
+   */
+  @Test
+  void theApplicationsPushHandlerGetsThePushesOfACallNotRetried() throws Exception {
+    Map<String, CompletableFuture<HttpResponse<String>>> pushes = new ConcurrentHashMap<>();
+    HttpResponse<String> r =
+        client()
+            .sendAsync(
+                HttpRequest.newBuilder(URI.create(server.url("/page"))).build(),
+                HttpResponse.BodyHandlers.ofString(),
+                (initiating, push, acceptor) ->
+                    pushes.put(
+                        push.uri().getPath(), acceptor.apply(HttpResponse.BodyHandlers.ofString())))
+            .get(20, TimeUnit.SECONDS);
+
+    assertThat(r.body()).isEqualTo("status 200");
+    assertThat(pushes).containsOnlyKeys("/pushed-1");
+    HttpResponse<String> pushed = pushes.get("/pushed-1").get(20, TimeUnit.SECONDS);
+    assertThat(pushed.statusCode()).isEqualTo(200);
+    assertThat(pushed.body()).isEqualTo("pushed for stream 1");
+  }
+
+  /**
+   * Each attempt is a sendAsync of its own, and the JDK hands every push promise of an attempt to
+   * the push-promise handler it was given: the application's handler got the pushes of the 503 the
+   * retry replaced, besides those of the 200 it received. Without the agent it gets the pushes of
+   * the one response it receives; with it, those of the response it receives, and only those.
+   */
+  @Test
+  void theApplicationsPushHandlerGetsThePushesOfTheResponseItReceivesOnly() throws Exception {
+    server.enqueue(503);
+    HttpClient client = client();
+    Map<String, CompletableFuture<HttpResponse<String>>> pushes = new ConcurrentHashMap<>();
+    List<String> promised = new CopyOnWriteArrayList<>();
+    HttpResponse.PushPromiseHandler<String> handler =
+        (initiating, push, acceptor) -> {
+          promised.add(push.uri().getPath());
+          pushes.put(push.uri().getPath(), acceptor.apply(HttpResponse.BodyHandlers.ofString()));
+        };
+
+    HttpResponse<String> r =
+        client
+            .sendAsync(
+                HttpRequest.newBuilder(URI.create(server.url("/page"))).build(),
+                HttpResponse.BodyHandlers.ofString(),
+                handler)
+            .get(20, TimeUnit.SECONDS);
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(server.requestStreams()).containsExactly(1, 3);
+    assertThat(promised).containsExactly("/pushed-3");
+    assertThat(pushes.get("/pushed-3").get(20, TimeUnit.SECONDS).body())
+        .isEqualTo("pushed for stream 3");
+  }
+}

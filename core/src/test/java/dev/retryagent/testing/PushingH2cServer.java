@@ -1,0 +1,179 @@
+package dev.retryagent.testing;
+
+import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A loopback HTTP/2 server in clear text (h2c, reached by the client's HTTP/1.1 upgrade) that
+ * pushes: each request is answered with a PUSH_PROMISE of {@code /pushed-<stream>} first, then its
+ * response (the next status of the script, else 200), then the pushed response. Just enough of
+ * HTTP/2 for java.net.http's client: the client's header blocks are not decoded (a new request is a
+ * HEADERS frame on a new stream), the server's are literals without indexing.
+ */
+public final class PushingH2cServer implements Closeable {
+  private final ServerSocket socket;
+  private final ConcurrentLinkedQueue<Integer> statuses = new ConcurrentLinkedQueue<>();
+  private final List<Integer> requestStreams = new CopyOnWriteArrayList<>();
+  private final List<Socket> open = new CopyOnWriteArrayList<>();
+  private final Thread acceptor;
+
+  public PushingH2cServer() throws IOException {
+    socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+    acceptor = new Thread(this::accept, "h2c-accept");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  /** The statuses of the next responses, in order. */
+  public PushingH2cServer enqueue(Integer... s) {
+    statuses.addAll(List.of(s));
+    return this;
+  }
+
+  public String url(String path) {
+    return "http://127.0.0.1:" + socket.getLocalPort() + path;
+  }
+
+  /** The streams of the requests received (1 is the upgraded request), in order. */
+  public List<Integer> requestStreams() {
+    return requestStreams;
+  }
+
+  private void accept() {
+    while (!socket.isClosed()) {
+      try {
+        Socket s = socket.accept();
+        open.add(s);
+        Thread t = new Thread(() -> serve(s), "h2c-conn");
+        t.setDaemon(true);
+        t.start();
+      } catch (IOException e) {
+        return;
+      }
+    }
+  }
+
+  private void serve(Socket s) {
+    try (s) {
+      s.setSoTimeout(10_000);
+      DataInputStream in = new DataInputStream(s.getInputStream());
+      OutputStream out = s.getOutputStream();
+      while (!readLine(in).isEmpty()) {
+        // the upgrade request's head (a GET: no body)
+      }
+      out.write(
+          "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+              .getBytes(StandardCharsets.ISO_8859_1));
+      Connection c = new Connection(out);
+      c.frame(4, 0, 0, new byte[0]); // the server's SETTINGS
+      in.readFully(new byte[24]); // the client's preface
+      c.answer(1);
+      while (true) {
+        int length = in.readUnsignedShort() << 8 | in.readUnsignedByte();
+        int type = in.readUnsignedByte();
+        int flags = in.readUnsignedByte();
+        int stream = in.readInt() & 0x7fffffff;
+        in.readFully(new byte[length]);
+        if (type == 4 && (flags & 1) == 0) {
+          c.frame(4, 1, 0, new byte[0]); // SETTINGS ACK
+        } else if (type == 1 && (stream & 1) == 1) {
+          c.answer(stream);
+        }
+      }
+    } catch (IOException e) {
+      // the client went away, or we are closing
+    } finally {
+      open.remove(s);
+    }
+  }
+
+  private final class Connection {
+    private final OutputStream out;
+    private int nextPush = 2;
+
+    Connection(OutputStream out) {
+      this.out = out;
+    }
+
+    synchronized void answer(int stream) throws IOException {
+      requestStreams.add(stream);
+      Integer status = statuses.poll();
+      int promised = nextPush;
+      nextPush += 2;
+      ByteArrayOutputStream promise = new ByteArrayOutputStream();
+      promise.write(int4(promised));
+      literal(promise, ":method", "GET");
+      literal(promise, ":scheme", "http");
+      literal(promise, ":authority", "127.0.0.1:" + socket.getLocalPort());
+      literal(promise, ":path", "/pushed-" + stream);
+      frame(5, 4, stream, promise.toByteArray());
+      ByteArrayOutputStream head = new ByteArrayOutputStream();
+      literal(head, ":status", Integer.toString(status == null ? 200 : status));
+      frame(1, 4, stream, head.toByteArray());
+      frame(0, 1, stream, ("status " + (status == null ? 200 : status)).getBytes());
+      ByteArrayOutputStream pushed = new ByteArrayOutputStream();
+      literal(pushed, ":status", "200");
+      frame(1, 4, promised, pushed.toByteArray());
+      frame(0, 1, promised, ("pushed for stream " + stream).getBytes());
+    }
+
+    synchronized void frame(int type, int flags, int stream, byte[] payload) throws IOException {
+      out.write(
+          new byte[] {
+            (byte) (payload.length >>> 16), (byte) (payload.length >>> 8), (byte) payload.length
+          });
+      out.write(type);
+      out.write(flags);
+      out.write(int4(stream));
+      out.write(payload);
+      out.flush();
+    }
+  }
+
+  /** A header as HPACK's literal without indexing, with a literal name (all short). */
+  private static void literal(ByteArrayOutputStream b, String name, String value) {
+    b.write(0);
+    for (String s : new String[] {name, value}) {
+      byte[] bytes = s.getBytes(StandardCharsets.ISO_8859_1);
+      b.write(bytes.length);
+      b.writeBytes(bytes);
+    }
+  }
+
+  private static byte[] int4(int v) {
+    return new byte[] {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+  }
+
+  private static String readLine(InputStream in) throws IOException {
+    ByteArrayOutputStream line = new ByteArrayOutputStream();
+    int c;
+    while ((c = in.read()) != -1 && c != '\n') {
+      if (c != '\r') {
+        line.write(c);
+      }
+    }
+    if (c == -1) {
+      throw new IOException("closed");
+    }
+    return line.toString(StandardCharsets.ISO_8859_1);
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+    for (Socket s : open) {
+      s.close();
+    }
+  }
+}
