@@ -108,7 +108,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       wait = retryCall.reservePermit();
     } catch (RateLimitedException e) {
-      failThrough(attemptCall(), e);
+      Call call = attemptCallOrTell(e);
+      if (call != null) {
+        failThrough(call, e);
+      }
       return;
     }
     if (wait > 0 && isFirst()) {
@@ -158,6 +161,28 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     return n == 0 ? original : original.clone();
   }
 
+  /**
+   * {@link #attemptCall}, or null when the clone could not be made (OkHttp asks the application's
+   * {@code EventListener.Factory} in {@code clone()}, and what it throws would leave the agent on
+   * the scheduler's thread, the callback never told): the call ends with {@code failure}, told
+   * here, where we are, as for a clone OkHttp refused ({@link #enqueue}).
+   */
+  private Call attemptCallOrTell(IOException failure) {
+    try {
+      return attemptCall();
+    } catch (RuntimeException | Error e) {
+      // No attempt began for it: what the call holds (its decided retry, the permit reserved for
+      // it, the breaker's) goes back as the call ends.
+      retryCall.onAbandoned();
+      deliverFailure(failure != null ? failure : couldNotEnqueue(e));
+      return null;
+    }
+  }
+
+  private static IOException couldNotEnqueue(Throwable e) {
+    return new IOException("retry-agent: could not enqueue a retry", e);
+  }
+
   private void nextAttempt() {
     synchronized (this) {
       if (done) {
@@ -166,7 +191,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     // OkHttp's own locks are never taken while this one is held.
     boolean cancel = cancelled || original.isCanceled();
-    Call call = attemptCall();
+    Call call = attemptCallOrTell(cancel ? new IOException("Canceled") : null);
+    if (call == null) {
+      return;
+    }
     // Cancelled during the wait, or before enqueue(): the callback hears "Canceled" from a
     // dispatcher thread, as it would from OkHttp for a call cancelled before it ran.
     enqueue(call, begin(cancel));
@@ -232,8 +260,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } catch (RuntimeException | Error e) {
       retrier.attempts().remove(call);
       if (call == original) {
-        // On the application's thread inside enqueue(): it gets what OkHttp threw.
+        // On the application's thread inside enqueue(): it gets what OkHttp threw. Nothing was
+        // sent: the rate-limit permit the attempt took goes back, as the call ends.
         finish();
+        retryCall.attemptNotSent();
         retryCall.onAbandoned();
         retryCall.context().end();
         throw e;
@@ -244,9 +274,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         // threw, out of enqueue() as OkHttp lets it out: it heard of the call, never again.
         throw e;
       }
-      // A clone OkHttp refused (it never does): told where we are, there is no other thread.
+      // A clone OkHttp refused before it enqueued it (the application's event listener threw
+      // from its callStart): told where we are, there is no other thread. It sent nothing: its
+      // retry goes back to the budget and its rate-limit permit to the bucket as the call ends
+      // (attemptNotSent), the breaker's permit too (onAbandoned).
+      retryCall.attemptNotSent();
       retryCall.onAbandoned();
-      deliverFailure(new IOException("retry-agent: could not enqueue a retry", e));
+      deliverFailure(couldNotEnqueue(e));
     }
   }
 

@@ -45,6 +45,7 @@ import java.util.logging.Logger;
 import okhttp3.Cache;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.EventListener;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -909,6 +910,132 @@ class AsyncRetrierTest {
     retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
     assertThat(next.await()).as("the clone's permit, given back").isEqualTo("200 next");
     assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  /**
+   * A client whose event listener throws from {@code callStart} of its {@code n}th call (OkHttp
+   * lets it out of {@code enqueue()}, having enqueued nothing): with {@code n = 2}, the retry's
+   * clone.
+   */
+  private static OkHttpClient.Builder throwingFromCallStart(int n) {
+    AtomicInteger starts = new AtomicInteger();
+    return new OkHttpClient.Builder()
+        .eventListener(
+            new EventListener() {
+              @Override
+              public void callStart(Call call) {
+                if (starts.incrementAndGet() == n) {
+                  throw new IllegalStateException("the application's listener");
+                }
+              }
+            });
+  }
+
+  /**
+   * A client whose event listener factory throws for its second call, the retry's clone (OkHttp
+   * asks it as the call is made, in {@code clone()}).
+   */
+  private static OkHttpClient.Builder throwingForTheClone() {
+    AtomicInteger made = new AtomicInteger();
+    return new OkHttpClient.Builder()
+        .eventListenerFactory(
+            call -> {
+              if (made.incrementAndGet() == 2) {
+                throw new IllegalStateException("the application's listener factory");
+              }
+              return EventListener.NONE;
+            });
+  }
+
+  /** Enqueues {@code /wait}, answered 503, then runs its retry, whose clone cannot be enqueued. */
+  private void retryThatCannotBeEnqueued() throws Exception {
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks();
+    assertThat(heard.await())
+        .isEqualTo("java.io.IOException: retry-agent: could not enqueue a retry");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void aRetryWhoseCloneCannotBeEnqueuedGivesItsRetryBackToTheHostsBudget() throws Exception {
+    // The application's event listener threw from the clone's callStart, inside OkHttp's enqueue,
+    // before anything was enqueued: the callback heard of the call, but the retry, which sent
+    // nothing, stayed spent: with a budget of one retry, the host's next call got its 503.
+    configure(
+        b -> b,
+        throwingFromCallStart(2),
+        false,
+        // One retry a second for the host, whatever its calls.
+        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
+        CircuitBreakerPolicy.defaults());
+    server.enqueue(status(503), status(503), ok("retried"));
+    retryThatCannotBeEnqueued();
+
+    assertTheHostsNextCallGetsTheBudgetsOneRetry();
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aRetryWhoseCloneCannotBeEnqueuedGivesItsRateLimitPermitBack() throws Exception {
+    // As above: the permit the clone's attempt took from the host's bucket stayed used, and with
+    // two permits the host's next call was refused as rate-limited.
+    configureRateLimited(
+        // Two permits, none added meanwhile, no wait for one.
+        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build(),
+        time,
+        throwingFromCallStart(2));
+    server.enqueue(status(503), ok("next"));
+    retryThatCannotBeEnqueued();
+
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    assertThat(next.await()).as("the clone's permit, given back").isEqualTo("200 next");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aFirstAttemptThatOkHttpsEnqueueRefusesGivesItsRateLimitPermitBack() throws Exception {
+    // The listener threw from the call's own callStart: enqueue() throws it to the application, as
+    // without the agent, but the permit the attempt took stayed used though nothing was sent, and
+    // with one permit the host's next call was refused as rate-limited.
+    configureRateLimited(
+        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(1).build(),
+        time,
+        throwingFromCallStart(1));
+    server.enqueue(ok("next"));
+
+    assertThatThrownBy(
+            () -> retrier.enqueue(client.newCall(get("/first")), new Heard(), client.dispatcher()))
+        .hasMessage("the application's listener");
+    assertThat(retrier.running()).isZero();
+
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    assertThat(next.await()).as("the first call's permit, given back").isEqualTo("200 next");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aRetryWhoseCloneCannotBeMadeIsHeardOnceAndGivesItsRetryBack() throws Exception {
+    // The application's event listener factory threw for the clone (OkHttp asks it in clone()),
+    // on the scheduler's thread at the end of the wait: it left the agent there, the callback
+    // never heard of the call, and the call stayed running with its retry spent.
+    configure(
+        b -> b,
+        throwingForTheClone(),
+        false,
+        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
+        CircuitBreakerPolicy.defaults());
+    server.enqueue(status(503), status(503), ok("retried"));
+    retryThatCannotBeEnqueued();
+
+    assertTheHostsNextCallGetsTheBudgetsOneRetry();
+    assertThat(server.requestCount()).isEqualTo(3);
   }
 
   @Test
