@@ -81,7 +81,10 @@ public final class ApacheRetrying4 {
   public CloseableHttpResponse execute(
       Transport transport, HttpHost target, HttpRequest request, HttpContext context)
       throws IOException {
-    Objects.requireNonNull(request, "request");
+    if (request == null) {
+      // HttpClient refuses it as without the agent (IllegalArgumentException).
+      return transport.execute(target, null, context);
+    }
     Request4 info = new Request4(target, request);
     RetryCall call = engine.newCall(info);
     if (call.passThrough()) {
