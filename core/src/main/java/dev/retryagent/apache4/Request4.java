@@ -50,7 +50,11 @@ final class Request4 implements RequestInfo {
 
   private static URI uriOf(HttpRequest request) {
     if (request instanceof HttpUriRequest) {
-      return ((HttpUriRequest) request).getURI();
+      URI uri = ((HttpUriRequest) request).getURI();
+      if (uri != null) {
+        return uri;
+      }
+      // HttpRequestWrapper of a request that is not an HttpUriRequest: its URI is in its line.
     }
     try {
       return URI.create(request.getRequestLine().getUri());

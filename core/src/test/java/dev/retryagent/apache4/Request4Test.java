@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Arrays;
 import org.apache.http.Header;
+import org.apache.http.HttpHost;
 import org.apache.http.client.methods.HttpGet;
+import org.apache.http.client.methods.HttpRequestWrapper;
+import org.apache.http.message.BasicHttpRequest;
 import org.junit.jupiter.api.Test;
 
 /** What a call leaves on the application's own request object: what it had before, as it was. */
@@ -49,5 +52,22 @@ class Request4Test {
 
     assertThat(headers(request)).containsExactly("Accept: application/json");
     assertThat(request.getAllHeaders()).extracting(Header::getName).doesNotContain("X-Attempt");
+  }
+
+  @Test
+  void aWrappedRequestWithoutAUriIsSeenAtThePathOfItsRequestLine() {
+    // HttpRequestWrapper is an HttpUriRequest whose getURI() is null when the request it wraps is
+    // not one (a BasicHttpRequest): the view took the path as "/", and a policy for the route's
+    // path (a payments route not retried, say) was not the one that applied.
+    HttpRequestWrapper wrapped =
+        HttpRequestWrapper.wrap(new BasicHttpRequest("GET", "/v1/payments/7?expand=all"));
+    assertThat(wrapped.getURI()).isNull();
+
+    Request4 info = new Request4(new HttpHost("api.example", 8443, "https"), wrapped);
+
+    assertThat(info.path()).isEqualTo("/v1/payments/7");
+    assertThat(info.host()).isEqualTo("api.example");
+    assertThat(info.port()).isEqualTo(8443);
+    assertThat(info.scheme()).isEqualTo("https");
   }
 }
