@@ -253,7 +253,12 @@ public final class FleetConnection implements AutoCloseable {
     return settings;
   }
 
-  /** Stops the thread (waiting a moment for it to leave the live count) and the connections. */
+  /**
+   * Stops the thread (waiting a moment for it to leave the live count) and the connections. Closed
+   * while not up (connecting, or reconnecting after an outage), the connect under way is cut off:
+   * the thread has ended when this returns, whatever Redis does (a live count this JVM was still
+   * in, from before an outage, expires by itself within three heartbeats).
+   */
   @Override
   public void close() {
     synchronized (lock) {
@@ -265,6 +270,13 @@ public final class FleetConnection implements AutoCloseable {
       woken = true;
       lock.notifyAll();
     }
+    RedisGateway g = gateway;
+    if (!upWhenClosed && g != null) {
+      // The thread may be connecting: to a Redis that does not answer, each step of it waits a
+      // whole timeout, more in all than the wait below, and it would go on after close returned.
+      // Nothing is to be written while not up: its sockets are closed, and it ends at once.
+      g.abort();
+    }
     try {
       thread.join(settings.connectTimeout().toMillis() + 4 * settings.commandTimeout().toMillis());
     } catch (InterruptedException e) {
@@ -274,6 +286,11 @@ public final class FleetConnection implements AutoCloseable {
 
   Clock clock() {
     return clock;
+  }
+
+  /** The background thread, for tests that it ends. */
+  Thread thread() {
+    return thread;
   }
 
   /** The gateway while {@link #isUp()}; callers fall back when it is null. */
@@ -429,6 +446,11 @@ public final class FleetConnection implements AutoCloseable {
     if (g == null) {
       g = new RedisGateway(settings, clock);
       gateway = g;
+      if (state == State.CLOSED) {
+        // close() may have looked for a gateway to abort before this one was set.
+        g.abort();
+        return;
+      }
     }
     g.dropIdle();
     g.ping();
@@ -454,6 +476,8 @@ public final class FleetConnection implements AutoCloseable {
       }
     }
     g.warmUp(WARM_CONNECTIONS);
+    // Its sockets are the callers' from here: a close no longer aborts them, it writes and leaves.
+    g.connected();
     boolean wasReported;
     synchronized (lock) {
       if (state == State.CLOSED) {

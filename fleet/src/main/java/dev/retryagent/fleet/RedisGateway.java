@@ -14,6 +14,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -62,6 +64,13 @@ final class RedisGateway implements AutoCloseable {
   private final ConcurrentLinkedDeque<Jedis> idle = new ConcurrentLinkedDeque<>();
   private final LongAdder scriptReloads = new LongAdder();
   private volatile boolean closed;
+
+  /**
+   * The sockets the fleet's thread opened (its connect, its warm-up) since its last connect
+   * succeeded: {@link #abort} closes them, so that a close while it connects ends its wait for a
+   * slow or silent Redis at once, not a connect and a command timeout per step later.
+   */
+  private final Set<Socket> connecting = ConcurrentHashMap.newKeySet();
 
   /** The host's addresses, as the fleet's thread last looked them up; null before it has. */
   private volatile InetAddress[] addresses;
@@ -219,6 +228,43 @@ final class RedisGateway implements AutoCloseable {
   public void close() {
     closed = true;
     dropIdle();
+  }
+
+  /**
+   * {@link #close}, and the sockets the fleet's thread is connecting or setting up are closed under
+   * it: its connect fails at once (a connect, a TLS handshake or a reply it waits for), and any it
+   * would open next is closed as it is made. For a close while not up, where nothing is left to
+   * write.
+   */
+  void abort() {
+    closed = true;
+    for (Socket s : connecting) {
+      closeSocket(s);
+    }
+    dropIdle();
+  }
+
+  /** The fleet's thread is connected: the sockets it opened are the callers' connections now. */
+  void connected() {
+    connecting.clear();
+  }
+
+  /** Tracks a socket of the fleet's thread; closed at once when the gateway was aborted. */
+  private void track(Socket s) {
+    connecting.removeIf(Socket::isClosed);
+    connecting.add(s);
+    if (closed) {
+      // abort() ran before the add: it may not have seen this one.
+      closeSocket(s);
+    }
+  }
+
+  private static void closeSocket(Socket s) {
+    try {
+      s.close();
+    } catch (IOException ignored) {
+      // closed to end a wait: nothing was owed on it
+    }
   }
 
   /**
@@ -610,6 +656,10 @@ final class RedisGateway implements AutoCloseable {
             break;
           }
           Socket s = new Socket();
+          if (lookUp) {
+            // The fleet's thread: a close while it connects closes this under it (abort).
+            gateway.track(s);
+          }
           try {
             s.setReuseAddress(true);
             s.setKeepAlive(true);

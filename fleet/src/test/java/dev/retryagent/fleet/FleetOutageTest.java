@@ -12,6 +12,8 @@ import dev.retryagent.engine.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -467,6 +469,39 @@ class FleetOutageTest {
     fleet.close();
     await().atMost(UP_TIMEOUT).until(() -> !thread.isAlive());
     assertThat(fleet.state()).isEqualTo(FleetConnection.State.CLOSED);
+  }
+
+  @Test
+  void aCloseWhileTheThreadConnectsToARedisThatDoesNotAnswerEndsTheThreadWithinTheClose()
+      throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      // A Redis that takes the connection and never answers: the thread waits a whole command
+      // timeout for each step of its connect, longer than close() waits for it.
+      fake.onCommand =
+          command -> {
+            held.countDown();
+            TestFleet.holdUntil(release);
+          };
+      fleet =
+          FleetConnection.start(
+              outageSettings(fake.url()).commandTimeout(Duration.ofSeconds(60)).build(),
+              Clock.SYSTEM,
+              log);
+      assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+      Thread thread = fleet.thread();
+      Thread closing = new Thread(fleet::close, "closing");
+      closing.start();
+
+      // Ended within close(), long before the command timeout: nothing of it after close returns.
+      await().atMost(UP_TIMEOUT).until(() -> !closing.isAlive());
+      assertThat(thread.isAlive()).isFalse();
+      assertThat(fleet.state()).isEqualTo(FleetConnection.State.CLOSED);
+      assertThat(log.lines).isEmpty();
+    } finally {
+      release.countDown();
+    }
   }
 
   @Test
