@@ -140,6 +140,14 @@ final class BoundedRegistry<K, V> {
     }
   }
 
+  /**
+   * Drops the entries whose key {@code unused} accepts. Not marked {@linkplain Entry#evicted()
+   * evicted}: a caller that kept one (a call under way) goes on with it rather than making it anew.
+   */
+  synchronized void removeKeys(Predicate<K> unused) {
+    entries.keySet().removeIf(unused);
+  }
+
   synchronized int size() {
     return entries.size();
   }

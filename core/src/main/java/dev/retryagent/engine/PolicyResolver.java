@@ -1,6 +1,8 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.policy.Policy;
+import java.util.Collection;
+import java.util.Collections;
 
 /**
  * Finds the policy of a request: the configuration's route table. Called once per call; must be
@@ -26,6 +28,16 @@ public interface PolicyResolver {
     return true;
   }
 
+  /**
+   * Every policy {@link #resolve} may return, or null when the resolver cannot list them. At a
+   * reload the engine stops tracking (and reporting) the breakers of sections that none of them has
+   * any more: a removed route's, a changed section's. Default: null, every breaker is kept until
+   * the registry's bound drops it.
+   */
+  default Collection<Policy> policies() {
+    return null;
+  }
+
   /** Every request gets {@code policy}; the path is not read. */
   static PolicyResolver always(Policy policy) {
     return new PolicyResolver() {
@@ -37,6 +49,11 @@ public interface PolicyResolver {
       @Override
       public boolean readsPath() {
         return false;
+      }
+
+      @Override
+      public Collection<Policy> policies() {
+        return Collections.singletonList(policy);
       }
     };
   }

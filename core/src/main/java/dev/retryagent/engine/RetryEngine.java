@@ -9,6 +9,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,7 +37,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * </pre>
  *
  * <p>State survives {@link #reconfigure}: per-host state is keyed by the host and the policy
- * section it was built from, so a reload that leaves a section unchanged keeps its state.
+ * section it was built from, so a reload that leaves a section unchanged keeps its state. The
+ * breakers of sections the new policies no longer have are dropped then ({@link
+ * PolicyResolver#policies()}).
  *
  * <p>An application wraps its clients with the adapters ({@code RetryingHttpClient}, {@code
  * RetryInterceptor}, {@code AsyncRetrier}), which start and drive the calls; an adapter of its own
@@ -56,6 +59,10 @@ public final class RetryEngine {
   private volatile EngineSettings settings;
 
   private final BoundedRegistry.UseClock uses = new BoundedRegistry.UseClock();
+
+  /** The start of a route-scoped breaker's key; a host's is {@code scheme://host:port}. */
+  private static final String ROUTE_KEY = "route:";
+
   private final BoundedRegistry<Key, CircuitBreaker> breakers =
       new BoundedRegistry<>(CircuitBreaker::isIdle, uses);
   private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true, uses);
@@ -175,6 +182,39 @@ public final class RetryEngine {
   public void reconfigure(Mode mode, PolicyResolver policies) {
     this.settings = new EngineSettings(this, mode, policies);
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
+    Collection<Policy> now = policies.policies();
+    if (now != null) {
+      // A breaker of a section no policy has any more (a removed route's, a changed section's) is
+      // never asked again: it would stay in the state it was in, an open one reported open to JMX
+      // and Prometheus for the JVM's life. Calls under way keep the one they hold.
+      breakers.removeKeys(new Unused(now));
+    }
+  }
+
+  /** The breaker keys that no policy of a configuration uses. */
+  private static final class Unused implements java.util.function.Predicate<Key> {
+    private final Collection<Policy> policies;
+
+    Unused(Collection<Policy> policies) {
+      this.policies = policies;
+    }
+
+    @Override
+    public boolean test(Key k) {
+      boolean routeKey = k.name.startsWith(ROUTE_KEY);
+      for (Policy p : policies) {
+        CircuitBreakerPolicy c = p.circuitBreaker();
+        if (!c.enabled() || !c.equals(k.policy)) {
+          continue;
+        }
+        if (c.scope() == CircuitBreakerPolicy.Scope.ROUTE
+            ? k.name.equals(ROUTE_KEY + p.routeName())
+            : !routeKey) {
+          return false;
+        }
+      }
+      return true;
+    }
   }
 
   /**
@@ -281,7 +321,7 @@ public final class RetryEngine {
       return null;
     }
     String key =
-        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? "route:" + policy.routeName() : target;
+        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? ROUTE_KEY + policy.routeName() : target;
     String route = policy.routeName();
     return breakers.entry(
         new Key(key, p),

@@ -1,8 +1,10 @@
 package dev.retryagent.engine;
 
+import static dev.retryagent.engine.CircuitState.OPEN;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
@@ -103,6 +105,77 @@ class EngineStateTest {
     f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(same.build()));
     call(f, "a.example", 503);
     assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+  }
+
+  @Test
+  void aReloadThatChangesABreakersSectionStopsTrackingTheOldOneOpenAsItWas() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    call(f, "a.example", 503);
+    call(f, "a.example", 503);
+    assertThat(f.engine.breakers()).extracting(CircuitBreaker::state).containsExactly(OPEN);
+
+    TestPolicy changed = TestPolicy.create();
+    changed.breaker.countWindow(3).minimumCalls(2);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(changed.build()));
+
+    // No call of the new configuration would ever ask it again: it stayed open, for JMX's
+    // OpenBreakers and Prometheus's breakers{state="open"}, for the JVM's life.
+    assertThat(f.engine.breakers()).isEmpty();
+  }
+
+  @Test
+  void aReloadThatRemovesARouteDropsItsRouteScopedBreakerAndKeepsTheOthers() {
+    CircuitBreakerPolicy perRoute =
+        CircuitBreakerPolicy.builder()
+            .scope(CircuitBreakerPolicy.Scope.ROUTE)
+            .countWindow(2)
+            .minimumCalls(2)
+            .build();
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    Policy kept = p.build();
+    Policy payments =
+        new Policy("payments", kept.retry(), kept.budget(), perRoute, kept.rateLimit());
+    Policy search = new Policy("search", kept.retry(), kept.budget(), perRoute, kept.rateLimit());
+    EngineFixture f = EngineFixture.of(kept);
+    f.engine.reconfigure(Mode.ENFORCE, routes(kept, payments, search));
+    call(f, "payments.example", 503);
+    call(f, "payments.example", 503);
+    call(f, "search.example", 503);
+    call(f, "plain.example", 200);
+    assertThat(breakerKeys(f.engine))
+        .containsExactlyInAnyOrder("route:payments", "route:search", "http://plain.example:80");
+
+    // The route is removed; search keeps its breaker, and so does the host of the defaults.
+    f.engine.reconfigure(Mode.ENFORCE, routes(kept, search));
+
+    assertThat(breakerKeys(f.engine))
+        .containsExactlyInAnyOrder("route:search", "http://plain.example:80");
+  }
+
+  /** Each route's policy for the host ROUTE.example, {@code defaults} for every other host. */
+  private static PolicyResolver routes(Policy defaults, Policy... routes) {
+    java.util.List<Policy> all = new java.util.ArrayList<>(java.util.Arrays.asList(routes));
+    all.add(defaults);
+    return new PolicyResolver() {
+      @Override
+      public Policy resolve(String method, String host, int port, String path) {
+        for (Policy p : routes) {
+          if (host.equals(p.routeName() + ".example")) {
+            return p;
+          }
+        }
+        return defaults;
+      }
+
+      @Override
+      public java.util.Collection<Policy> policies() {
+        return all;
+      }
+    };
   }
 
   @Test

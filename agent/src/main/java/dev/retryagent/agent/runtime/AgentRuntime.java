@@ -175,6 +175,16 @@ public final class AgentRuntime {
     public boolean readsPath() {
       return config.routesByPath();
     }
+
+    @Override
+    public java.util.Collection<Policy> policies() {
+      java.util.List<Policy> all = new java.util.ArrayList<>(config.routes().size() + 1);
+      for (dev.retryagent.config.Route r : config.routes()) {
+        all.add(r.policy());
+      }
+      all.add(config.defaultPolicy());
+      return all;
+    }
   }
 
   /** Whether the engine observes, read from the running configuration. */

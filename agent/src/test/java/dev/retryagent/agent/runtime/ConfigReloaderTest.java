@@ -1,10 +1,14 @@
 package dev.retryagent.agent.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 import dev.retryagent.agent.CapturedStderr;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
+import dev.retryagent.engine.CircuitBreaker;
+import dev.retryagent.engine.CircuitState;
+import dev.retryagent.engine.RetryCall;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,6 +45,42 @@ class ConfigReloaderTest {
 
   private int maxAttempts() {
     return runtime.config().defaultPolicy().retry().maxAttempts();
+  }
+
+  @Test
+  void anEditThatRemovesARouteDropsItsBreakerOpenAsItWasFromTheEngine() throws Exception {
+    Files.writeString(
+        file,
+        String.join(
+            "\n",
+            "routes:",
+            "  - name: payments",
+            "    match: { hosts: [pay.example] }",
+            "    retry: { maxAttempts: 1 }",
+            "    circuitBreaker:",
+            "      { scope: route, window: { type: count, size: 2 }, minimumCalls: 2 }",
+            ""));
+    reloader.poll();
+    reloader.poll();
+    for (int i = 0; i < 2; i++) {
+      RetryCall call = runtime.engine().newCall(new GetRequest("pay.example"));
+      call.acquireBreaker();
+      call.startAttempt();
+      call.onResponse(503, null);
+    }
+    assertThat(runtime.engine().breakers())
+        .extracting(CircuitBreaker::key, CircuitBreaker::state)
+        .containsExactly(tuple("route:payments", CircuitState.OPEN));
+
+    Files.writeString(file, TWO);
+    reloader.poll();
+    reloader.poll();
+
+    // No call asks a removed route's breaker again: JMX and Prometheus would report it open for
+    // the JVM's life.
+    assertThat(runtime.engine().breakers())
+        .extracting(CircuitBreaker::key)
+        .doesNotContain("route:payments");
   }
 
   @Test

@@ -8,7 +8,6 @@ import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.FleetRouteCounters;
-import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -85,7 +84,7 @@ class FleetReloadTest {
 
   /** A call to the route answered 429 with Retry-After: 20 (Redis away: held in this JVM only). */
   private void a429() throws Exception {
-    RetryCall call = runtime.engine().newCall(new Get());
+    RetryCall call = runtime.engine().newCall(new GetRequest("llm.example"));
     assertThat(call.reservePermit()).isZero();
     call.acquireBreaker();
     call.startAttempt();
@@ -95,7 +94,7 @@ class FleetReloadTest {
   }
 
   private long nextWait() throws Exception {
-    return runtime.engine().newCall(new Get()).reservePermit();
+    return runtime.engine().newCall(new GetRequest("llm.example")).reservePermit();
   }
 
   @Test
@@ -130,43 +129,5 @@ class FleetReloadTest {
     assertThat(counters.route()).isEqualTo("llm");
     assertThat(counters.fallbacks()).isEqualTo(2);
     assertThat(counters.pausesSet()).isEqualTo(1);
-  }
-
-  /** A GET to the fleet route. */
-  private static final class Get implements RequestInfo {
-    @Override
-    public String method() {
-      return "GET";
-    }
-
-    @Override
-    public String scheme() {
-      return "http";
-    }
-
-    @Override
-    public String host() {
-      return "llm.example";
-    }
-
-    @Override
-    public int port() {
-      return 80;
-    }
-
-    @Override
-    public String path() {
-      return "/";
-    }
-
-    @Override
-    public String header(String name) {
-      return null;
-    }
-
-    @Override
-    public boolean bodyReplayable() {
-      return true;
-    }
   }
 }

@@ -9,8 +9,9 @@ import java.util.Map;
 /**
  * The state of each circuit breaker the engine asks now, by key: what every exposition (the
  * Prometheus gauges, the JMX attributes) reports. After a reload that changed a breaker's section,
- * a host can have an old breaker and a new one until the registry drops the old; the old one is
- * never asked again, so it never leaves the state it was in. Per key, the most recently used one
+ * a host can have an old breaker and a new one while calls under way still hold the old (the engine
+ * drops it from its registry at the reload, with a resolver that lists its policies); the old one
+ * is never asked again, so it never leaves the state it was in. Per key, the most recently used one
  * counts.
  */
 final class BreakerStates {
