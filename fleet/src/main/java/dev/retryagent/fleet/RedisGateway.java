@@ -251,7 +251,13 @@ final class RedisGateway implements AutoCloseable {
 
   /** Tracks a socket of the fleet's thread; closed at once when the gateway was aborted. */
   private void track(Socket s) {
-    connecting.removeIf(Socket::isClosed);
+    // A loop, not removeIf with a method reference: the fleet's code spins no lambda classes (its
+    // thread may run before the application's main).
+    for (java.util.Iterator<Socket> i = connecting.iterator(); i.hasNext(); ) {
+      if (i.next().isClosed()) {
+        i.remove();
+      }
+    }
     connecting.add(s);
     if (closed) {
       // abort() ran before the add: it may not have seen this one.
