@@ -21,7 +21,9 @@ public final class Sanitizer {
 
   private static final String REDACTED = "<redacted>";
 
-  // "Name: value" or "Name=value" up to the end of the line, for headers whose values are secret.
+  // "Name: value" or "Name=value" up to the end of the line, for headers whose values are secret;
+  // also with the name quoted, as JSON and maps print it ("Cookie":"a=b", 'Authorization' = x):
+  // a server's error body or a client's request dump quoted in a message.
   private static final Pattern SECRET_HEADERS =
       headerPattern(
           "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key");
@@ -34,7 +36,7 @@ public final class Sanitizer {
   private Sanitizer() {}
 
   private static Pattern headerPattern(String alternatives) {
-    return Pattern.compile("(?i)\\b(" + alternatives + ")(\\s*[:=]\\s*)[^\\r\\n]*");
+    return Pattern.compile("(?i)\\b(" + alternatives + ")([\"']?\\s*[:=]\\s*)[^\\r\\n]*");
   }
 
   /**

@@ -168,6 +168,29 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void credentialHeadersQuotedInAnExceptionMessageAreRedacted() throws IOException {
+    // A client that quotes the server's JSON error body, or its own request's headers as a map.
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("llm", b -> b.maxAttempts(2)), w);
+    IOException cookie =
+        new IOException("rejected: {\"Cookie\":\"session=SECRET1\", \"accept\":\"*/*\"}");
+    IOException auth =
+        new IOException("rejected: {\"Authorization\": \"Token SECRET2\"} then reset");
+
+    rig.call(FakeRequest.of("GET", "http", "h.example", 8080, "/v1/x"), cookie, cookie);
+    rig.call(FakeRequest.of("GET", "http", "h.example", 8080, "/v1/y"), auth, auth);
+    w.close();
+
+    List<String> lines = lines(file);
+    assertThat(lines).hasSize(2).allSatisfy(l -> assertThat(l).doesNotContain("SECRET"));
+    assertThat(MiniJson.parseObject(lines.get(0)))
+        .containsEntry("error", "java.io.IOException: rejected: {\"Cookie\":<redacted>");
+    assertThat(MiniJson.parseObject(lines.get(1)))
+        .containsEntry("error", "java.io.IOException: rejected: {\"Authorization\": <redacted>");
+  }
+
+  @Test
   void quotesNewlinesAndControlCharactersAreEscapedAndQueriesDropped() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);

@@ -159,7 +159,8 @@ class LogListenerTest {
             "unexpected end of stream on http://user:pw-SECRET1@api.example.com/v1/x?token=SECRET2"
                 + "&sig=SECRET3#frag-SECRET4\r\nAuthorization: Bearer SECRET5\nCookie: s=SECRET6;"
                 + " t=SECRET7\nProxy-Authorization: Basic SECRET8\nX-Dedupe: SECRET9\n"
-                + "Set-Cookie: SECRET10\nIdempotency-Key: SECRET11 and /relative?q=SECRET12");
+                + "Set-Cookie: SECRET10\nIdempotency-Key: SECRET11 and /relative?q=SECRET12\n"
+                + "{\"Cookie\":\"SECRET15\"}\n{\"Authorization\": \"Token SECRET16\"}");
 
     rig.call(
         FakeRequest.get("api.example.com", "/v1/x?api_key=SECRET13#SECRET14"), hostile, hostile);

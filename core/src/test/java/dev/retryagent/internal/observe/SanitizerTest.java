@@ -40,6 +40,40 @@ class SanitizerTest {
         "line\u2028separator http://h/?q=SECRET");
   }
 
+  /**
+   * Credential headers as a JSON body, a header map's {@code toString()} or a request dump print
+   * them: the name quoted, {@code :} or {@code =} after the quote.
+   */
+  static Stream<String> quotedCredentialHeaders() {
+    return Stream.of(
+        "400 {\"Cookie\":\"session=SECRET\"}",
+        "{\"cookie\": \"SECRET\", \"accept\": \"*/*\"}",
+        "upstream said {\"Set-Cookie\":\"id=SECRET; Path=/\"}",
+        "{\"SET-COOKIE\" : \"SECRET\"}",
+        "headers {\"Authorization\":\"Token SECRET\"}",
+        "headers {\"Authorization\": \"Bearer SECRET\"}",
+        "{\"authorization\":\"SECRET\"}",
+        "{\"Proxy-Authorization\":\"Basic SECRET\"}",
+        "{'Proxy-Authorization': 'SECRET'}",
+        "headers {'cookie'='SECRET'}",
+        "{\"Idempotency-Key\":\"SECRET\"}",
+        "{\"X-Api-Key\":\"SECRET\"}");
+  }
+
+  @ParameterizedTest
+  @MethodSource("quotedCredentialHeaders")
+  void aQuotedCredentialHeaderIsRedactedAsAPlainOneIs(String hostile) {
+    assertThat(Sanitizer.message(hostile, null)).doesNotContain("SECRET").contains("<redacted>");
+  }
+
+  @Test
+  void aQuotedHeaderKeepsItsNameAndTheRoutesKeyHeaderIsRedactedQuotedToo() {
+    assertThat(Sanitizer.message("400 {\"Cookie\":\"session=SECRET\"}", null))
+        .isEqualTo("400 {\"Cookie\":<redacted>");
+    assertThat(Sanitizer.message("{\"X-Dedupe\": \"SECRET\"}", "X-Dedupe"))
+        .isEqualTo("{\"X-Dedupe\": <redacted>");
+  }
+
   @ParameterizedTest
   @MethodSource("hostileMessages")
   void aMessageNeverKeepsASecretOrALineBreak(String hostile) {
