@@ -292,6 +292,24 @@ class ExplainCommandTest {
   }
 
   @Test
+  void aHostWithUserInfoInTheConfigurationIsReportedAsByValidate() throws IOException {
+    Path bad =
+        Files.writeString(
+            dir.resolve("creds.yml"),
+            "routes: [ { name: x, match: { hosts: ['user:pw-SECRET@x.example.com'] } } ]\n");
+
+    CliRun r = CliRun.of("explain", bad.toString(), "GET", "https://x.example.com/");
+
+    assertThat(r.exitCode).isEqualTo(1);
+    assertThat(r.err)
+        .contains(
+            bad
+                + ":1:39: routes[0].match.hosts[0]: found ***@x.example.com; allowed a host"
+                + " without user-info")
+        .doesNotContain("SECRET");
+  }
+
+  @Test
   void aFleetScopedRouteShowsTheFleetLimitAndWhereItIsSharedWithoutThePassword()
       throws IOException {
     Path fleet =

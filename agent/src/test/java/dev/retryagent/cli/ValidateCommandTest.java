@@ -130,6 +130,27 @@ class ValidateCommandTest {
   }
 
   @Test
+  void aHostWithUserInfoIsReportedAtItsKeyAsUserInfoWithoutThePassword() throws IOException {
+    Path f =
+        file(
+            "creds.yml",
+            "routes:\n"
+                + "  - name: llm\n"
+                + "    match: { hosts: ['user:pw-SECRET@api.example.com'] }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isEqualTo(1);
+    assertThat(r.err)
+        .contains(
+            f
+                + ":3:22: routes[0].match.hosts[0]: found ***@api.example.com; allowed a host"
+                + " without user-info (user@ or user:password@)")
+        .doesNotContain("SECRET")
+        .doesNotContain("port");
+  }
+
+  @Test
   void aMissingFileIsOneProblem() {
     Path f = dir.resolve("nowhere.yml");
 

@@ -29,11 +29,6 @@ final class HostPattern {
     this.port = port;
   }
 
-  /**
-   * Compiles one pattern.
-   *
-   * @throws IllegalArgumentException saying what is allowed
-   */
   /** {@code [chars]+}: not empty, and every character one of {@code chars}. */
   private static boolean onlyOf(String text, String chars) {
     for (int i = 0; i < text.length(); i++) {
@@ -44,21 +39,38 @@ final class HostPattern {
     return !text.isEmpty();
   }
 
+  /**
+   * Compiles one pattern.
+   *
+   * @throws IllegalArgumentException saying what is allowed; its message never repeats user-info
+   *     ({@code user:password@}) the text may hold
+   */
   static HostPattern compile(String raw) {
     String s = raw.trim().toLowerCase(Locale.ROOT);
     if (s.isEmpty()) {
       throw new IllegalArgumentException("allowed " + EXAMPLES);
     }
-    if (s.contains("://")) {
+    int scheme = s.indexOf("://");
+    // The last '@' ends user-info, as in a URL (a password may hold one).
+    int at = s.lastIndexOf('@');
+    if (scheme >= 0) {
       throw new IllegalArgumentException(
-          "allowed a host without a scheme: write "
-              + s.substring(s.indexOf("://") + 3)
-              + " and"
-              + " put paths in match.paths");
+          "allowed a host without a scheme"
+              + (at > scheme ? " or user-info" : "")
+              + ": write "
+              + s.substring(Math.max(scheme + 3, at + 1))
+              + " and put paths in match.paths");
     }
     if (s.indexOf('/') >= 0) {
       throw new IllegalArgumentException(
           "allowed a host without a path (put paths in match.paths), " + EXAMPLES);
+    }
+    if (at >= 0) {
+      // Checked before the port: in user:password@host the password would pass for one.
+      throw new IllegalArgumentException(
+          "allowed a host without user-info (user@ or user:password@): a route matches hosts,"
+              + " never credentials; write "
+              + (at + 1 < s.length() ? s.substring(at + 1) : "the host alone"));
     }
     String host;
     String portText = null;
@@ -103,6 +115,20 @@ final class HostPattern {
     String canonical =
         (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + (port == ANY_PORT ? "" : ":" + port);
     return new HostPattern(canonical, host, port);
+  }
+
+  /**
+   * {@code text} as a problem may show it: user-info, up to the last {@code @} (after a scheme when
+   * there is one), written {@code ***}.
+   */
+  static String withoutUserInfo(String text) {
+    int at = text.lastIndexOf('@');
+    if (at < 0) {
+      return text;
+    }
+    int scheme = text.indexOf("://");
+    int start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
+    return text.substring(0, start) + "***" + text.substring(at);
   }
 
   private static int parsePort(String text) {

@@ -174,6 +174,12 @@ abstract class ValueType {
     }
 
     @Override
+    String shown(String text) {
+      // A host written as a URL's authority may carry a password: user:password@host.
+      return ConfigProblem.shown(kind == Kind.HOST_GLOB ? HostPattern.withoutUserInfo(text) : text);
+    }
+
+    @Override
     String allowed() {
       switch (kind) {
         case BOOLEAN:

@@ -269,6 +269,50 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aHostWithUserInfoIsReportedAtItsKeyAsUserInfoAndThePasswordIsNeverShown() {
+    List<ConfigProblem> all =
+        problems(
+            "routes:",
+            "  - name: x",
+            "    match:",
+            "      hosts: ['user:pw-SECRET@api.example.com', 'user@api.example.com',"
+                + " 'user:pw-SECRET@host:*']",
+            "  - name: y",
+            "    match: {hosts: ['https://user:pw-SECRET@b.example.com']}");
+    String why =
+        "allowed a host without user-info (user@ or user:password@): a route matches hosts,"
+            + " never credentials; write ";
+    assertThat(all)
+        .extracting(ConfigProblem::path, ConfigProblem::message)
+        .containsExactly(
+            tuple(
+                "routes[0].match.hosts[0]",
+                "found ***@api.example.com; " + why + "api.example.com"),
+            tuple(
+                "routes[0].match.hosts[1]",
+                "found ***@api.example.com; " + why + "api.example.com"),
+            tuple("routes[0].match.hosts[2]", "found ***@host:*; " + why + "host:*"),
+            tuple(
+                "routes[1].match.hosts[0]",
+                "found https://***@b.example.com; allowed a host without a scheme or user-info:"
+                    + " write b.example.com and put paths in match.paths"));
+    assertThat(all).allSatisfy(p -> assertThat(p.toString()).doesNotContain("SECRET"));
+  }
+
+  @Test
+  void aHostWithUserInfoFromTheEnvironmentIsNotShownEither() {
+    ConfigProblem p =
+        Yaml.problemsWithEnv(
+                Map.of("API_HOST", "user:pw-SECRET@api.example.com"),
+                "routes: [{name: x, match: {hosts: ['${API_HOST}']}}]")
+            .get(0);
+    assertThat(p.path()).isEqualTo("routes[0].match.hosts[0]");
+    assertThat(p.message())
+        .startsWith("found ***@api.example.com (from ${API_HOST}); allowed a host without")
+        .doesNotContain("SECRET");
+  }
+
+  @Test
   void reportsBadHeaderNamesAndClassNames() {
     assertThat(problem("defaults: {retry: {attemptHeader: 'X Attempt'}}").message())
         .isEqualTo(

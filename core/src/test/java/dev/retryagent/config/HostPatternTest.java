@@ -94,6 +94,43 @@ class HostPatternTest {
         .hasMessageStartingWith("allowed");
   }
 
+  @ParameterizedTest
+  @CsvSource({
+    "user@api.example.com, api.example.com",
+    "user:pw-SECRET@api.example.com, api.example.com",
+    "user:pw-SECRET@host:*, host:*",
+    "user:pw-SECRET@api.example.com:8443, api.example.com:8443",
+    "'u:p@ss-SECRET@[::1]:80', '[::1]:80'",
+    "user:SECRET@, the host alone"
+  })
+  void refusesUserInfoSayingSoWithoutThePassword(String pattern, String host) {
+    // user:password@host used to read as host "user", port "password@host": "allowed a port".
+    assertThatThrownBy(() -> HostPattern.compile(pattern))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(
+            "allowed a host without user-info (user@ or user:password@): a route matches hosts,"
+                + " never credentials; write "
+                + host);
+  }
+
+  @Test
+  void aSchemeWithUserInfoIsRefusedWithoutThePassword() {
+    assertThatThrownBy(() -> HostPattern.compile("https://user:pw-SECRET@api.example.com"))
+        .hasMessage(
+            "allowed a host without a scheme or user-info: write api.example.com and put paths in"
+                + " match.paths");
+  }
+
+  @ParameterizedTest
+  @CsvSource({
+    "user:pw@host, ***@host",
+    "https://user:p@ss@h/x, https://***@h/x",
+    "api.example.com, api.example.com"
+  })
+  void showsAPatternWithoutItsUserInfo(String text, String shown) {
+    assertThat(HostPattern.withoutUserInfo(text)).isEqualTo(shown);
+  }
+
   @Test
   void explainsASchemeOrAPath() {
     assertThatThrownBy(() -> HostPattern.compile("https://api.example.com/v1"))
