@@ -57,7 +57,9 @@ final class CommandLine {
   }
 
   static void help(PrintStream out, String version) {
-    out.println("retry-agent " + version + ": budgeted HTTP retries for java.net.http and OkHttp");
+    out.println("retry-agent " + version + ": budgeted HTTP retries for java.net.http, OkHttp,");
+    out.println(
+        "Apache HttpClient 4.5/5.x classic and HttpURLConnection (5.x async is not hooked)");
     out.println();
     out.println("Usage, as a Java agent:");
     out.println("  java -javaagent:retry-agent.jar -jar app.jar                 built-in defaults");
@@ -88,6 +90,10 @@ final class CommandLine {
     out.println("    retransforms jdk.internal.net.http.HttpClientFacade).");
     out.println("  - OkHttp: only clients built after the attach; a client built before keeps its");
     out.println("    interceptor list, and so do clients derived from it with newBuilder().");
+    out.println("  - Apache HttpClient 4.5: every client, also those built before the attach.");
+    out.println("    5.x classic: only clients built after it; one built before keeps its chain.");
+    out.println("  - HttpURLConnection: connections opened after the attach; one opened before");
+    out.println("    keeps what it is.");
     out.println("  - Calls already in flight finish without the agent.");
     out.println("  - JDK 21 and later print a warning that an agent was loaded dynamically; start");
     out.println("    the JVM with -XX:+EnableDynamicAgentLoading to allow it without the warning");

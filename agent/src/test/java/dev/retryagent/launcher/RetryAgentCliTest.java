@@ -59,6 +59,24 @@ class RetryAgentCliTest {
   }
 
   @Test
+  void helpNamesEveryHookedClientAndWhatAnAttachCoversOfEach() {
+    // The help once said the agent handles java.net.http and OkHttp alone.
+    assertThat(run("--help")).isZero();
+    String help = out.toString(StandardCharsets.UTF_8);
+    String firstTwoLines = String.join(" ", help.split("\\R", 3)[0], help.split("\\R", 3)[1]);
+    assertThat(firstTwoLines)
+        .contains("java.net.http")
+        .contains("OkHttp")
+        .contains("Apache HttpClient 4.5/5.x classic")
+        .contains("HttpURLConnection")
+        .contains("5.x async is not hooked");
+    assertThat(help)
+        .contains("Apache HttpClient 4.5: every client, also those built before the attach")
+        .contains("5.x classic: only clients built after it")
+        .contains("HttpURLConnection: connections opened after the attach");
+  }
+
+  @Test
   void anUnknownCommandFailsWithExitCode2() {
     assertThat(run("frobnicate")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("unknown command frobnicate");
