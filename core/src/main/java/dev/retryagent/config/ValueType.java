@@ -175,8 +175,16 @@ abstract class ValueType {
 
     @Override
     String shown(String text) {
-      // A host written as a URL's authority may carry a password: user:password@host.
-      return ConfigProblem.shown(kind == Kind.HOST_GLOB ? HostPattern.withoutUserInfo(text) : text);
+      // A host written as a URL's authority may carry a password (user:password@host), a path
+      // pasted from a URL its query (?token=...): a problem, which the agent logs, shows neither.
+      switch (kind) {
+        case HOST_GLOB:
+          return ConfigProblem.shown(HostPattern.withoutUserInfo(text));
+        case PATH_GLOB:
+          return ConfigProblem.shown(PathPattern.withoutQuery(text));
+        default:
+          return ConfigProblem.shown(text);
+      }
     }
 
     @Override

@@ -300,6 +300,31 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aPathWithAQueryIsReportedWithoutTheQuery() {
+    // A path pasted from a URL brings its query, a token as often as not; problems are logged.
+    List<ConfigProblem> all =
+        problems(
+            "routes:",
+            "  - name: x",
+            "    match: {paths: ['/v1/charges?token=SECRET', '/v1/x#SECRET', 'v1/y?k=SECRET']}");
+    assertThat(all)
+        .extracting(ConfigProblem::path, ConfigProblem::message)
+        .containsExactly(
+            tuple(
+                "routes[0].match.paths[0]",
+                "found \"/v1/charges?***\"; allowed a path glob such as /v1/charges/**, /v1/*/refunds"
+                    + " or /health (paths are matched without the query string)"),
+            tuple(
+                "routes[0].match.paths[1]",
+                "found \"/v1/x#***\"; allowed a path glob such as /v1/charges/**, /v1/*/refunds"
+                    + " or /health (paths are matched without the query string)"),
+            tuple(
+                "routes[0].match.paths[2]",
+                "found \"v1/y?***\"; allowed a path glob such as /v1/charges/**, /v1/*/refunds or"
+                    + " /health (starting with /)"));
+  }
+
+  @Test
   void aHostWithUserInfoFromTheEnvironmentIsNotShownEither() {
     ConfigProblem p =
         Yaml.problemsWithEnv(
