@@ -224,9 +224,15 @@ public final class Sanitizer {
   static String cleanWord(String w, PathMask mask) {
     String word = w;
     int scheme = word.indexOf("://");
+    int separator = 3;
+    if (scheme < 0) {
+      // A URL inside JSON whose encoder escapes '/' (http:\/\/user:password@host\/path).
+      scheme = word.indexOf(":\\/\\/");
+      separator = 5;
+    }
     int pathStart = word.startsWith("/") ? 0 : -1;
     if (scheme >= 0) {
-      int authStart = scheme + 3;
+      int authStart = scheme + separator;
       int authEnd = authStart;
       while (authEnd < word.length() && "/?#".indexOf(word.charAt(authEnd)) < 0) {
         authEnd++;

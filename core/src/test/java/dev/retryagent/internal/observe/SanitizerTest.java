@@ -37,7 +37,9 @@ class SanitizerTest {
         "Basic SECRET",
         "line one\r\nAuthorization: SECRET\r\nline three",
         "tabs\tand\u000bcontrol\u0000chars?q=SECRET",
-        "line\u2028separator http://h/?q=SECRET");
+        "line\u2028separator http://h/?q=SECRET",
+        "{\"url\":\"http:\\/\\/user:SECRET@h\\/p\"}",
+        "{\"url\":\"https:\\/\\/SECRET@h.example:8443\\/p?q=SECRET\"}");
   }
 
   /**
@@ -104,6 +106,12 @@ class SanitizerTest {
   void queryUserInfoAndFragmentAreCutFromUrls() {
     assertThat(Sanitizer.message("on http://u:p@h.example:81/a/b?x=1#f now", null))
         .isEqualTo("on http://h.example:81/a/b now");
+  }
+
+  @Test
+  void aUrlWithEscapedSlashesLosesItsUserInfoToo() {
+    assertThat(Sanitizer.message("{\"url\":\"http:\\/\\/u:SECRET@h.example:81\\/a\"}", null))
+        .isEqualTo("{\"url\":\"http:\\/\\/h.example:81\\/a\"}");
   }
 
   @Test
