@@ -103,6 +103,27 @@ public final class ConfigProblem {
   }
 
   /**
+   * A host as {@link #shown} shows it, its user-info ({@code user:password@}, up to the last
+   * {@code @}) written {@code ***} also without a scheme: {@code match.hosts} is an authority.
+   */
+  static String shownHost(String text) {
+    int at = text.lastIndexOf('@');
+    int scheme = text.indexOf("://");
+    return at < 0 || (scheme >= 0 && scheme < at) ? shown(text) : shown("***" + text.substring(at));
+  }
+
+  /**
+   * A path as {@link #shown} shows it, what follows its first {@code ?} or {@code #} (a query, a
+   * fragment) written {@code ***} also without a scheme: {@code match.paths} is a path.
+   */
+  static String shownPath(String text) {
+    int q = text.indexOf('?');
+    int f = text.indexOf('#');
+    int cut = q < 0 ? f : f < 0 ? q : Math.min(q, f);
+    return shown(cut < 0 || cut == text.length() - 1 ? text : text.substring(0, cut + 1) + "***");
+  }
+
+  /**
    * {@code text} with the user-info of each URL-like word ({@code scheme://user:password@host})
    * replaced by {@code ***}, up to the word's last {@code @} (a password may hold a {@code /}), and
    * its query or fragment by {@code ?***} ({@code redis://host?password=...} is how other clients

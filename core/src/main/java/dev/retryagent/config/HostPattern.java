@@ -117,20 +117,6 @@ final class HostPattern {
     return new HostPattern(canonical, host, port);
   }
 
-  /**
-   * {@code text} as a problem may show it: user-info, up to the last {@code @} (after a scheme when
-   * there is one), written {@code ***}.
-   */
-  static String withoutUserInfo(String text) {
-    int at = text.lastIndexOf('@');
-    if (at < 0) {
-      return text;
-    }
-    int scheme = text.indexOf("://");
-    int start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
-    return text.substring(0, start) + "***" + text.substring(at);
-  }
-
   private static int parsePort(String text) {
     if (text.isEmpty() || text.length() > 5) {
       throw new IllegalArgumentException("allowed a port 1..65535 after the colon, or none");

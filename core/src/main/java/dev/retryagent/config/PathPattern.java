@@ -39,17 +39,6 @@ final class PathPattern {
   }
 
   /**
-   * {@code text} as a problem may show it: from the first {@code ?} or {@code #} on, the query or
-   * fragment is written {@code ***} after that character.
-   */
-  static String withoutQuery(String text) {
-    int q = text.indexOf('?');
-    int f = text.indexOf('#');
-    int cut = q < 0 ? f : f < 0 ? q : Math.min(q, f);
-    return cut < 0 || cut == text.length() - 1 ? text : text.substring(0, cut + 1) + "***";
-  }
-
-  /**
    * Compiles one pattern.
    *
    * @throws IllegalArgumentException saying what is allowed

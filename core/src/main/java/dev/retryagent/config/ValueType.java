@@ -179,9 +179,9 @@ abstract class ValueType {
       // pasted from a URL its query (?token=...): a problem, which the agent logs, shows neither.
       switch (kind) {
         case HOST_GLOB:
-          return ConfigProblem.shown(HostPattern.withoutUserInfo(text));
+          return ConfigProblem.shownHost(text);
         case PATH_GLOB:
-          return ConfigProblem.shown(PathPattern.withoutQuery(text));
+          return ConfigProblem.shownPath(text);
         default:
           return ConfigProblem.shown(text);
       }

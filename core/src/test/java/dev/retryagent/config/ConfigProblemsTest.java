@@ -300,6 +300,17 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void hostsAndPathsAreShownWithoutUserInfoOrQuery() {
+    assertThat(ConfigProblem.shownHost("user:p@ss@host")).isEqualTo("***@host");
+    assertThat(ConfigProblem.shownHost("https://user:p@ss@h/x")).isEqualTo("https://***@h/x");
+    assertThat(ConfigProblem.shownHost("api.example.com")).isEqualTo("api.example.com");
+    assertThat(ConfigProblem.shownPath("/v1/x?token=t#f")).isEqualTo("\"/v1/x?***\"");
+    assertThat(ConfigProblem.shownPath("/v1/x#f?q")).isEqualTo("\"/v1/x#***\"");
+    assertThat(ConfigProblem.shownPath("/up?")).isEqualTo("\"/up?\"");
+    assertThat(ConfigProblem.shownPath("/v1/x")).isEqualTo("/v1/x");
+  }
+
+  @Test
   void aPathWithAQueryIsReportedWithoutTheQuery() {
     // A path pasted from a URL brings its query, a token as often as not; problems are logged.
     List<ConfigProblem> all =

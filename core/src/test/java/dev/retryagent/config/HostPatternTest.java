@@ -121,16 +121,6 @@ class HostPatternTest {
                 + " match.paths");
   }
 
-  @ParameterizedTest
-  @CsvSource({
-    "user:pw@host, ***@host",
-    "https://user:p@ss@h/x, https://***@h/x",
-    "api.example.com, api.example.com"
-  })
-  void showsAPatternWithoutItsUserInfo(String text, String shown) {
-    assertThat(HostPattern.withoutUserInfo(text)).isEqualTo(shown);
-  }
-
   @Test
   void explainsASchemeOrAPath() {
     assertThatThrownBy(() -> HostPattern.compile("https://api.example.com/v1"))
