@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
+import java.net.ProtocolException;
 import java.net.Proxy;
 import java.net.SocketException;
 import java.util.concurrent.TimeUnit;
@@ -156,7 +157,7 @@ final class UrlExchange {
           return out;
         }
         live = null;
-        retryAfterEarlyFailure(c, failure);
+        retryAfterEarlyFailure(c, failure, body ? rejectedExpectation(c, failure) : -1);
       }
     } finally {
       running = false;
@@ -215,8 +216,14 @@ final class UrlExchange {
     }
   }
 
-  /** An attempt failed before the response: the engine decides; throws when the call is over. */
-  private void retryAfterEarlyFailure(HttpURLConnection c, Throwable e) throws IOException {
+  /**
+   * An attempt failed before the response: the engine decides; throws when the call is over.
+   *
+   * @param status the status the server answered an {@code Expect: 100-continue} with instead of
+   *     100 ({@link #rejectedExpectation}), which the engine judges as that answer; or -1
+   */
+  private void retryAfterEarlyFailure(HttpURLConnection c, Throwable e, int status)
+      throws IOException {
     steps.countResends(call, liveRepeats, c);
     if (cancelled) {
       // The application's disconnect() broke the step: its cancel, not the host's failure.
@@ -227,9 +234,16 @@ final class UrlExchange {
       done = true;
       throw Connections.rethrow(e);
     }
-    Decision d = call.onFailure(e);
-    if (!d.retry()) {
-      if (d.error() != null) {
+    Decision d;
+    try {
+      // No Retry-After for a rejection: the JDK 17 reads headers with a request of its own.
+      d = status >= 0 ? call.onResponse(status, null) : call.onFailure(e);
+    } catch (RuntimeException bug) {
+      call.onAbandoned(); // never lose the application's own exception because of our bug
+      d = null;
+    }
+    if (d == null || !d.retry()) {
+      if (d != null && d.error() != null) {
         d.error().addSuppressed(e);
         if (c != null) {
           // The application's disconnect() no longer reaches it (a handshake that timed out
@@ -307,8 +321,11 @@ final class UrlExchange {
       } finally {
         repeats += steps.end();
       }
+      int rejected = whole && !reachedResponse ? rejectedExpectation(c, failure) : -1;
       int status =
-          reachedResponse && !(failure instanceof RuntimeException) ? Connections.statusOf(c) : -1;
+          reachedResponse && !(failure instanceof RuntimeException)
+              ? Connections.statusOf(c)
+              : rejected;
       steps.countResends(call, repeats, c);
       if (status < 0 && failure != null && (cancelled || request.shortOfFixedLength())) {
         // The application's disconnect() broke the attempt: its cancel (the JDK takes it as
@@ -323,7 +340,7 @@ final class UrlExchange {
       try {
         d =
             status >= 0
-                ? call.onResponse(status, c.getHeaderField("Retry-After"))
+                ? call.onResponse(status, rejected >= 0 ? null : c.getHeaderField("Retry-After"))
                 : call.onFailure(failure);
       } catch (RuntimeException bug) {
         // Never lose a response because of our own bug.
@@ -363,6 +380,32 @@ final class UrlExchange {
   private boolean jdkRefusesBody(HttpURLConnection c) {
     return !c.getDoOutput()
         || ("TRACE".equals(c.getRequestMethod()) && "http".equals(request.scheme()));
+  }
+
+  /**
+   * The status the server answered the request's {@code Expect: 100-continue} with, when that is
+   * why {@code getOutputStream()} of {@code c} threw {@code failure}; else -1. In a streaming mode
+   * the JDK sends the head, waits for {@code 100 Continue}, and on any other status throws {@code
+   * ProtocolException("Server rejected operation")} (its only use of that message, in JDK 11-25)
+   * and keeps the status for {@code getResponseCode()}, which answers it without I/O. The host
+   * answered: that status is the attempt's outcome (a 417 or a 401 is not the host's failure, a 503
+   * may be retried: nothing of the body was sent), where the JDK's exception counted as a transport
+   * failure of the host. One case costs a request: a reply whose status line the JDK could not
+   * parse leaves no status, and JDK 17's {@code getResponseCode()} then sends the request again, as
+   * the application's own call would.
+   */
+  private int rejectedExpectation(HttpURLConnection c, Throwable failure) {
+    if (c == null
+        || !(failure instanceof ProtocolException)
+        || !"Server rejected operation".equals(failure.getMessage())
+        || !request.streaming()) {
+      return -1;
+    }
+    try {
+      return c.getResponseCode();
+    } catch (IOException | RuntimeException e) {
+      return -1;
+    }
   }
 
   /**

@@ -56,6 +56,12 @@ public final class ScriptedHttpServer implements Closeable {
     final long delayMillis;
     final Fault fault;
 
+    /**
+     * Answers on the request's head alone, before its body, then closes the connection: a server
+     * that rejects a request's {@code Expect: 100-continue} with this final status.
+     */
+    final boolean beforeBody;
+
     private Action(
         int status,
         Map<String, String> headers,
@@ -74,6 +80,19 @@ public final class ScriptedHttpServer implements Closeable {
         boolean close,
         long delayMillis,
         Fault fault) {
+      this(status, headers, body, reset, close, delayMillis, fault, false);
+    }
+
+    private Action(
+        int status,
+        Map<String, String> headers,
+        String body,
+        boolean reset,
+        boolean close,
+        long delayMillis,
+        Fault fault,
+        boolean beforeBody) {
+      this.beforeBody = beforeBody;
       this.status = status;
       this.headers = headers;
       this.body = body;
@@ -119,6 +138,16 @@ public final class ScriptedHttpServer implements Closeable {
     /** Waits before answering (for timeouts); bounded by the server's close. */
     public Action delay(long millis) {
       return new Action(status, headers, body, reset, closeWithoutResponse, millis, fault);
+    }
+
+    /**
+     * This status on the request's head, before its body (the rejection of an {@code Expect:
+     * 100-continue}), then the connection is closed. Without it, a request that expects {@code 100
+     * Continue} gets one before its body is read.
+     */
+    public Action beforeBody() {
+      return new Action(
+          status, headers, body, reset, closeWithoutResponse, delayMillis, fault, true);
     }
 
     @Override
@@ -268,14 +297,20 @@ public final class ScriptedHttpServer implements Closeable {
       InputStream in = new BufferedInputStream(s.getInputStream());
       OutputStream out = s.getOutputStream();
       while (!closed) {
-        Recorded r = readRequest(in);
-        if (r == null) {
+        Head asked = readHead(in);
+        if (asked == null) {
           return;
         }
         Action a = script.poll();
         if (a == null) {
           a = fallback;
         }
+        boolean expects = "100-continue".equalsIgnoreCase(asked.headers.get("expect"));
+        if (expects && !a.beforeBody) {
+          out.write("HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+          out.flush();
+        }
+        Recorded r = asked.recorded(a.beforeBody ? new byte[0] : readBody(in, asked));
         requests.add(r);
         count.incrementAndGet();
         if (a.delayMillis > 0) {
@@ -302,10 +337,16 @@ public final class ScriptedHttpServer implements Closeable {
         for (Map.Entry<String, String> h : a.headers.entrySet()) {
           head.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
         }
+        if (a.beforeBody) {
+          head.append("Connection: close\r\n");
+        }
         head.append("Content-Length: ").append(body.length).append("\r\n\r\n");
         out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
         out.write(body);
         out.flush();
+        if (a.beforeBody) {
+          return; // the body, if the client sends it anyway, is never read
+        }
       }
     } catch (IOException | InterruptedException e) {
       // the client went away, or we are closing
@@ -368,7 +409,29 @@ public final class ScriptedHttpServer implements Closeable {
     }
   }
 
-  private static Recorded readRequest(InputStream in) throws IOException {
+  /** A request's line and headers, read before its body. */
+  private static final class Head {
+    final String[] parts;
+    final Map<String, String> headers;
+    final List<String[]> lines;
+
+    Head(String[] parts, Map<String, String> headers, List<String[]> lines) {
+      this.parts = parts;
+      this.headers = headers;
+      this.lines = lines;
+    }
+
+    Recorded recorded(byte[] body) {
+      return new Recorded(
+          parts[0],
+          parts.length > 1 ? parts[1] : "",
+          headers,
+          lines,
+          new String(body, StandardCharsets.UTF_8));
+    }
+  }
+
+  private static Head readHead(InputStream in) throws IOException {
     String requestLine = readLine(in);
     if (requestLine == null || requestLine.isEmpty()) {
       return null;
@@ -385,7 +448,11 @@ public final class ScriptedHttpServer implements Closeable {
         lines.add(new String[] {name, value});
       }
     }
-    byte[] body;
+    return new Head(parts, headers, lines);
+  }
+
+  private static byte[] readBody(InputStream in, Head head) throws IOException {
+    Map<String, String> headers = head.headers;
     if ("chunked".equalsIgnoreCase(headers.get("transfer-encoding"))) {
       ByteArrayOutputStream b = new ByteArrayOutputStream();
       while (true) {
@@ -401,17 +468,10 @@ public final class ScriptedHttpServer implements Closeable {
         b.write(in.readNBytes(size));
         readLine(in);
       }
-      body = b.toByteArray();
-    } else {
-      String len = headers.get("content-length");
-      body = len == null ? new byte[0] : in.readNBytes(Integer.parseInt(len));
+      return b.toByteArray();
     }
-    return new Recorded(
-        parts[0],
-        parts.length > 1 ? parts[1] : "",
-        headers,
-        lines,
-        new String(body, StandardCharsets.UTF_8));
+    String len = headers.get("content-length");
+    return len == null ? new byte[0] : in.readNBytes(Integer.parseInt(len));
   }
 
   private static String readLine(InputStream in) throws IOException {

@@ -1001,6 +1001,88 @@ class RetryingUrlConnectionsTest {
     }
   }
 
+  /**
+   * What the application sees of a PUT that expects {@code 100 Continue}, its body streamed in
+   * {@code mode}, and its response asked for: each step's result or exception.
+   */
+  private static List<String> putExpectingContinue(HttpURLConnection c, BodyMode mode)
+      throws IOException {
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.setRequestProperty("Expect", "100-continue");
+    if (mode == BodyMode.FIXED_LENGTH) {
+      c.setFixedLengthStreamingMode(3);
+    } else {
+      c.setChunkedStreamingMode(1024);
+    }
+    List<String> seen = new java.util.ArrayList<>();
+    seen.add(
+        messageOf(
+            () -> {
+              try (OutputStream out = c.getOutputStream()) {
+                out.write(bytes(3));
+              }
+            }));
+    seen.add(messageOf(() -> seen.add("status " + c.getResponseCode())));
+    seen.add(messageOf(() -> seen.add("status " + c.getResponseCode())));
+    // JDK 17 sends the request again here (25 remembers the rejection): the same with the agent.
+    seen.add(messageOf(() -> seen.add(read(c.getInputStream()))));
+    seen.add(messageOf(() -> seen.add("status " + c.getResponseCode())));
+    return seen;
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = BodyMode.class,
+      names = {"FIXED_LENGTH", "CHUNKED"})
+  void anExpectationTheServerRejectsIsItsAnswerAsWithoutTheAgentNotTheHostsFailure(BodyMode mode)
+      throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
+    server.otherwise(status(417).beforeBody());
+
+    int before = server.requestCount();
+    List<String> jdk =
+        putExpectingContinue(
+            (HttpURLConnection) new URL(server.url("/v1/items")).openConnection(), mode);
+    int jdkRequests = server.requestCount() - before;
+    assertThat(jdk).startsWith("java.net.ProtocolException: Server rejected operation");
+    assertThat(jdk).contains("status 417");
+
+    before = server.requestCount();
+    assertThat(putExpectingContinue(open("/v1/items", engine), mode)).isEqualTo(jdk);
+    assertThat(server.requestCount() - before).isEqualTo(jdkRequests);
+
+    // The host answered (417: not retried, not a failure for its breaker), and the half-open
+    // trial closed the breaker. Before, the JDK's ProtocolException counted as the host's
+    // failure: the breaker opened again and refused the healthy host's next call.
+    server.enqueue(ok("healthy"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .noneSatisfy(e -> assertThat(e.error()).isInstanceOf(ProtocolException.class));
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = BodyMode.class,
+      names = {"FIXED_LENGTH", "CHUNKED"})
+  void anExpectationRejectedWithA503IsRetriedAndTheBodyGoesToTheAttemptThatGotThrough(BodyMode mode)
+      throws Exception {
+    server.enqueue(status(503).beforeBody(), ok("done"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+
+    List<String> seen = putExpectingContinue(c, mode);
+
+    assertThat(seen).startsWith("no exception", "status 200");
+    assertThat(seen).contains("done");
+    assertThat(server.requests()).extracting(r -> r.body).containsExactly("", "xxx");
+    // Judged as the status the server answered, not as a transport failure.
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.RETRY)
+        .singleElement()
+        .satisfies(e -> assertThat(e.status()).isEqualTo(503));
+  }
+
   @Test
   void disconnectDuringAnAttemptIsTheApplicationsCancelNotTheHostsFailure() throws Exception {
     RetryEngine engine = breakerWithOneTrial();
