@@ -215,6 +215,7 @@ public final class ScriptedHttpServer implements Closeable {
   private final List<Recorded> requests = Collections.synchronizedList(new ArrayList<>());
   private final List<Socket> open = Collections.synchronizedList(new ArrayList<>());
   private final AtomicInteger count = new AtomicInteger();
+  private final AtomicInteger accepted = new AtomicInteger();
   private volatile Action fallback = Action.ok("ok");
   private volatile boolean closed;
 
@@ -268,6 +269,11 @@ public final class ScriptedHttpServer implements Closeable {
     return count.get();
   }
 
+  /** Connections accepted so far: fewer than requests when the client kept one alive. */
+  public int connectionCount() {
+    return accepted.get();
+  }
+
   /** Connections the client has not closed yet (kept alive, or leaked). */
   public int openConnections() {
     return open.size();
@@ -283,6 +289,7 @@ public final class ScriptedHttpServer implements Closeable {
     while (!closed) {
       try {
         Socket s = socket.accept();
+        accepted.incrementAndGet();
         open.add(s);
         pool.execute(() -> serve(s));
       } catch (IOException e) {
@@ -342,7 +349,9 @@ public final class ScriptedHttpServer implements Closeable {
         }
         head.append("Content-Length: ").append(body.length).append("\r\n\r\n");
         out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
-        out.write(body);
+        if (!r.method.equals("HEAD")) {
+          out.write(body); // a HEAD's response has the length of the body it does not send
+        }
         out.flush();
         if (a.beforeBody) {
           return; // the body, if the client sends it anyway, is never read

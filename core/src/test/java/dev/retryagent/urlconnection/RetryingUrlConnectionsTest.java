@@ -174,6 +174,20 @@ class RetryingUrlConnectionsTest {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {"HEAD", "GET", "DELETE"})
+  void aRetriedResponsesConnectionIsKeptAliveForTheNextAttempt(String method) throws Exception {
+    // A HEAD's response has no body: the JDK gives its connection back to its keep-alive cache at
+    // once. A GET's small error body is read to its end by the agent, as an application would.
+    server.enqueue(status(503), status(503), ok("done"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+    c.setRequestMethod(method);
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.connectionCount()).as("connections for 3 attempts").isEqualTo(1);
+  }
+
+  @ParameterizedTest
   @EnumSource(BodyMode.class)
   void neverRetriesAPostWithoutIdempotencyKey(BodyMode mode) throws Exception {
     server.enqueue(status(503), ok("charged twice?"));
