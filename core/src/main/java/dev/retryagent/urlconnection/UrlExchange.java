@@ -57,6 +57,14 @@ final class UrlExchange {
   private HttpURLConnection live;
 
   private int attempt;
+
+  /**
+   * The engine began the live attempt (its rate-limit permit, its breaker permit, its number). Not
+   * after {@code connect()} alone: the JDK sends nothing there, and an application that lets the
+   * connection go then would hold them for nothing.
+   */
+  private boolean liveBegun;
+
   private boolean liveConnected;
   private int liveRepeats;
 
@@ -96,7 +104,15 @@ final class UrlExchange {
 
   // ---- the network steps --------------------------------------------------------------------
 
-  /** {@code connect()}: connects the live attempt, retrying a failure the engine retries. */
+  /**
+   * {@code connect()}: connects the live attempt, retrying a failure the engine retries. The first
+   * attempt (the template) connects before the engine is asked for anything: the JDK opens a socket
+   * and sends nothing, and an application may let the connection go without another step (no {@code
+   * disconnect()}, no response): a breaker permit taken here (a half-open trial) or a rate-limit
+   * permit would be held for nothing until the breaker gave up on it. The attempt begins with the
+   * engine at its first step that sends ({@link #beginLive}), or when its connect failed, to judge
+   * the failure.
+   */
   void connect() throws IOException {
     request.bodyMayFollow(); // before the call's policy is found
     if (live != null || done || !start()) {
@@ -127,10 +143,15 @@ final class UrlExchange {
     running = true;
     try {
       while (true) {
+        // connect() of the first attempt: the engine is asked when a step sends (or it failed).
+        boolean unbegun = live == null && !body && !templateUsed;
         if (live == null) {
-          attempt = begin();
+          attempt = unbegun ? 1 : begin();
+          liveBegun = !unbegun;
           liveConnected = false;
           liveRepeats = 0;
+        } else if (body) {
+          beginLive();
         }
         HttpURLConnection c = live;
         OutputStream out = null;
@@ -157,6 +178,18 @@ final class UrlExchange {
           return out;
         }
         live = null;
+        if (!liveBegun && !cancelled) {
+          // The connect failed: judged as the attempt's outcome, with its permits (a cancel is
+          // the application's, judged as before).
+          try {
+            attempt = begin();
+          } catch (IOException e) {
+            e.addSuppressed(failure);
+            c.disconnect(); // the application's disconnect() no longer reaches it
+            throw e;
+          }
+          liveBegun = true;
+        }
         retryAfterEarlyFailure(c, failure, body ? rejectedExpectation(c, failure) : -1);
       }
     } finally {
@@ -165,6 +198,27 @@ final class UrlExchange {
         steps.callOver(call);
       }
     }
+  }
+
+  /**
+   * The live attempt, connected by {@code connect()} alone, begins with the engine before it sends:
+   * its rate-limit permit (maybe a wait), its breaker permit, its number. Throws what ends the call
+   * (the breaker open, no permit, a cancel), after closing the attempt's socket, which the
+   * application's {@code disconnect()} no longer reaches.
+   */
+  private void beginLive() throws IOException {
+    if (live == null || liveBegun) {
+      return;
+    }
+    try {
+      attempt = begin(); // 1: the template's, whose attempt header says so
+    } catch (IOException | RuntimeException e) {
+      HttpURLConnection c = live;
+      live = null;
+      c.disconnect();
+      throw e;
+    }
+    liveBegun = true;
   }
 
   /** The live attempt's body stream, seen through the body copy. */
@@ -300,6 +354,7 @@ final class UrlExchange {
       if (whole) {
         attempt = begin();
       } else {
+        beginLive();
         // What the live attempt sends, before its step is judged (the JDK's resend): after
         // connect() alone, a GET with doOutput stays a GET.
         request.fixMethod(sentMethod(c));
@@ -610,13 +665,13 @@ final class UrlExchange {
   /**
    * The application disconnected the live attempt between its steps: it will not ask for that
    * response, so the call ends here, cancelled (no retry; the breaker's permit, a half-open trial
-   * among them, goes back without an outcome), and after {@code connect()} alone, or a buffered
-   * body the JDK sends only with the response, as an attempt that sent nothing (its retry goes back
-   * to the budget). Without this the call never ended: the permit stayed held (a half-open breaker
-   * refused the host's calls until its trial timed out, then counted it failed), the log and
-   * metrics never heard, the call's span never ended. The connection then answers as the JDK's does
-   * after a disconnect: a later response method connects again and sends the request, as without
-   * the agent, not through the engine.
+   * among them, goes back without an outcome), and after a buffered body the JDK sends only with
+   * the response, as an attempt that sent nothing (its retry goes back to the budget); after {@code
+   * connect()} alone the attempt had taken nothing yet ({@link #liveBegun}). Without this the call
+   * never ended: the permit stayed held (a half-open breaker refused the host's calls until its
+   * trial timed out, then counted it failed), the log and metrics never heard, the call's span
+   * never ended. The connection then answers as the JDK's does after a disconnect: a later response
+   * method connects again and sends the request, as without the agent, not through the engine.
    */
   private void abandonLive() {
     HttpURLConnection c = live;
@@ -628,7 +683,7 @@ final class UrlExchange {
     done = true;
     try {
       steps.countResends(call, liveRepeats, c);
-      if (request.body() == null || !request.streaming()) {
+      if (liveBegun && (request.body() == null || !request.streaming())) {
         call.attemptNotSent(); // nothing of the request reached the socket
       }
     } finally {

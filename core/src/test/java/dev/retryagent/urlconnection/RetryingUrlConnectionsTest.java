@@ -896,6 +896,48 @@ class RetryingUrlConnectionsTest {
         .contains(GiveUpReason.CANCELLED);
   }
 
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aConnectionConnectedAndDroppedHoldsNeitherTheHalfOpenTrialNorARateLimitPermit(
+      boolean rateLimited) throws Exception {
+    // The breaker's one trial; rate-limited, one permit left (the 503 took the other).
+    RetryEngine engine =
+        rateLimited
+            ? breakerWithOneTrial(
+                RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build())
+            : breakerWithOneTrial();
+
+    // The application connects, then lets the connection go: no disconnect(), no response. The
+    // JDK opened a socket and sent nothing; the agent asks the engine for nothing until a step
+    // sends. Before, connect() took the trial and the permit, held until the breaker gave up on
+    // the trial: the healthy host's next call was refused (CircuitBreakerOpenException, or
+    // RateLimitedException).
+    open("/v1/items", engine).connect();
+
+    server.enqueue(ok("healthy"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aConnectionConnectedWhileTheBreakerIsOpenIsRefusedAtItsFirstStepThatSends()
+      throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
+    // Back to the moment it opened: still open (its state moves only when a call asks it).
+    time.advance(-Duration.ofSeconds(1).toNanos());
+    int open = server.openConnections();
+    HttpURLConnection c = open("/v1/items", engine);
+
+    c.connect(); // as the JDK's: a socket, nothing sent
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.openConnections() == open + 1);
+
+    assertThatThrownBy(c::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThatThrownBy(c::getInputStream).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(server.requestCount()).isEqualTo(1); // the 503 that opened it
+    // The socket of connect() is closed when the breaker refuses the call.
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.openConnections() == open);
+  }
+
   /** An application's mistake that the JDK refuses before it sends anything. */
   enum Misuse {
     /** {@code getResponseCode()} with {@code doInput} false. */
