@@ -1118,6 +1118,41 @@ class RetryingUrlConnectionsTest {
         .noneSatisfy(e -> assertThat(e.error()).isInstanceOf(ProtocolException.class));
   }
 
+  @Test
+  void anExpectationRejectedWhenTheJdkOpensTheBodyItselfIsAnsweredAsWithoutTheAgent()
+      throws Exception {
+    // In a streaming mode the JDK opens the body itself when the response is asked for without
+    // one: the rejection then comes from getInputStream() (the agent's response step).
+    RetryEngine engine = breakerWithOneTrial();
+    server.otherwise(status(417).beforeBody());
+    UnaryOperator<HttpURLConnection> asking =
+        c -> {
+          try {
+            c.setRequestMethod("PUT");
+          } catch (ProtocolException e) {
+            throw new IllegalStateException(e);
+          }
+          c.setDoOutput(true);
+          c.setRequestProperty("Expect", "100-continue");
+          c.setChunkedStreamingMode(1024);
+          return c;
+        };
+    int before = server.requestCount();
+    HttpURLConnection plain =
+        asking.apply((HttpURLConnection) new URL(server.url("/v1/items")).openConnection());
+    String jdk = messageOf(plain::getResponseCode) + " / " + messageOf(plain::getInputStream);
+    int jdkRequests = server.requestCount() - before;
+
+    before = server.requestCount();
+    HttpURLConnection c = asking.apply(open("/v1/items", engine));
+    assertThat(messageOf(c::getResponseCode) + " / " + messageOf(c::getInputStream)).isEqualTo(jdk);
+    assertThat(server.requestCount() - before).isEqualTo(jdkRequests);
+    assertThat(c.getResponseCode()).isEqualTo(plain.getResponseCode());
+
+    server.enqueue(ok("healthy"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+  }
+
   @ParameterizedTest
   @EnumSource(
       value = BodyMode.class,
