@@ -50,7 +50,13 @@ interface OkRequestView extends RequestInfo {
     return viewed().url().encodedPath();
   }
 
-  /** OkHttp 3.14 introduced one-shot and duplex bodies; before that every body was repeatable. */
+  /**
+   * Whether {@code body} may not be sent twice. OkHttp 3.14 introduced one-shot and duplex bodies;
+   * before that every body was repeatable. A body whose {@code isOneShot()} or {@code isDuplex()}
+   * throws (an application's bug, or a body over something that fails) is taken for one-shot: we
+   * ask before the first attempt, where OkHttp asks only to resend or follow up, so the exception
+   * must not end a call that OkHttp would have sent; and whether it can be sent twice is unknown.
+   */
   static boolean isOneShot(RequestBody body) {
     if (body == null) {
       return false;
@@ -59,6 +65,9 @@ interface OkRequestView extends RequestInfo {
       return body.isOneShot() || body.isDuplex();
     } catch (LinkageError olderOkHttp) {
       return false;
+    } catch (Exception broken) {
+      // Exception, not RuntimeException: a Kotlin body may throw a checked one undeclared.
+      return true;
     }
   }
 
