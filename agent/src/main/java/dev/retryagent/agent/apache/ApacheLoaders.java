@@ -28,6 +28,14 @@ final class ApacheLoaders implements ApacheHandler {
         @Override
         protected ApacheSupport computeValue(Class<?> key) {
           boolean four = key.getName().equals(KEY_4);
+          if (!four && !isFiveOneOrLater(key.getClassLoader())) {
+            AgentLog.info(
+                "apache-httpclient 5.0.x in "
+                    + key.getClassLoader()
+                    + " is left alone (the agent supports HttpClient 5 from 5.1 on): its clients"
+                    + " run without retries, as without the agent");
+            return Inert.INSTANCE;
+          }
           return make(key.getClassLoader(), four);
         }
       };
@@ -75,6 +83,26 @@ final class ApacheLoaders implements ApacheHandler {
           GLUE_PACKAGE + (four ? "Apache4Glue" : "Apache5Glue"), loader, agent);
     } catch (ClassNotFoundException | RuntimeException | LinkageError e) {
       return failed(libraryLoader, e);
+    }
+  }
+
+  /**
+   * A class HttpClient 5.1 added and every later 5.x keeps. 5.0.x is not served: the library's
+   * handler needs HttpCore 5.1 ({@code ClassicRequestBuilder.copy}, which HttpClient 5.1 requires
+   * and 5.0.x does not: its own HttpCore 5.0 lacks it, so a retry would fail with a {@code
+   * NoSuchMethodError}), and 5.0's retry strategy and chain were never tested with it. Looked up
+   * without initialising it: nothing of HttpClient's runs.
+   */
+  static final String SINCE_5_1 =
+      "org.apache.hc.client5.http.impl.DefaultClientConnectionReuseStrategy";
+
+  /** True when the HttpClient 5 of {@code loader} is 5.1 or later. */
+  static boolean isFiveOneOrLater(ClassLoader loader) {
+    try {
+      Class.forName(SINCE_5_1, false, loader);
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
     }
   }
 

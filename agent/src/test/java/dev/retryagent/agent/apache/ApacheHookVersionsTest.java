@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The Apache HttpClient hooks ({@link ApacheHook}) on the real classes of the releases the agent
- * claims: 4.5.3 to 4.5.14 and 5.0 to 5.6, each release's own jar (copied by the build into {@code
+ * rewrites: 4.5.3 to 4.5.14 and 5.0 to 5.6 (5.0.x's builder is rewritten, and then left alone by
+ * {@link ApacheLoaders}), each release's own jar (copied by the build into {@code
  * target/apache-versions}, with one httpcore per line). In each, every class the agent rewrites is
  * rewritten and linked beside its unchanged neighbours in a loader of its own, so the JVM verifies
  * it (4.5.x's class files are version 50, which the JVM, here as in production, verifies again by
