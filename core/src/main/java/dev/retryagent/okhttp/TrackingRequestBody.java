@@ -36,6 +36,9 @@ final class TrackingRequestBody extends RequestBody {
 
   @Override
   public boolean isOneShot() {
+    // Asked as OkHttp would ask the application's body (to resend or follow up): one whose
+    // isOneShot() throws fails there as it does without us.
+    delegate.isOneShot();
     return true;
   }
 

@@ -298,6 +298,27 @@ class RetryInterceptorTest {
     assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("BODY_NOT_REPLAYABLE"));
   }
 
+  @Test
+  void aBodyWhoseIsOneShotThrowsFailsOkHttpsOwnRepeatAsOkHttpAloneDoes() throws Exception {
+    // OkHttp asks isOneShot() before it repeats a 503 with Retry-After: 0 itself: the body's
+    // exception is what the application gets without us. The body the interceptor wraps answered
+    // for it ("one-shot"), so the application got the 503 instead.
+    configure(b -> b.unsafeMethods(UnsafeMethods.ALWAYS));
+    OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+    for (OkHttpClient c : List.of(plain, client)) {
+      // Asked before the repeat is sent: nothing more is needed.
+      server.enqueue(status(503).header("Retry-After", "0"));
+      Request post = post("/v1/upload", bodyWhoseIsOneShotThrows(new AtomicInteger()), "k");
+
+      assertThatThrownBy(() -> c.newCall(post).execute().close())
+          .as(c == plain ? "plain OkHttp" : "with the interceptor")
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("isOneShot is broken");
+    }
+    plain.connectionPool().evictAll();
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void sendsAOneShotBodyOnlyOnceThoughAnInterceptorWrapsItInABodyThatDoesNotSaySo(Way way)
