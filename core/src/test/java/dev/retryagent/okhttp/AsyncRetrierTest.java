@@ -865,13 +865,7 @@ class AsyncRetrierTest {
     // The shut-down executor refused the retry's clone, which sent nothing, but the retry stayed
     // spent: with a budget of one retry, another client's call to the host got its 503 instead of
     // its retry's 200.
-    configure(
-        b -> b,
-        new OkHttpClient.Builder(),
-        false,
-        // One retry a second for the host, whatever its calls.
-        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
-        CircuitBreakerPolicy.defaults());
+    configureWithOneRetryASecond(new OkHttpClient.Builder());
     server.enqueue(status(503), status(503), ok("retried"));
     time.holdTasks();
     Heard heard = new Heard();
@@ -932,6 +926,19 @@ class AsyncRetrierTest {
   }
 
   /**
+   * Retries every failure, with a budget of one retry a second for the host, whatever its calls: a
+   * retry spent shows as the host's next 503 not retried.
+   */
+  private void configureWithOneRetryASecond(OkHttpClient.Builder builder) {
+    configure(
+        b -> b,
+        builder,
+        false,
+        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
+        CircuitBreakerPolicy.defaults());
+  }
+
+  /**
    * A client whose event listener factory throws for its second call, the retry's clone (OkHttp
    * asks it as the call is made, in {@code clone()}).
    */
@@ -966,13 +973,7 @@ class AsyncRetrierTest {
     // The application's event listener threw from the clone's callStart, inside OkHttp's enqueue,
     // before anything was enqueued: the callback heard of the call, but the retry, which sent
     // nothing, stayed spent: with a budget of one retry, the host's next call got its 503.
-    configure(
-        b -> b,
-        throwingFromCallStart(2),
-        false,
-        // One retry a second for the host, whatever its calls.
-        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
-        CircuitBreakerPolicy.defaults());
+    configureWithOneRetryASecond(throwingFromCallStart(2));
     server.enqueue(status(503), status(503), ok("retried"));
     retryThatCannotBeEnqueued();
 
@@ -1025,12 +1026,7 @@ class AsyncRetrierTest {
     // The application's event listener factory threw for the clone (OkHttp asks it in clone()),
     // on the scheduler's thread at the end of the wait: it left the agent there, the callback
     // never heard of the call, and the call stayed running with its retry spent.
-    configure(
-        b -> b,
-        throwingForTheClone(),
-        false,
-        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
-        CircuitBreakerPolicy.defaults());
+    configureWithOneRetryASecond(throwingForTheClone());
     server.enqueue(status(503), status(503), ok("retried"));
     retryThatCannotBeEnqueued();
 
@@ -1201,13 +1197,7 @@ class AsyncRetrierTest {
     // budget of one retry, the host's next call got its 503 instead of its retry's 200.
     CountDownLatch slotTaken = new CountDownLatch(1);
     CountDownLatch slotFree = new CountDownLatch(1);
-    configure(
-        b -> b,
-        holdingTheSlot(slotTaken, slotFree),
-        false,
-        // One retry a second for the host, whatever its calls.
-        BudgetPolicy.builder().ratio(0).minPerSecond(1).window(Duration.ofSeconds(1)).build(),
-        CircuitBreakerPolicy.defaults());
+    configureWithOneRetryASecond(holdingTheSlot(slotTaken, slotFree));
     cancelTheRetryQueuedBehindTheHostsOnlySlot(slotTaken, slotFree, status(503), ok("retried"));
 
     assertTheHostsNextCallGetsTheBudgetsOneRetry();
