@@ -20,7 +20,7 @@ final class AgentKeys {
   static final KeyRef STRICT = new KeyRef();
 
   static final ValueType BIND_HOST =
-      ValueType.string(
+      ValueType.host(
           "[A-Za-z0-9._-]{1,253}|\\[?[0-9A-Fa-f:.%]{2,64}\\]?",
           "a host name or IP address such as 127.0.0.1 or 0.0.0.0");
   static final ValueType SEGMENT_REGEX =

@@ -119,6 +119,14 @@ abstract class ValueType {
     return new StringType(pattern, description);
   }
 
+  /**
+   * {@link #string}, for a host: a problem shows its user-info as {@code ***}, as a host glob's
+   * ({@link ConfigProblem#shownHost}), since a host copied from a URL may carry a password.
+   */
+  static StringType host(String pattern, String description) {
+    return new StringType(pattern, description, true);
+  }
+
   static <E extends Enum<E> & ConfigNamed> EnumType enumOf(Class<E> type) {
     return new EnumType(type.getEnumConstants());
   }
@@ -355,13 +363,26 @@ abstract class ValueType {
 
     final String description;
 
+    /** A host: its user-info is not repeated ({@link #host}). */
+    private final boolean host;
+
     /** Compiled at the first value: the schema has every string key, a file sets few. */
     private volatile TextPattern pattern;
 
     StringType(String regex, String description) {
+      this(regex, description, false);
+    }
+
+    StringType(String regex, String description, boolean host) {
       super(Kind.STRING);
       this.regex = regex;
       this.description = description;
+      this.host = host;
+    }
+
+    @Override
+    String shown(String text) {
+      return host ? ConfigProblem.shownHost(text) : ConfigProblem.shown(text);
     }
 
     @Override

@@ -311,6 +311,16 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aBindHostWithUserInfoIsReportedWithoutIt() {
+    // A host copied from a URL may carry a password; problems are logged.
+    ConfigProblem p = problem("agent: {metrics: {prometheus: {host: 'ops:SECRET@0.0.0.0'}}}");
+    assertThat(p.path()).isEqualTo("agent.metrics.prometheus.host");
+    assertThat(p.message())
+        .isEqualTo(
+            "found ***@0.0.0.0; allowed a host name or IP address such as 127.0.0.1 or 0.0.0.0");
+  }
+
+  @Test
   void aPathWithAQueryIsReportedWithoutTheQuery() {
     // A path pasted from a URL brings its query, a token as often as not; problems are logged.
     List<ConfigProblem> all =
