@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 
 /**
  * The retry engine: the policies of the moment and the state shared by calls (per-host breakers,
@@ -192,7 +193,7 @@ public final class RetryEngine {
   }
 
   /** The breaker keys that no policy of a configuration uses. */
-  private static final class Unused implements java.util.function.Predicate<Key> {
+  private static final class Unused implements Predicate<Key> {
     private final Collection<Policy> policies;
 
     Unused(Collection<Policy> policies) {

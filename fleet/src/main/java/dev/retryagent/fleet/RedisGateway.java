@@ -13,6 +13,7 @@ import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -253,7 +254,7 @@ final class RedisGateway implements AutoCloseable {
   private void track(Socket s) {
     // A loop, not removeIf with a method reference: the fleet's code spins no lambda classes (its
     // thread may run before the application's main).
-    for (java.util.Iterator<Socket> i = connecting.iterator(); i.hasNext(); ) {
+    for (Iterator<Socket> i = connecting.iterator(); i.hasNext(); ) {
       if (i.next().isClosed()) {
         i.remove();
       }

@@ -6,6 +6,7 @@ import dev.retryagent.config.ClientSwitches;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.FleetConfig;
 import dev.retryagent.config.LogLevel;
+import dev.retryagent.config.Route;
 import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
@@ -18,6 +19,9 @@ import dev.retryagent.internal.observe.Sinks;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -177,9 +181,9 @@ public final class AgentRuntime {
     }
 
     @Override
-    public java.util.Collection<Policy> policies() {
-      java.util.List<Policy> all = new java.util.ArrayList<>(config.routes().size() + 1);
-      for (dev.retryagent.config.Route r : config.routes()) {
+    public Collection<Policy> policies() {
+      List<Policy> all = new ArrayList<>(config.routes().size() + 1);
+      for (Route r : config.routes()) {
         all.add(r.policy());
       }
       all.add(config.defaultPolicy());

@@ -9,6 +9,7 @@ import java.net.http.HttpResponse.PushPromiseHandler;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
@@ -137,7 +138,7 @@ final class AttemptPushes<T> implements PushPromiseHandler<T> {
     }
 
     private CompletableFuture<HttpResponse<T>> accept(BodyHandler<T> h) {
-      java.util.Objects.requireNonNull(h);
+      Objects.requireNonNull(h);
       Late<T> body;
       HttpResponse.ResponseInfo i;
       synchronized (this) {
