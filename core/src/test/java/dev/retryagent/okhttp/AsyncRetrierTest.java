@@ -1085,8 +1085,10 @@ class AsyncRetrierTest {
       enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
 
       time.advance(TimeUnit.SECONDS.toNanos(1)); // the network's time, which the clock ignores
-      // The retry's wait ends, its clone waits in the queue for the slot, then (the task held
-      // meanwhile, run in turn) the call's deadline comes.
+      // The retry's wait ends and its clone waits in the queue for the slot; then the call's
+      // deadline, held meanwhile, comes.
+      time.runHeldTasks();
+      await().atMost(Duration.ofSeconds(5)).until(() -> time.heldTasks() == 1);
       time.runHeldTasks();
 
       await()

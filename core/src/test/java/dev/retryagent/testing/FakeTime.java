@@ -76,9 +76,17 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
     return held.size();
   }
 
-  /** Runs every held task on the calling thread (cancelled ones do nothing). */
+  /**
+   * Runs, on the calling thread, the tasks held when called (cancelled ones do nothing). Not one
+   * held later: a retry run here goes on in another thread and may hold its next wait before this
+   * loop ends, and a test that looks for that next wait must find it held, not already run.
+   */
   public void runHeldTasks() {
+    List<Runnable> due = new ArrayList<>();
     for (Runnable r = held.poll(); r != null; r = held.poll()) {
+      due.add(r);
+    }
+    for (Runnable r : due) {
       r.run();
     }
   }
