@@ -26,8 +26,9 @@ results_header() {
   echo
 }
 
-# Compiles agent/bench/apps into $work/apps, and a Premain-Class that does nothing into
-# $work/noop-agent.jar (what any -javaagent costs the JVM), in a temporary $work removed on exit.
+# Compiles agent/bench/apps into $work/apps, a Premain-Class that does nothing into
+# $work/noop-agent.jar (what any -javaagent costs the JVM) and TransformerCostAgent into
+# $work/transformer-agent.jar (what a class-load hook costs), in a temporary $work removed on exit.
 # Stops when the agent under test has not been built.
 prepare_apps() {
   [ -f "$AGENT" ] || { echo "build the agent first: $AGENT is missing" >&2; exit 1; }
@@ -36,6 +37,8 @@ prepare_apps() {
   "$JDK17/bin/javac" -nowarn --release 11 -d "$work/apps" agent/bench/apps/*.java
   printf 'Premain-Class: NoOpAgent\n' > "$work/noop.mf"
   (cd "$work/apps" && "$JDK17/bin/jar" cfm ../noop-agent.jar ../noop.mf NoOpAgent.class)
+  printf 'Premain-Class: TransformerCostAgent\nCan-Retransform-Classes: true\n' > "$work/tc.mf"
+  (cd "$work/apps" && "$JDK17/bin/jar" cfm ../transformer-agent.jar ../tc.mf TransformerCostAgent*.class)
 }
 
 # The options of the scripts that take only --runs N and --compare OTHER.jar: sets $runs (the

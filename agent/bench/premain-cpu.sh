@@ -4,10 +4,14 @@
 # main thread's and all threads' time on a CPU from /proc (Linux), so a loaded machine inflates it
 # far less than wall time or the process's user+sys. Interleaved rounds; medians.
 #
-#   agent/bench/premain-cpu.sh [--runs N] [--compare OTHER.jar] [--client]
+#   agent/bench/premain-cpu.sh [--runs N] [--compare OTHER.jar] [--client] [--hooks]
 #
 # --client: a third column, the main thread's CPU time in the application's first
 # HttpClient.newHttpClient() (the JDK's HttpClientFacade is loaded, and rewritten by the agent, there).
+# --hooks: two more agents that do no work of their own (TransformerCostAgent): one that keeps a
+# class-load transformer changing nothing, as any agent hooking classes as they load does, and one
+# that rewrites one loaded JDK class and keeps no transformer. Use with --client: the hook's cost
+# falls on every class the JDK loads in the first newHttpClient().
 #
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl core,fleet,agent package -DskipTests).
 set -euo pipefail
@@ -15,9 +19,14 @@ cd "$(dirname "$0")/../.."
 . agent/bench/common.sh
 runs=21
 client=
+hooks=
 args=()
 for a in "$@"; do
-  if [ "$a" = --client ]; then client=client; else args+=("$a"); fi
+  case "$a" in
+    --client) client=client ;;
+    --hooks) hooks=yes ;;
+    *) args+=("$a") ;;
+  esac
 done
 parse_runs_and_compare "${args[@]}"
 CONFIG=$PWD/config/llm-provider.yml
@@ -28,6 +37,10 @@ for jdk in 17 25; do
   j="$home/bin/java -cp $work/apps"
   add "JDK $jdk, no agent" "$j CpuAtMain $client"
   add "JDK $jdk, empty agent" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps CpuAtMain $client"
+  if [ -n "$hooks" ]; then
+    add "JDK $jdk, empty agent + a lasting no-op transformer" "$home/bin/java -javaagent:$work/transformer-agent.jar=lasting -cp $work/apps CpuAtMain $client"
+    add "JDK $jdk, empty agent + one class rewritten, no lasting transformer" "$home/bin/java -javaagent:$work/transformer-agent.jar=one -cp $work/apps CpuAtMain $client"
+  fi
   add "JDK $jdk, retry-agent, built-in defaults" "$home/bin/java -javaagent:$AGENT -cp $work/apps CpuAtMain $client"
   add "JDK $jdk, retry-agent, config/llm-provider.yml" "$home/bin/java -javaagent:$AGENT=$CONFIG -cp $work/apps CpuAtMain $client"
   if [ -n "$compare" ]; then
