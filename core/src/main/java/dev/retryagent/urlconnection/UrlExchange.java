@@ -382,13 +382,16 @@ final class UrlExchange {
               ? Connections.statusOf(c)
               : rejected;
       steps.countResends(call, repeats, c);
+      // The server answered a resent body's Expect with a final status: the JDK's connection
+      // holds that answer (getResponseCode() without I/O), as it does for the application's own.
+      boolean answered = reachedResponse || rejected >= 0;
       if (status < 0 && failure != null && (cancelled || request.shortOfFixedLength())) {
         // The application's disconnect() broke the attempt: its cancel (the JDK takes it as
         // deliberate and does not resend), not the host's failure; the permit goes back. Or it
         // asked for the response of a body shorter than the fixed length it declared, which the
         // JDK refuses: its own mistake, as bodyWriteFailed takes one.
         call.onAbandoned();
-        settle(c, failure, reachedResponse);
+        settle(c, failure, answered);
         return;
       }
       Decision d;
@@ -400,7 +403,7 @@ final class UrlExchange {
       } catch (RuntimeException bug) {
         // Never lose a response because of our own bug.
         call.onAbandoned();
-        settle(c, failure, reachedResponse);
+        settle(c, failure, answered);
         return;
       }
       if (!d.retry()) {
@@ -411,7 +414,7 @@ final class UrlExchange {
           Connections.discard(c, status, failure);
           throw end(d.error());
         }
-        settle(c, failure, reachedResponse);
+        settle(c, failure, answered);
         return;
       }
       Connections.discard(c, status, failure);
@@ -476,12 +479,20 @@ final class UrlExchange {
 
   /**
    * The final attempt: the application's calls go to its connection, and the first response method
-   * that throws throws its exception. An attempt that failed before it reached the response (a
-   * fresh connection that could not connect) is not handed over: asked again, the JDK would connect
-   * once more, a request the engine would never see.
+   * that throws throws its exception. An attempt that failed before the server answered (a fresh
+   * connection that could not connect) is not handed over: asked again, the JDK would connect once
+   * more, a request the engine would never see.
+   *
+   * <p>One whose resent body the server refused with a final status instead of {@code 100 Continue}
+   * ({@code answered}) is handed over: the JDK's connection answers as it answers the application
+   * after its own rejected body, {@code getResponseCode()} the status, the rejection's headers,
+   * {@code getInputStream()} the rejection (read in JDK 17 and 25). Before, every response method
+   * threw the rejection, where the application without the agent is answered the status.
+   *
+   * @param answered the attempt reached the response, or the server answered its Expect
    */
-  private void settle(HttpURLConnection c, Throwable failure, boolean reachedResponse) {
-    if (reachedResponse || failure == null) {
+  private void settle(HttpURLConnection c, Throwable failure, boolean answered) {
+    if (answered || failure == null) {
       current = c;
       unseen = failure;
     } else {

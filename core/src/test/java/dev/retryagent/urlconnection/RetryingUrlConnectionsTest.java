@@ -1174,6 +1174,42 @@ class RetryingUrlConnectionsTest {
         .satisfies(e -> assertThat(e.status()).isEqualTo(503));
   }
 
+  @ParameterizedTest
+  @EnumSource(
+      value = BodyMode.class,
+      names = {"FIXED_LENGTH", "CHUNKED"})
+  void aResentBodyRejectedForGoodIsAnsweredAsTheJdkAnswersARejectedBody(BodyMode mode)
+      throws Exception {
+    // The server refuses every body that expects 100 Continue with a final 503 (before the body).
+    server.otherwise(status(503).beforeBody());
+    int before = server.requestCount();
+    List<String> jdk =
+        putExpectingContinue(
+            (HttpURLConnection) new URL(server.url("/v1/items")).openConnection(), mode);
+    int jdkRequests = server.requestCount() - before;
+    // Without the agent: the body is refused, and the response methods answer the status.
+    assertThat(jdk)
+        .startsWith("java.net.ProtocolException: Server rejected operation", "status 503");
+
+    // With it: the body goes through (100, then a 503 the policy retries), and the agent's resent
+    // body is refused so, the last attempt. The application, past its body, is answered as the
+    // JDK answers after a refused body: the status, then the same steps. Before, every response
+    // method threw the rejection (getResponseCode() included), which no JDK does.
+    server.enqueue(status(503));
+    before = server.requestCount();
+    List<String> seen =
+        putExpectingContinue(open("/v1/items", engine(b -> b.maxAttempts(2))), mode);
+
+    assertThat(seen.get(0)).isEqualTo("no exception");
+    assertThat(seen.subList(1, seen.size())).isEqualTo(jdk.subList(1, jdk.size()));
+    // The two attempts, then what the JDK itself sends after a rejection (JDK 17: again).
+    assertThat(server.requestCount() - before).isEqualTo(1 + jdkRequests);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .singleElement()
+        .satisfies(e -> assertThat(e.status()).isEqualTo(503));
+  }
+
   @Test
   void disconnectDuringAnAttemptIsTheApplicationsCancelNotTheHostsFailure() throws Exception {
     RetryEngine engine = breakerWithOneTrial();
