@@ -677,12 +677,18 @@ final class UrlExchange {
    * The application disconnected the live attempt between its steps: it will not ask for that
    * response, so the call ends here, cancelled (no retry; the breaker's permit, a half-open trial
    * among them, goes back without an outcome), and after a buffered body the JDK sends only with
-   * the response, as an attempt that sent nothing (its retry goes back to the budget); after {@code
-   * connect()} alone the attempt had taken nothing yet ({@link #liveBegun}). Without this the call
-   * never ended: the permit stayed held (a half-open breaker refused the host's calls until its
-   * trial timed out, then counted it failed), the log and metrics never heard, the call's span
-   * never ended. The connection then answers as the JDK's does after a disconnect: a later response
-   * method connects again and sends the request, as without the agent, not through the engine.
+   * the response, as an attempt that sent nothing (its retry goes back to the budget). Without this
+   * the call never ended: the permit stayed held (a half-open breaker refused the host's calls
+   * until its trial timed out, then counted it failed), the log and metrics never heard, the call's
+   * span never ended. The connection then answers as the JDK's does after a disconnect: a later
+   * response method connects again and sends the request, as without the agent, not through the
+   * engine.
+   *
+   * <p>After {@code connect()} alone (the attempt not begun, {@link #liveBegun}) nothing was sent
+   * and the engine was asked for nothing: the application changed its mind before the call started,
+   * so it ends as one that never happened, as a connection connected and then dropped does. Only
+   * its context ends (made with {@code connect()}, whose step it covered). Ended as cancelled, it
+   * was logged as given up, written as a dead letter and counted as a failed call.
    */
   private void abandonLive() {
     HttpURLConnection c = live;
@@ -692,9 +698,13 @@ final class UrlExchange {
     live = null;
     current = c;
     done = true;
+    if (!liveBegun) {
+      steps.callOver(call);
+      return;
+    }
     try {
       steps.countResends(call, liveRepeats, c);
-      if (liveBegun && (request.body() == null || !request.streaming())) {
+      if (request.body() == null || !request.streaming()) {
         call.attemptNotSent(); // nothing of the request reached the socket
       }
     } finally {

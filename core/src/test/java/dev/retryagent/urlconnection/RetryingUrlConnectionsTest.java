@@ -12,6 +12,8 @@ import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.internal.observe.RetryMetrics;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
@@ -887,13 +889,122 @@ class RetryingUrlConnectionsTest {
     trial.disconnect();
 
     // The call ended with the disconnect (cancelled: not the host's failure): its trial is free
-    // again. Before, the permit stayed held and the breaker refused the host's next call.
+    // again. Before, the permit stayed held and the breaker refused the host's next call. After
+    // connect() alone the call never started (it took nothing): nothing to give up.
     server.enqueue(ok("healthy"));
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
-        .contains(GiveUpReason.CANCELLED);
+        .filteredOn(GiveUpReason.CANCELLED::equals)
+        .hasSize(how == Abandoned.CONNECTED ? 0 : 1);
+  }
+
+  /** How the application lets go of a connection it only connected. */
+  enum LetGo {
+    DROPPED,
+    DISCONNECTED
+  }
+
+  @ParameterizedTest
+  @EnumSource(LetGo.class)
+  void aConnectionConnectedThenLetGoWithNothingSentIsACallThatNeverHappened(LetGo how)
+      throws Exception {
+    RetryMetrics metrics = new RetryMetrics();
+    List<String> heard = new CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .listener(metrics)
+            .listener(everyEventInto(heard))
+            .build();
+
+    HttpURLConnection c = open("/v1/items", engine);
+    c.connect(); // a socket, nothing sent
+    if (how == LetGo.DISCONNECTED) {
+      c.disconnect(); // the application changed its mind
+    }
+
+    // Nothing was sent and nothing failed: no call for the log, the dead letters or the metrics,
+    // neither started nor ended. Before, a disconnect() here was logged as given up (cancelled),
+    // written as a dead letter and counted as a failed call of no attempt.
+    assertThat(heard).isEmpty();
+    assertThat(metrics.total().calls()).isZero();
+    assertThat(metrics.total().failed()).isZero();
+    assertThat(metrics.total().attempts()).isZero();
+    assertThat(server.requestCount()).isZero();
+
+    // The engine's next call is the host's first: counted as one call of one attempt.
+    server.enqueue(ok("next"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(metrics.total().calls()).isEqualTo(1);
+    assertThat(metrics.total().attempts()).isEqualTo(1);
+  }
+
+  @Test
+  void aDisconnectAfterTheBodyWasSentIsStillTheApplicationsCancel() throws Exception {
+    RetryMetrics metrics = new RetryMetrics();
+    List<String> heard = new CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .listener(metrics)
+            .listener(everyEventInto(heard))
+            .build();
+    HttpURLConnection c = open("/v1/items", engine);
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.setFixedLengthStreamingMode(3);
+    c.connect(); // as Spring's RestTemplate: connect() first, then the body
+    try (OutputStream out = c.getOutputStream()) {
+      out.write(bytes(3)); // streamed: on the wire
+    }
+
+    c.disconnect();
+
+    // Something was sent: the call started, and the application's disconnect() cancels it.
+    assertThat(heard).containsExactly("attempt 1", "give-up cancelled", "complete");
+    assertThat(metrics.total().calls()).isEqualTo(1);
+    assertThat(metrics.total().failed()).isEqualTo(1);
+  }
+
+  /** A listener that writes every event of a call into {@code heard}. */
+  private static RetryListener everyEventInto(List<String> heard) {
+    return new RetryListener() {
+      @Override
+      public void onAttempt(RetryEvent e) {
+        heard.add("attempt " + e.attempt());
+      }
+
+      @Override
+      public void onRetry(RetryEvent e) {
+        heard.add("retry");
+      }
+
+      @Override
+      public void onGiveUp(RetryEvent e) {
+        heard.add("give-up " + e.reason().label());
+      }
+
+      @Override
+      public void onCallComplete(RetryEvent e) {
+        heard.add("complete");
+      }
+
+      @Override
+      public void onBreakerRejected(RetryEvent e) {
+        heard.add("breaker-rejected");
+      }
+
+      @Override
+      public void onRateLimited(RetryEvent e) {
+        heard.add("rate-limited");
+      }
+    };
   }
 
   @ParameterizedTest
