@@ -87,6 +87,15 @@ public final class Action {
     return with("headers", String.join("\n", h));
   }
 
+  /** The body waits for {@code 100 Continue} ({@link Feature#EXPECT_CONTINUE}). */
+  public Action expectContinue() {
+    return with("expectContinue", true);
+  }
+
+  public boolean expectsContinue() {
+    return flag("expectContinue");
+  }
+
   /** A body of this many bytes instead of the text body (larger than any socket buffer). */
   public Action bodyBytes(int n) {
     return with("bodyBytes", n);
@@ -304,6 +313,9 @@ public final class Action {
     }
     if (method().equals("PATCH")) {
       needs.add(Feature.PATCH);
+    }
+    if (expectsContinue()) {
+      needs.add(Feature.EXPECT_CONTINUE);
     }
     if (flag("faultMatrix")) {
       needs.add(Feature.FAULT_MATRIX);

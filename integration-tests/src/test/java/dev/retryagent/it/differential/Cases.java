@@ -216,6 +216,22 @@ final class Cases {
   private static List<Case> others() {
     List<Case> c = new ArrayList<>();
     c.add(
+        Case.of("expect-continue", "a PUT that expects 100 Continue: 100, then a 200")
+            .action(Action.put("/upload", "{}").expectContinue()));
+    c.add(
+        Case.of(
+                "expect-continue-417",
+                "a PUT that expects 100 Continue, refused with a 417 before its body: not retried")
+            .server(s -> s.enqueue(status(417).beforeBody()))
+            .action(Action.put("/upload", "{}").expectContinue()));
+    c.add(
+        Case.of(
+                "expect-continue-503-then-200",
+                "a PUT refused with a 503 before its body, then let through: retried")
+            .server(s -> s.enqueue(status(503).beforeBody(), ok("stored")))
+            .action(Action.put("/upload", "{}").expectContinue())
+            .expect(Expect.retried(2, 1_000 + Expect.SLACK_MILLIS).succeeding()));
+    c.add(
         Case.of("callback-throws-io", "the callback throws an IOException after a 200")
             .action(Action.get("/").callbackThrows("io")));
     c.add(

@@ -31,6 +31,12 @@ public enum Feature {
   APP_INTERCEPTOR,
   /** The application's callback throws after it has the result. */
   CALLBACK_THROWS,
+  /**
+   * The request's body waits for {@code 100 Continue} ({@code Expect: 100-continue}; {@code
+   * HttpURLConnection} honours it only in a streaming mode, so the driver streams the body with a
+   * fixed length).
+   */
+  EXPECT_CONTINUE,
   /** The method {@code PATCH} ({@code HttpURLConnection} refuses it). */
   PATCH,
   /**

@@ -13,11 +13,12 @@ import java.util.Set;
 /**
  * {@code HttpURLConnection} as legacy code uses it: a new connection per call from {@code
  * URL.openConnection()}, the JDK's default settings but the action's timeouts, the body written
- * through {@code getOutputStream()} (buffered by the JDK). Two APIs: {@code getResponseCode} (then
- * the body from the input or error stream) and {@code getInputStream} first (which throws for a
- * status of 400 and above: the JDK's own exception reaches the application). The application gives
- * up on a call with {@code disconnect()} from another thread; before the call that changes nothing,
- * with or without the agent.
+ * through {@code getOutputStream()} (buffered by the JDK; streamed with a fixed length when it
+ * expects {@code 100 Continue}). Two APIs: {@code getResponseCode} (then the body from the input or
+ * error stream) and {@code getInputStream} first (which throws for a status of 400 and above: the
+ * JDK's own exception reaches the application). The application gives up on a call with {@code
+ * disconnect()} from another thread; before the call that changes nothing, with or without the
+ * agent.
  */
 public final class UrlConnectionDriver implements Driver {
   @Override
@@ -37,6 +38,7 @@ public final class UrlConnectionDriver implements Driver {
         Feature.READ_TIMEOUT,
         Feature.CANCEL,
         Feature.CANCEL_BEFORE,
+        Feature.EXPECT_CONTINUE,
         Feature.FAULT_MATRIX);
   }
 
@@ -61,6 +63,11 @@ public final class UrlConnectionDriver implements Driver {
       public void start(Delivery delivery) throws Exception {
         if (body.length > 0) {
           c.setDoOutput(true);
+          if (a.expectsContinue()) {
+            // The JDK waits for 100 Continue only in a streaming mode.
+            c.setRequestProperty("Expect", "100-continue");
+            c.setFixedLengthStreamingMode(body.length);
+          }
           try (OutputStream out = c.getOutputStream()) {
             out.write(body);
           }

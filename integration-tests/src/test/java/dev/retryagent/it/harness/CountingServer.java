@@ -229,9 +229,22 @@ public final class CountingServer implements AutoCloseable {
       InputStream in = new java.io.BufferedInputStream(socket.getInputStream());
       OutputStream out = socket.getOutputStream();
       while (true) {
-        RecordedRequest request = readRequest(in, connection, readBodies);
+        RecordedRequest request = readHead(in, connection);
         if (request == null) {
           return; // client closed the connection
+        }
+        if (readBodies && "100-continue".equalsIgnoreCase(request.header("expect"))) {
+          Reply upcoming = upcoming();
+          if (upcoming != null && upcoming.kind() == Reply.Kind.BEFORE_BODY) {
+            // The head is answered, the body never read: the connection cannot go on.
+            write(out, request, answer(request));
+            return;
+          }
+          out.write("HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+          out.flush();
+        }
+        if (readBodies) {
+          request = withBody(request, in);
         }
         Reply reply = answer(request);
         if (!reply.dribbles()
@@ -388,9 +401,20 @@ public final class CountingServer implements AutoCloseable {
     }
   }
 
-  /** Reads one request, or returns null at a clean end of stream before it started. */
-  private static RecordedRequest readRequest(InputStream in, int connection, boolean readBody)
-      throws IOException {
+  /**
+   * The reply the next request gets unless a responder answers ({@link #answerWith}: then null),
+   * for a request that expects {@code 100 Continue}: whether to answer it before its body.
+   */
+  private synchronized Reply upcoming() {
+    if (responder != null) {
+      return null;
+    }
+    Reply next = script.peek();
+    return next == null ? defaultReply : next;
+  }
+
+  /** Reads one request's head, its body left unread; null at a clean end of stream before it. */
+  private static RecordedRequest readHead(InputStream in, int connection) throws IOException {
     String requestLine = readLine(in);
     if (requestLine == null) {
       return null;
@@ -409,19 +433,23 @@ public final class CountingServer implements AutoCloseable {
             .add(line.substring(colon + 1).trim());
       }
     }
+    return new RecordedRequest(parts[0], parts[1], headers, new byte[0], connection);
+  }
+
+  /** {@code head} with the body that follows it on {@code in}. */
+  private static RecordedRequest withBody(RecordedRequest head, InputStream in) throws IOException {
     byte[] body;
-    List<String> encoding = headers.get("transfer-encoding");
-    List<String> length = headers.get("content-length");
-    if (!readBody) {
-      body = new byte[0];
-    } else if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
+    List<String> encoding = head.headers().get("transfer-encoding");
+    List<String> length = head.headers().get("content-length");
+    if (encoding != null && encoding.get(0).equalsIgnoreCase("chunked")) {
       body = readChunked(in);
     } else if (length != null) {
       body = readExactly(in, Integer.parseInt(length.get(0)));
     } else {
       body = new byte[0];
     }
-    return new RecordedRequest(parts[0], parts[1], headers, body, connection);
+    return new RecordedRequest(
+        head.method(), head.target(), head.headers(), body, head.connection());
   }
 
   private static byte[] readChunked(InputStream in) throws IOException {

@@ -53,6 +53,40 @@ class CountingServerTest {
   }
 
   @Test
+  void aBodyThatExpectsContinueGetsItOrAReplyBeforeBody() throws Exception {
+    server.enqueue(Reply.status(417).beforeBody(), Reply.ok("stored"));
+
+    java.net.HttpURLConnection refused = expectingContinue("/refused");
+    assertThatThrownBy(refused::getOutputStream)
+        .isInstanceOf(java.net.ProtocolException.class)
+        .hasMessage("Server rejected operation");
+    assertThat(refused.getResponseCode()).isEqualTo(417);
+
+    java.net.HttpURLConnection let = expectingContinue("/let");
+    try (java.io.OutputStream out = let.getOutputStream()) {
+      out.write("body".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    assertThat(let.getResponseCode()).isEqualTo(200);
+
+    assertThat(server.requests())
+        .extracting(RecordedRequest::target, RecordedRequest::bodyText)
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("/refused", ""),
+            org.assertj.core.groups.Tuple.tuple("/let", "body"));
+  }
+
+  private java.net.HttpURLConnection expectingContinue(String path) throws IOException {
+    java.net.HttpURLConnection c =
+        (java.net.HttpURLConnection) server.uri(path).toURL().openConnection();
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.setRequestProperty("Expect", "100-continue");
+    c.setFixedLengthStreamingMode(4);
+    c.setReadTimeout(10_000);
+    return c;
+  }
+
+  @Test
   void requestBodiesAreRecordedWithLengthOrChunked() throws Exception {
     client.send(
         HttpRequest.newBuilder(server.uri("/len"))

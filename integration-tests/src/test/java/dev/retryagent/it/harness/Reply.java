@@ -48,7 +48,13 @@ public final class Reply {
      * The request is read, then exactly the reply's bytes are written, whatever they are (a
      * malformed or hostile response), and the connection is closed.
      */
-    RAW
+    RAW,
+    /**
+     * A request that expects {@code 100 Continue} gets this status at its head instead, its body
+     * left unread (the rejection of its {@code Expect}), and the connection is closed; a request
+     * that expects nothing is answered as {@link #RESPOND}.
+     */
+    BEFORE_BODY
   }
 
   /** The bytes of {@link Kind#GARBAGE}: fixed, so every run sees the same. */
@@ -188,6 +194,14 @@ public final class Reply {
     return new Reply(kind, status, h, body, delay, retryAfterDateIn);
   }
 
+  /**
+   * This response, sent to a request that expects {@code 100 Continue} before its body (see {@link
+   * Kind#BEFORE_BODY}). Without it, the server answers {@code 100 Continue} and reads the body.
+   */
+  public Reply beforeBody() {
+    return new Reply(Kind.BEFORE_BODY, status, headers, body, delay, retryAfterDateIn);
+  }
+
   /** Sets the response body (UTF-8). */
   public Reply withBody(String text) {
     return new Reply(
@@ -224,7 +238,11 @@ public final class Reply {
 
   @Override
   public String toString() {
-    return kind == Kind.RESPOND ? "Reply[" + status + "]" : "Reply[" + kind + "]";
+    return kind == Kind.RESPOND
+        ? "Reply[" + status + "]"
+        : kind == Kind.BEFORE_BODY
+            ? "Reply[" + status + " before the body]"
+            : "Reply[" + kind + "]";
   }
 
   /** Sent before the body of a {@link Kind#MALFORMED_CHUNK}: one good chunk, then a bad size. */
