@@ -84,7 +84,10 @@ final class ResendGuard {
 
     @Override
     public boolean isOneShot() {
-      return failed || delegate.isOneShot();
+      // The application's body is asked first, failed or not, as OkHttp asks it without us: one
+      // whose isOneShot() throws fails the call there with its own exception, not the failure.
+      boolean own = delegate.isOneShot();
+      return failed || own;
     }
 
     @Override

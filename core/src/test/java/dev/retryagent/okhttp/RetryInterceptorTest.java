@@ -319,6 +319,34 @@ class RetryInterceptorTest {
     assertThat(server.requestCount()).isEqualTo(2);
   }
 
+  @Test
+  void aBodyWhoseIsOneShotThrowsFailsOkHttpsOwnResendAfterAResetAsOkHttpAloneDoes()
+      throws Exception {
+    // A connection that fails once the request was written: OkHttp (retryOnConnectionFailure, on
+    // by default) asks the body isOneShot() before it sends it again, and the body's exception is
+    // what the application gets without us. The body of an unkeyed POST is guarded (ResendGuard),
+    // and the guard, one-shot from that failure on, answered without asking the application's
+    // body: the application got the reset instead.
+    configure(b -> b);
+    OkHttpClient plain = new OkHttpClient();
+    OkHttpClient guarded =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+            .build();
+    for (OkHttpClient c : List.of(plain, guarded)) {
+      server.enqueue(reset());
+      Request post = post("/v1/upload", bodyWhoseIsOneShotThrows(new AtomicInteger()), null);
+
+      assertThatThrownBy(() -> c.newCall(post).execute().close())
+          .as(c == plain ? "plain OkHttp" : "with the interceptor")
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("isOneShot is broken");
+      c.connectionPool().evictAll();
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void sendsAOneShotBodyOnlyOnceThoughAnInterceptorWrapsItInABodyThatDoesNotSaySo(Way way)
