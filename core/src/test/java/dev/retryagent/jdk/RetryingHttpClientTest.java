@@ -331,6 +331,112 @@ class RetryingHttpClientTest {
   }
 
   /**
+   * All an application can read of a request, its body publisher by identity: the JDK's {@code
+   * response.request()} is its own copy of the request it sent, never the application's object.
+   */
+  private static String readable(HttpRequest r) {
+    return r.method()
+        + " "
+        + r.uri()
+        + " headers="
+        + r.headers().map()
+        + " timeout="
+        + r.timeout()
+        + " version="
+        + r.version()
+        + " expectContinue="
+        + r.expectContinue()
+        + " publisher="
+        + r.bodyPublisher().map(System::identityHashCode)
+        + " toString="
+        + r
+        + " hashCode="
+        + r.hashCode();
+  }
+
+  /**
+   * {@code response.request()} shows the request as without the agent: the application's headers
+   * (not the attempt header, or the application's own value under that name), its timeout (not the
+   * policy's attempt timeout) and its body publisher (not the agent's copy of a streamed body,
+   * which an application sending {@code response.request()} again would then send). It showed the
+   * last attempt's.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theResponsesRequestIsTheOneTheJdkShowsWithoutTheAgent(Way way) throws Exception {
+    byte[] payload = "streamed payload".getBytes(StandardCharsets.UTF_8);
+    HttpRequest.BodyPublisher streamed =
+        HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload));
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/docs")))
+            .timeout(Duration.ofSeconds(30))
+            .header("x-retry-attempt", "the application's own")
+            .header("Accept", "text/plain")
+            .PUT(streamed)
+            .build();
+    HttpRequest get = get("/v1/items");
+    HttpClient client =
+        client(b -> b.attemptHeader("X-Retry-Attempt").perAttemptTimeout(Duration.ofSeconds(20)));
+
+    for (HttpRequest request : List.of(put, get)) {
+      server.enqueue(ok("plain"), status(503), ok("done"));
+      HttpResponse<String> plain = call(way, real, request);
+      HttpResponse<String> r = call(way, client, request);
+
+      assertThat(r.body()).isEqualTo("done");
+      assertThat(readable(r.request())).isEqualTo(readable(plain.request()));
+      assertThat(r.request()).isEqualTo(plain.request()).isSameAs(r.request());
+      assertThat(r.previousResponse()).isEmpty();
+    }
+    assertThat(server.requests().get(2).header("X-Retry-Attempt")).isEqualTo("2"); // on the wire
+  }
+
+  /**
+   * After a redirect the JDK shows the request it followed with, made from the one it was sent
+   * (headers, timeout; the publisher where the method is kept), and the redirect's response as the
+   * previous one: both as without the agent.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void afterARedirectTheResponsesRequestsAreTheOnesTheJdkShowsWithoutTheAgent(Way way)
+      throws Exception {
+    HttpClient redirecting =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .followRedirects(HttpClient.Redirect.NORMAL)
+            .build();
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            redirecting,
+            TestEngines.engine(
+                time,
+                Mode.ENFORCE,
+                b -> b.attemptHeader("X-Retry-Attempt").perAttemptTimeout(Duration.ofSeconds(20)),
+                CircuitBreakerPolicy.defaults(),
+                events));
+    byte[] payload = "streamed payload".getBytes(StandardCharsets.UTF_8);
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/docs")))
+            .timeout(Duration.ofSeconds(30))
+            .PUT(HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(payload)))
+            .build();
+    String moved = server.url("/v1/moved");
+
+    server.enqueue(status(307).header("Location", moved), ok("plain"));
+    HttpResponse<String> plain = call(way, redirecting, put);
+    server.enqueue(status(503), status(307).header("Location", moved), ok("done"));
+    HttpResponse<String> r = call(way, client, put);
+
+    assertThat(r.body()).isEqualTo("done");
+    assertThat(r.request().uri()).hasToString(moved);
+    assertThat(readable(r.request())).isEqualTo(readable(plain.request()));
+    assertThat(r.previousResponse()).isPresent().containsSame(r.previousResponse().get());
+    assertThat(readable(r.previousResponse().get().request()))
+        .isEqualTo(readable(plain.previousResponse().get().request()));
+    assertThat(r.previousResponse().get().statusCode()).isEqualTo(307);
+  }
+
+  /**
    * A streamed body is resent from the copy kept; of unknown length, it goes out chunked, and its
    * copy went out with a Content-Length (the copy's length is known), a framing the application's
    * request never had.

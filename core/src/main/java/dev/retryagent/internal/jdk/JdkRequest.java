@@ -147,13 +147,14 @@ final class JdkRequest<T> extends SelfViewCall
     if (n > 1 && transport.shutDownNow()) {
       return JdkRetrying.refuseSend();
     }
-    HttpRequest attempt = forAttempt(n, timeoutNanos, attemptHeader());
+    String attemptHeader = attemptHeader();
+    HttpRequest attempt = forAttempt(n, timeoutNanos, attemptHeader);
     // The JDK's send() refuses a thread already interrupted before it sends anything (read in
     // JDK 17 and 25): that attempt gives back the rate-limit permit and the retry it took, as one
     // the client refused, or the host's next calls are refused for a request never sent.
     boolean interrupted = Thread.currentThread().isInterrupted();
     try {
-      return transport.send(attempt, this);
+      return CallersResponse.of(transport.send(attempt, this), attempt, request, attemptHeader);
     } catch (InterruptedException e) {
       if (interrupted) {
         attemptNotSent();
@@ -173,22 +174,51 @@ final class JdkRequest<T> extends SelfViewCall
     if (n > 1 && t.shutDownNow()) {
       return JdkRetrying.refuseSendAsync(); // as run()
     }
-    HttpRequest request = forAttempt(n, timeoutNanos, attemptHeader());
+    String attemptHeader = attemptHeader();
+    HttpRequest attempt = forAttempt(n, timeoutNanos, attemptHeader);
     PushPromiseHandler<T> application = pushPromiseHandler;
     if (application == null) {
-      return t.sendAsync(request, this, null);
+      return callers(t.sendAsync(attempt, this, null), attempt, attemptHeader);
     }
     // The attempt's pushes reach the application's handler only if its response is the caller's.
     AttemptPushes<T> pushes = new AttemptPushes<>(application);
     CompletableFuture<HttpResponse<T>> f =
-        t.sendAsync(request, info -> apply(info, pushes), pushes);
+        t.sendAsync(attempt, info -> apply(info, pushes), pushes);
     f.whenComplete(
         (r, e) -> {
           if (e != null) {
             pushes.settle(false); // failed before its response: its pushes are refused
           }
         });
-    return f;
+    return callers(f, attempt, attemptHeader);
+  }
+
+  /**
+   * The JDK's future of an attempt that sent {@code attempt}, its response as the application gets
+   * it ({@link CallersResponse}): the JDK's own future when {@code attempt} is the application's
+   * request, so the plain call makes no stage more. Else a future of the JDK's own kind ({@code
+   * newIncompleteFuture}: since JDK 16 cancelling it cancels the exchange, as cancelling the JDK's
+   * does when the loop cancels the attempt in flight), completed by hand rather than by a {@code
+   * thenApply}, which would wrap a failure the JDK's future holds as it is (its "closed") in a
+   * {@code CompletionException}.
+   */
+  private CompletableFuture<HttpResponse<T>> callers(
+      CompletableFuture<HttpResponse<T>> jdks, HttpRequest attempt, String attemptHeader) {
+    if (attempt == request) {
+      return jdks;
+    }
+    CompletableFuture<HttpResponse<T>> callers = jdks.newIncompleteFuture();
+    jdks.whenComplete(
+        (r, e) -> {
+          if (e != null) {
+            callers.completeExceptionally(e);
+          } else if (!callers.complete(CallersResponse.of(r, attempt, request, attemptHeader))) {
+            // Cancelled as it completed: released here, as the loop releases one it cancelled
+            // too late (its cancel of the JDK's future then failed, and it had the response).
+            JdkRetrying.discard(r);
+          }
+        });
+    return callers;
   }
 
   /**

@@ -201,13 +201,18 @@ public final class JdkRetrying {
 
     @Override
     public void discard(HttpResponse<Object> response) {
-      Object body = response.body();
-      if (body instanceof AutoCloseable) {
-        try {
-          ((AutoCloseable) body).close();
-        } catch (Exception ignored) {
-          // nothing more we can release
-        }
+      JdkRetrying.discard(response);
+    }
+  }
+
+  /** Releases a response that will not reach the caller: closes a body that can be closed. */
+  static void discard(HttpResponse<?> response) {
+    Object body = response.body();
+    if (body instanceof AutoCloseable) {
+      try {
+        ((AutoCloseable) body).close();
+      } catch (Exception ignored) {
+        // nothing more we can release
       }
     }
   }
