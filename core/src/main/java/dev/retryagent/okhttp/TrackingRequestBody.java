@@ -6,8 +6,9 @@ import okhttp3.RequestBody;
 import okio.BufferedSink;
 
 /**
- * Wraps a one-shot (or duplex) body to learn whether it was written: until then it can still be
- * sent (a connect failure happens before the body), after that never again.
+ * Wraps a one-shot (or duplex) body to learn whether it was written: until then the engine can
+ * still send it (a connect failure happens before the body), after that never again. To OkHttp it
+ * is the body itself: its own answers to {@code isOneShot()} and {@code isDuplex()}.
  */
 final class TrackingRequestBody extends RequestBody {
   private final RequestBody delegate;
@@ -34,12 +35,16 @@ final class TrackingRequestBody extends RequestBody {
     delegate.writeTo(sink);
   }
 
+  /**
+   * The body's own answer: OkHttp asks only to send it again itself (its repeat of a 408 or of a
+   * 503 with Retry-After: 0, a redirect, a resend after a connection failure), and does so as
+   * without us. A duplex body is not one-shot unless it says so, and "one-shot" for it made OkHttp
+   * give back what it repeats without the agent. One whose isOneShot() throws fails there as it
+   * does without us.
+   */
   @Override
   public boolean isOneShot() {
-    // Asked as OkHttp would ask the application's body (to resend or follow up): one whose
-    // isOneShot() throws fails there as it does without us.
-    delegate.isOneShot();
-    return true;
+    return delegate.isOneShot();
   }
 
   @Override

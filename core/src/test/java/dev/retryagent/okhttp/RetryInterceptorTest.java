@@ -14,6 +14,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.PushingH2cServer;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
@@ -32,6 +33,7 @@ import okhttp3.Callback;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
+import okhttp3.Protocol;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
@@ -345,6 +347,58 @@ class RetryInterceptorTest {
       c.connectionPool().evictAll();
     }
     assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  /**
+   * A duplex body (HTTP/2 only) is not one-shot unless it says so: OkHttp repeats its request (a
+   * 503 with Retry-After: 0, a 408, after a connection failure) and follows a redirect with it, as
+   * with any other body. The wrapper that learns whether it was written (TrackingRequestBody)
+   * answered one-shot for it: OkHttp gave the 503 back, where without us the application had the
+   * 200.
+   */
+  @Test
+  void okHttpRepeatsARequestWithADuplexBodyAsWithoutUs() throws Exception {
+    configure(b -> b);
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge()) {
+      OkHttpClient plain =
+          new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
+      OkHttpClient ours = plain.newBuilder().addInterceptor(retrier.interceptor()).build();
+      for (OkHttpClient c : List.of(plain, ours)) {
+        h2.enqueue(503, "retry-after", "0");
+        AtomicInteger writes = new AtomicInteger();
+        RequestBody duplex =
+            new RequestBody() {
+              @Override
+              public MediaType contentType() {
+                return JSON;
+              }
+
+              @Override
+              public void writeTo(BufferedSink sink) throws IOException {
+                writes.incrementAndGet();
+                sink.writeUtf8("{}");
+                sink.close();
+              }
+
+              @Override
+              public boolean isDuplex() {
+                return true;
+              }
+            };
+        Request post = new Request.Builder().url(h2.url("/v1/stream")).post(duplex).build();
+
+        try (Response r = c.newCall(post).execute()) {
+          assertThat(r.code())
+              .as(c == plain ? "plain OkHttp" : "with the interceptor")
+              .isEqualTo(200);
+          assertThat(r.priorResponse().code()).isEqualTo(503);
+        }
+        assertThat(writes).hasValue(2);
+      }
+      assertThat(h2.requestStreams()).hasSize(4);
+      plain.dispatcher().executorService().shutdown();
+      plain.connectionPool().evictAll();
+    }
   }
 
   @ParameterizedTest

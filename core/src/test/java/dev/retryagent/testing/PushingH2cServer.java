@@ -19,16 +19,31 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * pushes: each request is answered with a PUSH_PROMISE of {@code /pushed-<stream>} first, then its
  * response (the next status of the script, else 200), then the pushed response. Just enough of
  * HTTP/2 for java.net.http's client: the client's header blocks are not decoded (a new request is a
- * HEADERS frame on a new stream), the server's are literals without indexing.
+ * HEADERS frame on a new stream, answered at once: a request body is not waited for), the server's
+ * are literals without indexing. {@link #priorKnowledge()} makes one for OkHttp instead.
  */
 public final class PushingH2cServer implements Closeable {
   private final ServerSocket socket;
-  private final ConcurrentLinkedQueue<Integer> statuses = new ConcurrentLinkedQueue<>();
+  private final boolean upgrade; // false: the client starts with HTTP/2's preface, and no pushes
+  private final ConcurrentLinkedQueue<String[]> replies = new ConcurrentLinkedQueue<>();
   private final List<Integer> requestStreams = new CopyOnWriteArrayList<>();
   private final List<Socket> open = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
 
   public PushingH2cServer() throws IOException {
+    this(true);
+  }
+
+  /**
+   * A server reached with prior knowledge (OkHttp's {@code Protocol.H2_PRIOR_KNOWLEDGE}) that does
+   * not push: OkHttp neither upgrades nor takes pushes.
+   */
+  public static PushingH2cServer priorKnowledge() throws IOException {
+    return new PushingH2cServer(false);
+  }
+
+  private PushingH2cServer(boolean upgrade) throws IOException {
+    this.upgrade = upgrade;
     socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     acceptor = new Thread(this::accept, "h2c-accept");
     acceptor.setDaemon(true);
@@ -37,7 +52,15 @@ public final class PushingH2cServer implements Closeable {
 
   /** The statuses of the next responses, in order. */
   public PushingH2cServer enqueue(Integer... s) {
-    statuses.addAll(List.of(s));
+    for (Integer status : s) {
+      replies.add(new String[] {status.toString()});
+    }
+    return this;
+  }
+
+  /** The next response: {@code status} with the header {@code name} (lower case) and value. */
+  public PushingH2cServer enqueue(int status, String name, String value) {
+    replies.add(new String[] {Integer.toString(status), name, value});
     return this;
   }
 
@@ -69,16 +92,20 @@ public final class PushingH2cServer implements Closeable {
       s.setSoTimeout(10_000);
       DataInputStream in = new DataInputStream(s.getInputStream());
       OutputStream out = s.getOutputStream();
-      while (!readLine(in).isEmpty()) {
-        // the upgrade request's head (a GET: no body)
+      if (upgrade) {
+        while (!readLine(in).isEmpty()) {
+          // the upgrade request's head (a GET: no body)
+        }
+        out.write(
+            "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
+                .getBytes(StandardCharsets.ISO_8859_1));
       }
-      out.write(
-          "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
-              .getBytes(StandardCharsets.ISO_8859_1));
       Connection c = new Connection(out);
       c.frame(4, 0, 0, new byte[0]); // the server's SETTINGS
       in.readFully(new byte[24]); // the client's preface
-      c.answer(1);
+      if (upgrade) {
+        c.answer(1);
+      }
       while (true) {
         int length = in.readUnsignedShort() << 8 | in.readUnsignedByte();
         int type = in.readUnsignedByte();
@@ -108,20 +135,29 @@ public final class PushingH2cServer implements Closeable {
 
     synchronized void answer(int stream) throws IOException {
       requestStreams.add(stream);
-      Integer status = statuses.poll();
+      String[] reply = replies.poll();
+      String status = reply == null ? "200" : reply[0];
       int promised = nextPush;
       nextPush += 2;
-      ByteArrayOutputStream promise = new ByteArrayOutputStream();
-      promise.write(int4(promised));
-      literal(promise, ":method", "GET");
-      literal(promise, ":scheme", "http");
-      literal(promise, ":authority", "127.0.0.1:" + socket.getLocalPort());
-      literal(promise, ":path", "/pushed-" + stream);
-      frame(5, 4, stream, promise.toByteArray());
+      if (upgrade) {
+        ByteArrayOutputStream promise = new ByteArrayOutputStream();
+        promise.write(int4(promised));
+        literal(promise, ":method", "GET");
+        literal(promise, ":scheme", "http");
+        literal(promise, ":authority", "127.0.0.1:" + socket.getLocalPort());
+        literal(promise, ":path", "/pushed-" + stream);
+        frame(5, 4, stream, promise.toByteArray());
+      }
       ByteArrayOutputStream head = new ByteArrayOutputStream();
-      literal(head, ":status", Integer.toString(status == null ? 200 : status));
+      literal(head, ":status", status);
+      if (reply != null && reply.length == 3) {
+        literal(head, reply[1], reply[2]);
+      }
       frame(1, 4, stream, head.toByteArray());
-      frame(0, 1, stream, ("status " + (status == null ? 200 : status)).getBytes());
+      frame(0, 1, stream, ("status " + status).getBytes());
+      if (!upgrade) {
+        return;
+      }
       ByteArrayOutputStream pushed = new ByteArrayOutputStream();
       literal(pushed, ":status", "200");
       frame(1, 4, promised, pushed.toByteArray());
