@@ -12,6 +12,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -44,6 +45,60 @@ class ServerPushTest {
         real,
         TestEngines.engine(
             new FakeTime(), Mode.ENFORCE, b -> b, CircuitBreakerPolicy.defaults(), events));
+  }
+
+  /**
+   * What the application's push-promise handler and the pushed responses show of the requests, for
+   * a GET of {@code client} with its own timeout (the URIs aside, which name the stream).
+   */
+  private List<String> requestsShown(HttpClient client) throws Exception {
+    HttpRequest get =
+        HttpRequest.newBuilder(URI.create(server.url("/page")))
+            .timeout(Duration.ofSeconds(30))
+            .header("Accept", "text/plain")
+            .build();
+    List<String> shown = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<HttpResponse<String>>> pushes = new CopyOnWriteArrayList<>();
+    HttpResponse<String> r =
+        client
+            .sendAsync(
+                get,
+                HttpResponse.BodyHandlers.ofString(),
+                (initiating, push, acceptor) -> {
+                  shown.add(
+                      "initiating " + initiating.headers().map() + " " + initiating.timeout());
+                  shown.add("promised " + push.timeout() + " " + push.bodyPublisher().isPresent());
+                  pushes.add(acceptor.apply(HttpResponse.BodyHandlers.ofString()));
+                })
+            .get(20, TimeUnit.SECONDS);
+    shown.add("response " + r.request().headers().map() + " " + r.request().timeout());
+    assertThat(pushes).hasSize(1);
+    HttpRequest pushed = pushes.get(0).get(20, TimeUnit.SECONDS).request();
+    shown.add("pushed " + pushed.timeout() + " " + pushed.bodyPublisher().isPresent());
+    return shown;
+  }
+
+  /**
+   * The JDK shows the request it sent as the initiating one, and makes the promised request (the
+   * pushed response's) from it: with an attempt header and an attempt timeout the application saw
+   * the agent's copy there (the header, the attempt's timeout), where without the agent it sees its
+   * own request's headers and timeout.
+   */
+  @Test
+  void thePushesShowTheApplicationsRequestAsWithoutTheAgent() throws Exception {
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            real,
+            TestEngines.engine(
+                new FakeTime(),
+                Mode.ENFORCE,
+                b -> b.attemptHeader("X-Retry-Attempt").perAttemptTimeout(Duration.ofSeconds(20)),
+                CircuitBreakerPolicy.defaults(),
+                events));
+
+    List<String> plain = requestsShown(real);
+    assertThat(requestsShown(client)).isEqualTo(plain);
+    assertThat(plain).contains("response {Accept=[text/plain]} Optional[PT30S]");
   }
 
   /**

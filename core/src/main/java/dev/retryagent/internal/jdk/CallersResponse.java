@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 import javax.net.ssl.SSLSession;
 
 /**
@@ -55,6 +56,29 @@ final class CallersResponse<T> implements HttpResponse<T> {
     return response == null || sent == callers
         ? response
         : new CallersResponse<>(response, callers, attemptHeader);
+  }
+
+  /**
+   * {@code jdks}, the JDK's future of a response to the agent's copy of {@code callers}, completing
+   * with that response as the application gets it. A future of the JDK's own kind ({@code
+   * newIncompleteFuture}: since JDK 16 cancelling it cancels the exchange, as cancelling the JDK's
+   * does), completed by hand rather than by a {@code thenApply}, which would wrap a failure the
+   * JDK's future holds as it is (its "closed") in a {@code CompletionException}.
+   */
+  static <T> CompletableFuture<HttpResponse<T>> of(
+      CompletableFuture<HttpResponse<T>> jdks, HttpRequest callers, String attemptHeader) {
+    CompletableFuture<HttpResponse<T>> mine = jdks.newIncompleteFuture();
+    jdks.whenComplete(
+        (r, e) -> {
+          if (e != null) {
+            mine.completeExceptionally(e);
+          } else if (!mine.complete(new CallersResponse<>(r, callers, attemptHeader))) {
+            // Cancelled as it completed: released here, as the retry loop releases one it
+            // cancelled too late (its cancel of the JDK's future then failed: it had the response).
+            JdkRetrying.discard(r);
+          }
+        });
+    return mine;
   }
 
   @Override

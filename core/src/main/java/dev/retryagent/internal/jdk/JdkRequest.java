@@ -181,7 +181,8 @@ final class JdkRequest<T> extends SelfViewCall
       return callers(t.sendAsync(attempt, this, null), attempt, attemptHeader);
     }
     // The attempt's pushes reach the application's handler only if its response is the caller's.
-    AttemptPushes<T> pushes = new AttemptPushes<>(application);
+    AttemptPushes<T> pushes =
+        new AttemptPushes<>(application, attempt == request ? null : request, attemptHeader);
     CompletableFuture<HttpResponse<T>> f =
         t.sendAsync(attempt, info -> apply(info, pushes), pushes);
     f.whenComplete(
@@ -196,29 +197,11 @@ final class JdkRequest<T> extends SelfViewCall
   /**
    * The JDK's future of an attempt that sent {@code attempt}, its response as the application gets
    * it ({@link CallersResponse}): the JDK's own future when {@code attempt} is the application's
-   * request, so the plain call makes no stage more. Else a future of the JDK's own kind ({@code
-   * newIncompleteFuture}: since JDK 16 cancelling it cancels the exchange, as cancelling the JDK's
-   * does when the loop cancels the attempt in flight), completed by hand rather than by a {@code
-   * thenApply}, which would wrap a failure the JDK's future holds as it is (its "closed") in a
-   * {@code CompletionException}.
+   * request, so the plain call makes no stage more.
    */
   private CompletableFuture<HttpResponse<T>> callers(
       CompletableFuture<HttpResponse<T>> jdks, HttpRequest attempt, String attemptHeader) {
-    if (attempt == request) {
-      return jdks;
-    }
-    CompletableFuture<HttpResponse<T>> callers = jdks.newIncompleteFuture();
-    jdks.whenComplete(
-        (r, e) -> {
-          if (e != null) {
-            callers.completeExceptionally(e);
-          } else if (!callers.complete(CallersResponse.of(r, attempt, request, attemptHeader))) {
-            // Cancelled as it completed: released here, as the loop releases one it cancelled
-            // too late (its cancel of the JDK's future then failed, and it had the response).
-            JdkRetrying.discard(r);
-          }
-        });
-    return callers;
+    return attempt == request ? jdks : CallersResponse.of(jdks, request, attemptHeader);
   }
 
   /**
