@@ -4,6 +4,7 @@ import dev.retryagent.config.PathMask;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -27,6 +28,22 @@ public final class Sanitizer {
   private static final Pattern SECRET_HEADERS =
       headerPattern(
           "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key");
+  // OkHttp 3 ("Unexpected char 0x0a at 12 in Cookie value: a=b\nc=d") and HttpURLConnection
+  // ("Illegal character(s) in message header value: Bearer a\r\nb") quote a header value they
+  // refuse as the end of their message, the refused line break inside it: redacted to the end of
+  // the text, not of the line.
+  private static final Pattern REFUSED_HEADER_VALUES =
+      Pattern.compile(
+          "(?is)\\b(authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key"
+              + "|api-key|message header)( value:\\s*).*");
+  // A credential as a key and its value: password="a b", 'client_secret': 'x', "token": "y",
+  // api_key=z. A quoted value is one up to its closing quote (blanks and escaped quotes inside),
+  // an unquoted one a word: redacted word by word, a password with a blank kept its second half.
+  private static final Pattern SECRET_KEYS =
+      Pattern.compile(
+          "(?i)(?<![\\w.-])([\"']?)([\\w.-]*(?:password|passwd|secret|token|api[_-]?key))\\1"
+              + "(\\s*[:=]\\s*)"
+              + "(\"(?:[^\"\\\\\\r\\n]|\\\\.)*\"?|'(?:[^'\\\\\\r\\n]|\\\\.)*'?|\\S+)");
   // Credentials written without a header name: "Bearer abc", "Basic dXNlcjpw".
   private static final Pattern SCHEME_CREDENTIALS =
       Pattern.compile("(?i)\\b(bearer|basic|digest)\\s+[^\\s,;\"']+");
@@ -90,7 +107,9 @@ public final class Sanitizer {
     if (text == null || text.isEmpty()) {
       return "";
     }
-    String s = SECRET_HEADERS.matcher(text).replaceAll("$1$2" + REDACTED);
+    String s = REFUSED_HEADER_VALUES.matcher(text).replaceAll("$1$2" + REDACTED);
+    s = SECRET_HEADERS.matcher(s).replaceAll("$1$2" + REDACTED);
+    s = secretValues(s);
     if (secretHeader != null && !secretHeader.isEmpty()) {
       s = extraHeader(secretHeader).matcher(s).replaceAll("$1$2" + REDACTED);
     }
@@ -101,6 +120,38 @@ public final class Sanitizer {
       s = s.substring(0, MAX_MESSAGE_CHARS) + "...";
     }
     return s;
+  }
+
+  /**
+   * The values of {@link #SECRET_KEYS} redacted, a quoted one whole with its quotes kept. A bare
+   * word after a bare key and a colon is prose ("invalid token: expired"), not a credential.
+   */
+  private static String secretValues(String s) {
+    Matcher m = SECRET_KEYS.matcher(s);
+    if (!m.find()) {
+      return s;
+    }
+    StringBuilder b = new StringBuilder(s.length());
+    int last = 0;
+    do {
+      String value = m.group(4);
+      char first = value.charAt(0);
+      boolean quoted = first == '"' || first == '\'';
+      if (!quoted && m.group(1).isEmpty() && m.group(3).indexOf(':') >= 0) {
+        continue;
+      }
+      b.append(s, last, m.start(4));
+      if (quoted) {
+        b.append(first).append(REDACTED);
+        if (value.length() > 1 && value.charAt(value.length() - 1) == first) {
+          b.append(first);
+        }
+      } else {
+        b.append(REDACTED);
+      }
+      last = m.end();
+    } while (m.find());
+    return b.append(s, last, s.length()).toString();
   }
 
   private static Pattern extraHeader(String header) {
@@ -193,24 +244,114 @@ public final class Sanitizer {
 
   /**
    * Each word (run of characters between blanks) cleaned by {@link #cleanWord}. Only blanks end a
-   * word, so a query is dropped up to the next blank even past quotes or brackets.
+   * word, so a query is dropped up to the next blank even past quotes or brackets. A URL that may
+   * hold blanks (one a parser refused, quoted: {@link #urlEnd}) loses a user-info with a blank in
+   * it, and a query or fragment up to where it ends.
    */
-  private static String stripUrlParts(String s, PathMask mask) {
+  private static String stripUrlParts(String text, PathMask mask) {
+    String s = text;
     StringBuilder out = new StringBuilder(s.length());
     int i = 0;
-    int n = s.length();
-    while (i < n) {
+    while (i < s.length()) {
       if (isDelimiter(s.charAt(i))) {
         out.append(s.charAt(i++));
         continue;
       }
       int start = i;
-      while (i < n && !isDelimiter(s.charAt(i))) {
-        i++;
+      i = wordEnd(s, i);
+      int end = urlEnd(s, start, i);
+      if (end > i) {
+        String url = s.substring(start, end);
+        String joined = withoutUserInfo(url);
+        if (joined.length() < url.length()) {
+          s = s.substring(0, start) + joined + s.substring(end);
+          end = start + joined.length();
+          i = wordEnd(s, start);
+        }
+        String word = s.substring(start, i);
+        if (i < end && (word.indexOf('?') >= 0 || word.indexOf('#') >= 0)) {
+          // The query (or fragment) goes on past the blank, to the URL's end.
+          out.append(cleanWord(word, mask));
+          i = end;
+          continue;
+        }
       }
       out.append(cleanWord(s.substring(start, i), mask));
     }
     return out.toString();
+  }
+
+  private static int wordEnd(String s, int from) {
+    int i = from;
+    while (i < s.length() && !isDelimiter(s.charAt(i))) {
+      i++;
+    }
+    return i;
+  }
+
+  /**
+   * Where the URL in the word {@code s[start, wordEnd)} ends, when it may go on past blanks: a
+   * parser quotes the text it refused, blanks and all (the blank is often what it refused), either
+   * in quotes (Spring's {@code I/O error on GET request for "URL": ...}, OkHttp's {@code Invalid
+   * URL host: "..."}): up to the closing quote; or last, after a colon (the JDK's {@code
+   * URISyntaxException}: {@code Illegal character in query at index 20: URL}, Apache HttpClient's
+   * {@code Invalid redirect URI: URL}): up to the end of the line. Otherwise {@code wordEnd}.
+   */
+  private static int urlEnd(String s, int start, int wordEnd) {
+    int scheme = s.indexOf("://", start);
+    if (scheme < 0 || scheme >= wordEnd) {
+      scheme = s.indexOf(":\\/\\/", start);
+      if (scheme < 0 || scheme >= wordEnd) {
+        return wordEnd;
+      }
+    }
+    int lineEnd = wordEnd;
+    while (lineEnd < s.length() && !isLineBreak(s.charAt(lineEnd))) {
+      lineEnd++;
+    }
+    int name = scheme;
+    while (name > start && isSchemeChar(s.charAt(name - 1))) {
+      name--;
+    }
+    char before = name > 0 ? s.charAt(name - 1) : 0;
+    if (before == '"' || before == '\'') {
+      int close = s.indexOf(before, scheme);
+      return close < 0 || close > lineEnd ? lineEnd : Math.max(close, wordEnd);
+    }
+    if (name == 0 || (name == start && start >= 2 && s.startsWith(": ", start - 2))) {
+      return lineEnd;
+    }
+    return wordEnd;
+  }
+
+  /** {@code url} without its user-info, found up to the authority's end also past blanks. */
+  private static String withoutUserInfo(String url) {
+    int scheme = url.indexOf("://");
+    int separator = 3;
+    if (scheme < 0) {
+      scheme = url.indexOf(":\\/\\/");
+      separator = 5;
+    }
+    int authStart = scheme + separator;
+    int authEnd = authStart;
+    while (authEnd < url.length() && "/?#".indexOf(url.charAt(authEnd)) < 0) {
+      authEnd++;
+    }
+    int at = url.lastIndexOf('@', authEnd - 1);
+    return at < authStart ? url : url.substring(0, authStart) + url.substring(at + 1);
+  }
+
+  private static boolean isSchemeChar(char c) {
+    return (c >= 'a' && c <= 'z')
+        || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9')
+        || c == '+'
+        || c == '-'
+        || c == '.';
+  }
+
+  private static boolean isLineBreak(char c) {
+    return Character.isISOControl(c) && c != '\t' || c == '\u2028' || c == '\u2029';
   }
 
   private static boolean isDelimiter(char c) {

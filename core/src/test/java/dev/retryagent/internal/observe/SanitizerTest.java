@@ -155,6 +155,80 @@ class SanitizerTest {
     assertThat(Sanitizer.path("/v1/a@b")).isEqualTo("/v1/a@b");
   }
 
+  /**
+   * Secrets with a blank in them, quoted as clients quote what they refused: word-by-word redaction
+   * showed what came after the blank (SECRET2).
+   */
+  static Stream<String> secretsWithABlank() {
+    return Stream.of(
+        // JDK: new URI(...) / URI.create(...) quote the refused input last, blank and all.
+        "Illegal character in authority at index 7: http://user:SECRET SECRET2@h.example/v1",
+        "Illegal character in query at index 29: https://h.example/v1?token=SECRET SECRET2",
+        "Illegal character in fragment at index 22: http://h.example/p#id_token=SECRET SECRET2",
+        // JDK HttpURLConnection.setRequestProperty with a line break in the value.
+        "Illegal character(s) in message header value: Bearer SECRET SECRET2\r\nX: SECRET3",
+        // OkHttp 3 Headers.checkValue: the refused value, line break and all.
+        "Unexpected char 0x0a at 15 in Authorization value: Bearer SECRET SECRET2\nSECRET3",
+        "Unexpected char 0x0d at 20 in Cookie value: session=SECRET SECRET2\r\nx=SECRET3",
+        // Apache HttpClient 4 and 5 DefaultRedirectStrategy: the Location it could not parse.
+        "Invalid redirect URI: https://h.example/cb?code=SECRET SECRET2&state=SECRET3",
+        "Invalid redirect URI: http://u:SECRET SECRET2@h.example/next",
+        // Spring's RestTemplate quotes the URL.
+        "I/O error on GET request for \"http://h.example/v1?token=SECRET SECRET2\": Connection"
+            + " refused",
+        "I/O error on POST request for \"http://u:SECRET SECRET2@h.example/v1\": Read timed out",
+        // A request dump, a JSON error body, a map's toString().
+        "400 Bad Request: {\"error\":\"bad\",\"password\": \"SECRET SECRET2\",\"user\":\"bob\"}",
+        "login failed for password=\"SECRET SECRET2\" user=bob",
+        "login failed for password='SECRET SECRET2' user=bob",
+        "{'client_secret': 'SECRET \\' SECRET2', 'scope': 'read'}",
+        "{\"access_token\":\"SECRET \\\" SECRET2\"}",
+        "config {db.password=SECRET, user=bob}",
+        "Cookie: a=SECRET b=SECRET2; c=SECRET3");
+  }
+
+  @ParameterizedTest
+  @MethodSource("secretsWithABlank")
+  void aSecretWithABlankIsRedactedWhole(String hostile) {
+    assertThat(Sanitizer.message(hostile, null)).doesNotContain("SECRET");
+  }
+
+  @Test
+  void aQuotedSecretIsRedactedToItsClosingQuoteAndTheRestIsKept() {
+    assertThat(Sanitizer.message("login failed for password=\"SECRET SECRET2\" user=bob", null))
+        .isEqualTo("login failed for password=\"<redacted>\" user=bob");
+    assertThat(
+            Sanitizer.message(
+                "400 {\"password\": \"SECRET \\\" SECRET2\", \"user\": \"bob\"}", null))
+        .isEqualTo("400 {\"password\": \"<redacted>\", \"user\": \"bob\"}");
+    assertThat(
+            Sanitizer.message(
+                "I/O error on GET request for \"http://u:SECRET S2@h.example/v1?token=SECRET"
+                    + " SECRET2\": Connection refused",
+                null))
+        .isEqualTo("I/O error on GET request for \"http://h.example/v1\": Connection refused");
+    assertThat(
+            Sanitizer.message(
+                "Illegal character in authority at index 7: http://user:SECRET S2@h.example/v1",
+                null))
+        .isEqualTo("Illegal character in authority at index 7: http://h.example/v1");
+  }
+
+  @Test
+  void proseAboutCredentialsAndUrlsIsKept() {
+    assertThat(Sanitizer.message("invalid token: expired", null))
+        .isEqualTo("invalid token: expired");
+    assertThat(Sanitizer.message("password authentication failed for user bob", null))
+        .isEqualTo("password authentication failed for user bob");
+    assertThat(Sanitizer.message("tokens=5 left", null)).isEqualTo("tokens=5 left");
+    assertThat(Sanitizer.message("Connect to http://h.example:80 failed: refused (retry 2)", null))
+        .isEqualTo("Connect to http://h.example:80 failed: refused (retry 2)");
+    assertThat(Sanitizer.message("failed: http://h.example/v1/x refused (retry 2)", null))
+        .isEqualTo("failed: http://h.example/v1/x refused (retry 2)");
+    assertThat(Sanitizer.message("GET \"http://h.example/v1\" gave 503 twice", null))
+        .isEqualTo("GET \"http://h.example/v1\" gave 503 twice");
+  }
+
   @Test
   void anExceptionIsItsClassAndItsCleanMessage() {
     IOException e = new IOException("reset on http://h/p?token=SECRET");
