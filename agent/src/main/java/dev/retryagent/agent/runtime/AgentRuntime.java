@@ -324,7 +324,7 @@ public final class AgentRuntime {
     if (b != null) {
       b.reconfigure(next);
       if (exportersStarted) {
-        b.exporters.apply(next.metrics());
+        b.exporters.apply(next.metrics(), next.source());
       }
     }
     StringBuilder restart = new StringBuilder();
@@ -428,7 +428,7 @@ public final class AgentRuntime {
 
   private synchronized void startExporters() {
     try {
-      built().exporters.apply(config.metrics());
+      built().exporters.apply(config.metrics(), config.source());
     } catch (RuntimeException | LinkageError e) {
       AgentLog.error("metrics exporters not started: " + e);
     }

@@ -1,5 +1,6 @@
 package dev.retryagent.agent.runtime;
 
+import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.MetricsSettings;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.observe.JmxMetrics;
@@ -35,6 +36,14 @@ final class Exporters {
 
   /** Brings the exporters to {@code m}; failures are reported on the error sink, never thrown. */
   synchronized void apply(MetricsSettings m) {
+    apply(m, null);
+  }
+
+  /**
+   * {@link #apply(MetricsSettings)}, {@code m} read from {@code source} (a file, named by a failed
+   * bind with the keys; null or the built-in defaults: none).
+   */
+  synchronized void apply(MetricsSettings m, String source) {
     try {
       if (m.jmx() && jmx == null) {
         jmx = new JmxMetrics(metrics, engine, errors);
@@ -47,13 +56,13 @@ final class Exporters {
       errors.accept("retry-agent: JMX metrics not registered: " + e);
     }
     try {
-      applyPrometheus(m);
+      applyPrometheus(m, AgentConfig.BUILT_IN.equals(source) ? null : source);
     } catch (RuntimeException | LinkageError e) {
       errors.accept("retry-agent: Prometheus metrics not served: " + e);
     }
   }
 
-  private void applyPrometheus(MetricsSettings m) {
+  private void applyPrometheus(MetricsSettings m, String source) {
     boolean sameAddress =
         prometheusSettings != null
             && prometheusSettings.prometheusHost().equals(m.prometheusHost())
@@ -66,7 +75,8 @@ final class Exporters {
     if (m.prometheusEnabled() && prometheus == null) {
       // Also retried on a reload after a failed bind: the port may be free now.
       PrometheusServer server =
-          new PrometheusServer(metrics, engine, m.prometheusHost(), m.prometheusPort(), errors);
+          new PrometheusServer(
+              metrics, engine, m.prometheusHost(), m.prometheusPort(), errors, source);
       if (server.start()) {
         prometheus = server;
         prometheusSettings = m;

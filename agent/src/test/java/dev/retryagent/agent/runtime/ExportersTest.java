@@ -2,6 +2,7 @@ package dev.retryagent.agent.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.MetricsSettings;
@@ -84,6 +85,31 @@ class ExportersTest {
     }
     exporters.apply(settings(prometheusOn(port)));
     assertThat(exporters.prometheusPort()).isEqualTo(port);
+  }
+
+  @Test
+  void aPortInUseNamesTheKeysAndTheFileTheyCameFrom() throws Exception {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      AgentConfig config =
+          ConfigLoader.parse(prometheusOn(taken.getLocalPort()), "/etc/app/retry.yml", Map.of());
+
+      exporters.apply(config.metrics(), config.source());
+      exporters.apply(config.metrics(), AgentConfig.BUILT_IN);
+
+      assertThat(errors)
+          .containsExactly(
+              "retry-agent: cannot serve Prometheus metrics on 127.0.0.1:"
+                  + taken.getLocalPort()
+                  + " (java.net.BindException: Address already in use); check"
+                  + " agent.metrics.prometheus.host and agent.metrics.prometheus.port in"
+                  + " /etc/app/retry.yml; the application goes on without it (JMX and the exit"
+                  + " summary still work)",
+              "retry-agent: cannot serve Prometheus metrics on 127.0.0.1:"
+                  + taken.getLocalPort()
+                  + " (java.net.BindException: Address already in use); check"
+                  + " agent.metrics.prometheus.host and agent.metrics.prometheus.port; the"
+                  + " application goes on without it (JMX and the exit summary still work)");
+    }
   }
 
   @Test

@@ -34,6 +34,7 @@ public final class PrometheusServer implements AutoCloseable {
   private final String host;
   private final int port;
   private final ErrorReporter errors;
+  private final String source;
 
   private HttpServer server;
   private ExecutorService executor;
@@ -46,6 +47,23 @@ public final class PrometheusServer implements AutoCloseable {
    */
   public PrometheusServer(
       RetryMetrics metrics, RetryEngine engine, String host, int port, Consumer<String> errors) {
+    this(metrics, engine, host, port, errors, null);
+  }
+
+  /**
+   * As {@link #PrometheusServer(RetryMetrics, RetryEngine, String, int, Consumer)}, with the file
+   * {@code host} and {@code port} came from, which a failed bind names with their keys.
+   *
+   * @param source the configuration file, or null when not known
+   */
+  public PrometheusServer(
+      RetryMetrics metrics,
+      RetryEngine engine,
+      String host,
+      int port,
+      Consumer<String> errors,
+      String source) {
+    this.source = source;
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.engine = engine;
     this.host = Objects.requireNonNull(host, "host");
@@ -111,15 +129,7 @@ public final class PrometheusServer implements AutoCloseable {
     }
     if (bindFailure.get() != null) {
       ex.shutdownNow();
-      errors.once(
-          "bind",
-          "retry-agent: cannot serve Prometheus metrics on "
-              + host
-              + ":"
-              + port
-              + " ("
-              + Sanitizer.exception(bindFailure.get(), true, null)
-              + "); the application goes on without it (JMX and the exit summary still work)");
+      errors.once("bind", bindFailure(bindFailure.get()));
       return false;
     }
     if (failure.get() != null) {
@@ -139,6 +149,27 @@ public final class PrometheusServer implements AutoCloseable {
     executor = ex;
     warnIfReachableFromOtherHosts(s.getAddress());
     return true;
+  }
+
+  /**
+   * What could not be bound, why, and where it is configured: the keys, and the file when known.
+   * The host as a configuration problem shows it, user-info as {@code ***}.
+   */
+  private String bindFailure(Exception e) {
+    return "retry-agent: cannot serve Prometheus metrics on "
+        + shownHost(host)
+        + ":"
+        + port
+        + " ("
+        + Sanitizer.exception(e, true, null)
+        + "); check agent.metrics.prometheus.host and agent.metrics.prometheus.port"
+        + (source == null ? "" : " in " + Sanitizer.oneLine(source))
+        + "; the application goes on without it (JMX and the exit summary still work)";
+  }
+
+  private static String shownHost(String host) {
+    int at = host.lastIndexOf('@');
+    return Sanitizer.oneLine(at < 0 ? host : "***" + host.substring(at));
   }
 
   /**

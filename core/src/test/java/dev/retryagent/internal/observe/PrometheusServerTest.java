@@ -121,6 +121,26 @@ class PrometheusServerTest {
   }
 
   @Test
+  void aTakenPortNamesTheKeysAndTheFileThatSetIt() throws IOException {
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
+      int port = taken.getLocalPort();
+      server =
+          new PrometheusServer(
+              new RetryMetrics(), null, "127.0.0.1", port, errors::add, "/etc/app/retry.yml");
+
+      assertThat(server.start()).isFalse();
+
+      assertThat(errors).hasSize(1);
+      assertThat(errors.get(0))
+          .startsWith("retry-agent: cannot serve Prometheus metrics on 127.0.0.1:" + port + " (")
+          .contains("BindException")
+          .contains(
+              "check agent.metrics.prometheus.host and agent.metrics.prometheus.port in"
+                  + " /etc/app/retry.yml; the application goes on without it");
+    }
+  }
+
+  @Test
   void aTakenPortIsOneClearErrorAndNoException() throws IOException {
     try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
       int port = taken.getLocalPort();
