@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 
 /**
@@ -83,6 +84,12 @@ public final class FleetConnection implements AutoCloseable {
 
   /** Whether Redis was up when {@link #close} was called: only then are queued pauses written. */
   private volatile boolean upWhenClosed;
+
+  /**
+   * Set by {@link #close} (by {@code System.nanoTime()}): the thread's last writes (the pauses, the
+   * leave) share what is left before it, a connect included only when it fits.
+   */
+  private volatile long closeDeadline;
 
   // Guarded by lock.
   private boolean outageReported;
@@ -257,14 +264,26 @@ public final class FleetConnection implements AutoCloseable {
    * Stops the thread (waiting a moment for it to leave the live count) and the connections. Closed
    * while not up (connecting, or reconnecting after an outage), the connect under way is cut off:
    * the thread has ended when this returns, whatever Redis does (a live count this JVM was still
-   * in, from before an outage, expires by itself within three heartbeats).
+   * in, from before an outage, expires by itself within three heartbeats). Closed while up, the
+   * last writes and the leave share one deadline: this returns within {@code connectTimeout} + 4
+   * {@code commandTimeout}, the thread ended, whatever Redis does (docs/fleet.md).
    */
   @Override
   public void close() {
+    long command = settings.commandTimeout().toNanos();
+    long start = System.nanoTime();
+    // One wait for the whole close, as before: connectTimeout + 4 commandTimeouts. The thread's
+    // steps (a heartbeat or a write under way, the queued pauses, the leave) each open a
+    // connection when none is idle, a connect and a round trip each: in turn they could take
+    // three connects and more, and the thread went on after close returned. They share this
+    // deadline instead; the last commandTimeout is for the thread to end once what is still open
+    // at the deadline is closed under it.
+    long deadline = start + settings.connectTimeout().toNanos() + 3 * command;
     synchronized (lock) {
       if (state == State.CLOSED) {
         return;
       }
+      closeDeadline = deadline;
       upWhenClosed = state == State.UP;
       state = State.CLOSED;
       woken = true;
@@ -277,10 +296,29 @@ public final class FleetConnection implements AutoCloseable {
       // Nothing is to be written while not up: its sockets are closed, and it ends at once.
       g.abort();
     }
+    if (!joinUntil(deadline)) {
+      return;
+    }
+    g = gateway;
+    if (thread.isAlive() && g != null) {
+      // A step that began before the close (a heartbeat, a pause's write, each with a connect of
+      // its own) or one that no timeout bounds: what it waits on is closed, it fails at once.
+      g.expire();
+      joinUntil(deadline + command);
+    }
+  }
+
+  /** Waits for the thread until {@code deadline}; false when interrupted (the flag kept). */
+  private boolean joinUntil(long deadline) {
+    long left = deadline - System.nanoTime();
     try {
-      thread.join(settings.connectTimeout().toMillis() + 4 * settings.commandTimeout().toMillis());
+      if (left > 0) {
+        TimeUnit.NANOSECONDS.timedJoin(thread, left);
+      }
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return false;
     }
   }
 
@@ -348,11 +386,14 @@ public final class FleetConnection implements AutoCloseable {
     if (!upWhenClosed || g == null) {
       return;
     }
-    // A write starts only within the first: each takes at most one.
+    // A write starts only within the first commandTimeout, and within close's deadline: it gets
+    // what is left of that, a connect only when one fits.
     long end = System.nanoTime() + settings.commandTimeout().toNanos();
     FleetRateLimiter limiter;
-    while (System.nanoTime() - end < 0 && (limiter = pausesToWrite.poll()) != null) {
-      limiter.writePause(g);
+    while (System.nanoTime() - end < 0
+        && closeDeadline - System.nanoTime() > 0
+        && (limiter = pausesToWrite.poll()) != null) {
+      limiter.writePause(g, closeDeadline - System.nanoTime());
     }
   }
 
@@ -529,8 +570,11 @@ public final class FleetConnection implements AutoCloseable {
       return;
     }
     try {
-      if (liveInstances > 0) {
-        g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, heartbeatTtl(), "0"));
+      long left = closeDeadline - System.nanoTime();
+      if (liveInstances > 0 && left > 0) {
+        // Within close's deadline, as the pauses' writes.
+        g.eval(
+            Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, heartbeatTtl(), "0"), left);
       }
     } catch (FleetUnavailableException ignored) {
       // the heartbeat expires by itself

@@ -242,6 +242,14 @@ public final class FleetRateLimiter implements PermitLimiter {
    * this JVM knows it, extend-only in Redis), and learns Redis's, maybe another JVM's longer one.
    */
   void writePause(RedisGateway gateway) {
+    writePause(gateway, Long.MAX_VALUE);
+  }
+
+  /**
+   * {@link #writePause(RedisGateway)} within {@code budgetNanos}: the round trip, and a connect
+   * only when it fits in it ({@link RedisGateway#eval(Scripts.Script, List, List, long)}).
+   */
+  void writePause(RedisGateway gateway, long budgetNanos) {
     synchronized (this) {
       pauseToWrite = false;
     }
@@ -252,7 +260,10 @@ public final class FleetRateLimiter implements PermitLimiter {
         metrics.redisCall();
         long[] reply =
             gateway.eval(
-                Scripts.PAUSE, pauseKey, Arrays.asList(micros(left), micros(maxPauseNanos)));
+                Scripts.PAUSE,
+                pauseKey,
+                Arrays.asList(micros(left), micros(maxPauseNanos)),
+                budgetNanos);
         synchronized (this) {
           // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
           notePause(now + Math.min(reply[1] * 1000, maxPauseNanos));

@@ -73,6 +73,14 @@ final class RedisGateway implements AutoCloseable {
    */
   private final Set<Socket> connecting = ConcurrentHashMap.newKeySet();
 
+  /**
+   * Every socket opened and not yet closed (closed ones go at the next open): {@link #expire}
+   * closes them, whoever waits on them.
+   */
+  private final Set<Socket> sockets = ConcurrentHashMap.newKeySet();
+
+  private volatile boolean expired;
+
   /** The host's addresses, as the fleet's thread last looked them up; null before it has. */
   private volatile InetAddress[] addresses;
 
@@ -243,6 +251,34 @@ final class RedisGateway implements AutoCloseable {
       closeSocket(s);
     }
     dropIdle();
+  }
+
+  /**
+   * {@link #abort}, and every socket still open is closed under whoever waits on it (the fleet's
+   * last writes, a call from before the close): for a close whose wait ran out. A socket opened
+   * after is closed as it is made. Calls fail over to their local share, as in an outage.
+   */
+  void expire() {
+    expired = true;
+    for (Socket s : sockets) {
+      closeSocket(s);
+    }
+    abort();
+  }
+
+  /** Keeps {@code s} for {@link #expire}; closed at once when it already ran. */
+  private void register(Socket s) {
+    // A loop, not removeIf: no lambda classes in the fleet's code (see track).
+    for (Iterator<Socket> i = sockets.iterator(); i.hasNext(); ) {
+      if (i.next().isClosed()) {
+        i.remove();
+      }
+    }
+    sockets.add(s);
+    if (expired) {
+      // expire() ran before the add: it may not have seen this one.
+      closeSocket(s);
+    }
   }
 
   /** The fleet's thread is connected: the sockets it opened are the callers' connections now. */
@@ -663,6 +699,7 @@ final class RedisGateway implements AutoCloseable {
             break;
           }
           Socket s = new Socket();
+          gateway.register(s);
           if (lookUp) {
             // The fleet's thread: a close while it connects closes this under it (abort).
             gateway.track(s);

@@ -505,6 +505,74 @@ class FleetOutageTest {
   }
 
   @Test
+  void aCloseWhileUpWhoseEveryStepWouldOpenAConnectionToASilentRedisEndsTheThreadWithinItsWait()
+      throws Exception {
+    CountDownLatch settingUp = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean silent = new AtomicBoolean();
+    Duration connectTimeout = Duration.ofSeconds(1);
+    Duration commandTimeout = Duration.ofMillis(100);
+    try (FakeRedis fake = new FakeRedis()) {
+      // From `silent` on, a Redis that takes connections and never answers.
+      fake.onCommand =
+          command -> {
+            if (silent.get()) {
+              if (command.get(0).equalsIgnoreCase("CLIENT")) {
+                settingUp.countDown();
+              }
+              TestFleet.holdUntil(release);
+            }
+          };
+      fleet =
+          startUp(
+              outageSettings(fake.url())
+                  .connectTimeout(connectTimeout)
+                  .commandTimeout(commandTimeout)
+                  .heartbeatInterval(Duration.ofSeconds(60))
+                  .build(),
+              Clock.SYSTEM,
+              log);
+      silent.set(true);
+      // The idle connections go, each to a call its deadline cut short (the call's own failure,
+      // no outage): every step of the close then opens a connection of its own.
+      RedisGateway gateway = fleet.gateway();
+      for (int i = 0; i <= FleetConnection.WARM_CONNECTIONS; i++) {
+        try {
+          gateway.eval(Scripts.HEARTBEAT, List.of("k"), List.of("i", "1", "0"), 50 * MS);
+        } catch (FleetUnavailableException expected) {
+          assertThat(expected.kind()).isEqualTo(FleetUnavailableException.Kind.BUSY);
+        }
+      }
+      assertThat(fleet.isUp()).isTrue();
+      // A 429 pause to write: the thread opens a connection whose set-up is never answered...
+      fleet
+          .limiter("a", limit(10, 5), Duration.ofSeconds(60))
+          .pauseFor(System.nanoTime(), LONG_WAIT);
+      assertThat(settingUp.await(30, TimeUnit.SECONDS)).isTrue();
+      // ...and two more queue up for the close to write, then the leave: a connect each.
+      fleet
+          .limiter("b", limit(10, 5), Duration.ofSeconds(60))
+          .pauseFor(System.nanoTime(), LONG_WAIT);
+      fleet
+          .limiter("c", limit(10, 5), Duration.ofSeconds(60))
+          .pauseFor(System.nanoTime(), LONG_WAIT);
+      Thread thread = fleet.thread();
+
+      long start = System.nanoTime();
+      fleet.close();
+      long took = System.nanoTime() - start;
+
+      // close() waits connectTimeout + 4 commandTimeouts at most, and the thread has ended then.
+      assertThat(thread.isAlive()).as("the fleet's thread after close").isFalse();
+      assertThat(took)
+          .isLessThan(connectTimeout.plus(commandTimeout.multipliedBy(4)).toNanos() + 500 * MS);
+      assertThat(fleet.state()).isEqualTo(FleetConnection.State.CLOSED);
+    } finally {
+      release.countDown();
+    }
+  }
+
+  @Test
   void closingLeavesTheLiveCountAtOnce() {
     FleetSettings shared = fleetSettings().build();
     fleet = startUp(shared, Clock.SYSTEM, log);

@@ -1,6 +1,7 @@
 package dev.retryagent.fleet;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.internal.observe.Sanitizer;
@@ -252,6 +253,46 @@ class RedisGatewayTest {
         gateway.close();
       }
     } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void expireEndsARoundTripUnderWayOnAConnectionOfTheConnectedGateway() throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicBoolean silent = new AtomicBoolean();
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.onCommand =
+          command -> {
+            if (silent.get()) {
+              held.countDown();
+              TestFleet.holdUntil(release);
+            }
+          };
+      FleetSettings settings =
+          FleetSettings.builder(fake.url())
+              .connectTimeout(Duration.ofSeconds(60))
+              .commandTimeout(Duration.ofSeconds(60))
+              .build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock());
+      // Connected, as while the fleet is up: abort() leaves the callers' connections alone.
+      gateway.ping();
+      gateway.connected();
+      silent.set(true);
+      Future<long[]> write = pool.submit(() -> eval(gateway));
+      assertThat(held.await(30, TimeUnit.SECONDS)).isTrue();
+
+      gateway.expire();
+
+      // Not a whole commandTimeout (60 s) later: at once, as a connection that broke.
+      assertThatThrownBy(() -> write.get(10, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(FleetUnavailableException.class);
+      // And no connection opens after it: a step that would is refused at once.
+      assertThatThrownBy(() -> eval(gateway)).isInstanceOf(FleetUnavailableException.class);
+    } finally {
+      release.countDown();
       pool.shutdownNow();
     }
   }
