@@ -22,6 +22,9 @@ public final class Sanitizer {
 
   private static final String REDACTED = "<redacted>";
 
+  /** How far past its first blank a quoted URL is followed (see urlEnd). */
+  private static final int MAX_URL_SPAN = 2048;
+
   // "Name: value" or "Name=value" up to the end of the line, for headers whose values are secret;
   // also with the name quoted, as JSON and maps print it ("Cookie":"a=b", 'Authorization' = x):
   // a server's error body or a client's request dump quoted in a message.
@@ -43,7 +46,10 @@ public final class Sanitizer {
       Pattern.compile(
           "(?i)(?<![\\w.-])([\"']?)([\\w.-]*(?:password|passwd|secret|token|api[_-]?key))\\1"
               + "(\\s*[:=]\\s*)"
-              + "(\"(?:[^\"\\\\\\r\\n]|\\\\.)*\"?|'(?:[^'\\\\\\r\\n]|\\\\.)*'?|\\S+)");
+              // Each quoted value as "unrolled": no alternation repeated per character, which
+              // recurses per character in java.util.regex (a long value overflowed the stack).
+              + "(\"[^\"\\\\\\r\\n]*+(?:\\\\.[^\"\\\\\\r\\n]*+)*+\"?"
+              + "|'[^'\\\\\\r\\n]*+(?:\\\\.[^'\\\\\\r\\n]*+)*+'?|\\S+)");
   // Credentials written without a header name: "Bearer abc", "Basic dXNlcjpw".
   private static final Pattern SCHEME_CREDENTIALS =
       Pattern.compile("(?i)\\b(bearer|basic|digest)\\s+[^\\s,;\"']+");
@@ -298,15 +304,20 @@ public final class Sanitizer {
    * {@code Invalid redirect URI: URL}): up to the end of the line. Otherwise {@code wordEnd}.
    */
   private static int urlEnd(String s, int start, int wordEnd) {
-    int scheme = s.indexOf("://", start);
-    if (scheme < 0 || scheme >= wordEnd) {
-      scheme = s.indexOf(":\\/\\/", start);
-      if (scheme < 0 || scheme >= wordEnd) {
+    // Looked for in the word alone: a search to the text's end for every word would be quadratic.
+    String word = s.substring(start, wordEnd);
+    int inWord = word.indexOf("://");
+    if (inWord < 0) {
+      inWord = word.indexOf(":\\/\\/");
+      if (inWord < 0) {
         return wordEnd;
       }
     }
+    int scheme = start + inWord;
+    // At most MAX_URL_SPAN past the word, so that a long line of URLs stays linear to clean.
+    int limit = Math.min(s.length(), wordEnd + MAX_URL_SPAN);
     int lineEnd = wordEnd;
-    while (lineEnd < s.length() && !isLineBreak(s.charAt(lineEnd))) {
+    while (lineEnd < limit && !isLineBreak(s.charAt(lineEnd))) {
       lineEnd++;
     }
     int name = scheme;
@@ -315,8 +326,11 @@ public final class Sanitizer {
     }
     char before = name > 0 ? s.charAt(name - 1) : 0;
     if (before == '"' || before == '\'') {
-      int close = s.indexOf(before, scheme);
-      return close < 0 || close > lineEnd ? lineEnd : Math.max(close, wordEnd);
+      int close = scheme;
+      while (close < lineEnd && s.charAt(close) != before) {
+        close++;
+      }
+      return Math.max(close, wordEnd);
     }
     if (name == 0 || (name == start && start >= 2 && s.startsWith(": ", start - 2))) {
       return lineEnd;

@@ -215,6 +215,17 @@ class SanitizerTest {
   }
 
   @Test
+  void aLongQuotedSecretOrALongLineOfUrlsIsCleanedWithoutOverflowingTheStack() {
+    assertThat(Sanitizer.message("password=\"" + "SECRET ".repeat(50_000) + "\"", null))
+        .isEqualTo("password=\"<redacted>\"");
+    assertThat(Sanitizer.message("{'token': '" + "\\'SECRET".repeat(50_000) + "'}", null))
+        .isEqualTo("{'token': '<redacted>'}");
+    assertThat(Sanitizer.message("at: " + "http://h.example/p ".repeat(20_000), null))
+        .startsWith("at: http://h.example/p http://h.example/p")
+        .hasSize(Sanitizer.MAX_MESSAGE_CHARS + 3);
+  }
+
+  @Test
   void proseAboutCredentialsAndUrlsIsKept() {
     assertThat(Sanitizer.message("invalid token: expired", null))
         .isEqualTo("invalid token: expired");
