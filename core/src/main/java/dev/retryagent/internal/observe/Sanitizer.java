@@ -31,14 +31,11 @@ public final class Sanitizer {
   private static final Pattern SECRET_HEADERS =
       headerPattern(
           "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key");
-  // OkHttp 3 ("Unexpected char 0x0a at 12 in Cookie value: a=b\nc=d") and HttpURLConnection
-  // ("Illegal character(s) in message header value: Bearer a\r\nb") quote a header value they
-  // refuse as the end of their message, the refused line break inside it: redacted to the end of
-  // the text, not of the line.
+  // HttpURLConnection quotes a header value it refuses, without the header's name, as the end of
+  // its message ("Illegal character(s) in message header value: Bearer a\r\nb"), the refused line
+  // break inside it: redacted to the end of the text, not of the line.
   private static final Pattern REFUSED_HEADER_VALUES =
-      Pattern.compile(
-          "(?is)\\b(authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key"
-              + "|api-key|message header)( value:\\s*).*");
+      Pattern.compile("(?is)\\b(message header)( value:\\s*).*");
   // A credential as a key and its value: password="a b", 'client_secret': 'x', "token": "y",
   // api_key=z. A quoted value is one up to its closing quote (blanks and escaped quotes inside),
   // an unquoted one a word: redacted word by word, a password with a blank kept its second half.
@@ -58,8 +55,15 @@ public final class Sanitizer {
 
   private Sanitizer() {}
 
+  /**
+   * The value of a header among {@code alternatives}, up to the end of the line; or, as OkHttp 3
+   * quotes one it refuses ("Unexpected char 0x0a at 12 in Cookie value: a=b\nc=d"), as the end of
+   * the message with the refused line break inside it, up to the end of the text. Replaced by
+   * {@code $1$2$3<redacted>} (the group of the form that did not match is empty).
+   */
   private static Pattern headerPattern(String alternatives) {
-    return Pattern.compile("(?i)\\b(" + alternatives + ")([\"']?\\s*[:=]\\s*)[^\\r\\n]*");
+    return Pattern.compile(
+        "(?i)\\b(" + alternatives + ")(?:([\"']?\\s*[:=]\\s*)[^\\r\\n]*|( value:\\s*)(?s:.*))");
   }
 
   /**
@@ -114,10 +118,10 @@ public final class Sanitizer {
       return "";
     }
     String s = REFUSED_HEADER_VALUES.matcher(text).replaceAll("$1$2" + REDACTED);
-    s = SECRET_HEADERS.matcher(s).replaceAll("$1$2" + REDACTED);
+    s = SECRET_HEADERS.matcher(s).replaceAll("$1$2$3" + REDACTED);
     s = secretValues(s);
     if (secretHeader != null && !secretHeader.isEmpty()) {
-      s = extraHeader(secretHeader).matcher(s).replaceAll("$1$2" + REDACTED);
+      s = extraHeader(secretHeader).matcher(s).replaceAll("$1$2$3" + REDACTED);
     }
     s = SCHEME_CREDENTIALS.matcher(s).replaceAll("$1 " + REDACTED);
     s = stripUrlParts(s, mask);

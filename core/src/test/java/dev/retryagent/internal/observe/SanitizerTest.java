@@ -215,6 +215,18 @@ class SanitizerTest {
   }
 
   @Test
+  void aHeaderValueOkHttpRefusedIsRedactedToTheEndOfTheMessageTheRoutesKeyHeaderToo() {
+    assertThat(
+            Sanitizer.message(
+                "Unexpected char 0x0a at 6 in Cookie value: a=SECRET\nb=SECRET2 c=SECRET3", null))
+        .isEqualTo("Unexpected char 0x0a at 6 in Cookie value: <redacted>");
+    assertThat(
+            Sanitizer.message(
+                "Unexpected char 0x0d at 3 in X-Dedupe value: SEC\r\nRET2 SECRET3", "X-Dedupe"))
+        .isEqualTo("Unexpected char 0x0d at 3 in X-Dedupe value: <redacted>");
+  }
+
+  @Test
   void aLongQuotedSecretOrALongLineOfUrlsIsCleanedWithoutOverflowingTheStack() {
     assertThat(Sanitizer.message("password=\"" + "SECRET ".repeat(50_000) + "\"", null))
         .isEqualTo("password=\"<redacted>\"");
