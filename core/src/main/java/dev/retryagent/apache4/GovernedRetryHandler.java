@@ -4,8 +4,13 @@ import dev.retryagent.engine.AttemptResult;
 import dev.retryagent.engine.RetryCall;
 import java.io.IOException;
 import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import java.util.Objects;
+import org.apache.http.HttpEntity;
+import org.apache.http.HttpEntityEnclosingRequest;
+import org.apache.http.HttpRequest;
 import org.apache.http.client.HttpRequestRetryHandler;
+import org.apache.http.client.methods.HttpRequestWrapper;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.HttpContext;
@@ -18,7 +23,9 @@ import org.apache.http.protocol.HttpContext;
  * retry (with the policy's backoff, deadline, breaker and budget) takes its place; a request the
  * policy would not repeat (a POST without key) is not resent, even one HttpCore had not marked as
  * sent (it may have been written in part); any other is HttpClient's to resend, as without the
- * agent, except in a retry of ours with no attempt left.
+ * agent, except in a retry of ours with no attempt left. A request HttpClient would not resend
+ * anyway (its non-repeatable entity written) is not asked about: HttpClient then fails it with
+ * {@code NonRepeatableRequestException}, as without the agent.
  *
  * <p>The call is found in the attempt's context ({@link ObservingContext} answers {@link
  * #CALL_ATTRIBUTE}); outside an attempt of ours (a client not taken over, the agent off) the
@@ -52,8 +59,19 @@ final class GovernedRetryHandler implements HttpRequestRetryHandler {
       return false;
     }
     Object call = context == null ? null : context.getAttribute(CALL_ATTRIBUTE);
-    return !(call instanceof RetryCall)
-        || ((RetryCall) call).clientMayResend(AttemptResult.thrown(exception));
+    if (!(call instanceof RetryCall)) {
+      return true;
+    }
+    RetryCall retryCall = (RetryCall) call;
+    if (retryCall.request() instanceof Request4
+        && !RequestEntities.resendable(context, ((Request4) retryCall.request()).request())) {
+      // HttpClient's retry element, told yes, sends nothing: it throws
+      // NonRepeatableRequestException
+      // (this failure its cause), which the application gets without the agent. A refusal here
+      // would give it the bare I/O failure instead; the call decides no resend either way.
+      return true;
+    }
+    return retryCall.clientMayResend(AttemptResult.thrown(exception));
   }
 
   @Override
@@ -81,6 +99,64 @@ final class GovernedRetryHandler implements HttpRequestRetryHandler {
     builder.setRetryHandler(
         around(current != null ? current : DefaultHttpRequestRetryHandler.INSTANCE));
     return true;
+  }
+
+  /**
+   * The test HttpClient's {@code RetryExec} makes of the request it would resend once its handler
+   * said yes ({@code RequestEntityProxy.isRepeatable}, not public): a non-repeatable entity can be
+   * sent again only while it was not written ({@code MainClientExec} wraps it in that proxy, which
+   * notes a write). The request is the one in the context ({@code http.request}, set by {@code
+   * ProtocolExec}): HttpClient's wrapper of the application's request, the one {@code RetryExec}
+   * holds; any other (a redirect's, a proxy's {@code CONNECT}) is left to the call.
+   */
+  private static final class RequestEntities {
+    private static final Method IS_CONSUMED = find();
+
+    private RequestEntities() {}
+
+    /**
+     * False when HttpClient would not resend the request whatever its handler says; true when it
+     * would, or when that cannot be told (then the call decides, never resending a request it would
+     * not repeat).
+     */
+    static boolean resendable(HttpContext context, HttpRequest own) {
+      try {
+        Object request = context.getAttribute(ObservingContext.REQUEST);
+        if (!(request instanceof HttpRequestWrapper)
+            || ((HttpRequestWrapper) request).getOriginal() != own
+            || !(request instanceof HttpEntityEnclosingRequest)) {
+          return true;
+        }
+        HttpEntity entity = ((HttpEntityEnclosingRequest) request).getEntity();
+        if (entity == null || entity.isRepeatable()) {
+          return true; // the proxy's isRepeatable is its entity's
+        }
+        if (IS_CONSUMED == null) {
+          return true;
+        }
+        if (!IS_CONSUMED.getDeclaringClass().isInstance(entity)) {
+          return false; // not wrapped yet: RetryExec asks the entity alone
+        }
+        return !(Boolean) IS_CONSUMED.invoke(entity);
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return true;
+      }
+    }
+
+    private static Method find() {
+      try {
+        Class<?> proxy =
+            Class.forName(
+                "org.apache.http.impl.execchain.RequestEntityProxy",
+                false,
+                HttpClientBuilder.class.getClassLoader());
+        Method m = proxy.getMethod("isConsumed");
+        m.setAccessible(true); // a public method of a class that is not
+        return m.getReturnType() == boolean.class ? m : null;
+      } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+        return null;
+      }
+    }
   }
 
   /** The builder's field, looked up on first use; null when absent or closed. */

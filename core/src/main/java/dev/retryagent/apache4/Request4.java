@@ -63,6 +63,11 @@ final class Request4 implements RequestInfo {
     }
   }
 
+  /** The application's request, which every attempt sends. */
+  HttpRequest request() {
+    return request;
+  }
+
   void prepare(String attemptHeader) {
     this.attemptHeader = attemptHeader;
   }

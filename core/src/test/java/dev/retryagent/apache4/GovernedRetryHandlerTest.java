@@ -4,6 +4,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutRespo
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
@@ -16,14 +17,20 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.reflect.Field;
+import java.net.SocketException;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
 import org.apache.http.NoHttpResponseException;
+import org.apache.http.client.ClientProtocolException;
 import org.apache.http.client.HttpRequestRetryHandler;
+import org.apache.http.client.NonRepeatableRequestException;
 import org.apache.http.client.methods.HttpGet;
+import org.apache.http.client.methods.HttpPut;
+import org.apache.http.entity.InputStreamEntity;
 import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
@@ -132,6 +139,55 @@ class GovernedRetryHandlerTest {
     // 4 requests by HttpClient alone in the first attempt; a retry would be 4 more: 8 > 6
     assertThat(server.requestCount()).isEqualTo(4);
     assertThat(events).anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.ATTEMPTS));
+  }
+
+  @Test
+  void aOneShotEntityThatFailedWhileWrittenFailsAsWithoutTheAgent() throws IOException {
+    // An I/O failure while the entity is written (the server resets the upload, or the entity's
+    // own source fails so): HttpClient's handler says yes (not sent yet), and its RetryExec,
+    // finding
+    // the entity written and not repeatable, throws NonRepeatableRequestException. Governed, the
+    // call refused (the body cannot be replayed) and the application got the bare SocketException.
+    server.otherwise(status(200));
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      plain = catchThrowable(() -> c.execute(resetUpload(), r -> r.getStatusLine()));
+    }
+    assertThat(plain)
+        .isExactlyInstanceOf(ClientProtocolException.class)
+        .hasCauseExactlyInstanceOf(NonRepeatableRequestException.class)
+        .hasRootCauseMessage("Connection reset");
+
+    fromBuilder(Mode.ENFORCE, r -> r.maxAttempts(3));
+    Throwable ours = catchThrowable(() -> client.execute(resetUpload(), r -> r.getStatusLine()));
+
+    assertThat(ours)
+        .isExactlyInstanceOf(ClientProtocolException.class)
+        .hasCauseExactlyInstanceOf(NonRepeatableRequestException.class)
+        .hasRootCauseMessage("Connection reset");
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(events)
+        .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.BODY_NOT_REPLAYABLE));
+  }
+
+  /** A PUT whose streamed entity fails with a reset after its first bytes. */
+  private HttpPut resetUpload() {
+    HttpPut put = new HttpPut(server.url("/upload"));
+    InputStream source =
+        new InputStream() {
+          private int read;
+
+          @Override
+          public int read() throws IOException {
+            if (read == 16) {
+              throw new SocketException("Connection reset");
+            }
+            read++;
+            return 'a';
+          }
+        };
+    put.setEntity(new InputStreamEntity(source, -1));
+    return put;
   }
 
   @Test
