@@ -29,9 +29,10 @@ import org.apache.http.util.EntityUtils;
  *
  * <p>Arguments: {@code [--by-hand CONFIG] [--mode MODE] CALL...}, each call {@code
  * SCENARIO.NAME|API|METHOD|URL|HEADERS|BODY} with API {@code execute} or {@code handler}; a body
- * {@code oneshot:TEXT} is an {@code InputStreamEntity} (not repeatable). Prints {@code
- * NAME.status=} and {@code NAME.body=}, or {@code NAME.error=} and {@code NAME.message=}, then
- * {@code NAME.millis=}; at the end {@code apache.version=}, {@code pool.leased=} and {@code
+ * {@code oneshot:TEXT} is an {@code InputStreamEntity} (not repeatable), {@code oneshot-reset:TEXT}
+ * one whose stream fails with a reset after {@code TEXT}. Prints {@code NAME.status=} and {@code
+ * NAME.body=}, or {@code NAME.error=}, {@code NAME.message=} and {@code NAME.cause=}, then {@code
+ * NAME.millis=}; at the end {@code apache.version=}, {@code pool.leased=} and {@code
  * pool.available=}.
  */
 public final class Apache4ScenarioApp {
@@ -80,7 +81,13 @@ public final class Apache4ScenarioApp {
     for (String[] h : ScenarioCalls.headers(spec[4])) {
       b.addHeader(h[0], h[1]);
     }
-    if (spec[5].startsWith("oneshot:")) {
+    if (spec[5].startsWith("oneshot-reset:")) {
+      b.setEntity(
+          new InputStreamEntity(
+              ScenarioCalls.resetAfter(spec[5].substring("oneshot-reset:".length())),
+              -1,
+              ContentType.TEXT_PLAIN));
+    } else if (spec[5].startsWith("oneshot:")) {
       byte[] bytes = spec[5].substring("oneshot:".length()).getBytes(StandardCharsets.UTF_8);
       b.setEntity(
           new InputStreamEntity(

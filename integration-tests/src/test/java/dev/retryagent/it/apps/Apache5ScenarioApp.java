@@ -75,7 +75,13 @@ public final class Apache5ScenarioApp {
     for (String[] h : ScenarioCalls.headers(spec[4])) {
       request.addHeader(h[0], h[1]);
     }
-    if (spec[5].startsWith("oneshot:")) {
+    if (spec[5].startsWith("oneshot-reset:")) {
+      request.setEntity(
+          new InputStreamEntity(
+              ScenarioCalls.resetAfter(spec[5].substring("oneshot-reset:".length())),
+              -1,
+              ContentType.TEXT_PLAIN));
+    } else if (spec[5].startsWith("oneshot:")) {
       byte[] bytes = spec[5].substring("oneshot:".length()).getBytes(StandardCharsets.UTF_8);
       request.setEntity(
           new InputStreamEntity(

@@ -1,5 +1,9 @@
 package dev.retryagent.it.apps;
 
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -16,7 +20,10 @@ import java.util.concurrent.TimeUnit;
 final class ScenarioCalls {
   static final int LANES = 4;
 
-  /** One call of the client: prints {@code NAME.status=}, {@code NAME.body=} or an error. */
+  /**
+   * One call of the client: prints {@code NAME.status=}, {@code NAME.body=} or an error ({@code
+   * NAME.error=}, {@code NAME.message=}, {@code NAME.cause=}: class names and the message).
+   */
   @FunctionalInterface
   interface Caller {
     void call(String[] spec, StringBuilder out) throws Exception;
@@ -43,6 +50,10 @@ final class ScenarioCalls {
               } catch (Exception e) {
                 line(out, spec[0] + ".error", e.getClass().getName());
                 line(out, spec[0] + ".message", String.valueOf(e.getMessage()).replace('\n', ' '));
+                line(
+                    out,
+                    spec[0] + ".cause",
+                    e.getCause() == null ? "" : e.getCause().getClass().getName());
               }
               line(out, spec[0] + ".millis", (System.nanoTime() - start) / 1_000_000);
               synchronized (System.out) {
@@ -58,6 +69,25 @@ final class ScenarioCalls {
 
   static void line(StringBuilder out, String key, Object value) {
     out.append(key).append('=').append(value).append(System.lineSeparator());
+  }
+
+  /**
+   * The stream of a body {@code oneshot-reset:TEXT}: {@code TEXT}, then a reset, as an upload
+   * relayed from a connection that broke (to the client, a failure while the entity is written).
+   */
+  static InputStream resetAfter(String text) {
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    return new InputStream() {
+      private int next;
+
+      @Override
+      public int read() throws IOException {
+        if (next == bytes.length) {
+          throw new SocketException("Connection reset");
+        }
+        return bytes[next++] & 0xff;
+      }
+    };
   }
 
   /** {@code Name=value;Name2=value2} as pairs. */
