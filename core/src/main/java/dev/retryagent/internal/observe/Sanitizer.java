@@ -27,10 +27,17 @@ public final class Sanitizer {
 
   // "Name: value" or "Name=value" up to the end of the line, for headers whose values are secret;
   // also with the name quoted, as JSON and maps print it ("Cookie":"a=b", 'Authorization' = x):
-  // a server's error body or a client's request dump quoted in a message.
+  // a server's error body or a client's request dump quoted in a message. Beside the standard ones,
+  // the token and key headers of widely used APIs (OpenStack and others' X-Auth-Token, GitLab's
+  // Private-Token, Google's X-Goog-Api-Key, AWS's X-Amz-Security-Token, Azure's subscription and
+  // function keys, CSRF tokens): a header name followed by ':' is not caught by SECRET_KEYS, which
+  // keeps a bare word after a bare key and a colon as prose.
   private static final Pattern SECRET_HEADERS =
       headerPattern(
-          "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key");
+          "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key"
+              + "|x-auth-token|x-access-token|x-refresh-token|private-token|x-goog-api-key"
+              + "|x-amz-security-token|ocp-apim-subscription-key|x-functions-key|x-csrf-token"
+              + "|x-xsrf-token");
   // HttpURLConnection quotes a header value it refuses, without the header's name, as the end of
   // its message ("Illegal character(s) in message header value: Bearer a\r\nb"), the refused line
   // break inside it: redacted to the end of the text, not of the line.

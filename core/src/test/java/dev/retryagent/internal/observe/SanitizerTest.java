@@ -7,6 +7,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class SanitizerTest {
   static Stream<String> hostileMessages() {
@@ -60,6 +61,27 @@ class SanitizerTest {
         "headers {'cookie'='SECRET'}",
         "{\"Idempotency-Key\":\"SECRET\"}",
         "{\"X-Api-Key\":\"SECRET\"}");
+  }
+
+  /** The token and key headers of widely used APIs, beside the standard credential headers. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "X-Auth-Token: SECRET",
+        "x-access-token: SECRET",
+        "X-Refresh-Token: SECRET",
+        "PRIVATE-TOKEN: SECRET",
+        "X-Goog-Api-Key: SECRET",
+        "X-Amz-Security-Token: SECRET",
+        "Ocp-Apim-Subscription-Key: SECRET",
+        "x-functions-key: SECRET",
+        "X-CSRF-Token: SECRET",
+        "X-XSRF-TOKEN: SECRET",
+        "{\"X-Auth-Token\":\"SECRET\"}",
+        "Unexpected char 0x0a at 3 in X-Auth-Token value: SEC\nRET"
+      })
+  void theTokenHeadersOfWidelyUsedApisAreRedacted(String hostile) {
+    assertThat(Sanitizer.message(hostile, null)).doesNotContain("SECRET").doesNotContain("RET");
   }
 
   @ParameterizedTest
