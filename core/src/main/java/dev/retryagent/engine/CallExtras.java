@@ -36,6 +36,12 @@ final class CallExtras {
   /** When the pending retry was taken from the budget. */
   long retryTakenNanos;
 
+  /**
+   * What the application's own code threw in the current attempt ({@link
+   * RetryCall#applicationFailed}), or null.
+   */
+  Throwable applicationFailure;
+
   /** The call's bounds, made from its policy and start on first use. */
   CallBounds bounds(HostState state, long startNanos) {
     if (bounds == null) {
@@ -70,6 +76,7 @@ final class CallExtras {
   /** An attempt of ours starts: a retry, or the call's first. */
   void attemptStarted(boolean retry) {
     inRetry = retry;
+    applicationFailure = null;
     if (resends != null) {
       resends.attemptStarted(retry);
     }

@@ -325,6 +325,17 @@ public abstract class RetryCall extends HostHold {
     if (decision != null) {
       return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
+    if (extras != null && causedBy(error, extras.applicationFailure)) {
+      // The application's own code failed the attempt (applicationFailed), not the host: the call
+      // ends as the application's own ending (as HttpURLConnection's body of the wrong length), not
+      // as the host's failure, and is never retried. Its attempt counts as not sent: its rate-limit
+      // permit and the retry it was (if one) go back, and the breaker's permit (a half-open trial
+      // too) is released without an outcome. The failure goes on to the caller as it is.
+      attemptNotSent();
+      onAbandoned();
+      decision = Decision.done(AttemptResult.cancelled(), null);
+      return decision;
+    }
     try {
       TestFaults.decide();
       boolean failOnTransport = state.policy.circuitBreaker().failOnTransport();
@@ -403,6 +414,35 @@ public abstract class RetryCall extends HostHold {
     if (!finished) {
       attemptNotMade(extras != null && extras.inRetry());
     }
+  }
+
+  /**
+   * The attempt under way failed in the application's own code, with {@code failure}: its request
+   * body failed to produce itself (an OkHttp {@code RequestBody} whose {@code writeTo} threw, not
+   * the connection it wrote to; a {@code BodyPublisher} that signalled {@code onError}). When the
+   * attempt then fails with {@code failure}, or with a failure it caused, {@link #onFailure} ends
+   * the call as the application's mistake, not the host's failure: no breaker failure, no retry,
+   * the attempt's rate-limit permit and retry budget given back; the caller gets the failure as the
+   * client gave it. Call from the body's own thread before the client reports the failure.
+   */
+  public synchronized void applicationFailed(Throwable failure) {
+    if (!finished && failure != null) {
+      extras().applicationFailure = failure;
+    }
+  }
+
+  /** True when {@code cause} is {@code error} or one of its first causes. */
+  private static boolean causedBy(Throwable error, Throwable cause) {
+    if (cause == null) {
+      return false;
+    }
+    int depth = 0;
+    for (Throwable t = error; t != null && depth < 8; t = t.getCause(), depth++) {
+      if (t == cause) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The caller's cancel signal ({@link #cancelledWhen}); an adapter's bug counts as not. */

@@ -8,7 +8,11 @@ import java.io.IOException;
 import okhttp3.MediaType;
 import okhttp3.Request;
 import okhttp3.RequestBody;
+import okio.Buffer;
 import okio.BufferedSink;
+import okio.ForwardingSink;
+import okio.Okio;
+import okio.Sink;
 
 /**
  * Keeps OkHttp from sending a request again by itself where the engine would not: its {@code
@@ -30,13 +34,19 @@ import okio.BufferedSink;
 final class ResendGuard {
   private ResendGuard() {}
 
-  /** {@code attempt}, with its body guarded where OkHttp must not resend it. */
+  /**
+   * {@code attempt}, with its body guarded where OkHttp must not resend it, and watched for a
+   * failure of its own ({@link Body#writeTo}) for {@code call}.
+   */
   static Request guard(Request attempt, RetryCall call) {
     RequestBody body = attempt.body();
-    if (body == null || body instanceof Body || mayResend(call)) {
+    if (body == null || body instanceof Body) {
       return attempt;
     }
-    return attempt.newBuilder().method(attempt.method(), new Body(body)).build();
+    return attempt
+        .newBuilder()
+        .method(attempt.method(), new Body(body, call, !mayResend(call)))
+        .build();
   }
 
   static boolean mayResend(RetryCall call) {
@@ -53,16 +63,27 @@ final class ResendGuard {
     return call.attempt() < retry.maxAttempts();
   }
 
-  /** A body that turns one-shot once its request failed. */
+  /**
+   * A body that turns one-shot once its request failed (when guarded), and tells its call of a
+   * failure of the application's body itself.
+   */
   static final class Body extends RequestBody {
     private final RequestBody delegate;
+    private final RetryCall call;
+    private final boolean guarded;
     private volatile boolean failed;
 
-    Body(RequestBody delegate) {
+    /** {@code guarded}: turns one-shot once its request failed. */
+    Body(RequestBody delegate, RetryCall call, boolean guarded) {
       this.delegate = delegate;
+      this.call = call;
+      this.guarded = guarded;
     }
 
-    /** The attempt's request failed on its connection: from now on, this body is one-shot. */
+    /**
+     * The attempt's request failed on its connection: from now on, this body is one-shot, if
+     * guarded.
+     */
     void failed() {
       failed = true;
     }
@@ -77,9 +98,43 @@ final class ResendGuard {
       return delegate.contentLength();
     }
 
+    /**
+     * Writes the application's body through a sink that notes its own failures: an exception the
+     * body throws while OkHttp's sink under it never failed is the body's own (the file or stream
+     * it reads failed), the application's mistake and not the host's failure, and the call is told
+     * so before OkHttp reports it ({@link RetryCall#applicationFailed}). A duplex body writes after
+     * this returns, on threads of its own: written as it is.
+     */
     @Override
     public void writeTo(BufferedSink sink) throws IOException {
-      delegate.writeTo(sink);
+      if (isDuplexOrBroken()) {
+        delegate.writeTo(sink);
+        return;
+      }
+      WatchedSink watched = new WatchedSink(sink);
+      BufferedSink buffered = Okio.buffer(watched);
+      try {
+        delegate.writeTo(buffered);
+      } catch (Exception e) {
+        // Exception, not IOException: a Kotlin body may throw a checked one undeclared.
+        if (!watched.failed) {
+          call.applicationFailed(e);
+        }
+        throw e;
+      }
+      if (!watched.closed) {
+        buffered.emit(); // what the body left in our buffer goes on to OkHttp's, as it would have
+      }
+    }
+
+    private boolean isDuplexOrBroken() {
+      try {
+        return delegate.isDuplex();
+      } catch (LinkageError olderOkHttp) {
+        return false;
+      } catch (Exception broken) {
+        return true; // OkHttp asked it before writing: it fails there as without us
+      }
     }
 
     @Override
@@ -87,12 +142,53 @@ final class ResendGuard {
       // The application's body is asked first, failed or not, as OkHttp asks it without us: one
       // whose isOneShot() throws fails the call there with its own exception, not the failure.
       boolean own = delegate.isOneShot();
-      return failed || own;
+      return (guarded && failed) || own;
     }
 
     @Override
     public boolean isDuplex() {
       return delegate.isDuplex();
+    }
+  }
+
+  /** OkHttp's sink for a body, noting whether it failed or was closed. */
+  private static final class WatchedSink extends ForwardingSink {
+    boolean failed;
+    boolean closed;
+
+    WatchedSink(Sink delegate) {
+      super(delegate);
+    }
+
+    @Override
+    public void write(Buffer source, long byteCount) throws IOException {
+      try {
+        super.write(source, byteCount);
+      } catch (Exception e) {
+        failed = true;
+        throw e;
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      try {
+        super.flush();
+      } catch (Exception e) {
+        failed = true;
+        throw e;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      closed = true;
+      try {
+        super.close();
+      } catch (Exception e) {
+        failed = true;
+        throw e;
+      }
     }
   }
 }

@@ -258,6 +258,58 @@ class RetryCallTest {
     assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
   }
 
+  // --- the application's own body failed the attempt: its mistake, not the host's failure
+
+  @Test
+  void anAttemptTheApplicationsBodyFailedEndsTheCallAsAbandonedGivingBackWhatItTook()
+      throws Exception {
+    TestPolicy p = oneRetryPerSecond();
+    p.retry.retryOnExceptions(java.util.List.of("java.io.IOException"));
+    p.breaker.countWindow(2).minimumCalls(2); // the 503 and one more failure open it
+    p.rateLimit.enabled(true).perSecond(1).burst(2).maxWait(Duration.ZERO);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    firstAttempt503(call);
+    call.reservePermit();
+    call.acquireBreaker();
+    call.startAttempt();
+    IOException own = new IOException("disk");
+
+    call.applicationFailed(own);
+    // The client's own wrapping of it (java.net.http's send) is the application's failure too.
+    Decision d = call.onFailure(new IOException("java.io.IOException: disk", own));
+
+    assertThat(d.retry()).isFalse();
+    assertThat(d.error()).isNull();
+    assertThat(call.isFinished()).isTrue();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    // The retry's budget and its rate-limit permit are back, and the breaker heard no failure.
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+    RetryCall next = f.newCall(FakeRequest.get());
+    assertThat(next.reservePermit()).isZero(); // refused had the retry kept its permit
+    next.acquireBreaker(); // would throw had the failure counted
+    assertThat(f.listener.transitions()).isEmpty();
+  }
+
+  @Test
+  void aFailureTheApplicationsBodyDidNotCauseIsJudgedAsAlways() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    IOException own = new IOException("disk");
+    call.applicationFailed(own);
+
+    Decision d = call.onFailure(new SocketException("Connection reset"));
+
+    assertThat(d.retry()).isTrue();
+    assertThat(d.outcome()).isEqualTo(Outcome.RESET);
+    // The next attempt starts without it: that attempt's failure is its own.
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.onFailure(new IOException("Connection reset", own)).retry()).isTrue();
+  }
+
   // --- give-up reasons: the caller's call timeout, the deadline, a cancel (issue 11)
 
   @Test

@@ -45,7 +45,7 @@ class ResendsTest {
     RequestBody body = RequestBody.create(MediaType.get("text/plain"), "{}");
     return new Request.Builder()
         .url("http://127.0.0.1:9/pay")
-        .post(new ResendGuard.Body(body))
+        .post(new ResendGuard.Body(body, null, true))
         .build();
   }
 

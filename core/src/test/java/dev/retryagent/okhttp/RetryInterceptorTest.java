@@ -518,6 +518,71 @@ class RetryInterceptorTest {
     assertThat(server.requestCount()).isEqualTo(4);
   }
 
+  /**
+   * A body whose own writeTo fails (the file or stream it reads from: "disk"; a socket it copies
+   * from: a reset) is the application's mistake, not the host's failure: the call ends with that
+   * exception, and as many requests and writes as OkHttp alone makes. Counted as the host's
+   * failure, it opened a breaker that opens on one failure (the host's next call refused), and a
+   * reset was retried for the PUT (the body written again, a request the application never made).
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aBodyWhoseOwnWriteFailsEndsTheCallAsWithoutUsNotAsTheHostsFailure(Way way) throws Exception {
+    configure(
+        Mode.ENFORCE,
+        b -> b,
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    // As an application has it: OkHttp's own resend after a connection failure on.
+    client =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+            .build();
+    OkHttpClient plain = new OkHttpClient();
+    server.otherwise(ok("stored"));
+    for (IOException own :
+        List.of(new IOException("disk"), new java.net.SocketException("Connection reset"))) {
+      for (OkHttpClient c : List.of(plain, client)) {
+        String as = (c == plain ? "plain OkHttp, " : "with the interceptor, ") + own;
+        AtomicInteger writes = new AtomicInteger();
+        RequestBody failing =
+            new RequestBody() {
+              @Override
+              public MediaType contentType() {
+                return JSON;
+              }
+
+              @Override
+              public void writeTo(BufferedSink sink) throws IOException {
+                writes.incrementAndGet();
+                sink.writeUtf8("{\"part\":");
+                throw own;
+              }
+            };
+        int before = server.requestCount();
+        Request put = new Request.Builder().url(server.url("/v1/files/7")).put(failing).build();
+        OkHttpClient saved = client;
+        client = c;
+        try {
+          // A plain client's enqueue is OkHttp's own.
+          Way plainWay = way == Way.ENQUEUE_REQUEUED ? Way.ENQUEUE : way;
+          assertThatThrownBy(() -> call(c == plain ? plainWay : way, put).close())
+              .as(as)
+              .isSameAs(own);
+        } finally {
+          client = saved;
+        }
+        assertThat(writes).as(as).hasValue(1);
+        assertThat(server.requestCount() - before).as(as).isZero();
+        c.connectionPool().evictAll();
+      }
+      // The breaker, which one failure opens, stays closed: the host's next call goes through.
+      assertThat(body(call(way, get("/v1/items")))).isEqualTo("stored");
+    }
+    assertThat(time.waits()).isEmpty();
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void openBreakerFailsFastWithoutARequest(Way way) throws Exception {
