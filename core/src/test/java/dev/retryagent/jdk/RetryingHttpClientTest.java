@@ -248,6 +248,96 @@ class RetryingHttpClientTest {
     assertThat(server.requestCount()).isEqualTo(4);
   }
 
+  /**
+   * A body publisher that fails on its own (an input stream whose read fails: "disk"; a publisher
+   * of the application's that signals onError, here a reset of a socket it copies from) is the
+   * application's mistake, not the host's failure: the call ends as the JDK alone ends it, with as
+   * many requests. Counted as the host's failure, it opened a breaker that opens on one failure,
+   * and the host's next call was refused.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aBodyPublisherThatFailsOnItsOwnEndsTheCallAsWithoutUsNotAsTheHostsFailure(Way way)
+      throws Exception {
+    server.otherwise(ok("stored"));
+    CircuitBreakerPolicy breaker =
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build();
+    HttpClient client = client(Mode.ENFORCE, b -> b, breaker);
+    List<java.util.function.Supplier<HttpRequest.BodyPublisher>> bodies =
+        List.of(
+            () ->
+                HttpRequest.BodyPublishers.ofInputStream(
+                    () ->
+                        new java.io.InputStream() {
+                          private int read;
+
+                          @Override
+                          public int read() throws IOException {
+                            if (read++ < 8) {
+                              return 'a';
+                            }
+                            throw new IOException("disk");
+                          }
+                        }),
+            () ->
+                new HttpRequest.BodyPublisher() {
+                  @Override
+                  public long contentLength() {
+                    return -1;
+                  }
+
+                  @Override
+                  public void subscribe(
+                      java.util.concurrent.Flow.Subscriber<? super java.nio.ByteBuffer> s) {
+                    s.onSubscribe(
+                        new java.util.concurrent.Flow.Subscription() {
+                          private boolean done;
+
+                          @Override
+                          public void request(long n) {
+                            if (!done) {
+                              done = true;
+                              s.onError(new java.net.SocketException("Connection reset"));
+                            }
+                          }
+
+                          @Override
+                          public void cancel() {
+                            done = true;
+                          }
+                        });
+                  }
+                });
+    for (java.util.function.Supplier<HttpRequest.BodyPublisher> body : bodies) {
+      List<String> seen = new java.util.ArrayList<>();
+      List<Integer> requests = new java.util.ArrayList<>();
+      for (HttpClient c : List.of(real, client)) {
+        int before = server.requestCount();
+        HttpRequest put =
+            HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body.get()).build();
+        Throwable thrown = null;
+        try {
+          call(way, c, put);
+        } catch (Exception e) {
+          thrown = e;
+        }
+        assertThat(thrown).as(c == real ? "the JDK alone" : "through the agent").isNotNull();
+        StringBuilder chain = new StringBuilder();
+        for (Throwable t = thrown; t != null; t = t.getCause()) {
+          chain.append(t).append(" / ");
+        }
+        seen.add(chain.toString());
+        requests.add(server.requestCount() - before);
+      }
+      assertThat(seen.get(1)).isEqualTo(seen.get(0));
+      assertThat(requests.get(1)).isEqualTo(requests.get(0));
+      // The breaker, which one failure opens, stays closed: the host's next call goes through.
+      assertThat(call(way, client, get("/v1/items")).body()).isEqualTo("stored");
+    }
+    assertThat(time.waits()).isEmpty();
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void theRefusalsOfAClosedClientDoNotOpenTheHostsBreakerForOtherClients(Way way) throws Exception {

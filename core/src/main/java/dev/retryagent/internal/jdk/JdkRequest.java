@@ -70,7 +70,7 @@ final class JdkRequest<T> extends SelfViewCall
     this.body =
         own == null || ReplayableBody.isReplayable(own)
             ? null
-            : ReplayableBody.of(own, replayBodyLimit);
+            : ReplayableBody.of(own, replayBodyLimit, this);
   }
 
   /**

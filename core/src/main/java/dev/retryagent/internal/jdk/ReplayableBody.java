@@ -1,5 +1,6 @@
 package dev.retryagent.internal.jdk;
 
+import dev.retryagent.engine.RetryCall;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.nio.ByteBuffer;
@@ -35,10 +36,18 @@ final class ReplayableBody {
 
   /** Null publisher = a request without body. */
   static ReplayableBody of(BodyPublisher publisher, long limit) {
+    return of(publisher, limit, null);
+  }
+
+  /**
+   * {@link #of(BodyPublisher, long)}, telling {@code call} (when not null) of a failure the
+   * publisher signals itself ({@link RetryCall#applicationFailed}).
+   */
+  static ReplayableBody of(BodyPublisher publisher, long limit, RetryCall call) {
     if (publisher == null || isReplayable(publisher)) {
       return new ReplayableBody(publisher, null);
     }
-    return new ReplayableBody(publisher, new Tee(publisher, limit));
+    return new ReplayableBody(publisher, new Tee(publisher, limit, call));
   }
 
   static boolean isReplayable(BodyPublisher p) {
@@ -121,15 +130,17 @@ final class ReplayableBody {
 
     private final BodyPublisher source;
     private final long limit;
+    private final RetryCall call; // told of the source's own failure; null: none
     private State state = State.UNTOUCHED;
     private List<byte[]> chunks = new ArrayList<>();
     private long kept;
     private boolean unknownLength; // the length the source declared as it was last subscribed
     private int subscription; // how many times the source was subscribed: the copy is the last's
 
-    Tee(BodyPublisher source, long limit) {
+    Tee(BodyPublisher source, long limit, RetryCall call) {
       this.source = source;
       this.limit = limit;
+      this.call = call;
     }
 
     synchronized State state() {
@@ -197,9 +208,20 @@ final class ReplayableBody {
       }
     }
 
-    private final class Capture implements Flow.Subscriber<ByteBuffer> {
+    /**
+     * Between the source and the JDK's subscriber, both ways: it keeps the copy, and tells the call
+     * of the source's own failure, which the source signals ({@code onError}) or throws from its
+     * subscription's {@code request} (the JDK's {@code ofInputStream} does when the stream fails as
+     * it looks for more after a buffer: an {@code UncheckedIOException}, with which the JDK fails
+     * the attempt). Either is the application's mistake, not the host's failure, and the call hears
+     * of it before the JDK does ({@link RetryCall#applicationFailed}).
+     */
+    private final class Capture implements Flow.Subscriber<ByteBuffer>, Flow.Subscription {
       private final Flow.Subscriber<? super ByteBuffer> downstream;
       private final int subscription;
+      private volatile Flow.Subscription upstream;
+      // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
+      private volatile Throwable downstreamThrew;
 
       Capture(Flow.Subscriber<? super ByteBuffer> downstream, int subscription) {
         this.downstream = downstream;
@@ -208,25 +230,64 @@ final class ReplayableBody {
 
       @Override
       public void onSubscribe(Flow.Subscription subscription) {
-        downstream.onSubscribe(subscription);
+        upstream = subscription;
+        downstream.onSubscribe(this);
+      }
+
+      @Override
+      public void request(long n) {
+        try {
+          upstream.request(n);
+        } catch (RuntimeException e) {
+          if (e != downstreamThrew) {
+            sourceFailed(e);
+          }
+          throw e;
+        }
+      }
+
+      @Override
+      public void cancel() {
+        upstream.cancel();
       }
 
       @Override
       public void onNext(ByteBuffer item) {
         keep(subscription, item);
-        downstream.onNext(item);
+        try {
+          downstream.onNext(item);
+        } catch (RuntimeException | Error e) {
+          downstreamThrew = e;
+          throw e;
+        }
       }
 
       @Override
       public void onError(Throwable throwable) {
-        finished(subscription, false);
+        sourceFailed(throwable);
         downstream.onError(throwable);
       }
 
       @Override
       public void onComplete() {
         finished(subscription, true);
-        downstream.onComplete();
+        try {
+          downstream.onComplete();
+        } catch (RuntimeException | Error e) {
+          downstreamThrew = e;
+          throw e;
+        }
+      }
+
+      private void sourceFailed(Throwable failure) {
+        finished(subscription, false);
+        if (call != null) {
+          try {
+            call.applicationFailed(failure);
+          } catch (RuntimeException bug) {
+            // the failure still reaches the JDK, and the engine judges it as before
+          }
+        }
       }
     }
   }
