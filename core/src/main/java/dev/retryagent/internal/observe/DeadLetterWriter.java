@@ -174,6 +174,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
 
   /**
    * Stops taking lines, writes those queued (waiting at most {@code timeout}) and closes the file.
+   * Past the wait the writer thread still writes what was queued, then closes the file and ends.
    *
    * @return true when every queued line was handled in time
    */
@@ -219,6 +220,12 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       if (!batch.isEmpty()) {
         write(batch);
         batch.clear();
+      }
+      if (closed && queue.isEmpty()) {
+        // A close that gave up waiting (a disk slower than its wait) could not queue STOP, or
+        // came before this thread started: nothing waits for more lines, so the thread ends
+        // and the file is closed rather than kept open forever.
+        stop = true;
       }
     }
     closeChannel();

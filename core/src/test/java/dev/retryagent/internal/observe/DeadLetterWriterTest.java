@@ -414,6 +414,45 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aCloseThatTimedOutStillEndsTheWriterThreadOnceWhatWasQueuedIsWritten() throws Exception {
+    // A reload that switches the path closes the old writer with a bounded wait; a disk slow past
+    // that wait (a hung NFS mount) left the old writer's thread waiting for lines forever, its
+    // file open, one more per switch.
+    CountDownLatch opening = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicReference<Thread> writerThread =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            1,
+            path -> {
+              writerThread.set(Thread.currentThread());
+              opening.countDown();
+              try {
+                release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return DeadLetterWriter.openForAppend(path);
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
+    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    rig.call(FakeRequest.post("pay.example.com", "/2"), 503); // the queue is full now
+
+    assertThat(w.close(Duration.ofMillis(20))).isFalse();
+    release.countDown();
+
+    await().atMost(WAIT).until(() -> !writerThread.get().isAlive());
+    assertThat(w.written()).isEqualTo(2);
+    assertThat(lines(file)).hasSize(2);
+  }
+
+  @Test
   void afterCloseLinesAreDroppedNotThrown() {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);
