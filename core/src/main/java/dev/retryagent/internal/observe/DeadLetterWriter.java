@@ -26,6 +26,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 
@@ -54,6 +55,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   /** Lines that may wait for the writer thread; past this, lines are dropped. */
   public static final int DEFAULT_CAPACITY = 10_000;
 
+  /**
+   * Characters that may wait for the writer thread, whatever the number of lines: a path has no
+   * length limit, and 10,000 lines of long paths would hold tens of MB of the application's heap
+   * while the disk is slow. Past this, lines are dropped as with a full queue. Ordinary lines (a
+   * few hundred characters) never reach it before the line count.
+   */
+  public static final long MAX_QUEUED_CHARS = 8L * 1024 * 1024;
+
   private static final int BATCH = 512;
   // Compared by identity: ends the writer thread.
   private static final String STOP = new String("stop");
@@ -73,6 +82,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private final BlockingQueue<String> queue;
   private final LongAdder written = new LongAdder();
   private final LongAdder dropped = new LongAdder();
+  // Characters of the lines in the queue (MAX_QUEUED_CHARS).
+  private final AtomicLong queuedChars = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
   private volatile boolean closed;
   private volatile PathMask pathMask = PathMask.NONE;
@@ -151,7 +162,9 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         return;
       }
       String line = DeadLetterJson.line(e, pathMask) + "\n";
-      if (!queue.offer(line)) {
+      int chars = line.length();
+      if (queuedChars.addAndGet(chars) > MAX_QUEUED_CHARS || !queue.offer(line)) {
+        queuedChars.addAndGet(-chars);
         dropped.increment();
         errors.once(
             "full",
@@ -236,6 +249,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     for (String l : lines) {
       b.append(l);
     }
+    queuedChars.addAndGet(-b.length());
     if (channel != null && !stillAtPath()) {
       // Rotated away or removed: the lines go to a new file at the path; a line torn in the old
       // one stays there.

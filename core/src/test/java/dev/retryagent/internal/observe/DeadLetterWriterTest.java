@@ -453,6 +453,48 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aBurstOfLongLinesWhileTheDiskIsSlowIsBoundedInMemoryNotOnlyInLines() throws Exception {
+    // 10,000 lines bounded the queue by count only: a path has no length limit, so a burst of
+    // give-ups on long paths (a 4 KB path each) held 40 MB in the application's heap while the
+    // writer waited for the disk.
+    CountDownLatch opening = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            DeadLetterWriter.DEFAULT_CAPACITY,
+            path -> {
+              opening.countDown();
+              try {
+                release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              return DeadLetterWriter.openForAppend(path);
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    String longPath = "/" + "a".repeat(4096);
+    rig.call(FakeRequest.post("pay.example.com", longPath), 503);
+    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+
+    for (int i = 0; i < DeadLetterWriter.DEFAULT_CAPACITY; i++) {
+      rig.call(FakeRequest.post("pay.example.com", longPath), 503);
+    }
+
+    assertThat(w.dropped()).isPositive();
+    assertThat((long) w.pending() * longPath.length())
+        .isLessThanOrEqualTo(DeadLetterWriter.MAX_QUEUED_CHARS);
+    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("full");
+    release.countDown();
+    assertThat(w.close(WAIT)).isTrue();
+    assertThat(w.written() + w.dropped()).isEqualTo(DeadLetterWriter.DEFAULT_CAPACITY + 1);
+    assertThat(lines(file)).hasSize((int) w.written());
+  }
+
+  @Test
   void afterCloseLinesAreDroppedNotThrown() {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);
