@@ -76,9 +76,15 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     FileChannel open(Path path) throws IOException;
   }
 
+  /** Starts the writer thread; replaced in tests to simulate a JVM out of threads. */
+  interface Starter {
+    void start(Thread thread);
+  }
+
   private final Path path;
   private final ErrorReporter errors;
   private final Opener opener;
+  private final Starter starter;
   private final BlockingQueue<String> queue;
   private final LongAdder written = new LongAdder();
   private final LongAdder dropped = new LongAdder();
@@ -105,9 +111,15 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   }
 
   DeadLetterWriter(Path path, Consumer<String> errors, int capacity, Opener opener) {
+    this(path, errors, capacity, opener, Thread::start);
+  }
+
+  DeadLetterWriter(
+      Path path, Consumer<String> errors, int capacity, Opener opener, Starter starter) {
     this.path = Objects.requireNonNull(path, "path");
     this.errors = new ErrorReporter(errors);
     this.opener = Objects.requireNonNull(opener, "opener");
+    this.starter = Objects.requireNonNull(starter, "starter");
     this.queue = new ArrayBlockingQueue<>(capacity);
   }
 
@@ -174,14 +186,32 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         return;
       }
       if (!started.get() && started.compareAndSet(false, true)) {
-        // Started from the first caller that gave up: never with that caller's class loader.
-        Thread t = AgentThreads.newThread(this::run, "retry-agent-dead-letters");
-        thread = t;
-        t.start();
+        startThread();
       }
     } catch (RuntimeException | Error ex) {
       // Never into the call; an OutOfMemoryError included, the line is simply not written.
       dropped.increment();
+    }
+  }
+
+  /**
+   * Started from the first caller that gave up (never with that caller's class loader). A JVM out
+   * of threads (a container's pids limit) leaves the line queued and the next give-up tries again:
+   * a thread never started would leave every later line queued, never written.
+   */
+  private void startThread() {
+    try {
+      Thread t = AgentThreads.newThread(this::run, "retry-agent-dead-letters");
+      thread = t;
+      starter.start(t);
+    } catch (RuntimeException | Error e) {
+      thread = null; // close() has no thread to wait for
+      started.set(false);
+      errors.once(
+          "thread",
+          "retry-agent: cannot start the dead-letter writer thread ("
+              + Sanitizer.exception(e, true, null)
+              + "); dead letters wait in the queue until a later one can start it");
     }
   }
 

@@ -495,6 +495,45 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aWriterThreadThatCouldNotStartIsStartedByTheNextGiveUp() throws IOException {
+    // A JVM out of threads (a container's pids limit) at the first give-up: the thread was never
+    // started, and never tried again, so no dead letter was written for the JVM's life and the
+    // queue filled up ("queue is full").
+    AtomicInteger starts = new AtomicInteger();
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            100,
+            DeadLetterWriter::openForAppend,
+            t -> {
+              if (starts.incrementAndGet() == 1) {
+                throw new OutOfMemoryError(
+                    "unable to create native thread: possibly out of memory");
+              }
+              t.start();
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    assertThat(rig.call(FakeRequest.post("pay.example.com", "/first"), 503))
+        .isInstanceOf(Rig.Resp.class);
+    rig.call(FakeRequest.post("pay.example.com", "/second"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 2);
+
+    assertThat(lines(file))
+        .extracting(l -> MiniJson.parseObject(l).get("path"))
+        .containsExactly("/first", "/second");
+    assertThat(w.dropped()).isZero();
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: cannot start the dead-letter writer")
+        .contains("unable to create native thread");
+  }
+
+  @Test
   void afterCloseLinesAreDroppedNotThrown() {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);
