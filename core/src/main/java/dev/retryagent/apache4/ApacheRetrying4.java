@@ -126,18 +126,28 @@ public final class ApacheRetrying4 {
     ObservingContext observed =
         new ObservingContext(context != null ? context : new BasicHttpContext(), call);
     CallContext.AttemptSpan span = call.context().startAttempt(info, HEADERS);
+    boolean reported = false;
     try {
       CloseableHttpResponse response = transport.execute(target, request, observed);
       span.end(response.getStatusLine().getStatusCode(), null);
       return response;
     } catch (IOException | RuntimeException | Error e) {
       span.end(-1, e);
+      if (observed.log().isApplications(e)) {
+        // The application's entity failed, not the host: the call ends here, as cancelled (the
+        // breaker's permit back without an outcome, no retry), with the exception as it is.
+        observed.log().reportTo(call);
+        reported = true;
+        call.onAbandoned();
+      }
       throw e;
     } finally {
       if (observed.log().exchanges() > 0) {
         info.markSent();
       }
-      observed.log().reportTo(call);
+      if (!reported) {
+        observed.log().reportTo(call);
+      }
     }
   }
 

@@ -1,9 +1,15 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.engine.RetryCall;
+import dev.retryagent.internal.apache.BodyWrites;
 import dev.retryagent.internal.apache.ExchangeLog;
+import java.io.IOException;
+import java.io.OutputStream;
+import org.apache.http.HttpEntity;
+import org.apache.http.HttpEntityEnclosingRequest;
 import org.apache.http.HttpRequest;
 import org.apache.http.HttpResponse;
+import org.apache.http.entity.HttpEntityWrapper;
 import org.apache.http.protocol.HttpContext;
 
 /**
@@ -62,6 +68,7 @@ final class ObservingContext implements HttpContext {
         log.exchangeStarted();
       }
     } else if (REQUEST.equals(id)) {
+      guardEntity(obj);
       tunnelling =
           obj instanceof HttpRequest
               && "CONNECT".equalsIgnoreCase(((HttpRequest) obj).getRequestLine().getMethod());
@@ -73,6 +80,51 @@ final class ObservingContext implements HttpContext {
         // The proxy set the tunnel up (its answer is not the call's): the next request written is
         // the application's, which HttpClient before 4.5.10 does not name in http.request again.
         tunnelling = false;
+      }
+    }
+  }
+
+  /**
+   * Gives the request HttpClient is about to send for the application's (its {@code
+   * HttpRequestWrapper}, never the application's own object) the application's entity wrapped, so
+   * that a failure of the entity's own while it is written is noted as the application's ({@link
+   * BodyWrites}). A request with another entity (a redirect's, a proxy's {@code CONNECT}) is left
+   * as it is.
+   */
+  private void guardEntity(Object obj) {
+    HttpRequest own =
+        call != null && call.request() instanceof Request4
+            ? ((Request4) call.request()).request()
+            : null;
+    if (!(own instanceof HttpEntityEnclosingRequest)
+        || obj == own
+        || !(obj instanceof HttpEntityEnclosingRequest)) {
+      return;
+    }
+    HttpEntityEnclosingRequest sent = (HttpEntityEnclosingRequest) obj;
+    HttpEntity entity = ((HttpEntityEnclosingRequest) own).getEntity();
+    if (entity != null && sent.getEntity() == entity) {
+      sent.setEntity(new Guarding(entity, log));
+    }
+  }
+
+  /** The application's entity, its own failures while it is written noted in the attempt's log. */
+  private static final class Guarding extends HttpEntityWrapper {
+    private final ExchangeLog log;
+
+    Guarding(HttpEntity entity, ExchangeLog log) {
+      super(entity);
+      this.log = log;
+    }
+
+    @Override
+    public void writeTo(OutputStream out) throws IOException {
+      BodyWrites.Guarded guarded = BodyWrites.guard(out);
+      try {
+        super.writeTo(guarded);
+      } catch (IOException | RuntimeException e) {
+        BodyWrites.failed(guarded, e, log);
+        throw e;
       }
     }
   }

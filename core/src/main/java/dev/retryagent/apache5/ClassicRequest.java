@@ -1,6 +1,8 @@
 package dev.retryagent.apache5;
 
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.apache.BodyWrites;
+import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -13,8 +15,9 @@ import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
 
 /**
  * A {@link RequestInfo} view of a classic request at the head of the execution chain, and the maker
- * of each attempt's request: the attempt header, and a non-repeatable entity wrapped so we know
- * whether it was written.
+ * of each attempt's request: the attempt header, and the entity wrapped, so we know whether a
+ * non-repeatable one was written and whether a failure while it was written was the application's
+ * own ({@link BodyWrites}).
  */
 final class ClassicRequest implements RequestInfo {
   private final ClassicHttpRequest request;
@@ -41,14 +44,21 @@ final class ClassicRequest implements RequestInfo {
     this.attemptHeader = attemptHeader;
   }
 
-  /** The request for attempt {@code n}: {@code base} itself when nothing needs to change. */
-  ClassicHttpRequest forAttempt(ClassicHttpRequest base, int n) {
+  /**
+   * The request for attempt {@code n}, whose exchanges {@code log} notes: {@code base} itself,
+   * changed. {@code base} is never the application's object: HttpClient hands the chain a copy of
+   * it, and a retry sends a copy of its own.
+   */
+  ClassicHttpRequest forAttempt(ClassicHttpRequest base, int n, ExchangeLog log) {
     if (attemptHeader != null) {
       base.setHeader(attemptHeader, Integer.toString(n));
     }
     HttpEntity entity = base.getEntity();
-    if (oneShot && entity != null && !(entity instanceof Tracking)) {
-      base.setEntity(new Tracking(entity));
+    if (entity instanceof Tracking) {
+      entity = ((Tracking) entity).own;
+    }
+    if (entity != null) {
+      base.setEntity(new Tracking(entity, log));
     }
     return base;
   }
@@ -101,25 +111,42 @@ final class ClassicRequest implements RequestInfo {
   }
 
   /**
-   * A non-repeatable entity that remembers it was read: until then it can still be sent (a connect
-   * failure comes before the body), after that never again. Repeatability is the entity's own, so
-   * HttpClient's own retry decides as it would.
+   * The application's entity, for one attempt. A non-repeatable one remembers it was read: until
+   * then it can still be sent (a connect failure comes before the body), after that never again. A
+   * failure of its own while it is written (not the connection's) is noted as the application's in
+   * the attempt's log. Repeatability is the entity's own, so HttpClient's own retry decides as it
+   * would.
    */
   private final class Tracking extends HttpEntityWrapper {
-    Tracking(HttpEntity entity) {
+    final HttpEntity own;
+    private final ExchangeLog log;
+
+    Tracking(HttpEntity entity, ExchangeLog log) {
       super(entity);
+      this.own = entity;
+      this.log = log;
     }
 
     @Override
     public InputStream getContent() throws IOException {
-      written = true;
+      if (oneShot) {
+        written = true;
+      }
       return super.getContent();
     }
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
-      written = true;
-      super.writeTo(out);
+      if (oneShot) {
+        written = true;
+      }
+      BodyWrites.Guarded guarded = BodyWrites.guard(out);
+      try {
+        super.writeTo(guarded);
+      } catch (IOException | RuntimeException e) {
+        BodyWrites.failed(guarded, e, log);
+        throw e;
+      }
     }
   }
 }

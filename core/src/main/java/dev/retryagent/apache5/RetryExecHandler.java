@@ -181,8 +181,9 @@ public final class RetryExecHandler implements ExecChainHandler {
       throws IOException {
     Attempt attempt = new Attempt(call);
     CURRENT.set(attempt);
-    ClassicHttpRequest sent = info.forAttempt(request, n);
+    ClassicHttpRequest sent = info.forAttempt(request, n, attempt.log);
     CallContext.AttemptSpan span = call.context().startAttempt(sent, HEADERS);
+    boolean reported = false;
     try {
       ClassicHttpResponse response = chain.proceed(sent, scope);
       span.end(response.getCode(), null);
@@ -192,10 +193,20 @@ public final class RetryExecHandler implements ExecChainHandler {
       throw new ChainFailure(e);
     } catch (IOException | RuntimeException | Error e) {
       span.end(-1, e);
+      if (attempt.log.isApplications(e)) {
+        // The application's entity failed, not the host: the call ends here, as cancelled (the
+        // breaker's permit back without an outcome, no retry), with the exception as it is.
+        CURRENT.set(null);
+        attempt.log.reportTo(call);
+        reported = true;
+        call.onAbandoned();
+      }
       throw e;
     } finally {
       CURRENT.set(null);
-      attempt.log.reportTo(call);
+      if (!reported) {
+        attempt.log.reportTo(call);
+      }
     }
   }
 

@@ -241,6 +241,15 @@ public abstract class RetryCall extends HostHold {
     countClientResend(state.policy.circuitBreaker().failOnTransport(), governed);
   }
 
+  /**
+   * As {@link #clientResentAfterFailure}, after a failure of the application's own making (its
+   * request body's source failed while the client wrote it): an attempt and a retry for the budget,
+   * never the host's failure for the breaker.
+   */
+  public synchronized void clientResentAfterApplicationFailure() {
+    countClientResend(false, false);
+  }
+
   private void countClientResend(boolean breakerFailure, boolean governed) {
     if (decision != null || state.passThrough) {
       return;

@@ -62,6 +62,12 @@ public final class SyncRetryLoop {
       try (CallContext.Scope scope = call.context().enter()) {
         response = attempt.run(n, call.attemptTimeoutNanos());
       } catch (IOException | InterruptedException | RuntimeException | Error e) {
+        if (call.isFinished()) {
+          // The adapter ended the call in the attempt (onAbandoned: the failure is the
+          // application's
+          // own, not the host's): it reaches the caller as it is, neither recorded nor retried.
+          throw e;
+        }
         Decision d = call.onFailure(e);
         if (!d.retry()) {
           if (d.error() != null) {

@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
@@ -13,13 +14,16 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.TransportFailure;
+import dev.retryagent.testing.FailingSource;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.reflect.Field;
 import java.net.SocketException;
+import java.net.SocketTimeoutException;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -30,6 +34,7 @@ import org.apache.http.client.HttpRequestRetryHandler;
 import org.apache.http.client.NonRepeatableRequestException;
 import org.apache.http.client.methods.HttpGet;
 import org.apache.http.client.methods.HttpPut;
+import org.apache.http.entity.AbstractHttpEntity;
 import org.apache.http.entity.InputStreamEntity;
 import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
@@ -143,12 +148,12 @@ class GovernedRetryHandlerTest {
 
   @Test
   void aOneShotEntityThatFailedWhileWrittenFailsAsWithoutTheAgent() throws IOException {
-    // An I/O failure while the entity is written (the server resets the upload, or the entity's
-    // own source fails so): HttpClient's handler says yes (not sent yet), and its RetryExec,
-    // finding
-    // the entity written and not repeatable, throws NonRepeatableRequestException. Governed, the
-    // call refused (the body cannot be replayed) and the application got the bare SocketException.
-    server.otherwise(status(200));
+    // An I/O failure while the entity is written (the server resets the upload): HttpClient's
+    // handler says yes (not sent yet), and its RetryExec, finding the entity written and not
+    // repeatable, throws NonRepeatableRequestException. Governed, the call refused (the body cannot
+    // be replayed) and the application got the bare SocketException. (A failure of the entity's
+    // own source is the application's: aFailureOfTheApplicationsOwnEntity... below.)
+    server.otherwise(ScriptedHttpServer.Action.reset().beforeBody());
     Throwable plain;
     try (CloseableHttpClient c = HttpClients.createDefault()) {
       plain = catchThrowable(() -> c.execute(resetUpload(), r -> r.getStatusLine()));
@@ -156,7 +161,7 @@ class GovernedRetryHandlerTest {
     assertThat(plain)
         .isExactlyInstanceOf(ClientProtocolException.class)
         .hasCauseExactlyInstanceOf(NonRepeatableRequestException.class)
-        .hasRootCauseMessage("Connection reset");
+        .hasRootCauseInstanceOf(SocketException.class);
 
     fromBuilder(Mode.ENFORCE, r -> r.maxAttempts(3));
     Throwable ours = catchThrowable(() -> client.execute(resetUpload(), r -> r.getStatusLine()));
@@ -164,29 +169,162 @@ class GovernedRetryHandlerTest {
     assertThat(ours)
         .isExactlyInstanceOf(ClientProtocolException.class)
         .hasCauseExactlyInstanceOf(NonRepeatableRequestException.class)
-        .hasRootCauseMessage("Connection reset");
+        .hasRootCauseInstanceOf(SocketException.class);
     assertThat(retriesOfOurs()).isZero();
     assertThat(events)
         .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.BODY_NOT_REPLAYABLE));
   }
 
-  /** A PUT whose streamed entity fails with a reset after its first bytes. */
+  /**
+   * A PUT whose streamed entity (256 MB, made as it is read) the server resets after its head: far
+   * more than the connection's buffers, so a write fails with the reset (or a broken pipe).
+   */
   private HttpPut resetUpload() {
     HttpPut put = new HttpPut(server.url("/upload"));
     InputStream source =
         new InputStream() {
-          private int read;
+          private long left = 256L << 20;
 
           @Override
-          public int read() throws IOException {
-            if (read == 16) {
-              throw new SocketException("Connection reset");
+          public int read() {
+            return left-- > 0 ? 'a' : -1;
+          }
+
+          @Override
+          public int read(byte[] b, int off, int len) {
+            if (left <= 0) {
+              return -1;
             }
-            read++;
-            return 'a';
+            int n = (int) Math.min(len, left);
+            java.util.Arrays.fill(b, off, off + n, (byte) 'a');
+            left -= n;
+            return n;
           }
         };
     put.setEntity(new InputStreamEntity(source, -1));
+    return put;
+  }
+
+  /**
+   * The application's own entity fails while HttpClient writes it (its source's IOException, not
+   * the connection's). It was taken for the host's failure: a breaker that opens on one failure
+   * opened and refused the host's next call, HttpClient's own resends of a repeatable entity after
+   * it counted as the host's failures too, and a failure the policy retries (a timeout of the
+   * application's source) was retried by us. Now the call ends as cancelled, with HttpClient's own
+   * exception and the requests HttpClient alone sends.
+   */
+  @Test
+  void aFailureOfTheApplicationsOwnEntityIsNotTheHostsAndEndsAsWithoutTheAgent() throws Exception {
+    server.otherwise(status(200));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+
+    // A one-shot entity: HttpClient's handler says yes, RetryExec refuses to resend it.
+    Throwable oneShot = sideBySide(() -> upload(false, new IOException("disk")));
+    assertThat(oneShot)
+        .isExactlyInstanceOf(ClientProtocolException.class)
+        .hasCauseExactlyInstanceOf(NonRepeatableRequestException.class)
+        .hasRootCauseMessage("disk");
+    // A repeatable one: HttpClient resends the PUT (not sent yet) 3 times by itself.
+    assertThat(sideBySide(() -> upload(true, new IOException("disk"))))
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessage("disk");
+    // A timeout of the application's source, which the policy retries when it is the host's.
+    assertThat(sideBySide(() -> upload(true, new SocketTimeoutException("Read timed out"))))
+        .isExactlyInstanceOf(SocketTimeoutException.class);
+
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(events)
+        .noneSatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.BREAKER_REJECTED));
+    // The breaker is closed: the host's next call goes through.
+    assertThat(get("/items")).isEqualTo("200");
+  }
+
+  /** The sources of the entities {@link #upload} makes: one opened per write (an exchange). */
+  private final FailingSource source = new FailingSource();
+
+  /**
+   * The failure of a request made by a plain client and by ours, the same, after the same
+   * exchanges: as many writes of the entity, each on a connection of its own that the server saw (a
+   * failed write drops its connection). Returns ours.
+   */
+  private Throwable sideBySide(java.util.function.Supplier<HttpPut> request) throws IOException {
+    int connections = server.connectionCount();
+    int requests = server.requestCount();
+    source.reset();
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      plain = catchThrowable(() -> c.execute(request.get(), r -> r.getStatusLine()));
+    }
+    int plainWrites = source.opened();
+    assertThat(plainWrites).isPositive();
+    awaitConnections(connections + plainWrites);
+    int plainRequests = server.requestCount() - requests;
+
+    source.reset();
+    Throwable ours = catchThrowable(() -> client.execute(request.get(), r -> r.getStatusLine()));
+    assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    assertThat(ours.getCause() == null ? null : ours.getCause().getClass())
+        .isEqualTo(plain.getCause() == null ? null : plain.getCause().getClass());
+    assertThat(source.opened()).isEqualTo(plainWrites);
+    awaitConnections(connections + 2 * plainWrites);
+    assertThat(server.requestCount() - requests).isZero(); // no body was ever whole
+    return ours;
+  }
+
+  private void awaitConnections(int expected) {
+    await()
+        .atMost(java.time.Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(server.connectionCount()).isEqualTo(expected));
+  }
+
+  /** A PUT whose entity's own source fails with {@code failure} after its first bytes. */
+  private HttpPut upload(boolean repeatable, IOException failure) {
+    HttpPut put = new HttpPut(server.url("/upload"));
+    if (!repeatable) {
+      put.setEntity(new InputStreamEntity(source.open(failure), -1));
+      return put;
+    }
+    put.setEntity(
+        new AbstractHttpEntity() {
+          @Override
+          public boolean isRepeatable() {
+            return true;
+          }
+
+          @Override
+          public long getContentLength() {
+            return -1;
+          }
+
+          @Override
+          public InputStream getContent() {
+            return source.open(failure);
+          }
+
+          @Override
+          public void writeTo(OutputStream out) throws IOException {
+            InputStream in = getContent();
+            for (int b = in.read(); b >= 0; b = in.read()) {
+              out.write(b);
+            }
+          }
+
+          @Override
+          public boolean isStreaming() {
+            return false;
+          }
+        });
     return put;
   }
 

@@ -5,6 +5,8 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.GiveUpReason;
@@ -16,12 +18,16 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
+import dev.retryagent.testing.FailingSource;
 import dev.retryagent.testing.FakeRequest;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.reflect.Field;
+import java.net.SocketTimeoutException;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.UnaryOperator;
@@ -29,6 +35,7 @@ import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
+import org.apache.hc.client5.http.classic.methods.HttpPut;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
@@ -38,7 +45,9 @@ import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.NoHttpResponseException;
+import org.apache.hc.core5.http.io.entity.AbstractHttpEntity;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.InputStreamEntity;
 import org.apache.hc.core5.http.io.entity.StringEntity;
 import org.apache.hc.core5.http.message.BasicClassicHttpResponse;
 import org.apache.hc.core5.http.protocol.HttpContext;
@@ -378,6 +387,135 @@ class GovernedRetryStrategyTest {
       asked++;
       return TimeValue.ofSeconds(7);
     }
+  }
+
+  /**
+   * The application's own entity fails while HttpClient writes it (its source's IOException, not
+   * the connection's). It was taken for the host's failure: a breaker that opens on one failure
+   * opened and refused the host's next call, HttpClient's own resend of a repeatable entity after
+   * it counted as the host's failure too, and a failure the policy retries (a timeout of the
+   * application's source) was retried by us. Now the call ends as cancelled, with HttpClient's own
+   * exception and the requests HttpClient alone sends.
+   */
+  @Test
+  void aFailureOfTheApplicationsOwnEntityIsNotTheHostsAndEndsAsWithoutTheAgent() throws Exception {
+    server.otherwise(ok("fine"));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+
+    // A one-shot entity: HttpClient's retry never resends it, and throws the failure itself.
+    assertThat(sideBySide(() -> upload(false, new IOException("disk"))))
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessage("disk");
+    // A repeatable one: HttpClient resends the PUT once by itself.
+    assertThat(sideBySide(() -> upload(true, new IOException("disk"))))
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessage("disk");
+    // A timeout of the application's source, which the policy retries when it is the host's.
+    assertThat(sideBySide(() -> upload(true, new SocketTimeoutException("Read timed out"))))
+        .isExactlyInstanceOf(SocketTimeoutException.class);
+
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(events)
+        .noneSatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.BREAKER_REJECTED));
+    // The breaker is closed: the host's next call goes through.
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+  }
+
+  /** The sources of the entities {@link #upload} makes: one opened per write (an exchange). */
+  private final FailingSource source = new FailingSource();
+
+  /**
+   * The failure of a request made by a plain client (the same strategy) and by ours, the same,
+   * after the same exchanges: as many writes of the entity, each on a connection of its own that
+   * the server saw (a failed write drops its connection). Returns ours.
+   */
+  private Throwable sideBySide(java.util.function.Supplier<HttpPut> request) throws IOException {
+    int connections = server.connectionCount();
+    int requests = server.requestCount();
+    source.reset();
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE).build()) {
+      plain = catchThrowable(() -> c.execute(request.get(), r -> r.getCode()));
+    }
+    int plainWrites = source.opened();
+    assertThat(plainWrites).isPositive();
+    awaitConnections(connections + plainWrites);
+    int plainRequests = server.requestCount() - requests;
+
+    source.reset();
+    Throwable ours = catchThrowable(() -> client.execute(request.get(), r -> r.getCode()));
+    assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    assertThat(source.opened()).isEqualTo(plainWrites);
+    awaitConnections(connections + 2 * plainWrites);
+    // 5.x ends the chunked body it was writing as it closes the stream: the server may read it
+    // whole, and answer.
+    await()
+        .atMost(java.time.Duration.ofSeconds(5))
+        .untilAsserted(
+            () -> assertThat(server.requestCount() - requests).isEqualTo(2 * plainRequests));
+    return ours;
+  }
+
+  private void awaitConnections(int expected) {
+    await()
+        .atMost(java.time.Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(server.connectionCount()).isEqualTo(expected));
+  }
+
+  /** A PUT whose entity's own source fails with {@code failure} after its first bytes. */
+  private HttpPut upload(boolean repeatable, IOException failure) {
+    HttpPut put = new HttpPut(server.url("/upload"));
+    if (!repeatable) {
+      put.setEntity(
+          new InputStreamEntity(source.open(failure), -1, ContentType.APPLICATION_OCTET_STREAM));
+      return put;
+    }
+    put.setEntity(
+        new AbstractHttpEntity(ContentType.APPLICATION_OCTET_STREAM, null, true) {
+          @Override
+          public boolean isRepeatable() {
+            return true;
+          }
+
+          @Override
+          public long getContentLength() {
+            return -1;
+          }
+
+          @Override
+          public InputStream getContent() {
+            return source.open(failure);
+          }
+
+          @Override
+          public void writeTo(OutputStream out) throws IOException {
+            InputStream in = getContent();
+            for (int b = in.read(); b >= 0; b = in.read()) {
+              out.write(b);
+            }
+          }
+
+          @Override
+          public boolean isStreaming() {
+            return false;
+          }
+
+          @Override
+          public void close() {}
+        });
+    return put;
   }
 
   @Test

@@ -170,6 +170,39 @@ class SyncRetryLoopTest {
   }
 
   @Test
+  void aFailureOfAnAttemptThatEndedTheCallIsThrownAsItIsUnrecordedAndNotRetried() {
+    // An adapter that finds the failure the application's own (HttpClient's entity failed while
+    // written) ends the call in the attempt (onAbandoned) and throws it: the loop took it for the
+    // host's, a breaker failure and a retry of a reset, on a call already over.
+    TestPolicy p = TestPolicy.create();
+    p.breaker.countWindow(1).minimumCalls(1);
+    EngineFixture f = EngineFixture.of(p);
+    java.net.SocketException applications = new java.net.SocketException("Connection reset");
+    RetryCall call = f.newCall(FakeRequest.get());
+    int[] attempts = {0};
+    Throwable thrown =
+        org.assertj.core.api.Assertions.catchThrowable(
+            () ->
+                SyncRetryLoop.execute(
+                    call,
+                    f.sleeper,
+                    (n, t) -> {
+                      attempts[0]++;
+                      call.onAbandoned();
+                      throw applications;
+                    },
+                    FakeResponse.ACCESS));
+    assertThat(thrown).isSameAs(applications);
+    assertThat(attempts[0]).isEqualTo(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).isEmpty();
+    // The breaker, which one failure would open, lets the host's next call through.
+    Script script = new Script(f.clock, respond(200));
+    assertThat(Driver.SYNC.run(f, FakeRequest.get(), script).error).isNull();
+    assertThat(script.attemptCount()).isEqualTo(1);
+  }
+
+  @Test
   void aResponseAccessThatThrowsNeverCostsTheCallerItsResponse() throws Exception {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     FakeResponse weird = FakeResponse.of(503);

@@ -23,6 +23,10 @@ public final class ExchangeLog {
   private boolean lastLedToFollowUp;
   private int lastStatus = -1;
   private int[] resentAfter = new int[0];
+  private Throwable applications; // the last failure of the application's own entity
+
+  /** What a resend followed when the exchange before failed by the application's own entity. */
+  private static final int APPLICATION_FAILURE = -2;
 
   /** An exchange starts (the request is about to be written on a connection). */
   public void exchangeStarted() {
@@ -46,6 +50,34 @@ public final class ExchangeLog {
     }
   }
 
+  /**
+   * The application's own request entity failed the current exchange with {@code e} while it was
+   * written ({@link BodyWrites}): the application's failure, not the host's.
+   */
+  public void applicationFailed(Throwable e) {
+    applications = e;
+    lastStatus = APPLICATION_FAILURE;
+  }
+
+  /**
+   * Whether {@code thrown}, the attempt's failure, is the application's entity's (the one it threw
+   * in the last exchange that it failed, or a failure HttpClient made of it: 4.5's {@code
+   * ClientProtocolException} caused by {@code NonRepeatableRequestException} caused by it).
+   */
+  public boolean isApplications(Throwable thrown) {
+    if (applications == null) {
+      return false;
+    }
+    Throwable t = thrown;
+    for (int depth = 0; t != null && depth < 8; depth++) {
+      if (t == applications) {
+        return true;
+      }
+      t = t.getCause();
+    }
+    return false;
+  }
+
   /** The current exchange led to an authentication challenge that the client answers. */
   public void followUp() {
     if (exchanges > 0) {
@@ -64,8 +96,8 @@ public final class ExchangeLog {
   }
 
   /**
-   * What each resend followed, in order: the status the client resent after, or -1 after a failure
-   * (no answer).
+   * What each resend followed, in order: the status the client resent after, -1 after a failure (no
+   * answer), or -2 after a failure of the application's own entity.
    */
   public int[] resentAfter() {
     return Arrays.copyOf(resentAfter, resends);
@@ -74,13 +106,15 @@ public final class ExchangeLog {
   /**
    * Counts the client's resends in this attempt as attempts of {@code call}, as OkHttp's own
    * repeats are counted: for {@code maxAttempts}, as retries for the budget, and in the breaker as
-   * the status (or failure) each followed. Call once, when the attempt has ended and before the
-   * call decides about it.
+   * the status (or failure) each followed, a failure of the application's own entity never. Call
+   * once, when the attempt has ended and before the call decides about it.
    */
   public void reportTo(RetryCall call) {
     for (int i = 0; i < resends; i++) {
       if (resentAfter[i] >= 0) {
         call.clientRepeated(resentAfter[i]);
+      } else if (resentAfter[i] == APPLICATION_FAILURE) {
+        call.clientResentAfterApplicationFailure();
       } else {
         call.clientResentAfterFailure(false);
       }

@@ -1,0 +1,84 @@
+package dev.retryagent.internal.apache;
+
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+
+/**
+ * Tells the application's failure from the connection's while HttpClient has the application's
+ * request entity write itself ({@code HttpEntity.writeTo(OutputStream)}): the entity is handed a
+ * stream over the connection's that notes any failure of the connection's. An exception out of
+ * {@code writeTo} after none did is the application's own (its source failed: a disk, another
+ * server's stream, its own bug), not the host's, and is noted in the attempt's {@link ExchangeLog}
+ * ({@link ExchangeLog#applicationFailed}). Once the connection failed, whatever {@code writeTo}
+ * throws is the connection's (an application may wrap the failure in one of its own).
+ */
+public final class BodyWrites {
+  private BodyWrites() {}
+
+  /** The stream to hand the application's entity, over the connection's {@code out}. */
+  public static Guarded guard(OutputStream out) {
+    return new Guarded(out);
+  }
+
+  /**
+   * {@code writeTo} of the application's entity, given {@code guarded}, threw {@code e}: noted in
+   * {@code log} as the application's failure unless the connection failed first.
+   */
+  public static void failed(Guarded guarded, Throwable e, ExchangeLog log) {
+    if (!guarded.failed && log != null) {
+      log.applicationFailed(e);
+    }
+  }
+
+  /** The connection's stream, noting whether it failed. Not thread-safe, as the stream is not. */
+  public static final class Guarded extends FilterOutputStream {
+    private boolean failed;
+
+    Guarded(OutputStream out) {
+      super(out);
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      try {
+        out.write(b);
+      } catch (IOException | RuntimeException e) {
+        failed = true;
+        throw e;
+      }
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      // FilterOutputStream would write byte by byte.
+      try {
+        out.write(b, off, len);
+      } catch (IOException | RuntimeException e) {
+        failed = true;
+        throw e;
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      try {
+        out.flush();
+      } catch (IOException | RuntimeException e) {
+        failed = true;
+        throw e;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      // FilterOutputStream's close flushes first and would hide which of the two failed.
+      try {
+        out.close();
+      } catch (IOException | RuntimeException e) {
+        failed = true;
+        throw e;
+      }
+    }
+  }
+}
