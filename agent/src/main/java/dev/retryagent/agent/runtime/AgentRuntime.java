@@ -123,7 +123,7 @@ public final class AgentRuntime {
       // The engine does not exist yet when the log listener is made; it reads the mode from there.
       log = LogListener.toStderr(c.logLevel(), new Observing(runtime));
       log.setPathMask(c.pathMask());
-      deadLetters = new DeadLetters(errors);
+      deadLetters = new DeadLetters(errors, metrics);
       deadLetters.use(c.deadLetterPath(), c.pathMask());
       // Every attempt a span when the OpenTelemetry agent runs too (docs/opentelemetry.md).
       otel = OtelSupport.forEngine();

@@ -4,6 +4,7 @@ import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.observe.DeadLetterWriter;
+import dev.retryagent.internal.observe.RetryMetrics;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.function.Consumer;
@@ -12,13 +13,23 @@ import java.util.function.Consumer;
  * The dead-letter file, switchable by reload: a new path gets a new writer, and the old one writes
  * what it had queued and closes. A give-up that races the switch may still go to the old file, or
  * be counted as dropped by it.
+ *
+ * <p>Every writer counts the lines it drops in the one {@link RetryMetrics} of the JVM ({@code
+ * retryagent_dead_letters_dropped_total}, JMX {@code DeadLettersDropped}): a switch neither resets
+ * the count nor counts a line twice, and the old writer's later losses (its queue failing to reach
+ * a broken disk after the switch) still count.
  */
 final class DeadLetters implements RetryListener {
   private final Consumer<String> errors;
+  private final RetryMetrics metrics;
   private volatile DeadLetterWriter writer;
 
-  DeadLetters(Consumer<String> errors) {
+  /**
+   * @param metrics counts the lines every writer drops; null: only each writer's own count
+   */
+  DeadLetters(Consumer<String> errors, RetryMetrics metrics) {
     this.errors = errors;
+    this.metrics = metrics;
   }
 
   synchronized void use(String path, PathMask mask) {
@@ -37,7 +48,7 @@ final class DeadLetters implements RetryListener {
       current.setPathMask(mask);
       return;
     }
-    DeadLetterWriter w = next == null ? null : new DeadLetterWriter(next, errors);
+    DeadLetterWriter w = next == null ? null : new DeadLetterWriter(next, errors, metrics);
     if (w != null) {
       w.setPathMask(mask);
     }

@@ -39,12 +39,13 @@ import java.util.function.Consumer;
  * as its context class loader, see {@link AgentThreads}) opens the file (creating its parent
  * directories, and the file readable by its owner only) and appends whole lines, so lines from many
  * threads never interleave. A full queue, an unwritable path, a full disk or any write error never
- * reaches the call: the line is dropped and counted ({@link #dropped()}), and each kind of failure
- * is reported once on the error sink. After a failed write the file is opened again for the next
- * lines, and a partly written line is ended so the next line stays whole; so is a torn last line
- * found in the file when it is opened (a JVM killed in the middle of a write): a reader loses that
- * line only. A file rotated away (renamed or removed) is created again at the path for the next
- * lines.
+ * reaches the call: the line is dropped and counted ({@link #dropped()}, and in the agent's metrics
+ * when given: {@code retryagent_dead_letters_dropped_total}, JMX {@code DeadLettersDropped}), and
+ * each kind of failure is reported once on the error sink. After a failed write the file is opened
+ * again for the next lines, and a partly written line is ended so the next line stays whole; so is
+ * a torn last line found in the file when it is opened (a JVM killed in the middle of a write): a
+ * reader loses that line only. A file rotated away (renamed or removed) is created again at the
+ * path for the next lines.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -85,6 +86,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private final ErrorReporter errors;
   private final Opener opener;
   private final Starter starter;
+  // Also counts every dropped line, for the exporters; null: none.
+  private final RetryMetrics metrics;
   private final BlockingQueue<String> queue;
   private final LongAdder written = new LongAdder();
   private final LongAdder dropped = new LongAdder();
@@ -107,7 +110,15 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
    *     null = stderr
    */
   public DeadLetterWriter(Path path, Consumer<String> errors) {
-    this(path, errors, DEFAULT_CAPACITY, DeadLetterWriter::openForAppend);
+    this(path, errors, null);
+  }
+
+  /**
+   * @param metrics also counts every line this drops ({@link
+   *     RetryMetrics#countDeadLettersDropped}), for JMX and Prometheus; null: none
+   */
+  public DeadLetterWriter(Path path, Consumer<String> errors, RetryMetrics metrics) {
+    this(path, errors, DEFAULT_CAPACITY, DeadLetterWriter::openForAppend, Thread::start, metrics);
   }
 
   DeadLetterWriter(Path path, Consumer<String> errors, int capacity, Opener opener) {
@@ -116,10 +127,21 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
 
   DeadLetterWriter(
       Path path, Consumer<String> errors, int capacity, Opener opener, Starter starter) {
+    this(path, errors, capacity, opener, starter, null);
+  }
+
+  DeadLetterWriter(
+      Path path,
+      Consumer<String> errors,
+      int capacity,
+      Opener opener,
+      Starter starter,
+      RetryMetrics metrics) {
     this.path = Objects.requireNonNull(path, "path");
     this.errors = new ErrorReporter(errors);
     this.opener = Objects.requireNonNull(opener, "opener");
     this.starter = Objects.requireNonNull(starter, "starter");
+    this.metrics = metrics;
     this.queue = new ArrayBlockingQueue<>(capacity);
   }
 
@@ -170,14 +192,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   public void onGiveUp(RetryEvent e) {
     try {
       if (closed) {
-        dropped.increment();
+        drop(1);
         return;
       }
       String line = DeadLetterJson.line(e, pathMask) + "\n";
       int chars = line.length();
       if (queuedChars.addAndGet(chars) > MAX_QUEUED_CHARS || !queue.offer(line)) {
         queuedChars.addAndGet(-chars);
-        dropped.increment();
+        drop(1);
         errors.once(
             "full",
             "retry-agent: the dead-letter queue for "
@@ -190,7 +212,15 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       }
     } catch (RuntimeException | Error ex) {
       // Never into the call; an OutOfMemoryError included, the line is simply not written.
-      dropped.increment();
+      drop(1);
+    }
+  }
+
+  /** Counts {@code lines} lost, here and in the metrics. */
+  private void drop(long lines) {
+    dropped.add(lines);
+    if (metrics != null) {
+      metrics.countDeadLettersDropped(lines);
     }
   }
 
@@ -290,7 +320,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       try {
         channel = opener.open(path);
       } catch (IOException | RuntimeException e) {
-        dropped.add(lines.size());
+        drop(lines.size());
         errors.once(
             "open",
             "retry-agent: cannot open the dead-letter file "
@@ -314,7 +344,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       written.add(lines.size());
     } catch (IOException | RuntimeException e) {
       partialLine = partialLine || buf.position() > 0;
-      dropped.add(lines.size());
+      drop(lines.size());
       errors.once(
           "write",
           "retry-agent: cannot write to the dead-letter file "

@@ -29,7 +29,7 @@ import javax.management.ObjectName;
  *       target host (all routes) and the state of its breaker; {@code name=other} for hosts past
  *       the bound;
  *   <li>{@code dev.retryagent:type=Engine}: pending async retries, tracked hosts and targets,
- *       breakers by state, mode.
+ *       breakers by state, mode, totals, dead letters dropped.
  * </ul>
  *
  * <p>Counters are read-only {@code long} attributes named after the counter ({@code Calls}, {@code
@@ -296,6 +296,11 @@ public final class JmxMetrics implements AutoCloseable {
     attrs.add(StatsMBean.attribute("Calls", "long", "Calls that ended, all routes."));
     attrs.add(StatsMBean.attribute("Retries", "long", "Retries made, all routes."));
     attrs.add(StatsMBean.attribute("GaveUp", "long", "Failed calls given up, all routes."));
+    attrs.add(
+        StatsMBean.attribute(
+            "DeadLettersDropped",
+            "long",
+            "Dead letters lost: queue full, file unwritable or write failed."));
     return new StatsMBean(
         "retry-agent engine",
         attrs,
@@ -320,6 +325,7 @@ public final class JmxMetrics implements AutoCloseable {
           v.put("Calls", total.calls());
           v.put("Retries", total.retries());
           v.put("GaveUp", total.giveUps());
+          v.put("DeadLettersDropped", metrics.deadLettersDropped());
           return v;
         });
   }

@@ -74,6 +74,13 @@ final class PrometheusText {
     }
     family(b, "tracked_hosts", "gauge", "Hosts counted one by one; later ones count as other.");
     b.append(PREFIX).append("tracked_hosts ").append(metrics.trackedHosts()).append('\n');
+    family(
+        b,
+        "dead_letters_dropped_total",
+        "counter",
+        "Dead letters (agent.deadLetter.path) lost: queue full, file unwritable or write failed.");
+    b.append(PREFIX).append("dead_letters_dropped_total ").append(metrics.deadLettersDropped());
+    b.append('\n');
     if (engine != null) {
       engineGauges(b, metrics, engine);
     }

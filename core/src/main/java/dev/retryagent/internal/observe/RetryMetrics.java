@@ -17,6 +17,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Counters per route and target host ({@code scheme://host:port}), fed by the engine's events and
@@ -82,6 +83,9 @@ public final class RetryMetrics implements RetryListener {
   private final AtomicInteger hostSlots = new AtomicInteger();
   private final AtomicBoolean otherSeen = new AtomicBoolean();
   private final List<KeyListener> keyListeners = new CopyOnWriteArrayList<>();
+  // Kept here, not in a DeadLetterWriter: a reload that switches agent.deadLetter.path replaces
+  // the writer, and the lines the old one lost must stay counted.
+  private final LongAdder deadLettersDropped = new LongAdder();
 
   /** Counts up to {@value #DEFAULT_MAX_HOSTS} hosts one by one. */
   public RetryMetrics() {
@@ -329,5 +333,18 @@ public final class RetryMetrics implements RetryListener {
       }
     }
     return sum;
+  }
+
+  /**
+   * Counts {@code lines} dead letters lost ({@link DeadLetterWriter#dropped()}): every writer of
+   * the JVM's life counts here, each lost line once, by the writer that lost it.
+   */
+  public void countDeadLettersDropped(long lines) {
+    deadLettersDropped.add(lines);
+  }
+
+  /** Dead letters lost so far, whatever {@code agent.deadLetter.path} was when they were. */
+  public long deadLettersDropped() {
+    return deadLettersDropped.sum();
   }
 }

@@ -10,8 +10,14 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.net.SocketException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -531,6 +537,70 @@ class DeadLetterWriterTest {
         .asString()
         .startsWith("retry-agent: cannot start the dead-letter writer")
         .contains("unable to create native thread");
+  }
+
+  @Test
+  void droppedLinesAreScrapedFromPrometheusAndReadFromJmx() throws Exception {
+    // The dropped count was reported nowhere: an operator saw that dead letters were lost only
+    // from one error line, however many were.
+    CountDownLatch opening = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    RetryMetrics metrics = new RetryMetrics();
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            dir.resolve("dead.jsonl"),
+            errors::add,
+            1,
+            path -> {
+              opening.countDown();
+              try {
+                release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              throw new AccessDeniedException(path.toString());
+            },
+            Thread::start,
+            metrics);
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
+    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    rig.call(FakeRequest.post("pay.example.com", "/2"), 503); // queued: the queue is full
+    rig.call(FakeRequest.post("pay.example.com", "/3"), 503); // dropped: queue full
+    release.countDown(); // the file cannot be opened: /1 and /2 are dropped too
+    await().atMost(WAIT).until(() -> w.dropped() == 3);
+
+    PrometheusServer prometheus =
+        new PrometheusServer(metrics, rig.engine, "127.0.0.1", 0, errors::add);
+    JmxMetrics jmx = new JmxMetrics(metrics, rig.engine, errors::add, "dev.retryagent.deadletters");
+    try {
+      assertThat(prometheus.start()).isTrue();
+      HttpResponse<String> scrape =
+          HttpClient.newHttpClient()
+              .send(
+                  HttpRequest.newBuilder(
+                          URI.create("http://127.0.0.1:" + prometheus.port() + "/metrics"))
+                      .timeout(Duration.ofSeconds(5))
+                      .build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(scrape.body().lines())
+          .containsSubsequence(
+              "# HELP retryagent_dead_letters_dropped_total Dead letters (agent.deadLetter.path)"
+                  + " lost: queue full, file unwritable or write failed.",
+              "# TYPE retryagent_dead_letters_dropped_total counter",
+              "retryagent_dead_letters_dropped_total 3");
+
+      assertThat(jmx.register()).isTrue();
+      assertThat(
+              ManagementFactory.getPlatformMBeanServer()
+                  .getAttribute(
+                      JmxMetrics.engineName("dev.retryagent.deadletters"), "DeadLettersDropped"))
+          .isEqualTo(3L);
+    } finally {
+      prometheus.stop();
+      jmx.unregister();
+    }
   }
 
   @Test

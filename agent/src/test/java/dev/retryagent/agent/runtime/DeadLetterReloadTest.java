@@ -1,0 +1,119 @@
+package dev.retryagent.agent.runtime;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.agent.CapturedStderr;
+import dev.retryagent.config.AgentConfig;
+import dev.retryagent.config.ConfigLoader;
+import dev.retryagent.config.ConfigSources;
+import dev.retryagent.engine.RetryCall;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.URLConnection;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Properties;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code agent.deadLetter.path} switched by reloads: what is counted, and what waits. */
+class DeadLetterReloadTest {
+  private static final Duration WAIT = Duration.ofSeconds(10);
+
+  @TempDir Path dir;
+
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
+
+  private final ManualScheduler tasks = new ManualScheduler();
+  private ConfigSources sources;
+
+  @BeforeEach
+  void noFile() throws Exception {
+    sources = ConfigSources.resolve("", new Properties(), Map.of());
+  }
+
+  @Test
+  void linesDroppedBeforeAndAfterASwitchAreCountedOnceAndTheCountOutlivesTheSwitch()
+      throws Exception {
+    // The dropped count was reported nowhere. It is the JVM's, not one file's: a switch neither
+    // resets it nor counts a line twice.
+    Path blocker = Files.writeString(dir.resolve("blocker"), "a file where a directory should be");
+    int port = freePort();
+    String prometheus =
+        "metrics: { jmx: false, prometheus: { enabled: true, port: " + port + " } }";
+    AgentRuntime runtime =
+        new AgentRuntime(sources, config(prometheus, blocker.resolve("a.jsonl")), tasks);
+    runtime.startBackground(null, null);
+    runtime.engine();
+    tasks.runNext(); // the exporters' start
+    try {
+      giveUps(runtime, 2);
+      await().atMost(WAIT).until(() -> dropped(port) == 2);
+
+      runtime.apply(config(prometheus, blocker.resolve("b.jsonl")));
+      giveUps(runtime, 3);
+      await().atMost(WAIT).until(() -> dropped(port) == 5);
+
+      runtime.apply(config(prometheus, null));
+      giveUps(runtime, 1); // no dead-letter file: nothing to drop
+      assertThat(dropped(port)).isEqualTo(5);
+    } finally {
+      runtime.onExit();
+    }
+  }
+
+  /** {@code n} calls to {@code http://pay/} that give up after one 503 (one attempt). */
+  private static void giveUps(AgentRuntime runtime, int n) throws Exception {
+    for (int i = 0; i < n; i++) {
+      RetryCall call = runtime.engine().newCall(new GetRequest("pay"));
+      call.acquireBreaker();
+      call.startAttempt();
+      call.onResponse(503, null);
+    }
+  }
+
+  private AgentConfig config(String agentKeys, Path deadLetters) throws Exception {
+    String agent =
+        "agent: { "
+            + agentKeys
+            + (agentKeys.isEmpty() ? "" : ", ")
+            + "deadLetter: { path: "
+            + (deadLetters == null ? "none" : "\"" + deadLetters + "\"")
+            + " } }\n";
+    return sources.apply(
+        ConfigLoader.parse(
+            agent + "defaults: { retry: { maxAttempts: 1 }, circuitBreaker: { enabled: false } }\n",
+            "test",
+            Map.of()));
+  }
+
+  private static long dropped(int port) throws IOException {
+    URLConnection c = URI.create("http://127.0.0.1:" + port + "/metrics").toURL().openConnection();
+    c.setConnectTimeout(5_000);
+    c.setReadTimeout(5_000);
+    String text;
+    try (InputStream in = c.getInputStream()) {
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    return text.lines()
+        .filter(l -> l.startsWith("retryagent_dead_letters_dropped_total "))
+        .mapToLong(l -> Long.parseLong(l.substring(l.indexOf(' ') + 1)))
+        .findFirst()
+        .orElse(-1);
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+}
