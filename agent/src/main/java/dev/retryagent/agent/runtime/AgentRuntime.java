@@ -12,6 +12,7 @@ import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.jdk.JdkRetrying;
+import dev.retryagent.internal.observe.DeadLetterWriter;
 import dev.retryagent.internal.observe.ExitSummary;
 import dev.retryagent.internal.observe.LogListener;
 import dev.retryagent.internal.observe.RetryMetrics;
@@ -124,7 +125,7 @@ public final class AgentRuntime {
       log = LogListener.toStderr(c.logLevel(), new Observing(runtime));
       log.setPathMask(c.pathMask());
       deadLetters = new DeadLetters(errors, metrics);
-      deadLetters.use(c.deadLetterPath(), c.pathMask());
+      deadLetters.use(c.deadLetterPath(), c.pathMask()); // nothing to replace yet
       // Every attempt a span when the OpenTelemetry agent runs too (docs/opentelemetry.md).
       otel = OtelSupport.forEngine();
       if (otel != null) {
@@ -144,15 +145,21 @@ public final class AgentRuntime {
       exporters = new Exporters(metrics, engine, errors);
     }
 
-    /** Everything but the exporters, for calls that start from now on. */
-    void reconfigure(AgentConfig next) {
+    /**
+     * Everything but the exporters, for calls that start from now on.
+     *
+     * @return the dead-letter writer a new path replaced, to close outside the runtime's lock; or
+     *     null
+     */
+    DeadLetterWriter reconfigure(AgentConfig next) {
       engine.reconfigure(next.mode(), new Routes(next));
       log.setLevel(next.logLevel());
       log.setPathMask(next.pathMask());
-      deadLetters.use(next.deadLetterPath(), next.pathMask());
+      DeadLetterWriter replaced = deadLetters.use(next.deadLetterPath(), next.pathMask());
       if (otel != null) {
         otel.usePathMask(next.pathMask());
       }
+      return replaced;
     }
   }
 
@@ -317,16 +324,38 @@ public final class AgentRuntime {
    * @return what changed but needs a restart to take effect (a client switched on whose hook was
    *     not installed at start), or an empty string
    */
-  public synchronized String apply(AgentConfig next) {
+  public String apply(AgentConfig next) {
+    DeadLetterWriter replaced;
+    String restart;
+    synchronized (this) {
+      replaced = applyLocked(next);
+      restart = restartNeeded(next);
+    }
+    if (replaced != null) {
+      // Writes what it had queued, waiting up to 2 s for a slow disk (a hung mount): never while
+      // holding this runtime, whose lock a first call that builds the engine, the exporters'
+      // start and the next reload take too.
+      replaced.close();
+    }
+    return restart;
+  }
+
+  /** {@link #apply} under the runtime's lock; returns the dead-letter writer to close. */
+  private DeadLetterWriter applyLocked(AgentConfig next) {
     config = next;
     startFleet(next.fleet());
     Built b = built;
+    DeadLetterWriter replaced = null;
     if (b != null) {
-      b.reconfigure(next);
+      replaced = b.reconfigure(next);
       if (exportersStarted) {
         b.exporters.apply(next.metrics(), next.source());
       }
     }
+    return replaced;
+  }
+
+  private String restartNeeded(AgentConfig next) {
     StringBuilder restart = new StringBuilder();
     if (next.clients().jdkHttp() && !hookedClients.jdkHttp()) {
       restart.append(" agent.clients.jdk-http");

@@ -32,7 +32,14 @@ final class DeadLetters implements RetryListener {
     this.metrics = metrics;
   }
 
-  synchronized void use(String path, PathMask mask) {
+  /**
+   * Switches to {@code path} (null: none).
+   *
+   * @return the writer replaced, which the caller must {@link DeadLetterWriter#close() close}
+   *     (waiting up to 2 s for a slow disk) once it holds no lock: a reload holds the runtime's,
+   *     which start-up paths take too; null when none was replaced
+   */
+  synchronized DeadLetterWriter use(String path, PathMask mask) {
     DeadLetterWriter current = writer;
     Path next;
     try {
@@ -46,16 +53,14 @@ final class DeadLetters implements RetryListener {
     }
     if (current != null && next != null && current.path().equals(next)) {
       current.setPathMask(mask);
-      return;
+      return null;
     }
     DeadLetterWriter w = next == null ? null : new DeadLetterWriter(next, errors, metrics);
     if (w != null) {
       w.setPathMask(mask);
     }
     writer = w;
-    if (current != null) {
-      current.close();
-    }
+    return current;
   }
 
   /** Give-ups only: no other event is built for this listener. */

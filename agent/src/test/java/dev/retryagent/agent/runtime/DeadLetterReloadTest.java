@@ -2,14 +2,19 @@ package dev.retryagent.agent.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.agent.CapturedStderr;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.engine.RetryCall;
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MonitorInfo;
+import java.lang.management.ThreadInfo;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -18,8 +23,12 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -68,6 +77,71 @@ class DeadLetterReloadTest {
       assertThat(dropped(port)).isEqualTo(5);
     } finally {
       runtime.onExit();
+    }
+  }
+
+  @Test
+  void aSwitchAwayFromAHungFileWaitsForItsLinesWithoutHoldingTheRuntime() throws Exception {
+    // A reload that switched the path closed the old writer, waiting up to 2 s for a slow disk,
+    // while it held the runtime's lock (and the dead letters'), which a first call building the
+    // engine, the exporters' start and the next reload take too.
+    Path fifo = dir.resolve("hung.jsonl");
+    assumeTrue(HostileReloadTest.mkfifo(fifo), "mkfifo is available");
+    AgentRuntime runtime = new AgentRuntime(sources, config("", fifo), tasks);
+    giveUps(runtime, 1); // its writer thread opens the pipe for writing: it waits for a reader
+
+    AtomicReference<Thread> reloading = new AtomicReference<>();
+    CompletableFuture<String> reload =
+        CompletableFuture.supplyAsync(
+            () -> {
+              reloading.set(Thread.currentThread());
+              try {
+                return runtime.apply(config("", dir.resolve("next.jsonl")));
+              } catch (Exception e) {
+                throw new IllegalStateException(e);
+              }
+            });
+    try {
+      ThreadInfo closing =
+          await().atMost(WAIT).until(() -> snapshot(reloading.get()), t -> t != null && inClose(t));
+
+      assertThat(Arrays.stream(closing.getLockedMonitors()).map(MonitorInfo::getClassName))
+          .as("monitors the reload holds while it waits for the old writer")
+          .doesNotContain(AgentRuntime.class.getName(), DeadLetters.class.getName());
+    } finally {
+      // A reader at last: the old writer writes the line it had queued, then ends.
+      assertThat(
+              CompletableFuture.supplyAsync(() -> firstLine(fifo))
+                  .get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+          .contains("\"host\":\"pay\"");
+      assertThat(reload.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isEmpty();
+      runtime.onExit();
+    }
+  }
+
+  private static ThreadInfo snapshot(Thread t) {
+    if (t == null) {
+      return null;
+    }
+    return ManagementFactory.getThreadMXBean()
+        .getThreadInfo(new long[] {t.getId()}, true, false)[0];
+  }
+
+  private static boolean inClose(ThreadInfo t) {
+    for (StackTraceElement e : t.getStackTrace()) {
+      if (e.getClassName().endsWith(".DeadLetterWriter") && e.getMethodName().equals("close")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Opens the pipe for reading, which lets the writer's open go on, and reads a line. */
+  private static String firstLine(Path fifo) {
+    try (BufferedReader r = Files.newBufferedReader(fifo, StandardCharsets.UTF_8)) {
+      return r.readLine();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
     }
   }
 

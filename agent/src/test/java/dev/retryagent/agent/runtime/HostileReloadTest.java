@@ -188,7 +188,7 @@ class HostileReloadTest {
     assertThat(stderr.text()).contains("retry-agent: reloaded " + file);
   }
 
-  private static boolean mkfifo(Path path) throws InterruptedException {
+  static boolean mkfifo(Path path) throws InterruptedException {
     try {
       Process p = new ProcessBuilder("mkfifo", path.toString()).redirectErrorStream(true).start();
       return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0 && Files.exists(path);
