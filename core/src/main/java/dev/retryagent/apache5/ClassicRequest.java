@@ -63,6 +63,20 @@ final class ClassicRequest implements RequestInfo {
     return base;
   }
 
+  /**
+   * {@code exchange}, a request HttpClient sends in an attempt other than the attempt's own (its
+   * retry element's resend, a redirect's hop: each a copy of the application's request, with the
+   * application's entity as it is), with its entity watched for {@code log} as the attempt's is
+   * ({@link #forAttempt}); left as it is when it already is. {@code exchange} is HttpClient's own
+   * copy, never the application's object.
+   */
+  void watch(ClassicHttpRequest exchange, ExchangeLog log) {
+    HttpEntity entity = exchange.getEntity();
+    if (entity != null && !(entity instanceof Tracking)) {
+      exchange.setEntity(new Tracking(entity, log));
+    }
+  }
+
   @Override
   public String method() {
     return method;

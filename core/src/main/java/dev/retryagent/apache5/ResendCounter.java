@@ -14,7 +14,8 @@ import org.apache.hc.core5.http.HttpException;
  * that what HttpClient resends by itself is counted. Redirects pass here too (each hop is an
  * exchange answered with a 3xx); authentication challenges are answered below, unseen. What
  * HttpClient resends here was allowed by the call first when the strategy is governed ({@link
- * GovernedRetryStrategy}); it is counted either way. Stateless.
+ * GovernedRetryStrategy}); it is counted either way. Each request's entity is watched for a failure
+ * of its own ({@link ClassicRequest#watch}). Stateless.
  */
 final class ResendCounter implements ExecChainHandler {
   static final ResendCounter INSTANCE = new ResendCounter();
@@ -30,6 +31,12 @@ final class ResendCounter implements ExecChainHandler {
       return chain.proceed(request, scope);
     }
     ExchangeLog log = attempt.log;
+    if (attempt.call.request() instanceof ClassicRequest) {
+      // A resend or a redirect's hop is a copy of the application's request HttpClient made below
+      // the attempt's: its entity is watched too, or a failure of the entity's own in it (a new
+      // exception from the same broken source) was taken for the host's.
+      ((ClassicRequest) attempt.call.request()).watch(request, log);
+    }
     log.exchangeStarted();
     ClassicHttpResponse response = chain.proceed(request, scope);
     log.answered(response.getCode());

@@ -433,6 +433,42 @@ class GovernedRetryStrategyTest {
     assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
   }
 
+  /**
+   * As above, with a source that fails anew on each write, as a real file's or stream's read makes
+   * a new exception each time. HttpClient's own resend of a repeatable entity writes a copy of the
+   * application's request, not the attempt's (HttpRequestRetryExec copies scope.originalRequest),
+   * so its entity was not watched: the resend's failure, a new exception, was taken for the host's
+   * (the breaker of one failure opened, and the call ended with CircuitBreakerOpenException where
+   * HttpClient alone throws the IOException).
+   */
+  @Test
+  void anEntityThatFailsAnewOnHttpClientsOwnResendIsStillTheApplications() throws Exception {
+    server.otherwise(ok("fine"));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+
+    assertThat(sideBySide(() -> upload(true, () -> new IOException("disk"))))
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessage("disk");
+    assertThat(source.opened()).isEqualTo(2); // HttpClient resent it once, as without the agent
+
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(events)
+        .noneSatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.BREAKER_REJECTED));
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+  }
+
   /** The sources of the entities {@link #upload} makes: one opened per write (an exchange). */
   private final FailingSource source = new FailingSource();
 
@@ -476,6 +512,14 @@ class GovernedRetryStrategyTest {
 
   /** A PUT whose entity's own source fails with {@code failure} after its first bytes. */
   private HttpPut upload(boolean repeatable, IOException failure) {
+    return upload(repeatable, () -> failure);
+  }
+
+  /**
+   * A PUT whose entity's own source fails after its first bytes, with a new exception from {@code
+   * failure} each time.
+   */
+  private HttpPut upload(boolean repeatable, java.util.function.Supplier<IOException> failure) {
     HttpPut put = new HttpPut(server.url("/upload"));
     if (!repeatable) {
       put.setEntity(

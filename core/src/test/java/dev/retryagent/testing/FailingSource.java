@@ -3,6 +3,7 @@ package dev.retryagent.testing;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 
 /**
  * The source of an application's request entity that fails with a given exception of its own after
@@ -14,6 +15,14 @@ public final class FailingSource {
 
   /** A new stream that fails with {@code failure}. */
   public InputStream open(IOException failure) {
+    return open(() -> failure);
+  }
+
+  /**
+   * A new stream that fails with an exception {@code failure} makes as it fails (a real source's
+   * read makes a new one each time).
+   */
+  public InputStream open(Supplier<? extends IOException> failure) {
     opened.incrementAndGet();
     return new InputStream() {
       private int read;
@@ -21,7 +30,7 @@ public final class FailingSource {
       @Override
       public int read() throws IOException {
         if (read == 16) {
-          throw failure;
+          throw failure.get();
         }
         read++;
         return 'a';
