@@ -503,6 +503,16 @@ public abstract class RetryCall extends HostHold {
     return finished;
   }
 
+  /**
+   * True when the call ended during the current attempt with no decision about it: its adapter
+   * abandoned it there (the application's own failure). A call that decided on the attempt's
+   * response head before the attempt failed (java.net.http) has its decision, which {@link
+   * #onFailure} gives again.
+   */
+  synchronized boolean endedWithoutDecision() {
+    return finished && decision == null;
+  }
+
   /** Runs {@link RetryRules} on this call's live state, then carries the decision out. */
   private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
     Decision d =

@@ -62,10 +62,11 @@ public final class SyncRetryLoop {
       try (CallContext.Scope scope = call.context().enter()) {
         response = attempt.run(n, call.attemptTimeoutNanos());
       } catch (IOException | InterruptedException | RuntimeException | Error e) {
-        if (call.isFinished()) {
+        if (call.endedWithoutDecision()) {
           // The adapter ended the call in the attempt (onAbandoned: the failure is the
-          // application's
-          // own, not the host's): it reaches the caller as it is, neither recorded nor retried.
+          // application's own, not the host's): it reaches the caller as it is, neither recorded
+          // nor retried. A call that decided on the attempt's head first (java.net.http) ends with
+          // that decision below, as AsyncRetryLoop ends it.
           throw e;
         }
         Decision d = call.onFailure(e);

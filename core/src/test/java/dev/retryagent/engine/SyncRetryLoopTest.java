@@ -203,6 +203,34 @@ class SyncRetryLoopTest {
   }
 
   @Test
+  void anAttemptThatDecidedOnItsHeadersThenFailedEndsWithThatDecisionAsTheAsyncLoopDoes() {
+    // java.net.http decides on a response's head (the breaker this 503 opened refuses its retry),
+    // then the body it discards fails (a reset): the call is over, but with the decision's
+    // CircuitBreakerOpenException, the failure suppressed, as AsyncRetryLoop ends it. Only a call
+    // that ended in the attempt without a decision (an adapter's onAbandoned) throws the failure
+    // as it is.
+    TestPolicy p = TestPolicy.create();
+    p.breaker.countWindow(1).minimumCalls(1);
+    EngineFixture f = EngineFixture.of(p);
+    java.net.SocketException reset = new java.net.SocketException("Connection reset");
+    RetryCall call = f.newCall(FakeRequest.get());
+    Throwable thrown =
+        org.assertj.core.api.Assertions.catchThrowable(
+            () ->
+                SyncRetryLoop.execute(
+                    call,
+                    f.sleeper,
+                    (n, t) -> {
+                      assertThat(call.onResponse(503, null).error())
+                          .isInstanceOf(CircuitBreakerOpenException.class);
+                      throw reset;
+                    },
+                    FakeResponse.ACCESS));
+    assertThat(thrown).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(thrown.getSuppressed()).contains(reset);
+  }
+
+  @Test
   void aResponseAccessThatThrowsNeverCostsTheCallerItsResponse() throws Exception {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     FakeResponse weird = FakeResponse.of(503);
