@@ -40,8 +40,18 @@ final class ResendGuard {
    */
   static Request guard(Request attempt, RetryCall call) {
     RequestBody body = attempt.body();
-    if (body == null || body instanceof Body) {
+    if (body == null) {
       return attempt;
+    }
+    if (body instanceof Body) {
+      Body ours = (Body) body;
+      if (ours.call == call) {
+        return attempt;
+      }
+      // A request taken back from an earlier call's response (response.request() carries the
+      // attempt's request) and sent in this call: the application's body, watched for this call,
+      // not for one long over that would ignore its failure (taken for the host's then).
+      body = ours.delegate;
     }
     return attempt
         .newBuilder()

@@ -583,6 +583,57 @@ class RetryInterceptorTest {
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
   }
 
+  /**
+   * A request taken back from a response ({@code response.request()}, which carries the wrapped
+   * body of the call that made it) and sent again in a new call: its body's own failure is the new
+   * call's application's, as a fresh request's is. The wrapper answered to the first call, long
+   * over, so the new call took the failure for the host's and a breaker that opens on one failure
+   * refused the host's next call.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRequestTakenFromAResponseAndSentAgainIsWatchedForItsNewCall(Way way) throws Exception {
+    configure(
+        Mode.ENFORCE,
+        b -> b,
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    server.otherwise(ok("stored"));
+    IOException own = new IOException("disk");
+    AtomicInteger writes = new AtomicInteger();
+    RequestBody failsTheSecondTime =
+        new RequestBody() {
+          @Override
+          public MediaType contentType() {
+            return JSON;
+          }
+
+          @Override
+          public void writeTo(BufferedSink sink) throws IOException {
+            sink.writeUtf8("{\"part\":");
+            if (writes.incrementAndGet() > 1) {
+              throw own;
+            }
+            sink.writeUtf8("1}");
+          }
+        };
+    Request put =
+        new Request.Builder().url(server.url("/v1/files/7")).put(failsTheSecondTime).build();
+    Request again;
+    try (Response first = call(way, put)) {
+      assertThat(body(first)).isEqualTo("stored");
+      again = first.request();
+    }
+
+    assertThatThrownBy(() -> call(way, again).close()).isSameAs(own);
+
+    assertThat(writes).hasValue(2);
+    // OkHttp 3.14 pools the connection of the half-written body, with or without us.
+    client.connectionPool().evictAll();
+    // The breaker, which one failure opens, stays closed: the host's next call goes through.
+    assertThat(body(call(way, get("/v1/items")))).isEqualTo("stored");
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void openBreakerFailsFastWithoutARequest(Way way) throws Exception {
