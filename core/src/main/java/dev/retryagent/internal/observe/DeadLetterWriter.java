@@ -94,9 +94,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   // Characters of the lines in the queue (MAX_QUEUED_CHARS).
   private final AtomicLong queuedChars = new AtomicLong();
   private final AtomicBoolean started = new AtomicBoolean();
+  // Orders the thread's start, close and the thread's end: a thread starts only while open, so a
+  // close that finds none knows none will come, and a give-up that finds the thread not finished
+  // knows its last drain is still to come. Written under it, read anywhere.
+  private final Object lifecycle = new Object();
   private volatile boolean closed;
+  private volatile Thread thread; // null: not started (yet, or it could not start)
+  private volatile boolean finished; // the thread takes no more lines but those of its last drain
   private volatile PathMask pathMask = PathMask.NONE;
-  private volatile Thread thread;
 
   // Writer thread only.
   private FileChannel channel;
@@ -210,6 +215,11 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       if (!started.get() && started.compareAndSet(false, true)) {
         startThread();
       }
+      if (closed || finished) {
+        // The writer was open when this give-up looked, and closed since: its thread may have
+        // written its queue and ended before this line came.
+        dropIfNobodyWillWrite();
+      }
     } catch (RuntimeException | Error ex) {
       // Never into the call; an OutOfMemoryError included, the line is simply not written.
       drop(1);
@@ -230,19 +240,56 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
    * a thread never started would leave every later line queued, never written.
    */
   private void startThread() {
-    try {
-      Thread t = AgentThreads.newThread(this::run, "retry-agent-dead-letters");
-      thread = t;
-      starter.start(t);
-    } catch (RuntimeException | Error e) {
-      thread = null; // close() has no thread to wait for
-      started.set(false);
-      errors.once(
-          "thread",
-          "retry-agent: cannot start the dead-letter writer thread ("
-              + Sanitizer.exception(e, true, null)
-              + "); dead letters wait in the queue until a later one can start it");
+    synchronized (lifecycle) {
+      if (closed || thread != null) {
+        return; // closed: the give-up counts its line (dropIfNobodyWillWrite)
+      }
+      try {
+        Thread t = AgentThreads.newThread(this::run, "retry-agent-dead-letters");
+        starter.start(t);
+        thread = t;
+      } catch (RuntimeException | Error e) {
+        started.set(false);
+        errors.once(
+            "thread",
+            "retry-agent: cannot start the dead-letter writer thread ("
+                + Sanitizer.exception(e, true, null)
+                + "); dead letters wait in the queue until a later one can start it");
+      }
     }
+  }
+
+  /**
+   * Counts what is queued as dropped when no thread will write it: none was started (and none will
+   * be, once closed), or it has finished. Otherwise the thread's last drain, still to come, takes
+   * the line. Every line offered is either written or counted, never left in the queue.
+   */
+  private void dropIfNobodyWillWrite() {
+    synchronized (lifecycle) {
+      if (thread != null && !finished) {
+        return;
+      }
+    }
+    dropQueued();
+  }
+
+  /** Takes every line out of the queue and counts it dropped; returns how many. */
+  private long dropQueued() {
+    List<String> left = new ArrayList<>();
+    queue.drainTo(left);
+    long lines = 0;
+    long chars = 0;
+    for (String l : left) {
+      if (l != STOP) {
+        lines++;
+        chars += l.length();
+      }
+    }
+    queuedChars.addAndGet(-chars);
+    if (lines > 0) {
+      drop(lines);
+    }
+    return lines;
   }
 
   /**
@@ -252,9 +299,15 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
    * @return true when every queued line was handled in time
    */
   public boolean close(Duration timeout) {
-    closed = true;
-    Thread t = thread;
+    Thread t;
+    synchronized (lifecycle) {
+      closed = true;
+      t = thread;
+    }
     if (t == null) {
+      // No thread, and none will start now: lines a thread that could not start left queued
+      // would stay there for good.
+      dropQueued();
       return true;
     }
     long ms = Math.max(1, timeout.toMillis());
@@ -300,6 +353,18 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         // and the file is closed rather than kept open forever.
         stop = true;
       }
+    }
+    synchronized (lifecycle) {
+      finished = true;
+    }
+    // A give-up that found the writer open may have queued its line since the last look; one
+    // that comes after this drain sees finished and counts its line dropped itself.
+    queue.drainTo(batch);
+    while (batch.remove(STOP)) {
+      // STOP may come after the thread saw the writer closed and its queue empty
+    }
+    if (!batch.isEmpty()) {
+      write(batch);
     }
     closeChannel();
   }

@@ -604,6 +604,81 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aGiveUpThatRacesTheCloseIsWrittenOrCountedNeverLeftInTheQueue() throws Exception {
+    // A give-up that found the writer open was queued after the writer thread had written its
+    // queue and ended: neither written nor counted as dropped, left in the queue for good. The
+    // line is built between the two (the exception's message formatted on the caller's thread),
+    // which this exception holds until the writer has closed.
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/before"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+    CountDownLatch formatting = new CountDownLatch(1);
+    CountDownLatch closed = new CountDownLatch(1);
+    IOException slow =
+        new IOException() {
+          @Override
+          public String getMessage() {
+            formatting.countDown();
+            try {
+              closed.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+            return "slow to say";
+          }
+        };
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    try {
+      Future<Object> racing =
+          caller.submit(() -> rig.call(FakeRequest.post("pay.example.com", "/racing"), slow));
+      assertThat(formatting.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+
+      assertThat(w.close(WAIT)).as("the writer thread wrote its queue and ended").isTrue();
+      closed.countDown();
+      assertThat(racing.get(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isSameAs(slow);
+    } finally {
+      caller.shutdownNow();
+    }
+
+    assertThat(w.written() + w.dropped()).as("every line offered, written or dropped").isEqualTo(2);
+    assertThat(w.dropped()).isEqualTo(1);
+    assertThat(w.pending()).isZero();
+    assertThat(lines(file)).hasSize(1);
+  }
+
+  @Test
+  void linesQueuedForAWriterThreadThatNeverStartedAreCountedAtClose() {
+    // A writer thread that could not start (the JVM out of threads) leaves its lines queued for
+    // the next give-up to start it; a close before one could left them there for good, neither
+    // written nor counted.
+    RetryMetrics metrics = new RetryMetrics();
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            dir.resolve("dead.jsonl"),
+            errors::add,
+            100,
+            DeadLetterWriter::openForAppend,
+            t -> {
+              throw new OutOfMemoryError("unable to create native thread");
+            },
+            metrics);
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
+    rig.call(FakeRequest.post("pay.example.com", "/2"), 503);
+    assertThat(w.pending()).isEqualTo(2);
+    assertThat(w.dropped()).isZero();
+
+    assertThat(w.close(WAIT)).isTrue();
+
+    assertThat(w.pending()).isZero();
+    assertThat(w.dropped()).isEqualTo(2);
+    assertThat(metrics.deadLettersDropped()).isEqualTo(2);
+  }
+
+  @Test
   void afterCloseLinesAreDroppedNotThrown() {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);
