@@ -20,6 +20,7 @@ import dev.retryagent.internal.observe.Sinks;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -54,6 +55,12 @@ public final class AgentRuntime {
    */
   private static final long EXPORTERS_DELAY_MILLIS =
       Long.getLong("retryagent.exporters.delayMillis", 10_000);
+
+  /**
+   * At exit, the wait for the dead letters still to write, every writer's in all (the current one's
+   * and those of paths a reload switched away from): a hung disk never hangs the exit.
+   */
+  private static final long EXIT_DEAD_LETTERS_WAIT_MILLIS = 2_000;
 
   /**
    * After the first call, the exporters wait this much longer (never past the delay above): an
@@ -498,7 +505,7 @@ public final class AgentRuntime {
         System.err.println(line);
       }
     }
-    b.deadLetters.close();
+    b.deadLetters.closeAtExit(Duration.ofMillis(EXIT_DEAD_LETTERS_WAIT_MILLIS));
     b.exporters.stop();
   }
 }

@@ -7,6 +7,10 @@ import dev.retryagent.internal.observe.DeadLetterWriter;
 import dev.retryagent.internal.observe.RetryMetrics;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.function.Consumer;
 
 /**
@@ -18,11 +22,18 @@ import java.util.function.Consumer;
  * retryagent_dead_letters_dropped_total}, JMX {@code DeadLettersDropped}): a switch neither resets
  * the count nor counts a line twice, and the old writer's later losses (its queue failing to reach
  * a broken disk after the switch) still count.
+ *
+ * <p>At exit every writer not done yet is waited for, the current one and those a switch replaced
+ * that still write (a close that timed out on a slow disk), within one wait for them all: what none
+ * could write by then is counted and reported, and the exit goes on.
  */
 final class DeadLetters implements RetryListener {
   private final Consumer<String> errors;
   private final RetryMetrics metrics;
   private volatile DeadLetterWriter writer;
+  // Writers a switch replaced, until they are done (their close may time out on a slow disk and
+  // their thread write on). Guarded by this.
+  private final List<DeadLetterWriter> replaced = new ArrayList<>();
 
   /**
    * @param metrics counts the lines every writer drops; null: only each writer's own count
@@ -60,7 +71,20 @@ final class DeadLetters implements RetryListener {
       w.setPathMask(mask);
     }
     writer = w;
+    forgetDone();
+    if (current != null) {
+      replaced.add(current);
+    }
     return current;
+  }
+
+  /** Forgets the replaced writers that are done: none is kept for the JVM's life. */
+  private void forgetDone() {
+    for (Iterator<DeadLetterWriter> i = replaced.iterator(); i.hasNext(); ) {
+      if (i.next().done()) {
+        i.remove();
+      }
+    }
   }
 
   /** Give-ups only: no other event is built for this listener. */
@@ -77,10 +101,27 @@ final class DeadLetters implements RetryListener {
     }
   }
 
-  void close() {
-    DeadLetterWriter w = writer;
-    if (w != null) {
-      w.close();
+  /**
+   * At JVM exit: closes the current writer and waits for it and for every replaced writer not done
+   * yet, {@code wait} in all (a hung disk must not hang the exit, however many writers it holds
+   * up); the lines a writer still has queued past that are counted as dropped and reported. Holds
+   * no lock while waiting.
+   */
+  void closeAtExit(Duration wait) {
+    List<DeadLetterWriter> all = new ArrayList<>();
+    synchronized (this) {
+      if (writer != null) {
+        all.add(writer);
+      }
+      all.addAll(replaced);
+    }
+    long deadline = System.nanoTime() + wait.toNanos();
+    for (DeadLetterWriter w : all) {
+      // Their threads write at the same time: one shared deadline is one wait, not one each.
+      long left = Math.max(0, deadline - System.nanoTime());
+      if (!w.close(Duration.ofNanos(left))) {
+        w.abandonAtExit();
+      }
     }
   }
 }

@@ -119,6 +119,74 @@ class DeadLetterReloadTest {
     }
   }
 
+  @Test
+  void atExitWritersAReloadReplacedAreWaitedForWithinOneBoundAndWhatTheyCouldNotWriteIsReported()
+      throws Exception {
+    // The exit hook closed only the current writer: one a reload had replaced, whose close timed
+    // out on a hung disk, lost its queued lines with the JVM, neither written nor counted nor
+    // reported. Two such writers here: one wait of 2 s in all, not 2 s each.
+    Path first = dir.resolve("hung-1.jsonl");
+    Path second = dir.resolve("hung-2.jsonl");
+    assumeTrue(
+        HostileReloadTest.mkfifo(first) && HostileReloadTest.mkfifo(second), "mkfifo is available");
+    AgentRuntime runtime = new AgentRuntime(sources, config("", first), tasks);
+    try {
+      hangOpening(runtime, 1);
+      runtime.apply(config("", second)); // waits 2 s for the hung writer, then goes on
+      hangOpening(runtime, 2);
+      runtime.apply(config("", dir.resolve("next.jsonl")));
+      giveUps(runtime, 1); // the current file takes it at once
+
+      long start = System.nanoTime();
+      CompletableFuture.runAsync(runtime::onExit).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+      Duration exit = Duration.ofNanos(System.nanoTime() - start);
+
+      assertThat(exit).as("one wait for every writer").isLessThan(Duration.ofMillis(3500));
+      assertThat(Files.readAllLines(dir.resolve("next.jsonl"))).hasSize(1);
+      assertThat(stderr.text())
+          .contains(
+              "retry-agent: at exit, 2 dead letters for "
+                  + first
+                  + " were dropped: the file did not take them in time (1 more being written)")
+          .contains(
+              "retry-agent: at exit, 2 dead letters for "
+                  + second
+                  + " were dropped: the file did not take them in time (1 more being written)");
+    } finally {
+      // Readers at last: the hung writer threads write the line each had taken, and end.
+      assertThat(
+              CompletableFuture.supplyAsync(() -> firstLine(first))
+                  .get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+          .contains("\"host\":\"pay\"");
+      assertThat(
+              CompletableFuture.supplyAsync(() -> firstLine(second))
+                  .get(WAIT.toMillis(), TimeUnit.MILLISECONDS))
+          .contains("\"host\":\"pay\"");
+    }
+  }
+
+  /**
+   * One give-up, which the current writer's thread takes and then hangs opening its pipe (no
+   * reader: the {@code hung}th writer thread to do so), and two more, which stay queued.
+   */
+  private static void hangOpening(AgentRuntime runtime, int hung) throws Exception {
+    giveUps(runtime, 1);
+    await().atMost(WAIT).until(() -> threadsOpening() == hung);
+    giveUps(runtime, 2);
+  }
+
+  private static int threadsOpening() {
+    int n = 0;
+    for (ThreadInfo t : ManagementFactory.getThreadMXBean().dumpAllThreads(false, false)) {
+      if (t.getThreadName().equals("retry-agent-dead-letters")
+          && Arrays.stream(t.getStackTrace())
+              .anyMatch(e -> e.getMethodName().equals("openForAppend"))) {
+        n++;
+      }
+    }
+    return n;
+  }
+
   private static ThreadInfo snapshot(Thread t) {
     if (t == null) {
       return null;

@@ -24,7 +24,6 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -102,6 +101,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private volatile Thread thread; // null: not started (yet, or it could not start)
   private volatile boolean finished; // the thread takes no more lines but those of its last drain
   private volatile PathMask pathMask = PathMask.NONE;
+  // Lines the writer thread has taken and is writing now (at exit: they may not land).
+  private volatile int writing;
 
   // Writer thread only.
   private FileChannel channel;
@@ -312,15 +313,64 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     }
     long ms = Math.max(1, timeout.toMillis());
     try {
-      if (!queue.offer(STOP, ms, TimeUnit.MILLISECONDS)) {
-        return false;
-      }
+      // Wakes a thread waiting for lines. A full queue needs no waking (the thread ends once it
+      // has written it and sees the writer closed), and waiting for room would make the wait
+      // longer than the timeout, which the exit hook shares among every writer.
+      queue.offer(STOP);
       t.join(ms);
       return !t.isAlive();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return false;
     }
+  }
+
+  /**
+   * True once closed and nothing is left to write: the writer thread has ended, or none was
+   * started.
+   */
+  public boolean done() {
+    Thread t = thread;
+    return closed && (t == null || !t.isAlive());
+  }
+
+  /**
+   * For the JVM's exit, once a {@link #close(Duration) close} has waited all it may: the lines
+   * still queued are counted as dropped (the JVM halts before the writer thread could write them)
+   * and reported once on the error sink, with the lines the thread is writing at that moment (a
+   * hung disk: they land only if the write ends before the JVM does).
+   *
+   * @return the lines counted as dropped
+   */
+  public long abandonAtExit() {
+    long dropped = dropQueued();
+    int inWrite = writing;
+    if (dropped > 0) {
+      errors.once(
+          "exit",
+          "retry-agent: at exit, "
+              + lines(dropped)
+              + " for "
+              + Sanitizer.oneLine(path.toString())
+              + (dropped == 1 ? " was" : " were")
+              + " dropped: the file did not take "
+              + (dropped == 1 ? "it" : "them")
+              + " in time"
+              + (inWrite == 0 ? "" : " (" + inWrite + " more being written)"));
+    } else if (inWrite > 0) {
+      errors.once(
+          "exit",
+          "retry-agent: at exit, "
+              + lines(inWrite)
+              + " for "
+              + Sanitizer.oneLine(path.toString())
+              + " were still being written: the file did not take them in time");
+    }
+    return dropped;
+  }
+
+  private static String lines(long n) {
+    return n == 1 ? "1 dead letter" : n + " dead letters";
   }
 
   /** {@link #close(Duration)} with 2 seconds. */
@@ -370,6 +420,15 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   }
 
   private void write(List<String> lines) {
+    writing = lines.size();
+    try {
+      writeBatch(lines);
+    } finally {
+      writing = 0;
+    }
+  }
+
+  private void writeBatch(List<String> lines) {
     StringBuilder b = new StringBuilder(lines.size() * 256);
     for (String l : lines) {
       b.append(l);
