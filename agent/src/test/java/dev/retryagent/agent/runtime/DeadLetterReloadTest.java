@@ -141,7 +141,9 @@ class DeadLetterReloadTest {
       CompletableFuture.runAsync(runtime::onExit).get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
       Duration exit = Duration.ofNanos(System.nanoTime() - start);
 
-      assertThat(exit).as("one wait for every writer").isLessThan(Duration.ofMillis(3500));
+      // A wait of 2 s for each of the two hung writers takes 4 s at least: the bound leaves a
+      // loaded machine ~1.9 s over the one shared wait.
+      assertThat(exit).as("one wait for every writer").isLessThan(Duration.ofMillis(3900));
       assertThat(Files.readAllLines(dir.resolve("next.jsonl"))).hasSize(1);
       assertThat(stderr.text())
           .contains(
