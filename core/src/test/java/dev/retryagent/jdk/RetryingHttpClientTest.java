@@ -338,6 +338,153 @@ class RetryingHttpClientTest {
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
   }
 
+  /**
+   * The JDK's own publishers whose failure the tee's subscriber does not see: a file deleted after
+   * its publisher was made (ofFile, which the agent does not tee: the JDK reads it again itself), a
+   * stream supplier that throws (ofInputStream: out of subscribe, not through onError), an iterable
+   * whose iterator() throws (ofByteArrays: out of subscribe too), a publisher of the application's
+   * whose subscribe throws (fromPublisher). Each is the application's, and ends the call as the JDK
+   * alone ends it, with as many requests; counted as the host's failure, it opened a breaker that
+   * opens on one failure, and the host's next call was refused.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aJdkPublisherThatFailsOutsideTheTeesSubscriberEndsTheCallAsWithoutUs(
+      Way way, @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    server.otherwise(ok("stored"));
+    CircuitBreakerPolicy breaker =
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build();
+    HttpClient client = client(Mode.ENFORCE, b -> b, breaker);
+    Map<String, java.util.function.Supplier<HttpRequest.BodyPublisher>> bodies =
+        new java.util.LinkedHashMap<>();
+    bodies.put(
+        "ofFile of a file deleted since",
+        () -> {
+          try {
+            java.nio.file.Path file = dir.resolve("upload");
+            java.nio.file.Files.write(file, "stored".getBytes(StandardCharsets.UTF_8));
+            HttpRequest.BodyPublisher p = HttpRequest.BodyPublishers.ofFile(file);
+            java.nio.file.Files.delete(file);
+            return p;
+          } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+          }
+        });
+    bodies.put(
+        "ofInputStream whose supplier throws",
+        () ->
+            HttpRequest.BodyPublishers.ofInputStream(
+                () -> {
+                  throw new java.io.UncheckedIOException(new IOException("disk"));
+                }));
+    bodies.put(
+        "ofByteArrays whose iterator() throws",
+        () ->
+            HttpRequest.BodyPublishers.ofByteArrays(
+                () -> {
+                  throw new java.io.UncheckedIOException(new IOException("disk"));
+                }));
+    bodies.put(
+        "fromPublisher whose subscribe throws",
+        () ->
+            HttpRequest.BodyPublishers.fromPublisher(
+                s -> {
+                  throw new IllegalStateException("source closed");
+                }));
+    for (Map.Entry<String, java.util.function.Supplier<HttpRequest.BodyPublisher>> body :
+        bodies.entrySet()) {
+      assertFailsAsWithoutUs(way, client, body.getKey(), body.getValue());
+    }
+    assertThat(time.waits()).isEmpty();
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
+  /**
+   * A file deleted between attempts (the JDK reads the file again for the agent's retry): the
+   * retry's failure is the application's, and ends the call with the JDK's exception for the file,
+   * neither retried again nor the host's failure. Before, it counted as the host's failure (a
+   * breaker that opens on one failure opened, and the host's next call was refused).
+   */
+  @Test
+  void aFileDeletedBetweenAttemptsEndsTheCallAsTheApplicationsFailure(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    server.enqueue(status(503));
+    server.otherwise(ok("stored"));
+    CircuitBreakerPolicy breaker =
+        CircuitBreakerPolicy.builder()
+            .countWindow(1)
+            .minimumCalls(1)
+            .failOnStatuses(dev.retryagent.policy.StatusSet.none())
+            .build();
+    HttpClient client = client(Mode.ENFORCE, b -> b, breaker);
+    java.nio.file.Path file = dir.resolve("upload");
+    java.nio.file.Files.write(file, "stored".getBytes(StandardCharsets.UTF_8));
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7")))
+            .PUT(HttpRequest.BodyPublishers.ofFile(file))
+            .build();
+    time.holdTasks();
+
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(put, HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await()
+        .atMost(10, TimeUnit.SECONDS)
+        .until(() -> time.heldTasks() == 1);
+    java.nio.file.Files.delete(file);
+    time.runHeldTasks();
+
+    assertThatThrownBy(() -> f.get(20, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(java.io.FileNotFoundException.class);
+    assertThat(time.waits()).hasSize(1); // the one retry after the 503, no other
+    // The breaker, which one failure opens, stays closed: the host's next call goes through.
+    time.runHeldTasks();
+    assertThat(call(Way.SEND, client, get("/v1/items")).body()).isEqualTo("stored");
+  }
+
+  /**
+   * A PUT of {@code body} fails through {@code client} as through the JDK alone (the same exception
+   * chain, as many requests at the server), and the host's next call then goes through.
+   */
+  private void assertFailsAsWithoutUs(
+      Way way,
+      HttpClient client,
+      String what,
+      java.util.function.Supplier<HttpRequest.BodyPublisher> body)
+      throws Exception {
+    List<String> seen = new java.util.ArrayList<>();
+    List<Integer> requests = new java.util.ArrayList<>();
+    for (HttpClient c : List.of(real, client)) {
+      int before = server.requestCount();
+      int open = server.openConnections();
+      HttpRequest put =
+          HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body.get()).build();
+      Throwable thrown = null;
+      try {
+        call(way, c, put);
+      } catch (Exception e) {
+        thrown = e;
+      }
+      // The JDK closes the connection it failed on; once the server saw that, what it counted is
+      // all it will count (the head of the request, with what came of its body, is one).
+      org.awaitility.Awaitility.await()
+          .atMost(10, TimeUnit.SECONDS)
+          .until(() -> server.openConnections() <= open);
+      assertThat(thrown)
+          .as(what + (c == real ? ": the JDK alone" : ": through the agent"))
+          .isNotNull();
+      StringBuilder chain = new StringBuilder();
+      for (Throwable t = thrown; t != null; t = t.getCause()) {
+        chain.append(t).append(" / ");
+      }
+      seen.add(chain.toString());
+      requests.add(server.requestCount() - before);
+    }
+    assertThat(seen.get(1)).as(what).isEqualTo(seen.get(0));
+    assertThat(requests.get(1)).as(what).isEqualTo(requests.get(0));
+    // The breaker, which one failure opens, stays closed: the host's next call goes through.
+    assertThat(call(way, client, get("/v1/items")).body()).as(what).isEqualTo("stored");
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void theRefusalsOfAClosedClientDoNotOpenTheHostsBreakerForOtherClients(Way way) throws Exception {

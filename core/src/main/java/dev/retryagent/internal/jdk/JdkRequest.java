@@ -66,9 +66,10 @@ final class JdkRequest<T> extends SelfViewCall
   /** {@link #prepare()} with the policy's limit given. */
   void prepare(long replayBodyLimit) {
     HttpRequest.BodyPublisher own = request.bodyPublisher().orElse(null);
-    // A body the JDK produces again itself (or none) needs nothing of ours: no object per call.
+    // A body the JDK produces again itself from memory (or none) needs nothing of ours: no object
+    // per call. A file is watched for its own failure, a stream teed (ReplayableBody.of).
     this.body =
-        own == null || ReplayableBody.isReplayable(own)
+        own == null || ReplayableBody.needsNothing(own)
             ? null
             : ReplayableBody.of(own, replayBodyLimit, this);
   }

@@ -14,24 +14,34 @@ import java.util.concurrent.Flow;
  * no body) are simply reused. Any other publisher (an input stream, a user's {@code
  * Flow.Publisher}, an iterable that may be one-shot) is teed: while the first attempt sends it, up
  * to {@code limit} bytes are kept, and a later attempt sends that copy. A body larger than the
- * limit, or one that did not finish sending, cannot be sent again.
+ * limit, or one that did not finish sending, cannot be sent again. A file the JDK reads again
+ * itself is watched, not teed: its failure (deleted, unreadable) is the application's ({@link
+ * Watched}).
  */
 final class ReplayableBody {
+  /**
+   * The one of the JDK's replayable publishers that reads something that can fail on its own: a
+   * file.
+   */
+  private static final String FILE = "jdk.internal.net.http.RequestPublishers$FilePublisher";
+
   /** JDK publishers that produce the same bytes on every subscription. */
   private static final Set<String> REPLAYABLE =
       Set.of(
           "jdk.internal.net.http.RequestPublishers$ByteArrayPublisher",
           "jdk.internal.net.http.RequestPublishers$StringPublisher",
           "jdk.internal.net.http.RequestPublishers$EmptyPublisher",
-          "jdk.internal.net.http.RequestPublishers$FilePublisher");
+          FILE);
 
-  private final BodyPublisher original;
+  private final BodyPublisher original; // when not teed: the application's, or our watch of it
   private final Tee tee;
+  private final boolean ours; // original is ours (a watch): attempts carry it, not the request's
   private BodyPublisher replay;
 
-  private ReplayableBody(BodyPublisher original, Tee tee) {
+  private ReplayableBody(BodyPublisher original, Tee tee, boolean ours) {
     this.original = original;
     this.tee = tee;
+    this.ours = ours;
   }
 
   /** Null publisher = a request without body. */
@@ -44,19 +54,34 @@ final class ReplayableBody {
    * publisher signals itself ({@link RetryCall#applicationFailed}).
    */
   static ReplayableBody of(BodyPublisher publisher, long limit, RetryCall call) {
-    if (publisher == null || isReplayable(publisher)) {
-      return new ReplayableBody(publisher, null);
+    if (publisher != null && call != null && FILE.equals(publisher.getClass().getName())) {
+      return new ReplayableBody(new Watched(publisher, call), null, true);
     }
-    return new ReplayableBody(publisher, new Tee(publisher, limit, call));
+    if (publisher == null || isReplayable(publisher)) {
+      return new ReplayableBody(publisher, null, false);
+    }
+    return new ReplayableBody(publisher, new Tee(publisher, limit, call), true);
   }
 
   static boolean isReplayable(BodyPublisher p) {
     return p instanceof BufferedPublisher || REPLAYABLE.contains(p.getClass().getName());
   }
 
-  /** True when this body was teed (so requests must carry the tee, not the original). */
+  /**
+   * True when the JDK produces {@code p} again from memory, and nothing in it can fail: the call
+   * sends it as it is, with nothing of ours (no object per call). A file can fail ({@link
+   * Watched}).
+   */
+  static boolean needsNothing(BodyPublisher p) {
+    return isReplayable(p) && !FILE.equals(p.getClass().getName());
+  }
+
+  /**
+   * True when the attempts send a publisher of ours (a tee, a watch), so requests must carry it,
+   * not the original.
+   */
   boolean isTeed() {
-    return tee != null;
+    return ours;
   }
 
   /** The publisher for the next attempt, or null for a request without body. */
@@ -118,6 +143,50 @@ final class ReplayableBody {
     }
   }
 
+  /**
+   * The JDK's publisher of a file, passed through as it is (the JDK reads the file again for each
+   * attempt, nothing is kept), but watched ({@link Capture}): the file deleted or unreadable since
+   * the application made the publisher (between attempts too), or its read failing, is the
+   * application's, as the failure of a streamed body is. Without it, the JDK's {@code
+   * FileNotFoundException} counted as the host's failure.
+   */
+  static final class Watched implements BodyPublisher {
+    private final BodyPublisher source;
+    private final RetryCall call;
+
+    Watched(BodyPublisher source, RetryCall call) {
+      this.source = source;
+      this.call = call;
+    }
+
+    @Override
+    public long contentLength() {
+      return source.contentLength();
+    }
+
+    @Override
+    public void subscribe(Flow.Subscriber<? super ByteBuffer> subscriber) {
+      subscribeWatched(source, new Capture(subscriber, null, 0, call));
+    }
+  }
+
+  /**
+   * Subscribes {@code capture} to {@code source}: what {@code subscribe} itself throws, unless the
+   * JDK's subscriber threw it, is the source's own failure (the JDK's {@code ofInputStream} throws
+   * its supplier's exception from there, {@code ofByteArrays} its iterable's {@code iterator()}'s,
+   * a publisher of the application's whatever it throws), with which the JDK fails the attempt.
+   */
+  static void subscribeWatched(BodyPublisher source, Capture capture) {
+    try {
+      source.subscribe(capture);
+    } catch (RuntimeException e) {
+      if (e != capture.downstreamThrew) {
+        capture.sourceFailed(e);
+      }
+      throw e;
+    }
+  }
+
   /** Passes a publisher through while keeping a bounded copy of what it sent. */
   static final class Tee implements BodyPublisher {
     enum State {
@@ -174,7 +243,7 @@ final class ReplayableBody {
         state = declared > limit ? State.TOO_LARGE : State.SENDING;
         n = ++subscription;
       }
-      source.subscribe(new Capture(subscriber, n));
+      subscribeWatched(source, new Capture(subscriber, this, n, call));
     }
 
     /**
@@ -207,86 +276,108 @@ final class ReplayableBody {
         state = ok ? State.COMPLETE : State.FAILED;
       }
     }
+  }
 
-    /**
-     * Between the source and the JDK's subscriber, both ways: it keeps the copy, and tells the call
-     * of the source's own failure, which the source signals ({@code onError}) or throws from its
-     * subscription's {@code request} (the JDK's {@code ofInputStream} does when the stream fails as
-     * it looks for more after a buffer: an {@code UncheckedIOException}, with which the JDK fails
-     * the attempt). Either is the application's mistake, not the host's failure, and the call hears
-     * of it before the JDK does ({@link RetryCall#applicationFailed}).
-     */
-    private final class Capture implements Flow.Subscriber<ByteBuffer>, Flow.Subscription {
-      private final Flow.Subscriber<? super ByteBuffer> downstream;
-      private final int subscription;
-      private volatile Flow.Subscription upstream;
-      // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
-      private volatile Throwable downstreamThrew;
+  /**
+   * Between the source and the JDK's subscriber, both ways: it keeps the copy (for a tee), and
+   * tells the call of the source's own failure, which the source signals ({@code onError}) or
+   * throws from its subscription's {@code request} (the JDK's {@code ofInputStream} does when the
+   * stream fails as it looks for more after a buffer: an {@code UncheckedIOException}, with which
+   * the JDK fails the attempt) or from {@code subscribe} ({@link #subscribeWatched}). Either is the
+   * application's mistake, not the host's failure, and the call hears of it before the JDK does
+   * ({@link RetryCall#applicationFailed}).
+   */
+  static final class Capture implements Flow.Subscriber<ByteBuffer>, Flow.Subscription {
+    private final Flow.Subscriber<? super ByteBuffer> downstream;
+    private final Tee tee; // null: a watch, nothing kept
+    private final int subscription;
+    private final RetryCall call; // told of the source's own failure; null: none
+    private volatile Flow.Subscription upstream;
+    // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
+    private volatile Throwable downstreamThrew;
 
-      Capture(Flow.Subscriber<? super ByteBuffer> downstream, int subscription) {
-        this.downstream = downstream;
-        this.subscription = subscription;
-      }
+    Capture(
+        Flow.Subscriber<? super ByteBuffer> downstream, Tee tee, int subscription, RetryCall call) {
+      this.downstream = downstream;
+      this.tee = tee;
+      this.subscription = subscription;
+      this.call = call;
+    }
 
-      @Override
-      public void onSubscribe(Flow.Subscription subscription) {
-        upstream = subscription;
+    @Override
+    public void onSubscribe(Flow.Subscription subscription) {
+      upstream = subscription;
+      try {
         downstream.onSubscribe(this);
+      } catch (RuntimeException | Error e) {
+        downstreamThrew = e; // thrown on out of the source's subscribe: the JDK's own
+        throw e;
       }
+    }
 
-      @Override
-      public void request(long n) {
-        try {
-          upstream.request(n);
-        } catch (RuntimeException e) {
-          if (e != downstreamThrew) {
-            sourceFailed(e);
-          }
-          throw e;
+    @Override
+    public void request(long n) {
+      try {
+        upstream.request(n);
+      } catch (RuntimeException e) {
+        if (e != downstreamThrew) {
+          sourceFailed(e);
         }
+        throw e;
       }
+    }
 
-      @Override
-      public void cancel() {
-        upstream.cancel();
+    @Override
+    public void cancel() {
+      upstream.cancel();
+    }
+
+    @Override
+    public void onNext(ByteBuffer item) {
+      if (tee != null) {
+        tee.keep(subscription, item);
       }
-
-      @Override
-      public void onNext(ByteBuffer item) {
-        keep(subscription, item);
-        try {
-          downstream.onNext(item);
-        } catch (RuntimeException | Error e) {
-          downstreamThrew = e;
-          throw e;
-        }
+      try {
+        downstream.onNext(item);
+      } catch (RuntimeException | Error e) {
+        downstreamThrew = e;
+        throw e;
       }
+    }
 
-      @Override
-      public void onError(Throwable throwable) {
-        sourceFailed(throwable);
+    @Override
+    public void onError(Throwable throwable) {
+      sourceFailed(throwable);
+      try {
         downstream.onError(throwable);
+      } catch (RuntimeException | Error e) {
+        downstreamThrew = e;
+        throw e;
       }
+    }
 
-      @Override
-      public void onComplete() {
-        finished(subscription, true);
+    @Override
+    public void onComplete() {
+      if (tee != null) {
+        tee.finished(subscription, true);
+      }
+      try {
+        downstream.onComplete();
+      } catch (RuntimeException | Error e) {
+        downstreamThrew = e;
+        throw e;
+      }
+    }
+
+    void sourceFailed(Throwable failure) {
+      if (tee != null) {
+        tee.finished(subscription, false);
+      }
+      if (call != null) {
         try {
-          downstream.onComplete();
-        } catch (RuntimeException | Error e) {
-          downstreamThrew = e;
-          throw e;
-        }
-      }
-
-      private void sourceFailed(Throwable failure) {
-        finished(subscription, false);
-        if (call != null) {
-          try {
-            call.applicationFailed(failure);
-          } catch (RuntimeException bug) {
-            // the failure still reaches the JDK, and the engine judges it as before
-          }
+          call.applicationFailed(failure);
+        } catch (RuntimeException bug) {
+          // the failure still reaches the JDK, and the engine judges it as before
         }
       }
     }
