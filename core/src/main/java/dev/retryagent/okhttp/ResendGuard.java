@@ -112,12 +112,16 @@ final class ResendGuard {
      * Writes the application's body through a sink that notes its own failures: an exception the
      * body throws while OkHttp's sink under it never failed is the body's own (the file or stream
      * it reads failed), the application's mistake and not the host's failure, and the call is told
-     * so before OkHttp reports it ({@link RetryCall#applicationFailed}). A duplex body writes after
-     * this returns, on threads of its own: written as it is.
+     * so before OkHttp reports it ({@link RetryCall#applicationFailed}). A duplex body is written
+     * so too: what its writeTo throws itself (opening its source) is the application's; what it
+     * writes after writeTo returned, on a thread of its own, goes on through the same sink, which
+     * it flushes and closes itself (nothing of it is emitted here), and a failure of its own there
+     * never reaches OkHttp (the application may cancel the call: the caller's cancel).
      */
     @Override
     public void writeTo(BufferedSink sink) throws IOException {
-      if (isDuplexOrBroken()) {
+      Boolean duplex = duplexOrBroken();
+      if (duplex == null) {
         delegate.writeTo(sink);
         return;
       }
@@ -132,18 +136,19 @@ final class ResendGuard {
         }
         throw e;
       }
-      if (!watched.closed) {
+      if (!duplex && !watched.closed) {
         buffered.emit(); // what the body left in our buffer goes on to OkHttp's, as it would have
       }
     }
 
-    private boolean isDuplexOrBroken() {
+    /** Whether the body is duplex; null when asking it throws. */
+    private Boolean duplexOrBroken() {
       try {
         return delegate.isDuplex();
       } catch (LinkageError olderOkHttp) {
-        return false;
+        return Boolean.FALSE;
       } catch (Exception broken) {
-        return true; // OkHttp asked it before writing: it fails there as without us
+        return null; // OkHttp asked it before writing: it fails there as without us
       }
     }
 
@@ -163,8 +168,9 @@ final class ResendGuard {
 
   /** OkHttp's sink for a body, noting whether it failed or was closed. */
   private static final class WatchedSink extends ForwardingSink {
-    boolean failed;
-    boolean closed;
+    // Volatile: a duplex body writes from a thread of its own, as its writeTo may still run.
+    volatile boolean failed;
+    volatile boolean closed;
 
     WatchedSink(Sink delegate) {
       super(delegate);

@@ -634,6 +634,139 @@ class RetryInterceptorTest {
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
   }
 
+  /**
+   * A duplex body (HTTP/2) whose writeTo throws a failure of its own (opening the file or stream it
+   * is to write from, before it hands the sink to a thread of its own) is the application's, as
+   * without the agent: the call fails with that exception, as many request streams reach the
+   * server, and the breaker, which opens on one failure, stays closed for the host's next call.
+   * Before, a duplex body was written as it was, unwatched, and its failure opened the breaker.
+   */
+  @Test
+  void aDuplexBodyWhoseOwnWriteToFailsEndsTheCallAsWithoutUs() throws Exception {
+    configure(
+        Mode.ENFORCE,
+        b -> b.unsafeMethods(UnsafeMethods.ALWAYS),
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge()) {
+      OkHttpClient plain =
+          new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
+      OkHttpClient ours =
+          plain
+              .newBuilder()
+              .addInterceptor(retrier.interceptor())
+              .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+              .build();
+      IOException own = new IOException("disk");
+      AtomicInteger writes = new AtomicInteger();
+      List<Integer> streams = new java.util.ArrayList<>();
+      for (OkHttpClient c : List.of(plain, ours)) {
+        String as = c == plain ? "plain OkHttp" : "with the interceptor";
+        RequestBody duplex =
+            new RequestBody() {
+              @Override
+              public MediaType contentType() {
+                return JSON;
+              }
+
+              @Override
+              public void writeTo(BufferedSink sink) throws IOException {
+                writes.incrementAndGet();
+                throw own; // opening its source, before a thread of its own writes the body
+              }
+
+              @Override
+              public boolean isDuplex() {
+                return true;
+              }
+            };
+        int before = h2.requestStreams().size();
+        Request put = new Request.Builder().url(h2.url("/v1/stream")).put(duplex).build();
+        assertThatThrownBy(() -> c.newCall(put).execute().close()).as(as).isSameAs(own);
+        // OkHttp sent the request's headers before writeTo: once the server saw them, it saw what
+        // it will see of this call.
+        org.awaitility.Awaitility.await()
+            .atMost(10, TimeUnit.SECONDS)
+            .until(() -> h2.requestStreams().size() > before);
+        streams.add(h2.requestStreams().size() - before);
+      }
+      assertThat(writes).hasValue(2);
+      assertThat(streams.get(1)).isEqualTo(streams.get(0));
+      // The breaker, which one failure opens, stays closed: the host's next call goes through.
+      try (Response r =
+          ours.newCall(new Request.Builder().url(h2.url("/v1/items")).build()).execute()) {
+        assertThat(r.code()).isEqualTo(200);
+      }
+      assertThat(time.waits()).isEmpty();
+      assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+      plain.dispatcher().executorService().shutdown();
+      plain.connectionPool().evictAll();
+    }
+  }
+
+  /**
+   * A duplex body writes after writeTo returned, from a thread of its own, through the sink it was
+   * given (ours, which watches OkHttp's for the body's own failure): what it writes, flushes and
+   * closes there reaches the server as with plain OkHttp.
+   */
+  @Test
+  void aDuplexBodyWrittenFromItsOwnThreadReachesTheServerAsWithoutUs() throws Exception {
+    configure(b -> b);
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge()) {
+      OkHttpClient plain =
+          new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
+      OkHttpClient ours = plain.newBuilder().addInterceptor(retrier.interceptor()).build();
+      List<String> received = new java.util.ArrayList<>();
+      for (OkHttpClient c : List.of(plain, ours)) {
+        CompletableFuture<Void> written = new CompletableFuture<>();
+        RequestBody duplex =
+            new RequestBody() {
+              @Override
+              public MediaType contentType() {
+                return JSON;
+              }
+
+              @Override
+              public void writeTo(BufferedSink sink) {
+                Thread writer =
+                    new Thread(
+                        () -> {
+                          try {
+                            sink.writeUtf8("{\"part\":1}");
+                            sink.flush();
+                            sink.writeUtf8("{\"part\":2}");
+                            sink.close();
+                            written.complete(null);
+                          } catch (IOException e) {
+                            written.completeExceptionally(e);
+                          }
+                        },
+                        "duplex-writer");
+                writer.setDaemon(true);
+                writer.start();
+              }
+
+              @Override
+              public boolean isDuplex() {
+                return true;
+              }
+            };
+        int before = h2.requestStreams().size();
+        Request post = new Request.Builder().url(h2.url("/v1/stream")).post(duplex).build();
+        try (Response r = c.newCall(post).execute()) {
+          assertThat(r.code()).isEqualTo(200);
+          written.get(10, TimeUnit.SECONDS);
+        }
+        org.awaitility.Awaitility.await()
+            .atMost(10, TimeUnit.SECONDS)
+            .until(() -> h2.requestBody(h2.requestStreams().get(before)).endsWith("<end>"));
+        received.add(h2.requestBody(h2.requestStreams().get(before)));
+      }
+      assertThat(received).containsExactly("{\"part\":1}{\"part\":2}<end>", received.get(0));
+      plain.dispatcher().executorService().shutdown();
+      plain.connectionPool().evictAll();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void openBreakerFailsFastWithoutARequest(Way way) throws Exception {

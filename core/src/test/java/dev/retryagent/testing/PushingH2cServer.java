@@ -27,6 +27,11 @@ public final class PushingH2cServer implements Closeable {
   private final boolean upgrade; // false: the client starts with HTTP/2's preface, and no pushes
   private final ConcurrentLinkedQueue<String[]> replies = new ConcurrentLinkedQueue<>();
   private final List<Integer> requestStreams = new CopyOnWriteArrayList<>();
+  // The request bodies received (DATA frames, unpadded as clients send them), and the streams
+  // whose body ended (END_STREAM).
+  private final java.util.Map<Integer, ByteArrayOutputStream> bodies =
+      new java.util.concurrent.ConcurrentHashMap<>();
+  private final java.util.Set<Integer> ended = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final List<Socket> open = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
 
@@ -73,6 +78,16 @@ public final class PushingH2cServer implements Closeable {
     return requestStreams;
   }
 
+  /** The body received so far on request stream {@code stream}, and whether it ended. */
+  public String requestBody(int stream) {
+    ByteArrayOutputStream b = bodies.get(stream);
+    String body;
+    synchronized (bodies) {
+      body = b == null ? "" : new String(b.toByteArray(), StandardCharsets.UTF_8);
+    }
+    return ended.contains(stream) ? body + "<end>" : body;
+  }
+
   private void accept() {
     while (!socket.isClosed()) {
       try {
@@ -111,8 +126,16 @@ public final class PushingH2cServer implements Closeable {
         int type = in.readUnsignedByte();
         int flags = in.readUnsignedByte();
         int stream = in.readInt() & 0x7fffffff;
-        in.readFully(new byte[length]);
-        if (type == 4 && (flags & 1) == 0) {
+        byte[] payload = new byte[length];
+        in.readFully(payload);
+        if (type == 0 && (stream & 1) == 1) {
+          synchronized (bodies) {
+            bodies.computeIfAbsent(stream, k -> new ByteArrayOutputStream()).write(payload);
+          }
+          if ((flags & 1) == 1) {
+            ended.add(stream);
+          }
+        } else if (type == 4 && (flags & 1) == 0) {
           c.frame(4, 1, 0, new byte[0]); // SETTINGS ACK
         } else if (type == 1 && (stream & 1) == 1) {
           c.answer(stream);
