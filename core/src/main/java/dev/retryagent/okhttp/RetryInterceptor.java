@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.Request;
@@ -137,9 +138,41 @@ public final class RetryInterceptor implements Interceptor {
       Response r = withTimeout(chain, timeoutNanos).proceed(guarded);
       countRepeats(call, r);
       return r;
+    } catch (IOException | RuntimeException e) {
+      if (cancelledByCaller(chain.call())) {
+        // The application cancelled the call in flight. OkHttp tears down what the attempt used,
+        // and the failure that follows is of the cancel's making, whatever its type (over HTTP/2
+        // OkHttp 4 and 5 throw "stream was reset: CANCEL", a reset): it says nothing about the
+        // host, so the breaker's permit goes back without an outcome, as after an abort.
+        call.abortedWhen(CANCELLED);
+      }
+      throw e;
     } finally {
       resends.end(begun);
     }
+  }
+
+  private static final BooleanSupplier CANCELLED = new Cancelled();
+
+  /** Always: said only once the cancel is known (a class, not a lambda: no bootstrap to link). */
+  private static final class Cancelled implements BooleanSupplier {
+    @Override
+    public boolean getAsBoolean() {
+      return true;
+    }
+  }
+
+  /**
+   * Whether the application cancelled {@code okCall}, not OkHttp's own call timeout (which cancels
+   * it too, and stays the host's failure as before).
+   */
+  private static boolean cancelledByCaller(Call okCall) {
+    if (!okCall.isCanceled()) {
+      return false;
+    }
+    long now = System.nanoTime();
+    long end = runningCallDeadline(okCall, now);
+    return end == NO_DEADLINE || now - end < 0;
   }
 
   /**

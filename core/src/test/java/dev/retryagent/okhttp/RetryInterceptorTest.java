@@ -44,6 +44,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The interceptor against a real loopback server, through {@code execute()}, {@code enqueue()} with
@@ -697,6 +698,82 @@ class RetryInterceptorTest {
         assertThat(r.code()).isEqualTo(200);
       }
       assertThat(time.waits()).isEmpty();
+      assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+      plain.dispatcher().executorService().shutdown();
+      plain.connectionPool().evictAll();
+    }
+  }
+
+  /**
+   * The application's cancel of an HTTP/2 call in flight: OkHttp resets the stream (CANCEL), and
+   * the call fails with what plain OkHttp throws. The cancel is the caller's ending, not the host's
+   * failure: the breaker, which opens on one failure, stays closed for the host's next call.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aCancelOfAnHttp2CallInFlightIsTheCallersEndingNotTheHostsFailure(boolean enqueue)
+      throws Exception {
+    configure(
+        Mode.ENFORCE,
+        b -> b,
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge()) {
+      OkHttpClient plain =
+          new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
+      OkHttpClient ours =
+          plain
+              .newBuilder()
+              // A connection of its own, as plain OkHttp's call had: OkHttp resends a failure on a
+              // pooled connection once more (and then says "Canceled"), not on a new one.
+              .connectionPool(new okhttp3.ConnectionPool())
+              .addInterceptor(retrier.interceptor())
+              .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+              .build();
+      List<Throwable> thrown = new java.util.ArrayList<>();
+      for (OkHttpClient c : List.of(plain, ours)) {
+        h2.enqueueNoAnswer();
+        int before = h2.requestStreams().size();
+        Call call = c.newCall(new Request.Builder().url(h2.url("/v1/slow")).build());
+        java.util.concurrent.CompletableFuture<Throwable> failure =
+            new java.util.concurrent.CompletableFuture<>();
+        if (enqueue) {
+          call.enqueue(
+              new Callback() {
+                @Override
+                public void onFailure(Call c, IOException e) {
+                  failure.complete(e);
+                }
+
+                @Override
+                public void onResponse(Call c, Response r) {
+                  r.close();
+                  failure.complete(null);
+                }
+              });
+        } else {
+          java.util.concurrent.CompletableFuture.runAsync(
+              () -> {
+                try (Response r = call.execute()) {
+                  failure.complete(null);
+                } catch (Throwable t) {
+                  failure.complete(t);
+                }
+              });
+        }
+        org.awaitility.Awaitility.await()
+            .atMost(10, TimeUnit.SECONDS)
+            .until(() -> h2.requestStreams().size() > before);
+        call.cancel();
+        thrown.add(failure.get(10, TimeUnit.SECONDS));
+      }
+      assertThat(thrown.get(0)).isNotNull();
+      assertThat(thrown.get(1)).isInstanceOf(thrown.get(0).getClass());
+      assertThat(thrown.get(1)).hasMessage(thrown.get(0).getMessage());
+      // The breaker, which one failure opens, stays closed: the host's next call goes through.
+      try (Response r =
+          ours.newCall(new Request.Builder().url(h2.url("/v1/items")).build()).execute()) {
+        assertThat(r.code()).isEqualTo(200);
+      }
       assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
       plain.dispatcher().executorService().shutdown();
       plain.connectionPool().evictAll();

@@ -55,6 +55,17 @@ public final class PushingH2cServer implements Closeable {
     acceptor.start();
   }
 
+  /**
+   * The next request gets no answer: its stream stays open until the client resets it (a cancel) or
+   * the connection closes.
+   */
+  public PushingH2cServer enqueueNoAnswer() {
+    replies.add(new String[] {NO_ANSWER});
+    return this;
+  }
+
+  private static final String NO_ANSWER = "none";
+
   /** The statuses of the next responses, in order. */
   public PushingH2cServer enqueue(Integer... s) {
     for (Integer status : s) {
@@ -159,6 +170,9 @@ public final class PushingH2cServer implements Closeable {
     synchronized void answer(int stream) throws IOException {
       requestStreams.add(stream);
       String[] reply = replies.poll();
+      if (reply != null && reply[0] == NO_ANSWER) {
+        return;
+      }
       String status = reply == null ? "200" : reply[0];
       int promised = nextPush;
       nextPush += 2;
