@@ -120,7 +120,7 @@ final class DeadLetters implements RetryListener {
       // Their threads write at the same time: one shared deadline is one wait, not one each.
       long left = Math.max(0, deadline - System.nanoTime());
       if (!w.close(Duration.ofNanos(left))) {
-        w.abandonAtExit();
+        w.abandonAtExit(wait);
       }
     }
   }

@@ -149,11 +149,11 @@ class DeadLetterReloadTest {
           .contains(
               "retry-agent: at exit, 2 dead letters for "
                   + first
-                  + " were dropped: the file did not take them in time (1 more being written)")
+                  + " were dropped, not written: the 2s the agent waits at exit ran out (1 more being written)")
           .contains(
               "retry-agent: at exit, 2 dead letters for "
                   + second
-                  + " were dropped: the file did not take them in time (1 more being written)");
+                  + " were dropped, not written: the 2s the agent waits at exit ran out (1 more being written)");
     } finally {
       // Readers at last: the hung writer threads write the line each had taken, and end.
       assertThat(

@@ -4,6 +4,7 @@ import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.AgentThreads;
+import dev.retryagent.internal.Units;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -338,13 +339,16 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
    * For the JVM's exit, once a {@link #close(Duration) close} has waited all it may: the lines
    * still queued are counted as dropped (the JVM halts before the writer thread could write them)
    * and reported once on the error sink, with the lines the thread is writing at that moment (a
-   * hung disk: they land only if the write ends before the JVM does).
+   * hung disk: they land only if the write ends before the JVM does). The message says the time ran
+   * out, not why: a hung disk and a queue too long for the time both end here.
    *
+   * @param waited the time the exit waited for every writer together
    * @return the lines counted as dropped
    */
-  public long abandonAtExit() {
+  public long abandonAtExit(Duration waited) {
     long dropped = dropQueued();
     int inWrite = writing;
+    String ranOut = "the " + Units.formatDuration(waited) + " the agent waits at exit ran out";
     if (dropped > 0) {
       errors.once(
           "exit",
@@ -353,9 +357,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
               + " for "
               + Sanitizer.oneLine(path.toString())
               + (dropped == 1 ? " was" : " were")
-              + " dropped: the file did not take "
-              + (dropped == 1 ? "it" : "them")
-              + " in time"
+              + " dropped, not written: "
+              + ranOut
               + (inWrite == 0 ? "" : " (" + inWrite + " more being written)"));
     } else if (inWrite > 0) {
       errors.once(
@@ -364,7 +367,9 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
               + lines(inWrite)
               + " for "
               + Sanitizer.oneLine(path.toString())
-              + " were still being written: the file did not take them in time");
+              + (inWrite == 1 ? " was" : " were")
+              + " still being written when "
+              + ranOut);
     }
     return dropped;
   }
