@@ -10,7 +10,10 @@ import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -69,6 +72,15 @@ public final class RetryEngine {
   private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true, uses);
   private final BoundedRegistry<Key, RateLimiter> limiters;
   private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
+
+  /**
+   * The hosts' 429 pauses still running at the last reload: target to when the pause ends ({@link
+   * Clock#nanoTime()} terms). A limiter is kept per host and rate-limit section, so a reload that
+   * changes the section (an operator lowering {@code perSecond} because the host answers 429) makes
+   * a new one; the pause is the host's word about itself, not about the old limit, and the new
+   * limiter starts with it (as the fleet's limiters hand theirs on).
+   */
+  private volatile Map<String, Long> reloadPauses = Collections.emptyMap();
 
   /** Fleet mode, or null: then a {@code scope: fleet} limit is kept per host, as without it. */
   private volatile FleetLimits fleet;
@@ -181,6 +193,8 @@ public final class RetryEngine {
    * Mode and policies change together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
+    // Before the new policies' first call can make a limiter.
+    reloadPauses = runningPauses();
     this.settings = new EngineSettings(this, mode, policies);
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
     Collection<Policy> now = policies.policies();
@@ -190,6 +204,20 @@ public final class RetryEngine {
       // and Prometheus for the JVM's life. Calls under way keep the one they hold.
       breakers.removeKeys(new Unused(now));
     }
+  }
+
+  /** The 429 pauses the hosts' limiters hold now, the longest per target. */
+  private Map<String, Long> runningPauses() {
+    long now = clock.nanoTime();
+    Map<String, Long> pauses = new HashMap<>();
+    limiters.forEach(
+        (k, limiter) -> {
+          long left = limiter.pauseRemainingNanos(now);
+          if (left > 0) {
+            pauses.merge(k.name, now + left, (a, b) -> a - b > 0 ? a : b);
+          }
+        });
+    return pauses.isEmpty() ? Collections.<String, Long>emptyMap() : pauses;
   }
 
   /** The breaker keys that no policy of a configuration uses. */
@@ -355,9 +383,18 @@ public final class RetryEngine {
       return null;
     }
     return limiters.entry(
-        new Key(target, p),
-        k -> new RateLimiter(p, clock.nanoTime()),
-        policy.circuitBreaker().maxHosts());
+        new Key(target, p), k -> newLimiter(target, p), policy.circuitBreaker().maxHosts());
+  }
+
+  /** A limiter for {@code target}, paused as its host was at the last reload (pauseOn429). */
+  private RateLimiter newLimiter(String target, RateLimitPolicy p) {
+    long now = clock.nanoTime();
+    RateLimiter limiter = new RateLimiter(p, now);
+    Long until = p.pauseOn429() ? reloadPauses.get(target) : null;
+    if (until != null && until - now > 0) {
+      limiter.pauseUntil(until);
+    }
+    return limiter;
   }
 
   /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.policy.Mode;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.time.Duration;
@@ -91,6 +92,37 @@ class RateLimitThroughEngineTest {
     driver.run(f, FakeRequest.of("PUT"), sameHost);
     assertThat(sameHost.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
     assertThat(waited(f)).isEqualTo(5 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aReloadThatChangesTheRateLimitKeepsThe429PauseOfTheHost(Driver driver) {
+    // The operator lowers perSecond because the provider answers 429: the provider's Retry-After
+    // is its word about the host, not about the old limit, and still holds after the reload.
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true).perSecond(50);
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "5")));
+    f.clock.advance(S);
+
+    TestPolicy slower = TestPolicy.create();
+    slower.retry.maxAttempts(1);
+    slower.rateLimit.enabled(true).perSecond(10);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(slower.build()));
+
+    Script sameHost = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), sameHost);
+    assertThat(sameHost.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+
+    // Another host was never paused, and a pause that is over is not carried by a later reload.
+    Script otherHost = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("GET", "elsewhere.example.com"), otherHost);
+    assertThat(otherHost.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(p.build()));
+    Script after = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), after);
+    assertThat(after.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
   }
 
   @ParameterizedTest
