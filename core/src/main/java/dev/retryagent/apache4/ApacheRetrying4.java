@@ -95,7 +95,7 @@ public final class ApacheRetrying4 {
     if (request instanceof HttpExecutionAware) {
       HttpExecutionAware aware = (HttpExecutionAware) request;
       call.abortedWhen(aware::isAborted);
-      sleeper = Waits.untilCancelled(sleeper, aware::isAborted);
+      sleeper = Waits.untilCancelled(sleeper, engine.clock(), aware::isAborted);
     }
     try {
       return SyncRetryLoop.execute(

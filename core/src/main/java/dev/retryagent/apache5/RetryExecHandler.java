@@ -135,7 +135,7 @@ public final class RetryExecHandler implements ExecChainHandler {
     if (scope.originalRequest instanceof CancellableDependency) {
       CancellableDependency cancellable = (CancellableDependency) scope.originalRequest;
       call.cancelledWhen(cancellable::isCancelled);
-      sleeper = Waits.untilCancelled(sleeper, cancellable::isCancelled);
+      sleeper = Waits.untilCancelled(sleeper, engine.clock(), cancellable::isCancelled);
     }
     Attempt outer = CURRENT.get();
     try {

@@ -1,5 +1,6 @@
 package dev.retryagent.internal;
 
+import dev.retryagent.engine.Clock;
 import dev.retryagent.engine.Sleeper;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
@@ -14,11 +15,6 @@ public final class Waits {
 
   private Waits() {}
 
-  /**
-   * Waits with {@code base} in slices, so that a cancel ({@code cancelled} turns true) ends the
-   * wait within 50 ms; the next attempt then fails at once, as the client fails a cancelled call,
-   * without a request on the wire.
-   */
   /** {@link Sleeper#SYSTEM}. */
   public static Sleeper systemSleeper() {
     return new SystemSleeper();
@@ -33,17 +29,31 @@ public final class Waits {
 
     @Override
     public void sleep(long nanos, BooleanSupplier endsEarly) throws InterruptedException {
-      untilCancelled(this, endsEarly).sleep(nanos);
+      untilCancelled(this, Clock.SYSTEM, endsEarly).sleep(nanos);
     }
   }
 
-  public static Sleeper untilCancelled(Sleeper base, BooleanSupplier cancelled) {
+  /**
+   * Waits with {@code base} in slices, so that a cancel ({@code cancelled} turns true) ends the
+   * wait within 50 ms; the next attempt then fails at once, as the client fails a cancelled call,
+   * without a request on the wire.
+   *
+   * @param clock the time {@code base} sleeps in (the engine's): what is left is measured on it, so
+   *     the wait ends {@code nanos} after it began, however late each slice ended
+   */
+  public static Sleeper untilCancelled(Sleeper base, Clock clock, BooleanSupplier cancelled) {
     return nanos -> {
+      long end = clock.nanoTime() + nanos;
       long left = nanos;
       while (left > 0 && !cancelled.getAsBoolean()) {
         long slice = Math.min(left, CANCEL_POLL_NANOS);
         base.sleep(slice);
-        left -= slice;
+        // A real sleep ends a little late (timer slack, a loaded machine, a Windows timer tick):
+        // counting the slices asked for added that lateness once per 50 ms, so a 30 s wait ran
+        // 600 of them long and a retry timed to start just before the deadline started after it
+        // (with a 1 ms timeout, its request already on the wire). The clock says what is really
+        // left; the slices still bound it, for a sleeper whose clock does not move (a test's).
+        left = Math.min(left - slice, end - clock.nanoTime());
       }
     };
   }

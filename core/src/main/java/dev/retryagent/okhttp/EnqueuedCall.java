@@ -507,7 +507,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       long left = waiting.permitAtNanos - engine.clock().nanoTime();
       if (left > 0) {
-        Waits.untilCancelled(engine.sleeper(), this).sleep(left);
+        Waits.untilCancelled(engine.sleeper(), engine.clock(), this).sleep(left);
       }
       // A cancel: OkHttp reports it as it reports a call cancelled before it sent anything (a
       // timeout becomes its "timeout").

@@ -1,6 +1,7 @@
 package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.CallBounds;
+import dev.retryagent.engine.Clock;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
@@ -87,6 +88,11 @@ public final class RetryInterceptor implements Interceptor {
   /** The engine's sleeper, which {@link SyncOkCall} waits with. */
   Sleeper sleeper() {
     return engine.sleeper();
+  }
+
+  /** The engine's clock, which that sleeper sleeps in. */
+  Clock clock() {
+    return engine.clock();
   }
 
   @Override

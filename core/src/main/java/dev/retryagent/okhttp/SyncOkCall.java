@@ -84,6 +84,7 @@ final class SyncOkCall extends SelfViewCall
   @Override
   public void sleep(long nanos) throws InterruptedException {
     // Made only for a wait.
-    Waits.untilCancelled(interceptor.sleeper(), this::callerGaveUp).sleep(nanos);
+    Waits.untilCancelled(interceptor.sleeper(), interceptor.clock(), this::callerGaveUp)
+        .sleep(nanos);
   }
 }
