@@ -49,7 +49,26 @@ final class CallMoment implements RetryRules.Moment {
   @Override
   public boolean pastCallerTimeout(long delayNanos) {
     CallBounds b = bounds();
-    return b != null && b.pastCallerTimeout(now + delayNanos);
+    return b != null && b.pastCallerTimeout(retryStart(delayNanos));
+  }
+
+  /**
+   * When a retry after {@code delayNanos} could start: not before the host's 429 pause ends, which
+   * the rate limit makes it wait for after the delay ({@code pauseOn429}, even on a route that does
+   * not wait for {@code Retry-After} itself). A retry the pause holds past the deadline would end
+   * the call with {@link RateLimitedException} after the delay, the response thrown away; known
+   * now, it is not made, and the response goes back as it came.
+   */
+  private long retryStart(long delayNanos) {
+    long at = now + delayNanos;
+    PermitLimiter limiter = state.limiter;
+    if (limiter != null && !state.observe) {
+      long pauseEnds = now + limiter.pauseRemainingNanos(now);
+      if (pauseEnds - at > 0) {
+        at = pauseEnds;
+      }
+    }
+    return at;
   }
 
   @Override
@@ -70,7 +89,7 @@ final class CallMoment implements RetryRules.Moment {
   @Override
   public boolean pastDeadline(long delayNanos) {
     CallBounds b = bounds();
-    long at = now + delayNanos;
+    long at = retryStart(delayNanos);
     // Without bounds of their own, the policy's deadline from the call's start.
     return b != null ? b.pastDeadline(at) : at - (startNanos + state.deadlineNanos) >= 0;
   }

@@ -188,6 +188,31 @@ class RateLimitThroughEngineTest {
 
   @ParameterizedTest
   @MethodSource("drivers")
+  void aRetryThatTheHostsPauseWouldHoldPastTheDeadlineIsNotMadeAndTheResponseGoesBack(
+      Driver driver) {
+    // The route does not wait for Retry-After itself, but its rate limit pauses the host for it:
+    // the retry could not start before the deadline, which is known when it is decided. Without
+    // the agent the application gets the 429; it must not get a RateLimitedException instead,
+    // after a backoff, with the 429 thrown away.
+    TestPolicy p = TestPolicy.create().deadline(Duration.ofSeconds(10)); // retryAfter.max 10s
+    p.retry.retryAfterEnabled(false);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    // A second in, the host is paused for 10 s: until 11 s, past the deadline at 10 s.
+    Script s = new Script(f.clock, respond(429, "20").takes(S), respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), s);
+
+    assertThat(r.status()).isEqualTo(429);
+    assertThat(s.attemptCount()).isEqualTo(1);
+    assertThat(waited(f)).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.DEADLINE);
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).isEmpty();
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
   void aTokenWaitThatWouldOutlastTheDeadlineFailsTheCallAtOnce(Driver driver) {
     // One token per 50 s and a caller who accepts to wait 60 s for it: its 30 s deadline would be
     // long gone when the attempt started.
