@@ -42,6 +42,11 @@ final class EngineSettings {
     return null;
   }
 
+  /** The states kept for {@code hostKey} (every policy, scheme and port), or null. */
+  HostState[] statesOf(String hostKey) {
+    return hosts.get(hostKey);
+  }
+
   /** Keeps {@code fresh}, replacing an older state of its target and policy. */
   synchronized void keep(String hostKey, HostState fresh) {
     if (states >= MAX_STATES) {

@@ -125,7 +125,11 @@ abstract class HostHold {
         && askedNanos != RetryAfter.NONE
         && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
+      long pauseNanos = Math.min(askedNanos, state.retry.retryAfterMax().toNanos());
+      state.limiter.pause(now, pauseNanos);
+      // The 429 is the host's word about itself: the host's other buckets (routes with a rate
+      // limit of their own) pause too, not only this route's.
+      state.engine.pauseHost(state, now, pauseNanos);
     }
   }
 

@@ -275,7 +275,7 @@ public final class RetryEngine {
         port,
         breakerFor(target, policy),
         budgetEntry(target, policy),
-        limiterFor(target, policy),
+        limiterFor(target, policy, scheme, host, port),
         fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
   }
@@ -374,7 +374,8 @@ public final class RetryEngine {
   }
 
   /** The target's own limiter, or null when the limit is off or kept by the fleet. */
-  private BoundedRegistry.Entry<RateLimiter> limiterFor(String target, Policy policy) {
+  private BoundedRegistry.Entry<RateLimiter> limiterFor(
+      String target, Policy policy, String scheme, String host, int port) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
       return null;
@@ -383,18 +384,59 @@ public final class RetryEngine {
       return null;
     }
     return limiters.entry(
-        new Key(target, p), k -> newLimiter(target, p), policy.circuitBreaker().maxHosts());
+        new Key(target, p),
+        k -> newLimiter(target, policy, scheme, host, port),
+        policy.circuitBreaker().maxHosts());
   }
 
-  /** A limiter for {@code target}, paused as its host was at the last reload (pauseOn429). */
-  private RateLimiter newLimiter(String target, RateLimitPolicy p) {
+  /**
+   * A limiter for {@code target}, paused (pauseOn429) as its host is now: by the pause it had at
+   * the last reload, or one its other routes' limiters hold (a 429 before this route's first call).
+   */
+  private RateLimiter newLimiter(
+      String target, Policy policy, String scheme, String host, int port) {
+    RateLimitPolicy p = policy.rateLimit();
     long now = clock.nanoTime();
     RateLimiter limiter = new RateLimiter(p, now);
-    Long until = p.pauseOn429() ? reloadPauses.get(target) : null;
-    if (until != null && until - now > 0) {
-      limiter.pauseUntil(until);
+    if (!p.pauseOn429()) {
+      return limiter;
+    }
+    Long reloaded = reloadPauses.get(target);
+    long left = reloaded == null ? 0 : reloaded - now;
+    HostState[] known = settings.statesOf(String.valueOf(host));
+    if (known != null) {
+      for (HostState h : known) {
+        if (h.limiter instanceof RateLimiter && h.port == port && h.scheme.equals(scheme)) {
+          left = Math.max(left, h.limiter.pauseRemainingNanos(now));
+        }
+      }
+    }
+    if (left > 0) {
+      limiter.pause(now, Math.min(left, policy.retry().retryAfterMax().toNanos()));
     }
     return limiter;
+  }
+
+  /**
+   * A 429 of {@code from}'s target paused its limiter for {@code pauseNanos}: the host's other
+   * limiters of this JVM (routes whose rate limit is a section of their own, each a bucket of its
+   * own) pause too, each bounded by its route's {@code retryAfter.max}, unless its section does not
+   * pause on 429. A fleet's limiter is left to the fleet (its pause is the route's, in Redis).
+   */
+  void pauseHost(HostState from, long now, long pauseNanos) {
+    HostState[] known = settings.statesOf(String.valueOf(from.host));
+    if (known == null) {
+      return;
+    }
+    for (HostState h : known) {
+      if (h.limiter != from.limiter
+          && h.limiter instanceof RateLimiter
+          && h.port == from.port
+          && h.scheme.equals(from.scheme)
+          && h.policy.rateLimit().pauseOn429()) {
+        h.limiter.pause(now, Math.min(pauseNanos, h.retry.retryAfterMax().toNanos()));
+      }
+    }
   }
 
   /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */

@@ -4,6 +4,7 @@ import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.time.Duration;
@@ -123,6 +124,50 @@ class RateLimitThroughEngineTest {
     Script after = new Script(f.clock, respond(200));
     driver.run(f, FakeRequest.get(), after);
     assertThat(after.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429PausesTheCallersOfThatHostOnEveryRouteWithARateLimitOfItsOwn(Driver driver) {
+    // POSTs and DELETEs to the host go by routes with rate limits of their own, the rest by the
+    // defaults': three buckets for one host, and the provider's 429 is about the host.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ByMethod());
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200))); // the defaults' bucket
+
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "5")));
+
+    // The defaults' bucket, made before the 429, waits for it.
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+
+    // A bucket made after the 429 (no DELETE came before) starts paused.
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "5")));
+    Script delete = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("DELETE"), delete);
+    assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(10 * S);
+  }
+
+  /** POST by the route writes, DELETE by deletes, the rest by the defaults: three rate limits. */
+  private static final class ByMethod implements PolicyResolver {
+    private final Policy defaults = limited("default", 50);
+    private final Policy writes = limited("writes", 10);
+    private final Policy deletes = limited("deletes", 5);
+
+    private static Policy limited(String route, double perSecond) {
+      TestPolicy p = TestPolicy.create();
+      p.retry.maxAttempts(1);
+      p.rateLimit.enabled(true).perSecond(perSecond);
+      Policy built = p.build();
+      return new Policy(
+          route, built.retry(), built.budget(), built.circuitBreaker(), built.rateLimit());
+    }
+
+    @Override
+    public Policy resolve(String method, String host, int port, String path) {
+      return method.equals("POST") ? writes : method.equals("DELETE") ? deletes : defaults;
+    }
   }
 
   @ParameterizedTest
