@@ -515,6 +515,31 @@ abstract class RetryScenarios {
   }
 
   @Test
+  void anExceptionThatIsNoAnswerOfTheHostIsNotTheHalfOpenBreakersSuccessfulTrial() {
+    // A RuntimeException out of the attempt (an application's OkHttp interceptor that runs after
+    // the agent's and throws IllegalStateException, a client's bug): the host answered nothing.
+    // Taken for its success, it was the half-open breaker's trial and closed the breaker, so the
+    // failing host got every call again without one request having succeeded.
+    TestPolicy p = smallBreaker();
+    p.breaker.halfOpenCalls(1);
+    run(p, FakeRequest.get(), respond(503), respond(503));
+    f.clock.advance(30 * S);
+
+    CallResult odd = run(p, FakeRequest.get(), fail(new IllegalStateException("no token")));
+    assertThat(odd.error).isInstanceOf(IllegalStateException.class).hasMessage("no token");
+
+    // The trial is still to be made: its 503 opens the breaker again, and the next call is refused.
+    run(p, FakeRequest.get(), respond(503));
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(run(p, FakeRequest.get()).error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(f.listener.transitions())
+        .containsExactly(
+            CircuitTransition.CLOSED_TO_OPEN,
+            CircuitTransition.OPEN_TO_HALF_OPEN,
+            CircuitTransition.HALF_OPEN_TO_OPEN);
+  }
+
+  @Test
   void theBreakerCountsTransportFailuresUnlessToldNotTo() {
     TestPolicy counted = smallBreaker();
     run(
