@@ -82,6 +82,12 @@ final class ResendGuard {
     private final RetryCall call;
     private final boolean guarded;
     private volatile boolean failed;
+    // What contentLength() said last: OkHttp asks it as it makes the sink for the body, just
+    // before writeTo, and holds the body to it (-1: no length, not held). Plain fields: asked,
+    // written and judged on the thread that runs the attempt.
+    private long declared = -1;
+    // The last writeTo wrote other than declared ({@link #wroteWrongLength}).
+    private boolean wrongLength;
 
     /** {@code guarded}: turns one-shot once its request failed. */
     Body(RequestBody delegate, RetryCall call, boolean guarded) {
@@ -105,7 +111,18 @@ final class ResendGuard {
 
     @Override
     public long contentLength() throws IOException {
-      return delegate.contentLength();
+      long length = delegate.contentLength();
+      declared = length;
+      return length;
+    }
+
+    /**
+     * Whether the body, written last, wrote more bytes than its {@code contentLength()} said, or
+     * fewer by the end of its writeTo: OkHttp's own sink fails the request for it then (a {@code
+     * ProtocolException}), the application's mistake ({@link RetryInterceptor#proceed}).
+     */
+    boolean wroteWrongLength() {
+      return wrongLength;
     }
 
     /**
@@ -120,24 +137,36 @@ final class ResendGuard {
      */
     @Override
     public void writeTo(BufferedSink sink) throws IOException {
+      wrongLength = false;
       Boolean duplex = duplexOrBroken();
       if (duplex == null) {
         delegate.writeTo(sink);
         return;
       }
-      WatchedSink watched = new WatchedSink(sink);
+      // A duplex body writes on after writeTo returned, and ends when it closes the sink: not
+      // counted.
+      WatchedSink watched = new WatchedSink(sink, duplex ? -1 : declared);
       BufferedSink buffered = Okio.buffer(watched);
       try {
         delegate.writeTo(buffered);
       } catch (Exception e) {
         // Exception, not IOException: a Kotlin body may throw a checked one undeclared.
+        wrongLength = watched.wrongSoFar();
         if (!watched.failed) {
           call.applicationFailed(e);
         }
         throw e;
       }
-      if (!duplex && !watched.closed) {
-        buffered.emit(); // what the body left in our buffer goes on to OkHttp's, as it would have
+      if (duplex) {
+        return;
+      }
+      try {
+        if (!watched.closed) {
+          buffered.emit(); // what the body left in our buffer goes on to OkHttp's, as it would have
+        }
+      } finally {
+        // The body is over: all it wrote has passed the watched sink.
+        wrongLength = watched.expected >= 0 && watched.received != watched.expected;
       }
     }
 
@@ -166,18 +195,38 @@ final class ResendGuard {
     }
   }
 
-  /** OkHttp's sink for a body, noting whether it failed or was closed. */
+  /**
+   * OkHttp's sink for a body, noting whether it failed or was closed, and counting what the body
+   * wrote against the length it declared, as OkHttp's sink under it does.
+   */
   private static final class WatchedSink extends ForwardingSink {
     // Volatile: a duplex body writes from a thread of its own, as its writeTo may still run.
     volatile boolean failed;
     volatile boolean closed;
+    // The length OkHttp holds the body to, -1 for none (or a duplex body): then nothing counted.
+    final long expected;
+    // The bytes offered to OkHttp's sink, each counted before it is handed on: OkHttp refuses
+    // the write that takes the body past its length.
+    long received;
 
-    WatchedSink(Sink delegate) {
+    WatchedSink(Sink delegate, long expected) {
       super(delegate);
+      this.expected = expected;
+    }
+
+    /**
+     * Whether the body went wrong already while it wrote: more bytes than declared, or closed the
+     * sink short of them.
+     */
+    boolean wrongSoFar() {
+      return expected >= 0 && (received > expected || (closed && received != expected));
     }
 
     @Override
     public void write(Buffer source, long byteCount) throws IOException {
+      if (expected >= 0) {
+        received += byteCount;
+      }
       try {
         super.write(source, byteCount);
       } catch (Exception e) {

@@ -9,12 +9,14 @@ import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.net.ProtocolException;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import okhttp3.Call;
 import okhttp3.Interceptor;
 import okhttp3.Request;
+import okhttp3.RequestBody;
 import okhttp3.Response;
 
 /**
@@ -145,6 +147,11 @@ public final class RetryInterceptor implements Interceptor {
       countRepeats(call, r);
       return r;
     } catch (IOException | RuntimeException e) {
+      if (wrongLength(guarded, e)) {
+        // The body wrote other than its contentLength() said, and OkHttp's sink refused it: the
+        // application's mistake, not the host's failure (as a body whose own writeTo failed).
+        call.applicationFailed(e);
+      }
       if (cancelledByCaller(chain.call())) {
         // The application cancelled the call in flight. OkHttp tears down what the attempt used,
         // and the failure that follows is of the cancel's making, whatever its type (over HTTP/2
@@ -156,6 +163,29 @@ public final class RetryInterceptor implements Interceptor {
     } finally {
       resends.end(begun);
     }
+  }
+
+  /**
+   * Whether {@code e} is OkHttp's refusal of the attempt's body for its length: the body wrote more
+   * bytes than its {@code contentLength()} said ("expected N bytes but received M", from the write
+   * that took it past, inside writeTo or at OkHttp's close of the sink after it) or fewer
+   * ("unexpected end of stream", at that close). Known by the count ({@link
+   * ResendGuard.Body#wroteWrongLength}); the message as well, for the rare body that OkHttp did not
+   * hold to its length (a network interceptor of the application's put another in its place, and a
+   * ProtocolException of the host's followed, an unexpected status line).
+   */
+  private static boolean wrongLength(Request guarded, Exception e) {
+    if (!(e instanceof ProtocolException)) {
+      return false;
+    }
+    RequestBody body = guarded.body();
+    if (!(body instanceof ResendGuard.Body) || !((ResendGuard.Body) body).wroteWrongLength()) {
+      return false;
+    }
+    String message = e.getMessage();
+    return message != null
+        && (message.equals("unexpected end of stream")
+            || (message.startsWith("expected ") && message.contains(" bytes but received ")));
   }
 
   private static final BooleanSupplier CANCELLED = new Cancelled();

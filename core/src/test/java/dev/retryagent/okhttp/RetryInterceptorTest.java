@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.RetryEngine;
@@ -582,6 +583,86 @@ class RetryInterceptorTest {
     }
     assertThat(time.waits()).isEmpty();
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
+  /**
+   * A body whose {@code contentLength()} disagrees with what its writeTo writes is the
+   * application's mistake, not the host's failure. OkHttp fails the call with a ProtocolException
+   * of its own sink's making ("unexpected end of stream" for too few bytes; "expected N bytes but
+   * received M" for too many, thrown when its buffer hands the bytes on: inside writeTo for a large
+   * body, at OkHttp's close of the sink after writeTo for a small one), as without the agent, the
+   * body written once. Taken for the host's failure (the sink that threw is OkHttp's, under the
+   * watched one), it opened a breaker that opens on one failure, the host's next call refused, and
+   * with ProtocolException among the exceptions to retry the PUT was retried, the body written
+   * again.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aBodyOfTheWrongLengthEndsTheCallAsWithoutUsNotAsTheHostsFailure(Way way) throws Exception {
+    configure(
+        Mode.ENFORCE,
+        b -> b.retryOnExceptions(List.of("java.net.ProtocolException")),
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    OkHttpClient plain = new OkHttpClient();
+    server.otherwise(ok("stored"));
+    // {declared, written, whether writeTo closes the sink itself}
+    long[][] cases = {{20, 8, 0}, {20, 8, 1}, {4, 12, 0}, {10, 20_000, 0}, {10, 20_000, 1}};
+    for (long[] wrong : cases) {
+      List<Throwable> thrown = new java.util.ArrayList<>();
+      for (OkHttpClient c : List.of(plain, client)) {
+        String as =
+            (c == plain ? "plain OkHttp, " : "with the interceptor, ")
+                + java.util.Arrays.toString(wrong);
+        AtomicInteger writes = new AtomicInteger();
+        RequestBody lying = ofWrongLength(wrong[0], (int) wrong[1], wrong[2] == 1, writes);
+        Request put = new Request.Builder().url(server.url("/v1/files/7")).put(lying).build();
+        OkHttpClient saved = client;
+        client = c;
+        try {
+          // A plain client's enqueue is OkHttp's own.
+          Way plainWay = way == Way.ENQUEUE_REQUEUED ? Way.ENQUEUE : way;
+          Throwable e = catchThrowable(() -> call(c == plain ? plainWay : way, put).close());
+          assertThat(e).as(as).isInstanceOf(java.net.ProtocolException.class);
+          thrown.add(e);
+        } finally {
+          client = saved;
+        }
+        assertThat(writes).as(as).hasValue(1);
+        c.connectionPool().evictAll();
+      }
+      assertThat(thrown.get(1))
+          .hasSameClassAs(thrown.get(0))
+          .hasMessage(thrown.get(0).getMessage());
+      // The breaker, which one failure opens, stays closed: the host's next call goes through.
+      assertThat(body(call(way, get("/v1/items")))).isEqualTo("stored");
+    }
+    assertThat(time.waits()).isEmpty();
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+  }
+
+  /** A body that says it is {@code declared} bytes long and writes {@code written}. */
+  private static RequestBody ofWrongLength(
+      long declared, int written, boolean closes, AtomicInteger writes) {
+    return new RequestBody() {
+      @Override
+      public MediaType contentType() {
+        return JSON;
+      }
+
+      @Override
+      public long contentLength() {
+        return declared;
+      }
+
+      @Override
+      public void writeTo(BufferedSink sink) throws IOException {
+        writes.incrementAndGet();
+        sink.write(new byte[written]);
+        if (closes) {
+          sink.close();
+        }
+      }
+    };
   }
 
   /**
