@@ -287,6 +287,23 @@ final class JdkRequest<T> extends SelfViewCall
     return JdkResends.in(request, failure);
   }
 
+  /**
+   * The attempt failed with {@code error}: a failure of the JDK's for a body that delivered other
+   * than its declared length ({@link ReplayableBody#wrongLength}) is the application's mistake, as
+   * a publisher's own failure is ({@link #applicationFailed}), not the host's failure.
+   */
+  @Override
+  public synchronized Decision onFailure(Throwable error) {
+    ReplayableBody b = body;
+    if (b != null
+        && error != null
+        && ReplayableBody.wrongLength(error)
+        && b.deliveredWrongLength()) {
+      applicationFailed(error);
+    }
+    return super.onFailure(error);
+  }
+
   @Override
   public boolean bodyReplayable() {
     return body == null || body.canSendAgain();

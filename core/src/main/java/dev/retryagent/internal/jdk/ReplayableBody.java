@@ -153,6 +153,7 @@ final class ReplayableBody {
   static final class Watched implements BodyPublisher {
     private final BodyPublisher source;
     private final RetryCall call;
+    private final Length length = new Length();
 
     Watched(BodyPublisher source, RetryCall call) {
       this.source = source;
@@ -161,12 +162,75 @@ final class ReplayableBody {
 
     @Override
     public long contentLength() {
-      return source.contentLength();
+      return length.declared(source.contentLength());
     }
 
     @Override
     public void subscribe(Flow.Subscriber<? super ByteBuffer> subscriber) {
-      subscribeWatched(source, new Capture(subscriber, null, 0, call));
+      subscribeWatched(source, new Capture(subscriber, null, 0, call, length));
+    }
+  }
+
+  /**
+   * Whether the body, as last sent, delivered other than the length the JDK was told: the JDK fails
+   * the attempt for it then ({@link #wrongLength(Throwable)}).
+   */
+  boolean deliveredWrongLength() {
+    BodyPublisher p = tee != null ? tee : original;
+    Length length =
+        p instanceof Tee ? ((Tee) p).length : p instanceof Watched ? ((Watched) p).length : null;
+    return length != null && length.wrong;
+  }
+
+  /**
+   * Whether {@code failure} is the JDK's refusal of a body that delivered other than the length it
+   * declared ({@code contentLength()}): fewer bytes ("Too few bytes returned by the publisher",
+   * when it completes), or more ("Too many bytes in request body", on the buffer that takes it
+   * past), over HTTP/1.1 and HTTP/2 alike (read in JDK 25's source, tested on 17 and 25, HTTP/1.1);
+   * a synchronous send wraps it in an IOException of the same message. The application's mistake,
+   * as a publisher's own failure: the subscriber between them sees the count, never the JDK's
+   * exception, which it makes itself. Known by the count ({@link Length}); the message tells that
+   * failure from another of the attempt's (a reset before the JDK got so far).
+   */
+  static boolean wrongLength(Throwable failure) {
+    String m = failure.getMessage();
+    return failure instanceof java.io.IOException
+        && m != null
+        && (m.contains("Too few bytes returned by the publisher")
+            || m.contains("Too many bytes in request body"));
+  }
+
+  /**
+   * The length a publisher of ours told the JDK ({@code contentLength()}), which the JDK holds its
+   * body to, and whether what the source delivered on the last subscription disagreed with it.
+   */
+  static final class Length {
+    // Volatile: the JDK asks the length, and the source delivers, on threads of its own; the
+    // call's failure is judged on another.
+    volatile long declared = -1;
+    private volatile int last; // the last subscription's number
+    private volatile boolean wrong;
+
+    /** The JDK was told {@code length}. */
+    long declared(long length) {
+      declared = length;
+      return length;
+    }
+
+    /** A subscription starts (held to {@link #declared}): its number. */
+    synchronized int subscribed() {
+      wrong = false;
+      return ++last;
+    }
+
+    /**
+     * Subscription {@code n} delivered other than declared: said of the body only if it is the
+     * last's (an earlier one, cancelled, may still deliver late).
+     */
+    synchronized void wrongIn(int n) {
+      if (n == last) {
+        wrong = true;
+      }
     }
   }
 
@@ -205,6 +269,7 @@ final class ReplayableBody {
     private long kept;
     private boolean unknownLength; // the length the source declared as it was last subscribed
     private int subscription; // how many times the source was subscribed: the copy is the last's
+    final Length length = new Length();
 
     Tee(BodyPublisher source, long limit, RetryCall call) {
       this.source = source;
@@ -227,7 +292,7 @@ final class ReplayableBody {
 
     @Override
     public long contentLength() {
-      return source.contentLength();
+      return length.declared(source.contentLength());
     }
 
     @Override
@@ -243,7 +308,7 @@ final class ReplayableBody {
         state = declared > limit ? State.TOO_LARGE : State.SENDING;
         n = ++subscription;
       }
-      subscribeWatched(source, new Capture(subscriber, this, n, call));
+      subscribeWatched(source, new Capture(subscriber, this, n, call, length));
     }
 
     /**
@@ -292,16 +357,29 @@ final class ReplayableBody {
     private final Tee tee; // null: a watch, nothing kept
     private final int subscription;
     private final RetryCall call; // told of the source's own failure; null: none
+    private final Length length; // of the publisher of ours this subscription is of
+    // The length the JDK holds this subscription to (-1: none), and the bytes delivered so far:
+    // signals come one at a time (Flow's rule), so a plain field.
+    private final long declared;
+    private final int counted; // this subscription's number for length
+    private long delivered;
     private volatile Flow.Subscription upstream;
     // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
     private volatile Throwable downstreamThrew;
 
     Capture(
-        Flow.Subscriber<? super ByteBuffer> downstream, Tee tee, int subscription, RetryCall call) {
+        Flow.Subscriber<? super ByteBuffer> downstream,
+        Tee tee,
+        int subscription,
+        RetryCall call,
+        Length length) {
       this.downstream = downstream;
       this.tee = tee;
       this.subscription = subscription;
       this.call = call;
+      this.length = length;
+      this.declared = length.declared;
+      this.counted = length.subscribed();
     }
 
     @Override
@@ -337,6 +415,12 @@ final class ReplayableBody {
       if (tee != null) {
         tee.keep(subscription, item);
       }
+      if (declared >= 0) {
+        delivered += item.remaining();
+        if (delivered > declared) {
+          length.wrongIn(counted); // the JDK refuses the buffer that takes the body past its length
+        }
+      }
       try {
         downstream.onNext(item);
       } catch (RuntimeException | Error e) {
@@ -358,8 +442,15 @@ final class ReplayableBody {
 
     @Override
     public void onComplete() {
+      boolean whole = declared < 0 || delivered == declared;
+      if (!whole) {
+        length.wrongIn(counted); // the JDK refuses a body that ends short of its length (or past)
+      }
       if (tee != null) {
-        tee.finished(subscription, true);
+        // A copy of other than the declared length is not the application's body: a retry of a
+        // failure that came before the JDK's refusal (a reset) must not send it, with its own
+        // length, as if it were.
+        tee.finished(subscription, whole);
       }
       try {
         downstream.onComplete();

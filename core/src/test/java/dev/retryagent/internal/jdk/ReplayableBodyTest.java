@@ -20,10 +20,11 @@ class ReplayableBodyTest {
   /** A source that keeps its subscribers, for the test to send to. */
   private static final class Source implements BodyPublisher {
     final List<Flow.Subscriber<? super ByteBuffer>> subscribers = new ArrayList<>();
+    long length = -1; // unknown
 
     @Override
     public long contentLength() {
-      return -1;
+      return length;
     }
 
     @Override
@@ -115,5 +116,29 @@ class ReplayableBodyTest {
     source.subscribers.get(1).onError(new IOException("the source failed"));
 
     assertThat(body.canSendAgain()).isFalse();
+  }
+
+  /**
+   * A source that ended short of the length it declared (or past it): the JDK refuses the attempt
+   * (the application's mistake), and a failure of the host's that came first (a reset) must not be
+   * retried with the copy, which a retry sent with the copy's own length, a request the application
+   * never made, where the JDK alone failed. The copy of a body of the right length is sent again as
+   * before.
+   */
+  @Test
+  void aCopyOfOtherThanTheDeclaredLengthIsNotSentAgain() {
+    for (String sent : new String[] {"hel", "hello!", "hello"}) {
+      Source source = new Source();
+      source.length = 5;
+      ReplayableBody body = ReplayableBody.of(source, 1024);
+      BodyPublisher first = body.next();
+      assertThat(first.contentLength()).isEqualTo(5); // asked by the JDK, before it subscribes
+      first.subscribe(new Sink());
+      source.send(0, sent);
+      source.subscribers.get(0).onComplete();
+
+      assertThat(body.canSendAgain()).as(sent).isEqualTo(sent.equals("hello"));
+      assertThat(body.deliveredWrongLength()).as(sent).isEqualTo(!sent.equals("hello"));
+    }
   }
 }
