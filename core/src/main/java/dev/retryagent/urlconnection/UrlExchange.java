@@ -259,6 +259,9 @@ final class UrlExchange {
         if (disconnected || wrongLength || call.onFailure(e).retry()) {
           // The application broke its own write; or a retry, which cannot happen without the body:
           // the call is never left open.
+          if (wrongLength && !disconnected) {
+            applicationsMistake();
+          }
           call.onAbandoned();
         }
       } catch (RuntimeException bug) {
@@ -268,6 +271,17 @@ final class UrlExchange {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * The attempt under way ends as the application's mistake (a fixed length it broke), as {@link
+   * dev.retryagent.engine.RetryCall#applicationFailed} ends one of OkHttp's or java.net.http's: it
+   * counts as not sent, so its rate-limit permit (and its retry, if one) go back when the call ends
+   * ({@code onAbandoned}, next), not only the breaker's permit. Else the host's next call found the
+   * bucket short of the permit the application's broken request took.
+   */
+  private void applicationsMistake() {
+    call.attemptNotSent();
   }
 
   /**
@@ -390,6 +404,9 @@ final class UrlExchange {
         // deliberate and does not resend), not the host's failure; the permit goes back. Or it
         // asked for the response of a body shorter than the fixed length it declared, which the
         // JDK refuses: its own mistake, as bodyWriteFailed takes one.
+        if (!cancelled) {
+          applicationsMistake();
+        }
         call.onAbandoned();
         settle(c, failure, answered);
         return;

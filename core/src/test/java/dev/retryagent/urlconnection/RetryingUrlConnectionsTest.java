@@ -380,6 +380,32 @@ class RetryingUrlConnectionsTest {
         .containsExactly(GiveUpReason.CANCELLED);
   }
 
+  /**
+   * A fixed-length body the application gets wrong ends the call as the application's mistake, as a
+   * body of OkHttp or java.net.http that fails on its own does: the rate-limit permit its attempt
+   * took goes back to the host's bucket. Before, only the breaker's permit went back: the broken
+   * call kept its rate-limit permit, and the host's next call, with the bucket empty, was refused
+   * (RateLimitedException) where the JDK alone sends it.
+   */
+  @ParameterizedTest
+  @EnumSource(WrongLength.class)
+  void aFixedLengthBodyOfTheWrongLengthGivesItsRateLimitPermitBack(WrongLength wrong)
+      throws Exception {
+    // The breaker's one trial; one rate-limit permit left (the 503 took the other).
+    RetryEngine engine =
+        breakerWithOneTrial(
+            RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build());
+    server.otherwise(ok("healthy"));
+    HttpURLConnection c = open("/v1/items", engine);
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.setFixedLengthStreamingMode(wrong.declared());
+    assertThat(messageOf(() -> wrong.send(c))).startsWith("java.io.IOException: ");
+
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RATE_LIMITED);
+  }
+
   @ParameterizedTest
   @EnumSource(BodyMode.class)
   void aWriteAfterTheBodyWasClosedIsTheJdksAnswerAndTheWholeBodyIsStillSentAgain(BodyMode mode)
