@@ -155,12 +155,15 @@ final class ClassicRequest implements RequestInfo {
         written = true;
       }
       BodyWrites.Guarded guarded = BodyWrites.guard(out);
+      // The length HttpClient framed the body with (RequestContent): none when chunked.
+      long length = isChunked() ? -1 : getContentLength();
       try {
         super.writeTo(guarded);
       } catch (IOException | RuntimeException e) {
         BodyWrites.failed(guarded, e, log);
         throw e;
       }
+      BodyWrites.written(guarded, length, log);
     }
   }
 }

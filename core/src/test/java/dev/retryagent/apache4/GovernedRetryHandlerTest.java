@@ -250,6 +250,72 @@ class GovernedRetryHandlerTest {
     assertThat(get("/items")).isEqualTo("200");
   }
 
+  /**
+   * An entity that says it is longer than what it writes: HttpCore writes what it has, raises no
+   * error, and the server waits for the rest until the client's socket timeout ends the request.
+   * That timeout is of the application's making, not the host's: the call ends with it as
+   * HttpClient alone ends it, neither retried nor a failure for the host's breaker. Before, a
+   * breaker that opens on one failure opened and refused the host's next call, and the PUT was
+   * retried, its short body written again. (One that writes more than it says is cut at its length
+   * by HttpCore, with or without the agent: the request is whole, nothing to tell apart.)
+   */
+  @Test
+  void anEntityShorterThanItsLengthIsNotTheHostsFailure() throws Exception {
+    server.otherwise(status(200));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r ->
+                r.maxAttempts(3)
+                    .retryOnTransport(EnumSet.allOf(TransportFailure.class))
+                    .retryOnExceptions(List.of("java.io.IOException")),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+    java.util.concurrent.atomic.AtomicInteger writes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.function.Supplier<HttpPut> shortPut =
+        () -> {
+          HttpPut put = new HttpPut(server.url("/upload"));
+          // The server waits for the rest of the body: bounded by the client's read timeout.
+          put.setConfig(
+              org.apache.http.client.config.RequestConfig.custom().setSocketTimeout(300).build());
+          put.setEntity(
+              new org.apache.http.entity.ByteArrayEntity(new byte[8]) {
+                @Override
+                public long getContentLength() {
+                  return 20;
+                }
+
+                @Override
+                public void writeTo(OutputStream out) throws IOException {
+                  writes.incrementAndGet();
+                  super.writeTo(out);
+                }
+              });
+          return put;
+        };
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      plain = catchThrowable(() -> c.execute(shortPut.get(), r -> r.getStatusLine()));
+    }
+    assertThat(plain).isInstanceOf(SocketTimeoutException.class);
+    int plainWrites = writes.getAndSet(0);
+
+    Throwable ours = catchThrowable(() -> client.execute(shortPut.get(), r -> r.getStatusLine()));
+
+    assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    assertThat(writes).hasValue(plainWrites);
+    assertThat(retriesOfOurs()).isZero();
+    // The breaker is closed: the host's next call goes through.
+    assertThat(get("/items")).isEqualTo("200");
+  }
+
   /** The sources of the entities {@link #upload} makes: one opened per write (an exchange). */
   private final FailingSource source = new FailingSource();
 

@@ -434,6 +434,89 @@ class GovernedRetryStrategyTest {
   }
 
   /**
+   * An entity that says it is longer than what it writes: HttpCore 5 writes what it has, raises no
+   * error, and the server waits for the rest until the client's response timeout ends the request.
+   * That timeout is of the application's making, not the host's: the call ends with it as
+   * HttpClient alone ends it, neither retried nor a failure for the host's breaker. Before, a
+   * breaker that opens on one failure opened and refused the host's next call. (One that writes
+   * more than it says is cut at its length by HttpCore, with or without the agent.)
+   */
+  @Test
+  void anEntityShorterThanItsLengthIsNotTheHostsFailure() throws Exception {
+    server.otherwise(ok("fine"));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3).retryOnExceptions(List.of("java.io.IOException")),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+    java.util.concurrent.atomic.AtomicInteger writes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.function.Supplier<HttpPut> shortPut =
+        () -> {
+          HttpPut put = new HttpPut(server.url("/upload"));
+          // The server waits for the rest of the body: bounded by the client's response timeout.
+          put.setConfig(
+              org.apache.hc.client5.http.config.RequestConfig.custom()
+                  .setResponseTimeout(org.apache.hc.core5.util.Timeout.ofMilliseconds(300))
+                  .build());
+          put.setEntity(
+              new AbstractHttpEntity(ContentType.APPLICATION_OCTET_STREAM, null, false) {
+                @Override
+                public boolean isRepeatable() {
+                  return true;
+                }
+
+                @Override
+                public long getContentLength() {
+                  return 20;
+                }
+
+                @Override
+                public InputStream getContent() {
+                  return new java.io.ByteArrayInputStream(new byte[8]);
+                }
+
+                @Override
+                public void writeTo(OutputStream out) throws IOException {
+                  writes.incrementAndGet();
+                  out.write(new byte[8]);
+                }
+
+                @Override
+                public boolean isStreaming() {
+                  return false;
+                }
+
+                @Override
+                public void close() {}
+              });
+          return put;
+        };
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE).build()) {
+      plain = catchThrowable(() -> c.execute(shortPut.get(), r -> r.getCode()));
+    }
+    assertThat(plain).isInstanceOf(SocketTimeoutException.class);
+    int plainWrites = writes.getAndSet(0);
+
+    Throwable ours = catchThrowable(() -> client.execute(shortPut.get(), r -> r.getCode()));
+
+    assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    assertThat(writes).hasValue(plainWrites);
+    assertThat(retriesOfOurs()).isZero();
+    // The breaker is closed: the host's next call goes through.
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+  }
+
+  /**
    * As above, with a source that fails anew on each write, as a real file's or stream's read makes
    * a new exception each time. HttpClient's own resend of a repeatable entity writes a copy of the
    * application's request, not the attempt's (HttpRequestRetryExec copies scope.originalRequest),

@@ -31,9 +31,24 @@ public final class BodyWrites {
     }
   }
 
+  /**
+   * {@code writeTo} of the application's entity, given {@code guarded}, returned, the entity having
+   * declared {@code length} ({@code getContentLength()}, -1 for none or chunked): an entity that
+   * wrote less is noted in {@code log} ({@link ExchangeLog#shortBody}). HttpCore sends what it
+   * wrote, raises nothing, and the server waits for the rest: the failure that ends the exchange
+   * (the client's read timeout, the server's giving up) is of the application's making. One that
+   * wrote more is cut at its length by HttpCore: the request is whole.
+   */
+  public static void written(Guarded guarded, long length, ExchangeLog log) {
+    if (length >= 0 && guarded.written < length && !guarded.failed && log != null) {
+      log.shortBody();
+    }
+  }
+
   /** The connection's stream, noting whether it failed. Not thread-safe, as the stream is not. */
   public static final class Guarded extends FilterOutputStream {
     private boolean failed;
+    private long written; // the bytes the entity wrote, as it gave them
 
     Guarded(OutputStream out) {
       super(out);
@@ -41,6 +56,7 @@ public final class BodyWrites {
 
     @Override
     public void write(int b) throws IOException {
+      written++;
       try {
         out.write(b);
       } catch (IOException | RuntimeException e) {
@@ -52,6 +68,7 @@ public final class BodyWrites {
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
       // FilterOutputStream would write byte by byte.
+      written += len;
       try {
         out.write(b, off, len);
       } catch (IOException | RuntimeException e) {

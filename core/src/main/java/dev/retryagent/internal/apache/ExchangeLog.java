@@ -24,6 +24,7 @@ public final class ExchangeLog {
   private int lastStatus = -1;
   private int[] resentAfter = new int[0];
   private Throwable applications; // the last failure of the application's own entity
+  private boolean shortBody; // the current exchange's entity wrote less than its length
 
   /** What a resend followed when the exchange before failed by the application's own entity. */
   private static final int APPLICATION_FAILURE = -2;
@@ -39,6 +40,7 @@ public final class ExchangeLog {
     exchanges++;
     lastLedToFollowUp = false;
     lastStatus = -1;
+    shortBody = false;
   }
 
   /** The current exchange was answered with {@code status}. */
@@ -60,11 +62,24 @@ public final class ExchangeLog {
   }
 
   /**
+   * The application's entity wrote less than the length it declared ({@link BodyWrites#written}):
+   * the server waits for the rest, and an I/O failure of the current exchange after it (the
+   * client's read timeout, the server closing) is the application's, not the host's ({@link
+   * #isApplications}).
+   */
+  public void shortBody() {
+    shortBody = true;
+  }
+
+  /**
    * Whether {@code thrown}, the attempt's failure, is the application's entity's (the one it threw
    * in the last exchange that it failed, or a failure HttpClient made of it: 4.5's {@code
    * ClientProtocolException} caused by {@code NonRepeatableRequestException} caused by it).
    */
   public boolean isApplications(Throwable thrown) {
+    if (shortBody && thrown instanceof java.io.IOException) {
+      return true;
+    }
     if (applications == null) {
       return false;
     }
