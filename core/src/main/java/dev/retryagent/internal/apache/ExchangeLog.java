@@ -69,6 +69,9 @@ public final class ExchangeLog {
    */
   public void shortBody() {
     shortBody = true;
+    // A resend that follows without an answer follows the application's failure (reportTo); an
+    // answer after it (answered) is the host's answer as ever.
+    lastStatus = APPLICATION_FAILURE;
   }
 
   /**

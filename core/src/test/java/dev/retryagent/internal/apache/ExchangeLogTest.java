@@ -48,4 +48,23 @@ class ExchangeLogTest {
     log.exchangeStarted();
     assertThat(log.resends()).isEqualTo(1);
   }
+
+  /**
+   * A resend after an exchange whose entity wrote less than its length, which the server never
+   * answered (it waited for the rest, then gave up: 5.x's strategy resends an idempotent request
+   * after a NoHttpResponseException), follows the application's failure, not the host's; an answer
+   * after a short body is the host's answer as ever.
+   */
+  @Test
+  void aResendAfterAShortBodyFollowsTheApplicationsFailure() {
+    ExchangeLog log = new ExchangeLog();
+    log.exchangeStarted();
+    log.shortBody(); // no answer
+    log.exchangeStarted();
+    log.shortBody();
+    log.answered(400);
+    log.exchangeStarted();
+    assertThat(log.resentAfter()).containsExactly(-2, 400);
+    assertThat(log.isApplications(new java.net.SocketTimeoutException())).isFalse();
+  }
 }
