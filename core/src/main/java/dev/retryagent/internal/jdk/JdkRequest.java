@@ -295,11 +295,11 @@ final class JdkRequest<T> extends SelfViewCall
   @Override
   public synchronized Decision onFailure(Throwable error) {
     ReplayableBody b = body;
-    if (b != null
-        && error != null
-        && ReplayableBody.wrongLength(error)
-        && b.deliveredWrongLength()) {
-      applicationFailed(error);
+    if (b != null && error != null && b.deliveredWrongLength()) {
+      Throwable refusal = ReplayableBody.wrongLength(error);
+      if (refusal != null) {
+        applicationFailed(refusal);
+      }
     }
     return super.onFailure(error);
   }

@@ -183,21 +183,28 @@ final class ReplayableBody {
   }
 
   /**
-   * Whether {@code failure} is the JDK's refusal of a body that delivered other than the length it
-   * declared ({@code contentLength()}): fewer bytes ("Too few bytes returned by the publisher",
-   * when it completes), or more ("Too many bytes in request body", on the buffer that takes it
-   * past), over HTTP/1.1 and HTTP/2 alike (read in JDK 25's source, tested on 17 and 25, HTTP/1.1);
-   * a synchronous send wraps it in an IOException of the same message. The application's mistake,
-   * as a publisher's own failure: the subscriber between them sees the count, never the JDK's
-   * exception, which it makes itself. Known by the count ({@link Length}); the message tells that
-   * failure from another of the attempt's (a reset before the JDK got so far).
+   * The JDK's refusal, in {@code failure} or its first causes, of a body that delivered other than
+   * the length it declared ({@code contentLength()}): fewer bytes ("Too few bytes returned by the
+   * publisher", when it completes), or more ("Too many bytes in request body", on the buffer that
+   * takes it past), over HTTP/1.1 and HTTP/2 alike (read in JDK 25's source, tested on 17 and 25,
+   * HTTP/1.1); a synchronous send wraps it in an IOException of the same message. The application's
+   * mistake, as a publisher's own failure: the subscriber between them sees the count, never the
+   * JDK's exception, which it makes itself. Known by the count ({@link Length}); the message tells
+   * that failure from another of the attempt's (a reset before the JDK got so far). Null when none.
    */
-  static boolean wrongLength(Throwable failure) {
-    String m = failure.getMessage();
-    return failure instanceof java.io.IOException
-        && m != null
-        && (m.contains("Too few bytes returned by the publisher")
-            || m.contains("Too many bytes in request body"));
+  static Throwable wrongLength(Throwable failure) {
+    // The failure itself, or one of its first causes (a CompletionException's, say).
+    Throwable t = failure;
+    for (int depth = 0; t != null && depth < 8; depth++, t = t.getCause()) {
+      String m = t.getMessage();
+      if (t instanceof java.io.IOException
+          && m != null
+          && (m.contains("Too few bytes returned by the publisher")
+              || m.contains("Too many bytes in request body"))) {
+        return t;
+      }
+    }
+    return null;
   }
 
   /**
