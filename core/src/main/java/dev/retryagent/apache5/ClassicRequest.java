@@ -64,13 +64,19 @@ final class ClassicRequest implements RequestInfo {
   }
 
   /**
-   * {@code exchange}, a request HttpClient sends in an attempt other than the attempt's own (its
-   * retry element's resend, a redirect's hop: each a copy of the application's request, with the
-   * application's entity as it is), with its entity watched for {@code log} as the attempt's is
-   * ({@link #forAttempt}); left as it is when it already is. {@code exchange} is HttpClient's own
-   * copy, never the application's object.
+   * {@code exchange}, a request HttpClient sends in attempt {@code n} (its retry element's resend,
+   * a redirect's hop: each a copy of the application's request, with the application's entity and
+   * headers as they are; or the attempt's own request), with its entity watched for {@code log} as
+   * the attempt's is ({@link #forAttempt}), left as it is when it already is; and with the attempt
+   * header set to {@code n}. Without it such a copy went out without the header (the hop of a
+   * 307/308 redirect, HttpClient's resend), where the JDK's and OkHttp's redirects and resends of
+   * an attempt's request carry the attempt's number, as HttpClient 4.5's do. {@code exchange} is
+   * HttpClient's own copy, never the application's object.
    */
-  void watch(ClassicHttpRequest exchange, ExchangeLog log) {
+  void watch(ClassicHttpRequest exchange, int n, ExchangeLog log) {
+    if (attemptHeader != null) {
+      exchange.setHeader(attemptHeader, Integer.toString(n));
+    }
     HttpEntity entity = exchange.getEntity();
     if (entity != null && !(entity instanceof Tracking)) {
       exchange.setEntity(new Tracking(entity, log));

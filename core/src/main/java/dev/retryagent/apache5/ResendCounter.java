@@ -15,7 +15,8 @@ import org.apache.hc.core5.http.HttpException;
  * exchange answered with a 3xx); authentication challenges are answered below, unseen. What
  * HttpClient resends here was allowed by the call first when the strategy is governed ({@link
  * GovernedRetryStrategy}); it is counted either way. Each request's entity is watched for a failure
- * of its own ({@link ClassicRequest#watch}). Stateless.
+ * of its own, and each request carries the attempt header ({@link ClassicRequest#watch}).
+ * Stateless.
  */
 final class ResendCounter implements ExecChainHandler {
   static final ResendCounter INSTANCE = new ResendCounter();
@@ -34,8 +35,9 @@ final class ResendCounter implements ExecChainHandler {
     if (attempt.call.request() instanceof ClassicRequest) {
       // A resend or a redirect's hop is a copy of the application's request HttpClient made below
       // the attempt's: its entity is watched too, or a failure of the entity's own in it (a new
-      // exception from the same broken source) was taken for the host's.
-      ((ClassicRequest) attempt.call.request()).watch(request, log);
+      // exception from the same broken source) was taken for the host's; and it carries the
+      // attempt's header, which the copy lacked.
+      ((ClassicRequest) attempt.call.request()).watch(request, attempt.number, log);
     }
     log.exchangeStarted();
     ClassicHttpResponse response = chain.proceed(request, scope);

@@ -179,7 +179,7 @@ public final class RetryExecHandler implements ExecChainHandler {
       ClassicRequest info,
       RetryCall call)
       throws IOException {
-    Attempt attempt = new Attempt(call);
+    Attempt attempt = new Attempt(call, n);
     CURRENT.set(attempt);
     ClassicHttpRequest sent = info.forAttempt(request, n, attempt.log);
     CallContext.AttemptSpan span = call.context().startAttempt(sent, HEADERS);
@@ -210,13 +210,18 @@ public final class RetryExecHandler implements ExecChainHandler {
     }
   }
 
-  /** One attempt of a call: the exchanges HttpClient makes in it, and the call that decides. */
+  /**
+   * One attempt of a call: the exchanges HttpClient makes in it, the call that decides, and the
+   * attempt's number, which every request of the attempt carries in the attempt header.
+   */
   static final class Attempt {
     final ExchangeLog log = new ExchangeLog();
     final RetryCall call;
+    final int number;
 
-    Attempt(RetryCall call) {
+    Attempt(RetryCall call, int number) {
       this.call = call;
+      this.number = number;
     }
   }
 

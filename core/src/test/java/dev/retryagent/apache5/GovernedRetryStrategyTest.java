@@ -342,7 +342,7 @@ class GovernedRetryStrategyTest {
   void aPassThroughCallInsideAnAttemptIsNotCountedForIt() throws Exception {
     RetryEngine engine = engine(Mode.ENFORCE, r -> r);
     RetryExecHandler.Attempt outer =
-        new RetryExecHandler.Attempt(engine.newCall(FakeRequest.get()));
+        new RetryExecHandler.Attempt(engine.newCall(FakeRequest.get()), 1);
     RetryExecHandler.CURRENT.set(outer);
     try {
       Object[] seen = new Object[1];
