@@ -1056,6 +1056,54 @@ class RetryingUrlConnectionsTest {
     assertThat(server.requestCount()).isEqualTo(2);
   }
 
+  /** How far an application goes with a response it then drops: never reads it to its end. */
+  enum Dropped {
+    /** {@code getResponseCode()} and nothing more (common legacy code). */
+    STATUS_ONLY,
+    /** A body written, then {@code getResponseCode()} and nothing more. */
+    BODY_THEN_STATUS,
+    /** The response stream taken, a byte read, never closed (an exception path). */
+    STREAM_PARTLY_READ,
+    /** Only a header asked for. */
+    HEADER_ONLY
+  }
+
+  @ParameterizedTest
+  @EnumSource(Dropped.class)
+  void aResponseDroppedUnreadHoldsNothingTheCallEndedAtItsStatus(Dropped how) throws Exception {
+    RetryEngine engine = breakerWithOneTrial(); // the breaker's one trial
+    server.enqueue(ok(new String(bytes(200_000), StandardCharsets.ISO_8859_1)));
+
+    // The trial's connection: the response is asked for, its body never read to its end, the
+    // stream never closed, no disconnect(). The call is over once the status is known: only the
+    // body remains, which is the JDK's, as without the agent.
+    HttpURLConnection trial = open("/v1/items", engine);
+    switch (how) {
+      case STATUS_ONLY:
+        assertThat(trial.getResponseCode()).isEqualTo(200);
+        break;
+      case BODY_THEN_STATUS:
+        trial.setRequestMethod("PUT");
+        trial.setDoOutput(true);
+        trial.getOutputStream().write(bytes(2));
+        assertThat(trial.getResponseCode()).isEqualTo(200);
+        break;
+      case STREAM_PARTLY_READ:
+        assertThat(trial.getInputStream().read()).isNotNegative();
+        break;
+      case HEADER_ONLY:
+        assertThat(trial.getHeaderField("Content-Length")).isEqualTo("200000");
+        break;
+    }
+    trial = null; // dropped
+
+    // The trial answered 200 and the call ended there: the breaker closed, and the host's next
+    // call is let through (a trial still held would have it refused: one trial, openFor 1 s, the
+    // clock stopped). Its context ends there too (UrlCallContextTest).
+    server.enqueue(ok("next"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+  }
+
   @Test
   void aConnectionConnectedWhileTheBreakerIsOpenIsRefusedAtItsFirstStepThatSends()
       throws Exception {
