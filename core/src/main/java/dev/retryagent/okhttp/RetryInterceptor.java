@@ -145,7 +145,7 @@ public final class RetryInterceptor implements Interceptor {
     try {
       Response r = withTimeout(chain, timeoutNanos).proceed(guarded);
       countRepeats(call, r);
-      return r;
+      return asCallers(r, chain.request(), guarded, call.policy().retry().attemptHeader());
     } catch (IOException | RuntimeException e) {
       if (wrongLength(guarded, e)) {
         // The body wrote other than its contentLength() said, and OkHttp's sink refused it: the
@@ -186,6 +186,48 @@ public final class RetryInterceptor implements Interceptor {
     return message != null
         && (message.equals("unexpected end of stream")
             || (message.startsWith("expected ") && message.contains(" bytes but received ")));
+  }
+
+  /**
+   * {@code r}, the response to {@code sent} (the attempt's request, with the policy's {@code
+   * attemptHeader}), as the application gets it without us: {@code response.request()} is the
+   * request the interceptors before ours passed on ({@code callers}), and after a follow-up (a
+   * redirect, OkHttp's own repeat) the request OkHttp followed with, without the attempt header (or
+   * with the application's own value under that name) and with the application's body when it sends
+   * the attempt's; the same for each {@code priorResponse()}. OkHttp's {@code BridgeInterceptor}
+   * shows the request it was given, which was our attempt's: the application saw the attempt header
+   * there, and sending {@code response.request()} again sent it. The network response keeps what
+   * went on the wire. Only with an attempt header: nothing else of the attempt's request differs in
+   * its headers.
+   */
+  static Response asCallers(Response r, Request callers, Request sent, String attemptHeader) {
+    if (attemptHeader == null || sent == callers || r == null) {
+      return r;
+    }
+    Response.Builder b =
+        r.newBuilder().request(asCallers(r.request(), callers, sent, attemptHeader));
+    Response prior = r.priorResponse();
+    if (prior != null) {
+      b.priorResponse(asCallers(prior, callers, sent, attemptHeader));
+    }
+    return b.build();
+  }
+
+  private static Request asCallers(
+      Request shown, Request callers, Request sent, String attemptHeader) {
+    if (shown == sent) {
+      return callers;
+    }
+    Request.Builder b = shown.newBuilder().removeHeader(attemptHeader);
+    for (String own : callers.headers(attemptHeader)) {
+      b.addHeader(attemptHeader, own);
+    }
+    if (shown.body() != null && shown.body() == sent.body()) {
+      // A follow-up that sends the body again (a 307/308) carries the attempt's, which is ours
+      // (ResendGuard's watch): the application's, as OkHttp alone shows it.
+      b.method(shown.method(), callers.body());
+    }
+    return b.build();
   }
 
   private static final BooleanSupplier CANCELLED = new Cancelled();

@@ -20,6 +20,7 @@ import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -999,6 +1000,92 @@ class RetryInterceptorTest {
     assertThat(server.requests())
         .extracting(req -> req.header("X-Retry-Attempt"))
         .containsExactly("1", "2", "3");
+  }
+
+  /** What {@code response.request()} shows the application: method, URL, headers, body. */
+  private static String shown(Request r, Request application) {
+    return r.method()
+        + " "
+        + r.url().encodedPath()
+        + " "
+        + r.headers().toMultimap()
+        + " body="
+        + (r.body() == null ? "none" : r.body() == application.body() ? "application's" : "other");
+  }
+
+  /** {@code response} and its prior responses, as {@link #shown}: the application's view. */
+  private static List<String> shownChain(Response response, Request application) {
+    List<String> chain = new ArrayList<>();
+    for (Response r = response; r != null; r = r.priorResponse()) {
+      chain.add(r.code() + " " + shown(r.request(), application));
+    }
+    return chain;
+  }
+
+  /**
+   * {@code response.request()} (and each {@code priorResponse().request()}) shows the application
+   * the request it sent, as plain OkHttp does, not our attempt's with the attempt header: OkHttp's
+   * bridge shows the request it was given, our attempt's. Answered at once, after our retry, and
+   * after a 307 redirect OkHttp followed, side by side with a plain client.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theResponsesRequestIsTheApplicationsNotTheAttempts(Way way) throws Exception {
+    configure(b -> b.attemptHeader("X-Retry-Attempt").maxAttempts(3));
+    OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+    Request get =
+        new Request.Builder().url(server.url("/v1/items")).header("X-App", "mine").build();
+    Request post =
+        new Request.Builder()
+            .url(server.url("/v1/moved"))
+            .header("X-App", "mine")
+            .header("X-Retry-Attempt", "the application's own")
+            .header("Idempotency-Key", "k-1")
+            .post(RequestBody.create(JSON, "{}"))
+            .build();
+    // Every call is answered 200 but for what is enqueued before it. OkHttp 3 does not follow a
+    // 307 of a POST (4 and 5 do, with its body): the application then gets the 307.
+    server.otherwise(ok("done"));
+    Way plainWay = way == Way.ENQUEUE_REQUEUED ? Way.ENQUEUE : way; // OkHttp's own enqueue
+    List<String> plainGet;
+    List<String> plainPost;
+    OkHttpClient ours = client;
+    client = plain;
+    try {
+      try (Response response = call(plainWay, get)) {
+        plainGet = shownChain(response, get);
+      }
+      server.enqueue(status(307).header("Location", "/v1/moved-to"));
+      try (Response response = call(plainWay, post)) {
+        plainPost = shownChain(response, post);
+      }
+    } finally {
+      client = ours;
+    }
+    int plainRequests = server.requestCount();
+
+    try (Response once = call(way, get)) {
+      assertThat(shownChain(once, get)).isEqualTo(plainGet);
+    }
+    server.enqueue(status(503));
+    try (Response retried = call(way, get)) {
+      assertThat(shownChain(retried, get)).isEqualTo(plainGet);
+      // The network response keeps what went on the wire.
+      assertThat(retried.networkResponse().request().header("X-Retry-Attempt")).isEqualTo("2");
+    }
+    server.enqueue(status(307).header("Location", "/v1/moved-to"));
+    try (Response moved = call(way, post)) {
+      assertThat(shownChain(moved, post))
+          .isEqualTo(plainPost)
+          .allSatisfy(v -> assertThat(v).contains("x-retry-attempt=[the application's own]"));
+    }
+    List<String> attempts = new ArrayList<>();
+    for (ScriptedHttpServer.Recorded r :
+        server.requests().subList(plainRequests, server.requestCount())) {
+      attempts.add(r.header("X-Retry-Attempt"));
+    }
+    // once, retried twice, the POST (and its redirect's hop, which OkHttp 4 and 5 follow).
+    assertThat(attempts).startsWith("1", "1", "2", "1").containsOnly("1", "2");
   }
 
   @ParameterizedTest
