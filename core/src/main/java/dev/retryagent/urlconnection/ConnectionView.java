@@ -147,6 +147,7 @@ final class ConnectionView {
     lock.lock();
     try {
       x.connect();
+      x.watch(this); // only the application's connection holds this view
     } finally {
       lock.unlock();
     }
@@ -155,10 +156,17 @@ final class ConnectionView {
   OutputStream getOutputStream() throws IOException {
     lock.lock();
     try {
-      return x.getOutputStream();
+      OutputStream out = x.getOutputStream();
+      x.watch(this);
+      return out;
     } finally {
       lock.unlock();
     }
+  }
+
+  /** The exchange, for tests. */
+  UrlExchange exchange() {
+    return x;
   }
 
   void disconnect() {

@@ -25,6 +25,11 @@ final class RetryingHttpConnection extends HttpURLConnection {
     this.v = new ConnectionView(exchange);
   }
 
+  /** Its view, for tests. */
+  ConnectionView view() {
+    return v;
+  }
+
   @Override
   public void connect() throws IOException {
     v.connect();

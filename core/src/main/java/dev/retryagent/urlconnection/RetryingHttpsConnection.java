@@ -123,6 +123,11 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
     }
   }
 
+  /** Its view, for tests. */
+  ConnectionView view() {
+    return v;
+  }
+
   @Override
   public void connect() throws IOException {
     v.connect();

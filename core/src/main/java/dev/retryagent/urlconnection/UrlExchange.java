@@ -6,10 +6,15 @@ import dev.retryagent.engine.RetryEngine;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.lang.ref.Reference;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
 import java.net.HttpURLConnection;
 import java.net.ProtocolException;
 import java.net.Proxy;
 import java.net.SocketException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
@@ -37,6 +42,16 @@ import java.util.function.BooleanSupplier;
 final class UrlExchange {
   /** {@code disconnect()} ends a wait within this much. */
   private static final long CANCEL_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+
+  /**
+   * The application's connections (their {@link ConnectionView}) that the collector found dropped
+   * while their call was open between the application's steps, for the next call to end ({@link
+   * #endDropped}): the agent starts no thread for it.
+   */
+  private static final ReferenceQueue<Object> DROPPED = new ReferenceQueue<>();
+
+  /** The watches not collected yet: a reference must be reachable to be queued. */
+  private static final Set<Watch> WATCHED = ConcurrentHashMap.newKeySet();
 
   private final RetryEngine engine;
   private final UrlTransport transport;
@@ -76,6 +91,9 @@ final class UrlExchange {
 
   /** The application called {@code disconnect()}: a write it breaks is not the host's failure. */
   private volatile boolean disconnected;
+
+  /** While the call is open between the application's steps: the application's connection. */
+  private Watch watch;
 
   UrlExchange(HttpURLConnection template, Proxy proxy, RetryEngine engine, UrlTransport transport) {
     this.template = template;
@@ -195,7 +213,7 @@ final class UrlExchange {
     } finally {
       running = false;
       if (done) {
-        steps.callOver(call);
+        callOver();
       }
     }
   }
@@ -267,7 +285,7 @@ final class UrlExchange {
       } catch (RuntimeException bug) {
         call.onAbandoned(); // the application's own exception goes on as it is
       }
-      steps.callOver(call);
+      callOver();
     } finally {
       lock.unlock();
     }
@@ -355,7 +373,7 @@ final class UrlExchange {
     } finally {
       running = false;
       if (done) {
-        steps.callOver(call);
+        callOver();
       }
     }
   }
@@ -528,6 +546,7 @@ final class UrlExchange {
   /** Starts the call at the first network step; false when the engine is off (all pass through). */
   private boolean start() {
     if (call == null) {
+      endDropped();
       call = engine.newCall(request);
       if (call.passThrough()) {
         done = true; // every call goes to the template, as without the agent
@@ -716,7 +735,7 @@ final class UrlExchange {
     current = c;
     done = true;
     if (!liveBegun) {
-      steps.callOver(call);
+      callOver();
       return;
     }
     try {
@@ -726,7 +745,82 @@ final class UrlExchange {
       }
     } finally {
       call.onAbandoned();
-      steps.callOver(call);
+      callOver();
+    }
+  }
+
+  /** The call is over: its context ends, once, and it is no longer watched. */
+  private void callOver() {
+    steps.callOver(call);
+    Watch w = watch;
+    if (w != null) {
+      watch = null;
+      WATCHED.remove(w);
+      w.clear();
+    }
+  }
+
+  /**
+   * {@code connect()} or {@code getOutputStream()} of {@code view} returned with the call open
+   * between the application's steps: until it is over, the call is watched through {@code view},
+   * which only the application's connection holds. An application that lets that connection go
+   * without a response or {@code disconnect()} (its own code failed between its body and its
+   * response) would otherwise hold the attempt's breaker permit (a half-open trial, until the
+   * breaker gives up on it and counts it failed) and never end the call: no log line, end event or
+   * call span. Under the lock.
+   */
+  void watch(Object view) {
+    if (watch == null && live != null && !done && call != null) {
+      watch = new Watch(view, this);
+      WATCHED.add(watch);
+    }
+  }
+
+  /** The watch of the open call, for a test to queue it as the collector does; or null. */
+  Reference<?> watched() {
+    return watch;
+  }
+
+  /**
+   * Ends the call of each connection the collector found dropped ({@link #watch}), as the
+   * application's {@code disconnect()} between its steps does ({@link #abandonLive}): cancelled,
+   * the breaker's permit back without an outcome, the log, metrics and call span told; after {@code
+   * connect()} alone, only its context ends. The JDK's connection is left as the application left
+   * it (it may still write to the body stream it holds): its socket is the JDK's to close. Called
+   * as each call starts, on its thread.
+   */
+  static void endDropped() {
+    for (Reference<?> r; (r = DROPPED.poll()) != null; ) {
+      Watch w = (Watch) r;
+      WATCHED.remove(w);
+      w.exchange.dropped(w);
+    }
+  }
+
+  private void dropped(Watch w) {
+    if (!lock.tryLock()) {
+      return; // a step of it in progress: the connection was not dropped after all
+    }
+    try {
+      if (watch == w) {
+        try {
+          abandonLive();
+        } catch (RuntimeException bug) {
+          // never fail the call that found it
+        }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** A weak reference to an application's connection whose call is open: {@link #watch}. */
+  private static final class Watch extends WeakReference<Object> {
+    final UrlExchange exchange;
+
+    Watch(Object view, UrlExchange exchange) {
+      super(view, DROPPED);
+      this.exchange = exchange;
     }
   }
 

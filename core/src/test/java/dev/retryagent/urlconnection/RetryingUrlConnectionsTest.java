@@ -29,6 +29,7 @@ import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.lang.ref.Reference;
 import java.net.ConnectException;
 import java.net.HttpURLConnection;
 import java.net.InetAddress;
@@ -1102,6 +1103,63 @@ class RetryingUrlConnectionsTest {
     // clock stopped). Its context ends there too (UrlCallContextTest).
     server.enqueue(ok("next"));
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+  }
+
+  /**
+   * The application writes its body, then lets the connection go without a response or {@code
+   * disconnect()} (its own code failed between the two). Once the collector finds it (queued here
+   * by hand, as the collector queues it: no GC in the test), the host's next call ends it as the
+   * application's {@code disconnect()} would: cancelled, the half-open trial back without an
+   * outcome. Before, the trial stayed held: the next call was refused (CircuitBreakerOpenException)
+   * until the breaker gave up on the trial after openFor and opened again, and the call never ended
+   * (no log line, end event or call span).
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aConnectionDroppedAfterItsBodyIsEndedByTheNextCallAsCancelled(boolean streamed)
+      throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
+    HttpURLConnection trial = open("/v1/items", engine);
+    trial.setRequestMethod("PUT");
+    trial.setDoOutput(true);
+    if (streamed) {
+      trial.setFixedLengthStreamingMode(2);
+    }
+    trial.getOutputStream().write(bytes(2));
+    Reference<?> watch = ((RetryingHttpConnection) trial).view().exchange().watched();
+
+    // The application lets it go: what the collector does then (the test keeps it reachable, so
+    // that the collector does not race with it).
+    watch.enqueue();
+
+    server.enqueue(ok("next"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .filteredOn(GiveUpReason.CANCELLED::equals)
+        .hasSize(1);
+    Reference.reachabilityFence(trial);
+  }
+
+  @Test
+  void aConnectionStillHeldIsNotWatchedOnceItsCallIsOver() throws Exception {
+    server.enqueue(ok("stored"));
+    HttpURLConnection c =
+        open(
+            "/v1/items",
+            TestEngines.engine(
+                time, Mode.ENFORCE, b -> b, CircuitBreakerPolicy.defaults(), events));
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.getOutputStream().write(bytes(2));
+    UrlExchange x = ((RetryingHttpConnection) c).view().exchange();
+    assertThat(x.watched()).isNotNull();
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+
+    // Over: nothing to end when it is dropped, and the watch no longer holds the exchange.
+    assertThat(x.watched()).isNull();
   }
 
   @Test
