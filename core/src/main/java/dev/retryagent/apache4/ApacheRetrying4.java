@@ -134,11 +134,12 @@ public final class ApacheRetrying4 {
     } catch (IOException | RuntimeException | Error e) {
       span.end(-1, e);
       if (observed.log().isApplications(e)) {
-        // The application's entity failed, not the host: the call ends here, as cancelled (the
-        // breaker's permit back without an outcome, no retry), with the exception as it is.
+        // The application's entity failed, not the host: the call ends here as the application's
+        // failure (the breaker's permit back without an outcome, no retry), with the exception as
+        // it is.
         observed.log().reportTo(call);
         reported = true;
-        call.onAbandoned();
+        call.endedByApplication(e);
       }
       throw e;
     } finally {

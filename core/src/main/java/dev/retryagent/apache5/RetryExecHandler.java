@@ -194,12 +194,13 @@ public final class RetryExecHandler implements ExecChainHandler {
     } catch (IOException | RuntimeException | Error e) {
       span.end(-1, e);
       if (attempt.log.isApplications(e)) {
-        // The application's entity failed, not the host: the call ends here, as cancelled (the
-        // breaker's permit back without an outcome, no retry), with the exception as it is.
+        // The application's entity failed, not the host: the call ends here as the application's
+        // failure (the breaker's permit back without an outcome, no retry), with the exception as
+        // it is.
         CURRENT.set(null);
         attempt.log.reportTo(call);
         reported = true;
-        call.onAbandoned();
+        call.endedByApplication(e);
       }
       throw e;
     } finally {

@@ -53,6 +53,14 @@ public final class AttemptResult {
     return CANCELLED;
   }
 
+  /**
+   * The attempt ended in the application's own {@code error} (its request body), not in the host's
+   * answer: no outcome of the host's, so {@link Outcome#CANCELLED}, with the error for the log.
+   */
+  static AttemptResult applications(Throwable error) {
+    return new AttemptResult(Outcome.CANCELLED, -1, error);
+  }
+
   /** No attempt was made (the rate limit refused the call). */
   static AttemptResult none() {
     return NONE;

@@ -30,7 +30,13 @@ public enum GiveUpReason {
    * The caller's own timeout for the whole call (OkHttp's {@code callTimeout}) ended it, or would
    * pass before the next attempt could start.
    */
-  CALL_TIMEOUT;
+  CALL_TIMEOUT,
+  /**
+   * The application's own code failed the request, not the host: its request body (a body that
+   * threw while it wrote, or wrote other than the length it declared). The caller gets that failure
+   * as the client gave it; nothing is retried.
+   */
+  APPLICATION_FAILED;
 
   /** Lower-case, hyphenated: for logs, metrics labels and dead letters. */
   public String label() {

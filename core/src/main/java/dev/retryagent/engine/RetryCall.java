@@ -341,7 +341,7 @@ public abstract class RetryCall extends HostHold {
       // permit and the retry it was (if one) go back, and the breaker's permit (a half-open trial
       // too) is released without an outcome. The failure goes on to the caller as it is.
       attemptNotSent();
-      onAbandoned();
+      endedByApplication(error);
       decision = Decision.done(AttemptResult.cancelled(), null);
       return decision;
     }
@@ -412,6 +412,24 @@ public abstract class RetryCall extends HostHold {
           AttemptResult.cancelled(),
           timedOut ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED,
           now);
+    }
+  }
+
+  /**
+   * The call ends in the application's own failure, {@code failure} (its request body failed, or
+   * wrote other than its declared length), not in the host's: as {@link #onAbandoned}, the
+   * breaker's permit back without an outcome and nothing retried, but the give-up says so ({@link
+   * GiveUpReason#APPLICATION_FAILED}) rather than that the caller cancelled. What else the attempt
+   * gives back is the adapter's to say first ({@link #attemptNotSent}). Safe to call more than
+   * once.
+   */
+  public synchronized void endedByApplication(Throwable failure) {
+    release();
+    if (!finished) {
+      finish(
+          AttemptResult.applications(failure),
+          GiveUpReason.APPLICATION_FAILED,
+          state.engine.clock().nanoTime());
     }
   }
 

@@ -278,9 +278,10 @@ final class UrlExchange {
           // The application broke its own write; or a retry, which cannot happen without the body:
           // the call is never left open.
           if (wrongLength && !disconnected) {
-            applicationsMistake();
+            applicationsMistake(e);
+          } else {
+            call.onAbandoned();
           }
-          call.onAbandoned();
         }
       } catch (RuntimeException bug) {
         call.onAbandoned(); // the application's own exception goes on as it is
@@ -292,14 +293,16 @@ final class UrlExchange {
   }
 
   /**
-   * The attempt under way ends as the application's mistake (a fixed length it broke), as {@link
-   * dev.retryagent.engine.RetryCall#applicationFailed} ends one of OkHttp's or java.net.http's: it
-   * counts as not sent, so its rate-limit permit (and its retry, if one) go back when the call ends
-   * ({@code onAbandoned}, next), not only the breaker's permit. Else the host's next call found the
-   * bucket short of the permit the application's broken request took.
+   * The call ends in the attempt under way as the application's mistake (a fixed length it broke),
+   * with {@code failure}, as {@link dev.retryagent.engine.RetryCall#applicationFailed} ends one of
+   * OkHttp's or java.net.http's: it counts as not sent, so its rate-limit permit (and its retry, if
+   * one) go back, not only the breaker's permit (else the host's next call found the bucket short
+   * of the permit the application's broken request took), and its give-up says it was the
+   * application's failure, not a cancel.
    */
-  private void applicationsMistake() {
+  private void applicationsMistake(Throwable failure) {
     call.attemptNotSent();
+    call.endedByApplication(failure);
   }
 
   /**
@@ -422,10 +425,11 @@ final class UrlExchange {
         // deliberate and does not resend), not the host's failure; the permit goes back. Or it
         // asked for the response of a body shorter than the fixed length it declared, which the
         // JDK refuses: its own mistake, as bodyWriteFailed takes one.
-        if (!cancelled) {
-          applicationsMistake();
+        if (cancelled) {
+          call.onAbandoned();
+        } else {
+          applicationsMistake(failure);
         }
-        call.onAbandoned();
         settle(c, failure, answered);
         return;
       }

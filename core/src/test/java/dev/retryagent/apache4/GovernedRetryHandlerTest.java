@@ -246,6 +246,14 @@ class GovernedRetryHandlerTest {
     assertThat(retriesOfOurs()).isZero();
     assertThat(events)
         .noneSatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.BREAKER_REJECTED));
+    // Each given up as the application's failure, not as a cancel nobody made.
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(
+            GiveUpReason.APPLICATION_FAILED,
+            GiveUpReason.APPLICATION_FAILED,
+            GiveUpReason.APPLICATION_FAILED);
     // The breaker is closed: the host's next call goes through.
     assertThat(get("/items")).isEqualTo("200");
   }

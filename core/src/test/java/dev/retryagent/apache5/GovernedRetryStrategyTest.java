@@ -429,6 +429,14 @@ class GovernedRetryStrategyTest {
     assertThat(retriesOfOurs()).isZero();
     assertThat(events)
         .noneSatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.BREAKER_REJECTED));
+    // Each given up as the application's failure, not as a cancel nobody made.
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(
+            GiveUpReason.APPLICATION_FAILED,
+            GiveUpReason.APPLICATION_FAILED,
+            GiveUpReason.APPLICATION_FAILED);
     // The breaker is closed: the host's next call goes through.
     assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
   }

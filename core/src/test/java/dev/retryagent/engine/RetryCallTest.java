@@ -261,7 +261,7 @@ class RetryCallTest {
   // --- the application's own body failed the attempt: its mistake, not the host's failure
 
   @Test
-  void anAttemptTheApplicationsBodyFailedEndsTheCallAsAbandonedGivingBackWhatItTook()
+  void anAttemptTheApplicationsBodyFailedEndsTheCallAsTheApplicationsGivingBackWhatItTook()
       throws Exception {
     TestPolicy p = oneRetryPerSecond();
     p.retry.retryOnExceptions(java.util.List.of("java.io.IOException"));
@@ -282,7 +282,7 @@ class RetryCallTest {
     assertThat(d.retry()).isFalse();
     assertThat(d.error()).isNull();
     assertThat(call.isFinished()).isTrue();
-    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.APPLICATION_FAILED);
     // The retry's budget and its rate-limit permit are back, and the breaker heard no failure.
     assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
     RetryCall next = f.newCall(FakeRequest.get());

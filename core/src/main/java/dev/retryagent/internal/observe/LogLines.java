@@ -222,6 +222,8 @@ final class LogLines {
         return "retries are disabled for this route";
       case CANCELLED:
         return "cancelled by the caller";
+      case APPLICATION_FAILED:
+        return "the application's own code failed the request, not the host";
       case CALL_TIMEOUT:
         return "the caller's own call timeout ends the call";
       default:
@@ -292,7 +294,10 @@ final class LogLines {
       case TIMEOUT:
         return error.isEmpty() ? e.outcomeText() : e.outcomeText() + ": " + error;
       case CANCELLED:
-        return "cancelled";
+        // The application's own failure ended the attempt: what it was, not "cancelled".
+        return e.reason() == GiveUpReason.APPLICATION_FAILED && !error.isEmpty()
+            ? error
+            : "cancelled";
       default:
         return error.isEmpty() ? "error" : error;
     }

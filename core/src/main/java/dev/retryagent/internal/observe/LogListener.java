@@ -123,7 +123,9 @@ public final class LogListener implements RetryListener {
   public void onGiveUp(RetryEvent e) {
     GiveUpReason r = e.reason();
     LogLevel l =
-        r == GiveUpReason.CIRCUIT_OPEN || r == GiveUpReason.CANCELLED
+        r == GiveUpReason.CIRCUIT_OPEN
+                || r == GiveUpReason.CANCELLED
+                || r == GiveUpReason.APPLICATION_FAILED
             ? LogLevel.INFO
             : LogLevel.WARN;
     if (enabled(l)) {

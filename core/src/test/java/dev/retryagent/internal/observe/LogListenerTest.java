@@ -85,6 +85,32 @@ class LogListenerTest {
   }
 
   @Test
+  void aCallTheApplicationsOwnBodyEndedSaysSoNotThatTheCallerCancelled() {
+    // It said "gave up after 2 attempts (cancelled): cancelled by the caller", which sent an
+    // operator looking for a cancel nobody made. At info, as a cancel: the application has the
+    // exception in hand, and the host did nothing wrong.
+    Rig warn = new Rig(Rig.policy("upload"), log(LogLevel.WARN));
+    warn.call(FakeRequest.get("api.example.com", "/v1/w"), new Rig.Applications(new IOException()));
+    assertThat(lines).isEmpty();
+    Rig rig = new Rig(Rig.policy("upload"), log(LogLevel.INFO));
+
+    Object thrown =
+        rig.call(
+            FakeRequest.get("api.example.com", "/v1/upload"),
+            503,
+            new Rig.Applications(new IOException("disk")));
+
+    assertThat((Throwable) thrown).isInstanceOf(IOException.class).hasMessage("disk");
+    assertThat(lines)
+        .containsExactly(
+            "retry-agent: GET api.example.com/v1/upload attempt 1 failed (503), retrying in"
+                + " 117ms [route=upload]",
+            "retry-agent: GET api.example.com/v1/upload gave up after 2 attempts (IOException:"
+                + " disk): the application's own code failed the request, not the host"
+                + " [route=upload]");
+  }
+
+  @Test
   void runningOutOfAttemptsNamesTheLimit() {
     Rig rig = new Rig(Rig.policy("llm", b -> b.maxAttempts(2)), log(LogLevel.WARN));
 

@@ -106,10 +106,20 @@ final class Rig {
     return policy(route, b -> b);
   }
 
+  /** A step: the application's own code fails the attempt with {@code error}. */
+  static final class Applications {
+    final java.io.IOException error;
+
+    Applications(java.io.IOException error) {
+      this.error = error;
+    }
+  }
+
   /**
    * Runs one call. Returns the final response, or the exception the caller would have seen.
    *
-   * @param steps one per attempt: an Integer status, a {@link Resp}, or a Throwable to throw
+   * @param steps one per attempt: an Integer status, a {@link Resp}, a Throwable to throw, or
+   *     {@link Applications}
    */
   Object call(RequestInfo request, Object... steps) {
     List<Object> script = List.of(steps);
@@ -125,6 +135,13 @@ final class Rig {
               throw new AssertionError("attempt " + attempt + " was not scripted");
             }
             Object step = script.get(i);
+            if (step instanceof Applications) {
+              // The application's own code (its request body) failed the attempt, and told the
+              // call first, as the client adapters do.
+              java.io.IOException own = ((Applications) step).error;
+              call.applicationFailed(own);
+              throw own;
+            }
             if (step instanceof java.io.IOException) {
               throw (java.io.IOException) step;
             }
