@@ -21,11 +21,22 @@ public final class RateLimitedException extends IOException {
   /**
    * No permit for {@code host}: the wait would have passed {@code maxWait}, or the call's deadline
    * when fewer than {@code maxWait} remained; {@code pauseNanos} &gt; 0 when a 429 paused the host.
+   * A pause is waited out first and {@code maxWait} counted from its end, so a pause that outlasts
+   * the deadline is the reason itself, whatever {@code maxWait} is.
    */
   static RateLimitedException noPermit(
       String host, long remainingNanos, long maxWaitNanos, long pauseNanos) {
+    if (pauseNanos > 0 && pauseNanos >= remainingNanos) {
+      return new RateLimitedException(
+          host,
+          "the host is paused after 429 for another "
+              + pauseNanos / 1_000_000
+              + "ms, past the call's deadline ("
+              + remainingNanos / 1_000_000
+              + "ms left)");
+    }
     String why =
-        remainingNanos < maxWaitNanos
+        remainingNanos - pauseNanos < maxWaitNanos
             ? "no permit before the call's deadline (" + remainingNanos / 1_000_000 + "ms left)"
             : "no permit within maxWait " + maxWaitNanos / 1_000_000 + "ms";
     return new RateLimitedException(
