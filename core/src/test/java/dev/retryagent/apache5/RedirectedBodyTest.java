@@ -4,6 +4,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
@@ -206,5 +207,107 @@ class RedirectedBodyTest {
     // application's request for the others.
     assertThat(attemptHeaders()).containsExactly("1", "1", "1");
     assertThat(retriesOfOurs()).isZero();
+  }
+
+  /**
+   * An entity that fails on the redirect's hop (its source gone by its second write): the
+   * application's failure, as on the first write. {@code RedirectExec} sends a copy of the
+   * application's request below our handler; {@code ResendCounter} watches its entity as it watches
+   * the attempt's. Were the failure taken for the host's, a breaker that one failure opens would
+   * refuse the host's next call.
+   */
+  @Test
+  void anEntityThatFailsOnTheRedirectsHopIsTheApplicationsFailureAsOnItsFirstWrite()
+      throws Exception {
+    client = builder().build();
+    server.enqueue(redirect(307), ok("done"));
+    String plain = call(postFailingOnItsSecondWrite());
+    // The hop's head, its body cut: the server records it as the client closes the connection.
+    awaitRequests(2);
+    List<String> plainRequests = requests();
+    server.close();
+    client.close();
+
+    server = new ScriptedHttpServer();
+    client =
+        RetryExecHandler.addTo(
+                builder(),
+                TestEngines.engine(
+                    time,
+                    Mode.ENFORCE,
+                    r ->
+                        r.maxAttempts(3)
+                            .unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY)
+                            .retryOnExceptions(List.of("java.io.IOException")),
+                    CircuitBreakerPolicy.builder()
+                        .countWindow(1)
+                        .minimumCalls(1)
+                        .openFor(java.time.Duration.ofMinutes(1))
+                        .build(),
+                    events))
+            .build();
+    server.enqueue(redirect(307), ok("done"));
+
+    assertThat(call(postFailingOnItsSecondWrite())).isEqualTo(plain).isEqualTo("IOException");
+    awaitRequests(2);
+    assertThat(requests()).isEqualTo(plainRequests);
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.APPLICATION_FAILED);
+    // The breaker heard no failure: the host's next call goes through.
+    server.enqueue(ok("next"));
+    assertThat(call(keyedPost())).isEqualTo("200 next");
+  }
+
+  private void awaitRequests(int n) {
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(server.requests()).hasSize(n));
+  }
+
+  /** A keyed POST whose repeatable entity's source is gone by its second write. */
+  private HttpPost postFailingOnItsSecondWrite() {
+    HttpPost post = new HttpPost(server.url("/start"));
+    post.setHeader("Idempotency-Key", "k-1");
+    java.util.concurrent.atomic.AtomicInteger writes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    byte[] body = "{\"n\":1}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    post.setEntity(
+        new org.apache.hc.core5.http.io.entity.AbstractHttpEntity(
+            ContentType.APPLICATION_JSON, null) {
+          @Override
+          public boolean isRepeatable() {
+            return true;
+          }
+
+          @Override
+          public long getContentLength() {
+            return body.length;
+          }
+
+          @Override
+          public java.io.InputStream getContent() {
+            return new java.io.ByteArrayInputStream(body);
+          }
+
+          @Override
+          public boolean isStreaming() {
+            return false;
+          }
+
+          @Override
+          public void close() {}
+
+          @Override
+          public void writeTo(java.io.OutputStream out) throws IOException {
+            if (writes.incrementAndGet() > 1) {
+              throw new IOException("disk gone");
+            }
+            out.write(body);
+          }
+        });
+    return post;
   }
 }
