@@ -15,8 +15,8 @@ import org.apache.hc.core5.http.HttpException;
  * exchange answered with a 3xx); authentication challenges are answered below, unseen. What
  * HttpClient resends here was allowed by the call first when the strategy is governed ({@link
  * GovernedRetryStrategy}); it is counted either way. Each request's entity is watched for a failure
- * of its own, and each request carries the attempt header ({@link ClassicRequest#watch}).
- * Stateless.
+ * of its own, and each request carries the attempt header ({@link ClassicRequest#watch}) and the
+ * attempt's trace context ({@link RetryExecHandler.Attempt#traceOn}). Stateless.
  */
 final class ResendCounter implements ExecChainHandler {
   static final ResendCounter INSTANCE = new ResendCounter();
@@ -39,6 +39,7 @@ final class ResendCounter implements ExecChainHandler {
       // attempt's header, which the copy lacked.
       ((ClassicRequest) attempt.call.request()).watch(request, attempt.number, log);
     }
+    attempt.traceOn(request);
     log.exchangeStarted();
     ClassicHttpResponse response = chain.proceed(request, scope);
     log.answered(response.getCode());

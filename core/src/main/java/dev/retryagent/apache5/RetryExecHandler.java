@@ -10,6 +10,8 @@ import dev.retryagent.internal.Waits;
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
@@ -182,7 +184,7 @@ public final class RetryExecHandler implements ExecChainHandler {
     Attempt attempt = new Attempt(call, n);
     CURRENT.set(attempt);
     ClassicHttpRequest sent = info.forAttempt(request, n, attempt.log);
-    CallContext.AttemptSpan span = call.context().startAttempt(sent, HEADERS);
+    CallContext.AttemptSpan span = call.context().startAttempt(sent, attempt);
     boolean reported = false;
     try {
       ClassicHttpResponse response = chain.proceed(sent, scope);
@@ -215,14 +217,42 @@ public final class RetryExecHandler implements ExecChainHandler {
    * One attempt of a call: the exchanges HttpClient makes in it, the call that decides, and the
    * attempt's number, which every request of the attempt carries in the attempt header.
    */
-  static final class Attempt {
+  static final class Attempt implements CallContext.HeaderSetter<ClassicHttpRequest> {
     final ExchangeLog log = new ExchangeLog();
     final RetryCall call;
     final int number;
+    // The trace context the attempt's span set on its request (name, value, ...), or null: for
+    // the requests HttpClient makes below us in the attempt (ResendCounter).
+    private List<String> traceHeaders;
 
     Attempt(RetryCall call, int number) {
       this.call = call;
       this.number = number;
+    }
+
+    /** Sets the attempt's trace context on the request it sends, and keeps it for its copies. */
+    @Override
+    public void set(ClassicHttpRequest request, String name, String value) {
+      request.setHeader(name, value);
+      if (traceHeaders == null) {
+        traceHeaders = new ArrayList<>(4);
+      }
+      traceHeaders.add(name);
+      traceHeaders.add(value);
+    }
+
+    /**
+     * Sets the attempt's trace context on {@code exchange}, a request HttpClient sends in the
+     * attempt: a redirect's hop or a resend of its own, copies of the application's request made
+     * below us, which lacked it; the server then saw the hop outside the attempt's trace.
+     */
+    void traceOn(ClassicHttpRequest exchange) {
+      List<String> h = traceHeaders;
+      if (h != null) {
+        for (int i = 0; i + 1 < h.size(); i += 2) {
+          exchange.setHeader(h.get(i), h.get(i + 1));
+        }
+      }
     }
   }
 
@@ -239,10 +269,6 @@ public final class RetryExecHandler implements ExecChainHandler {
       this.cause = cause;
     }
   }
-
-  /** Sets the attempt's trace context on the request it sends. */
-  private static final CallContext.HeaderSetter<ClassicHttpRequest> HEADERS =
-      ClassicHttpRequest::setHeader;
 
   static final ResponseAccess<ClassicHttpResponse> ACCESS =
       new ResponseAccess<ClassicHttpResponse>() {

@@ -112,6 +112,24 @@ class AttemptSpansTest {
   }
 
   @Test
+  void aRedirectsHopOfAnHttpClient5AttemptCarriesTheAttemptsHeaderToo() throws Exception {
+    // RedirectExec sends the hop as a copy of the application's request, made below us: it went
+    // out without the attempt's trace context, so the server saw it outside the attempt's trace
+    // (the JDK's and OkHttp's hops, copies of the attempt's request, carry it; so do 4.5's).
+    server.enqueue(status(302).header("Location", server.url("/target")), ok("done"));
+    try (CloseableHttpClient client =
+        RetryExecHandler.addTo(HttpClients.custom(), engine()).build()) {
+      String body =
+          client.execute(
+              new HttpGet(server.url("/five")), r -> EntityUtils.toString(r.getEntity()));
+
+      assertThat(body).isEqualTo("done");
+    }
+    assertThat(log).containsExactly("start 1 in the call's context", "end 1: 200");
+    assertThat(spansSent()).containsExactly("1", "1");
+  }
+
+  @Test
   void anHttpClient5CallThatFailsEndsItsLastSpanWithTheFailure() throws Exception {
     server.enqueue(reset(), reset(), reset());
     try (CloseableHttpClient client =
