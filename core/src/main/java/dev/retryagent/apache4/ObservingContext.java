@@ -119,16 +119,8 @@ final class ObservingContext implements HttpContext {
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
-      BodyWrites.Guarded guarded = BodyWrites.guard(out);
       // The length HttpClient framed the body with (RequestContent): none when chunked.
-      long length = isChunked() ? -1 : getContentLength();
-      try {
-        super.writeTo(guarded);
-      } catch (IOException | RuntimeException e) {
-        BodyWrites.failed(guarded, e, log);
-        throw e;
-      }
-      BodyWrites.written(guarded, length, log);
+      BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), log);
     }
   }
 

@@ -160,16 +160,8 @@ final class ClassicRequest implements RequestInfo {
       if (oneShot) {
         written = true;
       }
-      BodyWrites.Guarded guarded = BodyWrites.guard(out);
       // The length HttpClient framed the body with (RequestContent): none when chunked.
-      long length = isChunked() ? -1 : getContentLength();
-      try {
-        super.writeTo(guarded);
-      } catch (IOException | RuntimeException e) {
-        BodyWrites.failed(guarded, e, log);
-        throw e;
-      }
-      BodyWrites.written(guarded, length, log);
+      BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), log);
     }
   }
 }

@@ -16,37 +16,39 @@ import java.io.OutputStream;
 public final class BodyWrites {
   private BodyWrites() {}
 
-  /** The stream to hand the application's entity, over the connection's {@code out}. */
-  public static Guarded guard(OutputStream out) {
-    return new Guarded(out);
+  /** An entity's own {@code writeTo}: what the wrappers of HttpClient 4.5 and 5.x hand on to. */
+  public interface Write {
+    void writeTo(OutputStream out) throws IOException;
   }
 
   /**
-   * {@code writeTo} of the application's entity, given {@code guarded}, threw {@code e}: noted in
-   * {@code log} as the application's failure unless the connection failed first.
+   * Has the application's entity write itself ({@code entity}, its own {@code writeTo}) to a stream
+   * over the connection's {@code out}, the body framed with {@code length} (-1: none, or chunked).
+   * What the entity throws while the connection's stream did not fail is noted in {@code log} as
+   * the application's ({@link ExchangeLog#applicationFailed}); so is an entity that returns having
+   * written less than {@code length} ({@link ExchangeLog#shortBody}): HttpCore sends what it wrote,
+   * raises nothing, and the server waits for the rest, so the failure that ends the exchange (the
+   * client's read timeout, the server's giving up) is of the application's making. One that wrote
+   * more is cut at its length by HttpCore: the request is whole.
    */
-  public static void failed(Guarded guarded, Throwable e, ExchangeLog log) {
-    if (!guarded.failed && log != null) {
-      log.applicationFailed(e);
+  public static void writeTo(Write entity, OutputStream out, long length, ExchangeLog log)
+      throws IOException {
+    Guarded guarded = new Guarded(out);
+    try {
+      entity.writeTo(guarded);
+    } catch (IOException | RuntimeException e) {
+      if (!guarded.failed && log != null) {
+        log.applicationFailed(e);
+      }
+      throw e;
     }
-  }
-
-  /**
-   * {@code writeTo} of the application's entity, given {@code guarded}, returned, the entity having
-   * declared {@code length} ({@code getContentLength()}, -1 for none or chunked): an entity that
-   * wrote less is noted in {@code log} ({@link ExchangeLog#shortBody}). HttpCore sends what it
-   * wrote, raises nothing, and the server waits for the rest: the failure that ends the exchange
-   * (the client's read timeout, the server's giving up) is of the application's making. One that
-   * wrote more is cut at its length by HttpCore: the request is whole.
-   */
-  public static void written(Guarded guarded, long length, ExchangeLog log) {
     if (length >= 0 && guarded.written < length && !guarded.failed && log != null) {
       log.shortBody();
     }
   }
 
   /** The connection's stream, noting whether it failed. Not thread-safe, as the stream is not. */
-  public static final class Guarded extends FilterOutputStream {
+  private static final class Guarded extends FilterOutputStream {
     private boolean failed;
     private long written; // the bytes the entity wrote, as it gave them
 

@@ -62,7 +62,7 @@ public final class ExchangeLog {
   }
 
   /**
-   * The application's entity wrote less than the length it declared ({@link BodyWrites#written}):
+   * The application's entity wrote less than the length it declared ({@link BodyWrites#writeTo}):
    * the server waits for the rest, and an I/O failure of the current exchange after it (the
    * client's read timeout, the server closing) is the application's, not the host's ({@link
    * #isApplications}).
