@@ -348,29 +348,23 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   public long abandonAtExit(Duration waited) {
     long dropped = dropQueued();
     int inWrite = writing;
-    String ranOut = "the " + Units.formatDuration(waited) + " the agent waits at exit ran out";
-    if (dropped > 0) {
-      errors.once(
-          "exit",
-          "retry-agent: at exit, "
-              + lines(dropped)
-              + " for "
-              + Sanitizer.oneLine(path.toString())
-              + (dropped == 1 ? " was" : " were")
-              + " dropped, not written: "
-              + ranOut
-              + (inWrite == 0 ? "" : " (" + inWrite + " more being written)"));
-    } else if (inWrite > 0) {
-      errors.once(
-          "exit",
-          "retry-agent: at exit, "
-              + lines(inWrite)
-              + " for "
-              + Sanitizer.oneLine(path.toString())
-              + (inWrite == 1 ? " was" : " were")
-              + " still being written when "
-              + ranOut);
+    if (dropped == 0 && inWrite == 0) {
+      return 0;
     }
+    String ranOut = "the " + Units.formatDuration(waited) + " the agent waits at exit ran out";
+    long n = dropped > 0 ? dropped : inWrite;
+    errors.once(
+        "exit",
+        "retry-agent: at exit, "
+            + lines(n)
+            + " for "
+            + Sanitizer.oneLine(path.toString())
+            + (n == 1 ? " was" : " were")
+            + (dropped > 0
+                ? " dropped, not written: "
+                    + ranOut
+                    + (inWrite == 0 ? "" : " (" + inWrite + " more being written)")
+                : " still being written when " + ranOut));
     return dropped;
   }
 
