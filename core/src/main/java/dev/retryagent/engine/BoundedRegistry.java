@@ -5,7 +5,6 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.BiConsumer;
 import java.util.function.Function;
 import java.util.function.Predicate;
 
@@ -147,13 +146,6 @@ final class BoundedRegistry<K, V> {
    */
   synchronized void removeKeys(Predicate<K> unused) {
     entries.keySet().removeIf(unused);
-  }
-
-  /** Each key and value, under the lock (keep {@code action} short). */
-  synchronized void forEach(BiConsumer<K, V> action) {
-    for (Map.Entry<K, Entry<V>> e : entries.entrySet()) {
-      action.accept(e.getKey(), e.getValue().value);
-    }
   }
 
   synchronized int size() {

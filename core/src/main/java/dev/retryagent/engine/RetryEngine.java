@@ -10,10 +10,7 @@ import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -74,13 +71,14 @@ public final class RetryEngine {
   private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
 
   /**
-   * The hosts' 429 pauses still running at the last reload: target to when the pause ends ({@link
-   * Clock#nanoTime()} terms). A limiter is kept per host and rate-limit section, so a reload that
-   * changes the section (an operator lowering {@code perSecond} because the host answers 429) makes
-   * a new one; the pause is the host's word about itself, not about the old limit, and the new
-   * limiter starts with it (as the fleet's limiters hand theirs on).
+   * The hosts' 429 pauses: target to when the last one ends ({@link Clock#nanoTime()} terms). A
+   * limiter is kept per host and rate-limit section, so a route's first call after the 429 (its
+   * section of its own), or a reload that changes the section (an operator lowering {@code
+   * perSecond} because the host answers 429), makes a new one; the pause is the host's word about
+   * itself, not about one limit, and the new limiter starts with it ({@link #newLimiter}), as the
+   * fleet's limiters hand theirs on. Written on a 429 only; kept across reloads.
    */
-  private volatile Map<String, Long> reloadPauses = Collections.emptyMap();
+  private final ConcurrentHashMap<String, Long> hostPauses = new ConcurrentHashMap<>();
 
   /** Fleet mode, or null: then a {@code scope: fleet} limit is kept per host, as without it. */
   private volatile FleetLimits fleet;
@@ -193,8 +191,6 @@ public final class RetryEngine {
    * Mode and policies change together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
-    // Before the new policies' first call can make a limiter.
-    reloadPauses = runningPauses();
     this.settings = new EngineSettings(this, mode, policies);
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
     Collection<Policy> now = policies.policies();
@@ -204,20 +200,6 @@ public final class RetryEngine {
       // and Prometheus for the JVM's life. Calls under way keep the one they hold.
       breakers.removeKeys(new Unused(now));
     }
-  }
-
-  /** The 429 pauses the hosts' limiters hold now, the longest per target. */
-  private Map<String, Long> runningPauses() {
-    long now = clock.nanoTime();
-    Map<String, Long> pauses = new HashMap<>();
-    limiters.forEach(
-        (k, limiter) -> {
-          long left = limiter.pauseRemainingNanos(now);
-          if (left > 0) {
-            pauses.merge(k.name, now + left, (a, b) -> a - b > 0 ? a : b);
-          }
-        });
-    return pauses.isEmpty() ? Collections.<String, Long>emptyMap() : pauses;
   }
 
   /** The breaker keys that no policy of a configuration uses. */
@@ -275,7 +257,7 @@ public final class RetryEngine {
         port,
         breakerFor(target, policy),
         budgetEntry(target, policy),
-        limiterFor(target, policy, scheme, host, port),
+        limiterFor(target, policy),
         fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
   }
@@ -374,8 +356,7 @@ public final class RetryEngine {
   }
 
   /** The target's own limiter, or null when the limit is off or kept by the fleet. */
-  private BoundedRegistry.Entry<RateLimiter> limiterFor(
-      String target, Policy policy, String scheme, String host, int port) {
+  private BoundedRegistry.Entry<RateLimiter> limiterFor(String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
       return null;
@@ -384,35 +365,21 @@ public final class RetryEngine {
       return null;
     }
     return limiters.entry(
-        new Key(target, p),
-        k -> newLimiter(target, policy, scheme, host, port),
-        policy.circuitBreaker().maxHosts());
+        new Key(target, p), k -> newLimiter(target, policy), policy.circuitBreaker().maxHosts());
   }
 
   /**
-   * A limiter for {@code target}, paused (pauseOn429) as its host is now: by the pause it had at
-   * the last reload, or one its other routes' limiters hold (a 429 before this route's first call).
+   * A limiter for {@code target}, paused (pauseOn429) for what is left of its host's last 429 pause
+   * ({@link #hostPauses}): one that came before this route's first call, or before a reload that
+   * changed its section.
    */
-  private RateLimiter newLimiter(
-      String target, Policy policy, String scheme, String host, int port) {
+  private RateLimiter newLimiter(String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     long now = clock.nanoTime();
     RateLimiter limiter = new RateLimiter(p, now);
-    if (!p.pauseOn429()) {
-      return limiter;
-    }
-    Long reloaded = reloadPauses.get(target);
-    long left = reloaded == null ? 0 : reloaded - now;
-    HostState[] known = settings.statesOf(String.valueOf(host));
-    if (known != null) {
-      for (HostState h : known) {
-        if (h.limiter instanceof RateLimiter && h.port == port && h.scheme.equals(scheme)) {
-          left = Math.max(left, h.limiter.pauseRemainingNanos(now));
-        }
-      }
-    }
-    if (left > 0) {
-      limiter.pause(now, Math.min(left, policy.retry().retryAfterMax().toNanos()));
+    Long until = p.pauseOn429() ? hostPauses.get(target) : null;
+    if (until != null && until - now > 0) {
+      limiter.pause(now, Math.min(until - now, policy.retry().retryAfterMax().toNanos()));
     }
     return limiter;
   }
@@ -424,6 +391,7 @@ public final class RetryEngine {
    * pause on 429. A fleet's limiter is left to the fleet (its pause is the route's, in Redis).
    */
   void pauseHost(HostState from, long now, long pauseNanos) {
+    notePause(from.target, now + pauseNanos, now);
     HostState[] known = settings.statesOf(String.valueOf(from.host));
     if (known == null) {
       return;
@@ -438,6 +406,26 @@ public final class RetryEngine {
       }
     }
   }
+
+  /** {@code target}'s host is paused until {@code until}: the later of it and the pause noted. */
+  private void notePause(String target, long until, long now) {
+    // No lambda: this class is loaded before the application's main (NoInvokedynamicBeforeMainIT).
+    for (Long noted = hostPauses.putIfAbsent(target, until);
+        noted != null && until - noted > 0 && !hostPauses.replace(target, noted, until);
+        noted = hostPauses.putIfAbsent(target, until)) {
+      // another 429 of the host noted its pause meanwhile: compare with that one
+    }
+    if (hostPauses.size() > MAX_HOST_PAUSES) {
+      // Bounded as the hosts are: the pauses over are forgotten.
+      for (java.util.Iterator<Long> i = hostPauses.values().iterator(); i.hasNext(); ) {
+        if (i.next() - now <= 0) {
+          i.remove();
+        }
+      }
+    }
+  }
+
+  private static final int MAX_HOST_PAUSES = 10_000;
 
   /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */
   private PermitLimiter fleetLimiter(Policy policy) {
