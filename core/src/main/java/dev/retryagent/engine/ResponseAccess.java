@@ -16,4 +16,13 @@ public interface ResponseAccess<T> {
    * is freed. Must not throw.
    */
   void discard(T response);
+
+  /**
+   * Whether a response the call decided to retry is still whole, so that it can go to the caller
+   * instead (a thread interrupted during the attempt: {@link SyncRetryLoop}). False where the
+   * adapter decides on the response's head and drops the body of one it retries (java.net.http).
+   */
+  default boolean whole(T response) {
+    return true;
+  }
 }

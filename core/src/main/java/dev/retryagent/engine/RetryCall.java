@@ -416,6 +416,28 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * The retry just decided is not made, because the caller's thread was interrupted while the
+   * attempt ran and the client let the attempt finish (Apache HttpClient's and {@code
+   * HttpURLConnection}'s blocking I/O never looks at an interrupt; OkHttp and java.net.http do not
+   * once the response's head is in). Without the agent the caller gets that attempt's outcome with
+   * its interrupt flag still set; a wait would end at once and lose the outcome for an {@code
+   * InterruptedException}. The call ends with the outcome, given up as {@link
+   * GiveUpReason#CANCELLED} (the caller interrupted it); the retry goes back to the budget. Safe to
+   * call more than once.
+   *
+   * @param failure the attempt's failure, or null when it ended with a response
+   */
+  public synchronized void retryForgone(Throwable failure) {
+    if (finished || decision == null || !decision.retry()) {
+      return;
+    }
+    AttemptResult result =
+        failure == null ? AttemptResult.response(decision.status()) : AttemptResult.thrown(failure);
+    finish(result, GiveUpReason.CANCELLED, state.engine.clock().nanoTime());
+    decision = Decision.done(result, GiveUpReason.CANCELLED);
+  }
+
+  /**
    * The call ends in the application's own failure, {@code failure} (its request body failed, or
    * wrote other than its declared length), not in the host's: as {@link #onAbandoned}, the
    * breaker's permit back without an outcome and nothing retried, but the give-up says so ({@link

@@ -25,6 +25,10 @@ public final class SyncRetryLoop {
   /**
    * Runs attempts until one is final.
    *
+   * <p>A thread already interrupted when a retry is decided (its client finished the attempt
+   * anyway) makes no retry: the call ends with that attempt's response or failure, the flag still
+   * set, as without the agent.
+   *
    * @return the final response; every response before it was discarded
    * @throws InterruptedException when the thread is interrupted while waiting to retry: the call
    *     ends (as cancelled), with the interrupt flag as the sleeper leaves it (cleared, as {@code
@@ -77,6 +81,11 @@ public final class SyncRetryLoop {
           }
           throw e;
         }
+        if (Thread.currentThread().isInterrupted()) {
+          // As for a response below: the failure the caller has without the agent, the flag set.
+          call.retryForgone(e);
+          throw e;
+        }
         sleep(call, sleeper, d.delayNanos());
         continue;
       }
@@ -93,6 +102,13 @@ public final class SyncRetryLoop {
           access.discard(response);
           throw d.error();
         }
+        return response;
+      }
+      if (Thread.currentThread().isInterrupted() && access.whole(response)) {
+        // The caller interrupted the thread during the attempt, and the client finished it anyway
+        // (RetryCall.retryForgone): without the agent the caller has this response, the flag set.
+        // The wait would throw at once, and the response would be lost for an interrupt.
+        call.retryForgone(null);
         return response;
       }
       access.discard(response);

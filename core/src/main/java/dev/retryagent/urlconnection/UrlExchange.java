@@ -349,6 +349,15 @@ final class UrlExchange {
       done = true;
       throw Connections.rethrow(e);
     }
+    if (Thread.currentThread().isInterrupted()) {
+      // As in respond(): the failure the application has without the agent, the flag still set.
+      call.retryForgone(status >= 0 ? null : e);
+      if (c != null) {
+        current = c;
+      }
+      done = true;
+      throw Connections.rethrow(e);
+    }
     if (c != null) {
       c.disconnect();
     }
@@ -453,6 +462,14 @@ final class UrlExchange {
           Connections.discard(c, status, failure);
           throw end(d.error());
         }
+        settle(c, failure, answered);
+        return;
+      }
+      if (Thread.currentThread().isInterrupted()) {
+        // The caller interrupted the thread during the attempt, which the JDK's blocking I/O
+        // finished anyway: without the agent the application has this outcome, the flag set; the
+        // wait would throw at once and lose it (RetryCall.retryForgone).
+        call.retryForgone(status >= 0 ? null : failure);
         settle(c, failure, answered);
         return;
       }

@@ -7,12 +7,17 @@ import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.util.ArrayList;
+import java.util.List;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
+import org.apache.http.client.methods.CloseableHttpResponse;
+import org.apache.http.client.methods.HttpGet;
 import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.HttpClients;
+import org.apache.http.util.EntityUtils;
 import org.junit.jupiter.api.Test;
 
 /** What {@link ApacheRetrying4} does before a call's first attempt, beside HttpClient's own. */
@@ -35,6 +40,29 @@ class ApacheRetrying4Test {
     try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
       Throwable ours = catchThrowable(() -> c.execute(host, (HttpRequest) null));
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    }
+  }
+
+  @Test
+  void aThreadInterruptedDuringTheCallGetsThe503AsWithoutTheAgentTheFlagKept() throws Exception {
+    // HttpClient's blocking I/O finishes a call whatever the interrupt: without the agent the
+    // caller gets the 503, its flag still set. With it the wait before the retry threw at once, and
+    // the caller got an InterruptedIOException, the 503 lost.
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient plain = HttpClients.createDefault();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      server.otherwise(ScriptedHttpServer.Action.status(503));
+      for (CloseableHttpClient c : List.of(plain, ours)) {
+        Thread.currentThread().interrupt();
+        try (CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
+          assertThat(r.getStatusLine().getStatusCode()).isEqualTo(503);
+          assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("status 503");
+          assertThat(Thread.currentThread().isInterrupted()).as("the caller's flag").isTrue();
+        } finally {
+          Thread.interrupted();
+        }
+      }
+      assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
     }
   }
 }

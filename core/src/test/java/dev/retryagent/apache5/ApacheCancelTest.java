@@ -92,4 +92,47 @@ class ApacheCancelTest {
       assertThat(c.execute(new HttpGet(server.url("/x")), BODY)).isEqualTo("ok");
     }
   }
+
+  /** A call on a thread of its own, which is interrupted once the server has the request. */
+  private String interruptedCall(CloseableHttpClient client) throws Exception {
+    int before = server.requestCount();
+    CompletableFuture<String> outcome = new CompletableFuture<>();
+    Thread caller =
+        new Thread(
+            () -> {
+              try {
+                String answer =
+                    client.execute(
+                        new HttpGet(server.url("/items")),
+                        r -> r.getCode() + " " + EntityUtils.toString(r.getEntity()));
+                boolean flag = Thread.currentThread().isInterrupted();
+                outcome.complete(answer + (flag ? ", interrupted" : ""));
+              } catch (Throwable e) {
+                outcome.complete(e.toString());
+              }
+            });
+    caller.start();
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.requestCount() > before);
+    caller.interrupt();
+    return outcome.get(10, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aThreadInterruptedDuringTheCallGetsThe502AsWithoutUsTheFlagKept() throws Exception {
+    // HttpClient's blocking I/O finishes an attempt whatever the interrupt: without us the caller
+    // gets the 502, its flag still set. With us the wait before the retry threw at once, and the
+    // caller got an InterruptedIOException, the 502 lost. (Not a 503: HttpClient's own strategy
+    // waits to resend that one itself, and that wait ends in an InterruptedIOException.)
+    server = new ScriptedHttpServer();
+    server.otherwise(status(502).delay(1500));
+    RetryEngine engine =
+        TestEngines.engine(
+            time, Mode.ENFORCE, r -> r.maxAttempts(3), CircuitBreakerPolicy.defaults(), events);
+    try (CloseableHttpClient plain = HttpClients.createDefault();
+        CloseableHttpClient ours = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
+      assertThat(interruptedCall(plain)).isEqualTo("502 status 502, interrupted");
+      assertThat(interruptedCall(ours)).isEqualTo("502 status 502, interrupted");
+    }
+    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+  }
 }

@@ -75,16 +75,16 @@ class SyncRetryLoopTest {
     // issue 11: HttpClient.send declares InterruptedException and leaves the flag cleared; the
     // loop threw an InterruptedIOException (OkHttp's adapter now converts, as OkHttp reports it).
     EngineFixture f = EngineFixture.of(TestPolicy.create());
-    // The interrupt arrives while the first attempt is in flight; the wait then sees it.
-    Script script =
-        new Script(
-            f.clock, respond(503).during(() -> Thread.currentThread().interrupt()), respond(200));
+    Script script = new Script(f.clock, respond(503), respond(200));
     RetryCall call = f.newCall(FakeRequest.get());
 
     assertThatThrownBy(
             () ->
                 SyncRetryLoop.execute(
-                    call, f.engine.sleeper(), script::runSync, FakeResponse.ACCESS))
+                    call,
+                    interruptedInTheWait(f.engine.sleeper()),
+                    script::runSync,
+                    FakeResponse.ACCESS))
         .isExactlyInstanceOf(InterruptedException.class);
 
     assertThat(Thread.currentThread().isInterrupted())
@@ -111,15 +111,69 @@ class SyncRetryLoopTest {
             () ->
                 SyncRetryLoop.execute(
                     call,
-                    engine.sleeper(),
-                    (n, t) -> {
-                      Thread.currentThread().interrupt();
-                      return FakeResponse.of(503);
-                    },
+                    interruptedInTheWait(engine.sleeper()),
+                    (n, t) -> FakeResponse.of(503),
                     FakeResponse.ACCESS))
         .isInstanceOf(InterruptedException.class);
     assertThat(Thread.currentThread().isInterrupted()).isFalse();
     assertThat(System.nanoTime() - started).isLessThan(5 * S);
+  }
+
+  /** {@code sleeper}, each of whose waits the caller interrupts as it starts. */
+  private static Sleeper interruptedInTheWait(Sleeper sleeper) {
+    return nanos -> {
+      Thread.currentThread().interrupt();
+      sleeper.sleep(nanos);
+    };
+  }
+
+  @Test
+  void anInterruptDuringAnAttemptTheClientFinishedEndsTheCallWithItsResponse() throws Exception {
+    // Apache HttpClient and HttpURLConnection finish an attempt whatever the interrupt: without
+    // the agent the caller gets the 503, its flag still set. The wait threw at once, and the
+    // caller got an InterruptedException instead, the response discarded.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Script script =
+        new Script(
+            f.clock, respond(503).during(() -> Thread.currentThread().interrupt()), respond(200));
+    RetryCall call = f.newCall(FakeRequest.get());
+
+    FakeResponse r =
+        SyncRetryLoop.execute(call, f.engine.sleeper(), script::runSync, FakeResponse.ACCESS);
+
+    assertThat(r.status).isEqualTo(503);
+    assertThat(Thread.currentThread().isInterrupted()).as("the caller's flag, kept").isTrue();
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(r.discards.get()).as("handed over, not discarded").isZero();
+    assertThat(call.isFinished()).isTrue();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(f.listener.complete().status()).isEqualTo(503);
+    assertThat(
+            f.engine
+                .budgetFor(call.request().target(), call.policy())
+                .retriesInWindow(f.clock.nanoTime()))
+        .as("the retry decided and never made goes back to the budget")
+        .isZero();
+  }
+
+  @Test
+  void anInterruptDuringAnAttemptThatFailedEndsTheCallWithItsFailure() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    IOException reset = new java.net.SocketException("Connection reset");
+    Script script =
+        new Script(
+            f.clock, fail(reset).during(() -> Thread.currentThread().interrupt()), respond(200));
+    RetryCall call = f.newCall(FakeRequest.get());
+
+    assertThatThrownBy(
+            () ->
+                SyncRetryLoop.execute(
+                    call, f.engine.sleeper(), script::runSync, FakeResponse.ACCESS))
+        .isSameAs(reset);
+
+    assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
   }
 
   @Test

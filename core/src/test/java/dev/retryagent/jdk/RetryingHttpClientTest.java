@@ -1058,6 +1058,35 @@ class RetryingHttpClientTest {
   @Test
   void anInterruptWhileSendWaitsToRetryThrowsInterruptedExceptionAsSendDoes() throws Exception {
     server.otherwise(status(503));
+    // The real sleeper, interrupted as the wait starts: Thread.sleep's InterruptedException says
+    // "sleep interrupted".
+    dev.retryagent.engine.Sleeper interruptedInTheWait =
+        nanos -> {
+          Thread.currentThread().interrupt();
+          dev.retryagent.engine.Sleeper.SYSTEM.sleep(nanos);
+        };
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            real, RetryEngine.builder().clock(time).sleeper(interruptedInTheWait).build());
+    try {
+      assertThatThrownBy(() -> client.send(get("/v1/items"), HttpResponse.BodyHandlers.ofString()))
+          .isExactlyInstanceOf(InterruptedException.class)
+          .hasMessage(null);
+      assertThat(Thread.currentThread().isInterrupted())
+          .as("cleared, as HttpClient.send leaves it")
+          .isFalse();
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anInterruptAfterTheAttemptBeforeTheWaitThrowsInterruptedException() throws Exception {
+    // send() returned the 503 before the interrupt came, and the body of a response the agent
+    // retries was dropped at its head: that response cannot go to the caller, whose wait ends at
+    // once with an InterruptedException, as send() throws for an interrupt.
+    server.otherwise(status(503));
     JdkTransport interruptedAfterTheAttempt =
         new JdkTransport() {
           @Override
@@ -1074,7 +1103,6 @@ class RetryingHttpClientTest {
             throw new UnsupportedOperationException();
           }
         };
-    // The real sleeper: Thread.sleep's InterruptedException says "sleep interrupted".
     JdkRetrying retrying =
         new JdkRetrying(
             RetryEngine.builder()
@@ -1090,9 +1118,6 @@ class RetryingHttpClientTest {
                       HttpResponse.BodyHandlers.ofString()))
           .isExactlyInstanceOf(InterruptedException.class)
           .hasMessage(null);
-      assertThat(Thread.currentThread().isInterrupted())
-          .as("cleared, as HttpClient.send leaves it")
-          .isFalse();
     } finally {
       Thread.interrupted();
     }

@@ -149,6 +149,34 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void aThreadInterruptedDuringTheCallGetsThe503AsWithoutTheAgentTheFlagKept() throws Exception {
+    // The JDK's blocking I/O finishes a call whatever the interrupt: without the agent the
+    // application gets the 503, its flag still set. With it the wait before the retry threw at
+    // once, and getResponseCode() threw an InterruptedIOException, the 503 lost.
+    server.otherwise(status(503));
+    RetryEngine engine = engine(b -> b.maxAttempts(3));
+    for (boolean agent : new boolean[] {false, true}) {
+      HttpURLConnection c =
+          agent
+              ? open("/v1/items", engine)
+              : (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+      Thread.currentThread().interrupt();
+      try {
+        assertThat(c.getResponseCode()).isEqualTo(503);
+        assertThat(read(c.getErrorStream())).isEqualTo("status 503");
+        assertThat(Thread.currentThread().isInterrupted()).as("the caller's flag").isTrue();
+      } finally {
+        Thread.interrupted();
+      }
+    }
+    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CANCELLED);
+  }
+
+  @Test
   void a404IsNotRetriedAndThrowsFileNotFound() throws Exception {
     server.enqueue(status(404), ok("never"));
 

@@ -203,6 +203,13 @@ public final class JdkRetrying {
     public void discard(HttpResponse<Object> response) {
       JdkRetrying.discard(response);
     }
+
+    @Override
+    public boolean whole(HttpResponse<Object> response) {
+      // Decided on its head, a retried response's body was dropped: it cannot go to the caller. A
+      // thread interrupted during an attempt rarely gets here: send() itself throws at once then.
+      return false;
+    }
   }
 
   /** Releases a response that will not reach the caller: closes a body that can be closed. */
