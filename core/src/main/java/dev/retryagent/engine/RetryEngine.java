@@ -391,7 +391,9 @@ public final class RetryEngine {
    * pause on 429. A fleet's limiter is left to the fleet (its pause is the route's, in Redis).
    */
   void pauseHost(HostState from, long now, long pauseNanos) {
-    notePause(from.target, now + pauseNanos, now);
+    // Noted as the limiters are keyed, the host in lower case: a limiter made later finds it
+    // however its route spells the host.
+    notePause(TargetKey.of(from.scheme, from.host, from.port), now + pauseNanos, now);
     HostState[] known = settings.statesOf(String.valueOf(from.host));
     if (known == null) {
       return;

@@ -149,6 +149,21 @@ class RateLimitThroughEngineTest {
     assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(10 * S);
   }
 
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aBucketMadeDuringThe429PauseStartsPausedWhateverTheCaseTheHostIsSpeltIn(Driver driver) {
+    // The route that writes spells the host in capitals; the deletes' bucket, made after its 429,
+    // is of the same host.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ByMethod());
+    driver.run(
+        f, FakeRequest.of("POST", "API.example.com"), new Script(f.clock, respond(429, "5")));
+
+    Script delete = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("DELETE"), delete);
+    assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
   /** POST by the route writes, DELETE by deletes, the rest by the defaults: three rate limits. */
   private static final class ByMethod implements PolicyResolver {
     private final Policy defaults = limited("default", 50);
