@@ -2,6 +2,7 @@ package dev.retryagent.engine;
 
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -66,13 +67,26 @@ final class BoundedRegistry<K, V> {
   private final UseClock clock;
   private long evictions;
 
+  /** The group of each key ({@link #group}), or null when the registry keeps no groups. */
+  private final Function<? super K, ?> grouping;
+
+  /** Each group's keys, kept with the entries: one group is found without a walk of them all. */
+  private final HashMap<Object, List<K>> groups;
+
   BoundedRegistry(Predicate<V> idle) {
     this(idle, new UseClock());
   }
 
   BoundedRegistry(Predicate<V> idle, UseClock clock) {
+    this(idle, clock, null);
+  }
+
+  /** A registry that can list the values of one group of keys, {@code grouping} saying which. */
+  BoundedRegistry(Predicate<V> idle, UseClock clock, Function<? super K, ?> grouping) {
     this.idle = idle;
     this.clock = clock;
+    this.grouping = grouping;
+    this.groups = grouping == null ? null : new HashMap<Object, List<K>>();
   }
 
   /** The value for {@code key}, created by {@code create} when absent. */
@@ -86,6 +100,15 @@ final class BoundedRegistry<K, V> {
     if (e == null) {
       e = new Entry<>(create.apply(key));
       entries.put(key, e);
+      if (groups != null) {
+        Object g = grouping.apply(key);
+        List<K> keys = groups.get(g);
+        if (keys == null) {
+          keys = new ArrayList<>(2);
+          groups.put(g, keys);
+        }
+        keys.add(key);
+      }
       e.lastUse = clock.tick();
       evict(maxSize, e);
     } else {
@@ -131,6 +154,7 @@ final class BoundedRegistry<K, V> {
       K victimKey = victim.getKey();
       victim.getValue().evicted = true;
       entries.remove(victimKey);
+      ungroup(victimKey);
       evictions++;
       for (K k : looked) {
         if (!k.equals(victimKey)) {
@@ -145,7 +169,43 @@ final class BoundedRegistry<K, V> {
    * evicted}: a caller that kept one (a call under way) goes on with it rather than making it anew.
    */
   synchronized void removeKeys(Predicate<K> unused) {
-    entries.keySet().removeIf(unused);
+    if (groups == null) {
+      entries.keySet().removeIf(unused);
+      return;
+    }
+    for (java.util.Iterator<K> i = entries.keySet().iterator(); i.hasNext(); ) {
+      K k = i.next();
+      if (unused.test(k)) {
+        i.remove();
+        ungroup(k);
+      }
+    }
+  }
+
+  private void ungroup(K key) {
+    if (groups != null) {
+      Object g = grouping.apply(key);
+      List<K> keys = groups.get(g);
+      if (keys != null && keys.remove(key) && keys.isEmpty()) {
+        groups.remove(g);
+      }
+    }
+  }
+
+  /**
+   * The values whose keys are of {@code group} (a copy; empty when none is), for a registry made
+   * with a grouping. Costs the group's size, not the registry's.
+   */
+  synchronized List<V> group(Object group) {
+    List<K> keys = groups.get(group);
+    if (keys == null) {
+      return java.util.Collections.emptyList();
+    }
+    List<V> out = new ArrayList<>(keys.size());
+    for (K k : keys) {
+      out.add(entries.get(k).value);
+    }
+    return out;
   }
 
   synchronized int size() {

@@ -4,6 +4,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One configuration: its mode, its policies, and the {@link HostState} of each target and policy
@@ -12,6 +13,11 @@ import java.util.concurrent.ConcurrentHashMap;
 final class EngineSettings {
   /** States kept before the map is cleared and filled again as calls come. */
   private static final int MAX_STATES = 4096;
+
+  private static final AtomicLong GENERATIONS = new AtomicLong();
+
+  /** Orders configurations: a later one has a larger number ({@link HostBucket#usedBy}). */
+  final long generation = GENERATIONS.incrementAndGet();
 
   final Mode mode;
   final PolicyResolver policies;
@@ -40,11 +46,6 @@ final class EngineSettings {
       }
     }
     return null;
-  }
-
-  /** The states kept for {@code hostKey} (every policy, scheme and port), or null. */
-  HostState[] statesOf(String hostKey) {
-    return hosts.get(hostKey);
   }
 
   /** Keeps {@code fresh}, replacing an older state of its target and policy. */

@@ -1,6 +1,5 @@
 package dev.retryagent.engine;
 
-import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -48,7 +47,7 @@ final class HostState {
 
   private final BoundedRegistry.Entry<CircuitBreaker> breakerEntry;
   private final BoundedRegistry.Entry<RetryBudget> budgetEntry;
-  private final BoundedRegistry.Entry<RateLimiter> limiterEntry;
+  private final BoundedRegistry.Entry<HostBucket> limiterEntry;
 
   /** The state of calls that pass through ({@link Mode#OFF}): no host, no guard, no counter. */
   static HostState passThrough(RetryEngine engine) {
@@ -65,7 +64,7 @@ final class HostState {
       int port,
       BoundedRegistry.Entry<CircuitBreaker> breakerEntry,
       BoundedRegistry.Entry<RetryBudget> budgetEntry,
-      BoundedRegistry.Entry<RateLimiter> limiterEntry,
+      BoundedRegistry.Entry<HostBucket> limiterEntry,
       PermitLimiter fleetLimiter,
       CallCounter[] counters) {
     this.engine = engine;
@@ -83,7 +82,9 @@ final class HostState {
     this.breaker = breakerEntry == null ? null : breakerEntry.value;
     this.budget = budgetEntry == null ? null : budgetEntry.value;
     this.limiter =
-        fleetLimiter != null ? fleetLimiter : limiterEntry == null ? null : limiterEntry.value;
+        fleetLimiter != null
+            ? fleetLimiter
+            : limiterEntry == null ? null : limiterEntry.value.limiter;
     this.counters = counters;
     Duration perAttempt = retry.perAttemptTimeout();
     this.perAttemptNanos = perAttempt == null ? -1 : perAttempt.toNanos();

@@ -67,7 +67,10 @@ public final class RetryEngine {
   private final BoundedRegistry<Key, CircuitBreaker> breakers =
       new BoundedRegistry<>(CircuitBreaker::isIdle, uses);
   private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true, uses);
-  private final BoundedRegistry<Key, RateLimiter> limiters;
+
+  /** The hosts' own buckets, grouped by target ({@link #pauseHost} finds a host's at once). */
+  private final BoundedRegistry<Key, HostBucket> limiters;
+
   private final AtomicInteger pendingAsyncRetries = new AtomicInteger();
 
   /**
@@ -99,7 +102,8 @@ public final class RetryEngine {
     this.listener = new CompositeListener(listeners, errors);
     this.contexts = b.contexts;
     this.listening = !listeners.isEmpty();
-    this.limiters = new BoundedRegistry<>(l -> l.isIdle(clock.nanoTime()), uses);
+    this.limiters =
+        new BoundedRegistry<>(h -> h.limiter.isIdle(clock.nanoTime()), uses, new TargetOf());
     this.settings = new EngineSettings(this, b.mode, b.policies);
   }
 
@@ -174,7 +178,7 @@ public final class RetryEngine {
     String hostKey = String.valueOf(host);
     HostState state = s.find(policy, scheme, hostKey, port);
     if (state == null) {
-      state = hostState(s.mode, policy, scheme, host, port);
+      state = hostState(s, policy, scheme, host, port);
       s.keep(hostKey, state);
     }
     return state;
@@ -246,18 +250,19 @@ public final class RetryEngine {
   }
 
   /** Finds (or makes) the per-host state of the target under {@code policy}. */
-  private HostState hostState(Mode mode, Policy policy, String scheme, String host, int port) {
+  private HostState hostState(
+      EngineSettings s, Policy policy, String scheme, String host, int port) {
     String target = TargetKey.of(scheme, host, port);
     return new HostState(
         this,
         policy,
-        mode,
+        s.mode,
         scheme,
         host,
         port,
         breakerFor(target, policy),
         budgetEntry(target, policy),
-        limiterFor(target, policy),
+        limiterFor(s, target, policy),
         fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
   }
@@ -266,7 +271,7 @@ public final class RetryEngine {
   void touch(
       BoundedRegistry.Entry<CircuitBreaker> breaker,
       BoundedRegistry.Entry<RetryBudget> budget,
-      BoundedRegistry.Entry<RateLimiter> limiter) {
+      BoundedRegistry.Entry<HostBucket> limiter) {
     breakers.touch(breaker);
     budgets.touch(budget);
     limiters.touch(limiter);
@@ -355,8 +360,12 @@ public final class RetryEngine {
         new Key(target, p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
   }
 
-  /** The target's own limiter, or null when the limit is off or kept by the fleet. */
-  private BoundedRegistry.Entry<RateLimiter> limiterFor(String target, Policy policy) {
+  /**
+   * The target's own limiter for a route of configuration {@code s}, or null when the limit is off
+   * or kept by the fleet.
+   */
+  private BoundedRegistry.Entry<HostBucket> limiterFor(
+      EngineSettings s, String target, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     if (!p.enabled()) {
       return null;
@@ -364,8 +373,14 @@ public final class RetryEngine {
     if (fleetLimiter(policy) != null) {
       return null;
     }
-    return limiters.entry(
-        new Key(target, p), k -> newLimiter(target, policy), policy.circuitBreaker().maxHosts());
+    long retryAfterMax = policy.retry().retryAfterMax().toNanos();
+    BoundedRegistry.Entry<HostBucket> e =
+        limiters.entry(
+            new Key(target, p),
+            k -> new HostBucket(newLimiter(target, policy), s.generation, retryAfterMax),
+            policy.circuitBreaker().maxHosts());
+    e.value.usedBy(s.generation, retryAfterMax);
+    return e;
   }
 
   /**
@@ -387,24 +402,21 @@ public final class RetryEngine {
   /**
    * A 429 of {@code from}'s target paused its limiter for {@code pauseNanos}: the host's other
    * limiters of this JVM (routes whose rate limit is a section of their own, each a bucket of its
-   * own) pause too, each bounded by its route's {@code retryAfter.max}, unless its section does not
-   * pause on 429. A fleet's limiter is left to the fleet (its pause is the route's, in Redis).
+   * own) pause too, each bounded by its routes' {@code retryAfter.max} ({@link HostBucket}), unless
+   * its section does not pause on 429. Every one the registry holds for the target: made by a route
+   * that spells the host in another case, or by an older configuration whose calls still hold it
+   * (their retries must not go during the host's Retry-After either). A fleet's limiter is left to
+   * the fleet (its pause is the route's, in Redis). On a 429 only: the group of the target, not a
+   * walk of every host.
    */
   void pauseHost(HostState from, long now, long pauseNanos) {
-    // Noted as the limiters are keyed, the host in lower case: a limiter made later finds it
+    // Keyed as the limiters are, the host in lower case: a limiter made later finds the pause
     // however its route spells the host.
-    notePause(TargetKey.of(from.scheme, from.host, from.port), now + pauseNanos, now);
-    HostState[] known = settings.statesOf(String.valueOf(from.host));
-    if (known == null) {
-      return;
-    }
-    for (HostState h : known) {
-      if (h.limiter != from.limiter
-          && h.limiter instanceof RateLimiter
-          && h.port == from.port
-          && h.scheme.equals(from.scheme)
-          && h.policy.rateLimit().pauseOn429()) {
-        h.limiter.pause(now, Math.min(pauseNanos, h.retry.retryAfterMax().toNanos()));
+    String target = TargetKey.of(from.scheme, from.host, from.port);
+    notePause(target, now + pauseNanos, now);
+    for (HostBucket b : limiters.group(target)) {
+      if (b.limiter != from.limiter && b.limiter.policy().pauseOn429()) {
+        b.limiter.pause(now, Math.min(pauseNanos, b.pauseBoundNanos()));
       }
     }
   }
@@ -463,6 +475,14 @@ public final class RetryEngine {
   /** The listeners, for the routine events a call tells its {@link HostState}'s counters. */
   CompositeListener listeners() {
     return listener;
+  }
+
+  /** A key's group in the limiter registry: its target. No lambda (see {@link #notePause}). */
+  private static final class TargetOf implements java.util.function.Function<Key, String> {
+    @Override
+    public String apply(Key k) {
+      return k.name;
+    }
   }
 
   /** Per-host state is keyed by target and by the policy section it was built from. */

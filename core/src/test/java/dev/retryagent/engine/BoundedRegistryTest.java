@@ -81,6 +81,25 @@ class BoundedRegistryTest {
   }
 
   @Test
+  void aGroupHoldsTheValuesOfItsKeysWhileTheRegistryHoldsThem() {
+    // Grouped by the part before the slash, as the limiters are by target.
+    BoundedRegistry<String, String> grouped =
+        new BoundedRegistry<>(
+            v -> true, new BoundedRegistry.UseClock(), k -> k.substring(0, k.indexOf('/')));
+    grouped.get("a/1", k -> k, 3);
+    grouped.get("b/1", k -> k, 3);
+    grouped.get("a/2", k -> k, 3);
+    assertThat(grouped.group("a")).containsExactly("a/1", "a/2");
+    assertThat(grouped.group("c")).isEmpty();
+
+    grouped.get("c/1", k -> k, 3); // a/1, the least recently used, goes
+    assertThat(grouped.group("a")).containsExactly("a/2");
+    grouped.removeKeys(k -> k.startsWith("a/"));
+    assertThat(grouped.group("a")).isEmpty();
+    assertThat(grouped.group("b")).containsExactly("b/1");
+  }
+
+  @Test
   void aNewEntryLooksAtABoundedNumberOfEntriesWhenAllAreBusy() {
     // Issue 14: 100,000 failing hosts made every insert scan all 10,000 busy breakers.
     int[] looked = {0};

@@ -151,6 +151,24 @@ class RateLimitThroughEngineTest {
 
   @ParameterizedTest
   @MethodSource("drivers")
+  void a429PausesTheHostsBucketsWhateverTheCaseTheHostIsSpeltIn(Driver driver) {
+    // Host names are case-insensitive: the route that writes spells the host in capitals, the
+    // others in lower case, and the provider's 429 is about the one host all the same.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ByMethod());
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200))); // the defaults' bucket
+
+    driver.run(
+        f, FakeRequest.of("POST", "API.example.com"), new Script(f.clock, respond(429, "5")));
+
+    // The defaults' bucket, made before the 429, waits for it.
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
   void aBucketMadeDuringThe429PauseStartsPausedWhateverTheCaseTheHostIsSpeltIn(Driver driver) {
     // The route that writes spells the host in capitals; the deletes' bucket, made after its 429,
     // is of the same host.
@@ -164,16 +182,85 @@ class RateLimitThroughEngineTest {
     assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
   }
 
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void anotherRoutesBucketIsPausedNoLongerThanItsRetryAfterMaxAndNotWithoutPauseOn429(
+      Driver driver) {
+    // Writes honour a Retry-After up to 30 s, the defaults up to 10 s; deletes do not pause.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ByMethod(Duration.ofSeconds(10)));
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+    driver.run(f, FakeRequest.of("DELETE"), new Script(f.clock, respond(200)));
+
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(10 * S);
+    Script delete = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("DELETE"), delete);
+    assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(10 * S);
+    Script post = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("POST"), post);
+    assertThat(post.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429PausesTheBucketOfACallStillUnderWayWithTheConfigurationBeforeAReload(Driver driver) {
+    // A call that started before the reload keeps its configuration, and the bucket of its old
+    // rate-limit section: its retry must not go to the host during the host's Retry-After either.
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(50);
+    EngineFixture f = EngineFixture.of(p);
+    TestPolicy slower = TestPolicy.create();
+    slower.retry.maxAttempts(1);
+    slower.rateLimit.enabled(true).perSecond(10);
+    Script underWay =
+        new Script(
+            f.clock,
+            respond(503)
+                .during(
+                    () -> {
+                      f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(slower.build()));
+                      driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "5")));
+                    }),
+            respond(200));
+
+    CallResult r = driver.run(f, FakeRequest.get(), underWay);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(underWay.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
   /** POST by the route writes, DELETE by deletes, the rest by the defaults: three rate limits. */
   private static final class ByMethod implements PolicyResolver {
-    private final Policy defaults = limited("default", 50);
-    private final Policy writes = limited("writes", 10);
-    private final Policy deletes = limited("deletes", 5);
+    private final Policy defaults;
+    private final Policy writes = limited("writes", 10, null, true);
+    private final Policy deletes;
 
-    private static Policy limited(String route, double perSecond) {
+    ByMethod() {
+      defaults = limited("default", 50, null, true);
+      deletes = limited("deletes", 5, null, true);
+    }
+
+    /**
+     * The defaults honour a Retry-After up to {@code defaultsRetryAfterMax}; the deletes' bucket
+     * does not pause on 429.
+     */
+    ByMethod(Duration defaultsRetryAfterMax) {
+      defaults = limited("default", 50, defaultsRetryAfterMax, true);
+      deletes = limited("deletes", 5, null, false);
+    }
+
+    private static Policy limited(
+        String route, double perSecond, Duration retryAfterMax, boolean pauseOn429) {
       TestPolicy p = TestPolicy.create();
       p.retry.maxAttempts(1);
-      p.rateLimit.enabled(true).perSecond(perSecond);
+      if (retryAfterMax != null) {
+        p.retry.retryAfterMax(retryAfterMax);
+      }
+      p.rateLimit.enabled(true).perSecond(perSecond).pauseOn429(pauseOn429);
       Policy built = p.build();
       return new Policy(
           route, built.retry(), built.budget(), built.circuitBreaker(), built.rateLimit());
