@@ -38,7 +38,8 @@ import java.util.function.Predicate;
  * </pre>
  *
  * <p>State survives {@link #reconfigure}: per-host state is keyed by the host and the policy
- * section it was built from, so a reload that leaves a section unchanged keeps its state. The
+ * section it was built from, so a reload that leaves a section unchanged keeps its state (a rate
+ * limiter, unless the reload switches between observe and enforce, which keep limiters apart). The
  * breakers of sections the new policies no longer have are dropped then ({@link
  * PolicyResolver#policies()}).
  *
@@ -75,11 +76,12 @@ public final class RetryEngine {
 
   /**
    * The hosts' 429 pauses: target to when the last one ends ({@link Clock#nanoTime()} terms). A
-   * limiter is kept per host and rate-limit section, so a route's first call after the 429 (its
-   * section of its own), or a reload that changes the section (an operator lowering {@code
-   * perSecond} because the host answers 429), makes a new one; the pause is the host's word about
-   * itself, not about one limit, and the new limiter starts with it ({@link #newLimiter}), as the
-   * fleet's limiters hand theirs on. Written on a 429 only; kept across reloads.
+   * limiter is kept per host, rate-limit section and mode, so a route's first call after the 429
+   * (its section of its own), or a reload that changes the section (an operator lowering {@code
+   * perSecond} because the host answers 429) or leaves observe mode, makes a new one; the pause is
+   * the host's word about itself, not about one limit, and the new limiter starts with it ({@link
+   * #newLimiter}), as the fleet's limiters hand theirs on. Written on a 429 only; kept across
+   * reloads.
    */
   private final ConcurrentHashMap<String, Long> hostPauses = new ConcurrentHashMap<>();
 
@@ -362,7 +364,11 @@ public final class RetryEngine {
 
   /**
    * The target's own limiter for a route of configuration {@code s}, or null when the limit is off
-   * or kept by the fleet.
+   * or kept by the fleet. Observe mode has limiters of its own: it takes permits and never waits,
+   * so it runs its bucket into debt (up to {@code maxWait}) for permits never really spent, which
+   * the first enforcing calls after a switch to enforce would wait for or be refused on. The host's
+   * 429 pause is the host's, not the bucket's: a pause observe mode saw reaches the enforcing
+   * limiter through {@link #hostPauses} or {@link #pauseHost}.
    */
   private BoundedRegistry.Entry<HostBucket> limiterFor(
       EngineSettings s, String target, Policy policy) {
@@ -376,7 +382,7 @@ public final class RetryEngine {
     long retryAfterMax = policy.retry().retryAfterMax().toNanos();
     BoundedRegistry.Entry<HostBucket> e =
         limiters.entry(
-            new Key(target, p),
+            new Key(target, p, s.mode == Mode.OBSERVE),
             k -> new HostBucket(newLimiter(target, policy), s.generation, retryAfterMax),
             policy.circuitBreaker().maxHosts());
     e.value.usedBy(s.generation, retryAfterMax);
@@ -485,24 +491,36 @@ public final class RetryEngine {
     }
   }
 
-  /** Per-host state is keyed by target and by the policy section it was built from. */
+  /**
+   * Per-host state is keyed by target and by the policy section it was built from; a limiter by
+   * whether it is observe mode's too ({@link #limiterFor}).
+   */
   private static final class Key {
     final String name;
     final Object policy;
+    final boolean observe;
 
     Key(String name, Object policy) {
+      this(name, policy, false);
+    }
+
+    Key(String name, Object policy, boolean observe) {
       this.name = name;
       this.policy = policy;
+      this.observe = observe;
     }
 
     @Override
     public boolean equals(Object o) {
-      return o instanceof Key && ((Key) o).name.equals(name) && ((Key) o).policy.equals(policy);
+      return o instanceof Key
+          && ((Key) o).name.equals(name)
+          && ((Key) o).policy.equals(policy)
+          && ((Key) o).observe == observe;
     }
 
     @Override
     public int hashCode() {
-      return name.hashCode() * 31 + policy.hashCode();
+      return (name.hashCode() * 31 + policy.hashCode()) * 2 + (observe ? 1 : 0);
     }
   }
 

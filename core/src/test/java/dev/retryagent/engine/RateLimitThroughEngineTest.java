@@ -233,6 +233,42 @@ class RateLimitThroughEngineTest {
     assertThat(underWay.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
   }
 
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aSwitchFromObserveToEnforceStartsFromABucketObserveModeDidNotDrain(Driver driver) {
+    // Observe mode takes its permits and goes at once: the bucket runs into debt, up to maxWait.
+    // Those permits were never spent waiting; the first enforcing calls must not pay for them.
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(5));
+    EngineFixture f = EngineFixture.of(p.build(), Mode.OBSERVE);
+    for (int i = 0; i < 6; i++) {
+      driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+    }
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(p.build()));
+
+    Script first = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), first);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(first.attempts().get(0).startNanos).isEqualTo(FakeClock.START_NANOS);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aSwitchFromObserveToEnforceKeepsThe429PauseOfTheHost(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p.build(), Mode.OBSERVE);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(429, "5")));
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(p.build()));
+
+    Script next = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), next);
+
+    assertThat(next.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
   /** POST by the route writes, DELETE by deletes, the rest by the defaults: three rate limits. */
   private static final class ByMethod implements PolicyResolver {
     private final Policy defaults;
