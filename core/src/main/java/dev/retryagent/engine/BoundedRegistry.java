@@ -208,6 +208,16 @@ final class BoundedRegistry<K, V> {
     return out;
   }
 
+  /**
+   * Drops the entry of {@code key} if {@code unused} accepts the key, tested under the lock; not
+   * marked evicted either (see {@link #removeKeys}).
+   */
+  synchronized void removeKey(K key, Predicate<K> unused) {
+    if (entries.containsKey(key) && unused.test(key)) {
+      entries.remove(key);
+    }
+  }
+
   synchronized int size() {
     return entries.size();
   }

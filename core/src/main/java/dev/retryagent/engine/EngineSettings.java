@@ -2,6 +2,7 @@ package dev.retryagent.engine;
 
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
+import java.util.Collection;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -23,6 +24,13 @@ final class EngineSettings {
   final PolicyResolver policies;
   // Asked once: a resolver that reads no path gets null, and no request is asked for its path.
   final boolean readsPath;
+
+  /**
+   * Every policy of this configuration ({@link PolicyResolver#policies()}), or null when the
+   * resolver cannot list them: the breakers of other sections are not tracked under it.
+   */
+  final Collection<Policy> all;
+
   final HostState passThrough;
   private final ConcurrentHashMap<String, HostState[]> hosts = new ConcurrentHashMap<>();
   private int states;
@@ -31,6 +39,7 @@ final class EngineSettings {
     this.mode = Objects.requireNonNull(mode, "mode");
     this.policies = Objects.requireNonNull(policies, "policies");
     this.readsPath = policies.readsPath();
+    this.all = policies.policies();
     this.passThrough = HostState.passThrough(engine);
   }
 

@@ -182,6 +182,12 @@ public final class RetryEngine {
     if (state == null) {
       state = hostState(s, policy, scheme, host, port);
       s.keep(hostKey, state);
+      if (state.breaker != null && settings != s) {
+        // A reload came after this call read its settings, and its clean-up may have run before
+        // the breaker above was made: it would stay tracked (an open one reported open) until the
+        // next reload. The call keeps it; the registry keeps it only if a policy still uses it.
+        breakers.removeKey(breakerKey(TargetKey.of(scheme, host, port), policy), unusedNow);
+      }
     }
     return state;
   }
@@ -197,9 +203,10 @@ public final class RetryEngine {
    * Mode and policies change together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
-    this.settings = new EngineSettings(this, mode, policies);
+    EngineSettings s = new EngineSettings(this, mode, policies);
+    this.settings = s;
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
-    Collection<Policy> now = policies.policies();
+    Collection<Policy> now = s.all;
     if (now != null) {
       // A breaker of a section no policy has any more (a removed route's, a changed section's) is
       // never asked again: it would stay in the state it was in, an open one reported open to JMX
@@ -207,6 +214,22 @@ public final class RetryEngine {
       breakers.removeKeys(new Unused(now));
     }
   }
+
+  /**
+   * The breaker keys that no policy of the settings of the moment uses. Read under the registry's
+   * lock: a call that found or made the entry under newer settings read them before its lookup took
+   * that lock, so the settings read here are those or later ones, and an entry is dropped only when
+   * they have no use for it, as their reload's clean-up would have dropped it.
+   */
+  private final class UnusedNow implements Predicate<Key> {
+    @Override
+    public boolean test(Key k) {
+      Collection<Policy> now = settings.all;
+      return now != null && new Unused(now).test(k);
+    }
+  }
+
+  private final UnusedNow unusedNow = new UnusedNow();
 
   /** The breaker keys that no policy of a configuration uses. */
   private static final class Unused implements Predicate<Key> {
@@ -338,13 +361,18 @@ public final class RetryEngine {
     if (!p.enabled()) {
       return null;
     }
-    String key =
-        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? ROUTE_KEY + policy.routeName() : target;
     String route = policy.routeName();
     return breakers.entry(
-        new Key(key, p),
+        breakerKey(target, policy),
         k -> new CircuitBreaker(k.name, p, (b, t) -> listener.onBreakerTransition(b, t, route)),
         p.maxHosts());
+  }
+
+  /** The registry's key of the breaker of {@code target} under {@code policy} (one enabled). */
+  private static Key breakerKey(String target, Policy policy) {
+    CircuitBreakerPolicy p = policy.circuitBreaker();
+    return new Key(
+        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? ROUTE_KEY + policy.routeName() : target, p);
   }
 
   /** The budget of {@code target} under {@code policy}, or null when it has none (for tests). */

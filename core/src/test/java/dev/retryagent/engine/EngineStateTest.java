@@ -156,6 +156,68 @@ class EngineStateTest {
         .containsExactlyInAnyOrder("route:search", "http://plain.example:80");
   }
 
+  @Test
+  void aCallThatResolvedBeforeAReloadsCleanUpLeavesNoBreakerOfTheOldSectionBehind() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1);
+    Policy old = p.build();
+    TestPolicy changed = TestPolicy.create();
+    changed.breaker.countWindow(3).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(old);
+    f.engine.reconfigure(Mode.ENFORCE, new ReloadingWhileResolving(f.engine, old, changed.build()));
+
+    call(f, "a.example", 503);
+
+    // The call still had the old section's breaker to record its failure in...
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+    // ...but made it after the reload's clean-up: kept, it stayed open, for JMX's OpenBreakers and
+    // Prometheus's breakers{state="open"}, until the next reload.
+    assertThat(f.engine.breakers()).isEmpty();
+  }
+
+  @Test
+  void aCallThatResolvedBeforeAReloadThatKeepsItsSectionLeavesItsBreakerTracked() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1);
+    Policy old = p.build();
+    EngineFixture f = EngineFixture.of(old);
+    f.engine.reconfigure(Mode.ENFORCE, new ReloadingWhileResolving(f.engine, old, p.build()));
+
+    call(f, "a.example", 503);
+
+    assertThat(f.engine.breakers()).extracting(CircuitBreaker::state).containsExactly(OPEN);
+  }
+
+  /**
+   * Resolves every request to {@code old}, but first reloads the engine to {@code next}: the call
+   * read this configuration, and goes on with its policy after the reload swapped the settings and
+   * dropped the breakers no policy of {@code next} uses.
+   */
+  private static final class ReloadingWhileResolving implements PolicyResolver {
+    private final RetryEngine engine;
+    private final Policy old;
+    private final Policy next;
+
+    ReloadingWhileResolving(RetryEngine engine, Policy old, Policy next) {
+      this.engine = engine;
+      this.old = old;
+      this.next = next;
+    }
+
+    @Override
+    public Policy resolve(String method, String host, int port, String path) {
+      engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(next));
+      return old;
+    }
+
+    @Override
+    public java.util.Collection<Policy> policies() {
+      return java.util.Collections.singletonList(old);
+    }
+  }
+
   /** Each route's policy for the host ROUTE.example, {@code defaults} for every other host. */
   private static PolicyResolver routes(Policy defaults, Policy... routes) {
     java.util.List<Policy> all = new java.util.ArrayList<>(java.util.Arrays.asList(routes));
