@@ -5,8 +5,17 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * A per-host retry budget: calls deposit, retries withdraw. A retry is allowed while the retries in
- * the window, this one included, stay at or below {@code ratio x calls in the window + minPerSecond
- * x window seconds}.
+ * the window, this one included, stay at or below {@code ratio x calls in the window + the floor's
+ * whole retries per window} ({@code minPerSecond x window seconds}, rounded down); when they would
+ * not, the floor's rest may allow it.
+ *
+ * <p>The floor's rest is what the window cannot hold of {@code minPerSecond}: all of it when the
+ * window is shorter than {@code 1/minPerSecond} (50 ms at 10 a second is half a retry per window,
+ * which no retry fits in), the fraction of a retry per window otherwise (1.5 a window of 150 ms).
+ * It is a bucket of one retry refilled at that rate ({@link #floorIntervalNanos}), kept apart from
+ * the window: its retries are not counted there, so the floor and the ratio still add up, and the
+ * floor allows retries at {@code minPerSecond} whatever the window. A window that holds a whole
+ * number of the floor's retries (the default, 100 in 10 s) has no rest.
  *
  * <p>The window is kept as {@value #BUCKETS} buckets plus the current one, so it always covers at
  * least the last {@code window} and at most one bucket more: a retry granted now is counted for the
@@ -20,7 +29,24 @@ final class RetryBudget {
 
   private final BudgetPolicy policy;
   private final long bucketNanos;
-  private final double freeRetriesPerWindow;
+
+  /** The floor's whole retries per window, counted in the window with the ratio's. */
+  private final long freeRetriesPerWindow;
+
+  /**
+   * The floor's rest: at most one retry per this many nanoseconds, outside the window; 0 for none
+   * (no rest, or so little that its retry would come once in decades).
+   */
+  private final long floorIntervalNanos;
+
+  // The rest's bucket, guarded by this object's lock: empty until floorFreeAt once it was taken.
+  private boolean floorTaken;
+  private long floorFreeAt;
+  // The last retry the rest allowed, until given back: what returnRetry restores.
+  private boolean floorReturnable;
+  private long floorTakenAt;
+  private boolean floorWasTaken;
+  private long floorWasFreeAt;
   // Guarded by this object's lock, except that a deposit adds to calls[current.index] without it.
   private final long[] epochs = new long[BUCKETS + 1];
   private final LongAdder[] calls = new LongAdder[BUCKETS + 1];
@@ -50,14 +76,39 @@ final class RetryBudget {
     }
   }
 
+  /** A rest's retry less often than this (over 36 years) is none; sums with it cannot overflow. */
+  private static final long MAX_FLOOR_INTERVAL_NANOS = 1L << 60;
+
   public RetryBudget(BudgetPolicy policy) {
     this.policy = policy;
     this.bucketNanos = Math.max(1, policy.window().toNanos() / BUCKETS);
-    this.freeRetriesPerWindow = policy.minPerSecond() * (policy.window().toNanos() / 1e9);
+    // In whole numbers: minPerSecond x window nanoseconds is at most 10^6 x 3.6 x 10^12.
+    long freeNanoRetries = policy.minPerSecond() * policy.window().toNanos();
+    this.freeRetriesPerWindow = freeNanoRetries / 1_000_000_000L;
+    this.floorIntervalNanos =
+        floorInterval(policy.window().toNanos(), freeNanoRetries % 1_000_000_000L);
     java.util.Arrays.fill(epochs, Long.MIN_VALUE);
     for (int i = 0; i < calls.length; i++) {
       calls[i] = new LongAdder();
     }
+  }
+
+  /**
+   * One retry per this many nanoseconds is {@code rest / 10^9} retries per window: {@code 10^9 x
+   * window / rest}, rounded up (never above the rate); 0 for none.
+   */
+  private static long floorInterval(long windowNanos, long rest) {
+    if (rest == 0) {
+      return 0;
+    }
+    if (windowNanos > MAX_FLOOR_INTERVAL_NANOS / 1_000_000_000L) {
+      // Only a window of over a second has this; a nanosecond more or less is nothing then.
+      double interval = Math.ceil(1e9 * windowNanos / rest);
+      return interval <= MAX_FLOOR_INTERVAL_NANOS ? (long) interval : 0;
+    }
+    long scaled = 1_000_000_000L * windowNanos;
+    long interval = scaled / rest;
+    return interval * rest == scaled ? interval : interval + 1;
   }
 
   public BudgetPolicy policy() {
@@ -88,11 +139,20 @@ final class RetryBudget {
    */
   public synchronized boolean tryAcquireRetry(long nowNanos) {
     int i = bucket(nowNanos);
-    if (retrySum + 1 > policy.ratio() * callSum() + freeRetriesPerWindow) {
+    if (retrySum + 1 <= policy.ratio() * callSum() + freeRetriesPerWindow) {
+      retries[i]++;
+      retrySum++;
+      return true;
+    }
+    if (floorIntervalNanos == 0 || (floorTaken && nowNanos - floorFreeAt < 0)) {
       return false;
     }
-    retries[i]++;
-    retrySum++;
+    floorWasTaken = floorTaken;
+    floorWasFreeAt = floorFreeAt;
+    floorTaken = true;
+    floorFreeAt = nowNanos + floorIntervalNanos;
+    floorReturnable = true;
+    floorTakenAt = nowNanos;
     return true;
   }
 
@@ -113,6 +173,14 @@ final class RetryBudget {
    * so long ago that its bucket left the window is already forgotten: nothing to give back.
    */
   public synchronized void returnRetry(long takenAtNanos, long nowNanos) {
+    if (floorReturnable && floorTakenAt == takenAtNanos) {
+      // The floor's rest allowed it. (A retry the window allowed at the same nanosecond would do as
+      // well: either way one of the two retries taken then is given back.)
+      floorReturnable = false;
+      floorTaken = floorWasTaken;
+      floorFreeAt = floorWasFreeAt;
+      return;
+    }
     bucket(nowNanos);
     long epoch = Math.floorDiv(takenAtNanos, bucketNanos);
     int i = (int) Math.floorMod(epoch, (long) epochs.length);
@@ -128,7 +196,7 @@ final class RetryBudget {
     return callSum();
   }
 
-  /** Retries counted in the current window. */
+  /** Retries counted in the current window (not those of the floor's rest). */
   public synchronized long retriesInWindow(long nowNanos) {
     bucket(nowNanos);
     return retrySum;

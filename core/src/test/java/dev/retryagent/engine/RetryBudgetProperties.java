@@ -16,17 +16,20 @@ import net.jqwik.api.Provide;
 /**
  * The retry budget against a model that keeps every call and retry with its time.
  *
- * <p>What {@link RetryBudget} promises, derived from its buckets: with {@code W} the window and
- * {@code b = W/10} a bucket, a decision at time {@code t} counts the events of {@code S(t) = [b x
+ * <p>What {@link RetryBudget} promises, derived from its buckets: with {@code W} the window, {@code
+ * b = W/10} a bucket and {@code k} the floor's whole retries per window ({@code minPerSecond x
+ * W/1s} rounded down), a decision at time {@code t} counts the events of {@code S(t) = [b x
  * floor(t/b) - W, t]}, which holds all of {@code (t - W, t]} and nothing older than {@code t - W -
- * b}. Hence, at every granted retry at {@code t}:
+ * b}. Hence, at every retry the window grants at {@code t}:
  *
  * <pre>
- *   retries granted in (t - W, t]  <=  ratio x calls in (t - W - W/10, t]  +  minPerSecond x W/1s
+ *   retries the window granted in (t - W, t]  <=  ratio x calls in (t - W - W/10, t]  +  k
  * </pre>
  *
- * and at every refused one: {@code retries in (t - W - W/10, t] + 1 > ratio x calls in (t - W, t] +
- * minPerSecond x W/1s}. Both are checked, and so is the exact rule on {@code S(t)}.
+ * and at every one it refuses: {@code retries it granted in (t - W - W/10, t] + 1 > ratio x calls
+ * in (t - W, t] + k}. What the window refuses, the floor's rest grants at most once per {@code I},
+ * with {@code k/W + 1/I} the floor's rate, {@code minPerSecond}. All of it is checked, and so is
+ * the exact rule on {@code S(t)}.
  */
 class RetryBudgetProperties {
   /** One step: time passes, then a call starts or a retry is asked for. */
@@ -124,15 +127,37 @@ class RetryBudgetProperties {
     return lo;
   }
 
+  /** The floor's rest's interval: 10^9 x W / rest nanoseconds, rounded up; 0 for none. */
+  private static long restInterval(long windowNanos, int minPerSecond) {
+    java.math.BigInteger nanoRetries =
+        java.math.BigInteger.valueOf(minPerSecond)
+            .multiply(java.math.BigInteger.valueOf(windowNanos));
+    java.math.BigInteger[] wholeAndRest =
+        nanoRetries.divideAndRemainder(java.math.BigInteger.valueOf(1_000_000_000L));
+    if (wholeAndRest[1].signum() == 0) {
+      return 0;
+    }
+    java.math.BigInteger[] q =
+        java.math.BigInteger.valueOf(windowNanos)
+            .multiply(java.math.BigInteger.valueOf(1_000_000_000L))
+            .divideAndRemainder(wholeAndRest[1]);
+    return q[0].longValueExact() + (q[1].signum() == 0 ? 0 : 1);
+  }
+
   @Property(tries = 600)
   void theBudgetKeepsItsPromiseAtEveryRetry(@ForAll("cases") Case c) {
     RetryBudget budget = new RetryBudget(c.policy);
     long w = c.policy.window().toNanos();
     long b = w / RetryBudget.BUCKETS;
     double ratio = c.policy.ratio();
-    double free = c.policy.minPerSecond() * (w / 1e9);
+    long whole = c.policy.minPerSecond() * w / 1_000_000_000L;
+    long interval = restInterval(w, c.policy.minPerSecond());
+    // The floor's rate, k a window plus one each interval: minPerSecond, to a nanosecond.
+    double rate = whole * 1e9 / w + (interval == 0 ? 0 : 1e9 / interval);
+    assertThat(rate).isCloseTo(c.policy.minPerSecond(), org.assertj.core.data.Offset.offset(1e-6));
     List<Long> calls = new ArrayList<>();
     List<Long> granted = new ArrayList<>();
+    Long restGranted = null;
     long t = c.start;
     for (Op op : c.ops) {
       t += op.advanceNanos;
@@ -145,26 +170,31 @@ class RetryBudgetProperties {
       long spanStartExclusive = Math.floorDiv(t, b) * b - w - 1;
       int callsInSpan = countIn(calls, spanStartExclusive, t);
       int retriesInSpan = countIn(granted, spanStartExclusive, t);
-      boolean expected = retriesInSpan + 1 <= ratio * callsInSpan + free;
+      boolean byWindow = retriesInSpan + 1 <= ratio * callsInSpan + whole;
+      boolean byRest =
+          !byWindow && interval > 0 && (restGranted == null || t - restGranted >= interval);
 
       boolean ok = budget.tryAcquireRetry(t);
 
       assertThat(ok)
           .as("decision at %d (calls %d, retries %d in S)", t, callsInSpan, retriesInSpan)
-          .isEqualTo(expected);
-      if (ok) {
+          .isEqualTo(byWindow || byRest);
+      if (byWindow) {
         granted.add(t);
         int retriesInWindow = countIn(granted, t - w, t);
         int callsInWiderWindow = countIn(calls, t - w - b, t);
         assertThat((double) retriesInWindow)
             .as("retries in (t-W, t] at %d", t)
-            .isLessThanOrEqualTo(ratio * callsInWiderWindow + free);
+            .isLessThanOrEqualTo(ratio * callsInWiderWindow + whole);
       } else {
         int retriesInWiderWindow = countIn(granted, t - w - b, t);
         int callsInWindow = countIn(calls, t - w, t);
         assertThat(retriesInWiderWindow + 1.0)
-            .as("a refusal at %d is justified", t)
-            .isGreaterThan(ratio * callsInWindow + free);
+            .as("the window's refusal at %d is justified", t)
+            .isGreaterThan(ratio * callsInWindow + whole);
+        if (byRest) {
+          restGranted = t;
+        }
       }
       assertThat(budget.callsInWindow(t)).isEqualTo(callsInSpan);
       assertThat(budget.retriesInWindow(t)).isEqualTo(countIn(granted, spanStartExclusive, t));

@@ -69,6 +69,72 @@ class RetryBudgetTest {
     assertThat(grantAll(b, 0, 100)).isEqualTo(10 + 2);
   }
 
+  /** Asks for one retry each {@code stepNanos} from 0 until {@code endNanos} (exclusive). */
+  private static int askEvery(RetryBudget b, long stepNanos, long endNanos) {
+    int granted = 0;
+    for (long t = 0; t < endNanos; t += stepNanos) {
+      if (b.tryAcquireRetry(t)) {
+        granted++;
+      }
+    }
+    return granted;
+  }
+
+  @Test
+  void aWindowShorterThanTheFloorsPeriodStillAllowsRetriesAtMinPerSecond() {
+    // 10 a second over 50 ms is half a retry per window: none fitted in it, and the floor that
+    // docs/configuration.md says always allows 10 a second allowed none.
+    RetryBudget b = budget(0.0, 10, Duration.ofMillis(50));
+    assertThat(b.tryAcquireRetry(0)).isTrue();
+    assertThat(b.tryAcquireRetry(50 * MS)).as("a window later").isFalse();
+    assertThat(b.tryAcquireRetry(100 * MS - 1)).isFalse();
+    assertThat(b.tryAcquireRetry(100 * MS)).as("a tenth of a second later").isTrue();
+
+    RetryBudget steady = budget(0.0, 10, Duration.ofMillis(50));
+    assertThat(askEvery(steady, MS, 10 * S)).isEqualTo(100);
+    RetryBudget tiny = budget(0.0, 999, Duration.ofMillis(1));
+    assertThat(askEvery(tiny, 1_000, S / 10)).as("99.9 in a tenth of a second").isBetween(99, 100);
+  }
+
+  @Test
+  void aWindowOfAFractionOfTheFloorsRetriesLosesNoPartOfTheFloor() {
+    // 1.5 retries a window of 150 ms: the window holds one, and the half left over came to nothing
+    // (6.7 a second for 10). A retry counted in the window stays in it up to a tenth of it longer.
+    RetryBudget b = budget(0.0, 10, Duration.ofMillis(150));
+    assertThat(askEvery(b, MS, 30 * S)).isBetween(273, 300);
+  }
+
+  @Test
+  void inAShortWindowTheFloorAndTheRatioAddUp() {
+    RetryBudget b = budget(0.5, 10, Duration.ofMillis(50));
+    for (int i = 0; i < 4; i++) {
+      b.recordCall(0);
+    }
+    assertThat(grantAll(b, 0, 10)).isEqualTo(2 + 1);
+    assertThat(b.retriesInWindow(0)).as("the ratio's; the floor's are apart").isEqualTo(2);
+  }
+
+  @Test
+  void aRetryOfTheFloorThatIsGivenBackMayBeTakenAgain() {
+    RetryBudget b = budget(0.0, 10, Duration.ofMillis(50));
+    assertThat(b.tryAcquireRetry(S)).isTrue();
+    assertThat(b.tryAcquireRetry(S + MS)).isFalse();
+    b.returnRetry(S, S + MS);
+    assertThat(b.tryAcquireRetry(S + MS)).isTrue();
+    b.returnRetry(S, S + 2 * MS); // already given back: nothing more
+    assertThat(b.tryAcquireRetry(S + 2 * MS)).isFalse();
+    assertThat(b.tryAcquireRetry(S + MS + 100 * MS)).isTrue();
+  }
+
+  @Test
+  void theFloorsRestWorksWithNegativeMonotonicTime() {
+    RetryBudget b = budget(0.0, 10, Duration.ofMillis(50));
+    long t = -123_456_789_000L;
+    assertThat(b.tryAcquireRetry(t)).isTrue();
+    assertThat(b.tryAcquireRetry(t + 99 * MS)).isFalse();
+    assertThat(b.tryAcquireRetry(t + 100 * MS)).isTrue();
+  }
+
   @Test
   void aZeroBudgetRefusesEveryRetry() {
     RetryBudget b = budget(0.0, 0, Duration.ofSeconds(10));

@@ -201,6 +201,22 @@ class RetryCallTest {
   }
 
   @Test
+  void aWindowShorterThanTheFloorsPeriodStillAllowsTheFloorsRetryAndTakesItBack() throws Exception {
+    // Half a retry of the floor per window: the budget refused every retry, against the floor's
+    // documented "always allowed at this rate".
+    TestPolicy p = TestPolicy.create();
+    p.budget.ratio(0).minPerSecond(10).window(Duration.ofMillis(50));
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall first = f.newCall(FakeRequest.get());
+    firstAttempt503(first);
+
+    first.onAbandoned();
+
+    RetryCall second = f.newCall(FakeRequest.get());
+    firstAttempt503(second); // would have been refused (budget) had the first kept its retry
+  }
+
+  @Test
   void aRetryTheBreakerRefusesGivesItsBudgetBack() throws Exception {
     TestPolicy p = oneRetryPerSecond();
     p.breaker.countWindow(2).minimumCalls(2);
