@@ -215,6 +215,7 @@ final class BoundedRegistry<K, V> {
   synchronized void removeKey(K key, Predicate<K> unused) {
     if (entries.containsKey(key) && unused.test(key)) {
       entries.remove(key);
+      ungroup(key);
     }
   }
 

@@ -25,11 +25,10 @@ final class EngineSettings {
   // Asked once: a resolver that reads no path gets null, and no request is asked for its path.
   final boolean readsPath;
 
-  /**
-   * Every policy of this configuration ({@link PolicyResolver#policies()}), or null when the
-   * resolver cannot list them: the breakers of other sections are not tracked under it.
-   */
-  final Collection<Policy> all;
+  // all(), asked at the first reload, not before: the agent builds its engine before main, and
+  // listing the policies there would build the built-in ones too (issue 13's start-up).
+  private volatile Collection<Policy> all;
+  private volatile boolean listed;
 
   final HostState passThrough;
   private final ConcurrentHashMap<String, HostState[]> hosts = new ConcurrentHashMap<>();
@@ -39,8 +38,20 @@ final class EngineSettings {
     this.mode = Objects.requireNonNull(mode, "mode");
     this.policies = Objects.requireNonNull(policies, "policies");
     this.readsPath = policies.readsPath();
-    this.all = policies.policies();
     this.passThrough = HostState.passThrough(engine);
+  }
+
+  /**
+   * Every policy of this configuration ({@link PolicyResolver#policies()}), or null when the
+   * resolver cannot list them: the breakers of other sections are not tracked under it. No lock: it
+   * is asked under the breakers' registry lock, and two threads that list at once list the same.
+   */
+  Collection<Policy> all() {
+    if (!listed) {
+      all = policies.policies();
+      listed = true;
+    }
+    return all;
   }
 
   /** The state kept for {@code policy} and the target, or null; marks it used. */

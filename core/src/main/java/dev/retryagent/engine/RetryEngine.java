@@ -206,7 +206,7 @@ public final class RetryEngine {
     EngineSettings s = new EngineSettings(this, mode, policies);
     this.settings = s;
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
-    Collection<Policy> now = s.all;
+    Collection<Policy> now = s.all();
     if (now != null) {
       // A breaker of a section no policy has any more (a removed route's, a changed section's) is
       // never asked again: it would stay in the state it was in, an open one reported open to JMX
@@ -224,7 +224,7 @@ public final class RetryEngine {
   private final class UnusedNow implements Predicate<Key> {
     @Override
     public boolean test(Key k) {
-      Collection<Policy> now = settings.all;
+      Collection<Policy> now = settings.all();
       return now != null && new Unused(now).test(k);
     }
   }
