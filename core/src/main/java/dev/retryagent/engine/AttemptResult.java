@@ -55,10 +55,10 @@ public final class AttemptResult {
 
   /**
    * The attempt ended in the application's own {@code error} (its request body), not in the host's
-   * answer: no outcome of the host's, so {@link Outcome#CANCELLED}, with the error for the log.
+   * answer: {@link Outcome#APPLICATION_FAILED}, with the error for the log.
    */
   static AttemptResult applications(Throwable error) {
-    return new AttemptResult(Outcome.CANCELLED, -1, error);
+    return new AttemptResult(Outcome.APPLICATION_FAILED, -1, error);
   }
 
   /** No attempt was made (the rate limit refused the call). */

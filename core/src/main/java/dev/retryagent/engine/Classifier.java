@@ -20,7 +20,7 @@ final class Classifier {
 
   /** True when an exception of kind {@code outcome} is retryable. */
   public static boolean isRetryableException(RetryPolicy policy, Outcome outcome, Throwable error) {
-    if (outcome == Outcome.CANCELLED) {
+    if (outcome == Outcome.CANCELLED || outcome == Outcome.APPLICATION_FAILED) {
       return false;
     }
     if (outcome.transport() != null && policy.retryOnTransport().contains(outcome.transport())) {

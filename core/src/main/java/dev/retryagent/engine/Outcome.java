@@ -15,7 +15,14 @@ public enum Outcome {
   /** Any other exception: unknown host, TLS failure, protocol error, a bug. */
   OTHER_EXCEPTION(null),
   /** The caller cancelled or interrupted: never retried, never a breaker failure. */
-  CANCELLED(null);
+  CANCELLED(null),
+  /**
+   * The application's own code failed the request (its request body threw, or wrote other than its
+   * declared length), not the host: never retried, never a breaker failure; the call gives up with
+   * {@link GiveUpReason#APPLICATION_FAILED}. A status, when there is one, is the host's answer to
+   * the request the application broke.
+   */
+  APPLICATION_FAILED(null);
 
   private final TransportFailure transport;
 

@@ -342,7 +342,7 @@ public abstract class RetryCall extends HostHold {
       // too) is released without an outcome. The failure goes on to the caller as it is.
       attemptNotSent();
       endedByApplication(error);
-      decision = Decision.done(AttemptResult.cancelled(), null);
+      decision = Decision.done(AttemptResult.applications(error), null);
       return decision;
     }
     try {

@@ -246,6 +246,8 @@ public final class RetryEvent {
         return "timeout";
       case CANCELLED:
         return "cancelled";
+      case APPLICATION_FAILED:
+        return "application failed";
       default:
         return error == null ? "error" : error.getClass().getSimpleName();
     }

@@ -87,6 +87,10 @@ public final class RetryRules {
       return Decision.done(
           result, moment.callerTimedOut() ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
     }
+    // The application's own code broke the request: nothing of the host's to retry.
+    if (result.outcome() == Outcome.APPLICATION_FAILED) {
+      return Decision.done(result, GiveUpReason.APPLICATION_FAILED);
+    }
     // Retries off, an outcome retryOn does not name, a request not safe to repeat: the outcome
     // goes back as it came (a retryable outcome is always a failure, so the reason is named).
     GiveUpReason refused = policyRefusal(retry, request, result);

@@ -10,6 +10,7 @@ import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.SocketException;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** {@link RetryCall} driven step by step, as a client adapter drives it. */
@@ -305,6 +306,55 @@ class RetryCallTest {
     assertThat(next.reservePermit()).isZero(); // refused had the retry kept its permit
     next.acquireBreaker(); // would throw had the failure counted
     assertThat(f.listener.transitions()).isEmpty();
+  }
+
+  /**
+   * The attempt's own outcome says what happened, as the give-up does: it said "cancelled" (the
+   * events' outcome, the OpenTelemetry attribute, the dead letter's outcome), a cancel nobody made,
+   * next to a give-up reason of application-failed.
+   */
+  @Test
+  void anAttemptTheApplicationsOwnCodeEndedHasThatOutcomeNotCancelled() throws Exception {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    IOException own = new IOException("disk");
+    call.applicationFailed(own);
+
+    Decision d = call.onFailure(own);
+
+    // By name: the test compiles, and fails, without the outcome.
+    assertThat(d.outcome().name()).isEqualTo("APPLICATION_FAILED");
+    for (RetryEvent e : List.of(f.listener.complete(), giveUp(f))) {
+      assertThat(e.outcome().name()).isEqualTo("APPLICATION_FAILED");
+      assertThat(e.outcomeText()).isEqualTo("application failed");
+      assertThat(e.reason()).isEqualTo(GiveUpReason.APPLICATION_FAILED);
+    }
+
+    // Ended by the adapter directly (an Apache entity, a wrong fixed length): the same.
+    EngineFixture g = EngineFixture.of(TestPolicy.create());
+    RetryCall direct = g.newCall(FakeRequest.get());
+    direct.acquireBreaker();
+    direct.startAttempt();
+    direct.endedByApplication(own);
+    assertThat(g.listener.complete().outcome().name()).isEqualTo("APPLICATION_FAILED");
+    assertThat(giveUp(g).outcomeText()).isEqualTo("application failed");
+
+    // A real cancel is as it was.
+    EngineFixture h = EngineFixture.of(TestPolicy.create());
+    RetryCall cancelled = h.newCall(FakeRequest.get());
+    cancelled.acquireBreaker();
+    cancelled.startAttempt();
+    cancelled.onAbandoned();
+    assertThat(h.listener.complete().outcome()).isEqualTo(Outcome.CANCELLED);
+    assertThat(giveUp(h).outcomeText()).isEqualTo("cancelled");
+  }
+
+  private static RetryEvent giveUp(EngineFixture f) {
+    List<RetryEvent> g = f.listener.events(RetryEvent.Type.GIVE_UP);
+    assertThat(g).hasSize(1);
+    return g.get(0);
   }
 
   @Test

@@ -294,10 +294,10 @@ final class LogLines {
       case TIMEOUT:
         return error.isEmpty() ? e.outcomeText() : e.outcomeText() + ": " + error;
       case CANCELLED:
-        // The application's own failure ended the attempt: what it was, not "cancelled".
-        return e.reason() == GiveUpReason.APPLICATION_FAILED && !error.isEmpty()
-            ? error
-            : "cancelled";
+        return "cancelled";
+      case APPLICATION_FAILED:
+        // What the application's own failure was, when there is one to name.
+        return error.isEmpty() ? e.outcomeText() : error;
       default:
         return error.isEmpty() ? "error" : error;
     }

@@ -151,6 +151,22 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aCallTheApplicationsOwnBodyEndedHasThatOutcomeNotCancelled() throws IOException {
+    // Its outcome said "cancelled", a cancel nobody made, next to reason application-failed.
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("upload"), w);
+
+    rig.call(FakeRequest.get("h.example", "/v1/upload"), new Rig.Applications(new IOException()));
+    w.close();
+
+    assertThat(MiniJson.parseObject(lines(file).get(0)))
+        .containsEntry("status", null)
+        .containsEntry("outcome", "application-failed")
+        .containsEntry("reason", "application-failed");
+  }
+
+  @Test
   void anExceptionIsNamedAndSanitisedAndTheStatusIsNull() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);
