@@ -129,7 +129,16 @@ public final class ApacheRetrying4 {
     boolean reported = false;
     try {
       CloseableHttpResponse response = transport.execute(target, request, observed);
-      span.end(response.getStatusLine().getStatusCode(), null);
+      int status = response.getStatusLine().getStatusCode();
+      span.end(status, null);
+      if (observed.log().answeredShortBody()) {
+        // The host answered a request the application's entity cut short (it waited for the rest
+        // and gave up, 408, or refused it): the application's failure, not the host's answer. The
+        // response goes to the application as it came, neither retried nor a breaker failure.
+        observed.log().reportTo(call);
+        reported = true;
+        call.endedByApplication(status);
+      }
       return response;
     } catch (IOException | RuntimeException | Error e) {
       span.end(-1, e);

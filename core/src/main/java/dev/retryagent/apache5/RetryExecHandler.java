@@ -189,6 +189,15 @@ public final class RetryExecHandler implements ExecChainHandler {
     try {
       ClassicHttpResponse response = chain.proceed(sent, scope);
       span.end(response.getCode(), null);
+      if (attempt.log.answeredShortBody()) {
+        // The host answered a request the application's entity cut short (it waited for the rest
+        // and gave up, 408, or refused it): the application's failure, not the host's answer. The
+        // response goes to the application as it came, neither retried nor a breaker failure.
+        CURRENT.set(null);
+        attempt.log.reportTo(call);
+        reported = true;
+        call.endedByApplication(response.getCode());
+      }
       return response;
     } catch (HttpException e) {
       span.end(-1, e);

@@ -61,6 +61,15 @@ public final class AttemptResult {
     return new AttemptResult(Outcome.APPLICATION_FAILED, -1, error);
   }
 
+  /**
+   * The host answered with {@code status} a request the application's own code broke (its body
+   * shorter than its declared length): the answer is the host's reaction to the application's
+   * mistake, not the host's outcome, so {@link Outcome#APPLICATION_FAILED}, with the status.
+   */
+  static AttemptResult applicationsAnswered(int status) {
+    return new AttemptResult(Outcome.APPLICATION_FAILED, status, null);
+  }
+
   /** No attempt was made (the rate limit refused the call). */
   static AttemptResult none() {
     return NONE;

@@ -446,12 +446,25 @@ public abstract class RetryCall extends HostHold {
    * once.
    */
   public synchronized void endedByApplication(Throwable failure) {
+    endByApplication(AttemptResult.applications(failure));
+  }
+
+  /**
+   * As {@link #endedByApplication}, when the host answered, with {@code status}, a request the
+   * application's own code broke (an entity that wrote less than its declared length: the server
+   * waited for the rest and gave up, 408, or refused it, 400): the answer is the host's reaction to
+   * the application's mistake, not its outcome. The breaker hears nothing, nothing is retried, and
+   * the response goes to the application as it came ({@link SyncRetryLoop} returns it without
+   * deciding). Call before the attempt's response is returned to the loop.
+   */
+  public synchronized void endedByApplication(int status) {
+    endByApplication(AttemptResult.applicationsAnswered(status));
+  }
+
+  private void endByApplication(AttemptResult result) {
     release();
     if (!finished) {
-      finish(
-          AttemptResult.applications(failure),
-          GiveUpReason.APPLICATION_FAILED,
-          state.engine.clock().nanoTime());
+      finish(result, GiveUpReason.APPLICATION_FAILED, state.engine.clock().nanoTime());
     }
   }
 

@@ -89,6 +89,11 @@ public final class SyncRetryLoop {
         sleep(call, sleeper, d.delayNanos());
         continue;
       }
+      if (call.endedWithoutDecision()) {
+        // The adapter ended the call in the attempt (the host answered a request the application
+        // broke: endedByApplication): the response goes to the caller as it came, not judged.
+        return response;
+      }
       Decision d;
       try {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));

@@ -13,6 +13,7 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.StatusSet;
 import dev.retryagent.policy.TransportFailure;
 import dev.retryagent.testing.FailingSource;
 import dev.retryagent.testing.FakeTime;
@@ -321,6 +322,73 @@ class GovernedRetryHandlerTest {
     assertThat(writes).hasValue(plainWrites);
     assertThat(retriesOfOurs()).isZero();
     // The breaker is closed: the host's next call goes through.
+    assertThat(get("/items")).isEqualTo("200");
+  }
+
+  /**
+   * The server answers the short request itself: it waited for the rest and gave up, 408. That
+   * answer is the host's reaction to the application's broken request, not the host's outcome: the
+   * response goes to the application as HttpClient alone gives it, neither retried (the policy
+   * retries 408 here) nor a failure for the breaker (which counts 408 here). Before, the call was
+   * retried (the short body written again) and the breaker of one failure opened.
+   */
+  @Test
+  void anAnswerToAnEntityShorterThanItsLengthIsTheApplicationsNotTheHosts() throws Exception {
+    server.otherwise(status(408).waitingForBodyAtMost(200));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3).retryOnStatuses(StatusSet.of("408")),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .failOnStatuses(StatusSet.of("408"))
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+    java.util.concurrent.atomic.AtomicInteger writes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.function.Supplier<HttpPut> shortPut =
+        () -> {
+          HttpPut put = new HttpPut(server.url("/upload"));
+          put.setEntity(
+              new org.apache.http.entity.ByteArrayEntity(new byte[8]) {
+                @Override
+                public long getContentLength() {
+                  return 20;
+                }
+
+                @Override
+                public void writeTo(OutputStream out) throws IOException {
+                  writes.incrementAndGet();
+                  super.writeTo(out);
+                }
+              });
+          return put;
+        };
+    int requests = server.requestCount();
+    int plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      plain = c.execute(shortPut.get(), r -> r.getStatusLine().getStatusCode());
+    }
+    assertThat(plain).isEqualTo(408);
+    int plainWrites = writes.getAndSet(0);
+    int plainRequests = server.requestCount() - requests;
+
+    int ours = client.execute(shortPut.get(), r -> r.getStatusLine().getStatusCode());
+
+    assertThat(ours).isEqualTo(plain);
+    assertThat(writes).hasValue(plainWrites);
+    assertThat(server.requestCount() - requests).isEqualTo(2 * plainRequests);
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.APPLICATION_FAILED);
+    // The breaker is closed: the host's next call goes through.
+    server.otherwise(status(200));
     assertThat(get("/items")).isEqualTo("200");
   }
 

@@ -525,6 +525,91 @@ class GovernedRetryStrategyTest {
   }
 
   /**
+   * The server answers the short request itself: it waited for the rest and gave up, 408. That
+   * answer is the host's reaction to the application's broken request, not the host's outcome: the
+   * response goes to the application as HttpClient alone gives it, neither retried (the policy
+   * retries 408 here) nor a failure for the breaker (which counts 408 here). Before, the call was
+   * retried (the short body written again) and the breaker of one failure opened.
+   */
+  @Test
+  void anAnswerToAnEntityShorterThanItsLengthIsTheApplicationsNotTheHosts() throws Exception {
+    server.otherwise(status(408).waitingForBodyAtMost(200));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3).retryOnStatuses(StatusSet.of("408")),
+            CircuitBreakerPolicy.builder()
+                .countWindow(1)
+                .minimumCalls(1)
+                .failOnStatuses(StatusSet.of("408"))
+                .openFor(java.time.Duration.ofMinutes(1))
+                .build(),
+            events);
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+    java.util.concurrent.atomic.AtomicInteger writes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    int requests = server.requestCount();
+    String[] plain;
+    try (CloseableHttpClient c = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE).build()) {
+      plain = c.execute(shortPut(writes), r -> new String[] {String.valueOf(r.getCode())});
+    }
+    assertThat(plain).containsExactly("408");
+    int plainWrites = writes.getAndSet(0);
+    int plainRequests = server.requestCount() - requests;
+
+    String[] ours =
+        client.execute(shortPut(writes), r -> new String[] {String.valueOf(r.getCode())});
+
+    assertThat(ours).containsExactly(plain);
+    assertThat(writes).hasValue(plainWrites);
+    assertThat(server.requestCount() - requests).isEqualTo(2 * plainRequests);
+    assertThat(retriesOfOurs()).isZero();
+    assertThat(giveUpReason()).isEqualTo(GiveUpReason.APPLICATION_FAILED);
+    // The breaker is closed: the host's next call goes through.
+    server.otherwise(ok("fine"));
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+  }
+
+  /** A PUT whose repeatable entity says 20 bytes and writes 8. */
+  private HttpPut shortPut(java.util.concurrent.atomic.AtomicInteger writes) {
+    HttpPut put = new HttpPut(server.url("/upload"));
+    put.setEntity(
+        new AbstractHttpEntity(ContentType.APPLICATION_OCTET_STREAM, null, false) {
+          @Override
+          public boolean isRepeatable() {
+            return true;
+          }
+
+          @Override
+          public long getContentLength() {
+            return 20;
+          }
+
+          @Override
+          public InputStream getContent() {
+            return new java.io.ByteArrayInputStream(new byte[8]);
+          }
+
+          @Override
+          public void writeTo(OutputStream out) throws IOException {
+            writes.incrementAndGet();
+            out.write(new byte[8]);
+          }
+
+          @Override
+          public boolean isStreaming() {
+            return false;
+          }
+
+          @Override
+          public void close() {}
+        });
+    return put;
+  }
+
+  /**
    * As above, with a source that fails anew on each write, as a real file's or stream's read makes
    * a new exception each time. HttpClient's own resend of a repeatable entity writes a copy of the
    * application's request, not the attempt's (HttpRequestRetryExec copies scope.originalRequest),

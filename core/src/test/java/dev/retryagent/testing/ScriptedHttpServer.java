@@ -62,6 +62,9 @@ public final class ScriptedHttpServer implements Closeable {
      */
     final boolean beforeBody;
 
+    /** How long the body may take ({@link #waitingForBodyAtMost}); 0: as long as it takes. */
+    private long bodyWaitMillis;
+
     private Action(
         int status,
         Map<String, String> headers,
@@ -148,6 +151,20 @@ public final class ScriptedHttpServer implements Closeable {
     public Action beforeBody() {
       return new Action(
           status, headers, body, reset, closeWithoutResponse, delayMillis, fault, true);
+    }
+
+    /**
+     * Waits at most {@code millis} for the request's body: a body that has not all come by then
+     * (shorter than its {@code Content-Length}) is answered with this status at once, with {@code
+     * Connection: close}, and the connection closed, as a server answers a request it waited for
+     * with 408. Last in the chain of this action's modifiers.
+     */
+    public Action waitingForBodyAtMost(long millis) {
+      Action a =
+          new Action(
+              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      a.bodyWaitMillis = millis;
+      return a;
     }
 
     @Override
@@ -317,7 +334,23 @@ public final class ScriptedHttpServer implements Closeable {
           out.write("HTTP/1.1 100 Continue\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
           out.flush();
         }
-        Recorded r = asked.recorded(a.beforeBody ? new byte[0] : readBody(in, asked));
+        byte[] got;
+        boolean cut = false;
+        if (a.beforeBody) {
+          got = new byte[0];
+        } else if (a.bodyWaitMillis > 0) {
+          s.setSoTimeout((int) a.bodyWaitMillis);
+          try {
+            got = readBody(in, asked);
+          } catch (java.net.SocketTimeoutException e) {
+            got = new byte[0]; // what came of it is not kept
+            cut = true;
+          }
+          s.setSoTimeout(10_000);
+        } else {
+          got = readBody(in, asked);
+        }
+        Recorded r = asked.recorded(got);
         requests.add(r);
         count.incrementAndGet();
         if (a.delayMillis > 0) {
@@ -344,7 +377,7 @@ public final class ScriptedHttpServer implements Closeable {
         for (Map.Entry<String, String> h : a.headers.entrySet()) {
           head.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
         }
-        if (a.beforeBody) {
+        if (a.beforeBody || cut) {
           head.append("Connection: close\r\n");
         }
         head.append("Content-Length: ").append(body.length).append("\r\n\r\n");
@@ -353,7 +386,7 @@ public final class ScriptedHttpServer implements Closeable {
           out.write(body); // a HEAD's response has the length of the body it does not send
         }
         out.flush();
-        if (a.beforeBody) {
+        if (a.beforeBody || cut) {
           return; // the body, if the client sends it anyway, is never read
         }
       }

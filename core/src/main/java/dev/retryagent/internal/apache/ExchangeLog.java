@@ -45,7 +45,9 @@ public final class ExchangeLog {
 
   /** The current exchange was answered with {@code status}. */
   public void answered(int status) {
-    lastStatus = status;
+    // An answer to a request whose body was short is the host's reaction to the application's
+    // mistake (answeredShortBody): a resend after it follows the application's failure.
+    lastStatus = shortBody ? APPLICATION_FAILURE : status;
     if (status >= 300 && status < 400) {
       // The client may follow it: the next exchange is then a redirect, not a resend.
       lastLedToFollowUp = true;
@@ -65,13 +67,21 @@ public final class ExchangeLog {
    * The application's entity wrote less than the length it declared ({@link BodyWrites#writeTo}):
    * the server waits for the rest, and an I/O failure of the current exchange after it (the
    * client's read timeout, the server closing) is the application's, not the host's ({@link
-   * #isApplications}).
+   * #isApplications}), and so is an answer to it ({@link #answeredShortBody}).
    */
   public void shortBody() {
     shortBody = true;
-    // A resend that follows without an answer follows the application's failure (reportTo); an
-    // answer after it (answered) is the host's answer as ever.
+    // A resend that follows, answered or not, follows the application's failure (reportTo).
     lastStatus = APPLICATION_FAILURE;
+  }
+
+  /**
+   * Whether the current exchange's entity wrote less than its declared length ({@link #shortBody}):
+   * an answer to it (the server waited for the rest and gave up, 408, or refused it, 400) is the
+   * host's reaction to the application's mistake, not the host's outcome.
+   */
+  public boolean answeredShortBody() {
+    return shortBody;
   }
 
   /**

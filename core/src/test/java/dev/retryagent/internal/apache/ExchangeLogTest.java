@@ -52,8 +52,9 @@ class ExchangeLogTest {
   /**
    * A resend after an exchange whose entity wrote less than its length, which the server never
    * answered (it waited for the rest, then gave up: 5.x's strategy resends an idempotent request
-   * after a NoHttpResponseException), follows the application's failure, not the host's; an answer
-   * after a short body is the host's answer as ever.
+   * after a NoHttpResponseException), follows the application's failure, not the host's; so does
+   * one after an answer to it (a 400, a 408: the host's reaction to the application's broken
+   * request, which counted as the host's answer before, a breaker failure for a status it counts).
    */
   @Test
   void aResendAfterAShortBodyFollowsTheApplicationsFailure() {
@@ -63,8 +64,10 @@ class ExchangeLogTest {
     log.exchangeStarted();
     log.shortBody();
     log.answered(400);
+    assertThat(log.answeredShortBody()).isTrue();
     log.exchangeStarted();
-    assertThat(log.resentAfter()).containsExactly(-2, 400);
+    assertThat(log.answeredShortBody()).isFalse();
+    assertThat(log.resentAfter()).containsExactly(-2, -2);
     assertThat(log.isApplications(new java.net.SocketTimeoutException())).isFalse();
   }
 }
