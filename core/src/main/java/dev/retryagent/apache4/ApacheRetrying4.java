@@ -135,9 +135,8 @@ public final class ApacheRetrying4 {
         // The host answered a request the application's entity cut short (it waited for the rest
         // and gave up, 408, or refused it): the application's failure, not the host's answer. The
         // response goes to the application as it came, neither retried nor a breaker failure.
-        observed.log().reportTo(call);
         reported = true;
-        call.endedByApplication(status);
+        observed.log().endCallAsApplications(call, null, status);
       }
       return response;
     } catch (IOException | RuntimeException | Error e) {
@@ -146,9 +145,8 @@ public final class ApacheRetrying4 {
         // The application's entity failed, not the host: the call ends here as the application's
         // failure (the breaker's permit back without an outcome, no retry), with the exception as
         // it is.
-        observed.log().reportTo(call);
         reported = true;
-        call.endedByApplication(e);
+        observed.log().endCallAsApplications(call, e, -1);
       }
       throw e;
     } finally {

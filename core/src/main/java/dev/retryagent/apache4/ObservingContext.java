@@ -119,8 +119,9 @@ final class ObservingContext implements HttpContext {
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
-      // The length HttpClient framed the body with (RequestContent): none when chunked.
-      BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), log);
+      // The length HttpClient framed the body with (RequestContent): none when chunked. HttpCore
+      // 4.4 leaves a chunked body cut when the entity fails (it closes the stream only after).
+      BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), false, log);
     }
   }
 

@@ -160,8 +160,9 @@ final class ClassicRequest implements RequestInfo {
       if (oneShot) {
         written = true;
       }
-      // The length HttpClient framed the body with (RequestContent): none when chunked.
-      BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), log);
+      // The length HttpClient framed the body with (RequestContent): none when chunked. HttpCore 5
+      // closes a chunked body's stream even when the entity failed: the server gets it whole.
+      BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), true, log);
     }
   }
 }

@@ -194,9 +194,8 @@ public final class RetryExecHandler implements ExecChainHandler {
         // and gave up, 408, or refused it): the application's failure, not the host's answer. The
         // response goes to the application as it came, neither retried nor a breaker failure.
         CURRENT.set(null);
-        attempt.log.reportTo(call);
         reported = true;
-        call.endedByApplication(response.getCode());
+        attempt.log.endCallAsApplications(call, null, response.getCode());
       }
       return response;
     } catch (HttpException e) {
@@ -209,9 +208,8 @@ public final class RetryExecHandler implements ExecChainHandler {
         // failure (the breaker's permit back without an outcome, no retry), with the exception as
         // it is.
         CURRENT.set(null);
-        attempt.log.reportTo(call);
         reported = true;
-        call.endedByApplication(e);
+        attempt.log.endCallAsApplications(call, e, -1);
       }
       throw e;
     } finally {

@@ -337,9 +337,10 @@ public abstract class RetryCall extends HostHold {
     if (extras != null && causedBy(error, extras.applicationFailure)) {
       // The application's own code failed the attempt (applicationFailed), not the host: the call
       // ends as the application's own ending (as HttpURLConnection's body of the wrong length), not
-      // as the host's failure, and is never retried. Its attempt counts as not sent: its rate-limit
-      // permit and the retry it was (if one) go back, and the breaker's permit (a half-open trial
-      // too) is released without an outcome. The failure goes on to the caller as it is.
+      // as the host's failure, and is never retried. Its attempt counts as not sent (these clients
+      // cut the request: the rule at endedByApplication): its rate-limit permit and the retry it
+      // was (if one) go back, and the breaker's permit (a half-open trial too) is released without
+      // an outcome. The failure goes on to the caller as it is.
       attemptNotSent();
       endedByApplication(error);
       decision = Decision.done(AttemptResult.applications(error), null);
@@ -441,9 +442,18 @@ public abstract class RetryCall extends HostHold {
    * The call ends in the application's own failure, {@code failure} (its request body failed, or
    * wrote other than its declared length), not in the host's: as {@link #onAbandoned}, the
    * breaker's permit back without an outcome and nothing retried, but the give-up says so ({@link
-   * GiveUpReason#APPLICATION_FAILED}) rather than that the caller cancelled. What else the attempt
-   * gives back is the adapter's to say first ({@link #attemptNotSent}). Safe to call more than
+   * GiveUpReason#APPLICATION_FAILED}) rather than that the caller cancelled. Safe to call more than
    * once.
+   *
+   * <p>The attempt's rate-limit permit, one rule for every client: it stays spent when the host may
+   * have received a whole request it may act on, and goes back (with the retry the attempt was)
+   * when nothing or only a cut request went out, which the adapter says first ({@link
+   * #attemptNotSent}). OkHttp, {@code java.net.http} and {@code HttpURLConnection} cut a request
+   * whose body failed or had the wrong length ({@link #onFailure} after {@link #applicationFailed}
+   * gives it back); Apache HttpCore 4.4 cuts every body whose entity failed, HttpCore 5 ends a
+   * chunked one it began (the server reads a whole request) and cuts one of a declared length; an
+   * entity shorter than its length leaves the server waiting for the rest, cut (internal.apache's
+   * ExchangeLog says which).
    */
   public synchronized void endedByApplication(Throwable failure) {
     endByApplication(AttemptResult.applications(failure));

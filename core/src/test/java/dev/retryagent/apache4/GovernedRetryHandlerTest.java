@@ -392,6 +392,71 @@ class GovernedRetryHandlerTest {
     assertThat(get("/items")).isEqualTo("200");
   }
 
+  /**
+   * One rule for the rate-limit permit of an attempt the application's own failure ended: it stays
+   * spent when the host got a whole request it may act on, and goes back when nothing or a cut
+   * request went out. HttpCore 4.4 never ends a body whose entity failed (it closes the stream only
+   * after writeTo returned), chunked or not, and a body shorter than its length leaves the server
+   * waiting for the rest: every such request is cut, and the permit goes back, as for OkHttp,
+   * java.net.http and HttpURLConnection. Before, each kept it: with the host's bucket of one empty,
+   * its next call was refused (RateLimitedException).
+   */
+  @Test
+  void theRateLimitPermitOfARequestTheApplicationCutGoesBack() throws Exception {
+    server.otherwise(status(200));
+    int requests = server.requestCount();
+    // A chunked body whose source fails: cut, never a request at the server.
+    rateLimitedToOne();
+    assertThat(catchThrowable(() -> client.execute(upload(false, new IOException("disk")), r -> 0)))
+        .hasRootCauseMessage("disk");
+    assertThat(server.requestCount()).isEqualTo(requests);
+    assertThat(get("/items")).isEqualTo("200");
+
+    // A body of a declared length whose source fails: cut, the permit back.
+    rateLimitedToOne();
+    HttpPut fixed = new HttpPut(server.url("/upload"));
+    fixed.setEntity(new InputStreamEntity(source.open(new IOException("disk")), 100));
+    assertThat(catchThrowable(() -> client.execute(fixed, r -> 0))).hasRootCauseMessage("disk");
+    assertThat(get("/items")).isEqualTo("200");
+
+    // A short body answered 408: cut, the permit back.
+    rateLimitedToOne();
+    server.enqueue(status(408).waitingForBodyAtMost(200));
+    HttpPut shortPut = new HttpPut(server.url("/upload"));
+    shortPut.setEntity(
+        new org.apache.http.entity.ByteArrayEntity(new byte[8]) {
+          @Override
+          public long getContentLength() {
+            return 20;
+          }
+        });
+    int answered = client.execute(shortPut, r -> r.getStatusLine().getStatusCode());
+    assertThat(answered).isEqualTo(408);
+    assertThat(get("/items")).isEqualTo("200");
+  }
+
+  /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
+  private void rateLimitedToOne() throws IOException {
+    if (client != null) {
+      client.close();
+    }
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r,
+            dev.retryagent.policy.Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            dev.retryagent.policy.RateLimitPolicy.builder()
+                .enabled(true)
+                .perSecond(1)
+                .burst(1)
+                .maxWait(java.time.Duration.ZERO)
+                .build(),
+            events);
+    client = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+  }
+
   /** The sources of the entities {@link #upload} makes: one opened per write (an exchange). */
   private final FailingSource source = new FailingSource();
 

@@ -572,6 +572,81 @@ class GovernedRetryStrategyTest {
     assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
   }
 
+  /**
+   * One rule for the rate-limit permit of an attempt the application's own failure ended: it stays
+   * spent when the host got a whole request it may act on, and goes back when nothing or a cut
+   * request went out. HttpCore 5 ends a chunked body it began when the entity fails (the server
+   * reads a whole request: the permit stays spent); a body of a declared length that fails, or that
+   * is shorter than its length (the server waited for the rest: an I/O failure or a 408), is cut
+   * (the permit goes back, as for OkHttp, java.net.http and HttpURLConnection). Before, every one
+   * kept it: with the host's bucket of one empty, its next call was refused.
+   */
+  @Test
+  void theRateLimitPermitGoesBackOnlyWhenTheApplicationCutTheRequest() throws Exception {
+    server.otherwise(ok("fine"));
+    int requests = server.requestCount();
+    // A chunked body HttpCore ends: the server got a request, and the permit stays spent.
+    rateLimitedToOne();
+    assertThat(catchThrowable(() -> client.execute(upload(false, new IOException("disk")), r -> 0)))
+        .hasMessage("disk");
+    await()
+        .atMost(java.time.Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(server.requestCount()).isEqualTo(requests + 1));
+    assertThatThrownBy(() -> call(new HttpGet(server.url("/items"))))
+        .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+
+    // A body of a declared length that fails: cut, the permit back.
+    rateLimitedToOne();
+    HttpPut fixed = new HttpPut(server.url("/upload"));
+    fixed.setEntity(
+        new InputStreamEntity(
+            source.open(new IOException("disk")), 100, ContentType.APPLICATION_OCTET_STREAM));
+    assertThat(catchThrowable(() -> client.execute(fixed, r -> 0))).hasMessage("disk");
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+
+    // A short body answered 408: cut, the permit back.
+    rateLimitedToOne();
+    server.enqueue(status(408).waitingForBodyAtMost(200));
+    int answered =
+        client.execute(shortPut(new java.util.concurrent.atomic.AtomicInteger()), r -> r.getCode());
+    assertThat(answered).isEqualTo(408);
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+
+    // A short body the client's timeout ends: cut, the permit back.
+    rateLimitedToOne();
+    HttpPut timedOut = shortPut(new java.util.concurrent.atomic.AtomicInteger());
+    timedOut.setConfig(
+        org.apache.hc.client5.http.config.RequestConfig.custom()
+            .setResponseTimeout(org.apache.hc.core5.util.Timeout.ofMilliseconds(300))
+            .build());
+    assertThat(catchThrowable(() -> client.execute(timedOut, r -> r.getCode())))
+        .isInstanceOf(SocketTimeoutException.class);
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
+  }
+
+  /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
+  private void rateLimitedToOne() throws IOException {
+    if (client != null) {
+      client.close();
+    }
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r,
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            dev.retryagent.policy.RateLimitPolicy.builder()
+                .enabled(true)
+                .perSecond(1)
+                .burst(1)
+                .maxWait(java.time.Duration.ZERO)
+                .build(),
+            events);
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+  }
+
   /** A PUT whose repeatable entity says 20 bytes and writes 8. */
   private HttpPut shortPut(java.util.concurrent.atomic.AtomicInteger writes) {
     HttpPut put = new HttpPut(server.url("/upload"));

@@ -25,20 +25,23 @@ public final class BodyWrites {
    * Has the application's entity write itself ({@code entity}, its own {@code writeTo}) to a stream
    * over the connection's {@code out}, the body framed with {@code length} (-1: none, or chunked).
    * What the entity throws while the connection's stream did not fail is noted in {@code log} as
-   * the application's ({@link ExchangeLog#applicationFailed}); so is an entity that returns having
-   * written less than {@code length} ({@link ExchangeLog#shortBody}): HttpCore sends what it wrote,
-   * raises nothing, and the server waits for the rest, so the failure that ends the exchange (the
-   * client's read timeout, the server's giving up) is of the application's making. One that wrote
-   * more is cut at its length by HttpCore: the request is whole.
+   * the application's ({@link ExchangeLog#applicationFailed}), with whether the client ends a
+   * chunked body it began all the same ({@code endsChunkedBody}: HttpCore 5 closes the stream in
+   * any case, HttpCore 4.4 leaves it cut); so is an entity that returns having written less than
+   * {@code length} ({@link ExchangeLog#shortBody}): HttpCore sends what it wrote, raises nothing,
+   * and the server waits for the rest, so the failure that ends the exchange (the client's read
+   * timeout, the server's giving up) is of the application's making. One that wrote more is cut at
+   * its length by HttpCore: the request is whole.
    */
-  public static void writeTo(Write entity, OutputStream out, long length, ExchangeLog log)
+  public static void writeTo(
+      Write entity, OutputStream out, long length, boolean endsChunkedBody, ExchangeLog log)
       throws IOException {
     Guarded guarded = new Guarded(out);
     try {
       entity.writeTo(guarded);
     } catch (IOException | RuntimeException e) {
       if (!guarded.failed && log != null) {
-        log.applicationFailed(e);
+        log.applicationFailed(e, length < 0 && endsChunkedBody);
       }
       throw e;
     }

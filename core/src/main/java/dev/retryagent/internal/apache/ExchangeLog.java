@@ -25,6 +25,11 @@ public final class ExchangeLog {
   private int[] resentAfter = new int[0];
   private Throwable applications; // the last failure of the application's own entity
   private boolean shortBody; // the current exchange's entity wrote less than its length
+  // The current exchange's request was cut by the application's entity (it failed, or wrote short,
+  // and nothing ended the body): the host got no whole request from it.
+  private boolean cut;
+  // An earlier exchange of the attempt may have given the host a whole request.
+  private boolean earlierWhole;
 
   /** What a resend followed when the exchange before failed by the application's own entity. */
   private static final int APPLICATION_FAILURE = -2;
@@ -37,10 +42,14 @@ public final class ExchangeLog {
       }
       resentAfter[resends++] = lastStatus;
     }
+    if (exchanges > 0 && !cut) {
+      earlierWhole = true;
+    }
     exchanges++;
     lastLedToFollowUp = false;
     lastStatus = -1;
     shortBody = false;
+    cut = false;
   }
 
   /** The current exchange was answered with {@code status}. */
@@ -56,11 +65,14 @@ public final class ExchangeLog {
 
   /**
    * The application's own request entity failed the current exchange with {@code e} while it was
-   * written ({@link BodyWrites}): the application's failure, not the host's.
+   * written ({@link BodyWrites}): the application's failure, not the host's. {@code bodyEnded}: the
+   * client ended the body it began all the same (HttpCore 5 closes a chunked body's stream, so the
+   * server gets a whole request, the body truncated); otherwise the request was cut.
    */
-  public void applicationFailed(Throwable e) {
+  public void applicationFailed(Throwable e, boolean bodyEnded) {
     applications = e;
     lastStatus = APPLICATION_FAILURE;
+    cut = !bodyEnded;
   }
 
   /**
@@ -71,6 +83,7 @@ public final class ExchangeLog {
    */
   public void shortBody() {
     shortBody = true;
+    cut = true;
     // A resend that follows, answered or not, follows the application's failure (reportTo).
     lastStatus = APPLICATION_FAILURE;
   }
@@ -104,6 +117,39 @@ public final class ExchangeLog {
       t = t.getCause();
     }
     return false;
+  }
+
+  /**
+   * Whether the host may have received a whole request in this attempt, one it may act on: an
+   * exchange the application's entity did not cut (answered, failed on the connection's side, or a
+   * chunked body HttpCore 5 ended after the entity failed). False when nothing went out, or only
+   * requests the entity cut (it failed, or wrote less than its length): the rule for the attempt's
+   * rate-limit permit when the application's failure ends the call ({@link
+   * RetryCall#endedByApplication}).
+   */
+  public boolean hostGotWholeRequest() {
+    return earlierWhole || (exchanges > 0 && !cut);
+  }
+
+  /**
+   * Ends {@code call} in the application's own failure, from this attempt: with {@code failure}
+   * (the entity's, or an I/O failure after a short body), or, when it is null, with the host's
+   * answer {@code status} to a request the entity cut short. Counts the client's resends first
+   * ({@link #reportTo}, so call this instead of it). The attempt's rate-limit permit stays spent
+   * when the host may have received a whole request it may act on, and goes back (with the retry
+   * the attempt was) when nothing or only requests the entity cut went out ({@link
+   * #hostGotWholeRequest}), as for the other clients' bodies (RetryCall's javadoc).
+   */
+  public void endCallAsApplications(RetryCall call, Throwable failure, int status) {
+    reportTo(call);
+    if (!hostGotWholeRequest()) {
+      call.attemptNotSent();
+    }
+    if (failure != null) {
+      call.endedByApplication(failure);
+    } else {
+      call.endedByApplication(status);
+    }
   }
 
   /** The current exchange led to an authentication challenge that the client answers. */

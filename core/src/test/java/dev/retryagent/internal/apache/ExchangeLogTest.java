@@ -70,4 +70,35 @@ class ExchangeLogTest {
     assertThat(log.resentAfter()).containsExactly(-2, -2);
     assertThat(log.isApplications(new java.net.SocketTimeoutException())).isFalse();
   }
+
+  /**
+   * Whether the host may have received a whole request in the attempt: the rule for the rate-limit
+   * permit of an attempt the application's failure ended (kept when it may have, given back when
+   * not).
+   */
+  @Test
+  void theHostGotAWholeRequestUnlessEveryExchangeWasCutByTheApplication() {
+    ExchangeLog none = new ExchangeLog();
+    assertThat(none.hostGotWholeRequest()).isFalse(); // nothing went out
+
+    ExchangeLog cut = new ExchangeLog();
+    cut.exchangeStarted();
+    cut.applicationFailed(new java.io.IOException("disk"), false);
+    cut.exchangeStarted();
+    cut.shortBody();
+    cut.answered(408);
+    assertThat(cut.hostGotWholeRequest()).isFalse();
+
+    ExchangeLog ended = new ExchangeLog(); // a chunked body HttpCore 5 ended after the failure
+    ended.exchangeStarted();
+    ended.applicationFailed(new java.io.IOException("disk"), true);
+    assertThat(ended.hostGotWholeRequest()).isTrue();
+
+    ExchangeLog answeredFirst = new ExchangeLog(); // a 503 resent, then the entity failed
+    answeredFirst.exchangeStarted();
+    answeredFirst.answered(503);
+    answeredFirst.exchangeStarted();
+    answeredFirst.applicationFailed(new java.io.IOException("disk"), false);
+    assertThat(answeredFirst.hostGotWholeRequest()).isTrue();
+  }
 }
