@@ -450,10 +450,11 @@ public abstract class RetryCall extends HostHold {
    * when nothing or only a cut request went out, which the adapter says first ({@link
    * #attemptNotSent}). OkHttp, {@code java.net.http} and {@code HttpURLConnection} cut a request
    * whose body failed or had the wrong length ({@link #onFailure} after {@link #applicationFailed}
-   * gives it back); Apache HttpCore 4.4 cuts every body whose entity failed, HttpCore 5 ends a
-   * chunked one it began (the server reads a whole request) and cuts one of a declared length; an
-   * entity shorter than its length leaves the server waiting for the rest, cut (internal.apache's
-   * ExchangeLog says which).
+   * gives it back), but for an {@code HttpURLConnection} body written to its whole fixed length and
+   * then more, which the JDK sends whole; Apache HttpCore 4.4 cuts every body whose entity failed,
+   * HttpCore 5 ends a chunked one it began (the server reads a whole request) and cuts one of a
+   * declared length; an entity shorter than its length leaves the server waiting for the rest, cut
+   * (internal.apache's ExchangeLog says which).
    */
   public synchronized void endedByApplication(Throwable failure) {
     endByApplication(AttemptResult.applications(failure));

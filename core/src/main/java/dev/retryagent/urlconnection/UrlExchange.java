@@ -295,13 +295,19 @@ final class UrlExchange {
   /**
    * The call ends in the attempt under way as the application's mistake (a fixed length it broke),
    * with {@code failure}, as {@link dev.retryagent.engine.RetryCall#applicationFailed} ends one of
-   * OkHttp's or java.net.http's: it counts as not sent, so its rate-limit permit (and its retry, if
-   * one) go back, not only the breaker's permit (else the host's next call found the bucket short
-   * of the permit the application's broken request took), and its give-up says it was the
-   * application's failure, not a cancel.
+   * OkHttp's or java.net.http's, its give-up saying it was the application's failure, not a cancel.
+   * Its rate-limit permit follows the rule at {@link
+   * dev.retryagent.engine.RetryCall#endedByApplication}: a body short of its fixed length is cut
+   * (the JDK closes the socket), so the attempt counts as not sent and its permit (and its retry,
+   * if one) go back, not only the breaker's permit (else the host's next call found the bucket
+   * short of the permit the application's broken request took); a body written to its whole length
+   * and then more (refused, unsent) is a whole request, which the JDK sends: the permit stays
+   * spent.
    */
   private void applicationsMistake(Throwable failure) {
-    call.attemptNotSent();
+    if (request.shortOfFixedLength()) {
+      call.attemptNotSent();
+    }
     call.endedByApplication(failure);
   }
 

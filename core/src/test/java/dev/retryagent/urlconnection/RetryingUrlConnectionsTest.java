@@ -435,6 +435,58 @@ class RetryingUrlConnectionsTest {
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RATE_LIMITED);
   }
 
+  /**
+   * The one rule for the rate-limit permit of an attempt the application's own failure ended
+   * (RetryCall.endedByApplication): it stays spent when the host may have received a whole request
+   * it may act on. A fixed-length body written whole and then a byte more: the JDK refuses the
+   * extra byte ("too many bytes written") but sends what it had, a whole request the server reads,
+   * with or without the agent. Before, its permit went back as for a cut body, and the host got a
+   * request more than its bucket allows (the next call was let through).
+   */
+  @Test
+  void aFixedLengthBodyWrittenWholeThenAByteMoreKeepsItsRateLimitPermit() throws Exception {
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            b -> b,
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(1).build(),
+            events);
+    server.otherwise(ok("healthy"));
+    int before = server.requestCount();
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection ours = open("/v1/items", engine);
+    List<String> said = new java.util.ArrayList<>();
+    for (HttpURLConnection c : List.of(plain, ours)) {
+      c.setRequestMethod("PUT");
+      c.setDoOutput(true);
+      c.setFixedLengthStreamingMode(2);
+      said.add(
+          messageOf(
+              () -> {
+                try (OutputStream out = c.getOutputStream()) {
+                  out.write(bytes(2));
+                  out.write(bytes(1));
+                }
+              }));
+    }
+    assertThat(said.get(0)).isEqualTo("java.io.IOException: too many bytes written");
+    assertThat(said.get(1)).isEqualTo(said.get(0));
+    // The server read both requests whole.
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(server.requestCount() - before).isEqualTo(2));
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.APPLICATION_FAILED);
+
+    assertThatThrownBy(() -> open("/v1/items", engine).getResponseCode())
+        .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+  }
+
   @ParameterizedTest
   @EnumSource(BodyMode.class)
   void aWriteAfterTheBodyWasClosedIsTheJdksAnswerAndTheWholeBodyIsStillSentAgain(BodyMode mode)
