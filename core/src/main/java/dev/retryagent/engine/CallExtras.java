@@ -42,6 +42,11 @@ final class CallExtras {
    */
   Throwable applicationFailure;
 
+  /**
+   * The host got a whole request before the application's failure ({@link #applicationFailure}).
+   */
+  boolean applicationSentWhole;
+
   /** The call's bounds, made from its policy and start on first use. */
   CallBounds bounds(HostState state, long startNanos) {
     if (bounds == null) {
@@ -77,6 +82,7 @@ final class CallExtras {
   void attemptStarted(boolean retry) {
     inRetry = retry;
     applicationFailure = null;
+    applicationSentWhole = false;
     if (resends != null) {
       resends.attemptStarted(retry);
     }

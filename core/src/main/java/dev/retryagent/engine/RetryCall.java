@@ -337,11 +337,14 @@ public abstract class RetryCall extends HostHold {
     if (extras != null && causedBy(error, extras.applicationFailure)) {
       // The application's own code failed the attempt (applicationFailed), not the host: the call
       // ends as the application's own ending (as HttpURLConnection's body of the wrong length), not
-      // as the host's failure, and is never retried. Its attempt counts as not sent (these clients
-      // cut the request: the rule at endedByApplication): its rate-limit permit and the retry it
-      // was (if one) go back, and the breaker's permit (a half-open trial too) is released without
-      // an outcome. The failure goes on to the caller as it is.
-      attemptNotSent();
+      // as the host's failure, and is never retried. Unless the host got a whole request first,
+      // its attempt counts as not sent (the client cut the request: the rule at
+      // endedByApplication): its rate-limit permit and the retry it was (if one) go back. The
+      // breaker's permit (a half-open trial too) is released without an outcome. The failure goes
+      // on to the caller as it is.
+      if (!extras.applicationSentWhole) {
+        attemptNotSent();
+      }
       endedByApplication(error);
       decision = Decision.done(AttemptResult.applications(error), null);
       return decision;
@@ -450,11 +453,12 @@ public abstract class RetryCall extends HostHold {
    * when nothing or only a cut request went out, which the adapter says first ({@link
    * #attemptNotSent}). OkHttp, {@code java.net.http} and {@code HttpURLConnection} cut a request
    * whose body failed or had the wrong length ({@link #onFailure} after {@link #applicationFailed}
-   * gives it back), but for an {@code HttpURLConnection} body written to its whole fixed length and
-   * then more, which the JDK sends whole; Apache HttpCore 4.4 cuts every body whose entity failed,
-   * HttpCore 5 ends a chunked one it began (the server reads a whole request) and cuts one of a
-   * declared length; an entity shorter than its length leaves the server waiting for the rest, cut
-   * (internal.apache's ExchangeLog says which).
+   * gives it back), but for a body that reached its whole declared length before more was refused,
+   * which the JDK's clients send whole (both {@code HttpURLConnection}'s and {@code
+   * java.net.http}'s); Apache HttpCore 4.4 cuts every body whose entity failed, HttpCore 5 ends a
+   * chunked one it began (the server reads a whole request) and cuts one of a declared length; an
+   * entity shorter than its length leaves the server waiting for the rest, cut (internal.apache's
+   * ExchangeLog says which).
    */
   public synchronized void endedByApplication(Throwable failure) {
     endByApplication(AttemptResult.applications(failure));
@@ -499,12 +503,25 @@ public abstract class RetryCall extends HostHold {
    * the connection it wrote to; a {@code BodyPublisher} that signalled {@code onError}). When the
    * attempt then fails with {@code failure}, or with a failure it caused, {@link #onFailure} ends
    * the call as the application's mistake, not the host's failure: no breaker failure, no retry,
-   * the attempt's rate-limit permit and retry budget given back; the caller gets the failure as the
-   * client gave it. Call from the body's own thread before the client reports the failure.
+   * the attempt's rate-limit permit and retry budget given back (the client cut the request); the
+   * caller gets the failure as the client gave it. Call from the body's own thread before the
+   * client reports the failure.
    */
   public synchronized void applicationFailed(Throwable failure) {
+    applicationFailed(failure, false);
+  }
+
+  /**
+   * As {@link #applicationFailed(Throwable)}; {@code hostGotWholeRequest}: the client sent a whole
+   * request before the failure (the JDK's {@code java.net.http} sends a body that reached its
+   * declared length before it refuses the buffer past it), which the host may act on, so the
+   * attempt's rate-limit permit stays spent (the rule at {@link #endedByApplication}).
+   */
+  public synchronized void applicationFailed(Throwable failure, boolean hostGotWholeRequest) {
     if (!finished && failure != null) {
-      extras().applicationFailure = failure;
+      CallExtras x = extras();
+      x.applicationFailure = failure;
+      x.applicationSentWhole = hostGotWholeRequest;
     }
   }
 

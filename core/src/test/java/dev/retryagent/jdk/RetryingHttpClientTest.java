@@ -446,6 +446,72 @@ class RetryingHttpClientTest {
   }
 
   /**
+   * The one rule for the rate-limit permit of an attempt the application's own failure ended
+   * (RetryCall.endedByApplication): it stays spent when the host may have received a whole request
+   * it may act on, and goes back when the request was cut. A publisher that delivers its whole
+   * declared length and then more: the JDK sends the whole request (the server reads it, with or
+   * without the agent) before it refuses the buffer past it; one that delivers short, or passes its
+   * length inside a buffer, is cut. Before, every one gave the permit back, and after a whole
+   * request the host got one more than its bucket allows.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aPublisherOfTheWrongLengthKeepsItsPermitOnlyWhenItsRequestWentOutWhole(Way way)
+      throws Exception {
+    server.otherwise(ok("stored"));
+    // Whole, then more: the server reads the request, with or without the agent.
+    for (HttpClient c : List.of(real, rateLimitedToOne())) {
+      int before = server.requestCount();
+      HttpRequest put =
+          HttpRequest.newBuilder(URI.create(server.url("/v1/files/7")))
+              .PUT(ofWrongLength(4, 4, 2))
+              .build();
+      assertThatThrownBy(() -> call(way, c, put)).hasStackTraceContaining("Too many bytes");
+      org.awaitility.Awaitility.await()
+          .atMost(10, TimeUnit.SECONDS)
+          .untilAsserted(() -> assertThat(server.requestCount() - before).isEqualTo(1));
+      if (c != real) {
+        assertThatThrownBy(() -> call(way, c, get("/v1/items")))
+            .as("the permit of a whole request, kept")
+            .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+      }
+    }
+    // Cut: short, or past its length inside a buffer: the permit goes back.
+    for (java.util.function.Supplier<HttpRequest.BodyPublisher> cut :
+        List.<java.util.function.Supplier<HttpRequest.BodyPublisher>>of(
+            () -> ofWrongLength(20, 8, 1), () -> ofWrongLength(10, 6, 3))) {
+      HttpClient c = rateLimitedToOne();
+      HttpRequest put =
+          HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(cut.get()).build();
+      assertThatThrownBy(() -> call(way, c, put)).isNotNull();
+      assertThat(call(way, c, get("/v1/items")).body()).isEqualTo("stored");
+    }
+  }
+
+  /** A client whose host's bucket holds one permit, none added meanwhile, no wait for one. */
+  private HttpClient rateLimitedToOne() {
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(
+                new dev.retryagent.policy.Policy(
+                    "test",
+                    RetryPolicy.builder().build(),
+                    dev.retryagent.policy.Policy.defaults().budget(),
+                    CircuitBreakerPolicy.defaults(),
+                    dev.retryagent.policy.RateLimitPolicy.builder()
+                        .enabled(true)
+                        .perSecond(0.001)
+                        .burst(1)
+                        .build()))
+            .build();
+    return RetryingHttpClient.wrap(real, engine);
+  }
+
+  /**
    * {@code fromPublisher} of a publisher that says it is {@code declared} bytes long and sends
    * {@code parts} buffers of {@code size} bytes, one a request, then completes.
    */

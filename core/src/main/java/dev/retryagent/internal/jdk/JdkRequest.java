@@ -298,7 +298,9 @@ final class JdkRequest<T> extends SelfViewCall
     if (b != null && error != null && b.deliveredWrongLength()) {
       Throwable refusal = ReplayableBody.wrongLength(error);
       if (refusal != null) {
-        applicationFailed(refusal);
+        // A body that reached its length before the bytes past it went out whole: the permit
+        // stays spent (RetryCall.endedByApplication's rule).
+        applicationFailed(refusal, b.deliveredWholeThenMore());
       }
     }
     return super.onFailure(error);

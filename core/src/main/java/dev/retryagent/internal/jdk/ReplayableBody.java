@@ -176,10 +176,22 @@ final class ReplayableBody {
    * the attempt for it then ({@link #wrongLength(Throwable)}).
    */
   boolean deliveredWrongLength() {
-    BodyPublisher p = tee != null ? tee : original;
-    Length length =
-        p instanceof Tee ? ((Tee) p).length : p instanceof Watched ? ((Watched) p).length : null;
+    Length length = length();
     return length != null && length.wrong;
+  }
+
+  /**
+   * Whether the body, as last sent, delivered its whole declared length before the bytes past it
+   * ({@link #deliveredWrongLength}): the JDK sent that whole request before it refused the rest.
+   */
+  boolean deliveredWholeThenMore() {
+    Length length = length();
+    return length != null && length.wrong && length.wholeFirst;
+  }
+
+  private Length length() {
+    BodyPublisher p = tee != null ? tee : original;
+    return p instanceof Tee ? ((Tee) p).length : p instanceof Watched ? ((Watched) p).length : null;
   }
 
   /**
@@ -217,6 +229,9 @@ final class ReplayableBody {
     volatile long declared = -1;
     private volatile int last; // the last subscription's number
     private volatile boolean wrong;
+    // The last subscription delivered its whole declared length before the buffer past it, which
+    // the JDK refuses after it sent the whole request.
+    private volatile boolean wholeFirst;
 
     /** The JDK was told {@code length}. */
     long declared(long length) {
@@ -227,6 +242,7 @@ final class ReplayableBody {
     /** A subscription starts (held to {@link #declared}): its number. */
     synchronized int subscribed() {
       wrong = false;
+      wholeFirst = false;
       return ++last;
     }
 
@@ -235,8 +251,14 @@ final class ReplayableBody {
      * last's (an earlier one, cancelled, may still deliver late).
      */
     synchronized void wrongIn(int n) {
-      if (n == last) {
+      wrongIn(n, false);
+    }
+
+    /** As {@link #wrongIn(int)}; {@code wholeFirst}: it had delivered the whole length first. */
+    synchronized void wrongIn(int n, boolean wholeFirst) {
+      if (n == last && !wrong) {
         wrong = true;
+        this.wholeFirst = wholeFirst;
       }
     }
   }
@@ -423,9 +445,12 @@ final class ReplayableBody {
         tee.keep(subscription, item);
       }
       if (declared >= 0) {
+        long before = delivered;
         delivered += item.remaining();
         if (delivered > declared) {
-          length.wrongIn(counted); // the JDK refuses the buffer that takes the body past its length
+          // The JDK refuses the buffer that takes the body past its length, after it sent what came
+          // before: a whole request when that was the whole length.
+          length.wrongIn(counted, before == declared);
         }
       }
       try {
