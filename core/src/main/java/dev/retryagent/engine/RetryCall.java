@@ -473,7 +473,14 @@ public abstract class RetryCall extends HostHold {
    * deciding). Call before the attempt's response is returned to the loop.
    */
   public synchronized void endedByApplication(int status) {
-    endByApplication(AttemptResult.applicationsAnswered(status));
+    AttemptResult result = AttemptResult.applicationsAnswered(status);
+    boolean ends = !finished;
+    endByApplication(result);
+    if (ends) {
+      // The attempt's decision, made: onResponse gives it again (no retry, no error), so the loop
+      // hands the response on as it came, with no lock of its own on every call's success path.
+      decision = Decision.done(result, GiveUpReason.APPLICATION_FAILED);
+    }
   }
 
   private void endByApplication(AttemptResult result) {

@@ -89,11 +89,8 @@ public final class SyncRetryLoop {
         sleep(call, sleeper, d.delayNanos());
         continue;
       }
-      if (call.endedWithoutDecision()) {
-        // The adapter ended the call in the attempt (the host answered a request the application
-        // broke: endedByApplication): the response goes to the caller as it came, not judged.
-        return response;
-      }
+      // A call the adapter ended in the attempt (the host answered a request the application broke:
+      // endedByApplication(status)) has its decision already: the response goes on as it came.
       Decision d;
       try {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
