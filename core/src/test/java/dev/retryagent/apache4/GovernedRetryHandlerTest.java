@@ -290,23 +290,10 @@ class GovernedRetryHandlerTest {
         new java.util.concurrent.atomic.AtomicInteger();
     java.util.function.Supplier<HttpPut> shortPut =
         () -> {
-          HttpPut put = new HttpPut(server.url("/upload"));
+          HttpPut put = shortPut(writes);
           // The server waits for the rest of the body: bounded by the client's read timeout.
           put.setConfig(
               org.apache.http.client.config.RequestConfig.custom().setSocketTimeout(300).build());
-          put.setEntity(
-              new org.apache.http.entity.ByteArrayEntity(new byte[8]) {
-                @Override
-                public long getContentLength() {
-                  return 20;
-                }
-
-                @Override
-                public void writeTo(OutputStream out) throws IOException {
-                  writes.incrementAndGet();
-                  super.writeTo(out);
-                }
-              });
           return put;
         };
     Throwable plain;
@@ -323,6 +310,25 @@ class GovernedRetryHandlerTest {
     assertThat(retriesOfOurs()).isZero();
     // The breaker is closed: the host's next call goes through.
     assertThat(get("/items")).isEqualTo("200");
+  }
+
+  /** A PUT whose entity says 20 bytes and writes 8, counting its writes. */
+  private HttpPut shortPut(java.util.concurrent.atomic.AtomicInteger writes) {
+    HttpPut put = new HttpPut(server.url("/upload"));
+    put.setEntity(
+        new org.apache.http.entity.ByteArrayEntity(new byte[8]) {
+          @Override
+          public long getContentLength() {
+            return 20;
+          }
+
+          @Override
+          public void writeTo(OutputStream out) throws IOException {
+            writes.incrementAndGet();
+            super.writeTo(out);
+          }
+        });
+    return put;
   }
 
   /**
@@ -352,20 +358,7 @@ class GovernedRetryHandlerTest {
         new java.util.concurrent.atomic.AtomicInteger();
     java.util.function.Supplier<HttpPut> shortPut =
         () -> {
-          HttpPut put = new HttpPut(server.url("/upload"));
-          put.setEntity(
-              new org.apache.http.entity.ByteArrayEntity(new byte[8]) {
-                @Override
-                public long getContentLength() {
-                  return 20;
-                }
-
-                @Override
-                public void writeTo(OutputStream out) throws IOException {
-                  writes.incrementAndGet();
-                  super.writeTo(out);
-                }
-              });
+          HttpPut put = shortPut(writes);
           return put;
         };
     int requests = server.requestCount();

@@ -469,43 +469,12 @@ class GovernedRetryStrategyTest {
         new java.util.concurrent.atomic.AtomicInteger();
     java.util.function.Supplier<HttpPut> shortPut =
         () -> {
-          HttpPut put = new HttpPut(server.url("/upload"));
+          HttpPut put = shortPut(writes);
           // The server waits for the rest of the body: bounded by the client's response timeout.
           put.setConfig(
               org.apache.hc.client5.http.config.RequestConfig.custom()
                   .setResponseTimeout(org.apache.hc.core5.util.Timeout.ofMilliseconds(300))
                   .build());
-          put.setEntity(
-              new AbstractHttpEntity(ContentType.APPLICATION_OCTET_STREAM, null, false) {
-                @Override
-                public boolean isRepeatable() {
-                  return true;
-                }
-
-                @Override
-                public long getContentLength() {
-                  return 20;
-                }
-
-                @Override
-                public InputStream getContent() {
-                  return new java.io.ByteArrayInputStream(new byte[8]);
-                }
-
-                @Override
-                public void writeTo(OutputStream out) throws IOException {
-                  writes.incrementAndGet();
-                  out.write(new byte[8]);
-                }
-
-                @Override
-                public boolean isStreaming() {
-                  return false;
-                }
-
-                @Override
-                public void close() {}
-              });
           return put;
         };
     Throwable plain;

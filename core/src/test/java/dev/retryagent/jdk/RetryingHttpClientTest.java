@@ -1197,26 +1197,7 @@ class RetryingHttpClientTest {
    */
   @Test
   void anInterruptedSendThatTheJdkRefusesGivesItsRateLimitPermitBack() throws Exception {
-    RetryEngine engine =
-        RetryEngine.builder()
-            .clock(time)
-            .sleeper(time)
-            .scheduler(time)
-            .mode(Mode.ENFORCE)
-            .policy(
-                new dev.retryagent.policy.Policy(
-                    "test",
-                    RetryPolicy.builder().build(),
-                    dev.retryagent.policy.Policy.defaults().budget(),
-                    CircuitBreakerPolicy.defaults(),
-                    // One permit, none added meanwhile, no wait for one.
-                    dev.retryagent.policy.RateLimitPolicy.builder()
-                        .enabled(true)
-                        .perSecond(0.001)
-                        .burst(1)
-                        .build()))
-            .build();
-    HttpClient client = RetryingHttpClient.wrap(real, engine);
+    HttpClient client = rateLimitedToOne();
     server.otherwise(ok("next"));
 
     Thread.currentThread().interrupt();
