@@ -337,6 +337,12 @@ final class UrlExchange {
       call.onAbandoned(); // never lose the application's own exception because of our bug
       d = null;
     }
+    if (d != null && d.retry() && Thread.currentThread().isInterrupted()) {
+      // As in respond(): no retry, the failure the application has without the agent, the flag
+      // still set.
+      call.retryForgone(status >= 0 ? null : e);
+      d = null;
+    }
     if (d == null || !d.retry()) {
       if (d != null && d.error() != null) {
         d.error().addSuppressed(e);
@@ -349,15 +355,6 @@ final class UrlExchange {
       }
       // The application sees the failure from the method it called, and its connection then
       // answers as the JDK's does after that failure.
-      if (c != null) {
-        current = c;
-      }
-      done = true;
-      throw Connections.rethrow(e);
-    }
-    if (Thread.currentThread().isInterrupted()) {
-      // As in respond(): the failure the application has without the agent, the flag still set.
-      call.retryForgone(status >= 0 ? null : e);
       if (c != null) {
         current = c;
       }
