@@ -428,6 +428,62 @@ class GovernedRetryHandlerTest {
     assertThat(get("/items")).isEqualTo("200");
   }
 
+  @Test
+  void aRetryHoldsNoPooledConnectionWhileItWaits() throws Exception {
+    // The retried 503 is read and closed before the wait: another thread's call on a pool of one
+    // connection runs during it, where a connection kept leased would make it fail after the
+    // pool's connectionRequestTimeout.
+    java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch waitOver = new java.util.concurrent.CountDownLatch(1);
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  waiting.countDown();
+                  waitOver.await();
+                })
+            .scheduler(time)
+            .build();
+    org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
+        new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
+    pool.setMaxTotal(1);
+    pool.setDefaultMaxPerRoute(1);
+    client =
+        RetryingCloseableHttpClient.wrap(
+            HttpClients.custom()
+                .setConnectionManager(pool)
+                .setDefaultRequestConfig(
+                    org.apache.http.client.config.RequestConfig.custom()
+                        .setConnectionRequestTimeout(200)
+                        .build()),
+            engine);
+    server.enqueue(
+        status(503), ScriptedHttpServer.Action.ok("other"), ScriptedHttpServer.Action.ok("fine"));
+    java.util.concurrent.CompletableFuture<String> retried =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return client.execute(
+                    new HttpGet(server.url("/retried")), r -> EntityUtils.toString(r.getEntity()));
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    try {
+      assertThat(waiting.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(pool.getTotalStats().getLeased()).isZero();
+      String other =
+          client.execute(
+              new HttpGet(server.url("/other")), r -> EntityUtils.toString(r.getEntity()));
+      assertThat(other).isEqualTo("other");
+    } finally {
+      waitOver.countDown();
+    }
+    assertThat(retried.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("fine");
+    assertThat(server.connectionCount()).isEqualTo(1);
+  }
+
   /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {

@@ -593,6 +593,60 @@ class GovernedRetryStrategyTest {
     assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
   }
 
+  @Test
+  void aRetryHoldsNoPooledConnectionWhileItWaits() throws Exception {
+    // The retried 503 is read and closed before the wait: another thread's call on a pool of one
+    // connection runs during it, where a connection kept leased would make it fail after the
+    // pool's connectionRequestTimeout.
+    java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch waitOver = new java.util.concurrent.CountDownLatch(1);
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  waiting.countDown();
+                  waitOver.await();
+                })
+            .scheduler(time)
+            .build();
+    org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
+        new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
+    pool.setMaxTotal(1);
+    pool.setDefaultMaxPerRoute(1);
+    client =
+        RetryExecHandler.addTo(
+                HttpClients.custom()
+                    .setConnectionManager(pool)
+                    .setDefaultRequestConfig(
+                        org.apache.hc.client5.http.config.RequestConfig.custom()
+                            .setConnectionRequestTimeout(
+                                org.apache.hc.core5.util.Timeout.ofMilliseconds(200))
+                            .build()),
+                engine)
+            .build();
+    server.enqueue(status(503), ok("other"), ok("fine"));
+    java.util.concurrent.CompletableFuture<String[]> retried =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return call(new HttpGet(server.url("/retried")));
+              } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+              }
+            });
+    try {
+      assertThat(waiting.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(pool.getTotalStats().getLeased()).isZero();
+      assertThat(call(new HttpGet(server.url("/other")))).containsExactly("200", "other");
+    } finally {
+      waitOver.countDown();
+    }
+    assertThat(retried.get(10, java.util.concurrent.TimeUnit.SECONDS))
+        .containsExactly("200", "fine");
+    assertThat(server.connectionCount()).isEqualTo(1);
+  }
+
   /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {
