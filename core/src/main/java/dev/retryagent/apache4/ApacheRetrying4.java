@@ -15,6 +15,7 @@ import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.client.methods.HttpExecutionAware;
+import org.apache.http.conn.ConnectionPoolTimeoutException;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.BasicHttpContext;
@@ -147,6 +148,8 @@ public final class ApacheRetrying4 {
         // it is.
         reported = true;
         observed.log().endCallAsApplications(call, e, -1);
+      } else if (e instanceof ConnectionPoolTimeoutException) {
+        observed.log().noConnection(call);
       }
       throw e;
     } finally {

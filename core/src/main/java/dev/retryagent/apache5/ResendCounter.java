@@ -6,6 +6,7 @@ import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.HttpException;
 
 /**
@@ -41,7 +42,13 @@ final class ResendCounter implements ExecChainHandler {
     }
     attempt.traceOn(request);
     log.exchangeStarted();
-    ClassicHttpResponse response = chain.proceed(request, scope);
+    ClassicHttpResponse response;
+    try {
+      response = chain.proceed(request, scope);
+    } catch (ConnectionRequestTimeoutException e) {
+      log.notSent(); // leased below us: the exchange never reached a connection
+      throw e;
+    }
     log.answered(response.getCode());
     return response;
   }

@@ -21,6 +21,7 @@ import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.concurrent.CancellableDependency;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
+import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
@@ -210,6 +211,8 @@ public final class RetryExecHandler implements ExecChainHandler {
         CURRENT.set(null);
         reported = true;
         attempt.log.endCallAsApplications(call, e, -1);
+      } else if (e instanceof ConnectionRequestTimeoutException) {
+        attempt.log.noConnection(call);
       }
       throw e;
     } finally {

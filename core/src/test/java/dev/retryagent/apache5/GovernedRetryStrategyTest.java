@@ -647,6 +647,62 @@ class GovernedRetryStrategyTest {
     assertThat(server.connectionCount()).isEqualTo(1);
   }
 
+  @Test
+  void aCallThatTimedOutWaitingForAPooledConnectionGivesItsRateLimitPermitBack() throws Exception {
+    // The application holds the pool's only connection (a response it has not closed), and its
+    // next call waits connectionRequestTimeout for one: ConnectionRequestTimeoutException, nothing
+    // sent, with or without the agent. That call's rate-limit permit stayed spent, a permit of the
+    // host's bucket gone for a request the host never got, and the call after, which the host
+    // would have served, was refused (RateLimitedException). With HttpClient's retries on (the
+    // resend counter sees the exchange the lease ended) and off (nothing below to see it).
+    server.otherwise(ok("fine"));
+    for (boolean retries : new boolean[] {true, false}) {
+      for (boolean ours : new boolean[] {false, true}) {
+        org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
+            new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
+        pool.setMaxTotal(1);
+        pool.setDefaultMaxPerRoute(1);
+        HttpClientBuilder b =
+            HttpClients.custom()
+                .setConnectionManager(pool)
+                .setDefaultRequestConfig(
+                    org.apache.hc.client5.http.config.RequestConfig.custom()
+                        .setConnectionRequestTimeout(
+                            org.apache.hc.core5.util.Timeout.ofMilliseconds(200))
+                        .build());
+        if (!retries) {
+          b.disableAutomaticRetries();
+        }
+        // A bucket of two, never refilled (the clock stands): the held call's, and one more.
+        RetryEngine engine =
+            TestEngines.engine(
+                time,
+                Mode.ENFORCE,
+                r -> r,
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                dev.retryagent.policy.RateLimitPolicy.builder()
+                    .enabled(true)
+                    .perSecond(1)
+                    .burst(2)
+                    .maxWait(java.time.Duration.ZERO)
+                    .build(),
+                events);
+        int requests = server.requestCount();
+        try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
+          org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
+              c.execute(new HttpGet(server.url("/held")));
+          assertThatThrownBy(() -> c.execute(new HttpGet(server.url("/items")), r -> r.getCode()))
+              .isInstanceOf(org.apache.hc.core5.http.ConnectionRequestTimeoutException.class);
+          held.close();
+          int after = c.execute(new HttpGet(server.url("/items")), r -> r.getCode());
+          assertThat(after).as("retries %s, through the agent %s", retries, ours).isEqualTo(200);
+        }
+        assertThat(server.requestCount() - requests).isEqualTo(2);
+      }
+    }
+  }
+
   /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {

@@ -25,8 +25,8 @@ public final class ExchangeLog {
   private int[] resentAfter = new int[0];
   private Throwable applications; // the last failure of the application's own entity
   private boolean shortBody; // the current exchange's entity wrote less than its length
-  // The current exchange's request was cut by the application's entity (it failed, or wrote short,
-  // and nothing ended the body): the host got no whole request from it.
+  // The host got no whole request from the current exchange: the application's entity cut it (it
+  // failed, or wrote short, and nothing ended the body), or it never went out (notSent).
   private boolean cut;
   // An earlier exchange of the attempt may have given the host a whole request.
   private boolean earlierWhole;
@@ -149,6 +149,28 @@ public final class ExchangeLog {
       call.endedByApplication(failure);
     } else {
       call.endedByApplication(status);
+    }
+  }
+
+  /**
+   * The current exchange ended before its request went out: the client leased no connection for it
+   * within its {@code connectionRequestTimeout} (the pool held by the application's other calls).
+   */
+  public void notSent() {
+    cut = true;
+  }
+
+  /**
+   * The attempt ended because the client leased no connection for its request in time (HttpClient
+   * 4.5's {@code ConnectionPoolTimeoutException}, 5.x's {@code ConnectionRequestTimeoutException}).
+   * Unless an earlier exchange of the attempt may have given the host a whole request ({@link
+   * #hostGotWholeRequest}: a redirect's hop before it), the attempt sent nothing, and counts as not
+   * sent: its rate-limit permit and the retry it was go back ({@link RetryCall#attemptNotSent}), or
+   * a pool the application's own calls hold spends the host's bucket on requests it never got.
+   */
+  public void noConnection(RetryCall call) {
+    if (!hostGotWholeRequest()) {
+      call.attemptNotSent();
     }
   }
 

@@ -100,5 +100,17 @@ class ExchangeLogTest {
     answeredFirst.exchangeStarted();
     answeredFirst.applicationFailed(new java.io.IOException("disk"), false);
     assertThat(answeredFirst.hostGotWholeRequest()).isTrue();
+
+    ExchangeLog noConnection = new ExchangeLog(); // 5.x: the exchange leased no connection
+    noConnection.exchangeStarted();
+    noConnection.notSent();
+    assertThat(noConnection.hostGotWholeRequest()).isFalse();
+
+    ExchangeLog redirectedFirst = new ExchangeLog(); // a redirect's hop, then no connection
+    redirectedFirst.exchangeStarted();
+    redirectedFirst.answered(302);
+    redirectedFirst.exchangeStarted();
+    redirectedFirst.notSent();
+    assertThat(redirectedFirst.hostGotWholeRequest()).isTrue();
   }
 }
