@@ -116,6 +116,24 @@ class RetryingHttpClientTest {
 
   @ParameterizedTest
   @EnumSource(Way.class)
+  void aRetriedResponseGivesItsConnectionBackForTheRetry(Way way) throws Exception {
+    // The body of each retried 503 (a short one, and one larger than a socket's buffers) is read
+    // to its end by the agent's subscriber, so its HTTP/1.1 connection goes back to the JDK's pool
+    // for the retry: 10 calls, 20 requests, one connection. A subscriber that dropped the body
+    // (cancelled it) would cost a connection per retry; one that never read it, a hung call.
+    HttpClient client =
+        client(Mode.ENFORCE, b -> b, CircuitBreakerPolicy.builder().enabled(false).build());
+    String large = "x".repeat(100_000);
+    for (int i = 0; i < 10; i++) {
+      server.enqueue(status(503).body(i % 2 == 0 ? large : "busy"), ok("fine"));
+      assertThat(call(way, client, get("/v1/items")).body()).isEqualTo("fine");
+    }
+    assertThat(server.requestCount()).isEqualTo(20);
+    assertThat(server.connectionCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
   void retries503TwiceThenReturnsThe200(Way way) throws Exception {
     server.enqueue(status(503), status(503), ok("done"));
 

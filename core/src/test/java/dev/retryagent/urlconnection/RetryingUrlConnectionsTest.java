@@ -204,6 +204,20 @@ class RetryingUrlConnectionsTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> server.openConnections() == 1);
   }
 
+  @Test
+  void aRetriedResponseWhoseBodyPassesTheDiscardLimitHasItsConnectionClosed() throws Exception {
+    // A retried 503's body past 64 KiB is not read to its end (the agent would download it for
+    // nothing): its connection is closed, never kept or left open, and the retry opens another;
+    // only the 200's stays open, kept alive by the JDK.
+    server.enqueue(status(503).body("x".repeat(100 * 1024)), ok("done"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+
+    assertThat(read(c.getInputStream())).isEqualTo("done");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.connectionCount()).isEqualTo(2);
+    await().atMost(Duration.ofSeconds(5)).until(() -> server.openConnections() == 1);
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"HEAD", "GET", "DELETE"})
   void aRetriedResponsesConnectionIsKeptAliveForTheNextAttempt(String method) throws Exception {
