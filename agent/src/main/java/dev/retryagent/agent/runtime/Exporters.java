@@ -6,6 +6,7 @@ import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.observe.JmxMetrics;
 import dev.retryagent.internal.observe.PrometheusServer;
 import dev.retryagent.internal.observe.RetryMetrics;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.function.Consumer;
 
 /**
@@ -52,7 +53,9 @@ final class Exporters {
         jmx.unregister();
         jmx = null;
       }
-    } catch (RuntimeException | LinkageError e) {
+    } catch (LinkageError e) {
+      errors.accept(jmxUnavailable(e, AgentConfig.BUILT_IN.equals(source) ? null : source));
+    } catch (RuntimeException e) {
       errors.accept("retry-agent: JMX metrics not registered: " + e);
     }
     try {
@@ -60,6 +63,24 @@ final class Exporters {
     } catch (RuntimeException | LinkageError e) {
       errors.accept("retry-agent: Prometheus metrics not served: " + e);
     }
+  }
+
+  /**
+   * JMX's classes are not in this runtime (a jlink image without java.management): which module is
+   * missing and the key that turns JMX off (on by default), in the file when there is one.
+   */
+  private static String jmxUnavailable(LinkageError e, String source) {
+    String message = String.valueOf(e.getMessage());
+    String cause =
+        message.contains("javax/management") || message.contains("java/lang/management")
+            ? "this Java runtime has no java.management module (add it to the runtime image:"
+                + " jlink --add-modules java.management)"
+            : e.getClass().getName() + ": " + Sanitizer.oneLine(message);
+    return "retry-agent: JMX metrics not registered: "
+        + cause
+        + "; agent.metrics.jmx: false"
+        + (source == null ? "" : " in " + Sanitizer.oneLine(source))
+        + " turns them off; the application goes on without them";
   }
 
   private void applyPrometheus(MetricsSettings m, String source) {

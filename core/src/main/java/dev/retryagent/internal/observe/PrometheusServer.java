@@ -89,6 +89,7 @@ public final class PrometheusServer implements AutoCloseable {
     AtomicReference<HttpServer> started = new AtomicReference<>();
     AtomicReference<Exception> bindFailure = new AtomicReference<>();
     AtomicReference<RuntimeException> failure = new AtomicReference<>();
+    AtomicReference<LinkageError> missing = new AtomicReference<>();
     // The JDK's server starts threads of its own (a dispatcher, idle timers) in the group of the
     // thread that creates and starts it, with that thread's daemon flag and class loader: an agent
     // thread does both, in a group of its own, whose threads are then claimed as the agent's.
@@ -102,6 +103,11 @@ public final class PrometheusServer implements AutoCloseable {
                 s = HttpServer.create(new InetSocketAddress(host, port), 0);
               } catch (IOException | RuntimeException e) {
                 bindFailure.set(e);
+                return;
+              } catch (LinkageError e) {
+                // A runtime without jdk.httpserver (a jlink image): said below, never thrown, or
+                // the application's own uncaught-exception handler would see our thread die.
+                missing.set(e);
                 return;
               }
               s.setExecutor(ex);
@@ -126,6 +132,11 @@ public final class PrometheusServer implements AutoCloseable {
       if (s != null) {
         s.stop(0);
       }
+    }
+    if (missing.get() != null) {
+      ex.shutdownNow();
+      errors.once("missing", unavailable(missing.get()));
+      return false;
     }
     if (bindFailure.get() != null) {
       ex.shutdownNow();
@@ -165,6 +176,23 @@ public final class PrometheusServer implements AutoCloseable {
         + "); check agent.metrics.prometheus.host and agent.metrics.prometheus.port"
         + (source == null ? "" : " in " + Sanitizer.oneLine(source))
         + "; the application goes on without it (JMX and the exit summary still work)";
+  }
+
+  /**
+   * The JDK's HTTP server is not in this runtime: which module is missing, how to add it, and the
+   * key (and file) that asks for the endpoint.
+   */
+  private String unavailable(LinkageError e) {
+    String cause =
+        String.valueOf(e.getMessage()).contains("com/sun/net/httpserver")
+            ? "this Java runtime has no jdk.httpserver module, which the endpoint needs (add it"
+                + " to the runtime image: jlink --add-modules jdk.httpserver)"
+            : "the JDK's HTTP server cannot be loaded (" + Sanitizer.exception(e, true, null) + ")";
+    return "retry-agent: cannot serve Prometheus metrics: "
+        + cause
+        + "; or set agent.metrics.prometheus.enabled: false"
+        + (source == null ? "" : " in " + Sanitizer.oneLine(source))
+        + "; the application goes on without it (the exit summary still works)";
   }
 
   private static String shownHost(String host) {
