@@ -6,7 +6,9 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.net.MalformedURLException;
 import java.net.URL;
+import java.security.AllPermission;
 import java.security.CodeSource;
+import java.security.Permissions;
 import java.security.ProtectionDomain;
 import java.security.cert.Certificate;
 import java.util.Collections;
@@ -51,7 +53,24 @@ final class AgentClassLoader extends ClassLoader {
     this.classes = classes;
     this.jarUrl = jarUrl;
     this.domain =
-        new ProtectionDomain(new CodeSource(jarUrl, (Certificate[]) null), null, this, null);
+        new ProtectionDomain(new CodeSource(jarUrl, (Certificate[]) null), allPermission());
+  }
+
+  /**
+   * The agent's classes hold every permission, whatever a security policy says, as the JDK's own
+   * classes do: they run inside the application's calls (the hooked {@code send} calls on through
+   * them), and under a {@code SecurityManager} the JDK checks a permission such as {@code
+   * URLPermission} against every frame on the stack, so a frame of ours without it would fail a
+   * call the application itself may make (a policy that grants the application's code only, as a
+   * legacy application's does). The application's own frames still limit what its calls may do.
+   * Static permissions: the policy is never asked about our classes (it could not name the jar's
+   * hidden classes apart from the launcher's anyway).
+   */
+  private static Permissions allPermission() {
+    Permissions all = new Permissions();
+    all.add(new AllPermission());
+    all.setReadOnly();
+    return all;
   }
 
   static AgentClassLoader open(String jarPath) throws IOException {

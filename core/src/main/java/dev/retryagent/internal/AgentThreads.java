@@ -1,5 +1,7 @@
 package dev.retryagent.internal;
 
+import java.security.AccessController;
+import java.security.PrivilegedAction;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -31,9 +33,31 @@ public final class AgentThreads {
     if (!name.startsWith(PREFIX)) {
       throw new IllegalArgumentException("an agent thread's name starts with " + PREFIX);
     }
-    Thread t = new Thread(group, task, name);
-    adopt(t);
-    return t;
+    // Privileged: under a SecurityManager (JDK 17 and 21) the thread would otherwise inherit the
+    // access control context of whoever made it (premain's launcher, a JDK HttpClient thread with
+    // no permissions), and making it a daemon with the system class loader is checked against
+    // every frame of the calling thread; our own classes hold every permission (AgentClassLoader).
+    return AccessController.doPrivileged(new Create(group, task, name));
+  }
+
+  /** A named class, not a lambda: loaded before {@code main} (see {@link Numbered}). */
+  private static final class Create implements PrivilegedAction<Thread> {
+    private final ThreadGroup group;
+    private final Runnable task;
+    private final String name;
+
+    Create(ThreadGroup group, Runnable task, String name) {
+      this.group = group;
+      this.task = task;
+      this.name = name;
+    }
+
+    @Override
+    public Thread run() {
+      Thread t = new Thread(group, task, name);
+      adopt(t);
+      return t;
+    }
   }
 
   /** Threads named {@code prefix1}, {@code prefix2}, ... */
@@ -74,6 +98,27 @@ public final class AgentThreads {
    * dispatcher and timers).
    */
   public static void claim(ThreadGroup group, String prefix) {
+    AccessController.doPrivileged(new Claim(group, prefix));
+  }
+
+  /** {@link #claim}, privileged as {@link Create} is. */
+  private static final class Claim implements PrivilegedAction<Void> {
+    private final ThreadGroup group;
+    private final String prefix;
+
+    Claim(ThreadGroup group, String prefix) {
+      this.group = group;
+      this.prefix = prefix;
+    }
+
+    @Override
+    public Void run() {
+      claimNow(group, prefix);
+      return null;
+    }
+  }
+
+  private static void claimNow(ThreadGroup group, String prefix) {
     Thread[] threads = new Thread[group.activeCount() + 8];
     int n = group.enumerate(threads, false);
     for (int i = 0; i < n; i++) {

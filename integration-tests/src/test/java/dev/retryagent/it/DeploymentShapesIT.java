@@ -5,11 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.it.apps.DeploymentShapeApp;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
+import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.Ops;
 import dev.retryagent.it.harness.Reply;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -25,6 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       of {@code java.base,java.net.http,java.instrument}, here {@code --limit-modules} of the
  *       same modules, which makes the same boot layer), with a file that asks for JMX and
  *       Prometheus.
+ *   <li>JDK 17 with a {@code SecurityManager} the application installs, under a policy that grants
+ *       the application's code and says nothing of the agent's, as a legacy application's does.
  * </ul>
  */
 class DeploymentShapesIT {
@@ -85,6 +90,57 @@ class DeploymentShapesIT {
               "the application goes on without it")
           .doesNotContain("NoClassDefFoundError");
       assertThat(result.stderr()).as(result.describe()).doesNotContain("not served");
+    }
+  }
+
+  @Test
+  void underASecurityManagerThatGrantsOnlyTheApplicationItsCallsAreRetried() throws Exception {
+    int prometheusPort = Ops.freePort();
+    Path config =
+        Ops.write(
+            dir.resolve("retry.yml"),
+            "agent:\n"
+                + "  metrics:\n"
+                + "    jmx: true\n"
+                + "    prometheus: { enabled: true, host: 127.0.0.1, port: "
+                + prometheusPort
+                + " }\n");
+    Path appCode = ForkedJvm.locationOf(DeploymentShapeApp.class);
+    Path policy =
+        Files.writeString(
+            dir.resolve("app.policy"),
+            "grant codeBase \""
+                + appCode.toUri()
+                + "-\" {\n  permission java.security.AllPermission;\n};\n");
+    try (CountingServer server = CountingServer.start()) {
+      server.setDefaultReply(Reply.status(503));
+      ForkedJvm.Running app =
+          ForkedJvm.builder(Jdks.jdk17())
+              .agentArgs("config=" + config)
+              .jvmArgs(Ops.FAST_AGENT)
+              .jvmArgs("-Djava.security.manager=allow", "-Djava.security.policy=" + policy)
+              .mainClass(DeploymentShapeApp.class)
+              .args(server.uri("/items").toString(), "security-manager")
+              .timeout(Duration.ofSeconds(60))
+              .start();
+      app.awaitValue("called");
+      assertThat(app.value("error")).as(app.describe()).isNull();
+      assertThat(app.value("async.error")).as(app.describe()).isNull();
+      assertThat(app.value("status")).as(app.describe()).isEqualTo("503");
+      assertThat(app.value("async.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(6);
+      // the agent's own threads work under the application's security manager too
+      org.awaitility.Awaitility.await("the Prometheus endpoint\n" + app.describe())
+          .atMost(ForkedJvm.Running.WAIT)
+          .until(() -> Ops.scrape(prometheusPort) != null || !app.isAlive());
+      assertThat(Ops.scrape(prometheusPort)).as(app.describe()).contains("retryagent_calls_total");
+      ForkedJvm.Result result = app.finish(Duration.ofSeconds(30));
+
+      assertThat(result.value("uncaught")).as(result.describe()).isNull();
+      assertThat(result.stderr())
+          .as(result.describe())
+          .doesNotContain(
+              "AccessControlException", "task failed", "not registered", "not served", "cannot");
     }
   }
 }

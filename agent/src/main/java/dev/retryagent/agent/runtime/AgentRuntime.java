@@ -11,6 +11,7 @@ import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
+import dev.retryagent.internal.AgentThreads;
 import dev.retryagent.internal.jdk.JdkRetrying;
 import dev.retryagent.internal.observe.DeadLetterWriter;
 import dev.retryagent.internal.observe.ExitSummary;
@@ -473,7 +474,11 @@ public final class AgentRuntime {
 
   /** At JVM exit: one summary line per route (when there were calls), dead letters flushed. */
   public void registerShutdownHook() {
-    Runtime.getRuntime().addShutdownHook(new Thread(new ExitHook(), "retry-agent-exit"));
+    // An agent thread: made privileged, so that under a SecurityManager the application installs
+    // later it does not carry premain's launcher frames (whose permissions are the policy's) and
+    // stopping the exporters at exit is allowed.
+    Runtime.getRuntime()
+        .addShutdownHook(AgentThreads.newThread(new ExitHook(), AgentThreads.PREFIX + "exit"));
   }
 
   /**

@@ -4,6 +4,9 @@ import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import java.lang.management.ManagementFactory;
+import java.security.AccessController;
+import java.security.PrivilegedActionException;
+import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
@@ -198,11 +201,35 @@ public final class JmxMetrics implements AutoCloseable {
       if (registered.contains(name)) {
         return true;
       }
-      server.registerMBean(bean, name);
+      // Privileged: a new route or host is registered on the thread whose call first named it,
+      // under a SecurityManager often a JDK HttpClient thread without the permission, which our
+      // classes hold (AgentClassLoader); the registration is the agent's business, not the call's.
+      AccessController.doPrivileged(new Register(server, bean, name));
       registered.add(name);
       return true;
-    } catch (JMException | RuntimeException e) {
+    } catch (PrivilegedActionException e) {
+      return failed(name.toString(), e.getException());
+    } catch (RuntimeException e) {
       return failed(name.toString(), e);
+    }
+  }
+
+  /** {@code registerMBean}, as a privileged action. */
+  private static final class Register implements PrivilegedExceptionAction<Void> {
+    private final MBeanServer server;
+    private final Object bean;
+    private final ObjectName name;
+
+    Register(MBeanServer server, Object bean, ObjectName name) {
+      this.server = server;
+      this.bean = bean;
+      this.name = name;
+    }
+
+    @Override
+    public Void run() throws JMException {
+      server.registerMBean(bean, name);
+      return null;
     }
   }
 
