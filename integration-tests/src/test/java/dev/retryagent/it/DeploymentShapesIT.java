@@ -3,9 +3,11 @@ package dev.retryagent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.DeploymentShapeApp;
+import dev.retryagent.it.apps.OkScenarioApp;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
+import dev.retryagent.it.harness.OkHttpVersions;
 import dev.retryagent.it.harness.Ops;
 import dev.retryagent.it.harness.Reply;
 import java.nio.file.Files;
@@ -28,6 +30,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  *       of {@code java.base,java.net.http,java.instrument}, here {@code --limit-modules} of the
  *       same modules, which makes the same boot layer), with a file that asks for JMX and
  *       Prometheus.
+ *   <li>A runtime without {@code java.net.http} (the boot layer of {@code java -m app} for a module
+ *       that does not require it, or of a {@code jlink} image without it), OkHttp on the class
+ *       path.
  *   <li>JDK 17 with a {@code SecurityManager} the application installs, under a policy that grants
  *       the application's code and says nothing of the agent's, as a legacy application's does.
  * </ul>
@@ -90,6 +95,30 @@ class DeploymentShapesIT {
               "the application goes on without it")
           .doesNotContain("NoClassDefFoundError");
       assertThat(result.stderr()).as(result.describe()).doesNotContain("not served");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void withoutJavaNetHttpInTheRuntimeOkHttpCallsAreRetried(Path jdk) throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(Reply.status(503), Reply.ok("sync"), Reply.status(503), Reply.ok("async"));
+
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .jvmArgs("--limit-modules", "java.base,java.instrument,java.logging")
+              .classpath(OkHttpVersions.V4.jars())
+              .mainClass(OkScenarioApp.class)
+              .args(
+                  "a|execute|GET|" + server.uri("/a") + "||",
+                  "b|enqueue|GET|" + server.uri("/b") + "||")
+              .run();
+
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      assertThat(r.value("a.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("b.status")).as(r.describe()).isEqualTo("200");
+      assertThat(server.requestCount()).as(r.describe()).isEqualTo(4);
+      assertThat(r.stderr()).as(r.describe()).doesNotContain("NoClassDefFoundError", "internal");
     }
   }
 

@@ -113,6 +113,17 @@ public final class AgentRuntime {
   private Background background;
 
   /**
+   * Whether {@code java.net.http} is in the boot layer. It is not for an application started as a
+   * named module that does not require it ({@code java -m app}, OkHttp on the module path), nor on
+   * a {@code jlink} image without it. There no {@code HttpClient} can exist, and {@link
+   * JdkRetrying}, whose loading links {@code java.net.http}'s types, must not be loaded: its {@code
+   * NoClassDefFoundError} would end every other client's call (an OkHttp call threw it, an {@code
+   * HttpURLConnection} went without retries).
+   */
+  private static final boolean JAVA_NET_HTTP =
+      ModuleLayer.boot().findModule("java.net.http").isPresent();
+
+  /**
    * What is built on first use. The code that hands the engine its resolver and listeners is here,
    * not in the enclosing class, which {@code premain} loads: verifying a method that passes an
    * object as an interface type loads that interface at once (and core's {@code PolicyResolver}
@@ -124,7 +135,7 @@ public final class AgentRuntime {
     final LogListener log;
     final DeadLetters deadLetters;
     final OtelSupport otel; // null when the operator switched tracing off
-    final JdkRetrying jdk;
+    final JdkRetrying jdk; // null without java.net.http (JAVA_NET_HTTP)
     final Exporters exporters;
 
     Built(AgentRuntime runtime, AgentConfig c, Consumer<String> errors) {
@@ -149,7 +160,7 @@ public final class AgentRuntime {
               .callContexts(otel)
               .build();
       engine.useFleet(runtime.fleet);
-      jdk = new JdkRetrying(engine);
+      jdk = JAVA_NET_HTTP ? new JdkRetrying(engine) : null;
       exporters = new Exporters(metrics, engine, errors);
     }
 
@@ -277,7 +288,10 @@ public final class AgentRuntime {
     return sources;
   }
 
-  /** The java.net.http runner, or null while {@code agent.clients.jdk-http} is false. */
+  /**
+   * The java.net.http runner, or null while {@code agent.clients.jdk-http} is false or the runtime
+   * has no {@code java.net.http}.
+   */
   public JdkRetrying jdk() {
     return config.clients().jdkHttp() ? built().jdk : null;
   }
