@@ -254,14 +254,20 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     // Told before the task is scheduled, so that the task's run always tells the wait's end after.
     boolean kept = call.waitStarts(this);
     boolean scheduled = false;
+    Throwable refused = null;
     synchronized (result) {
       if (!result.isDone()) {
-        if (isRetry) {
-          engine.asyncRetryScheduled();
+        try {
+          // Under the lock, so the task cannot run before pending and the count say it waits.
+          pending = engine.scheduler().schedule(this, delayNanos);
+          pendingIsRetry = isRetry;
+          if (isRetry) {
+            engine.asyncRetryScheduled();
+          }
+          scheduled = true;
+        } catch (RuntimeException | Error e) {
+          refused = e;
         }
-        pendingIsRetry = isRetry;
-        pending = engine.scheduler().schedule(this, delayNanos);
-        scheduled = true;
       }
     }
     if (scheduled) {
@@ -270,8 +276,12 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       }
       return;
     }
-    // The caller stopped waiting (orTimeout, completeExceptionally) since the attempt completed.
     call.waitEnds(this);
+    if (refused != null) {
+      goOnWithoutTheWait(isRetry, refused);
+      return;
+    }
+    // The caller stopped waiting (orTimeout, completeExceptionally) since the attempt completed.
     call.onAbandoned();
     endContext();
   }
@@ -285,9 +295,32 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   public void endNow() {
     synchronized (result) {
       if (pending != null) {
+        Scheduler.Cancellable now;
+        try {
+          now = engine.scheduler().schedule(this, 0);
+        } catch (RuntimeException | Error e) {
+          return; // the scheduler takes no task: the wait ends at its time, as scheduled
+        }
         pending.cancel();
-        pending = engine.scheduler().schedule(this, 0);
+        pending = now;
       }
+    }
+  }
+
+  /**
+   * The scheduler refused the wait's task ({@code refused}: a pool that cannot start a thread, the
+   * JVM out of them, or a scheduler shut down). The call's future would never complete, the
+   * application waiting on it for good; it goes on at once instead, on this thread, without the
+   * wait (a retry sooner than its backoff, a rate-limit wait skipped), and the engine says so once
+   * per cause. The retry is still bounded by maxAttempts, the budget and the breaker.
+   */
+  private void goOnWithoutTheWait(boolean isRetry, Throwable refused) {
+    engine.internalError(
+        "scheduling a wait", refused, "the call goes on at once, without that wait");
+    if (isRetry) {
+      next();
+    } else {
+      startAttempt();
     }
   }
 

@@ -161,8 +161,11 @@ public final class RetryEngine {
     return call;
   }
 
-  /** Reports a failure of the engine's own, once per cause ({@link InternalErrors}). */
-  void internalError(String where, Throwable error, String consequence) {
+  /**
+   * Reports a failure of the engine's own, or of an adapter's, once per cause ({@link
+   * InternalErrors}): what it was doing, the failure, and what the call does instead.
+   */
+  public void internalError(String where, Throwable error, String consequence) {
     errors.report(where, error, consequence);
   }
 

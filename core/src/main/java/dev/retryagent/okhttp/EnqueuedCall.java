@@ -536,11 +536,28 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       if (done) {
         return;
       }
-      if (isRetry) {
-        engine.asyncRetryScheduled();
+      try {
+        // Under the lock, so the task cannot run before pending and the count say it waits.
+        pending = engine.scheduler().schedule(this, delayNanos);
+      } catch (RuntimeException | Error refused) {
+        // A pool that cannot start a thread (the JVM out of them): the callback would never hear
+        // of the call. It goes on at once instead, without the wait, below.
+        engine.internalError(
+            "scheduling a wait", refused, "the call goes on at once, without that wait");
+        pending = null;
       }
-      pendingIsRetry = isRetry;
-      pending = engine.scheduler().schedule(this, delayNanos);
+      if (pending != null) {
+        pendingIsRetry = isRetry;
+        if (isRetry) {
+          engine.asyncRetryScheduled();
+        }
+        return;
+      }
+    }
+    if (isRetry) {
+      next();
+    } else {
+      nextAttempt();
     }
   }
 
@@ -596,7 +613,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (wasWaiting) {
       // Not on this thread: cancel() may run inside the dispatcher's lock (cancelAll), where
       // OkHttp must not be asked to enqueue.
-      engine.scheduler().schedule(this::nextAttempt, 0);
+      try {
+        engine.scheduler().schedule(this::nextAttempt, 0);
+      } catch (RuntimeException | Error refused) {
+        // No thread of ours to tell the callback from: one of the dispatcher's, as for a clone.
+        if (dispatcher != null) {
+          dispatcher.executorService().execute(this::nextAttempt);
+        }
+      }
     }
   }
 

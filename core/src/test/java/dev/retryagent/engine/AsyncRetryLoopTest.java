@@ -319,6 +319,86 @@ class AsyncRetryLoopTest {
   }
 
   @Test
+  void aRetryWhoseWaitTheSchedulerRefusesGoesOnAtOnceRatherThanNeverEnding() {
+    // A pool that cannot start a thread (the JVM out of them) throws from schedule(), inside the
+    // attempt's whenComplete: the exception was lost there and the caller's future never completed.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    FakeResponse unavailable = FakeResponse.of(503);
+    attempts.last().complete(unavailable);
+
+    assertThat(attempts.started).as("the retry went at once").hasSize(2);
+    assertThat(unavailable.discards.get()).isEqualTo(1);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    FakeResponse ok = FakeResponse.of(200);
+    attempts.last().complete(ok);
+    assertThat(result).isCompletedWithValue(ok);
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+  }
+
+  @Test
+  void aWaitTheSchedulerRefusedIsToldItsEnd() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
+    AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(attempts.started).hasSize(2);
+    assertThat(call.kept).as("let go of").isEmpty();
+  }
+
+  @Test
+  void aRetryWhoseWaitTheSchedulerRefusesIsStillBoundedByMaxAttempts() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    for (int i = 0; i < 10 && !result.isDone(); i++) {
+      attempts.last().completeExceptionally(new java.net.SocketException("Connection reset"));
+    }
+    assertThat(attempts.started).hasSize(3);
+    assertThatThrownBy(result::join).hasRootCauseInstanceOf(java.net.SocketException.class);
+  }
+
+  @Test
+  void aRateLimitWaitTheSchedulerRefusesStartsTheAttemptAtOnce() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));
+    EngineFixture f = EngineFixture.of(p);
+    start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(200));
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+
+    CompletableFuture<FakeResponse> second = start(f, FakeRequest.get());
+    assertThat(attempts.started).hasSize(2);
+    FakeResponse ok = FakeResponse.of(200);
+    attempts.last().complete(ok);
+    assertThat(second).isCompletedWithValue(ok);
+  }
+
+  @Test
+  void aWaitEndedEarlyWhenTheSchedulerRefusesEndsAtItsTimeAsScheduled() {
+    // endNow withdrew the wait's task before it scheduled the one to run at once: refused, the
+    // call had no task left, and its future never completed.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    KeepingWaitsCall call = f.engine.begin(new KeepingWaitsCall());
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
+    attempts.last().complete(FakeResponse.of(503));
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+
+    call.cancelled = true;
+    call.kept.get(0).endNow();
+
+    assertThat(f.scheduler.pending()).as("the wait's task kept").isEqualTo(1);
+    f.scheduler.refuse(null);
+    f.scheduler.advance(100 * MS);
+    assertThat(attempts.started).hasSize(2);
+    attempts.last().completeExceptionally(new java.io.IOException("closed"));
+    assertThat(result).isCompletedExceptionally();
+  }
+
+  @Test
   void cancellingDuringARateLimitWaitStartsNoAttempt() {
     TestPolicy p = TestPolicy.create();
     p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));

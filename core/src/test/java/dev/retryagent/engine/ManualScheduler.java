@@ -16,6 +16,7 @@ final class ManualScheduler implements Scheduler {
   private long seq;
   private int ran;
   private boolean cancelWorks = true;
+  private RuntimeException refusal;
 
   ManualScheduler(FakeClock clock) {
     this.clock = clock;
@@ -46,8 +47,20 @@ final class ManualScheduler implements Scheduler {
     }
   }
 
+  /**
+   * Makes {@link #schedule} throw {@code e} from now on (null: take tasks again), as a pool that
+   * cannot start a thread does.
+   */
+  synchronized ManualScheduler refuse(RuntimeException e) {
+    refusal = e;
+    return this;
+  }
+
   @Override
   public synchronized Cancellable schedule(Runnable task, long delayNanos) {
+    if (refusal != null) {
+      throw refusal;
+    }
     if (delayNanos < 0) {
       throw new AssertionError("negative delay " + delayNanos);
     }

@@ -212,6 +212,42 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetryWhoseWaitTheSchedulerRefusesGoesOnAtOnceRatherThanNeverBeingHeard() throws Exception {
+    // A pool that cannot start a thread (the JVM out of them) throws from schedule(): thrown on the
+    // dispatcher thread that heard the 503, the callback never heard of the call.
+    configure(b -> b, new OkHttpClient.Builder(), false);
+    server.enqueue(status(503), ok("fine"));
+    time.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/refused")), heard);
+
+    assertThat(heard.await()).isEqualTo("200 fine");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void aCancelDuringTheWaitIsHeardWhenTheSchedulerRefusesToTellIt() throws Exception {
+    configure(b -> b, new OkHttpClient.Builder(), false);
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    time.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+
+    call.cancel();
+    retrier.cancel(call);
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void cancelAllReachesACallWaitingForItsRetry() throws Exception {
     // issue 11 (B11): the dispatcher does not hold a call that waits, so cancelAll() missed it.
     configure(b -> b, new OkHttpClient.Builder(), false);

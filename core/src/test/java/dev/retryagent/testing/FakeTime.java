@@ -47,6 +47,10 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
    */
   @Override
   public Cancellable schedule(Runnable task, long delayNanos) {
+    RuntimeException r = refusal;
+    if (r != null) {
+      throw r;
+    }
     waits.add(delayNanos);
     if (holding) {
       AtomicBoolean cancelled = new AtomicBoolean();
@@ -64,6 +68,16 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
     t.setDaemon(true);
     t.start();
     return () -> false;
+  }
+
+  private volatile RuntimeException refusal;
+
+  /**
+   * From now on {@link #schedule} throws {@code e} (null: takes tasks again), as a pool that cannot
+   * start a thread does.
+   */
+  public void refuse(RuntimeException e) {
+    refusal = e;
   }
 
   /** From now on, scheduled tasks wait for {@link #runHeldTasks()}. */
