@@ -929,4 +929,62 @@ class GovernedRetryStrategyTest {
         .isInstanceOf(CircuitBreakerOpenException.class);
     assertThat(server.requestCount()).isEqualTo(3);
   }
+
+  @Test
+  void theApplicationsExecInterceptorsRunOncePerCallAboveOursAndOncePerAttemptUnderIt()
+      throws Exception {
+    // docs/apache-httpclient.md, "5.x: where our handler sits": ours is first in the chain, put
+    // there when the builder is made (as the agent's hook does), so an exec interceptor the
+    // application adds first afterwards sits above it, and one placed by an element of
+    // HttpClient's own (before REDIRECT, last) sits under it: each of our attempts runs it again,
+    // as HttpClient's own resend runs those under RETRY. Request interceptors run per exchange.
+    // Side by side: a 503 HttpClient resends itself without us, and we retry with us.
+    int[] plain = interceptorRuns(false);
+    int[] ours = interceptorRuns(true);
+
+    // first, before REDIRECT, last, request interceptor; requests on the wire
+    assertThat(plain).containsExactly(1, 1, 2, 2, 2);
+    assertThat(ours).containsExactly(1, 2, 2, 2, 2);
+    assertThat(retriesOfOurs()).isEqualTo(1);
+  }
+
+  private int[] interceptorRuns(boolean withUs) throws Exception {
+    java.util.concurrent.atomic.AtomicInteger[] runs =
+        new java.util.concurrent.atomic.AtomicInteger[4];
+    for (int i = 0; i < runs.length; i++) {
+      runs[i] = new java.util.concurrent.atomic.AtomicInteger();
+    }
+    HttpClientBuilder b = HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE);
+    if (withUs) {
+      RetryExecHandler.addTo(b, engine(Mode.ENFORCE, r -> r.maxAttempts(3)));
+    }
+    b.addExecInterceptorFirst("app-first", counting(runs[0]));
+    b.addExecInterceptorBefore(
+        org.apache.hc.client5.http.impl.ChainElement.REDIRECT.name(),
+        "app-before-redirect",
+        counting(runs[1]));
+    b.addExecInterceptorLast("app-last", counting(runs[2]));
+    b.addRequestInterceptorFirst((request, entity, context) -> runs[3].incrementAndGet());
+    int before = server.requestCount();
+    server.enqueue(status(503), ok("done"));
+    String got;
+    try (CloseableHttpClient c = b.build()) {
+      got =
+          c.execute(
+              new HttpGet(server.url("/items")),
+              r -> r.getCode() + " " + EntityUtils.toString(r.getEntity()));
+    }
+    assertThat(got).isEqualTo("200 done");
+    return new int[] {
+      runs[0].get(), runs[1].get(), runs[2].get(), runs[3].get(), server.requestCount() - before
+    };
+  }
+
+  private static org.apache.hc.client5.http.classic.ExecChainHandler counting(
+      java.util.concurrent.atomic.AtomicInteger runs) {
+    return (request, scope, chain) -> {
+      runs.incrementAndGet();
+      return chain.proceed(request, scope);
+    };
+  }
 }
