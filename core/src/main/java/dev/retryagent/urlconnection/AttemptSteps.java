@@ -19,10 +19,16 @@ import java.net.HttpURLConnection;
  * <p>Tracing never breaks a call: a context that fails to enter or close is dropped. Used by one
  * exchange, under its lock, on the thread that makes the step.
  */
-final class AttemptSteps {
+final class AttemptSteps implements UrlTransport.JdkResend {
   private final UrlTransport transport;
   private CallContext.Scope scope = CallContext.Scope.NONE;
   private boolean callEnded;
+
+  // The step in progress, for mayResend: its call and request, and the connection reading the
+  // response (null until then).
+  private RetryCall call;
+  private UrlRequest request;
+  private HttpURLConnection reading;
 
   AttemptSteps(UrlTransport transport) {
     this.transport = transport;
@@ -30,12 +36,30 @@ final class AttemptSteps {
 
   /** A step of {@code call}'s current attempt starts on this thread. */
   void begin(RetryCall call, UrlRequest request) {
-    transport.beforeStep(JdkResendRule.allows(call, request));
+    this.call = call;
+    this.request = request;
+    this.reading = null;
+    transport.beforeStep(this);
     try {
       scope = call.context().enter();
     } catch (RuntimeException | LinkageError e) {
       scope = CallContext.Scope.NONE; // the step runs as without tracing
     }
+  }
+
+  /** The step reads the response of {@code c}, the attempt's connection. */
+  void reading(HttpURLConnection c) {
+    reading = c;
+  }
+
+  /**
+   * The rule for the request the JDK is reading the response to: the application's, or the GET the
+   * JDK turned it into to follow a redirect ({@link JdkResendRule#allows}).
+   */
+  @Override
+  public boolean mayResend() {
+    HttpURLConnection c = reading;
+    return JdkResendRule.allows(call, request, c == null ? null : c.getRequestMethod());
   }
 
   /**
@@ -51,7 +75,9 @@ final class AttemptSteps {
     } catch (RuntimeException | LinkageError ignored) {
       // the context's own failure: the attempt's outcome stands
     }
-    return transport.afterStep();
+    int resends = transport.afterStep();
+    reading = null;
+    return resends;
   }
 
   /**

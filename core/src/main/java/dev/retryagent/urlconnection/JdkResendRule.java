@@ -25,14 +25,20 @@ final class JdkResendRule {
    *   <li>otherwise while an attempt is left for it, so {@code maxAttempts} bounds what the server
    *       sees.
    * </ul>
+   *
+   * @param sending the method of the request the JDK is reading the response to, or null before the
+   *     response: the application's, or the GET the JDK follows a redirect of a POST with (the
+   *     JDK's own rule asks the connection's method too). That GET is judged as a GET: judged as
+   *     the POST, its resend was switched off and the application got "Unexpected end of file from
+   *     server" where without the agent the JDK sent the GET again
    */
-  static boolean allows(RetryCall call, UrlRequest request) {
+  static boolean allows(RetryCall call, UrlRequest request, String sending) {
     if (call.observeOnly()) {
       return true;
     }
     RetryPolicy retry = call.policy().retry();
     // The JDK resends its own buffered body, so only the method and the key matter here.
-    if (IdempotencyGate.check(retry, request.asIfBodyReplayable(), Outcome.RESET) != null) {
+    if (IdempotencyGate.check(retry, request.asIfBodyReplayable(sending), Outcome.RESET) != null) {
       return false;
     }
     if (!retry.enabled() || retry.maxAttempts() <= 1) {

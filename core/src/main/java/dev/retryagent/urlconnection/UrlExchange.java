@@ -416,6 +416,7 @@ final class UrlExchange {
           Connections.writeBody(c, request.body());
         }
         request.fixMethod(sentMethod(c)); // before a redirect can change it
+        steps.reading(c);
         reachedResponse = true;
         c.getInputStream();
       } catch (IOException | RuntimeException e) {

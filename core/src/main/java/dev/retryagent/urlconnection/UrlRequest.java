@@ -259,12 +259,15 @@ final class UrlRequest implements RequestInfo {
   /**
    * This request with a body taken as replayable: what the JDK's own resend of its buffered body is
    * judged as (only the method and the idempotency key matter then).
+   *
+   * @param sending the method the JDK sends it with now, when known (a POST it follows a redirect
+   *     of with a GET); null: {@link #method()}
    */
-  RequestInfo asIfBodyReplayable() {
+  RequestInfo asIfBodyReplayable(String sending) {
     return new RequestInfo() {
       @Override
       public String method() {
-        return UrlRequest.this.method();
+        return sending != null ? sending.toUpperCase(Locale.ROOT) : UrlRequest.this.method();
       }
 
       @Override

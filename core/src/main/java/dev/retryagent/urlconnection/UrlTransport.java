@@ -27,10 +27,21 @@ public interface UrlTransport {
    * A step of an attempt (connect, open the request body, read the response) is about to run on
    * this thread.
    *
-   * @param jdkMayResend false when the JDK must not send the request again by itself on a broken
-   *     connection (its silent resend of a request that is not safe to repeat)
+   * @param resend asked on this thread, during the step, each time the JDK reads a response:
+   *     whether it may send that request again by itself on a broken connection
    */
-  default void beforeStep(boolean jdkMayResend) {}
+  default void beforeStep(JdkResend resend) {}
+
+  /**
+   * Whether the JDK may send the request whose response it is reading again by itself on a broken
+   * connection: false for a request that is not safe to repeat. Asked when the response is read,
+   * not when the step begins: a redirect the JDK follows inside the step (a POST answered 301, 302
+   * or 303) sends a GET next, which is safe to send again, as the JDK's own rule finds asking the
+   * connection's method then.
+   */
+  interface JdkResend {
+    boolean mayResend();
+  }
 
   /**
    * The step started by {@link #beforeStep} ended (normally or not).

@@ -35,6 +35,8 @@ class JdkResendRuleTest {
   private ScriptedHttpServer server;
   private final FakeTime time = new FakeTime();
   private final List<Boolean> told = new ArrayList<>();
+  private final List<Boolean> toldAtEnd = new ArrayList<>();
+  private UrlTransport.JdkResend step;
   private int repeatsToReport;
 
   /** Records what each step is told; reports {@link #repeatsToReport} once. */
@@ -46,12 +48,15 @@ class JdkResendRuleTest {
         }
 
         @Override
-        public void beforeStep(boolean jdkMayResend) {
-          told.add(jdkMayResend);
+        public void beforeStep(JdkResend resend) {
+          told.add(resend.mayResend());
+          step = resend;
         }
 
         @Override
         public int afterStep() {
+          // What the rule says once the JDK has read the step's responses (a redirect followed)
+          toldAtEnd.add(step.mayResend());
           int r = repeatsToReport;
           repeatsToReport = 0;
           return r;
@@ -99,6 +104,44 @@ class JdkResendRuleTest {
 
     assertThat(c.getResponseCode()).isEqualTo(200);
     assertThat(told).isNotEmpty().containsOnly(false);
+    assertThat(toldAtEnd).isNotEmpty().containsOnly(false);
+  }
+
+  @Test
+  void theGetTheJdkFollowsAPostWithoutKeyWithMayBeResentThePostNever() throws Exception {
+    // A 303 inside the step that reads the response: the JDK follows the POST with a GET, and the
+    // rule, asked as each response is read (the agent's transport asks it in parseHTTP), judges
+    // that GET. Judged as the POST, the GET's resend was switched off: on a broken connection the
+    // application got "Unexpected end of file from server" where without the agent the JDK sent
+    // the GET again (UrlRetryScenariosAgentIT).
+    server.enqueue(status(303).header("Location", "/v1/receipt"), ok("receipt"));
+    HttpURLConnection c = open(Mode.ENFORCE, b -> b);
+    c.setRequestMethod("POST");
+    c.setDoOutput(true);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST", "GET");
+    assertThat(told).isNotEmpty().containsOnly(false); // each step begins with the POST
+    assertThat(toldAtEnd).containsExactly(false, true); // the body's step; the response's
+  }
+
+  @Test
+  void aPostWithoutKeyThatTheJdkFollowsAsAPostIsNeverResent() throws Exception {
+    // 307: the JDK sends the POST, body and all, again to the new location.
+    server.enqueue(status(307).header("Location", "/v1/elsewhere"), ok("once"));
+    HttpURLConnection c = open(Mode.ENFORCE, b -> b);
+    c.setRequestMethod("POST");
+    c.setDoOutput(true);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("POST", "POST");
+    assertThat(toldAtEnd).isNotEmpty().containsOnly(false);
   }
 
   @Test

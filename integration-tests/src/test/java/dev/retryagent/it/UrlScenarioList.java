@@ -273,6 +273,27 @@ final class UrlScenarioList {
             }));
     list.add(
         new Scenario(
+            "a POST without key answered 303: the GET the JDK follows it with on a kept-alive"
+                + " connection the server closed is sent again, as without the agent",
+            http(
+                s ->
+                    s.enqueue(
+                        status(303).withHeader("Location", "/v1/receipt"),
+                        closeWithoutResponse(),
+                        ok("receipt"))),
+            List.of(call("a", "url", "POST", "/v1/charges", "", "{\"amount\":1}")),
+            (o, s) -> {
+              // The POST was answered; the JDK's resend is of the GET, which is safe to send again
+              // (the agent switched it off, judging the POST: the application got "Unexpected end
+              // of file from server" where without the agent it had the receipt).
+              assertThat(o.status("a")).isEqualTo(200);
+              assertThat(o.get("a", "body")).isEqualTo("receipt");
+              assertThat(s.requests())
+                  .extracting(r -> r.method() + " " + r.target())
+                  .containsExactly("POST /v1/charges", "GET /v1/receipt", "GET /v1/receipt");
+            }));
+    list.add(
+        new Scenario(
             "a keyed POST on a kept-alive connection the server closed succeeds (one resend)",
             http(s -> s.enqueue(ok("warm"), closeWithoutResponse(), ok("charged"))),
             List.of(

@@ -30,7 +30,7 @@ final class AgentUrlTransport implements UrlTransport {
   /** A step of an attempt in progress on this thread. */
   private static final class Step {
     boolean active;
-    boolean mayResend;
+    UrlTransport.JdkResend resend;
     int resends;
 
     /** The JDK clients whose {@code failedOnce} the agent set in this step (usually one). */
@@ -62,7 +62,7 @@ final class AgentUrlTransport implements UrlTransport {
   }
 
   @Override
-  public void beforeStep(boolean jdkMayResend) {
+  public void beforeStep(UrlTransport.JdkResend resend) {
     Step s = steps.get();
     if (s == null || s.active) {
       // A thread's first step, or one nested in a step in progress, which must not take over
@@ -71,7 +71,7 @@ final class AgentUrlTransport implements UrlTransport {
       steps.set(s);
     }
     s.active = true;
-    s.mayResend = jdkMayResend;
+    s.resend = resend;
     s.resends = 0;
     s.switchedOff.clear();
   }
@@ -95,7 +95,10 @@ final class AgentUrlTransport implements UrlTransport {
    * {@code failedOnce} is to have, or {@code null} outside the agent's attempts (the JDK's own
    * stays). Inside one, true (no resend) when the step must not be resent. {@code failedOnce} is
    * true on entry only in the JDK's resend itself (it is reset after every response read) or
-   * because the agent set it for this client. The results are {@code Boolean}'s cached instances.
+   * because the agent set it for this client. The step's rule is asked here, as each response is
+   * read, not when the step began: a redirect the JDK followed since may have turned a POST into a
+   * GET, which it may send again ({@link UrlTransport.JdkResend}). The results are {@code
+   * Boolean}'s cached instances.
    */
   Boolean parsing(Object client, boolean failedOnce) {
     Step s = steps.get();
@@ -108,9 +111,16 @@ final class AgentUrlTransport implements UrlTransport {
       }
       return Boolean.TRUE;
     }
-    if (!s.mayResend) {
+    if (!s.resend.mayResend()) {
       s.switchedOff.add(client);
       return Boolean.TRUE;
+    }
+    // Allowed now, though switched off for an earlier request on this client in the step: a
+    // resend of this one is the JDK's and counts.
+    for (int i = s.switchedOff.size() - 1; i >= 0; i--) {
+      if (s.switchedOff.get(i) == client) {
+        s.switchedOff.remove(i);
+      }
     }
     return Boolean.FALSE;
   }

@@ -2,6 +2,7 @@ package dev.retryagent.agent.urlconnection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.urlconnection.UrlTransport;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -9,6 +10,9 @@ import org.junit.jupiter.api.Test;
  * inside one, its resend switched off or counted.
  */
 class AgentUrlTransportTest {
+  private static final UrlTransport.JdkResend ALLOWED = () -> true;
+  private static final UrlTransport.JdkResend NOT_ALLOWED = () -> false;
+
   private final AgentUrlTransport transport = new AgentUrlTransport();
   private final Object client = new Object();
 
@@ -30,7 +34,7 @@ class AgentUrlTransportTest {
 
   @Test
   void aStepThatMustNotBeResentSwitchesTheResendOffAndCountsNothing() {
-    transport.beforeStep(false);
+    transport.beforeStep(NOT_ALLOWED);
 
     assertThat(parsing(client, false)).isTrue();
     // a second response read on the same client (100-continue, an authentication round)
@@ -40,7 +44,7 @@ class AgentUrlTransportTest {
 
   @Test
   void aResendTheJdkMakesIsCountedAsAnAttempt() {
-    transport.beforeStep(true);
+    transport.beforeStep(ALLOWED);
 
     assertThat(parsing(client, false)).isFalse();
     // the JDK set failedOnce and reads the response of the request it sent again
@@ -50,17 +54,17 @@ class AgentUrlTransportTest {
 
   @Test
   void eachStepCountsItsOwnResends() {
-    transport.beforeStep(true);
+    transport.beforeStep(ALLOWED);
     parsing(client, true);
     assertThat(transport.afterStep()).isEqualTo(1);
 
-    transport.beforeStep(true);
+    transport.beforeStep(ALLOWED);
     assertThat(transport.afterStep()).isZero();
   }
 
   @Test
   void anotherThreadsStepsAreNotThisOnes() throws Exception {
-    transport.beforeStep(false);
+    transport.beforeStep(NOT_ALLOWED);
     boolean[] seen = new boolean[1];
     Thread other = new Thread(() -> seen[0] = parsing(client, false));
     other.start();
@@ -74,9 +78,9 @@ class AgentUrlTransportTest {
   void aStepNestedInAnotherOnTheSameThreadLeavesTheOuterStepAsItWas() {
     // A POST without key reads its response; during that step the JDK calls application code
     // (an Authenticator, a ProxySelector) that makes a connection of its own, a GET.
-    transport.beforeStep(false);
+    transport.beforeStep(NOT_ALLOWED);
     Object getsClient = new Object();
-    transport.beforeStep(true);
+    transport.beforeStep(ALLOWED);
     assertThat(parsing(getsClient, false)).isFalse();
     assertThat(parsing(getsClient, true)).as("the GET's resend, counted for it").isTrue();
     assertThat(transport.afterStep()).isEqualTo(1);
@@ -88,15 +92,43 @@ class AgentUrlTransportTest {
 
   @Test
   void anOuterStepKeepsTheResendsCountedBeforeAStepNestedInIt() {
-    transport.beforeStep(true);
+    transport.beforeStep(ALLOWED);
     parsing(client, true); // the JDK resent the outer request
-    transport.beforeStep(true);
+    transport.beforeStep(ALLOWED);
     assertThat(transport.afterStep()).isZero();
 
     assertThat(transport.afterStep()).isEqualTo(1);
     // and the thread's next step starts afresh
-    transport.beforeStep(false);
+    transport.beforeStep(NOT_ALLOWED);
     assertThat(parsing(client, false)).isTrue();
     assertThat(transport.afterStep()).isZero();
+  }
+
+  @Test
+  void theRuleIsAskedAsEachResponseIsReadNotWhenTheStepBegan() {
+    // A POST without key answered 303: inside the same step the JDK follows it with a GET (on
+    // another client), which it may send again; the step's rule, asked when the POST's response
+    // is read and again for the GET's, now judges the GET.
+    boolean[] sendingAGet = {false};
+    transport.beforeStep(() -> sendingAGet[0]);
+    assertThat(parsing(client, false)).as("the POST's response: no resend").isTrue();
+    sendingAGet[0] = true;
+    Object getsClient = new Object();
+    assertThat(parsing(getsClient, false)).as("the GET's: the JDK may resend it").isFalse();
+    assertThat(parsing(getsClient, true)).as("the JDK resends it").isTrue();
+
+    assertThat(transport.afterStep()).isEqualTo(1);
+  }
+
+  @Test
+  void aResendAllowedOnAClientSwitchedOffEarlierInTheStepIsCounted() {
+    boolean[] allowed = {false};
+    transport.beforeStep(() -> allowed[0]);
+    assertThat(parsing(client, false)).isTrue();
+    allowed[0] = true;
+    assertThat(parsing(client, false)).isFalse();
+    assertThat(parsing(client, true)).as("the JDK resends on that client").isTrue();
+
+    assertThat(transport.afterStep()).isEqualTo(1);
   }
 }
