@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.engine.AttemptResult;
+import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
 import java.io.IOException;
 import java.lang.reflect.Field;
@@ -71,7 +72,22 @@ final class GovernedRetryHandler implements HttpRequestRetryHandler {
       // would give it the bare I/O failure instead; the call decides no resend either way.
       return true;
     }
-    return retryCall.clientMayResend(AttemptResult.thrown(exception));
+    return retryCall.clientMayResend(AttemptResult.thrown(exception), followUp(context, retryCall));
+  }
+
+  /**
+   * The request HttpClient would resend when it is one it made itself to follow the application's
+   * (a redirect's: {@code RedirectExec} is above {@code RetryExec}, which resends each hop), judged
+   * as itself; null when it is the application's own (HttpClient's wrapper of it) or cannot be
+   * told. Rare (a failed redirect hop): made only then.
+   */
+  private static RequestInfo followUp(HttpContext context, RetryCall call) {
+    Object sent = context.getAttribute(ObservingContext.REQUEST);
+    if (!(sent instanceof HttpRequestWrapper) || !(call.request() instanceof Request4)) {
+      return null;
+    }
+    HttpRequest original = ((HttpRequestWrapper) sent).getOriginal();
+    return original == ((Request4) call.request()).request() ? null : new Request4(null, original);
   }
 
   @Override

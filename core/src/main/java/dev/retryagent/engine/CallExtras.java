@@ -107,10 +107,15 @@ final class CallExtras {
    * throws: when the engine fails here (said once per cause), the answer is yes, and the client
    * does what it does without the agent.
    */
-  boolean clientMayResend(HostState state, RequestInfo request, AttemptResult result, int attempt) {
+  boolean clientMayResend(
+      HostState state,
+      RequestInfo request,
+      RequestInfo followUp,
+      AttemptResult result,
+      int attempt) {
     try {
       TestFaults.decide();
-      return resends().ask(state.retry, request, result, attempt);
+      return resends().ask(state.retry, request, followUp, result, attempt);
     } catch (RuntimeException | LinkageError | StackOverflowError e) {
       state.engine.internalError("deciding whether the client may resend", e, "the client decides");
       return true;

@@ -51,9 +51,18 @@ final class ClientResends {
    * The client asks to resend after {@code result} inside the current attempt, {@code attempt}
    * attempts counted so far: {@link RetryRules#clientMayResend}, the resends already allowed in
    * this attempt counted too. A yes is counted as an attempt when the resend is made.
+   *
+   * @param followUp the request the client made itself to follow {@code request}, when that is what
+   *     it resends; else null
    */
-  boolean ask(RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt) {
-    boolean may = RetryRules.clientMayResend(retry, request, result, attempt + permitted, inRetry);
+  boolean ask(
+      RetryPolicy retry,
+      RequestInfo request,
+      RequestInfo followUp,
+      AttemptResult result,
+      int attempt) {
+    boolean may =
+        RetryRules.clientMayResend(retry, request, followUp, result, attempt + permitted, inRetry);
     if (may) {
       permitted++;
     }

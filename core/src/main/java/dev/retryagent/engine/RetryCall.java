@@ -131,10 +131,20 @@ public abstract class RetryCall extends HostHold {
    * by HttpClient 5's retry strategy, wrapped.) {@link RetryRules#clientMayResend}; always yes in
    * observe mode. An allowed resend counts when made ({@link #clientRepeated}), expected no more.
    */
-  public synchronized boolean clientMayResend(AttemptResult result) {
+  public boolean clientMayResend(AttemptResult result) {
+    return clientMayResend(result, null);
+  }
+
+  /**
+   * {@link #clientMayResend(AttemptResult)} for {@code followUp}, a request the client made itself
+   * to follow the current attempt's (a redirect's GET after a POST), which it would send again;
+   * null when it resends the attempt's own request ({@link RetryRules#clientMayResend(RetryPolicy,
+   * RequestInfo, RequestInfo, AttemptResult, int, boolean)}).
+   */
+  public synchronized boolean clientMayResend(AttemptResult result, RequestInfo followUp) {
     return state.observe
         || state.passThrough
-        || extras().clientMayResend(state, request(), result, attempt);
+        || extras().clientMayResend(state, request(), followUp, result, attempt);
   }
 
   /**

@@ -179,8 +179,31 @@ public final class RetryRules {
    */
   public static boolean clientMayResend(
       RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, boolean inRetry) {
+    return clientMayResend(retry, request, null, result, attempt, inRetry);
+  }
+
+  /**
+   * {@link #clientMayResend(RetryPolicy, RequestInfo, AttemptResult, int, boolean)} for a request
+   * the client made itself to follow the call's, inside the attempt: {@code followUp}, the GET of a
+   * redirect after a POST answered 301, 302 or 303 (null: the call's own request is resent). While
+   * the call's request is safe to repeat, the rule is the call's (a retry of ours, which follows
+   * the redirect again, stands in for the resend). When it is not (a POST without key), no retry of
+   * ours ever comes, and a follow-up that is safe to repeat on its own is the client's to resend,
+   * as without the agent (bounded as above): refused, the application got the follow-up's failure
+   * where the client alone sent the GET again.
+   */
+  public static boolean clientMayResend(
+      RetryPolicy retry,
+      RequestInfo request,
+      RequestInfo followUp,
+      AttemptResult result,
+      int attempt,
+      boolean inRetry) {
     if (IdempotencyGate.check(retry, request, result.outcome()) != null) {
-      return false;
+      if (followUp == null || IdempotencyGate.check(retry, followUp, result.outcome()) != null) {
+        return false;
+      }
+      return !inRetry || attempt < retry.maxAttempts();
     }
     // The request is safe to repeat (asked once, above): the policy retries the outcome itself.
     if (outcomeRefusal(retry, result) == null) {

@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -697,5 +698,43 @@ class GovernedRetryHandlerTest {
     assertThatThrownBy(() -> get("/items"))
         .isInstanceOf(dev.retryagent.engine.CircuitBreakerOpenException.class);
     assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void theGetHttpClientFollowsAPostWithoutKeyWithIsResentAsWithoutUs() throws Exception {
+    // A POST without key answered 303: HttpClient follows it with a GET, whose connection drops,
+    // and its handler resends that GET (safe to send again; the POST is not resent).
+    String[] plain = postRedirectedToADroppedGet(false);
+    String[] ours = postRedirectedToADroppedGet(true);
+
+    assertThat(plain)
+        .containsExactly("200 receipt", "POST /charges", "GET /receipt", "GET /receipt");
+    assertThat(ours).containsExactly(plain);
+  }
+
+  private String[] postRedirectedToADroppedGet(boolean withUs) throws Exception {
+    org.apache.http.impl.client.HttpClientBuilder b = HttpClients.custom();
+    int before = server.requestCount();
+    server.enqueue(
+        status(303).header("Location", "/receipt"), closeWithoutResponse(), ok("receipt"));
+    String got;
+    try (CloseableHttpClient c =
+        withUs
+            ? RetryingCloseableHttpClient.wrap(b, engine(Mode.ENFORCE, r -> r.maxAttempts(3)))
+            : b.build()) {
+      org.apache.http.client.methods.HttpPost post =
+          new org.apache.http.client.methods.HttpPost(server.url("/charges"));
+      post.setEntity(new org.apache.http.entity.StringEntity("{}", "UTF-8"));
+      got =
+          c.execute(
+              post,
+              r -> r.getStatusLine().getStatusCode() + " " + EntityUtils.toString(r.getEntity()));
+    } catch (IOException e) {
+      got = e.toString();
+    }
+    List<String> seen = new java.util.ArrayList<>();
+    seen.add(got);
+    server.requests().stream().skip(before).forEach(r -> seen.add(r.method + " " + r.path));
+    return seen.toArray(new String[0]);
   }
 }

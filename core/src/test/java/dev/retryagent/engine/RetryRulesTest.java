@@ -169,6 +169,34 @@ class RetryRulesTest {
   }
 
   @Test
+  void aGetTheClientFollowsAPostWithoutKeyWithIsItsToResendAsWithoutTheAgent() {
+    // HttpClient 4.5 follows a POST answered 303 with a GET, and resends that GET after an I/O
+    // failure: no retry of ours comes for the POST, so the GET is resent as without the agent.
+    AttemptResult dropped = AttemptResult.thrown(new SocketException("Connection reset"));
+    assertThat(
+            RetryRules.clientMayResend(
+                retry, FakeRequest.post(), FakeRequest.get(), dropped, 1, false))
+        .isTrue();
+    // never the POST itself, nor a follow-up that is a POST too (a 307)
+    assertThat(RetryRules.clientMayResend(retry, FakeRequest.post(), null, dropped, 1, false))
+        .isFalse();
+    assertThat(
+            RetryRules.clientMayResend(
+                retry, FakeRequest.post(), FakeRequest.post(), dropped, 1, false))
+        .isFalse();
+    // bounded as any resend in a retry of ours
+    assertThat(
+            RetryRules.clientMayResend(
+                retry, FakeRequest.post(), FakeRequest.get(), dropped, 3, true))
+        .isFalse();
+    // a call safe to repeat keeps its rule: our retry, which follows the redirect again, stands in
+    assertThat(
+            RetryRules.clientMayResend(
+                retry, FakeRequest.get(), FakeRequest.get(), dropped, 1, false))
+        .isFalse();
+  }
+
+  @Test
   void aClientNeverResendsARequestThePolicyWouldNotRepeatWhateverTheRoutesOtherSettings() {
     RetryPolicy once = TestPolicy.create().retry.maxAttempts(1).build();
     RetryPolicy off = TestPolicy.create().retry.enabled(false).build();
