@@ -83,6 +83,7 @@ final class AgentUrlTransport implements UrlTransport {
       return 0;
     }
     s.active = false;
+    s.resend = null; // the exchange's: the thread's step must not hold it past the step
     s.switchedOff.clear();
     if (s.outer != null) {
       steps.set(s.outer); // the step this one was nested in goes on

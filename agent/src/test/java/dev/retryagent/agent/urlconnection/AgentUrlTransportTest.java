@@ -131,4 +131,30 @@ class AgentUrlTransportTest {
 
     assertThat(transport.afterStep()).isEqualTo(1);
   }
+
+  @Test
+  void aStepOverHoldsNothingOfItsExchange() {
+    // The rule is the exchange's (its call and request): the thread's step, kept for its next one,
+    // must let it go when the step ends, or a thread would hold its last exchange.
+    UrlTransport.JdkResend rule =
+        new UrlTransport.JdkResend() {
+          @Override
+          public boolean mayResend() {
+            return true;
+          }
+        };
+    java.lang.ref.WeakReference<UrlTransport.JdkResend> held =
+        new java.lang.ref.WeakReference<>(rule);
+    transport.beforeStep(rule);
+    transport.afterStep();
+    rule = null;
+
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .until(
+            () -> {
+              System.gc();
+              return held.get() == null;
+            });
+  }
 }
