@@ -93,7 +93,7 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
 
   private static boolean callConsents(AttemptResult result) {
     RetryExecHandler.Attempt attempt = RetryExecHandler.CURRENT.get();
-    return attempt == null || attempt.call.clientMayResend(result);
+    return attempt == null || attempt.call.clientMayResend(result, attempt.followUp());
   }
 
   @Override

@@ -32,6 +32,7 @@ final class ResendCounter implements ExecChainHandler {
     if (attempt == null) {
       return chain.proceed(request, scope);
     }
+    attempt.exchangeScope = scope; // what HttpClient's retry element would resend: its request
     ExchangeLog log = attempt.log;
     if (attempt.call.request() instanceof ClassicRequest) {
       // A resend or a redirect's hop is a copy of the application's request HttpClient made below

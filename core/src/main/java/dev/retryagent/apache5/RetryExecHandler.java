@@ -235,9 +235,33 @@ public final class RetryExecHandler implements ExecChainHandler {
     // the requests HttpClient makes below us in the attempt (ResendCounter).
     private List<String> traceHeaders;
 
+    // The scope of the exchange HttpClient's retry element passed down last (ResendCounter): from
+    // 5.4 on a redirect's hop runs in a scope of its own, whose request is what that element
+    // resends ({@link #followUp}). Null before the first exchange.
+    ExecChain.Scope exchangeScope;
+
     Attempt(RetryCall call, int number) {
       this.call = call;
       this.number = number;
+    }
+
+    /**
+     * The request HttpClient's retry element would resend, when it is one HttpClient made itself to
+     * follow the application's with another method (the GET of a redirect after a POST answered
+     * 301, 302 or 303: from 5.4 on the hop's scope holds it, and the element resends a copy of the
+     * scope's request), judged as itself; null when it has the call's method (5.1 to 5.3 keep the
+     * application's request for every hop; a 307 sends the POST again) or cannot be told, and the
+     * call's own rule decides. Made only when HttpClient asks to resend.
+     */
+    ClassicRequest followUp() {
+      ExecChain.Scope hop = exchangeScope;
+      if (hop == null
+          || hop.originalRequest == null
+          || hop.route == null
+          || hop.originalRequest.getMethod().equalsIgnoreCase(call.request().method())) {
+        return null;
+      }
+      return new ClassicRequest(hop.originalRequest, hop.route.getTargetHost());
     }
 
     /** Sets the attempt's trace context on the request it sends, and keeps it for its copies. */

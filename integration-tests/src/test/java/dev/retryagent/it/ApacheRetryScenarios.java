@@ -148,6 +148,40 @@ abstract class ApacheRetryScenarios {
             }));
     list.add(
         new Scenario(
+            "a POST without key answered 303, its GET answered 503: HttpClient 5.6 resends the"
+                + " GET as without the agent",
+            s ->
+                s.enqueue(
+                    status(303).withHeader("Location", "/v1/receipt"), status(503), ok("receipt")),
+            List.of(call("a", "POST", "/v1/charges", "", "{\"amount\":1}")),
+            (o, s, major) -> {
+              // 5.2+ follows a redirect in a scope of the hop's own request, and resends that GET
+              // (safe to send again); judged as the POST, the agent refused it and the application
+              // got the 503 where HttpClient alone had the receipt.
+              assertThat(o.status("a")).isEqualTo(200);
+              assertThat(s.requests())
+                  .extracting(r -> r.method() + " " + r.target())
+                  .containsExactly("POST /v1/charges", "GET /v1/receipt", "GET /v1/receipt");
+            },
+            v -> v == ApacheVersions.V5_6));
+    list.add(
+        new Scenario(
+            "a POST without key answered 303, its GET answered 503: the POST is not sent again",
+            s ->
+                s.enqueue(
+                    status(303).withHeader("Location", "/v1/receipt"), status(503), ok("receipt")),
+            List.of(call("a", "POST", "/v1/charges", "", "{\"amount\":1}")),
+            (o, s, major) -> {
+              // 4.5 resends no 503; 5.1 would resend a copy of the POST itself (the hop keeps the
+              // application's request as the original), which the agent refuses
+              assertThat(o.status("a")).isEqualTo(503);
+              assertThat(s.requests())
+                  .extracting(r -> r.method() + " " + r.target())
+                  .containsExactly("POST /v1/charges", "GET /v1/receipt");
+            },
+            v -> v != ApacheVersions.V5_6));
+    list.add(
+        new Scenario(
             "a POST with Idempotency-Key is retried with the same key and body",
             s -> s.enqueue(status(503), ok("charged")),
             List.of(
