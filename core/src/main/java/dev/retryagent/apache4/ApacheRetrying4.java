@@ -148,7 +148,10 @@ public final class ApacheRetrying4 {
         // it is.
         reported = true;
         observed.log().endCallAsApplications(call, e, -1);
-      } else if (e instanceof ConnectionPoolTimeoutException) {
+      } else if (e instanceof ConnectionPoolTimeoutException || aborted(request)) {
+        // No pooled connection in time, or the application aborted the request: if that came
+        // before the exchange's request was written (while it waited for a connection, or
+        // connected), nothing went out.
         observed.log().noConnection(call);
       }
       throw e;
@@ -160,6 +163,11 @@ public final class ApacheRetrying4 {
         observed.log().reportTo(call);
       }
     }
+  }
+
+  /** Whether the application aborted {@code request} ({@code HttpRequestBase.abort()}). */
+  private static boolean aborted(HttpRequest request) {
+    return request instanceof HttpExecutionAware && ((HttpExecutionAware) request).isAborted();
   }
 
   /**

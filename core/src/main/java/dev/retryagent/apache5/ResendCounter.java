@@ -2,6 +2,7 @@ package dev.retryagent.apache5;
 
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
+import java.util.concurrent.CancellationException;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.core5.http.ClassicHttpRequest;
@@ -46,8 +47,10 @@ final class ResendCounter implements ExecChainHandler {
     ClassicHttpResponse response;
     try {
       response = chain.proceed(request, scope);
-    } catch (ConnectionRequestTimeoutException e) {
-      log.notSent(); // leased below us: the exchange never reached a connection
+    } catch (ConnectionRequestTimeoutException | CancellationException e) {
+      // The lease below us timed out, or was cancelled (the request's cancel() while it waited for
+      // a pooled connection): the exchange never reached a connection.
+      log.notSent();
       throw e;
     }
     log.answered(response.getCode());

@@ -13,6 +13,7 @@ import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.client5.http.impl.ChainElement;
@@ -211,7 +212,11 @@ public final class RetryExecHandler implements ExecChainHandler {
         CURRENT.set(null);
         reported = true;
         attempt.log.endCallAsApplications(call, e, -1);
-      } else if (e instanceof ConnectionRequestTimeoutException) {
+      } else if (e instanceof ConnectionRequestTimeoutException
+          || e instanceof CancellationException) {
+        // No pooled connection in time, or the lease cancelled (the request's cancel() while it
+        // waited for one, HttpCore's pool throws CancellationException): nothing of the
+        // exchange went out.
         attempt.log.noConnection(call);
       }
       throw e;

@@ -538,6 +538,57 @@ class GovernedRetryHandlerTest {
     }
   }
 
+  @Test
+  void aCallAbortedWhileItWaitedForAPooledConnectionGivesItsRateLimitPermitBack() throws Exception {
+    // The application holds the pool's only connection, and aborts (HttpRequestBase.abort()) its
+    // next call while that waits for one: RequestAbortedException, nothing sent, with or without
+    // the agent. That call's rate-limit permit stayed spent, and the call after, which the host
+    // would have served, was refused (RateLimitedException).
+    server.otherwise(ScriptedHttpServer.Action.ok("fine"));
+    for (boolean ours : new boolean[] {false, true}) {
+      org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
+          new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
+      pool.setMaxTotal(1);
+      pool.setDefaultMaxPerRoute(1);
+      HttpClientBuilder b = HttpClients.custom().setConnectionManager(pool);
+      // A bucket of two, never refilled (the clock stands): the held call's, and one more.
+      RetryEngine engine =
+          TestEngines.engine(
+              time,
+              Mode.ENFORCE,
+              r -> r,
+              dev.retryagent.policy.Policy.defaults().budget(),
+              CircuitBreakerPolicy.defaults(),
+              dev.retryagent.policy.RateLimitPolicy.builder()
+                  .enabled(true)
+                  .perSecond(1)
+                  .burst(2)
+                  .maxWait(java.time.Duration.ZERO)
+                  .build(),
+              events);
+      int requests = server.requestCount();
+      try (CloseableHttpClient c = ours ? RetryingCloseableHttpClient.wrap(b, engine) : b.build()) {
+        org.apache.http.client.methods.CloseableHttpResponse held =
+            c.execute(new HttpGet(server.url("/held")));
+        HttpGet waiting = new HttpGet(server.url("/items"));
+        java.util.concurrent.CompletableFuture<Throwable> failed =
+            java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> catchThrowable(() -> c.execute(waiting, r -> r.getStatusLine())));
+        await()
+            .atMost(java.time.Duration.ofSeconds(10))
+            .until(() -> pool.getTotalStats().getPending() == 1);
+        waiting.abort();
+        assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
+            .isInstanceOf(org.apache.http.impl.execchain.RequestAbortedException.class);
+        held.close();
+        int after =
+            c.execute(new HttpGet(server.url("/items")), r -> r.getStatusLine().getStatusCode());
+        assertThat(after).as("through the agent %s", ours).isEqualTo(200);
+      }
+      assertThat(server.requestCount() - requests).isEqualTo(2);
+    }
+  }
+
   /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {

@@ -772,6 +772,63 @@ class GovernedRetryStrategyTest {
    * HttpClient alone throws the IOException).
    */
   @Test
+  void aCallCancelledWhileItWaitedForAPooledConnectionGivesItsRateLimitPermitBack()
+      throws Exception {
+    // The application holds the pool's only connection, and cancels (HttpUriRequestBase.cancel())
+    // its next call while that waits for one: HttpCore's pool throws CancellationException,
+    // nothing sent, with or without the agent. That call's rate-limit permit stayed spent, and the
+    // call after, which the host would have served, was refused (RateLimitedException). With
+    // HttpClient's retries on (the resend counter sees the exchange the cancel ended) and off.
+    server.otherwise(ok("fine"));
+    for (boolean retries : new boolean[] {true, false}) {
+      for (boolean ours : new boolean[] {false, true}) {
+        org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
+            new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
+        pool.setMaxTotal(1);
+        pool.setDefaultMaxPerRoute(1);
+        HttpClientBuilder b = HttpClients.custom().setConnectionManager(pool);
+        if (!retries) {
+          b.disableAutomaticRetries();
+        }
+        // A bucket of two, never refilled (the clock stands): the held call's, and one more.
+        RetryEngine engine =
+            TestEngines.engine(
+                time,
+                Mode.ENFORCE,
+                r -> r,
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                dev.retryagent.policy.RateLimitPolicy.builder()
+                    .enabled(true)
+                    .perSecond(1)
+                    .burst(2)
+                    .maxWait(java.time.Duration.ZERO)
+                    .build(),
+                events);
+        int requests = server.requestCount();
+        try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
+          org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
+              c.execute(new HttpGet(server.url("/held")));
+          HttpGet waiting = new HttpGet(server.url("/items"));
+          java.util.concurrent.CompletableFuture<Throwable> failed =
+              java.util.concurrent.CompletableFuture.supplyAsync(
+                  () -> catchThrowable(() -> c.execute(waiting, r -> r.getCode())));
+          await()
+              .atMost(java.time.Duration.ofSeconds(10))
+              .until(() -> pool.getTotalStats().getPending() == 1);
+          waiting.cancel();
+          assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
+              .isInstanceOf(java.util.concurrent.CancellationException.class);
+          held.close();
+          int after = c.execute(new HttpGet(server.url("/items")), r -> r.getCode());
+          assertThat(after).as("retries %s, through the agent %s", retries, ours).isEqualTo(200);
+        }
+        assertThat(server.requestCount() - requests).isEqualTo(2);
+      }
+    }
+  }
+
+  @Test
   void anEntityThatFailsAnewOnHttpClientsOwnResendIsStillTheApplications() throws Exception {
     server.otherwise(ok("fine"));
     RetryEngine engine =
