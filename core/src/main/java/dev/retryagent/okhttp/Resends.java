@@ -40,7 +40,8 @@ public final class Resends implements Interceptor {
   private static final int RETRY_CALL = 1; // the engine's call, told of each resend
   private static final int BODY = 2; // the attempt's guarded body, or null
   private static final int LAST_FAILED = 3; // non-null after a request of the attempt failed
-  private static final int SLOTS = 4;
+  private static final int SENT = 4; // non-null once a request of the attempt reached a connection
+  private static final int SLOTS = 5;
 
   private static final ThreadLocal<Object[]> FRAME = new ThreadLocal<>();
 
@@ -79,6 +80,7 @@ public final class Resends implements Interceptor {
     frame[RETRY_CALL] = retryCall;
     frame[BODY] = body instanceof ResendGuard.Body ? body : null;
     frame[LAST_FAILED] = null;
+    frame[SENT] = null;
     return outer;
   }
 
@@ -94,6 +96,7 @@ public final class Resends implements Interceptor {
       frame[RETRY_CALL] = null;
       frame[BODY] = null;
       frame[LAST_FAILED] = null;
+      frame[SENT] = null;
     } else {
       System.arraycopy((Object[]) begun, 0, frame, 0, SLOTS);
     }
@@ -102,6 +105,9 @@ public final class Resends implements Interceptor {
   /** A request of {@code okCall} is about to be written to a connection, on this thread. */
   public void sending(Call okCall) {
     Object[] frame = frameOf(okCall);
+    if (frame != null) {
+      frame[SENT] = Boolean.TRUE;
+    }
     if (frame != null && frame[LAST_FAILED] != null) {
       frame[LAST_FAILED] = null;
       // OkHttp decides its resends alone.
@@ -121,6 +127,16 @@ public final class Resends implements Interceptor {
         ((ResendGuard.Body) frame[BODY]).failed();
       }
     }
+  }
+
+  /**
+   * Whether no request of the attempt of {@code okCall} running on this thread reached a connection
+   * (OkHttp ended it while it found or connected one): known only when this instance is told of the
+   * requests sent (else false, as it cannot tell). Ask before {@link #end}.
+   */
+  boolean nothingSent(Call okCall) {
+    Object[] frame = handedOut ? frameOf(okCall) : null;
+    return frame != null && frame[SENT] == null;
   }
 
   /** This thread's frame if the attempt running on it is of {@code okCall}, else null. */

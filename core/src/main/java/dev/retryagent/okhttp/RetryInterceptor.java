@@ -158,6 +158,11 @@ public final class RetryInterceptor implements Interceptor {
         // OkHttp 4 and 5 throw "stream was reset: CANCEL", a reset): it says nothing about the
         // host, so the breaker's permit goes back without an outcome, as after an abort.
         call.abortedWhen(CANCELLED);
+        if (resends.nothingSent(chain.call())) {
+          // Cancelled while OkHttp found or connected the attempt's connection: nothing of the
+          // request went out, so its rate-limit permit (and the retry it was) go back.
+          call.attemptNotSent();
+        }
       }
       throw e;
     } finally {

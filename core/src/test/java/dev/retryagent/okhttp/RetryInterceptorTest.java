@@ -98,6 +98,97 @@ class RetryInterceptorTest {
             .build();
   }
 
+  @ParameterizedTest
+  @EnumSource(
+      value = Way.class,
+      names = {"EXECUTE", "ENQUEUE_REQUEUED"})
+  void aCallCancelledWhileItsConnectionIsFoundGivesItsRateLimitPermitBack(Way way)
+      throws Exception {
+    // The application cancels a call while OkHttp looks its host up (a Dns that waits): nothing
+    // sent, "Canceled" with or without the agent. Its rate-limit permit stayed spent, and the call
+    // after, which the host would have served, was refused (RateLimitedException).
+    server.otherwise(ok("fine"));
+    String url = server.url("/items").replace("127.0.0.1", "localhost");
+    for (boolean ours : new boolean[] {false, true}) {
+      java.util.concurrent.CountDownLatch lookingUp = new java.util.concurrent.CountDownLatch(1);
+      java.util.concurrent.CountDownLatch answer = new java.util.concurrent.CountDownLatch(1);
+      AtomicInteger lookups = new AtomicInteger();
+      okhttp3.Dns dns =
+          host -> {
+            if (lookups.getAndIncrement() == 0) {
+              lookingUp.countDown();
+              try {
+                answer.await(10, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            return java.util.Collections.singletonList(java.net.InetAddress.getLoopbackAddress());
+          };
+      // A bucket of one, never refilled (the clock stands).
+      RetryEngine engine =
+          TestEngines.engine(
+              time,
+              Mode.ENFORCE,
+              r -> r,
+              dev.retryagent.policy.Policy.defaults().budget(),
+              CircuitBreakerPolicy.defaults(),
+              dev.retryagent.policy.RateLimitPolicy.builder()
+                  .enabled(true)
+                  .perSecond(1)
+                  .burst(1)
+                  .maxWait(java.time.Duration.ZERO)
+                  .build(),
+              events);
+      retrier = new AsyncRetrier(engine);
+      OkHttpClient.Builder b = new OkHttpClient.Builder().dns(dns);
+      if (ours) {
+        b.addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+      }
+      client = b.build();
+      int requests = server.requestCount();
+      Call cancelled = client.newCall(new Request.Builder().url(url).build());
+      CompletableFuture<Throwable> failed = new CompletableFuture<>();
+      if (way == Way.EXECUTE) {
+        CompletableFuture.runAsync(
+            () -> failed.complete(catchThrowable(() -> cancelled.execute().close())));
+      } else {
+        Callback cb =
+            new Callback() {
+              @Override
+              public void onFailure(Call c, IOException e) {
+                failed.complete(e);
+              }
+
+              @Override
+              public void onResponse(Call c, Response r) {
+                r.close();
+                failed.complete(null);
+              }
+            };
+        if (ours) {
+          retrier.enqueue(cancelled, cb);
+        } else {
+          cancelled.enqueue(cb);
+        }
+      }
+      assertThat(lookingUp.await(10, TimeUnit.SECONDS)).isTrue();
+      cancelled.cancel();
+      answer.countDown();
+      assertThat(failed.get(10, TimeUnit.SECONDS))
+          .as("through the agent %s", ours)
+          .isInstanceOf(IOException.class)
+          .hasMessage("Canceled");
+      try (Response after = client.newCall(new Request.Builder().url(url).build()).execute()) {
+        assertThat(after.code()).as("through the agent %s", ours).isEqualTo(200);
+      }
+      assertThat(server.requestCount() - requests).isEqualTo(1);
+      client.dispatcher().executorService().shutdown();
+      client.connectionPool().evictAll();
+    }
+  }
+
   private Response call(Way way, Request request) throws Exception {
     Call call = client.newCall(request);
     if (way == Way.EXECUTE) {
