@@ -233,6 +233,8 @@ public final class ScriptedHttpServer implements Closeable {
   private final List<Socket> open = Collections.synchronizedList(new ArrayList<>());
   private final AtomicInteger count = new AtomicInteger();
   private final AtomicInteger accepted = new AtomicInteger();
+  // Every connection accepted, in order: which of them is still open ({@link #isOpen}).
+  private final List<Socket> sockets = Collections.synchronizedList(new ArrayList<>());
   private volatile Action fallback = Action.ok("ok");
   private volatile boolean closed;
 
@@ -296,6 +298,15 @@ public final class ScriptedHttpServer implements Closeable {
     return open.size();
   }
 
+  /**
+   * Whether the connection accepted {@code index}-th (0 for the first, {@link #connectionCount}
+   * before it) is still open: one connection's fate, which the count of open ones does not tell
+   * while the client's pool closes an idle connection of its own on its clock.
+   */
+  public boolean isOpen(int index) {
+    return index < accepted.get() && open.contains(sockets.get(index));
+  }
+
   public List<Recorded> requests() {
     synchronized (requests) {
       return new ArrayList<>(requests);
@@ -306,8 +317,9 @@ public final class ScriptedHttpServer implements Closeable {
     while (!closed) {
       try {
         Socket s = socket.accept();
-        accepted.incrementAndGet();
+        sockets.add(s);
         open.add(s);
+        accepted.incrementAndGet(); // last: a connection counted is one isOpen knows
         pool.execute(() -> serve(s));
       } catch (IOException e) {
         return;
