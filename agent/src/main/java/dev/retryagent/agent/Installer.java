@@ -103,12 +103,19 @@ public final class Installer implements AgentInstaller {
     String[] hooks =
         HookTransformer.installAll(
             inst,
-            config.clients().jdkHttp() ? JdkHttpInstallation.arm(runtime) : null,
+            config.clients().jdkHttp() && AgentRuntime.hasJavaNetHttp()
+                ? JdkHttpInstallation.arm(runtime)
+                : null,
             config.clients().okhttp() ? OkHttpInstallation.arm(runtime) : null,
             config.clients().apacheHttpClient() ? ApacheInstallation.arm(runtime) : null,
             config.clients().urlConnection() ? UrlConnectionInstallation.arm(inst, runtime) : null);
     StringBuilder line = new StringBuilder();
-    line.append(hooks[0] != null ? hooks[0] : "jdk-http off (agent.clients.jdk-http: false)");
+    line.append(
+        hooks[0] != null
+            ? hooks[0]
+            : config.clients().jdkHttp()
+                ? "jdk-http absent (no java.net.http module in this runtime)"
+                : "jdk-http off (agent.clients.jdk-http: false)");
     line.append("; ")
         .append(hooks[1] != null ? hooks[1] : "okhttp off (agent.clients.okhttp: false)");
     line.append("; ")

@@ -119,6 +119,11 @@ class DeploymentShapesIT {
       assertThat(r.value("b.status")).as(r.describe()).isEqualTo("200");
       assertThat(server.requestCount()).as(r.describe()).isEqualTo(4);
       assertThat(r.stderr()).as(r.describe()).doesNotContain("NoClassDefFoundError", "internal");
+      // The start-up line does not claim a hook that can never see a client.
+      assertThat(r.stderr())
+          .as(r.describe())
+          .contains("jdk-http absent (no java.net.http module in this runtime)")
+          .doesNotContain("jdk-http armed");
     }
   }
 

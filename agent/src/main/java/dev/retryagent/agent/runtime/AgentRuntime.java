@@ -124,6 +124,14 @@ public final class AgentRuntime {
       ModuleLayer.boot().findModule("java.net.http").isPresent();
 
   /**
+   * Whether {@code java.net.http} is in the boot layer: without it no {@code HttpClient} can exist,
+   * and its hook is not armed (the start-up line says so).
+   */
+  public static boolean hasJavaNetHttp() {
+    return JAVA_NET_HTTP;
+  }
+
+  /**
    * What is built on first use. The code that hands the engine its resolver and listeners is here,
    * not in the enclosing class, which {@code premain} loads: verifying a method that passes an
    * object as an interface type loads that interface at once (and core's {@code PolicyResolver}
