@@ -214,7 +214,7 @@ public final class RetryMetrics implements RetryListener {
     if (rs != null) {
       return rs;
     }
-    RouteSeries fresh = new RouteSeries();
+    RouteSeries fresh = new RouteSeries(spellingCacheBound(maxHosts));
     rs = routes.putIfAbsent(route, fresh);
     if (rs != null) {
       return rs;
@@ -293,6 +293,23 @@ public final class RetryMetrics implements RetryListener {
       out.add(OTHER_HOST);
     }
     return out;
+  }
+
+  /**
+   * Host names as written that a route's cache may keep ({@link RouteSeries#cache}): each admitted
+   * host in two spellings on average. Past it a spelling finds its series by its key.
+   */
+  static int spellingCacheBound(int maxHosts) {
+    return (int) Math.min(Integer.MAX_VALUE, 2L * maxHosts + 16);
+  }
+
+  /** The host names kept by every route's cache, for tests. */
+  int spellingsCached() {
+    int n = 0;
+    for (RouteSeries rs : routes.values()) {
+      n += rs.spellingsCached();
+    }
+    return n;
   }
 
   /** Hosts counted one by one (at most {@link #maxHosts()}), the other host not included. */

@@ -109,6 +109,29 @@ class RetryMetricsTest {
   }
 
   @Test
+  void manySpellingsOfOneHostKeepTheSpellingCacheBounded() {
+    // A service fed host names from outside (a crawler, a webhook sender) may write one host in
+    // thousands of case spellings: one series, and the cache that finds it by the name as written
+    // must not keep every spelling for the JVM's life.
+    RetryMetrics m = new RetryMetrics(4);
+    String host = "api.example.com";
+    int spellings = 1 << 12;
+    for (int bits = 0; bits < spellings; bits++) {
+      StringBuilder b = new StringBuilder(host);
+      for (int i = 0; i < 12; i++) {
+        if ((bits & (1 << i)) != 0) {
+          b.setCharAt(i, Character.toUpperCase(b.charAt(i)));
+        }
+      }
+      m.counterFor("llm", "https", b.toString(), 443).attempt();
+    }
+
+    assertThat(m.hosts()).containsExactly(API);
+    assertThat(m.host(API).attempts()).isEqualTo(spellings);
+    assertThat(m.spellingsCached()).isLessThanOrEqualTo(RetryMetrics.spellingCacheBound(4));
+  }
+
+  @Test
   void observeModeCountsWouldRetryNotRetries() {
     RetryMetrics m = new RetryMetrics();
     Rig rig = new Rig(Mode.OBSERVE, Rig.policy("llm"), m);
