@@ -129,7 +129,8 @@ public final class CircuitBreaker {
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */
   synchronized boolean isOpenAt(long atNanos) {
-    return state == CircuitState.OPEN && atNanos < openUntilNanos;
+    // Differences only: nanoTime's origin is arbitrary, and openUntilNanos may have wrapped.
+    return state == CircuitState.OPEN && atNanos - openUntilNanos < 0;
   }
 
   /** True when no state would be lost by forgetting this breaker. */
@@ -169,7 +170,7 @@ public final class CircuitBreaker {
           && nowNanos - lastTrialNanos >= trialLimit) {
         lost = open(lastTrialNanos + trialLimit);
       }
-      if (state == CircuitState.OPEN && nowNanos >= openUntilNanos) {
+      if (state == CircuitState.OPEN && nowNanos - openUntilNanos >= 0) {
         moved = move(CircuitState.HALF_OPEN);
       }
       switch (state) {

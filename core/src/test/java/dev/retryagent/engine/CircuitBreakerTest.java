@@ -201,6 +201,23 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void anOpenBreakerRejectsForOpenForAcrossTheNanoTimeWrap() {
+    // System.nanoTime() has an arbitrary origin: only differences mean anything, and a breaker
+    // opened 10 s before the counter wraps must still be open for the 30 s that follow.
+    long t = Long.MAX_VALUE - 10 * S;
+    CircuitBreaker b = openedAt(t);
+    assertThat(b.tryAcquire(t + S)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.isOpenAt(t + S)).isTrue();
+    assertThat(b.tryAcquire(t + 10 * S + S)).isEqualTo(CircuitBreaker.REJECTED); // wrapped
+    assertThat(b.tryAcquire(t + 30 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.isOpenAt(t + 30 * S - 1)).isTrue();
+    assertThat(b.isOpenAt(t + 30 * S)).isFalse();
+    assertThat(seen).isEmpty();
+    assertThat(b.tryAcquire(t + 30 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+    assertThat(seen).containsExactly(OPEN_TO_HALF_OPEN);
+  }
+
+  @Test
   void anOpenBreakerStillReadsOpenUntilSomeoneAsks() {
     CircuitBreaker b = openedAt(T0);
     assertThat(b.state()).isEqualTo(CircuitState.OPEN);
