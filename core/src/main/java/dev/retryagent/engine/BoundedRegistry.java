@@ -16,6 +16,11 @@ import java.util.function.Predicate;
  * millions of distinct hosts cannot grow the agent's memory without limit. Thread-safe; lookups
  * take a short lock, and a new entry costs the same whatever the bound.
  *
+ * <p>Each bound counts the entries made under it (a {@link Partition}): routes whose {@code
+ * circuitBreaker.maxHosts} differ share the registry, and a route's small bound must not drop the
+ * hosts of a route with a larger one (their open breakers among them), only its own. A bound no
+ * configuration passes any more is folded into one that does ({@link #retainBounds}).
+ *
  * <p>A caller may keep an {@link Entry} and use its value without a lookup (the engine's {@link
  * HostState} does, so a host seen before costs no lock here): it then marks each use with {@link
  * #touch}, and looks the key up again once the entry says it was {@linkplain Entry#evicted()
@@ -62,7 +67,19 @@ final class BoundedRegistry<K, V> {
     }
   }
 
-  private final LinkedHashMap<K, Entry<V>> entries = new LinkedHashMap<>();
+  /** The entries made under one bound, in the order evictions sample them. */
+  private static final class Partition<K, V> {
+    final int bound;
+    final LinkedHashMap<K, Entry<V>> entries = new LinkedHashMap<>();
+
+    Partition(int bound) {
+      this.bound = bound;
+    }
+  }
+
+  /** One per bound in use; most configurations have one bound, so a list is walked. */
+  private final List<Partition<K, V>> partitions = new ArrayList<>(1);
+
   private final Predicate<V> idle;
   private final UseClock clock;
   private long evictions;
@@ -96,10 +113,14 @@ final class BoundedRegistry<K, V> {
 
   /** The entry for {@code key}, created by {@code create} when absent; counts as a use. */
   synchronized Entry<V> entry(K key, Function<K, V> create, int maxSize) {
-    Entry<V> e = entries.get(key);
+    Partition<K, V> home = partition(maxSize);
+    Entry<V> e = home.entries.get(key);
+    if (e == null && partitions.size() > 1) {
+      e = find(key); // made under another bound (two routes share a section)
+    }
     if (e == null) {
       e = new Entry<>(create.apply(key));
-      entries.put(key, e);
+      home.entries.put(key, e);
       if (groups != null) {
         Object g = grouping.apply(key);
         List<K> keys = groups.get(g);
@@ -110,7 +131,7 @@ final class BoundedRegistry<K, V> {
         keys.add(key);
       }
       e.lastUse = clock.tick();
-      evict(maxSize, e);
+      evict(home, e);
     } else {
       e.lastUse = clock.tick();
     }
@@ -124,7 +145,62 @@ final class BoundedRegistry<K, V> {
     }
   }
 
-  private void evict(int maxSize, Entry<V> keep) {
+  /** The partition of {@code bound}, made when none is. Caller holds the lock. */
+  private Partition<K, V> partition(int bound) {
+    for (int i = 0; i < partitions.size(); i++) {
+      Partition<K, V> p = partitions.get(i);
+      if (p.bound == bound) {
+        return p;
+      }
+    }
+    Partition<K, V> p = new Partition<>(bound);
+    partitions.add(p);
+    return p;
+  }
+
+  /** The entry of {@code key} under any bound, or null. Caller holds the lock. */
+  private Entry<V> find(K key) {
+    for (int i = 0; i < partitions.size(); i++) {
+      Entry<V> e = partitions.get(i).entries.get(key);
+      if (e != null) {
+        return e;
+      }
+    }
+    return null;
+  }
+
+  /**
+   * Keeps the partitions of {@code bounds} (the bounds of the configuration now), and folds every
+   * other into the largest of them, evicting it down to its bound: a reload that changes {@code
+   * maxHosts} leaves no state counted under the old bound for good. An empty {@code bounds} keeps
+   * every partition.
+   */
+  synchronized void retainBounds(java.util.Collection<Integer> bounds) {
+    int largest = 0;
+    for (Integer b : bounds) {
+      largest = Math.max(largest, b);
+    }
+    if (largest == 0) {
+      return;
+    }
+    Partition<K, V> into = partition(largest);
+    boolean folded = false;
+    for (java.util.Iterator<Partition<K, V>> i = partitions.iterator(); i.hasNext(); ) {
+      Partition<K, V> p = i.next();
+      if (!bounds.contains(p.bound)) {
+        into.entries.putAll(p.entries);
+        i.remove();
+        folded = true;
+      }
+    }
+    if (folded) {
+      evict(into, null);
+    }
+  }
+
+  private void evict(Partition<K, V> home, Entry<V> keep) {
+    LinkedHashMap<K, Entry<V>> entries = home.entries;
+    int maxSize = home.bound;
     List<K> looked = new ArrayList<>(IDLE_SEARCH);
     while (entries.size() > maxSize) {
       looked.clear();
@@ -169,15 +245,13 @@ final class BoundedRegistry<K, V> {
    * evicted}: a caller that kept one (a call under way) goes on with it rather than making it anew.
    */
   synchronized void removeKeys(Predicate<K> unused) {
-    if (groups == null) {
-      entries.keySet().removeIf(unused);
-      return;
-    }
-    for (java.util.Iterator<K> i = entries.keySet().iterator(); i.hasNext(); ) {
-      K k = i.next();
-      if (unused.test(k)) {
-        i.remove();
-        ungroup(k);
+    for (Partition<K, V> p : partitions) {
+      for (java.util.Iterator<K> i = p.entries.keySet().iterator(); i.hasNext(); ) {
+        K k = i.next();
+        if (unused.test(k)) {
+          i.remove();
+          ungroup(k);
+        }
       }
     }
   }
@@ -203,7 +277,7 @@ final class BoundedRegistry<K, V> {
     }
     List<V> out = new ArrayList<>(keys.size());
     for (K k : keys) {
-      out.add(entries.get(k).value);
+      out.add(find(k).value);
     }
     return out;
   }
@@ -213,14 +287,23 @@ final class BoundedRegistry<K, V> {
    * marked evicted either (see {@link #removeKeys}).
    */
   synchronized void removeKey(K key, Predicate<K> unused) {
-    if (entries.containsKey(key) && unused.test(key)) {
-      entries.remove(key);
-      ungroup(key);
+    for (Partition<K, V> p : partitions) {
+      if (p.entries.containsKey(key)) {
+        if (unused.test(key)) {
+          p.entries.remove(key);
+          ungroup(key);
+        }
+        return;
+      }
     }
   }
 
   synchronized int size() {
-    return entries.size();
+    int n = 0;
+    for (Partition<K, V> p : partitions) {
+      n += p.entries.size();
+    }
+    return n;
   }
 
   synchronized long evictions() {
@@ -229,7 +312,10 @@ final class BoundedRegistry<K, V> {
 
   /** A copy of the values, least recently used first. */
   synchronized List<V> values() {
-    List<Entry<V>> sorted = new ArrayList<>(entries.values());
+    List<Entry<V>> sorted = new ArrayList<>();
+    for (Partition<K, V> p : partitions) {
+      sorted.addAll(p.entries.values());
+    }
     sorted.sort(Comparator.comparingLong(e -> e.lastUse));
     List<V> out = new ArrayList<>(sorted.size());
     for (Entry<V> e : sorted) {

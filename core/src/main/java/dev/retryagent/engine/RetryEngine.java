@@ -215,6 +215,14 @@ public final class RetryEngine {
       // never asked again: it would stay in the state it was in, an open one reported open to JMX
       // and Prometheus for the JVM's life. Calls under way keep the one they hold.
       breakers.removeKeys(new Unused(now));
+      // State counted under a maxHosts no policy has now would stay counted under it for good.
+      java.util.Set<Integer> bounds = new java.util.HashSet<>();
+      for (Policy p : now) {
+        bounds.add(p.circuitBreaker().maxHosts());
+      }
+      breakers.retainBounds(bounds);
+      budgets.retainBounds(bounds);
+      limiters.retainBounds(bounds);
     }
   }
 

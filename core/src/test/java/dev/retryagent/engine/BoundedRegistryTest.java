@@ -120,13 +120,40 @@ class BoundedRegistryTest {
   }
 
   @Test
+  void aSmallBoundDropsOnlyTheEntriesMadeUnderIt() {
+    busy.add("wide-0");
+    get("wide-0", 100);
+    get("wide-1", 100);
+    get("narrow-0", 1);
+    get("narrow-1", 1);
+    assertThat(keys()).containsExactly("wide-0", "wide-1", "narrow-1");
+    // Found under either bound: one entry per key.
+    assertThat(registry.get("wide-1", k -> "again", 1)).isEqualTo("wide-1");
+    assertThat(registry.size()).isEqualTo(3);
+  }
+
+  @Test
+  void aBoundNoLongerInUseIsFoldedIntoTheLargestRetained() {
+    for (int i = 0; i < 6; i++) {
+      get("old-" + i, 10);
+    }
+    get("small", 1);
+    registry.retainBounds(java.util.List.of(1, 4));
+    assertThat(keys()).containsExactly("old-2", "old-3", "old-4", "old-5", "small");
+    assertThat(registry.evictions()).isEqualTo(2);
+    get("next", 4); // counted with the folded ones
+    assertThat(registry.size()).isEqualTo(5);
+  }
+
+  @Test
   void anIdleEntryPastTheSearchIsNotLookedFor() {
+    int bound = BoundedRegistry.IDLE_SEARCH + 2;
     for (int i = 0; i < BoundedRegistry.IDLE_SEARCH + 1; i++) {
-      get("busy-" + i, 100);
+      get("busy-" + i, bound);
       busy.add("busy-" + i);
     }
-    get("idle", 100);
-    get("new", BoundedRegistry.IDLE_SEARCH + 2);
+    get("idle", bound);
+    get("new", bound);
     assertThat(keys()).doesNotContain("busy-0").contains("idle", "new");
   }
 }

@@ -63,6 +63,74 @@ class EngineStateTest {
   }
 
   @Test
+  void aRoutesSmallMaxHostsBoundsItsOwnHostsNotAnotherRoutesOpenBreaker() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    Policy defaults = p.build();
+    CircuitBreakerPolicy small =
+        CircuitBreakerPolicy.builder().countWindow(2).minimumCalls(2).maxHosts(2).build();
+    Policy smallRoute =
+        new Policy("small", defaults.retry(), defaults.budget(), small, defaults.rateLimit());
+    EngineFixture f = EngineFixture.of(defaults);
+    f.engine.reconfigure(Mode.ENFORCE, bySuffix(defaults, smallRoute));
+    call(f, "a.example", 503);
+    call(f, "a.example", 503);
+    assertThat(f.engine.breakers()).extracting(CircuitBreaker::state).containsExactly(OPEN);
+
+    // The small route's hosts fail too (none idle): past its bound, its own go, a.example stays.
+    call(f, "h1.small", 503);
+    call(f, "h2.small", 503);
+    call(f, "h3.small", 503);
+
+    assertThat(breakerKeys(f.engine))
+        .containsExactlyInAnyOrder(
+            "http://a.example:80", "http://h2.small:80", "http://h3.small:80");
+    assertThat(f.engine.budgetFor("http://a.example:80", defaults)).isNotNull();
+  }
+
+  @Test
+  void aReloadThatDropsAMaxHostsFoldsItsHostsIntoTheNewBound() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(50);
+    EngineFixture f = EngineFixture.of(p);
+    for (int i = 0; i < 40; i++) {
+      call(f, "h" + i + ".example", 200);
+    }
+    p.breaker.maxHosts(10);
+    f.engine.reconfigure(Mode.ENFORCE, bySuffix(p.build()));
+    // The budgets of the old bound stay (their section is unchanged), within the new bound.
+    assertThat(f.engine.trackedTargets()).isEqualTo(10);
+    for (int i = 40; i < 100; i++) {
+      call(f, "h" + i + ".example", 200);
+    }
+    assertThat(f.engine.trackedTargets()).isEqualTo(10);
+  }
+
+  /** {@code routes}' policy for hosts ending in .NAME, {@code defaults} for every other host. */
+  private static PolicyResolver bySuffix(Policy defaults, Policy... routes) {
+    java.util.List<Policy> all = new java.util.ArrayList<>(java.util.Arrays.asList(routes));
+    all.add(defaults);
+    return new PolicyResolver() {
+      @Override
+      public Policy resolve(String method, String host, int port, String path) {
+        for (Policy p : routes) {
+          if (host.endsWith("." + p.routeName())) {
+            return p;
+          }
+        }
+        return defaults;
+      }
+
+      @Override
+      public java.util.Collection<Policy> policies() {
+        return all;
+      }
+    };
+  }
+
+  @Test
   void eachPortIsItsOwnHost() {
     TestPolicy p = TestPolicy.create();
     EngineFixture f = EngineFixture.of(p);
