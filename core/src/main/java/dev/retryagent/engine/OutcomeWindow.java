@@ -86,6 +86,9 @@ abstract class OutcomeWindow {
     private final long[] totals = new long[BUCKETS];
     private final long[] fails = new long[BUCKETS];
     private final long[] slows = new long[BUCKETS];
+    // The first time recorded: epochs count from it.
+    private long originNanos;
+    private boolean hasOrigin;
 
     TimeWindow(long windowNanos) {
       this.bucketNanos = Math.max(1, windowNanos / BUCKETS);
@@ -113,7 +116,14 @@ abstract class OutcomeWindow {
     }
 
     private int current(long nowNanos) {
-      long epoch = Math.floorDiv(nowNanos, bucketNanos);
+      if (!hasOrigin) {
+        // On a bucket boundary, as if counted from 0: the buckets are where they would be.
+        originNanos = nowNanos - Math.floorMod(nowNanos, bucketNanos);
+        hasOrigin = true;
+      }
+      // From a fixed time: nanoTime's origin is arbitrary and its values may wrap, differences
+      // from one time do not (for 292 years).
+      long epoch = Math.floorDiv(nowNanos - originNanos, bucketNanos);
       for (int i = 0; i < BUCKETS; i++) {
         if (epochs[i] != Long.MIN_VALUE && epochs[i] <= epoch - BUCKETS) {
           drop(i);

@@ -61,17 +61,27 @@ final class RetryBudget {
    */
   private volatile Bucket current = new Bucket(Long.MIN_VALUE, 0, 0, 0);
 
+  /**
+   * Where epochs count from: the first time this budget was asked about. nanoTime's origin is
+   * arbitrary and its values may wrap; differences from a fixed time do not, for 292 years. Guarded
+   * by this object's lock.
+   */
+  private long originNanos;
+
+  private boolean hasOrigin;
+
   /** One bucket's place in time and in the arrays. Immutable. */
   private static final class Bucket {
     final long epoch;
     final long startNanos;
-    final long endNanos;
+    // 0 for the bucket before any: no time is in it.
+    final long lengthNanos;
     final int index;
 
-    Bucket(long epoch, long startNanos, long endNanos, int index) {
+    Bucket(long epoch, long startNanos, long lengthNanos, int index) {
       this.epoch = epoch;
       this.startNanos = startNanos;
-      this.endNanos = endNanos;
+      this.lengthNanos = lengthNanos;
       this.index = index;
     }
   }
@@ -123,7 +133,8 @@ final class RetryBudget {
    */
   public void recordCall(long nowNanos) {
     Bucket b = current;
-    if (nowNanos >= b.startNanos && nowNanos < b.endNanos) {
+    long in = nowNanos - b.startNanos; // a difference: wrap-safe
+    if (in >= 0 && in < b.lengthNanos) {
       calls[b.index].increment();
       return;
     }
@@ -182,7 +193,7 @@ final class RetryBudget {
       return;
     }
     bucket(nowNanos);
-    long epoch = Math.floorDiv(takenAtNanos, bucketNanos);
+    long epoch = epochOf(takenAtNanos);
     int i = (int) Math.floorMod(epoch, (long) epochs.length);
     if (epochs[i] == epoch && retries[i] > 0) {
       retries[i]--;
@@ -215,7 +226,12 @@ final class RetryBudget {
 
   /** Expires buckets that left the window and returns the index of the current one. */
   private int bucket(long nowNanos) {
-    long epoch = Math.floorDiv(nowNanos, bucketNanos);
+    if (!hasOrigin) {
+      // On a bucket boundary, as if counted from 0: the buckets are where they would be.
+      originNanos = nowNanos - Math.floorMod(nowNanos, bucketNanos);
+      hasOrigin = true;
+    }
+    long epoch = epochOf(nowNanos);
     Bucket b = current;
     if (epoch == b.epoch) {
       return b.index;
@@ -231,10 +247,13 @@ final class RetryBudget {
       epochs[index] = epoch;
     }
     // Published after the slot is ready: a deposit without the lock lands in a counted bucket.
-    long start = epoch * bucketNanos;
-    long end = start + bucketNanos;
-    current = new Bucket(epoch, start, end < start ? Long.MAX_VALUE : end, index);
+    current = new Bucket(epoch, originNanos + epoch * bucketNanos, bucketNanos, index);
     return index;
+  }
+
+  /** The bucket number of {@code nanos}, counted from the origin. Caller holds the lock. */
+  private long epochOf(long nanos) {
+    return Math.floorDiv(nanos - originNanos, bucketNanos);
   }
 
   private void forget(int i) {

@@ -138,6 +138,24 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void aTimeWindowForgetsOutcomesOlderThanTheWindowAcrossTheNanoTimeWrap() {
+    CircuitBreaker b =
+        breaker(
+            CircuitBreakerPolicy.builder()
+                .timeWindow(Duration.ofSeconds(10))
+                .minimumCalls(3)
+                .failureRateThreshold(0.5));
+    long t = Long.MAX_VALUE - 5 * S;
+    call(b, true, t);
+    call(b, true, t + 1 * S);
+    // 20 s later, on the far side of the wrap: both failures left the window long ago.
+    for (int i = 0; i < 3; i++) {
+      call(b, i == 0, t + 20 * S + i * 500 * MS);
+    }
+    assertThat(b.state()).as("1 failure of 3 in the window").isEqualTo(CircuitState.CLOSED);
+  }
+
+  @Test
   void aTimeWindowCountsEverythingWithinIt() {
     CircuitBreaker b =
         breaker(

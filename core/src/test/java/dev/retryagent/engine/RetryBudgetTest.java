@@ -217,6 +217,31 @@ class RetryBudgetTest {
   }
 
   @Test
+  void theWindowMovesOnAcrossTheNanoTimeWrap() {
+    // nanoTime's origin is arbitrary: a window that spans its wrap forgets as any other.
+    RetryBudget b = budget(0.2, 0, Duration.ofSeconds(10));
+    long t = Long.MAX_VALUE - 2 * S;
+    for (int i = 0; i < 100; i++) {
+      b.recordCall(t);
+    }
+    assertThat(grantAll(b, t, 100)).isEqualTo(20);
+    for (long later = t + 11 * S; later != t + 31 * S; later += 500 * MS) {
+      assertThat(b.callsInWindow(later)).as("calls at +%d ms", (later - t) / MS).isZero();
+      assertThat(b.retriesInWindow(later)).isZero();
+    }
+    long wrapped = t + 3 * S; // 1 s past the wrap, still within the window
+    RetryBudget c = budget(0.2, 0, Duration.ofSeconds(10));
+    for (int i = 0; i < 10; i++) {
+      c.recordCall(t);
+    }
+    for (int i = 0; i < 10; i++) {
+      c.recordCall(wrapped);
+    }
+    assertThat(c.callsInWindow(wrapped)).isEqualTo(20);
+    assertThat(grantAll(c, wrapped, 10)).isEqualTo(4);
+  }
+
+  @Test
   void aLongPauseForgetsEverything() {
     RetryBudget b = budget(1.0, 0, Duration.ofSeconds(10));
     for (int i = 0; i < 5; i++) {
