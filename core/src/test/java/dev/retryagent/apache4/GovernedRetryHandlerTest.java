@@ -42,6 +42,7 @@ import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.impl.client.HttpClients;
+import org.apache.http.impl.conn.PoolingHttpClientConnectionManager;
 import org.apache.http.protocol.BasicHttpContext;
 import org.apache.http.util.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
@@ -446,19 +447,10 @@ class GovernedRetryHandlerTest {
                 })
             .scheduler(time)
             .build();
-    org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
-        new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
-    pool.setMaxTotal(1);
-    pool.setDefaultMaxPerRoute(1);
+    PoolingHttpClientConnectionManager pool = poolOfOne();
     client =
         RetryingCloseableHttpClient.wrap(
-            HttpClients.custom()
-                .setConnectionManager(pool)
-                .setDefaultRequestConfig(
-                    org.apache.http.client.config.RequestConfig.custom()
-                        .setConnectionRequestTimeout(200)
-                        .build()),
-            engine);
+            leaseWithin200Ms(HttpClients.custom().setConnectionManager(pool)), engine);
     server.enqueue(
         status(503), ScriptedHttpServer.Action.ok("other"), ScriptedHttpServer.Action.ok("fine"));
     java.util.concurrent.CompletableFuture<String> retried =
@@ -492,50 +484,15 @@ class GovernedRetryHandlerTest {
     // sent, with or without the agent. That call's rate-limit permit stayed spent, a permit of the
     // host's bucket gone for a request the host never got, and the call after, which the host
     // would have served, was refused (RateLimitedException).
-    server.otherwise(ScriptedHttpServer.Action.ok("fine"));
-    for (boolean ours : new boolean[] {false, true}) {
-      org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
-          new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
-      pool.setMaxTotal(1);
-      pool.setDefaultMaxPerRoute(1);
-      HttpClientBuilder b =
-          HttpClients.custom()
-              .setConnectionManager(pool)
-              .setDefaultRequestConfig(
-                  org.apache.http.client.config.RequestConfig.custom()
-                      .setConnectionRequestTimeout(200)
-                      .build());
-      // A bucket of two, never refilled (the clock stands): the held call's, and one more.
-      RetryEngine engine =
-          TestEngines.engine(
-              time,
-              Mode.ENFORCE,
-              r -> r,
-              dev.retryagent.policy.Policy.defaults().budget(),
-              CircuitBreakerPolicy.defaults(),
-              dev.retryagent.policy.RateLimitPolicy.builder()
-                  .enabled(true)
-                  .perSecond(1)
-                  .burst(2)
-                  .maxWait(java.time.Duration.ZERO)
-                  .build(),
-              events);
-      int requests = server.requestCount();
-      try (CloseableHttpClient c = ours ? RetryingCloseableHttpClient.wrap(b, engine) : b.build()) {
-        org.apache.http.client.methods.CloseableHttpResponse held =
-            c.execute(new HttpGet(server.url("/held")));
-        assertThatThrownBy(
-                () ->
-                    c.execute(
-                        new HttpGet(server.url("/items")), r -> r.getStatusLine().getStatusCode()))
-            .isInstanceOf(org.apache.http.conn.ConnectionPoolTimeoutException.class);
-        held.close();
-        int after =
-            c.execute(new HttpGet(server.url("/items")), r -> r.getStatusLine().getStatusCode());
-        assertThat(after).as("through the agent %s", ours).isEqualTo(200);
-      }
-      assertThat(server.requestCount() - requests).isEqualTo(2);
-    }
+    whileThePoolIsHeld(
+        GovernedRetryHandlerTest::leaseWithin200Ms,
+        (c, pool) ->
+            assertThatThrownBy(
+                    () ->
+                        c.execute(
+                            new HttpGet(server.url("/items")),
+                            r -> r.getStatusLine().getStatusCode()))
+                .isInstanceOf(org.apache.http.conn.ConnectionPoolTimeoutException.class));
   }
 
   @Test
@@ -544,42 +501,48 @@ class GovernedRetryHandlerTest {
     // next call while that waits for one: RequestAbortedException, nothing sent, with or without
     // the agent. That call's rate-limit permit stayed spent, and the call after, which the host
     // would have served, was refused (RateLimitedException).
+    whileThePoolIsHeld(
+        b -> b,
+        (c, pool) -> {
+          HttpGet waiting = new HttpGet(server.url("/items"));
+          java.util.concurrent.CompletableFuture<Throwable> failed =
+              java.util.concurrent.CompletableFuture.supplyAsync(
+                  () -> catchThrowable(() -> c.execute(waiting, r -> r.getStatusLine())));
+          await()
+              .atMost(java.time.Duration.ofSeconds(10))
+              .until(() -> pool.getTotalStats().getPending() == 1);
+          waiting.abort();
+          assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
+              .isInstanceOf(org.apache.http.impl.execchain.RequestAbortedException.class);
+        });
+  }
+
+  /** What the application does with its client while the pool's one connection is held. */
+  private interface WhileHeld {
+    void run(CloseableHttpClient c, PoolingHttpClientConnectionManager pool) throws Exception;
+  }
+
+  /**
+   * Side by side, the plain client and ours (a host's bucket of two, never refilled: the held
+   * call's and one more), each on a pool of one connection and {@code configure}d: the application
+   * holds the pool's connection with a response it has not closed, {@code failing} fails a call of
+   * its that sends nothing, then the application closes the held response and the host's next call
+   * is served, 200, on the permit the failed call did not keep. Two requests reach the server.
+   */
+  private void whileThePoolIsHeld(UnaryOperator<HttpClientBuilder> configure, WhileHeld failing)
+      throws Exception {
     server.otherwise(ScriptedHttpServer.Action.ok("fine"));
     for (boolean ours : new boolean[] {false, true}) {
-      org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
-          new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
-      pool.setMaxTotal(1);
-      pool.setDefaultMaxPerRoute(1);
-      HttpClientBuilder b = HttpClients.custom().setConnectionManager(pool);
-      // A bucket of two, never refilled (the clock stands): the held call's, and one more.
-      RetryEngine engine =
-          TestEngines.engine(
-              time,
-              Mode.ENFORCE,
-              r -> r,
-              dev.retryagent.policy.Policy.defaults().budget(),
-              CircuitBreakerPolicy.defaults(),
-              dev.retryagent.policy.RateLimitPolicy.builder()
-                  .enabled(true)
-                  .perSecond(1)
-                  .burst(2)
-                  .maxWait(java.time.Duration.ZERO)
-                  .build(),
-              events);
+      PoolingHttpClientConnectionManager pool = poolOfOne();
+      HttpClientBuilder b = configure.apply(HttpClients.custom().setConnectionManager(pool));
       int requests = server.requestCount();
-      try (CloseableHttpClient c = ours ? RetryingCloseableHttpClient.wrap(b, engine) : b.build()) {
+      try (CloseableHttpClient c =
+          ours
+              ? RetryingCloseableHttpClient.wrap(b, TestEngines.rateLimitedTo(2, time, events))
+              : b.build()) {
         org.apache.http.client.methods.CloseableHttpResponse held =
             c.execute(new HttpGet(server.url("/held")));
-        HttpGet waiting = new HttpGet(server.url("/items"));
-        java.util.concurrent.CompletableFuture<Throwable> failed =
-            java.util.concurrent.CompletableFuture.supplyAsync(
-                () -> catchThrowable(() -> c.execute(waiting, r -> r.getStatusLine())));
-        await()
-            .atMost(java.time.Duration.ofSeconds(10))
-            .until(() -> pool.getTotalStats().getPending() == 1);
-        waiting.abort();
-        assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
-            .isInstanceOf(org.apache.http.impl.execchain.RequestAbortedException.class);
+        failing.run(c, pool);
         held.close();
         int after =
             c.execute(new HttpGet(server.url("/items")), r -> r.getStatusLine().getStatusCode());
@@ -589,26 +552,30 @@ class GovernedRetryHandlerTest {
     }
   }
 
-  /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
+  /** A pool of one connection: a call waits for it while another holds it. */
+  private static PoolingHttpClientConnectionManager poolOfOne() {
+    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
+    pool.setMaxTotal(1);
+    pool.setDefaultMaxPerRoute(1);
+    return pool;
+  }
+
+  /** {@code b}, its calls waiting 200 ms at most for a pooled connection. */
+  private static HttpClientBuilder leaseWithin200Ms(HttpClientBuilder b) {
+    return b.setDefaultRequestConfig(
+        org.apache.http.client.config.RequestConfig.custom()
+            .setConnectionRequestTimeout(200)
+            .build());
+  }
+
+  /** A fresh client whose host's bucket holds one permit, never refilled. */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {
       client.close();
     }
-    RetryEngine engine =
-        TestEngines.engine(
-            time,
-            Mode.ENFORCE,
-            r -> r,
-            dev.retryagent.policy.Policy.defaults().budget(),
-            CircuitBreakerPolicy.defaults(),
-            dev.retryagent.policy.RateLimitPolicy.builder()
-                .enabled(true)
-                .perSecond(1)
-                .burst(1)
-                .maxWait(java.time.Duration.ZERO)
-                .build(),
-            events);
-    client = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine);
+    client =
+        RetryingCloseableHttpClient.wrap(
+            HttpClients.custom(), TestEngines.rateLimitedTo(1, time, events));
   }
 
   /** The sources of the entities {@link #upload} makes: one opened per write (an exchange). */

@@ -41,6 +41,7 @@ import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.HttpResponse;
@@ -617,20 +618,10 @@ class GovernedRetryStrategyTest {
                 })
             .scheduler(time)
             .build();
-    org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
-        new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
-    pool.setMaxTotal(1);
-    pool.setDefaultMaxPerRoute(1);
+    PoolingHttpClientConnectionManager pool = poolOfOne();
     client =
         RetryExecHandler.addTo(
-                HttpClients.custom()
-                    .setConnectionManager(pool)
-                    .setDefaultRequestConfig(
-                        org.apache.hc.client5.http.config.RequestConfig.custom()
-                            .setConnectionRequestTimeout(
-                                org.apache.hc.core5.util.Timeout.ofMilliseconds(200))
-                            .build()),
-                engine)
+                leaseWithin200Ms(HttpClients.custom().setConnectionManager(pool)), engine)
             .build();
     server.enqueue(status(503), ok("other"), ok("fine"));
     java.util.concurrent.CompletableFuture<String[]> retried =
@@ -662,45 +653,68 @@ class GovernedRetryStrategyTest {
     // host's bucket gone for a request the host never got, and the call after, which the host
     // would have served, was refused (RateLimitedException). With HttpClient's retries on (the
     // resend counter sees the exchange the lease ended) and off (nothing below to see it).
+    whileThePoolIsHeld(
+        GovernedRetryStrategyTest::leaseWithin200Ms,
+        (c, pool) ->
+            assertThatThrownBy(() -> c.execute(new HttpGet(server.url("/items")), r -> r.getCode()))
+                .isInstanceOf(org.apache.hc.core5.http.ConnectionRequestTimeoutException.class));
+  }
+
+  @Test
+  void aCallCancelledWhileItWaitedForAPooledConnectionGivesItsRateLimitPermitBack()
+      throws Exception {
+    // The application holds the pool's only connection, and cancels (HttpUriRequestBase.cancel())
+    // its next call while that waits for one: HttpCore's pool throws CancellationException,
+    // nothing sent, with or without the agent. That call's rate-limit permit stayed spent, and the
+    // call after, which the host would have served, was refused (RateLimitedException). With
+    // HttpClient's retries on (the resend counter sees the exchange the cancel ended) and off.
+    whileThePoolIsHeld(
+        b -> b,
+        (c, pool) -> {
+          HttpGet waiting = new HttpGet(server.url("/items"));
+          java.util.concurrent.CompletableFuture<Throwable> failed =
+              java.util.concurrent.CompletableFuture.supplyAsync(
+                  () -> catchThrowable(() -> c.execute(waiting, r -> r.getCode())));
+          await()
+              .atMost(java.time.Duration.ofSeconds(10))
+              .until(() -> pool.getTotalStats().getPending() == 1);
+          waiting.cancel();
+          assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
+              .isInstanceOf(java.util.concurrent.CancellationException.class);
+        });
+  }
+
+  /** What the application does with its client while the pool's one connection is held. */
+  private interface WhileHeld {
+    void run(CloseableHttpClient c, PoolingHttpClientConnectionManager pool) throws Exception;
+  }
+
+  /**
+   * Side by side, the plain client and ours (a host's bucket of two, never refilled: the held
+   * call's and one more), each on a pool of one connection and {@code configure}d, with
+   * HttpClient's retries on and off: the application holds the pool's connection with a response it
+   * has not closed, {@code failing} fails a call of its that sends nothing, then the application
+   * closes the held response and the host's next call is served, 200, on the permit the failed call
+   * did not keep. Two requests reach the server.
+   */
+  private void whileThePoolIsHeld(UnaryOperator<HttpClientBuilder> configure, WhileHeld failing)
+      throws Exception {
     server.otherwise(ok("fine"));
     for (boolean retries : new boolean[] {true, false}) {
       for (boolean ours : new boolean[] {false, true}) {
-        org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
-            new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
-        pool.setMaxTotal(1);
-        pool.setDefaultMaxPerRoute(1);
-        HttpClientBuilder b =
-            HttpClients.custom()
-                .setConnectionManager(pool)
-                .setDefaultRequestConfig(
-                    org.apache.hc.client5.http.config.RequestConfig.custom()
-                        .setConnectionRequestTimeout(
-                            org.apache.hc.core5.util.Timeout.ofMilliseconds(200))
-                        .build());
+        PoolingHttpClientConnectionManager pool = poolOfOne();
+        HttpClientBuilder b = configure.apply(HttpClients.custom().setConnectionManager(pool));
         if (!retries) {
           b.disableAutomaticRetries();
         }
-        // A bucket of two, never refilled (the clock stands): the held call's, and one more.
-        RetryEngine engine =
-            TestEngines.engine(
-                time,
-                Mode.ENFORCE,
-                r -> r,
-                Policy.defaults().budget(),
-                CircuitBreakerPolicy.defaults(),
-                dev.retryagent.policy.RateLimitPolicy.builder()
-                    .enabled(true)
-                    .perSecond(1)
-                    .burst(2)
-                    .maxWait(java.time.Duration.ZERO)
-                    .build(),
-                events);
         int requests = server.requestCount();
-        try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
+        try (CloseableHttpClient c =
+            ours
+                ? RetryExecHandler.addTo(b, TestEngines.rateLimitedTo(2, time, events)).build()
+                : b.build()) {
           org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
               c.execute(new HttpGet(server.url("/held")));
-          assertThatThrownBy(() -> c.execute(new HttpGet(server.url("/items")), r -> r.getCode()))
-              .isInstanceOf(org.apache.hc.core5.http.ConnectionRequestTimeoutException.class);
+          failing.run(c, pool);
           held.close();
           int after = c.execute(new HttpGet(server.url("/items")), r -> r.getCode());
           assertThat(after).as("retries %s, through the agent %s", retries, ours).isEqualTo(200);
@@ -710,27 +724,32 @@ class GovernedRetryStrategyTest {
     }
   }
 
-  /** A fresh client whose host's bucket holds one permit, never refilled (the clock stands). */
+  /** A pool of one connection: a call waits for it while another holds it. */
+  private static PoolingHttpClientConnectionManager poolOfOne() {
+    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
+    pool.setMaxTotal(1);
+    pool.setDefaultMaxPerRoute(1);
+    return pool;
+  }
+
+  /** {@code b}, its calls waiting 200 ms at most for a pooled connection. */
+  private static HttpClientBuilder leaseWithin200Ms(HttpClientBuilder b) {
+    return b.setDefaultRequestConfig(
+        org.apache.hc.client5.http.config.RequestConfig.custom()
+            .setConnectionRequestTimeout(org.apache.hc.core5.util.Timeout.ofMilliseconds(200))
+            .build());
+  }
+
+  /** A fresh client whose host's bucket holds one permit, never refilled. */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {
       client.close();
     }
-    RetryEngine engine =
-        TestEngines.engine(
-            time,
-            Mode.ENFORCE,
-            r -> r,
-            Policy.defaults().budget(),
-            CircuitBreakerPolicy.defaults(),
-            dev.retryagent.policy.RateLimitPolicy.builder()
-                .enabled(true)
-                .perSecond(1)
-                .burst(1)
-                .maxWait(java.time.Duration.ZERO)
-                .build(),
-            events);
     client =
-        RetryExecHandler.addTo(HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE), engine).build();
+        RetryExecHandler.addTo(
+                HttpClients.custom().setRetryStrategy(ONCE_AT_ONCE),
+                TestEngines.rateLimitedTo(1, time, events))
+            .build();
   }
 
   /** A PUT whose repeatable entity says 20 bytes and writes 8. */
@@ -778,63 +797,6 @@ class GovernedRetryStrategyTest {
    * (the breaker of one failure opened, and the call ended with CircuitBreakerOpenException where
    * HttpClient alone throws the IOException).
    */
-  @Test
-  void aCallCancelledWhileItWaitedForAPooledConnectionGivesItsRateLimitPermitBack()
-      throws Exception {
-    // The application holds the pool's only connection, and cancels (HttpUriRequestBase.cancel())
-    // its next call while that waits for one: HttpCore's pool throws CancellationException,
-    // nothing sent, with or without the agent. That call's rate-limit permit stayed spent, and the
-    // call after, which the host would have served, was refused (RateLimitedException). With
-    // HttpClient's retries on (the resend counter sees the exchange the cancel ended) and off.
-    server.otherwise(ok("fine"));
-    for (boolean retries : new boolean[] {true, false}) {
-      for (boolean ours : new boolean[] {false, true}) {
-        org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
-            new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
-        pool.setMaxTotal(1);
-        pool.setDefaultMaxPerRoute(1);
-        HttpClientBuilder b = HttpClients.custom().setConnectionManager(pool);
-        if (!retries) {
-          b.disableAutomaticRetries();
-        }
-        // A bucket of two, never refilled (the clock stands): the held call's, and one more.
-        RetryEngine engine =
-            TestEngines.engine(
-                time,
-                Mode.ENFORCE,
-                r -> r,
-                Policy.defaults().budget(),
-                CircuitBreakerPolicy.defaults(),
-                dev.retryagent.policy.RateLimitPolicy.builder()
-                    .enabled(true)
-                    .perSecond(1)
-                    .burst(2)
-                    .maxWait(java.time.Duration.ZERO)
-                    .build(),
-                events);
-        int requests = server.requestCount();
-        try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
-          org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
-              c.execute(new HttpGet(server.url("/held")));
-          HttpGet waiting = new HttpGet(server.url("/items"));
-          java.util.concurrent.CompletableFuture<Throwable> failed =
-              java.util.concurrent.CompletableFuture.supplyAsync(
-                  () -> catchThrowable(() -> c.execute(waiting, r -> r.getCode())));
-          await()
-              .atMost(java.time.Duration.ofSeconds(10))
-              .until(() -> pool.getTotalStats().getPending() == 1);
-          waiting.cancel();
-          assertThat(failed.get(10, java.util.concurrent.TimeUnit.SECONDS))
-              .isInstanceOf(java.util.concurrent.CancellationException.class);
-          held.close();
-          int after = c.execute(new HttpGet(server.url("/items")), r -> r.getCode());
-          assertThat(after).as("retries %s, through the agent %s", retries, ours).isEqualTo(200);
-        }
-        assertThat(server.requestCount() - requests).isEqualTo(2);
-      }
-    }
-  }
-
   @Test
   void anEntityThatFailsAnewOnHttpClientsOwnResendIsStillTheApplications() throws Exception {
     server.otherwise(ok("fine"));

@@ -506,27 +506,9 @@ class RetryingHttpClientTest {
     }
   }
 
-  /** A client whose host's bucket holds one permit, none added meanwhile, no wait for one. */
+  /** A client whose host's bucket holds one permit, never refilled. */
   private HttpClient rateLimitedToOne() {
-    RetryEngine engine =
-        RetryEngine.builder()
-            .clock(time)
-            .sleeper(time)
-            .scheduler(time)
-            .mode(Mode.ENFORCE)
-            .policy(
-                new dev.retryagent.policy.Policy(
-                    "test",
-                    RetryPolicy.builder().build(),
-                    dev.retryagent.policy.Policy.defaults().budget(),
-                    CircuitBreakerPolicy.defaults(),
-                    dev.retryagent.policy.RateLimitPolicy.builder()
-                        .enabled(true)
-                        .perSecond(0.001)
-                        .burst(1)
-                        .build()))
-            .build();
-    return RetryingHttpClient.wrap(real, engine);
+    return RetryingHttpClient.wrap(real, TestEngines.rateLimitedTo(1, time, events));
   }
 
   /**

@@ -706,7 +706,7 @@ class AsyncRetrierTest {
     // Cancelled with call.cancel() alone (wired by hand), the wait ran out and the retry still
     // asked the rate limit for a permit: with none left, the callback got RateLimitedException
     // instead of "Canceled".
-    configureRateLimited(RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(1).build());
+    configureRateLimited(TestEngines.neverRefilled(1));
     server.enqueue(status(503), ok("never"));
     time.holdTasks();
     Call call = client.newCall(get("/wait"));
@@ -922,9 +922,7 @@ class AsyncRetrierTest {
     // The shut-down executor refused the retry's clone, which sent nothing, but the permit its
     // attempt took from the host's bucket stayed used: with two permits, the host's next call, on
     // another client, was refused as rate-limited.
-    configureRateLimited(
-        // Two permits, none added meanwhile, no wait for one.
-        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build());
+    configureRateLimited(TestEngines.neverRefilled(2));
     server.enqueue(status(503), ok("next"));
     time.holdTasks();
     Heard heard = new Heard();
@@ -1021,11 +1019,7 @@ class AsyncRetrierTest {
   void aRetryWhoseCloneCannotBeEnqueuedGivesItsRateLimitPermitBack() throws Exception {
     // As above: the permit the clone's attempt took from the host's bucket stayed used, and with
     // two permits the host's next call was refused as rate-limited.
-    configureRateLimited(
-        // Two permits, none added meanwhile, no wait for one.
-        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build(),
-        time,
-        throwingFromCallStart(2));
+    configureRateLimited(TestEngines.neverRefilled(2), time, throwingFromCallStart(2));
     server.enqueue(status(503), ok("next"));
     retryThatCannotBeEnqueued();
 
@@ -1040,10 +1034,7 @@ class AsyncRetrierTest {
     // The listener threw from the call's own callStart: enqueue() throws it to the application, as
     // without the agent, but the permit the attempt took stayed used though nothing was sent, and
     // with one permit the host's next call was refused as rate-limited.
-    configureRateLimited(
-        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(1).build(),
-        time,
-        throwingFromCallStart(1));
+    configureRateLimited(TestEngines.neverRefilled(1), time, throwingFromCallStart(1));
     server.enqueue(ok("next"));
 
     assertThatThrownBy(
@@ -1253,11 +1244,7 @@ class AsyncRetrierTest {
     // call holding the slot and the clone's, the host's next call was refused as rate-limited.
     CountDownLatch slotTaken = new CountDownLatch(1);
     CountDownLatch slotFree = new CountDownLatch(1);
-    configureRateLimited(
-        // Three permits, none added meanwhile, no wait for one.
-        RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(3).build(),
-        time,
-        holdingTheSlot(slotTaken, slotFree));
+    configureRateLimited(TestEngines.neverRefilled(3), time, holdingTheSlot(slotTaken, slotFree));
     cancelTheRetryQueuedBehindTheHostsOnlySlot(slotTaken, slotFree, ok("next"));
 
     Heard next = new Heard();

@@ -125,22 +125,7 @@ class RetryInterceptorTest {
             }
             return java.util.Collections.singletonList(java.net.InetAddress.getLoopbackAddress());
           };
-      // A bucket of one, never refilled (the clock stands).
-      RetryEngine engine =
-          TestEngines.engine(
-              time,
-              Mode.ENFORCE,
-              r -> r,
-              dev.retryagent.policy.Policy.defaults().budget(),
-              CircuitBreakerPolicy.defaults(),
-              dev.retryagent.policy.RateLimitPolicy.builder()
-                  .enabled(true)
-                  .perSecond(1)
-                  .burst(1)
-                  .maxWait(java.time.Duration.ZERO)
-                  .build(),
-              events);
-      retrier = new AsyncRetrier(engine);
+      retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events));
       OkHttpClient.Builder b = new OkHttpClient.Builder().dns(dns);
       if (ours) {
         b.addInterceptor(retrier.interceptor())

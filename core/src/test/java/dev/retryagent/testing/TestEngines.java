@@ -9,6 +9,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
@@ -40,6 +41,36 @@ public final class TestEngines {
       CircuitBreakerPolicy breaker,
       List<RetryEvent> events) {
     return engine(time, mode, retry, budget, breaker, Policy.defaults().rateLimit(), events);
+  }
+
+  /**
+   * An enforcing engine with the default policy, but for the host's rate-limit bucket: {@code
+   * permits} permits that the test never sees refilled ({@link #neverRefilled}).
+   */
+  public static RetryEngine rateLimitedTo(int permits, FakeTime time, List<RetryEvent> events) {
+    return engine(
+        time,
+        Mode.ENFORCE,
+        r -> r,
+        Policy.defaults().budget(),
+        CircuitBreakerPolicy.defaults(),
+        neverRefilled(permits),
+        events);
+  }
+
+  /**
+   * A host's bucket of {@code permits} permits, none added during a test and none waited for: one
+   * more comes every 1000 s of {@link FakeTime}'s clock, which moves only by the engine's own waits
+   * (a retry's backoff, a breaker's open second), never that far in a test. A call that finds the
+   * bucket empty is refused at once with RateLimitedException.
+   */
+  public static RateLimitPolicy neverRefilled(int permits) {
+    return RateLimitPolicy.builder()
+        .enabled(true)
+        .perSecond(0.001)
+        .burst(permits)
+        .maxWait(Duration.ZERO)
+        .build();
   }
 
   /**

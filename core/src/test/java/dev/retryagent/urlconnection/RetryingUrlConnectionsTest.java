@@ -439,9 +439,7 @@ class RetryingUrlConnectionsTest {
   void aFixedLengthBodyOfTheWrongLengthGivesItsRateLimitPermitBack(WrongLength wrong)
       throws Exception {
     // The breaker's one trial; one rate-limit permit left (the 503 took the other).
-    RetryEngine engine =
-        breakerWithOneTrial(
-            RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build());
+    RetryEngine engine = breakerWithOneTrial(TestEngines.neverRefilled(2));
     server.otherwise(ok("healthy"));
     HttpURLConnection c = open("/v1/items", engine);
     c.setRequestMethod("PUT");
@@ -463,15 +461,7 @@ class RetryingUrlConnectionsTest {
    */
   @Test
   void aFixedLengthBodyWrittenWholeThenAByteMoreKeepsItsRateLimitPermit() throws Exception {
-    RetryEngine engine =
-        TestEngines.engine(
-            time,
-            Mode.ENFORCE,
-            b -> b,
-            Policy.defaults().budget(),
-            CircuitBreakerPolicy.defaults(),
-            RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(1).build(),
-            events);
+    RetryEngine engine = TestEngines.rateLimitedTo(1, time, events);
     server.otherwise(ok("healthy"));
     int before = server.requestCount();
     HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
@@ -1138,10 +1128,7 @@ class RetryingUrlConnectionsTest {
       boolean rateLimited) throws Exception {
     // The breaker's one trial; rate-limited, one permit left (the 503 took the other).
     RetryEngine engine =
-        rateLimited
-            ? breakerWithOneTrial(
-                RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build())
-            : breakerWithOneTrial();
+        rateLimited ? breakerWithOneTrial(TestEngines.neverRefilled(2)) : breakerWithOneTrial();
 
     // The application connects, then lets the connection go: no disconnect(), no response. The
     // JDK opened a socket and sent nothing; the agent asks the engine for nothing until a step
@@ -1326,9 +1313,7 @@ class RetryingUrlConnectionsTest {
   void aRequestTheJdkRefusesBeforeSendingItIsNeitherTheHostsFailureNorAPermitTaken(Misuse m)
       throws Exception {
     // The breaker's one trial, and one rate-limit permit left (the 503 took the other).
-    RetryEngine engine =
-        breakerWithOneTrial(
-            RateLimitPolicy.builder().enabled(true).perSecond(0.001).burst(2).build());
+    RetryEngine engine = breakerWithOneTrial(TestEngines.neverRefilled(2));
     events.clear();
     HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
     HttpURLConnection c = open("/v1/items", engine);
