@@ -576,9 +576,7 @@ class GovernedRetryStrategyTest {
     // The server reads the cut PUT's head on a thread of its own, and takes the script's next
     // action then: late, it would take the 408 enqueued below for another request. Done with that
     // connection, it has taken its own.
-    await()
-        .atMost(java.time.Duration.ofSeconds(5))
-        .until(() -> server.connectionCount() > cutConnection && !server.isOpen(cutConnection));
+    await().atMost(java.time.Duration.ofSeconds(5)).until(() -> server.isDoneWith(cutConnection));
     assertThat(call(new HttpGet(server.url("/items")))).containsExactly("200", "fine");
 
     // A short body answered 408: cut, the permit back.

@@ -307,6 +307,16 @@ public final class ScriptedHttpServer implements Closeable {
     return index < accepted.get() && open.contains(sockets.get(index));
   }
 
+  /**
+   * Whether the server is done with the connection accepted {@code index}-th: accepted, and closed.
+   * Its thread took from the script whatever it will take: one that read a request's head after the
+   * client gave up on it (a cut body, a disconnect) and lagged behind the test would otherwise take
+   * the action a test enqueues later for another request.
+   */
+  public boolean isDoneWith(int index) {
+    return index < accepted.get() && !open.contains(sockets.get(index));
+  }
+
   public List<Recorded> requests() {
     synchronized (requests) {
       return new ArrayList<>(requests);
