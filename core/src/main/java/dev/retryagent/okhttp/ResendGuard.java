@@ -5,6 +5,7 @@ import dev.retryagent.engine.Outcome;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.policy.RetryPolicy;
 import java.io.IOException;
+import okhttp3.Call;
 import okhttp3.MediaType;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -29,7 +30,9 @@ import okio.Sink;
  * twice); in observe mode, never guarded; otherwise only on the last attempt, so that {@code
  * maxAttempts} bounds what the server sees (earlier, OkHttp's resend counts as an attempt). A
  * request without a body (GET, HEAD, DELETE) cannot be guarded this way: OkHttp may resend one on
- * the last attempt, one request past {@code maxAttempts}.
+ * the last attempt, one request past {@code maxAttempts}. A stream the server refused unprocessed
+ * (HTTP/2 {@code REFUSED_STREAM}) does not turn the body one-shot ({@link Resends#failed(Call,
+ * IOException)}): OkHttp's resend of it repeats nothing the server acted on.
  */
 final class ResendGuard {
   private ResendGuard() {}

@@ -7,6 +7,8 @@ import okhttp3.Interceptor;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
+import okhttp3.internal.http2.ErrorCode;
+import okhttp3.internal.http2.StreamResetException;
 
 /**
  * Counts the requests OkHttp sends again on its own inside one attempt after a failure, and turns
@@ -21,8 +23,8 @@ import okhttp3.Response;
  * <p>Two ways to be told, which do the same: this class as a network interceptor (the library's
  * {@link RetryInterceptor#networkInterceptor()}), or an agent's hook at the start of {@code
  * CallServerInterceptor.intercept} calling {@link #sending} and, when it throws an {@code
- * IOException}, {@link #failed}. The hook costs no object per call; a network interceptor costs
- * OkHttp's own copy of the chain (56 B), whatever it does (issue 13).
+ * IOException}, {@link #failed(Call, IOException)}. The hook costs no object per call; a network
+ * interceptor costs OkHttp's own copy of the chain (56 B), whatever it does (issue 13).
  *
  * <p>Which attempt a request belongs to: OkHttp runs an attempt's whole chain on the thread that
  * called {@code proceed}, so the attempt that runs on the thread now ({@link #begin} to {@link
@@ -117,13 +119,26 @@ public final class Resends implements Interceptor {
 
   /**
    * A request of {@code okCall} failed on its connection, on this thread: OkHttp asks the body next
-   * whether it may send it again, and the guarded body says no from now on.
+   * whether it may send it again, and the guarded body says no from now on. Prefer {@link
+   * #failed(Call, IOException)}, which knows a refused stream.
    */
   public void failed(Call okCall) {
+    failed(okCall, null);
+  }
+
+  /**
+   * {@link #failed(Call)}, knowing the failure: a stream the server refused unprocessed (HTTP/2
+   * {@code REFUSED_STREAM}, which OkHttp also reports for a stream above a {@code GOAWAY}'s last
+   * stream id) leaves the body as it was. The server did not act on it, so OkHttp's resend (3.x and
+   * 4.x make one, POST included) sends nothing twice, and the application gets what it gets without
+   * the agent; guarded, the call failed with the refusal where plain OkHttp got the answer. The
+   * resend is still counted as an attempt.
+   */
+  public void failed(Call okCall, IOException failure) {
     Object[] frame = frameOf(okCall);
     if (frame != null) {
       frame[LAST_FAILED] = Boolean.TRUE;
-      if (frame[BODY] != null) {
+      if (frame[BODY] != null && !refusedUnprocessed(failure)) {
         ((ResendGuard.Body) frame[BODY]).failed();
       }
     }
@@ -139,6 +154,15 @@ public final class Resends implements Interceptor {
     return frame != null && frame[SENT] == null;
   }
 
+  private static boolean refusedUnprocessed(IOException failure) {
+    try {
+      return failure instanceof StreamResetException
+          && ((StreamResetException) failure).errorCode == ErrorCode.REFUSED_STREAM;
+    } catch (LinkageError unlikeOkHttp) {
+      return false; // an OkHttp without them (repackaged): guarded, as before
+    }
+  }
+
   /** This thread's frame if the attempt running on it is of {@code okCall}, else null. */
   private static Object[] frameOf(Call okCall) {
     Object[] frame = FRAME.get();
@@ -152,7 +176,7 @@ public final class Resends implements Interceptor {
     try {
       return chain.proceed(chain.request());
     } catch (IOException e) {
-      failed(okCall);
+      failed(okCall, e);
       throw e;
     }
   }

@@ -80,8 +80,8 @@ public final class RetryInterceptor implements Interceptor {
   /**
    * What {@link #networkInterceptor()} does, for a hook in OkHttp's own last interceptor ({@code
    * CallServerInterceptor}) instead, as the agent's: {@link Resends#sending} at its start, {@link
-   * Resends#failed} when it throws an {@code IOException}. OkHttp copies its chain for every
-   * interceptor of a call (56 B); a hook costs it nothing. Use one or the other.
+   * Resends#failed(Call, IOException)} when it throws an {@code IOException}. OkHttp copies its
+   * chain for every interceptor of a call (56 B); a hook costs it nothing. Use one or the other.
    */
   public Resends resendHook() {
     return resends.handOut();

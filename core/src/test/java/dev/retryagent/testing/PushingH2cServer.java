@@ -33,6 +33,7 @@ public final class PushingH2cServer implements Closeable {
       new java.util.concurrent.ConcurrentHashMap<>();
   private final java.util.Set<Integer> ended = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final List<Socket> open = new CopyOnWriteArrayList<>();
+  private final List<Connection> connections = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
 
   public PushingH2cServer() throws IOException {
@@ -65,6 +66,55 @@ public final class PushingH2cServer implements Closeable {
   }
 
   private static final String NO_ANSWER = "none";
+  private static final String RESET = "reset";
+  private static final String GOAWAY = "goaway";
+
+  /** HTTP/2's error codes used here. */
+  public static final int NO_ERROR = 0;
+
+  public static final int INTERNAL_ERROR = 2;
+  public static final int REFUSED_STREAM = 7;
+  public static final int CANCEL = 8;
+
+  /**
+   * The next request's stream is reset (RST_STREAM) with {@code errorCode} instead of answered:
+   * {@link #REFUSED_STREAM} says the server did not process it, any other code may have.
+   */
+  public PushingH2cServer enqueueReset(int errorCode) {
+    replies.add(new String[] {RESET, Integer.toString(errorCode)});
+    return this;
+  }
+
+  /**
+   * The next request is not answered: its connection gets GOAWAY (NO_ERROR) and is closed. {@code
+   * processed}: the GOAWAY's last stream id is the request's own (the server may have acted on it),
+   * else the one before it (the request was not processed, safe to send again).
+   */
+  public PushingH2cServer enqueueGoAway(boolean processed) {
+    replies.add(new String[] {GOAWAY, Boolean.toString(processed)});
+    return this;
+  }
+
+  /**
+   * Every open connection gets GOAWAY (NO_ERROR) with {@code lastStreamId}: the streams above it
+   * were not processed. {@code close}: the connections are closed after it (a stream at or below
+   * it, unanswered, then fails with the connection), else they stay open.
+   */
+  public void goAwayAll(int lastStreamId, boolean close) throws IOException {
+    for (Connection c : connections) {
+      c.goAway(lastStreamId);
+      if (close) {
+        c.socket.close();
+      }
+    }
+  }
+
+  /** Closes every open connection abruptly, whatever its streams. */
+  public void dropConnections() throws IOException {
+    for (Socket s : open) {
+      s.close();
+    }
+  }
 
   /** The statuses of the next responses, in order. */
   public PushingH2cServer enqueue(Integer... s) {
@@ -126,7 +176,8 @@ public final class PushingH2cServer implements Closeable {
             "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n"
                 .getBytes(StandardCharsets.ISO_8859_1));
       }
-      Connection c = new Connection(out);
+      Connection c = new Connection(s, out);
+      connections.add(c);
       c.frame(4, 0, 0, new byte[0]); // the server's SETTINGS
       in.readFully(new byte[24]); // the client's preface
       if (upgrade) {
@@ -156,21 +207,40 @@ public final class PushingH2cServer implements Closeable {
       // the client went away, or we are closing
     } finally {
       open.remove(s);
+      connections.removeIf(c -> c.socket == s);
     }
   }
 
   private final class Connection {
+    private final Socket socket;
     private final OutputStream out;
     private int nextPush = 2;
 
-    Connection(OutputStream out) {
+    Connection(Socket socket, OutputStream out) {
+      this.socket = socket;
       this.out = out;
+    }
+
+    synchronized void goAway(int lastStreamId) throws IOException {
+      ByteArrayOutputStream payload = new ByteArrayOutputStream();
+      payload.writeBytes(int4(lastStreamId));
+      payload.writeBytes(int4(NO_ERROR));
+      frame(7, 0, 0, payload.toByteArray());
     }
 
     synchronized void answer(int stream) throws IOException {
       requestStreams.add(stream);
       String[] reply = replies.poll();
       if (reply != null && reply[0] == NO_ANSWER) {
+        return;
+      }
+      if (reply != null && reply[0] == RESET) {
+        frame(3, 0, stream, int4(Integer.parseInt(reply[1])));
+        return;
+      }
+      if (reply != null && reply[0] == GOAWAY) {
+        goAway(Boolean.parseBoolean(reply[1]) ? stream : Math.max(0, stream - 2));
+        socket.close();
         return;
       }
       String status = reply == null ? "200" : reply[0];

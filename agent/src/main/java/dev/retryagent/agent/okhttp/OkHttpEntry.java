@@ -65,7 +65,9 @@ public final class OkHttpEntry implements BridgeHandler {
       if (hook == Bridge.OKHTTP_SENDING) {
         handler.sending(a);
       } else if (hook == Bridge.OKHTTP_SEND_FAILED) {
-        handler.sendFailed(a);
+        // {chain, the IOException} (OkHttpHook)
+        Object[] told = (Object[]) a;
+        handler.sendFailed(told[0], told[1]);
       } else if (hook == Bridge.OKHTTP_BUILDER) {
         handler.builderCreated(a);
       } else {

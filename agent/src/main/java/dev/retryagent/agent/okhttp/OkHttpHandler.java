@@ -38,7 +38,8 @@ public interface OkHttpHandler {
 
   /**
    * OkHttp's {@code CallServerInterceptor.intercept(Chain)} is about to throw an {@code
-   * IOException}: the request of the chain's call failed on its connection, on this thread.
+   * IOException} ({@code failure}): the request of the chain's call failed on its connection, on
+   * this thread.
    */
-  void sendFailed(Object chain);
+  void sendFailed(Object chain, Object failure);
 }

@@ -35,10 +35,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  *   <li>{@code okhttp3.internal.http.CallServerInterceptor}, the last interceptor of every call,
  *       which writes each request to its connection: {@code intercept(Chain)} calls {@code
  *       RetryAgentBridge.tell(OKHTTP_SENDING, chain)} first, and {@code tell(OKHTTP_SEND_FAILED,
- *       chain)} before an {@code IOException} leaves it (a handler over the whole method, after its
- *       own). That is how the agent counts OkHttp's own resends and keeps it from resending what
- *       the engine would not, without a network interceptor, which OkHttp would pay a chain copy
- *       for on every call (issue 13).
+ *       new Object[] {chain, exception})} before an {@code IOException} leaves it (a handler over
+ *       the whole method, after its own). That is how the agent counts OkHttp's own resends and
+ *       keeps it from resending what the engine would not, without a network interceptor, which
+ *       OkHttp would pay a chain copy for on every call (issue 13).
  * </ul>
  *
  * <p>The {@code enqueue} prologue is the {@link BridgePrologue} every hook uses. Nothing is added
@@ -294,7 +294,7 @@ final class OkHttpHook {
    * try {
    *   ...original body...
    * } catch (IOException e) {
-   *   RetryAgentBridge.tell(OKHTTP_SEND_FAILED, chain);   // never throws
+   *   RetryAgentBridge.tell(OKHTTP_SEND_FAILED, new Object[] {chain, e});   // never throws
    *   throw e;
    * }
    * }</pre>
@@ -328,10 +328,26 @@ final class OkHttpHook {
       super.visitLabel(handler);
       super.visitFrame(
           Opcodes.F_FULL, 2, new Object[] {SEND, CHAIN}, 1, new Object[] {"java/io/IOException"});
-      BridgePrologue.tell(mv, Bridge.OKHTTP_SEND_FAILED, 1);
+      // As ProloguePatcher writes it: stack operations only, the exception left for the throw.
+      super.visitInsn(Opcodes.DUP);
+      super.visitIntInsn(Opcodes.BIPUSH, Bridge.OKHTTP_SEND_FAILED);
+      super.visitInsn(Opcodes.SWAP);
+      super.visitInsn(Opcodes.ICONST_2);
+      super.visitTypeInsn(Opcodes.ANEWARRAY, "java/lang/Object");
+      super.visitInsn(Opcodes.DUP_X1);
+      super.visitInsn(Opcodes.SWAP);
+      super.visitInsn(Opcodes.ICONST_1);
+      super.visitInsn(Opcodes.SWAP);
+      super.visitInsn(Opcodes.AASTORE);
+      super.visitInsn(Opcodes.DUP);
+      super.visitInsn(Opcodes.ICONST_0);
+      super.visitVarInsn(Opcodes.ALOAD, 1);
+      super.visitInsn(Opcodes.AASTORE);
+      super.visitMethodInsn(
+          Opcodes.INVOKESTATIC, BridgePrologue.BRIDGE, "tell", "(ILjava/lang/Object;)V", false);
       super.visitInsn(Opcodes.ATHROW);
-      // the exception, the hook's number and the chain
-      super.visitMaxs(Math.max(maxStack, 3), Math.max(maxLocals, 2));
+      // the exception, the hook's number, the array and its copy, the index and the element
+      super.visitMaxs(Math.max(maxStack, 6), Math.max(maxLocals, 2));
     }
   }
 

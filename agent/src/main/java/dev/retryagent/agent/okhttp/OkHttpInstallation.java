@@ -61,8 +61,8 @@ public final class OkHttpInstallation extends MadeAtFirstUse<OkHttpHandler>
   }
 
   @Override
-  public void sendFailed(Object chain) {
-    get().sendFailed(chain);
+  public void sendFailed(Object chain, Object failure) {
+    get().sendFailed(chain, failure);
   }
 
   /** The agent as the OkHttp side sees it. */

@@ -97,8 +97,8 @@ final class OkHttpLoaders implements OkHttpHandler {
   }
 
   @Override
-  public void sendFailed(Object chain) {
-    supportFor(chain.getClass()).sendFailed(chain);
+  public void sendFailed(Object chain, Object failure) {
+    supportFor(chain.getClass()).sendFailed(chain, failure);
   }
 
   /** For an OkHttp copy the agent cannot serve: everything passes through. */
@@ -120,6 +120,6 @@ final class OkHttpLoaders implements OkHttpHandler {
     public void sending(Object chain) {}
 
     @Override
-    public void sendFailed(Object chain) {}
+    public void sendFailed(Object chain, Object failure) {}
   }
 }

@@ -66,8 +66,9 @@ public final class Bridge {
   public static final int OKHTTP_SENDING = 9;
 
   /**
-   * OkHttp's {@code CallServerInterceptor.intercept(Chain)} throws an {@code IOException}: the
-   * chain (a tell); the exception goes on to the caller as it was.
+   * OkHttp's {@code CallServerInterceptor.intercept(Chain)} throws an {@code IOException}: {@code
+   * new Object[] {chain, exception}} (a tell; the handler tells a refused HTTP/2 stream by the
+   * exception); the exception goes on to the caller as it was.
    */
   public static final int OKHTTP_SEND_FAILED = 10;
 

@@ -24,7 +24,8 @@ import java.util.List;
  *       and local variable tables. The prologue is padded with {@code nop}s to a multiple of four
  *       bytes, so that a {@code tableswitch} keeps its alignment;
  *   <li>with {@link Target#tellAndOnIoException}, also a handler after the method's last
- *       instruction, over all of its code, that tells of an {@code IOException} and throws it on;
+ *       instruction, over all of its code, that tells of an {@code IOException} (with the argument)
+ *       and throws it on;
  *   <li>a {@code tell} before a constructor returns ({@link Target#tellBeforeReturn}), when its
  *       only {@code return} is its last instruction (nothing after it moves);
  *   <li>a {@code boolean} field of {@code this} set from the bridge's answer, first in a method, in
@@ -127,10 +128,11 @@ public final class ProloguePatcher {
     }
 
     /**
-     * {@link #tell} first, and {@code tell(failedHook, <local slot>)} before an {@code IOException}
-     * leaves the method: a handler over all of its code, after its own (each of those still catches
-     * first). The handler's frame holds {@code this} and the argument in {@code slot}, which must
-     * be 1 (the first parameter, a reference); a method that stores into either is left to ASM.
+     * {@link #tell} first, and {@code tell(failedHook, new Object[] {<local slot>, exception})}
+     * before an {@code IOException} leaves the method: a handler over all of its code, after its
+     * own (each of those still catches first). The handler's frame holds {@code this} and the
+     * argument in {@code slot}, which must be 1 (the first parameter, a reference); a method that
+     * stores into either is left to ASM.
      */
     public static Target tellAndOnIoException(
         String name, String desc, int hook, int slot, int failedHook) {
@@ -235,6 +237,10 @@ public final class ProloguePatcher {
   private static final int ASTORE_3 = 0x4e;
   private static final int POP = 0x57;
   private static final int DUP = 0x59;
+  private static final int DUP_X1 = 0x5a;
+  private static final int SWAP = 0x5f;
+  private static final int AASTORE = 0x53;
+  private static final int ANEWARRAY = 0xbd;
   private static final int GOTO = 0xa7;
   private static final int ARETURN = 0xb0;
   private static final int RETURN = 0xb1;
@@ -633,6 +639,28 @@ public final class ProloguePatcher {
       code.u1(INVOKESTATIC).u2(pool.methodRef(bridge, "tell", "(ILjava/lang/Object;)V"));
     }
 
+    /**
+     * With the exception on the stack (and left there): {@code RetryAgentBridge.tell(hook, new
+     * Object[] {<local slot>, exception})}, by stack operations only (no local is stored).
+     */
+    private void tellWithException(Out code, int hook, int slot) throws Unhandled {
+      code.u1(DUP); // e e
+      pushHook(code, hook); // e e h
+      code.u1(SWAP); // e h e
+      code.u1(ICONST_0 + 2).u1(ANEWARRAY).u2(pool.classEntry("java/lang/Object")); // e h e a
+      code.u1(DUP_X1); // e h a e a
+      code.u1(SWAP); // e h a a e
+      code.u1(ICONST_0 + 1); // e h a a e 1
+      code.u1(SWAP); // e h a a 1 e
+      code.u1(AASTORE); // e h a
+      code.u1(DUP); // e h a a
+      code.u1(ICONST_0); // e h a a 0
+      load(code, slot); // e h a a 0 arg
+      code.u1(AASTORE); // e h a
+      int bridge = pool.classEntry(BridgePrologue.BRIDGE);
+      code.u1(INVOKESTATIC).u2(pool.methodRef(bridge, "tell", "(ILjava/lang/Object;)V")); // e
+    }
+
     private static void pushHook(Out code, int hook) {
       if (hook <= 5) {
         code.u1(ICONST_0 + hook);
@@ -697,9 +725,10 @@ public final class ProloguePatcher {
           tell(prologue, t.hook, t.argumentSlots[0]);
           pad();
           handlerAt = prologue.size + originalLength;
-          tell(handler, t.failedHook, t.argumentSlots[0]);
+          tellWithException(handler, t.failedHook, t.argumentSlots[0]);
           handler.u1(ATHROW);
-          minStack = 3; // the exception, the hook's number and the argument
+          // the exception, the hook's number, the array and its copy, the index and the element
+          minStack = 6;
         } else {
           insertAt = Instructions.onlyReturnAtTheEnd(c, codeStart, originalLength);
           tell(inserted, t.hook, 0);

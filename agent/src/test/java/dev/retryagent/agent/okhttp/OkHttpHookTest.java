@@ -65,8 +65,11 @@ class OkHttpHookTest {
     }
 
     @Override
-    public void sendFailed(Object chain) {
-      events.add("failed " + chain.getClass().getName());
+    public void sendFailed(Object chain, Object failure) {
+      events.add(
+          "failed "
+              + chain.getClass().getName()
+              + (failure instanceof IOException ? " with its IOException" : " with " + failure));
     }
   }
 
@@ -345,7 +348,7 @@ class OkHttpHookTest {
         assertThat(recorder.events)
             .containsExactly(
                 "sending okhttp3.internal.http.RealInterceptorChain",
-                "failed okhttp3.internal.http.RealInterceptorChain");
+                "failed okhttp3.internal.http.RealInterceptorChain with its IOException");
 
         recorder.events.clear();
         assertThat(execute(noResends, url)).isEqualTo(200);

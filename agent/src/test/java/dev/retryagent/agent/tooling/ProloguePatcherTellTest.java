@@ -95,7 +95,11 @@ class ProloguePatcherTellTest {
   void register() {
     Steps.LIST.clear();
     Bridge.register(TOLD, "a test hook", (a, b, c, d, e, f) -> tell("told", a));
-    Bridge.register(FAILED, "a test hook", (a, b, c, d, e, f) -> tell("failed", a));
+    // told {the argument, the exception}
+    Bridge.register(
+        FAILED,
+        "a test hook",
+        (a, b, c, d, e, f) -> tell("failed", java.util.Arrays.asList((Object[]) a)));
   }
 
   private static Object tell(String what, Object a) {
@@ -165,7 +169,9 @@ class ProloguePatcherTellTest {
 
     Steps.LIST.clear();
     assertThatThrownBy(() -> send(told, "fail")).isInstanceOf(IOException.class).hasMessage("boom");
-    assertThat(Steps.LIST).containsExactly("told fail", "send fail", "failed fail");
+    // the handler is told the argument and the exception, which it throws on
+    assertThat(Steps.LIST)
+        .containsExactly("told fail", "send fail", "failed [fail, java.io.IOException: boom]");
   }
 
   @Test

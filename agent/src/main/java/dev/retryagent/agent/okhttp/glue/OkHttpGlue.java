@@ -4,6 +4,7 @@ import dev.retryagent.agent.okhttp.OkHttpSupport;
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.okhttp.AsyncRetrier;
 import dev.retryagent.okhttp.Resends;
+import java.io.IOException;
 import java.util.List;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -152,10 +153,10 @@ public final class OkHttpGlue implements OkHttpSupport {
   }
 
   @Override
-  public void sendFailed(Object chain) {
+  public void sendFailed(Object chain, Object failure) {
     Resends r = resends;
     if (r != null) {
-      r.failed(((Interceptor.Chain) chain).call());
+      r.failed(((Interceptor.Chain) chain).call(), (IOException) failure);
     }
   }
 
