@@ -38,6 +38,11 @@ final class TransportClassifier {
     "connection closed",
     "connection abort",
     "end of stream",
+    // java.net.http over HTTP/2: the server's GOAWAY ended the connection under the stream (JDK
+    // 17's "<local address>: GOAWAY received", processed or not); a stream the server refused
+    // unprocessed, which the JDK (24+) sent again once and the server refused again.
+    "goaway received",
+    "request not processed by peer",
   };
 
   /**

@@ -172,6 +172,19 @@ class TransportClassifierTest {
         .isEqualTo(Outcome.RESET);
   }
 
+  /**
+   * java.net.http's HTTP/2 endings that name no reset: JDK 17's for the streams of a connection the
+   * server ended with GOAWAY, and JDK 24+'s for a stream refused again after its own resend. Both
+   * were other exceptions, never retried, where a GET ended by a reset is.
+   */
+  @Test
+  void theJdksHttp2GoAwayAndUnprocessedStreamAreResets() {
+    assertThat(TransportClassifier.classify(new IOException("/127.0.0.1:42144: GOAWAY received")))
+        .isEqualTo(Outcome.RESET);
+    assertThat(TransportClassifier.classify(new IOException("request not processed by peer")))
+        .isEqualTo(Outcome.RESET);
+  }
+
   // --- timeout: no response in time
 
   @Test

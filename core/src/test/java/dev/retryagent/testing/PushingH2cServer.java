@@ -25,6 +25,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class PushingH2cServer implements Closeable {
   private final ServerSocket socket;
   private final boolean upgrade; // false: the client starts with HTTP/2's preface, and no pushes
+  private final boolean push;
   private final ConcurrentLinkedQueue<String[]> replies = new ConcurrentLinkedQueue<>();
   private final List<Integer> requestStreams = new CopyOnWriteArrayList<>();
   // The request bodies received (DATA frames, unpadded as clients send them), and the streams
@@ -45,11 +46,24 @@ public final class PushingH2cServer implements Closeable {
    * not push: OkHttp neither upgrades nor takes pushes.
    */
   public static PushingH2cServer priorKnowledge() throws IOException {
-    return new PushingH2cServer(false);
+    return new PushingH2cServer(false, false);
+  }
+
+  /**
+   * A server reached by the upgrade (java.net.http) that does not push: for a client without a
+   * push-promise handler, which takes a push for a protocol error.
+   */
+  public static PushingH2cServer withoutPushes() throws IOException {
+    return new PushingH2cServer(true, false);
   }
 
   private PushingH2cServer(boolean upgrade) throws IOException {
+    this(upgrade, upgrade);
+  }
+
+  private PushingH2cServer(boolean upgrade, boolean push) throws IOException {
     this.upgrade = upgrade;
+    this.push = push;
     socket = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     acceptor = new Thread(this::accept, "h2c-accept");
     acceptor.setDaemon(true);
@@ -246,7 +260,7 @@ public final class PushingH2cServer implements Closeable {
       String status = reply == null ? "200" : reply[0];
       int promised = nextPush;
       nextPush += 2;
-      if (upgrade) {
+      if (push) {
         ByteArrayOutputStream promise = new ByteArrayOutputStream();
         promise.write(int4(promised));
         literal(promise, ":method", "GET");
@@ -262,7 +276,7 @@ public final class PushingH2cServer implements Closeable {
       }
       frame(1, 4, stream, head.toByteArray());
       frame(0, 1, stream, ("status " + status).getBytes());
-      if (!upgrade) {
+      if (!push) {
         return;
       }
       ByteArrayOutputStream pushed = new ByteArrayOutputStream();
