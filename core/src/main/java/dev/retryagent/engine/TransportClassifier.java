@@ -166,6 +166,12 @@ final class TransportClassifier {
           return Outcome.RESET;
         }
       }
+      // OkHttp's HTTP/2 writer says "closed" for a stream written to a connection that closed
+      // under it (the server's GOAWAY and close, seen on 5.x while a request was written): the
+      // host's ending, as a reset. The application's cancel is told apart before (the adapter).
+      if (m.equals("closed") && thrownByOkHttp(t)) {
+        return Outcome.RESET;
+      }
       // java.net.http (Java 21+) refuses a request on a client the application shut down with a
       // plain "closed": nothing was sent, so it is the caller's ending, not the host's failure.
       if (m.equals("canceled") || m.equals("cancelled") || m.equals("closed")) {
@@ -173,6 +179,12 @@ final class TransportClassifier {
       }
     }
     return null;
+  }
+
+  /** Whether OkHttp's own code threw {@code t} (its first frame; unknown without a stack trace). */
+  private static boolean thrownByOkHttp(Throwable t) {
+    StackTraceElement[] frames = t.getStackTrace();
+    return frames.length > 0 && frames[0].getClassName().startsWith("okhttp3.");
   }
 
   private static boolean isConnectMessage(String message) {

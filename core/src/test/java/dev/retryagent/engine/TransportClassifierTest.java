@@ -253,6 +253,26 @@ class TransportClassifierTest {
         .isEqualTo(Outcome.CANCELLED);
   }
 
+  /**
+   * OkHttp 5's HTTP/2 writer, for a request written to a connection the server closed under it (its
+   * GOAWAY and close): the same plain "closed" as java.net.http's refusal by a shut-down client,
+   * taken for the caller's ending (never retried, no breaker failure) where it is the host's. Told
+   * apart by who threw it (as seen: Http2Writer.data, from Http2Stream's sink as OkHttp closed the
+   * request body).
+   */
+  @Test
+  void okHttpsClosedHttp2WriterIsAReset() {
+    IOException closed = new IOException("closed");
+    closed.setStackTrace(
+        new StackTraceElement[] {
+          new StackTraceElement(
+              "okhttp3.internal.http2.Http2Writer", "data", "Http2Writer.kt", 173),
+          new StackTraceElement(
+              "okhttp3.internal.http2.Http2Connection", "writeData", "Http2Connection.kt", 334)
+        });
+    assertThat(TransportClassifier.classify(closed)).isEqualTo(Outcome.RESET);
+  }
+
   @Test
   void aRequestRefusedByAShutDownJdkClientIsCancelled() {
     // sendAsync's future holds the refusal itself; send throws a copy around it.
