@@ -474,17 +474,40 @@ public final class RetryEngine {
         noted = hostPauses.putIfAbsent(target, until)) {
       // another 429 of the host noted its pause meanwhile: compare with that one
     }
-    if (hostPauses.size() > MAX_HOST_PAUSES) {
-      // Bounded as the hosts are: the pauses over are forgotten.
+    if (hostPauses.size() > pauseSweepAt) {
+      // Bounded as the hosts are: the pauses over are forgotten. The next walk waits until the map
+      // has doubled from what is left: with more pauses under way than MAX_HOST_PAUSES, a walk on
+      // every 429 would cost each 429 the whole map, and the map would still grow.
       for (java.util.Iterator<Long> i = hostPauses.values().iterator(); i.hasNext(); ) {
         if (i.next() - now <= 0) {
           i.remove();
         }
       }
+      pauseSweepAt = Math.max(MAX_HOST_PAUSES, 2 * hostPauses.size());
+      pauseSweeps++;
     }
   }
 
   private static final int MAX_HOST_PAUSES = 10_000;
+
+  /**
+   * The size of {@link #hostPauses} past which a 429 forgets the pauses that are over; racy writes
+   * are harmless (a walk more or less).
+   */
+  private volatile int pauseSweepAt = MAX_HOST_PAUSES;
+
+  /** Walks of {@link #hostPauses} so far, for tests; racy, never read on a call's path. */
+  private volatile long pauseSweeps;
+
+  /** The hosts' 429 pauses noted, over or not (tests). */
+  int hostPausesNoted() {
+    return hostPauses.size();
+  }
+
+  /** How many times {@link #notePause} walked the noted pauses (tests). */
+  long hostPauseSweeps() {
+    return pauseSweeps;
+  }
 
   /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */
   private PermitLimiter fleetLimiter(Policy policy) {

@@ -95,6 +95,38 @@ class RateLimitThroughEngineTest {
     assertThat(waited(f)).isEqualTo(5 * S);
   }
 
+  /**
+   * The hosts' 429 pauses are bounded as the hosts are, and a 429 does not pay for the others: with
+   * more pauses under way than the bound, the pauses noted were walked on every 429 (15,000 walks
+   * of 10,000-25,000 entries here) and the map still grew; now a walk comes only once the map has
+   * doubled, and forgets the pauses that are over.
+   */
+  @org.junit.jupiter.api.Test
+  void theHostsPausesAreForgottenWhenOverWithoutAWalkOnEvery429() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true);
+    EngineFixture f = EngineFixture.of(p);
+    // The clock stands: no call waits (one attempt each, a host of its own).
+    for (int i = 0; i < 25_000; i++) {
+      Script s = new Script(f.clock, respond(429, "30"));
+      Driver.SYNC.run(f, FakeRequest.of("GET", "h" + i + ".example.com"), s);
+    }
+    // Every pause is still under way: none may be forgotten, and the map was walked twice, at
+    // 10,001 and at 20,003 pauses.
+    assertThat(f.engine.hostPausesNoted()).isEqualTo(25_000);
+    assertThat(f.engine.hostPauseSweeps()).isEqualTo(2);
+
+    f.clock.advance(Duration.ofHours(2));
+    for (int i = 0; i < 16_000; i++) {
+      Script s = new Script(f.clock, respond(429, "30"));
+      Driver.SYNC.run(f, FakeRequest.of("GET", "later" + i + ".example.com"), s);
+    }
+    // Past 40,006 the walk forgot the 25,000 over: what is left are the pauses under way.
+    assertThat(f.engine.hostPauseSweeps()).isEqualTo(3);
+    assertThat(f.engine.hostPausesNoted()).isEqualTo(16_000);
+  }
+
   @ParameterizedTest
   @MethodSource("drivers")
   void aReloadThatChangesTheRateLimitKeepsThe429PauseOfTheHost(Driver driver) {
