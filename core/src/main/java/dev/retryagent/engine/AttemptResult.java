@@ -41,7 +41,8 @@ public final class AttemptResult {
   /**
    * The client threw {@code error}; its outcome is what the engine's classification makes of it:
    * {@link Outcome#CONNECT_FAILURE} when nothing was sent, {@link Outcome#RESET}, {@link
-   * Outcome#TIMEOUT}, {@link Outcome#CANCELLED} for an interrupt or a cancellation, else {@link
+   * Outcome#TIMEOUT}, {@link Outcome#CANCELLED} for an interrupt or a cancellation, {@link
+   * Outcome#POOL_TIMEOUT} when the client's own pool had no connection in time, else {@link
    * Outcome#OTHER_EXCEPTION}.
    */
   public static AttemptResult thrown(Throwable error) {

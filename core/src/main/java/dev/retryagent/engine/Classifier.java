@@ -20,7 +20,9 @@ final class Classifier {
 
   /** True when an exception of kind {@code outcome} is retryable. */
   public static boolean isRetryableException(RetryPolicy policy, Outcome outcome, Throwable error) {
-    if (outcome == Outcome.CANCELLED || outcome == Outcome.APPLICATION_FAILED) {
+    if (outcome == Outcome.CANCELLED
+        || outcome == Outcome.APPLICATION_FAILED
+        || outcome == Outcome.POOL_TIMEOUT) {
       return false;
     }
     if (outcome.transport() != null && policy.retryOnTransport().contains(outcome.transport())) {

@@ -36,7 +36,13 @@ public enum GiveUpReason {
    * threw while it wrote, or wrote other than the length it declared). The caller gets that failure
    * as the client gave it; nothing is retried.
    */
-  APPLICATION_FAILED;
+  APPLICATION_FAILED,
+  /**
+   * The client found no connection in its own pool within its own wait for one (Apache HttpClient's
+   * {@code connectionRequestTimeout}, the pool held by the application's other calls): nothing
+   * reached the host, and the caller gets the client's exception as it gave it; nothing is retried.
+   */
+  POOL_TIMEOUT;
 
   /** Lower-case, hyphenated: for logs, metrics labels and dead letters. */
   public String label() {

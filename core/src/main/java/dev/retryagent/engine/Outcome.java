@@ -22,7 +22,14 @@ public enum Outcome {
    * {@link GiveUpReason#APPLICATION_FAILED}. A status, when there is one, is the host's answer to
    * the request the application broke.
    */
-  APPLICATION_FAILED(null);
+  APPLICATION_FAILED(null),
+  /**
+   * The client found no connection in its own pool within its own wait for one (Apache HttpClient's
+   * {@code connectionRequestTimeout}): nothing reached the host, so it says nothing of the host;
+   * never retried, never a breaker failure; the call gives up with {@link
+   * GiveUpReason#POOL_TIMEOUT}.
+   */
+  POOL_TIMEOUT(null);
 
   private final TransportFailure transport;
 

@@ -370,10 +370,12 @@ public abstract class RetryCall extends HostHold {
       long now = state.engine.clock().nanoTime();
       AttemptResult result = AttemptResult.thrown(error);
       if (result.outcome() == Outcome.CANCELLED
+          || result.outcome() == Outcome.POOL_TIMEOUT
           || (extras != null && extras.abortFailsAttempt && cancelledByCaller())
           || !(error instanceof java.io.IOException)) {
         // A failure the caller's abort caused says nothing about the host (abortedWhen); nor does
-        // one that is no I/O failure (an application's OkHttp interceptor after the agent's
+        // the client's own pool that had no connection in time (nothing reached the host); nor one
+        // that is no I/O failure (an application's OkHttp interceptor after the agent's
         // throwing IllegalStateException, a client's bug): the host answered nothing. Recorded,
         // it was the host's success, and as a half-open breaker's trial it closed the breaker
         // without one request having succeeded: the permit goes back without an outcome.

@@ -248,6 +248,8 @@ public final class RetryEvent {
         return "cancelled";
       case APPLICATION_FAILED:
         return "application failed";
+      case POOL_TIMEOUT:
+        return "pool timeout";
       default:
         return error == null ? "error" : error.getClass().getSimpleName();
     }

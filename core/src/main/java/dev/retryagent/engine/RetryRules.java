@@ -91,6 +91,11 @@ public final class RetryRules {
     if (result.outcome() == Outcome.APPLICATION_FAILED) {
       return Decision.done(result, GiveUpReason.APPLICATION_FAILED);
     }
+    // The client's own pool had no connection in time: nothing reached the host; the application
+    // gets the client's exception, as without the agent.
+    if (result.outcome() == Outcome.POOL_TIMEOUT) {
+      return Decision.done(result, GiveUpReason.POOL_TIMEOUT);
+    }
     // Retries off, an outcome retryOn does not name, a request not safe to repeat: the outcome
     // goes back as it came (a retryable outcome is always a failure, so the reason is named).
     GiveUpReason refused = policyRefusal(retry, request, result);

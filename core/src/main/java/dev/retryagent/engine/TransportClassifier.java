@@ -101,6 +101,9 @@ final class TransportClassifier {
     // is reported with exceptions of its own.
     String name = t.getClass().getName();
     if (name.startsWith("org.apache.h")) {
+      if (isPoolTimeout(name, t)) {
+        return Outcome.POOL_TIMEOUT;
+      }
       if (name.endsWith(".ConnectTimeoutException")) {
         return Outcome.CONNECT_FAILURE;
       }
@@ -185,6 +188,21 @@ final class TransportClassifier {
   private static boolean thrownByOkHttp(Throwable t) {
     StackTraceElement[] frames = t.getStackTrace();
     return frames.length > 0 && frames[0].getClassName().startsWith("okhttp3.");
+  }
+
+  /**
+   * Apache HttpClient found no pooled connection within its {@code connectionRequestTimeout}: 4.5's
+   * {@code ConnectionPoolTimeoutException} (a {@code ConnectTimeoutException}, though nothing was
+   * connected), 5.x's {@code ConnectionRequestTimeoutException}, or 5.x's {@code
+   * RequestFailedException} around the pool's own {@code DeadlineTimeoutException} (a {@code
+   * TimeoutException}: the pool failed the lease at its deadline before the wait for it timed out).
+   * An {@code InterruptedIOException} each, which read as the caller's interrupt.
+   */
+  private static boolean isPoolTimeout(String name, Throwable t) {
+    return name.endsWith(".ConnectionPoolTimeoutException")
+        || name.endsWith(".ConnectionRequestTimeoutException")
+        || (name.endsWith(".RequestFailedException")
+            && t.getCause() instanceof java.util.concurrent.TimeoutException);
   }
 
   private static boolean isConnectMessage(String message) {

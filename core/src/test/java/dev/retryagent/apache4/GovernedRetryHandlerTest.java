@@ -505,6 +505,66 @@ class GovernedRetryHandlerTest {
   }
 
   @Test
+  void aCallThatFoundNoPooledConnectionInTimeGivesUpAsPoolTimeoutNotCancelled(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    // The application holds the pool's only connection, and its next call finds none within
+    // connectionRequestTimeout: ConnectionPoolTimeoutException, nothing sent, with or without the
+    // agent. The agent counted it (give_ups_total reason="cancelled"), logged it ("cancelled by
+    // the caller") and dead-lettered it (outcome and reason "cancelled"): a cancel nobody made.
+    server.otherwise(ok("fine"));
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    java.nio.file.Path file = dir.resolve("dead.jsonl");
+    dev.retryagent.internal.observe.DeadLetterWriter deadLetters =
+        new dev.retryagent.internal.observe.DeadLetterWriter(file, e -> {});
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .listener(metrics)
+            .listener(deadLetters)
+            .build();
+    for (boolean ours : new boolean[] {false, true}) {
+      org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
+          new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
+      pool.setMaxTotal(1);
+      pool.setDefaultMaxPerRoute(1);
+      HttpClientBuilder b =
+          HttpClients.custom()
+              .setConnectionManager(pool)
+              .setDefaultRequestConfig(
+                  org.apache.http.client.config.RequestConfig.custom()
+                      .setConnectionRequestTimeout(200)
+                      .build());
+      try (CloseableHttpClient c = ours ? RetryingCloseableHttpClient.wrap(b, engine) : b.build()) {
+        org.apache.http.client.methods.CloseableHttpResponse held =
+            c.execute(new HttpGet(server.url("/held")));
+        assertThatThrownBy(
+                () ->
+                    c.execute(
+                        new HttpGet(server.url("/items")), r -> r.getStatusLine().getStatusCode()))
+            .as("through the agent %s", ours)
+            .isInstanceOf(org.apache.http.conn.ConnectionPoolTimeoutException.class);
+        held.close();
+      }
+    }
+    deadLetters.close();
+    assertThat(giveUps(metrics, GiveUpReason.POOL_TIMEOUT)).isEqualTo(1);
+    assertThat(giveUps(metrics, GiveUpReason.CANCELLED)).isZero();
+    List<String> lines = java.nio.file.Files.readAllLines(file);
+    assertThat(lines).hasSize(1);
+    assertThat(lines.get(0))
+        .contains("\"outcome\":\"pool-timeout\"")
+        .contains("\"reason\":\"pool-timeout\"");
+  }
+
+  /** The give-ups {@code metrics} counted for {@code reason}, every route and host. */
+  static long giveUps(dev.retryagent.internal.observe.RetryMetrics metrics, GiveUpReason reason) {
+    return metrics.series().stream().mapToLong(x -> x.counters().giveUps(reason)).sum();
+  }
+
+  @Test
   void aCallAbortedWhileItWaitedForAPooledConnectionGivesItsRateLimitPermitBack() throws Exception {
     // The application holds the pool's only connection, and aborts (HttpRequestBase.abort()) its
     // next call while that waits for one: RequestAbortedException, nothing sent, with or without

@@ -722,6 +722,62 @@ class GovernedRetryStrategyTest {
     }
   }
 
+  @Test
+  void aCallThatFoundNoPooledConnectionInTimeGivesUpAsPoolTimeoutNotCancelled(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    // The application holds the pool's only connection, and its next call finds none within
+    // connectionRequestTimeout: ConnectionRequestTimeoutException, nothing sent, with or without
+    // the agent. The agent counted it (give_ups_total reason="cancelled"), logged it ("cancelled
+    // by the caller") and dead-lettered it (outcome and reason "cancelled"): a cancel nobody made.
+    // With HttpClient's retries on and off.
+    server.otherwise(ok("fine"));
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    java.nio.file.Path file = dir.resolve("dead.jsonl");
+    dev.retryagent.internal.observe.DeadLetterWriter deadLetters =
+        new dev.retryagent.internal.observe.DeadLetterWriter(file, e -> {});
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .listener(metrics)
+            .listener(deadLetters)
+            .build();
+    for (boolean retries : new boolean[] {true, false}) {
+      for (boolean ours : new boolean[] {false, true}) {
+        HttpClientBuilder b =
+            leaseWithin200Ms(HttpClients.custom().setConnectionManager(poolOfOne()));
+        if (!retries) {
+          b.disableAutomaticRetries();
+        }
+        try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
+          org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
+              c.execute(new HttpGet(server.url("/held")));
+          assertThatThrownBy(() -> c.execute(new HttpGet(server.url("/items")), r -> r.getCode()))
+              .as("retries %s, through the agent %s", retries, ours)
+              .isInstanceOf(org.apache.hc.core5.http.ConnectionRequestTimeoutException.class);
+          held.close();
+        }
+      }
+    }
+    deadLetters.close();
+    assertThat(giveUps(metrics, GiveUpReason.POOL_TIMEOUT)).isEqualTo(2);
+    assertThat(giveUps(metrics, GiveUpReason.CANCELLED)).isZero();
+    List<String> lines = java.nio.file.Files.readAllLines(file);
+    assertThat(lines).hasSize(2);
+    for (String line : lines) {
+      assertThat(line)
+          .contains("\"outcome\":\"pool-timeout\"")
+          .contains("\"reason\":\"pool-timeout\"");
+    }
+  }
+
+  /** The give-ups {@code metrics} counted for {@code reason}, every route and host. */
+  static long giveUps(dev.retryagent.internal.observe.RetryMetrics metrics, GiveUpReason reason) {
+    return metrics.series().stream().mapToLong(x -> x.counters().giveUps(reason)).sum();
+  }
+
   /** A pool of one connection: a call waits for it while another holds it. */
   private static PoolingHttpClientConnectionManager poolOfOne() {
     PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();

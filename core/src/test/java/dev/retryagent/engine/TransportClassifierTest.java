@@ -314,6 +314,50 @@ class TransportClassifierTest {
         .isEqualTo(Outcome.OTHER_EXCEPTION);
   }
 
+  /**
+   * Apache HttpClient's pool had no connection within {@code connectionRequestTimeout}: nothing
+   * reached the host. Each is an InterruptedIOException, which read as the caller's interrupt
+   * (CANCELLED, given up as cancelled) though nobody cancelled anything. Built as the clients build
+   * them: 4.5's PoolingHttpClientConnectionManager, 5.x's InternalExecRuntime (the wait for the
+   * lease timed out, or the pool failed the lease at its own deadline first).
+   */
+  @Test
+  void anApachePoolWithoutAConnectionInTimeIsAPoolTimeoutNotACancel() {
+    assertThat(
+            TransportClassifier.classify(
+                new org.apache.http.conn.ConnectionPoolTimeoutException(
+                    "Timeout waiting for connection from pool")))
+        .isEqualTo(Outcome.POOL_TIMEOUT);
+    assertThat(
+            TransportClassifier.classify(
+                new org.apache.hc.core5.http.ConnectionRequestTimeoutException(
+                    "Deadline: 2026-12-04T23:40:00.000+0000, 200 MILLISECONDS overdue")))
+        .isEqualTo(Outcome.POOL_TIMEOUT);
+    assertThat(
+            TransportClassifier.classify(
+                new org.apache.hc.client5.http.impl.classic.RequestFailedException(
+                    "Request execution failed",
+                    org.apache.hc.core5.util.DeadlineTimeoutException.from(
+                        org.apache.hc.core5.util.Deadline.MIN_VALUE))))
+        .isEqualTo(Outcome.POOL_TIMEOUT);
+    // 5.x's abort of the lease (interrupted, or cancelled) stays the caller's cancel; 4.5's
+    // connect timeout stays a connect failure.
+    assertThat(
+            TransportClassifier.classify(
+                new org.apache.hc.client5.http.impl.classic.RequestFailedException(
+                    "Request aborted", new InterruptedException())))
+        .isEqualTo(Outcome.CANCELLED);
+    assertThat(
+            TransportClassifier.classify(
+                new org.apache.hc.client5.http.impl.classic.RequestFailedException(
+                    "Request aborted")))
+        .isEqualTo(Outcome.CANCELLED);
+    assertThat(
+            TransportClassifier.classify(
+                new org.apache.http.conn.ConnectTimeoutException("Connect to h:80 timed out")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
   // --- anything else
 
   @Test

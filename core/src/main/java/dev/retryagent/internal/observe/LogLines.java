@@ -226,6 +226,9 @@ final class LogLines {
         return "the application's own code failed the request, not the host";
       case CALL_TIMEOUT:
         return "the caller's own call timeout ends the call";
+      case POOL_TIMEOUT:
+        return "no connection from the client's own pool within its connectionRequestTimeout"
+            + " (nothing was sent)";
       default:
         return r.label();
     }
@@ -292,6 +295,7 @@ final class LogLines {
       case CONNECT_FAILURE:
       case RESET:
       case TIMEOUT:
+      case POOL_TIMEOUT:
         return error.isEmpty() ? e.outcomeText() : e.outcomeText() + ": " + error;
       case CANCELLED:
         return "cancelled";

@@ -167,6 +167,28 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aCallWhoseClientHadNoPooledConnectionInTimeIsAPoolTimeoutNotCancelled() throws IOException {
+    // Its outcome and reason said "cancelled", a cancel nobody made: Apache HttpClient's pool,
+    // held by the application's other calls, had no connection within connectionRequestTimeout.
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("search"), w);
+
+    rig.call(
+        FakeRequest.get("h.example", "/v1/q"),
+        new org.apache.hc.core5.http.ConnectionRequestTimeoutException("Deadline: overdue"));
+    w.close();
+
+    assertThat(MiniJson.parseObject(lines(file).get(0)))
+        .containsEntry("status", null)
+        .containsEntry("outcome", "pool-timeout")
+        .containsEntry("reason", "pool-timeout")
+        .containsEntry(
+            "error",
+            "org.apache.hc.core5.http.ConnectionRequestTimeoutException: Deadline: overdue");
+  }
+
+  @Test
   void anExceptionIsNamedAndSanitisedAndTheStatusIsNull() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);

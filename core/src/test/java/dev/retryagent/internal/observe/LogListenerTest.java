@@ -111,6 +111,27 @@ class LogListenerTest {
   }
 
   @Test
+  void aCallWhoseClientHadNoPooledConnectionInTimeSaysSoNotThatTheCallerCancelled() {
+    // It said "gave up after 1 attempt (cancelled): cancelled by the caller", at info, for a pool
+    // the application's own calls held: nobody cancelled anything. At warn, as a rate-limit
+    // rejection (no permit within maxWait): a limit of this process, not the host, that an
+    // operator sizes.
+    Rig rig = new Rig(Rig.policy("search"), log(LogLevel.WARN));
+
+    rig.call(
+        FakeRequest.get("api.example.com", "/v1/q"),
+        new org.apache.http.conn.ConnectionPoolTimeoutException(
+            "Timeout waiting for connection from pool"));
+
+    assertThat(lines)
+        .containsExactly(
+            "retry-agent: GET api.example.com/v1/q gave up after 1 attempt (pool timeout:"
+                + " ConnectionPoolTimeoutException: Timeout waiting for connection from pool): no"
+                + " connection from the client's own pool within its connectionRequestTimeout"
+                + " (nothing was sent) [route=search]");
+  }
+
+  @Test
   void runningOutOfAttemptsNamesTheLimit() {
     Rig rig = new Rig(Rig.policy("llm", b -> b.maxAttempts(2)), log(LogLevel.WARN));
 
