@@ -7,7 +7,6 @@ import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
-import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.HttpException;
 
 /**
@@ -47,10 +46,16 @@ final class ResendCounter implements ExecChainHandler {
     ClassicHttpResponse response;
     try {
       response = chain.proceed(request, scope);
-    } catch (ConnectionRequestTimeoutException | CancellationException e) {
-      // The lease below us timed out, or was cancelled (the request's cancel() while it waited for
-      // a pooled connection): the exchange never reached a connection.
+    } catch (CancellationException e) {
+      // The lease below us was cancelled (the request's cancel() while it waited for a pooled
+      // connection): the exchange never reached a connection.
       log.notSent();
+      throw e;
+    } catch (IOException e) {
+      if (RetryExecHandler.noPooledConnection(e)) {
+        // The lease below us timed out: the exchange never reached a connection.
+        log.notSent();
+      }
       throw e;
     }
     log.answered(response.getCode());

@@ -14,11 +14,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.TimeoutException;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
+import org.apache.hc.client5.http.impl.classic.RequestFailedException;
 import org.apache.hc.core5.concurrent.CancellableDependency;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
@@ -212,8 +214,7 @@ public final class RetryExecHandler implements ExecChainHandler {
         CURRENT.set(null);
         reported = true;
         attempt.log.endCallAsApplications(call, e, -1);
-      } else if (e instanceof ConnectionRequestTimeoutException
-          || e instanceof CancellationException) {
+      } else if (noPooledConnection(e) || e instanceof CancellationException) {
         // No pooled connection in time, or the lease cancelled (the request's cancel() while it
         // waited for one, HttpCore's pool throws CancellationException): nothing of the
         // exchange went out.
@@ -226,6 +227,20 @@ public final class RetryExecHandler implements ExecChainHandler {
         attempt.log.reportTo(call);
       }
     }
+  }
+
+  /**
+   * Whether {@code e} is HttpClient's failure to lease a pooled connection within {@code
+   * connectionRequestTimeout}: {@code ConnectionRequestTimeoutException} when its wait for the
+   * lease timed out, or {@code RequestFailedException} around a {@code TimeoutException} when the
+   * pool failed the pending lease at its deadline first (HttpCore's {@code
+   * DeadlineTimeoutException}, passed on as the lease's {@code ExecutionException}: a connection
+   * released after the deadline, before the wait ended). Nothing of the exchange went out either
+   * way.
+   */
+  static boolean noPooledConnection(Throwable e) {
+    return e instanceof ConnectionRequestTimeoutException
+        || (e instanceof RequestFailedException && e.getCause() instanceof TimeoutException);
   }
 
   /**

@@ -773,6 +773,139 @@ class GovernedRetryStrategyTest {
     }
   }
 
+  @Test
+  void aCallWhoseLeaseThePoolFailedAtItsDeadlineGivesItsRateLimitPermitBack() throws Exception {
+    // The pool fails a pending lease itself once its deadline passed (HttpCore's pool, when a
+    // connection is released after the deadline and before the wait for the lease timed out):
+    // HttpClient throws RequestFailedException around the pool's DeadlineTimeoutException, with or
+    // without the agent, nothing sent. Only ConnectionRequestTimeoutException gave the permit
+    // back: this one kept it spent, and the call after, which the host would have served, was
+    // refused (RateLimitedException). A race on the real clock, made certain by a pool that fails
+    // the lease so. With HttpClient's retries on and off.
+    server.otherwise(ok("fine"));
+    for (boolean retries : new boolean[] {true, false}) {
+      for (boolean ours : new boolean[] {false, true}) {
+        DeadlinePool pool = new DeadlinePool();
+        HttpClientBuilder b = HttpClients.custom().setConnectionManager(pool);
+        if (!retries) {
+          b.disableAutomaticRetries();
+        }
+        events.clear();
+        // A bucket of two, never refilled (the clock stands): the held call's, and one more.
+        RetryEngine engine =
+            TestEngines.engine(
+                time,
+                Mode.ENFORCE,
+                r -> r,
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                dev.retryagent.policy.RateLimitPolicy.builder()
+                    .enabled(true)
+                    .perSecond(1)
+                    .burst(2)
+                    .maxWait(java.time.Duration.ZERO)
+                    .build(),
+                events);
+        int requests = server.requestCount();
+        try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
+          org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
+              c.execute(new HttpGet(server.url("/held")));
+          pool.failNextLease = true;
+          assertThatThrownBy(() -> c.execute(new HttpGet(server.url("/items")), r -> r.getCode()))
+              .isInstanceOf(org.apache.hc.client5.http.impl.classic.RequestFailedException.class)
+              .hasCauseInstanceOf(org.apache.hc.core5.util.DeadlineTimeoutException.class);
+          held.close();
+          int after = c.execute(new HttpGet(server.url("/items")), r -> r.getCode());
+          assertThat(after).as("retries %s, through the agent %s", retries, ours).isEqualTo(200);
+        }
+        assertThat(server.requestCount() - requests).isEqualTo(2);
+        if (ours) {
+          assertThat(events)
+              .singleElement()
+              .satisfies(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.POOL_TIMEOUT));
+        }
+      }
+    }
+  }
+
+  /**
+   * A pool of one connection whose next lease, once asked to, fails as HttpCore's pool fails a
+   * pending lease at its deadline: the lease's get throws ExecutionException around {@code
+   * DeadlineTimeoutException} (the manager passes it on; only its own wait's TimeoutException
+   * becomes ConnectionRequestTimeoutException).
+   */
+  static final class DeadlinePool
+      implements org.apache.hc.client5.http.io.HttpClientConnectionManager {
+    final org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
+        new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
+    volatile boolean failNextLease;
+
+    DeadlinePool() {
+      pool.setMaxTotal(1);
+      pool.setDefaultMaxPerRoute(1);
+    }
+
+    @Override
+    public org.apache.hc.client5.http.io.LeaseRequest lease(
+        String id,
+        org.apache.hc.client5.http.HttpRoute route,
+        org.apache.hc.core5.util.Timeout timeout,
+        Object state) {
+      if (!failNextLease) {
+        return pool.lease(id, route, timeout, state);
+      }
+      failNextLease = false;
+      return new org.apache.hc.client5.http.io.LeaseRequest() {
+        @Override
+        public org.apache.hc.client5.http.io.ConnectionEndpoint get(
+            org.apache.hc.core5.util.Timeout t) throws java.util.concurrent.ExecutionException {
+          throw new java.util.concurrent.ExecutionException(
+              org.apache.hc.core5.util.DeadlineTimeoutException.from(
+                  org.apache.hc.core5.util.Deadline.MIN_VALUE));
+        }
+
+        @Override
+        public boolean cancel() {
+          return false;
+        }
+      };
+    }
+
+    @Override
+    public void release(
+        org.apache.hc.client5.http.io.ConnectionEndpoint endpoint,
+        Object newState,
+        TimeValue validDuration) {
+      pool.release(endpoint, newState, validDuration);
+    }
+
+    @Override
+    public void connect(
+        org.apache.hc.client5.http.io.ConnectionEndpoint endpoint,
+        TimeValue connectTimeout,
+        HttpContext context)
+        throws IOException {
+      pool.connect(endpoint, connectTimeout, context);
+    }
+
+    @Override
+    public void upgrade(
+        org.apache.hc.client5.http.io.ConnectionEndpoint endpoint, HttpContext context)
+        throws IOException {
+      pool.upgrade(endpoint, context);
+    }
+
+    @Override
+    public void close(org.apache.hc.core5.io.CloseMode mode) {
+      pool.close(mode);
+    }
+
+    @Override
+    public void close() {
+      pool.close();
+    }
+  }
+
   /** The give-ups {@code metrics} counted for {@code reason}, every route and host. */
   static long giveUps(dev.retryagent.internal.observe.RetryMetrics metrics, GiveUpReason reason) {
     return metrics.series().stream().mapToLong(x -> x.counters().giveUps(reason)).sum();

@@ -163,14 +163,15 @@ public final class ExchangeLog {
 
   /**
    * The attempt ended because the client leased no connection for its request in time (HttpClient
-   * 4.5's {@code ConnectionPoolTimeoutException}, 5.x's {@code ConnectionRequestTimeoutException}),
-   * or because the application aborted it (4.5's {@code abort()}: no exchange started yet, if
-   * before its request was written; 5.x's {@code cancel()} while the lease waited, HttpCore's
-   * {@code CancellationException}). Unless an earlier exchange of the attempt may have given the
-   * host a whole request ({@link #hostGotWholeRequest}: a redirect's hop before it), the attempt
-   * sent nothing, and counts as not sent: its rate-limit permit and the retry it was go back
-   * ({@link RetryCall#attemptNotSent}), or a pool the application's own calls hold spends the
-   * host's bucket on requests it never got.
+   * 4.5's {@code ConnectionPoolTimeoutException}, 5.x's {@code ConnectionRequestTimeoutException}
+   * or the pool's own deadline failure, RetryExecHandler.noPooledConnection), or because the
+   * application aborted it (4.5's {@code abort()}: no exchange started yet, if before its request
+   * was written; 5.x's {@code cancel()} while the lease waited, HttpCore's {@code
+   * CancellationException}). Unless an earlier exchange of the attempt may have given the host a
+   * whole request ({@link #hostGotWholeRequest}: a redirect's hop before it), the attempt sent
+   * nothing, and counts as not sent: its rate-limit permit and the retry it was go back ({@link
+   * RetryCall#attemptNotSent}), or a pool the application's own calls hold spends the host's bucket
+   * on requests it never got.
    */
   public void noConnection(RetryCall call) {
     if (!hostGotWholeRequest()) {
