@@ -526,17 +526,8 @@ class GovernedRetryHandlerTest {
             .listener(deadLetters)
             .build();
     for (boolean ours : new boolean[] {false, true}) {
-      org.apache.http.impl.conn.PoolingHttpClientConnectionManager pool =
-          new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
-      pool.setMaxTotal(1);
-      pool.setDefaultMaxPerRoute(1);
       HttpClientBuilder b =
-          HttpClients.custom()
-              .setConnectionManager(pool)
-              .setDefaultRequestConfig(
-                  org.apache.http.client.config.RequestConfig.custom()
-                      .setConnectionRequestTimeout(200)
-                      .build());
+          leaseWithin200Ms(HttpClients.custom().setConnectionManager(poolOfOne()));
       try (CloseableHttpClient c = ours ? RetryingCloseableHttpClient.wrap(b, engine) : b.build()) {
         org.apache.http.client.methods.CloseableHttpResponse held =
             c.execute(new HttpGet(server.url("/held")));

@@ -836,14 +836,8 @@ class GovernedRetryStrategyTest {
    */
   static final class DeadlinePool
       implements org.apache.hc.client5.http.io.HttpClientConnectionManager {
-    final org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager pool =
-        new org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager();
+    final PoolingHttpClientConnectionManager pool = poolOfOne();
     volatile boolean failNextLease;
-
-    DeadlinePool() {
-      pool.setMaxTotal(1);
-      pool.setDefaultMaxPerRoute(1);
-    }
 
     @Override
     public org.apache.hc.client5.http.io.LeaseRequest lease(
