@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.TargetKey;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -75,7 +76,8 @@ final class HostState {
     this.scheme = scheme;
     this.host = host;
     this.port = port;
-    this.target = scheme + "://" + host + ":" + port;
+    // As the breaker, the metrics and the log lines name the host: one key however it is written.
+    this.target = TargetKey.of(scheme, host, port);
     this.breakerEntry = breakerEntry;
     this.budgetEntry = budgetEntry;
     this.limiterEntry = limiterEntry;

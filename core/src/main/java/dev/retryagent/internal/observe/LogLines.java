@@ -8,6 +8,7 @@ import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.Outcome;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.internal.Units;
+import dev.retryagent.internal.engine.TargetKey;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
@@ -315,8 +316,13 @@ final class LogLines {
         + Sanitizer.path(e.path(), mask);
   }
 
+  /**
+   * The key of the event's host as the breaker, the budget, the rate limiter and the metrics name
+   * it (TargetKey: lower case, an IPv6 literal in brackets), not as the application wrote it: an
+   * operator looks up what a line names in the breaker's own lines, JMX and Prometheus.
+   */
   static String target(RetryEvent e) {
-    return Sanitizer.oneLine(e.scheme() + "://" + e.host() + ":" + e.port());
+    return Sanitizer.oneLine(TargetKey.of(e.scheme(), e.host(), e.port()));
   }
 
   private static String suffix(RetryEvent e) {

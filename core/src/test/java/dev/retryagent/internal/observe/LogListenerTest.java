@@ -312,6 +312,66 @@ class LogListenerTest {
   }
 
   @Test
+  void aHostWrittenInCapitalsOrAnIpv6LiteralWithoutBracketsIsNamedByItsKeyInEveryLine() {
+    // One host, one key: the breaker's lines, the metrics' host label and the JMX name write it
+    // lower case, an IPv6 literal in brackets (TargetKey). The lines of a retry the breaker, the
+    // budget or the rate limit refused wrote the host as the application did ("API.Example.com",
+    // OkHttp's "::1" without brackets): an operator who looked up the key they name found nothing.
+    RetryMetrics metrics = new RetryMetrics();
+    Rig breaker =
+        new Rig(
+            Rig.policy(
+                "llm",
+                b -> b.maxAttempts(3),
+                CircuitBreakerPolicy.builder()
+                    .countWindow(2)
+                    .minimumCalls(1)
+                    .failureRateThreshold(0.5)
+                    .openFor(Duration.ofSeconds(30))
+                    .build(),
+                BudgetPolicy.defaults(),
+                RateLimitPolicy.defaults()),
+            log(LogLevel.INFO),
+            metrics);
+    breaker.call(FakeRequest.get("API.Example.com", "/v1/x"), 503, 200);
+    Rig budget =
+        new Rig(
+            Rig.policy(
+                "b",
+                r -> r,
+                CircuitBreakerPolicy.defaults(),
+                BudgetPolicy.builder().ratio(0).minPerSecond(0).build(),
+                RateLimitPolicy.defaults()),
+            log(LogLevel.WARN));
+    budget.call(FakeRequest.of("GET", "http", "::1", 8080, "/b"), 503);
+    Rig limited =
+        new Rig(
+            Rig.policy(
+                "c",
+                b -> b,
+                CircuitBreakerPolicy.defaults(),
+                BudgetPolicy.defaults(),
+                RateLimitPolicy.builder().enabled(true).perSecond(1).burst(1).build()),
+            log(LogLevel.INFO));
+    limited.call(FakeRequest.get("API.Example.com", "/c"), 200);
+    Object refused = limited.call(FakeRequest.get("Api.Example.COM", "/c"));
+
+    // The application's RateLimitedException names the key too, as CircuitBreakerOpenException.
+    assertThat(((Exception) refused).getMessage()).contains("for https://api.example.com:443:");
+    assertThat(metrics.hosts()).containsExactly("https://api.example.com:443");
+    assertThat(lines)
+        .containsExactly(
+            "retry-agent: circuit breaker https://api.example.com:443 opened (failure rate 100%"
+                + " over 1 call); next trial in 30s",
+            "retry-agent: GET API.Example.com/v1/x gave up after 1 attempt (503): circuit breaker"
+                + " https://api.example.com:443 is open [route=llm]",
+            "retry-agent: GET ::1:8080/b gave up after 1 attempt (503): the retry budget for"
+                + " http://[::1]:8080 is spent [route=b]",
+            "retry-agent: GET Api.Example.COM/c rejected: no rate-limit permit for"
+                + " https://api.example.com:443 within maxWait 0ms [route=c]");
+  }
+
+  @Test
   void observeModeWordsBreakerChangesAsWhatWouldHappen() {
     Rig rig =
         new Rig(
