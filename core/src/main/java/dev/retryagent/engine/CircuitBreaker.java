@@ -83,6 +83,11 @@ public final class CircuitBreaker {
     return policy;
   }
 
+  /** Whom the breaker tells of its transitions. */
+  TransitionListener transitionListener() {
+    return listener;
+  }
+
   /** The state now; an open breaker whose time is up still reads OPEN until the next call. */
   public synchronized CircuitState state() {
     return state;

@@ -215,6 +215,7 @@ public final class RetryEngine {
       // never asked again: it would stay in the state it was in, an open one reported open to JMX
       // and Prometheus for the JVM's life. Calls under way keep the one they hold.
       breakers.removeKeys(new Unused(now));
+      relabel(now);
       // State counted under a maxHosts no policy has now would stay counted under it for good.
       java.util.Set<Integer> bounds = new java.util.HashSet<>();
       for (Policy p : now) {
@@ -375,8 +376,57 @@ public final class RetryEngine {
     String route = policy.routeName();
     return breakers.entry(
         breakerKey(target, policy),
-        k -> new CircuitBreaker(k.name, p, (b, t) -> listener.onBreakerTransition(b, t, route)),
+        k -> new CircuitBreaker(k.name, p, new BreakerTransitions(route)),
         p.maxHosts());
+  }
+
+  /**
+   * Tells the listeners of a breaker's transitions under the route they are counted for: the route
+   * whose call made the breaker; a host breaker serves every route with its {@code circuitBreaker}
+   * section, and a reload that renames or removes that route keeps it for the others ({@link
+   * #relabel}).
+   */
+  private final class BreakerTransitions implements CircuitBreaker.TransitionListener {
+    private volatile String route;
+
+    BreakerTransitions(String route) {
+      this.route = route;
+    }
+
+    @Override
+    public void onTransition(CircuitBreaker breaker, CircuitTransition transition) {
+      listener.onBreakerTransition(breaker, transition, route);
+    }
+  }
+
+  /**
+   * After a reload: a host breaker kept (its section unchanged) whose route the configuration no
+   * longer has counts its transitions under the first route that has its section now. Without it, a
+   * renamed route's breaker opened under the old name, a route the metrics and the exit summary
+   * should no longer be counting for. Reload time only: nothing per call.
+   */
+  private void relabel(Collection<Policy> now) {
+    java.util.Map<CircuitBreakerPolicy, List<String>> routes = new java.util.HashMap<>();
+    for (Policy p : now) {
+      CircuitBreakerPolicy c = p.circuitBreaker();
+      if (c.enabled() && c.scope() == CircuitBreakerPolicy.Scope.HOST) {
+        List<String> names = routes.get(c);
+        if (names == null) {
+          names = new ArrayList<>(2);
+          routes.put(c, names);
+        }
+        names.add(p.routeName());
+      }
+    }
+    for (CircuitBreaker b : breakers.values()) {
+      List<String> names = b.key().startsWith(ROUTE_KEY) ? null : routes.get(b.policy());
+      if (names != null && b.transitionListener() instanceof BreakerTransitions) {
+        BreakerTransitions told = (BreakerTransitions) b.transitionListener();
+        if (!names.contains(told.route)) {
+          told.route = names.get(0);
+        }
+      }
+    }
   }
 
   /** The registry's key of the breaker of {@code target} under {@code policy} (one enabled). */

@@ -181,6 +181,32 @@ class RetryMetricsTest {
   }
 
   @Test
+  void aHostBreakerKeptAcrossARouteRenameCountsItsTransitionsUnderTheNewName() {
+    // A reload that renames a route and keeps its circuitBreaker section keeps its host breakers
+    // (operations.md). Their transitions were counted under the route that made them: after the
+    // rename, a breaker the renamed route's calls opened was counted (breaker_transitions_total,
+    // the route's BreakerOpens, the exit summary) under a route the configuration no longer has.
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), m);
+    FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
+    rig.call(r, 200); // the host's breaker, made under llm
+
+    rig.engine.reconfigure(
+        Mode.ENFORCE,
+        dev.retryagent.engine.PolicyResolver.always(
+            breakerPolicy("chat", CircuitBreakerPolicy.Scope.HOST)));
+    for (int i = 0; i < 3; i++) {
+      rig.call(r, 503); // with the 200, 3 failures of 4 calls: open
+    }
+    rig.call(r);
+
+    assertThat(m.route("chat").breakerOpens()).isEqualTo(1);
+    assertThat(m.route("chat").breakerRejections()).isEqualTo(1);
+    assertThat(m.route("llm").breakerOpens()).isZero();
+    assertThat(m.host(API).breakerOpens()).isEqualTo(1);
+  }
+
+  @Test
   void aRouteScopedBreakerIsCountedUnderItsRouteNotAsAHost() {
     RetryMetrics m = new RetryMetrics(1);
     Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.ROUTE), m);
