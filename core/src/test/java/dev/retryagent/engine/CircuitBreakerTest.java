@@ -33,6 +33,15 @@ class CircuitBreakerTest {
         .halfOpenCalls(3);
   }
 
+  /** Opens at half of at least 3 calls in the last 10 s, kept in 20 buckets of 500 ms. */
+  private CircuitBreaker timeWindowBreaker() {
+    return breaker(
+        CircuitBreakerPolicy.builder()
+            .timeWindow(Duration.ofSeconds(10))
+            .minimumCalls(3)
+            .failureRateThreshold(0.5));
+  }
+
   /** One whole attempt: acquire, then report. */
   private static void call(CircuitBreaker b, boolean failure, long now) {
     long permit = b.tryAcquire(now);
@@ -119,13 +128,7 @@ class CircuitBreakerTest {
 
   @Test
   void aTimeWindowForgetsOutcomesOlderThanTheWindow() {
-    // 10 s in 20 buckets of 500 ms.
-    CircuitBreaker b =
-        breaker(
-            CircuitBreakerPolicy.builder()
-                .timeWindow(Duration.ofSeconds(10))
-                .minimumCalls(3)
-                .failureRateThreshold(0.5));
+    CircuitBreaker b = timeWindowBreaker();
     long t = 100 * S;
     call(b, true, t);
     call(b, true, t + 1 * S);
@@ -139,12 +142,7 @@ class CircuitBreakerTest {
 
   @Test
   void aTimeWindowForgetsOutcomesOlderThanTheWindowAcrossTheNanoTimeWrap() {
-    CircuitBreaker b =
-        breaker(
-            CircuitBreakerPolicy.builder()
-                .timeWindow(Duration.ofSeconds(10))
-                .minimumCalls(3)
-                .failureRateThreshold(0.5));
+    CircuitBreaker b = timeWindowBreaker();
     long t = Long.MAX_VALUE - 5 * S;
     call(b, true, t);
     call(b, true, t + 1 * S);
@@ -157,12 +155,7 @@ class CircuitBreakerTest {
 
   @Test
   void aTimeWindowCountsEverythingWithinIt() {
-    CircuitBreaker b =
-        breaker(
-            CircuitBreakerPolicy.builder()
-                .timeWindow(Duration.ofSeconds(10))
-                .minimumCalls(3)
-                .failureRateThreshold(0.5));
+    CircuitBreaker b = timeWindowBreaker();
     long t = 100 * S;
     call(b, true, t);
     call(b, false, t + 4 * S);

@@ -8,7 +8,10 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.BiPredicate;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
@@ -110,13 +113,24 @@ class EngineStateTest {
 
   /** {@code routes}' policy for hosts ending in .NAME, {@code defaults} for every other host. */
   private static PolicyResolver bySuffix(Policy defaults, Policy... routes) {
-    java.util.List<Policy> all = new java.util.ArrayList<>(java.util.Arrays.asList(routes));
+    return resolver((host, p) -> host.endsWith("." + p.routeName()), defaults, routes);
+  }
+
+  /** Each route's policy for the host ROUTE.example, {@code defaults} for every other host. */
+  private static PolicyResolver routes(Policy defaults, Policy... routes) {
+    return resolver((host, p) -> host.equals(p.routeName() + ".example"), defaults, routes);
+  }
+
+  /** The first of {@code routes} whose host test passes, {@code defaults} where none does. */
+  private static PolicyResolver resolver(
+      BiPredicate<String, Policy> hostOf, Policy defaults, Policy... routes) {
+    List<Policy> all = new ArrayList<>(Arrays.asList(routes));
     all.add(defaults);
     return new PolicyResolver() {
       @Override
       public Policy resolve(String method, String host, int port, String path) {
         for (Policy p : routes) {
-          if (host.endsWith("." + p.routeName())) {
+          if (hostOf.test(host, p)) {
             return p;
           }
         }
@@ -284,28 +298,6 @@ class EngineStateTest {
     public java.util.Collection<Policy> policies() {
       return java.util.Collections.singletonList(old);
     }
-  }
-
-  /** Each route's policy for the host ROUTE.example, {@code defaults} for every other host. */
-  private static PolicyResolver routes(Policy defaults, Policy... routes) {
-    java.util.List<Policy> all = new java.util.ArrayList<>(java.util.Arrays.asList(routes));
-    all.add(defaults);
-    return new PolicyResolver() {
-      @Override
-      public Policy resolve(String method, String host, int port, String path) {
-        for (Policy p : routes) {
-          if (host.equals(p.routeName() + ".example")) {
-            return p;
-          }
-        }
-        return defaults;
-      }
-
-      @Override
-      public java.util.Collection<Policy> policies() {
-        return all;
-      }
-    };
   }
 
   @Test

@@ -98,6 +98,31 @@ class RetryInterceptorTest {
             .build();
   }
 
+  /**
+   * Plain OkHttp speaking HTTP/2 with prior knowledge, and the same client with the interceptors
+   * (configure first) side by side. Ours has a connection pool of its own so that its call, as
+   * plain OkHttp's, opens a new connection: OkHttp resends a failure on a pooled connection once
+   * more (OkHttp 5 a refused stream; a cancel, which then says "Canceled"), not on a new one.
+   */
+  private final class H2Clients implements AutoCloseable {
+    final OkHttpClient plain =
+        new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
+    final OkHttpClient ours =
+        plain
+            .newBuilder()
+            .connectionPool(new okhttp3.ConnectionPool())
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+            .build();
+
+    @Override
+    public void close() {
+      plain.dispatcher().executorService().shutdown();
+      plain.connectionPool().evictAll();
+      ours.connectionPool().evictAll();
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(
       value = Way.class,
@@ -446,18 +471,10 @@ class RetryInterceptorTest {
       names = {"EXECUTE", "ENQUEUE_REQUEUED"})
   void aPostWhoseHttp2StreamWasRefusedEndsAsWithoutUs(Way way) throws Exception {
     configure(b -> b);
-    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge()) {
-      OkHttpClient plain =
-          new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
-      OkHttpClient ours =
-          plain
-              .newBuilder()
-              // A connection of its own, as plain OkHttp's call had: OkHttp 5 resends a refused
-              // stream of a pooled connection, not of a new one.
-              .connectionPool(new okhttp3.ConnectionPool())
-              .addInterceptor(retrier.interceptor())
-              .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
-              .build();
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge();
+        H2Clients clients = new H2Clients()) {
+      OkHttpClient plain = clients.plain;
+      OkHttpClient ours = clients.ours;
       List<String> outcomes = new ArrayList<>();
       List<Integer> streams = new ArrayList<>();
       for (OkHttpClient c : List.of(plain, ours)) {
@@ -481,9 +498,6 @@ class RetryInterceptorTest {
       assertThat(outcomes.get(1)).as("with the interceptor").isEqualTo(outcomes.get(0));
       assertThat(streams.get(1)).isEqualTo(streams.get(0));
       assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
-      plain.dispatcher().executorService().shutdown();
-      plain.connectionPool().evictAll();
-      ours.connectionPool().evictAll();
     }
   }
 
@@ -934,18 +948,10 @@ class RetryInterceptorTest {
         Mode.ENFORCE,
         b -> b,
         CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
-    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge()) {
-      OkHttpClient plain =
-          new OkHttpClient.Builder().protocols(List.of(Protocol.H2_PRIOR_KNOWLEDGE)).build();
-      OkHttpClient ours =
-          plain
-              .newBuilder()
-              // A connection of its own, as plain OkHttp's call had: OkHttp resends a failure on a
-              // pooled connection once more (and then says "Canceled"), not on a new one.
-              .connectionPool(new okhttp3.ConnectionPool())
-              .addInterceptor(retrier.interceptor())
-              .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
-              .build();
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge();
+        H2Clients clients = new H2Clients()) {
+      OkHttpClient plain = clients.plain;
+      OkHttpClient ours = clients.ours;
       List<Throwable> thrown = new java.util.ArrayList<>();
       for (OkHttpClient c : List.of(plain, ours)) {
         h2.enqueueNoAnswer();
@@ -992,8 +998,6 @@ class RetryInterceptorTest {
         assertThat(r.code()).isEqualTo(200);
       }
       assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
-      plain.dispatcher().executorService().shutdown();
-      plain.connectionPool().evictAll();
     }
   }
 

@@ -15,8 +15,7 @@ class ExitSummaryTest {
     Rig llm = new Rig(Rig.policy("llm", b -> b.maxAttempts(2)), m);
     Rig pay =
         new Rig(Rig.policy("payments", b -> b.unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY)), m);
-    Rig breaker =
-        new Rig(RetryMetricsTest.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+    Rig breaker = new Rig(Rig.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
 
     llm.call(FakeRequest.get("api.example.com", "/v1/x"), 503, 200);
     llm.call(FakeRequest.get("api.example.com", "/v1/x"), 503, 503);

@@ -54,7 +54,7 @@ class JmxMetricsTest {
   @Test
   void aBreakerAReloadReplacedIsNotCountedOpenAnyMore() throws Exception {
     RetryMetrics m = new RetryMetrics();
-    Rig rig = new Rig(RetryMetricsTest.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+    Rig rig = new Rig(Rig.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
     for (int i = 0; i < 4; i++) {
       rig.call(FakeRequest.get("search.example.com", "/q"), 503);
     }

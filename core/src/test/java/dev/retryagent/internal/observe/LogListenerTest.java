@@ -151,15 +151,7 @@ class LogListenerTest {
                 "a", b -> b.deadline(Duration.ofMillis(100)).retryAfterMax(Duration.ofMillis(100))),
             log(LogLevel.WARN));
     deadline.call(FakeRequest.get("h.example", "/d"), 503);
-    Rig budget =
-        new Rig(
-            Rig.policy(
-                "b",
-                r -> r,
-                CircuitBreakerPolicy.defaults(),
-                BudgetPolicy.builder().ratio(0).minPerSecond(0).build(),
-                RateLimitPolicy.defaults()),
-            log(LogLevel.WARN));
+    Rig budget = Rig.budgetSpent("b", log(LogLevel.WARN));
     budget.call(FakeRequest.get("h.example", "/b"), 503);
     Rig retryAfter = new Rig(Rig.policy("c"), log(LogLevel.WARN));
     retryAfter.call(FakeRequest.get("h.example", "/c"), new Rig.Resp(503, "120"));
@@ -269,24 +261,10 @@ class LogListenerTest {
     assertThat(lines).hasSize(2).first().asString().contains("retrying in 117ms");
   }
 
-  private static Policy breakerPolicy() {
-    return Rig.policy(
-        "llm",
-        b -> b.maxAttempts(1),
-        CircuitBreakerPolicy.builder()
-            .countWindow(4)
-            .minimumCalls(4)
-            .failureRateThreshold(0.5)
-            .openFor(Duration.ofSeconds(30))
-            .halfOpenCalls(1)
-            .build(),
-        BudgetPolicy.defaults(),
-        RateLimitPolicy.defaults());
-  }
-
   @Test
   void breakerTransitionsAndFailingFastAreOneLineEach() {
-    Rig rig = new Rig(breakerPolicy(), log(LogLevel.INFO));
+    Rig rig =
+        new Rig(Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), log(LogLevel.INFO));
     FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
 
     rig.call(r, 503);
@@ -334,25 +312,9 @@ class LogListenerTest {
             log(LogLevel.INFO),
             metrics);
     breaker.call(FakeRequest.get("API.Example.com", "/v1/x"), 503, 200);
-    Rig budget =
-        new Rig(
-            Rig.policy(
-                "b",
-                r -> r,
-                CircuitBreakerPolicy.defaults(),
-                BudgetPolicy.builder().ratio(0).minPerSecond(0).build(),
-                RateLimitPolicy.defaults()),
-            log(LogLevel.WARN));
+    Rig budget = Rig.budgetSpent("b", log(LogLevel.WARN));
     budget.call(FakeRequest.of("GET", "http", "::1", 8080, "/b"), 503);
-    Rig limited =
-        new Rig(
-            Rig.policy(
-                "c",
-                b -> b,
-                CircuitBreakerPolicy.defaults(),
-                BudgetPolicy.defaults(),
-                RateLimitPolicy.builder().enabled(true).perSecond(1).burst(1).build()),
-            log(LogLevel.INFO));
+    Rig limited = new Rig(Rig.onePermitASecond("c"), log(LogLevel.INFO));
     limited.call(FakeRequest.get("API.Example.com", "/c"), 200);
     Object refused = limited.call(FakeRequest.get("Api.Example.COM", "/c"));
 
@@ -375,7 +337,9 @@ class LogListenerTest {
   void observeModeWordsBreakerChangesAsWhatWouldHappen() {
     Rig rig =
         new Rig(
-            Mode.OBSERVE, breakerPolicy(), new LogListener(LogLevel.INFO, lines::add, () -> true));
+            Mode.OBSERVE,
+            Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST),
+            new LogListener(LogLevel.INFO, lines::add, () -> true));
     FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
 
     for (int i = 0; i < 4; i++) {
@@ -393,14 +357,7 @@ class LogListenerTest {
 
   @Test
   void aRateLimitRejectionIsOneWarning() {
-    Policy p =
-        Rig.policy(
-            "llm",
-            b -> b,
-            CircuitBreakerPolicy.defaults(),
-            BudgetPolicy.defaults(),
-            RateLimitPolicy.builder().enabled(true).perSecond(1).burst(1).build());
-    Rig rig = new Rig(p, log(LogLevel.INFO));
+    Rig rig = new Rig(Rig.onePermitASecond("llm"), log(LogLevel.INFO));
 
     rig.call(FakeRequest.get("api.example.com", "/v1/x"), 200);
     rig.call(FakeRequest.get("api.example.com", "/v1/x"));
@@ -413,7 +370,8 @@ class LogListenerTest {
 
   @Test
   void atDebugACallRejectedBeforeAnyAttemptSaysSo() {
-    Rig rig = new Rig(breakerPolicy(), log(LogLevel.DEBUG));
+    Rig rig =
+        new Rig(Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), log(LogLevel.DEBUG));
     FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
     for (int i = 0; i < 4; i++) {
       rig.call(r, 503);

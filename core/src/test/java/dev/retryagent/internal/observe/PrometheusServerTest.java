@@ -58,8 +58,7 @@ class PrometheusServerTest {
     RetryMetrics m = new RetryMetrics();
     Rig llm = new Rig(Rig.policy("llm"), m);
     llm.call(FakeRequest.get("api.example.com", "/v1/x"), 503, 200);
-    Rig search =
-        new Rig(RetryMetricsTest.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+    Rig search = new Rig(Rig.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
     for (int i = 0; i < 4; i++) {
       search.call(FakeRequest.get("search.example.com", "/q"), 503);
     }

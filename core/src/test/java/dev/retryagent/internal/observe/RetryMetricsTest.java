@@ -24,22 +24,6 @@ import org.junit.jupiter.api.Test;
 class RetryMetricsTest {
   private static final String API = "https://api.example.com:443";
 
-  static Policy breakerPolicy(String route, CircuitBreakerPolicy.Scope scope) {
-    return Rig.policy(
-        route,
-        b -> b.maxAttempts(1),
-        CircuitBreakerPolicy.builder()
-            .scope(scope)
-            .countWindow(4)
-            .minimumCalls(4)
-            .failureRateThreshold(0.5)
-            .openFor(Duration.ofSeconds(30))
-            .halfOpenCalls(1)
-            .build(),
-        BudgetPolicy.defaults(),
-        RateLimitPolicy.defaults());
-  }
-
   @Test
   void countsCallsAttemptsRetriesAndGiveUpsPerRouteAndHost() {
     RetryMetrics m = new RetryMetrics();
@@ -90,7 +74,7 @@ class RetryMetricsTest {
   @Test
   void oneHostWrittenInAnyCaseOrWithOrWithoutBracketsIsOneSeriesWithItsBreakersState() {
     RetryMetrics m = new RetryMetrics();
-    Rig rig = new Rig(breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
+    Rig rig = new Rig(Rig.breakerPolicy("search", CircuitBreakerPolicy.Scope.HOST), m);
 
     rig.call(FakeRequest.get("Search.Example.com", "/q"), 503);
     rig.call(FakeRequest.get("search.example.com", "/q"), 503);
@@ -163,7 +147,7 @@ class RetryMetricsTest {
   @Test
   void breakerTransitionsAndRejectionsAreCounted() {
     RetryMetrics m = new RetryMetrics();
-    Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), m);
+    Rig rig = new Rig(Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), m);
     FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
 
     for (int i = 0; i < 4; i++) {
@@ -187,14 +171,14 @@ class RetryMetricsTest {
     // rename, a breaker the renamed route's calls opened was counted (breaker_transitions_total,
     // the route's BreakerOpens, the exit summary) under a route the configuration no longer has.
     RetryMetrics m = new RetryMetrics();
-    Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), m);
+    Rig rig = new Rig(Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST), m);
     FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
     rig.call(r, 200); // the host's breaker, made under llm
 
     rig.engine.reconfigure(
         Mode.ENFORCE,
         dev.retryagent.engine.PolicyResolver.always(
-            breakerPolicy("chat", CircuitBreakerPolicy.Scope.HOST)));
+            Rig.breakerPolicy("chat", CircuitBreakerPolicy.Scope.HOST)));
     for (int i = 0; i < 3; i++) {
       rig.call(r, 503); // with the 200, 3 failures of 4 calls: open
     }
@@ -209,7 +193,7 @@ class RetryMetricsTest {
   @Test
   void aRouteScopedBreakerIsCountedUnderItsRouteNotAsAHost() {
     RetryMetrics m = new RetryMetrics(1);
-    Rig rig = new Rig(breakerPolicy("llm", CircuitBreakerPolicy.Scope.ROUTE), m);
+    Rig rig = new Rig(Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.ROUTE), m);
 
     for (int i = 0; i < 4; i++) {
       rig.call(FakeRequest.get("api.example.com", "/v1/x"), 503);
@@ -236,14 +220,7 @@ class RetryMetricsTest {
                 .build());
     RetryMetrics m = new RetryMetrics();
     Rig rig = new Rig(p, m);
-    Policy strict =
-        Rig.policy(
-            "strict",
-            b -> b,
-            CircuitBreakerPolicy.defaults(),
-            BudgetPolicy.defaults(),
-            RateLimitPolicy.builder().enabled(true).perSecond(1).burst(1).build());
-    Rig rejecting = new Rig(strict, m);
+    Rig rejecting = new Rig(Rig.onePermitASecond("strict"), m);
 
     rig.call(FakeRequest.get("api.example.com", "/v1/x"), 200);
     rig.call(FakeRequest.get("api.example.com", "/v1/x"), 200);

@@ -106,6 +106,45 @@ final class Rig {
     return policy(route, b -> b);
   }
 
+  /** One attempt a call; the breaker opens at half of 4 calls for 30 s, then lets 1 trial in. */
+  static Policy breakerPolicy(String route, CircuitBreakerPolicy.Scope scope) {
+    return Rig.policy(
+        route,
+        b -> b.maxAttempts(1),
+        CircuitBreakerPolicy.builder()
+            .scope(scope)
+            .countWindow(4)
+            .minimumCalls(4)
+            .failureRateThreshold(0.5)
+            .openFor(Duration.ofSeconds(30))
+            .halfOpenCalls(1)
+            .build(),
+        BudgetPolicy.defaults(),
+        RateLimitPolicy.defaults());
+  }
+
+  /** A policy on {@code route} whose rate limit lets one call a second through, none waits. */
+  static Policy onePermitASecond(String route) {
+    return policy(
+        route,
+        r -> r,
+        CircuitBreakerPolicy.defaults(),
+        BudgetPolicy.defaults(),
+        RateLimitPolicy.builder().enabled(true).perSecond(1).burst(1).build());
+  }
+
+  /** A rig on {@code route} whose retry budget (ratio 0, no minimum) refuses every retry. */
+  static Rig budgetSpent(String route, RetryListener... listeners) {
+    return new Rig(
+        policy(
+            route,
+            r -> r,
+            CircuitBreakerPolicy.defaults(),
+            BudgetPolicy.builder().ratio(0).minPerSecond(0).build(),
+            RateLimitPolicy.defaults()),
+        listeners);
+  }
+
   /** A step: the application's own code fails the attempt with {@code error}. */
   static final class Applications {
     final java.io.IOException error;
