@@ -267,29 +267,10 @@ class DeadLetterWriterTest {
     Rig rig = new Rig(noBreaker, w);
     int threads = 8;
     int perThread = 250;
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<?>> done = new ArrayList<>();
-    try {
-      for (int t = 0; t < threads; t++) {
-        int id = t;
-        done.add(
-            pool.submit(
-                () -> {
-                  go.await();
-                  for (int i = 0; i < perThread; i++) {
-                    rig.call(FakeRequest.post("pay.example.com", "/v1/t" + id + "/c" + i), 503);
-                  }
-                  return null;
-                }));
-      }
-      go.countDown();
-      for (Future<?> f : done) {
-        f.get(60, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Rig.onThreads(
+        threads,
+        perThread,
+        (id, i) -> rig.call(FakeRequest.post("pay.example.com", "/v1/t" + id + "/c" + i), 503));
 
     await().atMost(WAIT).until(() -> w.written() == threads * perThread);
     List<String> lines = lines(file);

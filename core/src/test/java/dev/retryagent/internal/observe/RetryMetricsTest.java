@@ -12,13 +12,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class RetryMetricsTest {
@@ -247,29 +241,10 @@ class RetryMetricsTest {
     Rig rig = new Rig(p, m);
     int threads = 8;
     int perThread = 300;
-    ExecutorService pool = Executors.newFixedThreadPool(threads);
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<?>> done = new ArrayList<>();
-    try {
-      for (int t = 0; t < threads; t++) {
-        int id = t;
-        done.add(
-            pool.submit(
-                () -> {
-                  go.await();
-                  for (int i = 0; i < perThread; i++) {
-                    rig.call(FakeRequest.get("h" + ((id + i) % 5) + ".example", "/x"), 503, 200);
-                  }
-                  return null;
-                }));
-      }
-      go.countDown();
-      for (Future<?> f : done) {
-        f.get(60, TimeUnit.SECONDS);
-      }
-    } finally {
-      pool.shutdownNow();
-    }
+    Rig.onThreads(
+        threads,
+        perThread,
+        (id, i) -> rig.call(FakeRequest.get("h" + ((id + i) % 5) + ".example", "/x"), 503, 200));
 
     CounterSnapshot total = m.total();
     assertThat(total.calls()).isEqualTo(threads * perThread);

@@ -16,7 +16,13 @@ import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.testing.FakeTime;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
 
@@ -143,6 +149,41 @@ final class Rig {
             BudgetPolicy.builder().ratio(0).minPerSecond(0).build(),
             RateLimitPolicy.defaults()),
         listeners);
+  }
+
+  /** One call of {@link #onThreads}: the {@code i}th of thread {@code thread}. */
+  interface ThreadCall {
+    void run(int thread, int i) throws Exception;
+  }
+
+  /**
+   * Runs {@code call} {@code perThread} times on each of {@code threads} threads, all let go at
+   * once, and returns when every thread is done (its failure thrown here).
+   */
+  static void onThreads(int threads, int perThread, ThreadCall call) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<?>> done = new ArrayList<>();
+    try {
+      for (int t = 0; t < threads; t++) {
+        int id = t;
+        done.add(
+            pool.submit(
+                () -> {
+                  go.await();
+                  for (int i = 0; i < perThread; i++) {
+                    call.run(id, i);
+                  }
+                  return null;
+                }));
+      }
+      go.countDown();
+      for (Future<?> f : done) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
   }
 
   /** A step: the application's own code fails the attempt with {@code error}. */
