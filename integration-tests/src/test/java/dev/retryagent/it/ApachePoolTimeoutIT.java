@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.it.apps.ApachePoolTimeoutApp;
+import dev.retryagent.it.harness.AgentScenarios;
 import dev.retryagent.it.harness.ApacheVersions;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
-import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.Ops;
 import dev.retryagent.it.harness.Reply;
 import java.nio.file.Files;
@@ -15,7 +15,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -33,11 +32,7 @@ class ApachePoolTimeoutIT {
   @TempDir Path dir;
 
   static Stream<Arguments> jdksAndVersions() {
-    return Jdks.all().stream()
-        .flatMap(
-            jdk ->
-                ApacheVersions.all().stream()
-                    .map(v -> Arguments.of(Named.of("JDK " + Jdks.featureOf(jdk), jdk), v)));
+    return AgentScenarios.jdksWith(ApacheVersions.all());
   }
 
   /** What one run printed, the Prometheus text (with the agent) and the dead letters. */

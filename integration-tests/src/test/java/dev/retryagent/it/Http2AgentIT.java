@@ -3,15 +3,14 @@ package dev.retryagent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.H2App;
+import dev.retryagent.it.harness.AgentScenarios;
 import dev.retryagent.it.harness.ForkedJvm;
-import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.OkHttpVersions;
 import dev.retryagent.testing.PushingH2cServer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -46,11 +45,7 @@ class Http2AgentIT {
     for (OkHttpVersions v : OkHttpVersions.all()) {
       clients.add(new Client("ok", v));
     }
-    return Jdks.all().stream()
-        .flatMap(
-            jdk ->
-                clients.stream()
-                    .map(c -> Arguments.of(Named.of("JDK " + Jdks.featureOf(jdk), jdk), c)));
+    return AgentScenarios.jdksWith(clients);
   }
 
   private static final String[] SCENARIOS = {"unavailable", "refusedGet", "refusedPost"};

@@ -9,9 +9,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.it.apps.OkAgentChecksApp;
 import dev.retryagent.it.apps.OkLateAttachApp;
 import dev.retryagent.it.apps.OkScenarioApp;
+import dev.retryagent.it.harness.AgentScenarios;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
-import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.OkHttpVersions;
 import dev.retryagent.it.harness.RecordedRequest;
 import java.io.File;
@@ -23,7 +23,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -43,15 +42,7 @@ class OkHttpAgentIT {
   @TempDir Path dir;
 
   static Stream<Arguments> jdksAndVersions() {
-    return Jdks.all().stream()
-        .flatMap(
-            jdk ->
-                OkHttpVersions.all().stream()
-                    .map(
-                        v ->
-                            Arguments.of(
-                                Named.of("JDK " + Jdks.featureOf(jdk), jdk),
-                                Named.of(v.toString(), v))));
+    return AgentScenarios.jdksWith(OkHttpVersions.all());
   }
 
   private static String jars(OkHttpVersions v) {
