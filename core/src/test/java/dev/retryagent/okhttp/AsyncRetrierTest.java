@@ -1165,17 +1165,8 @@ class AsyncRetrierTest {
       call.cancel();
       retrier.cancel(call);
 
-      await()
-          .atMost(Duration.ofSeconds(5))
-          .alias("the callback hears of the cancel, the slot still taken")
-          .until(heard.outcome::isDone);
-      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
-      assertThat(heard.thread).startsWith("OkHttp ");
+      assertTheCancelIsHeardWhileTheSlotIsTaken(heard);
       assertThat(client.dispatcher().queuedCallsCount()).as("the clone").isEqualTo(1);
-      assertThat(events)
-          .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
-          .extracting(RetryEvent::reason)
-          .containsExactly(GiveUpReason.CANCELLED);
     } finally {
       slotFree.countDown();
     }
@@ -1202,16 +1193,7 @@ class AsyncRetrierTest {
       retrier.cancel(call);
       time.runHeldTasks(); // the wait, ended: its "Canceled" goes through a clone
 
-      await()
-          .atMost(Duration.ofSeconds(5))
-          .alias("the callback hears of the cancel, the slot still taken")
-          .until(heard.outcome::isDone);
-      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
-      assertThat(heard.thread).startsWith("OkHttp ");
-      assertThat(events)
-          .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
-          .extracting(RetryEvent::reason)
-          .containsExactly(GiveUpReason.CANCELLED);
+      assertTheCancelIsHeardWhileTheSlotIsTaken(heard);
     } finally {
       slotFree.countDown();
     }
@@ -1305,6 +1287,23 @@ class AsyncRetrierTest {
    * Once the slot is free: the call holding it got its answer, and the clone ended in the queue ran
    * at last without being heard (its callback heard once) or sending anything.
    */
+  /**
+   * The application's callback hears "Canceled" on OkHttp's thread, the host's slot still taken,
+   * and the call gave up as cancelled.
+   */
+  private void assertTheCancelIsHeardWhileTheSlotIsTaken(Heard heard) throws Exception {
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .alias("the callback hears of the cancel, the slot still taken")
+        .until(heard.outcome::isDone);
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CANCELLED);
+  }
+
   private void assertTheQueuedCloneRanAtLastUnheardAndSentNothing(Heard slot, Heard heard)
       throws Exception {
     assertThat(slot.await()).isEqualTo("200 slot");

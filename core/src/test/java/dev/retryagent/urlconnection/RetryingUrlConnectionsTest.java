@@ -275,17 +275,20 @@ class RetryingUrlConnectionsTest {
             });
   }
 
+  /** A connection to /v1/upload whose policy resends any method's body of up to 1024 bytes. */
+  private HttpURLConnection uploadReplayingUpTo1024() throws IOException {
+    return open(
+        "/v1/upload",
+        engine(
+            b ->
+                b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.ALWAYS).replayBodyLimit(1024)));
+  }
+
   @ParameterizedTest
   @EnumSource(BodyMode.class)
   void neverResendsABodyLargerThanTheReplayLimit(BodyMode mode) throws Exception {
     server.enqueue(status(503), ok("stored twice?"));
-    HttpURLConnection c =
-        open(
-            "/v1/upload",
-            engine(
-                b ->
-                    b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.ALWAYS)
-                        .replayBodyLimit(1024)));
+    HttpURLConnection c = uploadReplayingUpTo1024();
 
     send(c, mode, bytes(1025));
 
@@ -300,13 +303,7 @@ class RetryingUrlConnectionsTest {
   @EnumSource(BodyMode.class)
   void resendsABodyOfExactlyTheReplayLimit(BodyMode mode) throws Exception {
     server.enqueue(status(503), ok("stored"));
-    HttpURLConnection c =
-        open(
-            "/v1/upload",
-            engine(
-                b ->
-                    b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.ALWAYS)
-                        .replayBodyLimit(1024)));
+    HttpURLConnection c = uploadReplayingUpTo1024();
 
     send(c, mode, bytes(1024));
 
