@@ -6,11 +6,14 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Waits;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.util.Objects;
 import org.apache.http.Header;
+import org.apache.http.HttpEntity;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
@@ -191,13 +194,28 @@ public final class ApacheRetrying4 {
 
         @Override
         public void discard(CloseableHttpResponse response) {
-          // Reading the body to its end gives the connection back to the pool for the next
-          // attempt; closing an unread response would close the connection.
-          EntityUtils.consumeQuietly(response.getEntity());
+          // Reading a short body to its end gives the connection back to the pool for the next
+          // attempt. A longer one (Discards.LIMIT), or one that fails, has its connection closed
+          // first: closing the body's stream, as EntityUtils.consume does, would read it to its
+          // end (a 1 GB or endless error body before the retry), and HttpClient's response
+          // closes the connection unread. The stream's close after that finds nothing to read.
+          HttpEntity entity = response.getEntity();
+          boolean whole = true;
+          try {
+            if (entity != null && entity.isStreaming()) {
+              InputStream in = entity.getContent();
+              whole = in == null || Discards.readToEnd(in);
+            }
+          } catch (IOException | RuntimeException e) {
+            whole = false;
+          }
           try {
             response.close();
           } catch (IOException | RuntimeException ignored) {
             // nothing more to release
+          }
+          if (!whole) {
+            EntityUtils.consumeQuietly(entity);
           }
         }
       };

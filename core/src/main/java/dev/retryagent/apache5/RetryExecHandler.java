@@ -6,9 +6,11 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Waits;
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -26,8 +28,8 @@ import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.HttpException;
-import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
 
 /**
@@ -145,11 +147,8 @@ public final class RetryExecHandler implements ExecChainHandler {
     }
     Attempt outer = CURRENT.get();
     try {
-      return SyncRetryLoop.execute(
-          call,
-          sleeper,
-          (n, timeoutNanos) -> attempt(n == 1 ? request : copy(scope), n, scope, chain, info, call),
-          ACCESS);
+      Attempts attempts = new Attempts(request, scope, chain, info, call);
+      return SyncRetryLoop.execute(call, sleeper, attempts, attempts);
     } catch (ChainFailure e) {
       // The earlier attempts' failures, which the call attached to the carrier.
       for (Throwable earlier : e.getSuppressed()) {
@@ -324,33 +323,75 @@ public final class RetryExecHandler implements ExecChainHandler {
     }
   }
 
-  static final ResponseAccess<ClassicHttpResponse> ACCESS =
-      new ResponseAccess<ClassicHttpResponse>() {
-        @Override
-        public int status(ClassicHttpResponse response) {
-          return response.getCode();
-        }
+  /**
+   * A call's attempts, and how its retried responses are let go of: the scope's connection is
+   * closed when a body is not read to its end (one object per call, as the lambda it replaces).
+   */
+  private static final class Attempts
+      implements SyncRetryLoop.Attempt<ClassicHttpResponse>, ResponseAccess<ClassicHttpResponse> {
+    private final ClassicHttpRequest request;
+    private final ExecChain.Scope scope;
+    private final ExecChain chain;
+    private final ClassicRequest info;
+    private final RetryCall call;
 
-        @Override
-        public String header(ClassicHttpResponse response, String name) {
-          Header h = response.getFirstHeader(name);
-          return h == null ? null : h.getValue();
-        }
+    Attempts(
+        ClassicHttpRequest request,
+        ExecChain.Scope scope,
+        ExecChain chain,
+        ClassicRequest info,
+        RetryCall call) {
+      this.request = request;
+      this.scope = scope;
+      this.chain = chain;
+      this.info = info;
+      this.call = call;
+    }
 
-        @Override
-        public void discard(ClassicHttpResponse response) {
-          // Reading the body to its end gives the connection back to the pool for the next
-          // attempt; closing alone would leave it leased to this exchange.
-          try {
-            EntityUtils.consume(response.getEntity());
-          } catch (IOException | RuntimeException ignored) {
-            // the connection is discarded instead
-          }
-          try {
-            response.close();
-          } catch (IOException | RuntimeException ignored) {
-            // nothing more to release
-          }
+    @Override
+    public ClassicHttpResponse run(int n, long timeoutNanos) throws IOException {
+      return attempt(n == 1 ? request : copy(scope), n, scope, chain, info, call);
+    }
+
+    @Override
+    public int status(ClassicHttpResponse response) {
+      return response.getCode();
+    }
+
+    @Override
+    public String header(ClassicHttpResponse response, String name) {
+      Header h = response.getFirstHeader(name);
+      return h == null ? null : h.getValue();
+    }
+
+    @Override
+    public void discard(ClassicHttpResponse response) {
+      // Reading a short body to its end gives the connection back to the pool for the next
+      // attempt. A longer one (Discards.LIMIT), or one that fails, has its connection closed
+      // first: closing the body, as EntityUtils.consume does, would read it to its end (a 1 GB
+      // or endless error body before the retry). The close after that finds nothing to read.
+      HttpEntity entity = response.getEntity();
+      boolean whole = true;
+      try {
+        if (entity != null && entity.isStreaming()) {
+          InputStream in = entity.getContent();
+          whole = in == null || Discards.readToEnd(in);
         }
-      };
+      } catch (IOException | RuntimeException e) {
+        whole = false;
+      }
+      if (!whole) {
+        try {
+          scope.execRuntime.discardEndpoint();
+        } catch (RuntimeException ignored) {
+          // the close below reads the rest instead
+        }
+      }
+      try {
+        response.close();
+      } catch (IOException | RuntimeException ignored) {
+        // nothing more to release
+      }
+    }
+  }
 }

@@ -10,6 +10,7 @@
  * durations, sizes, ratios and lists that the configuration, the log lines and {@code explain} read
  * and write; {@link dev.retryagent.internal.AgentThreads}, the factory of every thread the engine
  * and its observers start; {@link dev.retryagent.internal.Waits}, the wait between attempts that a
- * cancel ends (OkHttp, Apache HttpClient).
+ * cancel ends (OkHttp, Apache HttpClient); {@link dev.retryagent.internal.Discards}, how much of a
+ * retried response's body is read to keep its connection.
  */
 package dev.retryagent.internal;

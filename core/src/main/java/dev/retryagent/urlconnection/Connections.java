@@ -1,5 +1,6 @@
 package dev.retryagent.urlconnection;
 
+import dev.retryagent.internal.Discards;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -8,9 +9,6 @@ import java.util.concurrent.TimeUnit;
 
 /** What the exchange does with the JDK's connections, apart from the engine's steps. */
 final class Connections {
-  /** A retried response's body is read to its end up to this size, so its connection is reused. */
-  static final int DISCARD_LIMIT = 64 * 1024;
-
   private Connections() {}
 
   /** The status line's code, which the JDK parsed already; -1 when none arrived. */
@@ -24,7 +22,7 @@ final class Connections {
 
   /**
    * Releases a response that will not reach the application: its body is read to the end (up to
-   * {@link #DISCARD_LIMIT}) so the JDK keeps the connection alive for the next attempt; otherwise
+   * {@link Discards#LIMIT}) so the JDK keeps the connection alive for the next attempt; otherwise
    * the connection is closed (so is one whose body cannot be read).
    */
   static void discard(HttpURLConnection c, int status, Throwable failure) {
@@ -43,14 +41,8 @@ final class Connections {
         c.disconnect();
         return;
       }
-      byte[] buffer = new byte[4096];
-      long total = 0;
-      for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
-        total += n;
-        if (total > DISCARD_LIMIT) {
-          c.disconnect();
-          return;
-        }
+      if (!Discards.readToEnd(in)) {
+        c.disconnect();
       }
     } catch (IOException | RuntimeException e) {
       c.disconnect();

@@ -440,6 +440,32 @@ class GovernedRetryHandlerTest {
   }
 
   @Test
+  void aRetriedResponseWithAnEndlessBodyHasItsConnectionClosedNotReadToItsEnd() throws Exception {
+    // Side by side: the plain client gives the application the 503 as its head arrives (closing
+    // the response closes its connection unread). Through us the retry comes at once, on a
+    // connection of its own, the 503's closed past Discards.LIMIT, never read to its end (1 GiB,
+    // sent until the client goes).
+    try (CloseableHttpClient plain = HttpClients.createDefault()) {
+      server.enqueue(status(503).endless());
+      try (org.apache.http.client.methods.CloseableHttpResponse r =
+          plain.execute(new HttpGet(server.url("/plain")))) {
+        assertThat(r.getStatusLine().getStatusCode()).isEqualTo(503);
+      }
+    }
+    fromBuilder(Mode.ENFORCE, b -> b);
+    server.enqueue(status(503).endless(), ok("fine"));
+    String body =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            java.time.Duration.ofSeconds(10),
+            () ->
+                client.execute(
+                    new HttpGet(server.url("/retried")), r -> EntityUtils.toString(r.getEntity())));
+    assertThat(body).isEqualTo("fine");
+    await().until(() -> server.isDoneWith(1));
+    assertThat(server.connectionCount()).isEqualTo(3);
+  }
+
+  @Test
   void aRetryHoldsNoPooledConnectionWhileItWaits() throws Exception {
     // The retried 503 is read and closed before the wait: another thread's call on a pool of one
     // connection runs during it, where a connection kept leased would make it fail after the

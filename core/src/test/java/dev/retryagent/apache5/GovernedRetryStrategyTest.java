@@ -600,6 +600,35 @@ class GovernedRetryStrategyTest {
   }
 
   @Test
+  void aRetriedResponseWithAnEndlessBodyHasItsConnectionClosedNotReadToItsEnd() throws Exception {
+    // Side by side: the plain client (its own retries off: its strategy, too, reads a retried
+    // body to its end) gives the application the 503 as its head arrives; the application's
+    // cancel closes it unread (a close would read it to its end). Through us the retry comes at
+    // once, on a connection of its own, the 503's closed past Discards.LIMIT, never read to its
+    // end (1 GiB, sent until the client goes).
+    try (CloseableHttpClient plain = HttpClients.custom().disableAutomaticRetries().build()) {
+      server.enqueue(status(503).endless());
+      HttpGet get = new HttpGet(server.url("/plain"));
+      org.apache.hc.client5.http.impl.classic.CloseableHttpResponse r = plain.execute(get);
+      assertThat(r.getCode()).isEqualTo(503);
+      get.cancel();
+      try {
+        r.close();
+      } catch (IOException closedByTheCancel) {
+        // "Socket closed": what a close after the cancel tells the plain application
+      }
+    }
+    byHand(b -> b);
+    server.enqueue(status(503).endless(), ok("fine"));
+    String[] answer =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            java.time.Duration.ofSeconds(10), () -> call(new HttpGet(server.url("/retried"))));
+    assertThat(answer).containsExactly("200", "fine");
+    await().until(() -> server.isDoneWith(1));
+    assertThat(server.connectionCount()).isEqualTo(3);
+  }
+
+  @Test
   void aRetryHoldsNoPooledConnectionWhileItWaits() throws Exception {
     // The retried 503 is read and closed before the wait: another thread's call on a pool of one
     // connection runs during it, where a connection kept leased would make it fail after the

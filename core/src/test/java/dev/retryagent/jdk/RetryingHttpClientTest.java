@@ -117,19 +117,44 @@ class RetryingHttpClientTest {
   @ParameterizedTest
   @EnumSource(Way.class)
   void aRetriedResponseGivesItsConnectionBackForTheRetry(Way way) throws Exception {
-    // The body of each retried 503 (a short one, and one larger than a socket's buffers) is read
-    // to its end by the agent's subscriber, so its HTTP/1.1 connection goes back to the JDK's pool
-    // for the retry: 10 calls, 20 requests, one connection. A subscriber that dropped the body
+    // The body of each retried 503 (a short one, and one larger than a socket's buffers, within
+    // Discards.LIMIT) is read to its end by the agent's subscriber, so its HTTP/1.1 connection goes
+    // back to the JDK's pool for the retry: 10 calls, 20 requests, one connection. A subscriber
+    // that dropped the body
     // (cancelled it) would cost a connection per retry; one that never read it, a hung call.
     HttpClient client =
         client(Mode.ENFORCE, b -> b, CircuitBreakerPolicy.builder().enabled(false).build());
-    String large = "x".repeat(100_000);
+    String large = "x".repeat(60_000);
     for (int i = 0; i < 10; i++) {
       server.enqueue(status(503).body(i % 2 == 0 ? large : "busy"), ok("fine"));
       assertThat(call(way, client, get("/v1/items")).body()).isEqualTo("fine");
     }
     assertThat(server.requestCount()).isEqualTo(20);
     assertThat(server.connectionCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRetriedResponseWithAnEndlessBodyHasItsConnectionClosedNotReadToItsEnd(Way way)
+      throws Exception {
+    // Side by side: the plain client gives an application that streams the body the 503 as its
+    // head arrives. Through us the retry comes at once, on a connection of its own, the 503's
+    // closed past Discards.LIMIT (its subscription cancelled), never read to its end (1 GiB, sent
+    // until the client goes), where the JDK's discarding subscriber read every byte first.
+    server.enqueue(status(503).endless());
+    HttpResponse<java.io.InputStream> plain =
+        real.send(get("/plain"), HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(plain.statusCode()).isEqualTo(503);
+    plain.body().close();
+    HttpClient client =
+        client(Mode.ENFORCE, b -> b, CircuitBreakerPolicy.builder().enabled(false).build());
+    server.enqueue(status(503).endless(), ok("fine"));
+    HttpResponse<String> r =
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+            Duration.ofSeconds(10), () -> call(way, client, get("/retried")));
+    assertThat(r.body()).isEqualTo("fine");
+    org.awaitility.Awaitility.await().until(() -> server.isDoneWith(1));
+    assertThat(server.connectionCount()).isEqualTo(3);
   }
 
   @ParameterizedTest

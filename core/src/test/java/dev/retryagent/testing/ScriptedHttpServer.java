@@ -65,6 +65,9 @@ public final class ScriptedHttpServer implements Closeable {
     /** How long the body may take ({@link #waitingForBodyAtMost}); 0: as long as it takes. */
     private long bodyWaitMillis;
 
+    /** A body of {@code Content-Length} 1 GiB, sent until the client goes ({@link #endless}). */
+    private boolean endless;
+
     private Action(
         int status,
         Map<String, String> headers,
@@ -164,6 +167,19 @@ public final class ScriptedHttpServer implements Closeable {
           new Action(
               status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
       a.bodyWaitMillis = millis;
+      return a;
+    }
+
+    /**
+     * This status and headers with {@code Content-Length: 1073741824}, then body bytes (16 KiB a
+     * millisecond) until the client closes the connection or the server is closed: a client that
+     * reads a body to its end never gets there. Last in the chain of this action's modifiers.
+     */
+    public Action endless() {
+      Action a =
+          new Action(
+              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      a.endless = true;
       return a;
     }
 
@@ -389,6 +405,10 @@ public final class ScriptedHttpServer implements Closeable {
           broken(s, out, a);
           return;
         }
+        if (a.endless) {
+          endless(out, a);
+          return;
+        }
         byte[] body = a.body.getBytes(StandardCharsets.UTF_8);
         StringBuilder head = new StringBuilder();
         head.append("HTTP/1.1 ")
@@ -416,6 +436,24 @@ public final class ScriptedHttpServer implements Closeable {
       // the client went away, or we are closing
     } finally {
       open.remove(s);
+    }
+  }
+
+  /** Writes an {@link Action#endless} response until the client or the server closes. */
+  private void endless(OutputStream out, Action a) throws IOException, InterruptedException {
+    StringBuilder head =
+        new StringBuilder("HTTP/1.1 " + a.status + " " + reason(a.status) + "\r\n");
+    for (Map.Entry<String, String> h : a.headers.entrySet()) {
+      head.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
+    }
+    head.append("Content-Length: 1073741824\r\n\r\n");
+    out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+    byte[] chunk = new byte[16 * 1024];
+    java.util.Arrays.fill(chunk, (byte) 'x');
+    while (!closed) {
+      out.write(chunk); // throws once the client has closed the connection
+      out.flush();
+      Thread.sleep(1); // a server streaming, not a test waiting
     }
   }
 

@@ -14,7 +14,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
 import java.net.http.HttpResponse.BodySubscriber;
-import java.net.http.HttpResponse.BodySubscribers;
 import java.net.http.HttpResponse.PushPromiseHandler;
 import java.time.Duration;
 import java.util.List;
@@ -33,10 +32,11 @@ import java.util.concurrent.CompletableFuture;
  * and {@link AsyncRetryLoop}) and the body handler that decides: it wraps the caller's {@link
  * BodyHandler}, which sees the status and headers before the body, so the retry decision is made
  * there. A response that will be retried gets a subscriber that reads and drops its body (freeing
- * the connection) and never reaches the caller's handler, which therefore runs exactly once per
- * call, for the response the caller receives. And it is the engine's call ({@link SelfViewCall},
- * begun by {@code RetryEngine.begin}): one object for the four, a call makes nothing else of its
- * own (issue 13: 80 B, where a view beside the engine's call made 120).
+ * the connection; past 64 KiB it closes it instead, {@link DiscardedBody}) and never reaches the
+ * caller's handler, which therefore runs exactly once per call, for the response the caller
+ * receives. And it is the engine's call ({@link SelfViewCall}, begun by {@code RetryEngine.begin}):
+ * one object for the four, a call makes nothing else of its own (issue 13: 80 B, where a view
+ * beside the engine's call made 120).
  */
 final class JdkRequest<T> extends SelfViewCall
     implements BodyHandler<T>,
@@ -231,7 +231,7 @@ final class JdkRequest<T> extends SelfViewCall
     if (pushes != null) {
       pushes.settle(callers); // before the caller's handler, as the pushes came before
     }
-    return callers ? handler.apply(info) : BodySubscribers.replacing(null);
+    return callers ? handler.apply(info) : new DiscardedBody<>();
   }
 
   @Override

@@ -1,0 +1,34 @@
+package dev.retryagent.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+
+/**
+ * How much of a retried response's body an adapter reads to keep its connection: one bound for
+ * every client. A short error body read to its end lets the connection go back to the pool (or the
+ * JDK's keep-alive cache) for the retry; past the bound the connection is closed instead, so a
+ * retry never waits for, nor downloads, a large or endless body the application would not have read
+ * either (it gets the final response only).
+ */
+public final class Discards {
+  /** Bytes of a retried response's body read to keep its connection; past them it is closed. */
+  public static final int LIMIT = 64 * 1024;
+
+  private Discards() {}
+
+  /**
+   * Reads {@code in} to its end if that comes within {@link #LIMIT} bytes (true); false when more
+   * remains, and the caller closes the connection rather than read on. Does not close {@code in}.
+   */
+  public static boolean readToEnd(InputStream in) throws IOException {
+    byte[] buffer = new byte[4096];
+    long total = 0;
+    for (int n = in.read(buffer); n >= 0; n = in.read(buffer)) {
+      total += n;
+      if (total > LIMIT) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
