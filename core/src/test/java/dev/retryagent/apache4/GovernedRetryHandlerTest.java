@@ -440,6 +440,34 @@ class GovernedRetryHandlerTest {
   }
 
   @Test
+  void aRetriedGzipResponseReachesTheApplicationDecodedOnceAsAPlainOne() throws Exception {
+    // HttpClient's ResponseContentEncoding, below us, decodes each attempt's answer (its
+    // Content-Encoding and Content-Length removed). Side by side with the plain client answered
+    // 200 at once: the retried call (a 503 whose gzip is broken, then the 200) gives the same
+    // status, headers and body, decoded once.
+    String alone;
+    try (CloseableHttpClient plain = HttpClients.createDefault()) {
+      server.enqueue(ok("fine").gzipped());
+      alone = plain.execute(new HttpGet(server.url("/gz")), GovernedRetryHandlerTest::seen);
+    }
+    fromBuilder(Mode.ENFORCE, b -> b);
+    server.enqueue(status(503).brokenGzip(), ok("fine").gzipped());
+    assertThat(client.execute(new HttpGet(server.url("/gz")), GovernedRetryHandlerTest::seen))
+        .isEqualTo(alone)
+        .endsWith("fine");
+    assertThat(server.requests()).hasSize(3);
+  }
+
+  /** What the application sees of {@code r}: status, headers, body. */
+  private static String seen(org.apache.http.HttpResponse r) throws IOException {
+    StringBuilder b = new StringBuilder().append(r.getStatusLine().getStatusCode());
+    for (org.apache.http.Header h : r.getAllHeaders()) {
+      b.append(' ').append(h.getName()).append(": ").append(h.getValue());
+    }
+    return b.append(' ').append(EntityUtils.toString(r.getEntity())).toString();
+  }
+
+  @Test
   void aRetriedResponseWithAnEndlessBodyHasItsConnectionClosedNotReadToItsEnd() throws Exception {
     // Side by side: the plain client gives the application the 503 as its head arrives (closing
     // the response closes its connection unread). Through us the retry comes at once, on a

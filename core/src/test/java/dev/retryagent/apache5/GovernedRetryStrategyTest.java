@@ -600,6 +600,35 @@ class GovernedRetryStrategyTest {
   }
 
   @Test
+  void aRetriedGzipResponseReachesTheApplicationDecodedOnceAsAPlainOne() throws Exception {
+    // HttpClient's ContentCompressionExec, below us, decodes each attempt's answer (its
+    // Content-Encoding and Content-Length removed). Side by side with the plain client answered
+    // 200 at once: the retried call (a 503 whose gzip is broken, then the 200) gives the same
+    // status, headers and body, decoded once.
+    String alone;
+    try (CloseableHttpClient plain = HttpClients.createDefault()) {
+      server.enqueue(ok("fine").gzipped());
+      alone = plain.execute(new HttpGet(server.url("/gz")), GovernedRetryStrategyTest::seen);
+    }
+    byHand(b -> b);
+    server.enqueue(status(503).brokenGzip(), ok("fine").gzipped());
+    assertThat(client.execute(new HttpGet(server.url("/gz")), GovernedRetryStrategyTest::seen))
+        .isEqualTo(alone)
+        .endsWith("fine");
+    assertThat(server.requests()).hasSize(3);
+  }
+
+  /** What the application sees of {@code r}: status, headers, body. */
+  private static String seen(org.apache.hc.core5.http.ClassicHttpResponse r)
+      throws IOException, org.apache.hc.core5.http.ParseException {
+    StringBuilder b = new StringBuilder().append(r.getCode());
+    for (org.apache.hc.core5.http.Header h : r.getHeaders()) {
+      b.append(' ').append(h.getName()).append(": ").append(h.getValue());
+    }
+    return b.append(' ').append(EntityUtils.toString(r.getEntity())).toString();
+  }
+
+  @Test
   void aRetriedResponseWithAnEndlessBodyHasItsConnectionClosedNotReadToItsEnd() throws Exception {
     // Side by side: the plain client (its own retries off: its strategy, too, reads a retried
     // body to its end) gives the application the 503 as its head arrives; the application's

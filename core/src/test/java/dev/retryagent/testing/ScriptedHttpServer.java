@@ -68,6 +68,13 @@ public final class ScriptedHttpServer implements Closeable {
     /** A body of {@code Content-Length} 1 GiB, sent until the client goes ({@link #endless}). */
     private boolean endless;
 
+    /**
+     * The body gzipped, {@code Content-Encoding: gzip} ({@link #gzipped}); or bytes that are not.
+     */
+    private boolean gzip;
+
+    private boolean gzipBroken;
+
     private Action(
         int status,
         Map<String, String> headers,
@@ -180,6 +187,31 @@ public final class ScriptedHttpServer implements Closeable {
           new Action(
               status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
       a.endless = true;
+      return a;
+    }
+
+    /**
+     * The body gzipped and sent with {@code Content-Encoding: gzip} (its {@code Content-Length} the
+     * gzipped one's). Last in the chain of this action's modifiers.
+     */
+    public Action gzipped() {
+      return encoded(false);
+    }
+
+    /**
+     * {@code Content-Encoding: gzip} over bytes that are not gzip (the body as it is): a client
+     * that decodes it fails at its first read. Last in the chain of this action's modifiers.
+     */
+    public Action brokenGzip() {
+      return encoded(true);
+    }
+
+    private Action encoded(boolean broken) {
+      Action a =
+          new Action(
+              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      a.gzip = true;
+      a.gzipBroken = broken;
       return a;
     }
 
@@ -410,6 +442,13 @@ public final class ScriptedHttpServer implements Closeable {
           return;
         }
         byte[] body = a.body.getBytes(StandardCharsets.UTF_8);
+        if (a.gzip && !a.gzipBroken) {
+          ByteArrayOutputStream zipped = new ByteArrayOutputStream();
+          try (java.util.zip.GZIPOutputStream z = new java.util.zip.GZIPOutputStream(zipped)) {
+            z.write(body);
+          }
+          body = zipped.toByteArray();
+        }
         StringBuilder head = new StringBuilder();
         head.append("HTTP/1.1 ")
             .append(a.status)
@@ -418,6 +457,9 @@ public final class ScriptedHttpServer implements Closeable {
             .append("\r\n");
         for (Map.Entry<String, String> h : a.headers.entrySet()) {
           head.append(h.getKey()).append(": ").append(h.getValue()).append("\r\n");
+        }
+        if (a.gzip) {
+          head.append("Content-Encoding: gzip\r\n");
         }
         if (a.beforeBody || cut) {
           head.append("Connection: close\r\n");
