@@ -68,6 +68,11 @@ public final class ScriptedHttpServer implements Closeable {
     /** A body of {@code Content-Length} 1 GiB, sent until the client goes ({@link #endless}). */
     private boolean endless;
 
+    /** Body bytes sent before {@link #held} is released ({@link #heldAfter}); 0: none held. */
+    private int heldAfter;
+
+    private java.util.concurrent.CountDownLatch held;
+
     /**
      * The body gzipped, {@code Content-Encoding: gzip} ({@link #gzipped}); or bytes that are not.
      */
@@ -187,6 +192,20 @@ public final class ScriptedHttpServer implements Closeable {
           new Action(
               status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
       a.endless = true;
+      return a;
+    }
+
+    /**
+     * The head and the first {@code bytes} bytes of the body at once, the rest once the test counts
+     * {@code release} down (10 s at most): a body that streams. Last in the chain of this action's
+     * modifiers.
+     */
+    public Action heldAfter(int bytes, java.util.concurrent.CountDownLatch release) {
+      Action a =
+          new Action(
+              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      a.heldAfter = bytes;
+      a.held = release;
       return a;
     }
 
@@ -466,8 +485,15 @@ public final class ScriptedHttpServer implements Closeable {
         }
         head.append("Content-Length: ").append(body.length).append("\r\n\r\n");
         out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
-        if (!r.method.equals("HEAD")) {
-          out.write(body); // a HEAD's response has the length of the body it does not send
+        if (r.method.equals("HEAD")) {
+          // a HEAD's response has the length of the body it does not send
+        } else if (a.held != null) {
+          out.write(body, 0, a.heldAfter);
+          out.flush();
+          a.held.await(10, TimeUnit.SECONDS); // the test reads what came first, then releases
+          out.write(body, a.heldAfter, body.length - a.heldAfter);
+        } else {
+          out.write(body);
         }
         out.flush();
         if (a.beforeBody || cut) {
