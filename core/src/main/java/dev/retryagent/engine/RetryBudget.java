@@ -150,7 +150,7 @@ final class RetryBudget {
    */
   public synchronized boolean tryAcquireRetry(long nowNanos) {
     int i = bucket(nowNanos);
-    if (retrySum + 1 <= policy.ratio() * callSum() + freeRetriesPerWindow) {
+    if (withinRatio(retrySum + 1 - freeRetriesPerWindow, callSum())) {
       retries[i]++;
       retrySum++;
       return true;
@@ -165,6 +165,19 @@ final class RetryBudget {
     floorReturnable = true;
     floorTakenAt = nowNanos;
     return true;
+  }
+
+  /**
+   * True when {@code retries <= ratio x calls}, as the decimal ratio written in the file says: 29%
+   * of 100 calls is 29 retries. The product in doubles is not ({@code 0.29 x 100 =
+   * 28.999999999999996}); the quotient is, because both {@code retries / calls} and the ratio are
+   * correctly rounded, so a share equal to the ratio reads equal, and one below it never above.
+   */
+  private boolean withinRatio(long retries, long calls) {
+    if (retries <= 0) {
+      return true;
+    }
+    return calls > 0 && (double) retries / calls <= policy.ratio();
   }
 
   /**

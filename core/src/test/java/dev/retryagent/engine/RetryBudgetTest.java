@@ -2,6 +2,7 @@ package dev.retryagent.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BudgetPolicy;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
@@ -37,6 +38,21 @@ class RetryBudgetTest {
     assertThat(b.tryAcquireRetry(t)).as("a third retry for 10 calls exceeds 20%").isFalse();
     assertThat(b.callsInWindow(t)).isEqualTo(10);
     assertThat(b.retriesInWindow(t)).isEqualTo(2);
+  }
+
+  @Test
+  void theRatioIsTheShareWrittenWhateverItsBinaryRounding() {
+    // 29% of 100 calls is 29 retries; 0.29 x 100 in doubles is 28.999999999999996, and the budget
+    // allowed 28. Likewise 57% of 100 (56.99999999999999).
+    String[] ratios = {"29%", "0.57", "7%", "110%"};
+    int[] shares = {29, 57, 7, 110};
+    for (int k = 0; k < ratios.length; k++) {
+      RetryBudget b = budget(Units.parseRatio(ratios[k]), 0, Duration.ofSeconds(10));
+      for (int i = 0; i < 100; i++) {
+        b.recordCall(0);
+      }
+      assertThat(grantAll(b, 0, 200)).as(ratios[k] + " of 100 calls").isEqualTo(shares[k]);
+    }
   }
 
   @Test
