@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Jitter;
+import dev.retryagent.policy.StatusSet;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
@@ -166,6 +167,37 @@ abstract class RetryScenarios {
     assertThat(r.status()).isEqualTo(429);
     assertThat(script.attemptCount()).isEqualTo(1);
     assertThat(f.clock.elapsed()).as("no time spent waiting").isZero();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.RETRY_AFTER_TOO_LONG);
+  }
+
+  @Test
+  void aRetryAfterOfExactlyRetryAfterMaxIsWaitedForAndALongerOneIsNot() {
+    // retryAfter.max: "a longer Retry-After is not waited for"; one just as long is.
+    TestPolicy p = TestPolicy.create();
+    p.retry.retryAfterMax(Duration.ofSeconds(2));
+    CallResult waited = run(p, FakeRequest.get(), respond(503, "2"), respond(200));
+    assertThat(waited.status()).isEqualTo(200);
+    assertThat(gapBefore(2)).isEqualTo(2 * S);
+
+    f.listener.clear();
+    CallResult returned = run(p, FakeRequest.get(), respond(503, "3"), respond(200));
+    assertThat(returned.status()).isEqualTo(503);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.RETRY_AFTER_TOO_LONG);
+  }
+
+  @Test
+  void aRetryAfterMaxOfZeroWaitsForNoRetryAfterButARetryAfterOfZero() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.retryAfterMax(Duration.ZERO);
+    CallResult now = run(p, FakeRequest.get(), respond(503, "0"), respond(200));
+    assertThat(now.status()).isEqualTo(200);
+    assertThat(gapBefore(2)).as("the backoff alone").isEqualTo(100 * MS);
+
+    f.listener.clear();
+    CallResult later = run(p, FakeRequest.get(), respond(429, "1"), respond(200));
+    assertThat(later.status()).isEqualTo(429);
+    assertThat(script.attemptCount()).isEqualTo(1);
     assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.RETRY_AFTER_TOO_LONG);
   }
 
@@ -337,6 +369,29 @@ abstract class RetryScenarios {
     assertThat(gapBefore(2)).isEqualTo(50 * MS);
     assertThat(gapBefore(3)).isEqualTo(100 * MS);
     assertThat(f.random.drawn()).isEqualTo(2);
+  }
+
+  @Test
+  void eachJitterIsItsFormulaOfTheDelaysTheCallComputes() {
+    // ScriptedRandom gives 0.5; the delays before jitter are 100, 200 and 400 ms.
+    Jitter[] kinds = {Jitter.EQUAL, Jitter.PROPORTIONAL, Jitter.DECORRELATED};
+    long[][] gapsMs = {
+      {75, 150, 300}, // d/2 + U(0, d/2)
+      {110, 220, 440}, // d + U(0, jitterFactor x d), jitterFactor 0.2
+      // min(max, U(initial, 3 x previous)): U(100, 300), then U(100, 600) after 200, U(100, 1050)
+      {200, 350, 575}
+    };
+    for (int k = 0; k < kinds.length; k++) {
+      f = null;
+      TestPolicy p = TestPolicy.create();
+      p.retry.maxAttempts(4).backoff(BackoffPolicy.builder().jitter(kinds[k]).build());
+      run(p, FakeRequest.get(), respond(503), respond(503), respond(503), respond(200));
+      for (int retry = 1; retry <= 3; retry++) {
+        assertThat(gapBefore(retry + 1))
+            .as("%s before retry %d", kinds[k], retry)
+            .isEqualTo(gapsMs[k][retry - 1] * MS);
+      }
+    }
   }
 
   // --- deadline
@@ -565,6 +620,32 @@ abstract class RetryScenarios {
     TestPolicy p = smallBreaker();
     run(p, FakeRequest.get(), respond(429), respond(429));
     assertThat(f.listener.transitions()).isEmpty();
+  }
+
+  @Test
+  void theStatusesFailOnNamesAreBreakerFailuresWhetherRetriedOrNot() {
+    // failOn.statuses [5xx] by default: a 500 that retryOn does not name still counts.
+    TestPolicy p = smallBreaker();
+    run(p, FakeRequest.get(), respond(500));
+    run(p, FakeRequest.get(), respond(500));
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+
+    f = null;
+    TestPolicy with429 = smallBreaker();
+    with429.breaker.failOnStatuses(StatusSet.of("429", "5xx"));
+    run(with429, FakeRequest.get(), respond(429), respond(429));
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+  }
+
+  @Test
+  void anAttemptLongerThanSlowCallDurationIsSlowAndTheBreakerOpensAtTheSlowRate() {
+    TestPolicy p = smallBreaker();
+    p.breaker.slowCallDuration(Duration.ofSeconds(1)).slowCallRateThreshold(1.0);
+    run(p, FakeRequest.get(), respond(200).takes(S)); // exactly 1 s: not longer, not slow
+    run(p, FakeRequest.get(), respond(200).takes(S + 1)); // slow: 1 of 2 is below 100%
+    assertThat(f.listener.transitions()).isEmpty();
+    run(p, FakeRequest.get(), respond(200).takes(2 * S)); // the window of 2: both slow
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
   }
 
   @Test
