@@ -138,9 +138,12 @@ public final class CircuitBreaker {
     return state == CircuitState.OPEN && atNanos - openUntilNanos < 0;
   }
 
-  /** True when no state would be lost by forgetting this breaker. */
+  /**
+   * True when no state would be lost by forgetting this breaker: closed, without a failure or a
+   * slow call in its window (a slow call counts toward opening as a failure does).
+   */
   synchronized boolean isIdle() {
-    return state == CircuitState.CLOSED && window.failures == 0;
+    return state == CircuitState.CLOSED && window.failures == 0 && window.slow == 0;
   }
 
   /**

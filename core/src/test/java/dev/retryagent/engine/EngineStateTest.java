@@ -10,6 +10,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.time.Duration;
 import java.util.List;
 import java.util.function.BiPredicate;
 import java.util.stream.Collectors;
@@ -36,6 +37,25 @@ class EngineStateTest {
     call(f, "c.example", 200);
     assertThat(breakerKeys(f.engine)).containsExactly("http://a.example:80", "http://c.example:80");
     assertThat(f.engine.trackedTargets()).isEqualTo(2);
+  }
+
+  @Test
+  void aBreakerWithSlowCallsInItsWindowIsNotIdle() {
+    // a's slow call is half of what opens its breaker (slowCall.rateThreshold 100%, a window of 2):
+    // dropped as idle, the host's next slow call was the first of a fresh window, and a host slow
+    // at every call kept its breaker closed while other hosts came and went.
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(2).countWindow(2).minimumCalls(2);
+    p.breaker.slowCallDuration(Duration.ofSeconds(1)).slowCallRateThreshold(1.0);
+    EngineFixture f = EngineFixture.of(p);
+    Driver.SYNC.run(
+        f,
+        FakeRequest.of("GET", "a.example"),
+        new Script(f.clock, respond(200).takes(2_000_000_000L)));
+    call(f, "b.example", 200); // b is idle
+    call(f, "c.example", 200);
+    assertThat(breakerKeys(f.engine)).containsExactly("http://a.example:80", "http://c.example:80");
   }
 
   @Test
