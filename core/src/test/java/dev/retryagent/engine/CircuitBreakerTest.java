@@ -141,6 +141,30 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void aTimeWindowKeepsAnOutcomeForAtLeastNineteenTwentiethsOfItsSizeAndAtMostItsSize() {
+    // docs/configuration.md: 10 s in twentieths of 500 ms. A failure at the last nanosecond of its
+    // twentieth is still counted 9.5 s later, and gone a nanosecond after.
+    long failedAt = 100 * S + 500 * MS - 1;
+    CircuitBreaker kept = tenSecondWindowOfTwoCalls();
+    call(kept, true, failedAt);
+    call(kept, false, failedAt + 9500 * MS);
+    assertThat(kept.state()).as("1 failure of 2").isEqualTo(CircuitState.OPEN);
+
+    CircuitBreaker gone = tenSecondWindowOfTwoCalls();
+    call(gone, true, failedAt);
+    call(gone, false, failedAt + 9500 * MS + 1);
+    assertThat(gone.state()).as("1 call: below minimumCalls").isEqualTo(CircuitState.CLOSED);
+  }
+
+  private CircuitBreaker tenSecondWindowOfTwoCalls() {
+    return breaker(
+        CircuitBreakerPolicy.builder()
+            .timeWindow(Duration.ofSeconds(10))
+            .minimumCalls(2)
+            .failureRateThreshold(0.5));
+  }
+
+  @Test
   void aTimeWindowForgetsOutcomesOlderThanTheWindowAcrossTheNanoTimeWrap() {
     CircuitBreaker b = timeWindowBreaker();
     long t = Long.MAX_VALUE - 5 * S;
