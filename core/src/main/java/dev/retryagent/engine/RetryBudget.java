@@ -214,6 +214,15 @@ final class RetryBudget {
     }
   }
 
+  /**
+   * True when forgetting this budget allows no retry it would refuse: no retry in the window, and
+   * the floor's rest not waiting to refill. (Forgetting calls only allows fewer retries.)
+   */
+  public synchronized boolean isIdle(long nowNanos) {
+    bucket(nowNanos);
+    return retrySum == 0 && !(floorTaken && nowNanos - floorFreeAt < 0);
+  }
+
   /** Calls counted in the current window. */
   public synchronized long callsInWindow(long nowNanos) {
     bucket(nowNanos);

@@ -67,7 +67,7 @@ public final class RetryEngine {
 
   private final BoundedRegistry<Key, CircuitBreaker> breakers =
       new BoundedRegistry<>(CircuitBreaker::isIdle, uses);
-  private final BoundedRegistry<Key, RetryBudget> budgets = new BoundedRegistry<>(b -> true, uses);
+  private final BoundedRegistry<Key, RetryBudget> budgets;
 
   /** The hosts' own buckets, grouped by target ({@link #pauseHost} finds a host's at once). */
   private final BoundedRegistry<Key, HostBucket> limiters;
@@ -106,6 +106,9 @@ public final class RetryEngine {
     this.listening = !listeners.isEmpty();
     this.limiters =
         new BoundedRegistry<>(h -> h.limiter.isIdle(clock.nanoTime()), uses, new TargetOf());
+    // A budget whose window holds retries is not idle: dropped, its host (failing, likely: it
+    // retries) got a fresh budget and retries past the ratio.
+    this.budgets = new BoundedRegistry<>(budget -> budget.isIdle(clock.nanoTime()), uses);
     this.settings = new EngineSettings(this, b.mode, b.policies);
   }
 

@@ -59,6 +59,22 @@ class EngineStateTest {
   }
 
   @Test
+  void aBudgetWithRetriesInItsWindowIsNotIdle() {
+    // a's retry is in its budget's window: dropped as idle (ahead of b's, which holds none), the
+    // failing host got a fresh budget and its retries went past the ratio.
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(2);
+    p.breaker.maxHosts(2);
+    EngineFixture f = EngineFixture.of(p);
+    Driver.SYNC.run(
+        f, FakeRequest.of("GET", "a.example"), new Script(f.clock, respond(503), respond(200)));
+    call(f, "b.example", 200);
+    call(f, "c.example", 200);
+    RetryBudget a = f.engine.budgetFor("http://a.example:80", p.build());
+    assertThat(a.retriesInWindow(f.clock.nanoTime())).as("a's budget, kept").isEqualTo(1);
+  }
+
+  @Test
   void withoutAnIdleBreakerTheLeastRecentlyUsedOneGoes() {
     TestPolicy p = TestPolicy.create();
     p.retry.maxAttempts(1);
