@@ -49,7 +49,9 @@ public final class SoakApp {
   private static final String[] ASYNC = {SoakClients.JDK_ASYNC, SoakClients.OK_ENQUEUE};
   private static final int BLOCKING_CALLERS = 64;
   private static final int ASYNC_CALLERS = 64;
-  private static final String[] ROUTE_ATTRIBUTES = {
+
+  /** Every route attribute, each give-up reason included (SoakAppTest checks the list). */
+  static final String[] ROUTE_ATTRIBUTES = {
     "Calls",
     "Succeeded",
     "Failed",
@@ -68,8 +70,15 @@ public final class SoakApp {
     "GaveUpNotIdempotent",
     "GaveUpNonRetryable",
     "GaveUpDeadline",
-    "GaveUpCancelled"
+    "GaveUpCancelled",
+    "GaveUpBodyNotReplayable",
+    "GaveUpRetryAfterTooLong",
+    "GaveUpRetryDisabled",
+    "GaveUpCallTimeout",
+    "GaveUpApplicationFailed",
+    "GaveUpPoolTimeout"
   };
+
   private static final String[] ENGINE_ATTRIBUTES = {
     "Calls", "Retries", "GaveUp", "PendingAsyncRetries", "TrackedTargets", "TrackedHosts"
   };
