@@ -50,7 +50,9 @@ final class RetryBudget {
   // Guarded by this object's lock, except that a deposit adds to calls[current.index] without it.
   private final long[] epochs = new long[BUCKETS + 1];
   private final LongAdder[] calls = new LongAdder[BUCKETS + 1];
-  private final int[] retries = new int[BUCKETS + 1];
+  // long like retrySum: a bucket past 2^31 retries (a huge ratio under a flood) would wrap an int,
+  // and forgetting that bucket would leave the sum 2^32 up for good. The same increment per retry.
+  private final long[] retries = new long[BUCKETS + 1];
   private long retrySum;
 
   /**

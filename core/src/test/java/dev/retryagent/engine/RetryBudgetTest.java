@@ -265,4 +265,27 @@ class RetryBudgetTest {
     }
     assertThat(b.callsInWindow(Long.MAX_VALUE / 2)).isZero();
   }
+
+  /**
+   * A bucket's retries past 2^31 (a budget of ratio 10^9 under a flood) wrapped a per-bucket int:
+   * the bucket's count went negative, and forgetting it added 2^32 retries to the window's sum for
+   * good, a budget spent for ever. The count is set near the limit through reflection: 2^31 retries
+   * take too long to make here.
+   */
+  @Test
+  void aBucketPastTwoToTheThirtyOneRetriesIsForgottenWhole() throws Exception {
+    RetryBudget b = budget(0.0, 0, Duration.ofSeconds(10));
+    b.recordRetry(0);
+    java.lang.reflect.Field retries = RetryBudget.class.getDeclaredField("retries");
+    retries.setAccessible(true);
+    java.lang.reflect.Field retrySum = RetryBudget.class.getDeclaredField("retrySum");
+    retrySum.setAccessible(true);
+    synchronized (b) {
+      java.lang.reflect.Array.setInt(retries.get(b), 0, Integer.MAX_VALUE);
+      retrySum.setLong(b, Integer.MAX_VALUE);
+    }
+    b.recordRetry(0);
+    assertThat(b.retriesInWindow(0)).isEqualTo(Integer.MAX_VALUE + 1L);
+    assertThat(b.retriesInWindow(12 * S)).as("the bucket left the window").isZero();
+  }
 }
