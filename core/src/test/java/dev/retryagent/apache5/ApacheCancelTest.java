@@ -135,4 +135,46 @@ class ApacheCancelTest {
     }
     assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
   }
+
+  /**
+   * A call made on a thread whose interrupt flag is set already: its failure and the flag after.
+   */
+  private String preInterruptedCall(CloseableHttpClient client) throws Exception {
+    CompletableFuture<String> outcome = new CompletableFuture<>();
+    Thread caller =
+        new Thread(
+            () -> {
+              Thread.currentThread().interrupt();
+              String answer;
+              try {
+                answer = "" + client.execute(new HttpGet(server.url("/items")), BODY);
+              } catch (Throwable e) {
+                answer = e.getClass().getName() + ": " + e.getMessage();
+              }
+              outcome.complete(answer + ", interrupted " + Thread.currentThread().isInterrupted());
+            });
+    caller.start();
+    return outcome.get(10, TimeUnit.SECONDS);
+  }
+
+  /**
+   * HttpClient 5 refuses a thread interrupted before the call (its lease of a connection sees the
+   * flag) and sends nothing: the caller gets the same failure and flag with or without us, and the
+   * attempt gives its rate-limit permit back (a bucket of one still serves the next call).
+   */
+  @Test
+  void aThreadInterruptedBeforeTheCallFailsAsWithoutUsAndKeepsNoPermit() throws Exception {
+    server = new ScriptedHttpServer();
+    server.otherwise(status(200).body("ok"));
+    RetryEngine engine = TestEngines.rateLimitedTo(1, time, events);
+    try (CloseableHttpClient plain = HttpClients.createDefault();
+        CloseableHttpClient ours = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
+      String without = preInterruptedCall(plain);
+      assertThat(without)
+          .isEqualTo("java.util.concurrent.CancellationException: null, interrupted true");
+      assertThat(preInterruptedCall(ours)).isEqualTo(without);
+      assertThat(server.requestCount()).as("nothing sent").isZero();
+      assertThat(ours.execute(new HttpGet(server.url("/x")), BODY)).isEqualTo("ok");
+    }
+  }
 }
