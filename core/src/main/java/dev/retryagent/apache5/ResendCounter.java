@@ -52,8 +52,9 @@ final class ResendCounter implements ExecChainHandler {
       log.notSent();
       throw e;
     } catch (IOException e) {
-      if (RetryExecHandler.noPooledConnection(e)) {
-        // The lease below us timed out: the exchange never reached a connection.
+      if (RetryExecHandler.noPooledConnection(e) || RetryExecHandler.leaseEnded(e)) {
+        // The lease below us timed out, or was cancelled or interrupted while it waited (a
+        // RequestFailedException): the exchange never reached a connection.
         log.notSent();
       }
       throw e;

@@ -213,10 +213,9 @@ public final class RetryExecHandler implements ExecChainHandler {
         CURRENT.set(null);
         reported = true;
         attempt.log.endCallAsApplications(call, e, -1);
-      } else if (noPooledConnection(e) || e instanceof CancellationException) {
-        // No pooled connection in time, or the lease cancelled (the request's cancel() while it
-        // waited for one, HttpCore's pool throws CancellationException): nothing of the
-        // exchange went out.
+      } else if (noPooledConnection(e) || leaseEnded(e)) {
+        // No pooled connection in time, or the lease cancelled or interrupted while it waited for
+        // one: nothing of the exchange went out.
         attempt.log.noConnection(call);
       }
       throw e;
@@ -240,6 +239,22 @@ public final class RetryExecHandler implements ExecChainHandler {
   static boolean noPooledConnection(Throwable e) {
     return e instanceof ConnectionRequestTimeoutException
         || (e instanceof RequestFailedException && e.getCause() instanceof TimeoutException);
+  }
+
+  /**
+   * Whether {@code e} ended HttpClient's wait for a pooled connection before it had one, by the
+   * application's hand: the request's {@code cancel()} (HttpCore's pool throws {@code
+   * CancellationException}; a lease failed with one would reach us inside InternalExecRuntime's
+   * {@code RequestFailedException}, not seen but read the same), or an interrupt of the waiting
+   * thread ({@code RequestFailedException("Request aborted")} around the {@code
+   * InterruptedException}, the flag set again). Only the lease wraps those causes so (read in 5.4);
+   * nothing of the exchange went out.
+   */
+  static boolean leaseEnded(Throwable e) {
+    return e instanceof CancellationException
+        || (e instanceof RequestFailedException
+            && (e.getCause() instanceof InterruptedException
+                || e.getCause() instanceof CancellationException));
   }
 
   /**

@@ -740,6 +740,66 @@ class GovernedRetryStrategyTest {
         });
   }
 
+  @Test
+  void aCallInterruptedWhileItWaitedForAPooledConnectionGivesItsRateLimitPermitBack()
+      throws Exception {
+    // The application holds the pool's only connection, and interrupts the thread of its next call
+    // while that waits for one: HttpClient's lease ends in RequestFailedException("Request
+    // aborted") around the InterruptedException, the flag set again, nothing sent, with or without
+    // the agent. That call's rate-limit permit stayed spent (only a bare CancellationException or
+    // a lease timeout counted as not sent), and the host's next call was refused
+    // (RateLimitedException). HttpCore 5 leaks the pool's connection to the interrupted lease
+    // (plain too: a call after it waits for ever), so the next call goes through another client
+    // of the same engine, the same host's bucket.
+    server.otherwise(ok("fine"));
+    String plain = null;
+    RetryEngine engine = TestEngines.rateLimitedTo(2, time, events);
+    for (boolean ours : new boolean[] {false, true}) {
+      PoolingHttpClientConnectionManager pool = poolOfOne();
+      HttpClientBuilder b = HttpClients.custom().setConnectionManager(pool);
+      try (CloseableHttpClient c = ours ? RetryExecHandler.addTo(b, engine).build() : b.build()) {
+        org.apache.hc.client5.http.impl.classic.CloseableHttpResponse held =
+            c.execute(new HttpGet(server.url("/held")));
+        java.util.concurrent.CompletableFuture<String> failed =
+            new java.util.concurrent.CompletableFuture<>();
+        Thread caller =
+            new Thread(
+                () -> {
+                  Throwable e =
+                      catchThrowable(
+                          () -> c.execute(new HttpGet(server.url("/items")), r -> r.getCode()));
+                  failed.complete(
+                      e
+                          + " around "
+                          + e.getCause()
+                          + ", interrupted "
+                          + Thread.currentThread().isInterrupted());
+                });
+        caller.start();
+        await()
+            .atMost(java.time.Duration.ofSeconds(10))
+            .until(() -> pool.getTotalStats().getPending() == 1);
+        caller.interrupt();
+        String outcome = failed.get(10, java.util.concurrent.TimeUnit.SECONDS);
+        if (ours) {
+          assertThat(outcome).isEqualTo(plain);
+        } else {
+          plain = outcome;
+          assertThat(plain)
+              .isEqualTo(
+                  "org.apache.hc.client5.http.impl.classic.RequestFailedException: Request aborted"
+                      + " around java.lang.InterruptedException, interrupted true");
+        }
+        held.close();
+      }
+    }
+    assertThat(server.requestCount()).as("the held calls only").isEqualTo(2);
+    try (CloseableHttpClient other = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
+      int status = other.execute(new HttpGet(server.url("/items")), r -> r.getCode());
+      assertThat(status).as("the interrupted call's permit back").isEqualTo(200);
+    }
+  }
+
   /** What the application does with its client while the pool's one connection is held. */
   private interface WhileHeld {
     void run(CloseableHttpClient c, PoolingHttpClientConnectionManager pool) throws Exception;
