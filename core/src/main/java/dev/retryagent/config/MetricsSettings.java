@@ -1,5 +1,6 @@
 package dev.retryagent.config;
 
+import dev.retryagent.internal.engine.TargetKey;
 import java.util.Objects;
 
 /**
@@ -72,7 +73,7 @@ public final class MetricsSettings {
     return "metrics{jmx="
         + jmx
         + ", prometheus="
-        + (prometheusEnabled ? prometheusHost + ":" + prometheusPort : "off")
+        + (prometheusEnabled ? TargetKey.bracketed(prometheusHost) + ":" + prometheusPort : "off")
         + "}";
   }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.TargetKey;
 import dev.retryagent.policy.Policy;
 
 /**
@@ -222,11 +223,15 @@ public final class RetryEvent {
     return wallMillis;
   }
 
-  /** {@code host} or {@code host:port} when the port is not the scheme's default. */
+  /**
+   * {@code host} or {@code host:port} when the port is not the scheme's default; an IPv6 literal in
+   * brackets, as a URL writes it ({@code [::1]:8080}), however the client gave it (OkHttp without).
+   */
   public String hostAndPort() {
     boolean defaultPort =
         ("http".equals(scheme) && port == 80) || ("https".equals(scheme) && port == 443);
-    return defaultPort ? host : host + ":" + port;
+    String h = TargetKey.bracketed(host);
+    return defaultPort ? h : h + ":" + port;
   }
 
   /** What the attempt came to, for humans: {@code 503}, {@code reset}, or the exception type. */

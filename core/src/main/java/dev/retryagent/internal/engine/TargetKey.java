@@ -16,9 +16,17 @@ public final class TargetKey {
   public static String of(String scheme, String host, int port) {
     // A null host is "null" there, as string concatenation writes it.
     String h = host == null ? "null" : host.toLowerCase(Locale.ROOT);
-    if (h.indexOf(':') >= 0 && !h.startsWith("[")) {
-      h = "[" + h + "]";
-    }
-    return scheme + "://" + h + ":" + port;
+    return scheme + "://" + bracketed(h) + ":" + port;
+  }
+
+  /**
+   * {@code host} as a URL writes it: an IPv6 literal in brackets ({@code ::1} is {@code [::1]}),
+   * anything else as it is. For every line that writes a host with a port after it, where {@code
+   * ::1:8080} would not say which colon starts the port.
+   */
+  public static String bracketed(String host) {
+    return host != null && host.indexOf(':') >= 0 && !host.startsWith("[")
+        ? "[" + host + "]"
+        : host;
   }
 }

@@ -4,6 +4,7 @@ import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.AgentThreads;
+import dev.retryagent.internal.engine.TargetKey;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -148,7 +149,7 @@ public final class PrometheusServer implements AutoCloseable {
       errors.once(
           "start",
           "retry-agent: cannot start the Prometheus endpoint on "
-              + host
+              + shownHost(host)
               + ":"
               + port
               + " ("
@@ -195,9 +196,10 @@ public final class PrometheusServer implements AutoCloseable {
         + "; the application goes on without it (the exit summary still works)";
   }
 
+  /** An IPv6 literal in brackets, as a port follows it ({@code [::]:9464}). */
   private static String shownHost(String host) {
     int at = host.lastIndexOf('@');
-    return Sanitizer.oneLine(at < 0 ? host : "***" + host.substring(at));
+    return Sanitizer.oneLine(at < 0 ? TargetKey.bracketed(host) : "***" + host.substring(at));
   }
 
   /**
@@ -213,7 +215,7 @@ public final class PrometheusServer implements AutoCloseable {
     errors.once(
         "exposed",
         "retry-agent: the Prometheus endpoint listens on "
-            + Sanitizer.oneLine(host)
+            + shownHost(host)
             + ":"
             + bound.getPort()
             + (a != null && a.isAnyLocalAddress() ? " (every interface)" : "")

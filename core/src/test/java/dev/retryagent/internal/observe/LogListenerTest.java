@@ -295,6 +295,7 @@ class LogListenerTest {
     // lower case, an IPv6 literal in brackets (TargetKey). The lines of a retry the breaker, the
     // budget or the rate limit refused wrote the host as the application did ("API.Example.com",
     // OkHttp's "::1" without brackets): an operator who looked up the key they name found nothing.
+    // The request the line names brackets an IPv6 literal too ("GET ::1:8080/b" was ambiguous).
     RetryMetrics metrics = new RetryMetrics();
     Rig breaker =
         new Rig(
@@ -327,7 +328,7 @@ class LogListenerTest {
                 + " over 1 call); next trial in 30s",
             "retry-agent: GET API.Example.com/v1/x gave up after 1 attempt (503): circuit breaker"
                 + " https://api.example.com:443 is open [route=llm]",
-            "retry-agent: GET ::1:8080/b gave up after 1 attempt (503): the retry budget for"
+            "retry-agent: GET [::1]:8080/b gave up after 1 attempt (503): the retry budget for"
                 + " http://[::1]:8080 is spent [route=b]",
             "retry-agent: GET Api.Example.COM/c rejected: no rate-limit permit for"
                 + " https://api.example.com:443 within maxWait 0ms [route=c]");

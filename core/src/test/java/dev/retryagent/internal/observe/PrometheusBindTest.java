@@ -72,4 +72,21 @@ class PrometheusBindTest {
                 HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).isEqualTo(200);
   }
+
+  /**
+   * The line about where the endpoint listens (or why it cannot) wrote an IPv6 literal without
+   * brackets, ":::9464", where no one can tell the port from the address. On every interface of
+   * IPv6 ("::"): the exposure line where IPv6 is up, the bind failure where it is not.
+   */
+  @Test
+  void anIpv6AddressIsWrittenInBracketsBeforeItsPort() throws Exception {
+    server = new PrometheusServer(new RetryMetrics(), null, "::", 0, errors::add);
+    server.start();
+    assertThat(errors).hasSize(1);
+    assertThat(errors.get(0)).containsPattern(" on \\[::]:\\d+ ");
+    AgentConfig c =
+        ConfigLoader.parse(
+            "agent: {metrics: {prometheus: {enabled: true, host: '::1'}}}", "t.yml", Map.of());
+    assertThat(c.metrics().toString()).endsWith("prometheus=[::1]:9464}");
+  }
 }
