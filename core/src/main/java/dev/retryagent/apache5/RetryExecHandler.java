@@ -216,7 +216,7 @@ public final class RetryExecHandler implements ExecChainHandler {
       } else if (noPooledConnection(e) || leaseEnded(e)) {
         // No pooled connection in time, or the lease cancelled or interrupted while it waited for
         // one: nothing of the exchange went out.
-        attempt.log.noConnection(call);
+        attempt.log.noConnection(call, leaseEnded(e));
       }
       throw e;
     } finally {

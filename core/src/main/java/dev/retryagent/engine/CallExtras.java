@@ -47,6 +47,12 @@ final class CallExtras {
    */
   boolean applicationSentWhole;
 
+  /**
+   * The client refused the call's first attempt before any of it went out (RetryCall's
+   * attemptRefused): the call ends counting no attempt.
+   */
+  boolean firstAttemptRefused;
+
   /** The call's bounds, made from its policy and start on first use. */
   CallBounds bounds(HostState state, long startNanos) {
     if (bounds == null) {

@@ -517,6 +517,24 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * As {@link #attemptNotSent}, when the client refused the attempt started last before anything of
+   * it went out because the caller's interrupt or cancel came first ({@code java.net.http}'s {@code
+   * send} on a thread already interrupted, OkHttp's call cancelled before its request reached a
+   * connection, HttpClient 5's lease cancelled or interrupted): the server saw no request. A first
+   * attempt is then not counted as one: the call ends with 0 attempts in the metrics, JMX, its log
+   * line and its dead letter. (A later attempt was counted as it started, and stays counted.) Call
+   * before the call ends.
+   */
+  public synchronized void attemptRefused() {
+    if (!finished) {
+      attemptNotMade(extras != null && extras.inRetry());
+      if (attempt == 1) {
+        extras().firstAttemptRefused = true;
+      }
+    }
+  }
+
+  /**
    * The attempt under way failed in the application's own code, with {@code failure}: its request
    * body failed to produce itself (an OkHttp {@code RequestBody} whose {@code writeTo} threw, not
    * the connection it wrote to; a {@code BodyPublisher} that signalled {@code onError}). When the
@@ -660,6 +678,10 @@ public abstract class RetryCall extends HostHold {
       return;
     }
     finished = true;
+    if (extras != null && extras.firstAttemptRefused && attempt == 1) {
+      // The only attempt never reached the wire (attemptRefused): not counted, not told as made.
+      attempt = 0;
+    }
     // Releases the permit; a retry decided and never made gives its budget back.
     callEnded(now, extras == null ? 0 : extras.retryTakenNanos);
     if (reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)) {

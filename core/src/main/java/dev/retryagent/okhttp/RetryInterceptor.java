@@ -160,8 +160,9 @@ public final class RetryInterceptor implements Interceptor {
         call.abortedWhen(CANCELLED);
         if (resends.nothingSent(chain.call())) {
           // Cancelled while OkHttp found or connected the attempt's connection: nothing of the
-          // request went out, so its rate-limit permit (and the retry it was) go back.
-          call.attemptNotSent();
+          // request went out, so its rate-limit permit (and the retry it was) go back, and a first
+          // attempt is not counted as one.
+          call.attemptRefused();
         }
       }
       throw e;

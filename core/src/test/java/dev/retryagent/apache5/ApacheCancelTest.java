@@ -160,13 +160,16 @@ class ApacheCancelTest {
   /**
    * HttpClient 5 refuses a thread interrupted before the call (its lease of a connection sees the
    * flag) and sends nothing: the caller gets the same failure and flag with or without us, and the
-   * attempt gives its rate-limit permit back (a bucket of one still serves the next call).
+   * attempt gives its rate-limit permit back (a bucket of one still serves the next call) and is
+   * not counted as one.
    */
   @Test
   void aThreadInterruptedBeforeTheCallFailsAsWithoutUsAndKeepsNoPermit() throws Exception {
     server = new ScriptedHttpServer();
     server.otherwise(status(200).body("ok"));
-    RetryEngine engine = TestEngines.rateLimitedTo(1, time, events);
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    RetryEngine engine = TestEngines.rateLimitedTo(1, time, events, metrics);
     try (CloseableHttpClient plain = HttpClients.createDefault();
         CloseableHttpClient ours = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
       String without = preInterruptedCall(plain);
@@ -174,7 +177,11 @@ class ApacheCancelTest {
           .isEqualTo("java.util.concurrent.CancellationException: null, interrupted true");
       assertThat(preInterruptedCall(ours)).isEqualTo(without);
       assertThat(server.requestCount()).as("nothing sent").isZero();
+      // Nor counted as an attempt: attempts_total, JMX, the give-up's line and dead letter say 0.
+      assertThat(metrics.route("test").attempts()).isZero();
+      assertThat(events).singleElement().extracting(RetryEvent::attempt).isEqualTo(0);
       assertThat(ours.execute(new HttpGet(server.url("/x")), BODY)).isEqualTo("ok");
+      assertThat(metrics.route("test").attempts()).isEqualTo(1);
     }
   }
 }

@@ -1222,7 +1222,10 @@ class RetryingHttpClientTest {
    */
   @Test
   void anInterruptedSendThatTheJdkRefusesGivesItsRateLimitPermitBack() throws Exception {
-    HttpClient client = rateLimitedToOne();
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    HttpClient client =
+        RetryingHttpClient.wrap(real, TestEngines.rateLimitedTo(1, time, events, metrics));
     server.otherwise(ok("next"));
 
     Thread.currentThread().interrupt();
@@ -1233,10 +1236,16 @@ class RetryingHttpClientTest {
       Thread.interrupted();
     }
     assertThat(server.requestCount()).isZero();
+    // Nor was it counted as an attempt (it was, the server having seen none): attempts_total, JMX,
+    // the give-up's line and dead letter (the event's attempt) say 0.
+    assertThat(metrics.route("test").attempts()).isZero();
+    assertThat(metrics.route("test").calls()).isEqualTo(1);
+    assertThat(events).singleElement().extracting(RetryEvent::attempt).isEqualTo(0);
 
     assertThat(client.send(get("/v1/items"), HttpResponse.BodyHandlers.ofString()).body())
         .as("the refused attempt's permit, given back")
         .isEqualTo("next");
+    assertThat(metrics.route("test").attempts()).isEqualTo(1);
   }
 
   @Test

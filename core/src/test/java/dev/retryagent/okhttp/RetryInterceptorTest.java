@@ -123,6 +123,42 @@ class RetryInterceptorTest {
     }
   }
 
+  @Test
+  void executeOfACallCancelledBeforehandSendsNothingAndCountsNoAttempt() throws Exception {
+    // OkHttp fails execute() of a call the application cancelled first with "Canceled", sending
+    // nothing, with or without the agent. Through it, that attempt gave its permit back but was
+    // counted as one (attempts_total 1, the server having seen none).
+    server.otherwise(ok("fine"));
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events, metrics));
+    OkHttpClient plain = new OkHttpClient();
+    client =
+        plain
+            .newBuilder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+            .build();
+    Throwable[] failures = new Throwable[2];
+    OkHttpClient[] clients = {plain, client};
+    for (int i = 0; i < 2; i++) {
+      Call cancelled = clients[i].newCall(new Request.Builder().url(server.url("/items")).build());
+      cancelled.cancel();
+      failures[i] = catchThrowable(() -> cancelled.execute().close());
+    }
+    assertThat(failures[1])
+        .isExactlyInstanceOf(failures[0].getClass())
+        .hasMessage(failures[0].getMessage());
+    assertThat(server.requestCount()).isZero();
+    assertThat(metrics.route("test").attempts()).isZero();
+    assertThat(events).singleElement().extracting(RetryEvent::attempt).isEqualTo(0);
+    try (Response after =
+        client.newCall(new Request.Builder().url(server.url("/items")).build()).execute()) {
+      assertThat(after.code()).as("the permit back").isEqualTo(200);
+    }
+    assertThat(metrics.route("test").attempts()).isEqualTo(1);
+  }
+
   @ParameterizedTest
   @EnumSource(
       value = Way.class,

@@ -59,6 +59,36 @@ public final class TestEngines {
   }
 
   /**
+   * As {@link #rateLimitedTo(int, FakeTime, List)}, its calls counted by {@code counted} too (a
+   * listener that counts, such as the metrics, through its CallCounter), its give-ups in {@code
+   * events}.
+   */
+  public static RetryEngine rateLimitedTo(
+      int permits, FakeTime time, List<RetryEvent> events, RetryListener counted) {
+    Policy policy =
+        new Policy(
+            "test",
+            RetryPolicy.builder().build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            neverRefilled(permits));
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(time)
+        .scheduler(time)
+        .policy(policy)
+        .listener(counted)
+        .listener(
+            new RetryListener() {
+              @Override
+              public void onGiveUp(RetryEvent e) {
+                events.add(e);
+              }
+            })
+        .build();
+  }
+
+  /**
    * A host's bucket of {@code permits} permits, none added during a test and none waited for: one
    * more comes every 1000 s of {@link FakeTime}'s clock, which moves only by the engine's own waits
    * (a retry's backoff, a breaker's open second), never that far in a test. A call that finds the

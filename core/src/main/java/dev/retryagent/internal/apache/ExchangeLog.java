@@ -174,8 +174,21 @@ public final class ExchangeLog {
    * on requests it never got.
    */
   public void noConnection(RetryCall call) {
+    noConnection(call, false);
+  }
+
+  /**
+   * As {@link #noConnection(RetryCall)}; {@code byCaller}: the application ended the lease (a
+   * cancel or an interrupt while it waited), so an attempt with no exchange before this one sent no
+   * request at all and is not counted as one ({@link RetryCall#attemptRefused}).
+   */
+  public void noConnection(RetryCall call, boolean byCaller) {
     if (!hostGotWholeRequest()) {
-      call.attemptNotSent();
+      if (byCaller && exchanges <= 1) {
+        call.attemptRefused();
+      } else {
+        call.attemptNotSent();
+      }
     }
   }
 

@@ -158,7 +158,7 @@ final class JdkRequest<T> extends SelfViewCall
       return CallersResponse.of(transport.send(attempt, this), attempt, request, attemptHeader);
     } catch (InterruptedException e) {
       if (interrupted) {
-        attemptNotSent();
+        attemptRefused();
       }
       throw e;
     }
