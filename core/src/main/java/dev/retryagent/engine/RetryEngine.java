@@ -193,6 +193,9 @@ public final class RetryEngine {
         // the breaker above was made: it would stay tracked (an open one reported open) until the
         // next reload. The call keeps it; the registry keeps it only if a policy still uses it.
         breakers.removeKey(breakerKey(TargetKey.of(scheme, host, port), policy), unusedNow);
+        // Its relabel may have run before the breaker was made, too: it would tell its
+        // transitions under this call's route, which the new settings may no longer have.
+        relabel(state.breaker, settings);
       }
     }
     return state;
@@ -429,6 +432,35 @@ public final class RetryEngine {
           told.route = names.get(0);
         }
       }
+    }
+  }
+
+  /**
+   * As {@link #relabel(Collection)}, for one breaker a call on the settings before a reload made
+   * after that reload's relabel ({@link #hostStateOf}): rare, and never on a call's common path.
+   */
+  private static void relabel(CircuitBreaker b, EngineSettings now) {
+    Collection<Policy> all = now.all();
+    if (all == null
+        || b.key().startsWith(ROUTE_KEY)
+        || !(b.transitionListener() instanceof BreakerTransitions)) {
+      return;
+    }
+    BreakerTransitions told = (BreakerTransitions) b.transitionListener();
+    String first = null;
+    for (Policy p : all) {
+      CircuitBreakerPolicy c = p.circuitBreaker();
+      if (c.enabled() && c.scope() == CircuitBreakerPolicy.Scope.HOST && c.equals(b.policy())) {
+        if (p.routeName().equals(told.route)) {
+          return;
+        }
+        if (first == null) {
+          first = p.routeName();
+        }
+      }
+    }
+    if (first != null) {
+      told.route = first;
     }
   }
 

@@ -185,6 +185,48 @@ class RetryMetricsTest {
   }
 
   @Test
+  void aHostBreakerMadeByACallOnTheSettingsBeforeARenameCountsUnderTheNewName() {
+    // The race of the test above: a call read the settings before the reload (route llm), the
+    // reload re-pointed the breakers it found (none yet), then the call made the host's breaker,
+    // kept because chat has its section. It told its transitions under llm for good: chat's calls
+    // opened it, and llm was counted.
+    RetryMetrics m = new RetryMetrics();
+    Policy llm = breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST);
+    Rig rig = new Rig(llm, m);
+    dev.retryagent.engine.PolicyResolver renamedMeanwhile =
+        new dev.retryagent.engine.PolicyResolver() {
+          private boolean reloaded;
+
+          @Override
+          public Policy resolve(String method, String host, int port, String path) {
+            if (!reloaded) {
+              reloaded = true;
+              rig.engine.reconfigure(
+                  Mode.ENFORCE,
+                  dev.retryagent.engine.PolicyResolver.always(
+                      breakerPolicy("chat", CircuitBreakerPolicy.Scope.HOST)));
+            }
+            return llm;
+          }
+
+          @Override
+          public java.util.Collection<Policy> policies() {
+            return java.util.List.of(llm);
+          }
+        };
+    rig.engine.reconfigure(Mode.ENFORCE, renamedMeanwhile);
+    FakeRequest r = FakeRequest.get("api.example.com", "/v1/x");
+    rig.call(r, 200); // on the settings before the reload: the host's breaker, made under llm
+
+    for (int i = 0; i < 3; i++) {
+      rig.call(r, 503); // chat's calls: with the 200, 3 failures of 4: open
+    }
+
+    assertThat(m.route("chat").breakerOpens()).isEqualTo(1);
+    assertThat(m.route("llm").breakerOpens()).isZero();
+  }
+
+  @Test
   void aRouteScopedBreakerIsCountedUnderItsRouteNotAsAHost() {
     RetryMetrics m = new RetryMetrics(1);
     Rig rig = new Rig(Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.ROUTE), m);
