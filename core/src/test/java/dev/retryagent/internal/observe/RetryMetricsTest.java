@@ -191,7 +191,7 @@ class RetryMetricsTest {
     // kept because chat has its section. It told its transitions under llm for good: chat's calls
     // opened it, and llm was counted.
     RetryMetrics m = new RetryMetrics();
-    Policy llm = breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST);
+    Policy llm = Rig.breakerPolicy("llm", CircuitBreakerPolicy.Scope.HOST);
     Rig rig = new Rig(llm, m);
     dev.retryagent.engine.PolicyResolver renamedMeanwhile =
         new dev.retryagent.engine.PolicyResolver() {
@@ -204,7 +204,7 @@ class RetryMetricsTest {
               rig.engine.reconfigure(
                   Mode.ENFORCE,
                   dev.retryagent.engine.PolicyResolver.always(
-                      breakerPolicy("chat", CircuitBreakerPolicy.Scope.HOST)));
+                      Rig.breakerPolicy("chat", CircuitBreakerPolicy.Scope.HOST)));
             }
             return llm;
           }
