@@ -195,7 +195,7 @@ public final class RetryEngine {
         breakers.removeKey(breakerKey(TargetKey.of(scheme, host, port), policy), unusedNow);
         // Its relabel may have run before the breaker was made, too: it would tell its
         // transitions under this call's route, which the new settings may no longer have.
-        relabel(state.breaker, settings);
+        relabel(state.breaker, settings.all());
       }
     }
     return state;
@@ -412,43 +412,25 @@ public final class RetryEngine {
    * should no longer be counting for. Reload time only: nothing per call.
    */
   private void relabel(Collection<Policy> now) {
-    java.util.Map<CircuitBreakerPolicy, List<String>> routes = new java.util.HashMap<>();
-    for (Policy p : now) {
-      CircuitBreakerPolicy c = p.circuitBreaker();
-      if (c.enabled() && c.scope() == CircuitBreakerPolicy.Scope.HOST) {
-        List<String> names = routes.get(c);
-        if (names == null) {
-          names = new ArrayList<>(2);
-          routes.put(c, names);
-        }
-        names.add(p.routeName());
-      }
-    }
     for (CircuitBreaker b : breakers.values()) {
-      List<String> names = b.key().startsWith(ROUTE_KEY) ? null : routes.get(b.policy());
-      if (names != null && b.transitionListener() instanceof BreakerTransitions) {
-        BreakerTransitions told = (BreakerTransitions) b.transitionListener();
-        if (!names.contains(told.route)) {
-          told.route = names.get(0);
-        }
-      }
+      relabel(b, now);
     }
   }
 
   /**
-   * As {@link #relabel(Collection)}, for one breaker a call on the settings before a reload made
-   * after that reload's relabel ({@link #hostStateOf}): rare, and never on a call's common path.
+   * The rule of {@link #relabel(Collection)} for one breaker; also for one that a call on the
+   * settings before a reload made after that reload's relabel ({@link #hostStateOf}): rare, and
+   * never on a call's common path.
    */
-  private static void relabel(CircuitBreaker b, EngineSettings now) {
-    Collection<Policy> all = now.all();
-    if (all == null
+  private static void relabel(CircuitBreaker b, Collection<Policy> now) {
+    if (now == null
         || b.key().startsWith(ROUTE_KEY)
         || !(b.transitionListener() instanceof BreakerTransitions)) {
       return;
     }
     BreakerTransitions told = (BreakerTransitions) b.transitionListener();
     String first = null;
-    for (Policy p : all) {
+    for (Policy p : now) {
       CircuitBreakerPolicy c = p.circuitBreaker();
       if (c.enabled() && c.scope() == CircuitBreakerPolicy.Scope.HOST && c.equals(b.policy())) {
         if (p.routeName().equals(told.route)) {
