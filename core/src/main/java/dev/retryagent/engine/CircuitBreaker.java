@@ -56,6 +56,7 @@ public final class CircuitBreaker {
   private long lastTrialNanos;
   private int trialsIssued;
   private int trialsSucceeded;
+  private int trialsSlow;
   private long transitions;
   private long openedCalls;
   private long openedFailures;
@@ -251,7 +252,11 @@ public final class CircuitBreaker {
           }
           break;
         case HALF_OPEN:
-          if (failure || isSlow) {
+          // A failed trial reopens at once ("all must succeed to close"). A slow trial succeeded:
+          // the trials reopen the breaker only at or above slowCall.rateThreshold, as the window
+          // does when closed. Their rate is counted over all halfOpenCalls trials, so it only
+          // grows, and reopening when the slow ones reach it decides what the last trial would.
+          if (failure || (isSlow && slowTrialsReachTheThreshold(++trialsSlow))) {
             moved = open(clock == null ? nowNanos : clock.nanoTime());
           } else if (++trialsSucceeded >= policy.halfOpenCalls()) {
             moved = move(CircuitState.CLOSED);
@@ -262,6 +267,10 @@ public final class CircuitBreaker {
       }
     }
     notifyListener(moved);
+  }
+
+  private boolean slowTrialsReachTheThreshold(int slowTrials) {
+    return (double) slowTrials / policy.halfOpenCalls() >= policy.slowCallRateThreshold();
   }
 
   /** Gives back a permit whose attempt was abandoned without an outcome (cancelled). */
@@ -316,6 +325,7 @@ public final class CircuitBreaker {
     transitions++;
     trialsIssued = 0;
     trialsSucceeded = 0;
+    trialsSlow = 0;
     window.clear();
     return t;
   }

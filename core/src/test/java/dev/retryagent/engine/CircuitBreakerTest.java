@@ -300,16 +300,58 @@ class CircuitBreakerTest {
     assertThat(b.tryAcquire(T0 + 35 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
   }
 
-  @Test
-  void aSlowTrialReopens() {
+  /** Opened by four failures, then half-open at 30 s with three trials; slow is over 1 s. */
+  private CircuitBreaker halfOpenWithSlowCalls(double slowCallRateThreshold) {
     CircuitBreaker b =
         breaker(
-            count(4, 4).slowCallDuration(Duration.ofSeconds(1)).openFor(Duration.ofSeconds(30)));
+            count(4, 4)
+                .slowCallDuration(Duration.ofSeconds(1))
+                .slowCallRateThreshold(slowCallRateThreshold));
     for (int i = 0; i < 4; i++) {
       call(b, true, T0);
     }
+    return b;
+  }
+
+  /** One trial at 30 s that succeeds, slow (2 s) or not (10 ms). */
+  private static void trial(CircuitBreaker b, boolean slow) {
     long p = b.tryAcquire(T0 + 30 * S);
-    b.onResult(p, false, 2 * S, T0 + 30 * S);
+    assertThat(p).isNotEqualTo(CircuitBreaker.REJECTED);
+    b.onResult(p, false, slow ? 2 * S : 10 * MS, T0 + 30 * S);
+  }
+
+  @Test
+  void slowTrialsReopenTheBreakerAtTheSlowCallRateThresholdAsTheWindowDoes() {
+    // "halfOpenCalls: all must succeed to close"; a slow call succeeded, and slow calls open the
+    // breaker "at or above" slowCall.rateThreshold. Any slow trial reopened it: a host with a
+    // few slow calls, well under the threshold, was held open again and again.
+    CircuitBreaker atTheDefault = halfOpenWithSlowCalls(1.0);
+    trial(atTheDefault, true);
+    trial(atTheDefault, false);
+    trial(atTheDefault, false);
+    assertThat(atTheDefault.state()).isEqualTo(CircuitState.CLOSED); // 1 slow of 3 < 100%
+
+    CircuitBreaker allSlow = halfOpenWithSlowCalls(1.0);
+    trial(allSlow, true);
+    trial(allSlow, true);
+    assertThat(allSlow.state()).isEqualTo(CircuitState.HALF_OPEN);
+    trial(allSlow, true);
+    assertThat(allSlow.state()).isEqualTo(CircuitState.OPEN); // 3 of 3
+    assertThat(allSlow.openUntilNanos()).isEqualTo(T0 + 60 * S);
+
+    CircuitBreaker half = halfOpenWithSlowCalls(0.5);
+    trial(half, true);
+    assertThat(half.state()).isEqualTo(CircuitState.HALF_OPEN); // 1 of 3 < 50%
+    trial(half, true);
+    assertThat(half.state()).isEqualTo(CircuitState.OPEN); // 2 of 3, whatever the third
+  }
+
+  @Test
+  void aFailedTrialStillReopensAtOnceWhateverTheSlowCalls() {
+    CircuitBreaker b = halfOpenWithSlowCalls(1.0);
+    trial(b, true);
+    long p = b.tryAcquire(T0 + 30 * S);
+    b.onResult(p, true, 10 * MS, T0 + 30 * S);
     assertThat(b.state()).isEqualTo(CircuitState.OPEN);
   }
 
