@@ -142,6 +142,10 @@ public final class RetryInterceptor implements Interceptor {
       throws IOException {
     Request guarded = ResendGuard.guard(request, call);
     Object begun = resends.begin(chain.call(), call, guarded);
+    // Cancelled before the attempt ran (after enqueue(), before a dispatcher thread ran the call):
+    // OkHttp's RetryAndFollowUpInterceptor, next after this last application interceptor, refuses
+    // it before it looks for a connection. Known so without the network interceptor too.
+    boolean cancelledAhead = chain.call().isCanceled();
     try {
       Response r = withTimeout(chain, timeoutNanos).proceed(guarded);
       countRepeats(call, r);
@@ -158,7 +162,7 @@ public final class RetryInterceptor implements Interceptor {
         // OkHttp 4 and 5 throw "stream was reset: CANCEL", a reset): it says nothing about the
         // host, so the breaker's permit goes back without an outcome, as after an abort.
         call.abortedWhen(CANCELLED);
-        if (resends.nothingSent(chain.call())) {
+        if (cancelledAhead || resends.nothingSent(chain.call())) {
           // Cancelled while OkHttp found or connected the attempt's connection: nothing of the
           // request went out, so its rate-limit permit (and the retry it was) go back, and a first
           // attempt is not counted as one.

@@ -56,6 +56,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * What an application sees of an enqueued call whose retries an {@link AsyncRetrier} runs, beyond
@@ -759,6 +761,123 @@ class AsyncRetrierTest {
         .isLessThan(TimeUnit.SECONDS.toNanos(1));
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retrier.running()).isZero();
+  }
+
+  /**
+   * An executor that holds what OkHttp's dispatcher gives it until {@link #release}, then runs it
+   * on a thread of its own: a call enqueued here has not started yet.
+   */
+  private static final class HeldExecutor extends java.util.concurrent.AbstractExecutorService {
+    private final List<Runnable> held = new CopyOnWriteArrayList<>();
+    private final java.util.concurrent.ExecutorService runner =
+        java.util.concurrent.Executors.newCachedThreadPool(r -> new Thread(r, "OkHttp held"));
+
+    @Override
+    public void execute(Runnable command) {
+      held.add(command);
+    }
+
+    void release() {
+      for (Runnable r : held) {
+        held.remove(r);
+        runner.execute(r);
+      }
+    }
+
+    @Override
+    public void shutdown() {
+      runner.shutdown();
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      return runner.shutdownNow();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return runner.isShutdown();
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return runner.isTerminated();
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+      return runner.awaitTermination(timeout, unit);
+    }
+  }
+
+  @ParameterizedTest(name = "network interceptor: {0}")
+  @ValueSource(booleans = {true, false})
+  void anEnqueuedCallCancelledBeforeItRanSendsNothingAndCountsNoAttempt(boolean resends)
+      throws Exception {
+    // enqueue() of a call cancelled first, and a cancel() right after enqueue(), before a thread of
+    // the dispatcher's ran the call: OkHttp tells the callback "Canceled" from a dispatcher thread,
+    // sending nothing, with or without the agent. Such a first attempt is not counted (as for
+    // execute(), RetryInterceptorTest), and its rate-limit permit goes back: also without the
+    // network interceptor, which alone tells that no request reached a connection (the call was
+    // cancelled before the attempt ran, so OkHttp refuses it before it looks for one).
+    server.otherwise(ok("fine"));
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events, metrics));
+    HeldExecutor plainThreads = new HeldExecutor();
+    HeldExecutor threads = new HeldExecutor();
+    OkHttpClient plain =
+        new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(plainThreads)).build();
+    OkHttpClient.Builder b =
+        plain
+            .newBuilder()
+            .dispatcher(new okhttp3.Dispatcher(threads))
+            .addInterceptor(retrier.interceptor());
+    if (resends) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    client = b.build();
+    try {
+      for (boolean cancelFirst : new boolean[] {true, false}) {
+        Heard[] heard = {new Heard(), new Heard()};
+        OkHttpClient[] clients = {plain, client};
+        for (int i = 0; i < 2; i++) {
+          Call call = clients[i].newCall(get("/items"));
+          if (cancelFirst) {
+            call.cancel();
+          }
+          if (i == 0) {
+            call.enqueue(heard[i]);
+          } else {
+            retrier.enqueue(call, heard[i], client.dispatcher());
+          }
+          if (!cancelFirst) {
+            // What the agent's hook on cancel() does, then OkHttp's own.
+            if (i == 1) {
+              retrier.cancel(call);
+            }
+            call.cancel();
+          }
+        }
+        plainThreads.release();
+        threads.release();
+        assertThat(heard[1].await()).as("cancel first: " + cancelFirst).isEqualTo(heard[0].await());
+        assertThat(heard[1].await()).isEqualTo("java.io.IOException: Canceled");
+        assertThat(heard[1].thread).isEqualTo(heard[0].thread);
+        assertThat(heard[1].reports).hasValue(1);
+      }
+      assertThat(server.requestCount()).isZero();
+      assertThat(metrics.route("test").attempts()).isZero();
+      assertThat(events).hasSize(2).extracting(RetryEvent::attempt).containsOnly(0);
+      assertThat(retrier.running()).isZero();
+      Heard after = new Heard();
+      retrier.enqueue(client.newCall(get("/items")), after, client.dispatcher());
+      threads.release();
+      assertThat(after.await()).as("the permit back").isEqualTo("200 fine");
+      assertThat(metrics.route("test").attempts()).isEqualTo(1);
+    } finally {
+      plainThreads.shutdown();
+    }
   }
 
   @Test

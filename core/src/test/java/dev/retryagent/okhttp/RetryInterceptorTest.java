@@ -123,8 +123,10 @@ class RetryInterceptorTest {
     }
   }
 
-  @Test
-  void executeOfACallCancelledBeforehandSendsNothingAndCountsNoAttempt() throws Exception {
+  @ParameterizedTest(name = "network interceptor: {0}")
+  @ValueSource(booleans = {true, false})
+  void executeOfACallCancelledBeforehandSendsNothingAndCountsNoAttempt(boolean resends)
+      throws Exception {
     // OkHttp fails execute() of a call the application cancelled first with "Canceled", sending
     // nothing, with or without the agent. Through it, that attempt gave its permit back but was
     // counted as one (attempts_total 1, the server having seen none).
@@ -133,12 +135,11 @@ class RetryInterceptorTest {
         new dev.retryagent.internal.observe.RetryMetrics();
     retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events, metrics));
     OkHttpClient plain = new OkHttpClient();
-    client =
-        plain
-            .newBuilder()
-            .addInterceptor(retrier.interceptor())
-            .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
-            .build();
+    OkHttpClient.Builder b = plain.newBuilder().addInterceptor(retrier.interceptor());
+    if (resends) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    client = b.build();
     Throwable[] failures = new Throwable[2];
     OkHttpClient[] clients = {plain, client};
     for (int i = 0; i < 2; i++) {
