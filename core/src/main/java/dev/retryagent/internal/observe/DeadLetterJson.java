@@ -2,6 +2,7 @@ package dev.retryagent.internal.observe;
 
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.internal.engine.TargetKey;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -16,10 +17,11 @@ import java.util.Locale;
  *  "outcome":"response","error":null,"reason":"not-idempotent","observe":false}
  * </pre>
  *
- * (on one line). {@code status} is null when the last attempt ended in an exception, {@code
- * outcome} null when no attempt was made; {@code error} is the exception's class name and sanitised
- * message. The path never carries a query; segments {@code agent.redact.pathSegments} matches are
- * written masked.
+ * (on one line). {@code host} is an IPv6 literal in brackets ({@code [::1]}), whichever client gave
+ * it, any other host as given. {@code status} is null when the last attempt ended in an exception,
+ * {@code outcome} null when no attempt was made; {@code error} is the exception's class name and
+ * sanitised message. The path never carries a query; segments {@code agent.redact.pathSegments}
+ * matches are written masked.
  */
 final class DeadLetterJson {
   private static final DateTimeFormatter TIME =
@@ -39,7 +41,9 @@ final class DeadLetterJson {
     b.append(",\"scheme\":");
     string(b, e.scheme());
     b.append(",\"host\":");
-    string(b, e.host());
+    // An IPv6 literal in brackets, as a URL writes it: java.net.http gives "[::1]", OkHttp "::1",
+    // and one host must be one value. Any other host as the client gave it.
+    string(b, TargetKey.bracketed(e.host()));
     b.append(",\"port\":").append(e.port());
     b.append(",\"path\":");
     string(b, Sanitizer.path(e.path(), mask));
