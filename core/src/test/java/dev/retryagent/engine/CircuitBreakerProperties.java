@@ -140,7 +140,9 @@ class CircuitBreakerProperties {
     List<Held> held = new ArrayList<>();
     Deque<boolean[]> closedWindow = new ArrayDeque<>(); // {failure, slow} of this CLOSED episode
     long episode = 0;
-    int trialSuccesses = 0; // successful trials of this HALF_OPEN episode
+    int trialSuccesses = 0; // successful trials of this HALF_OPEN episode, slow ones included
+    int trialSlows = 0; // slow successful trials of this HALF_OPEN episode
+    boolean expectReopen = false; // the last trial's outcome reopens the breaker
     long lastTrialAt = 0; // when the last trial permit of this HALF_OPEN episode was issued
 
     for (Op op : c.ops) {
@@ -195,7 +197,16 @@ class CircuitBreakerProperties {
                               && (double) slows / total >= p.slowCallRateThreshold()));
             }
             if (countsHere && before == CircuitState.HALF_OPEN) {
-              if (!op.failure && !slow) {
+              // A failed trial reopens; slow ones succeeded, and reopen only when they reach the
+              // slow-call rate threshold of all halfOpenCalls trials.
+              if (!op.failure && slow) {
+                trialSlows++;
+              }
+              expectReopen =
+                  op.failure
+                      || (slow
+                          && (double) trialSlows / p.halfOpenCalls() >= p.slowCallRateThreshold());
+              if (!expectReopen) {
                 trialSuccesses++;
               }
             }
@@ -224,6 +235,7 @@ class CircuitBreakerProperties {
                 .as("half-open only once openFor has passed")
                 .isGreaterThanOrEqualTo(openUntil);
             trialSuccesses = 0;
+            trialSlows = 0;
             break;
           case HALF_OPEN_TO_CLOSED:
             assertThat(trialSuccesses).as("all trials succeeded").isEqualTo(p.halfOpenCalls());
@@ -241,6 +253,9 @@ class CircuitBreakerProperties {
               openUntil = lastTrialBefore + 2 * p.openFor().toNanos();
             } else {
               assertThat(op.kind).isEqualTo(Kind.RESULT);
+              assertThat(expectReopen)
+                  .as("a trial reopened it: failed, or slow at the threshold")
+                  .isTrue();
               assertThat(breaker.openUntilNanos()).isEqualTo(now + p.openFor().toNanos());
             }
             break;
@@ -259,6 +274,11 @@ class CircuitBreakerProperties {
         assertThat(!moved.isEmpty())
             .as("opens exactly when the window says so")
             .isEqualTo(expectOpen);
+      }
+      if (op.kind == Kind.RESULT && countsHere && before == CircuitState.HALF_OPEN) {
+        assertThat(!moved.isEmpty())
+            .as("a trial moves the breaker exactly when it reopens it or is the last success")
+            .isEqualTo(expectReopen || trialSuccesses == p.halfOpenCalls());
       }
       assertThat(breaker.state()).isEqualTo(state);
       if (state == CircuitState.HALF_OPEN) {
