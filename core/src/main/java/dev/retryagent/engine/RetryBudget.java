@@ -260,6 +260,22 @@ final class RetryBudget {
     if (epoch == b.epoch) {
       return b.index;
     }
+    if (epoch < b.epoch && b.lengthNanos != 0) {
+      // An earlier time, read before the lock by a thread held up there (a queue on this host, a
+      // pause of the JVM) while others moved the window on. Still in the window, it counts in its
+      // own bucket (the slot holds that bucket or one already gone); older, it counts now: its
+      // own bucket's slot is a bucket of the window, and emptying it forgot the retries just
+      // granted, so the budget allowed more than its ratio. The window does not move back.
+      if (epoch < b.epoch - BUCKETS) {
+        return b.index;
+      }
+      int index = (int) Math.floorMod(epoch, (long) epochs.length);
+      if (epochs[index] != epoch) {
+        forget(index);
+        epochs[index] = epoch;
+      }
+      return index;
+    }
     for (int i = 0; i < epochs.length; i++) {
       if (epochs[i] != Long.MIN_VALUE && epochs[i] < epoch - BUCKETS) {
         forget(i);

@@ -258,6 +258,37 @@ class RetryBudgetTest {
   }
 
   @Test
+  void aRetryAskedWithATimeAWholeWindowLateKeepsTheRetriesOfTheWindow() {
+    // The time is read before the budget's lock: a thread held up there (callers of one host
+    // queued on it, a JVM paused between the two) brings a time the window moved past. 11 s late
+    // in a 10 s window of 11 slots, its bucket's slot is the current one's: emptying it forgot
+    // the 5 retries just granted, and a sixth went beyond 50% of 10 calls.
+    RetryBudget b = budget(0.5, 0, Duration.ofSeconds(10));
+    long t = 20 * S;
+    for (int i = 0; i < 10; i++) {
+      b.recordCall(t - 5 * S);
+    }
+    assertThat(grantAll(b, t, 5)).isEqualTo(5);
+    assertThat(b.tryAcquireRetry(t - 11 * S)).as("a sixth retry, its time 11 s late").isFalse();
+    b.recordCall(t - 11 * S);
+    assertThat(b.retriesInWindow(t)).isEqualTo(5);
+    assertThat(b.callsInWindow(t)).as("the late call counts now").isEqualTo(11);
+  }
+
+  @Test
+  void aTimeLateButStillInTheWindowCountsInItsOwnBucket() {
+    RetryBudget b = budget(1.0, 0, Duration.ofSeconds(10));
+    long t = 20 * S;
+    b.recordCall(t);
+    b.recordCall(t - 3 * S);
+    assertThat(b.tryAcquireRetry(t - 3 * S)).isTrue();
+    assertThat(b.callsInWindow(t)).isEqualTo(2);
+    assertThat(b.retriesInWindow(t)).isEqualTo(1);
+    assertThat(b.retriesInWindow(t + 8 * S)).as("gone with its bucket").isZero();
+    assertThat(b.callsInWindow(t + 8 * S)).isEqualTo(1);
+  }
+
+  @Test
   void aLongPauseForgetsEverything() {
     RetryBudget b = budget(1.0, 0, Duration.ofSeconds(10));
     for (int i = 0; i < 5; i++) {
