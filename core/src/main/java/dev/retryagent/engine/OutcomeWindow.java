@@ -89,6 +89,8 @@ abstract class OutcomeWindow {
     // The first time recorded: epochs count from it.
     private long originNanos;
     private boolean hasOrigin;
+    // The latest bucket the window has moved to: it never moves back.
+    private long newestEpoch;
 
     TimeWindow(long windowNanos) {
       this.bucketNanos = Math.max(1, windowNanos / BUCKETS);
@@ -124,6 +126,15 @@ abstract class OutcomeWindow {
       // From a fixed time: nanoTime's origin is arbitrary and its values may wrap, differences
       // from one time do not (for 292 years).
       long epoch = Math.floorDiv(nowNanos - originNanos, bucketNanos);
+      if (epoch <= newestEpoch - BUCKETS) {
+        // A time read before the lock by a thread held up there (a queue on this breaker, a pause
+        // of the JVM) while others moved the window past it: the outcome counts now, in the newest
+        // bucket. Its own bucket's slot is one of the window's, and emptying it forgot the
+        // failures just recorded: the breaker failed to open. (A time still in the window counts
+        // in its own bucket, whose slot holds that bucket or one already gone.)
+        epoch = newestEpoch;
+      }
+      newestEpoch = Math.max(newestEpoch, epoch);
       for (int i = 0; i < BUCKETS; i++) {
         if (epochs[i] != Long.MIN_VALUE && epochs[i] <= epoch - BUCKETS) {
           drop(i);

@@ -178,6 +178,21 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void anOutcomeTimedAWholeWindowLateCountsNowAndKeepsTheNewestBucket() {
+    // The time of an outcome is read before the breaker's lock: a thread held up there (a queue
+    // of callers, a JVM paused between the two) brings a time others moved the window past. 10 s
+    // late in a 10 s window, its twentieth's slot is the newest one's: it emptied that slot, the
+    // two failures just recorded went, and the breaker stayed closed at 2 failures of 3.
+    CircuitBreaker b = timeWindowBreaker();
+    long t = 100 * S;
+    call(b, true, t);
+    call(b, true, t);
+    long permit = b.tryAcquire(t);
+    b.onResult(permit, false, 10 * MS, t - 10 * S);
+    assertThat(b.state()).as("2 failures of 3 in the window").isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
   void aTimeWindowCountsEverythingWithinIt() {
     CircuitBreaker b = timeWindowBreaker();
     long t = 100 * S;
