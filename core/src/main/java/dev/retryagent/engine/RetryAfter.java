@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
@@ -20,14 +21,14 @@ final class RetryAfter {
   /** Longest delay we represent; anything longer is treated as this (and exceeds any max). */
   private static final long MAX_SECONDS = 366L * 24 * 3600;
 
-  // The obsolete formats RFC 9110 says recipients must accept.
-  private static final DateTimeFormatter RFC_850 =
-      new DateTimeFormatterBuilder()
-          .appendPattern("EEEE, dd-MMM-")
-          // Two-digit years: RFC 9110 reads them as the most recent matching year.
-          .appendValueReduced(ChronoField.YEAR, 2, 2, 1970)
-          .appendPattern(" HH:mm:ss zzz")
-          .toFormatter(Locale.US);
+  /**
+   * The obsolete RFC 850 format as last used (null before): its two-digit year is read in the
+   * hundred years that end 50 years after now's (RFC 9110 section 5.6.7: a year that appears more
+   * than 50 years ahead is the most recent past year with those digits), so it changes with now's
+   * year. A fixed pivot (1970..2069) read a date of 2070 on as one of 1970.
+   */
+  private static volatile Rfc850 rfc850;
+
   private static final DateTimeFormatter ASCTIME =
       DateTimeFormatter.ofPattern("EEE MMM d HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC);
 
@@ -58,7 +59,7 @@ final class RetryAfter {
           digits.length() > 12 ? MAX_SECONDS : Math.min(Long.parseLong(digits), MAX_SECONDS);
       return seconds * 1_000_000_000L;
     }
-    long epochMillis = parseHttpDate(v);
+    long epochMillis = parseHttpDate(v, nowWallMillis);
     if (epochMillis == Long.MIN_VALUE) {
       return NONE;
     }
@@ -76,19 +77,46 @@ final class RetryAfter {
     return true;
   }
 
-  private static long parseHttpDate(String v) {
+  private static long parseHttpDate(String v, long nowWallMillis) {
     if (v.length() > 64) {
       return Long.MIN_VALUE;
     }
     long t = tryParse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
     if (t == Long.MIN_VALUE) {
-      t = tryParse(v, RFC_850);
+      t = tryParse(v, rfc850(nowWallMillis));
     }
     if (t == Long.MIN_VALUE) {
       // asctime pads single-digit days with a second space: "Sun Nov  6 08:49:37 1994".
       t = tryParse(v.replace("  ", " "), ASCTIME);
     }
     return t;
+  }
+
+  /** The RFC 850 format for a date read at {@code nowWallMillis}. */
+  private static DateTimeFormatter rfc850(long nowWallMillis) {
+    int firstYear = Instant.ofEpochMilli(nowWallMillis).atOffset(ZoneOffset.UTC).getYear() - 49;
+    Rfc850 f = rfc850;
+    if (f == null || f.firstYear != firstYear) {
+      f = new Rfc850(firstYear);
+      rfc850 = f;
+    }
+    return f.format;
+  }
+
+  /** The RFC 850 format whose two-digit years are {@code firstYear} to {@code firstYear + 99}. */
+  private static final class Rfc850 {
+    final int firstYear;
+    final DateTimeFormatter format;
+
+    Rfc850(int firstYear) {
+      this.firstYear = firstYear;
+      this.format =
+          new DateTimeFormatterBuilder()
+              .appendPattern("EEEE, dd-MMM-")
+              .appendValueReduced(ChronoField.YEAR, 2, 2, firstYear)
+              .appendPattern(" HH:mm:ss zzz")
+              .toFormatter(Locale.US);
+    }
   }
 
   private static long tryParse(String v, DateTimeFormatter format) {

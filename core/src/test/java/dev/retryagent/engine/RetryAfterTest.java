@@ -54,6 +54,24 @@ class RetryAfterTest {
   }
 
   @Test
+  void anRfc850TwoDigitYearIsTheOneAtMostFiftyYearsAheadOfNow() {
+    // RFC 9110 section 5.6.7: a two-digit year that appears more than 50 years in the future is the
+    // most recent past year with those digits. A fixed pivot (1970..2069) read 70 as 1970 even in
+    // 2070: a date 90 s ahead failed its day of the week (Retry-After ignored), or had it matched,
+    // read as 100 years ago (retried at once).
+    long in2070 = Instant.parse("2070-03-10T12:00:00Z").toEpochMilli();
+    assertThat(RetryAfter.parseNanos("Monday, 10-Mar-70 12:01:30 GMT", in2070)).isEqualTo(90 * S);
+    // From 2024: 2074 is 50 years ahead, read as it is (far beyond any max); 2075 is more than 50
+    // years ahead: 1975, long past.
+    assertThat(RetryAfter.parseNanos("Saturday, 10-Mar-74 12:00:00 GMT", NOW)).isEqualTo(MAX_NANOS);
+    assertThat(RetryAfter.parseNanos("Monday, 10-Mar-75 12:00:00 GMT", NOW)).isZero();
+    // The year of now moves the hundred years: 94 is 1994 in 1994, 2094 in 2070.
+    assertThat(RetryAfter.parseNanos("Sunday, 06-Nov-94 08:49:37 GMT", RFC_NOW)).isEqualTo(37 * S);
+    assertThat(RetryAfter.parseNanos("Saturday, 06-Nov-94 08:49:37 GMT", in2070))
+        .isEqualTo(MAX_NANOS);
+  }
+
+  @Test
   void readsTheObsoleteAsctimeFormat() {
     assertThat(RetryAfter.parseNanos("Sun Nov  6 08:49:37 1994", RFC_NOW)).isEqualTo(37 * S);
     long nov16 = Instant.parse("1994-11-16T08:49:00Z").toEpochMilli();
