@@ -16,6 +16,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
 import dev.retryagent.policy.TransportFailure;
+import dev.retryagent.testing.Bodiless;
 import dev.retryagent.testing.FailingSource;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
@@ -465,6 +466,29 @@ class GovernedRetryHandlerTest {
       b.append(' ').append(h.getName()).append(": ").append(h.getValue());
     }
     return b.append(' ').append(EntityUtils.toString(r.getEntity())).toString();
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(Bodiless.class)
+  void aRetriedResponseWithoutABodyLeavesItsConnectionToTheNextAttempt(Bodiless c)
+      throws Exception {
+    // Side by side: nothing to read of the retried response, so the retry goes out on its
+    // connection at once, as the plain client's next call does.
+    java.net.URI uri = java.net.URI.create(server.url("/r"));
+    fromBuilder(Mode.ENFORCE, c::policy);
+    try (CloseableHttpClient plain = HttpClients.createDefault()) {
+      c.sideBySide(server, () -> answer(plain, c, uri), () -> answer(client, c, uri), true, "");
+    }
+  }
+
+  private static String answer(CloseableHttpClient client, Bodiless c, java.net.URI uri)
+      throws IOException {
+    return client.execute(
+        org.apache.http.client.methods.RequestBuilder.create(c.method).setUri(uri).build(),
+        r ->
+            r.getStatusLine().getStatusCode()
+                + " "
+                + (r.getEntity() == null ? "" : EntityUtils.toString(r.getEntity())));
   }
 
   @Test

@@ -18,6 +18,7 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
+import dev.retryagent.testing.Bodiless;
 import dev.retryagent.testing.FailingSource;
 import dev.retryagent.testing.FakeRequest;
 import dev.retryagent.testing.FakeTime;
@@ -626,6 +627,28 @@ class GovernedRetryStrategyTest {
       b.append(' ').append(h.getName()).append(": ").append(h.getValue());
     }
     return b.append(' ').append(EntityUtils.toString(r.getEntity())).toString();
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.EnumSource(Bodiless.class)
+  void aRetriedResponseWithoutABodyLeavesItsConnectionToTheNextAttempt(Bodiless c)
+      throws Exception {
+    // Side by side with the plain client (its own retries off): nothing to read of the retried
+    // response, so the retry goes out on its connection at once, as the plain client's next call
+    // does.
+    java.net.URI uri = java.net.URI.create(server.url("/r"));
+    client = RetryExecHandler.addTo(HttpClients.custom(), engine(Mode.ENFORCE, c::policy)).build();
+    try (CloseableHttpClient plain = HttpClients.custom().disableAutomaticRetries().build()) {
+      c.sideBySide(server, () -> answer(plain, c, uri), () -> answer(client, c, uri), true, "");
+    }
+  }
+
+  private static String answer(CloseableHttpClient client, Bodiless c, java.net.URI uri)
+      throws IOException {
+    return client.execute(
+        new org.apache.hc.client5.http.classic.methods.HttpUriRequestBase(c.method, uri),
+        r ->
+            r.getCode() + " " + (r.getEntity() == null ? "" : EntityUtils.toString(r.getEntity())));
   }
 
   @Test

@@ -19,6 +19,7 @@ import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.Bodiless;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
@@ -131,6 +132,38 @@ class RetryingHttpClientTest {
     }
     assertThat(server.requestCount()).isEqualTo(20);
     assertThat(server.connectionCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Bodiless.class)
+  void aRetriedResponseWithoutABodyLeavesItsConnectionToTheNextAttempt(Bodiless c) {
+    // Side by side, send and sendAsync: nothing to read of the retried response, so the retry
+    // goes out on its connection at once, as the plain client's next call does.
+    HttpRequest request =
+        HttpRequest.newBuilder(URI.create(server.url("/r")))
+            .method(c.method, HttpRequest.BodyPublishers.noBody())
+            .build();
+    for (Way way : Way.values()) {
+      HttpClient ours =
+          RetryingHttpClient.wrap(
+              HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(),
+              TestEngines.engine(
+                  time,
+                  Mode.ENFORCE,
+                  c::policy,
+                  CircuitBreakerPolicy.builder().enabled(false).build(),
+                  events));
+      c.sideBySide(
+          server,
+          () -> answer(real.send(request, HttpResponse.BodyHandlers.ofString())),
+          () -> answer(call(way, ours, request)),
+          true,
+          way.name());
+    }
+  }
+
+  private static String answer(HttpResponse<String> r) {
+    return r.statusCode() + " " + r.body();
   }
 
   @ParameterizedTest

@@ -80,6 +80,9 @@ public final class ScriptedHttpServer implements Closeable {
 
     private boolean gzipBroken;
 
+    /** An interim (1xx) response sent before this one ({@link #afterInterim}); 0: none. */
+    private int interim;
+
     private Action(
         int status,
         Map<String, String> headers,
@@ -225,6 +228,19 @@ public final class ScriptedHttpServer implements Closeable {
       return encoded(true);
     }
 
+    /**
+     * An interim response of {@code code} (100 Continue unasked, 103 Early Hints with a {@code
+     * Link}) sent before this one, once the request was read: a client reads past it to the final
+     * response. Last in the chain of this action's modifiers.
+     */
+    public Action afterInterim(int code) {
+      Action a =
+          new Action(
+              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      a.interim = code;
+      return a;
+    }
+
     private Action encoded(boolean broken) {
       Action a =
           new Action(
@@ -255,6 +271,9 @@ public final class ScriptedHttpServer implements Closeable {
     public final Map<String, String> headers;
     public final String body;
 
+    /** The connection it came on, in the order accepted (0 for the first, as {@link #isOpen}). */
+    public final int connection;
+
     /** Every header line as received, in order: lower-case name, value. */
     private final List<String[]> lines;
 
@@ -263,8 +282,10 @@ public final class ScriptedHttpServer implements Closeable {
         String path,
         Map<String, String> headers,
         List<String[]> lines,
-        String body) {
+        String body,
+        int connection) {
       this.method = method;
+      this.connection = connection;
       this.path = path;
       this.headers = headers;
       this.lines = lines;
@@ -405,6 +426,7 @@ public final class ScriptedHttpServer implements Closeable {
   }
 
   private void serve(Socket s) {
+    int connection = sockets.indexOf(s);
     try (s) {
       s.setSoTimeout(10_000);
       InputStream in = new BufferedInputStream(s.getInputStream());
@@ -439,7 +461,7 @@ public final class ScriptedHttpServer implements Closeable {
         } else {
           got = readBody(in, asked);
         }
-        Recorded r = asked.recorded(got);
+        Recorded r = asked.recorded(got, connection);
         requests.add(r);
         count.incrementAndGet();
         if (a.delayMillis > 0) {
@@ -468,6 +490,16 @@ public final class ScriptedHttpServer implements Closeable {
           }
           body = zipped.toByteArray();
         }
+        if (a.interim > 0) {
+          String hints = a.interim == 103 ? "Link: </style.css>; rel=preload\r\n" : "";
+          out.write(
+              ("HTTP/1.1 " + a.interim + " " + reason(a.interim) + "\r\n" + hints + "\r\n")
+                  .getBytes(StandardCharsets.ISO_8859_1));
+          out.flush();
+        }
+        // 204 and 304 have no body (RFC 9110 15.3.5, 15.4.5); a 204 has no Content-Length either,
+        // a 304's is the length a 200 would have had, as a HEAD's is.
+        boolean bodiless = r.method.equals("HEAD") || a.status == 204 || a.status == 304;
         StringBuilder head = new StringBuilder();
         head.append("HTTP/1.1 ")
             .append(a.status)
@@ -483,10 +515,13 @@ public final class ScriptedHttpServer implements Closeable {
         if (a.beforeBody || cut) {
           head.append("Connection: close\r\n");
         }
-        head.append("Content-Length: ").append(body.length).append("\r\n\r\n");
+        if (a.status != 204) {
+          head.append("Content-Length: ").append(body.length).append("\r\n");
+        }
+        head.append("\r\n");
         out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
-        if (r.method.equals("HEAD")) {
-          // a HEAD's response has the length of the body it does not send
+        if (bodiless) {
+          // a HEAD's, a 304's response has the length of the body it does not send
         } else if (a.held != null) {
           out.write(body, 0, a.heldAfter);
           out.flush();
@@ -566,8 +601,16 @@ public final class ScriptedHttpServer implements Closeable {
 
   private static String reason(int status) {
     switch (status) {
+      case 100:
+        return "Continue";
+      case 103:
+        return "Early Hints";
       case 200:
         return "OK";
+      case 204:
+        return "No Content";
+      case 304:
+        return "Not Modified";
       case 404:
         return "Not Found";
       case 429:
@@ -591,13 +634,14 @@ public final class ScriptedHttpServer implements Closeable {
       this.lines = lines;
     }
 
-    Recorded recorded(byte[] body) {
+    Recorded recorded(byte[] body, int connection) {
       return new Recorded(
           parts[0],
           parts.length > 1 ? parts[1] : "",
           headers,
           lines,
-          new String(body, StandardCharsets.UTF_8));
+          new String(body, StandardCharsets.UTF_8),
+          connection);
     }
   }
 

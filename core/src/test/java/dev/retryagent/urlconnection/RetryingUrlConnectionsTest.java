@@ -22,6 +22,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.StatusSet;
+import dev.retryagent.testing.Bodiless;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
@@ -117,6 +118,33 @@ class RetryingUrlConnectionsTest {
     byte[] b = new byte[n];
     Arrays.fill(b, (byte) 'x');
     return b;
+  }
+
+  @ParameterizedTest
+  @EnumSource(Bodiless.class)
+  void aRetriedResponseWithoutABodyLeavesItsConnectionToTheNextAttempt(Bodiless c) {
+    // Side by side (one keep-alive cache, the JDK's): nothing to read of the retried response, so
+    // the retry goes out on its connection at once, as the plain connection's next call does.
+    RetryEngine engine = engine(c::policy);
+    c.sideBySide(
+        server,
+        () -> answer((HttpURLConnection) new URL(server.url("/r")).openConnection(), c),
+        () -> answer(open("/r", engine), c),
+        true,
+        "");
+  }
+
+  /** Reads {@code c}'s answer as the application does: the error stream from 400 on. */
+  private static String answer(HttpURLConnection c, Bodiless bodiless) throws IOException {
+    c.setRequestMethod(bodiless.method);
+    int code = c.getResponseCode();
+    if (code < 200) {
+      // The JDK took an interim response for the final one; its connection holds the rest.
+      c.disconnect();
+      return code + " ";
+    }
+    InputStream in = code >= 400 ? c.getErrorStream() : c.getInputStream();
+    return code + " " + (in == null ? "" : read(in));
   }
 
   @Test
