@@ -9,7 +9,6 @@ import dev.retryagent.engine.SyncRetryLoop;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Waits;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.util.Objects;
 import org.apache.http.Header;
@@ -23,7 +22,6 @@ import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.BasicHttpContext;
 import org.apache.http.protocol.HttpContext;
-import org.apache.http.util.EntityUtils;
 
 /**
  * Runs Apache HttpClient 4.5 calls through a {@link RetryEngine}, each attempt through a {@link
@@ -194,29 +192,14 @@ public final class ApacheRetrying4 {
 
         @Override
         public void discard(CloseableHttpResponse response) {
-          // Reading a short body to its end gives the connection back to the pool for the next
-          // attempt. A longer one (Discards.LIMIT), or one that fails, has its connection closed
-          // first: closing the body's stream, as EntityUtils.consume does, would read it to its
-          // end (a 1 GB or endless error body before the retry), and HttpClient's response
-          // closes the connection unread. The stream's close after that finds nothing to read.
+          // The response's close, before its body was read to its end, closes the connection
+          // unread (HttpClient 4.5's ConnectionHolder); after, it finds the connection given
+          // back already.
           HttpEntity entity = response.getEntity();
-          boolean whole = true;
-          try {
-            if (entity != null && entity.isStreaming()) {
-              InputStream in = entity.getContent();
-              whole = in == null || Discards.readToEnd(in);
-            }
-          } catch (IOException | RuntimeException e) {
-            whole = false;
-          }
-          try {
-            response.close();
-          } catch (IOException | RuntimeException ignored) {
-            // nothing more to release
-          }
-          if (!whole) {
-            EntityUtils.consumeQuietly(entity);
-          }
+          Discards.release(
+              entity != null && entity.isStreaming() ? entity::getContent : null,
+              response,
+              response);
         }
       };
 }

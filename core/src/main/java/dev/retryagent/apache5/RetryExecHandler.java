@@ -10,7 +10,6 @@ import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Waits;
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -343,7 +342,9 @@ public final class RetryExecHandler implements ExecChainHandler {
    * closed when a body is not read to its end (one object per call, as the lambda it replaces).
    */
   private static final class Attempts
-      implements SyncRetryLoop.Attempt<ClassicHttpResponse>, ResponseAccess<ClassicHttpResponse> {
+      implements SyncRetryLoop.Attempt<ClassicHttpResponse>,
+          ResponseAccess<ClassicHttpResponse>,
+          java.io.Closeable {
     private final ClassicHttpRequest request;
     private final ExecChain.Scope scope;
     private final ExecChain chain;
@@ -381,32 +382,17 @@ public final class RetryExecHandler implements ExecChainHandler {
 
     @Override
     public void discard(ClassicHttpResponse response) {
-      // Reading a short body to its end gives the connection back to the pool for the next
-      // attempt. A longer one (Discards.LIMIT), or one that fails, has its connection closed
-      // first: closing the body, as EntityUtils.consume does, would read it to its end (a 1 GB
-      // or endless error body before the retry). The close after that finds nothing to read.
+      // The response's close would read the rest of its body; the scope's endpoint, discarded,
+      // closes the connection unread.
       HttpEntity entity = response.getEntity();
-      boolean whole = true;
-      try {
-        if (entity != null && entity.isStreaming()) {
-          InputStream in = entity.getContent();
-          whole = in == null || Discards.readToEnd(in);
-        }
-      } catch (IOException | RuntimeException e) {
-        whole = false;
-      }
-      if (!whole) {
-        try {
-          scope.execRuntime.discardEndpoint();
-        } catch (RuntimeException ignored) {
-          // the close below reads the rest instead
-        }
-      }
-      try {
-        response.close();
-      } catch (IOException | RuntimeException ignored) {
-        // nothing more to release
-      }
+      Discards.release(
+          entity != null && entity.isStreaming() ? entity::getContent : null, this, response);
+    }
+
+    /** Closes the connection of a response whose body was not read to its end. */
+    @Override
+    public void close() {
+      scope.execRuntime.discardEndpoint();
     }
   }
 }

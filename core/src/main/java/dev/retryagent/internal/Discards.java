@@ -1,5 +1,6 @@
 package dev.retryagent.internal;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 
@@ -30,5 +31,41 @@ public final class Discards {
       }
     }
     return true;
+  }
+
+  /** A retried response's body, opened only to be read ({@link #release}). */
+  public interface Content {
+    /** The body's stream, or null when it has none to read. */
+    InputStream open() throws IOException;
+  }
+
+  /**
+   * Lets go of a retried response whose client reads its body from a stream (Apache HttpClient):
+   * {@code content} (null: no body) read to its end within {@link #LIMIT} gives the connection back
+   * to the pool for the next attempt; when more remains, or the read fails, {@code closeUnread}
+   * closes the connection first, because the stream's close, as the response's, would read the rest
+   * (a 1 GB or endless error body before the retry). {@code close} then releases the response.
+   * Neither close throws.
+   */
+  public static void release(Content content, Closeable closeUnread, Closeable close) {
+    boolean whole;
+    try {
+      InputStream in = content == null ? null : content.open();
+      whole = in == null || readToEnd(in);
+    } catch (IOException | RuntimeException e) {
+      whole = false;
+    }
+    if (!whole) {
+      closeQuietly(closeUnread);
+    }
+    closeQuietly(close);
+  }
+
+  private static void closeQuietly(Closeable c) {
+    try {
+      c.close();
+    } catch (IOException | RuntimeException ignored) {
+      // nothing more to release
+    }
   }
 }
