@@ -139,20 +139,13 @@ class AsyncRetrierTest {
   /** The retrier's interceptor last, after {@code before}. */
   private void configureRateLimited(
       RateLimitPolicy rateLimit, Sleeper sleeper, OkHttpClient.Builder before) {
-    Policy policy =
-        new Policy(
-            "test",
-            RetryPolicy.builder().build(),
-            Policy.defaults().budget(),
-            CircuitBreakerPolicy.defaults(),
-            rateLimit);
     engine =
         RetryEngine.builder()
             .clock(time)
             .sleeper(sleeper)
             .scheduler(time)
             .mode(Mode.ENFORCE)
-            .policy(policy)
+            .policy(TestEngines.rateLimited(rateLimit))
             .build();
     retrier = new AsyncRetrier(engine);
     client = before.addInterceptor(retrier.interceptor()).build();
@@ -821,22 +814,16 @@ class AsyncRetrierTest {
     // network interceptor, which alone tells that no request reached a connection (the call was
     // cancelled before the attempt ran, so OkHttp refuses it before it looks for one).
     server.otherwise(ok("fine"));
-    dev.retryagent.internal.observe.RetryMetrics metrics =
-        new dev.retryagent.internal.observe.RetryMetrics();
-    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events, metrics));
+    RefusedAttempts refused = new RefusedAttempts(time, events);
+    retrier = refused.retrier;
     HeldExecutor plainThreads = new HeldExecutor();
     HeldExecutor threads = new HeldExecutor();
     OkHttpClient plain =
         new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(plainThreads)).build();
-    OkHttpClient.Builder b =
-        plain
-            .newBuilder()
-            .dispatcher(new okhttp3.Dispatcher(threads))
-            .addInterceptor(retrier.interceptor());
-    if (resends) {
-      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
-    }
-    client = b.build();
+    client =
+        refused
+            .ours(plain.newBuilder().dispatcher(new okhttp3.Dispatcher(threads)), resends)
+            .build();
     try {
       for (boolean cancelFirst : new boolean[] {true, false}) {
         Heard[] heard = {new Heard(), new Heard()};
@@ -866,15 +853,13 @@ class AsyncRetrierTest {
         assertThat(heard[1].thread).isEqualTo(heard[0].thread);
         assertThat(heard[1].reports).hasValue(1);
       }
-      assertThat(server.requestCount()).isZero();
-      assertThat(metrics.route("test").attempts()).isZero();
-      assertThat(events).hasSize(2).extracting(RetryEvent::attempt).containsOnly(0);
+      refused.assertNothingCounted(server, events, 2);
       assertThat(retrier.running()).isZero();
       Heard after = new Heard();
       retrier.enqueue(client.newCall(get("/items")), after, client.dispatcher());
       threads.release();
       assertThat(after.await()).as("the permit back").isEqualTo("200 fine");
-      assertThat(metrics.route("test").attempts()).isEqualTo(1);
+      assertThat(refused.attempts()).isEqualTo(1);
     } finally {
       plainThreads.shutdown();
     }

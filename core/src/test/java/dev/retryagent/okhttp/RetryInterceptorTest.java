@@ -132,15 +132,9 @@ class RetryInterceptorTest {
     // nothing, with or without the agent. Through it, that attempt gave its permit back but was
     // counted as one (attempts_total 1, the server having seen none).
     server.otherwise(ok("fine"));
-    dev.retryagent.internal.observe.RetryMetrics metrics =
-        new dev.retryagent.internal.observe.RetryMetrics();
-    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events, metrics));
+    RefusedAttempts refused = new RefusedAttempts(time, events);
     OkHttpClient plain = new OkHttpClient();
-    OkHttpClient.Builder b = plain.newBuilder().addInterceptor(retrier.interceptor());
-    if (resends) {
-      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
-    }
-    client = b.build();
+    client = refused.ours(plain.newBuilder(), resends).build();
     Throwable[] failures = new Throwable[2];
     OkHttpClient[] clients = {plain, client};
     for (int i = 0; i < 2; i++) {
@@ -151,14 +145,12 @@ class RetryInterceptorTest {
     assertThat(failures[1])
         .isExactlyInstanceOf(failures[0].getClass())
         .hasMessage(failures[0].getMessage());
-    assertThat(server.requestCount()).isZero();
-    assertThat(metrics.route("test").attempts()).isZero();
-    assertThat(events).singleElement().extracting(RetryEvent::attempt).isEqualTo(0);
+    refused.assertNothingCounted(server, events, 1);
     try (Response after =
         client.newCall(new Request.Builder().url(server.url("/items")).build()).execute()) {
       assertThat(after.code()).as("the permit back").isEqualTo(200);
     }
-    assertThat(metrics.route("test").attempts()).isEqualTo(1);
+    assertThat(refused.attempts()).isEqualTo(1);
   }
 
   @ParameterizedTest

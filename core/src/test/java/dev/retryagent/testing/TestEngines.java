@@ -65,18 +65,11 @@ public final class TestEngines {
    */
   public static RetryEngine rateLimitedTo(
       int permits, FakeTime time, List<RetryEvent> events, RetryListener counted) {
-    Policy policy =
-        new Policy(
-            "test",
-            RetryPolicy.builder().build(),
-            Policy.defaults().budget(),
-            CircuitBreakerPolicy.defaults(),
-            neverRefilled(permits));
     return RetryEngine.builder()
         .clock(time)
         .sleeper(time)
         .scheduler(time)
-        .policy(policy)
+        .policy(rateLimited(neverRefilled(permits)))
         .listener(counted)
         .listener(
             new RetryListener() {
@@ -86,6 +79,16 @@ public final class TestEngines {
               }
             })
         .build();
+  }
+
+  /** The default policy, route "test", but for its rate limit, {@code rateLimit}. */
+  public static Policy rateLimited(RateLimitPolicy rateLimit) {
+    return new Policy(
+        "test",
+        RetryPolicy.builder().build(),
+        Policy.defaults().budget(),
+        CircuitBreakerPolicy.defaults(),
+        rateLimit);
   }
 
   /**
