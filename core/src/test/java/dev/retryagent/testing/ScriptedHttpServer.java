@@ -405,6 +405,38 @@ public final class ScriptedHttpServer implements Closeable {
     return index < accepted.get() && !open.contains(sockets.get(index));
   }
 
+  /**
+   * Waits (10 s at most) until the server is done with every connection from the {@code from}-th on
+   * that a client opened before this call, accepted or not yet: a connection of the server's own,
+   * opened now, is accepted after them (the listen queue is first in, first out), and is closed at
+   * once without a request. A client that gave up on its request before the server accepted its
+   * connection is thereby waited for, where a count of connections open would pass before.
+   */
+  public void awaitDoneWithConnectionsFrom(int from) throws IOException {
+    int mark;
+    try (Socket marker = new Socket(InetAddress.getLoopbackAddress(), port())) {
+      int local = marker.getLocalPort();
+      org.awaitility.Awaitility.await()
+          .atMost(10, TimeUnit.SECONDS)
+          .until(() -> indexOf(local) >= 0);
+      mark = indexOf(local);
+    }
+    for (int i = from; i <= mark; i++) {
+      int index = i;
+      org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> isDoneWith(index));
+    }
+  }
+
+  /** The index of the accepted connection from local port {@code port}, or -1. */
+  private int indexOf(int port) {
+    for (int i = 0; i < accepted.get(); i++) {
+      if (sockets.get(i).getPort() == port) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   public List<Recorded> requests() {
     synchronized (requests) {
       return new ArrayList<>(requests);
