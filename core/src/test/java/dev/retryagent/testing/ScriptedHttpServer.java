@@ -178,9 +178,7 @@ public final class ScriptedHttpServer implements Closeable {
      * with 408. Last in the chain of this action's modifiers.
      */
     public Action waitingForBodyAtMost(long millis) {
-      Action a =
-          new Action(
-              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      Action a = copy();
       a.bodyWaitMillis = millis;
       return a;
     }
@@ -191,9 +189,7 @@ public final class ScriptedHttpServer implements Closeable {
      * reads a body to its end never gets there. Last in the chain of this action's modifiers.
      */
     public Action endless() {
-      Action a =
-          new Action(
-              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      Action a = copy();
       a.endless = true;
       return a;
     }
@@ -204,9 +200,7 @@ public final class ScriptedHttpServer implements Closeable {
      * modifiers.
      */
     public Action heldAfter(int bytes, java.util.concurrent.CountDownLatch release) {
-      Action a =
-          new Action(
-              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      Action a = copy();
       a.heldAfter = bytes;
       a.held = release;
       return a;
@@ -234,17 +228,19 @@ public final class ScriptedHttpServer implements Closeable {
      * response. Last in the chain of this action's modifiers.
      */
     public Action afterInterim(int code) {
-      Action a =
-          new Action(
-              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      Action a = copy();
       a.interim = code;
       return a;
     }
 
+    /** This action as it is, for a modifier that is last in the chain to set its field on. */
+    private Action copy() {
+      return new Action(
+          status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+    }
+
     private Action encoded(boolean broken) {
-      Action a =
-          new Action(
-              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      Action a = copy();
       a.gzip = true;
       a.gzipBroken = broken;
       return a;
