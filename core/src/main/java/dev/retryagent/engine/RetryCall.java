@@ -183,7 +183,17 @@ public abstract class RetryCall extends HostHold {
       long maxWait = state.policy.rateLimit().maxWait().toNanos();
       long remaining = bounds().remainingNanos(now);
       // A token that comes after the deadline is no use: the call's whole time would be spent.
-      long wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
+      long wait;
+      try {
+        wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
+      } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+        // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
+        // threw out of the call, or out of an asynchronous call's retry task, whose future then
+        // never completed. The attempt goes as without the agent; no permit is held to give back.
+        state.engine.internalError(
+            "taking a rate-limit permit", bug, "the attempt goes without waiting for a permit");
+        return 0;
+      }
       if (wait == PermitLimiter.REJECTED) {
         if (wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
           state.engine.emit(RetryEvent.rateLimitRejected(this));

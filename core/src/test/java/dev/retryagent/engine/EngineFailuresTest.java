@@ -6,10 +6,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -149,6 +152,108 @@ class EngineFailuresTest {
         .contains("(java.lang.IllegalStateException at ")
         .contains("the call goes on, without what that listener records");
     assertThat(errors.get(1)).contains("(java.lang.NoClassDefFoundError at ");
+  }
+
+  /** A fleet whose limiter grants the first permit, then throws: a bug of the fleet's own. */
+  private static FleetLimits fleetFailingAfterOnePermit(RuntimeException bug) {
+    PermitLimiter limiter =
+        new PermitLimiter() {
+          private int reserved;
+
+          @Override
+          public synchronized long reserve(long now, long maxPermitWait, long maxTotalWait) {
+            if (reserved++ > 0) {
+              throw bug;
+            }
+            return 0;
+          }
+
+          @Override
+          public void pause(long nowNanos, long pauseNanos) {}
+
+          @Override
+          public long pauseRemainingNanos(long nowNanos) {
+            return 0;
+          }
+        };
+    return new FleetLimits() {
+      @Override
+      public PermitLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax) {
+        return limiter;
+      }
+
+      @Override
+      public List<FleetRouteCounters> counters() {
+        return List.of();
+      }
+
+      @Override
+      public boolean shared() {
+        return true;
+      }
+    };
+  }
+
+  private RetryEngine engineWithAFleetThatFailsOnItsSecondPermit(ManualScheduler scheduler) {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(100).burst(100).scope(RateLimitPolicy.Scope.FLEET);
+    RetryEngine e = engine().scheduler(scheduler).policy(p.build()).build();
+    e.useFleet(fleetFailingAfterOnePermit(new IllegalStateException("fleet bug")));
+    return e;
+  }
+
+  @Test
+  void aRateLimiterThatThrowsIsSaidOnceAndTheRetryGoesOnWithoutAPermit() throws Exception {
+    RetryEngine e = engineWithAFleetThatFailsOnItsSecondPermit(new ManualScheduler(clock));
+    Script script = new Script(clock, respond(503), respond(200));
+    RetryCall call = e.newCall(FakeRequest.get());
+
+    // Before, the limiter's IllegalStateException reached the caller, the 503 discarded.
+    FakeResponse r = SyncRetryLoop.execute(call, e.sleeper(), script::runSync, FakeResponse.ACCESS);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(script.attemptCount()).isEqualTo(2);
+    assertThat(call.isFinished()).isTrue();
+    Script next = new Script(clock, respond(200));
+    assertThat(
+            SyncRetryLoop.execute(
+                    e.newCall(FakeRequest.get()), e.sleeper(), next::runSync, FakeResponse.ACCESS)
+                .status)
+        .as("a later call")
+        .isEqualTo(200);
+    assertThat(errors)
+        .singleElement()
+        .satisfies(
+            line ->
+                assertThat(line)
+                    .startsWith(
+                        "retry-agent: internal error while taking a rate-limit permit"
+                            + " (java.lang.IllegalStateException at ")
+                    .endsWith(
+                        "; the attempt goes without waiting for a permit (said once for this"
+                            + " cause)")
+                    .doesNotContain("fleet bug"));
+  }
+
+  @Test
+  void aRateLimiterThatThrowsInAnAsynchronousRetrysTaskNeverLeavesTheFutureHanging() {
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    RetryEngine e = engineWithAFleetThatFailsOnItsSecondPermit(scheduler);
+    Script script = new Script(clock, respond(503), respond(200));
+
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            e, e.newCall(FakeRequest.get()), script::runAsync, FakeResponse.ACCESS);
+    // The retry's wait ends on a scheduler thread, which takes the permit there. Before, the
+    // limiter's exception left the task (a pool keeps it in the task's own future) and the
+    // caller's future never completed.
+    scheduler.runUntilIdle();
+
+    assertThat(result).isCompleted();
+    assertThat(result.join().status).isEqualTo(200);
+    assertThat(script.attemptCount()).isEqualTo(2);
+    assertThat(e.pendingAsyncRetries()).isZero();
+    assertThat(errors).singleElement().asString().contains("while taking a rate-limit permit");
   }
 
   @Test
