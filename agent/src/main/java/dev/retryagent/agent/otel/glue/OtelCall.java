@@ -46,12 +46,29 @@ final class OtelCall implements CallContext {
 
   @Override
   public CallContext.Scope enter() {
-    return context == null ? CallContext.Scope.NONE : new OtelScope(context.makeCurrent());
+    return context == null ? CallContext.Scope.NONE : current(context);
   }
 
   @Override
   public CallContext.Scope enterCaller() {
-    return context == null ? CallContext.Scope.NONE : new OtelScope(caller.makeCurrent());
+    return context == null ? CallContext.Scope.NONE : current(caller);
+  }
+
+  /**
+   * {@code c} made current. Tracing never fails the call (the engine's contract: a context never
+   * throws): the glue links to the OpenTelemetry agent's relocated API method by method, at first
+   * use, so an agent whose API differs fails here (a {@code NoSuchMethodError}), as can a context
+   * storage the application installed. The call then reached the application with our error in
+   * place of its response (the loop took it for the attempt's failure), or, ending an asynchronous
+   * call, left its future for ever incomplete. It goes on untraced instead.
+   */
+  private static CallContext.Scope current(Context c) {
+    try {
+      return new OtelScope(c.makeCurrent());
+    } catch (RuntimeException | LinkageError e) {
+      OtelCallContexts.failed("making a call's context current", e);
+      return CallContext.Scope.NONE;
+    }
   }
 
   /**
@@ -113,7 +130,11 @@ final class OtelCall implements CallContext {
   @Override
   public void end() {
     if (callSpan != null) {
-      callSpan.end();
+      try {
+        callSpan.end();
+      } catch (RuntimeException | LinkageError e) {
+        OtelCallContexts.failed("ending a call's span", e); // as current(): never the call's
+      }
     }
   }
 
@@ -145,7 +166,11 @@ final class OtelCall implements CallContext {
 
     @Override
     public void close() {
-      scope.close();
+      try {
+        scope.close();
+      } catch (RuntimeException | LinkageError e) {
+        OtelCallContexts.failed("closing a call's context", e); // as current(): never the call's
+      }
     }
   }
 }

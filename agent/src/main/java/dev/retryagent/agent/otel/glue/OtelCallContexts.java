@@ -1,5 +1,6 @@
 package dev.retryagent.agent.otel.glue;
 
+import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
@@ -12,6 +13,7 @@ import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.context.Context;
 import io.opentelemetry.context.propagation.TextMapPropagator;
 import io.opentelemetry.instrumentation.api.semconv.http.HttpClientRequestResendCount;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
@@ -37,6 +39,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * </ul>
  */
 public final class OtelCallContexts implements CallContext.Factory {
+  // Package-private for tests, which say it again.
+  static final AtomicBoolean FAILURE_SAID = new AtomicBoolean();
+
   final Tracer tracer;
   final TextMapPropagator propagator;
   private final AtomicReference<PathMask> pathMask;
@@ -53,6 +58,28 @@ public final class OtelCallContexts implements CallContext.Factory {
     tracer = GlobalOpenTelemetry.getTracer("dev.retryagent");
     propagator = GlobalOpenTelemetry.getPropagators().getTextMapPropagator();
     this.pathMask = pathMask;
+  }
+
+  /**
+   * Tracing failed ({@link OtelCall}): the call goes on untraced there. Said once for the JVM, by
+   * the exception's class and the frame that threw it, never its message (the engine's rule for its
+   * own failures); never throws.
+   */
+  static void failed(String where, Throwable e) {
+    try {
+      if (FAILURE_SAID.compareAndSet(false, true)) {
+        StackTraceElement[] trace = e.getStackTrace();
+        AgentLog.error(
+            "OpenTelemetry failed while "
+                + where
+                + " ("
+                + e.getClass().getName()
+                + (trace.length > 0 ? " at " + trace[0] : "")
+                + "); calls go on, untraced where it fails (said once)");
+      }
+    } catch (RuntimeException | LinkageError ignored) {
+      // nowhere left to report to
+    }
   }
 
   /** {@code path} as our spans write it (see the class comment). */
