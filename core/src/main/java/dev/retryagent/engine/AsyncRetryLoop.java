@@ -192,54 +192,113 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
   }
 
+  /**
+   * The attempt's future completed: judge it and go on. Never throws: a throw here lands in the
+   * stage {@code whenComplete} returned, which nobody reads, and the caller's future never
+   * completed (the application waiting on it for good). A failure of our own (the adapter's reading
+   * of the response, a bug of the engine's) ends the call with the attempt's outcome, as without
+   * the agent, said once per cause.
+   */
   private void attemptDone(T response, Throwable error) {
-    synchronized (result) {
-      inFlight = null;
-    }
-    if (result.isDone()) {
-      if (response != null) {
+    boolean discarded = false; // the response is the call's no more
+    try {
+      synchronized (result) {
+        inFlight = null;
+      }
+      if (result.isDone()) {
+        if (response != null) {
+          discarded = true;
+          access.discard(response);
+        }
+        // Cancelled, or ended by the caller without cancel() (orTimeout): either way the attempt's
+        // breaker permit must go back, or a half-open breaker waits for this trial forever.
+        call.onAbandoned();
+        endContext();
+        return;
+      }
+      Decision d;
+      if (error != null) {
+        Throwable failure = unwrap(error);
+        d = call.onFailure(failure);
+        if (!d.retry()) {
+          if (d.error() == null) {
+            fail(error); // the client's failure as its future delivered it
+          } else {
+            // The engine's (the breaker's), carrying this failure as the synchronous loop's does.
+            d.error().addSuppressed(failure);
+            fail(new CompletionException(d.error()));
+          }
+          return;
+        }
+      } else {
+        d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
+        if (!d.retry()) {
+          if (d.error() != null) {
+            discarded = true;
+            access.discard(response);
+            fail(new CompletionException(d.error()));
+          } else {
+            succeed(response);
+          }
+          return;
+        }
+        discarded = true;
         access.discard(response);
       }
-      // Cancelled, or ended by the caller without cancel() (orTimeout): either way the attempt's
-      // breaker permit must go back, or a half-open breaker waits for this trial forever.
+      schedule(d.delayNanos(), true);
+    } catch (RuntimeException | Error bug) {
+      endWithOwnFailure(
+          "judging an asynchronous attempt",
+          bug,
+          "the call ends with that attempt's outcome",
+          discarded ? null : response,
+          error);
+    }
+  }
+
+  /**
+   * Our own {@code bug} stopped the loop: the caller's future completes anyway, on this thread,
+   * with the attempt's outcome ({@code response}, or {@code error}, as the client gave it) when
+   * there is one to give, or else with the bug (a response already discarded cannot be given), said
+   * once per cause. Nothing here throws, so the caller is never left waiting.
+   */
+  private void endWithOwnFailure(
+      String where, Throwable bug, String consequence, T response, Throwable error) {
+    engine.internalError(where, bug, consequence);
+    try {
       call.onAbandoned();
-      endContext();
-      return;
+    } catch (RuntimeException | Error ignored) {
+      // the call's own state is what failed: the caller must hear all the same
     }
-    Decision d;
-    if (error != null) {
-      Throwable failure = unwrap(error);
-      d = call.onFailure(failure);
-      if (!d.retry()) {
-        if (d.error() == null) {
-          fail(error); // the client's failure as its future delivered it
-        } else {
-          // The engine's (the breaker's), carrying this failure as the synchronous loop's does.
-          d.error().addSuppressed(failure);
-          fail(new CompletionException(d.error()));
-        }
-        return;
-      }
-    } else {
+    try {
+      endContext(); // at most once: a context whose end threw is not ended again
+    } catch (RuntimeException | Error ignored) {
+      // as above
+    }
+    Throwable failure = error != null || response != null ? error : new CompletionException(bug);
+    if (onSchedulerThread()) {
       try {
-        d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
-      } catch (RuntimeException e) {
-        call.onAbandoned();
-        succeed(response);
+        // Where the client delivers, as fail() and succeed() do: not on the engine's thread.
+        style.deliverOn.execute(() -> completeAfterOwnFailure(response, failure));
         return;
+      } catch (RuntimeException | Error refused) {
+        // completed here instead
       }
-      if (!d.retry()) {
-        if (d.error() != null) {
-          access.discard(response);
-          fail(new CompletionException(d.error()));
-        } else {
-          succeed(response);
-        }
-        return;
-      }
-      access.discard(response);
     }
-    schedule(d.delayNanos(), true);
+    completeAfterOwnFailure(response, failure);
+  }
+
+  /** Completes with {@code response}, or else with {@code failure}; never throws. */
+  private void completeAfterOwnFailure(T response, Throwable failure) {
+    if (failure != null) {
+      result.completeExceptionally(failure);
+    } else if (!result.complete(response)) {
+      try {
+        access.discard(response); // the caller gave up meanwhile
+      } catch (RuntimeException | Error ignored) {
+        // nobody is left to tell
+      }
+    }
   }
 
   /**
@@ -338,14 +397,19 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         engine.asyncRetryDone();
       }
     }
-    call.waitEnds(this);
     schedulerThread = Thread.currentThread();
     try {
+      call.waitEnds(this);
       if (retry) {
         next();
       } else {
         startAttempt();
       }
+    } catch (RuntimeException | Error bug) {
+      // As in attemptDone: the pool keeps a task's throw in the task's own future, and the
+      // caller's would never complete. The attempt before the wait was discarded or failed.
+      endWithOwnFailure(
+          "going on after a wait", bug, "the call ends with that failure", null, null);
     } finally {
       schedulerThread = null;
     }

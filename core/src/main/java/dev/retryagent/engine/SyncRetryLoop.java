@@ -94,8 +94,11 @@ public final class SyncRetryLoop {
       Decision d;
       try {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
-      } catch (RuntimeException e) {
-        // Never lose a response because of our own bug.
+      } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+        // Never lose a response because of our own bug (the adapter's reading of its status or
+        // Retry-After; deciding catches its own): an Error went to the caller instead.
+        call.state.engine.internalError(
+            "reading an attempt's response", bug, "the call ends with that response");
         call.onAbandoned();
         return response;
       }

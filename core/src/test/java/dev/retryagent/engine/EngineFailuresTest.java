@@ -256,6 +256,134 @@ class EngineFailuresTest {
     assertThat(errors).singleElement().asString().contains("while taking a rate-limit permit");
   }
 
+  /** The adapter's reading of a response fails to link (a client's class it names is missing). */
+  private static final ResponseAccess<FakeResponse> UNREADABLE =
+      new ResponseAccess<FakeResponse>() {
+        @Override
+        public int status(FakeResponse response) {
+          throw new NoClassDefFoundError("okhttp3/Response");
+        }
+
+        @Override
+        public String header(FakeResponse response, String name) {
+          return null;
+        }
+
+        @Override
+        public void discard(FakeResponse response) {
+          response.discards.incrementAndGet();
+        }
+      };
+
+  @Test
+  void aResponseTheAdapterFailsToReadGoesToTheCallerAsItCameAndIsSaidOnce() throws Exception {
+    RetryEngine e = engine().build();
+    Script script = new Script(clock, respond(503), respond(200));
+
+    // Before, the NoClassDefFoundError reached the caller in place of the response.
+    FakeResponse r =
+        SyncRetryLoop.execute(
+            e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, UNREADABLE);
+
+    assertThat(r.status).as("the client's own response, not retried").isEqualTo(503);
+    assertThat(r.discards.get()).isZero();
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .startsWith(
+            "retry-agent: internal error while reading an attempt's response"
+                + " (java.lang.NoClassDefFoundError at ")
+        .endsWith("; the call ends with that response (said once for this cause)")
+        .doesNotContain("okhttp3/Response");
+  }
+
+  @Test
+  void anAsynchronousResponseTheAdapterFailsToReadCompletesTheFutureWithIt() {
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    RetryEngine e = engine().scheduler(scheduler).build();
+    Script script = new Script(clock, respond(503), respond(200));
+
+    // Before, the error went into the stage whenComplete returned, which nobody reads: the
+    // caller's future never completed.
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(e, e.newCall(FakeRequest.get()), script::runAsync, UNREADABLE);
+    scheduler.runUntilIdle();
+
+    assertThat(result).isCompleted();
+    FakeResponse r = result.join();
+    assertThat(r.status).isEqualTo(503);
+    assertThat(r.discards.get()).isZero();
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while judging an asynchronous attempt (java.lang.NoClassDefFoundError at ")
+        .contains("the call ends with that attempt's outcome");
+  }
+
+  @Test
+  void anAdapterThatThrowsAsARetrysWaitStartsEndsTheCallWithTheClientsFailure() {
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    RetryEngine e = engine().scheduler(scheduler).build();
+    SocketException reset = new SocketException("Connection reset");
+    Script script = new Script(clock, fail(reset), respond(200));
+    RetryCall call =
+        e.begin(
+            new OwnView() {
+              @Override
+              protected boolean waitStarts(RetryCall.Wait wait) {
+                throw new IllegalStateException("adapter bug");
+              }
+            });
+
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(e, call, script::runAsync, FakeResponse.ACCESS);
+    scheduler.runUntilIdle();
+
+    assertThat(result).isCompletedExceptionally();
+    assertThatThrownBy(result::join).hasCause(reset);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(call.isFinished()).isTrue();
+    assertThat(errors).singleElement().asString().contains("(java.lang.IllegalStateException at ");
+  }
+
+  @Test
+  void aRetrysTaskThatFailsCompletesTheFutureRatherThanLeavingItHanging() {
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    RetryEngine e = engine().scheduler(scheduler).build();
+    Script script = new Script(clock, respond(503), respond(200));
+    RetryCall call =
+        e.begin(
+            new OwnView() {
+              @Override
+              protected boolean waitStarts(RetryCall.Wait wait) {
+                return true;
+              }
+
+              @Override
+              protected void waitEnds(RetryCall.Wait wait) {
+                throw new IllegalStateException("adapter bug");
+              }
+            });
+
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(e, call, script::runAsync, FakeResponse.ACCESS);
+    // Before, the task's exception left it (a pool keeps it in the task's own future) and the
+    // caller's future never completed. The 503 was discarded for the retry: what is left to give
+    // is the failure itself.
+    scheduler.runUntilIdle();
+
+    assertThat(result).isCompletedExceptionally();
+    assertThatThrownBy(result::join).hasRootCauseInstanceOf(IllegalStateException.class);
+    assertThat(call.isFinished()).isTrue();
+    assertThat(e.pendingAsyncRetries()).isZero();
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while going on after a wait (java.lang.IllegalStateException at ");
+  }
+
   @Test
   void reportsAreBoundedInNumberOfCauses() {
     InternalErrors reporter = new InternalErrors(errors::add);
