@@ -5,7 +5,10 @@ import java.util.List;
 /**
  * Fans events out to several listeners, isolating each from the others' failures: a listener must
  * never break a call. The engine always wraps its listener in one of these. A failure is reported
- * once per listener class and exception class ({@link InternalErrors}).
+ * once per listener class and exception class ({@link InternalErrors}). A listener's {@code
+ * StackOverflowError} is its own bug like any other (the stack is unwound by the time it is caught
+ * here, as the engine's own steps catch theirs): rethrown, it reached the application's call in
+ * place of its outcome, or left an asynchronous one never told.
  *
  * <p>For the engine it also builds events only when a listener wants them ({@link
  * RetryListener#wants}), and sends the routine events of a call (its attempts and its end) to the
@@ -46,7 +49,7 @@ final class CompositeListener implements RetryListener {
       try {
         counters[i] = listeners[i].counterFor(route, scheme, host, port);
         any |= counters[i] != null;
-      } catch (VirtualMachineError e) {
+      } catch (OutOfMemoryError | InternalError | UnknownError e) {
         throw e;
       } catch (Throwable failure) {
         failed(listeners[i], failure);
@@ -63,7 +66,7 @@ final class CompositeListener implements RetryListener {
         if (l.wants(type, attempt, succeeded)) {
           return true;
         }
-      } catch (VirtualMachineError e) {
+      } catch (OutOfMemoryError | InternalError | UnknownError e) {
         throw e;
       } catch (Throwable failure) {
         failed(l, failure);
@@ -94,7 +97,7 @@ final class CompositeListener implements RetryListener {
           }
           listeners[i].onAttempt(e);
         }
-      } catch (VirtualMachineError x) {
+      } catch (OutOfMemoryError | InternalError | UnknownError x) {
         throw x;
       } catch (Throwable failure) {
         failed(listeners[i], failure);
@@ -130,7 +133,7 @@ final class CompositeListener implements RetryListener {
           }
           listeners[i].onCallComplete(e);
         }
-      } catch (VirtualMachineError x) {
+      } catch (OutOfMemoryError | InternalError | UnknownError x) {
         throw x;
       } catch (Throwable failure) {
         failed(listeners[i], failure);
@@ -153,8 +156,8 @@ final class CompositeListener implements RetryListener {
     for (RetryListener l : listeners) {
       try {
         tell(l, type, e);
-      } catch (VirtualMachineError x) {
-        throw x; // out of memory or stack: nothing sensible can go on
+      } catch (OutOfMemoryError | InternalError | UnknownError x) {
+        throw x; // out of memory, or the JVM broken: nothing sensible can go on
       } catch (Throwable failure) {
         failed(l, failure);
         // swallowed on purpose, Errors too (a listener whose dependency is missing at run time
@@ -233,7 +236,7 @@ final class CompositeListener implements RetryListener {
     for (RetryListener l : listeners) {
       try {
         l.onBreakerTransition(b, t, route);
-      } catch (VirtualMachineError x) {
+      } catch (OutOfMemoryError | InternalError | UnknownError x) {
         throw x;
       } catch (Throwable failure) {
         failed(l, failure);

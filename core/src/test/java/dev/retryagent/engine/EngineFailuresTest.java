@@ -385,6 +385,35 @@ class EngineFailuresTest {
   }
 
   @Test
+  void aListenerThatOverflowsItsStackIsIsolatedAsAnyOtherFailingListener() throws Exception {
+    // A listener's own runaway recursion: by the time the engine catches it, the stack is unwound.
+    RetryListener recursing =
+        new RetryListener() {
+          @Override
+          public void onAttempt(RetryEvent event) {
+            throw new StackOverflowError();
+          }
+        };
+    RecordingListener after = new RecordingListener();
+    RetryEngine e = engine().listener(recursing).listener(after).build();
+    Script script = new Script(clock, respond(503), respond(200));
+
+    // Before, the StackOverflowError reached the caller as the first attempt began.
+    FakeResponse r =
+        SyncRetryLoop.execute(
+            e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, FakeResponse.ACCESS);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(script.attemptCount()).isEqualTo(2);
+    assertThat(after.events(RetryEvent.Type.RETRY)).hasSize(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while telling " + recursing.getClass().getName() + " about an event")
+        .contains("(java.lang.StackOverflowError");
+  }
+
+  @Test
   void reportsAreBoundedInNumberOfCauses() {
     InternalErrors reporter = new InternalErrors(errors::add);
     for (int i = 0; i < 1000; i++) {
