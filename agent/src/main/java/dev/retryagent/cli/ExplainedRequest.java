@@ -2,6 +2,7 @@ package dev.retryagent.cli;
 
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.net.URI;
 import java.util.Locale;
 import java.util.Map;
@@ -157,10 +158,18 @@ final class ExplainedRequest implements RequestInfo {
   }
 
   /**
-   * {@code POST https://pay.example.com/v1/charges}: no user-info, no query, no fragment; path
-   * segments masked as {@code agent.redact.pathSegments} says.
+   * {@code POST https://pay.example.com/v1/charges}: no user-info, no query, no fragment; the path
+   * as log lines write it (Sanitizer.path: no path parameters, a servlet container's {@code
+   * ;jsessionid=...} being a session's credential; segments masked as {@code
+   * agent.redact.pathSegments} says).
    */
   String describe(PathMask mask) {
-    return method + " " + scheme + "://" + host + (portGiven ? ":" + port : "") + mask.apply(path);
+    return method
+        + " "
+        + scheme
+        + "://"
+        + host
+        + (portGiven ? ":" + port : "")
+        + Sanitizer.path(path, mask);
   }
 }

@@ -81,6 +81,21 @@ class ExplainCommandTest {
   }
 
   @Test
+  void pathParametersAreNotPrintedAsNoLogLineOrDeadLetterPrintsThem() {
+    // A servlet container's ;jsessionid=... is a session's credential (Sanitizer.path).
+    CliRun r =
+        CliRun.of(
+            "explain",
+            config.toString(),
+            "POST",
+            "https://pay.example.com/v1;jsessionid=canary-session/charges/ch_1;v=canary2");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out + r.err).doesNotContain("canary").doesNotContain("jsessionid");
+    assertThat(r.verdict()).startsWith("POST https://pay.example.com/v1/charges/ch_1 -> ");
+  }
+
+  @Test
   void aPostWithoutTheKeyIsRetriedOnlyWhenItWasNeverSent() {
     CliRun r =
         CliRun.of("explain", config.toString(), "post", "https://pay.example.com/v1/charges/ch_1");
