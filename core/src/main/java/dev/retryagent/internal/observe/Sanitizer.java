@@ -292,10 +292,68 @@ public final class Sanitizer {
           i = end;
           continue;
         }
+        if (i < end) {
+          out.append(cleanWord(word, mask));
+          i = urlGoesOn(s, i, end, inParameter(word), mask, out);
+          continue;
+        }
       }
       out.append(cleanWord(s.substring(start, i), mask));
     }
     return out.toString();
+  }
+
+  /**
+   * The words of a URL after its first, up to {@code end} (a blank in its authority or path: {@code
+   * Illegal character in authority at index 7: http://bad host/tok?sig=S S2}), appended to {@code
+   * out} as the rest of a path: each masked as a path, a path parameter dropped, and from a query
+   * or fragment on, everything dropped to {@code end}. Returns where the caller goes on: {@code
+   * end}, or the start of a word that begins another URL (cleaned on its own, user-info and all). A
+   * segment with a blank in it is masked only when its last word's part matches on its own.
+   */
+  private static int urlGoesOn(
+      String s, int from, int end, boolean parameter, PathMask mask, StringBuilder out) {
+    int i = from;
+    boolean inParameter = parameter;
+    while (i < end) {
+      if (isDelimiter(s.charAt(i))) {
+        out.append(s.charAt(i++));
+        continue;
+      }
+      int start = i;
+      i = Math.min(wordEnd(s, i), end);
+      String word = s.substring(start, i);
+      if (word.indexOf("://") >= 0 || word.indexOf(":\\/\\/") >= 0) {
+        return start;
+      }
+      if (inParameter) {
+        // A path parameter (;jsessionid=...) with a blank in it goes on to the next '/'.
+        int slash = word.indexOf('/');
+        if (slash < 0) {
+          continue;
+        }
+        word = word.substring(slash);
+      }
+      int cut = word.indexOf('#');
+      int q = word.indexOf('?');
+      if (q >= 0 && q < word.length() - 1 && (cut < 0 || q < cut)) {
+        cut = q;
+      }
+      String path = cut >= 0 ? word.substring(0, cut) : word;
+      inParameter = inParameter(path);
+      out.append(mask.apply(withoutPathParameters(path)));
+      if (cut >= 0) {
+        return end;
+      }
+    }
+    return end;
+  }
+
+  /** True when {@code word} ends inside a path parameter ({@code /a;jsessionid=SE}). */
+  private static boolean inParameter(String word) {
+    int semicolon = word.lastIndexOf(';');
+    // A lone ';' at the end is a sentence's, as in withoutPathParameters.
+    return semicolon > word.lastIndexOf('/') && semicolon < word.length() - 1;
   }
 
   private static int wordEnd(String s, int from) {
@@ -312,25 +370,22 @@ public final class Sanitizer {
    * in quotes (Spring's {@code I/O error on GET request for "URL": ...}, OkHttp's {@code Invalid
    * URL host: "..."}): up to the closing quote; or last, after a colon (the JDK's {@code
    * URISyntaxException}: {@code Illegal character in query at index 20: URL}, Apache HttpClient's
-   * {@code Invalid redirect URI: URL}): up to the end of the line. Otherwise {@code wordEnd}.
+   * {@code Invalid redirect URI: URL}): up to the end of the line; a relative URL (a redirect's
+   * {@code Location: /path}) so quoted last too. Otherwise {@code wordEnd}.
    */
   private static int urlEnd(String s, int start, int wordEnd) {
     // Looked for in the word alone: a search to the text's end for every word would be quadratic.
     String word = s.substring(start, wordEnd);
+    boolean last = start >= 2 && s.startsWith(": ", start - 2);
     int inWord = word.indexOf("://");
     if (inWord < 0) {
       inWord = word.indexOf(":\\/\\/");
       if (inWord < 0) {
-        return wordEnd;
+        return last && word.startsWith("/") ? lineEnd(s, wordEnd) : wordEnd;
       }
     }
     int scheme = start + inWord;
-    // At most MAX_URL_SPAN past the word, so that a long line of URLs stays linear to clean.
-    int limit = Math.min(s.length(), wordEnd + MAX_URL_SPAN);
-    int lineEnd = wordEnd;
-    while (lineEnd < limit && !isLineBreak(s.charAt(lineEnd))) {
-      lineEnd++;
-    }
+    int lineEnd = lineEnd(s, wordEnd);
     int name = scheme;
     while (name > start && isSchemeChar(s.charAt(name - 1))) {
       name--;
@@ -343,10 +398,21 @@ public final class Sanitizer {
       }
       return Math.max(close, wordEnd);
     }
-    if (name == 0 || (name == start && start >= 2 && s.startsWith(": ", start - 2))) {
+    if (name == 0 || (name == start && last)) {
       return lineEnd;
     }
     return wordEnd;
+  }
+
+  /** Where the line of {@code from} ends, at most MAX_URL_SPAN past it. */
+  private static int lineEnd(String s, int from) {
+    // At most MAX_URL_SPAN past the word, so that a long line of URLs stays linear to clean.
+    int limit = Math.min(s.length(), from + MAX_URL_SPAN);
+    int lineEnd = from;
+    while (lineEnd < limit && !isLineBreak(s.charAt(lineEnd))) {
+      lineEnd++;
+    }
+    return lineEnd;
   }
 
   /** {@code url} without its user-info, found up to the authority's end also past blanks. */
@@ -356,6 +422,9 @@ public final class Sanitizer {
     if (scheme < 0) {
       scheme = url.indexOf(":\\/\\/");
       separator = 5;
+      if (scheme < 0) {
+        return url; // a relative URL: no authority
+      }
     }
     int authStart = scheme + separator;
     int authEnd = authStart;

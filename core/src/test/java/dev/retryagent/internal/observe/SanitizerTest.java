@@ -187,6 +187,11 @@ class SanitizerTest {
         "Illegal character in authority at index 7: http://user:SECRET SECRET2@h.example/v1",
         "Illegal character in query at index 29: https://h.example/v1?token=SECRET SECRET2",
         "Illegal character in fragment at index 22: http://h.example/p#id_token=SECRET SECRET2",
+        // ... a relative one (a redirect's Location), and one whose blank comes before the query.
+        "Illegal character in query at index 9: /v1/x?sig=SECRET SECRET2#SECRET3",
+        "Illegal character in path at index 5: /r/my dir/x?sig=SECRET SECRET2#SECRET3",
+        "Illegal character in authority at index 7: http://bad host/x?sig=SECRET SECRET2",
+        "Illegal character in path at index 14: http://h/my dir/a;jsessionid=SECRET SECRET2/b",
         // JDK HttpURLConnection.setRequestProperty with a line break in the value.
         "Illegal character(s) in message header value: Bearer SECRET SECRET2\r\nX: SECRET3",
         // OkHttp 3 Headers.checkValue: the refused value, line break and all.
