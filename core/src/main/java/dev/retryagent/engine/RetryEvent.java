@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.internal.engine.TargetKey;
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.policy.Policy;
 
 /**
@@ -260,6 +261,12 @@ public final class RetryEvent {
     }
   }
 
+  /**
+   * One line for a listener's own log: the path as the agent's log lines write it, without path
+   * parameters ({@code ;jsessionid=...}) or the user-info of a path that is a whole URL (Apache
+   * HttpClient 5 keeps one it cannot parse). {@code agent.redact.pathSegments} is not known here:
+   * the segments it masks are written as they are.
+   */
   @Override
   public String toString() {
     return type
@@ -267,7 +274,7 @@ public final class RetryEvent {
         + method
         + " "
         + hostAndPort()
-        + path
+        + Sanitizer.path(path)
         + " attempt "
         + attempt
         + "/"

@@ -8,6 +8,8 @@ import dev.retryagent.engine.RetryEvent.Type;
 import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -245,6 +247,28 @@ class RetryEventsTest {
         .isEqualTo(
             "GIVE_UP GET api.example.com/v1/things attempt 3/3 outcome=503 reason=attempts"
                 + " [route=test-route]");
+  }
+
+  @org.junit.jupiter.api.Test
+  void toStringWritesThePathAsLogLinesDoWithoutPathParametersOrUserInfo() {
+    // A listener's own log may write an event: a servlet container's ;jsessionid=... is a
+    // session's credential, and Apache HttpClient 5 keeps a URI it cannot parse as the path.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    driver(f, FakeRequest.get("api.example.com", "/v1;jsessionid=canary-session/things"));
+    driver(f, FakeRequest.get("api.example.com", "http://u:canary-pass@api.example.com/{x}"));
+
+    List<String> lines = new ArrayList<>();
+    for (RetryEvent e : f.listener.events()) {
+      lines.add(e.toString());
+    }
+    assertThat(String.join("\n", lines))
+        .doesNotContain("canary")
+        .contains("GET api.example.com/v1/things attempt 1/3")
+        .contains("http://api.example.com/{x} attempt 1/3");
+  }
+
+  private static void driver(EngineFixture f, FakeRequest request) {
+    Driver.SYNC.run(f, request, new Script(f.clock, respond(503), respond(200)));
   }
 
   @org.junit.jupiter.api.Test
