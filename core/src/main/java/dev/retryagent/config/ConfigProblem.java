@@ -23,14 +23,17 @@ public final class ConfigProblem {
    * @param line 1-based, or 0 when unknown
    * @param column 1-based, or 0 when unknown
    * @param path key path such as {@code routes[1].retry.maxAttempts}; empty when the problem is not
-   *     about one key (a YAML syntax error, an unreadable file)
+   *     about one key (a YAML syntax error, an unreadable file); a URL in it is kept without its
+   *     user-info and query, as {@link #shown} shows one
    * @param message what was found and what is allowed
    */
   ConfigProblem(String source, int line, int column, String path, String message) {
     this.source = Objects.requireNonNull(source, "source");
     this.line = Math.max(0, line);
     this.column = Math.max(0, column);
-    this.path = Objects.requireNonNull(path, "path");
+    // A key is part of the path, and a URL written where its key belongs (a ':' too many) is a
+    // key: its user-info and query go as in a value shown.
+    this.path = withoutUserInfo(Objects.requireNonNull(path, "path"));
     this.message = Objects.requireNonNull(message, "message");
   }
 

@@ -311,6 +311,19 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aUrlWrittenAsAKeyIsShownWithoutItsUserInfoOrQueryInTheKeyPathToo() {
+    // A Redis URL where its key belongs (a ':' too many): the key is the path's last part, and
+    // problems are logged at start-up, on reload and by validate.
+    List<ConfigProblem> all =
+        problems("fleet:", "  redis://u:SECRET@cache:6379: 1", "redis://cache?password=SECRET: 1");
+
+    assertThat(all).hasSize(2);
+    assertThat(all.toString()).doesNotContain("SECRET");
+    assertThat(all.get(0).path()).isEqualTo("fleet.redis://***@cache:6379");
+    assertThat(all.get(1).path()).isEqualTo("redis://cache?***");
+  }
+
+  @Test
   void aBindHostWithUserInfoIsReportedWithoutIt() {
     // A host copied from a URL may carry a password; problems are logged.
     ConfigProblem p = problem("agent: {metrics: {prometheus: {host: 'ops:SECRET@0.0.0.0'}}}");
