@@ -121,13 +121,14 @@ public final class RetryInterceptor implements Interceptor {
       // Only the wait can be interrupted (the sleeper clears the flag): OkHttp's calls report an
       // interrupt as an InterruptedIOException, with the flag set.
       Thread.currentThread().interrupt();
+      // The target only, as the agent's other exceptions name it: the application logs this
+      // message, and a path may hold a session's parameter or a segment redact.pathSegments masks.
       InterruptedIOException ie =
           new InterruptedIOException(
               "retry-agent: interrupted while waiting to retry "
                   + call.method()
                   + " "
-                  + call.target()
-                  + call.path());
+                  + call.target());
       ie.initCause(e);
       throw ie;
     }

@@ -669,13 +669,14 @@ final class UrlExchange {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      // The target only, as the agent's other exceptions name it: the application logs this
+      // message, and a path may hold a session's parameter or a segment redact.pathSegments masks.
       InterruptedIOException ie =
           new InterruptedIOException(
               "retry-agent: interrupted while waiting to retry "
                   + request.method()
                   + " "
-                  + request.target()
-                  + request.path());
+                  + request.target());
       ie.initCause(e);
       throw abandon(ie);
     }

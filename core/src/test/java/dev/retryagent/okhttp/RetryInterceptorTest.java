@@ -439,6 +439,33 @@ class RetryInterceptorTest {
   }
 
   @Test
+  void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
+    // The application logs the exception the agent made: a servlet container's ;jsessionid=...
+    // is a session's credential, and agent.redact.pathSegments masks segments the agent writes.
+    server.otherwise(status(503));
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  throw new InterruptedException(); // interrupted while it waits to retry
+                })
+            .scheduler(time)
+            .build();
+    client =
+        new OkHttpClient.Builder().addInterceptor(new AsyncRetrier(engine).interceptor()).build();
+    try {
+      assertThatThrownBy(
+              () -> client.newCall(get("/v1;jsessionid=canary-session/tok_canary")).execute())
+          .isInstanceOf(java.io.InterruptedIOException.class)
+          .hasMessageStartingWith("retry-agent: interrupted while waiting to retry GET http://")
+          .hasMessageNotContaining("canary");
+    } finally {
+      Thread.interrupted();
+    }
+  }
+
+  @Test
   void aBodyWhoseIsOneShotThrowsFailsOkHttpsOwnRepeatAsOkHttpAloneDoes() throws Exception {
     // OkHttp asks isOneShot() before it repeats a 503 with Retry-After: 0 itself: the body's
     // exception is what the application gets without us. The body the interceptor wraps answered

@@ -205,6 +205,31 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
+    // The application logs the exception the agent made: a servlet container's ;jsessionid=...
+    // is a session's credential, and agent.redact.pathSegments masks segments the agent writes.
+    server.otherwise(status(503));
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  throw new InterruptedException(); // interrupted while it waits to retry
+                })
+            .scheduler(time)
+            .build();
+    HttpURLConnection c = open("/v1;jsessionid=canary-session/tok_canary", engine);
+    try {
+      assertThatThrownBy(c::getResponseCode)
+          .isInstanceOf(java.io.InterruptedIOException.class)
+          .hasMessageStartingWith("retry-agent: interrupted while waiting to retry GET http://")
+          .hasMessageNotContaining("canary");
+    } finally {
+      Thread.interrupted();
+    }
+  }
+
+  @Test
   void a404IsNotRetriedAndThrowsFileNotFound() throws Exception {
     server.enqueue(status(404), ok("never"));
 
