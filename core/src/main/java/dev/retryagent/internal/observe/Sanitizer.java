@@ -212,7 +212,35 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
-    return oneLine(mask.apply(withoutPathParameters(path.substring(0, end))));
+    return oneLine(
+        mask.apply(withoutPathParameters(withoutNestedUserInfo(path.substring(0, end)))));
+  }
+
+  /**
+   * A path with the user-info of each URL inside it removed: a proxy's or a redirector's path
+   * carries its target whole ({@code /fetch/https://user:password@target/x}).
+   */
+  static String withoutNestedUserInfo(String path) {
+    int scheme = path.indexOf("://");
+    if (scheme < 0) {
+      return path;
+    }
+    StringBuilder b = new StringBuilder(path.length());
+    int done = 0;
+    while (scheme >= 0) {
+      int authStart = scheme + 3;
+      int authEnd = authStart;
+      while (authEnd < path.length() && "/?#".indexOf(path.charAt(authEnd)) < 0) {
+        authEnd++;
+      }
+      int at = path.lastIndexOf('@', authEnd - 1);
+      if (at >= authStart) {
+        b.append(path, done, authStart);
+        done = at + 1;
+      }
+      scheme = path.indexOf("://", authEnd);
+    }
+    return b.append(path, done, path.length()).toString();
   }
 
   /**
@@ -491,7 +519,8 @@ public final class Sanitizer {
       if (pathStart < word.length()) {
         word =
             word.substring(0, pathStart)
-                + mask.apply(withoutPathParameters(word.substring(pathStart)));
+                + mask.apply(
+                    withoutPathParameters(withoutNestedUserInfo(word.substring(pathStart))));
       }
     }
     return word;

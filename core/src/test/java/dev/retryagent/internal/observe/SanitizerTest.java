@@ -137,6 +137,22 @@ class SanitizerTest {
   }
 
   @Test
+  void aUrlInsideAPathLosesItsUserInfoAsAUrlDoes() {
+    // A proxy's or a redirector's path carries its target whole.
+    assertThat(Sanitizer.path("/fetch/https://user:SECRET@target.example/x?k=SECRET"))
+        .isEqualTo("/fetch/https://target.example/x");
+    assertThat(
+            Sanitizer.message(
+                "unexpected end of stream on http://proxy.example/fetch/http://u:SECRET@t/x"
+                    + " and /go/https://SECRET@t2/y",
+                null))
+        .isEqualTo(
+            "unexpected end of stream on http://proxy.example/fetch/http://t/x and"
+                + " /go/https://t2/y");
+    assertThat(Sanitizer.path("/v1/a@b/c://d")).isEqualTo("/v1/a@b/c://d");
+  }
+
+  @Test
   void longMessagesAreCut() {
     String clean = Sanitizer.message("x".repeat(1000), null);
 
