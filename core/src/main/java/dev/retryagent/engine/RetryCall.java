@@ -528,12 +528,13 @@ public abstract class RetryCall extends HostHold {
 
   /**
    * As {@link #attemptNotSent}, when the client refused the attempt started last before anything of
-   * it went out because the caller's interrupt or cancel came first ({@code java.net.http}'s {@code
-   * send} on a thread already interrupted, OkHttp's call cancelled before its request reached a
-   * connection, HttpClient 5's lease cancelled or interrupted): the server saw no request. A first
-   * attempt is then not counted as one: the call ends with 0 attempts in the metrics, JMX, its log
-   * line and its dead letter. (A later attempt was counted as it started, and stays counted.) Call
-   * before the call ends.
+   * it went out because the caller's interrupt, cancel or shutdown came first ({@code
+   * java.net.http}'s {@code send} on a thread already interrupted, OkHttp's call cancelled before
+   * its request reached a connection or refused by its dispatcher's shut-down executor, HttpClient
+   * 5's lease cancelled or interrupted): the server saw no request. A first attempt is then not
+   * counted as one: the call ends with 0 attempts in the metrics, JMX, its log line and its dead
+   * letter. (A later attempt was counted as it started, and stays counted.) Call before the call
+   * ends.
    */
   public synchronized void attemptRefused() {
     if (!finished) {

@@ -754,11 +754,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverFailure(e);
         return;
       }
-      if (call != original && refusedByExecutor(e)) {
-        // OkHttp's executor (shut down during the wait) refused the retry's clone, on this thread
-        // inside its enqueue: nothing was sent, so the retry goes back to the host's budget, and
-        // the call ends with the refusal, as OkHttp tells an enqueue on a shut-down client.
-        retryCall.attemptNotSent();
+      if (refusedByExecutor(e)) {
+        // OkHttp's executor (shut down before enqueue(), or during a retry's wait) refused the
+        // call or the retry's clone, on this thread inside its enqueue: nothing was sent, so the
+        // attempt's rate-limit permit goes back, a retry to the host's budget, a first attempt is
+        // not counted (attemptRefused), and the call ends with the refusal, as OkHttp tells an
+        // enqueue on a shut-down client.
+        retryCall.attemptRefused();
         retryCall.onAbandoned();
         deliverFailure(e);
         return;

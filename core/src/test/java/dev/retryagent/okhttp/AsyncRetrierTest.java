@@ -865,6 +865,51 @@ class AsyncRetrierTest {
     }
   }
 
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aFirstAttemptTheShutDownExecutorRefusesSendsNothingCountsNoAttemptAndKeepsNoPermit(
+      boolean resends) throws Exception {
+    // The application shut its dispatcher's executor down, then enqueue()d: OkHttp tells the
+    // callback "executor rejected" on the enqueuing thread, sending nothing. The agent counted
+    // that first attempt (attempts_total, the give-up's attempt 1) and kept its rate-limit
+    // permit: with a bucket of one, the host's next call, on another client, was refused.
+    server.otherwise(ok("fine"));
+    dev.retryagent.internal.observe.RetryMetrics metrics =
+        new dev.retryagent.internal.observe.RetryMetrics();
+    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events, metrics));
+    OkHttpClient plain = new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher()).build();
+    OkHttpClient.Builder b =
+        plain
+            .newBuilder()
+            .dispatcher(new okhttp3.Dispatcher())
+            .addInterceptor(retrier.interceptor());
+    if (resends) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    OkHttpClient closed = b.build();
+    plain.dispatcher().executorService().shutdown();
+    closed.dispatcher().executorService().shutdown();
+    Heard without = new Heard();
+    plain.newCall(get("/items")).enqueue(without);
+    Heard with = new Heard();
+    retrier.enqueue(closed.newCall(get("/items")), with, closed.dispatcher());
+
+    assertThat(with.await()).isEqualTo(without.await());
+    assertThat(with.await()).isEqualTo("java.io.InterruptedIOException: executor rejected");
+    assertThat(with.thread).isEqualTo(without.thread).isEqualTo(Thread.currentThread().getName());
+    assertThat(with.reports).hasValue(1);
+    assertThat(server.requestCount()).isZero();
+    assertThat(metrics.route("test").attempts()).isZero();
+    assertThat(events).hasSize(1).extracting(RetryEvent::attempt).containsOnly(0);
+    assertThat(retrier.running()).isZero();
+
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    Heard after = new Heard();
+    retrier.enqueue(client.newCall(get("/items")), after, client.dispatcher());
+    assertThat(after.await()).as("the permit back").isEqualTo("200 fine");
+    assertThat(metrics.route("test").attempts()).isEqualTo(1);
+  }
+
   @Test
   void aCallCancelledBeforeItIsEnqueuedHearsCanceledThoughTheBreakerIsOpen() throws Exception {
     // Retrofit cancels its OkHttp call before enqueue() when its own call was cancelled first.
