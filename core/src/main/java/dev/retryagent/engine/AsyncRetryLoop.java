@@ -175,8 +175,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       // A breaker rejection, or a failure to start a retry.
       if (!call.isFinished()) {
         Decision d = call.onFailure(e);
-        if (d.retry()) {
-          schedule(d.delayNanos(), true);
+        if (d.retry() && retryLater(d.delayNanos(), e)) {
           return;
         }
       }
@@ -220,7 +219,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       if (error != null) {
         Throwable failure = unwrap(error);
         d = call.onFailure(failure);
-        if (!d.retry()) {
+        if (!d.retry() || !retryLater(d.delayNanos(), failure)) {
           if (d.error() == null) {
             fail(error); // the client's failure as its future delivered it
           } else {
@@ -228,7 +227,6 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
             d.error().addSuppressed(failure);
             fail(new CompletionException(d.error()));
           }
-          return;
         }
       } else {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
@@ -240,12 +238,14 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           } else {
             succeed(response);
           }
-          return;
+        } else if (retryLater(d.delayNanos(), null)) {
+          // Once the wait is scheduled: refused, the response is the call's outcome.
+          discarded = true;
+          access.discard(response);
+        } else {
+          succeed(response);
         }
-        discarded = true;
-        access.discard(response);
       }
-      schedule(d.delayNanos(), true);
     } catch (RuntimeException | Error bug) {
       endWithOwnFailure(
           "judging an asynchronous attempt",
@@ -302,11 +302,30 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   }
 
   /**
+   * Waits {@code delayNanos} for the retry decided after the attempt that failed with {@code
+   * failure} (null: a response). False when the scheduler refused the wait: a retry at once would
+   * skip its backoff, and each retry after it too, reaching a failing host as fast as it fails; the
+   * call ends with that attempt's outcome instead ({@link RetryCall#retryNotScheduled}), which the
+   * caller then gets as without the agent, and the engine says so once per cause.
+   */
+  private boolean retryLater(long delayNanos, Throwable failure) {
+    Throwable refused = schedule(delayNanos, true);
+    if (refused == null) {
+      return true;
+    }
+    engine.internalError(
+        "scheduling a retry's wait", refused, "the call ends with that attempt's outcome");
+    call.retryNotScheduled(failure);
+    return false;
+  }
+
+  /**
    * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
    * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
-   * limit's wait with the attempt ({@link #startAttempt}).
+   * limit's wait with the attempt ({@link #startAttempt}). Returns what the scheduler threw when it
+   * refused a retry's wait (the caller ends the call), else null.
    */
-  private void schedule(long delayNanos, boolean isRetry) {
+  private Throwable schedule(long delayNanos, boolean isRetry) {
     if (isRetry) {
       call.waitsToRetry(); // the delay is in hand
     }
@@ -333,16 +352,20 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       if (kept && call.cancelledByCaller()) {
         endNow(); // the caller gave up before the adapter kept the wait, so it could not end it
       }
-      return;
+      return null;
     }
     call.waitEnds(this);
+    if (refused != null && isRetry) {
+      return refused;
+    }
     if (refused != null) {
-      goOnWithoutTheWait(isRetry, refused);
-      return;
+      goOnWithoutTheWait(refused);
+      return null;
     }
     // The caller stopped waiting (orTimeout, completeExceptionally) since the attempt completed.
     call.onAbandoned();
     endContext();
+    return null;
   }
 
   /**
@@ -367,20 +390,16 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   }
 
   /**
-   * The scheduler refused the wait's task ({@code refused}: a pool that cannot start a thread, the
-   * JVM out of them, or a scheduler shut down). The call's future would never complete, the
-   * application waiting on it for good; it goes on at once instead, on this thread, without the
-   * wait (a retry sooner than its backoff, a rate-limit wait skipped), and the engine says so once
-   * per cause. The retry is still bounded by maxAttempts, the budget and the breaker.
+   * The scheduler refused a rate-limit wait's task ({@code refused}: a pool that cannot start a
+   * thread, the JVM out of them, or a scheduler shut down). The call's future would never complete,
+   * the application waiting on it for good; the attempt starts at once instead, on this thread,
+   * without the wait, as it would without the agent, and the engine says so once per cause. (A
+   * retry's wait refused ends the call instead: {@link #retryLater}.)
    */
-  private void goOnWithoutTheWait(boolean isRetry, Throwable refused) {
+  private void goOnWithoutTheWait(Throwable refused) {
     engine.internalError(
         "scheduling a wait", refused, "the call goes on at once, without that wait");
-    if (isRetry) {
-      next();
-    } else {
-      startAttempt();
-    }
+    startAttempt();
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. Not for anyone else. */

@@ -454,13 +454,31 @@ public abstract class RetryCall extends HostHold {
    * @param failure the attempt's failure, or null when it ended with a response
    */
   public synchronized void retryForgone(Throwable failure) {
+    forgo(failure, GiveUpReason.CANCELLED);
+  }
+
+  /**
+   * The retry just decided is not made, because the adapter could not schedule its wait: the
+   * engine's {@link Scheduler} refused it (shut down, or unable to start a thread). Made at once,
+   * without its backoff, the retry (and each one after it) would reach the host as fast as it
+   * fails; without the agent the caller has that attempt's outcome. So the call ends with it, as
+   * when deciding fails: no give-up reason (the engine's own failure, which the adapter says once
+   * per cause), the retry back to the budget. Safe to call more than once.
+   *
+   * @param failure the attempt's failure, or null when it ended with a response
+   */
+  public synchronized void retryNotScheduled(Throwable failure) {
+    forgo(failure, null);
+  }
+
+  private void forgo(Throwable failure, GiveUpReason reason) {
     if (finished || decision == null || !decision.retry()) {
       return;
     }
     AttemptResult result =
         failure == null ? AttemptResult.response(decision.status()) : AttemptResult.thrown(failure);
-    finish(result, GiveUpReason.CANCELLED, state.engine.clock().nanoTime());
-    decision = Decision.done(result, GiveUpReason.CANCELLED);
+    finish(result, reason, state.engine.clock().nanoTime());
+    decision = Decision.done(result, reason);
   }
 
   /**

@@ -60,6 +60,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private Call inFlight;
   private Scheduler.Cancellable pending;
   private boolean pendingIsRetry;
+  // A retry's wait is scheduled while its attempt's response is still released (retryLater): a
+  // wait that ends first goes on once that is done (released), as before it was scheduled after.
+  private boolean releasing;
+  private boolean endedWhileReleasing;
   private boolean done;
   private boolean started;
   private boolean cloneBegun; // the interceptor began the clone in flight (see endIfQueued)
@@ -529,36 +533,64 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   /**
    * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
    * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
-   * limit's wait with the attempt ({@link #nextAttempt}).
+   * limit's wait with the attempt ({@link #nextAttempt}). Returns false when the scheduler refused
+   * a retry's wait: the caller ends the call ({@link #retryLater}).
    */
-  private void schedule(long delayNanos, boolean isRetry) {
+  private boolean schedule(long delayNanos, boolean isRetry) {
     synchronized (this) {
       if (done) {
-        return;
+        return true;
       }
       try {
         // Under the lock, so the task cannot run before pending and the count say it waits.
         pending = engine.scheduler().schedule(this, delayNanos);
       } catch (RuntimeException | Error refused) {
+        pending = null;
+        if (isRetry) {
+          // A retry at once would skip its backoff, and each one after it too, reaching a failing
+          // host as fast as it fails: the call ends with the attempt's outcome (retryLater).
+          engine.internalError(
+              "scheduling a retry's wait", refused, "the call ends with that attempt's outcome");
+          return false;
+        }
         // A pool that cannot start a thread (the JVM out of them): the callback would never hear
-        // of the call. It goes on at once instead, without the wait, below.
+        // of the call. The attempt goes on at once instead, without the rate limit's wait, below.
         engine.internalError(
             "scheduling a wait", refused, "the call goes on at once, without that wait");
-        pending = null;
       }
       if (pending != null) {
         pendingIsRetry = isRetry;
         if (isRetry) {
           engine.asyncRetryScheduled();
         }
-        return;
+        return true;
       }
     }
-    if (isRetry) {
-      next();
-    } else {
-      nextAttempt();
+    nextAttempt();
+    return true;
+  }
+
+  /**
+   * The response of the attempt before a retry's wait is released ({@link #retryLater}): a wait
+   * that ended meanwhile goes on now, on the scheduler as at a wait's end (or here, if it refuses:
+   * the wait is over).
+   */
+  private void released() {
+    synchronized (this) {
+      releasing = false;
+      if (!endedWhileReleasing) {
+        return;
+      }
+      endedWhileReleasing = false;
+      try {
+        pending = engine.scheduler().schedule(this, 0); // pendingIsRetry as it was
+        return;
+      } catch (RuntimeException | Error refused) {
+        // goes on here, below
+      }
+      engine.asyncRetryDone();
     }
+    next();
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. */
@@ -570,6 +602,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         return; // cancelled meanwhile
       }
       pending = null;
+      if (releasing) {
+        endedWhileReleasing = true; // released() goes on (a cancel meanwhile is heard there)
+        return;
+      }
       retry = pendingIsRetry;
       if (retry) {
         engine.asyncRetryDone();
@@ -638,17 +674,33 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     original.cancel();
   }
 
-  private void retryLater(long delayNanos) {
+  /**
+   * Waits {@code delayNanos} for the retry decided after the attempt that failed with {@code
+   * failure} (null: a response). False when the scheduler refused the wait: the call ended with
+   * that attempt's outcome ({@link RetryCall#retryNotScheduled}), which the caller delivers to the
+   * callback, as without the agent.
+   */
+  private boolean retryLater(long delayNanos, IOException failure) {
     retryCall.waitsToRetry(); // the delay is in hand
+    boolean refused = false;
     synchronized (this) {
       if (!cancelled && !done) {
-        schedule(delayNanos, true);
-        return;
+        releasing = failure == null; // the caller releases the response once this returns
+        if (schedule(delayNanos, true)) {
+          return true;
+        }
+        releasing = false;
+        refused = true;
       }
+    }
+    if (refused) {
+      retryCall.retryNotScheduled(failure); // the engine's lock, never under this one
+      return false;
     }
     // Cancelled since the attempt was decided: as if it had come during the wait.
     retryCall.onAbandoned();
     deliverFailure(new IOException("Canceled"));
+    return true;
   }
 
   private synchronized boolean finish() {
@@ -726,9 +778,17 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         retryCall.onAbandoned(); // the decided retry's budget goes back
         deliverResponse(call, response);
       } else if (d.retry()) {
-        RetryInterceptor.ACCESS.discard(response);
-        AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
-        retryLater(d.delayNanos());
+        if (!retryLater(d.delayNanos(), null)) {
+          deliverResponse(call, response); // the scheduler refused the wait: the call's outcome
+          return;
+        }
+        // Once the wait is scheduled, or the call ended: the response is no longer needed.
+        try {
+          RetryInterceptor.ACCESS.discard(response);
+          AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
+        } finally {
+          released();
+        }
       } else if (d.error() != null) {
         RetryInterceptor.ACCESS.discard(response);
         deliverFailure(d.error());
@@ -772,7 +832,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverFailure(e);
       } else if (d.retry()) {
         AttemptLeftovers.drop(call);
-        retryLater(d.delayNanos());
+        if (!retryLater(d.delayNanos(), e)) {
+          deliverFailure(e); // the scheduler refused the wait: the call's outcome
+        }
       } else if (d.error() != null) {
         d.error().addSuppressed(e);
         deliverFailure(d.error());

@@ -207,20 +207,34 @@ class AsyncRetrierTest {
   }
 
   @Test
-  void aRetryWhoseWaitTheSchedulerRefusesGoesOnAtOnceRatherThanNeverBeingHeard() throws Exception {
-    // A pool that cannot start a thread (the JVM out of them) throws from schedule(): thrown on the
-    // dispatcher thread that heard the 503, the callback never heard of the call.
-    configure(b -> b, new OkHttpClient.Builder(), false);
-    server.enqueue(status(503), ok("fine"));
+  void aRetryWhoseWaitTheSchedulerRefusesEndsWithTheAttemptsOutcomeWithoutRetryingAtOnce()
+      throws Exception {
+    // A pool that cannot start a thread (the JVM out of them), or a scheduler shut down, throws
+    // from schedule(). The retry went at once, without its backoff, and so did each retry after
+    // it: a failing host got maxAttempts requests back to back. Without the agent the callback
+    // has the attempt's outcome; it gets it, once, and the retry goes back to the budget.
+    configureWithOneRetryASecond(new OkHttpClient.Builder());
+    server.enqueue(status(503), closeWithoutResponse(), status(503), ok("retried"));
     time.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
-    Heard heard = new Heard();
+    Heard answered = new Heard();
+    retrier.enqueue(client.newCall(get("/refused")), answered, client.dispatcher());
+    assertThat(answered.await()).isEqualTo("503 status 503");
+    assertThat(answered.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
 
-    retrier.enqueue(client.newCall(get("/refused")), heard);
-
-    assertThat(heard.await()).isEqualTo("200 fine");
-    assertThat(heard.reports).hasValue(1);
+    client.connectionPool().evictAll(); // a fresh connection: OkHttp does not resend on its own
+    Heard failed = new Heard();
+    retrier.enqueue(client.newCall(get("/refused")), failed, client.dispatcher());
+    assertThat(failed.await()).startsWith("java.io.");
+    assertThat(failed.reports).hasValue(1);
     assertThat(server.requestCount()).isEqualTo(2);
     assertThat(engine.pendingAsyncRetries()).isZero();
+    assertThat(retrier.running()).isZero();
+
+    time.refuse(null);
+    time.holdTasks();
+    assertTheHostsNextCallGetsTheBudgetsOneRetry(); // "200 retried"
+    assertThat(server.requestCount()).isEqualTo(4);
   }
 
   @Test
