@@ -182,10 +182,13 @@ public abstract class RetryCall extends HostHold {
       startNanos(now);
       long maxWait = state.policy.rateLimit().maxWait().toNanos();
       long remaining = bounds().remainingNanos(now);
-      // A token that comes after the deadline is no use: the call's whole time would be spent.
+      // A token that comes after the deadline is no use: the call's whole time would be spent. A
+      // retry's must come before it, as the retry must start before it (CallBounds.pastDeadline):
+      // at the deadline, the retry would have no time left (attemptTimeoutNanos) and no chance.
+      long left = attempt == 0 ? remaining : remaining - 1;
       long wait;
       try {
-        wait = limiter.reserve(now, Math.min(maxWait, remaining), remaining);
+        wait = limiter.reserve(now, Math.min(maxWait, left), left);
       } catch (RuntimeException | LinkageError | StackOverflowError bug) {
         // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
         // threw out of the call, or out of an asynchronous call's retry task, whose future then

@@ -445,6 +445,27 @@ class RateLimitThroughEngineTest {
 
   @ParameterizedTest
   @MethodSource("drivers")
+  void aRetryWhoseTokenComesAtTheDeadlineIsNotMade(Driver driver) {
+    // One token per 2 s, a 2 s deadline, a retry 500 ms after a 503 at once: its token comes at
+    // the deadline. It was granted (a wait could last all the time left), so the retry started at
+    // the deadline, with a timeout of 1 ns (none left) and no chance: the server got a request
+    // nobody waited for. A retry that could not start before the deadline is not made.
+    TestPolicy p =
+        TestPolicy.create()
+            .deadline(Duration.ofSeconds(2))
+            .backoff(Duration.ofMillis(500), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.5).burst(1).maxWait(Duration.ofSeconds(60));
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), s);
+    assertThat(s.attemptCount()).isEqualTo(1);
+    assertThat(r.error).isInstanceOf(RateLimitedException.class);
+    assertThat(r.error.getMessage()).contains("before the call's deadline");
+    assertThat(waited(f)).isEqualTo(500 * MS); // the backoff, not the token's wait
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
   void a429PausesTheHostEvenWhenTheRouteIgnoresRetryAfter(Driver driver) {
     TestPolicy p = TestPolicy.create();
     p.retry.maxAttempts(1).retryAfterEnabled(false);
