@@ -153,6 +153,36 @@ class RetryInterceptorTest {
     assertThat(refused.attempts()).isEqualTo(1);
   }
 
+  @Test
+  void theLogOfAFirstAttemptTheClientRefusedSaysItWasNotSent() throws Exception {
+    // execute() of a call cancelled first: the debug line 'attempt 1 of 3 starting' is told as
+    // the attempt starts, before OkHttp refuses it; then the call's lines said 'cancelled before
+    // the first attempt' and 'failed before any attempt', read after it as if the attempt line
+    // were wrong, or the give-up. They say now that the attempt that started was not sent.
+    List<String> lines = new CopyOnWriteArrayList<>();
+    retrier =
+        new AsyncRetrier(
+            TestEngines.rateLimitedTo(
+                1,
+                time,
+                events,
+                new dev.retryagent.internal.observe.LogListener(
+                    dev.retryagent.config.LogLevel.DEBUG, lines::add, null)));
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    Call cancelled = client.newCall(new Request.Builder().url(server.url("/items")).build());
+    cancelled.cancel();
+
+    assertThatThrownBy(() -> cancelled.execute().close()).hasMessage("Canceled");
+
+    String call = "retry-agent: GET 127.0.0.1:" + server.port() + "/items ";
+    assertThat(lines)
+        .containsExactly(
+            call + "attempt 1 of 3 starting [route=test]",
+            call + "cancelled before the first attempt was sent [route=test]",
+            call + "failed before any attempt was sent (cancelled) [route=test]");
+    assertThat(server.requestCount()).isZero();
+  }
+
   @ParameterizedTest
   @EnumSource(
       value = Way.class,

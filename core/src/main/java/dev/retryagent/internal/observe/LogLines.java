@@ -57,12 +57,15 @@ final class LogLines {
   static String giveUp(RetryEvent e, PathMask mask) {
     StringBuilder b = new StringBuilder(PREFIX).append(request(e, mask)).append(' ');
     if (e.attempt() == 0) {
-      // Ended before any attempt: by the breaker, the rate limit, or the caller while waiting.
+      // Ended before any attempt reached the client's sending: by the breaker, the rate limit,
+      // the caller while waiting, or the client's refusal of the first attempt (attemptRefused),
+      // whose debug 'attempt 1 ... starting' line was told already: 'was sent', so that both read
+      // true together.
       if (e.reason() == GiveUpReason.CANCELLED) {
-        return b.append("cancelled before the first attempt").append(suffix(e)).toString();
+        return b.append("cancelled before the first attempt was sent").append(suffix(e)).toString();
       }
       if (e.reason() == GiveUpReason.CALL_TIMEOUT) {
-        return b.append("the caller's own call timeout ended it before the first attempt")
+        return b.append("the caller's own call timeout ended it before the first attempt was sent")
             .append(suffix(e))
             .toString();
       }
@@ -104,13 +107,14 @@ final class LogLines {
 
   /**
    * {@code GET h/x succeeded (200) on attempt 3 after 1.2s [route=r]}, or {@code failed}; a call
-   * ended before any attempt: {@code GET h/x failed before any attempt (circuit-open) [route=r]}.
+   * ended before any attempt was sent: {@code GET h/x failed before any attempt was sent
+   * (circuit-open) [route=r]}.
    */
   static String complete(RetryEvent e, PathMask mask) {
     if (e.attempt() == 0) {
       return PREFIX
           + request(e, mask)
-          + " failed before any attempt"
+          + " failed before any attempt was sent"
           + (e.reason() == null ? "" : " (" + e.reason().label() + ")")
           + suffix(e);
     }

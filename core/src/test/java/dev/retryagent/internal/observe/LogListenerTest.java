@@ -385,7 +385,7 @@ class LogListenerTest {
         .containsExactly(
             "retry-agent: GET api.example.com/v1/x failed fast: circuit breaker"
                 + " https://api.example.com:443 is open; next trial in 30s [route=llm]",
-            "retry-agent: GET api.example.com/v1/x failed before any attempt (circuit-open)"
+            "retry-agent: GET api.example.com/v1/x failed before any attempt was sent (circuit-open)"
                 + " [route=llm]");
   }
 
