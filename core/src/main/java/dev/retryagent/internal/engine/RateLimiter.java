@@ -17,17 +17,24 @@ public final class RateLimiter implements PermitLimiter {
   public static final long REJECTED = PermitLimiter.REJECTED;
 
   private final RateLimitPolicy policy;
-  private final double tokensPerNano;
-  private double tokens;
-  private long lastRefillNanos;
+  private final double nanosPerToken;
+  private final long burst;
+  // The bucket holds base tokens plus what accrued since anchorNanos, at most burst: base moves by
+  // whole tokens only (a permit taken, given back), and the anchor only when the bucket is full.
+  // A token falls due at the nanosecond dueNanos says, and is there at that nanosecond whoever
+  // asked in between: the tokens summed in doubles at each look lost a little each time, and a
+  // caller with maxWait 0 was refused at the nanosecond its token was due.
+  private long base;
+  private long anchorNanos;
   private long pausedUntilNanos;
   private boolean paused;
 
   public RateLimiter(RateLimitPolicy policy, long nowNanos) {
     this.policy = policy;
-    this.tokensPerNano = policy.perSecond() / 1e9;
-    this.tokens = policy.burst();
-    this.lastRefillNanos = nowNanos;
+    this.nanosPerToken = 1e9 / policy.perSecond();
+    this.burst = policy.burst();
+    this.base = burst;
+    this.anchorNanos = nowNanos;
   }
 
   public RateLimitPolicy policy() {
@@ -44,27 +51,26 @@ public final class RateLimiter implements PermitLimiter {
    */
   @Override
   public synchronized long reserve(long nowNanos, long maxTokenWaitNanos, long maxPauseWaitNanos) {
-    refill(nowNanos);
+    endPause(nowNanos);
     long pauseWait = paused ? Math.max(0, pausedUntilNanos - nowNanos) : 0;
     if (pauseWait > maxPauseWaitNanos) {
       return REJECTED;
     }
-    if (pauseWait > 0 && pausedUntilNanos - lastRefillNanos > 0) {
-      // A caller that waits for the pause starts when it ends: take its token from the bucket as
-      // it will be then, filled to burst at most, or every token that accrued during the pause
-      // would let one more caller go at the instant it ends.
-      tokens =
-          Math.min(policy.burst(), tokens + (pausedUntilNanos - lastRefillNanos) * tokensPerNano);
-      lastRefillNanos = pausedUntilNanos;
-    }
+    // A caller that waits for the pause starts when it ends: its token is taken from the bucket as
+    // it will be then, filled to burst at most, or every token that accrued during the pause would
+    // let one more caller go at the instant it ends.
+    long at = nowNanos + pauseWait;
+    refill(at);
     long tokenWait = 0;
-    if (tokens < 1) {
-      tokenWait = (long) Math.ceil((1 - tokens) / tokensPerNano);
-      if (tokenWait > maxTokenWaitNanos || pauseWait + tokenWait > maxPauseWaitNanos) {
+    if (base < 1) {
+      tokenWait = dueNanos(1 - base) - elapsed(at);
+      if (tokenWait < 0) {
+        tokenWait = 0;
+      } else if (tokenWait > maxTokenWaitNanos || pauseWait + tokenWait > maxPauseWaitNanos) {
         return REJECTED;
       }
     }
-    tokens -= 1;
+    base -= 1;
     return pauseWait + tokenWait;
   }
 
@@ -74,8 +80,9 @@ public final class RateLimiter implements PermitLimiter {
    * reservation still to come due included.
    */
   public synchronized void giveBack(long nowNanos) {
+    endPause(nowNanos);
+    base += 1;
     refill(nowNanos);
-    tokens = Math.min(policy.burst(), tokens + 1);
   }
 
   /** Pauses every caller of this host until {@code untilNanos} (a later pause wins). */
@@ -100,21 +107,37 @@ public final class RateLimiter implements PermitLimiter {
   /** Tokens available now (negative while reservations are outstanding). */
   public synchronized double availableTokens(long nowNanos) {
     refill(nowNanos);
-    return tokens;
+    return base >= burst ? burst : Math.min(burst, base + elapsed(nowNanos) / nanosPerToken);
   }
 
   /** True when no state would be lost by forgetting this limiter. */
   public synchronized boolean isIdle(long nowNanos) {
+    endPause(nowNanos);
     refill(nowNanos);
-    return tokens >= policy.burst() && pauseRemainingNanos(nowNanos) == 0;
+    return base >= burst && pauseRemainingNanos(nowNanos) == 0;
   }
 
-  private void refill(long nowNanos) {
-    long elapsed = nowNanos - lastRefillNanos;
-    if (elapsed > 0) {
-      tokens = Math.min(policy.burst(), tokens + elapsed * tokensPerNano);
-      lastRefillNanos = nowNanos;
+  /** Nanoseconds after the anchor at which the bucket holds {@code tokens} more than base. */
+  private long dueNanos(long tokens) {
+    double due = Math.ceil(tokens * nanosPerToken);
+    return due >= 0x1p63 ? Long.MAX_VALUE : (long) due;
+  }
+
+  private long elapsed(long atNanos) {
+    return Math.max(0, atNanos - anchorNanos);
+  }
+
+  /** A bucket full at {@code atNanos} holds burst from then on, its anchor there. */
+  private void refill(long atNanos) {
+    if (base >= burst || elapsed(atNanos) >= dueNanos(burst - base)) {
+      base = burst;
+      if (atNanos - anchorNanos > 0) {
+        anchorNanos = atNanos;
+      }
     }
+  }
+
+  private void endPause(long nowNanos) {
     if (paused && nowNanos - pausedUntilNanos >= 0) {
       paused = false;
     }

@@ -35,6 +35,23 @@ class RateLimiterTest {
   }
 
   @Test
+  void aTokenIsThereAtTheNanosecondItFallsDueHoweverOftenTheBucketWasAsked() {
+    // 100 a second: the token taken at T0 is back at T0 + 10 ms. The bucket, asked 1 ns after T0
+    // by a caller it refused, summed its tokens in doubles: 1e-7, then 0.9999999 of the rest came
+    // to 0.9999999999999999, and a caller with maxWait 0 was refused at T0 + 10 ms, when the
+    // token was due, as if asked 1 ns early.
+    RateLimiter l = limiter(100, 1);
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserve(T0 + 1, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.reserve(T0 + 10 * MS - 1, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.reserve(T0 + 10 * MS, 0, FOREVER)).isZero();
+    // And a reservation's wait ends when its token falls due: one taken then is not refused.
+    assertThat(l.reserve(T0 + 10 * MS, 20 * MS, FOREVER)).isEqualTo(10 * MS);
+    assertThat(l.reserve(T0 + 20 * MS + 1, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.reserve(T0 + 30 * MS, 0, FOREVER)).isZero();
+  }
+
+  @Test
   void theBucketNeverHoldsMoreThanBurst() {
     RateLimiter l = limiter(100, 2);
     assertThat(l.availableTokens(T0 + 3600 * S)).isEqualTo(2.0);
