@@ -54,6 +54,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   // Read without the lock by the engine's cancel check (never call the engine holding the lock).
   private volatile boolean cancelled;
   private volatile Call lastAttempt;
+  // Set as the application's callback is called: what is thrown after is its own, or OkHttp's.
+  private volatile boolean told;
 
   // Guarded by this.
   private int attemptCalls;
@@ -596,6 +598,20 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   /** A wait {@link #schedule}d is over, on the scheduler's thread. */
   @Override
   public void run() {
+    try {
+      afterWait();
+    } catch (RuntimeException | Error bug) {
+      // The attempt before a retry's wait was released: what is left to tell is the failure.
+      try {
+        endWithOwnFailure(
+            "going on after a wait", bug, "the call ends with that failure", null, null, true);
+      } catch (IOException never) {
+        // only onResponse throws one, and there is no response to give
+      }
+    }
+  }
+
+  private void afterWait() {
     boolean retry;
     synchronized (this) {
       if (pending == null) {
@@ -724,6 +740,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     end();
     // The callback runs in the application's context, as without the agent.
     try (CallContext.Scope scope = retryCall.context().enterCaller()) {
+      told = true;
       callback.onResponse(original, response);
     }
   }
@@ -737,8 +754,126 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       original.cancel();
     }
     try (CallContext.Scope scope = retryCall.context().enterCaller()) {
+      told = true;
       callback.onFailure(original, e);
     }
+  }
+
+  /**
+   * Our own {@code bug} stopped the call ({@code where}): the callback hears of it anyway, once,
+   * with {@code outcome} (the attempt's response not yet discarded, or the client's exception) when
+   * there is one, or else an {@code IOException} caused by the bug, said once per cause. What the
+   * application's callback throws, or anything after it heard of the call, goes on as before, as
+   * OkHttp would have it. On OkHttp's thread (an attempt's callback) it is told there; on the
+   * scheduler's, from one of the dispatcher's, as OkHttp tells a call (or here, if it refuses).
+   */
+  private void endWithOwnFailure(
+      String where,
+      Throwable bug,
+      String consequence,
+      Call attempt,
+      Object outcome,
+      boolean onScheduler)
+      throws IOException {
+    if (told) {
+      throwUnchecked(bug);
+    }
+    engine.internalError(where, bug, consequence);
+    boolean first = false;
+    try {
+      first = finish(); // first: a wait that ended meanwhile begins no attempt (nextAttempt)
+    } catch (RuntimeException | Error ignored) {
+      // the call's own state is what failed: the callback must hear all the same
+    }
+    try {
+      stopWaiting();
+      retryCall.onAbandoned();
+    } catch (RuntimeException | Error ignored) {
+      // as above
+    }
+    try {
+      if (outcome instanceof Response) {
+        retrier.delivered(original, attempt); // a cancel() must reach the response's exchange
+      }
+      if (first) {
+        retryCall.context().end(); // at most once: a context whose end threw is not ended again
+      }
+    } catch (RuntimeException | Error ignored) {
+      // as above
+    }
+    if (outcome instanceof Response) {
+      tellAfterOwnFailure((Response) outcome, null);
+      return;
+    }
+    IOException failure =
+        outcome instanceof IOException
+            ? (IOException) outcome
+            : new IOException("retry-agent: internal error", bug);
+    if (onScheduler && dispatcher != null) {
+      Runnable tell =
+          () -> {
+            try {
+              tellAfterOwnFailure(null, failure);
+            } catch (IOException never) {
+              // onFailure throws none
+            }
+          };
+      try {
+        dispatcher.executorService().execute(tell);
+        return;
+      } catch (RuntimeException | Error refused) {
+        // told here instead (no dispatcher, or it refused)
+      }
+    }
+    tellAfterOwnFailure(null, failure);
+  }
+
+  /** The scheduled wait, if any, will not go on: the call ended. */
+  private void stopWaiting() {
+    synchronized (this) {
+      if (pending != null && pending.cancel()) {
+        pending = null;
+        if (pendingIsRetry) {
+          engine.asyncRetryDone();
+        }
+      }
+    }
+  }
+
+  /** The callback hears {@code response}, or else {@code failure}, in the caller's context. */
+  private void tellAfterOwnFailure(Response response, IOException failure) throws IOException {
+    if (told) {
+      return; // a second thread heard of it first
+    }
+    told = true;
+    CallContext.Scope scope = null;
+    try {
+      scope = retryCall.context().enterCaller();
+    } catch (RuntimeException | Error ignored) {
+      // told outside it
+    }
+    try {
+      if (response != null) {
+        callback.onResponse(original, response);
+      } else {
+        callback.onFailure(original, failure);
+      }
+    } finally {
+      if (scope != null) {
+        try {
+          scope.close();
+        } catch (RuntimeException | Error ignored) {
+          // the callback heard
+        }
+      }
+    }
+  }
+
+  private static void throwUnchecked(Throwable t) {
+    if (t instanceof RuntimeException) {
+      throw (RuntimeException) t;
+    }
+    throw (Error) t;
   }
 
   /**
@@ -748,8 +883,26 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * as OkHttp would.
    */
   final class AttemptCallback implements Callback {
+    // The response given to the engine's decision, until discarded for a retry or an error.
+    private Response held;
+
     @Override
     public void onResponse(Call call, Response response) throws IOException {
+      held = response;
+      try {
+        judge(call, response);
+      } catch (RuntimeException | Error bug) {
+        endWithOwnFailure(
+            "judging an OkHttp attempt",
+            bug,
+            "the call ends with that attempt's outcome",
+            call,
+            held,
+            false);
+      }
+    }
+
+    private void judge(Call call, Response response) throws IOException {
       ManagedAttempts.Attempt attempt = ended(call);
       if (attempt instanceof ManagedAttempts.Expired) {
         RetryInterceptor.ACCESS.discard(response); // answered ahead of the interceptor, too late
@@ -766,14 +919,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         return;
       }
       markStarted(enqueuedAt);
-      Decision d;
-      try {
-        d = retryCall.onResponse(response.code(), response.header("Retry-After"));
-      } catch (RuntimeException e) {
-        retryCall.onAbandoned(); // never lose a response because of our own bug
-        deliverResponse(call, response);
-        return;
-      }
+      Decision d = retryCall.onResponse(response.code(), response.header("Retry-After"));
       if (d.retry() && executorShutDown()) {
         retryCall.onAbandoned(); // the decided retry's budget goes back
         deliverResponse(call, response);
@@ -783,6 +929,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           return;
         }
         // Once the wait is scheduled, or the call ended: the response is no longer needed.
+        held = null;
         try {
           RetryInterceptor.ACCESS.discard(response);
           AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
@@ -790,6 +937,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           released();
         }
       } else if (d.error() != null) {
+        held = null;
         RetryInterceptor.ACCESS.discard(response);
         deliverFailure(d.error());
       } else {
@@ -799,6 +947,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
     @Override
     public void onFailure(Call call, IOException e) {
+      try {
+        judge(call, e);
+      } catch (RuntimeException | Error bug) {
+        try {
+          endWithOwnFailure(
+              "judging an OkHttp attempt",
+              bug,
+              "the call ends with that attempt's outcome",
+              call,
+              e,
+              false);
+        } catch (IOException never) {
+          // onFailure throws none
+        }
+      }
+    }
+
+    private void judge(Call call, IOException e) {
       ManagedAttempts.Attempt attempt = ended(call);
       if (attempt instanceof ManagedAttempts.Expired) {
         return; // the callback heard of the call already (endIfQueued)

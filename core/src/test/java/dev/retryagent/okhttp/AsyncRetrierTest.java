@@ -1496,4 +1496,122 @@ class AsyncRetrierTest {
               return chain.proceed(chain.request());
             });
   }
+
+  /** An engine whose clock throws once {@code clockFails}, as a class missing would. */
+  private List<String> configureFaulty(AtomicBoolean clockFails) {
+    List<String> errors = new CopyOnWriteArrayList<>();
+    dev.retryagent.engine.Clock clock =
+        new dev.retryagent.engine.Clock() {
+          @Override
+          public long nanoTime() {
+            if (clockFails.get()) {
+              throw new NoClassDefFoundError("missing/Dependency");
+            }
+            return time.nanoTime();
+          }
+
+          @Override
+          public long wallMillis() {
+            return time.wallMillis();
+          }
+        };
+    engine =
+        RetryEngine.builder()
+            .clock(clock)
+            .sleeper(time)
+            .scheduler(time)
+            .errors(errors::add)
+            .mode(Mode.ENFORCE)
+            .policy(Policy.defaults())
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    return errors;
+  }
+
+  @Test
+  void anErrorWhileReleasingAResponseForARetryEndsTheCallOnOkHttpsThread() throws Exception {
+    // The 503's body fails to close as the agent releases it for the retry it decided (an Error,
+    // as a class missing): before, it left the attempt's callback, OkHttp cancelled the call, and
+    // the application's callback was never called. Now it hears of the call at once, the retry's
+    // wait is given up, and the agent says so once.
+    List<String> errors = new CopyOnWriteArrayList<>();
+    engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .errors(errors::add)
+            .mode(Mode.ENFORCE)
+            .policy(Policy.defaults())
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(
+                chain -> {
+                  Response r = chain.proceed(chain.request());
+                  okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
+                  okio.BufferedSource failsToClose =
+                      okio.Okio.buffer(
+                          new okio.ForwardingSource(content) {
+                            @Override
+                            public void close() {
+                              throw new NoClassDefFoundError("missing/Dependency");
+                            }
+                          });
+                  return r.newBuilder()
+                      .body(okhttp3.ResponseBody.create(null, content.size(), failsToClose))
+                      .build();
+                })
+            .build();
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/503")), heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: retry-agent: internal error");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    time.runHeldTasks(); // the retry's wait, given up: it does nothing
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while judging an OkHttp attempt (java.lang.NoClassDefFoundError at ")
+        .contains("the call ends with that attempt's outcome");
+  }
+
+  @Test
+  void anErrorOfOursAfterARetrysWaitEndsTheCallWithItFromADispatcherThread() throws Exception {
+    // Before, what the engine threw as the retry went on (its clock, here) left the scheduler's
+    // task: the callback was never called. The 503 was released for the retry: what is left to
+    // tell is the failure itself.
+    AtomicBoolean clockFails = new AtomicBoolean();
+    List<String> errors = configureFaulty(clockFails);
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    clockFails.set(true);
+    Thread scheduler = new Thread(time::runHeldTasks, "fake-scheduler");
+    scheduler.setUncaughtExceptionHandler((t, e) -> {});
+    scheduler.start();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: retry-agent: internal error");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    scheduler.join(10_000);
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while going on after a wait (java.lang.NoClassDefFoundError at ");
+  }
 }
