@@ -740,7 +740,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     end();
     // The callback runs in the application's context, as without the agent.
     try (CallContext.Scope scope = retryCall.context().enterCaller()) {
-      told = true;
+      if (!claimTell()) {
+        RetryInterceptor.ACCESS.discard(response); // our own failure told the callback already
+        return;
+      }
       callback.onResponse(original, response);
     }
   }
@@ -754,9 +757,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       original.cancel();
     }
     try (CallContext.Scope scope = retryCall.context().enterCaller()) {
-      told = true;
+      if (!claimTell()) {
+        return; // our own failure told the callback already
+      }
       callback.onFailure(original, e);
     }
+  }
+
+  /**
+   * True for the one caller that tells the application's callback: never twice, even when our own
+   * failure on one thread races the call's end on another (a wait that ends while a failing
+   * response is released).
+   */
+  private synchronized boolean claimTell() {
+    if (told) {
+      return false;
+    }
+    told = true;
+    return true;
   }
 
   /**
@@ -842,10 +860,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /** The callback hears {@code response}, or else {@code failure}, in the caller's context. */
   private void tellAfterOwnFailure(Response response, IOException failure) throws IOException {
-    if (told) {
-      return; // a second thread heard of it first
+    if (!claimTell()) {
+      if (response != null) {
+        RetryInterceptor.ACCESS.discard(response); // the callback heard of the call first
+      }
+      return;
     }
-    told = true;
     CallContext.Scope scope = null;
     try {
       scope = retryCall.context().enterCaller();
