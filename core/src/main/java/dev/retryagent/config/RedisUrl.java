@@ -87,6 +87,16 @@ public final class RedisUrl {
     if (host.isEmpty()) {
       throw new IllegalArgumentException("fleet.redis.url has no host");
     }
+    for (int i = 0; i < host.length(); i++) {
+      char c = host.charAt(i);
+      // A YAML scalar folded across lines gives "redis://cache :6379": no host has a blank, and
+      // the JVMs would each find out only at their first call through the fleet limit.
+      if (Character.isWhitespace(c) || Character.isISOControl(c)) {
+        throw new IllegalArgumentException(
+            "fleet.redis.url has a blank or a control character in its host"
+                + " (a value folded across lines?): redis://[[user]:password@]host[:port][/db]");
+      }
+    }
     int port = portText == null ? DEFAULT_PORT : number("port", portText, 1, 65535);
     int database = path.isEmpty() ? 0 : number("database", path, 0, Integer.MAX_VALUE);
     String user = null;

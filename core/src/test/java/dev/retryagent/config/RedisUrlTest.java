@@ -63,6 +63,25 @@ class RedisUrlTest {
   }
 
   @Test
+  void aHostWithABlankOrAControlCharacterIsRefusedAtOnceNotAtTheFirstCall() {
+    // What a YAML scalar folded across lines gives ("redis://cache\n  :6379").
+    for (String url :
+        new String[] {
+          "redis://cache :6379",
+          "redis://u:topsecret@cache\t:6379/1",
+          "redis://ca che",
+          "redis://ca\u0007che"
+        }) {
+      assertThatThrownBy(() -> RedisUrl.parse(url))
+          .as(url)
+          .hasMessageContaining("a blank or a control character in its host")
+          .hasMessageNotContaining("topsecret");
+    }
+    assertThat(RedisUrl.parse("redis://cache-1.internal_x:6379").host())
+        .isEqualTo("cache-1.internal_x");
+  }
+
+  @Test
   void printsWithoutTheUserInfo() {
     assertThat(RedisUrl.parse("rediss://svc:topsecret@h:6380/2")).hasToString("rediss://h:6380/2");
   }
