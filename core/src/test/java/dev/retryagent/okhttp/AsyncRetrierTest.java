@@ -1497,7 +1497,10 @@ class AsyncRetrierTest {
             });
   }
 
-  /** An engine whose clock throws once {@code clockFails}, as a class missing would. */
+  /**
+   * An engine whose clock throws once {@code clockFails}, as a class missing would, and a client
+   * with its interceptor; the engine's errors are returned.
+   */
   private List<String> configureFaulty(AtomicBoolean clockFails) {
     List<String> errors = new CopyOnWriteArrayList<>();
     dev.retryagent.engine.Clock clock =
@@ -1535,17 +1538,7 @@ class AsyncRetrierTest {
     // as a class missing): before, it left the attempt's callback, OkHttp cancelled the call, and
     // the application's callback was never called. Now it hears of the call at once, the retry's
     // wait is given up, and the agent says so once.
-    List<String> errors = new CopyOnWriteArrayList<>();
-    engine =
-        RetryEngine.builder()
-            .clock(time)
-            .sleeper(time)
-            .scheduler(time)
-            .errors(errors::add)
-            .mode(Mode.ENFORCE)
-            .policy(Policy.defaults())
-            .build();
-    retrier = new AsyncRetrier(engine);
+    List<String> errors = configureFaulty(new AtomicBoolean()); // a clock that never fails
     client =
         new OkHttpClient.Builder()
             .addInterceptor(retrier.interceptor())
