@@ -331,6 +331,9 @@ public abstract class RetryCall extends HostHold {
     if (decision != null) {
       return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
+    if (finished) {
+      return endedMeanwhile(AttemptResult.response(status));
+    }
     try {
       TestFaults.decide();
       // Without Retry-After, extras or a status it retries, no rule needs the time: a call that
@@ -371,6 +374,9 @@ public abstract class RetryCall extends HostHold {
       endedByApplication(error);
       decision = Decision.done(AttemptResult.applications(error), null);
       return decision;
+    }
+    if (finished) {
+      return endedMeanwhile(AttemptResult.thrown(error));
     }
     try {
       TestFaults.decide();
@@ -414,6 +420,20 @@ public abstract class RetryCall extends HostHold {
     if (decision != null) {
       decision = decision.kept();
     }
+  }
+
+  /**
+   * The attempt's outcome came after the call ended without a decision about it: another thread
+   * abandoned it meanwhile (the caller's cancel, AsyncRetryLoop's or OkHttp's, racing the attempt's
+   * completion), which gave the breaker's permit back and told the call's end. The outcome goes on
+   * as it is, judged no more: a retry decided now would take from the budget after the call gave
+   * back what it held (nobody would return it, and the host's budget would look spent by retries
+   * never made), and a retry would be told that is never made.
+   */
+  private Decision endedMeanwhile(AttemptResult result) {
+    release();
+    decision = Decision.done(result, null);
+    return decision;
   }
 
   /** The engine failed while deciding: said once per cause; the call ends with the outcome. */

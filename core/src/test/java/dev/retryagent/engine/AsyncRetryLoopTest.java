@@ -576,4 +576,47 @@ class AsyncRetryLoopTest {
     clientThreads.runAll();
     assertThat(late.discards.get()).isEqualTo(1);
   }
+
+  @Test
+  void aCancelThatLandsAfterTheAttemptCompletedButBeforeItIsJudgedSpendsNoRetry() {
+    // The caller cancels from another thread after the loop saw its future not done and before
+    // the attempt's response is judged: the call is over (cancel ended it), so the judging must
+    // neither take a retry from the budget (nobody gives it back: the call ended already) nor
+    // report a retry that is never made.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    List<CompletableFuture<FakeResponse>> results = new ArrayList<>();
+    ResponseAccess<FakeResponse> cancelWhileJudged =
+        new ResponseAccess<FakeResponse>() {
+          @Override
+          public int status(FakeResponse response) {
+            results.get(0).cancel(true); // the caller's thread, at this moment
+            return response.status;
+          }
+
+          @Override
+          public String header(FakeResponse response, String name) {
+            return response.header(name);
+          }
+
+          @Override
+          public void discard(FakeResponse response) {
+            response.discards.incrementAndGet();
+          }
+        };
+    RetryCall call = f.newCall(FakeRequest.get());
+    results.add(AsyncRetryLoop.execute(f.engine, call, attempts, cancelWhileJudged));
+    FakeResponse unavailable = FakeResponse.of(503);
+    attempts.last().complete(unavailable);
+
+    assertThat(results.get(0)).isCancelled();
+    RetryBudget budget = f.engine.budgetFor(call.request().target(), call.policy());
+    assertThat(budget.retriesInWindow(f.clock.nanoTime())).as("no retry spent").isZero();
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).as("no retry told").isEmpty();
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    assertThat(unavailable.discards.get()).isEqualTo(1);
+    f.scheduler.runUntilIdle();
+    assertThat(attempts.started).hasSize(1);
+  }
 }

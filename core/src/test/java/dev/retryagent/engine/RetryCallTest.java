@@ -202,6 +202,30 @@ class RetryCallTest {
   }
 
   @Test
+  void anAttemptThatFailsAfterAnotherThreadAbandonedTheCallIsNotJudged() throws Exception {
+    // The caller's cancel (AsyncRetryLoop's, OkHttp's Call.cancel) ends the call from its own
+    // thread while the attempt's failure is on its way: the failure is the call's outcome as it
+    // is. Judged, it took a retry from the budget after the call had given back what it held, and
+    // nobody returned it: the one retry a second allows was gone.
+    EngineFixture f = EngineFixture.of(oneRetryPerSecond());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.reservePermit();
+    call.acquireBreaker();
+    call.startAttempt();
+
+    call.onAbandoned(); // the caller's thread
+    Decision d = call.onFailure(new SocketException("Connection reset"));
+
+    assertThat(d.retry()).isFalse();
+    assertThat(d.error()).isNull();
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.RETRY)).isEmpty();
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+    RetryCall second = f.newCall(FakeRequest.get());
+    firstAttempt503(second); // would have been refused (budget) had the first taken a retry
+  }
+
+  @Test
   void aWindowShorterThanTheFloorsPeriodStillAllowsTheFloorsRetryAndTakesItBack() throws Exception {
     // Half a retry of the floor per window: the budget refused every retry, against the floor's
     // documented "always allowed at this rate".
