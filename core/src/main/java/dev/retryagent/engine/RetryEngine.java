@@ -60,6 +60,14 @@ public final class RetryEngine {
   /** Mode and policies, swapped together so no call sees a new one with an old other. */
   private volatile EngineSettings settings;
 
+  /**
+   * Held by {@link #reconfigure} and {@link #useFleet}, which each make new settings from the ones
+   * of the moment: without it, one on another thread in between was undone for good (useFleet's
+   * settings kept the policies it read), or their clean-ups mixed two configurations. Never taken
+   * by a call.
+   */
+  private final Object reloading = new Object();
+
   private final BoundedRegistry.UseClock uses = new BoundedRegistry.UseClock();
 
   /** The start of a route-scoped breaker's key; a host's is {@code scheme://host:port}. */
@@ -212,6 +220,12 @@ public final class RetryEngine {
    * Mode and policies change together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
+    synchronized (reloading) {
+      reconfigureLocked(mode, policies);
+    }
+  }
+
+  private void reconfigureLocked(Mode mode, PolicyResolver policies) {
     EngineSettings s = new EngineSettings(this, mode, policies);
     this.settings = s;
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
@@ -280,11 +294,13 @@ public final class RetryEngine {
    * rateLimit.scope: fleet} from {@code fleet} (null: from per-host limiters again).
    */
   public void useFleet(FleetLimits fleet) {
-    this.fleet = fleet;
-    fleetLimiters.clear();
-    // The per-host states hold the limiter they were built with: start them afresh.
-    EngineSettings s = settings;
-    this.settings = new EngineSettings(this, s.mode, s.policies);
+    synchronized (reloading) {
+      this.fleet = fleet;
+      fleetLimiters.clear();
+      // The per-host states hold the limiter they were built with: start them afresh.
+      EngineSettings s = settings;
+      this.settings = new EngineSettings(this, s.mode, s.policies);
+    }
   }
 
   /** Fleet mode's limits, or null. */

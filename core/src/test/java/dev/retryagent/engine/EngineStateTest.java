@@ -308,6 +308,54 @@ class EngineStateTest {
     assertThat(f.engine.breakers()).extracting(CircuitBreaker::state).containsExactly(OPEN);
   }
 
+  @Test
+  void aReloadThatComesWhileFleetModeIsSwitchedIsNotUndone() throws Exception {
+    // useFleet starts the per-host states afresh with the settings it read; a reload on another
+    // thread (a library user's, or the agent's watcher while fleet mode is switched elsewhere) that
+    // swapped the settings in between was overwritten: every call went on with the old policies,
+    // for good, while the reload had been said applied.
+    TestPolicy p = TestPolicy.create();
+    Policy old = p.build();
+    Policy next = TestPolicy.create().build();
+    EngineFixture f = EngineFixture.of(old);
+    Thread[] reload = new Thread[1];
+    PolicyResolver reloadingOnceAsked =
+        new PolicyResolver() {
+          private int asked;
+
+          @Override
+          public Policy resolve(String method, String host, int port, String path) {
+            return old;
+          }
+
+          @Override
+          public boolean readsPath() {
+            if (++asked == 2) { // useFleet's settings read this configuration: the reload comes
+              reload[0] =
+                  new Thread(() -> f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(next)));
+              reload[0].start();
+              // Done, or held by useFleet until it has finished: either way it stays applied.
+              org.awaitility.Awaitility.await()
+                  .atMost(Duration.ofSeconds(10))
+                  .until(
+                      () ->
+                          reload[0].getState() == Thread.State.TERMINATED
+                              || reload[0].getState() == Thread.State.BLOCKED
+                              || reload[0].getState() == Thread.State.WAITING);
+            }
+            return false;
+          }
+        };
+    f.engine.reconfigure(Mode.ENFORCE, reloadingOnceAsked);
+
+    f.engine.useFleet(new FleetSeamTest.InMemoryFleet());
+    reload[0].join(10_000);
+
+    assertThat(reload[0].isAlive()).isFalse();
+    assertThat(f.engine.newCall(FakeRequest.get()).policy()).isSameAs(next);
+    assertThat(f.engine.fleet()).isNotNull();
+  }
+
   /**
    * Resolves every request to {@code old}, but first reloads the engine to {@code next}: the call
    * read this configuration, and goes on with its policy after the reload swapped the settings and
