@@ -43,6 +43,12 @@ abstract class HostHold {
    */
   private static final byte RATE_PERMIT_IN_ATTEMPT = 4;
 
+  /**
+   * The retry taken last came from the budget's floor rest ({@link RetryBudget#OF_FLOOR}): given
+   * back, it goes back there.
+   */
+  private static final byte RETRY_OF_FLOOR = 8;
+
   HostHold(HostState state) {
     this.state = state;
   }
@@ -161,23 +167,32 @@ abstract class HostHold {
   /** Takes one retry from the budget; false when it is spent. */
   boolean takeRetry(long nowNanos) {
     RetryBudget budget = state.budget;
-    return budget == null || budget.tryAcquireRetry(nowNanos);
+    if (budget == null) {
+      return true;
+    }
+    int taken = budget.acquireRetry(nowNanos);
+    holds =
+        (byte) (taken == RetryBudget.OF_FLOOR ? holds | RETRY_OF_FLOOR : holds & ~RETRY_OF_FLOOR);
+    return taken != RetryBudget.REFUSED;
   }
 
   /** A retry was taken and decided: it is pending until its attempt starts. */
   void retryDecided() {
     // The attempt it follows was made: the permit it took, if any, was used.
-    holds = (byte) ((holds & RATE_PERMIT_HELD) | RETRY_PENDING);
+    holds = (byte) ((holds & (RATE_PERMIT_HELD | RETRY_OF_FLOOR)) | RETRY_PENDING);
   }
 
   /** The rate limiter granted a permit for the next attempt. */
   void permitTaken() {
-    holds = (byte) ((holds & RETRY_PENDING) | RATE_PERMIT_HELD);
+    holds = (byte) ((holds & (RETRY_PENDING | RETRY_OF_FLOOR)) | RATE_PERMIT_HELD);
   }
 
   /** The next attempt starts: the pending retry, if any, and the rate-limit permit are used. */
   void attemptStarted() {
-    holds = (holds & RATE_PERMIT_HELD) != 0 ? RATE_PERMIT_IN_ATTEMPT : 0;
+    // Where the retry came from stays known: an attempt never made (attemptNotMade) gives it back.
+    int h = holds;
+    holds =
+        (byte) (((h & RATE_PERMIT_HELD) != 0 ? RATE_PERMIT_IN_ATTEMPT : 0) | (h & RETRY_OF_FLOOR));
   }
 
   /**
@@ -206,7 +221,7 @@ abstract class HostHold {
     release();
     RetryBudget budget = state.budget;
     if ((holds & RETRY_PENDING) != 0 && budget != null) {
-      budget.returnRetry(retryTakenNanos, nowNanos);
+      budget.returnRetry(retryTakenNanos, (holds & RETRY_OF_FLOOR) != 0, nowNanos);
     }
     // Only this JVM's limiter can take a permit back (PermitLimiter has no such operation): a
     // fleet's shared limit keeps it as used.

@@ -145,20 +145,39 @@ final class RetryBudget {
     }
   }
 
+  /** {@link #acquireRetry}: the budget is spent; nothing was withdrawn. */
+  static final int REFUSED = 0;
+
+  /** {@link #acquireRetry}: a retry of the window (the ratio's, or the floor's whole ones). */
+  static final int OF_WINDOW = 1;
+
+  /** {@link #acquireRetry}: a retry of the floor's rest, outside the window. */
+  static final int OF_FLOOR = 2;
+
   /**
    * Withdraws one retry if the budget allows it.
    *
    * @return false when the budget is spent; nothing is withdrawn then
    */
-  public synchronized boolean tryAcquireRetry(long nowNanos) {
+  public boolean tryAcquireRetry(long nowNanos) {
+    return acquireRetry(nowNanos) != REFUSED;
+  }
+
+  /**
+   * Withdraws one retry if the budget allows it, and says where it came from: a caller that may
+   * give it back says so then ({@link #returnRetry}).
+   *
+   * @return {@link #OF_WINDOW}, {@link #OF_FLOOR}, or {@link #REFUSED}
+   */
+  synchronized int acquireRetry(long nowNanos) {
     int i = bucket(nowNanos);
     if (withinRatio(retrySum + 1 - freeRetriesPerWindow, callSum())) {
       retries[i]++;
       retrySum++;
-      return true;
+      return OF_WINDOW;
     }
     if (floorIntervalNanos == 0 || (floorTaken && nowNanos - floorFreeAt < 0)) {
-      return false;
+      return REFUSED;
     }
     floorWasTaken = floorTaken;
     floorWasFreeAt = floorFreeAt;
@@ -166,7 +185,7 @@ final class RetryBudget {
     floorFreeAt = nowNanos + floorIntervalNanos;
     floorReturnable = true;
     floorTakenAt = nowNanos;
-    return true;
+    return OF_FLOOR;
   }
 
   /**
@@ -197,14 +216,21 @@ final class RetryBudget {
    * Gives back a retry withdrawn at {@code takenAtNanos} that was never made (the call was
    * cancelled during the wait, or the breaker or the rate limit refused the attempt). A retry taken
    * so long ago that its bucket left the window is already forgotten: nothing to give back.
+   *
+   * @param ofFloor {@link #acquireRetry} said {@link #OF_FLOOR}: the retry is given back to the
+   *     floor's rest if it is still the last the rest allowed, and never to the window. (Told from
+   *     the time it was taken, a retry of the rest that another call had taken again since was
+   *     given back to the window, which forgot a retry of the ratio someone made: one more
+   *     allowed.)
    */
-  public synchronized void returnRetry(long takenAtNanos, long nowNanos) {
-    if (floorReturnable && floorTakenAt == takenAtNanos) {
-      // The floor's rest allowed it. (A retry the window allowed at the same nanosecond would do as
-      // well: either way one of the two retries taken then is given back.)
-      floorReturnable = false;
-      floorTaken = floorWasTaken;
-      floorFreeAt = floorWasFreeAt;
+  public synchronized void returnRetry(long takenAtNanos, boolean ofFloor, long nowNanos) {
+    if (ofFloor) {
+      if (floorReturnable && floorTakenAt == takenAtNanos) {
+        floorReturnable = false;
+        floorTaken = floorWasTaken;
+        floorFreeAt = floorWasFreeAt;
+      }
+      // else the rest was taken again since: it refilled meanwhile, nothing to restore
       return;
     }
     bucket(nowNanos);

@@ -135,9 +135,9 @@ class RetryBudgetTest {
     RetryBudget b = budget(0.0, 10, Duration.ofMillis(50));
     assertThat(b.tryAcquireRetry(S)).isTrue();
     assertThat(b.tryAcquireRetry(S + MS)).isFalse();
-    b.returnRetry(S, S + MS);
+    b.returnRetry(S, true, S + MS);
     assertThat(b.tryAcquireRetry(S + MS)).isTrue();
-    b.returnRetry(S, S + 2 * MS); // already given back: nothing more
+    b.returnRetry(S, true, S + 2 * MS); // already given back: nothing more
     assertThat(b.tryAcquireRetry(S + 2 * MS)).isFalse();
     assertThat(b.tryAcquireRetry(S + MS + 100 * MS)).isTrue();
   }

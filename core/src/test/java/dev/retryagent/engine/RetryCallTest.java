@@ -226,6 +226,38 @@ class RetryCallTest {
   }
 
   @Test
+  void aRetryOfTheFloorGivenBackAfterTheFloorWasTakenAgainGivesBackNoRetryOfTheRatio()
+      throws Exception {
+    // A window of 950 ms at 1 a second: no whole retry of the floor per window, a rest of one
+    // retry a second (outside the window). The budget told a retry of the floor's rest from one of
+    // the ratio's by the time it was taken, as the last the rest allowed: once another call had
+    // taken the rest again, the first one's given back was taken for the ratio's, and forgot a
+    // retry still in the window that another call had made. The ratio then allowed one more.
+    TestPolicy p = TestPolicy.create();
+    p.budget.ratio(0.5).minPerSecond(1).window(Duration.ofMillis(950));
+    EngineFixture f = EngineFixture.of(p);
+    long t = f.clock.nanoTime();
+    RetryCall ok = f.newCall(FakeRequest.get());
+    ok.acquireBreaker();
+    ok.startAttempt();
+    ok.onResponse(200, null); // a call: the ratio allows half a retry for each
+    RetryCall x = f.newCall(FakeRequest.get());
+    firstAttempt503(x); // 1 retry of 2 calls: the ratio's
+    x.startAttempt(); // made
+    f.clock.advanceTo(t + 1_000_000);
+    RetryCall a = f.newCall(FakeRequest.get());
+    firstAttempt503(a); // 2 of 3 would be past the ratio: the floor's rest allows it
+    RetryBudget budget = budgetOf(f, x);
+    assertThat(budget.retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
+
+    f.clock.advanceTo(t + 1_001_000_000); // the rest refilled; x's retry still in the window
+    assertThat(x.onResponse(503, null).retry()).as("the rest, taken again").isTrue();
+    a.onAbandoned(); // the caller gave up during a's wait: its retry of the rest goes back
+
+    assertThat(budget.retriesInWindow(f.clock.nanoTime())).as("x's, made").isEqualTo(1);
+  }
+
+  @Test
   void aWindowShorterThanTheFloorsPeriodStillAllowsTheFloorsRetryAndTakesItBack() throws Exception {
     // Half a retry of the floor per window: the budget refused every retry, against the floor's
     // documented "always allowed at this rate".
