@@ -565,4 +565,60 @@ class CircuitBreakerTest {
       assertThat(CircuitTransition.of(t.from(), t.to())).isEqualTo(t);
     }
   }
+
+  @Test
+  void underContentionAHalfOpenBreakerNeverHasMoreTrialsOutThanHalfOpenCallsAndLosesNoneGivenBack()
+      throws Exception {
+    // Many threads ask at once and give their permits back (their calls cancelled): at no moment
+    // may more than halfOpenCalls trials be out, and once all are back every slot is free again.
+    CircuitBreaker b = breaker(count(2, 2));
+    call(b, true, T0);
+    call(b, true, T0);
+    long now = T0 + 30 * S;
+    int threads = 8;
+    int rounds = 20_000;
+    java.util.concurrent.atomic.AtomicInteger out = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger most =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger granted =
+        new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(threads);
+    List<Thread> all = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      Thread thread =
+          new Thread(
+              () -> {
+                try {
+                  start.await();
+                } catch (Exception e) {
+                  return;
+                }
+                for (int i = 0; i < rounds; i++) {
+                  long permit = b.tryAcquire(now);
+                  if (permit != CircuitBreaker.REJECTED) {
+                    granted.incrementAndGet();
+                    most.accumulateAndGet(out.incrementAndGet(), Math::max);
+                    out.decrementAndGet();
+                    b.release(permit);
+                  }
+                }
+              });
+      thread.start();
+      all.add(thread);
+    }
+    for (Thread thread : all) {
+      thread.join(30_000);
+      assertThat(thread.isAlive()).isFalse();
+    }
+
+    assertThat(granted.get()).isPositive();
+    assertThat(most.get()).isBetween(1, 3);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    for (int i = 0; i < 3; i++) {
+      assertThat(b.tryAcquire(now))
+          .as("slot %d free again", i)
+          .isNotEqualTo(CircuitBreaker.REJECTED);
+    }
+    assertThat(b.tryAcquire(now)).isEqualTo(CircuitBreaker.REJECTED);
+  }
 }
