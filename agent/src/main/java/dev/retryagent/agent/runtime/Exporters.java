@@ -56,12 +56,16 @@ final class Exporters {
     } catch (LinkageError e) {
       errors.accept(jmxUnavailable(e, AgentConfig.BUILT_IN.equals(source) ? null : source));
     } catch (RuntimeException e) {
-      errors.accept("retry-agent: JMX metrics not registered: " + e);
+      errors.accept(
+          "retry-agent: JMX metrics not registered: " + Sanitizer.exception(e, true, null));
     }
     try {
       applyPrometheus(m, AgentConfig.BUILT_IN.equals(source) ? null : source);
     } catch (RuntimeException | LinkageError e) {
-      errors.accept("retry-agent: Prometheus metrics not served: " + e);
+      // Through the one home, as every line the endpoint writes itself: a message is text from
+      // outside (a sink's, a library's) and may quote a URL or a header.
+      errors.accept(
+          "retry-agent: Prometheus metrics not served: " + Sanitizer.exception(e, true, null));
     }
   }
 
@@ -75,7 +79,7 @@ final class Exporters {
         message.contains("javax/management") || message.contains("java/lang/management")
             ? "this Java runtime has no java.management module (add it to the runtime image:"
                 + " jlink --add-modules java.management)"
-            : e.getClass().getName() + ": " + Sanitizer.oneLine(message);
+            : Sanitizer.exception(e, true, null);
     return "retry-agent: JMX metrics not registered: "
         + cause
         + "; agent.metrics.jmx: false"

@@ -112,6 +112,54 @@ class ExportersTest {
     }
   }
 
+  /**
+   * What an exporter throws at apply is written through the Sanitizer, as every line the exporters
+   * write themselves: here an error sink that fails with an Error quoting a URL and a header (a
+   * logging bridge's class that cannot load), which escapes JMX's and the endpoint's own reports
+   * (they catch RuntimeException only) and reaches apply's catch-alls.
+   */
+  @Test
+  void aFailureOfAnExporterIsWrittenWithoutTheSecretsItsMessageQuotes() throws Exception {
+    List<String> lines = new ArrayList<>();
+    Exporters failing =
+        new Exporters(
+            metrics,
+            null,
+            line -> {
+              if (line.startsWith("retry-agent: cannot")) {
+                throw new NoClassDefFoundError(
+                    "sink http://u:canary-pass@log.example/in?token=canary-query failed\n"
+                        + "Authorization: Bearer canary-bearer");
+              }
+              lines.add(line);
+            });
+    // The engine's name taken (by another engine's MBeans) and the port taken: both report.
+    JmxMetrics other = new JmxMetrics(new RetryMetrics(10), null, line -> {});
+    other.register();
+    try (ServerSocket taken = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      failing.apply(
+          settings(
+              "agent: {metrics: {jmx: true, prometheus: {enabled: true, port: "
+                  + taken.getLocalPort()
+                  + "}}}"));
+    } finally {
+      failing.apply(settings("agent: {metrics: {jmx: false}}"));
+      failing.stop();
+      other.unregister();
+    }
+
+    assertThat(lines).hasSize(2);
+    assertThat(lines.get(0))
+        .startsWith(
+            "retry-agent: JMX metrics not registered: java.lang.NoClassDefFoundError: sink"
+                + " http://log.example/in failed Authorization: <redacted>");
+    assertThat(lines.get(1))
+        .isEqualTo(
+            "retry-agent: Prometheus metrics not served: java.lang.NoClassDefFoundError: sink"
+                + " http://log.example/in failed Authorization: <redacted>");
+    assertThat(lines).allSatisfy(l -> assertThat(l).doesNotContain("canary").doesNotContain("\n"));
+  }
+
   @Test
   void aBindOtherHostsCanReachIsSaidOnceHoweverOftenItIsReloaded() throws Exception {
     int port = freePort();
