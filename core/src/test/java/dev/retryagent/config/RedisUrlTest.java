@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class RedisUrlTest {
   @Test
@@ -103,5 +105,28 @@ class RedisUrlTest {
     assertThatThrownBy(() -> RedisUrl.parse("redis://u:topsecret@"))
         .hasMessageContaining("no host");
     assertThatThrownBy(() -> RedisUrl.parse(" ")).hasMessageContaining("must be set");
+  }
+
+  /**
+   * A generated password holds '/', and may hold '?' or '#' unencoded: read up to the last '@', and
+   * never printed, by the URL's text, its errors, or the configuration's problems.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"u:canary/pw", ":canary?pw", "u:canary#pw", "canary/a?b#c@d"})
+  void aPasswordWithAnUnencodedSlashQuestionMarkOrHashIsReadWholeAndNeverPrinted(String userInfo) {
+    RedisUrl url = RedisUrl.parse("redis://" + userInfo + "@cache:6379/1");
+    assertThat(url.password()).contains("canary");
+    assertThat(url.host()).isEqualTo("cache");
+    assertThat(url).hasToString("redis://cache:6379/1");
+    String bad = "redis://" + userInfo + "@cache:notaport";
+    assertThatThrownBy(() -> RedisUrl.parse(bad)).hasMessageNotContaining("canary");
+    assertThat(RedisUrl.redact(bad)).isEqualTo("redis://***@cache:notaport");
+    assertThat(Yaml.problems("fleet: {redis: {url: '" + bad + "'}}"))
+        .isNotEmpty()
+        .allSatisfy(p -> assertThat(p.toString()).doesNotContain("canary"));
+    // A URL written where its key belongs (a ':' too many): its path shows it too.
+    assertThat(Yaml.problems("fleet: {'" + bad.replace(":notaport", "") + "': 1}"))
+        .isNotEmpty()
+        .allSatisfy(p -> assertThat(p.toString()).doesNotContain("canary"));
   }
 }

@@ -203,17 +203,18 @@ public final class Sanitizer {
       // as the request's path): its user-info goes too, as in a message.
       return oneLine(cleanWord(path, mask));
     }
-    int end = path.length();
-    int q = path.indexOf('?');
+    // The user-info of a URL inside it first: its password may hold the '?' or '#' cut at below.
+    String p = withoutNestedUserInfo(path);
+    int end = p.length();
+    int q = p.indexOf('?');
     if (q >= 0) {
       end = q;
     }
-    int f = path.indexOf('#');
+    int f = p.indexOf('#');
     if (f >= 0 && f < end) {
       end = f;
     }
-    return oneLine(
-        mask.apply(withoutPathParameters(withoutNestedUserInfo(path.substring(0, end)))));
+    return oneLine(mask.apply(withoutPathParameters(p.substring(0, end))));
   }
 
   /**
@@ -229,18 +230,30 @@ public final class Sanitizer {
     int done = 0;
     while (scheme >= 0) {
       int authStart = scheme + 3;
-      int authEnd = authStart;
-      while (authEnd < path.length() && "/?#".indexOf(path.charAt(authEnd)) < 0) {
-        authEnd++;
-      }
-      int at = path.lastIndexOf('@', authEnd - 1);
-      if (at >= authStart) {
+      int next = path.indexOf("://", authStart);
+      int at = userInfoEnd(path, authStart, next < 0 ? path.length() : next);
+      if (at >= 0) {
         b.append(path, done, authStart);
         done = at + 1;
       }
-      scheme = path.indexOf("://", authEnd);
+      scheme = next;
     }
     return b.append(path, done, path.length()).toString();
+  }
+
+  /**
+   * Where the user-info of a URL ends: the last {@code @} between {@code authStart} (just past its
+   * {@code ://}) and {@code end} (where the URL ends: its word's end, or where another URL begins),
+   * or -1 when there is none. Not the last {@code @} before the first {@code /}, {@code ?} or
+   * {@code #}: a password may hold them unencoded ({@code redis://u:pa/ss#x@cache:6379}, which a
+   * Redis client reads up to the last {@code @} as {@link dev.retryagent.config.RedisUrl} does),
+   * and the rest of it would be printed as the host and path. So a URL whose path or query holds an
+   * {@code @} ({@code https://h/@user}) loses what comes before it too: over-redacting rather than
+   * printing part of a password.
+   */
+  static int userInfoEnd(String s, int authStart, int end) {
+    int at = s.lastIndexOf('@', end - 1);
+    return at >= authStart ? at : -1;
   }
 
   /**
@@ -455,12 +468,37 @@ public final class Sanitizer {
       }
     }
     int authStart = scheme + separator;
-    int authEnd = authStart;
-    while (authEnd < url.length() && "/?#".indexOf(url.charAt(authEnd)) < 0) {
-      authEnd++;
+    int at = userInfoEnd(url, authStart, nextUrl(url, authStart));
+    return at < 0 ? url : url.substring(0, authStart) + url.substring(at + 1);
+  }
+
+  /**
+   * Where the URL whose authority starts at {@code authStart} ends, for {@link #userInfoEnd}: where
+   * another URL begins, or at the quote that closes it when one opens it ({@code
+   * {"url":"http:\/\/h\/a","user":"a@b"}}: the '@' of the next value is not its).
+   */
+  private static int nextUrl(String s, int authStart) {
+    int end = s.length();
+    int next = s.indexOf("://", authStart);
+    if (next >= 0) {
+      end = next;
     }
-    int at = url.lastIndexOf('@', authEnd - 1);
-    return at < authStart ? url : url.substring(0, authStart) + url.substring(at + 1);
+    int escaped = s.indexOf(":\\/\\/", authStart);
+    if (escaped >= 0 && escaped < end) {
+      end = escaped;
+    }
+    int name = s.lastIndexOf(':', authStart - 1);
+    while (name > 0 && isSchemeChar(s.charAt(name - 1))) {
+      name--;
+    }
+    char before = name > 0 ? s.charAt(name - 1) : 0;
+    if (before == '"' || before == '\'') {
+      int close = s.indexOf(before, authStart);
+      if (close >= 0 && close < end) {
+        end = close;
+      }
+    }
+    return end;
   }
 
   private static boolean isSchemeChar(char c) {
@@ -496,16 +534,19 @@ public final class Sanitizer {
     int pathStart = word.startsWith("/") ? 0 : -1;
     if (scheme >= 0) {
       int authStart = scheme + separator;
+      int at = userInfoEnd(word, authStart, nextUrl(word, authStart));
+      if (at >= 0) {
+        word = word.substring(0, authStart) + word.substring(at + 1);
+      }
       int authEnd = authStart;
       while (authEnd < word.length() && "/?#".indexOf(word.charAt(authEnd)) < 0) {
         authEnd++;
       }
-      int at = word.lastIndexOf('@', authEnd - 1);
-      if (at >= authStart) {
-        word = word.substring(0, authStart) + word.substring(at + 1);
-        authEnd -= at + 1 - authStart;
-      }
       pathStart = authEnd;
+    }
+    if (pathStart >= 0) {
+      // Before the query is cut: a password of a URL inside the path may hold a '?' or '#'.
+      word = word.substring(0, pathStart) + withoutNestedUserInfo(word.substring(pathStart));
     }
     int q = word.indexOf('?');
     if (q >= 0 && q < word.length() - 1) {
@@ -519,8 +560,7 @@ public final class Sanitizer {
       if (pathStart < word.length()) {
         word =
             word.substring(0, pathStart)
-                + mask.apply(
-                    withoutPathParameters(withoutNestedUserInfo(word.substring(pathStart))));
+                + mask.apply(withoutPathParameters(word.substring(pathStart)));
       }
     }
     return word;

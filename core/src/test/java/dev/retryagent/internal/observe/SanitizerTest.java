@@ -152,6 +152,52 @@ class SanitizerTest {
     assertThat(Sanitizer.path("/v1/a@b/c://d")).isEqualTo("/v1/a@b/c://d");
   }
 
+  /**
+   * A password with an unencoded '/', '?', '#' or '@' (a generated one: base64 has '/'), as a Redis
+   * client reads it: up to the last '@'. Cut at the first '/', '?' or '#', the rest of it was
+   * written as the host and path, or the part before it kept as the host.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "redis://u:canary/pass@cache:6379",
+        "redis://:canary?pass@cache:6379",
+        "redis://u:canary#pass@cache:6379",
+        "redis://canary/a?b#c@d@cache:6379",
+        "redis://u:canary@pass/x@cache:6379"
+      })
+  void aPasswordWithAnUnencodedSlashQuestionMarkOrHashIsRemovedWhole(String url) {
+    assertThat(Sanitizer.message("cannot reach " + url + ": refused", null))
+        .isEqualTo("cannot reach redis://cache:6379: refused");
+    assertThat(Sanitizer.message("I/O error for \"" + url + "/0\": refused", null))
+        .isEqualTo("I/O error for \"redis://cache:6379/0\": refused");
+    assertThat(
+            Sanitizer.message("Illegal character at index 9: " + url.replace("u:", "u x:"), null))
+        .isEqualTo("Illegal character at index 9: redis://cache:6379");
+    assertThat(
+            Sanitizer.message(
+                "{\"url\":\"" + url.replace("/", "\\/") + "\\/0\",\"user\":\"a@b\"}", null))
+        .isEqualTo("{\"url\":\"redis:\\/\\/cache:6379\\/0\",\"user\":\"a@b\"}");
+    assertThat(Sanitizer.path(url + "/0")).isEqualTo("redis://cache:6379/0");
+    assertThat(Sanitizer.path("/fetch/" + url + "/0")).isEqualTo("/fetch/redis://cache:6379/0");
+    assertThat(Sanitizer.message("on http://proxy.example/fetch/" + url + "/0 now", null))
+        .isEqualTo("on http://proxy.example/fetch/redis://cache:6379/0 now");
+  }
+
+  @Test
+  void anAtInAUrlsPathTakesWhatComesBeforeItAsUserInfoRatherThanRiskAPassword() {
+    // https://h.example/@user cannot be told from https://pa/ss@h.example by its text.
+    assertThat(Sanitizer.message("on https://h.example/@user/x now", null))
+        .isEqualTo("on https://user/x now");
+    // ... but an '@' of another URL, or past a quoted URL's closing quote, is not its.
+    assertThat(Sanitizer.message("on \"https://h.example/x\" for a@b now", null))
+        .isEqualTo("on \"https://h.example/x\" for a@b now");
+    assertThat(Sanitizer.message("{\"url\":\"https:\\/\\/h.example\\/x\",\"to\":\"a@b\"}", null))
+        .isEqualTo("{\"url\":\"https:\\/\\/h.example\\/x\",\"to\":\"a@b\"}");
+    assertThat(Sanitizer.message("http://h.example/a,http://u:p@t.example/b", null))
+        .isEqualTo("http://h.example/a,http://t.example/b");
+  }
+
   @Test
   void longMessagesAreCut() {
     String clean = Sanitizer.message("x".repeat(1000), null);
