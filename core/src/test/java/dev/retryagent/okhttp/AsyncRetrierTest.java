@@ -1579,6 +1579,58 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetrysWaitThatEndsWhileItsResponseIsReleasedGoesOnOnlyOnceItIs() throws Exception {
+    // The retry's wait is scheduled before the 503 is released (a refused wait must still have the
+    // response to end with): a wait that ends during the release must not start the retry there,
+    // with the response half released on OkHttp's thread; it goes on after, on the scheduler.
+    configureFaulty(new AtomicBoolean()); // a clock that never fails
+    AtomicInteger callsWhileReleasing = new AtomicInteger(-1);
+    client =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(
+                chain -> {
+                  Response r = chain.proceed(chain.request());
+                  if (r.code() != 503) {
+                    return r;
+                  }
+                  okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
+                  okio.BufferedSource endsTheWaitAsItCloses =
+                      okio.Okio.buffer(
+                          new okio.ForwardingSource(content) {
+                            @Override
+                            public void close() throws IOException {
+                              super.close();
+                              time.runHeldTasks(); // the retry's wait ends here, mid-release
+                              okhttp3.Dispatcher d = client.dispatcher();
+                              callsWhileReleasing.set(d.runningCallsCount() + d.queuedCallsCount());
+                            }
+                          });
+                  return r.newBuilder()
+                      .body(
+                          okhttp3.ResponseBody.create(null, content.size(), endsTheWaitAsItCloses))
+                      .build();
+                })
+            .build();
+    server.enqueue(status(503), ok("second"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/503")), heard, client.dispatcher());
+
+    await().atMost(Duration.ofSeconds(10)).until(() -> callsWhileReleasing.get() >= 0);
+    assertThat(callsWhileReleasing).as("only the 503's call, no retry yet").hasValue(1);
+    // Released: the wait's end goes on from the scheduler, as at any wait's end.
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("200 second");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
   void anErrorOfOursAfterARetrysWaitEndsTheCallWithItFromADispatcherThread() throws Exception {
     // Before, what the engine threw as the retry went on (its clock, here) left the scheduler's
     // task: the callback was never called. The 503 was released for the retry: what is left to
