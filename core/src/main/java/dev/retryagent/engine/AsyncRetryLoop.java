@@ -359,7 +359,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       return refused;
     }
     if (refused != null) {
-      goOnWithoutTheWait(refused);
+      permitWaitNotScheduled(refused);
       return null;
     }
     // The caller stopped waiting (orTimeout, completeExceptionally) since the attempt completed.
@@ -391,15 +391,18 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
 
   /**
    * The scheduler refused a rate-limit wait's task ({@code refused}: a pool that cannot start a
-   * thread, the JVM out of them, or a scheduler shut down). The call's future would never complete,
-   * the application waiting on it for good; the attempt starts at once instead, on this thread,
-   * without the wait, as it would without the agent, and the engine says so once per cause. (A
-   * retry's wait refused ends the call instead: {@link #retryLater}.)
+   * thread, the JVM out of them, or a scheduler shut down). Started at once, the attempt would go
+   * over the host's limit, and so would every call while the scheduler refuses; the call ends as
+   * one the limit gives no permit instead ({@link RetryCall#permitWaitNotScheduled}), its future
+   * completed with that {@link RateLimitedException}, and the engine says so once per cause. (A
+   * retry's wait refused ends the call with the attempt's outcome: {@link #retryLater}.)
    */
-  private void goOnWithoutTheWait(Throwable refused) {
+  private void permitWaitNotScheduled(Throwable refused) {
     engine.internalError(
-        "scheduling a wait", refused, "the call goes on at once, without that wait");
-    startAttempt();
+        "scheduling a rate-limit wait",
+        refused,
+        "the call ends as one the rate limit gives no permit, not over the limit");
+    fail(new CompletionException(call.permitWaitNotScheduled()));
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. Not for anyone else. */

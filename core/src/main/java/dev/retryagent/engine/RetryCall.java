@@ -494,6 +494,25 @@ public abstract class RetryCall extends HostHold {
     forgo(failure, null);
   }
 
+  /**
+   * The wait for the rate-limit permit just reserved ({@link #reservePermit}) could not be
+   * scheduled: the engine's {@link Scheduler} refused it (shut down, or unable to start a thread).
+   * Made at once, the attempt would go over the host's limit, and so would every call while the
+   * scheduler refuses: the limit would stop limiting the host it protects. So the call ends as one
+   * the limit gives no permit: told as rate-limited, the permit back to the bucket, a retry decided
+   * back to the budget. Returns the exception the caller gets (the adapter says the scheduler's
+   * refusal once per cause). Safe to call more than once.
+   */
+  public synchronized RateLimitedException permitWaitNotScheduled() {
+    finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, state.engine.clock().nanoTime());
+    return CallExtras.withEarlier(
+        extras,
+        new RateLimitedException(
+            state.target,
+            "the wait for a permit could not be scheduled (the agent's scheduler"
+                + " refused it), and the attempt would have gone over the limit"));
+  }
+
   private void forgo(Throwable failure, GiveUpReason reason) {
     if (finished || decision == null || !decision.retry()) {
       return;

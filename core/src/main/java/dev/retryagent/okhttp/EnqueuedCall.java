@@ -536,7 +536,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
    * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
    * limit's wait with the attempt ({@link #nextAttempt}). Returns false when the scheduler refused
-   * a retry's wait: the caller ends the call ({@link #retryLater}).
+   * a retry's wait: the caller ends the call ({@link #retryLater}); a rate-limit wait refused ends
+   * the call here ({@link RetryCall#permitWaitNotScheduled}).
    */
   private boolean schedule(long delayNanos, boolean isRetry) {
     synchronized (this) {
@@ -555,10 +556,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
               "scheduling a retry's wait", refused, "the call ends with that attempt's outcome");
           return false;
         }
-        // A pool that cannot start a thread (the JVM out of them): the callback would never hear
-        // of the call. The attempt goes on at once instead, without the rate limit's wait, below.
+        // A retry's wait for its rate-limit permit (a first attempt waits on its dispatcher
+        // thread). Made at once, the attempt would go over the host's limit, and so would every
+        // call while the scheduler refuses: the call ends as one the limit gives no permit, below.
         engine.internalError(
-            "scheduling a wait", refused, "the call goes on at once, without that wait");
+            "scheduling a rate-limit wait",
+            refused,
+            "the call ends as one the rate limit gives no permit, not over the limit");
       }
       if (pending != null) {
         pendingIsRetry = isRetry;
@@ -568,7 +572,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         return true;
       }
     }
-    nextAttempt();
+    // As next() tells a permit refused: the engine's lock, then OkHttp's, never under this one.
+    RateLimitedException e = retryCall.permitWaitNotScheduled();
+    Call call = attemptCallOrTell(e);
+    if (call != null) {
+      failThrough(call, e);
+    }
     return true;
   }
 

@@ -360,7 +360,10 @@ class AsyncRetryLoopTest {
   }
 
   @Test
-  void aRateLimitWaitTheSchedulerRefusesStartsTheAttemptAtOnce() {
+  void aRateLimitWaitTheSchedulerRefusesEndsTheCallRateLimitedNotOverTheLimit() {
+    // Before, the attempt started at once, without its wait: while the scheduler refused, every
+    // call went over the host's limit. Now the call ends as one the limit gives no permit, and
+    // the permit it reserved goes back: the next call waits for the same token, not the one after.
     TestPolicy p = TestPolicy.create();
     p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));
     EngineFixture f = EngineFixture.of(p);
@@ -369,10 +372,35 @@ class AsyncRetryLoopTest {
     f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
 
     CompletableFuture<FakeResponse> second = start(f, FakeRequest.get());
-    assertThat(attempts.started).hasSize(2);
-    FakeResponse ok = FakeResponse.of(200);
-    attempts.last().complete(ok);
-    assertThat(second).isCompletedWithValue(ok);
+    assertThat(attempts.started).as("not over the limit").hasSize(1);
+    assertThatThrownBy(second::join)
+        .hasCauseInstanceOf(RateLimitedException.class)
+        .hasMessageContaining("the wait for a permit could not be scheduled");
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE))
+        .last()
+        .extracting(RetryEvent::reason)
+        .isEqualTo(GiveUpReason.RATE_LIMITED);
+
+    f.scheduler.refuse(null);
+    start(f, FakeRequest.get());
+    assertThat(f.scheduler.delays()).as("the refused call's token back").containsExactly(1 * S);
+  }
+
+  @Test
+  void aRetrysRateLimitWaitTheSchedulerRefusesEndsTheCallRateLimitedNotOverTheLimit() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));
+    EngineFixture f = EngineFixture.of(p);
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(f.scheduler.delays()).as("the retry's backoff").hasSize(1);
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    f.scheduler.advance(f.scheduler.delays().get(0)); // the backoff ends: the permit's wait next
+
+    assertThat(attempts.started).as("not over the limit").hasSize(1);
+    assertThatThrownBy(result::join).hasCauseInstanceOf(RateLimitedException.class);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.RATE_LIMITED);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
   }
 
   @Test

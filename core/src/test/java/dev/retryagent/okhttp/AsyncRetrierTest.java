@@ -238,6 +238,30 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetrysRateLimitWaitTheSchedulerRefusesEndsTheCallRateLimitedNotOverTheLimit()
+      throws Exception {
+    // Before, the retry went at once, without waiting for its token: while the scheduler refused,
+    // every retry went over the host's limit. The call ends as one the limit gives no permit.
+    configureRateLimited(); // one a second
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/limited")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1); // the backoff
+    time.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    time.runHeldTasks(); // the backoff ends: the token is due later, and its wait is refused
+
+    assertThat(heard.await())
+        .startsWith("dev.retryagent.engine.RateLimitedException: ")
+        .contains("the wait for a permit could not be scheduled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("not over the limit").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
   void aCancelDuringTheWaitIsHeardWhenTheSchedulerRefusesToTellIt() throws Exception {
     configure(b -> b, new OkHttpClient.Builder(), false);
     server.enqueue(status(503), ok("never"));
