@@ -320,8 +320,8 @@ public final class Sanitizer {
       int end = urlEnd(s, start, i);
       if (end > i) {
         String url = s.substring(start, end);
-        String joined = withoutUserInfo(url);
-        if (joined.length() < url.length()) {
+        String joined = segmentsMasked(withoutUserInfo(url), mask);
+        if (!joined.equals(url)) {
           s = s.substring(0, start) + joined + s.substring(end);
           end = start + joined.length();
           i = wordEnd(s, start);
@@ -350,7 +350,8 @@ public final class Sanitizer {
    * out} as the rest of a path: each masked as a path, a path parameter dropped, and from a query
    * or fragment on, everything dropped to {@code end}. Returns where the caller goes on: {@code
    * end}, or the start of a word that begins another URL (cleaned on its own, user-info and all). A
-   * segment with a blank in it is masked only when its last word's part matches on its own.
+   * segment with a blank in it was masked whole already when the mask matches it whole ({@link
+   * #segmentsMasked}); a word's part of it is masked here too when it matches on its own.
    */
   private static int urlGoesOn(
       String s, int from, int end, boolean parameter, PathMask mask, StringBuilder out) {
@@ -388,6 +389,43 @@ public final class Sanitizer {
       }
     }
     return end;
+  }
+
+  /**
+   * {@code url} (one a parser quoted, blanks and all: {@link #urlEnd}) with each segment of its
+   * path that {@code mask} matches whole written masked, a segment with a blank in it included:
+   * {@code agent.redact.pathSegments} matches the text between two {@code /}, and the words of such
+   * a segment, cleaned one by one after this, would each be matched alone ({@code tok_a b} as
+   * {@code <redacted> b} under {@code tok_.*}). Only a path with a blank is looked at (one without
+   * is masked word by word the same); its query or fragment is dropped after, unmasked.
+   */
+  private static String segmentsMasked(String url, PathMask mask) {
+    if (mask.isNone()) {
+      return url;
+    }
+    int pathStart;
+    int scheme = url.indexOf("://");
+    if (scheme >= 0) {
+      pathStart = url.indexOf('/', scheme + 3);
+    } else {
+      pathStart = url.startsWith("/") ? 0 : -1;
+    }
+    if (pathStart < 0) {
+      return url;
+    }
+    int pathEnd = url.length();
+    for (int k = pathStart; k < url.length(); k++) {
+      char c = url.charAt(k);
+      if (c == '?' || c == '#') {
+        pathEnd = k;
+        break;
+      }
+    }
+    String path = url.substring(pathStart, pathEnd);
+    if (wordEnd(path, 0) == path.length()) {
+      return url; // no blank: masked word by word as any other path
+    }
+    return url.substring(0, pathStart) + mask.apply(path) + url.substring(pathEnd);
   }
 
   /** True when {@code word} ends inside a path parameter ({@code /a;jsessionid=SE}). */

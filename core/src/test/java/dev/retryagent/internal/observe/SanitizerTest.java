@@ -3,6 +3,7 @@ package dev.retryagent.internal.observe;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -196,6 +197,32 @@ class SanitizerTest {
         .isEqualTo("{\"url\":\"https:\\/\\/h.example\\/x\",\"to\":\"a@b\"}");
     assertThat(Sanitizer.message("http://h.example/a,http://u:p@t.example/b", null))
         .isEqualTo("http://h.example/a,http://t.example/b");
+  }
+
+  /**
+   * agent.redact.pathSegments matches the text between two '/' whole: a segment with a blank (in a
+   * URL a parser refused and quoted) whole too, not each of its words alone; a segment with more
+   * around the token ({tok_x}) is matched with it, as configuration.md says.
+   */
+  @Test
+  void aPathSegmentWithABlankIsMatchedWholeByTheMask() {
+    dev.retryagent.config.PathMask mask = dev.retryagent.config.PathMask.of(List.of("tok_.*"));
+    assertThat(
+            Sanitizer.message(
+                "Illegal character in path at index 14: http://h/tok_canary part2/x?sig=S S2",
+                null,
+                mask))
+        .isEqualTo("Illegal character in path at index 14: http://h/<redacted>/x");
+    assertThat(Sanitizer.message("Invalid redirect URI: /r/tok_canary part2/x", null, mask))
+        .isEqualTo("Invalid redirect URI: /r/<redacted>/x");
+    // Not a whole match: the words on their own (a word that matches alone is masked, as before).
+    assertThat(Sanitizer.message("Invalid redirect URI: /r/my dir/x", null, mask))
+        .isEqualTo("Invalid redirect URI: /r/my dir/x");
+    assertThat(Sanitizer.path("http://h/{tok_x}/y", mask)).isEqualTo("http://h/{tok_x}/y");
+    assertThat(
+            Sanitizer.path(
+                "http://h/{tok_x}/y", dev.retryagent.config.PathMask.of(List.of("\\{?tok_.*"))))
+        .isEqualTo("http://h/<redacted>/y");
   }
 
   @Test
