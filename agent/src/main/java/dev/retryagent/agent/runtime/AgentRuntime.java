@@ -17,6 +17,7 @@ import dev.retryagent.internal.observe.DeadLetterWriter;
 import dev.retryagent.internal.observe.ExitSummary;
 import dev.retryagent.internal.observe.LogListener;
 import dev.retryagent.internal.observe.RetryMetrics;
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.internal.observe.Sinks;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -489,7 +490,7 @@ public final class AgentRuntime {
     try {
       built().exporters.apply(config.metrics(), config.source());
     } catch (RuntimeException | LinkageError e) {
-      AgentLog.error("metrics exporters not started: " + e);
+      AgentLog.error("metrics exporters not started: " + Sanitizer.exception(e, true, null));
     }
     exportersStarted = true;
   }

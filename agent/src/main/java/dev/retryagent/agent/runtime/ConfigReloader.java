@@ -6,6 +6,7 @@ import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.engine.Scheduler;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.nio.file.Path;
 import java.util.function.Function;
 
@@ -100,7 +101,12 @@ final class ConfigReloader implements Runnable {
     try {
       poll();
     } catch (RuntimeException | LinkageError e) {
-      AgentLog.error("checking " + file + " for edits failed (" + e + "); still watching it");
+      AgentLog.error(
+          "checking "
+              + file
+              + " for edits failed ("
+              + Sanitizer.exception(e, true, null)
+              + "); still watching it");
     } finally {
       if (!stopped) {
         scheduler.schedule(this, POLL_MILLIS * 1_000_000L);
@@ -178,7 +184,11 @@ final class ConfigReloader implements Runnable {
       AgentLog.error(text.toString());
       return;
     } catch (RuntimeException e) {
-      AgentLog.error("reload of " + file + " failed, the previous configuration stays: " + e);
+      AgentLog.error(
+          "reload of "
+              + file
+              + " failed, the previous configuration stays: "
+              + Sanitizer.exception(e, true, null));
       return;
     }
     AgentConfig previous = runtime.config();

@@ -2,6 +2,7 @@ package dev.retryagent.agent.runtime;
 
 import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.AgentThreads;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 
@@ -70,7 +71,7 @@ final class StartUpTimer implements Scheduler {
         try {
           task.run();
         } catch (RuntimeException | LinkageError e) {
-          AgentLog.error("the agent's start-up task failed: " + e);
+          AgentLog.error("the agent's start-up task failed: " + Sanitizer.exception(e, true, null));
         }
       }
     }

@@ -83,4 +83,27 @@ class StartUpTimerTest {
         .contains("exporter refused")
         .doesNotContain("\tat ");
   }
+
+  @Test
+  void aTaskThatThrowsIsReportedWithoutTheSecretsItsMessageQuotes() throws Exception {
+    // Written through Sanitizer.exception, as every other line of the agent's: before, the
+    // exception's toString, its message as given.
+    Cancellable shot =
+        timer.schedule(
+            () -> {
+              throw new IllegalStateException(
+                  "exporter http://u:canary-pass@h.example/x?token=canary-query refused\n"
+                      + "Authorization: Bearer canary-bearer");
+            },
+            0);
+
+    Thread thread = ((StartUpTimer.OneShot) shot).thread();
+    thread.join(10_000);
+
+    assertThat(stderr.text())
+        .contains(
+            "retry-agent: the agent's start-up task failed: java.lang.IllegalStateException:"
+                + " exporter http://h.example/x refused Authorization: <redacted>")
+        .doesNotContain("canary");
+  }
 }
