@@ -18,11 +18,18 @@ public final class AttemptResult {
   private final Outcome outcome;
   private final int status;
   private final Throwable error;
+  // A connect failure after another request of the attempt reached a server (afterSending).
+  private final boolean afterSending;
 
   private AttemptResult(Outcome outcome, int status, Throwable error) {
+    this(outcome, status, error, false);
+  }
+
+  private AttemptResult(Outcome outcome, int status, Throwable error, boolean afterSending) {
     this.outcome = outcome;
     this.status = status;
     this.error = error;
+    this.afterSending = afterSending;
   }
 
   /** A whole response head arrived with {@code status}. */
@@ -47,6 +54,27 @@ public final class AttemptResult {
    */
   public static AttemptResult thrown(Throwable error) {
     return new AttemptResult(TransportClassifier.classify(error), -1, error);
+  }
+
+  /**
+   * This failure, known to have come after a request of the same attempt reached a server: a
+   * redirect's hop (a POST answered 307, its {@code Location} refusing the connection), the
+   * client's own resend. A connect failure then proves only that the last connection was never
+   * made, not that the call's request was never sent ({@link #connectFailureAfterSending}).
+   */
+  AttemptResult afterSending() {
+    return outcome == Outcome.CONNECT_FAILURE && !afterSending
+        ? new AttemptResult(outcome, status, error, true)
+        : this;
+  }
+
+  /**
+   * True for a connect failure after a request of the attempt reached a server: {@code retryOn}
+   * still names it {@code connect}, but the rule for requests not safe to repeat ({@link
+   * IdempotencyGate}) takes it as a failure after sending.
+   */
+  boolean connectFailureAfterSending() {
+    return afterSending;
   }
 
   /** The caller abandoned the call outside an attempt (cancelled, or interrupted while waiting). */

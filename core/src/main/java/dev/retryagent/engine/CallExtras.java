@@ -48,6 +48,12 @@ final class CallExtras {
   boolean applicationSentWhole;
 
   /**
+   * A request of the current attempt reached a server before the attempt failed ({@link
+   * RetryCall#requestReachedServer}): a connect failure that ends it proves nothing unsent.
+   */
+  boolean reachedServer;
+
+  /**
    * The client refused the call's first attempt before any of it went out (RetryCall's
    * attemptRefused): the call ends counting no attempt.
    */
@@ -89,6 +95,7 @@ final class CallExtras {
     inRetry = retry;
     applicationFailure = null;
     applicationSentWhole = false;
+    reachedServer = false;
     if (resends != null) {
       resends.attemptStarted(retry);
     }

@@ -14,6 +14,29 @@ public final class IdempotencyGate {
   private IdempotencyGate() {}
 
   /**
+   * True when the policy repeats {@code request} after a connect failure but not after a failure
+   * once sent: whether it was sent is all that decides. An adapter whose client can follow the
+   * request inside one attempt with another request (a redirect's hop, which may then fail to
+   * connect) watches for such a request to tell the call ({@link RetryCall#requestReachedServer}).
+   */
+  public static boolean onlyIfNotSent(RetryPolicy policy, RequestInfo request) {
+    return !policy.isIdempotent(request.method())
+        && check(policy, request, Outcome.CONNECT_FAILURE) == null
+        && check(policy, request, Outcome.RESET) != null;
+  }
+
+  /**
+   * {@link #check(RetryPolicy, RequestInfo, Outcome)} for {@code result}: a connect failure that
+   * came after another request of the same attempt reached a server (a redirect's hop, the client's
+   * own resend) is judged as a failure after sending, since the server may have acted on the call's
+   * request already.
+   */
+  static GiveUpReason check(RetryPolicy policy, RequestInfo request, AttemptResult result) {
+    return check(
+        policy, request, result.connectFailureAfterSending() ? Outcome.RESET : result.outcome());
+  }
+
+  /**
    * @return null when a retry after {@code outcome} is safe, else why not
    */
   public static GiveUpReason check(RetryPolicy policy, RequestInfo request, Outcome outcome) {

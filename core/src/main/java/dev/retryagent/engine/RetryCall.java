@@ -144,7 +144,26 @@ public abstract class RetryCall extends HostHold {
   public synchronized boolean clientMayResend(AttemptResult result, RequestInfo followUp) {
     return state.observe
         || state.passThrough
-        || extras().clientMayResend(state, request(), followUp, result, attempt);
+        || extras().clientMayResend(state, request(), followUp, sentOrNot(result), attempt);
+  }
+
+  /**
+   * A request of the attempt under way reached a server before the attempt failed: a redirect's hop
+   * the client followed (a POST answered 307 or 303), a request the client sent again by itself. A
+   * connect failure that then ends the attempt (the redirect's {@code Location} refuses the
+   * connection) proves only that its last connection was never made, not that the call's request
+   * was never sent: a request not safe to repeat is not retried after it ({@code retryOn} still
+   * names it {@code connect}). Call before {@link #onFailure}; the next attempt forgets it.
+   */
+  public synchronized void requestReachedServer() {
+    if (!finished) {
+      extras().reachedServer = true;
+    }
+  }
+
+  /** {@code result}, known to have come after a request reached a server when it did. */
+  private AttemptResult sentOrNot(AttemptResult result) {
+    return extras != null && extras.reachedServer ? result.afterSending() : result;
   }
 
   /**
@@ -387,7 +406,7 @@ public abstract class RetryCall extends HostHold {
         countClientResend(failOnTransport, false);
       }
       long now = state.engine.clock().nanoTime();
-      AttemptResult result = AttemptResult.thrown(error);
+      AttemptResult result = sentOrNot(AttemptResult.thrown(error));
       if (result.outcome() == Outcome.CANCELLED
           || result.outcome() == Outcome.POOL_TIMEOUT
           || (extras != null && extras.abortFailsAttempt && cancelledByCaller())

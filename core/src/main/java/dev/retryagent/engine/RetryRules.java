@@ -145,7 +145,7 @@ public final class RetryRules {
   private static GiveUpReason policyRefusal(
       RetryPolicy retry, RequestInfo request, AttemptResult result) {
     GiveUpReason refused = outcomeRefusal(retry, result);
-    return refused != null ? refused : IdempotencyGate.check(retry, request, result.outcome());
+    return refused != null ? refused : IdempotencyGate.check(retry, request, result);
   }
 
   /**
@@ -204,8 +204,8 @@ public final class RetryRules {
       AttemptResult result,
       int attempt,
       boolean inRetry) {
-    if (IdempotencyGate.check(retry, request, result.outcome()) != null) {
-      if (followUp == null || IdempotencyGate.check(retry, followUp, result.outcome()) != null) {
+    if (IdempotencyGate.check(retry, request, result) != null) {
+      if (followUp == null || IdempotencyGate.check(retry, followUp, result) != null) {
         return false;
       }
       return !inRetry || attempt < retry.maxAttempts();

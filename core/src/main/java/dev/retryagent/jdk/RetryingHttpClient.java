@@ -275,6 +275,11 @@ public final class RetryingHttpClient extends HttpClient {
     }
 
     @Override
+    public boolean followsRedirects() {
+      return delegate.followRedirects() != Redirect.NEVER;
+    }
+
+    @Override
     public boolean callStarts() {
       return !SHUTS_DOWN || calls.enter();
     }

@@ -91,6 +91,8 @@ final class ResendGuard {
     private long declared = -1;
     // The last writeTo wrote other than declared ({@link #wroteWrongLength}).
     private boolean wrongLength;
+    // writeTo ran: a request with this body reached a connection ({@link #written}).
+    private boolean written;
 
     /** {@code guarded}: turns one-shot once its request failed. */
     Body(RequestBody delegate, RetryCall call, boolean guarded) {
@@ -120,6 +122,17 @@ final class ResendGuard {
     }
 
     /**
+     * Whether OkHttp wrote this body to a connection during the attempt (a redirect that keeps the
+     * method writes it again): the signal that a request reached a server where nothing else tells
+     * ({@link Resends} not handed out). An application interceptor after ours that reads the body
+     * itself (a logger) makes it say so too early: a failure to connect is then taken as one after
+     * sending, and a request not safe to repeat is not retried (never one retry too many).
+     */
+    boolean written() {
+      return written;
+    }
+
+    /**
      * Whether the body, written last, wrote more bytes than its {@code contentLength()} said, or
      * fewer by the end of its writeTo: OkHttp's own sink fails the request for it then (a {@code
      * ProtocolException}), the application's mistake ({@link RetryInterceptor#proceed}).
@@ -141,6 +154,7 @@ final class ResendGuard {
     @Override
     public void writeTo(BufferedSink sink) throws IOException {
       wrongLength = false;
+      written = true;
       Boolean duplex = duplexOrBroken();
       if (duplex == null) {
         delegate.writeTo(sink);

@@ -154,6 +154,21 @@ public final class Resends implements Interceptor {
     return frame != null && frame[SENT] == null;
   }
 
+  /** Whether this instance is told of the requests sent (a network interceptor, or a hook). */
+  boolean told() {
+    return handedOut;
+  }
+
+  /**
+   * Whether a request of the attempt of {@code okCall} running on this thread reached a connection
+   * (a redirect's hop OkHttp followed, its own resend): known only when this instance is told of
+   * the requests sent (else false). Ask before {@link #end}.
+   */
+  boolean somethingSent(Call okCall) {
+    Object[] frame = handedOut ? frameOf(okCall) : null;
+    return frame != null && frame[SENT] != null;
+  }
+
   private static boolean refusedUnprocessed(IOException failure) {
     try {
       return failure instanceof StreamResetException

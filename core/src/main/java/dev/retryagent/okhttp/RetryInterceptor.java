@@ -152,6 +152,12 @@ public final class RetryInterceptor implements Interceptor {
       countRepeats(call, r);
       return asCallers(r, chain.request(), guarded, call.policy().retry().attemptHeader());
     } catch (IOException | RuntimeException e) {
+      if (somethingSent(chain.call(), guarded)) {
+        // A request of the attempt reached a connection before this failure: a connect failure
+        // now is a redirect's hop (or OkHttp's resend) that found no connection, and the call's
+        // request may have been acted on.
+        call.requestReachedServer();
+      }
       if (wrongLength(guarded, e)) {
         // The body wrote other than its contentLength() said, and OkHttp's sink refused it: the
         // application's mistake, not the host's failure (as a body whose own writeTo failed).
@@ -174,6 +180,20 @@ public final class RetryInterceptor implements Interceptor {
     } finally {
       resends.end(begun);
     }
+  }
+
+  /**
+   * Whether a request of the attempt of {@code okCall} reached a connection: as the network
+   * interceptor or the agent's hook saw it, else (the library without {@link
+   * #networkInterceptor()}) as the attempt's guarded body was written, which it is for every
+   * request the engine repeats only if it was never sent (a POST without key).
+   */
+  private boolean somethingSent(Call okCall, Request guarded) {
+    if (resends.told()) {
+      return resends.somethingSent(okCall);
+    }
+    RequestBody body = guarded.body();
+    return body instanceof ResendGuard.Body && ((ResendGuard.Body) body).written();
   }
 
   /**

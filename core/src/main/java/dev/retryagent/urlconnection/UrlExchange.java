@@ -13,6 +13,7 @@ import java.net.HttpURLConnection;
 import java.net.ProtocolException;
 import java.net.Proxy;
 import java.net.SocketException;
+import java.net.URL;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -446,6 +447,11 @@ final class UrlExchange {
         settle(c, failure, answered);
         return;
       }
+      if (status < 0 && followedRedirect(c)) {
+        // The JDK followed a redirect inside the attempt, then failed (its Location refused the
+        // connection): the call's request reached the server, which may have acted on it.
+        call.requestReachedServer();
+      }
       Decision d;
       try {
         d =
@@ -480,6 +486,16 @@ final class UrlExchange {
       Connections.discard(c, status, failure);
       waitToRetry(d.delayNanos());
     }
+  }
+
+  /**
+   * Whether the JDK followed a redirect on {@code c}: its {@code getURL()} is the redirect's {@code
+   * Location} from the moment it follows it, before it connects there. Compared as text ({@code
+   * URL.equals} resolves host names).
+   */
+  private boolean followedRedirect(HttpURLConnection c) {
+    URL now = c == null ? null : c.getURL();
+    return now != null && !now.toExternalForm().equals(request.url().toExternalForm());
   }
 
   /**

@@ -60,6 +60,11 @@ final class ClientTransport implements JdkTransport {
   }
 
   @Override
+  public boolean followsRedirects() {
+    return client.followRedirects() != HttpClient.Redirect.NEVER;
+  }
+
+  @Override
   public boolean callStarts() {
     return calls == null || calls.enter();
   }

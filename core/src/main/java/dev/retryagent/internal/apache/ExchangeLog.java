@@ -224,6 +224,12 @@ public final class ExchangeLog {
    * once, when the attempt has ended and before the call decides about it.
    */
   public void reportTo(RetryCall call) {
+    if (earlierWhole || (exchanges > 0 && lastLedToFollowUp)) {
+      // A redirect's hop (or a resend) followed a request the host may have acted on, or was to
+      // follow an answered one and failed before its exchange started (4.5 connects first): a
+      // connect failure that ends the attempt does not prove the call's request unsent.
+      call.requestReachedServer();
+    }
     for (int i = 0; i < resends; i++) {
       if (resentAfter[i] >= 0) {
         call.clientRepeated(resentAfter[i]);

@@ -3,6 +3,7 @@ package dev.retryagent.internal.jdk;
 import dev.retryagent.engine.AsyncRetryLoop;
 import dev.retryagent.engine.CallBounds;
 import dev.retryagent.engine.Decision;
+import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.SyncRetryLoop;
@@ -323,19 +324,39 @@ final class JdkRequest<T> extends SelfViewCall
     long own = timeout.isPresent() ? timeout.get().toNanos() : -1L;
     long timeoutNanos = CallBounds.shorterTimeout(limitNanos, own);
     boolean sameBody = body == null || !body.isTeed();
-    if (sameBody && attemptHeader == null && timeoutNanos < 0) {
+    boolean watch = watchesSends();
+    if (sameBody && attemptHeader == null && timeoutNanos < 0 && !watch) {
       return request;
     }
     try {
-      return copy(n, timeoutNanos, attemptHeader);
+      return copy(n, timeoutNanos, attemptHeader, watch);
     } catch (IllegalArgumentException e) {
       // A header the builder refuses (only possible with jdk.httpclient.allowRestrictedHeaders):
       // fall back to the original request rather than fail the call.
-      return sameBody ? request : copyBodyOnly();
+      return sameBody && !watch ? request : copyBodyOnly(watch);
     }
   }
 
-  private HttpRequest copy(int n, long timeoutNanos, String attemptHeader) {
+  /**
+   * Whether the attempts' bodies are watched for what the JDK sends ({@link SendWatch}): for a
+   * request the policy repeats only if it was never sent (a POST without key), on a client that
+   * follows redirects. There the JDK may follow the request, answered 307 (or 303), with a request
+   * to the redirect's {@code Location} inside the attempt; when that one cannot connect, the
+   * attempt fails with a {@code ConnectException}, which alone reads as "never sent" and was
+   * retried: the server got the POST again. On a client that follows no redirect (the JDK's
+   * default) the request is sent as it is, with nothing of ours. A watched attempt sends a copy of
+   * the request (as one with an attempt header does): two objects more per attempt.
+   */
+  private boolean watchesSends() {
+    JdkTransport t = transport;
+    return t != null
+        && !"GET".equals(request.method())
+        && t.followsRedirects()
+        && !observeOnly() // nothing is retried: no copy of the request
+        && IdempotencyGate.onlyIfNotSent(policy().retry(), this);
+  }
+
+  private HttpRequest copy(int n, long timeoutNanos, String attemptHeader, boolean watch) {
     HttpRequest.Builder b = HttpRequest.newBuilder(request.uri());
     b.expectContinue(request.expectContinue());
     request.version().ifPresent(b::version);
@@ -355,16 +376,16 @@ final class JdkRequest<T> extends SelfViewCall
     if (attemptHeader != null) {
       b.setHeader(attemptHeader, Integer.toString(n));
     }
-    return build(b);
+    return build(b, watch);
   }
 
-  private HttpRequest copyBodyOnly() {
+  private HttpRequest copyBodyOnly(boolean watch) {
     HttpRequest.Builder b = HttpRequest.newBuilder(request.uri());
     b.expectContinue(request.expectContinue());
     request.version().ifPresent(b::version);
     request.timeout().ifPresent(b::timeout);
     request.headers().map().forEach((k, vs) -> vs.forEach(v -> b.header(k, v)));
-    return build(b);
+    return build(b, watch);
   }
 
   /**
@@ -376,15 +397,49 @@ final class JdkRequest<T> extends SelfViewCall
    * method (an {@code OPTIONS}, a {@code POST}): any method but GET is built with {@code noBody()},
    * so that the builder checks the request as it checks any other, and sent as {@link WithoutBody}.
    */
-  private HttpRequest build(HttpRequest.Builder b) {
+  private HttpRequest build(HttpRequest.Builder b, boolean watch) {
     HttpRequest.BodyPublisher publisher =
         body == null ? request.bodyPublisher().orElse(null) : body.next();
+    if (watch && publisher != null) {
+      publisher = new SendWatch(publisher, this);
+    }
     if (publisher == null && "GET".equals(request.method())) {
       return b.GET().build();
     }
     b.method(request.method(), publisher == null ? HttpRequest.BodyPublishers.noBody() : publisher);
     HttpRequest built = b.build();
     return publisher == null ? new WithoutBody(built) : built;
+  }
+
+  /**
+   * An attempt's body, told by the JDK when it sends a request with it: the JDK asks a request's
+   * body for its length once it has a connection for that request, as it writes the request's head
+   * (HTTP/1.1 and HTTP/2; read in JDK 25's source, tested on 17 and 25), and asks it again for each
+   * redirect that keeps the method. The call hears that a request of the attempt reached a server
+   * ({@link dev.retryagent.engine.RetryCall#requestReachedServer}), so that a connect failure of a
+   * redirect's hop later in the attempt is not taken for a request never sent. A request without
+   * body publisher (an application's own {@code HttpRequest}) is not watched: giving it one would
+   * add a {@code Content-Length} it never had.
+   */
+  static final class SendWatch implements HttpRequest.BodyPublisher {
+    private final HttpRequest.BodyPublisher source;
+    private final JdkRequest<?> call;
+
+    SendWatch(HttpRequest.BodyPublisher source, JdkRequest<?> call) {
+      this.source = source;
+      this.call = call;
+    }
+
+    @Override
+    public long contentLength() {
+      call.requestReachedServer();
+      return source.contentLength();
+    }
+
+    @Override
+    public void subscribe(java.util.concurrent.Flow.Subscriber<? super java.nio.ByteBuffer> s) {
+      source.subscribe(s);
+    }
   }
 
   /**

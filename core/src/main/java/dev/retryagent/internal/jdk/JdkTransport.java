@@ -20,6 +20,15 @@ public interface JdkTransport {
       HttpResponse.PushPromiseHandler<T> pushPromiseHandler);
 
   /**
+   * Whether the client follows redirects ({@code followRedirects()} other than {@code NEVER}): an
+   * attempt may then send more than one request, and a connect failure no longer proves that the
+   * first was never sent. True when unknown.
+   */
+  default boolean followsRedirects() {
+    return true;
+  }
+
+  /**
    * A call through this transport starts: false when the application has shut the client down (Java
    * 21+), and the call is refused as the JDK refuses it; true, and the call is in progress until
    * {@link #callEnded}. See {@link ClientCalls}; the defaults are for a client that is never shut

@@ -1,0 +1,192 @@
+package dev.retryagent.okhttp;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import okhttp3.Call;
+import okhttp3.Callback;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * A POST without key that OkHttp follows with a redirect (303: a GET; 307: the POST again, OkHttp 4
+ * and 5) whose {@code Location} refuses the connection: OkHttp's {@code ConnectException} alone
+ * reads as "never sent", and the call was retried, the server getting the POST three times where
+ * OkHttp alone sent it once. Side by side with plain OkHttp, through {@code execute} and the
+ * library's {@code enqueue}, with the network interceptor (as the agent's hook tells) and without
+ * it (the guarded body tells). The other clients: {@code guarantees.RedirectedUnsafeRequestTest}.
+ */
+class RedirectedPostTest {
+  private static final MediaType JSON = MediaType.parse("application/json");
+
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final List<OkHttpClient> clients = new ArrayList<>();
+  private Socket refusing;
+  private String dead;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+    // Bound, never listening: the kernel refuses every connection, and no other server can take
+    // the port while the test holds it (a port found free and closed could be).
+    refusing = new Socket();
+    refusing.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
+    dead = "http://127.0.0.1:" + refusing.getLocalPort() + "/gone";
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+    refusing.close();
+    for (OkHttpClient c : clients) {
+      c.dispatcher().executorService().shutdown();
+      c.connectionPool().evictAll();
+    }
+  }
+
+  static List<Arguments> ways() {
+    List<Arguments> all = new ArrayList<>();
+    for (int code : new int[] {303, 307}) {
+      for (boolean enqueue : new boolean[] {false, true}) {
+        for (boolean network : new boolean[] {true, false}) {
+          all.add(Arguments.of(code, enqueue, network));
+        }
+      }
+    }
+    return all;
+  }
+
+  private AsyncRetrier retrier(UnsafeMethods unsafe) {
+    return new AsyncRetrier(
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3).unsafeMethods(unsafe),
+            CircuitBreakerPolicy.defaults(),
+            events));
+  }
+
+  private OkHttpClient client(AsyncRetrier retrier, boolean network) {
+    OkHttpClient.Builder b = new OkHttpClient.Builder();
+    if (retrier != null) {
+      b.addInterceptor(retrier.interceptor());
+      if (network) {
+        b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+      }
+    }
+    OkHttpClient c = b.build();
+    clients.add(c);
+    return c;
+  }
+
+  /** The requests the server got, then what the application got (status, or failure's class). */
+  private List<String> post(OkHttpClient client, AsyncRetrier retrier, String url, String key)
+      throws Exception {
+    int before = server.requestCount();
+    Request.Builder b = new Request.Builder().url(url).post(RequestBody.create(JSON, "{}"));
+    if (key != null) {
+      b.header("Idempotency-Key", key);
+    }
+    String got;
+    try (Response r = call(client, retrier, b.build())) {
+      got = "" + r.code();
+    } catch (IOException e) {
+      got = e.getClass().getName();
+    }
+    List<String> seen =
+        server.requests().subList(before, server.requestCount()).stream()
+            .map(r -> r.method + " " + r.path)
+            .collect(Collectors.toList());
+    seen.add(got);
+    return seen;
+  }
+
+  /** {@code execute} when {@code retrier} is null, else the library's {@code enqueue}. */
+  private static Response call(OkHttpClient client, AsyncRetrier retrier, Request request)
+      throws Exception {
+    Call call = client.newCall(request);
+    if (retrier == null) {
+      return call.execute();
+    }
+    CompletableFuture<Response> f = new CompletableFuture<>();
+    retrier.enqueue(
+        call,
+        new Callback() {
+          @Override
+          public void onFailure(Call c, IOException e) {
+            f.completeExceptionally(e);
+          }
+
+          @Override
+          public void onResponse(Call c, Response r) {
+            f.complete(r);
+          }
+        });
+    try {
+      return f.get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw (Exception) e.getCause();
+    }
+  }
+
+  private long retries() {
+    return events.stream().filter(e -> e.type() == RetryEvent.Type.RETRY).count();
+  }
+
+  @ParameterizedTest(name = "{0}, enqueue {1}, network interceptor {2}")
+  @MethodSource("ways")
+  void aPostRedirectedToARefusingHostIsNotSentAgain(int code, boolean enqueue, boolean network)
+      throws Exception {
+    server.otherwise(status(code).header("Location", dead));
+    String url = server.url("/pay");
+    AsyncRetrier retrier = retrier(UnsafeMethods.IF_NOT_SENT);
+
+    List<String> plain = post(client(null, false), null, url, null);
+    List<String> ours = post(client(retrier, network), enqueue ? retrier : null, url, null);
+
+    // OkHttp 3 does not follow a 307 of a POST: the application gets the 307, with us too.
+    assertThat(plain.get(0)).isEqualTo("POST /pay");
+    assertThat(ours).isEqualTo(plain); // before: POST /pay three times, then ConnectException
+    assertThat(retries()).isZero();
+  }
+
+  @ParameterizedTest(name = "enqueue {1}, network interceptor {2}")
+  @MethodSource("ways")
+  void aPostWhoseOwnConnectionIsRefusedIsStillRetried(int code, boolean enqueue, boolean network)
+      throws Exception {
+    AsyncRetrier retrier = retrier(UnsafeMethods.IF_NOT_SENT);
+
+    List<String> ours = post(client(retrier, network), enqueue ? retrier : null, dead, null);
+
+    assertThat(ours).containsExactly("java.net.ConnectException");
+    assertThat(retries()).isEqualTo(2);
+  }
+}
