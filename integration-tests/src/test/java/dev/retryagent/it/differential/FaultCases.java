@@ -126,6 +126,26 @@ final class FaultCases {
               // Nothing to follow up on: the port refuses every connection.
               .action(m.action("refused").readBody()));
     }
+    // A POST or PATCH without key answered with a redirect whose Location refuses the connection:
+    // the request was sent and answered, so the client's ConnectException does not mean "never
+    // sent" (each adapter retried it, and the server got it three times where the client alone
+    // sent it once). Clients that do not follow a 307 of a POST give the 307 back, as without us.
+    int refusing = dev.retryagent.it.harness.RefusedPort.port();
+    for (int code : new int[] {303, 307}) {
+      String id = "redirect-" + code + "-refused";
+      for (Method m : List.of(Method.POST, Method.PATCH)) {
+        c.add(
+            base(id, "a " + code + " to a port that refuses every connection", m, Expect.same(), 1)
+                .server(
+                    s ->
+                        always(
+                            s,
+                            status(code)
+                                .withHeader("Location", "http://127.0.0.1:" + refusing + "/gone")))
+                // Nothing to follow up on: every request is redirected to the refusing port.
+                .action(m.action(id).followRedirects().readBody()));
+      }
+    }
     Fault resetFault =
         new Fault("reset", "the request read, then a reset", s -> always(s, reset()), true, 3);
     Fault empty =
