@@ -422,7 +422,11 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     schedulerThread = Thread.currentThread();
     try {
       call.waitEnds(this);
-      if (retry) {
+      if (retry && call.retryTooLate()) {
+        // The wait ended past the deadline: the call ends with the attempt's outcome, as if not
+        // retried (its response was released before the wait: the engine's exception says so).
+        fail(new CompletionException(call.lateRetryFailure()));
+      } else if (retry) {
         next();
       } else {
         startAttempt();

@@ -80,6 +80,11 @@ final class CallExtras {
     return earlier;
   }
 
+  /** The failure of the latest attempt the call went on after, or null. */
+  Throwable latestFailure() {
+    return earlier == null ? null : earlier.latest();
+  }
+
   /** {@code last}, carrying the earlier attempts' failures (none when {@code x} is null). */
   static <T extends Throwable> T withEarlier(CallExtras x, T last) {
     return x == null || x.earlier == null ? last : x.earlier.attachTo(last);

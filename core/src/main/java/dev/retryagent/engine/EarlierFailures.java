@@ -38,6 +38,11 @@ final class EarlierFailures {
     failures.add(error);
   }
 
+  /** The failure of the latest attempt kept (one the call went on after), or null. */
+  Throwable latest() {
+    return failures == null ? null : failures.get(failures.size() - 1);
+  }
+
   /**
    * Adds the earlier failures to {@code last}, the exception the call ends with, as suppressed
    * exceptions; never {@code last} itself, nor one it already carries. Returns {@code last}.

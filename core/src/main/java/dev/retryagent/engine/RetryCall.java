@@ -532,6 +532,67 @@ public abstract class RetryCall extends HostHold {
                 + " refused it), and the attempt would have gone over the limit"));
   }
 
+  /**
+   * Asked by the loop after a retry's wait, before anything else of the retry: true when the wait
+   * ended at or after the deadline (a JVM paused during it, a scheduler or a sleep that ran late),
+   * where the retry would have no time left ({@link #attemptTimeoutNanos}: 1 ns) and no chance: the
+   * host would get a request nobody waits for, the caller a timeout it never had without the agent.
+   * The retry is not made: the call ends with the attempt's outcome, as if the policy had not
+   * retried it, given up as {@link GiveUpReason#DEADLINE}, the retry back to the budget. The
+   * adapter then gives the caller the response it kept ({@link #waitEndsNearDeadline}), or else
+   * {@link #lateRetryFailure()}. False, and nothing changes, when the retry is still in time, or
+   * the caller gave up during the wait (the attempt then fails as the client fails a cancelled
+   * call).
+   */
+  public synchronized boolean retryTooLate() {
+    if (finished || decision == null || !decision.retry() || extras == null) {
+      return false;
+    }
+    long now = state.engine.clock().nanoTime();
+    if (!bounds().pastDeadline(now) || cancelledByCaller()) {
+      return false;
+    }
+    Outcome outcome = decision.outcome();
+    forgo(outcome == Outcome.RESPONSE ? null : extras.latestFailure(), GiveUpReason.DEADLINE);
+    return true;
+  }
+
+  /**
+   * Whether a loop that can keep the response it retries unreleased through the wait should: when
+   * the retry, {@code delayNanos} from now, would start within {@link
+   * CallBounds#NEAR_DEADLINE_NANOS} of the deadline, a wait that ends late would end the call with
+   * it ({@link #retryTooLate}). Further from the deadline the response is released first, so its
+   * connection serves the host's other calls during the wait. Asked on a retry's path only.
+   */
+  public synchronized boolean waitEndsNearDeadline(long delayNanos) {
+    long at = state.engine.clock().nanoTime() + delayNanos;
+    return bounds().pastDeadline(at + CallBounds.NEAR_DEADLINE_NANOS);
+  }
+
+  /**
+   * What a call that {@link #retryTooLate} ends with when its adapter holds no response: the
+   * attempt's failure as the client gave it (carrying the earlier attempts'), or, when the attempt
+   * ended with a response that was released for the retry (it cannot be given back), an {@code
+   * IOException} that says so, naming the method and target only.
+   */
+  public synchronized Throwable lateRetryFailure() {
+    Throwable last = extras == null ? null : extras.latestFailure();
+    if (decision != null && decision.outcome() != Outcome.RESPONSE && last != null) {
+      return CallExtras.withEarlier(extras, last);
+    }
+    return CallExtras.withEarlier(
+        extras,
+        new java.io.IOException(
+            "retry-agent: the wait to retry "
+                + request().method()
+                + " "
+                + state.target
+                + " after "
+                + (decision == null ? "its response" : "a " + decision.status())
+                + " ended past the call's deadline (the JVM or its scheduler held up), and the"
+                + " response had been released for the retry"));
+  }
+
   private void forgo(Throwable failure, GiveUpReason reason) {
     if (finished || decision == null || !decision.retry()) {
       return;

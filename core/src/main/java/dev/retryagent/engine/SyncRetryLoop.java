@@ -87,6 +87,9 @@ public final class SyncRetryLoop {
           throw e;
         }
         sleep(call, sleeper, d.delayNanos());
+        if (call.retryTooLate()) {
+          throw late(call); // the attempt's failure, as if not retried
+        }
         continue;
       }
       // A call the adapter ended in the attempt (the host answered a request the application broke:
@@ -116,9 +119,48 @@ public final class SyncRetryLoop {
         call.retryForgone(null);
         return response;
       }
-      access.discard(response);
-      sleep(call, sleeper, d.delayNanos());
+      // Near the deadline the response is kept through the wait: one that ends late ends the
+      // call with it. Further from it, released now, its connection serves other calls meanwhile.
+      boolean keep = access.whole(response) && call.waitEndsNearDeadline(d.delayNanos());
+      if (!keep) {
+        access.discard(response);
+      }
+      try {
+        sleep(call, sleeper, d.delayNanos());
+      } catch (InterruptedException | RuntimeException | Error e) {
+        if (keep) {
+          access.discard(response);
+        }
+        throw e;
+      }
+      if (call.retryTooLate()) {
+        if (keep) {
+          return response; // as if the policy had not retried it
+        }
+        throw late(call);
+      }
+      if (keep) {
+        access.discard(response);
+      }
     }
+  }
+
+  /**
+   * The call ended after a wait that ended past the deadline ({@link RetryCall#retryTooLate}): its
+   * attempt's failure, or the engine's exception for a response released before the wait.
+   */
+  private static IOException late(RetryCall call) throws InterruptedException {
+    Throwable t = call.lateRetryFailure();
+    if (t instanceof IOException) {
+      return (IOException) t;
+    }
+    if (t instanceof InterruptedException) {
+      throw (InterruptedException) t;
+    }
+    if (t instanceof RuntimeException) {
+      throw (RuntimeException) t;
+    }
+    throw (Error) t;
   }
 
   /**

@@ -601,7 +601,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
       engine.asyncRetryDone();
     }
-    next();
+    retryAfterWait();
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. */
@@ -637,9 +637,30 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
     }
     if (retry) {
-      next();
+      retryAfterWait();
     } else {
       nextAttempt();
+    }
+  }
+
+  /**
+   * A retry's wait is over: the retry goes on, unless the wait ended past the call's deadline (the
+   * JVM or the scheduler held up, RetryCall.retryTooLate), where it would start with no time left
+   * and no chance. The call then ends with the attempt's failure as the client gave it, or (its
+   * response was released for the retry) the engine's exception, told on a dispatcher thread as the
+   * rate limit's refusal is, and nothing is sent.
+   */
+  private void retryAfterWait() {
+    if (!retryCall.retryTooLate()) {
+      next();
+      return;
+    }
+    Throwable late = retryCall.lateRetryFailure();
+    // OkHttp fails an attempt with an IOException only: anything else is not an attempt's outcome.
+    IOException e = late instanceof IOException ? (IOException) late : new IOException(late);
+    Call call = attemptCallOrTell(e);
+    if (call != null) {
+      failThrough(call, e);
     }
   }
 

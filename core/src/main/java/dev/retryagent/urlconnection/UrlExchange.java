@@ -366,6 +366,9 @@ final class UrlExchange {
       c.disconnect();
     }
     waitToRetry(d.delayNanos());
+    if (call.retryTooLate()) {
+      throw late();
+    }
   }
 
   /**
@@ -483,8 +486,30 @@ final class UrlExchange {
         settle(c, failure, answered);
         return;
       }
-      Connections.discard(c, status, failure);
-      waitToRetry(d.delayNanos());
+      // Near the deadline a response is kept through the wait: one that ends late (the JVM held
+      // up) ends the call with it. Further from it, released now, its connection serves others.
+      boolean keep = status >= 0 && call.waitEndsNearDeadline(d.delayNanos());
+      if (!keep) {
+        Connections.discard(c, status, failure);
+      }
+      try {
+        waitToRetry(d.delayNanos());
+      } catch (IOException | RuntimeException | Error e) {
+        if (keep) {
+          Connections.discard(c, status, failure);
+        }
+        throw e;
+      }
+      if (call.retryTooLate()) {
+        if (keep) {
+          settle(c, failure, answered); // as if the policy had not retried it
+          return;
+        }
+        throw late();
+      }
+      if (keep) {
+        Connections.discard(c, status, failure);
+      }
     }
   }
 
@@ -496,6 +521,20 @@ final class UrlExchange {
   private boolean followedRedirect(HttpURLConnection c) {
     URL now = c == null ? null : c.getURL();
     return now != null && !now.toExternalForm().equals(request.url().toExternalForm());
+  }
+
+  /**
+   * The call ends after a retry's wait that ended past the deadline ({@link
+   * dev.retryagent.engine.RetryCall#retryTooLate}), where the retry would have had no time left:
+   * with the attempt's failure, or the engine's exception for a response released before the wait.
+   */
+  private IOException late() throws IOException {
+    Throwable t = call.lateRetryFailure();
+    if (!(t instanceof IOException)) {
+      done = true;
+      throw Connections.rethrow(t);
+    }
+    return end((IOException) t);
   }
 
   /**

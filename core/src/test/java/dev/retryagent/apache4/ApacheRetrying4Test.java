@@ -65,4 +65,34 @@ class ApacheRetrying4Test {
       assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
     }
   }
+
+  @Test
+  void aRetrysWaitThatEndsPastTheDeadlineEndsTheCallWithTheAttemptsOutcome() throws Exception {
+    // Each wait before a retry ends 40 s late (a paused JVM), past the 1 s deadline: the retry
+    // went anyway with timeouts of 1 ms, the server got a request nobody waited for, and the
+    // caller a SocketTimeoutException (or the retry's answer) instead of its outcome. (A reset
+    // HttpClient resends itself at once, without a wait: the engine's tests take failures.)
+    FakeTime time = new FakeTime();
+    RetryEngine late =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r ->
+                r.deadline(java.time.Duration.ofSeconds(1))
+                    .retryAfterMax(java.time.Duration.ofSeconds(1)),
+            CircuitBreakerPolicy.defaults(),
+            new ArrayList<>());
+    time.late(40_000_000_000L);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), late)) {
+      server.otherwise(ScriptedHttpServer.Action.ok("late"));
+      // Near the deadline the 503 is kept through the wait: the caller reads it as it came.
+      server.enqueue(ScriptedHttpServer.Action.status(503));
+      try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/items")))) {
+        assertThat(r.getStatusLine().getStatusCode()).isEqualTo(503);
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("status 503");
+      }
+      assertThat(server.requestCount()).isEqualTo(1);
+    }
+  }
 }

@@ -184,4 +184,32 @@ class ApacheCancelTest {
       assertThat(metrics.route("test").attempts()).isEqualTo(1);
     }
   }
+
+  @Test
+  void aRetrysWaitThatEndsPastTheDeadlineEndsTheCallWithTheAttemptsOutcome() throws Exception {
+    // Each wait before a retry ends 40 s late (a paused JVM), past the 1 s deadline: the retry
+    // went anyway with timeouts of 1 ms, the server got a request nobody waited for, and the
+    // caller a SocketTimeoutException (or the retry's answer) instead of its outcome. (A reset
+    // HttpClient resends itself at once, without a wait: the engine's tests take failures.)
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    time.late(40_000_000_000L);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
+      server.otherwise(ScriptedHttpServer.Action.ok("late"));
+      // Near the deadline the 503 is kept through the wait: the caller reads it as it came.
+      server.enqueue(status(503));
+      String got =
+          ours.execute(
+              new HttpGet(server.url("/items")),
+              r -> r.getCode() + " " + EntityUtils.toString(r.getEntity()));
+      assertThat(got).isEqualTo("503 status 503");
+      assertThat(server.requestCount()).isEqualTo(1);
+    }
+  }
 }

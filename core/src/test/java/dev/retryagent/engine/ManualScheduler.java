@@ -17,6 +17,7 @@ final class ManualScheduler implements Scheduler {
   private int ran;
   private boolean cancelWorks = true;
   private RuntimeException refusal;
+  private long lateNanos;
 
   ManualScheduler(FakeClock clock) {
     this.clock = clock;
@@ -70,6 +71,16 @@ final class ManualScheduler implements Scheduler {
     return t;
   }
 
+  /** Each task from now on runs {@code nanos} after its due time (a paused JVM, a late timer). */
+  synchronized ManualScheduler late(long nanos) {
+    lateNanos = nanos;
+    return this;
+  }
+
+  private synchronized long lateNanos() {
+    return lateNanos;
+  }
+
   /** Tasks waiting to run. */
   synchronized int pending() {
     return tasks.size();
@@ -93,7 +104,7 @@ final class ManualScheduler implements Scheduler {
       if (next == null) {
         break;
       }
-      clock.advanceTo(next.due);
+      clock.advanceTo(next.due + lateNanos());
       run(next);
     }
     clock.advanceTo(target);
@@ -106,7 +117,7 @@ final class ManualScheduler implements Scheduler {
       if (next == null) {
         return;
       }
-      clock.advanceTo(next.due);
+      clock.advanceTo(next.due + lateNanos());
       run(next);
     }
     throw new AssertionError("scheduler never went idle");

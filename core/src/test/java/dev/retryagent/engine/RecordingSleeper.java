@@ -10,6 +10,7 @@ import java.util.List;
 final class RecordingSleeper implements Sleeper {
   private final FakeClock clock;
   private final List<Long> sleeps = new ArrayList<>();
+  private long lateNanos;
 
   RecordingSleeper(FakeClock clock) {
     this.clock = clock;
@@ -24,7 +25,13 @@ final class RecordingSleeper implements Sleeper {
       throw new AssertionError("negative sleep " + nanos);
     }
     sleeps.add(nanos);
-    clock.advance(nanos);
+    clock.advance(nanos + lateNanos);
+  }
+
+  /** Each sleep from now on ends {@code nanos} late (a JVM paused, a thread scheduled late). */
+  synchronized RecordingSleeper late(long nanos) {
+    lateNanos = nanos;
+    return this;
   }
 
   synchronized List<Long> sleeps() {

@@ -419,6 +419,88 @@ abstract class RetryScenarios {
     assertThat(script.attemptCount()).isEqualTo(2);
   }
 
+  /** Waits end {@code nanos} late: the sync loop's sleeps and the async loop's scheduled tasks. */
+  EngineFixture lateBy(TestPolicy p, long nanos) {
+    f = EngineFixture.of(p);
+    f.sleeper.late(nanos);
+    f.scheduler.late(nanos);
+    return f;
+  }
+
+  long retriesInTheBudget(TestPolicy p) {
+    return f.engine
+        .budgetFor("http://api.example.com:80", p.build())
+        .retriesInWindow(f.clock.nanoTime());
+  }
+
+  @Test
+  void aFailureWhoseRetrysWaitEndsPastTheDeadlineEndsTheCallWithIt() {
+    // A 500 ms backoff, a 2 s deadline, and the wait ends 2 s late (a paused JVM): the retry
+    // started past the deadline with a timeout of 1 ns, the host got a request nobody waited for
+    // and the caller a timeout it never had without the agent. It ends as if not retried.
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofMillis(500), 1.0, Duration.ofSeconds(1));
+    p.deadline(Duration.ofSeconds(2));
+    lateBy(p, 2 * S);
+    ConnectException refused = new ConnectException("Connection refused");
+    CallResult r = run(p, FakeRequest.get(), fail(refused), respond(200));
+    assertThat(r.error).isSameAs(refused);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.DEADLINE);
+    assertThat(f.listener.complete().attempt()).isEqualTo(1);
+    assertThat(retriesInTheBudget(p)).as("the retry not made, back to the budget").isZero();
+  }
+
+  @Test
+  void aResponseWhoseRetrysWaitEndsPastTheDeadlineNearItIsTheCallers() {
+    // The retry was to start 500 ms before the deadline: near it, the loop that can (synchronous,
+    // a whole response) keeps the response through the wait, and a wait that ends late ends the
+    // call with it. The asynchronous loop (java.net.http, which drops a retried body as its head
+    // arrives) has only the engine's exception to give, never a retry past the deadline.
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofMillis(500), 1.0, Duration.ofSeconds(1));
+    p.deadline(Duration.ofSeconds(1));
+    lateBy(p, 2 * S);
+    CallResult r = run(p, FakeRequest.get(), respond(503), respond(200));
+    assertThat(script.attemptCount()).isEqualTo(1);
+    if (driver() == Driver.SYNC) {
+      assertThat(r.status()).isEqualTo(503);
+      assertThat(r.response).isSameAs(script.responsesServed().get(0));
+    } else {
+      assertThat(r.error).isInstanceOf(IOException.class);
+      assertThat(r.error.getMessage()).contains("ended past the call's deadline");
+    }
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.DEADLINE);
+    assertThat(retriesInTheBudget(p)).isZero();
+  }
+
+  @Test
+  void aResponseReleasedBeforeAWaitThatEndsFarPastTheDeadlineIsNotRetriedEither() {
+    // 30 s from the deadline the 503 is released before its wait (its connection serves others);
+    // the wait ends 40 s late: the response cannot be given back, and no retry goes out past the
+    // deadline: the engine's exception says why, naming method and target only.
+    TestPolicy p = TestPolicy.create();
+    lateBy(p, 40 * S);
+    CallResult r = run(p, FakeRequest.get(), respond(503), respond(200));
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(r.error)
+        .isInstanceOf(IOException.class)
+        .hasMessage(
+            "retry-agent: the wait to retry GET http://api.example.com:80 after a 503 ended past"
+                + " the call's deadline (the JVM or its scheduler held up), and the response had"
+                + " been released for the retry");
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.DEADLINE);
+    assertThat(retriesInTheBudget(p)).isZero();
+  }
+
+  @Test
+  void aWaitThatEndsLateButBeforeTheDeadlineStillRetries() {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofMillis(500), 1.0, Duration.ofSeconds(1));
+    p.deadline(Duration.ofSeconds(1));
+    lateBy(p, 400 * MS);
+    CallResult r = run(p, FakeRequest.get(), respond(503), respond(200));
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(script.attempts().get(1).timeoutNanos).isEqualTo(100 * MS);
+  }
+
   @Test
   void timeSpentInAttemptsCountsAgainstTheDeadline() {
     TestPolicy p = TestPolicy.create();

@@ -30,6 +30,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -113,6 +114,29 @@ class RetryingHttpClientTest {
       b.header("Idempotency-Key", idempotencyKey);
     }
     return b.build();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRetrysWaitThatEndsPastTheDeadlineEndsTheCallWithTheAttemptsOutcome(Way way)
+      throws Exception {
+    // Each wait before a retry ends 40 s late (a paused JVM, a timer held up), past the 1 s
+    // deadline: the retry went anyway with a request timeout of 1 ns, the server got a request
+    // nobody waited for, and the application an HttpTimeoutException instead of its outcome. (A
+    // reset the JDK resends itself at once, without a wait: the engine's tests take failures.)
+    HttpClient client =
+        client(b -> b.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+
+    // The JDK drops a retried response's body as its head arrives: it cannot be given back, and
+    // the engine says why instead of sending a retry past the deadline.
+    server.enqueue(status(503));
+    assertThatThrownBy(() -> call(way, client, get("/v1/items")))
+        .isInstanceOf(IOException.class)
+        .isNotInstanceOf(HttpTimeoutException.class)
+        .hasMessageContaining("ended past the call's deadline");
+    assertThat(server.requestCount()).isEqualTo(1);
   }
 
   @ParameterizedTest

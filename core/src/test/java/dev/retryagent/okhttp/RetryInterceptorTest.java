@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
+import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
@@ -20,7 +21,9 @@ import dev.retryagent.testing.PushingH2cServer;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -466,6 +469,46 @@ class RetryInterceptorTest {
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(writes).hasValue(1);
     assertThat(events).anySatisfy(e -> assertThat(e.reason()).hasToString("BODY_NOT_REPLAYABLE"));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRetrysWaitThatEndsPastTheDeadlineEndsTheCallWithTheAttemptsOutcome(Way way)
+      throws Exception {
+    // Each wait before a retry ends 40 s late (a paused JVM, a timer held up), past the 1 s
+    // deadline: the retry started anyway, with a timeout of 1 ns, the server got a request nobody
+    // waited for, and the application a timeout (or the retry's answer) instead of its outcome.
+    configure(b -> b.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    server.enqueue(reset());
+
+    Throwable failure = catchThrowable(() -> call(way, get("/v1/items")));
+
+    assertThat(failure)
+        .as("the reset as OkHttp gave it")
+        .isInstanceOf(IOException.class)
+        .isNotInstanceOf(InterruptedIOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+
+    // Near the deadline the 503 is kept through a wait on the call's thread (execute, and enqueue
+    // waiting in the interceptor); the AsyncRetrier released it before its wait on the scheduler,
+    // and can only say so. No retry either way.
+    server.enqueue(status(503));
+    if (way == Way.ENQUEUE_REQUEUED) {
+      assertThat(catchThrowable(() -> call(way, get("/v1/items"))))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("ended past the call's deadline");
+    } else {
+      Response r = call(way, get("/v1/items"));
+      assertThat(r.code()).isEqualTo(503);
+      assertThat(body(r)).isEqualTo("status 503");
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.DEADLINE, GiveUpReason.DEADLINE);
   }
 
   @Test

@@ -21,6 +21,7 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
   private final List<Long> waits = Collections.synchronizedList(new ArrayList<>());
   private final ConcurrentLinkedQueue<Runnable> held = new ConcurrentLinkedQueue<>();
   private volatile boolean holding;
+  private volatile long lateNanos;
 
   @Override
   public long nanoTime() {
@@ -38,7 +39,7 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
       throw new InterruptedException();
     }
     waits.add(n);
-    nanos.addAndGet(n);
+    nanos.addAndGet(n + lateNanos);
   }
 
   /**
@@ -57,13 +58,13 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
       held.add(
           () -> {
             if (!cancelled.get()) {
-              nanos.addAndGet(delayNanos);
+              nanos.addAndGet(delayNanos + lateNanos);
               task.run();
             }
           });
       return () -> !cancelled.getAndSet(true);
     }
-    nanos.addAndGet(delayNanos);
+    nanos.addAndGet(delayNanos + lateNanos);
     Thread t = new Thread(task, "fake-time-scheduler");
     t.setDaemon(true);
     t.start();
@@ -103,6 +104,14 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
     for (Runnable r : due) {
       r.run();
     }
+  }
+
+  /**
+   * From now on every wait (a sleep, a scheduled task) ends {@code n} late, as when the JVM is
+   * paused or its timer thread held up during it.
+   */
+  public void late(long n) {
+    lateNanos = n;
   }
 
   public void advance(long n) {

@@ -205,6 +205,27 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void aRetrysWaitThatEndsPastTheDeadlineEndsTheCallWithTheAttemptsOutcome() throws Exception {
+    // Each wait before a retry ends 40 s late (a paused JVM), past the 1 s deadline: the retry
+    // went anyway, its timeouts 1 ms, the server got a request nobody waited for, and the
+    // application a SocketTimeoutException (or the retry's answer) instead of its outcome. (A
+    // reset the JDK resends itself at once, without a wait: the engine's tests take failures.)
+    RetryEngine engine =
+        engine(b -> b.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    server.enqueue(status(503));
+    HttpURLConnection d = open("/v1/items", engine);
+    assertThat(d.getResponseCode()).isEqualTo(503);
+    assertThat(read(d.getErrorStream())).isEqualTo("status 503");
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.DEADLINE);
+  }
+
+  @Test
   void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
     // The application logs the exception the agent made: a servlet container's ;jsessionid=...
     // is a session's credential, and agent.redact.pathSegments masks segments the agent writes.
