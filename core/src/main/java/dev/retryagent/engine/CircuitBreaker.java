@@ -181,6 +181,9 @@ public final class CircuitBreaker {
       }
       if (state == CircuitState.OPEN && nowNanos - openUntilNanos >= 0) {
         moved = move(CircuitState.HALF_OPEN);
+        // The trials' time starts at the half-open's own, not at one of an earlier half-open (or
+        // 0, which nanoTime's arbitrary origin may put after every time read): it only moves on.
+        lastTrialNanos = openUntilNanos;
       }
       switch (state) {
         case CLOSED:
@@ -189,7 +192,12 @@ public final class CircuitBreaker {
         case HALF_OPEN:
           if (trialsIssued < policy.halfOpenCalls()) {
             trialsIssued++;
-            lastTrialNanos = nowNanos;
+            // The time is read before this lock: a thread held up there brings one older than the
+            // last trial's, which must not move it back (the trials out would be taken for lost,
+            // the breaker reopened, before openFor had passed since the last one went).
+            if (nowNanos - lastTrialNanos > 0) {
+              lastTrialNanos = nowNanos;
+            }
             permit = generation;
           } else {
             permit = REJECTED;

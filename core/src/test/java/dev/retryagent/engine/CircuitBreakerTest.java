@@ -407,6 +407,52 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void aTrialTimedBeforeTheLastOneDoesNotMoveItsTimeBack() {
+    // The time is read before the breaker's lock: a thread held up there (callers of one host
+    // queued on it, a JVM paused between the two) takes the last trial with a time older than the
+    // one before it. The trials' time went back to it, and the trials still out were taken for
+    // lost 4 s early: the breaker reopened at T0 + 31 s, 26 s after the last trial went out.
+    CircuitBreaker b = halfOpenAt(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0 + 5 * S);
+    assertThat(b.tryAcquire(T0 + 1 * S)).as("a trial left").isNotEqualTo(CircuitBreaker.REJECTED);
+
+    assertThat(b.tryAcquire(T0 + 35 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+    b.tryAcquire(T0 + 35 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+    assertThat(b.openUntilNanos()).isEqualTo(T0 + 65 * S);
+  }
+
+  @Test
+  void trialsTimedBeforeTheBreakerHalfOpenedKeepTheTimeOfTheTrialThatHalfOpenedIt() {
+    // Held up before the lock since before openFor ended, threads take the trials left after the
+    // one that half-opened the breaker (released): their older times moved the trials' time back
+    // to before the half-open, and the trials out were taken for lost 15 s early.
+    CircuitBreaker b = openedAt(T0 - 30 * S);
+    long first = b.tryAcquire(T0 + 10 * S); // half-opens: T0 is when openFor ended
+    b.release(first);
+    b.tryAcquire(T0 - 5 * S);
+    b.tryAcquire(T0 - 5 * S);
+    b.tryAcquire(T0 - 5 * S);
+    assertThat(b.tryAcquire(T0 + 30 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN);
+  }
+
+  @Test
+  void lostTrialsAreNoticedWhateverTheOriginOfTheClock() {
+    // nanoTime's origin is arbitrary: every time it reads may be negative, before the trials'
+    // time a breaker starts with. The trials' time must still move to the first trial's.
+    long t = -1000 * S;
+    CircuitBreaker b = halfOpenAt(t);
+    b.tryAcquire(t);
+    b.tryAcquire(t);
+    b.tryAcquire(t);
+    b.tryAcquire(t + 30 * S);
+    assertThat(b.state()).isEqualTo(CircuitState.OPEN);
+  }
+
+  @Test
   void lostTrialsNoticedLongAfterwardsLetANewTrialThroughAtOnce() {
     CircuitBreaker b = halfOpenAt(T0);
     b.tryAcquire(T0);
