@@ -16,12 +16,13 @@ public final class CallBounds {
   static final long CALLER_TIMEOUT_SLACK_NANOS = 50_000_000L;
 
   /**
-   * A retry planned to start this close to the deadline (or closer) keeps the response it retries
-   * through its wait where the loop can ({@link RetryCall#waitEndsNearDeadline}): a wait that then
-   * ends late, at or past the deadline (a JVM paused, a scheduler held up), ends the call with that
-   * response ({@link RetryCall#retryTooLate}). Further from the deadline the response is released
-   * before the wait, so its connection serves other calls meanwhile; only a wait late by more than
-   * this loses it.
+   * A retry planned to start this close to the deadline (or closer), after a wait no longer than
+   * this, keeps the response it retries through its wait where the loop can ({@link
+   * RetryCall#waitEndsNearDeadline}): a wait that then ends late, at or past the deadline (a JVM
+   * paused, a scheduler held up), ends the call with that response ({@link
+   * RetryCall#retryTooLate}). Further from the deadline the response is released before the wait,
+   * so its connection serves other calls meanwhile, and so it is before a longer wait (a kept
+   * response holds its connection, an Apache pool's lease, for the whole wait).
    */
   static final long NEAR_DEADLINE_NANOS = 1_000_000_000L;
 

@@ -562,9 +562,15 @@ public abstract class RetryCall extends HostHold {
    * the retry, {@code delayNanos} from now, would start within {@link
    * CallBounds#NEAR_DEADLINE_NANOS} of the deadline, a wait that ends late would end the call with
    * it ({@link #retryTooLate}). Further from the deadline the response is released first, so its
-   * connection serves the host's other calls during the wait. Asked on a retry's path only.
+   * connection serves the host's other calls during the wait; so too before a wait longer than that
+   * margin, whatever the deadline: a kept response holds its connection (an Apache pool's lease,
+   * which other threads of the application may be queued for) through the wait, and a rare late
+   * wait is not worth holding one for long. Asked on a retry's path only.
    */
   public synchronized boolean waitEndsNearDeadline(long delayNanos) {
+    if (delayNanos > CallBounds.NEAR_DEADLINE_NANOS) {
+      return false;
+    }
     long at = state.engine.clock().nanoTime() + delayNanos;
     return bounds().pastDeadline(at + CallBounds.NEAR_DEADLINE_NANOS);
   }

@@ -473,6 +473,22 @@ abstract class RetryScenarios {
   }
 
   @Test
+  void aResponseBeforeALongWaitIsReleasedFirstEvenNearTheDeadline() {
+    // The retry is to start 500 ms before the deadline, but after a 5 s wait: a kept response
+    // would hold its connection (an Apache pool's lease others may queue for) for all of it. It is
+    // released before the wait; a wait that then ends late has only the engine's exception to give.
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(5), 1.0, Duration.ofSeconds(5));
+    p.deadline(Duration.ofMillis(5_500));
+    lateBy(p, 2 * S);
+    CallResult r = run(p, FakeRequest.get(), respond(503), respond(200));
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(r.error).isInstanceOf(IOException.class);
+    assertThat(r.error.getMessage()).contains("ended past the call's deadline");
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.DEADLINE);
+    assertThat(retriesInTheBudget(p)).isZero();
+  }
+
+  @Test
   void aResponseReleasedBeforeAWaitThatEndsFarPastTheDeadlineIsNotRetriedEither() {
     // 30 s from the deadline the 503 is released before its wait (its connection serves others);
     // the wait ends 40 s late: the response cannot be given back, and no retry goes out past the
