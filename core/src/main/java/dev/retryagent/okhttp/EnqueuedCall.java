@@ -388,11 +388,37 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       if (dispatcher.queuedCallsCount() > 0) {
         engine
             .scheduler()
-            .schedule(() -> endIfQueued(clone, true), Math.max(0, deadline - System.nanoTime()));
+            .schedule(
+                () -> endIfQueuedAtDeadline(clone), Math.max(0, deadline - System.nanoTime()));
       }
     } catch (RuntimeException | LinkageError e) {
       // The clone is enqueued: it ends by OkHttp's own timeout once it runs, as before.
     }
+  }
+
+  /**
+   * {@link #endIfQueued(Call, boolean)} at the call's deadline, the task {@link #watchQueue}
+   * schedules: what fails in it (the application's {@code EventListener} as the clone is cancelled,
+   * our own bug) ends the call with OkHttp's timeout, told once, as the deadline would have ended
+   * it without the agent; before, the task ended and the callback was never called.
+   */
+  private void endIfQueuedAtDeadline(Call clone) {
+    try {
+      endIfQueued(clone, true);
+    } catch (RuntimeException | Error bug) {
+      endQuietlyWithOwnFailure(
+          "ending a retry queued in OkHttp's dispatcher at the call's deadline",
+          bug,
+          timeout(),
+          true);
+    }
+  }
+
+  /** OkHttp's call timeout, as it reports it: the cancel's failure its cause. */
+  private static InterruptedIOException timeout() {
+    InterruptedIOException timeout = new InterruptedIOException("timeout");
+    timeout.initCause(new IOException("Canceled"));
+    return timeout;
   }
 
   /**
@@ -405,13 +431,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * timeout has the call's deadline; a cancel reaches it).
    */
   private void endIfQueued(Call clone, boolean timedOut) {
-    IOException failure = new IOException("Canceled");
-    if (timedOut) {
-      InterruptedIOException timeout = new InterruptedIOException("timeout");
-      timeout.initCause(failure); // as OkHttp's: the cancel's failure its cause
-      failure = timeout;
-    }
-    endIfQueued(clone, failure, true);
+    endIfQueued(clone, timedOut ? timeout() : new IOException("Canceled"), true);
   }
 
   /**
@@ -438,21 +458,31 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       clone.cancel();
     }
     IOException heard = failure;
-    Runnable tell =
-        () -> {
-          // Nothing reached the server: no outcome for the breaker (its permit goes back), the
-          // retry goes back to the host's budget, and the give-up is logged as call-timeout, or
-          // cancelled (a call the engine ended already: nothing left to give back).
-          retryCall.attemptNotSent();
-          retryCall.onAbandoned();
-          deliverFailure(heard);
-        };
+    Runnable tell = () -> tellEndedInQueue(heard);
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
       dispatcher.executorService().execute(tell);
     } catch (RuntimeException refused) {
       engine.scheduler().schedule(tell, 0); // shut down meanwhile: there is no other thread
+    }
+  }
+
+  /**
+   * The callback hears {@code failure} for a clone {@link #endIfQueued} ended, on a thread of the
+   * dispatcher's (or the scheduler's). Nothing reached the server: no outcome for the breaker (its
+   * permit goes back), the retry goes back to the host's budget, and the give-up is logged as
+   * call-timeout, or cancelled (a call the engine ended already: nothing left to give back). What
+   * fails here (the engine's bug, the call's context) still tells the callback, once, {@code
+   * failure}; before, the task ended and the callback was never called.
+   */
+  private void tellEndedInQueue(IOException failure) {
+    try {
+      retryCall.attemptNotSent();
+      retryCall.onAbandoned();
+      deliverFailure(failure);
+    } catch (RuntimeException | Error bug) {
+      endQuietlyWithOwnFailure("ending a retry queued in OkHttp's dispatcher", bug, failure, false);
     }
   }
 
@@ -696,13 +726,47 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // Not on this thread: cancel() may run inside the dispatcher's lock (cancelAll), where
       // OkHttp must not be asked to enqueue.
       try {
-        engine.scheduler().schedule(this::nextAttempt, 0);
+        engine.scheduler().schedule(this::nextAttemptAfterCancel, 0);
       } catch (RuntimeException | Error refused) {
         // No thread of ours to tell the callback from: one of the dispatcher's, as for a clone.
         if (dispatcher != null) {
-          dispatcher.executorService().execute(this::nextAttempt);
+          dispatcher.executorService().execute(this::nextAttemptAfterCancel);
         }
       }
+    }
+  }
+
+  /**
+   * {@link #nextAttempt} after a cancel ended the wait, the task {@link #cancel} schedules: what
+   * fails in it (the engine's bug as the call is abandoned, the call's context) ends the call with
+   * {@code Canceled}, told once, as OkHttp tells a call cancelled before it ran; before, the task
+   * ended and the callback was never called.
+   */
+  private void nextAttemptAfterCancel() {
+    try {
+      nextAttempt();
+    } catch (RuntimeException | Error bug) {
+      endQuietlyWithOwnFailure("going on after a cancel", bug, new IOException("Canceled"), true);
+    }
+  }
+
+  /**
+   * {@link #endWithOwnFailure} for a task of ours, with {@code failure} (what the call ends with
+   * without the agent) for the callback: nothing is left to throw to but the task's thread, and
+   * what the application's callback throws is its own, as OkHttp's dispatcher leaves it.
+   */
+  private void endQuietlyWithOwnFailure(
+      String where, Throwable bug, IOException failure, boolean onScheduler) {
+    try {
+      endWithOwnFailure(
+          where,
+          bug,
+          "the call ends as it would have without the agent",
+          null,
+          failure,
+          onScheduler);
+    } catch (IOException never) {
+      // only a response's callback throws one, and there is no response to give
     }
   }
 

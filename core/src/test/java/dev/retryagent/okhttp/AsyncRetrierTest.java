@@ -1526,6 +1526,11 @@ class AsyncRetrierTest {
    * with its interceptor; the engine's errors are returned.
    */
   private List<String> configureFaulty(AtomicBoolean clockFails) {
+    return configureFaulty(clockFails, new OkHttpClient.Builder());
+  }
+
+  /** As above, the retrier's interceptor last, after {@code before}. */
+  private List<String> configureFaulty(AtomicBoolean clockFails, OkHttpClient.Builder before) {
     List<String> errors = new CopyOnWriteArrayList<>();
     dev.retryagent.engine.Clock clock =
         new dev.retryagent.engine.Clock() {
@@ -1552,7 +1557,7 @@ class AsyncRetrierTest {
             .policy(Policy.defaults())
             .build();
     retrier = new AsyncRetrier(engine);
-    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    client = before.addInterceptor(retrier.interceptor()).build();
     return errors;
   }
 
@@ -1682,5 +1687,145 @@ class AsyncRetrierTest {
         .singleElement()
         .asString()
         .contains("while going on after a wait (java.lang.NoClassDefFoundError at ");
+  }
+
+  /** Runs the held tasks on a thread of their own, whose uncaught failure is dropped. */
+  private Thread runHeldTasksApart() {
+    Thread scheduler = new Thread(time::runHeldTasks, "fake-scheduler");
+    scheduler.setUncaughtExceptionHandler((t, e) -> {});
+    scheduler.start();
+    return scheduler;
+  }
+
+  @Test
+  void anErrorOfOursAfterACancelEndedTheWaitStillTellsTheCallbackCanceledOnce() throws Exception {
+    // The cancel during the retry's wait schedules the task that tells it: before, what the
+    // engine threw there (its clock, as the call was abandoned) left the task and the callback
+    // was never called.
+    AtomicBoolean clockFails = new AtomicBoolean();
+    List<String> errors = configureFaulty(clockFails);
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    clockFails.set(true);
+    call.cancel();
+    retrier.cancel(call);
+    Thread scheduler = runHeldTasksApart();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    scheduler.join(10_000);
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while going on after a cancel (java.lang.NoClassDefFoundError at ");
+  }
+
+  @Test
+  void anErrorOfOursAsARetryQueuedBehindTheHostsSlotsIsEndedStillTellsTheCallbackOnce()
+      throws Exception {
+    // The cancel of a retry's clone that waits in the dispatcher's queue is told by a task on a
+    // dispatcher thread: before, what the engine threw there (its clock, as the call was
+    // abandoned) left the task and the callback was never called.
+    AtomicBoolean clockFails = new AtomicBoolean();
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    List<String> errors = configureFaulty(clockFails, holdingTheSlot(slotTaken, slotFree));
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+      clockFails.set(true);
+
+      call.cancel();
+      retrier.cancel(call);
+
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .alias("the callback hears of the cancel, the slot still taken")
+          .until(heard.outcome::isDone);
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.thread).startsWith("OkHttp ");
+    } finally {
+      clockFails.set(false); // the call holding the slot goes through the agent too
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains(
+            "while ending a retry queued in OkHttp's dispatcher (java.lang.NoClassDefFoundError"
+                + " at ");
+  }
+
+  @Test
+  void aRetryQueuedAtTheCallTimeoutWhoseEndFailsStillTellsTheCallbackTheTimeoutOnce()
+      throws Exception {
+    // At the call's deadline a task ends the retry's clone queued behind the host's taken slot;
+    // its dispatcher's executor, out of threads, threw an Error as the task handed it the
+    // callback's telling: before, the Error left the task and the callback was never called.
+    AtomicBoolean refuse = new AtomicBoolean();
+    java.util.concurrent.ExecutorService executor =
+        new java.util.concurrent.ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            60,
+            TimeUnit.SECONDS,
+            new java.util.concurrent.SynchronousQueue<>()) {
+          @Override
+          public void execute(Runnable command) {
+            if (refuse.get()) {
+              throw new OutOfMemoryError("unable to create native thread");
+            }
+            super.execute(command);
+          }
+        };
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    List<String> errors =
+        configureFaulty(
+            new AtomicBoolean(), // a clock that never fails
+            holdingTheSlot(slotTaken, slotFree)
+                .dispatcher(new okhttp3.Dispatcher(executor))
+                .callTimeout(30, TimeUnit.SECONDS));
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      await().atMost(Duration.ofSeconds(5)).until(() -> time.heldTasks() == 1); // the deadline
+      refuse.set(true);
+      Thread scheduler = runHeldTasksApart();
+
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .alias("the callback hears of the call by its deadline, the slot still taken")
+          .until(heard.outcome::isDone);
+      scheduler.join(10_000);
+      refuse.set(false);
+      assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: timeout");
+    } finally {
+      refuse.set(false);
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains(
+            "while ending a retry queued in OkHttp's dispatcher at the call's deadline"
+                + " (java.lang.OutOfMemoryError at ");
   }
 }
