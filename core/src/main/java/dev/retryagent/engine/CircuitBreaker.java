@@ -207,8 +207,16 @@ public final class CircuitBreaker {
           permit = REJECTED;
       }
     }
-    notifyListener(lost);
-    notifyListener(moved);
+    try {
+      notifyListener(lost);
+      notifyListener(moved);
+    } catch (RuntimeException | Error e) {
+      // What the listeners let through (out of memory, a broken JVM) leaves with no permit in the
+      // caller's hands: a half-open trial just issued goes back, or the breaker could not give it
+      // back and refused the host until the trials' time ran out, and openFor more.
+      release(permit);
+      throw e;
+    }
     return permit;
   }
 

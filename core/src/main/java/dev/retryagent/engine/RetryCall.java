@@ -247,14 +247,24 @@ public abstract class RetryCall extends HostHold {
   }
 
   private void takeBreaker() throws CircuitBreakerOpenException {
-    if (acquireWhileClosed()) {
+    long now;
+    CircuitBreakerOpenException e;
+    try {
+      if (acquireWhileClosed()) {
+        return;
+      }
+      now = state.engine.clock().nanoTime();
+      if (acquire(now)) {
+        return;
+      }
+      e = breaker().rejection(now, state.engine.clock().wallMillis());
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      // Our own failure asking the breaker (its clock, its bug) never reaches the caller: before,
+      // it threw out of beginAttempt, outside a synchronous loop's guard. The attempt goes as
+      // without the agent's breaker; a permit taken (a half-open trial) goes back at once.
+      withoutBreaker("asking the circuit breaker for a permit", bug);
       return;
     }
-    long now = state.engine.clock().nanoTime();
-    if (acquire(now)) {
-      return;
-    }
-    CircuitBreakerOpenException e = breaker().rejection(now, state.engine.clock().wallMillis());
     if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
       state.engine.emit(RetryEvent.breakerRejected(this, e));
     }
@@ -324,21 +334,39 @@ public abstract class RetryCall extends HostHold {
 
   private int start() {
     attempt++;
-    attemptStartNanos = state.engine.clock().nanoTime();
-    startNanos(attemptStartNanos);
-    decision = null;
-    if (extras != null) {
-      extras.attemptStarted(attempt > 1);
+    decision = null; // first: the attempt never answers with the one before's decision
+    try {
+      attemptStartNanos = state.engine.clock().nanoTime();
+      startNanos(attemptStartNanos);
+      if (extras != null) {
+        extras.attemptStarted(attempt > 1);
+      }
+      if (!cancelledByCaller()) {
+        // A retry started after the caller cancelled sends nothing: its budget goes back at the
+        // end.
+        attemptStarted();
+      }
+      if (attempt == 1) {
+        callStarted(attemptStartNanos);
+      }
+      state.engine.listeners().attempt(state.counters, this, attempt, toCount());
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      // Our own failure as the attempt starts (the clock, the budget) never reaches the caller:
+      // before, it threw out of beginAttempt, and a half-open breaker kept the trial permit just
+      // taken, never given back (its host refused until the trials' time ran out, and openFor
+      // more). The attempt goes; its outcome, timed from an unknown start, is not the breaker's.
+      withoutBreaker("starting an attempt", bug);
     }
-    if (!cancelledByCaller()) {
-      // A retry started after the caller cancelled sends nothing: its budget goes back at the end.
-      attemptStarted();
-    }
-    if (attempt == 1) {
-      callStarted(attemptStartNanos);
-    }
-    state.engine.listeners().attempt(state.counters, this, attempt, toCount());
     return attempt;
+  }
+
+  /**
+   * Our own {@code bug} while the attempt started ({@code where}): said once per cause, and the
+   * attempt goes without the breaker, the permit it may hold given back (a half-open trial too).
+   */
+  private void withoutBreaker(String where, Throwable bug) {
+    state.engine.internalError(where, bug, "the attempt goes without the circuit breaker");
+    release();
   }
 
   /**

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -440,5 +441,161 @@ class EngineFailuresTest {
     RetryEngine e = engine().policy(Policy.defaults()).build();
     assertThat(e.newCall(FakeRequest.get()).passThrough()).isFalse();
     assertThat(errors).isEmpty();
+  }
+
+  /** The test's clock, but for the failures a test arms: as a time service or a class missing. */
+  private final class BreakingClock implements Clock {
+    private final java.util.concurrent.atomic.AtomicInteger nanoReadsLeft =
+        new java.util.concurrent.atomic.AtomicInteger(-1);
+    private volatile boolean wallFails;
+
+    /** The {@code n}th read of {@link #nanoTime} from now, and each after, throws. */
+    void failNanoReadFromNow(int n) {
+      nanoReadsLeft.set(n);
+    }
+
+    void failWall(boolean fails) {
+      wallFails = fails;
+    }
+
+    void heal() {
+      nanoReadsLeft.set(-1);
+      wallFails = false;
+    }
+
+    @Override
+    public long nanoTime() {
+      if (nanoReadsLeft.get() > 0 && nanoReadsLeft.decrementAndGet() == 0) {
+        nanoReadsLeft.set(1); // and each after
+        throw new NoClassDefFoundError("missing/Dependency");
+      }
+      return clock.nanoTime();
+    }
+
+    @Override
+    public long wallMillis() {
+      if (wallFails) {
+        throw new IllegalStateException("wall clock unavailable");
+      }
+      return clock.wallMillis();
+    }
+  }
+
+  /** A breaker that opens on one failed call, for 1 s, and lets one trial through then. */
+  private RetryEngine engineWithABreakerThatOpensOnOneFailure(Clock c, RetryListener listener) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker
+        .countWindow(1)
+        .minimumCalls(1)
+        .failureRateThreshold(1.0)
+        .openFor(Duration.ofSeconds(1))
+        .halfOpenCalls(1);
+    RetryEngine.Builder b = engine().clock(c).policy(p.build());
+    if (listener != null) {
+      b.listener(listener);
+    }
+    return b.build();
+  }
+
+  private FakeResponse callOnce(RetryEngine e, int status) throws Exception {
+    Script script = new Script(clock, respond(status));
+    return SyncRetryLoop.execute(
+        e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, FakeResponse.ACCESS);
+  }
+
+  @Test
+  void aFailureWhileTheOpenBreakerRefusesLetsTheAttemptGoAsWithoutTheAgentAndIsSaidOnce()
+      throws Exception {
+    BreakingClock c = new BreakingClock();
+    RetryEngine e = engineWithABreakerThatOpensOnOneFailure(c, null);
+    assertThat(callOnce(e, 503).status).isEqualTo(503);
+    assertThat(e.breakers())
+        .singleElement()
+        .extracting(CircuitBreaker::state)
+        .isEqualTo(CircuitState.OPEN);
+
+    // The breaker's refusal reads the wall clock for when it lets trials through: failing, it
+    // threw out of beginAttempt to the caller, outside the loop's guard.
+    c.failWall(true);
+    Script script = new Script(clock, respond(200));
+    FakeResponse r =
+        SyncRetryLoop.execute(
+            e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, FakeResponse.ACCESS);
+
+    assertThat(r.status).as("the attempt goes, as without the agent").isEqualTo(200);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .satisfies(
+            line ->
+                assertThat(line)
+                    .startsWith(
+                        "retry-agent: internal error while asking the circuit breaker for a"
+                            + " permit (java.lang.IllegalStateException at ")
+                    .endsWith(
+                        "; the attempt goes without the circuit breaker (said once for this"
+                            + " cause)")
+                    .doesNotContain("wall clock unavailable"));
+    c.heal();
+    assertThatThrownBy(() -> callOnce(e, 200))
+        .as("the breaker, untouched, refuses once it can")
+        .isInstanceOf(CircuitBreakerOpenException.class);
+  }
+
+  @Test
+  void aFailureAsAHalfOpenTrialStartsGivesTheTrialBackAndTheAttemptGoes() throws Exception {
+    BreakingClock c = new BreakingClock();
+    RetryEngine e = engineWithABreakerThatOpensOnOneFailure(c, null);
+    assertThat(callOnce(e, 503).status).isEqualTo(503);
+    clock.advance(Duration.ofSeconds(2));
+
+    // The first read is the breaker's (its trial is taken), the second the attempt's start.
+    c.failNanoReadFromNow(2);
+    Script script = new Script(clock, respond(200));
+    FakeResponse r =
+        SyncRetryLoop.execute(
+            e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, FakeResponse.ACCESS);
+    assertThat(r.status).isEqualTo(200);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while starting an attempt (java.lang.NoClassDefFoundError at ")
+        .endsWith("; the attempt goes without the circuit breaker (said once for this cause)");
+
+    // Before, the trial stayed taken: the host was refused until the trials' time ran out.
+    c.heal();
+    assertThat(callOnce(e, 200).status).as("the trial, given back, is this call's").isEqualTo(200);
+    assertThat(e.breakers())
+        .singleElement()
+        .extracting(CircuitBreaker::state)
+        .isEqualTo(CircuitState.CLOSED);
+  }
+
+  @Test
+  void whatTheListenersLetThroughAtAHalfOpenMoveLeavesNoTrialTaken() throws Exception {
+    // Out of memory, a broken JVM: the one listener failure let through, on purpose. It left the
+    // half-open trial the breaker had just issued in no one's hands, never given back.
+    AtomicBoolean fail = new AtomicBoolean(true);
+    RetryListener breaks =
+        new RetryListener() {
+          @Override
+          public void onBreakerTransition(CircuitBreaker b, CircuitTransition t, String route) {
+            if (t.to() == CircuitState.HALF_OPEN && fail.getAndSet(false)) {
+              throw new InternalError("broken");
+            }
+          }
+        };
+    RetryEngine e = engineWithABreakerThatOpensOnOneFailure(clock, breaks);
+    assertThat(callOnce(e, 503).status).isEqualTo(503);
+    clock.advance(Duration.ofSeconds(2));
+
+    assertThatThrownBy(() -> callOnce(e, 200)).isInstanceOf(InternalError.class);
+
+    assertThat(callOnce(e, 200).status).as("the trial, given back, is this call's").isEqualTo(200);
+    assertThat(e.breakers())
+        .singleElement()
+        .extracting(CircuitBreaker::state)
+        .isEqualTo(CircuitState.CLOSED);
   }
 }
