@@ -306,7 +306,16 @@ public abstract class RetryCall extends HostHold {
     if (decision != null || state.passThrough) {
       return;
     }
-    long now = state.engine.clock().nanoTime();
+    long now;
+    try {
+      now = state.engine.clock().nanoTime();
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      // Told from inside the attempt (a client's interceptor, its retry handler): our own failure
+      // there reached the caller as the attempt's. The resend goes uncounted.
+      state.engine.internalError(
+          "counting a request the client sent again", bug, "the resend is not counted");
+      return;
+    }
     attempt++;
     if (!governed) {
       extras().resends().made();

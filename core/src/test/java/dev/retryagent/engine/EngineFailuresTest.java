@@ -598,4 +598,33 @@ class EngineFailuresTest {
         .extracting(CircuitBreaker::state)
         .isEqualTo(CircuitState.CLOSED);
   }
+
+  @Test
+  void aFailureCountingTheClientsOwnResendStaysOutOfTheAttempt() throws Exception {
+    // Told from inside the attempt (OkHttp's interceptor, Apache's exchange log): the clock's
+    // failure there became the attempt's own, and reached the caller in place of its response.
+    BreakingClock c = new BreakingClock();
+    RetryEngine e = engine().clock(c).build();
+    RetryCall call = e.newCall(FakeRequest.get());
+    FakeResponse r =
+        SyncRetryLoop.execute(
+            call,
+            e.sleeper(),
+            (n, timeout) -> {
+              c.failNanoReadFromNow(1);
+              call.clientRepeated(503); // the client sent the request again after a 503
+              c.heal();
+              return new FakeResponse(200);
+            },
+            FakeResponse.ACCESS);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(call.attempt()).as("the resend, not counted").isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains(
+            "while counting a request the client sent again (java.lang.NoClassDefFoundError at ")
+        .endsWith("; the resend is not counted (said once for this cause)");
+  }
 }
