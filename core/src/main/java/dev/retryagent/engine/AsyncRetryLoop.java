@@ -160,8 +160,11 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     try {
       int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       // The attempt starts in the call's context (its tracing), on whichever thread this is.
-      try (CallContext.Scope scope = call.context().enter()) {
+      CallContext.Scope scope = NoContext.enter(call, false);
+      try {
         f = attempt.start(n, call.attemptTimeoutNanos());
+      } finally {
+        NoContext.close(call, scope);
       }
     } catch (Throwable e) {
       // The client refused the request outright (say, a bad URI): on the caller's thread, throw
@@ -467,15 +470,21 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
 
   /** The caller's dependent stages run in the caller's context, as without the agent. */
   private void completeExceptionally(Throwable error) {
-    try (CallContext.Scope scope = call.context().enterCaller()) {
+    CallContext.Scope scope = NoContext.enter(call, true);
+    try {
       result.completeExceptionally(error);
+    } finally {
+      NoContext.close(call, scope);
     }
   }
 
   private void complete(T response) {
     boolean completed;
-    try (CallContext.Scope scope = call.context().enterCaller()) {
+    CallContext.Scope scope = NoContext.enter(call, true);
+    try {
       completed = result.complete(response);
+    } finally {
+      NoContext.close(call, scope);
     }
     if (!completed) {
       // Cancelled since the attempt completed: the response can no longer reach the caller.
@@ -494,7 +503,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       }
       contextEnded = true;
     }
-    call.context().end();
+    NoContext.end(call);
     call.loopEnded();
   }
 

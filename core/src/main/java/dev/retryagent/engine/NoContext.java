@@ -26,10 +26,65 @@ final class NoContext implements CallContext, CallContext.Scope, CallContext.Att
     if (context != CallContext.NONE) {
       try {
         context.on(e);
-      } catch (RuntimeException | LinkageError ignored) {
-        // the call and the listeners go on as without tracing
+      } catch (RuntimeException | LinkageError | StackOverflowError ignored) {
+        // the call and the listeners go on as without tracing (an overflow too: unwound by now)
       }
     }
+  }
+
+  /*
+   * The engine's loops enter, leave and end a call's context through these: a context is any
+   * CallContext.Factory's (RetryEngine.Builder.callContexts), trusted by the interface's contract
+   * not to throw, and what it throws anyway must not become the call's outcome. Before, a scope
+   * that failed to enter or close failed the attempt with it (the request never sent, or its
+   * response lost), and an end that failed replaced the call's outcome. Said once per cause; the
+   * call goes on outside the context. No object per call: a context-less call returns at once.
+   */
+
+  /**
+   * Makes {@code call}'s context current ({@code caller}: the caller's own); NONE if that fails.
+   */
+  static CallContext.Scope enter(RetryCall call, boolean caller) {
+    CallContext c = call.context();
+    if (c == CallContext.NONE) {
+      return CallContext.Scope.NONE;
+    }
+    try {
+      CallContext.Scope scope = caller ? c.enterCaller() : c.enter();
+      return scope == null ? CallContext.Scope.NONE : scope;
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      failed(call, "entering a call's context", e);
+      return CallContext.Scope.NONE;
+    }
+  }
+
+  /** Closes {@code scope} from {@link #enter}. */
+  static void close(RetryCall call, CallContext.Scope scope) {
+    if (scope == CallContext.Scope.NONE) {
+      return;
+    }
+    try {
+      scope.close();
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      failed(call, "leaving a call's context", e);
+    }
+  }
+
+  /** Ends {@code call}'s context. */
+  static void end(RetryCall call) {
+    CallContext c = call.context();
+    if (c == CallContext.NONE) {
+      return;
+    }
+    try {
+      c.end();
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      failed(call, "ending a call's context", e);
+    }
+  }
+
+  private static void failed(RetryCall call, String where, Throwable e) {
+    call.state.engine.internalError(where, e, "the call goes on, its outcome as it is");
   }
 
   @Override

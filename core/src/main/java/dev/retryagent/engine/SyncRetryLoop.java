@@ -43,7 +43,7 @@ public final class SyncRetryLoop {
     } finally {
       // Here, not at the call's last event: java.net.http decides on the headers, before the
       // client (and its tracing) is done with the attempt.
-      call.context().end();
+      NoContext.end(call);
       call.loopEnded();
     }
   }
@@ -62,9 +62,8 @@ public final class SyncRetryLoop {
       }
       int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       T response;
-      // Each attempt in the call's context (its tracing), the waits outside it.
-      try (CallContext.Scope scope = call.context().enter()) {
-        response = attempt.run(n, call.attemptTimeoutNanos());
+      try {
+        response = runInContext(call, attempt, n);
       } catch (IOException | InterruptedException | RuntimeException | Error e) {
         if (call.endedWithoutDecision()) {
           // The adapter ended the call in the attempt (onAbandoned: the failure is the
@@ -142,6 +141,17 @@ public final class SyncRetryLoop {
       if (keep) {
         access.discard(response);
       }
+    }
+  }
+
+  /** Each attempt in the call's context (its tracing), the waits outside it. */
+  private static <T> T runInContext(RetryCall call, Attempt<T> attempt, int n)
+      throws IOException, InterruptedException {
+    CallContext.Scope scope = NoContext.enter(call, false);
+    try {
+      return attempt.run(n, call.attemptTimeoutNanos());
+    } finally {
+      NoContext.close(call, scope);
     }
   }
 

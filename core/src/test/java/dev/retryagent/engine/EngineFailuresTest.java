@@ -627,4 +627,85 @@ class EngineFailuresTest {
             "while counting a request the client sent again (java.lang.NoClassDefFoundError at ")
         .endsWith("; the resend is not counted (said once for this cause)");
   }
+
+  /** A tracer of another's (RetryEngine.Builder.callContexts) that fails at {@code where}. */
+  private static CallContext.Factory contextsFailingAt(String where) {
+    return call ->
+        new CallContext() {
+          @Override
+          public Scope enter() {
+            if (where.equals("enter")) {
+              throw new IllegalStateException("tracer: enter");
+            }
+            return () -> {
+              if (where.equals("close")) {
+                throw new NoClassDefFoundError("tracer/Scope");
+              }
+            };
+          }
+
+          @Override
+          public Scope enterCaller() {
+            return enter();
+          }
+
+          @Override
+          public void end() {
+            if (where.equals("end")) {
+              throw new IllegalStateException("tracer: end");
+            }
+          }
+        };
+  }
+
+  @Test
+  void aCallContextOfAnothersThatThrowsNeverBecomesTheCallsOutcome() throws Exception {
+    // Before: a scope that failed to enter failed the attempt with the tracer's exception (the
+    // request never sent), one that failed to close lost the response, and an end that failed
+    // replaced the call's outcome, each reaching the caller.
+    for (String where : List.of("enter", "close", "end")) {
+      errors.clear();
+      RetryEngine e = engine().callContexts(contextsFailingAt(where)).build();
+      Script script = new Script(clock, respond(503), respond(200));
+
+      FakeResponse r =
+          SyncRetryLoop.execute(
+              e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, FakeResponse.ACCESS);
+
+      assertThat(r.status).as(where).isEqualTo(200);
+      assertThat(script.attemptCount()).as(where).isEqualTo(2);
+      assertThat(errors)
+          .as(where)
+          .singleElement()
+          .asString()
+          .contains(
+              "while "
+                  + (where.equals("enter")
+                      ? "entering"
+                      : where.equals("close") ? "leaving" : "ending")
+                  + " a call's context (")
+          .endsWith("; the call goes on, its outcome as it is (said once for this cause)")
+          .doesNotContain("tracer:");
+    }
+  }
+
+  @Test
+  void anAsynchronousCallsContextOfAnothersThatThrowsNeverBecomesItsOutcome() {
+    for (String where : List.of("enter", "close", "end")) {
+      errors.clear();
+      ManualScheduler scheduler = new ManualScheduler(clock);
+      RetryEngine e = engine().scheduler(scheduler).callContexts(contextsFailingAt(where)).build();
+      Script script = new Script(clock, respond(503), respond(200));
+
+      CompletableFuture<FakeResponse> result =
+          AsyncRetryLoop.execute(
+              e, e.newCall(FakeRequest.get()), script::runAsync, FakeResponse.ACCESS);
+      scheduler.runUntilIdle();
+
+      assertThat(result).as(where).isCompleted();
+      assertThat(result.join().status).as(where).isEqualTo(200);
+      assertThat(script.attemptCount()).as(where).isEqualTo(2);
+      assertThat(errors).as(where).singleElement().asString().contains(" a call's context (");
+    }
+  }
 }
