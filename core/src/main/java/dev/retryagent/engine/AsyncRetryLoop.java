@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -278,7 +279,13 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     } catch (RuntimeException | Error ignored) {
       // as above
     }
-    Throwable failure = error != null || response != null ? error : new CompletionException(bug);
+    // No outcome is left to give (the response before a retry's wait was discarded for it): the
+    // caller gets an I/O failure, the kind an asynchronous client gives it (java.net.http's
+    // sendAsync), never our bug's own type (a NoClassDefFoundError its handler does not expect).
+    Throwable failure =
+        error != null || response != null
+            ? error
+            : new CompletionException(new IOException("retry-agent: internal error", bug));
     if (onSchedulerThread()) {
       try {
         // Where the client delivers, as fail() and succeed() do: not on the engine's thread.

@@ -372,11 +372,18 @@ class EngineFailuresTest {
         AsyncRetryLoop.execute(e, call, script::runAsync, FakeResponse.ACCESS);
     // Before, the task's exception left it (a pool keeps it in the task's own future) and the
     // caller's future never completed. The 503 was discarded for the retry: what is left to give
-    // is the failure itself.
+    // is the failure itself, as an I/O failure, the kind the client gives (it was the bug's own
+    // IllegalStateException, in a CompletionException).
     scheduler.runUntilIdle();
 
     assertThat(result).isCompletedExceptionally();
-    assertThatThrownBy(result::join).hasRootCauseInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(result::join)
+        .isInstanceOf(java.util.concurrent.CompletionException.class)
+        .cause()
+        .isInstanceOf(java.io.IOException.class)
+        .hasMessage("retry-agent: internal error")
+        .cause()
+        .isInstanceOf(IllegalStateException.class);
     assertThat(call.isFinished()).isTrue();
     assertThat(e.pendingAsyncRetries()).isZero();
     assertThat(errors)
