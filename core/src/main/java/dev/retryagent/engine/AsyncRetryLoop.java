@@ -116,7 +116,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     AsyncRetryLoop<T> loop = new AsyncRetryLoop<>(engine, call, attempt, access, style);
     loop.callerThread = Thread.currentThread();
     try {
-      loop.next();
+      loop.next(false);
     } catch (RuntimeException | Error e) {
       // The client refused the request: the caller gets its exception. (An Error too: a call
       // never ended would hold its client's shutdown for good, ClientCalls.)
@@ -128,8 +128,12 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     return loop.result;
   }
 
-  /** Steps 1 and 2 (rate limit, breaker), then the attempt. */
-  private void next() {
+  /**
+   * Steps 1 and 2 (rate limit, breaker), then the attempt. {@code permitWaited}: after the rate
+   * limit's wait, which a 429 pause that began during it extends ({@link
+   * RetryCall#reservePermitAfterWait}).
+   */
+  private void next(boolean permitWaited) {
     if (call.cancelledByCaller()) {
       // As in SyncRetryLoop: the attempt fails at once as the client fails the call it gave up,
       // sending nothing; neither the rate limit nor the breaker has a say.
@@ -138,7 +142,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
     long wait;
     try {
-      wait = call.reservePermit();
+      wait = permitWaited ? call.reservePermitAfterWait() : call.reservePermit();
     } catch (RateLimitedException e) {
       fail(new CompletionException(e));
       return;
@@ -332,8 +336,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   /**
    * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
    * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
-   * limit's wait with the attempt ({@link #startAttempt}). Returns what the scheduler threw when it
-   * refused a retry's wait (the caller ends the call), else null.
+   * limit's wait with a look at the host's 429 pause and the attempt ({@link #next} too). Returns
+   * what the scheduler threw when it refused a retry's wait (the caller ends the call), else null.
    */
   private Throwable schedule(long delayNanos, boolean isRetry) {
     if (isRetry) {
@@ -436,10 +440,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         // The wait ended past the deadline: the call ends with the attempt's outcome, as if not
         // retried (its response was released before the wait: the engine's exception says so).
         fail(new CompletionException(call.lateRetryFailure()));
-      } else if (retry) {
-        next();
       } else {
-        startAttempt();
+        next(!retry);
       }
     } catch (RuntimeException | Error bug) {
       // As in attemptDone: the pool keeps a task's throw in the task's own future, and the

@@ -223,12 +223,22 @@ abstract class HostHold {
     if ((holds & RETRY_PENDING) != 0 && budget != null) {
       budget.returnRetry(retryTakenNanos, (holds & RETRY_OF_FLOOR) != 0, nowNanos);
     }
-    // Only this JVM's limiter can take a permit back (PermitLimiter has no such operation): a
-    // fleet's shared limit keeps it as used.
-    if ((holds & RATE_PERMIT_HELD) != 0 && state.limiter instanceof RateLimiter) {
-      ((RateLimiter) state.limiter).giveBack(nowNanos);
-    }
+    permitBack(nowNanos);
     holds = 0;
+  }
+
+  /**
+   * The rate-limit permit taken for the next attempt, if any, goes back: only this JVM's limiter
+   * can take one back (PermitLimiter has no such operation), a fleet's shared limit keeps it as
+   * used.
+   */
+  void permitBack(long nowNanos) {
+    if ((holds & RATE_PERMIT_HELD) != 0) {
+      holds &= ~RATE_PERMIT_HELD;
+      if (state.limiter instanceof RateLimiter) {
+        ((RateLimiter) state.limiter).giveBack(nowNanos);
+      }
+    }
   }
 
   /** Sets the start to {@code nowNanos} unless the call started already; returns the start. */

@@ -9,7 +9,9 @@ import java.util.function.ToIntFunction;
  * {@link SyncRetryLoop} / {@link AsyncRetryLoop}) drives it, once per attempt, in this order:
  *
  * <ol>
- *   <li>{@link #reservePermit()}: the rate limit; returns how long to wait first, or throws.
+ *   <li>{@link #reservePermit()}: the rate limit; returns how long to wait first, or throws. After
+ *       a wait, {@link #reservePermitAfterWait()}, until it returns 0 (a 429 pause may have begun
+ *       meanwhile).
  *   <li>{@link #acquireBreaker()}: the circuit breaker; throws when open.
  *   <li>{@link #startAttempt()}: the attempt number, for the attempt header.
  *   <li>{@link #onResponse} or {@link #onFailure}: classify the outcome, record it in the breaker,
@@ -235,6 +237,40 @@ public abstract class RetryCall extends HostHold {
       }
       return state.observe ? 0 : wait;
     }
+  }
+
+  /**
+   * Step 1 again, once the wait {@link #reservePermit()} (or this) asked for is over, before the
+   * attempt: a 429 pause of the host that began during the wait holds this attempt too. Then the
+   * permit goes back (a fleet's stays spent) and the call asks for one as a caller arriving during
+   * the pause does: it waits for the pause and a permit after it ({@code maxWait} counted from the
+   * pause's end), or, when that would take it past the deadline, ends with {@link
+   * RateLimitedException}. Without a pause: 0, at the cost of a look at the limiter's pause flag.
+   *
+   * @return nanoseconds to wait before the attempt (0 = go now); then call this again
+   * @throws RateLimitedException as {@link #reservePermit()}; the call is over
+   */
+  public long reservePermitAfterWait() throws RateLimitedException {
+    PermitLimiter limiter = state.limiter;
+    if (limiter == null || state.observe) {
+      return 0; // observe mode never waits: nothing to look at again
+    }
+    long now = state.engine.clock().nanoTime();
+    long pause;
+    try {
+      pause = limiter.pauseRemainingNanos(now);
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      state.engine.internalError(
+          "looking at a rate-limit pause", bug, "the attempt goes without waiting for it");
+      return 0;
+    }
+    if (pause <= 0) {
+      return 0;
+    }
+    synchronized (this) {
+      permitBack(now);
+    }
+    return reservePermit();
   }
 
   /**

@@ -57,8 +57,10 @@ public final class SyncRetryLoop {
       // breaker has a say, or the caller got their exception (the breaker opened during the wait)
       // instead of the client's own for its cancel.
       long wait = call.cancelledByCaller() ? 0 : call.reservePermit();
-      if (wait > 0) {
+      while (wait > 0) {
         sleep(call, sleeper, wait);
+        // A 429 pause that began during the wait holds this attempt too.
+        wait = call.cancelledByCaller() ? 0 : call.reservePermitAfterWait();
       }
       int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       T response;

@@ -103,6 +103,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /** The rate limit, then the attempt. */
   private void next() {
+    next(false);
+  }
+
+  /**
+   * The rate limit, then the attempt. {@code permitWaited}: after the rate limit's wait, which a
+   * 429 pause that began during it extends ({@link RetryCall#reservePermitAfterWait}).
+   */
+  private void next(boolean permitWaited) {
     if (cancelled || original.isCanceled()) {
       // Cancelled during the wait for a retry, or before enqueue() (Retrofit cancels its OkHttp
       // call so): it is heard as "Canceled" (nextAttempt), never as the rate limit's refusal of a
@@ -112,7 +120,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     long wait;
     try {
-      wait = retryCall.reservePermit();
+      wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
     } catch (RateLimitedException e) {
       Call call = attemptCallOrTell(e);
       if (call != null) {
@@ -542,12 +550,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     ManagedAttempts.Attempt next;
     try {
       long left = waiting.permitAtNanos - engine.clock().nanoTime();
-      if (left > 0) {
+      while (left > 0) {
         Waits.untilCancelled(engine.sleeper(), engine.clock(), this).sleep(left);
+        // A 429 pause that began during the wait holds this attempt too.
+        left = getAsBoolean() ? 0 : retryCall.reservePermitAfterWait();
       }
       // A cancel: OkHttp reports it as it reports a call cancelled before it sent anything (a
       // timeout becomes its "timeout").
       next = begin(getAsBoolean());
+    } catch (RateLimitedException e) {
+      next = new ManagedAttempts.Attempt(this, 0, -1, e); // the call is over, as in next()
     } catch (InterruptedException e) {
       // The dispatcher's thread was interrupted (its executor shut down now): as OkHttp's own
       // I/O reports it, with the flag set.
@@ -565,9 +577,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   /**
    * Waits {@code delayNanos} on the engine's scheduler, then {@link #run} goes on: after a retry's
    * wait ({@code isRetry}) with the rate limit and the attempt ({@link #next}), after the rate
-   * limit's wait with the attempt ({@link #nextAttempt}). Returns false when the scheduler refused
-   * a retry's wait: the caller ends the call ({@link #retryLater}); a rate-limit wait refused ends
-   * the call here ({@link RetryCall#permitWaitNotScheduled}).
+   * limit's wait with a look at the host's 429 pause and the attempt ({@link #next} too). Returns
+   * false when the scheduler refused a retry's wait: the caller ends the call ({@link
+   * #retryLater}); a rate-limit wait refused ends the call here ({@link
+   * RetryCall#permitWaitNotScheduled}).
    */
   private boolean schedule(long delayNanos, boolean isRetry) {
     synchronized (this) {
@@ -669,7 +682,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (retry) {
       retryAfterWait();
     } else {
-      nextAttempt();
+      next(true);
     }
   }
 

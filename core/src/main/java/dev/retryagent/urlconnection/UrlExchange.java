@@ -645,8 +645,10 @@ final class UrlExchange {
   private int begin() throws IOException {
     try {
       long wait = call.reservePermit();
-      if (wait > 0) {
+      while (wait > 0) {
         waitToRetry(wait);
+        // A 429 pause that began during the wait holds this attempt too.
+        wait = call.reservePermitAfterWait();
       }
       call.acquireBreaker();
     } catch (IOException e) {

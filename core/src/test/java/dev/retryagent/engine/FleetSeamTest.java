@@ -152,4 +152,64 @@ class FleetSeamTest {
     driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
     assertThat(fleet.lookups).hasSize(2);
   }
+
+  /**
+   * A fleet limit, which cannot take a permit back: its pause as this JVM knows it reaches a caller
+   * already waiting for its permit too (looked at again after the wait), whose permit stays spent.
+   */
+  @org.junit.jupiter.api.Test
+  void aCallerWaitingForAFleetPermitWhenA429PausesTheRouteSendsNothingBeforeThePauseEnds()
+      throws Exception {
+    TestPolicy p = fleetPolicy();
+    p.rateLimit.perSecond(4).burst(1).maxWait(Duration.ofSeconds(1));
+    EngineFixture f = EngineFixture.of(p);
+    RateLimiter shared = new RateLimiter(p.build().rateLimit(), FakeClock.START_NANOS);
+    PermitLimiter noGiveBack =
+        new PermitLimiter() {
+          @Override
+          public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
+            return shared.reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+          }
+
+          @Override
+          public void pause(long nowNanos, long pauseNanos) {
+            shared.pause(nowNanos, pauseNanos);
+          }
+
+          @Override
+          public long pauseRemainingNanos(long nowNanos) {
+            return shared.pauseRemainingNanos(nowNanos);
+          }
+        };
+    f.engine.useFleet(
+        new FleetLimits() {
+          @Override
+          public PermitLimiter limiter(
+              String route, RateLimitPolicy limit, Duration retryAfterMax) {
+            return noGiveBack;
+          }
+
+          @Override
+          public List<FleetRouteCounters> counters() {
+            return List.of();
+          }
+
+          @Override
+          public boolean shared() {
+            return true;
+          }
+        });
+    RetryCall x = f.newCall(FakeRequest.get());
+    assertThat(x.reservePermit()).isZero(); // the only permit
+    x.beginAttempt();
+    f.sleeper.duringNextSleep(() -> x.onResponse(429, "5"));
+
+    Script b = new Script(f.clock, respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), b);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(b.attemptCount()).isEqualTo(1);
+    assertThat(b.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+    assertThat(f.sleeper.sleeps()).containsExactly(250_000_000L, 4_750_000_000L);
+  }
 }

@@ -499,4 +499,86 @@ class RateLimitThroughEngineTest {
     assertThat(third.error).isInstanceOf(CircuitBreakerOpenException.class);
     assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
   }
+
+  /** Call a's attempt is in flight: it took the bucket's only token (burst 1, 4/s, maxWait 1s). */
+  private static RetryCall inFlight(EngineFixture f) throws Exception {
+    RetryCall a = f.newCall(FakeRequest.get());
+    assertThat(a.reservePermit()).isZero();
+    a.beginAttempt();
+    return a;
+  }
+
+  private static EngineFixture waitingForATokenOf250ms() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.rateLimit.enabled(true).perSecond(4).burst(1).maxWait(Duration.ofSeconds(1));
+    return EngineFixture.of(p);
+  }
+
+  /**
+   * The concurrency pass's finding: a caller already waiting for its token when a 429 with {@code
+   * Retry-After} paused the host sent its attempt when the token fell due, inside the pause (the
+   * pause was looked at only when the permit was reserved). Now the pause is looked at again after
+   * the wait, and the caller waits it out as one arriving during it would.
+   */
+  @org.junit.jupiter.api.Test
+  void aCallerWaitingForATokenWhenA429PausesTheHostSendsNothingBeforeThePauseEnds()
+      throws Exception {
+    EngineFixture f = waitingForATokenOf250ms();
+    RetryCall a = inFlight(f);
+    // b waits 250 ms for the next token; meanwhile a's 429 asks for 5 s.
+    f.sleeper.duringNextSleep(() -> a.onResponse(429, "5"));
+    Script b = new Script(f.clock, respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), b);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(b.attemptCount()).isEqualTo(1);
+    assertThat(b.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+    // The token's wait, then the rest of the pause (the bucket is full again when it ends).
+    assertThat(f.sleeper.sleeps()).containsExactly(250 * MS, 4750 * MS);
+  }
+
+  @org.junit.jupiter.api.Test
+  void anAsynchronousCallerWaitingForATokenWhenA429PausesTheHostSendsNothingBeforeThePauseEnds()
+      throws Exception {
+    EngineFixture f = waitingForATokenOf250ms();
+    RetryCall a = inFlight(f);
+    Script b = new Script(f.clock, respond(200));
+    java.util.concurrent.CompletableFuture<FakeResponse> future =
+        AsyncRetryLoop.execute(
+            f.engine, f.newCall(FakeRequest.get()), b::runAsync, FakeResponse.ACCESS);
+    assertThat(f.scheduler.delays()).containsExactly(250 * MS); // b waits for its token
+    a.onResponse(429, "5");
+
+    f.scheduler.advance(250 * MS); // b's token is due: inside the pause
+    assertThat(b.attemptCount()).isZero();
+    f.scheduler.advance(4750 * MS - 1);
+    assertThat(b.attemptCount()).isZero();
+    f.scheduler.advance(1); // the pause is over
+    assertThat(b.attemptCount()).isEqualTo(1);
+    f.scheduler.runUntilIdle();
+    assertThat(future.get().status).isEqualTo(200);
+    assertThat(b.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
+  /**
+   * A waiting caller the pause would hold past its deadline ends as a caller arriving during the
+   * pause does: with the rate limit's exception, no attempt made.
+   */
+  @org.junit.jupiter.api.Test
+  void aCallerWaitingForATokenWhomThePauseWouldHoldPastItsDeadlineFailsWithoutAnAttempt()
+      throws Exception {
+    EngineFixture f = waitingForATokenOf250ms();
+    RetryCall a = inFlight(f);
+    f.sleeper.duringNextSleep(() -> a.onResponse(429, "5"));
+    Script b = new Script(f.clock, respond(200));
+    CallResult r =
+        Driver.SYNC.run(
+            f, FakeRequest.get(), b, call -> call.limitDeadline(f.clock.nanoTime() + 2 * S));
+
+    assertThat(b.attemptCount()).isZero();
+    assertThat(r.error).isInstanceOf(RateLimitedException.class);
+    assertThat(r.error.getMessage()).contains("paused after 429");
+    assertThat(f.sleeper.sleeps()).containsExactly(250 * MS);
+  }
 }

@@ -12,8 +12,15 @@ final class RecordingSleeper implements Sleeper {
   private final List<Long> sleeps = new ArrayList<>();
   private long lateNanos;
 
+  private Runnable duringNextSleep;
+
   RecordingSleeper(FakeClock clock) {
     this.clock = clock;
+  }
+
+  /** Runs {@code r} once, at the start of the next sleep (something that happens meanwhile). */
+  synchronized void duringNextSleep(Runnable r) {
+    duringNextSleep = r;
   }
 
   @Override
@@ -25,6 +32,11 @@ final class RecordingSleeper implements Sleeper {
       throw new AssertionError("negative sleep " + nanos);
     }
     sleeps.add(nanos);
+    Runnable meanwhile = duringNextSleep;
+    duringNextSleep = null;
+    if (meanwhile != null) {
+      meanwhile.run();
+    }
     clock.advance(nanos + lateNanos);
   }
 

@@ -9,6 +9,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.Sleeper;
@@ -21,6 +22,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.FakeRequest;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Action;
@@ -46,6 +48,7 @@ import okhttp3.Cache;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.EventListener;
+import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -791,6 +794,57 @@ class AsyncRetrierTest {
         .as("the wait ended at the cancel")
         .isLessThan(TimeUnit.SECONDS.toNanos(1));
     assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void aCallWaitingForItsFirstPermitWhenA429PausesTheHostSendsNothingBeforeThePauseEnds()
+      throws Exception {
+    // The concurrency pass's finding: the call waited for its permit on the dispatcher thread, a
+    // 429 with Retry-After paused the host meanwhile, and the attempt went when the permit fell
+    // due, inside the pause. Now it waits out the rest of the pause (the bucket is full again by
+    // then): 1 s for the permit, then 2 s of the 3 s pause.
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    configureRateLimited(
+        RateLimitPolicy.builder()
+            .enabled(true)
+            .perSecond(1)
+            .burst(1)
+            .maxWait(Duration.ofSeconds(5))
+            .build(),
+        nanos -> {
+          Runnable r = duringTheWait.getAndSet(null);
+          if (r != null) {
+            r.run();
+          }
+          time.sleep(nanos);
+        });
+    server.enqueue(ok("takes the only permit"), ok("after the pause"));
+    client.newCall(get("/first")).execute().close();
+    Request second = get("/second");
+    HttpUrl url = second.url();
+    duringTheWait.set(
+        () -> {
+          // Another call to the host, in flight before the wait began, hears a 429.
+          RetryCall other =
+              engine.newCall(FakeRequest.of("GET", url.scheme(), url.host(), url.port(), "/other"));
+          try {
+            other.beginAttempt();
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+          other.onResponse(429, "3");
+        });
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(second), heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("200 after the pause");
+    assertThat(duringTheWait.get()).as("the 429 came during the wait").isNull();
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
+        .as("the permit's wait, then the rest of the pause")
+        .isEqualTo(TimeUnit.SECONDS.toNanos(3));
     assertThat(retrier.running()).isZero();
   }
 

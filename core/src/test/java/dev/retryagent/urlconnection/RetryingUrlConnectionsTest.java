@@ -251,6 +251,62 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void aConnectionWaitingForItsPermitWhenA429PausesTheHostSendsNothingBeforeThePauseEnds()
+      throws Exception {
+    // The concurrency pass's finding: the request went when its permit fell due, inside a 429
+    // pause that began during the wait. Now it waits out the rest of the pause (the bucket is full
+    // again by then): 1 s for the permit, then 2 s of the 3 s pause.
+    java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  Runnable r = duringTheWait.getAndSet(null);
+                  if (r != null) {
+                    r.run();
+                  }
+                  time.sleep(nanos);
+                })
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(
+                TestEngines.rateLimited(
+                    RateLimitPolicy.builder()
+                        .enabled(true)
+                        .perSecond(1)
+                        .burst(1)
+                        .maxWait(java.time.Duration.ofSeconds(5))
+                        .build()))
+            .build();
+    server.enqueue(ok("takes the only permit"), ok("after the pause"));
+    assertThat(read(open("/first", engine).getInputStream())).isEqualTo("takes the only permit");
+    URL url = new URL(server.url("/other"));
+    duringTheWait.set(
+        () -> {
+          // Another call to the host, in flight before the wait began, hears a 429.
+          dev.retryagent.engine.RetryCall other =
+              engine.newCall(
+                  dev.retryagent.testing.FakeRequest.of(
+                      "GET", "http", url.getHost(), url.getPort(), "/other"));
+          try {
+            other.beginAttempt();
+          } catch (IOException e) {
+            throw new AssertionError(e);
+          }
+          other.onResponse(429, "3");
+        });
+
+    assertThat(read(open("/second", engine).getInputStream())).isEqualTo("after the pause");
+    assertThat(duringTheWait.get()).as("the 429 came during the wait").isNull();
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
+        .as("the permit's wait, then the rest of the pause")
+        .isEqualTo(3_000_000_000L);
+  }
+
+  @Test
   void a404IsNotRetriedAndThrowsFileNotFound() throws Exception {
     server.enqueue(status(404), ok("never"));
 

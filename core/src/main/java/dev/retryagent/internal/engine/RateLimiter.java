@@ -27,7 +27,9 @@ public final class RateLimiter implements PermitLimiter {
   private long base;
   private long anchorNanos;
   private long pausedUntilNanos;
-  private boolean paused;
+  // Volatile so that a caller whose wait for a token just ended sees a 429 pause that began during
+  // it without the lock (pauseRemainingNanos): written under the lock only.
+  private volatile boolean paused;
 
   public RateLimiter(RateLimitPolicy policy, long nowNanos) {
     this.policy = policy;
@@ -100,8 +102,13 @@ public final class RateLimiter implements PermitLimiter {
 
   /** Nanoseconds left of the current pause, or 0. */
   @Override
-  public synchronized long pauseRemainingNanos(long nowNanos) {
-    return paused ? Math.max(0, pausedUntilNanos - nowNanos) : 0;
+  public long pauseRemainingNanos(long nowNanos) {
+    if (!paused) {
+      return 0; // one volatile read: the look after each wait for a token (RetryCall)
+    }
+    synchronized (this) {
+      return paused ? Math.max(0, pausedUntilNanos - nowNanos) : 0;
+    }
   }
 
   /** Tokens available now (negative while reservations are outstanding). */
