@@ -122,13 +122,30 @@ class AsyncRetrierTest {
 
   /** One permit a second, a burst of one, a caller waits up to 5 s for its permit. */
   private void configureRateLimited() {
-    configureRateLimited(
-        RateLimitPolicy.builder()
-            .enabled(true)
-            .perSecond(1)
-            .burst(1)
-            .maxWait(Duration.ofSeconds(5))
-            .build());
+    configureRateLimited(onePermitASecond());
+  }
+
+  private static RateLimitPolicy onePermitASecond() {
+    return RateLimitPolicy.builder()
+        .enabled(true)
+        .perSecond(1)
+        .burst(1)
+        .maxWait(Duration.ofSeconds(5))
+        .build();
+  }
+
+  /**
+   * The fake time's sleeper, which first runs, once, what {@code duringTheWait} holds as a wait
+   * begins: something that happens meanwhile (a cancel, another call's 429).
+   */
+  private Sleeper runningFirst(AtomicReference<Runnable> duringTheWait) {
+    return nanos -> {
+      Runnable r = duringTheWait.getAndSet(null);
+      if (r != null) {
+        r.run();
+      }
+      time.sleep(nanos);
+    };
   }
 
   private void configureRateLimited(RateLimitPolicy rateLimit) {
@@ -695,14 +712,7 @@ class AsyncRetrierTest {
     // next attempt: the breaker had opened meanwhile (other calls failed), so the application got
     // CircuitBreakerOpenException instead of OkHttp's "Canceled".
     AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
-    Sleeper sleeper =
-        nanos -> {
-          Runnable r = duringTheWait.getAndSet(null);
-          if (r != null) {
-            r.run();
-          }
-          time.sleep(nanos);
-        };
+    Sleeper sleeper = runningFirst(duringTheWait);
     Policy policy =
         new Policy(
             "test",
@@ -765,20 +775,7 @@ class AsyncRetrierTest {
     // The call itself waits for its first permit on the dispatcher thread that runs it: a cancel
     // ends that wait, and the callback hears OkHttp's "Canceled", nothing sent.
     AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
-    configureRateLimited(
-        RateLimitPolicy.builder()
-            .enabled(true)
-            .perSecond(1)
-            .burst(1)
-            .maxWait(Duration.ofSeconds(5))
-            .build(),
-        nanos -> {
-          Runnable r = duringTheWait.getAndSet(null);
-          if (r != null) {
-            r.run();
-          }
-          time.sleep(nanos);
-        });
+    configureRateLimited(onePermitASecond(), runningFirst(duringTheWait));
     server.enqueue(ok("takes the only permit"), ok("never"));
     client.newCall(get("/first")).execute().close();
     Call call = client.newCall(get("/second"));
@@ -805,20 +802,7 @@ class AsyncRetrierTest {
     // due, inside the pause. Now it waits out the rest of the pause (the bucket is full again by
     // then): 1 s for the permit, then 2 s of the 3 s pause.
     AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
-    configureRateLimited(
-        RateLimitPolicy.builder()
-            .enabled(true)
-            .perSecond(1)
-            .burst(1)
-            .maxWait(Duration.ofSeconds(5))
-            .build(),
-        nanos -> {
-          Runnable r = duringTheWait.getAndSet(null);
-          if (r != null) {
-            r.run();
-          }
-          time.sleep(nanos);
-        });
+    configureRateLimited(onePermitASecond(), runningFirst(duringTheWait));
     server.enqueue(ok("takes the only permit"), ok("after the pause"));
     client.newCall(get("/first")).execute().close();
     Request second = get("/second");

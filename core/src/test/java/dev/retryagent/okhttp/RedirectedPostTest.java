@@ -8,12 +8,10 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.RefusingPort;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.Socket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -49,17 +47,14 @@ class RedirectedPostTest {
   private final FakeTime time = new FakeTime();
   private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
   private final List<OkHttpClient> clients = new ArrayList<>();
-  private Socket refusing;
+  private RefusingPort refusing;
   private String dead;
 
   @BeforeEach
   void start() throws IOException {
     server = new ScriptedHttpServer();
-    // Bound, never listening: the kernel refuses every connection, and no other server can take
-    // the port while the test holds it (a port found free and closed could be).
-    refusing = new Socket();
-    refusing.bind(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0));
-    dead = "http://127.0.0.1:" + refusing.getLocalPort() + "/gone";
+    refusing = new RefusingPort();
+    dead = refusing.url("/gone");
   }
 
   @AfterEach
