@@ -1710,9 +1710,7 @@ class AsyncRetrierTest {
     retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
     await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
     clockFails.set(true);
-    Thread scheduler = new Thread(time::runHeldTasks, "fake-scheduler");
-    scheduler.setUncaughtExceptionHandler((t, e) -> {});
-    scheduler.start();
+    Thread scheduler = runHeldTasksApart();
 
     assertThat(heard.await()).isEqualTo("java.io.IOException: retry-agent: internal error");
     assertThat(heard.thread).startsWith("OkHttp ");
