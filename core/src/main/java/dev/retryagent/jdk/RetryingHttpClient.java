@@ -54,7 +54,7 @@ public final class RetryingHttpClient extends HttpClient {
   private RetryingHttpClient(HttpClient delegate, RetryEngine engine) {
     this.delegate = Objects.requireNonNull(delegate, "delegate");
     this.retrying = new JdkRetrying(engine);
-    this.transport = new DirectTransport();
+    this.transport = new DirectTransport(this.delegate);
   }
 
   /** Decorates {@code client}; wrapping an already wrapped client returns it unchanged. */
@@ -260,8 +260,23 @@ public final class RetryingHttpClient extends HttpClient {
     return "RetryingHttpClient[" + delegate + "]";
   }
 
-  /** Each attempt is the real client's own call; the calls in progress are this decorator's. */
+  /**
+   * Each attempt is the real client's own call; the calls in progress are this decorator's.
+   *
+   * <p>The real client is a field of this class as well as of the decorator: the retry agent, when
+   * it runs in the same JVM, recognises this class in the application's copy of the library and
+   * sends {@link #send} and {@link #sendAsync} straight to {@code delegate} past its own {@code
+   * java.net.http} hook, so that a call is retried by the library alone, not by both (each of the
+   * library's attempts would otherwise be retried by the agent too). Keep the field's name and
+   * type.
+   */
   private final class DirectTransport implements JdkTransport {
+    private final HttpClient delegate;
+
+    DirectTransport(HttpClient delegate) {
+      this.delegate = delegate;
+    }
+
     @Override
     public <T> HttpResponse<T> send(HttpRequest request, BodyHandler<T> handler)
         throws IOException, InterruptedException {

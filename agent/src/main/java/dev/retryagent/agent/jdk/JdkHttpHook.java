@@ -2,6 +2,7 @@ package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.ClassBytes;
 import dev.retryagent.agent.tooling.ProloguePatcher;
 import dev.retryagent.agent.tooling.PublicMethodHooks;
 import java.util.List;
@@ -58,6 +59,56 @@ final class JdkHttpHook {
   private static final String FUTURE = "java/util/concurrent/CompletableFuture";
 
   private JdkHttpHook() {}
+
+  /**
+   * The application's own copy of the library's transport ({@code RetryingHttpClient} of
+   * retry-agent-core, used by hand beside the agent): each of its attempts is sent past the
+   * facade's hook ({@link Bridge#JDK_LIBRARY_SEND}), so that the library alone retries it.
+   */
+  static final String LIBRARY = "dev/retryagent/jdk/RetryingHttpClient$DirectTransport";
+
+  static final String LIBRARY_NAME = "dev.retryagent.jdk.RetryingHttpClient$DirectTransport";
+
+  /** The transport's real client, which the library's attempts go to. */
+  private static final String LIBRARY_FIELD = "delegate";
+
+  private static final String CLIENT_DESC = "Ljava/net/http/HttpClient;";
+
+  private static final List<ProloguePatcher.Target> LIBRARY_TARGETS =
+      List.of(
+          new ProloguePatcher.Target(
+                  "send",
+                  SEND_DESC,
+                  Bridge.JDK_LIBRARY_SEND,
+                  new int[] {ProloguePatcher.Target.THIS_FIELD, 1, 2},
+                  "java/net/http/HttpResponse")
+              .withField(LIBRARY_FIELD, CLIENT_DESC),
+          new ProloguePatcher.Target(
+                  "sendAsync",
+                  SEND_ASYNC_DESC,
+                  Bridge.JDK_LIBRARY_SEND_ASYNC,
+                  new int[] {ProloguePatcher.Target.THIS_FIELD, 1, 2, 3},
+                  FUTURE)
+              .withField(LIBRARY_FIELD, CLIENT_DESC));
+
+  /**
+   * The library's transport with its two prologues, patched into the bytes.
+   *
+   * @throws IllegalStateException for a copy of the library without the transport's {@code
+   *     delegate} field (older than the agent's recognition of it), or one the patcher declines:
+   *     the class stays unchanged
+   */
+  static byte[] instrumentLibrary(byte[] classfile) {
+    ClassBytes c = ClassBytes.read(classfile);
+    if (c == null || !c.hasInstanceField(LIBRARY_FIELD, CLIENT_DESC)) {
+      throw new IllegalStateException("no field " + LIBRARY_FIELD + " of type HttpClient");
+    }
+    byte[] patched = ProloguePatcher.patch(classfile, LIBRARY_TARGETS);
+    if (patched == null) {
+      throw new IllegalStateException("its methods could not be patched");
+    }
+    return patched;
+  }
 
   /** What {@code shutdown()}, {@code shutdownNow()} and {@code close()} take and return. */
   private static final String VOID_DESC = "()V";

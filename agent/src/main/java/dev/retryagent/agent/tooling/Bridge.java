@@ -85,7 +85,21 @@ public final class Bridge {
   /** Java 21+: the start of {@code HttpClientFacade.close()}: the facade. */
   public static final int JDK_CLOSE = 13;
 
-  // Next: 14. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
+  /**
+   * {@code send(HttpRequest, BodyHandler)} of the application's own copy of the library's {@code
+   * RetryingHttpClient$DirectTransport} (one attempt of the library's): its real client (the
+   * transport's {@code delegate} field), request, body handler. The handler sends the attempt
+   * through the JDK's hook unretried: the library retries it already.
+   */
+  public static final int JDK_LIBRARY_SEND = 14;
+
+  /**
+   * The library's {@code sendAsync(HttpRequest, BodyHandler, PushPromiseHandler)}, as {@link
+   * #JDK_LIBRARY_SEND}: real client, request, body handler, push handler or null.
+   */
+  public static final int JDK_LIBRARY_SEND_ASYNC = 15;
+
+  // Next: 16. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
   // they may be renumbered freely; they must stay below HOOKS.
 
   /** How many numbers the bridge knows ({@code java.lang.RetryAgentBridge.HOOKS}). */
