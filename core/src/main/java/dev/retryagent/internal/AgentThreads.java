@@ -1,17 +1,21 @@
 package dev.retryagent.internal;
 
+import dev.retryagent.internal.observe.Sanitizer;
+import dev.retryagent.internal.observe.Sinks;
 import java.security.AccessController;
 import java.security.PrivilegedAction;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * Every thread the engine and its observers start: a daemon (it never keeps the JVM alive), named
  * {@code retry-agent-*} (a thread dump says whose it is), with the system class loader as its
  * context class loader. A new thread otherwise inherits the context class loader of whichever
  * thread made it, often an application's request thread: in a web container that application's
- * loader would stay reachable from our thread after it was undeployed. Threads are started by their
- * owners when first needed, never here.
+ * loader would stay reachable from our thread after it was undeployed. A throwable that ends one of
+ * them is said in one sanitised line ({@link Uncaught}). Threads are started by their owners when
+ * first needed, never here.
  */
 public final class AgentThreads {
   /** The prefix of every thread name. */
@@ -83,19 +87,55 @@ public final class AgentThreads {
     }
   }
 
-  /** Makes a thread someone else created for us a daemon with the system class loader. */
+  /**
+   * Makes a thread someone else created for us a daemon with the system class loader and {@link
+   * Uncaught} as its uncaught-exception handler.
+   */
   static void adopt(Thread t) {
     if (!t.isAlive()) {
       t.setDaemon(true);
     }
     t.setContextClassLoader(ClassLoader.getSystemClassLoader());
+    t.setUncaughtExceptionHandler(Uncaught.STDERR);
+  }
+
+  /**
+   * What a throwable that ends one of our threads becomes: one line on stderr, sanitised (a bug's
+   * message may quote a URL with its query or user-info, or a header), with the frame it came from.
+   * Without it, the thread's group hands it to the application's default handler, which is not the
+   * application's business and may log it in full, or prints the whole trace, message included. A
+   * named class, not a lambda: set on threads made before {@code main}.
+   */
+  static final class Uncaught implements Thread.UncaughtExceptionHandler {
+    static final Uncaught STDERR = new Uncaught(Sinks.stderr());
+
+    private final Consumer<String> sink;
+
+    Uncaught(Consumer<String> sink) {
+      this.sink = sink;
+    }
+
+    @Override
+    public void uncaughtException(Thread t, Throwable e) {
+      try {
+        StackTraceElement[] frames = e.getStackTrace();
+        sink.accept(
+            "retry-agent: internal error, thread "
+                + Sanitizer.oneLine(t.getName())
+                + " ended: "
+                + Sanitizer.exception(e, true, null)
+                + (frames.length == 0 ? "" : " at " + frames[0]));
+      } catch (Throwable ignored) {
+        // Nothing more to do for a thread that is ending (out of memory, a closed stderr).
+      }
+    }
   }
 
   /**
    * Renames the threads of {@code group} whose names do not start with {@value #PREFIX} to {@code
-   * prefix} + their name in lower case, and gives them the system class loader: for threads a JDK
-   * facility starts for us in the group of the thread that asked (the JDK's HTTP server's
-   * dispatcher and timers).
+   * prefix} + their name in lower case, and gives them the system class loader and {@link
+   * Uncaught}: for threads a JDK facility starts for us in the group of the thread that asked (the
+   * JDK's HTTP server's dispatcher and timers).
    */
   public static void claim(ThreadGroup group, String prefix) {
     AccessController.doPrivileged(new Claim(group, prefix));
@@ -127,6 +167,7 @@ public final class AgentThreads {
         t.setName(prefix + t.getName().toLowerCase(java.util.Locale.ROOT));
       }
       t.setContextClassLoader(ClassLoader.getSystemClassLoader());
+      t.setUncaughtExceptionHandler(Uncaught.STDERR);
     }
   }
 }

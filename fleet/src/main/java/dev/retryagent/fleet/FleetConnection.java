@@ -1,6 +1,7 @@
 package dev.retryagent.fleet;
 
 import dev.retryagent.engine.Clock;
+import dev.retryagent.internal.AgentThreads;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -107,10 +108,9 @@ public final class FleetConnection implements AutoCloseable {
             + "-"
             + Long.toHexString(ThreadLocalRandom.current().nextLong());
     this.instancesKey = Collections.singletonList(settings.keyPrefix() + ":instances");
-    this.thread = new Thread(new Loop(this), THREAD_NAME);
-    thread.setDaemon(true);
-    // Never pin the loader of whichever application thread happened to start the agent.
-    thread.setContextClassLoader(ClassLoader.getSystemClassLoader());
+    // A daemon with the system class loader (never pinning the loader of whichever application
+    // thread happened to start the agent) whose uncaught throwable is one sanitised line.
+    this.thread = AgentThreads.newThread(new Loop(this), THREAD_NAME);
   }
 
   /**

@@ -1,0 +1,57 @@
+package dev.retryagent.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.Test;
+
+/** Our threads: daemons, named, with the system class loader, and what ends one is said safely. */
+class AgentThreadsTest {
+  @Test
+  void aThreadIsANamedDaemonWithTheSystemLoaderAndOurHandler() throws Exception {
+    Thread t = AgentThreads.newThread(() -> {}, "retry-agent-test");
+
+    assertThat(t.getName()).isEqualTo("retry-agent-test");
+    assertThat(t.isDaemon()).isTrue();
+    assertThat(t.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader());
+    // not the thread group, which hands it to the application's default handler
+    assertThat(t.getUncaughtExceptionHandler()).isSameAs(AgentThreads.Uncaught.STDERR);
+  }
+
+  @Test
+  void aThrowableThatEndsOurThreadIsOneSanitisedLineAndNeverTheApplications() throws Exception {
+    List<Throwable> application = new CopyOnWriteArrayList<>();
+    Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+    PrintStream err = System.err;
+    ByteArrayOutputStream captured = new ByteArrayOutputStream();
+    Thread.setDefaultUncaughtExceptionHandler((th, e) -> application.add(e));
+    System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
+    try {
+      Thread t =
+          AgentThreads.newThread(
+              () -> {
+                throw new IllegalStateException(
+                    "bug near https://user:hunter2@pay.example/charge?token=s3cret");
+              },
+              "retry-agent-test");
+      t.start();
+      t.join(10_000);
+    } finally {
+      System.setErr(err);
+      Thread.setDefaultUncaughtExceptionHandler(before);
+    }
+
+    String out = captured.toString(StandardCharsets.UTF_8);
+    assertThat(application).isEmpty();
+    assertThat(out.lines())
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: internal error, thread retry-agent-test ended: ")
+        .contains("IllegalStateException", "pay.example", "AgentThreadsTest")
+        .doesNotContain("hunter2", "s3cret");
+  }
+}
