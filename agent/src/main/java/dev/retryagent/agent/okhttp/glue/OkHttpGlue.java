@@ -22,6 +22,8 @@ import okhttp3.OkHttpClient;
  *       interceptors, exactly once, when the builder is made and again when it builds: so the
  *       application's interceptors run once per {@code execute()}, as for OkHttp's own retries, and
  *       the policy sees the request as they leave it (an {@code Idempotency-Key} one of them adds).
+ *       Not on a client the application gave its own copy of the library's {@code
+ *       RetryInterceptor}: the library retries that client's calls, once.
  *   <li>OkHttp's own resends inside an attempt are counted, and kept from sending again what the
  *       engine would not, by the hook in OkHttp's {@code CallServerInterceptor} ({@link #sending},
  *       {@link #sendFailed}); only where that class could not be rewritten, by a network
@@ -106,10 +108,40 @@ public final class OkHttpGlue implements OkHttpSupport {
   @Override
   public void builderCreated(Object builder) {
     OkHttpClient.Builder b = (OkHttpClient.Builder) builder;
+    if (retriedByTheLibrary(b.interceptors())) {
+      // The application wired its own copy of the library on this client by hand: the library
+      // retries its calls, and ours, after it, would retry each of its attempts again (3 attempts
+      // becoming 9 requests). The client runs as without the agent.
+      while (b.interceptors().remove(interceptor)) {
+        // every copy
+      }
+      while (b.networkInterceptors().remove(networkInterceptor)) {
+        // every copy
+      }
+      return;
+    }
     last(b.interceptors(), interceptor);
     if (!sendsHooked) {
       last(b.networkInterceptors(), networkInterceptor);
     }
+  }
+
+  /**
+   * The library's interceptor, by name: the application's own copy of retry-agent-core (possibly
+   * relocated under a prefix by a shading build) is not this class's, and the agent never puts its
+   * copy's interceptor into a list itself (only {@link AgentInterceptor}).
+   */
+  static final String LIBRARY_INTERCEPTOR = "dev.retryagent.okhttp.RetryInterceptor";
+
+  /** True when {@code list} holds the library's interceptor (a builder's, once per builder). */
+  static boolean retriedByTheLibrary(List<Interceptor> list) {
+    for (int i = 0; i < list.size(); i++) {
+      Interceptor x = list.get(i);
+      if (x != null && x.getClass().getName().endsWith(LIBRARY_INTERCEPTOR)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void last(List<Interceptor> list, Interceptor mine) {
