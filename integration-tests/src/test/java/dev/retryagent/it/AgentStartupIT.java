@@ -3,10 +3,12 @@ package dev.retryagent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.it.apps.JdkHttpApp;
+import dev.retryagent.it.apps.JdkScenarioApp;
 import dev.retryagent.it.apps.LateAttachApp;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
+import dev.retryagent.it.harness.Reply;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -77,6 +79,25 @@ class AgentStartupIT {
       assertThat(r.stderrLines("retry-agent " + ForkedJvm.agentVersion())).hasSize(2);
       assertThat(r.stderrLines("retry-agent " + ForkedJvm.agentVersion()).get(1))
           .contains("already installed");
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void theAgentTwiceRetriesAFailingCallOnlyOnce(Path jdk) throws Exception {
+    // A server that always answers 503: maxAttempts (3) requests for each call, not 3 x 3.
+    try (CountingServer server = CountingServer.start()) {
+      server.setDefaultReply(Reply.status(503));
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .jvmArgs("-javaagent:" + ForkedJvm.agentJar())
+              .mainClass(JdkScenarioApp.class)
+              .args("send", "a|GET|" + server.uri("/a") + "||", "b|GET|" + server.uri("/b") + "||")
+              .run();
+
+      assertThat(r.value("a.status")).as(r.describe()).isEqualTo("503");
+      assertThat(r.value("b.status")).as(r.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(r.describe()).isEqualTo(6);
     }
   }
 
