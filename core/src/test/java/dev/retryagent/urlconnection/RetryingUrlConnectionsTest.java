@@ -225,6 +225,40 @@ class RetryingUrlConnectionsTest {
         .containsExactly(GiveUpReason.DEADLINE);
   }
 
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aRetrysWaitAfterAFailureThatEndsPastTheDeadlineEndsTheCallWithThatFailure(boolean body)
+      throws Exception {
+    // The failure branches: a connect the port refuses, for the response (respond) or for the
+    // request's body (retryAfterEarlyFailure), its retry's wait ending 40 s late past the 1 s
+    // deadline. The retry must not go with no time left: the application gets the refusal the
+    // JDK gave it, as without the agent, and the call is given up after its first attempt.
+    RetryEngine engine =
+        engine(b -> b.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
+    time.late(40_000_000_000L);
+    try (dev.retryagent.testing.RefusingPort refusing = new dev.retryagent.testing.RefusingPort()) {
+      HttpURLConnection c =
+          (HttpURLConnection)
+              RetryingUrlConnections.open(new URL(refusing.url("/v1/items")), engine);
+      if (body) {
+        c.setRequestMethod("PUT");
+        c.setDoOutput(true);
+        assertThatThrownBy(c::getOutputStream)
+            .isInstanceOf(ConnectException.class)
+            .hasMessageNotContaining("retry-agent");
+      } else {
+        assertThatThrownBy(c::getResponseCode)
+            .isInstanceOf(ConnectException.class)
+            .hasMessageNotContaining("retry-agent");
+      }
+    }
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason, RetryEvent::attempt)
+        .as("given up after the first attempt, the retry never made")
+        .containsExactly(org.assertj.core.groups.Tuple.tuple(GiveUpReason.DEADLINE, 1));
+  }
+
   @Test
   void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
     // The application logs the exception the agent made: a servlet container's ;jsessionid=...
