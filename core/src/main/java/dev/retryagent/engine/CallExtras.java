@@ -33,8 +33,8 @@ final class CallExtras {
    */
   long previousDelayNanos;
 
-  /** When the pending retry was taken from the budget. */
-  long retryTakenNanos;
+  /** Where the budget counted the retry taken last ({@link RetryBudget#acquireRetry}'s ticket). */
+  long retryTicket;
 
   /**
    * What the application's own code threw in the current attempt ({@link

@@ -103,6 +103,6 @@ final class CallMoment implements RetryRules.Moment {
 
   @Override
   public boolean takeFromBudget() {
-    return call.takeRetry(now);
+    return call.takeFromBudget(now);
   }
 }

@@ -43,12 +43,6 @@ abstract class HostHold {
    */
   private static final byte RATE_PERMIT_IN_ATTEMPT = 4;
 
-  /**
-   * The retry taken last came from the budget's floor rest ({@link RetryBudget#OF_FLOOR}): given
-   * back, it goes back there.
-   */
-  private static final byte RETRY_OF_FLOOR = 8;
-
   HostHold(HostState state) {
     this.state = state;
   }
@@ -164,35 +158,36 @@ abstract class HostHold {
     }
   }
 
-  /** Takes one retry from the budget; false when it is spent. */
-  boolean takeRetry(long nowNanos) {
+  /**
+   * Takes one retry from the budget: its ticket ({@link RetryBudget#acquireRetry}), which says
+   * where the budget counted it, for {@link #callEnded} to give it back there; {@link
+   * RetryBudget#granted} is false when the budget is spent. A host without budget grants every
+   * retry (a ticket of the window that {@link #callEnded} never gives back: there is no budget).
+   */
+  long takeRetry(long nowNanos) {
     RetryBudget budget = state.budget;
     if (budget == null) {
-      return true;
+      return RetryBudget.OF_WINDOW;
     }
-    int taken = budget.acquireRetry(nowNanos);
-    holds =
-        (byte) (taken == RetryBudget.OF_FLOOR ? holds | RETRY_OF_FLOOR : holds & ~RETRY_OF_FLOOR);
-    return taken != RetryBudget.REFUSED;
+    return budget.acquireRetry(nowNanos);
   }
 
   /** A retry was taken and decided: it is pending until its attempt starts. */
   void retryDecided() {
     // The attempt it follows was made: the permit it took, if any, was used.
-    holds = (byte) ((holds & (RATE_PERMIT_HELD | RETRY_OF_FLOOR)) | RETRY_PENDING);
+    holds = (byte) ((holds & RATE_PERMIT_HELD) | RETRY_PENDING);
   }
 
   /** The rate limiter granted a permit for the next attempt. */
   void permitTaken() {
-    holds = (byte) ((holds & (RETRY_PENDING | RETRY_OF_FLOOR)) | RATE_PERMIT_HELD);
+    holds = (byte) ((holds & RETRY_PENDING) | RATE_PERMIT_HELD);
   }
 
   /** The next attempt starts: the pending retry, if any, and the rate-limit permit are used. */
   void attemptStarted() {
-    // Where the retry came from stays known: an attempt never made (attemptNotMade) gives it back.
-    int h = holds;
-    holds =
-        (byte) (((h & RATE_PERMIT_HELD) != 0 ? RATE_PERMIT_IN_ATTEMPT : 0) | (h & RETRY_OF_FLOOR));
+    // The retry's ticket stays kept (the call's extras): an attempt never made (attemptNotMade)
+    // gives it back.
+    holds = (holds & RATE_PERMIT_HELD) != 0 ? RATE_PERMIT_IN_ATTEMPT : 0;
   }
 
   /**
@@ -212,16 +207,16 @@ abstract class HostHold {
   }
 
   /**
-   * The call ends: a retry decided and never made (taken at {@code retryTakenNanos}) gives its
-   * budget back, and a rate-limit permit taken for an attempt never made (the breaker refused it,
-   * the caller gave up) goes back to the bucket; otherwise calls an open breaker refuses would
+   * The call ends: a retry decided and never made (its budget's ticket {@code retryTicket}) gives
+   * its budget back, and a rate-limit permit taken for an attempt never made (the breaker refused
+   * it, the caller gave up) goes back to the bucket; otherwise calls an open breaker refuses would
    * empty it, be counted as rate-limited, and hold back the host's first calls once it closes.
    */
-  void callEnded(long nowNanos, long retryTakenNanos) {
+  void callEnded(long nowNanos, long retryTicket) {
     release();
     RetryBudget budget = state.budget;
     if ((holds & RETRY_PENDING) != 0 && budget != null) {
-      budget.returnRetry(retryTakenNanos, (holds & RETRY_OF_FLOOR) != 0, nowNanos);
+      budget.returnRetry(retryTicket, nowNanos);
     }
     permitBack(nowNanos);
     holds = 0;

@@ -42,9 +42,10 @@ final class RetryBudget {
   // The rest's bucket, guarded by this object's lock: empty until floorFreeAt once it was taken.
   private boolean floorTaken;
   private long floorFreeAt;
-  // The last retry the rest allowed, until given back: what returnRetry restores.
+  // The last retry the rest allowed, until given back: what returnRetry restores. The rest's
+  // retries are numbered (floorTakes), so that a ticket names the one it took.
   private boolean floorReturnable;
-  private long floorTakenAt;
+  private long floorTakes;
   private boolean floorWasTaken;
   private long floorWasFreeAt;
   // Guarded by this object's lock, except that a deposit adds to calls[current.index] without it.
@@ -145,14 +146,30 @@ final class RetryBudget {
     }
   }
 
+  // A ticket (acquireRetry) is where the retry was counted: its kind in the low two bits, above
+  // them the bucket's epoch (OF_WINDOW) or the rest's retry number (OF_FLOOR). An epoch counts
+  // bucket lengths from the origin: it needs more than 61 bits only for times 2^61 buckets apart.
+  private static final int KIND_BITS = 2;
+  private static final long KIND_MASK = (1L << KIND_BITS) - 1;
+
   /** {@link #acquireRetry}: the budget is spent; nothing was withdrawn. */
-  static final int REFUSED = 0;
+  static final long REFUSED = 0;
 
-  /** {@link #acquireRetry}: a retry of the window (the ratio's, or the floor's whole ones). */
-  static final int OF_WINDOW = 1;
+  /** A ticket's kind: a retry of the window (the ratio's, or the floor's whole ones). */
+  static final long OF_WINDOW = 1;
 
-  /** {@link #acquireRetry}: a retry of the floor's rest, outside the window. */
-  static final int OF_FLOOR = 2;
+  /** A ticket's kind: a retry of the floor's rest, outside the window. */
+  static final long OF_FLOOR = 2;
+
+  /** True when {@code ticket} ({@link #acquireRetry}) withdrew a retry. */
+  static boolean granted(long ticket) {
+    return (ticket & KIND_MASK) != REFUSED;
+  }
+
+  /** The kind of {@code ticket}: {@link #OF_WINDOW}, {@link #OF_FLOOR} or {@link #REFUSED}. */
+  static long kind(long ticket) {
+    return ticket & KIND_MASK;
+  }
 
   /**
    * Withdraws one retry if the budget allows it.
@@ -160,21 +177,24 @@ final class RetryBudget {
    * @return false when the budget is spent; nothing is withdrawn then
    */
   public boolean tryAcquireRetry(long nowNanos) {
-    return acquireRetry(nowNanos) != REFUSED;
+    return granted(acquireRetry(nowNanos));
   }
 
   /**
-   * Withdraws one retry if the budget allows it, and says where it came from: a caller that may
-   * give it back says so then ({@link #returnRetry}).
+   * Withdraws one retry if the budget allows it, and returns the ticket that says where it was
+   * counted, for a caller that may give it back ({@link #returnRetry}): the window's bucket, which
+   * is not always the bucket of {@code nowNanos} (a time read before the lock and older than the
+   * window counts in the current bucket; see {@link #bucket}), or the rest's retry.
    *
-   * @return {@link #OF_WINDOW}, {@link #OF_FLOOR}, or {@link #REFUSED}
+   * @return a ticket; {@link #granted} is false, and nothing was withdrawn, when the budget is
+   *     spent
    */
-  synchronized int acquireRetry(long nowNanos) {
+  synchronized long acquireRetry(long nowNanos) {
     int i = bucket(nowNanos);
     if (withinRatio(retrySum + 1 - freeRetriesPerWindow, callSum())) {
       retries[i]++;
       retrySum++;
-      return OF_WINDOW;
+      return (epochs[i] << KIND_BITS) | OF_WINDOW;
     }
     if (floorIntervalNanos == 0 || (floorTaken && nowNanos - floorFreeAt < 0)) {
       return REFUSED;
@@ -184,8 +204,8 @@ final class RetryBudget {
     floorTaken = true;
     floorFreeAt = nowNanos + floorIntervalNanos;
     floorReturnable = true;
-    floorTakenAt = nowNanos;
-    return OF_FLOOR;
+    floorTakes++;
+    return (floorTakes << KIND_BITS) | OF_FLOOR;
   }
 
   /**
@@ -213,19 +233,22 @@ final class RetryBudget {
   }
 
   /**
-   * Gives back a retry withdrawn at {@code takenAtNanos} that was never made (the call was
-   * cancelled during the wait, or the breaker or the rate limit refused the attempt). A retry taken
-   * so long ago that its bucket left the window is already forgotten: nothing to give back.
+   * Gives back the retry of {@code ticket} ({@link #acquireRetry}) that was never made (the call
+   * was cancelled during the wait, its wait ended past the deadline, or the breaker or the rate
+   * limit refused the attempt), where it was counted. A retry whose bucket left the window is
+   * already forgotten: nothing to give back. A retry of the floor's rest goes back to the rest if
+   * it is still the last the rest allowed, and never to the window.
    *
-   * @param ofFloor {@link #acquireRetry} said {@link #OF_FLOOR}: the retry is given back to the
-   *     floor's rest if it is still the last the rest allowed, and never to the window. (Told from
-   *     the time it was taken, a retry of the rest that another call had taken again since was
-   *     given back to the window, which forgot a retry of the ratio someone made: one more
-   *     allowed.)
+   * <p>The ticket, not the time the retry was asked at, says where: a time read before the lock and
+   * older than the window counted in the current bucket, where a give-back looking in the bucket of
+   * that time found nothing and the retry stayed counted for a whole window; and a rest's retry
+   * that another call had taken again since was given back to the window (ae61c30).
    */
-  public synchronized void returnRetry(long takenAtNanos, boolean ofFloor, long nowNanos) {
-    if (ofFloor) {
-      if (floorReturnable && floorTakenAt == takenAtNanos) {
+  public synchronized void returnRetry(long ticket, long nowNanos) {
+    long kind = kind(ticket);
+    long at = ticket >> KIND_BITS;
+    if (kind == OF_FLOOR) {
+      if (floorReturnable && floorTakes == at) {
         floorReturnable = false;
         floorTaken = floorWasTaken;
         floorFreeAt = floorWasFreeAt;
@@ -233,10 +256,12 @@ final class RetryBudget {
       // else the rest was taken again since: it refilled meanwhile, nothing to restore
       return;
     }
+    if (kind != OF_WINDOW) {
+      return;
+    }
     bucket(nowNanos);
-    long epoch = epochOf(takenAtNanos);
-    int i = (int) Math.floorMod(epoch, (long) epochs.length);
-    if (epochs[i] == epoch && retries[i] > 0) {
+    int i = (int) Math.floorMod(at, (long) epochs.length);
+    if (epochs[i] == at && retries[i] > 0) {
       retries[i]--;
       retrySum--;
     }

@@ -865,6 +865,22 @@ public abstract class RetryCall extends HostHold {
     return finished && decision == null;
   }
 
+  /**
+   * Takes one retry from the budget for the decision at {@code now} ({@link CallMoment}); false
+   * when it is spent. Keeps the budget's ticket, where the retry was counted, for a give-back.
+   */
+  boolean takeFromBudget(long now) {
+    long ticket = takeRetry(now);
+    if (!RetryBudget.granted(ticket)) {
+      return false;
+    }
+    if (!state.observe) {
+      // Observe mode keeps the retry spent and never gives it back: no extras made for it.
+      extras().retryTicket = ticket;
+    }
+    return true;
+  }
+
   /** Runs {@link RetryRules} on this call's live state, then carries the decision out. */
   private Decision decide(AttemptResult result, long retryAfterNanos, long now) {
     Decision d =
@@ -897,7 +913,6 @@ public abstract class RetryCall extends HostHold {
       return Decision.done(result, null);
     }
     extras().previousDelayNanos = d.delayNanos();
-    extras.retryTakenNanos = now;
     retryDecided();
     return d;
   }
@@ -913,7 +928,7 @@ public abstract class RetryCall extends HostHold {
       attempt = 0;
     }
     // Releases the permit; a retry decided and never made gives its budget back.
-    callEnded(now, extras == null ? 0 : extras.retryTakenNanos);
+    callEnded(now, extras == null ? RetryBudget.REFUSED : extras.retryTicket);
     if (reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)) {
       state.engine.emit(RetryEvent.giveUp(this, result, reason));
     }

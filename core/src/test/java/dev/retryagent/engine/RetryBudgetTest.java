@@ -133,13 +133,36 @@ class RetryBudgetTest {
   @Test
   void aRetryOfTheFloorThatIsGivenBackMayBeTakenAgain() {
     RetryBudget b = budget(0.0, 10, Duration.ofMillis(50));
-    assertThat(b.tryAcquireRetry(S)).isTrue();
+    long ticket = b.acquireRetry(S);
+    assertThat(RetryBudget.kind(ticket)).isEqualTo(RetryBudget.OF_FLOOR);
     assertThat(b.tryAcquireRetry(S + MS)).isFalse();
-    b.returnRetry(S, true, S + MS);
+    b.returnRetry(ticket, S + MS);
     assertThat(b.tryAcquireRetry(S + MS)).isTrue();
-    b.returnRetry(S, true, S + 2 * MS); // already given back: nothing more
+    b.returnRetry(ticket, S + 2 * MS); // already given back: nothing more
     assertThat(b.tryAcquireRetry(S + 2 * MS)).isFalse();
     assertThat(b.tryAcquireRetry(S + MS + 100 * MS)).isTrue();
+  }
+
+  @Test
+  void aRetryAskedAtATimeOlderThanTheWindowIsGivenBackWhereItWasCounted() {
+    // A time read before the budget's lock by a thread held up there (a JVM paused between the
+    // two) while other calls moved the window on: too old for its own bucket, the retry counts
+    // in the current one. Given back (the call cancelled, or its wait ended past the deadline),
+    // it was looked for in the bucket of that old time, not found, and stayed counted for a
+    // whole window: one retry fewer for the host's calls. The ticket says where it counted.
+    RetryBudget b = budget(0.5, 0, Duration.ofSeconds(1));
+    long now = 100 * S;
+    b.recordCall(now);
+    b.recordCall(now); // the window is at 100 s: one retry allowed
+    long stale = now - 5 * S;
+    long ticket = b.acquireRetry(stale);
+    assertThat(RetryBudget.granted(ticket)).isTrue();
+    assertThat(b.retriesInWindow(now)).as("counted now").isEqualTo(1);
+
+    b.returnRetry(ticket, now + MS);
+
+    assertThat(b.retriesInWindow(now + MS)).as("given back").isZero();
+    assertThat(b.tryAcquireRetry(now + MS)).as("the retry is the host's again").isTrue();
   }
 
   @Test
