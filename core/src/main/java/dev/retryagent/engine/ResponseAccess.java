@@ -25,4 +25,21 @@ public interface ResponseAccess<T> {
   default boolean whole(T response) {
     return true;
   }
+
+  /** The largest body {@link #copyToGiveBack} copies: a 503's or 429's page, not a download. */
+  int GIVE_BACK_LIMIT = 8192;
+
+  /**
+   * A copy of {@code response}, which the loop is about to {@link #discard} before a retry's wait,
+   * that the caller cannot tell from it: its status, headers and whole body, detached from its
+   * connection, given to the caller if the call then ends as if not retried (the wait ended past
+   * the deadline: {@link RetryCall#retryTooLate}), where the caller would else get the engine's
+   * exception in place of the response it has without the agent. Null when it cannot be made
+   * cheaply: a body over {@link #GIVE_BACK_LIMIT} bytes (the copy reads no more than {@code
+   * discard} would), or a client whose response cannot be rebuilt. Asked only on a retry's path;
+   * may throw (the loop then keeps no copy). Null by default.
+   */
+  default T copyToGiveBack(T response) throws java.io.IOException {
+    return null;
+  }
 }

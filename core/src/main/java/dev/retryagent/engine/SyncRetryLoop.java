@@ -123,7 +123,10 @@ public final class SyncRetryLoop {
       // Near the deadline the response is kept through the wait: one that ends late ends the
       // call with it. Further from it, released now, its connection serves other calls meanwhile.
       boolean keep = access.whole(response) && call.waitEndsNearDeadline(d.delayNanos());
+      T copy = null;
       if (!keep) {
+        // A copy of a small response, for a wait that ends late after all.
+        copy = copyToGiveBack(call, access, response);
         access.discard(response);
       }
       try {
@@ -138,11 +141,33 @@ public final class SyncRetryLoop {
         if (keep) {
           return response; // as if the policy had not retried it
         }
+        if (copy != null) {
+          return copy; // the same response, its connection released before the wait
+        }
         throw late(call);
       }
       if (keep) {
         access.discard(response);
       }
+    }
+  }
+
+  /**
+   * {@link ResponseAccess#copyToGiveBack}, or null when the adapter cannot make one, or fails to
+   * (an I/O failure reading the body, our bug): the response is discarded as before either way.
+   */
+  private static <T> T copyToGiveBack(RetryCall call, ResponseAccess<T> access, T response) {
+    if (!access.whole(response)) {
+      return null;
+    }
+    try {
+      return access.copyToGiveBack(response);
+    } catch (IOException | RuntimeException e) {
+      return null; // the body failed as it was read: discard() ends it as before
+    } catch (LinkageError | StackOverflowError bug) {
+      call.state.engine.internalError(
+          "copying a response before its retry's wait", bug, "the call goes on without a copy");
+      return null;
     }
   }
 

@@ -18,6 +18,8 @@ import okhttp3.Interceptor;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
+import okhttp3.ResponseBody;
+import okio.Timeout;
 
 /**
  * An OkHttp application interceptor that runs each call through a {@link RetryEngine}. Works with
@@ -402,6 +404,11 @@ public final class RetryInterceptor implements Interceptor {
     return (int) Math.max(1, Math.min(Integer.MAX_VALUE, nanos / 1_000_000));
   }
 
+  /**
+   * How long a copy ({@link ResponseAccess#copyToGiveBack}) waits for a body: OkHttp's discard's.
+   */
+  private static final long PEEK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
   static final ResponseAccess<Response> ACCESS =
       new ResponseAccess<Response>() {
         @Override
@@ -423,6 +430,42 @@ public final class RetryInterceptor implements Interceptor {
           } catch (RuntimeException ignored) {
             // already closed, or no body
           }
+        }
+
+        @Override
+        public Response copyToGiveBack(Response response) throws IOException {
+          ResponseBody body = response.body();
+          if (body == null) {
+            return response.newBuilder().build();
+          }
+          if (body.contentLength() > GIVE_BACK_LIMIT) {
+            return null;
+          }
+          // Peeked, not read: the original is discarded as before. A body of up to the limit
+          // comes whole (its type kept); one more byte says it is longer. No longer than OkHttp's
+          // own discard waits for the rest of a body (100 ms), so that a body that never comes
+          // (a 304 with a Content-Length) holds the retry up no more than without the copy: the
+          // peek's timeout then ends the connection as the discard's would.
+          Timeout timeout = body.source().timeout();
+          boolean had = timeout.hasDeadline();
+          long deadline = had ? timeout.deadlineNanoTime() : 0;
+          long now = System.nanoTime();
+          long by = now + PEEK_NANOS;
+          timeout.deadlineNanoTime(had && deadline - by < 0 ? deadline : by);
+          ResponseBody peeked;
+          try {
+            peeked = response.peekBody(GIVE_BACK_LIMIT + 1L);
+          } finally {
+            if (had) {
+              timeout.deadlineNanoTime(deadline);
+            } else {
+              timeout.clearDeadline();
+            }
+          }
+          if (peeked.contentLength() > GIVE_BACK_LIMIT) {
+            return null;
+          }
+          return response.newBuilder().body(peeked).build();
         }
       };
 }

@@ -511,6 +511,33 @@ class RetryInterceptorTest {
         .containsExactly(GiveUpReason.DEADLINE, GiveUpReason.DEADLINE);
   }
 
+  @ParameterizedTest
+  @EnumSource(
+      value = Way.class,
+      names = {"EXECUTE", "ENQUEUE"})
+  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(Way way)
+      throws Exception {
+    // A 503 whose Retry-After (5 s, over the 1 s margin) has it released before the wait, which
+    // ends 40 s late, past the 10 s deadline: the application got the engine's IOException where
+    // without the agent it had the 503. Now the copy taken before the release (status, headers,
+    // its small body) is given back, and nothing more is sent.
+    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    server.enqueue(status(503).header("Retry-After", "5").body("busy, come back"));
+
+    Response r = call(way, get("/v1/items"));
+
+    assertThat(r.code()).isEqualTo(503);
+    assertThat(r.header("Retry-After")).isEqualTo("5");
+    assertThat(body(r)).isEqualTo("busy, come back");
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.DEADLINE);
+  }
+
   @Test
   void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
     // The application logs the exception the agent made: a servlet container's ;jsessionid=...
