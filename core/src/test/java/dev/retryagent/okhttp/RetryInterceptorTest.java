@@ -6,6 +6,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.GiveUpReason;
@@ -31,6 +32,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import okhttp3.Cache;
 import okhttp3.CacheControl;
@@ -536,6 +538,52 @@ class RetryInterceptorTest {
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
         .containsExactly(GiveUpReason.DEADLINE);
+  }
+
+  @Test
+  void okHttpsCallTimeoutRunningOutDuringALateWaitEndsTheCallAsOkHttpEndsOneItTimedOut()
+      throws Exception {
+    // OkHttp's callTimeout (real, 1 s) runs out during the retry's wait, which ends late (a paused
+    // JVM: the engine's clock then 40 s on). The wait is inside the OkHttp call, whose timeout
+    // cancels it: OkHttp fails whatever the interceptor returns then ("Canceled", made "timeout"
+    // as the call exits), so the 503 the application had without the agent cannot be given back
+    // (guarantees.md). What is kept: OkHttp's own exception for a call its timeout ended, and
+    // nothing more sent (the retry is not made).
+    AtomicReference<Call> running = new AtomicReference<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  await().atMost(Duration.ofSeconds(10)).until(() -> running.get().isCanceled());
+                  time.sleep(nanos);
+                })
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(
+                new dev.retryagent.policy.Policy(
+                    "test",
+                    RetryPolicy.builder().build(),
+                    dev.retryagent.policy.Policy.defaults().budget(),
+                    CircuitBreakerPolicy.defaults(),
+                    dev.retryagent.policy.Policy.defaults().rateLimit()))
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .callTimeout(1, TimeUnit.SECONDS)
+            .addInterceptor(retrier.interceptor())
+            .build();
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    server.enqueue(status(503).body("busy"));
+    Call call = client.newCall(get("/v1/items"));
+    running.set(call);
+    assertThatThrownBy(() -> call.execute().close())
+        .isInstanceOf(InterruptedIOException.class)
+        .hasMessage("timeout")
+        .hasCauseInstanceOf(IOException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
   }
 
   @Test
