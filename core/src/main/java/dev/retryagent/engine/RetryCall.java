@@ -194,6 +194,15 @@ public abstract class RetryCall extends HostHold {
    *     the deadline); the call is over
    */
   public long reservePermit() throws RateLimitedException {
+    return reserve(true);
+  }
+
+  /**
+   * {@link #reservePermit()}; {@code firstLook}: false when the call already waits for this
+   * attempt's permit ({@link #reservePermitAfterWait}), whose RATE_LIMITED wait event was told
+   * then: one wait for the attempt's permit, one event, however long a 429 pause then makes it.
+   */
+  private long reserve(boolean firstLook) throws RateLimitedException {
     PermitLimiter limiter = state.limiter;
     if (limiter == null) {
       return 0; // without a rate limit there is nothing to guard: no lock
@@ -232,7 +241,7 @@ public abstract class RetryCall extends HostHold {
                 state.target, remaining, maxWait, limiter.pauseRemainingNanos(now)));
       }
       permitTaken();
-      if (wait > 0 && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+      if (wait > 0 && firstLook && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
         state.engine.emit(RetryEvent.rateLimitWait(this, wait));
       }
       return state.observe ? 0 : wait;
@@ -246,6 +255,9 @@ public abstract class RetryCall extends HostHold {
    * the pause does: it waits for the pause and a permit after it ({@code maxWait} counted from the
    * pause's end), or, when that would take it past the deadline, ends with {@link
    * RateLimitedException}. Without a pause: 0, at the cost of a look at the limiter's pause flag.
+   * The longer wait tells listeners no second RATE_LIMITED event: the attempt waits for its permit
+   * once (its one event, told by {@link #reservePermit()}, has the wait as known then); a refusal
+   * is told as {@link #reservePermit()} tells one.
    *
    * @return nanoseconds to wait before the attempt (0 = go now); then call this again
    * @throws RateLimitedException as {@link #reservePermit()}; the call is over
@@ -270,7 +282,7 @@ public abstract class RetryCall extends HostHold {
     synchronized (this) {
       permitBack(now);
     }
-    return reservePermit();
+    return reserve(false);
   }
 
   /**

@@ -22,7 +22,11 @@ public final class RetryEvent {
     CALL_COMPLETE,
     /** The breaker was open (or, in observe mode, would have rejected the call). */
     BREAKER_REJECTED,
-    /** The rate limiter made the call wait or rejected it. */
+    /**
+     * The rate limiter made the call wait or rejected it: one event per attempt that waits for its
+     * permit (with the wait as known then: a 429 pause that begins during it makes it longer
+     * without another event), one per refusal.
+     */
     RATE_LIMITED
   }
 

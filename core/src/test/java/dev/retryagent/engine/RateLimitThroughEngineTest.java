@@ -8,6 +8,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -559,6 +560,43 @@ class RateLimitThroughEngineTest {
     f.scheduler.runUntilIdle();
     assertThat(future.get().status).isEqualTo(200);
     assertThat(b.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
+  /**
+   * One wait for the attempt's permit, one RATE_LIMITED event, however long a 429 pause that began
+   * during it makes it: before, the look after the wait reserved again through reservePermit, which
+   * told a second wait event (RateLimitWaits counted the one attempt twice).
+   */
+  @org.junit.jupiter.api.Test
+  void aCallerWhoseWaitForATokenA429PauseLengthensIsToldAsOneWait() throws Exception {
+    EngineFixture f = waitingForATokenOf250ms();
+    RetryCall a = inFlight(f);
+    f.sleeper.duringNextSleep(() -> a.onResponse(429, "5"));
+    Script b = new Script(f.clock, respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), b);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(f.sleeper.sleeps()).containsExactly(250 * MS, 4750 * MS);
+    List<RetryEvent> waits = f.listener.events(RetryEvent.Type.RATE_LIMITED);
+    assertThat(waits).hasSize(1);
+    assertThat(waits.get(0).delayNanos()).isEqualTo(250 * MS);
+    assertThat(waits.get(0).reason()).isNull();
+  }
+
+  /** The same for an asynchronous caller, whose look after the wait runs on the scheduler. */
+  @org.junit.jupiter.api.Test
+  void anAsynchronousCallerWhoseWaitForATokenA429PauseLengthensIsToldAsOneWait() throws Exception {
+    EngineFixture f = waitingForATokenOf250ms();
+    RetryCall a = inFlight(f);
+    Script b = new Script(f.clock, respond(200));
+    java.util.concurrent.CompletableFuture<FakeResponse> future =
+        AsyncRetryLoop.execute(
+            f.engine, f.newCall(FakeRequest.get()), b::runAsync, FakeResponse.ACCESS);
+    a.onResponse(429, "5");
+    f.scheduler.runUntilIdle();
+
+    assertThat(future.get().status).isEqualTo(200);
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).hasSize(1);
   }
 
   /**
