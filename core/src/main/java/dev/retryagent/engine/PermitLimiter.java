@@ -30,4 +30,17 @@ public interface PermitLimiter {
 
   /** Nanoseconds left of the current pause, or 0. */
   long pauseRemainingNanos(long nowNanos);
+
+  /**
+   * Nanoseconds left of the current pause, or 0, asked when a caller's wait for the permit {@link
+   * #reserve} gave it is over, before its attempt: a pause that began during the wait holds the
+   * attempt too. A limit shared with other JVMs may ask its store for a pause it has not heard of
+   * (a caller that waited pays that look, never one given its permit at once). By default {@link
+   * #pauseRemainingNanos}.
+   *
+   * @param maxLookNanos the time the caller has left (its deadline): a look takes no longer
+   */
+  default long pauseAfterWaitNanos(long nowNanos, long maxLookNanos) {
+    return pauseRemainingNanos(nowNanos);
+  }
 }

@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Policy;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
@@ -270,7 +271,12 @@ public abstract class RetryCall extends HostHold {
     long now = state.engine.clock().nanoTime();
     long pause;
     try {
-      pause = limiter.pauseRemainingNanos(now);
+      // This JVM's bucket looks at its flag only; a shared limit may ask its store, within the
+      // time the call has left (the deadline the wait ended before).
+      pause =
+          limiter instanceof RateLimiter
+              ? limiter.pauseRemainingNanos(now)
+              : limiter.pauseAfterWaitNanos(now, lookBudget(now));
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {
       state.engine.internalError(
           "looking at a rate-limit pause", bug, "the attempt goes without waiting for it");
@@ -283,6 +289,11 @@ public abstract class RetryCall extends HostHold {
       permitBack(now);
     }
     return reserve(false);
+  }
+
+  /** The time the call has left at {@code now}, for a shared limit's look after a wait. */
+  private synchronized long lookBudget(long now) {
+    return bounds().remainingNanos(now);
   }
 
   /**

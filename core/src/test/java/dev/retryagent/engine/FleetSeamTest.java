@@ -212,4 +212,72 @@ class FleetSeamTest {
     assertThat(b.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
     assertThat(f.sleeper.sleeps()).containsExactly(250_000_000L, 4_750_000_000L);
   }
+
+  /**
+   * A pause another JVM set during the wait, which this JVM learns only by asking its store after
+   * the wait (PermitLimiter.pauseAfterWaitNanos): the look after the wait asks it, rather than the
+   * pause this JVM knows of (none), and the attempt waits the pause out.
+   */
+  @org.junit.jupiter.api.Test
+  void theLookAfterAWaitAsksTheFleetLimitForAPauseThisJvmHadNotHeardOf() throws Exception {
+    TestPolicy p = fleetPolicy();
+    p.rateLimit.perSecond(4).burst(1).maxWait(Duration.ofSeconds(1));
+    EngineFixture f = EngineFixture.of(p);
+    RateLimiter own = new RateLimiter(p.build().rateLimit(), FakeClock.START_NANOS);
+    long[] elsewhereUntil = {0};
+    PermitLimiter askingTheStore =
+        new PermitLimiter() {
+          @Override
+          public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
+            if (elsewhereUntil[0] - nowNanos > 0) {
+              own.pauseUntil(elsewhereUntil[0]); // the store's reply carries the pause
+            }
+            return own.reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+          }
+
+          @Override
+          public void pause(long nowNanos, long pauseNanos) {
+            own.pause(nowNanos, pauseNanos);
+          }
+
+          @Override
+          public long pauseRemainingNanos(long nowNanos) {
+            return own.pauseRemainingNanos(nowNanos); // never heard of the other JVM's
+          }
+
+          @Override
+          public long pauseAfterWaitNanos(long nowNanos, long maxLookNanos) {
+            return Math.max(0, elsewhereUntil[0] - nowNanos);
+          }
+        };
+    f.engine.useFleet(
+        new FleetLimits() {
+          @Override
+          public PermitLimiter limiter(
+              String route, RateLimitPolicy limit, Duration retryAfterMax) {
+            return askingTheStore;
+          }
+
+          @Override
+          public List<FleetRouteCounters> counters() {
+            return List.of();
+          }
+
+          @Override
+          public boolean shared() {
+            return true;
+          }
+        });
+    assertThat(f.newCall(FakeRequest.get()).reservePermit()).isZero(); // the only permit
+    // Another JVM's 429 pauses the route for 5 s while b waits 250 ms for its permit.
+    f.sleeper.duringNextSleep(() -> elsewhereUntil[0] = f.clock.nanoTime() + 5 * S);
+
+    Script b = new Script(f.clock, respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), b);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(b.attemptCount()).isEqualTo(1);
+    assertThat(elsewhereUntil[0]).isGreaterThan(FakeClock.START_NANOS + 250_000_000L);
+    assertThat(b.attempts().get(0).startNanos).isEqualTo(elsewhereUntil[0]);
+  }
 }

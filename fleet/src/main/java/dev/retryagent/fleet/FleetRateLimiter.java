@@ -43,6 +43,13 @@ public final class FleetRateLimiter implements PermitLimiter {
    */
   static final long LEASE_TTL_NANOS = 1_000_000_000L;
 
+  /**
+   * How recent a word from Redis on the route's pause spares a waiter's look ({@link
+   * #pauseAfterWaitNanos}): about what a pause takes to reach Redis from the JVM whose 429 set it
+   * (its fleet's thread writes it), the lag every JVM's view of a pause has anyway.
+   */
+  static final long HEARD_FRESH_NANOS = 10_000_000L;
+
   private final FleetConnection fleet;
   private final String route;
   private final RateLimitPolicy limit;
@@ -64,6 +71,10 @@ public final class FleetRateLimiter implements PermitLimiter {
   private double localShare;
   private boolean errorReported;
   private boolean pauseToWrite;
+  // When this JVM last heard Redis's pause of the route (an acquisition's reply, a look after a
+  // wait), this JVM's nanoTime read before it asked; valid once heard is set.
+  private boolean heard;
+  private long heardNanos;
 
   /** Writes of a pause the fleet's thread has ended (answered or failed): for tests. */
   private volatile long pauseWrites;
@@ -304,6 +315,59 @@ public final class FleetRateLimiter implements PermitLimiter {
     return latest == this ? own : Math.max(own, latest.pauseRemainingNanos(nowNanos));
   }
 
+  /**
+   * The look after a caller's wait for a permit: the pause this JVM knows of, or, when it knows of
+   * none and has not heard Redis's pause of the route within {@link #HEARD_FRESH_NANOS}, Redis's
+   * (one round trip, read only, bounded as an acquisition's, within {@code maxLookNanos}): a pause
+   * another JVM wrote during the wait holds this attempt too. Only a caller that waited asks, so a
+   * permit given at once costs no more round trips; concurrent waiters of this JVM share one look
+   * in that time. Without an answer (Redis down, busy, a refusal) the pauses this JVM knows decide,
+   * as in the local share.
+   */
+  @Override
+  public long pauseAfterWaitNanos(long nowNanos, long maxLookNanos) {
+    long known = pauseRemainingNanos(nowNanos);
+    FleetRateLimiter latest = fleet.latest(this);
+    if (known > 0 || latest != this) {
+      // A replaced limiter's call looks through the route's (its own fleet may be closed).
+      return latest == this
+          ? known
+          : Math.max(known, latest.pauseAfterWaitNanos(nowNanos, maxLookNanos));
+    }
+    synchronized (this) {
+      if (heard && nowNanos - heardNanos < HEARD_FRESH_NANOS) {
+        return 0;
+      }
+    }
+    RedisGateway gateway = fleet.gateway();
+    if (!fleet.isUp() || gateway == null) {
+      return 0;
+    }
+    try {
+      metrics.redisCall();
+      long[] reply =
+          gateway.eval(Scripts.PAUSE_LEFT, pauseKey, Collections.<String>emptyList(), maxLookNanos);
+      synchronized (this) {
+        heardFrom(nowNanos);
+        if (reply[0] > 0) {
+          notePause(nowNanos + Math.min(reply[0] * 1000, maxPauseNanos));
+        }
+      }
+    } catch (FleetUnavailableException e) {
+      fleet.onFailure(e);
+      reportCallError(e);
+    }
+    return pauseRemainingNanos(nowNanos);
+  }
+
+  /** Redis's pause of the route was heard in a reply to a request sent at {@code sentNanos}. */
+  private void heardFrom(long sentNanos) {
+    if (!heard || sentNanos - heardNanos > 0) {
+      heard = true;
+      heardNanos = sentNanos;
+    }
+  }
+
   /** For {@code explain}: the limit, where it is shared, and how Redis is. */
   public String describe() {
     String shared =
@@ -360,6 +424,7 @@ public final class FleetRateLimiter implements PermitLimiter {
     // that fall back between answers (every connection busy, a flapping Redis) must not each
     // find a fresh burst.
     errorReported = false;
+    heardFrom(nowNanos);
     long granted = reply[0];
     long waitNanos = reply[1] * 1000;
     long pauseNanos = reply[2] * 1000;

@@ -96,6 +96,22 @@ final class Scripts {
           2);
 
   /**
+   * What is left of the route's pause, read only: the look after a caller's wait for a permit
+   * (FleetRateLimiter.pauseAfterWaitNanos), for a pause another JVM set during the wait.
+   *
+   * <pre>
+   * KEYS[1] the route's pause deadline, µs
+   * returns {µs left of the pause, 0 when none}
+   * </pre>
+   */
+  static final Script PAUSE_LEFT =
+      new Script(
+          NOW
+              + "local deadline = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
+              + "return {math.ceil(math.max(0, deadline - now))}\n",
+          1);
+
+  /**
    * A heartbeat: the live instances are the members of one sorted set scored by their last beat, so
    * counting them is one ZCARD (a key per instance would need a SCAN of the key space).
    *

@@ -101,6 +101,48 @@ class FleetPauseTest {
     await().atMost(Duration.ofSeconds(5)).until(() -> jvm[2].reserve(now(), 0, 0) == 0);
   }
 
+  /**
+   * A caller of one JVM waiting for its permit while another JVM's 429 paused the route: this JVM
+   * had not heard of the pause (no reply from Redis since), so the attempt went when the permit
+   * fell due, inside the pause. Now the look after the wait asks Redis.
+   */
+  @Test
+  void aWaiterLooksInRedisForAPauseAnotherJvmSetDuringItsWait() {
+    FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
+
+    jvm[0].pauseFor(now(), 2_000 * MS);
+    written(jvm[0], 1);
+
+    assertThat(jvm[1].pauseRemainingNanos(now())).isZero(); // not heard of yet
+    assertThat(jvm[1].pauseAfterWaitNanos(now(), LONG_WAIT)).isBetween(1_000 * MS, 2_000 * MS);
+    assertThat(jvm[1].pauseRemainingNanos(now())).isBetween(1_000 * MS, 2_000 * MS);
+  }
+
+  /**
+   * The look's round trips: none for a permit given at once (the engine asks only after a wait),
+   * none while this JVM heard Redis's pause of the route within HEARD_FRESH_NANOS (an acquisition's
+   * reply or another waiter's look), one after that.
+   */
+  @Test
+  void aWaitersLookCostsOneRoundTripAndNoneRightAfterAReply() {
+    FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
+    FleetMetrics m = jvm[1].metrics();
+    long t = now();
+
+    assertThat(jvm[1].reserve(t, LONG_WAIT, LONG_WAIT)).isZero();
+    assertThat(m.redisCalls()).isEqualTo(1);
+    assertThat(jvm[1].pauseAfterWaitNanos(t + FleetRateLimiter.HEARD_FRESH_NANOS - 1, LONG_WAIT))
+        .isZero();
+    assertThat(m.redisCalls()).isEqualTo(1);
+    assertThat(jvm[1].pauseAfterWaitNanos(t + FleetRateLimiter.HEARD_FRESH_NANOS, LONG_WAIT))
+        .isZero();
+    assertThat(m.redisCalls()).isEqualTo(2);
+    // The look's own reply is a word from Redis too: a second waiter right after it shares it.
+    assertThat(jvm[1].pauseAfterWaitNanos(t + FleetRateLimiter.HEARD_FRESH_NANOS + 1, LONG_WAIT))
+        .isZero();
+    assertThat(m.redisCalls()).isEqualTo(2);
+  }
+
   @Test
   void aLongerPauseExtendsItAndAShorterOneNeverShortensIt() {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
