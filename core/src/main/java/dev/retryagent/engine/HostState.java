@@ -105,6 +105,14 @@ final class HostState {
         && (limiterEntry == null || !limiterEntry.evicted());
   }
 
+  /**
+   * True once the registry dropped the host bucket kept here (maxHosts): {@link
+   * RetryEngine#pauseDroppedBucket}.
+   */
+  boolean limiterDropped() {
+    return limiterEntry != null && limiterEntry.evicted();
+  }
+
   /** The circuit-breaker section of the policy. */
   CircuitBreakerPolicy breakerPolicy() {
     return policy.circuitBreaker();

@@ -219,6 +219,9 @@ public abstract class RetryCall extends HostHold {
       long left = attempt == 0 ? remaining : remaining - 1;
       long wait;
       try {
+        if ((attempt > 0 || !firstLook) && state.limiterDropped()) {
+          state.engine.pauseDroppedBucket(state, now);
+        }
         wait = limiter.reserve(now, Math.min(maxWait, left), left);
       } catch (RuntimeException | LinkageError | StackOverflowError bug) {
         // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
@@ -273,10 +276,14 @@ public abstract class RetryCall extends HostHold {
     try {
       // This JVM's bucket looks at its flag only; a shared limit may ask its store, within the
       // time the call has left (the deadline the wait ended before).
-      pause =
-          limiter instanceof RateLimiter
-              ? limiter.pauseRemainingNanos(now)
-              : limiter.pauseAfterWaitNanos(now, lookBudget(now));
+      if (limiter instanceof RateLimiter) {
+        if (state.limiterDropped()) {
+          state.engine.pauseDroppedBucket(state, now);
+        }
+        pause = limiter.pauseRemainingNanos(now);
+      } else {
+        pause = limiter.pauseAfterWaitNanos(now, lookBudget(now));
+      }
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {
       state.engine.internalError(
           "looking at a rate-limit pause", bug, "the attempt goes without waiting for it");

@@ -549,6 +549,23 @@ public final class RetryEngine {
     }
   }
 
+  /**
+   * A call under way keeps the host bucket it began with after the registry dropped it (maxHosts,
+   * when no idle bucket was left to drop): a 429 since, of a call on the host's new bucket, paused
+   * the buckets the registry holds ({@link #pauseHost}), not this one, and its retries and waiters
+   * went during the pause. Before a retry's permit and after a wait for one, the host's noted pause
+   * reaches it here (on those paths only: a call's first permit comes from a current bucket).
+   */
+  void pauseDroppedBucket(HostState s, long now) {
+    Long until = hostPauses.get(s.target);
+    if (until != null && until - now > 0 && s.limiter instanceof RateLimiter) {
+      RateLimiter l = (RateLimiter) s.limiter;
+      if (l.policy().pauseOn429()) {
+        l.pause(now, Math.min(until - now, s.policy.retry().retryAfterMax().toNanos()));
+      }
+    }
+  }
+
   /** {@code target}'s host is paused until {@code until}: the later of it and the pause noted. */
   private void notePause(String target, long until, long now) {
     // No lambda: this class is loaded before the application's main (NoInvokedynamicBeforeMainIT).

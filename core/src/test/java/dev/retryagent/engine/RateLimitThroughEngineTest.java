@@ -600,6 +600,33 @@ class RateLimitThroughEngineTest {
   }
 
   /**
+   * maxHosts dropped a host's bucket still in use (no idle one was left to drop); a 429 of a call
+   * on the host's new bucket paused the buckets the registry holds, not the dropped one, so the
+   * retry of a call that began on it took a permit of it inside the host's pause. Now the host's
+   * noted pause reaches the dropped bucket before a retry's permit.
+   */
+  @org.junit.jupiter.api.Test
+  void aRetryOnAHostBucketTheRegistryDroppedWaitsForTheHostsPause() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(2);
+    p.breaker.maxHosts(1);
+    p.rateLimit.enabled(true).perSecond(1).burst(5).maxWait(Duration.ofSeconds(10));
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall x = f.newCall(FakeRequest.of("GET", "a.example"));
+    assertThat(x.reservePermit()).isZero(); // a's bucket, no longer full: in use
+    x.beginAttempt();
+    RetryCall other = f.newCall(FakeRequest.of("GET", "b.example")); // drops a's bucket
+    assertThat(other.reservePermit()).isZero();
+    RetryCall y = f.newCall(FakeRequest.of("GET", "a.example")); // a's new bucket
+    assertThat(y.reservePermit()).isZero();
+    y.beginAttempt();
+    y.onResponse(429, "5");
+
+    assertThat(x.onResponse(503, null).retry()).isTrue();
+    assertThat(x.reservePermit()).isEqualTo(5 * S);
+  }
+
+  /**
    * A waiting caller the pause would hold past its deadline ends as a caller arriving during the
    * pause does: with the rate limit's exception, no attempt made.
    */
