@@ -249,7 +249,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         } else if (retryLater(d.delayNanos(), null)) {
           // Once the wait is scheduled: refused, the response is the call's outcome.
           discarded = true;
-          access.discard(response);
+          SyncRetryLoop.discardForRetry(call, access, response);
         } else {
           succeed(response);
         }

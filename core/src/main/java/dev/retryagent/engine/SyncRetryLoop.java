@@ -127,7 +127,7 @@ public final class SyncRetryLoop {
       if (!keep) {
         // A copy of a small response, for a wait that ends late after all.
         copy = copyToGiveBack(call, access, response);
-        access.discard(response);
+        discardForRetry(call, access, response);
       }
       try {
         sleep(call, sleeper, d.delayNanos());
@@ -147,7 +147,7 @@ public final class SyncRetryLoop {
         throw late(call);
       }
       if (keep) {
-        access.discard(response);
+        discardForRetry(call, access, response);
       }
     }
   }
@@ -168,6 +168,22 @@ public final class SyncRetryLoop {
       call.state.engine.internalError(
           "copying a response before its retry's wait", bug, "the call goes on without a copy");
       return null;
+    }
+  }
+
+  /**
+   * Releases {@code response} for the retry already decided (the retry counted, its budget spent).
+   * {@link ResponseAccess#discard} must not throw; one that does anyway (our adapter's bug) is said
+   * once per cause and the retry goes on: the response cannot go to the caller in whatever state
+   * the failed release left it, and a call stopped here was neither ended nor counted, its retry
+   * told and its budget spent for a retry never made. Nothing allocated unless it throws.
+   */
+  static <T> void discardForRetry(RetryCall call, ResponseAccess<T> access, T response) {
+    try {
+      access.discard(response);
+    } catch (RuntimeException | Error bug) {
+      call.state.engine.internalError(
+          "releasing a response for its retry", bug, "the retry goes on");
     }
   }
 

@@ -715,4 +715,76 @@ class EngineFailuresTest {
       assertThat(errors).as(where).singleElement().asString().contains(" a call's context (");
     }
   }
+
+  /** An adapter's release of a response that throws, against its contract (our own bug). */
+  private static final ResponseAccess<FakeResponse> UNRELEASABLE =
+      new ResponseAccess<FakeResponse>() {
+        @Override
+        public int status(FakeResponse response) {
+          return response.status;
+        }
+
+        @Override
+        public String header(FakeResponse response, String name) {
+          return null;
+        }
+
+        @Override
+        public void discard(FakeResponse response) {
+          response.discards.incrementAndGet();
+          throw new IllegalStateException("adapter: discard");
+        }
+      };
+
+  private void assertTheRetryWasMadeAndTheCallCounted(
+      RetryEngine e, RecordingListener events, Script script) {
+    assertThat(script.attemptCount()).isEqualTo(2);
+    assertThat(events.events(RetryEvent.Type.RETRY)).hasSize(1);
+    assertThat(events.complete().status()).isEqualTo(200);
+    RetryCall probe = e.newCall(FakeRequest.get());
+    assertThat(
+            e.budgetFor(probe.request().target(), probe.policy()).retriesInWindow(clock.nanoTime()))
+        .as("the retry made, and spent once")
+        .isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while releasing a response for its retry (java.lang.IllegalStateException at ")
+        .endsWith("; the retry goes on (said once for this cause)")
+        .doesNotContain("adapter:");
+  }
+
+  @Test
+  void aReleaseThatThrowsAfterARetryIsDecidedLetsTheRetryGoAndTheCallIsCounted() throws Exception {
+    RecordingListener events = new RecordingListener();
+    RetryEngine e = engine().listener(events).build();
+    Script script = new Script(clock, respond(503), respond(200));
+
+    // Before: the release's exception reached the caller; the retry was told and kept its budget,
+    // and the call never ended (no CALL_COMPLETE).
+    FakeResponse r =
+        SyncRetryLoop.execute(
+            e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, UNRELEASABLE);
+
+    assertThat(r.status).isEqualTo(200);
+    assertTheRetryWasMadeAndTheCallCounted(e, events, script);
+  }
+
+  @Test
+  void anAsynchronousReleaseThatThrowsAfterARetryIsDecidedLetsTheRetryGoAndTheCallIsCounted() {
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    RecordingListener events = new RecordingListener();
+    RetryEngine e = engine().scheduler(scheduler).listener(events).build();
+    Script script = new Script(clock, respond(503), respond(200));
+
+    // Before: the future failed with the engine's internal error while the retry's wait, already
+    // scheduled, found the call over: the retry told and never made, the call's end not counted.
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(e, e.newCall(FakeRequest.get()), script::runAsync, UNRELEASABLE);
+    scheduler.runUntilIdle();
+
+    assertThat(result).isCompleted();
+    assertThat(result.join().status).isEqualTo(200);
+    assertTheRetryWasMadeAndTheCallCounted(e, events, script);
+  }
 }
