@@ -732,20 +732,49 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     if (attempt != null && attempt != original) {
       attempt.cancel();
-      // A clone OkHttp holds in its queue would hear of the cancel only when a slot frees.
-      endIfQueued(attempt, false);
+      try {
+        // A clone OkHttp holds in its queue would hear of the cancel only when a slot frees.
+        endIfQueued(attempt, false);
+      } catch (RuntimeException | Error bug) {
+        // The dispatcher's executor out of threads (an Error), and the scheduler refusing too.
+        endInCancel("ending a retry queued in OkHttp's dispatcher after a cancel", bug, true);
+      }
     }
     if (wasWaiting) {
+      Throwable refused;
       // Not on this thread: cancel() may run inside the dispatcher's lock (cancelAll), where
       // OkHttp must not be asked to enqueue.
       try {
         engine.scheduler().schedule(this::nextAttemptAfterCancel, 0);
-      } catch (RuntimeException | Error refused) {
-        // No thread of ours to tell the callback from: one of the dispatcher's, as for a clone.
-        if (dispatcher != null) {
+        return;
+      } catch (RuntimeException | Error e) {
+        refused = e;
+      }
+      // No thread of ours to tell the callback from: one of the dispatcher's, as for a clone.
+      if (dispatcher != null) {
+        try {
           dispatcher.executorService().execute(this::nextAttemptAfterCancel);
+          return;
+        } catch (RuntimeException | Error e) {
+          refused = e; // shut down (RejectedExecutionException), or out of threads
         }
       }
+      // No thread at all: the callback hears Canceled here, as OkHttp tells a call its shut-down
+      // executor refused on the thread that enqueued it; before, the refusal left cancel().
+      endInCancel("going on after a cancel", refused, false);
+    }
+  }
+
+  /**
+   * Ends the call from inside {@link #cancel} with {@code Canceled}, {@code bug} said once:
+   * OkHttp's {@code cancel()} never throws, so nothing leaves here, not even what the callback
+   * throws if it is told on this thread (no other would take the telling), which is dropped.
+   */
+  private void endInCancel(String where, Throwable bug, boolean onDispatcher) {
+    try {
+      endQuietlyWithOwnFailure(where, bug, new IOException("Canceled"), onDispatcher);
+    } catch (RuntimeException | Error dropped) {
+      // told already, or the application's callback threw: cancel() returns all the same
     }
   }
 

@@ -4,6 +4,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutRespo
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -1865,6 +1866,90 @@ class AsyncRetrierTest {
         .asString()
         .contains(
             "while ending a retry queued in OkHttp's dispatcher at the call's deadline"
+                + " (java.lang.OutOfMemoryError at ");
+  }
+
+  @Test
+  void aCancelDuringTheWaitWithNoThreadToTellItNeverThrowsAndTheCallbackHearsCanceled()
+      throws Exception {
+    // The scheduler refuses and the dispatcher's executor is shut down: before, its
+    // RejectedExecutionException left cancel(), which OkHttp's never does, and the callback was
+    // never called. No thread is left: it hears Canceled on the cancelling one, once.
+    List<String> errors = configureFaulty(new AtomicBoolean()); // a clock that never fails
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    time.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    client.dispatcher().executorService().shutdown();
+
+    call.cancel();
+    assertThatCode(() -> retrier.cancel(call)).doesNotThrowAnyException();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while going on after a cancel (java.util.concurrent.RejectedExecutionException");
+  }
+
+  @Test
+  void aCancelOfARetryQueuedBehindTheHostsSlotsWhoseEndFailsNeverThrowsAndIsHeardOnce()
+      throws Exception {
+    // The clone waits in the queue; as cancel() ends it there, the dispatcher's executor, out of
+    // threads, throws an Error handing it the callback's telling: before, the Error left cancel().
+    AtomicBoolean refuse = new AtomicBoolean();
+    java.util.concurrent.ExecutorService executor =
+        new java.util.concurrent.ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            60,
+            TimeUnit.SECONDS,
+            new java.util.concurrent.SynchronousQueue<>()) {
+          @Override
+          public void execute(Runnable command) {
+            if (refuse.get()) {
+              throw new OutOfMemoryError("unable to create native thread");
+            }
+            super.execute(command);
+          }
+        };
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    List<String> errors =
+        configureFaulty(
+            new AtomicBoolean(), // a clock that never fails
+            holdingTheSlot(slotTaken, slotFree).dispatcher(new okhttp3.Dispatcher(executor)));
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+      refuse.set(true);
+
+      call.cancel();
+      assertThatCode(() -> retrier.cancel(call)).doesNotThrowAnyException();
+
+      refuse.set(false);
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    } finally {
+      refuse.set(false);
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains(
+            "while ending a retry queued in OkHttp's dispatcher after a cancel"
                 + " (java.lang.OutOfMemoryError at ");
   }
 }
