@@ -25,10 +25,10 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Lock-free on the hot path: a series is found with two {@link ConcurrentHashMap} reads and
  * counted with a {@link java.util.concurrent.atomic.LongAdder}; only the first event of a new route
- * or host inserts. Bounded: the first {@code maxHosts} hosts are counted one by one, every later
- * one in the host {@value #OTHER_HOST}. Routes come from the configuration and are not bounded
- * further. A route-scoped breaker's transitions are counted under the pseudo-host {@code
- * route:NAME}, which is not a host.
+ * or host inserts, and a host is admitted under a lock only while a slot is free. Bounded: the
+ * first {@code maxHosts} hosts are counted one by one, every later one in the host {@value
+ * #OTHER_HOST}. Routes come from the configuration and are not bounded further. A route-scoped
+ * breaker's transitions are counted under the pseudo-host {@code route:NAME}, which is not a host.
  *
  * <p>What counts: {@code calls} is calls that ended; {@code retries} only retries really made, and
  * {@code wouldRetry} those observe mode decided on; rejections by an open breaker or the rate limit
@@ -80,7 +80,10 @@ public final class RetryMetrics implements RetryListener {
   private final int maxHosts;
   private final Map<String, RouteSeries> routes = new ConcurrentHashMap<>();
   private final Set<String> hosts = ConcurrentHashMap.newKeySet();
+  // Hosts admitted, counted after each is in hosts (admit reads it first); written under admission.
   private final AtomicInteger hostSlots = new AtomicInteger();
+  private final Object admission = new Object();
+  private volatile Runnable admissionStep; // tests only: read on an admission, never per event
   private final AtomicBoolean otherSeen = new AtomicBoolean();
   private final List<KeyListener> keyListeners = new CopyOnWriteArrayList<>();
   // Kept here, not in a DeadLetterWriter: a reload that switches agent.deadLetter.path replaces
@@ -231,24 +234,53 @@ public final class RetryMetrics implements RetryListener {
 
   /** The key to count {@code host} under: itself while there is room, else the other host. */
   private String admit(String host) {
-    if (host.startsWith(ROUTE_BREAKER_PREFIX) || hosts.contains(host)) {
+    if (host.startsWith(ROUTE_BREAKER_PREFIX)) {
       return host;
     }
-    if (hostSlots.get() < maxHosts) {
-      if (hostSlots.incrementAndGet() <= maxHosts) {
-        if (hosts.add(host)) {
-          newHost(host);
-        } else {
-          hostSlots.decrementAndGet(); // another thread admitted it first
-        }
-        return host;
-      }
-      hostSlots.decrementAndGet();
+    // The slots taken are read before the hosts: admitSlowly counts a slot only once its host is
+    // in hosts, so a count that shows every slot taken shows every admitted host too. Read the
+    // other way round (as before), a thread seeing the last slot taken by another still admitting
+    // this very host filed its event under the other host.
+    int taken = hostSlots.get();
+    if (hosts.contains(host)) {
+      return host;
+    }
+    if (taken < maxHosts && admitSlowly(host)) {
+      return host;
     }
     if (otherSeen.compareAndSet(false, true)) {
       newHost(OTHER_HOST);
     }
     return OTHER_HOST;
+  }
+
+  /**
+   * Admits {@code host} if a slot is free, one thread at a time: at most {@link #maxHosts} times in
+   * the JVM's life (and for threads that meet a free slot), never for a host counted already or one
+   * past the bound, which {@link #admit} answers without the lock.
+   */
+  private boolean admitSlowly(String host) {
+    synchronized (admission) {
+      if (hosts.contains(host)) {
+        return true; // another thread admitted it meanwhile
+      }
+      if (hostSlots.get() >= maxHosts) {
+        return false;
+      }
+      Runnable step = admissionStep;
+      if (step != null) {
+        step.run();
+      }
+      hosts.add(host);
+      hostSlots.incrementAndGet(); // after the host: see admit
+    }
+    newHost(host);
+    return true;
+  }
+
+  /** For tests: runs {@code step} inside an admission, before its host is counted. */
+  void duringAdmission(Runnable step) {
+    admissionStep = step;
   }
 
   private void newHost(String host) {

@@ -307,4 +307,46 @@ class RetryMetricsTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("maxHosts");
   }
+
+  @Test
+  void aThreadMeetingTheLastSlotWhileAnotherAdmitsItsHostCountsUnderThatHost() throws Exception {
+    // Two threads see a host first at once, one free slot left: the first takes it and, before
+    // its host is published, the second found the slots full and filed its event under "other".
+    RetryMetrics m = new RetryMetrics(1);
+    java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.atomic.AtomicBoolean first =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    m.duringAdmission(
+        () -> {
+          if (first.compareAndSet(false, true)) {
+            inside.countDown();
+            try {
+              release.await(10, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+    Thread admitting =
+        new Thread(() -> m.counterFor("llm", "https", "api.example.com", 443).attempt());
+    Thread meeting =
+        new Thread(() -> m.counterFor("llm", "https", "api.example.com", 443).attempt());
+    admitting.start();
+    assertThat(inside.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    meeting.start();
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                meeting.getState() == Thread.State.BLOCKED
+                    || meeting.getState() == Thread.State.TERMINATED);
+    release.countDown();
+    admitting.join(10_000);
+    meeting.join(10_000);
+
+    assertThat(m.hosts()).containsExactly(API);
+    assertThat(m.host(API).attempts()).isEqualTo(2);
+    assertThat(m.host(RetryMetrics.OTHER_HOST).attempts()).isZero();
+  }
 }
