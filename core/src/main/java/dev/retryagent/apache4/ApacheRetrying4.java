@@ -127,12 +127,12 @@ public final class ApacheRetrying4 {
     // Without a context of the application's, each attempt gets a fresh one, as a new call would.
     ObservingContext observed =
         new ObservingContext(context != null ? context : new BasicHttpContext(), call);
-    CallContext.AttemptSpan span = call.context().startAttempt(info, HEADERS);
+    CallContext.AttemptSpan span = call.startAttemptSpan(info, HEADERS);
     boolean reported = false;
     try {
       CloseableHttpResponse response = transport.execute(target, request, observed);
       int status = response.getStatusLine().getStatusCode();
-      span.end(status, null);
+      call.endAttemptSpan(span, status, null);
       if (observed.log().answeredShortBody()) {
         // The host answered a request the application's entity cut short (it waited for the rest
         // and gave up, 408, or refused it): the application's failure, not the host's answer. The
@@ -142,7 +142,7 @@ public final class ApacheRetrying4 {
       }
       return response;
     } catch (IOException | RuntimeException | Error e) {
-      span.end(-1, e);
+      call.endAttemptSpan(span, -1, e);
       if (observed.log().isApplications(e)) {
         // The application's entity failed, not the host: the call ends here as the application's
         // failure (the breaker's permit back without an outcome, no retry), with the exception as

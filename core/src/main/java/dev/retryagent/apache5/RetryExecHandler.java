@@ -186,11 +186,11 @@ public final class RetryExecHandler implements ExecChainHandler {
     Attempt attempt = new Attempt(call, n);
     CURRENT.set(attempt);
     ClassicHttpRequest sent = info.forAttempt(request, n, attempt.log);
-    CallContext.AttemptSpan span = call.context().startAttempt(sent, attempt);
+    CallContext.AttemptSpan span = call.startAttemptSpan(sent, attempt);
     boolean reported = false;
     try {
       ClassicHttpResponse response = chain.proceed(sent, scope);
-      span.end(response.getCode(), null);
+      call.endAttemptSpan(span, response.getCode(), null);
       if (attempt.log.answeredShortBody()) {
         // The host answered a request the application's entity cut short (it waited for the rest
         // and gave up, 408, or refused it): the application's failure, not the host's answer. The
@@ -201,10 +201,10 @@ public final class RetryExecHandler implements ExecChainHandler {
       }
       return response;
     } catch (HttpException e) {
-      span.end(-1, e);
+      call.endAttemptSpan(span, -1, e);
       throw new ChainFailure(e);
     } catch (IOException | RuntimeException | Error e) {
-      span.end(-1, e);
+      call.endAttemptSpan(span, -1, e);
       if (attempt.log.isApplications(e)) {
         // The application's entity failed, not the host: the call ends here as the application's
         // failure (the breaker's permit back without an outcome, no retry), with the exception as

@@ -83,6 +83,35 @@ final class NoContext implements CallContext, CallContext.Scope, CallContext.Att
     }
   }
 
+  /** {@code call}'s context's span for an attempt; NONE if it has none or starting one fails. */
+  static <R> CallContext.AttemptSpan startAttempt(
+      RetryCall call, R request, CallContext.HeaderSetter<R> headers) {
+    CallContext c = call.context();
+    if (c == CallContext.NONE) {
+      return CallContext.AttemptSpan.NONE;
+    }
+    try {
+      CallContext.AttemptSpan span = c.startAttempt(request, headers);
+      return span == null ? CallContext.AttemptSpan.NONE : span;
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      failed(call, "starting an attempt's span", e);
+      return CallContext.AttemptSpan.NONE;
+    }
+  }
+
+  /** Ends {@code span} from {@link #startAttempt}. */
+  static void endAttempt(
+      RetryCall call, CallContext.AttemptSpan span, int status, Throwable failure) {
+    if (span == CallContext.AttemptSpan.NONE) {
+      return;
+    }
+    try {
+      span.end(status, failure);
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      failed(call, "ending an attempt's span", e);
+    }
+  }
+
   private static void failed(RetryCall call, String where, Throwable e) {
     call.state.engine.internalError(where, e, "the call goes on, its outcome as it is");
   }

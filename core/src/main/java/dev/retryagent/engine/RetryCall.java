@@ -880,6 +880,44 @@ public abstract class RetryCall extends HostHold {
   /** The wait {@link #waitStarts} was told of is over (or ended): let go of it. */
   protected void waitEnds(Wait wait) {}
 
+  /*
+   * SPI for an adapter that enters the call's context itself (OkHttp's enqueue, HttpURLConnection,
+   * Apache's attempt spans), as the engine's loops do: a context is any CallContext.Factory's
+   * (RetryEngine.Builder.callContexts), and what it throws must not become the call's outcome.
+   * None of these throws: a failure is said once per cause and the call goes on outside the
+   * context. Nothing allocated: a context-less call returns at once.
+   */
+
+  /**
+   * Makes the call's context current ({@code caller}: the caller's own, to tell the application);
+   * {@link CallContext.Scope#NONE} when it has none or entering fails. Leave with {@link
+   * #leaveContext}.
+   */
+  public final CallContext.Scope enterContext(boolean caller) {
+    return NoContext.enter(this, caller);
+  }
+
+  /** Closes {@code scope} from {@link #enterContext}. */
+  public final void leaveContext(CallContext.Scope scope) {
+    NoContext.close(this, scope);
+  }
+
+  /** Ends the call's context ({@link CallContext#end}); the adapter calls it once. */
+  public final void endContext() {
+    NoContext.end(this);
+  }
+
+  /** {@link CallContext#startAttempt}, or {@link CallContext.AttemptSpan#NONE} if it fails. */
+  public final <R> CallContext.AttemptSpan startAttemptSpan(
+      R request, CallContext.HeaderSetter<R> headers) {
+    return NoContext.startAttempt(this, request, headers);
+  }
+
+  /** Ends {@code span} from {@link #startAttemptSpan}. */
+  public final void endAttemptSpan(CallContext.AttemptSpan span, int status, Throwable failure) {
+    NoContext.endAttempt(this, span, status, failure);
+  }
+
   /** True once the call ended (returned, failed or was abandoned). */
   public synchronized boolean isFinished() {
     return finished;

@@ -260,16 +260,21 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     // Enqueued in the call's context: a tracer that carries the context into OkHttp's run of the
     // call (the OpenTelemetry agent does) then sees the call's, not this thread's.
-    try (CallContext.Scope scope = retryCall.context().enter()) {
-      retrier.enqueuer().enqueue(call, new AttemptCallback());
-      if (real && call != original) {
-        watchQueue(call);
-      } else if (call == original) {
-        startedUnlessQueued();
-      } else {
-        // A clone that only tells the callback (a cancel during the wait, a refusal): queued
-        // behind the host's taken slots, it would tell it only when one frees, if ever.
-        endIfQueued(call, attempt.failure, false);
+    try {
+      CallContext.Scope scope = retryCall.enterContext(false);
+      try {
+        retrier.enqueuer().enqueue(call, new AttemptCallback());
+        if (real && call != original) {
+          watchQueue(call);
+        } else if (call == original) {
+          startedUnlessQueued();
+        } else {
+          // A clone that only tells the callback (a cancel during the wait, a refusal): queued
+          // behind the host's taken slots, it would tell it only when one frees, if ever.
+          endIfQueued(call, attempt.failure, false);
+        }
+      } finally {
+        retryCall.leaveContext(scope);
       }
     } catch (RuntimeException | Error e) {
       retrier.attempts().remove(call);
@@ -279,7 +284,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         finish();
         retryCall.attemptNotSent();
         retryCall.onAbandoned();
-        retryCall.context().end();
+        retryCall.endContext();
         throw e;
       }
       if (isDone()) {
@@ -529,7 +534,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
     }
     // In the call's context (its tracing): the interceptors after this one and the network see it.
-    try (CallContext.Scope scope = retryCall.context().enter()) {
+    CallContext.Scope scope = retryCall.enterContext(false);
+    try {
       return retrier
           .interceptor()
           .proceed(
@@ -537,6 +543,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
               info.forAttempt(chain.request(), attempt.number),
               attempt.timeoutNanos,
               retryCall);
+    } finally {
+      retryCall.leaveContext(scope);
     }
   }
 
@@ -866,7 +874,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   /** Ends the call: its context (when this is the first end), before the callback hears of it. */
   private void end() {
     if (finish()) {
-      retryCall.context().end();
+      retryCall.endContext();
     }
   }
 
@@ -875,12 +883,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     retrier.delivered(original, attempt);
     end();
     // The callback runs in the application's context, as without the agent.
-    try (CallContext.Scope scope = retryCall.context().enterCaller()) {
+    CallContext.Scope scope = retryCall.enterContext(true);
+    try {
       if (!claimTell()) {
         RetryInterceptor.ACCESS.discard(response); // our own failure told the callback already
         return;
       }
       callback.onResponse(original, response);
+    } finally {
+      retryCall.leaveContext(scope);
     }
   }
 
@@ -892,11 +903,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // would have cancelled the call itself without the agent: the callback may ask.
       original.cancel();
     }
-    try (CallContext.Scope scope = retryCall.context().enterCaller()) {
+    CallContext.Scope scope = retryCall.enterContext(true);
+    try {
       if (!claimTell()) {
         return; // our own failure told the callback already
       }
       callback.onFailure(original, e);
+    } finally {
+      retryCall.leaveContext(scope);
     }
   }
 

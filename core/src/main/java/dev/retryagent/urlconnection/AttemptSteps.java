@@ -40,11 +40,7 @@ final class AttemptSteps implements UrlTransport.JdkResend {
     this.request = request;
     this.reading = null;
     transport.beforeStep(this);
-    try {
-      scope = call.context().enter();
-    } catch (RuntimeException | LinkageError e) {
-      scope = CallContext.Scope.NONE; // the step runs as without tracing
-    }
+    scope = call.enterContext(false); // NONE if it fails: the step runs as without tracing
   }
 
   /** The step reads the response of {@code c}, the attempt's connection. */
@@ -70,10 +66,8 @@ final class AttemptSteps implements UrlTransport.JdkResend {
   int end() {
     CallContext.Scope s = scope;
     scope = CallContext.Scope.NONE;
-    try {
-      s.close();
-    } catch (RuntimeException | LinkageError ignored) {
-      // the context's own failure: the attempt's outcome stands
+    if (s != CallContext.Scope.NONE) {
+      call.leaveContext(s); // the context's own failure said once: the attempt's outcome stands
     }
     int resends = transport.afterStep();
     reading = null;
@@ -102,10 +96,6 @@ final class AttemptSteps implements UrlTransport.JdkResend {
       return;
     }
     callEnded = true;
-    try {
-      call.context().end();
-    } catch (RuntimeException | LinkageError ignored) {
-      // as above
-    }
+    call.endContext();
   }
 }

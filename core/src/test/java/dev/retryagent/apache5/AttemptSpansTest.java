@@ -215,4 +215,74 @@ class AttemptSpansTest {
         .as("a later call with the same request sends none of the earlier call's resend header")
         .containsExactly("the application's", "resend 2", "the application's");
   }
+
+  /** A tracer of another's whose attempt spans fail to start, or to end. */
+  private static final class FailingSpans implements CallContext {
+    private final boolean atStart;
+
+    FailingSpans(boolean atStart) {
+      this.atStart = atStart;
+    }
+
+    @Override
+    public Scope enter() {
+      return Scope.NONE;
+    }
+
+    @Override
+    public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+      if (atStart) {
+        throw new IllegalStateException("tracer: start");
+      }
+      return (status, failure) -> {
+        throw new NoClassDefFoundError("tracer/Span");
+      };
+    }
+  }
+
+  private RetryEngine engineFailingSpans(boolean atStart, List<String> errors) {
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(time::sleep)
+        .errors(errors::add)
+        .callContexts(call -> new FailingSpans(atStart))
+        .build();
+  }
+
+  @Test
+  void anAttemptSpanOfAnothersThatThrowsNeverBecomesAnApacheCallsOutcome() throws Exception {
+    // Before: a span that failed to start failed the attempt with the tracer's exception (the
+    // request never sent, reaching the caller), and one that failed to end lost the response.
+    for (boolean atStart : new boolean[] {true, false}) {
+      List<String> errors = new CopyOnWriteArrayList<>();
+      server.enqueue(status(503), ok("done"));
+      try (CloseableHttpClient client =
+          RetryExecHandler.addTo(HttpClients.custom(), engineFailingSpans(atStart, errors))
+              .build()) {
+        String body =
+            client.execute(
+                new HttpGet(server.url("/five")), r -> EntityUtils.toString(r.getEntity()));
+        assertThat(body).as("5.x, at start: " + atStart).isEqualTo("done");
+      }
+      server.enqueue(status(503), ok("done"));
+      try (org.apache.http.impl.client.CloseableHttpClient client =
+          RetryingCloseableHttpClient.wrap(
+              org.apache.http.impl.client.HttpClients.custom(),
+              engineFailingSpans(atStart, errors))) {
+        int code =
+            client.execute(
+                new org.apache.http.client.methods.HttpGet(server.url("/four")),
+                r -> r.getStatusLine().getStatusCode());
+        assertThat(code).as("4.5, at start: " + atStart).isEqualTo(200);
+      }
+      assertThat(errors)
+          .as("at start: " + atStart)
+          .hasSize(2)
+          .allMatch(
+              e ->
+                  e.contains(
+                      atStart ? "starting an attempt's span (" : "ending an attempt's span ("))
+          .noneMatch(e -> e.contains("tracer:"));
+    }
+  }
 }

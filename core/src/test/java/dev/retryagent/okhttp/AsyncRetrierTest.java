@@ -1952,4 +1952,70 @@ class AsyncRetrierTest {
             "while ending a retry queued in OkHttp's dispatcher after a cancel"
                 + " (java.lang.OutOfMemoryError at ");
   }
+
+  @Test
+  void aCallContextOfAnothersThatThrowsNeverBecomesAnEnqueuedCallsOutcome() throws Exception {
+    // EnqueuedCall entered, left and ended the call's context itself, trusting it: before, a
+    // context whose enter or scope's close threw made enqueue() throw it (nothing sent), and one
+    // whose end threw left the callback never told.
+    for (String where : List.of("enter", "close", "end")) {
+      List<String> errors = new CopyOnWriteArrayList<>();
+      engine =
+          RetryEngine.builder()
+              .clock(time)
+              .sleeper(time)
+              .scheduler(time)
+              .errors(errors::add)
+              .mode(Mode.ENFORCE)
+              .policy(Policy.defaults())
+              .callContexts(call -> new FailingContext(where))
+              .build();
+      retrier = new AsyncRetrier(engine);
+      client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+      server.enqueue(status(503), ok("retried"));
+      time.holdTasks();
+      Heard heard = new Heard();
+
+      assertThatCode(() -> retrier.enqueue(client.newCall(get("/ctx")), heard, client.dispatcher()))
+          .as(where)
+          .doesNotThrowAnyException();
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> time.heldTasks() == 1 || heard.outcome.isDone());
+      time.runHeldTasks();
+
+      assertThat(heard.await()).as(where).isEqualTo("200 retried");
+      assertThat(heard.reports).as(where).hasValue(1);
+      assertThat(errors).as(where).isNotEmpty().allMatch(e -> e.contains(" a call's context ("));
+      assertThat(errors).as(where).noneMatch(e -> e.contains("tracer:"));
+    }
+  }
+
+  /** A tracer of another's (RetryEngine.Builder.callContexts) that fails at {@code where}. */
+  private static final class FailingContext implements dev.retryagent.engine.CallContext {
+    private final String where;
+
+    FailingContext(String where) {
+      this.where = where;
+    }
+
+    @Override
+    public Scope enter() {
+      if (where.equals("enter")) {
+        throw new IllegalStateException("tracer: enter");
+      }
+      return () -> {
+        if (where.equals("close")) {
+          throw new NoClassDefFoundError("tracer/Scope");
+        }
+      };
+    }
+
+    @Override
+    public void end() {
+      if (where.equals("end")) {
+        throw new IllegalStateException("tracer: end");
+      }
+    }
+  }
 }
