@@ -515,12 +515,17 @@ final class UrlExchange {
 
   /**
    * Whether the JDK followed a redirect on {@code c}: its {@code getURL()} is the redirect's {@code
-   * Location} from the moment it follows it, before it connects there. Compared as text ({@code
-   * URL.equals} resolves host names).
+   * Location} from the moment it follows it, before it connects there, a new {@code URL} the JDK
+   * parsed from the header (JDK 17 and 25: {@code url = locUrl}). Compared by identity, not as
+   * text: a redirect to the very URL of the request (a 307 to itself, then a refused connection)
+   * has the same text, and was taken for a request never sent. Every attempt's connection is opened
+   * on {@link UrlRequest#url()} itself, which the JDK keeps until it follows a redirect; a handler
+   * that gave the connection a copy would make a refused first connection read as sent (a retry too
+   * few, never one too many). {@code URL.equals} would resolve host names.
    */
   private boolean followedRedirect(HttpURLConnection c) {
     URL now = c == null ? null : c.getURL();
-    return now != null && !now.toExternalForm().equals(request.url().toExternalForm());
+    return now != null && now != request.url();
   }
 
   /**

@@ -249,4 +249,282 @@ class RedirectedUnsafeRequestTest {
     assertThat(ours.get(3)).endsWith("ConnectException");
     assertThat(server.requests()).extracting(r -> r.header("Idempotency-Key")).containsOnly("k-1");
   }
+
+  /**
+   * java.net.http, an application's own {@code HttpRequest} POST without body publisher, answered
+   * 307 to a refusing host: the JDK sends it, and the 307's hop, without asking anything of ours
+   * once connected, so nothing watched it, the connect failure read as "never sent", and the server
+   * got the POST three times where the client alone sent it once.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void aPostWithoutPublisherRedirectedToARefusingHostIsNotSentAgain(boolean async)
+      throws Exception {
+    server.otherwise(status(307).header("Location", dead));
+    String url = server.url("/pay");
+
+    List<String> plain = postWithoutPublisher(null, url, async);
+    List<String> ours = postWithoutPublisher(engine(UnsafeMethods.IF_NOT_SENT), url, async);
+
+    assertThat(plain).containsExactly("POST /pay", "java.net.ConnectException");
+    // Before: POST /pay three times, then the ConnectException.
+    assertThat(ours).isEqualTo(plain);
+    assertThat(retries()).isZero();
+  }
+
+  @org.junit.jupiter.api.Test
+  void aPostWithoutPublisherWhoseOwnConnectionIsRefusedIsNotRetriedEither() throws Exception {
+    // The price of judging it unwatched: nothing tells a refused first connection from a refused
+    // hop, so the POST is taken as possibly sent (one retry too few, never one too many). With
+    // redirects not followed, it is retried as before.
+    assertThat(postWithoutPublisher(engine(UnsafeMethods.IF_NOT_SENT), dead, false))
+        .containsExactly("java.net.ConnectException");
+    assertThat(retries()).isZero();
+
+    HttpClient noRedirects = HttpClient.newHttpClient();
+    HttpClient client = RetryingHttpClient.wrap(noRedirects, engine(UnsafeMethods.IF_NOT_SENT));
+    try {
+      client.send(new NoPublisher(URI.create(dead)), HttpResponse.BodyHandlers.ofString());
+    } catch (IOException e) {
+      assertThat(e).isInstanceOf(java.net.ConnectException.class);
+    }
+    assertThat(retries()).isEqualTo(2);
+  }
+
+  private List<String> postWithoutPublisher(RetryEngine engine, String url, boolean async)
+      throws Exception {
+    int before = server.requestCount();
+    HttpClient real = HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NORMAL).build();
+    HttpClient client = engine == null ? real : RetryingHttpClient.wrap(real, engine);
+    HttpRequest request = new NoPublisher(URI.create(url));
+    String got;
+    try {
+      got =
+          ""
+              + (async
+                  ? client
+                      .sendAsync(request, HttpResponse.BodyHandlers.ofString())
+                      .get(20, TimeUnit.SECONDS)
+                      .statusCode()
+                  : client.send(request, HttpResponse.BodyHandlers.ofString()).statusCode());
+    } catch (ExecutionException e) {
+      got = e.getCause().getClass().getName();
+    } catch (IOException e) {
+      got = e.getClass().getName();
+    }
+    List<String> seen =
+        server.requests().subList(before, server.requestCount()).stream()
+            .map(r -> r.method + " " + r.path)
+            .collect(Collectors.toList());
+    seen.add(got);
+    return seen;
+  }
+
+  /** An application's own POST without body publisher. */
+  private static final class NoPublisher extends HttpRequest {
+    private final URI uri;
+
+    NoPublisher(URI uri) {
+      this.uri = uri;
+    }
+
+    @Override
+    public java.util.Optional<BodyPublisher> bodyPublisher() {
+      return java.util.Optional.empty();
+    }
+
+    @Override
+    public String method() {
+      return "POST";
+    }
+
+    @Override
+    public java.util.Optional<java.time.Duration> timeout() {
+      return java.util.Optional.empty();
+    }
+
+    @Override
+    public boolean expectContinue() {
+      return false;
+    }
+
+    @Override
+    public URI uri() {
+      return uri;
+    }
+
+    @Override
+    public java.util.Optional<HttpClient.Version> version() {
+      return java.util.Optional.empty();
+    }
+
+    @Override
+    public java.net.http.HttpHeaders headers() {
+      return java.net.http.HttpHeaders.of(java.util.Map.of(), (a, b) -> true);
+    }
+  }
+
+  /**
+   * HttpURLConnection, a POST answered 307 to its own URL, whose listener has closed by then: the
+   * JDK follows to the very same URL and its connection is refused. The watch compared the
+   * connection's {@code getURL()} with the request's as text, and saw no redirect: the failure read
+   * as "never sent", and the call was retried (the listener back by then), the server getting the
+   * POST twice where the client alone sent it once.
+   */
+  @org.junit.jupiter.api.Test
+  void aPostRedirectedToItsOwnUrlThatThenRefusesIsNotSentAgain() throws Exception {
+    try (SelfRedirect plainServer = new SelfRedirect()) {
+      String plain = call(Client.URL_CONNECTION, null, plainServer.url(), null);
+      assertThat(plain).endsWith("ConnectException");
+      assertThat(plainServer.posts()).isEqualTo(1);
+    }
+    try (SelfRedirect server = new SelfRedirect()) {
+      // Were the call retried, its next attempt would find the host listening again.
+      RetryEngine engine =
+          dev.retryagent.engine.RetryEngine.builder()
+              .clock(time)
+              .sleeper(time)
+              .scheduler(time)
+              .mode(Mode.ENFORCE)
+              .policy(
+                  new dev.retryagent.policy.Policy(
+                      "test",
+                      dev.retryagent.policy.RetryPolicy.builder()
+                          .maxAttempts(3)
+                          .unsafeMethods(UnsafeMethods.IF_NOT_SENT)
+                          .build(),
+                      dev.retryagent.policy.Policy.defaults().budget(),
+                      CircuitBreakerPolicy.defaults(),
+                      dev.retryagent.policy.Policy.defaults().rateLimit()))
+              .listener(
+                  new dev.retryagent.engine.RetryListener() {
+                    @Override
+                    public void onRetry(RetryEvent e) {
+                      events.add(e);
+                      server.listenAgain();
+                    }
+                  })
+              .build();
+
+      String ours = call(Client.URL_CONNECTION, engine, server.url(), null);
+
+      // Before: 200 from the second attempt, the server having got the POST twice.
+      assertThat(ours).endsWith("ConnectException");
+      assertThat(server.posts()).isEqualTo(1);
+      assertThat(retries()).isZero();
+    }
+  }
+
+  /**
+   * A loopback host that answers the first POST with a 307 to the same URL, having stopped
+   * listening first (so the JDK's follow-up is refused), and every POST after {@link #listenAgain}
+   * with a 200; it counts the POSTs it read.
+   */
+  private static final class SelfRedirect implements AutoCloseable {
+    private final java.util.concurrent.atomic.AtomicInteger posts =
+        new java.util.concurrent.atomic.AtomicInteger();
+    private final int port;
+    private volatile java.net.ServerSocket listening;
+    private final List<Thread> threads = new CopyOnWriteArrayList<>();
+
+    SelfRedirect() throws IOException {
+      java.net.ServerSocket s = new java.net.ServerSocket();
+      s.setReuseAddress(true);
+      s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName("127.0.0.1"), 0));
+      port = s.getLocalPort();
+      serve(s, true);
+    }
+
+    String url() {
+      return "http://127.0.0.1:" + port + "/pay";
+    }
+
+    int posts() {
+      return posts.get();
+    }
+
+    void listenAgain() {
+      try {
+        java.net.ServerSocket s = new java.net.ServerSocket();
+        s.setReuseAddress(true);
+        s.bind(new java.net.InetSocketAddress(java.net.InetAddress.getByName("127.0.0.1"), port));
+        serve(s, false);
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
+
+    private void serve(java.net.ServerSocket s, boolean redirectOnce) {
+      listening = s;
+      Thread t =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    try (java.net.Socket c = s.accept()) {
+                      readRequest(c.getInputStream());
+                      posts.incrementAndGet();
+                      String head;
+                      if (redirectOnce) {
+                        s.close(); // the follow-up to the same URL is refused
+                        head = "HTTP/1.1 307 Temporary Redirect\r\nLocation: " + url() + "\r\n";
+                      } else {
+                        head = "HTTP/1.1 200 OK\r\n";
+                      }
+                      c.getOutputStream()
+                          .write(
+                              (head + "Content-Length: 0\r\nConnection: close\r\n\r\n")
+                                  .getBytes(StandardCharsets.US_ASCII));
+                      c.getOutputStream().flush();
+                    }
+                  }
+                } catch (IOException closed) {
+                  // the listener closed: done
+                }
+              },
+              "self-redirect-" + port);
+      t.setDaemon(true);
+      threads.add(t);
+      t.start();
+    }
+
+    /** Reads a request's head and its Content-Length body. */
+    private static void readRequest(java.io.InputStream in) throws IOException {
+      StringBuilder line = new StringBuilder();
+      int length = 0;
+      while (true) {
+        int b = in.read();
+        if (b < 0) {
+          throw new IOException("closed mid-request");
+        }
+        if (b != '\n') {
+          if (b != '\r') {
+            line.append((char) b);
+          }
+          continue;
+        }
+        if (line.length() == 0) {
+          break;
+        }
+        String l = line.toString().toLowerCase(java.util.Locale.ROOT);
+        if (l.startsWith("content-length:")) {
+          length = Integer.parseInt(l.substring("content-length:".length()).trim());
+        }
+        line.setLength(0);
+      }
+      in.readNBytes(length);
+    }
+
+    @Override
+    public void close() throws IOException {
+      listening.close();
+      for (Thread t : threads) {
+        try {
+          t.join(5_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+  }
 }

@@ -295,6 +295,11 @@ final class JdkRequest<T> extends SelfViewCall
    */
   @Override
   public synchronized Decision onFailure(Throwable error) {
+    if (body == null && unwatchable()) {
+      // Nothing of ours hears what the JDK sent of this request (no publisher): a redirect's hop
+      // may have followed it, so a connect failure is judged as one after sending.
+      requestReachedServer();
+    }
     ReplayableBody b = body;
     if (b != null && error != null && b.deliveredWrongLength()) {
       Throwable refusal = ReplayableBody.wrongLength(error);
@@ -354,6 +359,21 @@ final class JdkRequest<T> extends SelfViewCall
         && t.followsRedirects()
         && !observeOnly() // nothing is retried: no copy of the request
         && IdempotencyGate.onlyIfNotSent(policy().retry(), this);
+  }
+
+  /**
+   * Whether this request is one {@link #watchesSends} would watch but cannot: it has no body
+   * publisher (an application's own {@code HttpRequest} whose {@code bodyPublisher()} is empty; the
+   * builder's {@code POST} always has one), and the JDK sends it, and a 307's hop of it, without
+   * asking anything of ours once it has a connection: its requests copy the method, headers and URI
+   * before they connect. Giving it a publisher to watch would change what is sent ({@code
+   * Content-Length: 0}, or a body where a 303 makes a GET). So such a request on a client that
+   * follows redirects is judged as possibly sent by any attempt: a connect failure does not retry
+   * it under {@code if-not-sent} (a refused first connection too: one retry too few, never one too
+   * many). Asked on a failure only.
+   */
+  private boolean unwatchable() {
+    return watchesSends() && !request.bodyPublisher().isPresent();
   }
 
   private HttpRequest copy(int n, long timeoutNanos, String attemptHeader, boolean watch) {
@@ -418,8 +438,8 @@ final class JdkRequest<T> extends SelfViewCall
    * redirect that keeps the method. The call hears that a request of the attempt reached a server
    * ({@link dev.retryagent.engine.RetryCall#requestReachedServer}), so that a connect failure of a
    * redirect's hop later in the attempt is not taken for a request never sent. A request without
-   * body publisher (an application's own {@code HttpRequest}) is not watched: giving it one would
-   * add a {@code Content-Length} it never had.
+   * body publisher (an application's own {@code HttpRequest}) cannot be watched: giving it one
+   * would add a {@code Content-Length} it never had ({@link #unwatchable}).
    */
   static final class SendWatch implements HttpRequest.BodyPublisher {
     private final HttpRequest.BodyPublisher source;
