@@ -2,6 +2,7 @@ package dev.retryagent.engine;
 
 import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
 import java.util.function.BooleanSupplier;
 import java.util.function.ToIntFunction;
 
@@ -645,11 +646,27 @@ public abstract class RetryCall extends HostHold {
    * adapter then gives the caller the response it kept ({@link #waitEndsNearDeadline}), or else
    * {@link #lateRetryFailure()}. False, and nothing changes, when the retry is still in time, or
    * the caller gave up during the wait (the attempt then fails as the client fails a cancelled
-   * call).
+   * call). True too, and the retry not made, when a reload during the wait made the rule for
+   * requests not safe to repeat stricter and the attempt failed with an exception ({@link
+   * #refusedSinceReload}): given up as {@link GiveUpReason#NOT_IDEMPOTENT}, the caller gets that
+   * failure, as if not retried.
    */
   public synchronized boolean retryTooLate() {
     if (finished || decision == null || !decision.retry() || extras == null) {
       return false;
+    }
+    if (decision.outcome() != Outcome.RESPONSE
+        && !cancelledByCaller()
+        && refusedSinceReload(
+            extras.reachedServer && decision.outcome() == Outcome.CONNECT_FAILURE
+                ? Outcome.RESET // as sentOrNot judged it
+                : decision.outcome())) {
+      // A reload during the wait made the rule for unsafe requests stricter: the retry is not
+      // made, and the caller gets the attempt's failure, as the policy now in force gives it. Not
+      // after a response: it may have been released for the retry, and the caller would get an
+      // IOException where it had a status (the decision before the wait judged it).
+      forgo(extras.latestFailure(), GiveUpReason.NOT_IDEMPOTENT);
+      return true;
     }
     long now = state.engine.clock().nanoTime();
     if (!bounds().pastDeadline(now) || cancelledByCaller()) {
@@ -971,6 +988,16 @@ public abstract class RetryCall extends HostHold {
       finish(result, d.reason(), now);
       return d;
     }
+    if (!state.observe
+        && refusedSinceReload(
+            result.connectFailureAfterSending() ? Outcome.RESET : result.outcome())) {
+      // A reload since the call began made the rule for unsafe requests stricter: the retry it
+      // took from the budget (its ticket kept by takeFromBudget) is pending, and the end gives it
+      // back.
+      retryDecided();
+      finish(result, GiveUpReason.NOT_IDEMPOTENT, now);
+      return Decision.done(result, GiveUpReason.NOT_IDEMPOTENT);
+    }
     if (wants(RetryEvent.Type.RETRY, attempt)) {
       state.engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
     }
@@ -983,6 +1010,21 @@ public abstract class RetryCall extends HostHold {
     extras().previousDelayNanos = d.delayNanos();
     retryDecided();
     return d;
+  }
+
+  /**
+   * Whether the policy now in force ({@link RetryEngine#retryPolicyNow}, after a reload) refuses to
+   * repeat this request after {@code outcome} where the call's own policy repeats it: a reload can
+   * make a call under way safer, never looser. An operator who reloads {@code unsafeMethods:
+   * always} to {@code never} to stop duplicate charges stops the retries of POSTs already waiting
+   * too. Only this rule: the other keys of a call under way stay as they were when it began. Asked
+   * on a retry's path only (a volatile read and the resolver's look-up), never after a success.
+   */
+  private boolean refusedSinceReload(Outcome outcome) {
+    RetryPolicy now = state.engine.retryPolicyNow(request());
+    return now != null
+        && now != state.retry
+        && IdempotencyGate.check(now, request(), outcome) != null;
   }
 
   /** Ends the call at {@code now} (the caller's read: one serves the decision and the end). */

@@ -7,6 +7,7 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.policy.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -216,12 +217,41 @@ public final class RetryEngine {
   }
 
   /**
-   * Applies a new mode and policies to calls that start from now on; calls under way keep theirs.
-   * Mode and policies change together: no call sees one without the other.
+   * Applies a new mode and policies to calls that start from now on; calls under way keep theirs,
+   * but for the rule for requests not safe to repeat, which a retry of theirs also takes from the
+   * policy now in force when it is stricter ({@link #retryPolicyNow}). Mode and policies change
+   * together: no call sees one without the other.
    */
   public void reconfigure(Mode mode, PolicyResolver policies) {
     synchronized (reloading) {
       reconfigureLocked(mode, policies);
+    }
+  }
+
+  /**
+   * The retry policy a call of {@code request} starting now would get, or null when none (mode
+   * {@code off}, or the resolver failed): asked on a retry's path only ({@code
+   * RetryCall.refusedSinceReload}), never after a success.
+   */
+  RetryPolicy retryPolicyNow(RequestInfo request) {
+    EngineSettings s = settings;
+    if (s.mode == Mode.OFF) {
+      return null;
+    }
+    try {
+      Policy p =
+          s.policies.resolve(
+              request.method(),
+              request.host(),
+              request.port(),
+              s.readsPath ? request.path() : null);
+      return p == null ? null : p.retry();
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
+      internalError(
+          "resolving the policy now in force for a retry",
+          e,
+          "the retry follows the call's own policy");
+      return null;
     }
   }
 
