@@ -34,11 +34,13 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A reload of the configuration while a POST without key is in flight ({@code agent.reload}: "a
- * valid edit applies to new calls"): the call keeps the method rules it started with. The reload is
- * made by the request's own body as the client writes it, so it lands inside the first attempt,
- * before the engine judges its 503. A call that read the rules anew at its decision would repeat
- * the POST under a reload to {@code unsafeMethods: always} (three requests where the client alone
- * sends one).
+ * valid edit applies to new calls"): the call keeps the method rules it started with, but for the
+ * stricter of its rule for unsafe requests and the one now in force, which each retry's decision
+ * asks. The reload is made by the request's own body as the client writes it, so it lands inside
+ * the first attempt, before the engine judges its 503. A call that took the new rule alone would
+ * repeat the POST under a reload to {@code unsafeMethods: always} (three requests where the client
+ * alone sends one); one that kept its own alone repeated it after a reload to {@code never}, the
+ * operator's way to stop duplicate charges.
  */
 class ReloadMidCallTest {
   enum Client {
@@ -156,16 +158,16 @@ class ReloadMidCallTest {
 
   @ParameterizedTest
   @EnumSource(Client.class)
-  void aCallStartedUnderAlwaysKeepsItsRulesAfterAReloadToNever(Client client) throws Exception {
-    // By design: the operator's "always" held when the call began (the server deduplicates); the
-    // reload applies to the calls after it, as every other setting does.
+  void aCallStartedUnderAlwaysStopsRepeatingAfterAReloadToNever(Client client) throws Exception {
+    // The stricter rule wins: a reload to never stops the retries of calls under way (before, by
+    // the old design, the call kept "always" and the server got the POST three times).
     engine(UnsafeMethods.ALWAYS);
 
     assertThat(post(client, UnsafeMethods.NEVER)).isEqualTo(503);
 
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.requestCount()).isEqualTo(1);
     // The next call is the new configuration's: once.
     assertThat(post(client, UnsafeMethods.NEVER)).isEqualTo(503);
-    assertThat(server.requestCount()).isEqualTo(4);
+    assertThat(server.requestCount()).isEqualTo(2);
   }
 }
