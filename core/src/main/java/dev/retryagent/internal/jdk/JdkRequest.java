@@ -348,15 +348,18 @@ final class JdkRequest<T> extends SelfViewCall
    * follows redirects. There the JDK may follow the request, answered 307 (or 303), with a request
    * to the redirect's {@code Location} inside the attempt; when that one cannot connect, the
    * attempt fails with a {@code ConnectException}, which alone reads as "never sent" and was
-   * retried: the server got the POST again. On a client that follows no redirect (the JDK's
-   * default) the request is sent as it is, with nothing of ours. A watched attempt sends a copy of
-   * the request (as one with an attempt header does): two objects more per attempt.
+   * retried: the server got the POST again. So too on any client when the JDK resends any method by
+   * itself ({@link JdkResends#resendsAnyMethod}): a POST read by a server that closed without
+   * answering is sent again, and that resend's refused connection ends the attempt. On a client
+   * that follows no redirect (the JDK's default) the request is sent as it is, with nothing of
+   * ours. A watched attempt sends a copy of the request (as one with an attempt header does): two
+   * objects more per attempt.
    */
   private boolean watchesSends() {
     JdkTransport t = transport;
     return t != null
         && !"GET".equals(request.method())
-        && t.followsRedirects()
+        && (t.followsRedirects() || JdkResends.resendsAnyMethod())
         && !observeOnly() // nothing is retried: no copy of the request
         && IdempotencyGate.onlyIfNotSent(policy().retry(), this);
   }

@@ -53,6 +53,17 @@ final class JdkResends {
         : 0;
   }
 
+  /**
+   * Whether the JDK sends any method again by itself after a connection closed before any byte of
+   * the answer ({@code -Djdk.httpclient.enableAllMethodRetry}): a POST that reached the server may
+   * then be followed, inside the attempt, by a resend whose connection is refused, and the attempt
+   * ends in a {@code ConnectException} that alone reads as "never sent" ({@link JdkRequest}'s send
+   * watch).
+   */
+  static boolean resendsAnyMethod() {
+    return ALL_METHODS;
+  }
+
   /** The JDK reads the property once, as a net property ({@code Boolean.parseBoolean}, "" = on). */
   private static boolean allMethodRetry() {
     try {
