@@ -23,11 +23,13 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * java.net.http with {@code -Djdk.httpclient.enableAllMethodRetry}: the JDK sends a POST again by
@@ -39,7 +41,8 @@ import org.junit.jupiter.api.Test;
  */
 class JdkAllMethodResendTest {
   @Test
-  void aPostTheJdkResendsToARefusingHostIsNotSentAgain() throws Exception {
+  void aPostTheJdkResendsToARefusingHostIsNotSentAgain(@TempDir Path dir) throws Exception {
+    Path log = dir.resolve("child.txt");
     Process child =
         new ProcessBuilder(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(),
@@ -48,9 +51,15 @@ class JdkAllMethodResendTest {
                 System.getProperty("java.class.path"),
                 Child.class.getName())
             .redirectErrorStream(true)
+            .redirectOutput(log.toFile())
             .start();
-    String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(child.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    // Bounded: a child that hangs is ended, and the test fails with what it printed.
+    boolean ended = child.waitFor(60, TimeUnit.SECONDS);
+    if (!ended) {
+      child.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+    }
+    String out = Files.readString(log, StandardCharsets.UTF_8);
+    assertThat(ended).as(out).isTrue();
     assertThat(child.exitValue()).as(out).isZero();
 
     // The JDK alone: one POST, then its resend refused. Ours the same (before: a retry, 2 POSTs).
