@@ -168,7 +168,11 @@ class FleetOutageTest {
     fleet = startUp(fleetSettings().build(), Clock.SYSTEM, log);
     try {
       redis.kill();
-      await().atMost(UP_TIMEOUT).until(() -> fleet.state() == FleetConnection.State.DOWN);
+      // The state goes DOWN under the lock and the line is written just after: await both.
+      await()
+          .atMost(UP_TIMEOUT)
+          .until(
+              () -> fleet.state() == FleetConnection.State.DOWN && log.count("is unreachable") > 0);
       assertThat(log.count("is unreachable")).isEqualTo(1);
     } finally {
       redis.restart();
@@ -318,7 +322,8 @@ class FleetOutageTest {
       await()
           .dontCatchUncaughtExceptions()
           .atMost(UP_TIMEOUT)
-          .until(() -> fleet.state() == FleetConnection.State.DOWN);
+          .until(
+              () -> fleet.state() == FleetConnection.State.DOWN && log.count("is unreachable") > 0);
       assertThat(log.count("is unreachable")).as("%s", log).isEqualTo(1);
 
       // The thread tries again (and meets the same reply) until Redis answers as it should.
