@@ -437,9 +437,10 @@ final class JdkRequest<T> extends SelfViewCall
   /**
    * An attempt's body, told by the JDK when it sends a request with it: the JDK asks a request's
    * body for its length once it has a connection for that request, as it writes the request's head
-   * (HTTP/1.1 and HTTP/2; read in JDK 25's source, tested on 17 and 25), and asks it again for each
-   * redirect that keeps the method. The call hears that a request of the attempt reached a server
-   * ({@link dev.retryagent.engine.RetryCall#requestReachedServer}), so that a connect failure of a
+   * (HTTP/1.1 and HTTP/2, h2c and TLS; read in JDK 25's source, tested on 17 and 25, HTTP/2 in
+   * integration-tests' JdkHttp2SendWatchTest), and asks it again for each redirect that keeps the
+   * method. The call hears that a request of the attempt reached a server ({@link
+   * dev.retryagent.engine.RetryCall#requestReachedServer}), so that a connect failure of a
    * redirect's hop later in the attempt is not taken for a request never sent. A request without
    * body publisher (an application's own {@code HttpRequest}) cannot be watched: giving it one
    * would add a {@code Content-Length} it never had ({@link #unwatchable}).

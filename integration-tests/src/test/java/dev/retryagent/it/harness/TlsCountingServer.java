@@ -32,7 +32,8 @@ import javax.net.ssl.SSLContext;
  * scripted {@link Reply} (responses only) and records what arrived.
  */
 public final class TlsCountingServer implements AutoCloseable {
-  private static final String PASSWORD = "changeit";
+  /** The password of the key store {@link #keytool} makes (store and key). */
+  public static final String PASSWORD = "changeit";
 
   private final HttpsServer server;
   private final Path keystore;
@@ -80,7 +81,11 @@ public final class TlsCountingServer implements AutoCloseable {
     }
   }
 
-  private static void keytool(Path keystore) throws IOException {
+  /**
+   * Makes {@code keystore}: PKCS12, one EC key pair ({@code server}) with a self-signed certificate
+   * for {@code 127.0.0.1}, valid two days, password {@link #PASSWORD}.
+   */
+  public static void keytool(Path keystore) throws IOException {
     Path keytool = Path.of(System.getProperty("java.home"), "bin", "keytool");
     Process p =
         new ProcessBuilder(
