@@ -1816,21 +1816,7 @@ class AsyncRetrierTest {
     // its dispatcher's executor, out of threads, threw an Error as the task handed it the
     // callback's telling: before, the Error left the task and the callback was never called.
     AtomicBoolean refuse = new AtomicBoolean();
-    java.util.concurrent.ExecutorService executor =
-        new java.util.concurrent.ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            60,
-            TimeUnit.SECONDS,
-            new java.util.concurrent.SynchronousQueue<>()) {
-          @Override
-          public void execute(Runnable command) {
-            if (refuse.get()) {
-              throw new OutOfMemoryError("unable to create native thread");
-            }
-            super.execute(command);
-          }
-        };
+    java.util.concurrent.ExecutorService executor = outOfThreadsWhen(refuse);
     CountDownLatch slotTaken = new CountDownLatch(1);
     CountDownLatch slotFree = new CountDownLatch(1);
     List<String> errors =
@@ -1869,6 +1855,23 @@ class AsyncRetrierTest {
                 + " (java.lang.OutOfMemoryError at ");
   }
 
+  /**
+   * A dispatcher's executor that, while {@code refuse} is set, throws the Error of a JVM out of
+   * native threads as a task is handed to it.
+   */
+  private static java.util.concurrent.ExecutorService outOfThreadsWhen(AtomicBoolean refuse) {
+    return new java.util.concurrent.ThreadPoolExecutor(
+        0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>()) {
+      @Override
+      public void execute(Runnable command) {
+        if (refuse.get()) {
+          throw new OutOfMemoryError("unable to create native thread");
+        }
+        super.execute(command);
+      }
+    };
+  }
+
   @Test
   void aCancelDuringTheWaitWithNoThreadToTellItNeverThrowsAndTheCallbackHearsCanceled()
       throws Exception {
@@ -1905,21 +1908,7 @@ class AsyncRetrierTest {
     // The clone waits in the queue; as cancel() ends it there, the dispatcher's executor, out of
     // threads, throws an Error handing it the callback's telling: before, the Error left cancel().
     AtomicBoolean refuse = new AtomicBoolean();
-    java.util.concurrent.ExecutorService executor =
-        new java.util.concurrent.ThreadPoolExecutor(
-            0,
-            Integer.MAX_VALUE,
-            60,
-            TimeUnit.SECONDS,
-            new java.util.concurrent.SynchronousQueue<>()) {
-          @Override
-          public void execute(Runnable command) {
-            if (refuse.get()) {
-              throw new OutOfMemoryError("unable to create native thread");
-            }
-            super.execute(command);
-          }
-        };
+    java.util.concurrent.ExecutorService executor = outOfThreadsWhen(refuse);
     CountDownLatch slotTaken = new CountDownLatch(1);
     CountDownLatch slotFree = new CountDownLatch(1);
     List<String> errors =
