@@ -13,7 +13,6 @@ import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
@@ -25,7 +24,6 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -187,7 +185,7 @@ class JdkAllMethodResendTest {
                 try {
                   while (true) {
                     try (Socket c = s.accept()) {
-                      readRequest(c.getInputStream());
+                      RawRequests.read(c.getInputStream());
                       posts.incrementAndGet();
                       if (silentOnce) {
                         s.close(); // the JDK's resend is refused
@@ -217,32 +215,6 @@ class JdkAllMethodResendTest {
       } catch (IOException | InterruptedException e) {
         throw new IllegalStateException(e);
       }
-    }
-
-    private static void readRequest(InputStream in) throws IOException {
-      StringBuilder line = new StringBuilder();
-      int length = 0;
-      while (true) {
-        int b = in.read();
-        if (b < 0) {
-          throw new IOException("closed mid-request");
-        }
-        if (b != '\n') {
-          if (b != '\r') {
-            line.append((char) b);
-          }
-          continue;
-        }
-        if (line.length() == 0) {
-          break;
-        }
-        String l = line.toString().toLowerCase(Locale.ROOT);
-        if (l.startsWith("content-length:")) {
-          length = Integer.parseInt(l.substring("content-length:".length()).trim());
-        }
-        line.setLength(0);
-      }
-      in.readNBytes(length);
     }
 
     @Override

@@ -462,7 +462,7 @@ class RedirectedUnsafeRequestTest {
                 try {
                   while (true) {
                     try (java.net.Socket c = s.accept()) {
-                      readRequest(c.getInputStream());
+                      RawRequests.read(c.getInputStream());
                       posts.incrementAndGet();
                       String head;
                       if (redirectOnce) {
@@ -486,33 +486,6 @@ class RedirectedUnsafeRequestTest {
       t.setDaemon(true);
       threads.add(t);
       t.start();
-    }
-
-    /** Reads a request's head and its Content-Length body. */
-    private static void readRequest(java.io.InputStream in) throws IOException {
-      StringBuilder line = new StringBuilder();
-      int length = 0;
-      while (true) {
-        int b = in.read();
-        if (b < 0) {
-          throw new IOException("closed mid-request");
-        }
-        if (b != '\n') {
-          if (b != '\r') {
-            line.append((char) b);
-          }
-          continue;
-        }
-        if (line.length() == 0) {
-          break;
-        }
-        String l = line.toString().toLowerCase(java.util.Locale.ROOT);
-        if (l.startsWith("content-length:")) {
-          length = Integer.parseInt(l.substring("content-length:".length()).trim());
-        }
-        line.setLength(0);
-      }
-      in.readNBytes(length);
     }
 
     @Override
