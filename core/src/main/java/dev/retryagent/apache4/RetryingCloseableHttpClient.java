@@ -32,10 +32,12 @@ import org.apache.http.protocol.HttpContext;
 public final class RetryingCloseableHttpClient extends CloseableHttpClient {
   private final CloseableHttpClient client;
   private final ApacheRetrying4 retrying;
+  private final DirectTransport transport;
 
   private RetryingCloseableHttpClient(CloseableHttpClient client, RetryEngine engine) {
     this.client = Objects.requireNonNull(client, "client");
     this.retrying = new ApacheRetrying4(engine);
+    this.transport = new DirectTransport(client);
   }
 
   /** {@code client} with retries from {@code engine}. */
@@ -57,7 +59,30 @@ public final class RetryingCloseableHttpClient extends CloseableHttpClient {
   @Override
   protected CloseableHttpResponse doExecute(
       HttpHost target, HttpRequest request, HttpContext context) throws IOException {
-    return retrying.execute(client::execute, target, request, context);
+    return retrying.execute(transport, target, request, context);
+  }
+
+  /**
+   * Each attempt is the wrapped client's own {@code execute}.
+   *
+   * <p>A class of its own, holding the wrapped client in a field of its own: the retry agent, when
+   * it runs in the same JVM, recognises the application's copy of this class and sends {@link
+   * #execute} straight to {@code client} past its own HttpClient hook, so that a call is retried by
+   * the library alone, not by both (each of the library's attempts would otherwise be retried by
+   * the agent too). Keep the class's name and the field's name and type.
+   */
+  private static final class DirectTransport implements ApacheRetrying4.Transport {
+    private final CloseableHttpClient client;
+
+    DirectTransport(CloseableHttpClient client) {
+      this.client = client;
+    }
+
+    @Override
+    public CloseableHttpResponse execute(HttpHost target, HttpRequest request, HttpContext context)
+        throws IOException {
+      return client.execute(target, request, context);
+    }
   }
 
   @Override

@@ -83,6 +83,14 @@ public final class RetryExecHandler implements ExecChainHandler {
    * To govern a strategy of your own, set it before calling this method.
    */
   public static HttpClientBuilder addTo(HttpClientBuilder builder, RetryEngine engine) {
+    // A handler and counter of ours the builder holds already step aside for the new ones: those
+    // the retry agent put there when the builder was made, when it runs in the same JVM (the
+    // application's copy of the library is not the agent's, so its calls would be retried by
+    // both: each attempt of this handler again by the agent's, below it), or an earlier addTo's.
+    // Replaced in place when the client is built, before the new ones are added; a builder
+    // without them is left as it is.
+    builder.replaceExecInterceptor(NAME, SteppedAside.INSTANCE);
+    builder.replaceExecInterceptor(COUNTER_NAME, SteppedAside.INSTANCE);
     add(builder, new RetryExecHandler(engine));
     GovernedRetryStrategy.govern(builder);
     return builder;
@@ -320,6 +328,26 @@ public final class RetryExecHandler implements ExecChainHandler {
           exchange.setHeader(h.get(i), h.get(i + 1));
         }
       }
+    }
+  }
+
+  /**
+   * What an earlier handler of ours becomes in the chain of a builder {@link #addTo} was given
+   * after it: the request goes on down the chain untouched.
+   */
+  private static final class SteppedAside implements ExecChainHandler {
+    static final SteppedAside INSTANCE = new SteppedAside();
+
+    @Override
+    public ClassicHttpResponse execute(
+        ClassicHttpRequest request, ExecChain.Scope scope, ExecChain chain)
+        throws IOException, HttpException {
+      return chain.proceed(request, scope);
+    }
+
+    @Override
+    public String toString() {
+      return "retry-agent (stepped aside)";
     }
   }
 

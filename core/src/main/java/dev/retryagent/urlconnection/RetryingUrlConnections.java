@@ -42,7 +42,8 @@ public final class RetryingUrlConnections {
    * {@code https:} connection; any other connection is returned as it is.
    */
   public static URLConnection open(URL url, RetryEngine engine) throws IOException {
-    return wrap(url.openConnection(), null, engine, UrlTransport.DIRECT);
+    // The first attempt's connection is opened as the others are: beside the agent, past its hook.
+    return wrap(UrlTransport.DIRECT.open(url, null), null, engine, UrlTransport.DIRECT);
   }
 
   /**
@@ -51,7 +52,7 @@ public final class RetryingUrlConnections {
    */
   public static URLConnection open(URL url, Proxy proxy, RetryEngine engine) throws IOException {
     Objects.requireNonNull(proxy, "proxy");
-    return wrap(url.openConnection(proxy), proxy, engine, UrlTransport.DIRECT);
+    return wrap(UrlTransport.DIRECT.open(url, proxy), proxy, engine, UrlTransport.DIRECT);
   }
 
   /**

@@ -61,11 +61,5 @@ public interface UrlTransport {
   }
 
   /** Opens attempts with the public API; the JDK's own resends stay as they are. */
-  UrlTransport DIRECT =
-      new UrlTransport() {
-        @Override
-        public URLConnection open(URL url, Proxy proxy) throws IOException {
-          return proxy == null ? url.openConnection() : url.openConnection(proxy);
-        }
-      };
+  UrlTransport DIRECT = new DirectUrlTransport();
 }

@@ -152,6 +152,31 @@ class GovernedRetryStrategyTest {
   }
 
   @Test
+  void addToSetsAsideAHandlerOfOursTheBuilderHasAlready() throws Exception {
+    // As beside the agent: its hook installed a handler of its own (another engine: 5 attempts)
+    // when the builder was made, then the application adds the library's (3 attempts).
+    List<RetryEvent> agents = new CopyOnWriteArrayList<>();
+    HttpClientBuilder b =
+        RetryExecHandler.install(
+            HttpClients.custom(),
+            new RetryExecHandler(
+                TestEngines.engine(
+                    time,
+                    Mode.ENFORCE,
+                    r -> r.maxAttempts(5),
+                    CircuitBreakerPolicy.defaults(),
+                    agents)));
+    client = RetryExecHandler.addTo(b, engine(Mode.ENFORCE, r -> r.maxAttempts(3))).build();
+    server.otherwise(status(503));
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("503");
+    // The library's 3 attempts, each sent once: not 3 times the other handler's 5.
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(giveUpReason()).isEqualTo(GiveUpReason.ATTEMPTS);
+    assertThat(agents).isEmpty();
+  }
+
+  @Test
   void theAgentInstallGovernsHttpClientsDefaultStrategy() throws Exception {
     // As the agent's hook does it, on a builder just made: HttpClient's default (1 s) strategy.
     client =

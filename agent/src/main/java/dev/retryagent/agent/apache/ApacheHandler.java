@@ -25,4 +25,15 @@ public interface ApacheHandler {
    *     caller
    */
   Object execute(Object client, Object target, Object request, Object context);
+
+  /**
+   * One attempt of the application's own copy of the library's HttpClient 4.5 adapter, to be made
+   * on {@code client} past the {@code doExecute} hook (the library retries it already).
+   *
+   * @return as {@link #execute}; {@code null} runs the library's own code (the attempt then meets
+   *     the hook)
+   */
+  default Object libraryExecute(Object client, Object target, Object request, Object context) {
+    return null;
+  }
 }

@@ -2,6 +2,7 @@ package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.BridgePrologue;
+import dev.retryagent.agent.tooling.ClassBytes;
 import dev.retryagent.agent.tooling.ProloguePatcher;
 import dev.retryagent.agent.tooling.ProloguePatcher.Target;
 import java.util.List;
@@ -48,6 +49,50 @@ final class ApacheHook {
   private static final String RESPONSE_4 = "org/apache/http/client/methods/CloseableHttpResponse";
 
   private ApacheHook() {}
+
+  /**
+   * The application's own copy of the library's 4.5 transport ({@code RetryingCloseableHttpClient}
+   * of retry-agent-core, used by hand beside the agent): each of its attempts is made past the
+   * client's hook ({@link Bridge#APACHE_LIBRARY_EXECUTE}), so that the library alone retries it.
+   */
+  static final String LIBRARY_4 =
+      "dev/retryagent/apache4/RetryingCloseableHttpClient$DirectTransport";
+
+  static final String LIBRARY_4_NAME =
+      "dev.retryagent.apache4.RetryingCloseableHttpClient$DirectTransport";
+
+  /** The transport's real client, which the library's attempts go to. */
+  private static final String LIBRARY_FIELD = "client";
+
+  private static final String CLIENT_4_DESC = "Lorg/apache/http/impl/client/CloseableHttpClient;";
+
+  /**
+   * The library's transport with its prologue, patched into the bytes.
+   *
+   * @throws IllegalStateException for a copy of the library without the transport's {@code client}
+   *     field, or one the patcher declines: the class stays unchanged
+   */
+  static byte[] instrumentLibrary(byte[] classfile) {
+    ClassBytes c = ClassBytes.read(classfile);
+    if (c == null || !c.hasInstanceField(LIBRARY_FIELD, CLIENT_4_DESC)) {
+      throw new IllegalStateException("no field " + LIBRARY_FIELD + " of type CloseableHttpClient");
+    }
+    byte[] patched =
+        ProloguePatcher.patch(
+            classfile,
+            List.of(
+                new Target(
+                        "execute",
+                        DO_EXECUTE_DESC,
+                        Bridge.APACHE_LIBRARY_EXECUTE,
+                        new int[] {Target.THIS_FIELD, 1, 2, 3},
+                        RESPONSE_4)
+                    .withField(LIBRARY_FIELD, CLIENT_4_DESC)));
+    if (patched == null) {
+      throw new IllegalStateException("its execute could not be patched");
+    }
+    return patched;
+  }
 
   /** A builder's: every constructor tells as it returns. */
   private static final List<Target> BUILDER_TARGETS =

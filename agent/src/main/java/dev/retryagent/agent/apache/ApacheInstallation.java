@@ -49,6 +49,11 @@ public final class ApacheInstallation extends MadeAtFirstUse<ApacheHandler>
     return get().execute(client, target, request, context);
   }
 
+  @Override
+  public Object libraryExecute(Object client, Object target, Object request, Object context) {
+    return get().libraryExecute(client, target, request, context);
+  }
+
   /** The agent as the HttpClient side sees it. */
   private static final class RuntimeAgent implements ApacheSupport.Agent {
     private final AgentRuntime runtime;

@@ -140,6 +140,11 @@ final class ApacheLoaders implements ApacheHandler {
     return byClient4.get(client.getClass()).execute(client, target, request, context);
   }
 
+  @Override
+  public Object libraryExecute(Object client, Object target, Object request, Object context) {
+    return byClient4.get(client.getClass()).libraryExecute(client, target, request, context);
+  }
+
   /** For an HttpClient copy the agent cannot serve: everything passes through. */
   private static final class Inert implements ApacheSupport {
     static final Inert INSTANCE = new Inert();

@@ -20,6 +20,7 @@ final class ApacheTransformer extends HookTransformer {
 
   private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
   private volatile String failure;
+  private volatile boolean libraryFailed;
 
   ApacheTransformer() {
     super("apache-httpclient", HOOKS, "Apache HttpClient");
@@ -27,7 +28,7 @@ final class ApacheTransformer extends HookTransformer {
 
   @Override
   protected boolean matches(String internalName) {
-    return isTarget(internalName);
+    return isTarget(internalName) || ApacheHook.LIBRARY_4.equals(internalName);
   }
 
   /** True for the internal names of the classes {@link ApacheHook} rewrites; prefix test first. */
@@ -44,13 +45,14 @@ final class ApacheTransformer extends HookTransformer {
   @Override
   protected boolean retransforms(Class<?> loaded) {
     String name = loaded.getName();
-    return name.startsWith("org.apache.h")
-        && isTarget(name.replace('.', '/'))
+    return (name.equals(ApacheHook.LIBRARY_4_NAME)
+            || (name.startsWith("org.apache.h") && isTarget(name.replace('.', '/'))))
         && !ForeignLoaders.isAgentLoader(loaded.getClassLoader());
   }
 
   @Override
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
+    // the application's copy of the library too, never the agent's own (its loader or glue's)
     if (ForeignLoaders.isAgentLoader(loader)) {
       return false;
     }
@@ -59,11 +61,26 @@ final class ApacheTransformer extends HookTransformer {
 
   @Override
   protected byte[] rewrite(String internalName, byte[] classfile) {
-    return ApacheHook.instrument(internalName, classfile);
+    return ApacheHook.LIBRARY_4.equals(internalName)
+        ? ApacheHook.instrumentLibrary(classfile)
+        : ApacheHook.instrument(internalName, classfile);
   }
 
   @Override
   protected void failed(ClassLoader loader, String internalName, Throwable cause) {
+    if (ApacheHook.LIBRARY_4.equals(internalName)) {
+      // HttpClient is hooked all the same: only the library's own calls are affected.
+      if (!libraryFailed) {
+        libraryFailed = true;
+        AgentLog.error(
+            "the application's own retry-agent-core (RetryingCloseableHttpClient) in "
+                + loader
+                + " is not recognised ("
+                + cause.getMessage()
+                + "): its Apache HttpClient 4.5 calls are retried by the library and by the agent");
+      }
+      return;
+    }
     if (!failedClasses.add(internalName)) {
       return;
     }

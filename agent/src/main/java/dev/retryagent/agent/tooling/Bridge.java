@@ -99,7 +99,24 @@ public final class Bridge {
    */
   public static final int JDK_LIBRARY_SEND_ASYNC = 15;
 
-  // Next: 16. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
+  /**
+   * {@code execute(HttpHost, HttpRequest, HttpContext)} of the application's own copy of the
+   * library's {@code RetryingCloseableHttpClient$DirectTransport} (one attempt of the library's
+   * HttpClient 4.5 adapter): its real client (the transport's {@code client} field), target,
+   * request, context. The handler sends the attempt through the client's hook unretried: the
+   * library retries it already.
+   */
+  public static final int APACHE_LIBRARY_EXECUTE = 16;
+
+  /**
+   * {@code open(URL, Proxy)} of the application's own copy of the library's {@code
+   * urlconnection.DirectUrlTransport} (a connection for one attempt of its {@code
+   * RetryingUrlConnections}): URL, proxy or null. The handler opens the JDK's connection past the
+   * {@link #URL_OPENED} hook: the library retries it already.
+   */
+  public static final int URL_LIBRARY_OPEN = 17;
+
+  // Next: 18. Numbers are this JVM's only (hooked classes are rewritten by the agent that runs), so
   // they may be renumbered freely; they must stay below HOOKS.
 
   /** How many numbers the bridge knows ({@code java.lang.RetryAgentBridge.HOOKS}). */

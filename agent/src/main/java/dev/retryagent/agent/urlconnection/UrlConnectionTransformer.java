@@ -2,6 +2,7 @@ package dev.retryagent.agent.urlconnection;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.ProloguePatcher;
 import java.util.List;
@@ -44,8 +45,22 @@ final class UrlConnectionTransformer extends HookTransformer {
 
   static final String PARSE_END = "Lsun/net/www/protocol/http/HttpURLConnection;)Z";
 
+  /**
+   * The application's own copy of the library's transport ({@code RetryingUrlConnections} of
+   * retry-agent-core, used by hand beside the agent): each connection it opens for an attempt is
+   * the JDK's, past the agent's hook ({@link Bridge#URL_LIBRARY_OPEN}), so that the library alone
+   * retries it.
+   */
+  static final String LIBRARY = "dev/retryagent/urlconnection/DirectUrlTransport";
+
+  static final String LIBRARY_NAME = "dev.retryagent.urlconnection.DirectUrlTransport";
+
+  private static final String OPEN_DESC =
+      "(Ljava/net/URL;Ljava/net/Proxy;)Ljava/net/URLConnection;";
+
   private final UrlActivation activation;
   private volatile Throwable failure;
+  private volatile boolean libraryFailed;
 
   UrlConnectionTransformer(UrlActivation activation) {
     super("url-connection", "openConnection http/https, JDK resend", "the JDK's protocol handlers");
@@ -55,21 +70,30 @@ final class UrlConnectionTransformer extends HookTransformer {
   @Override
   protected boolean matches(String internalName) {
     return internalName != null
-        && internalName.startsWith(PACKAGES)
-        && (internalName.equals(HTTP_HANDLER)
-            || internalName.equals(HTTPS_HANDLER)
-            || internalName.equals(HTTP_CLIENT)
-            || internalName.equals(CONNECTION));
+        && ((internalName.startsWith(PACKAGES)
+                && (internalName.equals(HTTP_HANDLER)
+                    || internalName.equals(HTTPS_HANDLER)
+                    || internalName.equals(HTTP_CLIENT)
+                    || internalName.equals(CONNECTION)))
+            || internalName.equals(LIBRARY));
   }
 
   @Override
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
+    if (internalName.equals(LIBRARY)) {
+      // the application's copy of the library, never the agent's own (its loader or a glue's)
+      return loader != null && !ForeignLoaders.isAgentLoader(loader) && linksToBridge(loader);
+    }
     return loader == null && module != null && "java.base".equals(module.getName());
   }
 
   @Override
   protected boolean retransforms(Class<?> loaded) {
     String name = loaded.getName();
+    if (name.equals(LIBRARY_NAME)) {
+      ClassLoader loader = loaded.getClassLoader();
+      return loader != null && !ForeignLoaders.isAgentLoader(loader);
+    }
     return name.startsWith("sun.net.www.")
         && (name.equals("sun.net.www.protocol.http.Handler")
             || name.equals("sun.net.www.protocol.https.Handler")
@@ -80,6 +104,9 @@ final class UrlConnectionTransformer extends HookTransformer {
 
   @Override
   protected byte[] rewrite(String internalName, byte[] classfile) {
+    if (internalName.equals(LIBRARY)) {
+      return library(classfile);
+    }
     if (internalName.equals(CONNECTION)) {
       activation.ensure(); // left unchanged; a failure is reported by the activation
       return null;
@@ -90,6 +117,30 @@ final class UrlConnectionTransformer extends HookTransformer {
     }
     byte[] patched = HandlerPatch.patch(classfile);
     return patched != null ? patched : UrlHooks.handlerEpilogue(classfile);
+  }
+
+  /**
+   * The library's transport with its prologue, and the hook's handler registered (the copy is
+   * defined before any of its methods runs).
+   *
+   * @throws IllegalStateException for a class file the patcher declines: it stays unchanged
+   */
+  private static byte[] library(byte[] classfile) {
+    byte[] patched =
+        ProloguePatcher.patch(
+            classfile,
+            List.of(
+                new ProloguePatcher.Target(
+                    "open",
+                    OPEN_DESC,
+                    Bridge.URL_LIBRARY_OPEN,
+                    new int[] {1, 2},
+                    "java/net/URLConnection")));
+    if (patched == null) {
+      throw new IllegalStateException("its open(URL, Proxy) could not be patched");
+    }
+    UrlEntry.registerLibrary();
+    return patched;
   }
 
   /**
@@ -107,6 +158,19 @@ final class UrlConnectionTransformer extends HookTransformer {
 
   @Override
   protected void failed(ClassLoader loader, String internalName, Throwable cause) {
+    if (internalName.equals(LIBRARY)) {
+      // The JDK's connections are hooked all the same: only the library's own are affected.
+      if (!libraryFailed) {
+        libraryFailed = true;
+        AgentLog.error(
+            "the application's own retry-agent-core (RetryingUrlConnections) in "
+                + loader
+                + " is not recognised ("
+                + cause.getMessage()
+                + "): its HttpURLConnection calls are retried by the library and by the agent");
+      }
+      return;
+    }
     if (failure == null) {
       failure = cause;
       AgentLog.error(

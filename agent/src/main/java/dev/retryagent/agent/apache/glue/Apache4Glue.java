@@ -60,6 +60,27 @@ public final class Apache4Glue implements ApacheSupport {
     }
   }
 
+  /**
+   * One attempt of the application's own copy of the library's adapter ({@code
+   * RetryingCloseableHttpClient}), made on its real client with a pass-through token, as {@link
+   * PassThrough} makes the agent's own: the library alone retries the call, with its policies, as
+   * without the agent. Its outcome, a failure included, is the library's to judge. Made even while
+   * the client is switched off: the library's calls are never the agent's.
+   */
+  @Override
+  public Object libraryExecute(Object client, Object target, Object request, Object context) {
+    try {
+      return Bridge.returned(
+          PassThrough.attempt(
+              (CloseableHttpClient) client,
+              (HttpHost) target,
+              (HttpRequest) request,
+              (HttpContext) context));
+    } catch (Throwable e) {
+      return e; // the prologue throws it
+    }
+  }
+
   /** The runner, and with it the engine, made on the first call. */
   private ApacheRetrying4 retrying() {
     ApacheRetrying4 r = retrying;
@@ -85,6 +106,12 @@ public final class Apache4Glue implements ApacheSupport {
 
     @Override
     public CloseableHttpResponse execute(HttpHost target, HttpRequest request, HttpContext context)
+        throws IOException {
+      return attempt(client, target, request, context);
+    }
+
+    static CloseableHttpResponse attempt(
+        CloseableHttpClient client, HttpHost target, HttpRequest request, HttpContext context)
         throws IOException {
       ApacheEntry.PASS_THROUGH.next();
       try {
