@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -566,13 +567,15 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       return style.dependentsCancel ? new Dependent<>() : new CompletableFuture<>();
     }
 
+    /** The request as {@link RetryEvent#toString()} writes it: an application may log a future. */
     @Override
     public String toString() {
+      RequestInfo r = call.request();
       return "retry-agent call "
-          + call.request().method()
+          + Sanitizer.oneLine(r.method())
           + " "
-          + call.request().target()
-          + call.request().path()
+          + Sanitizer.oneLine(r.target())
+          + Sanitizer.path(r.path(), call.state.engine.pathMask())
           + " "
           + super.toString();
     }

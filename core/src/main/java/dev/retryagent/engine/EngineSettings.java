@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.util.Collection;
@@ -24,6 +25,8 @@ final class EngineSettings {
   final PolicyResolver policies;
   // Asked once: a resolver that reads no path gets null, and no request is asked for its path.
   final boolean readsPath;
+  // Asked once, as readsPath: RetryEvent.toString masks with it.
+  final PathMask pathMask;
 
   // all(), asked at the first reload, not before: the agent builds its engine before main, and
   // listing the policies there would build the built-in ones too (issue 13's start-up).
@@ -38,6 +41,7 @@ final class EngineSettings {
     this.mode = Objects.requireNonNull(mode, "mode");
     this.policies = Objects.requireNonNull(policies, "policies");
     this.readsPath = policies.readsPath();
+    this.pathMask = Objects.requireNonNull(policies.pathMask(), "pathMask");
     this.passThrough = HostState.passThrough(engine);
   }
 

@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.policy.Policy;
 import java.util.Collection;
 import java.util.Collections;
@@ -36,6 +37,16 @@ public interface PolicyResolver {
    */
   default Collection<Policy> policies() {
     return null;
+  }
+
+  /**
+   * The configuration's {@code agent.redact.pathSegments}: {@link RetryEvent#toString()} writes the
+   * path as the agent's own log lines do, masked by it, so that a listener logging an event shows
+   * no more than the agent does. Asked when the resolver is given to the engine, not per call.
+   * Default: {@link PathMask#NONE}.
+   */
+  default PathMask pathMask() {
+    return PathMask.NONE;
   }
 
   /** Every request gets {@code policy}; the path is not read. */

@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.internal.engine.TargetKey;
 import dev.retryagent.policy.BudgetPolicy;
@@ -367,6 +368,11 @@ public final class RetryEngine {
   }
 
   /** The mode calls start in now. */
+  /** The path mask of the configuration now in force ({@link PolicyResolver#pathMask()}). */
+  PathMask pathMask() {
+    return settings.pathMask;
+  }
+
   public Mode mode() {
     return settings.mode;
   }

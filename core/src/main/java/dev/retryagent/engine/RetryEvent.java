@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.internal.engine.TargetKey;
 import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.policy.Policy;
@@ -49,6 +50,9 @@ public final class RetryEvent {
   private final long elapsedNanos;
   private final long wallMillis;
   private final CallContext context;
+  // agent.redact.pathSegments in force when the event was made: toString writes no segment the
+  // agent's own log lines would mask.
+  private final PathMask pathMask;
 
   /** An attempt of {@code call} is about to be made. */
   static RetryEvent attempt(RetryCall call) {
@@ -129,6 +133,8 @@ public final class RetryEvent {
     this.elapsedNanos = call.elapsedNanos();
     this.wallMillis = call.wallMillis();
     this.context = call.context();
+    HostState state = call.state;
+    this.pathMask = state == null ? PathMask.NONE : state.engine.pathMask();
   }
 
   /** The call's {@link CallContext}, {@link CallContext#NONE} when it has none. */
@@ -266,19 +272,20 @@ public final class RetryEvent {
   }
 
   /**
-   * One line for a listener's own log: the path as the agent's log lines write it, without path
-   * parameters ({@code ;jsessionid=...}) or the user-info of a path that is a whole URL (Apache
-   * HttpClient 5 keeps one it cannot parse). {@code agent.redact.pathSegments} is not known here:
-   * the segments it masks are written as they are.
+   * One line for a listener's own log, with the request as the agent's own log lines write it: the
+   * path without path parameters ({@code ;jsessionid=...}) or the user-info of a path that is a
+   * whole URL (Apache HttpClient 5 keeps one it cannot parse), each segment {@code
+   * agent.redact.pathSegments} matches written {@code <redacted>}, and no query, header or
+   * exception message: what the agent never writes, an application that logs this never shows.
    */
   @Override
   public String toString() {
     return type
         + " "
-        + method
+        + Sanitizer.oneLine(method)
         + " "
-        + hostAndPort()
-        + Sanitizer.path(path)
+        + Sanitizer.oneLine(hostAndPort())
+        + Sanitizer.path(path, pathMask)
         + " attempt "
         + attempt
         + "/"
@@ -288,7 +295,7 @@ public final class RetryEvent {
         + (reason == null ? "" : " reason=" + reason.label())
         + (delayNanos > 0 ? " delay=" + delayNanos / 1_000_000 + "ms" : "")
         + " [route="
-        + route
+        + Sanitizer.oneLine(route)
         + (observeOnly ? ", observe" : "")
         + "]";
   }

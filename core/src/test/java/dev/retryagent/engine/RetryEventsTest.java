@@ -4,12 +4,16 @@ import static dev.retryagent.engine.Script.fail;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent.Type;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -265,6 +269,64 @@ class RetryEventsTest {
         .doesNotContain("canary")
         .contains("GET api.example.com/v1/things attempt 1/3")
         .contains("http://api.example.com/{x} attempt 1/3");
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void toStringMasksThePathSegmentsTheConfigurationMasks(Driver driver) {
+    // agent.redact.pathSegments masks a token in the path in every line the agent writes; an
+    // application listener that logs event.toString() must not show it either.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Policy policy = TestPolicy.create().build();
+    f.engine.reconfigure(Mode.ENFORCE, masking(policy, PathMask.of(List.of("tok_[a-z0-9]+"))));
+    driver.run(
+        f,
+        FakeRequest.get("api.example.com", "/files/tok_canary42/raw"),
+        new Script(f.clock, respond(503), respond(503), respond(503)));
+
+    List<String> lines = new ArrayList<>();
+    for (RetryEvent e : f.listener.events()) {
+      lines.add(e.toString());
+    }
+    assertThat(lines).hasSize(7);
+    assertThat(String.join("\n", lines))
+        .doesNotContain("canary")
+        .contains("GIVE_UP GET api.example.com/files/<redacted>/raw attempt 3/3");
+    // The route still matched, and listeners still see the real path.
+    assertThat(f.listener.events().get(0).path()).isEqualTo("/files/tok_canary42/raw");
+  }
+
+  @org.junit.jupiter.api.Test
+  void anAsyncCallsFutureNamesItsRequestAsToStringDoes() {
+    // An application may log the future sendAsync gave it (a timeout's message, a debugger).
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Policy policy = TestPolicy.create().build();
+    f.engine.reconfigure(Mode.ENFORCE, masking(policy, PathMask.of(List.of("tok_[a-z0-9]+"))));
+    FakeRequest request = FakeRequest.get("api.example.com", "/a;jsessionid=canary-s/tok_canary7");
+    Script script = new Script(f.clock, respond(503), respond(200));
+    CompletableFuture<FakeResponse> future =
+        AsyncRetryLoop.execute(f.engine, f.newCall(request), script::runAsync, FakeResponse.ACCESS);
+
+    assertThat(future.toString())
+        .doesNotContain("canary")
+        .startsWith("retry-agent call GET https://api.example.com:443/a/<redacted> ");
+    f.scheduler.runUntilIdle();
+    assertThat(future).isDone();
+  }
+
+  /** {@code policy} for every request, with {@code mask} as the configuration's path mask. */
+  private static PolicyResolver masking(Policy policy, PathMask mask) {
+    return new PolicyResolver() {
+      @Override
+      public Policy resolve(String method, String host, int port, String path) {
+        return policy;
+      }
+
+      @Override
+      public PathMask pathMask() {
+        return mask;
+      }
+    };
   }
 
   private static void driver(EngineFixture f, FakeRequest request) {

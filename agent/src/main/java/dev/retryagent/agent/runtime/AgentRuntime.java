@@ -6,6 +6,7 @@ import dev.retryagent.config.ClientSwitches;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.FleetConfig;
 import dev.retryagent.config.LogLevel;
+import dev.retryagent.config.PathMask;
 import dev.retryagent.config.Route;
 import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.PolicyResolver;
@@ -213,6 +214,11 @@ public final class AgentRuntime {
     @Override
     public boolean readsPath() {
       return config.routesByPath();
+    }
+
+    @Override
+    public PathMask pathMask() {
+      return config.pathMask();
     }
 
     @Override
