@@ -5,6 +5,7 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.observe.DeadLetterWriter;
 import dev.retryagent.internal.observe.RetryMetrics;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -56,9 +57,15 @@ final class DeadLetters implements RetryListener {
     try {
       next = path == null ? null : Path.of(path);
     } catch (InvalidPathException e) {
+      // The key and the path, on one line: the exception's message quotes the path with the very
+      // character this file system refused (a NUL, a control character), which would break the
+      // line.
       errors.accept(
-          "retry-agent: agent.deadLetter.path is not a valid path here ("
-              + e.getMessage()
+          "retry-agent: agent.deadLetter.path is not a valid path on this system: \""
+              + Sanitizer.oneLine(path)
+              + "\" ("
+              + Sanitizer.oneLine(e.getReason())
+              + (e.getIndex() >= 0 ? " at index " + e.getIndex() : "")
               + "); dead letters are not written");
       next = null;
     }
