@@ -126,7 +126,7 @@ final class DeadLetters implements RetryListener {
     for (DeadLetterWriter w : all) {
       // Their threads write at the same time: one shared deadline is one wait, not one each.
       long left = Math.max(0, deadline - System.nanoTime());
-      if (!w.close(Duration.ofNanos(left))) {
+      if (!w.closeAtExit(Duration.ofNanos(left))) {
         w.abandonAtExit(wait);
       }
     }

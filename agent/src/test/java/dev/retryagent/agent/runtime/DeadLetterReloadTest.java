@@ -167,6 +167,27 @@ class DeadLetterReloadTest {
     }
   }
 
+  @Test
+  void aCallThatGivesUpAfterTheExitHookLeavesTheFileWholeAndIsSaidOnce() throws Exception {
+    // The application's own shutdown hooks run beside the agent's: a call of theirs that gives
+    // up after the agent's hook closed the file was dropped without a word.
+    Path file = dir.resolve("dead.jsonl");
+    AgentRuntime runtime = new AgentRuntime(sources, config("", file), tasks);
+    giveUps(runtime, 1);
+
+    runtime.onExit();
+    giveUps(runtime, 2);
+
+    assertThat(Files.readString(file)).endsWith("\n");
+    assertThat(Files.readAllLines(file)).hasSize(1);
+    assertThat(stderr.text().lines().filter(l -> l.contains("after the JVM's exit had begun")))
+        .containsExactly(
+            "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
+                + file
+                + " is dropped, not written (the JVM may end in the middle of a write), and so is"
+                + " any later one");
+  }
+
   /**
    * One give-up, which the current writer's thread takes and then hangs opening its pipe (no
    * reader: the {@code hung}th writer thread to do so), and two more, which stay queued.

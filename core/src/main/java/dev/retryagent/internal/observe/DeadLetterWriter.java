@@ -99,6 +99,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   // knows its last drain is still to come. Written under it, read anywhere.
   private final Object lifecycle = new Object();
   private volatile boolean closed;
+  // Set by closeAtExit before closed: a line refused from then on is the JVM's end's, and said so.
+  private volatile boolean exiting;
   private volatile Thread thread; // null: not started (yet, or it could not start)
   private volatile boolean finished; // the thread takes no more lines but those of its last drain
   private volatile PathMask pathMask = PathMask.NONE;
@@ -200,6 +202,9 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     try {
       if (closed) {
         drop(1);
+        if (exiting) {
+          saidDroppedAfterExit();
+        }
         return;
       }
       String line = DeadLetterJson.line(e, pathMask) + "\n";
@@ -272,7 +277,24 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         return;
       }
     }
-    dropQueued();
+    if (dropQueued() > 0 && exiting) {
+      saidDroppedAfterExit();
+    }
+  }
+
+  /**
+   * Once: a call gave up after the JVM's exit had closed this writer. Its line is not written: the
+   * JVM halts when the last shutdown hook ends, without waiting for this writer's thread, and a
+   * line it was writing then could be cut short; a whole line or none. Said, because the dropped
+   * count it goes to is read by nobody once the JVM has ended.
+   */
+  private void saidDroppedAfterExit() {
+    errors.once(
+        "after-exit",
+        "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
+            + Sanitizer.oneLine(path.toString())
+            + " is dropped, not written (the JVM may end in the middle of a write), and so is"
+            + " any later one");
   }
 
   /** Takes every line out of the queue and counts it dropped; returns how many. */
@@ -324,6 +346,18 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       Thread.currentThread().interrupt();
       return false;
     }
+  }
+
+  /**
+   * {@link #close(Duration)} for the JVM's exit: what was queued is written (within {@code
+   * timeout}), and a call that gives up from now on, while other shutdown hooks run, gets no line
+   * (one being written when the JVM halts could be torn) but one report on the error sink.
+   *
+   * @return true when every queued line was handled in time
+   */
+  public boolean closeAtExit(Duration timeout) {
+    exiting = true;
+    return close(timeout);
   }
 
   /**

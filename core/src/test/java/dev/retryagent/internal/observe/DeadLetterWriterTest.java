@@ -731,6 +731,36 @@ class DeadLetterWriterTest {
     assertThat(result).isInstanceOf(Rig.Resp.class);
     assertThat(w.dropped()).isEqualTo(1);
     assertThat(file).doesNotExist();
+    // A reload's switch: the dropped count says it; the exit's line is for the exit only.
+    assertThat(errors).isEmpty();
+  }
+
+  @Test
+  void aCallThatGivesUpAfterTheExitBeganIsSaidOnceAndNeverHalfWritten() throws IOException {
+    // A call of the application's own shutdown hook (a graceful shutdown draining its requests)
+    // may give up after the agent's exit hook closed the writer: its line was dropped, counted
+    // where nobody would read the count again. It is still not written, since the JVM halts
+    // without waiting for the writer's thread and a line cut short is lost to a reader, but the
+    // operator is told.
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/before"), 503);
+
+    assertThat(w.closeAtExit(WAIT)).isTrue();
+    rig.call(FakeRequest.post("pay.example.com", "/after-1"), 503);
+    rig.call(FakeRequest.post("pay.example.com", "/after-2"), 503);
+
+    assertThat(Files.readString(file)).endsWith("\n");
+    assertThat(lines(file)).hasSize(1).allMatch(l -> l.contains("\"path\":\"/before\""));
+    assertThat(w.written()).isEqualTo(1);
+    assertThat(w.dropped()).isEqualTo(2);
+    assertThat(errors)
+        .containsExactly(
+            "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
+                + file
+                + " is dropped, not written (the JVM may end in the middle of a write), and so is"
+                + " any later one");
   }
 
   @Test
