@@ -214,7 +214,29 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
-    return oneLine(mask.apply(withoutPathParameters(p.substring(0, end))));
+    return oneLine(
+        mask.apply(withoutPathParameters(withoutAmbiguousUserInfo(p.substring(0, end)))));
+  }
+
+  /**
+   * {@code path} (without query) with what comes before its last {@code @} written {@code
+   * <redacted>}, unless that {@code @} begins a segment ({@code /@me}, {@code /@scope/pkg}). A
+   * password with an unencoded {@code /} is no user-info to a client: {@code
+   * https://u:12/canary@h/x} goes to host {@code u}, port 12, with the path {@code /canary@h/x},
+   * which every reader of a log line or a span's {@code url.full} reads back as user-info. Written
+   * {@code /<redacted>@h/x}, as a message's URL is cut at its last {@code @} ({@link
+   * #userInfoEnd}): a path that holds an address ({@code /users/a@b.example}) is over-redacted
+   * rather than a password shown. The host and port are written as the client connects to them.
+   */
+  static String withoutAmbiguousUserInfo(String path) {
+    if (!path.startsWith("/")) {
+      return path;
+    }
+    int at = path.lastIndexOf('@');
+    while (at > 0 && path.charAt(at - 1) == '/') {
+      at = path.lastIndexOf('@', at - 1);
+    }
+    return at > 0 ? "/" + REDACTED + path.substring(at) : path;
   }
 
   /**

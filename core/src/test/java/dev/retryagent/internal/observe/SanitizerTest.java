@@ -150,7 +150,7 @@ class SanitizerTest {
         .isEqualTo(
             "unexpected end of stream on http://proxy.example/fetch/http://t/x and"
                 + " /go/https://t2/y");
-    assertThat(Sanitizer.path("/v1/a@b/c://d")).isEqualTo("/v1/a@b/c://d");
+    assertThat(Sanitizer.path("/v1/a@b/c://d")).isEqualTo("/<redacted>@b/c://d");
   }
 
   /**
@@ -183,6 +183,44 @@ class SanitizerTest {
     assertThat(Sanitizer.path("/fetch/" + url + "/0")).isEqualTo("/fetch/redis://cache:6379/0");
     assertThat(Sanitizer.message("on http://proxy.example/fetch/" + url + "/0 now", null))
         .isEqualTo("on http://proxy.example/fetch/redis://cache:6379/0 now");
+  }
+
+  /**
+   * User-info a naive reader and the client may split differently: a password with an unencoded '/'
+   * ({@code u:12/canary}: the JDK and OkHttp read host u, port 12, path /canary@h/x), an IPv6 host,
+   * an empty password, an encoded '@' or '/' in it. Wherever a URL is quoted in text (a message,
+   * quoted, JSON with escaped slashes, a path that is a whole URL, a URL inside a path), nothing
+   * before the last '@' is written.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "https://u:12/canary@h.example/x",
+        "https://u:12/can/ary@h.example/x",
+        "https://canary:12@h.example/x",
+        "https://canary@h.example/x",
+        "https://canary:@h.example/x",
+        "https://u:can%40ary@h.example/x",
+        "https://u:can%2Fary@h.example/x",
+        "https://u:canary@h.example/x@y",
+        "https://u:canary@[::1]:8443/x",
+        "https://u:12/canary@[::1]:8443/x"
+      })
+  void userInfoAClientAndANaiveReaderSplitDifferentlyIsNeverWritten(String url) {
+    String[] written = {
+      Sanitizer.message("unexpected end of stream on " + url + "?token=canary", null),
+      Sanitizer.message("I/O error on GET request for \"" + url + "\": refused", null),
+      Sanitizer.message("Illegal character in path at index 30: " + url + " x", null),
+      Sanitizer.message("{\"url\":\"" + url.replace("/", "\\/") + "\"}", null),
+      Sanitizer.path(url),
+      Sanitizer.path("/fetch/" + url),
+      // The path the client sends when it reads the password's '/' as the path's start.
+      Sanitizer.path(url.substring(url.indexOf('/', 8))),
+      Sanitizer.exception(new java.io.IOException("failed: " + url), true, null)
+    };
+    for (String w : written) {
+      assertThat(w).as(url).doesNotContain("canary").doesNotContain("can%").doesNotContain("u:12");
+    }
   }
 
   @Test
@@ -263,7 +301,24 @@ class SanitizerTest {
         .isEqualTo("http://h.example/a{b}");
     assertThat(Sanitizer.path("https://SECRET@h.example:8443/a;jsessionid=SECRET/b"))
         .isEqualTo("https://h.example:8443/a/b");
-    assertThat(Sanitizer.path("/v1/a@b")).isEqualTo("/v1/a@b");
+    assertThat(Sanitizer.path("/v1/a@b")).isEqualTo("/<redacted>@b");
+  }
+
+  @Test
+  void aPathWithAnAtIsWrittenFromItsLastAtAsAUrlIsUnlessTheAtBeginsASegment() {
+    // https://u:12/canary@h.example/x: a password with an unencoded '/'. The JDK and OkHttp
+    // connect to host u, port 12, and send the path /canary@h.example/x: written whole, it was
+    // read back (a log line, a span's url.full) as the URL with its password.
+    assertThat(Sanitizer.path("/canary@h.example/x?k=v")).isEqualTo("/<redacted>@h.example/x");
+    assertThat(Sanitizer.path("/can/ary@h.example/x")).isEqualTo("/<redacted>@h.example/x");
+    assertThat(Sanitizer.path("/ca;nary@h.example/x")).isEqualTo("/<redacted>@h.example/x");
+    assertThat(Sanitizer.path("/a@b/@me")).isEqualTo("/<redacted>@b/@me");
+    // An '@' that begins a segment is a handle or a scope, no password's end; an encoded one is
+    // no delimiter to any reader.
+    assertThat(Sanitizer.path("/@scope/pkg")).isEqualTo("/@scope/pkg");
+    assertThat(Sanitizer.path("/users/@me/x")).isEqualTo("/users/@me/x");
+    assertThat(Sanitizer.path("/users/a%40b/x")).isEqualTo("/users/a%40b/x");
+    assertThat(Sanitizer.path("/x?to=a@b")).isEqualTo("/x");
   }
 
   /**

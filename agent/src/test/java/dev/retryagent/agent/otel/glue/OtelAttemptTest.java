@@ -198,4 +198,15 @@ class OtelAttemptTest {
 
     assertThat(attribute(span, "url.full")).isEqualTo("http://h:8080/files/a b");
   }
+
+  @Test
+  void aPasswordWithAnUnencodedSlashIsNotRebuiltIntoTheUrl() throws Exception {
+    // https://u:12/canary@h/x: the client connects to host u, port 12, with the path
+    // /canary@h/x; appended to its host, url.full was the application's URL, password and all, as
+    // a tracing backend reads it.
+    SpanData span =
+        resend(request("GET", "https", "u", 12, "/canary@h/x"), 1, new HashMap<>(), 503);
+
+    assertThat(attribute(span, "url.full")).isEqualTo("https://u:12/<redacted>@h/x");
+  }
 }
