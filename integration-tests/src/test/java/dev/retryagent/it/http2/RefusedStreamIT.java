@@ -1,0 +1,172 @@
+package dev.retryagent.it.http2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.it.apps.H2App;
+import dev.retryagent.it.harness.AgentScenarios;
+import dev.retryagent.it.harness.ForkedJvm;
+import dev.retryagent.it.harness.OkHttpVersions;
+import dev.retryagent.it.http2.RefusingJettyH2c.Refusal;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * Never twice over HTTP/2 when the server refuses a stream unprocessed, against a real HTTP/2
+ * server (Jetty 12, {@link RefusingJettyH2c}): {@code RST_STREAM REFUSED_STREAM}, or a {@code
+ * GOAWAY} whose last stream id is below the stream's, sent once the whole request arrived. The
+ * client may send such a stream again by itself; the agent counts that resend as an attempt and
+ * must not add a request of its own where the policy does not allow one. Each client (java.net.http
+ * by the h2c upgrade, OkHttp 3, 4 and 5 with prior knowledge) runs every scenario without and with
+ * the agent (default configuration: a POST without key is retried only after a refused connection),
+ * each scenario on a server of its own, counting the requests that reached the application's
+ * handler.
+ *
+ * <p>A POST ends as without the agent: the same status or exception, the handler reached as often,
+ * and at most once (the refused stream never reached it). A GET ends in the 200: where the plain
+ * client resent it itself, the agent adds no request; where the plain client gave the refusal back,
+ * the agent retries it once. Seen (JDK 17 and 25, 2026-12-05): OkHttp 3.14 and 4.12 resend every
+ * refused stream, POST included, so does JDK 25's client (a POST above a {@code GOAWAY} on a new
+ * connection, which the server took as HTTP/1.1 offering the upgrade); OkHttp 5.5 resends only on a
+ * pooled connection (the {@code _POOLED} scenarios, after a GET on it); JDK 17's client never.
+ */
+class RefusedStreamIT {
+  /** One call whose first stream the server refuses, then answers {@code status}. */
+  enum Scenario {
+    RST_POST("POST", Refusal.RST_STREAM, 200, false),
+    RST_POST_POOLED("POST", Refusal.RST_STREAM, 200, true),
+    RST_POST_THEN_503("POST", Refusal.RST_STREAM, 503, false),
+    RST_GET("GET", Refusal.RST_STREAM, 200, false),
+    GOAWAY_POST("POST", Refusal.GOAWAY, 200, false),
+    GOAWAY_POST_POOLED("POST", Refusal.GOAWAY, 200, true),
+    GOAWAY_GET("GET", Refusal.GOAWAY, 200, false);
+
+    final String method;
+    final Refusal refusal;
+    final int status;
+    // A GET on the connection first, so that the call's stream is on a pooled connection (OkHttp 5
+    // resends a refused stream only there). The JDK's client always makes one: its upgrade.
+    final boolean pooled;
+
+    Scenario(String method, Refusal refusal, int status, boolean pooled) {
+      this.method = method;
+      this.refusal = refusal;
+      this.status = status;
+      this.pooled = pooled;
+    }
+
+    String path() {
+      return "/" + name().toLowerCase();
+    }
+  }
+
+  /** The client of a run: java.net.http, or OkHttp of a version. */
+  record Client(OkHttpVersions okHttp) {
+    @Override
+    public String toString() {
+      return okHttp == null ? "java.net.http" : okHttp.toString();
+    }
+  }
+
+  static Stream<Arguments> jdksAndClients() {
+    List<Client> clients = new ArrayList<>();
+    clients.add(new Client(null));
+    for (OkHttpVersions v : OkHttpVersions.all()) {
+      clients.add(new Client(v));
+    }
+    return AgentScenarios.jdksWith(clients);
+  }
+
+  /** What one run's application got per scenario, and what each server saw. */
+  record Run(ForkedJvm.Result result, List<String> outcomes, List<Integer> handled) {
+    String outcome(Scenario s) {
+      return outcomes.get(s.ordinal());
+    }
+
+    int handled(Scenario s) {
+      return handled.get(s.ordinal());
+    }
+  }
+
+  private static Run run(Path jdk, Client client, boolean agent) throws Exception {
+    boolean upgrade = client.okHttp() == null;
+    List<RefusingJettyH2c> servers = new ArrayList<>();
+    try {
+      List<String> args = new ArrayList<>();
+      args.add(upgrade ? "jdk" : "ok");
+      for (Scenario s : Scenario.values()) {
+        RefusingJettyH2c server = new RefusingJettyH2c(s.path(), s.refusal, s.status);
+        servers.add(server);
+        if (upgrade || s.pooled) {
+          // The JDK's client reaches h2c by an upgrade its first request carries (stream 1): the
+          // scenario's call is then a stream of its own.
+          args.add("GET|" + server.url("/first"));
+        }
+        args.add(s.method + "|" + server.url(s.path()));
+      }
+      ForkedJvm.Builder b =
+          ForkedJvm.builder(jdk).mainClass(H2App.class).args(args.toArray(String[]::new));
+      if (!upgrade) {
+        b.classpath(client.okHttp().jars());
+      }
+      if (!agent) {
+        b.withoutAgent();
+      }
+      ForkedJvm.Result r = b.run();
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      List<String> outcomes = new ArrayList<>();
+      List<Integer> handled = new ArrayList<>();
+      int call = 0;
+      for (Scenario s : Scenario.values()) {
+        RefusingJettyH2c server = servers.get(s.ordinal());
+        if (upgrade || s.pooled) {
+          call++;
+          assertThat(r.value(call + ".status")).as(r.describe()).isEqualTo("200");
+        }
+        call++;
+        // The scenario ran: its first stream was refused.
+        assertThat(server.refused()).as(r.describe()).isEqualTo(1);
+        String error = r.value(call + ".error");
+        outcomes.add(
+            error != null
+                // JDK 17 names the connection's local address ("/127.0.0.1:<port>: GOAWAY
+                // received"), another in each run.
+                ? error.replaceAll("/127\\.0\\.0\\.1:\\d+", "/127.0.0.1:<port>")
+                : r.value(call + ".status") + " over " + r.value(call + ".protocol"));
+        handled.add(server.handled());
+      }
+      return new Run(r, outcomes, handled);
+    } finally {
+      for (RefusingJettyH2c server : servers) {
+        server.close();
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("jdksAndClients")
+  void aRefusedStreamIsSentNoMoreOftenThanWithoutTheAgent(Path jdk, Client client)
+      throws Exception {
+    Run plain = run(jdk, client, false);
+    Run ours = run(jdk, client, true);
+    String http2 = client.okHttp() == null ? "HTTP_2" : "h2_prior_knowledge";
+    String why =
+        "without the agent:\n" + plain.result().describe() + "\nwith:\n" + ours.result().describe();
+
+    for (Scenario s : Scenario.values()) {
+      String as = s + ": " + why;
+      if (s.method.equals("POST")) {
+        assertThat(ours.outcome(s)).as(as).isEqualTo(plain.outcome(s));
+        assertThat(ours.handled(s)).as(as).isEqualTo(plain.handled(s)).isLessThanOrEqualTo(1);
+      } else {
+        boolean plainResent = plain.outcome(s).equals("200 over " + http2);
+        assertThat(ours.outcome(s)).as(as).isEqualTo("200 over " + http2);
+        assertThat(ours.handled(s)).as(as).isEqualTo(plain.handled(s) + (plainResent ? 0 : 1));
+      }
+    }
+  }
+}
