@@ -2,17 +2,14 @@ package dev.retryagent.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.retryagent.it.apps.H2App;
-import dev.retryagent.it.harness.AgentScenarios;
 import dev.retryagent.it.harness.ForkedJvm;
-import dev.retryagent.it.harness.OkHttpVersions;
+import dev.retryagent.it.harness.H2AppRuns;
+import dev.retryagent.it.harness.H2AppRuns.Client;
 import dev.retryagent.testing.PushingH2cServer;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -31,23 +28,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * answers it as stream 1): the scenario's call then travels as an HTTP/2 stream of its own.
  */
 class Http2AgentIT {
-  /** The client of a run: java.net.http, or OkHttp of a version. */
-  record Client(String app, OkHttpVersions okHttp) {
-    @Override
-    public String toString() {
-      return okHttp == null ? "java.net.http" : okHttp.toString();
-    }
-  }
-
-  static Stream<Arguments> jdksAndClients() {
-    List<Client> clients = new ArrayList<>();
-    clients.add(new Client("jdk", null));
-    for (OkHttpVersions v : OkHttpVersions.all()) {
-      clients.add(new Client("ok", v));
-    }
-    return AgentScenarios.jdksWith(clients);
-  }
-
   private static final String[] SCENARIOS = {"unavailable", "refusedGet", "refusedPost"};
 
   /** What one run printed per scenario, and how many streams each server saw. */
@@ -62,7 +42,7 @@ class Http2AgentIT {
   }
 
   private static Run run(Path jdk, Client client, boolean agent) throws Exception {
-    boolean upgrade = client.okHttp() == null;
+    boolean upgrade = client.upgrades();
     List<PushingH2cServer> servers = new ArrayList<>();
     try {
       List<String> args = new ArrayList<>();
@@ -82,16 +62,7 @@ class Http2AgentIT {
         }
         args.add((scenario.equals("refusedPost") ? "POST|" : "GET|") + s.url("/" + scenario));
       }
-      ForkedJvm.Builder b =
-          ForkedJvm.builder(jdk).mainClass(H2App.class).args(args.toArray(String[]::new));
-      if (client.okHttp() != null) {
-        b.classpath(client.okHttp().jars());
-      }
-      if (!agent) {
-        b.withoutAgent();
-      }
-      ForkedJvm.Result r = b.run();
-      assertThat(r.exitCode()).as(r.describe()).isZero();
+      ForkedJvm.Result r = H2AppRuns.run(jdk, client, agent, args);
       List<String> outcomes = new ArrayList<>();
       List<Integer> streams = new ArrayList<>();
       int call = 0;
@@ -101,11 +72,7 @@ class Http2AgentIT {
           assertThat(r.value(call + ".status")).as(r.describe()).isEqualTo("200");
         }
         call++;
-        String error = r.value(call + ".error");
-        outcomes.add(
-            error != null
-                ? error
-                : r.value(call + ".status") + " over " + r.value(call + ".protocol"));
+        outcomes.add(H2AppRuns.outcome(r, call));
         streams.add(s.requestStreams().size() - (upgrade ? 1 : 0));
       }
       return new Run(r, outcomes, streams);
@@ -117,26 +84,26 @@ class Http2AgentIT {
   }
 
   @ParameterizedTest(name = "{0}, {1}")
-  @MethodSource("jdksAndClients")
+  @MethodSource("dev.retryagent.it.harness.H2AppRuns#jdksAndClients")
   void aFailedHttp2CallIsRetriedAndARefusedPostEndsAsWithoutTheAgent(Path jdk, Client client)
       throws Exception {
     Run plain = run(jdk, client, false);
     Run ours = run(jdk, client, true);
-    String http2 = client.okHttp() == null ? "HTTP_2" : "h2_prior_knowledge";
-    String why =
-        "without the agent:\n" + plain.result().describe() + "\nwith:\n" + ours.result().describe();
+    String http2 = client.http2();
+    String why = H2AppRuns.why(plain.result(), ours.result());
 
     assertThat(plain.outcome("unavailable")).as(why).isEqualTo("503 over " + http2);
     assertThat(plain.streams("unavailable")).as(why).isEqualTo(1);
     assertThat(ours.outcome("unavailable")).as(why).isEqualTo("200 over " + http2);
     assertThat(ours.streams("unavailable")).as(why).isEqualTo(2);
 
-    // Where the plain client resent the refused stream itself, the agent adds none.
-    boolean plainResent = plain.outcome("refusedGet").equals("200 over " + http2);
-    assertThat(ours.outcome("refusedGet")).as(why).isEqualTo("200 over " + http2);
-    assertThat(ours.streams("refusedGet"))
-        .as(why)
-        .isEqualTo(plain.streams("refusedGet") + (plainResent ? 0 : 1));
+    H2AppRuns.assertRefusedGetRetriedOnlyWhereNotResent(
+        why,
+        client,
+        plain.outcome("refusedGet"),
+        plain.streams("refusedGet"),
+        ours.outcome("refusedGet"),
+        ours.streams("refusedGet"));
 
     assertThat(ours.outcome("refusedPost")).as(why).isEqualTo(plain.outcome("refusedPost"));
     assertThat(ours.streams("refusedPost")).as(why).isEqualTo(plain.streams("refusedPost"));

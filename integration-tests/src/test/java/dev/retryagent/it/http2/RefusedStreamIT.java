@@ -2,17 +2,14 @@ package dev.retryagent.it.http2;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.retryagent.it.apps.H2App;
-import dev.retryagent.it.harness.AgentScenarios;
 import dev.retryagent.it.harness.ForkedJvm;
-import dev.retryagent.it.harness.OkHttpVersions;
+import dev.retryagent.it.harness.H2AppRuns;
+import dev.retryagent.it.harness.H2AppRuns.Client;
 import dev.retryagent.it.http2.RefusingJettyH2c.Refusal;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -64,23 +61,6 @@ class RefusedStreamIT {
     }
   }
 
-  /** The client of a run: java.net.http, or OkHttp of a version. */
-  record Client(OkHttpVersions okHttp) {
-    @Override
-    public String toString() {
-      return okHttp == null ? "java.net.http" : okHttp.toString();
-    }
-  }
-
-  static Stream<Arguments> jdksAndClients() {
-    List<Client> clients = new ArrayList<>();
-    clients.add(new Client(null));
-    for (OkHttpVersions v : OkHttpVersions.all()) {
-      clients.add(new Client(v));
-    }
-    return AgentScenarios.jdksWith(clients);
-  }
-
   /** What one run's application got per scenario, and what each server saw. */
   record Run(ForkedJvm.Result result, List<String> outcomes, List<Integer> handled) {
     String outcome(Scenario s) {
@@ -93,11 +73,11 @@ class RefusedStreamIT {
   }
 
   private static Run run(Path jdk, Client client, boolean agent) throws Exception {
-    boolean upgrade = client.okHttp() == null;
+    boolean upgrade = client.upgrades();
     List<RefusingJettyH2c> servers = new ArrayList<>();
     try {
       List<String> args = new ArrayList<>();
-      args.add(upgrade ? "jdk" : "ok");
+      args.add(client.app());
       for (Scenario s : Scenario.values()) {
         RefusingJettyH2c server = new RefusingJettyH2c(s.path(), s.refusal, s.status);
         servers.add(server);
@@ -108,16 +88,7 @@ class RefusedStreamIT {
         }
         args.add(s.method + "|" + server.url(s.path()));
       }
-      ForkedJvm.Builder b =
-          ForkedJvm.builder(jdk).mainClass(H2App.class).args(args.toArray(String[]::new));
-      if (!upgrade) {
-        b.classpath(client.okHttp().jars());
-      }
-      if (!agent) {
-        b.withoutAgent();
-      }
-      ForkedJvm.Result r = b.run();
-      assertThat(r.exitCode()).as(r.describe()).isZero();
+      ForkedJvm.Result r = H2AppRuns.run(jdk, client, agent, args);
       List<String> outcomes = new ArrayList<>();
       List<Integer> handled = new ArrayList<>();
       int call = 0;
@@ -130,13 +101,7 @@ class RefusedStreamIT {
         call++;
         // The scenario ran: its first stream was refused.
         assertThat(server.refused()).as(r.describe()).isEqualTo(1);
-        String error = r.value(call + ".error");
-        outcomes.add(
-            error != null
-                // JDK 17 names the connection's local address ("/127.0.0.1:<port>: GOAWAY
-                // received"), another in each run.
-                ? error.replaceAll("/127\\.0\\.0\\.1:\\d+", "/127.0.0.1:<port>")
-                : r.value(call + ".status") + " over " + r.value(call + ".protocol"));
+        outcomes.add(H2AppRuns.outcome(r, call));
         handled.add(server.handled());
       }
       return new Run(r, outcomes, handled);
@@ -148,14 +113,12 @@ class RefusedStreamIT {
   }
 
   @ParameterizedTest(name = "{0}, {1}")
-  @MethodSource("jdksAndClients")
+  @MethodSource("dev.retryagent.it.harness.H2AppRuns#jdksAndClients")
   void aRefusedStreamIsSentNoMoreOftenThanWithoutTheAgent(Path jdk, Client client)
       throws Exception {
     Run plain = run(jdk, client, false);
     Run ours = run(jdk, client, true);
-    String http2 = client.okHttp() == null ? "HTTP_2" : "h2_prior_knowledge";
-    String why =
-        "without the agent:\n" + plain.result().describe() + "\nwith:\n" + ours.result().describe();
+    String why = H2AppRuns.why(plain.result(), ours.result());
 
     for (Scenario s : Scenario.values()) {
       String as = s + ": " + why;
@@ -163,9 +126,8 @@ class RefusedStreamIT {
         assertThat(ours.outcome(s)).as(as).isEqualTo(plain.outcome(s));
         assertThat(ours.handled(s)).as(as).isEqualTo(plain.handled(s)).isLessThanOrEqualTo(1);
       } else {
-        boolean plainResent = plain.outcome(s).equals("200 over " + http2);
-        assertThat(ours.outcome(s)).as(as).isEqualTo("200 over " + http2);
-        assertThat(ours.handled(s)).as(as).isEqualTo(plain.handled(s) + (plainResent ? 0 : 1));
+        H2AppRuns.assertRefusedGetRetriedOnlyWhereNotResent(
+            as, client, plain.outcome(s), plain.handled(s), ours.outcome(s), ours.handled(s));
       }
     }
   }
