@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.Dispatcher;
+import okhttp3.Response;
 
 /**
  * Runs {@code enqueue}d OkHttp calls with retries without holding a dispatcher thread or a per-host
@@ -53,6 +54,15 @@ public final class AsyncRetrier {
    */
   private final Map<Call, WeakReference<Call>> delivered =
       Collections.synchronizedMap(new WeakHashMap<>());
+
+  /**
+   * For each call waiting to retry after the response it released for that retry: a copy of the
+   * response ({@code ResponseAccess.copyToGiveBack}), which the call ends with if the wait ends
+   * past its deadline ({@link EnqueuedCall#retryAfterWait}). Here rather than in a field of {@link
+   * EnqueuedCall}: only a call waiting after a response holds one, and the object every call makes
+   * stays as small as it was (issue 13). Removed when the wait ends, or with the call.
+   */
+  private final ConcurrentHashMap<EnqueuedCall, Response> giveBacks = new ConcurrentHashMap<>();
 
   /**
    * Enqueues each attempt with {@code enqueuer}.
@@ -209,6 +219,19 @@ public final class AsyncRetrier {
 
   void finished(EnqueuedCall c) {
     running.remove(c.original, c);
+    if (!giveBacks.isEmpty()) {
+      giveBacks.remove(c); // a call that ended during its wait (a cancel)
+    }
+  }
+
+  /** Keeps {@code copy} for {@code c}'s wait; under {@code c}'s lock, while it is not done. */
+  void keepGiveBack(EnqueuedCall c, Response copy) {
+    giveBacks.put(c, copy);
+  }
+
+  /** The copy kept for {@code c}'s wait, now over, or null. */
+  Response takeGiveBack(EnqueuedCall c) {
+    return giveBacks.isEmpty() ? null : giveBacks.remove(c);
   }
 
   void delivered(Call original, Call attempt) {

@@ -271,7 +271,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         } else {
           // A clone that only tells the callback (a cancel during the wait, a refusal): queued
           // behind the host's taken slots, it would tell it only when one frees, if ever.
-          endIfQueued(call, attempt.failure, false);
+          endIfQueued(call, attempt.failure, ManagedAttempts.GiveBack.of(attempt), false);
         }
       } finally {
         retryCall.leaveContext(scope);
@@ -444,7 +444,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * timeout has the call's deadline; a cancel reaches it).
    */
   private void endIfQueued(Call clone, boolean timedOut) {
-    endIfQueued(clone, timedOut ? timeout() : new IOException("Canceled"), true);
+    endIfQueued(clone, timedOut ? timeout() : new IOException("Canceled"), null, true);
   }
 
   /**
@@ -454,7 +454,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * for a clone that only tells the callback what the engine decided (a cancel during the wait, the
    * breaker's or the rate limit's refusal), whose cancel would make the call cancelled.
    */
-  private void endIfQueued(Call clone, IOException failure, boolean cancel) {
+  private void endIfQueued(Call clone, IOException failure, Response giveBack, boolean cancel) {
     // OkHttp's locks are never taken while this one is held: queued() first.
     if (dispatcher == null || executorShutDown() || !queued(clone)) {
       return;
@@ -471,7 +471,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       clone.cancel();
     }
     IOException heard = failure;
-    Runnable tell = () -> tellEndedInQueue(heard);
+    Runnable tell = () -> tellEndedInQueue(heard, giveBack);
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
@@ -482,18 +482,25 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
-   * The callback hears {@code failure} for a clone {@link #endIfQueued} ended, on a thread of the
-   * dispatcher's (or the scheduler's). Nothing reached the server: no outcome for the breaker (its
-   * permit goes back), the retry goes back to the host's budget, and the give-up is logged as
-   * call-timeout, or cancelled (a call the engine ended already: nothing left to give back). What
-   * fails here (the engine's bug, the call's context) still tells the callback, once, {@code
-   * failure}; before, the task ended and the callback was never called.
+   * The callback hears {@code failure} (or {@code giveBack}, when the clone was to give back a late
+   * wait's copy: {@link ManagedAttempts.GiveBack}) for a clone {@link #endIfQueued} ended, on a
+   * thread of the dispatcher's (or the scheduler's). Nothing reached the server: no outcome for the
+   * breaker (its permit goes back), the retry goes back to the host's budget, and the give-up is
+   * logged as call-timeout, or cancelled (a call the engine ended already: nothing left to give
+   * back). What fails here (the engine's bug, the call's context) still tells the callback, once,
+   * {@code failure}; before, the task ended and the callback was never called.
    */
-  private void tellEndedInQueue(IOException failure) {
+  private void tellEndedInQueue(IOException failure, Response giveBack) {
     try {
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
-      deliverFailure(failure);
+      if (giveBack != null) {
+        deliverResponse(original, giveBack); // a late wait's copy (GiveBack): the call's outcome
+      } else {
+        deliverFailure(failure);
+      }
+    } catch (IOException fromCallback) {
+      // The application's onResponse threw it: OkHttp would log it, and the call is over.
     } catch (RuntimeException | Error bug) {
       endQuietlyWithOwnFailure("ending a retry queued in OkHttp's dispatcher", bug, failure, false);
     }
@@ -519,6 +526,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /** Inside OkHttp's run of {@code attempt}: the agent's interceptor makes the attempt. */
   Response attempt(Interceptor.Chain chain, ManagedAttempts.Attempt attempt) throws IOException {
+    Response giveBack = ManagedAttempts.GiveBack.of(attempt);
+    if (giveBack != null) {
+      return giveBack;
+    }
     if (attempt.failure != null) {
       throw attempt.failure;
     }
@@ -697,11 +708,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   /**
    * A retry's wait is over: the retry goes on, unless the wait ended past the call's deadline (the
    * JVM or the scheduler held up, RetryCall.retryTooLate), where it would start with no time left
-   * and no chance. The call then ends with the attempt's failure as the client gave it, or (its
-   * response was released for the retry) the engine's exception, told on a dispatcher thread as the
-   * rate limit's refusal is, and nothing is sent.
+   * and no chance. The call then ends with the attempt's failure as the client gave it, or the copy
+   * of the response released for the retry ({@link #keepCopy}), or the engine's exception when none
+   * was kept, told on a dispatcher thread as the rate limit's refusal is, and nothing is sent.
    */
   private void retryAfterWait() {
+    Response copy = retrier.takeGiveBack(this);
     if (!retryCall.retryTooLate()) {
       next();
       return;
@@ -710,8 +722,42 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     // OkHttp fails an attempt with an IOException only: anything else is not an attempt's outcome.
     IOException e = late instanceof IOException ? (IOException) late : new IOException(late);
     Call call = attemptCallOrTell(e);
-    if (call != null) {
+    if (call == null) {
+      return;
+    }
+    if (copy != null) {
+      // The response released for the retry, as it came: the callback hears it from OkHttp's run
+      // of a clone whose interceptor returns it, on a dispatcher thread, as without the agent.
+      enqueue(call, new ManagedAttempts.GiveBack(this, e, copy));
+    } else {
       failThrough(call, e);
+    }
+  }
+
+  /**
+   * Keeps a copy of {@code response}, about to be released for the retry whose wait is scheduled,
+   * for a wait that ends past the deadline ({@link #retryAfterWait}). None when the response cannot
+   * be copied cheaply, or its body fails as it is read (released as before either way), or the call
+   * ended meanwhile.
+   */
+  private void keepCopy(Response response) {
+    Response copy;
+    try {
+      copy = RetryInterceptor.ACCESS.copyToGiveBack(response);
+    } catch (IOException | RuntimeException e) {
+      return; // the body failed as it was read: the release ends it as before
+    } catch (LinkageError | StackOverflowError bug) {
+      engine.internalError(
+          "copying a response before its retry's wait", bug, "the call goes on without a copy");
+      return;
+    }
+    if (copy == null) {
+      return;
+    }
+    synchronized (this) {
+      if (!done) {
+        retrier.keepGiveBack(this, copy); // a call that ends from now on drops it (finished)
+      }
     }
   }
 
@@ -1101,6 +1147,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         // Once the wait is scheduled, or the call ended: the response is no longer needed.
         held = null;
         try {
+          keepCopy(response);
           RetryInterceptor.ACCESS.discard(response);
           AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
         } finally {
