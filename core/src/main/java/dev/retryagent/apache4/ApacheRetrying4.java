@@ -201,5 +201,11 @@ public final class ApacheRetrying4 {
               response,
               response);
         }
+
+        @Override
+        public CloseableHttpResponse copyToGiveBack(CloseableHttpResponse response)
+            throws IOException {
+          return GivenBackResponse.of(response);
+        }
       };
 }

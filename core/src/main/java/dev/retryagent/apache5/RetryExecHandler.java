@@ -417,6 +417,11 @@ public final class RetryExecHandler implements ExecChainHandler {
           entity != null && entity.isStreaming() ? entity::getContent : null, this, response);
     }
 
+    @Override
+    public ClassicHttpResponse copyToGiveBack(ClassicHttpResponse response) throws IOException {
+      return GivenBackEntity.copyOf(response);
+    }
+
     /** Closes the connection of a response whose body was not read to its end. */
     @Override
     public void close() {

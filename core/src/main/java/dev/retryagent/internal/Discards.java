@@ -33,6 +33,25 @@ public final class Discards {
     return true;
   }
 
+  /**
+   * The whole of {@code in} when it ends within {@code limit} bytes; null when more remains (one
+   * byte past the limit read). For a copy of a retried response's body (ResponseAccess's
+   * copyToGiveBack), read before {@link #release} reads what remains. Does not close {@code in}.
+   */
+  public static byte[] readUpTo(InputStream in, int limit) throws IOException {
+    byte[] buffer = new byte[limit + 1];
+    int total = 0;
+    for (int n = in.read(buffer, 0, buffer.length);
+        n >= 0;
+        n = in.read(buffer, total, buffer.length - total)) {
+      total += n;
+      if (total > limit) {
+        return null;
+      }
+    }
+    return java.util.Arrays.copyOf(buffer, total);
+  }
+
   /** A retried response's body, opened only to be read ({@link #release}). */
   public interface Content {
     /** The body's stream, or null when it has none to read. */

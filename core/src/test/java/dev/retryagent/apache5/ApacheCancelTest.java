@@ -4,6 +4,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
@@ -19,10 +20,13 @@ import java.util.concurrent.TimeUnit;
 import org.apache.hc.client5.http.classic.methods.HttpGet;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.io.HttpClientResponseHandler;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code cancel()} of an HttpClient 5 request during an attempt: a real client on a loopback server
@@ -211,5 +215,88 @@ class ApacheCancelTest {
       assertThat(got).isEqualTo("503 status 503");
       assertThat(server.requestCount()).isEqualTo(1);
     }
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(boolean gzipped)
+      throws Exception {
+    // A 503 whose Retry-After (5 s, over the 1 s margin) has it released before the wait, which
+    // ends 40 s late, past the 10 s deadline: the caller got the engine's IOException where
+    // without the agent it had the 503. Now the copy kept as it was released (code, reason,
+    // version, headers, body, the entity's details; gzipped: as HttpClient decoded it) is given
+    // back, as HttpClient gives it without the agent, and nothing more is sent.
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    time.late(40_000_000_000L);
+    // HttpClient's own retry off on both: without the agent it would resend the 503 itself.
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient plain = HttpClients.custom().disableAutomaticRetries().build();
+        CloseableHttpClient ours =
+            RetryExecHandler.addTo(HttpClients.custom().disableAutomaticRetries(), engine)
+                .build()) {
+      server.otherwise(ScriptedHttpServer.Action.ok("late"));
+
+      String without = seen(plain, server, gzipped);
+      String with = seen(ours, server, gzipped);
+
+      assertThat(with).isEqualTo(without).contains("503", "Retry-After: 5", "busy, come back");
+      assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+      assertThat(events)
+          .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+          .extracting(RetryEvent::reason)
+          .containsExactly(GiveUpReason.DEADLINE);
+      if (!gzipped) {
+        // The 503's connection went back to the pool as its body was read to its end for the
+        // copy. (Gzipped, HttpClient's decoder stops at the gzip trailer, before the stream's end
+        // that gives the connection back, and so does the release's own read: it is closed.)
+        HttpClientResponseHandler<String> body = r -> EntityUtils.toString(r.getEntity());
+        assertThat(ours.execute(new HttpGet(server.url("/items")), body)).isEqualTo("late");
+        assertThat(server.connectionCount())
+            .as("one each, the next call on ours' first")
+            .isEqualTo(2);
+      }
+    }
+  }
+
+  /** What the caller sees of a 503 with a small body: all of it that HttpClient's API shows. */
+  private static String seen(CloseableHttpClient client, ScriptedHttpServer server, boolean gzipped)
+      throws Exception {
+    ScriptedHttpServer.Action busy =
+        status(503).header("Retry-After", "5").header("X-Busy", "yes").body("busy, come back");
+    server.enqueue(gzipped ? busy.gzipped() : busy);
+    return client.execute(
+        new HttpGet(server.url("/items")),
+        r -> {
+          HttpEntity e = r.getEntity();
+          return r.getVersion()
+              + " "
+              + r.getCode()
+              + " "
+              + r.getReasonPhrase()
+              + " "
+              + java.util.Arrays.toString(r.getHeaders())
+              + " locale "
+              + r.getLocale()
+              + " length "
+              + e.getContentLength()
+              + " type "
+              + e.getContentType()
+              + " encoding "
+              + e.getContentEncoding()
+              + " chunked "
+              + e.isChunked()
+              + " streaming "
+              + e.isStreaming()
+              + " repeatable "
+              + e.isRepeatable()
+              + " "
+              + EntityUtils.toString(e);
+        });
   }
 }
