@@ -271,7 +271,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         } else {
           // A clone that only tells the callback (a cancel during the wait, a refusal): queued
           // behind the host's taken slots, it would tell it only when one frees, if ever.
-          endIfQueued(call, attempt.failure, ManagedAttempts.GiveBack.of(attempt), false);
+          endIfQueued(call, attempt.failure, false);
         }
       } finally {
         retryCall.leaveContext(scope);
@@ -444,7 +444,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * timeout has the call's deadline; a cancel reaches it).
    */
   private void endIfQueued(Call clone, boolean timedOut) {
-    endIfQueued(clone, timedOut ? timeout() : new IOException("Canceled"), null, true);
+    endIfQueued(clone, timedOut ? timeout() : new IOException("Canceled"), true);
   }
 
   /**
@@ -454,7 +454,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * for a clone that only tells the callback what the engine decided (a cancel during the wait, the
    * breaker's or the rate limit's refusal), whose cancel would make the call cancelled.
    */
-  private void endIfQueued(Call clone, IOException failure, Response giveBack, boolean cancel) {
+  private void endIfQueued(Call clone, IOException failure, boolean cancel) {
     // OkHttp's locks are never taken while this one is held: queued() first.
     if (dispatcher == null || executorShutDown() || !queued(clone)) {
       return;
@@ -471,7 +471,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       clone.cancel();
     }
     IOException heard = failure;
-    Runnable tell = () -> tellEndedInQueue(heard, giveBack);
+    Runnable tell = () -> tellEndedInQueue(heard);
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
@@ -482,25 +482,18 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
-   * The callback hears {@code failure} (or {@code giveBack}, when the clone was to give back a late
-   * wait's copy: {@link ManagedAttempts.GiveBack}) for a clone {@link #endIfQueued} ended, on a
-   * thread of the dispatcher's (or the scheduler's). Nothing reached the server: no outcome for the
-   * breaker (its permit goes back), the retry goes back to the host's budget, and the give-up is
-   * logged as call-timeout, or cancelled (a call the engine ended already: nothing left to give
-   * back). What fails here (the engine's bug, the call's context) still tells the callback, once,
-   * {@code failure}; before, the task ended and the callback was never called.
+   * The callback hears {@code failure} for a clone {@link #endIfQueued} ended, on a thread of the
+   * dispatcher's (or the scheduler's). Nothing reached the server: no outcome for the breaker (its
+   * permit goes back), the retry goes back to the host's budget, and the give-up is logged as
+   * call-timeout, or cancelled (a call the engine ended already: nothing left to give back). What
+   * fails here (the engine's bug, the call's context) still tells the callback, once, {@code
+   * failure}; before, the task ended and the callback was never called.
    */
-  private void tellEndedInQueue(IOException failure, Response giveBack) {
+  private void tellEndedInQueue(IOException failure) {
     try {
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
-      if (giveBack != null) {
-        deliverResponse(original, giveBack); // a late wait's copy (GiveBack): the call's outcome
-      } else {
-        deliverFailure(failure);
-      }
-    } catch (IOException fromCallback) {
-      // The application's onResponse threw it: OkHttp would log it, and the call is over.
+      deliverFailure(failure);
     } catch (RuntimeException | Error bug) {
       endQuietlyWithOwnFailure("ending a retry queued in OkHttp's dispatcher", bug, failure, false);
     }
@@ -526,9 +519,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /** Inside OkHttp's run of {@code attempt}: the agent's interceptor makes the attempt. */
   Response attempt(Interceptor.Chain chain, ManagedAttempts.Attempt attempt) throws IOException {
-    Response giveBack = ManagedAttempts.GiveBack.of(attempt);
-    if (giveBack != null) {
-      return giveBack;
+    if (attempt instanceof ManagedAttempts.GiveBack) {
+      return ((ManagedAttempts.GiveBack) attempt).response;
     }
     if (attempt.failure != null) {
       throw attempt.failure;
@@ -721,16 +713,41 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     Throwable late = retryCall.lateRetryFailure();
     // OkHttp fails an attempt with an IOException only: anything else is not an attempt's outcome.
     IOException e = late instanceof IOException ? (IOException) late : new IOException(late);
-    Call call = attemptCallOrTell(e);
-    if (call == null) {
+    if (copy != null && dispatcher != null) {
+      giveBack(copy);
       return;
     }
-    if (copy != null) {
-      // The response released for the retry, as it came: the callback hears it from OkHttp's run
-      // of a clone whose interceptor returns it, on a dispatcher thread, as without the agent.
+    Call call = attemptCallOrTell(e);
+    if (call != null && copy != null) {
+      // No dispatcher known (AsyncRetrier.enqueue by hand without it): OkHttp's run of a clone
+      // tells the copy, on a dispatcher thread, through the interceptors ahead of ours again.
       enqueue(call, new ManagedAttempts.GiveBack(this, e, copy));
-    } else {
+    } else if (call != null) {
       failThrough(call, e);
+    }
+  }
+
+  /**
+   * The call ends with {@code copy}, the response released for the retry, as if not retried: told
+   * to the callback on one of the dispatcher's threads, as OkHttp tells a response (here, on the
+   * scheduler's, when the dispatcher refuses: shut down meanwhile). Not through OkHttp's run of a
+   * clone, as a failure is told ({@link #failThrough}): the copy came through the application's
+   * interceptors ahead of ours already, and a clone's run would take it through them again.
+   */
+  private void giveBack(Response copy) {
+    Runnable tell = () -> tellGivenBack(copy);
+    try {
+      dispatcher.executorService().execute(tell);
+    } catch (RuntimeException refused) {
+      tell.run();
+    }
+  }
+
+  private void tellGivenBack(Response copy) {
+    try {
+      deliverResponse(original, copy);
+    } catch (IOException fromCallback) {
+      // The application's onResponse threw it; OkHttp would log it, and the call is over.
     }
   }
 

@@ -62,11 +62,10 @@ final class ManagedAttempts {
 
   /**
    * Not an attempt: a retry's wait ended past the call's deadline after its attempt's response was
-   * released for it ({@link EnqueuedCall#retryAfterWait}), and the copy kept of that response
-   * ({@code ResponseAccess.copyToGiveBack}) is what the call ends with, as if not retried: the
-   * interceptor returns it without a request, so that the callback hears it where OkHttp tells it
-   * anything. Its {@link #failure} (the engine's exception) is what any other end of it tells. Made
-   * only then.
+   * released for it, for a call whose dispatcher is not known ({@link EnqueuedCall#giveBack}): the
+   * interceptor returns the copy kept of that response without a request, so that the callback
+   * hears it where OkHttp tells it anything. Its {@link #failure} (the engine's exception) is what
+   * any other end of it tells. Made only then.
    */
   static final class GiveBack extends Attempt {
     final okhttp3.Response response;
@@ -74,11 +73,6 @@ final class ManagedAttempts {
     GiveBack(EnqueuedCall owner, IOException failure, okhttp3.Response response) {
       super(owner, 0, -1, failure);
       this.response = response;
-    }
-
-    /** The copy {@code attempt} gives back, or null when it is no {@code GiveBack}. */
-    static okhttp3.Response of(Attempt attempt) {
-      return attempt instanceof GiveBack ? ((GiveBack) attempt).response : null;
     }
   }
 

@@ -544,6 +544,58 @@ class RetryInterceptorTest {
   }
 
   @Test
+  void aResponseGivenBackAfterALateWaitOnTheSchedulerPassesTheApplicationsInterceptorsOnce()
+      throws Exception {
+    // As the agent enqueues (the client's dispatcher known): the copy kept of the 503 released
+    // before the wait, which ends 40 s late, past the 10 s deadline, is told to the callback on a
+    // dispatcher thread, having come through the application's interceptor ahead of ours once, as
+    // without the agent (through OkHttp's run of a clone, as a failure is told, it came again).
+    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    server.enqueue(status(503).header("Retry-After", "5").body("busy, come back"));
+    AtomicInteger ahead = new AtomicInteger();
+    OkHttpClient.Builder b = client.newBuilder(); // the same dispatcher
+    b.interceptors() // ahead of ours, which must stay last
+        .add(
+            0,
+            chain -> {
+              Response r = chain.proceed(chain.request());
+              ahead.incrementAndGet();
+              return r;
+            });
+    OkHttpClient withAhead = b.build();
+    Call call = withAhead.newCall(get("/v1/items"));
+    CompletableFuture<Response> heard = new CompletableFuture<>();
+    AtomicReference<String> thread = new AtomicReference<>();
+    retrier.enqueue(
+        call,
+        new Callback() {
+          @Override
+          public void onFailure(Call c, IOException e) {
+            thread.set(Thread.currentThread().getName());
+            heard.completeExceptionally(e);
+          }
+
+          @Override
+          public void onResponse(Call c, Response r) {
+            thread.set(Thread.currentThread().getName());
+            heard.complete(r);
+          }
+        },
+        withAhead.dispatcher());
+
+    Response r = heard.get(20, TimeUnit.SECONDS);
+
+    assertThat(r.code()).isEqualTo(503);
+    assertThat(r.header("Retry-After")).isEqualTo("5");
+    assertThat(body(r)).isEqualTo("busy, come back");
+    assertThat(thread.get()).startsWith("OkHttp ");
+    assertThat(ahead).as("the application's interceptor saw the response once").hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void okHttpsCallTimeoutRunningOutDuringALateWaitEndsTheCallAsOkHttpEndsOneItTimedOut()
       throws Exception {
     // OkHttp's callTimeout (real, 1 s) runs out during the retry's wait, which ends late (a paused
