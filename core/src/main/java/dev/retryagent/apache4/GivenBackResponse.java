@@ -4,7 +4,6 @@ import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.internal.Discards;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import org.apache.http.HttpEntity;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.entity.BasicHttpEntity;
@@ -33,12 +32,9 @@ final class GivenBackResponse extends BasicHttpResponse implements CloseableHttp
     HttpEntity entity = response.getEntity();
     BasicHttpEntity body = null;
     if (entity != null) {
-      if (entity.getContentLength() > ResponseAccess.GIVE_BACK_LIMIT) {
-        return null;
-      }
-      InputStream in = entity.getContent();
       byte[] bytes =
-          in == null ? new byte[0] : Discards.readUpTo(in, ResponseAccess.GIVE_BACK_LIMIT);
+          Discards.readWhole(
+              entity.getContentLength(), entity::getContent, ResponseAccess.GIVE_BACK_LIMIT);
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept
       }

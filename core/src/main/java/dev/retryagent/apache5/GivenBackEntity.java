@@ -41,12 +41,9 @@ final class GivenBackEntity extends AbstractHttpEntity {
     HttpEntity entity = response.getEntity();
     GivenBackEntity body = null;
     if (entity != null) {
-      if (entity.getContentLength() > ResponseAccess.GIVE_BACK_LIMIT) {
-        return null;
-      }
-      InputStream in = entity.getContent();
       byte[] bytes =
-          in == null ? new byte[0] : Discards.readUpTo(in, ResponseAccess.GIVE_BACK_LIMIT);
+          Discards.readWhole(
+              entity.getContentLength(), entity::getContent, ResponseAccess.GIVE_BACK_LIMIT);
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept
       }

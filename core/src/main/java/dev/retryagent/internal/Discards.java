@@ -34,11 +34,20 @@ public final class Discards {
   }
 
   /**
-   * The whole of {@code in} when it ends within {@code limit} bytes; null when more remains (one
-   * byte past the limit read). For a copy of a retried response's body (ResponseAccess's
-   * copyToGiveBack), read before {@link #release} reads what remains. Does not close {@code in}.
+   * The whole body of a retried response, for a copy of it (ResponseAccess's copyToGiveBack): its
+   * bytes when it ends within {@code limit}, read before {@link #release} reads what remains; null
+   * when it is longer (not read at all when {@code contentLength} says so, else read one byte past
+   * the limit). Does not close the stream.
    */
-  public static byte[] readUpTo(InputStream in, int limit) throws IOException {
+  public static byte[] readWhole(long contentLength, Content content, int limit)
+      throws IOException {
+    if (contentLength > limit) {
+      return null;
+    }
+    InputStream in = content.open();
+    if (in == null) {
+      return new byte[0];
+    }
     byte[] buffer = new byte[limit + 1];
     int total = 0;
     for (int n = in.read(buffer, 0, buffer.length);
