@@ -3,6 +3,7 @@ package dev.retryagent.cli;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.Route;
+import dev.retryagent.internal.Units;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -51,6 +52,9 @@ public final class ConfigSummary {
     }
     if (c.deadLetterPath() != null) {
       b.append("; deadLetter=").append(c.deadLetterPath());
+      if (c.deadLetterMaxBytes() > 0) {
+        b.append(" (maxBytes ").append(Units.formatSize(c.deadLetterMaxBytes())).append(')');
+      }
     }
     if (!c.pathMask().isNone()) {
       b.append("; path segments masked by ").append(c.pathMask().expressions().size());

@@ -82,7 +82,7 @@ class ValidateCommandTest {
                 + "  log: { level: debug }\n"
                 + "  clients: { okhttp: false }\n"
                 + "  metrics: { prometheus: { enabled: true, port: 9999 } }\n"
-                + "  deadLetter: { path: /tmp/dead.jsonl }\n");
+                + "  deadLetter: { path: /tmp/dead.jsonl, maxBytes: 512MiB }\n");
 
     CliRun r = CliRun.of("validate", f.toString());
 
@@ -91,7 +91,7 @@ class ValidateCommandTest {
             f
                 + ": valid; mode=observe; no routes (every call gets the defaults); reload=off;"
                 + " log=debug; clients off: okhttp; prometheus=127.0.0.1:9999;"
-                + " deadLetter=/tmp/dead.jsonl\n");
+                + " deadLetter=/tmp/dead.jsonl (maxBytes 512MiB)\n");
   }
 
   @Test

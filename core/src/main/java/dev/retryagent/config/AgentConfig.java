@@ -1,5 +1,6 @@
 package dev.retryagent.config;
 
+import dev.retryagent.internal.Units;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.util.Collections;
@@ -25,6 +26,7 @@ public final class AgentConfig {
           LogLevel.INFO,
           MetricsSettings.defaults(),
           null,
+          0,
           PathMask.NONE,
           null,
           null, // Policy.defaults(), when first asked for (BuiltIn)
@@ -48,6 +50,7 @@ public final class AgentConfig {
   private final LogLevel logLevel;
   private final MetricsSettings metrics;
   private final String deadLetterPath;
+  private final long deadLetterMaxBytes;
   private final PathMask pathMask;
   private final FleetConfig fleet;
 
@@ -68,6 +71,7 @@ public final class AgentConfig {
       LogLevel logLevel,
       MetricsSettings metrics,
       String deadLetterPath,
+      long deadLetterMaxBytes,
       PathMask pathMask,
       FleetConfig fleet,
       Policy defaultPolicy,
@@ -82,6 +86,7 @@ public final class AgentConfig {
     this.logLevel = Objects.requireNonNull(logLevel, "logLevel");
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.deadLetterPath = deadLetterPath;
+    this.deadLetterMaxBytes = deadLetterMaxBytes;
     this.pathMask = Objects.requireNonNull(pathMask, "pathMask");
     this.fleet = fleet;
     this.defaultPolicy = defaultPolicy;
@@ -134,6 +139,14 @@ public final class AgentConfig {
   /** File that receives one JSON line per call that gave up, or null when unset. */
   public String deadLetterPath() {
     return deadLetterPath;
+  }
+
+  /**
+   * {@code agent.deadLetter.maxBytes}: the size the dead-letter file is not written past (a line
+   * that would take it past is dropped and counted), or 0 when unset (no limit, the default).
+   */
+  public long deadLetterMaxBytes() {
+    return deadLetterMaxBytes;
   }
 
   /**
@@ -235,6 +248,7 @@ public final class AgentConfig {
         logLevel,
         metrics,
         deadLetterPath,
+        deadLetterMaxBytes,
         pathMask,
         fleet,
         defaultPolicy,
@@ -258,6 +272,7 @@ public final class AgentConfig {
         && logLevel == t.logLevel
         && metrics.equals(t.metrics)
         && Objects.equals(deadLetterPath, t.deadLetterPath)
+        && deadLetterMaxBytes == t.deadLetterMaxBytes
         && pathMask.equals(t.pathMask)
         && Objects.equals(fleet, t.fleet)
         && defaultPolicy().equals(t.defaultPolicy())
@@ -289,6 +304,10 @@ public final class AgentConfig {
             .append(metrics)
             .append(", deadLetter=")
             .append(deadLetterPath == null ? "none" : deadLetterPath)
+            .append(
+                deadLetterMaxBytes == 0
+                    ? ""
+                    : " (maxBytes " + Units.formatSize(deadLetterMaxBytes) + ")")
             .append(", redact.pathSegments=")
             .append(pathMask);
     if (fleet != null) {

@@ -28,6 +28,15 @@ final class AgentKeys {
   static final ValueType FILE_PATH =
       ValueType.string("[^\\x00]{1,4096}", "a file path such as /var/log/retry-dead-letters.jsonl");
 
+  /**
+   * The least {@code deadLetter.maxBytes}: a few lines (one is ~300 B). Below it the value is most
+   * likely a unit left out (100 meant as MB), and would drop nearly every line.
+   */
+  static final long MIN_DEAD_LETTER_BYTES = 1L << 10;
+
+  /** The most {@code deadLetter.maxBytes}: 1 TiB, written 1024GiB (the largest unit is GiB). */
+  static final long MAX_DEAD_LETTER_BYTES = 1L << 40;
+
   static void visit(KeyVisitor parent, ConfigDraft d) {
     KeyVisitor k = parent.section("agent", "How the agent itself behaves.");
     if (k.key("mode", enumOf(Mode.class))) {
@@ -74,6 +83,11 @@ final class AgentKeys {
     KeyVisitor deadLetter = k.section("deadLetter", "A record of calls that gave up.");
     if (deadLetter.noneOr("path", FILE_PATH)) {
       d.deadLetterPath = deadLetter.text();
+    }
+    if (deadLetter.noneOr(
+        "maxBytes", ValueType.size(MIN_DEAD_LETTER_BYTES, MAX_DEAD_LETTER_BYTES))) {
+      Long max = (Long) deadLetter.value();
+      d.deadLetterMaxBytes = max == null ? 0 : max;
     }
     KeyVisitor redact = k.section("redact", "What the agent masks in what it writes.");
     if (redact.key("pathSegments", listOf(SEGMENT_REGEX))) {

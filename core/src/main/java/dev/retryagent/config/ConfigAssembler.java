@@ -51,6 +51,7 @@ final class ConfigAssembler {
         top.logLevel,
         new MetricsSettings(top.jmx, top.prometheusEnabled, top.prometheusHost, top.prometheusPort),
         top.deadLetterPath,
+        top.deadLetterMaxBytes,
         PathMask.of(top.redactPathSegments),
         fleet,
         defaultPolicy,

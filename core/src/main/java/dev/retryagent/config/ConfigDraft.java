@@ -47,6 +47,7 @@ final class ConfigDraft {
   String prometheusHost = MetricsSettings.DEFAULT_PROMETHEUS_HOST;
   int prometheusPort = MetricsSettings.DEFAULT_PROMETHEUS_PORT;
   String deadLetterPath;
+  long deadLetterMaxBytes; // 0: none
   List<String> redactPathSegments = new ArrayList<>();
   RedisUrl fleetRedis;
   Duration fleetConnectTimeout = FleetConfig.DEFAULT_CONNECT_TIMEOUT;

@@ -112,7 +112,11 @@ abstract class ValueType {
   }
 
   static Bounded size(long max) {
-    return new Bounded(Kind.SIZE, 0, max);
+    return size(0, max);
+  }
+
+  static Bounded size(long min, long max) {
+    return new Bounded(Kind.SIZE, min, max);
   }
 
   static StringType string(String pattern, String description) {
@@ -304,7 +308,9 @@ abstract class ValueType {
               ? "above " + Units.formatRatio(min) + " up to " + Units.formatRatio(max)
               : Units.formatRatio(min) + ".." + Units.formatRatio(max);
         case SIZE:
-          return "up to " + Units.formatSize((long) max);
+          return min == 0
+              ? "up to " + Units.formatSize((long) max)
+              : Units.formatSize((long) min) + ".." + Units.formatSize((long) max);
         default:
           throw new IllegalStateException(kind.toString());
       }

@@ -41,6 +41,7 @@ class ConfigKeysTest {
     assertThat(d.metrics().prometheusHost()).isEqualTo("127.0.0.1");
     assertThat(d.metrics().prometheusPort()).isEqualTo(9464);
     assertThat(d.deadLetterPath()).isNull();
+    assertThat(d.deadLetterMaxBytes()).isZero();
     assertThat(d.defaultPolicy()).isEqualTo(Policy.defaults());
     assertThat(d.routes()).isEmpty();
   }
@@ -298,6 +299,24 @@ class ConfigKeysTest {
     assertThat(c.defaultPolicy().retry().maxAttempts()).isEqualTo(6);
     assertThat(c.defaultPolicy().retry().deadline()).isEqualTo(Duration.ofSeconds(45));
     assertThat(c.routes().get(0).hosts()).containsExactly("pay.example.com", "api-eu.example.com");
+  }
+
+  @Test
+  void readsADeadLetterCapAsASizeAndNoneAsNoCap() throws Exception {
+    assertThat(Yaml.load("agent: {deadLetter: {path: /d.jsonl, maxBytes: 512MiB}}"))
+        .satisfies(c -> assertThat(c.deadLetterMaxBytes()).isEqualTo(512L << 20));
+    assertThat(Yaml.load("agent: {deadLetter: {maxBytes: 1KiB}}").deadLetterMaxBytes())
+        .isEqualTo(1024);
+    assertThat(Yaml.load("agent: {deadLetter: {maxBytes: 1000000}}").deadLetterMaxBytes())
+        .isEqualTo(1_000_000);
+    assertThat(Yaml.load("agent: {deadLetter: {maxBytes: 1024GiB}}").deadLetterMaxBytes())
+        .isEqualTo(1L << 40);
+    assertThat(Yaml.load("agent: {deadLetter: {maxBytes: none}}").deadLetterMaxBytes()).isZero();
+    assertThat(Yaml.load("agent: {deadLetter: {maxBytes: ~}}").deadLetterMaxBytes()).isZero();
+    // A version-1 file without the key means what it meant: no cap.
+    assertThat(Yaml.load("agent: {deadLetter: {path: /d.jsonl}}").deadLetterMaxBytes()).isZero();
+    assertThat(Yaml.load("agent: {deadLetter: {maxBytes: 2GiB}}"))
+        .isNotEqualTo(Yaml.load("agent: {deadLetter: {maxBytes: 1GiB}}"));
   }
 
   @Test

@@ -225,6 +225,27 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void reportsABadDeadLetterCapWithWhereAndWhatIsAllowed() {
+    String allowed = "allowed a size 1KiB..1024GiB, such as 512, 64KiB or 1MiB, or none";
+    assertThat(problem("agent:", "  deadLetter: {path: /d.jsonl, maxBytes: 100}"))
+        .hasToString("test.yml:2:42: agent.deadLetter.maxBytes: found 100; " + allowed);
+    assertThat(problem("agent: {deadLetter: {maxBytes: 0}}").message())
+        .isEqualTo("found 0; " + allowed);
+    assertThat(problem("agent: {deadLetter: {maxBytes: 2048GiB}}").message())
+        .isEqualTo("found 2048GiB; " + allowed);
+    assertThat(problem("agent: {deadLetter: {maxBytes: -1MiB}}").message())
+        .isEqualTo("found -1MiB; " + allowed);
+    assertThat(problem("agent: {deadLetter: {maxBytes: 500MB}}").message())
+        .isEqualTo(
+            "found 500MB; the unit MB is ambiguous (1000 or 1024?): write 500MiB for multiples of"
+                + " 1024, or the number of bytes, or none");
+    assertThat(problem("agent: {deadLetter: {maxBytes: lots}}").message())
+        .startsWith("found lots; allowed ");
+    assertThat(problem("agent: {deadLetter: {maxByte: 1MiB}}").message())
+        .isEqualTo("unknown key maxByte; did you mean `maxBytes`? (allowed here: path, maxBytes)");
+  }
+
+  @Test
   void reportsBadStatusTokensWithTheirIndex() {
     assertThat(problems("defaults: {circuitBreaker: {failOn: {statuses: [5xx, 600-500, 42]}}}"))
         .extracting(ConfigProblem::path, ConfigProblem::message)

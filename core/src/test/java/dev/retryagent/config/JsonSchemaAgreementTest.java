@@ -123,6 +123,7 @@ class JsonSchemaAgreementTest {
         "defaults: {circuitBreaker: {window: {type: sliding}}}",
         "defaults: {rateLimit: {perSecond: 0}}",
         "agent: {metrics: {prometheus: {port: 0}}}",
+        "agent: {deadLetter: {maxBytes: 0}}",
         "routes: [{name: 'bad name'}]",
         "routes: [{name: x, match: {methods: POST}}]",
         "routes: [{name: x, match: {paths: [v1]}}]",

@@ -182,7 +182,8 @@ final class JsonSchemaGenerator {
         {
           Bounded b = (Bounded) type;
           return anyOf(
-              range("integer", 0, false, b.max), obj("type", "string", "pattern", SIZE_PATTERN));
+              range("integer", b.min, false, b.max),
+              obj("type", "string", "pattern", SIZE_PATTERN));
         }
       case DURATION:
         out.put("type", "string");

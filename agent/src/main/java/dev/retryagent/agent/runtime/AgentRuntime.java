@@ -154,7 +154,8 @@ public final class AgentRuntime {
       log = LogListener.toStderr(c.logLevel(), new Observing(runtime));
       log.setPathMask(c.pathMask());
       deadLetters = new DeadLetters(errors, metrics);
-      deadLetters.use(c.deadLetterPath(), c.pathMask()); // nothing to replace yet
+      deadLetters.use(
+          c.deadLetterPath(), c.deadLetterMaxBytes(), c.pathMask()); // nothing to replace yet
       // Every attempt a span when the OpenTelemetry agent runs too (docs/opentelemetry.md).
       otel = OtelSupport.forEngine();
       if (otel != null) {
@@ -184,7 +185,8 @@ public final class AgentRuntime {
       engine.reconfigure(next.mode(), new Routes(next));
       log.setLevel(next.logLevel());
       log.setPathMask(next.pathMask());
-      DeadLetterWriter replaced = deadLetters.use(next.deadLetterPath(), next.pathMask());
+      DeadLetterWriter replaced =
+          deadLetters.use(next.deadLetterPath(), next.deadLetterMaxBytes(), next.pathMask());
       if (otel != null) {
         otel.usePathMask(next.pathMask());
       }

@@ -3,6 +3,7 @@ package dev.retryagent.agent.runtime;
 import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.Route;
+import dev.retryagent.internal.Units;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -45,6 +46,13 @@ final class ConfigChanges {
               + " -> "
               + (b.deadLetterPath() == null ? "none" : b.deadLetterPath()));
     }
+    if (a.deadLetterMaxBytes() != b.deadLetterMaxBytes()) {
+      out.add(
+          "agent.deadLetter.maxBytes "
+              + maxBytes(a.deadLetterMaxBytes())
+              + " -> "
+              + maxBytes(b.deadLetterMaxBytes()));
+    }
     if (!a.pathMask().equals(b.pathMask())) {
       // Live (logs and dead letters mask from the next line on); never "nothing" when it changed.
       out.add("agent.redact");
@@ -76,6 +84,10 @@ final class ConfigChanges {
         + sources.mode().configName()
         + " from the "
         + sources.modeOrigin();
+  }
+
+  private static String maxBytes(long bytes) {
+    return bytes == 0 ? "none" : Units.formatSize(bytes);
   }
 
   private static String routes(List<Route> before, List<Route> after) {

@@ -45,13 +45,14 @@ final class DeadLetters implements RetryListener {
   }
 
   /**
-   * Switches to {@code path} (null: none).
+   * Switches to {@code path} (null: none), capped at {@code maxBytes} (0: no cap). A new cap for
+   * the same path applies to its writer from the next line on.
    *
    * @return the writer replaced, which the caller must {@link DeadLetterWriter#close() close}
    *     (waiting up to 2 s for a slow disk) once it holds no lock: a reload holds the runtime's,
    *     which start-up paths take too; null when none was replaced
    */
-  synchronized DeadLetterWriter use(String path, PathMask mask) {
+  synchronized DeadLetterWriter use(String path, long maxBytes, PathMask mask) {
     DeadLetterWriter current = writer;
     Path next;
     try {
@@ -71,11 +72,13 @@ final class DeadLetters implements RetryListener {
     }
     if (current != null && next != null && current.path().equals(next)) {
       current.setPathMask(mask);
+      current.setMaxBytes(maxBytes);
       return null;
     }
     DeadLetterWriter w = next == null ? null : new DeadLetterWriter(next, errors, metrics);
     if (w != null) {
       w.setPathMask(mask);
+      w.setMaxBytes(maxBytes);
     }
     writer = w;
     forgetDone();

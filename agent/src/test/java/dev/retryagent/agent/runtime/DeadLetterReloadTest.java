@@ -81,6 +81,45 @@ class DeadLetterReloadTest {
   }
 
   @Test
+  void aReloadThatSetsOrRemovesTheSizeCapKeepsTheWriterAndAppliesToTheNextLine() throws Exception {
+    // The cap of the same path must reach the writer in use (no new writer, no new file): a
+    // reload is how an operator caps a file that is filling the disk now.
+    Path file = dir.resolve("dead.jsonl");
+    AgentRuntime runtime = new AgentRuntime(sources, config("", file), tasks);
+    runtime.startBackground(null, null);
+    try {
+      giveUps(runtime, 1);
+      await().atMost(WAIT).until(() -> Files.exists(file) && Files.size(file) > 0);
+      long line = Files.size(file);
+
+      runtime.apply(config("", file, "1KiB"));
+      int fit = (int) (1024 / line); // lines of one call are all this long
+      // The first line and fit - 1 more fill the file; the last is dropped, and said, once every
+      // line before it is handled.
+      giveUps(runtime, fit);
+      await().atMost(WAIT).until(() -> stderr.text().contains("has reached"));
+      assertThat(Files.size(file)).isEqualTo(fit * line);
+      assertThat(stderr.text())
+          .contains(
+              "retry-agent: the dead-letter file "
+                  + file
+                  + " has reached agent.deadLetter.maxBytes (1KiB)");
+
+      runtime.apply(config("", file));
+      giveUps(runtime, 1);
+      await().atMost(WAIT).until(() -> Files.size(file) == (fit + 1) * line);
+      assertThat(stderr.text())
+          .contains(
+              "retry-agent: the dead-letter file "
+                  + file
+                  + " has no agent.deadLetter.maxBytes any more; dead letters are written to it"
+                  + " again");
+    } finally {
+      runtime.onExit();
+    }
+  }
+
+  @Test
   void aSwitchAwayFromAHungFileWaitsForItsLinesWithoutHoldingTheRuntime() throws Exception {
     // A reload that switched the path closed the old writer, waiting up to 2 s for a slow disk,
     // while it held the runtime's lock (and the dead letters'), which a first call building the
@@ -247,12 +286,17 @@ class DeadLetterReloadTest {
   }
 
   private AgentConfig config(String agentKeys, Path deadLetters) throws Exception {
+    return config(agentKeys, deadLetters, null);
+  }
+
+  private AgentConfig config(String agentKeys, Path deadLetters, String maxBytes) throws Exception {
     String agent =
         "agent: { "
             + agentKeys
             + (agentKeys.isEmpty() ? "" : ", ")
             + "deadLetter: { path: "
             + (deadLetters == null ? "none" : "\"" + deadLetters + "\"")
+            + (maxBytes == null ? "" : ", maxBytes: " + maxBytes)
             + " } }\n";
     return sources.apply(
         ConfigLoader.parse(

@@ -23,10 +23,10 @@ class DeadLettersPathTest {
     List<String> errors = new ArrayList<>();
     DeadLetters deadLetters = new DeadLetters(errors::add, null);
     String valid = dir.resolve("a.jsonl").toString();
-    assertThat(deadLetters.use(valid, PathMask.NONE)).isNull();
+    assertThat(deadLetters.use(valid, 0, PathMask.NONE)).isNull();
 
     String refused = dir.resolve("b").toString() + "\u0000\n.jsonl";
-    DeadLetterWriter replaced = deadLetters.use(refused, PathMask.NONE);
+    DeadLetterWriter replaced = deadLetters.use(refused, 0, PathMask.NONE);
 
     assertThat(replaced).as("the writer in use until now, for the caller to close").isNotNull();
     assertThat(replaced.path()).isEqualTo(Path.of(valid));

@@ -5,6 +5,7 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.AgentThreads;
 import dev.retryagent.internal.Units;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -46,6 +47,14 @@ import java.util.function.Consumer;
  * a torn last line found in the file when it is opened (a JVM killed in the middle of a write): a
  * reader loses that line only. A file rotated away (renamed or removed) is created again at the
  * path for the next lines.
+ *
+ * <p>With a size cap ({@link #setMaxBytes}, {@code agent.deadLetter.maxBytes}) a line that would
+ * take the file past it is not written, whole (never a part of it), and is counted as dropped; the
+ * error sink is told once when lines start being dropped so and once when the file has shrunk
+ * (rotated: renamed away, removed or truncated) and they are written again. The writer thread keeps
+ * the file's size as it appends, and re-reads it only where it already looks at the file: when it
+ * opens it, and in the rotation check before each batch (which reads the file's attributes at the
+ * path anyway). A give-up's thread does nothing more for it.
  *
  * <p>Every give-up counts, in both modes, whatever its reason (the {@code reason} field tells them
  * apart, {@code cancelled} included). A call observe mode would have retried is not a dead letter:
@@ -111,7 +120,11 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private FileChannel channel;
   // The identity of the file the channel has open (null: the file system gives none).
   private Object fileKey;
+  // The file ends inside a line (a failed write, a torn file found at open): the next line written
+  // starts with a line break.
   private boolean partialLine;
+  // agent.deadLetter.maxBytes, with the file's size as this thread knows it.
+  private final DeadLetterCap cap;
 
   /**
    * @param path the file to append to; opened at the first dead letter, parent directories created
@@ -152,6 +165,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     this.starter = Objects.requireNonNull(starter, "starter");
     this.metrics = metrics;
     this.queue = new ArrayBlockingQueue<>(capacity);
+    this.cap = new DeadLetterCap(path, this.errors);
   }
 
   /**
@@ -178,6 +192,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     this.pathMask = Objects.requireNonNull(mask, "mask");
   }
 
+  /**
+   * The size past which lines are not written ({@code agent.deadLetter.maxBytes}), from the next
+   * line the writer thread writes; 0 or less: none (the default).
+   */
+  public void setMaxBytes(long bytes) {
+    cap.setMax(bytes);
+  }
+
   public Path path() {
     return path;
   }
@@ -187,7 +209,10 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     return written.sum();
   }
 
-  /** Lines lost: queue full, file unwritable, write failed, or offered after {@link #close()}. */
+  /**
+   * Lines lost: queue full, file unwritable, write failed, past the size cap, or offered after
+   * {@link #close()}.
+   */
   public long dropped() {
     return dropped.sum();
   }
@@ -462,11 +487,11 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   }
 
   private void writeBatch(List<String> lines) {
-    StringBuilder b = new StringBuilder(lines.size() * 256);
+    long chars = 0;
     for (String l : lines) {
-      b.append(l);
+      chars += l.length();
     }
-    queuedChars.addAndGet(-b.length());
+    queuedChars.addAndGet(-chars);
     if (channel != null && !stillAtPath()) {
       // Rotated away or removed: the lines go to a new file at the path; a line torn in the old
       // one stays there.
@@ -488,20 +513,48 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         return;
       }
       fileKey = fileKeyOrNull(path);
-      if (partialLine || endsInsideALine(path)) {
-        b.insert(0, '\n');
-      }
+      cap.sizeIs(sizeOrZero(channel));
+      partialLine = partialLine || endsInsideALine(path);
+    } else if (fileKey == null && cap.max() > 0) {
+      cap.sizeIs(sizeOrZero(channel)); // no rotation check read it: a copytruncate must show
     }
-    ByteBuffer buf = ByteBuffer.wrap(b.toString().getBytes(StandardCharsets.UTF_8));
+    if (cap.emptied()) {
+      partialLine = false; // truncated (copytruncate): no torn line left to end
+    }
+    cap.endIfShrunk();
+    ByteArrayOutputStream out = new ByteArrayOutputStream(lines.size() * 256);
+    int kept = 0;
+    long overCap = 0;
+    for (String l : lines) {
+      byte[] bytes = l.getBytes(StandardCharsets.UTF_8);
+      int need = bytes.length + (partialLine && kept == 0 ? 1 : 0);
+      if (!cap.fits(need, out.size())) {
+        overCap++;
+        continue;
+      }
+      if (partialLine && kept == 0) {
+        out.write('\n');
+      }
+      out.write(bytes, 0, bytes.length);
+      kept++;
+    }
+    if (overCap > 0) {
+      drop(overCap);
+    }
+    if (kept == 0) {
+      return;
+    }
+    ByteBuffer buf = ByteBuffer.wrap(out.toByteArray());
     try {
       while (buf.hasRemaining()) {
         channel.write(buf);
       }
       partialLine = false;
-      written.add(lines.size());
+      cap.appended(buf.position());
+      written.add(kept);
     } catch (IOException | RuntimeException e) {
       partialLine = partialLine || buf.position() > 0;
-      drop(lines.size());
+      drop(kept);
       errors.once(
           "write",
           "retry-agent: cannot write to the dead-letter file "
@@ -510,6 +563,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
               + Sanitizer.exception(e, true, null)
               + "); dead letters are dropped until it can be written");
       closeChannel();
+    }
+  }
+
+  private static long sizeOrZero(FileChannel channel) {
+    try {
+      return channel.size();
+    } catch (IOException | RuntimeException e) {
+      return 0; // a pipe or device: nothing to measure, and nothing filling a disk either
     }
   }
 
@@ -524,7 +585,13 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       return true; // no identity to compare
     }
     try {
-      return fileKey.equals(fileKeyAt(path));
+      BasicFileAttributes attributes = Files.readAttributes(path, BasicFileAttributes.class);
+      if (!fileKey.equals(attributes.fileKey())) {
+        return false;
+      }
+      // The real size, read here anyway: a copytruncate shrinks it, another writer grows it.
+      cap.sizeIs(attributes.size());
+      return true;
     } catch (NoSuchFileException e) {
       return false;
     } catch (IOException | RuntimeException e) {

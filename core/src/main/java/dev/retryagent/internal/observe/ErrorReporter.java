@@ -30,6 +30,15 @@ final class ErrorReporter {
     }
   }
 
+  /** Sends {@code message} now: for a change of state the caller tracks itself, said once each. */
+  void tell(String message) {
+    try {
+      sink.accept(message);
+    } catch (RuntimeException ignored) {
+      // nowhere left to report to
+    }
+  }
+
   /** Forgets {@code kind}, so its next failure is reported again (e.g. after a recovery). */
   void reset(String kind) {
     reported.remove(kind);

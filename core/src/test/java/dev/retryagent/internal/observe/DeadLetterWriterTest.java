@@ -427,31 +427,17 @@ class DeadLetterWriterTest {
 
   @Test
   void aFullQueueDropsAndCountsInsteadOfBlocking() throws Exception {
-    CountDownLatch opening = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
+    HeldOpen held = new HeldOpen(WAIT);
     Path file = dir.resolve("dead.jsonl");
-    DeadLetterWriter w =
-        new DeadLetterWriter(
-            file,
-            errors::add,
-            1,
-            path -> {
-              opening.countDown();
-              try {
-                release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              return DeadLetterWriter.openForAppend(path);
-            });
+    DeadLetterWriter w = new DeadLetterWriter(file, errors::add, 1, held);
     writers.add(w);
     Rig rig = new Rig(Rig.policy("payments"), w);
 
     rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
-    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(held.awaitOpening()).isTrue();
     rig.call(FakeRequest.post("pay.example.com", "/2"), 503);
     rig.call(FakeRequest.post("pay.example.com", "/3"), 503);
-    release.countDown();
+    held.release();
     assertThat(w.close(WAIT)).isTrue();
 
     assertThat(w.written()).isEqualTo(2);
@@ -504,28 +490,15 @@ class DeadLetterWriterTest {
     // 10,000 lines bounded the queue by count only: a path has no length limit, so a burst of
     // give-ups on long paths (a 4 KB path each) held 40 MB in the application's heap while the
     // writer waited for the disk.
-    CountDownLatch opening = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
+    HeldOpen held = new HeldOpen(WAIT);
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w =
-        new DeadLetterWriter(
-            file,
-            errors::add,
-            DeadLetterWriter.DEFAULT_CAPACITY,
-            path -> {
-              opening.countDown();
-              try {
-                release.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              return DeadLetterWriter.openForAppend(path);
-            });
+        new DeadLetterWriter(file, errors::add, DeadLetterWriter.DEFAULT_CAPACITY, held);
     writers.add(w);
     Rig rig = new Rig(Rig.policy("payments"), w);
     String longPath = "/" + "a".repeat(4096);
     rig.call(FakeRequest.post("pay.example.com", longPath), 503);
-    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(held.awaitOpening()).isTrue();
 
     for (int i = 0; i < DeadLetterWriter.DEFAULT_CAPACITY; i++) {
       rig.call(FakeRequest.post("pay.example.com", longPath), 503);
@@ -535,7 +508,7 @@ class DeadLetterWriterTest {
     assertThat((long) w.pending() * longPath.length())
         .isLessThanOrEqualTo(DeadLetterWriter.MAX_QUEUED_CHARS);
     assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("full");
-    release.countDown();
+    held.release();
     assertThat(w.close(WAIT)).isTrue();
     assertThat(w.written() + w.dropped()).isEqualTo(DeadLetterWriter.DEFAULT_CAPACITY + 1);
     assertThat(lines(file)).hasSize((int) w.written());
