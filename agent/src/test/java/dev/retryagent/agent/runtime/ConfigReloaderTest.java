@@ -209,6 +209,19 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void anEditOfTheDeadLetterCapIsNamedWithBothSizes() throws IOException {
+    Files.writeString(file, "agent: { deadLetter: { maxBytes: 512MiB } }\n" + TWO);
+
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(runtime.config().deadLetterMaxBytes()).isEqualTo(512L << 20);
+    assertThat(stderr.text())
+        .contains("; changed: agent.deadLetter.maxBytes none -> 512MiB")
+        .doesNotContain("changed: nothing");
+  }
+
+  @Test
   void reloadFalseStopsTheWatching() throws IOException {
     Files.writeString(file, "agent: { reload: false }\n" + FOUR);
 
