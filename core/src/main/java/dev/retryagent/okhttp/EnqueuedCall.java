@@ -949,7 +949,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     CallContext.Scope scope = retryCall.enterContext(true);
     try {
       if (!claimTell()) {
-        RetryInterceptor.ACCESS.discard(response); // our own failure told the callback already
+        release(response); // our own failure told the callback already
         return;
       }
       callback.onResponse(original, response);
@@ -1075,7 +1075,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private void tellAfterOwnFailure(Response response, IOException failure) throws IOException {
     if (!claimTell()) {
       if (response != null) {
-        RetryInterceptor.ACCESS.discard(response); // the callback heard of the call first
+        release(response); // the callback heard of the call first
       }
       return;
     }
@@ -1099,6 +1099,36 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           // the callback heard
         }
       }
+    }
+  }
+
+  /**
+   * Releases {@code response} for the retry already decided (told, its budget spent), as the
+   * engine's loops do (SyncRetryLoop.discardForRetry): the release closes the application's own
+   * body (an interceptor's), whose {@code close()} may throw an {@code Error} past the release's
+   * guard; that is said once per cause and the retry goes on, so the retry told is the retry made.
+   * Before, the call ended with an {@code IOException('retry-agent: internal error')}, the retry
+   * told but never made.
+   */
+  private void releaseForRetry(Response response) {
+    try {
+      RetryInterceptor.ACCESS.discard(response);
+    } catch (RuntimeException | Error bug) {
+      engine.internalError("releasing a response for its retry", bug, "the retry goes on");
+    }
+  }
+
+  /**
+   * Releases {@code response}, which the callback will not get (it heard of the call already, or
+   * hears the engine's exception), as {@link #releaseForRetry}: what the body's {@code close()}
+   * throws is said once per cause and the call goes on. Before, it left OkHttp's callback of the
+   * attempt after the application's callback was told, or in place of the engine's exception.
+   */
+  private void release(Response response) {
+    try {
+      RetryInterceptor.ACCESS.discard(response);
+    } catch (RuntimeException | Error bug) {
+      engine.internalError("releasing a response the caller does not get", bug, "the call goes on");
     }
   }
 
@@ -1138,7 +1168,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     private void judge(Call call, Response response) throws IOException {
       ManagedAttempts.Attempt attempt = ended(call);
       if (attempt instanceof ManagedAttempts.Expired) {
-        RetryInterceptor.ACCESS.discard(response); // answered ahead of the interceptor, too late
+        release(response); // answered ahead of the interceptor, too late
         return;
       }
       if (attempt == null || attempt.failure != null) {
@@ -1165,14 +1195,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         held = null;
         try {
           keepCopy(response);
-          RetryInterceptor.ACCESS.discard(response);
+          releaseForRetry(response);
           AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
         } finally {
           released();
         }
       } else if (d.error() != null) {
         held = null;
-        RetryInterceptor.ACCESS.discard(response);
+        release(response);
         deliverFailure(d.error());
       } else {
         deliverResponse(call, response);

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryCall;
@@ -1601,49 +1602,128 @@ class AsyncRetrierTest {
   }
 
   @Test
-  void anErrorWhileReleasingAResponseForARetryEndsTheCallOnOkHttpsThread() throws Exception {
+  void anErrorWhileReleasingAResponseForARetryLetsTheRetryGoOn() throws Exception {
     // The 503's body fails to close as the agent releases it for the retry it decided (an Error,
-    // as a class missing): before, it left the attempt's callback, OkHttp cancelled the call, and
-    // the application's callback was never called. Now it hears of the call at once, the retry's
-    // wait is given up, and the agent says so once.
-    List<String> errors = configureFaulty(new AtomicBoolean()); // a clock that never fails
+    // as a class missing). The retry was told and its budget spent: as in the engine's loops
+    // (8b54b1f), the release's failure is said once and the retry goes on, so the retry told is
+    // the retry made. Before, the callback heard 'IOException: retry-agent: internal error' at
+    // once and the retry told was never made.
+    List<String> errors = new CopyOnWriteArrayList<>();
+    List<RetryEvent.Type> events = new CopyOnWriteArrayList<>();
+    engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .errors(errors::add)
+            .listener(
+                new dev.retryagent.engine.RetryListener() {
+                  @Override
+                  public void onAttempt(RetryEvent e) {
+                    events.add(e.type());
+                  }
+
+                  @Override
+                  public void onRetry(RetryEvent e) {
+                    events.add(e.type());
+                  }
+
+                  @Override
+                  public void onCallComplete(RetryEvent e) {
+                    events.add(e.type());
+                  }
+                })
+            .mode(Mode.ENFORCE)
+            .policy(Policy.defaults())
+            .build();
+    retrier = new AsyncRetrier(engine);
     client =
         new OkHttpClient.Builder()
             .addInterceptor(retrier.interceptor())
-            .addNetworkInterceptor(
-                chain -> {
-                  Response r = chain.proceed(chain.request());
-                  okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
-                  okio.BufferedSource failsToClose =
-                      okio.Okio.buffer(
-                          new okio.ForwardingSource(content) {
-                            @Override
-                            public void close() {
-                              throw new NoClassDefFoundError("missing/Dependency");
-                            }
-                          });
-                  return r.newBuilder()
-                      .body(okhttp3.ResponseBody.create(null, content.size(), failsToClose))
-                      .build();
-                })
+            .addNetworkInterceptor(a503ThatFailsToClose())
             .build();
-    server.enqueue(status(503), ok("never"));
+    server.enqueue(status(503), ok("second"));
     time.holdTasks();
     Heard heard = new Heard();
     retrier.enqueue(client.newCall(get("/503")), heard, client.dispatcher());
 
-    assertThat(heard.await()).isEqualTo("java.io.IOException: retry-agent: internal error");
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    assertThat(heard.outcome).isNotDone();
+    time.runHeldTasks(); // the retry's wait ends
+
+    assertThat(heard.await()).isEqualTo("200 second");
     assertThat(heard.thread).startsWith("OkHttp ");
-    time.runHeldTasks(); // the retry's wait, given up: it does nothing
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
-    assertThat(retrier.running()).isZero();
+    assertThat(server.requestCount()).isEqualTo(2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
     assertThat(engine.pendingAsyncRetries()).isZero();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> events.contains(RetryEvent.Type.CALL_COMPLETE));
+    assertThat(events)
+        .containsExactly(
+            RetryEvent.Type.ATTEMPT,
+            RetryEvent.Type.RETRY,
+            RetryEvent.Type.ATTEMPT,
+            RetryEvent.Type.CALL_COMPLETE);
     assertThat(errors)
         .singleElement()
         .asString()
-        .contains("while judging an OkHttp attempt (java.lang.NoClassDefFoundError at ")
-        .contains("the call ends with that attempt's outcome");
+        .contains("while releasing a response for its retry (java.lang.NoClassDefFoundError at ")
+        .contains("the retry goes on");
+  }
+
+  /** A network interceptor whose 503s have a body that throws an Error as it is closed. */
+  private static Interceptor a503ThatFailsToClose() {
+    return chain -> {
+      Response r = chain.proceed(chain.request());
+      if (r.code() != 503) {
+        return r;
+      }
+      okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
+      okio.BufferedSource failsToClose =
+          okio.Okio.buffer(
+              new okio.ForwardingSource(content) {
+                @Override
+                public void close() {
+                  throw new NoClassDefFoundError("missing/Dependency");
+                }
+              });
+      return r.newBuilder()
+          .body(okhttp3.ResponseBody.create(null, content.size(), failsToClose))
+          .build();
+    };
+  }
+
+  @Test
+  void anErrorWhileReleasingAResponseTheBreakerRefusedToRetryStillTellsTheBreakersException()
+      throws Exception {
+    // The 503 opens the breaker, so the decision ends the call with CircuitBreakerOpenException
+    // and releases the 503, whose body fails to close (an Error). Before, the callback heard
+    // 'IOException: retry-agent: internal error' in place of the breaker's exception.
+    engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            b -> b,
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build(),
+            events);
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(a503ThatFailsToClose())
+            .build();
+    server.enqueue(status(503), ok("never"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/503")), heard, client.dispatcher());
+
+    assertThat(heard.await()).startsWith(CircuitBreakerOpenException.class.getName());
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
   }
 
   @Test
