@@ -59,6 +59,22 @@ final class CallExtras {
    */
   boolean firstAttemptRefused;
 
+  /** The call's events, waiting to be told outside its lock ({@link CallEvents}). */
+  private CallEvents events;
+
+  /** The call's events, made on its first event. */
+  CallEvents events() {
+    if (events == null) {
+      events = new CallEvents();
+    }
+    return events;
+  }
+
+  /** The call's events, or null while it made none. */
+  CallEvents eventsIfAny() {
+    return events;
+  }
+
   /** The call's bounds, made from its policy and start on first use. */
   CallBounds bounds(HostState state, long startNanos) {
     if (bounds == null) {

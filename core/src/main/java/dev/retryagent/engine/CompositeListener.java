@@ -79,11 +79,12 @@ final class CompositeListener implements RetryListener {
   /**
    * Attempt {@code attempt} of {@code call} starts: counted by the counters of {@code counters}
    * (null: none), {@code counted} times (0 for a first attempt, counted at its end; 2 when the
-   * first is counted with the second, see {@link CallCounter}), told as an event, built once, to
-   * the other listeners that want it.
+   * first is counted with the second, see {@link CallCounter}). Returns the event for the other
+   * listeners, built when one of them wants it, to be told by {@link #tellAttempt} once the call's
+   * lock is let go ({@link CallEvents}); else null.
    */
-  void attempt(CallCounter[] counters, RetryCall call, int attempt, int counted) {
-    RetryEvent e = null;
+  RetryEvent countAttempt(CallCounter[] counters, RetryCall call, int attempt, int counted) {
+    boolean wanted = false;
     for (int i = 0; i < listeners.length; i++) {
       try {
         CallCounter c = counters == null ? null : counters[i];
@@ -91,10 +92,27 @@ final class CompositeListener implements RetryListener {
           for (int k = 0; k < counted; k++) {
             c.attempt();
           }
-        } else if (listeners[i].wants(RetryEvent.Type.ATTEMPT, attempt, false)) {
-          if (e == null) {
-            e = RetryEvent.attempt(call);
-          }
+        } else if (!wanted && listeners[i].wants(RetryEvent.Type.ATTEMPT, attempt, false)) {
+          wanted = true;
+        }
+      } catch (OutOfMemoryError | InternalError | UnknownError x) {
+        throw x;
+      } catch (Throwable failure) {
+        failed(listeners[i], failure);
+        // see emit()
+      }
+    }
+    return wanted ? RetryEvent.attempt(call) : null;
+  }
+
+  /**
+   * Tells {@code e}, from {@link #countAttempt}, to the listeners without counters that want it.
+   */
+  void tellAttempt(CallCounter[] counters, RetryEvent e) {
+    for (int i = 0; i < listeners.length; i++) {
+      try {
+        if ((counters == null || counters[i] == null)
+            && listeners[i].wants(RetryEvent.Type.ATTEMPT, e.attempt(), false)) {
           listeners[i].onAttempt(e);
         }
       } catch (OutOfMemoryError | InternalError | UnknownError x) {
@@ -106,15 +124,18 @@ final class CompositeListener implements RetryListener {
     }
   }
 
-  /** {@code call} ended; as {@link #attempt} for {@link RetryEvent#complete}. */
-  void callEnded(
+  /**
+   * {@code call} ended; as {@link #countAttempt} for {@link RetryEvent#complete}, also built when
+   * the call has a context (it hears every event), told by {@link #tellEnded}.
+   */
+  RetryEvent countEnd(
       CallCounter[] counters,
       RetryCall call,
       int attempt,
       AttemptResult result,
       GiveUpReason reason,
       boolean succeeded) {
-    RetryEvent e = null;
+    boolean wanted = call.context() != CallContext.NONE;
     for (int i = 0; i < listeners.length; i++) {
       try {
         CallCounter c = counters == null ? null : counters[i];
@@ -127,11 +148,9 @@ final class CompositeListener implements RetryListener {
             c.attempt();
             c.callEnded(false);
           }
-        } else if (listeners[i].wants(RetryEvent.Type.CALL_COMPLETE, attempt, succeeded)) {
-          if (e == null) {
-            e = RetryEvent.complete(call, result, reason, succeeded);
-          }
-          listeners[i].onCallComplete(e);
+        } else if (!wanted
+            && listeners[i].wants(RetryEvent.Type.CALL_COMPLETE, attempt, succeeded)) {
+          wanted = true;
         }
       } catch (OutOfMemoryError | InternalError | UnknownError x) {
         throw x;
@@ -140,9 +159,23 @@ final class CompositeListener implements RetryListener {
         // see emit()
       }
     }
-    if (call.context() != CallContext.NONE) {
-      NoContext.tell(
-          call.context(), e != null ? e : RetryEvent.complete(call, result, reason, succeeded));
+    return wanted ? RetryEvent.complete(call, result, reason, succeeded) : null;
+  }
+
+  /** Tells {@code e}, from {@link #countEnd}, to the listeners without counters that want it. */
+  void tellEnded(CallCounter[] counters, RetryEvent e) {
+    for (int i = 0; i < listeners.length; i++) {
+      try {
+        if ((counters == null || counters[i] == null)
+            && listeners[i].wants(RetryEvent.Type.CALL_COMPLETE, e.attempt(), e.succeeded())) {
+          listeners[i].onCallComplete(e);
+        }
+      } catch (OutOfMemoryError | InternalError | UnknownError x) {
+        throw x;
+      } catch (Throwable failure) {
+        failed(listeners[i], failure);
+        // see emit()
+      }
     }
   }
 

@@ -33,7 +33,8 @@ import java.util.function.ToIntFunction;
  * {@link SelfViewCall} an adapter makes and {@link RetryEngine#begin begins} (one object per call).
  *
  * <p>Methods are synchronised: an asynchronous call moves between threads, and cancellation may
- * come from any thread.
+ * come from any thread. The events a step makes are told after it lets go of the lock ({@link
+ * CallEvents}), so a listener that blocks holds up no other thread of the call.
  */
 public abstract class RetryCall extends HostHold {
   // Written under the lock. Not volatile: a volatile store fenced every attempt (issue 13); the
@@ -196,7 +197,11 @@ public abstract class RetryCall extends HostHold {
    *     the deadline); the call is over
    */
   public long reservePermit() throws RateLimitedException {
-    return reserve(true);
+    try {
+      return reserve(true);
+    } finally {
+      tellQueued();
+    }
   }
 
   /**
@@ -234,7 +239,7 @@ public abstract class RetryCall extends HostHold {
       }
       if (wait == PermitLimiter.REJECTED) {
         if (wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-          state.engine.emit(RetryEvent.rateLimitRejected(this));
+          queue(RetryEvent.rateLimitRejected(this));
         }
         if (state.observe) {
           return 0;
@@ -247,7 +252,7 @@ public abstract class RetryCall extends HostHold {
       }
       permitTaken();
       if (wait > 0 && firstLook && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-        state.engine.emit(RetryEvent.rateLimitWait(this, wait));
+        queue(RetryEvent.rateLimitWait(this, wait));
       }
       return state.observe ? 0 : wait;
     }
@@ -296,7 +301,11 @@ public abstract class RetryCall extends HostHold {
     synchronized (this) {
       permitBack(now);
     }
-    return reserve(false);
+    try {
+      return reserve(false);
+    } finally {
+      tellQueued();
+    }
   }
 
   /** The time the call has left at {@code now}, for a shared limit's look after a wait. */
@@ -309,7 +318,15 @@ public abstract class RetryCall extends HostHold {
    *
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
-  public synchronized void acquireBreaker() throws CircuitBreakerOpenException {
+  public void acquireBreaker() throws CircuitBreakerOpenException {
+    try {
+      acquireBreakerLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void acquireBreakerLocked() throws CircuitBreakerOpenException {
     takeBreaker();
   }
 
@@ -333,7 +350,7 @@ public abstract class RetryCall extends HostHold {
       return;
     }
     if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
-      state.engine.emit(RetryEvent.breakerRejected(this, e));
+      queue(RetryEvent.breakerRejected(this, e));
     }
     if (state.observe) {
       return;
@@ -348,7 +365,15 @@ public abstract class RetryCall extends HostHold {
    * a retry for the budget, a breaker failure when the status is one. Call before {@link
    * #onResponse}.
    */
-  public synchronized void clientRepeated(int status) {
+  public void clientRepeated(int status) {
+    try {
+      clientRepeatedLocked(status);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void clientRepeatedLocked(int status) {
     countClientResend(state.policy.circuitBreaker().failOnStatuses().contains(status), false);
   }
 
@@ -356,7 +381,15 @@ public abstract class RetryCall extends HostHold {
    * As {@link #clientRepeated}, after a transport failure. {@code governed}: the adapter let the
    * client resend only while an attempt was left (HttpURLConnection's), as if it had asked.
    */
-  public synchronized void clientResentAfterFailure(boolean governed) {
+  public void clientResentAfterFailure(boolean governed) {
+    try {
+      clientResentAfterFailureLocked(governed);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void clientResentAfterFailureLocked(boolean governed) {
     countClientResend(state.policy.circuitBreaker().failOnTransport(), governed);
   }
 
@@ -365,7 +398,15 @@ public abstract class RetryCall extends HostHold {
    * request body's source failed while the client wrote it): an attempt and a retry for the budget,
    * never the host's failure for the breaker.
    */
-  public synchronized void clientResentAfterApplicationFailure() {
+  public void clientResentAfterApplicationFailure() {
+    try {
+      clientResentAfterApplicationFailureLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void clientResentAfterApplicationFailureLocked() {
     countClientResend(false, false);
   }
 
@@ -389,7 +430,7 @@ public abstract class RetryCall extends HostHold {
     }
     recordResend(breakerFailure, now - attemptStartNanos, now);
     // The server saw one more request: the attempt counters (metrics) count what reached it.
-    state.engine.listeners().attempt(state.counters, this, attempt, toCount());
+    queue(state.engine.listeners().countAttempt(state.counters, this, attempt, toCount()));
   }
 
   /**
@@ -398,13 +439,29 @@ public abstract class RetryCall extends HostHold {
    * @return the attempt's 1-based number
    * @throws CircuitBreakerOpenException when the breaker is open; the call is over
    */
-  public synchronized int beginAttempt() throws CircuitBreakerOpenException {
+  public int beginAttempt() throws CircuitBreakerOpenException {
+    try {
+      return beginAttemptLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized int beginAttemptLocked() throws CircuitBreakerOpenException {
     takeBreaker(); // the lock once, not again for each step
     return start();
   }
 
   /** Step 3: an attempt starts now. Returns its 1-based number. */
-  public synchronized int startAttempt() {
+  public int startAttempt() {
+    try {
+      return startAttemptLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized int startAttemptLocked() {
     return start();
   }
 
@@ -425,7 +482,7 @@ public abstract class RetryCall extends HostHold {
       if (attempt == 1) {
         callStarted(attemptStartNanos);
       }
-      state.engine.listeners().attempt(state.counters, this, attempt, toCount());
+      queue(state.engine.listeners().countAttempt(state.counters, this, attempt, toCount()));
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {
       // Our own failure as the attempt starts (the clock, the budget) never reaches the caller:
       // before, it threw out of beginAttempt, and a half-open breaker kept the trial permit just
@@ -450,7 +507,15 @@ public abstract class RetryCall extends HostHold {
    *
    * @param retryAfter the response's {@code Retry-After} header, or null
    */
-  public synchronized Decision onResponse(int status, String retryAfter) {
+  public Decision onResponse(int status, String retryAfter) {
+    try {
+      return onResponseLocked(status, retryAfter);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized Decision onResponseLocked(int status, String retryAfter) {
     if (decision != null) {
       return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
@@ -479,7 +544,15 @@ public abstract class RetryCall extends HostHold {
   }
 
   /** Step 4 for an exception: classify, record, decide. Idempotent per attempt. */
-  public synchronized Decision onFailure(Throwable error) {
+  public Decision onFailure(Throwable error) {
+    try {
+      return onFailureLocked(error);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized Decision onFailureLocked(Throwable error) {
     if (decision != null) {
       return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
@@ -575,7 +648,15 @@ public abstract class RetryCall extends HostHold {
    * The call ended outside the normal steps: the caller cancelled it, or the thread was interrupted
    * while waiting. Releases what the attempt held; safe to call more than once.
    */
-  public synchronized void onAbandoned() {
+  public void onAbandoned() {
+    try {
+      onAbandonedLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void onAbandonedLocked() {
     release();
     if (!finished) {
       long now = state.engine.clock().nanoTime();
@@ -599,7 +680,15 @@ public abstract class RetryCall extends HostHold {
    *
    * @param failure the attempt's failure, or null when it ended with a response
    */
-  public synchronized void retryForgone(Throwable failure) {
+  public void retryForgone(Throwable failure) {
+    try {
+      retryForgoneLocked(failure);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void retryForgoneLocked(Throwable failure) {
     forgo(failure, GiveUpReason.CANCELLED);
   }
 
@@ -613,7 +702,15 @@ public abstract class RetryCall extends HostHold {
    *
    * @param failure the attempt's failure, or null when it ended with a response
    */
-  public synchronized void retryNotScheduled(Throwable failure) {
+  public void retryNotScheduled(Throwable failure) {
+    try {
+      retryNotScheduledLocked(failure);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void retryNotScheduledLocked(Throwable failure) {
     forgo(failure, null);
   }
 
@@ -626,7 +723,15 @@ public abstract class RetryCall extends HostHold {
    * back to the budget. Returns the exception the caller gets (the adapter says the scheduler's
    * refusal once per cause). Safe to call more than once.
    */
-  public synchronized RateLimitedException permitWaitNotScheduled() {
+  public RateLimitedException permitWaitNotScheduled() {
+    try {
+      return permitWaitNotScheduledLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized RateLimitedException permitWaitNotScheduledLocked() {
     finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, state.engine.clock().nanoTime());
     return CallExtras.withEarlier(
         extras,
@@ -651,7 +756,15 @@ public abstract class RetryCall extends HostHold {
    * #refusedSinceReload}): given up as {@link GiveUpReason#NOT_IDEMPOTENT}, the caller gets that
    * failure, as if not retried.
    */
-  public synchronized boolean retryTooLate() {
+  public boolean retryTooLate() {
+    try {
+      return retryTooLateLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized boolean retryTooLateLocked() {
     if (finished || decision == null || !decision.retry() || extras == null) {
       return false;
     }
@@ -748,7 +861,15 @@ public abstract class RetryCall extends HostHold {
    * entity shorter than its length leaves the server waiting for the rest, cut (internal.apache's
    * ExchangeLog says which).
    */
-  public synchronized void endedByApplication(Throwable failure) {
+  public void endedByApplication(Throwable failure) {
+    try {
+      endedByApplicationLocked(failure);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void endedByApplicationLocked(Throwable failure) {
     endByApplication(AttemptResult.applications(failure));
   }
 
@@ -760,7 +881,15 @@ public abstract class RetryCall extends HostHold {
    * the response goes to the application as it came ({@link SyncRetryLoop} returns it without
    * deciding). Call before the attempt's response is returned to the loop.
    */
-  public synchronized void endedByApplication(int status) {
+  public void endedByApplication(int status) {
+    try {
+      endedByApplicationLocked(status);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void endedByApplicationLocked(int status) {
     AttemptResult result = AttemptResult.applicationsAnswered(status);
     boolean ends = !finished;
     endByApplication(result);
@@ -979,7 +1108,7 @@ public abstract class RetryCall extends HostHold {
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {
       CircuitBreakerOpenException e = breaker().rejection(now, state.engine.clock().wallMillis());
       if (wants(RetryEvent.Type.BREAKER_REJECTED, attempt)) {
-        state.engine.emit(RetryEvent.breakerRejectedRetry(this, result, e));
+        queue(RetryEvent.breakerRejectedRetry(this, result, e));
       }
       finish(result, GiveUpReason.CIRCUIT_OPEN, now);
       return Decision.fail(result, GiveUpReason.CIRCUIT_OPEN, CallExtras.withEarlier(extras, e));
@@ -999,7 +1128,7 @@ public abstract class RetryCall extends HostHold {
       return Decision.done(result, GiveUpReason.NOT_IDEMPOTENT);
     }
     if (wants(RetryEvent.Type.RETRY, attempt)) {
-      state.engine.emit(RetryEvent.retry(this, result, d.delayNanos()));
+      queue(RetryEvent.retry(this, result, d.delayNanos()));
     }
     if (state.observe) {
       // Reported as "would retry"; the caller gets what it gets without the agent. The budget
@@ -1027,6 +1156,31 @@ public abstract class RetryCall extends HostHold {
         && IdempotencyGate.check(now, request(), outcome) != null;
   }
 
+  /**
+   * Under the lock: {@code e} (null: none was built) is told once the lock is let go ({@link
+   * CallEvents}), by {@link #tellQueued}.
+   */
+  private void queue(RetryEvent e) {
+    if (e != null) {
+      extras().events().add(e);
+    }
+  }
+
+  /**
+   * Tells the events this call's step queued under the lock, now that it let go ({@link
+   * CallEvents}): each step that may make events calls it as it returns or throws. A step nested in
+   * another's hold of the lock (an adapter's override calling the step) leaves them to the outer
+   * step. A call that made no event reads one field here, and takes no lock.
+   */
+  private void tellQueued() {
+    CallExtras x = extras; // the thread that queued sees its own write (CallEvents.any)
+    CallEvents events = x == null ? null : x.eventsIfAny();
+    if (events == null || !events.any() || Thread.holdsLock(this)) {
+      return;
+    }
+    CallEvents.tell(this, events);
+  }
+
   /** Ends the call at {@code now} (the caller's read: one serves the decision and the end). */
   private void finish(AttemptResult result, GiveUpReason reason, long now) {
     if (finished) {
@@ -1040,11 +1194,15 @@ public abstract class RetryCall extends HostHold {
     // Releases the permit; a retry decided and never made gives its budget back.
     callEnded(now, extras == null ? RetryBudget.REFUSED : extras.retryTicket);
     if (reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)) {
-      state.engine.emit(RetryEvent.giveUp(this, result, reason));
+      queue(RetryEvent.giveUp(this, result, reason));
     }
     boolean succeeded =
         result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
-    state.engine.listeners().callEnded(state.counters, this, attempt, result, reason, succeeded);
+    queue(
+        state
+            .engine
+            .listeners()
+            .countEnd(state.counters, this, attempt, result, reason, succeeded));
   }
 
   /**

@@ -7,6 +7,13 @@ import java.util.List;
  * engine knowing them. Methods run on the thread of the call (or of the breaker transition) and
  * must be fast and must not throw; an exception from a listener is swallowed so it can never break
  * a call.
+ *
+ * <p>A call's events are told outside the call's lock, in the order they were made, each once, by
+ * one thread at a time: when two threads of one call make events at once (an attempt's completion
+ * and a cancel), the one telling tells the other's too, so an event may come on another thread of
+ * the call, after the step that made it returned. A listener that blocks holds up the thread that
+ * tells, not the call's other threads. {@link CallCounter}s and {@link #onBreakerTransition} are
+ * told under the call's lock.
  */
 public interface RetryListener {
   default void onAttempt(RetryEvent event) {}

@@ -294,19 +294,23 @@ final class JdkRequest<T> extends SelfViewCall
    * a publisher's own failure is ({@link #applicationFailed}), not the host's failure.
    */
   @Override
-  public synchronized Decision onFailure(Throwable error) {
-    if (body == null && unwatchable()) {
-      // Nothing of ours hears what the JDK sent of this request (no publisher): a redirect's hop
-      // may have followed it, so a connect failure is judged as one after sending.
-      requestReachedServer();
-    }
-    ReplayableBody b = body;
-    if (b != null && error != null && b.deliveredWrongLength()) {
-      Throwable refusal = ReplayableBody.wrongLength(error);
-      if (refusal != null) {
-        // A body that reached its length before the bytes past it went out whole: the permit
-        // stays spent (RetryCall.endedByApplication's rule).
-        applicationFailed(refusal, b.deliveredWholeThenMore());
+  public Decision onFailure(Throwable error) {
+    // Not under the lock for the decision: the call tells its events as it lets go of its lock
+    // (RetryCall's CallEvents), which a synchronized override would still hold.
+    synchronized (this) {
+      if (body == null && unwatchable()) {
+        // Nothing of ours hears what the JDK sent of this request (no publisher): a redirect's
+        // hop may have followed it, so a connect failure is judged as one after sending.
+        requestReachedServer();
+      }
+      ReplayableBody b = body;
+      if (b != null && error != null && b.deliveredWrongLength()) {
+        Throwable refusal = ReplayableBody.wrongLength(error);
+        if (refusal != null) {
+          // A body that reached its length before the bytes past it went out whole: the permit
+          // stays spent (RetryCall.endedByApplication's rule).
+          applicationFailed(refusal, b.deliveredWholeThenMore());
+        }
       }
     }
     return super.onFailure(error);
