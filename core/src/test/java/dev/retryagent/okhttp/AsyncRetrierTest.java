@@ -1673,6 +1673,133 @@ class AsyncRetrierTest {
         .contains("the retry goes on");
   }
 
+  /** Default policy on the fake time, {@code listener} told every event, the retrier last. */
+  private void configureListened(dev.retryagent.engine.RetryListener listener) {
+    engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .policy(Policy.defaults())
+            .listener(listener)
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+  }
+
+  @Test
+  void aCancelAsTheRetrysAttemptStartsAfterItsWaitIsHeardCanceledOnceOnADispatcherThread()
+      throws Exception {
+    // Race hunt: the retry's timer fired and its attempt is starting (told as it starts, on the
+    // scheduler's thread) when the application cancels: the clone about to be enqueued must be
+    // cancelled, and the callback hear Canceled once, from OkHttp's thread, nothing sent.
+    AtomicReference<Call> call = new AtomicReference<>();
+    List<String> seen = new CopyOnWriteArrayList<>();
+    configureListened(
+        new dev.retryagent.engine.RetryListener() {
+          @Override
+          public void onAttempt(RetryEvent e) {
+            seen.add("ATTEMPT " + e.attempt());
+            if (e.attempt() == 2) {
+              retrier.cancel(call.get()); // the agent's hook on Call.cancel(), then OkHttp's
+              call.get().cancel();
+            }
+          }
+
+          @Override
+          public void onCallComplete(RetryEvent e) {
+            seen.add("CALL_COMPLETE " + e.reason());
+          }
+        });
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    call.set(client.newCall(get("/503")));
+    Heard heard = new Heard();
+    retrier.enqueue(call.get(), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+
+    time.runHeldTasks(); // the wait ends: the retry's attempt starts
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 3);
+    assertThat(seen).containsExactly("ATTEMPT 1", "ATTEMPT 2", "CALL_COMPLETE CANCELLED");
+  }
+
+  @Test
+  void aCancelWhileAListenerBlocksOnTheRetryReturnsAndTheCallbackHearsCanceledOnce()
+      throws Exception {
+    // A listener stuck on I/O as the retry is decided, on OkHttp's thread: cancel() returns
+    // meanwhile (EnqueuedCall.cancel never waits on the call), and once the listener returns the
+    // callback hears Canceled once, no retry made, the events in order.
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    List<RetryEvent.Type> seen = new CopyOnWriteArrayList<>();
+    configureListened(
+        new dev.retryagent.engine.RetryListener() {
+          @Override
+          public void onAttempt(RetryEvent e) {
+            seen.add(e.type());
+          }
+
+          @Override
+          public void onRetry(RetryEvent e) {
+            entered.countDown();
+            try {
+              release.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException x) {
+              Thread.currentThread().interrupt();
+            }
+            seen.add(e.type());
+          }
+
+          @Override
+          public void onGiveUp(RetryEvent e) {
+            seen.add(e.type());
+          }
+
+          @Override
+          public void onCallComplete(RetryEvent e) {
+            seen.add(e.type());
+          }
+        });
+    server.enqueue(status(503), ok("never"));
+    Call call = client.newCall(get("/503"));
+    Heard heard = new Heard();
+    try {
+      retrier.enqueue(call, heard, client.dispatcher());
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+      CompletableFuture<Void> cancelling =
+          CompletableFuture.runAsync(
+              () -> {
+                retrier.cancel(call);
+                call.cancel();
+              });
+      await().atMost(Duration.ofSeconds(10)).until(cancelling::isDone);
+      assertThat(heard.outcome).isNotDone();
+    } finally {
+      release.countDown();
+    }
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 4);
+    assertThat(seen)
+        .containsExactly(
+            RetryEvent.Type.ATTEMPT,
+            RetryEvent.Type.RETRY,
+            RetryEvent.Type.GIVE_UP,
+            RetryEvent.Type.CALL_COMPLETE);
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
   /** A network interceptor whose 503s have a body that throws an Error as it is closed. */
   private static Interceptor a503ThatFailsToClose() {
     return chain -> {
