@@ -25,6 +25,22 @@ class AsyncRacesTest {
   private static final long MS = 1_000_000L;
 
   private final AtomicReference<CompletableFuture<FakeResponse>> result = new AtomicReference<>();
+  private final List<CompletableFuture<FakeResponse>> started = new ArrayList<>();
+
+  /**
+   * Attempts whose futures the test completes ({@link #started}); the caller cancels as attempt
+   * {@code cancelAt} starts (0: never).
+   */
+  private AsyncRetryLoop.Attempt<FakeResponse> attempts(int cancelAt) {
+    return (n, timeout) -> {
+      CompletableFuture<FakeResponse> a = new CompletableFuture<>();
+      started.add(a);
+      if (n == cancelAt) {
+        result.get().cancel(true); // the caller, at this moment
+      }
+      return a;
+    };
+  }
 
   private RetryBudget budget(EngineFixture f, RetryCall call) {
     return f.engine.budgetFor(call.request().target(), call.policy());
@@ -35,16 +51,7 @@ class AsyncRacesTest {
     // The timer fired and the retry's attempt is being started when the caller cancels: the
     // attempt the client just began must be cancelled, not left running for nobody.
     EngineFixture f = EngineFixture.of(TestPolicy.create());
-    List<CompletableFuture<FakeResponse>> started = new ArrayList<>();
-    AsyncRetryLoop.Attempt<FakeResponse> attempts =
-        (n, timeout) -> {
-          CompletableFuture<FakeResponse> a = new CompletableFuture<>();
-          started.add(a);
-          if (n == 2) {
-            result.get().cancel(true); // the caller, at this moment
-          }
-          return a;
-        };
+    AsyncRetryLoop.Attempt<FakeResponse> attempts = attempts(2);
     RetryCall call = f.newCall(FakeRequest.get());
     result.set(AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS));
     FakeResponse unavailable = FakeResponse.of(503);
@@ -68,13 +75,7 @@ class AsyncRacesTest {
     // finds the wait over and starts no attempt.
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     f.scheduler.cancelDoesNothing();
-    List<CompletableFuture<FakeResponse>> started = new ArrayList<>();
-    AsyncRetryLoop.Attempt<FakeResponse> attempts =
-        (n, timeout) -> {
-          CompletableFuture<FakeResponse> a = new CompletableFuture<>();
-          started.add(a);
-          return a;
-        };
+    AsyncRetryLoop.Attempt<FakeResponse> attempts = attempts(0);
     RetryCall call = f.newCall(FakeRequest.get());
     result.set(AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS));
     started.get(0).complete(FakeResponse.of(503));
@@ -108,13 +109,7 @@ class AsyncRacesTest {
             .policy(TestPolicy.create().build())
             .listener(f.listener)
             .build();
-    List<CompletableFuture<FakeResponse>> started = new ArrayList<>();
-    AsyncRetryLoop.Attempt<FakeResponse> attempts =
-        (n, timeout) -> {
-          CompletableFuture<FakeResponse> a = new CompletableFuture<>();
-          started.add(a);
-          return a;
-        };
+    AsyncRetryLoop.Attempt<FakeResponse> attempts = attempts(0);
     RetryCall call = engine.newCall(FakeRequest.get());
     result.set(AsyncRetryLoop.execute(engine, call, attempts, FakeResponse.ACCESS));
     FakeResponse unavailable = FakeResponse.of(503);

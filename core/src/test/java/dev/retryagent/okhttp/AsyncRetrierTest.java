@@ -1609,34 +1609,8 @@ class AsyncRetrierTest {
     // the retry made. Before, the callback heard 'IOException: retry-agent: internal error' at
     // once and the retry told was never made.
     List<String> errors = new CopyOnWriteArrayList<>();
-    List<RetryEvent.Type> events = new CopyOnWriteArrayList<>();
-    engine =
-        RetryEngine.builder()
-            .clock(time)
-            .sleeper(time)
-            .scheduler(time)
-            .errors(errors::add)
-            .listener(
-                new dev.retryagent.engine.RetryListener() {
-                  @Override
-                  public void onAttempt(RetryEvent e) {
-                    events.add(e.type());
-                  }
-
-                  @Override
-                  public void onRetry(RetryEvent e) {
-                    events.add(e.type());
-                  }
-
-                  @Override
-                  public void onCallComplete(RetryEvent e) {
-                    events.add(e.type());
-                  }
-                })
-            .mode(Mode.ENFORCE)
-            .policy(Policy.defaults())
-            .build();
-    retrier = new AsyncRetrier(engine);
+    TypesHeard events = new TypesHeard();
+    configureListened(events, errors);
     client =
         new OkHttpClient.Builder()
             .addInterceptor(retrier.interceptor())
@@ -1659,8 +1633,8 @@ class AsyncRetrierTest {
     assertThat(engine.pendingAsyncRetries()).isZero();
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> events.contains(RetryEvent.Type.CALL_COMPLETE));
-    assertThat(events)
+        .until(() -> events.types.contains(RetryEvent.Type.CALL_COMPLETE));
+    assertThat(events.types)
         .containsExactly(
             RetryEvent.Type.ATTEMPT,
             RetryEvent.Type.RETRY,
@@ -1673,13 +1647,47 @@ class AsyncRetrierTest {
         .contains("the retry goes on");
   }
 
-  /** Default policy on the fake time, {@code listener} told every event, the retrier last. */
+  /** Records the type of each call event it is told, in order. */
+  private static class TypesHeard implements dev.retryagent.engine.RetryListener {
+    final List<RetryEvent.Type> types = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onAttempt(RetryEvent e) {
+      types.add(e.type());
+    }
+
+    @Override
+    public void onRetry(RetryEvent e) {
+      types.add(e.type());
+    }
+
+    @Override
+    public void onGiveUp(RetryEvent e) {
+      types.add(e.type());
+    }
+
+    @Override
+    public void onCallComplete(RetryEvent e) {
+      types.add(e.type());
+    }
+  }
+
   private void configureListened(dev.retryagent.engine.RetryListener listener) {
+    configureListened(listener, new CopyOnWriteArrayList<>());
+  }
+
+  /**
+   * Default policy on the fake time, {@code listener} told every event, our own failures' lines in
+   * {@code errors}, the retrier last.
+   */
+  private void configureListened(
+      dev.retryagent.engine.RetryListener listener, List<String> errors) {
     engine =
         RetryEngine.builder()
             .clock(time)
             .sleeper(time)
             .scheduler(time)
+            .errors(errors::add)
             .mode(Mode.ENFORCE)
             .policy(Policy.defaults())
             .listener(listener)
@@ -1739,14 +1747,8 @@ class AsyncRetrierTest {
     // callback hears Canceled once, no retry made, the events in order.
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    List<RetryEvent.Type> seen = new CopyOnWriteArrayList<>();
-    configureListened(
-        new dev.retryagent.engine.RetryListener() {
-          @Override
-          public void onAttempt(RetryEvent e) {
-            seen.add(e.type());
-          }
-
+    TypesHeard seen =
+        new TypesHeard() {
           @Override
           public void onRetry(RetryEvent e) {
             entered.countDown();
@@ -1755,19 +1757,10 @@ class AsyncRetrierTest {
             } catch (InterruptedException x) {
               Thread.currentThread().interrupt();
             }
-            seen.add(e.type());
+            super.onRetry(e);
           }
-
-          @Override
-          public void onGiveUp(RetryEvent e) {
-            seen.add(e.type());
-          }
-
-          @Override
-          public void onCallComplete(RetryEvent e) {
-            seen.add(e.type());
-          }
-        });
+        };
+    configureListened(seen);
     server.enqueue(status(503), ok("never"));
     Call call = client.newCall(get("/503"));
     Heard heard = new Heard();
@@ -1790,8 +1783,8 @@ class AsyncRetrierTest {
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
     assertThat(server.requestCount()).isEqualTo(1);
-    await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 4);
-    assertThat(seen)
+    await().atMost(Duration.ofSeconds(10)).until(() -> seen.types.size() == 4);
+    assertThat(seen.types)
         .containsExactly(
             RetryEvent.Type.ATTEMPT,
             RetryEvent.Type.RETRY,
@@ -1800,26 +1793,33 @@ class AsyncRetrierTest {
     assertThat(engine.pendingAsyncRetries()).isZero();
   }
 
-  /** A network interceptor whose 503s have a body that throws an Error as it is closed. */
-  private static Interceptor a503ThatFailsToClose() {
+  /** A network interceptor whose 503s have a body that runs {@code onClose} once it is closed. */
+  private static Interceptor a503ThatOnClose(Runnable onClose) {
     return chain -> {
       Response r = chain.proceed(chain.request());
       if (r.code() != 503) {
         return r;
       }
       okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
-      okio.BufferedSource failsToClose =
+      okio.BufferedSource source =
           okio.Okio.buffer(
               new okio.ForwardingSource(content) {
                 @Override
-                public void close() {
-                  throw new NoClassDefFoundError("missing/Dependency");
+                public void close() throws IOException {
+                  super.close();
+                  onClose.run();
                 }
               });
-      return r.newBuilder()
-          .body(okhttp3.ResponseBody.create(null, content.size(), failsToClose))
-          .build();
+      return r.newBuilder().body(okhttp3.ResponseBody.create(null, content.size(), source)).build();
     };
+  }
+
+  /** {@link #a503ThatOnClose}: the close throws an Error (a class missing). */
+  private static Interceptor a503ThatFailsToClose() {
+    return a503ThatOnClose(
+        () -> {
+          throw new NoClassDefFoundError("missing/Dependency");
+        });
   }
 
   @Test
@@ -1864,28 +1864,12 @@ class AsyncRetrierTest {
         new OkHttpClient.Builder()
             .addInterceptor(retrier.interceptor())
             .addNetworkInterceptor(
-                chain -> {
-                  Response r = chain.proceed(chain.request());
-                  if (r.code() != 503) {
-                    return r;
-                  }
-                  okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
-                  okio.BufferedSource endsTheWaitAsItCloses =
-                      okio.Okio.buffer(
-                          new okio.ForwardingSource(content) {
-                            @Override
-                            public void close() throws IOException {
-                              super.close();
-                              time.runHeldTasks(); // the retry's wait ends here, mid-release
-                              okhttp3.Dispatcher d = client.dispatcher();
-                              callsWhileReleasing.set(d.runningCallsCount() + d.queuedCallsCount());
-                            }
-                          });
-                  return r.newBuilder()
-                      .body(
-                          okhttp3.ResponseBody.create(null, content.size(), endsTheWaitAsItCloses))
-                      .build();
-                })
+                a503ThatOnClose(
+                    () -> {
+                      time.runHeldTasks(); // the retry's wait ends here, mid-release
+                      okhttp3.Dispatcher d = client.dispatcher();
+                      callsWhileReleasing.set(d.runningCallsCount() + d.queuedCallsCount());
+                    }))
             .build();
     server.enqueue(status(503), ok("second"));
     time.holdTasks();
