@@ -242,7 +242,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         if (!d.retry()) {
           if (d.error() != null) {
             discarded = true;
-            access.discard(response);
+            discardUnwanted(response);
             fail(new CompletionException(d.error()));
           } else {
             succeed(response);
@@ -262,6 +262,21 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           "the call ends with that attempt's outcome",
           discarded ? null : response,
           error);
+    }
+  }
+
+  /**
+   * Releases {@code response}, which the caller will not get (the engine's exception ends the
+   * call): a release that throws anyway ({@link ResponseAccess#discard} must not; a body's {@code
+   * close()} may throw an {@code Error}) is said once per cause and the call goes on with its
+   * outcome, as a release for a retry does ({@link SyncRetryLoop#discardForRetry}). Before, the
+   * caller got the engine's internal error in place of the breaker's exception.
+   */
+  private void discardUnwanted(T response) {
+    try {
+      access.discard(response);
+    } catch (RuntimeException | Error bug) {
+      engine.internalError("releasing a response the caller does not get", bug, "the call goes on");
     }
   }
 

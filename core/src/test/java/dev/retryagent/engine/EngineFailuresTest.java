@@ -787,4 +787,27 @@ class EngineFailuresTest {
     assertThat(result.join().status).isEqualTo(200);
     assertTheRetryWasMadeAndTheCallCounted(e, events, script);
   }
+
+  @Test
+  void anAsynchronousReleaseThatThrowsAfterTheBreakerRefusedTheRetryStillFailsWithTheBreakers() {
+    // The 503 opens the breaker (a window of one), so the decision ends the call with the
+    // breaker's exception and releases the 503, whose release throws. Before, the future failed
+    // with IOException('retry-agent: internal error') in place of CircuitBreakerOpenException.
+    TestPolicy p = TestPolicy.create();
+    p.breaker.countWindow(1).minimumCalls(1);
+    RetryEngine e = engine().policy(p.build()).build();
+    Script script = new Script(clock, respond(503), respond(200));
+
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(e, e.newCall(FakeRequest.get()), script::runAsync, UNRELEASABLE);
+
+    assertThat(result).isCompletedExceptionally();
+    assertThatThrownBy(result::join).hasCauseInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while releasing a response the caller does not get (java.lang.")
+        .endsWith("; the call goes on (said once for this cause)");
+  }
 }
