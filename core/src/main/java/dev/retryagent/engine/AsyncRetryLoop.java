@@ -512,8 +512,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       NoContext.close(call, scope);
     }
     if (!completed) {
-      // Cancelled since the attempt completed: the response can no longer reach the caller.
-      access.discard(response);
+      // Cancelled since the attempt completed: the response can no longer reach the caller. Here
+      // on the client's executor, perhaps: what the release throws must not leave its task.
+      discardUnwanted(response);
     }
   }
 

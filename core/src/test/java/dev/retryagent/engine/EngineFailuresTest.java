@@ -810,4 +810,35 @@ class EngineFailuresTest {
         .contains("while releasing a response the caller does not get (java.lang.")
         .endsWith("; the call goes on (said once for this cause)");
   }
+
+  @Test
+  void aReleaseThatThrowsForACallerWhoCancelledBeforeTheDeliveryNeverLeavesTheClientsExecutor() {
+    // The retry's response was ready on the scheduler's thread and handed to the client's
+    // executor (the style's deliverOn); the caller cancelled before it ran, so the response is
+    // released there, and the release throws. Before, the exception left the executor's task (an
+    // uncaught exception on the client's thread), said nowhere.
+    ManualScheduler scheduler = new ManualScheduler(clock);
+    RetryEngine e = engine().scheduler(scheduler).build();
+    List<Runnable> clientThreads = new ArrayList<>();
+    FakeResponse late = FakeResponse.of(200);
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            e,
+            e.newCall(FakeRequest.get()),
+            (n, t) -> CompletableFuture.completedFuture(n == 1 ? FakeResponse.of(503) : late),
+            UNRELEASABLE,
+            AsyncRetryLoop.Style.of(false, clientThreads::add));
+    scheduler.runUntilIdle();
+    assertThat(clientThreads).hasSize(1);
+    errors.clear(); // the 503's release for the retry, said already
+
+    result.cancel(true);
+    clientThreads.get(0).run();
+
+    assertThat(late.discards.get()).isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while releasing a response the caller does not get (java.lang.");
+  }
 }
