@@ -7,9 +7,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
-import dev.retryagent.engine.RetryListener;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.EventTypes;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import java.io.IOException;
@@ -18,9 +18,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -38,7 +36,6 @@ class SendAsyncBlockingListenerTest {
 
   private final CountDownLatch entered = new CountDownLatch(1);
   private final CountDownLatch release = new CountDownLatch(1);
-  private final List<RetryEvent.Type> heard = new CopyOnWriteArrayList<>();
   private ScriptedHttpServer server;
 
   @BeforeEach
@@ -52,35 +49,8 @@ class SendAsyncBlockingListenerTest {
     server.close();
   }
 
-  /** Every call event, in order; blocks in {@code onRetry} until {@link #release}. */
-  private final RetryListener blocksOnRetry =
-      new RetryListener() {
-        @Override
-        public void onAttempt(RetryEvent e) {
-          heard.add(e.type());
-        }
-
-        @Override
-        public void onRetry(RetryEvent e) {
-          entered.countDown();
-          try {
-            release.await(60, TimeUnit.SECONDS);
-          } catch (InterruptedException x) {
-            Thread.currentThread().interrupt();
-          }
-          heard.add(e.type());
-        }
-
-        @Override
-        public void onGiveUp(RetryEvent e) {
-          heard.add(e.type());
-        }
-
-        @Override
-        public void onCallComplete(RetryEvent e) {
-          heard.add(e.type());
-        }
-      };
+  /** Every call event's type, in order; blocks in {@code onRetry} until {@link #release}. */
+  private final EventTypes heard = EventTypes.blockingOnRetry(entered, release);
 
   @Test
   void aCancelWhileAListenerBlocksOnTheRetryReturnsAndTheEventsFollowInOrder() throws Exception {
@@ -92,7 +62,7 @@ class SendAsyncBlockingListenerTest {
             .scheduler(time)
             .mode(Mode.ENFORCE)
             .policy(Policy.defaults())
-            .listener(blocksOnRetry)
+            .listener(heard)
             .build();
     HttpClient client =
         RetryingHttpClient.wrap(
@@ -111,8 +81,8 @@ class SendAsyncBlockingListenerTest {
     assertThat(cancelling.join()).isTrue();
     assertThat(response).isCancelled();
     release.countDown();
-    await().atMost(WAIT).until(() -> heard.contains(RetryEvent.Type.CALL_COMPLETE));
-    assertThat(heard)
+    await().atMost(WAIT).until(() -> heard.types.contains(RetryEvent.Type.CALL_COMPLETE));
+    assertThat(heard.types)
         .containsExactly(
             RetryEvent.Type.ATTEMPT,
             RetryEvent.Type.RETRY,

@@ -24,6 +24,7 @@ import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
+import dev.retryagent.testing.EventTypes;
 import dev.retryagent.testing.FakeRequest;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
@@ -1609,7 +1610,7 @@ class AsyncRetrierTest {
     // the retry made. Before, the callback heard 'IOException: retry-agent: internal error' at
     // once and the retry told was never made.
     List<String> errors = new CopyOnWriteArrayList<>();
-    TypesHeard events = new TypesHeard();
+    EventTypes events = new EventTypes();
     configureListened(events, errors);
     client =
         new OkHttpClient.Builder()
@@ -1645,31 +1646,6 @@ class AsyncRetrierTest {
         .asString()
         .contains("while releasing a response for its retry (java.lang.NoClassDefFoundError at ")
         .contains("the retry goes on");
-  }
-
-  /** Records the type of each call event it is told, in order. */
-  private static class TypesHeard implements dev.retryagent.engine.RetryListener {
-    final List<RetryEvent.Type> types = new CopyOnWriteArrayList<>();
-
-    @Override
-    public void onAttempt(RetryEvent e) {
-      types.add(e.type());
-    }
-
-    @Override
-    public void onRetry(RetryEvent e) {
-      types.add(e.type());
-    }
-
-    @Override
-    public void onGiveUp(RetryEvent e) {
-      types.add(e.type());
-    }
-
-    @Override
-    public void onCallComplete(RetryEvent e) {
-      types.add(e.type());
-    }
   }
 
   private void configureListened(dev.retryagent.engine.RetryListener listener) {
@@ -1747,19 +1723,7 @@ class AsyncRetrierTest {
     // callback hears Canceled once, no retry made, the events in order.
     CountDownLatch entered = new CountDownLatch(1);
     CountDownLatch release = new CountDownLatch(1);
-    TypesHeard seen =
-        new TypesHeard() {
-          @Override
-          public void onRetry(RetryEvent e) {
-            entered.countDown();
-            try {
-              release.await(60, TimeUnit.SECONDS);
-            } catch (InterruptedException x) {
-              Thread.currentThread().interrupt();
-            }
-            super.onRetry(e);
-          }
-        };
+    EventTypes seen = EventTypes.blockingOnRetry(entered, release);
     configureListened(seen);
     server.enqueue(status(503), ok("never"));
     Call call = client.newCall(get("/503"));
