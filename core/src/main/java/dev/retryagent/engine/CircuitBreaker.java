@@ -1,6 +1,7 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
+import java.util.ArrayList;
 
 /**
  * The circuit breaker of one host (or route), as listeners and metrics see it: an explicit state
@@ -15,14 +16,18 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
  * starts a new generation, so an attempt that started before a transition can neither count as a
  * half-open trial nor reopen a fresh window.
  *
- * <p>Thread-safe. Transitions happen under this object's lock; the listener is told after the lock
- * is released.
+ * <p>Thread-safe. Transitions happen under this object's lock and are queued there; the listener is
+ * told after the lock is let go ({@link #tellTransitions}), in the order they happened, each once,
+ * by one thread at a time. The engine's calls tell them once they let go of their own lock too
+ * ({@link #tryAcquireTellingLater}, {@link #onResultTellingLater}): a listener that blocks (an
+ * application's, stuck on I/O) then holds up neither the breaker's other callers nor a step of the
+ * call on another thread (its cancel).
  */
 public final class CircuitBreaker {
   /** Returned by {@link #tryAcquire} when the call must fail fast. */
   static final long REJECTED = -1;
 
-  /** Told about every transition, outside the breaker's lock. */
+  /** Told about every transition, outside the breaker's lock, in the breaker's order. */
   interface TransitionListener {
     void onTransition(CircuitBreaker breaker, CircuitTransition transition);
   }
@@ -61,6 +66,18 @@ public final class CircuitBreaker {
   private long openedCalls;
   private long openedFailures;
   private long openedSlow;
+
+  /** Transitions not told yet, in the order made; null for none. Guarded by the lock. */
+  private ArrayList<CircuitTransition> untold;
+
+  /** A thread tells {@link #untold}: another leaves its own to it. Guarded by the lock. */
+  private boolean telling;
+
+  /**
+   * Transitions wait to be told: read without the lock by the callers' steps as they return, so a
+   * step on a breaker that did not move takes no lock. Written under the lock.
+   */
+  private volatile boolean anyUntold;
 
   /**
    * @param key what the breaker guards: {@code scheme://host:port} or {@code route:name}
@@ -169,18 +186,34 @@ public final class CircuitBreaker {
    * @return a permit to pass to {@link #onResult} or {@link #release}, or {@link #REJECTED}
    */
   long tryAcquire(long nowNanos) {
-    CircuitTransition lost = null;
-    CircuitTransition moved = null;
+    long permit = tryAcquireTellingLater(nowNanos);
+    try {
+      tellTransitions();
+    } catch (RuntimeException | Error e) {
+      // What the listeners let through (out of memory, a broken JVM) leaves with no permit in the
+      // caller's hands: a half-open trial just issued goes back, or the breaker could not give it
+      // back and refused the host until the trials' time ran out, and openFor more.
+      release(permit);
+      throw e;
+    }
+    return permit;
+  }
+
+  /**
+   * As {@link #tryAcquire}, the transitions it makes left for the caller to tell ({@link
+   * #tellTransitions}) once it let go of its own lock.
+   */
+  long tryAcquireTellingLater(long nowNanos) {
     long permit;
     synchronized (this) {
       long trialLimit = policy.openFor().toNanos();
       if (state == CircuitState.HALF_OPEN
           && trialsIssued >= policy.halfOpenCalls()
           && nowNanos - lastTrialNanos >= trialLimit) {
-        lost = open(lastTrialNanos + trialLimit);
+        open(lastTrialNanos + trialLimit);
       }
       if (state == CircuitState.OPEN && nowNanos - openUntilNanos >= 0) {
-        moved = move(CircuitState.HALF_OPEN);
+        move(CircuitState.HALF_OPEN);
         // The trials' time starts at the half-open's own, not at one of an earlier half-open (or
         // 0, which nanoTime's arbitrary origin may put after every time read): it only moves on.
         lastTrialNanos = openUntilNanos;
@@ -207,16 +240,6 @@ public final class CircuitBreaker {
           permit = REJECTED;
       }
     }
-    try {
-      notifyListener(lost);
-      notifyListener(moved);
-    } catch (RuntimeException | Error e) {
-      // What the listeners let through (out of memory, a broken JVM) leaves with no permit in the
-      // caller's hands: a half-open trial just issued goes back, or the breaker could not give it
-      // back and refused the host until the trials' time ran out, and openFor more.
-      release(permit);
-      throw e;
-    }
     return permit;
   }
 
@@ -228,6 +251,12 @@ public final class CircuitBreaker {
    * @param durationNanos how long the attempt took, for the slow-call rate
    */
   void onResult(long permit, boolean failure, long durationNanos, long nowNanos) {
+    onResultTellingLater(permit, failure, durationNanos, nowNanos);
+    tellTransitions();
+  }
+
+  /** As {@link #onResult(long, boolean, long, long)}, a transition left to the caller to tell. */
+  void onResultTellingLater(long permit, boolean failure, long durationNanos, long nowNanos) {
     record(permit, failure, durationNanos > slowNanos, nowNanos, null);
   }
 
@@ -238,6 +267,12 @@ public final class CircuitBreaker {
    * call's success then costs no clock read here.
    */
   void onResult(long permit, boolean failure, long startedNanos, Clock clock) {
+    onResultTellingLater(permit, failure, startedNanos, clock);
+    tellTransitions();
+  }
+
+  /** As {@link #onResult(long, boolean, long, Clock)}, a transition left to the caller to tell. */
+  void onResultTellingLater(long permit, boolean failure, long startedNanos, Clock clock) {
     if (timed) {
       long now = clock.nanoTime();
       record(permit, failure, now - startedNanos > slowNanos, now, null);
@@ -252,7 +287,6 @@ public final class CircuitBreaker {
    *     used (only for a breaker that is not {@link #timed}: its window ignores the time)
    */
   private void record(long permit, boolean failure, boolean isSlow, long nowNanos, Clock clock) {
-    CircuitTransition moved = null;
     synchronized (this) {
       if (permit != generation || permit == REJECTED) {
         return;
@@ -262,7 +296,7 @@ public final class CircuitBreaker {
           window.expire(nowNanos);
           window.record(failure, isSlow, nowNanos);
           if (shouldOpen()) {
-            moved = open(clock == null ? nowNanos : clock.nanoTime());
+            open(clock == null ? nowNanos : clock.nanoTime());
           } else {
             quietGeneration = window.fullOfSuccesses() ? generation : REJECTED;
           }
@@ -273,16 +307,15 @@ public final class CircuitBreaker {
           // does when closed. Their rate is counted over all halfOpenCalls trials, so it only
           // grows, and reopening when the slow ones reach it decides what the last trial would.
           if (failure || (isSlow && slowTrialsReachTheThreshold(++trialsSlow))) {
-            moved = open(clock == null ? nowNanos : clock.nanoTime());
+            open(clock == null ? nowNanos : clock.nanoTime());
           } else if (++trialsSucceeded >= policy.halfOpenCalls()) {
-            moved = move(CircuitState.CLOSED);
+            move(CircuitState.CLOSED);
           }
           break;
         default:
           break;
       }
     }
-    notifyListener(moved);
   }
 
   private boolean slowTrialsReachTheThreshold(int slowTrials) {
@@ -319,21 +352,27 @@ public final class CircuitBreaker {
         && (double) window.slow / window.total >= policy.slowCallRateThreshold();
   }
 
-  private CircuitTransition open(long nowNanos) {
+  private void open(long nowNanos) {
     // Kept for listeners: move() clears the window that explains the opening.
     if (state == CircuitState.CLOSED) {
       openedCalls = window.total;
       openedFailures = window.failures;
       openedSlow = window.slow;
     }
-    CircuitTransition t = move(CircuitState.OPEN);
+    move(CircuitState.OPEN);
     openUntilNanos = nowNanos + policy.openFor().toNanos();
-    return t;
   }
 
   /** The only place the state changes. Caller holds the lock. */
-  private CircuitTransition move(CircuitState to) {
+  private void move(CircuitState to) {
     CircuitTransition t = CircuitTransition.of(state, to);
+    if (listener != null) {
+      if (untold == null) {
+        untold = new ArrayList<>(2);
+      }
+      untold.add(t);
+      anyUntold = true;
+    }
     state = to;
     generation++;
     closedGeneration = to == CircuitState.CLOSED ? generation : REJECTED;
@@ -343,12 +382,59 @@ public final class CircuitBreaker {
     trialsSucceeded = 0;
     trialsSlow = 0;
     window.clear();
-    return t;
   }
 
-  private void notifyListener(CircuitTransition moved) {
-    if (moved != null && listener != null) {
-      listener.onTransition(this, moved);
+  /** Transitions wait to be told ({@link #tellTransitions}): one volatile read, no lock. */
+  boolean anyUntold() {
+    return anyUntold;
+  }
+
+  /**
+   * Tells the transitions not told yet, unless another thread does (it tells this thread's too):
+   * called holding neither this breaker's lock nor a call's. One thread at a time, so a listener
+   * hears them in the order they happened whichever threads made them (two threads each telling its
+   * own after the lock could tell OPEN_TO_HALF_OPEN before the CLOSED_TO_OPEN before it). What the
+   * listener lets through (out of memory, a broken JVM) leaves that batch untold, the later ones
+   * told by the next caller.
+   */
+  void tellTransitions() {
+    if (!anyUntold) {
+      return;
+    }
+    synchronized (this) {
+      if (telling) {
+        return;
+      }
+      if (untold == null) {
+        anyUntold = false; // a teller that the listener threw out of left it set
+        return;
+      }
+      telling = true;
+    }
+    boolean over = false;
+    try {
+      while (true) {
+        ArrayList<CircuitTransition> batch;
+        synchronized (this) {
+          batch = untold;
+          untold = null;
+          if (batch == null) {
+            anyUntold = false;
+            telling = false;
+            over = true;
+            return;
+          }
+        }
+        for (int i = 0; i < batch.size(); i++) {
+          listener.onTransition(this, batch.get(i));
+        }
+      }
+    } finally {
+      if (!over) {
+        synchronized (this) {
+          telling = false;
+        }
+      }
     }
   }
 

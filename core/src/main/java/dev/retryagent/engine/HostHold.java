@@ -96,7 +96,7 @@ abstract class HostHold {
 
   /** Asks the breaker for a permit for the next attempt at {@code nowNanos}; false when open. */
   boolean acquire(long nowNanos) {
-    permit = state.breaker.tryAcquire(nowNanos);
+    permit = state.breaker.tryAcquireTellingLater(nowNanos);
     return permit != CircuitBreaker.REJECTED;
   }
 
@@ -107,7 +107,7 @@ abstract class HostHold {
   void record(boolean failure, long startedNanos, Clock clock) {
     CircuitBreaker breaker = state.breaker;
     if (breaker != null && permit != CircuitBreaker.REJECTED) {
-      breaker.onResult(permit, failure, startedNanos, clock);
+      breaker.onResultTellingLater(permit, failure, startedNanos, clock);
       permit = CircuitBreaker.REJECTED;
     }
   }
@@ -154,7 +154,7 @@ abstract class HostHold {
       budget.recordRetry(nowNanos);
     }
     if (failure && breaker != null && permit != CircuitBreaker.REJECTED) {
-      breaker.onResult(permit, true, durationNanos, nowNanos);
+      breaker.onResultTellingLater(permit, true, durationNanos, nowNanos);
     }
   }
 

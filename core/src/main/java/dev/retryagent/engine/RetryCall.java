@@ -322,7 +322,7 @@ public abstract class RetryCall extends HostHold {
     try {
       acquireBreakerLocked();
     } finally {
-      tellQueued();
+      tellQueued(true);
     }
   }
 
@@ -443,7 +443,7 @@ public abstract class RetryCall extends HostHold {
     try {
       return beginAttemptLocked();
     } finally {
-      tellQueued();
+      tellQueued(true);
     }
   }
 
@@ -1168,17 +1168,49 @@ public abstract class RetryCall extends HostHold {
 
   /**
    * Tells the events this call's step queued under the lock, now that it let go ({@link
-   * CallEvents}): each step that may make events calls it as it returns or throws. A step nested in
-   * another's hold of the lock (an adapter's override calling the step) leaves them to the outer
-   * step. A call that made no event reads one field here, and takes no lock.
+   * CallEvents}), and the breaker's transitions first (as they were made first: the outcome is
+   * recorded before it is decided; {@link CircuitBreaker#tellTransitions}): each step that may make
+   * events calls it as it returns or throws. A step nested in another's hold of the lock (an
+   * adapter's override calling the step) leaves them to the outer step. A call that made no event
+   * reads one field here and the breaker's flag, and takes no lock.
    */
   private void tellQueued() {
+    tellQueued(false);
+  }
+
+  /**
+   * @param acquired the step took a breaker permit: what the listeners let through at a transition
+   *     (out of memory, a broken JVM) leaves the step with no permit in the call's hands, or a
+   *     half-open trial just issued would never go back (the breaker refusing the host until the
+   *     trials' time ran out, and openFor more)
+   */
+  private void tellQueued(boolean acquired) {
     CallExtras x = extras; // the thread that queued sees its own write (CallEvents.any)
     CallEvents events = x == null ? null : x.eventsIfAny();
-    if (events == null || !events.any() || Thread.holdsLock(this)) {
+    boolean anyEvents = events != null && events.any();
+    CircuitBreaker breaker = state.breaker;
+    boolean anyMoves = breaker != null && breaker.anyUntold();
+    if (!anyEvents && !anyMoves || Thread.holdsLock(this)) {
       return;
     }
-    CallEvents.tell(this, events);
+    try {
+      if (anyMoves) {
+        try {
+          breaker.tellTransitions();
+        } catch (RuntimeException | Error e) {
+          if (acquired) {
+            synchronized (this) {
+              release();
+            }
+          }
+          throw e;
+        }
+      }
+    } finally {
+      if (anyEvents) {
+        CallEvents.tell(this, events);
+      }
+    }
   }
 
   /** Ends the call at {@code now} (the caller's read: one serves the decision and the end). */

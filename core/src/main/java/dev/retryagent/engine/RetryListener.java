@@ -12,8 +12,10 @@ import java.util.List;
  * one thread at a time: when two threads of one call make events at once (an attempt's completion
  * and a cancel), the one telling tells the other's too, so an event may come on another thread of
  * the call, after the step that made it returned. A listener that blocks holds up the thread that
- * tells, not the call's other threads. {@link CallCounter}s and {@link #onBreakerTransition} are
- * told under the call's lock.
+ * tells, not the call's other threads. {@link #onBreakerTransition} is told outside the call's lock
+ * and the breaker's, in the order the breaker moved, each once, by one thread at a time: a
+ * transition made while another thread tells one of that breaker is told by that thread. {@link
+ * CallCounter}s count under the call's lock.
  */
 public interface RetryListener {
   default void onAttempt(RetryEvent event) {}

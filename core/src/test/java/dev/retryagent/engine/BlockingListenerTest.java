@@ -167,4 +167,92 @@ class BlockingListenerTest {
     call.onAbandoned();
     assertThat(f.listener.types()).containsExactly(ATTEMPT, RETRY, GIVE_UP, CALL_COMPLETE);
   }
+
+  @Test
+  void aCancelWhileAListenerBlocksOnABreakerTransitionReturnsAndTheTransitionIsToldOnce()
+      throws Exception {
+    // The attempt's 503 opens the breaker, and the listener blocks as it hears it. Before, the
+    // transition was told as the outcome was recorded, under the call's lock: the cancel from
+    // another thread waited for the listener (onAbandoned).
+    CountDownLatch entered = new CountDownLatch(1);
+    RetryListener blocking =
+        new RetryListener() {
+          @Override
+          public void onBreakerTransition(
+              CircuitBreaker breaker, CircuitTransition transition, String route) {
+            entered.countDown();
+            try {
+              release.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        };
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1);
+    EngineFixture f = EngineFixture.withListener(p.build(), blocking);
+    OneAttempt attempts = new OneAttempt();
+    RetryCall call = f.newCall(FakeRequest.get());
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(f.engine, call, attempts, FakeResponse.ACCESS);
+
+    Future<?> completing = threads.submit(() -> attempts.last().complete(FakeResponse.of(503)));
+    assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+    Future<Boolean> cancelling = threads.submit(() -> result.cancel(true));
+    await().atMost(WAIT).until(cancelling::isDone);
+    // Nor does the listener hold the breaker: its state reads under the breaker's lock.
+    assertThat(call.breaker().state()).isEqualTo(CircuitState.OPEN);
+
+    release.countDown();
+    completing.get(10, TimeUnit.SECONDS);
+    await().atMost(WAIT).until(() -> f.listener.types().contains(CALL_COMPLETE));
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+    assertThat(f.listener.types()).containsExactly(ATTEMPT, GIVE_UP, CALL_COMPLETE);
+    assertThat(attempts.started).hasSize(1);
+  }
+
+  @Test
+  void aTransitionIsToldOnTheThreadThatMadeItBeforeItsStepReturnsWithoutTheCallsLock()
+      throws Exception {
+    List<String> where = new ArrayList<>();
+    AtomicReference<RetryCall> told = new AtomicReference<>();
+    RetryListener noting =
+        new RetryListener() {
+          @Override
+          public void onBreakerTransition(
+              CircuitBreaker breaker, CircuitTransition transition, String route) {
+            where.add(
+                transition
+                    + " "
+                    + Thread.currentThread().getName()
+                    + " "
+                    + Thread.holdsLock(told.get()));
+          }
+        };
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1).halfOpenCalls(1).openFor(Duration.ofSeconds(30));
+    EngineFixture f = EngineFixture.withListener(p.build(), noting);
+    RetryCall call = f.newCall(FakeRequest.get());
+    told.set(call);
+    call.beginAttempt();
+    call.onResponse(503, null);
+    String me = Thread.currentThread().getName();
+    assertThat(where).containsExactly("CLOSED_TO_OPEN " + me + " false");
+
+    f.clock.advance(TimeUnit.SECONDS.toNanos(30));
+    RetryCall trial = f.newCall(FakeRequest.get());
+    told.set(trial);
+    trial.beginAttempt();
+    assertThat(where).hasSize(2).endsWith("OPEN_TO_HALF_OPEN " + me + " false");
+    trial.onResponse(200, null);
+    assertThat(where).hasSize(3).endsWith("HALF_OPEN_TO_CLOSED " + me + " false");
+    assertThat(f.listener.transitions())
+        .containsExactly(
+            CircuitTransition.CLOSED_TO_OPEN,
+            CircuitTransition.OPEN_TO_HALF_OPEN,
+            CircuitTransition.HALF_OPEN_TO_CLOSED);
+  }
 }

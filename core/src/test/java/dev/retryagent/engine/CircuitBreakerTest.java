@@ -10,7 +10,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 class CircuitBreakerTest {
@@ -666,5 +672,49 @@ class CircuitBreakerTest {
           .isNotEqualTo(CircuitBreaker.REJECTED);
     }
     assertThat(b.tryAcquire(now)).isEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  @Test
+  void transitionsAreToldInTheBreakersOrderWhileAListenerBlocksOnOne() throws Exception {
+    // Another thread opens the breaker and the listener blocks on the opening; this thread then
+    // moves it to half-open. Before, each thread told its own after the breaker's lock: the
+    // half-open was told while the opening was still being told, and a listener that notes a
+    // transition as it is done with it heard them in the wrong order.
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    List<CircuitTransition> told = Collections.synchronizedList(new ArrayList<>());
+    CircuitBreaker b =
+        new CircuitBreaker(
+            "http://h:80",
+            count(1, 1).build(),
+            (br, t) -> {
+              if (t == CLOSED_TO_OPEN) {
+                entered.countDown();
+                try {
+                  release.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+              told.add(t);
+            });
+    ExecutorService other = Executors.newSingleThreadExecutor();
+    try {
+      long permit = b.tryAcquire(T0);
+      Future<?> opening = other.submit(() -> b.onResult(permit, true, 10 * MS, T0));
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+
+      long trial = b.tryAcquire(T0 + 30 * S);
+
+      assertThat(trial).isNotEqualTo(CircuitBreaker.REJECTED);
+      assertThat(told).as("left to the thread telling").isEmpty();
+      release.countDown();
+      opening.get(10, TimeUnit.SECONDS);
+      assertThat(told).containsExactly(CLOSED_TO_OPEN, OPEN_TO_HALF_OPEN);
+    } finally {
+      release.countDown();
+      other.shutdownNow();
+      assertThat(other.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
   }
 }
