@@ -242,7 +242,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         if (!d.retry()) {
           if (d.error() != null) {
             discarded = true;
-            discardUnwanted(response);
+            SyncRetryLoop.discardUnwanted(engine, access, response);
             fail(new CompletionException(d.error()));
           } else {
             succeed(response);
@@ -262,21 +262,6 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           "the call ends with that attempt's outcome",
           discarded ? null : response,
           error);
-    }
-  }
-
-  /**
-   * Releases {@code response}, which the caller will not get (the engine's exception ends the
-   * call): a release that throws anyway ({@link ResponseAccess#discard} must not; a body's {@code
-   * close()} may throw an {@code Error}) is said once per cause and the call goes on with its
-   * outcome, as a release for a retry does ({@link SyncRetryLoop#discardForRetry}). Before, the
-   * caller got the engine's internal error in place of the breaker's exception.
-   */
-  private void discardUnwanted(T response) {
-    try {
-      access.discard(response);
-    } catch (RuntimeException | Error bug) {
-      engine.internalError("releasing a response the caller does not get", bug, "the call goes on");
     }
   }
 
@@ -514,7 +499,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     if (!completed) {
       // Cancelled since the attempt completed: the response can no longer reach the caller. Here
       // on the client's executor, perhaps: what the release throws must not leave its task.
-      discardUnwanted(response);
+      SyncRetryLoop.discardUnwanted(engine, access, response);
     }
   }
 

@@ -108,7 +108,7 @@ public final class SyncRetryLoop {
       }
       if (!d.retry()) {
         if (d.error() != null) {
-          access.discard(response);
+          discardUnwanted(call.state.engine, access, response);
           throw d.error();
         }
         return response;
@@ -184,6 +184,21 @@ public final class SyncRetryLoop {
     } catch (RuntimeException | Error bug) {
       call.state.engine.internalError(
           "releasing a response for its retry", bug, "the retry goes on");
+    }
+  }
+
+  /**
+   * Releases {@code response}, which the caller will not get (the engine's exception ends the
+   * call): a release that throws anyway ({@link ResponseAccess#discard} must not; a body's {@code
+   * close()} may throw an {@code Error}, which java.net.http's release lets through) is said once
+   * per cause and the call goes on with its outcome, as a release for a retry does ({@link
+   * #discardForRetry}). Before, the caller got the release's exception in place of the breaker's.
+   */
+  static <T> void discardUnwanted(RetryEngine engine, ResponseAccess<T> access, T response) {
+    try {
+      access.discard(response);
+    } catch (RuntimeException | Error bug) {
+      engine.internalError("releasing a response the caller does not get", bug, "the call goes on");
     }
   }
 

@@ -812,6 +812,48 @@ class EngineFailuresTest {
   }
 
   @Test
+  void aSynchronousReleaseThatThrowsAnErrorAfterTheBreakerRefusedTheRetryStillThrowsTheBreakers() {
+    // java.net.http's send(): JdkRetrying.discard closes the body and catches Exception only, and
+    // a close() may throw an Error (a class missing). The 503 opens the breaker (a window of one),
+    // so the decision ends the call with the breaker's exception and releases the 503. Before, the
+    // caller got the release's Error in place of CircuitBreakerOpenException.
+    TestPolicy p = TestPolicy.create();
+    p.breaker.countWindow(1).minimumCalls(1);
+    RetryEngine e = engine().policy(p.build()).build();
+    Script script = new Script(clock, respond(503), respond(200));
+    ResponseAccess<FakeResponse> closeThrowsAnError =
+        new ResponseAccess<FakeResponse>() {
+          @Override
+          public int status(FakeResponse response) {
+            return response.status;
+          }
+
+          @Override
+          public String header(FakeResponse response, String name) {
+            return null;
+          }
+
+          @Override
+          public void discard(FakeResponse response) {
+            response.discards.incrementAndGet();
+            throw new NoClassDefFoundError("adapter/Body");
+          }
+        };
+
+    assertThatThrownBy(
+            () ->
+                SyncRetryLoop.execute(
+                    e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, closeThrowsAnError))
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while releasing a response the caller does not get (java.lang.NoClassDefFound")
+        .endsWith("; the call goes on (said once for this cause)");
+  }
+
+  @Test
   void aReleaseThatThrowsForACallerWhoCancelledBeforeTheDeliveryNeverLeavesTheClientsExecutor() {
     // The retry's response was ready on the scheduler's thread and handed to the client's
     // executor (the style's deliverOn); the caller cancelled before it ran, so the response is
