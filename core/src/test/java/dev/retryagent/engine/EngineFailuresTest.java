@@ -718,23 +718,31 @@ class EngineFailuresTest {
 
   /** An adapter's release of a response that throws, against its contract (our own bug). */
   private static final ResponseAccess<FakeResponse> UNRELEASABLE =
-      new ResponseAccess<FakeResponse>() {
-        @Override
-        public int status(FakeResponse response) {
-          return response.status;
-        }
+      releaseThrowing(
+          () -> {
+            throw new IllegalStateException("adapter: discard");
+          });
 
-        @Override
-        public String header(FakeResponse response, String name) {
-          return null;
-        }
+  /** An adapter's release of a response that runs {@code fails}, which throws. */
+  private static ResponseAccess<FakeResponse> releaseThrowing(Runnable fails) {
+    return new ResponseAccess<FakeResponse>() {
+      @Override
+      public int status(FakeResponse response) {
+        return response.status;
+      }
 
-        @Override
-        public void discard(FakeResponse response) {
-          response.discards.incrementAndGet();
-          throw new IllegalStateException("adapter: discard");
-        }
-      };
+      @Override
+      public String header(FakeResponse response, String name) {
+        return null;
+      }
+
+      @Override
+      public void discard(FakeResponse response) {
+        response.discards.incrementAndGet();
+        fails.run();
+      }
+    };
+  }
 
   private void assertTheRetryWasMadeAndTheCallCounted(
       RetryEngine e, RecordingListener events, Script script) {
@@ -822,23 +830,10 @@ class EngineFailuresTest {
     RetryEngine e = engine().policy(p.build()).build();
     Script script = new Script(clock, respond(503), respond(200));
     ResponseAccess<FakeResponse> closeThrowsAnError =
-        new ResponseAccess<FakeResponse>() {
-          @Override
-          public int status(FakeResponse response) {
-            return response.status;
-          }
-
-          @Override
-          public String header(FakeResponse response, String name) {
-            return null;
-          }
-
-          @Override
-          public void discard(FakeResponse response) {
-            response.discards.incrementAndGet();
-            throw new NoClassDefFoundError("adapter/Body");
-          }
-        };
+        releaseThrowing(
+            () -> {
+              throw new NoClassDefFoundError("adapter/Body");
+            });
 
     assertThatThrownBy(
             () ->
