@@ -133,7 +133,9 @@ public final class SyncRetryLoop {
         sleep(call, sleeper, d.delayNanos());
       } catch (InterruptedException | RuntimeException | Error e) {
         if (keep) {
-          access.discard(response);
+          // Guarded: a release that throws (an Error from a body's close()) must not take the
+          // place of the caller's interrupt.
+          discardUnwanted(call.state.engine, access, response);
         }
         throw e;
       }

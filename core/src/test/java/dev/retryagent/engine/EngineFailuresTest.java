@@ -849,6 +849,41 @@ class EngineFailuresTest {
   }
 
   @Test
+  void aReleaseThatThrowsAnErrorAfterAnInterruptedWaitLeavesTheCallerTheInterrupt() {
+    // The retry is to start 500 ms before the deadline, so the whole 503 is kept through the wait
+    // (one that ends late would be the caller's); the caller interrupts the wait, and the kept
+    // response's release throws an Error (a body's close(), a class missing). Before, that Error
+    // reached the caller in place of its InterruptedException.
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofMillis(500), 1.0, Duration.ofSeconds(1));
+    p.deadline(Duration.ofSeconds(1));
+    RetryEngine e = engine().policy(p.build()).build();
+    Script script = new Script(clock, respond(503), respond(200));
+    ResponseAccess<FakeResponse> closeThrowsAnError =
+        releaseThrowing(
+            () -> {
+              throw new NoClassDefFoundError("adapter/Body");
+            });
+    Sleeper interrupted =
+        nanos -> {
+          throw new InterruptedException("the caller's interrupt");
+        };
+
+    assertThatThrownBy(
+            () ->
+                SyncRetryLoop.execute(
+                    e.newCall(FakeRequest.get()), interrupted, script::runSync, closeThrowsAnError))
+        .isInstanceOf(InterruptedException.class)
+        .hasMessage("the caller's interrupt");
+    assertThat(script.attemptCount()).isEqualTo(1);
+    assertThat(script.responsesServed().get(0).discards).hasValue(1);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while releasing a response the caller does not get (java.lang.NoClassDefFound")
+        .endsWith("; the call goes on (said once for this cause)");
+  }
+
+  @Test
   void aReleaseThatThrowsForACallerWhoCancelledBeforeTheDeliveryNeverLeavesTheClientsExecutor() {
     // The retry's response was ready on the scheduler's thread and handed to the client's
     // executor (the style's deliverOn); the caller cancelled before it ran, so the response is
