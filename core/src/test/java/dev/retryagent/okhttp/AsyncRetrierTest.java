@@ -1764,18 +1764,23 @@ class AsyncRetrierTest {
       if (r.code() != 503) {
         return r;
       }
-      okio.Buffer content = new okio.Buffer().writeUtf8(r.body().string());
-      okio.BufferedSource source =
-          okio.Okio.buffer(
-              new okio.ForwardingSource(content) {
-                @Override
-                public void close() throws IOException {
-                  super.close();
-                  onClose.run();
-                }
-              });
-      return r.newBuilder().body(okhttp3.ResponseBody.create(null, content.size(), source)).build();
+      return r.newBuilder().body(aBodyThatOnClose(r.body().string(), onClose)).build();
     };
+  }
+
+  /** A body of {@code text} that runs {@code onClose} once it is closed. */
+  private static okhttp3.ResponseBody aBodyThatOnClose(String text, Runnable onClose) {
+    okio.Buffer content = new okio.Buffer().writeUtf8(text);
+    okio.BufferedSource source =
+        okio.Okio.buffer(
+            new okio.ForwardingSource(content) {
+              @Override
+              public void close() throws IOException {
+                super.close();
+                onClose.run();
+              }
+            });
+    return okhttp3.ResponseBody.create(null, content.size(), source);
   }
 
   /** {@link #a503ThatOnClose}: the close throws an Error (a class missing). */
@@ -1784,6 +1789,68 @@ class AsyncRetrierTest {
         () -> {
           throw new NoClassDefFoundError("missing/Dependency");
         });
+  }
+
+  @Test
+  void anErrorWhileReleasingALateAnswerToARetryEndedInTheQueueIsSaidOnceNotThrown()
+      throws Exception {
+    // A cancel during the retry's wait is told through a clone that waits in the dispatcher's
+    // queue behind the host's taken slot; the callback hears it at once and the clone, ended
+    // there (not cancelled: OkHttp would close its answer itself), runs once the slot frees, an
+    // interceptor ahead of the agent's answering it (a 503 whose body's close() throws an Error).
+    // The agent releases that late answer: unguarded, the Error left the clone's callback onto
+    // the dispatcher thread, unsaid.
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    AtomicInteger retriedPasses = new AtomicInteger();
+    List<String> errors =
+        configureFaulty(
+            new AtomicBoolean(), // a clock that never fails
+            holdingTheSlot(slotTaken, slotFree)
+                .addInterceptor(
+                    chain -> {
+                      if (chain.request().url().encodedPath().equals("/retried")
+                          && retriedPasses.incrementAndGet() == 2) {
+                        return new Response.Builder()
+                            .request(chain.request())
+                            .protocol(okhttp3.Protocol.HTTP_1_1)
+                            .code(503)
+                            .message("answered ahead of the agent")
+                            .body(
+                                aBodyThatOnClose(
+                                    "late",
+                                    () -> {
+                                      throw new NoClassDefFoundError("missing/Dependency");
+                                    }))
+                            .build();
+                      }
+                      return chain.proceed(chain.request());
+                    }));
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+
+      call.cancel(); // during the wait
+      retrier.cancel(call);
+      time.runHeldTasks(); // the wait, ended: its "Canceled" goes through a clone, queued
+
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(retriedPasses).as("the clone has not run").hasValue(1);
+    } finally {
+      slotFree.countDown();
+    }
+
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    assertThat(retriedPasses).as("the clone ran, answered ahead of the agent").hasValue(2);
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains(
+            "while releasing a response the caller does not get (java.lang.NoClassDefFoundError"
+                + " at ")
+        .contains("the call goes on");
   }
 
   @Test
