@@ -723,6 +723,25 @@ class EngineFailuresTest {
             throw new IllegalStateException("adapter: discard");
           });
 
+  /** An adapter's release that throws an Error, as a body's close() may (a class missing). */
+  private static final ResponseAccess<FakeResponse> CLOSE_THROWS_AN_ERROR =
+      releaseThrowing(
+          () -> {
+            throw new NoClassDefFoundError("adapter/Body");
+          });
+
+  /**
+   * Our own failure said once: a release of a response the caller does not get threw {@code thrown}
+   * (a class name's start), and the call went on.
+   */
+  private void assertSaidOnceAsAReleaseTheCallerDoesNotGet(String thrown) {
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .contains("while releasing a response the caller does not get (" + thrown)
+        .endsWith("; the call goes on (said once for this cause)");
+  }
+
   /** An adapter's release of a response that runs {@code fails}, which throws. */
   private static ResponseAccess<FakeResponse> releaseThrowing(Runnable fails) {
     return new ResponseAccess<FakeResponse>() {
@@ -812,11 +831,7 @@ class EngineFailuresTest {
     assertThat(result).isCompletedExceptionally();
     assertThatThrownBy(result::join).hasCauseInstanceOf(CircuitBreakerOpenException.class);
     assertThat(script.attemptCount()).isEqualTo(1);
-    assertThat(errors)
-        .singleElement()
-        .asString()
-        .contains("while releasing a response the caller does not get (java.lang.")
-        .endsWith("; the call goes on (said once for this cause)");
+    assertSaidOnceAsAReleaseTheCallerDoesNotGet("java.lang.");
   }
 
   @Test
@@ -829,23 +844,17 @@ class EngineFailuresTest {
     p.breaker.countWindow(1).minimumCalls(1);
     RetryEngine e = engine().policy(p.build()).build();
     Script script = new Script(clock, respond(503), respond(200));
-    ResponseAccess<FakeResponse> closeThrowsAnError =
-        releaseThrowing(
-            () -> {
-              throw new NoClassDefFoundError("adapter/Body");
-            });
 
     assertThatThrownBy(
             () ->
                 SyncRetryLoop.execute(
-                    e.newCall(FakeRequest.get()), e.sleeper(), script::runSync, closeThrowsAnError))
+                    e.newCall(FakeRequest.get()),
+                    e.sleeper(),
+                    script::runSync,
+                    CLOSE_THROWS_AN_ERROR))
         .isInstanceOf(CircuitBreakerOpenException.class);
     assertThat(script.attemptCount()).isEqualTo(1);
-    assertThat(errors)
-        .singleElement()
-        .asString()
-        .contains("while releasing a response the caller does not get (java.lang.NoClassDefFound")
-        .endsWith("; the call goes on (said once for this cause)");
+    assertSaidOnceAsAReleaseTheCallerDoesNotGet("java.lang.NoClassDefFound");
   }
 
   @Test
@@ -858,11 +867,6 @@ class EngineFailuresTest {
     p.deadline(Duration.ofSeconds(1));
     RetryEngine e = engine().policy(p.build()).build();
     Script script = new Script(clock, respond(503), respond(200));
-    ResponseAccess<FakeResponse> closeThrowsAnError =
-        releaseThrowing(
-            () -> {
-              throw new NoClassDefFoundError("adapter/Body");
-            });
     Sleeper interrupted =
         nanos -> {
           throw new InterruptedException("the caller's interrupt");
@@ -871,16 +875,15 @@ class EngineFailuresTest {
     assertThatThrownBy(
             () ->
                 SyncRetryLoop.execute(
-                    e.newCall(FakeRequest.get()), interrupted, script::runSync, closeThrowsAnError))
+                    e.newCall(FakeRequest.get()),
+                    interrupted,
+                    script::runSync,
+                    CLOSE_THROWS_AN_ERROR))
         .isInstanceOf(InterruptedException.class)
         .hasMessage("the caller's interrupt");
     assertThat(script.attemptCount()).isEqualTo(1);
     assertThat(script.responsesServed().get(0).discards).hasValue(1);
-    assertThat(errors)
-        .singleElement()
-        .asString()
-        .contains("while releasing a response the caller does not get (java.lang.NoClassDefFound")
-        .endsWith("; the call goes on (said once for this cause)");
+    assertSaidOnceAsAReleaseTheCallerDoesNotGet("java.lang.NoClassDefFound");
   }
 
   @Test
