@@ -39,14 +39,16 @@ import java.util.function.Consumer;
  * ({@code retry-agent-dead-letters}, started at the first dead letter, with the system class loader
  * as its context class loader, see {@link AgentThreads}) opens the file (creating its parent
  * directories, and the file readable by its owner only) and appends whole lines, so lines from many
- * threads never interleave. A full queue, an unwritable path, a full disk or any write error never
- * reaches the call: the line is dropped and counted ({@link #dropped()}, and in the agent's metrics
- * when given: {@code retryagent_dead_letters_dropped_total}, JMX {@code DeadLettersDropped}), and
- * each kind of failure is reported once on the error sink. After a failed write the file is opened
- * again for the next lines, and a partly written line is ended so the next line stays whole; so is
- * a torn last line found in the file when it is opened (a JVM killed in the middle of a write): a
- * reader loses that line only. A file rotated away (renamed or removed) is created again at the
- * path for the next lines.
+ * threads never interleave. The queue holds at most {@link #DEFAULT_CAPACITY} lines and {@link
+ * #MAX_HELD_BYTES} of heap, the lines being written included. A full queue, an unwritable path, a
+ * full disk or any write error never reaches the call: the line is dropped and counted ({@link
+ * #dropped()}, and in the agent's metrics when given: {@code
+ * retryagent_dead_letters_dropped_total}, JMX {@code DeadLettersDropped}), and each kind of failure
+ * is reported once on the error sink; a full queue once per episode, when it starts and when the
+ * writer thread has caught up. After a failed write the file is opened again for the next lines,
+ * and a partly written line is ended so the next line stays whole; so is a torn last line found in
+ * the file when it is opened (a JVM killed in the middle of a write): a reader loses that line
+ * only. A file rotated away (renamed or removed) is created again at the path for the next lines.
  *
  * <p>With a size cap ({@link #setMaxBytes}, {@code agent.deadLetter.maxBytes}) a line that would
  * take the file past it is not written, whole (never a part of it), and is counted as dropped; the
@@ -66,14 +68,21 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   public static final int DEFAULT_CAPACITY = 10_000;
 
   /**
-   * Characters that may wait for the writer thread, whatever the number of lines: a path has no
-   * length limit, and 10,000 lines of long paths would hold tens of MB of the application's heap
-   * while the disk is slow. Past this, lines are dropped as with a full queue. Ordinary lines (a
-   * few hundred characters) never reach it before the line count.
+   * Heap, in bytes, that lines waiting for the writer thread or being written may hold, whatever
+   * the number of lines: a path has no length limit, and while the disk is slow the lines are the
+   * application's heap. Past this, lines are dropped as with a full queue. A line counts {@link
+   * #heapBytes its most} from the give-up that queued it until its write has ended, so a batch held
+   * up in a slow write counts too. Ordinary lines (up to about 380 characters) reach the line count
+   * first.
    */
-  public static final long MAX_QUEUED_CHARS = 8L * 1024 * 1024;
+  public static final long MAX_HELD_BYTES = 8L * 1024 * 1024;
 
   private static final int BATCH = 512;
+  // Counted bytes a batch takes (but one line, whatever its size): bounds the writer thread's
+  // encoded copy of the lines it writes at once.
+  private static final long BATCH_BYTES = 64 * 1024;
+  // A String's object and array headers, and the queue's slot for it.
+  private static final int LINE_OVERHEAD = 64;
   // Compared by identity: ends the writer thread.
   private static final String STOP = new String("stop");
   // rw------- : the owner reads and writes, nobody else sees the file.
@@ -100,8 +109,12 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private final BlockingQueue<String> queue;
   private final LongAdder written = new LongAdder();
   private final LongAdder dropped = new LongAdder();
-  // Characters of the lines in the queue (MAX_QUEUED_CHARS).
-  private final AtomicLong queuedChars = new AtomicLong();
+  // heapBytes of the lines queued or being written (MAX_HELD_BYTES).
+  private final AtomicLong heldBytes = new AtomicLong();
+  // A full-queue episode: from the first line dropped for a full queue to the writer thread's
+  // next look at an empty queue after a write; said once when it starts and once when it ends.
+  private final AtomicBoolean full = new AtomicBoolean();
+  private final LongAdder droppedWhileFull = new LongAdder();
   private final AtomicBoolean started = new AtomicBoolean();
   // Orders the thread's start, close and the thread's end: a thread starts only while open, so a
   // close that finds none knows none will come, and a give-up that finds the thread not finished
@@ -233,15 +246,23 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         return;
       }
       String line = DeadLetterJson.line(e, pathMask) + "\n";
-      int chars = line.length();
-      if (queuedChars.addAndGet(chars) > MAX_QUEUED_CHARS || !queue.offer(line)) {
-        queuedChars.addAndGet(-chars);
-        drop(1);
+      long bytes = heapBytes(line);
+      if (bytes > MAX_HELD_BYTES) {
+        drop(1); // never fits, however empty the queue: not a full queue's episode
         errors.once(
-            "full",
-            "retry-agent: the dead-letter queue for "
+            "line-over-queue",
+            "retry-agent: a dead letter of "
+                + line.length()
+                + " characters is larger than the dead-letter queue for "
                 + Sanitizer.oneLine(path.toString())
-                + " is full; dead letters are dropped while it is");
+                + " may hold ("
+                + Units.formatSize(MAX_HELD_BYTES)
+                + "); such dead letters are dropped, not written");
+        return;
+      }
+      if (heldBytes.addAndGet(bytes) > MAX_HELD_BYTES || !queue.offer(line)) {
+        heldBytes.addAndGet(-bytes);
+        droppedFull();
         return;
       }
       if (!started.get() && started.compareAndSet(false, true)) {
@@ -255,6 +276,47 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     } catch (RuntimeException | Error ex) {
       // Never into the call; an OutOfMemoryError included, the line is simply not written.
       drop(1);
+    }
+  }
+
+  /**
+   * The most heap {@code line} holds as a Java string (2 bytes a character: a line with a character
+   * past Latin-1 takes that, an ASCII one half of it), with its share of the queue.
+   */
+  private static long heapBytes(String line) {
+    return 2L * line.length() + LINE_OVERHEAD;
+  }
+
+  /** A line dropped for a full queue: counted, and said at the start of an episode. */
+  private void droppedFull() {
+    drop(1);
+    droppedWhileFull.increment();
+    if (!full.get() && full.compareAndSet(false, true)) {
+      errors.tell(
+          "retry-agent: the dead-letter queue for "
+              + Sanitizer.oneLine(path.toString())
+              + " is full ("
+              + queue.size()
+              + " lines waiting for the disk, at most "
+              + Units.formatSize(MAX_HELD_BYTES)
+              + " of heap); dead letters are dropped until the writer catches up");
+    }
+  }
+
+  /**
+   * Ends a full-queue episode, said once, when the writer thread finds the queue empty after a
+   * write: it has caught up with the give-ups.
+   */
+  private void endFullIfCaughtUp() {
+    if (full.get() && queue.isEmpty() && full.compareAndSet(true, false)) {
+      long n = droppedWhileFull.sumThenReset();
+      errors.tell(
+          "retry-agent: the dead-letter queue for "
+              + Sanitizer.oneLine(path.toString())
+              + " has room again; "
+              + lines(n)
+              + (n == 1 ? " was" : " were")
+              + " dropped while it was full");
     }
   }
 
@@ -327,14 +389,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     List<String> left = new ArrayList<>();
     queue.drainTo(left);
     long lines = 0;
-    long chars = 0;
+    long bytes = 0;
     for (String l : left) {
       if (l != STOP) {
         lines++;
-        chars += l.length();
+        bytes += heapBytes(l);
       }
     }
-    queuedChars.addAndGet(-chars);
+    heldBytes.addAndGet(-bytes);
     if (lines > 0) {
       drop(lines);
     }
@@ -441,19 +503,21 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     List<String> batch = new ArrayList<>(BATCH);
     boolean stop = false;
     while (!stop) {
+      String first;
       try {
-        batch.add(queue.take());
+        first = queue.take();
       } catch (InterruptedException e) {
         stop = true;
+        first = STOP;
       }
-      queue.drainTo(batch, BATCH - batch.size());
-      if (batch.remove(STOP)) {
+      if (first != STOP) {
+        batch.add(first);
+      }
+      if (nextBatch(batch) || first == STOP) {
         stop = true;
-        queue.drainTo(batch); // lines offered while closing
-      }
-      if (!batch.isEmpty()) {
+        writeAll(batch); // lines offered while closing
+      } else {
         write(batch);
-        batch.clear();
       }
       if (closed && queue.isEmpty()) {
         // A close that gave up waiting (a disk slower than its wait) could not queue STOP, or
@@ -466,32 +530,66 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       finished = true;
     }
     // A give-up that found the writer open may have queued its line since the last look; one
-    // that comes after this drain sees finished and counts its line dropped itself.
-    queue.drainTo(batch);
-    while (batch.remove(STOP)) {
-      // STOP may come after the thread saw the writer closed and its queue empty
-    }
-    if (!batch.isEmpty()) {
-      write(batch);
-    }
+    // that comes after this drain sees finished and counts its line dropped itself. STOP may
+    // come after the thread saw the writer closed and its queue empty.
+    nextBatch(batch);
+    writeAll(batch);
     closeChannel();
   }
 
+  /**
+   * Adds queued lines to {@code batch} up to {@link #BATCH} lines and {@link #BATCH_BYTES}, leaving
+   * STOP out; true when it took STOP.
+   */
+  private boolean nextBatch(List<String> batch) {
+    long bytes = 0;
+    for (String l : batch) {
+      bytes += heapBytes(l);
+    }
+    boolean stop = false;
+    while (batch.size() < BATCH && (batch.isEmpty() || bytes < BATCH_BYTES)) {
+      String next = queue.poll();
+      if (next == null) {
+        break;
+      } else if (next == STOP) {
+        stop = true;
+      } else {
+        batch.add(next);
+        bytes += heapBytes(next);
+      }
+    }
+    return stop;
+  }
+
+  /** Writes {@code batch}, then every line still queued, batch after batch. */
+  private void writeAll(List<String> batch) {
+    do {
+      write(batch);
+      nextBatch(batch);
+    } while (!batch.isEmpty());
+  }
+
+  /** Writes and clears {@code lines}; they stop counting in {@link #heldBytes} once written. */
   private void write(List<String> lines) {
+    if (lines.isEmpty()) {
+      return;
+    }
     writing = lines.size();
     try {
       writeBatch(lines);
     } finally {
       writing = 0;
+      long bytes = 0;
+      for (String l : lines) {
+        bytes += heapBytes(l);
+      }
+      heldBytes.addAndGet(-bytes);
+      lines.clear();
+      endFullIfCaughtUp();
     }
   }
 
   private void writeBatch(List<String> lines) {
-    long chars = 0;
-    for (String l : lines) {
-      chars += l.length();
-    }
-    queuedChars.addAndGet(-chars);
     if (channel != null && !stillAtPath()) {
       // Rotated away or removed: the lines go to a new file at the path; a line torn in the old
       // one stays there.

@@ -33,6 +33,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -443,7 +444,110 @@ class DeadLetterWriterTest {
     assertThat(w.written()).isEqualTo(2);
     assertThat(w.dropped()).isEqualTo(1);
     assertThat(lines(file)).hasSize(2);
-    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("full");
+    assertThat(errors).hasSize(2);
+    assertThat(errors.get(0)).contains("dead-letter queue").contains("is full");
+    assertThat(errors.get(1)).contains("has room again; 1 dead letter was dropped");
+  }
+
+  @Test
+  void aFullQueueIsSaidOncePerEpisodeWithWhatItDropped() throws Exception {
+    // Said once for the writer's life: a second episode of drops (the next slow spell of the
+    // disk, days later) went unsaid, and nothing ever said the drops had stopped.
+    Semaphore disk = new Semaphore(0);
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            dir.resolve("dead.jsonl"),
+            errors::add,
+            1,
+            path ->
+                new FailingChannel(DeadLetterWriter.openForAppend(path), Integer.MAX_VALUE, disk));
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
+    await().atMost(WAIT).until(disk::hasQueuedThreads); // /1 held up in its write
+    rig.call(FakeRequest.post("pay.example.com", "/2"), 503); // queued
+    rig.call(FakeRequest.post("pay.example.com", "/3"), 503); // dropped: said
+    rig.call(FakeRequest.post("pay.example.com", "/4"), 503); // dropped: not said again
+    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("is full");
+
+    disk.release(2);
+    await().atMost(WAIT).until(() -> w.written() == 2 && errors.size() == 2);
+    assertThat(errors.get(1)).contains("has room again; 2 dead letters were dropped");
+
+    rig.call(FakeRequest.post("pay.example.com", "/5"), 503);
+    await().atMost(WAIT).until(disk::hasQueuedThreads);
+    rig.call(FakeRequest.post("pay.example.com", "/6"), 503);
+    rig.call(FakeRequest.post("pay.example.com", "/7"), 503);
+    assertThat(errors).hasSize(3);
+    assertThat(errors.get(2)).contains("dead-letter queue").contains("is full");
+
+    disk.release(100);
+    await().atMost(WAIT).until(() -> errors.size() == 4);
+    assertThat(errors.get(3)).contains("has room again; 1 dead letter was dropped");
+    assertThat(w.close(WAIT)).isTrue();
+    assertThat(w.written()).isEqualTo(4);
+    assertThat(w.dropped()).isEqualTo(3);
+  }
+
+  @Test
+  void linesHeldUpInASlowWriteCountTowardTheQueuesHeapBound() throws Exception {
+    // The queue was bounded at 8 Mi characters (16 MiB as the strings of lines with a character
+    // past Latin-1), and a batch the writer thread had taken (up to 512 lines, however long)
+    // stopped counting before its write: while the disk held that write up, the queue took as
+    // much again, and the batch's encoded copy came on top.
+    CountDownLatch opening = new CountDownLatch(1);
+    CountDownLatch open = new CountDownLatch(1);
+    Semaphore disk = new Semaphore(1); // the first line's write goes through
+    java.util.concurrent.atomic.AtomicReference<FailingChannel> channel =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            DeadLetterWriter.DEFAULT_CAPACITY,
+            path -> {
+              opening.countDown();
+              try {
+                open.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              channel.set(
+                  new FailingChannel(
+                      DeadLetterWriter.openForAppend(path), Integer.MAX_VALUE, disk));
+              return channel.get();
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    String longPath = "/" + "a".repeat(4096);
+    int calls = 1;
+    rig.call(FakeRequest.post("pay.example.com", longPath), 503);
+    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    while (w.dropped() == 0 && calls < DeadLetterWriter.DEFAULT_CAPACITY) {
+      rig.call(FakeRequest.post("pay.example.com", longPath), 503);
+      calls++;
+    }
+    assertThat(w.dropped()).isPositive(); // full before 10,000 lines: the heap bound
+    open.countDown(); // the first line is written, the next batch held up in its write
+    await().atMost(WAIT).until(disk::hasQueuedThreads);
+
+    for (int i = 0; i < 1_000; i++) {
+      rig.call(FakeRequest.post("pay.example.com", longPath), 503);
+      calls++;
+    }
+
+    int lineChars = lines(file).get(0).length() + 1; // ASCII: a character a byte
+    long held = (long) w.pending() + channel.get().linesInWrite;
+    assertThat(held * 2 * lineChars).isLessThanOrEqualTo(DeadLetterWriter.MAX_HELD_BYTES);
+    disk.release(100_000);
+    await().atMost(WAIT).until(() -> errors.size() == 2);
+    assertThat(w.close(WAIT)).isTrue();
+    assertThat(w.written() + w.dropped()).isEqualTo(calls);
+    assertThat(lines(file)).hasSize((int) w.written());
+    assertThat(errors.get(1))
+        .contains(w.dropped() + " dead letters were dropped while it was full");
   }
 
   @Test
@@ -505,9 +609,9 @@ class DeadLetterWriterTest {
     }
 
     assertThat(w.dropped()).isPositive();
-    assertThat((long) w.pending() * longPath.length())
-        .isLessThanOrEqualTo(DeadLetterWriter.MAX_QUEUED_CHARS);
-    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("full");
+    assertThat((long) w.pending() * 2 * longPath.length())
+        .isLessThanOrEqualTo(DeadLetterWriter.MAX_HELD_BYTES);
+    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("is full");
     held.release();
     assertThat(w.close(WAIT)).isTrue();
     assertThat(w.written() + w.dropped()).isEqualTo(DeadLetterWriter.DEFAULT_CAPACITY + 1);

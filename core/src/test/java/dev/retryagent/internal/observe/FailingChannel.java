@@ -7,22 +7,48 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.WritableByteChannel;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A file channel that writes the first {@code okBytes} bytes to the real file, then fails every
- * write as a full disk does.
+ * write as a full disk does; with a gate, each write first waits for a permit of it (a disk that is
+ * slow for as long as the test wants).
  */
 final class FailingChannel extends FileChannel {
   private final FileChannel real;
+  private final Semaphore gate;
   private int okBytes;
+  // The line breaks in the write waiting at the gate or last past it: the lines of its batch.
+  volatile int linesInWrite;
 
   FailingChannel(FileChannel real, int okBytes) {
+    this(real, okBytes, null);
+  }
+
+  FailingChannel(FileChannel real, int okBytes, Semaphore gate) {
     this.real = real;
     this.okBytes = okBytes;
+    this.gate = gate;
   }
 
   @Override
   public int write(ByteBuffer src) throws IOException {
+    if (gate != null) {
+      int lines = 0;
+      for (int i = src.position(); i < src.limit(); i++) {
+        lines += src.get(i) == '\n' ? 1 : 0;
+      }
+      linesInWrite = lines;
+      try {
+        if (!gate.tryAcquire(30, TimeUnit.SECONDS)) {
+          throw new IOException("the test never opened the gate");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new java.io.InterruptedIOException();
+      }
+    }
     if (okBytes <= 0) {
       throw new IOException("No space left on device");
     }
