@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
 import org.apache.http.Header;
-import org.apache.http.HttpEntity;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
@@ -194,12 +193,8 @@ public final class ApacheRetrying4 {
         public void discard(CloseableHttpResponse response) {
           // The response's close, before its body was read to its end, closes the connection
           // unread (HttpClient 4.5's ConnectionHolder); after, it finds the connection given
-          // back already.
-          HttpEntity entity = response.getEntity();
-          Discards.release(
-              entity != null && entity.isStreaming() ? entity::getContent : null,
-              response,
-              response);
+          // back already. The body as it came, not decoded (RawBody).
+          Discards.release(RawBody.of(response.getEntity()), response, response);
         }
 
         @Override

@@ -27,7 +27,6 @@ import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.Header;
-import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
 
@@ -411,10 +410,8 @@ public final class RetryExecHandler implements ExecChainHandler {
     @Override
     public void discard(ClassicHttpResponse response) {
       // The response's close would read the rest of its body; the scope's endpoint, discarded,
-      // closes the connection unread.
-      HttpEntity entity = response.getEntity();
-      Discards.release(
-          entity != null && entity.isStreaming() ? entity::getContent : null, this, response);
+      // closes the connection unread. The body as it came, not decoded (RawBody).
+      Discards.release(RawBody.of(response.getEntity()), this, response);
     }
 
     @Override

@@ -110,6 +110,23 @@ class GovernedRetryStrategyTest {
             });
   }
 
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"plain", "gzipped", "gzipped 1 MiB"})
+  void aRetriedResponseGoesBackToThePoolGzippedOrNot(String body) throws Exception {
+    // A gzipped 503 was read through HttpClient's decoder, which stops at the gzip trailer,
+    // before the end of the body as it came, the end that gives the connection back: the
+    // response's close then closed the connection, and the retry opened a second one. The body is
+    // read as it came now, within Discards.LIMIT of its bytes on the wire: 1 MiB of text that
+    // gzips to a few KiB keeps its connection too (decoded, it was past the limit).
+    byHand(r -> r);
+    ScriptedHttpServer.Action busy =
+        status(503).body(body.endsWith("MiB") ? "busy".repeat(1 << 18) : "busy, come back");
+    server.enqueue(body.equals("plain") ? busy : busy.gzipped(), ok("fine").gzipped());
+    assertThat(call(new HttpGet(server.url("/gz")))).containsExactly("200", "fine");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.connectionCount()).as("the retry on the 503's connection").isEqualTo(1);
+  }
+
   private HttpPost post(String path) {
     HttpPost post = new HttpPost(server.url(path));
     post.setEntity(new StringEntity("{}", ContentType.APPLICATION_JSON));

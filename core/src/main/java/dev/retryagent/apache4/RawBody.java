@@ -1,0 +1,60 @@
+package dev.retryagent.apache4;
+
+import dev.retryagent.internal.Discards;
+import java.lang.reflect.Field;
+import org.apache.http.HttpEntity;
+import org.apache.http.client.entity.DecompressingEntity;
+import org.apache.http.entity.HttpEntityWrapper;
+
+/**
+ * What the release of a retried response reads to keep its connection: the body as it came.
+ *
+ * <p>HttpClient's {@code ResponseContentEncoding} replaces a gzip or deflate entity with a {@link
+ * DecompressingEntity}, whose stream ends at the gzip trailer: the connection's stream under it
+ * never reaches its end, which is what gives the connection back to the pool, so the response's
+ * close closed it and the retry opened another. The entity it wraps (HttpClient's own, with that
+ * end) is read instead: within {@link Discards#LIMIT} bytes as they came, not decoded ones (a small
+ * body may inflate past the limit), and nothing is decoded for a body nobody reads.
+ */
+final class RawBody {
+  // HttpEntityWrapper's protected field: HttpCore 4.4 has no getter. Null when it cannot be read
+  // here (a security manager): the decoded stream is read, and a gzipped body's connection closed.
+  private static final Field WRAPPED = find();
+
+  private RawBody() {}
+
+  /** The body to read to its end, or null when there is none to read. */
+  static Discards.Content of(HttpEntity entity) {
+    if (entity == null || !entity.isStreaming()) {
+      return null;
+    }
+    return raw(entity)::getContent;
+  }
+
+  private static HttpEntity raw(HttpEntity entity) {
+    HttpEntity e = entity;
+    try {
+      // Nested when a response names several codings; each layer's stream ends early.
+      while (e instanceof DecompressingEntity && WRAPPED != null) {
+        Object inner = WRAPPED.get(e);
+        if (!(inner instanceof HttpEntity)) {
+          return entity;
+        }
+        e = (HttpEntity) inner;
+      }
+      return e;
+    } catch (IllegalAccessException | RuntimeException ex) {
+      return entity;
+    }
+  }
+
+  private static Field find() {
+    try {
+      Field f = HttpEntityWrapper.class.getDeclaredField("wrappedEntity");
+      f.setAccessible(true);
+      return HttpEntity.class.isAssignableFrom(f.getType()) ? f : null;
+    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
+      return null;
+    }
+  }
+}
