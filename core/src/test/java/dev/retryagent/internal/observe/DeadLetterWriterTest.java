@@ -813,6 +813,52 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aWriteHeldUpAtExitHoldsTheHookOnlyItsWaitAndLeavesWholeLines() throws Exception {
+    // Checked, held: the exit hook runs beside the application's own (the JDK starts every hook
+    // at once), so the writer may still be in a write the disk holds up while they run. The hook
+    // waits only its bound, then counts and says what was still queued; the write, once the disk
+    // lets it end, lands whole lines only, and nothing queued after the wait is written.
+    Semaphore disk = new Semaphore(0);
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            DeadLetterWriter.DEFAULT_CAPACITY,
+            path ->
+                new FailingChannel(DeadLetterWriter.openForAppend(path), Integer.MAX_VALUE, disk));
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/in-write"), 503);
+    await().atMost(WAIT).until(disk::hasQueuedThreads);
+    rig.call(FakeRequest.post("pay.example.com", "/queued-1"), 503);
+    rig.call(FakeRequest.post("pay.example.com", "/queued-2"), 503);
+
+    assertThat(w.closeAtExit(Duration.ofMillis(50))).isFalse(); // the hook's wait, then on
+    assertThat(w.abandonAtExit(Duration.ofMillis(50))).isEqualTo(2);
+    rig.call(FakeRequest.post("pay.example.com", "/after"), 503);
+    disk.release(100);
+    await().atMost(WAIT).until(w::done);
+
+    assertThat(Files.readString(file)).endsWith("\n");
+    assertThat(lines(file))
+        .singleElement()
+        .satisfies(l -> assertThat(MiniJson.parseObject(l)).containsEntry("path", "/in-write"));
+    assertThat(w.written()).isEqualTo(1);
+    assertThat(w.dropped()).isEqualTo(3);
+    assertThat(errors)
+        .containsExactly(
+            "retry-agent: at exit, 2 dead letters for "
+                + file
+                + " were dropped, not written: the 50ms the agent waits at exit ran out (1 more"
+                + " being written)",
+            "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
+                + file
+                + " is dropped, not written (the JVM may end in the middle of a write), and so is"
+                + " any later one");
+  }
+
+  @Test
   void aCallThatGivesUpAfterTheExitBeganIsSaidOnceAndNeverHalfWritten() throws IOException {
     // A call of the application's own shutdown hook (a graceful shutdown draining its requests)
     // may give up after the agent's exit hook closed the writer: its line was dropped, counted
