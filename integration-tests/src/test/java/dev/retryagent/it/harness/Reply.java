@@ -208,6 +208,19 @@ public final class Reply {
         kind, status, headers, text.getBytes(StandardCharsets.UTF_8), delay, retryAfterDateIn);
   }
 
+  /** The body gzipped, sent with {@code Content-Encoding: gzip} (its length the gzipped one's). */
+  public Reply gzipped() {
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    try (java.util.zip.GZIPOutputStream gz = new java.util.zip.GZIPOutputStream(out)) {
+      gz.write(body);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    List<Map.Entry<String, String>> h = new ArrayList<>(headers);
+    h.add(Map.entry("Content-Encoding", "gzip"));
+    return new Reply(kind, status, h, out.toByteArray(), delay, retryAfterDateIn);
+  }
+
   /**
    * Waits this long after reading the request before acting (for {@link Kind#DRIBBLE}: between
    * bytes).
