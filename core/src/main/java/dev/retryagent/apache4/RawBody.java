@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.internal.Discards;
+import dev.retryagent.internal.Unwrapping;
 import java.lang.reflect.Field;
 import org.apache.http.HttpEntity;
 import org.apache.http.client.entity.DecompressingEntity;
@@ -17,9 +18,9 @@ import org.apache.http.entity.HttpEntityWrapper;
  * body may inflate past the limit), and nothing is decoded for a body nobody reads.
  */
 final class RawBody {
-  // HttpEntityWrapper's protected field: HttpCore 4.4 has no getter. Null when it cannot be read
-  // here (a security manager): the decoded stream is read, and a gzipped body's connection closed.
-  private static final Field WRAPPED = find();
+  // Protected, and HttpCore 4.4 has no getter.
+  private static final Field WRAPPED =
+      Unwrapping.field(HttpEntityWrapper.class, "wrappedEntity", HttpEntity.class);
 
   private RawBody() {}
 
@@ -28,33 +29,8 @@ final class RawBody {
     if (entity == null || !entity.isStreaming()) {
       return null;
     }
-    return raw(entity)::getContent;
-  }
-
-  private static HttpEntity raw(HttpEntity entity) {
-    HttpEntity e = entity;
-    try {
-      // Nested when a response names several codings; each layer's stream ends early.
-      while (e instanceof DecompressingEntity && WRAPPED != null) {
-        Object inner = WRAPPED.get(e);
-        if (!(inner instanceof HttpEntity)) {
-          return entity;
-        }
-        e = (HttpEntity) inner;
-      }
-      return e;
-    } catch (IllegalAccessException | RuntimeException ex) {
-      return entity;
-    }
-  }
-
-  private static Field find() {
-    try {
-      Field f = HttpEntityWrapper.class.getDeclaredField("wrappedEntity");
-      f.setAccessible(true);
-      return HttpEntity.class.isAssignableFrom(f.getType()) ? f : null;
-    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-      return null;
-    }
+    return Unwrapping.innermost(
+            entity, HttpEntity.class, WRAPPED, e -> e instanceof DecompressingEntity)
+        ::getContent;
   }
 }

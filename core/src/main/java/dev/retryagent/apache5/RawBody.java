@@ -1,6 +1,7 @@
 package dev.retryagent.apache5;
 
 import dev.retryagent.internal.Discards;
+import dev.retryagent.internal.Unwrapping;
 import java.lang.reflect.Field;
 import org.apache.hc.client5.http.entity.DecompressingEntity;
 import org.apache.hc.core5.http.HttpEntity;
@@ -21,9 +22,9 @@ import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
 final class RawBody {
   private static final String DECOMPRESSING_5_6 =
       "org.apache.hc.client5.http.entity.compress.DecompressingEntity";
-  // HttpEntityWrapper's private field: HttpCore 5 has no getter. Null when it cannot be read here
-  // (a security manager): the decoded stream is read, and a gzipped body's connection closed.
-  private static final Field WRAPPED = find();
+  // Private, and HttpCore 5 has no getter.
+  private static final Field WRAPPED =
+      Unwrapping.field(HttpEntityWrapper.class, "wrappedEntity", HttpEntity.class);
 
   private RawBody() {}
 
@@ -32,40 +33,16 @@ final class RawBody {
     if (entity == null || !entity.isStreaming()) {
       return null;
     }
-    return raw(entity)::getContent;
+    return Unwrapping.innermost(entity, HttpEntity.class, WRAPPED, RawBody::decompressing)
+        ::getContent;
   }
 
-  private static HttpEntity raw(HttpEntity entity) {
-    HttpEntity e = entity;
-    try {
-      // Nested when a response names several codings; each layer's stream ends early. Only
-      // decompressing layers: HttpClient's ResponseEntityProxy, a wrapper too, gives the
-      // connection back at the end of its stream.
-      while (decompressing(e) && WRAPPED != null) {
-        Object inner = WRAPPED.get(e);
-        if (!(inner instanceof HttpEntity)) {
-          return entity;
-        }
-        e = (HttpEntity) inner;
-      }
-      return e;
-    } catch (IllegalAccessException | RuntimeException ex) {
-      return entity;
-    }
-  }
-
-  private static boolean decompressing(HttpEntity e) {
+  /**
+   * Only decompressing layers: HttpClient's {@code ResponseEntityProxy}, a wrapper too, gives the
+   * connection back at the end of its stream.
+   */
+  private static boolean decompressing(Object e) {
     return e instanceof DecompressingEntity
         || (e instanceof HttpEntityWrapper && e.getClass().getName().equals(DECOMPRESSING_5_6));
-  }
-
-  private static Field find() {
-    try {
-      Field f = HttpEntityWrapper.class.getDeclaredField("wrappedEntity");
-      f.setAccessible(true);
-      return HttpEntity.class.isAssignableFrom(f.getType()) ? f : null;
-    } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
-      return null;
-    }
   }
 }

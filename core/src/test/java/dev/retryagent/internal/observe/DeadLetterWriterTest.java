@@ -58,6 +58,13 @@ class DeadLetterWriterTest {
     return w;
   }
 
+  /** A writer whose every write waits for a permit of {@code disk}: a disk slow at will. */
+  private DeadLetterWriter heldUpByTheDisk(Path file, int capacity, Semaphore disk) {
+    DeadLetterWriter w = new DeadLetterWriter(file, errors::add, capacity, new HeldOpen(disk));
+    writers.add(w);
+    return w;
+  }
+
   private static List<String> lines(Path file) throws IOException {
     return Files.readAllLines(file, StandardCharsets.UTF_8);
   }
@@ -454,14 +461,7 @@ class DeadLetterWriterTest {
     // Said once for the writer's life: a second episode of drops (the next slow spell of the
     // disk, days later) went unsaid, and nothing ever said the drops had stopped.
     Semaphore disk = new Semaphore(0);
-    DeadLetterWriter w =
-        new DeadLetterWriter(
-            dir.resolve("dead.jsonl"),
-            errors::add,
-            1,
-            path ->
-                new FailingChannel(DeadLetterWriter.openForAppend(path), Integer.MAX_VALUE, disk));
-    writers.add(w);
+    DeadLetterWriter w = heldUpByTheDisk(dir.resolve("dead.jsonl"), 1, disk);
     Rig rig = new Rig(Rig.policy("payments"), w);
 
     rig.call(FakeRequest.post("pay.example.com", "/1"), 503);
@@ -492,45 +492,31 @@ class DeadLetterWriterTest {
 
   @Test
   void linesHeldUpInASlowWriteCountTowardTheQueuesHeapBound() throws Exception {
-    // The queue was bounded at 8 Mi characters (16 MiB as the strings of lines with a character
-    // past Latin-1), and a batch the writer thread had taken (up to 512 lines, however long)
+    // 10,000 lines bounded the queue by count only: a path has no length limit, so a burst of
+    // give-ups on long paths (a 4 KB path each) held 40 MB in the application's heap while the
+    // writer waited for the disk. Then it was bounded at 8 Mi characters (16 MiB as the strings
+    // of lines with a character past Latin-1), and a batch the writer thread had taken (up to 512
+    // lines, however long)
     // stopped counting before its write: while the disk held that write up, the queue took as
     // much again, and the batch's encoded copy came on top.
-    CountDownLatch opening = new CountDownLatch(1);
-    CountDownLatch open = new CountDownLatch(1);
     Semaphore disk = new Semaphore(1); // the first line's write goes through
-    java.util.concurrent.atomic.AtomicReference<FailingChannel> channel =
-        new java.util.concurrent.atomic.AtomicReference<>();
+    HeldOpen held = new HeldOpen(WAIT, disk);
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w =
-        new DeadLetterWriter(
-            file,
-            errors::add,
-            DeadLetterWriter.DEFAULT_CAPACITY,
-            path -> {
-              opening.countDown();
-              try {
-                open.await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              channel.set(
-                  new FailingChannel(
-                      DeadLetterWriter.openForAppend(path), Integer.MAX_VALUE, disk));
-              return channel.get();
-            });
+        new DeadLetterWriter(file, errors::add, DeadLetterWriter.DEFAULT_CAPACITY, held);
     writers.add(w);
     Rig rig = new Rig(Rig.policy("payments"), w);
     String longPath = "/" + "a".repeat(4096);
     int calls = 1;
     rig.call(FakeRequest.post("pay.example.com", longPath), 503);
-    assertThat(opening.await(WAIT.toMillis(), TimeUnit.MILLISECONDS)).isTrue();
+    assertThat(held.awaitOpening()).isTrue();
     while (w.dropped() == 0 && calls < DeadLetterWriter.DEFAULT_CAPACITY) {
       rig.call(FakeRequest.post("pay.example.com", longPath), 503);
       calls++;
     }
     assertThat(w.dropped()).isPositive(); // full before 10,000 lines: the heap bound
-    open.countDown(); // the first line is written, the next batch held up in its write
+    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("is full");
+    held.release(); // the first line is written, the next batch held up in its write
     await().atMost(WAIT).until(disk::hasQueuedThreads);
 
     for (int i = 0; i < 1_000; i++) {
@@ -539,8 +525,8 @@ class DeadLetterWriterTest {
     }
 
     int lineChars = lines(file).get(0).length() + 1; // ASCII: a character a byte
-    long held = (long) w.pending() + channel.get().linesInWrite;
-    assertThat(held * 2 * lineChars).isLessThanOrEqualTo(DeadLetterWriter.MAX_HELD_BYTES);
+    long kept = (long) w.pending() + held.channel().linesInWrite;
+    assertThat(kept * 2 * lineChars).isLessThanOrEqualTo(DeadLetterWriter.MAX_HELD_BYTES);
     disk.release(100_000);
     await().atMost(WAIT).until(() -> errors.size() == 2);
     assertThat(w.close(WAIT)).isTrue();
@@ -587,35 +573,6 @@ class DeadLetterWriterTest {
     await().atMost(WAIT).until(() -> !writerThread.get().isAlive());
     assertThat(w.written()).isEqualTo(2);
     assertThat(lines(file)).hasSize(2);
-  }
-
-  @Test
-  void aBurstOfLongLinesWhileTheDiskIsSlowIsBoundedInMemoryNotOnlyInLines() throws Exception {
-    // 10,000 lines bounded the queue by count only: a path has no length limit, so a burst of
-    // give-ups on long paths (a 4 KB path each) held 40 MB in the application's heap while the
-    // writer waited for the disk.
-    HeldOpen held = new HeldOpen(WAIT);
-    Path file = dir.resolve("dead.jsonl");
-    DeadLetterWriter w =
-        new DeadLetterWriter(file, errors::add, DeadLetterWriter.DEFAULT_CAPACITY, held);
-    writers.add(w);
-    Rig rig = new Rig(Rig.policy("payments"), w);
-    String longPath = "/" + "a".repeat(4096);
-    rig.call(FakeRequest.post("pay.example.com", longPath), 503);
-    assertThat(held.awaitOpening()).isTrue();
-
-    for (int i = 0; i < DeadLetterWriter.DEFAULT_CAPACITY; i++) {
-      rig.call(FakeRequest.post("pay.example.com", longPath), 503);
-    }
-
-    assertThat(w.dropped()).isPositive();
-    assertThat((long) w.pending() * 2 * longPath.length())
-        .isLessThanOrEqualTo(DeadLetterWriter.MAX_HELD_BYTES);
-    assertThat(errors).singleElement().asString().contains("dead-letter queue").contains("is full");
-    held.release();
-    assertThat(w.close(WAIT)).isTrue();
-    assertThat(w.written() + w.dropped()).isEqualTo(DeadLetterWriter.DEFAULT_CAPACITY + 1);
-    assertThat(lines(file)).hasSize((int) w.written());
   }
 
   @Test
@@ -820,14 +777,7 @@ class DeadLetterWriterTest {
     // lets it end, lands whole lines only, and nothing queued after the wait is written.
     Semaphore disk = new Semaphore(0);
     Path file = dir.resolve("dead.jsonl");
-    DeadLetterWriter w =
-        new DeadLetterWriter(
-            file,
-            errors::add,
-            DeadLetterWriter.DEFAULT_CAPACITY,
-            path ->
-                new FailingChannel(DeadLetterWriter.openForAppend(path), Integer.MAX_VALUE, disk));
-    writers.add(w);
+    DeadLetterWriter w = heldUpByTheDisk(file, DeadLetterWriter.DEFAULT_CAPACITY, disk);
     Rig rig = new Rig(Rig.policy("payments"), w);
     rig.call(FakeRequest.post("pay.example.com", "/in-write"), 503);
     await().atMost(WAIT).until(disk::hasQueuedThreads);
@@ -852,10 +802,7 @@ class DeadLetterWriterTest {
                 + file
                 + " were dropped, not written: the 50ms the agent waits at exit ran out (1 more"
                 + " being written)",
-            "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
-                + file
-                + " is dropped, not written (the JVM may end in the middle of a write), and so is"
-                + " any later one");
+            saidDroppedAfterExit(file));
   }
 
   @Test
@@ -878,12 +825,15 @@ class DeadLetterWriterTest {
     assertThat(lines(file)).hasSize(1).allMatch(l -> l.contains("\"path\":\"/before\""));
     assertThat(w.written()).isEqualTo(1);
     assertThat(w.dropped()).isEqualTo(2);
-    assertThat(errors)
-        .containsExactly(
-            "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
-                + file
-                + " is dropped, not written (the JVM may end in the middle of a write), and so is"
-                + " any later one");
+    assertThat(errors).containsExactly(saidDroppedAfterExit(file));
+  }
+
+  /** The one line said when calls give up after the exit closed the writer of {@code file}. */
+  private static String saidDroppedAfterExit(Path file) {
+    return "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
+        + file
+        + " is dropped, not written (the JVM may end in the middle of a write), and so is any"
+        + " later one";
   }
 
   @Test

@@ -4,11 +4,13 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
  * A dead-letter file whose opening waits until the test releases it: the lines offered meanwhile
- * queue up, and the writer thread then takes them in one batch.
+ * queue up, and the writer thread then takes them in one batch. With a disk gate, every write to
+ * the file then waits for a permit of it ({@link FailingChannel}).
  */
 final class HeldOpen implements DeadLetterWriter.Opener {
   /** Counted down when the writer thread starts opening the file. */
@@ -16,9 +18,27 @@ final class HeldOpen implements DeadLetterWriter.Opener {
 
   private final CountDownLatch release = new CountDownLatch(1);
   private final Duration wait;
+  private final Semaphore disk; // null: writes go through
+  private volatile FailingChannel channel;
 
   HeldOpen(Duration wait) {
+    this(wait, null);
+  }
+
+  HeldOpen(Duration wait, Semaphore disk) {
     this.wait = wait;
+    this.disk = disk;
+  }
+
+  /** Opened at once, every write waiting for a permit of {@code disk}. */
+  HeldOpen(Semaphore disk) {
+    this(Duration.ZERO, disk);
+    release();
+  }
+
+  /** The gated channel opened last; null before, or without a gate. */
+  FailingChannel channel() {
+    return channel;
   }
 
   /** Lets the opening go on. */
@@ -39,6 +59,11 @@ final class HeldOpen implements DeadLetterWriter.Opener {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    return DeadLetterWriter.openForAppend(path);
+    FileChannel real = DeadLetterWriter.openForAppend(path);
+    if (disk == null) {
+      return real;
+    }
+    channel = new FailingChannel(real, Integer.MAX_VALUE, disk);
+    return channel;
   }
 }
