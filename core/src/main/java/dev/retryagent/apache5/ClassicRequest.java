@@ -105,7 +105,11 @@ final class ClassicRequest implements RequestInfo {
 
   @Override
   public String path() {
-    String p = request.getPath();
+    return pathOf(request.getPath());
+  }
+
+  /** {@code p}, a request's path as HttpClient holds it, without its query or fragment. */
+  static String pathOf(String p) {
     if (p == null || p.isEmpty()) {
       return "/";
     }

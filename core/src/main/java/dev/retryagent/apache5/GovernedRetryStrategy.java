@@ -10,6 +10,7 @@ import java.lang.reflect.Field;
 import java.util.Objects;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.HttpResponse;
@@ -93,7 +94,12 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
 
   private static boolean callConsents(AttemptResult result) {
     RetryExecHandler.Attempt attempt = RetryExecHandler.CURRENT.get();
-    return attempt == null || attempt.call.clientMayResend(result, attempt.followUp());
+    if (attempt != null) {
+      return attempt.call.clientMayResend(result, attempt.followUp());
+    }
+    // The async client's call whose exchange HttpClient judges on this thread (AsyncResendCounter).
+    AsyncCall async = AsyncRetryExecHandler.CURRENT.get();
+    return async == null || async.clientMayResend(result, null);
   }
 
   @Override
@@ -124,22 +130,46 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
     return true;
   }
 
+  /**
+   * {@link #govern(HttpClientBuilder)} for the async client's builder (its field has that name).
+   */
+  static boolean govern(HttpAsyncClientBuilder builder) {
+    Field field = AsyncBuilderField.FIELD;
+    if (field == null) {
+      return false;
+    }
+    HttpRequestRetryStrategy current;
+    try {
+      current = (HttpRequestRetryStrategy) field.get(builder);
+    } catch (IllegalAccessException | RuntimeException e) {
+      return false;
+    }
+    builder.setRetryStrategy(
+        around(current != null ? current : DefaultHttpRequestRetryStrategy.INSTANCE));
+    return true;
+  }
+
   /** The builder's field, looked up on the first {@code addTo}; null when absent or closed. */
   private static final class BuilderField {
-    static final Field FIELD = find();
+    static final Field FIELD = strategyField(HttpClientBuilder.class);
+  }
 
-    private static Field find() {
-      try {
-        Field f = HttpClientBuilder.class.getDeclaredField("retryStrategy");
-        if (!HttpRequestRetryStrategy.class.isAssignableFrom(f.getType())) {
-          return null;
-        }
-        f.setAccessible(true);
-        return f;
-      } catch (NoSuchFieldException | RuntimeException e) {
-        // another layout, or a module that does not open the package (InaccessibleObjectException)
+  /** The async builder's field, as {@link BuilderField}. */
+  private static final class AsyncBuilderField {
+    static final Field FIELD = strategyField(HttpAsyncClientBuilder.class);
+  }
+
+  private static Field strategyField(Class<?> builder) {
+    try {
+      Field f = builder.getDeclaredField("retryStrategy");
+      if (!HttpRequestRetryStrategy.class.isAssignableFrom(f.getType())) {
         return null;
       }
+      f.setAccessible(true);
+      return f;
+    } catch (NoSuchFieldException | RuntimeException e) {
+      // another layout, or a module that does not open the package (InaccessibleObjectException)
+      return null;
     }
   }
 

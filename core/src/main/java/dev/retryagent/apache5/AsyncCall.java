@@ -1,0 +1,422 @@
+package dev.retryagent.apache5;
+
+import dev.retryagent.engine.AsyncRetryLoop;
+import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.SelfViewCall;
+import dev.retryagent.internal.Discards;
+import dev.retryagent.internal.apache.ExchangeLog;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiConsumer;
+import org.apache.hc.client5.http.async.AsyncExecCallback;
+import org.apache.hc.client5.http.async.AsyncExecChain;
+import org.apache.hc.core5.concurrent.Cancellable;
+import org.apache.hc.core5.http.EntityDetails;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.http.HttpRequest;
+import org.apache.hc.core5.http.HttpResponse;
+import org.apache.hc.core5.http.nio.AsyncDataConsumer;
+import org.apache.hc.core5.http.nio.AsyncEntityProducer;
+import org.apache.hc.core5.http.nio.CapacityChannel;
+import org.apache.hc.core5.http.support.BasicRequestBuilder;
+import org.apache.hc.core5.util.TimeValue;
+
+/**
+ * One call of {@link AsyncRetryExecHandler}: its request view, its attempts (each a run of the
+ * chain below the handler, driven by {@link AsyncRetryLoop}) and how its responses are read. The
+ * loop judges each attempt on the response's head, on the I/O thread that delivers it: the response
+ * the call ends with is handed up to the application's consumer there, as without the agent; one it
+ * retries is read to its end and thrown away, and the next attempt starts only once that exchange
+ * is over and its connection back in the pool.
+ */
+final class AsyncCall extends SelfViewCall
+    implements AsyncRetryLoop.Attempt<AsyncCall.Head>,
+        ResponseAccess<AsyncCall.Head>,
+        BiConsumer<AsyncCall.Head, Throwable> {
+  private final RetryEngine engine;
+  private final java.util.Map<AtomicInteger, AsyncCall> running;
+  private final HttpRequest request;
+  private final AsyncEntityProducer producer;
+  final AsyncExecChain.Scope scope;
+  private final AsyncExecChain chain;
+  private final AsyncExecCallback app;
+  private final String method;
+  private final String scheme;
+  private final String host;
+  private final int port;
+  private String attemptHeader;
+
+  /** The attempt under way (the resend counter's log); set before its exchange starts. */
+  volatile Exchange current;
+
+  // Guarded by this: an attempt's exchange is under way (its retried body still being read), and
+  // the attempt that waits for it to end.
+  private boolean exchangeOpen;
+  private Exchange waiting;
+
+  AsyncCall(
+      RetryEngine engine,
+      java.util.Map<AtomicInteger, AsyncCall> running,
+      HttpRequest request,
+      AsyncEntityProducer producer,
+      AsyncExecChain.Scope scope,
+      AsyncExecChain chain,
+      AsyncExecCallback app) {
+    this.engine = engine;
+    this.running = running;
+    this.request = request;
+    this.producer = producer;
+    this.scope = scope;
+    this.chain = chain;
+    this.app = app;
+    this.method = request.getMethod().toUpperCase(Locale.ROOT);
+    HttpHost target = scope.route.getTargetHost();
+    String s = target.getSchemeName();
+    this.scheme = s == null ? "http" : s.toLowerCase(Locale.ROOT);
+    this.host = target.getHostName();
+    this.port = target.getPort() >= 0 ? target.getPort() : ("https".equals(scheme) ? 443 : 80);
+  }
+
+  /** Runs the call: the first attempt on this thread, as the client would. */
+  void start() {
+    attemptHeader = policy().retry().attemptHeader();
+    running.put(scope.execCount, this);
+    CompletableFuture<Head> result;
+    try {
+      result = AsyncRetryLoop.execute(engine, this, this, this);
+    } catch (RuntimeException | Error e) {
+      running.remove(scope.execCount, this);
+      throw e;
+    }
+    result.whenComplete(this);
+  }
+
+  // ---- RequestInfo
+
+  @Override
+  public String method() {
+    return method;
+  }
+
+  @Override
+  public String scheme() {
+    return scheme;
+  }
+
+  @Override
+  public String host() {
+    return host;
+  }
+
+  @Override
+  public int port() {
+    return port;
+  }
+
+  @Override
+  public String path() {
+    return ClassicRequest.pathOf(request.getPath());
+  }
+
+  @Override
+  public String header(String name) {
+    Header h = request.getFirstHeader(name);
+    return h == null ? null : h.getValue();
+  }
+
+  /**
+   * A producer that cannot produce its body again ({@code isRepeatable() == false}) is never sent
+   * twice, whether or not its first attempt wrote any of it: HttpClient's own retry asks the same.
+   */
+  @Override
+  public boolean bodyReplayable() {
+    return producer == null || producer.isRepeatable();
+  }
+
+  /** The application cancelled the client's future ({@code Future.cancel}). */
+  @Override
+  public boolean callerGaveUp() {
+    return scope.cancellableDependency != null && scope.cancellableDependency.isCancelled();
+  }
+
+  /**
+   * A wait of this call ends at once when the application cancels the client's future: the future's
+   * dependency is what its {@code cancel} cancels, and during a wait nothing of the client's is in
+   * flight to hold it (the next attempt's exchange sets its own). Already cancelled, the future
+   * cancels it at once.
+   */
+  @Override
+  protected boolean waitStarts(Wait wait) {
+    if (scope.cancellableDependency == null) {
+      return false;
+    }
+    scope.cancellableDependency.setDependency(new EndsWait(wait));
+    return true;
+  }
+
+  // ---- AsyncRetryLoop.Attempt
+
+  @Override
+  public CompletableFuture<Head> start(int n, long timeoutNanos) {
+    // Each attempt sends a copy: the chain below adds headers (Content-Length, Host) to the
+    // request it is given, and a second Content-Length fails the resend (ProtocolException).
+    HttpRequest sent = BasicRequestBuilder.copy(request).build();
+    if (attemptHeader != null) {
+      sent.setHeader(attemptHeader, Integer.toString(n));
+    }
+    return new Exchange(n, sent);
+  }
+
+  /** Launches {@code e} now, or when the exchange before it is over. */
+  private void launch(Exchange e) {
+    synchronized (this) {
+      if (exchangeOpen) {
+        waiting = e;
+        return;
+      }
+      exchangeOpen = true;
+    }
+    send(e);
+  }
+
+  /** An attempt's exchange is over, its connection back in the pool or closed. */
+  private void exchangeOver() {
+    Exchange next;
+    synchronized (this) {
+      next = waiting;
+      waiting = null;
+      exchangeOpen = next != null;
+    }
+    if (next != null) {
+      send(next);
+    }
+  }
+
+  private void send(Exchange e) {
+    current = e;
+    if (e.number == 1) {
+      try {
+        chain.proceed(e.request, producer, scope, e);
+      } catch (HttpException | IOException | RuntimeException x) {
+        e.failed(x);
+      }
+      return;
+    }
+    if (callerGaveUp()) {
+      // Cancelled during the wait: nothing more goes out; the client's future is over already.
+      e.log.noConnection(this, true);
+      e.failed(new CancellationException("Request execution cancelled"));
+      return;
+    }
+    if (producer != null) {
+      // As HttpClient's own retry does before it resends: a repeatable producer starts over.
+      producer.releaseResources();
+    }
+    try {
+      // On the client's own scheduler, where its own resends run: from the chain's head, which
+      // lets it through (AsyncRetryExecHandler). The five-argument form is in every 5.x.
+      scope.scheduler.scheduleExecution(e.request, producer, scope, e, TimeValue.ZERO_MILLISECONDS);
+    } catch (RuntimeException x) {
+      // The client is closed: its scheduler refuses.
+      e.log.noConnection(this, false);
+      e.failed(x);
+    }
+  }
+
+  // ---- ResponseAccess
+
+  @Override
+  public int status(Head h) {
+    return h.response.getCode();
+  }
+
+  @Override
+  public String header(Head h, String name) {
+    Header x = h.response.getFirstHeader(name);
+    return x == null ? null : x.getValue();
+  }
+
+  /** The body is read to its end and thrown away ({@link Exchange#handleResponse}). */
+  @Override
+  public void discard(Head h) {
+    h.discarded = true;
+  }
+
+  /** The loop decides on the head: the body of a response it retries is never the caller's. */
+  @Override
+  public boolean whole(Head h) {
+    return false;
+  }
+
+  // ---- the call's end
+
+  /**
+   * The loop is over: a response was handed up to the application when it came ({@link
+   * Exchange#handleResponse}); a failure goes up now, as the client delivered it.
+   */
+  @Override
+  public void accept(Head h, Throwable t) {
+    running.remove(scope.execCount, this);
+    if (t == null) {
+      return;
+    }
+    Throwable c = t;
+    while (c instanceof CompletionException && c.getCause() != null) {
+      c = c.getCause();
+    }
+    app.failed(c instanceof Exception ? (Exception) c : new ExecutionException(c));
+  }
+
+  /** A response's head, as the loop judges it. */
+  static final class Head {
+    final HttpResponse response;
+    volatile boolean discarded;
+
+    Head(HttpResponse response) {
+      this.response = response;
+    }
+  }
+
+  /**
+   * One attempt: its future (which the loop judges), the callback the chain below answers, and the
+   * log of the exchanges HttpClient makes in it ({@link AsyncResendCounter}).
+   *
+   * <p>The exchange starts only once the loop has registered on the future ({@link #whenComplete}):
+   * the loop then judges each outcome inline, on the thread that delivers it, so that {@link
+   * #handleResponse} knows whether the response goes to the application before it returns the
+   * consumer for its body.
+   */
+  final class Exchange extends CompletableFuture<Head> implements AsyncExecCallback {
+    final int number;
+    final HttpRequest request;
+    final ExchangeLog log = new ExchangeLog();
+    private boolean launched;
+    private volatile Head head;
+
+    Exchange(int number, HttpRequest request) {
+      this.number = number;
+      this.request = request;
+    }
+
+    AsyncCall call() {
+      return AsyncCall.this;
+    }
+
+    @Override
+    public CompletableFuture<Head> whenComplete(BiConsumer<? super Head, ? super Throwable> a) {
+      CompletableFuture<Head> f = super.whenComplete(a);
+      boolean go;
+      synchronized (this) {
+        go = !launched;
+        launched = true;
+      }
+      if (go) {
+        launch(this);
+      }
+      return f;
+    }
+
+    @Override
+    public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details)
+        throws HttpException, IOException {
+      Head h = new Head(response);
+      head = h;
+      log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
+      complete(h); // the loop judges it here
+      if (h.discarded) {
+        return details == null ? null : new Discarding();
+      }
+      return app.handleResponse(response, details);
+    }
+
+    @Override
+    public void handleInformationResponse(HttpResponse response) throws HttpException, IOException {
+      app.handleInformationResponse(response);
+    }
+
+    @Override
+    public void completed() {
+      Head h = head;
+      if (h != null && h.discarded) {
+        // The connection goes back to the pool for the wait (kept alive or closed as HttpClient
+        // decided), as the classic client's does when a retried response is closed.
+        scope.execRuntime.releaseEndpoint();
+        exchangeOver();
+        return;
+      }
+      app.completed();
+    }
+
+    @Override
+    public void failed(Exception cause) {
+      Head h = head;
+      if (h == null) {
+        // The loop decides; a retry starts on a new connection, as HttpClient's own retry does.
+        log.reportTo(AsyncCall.this);
+        scope.execRuntime.discardEndpoint();
+        exchangeOver();
+        completeExceptionally(cause);
+        return;
+      }
+      if (h.discarded) {
+        scope.execRuntime.discardEndpoint();
+        exchangeOver();
+        return;
+      }
+      app.failed(cause); // the body of the response the application got failed: it hears of it
+    }
+  }
+
+  /**
+   * Reads a retried response's body to its end, at most {@link Discards#LIMIT} bytes; a longer one
+   * fails the exchange, which closes the connection, as the other clients' releases do.
+   */
+  private static final class Discarding implements AsyncDataConsumer {
+    private long seen;
+
+    @Override
+    public void updateCapacity(CapacityChannel channel) throws IOException {
+      channel.update(Integer.MAX_VALUE);
+    }
+
+    @Override
+    public void consume(ByteBuffer src) throws IOException {
+      seen += src.remaining();
+      src.position(src.limit());
+      if (seen > Discards.LIMIT) {
+        throw new IOException("retry-agent: retried response body too long, connection closed");
+      }
+    }
+
+    @Override
+    public void streamEnd(List<? extends Header> trailers) {}
+
+    @Override
+    public void releaseResources() {}
+  }
+
+  /** What the client's future cancels during a wait: the wait, ended now. */
+  private static final class EndsWait implements Cancellable {
+    private final Wait wait;
+
+    EndsWait(Wait wait) {
+      this.wait = wait;
+    }
+
+    @Override
+    public boolean cancel() {
+      wait.endNow();
+      return true;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package dev.retryagent.apache5;
+
+import dev.retryagent.engine.RetryEngine;
+import java.io.IOException;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hc.client5.http.async.AsyncExecCallback;
+import org.apache.hc.client5.http.async.AsyncExecChain;
+import org.apache.hc.client5.http.async.AsyncExecChainHandler;
+import org.apache.hc.client5.http.impl.ChainElement;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.HttpRequest;
+import org.apache.hc.core5.http.nio.AsyncEntityProducer;
+
+/**
+ * Runs each request of an Apache HttpClient 5.x async client ({@code CloseableHttpAsyncClient}
+ * built by {@code HttpAsyncClientBuilder}) through a {@link RetryEngine}: an {@code
+ * AsyncExecChainHandler} first in the client's execution chain, so that each attempt runs the whole
+ * chain below it (redirects, HttpClient's own retry, protocol, connection). By hand:
+ *
+ * <pre>{@code
+ * CloseableHttpAsyncClient client =
+ *     AsyncRetryExecHandler.addTo(HttpAsyncClients.custom(), engine).build();
+ * }</pre>
+ *
+ * <p>No thread is held while a retry waits: the wait runs on the engine's scheduler ({@code
+ * AsyncRetryLoop}), and the retry is then handed to the client's own scheduler ({@code
+ * scope.scheduler}, where HttpClient's own resends run), which runs the chain from its head again:
+ * this handler knows the call by its scope's execution counter (one per {@code execute}, shared by
+ * its redirects' scopes) and lets it through. HttpClient 5.1 and 5.2 send their own resends the
+ * same way, so they pass through too.
+ *
+ * <p>The response the call ends with goes to the application's consumer and callback on the
+ * client's I/O thread, as without this handler. A response it retries has its body read and thrown
+ * away (at most 64 KiB; more closes the connection) and its connection goes back to the pool before
+ * the next attempt: the connection is not held through the wait. A request whose {@code
+ * AsyncEntityProducer} is not repeatable is never sent twice. The application's {@code
+ * Future.cancel} ends a wait for a retry at once, and nothing is sent after it. HttpClient's own
+ * retry strategy is governed as for the classic client ({@link GovernedRetryStrategy}), and what it
+ * resends counts as attempts ({@link AsyncResendCounter}).
+ *
+ * <p>Limits: a failure the engine makes itself after a wait (the breaker open, no rate-limit
+ * permit, the wait ended past the deadline) reaches the callback on one of the engine's scheduler
+ * threads, not the client's; the policy's per-attempt timeout is not applied (the client's own
+ * timeouts are). Thread-safe; one instance serves one or many clients.
+ */
+public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
+  /** The name of this handler in the execution chain. */
+  public static final String NAME = RetryExecHandler.NAME;
+
+  /** The name of the resend counter, right after HttpClient's {@code RETRY} element. */
+  public static final String COUNTER_NAME = RetryExecHandler.COUNTER_NAME;
+
+  /**
+   * The call whose exchange HttpClient's retry element is judging on this thread, for {@link
+   * GovernedRetryStrategy}; null outside such a callback.
+   */
+  static final ThreadLocal<AsyncCall> CURRENT = new ThreadLocal<>();
+
+  private final RetryEngine engine;
+
+  /**
+   * The calls of this handler in progress, by their scope's execution counter: an object of its own
+   * per {@code execute}, which every scope of the call shares (its redirects' too), compared by
+   * identity. A scheduled execution (our retry, HttpClient 5.1/5.2's resend) runs the chain from
+   * its head again with it.
+   */
+  private final ConcurrentHashMap<AtomicInteger, AsyncCall> running = new ConcurrentHashMap<>();
+
+  private final AsyncResendCounter counter = new AsyncResendCounter(running);
+
+  public AsyncRetryExecHandler(RetryEngine engine) {
+    this.engine = Objects.requireNonNull(engine, "engine");
+  }
+
+  /**
+   * Adds a new handler on {@code engine} to {@code builder}, as {@link #install} does, and governs
+   * the retry strategy the builder has now (the application's own when it set one before, else
+   * HttpClient's default). A handler of ours the builder holds already (the agent's) steps aside.
+   */
+  public static HttpAsyncClientBuilder addTo(HttpAsyncClientBuilder builder, RetryEngine engine) {
+    // As RetryExecHandler.addTo: the agent's handler (another copy of the library) or an earlier
+    // addTo's is replaced in place when the client is built, so that calls are not retried twice.
+    builder.replaceExecInterceptor(NAME, SteppedAside.INSTANCE);
+    builder.replaceExecInterceptor(COUNTER_NAME, SteppedAside.INSTANCE);
+    add(builder, new AsyncRetryExecHandler(engine));
+    GovernedRetryStrategy.govern(builder);
+    return builder;
+  }
+
+  /**
+   * For a builder just made (the agent's hook): puts {@code retries} first in the chain of every
+   * client {@code builder} builds, its resend counter after HttpClient's own retry element, and
+   * HttpClient's default retry strategy, governed. A strategy the application sets afterwards
+   * replaces the governed one; its resends are still counted.
+   */
+  public static HttpAsyncClientBuilder install(
+      HttpAsyncClientBuilder builder, AsyncRetryExecHandler retries) {
+    add(builder, retries);
+    builder.setRetryStrategy(
+        GovernedRetryStrategy.around(DefaultHttpRequestRetryStrategy.INSTANCE));
+    return builder;
+  }
+
+  private static void add(HttpAsyncClientBuilder builder, AsyncRetryExecHandler retries) {
+    builder.addExecInterceptorFirst(NAME, retries);
+    builder.addExecInterceptorAfter(ChainElement.RETRY.name(), COUNTER_NAME, retries.counter);
+  }
+
+  @Override
+  public void execute(
+      HttpRequest request,
+      AsyncEntityProducer producer,
+      AsyncExecChain.Scope scope,
+      AsyncExecChain chain,
+      AsyncExecCallback callback)
+      throws HttpException, IOException {
+    if (scope.execCount != null && running.containsKey(scope.execCount)) {
+      // A scheduled execution of a call of ours, run from the chain's head: an attempt we handed
+      // to the client's scheduler, or (5.1, 5.2) HttpClient's own resend inside one.
+      chain.proceed(request, producer, scope, callback);
+      return;
+    }
+    AsyncCall call =
+        engine.begin(new AsyncCall(engine, running, request, producer, scope, chain, callback));
+    if (call.passThrough() || scope.execCount == null) {
+      chain.proceed(request, producer, scope, callback);
+      return;
+    }
+    call.start();
+  }
+
+  /**
+   * What an earlier handler of ours becomes in the chain of a builder {@link #addTo} was given
+   * after it: the request goes on down the chain untouched.
+   */
+  private static final class SteppedAside implements AsyncExecChainHandler {
+    static final SteppedAside INSTANCE = new SteppedAside();
+
+    @Override
+    public void execute(
+        HttpRequest request,
+        AsyncEntityProducer producer,
+        AsyncExecChain.Scope scope,
+        AsyncExecChain chain,
+        AsyncExecCallback callback)
+        throws HttpException, IOException {
+      chain.proceed(request, producer, scope, callback);
+    }
+
+    @Override
+    public String toString() {
+      return "retry-agent (stepped aside)";
+    }
+  }
+}

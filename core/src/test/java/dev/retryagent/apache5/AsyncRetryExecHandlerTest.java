@@ -1,0 +1,449 @@
+package dev.retryagent.apache5;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
+import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.async.methods.SimpleResponseConsumer;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
+import org.apache.hc.core5.concurrent.FutureCallback;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.nio.AsyncEntityProducer;
+import org.apache.hc.core5.http.nio.DataStreamChannel;
+import org.apache.hc.core5.http.nio.entity.StringAsyncEntityProducer;
+import org.apache.hc.core5.http.nio.support.BasicRequestProducer;
+import org.apache.hc.core5.io.CloseMode;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.VersionInfo;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The async client's handler on a real HttpClient 5.1 async client and a loopback server that
+ * counts requests; waits on fake time (at once, or held until the test lets them run).
+ */
+class AsyncRetryExecHandlerTest {
+  private static final Duration LONG = Duration.ofSeconds(30);
+
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final List<CloseableHttpAsyncClient> clients = new ArrayList<>();
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    for (CloseableHttpAsyncClient c : clients) {
+      c.close(CloseMode.IMMEDIATE);
+    }
+    server.close();
+  }
+
+  /** As {@link TestEngines#engine}, with the calls' ends recorded too. */
+  private RetryEngine engine(UnaryOperator<RetryPolicy.Builder> retry) {
+    Policy policy =
+        new Policy(
+            "test",
+            retry.apply(RetryPolicy.builder()).build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit());
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(time)
+        .scheduler(time)
+        .mode(Mode.ENFORCE)
+        .policy(policy)
+        .listener(
+            new RetryListener() {
+              @Override
+              public void onRetry(RetryEvent e) {
+                events.add(e);
+              }
+
+              @Override
+              public void onGiveUp(RetryEvent e) {
+                events.add(e);
+              }
+
+              @Override
+              public void onCallComplete(RetryEvent e) {
+                events.add(e);
+              }
+            })
+        .build();
+  }
+
+  /**
+   * A client of at most one connection, HttpClient's own retries off unless {@code b} sets them.
+   */
+  private static HttpAsyncClientBuilder oneConnection() {
+    return HttpAsyncClients.custom()
+        .disableAutomaticRetries()
+        .setConnectionManager(
+            PoolingAsyncClientConnectionManagerBuilder.create()
+                .setMaxConnPerRoute(1)
+                .setMaxConnTotal(1)
+                .build());
+  }
+
+  private CloseableHttpAsyncClient started(HttpAsyncClientBuilder b) {
+    CloseableHttpAsyncClient c = b.build();
+    clients.add(c);
+    c.start();
+    return c;
+  }
+
+  private CloseableHttpAsyncClient withHandler(UnaryOperator<RetryPolicy.Builder> retry) {
+    return started(AsyncRetryExecHandler.addTo(oneConnection(), engine(retry)));
+  }
+
+  private long ofType(RetryEvent.Type type) {
+    return events.stream().filter(e -> e.type() == type).count();
+  }
+
+  /** What the application's callback heard, and on which thread. */
+  private static final class Heard implements FutureCallback<SimpleHttpResponse> {
+    final CompletableFuture<String> outcome = new CompletableFuture<>();
+    volatile String thread;
+
+    @Override
+    public void completed(SimpleHttpResponse r) {
+      thread = Thread.currentThread().getName();
+      outcome.complete(r.getCode() + " " + r.getBodyText());
+    }
+
+    @Override
+    public void failed(Exception e) {
+      thread = Thread.currentThread().getName();
+      outcome.complete("failed " + e.getClass().getSimpleName());
+    }
+
+    @Override
+    public void cancelled() {
+      thread = Thread.currentThread().getName();
+      outcome.complete("cancelled");
+    }
+
+    String await() throws Exception {
+      return outcome.get(LONG.getSeconds(), TimeUnit.SECONDS);
+    }
+  }
+
+  private static Heard call(CloseableHttpAsyncClient c, SimpleHttpRequest request) {
+    Heard heard = new Heard();
+    c.execute(request, heard);
+    return heard;
+  }
+
+  @Test
+  void runsOnTheHttpClientItIsMeantFor() {
+    // The apache56 execution runs this class on the newest 5.x, the others on the 5.1 of the build.
+    String expected = System.getProperty("expected.httpclient5", "5.1.3");
+    VersionInfo v =
+        VersionInfo.loadVersionInfo(
+            "org.apache.hc.client5", HttpAsyncClients.class.getClassLoader());
+    assertThat(v == null ? null : v.getRelease()).isEqualTo(expected);
+  }
+
+  @Test
+  void a503IsRetriedUntilTheServerAnswers200OnTheClientsOwnThread() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(status(503), status(503).body("busy"), ok("done"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("200 done");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(2);
+    // Where HttpClient completes its calls without us: its I/O dispatcher.
+    assertThat(heard.thread).startsWith("httpclient-dispatch");
+  }
+
+  @Test
+  void aCallNotRetriedSendsWhatTheClientSendsWithoutTheHandler() throws Exception {
+    CloseableHttpAsyncClient plain = started(oneConnection());
+    CloseableHttpAsyncClient ours = withHandler(r -> r.maxAttempts(3));
+    server.otherwise(ok("fine"));
+
+    Heard without =
+        call(
+            plain,
+            SimpleRequestBuilder.put(server.url("/a?x=1"))
+                .setBody("{}", ContentType.APPLICATION_JSON)
+                .build());
+    assertThat(without.await()).isEqualTo("200 fine");
+    Heard with =
+        call(
+            ours,
+            SimpleRequestBuilder.put(server.url("/a?x=1"))
+                .setBody("{}", ContentType.APPLICATION_JSON)
+                .build());
+    assertThat(with.await()).isEqualTo("200 fine");
+
+    List<ScriptedHttpServer.Recorded> got = server.requests();
+    assertThat(got).hasSize(2);
+    assertThat(got.get(1).method).isEqualTo(got.get(0).method);
+    assertThat(got.get(1).path).isEqualTo(got.get(0).path);
+    assertThat(got.get(1).body).isEqualTo(got.get(0).body);
+    assertThat(got.get(1).headers).isEqualTo(got.get(0).headers);
+    assertThat(with.thread).startsWith("httpclient-dispatch");
+    assertThat(without.thread).startsWith("httpclient-dispatch");
+  }
+
+  @Test
+  void aPostWithoutIdempotencyKeyIsNeverReplayed() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(status(503).body("busy"), ok("charged twice"));
+
+    Heard heard =
+        call(
+            c,
+            SimpleRequestBuilder.post(server.url("/charges"))
+                .setBody("{}", ContentType.APPLICATION_JSON)
+                .build());
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aRequestWhoseProducerIsNotRepeatableIsNeverResent() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(status(503).body("busy"), ok("twice"));
+    CompletableFuture<String> outcome = new CompletableFuture<>();
+
+    c.execute(
+        new BasicRequestProducer(
+            SimpleRequestBuilder.put(server.url("/items/1")).build(),
+            new OneShot(new StringAsyncEntityProducer("{}", ContentType.APPLICATION_JSON))),
+        SimpleResponseConsumer.create(),
+        new FutureCallback<SimpleHttpResponse>() {
+          @Override
+          public void completed(SimpleHttpResponse r) {
+            outcome.complete(r.getCode() + " " + r.getBodyText());
+          }
+
+          @Override
+          public void failed(Exception e) {
+            outcome.complete("failed " + e);
+          }
+
+          @Override
+          public void cancelled() {
+            outcome.complete("cancelled");
+          }
+        });
+
+    assertThat(outcome.get(LONG.getSeconds(), TimeUnit.SECONDS)).isEqualTo("503 busy");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void theConnectionGoesBackToThePoolForTheWait() throws Exception {
+    // One connection in the pool: a second call gets it while the first waits for its retry.
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(status(503).header("Retry-After", "5").body("busy"), ok("second"), ok("first"));
+
+    Heard first = call(c, SimpleRequestBuilder.get(server.url("/first")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    Heard second = call(c, SimpleRequestBuilder.get(server.url("/second")).build());
+
+    assertThat(second.await()).isEqualTo("200 second");
+    assertThat(first.outcome).isNotDone();
+    time.runHeldTasks();
+    assertThat(first.await()).isEqualTo("200 first");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aRetriedResponsesLongBodyClosesItsConnectionAndTheRetryGoesOn() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(status(503).body(repeat('x', 200_000)), ok("done"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("200 done");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.connectionCount()).isEqualTo(2);
+  }
+
+  @Test
+  void cancellingTheFutureEndsTheWaitAndNothingIsSentAfterIt() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(status(503).header("Retry-After", "5").body("busy"), ok("too late"));
+
+    Heard heard = new Heard();
+    Future<SimpleHttpResponse> f =
+        c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), heard);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    String cancelling = Thread.currentThread().getName();
+    f.cancel(true);
+
+    assertThat(heard.await()).isEqualTo("cancelled");
+    assertThat(heard.thread).isEqualTo(cancelling); // as HttpClient tells it without us
+    // The wait ended at once (a task at 0 now), and the call with it, sending nothing.
+    assertThat(time.waits()).endsWith(0L);
+    time.runHeldTasks();
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void closingTheClientDuringAWaitEndsTheCallWithNothingSent() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(status(503).header("Retry-After", "5").body("busy"), ok("too late"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    c.close(CloseMode.GRACEFUL);
+    time.runHeldTasks();
+
+    // As the classic client refuses a retry after its close: the client's scheduler refuses it.
+    assertThat(heard.await()).isEqualTo("failed RejectedExecutionException");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void httpClientsOwnStrategyNeverResendsWhatThePolicyRetries() throws Exception {
+    HttpAsyncClientBuilder b =
+        HttpAsyncClients.custom()
+            .setRetryStrategy(new DefaultHttpRequestRetryStrategy(1, TimeValue.ZERO_MILLISECONDS));
+    CloseableHttpAsyncClient c =
+        started(AsyncRetryExecHandler.addTo(b, engine(r -> r.maxAttempts(3))));
+    server.otherwise(status(503));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).startsWith("503");
+    // maxAttempts on the wire: our two retries, no resend of HttpClient's in between.
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(2);
+  }
+
+  @Test
+  void httpClientsOwnResendOfAStatusThePolicyLeavesAloneIsCountedAsAnAttempt() throws Exception {
+    HttpAsyncClientBuilder b =
+        HttpAsyncClients.custom()
+            .setRetryStrategy(new DefaultHttpRequestRetryStrategy(1, TimeValue.ZERO_MILLISECONDS));
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                b,
+                engine(
+                    r ->
+                        r.maxAttempts(3)
+                            .retryOnStatuses(dev.retryagent.policy.StatusSet.of("502")))));
+    server.enqueue(status(429), ok("done"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("200 done");
+    assertThat(server.requestCount()).isEqualTo(2);
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    RetryEvent done =
+        events.stream().filter(e -> e.type() == RetryEvent.Type.CALL_COMPLETE).findFirst().get();
+    assertThat(done.attempt()).isEqualTo(2);
+  }
+
+  private static String repeat(char ch, int n) {
+    char[] a = new char[n];
+    java.util.Arrays.fill(a, ch);
+    return new String(a);
+  }
+
+  /** A producer that cannot produce its body twice, around one that could. */
+  private static final class OneShot implements AsyncEntityProducer {
+    private final AsyncEntityProducer own;
+
+    OneShot(AsyncEntityProducer own) {
+      this.own = own;
+    }
+
+    @Override
+    public boolean isRepeatable() {
+      return false;
+    }
+
+    @Override
+    public void failed(Exception cause) {
+      own.failed(cause);
+    }
+
+    @Override
+    public long getContentLength() {
+      return own.getContentLength();
+    }
+
+    @Override
+    public String getContentType() {
+      return own.getContentType();
+    }
+
+    @Override
+    public String getContentEncoding() {
+      return own.getContentEncoding();
+    }
+
+    @Override
+    public boolean isChunked() {
+      return own.isChunked();
+    }
+
+    @Override
+    public Set<String> getTrailerNames() {
+      return own.getTrailerNames();
+    }
+
+    @Override
+    public int available() {
+      return own.available();
+    }
+
+    @Override
+    public void produce(DataStreamChannel channel) throws IOException {
+      own.produce(channel);
+    }
+
+    @Override
+    public void releaseResources() {
+      own.releaseResources();
+    }
+  }
+}
