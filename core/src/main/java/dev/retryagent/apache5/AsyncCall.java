@@ -14,7 +14,6 @@ import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiConsumer;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
@@ -44,7 +43,6 @@ final class AsyncCall extends SelfViewCall
         ResponseAccess<AsyncCall.Head>,
         BiConsumer<AsyncCall.Head, Throwable> {
   private final RetryEngine engine;
-  private final java.util.Map<AtomicInteger, AsyncCall> running;
   private final HttpRequest request;
   private final AsyncEntityProducer producer;
   final AsyncExecChain.Scope scope;
@@ -66,14 +64,12 @@ final class AsyncCall extends SelfViewCall
 
   AsyncCall(
       RetryEngine engine,
-      java.util.Map<AtomicInteger, AsyncCall> running,
       HttpRequest request,
       AsyncEntityProducer producer,
       AsyncExecChain.Scope scope,
       AsyncExecChain chain,
       AsyncExecCallback app) {
     this.engine = engine;
-    this.running = running;
     this.request = request;
     this.producer = producer;
     this.scope = scope;
@@ -90,12 +86,12 @@ final class AsyncCall extends SelfViewCall
   /** Runs the call: the first attempt on this thread, as the client would. */
   void start() {
     attemptHeader = policy().retry().attemptHeader();
-    running.put(scope.execCount, this);
+    AsyncRetryExecHandler.RUNNING.put(scope.execCount, this);
     CompletableFuture<Head> result;
     try {
       result = AsyncRetryLoop.execute(engine, this, this, this);
     } catch (RuntimeException | Error e) {
-      running.remove(scope.execCount, this);
+      AsyncRetryExecHandler.RUNNING.remove(scope.execCount, this);
       throw e;
     }
     result.whenComplete(this);
@@ -266,7 +262,7 @@ final class AsyncCall extends SelfViewCall
    */
   @Override
   public void accept(Head h, Throwable t) {
-    running.remove(scope.execCount, this);
+    AsyncRetryExecHandler.RUNNING.remove(scope.execCount, this);
     if (t == null) {
       return;
     }

@@ -2,8 +2,6 @@ package dev.retryagent.apache5;
 
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
 import org.apache.hc.client5.http.async.AsyncExecChainHandler;
@@ -20,15 +18,12 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * of an {@link AsyncRetryExecHandler} call, so that what HttpClient resends by itself counts as
  * attempts. HttpClient's retry element asks its strategy inside the callback this class hands up to
  * it, on the I/O thread: the call is made current there ({@link AsyncRetryExecHandler#CURRENT}) for
- * {@link GovernedRetryStrategy}. Each request carries the attempt header. Stateless but for its
- * handler's calls.
+ * {@link GovernedRetryStrategy}. Each request carries the attempt header. Stateless.
  */
 final class AsyncResendCounter implements AsyncExecChainHandler {
-  private final Map<AtomicInteger, AsyncCall> running;
+  static final AsyncResendCounter INSTANCE = new AsyncResendCounter();
 
-  AsyncResendCounter(Map<AtomicInteger, AsyncCall> running) {
-    this.running = running;
-  }
+  private AsyncResendCounter() {}
 
   @Override
   public void execute(
@@ -38,7 +33,8 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
       AsyncExecChain chain,
       AsyncExecCallback callback)
       throws HttpException, IOException {
-    AsyncCall call = scope.execCount == null ? null : running.get(scope.execCount);
+    AsyncCall call =
+        scope.execCount == null ? null : AsyncRetryExecHandler.RUNNING.get(scope.execCount);
     AsyncCall.Exchange attempt = call == null ? null : call.current;
     if (attempt == null) {
       chain.proceed(request, producer, scope, callback);

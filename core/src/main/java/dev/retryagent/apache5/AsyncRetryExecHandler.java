@@ -60,17 +60,16 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
    */
   static final ThreadLocal<AsyncCall> CURRENT = new ThreadLocal<>();
 
-  private final RetryEngine engine;
-
   /**
-   * The calls of this handler in progress, by their scope's execution counter: an object of its own
-   * per {@code execute}, which every scope of the call shares (its redirects' too), compared by
-   * identity. A scheduled execution (our retry, HttpClient 5.1/5.2's resend) runs the chain from
-   * its head again with it.
+   * The calls in progress, by their scope's execution counter: an object of its own per {@code
+   * execute}, which every scope of the call shares (its redirects' too), compared by identity. A
+   * scheduled execution (our retry, HttpClient 5.1/5.2's resend) runs the chain from its head again
+   * with it. One map for every handler of this copy of the library, as {@link #CURRENT} is: a call
+   * is retried by the handler that took it first, whichever chain it runs in.
    */
-  private final ConcurrentHashMap<AtomicInteger, AsyncCall> running = new ConcurrentHashMap<>();
+  static final ConcurrentHashMap<AtomicInteger, AsyncCall> RUNNING = new ConcurrentHashMap<>();
 
-  private final AsyncResendCounter counter = new AsyncResendCounter(running);
+  private final RetryEngine engine;
 
   public AsyncRetryExecHandler(RetryEngine engine) {
     this.engine = Objects.requireNonNull(engine, "engine");
@@ -92,22 +91,24 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
   }
 
   /**
-   * For a builder just made (the agent's hook): puts {@code retries} first in the chain of every
-   * client {@code builder} builds, its resend counter after HttpClient's own retry element, and
+   * For a builder just made (the agent's hook): puts {@code retries} (an {@link
+   * AsyncRetryExecHandler}, or what hands each call to one) first in the chain of every client
+   * {@code builder} builds, its resend counter after HttpClient's own retry element, and
    * HttpClient's default retry strategy, governed. A strategy the application sets afterwards
    * replaces the governed one; its resends are still counted.
    */
   public static HttpAsyncClientBuilder install(
-      HttpAsyncClientBuilder builder, AsyncRetryExecHandler retries) {
+      HttpAsyncClientBuilder builder, AsyncExecChainHandler retries) {
     add(builder, retries);
     builder.setRetryStrategy(
         GovernedRetryStrategy.around(DefaultHttpRequestRetryStrategy.INSTANCE));
     return builder;
   }
 
-  private static void add(HttpAsyncClientBuilder builder, AsyncRetryExecHandler retries) {
+  private static void add(HttpAsyncClientBuilder builder, AsyncExecChainHandler retries) {
     builder.addExecInterceptorFirst(NAME, retries);
-    builder.addExecInterceptorAfter(ChainElement.RETRY.name(), COUNTER_NAME, retries.counter);
+    builder.addExecInterceptorAfter(
+        ChainElement.RETRY.name(), COUNTER_NAME, AsyncResendCounter.INSTANCE);
   }
 
   @Override
@@ -118,14 +119,13 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
       AsyncExecChain chain,
       AsyncExecCallback callback)
       throws HttpException, IOException {
-    if (scope.execCount != null && running.containsKey(scope.execCount)) {
+    if (scope.execCount != null && RUNNING.containsKey(scope.execCount)) {
       // A scheduled execution of a call of ours, run from the chain's head: an attempt we handed
       // to the client's scheduler, or (5.1, 5.2) HttpClient's own resend inside one.
       chain.proceed(request, producer, scope, callback);
       return;
     }
-    AsyncCall call =
-        engine.begin(new AsyncCall(engine, running, request, producer, scope, chain, callback));
+    AsyncCall call = engine.begin(new AsyncCall(engine, request, producer, scope, chain, callback));
     if (call.passThrough() || scope.execCount == null) {
       chain.proceed(request, producer, scope, callback);
       return;

@@ -115,38 +115,38 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
    * nothing, when it cannot be read: HttpClient's resends are then counted, never governed.
    */
   static boolean govern(HttpClientBuilder builder) {
-    Field field = BuilderField.FIELD;
-    if (field == null) {
-      return false;
+    HttpRequestRetryStrategy governed = governedOf(BuilderField.FIELD, builder);
+    if (governed != null) {
+      builder.setRetryStrategy(governed);
     }
-    HttpRequestRetryStrategy current;
-    try {
-      current = (HttpRequestRetryStrategy) field.get(builder);
-    } catch (IllegalAccessException | RuntimeException e) {
-      return false;
-    }
-    builder.setRetryStrategy(
-        around(current != null ? current : DefaultHttpRequestRetryStrategy.INSTANCE));
-    return true;
+    return governed != null;
   }
 
   /**
    * {@link #govern(HttpClientBuilder)} for the async client's builder (its field has that name).
    */
   static boolean govern(HttpAsyncClientBuilder builder) {
-    Field field = AsyncBuilderField.FIELD;
+    HttpRequestRetryStrategy governed = governedOf(AsyncBuilderField.FIELD, builder);
+    if (governed != null) {
+      builder.setRetryStrategy(governed);
+    }
+    return governed != null;
+  }
+
+  /**
+   * The strategy {@code builder}'s {@code field} holds (or the default), governed; null if unread.
+   */
+  private static HttpRequestRetryStrategy governedOf(Field field, Object builder) {
     if (field == null) {
-      return false;
+      return null;
     }
     HttpRequestRetryStrategy current;
     try {
       current = (HttpRequestRetryStrategy) field.get(builder);
     } catch (IllegalAccessException | RuntimeException e) {
-      return false;
+      return null;
     }
-    builder.setRetryStrategy(
-        around(current != null ? current : DefaultHttpRequestRetryStrategy.INSTANCE));
-    return true;
+    return around(current != null ? current : DefaultHttpRequestRetryStrategy.INSTANCE);
   }
 
   /** The builder's field, looked up on the first {@code addTo}; null when absent or closed. */

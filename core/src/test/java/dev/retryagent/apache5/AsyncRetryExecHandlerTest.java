@@ -74,19 +74,13 @@ class AsyncRetryExecHandlerTest {
 
   /** As {@link TestEngines#engine}, with the calls' ends recorded too. */
   private RetryEngine engine(UnaryOperator<RetryPolicy.Builder> retry) {
-    Policy policy =
-        new Policy(
-            "test",
-            retry.apply(RetryPolicy.builder()).build(),
+    return TestEngines.builder(
+            time,
+            Mode.ENFORCE,
+            retry,
             Policy.defaults().budget(),
             CircuitBreakerPolicy.defaults(),
-            Policy.defaults().rateLimit());
-    return RetryEngine.builder()
-        .clock(time)
-        .sleeper(time)
-        .scheduler(time)
-        .mode(Mode.ENFORCE)
-        .policy(policy)
+            Policy.defaults().rateLimit())
         .listener(
             new RetryListener() {
               @Override
@@ -107,9 +101,7 @@ class AsyncRetryExecHandlerTest {
         .build();
   }
 
-  /**
-   * A client of at most one connection, HttpClient's own retries off unless {@code b} sets them.
-   */
+  /** A client of at most one connection, HttpClient's own retries off. */
   private static HttpAsyncClientBuilder oneConnection() {
     return HttpAsyncClients.custom()
         .disableAutomaticRetries()
@@ -189,6 +181,7 @@ class AsyncRetryExecHandlerTest {
     assertThat(heard.await()).isEqualTo("200 done");
     assertThat(server.requestCount()).isEqualTo(3);
     assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(2);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty(); // let go of as the response was handed up
     // Where HttpClient completes its calls without us: its I/O dispatcher.
     assertThat(heard.thread).startsWith("httpclient-dispatch");
   }
@@ -325,6 +318,25 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void cancellingTheFutureDuringAnAttemptEndsTheCallAndLetsGoOfIt() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(ok("slow").delay(20_000));
+
+    Heard heard = new Heard();
+    Future<SimpleHttpResponse> f =
+        c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), heard);
+    await().atMost(LONG).until(() -> server.requestCount() == 1);
+    f.cancel(true);
+
+    assertThat(heard.await()).isEqualTo("cancelled");
+    // The attempt's exchange, cancelled by HttpClient, ends the call: nothing of it is kept.
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void closingTheClientDuringAWaitEndsTheCallWithNothingSent() throws Exception {
     CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
     time.holdTasks();
@@ -380,6 +392,48 @@ class AsyncRetryExecHandlerTest {
     RetryEvent done =
         events.stream().filter(e -> e.type() == RetryEvent.Type.CALL_COMPLETE).findFirst().get();
     assertThat(done.attempt()).isEqualTo(2);
+  }
+
+  @Test
+  void theAgentsInstallGovernsHttpClientsDefaultStrategy() throws Exception {
+    // As the agent's hook does it, on a builder just made: HttpClient's default strategy, which
+    // would resend a 503 once after 1 s, is governed; the policy's retries take its place.
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.install(
+                HttpAsyncClients.custom(),
+                new AsyncRetryExecHandler(engine(r -> r.maxAttempts(3)))));
+    server.otherwise(status(503));
+
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/items")).build()).await())
+        .startsWith("503");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(2);
+  }
+
+  @Test
+  void addToSetsAsideAHandlerOfOursTheBuilderHasAlready() throws Exception {
+    // As beside the agent: its hook installed a handler of its own (5 attempts, another engine)
+    // when the builder was made, then the application adds the library's (3 attempts).
+    List<RetryEvent> agents = new CopyOnWriteArrayList<>();
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.install(
+            oneConnection(),
+            new AsyncRetryExecHandler(
+                TestEngines.engine(
+                    time,
+                    Mode.ENFORCE,
+                    r -> r.maxAttempts(5),
+                    CircuitBreakerPolicy.defaults(),
+                    agents)));
+    CloseableHttpAsyncClient c =
+        started(AsyncRetryExecHandler.addTo(b, engine(r -> r.maxAttempts(3))));
+    server.otherwise(status(503));
+
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/items")).build()).await())
+        .startsWith("503");
+    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(agents).isEmpty();
   }
 
   private static String repeat(char ch, int n) {

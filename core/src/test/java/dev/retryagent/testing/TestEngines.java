@@ -118,14 +118,7 @@ public final class TestEngines {
       CircuitBreakerPolicy breaker,
       RateLimitPolicy rateLimit,
       List<RetryEvent> events) {
-    Policy policy =
-        new Policy("test", retry.apply(RetryPolicy.builder()).build(), budget, breaker, rateLimit);
-    return RetryEngine.builder()
-        .clock(time)
-        .sleeper(time)
-        .scheduler(time)
-        .mode(mode)
-        .policy(policy)
+    return builder(time, mode, retry, budget, breaker, rateLimit)
         .listener(
             new RetryListener() {
               @Override
@@ -139,5 +132,26 @@ public final class TestEngines {
               }
             })
         .build();
+  }
+
+  /**
+   * The engine of {@link #engine(FakeTime, Mode, UnaryOperator, BudgetPolicy, CircuitBreakerPolicy,
+   * RateLimitPolicy, List)} before its listener: for a test that records other events.
+   */
+  public static RetryEngine.Builder builder(
+      FakeTime time,
+      Mode mode,
+      UnaryOperator<RetryPolicy.Builder> retry,
+      BudgetPolicy budget,
+      CircuitBreakerPolicy breaker,
+      RateLimitPolicy rateLimit) {
+    Policy policy =
+        new Policy("test", retry.apply(RetryPolicy.builder()).build(), budget, breaker, rateLimit);
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(time)
+        .scheduler(time)
+        .mode(mode)
+        .policy(policy);
   }
 }

@@ -16,7 +16,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * that HttpClient runs without retries, never broken.
  */
 final class ApacheTransformer extends HookTransformer {
-  static final String HOOKS = "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder";
+  static final String HOOKS =
+      "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder and HttpAsyncClientBuilder";
 
   private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
   private volatile String failure;
@@ -36,6 +37,7 @@ final class ApacheTransformer extends HookTransformer {
     return internalName != null
         && internalName.startsWith("org/apache/h")
         && (internalName.equals(ApacheHook.BUILDER_5)
+            || internalName.equals(ApacheHook.BUILDER_5_ASYNC)
             || internalName.equals(ApacheHook.BUILDER_4)
             || internalName.equals(ApacheHook.INTERNAL_4)
             || internalName.equals(ApacheHook.MINIMAL_4)

@@ -68,7 +68,9 @@ class ApacheHookVersionsTest {
               release,
               failures);
       if (five) {
-        assertThat(rewritten).as(release).containsExactly(ApacheHook.BUILDER_5);
+        assertThat(rewritten)
+            .as(release)
+            .containsExactlyInAnyOrder(ApacheHook.BUILDER_5, ApacheHook.BUILDER_5_ASYNC);
       } else {
         assertThat(rewritten)
             .as(release)

@@ -55,11 +55,16 @@ class ApacheLoadersTest {
 
   /** {@code HttpClients.custom()} of {@code loader}, told to the loaders as the hook tells it. */
   private Object builderMadeIn(ClassLoader loader) throws Exception {
-    Object builder =
-        loader
-            .loadClass("org.apache.hc.client5.http.impl.classic.HttpClients")
-            .getMethod("custom")
-            .invoke(null);
+    return madeIn(loader, "org.apache.hc.client5.http.impl.classic.HttpClients");
+  }
+
+  /** {@code HttpAsyncClients.custom()} of {@code loader}, told to the loaders likewise. */
+  private Object asyncBuilderMadeIn(ClassLoader loader) throws Exception {
+    return madeIn(loader, "org.apache.hc.client5.http.impl.async.HttpAsyncClients");
+  }
+
+  private Object madeIn(ClassLoader loader, String factory) throws Exception {
+    Object builder = loader.loadClass(factory).getMethod("custom").invoke(null);
     loaders.builderCreated(builder);
     return builder;
   }
@@ -96,14 +101,34 @@ class ApacheLoadersTest {
   }
 
   @Test
+  void anAsyncBuilderOf51GetsTheAsyncHandlersAndTheGovernedStrategy() throws Exception {
+    try (URLClassLoader loader = release("5.1.3")) {
+      Object classic = builderMadeIn(loader); // the same copy's glue serves both builders
+      Object builder = asyncBuilderMadeIn(loader);
+
+      assertThat(execInterceptorsOf(classic)).hasSize(2);
+      assertThat(execInterceptorsOf(builder)).hasSize(2);
+      assertThat(retryStrategyOf(builder))
+          .hasToString(
+              "retry-agent governed "
+                  + loader
+                      .loadClass("org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy")
+                      .getField("INSTANCE")
+                      .get(null));
+      assertThat(stderr.text()).doesNotContain("left alone").doesNotContain("without retries");
+    }
+  }
+
+  @Test
   void aBuilderOf50IsLeftAsHttpClientMadeItAndThatIsSaidOnce() throws Exception {
     // HttpClient 5.0.x (documented as unsupported) got the handlers too: with its own HttpCore 5.0
     // the handler's retry calls ClassicRequestBuilder.copy, which HttpCore 5.0 lacks.
     try (URLClassLoader loader = release("5.0.4")) {
       Object first = builderMadeIn(loader);
       Object second = builderMadeIn(loader);
+      Object async = asyncBuilderMadeIn(loader);
 
-      for (Object builder : List.of(first, second)) {
+      for (Object builder : List.of(first, second, async)) {
         assertThat(execInterceptorsOf(builder)).isEmpty();
         assertThat(retryStrategyOf(builder)).isNull();
       }

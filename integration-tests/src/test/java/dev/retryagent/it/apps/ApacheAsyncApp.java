@@ -1,0 +1,75 @@
+package dev.retryagent.it.apps;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.core5.concurrent.FutureCallback;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.io.CloseMode;
+
+/**
+ * An application on Apache HttpClient 5.x's async client ({@code HttpAsyncClients.createDefault()},
+ * a {@code FutureCallback} per call). No retry code.
+ *
+ * <p>Arguments: {@code URL...}; for each, in turn, a {@code GET} (a URL ending in {@code /post}: a
+ * {@code POST} of {@code {}}), whose outcome it prints as {@code N.status=}, {@code N.body=} or
+ * {@code N.error=}, and the callback's thread as {@code N.thread=} (N from 1); then {@code
+ * calls.done=1}.
+ */
+public final class ApacheAsyncApp {
+  private ApacheAsyncApp() {}
+
+  public static void main(String[] args) throws Exception {
+    try (CloseableHttpAsyncClient client = HttpAsyncClients.createDefault()) {
+      client.start();
+      for (int i = 0; i < args.length; i++) {
+        String url = args[i];
+        SimpleRequestBuilder b =
+            url.endsWith("/post")
+                ? SimpleRequestBuilder.post(url).setBody("{}", ContentType.APPLICATION_JSON)
+                : SimpleRequestBuilder.get(url);
+        CompletableFuture<String> outcome = new CompletableFuture<>();
+        int n = i + 1;
+        client.execute(
+            b.build(),
+            new FutureCallback<SimpleHttpResponse>() {
+              @Override
+              public void completed(SimpleHttpResponse r) {
+                outcome.complete(
+                    n
+                        + ".status="
+                        + r.getCode()
+                        + "\n"
+                        + n
+                        + ".body="
+                        + r.getBodyText()
+                        + thread());
+              }
+
+              @Override
+              public void failed(Exception e) {
+                outcome.complete(n + ".error=" + e.getClass().getName() + thread());
+              }
+
+              @Override
+              public void cancelled() {
+                outcome.complete(n + ".error=cancelled" + thread());
+              }
+
+              private String thread() {
+                return "\n"
+                    + n
+                    + ".thread="
+                    + Thread.currentThread().getName().replaceAll("[0-9]+", "N");
+              }
+            });
+        System.out.println(outcome.get(60, TimeUnit.SECONDS));
+      }
+      System.out.println("calls.done=1");
+      client.close(CloseMode.GRACEFUL);
+    }
+  }
+}
