@@ -395,6 +395,50 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void anOpenBreakerRefusesTheNextCallWithNothingSent() throws Exception {
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                oneConnection(),
+                TestEngines.engine(
+                    time,
+                    Mode.ENFORCE,
+                    r -> r.maxAttempts(2),
+                    CircuitBreakerPolicy.builder()
+                        .countWindow(2)
+                        .minimumCalls(2)
+                        .openFor(Duration.ofMinutes(1))
+                        .build(),
+                    events)));
+    server.otherwise(status(503));
+
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/a")).build()).await())
+        .startsWith("503");
+    Heard refused = call(c, SimpleRequestBuilder.get(server.url("/b")).build());
+
+    assertThat(refused.await()).isEqualTo("failed CircuitBreakerOpenException");
+    // Refused before anything of the call reached the client: on the thread that called execute.
+    assertThat(refused.thread).isEqualTo(Thread.currentThread().getName());
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aCallTheRateLimitGivesNoPermitIsRefusedWithNothingSent() throws Exception {
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                oneConnection(), TestEngines.rateLimitedTo(1, time, events)));
+    server.otherwise(ok("fine"));
+
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/a")).build()).await())
+        .isEqualTo("200 fine");
+    Heard refused = call(c, SimpleRequestBuilder.get(server.url("/b")).build());
+
+    assertThat(refused.await()).isEqualTo("failed RateLimitedException");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void theAgentsInstallGovernsHttpClientsDefaultStrategy() throws Exception {
     // As the agent's hook does it, on a builder just made: HttpClient's default strategy, which
     // would resend a 503 once after 1 s, is governed; the policy's retries take its place.
