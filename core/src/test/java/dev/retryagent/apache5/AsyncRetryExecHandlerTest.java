@@ -81,18 +81,9 @@ class AsyncRetryExecHandlerTest {
             Policy.defaults().budget(),
             CircuitBreakerPolicy.defaults(),
             Policy.defaults().rateLimit())
+        .listener(TestEngines.recorder(events))
         .listener(
             new RetryListener() {
-              @Override
-              public void onRetry(RetryEvent e) {
-                events.add(e);
-              }
-
-              @Override
-              public void onGiveUp(RetryEvent e) {
-                events.add(e);
-              }
-
               @Override
               public void onCallComplete(RetryEvent e) {
                 events.add(e);

@@ -119,19 +119,23 @@ public final class TestEngines {
       RateLimitPolicy rateLimit,
       List<RetryEvent> events) {
     return builder(time, mode, retry, budget, breaker, rateLimit)
-        .listener(
-            new RetryListener() {
-              @Override
-              public void onRetry(RetryEvent e) {
-                events.add(e);
-              }
-
-              @Override
-              public void onGiveUp(RetryEvent e) {
-                events.add(e);
-              }
-            })
+        .listener(recorder(events))
         .build();
+  }
+
+  /** A listener that adds every retry and give-up to {@code events}. */
+  public static RetryListener recorder(List<RetryEvent> events) {
+    return new RetryListener() {
+      @Override
+      public void onRetry(RetryEvent e) {
+        events.add(e);
+      }
+
+      @Override
+      public void onGiveUp(RetryEvent e) {
+        events.add(e);
+      }
+    };
   }
 
   /**

@@ -83,19 +83,25 @@ class ApacheLoadersTest {
     return f.get(builder);
   }
 
+  /** {@code builder}'s retry strategy is HttpClient's default of {@code loader}, governed. */
+  private static void assertGovernsTheDefaultStrategy(ClassLoader loader, Object builder)
+      throws Exception {
+    assertThat(retryStrategyOf(builder))
+        .hasToString(
+            "retry-agent governed "
+                + loader
+                    .loadClass("org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy")
+                    .getField("INSTANCE")
+                    .get(null));
+  }
+
   @Test
   void aBuilderOf51GetsTheHandlersAndTheGovernedStrategy() throws Exception {
     try (URLClassLoader loader = release("5.1.3")) {
       Object builder = builderMadeIn(loader);
 
       assertThat(execInterceptorsOf(builder)).hasSize(2);
-      assertThat(retryStrategyOf(builder))
-          .hasToString(
-              "retry-agent governed "
-                  + loader
-                      .loadClass("org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy")
-                      .getField("INSTANCE")
-                      .get(null));
+      assertGovernsTheDefaultStrategy(loader, builder);
       assertThat(stderr.text()).doesNotContain("left alone");
     }
   }
@@ -108,13 +114,7 @@ class ApacheLoadersTest {
 
       assertThat(execInterceptorsOf(classic)).hasSize(2);
       assertThat(execInterceptorsOf(builder)).hasSize(2);
-      assertThat(retryStrategyOf(builder))
-          .hasToString(
-              "retry-agent governed "
-                  + loader
-                      .loadClass("org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy")
-                      .getField("INSTANCE")
-                      .get(null));
+      assertGovernsTheDefaultStrategy(loader, builder);
       assertThat(stderr.text()).doesNotContain("left alone").doesNotContain("without retries");
     }
   }
