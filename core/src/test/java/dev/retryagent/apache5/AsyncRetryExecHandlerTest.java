@@ -386,6 +386,46 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void aRetrysWaitThatEndsPastTheDeadlineSendsNothingMore() throws Exception {
+    // Each wait ends 40 s late (a paused JVM), past the 1 s deadline: no retry goes out, and the
+    // engine says why (the retried body was dropped before the wait: it cannot be given back).
+    CloseableHttpAsyncClient c =
+        withHandler(
+            r ->
+                r.maxAttempts(3)
+                    .deadline(Duration.ofSeconds(1))
+                    .retryAfterMax(Duration.ofSeconds(1)));
+    time.late(40_000_000_000L);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("late"));
+    CompletableFuture<Exception> failure = new CompletableFuture<>();
+
+    c.execute(
+        SimpleRequestBuilder.get(server.url("/items")).build(),
+        new FutureCallback<SimpleHttpResponse>() {
+          @Override
+          public void completed(SimpleHttpResponse r) {
+            failure.complete(null);
+          }
+
+          @Override
+          public void failed(Exception e) {
+            failure.complete(e);
+          }
+
+          @Override
+          public void cancelled() {
+            failure.complete(null);
+          }
+        });
+
+    assertThat(failure.get(LONG.getSeconds(), TimeUnit.SECONDS))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("ended past the call's deadline");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void anOpenBreakerRefusesTheNextCallWithNothingSent() throws Exception {
     CloseableHttpAsyncClient c =
         started(
