@@ -209,6 +209,29 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void aRetriedPutSendsItsWholeBodyAgain() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(status(503).body("busy"), status(503), ok("stored"));
+
+    Heard heard =
+        call(
+            c,
+            SimpleRequestBuilder.put(server.url("/items/1"))
+                .setBody("{\"n\":1}", ContentType.APPLICATION_JSON)
+                .build());
+
+    assertThat(heard.await()).isEqualTo("200 stored");
+    assertThat(server.requests())
+        .hasSize(3)
+        .allSatisfy(
+            r -> {
+              assertThat(r.method).isEqualTo("PUT");
+              assertThat(r.body).isEqualTo("{\"n\":1}");
+              assertThat(r.header("Content-Length")).isEqualTo("7");
+            });
+  }
+
+  @Test
   void aPostWithoutIdempotencyKeyIsNeverReplayed() throws Exception {
     CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
     server.enqueue(status(503).body("busy"), ok("charged twice"));
