@@ -232,6 +232,19 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void aGetWhoseConnectionIsResetIsRetriedOnANewConnection() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    server.enqueue(ScriptedHttpServer.Action.reset(), ok("done"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("200 done");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.connectionCount()).isEqualTo(2);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
+  }
+
+  @Test
   void aPostWithoutIdempotencyKeyIsNeverReplayed() throws Exception {
     CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
     server.enqueue(status(503).body("busy"), ok("charged twice"));
