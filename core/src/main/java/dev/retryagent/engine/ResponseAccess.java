@@ -36,8 +36,10 @@ public interface ResponseAccess<T> {
    * the deadline: {@link RetryCall#retryTooLate}), where the caller would else get the engine's
    * exception in place of the response it has without the agent. Null when it cannot be made
    * cheaply: a body over {@link #GIVE_BACK_LIMIT} bytes (the copy reads no more than {@code
-   * discard} would), or a client whose response cannot be rebuilt. Asked only on a retry's path;
-   * may throw (the loop then keeps no copy). Null by default.
+   * discard} would), or a client whose response cannot be rebuilt. Asked only on a retry's path,
+   * {@link #whole} or not: an adapter that drops a retried body as its head arrives may have kept
+   * it (java.net.http: the copy is a marker its adapter gives to the caller's handler at the call's
+   * end). May throw (the loop then keeps no copy). Null by default.
    */
   default T copyToGiveBack(T response) throws java.io.IOException {
     return null;

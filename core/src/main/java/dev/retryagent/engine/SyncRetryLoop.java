@@ -159,9 +159,6 @@ public final class SyncRetryLoop {
    * (an I/O failure reading the body, our bug): the response is discarded as before either way.
    */
   private static <T> T copyToGiveBack(RetryCall call, ResponseAccess<T> access, T response) {
-    if (!access.whole(response)) {
-      return null;
-    }
     try {
       return access.copyToGiveBack(response);
     } catch (IOException | RuntimeException e) {

@@ -129,13 +129,20 @@ class RetryingHttpClientTest {
     time.late(40_000_000_000L);
     server.otherwise(ok("late"));
 
-    // The JDK drops a retried response's body as its head arrives: it cannot be given back, and
-    // the engine says why instead of sending a retry past the deadline.
+    // send gives the 503 released for the retry back (its body kept by the agent's subscriber:
+    // GiveBackAfterALateWaitTest). sendAsync cannot yet: the engine says why instead of sending a
+    // retry past the deadline.
     server.enqueue(status(503));
-    assertThatThrownBy(() -> call(way, client, get("/v1/items")))
-        .isInstanceOf(IOException.class)
-        .isNotInstanceOf(HttpTimeoutException.class)
-        .hasMessageContaining("ended past the call's deadline");
+    if (way == Way.SEND) {
+      HttpResponse<String> r = call(way, client, get("/v1/items"));
+      assertThat(r.statusCode()).isEqualTo(503);
+      assertThat(r.body()).isEqualTo("status 503");
+    } else {
+      assertThatThrownBy(() -> call(way, client, get("/v1/items")))
+          .isInstanceOf(IOException.class)
+          .isNotInstanceOf(HttpTimeoutException.class)
+          .hasMessageContaining("ended past the call's deadline");
+    }
     assertThat(server.requestCount()).isEqualTo(1);
   }
 

@@ -149,13 +149,18 @@ final class CallersResponse<T> implements HttpResponse<T> {
    * Java 25+: the JDK's {@code connectionLabel()}. Compiled for Java 11, so without
    * {@code @Override}; on 25 it overrides the interface's default (which says empty).
    */
-  @SuppressWarnings("unchecked")
   public Optional<String> connectionLabel() {
+    return connectionLabel(attempts);
+  }
+
+  /** {@code response.connectionLabel()} on Java 25+; empty before, as the interface's default. */
+  @SuppressWarnings("unchecked")
+  static Optional<String> connectionLabel(HttpResponse<?> response) {
     if (CONNECTION_LABEL == null) {
       return Optional.empty();
     }
     try {
-      return (Optional<String>) CONNECTION_LABEL.invoke(attempts);
+      return (Optional<String>) CONNECTION_LABEL.invoke(response);
     } catch (RuntimeException | Error e) {
       throw e;
     } catch (Throwable t) {

@@ -35,9 +35,10 @@ import java.util.concurrent.CompletableFuture;
  * there. A response that will be retried gets a subscriber that reads and drops its body (freeing
  * the connection; past 64 KiB it closes it instead, {@link DiscardedBody}) and never reaches the
  * caller's handler, which therefore runs exactly once per call, for the response the caller
- * receives. And it is the engine's call ({@link SelfViewCall}, begun by {@code RetryEngine.begin}):
- * one object for the four, a call makes nothing else of its own (issue 13: 80 B, where a view
- * beside the engine's call made 120).
+ * receives (a retried one whose wait ended past the deadline, at the call's end: {@link
+ * GivenBack}). And it is the engine's call ({@link SelfViewCall}, begun by {@code
+ * RetryEngine.begin}): one object for the four, a call makes nothing else of its own (issue 13: 80
+ * B, where a view beside the engine's call made 120).
  */
 final class JdkRequest<T> extends SelfViewCall
     implements BodyHandler<T>,
@@ -223,16 +224,22 @@ final class JdkRequest<T> extends SelfViewCall
   /** {@link #apply(HttpResponse.ResponseInfo)}, telling the attempt's {@code pushes} (or null). */
   private BodySubscriber<T> apply(HttpResponse.ResponseInfo info, AttemptPushes<T> pushes) {
     boolean callers;
+    boolean retry = false;
     try {
       Decision d = onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
-      callers = !d.retry() && d.error() == null;
+      retry = d.retry();
+      callers = !retry && d.error() == null;
     } catch (RuntimeException e) {
       callers = true; // our bug must not cost the caller its response
     }
     if (pushes != null) {
       pushes.settle(callers); // before the caller's handler, as the pushes came before
     }
-    return callers ? handler.apply(info) : new DiscardedBody<>();
+    if (callers) {
+      return handler.apply(info);
+    }
+    // A retried body is kept (at most 8 KiB) with its head, for a wait that ends late after all.
+    return new DiscardedBody<>(retry ? info : null);
   }
 
   @Override

@@ -59,7 +59,8 @@ public final class JdkRetrying {
    * cleared, as {@code send} leaves it. A request the JDK sends itself (a WebSocket opening
    * handshake) passes through untouched. A client the application shut down (Java 21+) refuses the
    * call as the JDK does; one shut down during the call lets it finish, retries included ({@link
-   * ClientCalls}, through {@code transport}).
+   * ClientCalls}, through {@code transport}). A response released for a retry whose wait ends past
+   * the deadline reaches the handler then, from what was kept of it ({@link GivenBack}).
    */
   public <T> HttpResponse<T> send(
       JdkTransport transport, HttpRequest request, BodyHandler<T> handler)
@@ -78,12 +79,19 @@ public final class JdkRetrying {
       }
     }
     // From here the call's end (JdkRequest.loopEnded) tells the transport.
+    HttpResponse<T> response;
     try {
-      return SyncRetryLoop.execute(
-          call, engine.sleeper(), call.sending(transport, handler, null), access());
+      response =
+          SyncRetryLoop.execute(
+              call, engine.sleeper(), call.sending(transport, handler, null), access());
     } catch (InterruptedException e) {
       throw asSendThrowsIt(e);
     }
+    if (response instanceof GivenBack) {
+      // Released for a retry whose wait ended past the deadline: the caller's handler gets it now.
+      return ((GivenBack<T>) response).deliver(handler);
+    }
+    return response;
   }
 
   /**
@@ -209,6 +217,17 @@ public final class JdkRetrying {
       // Decided on its head, a retried response's body was dropped: it cannot go to the caller. A
       // thread interrupted during an attempt rarely gets here: send() itself throws at once then.
       return false;
+    }
+
+    /**
+     * The response with the body its {@link DiscardedBody} kept (at most 8 KiB, read whole), for
+     * {@link #send} to give to the caller's handler should the wait end past the deadline; null for
+     * a longer body. Nothing is read or allocated here but the marker.
+     */
+    @Override
+    public HttpResponse<Object> copyToGiveBack(HttpResponse<Object> response) {
+      Object body = response.body();
+      return body instanceof DiscardedBody ? ((DiscardedBody<?>) body).giveBack(response) : null;
     }
   }
 

@@ -1,0 +1,270 @@
+package dev.retryagent.internal.jdk;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.BodySubscriber;
+import java.nio.ByteBuffer;
+import java.util.Collections;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import javax.net.ssl.SSLSession;
+
+/**
+ * A response released for a retry whose wait then ended past the call's deadline, given to the
+ * application as without the agent. The JDK had read its body into the agent's {@link
+ * DiscardedBody} (at most {@code GIVE_BACK_LIMIT} bytes, kept with the JDK's {@code ResponseInfo});
+ * the application's own {@link BodyHandler} was never applied to it: a handler has effects ({@code
+ * ofFile} writes), so it is applied only here, once the call has ended with this response, and the
+ * kept bytes are replayed into its subscriber ({@link Replay}).
+ *
+ * <p>Before {@link #deliver} it is the marker the retry loop hands back ({@code body()} null);
+ * after, the application's response: the attempt's status, headers, version, URI, TLS session and
+ * {@code request()} / {@code previousResponse()} as the application gets them ({@link
+ * CallersResponse}), {@code body()} the handler's value. Made only on a retry's path.
+ */
+final class GivenBack<T> implements HttpResponse<T> {
+  private final HttpResponse<?> attempts; // as the application gets it: CallersResponse's view
+  private final ResponseInfo info; // the JDK's, as its handler was to get it
+  private final byte[] bytes;
+  private final int length;
+  private final T body;
+
+  GivenBack(HttpResponse<?> attempts, ResponseInfo info, byte[] bytes, int length) {
+    this(attempts, info, bytes, length, null);
+  }
+
+  private GivenBack(HttpResponse<?> attempts, ResponseInfo info, byte[] bytes, int length, T body) {
+    this.attempts = attempts;
+    this.info = info;
+    this.bytes = bytes;
+    this.length = length;
+    this.body = body;
+  }
+
+  /**
+   * The response as {@code HttpClient.send} gives it with {@code handler}: the handler applied to
+   * the kept head, its subscriber given the kept bytes as it asks for them, its {@code getBody()}
+   * awaited as {@code send} awaits it (an interrupt then: {@code send}'s {@link
+   * InterruptedException}, the replay cancelled). What the handler or its subscriber throws, or
+   * completes its body with, fails the call as {@code send} fails it ({@link #asSendThrowsIt}); a
+   * subscriber's method that throws is told {@code onError} first, as the JDK tells it.
+   */
+  HttpResponse<T> deliver(BodyHandler<T> handler) throws IOException, InterruptedException {
+    CompletableFuture<T> value;
+    Replay replay = null;
+    try {
+      BodySubscriber<T> subscriber = handler.apply(info);
+      replay = new Replay(subscriber, bytes, length);
+      replay.start();
+      value = subscriber.getBody().toCompletableFuture();
+    } catch (RuntimeException | Error e) {
+      throw asSendThrowsIt(e);
+    }
+    try {
+      return new GivenBack<>(attempts, null, null, 0, value.get());
+    } catch (InterruptedException e) {
+      replay.cancel();
+      throw e;
+    } catch (ExecutionException e) {
+      throw asSendThrowsIt(e.getCause());
+    }
+  }
+
+  /**
+   * A failure of the handler or its subscriber as {@code HttpClient.send} throws it (JDK 11 to 25:
+   * it unwraps its future's failure and throws a new exception of the same kind around it): an
+   * {@code IllegalArgumentException} or {@code SecurityException} as such, anything else an {@code
+   * IOException}. (The JDK's other kinds, timeouts, connect and TLS failures, are the network's;
+   * bytes replayed from memory meet none.)
+   */
+  static IOException asSendThrowsIt(Throwable t) {
+    String msg = t.getMessage();
+    if (t instanceof IllegalArgumentException) {
+      throw new IllegalArgumentException(msg, t);
+    }
+    if (t instanceof SecurityException) {
+      throw new SecurityException(msg, t);
+    }
+    return new IOException(msg, t);
+  }
+
+  @Override
+  public int statusCode() {
+    return attempts.statusCode();
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public HttpRequest request() {
+    return attempts.request();
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public Optional<HttpResponse<T>> previousResponse() {
+    // A redirect's response: its body is null, whatever its type parameter says.
+    return (Optional<HttpResponse<T>>) (Optional<?>) attempts.previousResponse();
+  }
+
+  @Override
+  public HttpHeaders headers() {
+    return attempts.headers();
+  }
+
+  @Override
+  public T body() {
+    return body;
+  }
+
+  @Override
+  public Optional<SSLSession> sslSession() {
+    return attempts.sslSession();
+  }
+
+  @Override
+  public URI uri() {
+    return attempts.uri();
+  }
+
+  @Override
+  public HttpClient.Version version() {
+    return attempts.version();
+  }
+
+  /** Java 25+: the JDK's {@code connectionLabel()} of the attempt (see {@link CallersResponse}). */
+  public Optional<String> connectionLabel() {
+    return CallersResponse.connectionLabel(attempts);
+  }
+
+  @Override
+  public String toString() {
+    return attempts.toString(); // the method, URI and status: the same as the JDK's
+  }
+
+  /**
+   * The kept bytes as the JDK publishes a body: one {@code onSubscribe}, then the bytes in one
+   * {@code onNext} when asked for, then {@code onComplete} (an empty body: {@code onComplete} at
+   * once, as the JDK completes one without demand). Signals are serial: a {@code request} made
+   * inside a signal adds demand, and the signal running goes on with it when it returns; none is
+   * sent after a {@code cancel}, a request of zero or less ({@code onError} with an {@code
+   * IllegalArgumentException}, as the reactive-streams rule says) or a signal that threw ({@code
+   * onError} with its exception).
+   */
+  static final class Replay implements Flow.Subscription {
+    private final BodySubscriber<?> subscriber;
+    private final byte[] bytes;
+    private final int length;
+    private long demand;
+    private boolean sent; // the bytes went (or there are none)
+    private boolean
+        ended; // onComplete or onError told: nothing more is, but onError after the first
+    private boolean cancelled;
+    private boolean signalling; // a signal is running on some thread
+
+    Replay(BodySubscriber<?> subscriber, byte[] bytes, int length) {
+      this.subscriber = subscriber;
+      this.bytes = bytes;
+      this.length = length;
+      this.sent = length == 0;
+    }
+
+    void start() {
+      synchronized (this) {
+        signalling = true;
+      }
+      try {
+        subscriber.onSubscribe(this);
+      } catch (RuntimeException | Error e) {
+        fail(e, false);
+        return;
+      } finally {
+        synchronized (this) {
+          signalling = false;
+        }
+      }
+      drain();
+    }
+
+    @Override
+    public void request(long n) {
+      if (n <= 0) {
+        fail(new IllegalArgumentException("non-positive subscription request: " + n), false);
+        return;
+      }
+      synchronized (this) {
+        long d = demand + n;
+        demand = d < 0 ? Long.MAX_VALUE : d;
+      }
+      drain();
+    }
+
+    @Override
+    public synchronized void cancel() {
+      cancelled = true;
+    }
+
+    /** Sends what is due unless a signal is running already (it goes on with it). */
+    private void drain() {
+      while (true) {
+        boolean next;
+        synchronized (this) {
+          if (signalling || ended || cancelled) {
+            return;
+          }
+          if (!sent) {
+            if (demand == 0) {
+              return;
+            }
+            demand--;
+            sent = true;
+            next = true;
+          } else {
+            ended = true;
+            next = false;
+          }
+          signalling = true;
+        }
+        try {
+          if (next) {
+            subscriber.onNext(Collections.singletonList(ByteBuffer.wrap(bytes, 0, length)));
+          } else {
+            subscriber.onComplete();
+          }
+        } catch (RuntimeException | Error e) {
+          fail(e, !next);
+          return;
+        } finally {
+          synchronized (this) {
+            signalling = false;
+          }
+        }
+      }
+    }
+
+    /**
+     * Tells the subscriber {@code onError(t)} once, unless it ended or cancelled; after an {@code
+     * onComplete} that threw ({@code afterComplete}) too, as the JDK's wrapper of a subscriber
+     * does.
+     */
+    private void fail(Throwable t, boolean afterComplete) {
+      synchronized (this) {
+        if ((ended && !afterComplete) || cancelled) {
+          return;
+        }
+        ended = true;
+      }
+      try {
+        subscriber.onError(t);
+      } catch (RuntimeException | Error ignored) {
+        // nothing more to tell it; its getBody() says how the call ends
+      }
+    }
+  }
+}

@@ -1,0 +1,296 @@
+package dev.retryagent.jdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpResponse.BodyHandler;
+import java.net.http.HttpResponse.BodyHandlers;
+import java.net.http.HttpResponse.BodySubscribers;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Flow;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A java.net.http response released for a retry whose wait then ends past the call's deadline
+ * (guarantees.md, Load and time 6): {@code send} gives it to the application's handler as the plain
+ * client does, compared field by field with the plain client's response from the same loopback
+ * server. Each wait ends 40 s late (the engine's fake clock), past the 10 s deadline; Retry-After 5
+ * s has the response released before the wait.
+ */
+class GiveBackAfterALateWaitTest {
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final HttpClient plain =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private HttpClient ours;
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+    server.otherwise(ScriptedHttpServer.Action.ok("late"));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r ->
+                r.deadline(Duration.ofSeconds(10))
+                    .retryAfterMax(Duration.ofSeconds(5))
+                    // The attempt is the agent's copy of the request: request() must not show it.
+                    .attemptHeader("X-Attempt"),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    ours = RetryingHttpClient.wrap(plain, engine);
+    time.late(40_000_000_000L);
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    server.close();
+  }
+
+  private HttpRequest get() {
+    return HttpRequest.newBuilder(URI.create(server.url("/items")))
+        .header("X-Own", "mine")
+        .timeout(Duration.ofSeconds(30))
+        .build();
+  }
+
+  private void enqueueBusy(String body) {
+    server.enqueue(
+        ScriptedHttpServer.Action.status(503)
+            .header("Retry-After", "5")
+            .header("X-Busy", "yes")
+            .body(body));
+  }
+
+  /** How the application reads the body, each a different subscriber of the JDK's. */
+  enum Reading {
+    STRING(BodyHandlers.ofString()),
+    BYTES(
+        info ->
+            BodySubscribers.mapping(
+                BodySubscribers.ofByteArray(), b -> new String(b, StandardCharsets.UTF_8))),
+    // Its getBody() completes at once; the bytes come as the application reads, on its thread,
+    // one buffer at a time as the stream asks.
+    STREAM(
+        info ->
+            BodySubscribers.mapping(
+                BodySubscribers.ofInputStream(), GiveBackAfterALateWaitTest::readAll)),
+    LINES(
+        info ->
+            BodySubscribers.mapping(
+                BodySubscribers.ofLines(StandardCharsets.UTF_8),
+                l -> String.join("\n", (Iterable<String>) l::iterator)));
+
+    final BodyHandler<String> handler;
+
+    Reading(BodyHandler<String> handler) {
+      this.handler = handler;
+    }
+  }
+
+  private static String readAll(InputStream in) {
+    try (InputStream s = in) {
+      return new String(s.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Reading.class)
+  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(Reading reading)
+      throws Exception {
+    // Before: the call failed with the agent's IOException ("... ended past the call's deadline
+    // ..., and the response had been released for the retry") where the plain client gave the 503.
+    for (String body : new String[] {"busy, come back", "", "b".repeat(8192), "two\nlines"}) {
+      AtomicInteger applied = new AtomicInteger();
+      List<Integer> waitsWhenApplied = new CopyOnWriteArrayList<>();
+      BodyHandler<String> counting =
+          info -> {
+            applied.incrementAndGet();
+            waitsWhenApplied.add(time.waits().size());
+            return reading.handler.apply(info);
+          };
+      int waitsBefore = time.waits().size();
+      enqueueBusy(body);
+      String without = seen(plain.send(get(), reading.handler));
+      enqueueBusy(body);
+      String with = seen(ours.send(get(), counting));
+
+      assertThat(with).as(body.length() + " bytes").isEqualTo(without).contains("503", body);
+      // The handler has effects (ofFile writes): applied once, at the end, never before the wait.
+      assertThat(applied).hasValue(1);
+      assertThat(waitsWhenApplied).containsExactly(waitsBefore + 1);
+    }
+    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(8);
+    assertThat(server.requests())
+        .extracting(r -> r.header("X-Attempt"))
+        .containsExactly(null, "1", null, "1", null, "1", null, "1");
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(
+            GiveUpReason.DEADLINE,
+            GiveUpReason.DEADLINE,
+            GiveUpReason.DEADLINE,
+            GiveUpReason.DEADLINE);
+  }
+
+  /** All that HttpResponse shows the application, its request's too. */
+  private static String seen(HttpResponse<String> r) {
+    HttpRequest q = r.request();
+    return r.statusCode()
+        + " "
+        + r.headers().map()
+        + " body ["
+        + r.body()
+        + "] version "
+        + r.version()
+        + " uri "
+        + r.uri()
+        + " tls "
+        + r.sslSession().isPresent()
+        + " previous "
+        + r.previousResponse().isPresent()
+        + " string "
+        + r
+        + " request "
+        + q.method()
+        + " "
+        + q.uri()
+        + " "
+        + q.headers().map()
+        + " "
+        + q.timeout()
+        + " "
+        + q.version()
+        + " "
+        + q.expectContinue()
+        + " "
+        + q.bodyPublisher().isPresent();
+  }
+
+  @Test
+  void aBodyOverTheLimitIsNotGivenBack() throws Exception {
+    // Over 8 KiB the body is dropped as before: the call fails with the engine's IOException.
+    enqueueBusy("b".repeat(8193));
+    assertThatThrownBy(() -> ours.send(get(), BodyHandlers.ofString()))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("ended past the call's deadline");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  /** Handlers and subscribers that fail, as the application's may. */
+  enum Failing {
+    HANDLER_THROWS(
+        info -> {
+          throw new IllegalStateException("no 503 here");
+        }),
+    HANDLER_REFUSES(
+        info -> {
+          throw new IllegalArgumentException("refused");
+        }),
+    ON_NEXT_THROWS(BodyHandlers.fromSubscriber(new Throwing(false))),
+    ON_COMPLETE_THROWS(BodyHandlers.fromSubscriber(new Throwing(true))),
+    BODY_FAILS(
+        info ->
+            BodySubscribers.mapping(
+                BodySubscribers.ofString(StandardCharsets.UTF_8),
+                s -> {
+                  throw new java.io.UncheckedIOException(new IOException("cannot map " + s));
+                }));
+
+    final BodyHandler<Object> handler;
+
+    @SuppressWarnings("unchecked")
+    Failing(BodyHandler<?> handler) {
+      this.handler = (BodyHandler<Object>) handler;
+    }
+  }
+
+  /** A subscriber of the application's that throws from onNext, or from onComplete. */
+  static final class Throwing implements Flow.Subscriber<List<ByteBuffer>> {
+    private final boolean atComplete;
+
+    Throwing(boolean atComplete) {
+      this.atComplete = atComplete;
+    }
+
+    @Override
+    public void onSubscribe(Flow.Subscription s) {
+      s.request(Long.MAX_VALUE);
+    }
+
+    @Override
+    public void onNext(List<ByteBuffer> item) {
+      if (!atComplete) {
+        throw new IllegalStateException("onNext broke");
+      }
+    }
+
+    @Override
+    public void onError(Throwable throwable) {}
+
+    @Override
+    public void onComplete() {
+      throw new IllegalStateException("onComplete broke");
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Failing.class)
+  void aHandlerOrSubscriberThatFailsFailsTheGivenBackCallAsTheJdkFailsIt(Failing failing)
+      throws Exception {
+    enqueueBusy("busy, come back");
+    String without = thrown(() -> plain.send(get(), failing.handler));
+    enqueueBusy("busy, come back");
+    String with = thrown(() -> ours.send(get(), failing.handler));
+    // The JDK: IOException (IllegalArgumentException as such) around the handler's or the
+    // subscriber's exception; an onComplete that throws after its body completed, the response.
+    assertThat(with).isEqualTo(without);
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  private interface Send {
+    HttpResponse<?> send() throws Exception;
+  }
+
+  /** The exception as the application sees it: its class and message, and its cause's. */
+  private static String thrown(Send send) {
+    try {
+      HttpResponse<?> r = send.send();
+      return "no exception: " + r.statusCode() + " " + r.body();
+    } catch (Exception e) {
+      Throwable c = e.getCause();
+      return e.getClass().getName()
+          + ": "
+          + e.getMessage()
+          + (c == null ? "" : " caused by " + c.getClass().getName() + ": " + c.getMessage());
+    }
+  }
+}
