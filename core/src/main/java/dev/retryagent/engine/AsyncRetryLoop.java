@@ -247,12 +247,17 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           } else {
             succeed(response);
           }
-        } else if (retryLater(d.delayNanos(), null)) {
-          // Once the wait is scheduled: refused, the response is the call's outcome.
-          discarded = true;
-          SyncRetryLoop.discardForRetry(call, access, response);
         } else {
-          succeed(response);
+          // A copy for a wait that ends late after all: kept before the wait's task can run.
+          call.keepToGiveBack(SyncRetryLoop.copyToGiveBack(call, access, response));
+          if (retryLater(d.delayNanos(), null)) {
+            // Once the wait is scheduled: refused, the response is the call's outcome.
+            discarded = true;
+            SyncRetryLoop.discardForRetry(call, access, response);
+          } else {
+            call.takeGiveBack();
+            succeed(response);
+          }
         }
       }
     } catch (RuntimeException | Error bug) {
@@ -276,6 +281,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     engine.internalError(where, bug, consequence);
     try {
       call.onAbandoned();
+      call.takeGiveBack(); // a copy kept for a wait: nothing kept once the call has ended
     } catch (RuntimeException | Error ignored) {
       // the call's own state is what failed: the caller must hear all the same
     }
@@ -437,10 +443,16 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     schedulerThread = Thread.currentThread();
     try {
       call.waitEnds(this);
+      Object copy = retry ? call.takeGiveBack() : null;
       if (retry && call.retryTooLate()) {
         // The wait ended past the deadline: the call ends with the attempt's outcome, as if not
-        // retried (its response was released before the wait: the engine's exception says so).
-        fail(new CompletionException(call.lateRetryFailure()));
+        // retried: its response released before the wait, from the copy kept of it, or else the
+        // engine's exception, which says so.
+        if (copy != null) {
+          giveBack(copy);
+        } else {
+          fail(new CompletionException(call.lateRetryFailure()));
+        }
       } else {
         next(!retry);
       }
@@ -466,6 +478,53 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     } else {
       completeExceptionally(error);
     }
+  }
+
+  /**
+   * Completes with the response {@code copy} stands for ({@link ResponseAccess#giveBack}), where
+   * the client delivers (java.net.http: the adapter applies the caller's handler there); a cancel
+   * of the caller's future meanwhile cancels that work, held as the attempt in flight is.
+   */
+  private void giveBack(Object copy) {
+    endContext();
+    if (onSchedulerThread()) {
+      style.deliverOn.execute(() -> deliverGivenBack(copy));
+    } else {
+      deliverGivenBack(copy);
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private void deliverGivenBack(Object copy) {
+    CompletableFuture<T> given;
+    try {
+      given = access.giveBack((T) copy).toCompletableFuture();
+    } catch (RuntimeException | Error bug) {
+      // The adapter's own failure (its client's are in the stage): as endWithOwnFailure ends a
+      // call with nothing left to give, an I/O failure, never our bug's own type.
+      engine.internalError(
+          "giving back a response after a late wait", bug, "the call ends with that failure");
+      completeExceptionally(
+          new CompletionException(new IOException("retry-agent: internal error", bug)));
+      return;
+    }
+    synchronized (result) {
+      inFlight = given;
+    }
+    if (result.isCancelled()) {
+      given.cancel(true);
+    }
+    given.whenComplete(
+        (response, error) -> {
+          synchronized (result) {
+            inFlight = null;
+          }
+          if (error != null) {
+            completeExceptionally(error);
+          } else {
+            complete(response);
+          }
+        });
   }
 
   /** Completes with the final response, or discards it when the caller is gone. */
@@ -554,6 +613,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       }
       if (waited) {
         call.waitEnds(AsyncRetryLoop.this);
+        call.takeGiveBack(); // nothing kept once the call has ended
       }
       if (attemptToCancel != null) {
         attemptToCancel.cancel(mayInterruptIfRunning);

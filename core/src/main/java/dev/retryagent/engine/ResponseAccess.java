@@ -44,4 +44,15 @@ public interface ResponseAccess<T> {
   default T copyToGiveBack(T response) throws java.io.IOException {
     return null;
   }
+
+  /**
+   * The response an asynchronous call ({@link AsyncRetryLoop}) ends with when it ends with {@code
+   * copy} ({@link #copyToGiveBack}'s, asked there on the thread that completed the attempt, so it
+   * must not block): the copy itself by default. An adapter that must finish the copy first
+   * (java.net.http: the caller's body handler applied to the kept body) completes the stage once
+   * done, or fails it as its client fails such a call; the loop cancels it when the caller cancels.
+   */
+  default java.util.concurrent.CompletionStage<T> giveBack(T copy) {
+    return java.util.concurrent.CompletableFuture.completedFuture(copy);
+  }
 }

@@ -814,6 +814,28 @@ public abstract class RetryCall extends HostHold {
    * ended with a response that was released for the retry (it cannot be given back), an {@code
    * IOException} that says so, naming the method and target only.
    */
+  /**
+   * Keeps {@code copy} ({@link ResponseAccess#copyToGiveBack}'s, or null for none) through the
+   * retry's wait, for {@link AsyncRetryLoop} to give the caller should the wait end past the
+   * deadline ({@link #takeGiveBack}); in the call's extras, which its retry made: nothing on a call
+   * not retried.
+   */
+  synchronized void keepToGiveBack(Object copy) {
+    if (copy != null || extras != null) {
+      extras().giveBack = copy;
+    }
+  }
+
+  /** The copy {@link #keepToGiveBack} kept, or null; kept no more. */
+  synchronized Object takeGiveBack() {
+    if (extras == null) {
+      return null;
+    }
+    Object copy = extras.giveBack;
+    extras.giveBack = null;
+    return copy;
+  }
+
   public synchronized Throwable lateRetryFailure() {
     Throwable last = extras == null ? null : extras.latestFailure();
     if (decision != null && decision.outcome() != Outcome.RESPONSE && last != null) {

@@ -158,7 +158,7 @@ public final class SyncRetryLoop {
    * {@link ResponseAccess#copyToGiveBack}, or null when the adapter cannot make one, or fails to
    * (an I/O failure reading the body, our bug): the response is discarded as before either way.
    */
-  private static <T> T copyToGiveBack(RetryCall call, ResponseAccess<T> access, T response) {
+  static <T> T copyToGiveBack(RetryCall call, ResponseAccess<T> access, T response) {
     try {
       return access.copyToGiveBack(response);
     } catch (IOException | RuntimeException e) {

@@ -2,6 +2,7 @@ package dev.retryagent.jdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
@@ -24,8 +25,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -35,10 +39,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A java.net.http response released for a retry whose wait then ends past the call's deadline
- * (guarantees.md, Load and time 6): {@code send} gives it to the application's handler as the plain
- * client does, compared field by field with the plain client's response from the same loopback
- * server. Each wait ends 40 s late (the engine's fake clock), past the 10 s deadline; Retry-After 5
- * s has the response released before the wait.
+ * (guarantees.md, Load and time 6): {@code send} and {@code sendAsync} give it to the application's
+ * handler as the plain client does, compared field by field with the plain client's response from
+ * the same loopback server. Each wait ends 40 s late (the engine's fake clock), past the 10 s
+ * deadline; Retry-After 5 s has the response released before the wait.
  */
 class GiveBackAfterALateWaitTest {
   private ScriptedHttpServer server;
@@ -121,44 +125,95 @@ class GiveBackAfterALateWaitTest {
     }
   }
 
+  enum Way {
+    SEND,
+    SEND_ASYNC
+  }
+
+  /**
+   * The call through {@code client} the {@code way} given. Asynchronously, each wait is held until
+   * the handler is seen not applied before it ends (on the fake scheduler's thread, as a wait ends
+   * on the engine's), and the plain client's future too is read with get().
+   */
+  private <T> HttpResponse<T> call(
+      Way way, HttpClient client, BodyHandler<T> handler, AtomicInteger applied) throws Exception {
+    if (way == Way.SEND) {
+      return client.send(get(), handler);
+    }
+    if (client == plain) {
+      return client.sendAsync(get(), handler).get(20, TimeUnit.SECONDS);
+    }
+    time.holdTasks();
+    CompletableFuture<HttpResponse<T>> f = client.sendAsync(get(), handler);
+    await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
+    assertThat(applied).as("not applied before the wait").hasValue(0);
+    time.runHeldTasks();
+    return f.get(20, TimeUnit.SECONDS);
+  }
+
   @ParameterizedTest
   @EnumSource(Reading.class)
   void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(Reading reading)
       throws Exception {
     // Before: the call failed with the agent's IOException ("... ended past the call's deadline
     // ..., and the response had been released for the retry") where the plain client gave the 503.
-    for (String body : new String[] {"busy, come back", "", "b".repeat(8192), "two\nlines"}) {
-      AtomicInteger applied = new AtomicInteger();
-      List<Integer> waitsWhenApplied = new CopyOnWriteArrayList<>();
-      BodyHandler<String> counting =
-          info -> {
-            applied.incrementAndGet();
-            waitsWhenApplied.add(time.waits().size());
-            return reading.handler.apply(info);
-          };
-      int waitsBefore = time.waits().size();
-      enqueueBusy(body);
-      String without = seen(plain.send(get(), reading.handler));
-      enqueueBusy(body);
-      String with = seen(ours.send(get(), counting));
+    int calls = 0;
+    for (Way way : Way.values()) {
+      for (String body : new String[] {"busy, come back", "", "b".repeat(8192), "two\nlines"}) {
+        AtomicInteger applied = new AtomicInteger();
+        List<Integer> waitsWhenApplied = new CopyOnWriteArrayList<>();
+        BodyHandler<String> counting =
+            info -> {
+              applied.incrementAndGet();
+              waitsWhenApplied.add(time.waits().size());
+              return reading.handler.apply(info);
+            };
+        int waitsBefore = time.waits().size();
+        enqueueBusy(body);
+        String without = seen(call(way, plain, reading.handler, null));
+        enqueueBusy(body);
+        String with = seen(call(way, ours, counting, applied));
+        calls++;
 
-      assertThat(with).as(body.length() + " bytes").isEqualTo(without).contains("503", body);
-      // The handler has effects (ofFile writes): applied once, at the end, never before the wait.
-      assertThat(applied).hasValue(1);
-      assertThat(waitsWhenApplied).containsExactly(waitsBefore + 1);
+        assertThat(with).as(way + ", " + body.length() + " bytes").isEqualTo(without);
+        assertThat(with).contains("503", body);
+        // The handler has effects (ofFile writes): applied once, at the end, never before the wait.
+        assertThat(applied).hasValue(1);
+        assertThat(waitsWhenApplied).containsExactly(waitsBefore + 1);
+      }
     }
-    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(8);
+    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2 * calls);
     assertThat(server.requests())
         .extracting(r -> r.header("X-Attempt"))
-        .containsExactly(null, "1", null, "1", null, "1", null, "1");
+        .containsOnly(null, "1")
+        .filteredOn(h -> h != null)
+        .hasSize(calls);
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
-        .containsExactly(
-            GiveUpReason.DEADLINE,
-            GiveUpReason.DEADLINE,
-            GiveUpReason.DEADLINE,
-            GiveUpReason.DEADLINE);
+        .hasSize(calls)
+        .containsOnly(GiveUpReason.DEADLINE);
+  }
+
+  @Test
+  void aSendAsyncCancelledDuringTheWaitNeverAppliesTheHandler() throws Exception {
+    // The copy kept through the wait goes with the call's end: the late task finds nothing to
+    // give, the handler is never applied, nothing more is sent.
+    AtomicInteger applied = new AtomicInteger();
+    BodyHandler<String> counting =
+        info -> {
+          applied.incrementAndGet();
+          return BodySubscribers.ofString(StandardCharsets.UTF_8);
+        };
+    enqueueBusy("busy, come back");
+    time.holdTasks();
+    CompletableFuture<HttpResponse<String>> f = ours.sendAsync(get(), counting);
+    await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
+    assertThat(f.cancel(true)).isTrue();
+    time.runHeldTasks();
+    assertThat(f).isCancelled();
+    assertThat(applied).hasValue(0);
+    assertThat(server.requestCount()).isEqualTo(1);
   }
 
   /** All that HttpResponse shows the application, its request's too. */
@@ -195,11 +250,23 @@ class GiveBackAfterALateWaitTest {
         + q.bodyPublisher().isPresent();
   }
 
-  @Test
-  void aBodyOverTheLimitIsNotGivenBack() throws Exception {
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aBodyOverTheLimitIsNotGivenBack(Way way) throws Exception {
     // Over 8 KiB the body is dropped as before: the call fails with the engine's IOException.
     enqueueBusy("b".repeat(8193));
-    assertThatThrownBy(() -> ours.send(get(), BodyHandlers.ofString()))
+    assertThatThrownBy(
+            () -> {
+              if (way == Way.SEND) {
+                ours.send(get(), BodyHandlers.ofString());
+              } else {
+                try {
+                  ours.sendAsync(get(), BodyHandlers.ofString()).get(20, TimeUnit.SECONDS);
+                } catch (ExecutionException e) {
+                  throw e.getCause();
+                }
+              }
+            })
         .isInstanceOf(IOException.class)
         .hasMessageContaining("ended past the call's deadline");
     assertThat(server.requestCount()).isEqualTo(1);
@@ -273,7 +340,30 @@ class GiveBackAfterALateWaitTest {
     // The JDK: IOException (IllegalArgumentException as such) around the handler's or the
     // subscriber's exception; an onComplete that throws after its body completed, the response.
     assertThat(with).isEqualTo(without);
-    assertThat(server.requestCount()).isEqualTo(2);
+
+    // sendAsync: the future fails as the JDK's does, seen as a dependent stage sees it.
+    enqueueBusy("busy, come back");
+    without = failed(plain.sendAsync(get(), failing.handler));
+    enqueueBusy("busy, come back");
+    with = failed(ours.sendAsync(get(), failing.handler));
+    assertThat(with).isEqualTo(without);
+    assertThat(server.requestCount()).isEqualTo(4);
+  }
+
+  /** How a dependent stage sees the future's end: the throwable's chain, or the response. */
+  private static String failed(CompletableFuture<? extends HttpResponse<?>> f) throws Exception {
+    return f.handle(
+            (r, e) -> {
+              if (e == null) {
+                return "no exception: " + r.statusCode() + " " + r.body();
+              }
+              StringBuilder b = new StringBuilder();
+              for (Throwable t = e; t != null; t = t.getCause()) {
+                b.append(t.getClass().getName()).append(": ").append(t.getMessage()).append(" / ");
+              }
+              return b.toString();
+            })
+        .get(20, TimeUnit.SECONDS);
   }
 
   private interface Send {

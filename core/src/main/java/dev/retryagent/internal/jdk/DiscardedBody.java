@@ -28,12 +28,15 @@ import java.util.concurrent.Flow;
 final class DiscardedBody<T> implements BodySubscriber<T> {
   private final CompletableFuture<T> body = new CompletableFuture<>();
   private final HttpResponse.ResponseInfo info; // null: nothing kept (the call ends, not retried)
+  private final HttpResponse.BodyHandler<T> handler; // the caller's, for a give-back
   private Flow.Subscription subscription; // the JDK calls onSubscribe, then onNext, in order
   private long read;
   private byte[] kept; // the bytes read, while within the limit; null before the first, or past it
 
-  DiscardedBody(HttpResponse.ResponseInfo info) {
+  /** {@code info} null: nothing kept; else {@code handler} is the caller's, for a give-back. */
+  DiscardedBody(HttpResponse.ResponseInfo info, HttpResponse.BodyHandler<T> handler) {
     this.info = info;
+    this.handler = handler;
   }
 
   @Override
@@ -91,9 +94,9 @@ final class DiscardedBody<T> implements BodySubscriber<T> {
    * application gets it, the body kept. The JDK completes the response with its body after {@link
    * #onComplete}, so what is read here was all written before.
    */
-  <R> GivenBack<R> giveBack(HttpResponse<R> response) {
+  GivenBack<T> giveBack(HttpResponse<T> response) {
     byte[] k = kept;
     int n = (int) read;
-    return new GivenBack<>(response, info, k == null ? new byte[0] : k, n);
+    return new GivenBack<>(response, info, handler, k == null ? new byte[0] : k, n);
   }
 }

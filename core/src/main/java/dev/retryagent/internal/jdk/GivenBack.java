@@ -12,6 +12,8 @@ import java.nio.ByteBuffer;
 import java.util.Collections;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import javax.net.ssl.SSLSession;
@@ -32,20 +34,38 @@ import javax.net.ssl.SSLSession;
 final class GivenBack<T> implements HttpResponse<T> {
   private final HttpResponse<?> attempts; // as the application gets it: CallersResponse's view
   private final ResponseInfo info; // the JDK's, as its handler was to get it
+  private final BodyHandler<T> handler; // the application's
   private final byte[] bytes;
   private final int length;
   private final T body;
 
-  GivenBack(HttpResponse<?> attempts, ResponseInfo info, byte[] bytes, int length) {
-    this(attempts, info, bytes, length, null);
+  GivenBack(
+      HttpResponse<?> attempts,
+      ResponseInfo info,
+      BodyHandler<T> handler,
+      byte[] bytes,
+      int length) {
+    this(attempts, info, handler, bytes, length, null);
   }
 
-  private GivenBack(HttpResponse<?> attempts, ResponseInfo info, byte[] bytes, int length, T body) {
+  private GivenBack(
+      HttpResponse<?> attempts,
+      ResponseInfo info,
+      BodyHandler<T> handler,
+      byte[] bytes,
+      int length,
+      T body) {
     this.attempts = attempts;
     this.info = info;
+    this.handler = handler;
     this.bytes = bytes;
     this.length = length;
     this.body = body;
+  }
+
+  /** The application's response, {@code body()} its handler's value. */
+  private GivenBack<T> with(T value) {
+    return new GivenBack<>(attempts, null, null, null, 0, value);
   }
 
   /**
@@ -56,7 +76,7 @@ final class GivenBack<T> implements HttpResponse<T> {
    * completes its body with, fails the call as {@code send} fails it ({@link #asSendThrowsIt}); a
    * subscriber's method that throws is told {@code onError} first, as the JDK tells it.
    */
-  HttpResponse<T> deliver(BodyHandler<T> handler) throws IOException, InterruptedException {
+  HttpResponse<T> deliver() throws IOException, InterruptedException {
     CompletableFuture<T> value;
     Replay replay = null;
     try {
@@ -68,12 +88,59 @@ final class GivenBack<T> implements HttpResponse<T> {
       throw asSendThrowsIt(e);
     }
     try {
-      return new GivenBack<>(attempts, null, null, 0, value.get());
+      return with(value.get());
     } catch (InterruptedException e) {
       replay.cancel();
       throw e;
     } catch (ExecutionException e) {
       throw asSendThrowsIt(e.getCause());
+    }
+  }
+
+  /**
+   * The response as {@code HttpClient.sendAsync} completes its future with {@code handler}: as
+   * {@link #deliver}, the handler applied and the bytes replayed on this thread (the loop's: the
+   * JDK's executor, where the JDK applies it), {@code getBody()} chained. What the handler throws,
+   * or its body fails with, fails the future as the JDK's fails ({@code CompletionException} around
+   * it); cancelling the future cancels the replay.
+   */
+  CompletableFuture<HttpResponse<T>> deliverAsync() {
+    Replay replay;
+    CompletionStage<T> value;
+    try {
+      BodySubscriber<T> subscriber = handler.apply(info);
+      replay = new Replay(subscriber, bytes, length);
+      replay.start();
+      value = subscriber.getBody();
+    } catch (RuntimeException | Error e) {
+      return CompletableFuture.failedFuture(new CompletionException(e));
+    }
+    Delivery<T> delivery = new Delivery<>(replay);
+    value.whenComplete(
+        (v, e) -> {
+          if (e != null) {
+            // As the JDK's future fails: in a CompletionException, whatever the body failed with.
+            delivery.completeExceptionally(
+                e instanceof CompletionException ? e : new CompletionException(e));
+          } else {
+            delivery.complete(with(v));
+          }
+        });
+    return delivery;
+  }
+
+  /** {@link #deliverAsync}'s future: a cancel stops the replay. */
+  private static final class Delivery<T> extends CompletableFuture<HttpResponse<T>> {
+    private final Replay replay;
+
+    Delivery(Replay replay) {
+      this.replay = replay;
+    }
+
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      replay.cancel();
+      return super.cancel(mayInterruptIfRunning);
     }
   }
 

@@ -239,7 +239,7 @@ final class JdkRequest<T> extends SelfViewCall
       return handler.apply(info);
     }
     // A retried body is kept (at most 8 KiB) with its head, for a wait that ends late after all.
-    return new DiscardedBody<>(retry ? info : null);
+    return retry ? new DiscardedBody<>(info, handler) : new DiscardedBody<>(null, null);
   }
 
   @Override

@@ -12,6 +12,7 @@ import java.net.http.HttpResponse.BodyHandler;
 import java.net.http.HttpResponse.PushPromiseHandler;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
 
 /**
@@ -89,7 +90,7 @@ public final class JdkRetrying {
     }
     if (response instanceof GivenBack) {
       // Released for a retry whose wait ended past the deadline: the caller's handler gets it now.
-      return ((GivenBack<T>) response).deliver(handler);
+      return ((GivenBack<T>) response).deliver();
     }
     return response;
   }
@@ -225,9 +226,18 @@ public final class JdkRetrying {
      * a longer body. Nothing is read or allocated here but the marker.
      */
     @Override
+    @SuppressWarnings("unchecked")
     public HttpResponse<Object> copyToGiveBack(HttpResponse<Object> response) {
       Object body = response.body();
-      return body instanceof DiscardedBody ? ((DiscardedBody<?>) body).giveBack(response) : null;
+      return body instanceof DiscardedBody
+          ? ((DiscardedBody<Object>) body).giveBack(response)
+          : null;
+    }
+
+    /** {@code sendAsync}'s give-back: the caller's handler applied to the kept body. */
+    @Override
+    public CompletionStage<HttpResponse<Object>> giveBack(HttpResponse<Object> copy) {
+      return ((GivenBack<Object>) copy).deliverAsync();
     }
   }
 
