@@ -1,8 +1,5 @@
 package dev.retryagent.internal.jdk;
 
-import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.MethodType;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -14,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
-import javax.net.ssl.SSLSession;
 
 /**
  * The response of an attempt whose request was the agent's copy of the application's (with the
@@ -30,11 +26,7 @@ import javax.net.ssl.SSLSession;
  * sends {@code response.request()} again then sent. An attempt that sends the application's own
  * request is not wrapped: the plain call makes no object more.
  */
-final class CallersResponse<T> implements HttpResponse<T> {
-  /** Java 25's {@code HttpResponse.connectionLabel()}, or null before it. */
-  private static final MethodHandle CONNECTION_LABEL = connectionLabelHandle();
-
-  private final HttpResponse<T> attempts; // the JDK's
+final class CallersResponse<T> extends AttemptsResponse<T> {
   private final HttpRequest callers; // the request the application sent
   private final String attemptHeader; // the policy's, or null
   // Made when first asked, then the same object every time, as the JDK's response answers.
@@ -42,7 +34,7 @@ final class CallersResponse<T> implements HttpResponse<T> {
   private volatile Optional<HttpResponse<T>> previous;
 
   private CallersResponse(HttpResponse<T> attempts, HttpRequest callers, String attemptHeader) {
-    this.attempts = attempts;
+    super(attempts);
     this.callers = callers;
     this.attemptHeader = attemptHeader;
   }
@@ -82,11 +74,6 @@ final class CallersResponse<T> implements HttpResponse<T> {
   }
 
   @Override
-  public int statusCode() {
-    return attempts.statusCode();
-  }
-
-  @Override
   public HttpRequest request() {
     HttpRequest r = request;
     if (r == null) {
@@ -121,66 +108,8 @@ final class CallersResponse<T> implements HttpResponse<T> {
   }
 
   @Override
-  public HttpHeaders headers() {
-    return attempts.headers();
-  }
-
-  @Override
   public T body() {
     return attempts.body();
-  }
-
-  @Override
-  public Optional<SSLSession> sslSession() {
-    return attempts.sslSession();
-  }
-
-  @Override
-  public URI uri() {
-    return attempts.uri();
-  }
-
-  @Override
-  public HttpClient.Version version() {
-    return attempts.version();
-  }
-
-  /**
-   * Java 25+: the JDK's {@code connectionLabel()}. Compiled for Java 11, so without
-   * {@code @Override}; on 25 it overrides the interface's default (which says empty).
-   */
-  public Optional<String> connectionLabel() {
-    return connectionLabel(attempts);
-  }
-
-  /** {@code response.connectionLabel()} on Java 25+; empty before, as the interface's default. */
-  @SuppressWarnings("unchecked")
-  static Optional<String> connectionLabel(HttpResponse<?> response) {
-    if (CONNECTION_LABEL == null) {
-      return Optional.empty();
-    }
-    try {
-      return (Optional<String>) CONNECTION_LABEL.invoke(response);
-    } catch (RuntimeException | Error e) {
-      throw e;
-    } catch (Throwable t) {
-      throw new IllegalStateException(t);
-    }
-  }
-
-  private static MethodHandle connectionLabelHandle() {
-    try {
-      return MethodHandles.publicLookup()
-          .findVirtual(
-              HttpResponse.class, "connectionLabel", MethodType.methodType(Optional.class));
-    } catch (NoSuchMethodException | IllegalAccessException e) {
-      return null; // before Java 25
-    }
-  }
-
-  @Override
-  public String toString() {
-    return attempts.toString(); // the method, URI and status: the same as the JDK's
   }
 
   /**

@@ -1,9 +1,6 @@
 package dev.retryagent.internal.jdk;
 
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodyHandler;
@@ -16,7 +13,6 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
-import javax.net.ssl.SSLSession;
 
 /**
  * A response released for a retry whose wait then ended past the call's deadline, given to the
@@ -31,8 +27,7 @@ import javax.net.ssl.SSLSession;
  * {@code request()} / {@code previousResponse()} as the application gets them ({@link
  * CallersResponse}), {@code body()} the handler's value. Made only on a retry's path.
  */
-final class GivenBack<T> implements HttpResponse<T> {
-  private final HttpResponse<?> attempts; // as the application gets it: CallersResponse's view
+final class GivenBack<T> extends AttemptsResponse<T> {
   private final ResponseInfo info; // the JDK's, as its handler was to get it
   private final BodyHandler<T> handler; // the application's
   private final byte[] bytes;
@@ -40,7 +35,7 @@ final class GivenBack<T> implements HttpResponse<T> {
   private final T body;
 
   GivenBack(
-      HttpResponse<?> attempts,
+      HttpResponse<T> attempts,
       ResponseInfo info,
       BodyHandler<T> handler,
       byte[] bytes,
@@ -49,13 +44,13 @@ final class GivenBack<T> implements HttpResponse<T> {
   }
 
   private GivenBack(
-      HttpResponse<?> attempts,
+      HttpResponse<T> attempts,
       ResponseInfo info,
       BodyHandler<T> handler,
       byte[] bytes,
       int length,
       T body) {
-    this.attempts = attempts;
+    super(attempts); // as the application gets it: CallersResponse's view
     this.info = info;
     this.handler = handler;
     this.bytes = bytes;
@@ -163,56 +158,18 @@ final class GivenBack<T> implements HttpResponse<T> {
   }
 
   @Override
-  public int statusCode() {
-    return attempts.statusCode();
-  }
-
-  @Override
-  @SuppressWarnings("unchecked")
   public HttpRequest request() {
     return attempts.request();
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   public Optional<HttpResponse<T>> previousResponse() {
-    // A redirect's response: its body is null, whatever its type parameter says.
-    return (Optional<HttpResponse<T>>) (Optional<?>) attempts.previousResponse();
-  }
-
-  @Override
-  public HttpHeaders headers() {
-    return attempts.headers();
+    return attempts.previousResponse(); // a redirect's: its body is null
   }
 
   @Override
   public T body() {
     return body;
-  }
-
-  @Override
-  public Optional<SSLSession> sslSession() {
-    return attempts.sslSession();
-  }
-
-  @Override
-  public URI uri() {
-    return attempts.uri();
-  }
-
-  @Override
-  public HttpClient.Version version() {
-    return attempts.version();
-  }
-
-  /** Java 25+: the JDK's {@code connectionLabel()} of the attempt (see {@link CallersResponse}). */
-  public Optional<String> connectionLabel() {
-    return CallersResponse.connectionLabel(attempts);
-  }
-
-  @Override
-  public String toString() {
-    return attempts.toString(); // the method, URI and status: the same as the JDK's
   }
 
   /**
@@ -230,8 +187,7 @@ final class GivenBack<T> implements HttpResponse<T> {
     private final int length;
     private long demand;
     private boolean sent; // the bytes went (or there are none)
-    private boolean
-        ended; // onComplete or onError told: nothing more is, but onError after the first
+    private boolean ended; // onComplete or onError told (onError may follow a failed onComplete)
     private boolean cancelled;
     private boolean signalling; // a signal is running on some thread
 
