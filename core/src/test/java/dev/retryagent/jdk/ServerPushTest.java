@@ -157,4 +157,48 @@ class ServerPushTest {
     assertThat(pushes.get("/pushed-3").get(20, TimeUnit.SECONDS).body())
         .isEqualTo("pushed for stream 3");
   }
+
+  /**
+   * HTTP/2: a 503 released for a retry whose wait ends past the deadline (40 s late, 10 s deadline)
+   * is given back as the plain client gives it (status, headers, body), but without its pushes:
+   * they were settled as not the caller's (refused) as its head arrived, so the application's
+   * push-promise handler hears none (guarantees.md, Load and time 6: a documented difference).
+   */
+  @Test
+  void aResponseGivenBackAfterALateWaitComesWithoutItsPushes() throws Exception {
+    FakeTime time = new FakeTime();
+    HttpClient client =
+        RetryingHttpClient.wrap(
+            real,
+            TestEngines.engine(
+                time,
+                Mode.ENFORCE,
+                b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+                CircuitBreakerPolicy.defaults(),
+                events));
+    time.late(40_000_000_000L);
+    List<String> promised = new CopyOnWriteArrayList<>();
+    HttpResponse.PushPromiseHandler<String> handler =
+        (initiating, push, acceptor) -> promised.add(push.uri().getPath());
+    HttpRequest get = HttpRequest.newBuilder(URI.create(server.url("/page"))).build();
+
+    server.enqueue(503, "retry-after", "5");
+    HttpResponse<String> plain =
+        real.sendAsync(get, HttpResponse.BodyHandlers.ofString(), handler)
+            .get(20, TimeUnit.SECONDS);
+    assertThat(promised).as("the plain client's").hasSize(1);
+    promised.clear();
+    server.enqueue(503, "retry-after", "5");
+    HttpResponse<String> ours =
+        client
+            .sendAsync(get, HttpResponse.BodyHandlers.ofString(), handler)
+            .get(20, TimeUnit.SECONDS);
+
+    assertThat(ours.statusCode()).isEqualTo(503);
+    assertThat(ours.headers().map()).isEqualTo(plain.headers().map());
+    assertThat(ours.body()).isEqualTo(plain.body());
+    assertThat(ours.version()).isEqualTo(HttpClient.Version.HTTP_2);
+    assertThat(promised).isEmpty();
+    assertThat(server.requestStreams()).as("one request each, none retried").hasSize(2);
+  }
 }
