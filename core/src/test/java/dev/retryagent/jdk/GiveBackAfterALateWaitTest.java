@@ -27,10 +27,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -216,6 +218,62 @@ class GiveBackAfterALateWaitTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  @Test
+  void anInterruptWhileSendAwaitsTheHandlersBodyEndsTheCallAsTheJdkEndsIt() throws Exception {
+    // A subscriber whose body never completes: send waits for it, and the caller's interrupt ends
+    // the call with send's own InterruptedException (no message), the flag cleared, as the JDK's.
+    for (HttpClient client : new HttpClient[] {plain, ours}) {
+      CountDownLatch applied = new CountDownLatch(1);
+      BodyHandler<String> never =
+          info -> {
+            applied.countDown();
+            return new NeverEnding();
+          };
+      enqueueBusy("busy, come back");
+      AtomicReference<Throwable> thrown = new AtomicReference<>();
+      AtomicReference<Boolean> flag = new AtomicReference<>();
+      Thread caller =
+          new Thread(
+              () -> {
+                try {
+                  client.send(get(), never);
+                } catch (Throwable t) {
+                  thrown.set(t);
+                  flag.set(Thread.currentThread().isInterrupted());
+                }
+              });
+      caller.start();
+      assertThat(applied.await(20, TimeUnit.SECONDS)).isTrue();
+      await().atMost(Duration.ofSeconds(20)).until(() -> caller.getState() == Thread.State.WAITING);
+      caller.interrupt();
+      caller.join(20_000);
+      assertThat(caller.isAlive()).isFalse();
+      assertThat(thrown.get()).isInstanceOf(InterruptedException.class).hasMessage(null);
+      assertThat(flag.get()).isFalse();
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  /** A body subscriber that asks for nothing and never completes its body. */
+  static final class NeverEnding implements HttpResponse.BodySubscriber<String> {
+    @Override
+    public java.util.concurrent.CompletionStage<String> getBody() {
+      return new CompletableFuture<>();
+    }
+
+    @Override
+    public void onSubscribe(Flow.Subscription subscription) {}
+
+    @Override
+    public void onNext(List<ByteBuffer> item) {}
+
+    @Override
+    public void onError(Throwable throwable) {}
+
+    @Override
+    public void onComplete() {}
+  }
+
   /** All that HttpResponse shows the application, its request's too. */
   private static String seen(HttpResponse<String> r) {
     HttpRequest q = r.request();
@@ -282,8 +340,10 @@ class GiveBackAfterALateWaitTest {
         info -> {
           throw new IllegalArgumentException("refused");
         }),
-    ON_NEXT_THROWS(BodyHandlers.fromSubscriber(new Throwing(false))),
-    ON_COMPLETE_THROWS(BodyHandlers.fromSubscriber(new Throwing(true))),
+    ON_NEXT_THROWS(BodyHandlers.fromSubscriber(new Throwing())),
+    // Not through fromSubscriber: its adapter completes the body asynchronously even when
+    // onComplete throws, and races the onError that follows (the JDK's own outcome varies).
+    ON_COMPLETE_THROWS(info -> new ThrowingAtComplete()),
     BODY_FAILS(
         info ->
             BodySubscribers.mapping(
@@ -300,12 +360,32 @@ class GiveBackAfterALateWaitTest {
     }
   }
 
-  /** A subscriber of the application's that throws from onNext, or from onComplete. */
+  /** A subscriber of the application's that throws from onNext. */
   static final class Throwing implements Flow.Subscriber<List<ByteBuffer>> {
-    private final boolean atComplete;
+    @Override
+    public void onSubscribe(Flow.Subscription s) {
+      s.request(Long.MAX_VALUE);
+    }
 
-    Throwing(boolean atComplete) {
-      this.atComplete = atComplete;
+    @Override
+    public void onNext(List<ByteBuffer> item) {
+      throw new IllegalStateException("onNext broke");
+    }
+
+    @Override
+    public void onError(Throwable throwable) {}
+
+    @Override
+    public void onComplete() {}
+  }
+
+  /** A body subscriber whose onComplete throws; its body ends with what onError tells it. */
+  static final class ThrowingAtComplete implements HttpResponse.BodySubscriber<Object> {
+    private final CompletableFuture<Object> body = new CompletableFuture<>();
+
+    @Override
+    public java.util.concurrent.CompletionStage<Object> getBody() {
+      return body;
     }
 
     @Override
@@ -314,14 +394,12 @@ class GiveBackAfterALateWaitTest {
     }
 
     @Override
-    public void onNext(List<ByteBuffer> item) {
-      if (!atComplete) {
-        throw new IllegalStateException("onNext broke");
-      }
-    }
+    public void onNext(List<ByteBuffer> item) {}
 
     @Override
-    public void onError(Throwable throwable) {}
+    public void onError(Throwable throwable) {
+      body.completeExceptionally(throwable);
+    }
 
     @Override
     public void onComplete() {
@@ -338,7 +416,7 @@ class GiveBackAfterALateWaitTest {
     enqueueBusy("busy, come back");
     String with = thrown(() -> ours.send(get(), failing.handler));
     // The JDK: IOException (IllegalArgumentException as such) around the handler's or the
-    // subscriber's exception; an onComplete that throws after its body completed, the response.
+    // subscriber's exception (an onComplete that throws: told onError with it).
     assertThat(with).isEqualTo(without);
 
     // sendAsync: the future fails as the JDK's does, seen as a dependent stage sees it.
