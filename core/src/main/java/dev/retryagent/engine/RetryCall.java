@@ -809,12 +809,6 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
-   * What a call that {@link #retryTooLate} ends with when its adapter holds no response: the
-   * attempt's failure as the client gave it (carrying the earlier attempts'), or, when the attempt
-   * ended with a response that was released for the retry (it cannot be given back), an {@code
-   * IOException} that says so, naming the method and target only.
-   */
-  /**
    * Keeps {@code copy} ({@link ResponseAccess#copyToGiveBack}'s, or null for none) through the
    * retry's wait, for {@link AsyncRetryLoop} to give the caller should the wait end past the
    * deadline ({@link #takeGiveBack}); in the call's extras, which its retry made: nothing on a call
@@ -836,6 +830,12 @@ public abstract class RetryCall extends HostHold {
     return copy;
   }
 
+  /**
+   * What a call that {@link #retryTooLate} ends with when its adapter holds no response: the
+   * attempt's failure as the client gave it (carrying the earlier attempts'), or, when the attempt
+   * ended with a response that was released for the retry (it cannot be given back), an {@code
+   * IOException} that says so, naming the method and target only.
+   */
   public synchronized Throwable lateRetryFailure() {
     Throwable last = extras == null ? null : extras.latestFailure();
     if (decision != null && decision.outcome() != Outcome.RESPONSE && last != null) {
