@@ -322,6 +322,56 @@ class SanitizerTest {
   }
 
   /**
+   * Why the '@' rule cannot keep an address in a path ({@code /users/a@b.example}): each narrower
+   * rule that would keep it lets a URL an application can write through with part of its
+   * credential. Each URL is read here as the JDK client reads it (java.net.URI: OkHttp and
+   * HttpURLConnection split it the same way); the agent writes the host, the port when it is not
+   * the scheme's default, and Sanitizer.path. What the path holds before its last '@' is the
+   * credential (or part of it), and nothing in the text tells it from an address: keep "seg@host"
+   * or "seg/seg@host" and some credential is written.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        // "Only when the written host has a ':'": a password that starts "443/" loses its port
+        // to the default, so the written host is just "svc".
+        "https://svc:443/users/a@b.example|users/a",
+        "http://svc:/users/a@b.example|users/a",
+        // "Only when the '@' is in the first segment": a password with two '/'.
+        "https://svc:8443/users/a@b.example|users/a",
+        // "Only when the text before the '@' holds a ':'": a token as the user name, no password
+        // (https://TOKEN@git.example is how many hosts take one), with a '/' in it.
+        "https://tok/users/a@b.example|users/a",
+        // "Only when a path follows the host after the '@'", or "not when the segment reads as an
+        // address": the URL the application wrote ends at its host.
+        "https://svc:12/a.b@b.example|a.b",
+        // A user name with a '/' and a password: the ':' is in the path.
+        "https://us/er:pa.ss@b.example/users|er:pa.ss"
+      })
+  void anAddressInAPathCannotBeToldFromACredentialSoItIsRedacted(String urlAndSecret)
+      throws Exception {
+    String url = urlAndSecret.substring(0, urlAndSecret.indexOf('|'));
+    String secret = urlAndSecret.substring(urlAndSecret.indexOf('|') + 1);
+    java.net.URI uri = new java.net.URI(url);
+    // The client sees no user-info: the credential is in the path it sends.
+    assertThat(uri.getRawUserInfo()).as(url).isNull();
+    assertThat(uri.getRawPath()).as(url).startsWith("/" + secret);
+    int port = uri.getPort();
+    boolean defaultPort =
+        port < 0
+            || ("https".equals(uri.getScheme()) && port == 443)
+            || ("http".equals(uri.getScheme()) && port == 80);
+    String written =
+        uri.getScheme()
+            + "://"
+            + uri.getHost()
+            + (defaultPort ? "" : ":" + port)
+            + Sanitizer.path(uri.getRawPath());
+
+    assertThat(written).as(url).doesNotContain(secret).contains("/<redacted>@");
+  }
+
+  /**
    * Secrets with a blank in them, quoted as clients quote what they refused: word-by-word redaction
    * showed what came after the blank (SECRET2).
    */
