@@ -713,6 +713,51 @@ abstract class RetryScenarios {
     assertThat(f.listener.transitions()).isEmpty();
   }
 
+  /**
+   * failOn.transport ("transport failures count as failures") counts every I/O failure of an
+   * attempt: the three kinds retryOn.transport names, and an unknown host or an untrusted
+   * certificate, which no kind names and nothing retries by default, too. The target cannot be
+   * reached either way, and the breaker is its own: it fails the next calls fast until a trial gets
+   * through. With failOn.transport false none of them opens it.
+   */
+  @Test
+  void failOnTransportCountsEveryIoFailureAnUnknownHostAndAnUntrustedCertificateAmongThem() {
+    ConnectException unresolved = new ConnectException();
+    unresolved.initCause(new java.nio.channels.UnresolvedAddressException());
+    javax.net.ssl.SSLHandshakeException untrusted =
+        new javax.net.ssl.SSLHandshakeException("PKIX path building failed");
+    untrusted.initCause(new java.security.cert.CertificateException("untrusted"));
+    List<IOException> failures =
+        List.of(
+            new ConnectException("Connection refused"),
+            new SocketException("Connection reset"),
+            new HttpTimeoutException("request timed out"),
+            new java.net.UnknownHostException("no.such.host"),
+            unresolved,
+            untrusted);
+    for (boolean failOnTransport : new boolean[] {true, false}) {
+      for (IOException failure : failures) {
+        f = null;
+        TestPolicy p = smallBreaker();
+        p.retry.maxAttempts(1);
+        p.breaker.failOnTransport(failOnTransport);
+        run(p, FakeRequest.get(), fail(failure));
+        CallResult second = run(p, FakeRequest.get(), fail(failure));
+        assertThat(second.error).as("%s", failure).isSameAs(failure);
+        if (failOnTransport) {
+          assertThat(f.listener.transitions())
+              .as("%s", failure)
+              .containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+          assertThat(run(p, FakeRequest.get()).error)
+              .as("%s", failure)
+              .isInstanceOf(CircuitBreakerOpenException.class);
+        } else {
+          assertThat(f.listener.transitions()).as("%s", failure).isEmpty();
+        }
+      }
+    }
+  }
+
   @Test
   void tooManyRequestsIsNotABreakerFailureByDefault() {
     TestPolicy p = smallBreaker();
