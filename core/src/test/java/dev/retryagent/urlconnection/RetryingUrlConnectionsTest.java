@@ -1388,6 +1388,56 @@ class RetryingUrlConnectionsTest {
     Reference.reachabilityFence(trial);
   }
 
+  /**
+   * The rate-limit permit of a connection dropped after its body, once its call is ended as
+   * cancelled (docs/url-connection.md, "A connection the application drops"): a buffered body,
+   * which the JDK sends only with the response, reached nobody and never will, so the permit goes
+   * back, once. A streamed one stays spent: only the headers went out (the JDK holds the body's
+   * bytes until the stream is flushed), but the application may still hold the body's stream
+   * without the connection, and closing it sends the request whole, which the host may act on. Two
+   * permits, never refilled: the 503 that opened the breaker took one, the dropped trial the other.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aConnectionDroppedAfterItsBodyGivesItsRateLimitPermitBackOnlyWhenNothingCanBeSent(
+      boolean streamed) throws Exception {
+    RetryEngine engine = breakerWithOneTrial(TestEngines.neverRefilled(2));
+    int before = server.requestCount();
+    HttpURLConnection trial = open("/v1/items", engine);
+    trial.setRequestMethod("PUT");
+    trial.setDoOutput(true);
+    if (streamed) {
+      trial.setFixedLengthStreamingMode(2);
+    }
+    OutputStream body = trial.getOutputStream();
+    body.write(bytes(2));
+    ((RetryingHttpConnection) trial).view().exchange().watched().enqueue(); // as the collector
+    server.otherwise(ok("next"));
+
+    if (streamed) {
+      assertThatThrownBy(() -> open("/v1/items", engine).getResponseCode())
+          .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+      // The stream the application still holds sends the request whole: the permit's request.
+      body.close();
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .untilAsserted(() -> assertThat(server.requestCount() - before).isEqualTo(1));
+    } else {
+      assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+      // Given back once: the next call took it, and none is left.
+      assertThatThrownBy(() -> open("/v1/items", engine).getResponseCode())
+          .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+      body.close(); // nothing more: the JDK sends a buffered body only with the response
+      assertThat(server.requestCount() - before).isEqualTo(1);
+    }
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .filteredOn(GiveUpReason.CANCELLED::equals)
+        .hasSize(1);
+    Reference.reachabilityFence(trial);
+  }
+
   @Test
   void aConnectionStillHeldIsNotWatchedOnceItsCallIsOver() throws Exception {
     server.enqueue(ok("stored"));
