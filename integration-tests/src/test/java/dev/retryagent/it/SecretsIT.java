@@ -81,12 +81,12 @@ class SecretsIT {
       Ops.call(app, "p1", "POST", uri, HEADERS, "{}");
       // A keyed POST: 503, then 200.
       Ops.call(app, "p2", "POST", uri, HEADERS + ";Idempotency-Key=secret-idempotency-key", "{}");
-      // A password with an unencoded '/': the client reads 127.0.0.1:port as the host and sends
-      // the rest as the path, which a reader takes for user-info again. 503 three times: a dead
-      // letter.
+      // A password with unencoded '/'s, the last its last character: the client reads
+      // 127.0.0.1:port as the host and sends the rest as the path, which a reader takes for
+      // user-info again. 503 three times: a dead letter.
       server.enqueue(status(503), status(503), status(503));
       URI slash =
-          URI.create("http://127.0.0.1:" + server.port() + "/secret-slash-password@h.example/x");
+          URI.create("http://127.0.0.1:" + server.port() + "/secret-slash/password/@h.example/x");
       Ops.call(app, "g3", "GET", slash, "", "");
       await().atMost(ForkedJvm.Running.WAIT).until(() -> Ops.scrape(prometheusPort) != null);
       prometheus = Ops.scrape(prometheusPort);

@@ -220,23 +220,23 @@ public final class Sanitizer {
 
   /**
    * {@code path} (without query) with what comes before its last {@code @} written {@code
-   * <redacted>}, unless that {@code @} begins a segment ({@code /@me}, {@code /@scope/pkg}). A
-   * password with an unencoded {@code /} is no user-info to a client: {@code
-   * https://u:12/canary@h/x} goes to host {@code u}, port 12, with the path {@code /canary@h/x},
-   * which every reader of a log line or a span's {@code url.full} reads back as user-info. Written
-   * {@code /<redacted>@h/x}, as a message's URL is cut at its last {@code @} ({@link
-   * #userInfoEnd}): a path that holds an address ({@code /users/a@b.example}) is over-redacted
-   * rather than a password shown. The host and port are written as the client connects to them.
+   * <redacted>}, unless that {@code @} is the path's first character after its {@code /} ({@code
+   * /@scope/pkg}: nothing comes before it). A password with an unencoded {@code /} is no user-info
+   * to a client: {@code https://u:12/canary@h/x} goes to host {@code u}, port 12, with the path
+   * {@code /canary@h/x}, which every reader of a log line or a span's {@code url.full} reads back
+   * as user-info. Written {@code /<redacted>@h/x}, as a message's URL is cut at its last {@code @}
+   * ({@link #userInfoEnd}). An {@code @} that begins a later segment is no exception: a password
+   * may end with its {@code /} ({@code https://u:12/canary/@h/x}). A path that holds an address
+   * ({@code /users/a@b.example}) or a handle ({@code /users/@me}) is over-redacted rather than a
+   * password shown: nothing in the text tells them apart (guarantees.md). The host and port are
+   * written as the client connects to them.
    */
   static String withoutAmbiguousUserInfo(String path) {
     if (!path.startsWith("/")) {
       return path;
     }
     int at = path.lastIndexOf('@');
-    while (at > 0 && path.charAt(at - 1) == '/') {
-      at = path.lastIndexOf('@', at - 1);
-    }
-    return at > 0 ? "/" + REDACTED + path.substring(at) : path;
+    return at > 1 ? "/" + REDACTED + path.substring(at) : path;
   }
 
   /**

@@ -197,6 +197,7 @@ class SanitizerTest {
       strings = {
         "https://u:12/canary@h.example/x",
         "https://u:12/can/ary@h.example/x",
+        "https://u:12/canary/@h.example/x",
         "https://canary:12@h.example/x",
         "https://canary@h.example/x",
         "https://canary:@h.example/x",
@@ -305,18 +306,21 @@ class SanitizerTest {
   }
 
   @Test
-  void aPathWithAnAtIsWrittenFromItsLastAtAsAUrlIsUnlessTheAtBeginsASegment() {
+  void aPathWithAnAtIsWrittenFromItsLastAtAsAUrlIsUnlessTheAtBeginsThePath() {
     // https://u:12/canary@h.example/x: a password with an unencoded '/'. The JDK and OkHttp
     // connect to host u, port 12, and send the path /canary@h.example/x: written whole, it was
     // read back (a log line, a span's url.full) as the URL with its password.
     assertThat(Sanitizer.path("/canary@h.example/x?k=v")).isEqualTo("/<redacted>@h.example/x");
     assertThat(Sanitizer.path("/can/ary@h.example/x")).isEqualTo("/<redacted>@h.example/x");
     assertThat(Sanitizer.path("/ca;nary@h.example/x")).isEqualTo("/<redacted>@h.example/x");
-    assertThat(Sanitizer.path("/a@b/@me")).isEqualTo("/<redacted>@b/@me");
-    // An '@' that begins a segment is a handle or a scope, no password's end; an encoded one is
-    // no delimiter to any reader.
+    assertThat(Sanitizer.path("/a@b/@me")).isEqualTo("/<redacted>@me");
+    // An '@' that begins a later segment may end a password that ends with its '/'
+    // (https://u:12/canary/@h.example/x): a handle there is redacted before it too.
+    assertThat(Sanitizer.path("/canary/@h.example/x")).isEqualTo("/<redacted>@h.example/x");
+    assertThat(Sanitizer.path("/users/@me/x")).isEqualTo("/<redacted>@me/x");
+    // An '@' right after the path's '/' has nothing before it (a scope); an encoded one is no
+    // delimiter to any reader.
     assertThat(Sanitizer.path("/@scope/pkg")).isEqualTo("/@scope/pkg");
-    assertThat(Sanitizer.path("/users/@me/x")).isEqualTo("/users/@me/x");
     assertThat(Sanitizer.path("/users/a%40b/x")).isEqualTo("/users/a%40b/x");
     assertThat(Sanitizer.path("/x?to=a@b")).isEqualTo("/x");
   }
@@ -345,6 +349,8 @@ class SanitizerTest {
         // "Only when a path follows the host after the '@'", or "not when the segment reads as an
         // address": the URL the application wrote ends at its host.
         "https://svc:12/a.b@b.example|a.b",
+        // "Not when the '@' begins a segment": a password that ends with its '/'.
+        "https://svc:12/users/@me/x|users/",
         // A user name with a '/' and a password: the ':' is in the path.
         "https://us/er:pa.ss@b.example/users|er:pa.ss"
       })
