@@ -32,7 +32,9 @@ import okio.Sink;
  * request without a body (GET, HEAD, DELETE) cannot be guarded this way: OkHttp may resend one on
  * the last attempt, one request past {@code maxAttempts}. A stream the server refused unprocessed
  * (HTTP/2 {@code REFUSED_STREAM}) does not turn the body one-shot ({@link Resends#failed(Call,
- * IOException)}): OkHttp's resend of it repeats nothing the server acted on.
+ * IOException)}): OkHttp's resend of it repeats nothing the server acted on. Where nothing tells of
+ * a failure (no network interceptor, no hook) the body learns of it from OkHttp's own question
+ * ({@link Body#isOneShot}), which does not say which failure: a refused stream is then guarded too.
  */
 final class ResendGuard {
   private ResendGuard() {}
@@ -85,6 +87,11 @@ final class ResendGuard {
     private final RetryCall call;
     private final boolean guarded;
     private volatile boolean failed;
+    // A network interceptor or the agent's hook saw a request with this body go out ({@link
+    // Resends#sending}): it tells {@link #failed}. Never set on a client wired by hand without the
+    // library's network interceptor, where nothing tells: see {@link #isOneShot}. Written and read
+    // on the thread that runs the attempt.
+    private boolean watched;
     // What contentLength() said last: OkHttp asks it as it makes the sink for the body, just
     // before writeTo, and holds the body to it (-1: no length, not held). Plain fields: asked,
     // written and judged on the thread that runs the attempt.
@@ -107,6 +114,13 @@ final class ResendGuard {
      */
     void failed() {
       failed = true;
+    }
+
+    /**
+     * A request with this body is about to go out, and its failure will be told ({@link #failed}).
+     */
+    void watched() {
+      watched = true;
     }
 
     @Override
@@ -198,17 +212,58 @@ final class ResendGuard {
       }
     }
 
+    /**
+     * One-shot when guarded and its request failed. Where nothing tells of the failure (a client
+     * wired by hand with the application interceptor alone), OkHttp's question itself tells: it
+     * asks from {@code RetryAndFollowUpInterceptor.requestIsOneShot} only after a request whose
+     * sending had started failed, deciding whether to send it again ({@code
+     * retryOnConnectionFailure}); it asks from elsewhere in that class before a follow-up (a 307, a
+     * 408), which a guarded body allows as before. Without it, OkHttp resent a POST without key
+     * after its connection failed, the server getting it twice. Only that question of OkHttp's
+     * looks at the stack: the network interceptor's and the agent's watched bodies never do.
+     */
     @Override
     public boolean isOneShot() {
       // The application's body is asked first, failed or not, as OkHttp asks it without us: one
       // whose isOneShot() throws fails the call there with its own exception, not the failure.
       boolean own = delegate.isOneShot();
-      return (guarded && failed) || own;
+      return (guarded && (failed || (!watched && OkHttpAsks.toResendAfterFailure()))) || own;
     }
 
     @Override
     public boolean isDuplex() {
       return delegate.isDuplex();
+    }
+  }
+
+  /**
+   * Whether the thread asks a body {@code isOneShot()} from OkHttp's {@code
+   * RetryAndFollowUpInterceptor.requestIsOneShot} (3.14, 4.x and 5.x alike), through bodies that
+   * delegate (a gzip or multipart body of OkHttp's, the application's own): the first frame of that
+   * class decides. A class, not a lambda: no bootstrap to link.
+   */
+  static final class OkHttpAsks
+      implements java.util.function.Function<
+          java.util.stream.Stream<StackWalker.StackFrame>, Boolean> {
+    private static final StackWalker WALKER = StackWalker.getInstance();
+    private static final OkHttpAsks ASKS = new OkHttpAsks();
+    // Bodies that delegate between OkHttp's question and ours: a few at most.
+    private static final int DEPTH = 12;
+
+    static boolean toResendAfterFailure() {
+      return WALKER.walk(ASKS);
+    }
+
+    @Override
+    public Boolean apply(java.util.stream.Stream<StackWalker.StackFrame> frames) {
+      java.util.Iterator<StackWalker.StackFrame> it = frames.limit(DEPTH).iterator();
+      while (it.hasNext()) {
+        StackWalker.StackFrame f = it.next();
+        if (f.getClassName().endsWith(".RetryAndFollowUpInterceptor")) {
+          return "requestIsOneShot".equals(f.getMethodName());
+        }
+      }
+      return false;
     }
   }
 

@@ -109,6 +109,9 @@ public final class Resends implements Interceptor {
     Object[] frame = frameOf(okCall);
     if (frame != null) {
       frame[SENT] = Boolean.TRUE;
+      if (frame[BODY] != null) {
+        ((ResendGuard.Body) frame[BODY]).watched();
+      }
     }
     if (frame != null && frame[LAST_FAILED] != null) {
       frame[LAST_FAILED] = null;

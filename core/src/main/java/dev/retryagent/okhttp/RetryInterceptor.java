@@ -40,7 +40,8 @@ import okio.Timeout;
  * <p>Last, so that it works as OkHttp's own retries do: your interceptors run once per {@code
  * execute()} and see its final response, and the policy sees the request as they leave it (an
  * {@code Idempotency-Key} one of them adds counts). The network interceptor counts the requests
- * OkHttp itself sends again after a failed connection as attempts; without it they are not counted.
+ * OkHttp itself sends again after a failed connection as attempts; without it they are not counted
+ * (OkHttp is kept from resending a POST without key either way).
  *
  * <p>Every response it retries is closed before the next attempt. A one-shot or duplex body is
  * never written twice. It stops when the call is cancelled and never waits past OkHttp's call
@@ -72,8 +73,9 @@ public final class RetryInterceptor implements Interceptor {
    * The network interceptor that counts the requests OkHttp sends again on its own after a failed
    * connection, inside one attempt, as attempts (for {@code maxAttempts}, the budget and the
    * breaker), and keeps OkHttp from sending again a request the engine would not repeat (a POST
-   * without key). Optional: without it those resends are neither counted nor prevented, as without
-   * this library.
+   * without key). Optional: without it those resends are not counted, and OkHttp is kept from
+   * resending such a request all the same (by its own question after the failure, see {@code
+   * docs/okhttp.md}), a request whose HTTP/2 stream was refused unprocessed included.
    */
   public Interceptor networkInterceptor() {
     return resends.handOut();

@@ -51,7 +51,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -818,6 +820,136 @@ class RetryInterceptorTest {
       c.connectionPool().evictAll();
     }
     assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  /**
+   * A POST without key on a client wired by hand, with the network interceptor and without it (the
+   * application interceptor alone, as most applications add one): its kept-alive connection fails
+   * once the request was written (the server read it, then reset), and OkHttp
+   * (retryOnConnectionFailure, on by default) sends it again on a new connection. Without the
+   * network interceptor nothing told the guarded body of the failure, so OkHttp resent it and the
+   * server got the POST twice (and the application the second answer). Now both clients end as the
+   * engine decides, with the reset, the server having it once.
+   */
+  @ParameterizedTest(name = "{0}, network interceptor: {1}")
+  @MethodSource("eachWayTwice")
+  void okHttpDoesNotResendAPostWithoutKeyAfterAFailedConnectionWithOrWithoutTheNetworkInterceptor(
+      Way way, boolean network) throws Exception {
+    configure(b -> b);
+    OkHttpClient.Builder b = new OkHttpClient.Builder().addInterceptor(retrier.interceptor());
+    if (network) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    OkHttpClient byHand = b.build();
+    try {
+      server.enqueue(ok("warm"), reset(), ok("charged twice"));
+      assertThat(body(call(byHand, way, get("/v1/warm")))).isEqualTo("warm"); // kept alive
+
+      Throwable thrown =
+          catchThrowable(
+              () -> call(byHand, way, post("/v1/charges", RequestBody.create(JSON, "{}"), null)));
+
+      assertThat(server.requests().stream().filter(r -> r.method.equals("POST")))
+          .as("POSTs the server read")
+          .hasSize(1);
+      assertThat(thrown).isInstanceOf(IOException.class);
+    } finally {
+      byHand.dispatcher().executorService().shutdown();
+      byHand.connectionPool().evictAll();
+    }
+  }
+
+  /**
+   * The same client without the network interceptor still lets OkHttp repeat a POST without key
+   * after a 503 with {@code Retry-After: 0} and follow a 307 with it (4.x and 5.x; 3.14 gives the
+   * 307 back), as plain OkHttp does: OkHttp asks the guarded body whether it is one-shot before
+   * those too, and only its question after a failed request is answered yes. Catches a guard that
+   * answers yes to every question of OkHttp's.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aPostWithoutKeyIsStillRedirectedAndRepeatedOnAClientWithoutTheNetworkInterceptor(Way way)
+      throws Exception {
+    configure(b -> b);
+    OkHttpClient plain = new OkHttpClient();
+    OkHttpClient byHand = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    List<String> seen = new ArrayList<>();
+    try {
+      for (OkHttpClient c : List.of(plain, byHand)) {
+        try (ScriptedHttpServer s = new ScriptedHttpServer()) {
+          s.enqueue(
+              status(503).header("Retry-After", "0"),
+              status(307).header("Location", "/v1/charges/again"),
+              ok("charged"));
+          Request post =
+              new Request.Builder()
+                  .url(s.url("/v1/charges"))
+                  .post(RequestBody.create(JSON, "{}"))
+                  .build();
+
+          Response r = call(c, c == plain ? Way.EXECUTE : way, post);
+
+          seen.add(body(r) + " after " + s.requestCount() + " requests");
+        }
+      }
+    } finally {
+      for (OkHttpClient c : List.of(plain, byHand)) {
+        c.dispatcher().executorService().shutdown();
+        c.connectionPool().evictAll();
+      }
+    }
+    assertThat(seen.get(1)).as("by hand, as plain OkHttp").isEqualTo(seen.get(0));
+    assertThat(seen.get(0))
+        .endsWith(" after " + (seen.get(0).startsWith("charged") ? 3 : 2) + " requests");
+  }
+
+  /**
+   * What a client without the network interceptor cannot tell (pinned, see docs/okhttp.md Limits):
+   * a POST without key whose HTTP/2 stream the server refused unprocessed, which plain OkHttp 3.x
+   * and 4.x send again (5.x on a pooled connection), is kept from OkHttp's resend like any failed
+   * POST, and the call fails with the refusal; the server has it once. With the network interceptor
+   * it ends as without us ({@link #aPostWhoseHttp2StreamWasRefusedEndsAsWithoutUs}).
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Way.class,
+      names = {"EXECUTE", "ENQUEUE_REQUEUED"})
+  void aRefusedPostWithoutKeyFailsWithTheRefusalOnAClientWithoutTheNetworkInterceptor(Way way)
+      throws Exception {
+    configure(b -> b);
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge().answeringWholeRequests();
+        H2Clients clients = new H2Clients()) {
+      OkHttpClient byHand =
+          clients
+              .plain
+              .newBuilder()
+              .connectionPool(new okhttp3.ConnectionPool())
+              .addInterceptor(retrier.interceptor())
+              .build();
+      h2.enqueueReset(PushingH2cServer.REFUSED_STREAM);
+      Request post =
+          new Request.Builder()
+              .url(h2.url("/v1/charges"))
+              .post(RequestBody.create(JSON, "{}"))
+              .build();
+
+      Throwable thrown = catchThrowable(() -> call(byHand, way, post).close());
+
+      assertThat(thrown).hasMessage("stream was reset: REFUSED_STREAM");
+      assertThat(h2.requestStreams()).hasSize(1);
+      assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+      byHand.connectionPool().evictAll();
+    }
+  }
+
+  static List<Arguments> eachWayTwice() {
+    List<Arguments> all = new ArrayList<>();
+    for (Way way : Way.values()) {
+      for (boolean network : new boolean[] {true, false}) {
+        all.add(Arguments.of(way, network));
+      }
+    }
+    return all;
   }
 
   /**

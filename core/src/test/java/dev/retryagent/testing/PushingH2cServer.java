@@ -36,6 +36,8 @@ public final class PushingH2cServer implements Closeable {
   private final List<Socket> open = new CopyOnWriteArrayList<>();
   private final List<Connection> connections = new CopyOnWriteArrayList<>();
   private final Thread acceptor;
+  // Answers (or refuses) a request once it arrived whole, not at its HEADERS frame.
+  private volatile boolean whole;
 
   public PushingH2cServer() throws IOException {
     this(true);
@@ -68,6 +70,16 @@ public final class PushingH2cServer implements Closeable {
     acceptor = new Thread(this::accept, "h2c-accept");
     acceptor.setDaemon(true);
     acceptor.start();
+  }
+
+  /**
+   * Answers, resets or refuses each request once it arrived whole (its END_STREAM), not at its
+   * HEADERS frame: a refusal then never races the client's write of the body (OkHttp gives a
+   * refusal that arrives while it still writes back instead of resending, or fails the write).
+   */
+  public PushingH2cServer answeringWholeRequests() {
+    whole = true;
+    return this;
   }
 
   /**
@@ -210,10 +222,13 @@ public final class PushingH2cServer implements Closeable {
           }
           if ((flags & 1) == 1) {
             ended.add(stream);
+            if (whole) {
+              c.answer(stream);
+            }
           }
         } else if (type == 4 && (flags & 1) == 0) {
           c.frame(4, 1, 0, new byte[0]); // SETTINGS ACK
-        } else if (type == 1 && (stream & 1) == 1) {
+        } else if (type == 1 && (stream & 1) == 1 && (!whole || (flags & 1) == 1)) {
           c.answer(stream);
         }
       }
