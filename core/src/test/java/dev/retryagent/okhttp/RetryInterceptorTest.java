@@ -997,6 +997,83 @@ class RetryInterceptorTest {
   }
 
   /**
+   * A POST without key above a GOAWAY's last stream id: the server says it did not process it, and
+   * OkHttp reports the stream as {@code REFUSED_STREAM} (its reader's GOAWAY handling), which 3.x
+   * and 4.x send again by themselves (5.x on a pooled connection). That is what Resends.failed's
+   * refused-stream branch keeps for a GOAWAY as for an RST_STREAM: the same outcome and as many
+   * streams at the server as plain OkHttp, no retry of ours. With the branch removed every row but
+   * 5.x's on a new connection fails (the refusal where plain OkHttp had the 200). Refused once the
+   * whole request arrived, so that OkHttp is not still writing the body.
+   */
+  @ParameterizedTest(name = "{0}, pooled: {1}")
+  @MethodSource("eachWayTwice")
+  void aPostAboveAGoAwaysLastStreamEndsAsWithoutUs(Way way, boolean pooled) throws Exception {
+    configure(b -> b);
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge().answeringWholeRequests();
+        H2Clients clients = new H2Clients()) {
+      OkHttpClient plain = clients.plain;
+      OkHttpClient ours = clients.ours;
+      List<String> outcomes = new ArrayList<>();
+      List<Integer> streams = new ArrayList<>();
+      for (OkHttpClient c : List.of(plain, ours)) {
+        if (pooled) {
+          h2.enqueue(200);
+          call(c, Way.EXECUTE, new Request.Builder().url(h2.url("/warm")).build()).close();
+        }
+        h2.enqueueGoAway(false);
+        int before = h2.requestStreams().size();
+        Request post =
+            new Request.Builder()
+                .url(h2.url("/v1/charges"))
+                .post(RequestBody.create(JSON, "{}"))
+                .build();
+        String outcome;
+        try (Response r = call(c, c == plain ? Way.ENQUEUE : way, post)) {
+          outcome = r.code() + " " + r.body().string();
+        } catch (IOException e) {
+          outcome = e.getClass().getName() + ": " + e.getMessage();
+        }
+        outcomes.add(outcome);
+        streams.add(h2.requestStreams().size() - before);
+      }
+      assertThat(outcomes.get(1)).as("with the interceptor").isEqualTo(outcomes.get(0));
+      assertThat(streams.get(1)).isEqualTo(streams.get(0));
+      assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
+    }
+  }
+
+  /**
+   * The control: a POST at the GOAWAY's last stream id, which the server may have acted on, and
+   * whose stream then fails with the connection. OkHttp would send it again on a new connection
+   * (not a refusal); the guard keeps it to one request, and the call fails as the engine decides.
+   * Catches a Resends.failed that takes every failure after a GOAWAY for a refusal.
+   */
+  @ParameterizedTest(name = "{0}, pooled: {1}")
+  @MethodSource("eachWayTwice")
+  void aPostAtAGoAwaysLastStreamIsNotSentAgain(Way way, boolean pooled) throws Exception {
+    configure(b -> b);
+    try (PushingH2cServer h2 = PushingH2cServer.priorKnowledge().answeringWholeRequests();
+        H2Clients clients = new H2Clients()) {
+      if (pooled) {
+        h2.enqueue(200);
+        call(clients.ours, Way.EXECUTE, new Request.Builder().url(h2.url("/warm")).build()).close();
+      }
+      h2.enqueueGoAway(true);
+      int before = h2.requestStreams().size();
+      Request post =
+          new Request.Builder()
+              .url(h2.url("/v1/charges"))
+              .post(RequestBody.create(JSON, "{}"))
+              .build();
+
+      Throwable thrown = catchThrowable(() -> call(clients.ours, way, post).close());
+
+      assertThat(h2.requestStreams().size() - before).as("POSTs the server had").isEqualTo(1);
+      assertThat(thrown).isInstanceOf(IOException.class);
+    }
+  }
+
+  /**
    * A duplex body (HTTP/2 only) is not one-shot unless it says so: OkHttp repeats its request (a
    * 503 with Retry-After: 0, a 408, after a connection failure) and follows a redirect with it, as
    * with any other body. The wrapper that learns whether it was written (TrackingRequestBody)
