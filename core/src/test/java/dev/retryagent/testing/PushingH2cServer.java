@@ -94,6 +94,7 @@ public final class PushingH2cServer implements Closeable {
   private static final String NO_ANSWER = "none";
   private static final String RESET = "reset";
   private static final String GOAWAY = "goaway";
+  private static final String GOAWAY_REFUSING = "goaway-refusing";
 
   /** HTTP/2's error codes used here. */
   public static final int NO_ERROR = 0;
@@ -118,6 +119,16 @@ public final class PushingH2cServer implements Closeable {
    */
   public PushingH2cServer enqueueGoAway(boolean processed) {
     replies.add(new String[] {GOAWAY, Boolean.toString(processed)});
+    return this;
+  }
+
+  /**
+   * The next request is refused unprocessed: its connection gets GOAWAY (NO_ERROR) with the stream
+   * before it as the last (and stays open), and from then on the server refuses new connections (it
+   * stops listening), so that a client's resend of the request finds no connection.
+   */
+  public PushingH2cServer enqueueGoAwayThenRefuseConnections() {
+    replies.add(new String[] {GOAWAY_REFUSING});
     return this;
   }
 
@@ -265,6 +276,13 @@ public final class PushingH2cServer implements Closeable {
       }
       if (reply != null && reply[0] == RESET) {
         frame(3, 0, stream, int4(Integer.parseInt(reply[1])));
+        return;
+      }
+      if (reply != null && reply[0] == GOAWAY_REFUSING) {
+        PushingH2cServer.this.socket.close(); // first: refused before the client hears the GOAWAY
+        // The connection stays open, as a server's that ends gracefully: closed at once, the
+        // client may take the end of the connection for the stream's failure before the GOAWAY.
+        goAway(Math.max(0, stream - 2));
         return;
       }
       if (reply != null && reply[0] == GOAWAY) {

@@ -20,7 +20,10 @@ import java.net.http.HttpRequest;
  *       ({@code -Djdk.httpclient.disableRetryConnect} turns it off). Not counted: no request
  *       reached the server.
  *   <li>HTTP/2, a stream the server refused unprocessed ({@code GOAWAY}, {@code REFUSED_STREAM}):
- *       sent again. Not counted: the server did not act on it.
+ *       sent again (JDK 24+). Not counted: the server did not act on it. When that resend finds no
+ *       connection, the attempt ends with its {@code ConnectException}, which the engine retries as
+ *       never sent unless the send watch saw the request go out: safe either way, as the server
+ *       processed nothing ({@code Http2EndingsTest}).
  * </ul>
  *
  * Redirects and authentication challenges the client follows are follow-ups, not resends.
