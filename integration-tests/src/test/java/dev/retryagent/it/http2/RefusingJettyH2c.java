@@ -36,7 +36,12 @@ final class RefusingJettyH2c implements AutoCloseable {
   /** How the chosen stream is refused. */
   enum Refusal {
     RST_STREAM,
-    GOAWAY
+    GOAWAY,
+    /**
+     * A GOAWAY, and the server stops listening: a client's resend of the stream finds no
+     * connection.
+     */
+    GOAWAY_THEN_NO_CONNECTION
   }
 
   private final Server jetty = new Server();
@@ -138,6 +143,9 @@ final class RefusingJettyH2c implements AutoCloseable {
       stream.reset(
           new ResetFrame(stream.getId(), ErrorCode.REFUSED_STREAM_ERROR.code), Callback.NOOP);
     } else {
+      if (refusal == Refusal.GOAWAY_THEN_NO_CONNECTION) {
+        connector.close(); // before the GOAWAY: the connection stays, new ones are refused
+      }
       // The streams above the last stream id were not processed (RFC 9113, 6.8): the client may
       // send them again on a new connection.
       ((HTTP2Session) stream.getSession())
