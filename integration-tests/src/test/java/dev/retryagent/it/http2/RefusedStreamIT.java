@@ -127,15 +127,24 @@ class RefusedStreamIT {
     Run ours = run(jdk, client, true);
     String why = H2AppRuns.why(plain.result(), ours.result());
 
+    // Every scenario is judged, and every one that fails is said: stopping at the first hid the
+    // GOAWAY rows behind the RST rows (with Resends.failed guarding a refused stream, the GOAWAY
+    // POSTs on OkHttp 3.14 and 4.12, and the pooled one on 5.5, end differently too).
+    List<String> failed = new ArrayList<>();
     for (Scenario s : Scenario.values()) {
       String as = s + ": " + why;
-      if (s.method.equals("POST")) {
-        assertThat(ours.outcome(s)).as(as).isEqualTo(plain.outcome(s));
-        assertThat(ours.handled(s)).as(as).isEqualTo(plain.handled(s)).isLessThanOrEqualTo(1);
-      } else {
-        H2AppRuns.assertRefusedGetRetriedOnlyWhereNotResent(
-            as, client, plain.outcome(s), plain.handled(s), ours.outcome(s), ours.handled(s));
+      try {
+        if (s.method.equals("POST")) {
+          assertThat(ours.outcome(s)).as(as).isEqualTo(plain.outcome(s));
+          assertThat(ours.handled(s)).as(as).isEqualTo(plain.handled(s)).isLessThanOrEqualTo(1);
+        } else {
+          H2AppRuns.assertRefusedGetRetriedOnlyWhereNotResent(
+              as, client, plain.outcome(s), plain.handled(s), ours.outcome(s), ours.handled(s));
+        }
+      } catch (AssertionError e) {
+        failed.add(e.getMessage());
       }
     }
+    assertThat(failed).isEmpty();
   }
 }
