@@ -155,7 +155,7 @@ public final class AsyncRetrier {
   }
 
   /** The handshake OkHttp's {@code RealWebSocket} enqueues: {@code Upgrade: websocket}. */
-  private static boolean isWebSocketHandshake(okhttp3.Request request) {
+  static boolean isWebSocketHandshake(okhttp3.Request request) {
     return "websocket".equalsIgnoreCase(request.header("Upgrade"));
   }
 

@@ -743,11 +743,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
   }
 
+  /**
+   * Tells {@code copy} as OkHttp's run of a call tells a response ({@code RealCall.AsyncCall}, 3.12
+   * to 5.x): what the application's {@code onResponse} throws never reaches its {@code onFailure};
+   * an {@code IOException} is logged as OkHttp logs it ({@link CallbackFailureLog}), anything else
+   * cancels the call and leaves the task, onto the thread that runs it. Before, the {@code
+   * IOException} was said nowhere, and a call whose {@code onResponse} threw anything else was not
+   * cancelled.
+   */
   private void tellGivenBack(Response copy) {
     try {
       deliverResponse(original, copy);
     } catch (IOException fromCallback) {
-      // The application's onResponse threw it; OkHttp would log it, and the call is over.
+      CallbackFailureLog.log(original, fromCallback);
+    } catch (RuntimeException | Error thrown) {
+      if (told) {
+        original.cancel(); // the application's onResponse threw it
+      }
+      throw thrown;
     }
   }
 

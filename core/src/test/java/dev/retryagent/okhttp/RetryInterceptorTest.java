@@ -30,15 +30,23 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.UnaryOperator;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import okhttp3.Cache;
 import okhttp3.CacheControl;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.Dispatcher;
+import okhttp3.HttpUrl;
 import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -596,6 +604,140 @@ class RetryInterceptorTest {
     assertThat(thread.get()).startsWith("OkHttp ");
     assertThat(ahead).as("the application's interceptor saw the response once").hasValue(1);
     assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anIOExceptionTheCallbackThrowsForAResponseGivenBackIsLoggedAsOkHttpLogsIt()
+      throws Exception {
+    // OkHttp logs what an application's onResponse throws ("Callback failure for call to ...",
+    // INFO, through its Platform) and never calls onFailure after onResponse. The copy given back
+    // after a late wait is told outside OkHttp's run of a call: the exception was dropped, said
+    // nowhere. Compared with plain OkHttp on the same server; the query (a token) is never logged.
+    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    Logger okHttpLog = Logger.getLogger(OkHttpClient.class.getName());
+    List<LogRecord> logged = new CopyOnWriteArrayList<>();
+    Handler handler = recordingHandler(logged);
+    okHttpLog.addHandler(handler);
+    OkHttpClient plain = new OkHttpClient.Builder().build();
+    try {
+      server.enqueue(status(503).header("Retry-After", "5"));
+      ThrowingCallback without = new ThrowingCallback(new IOException("the application's own"));
+      plain.newCall(get("/v1/items?token=secret")).enqueue(without);
+      LogRecord expected = awaitCallbackFailure(logged, without.thrown);
+
+      server.enqueue(status(503).header("Retry-After", "5"));
+      ThrowingCallback with = new ThrowingCallback(new IOException("the application's own"));
+      retrier.enqueue(client.newCall(get("/v1/items?token=secret")), with, client.dispatcher());
+      LogRecord heard = awaitCallbackFailure(logged, with.thrown);
+
+      assertThat(heard.getLevel()).isEqualTo(expected.getLevel()).isEqualTo(Level.INFO);
+      assertThat(heard.getMessage())
+          .isEqualTo(expected.getMessage())
+          .isEqualTo("Callback failure for call to " + HttpUrl.get(server.url("/")).redact())
+          .doesNotContain("secret");
+      assertThat(with.responses).hasValue(1);
+      assertThat(with.failures).as("onFailure never follows onResponse").hasValue(0);
+      assertThat(without.failures).hasValue(0);
+      assertThat(server.requestCount()).isEqualTo(2);
+    } finally {
+      okHttpLog.removeHandler(handler);
+      plain.dispatcher().executorService().shutdown();
+    }
+  }
+
+  @Test
+  void aRuntimeExceptionTheCallbackThrowsForAResponseGivenBackCancelsTheCallAsOkHttpDoes()
+      throws Exception {
+    // OkHttp cancels a call whose onResponse threw anything but an IOException and lets it leave
+    // onto the dispatcher's thread (its uncaught handler); onFailure is not called. The copy given
+    // back after a late wait left the task the same way, but the call was not cancelled.
+    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    ExecutorService executor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "OkHttp test dispatcher");
+              t.setDaemon(true);
+              t.setUncaughtExceptionHandler((thread, e) -> uncaught.add(e));
+              return t;
+            });
+    Dispatcher dispatcher = new Dispatcher(executor);
+    OkHttpClient plain = new OkHttpClient.Builder().dispatcher(dispatcher).build();
+    OkHttpClient agent = client.newBuilder().dispatcher(dispatcher).build();
+    try {
+      server.enqueue(status(503).header("Retry-After", "5"));
+      ThrowingCallback without = new ThrowingCallback(new IllegalStateException("a bug"));
+      Call plainCall = plain.newCall(get("/v1/items"));
+      plainCall.enqueue(without);
+      await().atMost(Duration.ofSeconds(20)).until(() -> uncaught.contains(without.thrown));
+
+      server.enqueue(status(503).header("Retry-After", "5"));
+      ThrowingCallback with = new ThrowingCallback(new IllegalStateException("a bug"));
+      Call call = agent.newCall(get("/v1/items"));
+      retrier.enqueue(call, with, dispatcher);
+      await().atMost(Duration.ofSeconds(20)).until(() -> uncaught.contains(with.thrown));
+
+      assertThat(plainCall.isCanceled()).isTrue();
+      assertThat(call.isCanceled()).as("cancelled, as OkHttp cancels it").isTrue();
+      assertThat(with.responses).hasValue(1);
+      assertThat(with.failures).hasValue(0);
+      assertThat(without.failures).hasValue(0);
+      assertThat(server.requestCount()).isEqualTo(2);
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  /** A callback whose onResponse closes the response and throws {@code thrown}. */
+  private static final class ThrowingCallback implements Callback {
+    final Throwable thrown;
+    final AtomicInteger responses = new AtomicInteger();
+    final AtomicInteger failures = new AtomicInteger();
+
+    ThrowingCallback(Throwable thrown) {
+      this.thrown = thrown;
+    }
+
+    @Override
+    public void onFailure(Call call, IOException e) {
+      failures.incrementAndGet();
+    }
+
+    @Override
+    public void onResponse(Call call, Response response) throws IOException {
+      responses.incrementAndGet();
+      response.close();
+      if (thrown instanceof IOException) {
+        throw (IOException) thrown;
+      }
+      throw (RuntimeException) thrown;
+    }
+  }
+
+  private static Handler recordingHandler(List<LogRecord> records) {
+    return new Handler() {
+      @Override
+      public void publish(LogRecord record) {
+        records.add(record);
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  private static LogRecord awaitCallbackFailure(List<LogRecord> logged, Throwable thrown) {
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(() -> logged.stream().anyMatch(r -> r.getThrown() == thrown));
+    return logged.stream().filter(r -> r.getThrown() == thrown).findFirst().get();
   }
 
   @Test
