@@ -11,7 +11,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.Call;
 import okhttp3.Callback;
 import okhttp3.Dispatcher;
-import okhttp3.Response;
 
 /**
  * Runs {@code enqueue}d OkHttp calls with retries without holding a dispatcher thread or a per-host
@@ -56,13 +55,15 @@ public final class AsyncRetrier {
       Collections.synchronizedMap(new WeakHashMap<>());
 
   /**
-   * For each call waiting to retry after the response it released for that retry: a copy of the
-   * response ({@code ResponseAccess.copyToGiveBack}), which the call ends with if the wait ends
-   * past its deadline ({@link EnqueuedCall#retryAfterWait}). Here rather than in a field of {@link
-   * EnqueuedCall}: only a call waiting after a response holds one, and the object every call makes
-   * stays as small as it was (issue 13). Removed when the wait ends, or with the call.
+   * For each call waiting to retry: the outcome of the attempt before the wait, which the call ends
+   * with if the retry is not made (the wait ended past its deadline, {@link
+   * EnqueuedCall#retryAfterWait}; the application shut the dispatcher's executor down meanwhile): a
+   * copy of the response released for the retry ({@code ResponseAccess.copyToGiveBack}), or the
+   * attempt's failure. Here rather than in a field of {@link EnqueuedCall}: only a call waiting to
+   * retry holds one, and the object every call makes stays as small as it was (issue 13). Removed
+   * when the wait ends, or with the call.
    */
-  private final ConcurrentHashMap<EnqueuedCall, Response> giveBacks = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<EnqueuedCall, Object> giveBacks = new ConcurrentHashMap<>();
 
   /**
    * Enqueues each attempt with {@code enqueuer}.
@@ -224,13 +225,16 @@ public final class AsyncRetrier {
     }
   }
 
-  /** Keeps {@code copy} for {@code c}'s wait; under {@code c}'s lock, while it is not done. */
-  void keepGiveBack(EnqueuedCall c, Response copy) {
-    giveBacks.put(c, copy);
+  /**
+   * Keeps {@code outcome} (a {@code Response} copy, or an {@code IOException}) for {@code c}'s
+   * wait; under {@code c}'s lock, while it is not done.
+   */
+  void keepGiveBack(EnqueuedCall c, Object outcome) {
+    giveBacks.put(c, outcome);
   }
 
-  /** The copy kept for {@code c}'s wait, now over, or null. */
-  Response takeGiveBack(EnqueuedCall c) {
+  /** The outcome kept for {@code c}'s wait, now over, or null. */
+  Object takeGiveBack(EnqueuedCall c) {
     return giveBacks.isEmpty() ? null : giveBacks.remove(c);
   }
 

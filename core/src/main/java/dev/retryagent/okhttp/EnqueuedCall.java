@@ -705,8 +705,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * was kept, told on a dispatcher thread as the rate limit's refusal is, and nothing is sent.
    */
   private void retryAfterWait() {
-    Response copy = retrier.takeGiveBack(this);
+    Object kept = retrier.takeGiveBack(this);
+    Response copy = kept instanceof Response ? (Response) kept : null;
     if (!retryCall.retryTooLate()) {
+      if (kept != null && !getAsBoolean() && executorShutDown()) {
+        endWithEarlierOutcome(copy);
+        return;
+      }
       next();
       return;
     }
@@ -725,6 +730,29 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } else if (call != null) {
       failThrough(call, e);
     }
+  }
+
+  /**
+   * The application shut the dispatcher's executor down during the retry's wait (OkHttp's way to
+   * shut a client down): OkHttp would refuse the retry's clone ("executor rejected"), where without
+   * the agent the call had the attempt's outcome. So the retry is not made (given up as cancelled,
+   * as a retry decided after the shutdown is, back to the host's budget) and the call ends with
+   * that outcome: {@code copy}, the response released for the retry, or else the attempt's failure
+   * (with the earlier attempts', as the engine ends a call). Told on this thread, the agent's: the
+   * dispatcher has none left (the copy tries it first, as {@link #giveBack} does). With neither (a
+   * response that could not be copied), OkHttp's refusal as before.
+   */
+  private void endWithEarlierOutcome(Response copy) {
+    if (copy != null) {
+      retryCall.retryForgone(null);
+      giveBack(copy);
+      return;
+    }
+    Throwable earlier = retryCall.lateRetryFailure(); // the decision's failure: no copy, none kept
+    IOException e =
+        earlier instanceof IOException ? (IOException) earlier : new IOException(earlier);
+    retryCall.retryForgone(e);
+    deliverFailure(e);
   }
 
   /**
@@ -923,6 +951,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       if (!cancelled && !done) {
         releasing = failure == null; // the caller releases the response once this returns
         if (schedule(delayNanos, true)) {
+          if (failure != null) {
+            retrier.keepGiveBack(this, failure); // the wait's end takes it, under this lock
+          }
           return true;
         }
         releasing = false;

@@ -1083,7 +1083,7 @@ class AsyncRetrierTest {
     // agent, which took it for a refusal of its own and told the callback a second time,
     // "retry-agent: could not enqueue a retry".
     configure(b -> b, new OkHttpClient.Builder(), false);
-    server.enqueue(status(503), ok("never"));
+    server.enqueue(uncopyable503(), ok("never"));
     time.holdTasks();
     List<String> heard = new CopyOnWriteArrayList<>();
     Callback throwing =
@@ -1113,6 +1113,75 @@ class AsyncRetrierTest {
     assertThat(engine.pendingAsyncRetries()).isZero();
   }
 
+  /**
+   * A 503 whose body (9 KiB) is over what the agent copies before releasing it for the retry: a
+   * retry refused after the client's shutdown has nothing kept to give back, and the callback hears
+   * OkHttp's refusal (docs/okhttp.md, Limits).
+   */
+  private static ScriptedHttpServer.Action uncopyable503() {
+    return status(503).body("x".repeat(9 * 1024));
+  }
+
+  @Test
+  void aRetryComingDueAfterTheClientShutDownEndsWithTheEarlierResponseAsWithoutTheAgent()
+      throws Exception {
+    // The application shut the dispatcher's executor down while the call waited for its retry:
+    // OkHttp refused the retry's clone and the callback heard "executor rejected", where without
+    // the agent the call had its 503. Now the copy kept as the 503 was released is given back, once
+    // (on the agent's thread: the dispatcher has none left), and the retry goes back to the budget.
+    configureWithOneRetryASecond(new OkHttpClient.Builder());
+    server.enqueue(status(503).body("busy"), status(503), ok("retried"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    OkHttpClient closing = client;
+    closing.dispatcher().executorService().shutdown(); // while the call waits for its retry
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CANCELLED);
+
+    client = closing.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    assertTheHostsNextCallGetsTheBudgetsOneRetry();
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aRetryComingDueAfterTheClientShutDownEndsWithTheEarlierFailureAsWithoutTheAgent()
+      throws Exception {
+    // As above, the attempt before the wait failed (the server closed the connection without an
+    // answer): the callback heard "executor rejected"; now the failure OkHttp gave that attempt,
+    // as plain OkHttp gives it for the same answer.
+    OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+    server.enqueue(closeWithoutResponse());
+    Heard without = new Heard();
+    plain.newCall(get("/wait")).enqueue(without);
+    String expected = without.await();
+    plain.dispatcher().executorService().shutdown();
+    configureWithOneRetryASecond(new OkHttpClient.Builder().retryOnConnectionFailure(false));
+    server.enqueue(closeWithoutResponse(), ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    client.dispatcher().executorService().shutdown(); // while the call waits for its retry
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo(expected).startsWith("java.io.IOException: ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
   /** The host's next call (its 503, then "200 retried") gets the budget's one retry. */
   private void assertTheHostsNextCallGetsTheBudgetsOneRetry() throws Exception {
     Heard next = new Heard();
@@ -1130,7 +1199,7 @@ class AsyncRetrierTest {
     // spent: with a budget of one retry, another client's call to the host got its 503 instead of
     // its retry's 200.
     configureWithOneRetryASecond(new OkHttpClient.Builder());
-    server.enqueue(status(503), status(503), ok("retried"));
+    server.enqueue(uncopyable503(), status(503), ok("retried"));
     time.holdTasks();
     Heard heard = new Heard();
     retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
@@ -1151,7 +1220,7 @@ class AsyncRetrierTest {
     // attempt took from the host's bucket stayed used: with two permits, the host's next call, on
     // another client, was refused as rate-limited.
     configureRateLimited(TestEngines.neverRefilled(2));
-    server.enqueue(status(503), ok("next"));
+    server.enqueue(uncopyable503(), ok("next"));
     time.holdTasks();
     Heard heard = new Heard();
     retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
