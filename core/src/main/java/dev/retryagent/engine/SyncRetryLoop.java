@@ -201,6 +201,15 @@ public final class SyncRetryLoop {
     }
   }
 
+  /**
+   * {@link #discardUnwanted(RetryEngine, ResponseAccess, Object)} for an adapter that releases,
+   * outside the loops, a response of {@code call}'s that the caller will not get (java.net.http: a
+   * response whose future the caller cancelled as the JDK completed it).
+   */
+  public static <T> void discardUnwanted(RetryCall call, ResponseAccess<T> access, T response) {
+    discardUnwanted(call.state.engine, access, response);
+  }
+
   /** Each attempt in the call's context (its tracing), the waits outside it. */
   private static <T> T runInContext(RetryCall call, Attempt<T> attempt, int n)
       throws IOException, InterruptedException {

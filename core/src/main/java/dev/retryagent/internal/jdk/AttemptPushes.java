@@ -37,19 +37,19 @@ final class AttemptPushes<T> implements PushPromiseHandler<T> {
   private static final int REFUSED = 2;
 
   private final PushPromiseHandler<T> application;
-  private final HttpRequest callers; // null when the attempt sent the application's own request
+  private final JdkRequest<?> call; // null when the attempt sent the application's own request
   private final String attemptHeader; // the policy's, or null
   private int state = UNDECIDED; // guarded by this
   private List<Held<T>> held = new ArrayList<>(); // guarded by this; null once settled
 
   /**
-   * @param callers the application's request when the attempt sent the agent's copy of it, else
-   *     null: the requests the application's handler is shown, and those of the pushed responses,
-   *     are then the JDK's as without the agent ({@link CallersResponse})
+   * @param call the call, when the attempt sent the agent's copy of its request, else null: the
+   *     requests the application's handler is shown, and those of the pushed responses, are then
+   *     the JDK's as without the agent ({@link CallersResponse})
    */
-  AttemptPushes(PushPromiseHandler<T> application, HttpRequest callers, String attemptHeader) {
+  AttemptPushes(PushPromiseHandler<T> application, JdkRequest<?> call, String attemptHeader) {
     this.application = application;
-    this.callers = callers;
+    this.call = call;
     this.attemptHeader = attemptHeader;
   }
 
@@ -58,14 +58,15 @@ final class AttemptPushes<T> implements PushPromiseHandler<T> {
       HttpRequest initiatingRequest,
       HttpRequest pushPromiseRequest,
       Function<BodyHandler<T>, CompletableFuture<HttpResponse<T>>> acceptor) {
-    if (callers != null) {
+    if (call != null) {
       // The JDK shows the request it sent, the agent's copy, as the initiating one, and makes the
       // promised one from it (its timeout and publisher; its headers are the promise's).
-      HttpRequest own = callers;
+      JdkRequest<?> c = call;
+      HttpRequest own = c.callers();
       initiatingRequest = new CallersResponse.CallersRequest(initiatingRequest, own, attemptHeader);
       pushPromiseRequest = new CallersResponse.CallersRequest(pushPromiseRequest, own, null);
       Function<BodyHandler<T>, CompletableFuture<HttpResponse<T>>> jdks = acceptor;
-      acceptor = h -> CallersResponse.of(jdks.apply(h), own, null);
+      acceptor = h -> CallersResponse.of(jdks.apply(h), c, null);
     }
     int s;
     synchronized (this) {

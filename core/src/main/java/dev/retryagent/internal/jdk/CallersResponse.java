@@ -1,5 +1,6 @@
 package dev.retryagent.internal.jdk;
 
+import dev.retryagent.engine.SyncRetryLoop;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
@@ -51,23 +52,25 @@ final class CallersResponse<T> extends AttemptsResponse<T> {
   }
 
   /**
-   * {@code jdks}, the JDK's future of a response to the agent's copy of {@code callers}, completing
-   * with that response as the application gets it. A future of the JDK's own kind ({@code
-   * newIncompleteFuture}: since JDK 16 cancelling it cancels the exchange, as cancelling the JDK's
-   * does), completed by hand rather than by a {@code thenApply}, which would wrap a failure the
-   * JDK's future holds as it is (its "closed") in a {@code CompletionException}.
+   * {@code jdks}, the JDK's future of a response to the agent's copy of {@code call}'s request,
+   * completing with that response as the application gets it. A future of the JDK's own kind
+   * ({@code newIncompleteFuture}: since JDK 16 cancelling it cancels the exchange, as cancelling
+   * the JDK's does), completed by hand rather than by a {@code thenApply}, which would wrap a
+   * failure the JDK's future holds as it is (its "closed") in a {@code CompletionException}.
    */
   static <T> CompletableFuture<HttpResponse<T>> of(
-      CompletableFuture<HttpResponse<T>> jdks, HttpRequest callers, String attemptHeader) {
+      CompletableFuture<HttpResponse<T>> jdks, JdkRequest<?> call, String attemptHeader) {
     CompletableFuture<HttpResponse<T>> mine = jdks.newIncompleteFuture();
     jdks.whenComplete(
         (r, e) -> {
           if (e != null) {
             mine.completeExceptionally(e);
-          } else if (!mine.complete(new CallersResponse<>(r, callers, attemptHeader))) {
+          } else if (!mine.complete(new CallersResponse<>(r, call.callers(), attemptHeader))) {
             // Cancelled as it completed: released here, as the retry loop releases one it
             // cancelled too late (its cancel of the JDK's future then failed: it had the response).
-            JdkRetrying.discard(r);
+            // What the release throws (a body's close() may throw an Error) is said once: thrown
+            // here it failed the stage whenComplete returns, which nobody reads.
+            SyncRetryLoop.discardUnwanted(call, JdkRetrying.access(), r);
           }
         });
     return mine;

@@ -185,7 +185,7 @@ final class JdkRequest<T> extends SelfViewCall
     }
     // The attempt's pushes reach the application's handler only if its response is the caller's.
     AttemptPushes<T> pushes =
-        new AttemptPushes<>(application, attempt == request ? null : request, attemptHeader);
+        new AttemptPushes<>(application, attempt == request ? null : this, attemptHeader);
     CompletableFuture<HttpResponse<T>> f =
         t.sendAsync(attempt, info -> apply(info, pushes), pushes);
     f.whenComplete(
@@ -204,7 +204,12 @@ final class JdkRequest<T> extends SelfViewCall
    */
   private CompletableFuture<HttpResponse<T>> callers(
       CompletableFuture<HttpResponse<T>> jdks, HttpRequest attempt, String attemptHeader) {
-    return attempt == request ? jdks : CallersResponse.of(jdks, request, attemptHeader);
+    return attempt == request ? jdks : CallersResponse.of(jdks, this, attemptHeader);
+  }
+
+  /** The application's own request (the call's), as the JDK shows it without the agent. */
+  HttpRequest callers() {
+    return request;
   }
 
   /**

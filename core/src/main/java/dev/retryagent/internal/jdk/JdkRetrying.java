@@ -190,7 +190,7 @@ public final class JdkRetrying {
   }
 
   @SuppressWarnings("unchecked")
-  private static <T> ResponseAccess<HttpResponse<T>> access() {
+  static <T> ResponseAccess<HttpResponse<T>> access() {
     return (ResponseAccess<HttpResponse<T>>) (ResponseAccess<?>) Access.INSTANCE;
   }
 
