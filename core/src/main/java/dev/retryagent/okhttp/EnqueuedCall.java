@@ -775,20 +775,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * Tells {@code copy} as OkHttp's run of a call tells a response ({@code RealCall.AsyncCall}, 3.12
    * to 5.x): what the application's {@code onResponse} throws never reaches its {@code onFailure};
    * an {@code IOException} is logged as OkHttp logs it ({@link CallbackFailureLog}), anything else
-   * cancels the call and leaves the task, onto the thread that runs it. Before, the {@code
-   * IOException} was said nowhere, and a call whose {@code onResponse} threw anything else was not
-   * cancelled.
+   * cancels the call ({@link #deliverResponse}) and leaves the task, onto the thread that runs it.
+   * Before, the {@code IOException} was said nowhere.
    */
   private void tellGivenBack(Response copy) {
     try {
       deliverResponse(original, copy);
     } catch (IOException fromCallback) {
       CallbackFailureLog.log(original, fromCallback);
-    } catch (RuntimeException | Error thrown) {
-      if (told) {
-        original.cancel(); // the application's onResponse threw it
-      }
-      throw thrown;
     }
   }
 
@@ -996,7 +990,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         release(response); // our own failure told the callback already
         return;
       }
-      callback.onResponse(original, response);
+      try {
+        callback.onResponse(original, response);
+      } catch (RuntimeException | Error thrown) {
+        // OkHttp cancels the call whose onResponse threw anything but an IOException, then lets
+        // it leave (RealCall.AsyncCall, 3.12 to 5.x): the call it ran, which for a retry is a
+        // clone. Without the agent it is the application's own call: cancelled here.
+        original.cancel();
+        throw thrown;
+      }
     } finally {
       retryCall.leaveContext(scope);
     }

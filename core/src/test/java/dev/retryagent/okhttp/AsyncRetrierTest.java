@@ -38,6 +38,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -1356,6 +1358,63 @@ class AsyncRetrierTest {
 
     assertTheHostsNextCallGetsTheBudgetsOneRetry();
     assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
+  void aRetriedCallWhoseOnResponseThrowsIsCancelledAsWithoutTheAgent() throws Exception {
+    // OkHttp cancels the call it ran when the callback's onResponse throws anything but an
+    // IOException, then lets it leave onto the dispatcher's thread. The retry's response came
+    // from a clone, which OkHttp cancelled: the application's own call stayed not cancelled,
+    // where without the agent it is (compared with plain OkHttp on the same dispatcher).
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    ExecutorService executor =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "OkHttp test dispatcher");
+              t.setDaemon(true);
+              t.setUncaughtExceptionHandler((thread, e) -> uncaught.add(e));
+              return t;
+            });
+    okhttp3.Dispatcher dispatcher = new okhttp3.Dispatcher(executor);
+    try {
+      OkHttpClient plain = new OkHttpClient.Builder().dispatcher(dispatcher).build();
+      server.enqueue(ok("fine"));
+      Call plainCall = plain.newCall(get("/items"));
+      IllegalStateException plainBug = new IllegalStateException("the application's own");
+      plainCall.enqueue(throwingOnResponse(plainBug));
+      await().atMost(Duration.ofSeconds(10)).until(() -> uncaught.contains(plainBug));
+
+      configure(b -> b, new OkHttpClient.Builder().dispatcher(dispatcher), false);
+      server.enqueue(status(503), ok("retried"));
+      time.holdTasks();
+      Call call = client.newCall(get("/items"));
+      IllegalStateException bug = new IllegalStateException("the application's own");
+      retrier.enqueue(call, throwingOnResponse(bug), dispatcher);
+      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+      time.runHeldTasks();
+      await().atMost(Duration.ofSeconds(10)).until(() -> uncaught.contains(bug));
+
+      assertThat(plainCall.isCanceled()).isTrue();
+      assertThat(call.isCanceled()).as("cancelled, as OkHttp cancels it").isTrue();
+      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(retrier.running()).isZero();
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  /** A callback whose onResponse closes the response and throws {@code bug}. */
+  private static Callback throwingOnResponse(RuntimeException bug) {
+    return new Callback() {
+      @Override
+      public void onFailure(Call call, IOException e) {}
+
+      @Override
+      public void onResponse(Call call, Response response) {
+        response.close();
+        throw bug;
+      }
+    };
   }
 
   @Test
