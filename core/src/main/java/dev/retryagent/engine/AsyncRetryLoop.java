@@ -314,11 +314,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     if (failure != null) {
       result.completeExceptionally(failure);
     } else if (!result.complete(response)) {
-      try {
-        access.discard(response); // the caller gave up meanwhile
-      } catch (RuntimeException | Error ignored) {
-        // nobody is left to tell
-      }
+      // The caller gave up meanwhile. What the release throws (a body's close() may throw an
+      // Error) is said once; dropped here, it was said nowhere.
+      SyncRetryLoop.discardUnwanted(engine, access, response);
     }
   }
 

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -884,6 +885,51 @@ class EngineFailuresTest {
     assertThat(script.attemptCount()).isEqualTo(1);
     assertThat(script.responsesServed().get(0).discards).hasValue(1);
     assertSaidOnceAsAReleaseTheCallerDoesNotGet("java.lang.NoClassDefFound");
+  }
+
+  @Test
+  void aReleaseThatThrowsAnErrorAfterOurOwnFailureForACallerWhoCancelledIsSaidOnce() {
+    // Our own failure judging the response (the adapter's reading of its status) ends the call
+    // with that response, but the caller cancelled meanwhile: the response is released, and the
+    // release throws an Error (a body's close(), a class missing). Before, it was dropped there,
+    // said nowhere.
+    RetryEngine e = engine().build();
+    AtomicReference<CompletableFuture<FakeResponse>> caller = new AtomicReference<>();
+    ResponseAccess<FakeResponse> access =
+        new ResponseAccess<FakeResponse>() {
+          @Override
+          public int status(FakeResponse response) {
+            caller.get().cancel(true); // the caller gives up as the response is judged
+            throw new IllegalStateException("adapter: status");
+          }
+
+          @Override
+          public String header(FakeResponse response, String name) {
+            return null;
+          }
+
+          @Override
+          public void discard(FakeResponse response) {
+            CLOSE_THROWS_AN_ERROR.discard(response);
+          }
+        };
+    CompletableFuture<FakeResponse> attempt = new CompletableFuture<>();
+    caller.set(AsyncRetryLoop.execute(e, e.newCall(FakeRequest.get()), (n, t) -> attempt, access));
+    FakeResponse r = FakeResponse.of(200);
+
+    attempt.complete(r);
+
+    assertThat(caller.get()).isCancelled();
+    assertThat(r.discards).hasValue(1);
+    assertThat(errors)
+        .hasSize(2)
+        .anySatisfy(line -> assertThat(line).contains("while judging an asynchronous attempt ("))
+        .anySatisfy(
+            line ->
+                assertThat(line)
+                    .contains(
+                        "while releasing a response the caller does not get"
+                            + " (java.lang.NoClassDefFound"));
   }
 
   @Test
