@@ -216,7 +216,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       if (result.isDone()) {
         if (response != null) {
           discarded = true;
-          access.discard(response);
+          // Said as what it is (thrown here, it was said as a failure judging the attempt).
+          SyncRetryLoop.discardUnwanted(engine, access, response);
         }
         // Cancelled, or ended by the caller without cancel() (orTimeout): either way the attempt's
         // breaker permit must go back, or a half-open breaker waits for this trial forever.

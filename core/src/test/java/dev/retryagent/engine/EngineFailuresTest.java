@@ -888,6 +888,33 @@ class EngineFailuresTest {
   }
 
   @Test
+  void aReleaseThatThrowsAnErrorForACallerWhoCancelledDuringTheAttemptIsSaidAsARelease() {
+    // The caller cancelled during the attempt, whose client completed it with a response all the
+    // same (its cancel came too late); the release throws an Error (a body's close()). It was said
+    // as a failure judging the attempt, "the call ends with that attempt's outcome", which it did
+    // not: the caller had cancelled. Now said as the release it is.
+    RetryEngine e = engine().build();
+    CompletableFuture<FakeResponse> attempt =
+        new CompletableFuture<FakeResponse>() {
+          @Override
+          public boolean cancel(boolean mayInterruptIfRunning) {
+            return false; // the client had its response already
+          }
+        };
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            e, e.newCall(FakeRequest.get()), (n, t) -> attempt, CLOSE_THROWS_AN_ERROR);
+    result.cancel(true);
+    FakeResponse r = FakeResponse.of(200);
+
+    attempt.complete(r);
+
+    assertThat(result).isCancelled();
+    assertThat(r.discards).hasValue(1);
+    assertSaidOnceAsAReleaseTheCallerDoesNotGet("java.lang.NoClassDefFound");
+  }
+
+  @Test
   void aReleaseThatThrowsAnErrorAfterOurOwnFailureForACallerWhoCancelledIsSaidOnce() {
     // Our own failure judging the response (the adapter's reading of its status) ends the call
     // with that response, but the caller cancelled meanwhile: the response is released, and the
