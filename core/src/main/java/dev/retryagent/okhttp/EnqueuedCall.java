@@ -475,7 +475,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
-      dispatcher.executorService().execute(tell);
+      onDispatcherThread(tell);
     } catch (RuntimeException refused) {
       engine.scheduler().schedule(tell, 0); // shut down meanwhile: there is no other thread
     }
@@ -765,10 +765,19 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private void giveBack(Response copy) {
     Runnable tell = () -> tellGivenBack(copy);
     try {
-      dispatcher.executorService().execute(tell);
+      onDispatcherThread(tell);
     } catch (RuntimeException refused) {
       tell.run();
     }
+  }
+
+  /**
+   * Runs {@code tell} on one of the dispatcher's threads, named as OkHttp names the thread that
+   * runs a call ({@link OkHttpThreadName}): what the callback sees there is what it sees without
+   * the agent. Throws what the executor throws when it refuses (shut down).
+   */
+  private void onDispatcherThread(Runnable tell) {
+    dispatcher.executorService().execute(() -> OkHttpThreadName.run(original, tell));
   }
 
   /**
@@ -1096,7 +1105,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
             }
           };
       try {
-        dispatcher.executorService().execute(tell);
+        onDispatcherThread(tell);
         return;
       } catch (RuntimeException | Error refused) {
         // told here instead (no dispatcher, or it refused)

@@ -637,6 +637,10 @@ class RetryInterceptorTest {
           .isEqualTo(expected.getMessage())
           .isEqualTo("Callback failure for call to " + HttpUrl.get(server.url("/")).redact())
           .doesNotContain("secret");
+      assertThat(with.thread)
+          .as("a dispatcher thread, named as OkHttp names it while it runs the call")
+          .isEqualTo(without.thread)
+          .isEqualTo("OkHttp " + HttpUrl.get(server.url("/")).redact());
       assertThat(with.responses).hasValue(1);
       assertThat(with.failures).as("onFailure never follows onResponse").hasValue(0);
       assertThat(without.failures).hasValue(0);
@@ -697,6 +701,7 @@ class RetryInterceptorTest {
     final Throwable thrown;
     final AtomicInteger responses = new AtomicInteger();
     final AtomicInteger failures = new AtomicInteger();
+    volatile String thread;
 
     ThrowingCallback(Throwable thrown) {
       this.thrown = thrown;
@@ -709,6 +714,7 @@ class RetryInterceptorTest {
 
     @Override
     public void onResponse(Call call, Response response) throws IOException {
+      thread = Thread.currentThread().getName();
       responses.incrementAndGet();
       response.close();
       if (thrown instanceof IOException) {
