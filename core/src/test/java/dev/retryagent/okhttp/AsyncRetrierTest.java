@@ -38,8 +38,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -1116,6 +1114,20 @@ class AsyncRetrierTest {
   }
 
   /**
+   * Enqueues {@code /wait}, shuts the client's dispatcher's executor down while the call waits for
+   * its retry (the application shutting down), then lets the wait end.
+   */
+  private Heard enqueueThenShutDownDuringTheRetrysWait() throws Exception {
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    client.dispatcher().executorService().shutdown();
+    time.runHeldTasks();
+    return heard;
+  }
+
+  /**
    * A 503 whose body (9 KiB) is over what the agent copies before releasing it for the retry: a
    * retry refused after the client's shutdown has nothing kept to give back, and the callback hears
    * OkHttp's refusal (docs/okhttp.md, Limits).
@@ -1133,13 +1145,7 @@ class AsyncRetrierTest {
     // (on the agent's thread: the dispatcher has none left), and the retry goes back to the budget.
     configureWithOneRetryASecond(new OkHttpClient.Builder());
     server.enqueue(status(503).body("busy"), status(503), ok("retried"));
-    time.holdTasks();
-    Heard heard = new Heard();
-    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-    OkHttpClient closing = client;
-    closing.dispatcher().executorService().shutdown(); // while the call waits for its retry
-    time.runHeldTasks();
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
 
     assertThat(heard.await()).isEqualTo("503 busy");
     assertThat(heard.reports).hasValue(1);
@@ -1151,7 +1157,7 @@ class AsyncRetrierTest {
         .extracting(RetryEvent::reason)
         .containsExactly(GiveUpReason.CANCELLED);
 
-    client = closing.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    client = client.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
     assertTheHostsNextCallGetsTheBudgetsOneRetry();
     assertThat(server.requestCount()).isEqualTo(3);
   }
@@ -1170,12 +1176,7 @@ class AsyncRetrierTest {
     plain.dispatcher().executorService().shutdown();
     configureWithOneRetryASecond(new OkHttpClient.Builder().retryOnConnectionFailure(false));
     server.enqueue(closeWithoutResponse(), ok("never"));
-    time.holdTasks();
-    Heard heard = new Heard();
-    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-    client.dispatcher().executorService().shutdown(); // while the call waits for its retry
-    time.runHeldTasks();
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
 
     assertThat(heard.await()).isEqualTo(expected).startsWith("java.io.IOException: ");
     assertThat(heard.reports).hasValue(1);
@@ -1202,16 +1203,10 @@ class AsyncRetrierTest {
     // its retry's 200.
     configureWithOneRetryASecond(new OkHttpClient.Builder());
     server.enqueue(uncopyable503(), status(503), ok("retried"));
-    time.holdTasks();
-    Heard heard = new Heard();
-    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-    OkHttpClient closing = client;
-    closing.dispatcher().executorService().shutdown(); // while the call waits for its retry
-    time.runHeldTasks();
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
     assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: executor rejected");
 
-    client = closing.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    client = client.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
     assertTheHostsNextCallGetsTheBudgetsOneRetry();
     assertThat(server.requestCount()).isEqualTo(3);
   }
@@ -1223,16 +1218,10 @@ class AsyncRetrierTest {
     // another client, was refused as rate-limited.
     configureRateLimited(TestEngines.neverRefilled(2));
     server.enqueue(uncopyable503(), ok("next"));
-    time.holdTasks();
-    Heard heard = new Heard();
-    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
-    OkHttpClient closing = client;
-    closing.dispatcher().executorService().shutdown(); // while the call waits for its retry
-    time.runHeldTasks();
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
     assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: executor rejected");
 
-    client = closing.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    client = client.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
     Heard next = new Heard();
     retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
     assertThat(next.await()).as("the clone's permit, given back").isEqualTo("200 next");
@@ -1366,16 +1355,9 @@ class AsyncRetrierTest {
     // IOException, then lets it leave onto the dispatcher's thread. The retry's response came
     // from a clone, which OkHttp cancelled: the application's own call stayed not cancelled,
     // where without the agent it is (compared with plain OkHttp on the same dispatcher).
-    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
-    ExecutorService executor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "OkHttp test dispatcher");
-              t.setDaemon(true);
-              t.setUncaughtExceptionHandler((thread, e) -> uncaught.add(e));
-              return t;
-            });
-    okhttp3.Dispatcher dispatcher = new okhttp3.Dispatcher(executor);
+    UncaughtRecordingDispatcher threads = new UncaughtRecordingDispatcher();
+    List<Throwable> uncaught = threads.uncaught;
+    okhttp3.Dispatcher dispatcher = threads.dispatcher;
     try {
       OkHttpClient plain = new OkHttpClient.Builder().dispatcher(dispatcher).build();
       server.enqueue(ok("fine"));
@@ -1399,7 +1381,7 @@ class AsyncRetrierTest {
       assertThat(server.requestCount()).isEqualTo(3);
       assertThat(retrier.running()).isZero();
     } finally {
-      executor.shutdown();
+      threads.close();
     }
   }
 

@@ -30,8 +30,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -532,9 +530,7 @@ class RetryInterceptorTest {
     // without the agent it had the 503. Now the copy taken before the release (status, headers,
     // its small body) is given back, and nothing more is sent. ENQUEUE_REQUEUED: the AsyncRetrier's
     // wait on the scheduler, whose copy reaches the callback from OkHttp's run of a clone.
-    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
-    time.late(40_000_000_000L);
-    server.otherwise(ok("late"));
+    configureAWaitThatEndsPastTheDeadline();
     server.enqueue(status(503).header("Retry-After", "5").body("busy, come back"));
 
     Response r = call(way, get("/v1/items"));
@@ -561,9 +557,7 @@ class RetryInterceptorTest {
     // before the wait, which ends 40 s late, past the 10 s deadline, is told to the callback on a
     // dispatcher thread, having come through the application's interceptor ahead of ours once, as
     // without the agent (through OkHttp's run of a clone, as a failure is told, it came again).
-    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
-    time.late(40_000_000_000L);
-    server.otherwise(ok("late"));
+    configureAWaitThatEndsPastTheDeadline();
     server.enqueue(status(503).header("Retry-After", "5").body("busy, come back"));
     AtomicInteger ahead = new AtomicInteger();
     OkHttpClient.Builder b = client.newBuilder(); // the same dispatcher
@@ -613,9 +607,7 @@ class RetryInterceptorTest {
     // INFO, through its Platform) and never calls onFailure after onResponse. The copy given back
     // after a late wait is told outside OkHttp's run of a call: the exception was dropped, said
     // nowhere. Compared with plain OkHttp on the same server; the query (a token) is never logged.
-    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
-    time.late(40_000_000_000L);
-    server.otherwise(ok("late"));
+    configureAWaitThatEndsPastTheDeadline();
     Logger okHttpLog = Logger.getLogger(OkHttpClient.class.getName());
     List<LogRecord> logged = new CopyOnWriteArrayList<>();
     Handler handler = recordingHandler(logged);
@@ -657,19 +649,10 @@ class RetryInterceptorTest {
     // OkHttp cancels a call whose onResponse threw anything but an IOException and lets it leave
     // onto the dispatcher's thread (its uncaught handler); onFailure is not called. The copy given
     // back after a late wait left the task the same way, but the call was not cancelled.
-    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
-    time.late(40_000_000_000L);
-    server.otherwise(ok("late"));
-    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
-    ExecutorService executor =
-        Executors.newCachedThreadPool(
-            r -> {
-              Thread t = new Thread(r, "OkHttp test dispatcher");
-              t.setDaemon(true);
-              t.setUncaughtExceptionHandler((thread, e) -> uncaught.add(e));
-              return t;
-            });
-    Dispatcher dispatcher = new Dispatcher(executor);
+    configureAWaitThatEndsPastTheDeadline();
+    UncaughtRecordingDispatcher threads = new UncaughtRecordingDispatcher();
+    List<Throwable> uncaught = threads.uncaught;
+    Dispatcher dispatcher = threads.dispatcher;
     OkHttpClient plain = new OkHttpClient.Builder().dispatcher(dispatcher).build();
     OkHttpClient agent = client.newBuilder().dispatcher(dispatcher).build();
     try {
@@ -692,8 +675,20 @@ class RetryInterceptorTest {
       assertThat(without.failures).hasValue(0);
       assertThat(server.requestCount()).isEqualTo(2);
     } finally {
-      executor.shutdown();
+      threads.close();
     }
+  }
+
+  /**
+   * Retries that may wait up to 5 s for a 503's {@code Retry-After}, within a 10 s deadline, and a
+   * wait that ends 40 s late (a paused JVM): past the deadline, so the call ends with the response
+   * released for the retry, given back from its copy. A request that comes anyway is answered
+   * "late".
+   */
+  private void configureAWaitThatEndsPastTheDeadline() {
+    configure(b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)));
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
   }
 
   /** A callback whose onResponse closes the response and throws {@code thrown}. */
