@@ -1101,7 +1101,7 @@ class AsyncRetrierTest {
           }
         };
     retrier.enqueue(client.newCall(get("/wait")), throwing, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    awaitTheRetrysWait();
 
     client.dispatcher().executorService().shutdown(); // while the call waits for its retry
 
@@ -1121,10 +1121,22 @@ class AsyncRetrierTest {
     time.holdTasks();
     Heard heard = new Heard();
     retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    awaitTheRetrysWait();
     client.dispatcher().executorService().shutdown();
     time.runHeldTasks();
     return heard;
+  }
+
+  /**
+   * The retry's wait is held, and the first attempt's run is over: its response released for the
+   * retry (the dispatcher counts a call running until its callback returns). A wait run while the
+   * response was still being released would go on only once it was, scheduled anew (and held).
+   */
+  private void awaitTheRetrysWait() {
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> client.dispatcher().runningCallsCount() == 0);
   }
 
   /**
@@ -1281,7 +1293,7 @@ class AsyncRetrierTest {
     time.holdTasks();
     Heard heard = new Heard();
     retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
-    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+    awaitTheRetrysWait();
     time.runHeldTasks();
     assertThat(heard.await())
         .isEqualTo("java.io.IOException: retry-agent: could not enqueue a retry");
