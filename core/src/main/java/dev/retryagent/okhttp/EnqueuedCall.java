@@ -1196,9 +1196,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
   /**
    * OkHttp's callback of one attempt. What it throws, OkHttp handles: an {@code IOException} from
-   * the application's {@code onResponse} is logged as OkHttp logs it; OkHttp calls {@code
-   * onFailure} once more when the application's {@code onFailure} throws, and this passes that on
-   * as OkHttp would.
+   * the application's {@code onResponse} is logged as OkHttp logs it; anything else the
+   * application's callback throws leaves onto OkHttp's thread (the call cancelled after {@code
+   * onResponse}), and {@code onFailure} is never called again, as without the agent.
    */
   final class AttemptCallback implements Callback {
     // The response given to the engine's decision, until discarded for a retry or an error.

@@ -1397,6 +1397,58 @@ class AsyncRetrierTest {
     }
   }
 
+  @Test
+  void aCallbackWhoseOnFailureThrowsIsCalledOnceAsWithoutTheAgent() throws Exception {
+    // What OkHttp does (docs/okhttp.md said it calls onFailure once more; it does not): the
+    // exception leaves onto the dispatcher's thread, onFailure called once. The same with the
+    // agent, compared with plain OkHttp on the same dispatcher and the same failure.
+    try (UncaughtRecordingDispatcher threads = new UncaughtRecordingDispatcher()) {
+      OkHttpClient plain =
+          new OkHttpClient.Builder()
+              .retryOnConnectionFailure(false)
+              .dispatcher(threads.dispatcher)
+              .build();
+      server.enqueue(closeWithoutResponse());
+      AtomicInteger plainFailures = new AtomicInteger();
+      IllegalStateException plainBug = new IllegalStateException("the application's own");
+      plain.newCall(get("/items")).enqueue(throwingOnFailure(plainFailures, plainBug));
+      await().atMost(Duration.ofSeconds(10)).until(() -> threads.uncaught.contains(plainBug));
+
+      configure(
+          b -> b.maxAttempts(1),
+          new OkHttpClient.Builder().retryOnConnectionFailure(false).dispatcher(threads.dispatcher),
+          false);
+      server.enqueue(closeWithoutResponse());
+      AtomicInteger failures = new AtomicInteger();
+      IllegalStateException bug = new IllegalStateException("the application's own");
+      retrier.enqueue(
+          client.newCall(get("/items")), throwingOnFailure(failures, bug), threads.dispatcher);
+      await().atMost(Duration.ofSeconds(10)).until(() -> threads.uncaught.contains(bug));
+      await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+
+      assertThat(plainFailures).hasValue(1);
+      assertThat(failures).hasValue(1);
+      assertThat(threads.uncaught).hasSize(2);
+      assertThat(server.requestCount()).isEqualTo(2);
+    }
+  }
+
+  /** A callback whose onFailure counts the call and throws {@code bug}. */
+  private static Callback throwingOnFailure(AtomicInteger failures, RuntimeException bug) {
+    return new Callback() {
+      @Override
+      public void onFailure(Call call, IOException e) {
+        failures.incrementAndGet();
+        throw bug;
+      }
+
+      @Override
+      public void onResponse(Call call, Response response) {
+        response.close();
+      }
+    };
+  }
+
   /** A callback whose onResponse closes the response and throws {@code bug}. */
   private static Callback throwingOnResponse(RuntimeException bug) {
     return new Callback() {
