@@ -41,6 +41,7 @@ class DifferentialIT {
           new OkHttpDriver(),
           new Apache4Driver(),
           new Apache5Driver(),
+          new Apache5AsyncDriver(),
           new UrlConnectionDriver());
 
   private static final int JVMS = Integer.getInteger("diff.jvms", 2);

@@ -41,6 +41,9 @@ final class FaultCases {
   /** The combinations of HttpClient 5. */
   private static final String APACHE_5 = "apache-5*";
 
+  /** The combinations of HttpClient 5's async client ({@link Apache5AsyncDriver}). */
+  private static final String APACHE_5_ASYNC = "apache-5*-async/*";
+
   /** The request body of every POST and PATCH. */
   private static final String BODY = "{\"amount\":1}";
 
@@ -224,7 +227,15 @@ final class FaultCases {
                 1));
     for (Fault f : faults) {
       for (Method m : List.of(Method.GET, Method.POST)) {
-        c.add(matrix(f, m, FAST_RETRIES_MILLIS));
+        // HttpClient 5's async client reads the body inside the exchange, and its own retry sends
+        // a GET whose body broke off again by itself, as it does without the agent.
+        Case k = matrix(f, m, FAST_RETRIES_MILLIS).checks(x -> x.requests(APACHE_5_ASYNC, -1));
+        if (f.id().equals("reset-mid-body") && m == Method.GET) {
+          k =
+              k.known(
+                  APACHE_5_ASYNC, "requests on the server", Known.Reasons.ASYNC_BODY_RESEND_OFF);
+        }
+        c.add(k);
       }
     }
     // Bytes that are not HTTP: how the client reports them decides (a protocol error is not
@@ -238,10 +249,11 @@ final class FaultCases {
                   m == Method.POST ? Expect.same() : Expect.retried(3, FAST_RETRIES_MILLIS),
                   1)
               .server(s -> always(s, garbage()))
-              // HttpClient 5 skips lines it cannot parse and reports no response at all: a
-              // repeatable request is retried as after a reset. Every other client reports a
-              // protocol error, which is not retried.
-              .checks(x -> m.repeatable() ? x.requests(APACHE_5, 3) : x));
+              // HttpClient 5 (classic) skips lines it cannot parse and reports no response at
+              // all: a repeatable request is retried as after a reset. Every other client, the
+              // async HttpClient 5 too, reports a protocol error, which is not retried.
+              .checks(
+                  x -> m.repeatable() ? x.requests(APACHE_5, 3).requests(APACHE_5_ASYNC, 1) : x));
     }
     return c;
   }
