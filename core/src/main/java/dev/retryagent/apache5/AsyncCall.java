@@ -1,6 +1,9 @@
 package dev.retryagent.apache5;
 
 import dev.retryagent.engine.AsyncRetryLoop;
+import dev.retryagent.engine.AttemptResult;
+import dev.retryagent.engine.IdempotencyGate;
+import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.SelfViewCall;
@@ -252,6 +255,21 @@ final class AsyncCall extends SelfViewCall
   @Override
   public boolean whole(Head h) {
     return false;
+  }
+
+  /**
+   * Whether HttpClient's own retry may send the request again after {@code result}, a failure
+   * inside the current exchange ({@link GovernedRetryStrategy}). While the call goes on, the call's
+   * rule ({@link #clientMayResend(AttemptResult, RequestInfo)}): a failure the policy retries is
+   * left to the agent's retry. Once the call is over (the response's head went up to the
+   * application's consumer, then its body failed), no retry of the agent's comes, so the policy's
+   * retrying the failure is no reason to refuse: the client resends as it does without the agent,
+   * and a request the policy would never repeat (a POST without key) still never.
+   */
+  boolean clientMayResendInExchange(AttemptResult result) {
+    return clientMayResend(result, null)
+        || (isFinished()
+            && IdempotencyGate.check(policy().retry(), this, result.outcome()) == null);
   }
 
   // ---- the call's end

@@ -99,7 +99,7 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
     }
     // The async client's call whose exchange HttpClient judges on this thread (AsyncResendCounter).
     AsyncCall async = AsyncRetryExecHandler.CURRENT.get();
-    return async == null || async.clientMayResend(result, null);
+    return async == null || async.clientMayResendInExchange(result);
   }
 
   @Override

@@ -99,12 +99,6 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " its retry strategy asks the policy first, which never repeats such a request, so"
             + " the application gets the 429 or 503 and the server one request";
 
-    static final String ASYNC_BODY_RESEND_OFF =
-        "HttpClient 5 async: a GET whose 200's body breaks off with a reset is sent again by"
-            + " HttpClient's own retry without the agent; with it, its governed strategy refuses"
-            + " that resend (the policy retries a reset, so the agent's retry should stand in), but"
-            + " the agent's call is already over (the head went to the application): one request";
-
     static final String ASYNC_APACHE_TIMEOUT_TICK =
         "by design, HttpClient 5 async's own (the same without the agent): it checks connect and"
             + " response timeouts once per I/O select interval (1 s by default), so each attempt"
