@@ -4,6 +4,9 @@ import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.it.apps.ApacheAsyncApp;
+import dev.retryagent.it.harness.AgentScenarios;
+import dev.retryagent.it.harness.ApacheVersions;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
@@ -15,9 +18,11 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -67,6 +72,54 @@ class ReloadIT {
       // The watcher has no thread of its own: its looks run on the agent's shared two, as the
       // exporters' start did (issue 13: at most two agent threads, whatever waits).
       assertThat(agentThreads(app, "t")).allMatch(name -> name.startsWith("retry-agent-async-"));
+    }
+  }
+
+  static Stream<Arguments> jdksAndApache5() {
+    return AgentScenarios.jdksWith(List.of(ApacheVersions.V5_1, ApacheVersions.V5_6));
+  }
+
+  /**
+   * A reload that sets {@code agent.clients.apache-httpclient: false} passes the calls of an async
+   * client built while the agent was on straight through: HttpClient's own resend of the 503 (after
+   * its 1 s) and nothing of the policy's, on HttpClient's dispatcher thread, as without the agent
+   * (ApacheAsyncAgentIT); switched on again, the policy's attempts are back.
+   */
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("jdksAndApache5")
+  void switchingApacheOffPassesTheAsyncClientsCallsThrough(Path jdk, ApacheVersions version)
+      throws IOException {
+    Path file = config(retries(3));
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app =
+            ForkedJvm.builder(jdk)
+                .classpath(version.jars())
+                .agentArgs("config=" + file)
+                .jvmArgs(Ops.FAST_AGENT)
+                .mainClass(ApacheAsyncApp.class)
+                .timeout(Duration.ofSeconds(120))
+                .start()) {
+      app.awaitValue("ready");
+      server.setDefaultReply(status(503));
+      app.send(server.uri("/on").toString());
+      app.awaitValue("1.thread");
+      assertThat(app.value("1.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3);
+
+      Ops.write(file, retries(3) + "agent:\n  clients: { apache-httpclient: false }\n");
+      app.awaitStderrCount("retry-agent: reloaded " + file, 1);
+      app.send(server.uri("/off").toString());
+      assertThat(app.awaitValue("2.thread")).as(app.describe()).startsWith("httpclient-dispatch");
+      assertThat(app.value("2.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + 2);
+
+      Ops.write(file, retries(3));
+      app.awaitStderrCount("retry-agent: reloaded " + file, 2);
+      app.send(server.uri("/again").toString());
+      app.awaitValue("3.thread");
+      assertThat(app.value("3.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + 2 + 3);
+      assertThat(app.stderr()).as(app.describe()).doesNotContain("internal error");
     }
   }
 
