@@ -11,24 +11,30 @@ import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http2.HttpVersionPolicy;
 import org.apache.hc.core5.io.CloseMode;
 
 /**
- * An application on Apache HttpClient 5.x's async client ({@code HttpAsyncClients.createDefault()},
- * a {@code FutureCallback} per call). No retry code.
+ * An application on Apache HttpClient 5.x's async client ({@code HttpAsyncClients.createDefault()};
+ * with {@code -Dapp.h2=true} {@code HttpAsyncClients.custom()} with {@code FORCE_HTTP_2}, which
+ * speaks HTTP/2 in clear text with prior knowledge), a {@code FutureCallback} per call. No retry
+ * code.
  *
  * <p>Arguments: {@code URL...}; for each, in turn, a {@code GET} (a URL ending in {@code /post}: a
  * {@code POST} of {@code {}}), whose outcome it prints as {@code N.status=}, {@code N.body=} or
- * {@code N.error=}, and the callback's thread as {@code N.thread=} (N from 1); then {@code
- * calls.done=1}. With no arguments it stays up (for tests that act on a running JVM, a reload): it
- * prints {@code ready=PID} once its client is started, then calls each URL it reads on stdin, one a
- * line, until the end of input or {@code exit}.
+ * {@code N.error=}, the response's protocol as {@code N.version=} and the callback's thread as
+ * {@code N.thread=} (N from 1); then {@code calls.done=1}. With no arguments it stays up (for tests
+ * that act on a running JVM, a reload): it prints {@code ready=PID} once its client is started,
+ * then calls each URL it reads on stdin, one a line, until the end of input or {@code exit}.
  */
 public final class ApacheAsyncApp {
   private ApacheAsyncApp() {}
 
   public static void main(String[] args) throws Exception {
-    try (CloseableHttpAsyncClient client = HttpAsyncClients.createDefault()) {
+    try (CloseableHttpAsyncClient client =
+        Boolean.getBoolean("app.h2")
+            ? HttpAsyncClients.custom().setVersionPolicy(HttpVersionPolicy.FORCE_HTTP_2).build()
+            : HttpAsyncClients.createDefault()) {
       client.start();
       if (args.length == 0) {
         System.out.println("ready=" + ProcessHandle.current().pid());
@@ -60,7 +66,18 @@ public final class ApacheAsyncApp {
           @Override
           public void completed(SimpleHttpResponse r) {
             outcome.complete(
-                n + ".status=" + r.getCode() + "\n" + n + ".body=" + r.getBodyText() + thread());
+                n
+                    + ".status="
+                    + r.getCode()
+                    + "\n"
+                    + n
+                    + ".body="
+                    + r.getBodyText()
+                    + "\n"
+                    + n
+                    + ".version="
+                    + r.getVersion()
+                    + thread());
           }
 
           @Override
