@@ -65,6 +65,12 @@ final class AsyncCall extends SelfViewCall
   private boolean exchangeOpen;
   private Exchange waiting;
 
+  // Guarded by this: the call's end is registered on the loop's result (start()); until then the
+  // first attempt's exchange waits here, so that a failure that ends the call before execute
+  // returns is delivered on the thread it came on, not on the application's thread in start().
+  private boolean endRegistered;
+  private Exchange firstHeld;
+
   AsyncCall(
       RetryEngine engine,
       HttpRequest request,
@@ -98,6 +104,15 @@ final class AsyncCall extends SelfViewCall
       throw e;
     }
     result.whenComplete(this);
+    Exchange first;
+    synchronized (this) {
+      endRegistered = true;
+      first = firstHeld;
+      firstHeld = null;
+    }
+    if (first != null) {
+      launch(first);
+    }
   }
 
   // ---- RequestInfo
@@ -335,6 +350,12 @@ final class AsyncCall extends SelfViewCall
         launched = true;
       }
       if (go) {
+        synchronized (AsyncCall.this) {
+          if (!endRegistered) {
+            firstHeld = this; // start() launches it, still on the caller's thread
+            return f;
+          }
+        }
         launch(this);
       }
       return f;

@@ -244,6 +244,45 @@ class AsyncRetryExecHandlerTest {
     assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
   }
 
+  /**
+   * A failure that comes on the client's own thread before {@code execute} returned to the
+   * application (a refused connection, fast on loopback) reaches the callback on that thread, as
+   * without the handler, not on the application's thread that called {@code execute}. Here an
+   * element below the handler fails the exchange on a thread of its own and waits for it.
+   */
+  @Test
+  void aFailureBeforeExecuteReturnedIsDeliveredOnTheThreadItCameOn() throws Exception {
+    // One attempt: the call ends with the first failure, inside execute.
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(1)));
+    b.addExecInterceptorAfter(
+        AsyncRetryExecHandler.NAME,
+        "fails-elsewhere",
+        (request, producer, scope, chain, callback) -> {
+          Thread t =
+              new Thread(
+                  () -> callback.failed(new java.net.ConnectException("refused")), "client-io");
+          t.start();
+          try {
+            t.join(LONG.toMillis());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+    CloseableHttpAsyncClient c = started(b);
+
+    Heard heard =
+        call(
+            c,
+            SimpleRequestBuilder.post(server.url("/charges"))
+                .setBody("{}", ContentType.APPLICATION_JSON)
+                .build());
+
+    assertThat(heard.await()).isEqualTo("failed ConnectException");
+    assertThat(heard.thread).isEqualTo("client-io");
+    assertThat(server.requestCount()).isZero();
+  }
+
   @Test
   void aPostWithoutIdempotencyKeyIsNeverReplayed() throws Exception {
     CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
