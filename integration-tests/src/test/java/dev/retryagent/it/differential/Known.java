@@ -99,6 +99,12 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " its retry strategy asks the policy first, which never repeats such a request, so"
             + " the application gets the 429 or 503 and the server one request";
 
+    static final String ASYNC_APACHE_RESEND_AFTER_CANCEL =
+        "intermittent, HttpClient 5 async's own: without the agent its own retry of the 503 is"
+            + " scheduled a second later and still goes out after the application cancelled the"
+            + " future at 500 ms (counted when the forked JVM lives that long); with the agent the"
+            + " policy's retry stands in, and a cancel during its wait sends nothing more";
+
     static final String ASYNC_APACHE_TIMEOUT_TICK =
         "by design, HttpClient 5 async's own (the same without the agent): it checks connect and"
             + " response timeouts once per I/O select interval (1 s by default), so each attempt"
