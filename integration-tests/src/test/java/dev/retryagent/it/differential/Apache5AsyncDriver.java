@@ -13,7 +13,6 @@ import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
 import org.apache.hc.client5.http.async.methods.SimpleRequestProducer;
 import org.apache.hc.client5.http.async.methods.SimpleResponseConsumer;
-import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
@@ -59,15 +58,7 @@ public final class Apache5AsyncDriver implements Driver {
   }
 
   @Override
-  @SuppressWarnings("deprecation") // setConnectTimeout: still what 5.x apps use
   public Exchange prepare(String api, Action a, URI server) {
-    RequestConfig.Builder config = RequestConfig.custom();
-    if (a.connectTimeout() > 0) {
-      config.setConnectTimeout(a.connectTimeout(), TimeUnit.MILLISECONDS);
-    }
-    if (a.readTimeout() > 0) {
-      config.setResponseTimeout(a.readTimeout(), TimeUnit.MILLISECONDS);
-    }
     PoolingAsyncClientConnectionManager pool = null;
     if (a.followsUp()) {
       // One connection: a call that kept it leased makes the follow-up wait for it, and fail.
@@ -76,9 +67,9 @@ public final class Apache5AsyncDriver implements Driver {
               .setMaxConnTotal(1)
               .setMaxConnPerRoute(1)
               .build();
-      config.setConnectionRequestTimeout(1_000, TimeUnit.MILLISECONDS);
     }
-    HttpAsyncClientBuilder b = HttpAsyncClients.custom().setDefaultRequestConfig(config.build());
+    HttpAsyncClientBuilder b =
+        HttpAsyncClients.custom().setDefaultRequestConfig(Apache5Driver.config(a));
     if (pool != null) {
       b.setConnectionManager(pool);
     }

@@ -50,9 +50,12 @@ public final class Apache5Driver implements Driver {
         Feature.FAULT_MATRIX);
   }
 
-  @Override
-  @SuppressWarnings("deprecation") // setConnectTimeout, execute(request): still what 5.x apps use
-  public Exchange prepare(String api, Action a, URI server) {
+  /**
+   * The request configuration of HttpClient 5 (classic and async) for {@code a}: its connect and
+   * response timeouts, and where it follows up (a pool of one connection) a wait of 1 s for it.
+   */
+  @SuppressWarnings("deprecation") // setConnectTimeout: still what 5.x apps use
+  static RequestConfig config(Action a) {
     RequestConfig.Builder config = RequestConfig.custom();
     if (a.connectTimeout() > 0) {
       config.setConnectTimeout(a.connectTimeout(), TimeUnit.MILLISECONDS);
@@ -60,6 +63,15 @@ public final class Apache5Driver implements Driver {
     if (a.readTimeout() > 0) {
       config.setResponseTimeout(a.readTimeout(), TimeUnit.MILLISECONDS);
     }
+    if (a.followsUp()) {
+      config.setConnectionRequestTimeout(1_000, TimeUnit.MILLISECONDS);
+    }
+    return config.build();
+  }
+
+  @Override
+  @SuppressWarnings("deprecation") // execute(request): still what 5.x apps use
+  public Exchange prepare(String api, Action a, URI server) {
     PoolingHttpClientConnectionManager pool = null;
     if (a.followsUp()) {
       // One connection: a call that kept it leased makes the follow-up wait for it, and fail.
@@ -68,9 +80,8 @@ public final class Apache5Driver implements Driver {
               .setMaxConnTotal(1)
               .setMaxConnPerRoute(1)
               .build();
-      config.setConnectionRequestTimeout(1_000, TimeUnit.MILLISECONDS);
     }
-    HttpClientBuilder b = HttpClients.custom().setDefaultRequestConfig(config.build());
+    HttpClientBuilder b = HttpClients.custom().setDefaultRequestConfig(config(a));
     if (pool != null) {
       b.setConnectionManager(pool);
     }
