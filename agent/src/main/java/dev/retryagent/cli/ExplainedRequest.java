@@ -20,6 +20,7 @@ final class ExplainedRequest implements RequestInfo {
   private final int port;
   private final boolean portGiven;
   private final String path;
+  private final boolean atPastPath;
   private final Map<String, String> headers;
 
   private ExplainedRequest(
@@ -29,6 +30,7 @@ final class ExplainedRequest implements RequestInfo {
       int port,
       boolean portGiven,
       String path,
+      boolean atPastPath,
       Map<String, String> headers) {
     this.method = method;
     this.scheme = scheme;
@@ -36,6 +38,7 @@ final class ExplainedRequest implements RequestInfo {
     this.port = port;
     this.portGiven = portGiven;
     this.path = path;
+    this.atPastPath = atPastPath;
     this.headers = headers;
   }
 
@@ -86,6 +89,7 @@ final class ExplainedRequest implements RequestInfo {
         port,
         uri.getPort() >= 0,
         raw == null || raw.isEmpty() ? "/" : raw,
+        Sanitizer.atPastPath(uri.getRawQuery(), uri.getRawFragment()),
         byName);
   }
 
@@ -143,6 +147,11 @@ final class ExplainedRequest implements RequestInfo {
   }
 
   @Override
+  public boolean atPastPath() {
+    return atPastPath;
+  }
+
+  @Override
   public String header(String name) {
     return headers.get(name);
   }
@@ -170,6 +179,6 @@ final class ExplainedRequest implements RequestInfo {
         + "://"
         + host
         + (portGiven ? ":" + port : "")
-        + Sanitizer.path(path, mask);
+        + Sanitizer.path(path, mask, atPastPath);
   }
 }

@@ -10,6 +10,8 @@ import java.util.EnumSet;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class ExplainCommandTest {
   @TempDir Path dir;
@@ -93,6 +95,18 @@ class ExplainCommandTest {
     assertThat(r.exitCode).as(r.toString()).isZero();
     assertThat(r.out + r.err).doesNotContain("canary").doesNotContain("jsessionid");
     assertThat(r.verdict()).startsWith("POST https://pay.example.com/v1/charges/ch_1 -> ");
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"https://u:12/ca?nary@h.example/x", "https://u:12/ca#nary@h.example/x"})
+  void aPasswordWithASlashThenAQueryOrFragmentIsNotPrintedAsThePath(String url) {
+    // Host u, port 12, path /ca: a reader taking the URL's last '@' reads 12/ca?nary as the
+    // password, and explain printed https://u:12/ca.
+    CliRun r = CliRun.of("explain", config.toString(), "GET", url);
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out + r.err).doesNotContain("nary").doesNotContain("/ca");
+    assertThat(r.verdict()).startsWith("GET https://u:12/<redacted> -> ");
   }
 
   @Test

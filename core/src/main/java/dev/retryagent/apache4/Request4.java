@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.net.URI;
 import java.util.Locale;
 import org.apache.http.Header;
@@ -141,6 +142,13 @@ final class Request4 implements RequestInfo {
   @Override
   public String path() {
     return path;
+  }
+
+  /** Read from the request when asked: only a path written asks. */
+  @Override
+  public boolean atPastPath() {
+    URI uri = uriOf(request);
+    return uri != null && Sanitizer.atPastPath(uri.getRawQuery(), uri.getRawFragment());
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.retryagent.apache5;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.internal.apache.BodyWrites;
 import dev.retryagent.internal.apache.ExchangeLog;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -106,6 +107,15 @@ final class ClassicRequest implements RequestInfo {
   @Override
   public String path() {
     return pathOf(request.getPath());
+  }
+
+  /**
+   * From the request's path, query included; HttpClient 5 keeps no fragment (a request made from a
+   * URI drops it), so an '@' there is not seen.
+   */
+  @Override
+  public boolean atPastPath() {
+    return Sanitizer.atPastPath(request.getPath());
   }
 
   /** {@code p}, a request's path as HttpClient holds it, without its query or fragment. */

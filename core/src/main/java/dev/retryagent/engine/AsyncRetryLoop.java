@@ -635,7 +635,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           + Sanitizer.oneLine(r.method())
           + " "
           + Sanitizer.oneLine(r.target())
-          + Sanitizer.path(r.path(), call.state.engine.pathMask())
+          + Sanitizer.path(r.path(), call.state.engine.pathMask(), r.atPastPath())
           + " "
           + super.toString();
     }

@@ -22,6 +22,18 @@ public interface RequestInfo {
   /** Path without query or fragment; never logged with its query. */
   String path();
 
+  /**
+   * Whether the query or fragment, as the application wrote the URL, holds an {@code @}: then the
+   * URL's last {@code @} is past the path, and a reader that takes it for the end of the user-info
+   * reads the path as part of a password ({@code https://u:12/ca?nary@h/x}: the client sends {@code
+   * /ca} to host {@code u}, port 12), so the agent writes the path {@code /<redacted>}. Asked only
+   * when a path is written (events, spans, {@code explain}), never to route a call; {@link #path()}
+   * is unchanged. The default: false (an adapter that cannot tell).
+   */
+  default boolean atPastPath() {
+    return false;
+  }
+
   /** First value of the request header {@code name} (case-insensitive), or null. */
   String header(String name);
 

@@ -39,6 +39,7 @@ public final class RetryEvent {
   private final String host;
   private final int port;
   private final String path;
+  private final boolean atPastPath;
   private final int attempt;
   private final int maxAttempts;
   private final AttemptResult result;
@@ -122,6 +123,7 @@ public final class RetryEvent {
     this.host = r.host();
     this.port = r.port();
     this.path = r.path();
+    this.atPastPath = r.atPastPath();
     this.attempt = call.attempt();
     this.maxAttempts = policy.retry().maxAttempts();
     this.result = result;
@@ -178,6 +180,14 @@ public final class RetryEvent {
   /** Path without query. */
   public String path() {
     return path;
+  }
+
+  /**
+   * The request's {@link RequestInfo#atPastPath}: an {@code @} in its query or fragment, so the
+   * agent writes the path {@code /<redacted>}.
+   */
+  public boolean atPastPath() {
+    return atPastPath;
   }
 
   /** The attempt this event is about, 1-based (0 before the first attempt started). */
@@ -285,7 +295,7 @@ public final class RetryEvent {
         + Sanitizer.oneLine(method)
         + " "
         + Sanitizer.oneLine(hostAndPort())
-        + Sanitizer.path(path, pathMask)
+        + Sanitizer.path(path, pathMask, atPastPath)
         + " attempt "
         + attempt
         + "/"

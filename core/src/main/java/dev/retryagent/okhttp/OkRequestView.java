@@ -1,6 +1,7 @@
 package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.Locale;
 import okhttp3.Request;
 import okhttp3.RequestBody;
@@ -48,6 +49,11 @@ interface OkRequestView extends RequestInfo {
   @Override
   default String path() {
     return viewed().url().encodedPath();
+  }
+
+  @Override
+  default boolean atPastPath() {
+    return Sanitizer.atPastPath(viewed().url().encodedQuery(), viewed().url().encodedFragment());
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.retryagent.urlconnection;
 
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.net.Authenticator;
 import java.net.HttpURLConnection;
 import java.net.ProtocolException;
@@ -226,6 +227,12 @@ final class UrlRequest implements RequestInfo {
     return path;
   }
 
+  /** Read from the URL when asked: only a path written asks. */
+  @Override
+  public boolean atPastPath() {
+    return Sanitizer.atPastPath(url.getQuery(), url.getRef());
+  }
+
   /**
    * The first value the JDK sends, from the recorded calls ({@code getRequestProperty} would hide
    * {@code Authorization}) read as the JDK keeps them: an add appends a line, a set replaces the
@@ -288,6 +295,11 @@ final class UrlRequest implements RequestInfo {
       @Override
       public String path() {
         return path;
+      }
+
+      @Override
+      public boolean atPastPath() {
+        return UrlRequest.this.atPastPath();
       }
 
       @Override

@@ -88,13 +88,23 @@ class SecretsIT {
       URI slash =
           URI.create("http://127.0.0.1:" + server.port() + "/secret-slash/password/@h.example/x");
       Ops.call(app, "g3", "GET", slash, "", "");
+      // A password with a '/' and then a '?' (or '#'): the client sends the path /secret-q (or
+      // /secret-h), the '@' in the query (or fragment), and a reader takes the path for part of
+      // the password. 503 three times each: two dead letters.
+      server.enqueue(status(503), status(503), status(503), status(503), status(503), status(503));
+      URI query =
+          URI.create("http://127.0.0.1:" + server.port() + "/secret-q?password@h.example/x");
+      Ops.call(app, "g4", "GET", query, "", "");
+      URI fragment =
+          URI.create("http://127.0.0.1:" + server.port() + "/secret-h#password@h.example/x");
+      Ops.call(app, "g5", "GET", fragment, "", "");
       await().atMost(ForkedJvm.Running.WAIT).until(() -> Ops.scrape(prometheusPort) != null);
       prometheus = Ops.scrape(prometheusPort);
       jmx = everyAgentMBean(app.pid());
       app.send("exit");
       result = app.finish(Duration.ofSeconds(30));
       assertThat(result.exitCode()).as(result.describe()).isZero();
-      assertThat(server.requestCount()).as(result.describe()).isEqualTo(11);
+      assertThat(server.requestCount()).as(result.describe()).isEqualTo(17);
     }
     List<String> letters = Files.readAllLines(deadLetters);
     ForkedJvm.Result explain =
@@ -114,12 +124,13 @@ class SecretsIT {
         .anyMatch(l -> l.contains("not idempotent"))
         .anyMatch(l -> l.startsWith("retry-agent: summary"));
     assertThat(letters)
-        .hasSize(3)
+        .hasSize(5)
         .filteredOn(l -> l.contains("\"path\":\"/files/<redacted>/raw\""))
         .hasSize(2);
     assertThat(letters).anyMatch(l -> l.contains("\"path\":\"/<redacted>@h.example/x\""));
+    assertThat(letters).filteredOn(l -> l.contains("\"path\":\"/<redacted>\"")).hasSize(2);
     assertThat(prometheus).contains("retryagent_calls_total");
-    assertThat(jmx).contains("dev.retryagent:type=Route,name=default").contains("Calls=5");
+    assertThat(jmx).contains("dev.retryagent:type=Route,name=default").contains("Calls=7");
     if (deadLetters.getFileSystem().supportedFileAttributeViews().contains("posix")) {
       assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(deadLetters)))
           .as("the dead-letter file is the owner's only")

@@ -7,6 +7,7 @@ import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -275,6 +276,12 @@ final class JdkRequest<T> extends SelfViewCall
   public String path() {
     String p = request.uri().getRawPath();
     return p == null || p.isEmpty() ? "/" : p;
+  }
+
+  /** Read when asked: only a path written asks. */
+  @Override
+  public boolean atPastPath() {
+    return Sanitizer.atPastPath(request.uri().getRawQuery(), request.uri().getRawFragment());
   }
 
   @Override

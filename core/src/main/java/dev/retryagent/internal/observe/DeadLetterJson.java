@@ -46,7 +46,7 @@ final class DeadLetterJson {
     string(b, TargetKey.bracketed(e.host()));
     b.append(",\"port\":").append(e.port());
     b.append(",\"path\":");
-    string(b, Sanitizer.path(e.path(), mask));
+    string(b, Sanitizer.path(e.path(), mask, e.atPastPath()));
     b.append(",\"attempts\":").append(e.attempt());
     b.append(",\"status\":");
     if (e.status() >= 0) {

@@ -317,7 +317,7 @@ final class LogLines {
     return Sanitizer.oneLine(e.method())
         + " "
         + Sanitizer.oneLine(e.hostAndPort())
-        + Sanitizer.path(e.path(), mask);
+        + Sanitizer.path(e.path(), mask, e.atPastPath());
   }
 
   /**

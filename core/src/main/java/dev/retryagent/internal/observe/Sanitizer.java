@@ -195,6 +195,16 @@ public final class Sanitizer {
 
   /** As {@link #path(String)}, with the segments {@code mask} matches written masked. */
   public static String path(String path, PathMask mask) {
+    return path(path, mask, false);
+  }
+
+  /**
+   * As {@link #path(String, PathMask)}, for a path whose request has an {@code @} in its query or
+   * fragment when {@code atPastPath} ({@link dev.retryagent.engine.RequestInfo#atPastPath}): the
+   * path is then written {@code /<redacted>}, as if that {@code @} were the path's last ({@link
+   * #withoutAmbiguousUserInfo}).
+   */
+  public static String path(String path, PathMask mask, boolean atPastPath) {
     if (path == null) {
       return "";
     }
@@ -214,8 +224,34 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
+    // An '@' in the query or fragment cut off here is past the path, as the request's own is.
+    boolean past = atPastPath || p.indexOf('@', end) >= 0;
     return oneLine(
-        mask.apply(withoutPathParameters(withoutAmbiguousUserInfo(p.substring(0, end)))));
+        mask.apply(withoutPathParameters(withoutAmbiguousUserInfo(p.substring(0, end), past))));
+  }
+
+  /**
+   * Whether the query or fragment of a path as a client holds it ({@code /ca?nary@h/x}: Apache
+   * HttpClient 5's request path) holds an {@code @}: for {@link
+   * dev.retryagent.engine.RequestInfo#atPastPath}.
+   */
+  public static boolean atPastPath(String pathAndQuery) {
+    if (pathAndQuery == null) {
+      return false;
+    }
+    int at = pathAndQuery.lastIndexOf('@');
+    if (at < 0) {
+      return false;
+    }
+    int q = pathAndQuery.indexOf('?');
+    int f = pathAndQuery.indexOf('#');
+    return (q >= 0 && q < at) || (f >= 0 && f < at);
+  }
+
+  /** Whether a URI's raw query or fragment, either null, holds an {@code @}. */
+  public static boolean atPastPath(String rawQuery, String rawFragment) {
+    return rawQuery != null && rawQuery.indexOf('@') >= 0
+        || rawFragment != null && rawFragment.indexOf('@') >= 0;
   }
 
   /**
@@ -230,10 +266,19 @@ public final class Sanitizer {
    * ({@code /users/a@b.example}) or a handle ({@code /users/@me}) is over-redacted rather than a
    * password shown: nothing in the text tells them apart (guarantees.md). The host and port are
    * written as the client connects to them.
+   *
+   * <p>When {@code atPastPath}, the URL's last {@code @} is in its query or fragment, past the
+   * path: a password with a {@code /} and then a {@code ?} or {@code #} ({@code
+   * https://u:12/ca?nary@h/x} goes to host {@code u}, port 12, with the path {@code /ca}, the rest
+   * in the query). The whole path comes before that {@code @} and is written {@code /<redacted>} (a
+   * path {@code /} alone holds nothing and is kept).
    */
-  static String withoutAmbiguousUserInfo(String path) {
+  static String withoutAmbiguousUserInfo(String path, boolean atPastPath) {
     if (!path.startsWith("/")) {
       return path;
+    }
+    if (atPastPath) {
+      return path.length() > 1 ? "/" + REDACTED : path;
     }
     int at = path.lastIndexOf('@');
     return at > 1 ? "/" + REDACTED + path.substring(at) : path;

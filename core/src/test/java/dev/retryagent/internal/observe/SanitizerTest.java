@@ -2,6 +2,7 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.config.PathMask;
 import java.io.IOException;
 import java.util.List;
 import java.util.stream.Stream;
@@ -322,7 +323,58 @@ class SanitizerTest {
     // delimiter to any reader.
     assertThat(Sanitizer.path("/@scope/pkg")).isEqualTo("/@scope/pkg");
     assertThat(Sanitizer.path("/users/a%40b/x")).isEqualTo("/users/a%40b/x");
-    assertThat(Sanitizer.path("/x?to=a@b")).isEqualTo("/x");
+    // An '@' in a query the path came with is past the path: all of it comes before that '@'.
+    assertThat(Sanitizer.path("/x?to=a@b")).isEqualTo("/<redacted>");
+    assertThat(Sanitizer.path("/?to=a@b")).isEqualTo("/");
+  }
+
+  /**
+   * A password with a '/' and then a '?' or '#': https://u:12/ca?nary@h.example/x goes to host u,
+   * port 12, path /ca, the '@' in the query (or fragment). Each client's path() is without its
+   * query, so Sanitizer.path never saw that '@' and wrote /ca, part of the password; the request
+   * tells it now (RequestInfo.atPastPath), read here as java.net.URI reads the URL, and the path is
+   * written /<redacted>.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "https://u:12/ca?nary@h.example/x|ca",
+        "https://u:12/ca#nary@h.example/x|ca",
+        "https://u:12/c/a?nary@h.example|c/a",
+        "https://u:12/ca;x?nary@h.example/x|ca",
+        "https://u:12/c@a?nary@h.example/x|c@a",
+        "https://u:12/ca?k=v#nary@h.example/x|ca"
+      })
+  void aPasswordWithASlashThenAQueryOrFragmentIsNotWrittenAsThePath(String urlAndSecret)
+      throws Exception {
+    String url = urlAndSecret.substring(0, urlAndSecret.indexOf('|'));
+    String secret = urlAndSecret.substring(urlAndSecret.indexOf('|') + 1);
+    java.net.URI uri = new java.net.URI(url);
+    assertThat(uri.getRawUserInfo()).as(url).isNull();
+    assertThat(uri.getHost()).as(url).isEqualTo("u");
+    assertThat(uri.getRawPath()).as(url).startsWith("/" + secret);
+    boolean atPastPath = Sanitizer.atPastPath(uri.getRawQuery(), uri.getRawFragment());
+
+    assertThat(atPastPath).as(url).isTrue();
+    assertThat(Sanitizer.path(uri.getRawPath(), PathMask.NONE, atPastPath))
+        .as(url)
+        .isEqualTo("/<redacted>");
+    // A path that came with its query (Apache HttpClient 5 keeps one so) tells it itself.
+    String withQuery = url.substring("https://u:12".length());
+    assertThat(Sanitizer.path(withQuery)).as(url).isEqualTo("/<redacted>");
+    if (uri.getRawFragment() == null) {
+      assertThat(Sanitizer.atPastPath(withQuery)).as(url).isTrue();
+    }
+  }
+
+  @Test
+  void aQueryOrFragmentWithoutAnAtLeavesThePathAsItWas() {
+    assertThat(Sanitizer.atPastPath("k=v", "f")).isFalse();
+    assertThat(Sanitizer.atPastPath(null, null)).isFalse();
+    assertThat(Sanitizer.atPastPath("/a@b/x?k=v")).isFalse();
+    assertThat(Sanitizer.atPastPath("/a/x")).isFalse();
+    assertThat(Sanitizer.path("/a/x", PathMask.NONE, false)).isEqualTo("/a/x");
+    assertThat(Sanitizer.path("/", PathMask.NONE, true)).isEqualTo("/");
   }
 
   /**

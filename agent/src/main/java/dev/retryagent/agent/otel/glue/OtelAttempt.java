@@ -97,7 +97,7 @@ final class OtelAttempt implements CallContext.AttemptSpan {
   static String urlWithoutQuery(RequestInfo request, OtelCallContexts contexts) {
     // As every log line and dead letter writes it: no path parameters (a servlet container's
     // ;jsessionid=... is a session's credential), the operator's masked segments, on one line.
-    String path = contexts.spanPath(request.path());
+    String path = contexts.spanPath(request);
     if (!path.startsWith("/") && path.contains("://")) {
       return path; // the request's URL itself, cleaned (Apache 5 keeps one it cannot parse whole)
     }

@@ -82,9 +82,9 @@ public final class OtelCallContexts implements CallContext.Factory {
     }
   }
 
-  /** {@code path} as our spans write it (see the class comment). */
-  String spanPath(String path) {
-    return Sanitizer.path(path, pathMask.get());
+  /** {@code request}'s path as our spans write it (see the class comment). */
+  String spanPath(RequestInfo request) {
+    return Sanitizer.path(request.path(), pathMask.get(), request.atPastPath());
   }
 
   @Override
@@ -109,7 +109,7 @@ public final class OtelCallContexts implements CallContext.Factory {
               .setAttribute("server.port", (long) r.port())
               .setAttribute("url.scheme", r.scheme())
               // never the query nor path parameters (;jsessionid=...): they may hold secrets
-              .setAttribute("url.path", spanPath(r.path()))
+              .setAttribute("url.path", spanPath(r))
               .setAttribute("retry_agent.route", call.policy().routeName())
               .startSpan();
       context = caller.with(callSpan);

@@ -50,7 +50,18 @@ class OtelAttemptTest {
   }
 
   static RequestInfo request(String method, String scheme, String host, int port, String path) {
+    return request(method, scheme, host, port, path, false);
+  }
+
+  /** With {@link RequestInfo#atPastPath}: an '@' in the query or fragment the client keeps. */
+  static RequestInfo request(
+      String method, String scheme, String host, int port, String path, boolean atPastPath) {
     return new RequestInfo() {
+      @Override
+      public boolean atPastPath() {
+        return atPastPath;
+      }
+
       @Override
       public String method() {
         return method;
@@ -208,5 +219,14 @@ class OtelAttemptTest {
         resend(request("GET", "https", "u", 12, "/canary@h/x"), 1, new HashMap<>(), 503);
 
     assertThat(attribute(span, "url.full")).isEqualTo("https://u:12/<redacted>@h/x");
+  }
+
+  @Test
+  void aPasswordWithASlashThenAQueryOrFragmentIsNotTheUrlsPath() throws Exception {
+    // https://u:12/ca?nary@h/x: the client sends the path /ca, the '@' in the query; url.full was
+    // https://u:12/ca, which a reader of the application's URL takes for part of its password.
+    SpanData span = resend(request("GET", "https", "u", 12, "/ca", true), 1, new HashMap<>(), 503);
+
+    assertThat(attribute(span, "url.full")).isEqualTo("https://u:12/<redacted>");
   }
 }

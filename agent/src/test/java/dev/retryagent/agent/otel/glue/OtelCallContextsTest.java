@@ -32,8 +32,13 @@ class OtelCallContextsTest {
 
   /** The {@code url.path} of the span of a call made outside any span, for {@code path}. */
   private String callSpanPath(RetryEngine engine, String path) {
+    return callSpanPath(engine, path, false);
+  }
+
+  private String callSpanPath(RetryEngine engine, String path, boolean atPastPath) {
     exported.reset();
-    RetryCall call = engine.newCall(OtelAttemptTest.request("GET", "http", "h", 8080, path));
+    RetryCall call =
+        engine.newCall(OtelAttemptTest.request("GET", "http", "h", 8080, path, atPastPath));
     call.context().end();
     assertThat(exported.getFinishedSpanItems()).hasSize(1);
     SpanData span = exported.getFinishedSpanItems().get(0);
@@ -46,6 +51,15 @@ class OtelCallContextsTest {
     RetryEngine engine = RetryEngine.builder().callContexts(new OtelCallContexts(pathMask)).build();
 
     assertThat(callSpanPath(engine, "/app;jsessionid=SECRET/items")).isEqualTo("/app/items");
+  }
+
+  @Test
+  void theCallSpansPathIsRedactedWhenTheQueryOrFragmentHoldsAnAt() {
+    // http://h:8080/ca?nary@x/y: a password with a '/' then a '?' leaves /ca as the path.
+    RetryEngine engine = RetryEngine.builder().callContexts(new OtelCallContexts(pathMask)).build();
+
+    assertThat(callSpanPath(engine, "/ca", true)).isEqualTo("/<redacted>");
+    assertThat(callSpanPath(engine, "/ca", false)).isEqualTo("/ca");
   }
 
   @Test
