@@ -9,6 +9,7 @@ import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.apache.ExchangeLog;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
@@ -140,6 +141,11 @@ final class AsyncCall extends SelfViewCall
   @Override
   public String path() {
     return ClassicRequest.pathOf(request.getPath());
+  }
+
+  @Override
+  public boolean atPastPath() {
+    return Sanitizer.atPastPath(request.getPath());
   }
 
   @Override

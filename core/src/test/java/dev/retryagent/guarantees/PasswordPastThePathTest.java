@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.apache4.RetryingCloseableHttpClient;
+import dev.retryagent.apache5.AsyncRetryExecHandler;
 import dev.retryagent.apache5.RetryExecHandler;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEngine;
@@ -131,6 +132,28 @@ class PasswordPastThePathTest {
               new org.apache.hc.client5.http.classic.methods.HttpGet(server.url(rest)),
               response -> response.getCode());
       assertThat(status).isEqualTo(200);
+    }
+    assertNoPartOfThePasswordWritten();
+  }
+
+  /** HttpClient 5's async client, as its classic one: '?' only. */
+  @ParameterizedTest
+  @ValueSource(strings = {"/ca?nary@h.example/x"})
+  void apacheHttpClient5Async(String rest) throws Exception {
+    try (org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient client =
+        AsyncRetryExecHandler.addTo(
+                org.apache.hc.client5.http.impl.async.HttpAsyncClients.custom(), engine)
+            .build()) {
+      client.start();
+      org.apache.hc.client5.http.async.methods.SimpleHttpResponse response =
+          client
+              .execute(
+                  org.apache.hc.client5.http.async.methods.SimpleRequestBuilder.get(
+                          server.url(rest))
+                      .build(),
+                  null)
+              .get(30, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(response.getCode()).isEqualTo(200);
     }
     assertNoPartOfThePasswordWritten();
   }
