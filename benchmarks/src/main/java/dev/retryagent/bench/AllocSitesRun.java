@@ -48,11 +48,13 @@ import okhttp3.Request;
  *
  * <pre>
  * java -XX:+UseG1GC -XX:-UseTLAB -cp benchmarks/target/benchmarks.jar \
- *     dev.retryagent.bench.AllocSitesRun [okhttp|jdk|both [blocks [calls per block [warm-up calls]]]]
+ *     dev.retryagent.bench.AllocSitesRun [okhttp|jdk|both|apache [blocks [calls per block [warm-up calls]]]]
  * </pre>
  *
- * Defaults: both, 6 blocks of 500 calls per variant, 20,000 warm-up calls per variant. Variants run
- * interleaved block by block: plain, decorated, plain again.
+ * Defaults: both (java.net.http and OkHttp; {@code apache} is Apache HttpClient 4.5, 5.x classic
+ * and 5.x async instead, see {@link ApacheCalls}), 6 blocks of 500 calls per variant, 20,000
+ * warm-up calls per variant. Variants run interleaved block by block: plain, decorated, plain
+ * again.
  *
  * <p>Through the agent, which hooks every client of its JVM, so that the plain client is compared
  * across two runs instead: {@code save} records one client as the JVM builds it (with or without
@@ -109,6 +111,7 @@ public final class AllocSitesRun {
     int perBlock = intArg(args, 2, 500);
     int warmUp = intArg(args, 3, 20_000);
     requireExactCounts();
+    ApacheCalls apache = null;
     try (LoopbackServer server = LoopbackServer.okWithProbe()) {
       HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       OkHttpClient ok = new OkHttpClient();
@@ -125,12 +128,17 @@ public final class AllocSitesRun {
       HttpRequest jdkGet = LoopbackCallBenchmark.jdkRequest(server.url("/v1/items"));
       Request okGet = new Request.Builder().url(server.url("/v1/items")).build();
       Map<String, Call> variants = new LinkedHashMap<>();
-      if (!which.equals("okhttp")) {
+      if (which.equals("apache")) {
+        Map<String, java.util.concurrent.Callable<Object>> calls = new LinkedHashMap<>();
+        apache = new ApacheCalls(server, engine);
+        apache.addTo(calls, true);
+        calls.forEach((name, c) -> variants.put(name, c::call));
+      } else if (!which.equals("okhttp")) {
         variants.put("jdk, plain", () -> LoopbackCallBenchmark.jdk(jdk, jdkGet));
         variants.put("jdk, wrap", () -> LoopbackCallBenchmark.jdk(jdkWrapped, jdkGet));
         variants.put("jdk, plain again", () -> LoopbackCallBenchmark.jdk(jdk, jdkGet));
       }
-      if (!which.equals("jdk")) {
+      if (!which.equals("jdk") && !which.equals("apache")) {
         variants.put("okhttp, plain", () -> LoopbackCallBenchmark.ok(ok, okGet));
         variants.put("okhttp, RetryInterceptor", () -> LoopbackCallBenchmark.ok(okWrapped, okGet));
         variants.put("okhttp, plain again", () -> LoopbackCallBenchmark.ok(ok, okGet));
@@ -138,6 +146,10 @@ public final class AllocSitesRun {
       Map<String, Tally> tallies = measure(variants, blocks, perBlock, warmUp);
       report(blocks, perBlock, tallies);
       ok.dispatcher().executorService().shutdown();
+    } finally {
+      if (apache != null) {
+        apache.close();
+      }
     }
   }
 
@@ -333,7 +345,7 @@ public final class AllocSitesRun {
           "| %s | %.0f (%.0f-%.0f) | %.0f |%n",
           e.getKey(), jfr[jfr.length / 2], jfr[0], jfr[jfr.length - 1], mx[mx.length / 2]);
     }
-    for (String client : new String[] {"jdk", "okhttp"}) {
+    for (String client : new String[] {"jdk", "okhttp", "apache4", "apache5", "apache5-async"}) {
       Tally plain = tallies.get(client + ", plain");
       if (plain == null) {
         continue;

@@ -29,7 +29,8 @@ import okhttp3.Request;
  * without it.
  *
  * <p>Run: {@code java -cp benchmarks/target/benchmarks.jar dev.retryagent.bench.LoopbackAllocRun
- * [blocks [calls per block]]}.
+ * [apache] [blocks [calls per block]]}. With {@code apache} it compares Apache HttpClient 4.5, 5.x
+ * classic and 5.x async, plain and wired by hand ({@link ApacheCalls}), instead, without an agent.
  */
 public final class LoopbackAllocRun {
   private LoopbackAllocRun() {}
@@ -41,8 +42,13 @@ public final class LoopbackAllocRun {
   }
 
   public static void main(String[] args) throws Exception {
+    boolean apacheOnly = args.length > 0 && args[0].equals("apache");
+    if (apacheOnly) {
+      args = java.util.Arrays.copyOfRange(args, 1, args.length);
+    }
     int blocks = args.length > 0 ? Integer.parseInt(args[0]) : 30;
     int perBlock = args.length > 1 ? Integer.parseInt(args[1]) : 1000;
+    ApacheCalls apache = null;
     try (LoopbackServer server = LoopbackServer.okWithProbe()) {
       HttpClient jdk = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       OkHttpClient ok = new OkHttpClient();
@@ -54,7 +60,15 @@ public final class LoopbackAllocRun {
       HttpRequest jdkGet = LoopbackCallBenchmark.jdkRequest(server.url("/v1/items"));
       Request okGet = new Request.Builder().url(server.url("/v1/items")).build();
       Map<String, Call> variants = new LinkedHashMap<>();
-      if (agent) {
+      if (apacheOnly) {
+        if (agent) {
+          throw new IllegalStateException("apache: run without -javaagent");
+        }
+        Map<String, java.util.concurrent.Callable<Object>> calls = new LinkedHashMap<>();
+        apache = new ApacheCalls(server, RetryEngine.builder().policy(Policy.defaults()).build());
+        apache.addTo(calls, false);
+        calls.forEach((name, c) -> variants.put(name, c::call));
+      } else if (agent) {
         variants.put("jdk, agent", () -> LoopbackCallBenchmark.jdk(jdk, jdkGet));
         variants.put("okhttp, agent", () -> LoopbackCallBenchmark.ok(ok, okGet));
       } else {
@@ -73,9 +87,11 @@ public final class LoopbackAllocRun {
       for (int block = -3; block < blocks; block++) { // three blocks of warm-up
         for (Map.Entry<String, Call> v : variants.entrySet()) {
           long[] before = totals(threads);
+          long start = System.nanoTime();
           for (int i = 0; i < perBlock; i++) {
             v.getValue().make();
           }
+          long wall = System.nanoTime() - start;
           long[] after = totals(threads);
           if (block >= 0) {
             samples
@@ -83,27 +99,35 @@ public final class LoopbackAllocRun {
                 .add(
                     new double[] {
                       (after[0] - before[0]) / (double) perBlock,
-                      (after[1] - before[1]) / (double) perBlock
+                      (after[1] - before[1]) / (double) perBlock,
+                      wall / (double) perBlock
                     });
           }
         }
       }
       System.out.printf(
           "%d blocks x %d calls per variant, all threads of the process%n", blocks, perBlock);
-      System.out.println("| variant | B/call, median (quartiles) | CPU µs/call, median |");
-      System.out.println("|---|---:|---:|");
+      System.out.println(
+          "| variant | B/call, median (quartiles) | CPU µs/call, median | wall µs/call, median |");
+      System.out.println("|---|---:|---:|---:|");
       for (Map.Entry<String, List<double[]>> e : samples.entrySet()) {
         double[] bytes = e.getValue().stream().mapToDouble(s -> s[0]).sorted().toArray();
         double[] cpu = e.getValue().stream().mapToDouble(s -> s[1]).sorted().toArray();
+        double[] wall = e.getValue().stream().mapToDouble(s -> s[2]).sorted().toArray();
         System.out.printf(
-            "| %s | %.0f (%.0f-%.0f) | %.1f |%n",
+            "| %s | %.0f (%.0f-%.0f) | %.1f | %.1f |%n",
             e.getKey(),
             bytes[bytes.length / 2],
             bytes[bytes.length / 4],
             bytes[bytes.length * 3 / 4],
-            cpu[cpu.length / 2] / 1e3);
+            cpu[cpu.length / 2] / 1e3,
+            wall[wall.length / 2] / 1e3);
       }
       ok.dispatcher().executorService().shutdown();
+    } finally {
+      if (apache != null) {
+        apache.close();
+      }
     }
   }
 
