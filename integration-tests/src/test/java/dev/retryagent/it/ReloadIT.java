@@ -4,6 +4,8 @@ import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.it.apps.Apache4ScenarioApp;
+import dev.retryagent.it.apps.Apache5ScenarioApp;
 import dev.retryagent.it.apps.ApacheAsyncApp;
 import dev.retryagent.it.harness.AgentScenarios;
 import dev.retryagent.it.harness.ApacheVersions;
@@ -119,6 +121,57 @@ class ReloadIT {
       app.awaitValue("3.thread");
       assertThat(app.value("3.status")).as(app.describe()).isEqualTo("503");
       assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + 2 + 3);
+      assertThat(app.stderr()).as(app.describe()).doesNotContain("internal error");
+    }
+  }
+
+  static Stream<Arguments> jdksAndApache() {
+    return AgentScenarios.jdksWith(ApacheVersions.all());
+  }
+
+  /**
+   * The classic clients' twin of {@link #switchingApacheOffPassesTheAsyncClientsCallsThrough}: a
+   * reload that sets {@code agent.clients.apache-httpclient: false} passes the calls of a client
+   * built while the agent was on through, with HttpClient's own resends as without the agent (4.5
+   * sends a 503 once; 5.x resends it once after its 1 s), and switched on again the policy's
+   * attempts are back.
+   */
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("jdksAndApache")
+  void switchingApacheOffPassesTheClassicClientsCallsThrough(Path jdk, ApacheVersions version)
+      throws IOException {
+    Path file = config(retries(3));
+    int own = version == ApacheVersions.V4_5 ? 1 : 2;
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app =
+            ForkedJvm.builder(jdk)
+                .classpath(version.jars())
+                .agentArgs("config=" + file)
+                .jvmArgs(Ops.FAST_AGENT)
+                .mainClass(
+                    version == ApacheVersions.V4_5
+                        ? Apache4ScenarioApp.class
+                        : Apache5ScenarioApp.class)
+                .args("--stdin")
+                .timeout(Duration.ofSeconds(120))
+                .start()) {
+      app.awaitValue("ready");
+      server.setDefaultReply(status(503));
+      app.send("reload.on|execute|GET|" + server.uri("/on") + "||");
+      assertThat(app.awaitValue("reload.on.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3);
+
+      Ops.write(file, retries(3) + "agent:\n  clients: { apache-httpclient: false }\n");
+      app.awaitStderrCount("retry-agent: reloaded " + file, 1);
+      app.send("reload.off|execute|GET|" + server.uri("/off") + "||");
+      assertThat(app.awaitValue("reload.off.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + own);
+
+      Ops.write(file, retries(3));
+      app.awaitStderrCount("retry-agent: reloaded " + file, 2);
+      app.send("reload.again|execute|GET|" + server.uri("/again") + "||");
+      assertThat(app.awaitValue("reload.again.status")).as(app.describe()).isEqualTo("503");
+      assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + own + 3);
       assertThat(app.stderr()).as(app.describe()).doesNotContain("internal error");
     }
   }

@@ -27,7 +27,8 @@ import org.apache.http.util.EntityUtils;
  * library's {@code RetryingCloseableHttpClient} build and wrap the client from its builder (which
  * governs HttpClient's own retry handler), from the same configuration file.
  *
- * <p>Arguments: {@code [--by-hand CONFIG] [--mode MODE] CALL...}, each call {@code
+ * <p>Arguments: {@code [--by-hand CONFIG] [--mode MODE] [--stdin] CALL...} ({@code --stdin}: the
+ * calls are read from stdin instead, {@code ScenarioCalls.runFromStdin}), each call {@code
  * SCENARIO.NAME|API|METHOD|URL|HEADERS|BODY} with API {@code execute} or {@code handler}; a body
  * {@code oneshot:TEXT} is an {@code InputStreamEntity} (not repeatable), {@code oneshot-reset:TEXT}
  * one whose stream fails with a reset after {@code TEXT}. Prints {@code NAME.status=} and {@code
@@ -42,11 +43,14 @@ public final class Apache4ScenarioApp {
     int i = 0;
     Path byHand = null;
     String mode = null;
+    boolean stdin = false;
     while (i < args.length && args[i].startsWith("--")) {
       if (args[i].equals("--by-hand")) {
         byHand = Path.of(args[++i]);
       } else if (args[i].equals("--mode")) {
         mode = args[++i];
+      } else if (args[i].equals("--stdin")) {
+        stdin = true;
       }
       i++;
     }
@@ -66,7 +70,11 @@ public final class Apache4ScenarioApp {
             ? b.build()
             : RetryingCloseableHttpClient.wrap(b, ApacheByHandWiring.engine(byHand, mode));
     List<String> calls = new ArrayList<>(List.of(args).subList(i, args.length));
-    ScenarioCalls.run(calls, (spec, out) -> call(client, spec, out));
+    if (stdin) {
+      ScenarioCalls.runFromStdin((spec, out) -> call(client, spec, out));
+    } else {
+      ScenarioCalls.run(calls, (spec, out) -> call(client, spec, out));
+    }
     System.out.println(
         "apache.version=" + CloseableHttpClient.class.getPackage().getImplementationVersion());
     System.out.println("pool.leased=" + pool.getTotalStats().getLeased());

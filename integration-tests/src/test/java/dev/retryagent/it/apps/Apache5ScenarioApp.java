@@ -34,11 +34,14 @@ public final class Apache5ScenarioApp {
     int i = 0;
     Path byHand = null;
     String mode = null;
+    boolean stdin = false;
     while (i < args.length && args[i].startsWith("--")) {
       if (args[i].equals("--by-hand")) {
         byHand = Path.of(args[++i]);
       } else if (args[i].equals("--mode")) {
         mode = args[++i];
+      } else if (args[i].equals("--stdin")) {
+        stdin = true;
       }
       i++;
     }
@@ -59,7 +62,11 @@ public final class Apache5ScenarioApp {
     }
     CloseableHttpClient client = b.build();
     List<String> calls = new ArrayList<>(List.of(args).subList(i, args.length));
-    ScenarioCalls.run(calls, (spec, out) -> call(client, spec, out));
+    if (stdin) {
+      ScenarioCalls.runFromStdin((spec, out) -> call(client, spec, out));
+    } else {
+      ScenarioCalls.run(calls, (spec, out) -> call(client, spec, out));
+    }
     System.out.println(
         "apache.version=" + CloseableHttpClient.class.getPackage().getImplementationVersion());
     System.out.println("pool.leased=" + pool.getTotalStats().getLeased());

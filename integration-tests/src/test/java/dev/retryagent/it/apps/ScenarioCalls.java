@@ -1,7 +1,9 @@
 package dev.retryagent.it.apps;
 
+import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -65,6 +67,20 @@ final class ScenarioCalls {
     }
     lanes.shutdown();
     lanes.awaitTermination(5, TimeUnit.MINUTES);
+  }
+
+  /**
+   * Runs the calls read from stdin, one a line, each once the previous is over, until the end of
+   * input or {@code exit}; prints {@code ready=PID} first. For tests that act on the running JVM
+   * between calls (a reload), with a client made before the first.
+   */
+  static void runFromStdin(Caller caller) throws IOException, InterruptedException {
+    System.out.println("ready=" + ProcessHandle.current().pid());
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+    for (String l = in.readLine(); l != null && !l.equals("exit"); l = in.readLine()) {
+      run(List.of(l.trim()), caller);
+    }
   }
 
   static void line(StringBuilder out, String key, Object value) {
