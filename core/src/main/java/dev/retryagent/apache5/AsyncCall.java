@@ -242,6 +242,11 @@ final class AsyncCall extends SelfViewCall
       // As HttpClient's own retry does before it resends: a repeatable producer starts over.
       producer.releaseResources();
     }
+    // Counted as HttpClient counts its own resend (AsyncHttpRequestRetryExec increments it before
+    // it resends): its strategy, asked about a later failure by execCount, then knows its budget
+    // spent by this retry, as it would be had it resent itself (a resend after the application's
+    // consumer failed would otherwise go out where without the agent none does).
+    scope.execCount.incrementAndGet();
     try {
       // On the client's own scheduler, where its own resends run: from the chain's head, which
       // lets it through (AsyncRetryExecHandler). The five-argument form is in every 5.x.

@@ -176,7 +176,9 @@ final class Cases {
     List<Case> c = new ArrayList<>();
     c.add(
         Case.of("cancel-before", "the application cancels the call before it starts")
-            .action(Action.get("/").cancelBefore(CALL)));
+            .action(Action.get("/").cancelBefore(CALL))
+            .knownIntermittent(
+                "apache-5*-async/*", "requests on the server", ASYNC_APACHE_CANCEL_AT_ONCE));
     c.add(
         Case.of("interrupt-before", "the caller is interrupted before the call")
             .action(Action.get("/").cancelBefore(INTERRUPT))
@@ -229,10 +231,20 @@ final class Cases {
       return c.knownIntermittent(
           "apache-5*-async/*", "requests on the server", ASYNC_APACHE_RESEND_AFTER_CANCEL);
     }
-    if (how == CALL || how == ALL || c.id().endsWith("-attempt")) {
+    if (how == ALL && c.id().endsWith("-wait")) {
+      return c.known("apache-5*-async/*", "", ASYNC_APACHE_CLOSE);
+    }
+    if (how == ALL) {
+      return c.knownIntermittent("apache-5*-async/*", "", ASYNC_APACHE_CLOSE);
+    }
+    if (how == CALL || c.id().endsWith("-attempt")) {
       return c;
     }
-    return c.id().endsWith("-wait") ? c.known("apache-*", APACHE_INTERRUPT_IN_WAIT) : c;
+    if (!c.id().endsWith("-wait")) {
+      return c;
+    }
+    return c.known("apache-4*,apache-5*/execute@*,apache-5*/handler@*", APACHE_INTERRUPT_IN_WAIT)
+        .known("apache-5*-async/*", "requests on the server", ASYNC_APACHE_INTERRUPT_ONLY_ENDS_GET);
   }
 
   private static List<Case> others() {
@@ -265,7 +277,8 @@ final class Cases {
                 "the callback throws an IOException after a 503 (without) or a retried 200")
             .server(s -> s.enqueue(status(503), ok("later")))
             .action(Action.get("/").callbackThrows("io"))
-            .expect(Expect.retried(2, 1_000 + Expect.SLACK_MILLIS).succeeding()));
+            .expect(Expect.retried(2, 1_000 + Expect.SLACK_MILLIS).succeeding())
+            .knownIntermittent("apache-5*-async/*", "further reports", ASYNC_APACHE_LATE_FAILED));
     c.add(
         Case.of("websocket-open", "a WebSocket handshake is accepted")
             .server(s -> s.setDefaultReply(webSocketAccept()))

@@ -111,6 +111,30 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " under a 400 ms timeout takes about a second, and the retried attempts take longer"
             + " than the case's bound, made for 400 ms attempts";
 
+    static final String ASYNC_APACHE_INTERRUPT_ONLY_ENDS_GET =
+        "by design: the async application's interrupted thread only stops waiting in Future.get()"
+            + " (InterruptedException, the same with the agent); the call goes on, with the"
+            + " policy's attempts (3 requests) where HttpClient alone resends the 503 once (2)";
+
+    static final String ASYNC_APACHE_CLOSE =
+        "bug, not fixed (docs/apache-httpclient.md): the agent does not see client.close() of the"
+            + " async client: a failure the close causes during an attempt (5.1: Connection is"
+            + " closed) is retried, and a retry due after the close is refused by the client's"
+            + " terminated scheduler, so the callback's failed gets that RejectedExecutionException"
+            + " on retry-agent-async when the wait ends (or, now and then during a second attempt,"
+            + " never); without the agent the close fails the call at once on httpclient-dispatch"
+            + " (5.6: during HttpClient's own wait, never)";
+
+    static final String ASYNC_APACHE_CANCEL_AT_ONCE =
+        "intermittent, HttpClient 5 async's own race (seen both ways): a Future.cancel made as"
+            + " soon as execute returned the future stops the request or not, as HttpClient's I/O"
+            + " thread has sent it or not yet: 0 or 1 requests, with or without the agent";
+
+    static final String ASYNC_APACHE_LATE_FAILED =
+        "intermittent, the application's own race (seen both ways): its consumer reports the"
+            + " status, then throws; the failed() that follows a moment later on the I/O thread is"
+            + " among its reports or not, as it looks before or after it, with or without the agent";
+
     private Reasons() {}
   }
 }
