@@ -93,14 +93,7 @@ class ReloadIT {
       throws IOException {
     Path file = config(retries(3));
     try (CountingServer server = CountingServer.start();
-        ForkedJvm.Running app =
-            ForkedJvm.builder(jdk)
-                .classpath(version.jars())
-                .agentArgs("config=" + file)
-                .jvmArgs(Ops.FAST_AGENT)
-                .mainClass(ApacheAsyncApp.class)
-                .timeout(Duration.ofSeconds(120))
-                .start()) {
+        ForkedJvm.Running app = startApache(jdk, version, file, ApacheAsyncApp.class)) {
       app.awaitValue("ready");
       server.setDefaultReply(status(503));
       app.send(server.uri("/on").toString());
@@ -144,17 +137,14 @@ class ReloadIT {
     int own = version == ApacheVersions.V4_5 ? 1 : 2;
     try (CountingServer server = CountingServer.start();
         ForkedJvm.Running app =
-            ForkedJvm.builder(jdk)
-                .classpath(version.jars())
-                .agentArgs("config=" + file)
-                .jvmArgs(Ops.FAST_AGENT)
-                .mainClass(
-                    version == ApacheVersions.V4_5
-                        ? Apache4ScenarioApp.class
-                        : Apache5ScenarioApp.class)
-                .args("--stdin")
-                .timeout(Duration.ofSeconds(120))
-                .start()) {
+            startApache(
+                jdk,
+                version,
+                file,
+                version == ApacheVersions.V4_5
+                    ? Apache4ScenarioApp.class
+                    : Apache5ScenarioApp.class,
+                "--stdin")) {
       app.awaitValue("ready");
       server.setDefaultReply(status(503));
       app.send("reload.on|execute|GET|" + server.uri("/on") + "||");
@@ -174,6 +164,19 @@ class ReloadIT {
       assertThat(server.requestCount()).as(app.describe()).isEqualTo(3 + own + 3);
       assertThat(app.stderr()).as(app.describe()).doesNotContain("internal error");
     }
+  }
+
+  /** {@code main} with {@code version}'s jars and the agent reading {@code file}. */
+  private static ForkedJvm.Running startApache(
+      Path jdk, ApacheVersions version, Path file, Class<?> main, String... args) {
+    return ForkedJvm.builder(jdk)
+        .classpath(version.jars())
+        .agentArgs("config=" + file)
+        .jvmArgs(Ops.FAST_AGENT)
+        .mainClass(main)
+        .args(args)
+        .timeout(Duration.ofSeconds(120))
+        .start();
   }
 
   /** The names of the agent's threads now ({@code retry-agent-*}). */
