@@ -11,6 +11,7 @@ import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
+import java.util.function.BooleanSupplier;
 import org.apache.http.Header;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
@@ -94,9 +95,10 @@ public final class ApacheRetrying4 {
     info.prepare(call.policy().retry().attemptHeader());
     Sleeper sleeper = engine.sleeper();
     if (request instanceof HttpExecutionAware) {
-      HttpExecutionAware aware = (HttpExecutionAware) request;
-      call.abortedWhen(aware::isAborted);
-      sleeper = Waits.untilCancelled(sleeper, engine.clock(), aware::isAborted);
+      // One supplier for both: each method reference is a new object per call.
+      BooleanSupplier aborted = ((HttpExecutionAware) request)::isAborted;
+      call.abortedWhen(aborted);
+      sleeper = Waits.untilCancelled(sleeper, engine.clock(), aborted);
     }
     try {
       return SyncRetryLoop.execute(

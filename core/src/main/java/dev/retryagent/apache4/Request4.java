@@ -32,7 +32,12 @@ final class Request4 implements RequestInfo {
 
   Request4(HttpHost target, HttpRequest request) {
     this.request = request;
-    this.method = request.getRequestLine().getMethod().toUpperCase(Locale.ROOT);
+    // An HttpUriRequest gives its method directly; getRequestLine() builds a new line per call.
+    String m =
+        request instanceof HttpUriRequest
+            ? ((HttpUriRequest) request).getMethod()
+            : request.getRequestLine().getMethod();
+    this.method = m.toUpperCase(Locale.ROOT);
     URI uri = uriOf(request);
     String s = target != null ? target.getSchemeName() : uri == null ? null : uri.getScheme();
     this.scheme = s == null ? "http" : s.toLowerCase(Locale.ROOT);

@@ -96,11 +96,9 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
     }
 
     private static void restore(AsyncCall outer) {
-      if (outer == null) {
-        AsyncRetryExecHandler.CURRENT.remove();
-      } else {
-        AsyncRetryExecHandler.CURRENT.set(outer);
-      }
+      // set, not remove: the I/O thread keeps its map entry, holding null (or what it held
+      // before), so no call is left reachable from it and no entry is made anew per response.
+      AsyncRetryExecHandler.CURRENT.set(outer);
     }
   }
 }
