@@ -12,11 +12,13 @@ import dev.retryagent.internal.apache.ExchangeLog;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.function.BiConsumer;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
@@ -60,6 +62,11 @@ final class AsyncCall extends SelfViewCall
 
   /** The attempt under way (the resend counter's log); set before its exchange starts. */
   volatile Exchange current;
+
+  // The thread on which an attempt's callback is judging its outcome: an end delivered there is on
+  // the client's own thread; one delivered elsewhere (the engine's, after a wait) is handed over.
+  private volatile Thread inExchange;
+  private volatile boolean waited; // a wait started: the call may end on the engine's thread
 
   // Guarded by this: an attempt's exchange is under way (its retried body still being read), and
   // the attempt that waits for it to end.
@@ -177,6 +184,7 @@ final class AsyncCall extends SelfViewCall
    */
   @Override
   protected boolean waitStarts(Wait wait) {
+    waited = true;
     if (scope.cancellableDependency == null) {
       return false;
     }
@@ -277,6 +285,36 @@ final class AsyncCall extends SelfViewCall
     h.discarded = true;
   }
 
+  /**
+   * A copy of a retried response for a wait that ends past the deadline: its head, and the body the
+   * {@link Discarding} consumer reads anyway, kept while within {@link #GIVE_BACK_LIMIT} bytes.
+   * Only a marker here: the body is read after the decision, as it comes.
+   */
+  @Override
+  public Head copyToGiveBack(Head h) {
+    Kept k = new Kept();
+    h.kept = k;
+    Head copy = new Head(h.response, h.details);
+    copy.kept = k;
+    copy.givenBack = true;
+    return copy;
+  }
+
+  /**
+   * The copy, once its exchange is over: with its whole body, or, when the body was longer than a
+   * copy keeps or failed, the engine's failure that says the response could not be given back.
+   */
+  @Override
+  public CompletionStage<Head> giveBack(Head copy) {
+    return copy.kept.thenApply(
+        whole -> {
+          if (!whole) {
+            throw new CompletionException(lateRetryFailure());
+          }
+          return copy;
+        });
+  }
+
   /** The loop decides on the head: the body of a response it retries is never the caller's. */
   @Override
   public boolean whole(Head h) {
@@ -308,22 +346,223 @@ final class AsyncCall extends SelfViewCall
   public void accept(Head h, Throwable t) {
     AsyncRetryExecHandler.RUNNING.remove(scope.execCount, this);
     if (t == null) {
+      if (h != null && h.givenBack) {
+        handOver(new Delivery(h, null)); // after a wait: on one of the engine's threads
+      }
       return;
     }
     Throwable c = t;
     while (c instanceof CompletionException && c.getCause() != null) {
       c = c.getCause();
     }
-    app.failed(c instanceof Exception ? (Exception) c : new ExecutionException(c));
+    Exception failure = c instanceof Exception ? (Exception) c : new ExecutionException(c);
+    if (!waited || inExchange == Thread.currentThread()) {
+      // The client's own thread, in the attempt's callback, or the caller's in execute (a refusal
+      // before the first attempt), as before.
+      app.failed(failure);
+    } else {
+      handOver(new Delivery(null, failure)); // the engine's, after a wait
+    }
+  }
+
+  /**
+   * Runs {@code d} on the client's own scheduler thread, where its resends and our retries run: a
+   * scheduled execution of the call, which {@link AsyncRetryExecHandler} at the chain's head runs
+   * instead of sending anything. The client closed (its scheduler refuses), on this thread.
+   */
+  private void handOver(Delivery d) {
+    try {
+      scope.scheduler.scheduleExecution(request, null, scope, d, TimeValue.ZERO_MILLISECONDS);
+    } catch (RuntimeException refused) {
+      d.run();
+    }
+  }
+
+  /**
+   * What the application hears at the call's end when it ends after a wait: a response given back
+   * (its head and kept body fed to the application's consumer, as HttpCore feeds it) or a failure.
+   * Passed as the callback of a scheduled execution so that it runs on the client's thread ({@link
+   * #handOver}); run once, whichever way it gets there.
+   */
+  final class Delivery implements AsyncExecCallback, CapacityChannel, Runnable {
+    private final Head copy;
+    private final Exception failure;
+    private boolean ran; // guarded by this
+    private AsyncDataConsumer consumer; // guarded by this, while the body is fed
+    private int capacity; // guarded by this
+    private int fed; // guarded by this
+    private boolean feeding; // guarded by this
+
+    Delivery(Head copy, Exception failure) {
+      this.copy = copy;
+      this.failure = failure;
+    }
+
+    @Override
+    public void run() {
+      synchronized (this) {
+        if (ran) {
+          return;
+        }
+        ran = true;
+      }
+      if (failure != null) {
+        app.failed(failure);
+        return;
+      }
+      AsyncDataConsumer c;
+      try {
+        c = app.handleResponse(copy.response, copy.details);
+      } catch (HttpException | IOException | RuntimeException x) {
+        app.failed(x);
+        return;
+      }
+      if (c == null) {
+        app.completed();
+        return;
+      }
+      synchronized (this) {
+        consumer = c;
+      }
+      try {
+        c.updateCapacity(this);
+      } catch (IOException | RuntimeException x) {
+        end(x);
+        return;
+      }
+      feed();
+    }
+
+    /** The consumer's capacity grew (now or later, on any thread): feeds on. */
+    @Override
+    public void update(int increment) {
+      synchronized (this) {
+        if (increment > 0) {
+          capacity = (int) Math.min(Integer.MAX_VALUE, (long) capacity + increment);
+        }
+      }
+      feed();
+    }
+
+    /**
+     * Feeds the kept body within the capacity the consumer gave, as HttpCore does (no more than it
+     * asked for; the rest when it asks again), then ends the stream and completes the callback.
+     */
+    private void feed() {
+      Kept k = copy.kept;
+      while (true) {
+        AsyncDataConsumer c;
+        ByteBuffer chunk;
+        synchronized (this) {
+          c = consumer;
+          if (c == null || feeding) {
+            return;
+          }
+          int left = k.length - fed;
+          if (left > 0 && capacity <= 0) {
+            return; // update() goes on
+          }
+          int n = Math.min(left, capacity);
+          chunk = n > 0 ? ByteBuffer.wrap(k.bytes, fed, n).asReadOnlyBuffer() : null;
+          fed += n;
+          capacity -= n;
+          feeding = true;
+          if (chunk == null) {
+            consumer = null; // the whole body is fed: the stream ends, once
+          }
+        }
+        try {
+          if (chunk == null) {
+            c.streamEnd(null);
+            app.completed();
+            return;
+          }
+          c.consume(chunk);
+        } catch (HttpException | IOException | RuntimeException x) {
+          synchronized (this) {
+            consumer = null;
+          }
+          end(x);
+          return;
+        } finally {
+          synchronized (this) {
+            feeding = false;
+          }
+        }
+      }
+    }
+
+    private void end(Exception x) {
+      synchronized (this) {
+        consumer = null;
+      }
+      app.failed(x);
+    }
+
+    // ---- as the callback of the scheduled execution that brings it to the client's thread
+
+    @Override
+    public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details) {
+      return null; // never sent: the handler at the chain's head runs it instead
+    }
+
+    @Override
+    public void handleInformationResponse(HttpResponse response) {}
+
+    @Override
+    public void completed() {}
+
+    /** The execution failed before it reached the handler: delivered here all the same. */
+    @Override
+    public void failed(Exception cause) {
+      run();
+    }
   }
 
   /** A response's head, as the loop judges it. */
   static final class Head {
     final HttpResponse response;
+    final EntityDetails details;
     volatile boolean discarded;
+    volatile Kept kept; // the body kept for a give-back, when the loop asked for a copy
+    boolean givenBack; // this is that copy
 
-    Head(HttpResponse response) {
+    Head(HttpResponse response, EntityDetails details) {
       this.response = response;
+      this.details = details;
+    }
+  }
+
+  /**
+   * A retried response's body as {@link Discarding} reads it, while within {@link
+   * ResponseAccess#GIVE_BACK_LIMIT} bytes; completes once its exchange is over: true when it was
+   * read whole within them.
+   */
+  static final class Kept extends CompletableFuture<Boolean> {
+    byte[] bytes = new byte[0];
+    int length;
+    private boolean tooLong;
+
+    /** On the I/O thread, in order. */
+    void add(ByteBuffer src) {
+      if (tooLong) {
+        return;
+      }
+      int n = src.remaining();
+      if ((long) length + n > GIVE_BACK_LIMIT) {
+        tooLong = true;
+        bytes = null;
+        return;
+      }
+      if (length + n > bytes.length) {
+        bytes = Arrays.copyOf(bytes, Math.min(GIVE_BACK_LIMIT, Math.max(512, (length + n) * 2)));
+      }
+      src.duplicate().get(bytes, length, n);
+      length += n;
+    }
+
+    void ended(boolean whole) {
+      complete(whole && !tooLong);
     }
   }
 
@@ -375,12 +614,24 @@ final class AsyncCall extends SelfViewCall
     @Override
     public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details)
         throws HttpException, IOException {
-      Head h = new Head(response);
+      Head h = new Head(response, details);
       head = h;
       log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
-      complete(h); // the loop judges it here
+      inExchange = Thread.currentThread();
+      try {
+        complete(h); // the loop judges it here
+      } finally {
+        inExchange = null;
+      }
       if (h.discarded) {
-        return details == null ? null : new Discarding();
+        Kept k = h.kept;
+        if (details == null) {
+          if (k != null) {
+            k.ended(true);
+          }
+          return null;
+        }
+        return new Discarding(k);
       }
       return app.handleResponse(response, details);
     }
@@ -394,6 +645,9 @@ final class AsyncCall extends SelfViewCall
     public void completed() {
       Head h = head;
       if (h != null && h.discarded) {
+        if (h.kept != null) {
+          h.kept.ended(true);
+        }
         // The connection goes back to the pool for the wait (kept alive or closed as HttpClient
         // decided), as the classic client's does when a retried response is closed.
         scope.execRuntime.releaseEndpoint();
@@ -411,10 +665,18 @@ final class AsyncCall extends SelfViewCall
         log.reportTo(AsyncCall.this);
         scope.execRuntime.discardEndpoint();
         exchangeOver();
-        completeExceptionally(cause);
+        inExchange = Thread.currentThread();
+        try {
+          completeExceptionally(cause);
+        } finally {
+          inExchange = null;
+        }
         return;
       }
       if (h.discarded) {
+        if (h.kept != null) {
+          h.kept.ended(false); // a body broken off cannot be given back
+        }
         scope.execRuntime.discardEndpoint();
         exchangeOver();
         return;
@@ -428,7 +690,12 @@ final class AsyncCall extends SelfViewCall
    * fails the exchange, which closes the connection, as the other clients' releases do.
    */
   private static final class Discarding implements AsyncDataConsumer {
+    private final Kept kept; // null: nothing kept
     private long seen;
+
+    Discarding(Kept kept) {
+      this.kept = kept;
+    }
 
     @Override
     public void updateCapacity(CapacityChannel channel) throws IOException {
@@ -438,6 +705,9 @@ final class AsyncCall extends SelfViewCall
     @Override
     public void consume(ByteBuffer src) throws IOException {
       seen += src.remaining();
+      if (kept != null) {
+        kept.add(src);
+      }
       src.position(src.limit());
       if (seen > Discards.LIMIT) {
         throw new IOException("retry-agent: retried response body too long, connection closed");

@@ -16,6 +16,7 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -28,6 +29,7 @@ import java.util.function.UnaryOperator;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
 import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.async.methods.SimpleRequestProducer;
 import org.apache.hc.client5.http.async.methods.SimpleResponseConsumer;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
@@ -36,10 +38,16 @@ import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.EntityDetails;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpResponse;
 import org.apache.hc.core5.http.nio.AsyncEntityProducer;
+import org.apache.hc.core5.http.nio.AsyncResponseConsumer;
+import org.apache.hc.core5.http.nio.CapacityChannel;
 import org.apache.hc.core5.http.nio.DataStreamChannel;
 import org.apache.hc.core5.http.nio.entity.StringAsyncEntityProducer;
 import org.apache.hc.core5.http.nio.support.BasicRequestProducer;
+import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.util.TimeValue;
 import org.apache.hc.core5.util.VersionInfo;
@@ -460,43 +468,226 @@ class AsyncRetryExecHandlerTest {
     assertThat(done.attempt()).isEqualTo(2);
   }
 
-  @Test
-  void aRetrysWaitThatEndsPastTheDeadlineSendsNothingMore() throws Exception {
-    // Each wait ends 40 s late (a paused JVM), past the 1 s deadline: no retry goes out, and the
-    // engine says why (the retried body was dropped before the wait: it cannot be given back).
-    CloseableHttpAsyncClient c =
-        withHandler(
-            r ->
-                r.maxAttempts(3)
-                    .deadline(Duration.ofSeconds(1))
-                    .retryAfterMax(Duration.ofSeconds(1)));
+  /** What the application's consumer got, field by field, and on which thread. */
+  private static final class Got implements FutureCallback<SimpleHttpResponse> {
+    final CompletableFuture<Object> outcome = new CompletableFuture<>();
+    volatile String thread;
+
+    @Override
+    public void completed(SimpleHttpResponse r) {
+      thread = Thread.currentThread().getName();
+      List<String> headers = new ArrayList<>();
+      for (Header h : r.getHeaders()) {
+        if (!h.getName().equalsIgnoreCase("Date")) {
+          headers.add(h.getName() + ": " + h.getValue());
+        }
+      }
+      outcome.complete(
+          List.of(
+              r.getCode(),
+              String.valueOf(r.getReasonPhrase()),
+              String.valueOf(r.getVersion()),
+              headers,
+              String.valueOf(r.getContentType()),
+              r.getBodyText()));
+    }
+
+    @Override
+    public void failed(Exception e) {
+      thread = Thread.currentThread().getName();
+      outcome.complete(e);
+    }
+
+    @Override
+    public void cancelled() {
+      outcome.complete("cancelled");
+    }
+
+    Object await() throws Exception {
+      return outcome.get(LONG.getSeconds(), TimeUnit.SECONDS);
+    }
+  }
+
+  private CloseableHttpAsyncClient lateDeadline() {
+    // Each wait ends 40 s late (a paused JVM), past the 1 s deadline.
     time.late(40_000_000_000L);
-    server.enqueue(status(503).body("busy"));
+    return withHandler(
+        r -> r.maxAttempts(3).deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
+  }
+
+  @Test
+  void aRetrysWaitThatEndsPastTheDeadlineGivesBackTheResponseAsWithoutTheHandler()
+      throws Exception {
+    // No retry goes out; the application's consumer and callback get the 503 they get without the
+    // handler, from the copy kept as its body was read for the retry, on the client's thread.
+    String page = repeat('x', 6000);
+    server.enqueue(
+        status(503).header("X-Shard", "7").body(page),
+        status(503).header("X-Shard", "7").body(page));
     server.otherwise(ok("late"));
-    CompletableFuture<Exception> failure = new CompletableFuture<>();
+    Got without = new Got();
+    started(oneConnection())
+        .execute(SimpleRequestBuilder.get(server.url("/items")).build(), without);
+    Object expected = without.await();
 
-    c.execute(
-        SimpleRequestBuilder.get(server.url("/items")).build(),
-        new FutureCallback<SimpleHttpResponse>() {
-          @Override
-          public void completed(SimpleHttpResponse r) {
-            failure.complete(null);
-          }
+    Got with = new Got();
+    lateDeadline().execute(SimpleRequestBuilder.get(server.url("/items")).build(), with);
 
-          @Override
-          public void failed(Exception e) {
-            failure.complete(e);
-          }
+    assertThat(with.await()).isEqualTo(expected);
+    assertThat(((List<?>) expected).get(0)).isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(2);
+    // Not the engine's thread: the client's own scheduler's, where its resends run.
+    assertThat(with.thread).startsWith("Scheduled-executor");
+  }
 
-          @Override
-          public void cancelled() {
-            failure.complete(null);
-          }
-        });
+  @Test
+  void aRetrysWaitThatEndsPastTheDeadlineAfterALongBodyFailsOnTheClientsThread() throws Exception {
+    // A body over 8 KiB is not kept: the engine says why, heard on the client's thread (an
+    // engine-made failure after a wait), and nothing more is sent.
+    server.enqueue(status(503).body(repeat('y', 9000)));
+    server.otherwise(ok("late"));
+    Got got = new Got();
 
-    assertThat(failure.get(LONG.getSeconds(), TimeUnit.SECONDS))
+    lateDeadline().execute(SimpleRequestBuilder.get(server.url("/items")).build(), got);
+
+    assertThat(got.await())
+        .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE)
         .isInstanceOf(IOException.class)
         .hasMessageContaining("ended past the call's deadline");
+    assertThat(got.thread).startsWith("Scheduled-executor");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aGivenBackBodyIsFedWithinTheCapacityTheConsumerGives() throws Exception {
+    // As HttpCore feeds a consumer: no more than the capacity it gave; the rest once it asks.
+    server.enqueue(status(503).body(repeat('z', 6000)));
+    server.otherwise(ok("late"));
+    Capped consumer = new Capped();
+    CompletableFuture<String> body = new CompletableFuture<>();
+
+    lateDeadline()
+        .execute(
+            SimpleRequestProducer.create(SimpleRequestBuilder.get(server.url("/items")).build()),
+            consumer,
+            new FutureCallback<String>() {
+              @Override
+              public void completed(String r) {
+                body.complete(r);
+              }
+
+              @Override
+              public void failed(Exception e) {
+                body.completeExceptionally(e);
+              }
+
+              @Override
+              public void cancelled() {
+                body.cancel(false);
+              }
+            });
+
+    await().atMost(LONG).until(() -> !consumer.chunks.isEmpty());
+    assertThat(consumer.chunks).containsExactly(1000);
+    assertThat(body).isNotDone();
+    consumer.channel.update(100_000);
+
+    assertThat(body.get(LONG.getSeconds(), TimeUnit.SECONDS)).isEqualTo(repeat('z', 6000));
+    assertThat(consumer.code).isEqualTo(503);
+    assertThat(consumer.chunks.stream().mapToInt(Integer::intValue).sum()).isEqualTo(6000);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  /** A consumer that gives 1000 bytes of capacity, then waits to be given more. */
+  private static final class Capped implements AsyncResponseConsumer<String> {
+    final List<Integer> chunks = new CopyOnWriteArrayList<>();
+    private final StringBuilder text = new StringBuilder();
+    volatile CapacityChannel channel;
+    volatile int code;
+    private FutureCallback<String> result;
+
+    @Override
+    public void consumeResponse(
+        HttpResponse response,
+        EntityDetails details,
+        HttpContext context,
+        FutureCallback<String> resultCallback) {
+      code = response.getCode();
+      result = resultCallback;
+    }
+
+    @Override
+    public void informationResponse(HttpResponse response, HttpContext context) {}
+
+    @Override
+    public void updateCapacity(CapacityChannel c) throws IOException {
+      if (channel == null) {
+        channel = c;
+        c.update(1000);
+      }
+    }
+
+    @Override
+    public void consume(ByteBuffer src) {
+      chunks.add(src.remaining());
+      while (src.hasRemaining()) {
+        text.append((char) src.get());
+      }
+    }
+
+    @Override
+    public void streamEnd(List<? extends Header> trailers) {
+      result.completed(text.toString());
+    }
+
+    @Override
+    public void failed(Exception cause) {
+      if (result != null) {
+        result.failed(cause);
+      }
+    }
+
+    @Override
+    public void releaseResources() {}
+  }
+
+  @Test
+  void aGiveBackAfterTheHookWasSwitchedOffIsStillDeliveredAndNotSent() throws Exception {
+    // A reload switches the agent's hook off during the wait: the call's end, brought to the
+    // client's scheduler from the chain's head, is delivered by the switched-off hook too (the
+    // agent's Apache5Glue does as this one does), never sent as a request.
+    time.late(40_000_000_000L);
+    time.holdTasks();
+    AsyncRetryExecHandler retries =
+        new AsyncRetryExecHandler(
+            engine(
+                r ->
+                    r.maxAttempts(3)
+                        .deadline(Duration.ofSeconds(1))
+                        .retryAfterMax(Duration.ofSeconds(1))));
+    java.util.concurrent.atomic.AtomicBoolean on =
+        new java.util.concurrent.atomic.AtomicBoolean(true);
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.install(
+                oneConnection(),
+                (request, producer, scope, chain, callback) -> {
+                  if (on.get()) {
+                    retries.execute(request, producer, scope, chain, callback);
+                  } else {
+                    AsyncRetryExecHandler.passThrough(request, producer, scope, chain, callback);
+                  }
+                }));
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("sent again"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    on.set(false);
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(heard.thread).startsWith("Scheduled-executor");
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
