@@ -720,6 +720,39 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void aBreakerThatOpensDuringTheWaitIsHeardOnTheClientsThread() throws Exception {
+    // A second call's 503 opens the breaker while the first waits: the first's retry is refused
+    // at its wait's end, on the engine's thread; the application hears it on the client's.
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                oneConnection(),
+                TestEngines.engine(
+                    time,
+                    Mode.ENFORCE,
+                    r -> r.maxAttempts(2),
+                    CircuitBreakerPolicy.builder()
+                        .countWindow(2)
+                        .minimumCalls(2)
+                        .openFor(Duration.ofMinutes(1))
+                        .build(),
+                    events)));
+    time.holdTasks();
+    server.enqueue(status(503).body("busy"), status(503).body("busy too"));
+    server.otherwise(ok("sent again"));
+
+    Heard waiting = call(c, SimpleRequestBuilder.get(server.url("/a")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    Heard opening = call(c, SimpleRequestBuilder.get(server.url("/b")).build());
+    assertThat(opening.await()).isEqualTo("failed CircuitBreakerOpenException");
+    time.runHeldTasks();
+
+    assertThat(waiting.await()).isEqualTo("failed CircuitBreakerOpenException");
+    assertThat(waiting.thread).startsWith("Scheduled-executor");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
   void aCallTheRateLimitGivesNoPermitIsRefusedWithNothingSent() throws Exception {
     CloseableHttpAsyncClient c =
         started(
