@@ -63,11 +63,6 @@ final class AsyncCall extends SelfViewCall
   /** The attempt under way (the resend counter's log); set before its exchange starts. */
   volatile Exchange current;
 
-  // The thread on which an attempt's callback is judging its outcome: an end delivered there is on
-  // the client's own thread; one delivered elsewhere (the engine's, after a wait) is handed over.
-  private volatile Thread inExchange;
-  private volatile boolean waited; // a wait started: the call may end on the engine's thread
-
   // Guarded by this: an attempt's exchange is under way (its retried body still being read), and
   // the attempt that waits for it to end.
   private boolean exchangeOpen;
@@ -184,7 +179,6 @@ final class AsyncCall extends SelfViewCall
    */
   @Override
   protected boolean waitStarts(Wait wait) {
-    waited = true;
     if (scope.cancellableDependency == null) {
       return false;
     }
@@ -347,7 +341,10 @@ final class AsyncCall extends SelfViewCall
     AsyncRetryExecHandler.RUNNING.remove(scope.execCount, this);
     if (t == null) {
       if (h != null && h.givenBack) {
-        handOver(new Delivery(h, null)); // after a wait: on one of the engine's threads
+        // After a wait, on the thread it ended on (the engine's): HttpClient has no public way to
+        // run a task on its I/O dispatch threads, and a hand-over through its execution chain
+        // would show interceptors before ours an execution that is not a request.
+        new Delivery(h).run();
       }
       return;
     }
@@ -355,61 +352,28 @@ final class AsyncCall extends SelfViewCall
     while (c instanceof CompletionException && c.getCause() != null) {
       c = c.getCause();
     }
-    Exception failure = c instanceof Exception ? (Exception) c : new ExecutionException(c);
-    if (!waited || inExchange == Thread.currentThread()) {
-      // The client's own thread, in the attempt's callback, or the caller's in execute (a refusal
-      // before the first attempt), as before.
-      app.failed(failure);
-    } else {
-      handOver(new Delivery(null, failure)); // the engine's, after a wait
-    }
+    // Where it ended: the client's thread in an attempt's callback, the caller's in execute (a
+    // refusal before the first attempt), the engine's after a wait (as a give-back, above).
+    app.failed(c instanceof Exception ? (Exception) c : new ExecutionException(c));
   }
 
   /**
-   * Runs {@code d} on the client's own scheduler thread, where its resends and our retries run: a
-   * scheduled execution of the call, which {@link AsyncRetryExecHandler} at the chain's head runs
-   * instead of sending anything. The client closed (its scheduler refuses), on this thread.
+   * A response given back at the call's end after a wait: its head and kept body fed to the
+   * application's consumer, as HttpCore feeds it, then its callback completed.
    */
-  private void handOver(Delivery d) {
-    try {
-      scope.scheduler.scheduleExecution(request, null, scope, d, TimeValue.ZERO_MILLISECONDS);
-    } catch (RuntimeException refused) {
-      d.run();
-    }
-  }
-
-  /**
-   * What the application hears at the call's end when it ends after a wait: a response given back
-   * (its head and kept body fed to the application's consumer, as HttpCore feeds it) or a failure.
-   * Passed as the callback of a scheduled execution so that it runs on the client's thread ({@link
-   * #handOver}); run once, whichever way it gets there.
-   */
-  final class Delivery implements AsyncExecCallback, CapacityChannel, Runnable {
+  final class Delivery implements CapacityChannel, Runnable {
     private final Head copy;
-    private final Exception failure;
-    private boolean ran; // guarded by this
     private AsyncDataConsumer consumer; // guarded by this, while the body is fed
     private int capacity; // guarded by this
     private int fed; // guarded by this
     private boolean feeding; // guarded by this
 
-    Delivery(Head copy, Exception failure) {
+    Delivery(Head copy) {
       this.copy = copy;
-      this.failure = failure;
     }
 
     @Override
     public void run() {
-      synchronized (this) {
-        if (ran) {
-          return;
-        }
-        ran = true;
-      }
-      if (failure != null) {
-        app.failed(failure);
-        return;
-      }
       AsyncDataConsumer c;
       try {
         c = app.handleResponse(copy.response, copy.details);
@@ -497,25 +461,6 @@ final class AsyncCall extends SelfViewCall
         consumer = null;
       }
       app.failed(x);
-    }
-
-    // ---- as the callback of the scheduled execution that brings it to the client's thread
-
-    @Override
-    public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details) {
-      return null; // never sent: the handler at the chain's head runs it instead
-    }
-
-    @Override
-    public void handleInformationResponse(HttpResponse response) {}
-
-    @Override
-    public void completed() {}
-
-    /** The execution failed before it reached the handler: delivered here all the same. */
-    @Override
-    public void failed(Exception cause) {
-      run();
     }
   }
 
@@ -617,12 +562,7 @@ final class AsyncCall extends SelfViewCall
       Head h = new Head(response, details);
       head = h;
       log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
-      inExchange = Thread.currentThread();
-      try {
-        complete(h); // the loop judges it here
-      } finally {
-        inExchange = null;
-      }
+      complete(h); // the loop judges it here
       if (h.discarded) {
         Kept k = h.kept;
         if (details == null) {
@@ -665,12 +605,7 @@ final class AsyncCall extends SelfViewCall
         log.reportTo(AsyncCall.this);
         scope.execRuntime.discardEndpoint();
         exchangeOver();
-        inExchange = Thread.currentThread();
-        try {
-          completeExceptionally(cause);
-        } finally {
-          inExchange = null;
-        }
+        completeExceptionally(cause);
         return;
       }
       if (h.discarded) {

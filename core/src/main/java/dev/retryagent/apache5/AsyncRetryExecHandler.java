@@ -42,15 +42,15 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * retry strategy is governed as for the classic client ({@link GovernedRetryStrategy}), and what it
  * resends counts as attempts ({@link AsyncResendCounter}).
  *
- * <p>A call that ends after a wait without another attempt (the wait ended past the deadline, the
- * breaker open, no rate-limit permit) is heard on the client's scheduler thread, brought there as a
- * scheduled execution that this handler delivers instead of sending: a wait that ends past the
- * deadline gives the application's consumer the response released for the retry (its head and a
- * body of at most 8 KiB, kept as it was read), as without this handler; a longer body cannot be
- * given back, and the call fails with an {@code IOException} that says so. Limits: that thread is
- * the client's scheduler's, not one of its I/O dispatch threads (none takes a task); the policy's
- * per-attempt timeout is not applied (the client's own timeouts are). Thread-safe; one instance
- * serves one or many clients.
+ * <p>A wait that ends past the deadline gives the application's consumer the response released for
+ * the retry (its head and a body of at most 8 KiB, kept as it was read), as without this handler; a
+ * longer body cannot be given back, and the call fails with an {@code IOException} that says so.
+ * Limits: a call that ends after a wait without another attempt (that give-back, the breaker open,
+ * no rate-limit permit) is heard on the thread the wait ended on, one of the engine's scheduler
+ * threads, not the client's: HttpClient has no public way to run a task on its I/O dispatch
+ * threads, and a hand-over through its execution chain would show interceptors before this one an
+ * execution that is not a request; the policy's per-attempt timeout is not applied (the client's
+ * own timeouts are). Thread-safe; one instance serves one or many clients.
  */
 public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
   /** The name of this handler in the execution chain. */
@@ -124,10 +124,6 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
       AsyncExecChain chain,
       AsyncExecCallback callback)
       throws HttpException, IOException {
-    if (callback instanceof AsyncCall.Delivery) {
-      passThrough(request, producer, scope, chain, callback);
-      return;
-    }
     if (scope.execCount != null && RUNNING.containsKey(scope.execCount)) {
       // A scheduled execution of a call of ours, run from the chain's head: an attempt we handed
       // to the client's scheduler, or (5.1, 5.2) HttpClient's own resend inside one.
@@ -140,25 +136,6 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
       return;
     }
     call.start();
-  }
-
-  /**
-   * For a hook switched off (a reload): the request goes on down the chain as if no handler were
-   * there, except the end of a call of ours that waited, which a scheduled execution brings to the
-   * client's thread to be heard there: that is delivered, and nothing is sent.
-   */
-  public static void passThrough(
-      HttpRequest request,
-      AsyncEntityProducer producer,
-      AsyncExecChain.Scope scope,
-      AsyncExecChain chain,
-      AsyncExecCallback callback)
-      throws HttpException, IOException {
-    if (callback instanceof AsyncCall.Delivery) {
-      ((AsyncCall.Delivery) callback).run();
-      return;
-    }
-    chain.proceed(request, producer, scope, callback);
   }
 
   /**
@@ -176,7 +153,7 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
         AsyncExecChain chain,
         AsyncExecCallback callback)
         throws HttpException, IOException {
-      passThrough(request, producer, scope, chain, callback);
+      chain.proceed(request, producer, scope, callback);
     }
 
     @Override

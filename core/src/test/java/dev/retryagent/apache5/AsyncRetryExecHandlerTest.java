@@ -519,7 +519,7 @@ class AsyncRetryExecHandlerTest {
   void aRetrysWaitThatEndsPastTheDeadlineGivesBackTheResponseAsWithoutTheHandler()
       throws Exception {
     // No retry goes out; the application's consumer and callback get the 503 they get without the
-    // handler, from the copy kept as its body was read for the retry, on the client's thread.
+    // handler, from the copy kept as its body was read for the retry.
     String page = repeat('x', 6000);
     server.enqueue(
         status(503).header("X-Shard", "7").body(page),
@@ -536,14 +536,45 @@ class AsyncRetryExecHandlerTest {
     assertThat(with.await()).isEqualTo(expected);
     assertThat(((List<?>) expected).get(0)).isEqualTo(503);
     assertThat(server.requestCount()).isEqualTo(2);
-    // Not the engine's thread: the client's own scheduler's, where its resends run.
-    assertThat(with.thread).startsWith("Scheduled-executor");
+    // Heard where the later of the wait's end and the retried body's end came: the engine's
+    // scheduler thread or the client's I/O thread (a documented limit).
+    assertThat(with.thread).matches("fake-time-scheduler|httpclient-dispatch-\\d+");
   }
 
   @Test
-  void aRetrysWaitThatEndsPastTheDeadlineAfterALongBodyFailsOnTheClientsThread() throws Exception {
-    // A body over 8 KiB is not kept: the engine says why, heard on the client's thread (an
-    // engine-made failure after a wait), and nothing more is sent.
+  void anInterceptorBeforeTheHandlerSeesOnlyTheRequestsTheApplicationMade() throws Exception {
+    // The late end is delivered where it ends, not brought back through the chain, where an
+    // application's interceptor before ours would see an execution that is not a request.
+    time.late(40_000_000_000L);
+    java.util.concurrent.atomic.AtomicInteger seen =
+        new java.util.concurrent.atomic.AtomicInteger();
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.addTo(
+            oneConnection(),
+            engine(
+                r ->
+                    r.maxAttempts(3)
+                        .deadline(Duration.ofSeconds(1))
+                        .retryAfterMax(Duration.ofSeconds(1))));
+    b.addExecInterceptorFirst(
+        "app",
+        (request, producer, scope, chain, callback) -> {
+          seen.incrementAndGet();
+          chain.proceed(request, producer, scope, callback);
+        });
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("late"));
+
+    assertThat(call(started(b), SimpleRequestBuilder.get(server.url("/items")).build()).await())
+        .isEqualTo("503 busy");
+    assertThat(seen).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aRetrysWaitThatEndsPastTheDeadlineAfterALongBodyFailsWithNothingSent() throws Exception {
+    // A body over 8 KiB is not kept: the engine says why, heard where the later of the wait's end
+    // and the body's end came, and nothing more is sent.
     server.enqueue(status(503).body(repeat('y', 9000)));
     server.otherwise(ok("late"));
     Got got = new Got();
@@ -554,7 +585,7 @@ class AsyncRetryExecHandlerTest {
         .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE)
         .isInstanceOf(IOException.class)
         .hasMessageContaining("ended past the call's deadline");
-    assertThat(got.thread).startsWith("Scheduled-executor");
+    assertThat(got.thread).matches("fake-time-scheduler|httpclient-dispatch-\\d+");
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
@@ -653,9 +684,9 @@ class AsyncRetryExecHandlerTest {
 
   @Test
   void aGiveBackAfterTheHookWasSwitchedOffIsStillDeliveredAndNotSent() throws Exception {
-    // A reload switches the agent's hook off during the wait: the call's end, brought to the
-    // client's scheduler from the chain's head, is delivered by the switched-off hook too (the
-    // agent's Apache5Glue does as this one does), never sent as a request.
+    // A reload switches the agent's hook off during the wait (the agent's Apache5Glue then proceeds
+    // down the chain, as this one does): the call that waited still ends with its give-back, never
+    // sent again.
     time.late(40_000_000_000L);
     time.holdTasks();
     AsyncRetryExecHandler retries =
@@ -675,7 +706,7 @@ class AsyncRetryExecHandlerTest {
                   if (on.get()) {
                     retries.execute(request, producer, scope, chain, callback);
                   } else {
-                    AsyncRetryExecHandler.passThrough(request, producer, scope, chain, callback);
+                    chain.proceed(request, producer, scope, callback);
                   }
                 }));
     server.enqueue(status(503).body("busy"));
@@ -687,26 +718,33 @@ class AsyncRetryExecHandlerTest {
     time.runHeldTasks();
 
     assertThat(heard.await()).isEqualTo("503 busy");
-    assertThat(heard.thread).startsWith("Scheduled-executor");
+    // The wait ends on this thread (held fake time), or the body's end came later on the I/O
+    // thread.
+    assertThat(heard.thread)
+        .matches(Thread.currentThread().getName() + "|httpclient-dispatch-\\d+");
     assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  /** Two attempts; a breaker that two failed calls open for a minute. */
+  private CloseableHttpAsyncClient withBreaker() {
+    return started(
+        AsyncRetryExecHandler.addTo(
+            oneConnection(),
+            TestEngines.engine(
+                time,
+                Mode.ENFORCE,
+                r -> r.maxAttempts(2),
+                CircuitBreakerPolicy.builder()
+                    .countWindow(2)
+                    .minimumCalls(2)
+                    .openFor(Duration.ofMinutes(1))
+                    .build(),
+                events)));
   }
 
   @Test
   void anOpenBreakerRefusesTheNextCallWithNothingSent() throws Exception {
-    CloseableHttpAsyncClient c =
-        started(
-            AsyncRetryExecHandler.addTo(
-                oneConnection(),
-                TestEngines.engine(
-                    time,
-                    Mode.ENFORCE,
-                    r -> r.maxAttempts(2),
-                    CircuitBreakerPolicy.builder()
-                        .countWindow(2)
-                        .minimumCalls(2)
-                        .openFor(Duration.ofMinutes(1))
-                        .build(),
-                    events)));
+    CloseableHttpAsyncClient c = withBreaker();
     server.otherwise(status(503));
 
     assertThat(call(c, SimpleRequestBuilder.get(server.url("/a")).build()).await())
@@ -720,23 +758,10 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
-  void aBreakerThatOpensDuringTheWaitIsHeardOnTheClientsThread() throws Exception {
+  void aBreakerThatOpensDuringTheWaitRefusesTheRetryWithNothingSent() throws Exception {
     // A second call's 503 opens the breaker while the first waits: the first's retry is refused
-    // at its wait's end, on the engine's thread; the application hears it on the client's.
-    CloseableHttpAsyncClient c =
-        started(
-            AsyncRetryExecHandler.addTo(
-                oneConnection(),
-                TestEngines.engine(
-                    time,
-                    Mode.ENFORCE,
-                    r -> r.maxAttempts(2),
-                    CircuitBreakerPolicy.builder()
-                        .countWindow(2)
-                        .minimumCalls(2)
-                        .openFor(Duration.ofMinutes(1))
-                        .build(),
-                    events)));
+    // at its wait's end, and the application hears that where the wait ended (the engine's thread).
+    CloseableHttpAsyncClient c = withBreaker();
     time.holdTasks();
     server.enqueue(status(503).body("busy"), status(503).body("busy too"));
     server.otherwise(ok("sent again"));
@@ -748,7 +773,8 @@ class AsyncRetryExecHandlerTest {
     time.runHeldTasks();
 
     assertThat(waiting.await()).isEqualTo("failed CircuitBreakerOpenException");
-    assertThat(waiting.thread).startsWith("Scheduled-executor");
+    // Under held fake time the wait ends on this thread.
+    assertThat(waiting.thread).isEqualTo(Thread.currentThread().getName());
     assertThat(server.requestCount()).isEqualTo(2);
   }
 

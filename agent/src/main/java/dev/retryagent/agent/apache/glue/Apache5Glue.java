@@ -73,9 +73,8 @@ public final class Apache5Glue implements ApacheSupport, ExecChainHandler, Async
       throws HttpException, IOException {
     if (!agent.enabled()) {
       // Switched off (a reload): as if no handler were there. A call that began before goes on
-      // with its retries, which its handler knows from the chain's head, and its end after a wait
-      // is still delivered, never sent.
-      AsyncRetryExecHandler.passThrough(request, producer, scope, chain, callback);
+      // with its retries, which its handler knows from the chain's head.
+      chain.proceed(request, producer, scope, callback);
       return;
     }
     asyncRetries().execute(request, producer, scope, chain, callback);
