@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
@@ -792,6 +793,35 @@ class AsyncRetryExecHandlerTest {
 
     assertThat(refused.await()).isEqualTo("failed RateLimitedException");
     assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aRetryTheRateLimitGivesNoPermitAfterTheWaitIsRefusedWhereTheWaitEnded() throws Exception {
+    // One permit, never refilled: the first attempt takes it, its 503 is retried, and the retry
+    // finds none at its wait's end. The application hears the refusal, nothing more is sent, and
+    // it hears it on the thread the wait ended on (the engine's; here, under held fake time, this
+    // one), not on the client's I/O thread: HttpClient has no public way to run a task there.
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                oneConnection(), TestEngines.rateLimitedTo(1, time, events)));
+    time.holdTasks();
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("sent again"));
+
+    Heard waiting = call(c, SimpleRequestBuilder.get(server.url("/a")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks();
+
+    assertThat(waiting.await()).isEqualTo("failed RateLimitedException");
+    assertThat(waiting.thread).isEqualTo(Thread.currentThread().getName());
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .singleElement()
+        .extracting(RetryEvent::reason)
+        .isEqualTo(GiveUpReason.RATE_LIMITED);
   }
 
   @Test
