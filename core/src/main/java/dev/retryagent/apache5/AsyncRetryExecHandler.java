@@ -10,6 +10,7 @@ import org.apache.hc.client5.http.async.AsyncExecChain;
 import org.apache.hc.client5.http.async.AsyncExecChainHandler;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.H2AsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.HttpRequest;
@@ -25,6 +26,11 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * CloseableHttpAsyncClient client =
  *     AsyncRetryExecHandler.addTo(HttpAsyncClients.custom(), engine).build();
  * }</pre>
+ *
+ * <p>The HTTP/2-only client of {@code H2AsyncClientBuilder} ({@code
+ * HttpAsyncClients.customHttp2()}) has the same chain and takes the same handler ({@link
+ * #addTo(H2AsyncClientBuilder, RetryEngine)}). {@code HttpAsyncClients.createMinimal()} has no
+ * execution chain: it cannot take one.
  *
  * <p>No thread is held while a retry waits: the wait runs on the engine's scheduler ({@code
  * AsyncRetryLoop}), and the retry is then handed to the client's own scheduler ({@code
@@ -111,6 +117,34 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
   }
 
   private static void add(HttpAsyncClientBuilder builder, AsyncExecChainHandler retries) {
+    builder.addExecInterceptorFirst(NAME, retries);
+    builder.addExecInterceptorAfter(
+        ChainElement.RETRY.name(), COUNTER_NAME, AsyncResendCounter.INSTANCE);
+  }
+
+  /**
+   * {@link #addTo(HttpAsyncClientBuilder, RetryEngine)} for the HTTP/2-only client's builder
+   * ({@code HttpAsyncClients.customHttp2()}), whose chain has the same elements.
+   */
+  public static H2AsyncClientBuilder addTo(H2AsyncClientBuilder builder, RetryEngine engine) {
+    builder.replaceExecInterceptor(NAME, SteppedAside.INSTANCE);
+    builder.replaceExecInterceptor(COUNTER_NAME, SteppedAside.INSTANCE);
+    add(builder, new AsyncRetryExecHandler(engine));
+    GovernedRetryStrategy.govern(builder);
+    return builder;
+  }
+
+  /** {@link #install(HttpAsyncClientBuilder, AsyncExecChainHandler)} for the HTTP/2-only client. */
+  public static H2AsyncClientBuilder install(
+      H2AsyncClientBuilder builder, AsyncExecChainHandler retries) {
+    add(builder, retries);
+    builder.setRetryStrategy(
+        GovernedRetryStrategy.around(DefaultHttpRequestRetryStrategy.INSTANCE));
+    return builder;
+  }
+
+  // The two builders share no type: the same three calls on each.
+  private static void add(H2AsyncClientBuilder builder, AsyncExecChainHandler retries) {
     builder.addExecInterceptorFirst(NAME, retries);
     builder.addExecInterceptorAfter(
         ChainElement.RETRY.name(), COUNTER_NAME, AsyncResendCounter.INSTANCE);

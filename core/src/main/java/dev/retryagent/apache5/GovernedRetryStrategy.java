@@ -10,6 +10,7 @@ import java.lang.reflect.Field;
 import java.util.Objects;
 import org.apache.hc.client5.http.HttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.H2AsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.http.HttpRequest;
@@ -133,6 +134,15 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
     return governed != null;
   }
 
+  /** {@link #govern(HttpClientBuilder)} for the HTTP/2-only async client's builder. */
+  static boolean govern(H2AsyncClientBuilder builder) {
+    HttpRequestRetryStrategy governed = governedOf(H2BuilderField.FIELD, builder);
+    if (governed != null) {
+      builder.setRetryStrategy(governed);
+    }
+    return governed != null;
+  }
+
   /**
    * The strategy {@code builder}'s {@code field} holds (or the default), governed; null if unread.
    */
@@ -157,6 +167,11 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
   /** The async builder's field, as {@link BuilderField}. */
   private static final class AsyncBuilderField {
     static final Field FIELD = strategyField(HttpAsyncClientBuilder.class);
+  }
+
+  /** The HTTP/2-only async builder's field, as {@link BuilderField}. */
+  private static final class H2BuilderField {
+    static final Field FIELD = strategyField(H2AsyncClientBuilder.class);
   }
 
   private static Field strategyField(Class<?> builder) {

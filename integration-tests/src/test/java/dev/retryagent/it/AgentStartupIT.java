@@ -31,7 +31,7 @@ class AgentStartupIT {
                   + ForkedJvm.agentVersion()
                   + ": jdk-http armed (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor);"
-                  + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder and HttpAsyncClientBuilder);"
+                  + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder, HttpAsyncClientBuilder and H2AsyncClientBuilder);"
                   + " url-connection armed (openConnection http/https, JDK resend);"
                   + " config=built-in defaults,"
                   + " mode=enforce");
@@ -142,7 +142,7 @@ class AgentStartupIT {
                   + ForkedJvm.agentVersion()
                   + ": jdk-http hooked (send, sendAsync); okhttp armed"
                   + " (OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor);"
-                  + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder and HttpAsyncClientBuilder);"
+                  + " apache-httpclient armed (4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder, HttpAsyncClientBuilder and H2AsyncClientBuilder);"
                   + " url-connection hooked (openConnection http/https, JDK resend);"
                   + " config=built-in defaults,"
                   + " mode=enforce",

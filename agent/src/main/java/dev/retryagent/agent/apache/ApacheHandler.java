@@ -10,9 +10,9 @@ package dev.retryagent.agent.apache;
 public interface ApacheHandler {
   /**
    * At the end of each {@code HttpClientBuilder} constructor: 5.x's ({@code
-   * org.apache.hc.client5.http.impl.classic}, and its async {@code HttpAsyncClientBuilder}) gets
-   * the agent's handlers in its execution chain and a governed retry strategy, 4.5's ({@code
-   * org.apache.http.impl.client}) a governed retry handler.
+   * org.apache.hc.client5.http.impl.classic}, and its async {@code HttpAsyncClientBuilder} and
+   * {@code H2AsyncClientBuilder}) gets the agent's handlers in its execution chain and a governed
+   * retry strategy, 4.5's ({@code org.apache.http.impl.client}) a governed retry handler.
    */
   void builderCreated(Object builder);
 

@@ -22,9 +22,10 @@ import net.bytebuddy.jar.asm.Opcodes;
  *       {@code doExecute(HttpHost, HttpRequest, HttpContext)}, the method every {@code execute}
  *       overload comes down to, hands the client and the three arguments to hook {@link
  *       Bridge#APACHE_EXECUTE}, and returns the agent's outcome when it took the call over;
- *   <li>5.x: {@code HttpClientBuilder} and {@code HttpAsyncClientBuilder}: every constructor calls
- *       {@code RetryAgentBridge.tell(APACHE_BUILDER, this)} before it returns, which adds the
- *       library's exec chain handlers to the builder and governs its retry strategy;
+ *   <li>5.x: {@code HttpClientBuilder}, {@code HttpAsyncClientBuilder} and the HTTP/2-only {@code
+ *       H2AsyncClientBuilder}: every constructor calls {@code RetryAgentBridge.tell(APACHE_BUILDER,
+ *       this)} before it returns, which adds the library's exec chain handlers to the builder and
+ *       governs its retry strategy;
  *   <li>4.5: {@code HttpClientBuilder} the same way (the same hook), which governs its retry
  *       handler.
  * </ul>
@@ -40,6 +41,7 @@ final class ApacheHook {
   static final String BUILDER_5 = "org/apache/hc/client5/http/impl/classic/HttpClientBuilder";
   static final String BUILDER_5_ASYNC =
       "org/apache/hc/client5/http/impl/async/HttpAsyncClientBuilder";
+  static final String BUILDER_5_H2 = "org/apache/hc/client5/http/impl/async/H2AsyncClientBuilder";
   static final String BUILDER_4 = "org/apache/http/impl/client/HttpClientBuilder";
   static final String INTERNAL_4 = "org/apache/http/impl/client/InternalHttpClient";
   static final String MINIMAL_4 = "org/apache/http/impl/client/MinimalHttpClient";
@@ -132,6 +134,7 @@ final class ApacheHook {
   private static boolean isBuilder(String internalName) {
     return internalName.equals(BUILDER_5)
         || internalName.equals(BUILDER_5_ASYNC)
+        || internalName.equals(BUILDER_5_H2)
         || internalName.equals(BUILDER_4);
   }
 

@@ -17,7 +17,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ApacheTransformer extends HookTransformer {
   static final String HOOKS =
-      "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder and HttpAsyncClientBuilder";
+      "4.5 doExecute and HttpClientBuilder, 5.x HttpClientBuilder, HttpAsyncClientBuilder and"
+          + " H2AsyncClientBuilder";
 
   private final Set<String> failedClasses = ConcurrentHashMap.newKeySet();
   private volatile String failure;
@@ -38,6 +39,7 @@ final class ApacheTransformer extends HookTransformer {
         && internalName.startsWith("org/apache/h")
         && (internalName.equals(ApacheHook.BUILDER_5)
             || internalName.equals(ApacheHook.BUILDER_5_ASYNC)
+            || internalName.equals(ApacheHook.BUILDER_5_H2)
             || internalName.equals(ApacheHook.BUILDER_4)
             || internalName.equals(ApacheHook.INTERNAL_4)
             || internalName.equals(ApacheHook.MINIMAL_4)

@@ -70,7 +70,8 @@ class ApacheHookVersionsTest {
       if (five) {
         assertThat(rewritten)
             .as(release)
-            .containsExactlyInAnyOrder(ApacheHook.BUILDER_5, ApacheHook.BUILDER_5_ASYNC);
+            .containsExactlyInAnyOrder(
+                ApacheHook.BUILDER_5, ApacheHook.BUILDER_5_ASYNC, ApacheHook.BUILDER_5_H2);
       } else {
         assertThat(rewritten)
             .as(release)

@@ -63,8 +63,17 @@ class ApacheLoadersTest {
     return madeIn(loader, "org.apache.hc.client5.http.impl.async.HttpAsyncClients");
   }
 
+  /** {@code HttpAsyncClients.customHttp2()} of {@code loader}: the HTTP/2-only async builder. */
+  private Object h2BuilderMadeIn(ClassLoader loader) throws Exception {
+    return madeIn(loader, "org.apache.hc.client5.http.impl.async.HttpAsyncClients", "customHttp2");
+  }
+
   private Object madeIn(ClassLoader loader, String factory) throws Exception {
-    Object builder = loader.loadClass(factory).getMethod("custom").invoke(null);
+    return madeIn(loader, factory, "custom");
+  }
+
+  private Object madeIn(ClassLoader loader, String factory, String method) throws Exception {
+    Object builder = loader.loadClass(factory).getMethod(method).invoke(null);
     loaders.builderCreated(builder);
     return builder;
   }
@@ -120,6 +129,18 @@ class ApacheLoadersTest {
   }
 
   @Test
+  void anHttp2OnlyBuilderOf51GetsTheAsyncHandlersAndTheGovernedStrategy() throws Exception {
+    try (URLClassLoader loader = release("5.1.3")) {
+      Object builder = h2BuilderMadeIn(loader);
+
+      assertThat(builder.getClass().getSimpleName()).isEqualTo("H2AsyncClientBuilder");
+      assertThat(execInterceptorsOf(builder)).hasSize(2);
+      assertGovernsTheDefaultStrategy(loader, builder);
+      assertThat(stderr.text()).doesNotContain("left alone").doesNotContain("without retries");
+    }
+  }
+
+  @Test
   void aBuilderOf50IsLeftAsHttpClientMadeItAndThatIsSaidOnce() throws Exception {
     // HttpClient 5.0.x (documented as unsupported) got the handlers too: with its own HttpCore 5.0
     // the handler's retry calls ClassicRequestBuilder.copy, which HttpCore 5.0 lacks.
@@ -127,8 +148,9 @@ class ApacheLoadersTest {
       Object first = builderMadeIn(loader);
       Object second = builderMadeIn(loader);
       Object async = asyncBuilderMadeIn(loader);
+      Object h2 = h2BuilderMadeIn(loader);
 
-      for (Object builder : List.of(first, second, async)) {
+      for (Object builder : List.of(first, second, async, h2)) {
         assertThat(execInterceptorsOf(builder)).isEmpty();
         assertThat(retryStrategyOf(builder)).isNull();
       }

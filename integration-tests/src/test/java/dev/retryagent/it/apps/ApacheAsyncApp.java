@@ -17,8 +17,9 @@ import org.apache.hc.core5.io.CloseMode;
 /**
  * An application on Apache HttpClient 5.x's async client ({@code HttpAsyncClients.createDefault()};
  * with {@code -Dapp.h2=true} {@code HttpAsyncClients.custom()} with {@code FORCE_HTTP_2}, which
- * speaks HTTP/2 in clear text with prior knowledge), a {@code FutureCallback} per call. No retry
- * code.
+ * speaks HTTP/2 in clear text with prior knowledge; with {@code -Dapp.h2only=true} the HTTP/2-only
+ * client of {@code HttpAsyncClients.createHttp2Default()}, {@code H2AsyncClientBuilder}'s, which
+ * speaks it the same way), a {@code FutureCallback} per call. No retry code.
  *
  * <p>Arguments: {@code URL...}; for each, in turn, a {@code GET} (a URL ending in {@code /post}: a
  * {@code POST} of {@code {}}), whose outcome it prints as {@code N.status=}, {@code N.body=} or
@@ -31,10 +32,7 @@ public final class ApacheAsyncApp {
   private ApacheAsyncApp() {}
 
   public static void main(String[] args) throws Exception {
-    try (CloseableHttpAsyncClient client =
-        Boolean.getBoolean("app.h2")
-            ? HttpAsyncClients.custom().setVersionPolicy(HttpVersionPolicy.FORCE_HTTP_2).build()
-            : HttpAsyncClients.createDefault()) {
+    try (CloseableHttpAsyncClient client = client()) {
       client.start();
       if (args.length == 0) {
         System.out.println("ready=" + ProcessHandle.current().pid());
@@ -52,6 +50,15 @@ public final class ApacheAsyncApp {
       System.out.println("calls.done=1");
       client.close(CloseMode.GRACEFUL);
     }
+  }
+
+  private static CloseableHttpAsyncClient client() {
+    if (Boolean.getBoolean("app.h2only")) {
+      return HttpAsyncClients.createHttp2Default();
+    }
+    return Boolean.getBoolean("app.h2")
+        ? HttpAsyncClients.custom().setVersionPolicy(HttpVersionPolicy.FORCE_HTTP_2).build()
+        : HttpAsyncClients.createDefault();
   }
 
   private static void call(CloseableHttpAsyncClient client, int n, String url) throws Exception {

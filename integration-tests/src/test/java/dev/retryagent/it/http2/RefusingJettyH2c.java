@@ -34,11 +34,11 @@ import org.eclipse.jetty.util.Callback;
  * Jetty 12's HTTP/2 server in clear text on loopback (prior knowledge, and the HTTP/1.1 upgrade to
  * h2c), refusing the first stream for one path unprocessed once the whole request arrived, before
  * the application's handler sees it: by {@code RST_STREAM REFUSED_STREAM}, or by a {@code GOAWAY}
- * whose last stream id is below the stream's. Jetty's own session code speaks the protocol; only
- * the refusal is ours, taken in its session listener where Jetty would hand the stream to the
- * handler. Every later stream is served by the handler, which counts the requests it saw for the
- * path and answers them {@code status} (any other path: 200, the java.net.http client's upgrading
- * GET).
+ * whose last stream id is below the stream's (or not at all, {@link Refusal#NONE}). Jetty's own
+ * session code speaks the protocol; only the refusal is ours, taken in its session listener where
+ * Jetty would hand the stream to the handler. Every later stream is served by the handler, which
+ * counts the requests it saw for the path and answers them {@code status} (any other path: 200, the
+ * java.net.http client's upgrading GET).
  */
 final class RefusingJettyH2c implements AutoCloseable {
   /** How the chosen stream is refused. */
@@ -49,7 +49,9 @@ final class RefusingJettyH2c implements AutoCloseable {
      * A GOAWAY, and the server stops listening: a client's resend of the stream finds no
      * connection.
      */
-    GOAWAY_THEN_NO_CONNECTION
+    GOAWAY_THEN_NO_CONNECTION,
+    /** None: every stream reaches the handler (for {@link #firstAnswers}). */
+    NONE
   }
 
   private final Server jetty = new Server();
@@ -60,6 +62,8 @@ final class RefusingJettyH2c implements AutoCloseable {
   private final AtomicInteger refusalsLeft = new AtomicInteger(1);
   private final AtomicInteger refused = new AtomicInteger();
   private final AtomicInteger handled = new AtomicInteger();
+  private final java.util.Queue<Integer> firstAnswers =
+      new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   RefusingJettyH2c(String path, Refusal refusal, int status) throws Exception {
     this.path = path;
@@ -82,12 +86,19 @@ final class RefusingJettyH2c implements AutoCloseable {
               handled.incrementAndGet();
             }
             Content.Source.consumeAll(request);
-            response.setStatus(ours ? status : 200);
+            Integer first = ours ? firstAnswers.poll() : null;
+            response.setStatus(first != null ? first : ours ? status : 200);
             callback.succeeded();
             return true;
           }
         });
     jetty.start();
+  }
+
+  /** The first requests for the path that reach the handler get these statuses, in order. */
+  RefusingJettyH2c firstAnswers(Integer... statuses) {
+    firstAnswers.addAll(java.util.List.of(statuses));
+    return this;
   }
 
   /** The server's URL of {@code p}. */
@@ -114,7 +125,8 @@ final class RefusingJettyH2c implements AutoCloseable {
    */
   private Stream.Listener refusing(Stream stream, HeadersFrame frame) {
     MetaData meta = frame.getMetaData();
-    if (!(meta instanceof MetaData.Request)
+    if (refusal == Refusal.NONE
+        || !(meta instanceof MetaData.Request)
         || !path.equals(((MetaData.Request) meta).getHttpURI().getPath())
         || refusalsLeft.getAndDecrement() <= 0) {
       return null;

@@ -9,6 +9,7 @@ import org.apache.hc.client5.http.async.AsyncExecChain;
 import org.apache.hc.client5.http.async.AsyncExecChainHandler;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.classic.ExecChainHandler;
+import org.apache.hc.client5.http.impl.async.H2AsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.core5.http.ClassicHttpRequest;
@@ -22,9 +23,9 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * made, the library's handlers ({@link RetryExecHandler#install}): ours first in the execution
  * chain, through which every {@code execute} overload of every client it builds goes, the resend
  * counter after HttpClient's own retry, and HttpClient's default retry strategy, governed by the
- * call in progress; every {@code HttpAsyncClientBuilder} the same for its async chain ({@link
- * AsyncRetryExecHandler#install}). One handler instance per copy; it makes the library's handlers,
- * and with them the engine, on the first call.
+ * call in progress; every {@code HttpAsyncClientBuilder} and {@code H2AsyncClientBuilder} the same
+ * for its async chain ({@link AsyncRetryExecHandler#install}). One handler instance per copy; it
+ * makes the library's handlers, and with them the engine, on the first call.
  */
 public final class Apache5Glue implements ApacheSupport, ExecChainHandler, AsyncExecChainHandler {
   static {
@@ -43,6 +44,8 @@ public final class Apache5Glue implements ApacheSupport, ExecChainHandler, Async
   public void builderCreated(Object builder) {
     if (builder instanceof HttpAsyncClientBuilder) {
       AsyncRetryExecHandler.install((HttpAsyncClientBuilder) builder, this);
+    } else if (builder instanceof H2AsyncClientBuilder) {
+      AsyncRetryExecHandler.install((H2AsyncClientBuilder) builder, this);
     } else {
       RetryExecHandler.install((HttpClientBuilder) builder, this);
     }
