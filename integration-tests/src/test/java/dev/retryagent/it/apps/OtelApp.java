@@ -33,11 +33,13 @@ import okhttp3.Response;
  * otelit.https}), {@code urlput} and {@code urlpost} ({@code HttpURLConnection} PUT and POST of the
  * body {@code body of SCENARIO}, in fixed-length streaming mode), {@code ap5} and {@code ap4} (a
  * GET through an Apache HttpClient 5.x and 4.5 client with a response handler; {@code ap5post}: a
- * POST of the body {@code body of SCENARIO}); PARENT {@code root} (no span current) or {@code app}
- * (inside a span of the application's own tracer). One call each, in order, to {@code
- * BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app} {@code SCENARIO.appSpan=}
- * and {@code SCENARIO.trace=}, and for the asynchronous ones {@code SCENARIO.callbackSpan=} (the
- * span current in the application's stage or callback: all zeros for none).
+ * POST of the body {@code body of SCENARIO}; {@code ap5async}: a GET through HttpClient 5.x's async
+ * client, {@code HttpAsyncClients.createDefault()}, with a {@code FutureCallback}); PARENT {@code
+ * root} (no span current) or {@code app} (inside a span of the application's own tracer). One call
+ * each, in order, to {@code BASE_URL/SCENARIO}. Prints {@code SCENARIO.status=}, for {@code app}
+ * {@code SCENARIO.appSpan=} and {@code SCENARIO.trace=}, and for the asynchronous ones {@code
+ * SCENARIO.callbackSpan=} (the span current in the application's stage or callback: all zeros for
+ * none).
  */
 public final class OtelApp {
   private OtelApp() {}
@@ -72,6 +74,9 @@ public final class OtelApp {
     // agent's flush at exit) would wait for them to idle out, a minute.
     ok.dispatcher().executorService().shutdown();
     ok.connectionPool().evictAll();
+    if (apache.async != null) {
+      apache.async.close();
+    }
   }
 
   private static int call(
@@ -130,6 +135,32 @@ public final class OtelApp {
             new org.apache.hc.client5.http.classic.methods.HttpPost(url);
         post.setEntity(new org.apache.hc.core5.http.io.entity.StringEntity("body of " + scenario));
         return apache.five.execute(post, Apache::code5);
+      case "ap5async":
+        CompletableFuture<Integer> got = new CompletableFuture<>();
+        apache
+            .async()
+            .execute(
+                org.apache.hc.client5.http.async.methods.SimpleRequestBuilder.get(url).build(),
+                new org.apache.hc.core5.concurrent.FutureCallback<
+                    org.apache.hc.client5.http.async.methods.SimpleHttpResponse>() {
+                  @Override
+                  public void completed(
+                      org.apache.hc.client5.http.async.methods.SimpleHttpResponse r) {
+                    callbackSpan(scenario);
+                    got.complete(r.getCode());
+                  }
+
+                  @Override
+                  public void failed(Exception e) {
+                    got.completeExceptionally(e);
+                  }
+
+                  @Override
+                  public void cancelled() {
+                    got.cancel(false);
+                  }
+                });
+        return got.get(20, TimeUnit.SECONDS);
       case "ap4":
         return apache.four.execute(
             new org.apache.http.client.methods.HttpGet(url),
@@ -171,6 +202,17 @@ public final class OtelApp {
         org.apache.hc.client5.http.impl.classic.HttpClients.custom().build();
     final org.apache.http.impl.client.CloseableHttpClient four =
         org.apache.http.impl.client.HttpClients.custom().build();
+
+    private org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient async;
+
+    /** The async client ({@code createDefault()}), made and started on first use. */
+    org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient async() {
+      if (async == null) {
+        async = org.apache.hc.client5.http.impl.async.HttpAsyncClients.createDefault();
+        async.start();
+      }
+      return async;
+    }
 
     static int code5(org.apache.hc.core5.http.ClassicHttpResponse r) throws IOException {
       org.apache.hc.core5.http.io.entity.EntityUtils.consume(r.getEntity());
