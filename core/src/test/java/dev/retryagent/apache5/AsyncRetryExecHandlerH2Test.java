@@ -63,6 +63,14 @@ class AsyncRetryExecHandlerH2Test {
     return client;
   }
 
+  /** The library's handler (3 attempts) on a client of its own, HttpClient's own retries off. */
+  private CloseableHttpAsyncClient withHandler() {
+    return started(
+        AsyncRetryExecHandler.addTo(
+            HttpAsyncClients.customHttp2().disableAutomaticRetries(),
+            engine(r -> r.maxAttempts(3))));
+  }
+
   /** The outcome the application's callback heard, with its thread's name. */
   private static String call(CloseableHttpAsyncClient c, SimpleRequestBuilder request)
       throws Exception {
@@ -94,11 +102,7 @@ class AsyncRetryExecHandlerH2Test {
 
   @Test
   void a503GetIsRetriedUntilTheServerAnswers200OnTheClientsOwnThread() throws Exception {
-    CloseableHttpAsyncClient c =
-        started(
-            AsyncRetryExecHandler.addTo(
-                HttpAsyncClients.customHttp2().disableAutomaticRetries(),
-                engine(r -> r.maxAttempts(3))));
+    CloseableHttpAsyncClient c = withHandler();
     server.enqueue(503, 503, 200);
 
     assertThat(call(c, SimpleRequestBuilder.get(server.url("/items"))))
@@ -108,11 +112,7 @@ class AsyncRetryExecHandlerH2Test {
 
   @Test
   void aPostWithoutIdempotencyKeyIsNeverResent() throws Exception {
-    CloseableHttpAsyncClient c =
-        started(
-            AsyncRetryExecHandler.addTo(
-                HttpAsyncClients.customHttp2().disableAutomaticRetries(),
-                engine(r -> r.maxAttempts(3))));
+    CloseableHttpAsyncClient c = withHandler();
     server.enqueue(503, 200);
 
     assertThat(
@@ -126,11 +126,7 @@ class AsyncRetryExecHandlerH2Test {
 
   @Test
   void aStreamTheServerRefusedIsSentAgain() throws Exception {
-    CloseableHttpAsyncClient c =
-        started(
-            AsyncRetryExecHandler.addTo(
-                HttpAsyncClients.customHttp2().disableAutomaticRetries(),
-                engine(r -> r.maxAttempts(3))));
+    CloseableHttpAsyncClient c = withHandler();
     server.enqueueReset(PushingH2cServer.REFUSED_STREAM).enqueue(200);
 
     assertThat(call(c, SimpleRequestBuilder.get(server.url("/items"))))

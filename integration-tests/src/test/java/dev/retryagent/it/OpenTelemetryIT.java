@@ -46,7 +46,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the agent. Apache HttpClient 5.x and 4.5, whose whole {@code execute} is the OpenTelemetry
  * agent's one span: that span is the first attempt's, and each resend a CLIENT span of
  * retry-agent's under it. All scenarios of one order and JDK run in one forked JVM (the
- * OpenTelemetry agent takes seconds to start).
+ * OpenTelemetry agent takes seconds to start). HttpClient 5.x's async client in runs of its own,
+ * beside each agent alone ({@link
+ * #asyncApacheIsAnsweredAsWithRetryAgentAloneAndTracedAsByOpenTelemetry}).
  */
 class OpenTelemetryIT {
   private static final List<String> THREE_ATTEMPTS =
@@ -80,11 +82,38 @@ class OpenTelemetryIT {
   /** An Apache HttpClient 5.x POST answered 503, never repeated: traced as without the agent. */
   private static final String APACHE_NOT_RETRIED = "ap5post-app";
 
+  /**
+   * HttpClient 5.x's async client, answered 503, 503, 200: the OpenTelemetry agent's one span for
+   * the whole call ({@link #asyncApacheIsAnsweredAsWithRetryAgentAloneAndTracedAsByOpenTelemetry}).
+   */
+  private static final List<String> ASYNC_APACHE = List.of("ap5async-root", "ap5async-app");
+
   /** One JVM per order, each order on another JDK: both orders and both JDKs in two runs. */
   static Stream<Arguments> ordersAndJdks() {
     return Stream.of(
         Arguments.of(Named.of("retry-agent first", true), Named.of("JDK 17", Jdks.jdk17())),
         Arguments.of(Named.of("OpenTelemetry first", false), Named.of("JDK 25", Jdks.jdk25())));
+  }
+
+  /**
+   * The OpenTelemetry agent's options: spans to stderr ({@code logging-otlp}, exported every 50
+   * ms), no metrics or logs, and of its instrumentations only {@code instrumentations} and the
+   * API's bridge (the others off, for a shorter start-up).
+   */
+  private static String[] otelOptions(String... instrumentations) {
+    List<String> options =
+        new ArrayList<>(
+            List.of(
+                "-Dotel.traces.exporter=logging-otlp",
+                "-Dotel.metrics.exporter=none",
+                "-Dotel.logs.exporter=none",
+                "-Dotel.bsp.schedule.delay=50",
+                "-Dotel.instrumentation.common.default-enabled=false",
+                "-Dotel.instrumentation.opentelemetry-api.enabled=true"));
+    for (String i : instrumentations) {
+      options.add("-Dotel.instrumentation." + i + ".enabled=true");
+    }
+    return options.toArray(String[]::new);
   }
 
   private static Path resource(String name) {
@@ -127,21 +156,16 @@ class OpenTelemetryIT {
               .withoutAgent()
               .jvmArgs(retryFirst ? retry : otel, retryFirst ? otel : retry)
               .jvmArgs(tls.trustStoreOptions().toArray(String[]::new))
+              .jvmArgs("-Dotelit.https=" + tls.uri(""))
+              // the instrumentations these calls need (the executors carry an enqueued call's
+              // context to its dispatcher thread)
               .jvmArgs(
-                  "-Dotelit.https=" + tls.uri(""),
-                  "-Dotel.traces.exporter=logging-otlp",
-                  "-Dotel.metrics.exporter=none",
-                  "-Dotel.logs.exporter=none",
-                  "-Dotel.bsp.schedule.delay=50",
-                  // the instrumentations these calls need (the executors carry an enqueued call's
-                  // context to its dispatcher thread); the others off, for a shorter start-up
-                  "-Dotel.instrumentation.common.default-enabled=false",
-                  "-Dotel.instrumentation.java-http-client.enabled=true",
-                  "-Dotel.instrumentation.okhttp.enabled=true",
-                  "-Dotel.instrumentation.http-url-connection.enabled=true",
-                  "-Dotel.instrumentation.apache-httpclient.enabled=true",
-                  "-Dotel.instrumentation.executors.enabled=true",
-                  "-Dotel.instrumentation.opentelemetry-api.enabled=true")
+                  otelOptions(
+                      "java-http-client",
+                      "okhttp",
+                      "http-url-connection",
+                      "apache-httpclient",
+                      "executors"))
               .mainClass(OtelApp.class)
               .classpath(ApacheVersions.jarsIn("otel-api"))
               .classpath(OkHttpVersions.V4.jars())
@@ -406,6 +430,145 @@ class OpenTelemetryIT {
         .orElseThrow(() -> new AssertionError("no span " + id + " among " + spans));
   }
 
+  /** What one run of {@link #asyncApache} printed and what its server saw. */
+  record Run(ForkedJvm.Result result, List<RecordedRequest> requests) {}
+
+  /**
+   * {@link #ASYNC_APACHE}, each answered 503, 503, 200, with retry-agent, the OpenTelemetry agent,
+   * or both in the order given.
+   */
+  private static Run asyncApache(Path jdk, boolean retry, boolean otel, boolean retryFirst)
+      throws Exception {
+    try (CountingServer server = CountingServer.start()) {
+      for (int i = 0; i < ASYNC_APACHE.size(); i++) {
+        server.enqueue(status(503), status(503), ok("fine"));
+      }
+      server.setDefaultReply(status(503));
+      List<String> agents = new ArrayList<>();
+      String r = "-javaagent:" + ForkedJvm.agentJar() + "=" + resource("otel.yml");
+      String o = "-javaagent:" + ApacheVersions.jarsIn("otel-agent")[0];
+      if (retry && otel) {
+        agents.add(retryFirst ? r : o);
+        agents.add(retryFirst ? o : r);
+      } else if (retry) {
+        agents.add(r);
+      } else if (otel) {
+        agents.add(o);
+      }
+      List<String> args = new ArrayList<>();
+      args.add(server.uri("").toString());
+      args.addAll(ASYNC_APACHE);
+      ForkedJvm.Result run =
+          ForkedJvm.builder(jdk)
+              .withoutAgent()
+              .jvmArgs(agents.toArray(String[]::new))
+              .jvmArgs(otelOptions("apache-httpclient", "executors"))
+              .mainClass(OtelApp.class)
+              .classpath(ApacheVersions.jarsIn("otel-api"))
+              // the application's other clients, unused here but linked by its main class
+              .classpath(OkHttpVersions.V4.jars())
+              .classpath(ApacheVersions.V4_5.jars())
+              .classpath(ApacheVersions.V5_6.jars())
+              .args(args.toArray(String[]::new))
+              .timeout(Duration.ofSeconds(180))
+              .run();
+      assertThat(run.exitCode()).as(run.describe()).isZero();
+      return new Run(run, server.requests());
+    }
+  }
+
+  /**
+   * HttpClient 5.x's async client ({@code HttpAsyncClients.createDefault()}, 5.6.5, a {@code
+   * FutureCallback}) beside the OpenTelemetry Java agent (2.33.1, its {@code apache-httpclient-5.0}
+   * instrumentation), each order on its JDK (retry-agent first on 17, OpenTelemetry first on 25), a
+   * GET answered 503, 503, 200 with and without an application span, against three runs: both
+   * agents, retry-agent alone, OpenTelemetry alone. With both, the application gets the 200 after
+   * three requests, as with retry-agent alone; OpenTelemetry makes its one CLIENT span for the
+   * call, as it does alone (under the application's span, or a root), every request carrying it (as
+   * HttpClient's own resend does); retry-agent adds no CLIENT span; the application's callback sees
+   * the span it sees without retry-agent; nothing in the log says anything failed. OpenTelemetry
+   * starts its span before the execution chain and does not make it current there: retry-agent's
+   * handler does not see it (docs/opentelemetry.md).
+   */
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("ordersAndJdks")
+  void asyncApacheIsAnsweredAsWithRetryAgentAloneAndTracedAsByOpenTelemetry(
+      boolean retryFirst, Path jdk) throws Exception {
+    Run both = asyncApache(jdk, true, true, retryFirst);
+    Run retryAlone = asyncApache(jdk, true, false, retryFirst);
+    Run otelAlone = asyncApache(jdk, false, true, retryFirst);
+    ForkedJvm.Result b = both.result();
+    List<Span> spans = ExportedSpans.parse(b.stderr());
+    List<Span> otelSpans = ExportedSpans.parse(otelAlone.result().stderr());
+    String why =
+        "both:\n"
+            + b.describe()
+            + "\nretry-agent alone:\n"
+            + retryAlone.result().describe()
+            + "\nOpenTelemetry alone:\n"
+            + otelAlone.result().describe();
+    assertThat(b.stderr()).as(why).doesNotContain("internal error").doesNotContain("NOT hooked");
+
+    for (String scenario : ASYNC_APACHE) {
+      String as = scenario + ": " + why;
+      // Answered as with retry-agent alone: the 200 after its three attempts.
+      assertThat(b.value(scenario + ".status"))
+          .as(as)
+          .isEqualTo(retryAlone.result().value(scenario + ".status"))
+          .isEqualTo("200");
+      List<RecordedRequest> sent = ofPath(both.requests(), scenario);
+      assertThat(sent).as(as).hasSize(3);
+      assertThat(ofPath(retryAlone.requests(), scenario)).as(as).hasSize(3);
+
+      // Traced as OpenTelemetry alone traces the call: its one CLIENT span, under the
+      // application's span or a root; no CLIENT span of retry-agent's (it makes none for this
+      // client), and every request carries OpenTelemetry's span, as HttpClient's own resend does.
+      Span call = single(as, ExportedSpans.clientSpansOf(spans, "/" + scenario));
+      Span alone = single(as, ExportedSpans.clientSpansOf(otelSpans, "/" + scenario));
+      assertThat(call.scope()).as(as).isEqualTo(alone.scope()).startsWith("io.opentelemetry.");
+      assertThat(call.name()).as(as).isEqualTo(alone.name()).isEqualTo("GET");
+      assertThat(call.attribute("http.response.status_code")).as(as).isEqualTo("200");
+      assertThat(sent)
+          .as(as)
+          .extracting(OpenTelemetryIT::traceparentSent)
+          .containsOnly(traceparentOf(call));
+      assertThat(ofPath(otelAlone.requests(), scenario))
+          .as(as)
+          .extracting(OpenTelemetryIT::traceparentSent)
+          .containsOnly(traceparentOf(alone));
+      if (scenario.endsWith("-app")) {
+        assertThat(call.parentSpanId()).as(as).isEqualTo(b.value(scenario + ".appSpan"));
+        assertThat(alone.parentSpanId())
+            .as(as)
+            .isEqualTo(otelAlone.result().value(scenario + ".appSpan"));
+        // the retries' waits as events of the application's span, as for the other clients
+        Span app = spanById(spans, b.value(scenario + ".appSpan"));
+        assertThat(retryEvents(app))
+            .as(as)
+            .containsExactly("503 after attempt 1, wait 50 ms", "503 after attempt 2, wait 100 ms");
+      } else {
+        assertThat(call.parentSpanId()).as(as).isEmpty();
+        assertThat(alone.parentSpanId()).as(as).isEmpty();
+      }
+      // The application's callback sees the span it sees with OpenTelemetry alone.
+      assertThat(b.value(scenario + ".callbackSpan"))
+          .as(as)
+          .isEqualTo(
+              scenario.endsWith("-app")
+                  ? b.value(scenario + ".appSpan")
+                  : otelAlone.result().value(scenario + ".callbackSpan"));
+    }
+    assertThat(spans)
+        .as("no CLIENT span of retry-agent's: " + why)
+        .noneMatch(s -> s.scope().equals("dev.retryagent") && s.kind() == ExportedSpans.CLIENT);
+  }
+
+  private static List<RecordedRequest> ofPath(List<RecordedRequest> requests, String scenario) {
+    return requests.stream()
+        .filter(q -> q.target().equals("/" + scenario))
+        .collect(Collectors.toList());
+  }
+
   /**
    * retry-agent first, and a call made inside the OpenTelemetry agent's {@code premain}, before it
    * sets its global instance: its GCP resource detector asks the metadata server through {@code
@@ -429,15 +592,8 @@ class OpenTelemetryIT {
                   "-javaagent:" + ForkedJvm.agentJar() + "=" + resource("otel.yml"),
                   "-javaagent:" + ApacheVersions.jarsIn("otel-agent")[0])
               .jvmArgs(
-                  "-Djdk.net.hosts.file=" + hosts,
-                  "-Dotel.resource.providers.gcp.enabled=true",
-                  "-Dotel.traces.exporter=logging-otlp",
-                  "-Dotel.metrics.exporter=none",
-                  "-Dotel.logs.exporter=none",
-                  "-Dotel.bsp.schedule.delay=50",
-                  "-Dotel.instrumentation.common.default-enabled=false",
-                  "-Dotel.instrumentation.java-http-client.enabled=true",
-                  "-Dotel.instrumentation.opentelemetry-api.enabled=true")
+                  "-Djdk.net.hosts.file=" + hosts, "-Dotel.resource.providers.gcp.enabled=true")
+              .jvmArgs(otelOptions("java-http-client"))
               .mainClass(OtelApp.class)
               .classpath(ApacheVersions.jarsIn("otel-api"))
               .classpath(OkHttpVersions.V4.jars())
