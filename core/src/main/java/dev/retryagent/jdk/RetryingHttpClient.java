@@ -3,6 +3,7 @@ package dev.retryagent.jdk;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.jdk.ClientCalls;
+import dev.retryagent.internal.jdk.ClientExecutor;
 import dev.retryagent.internal.jdk.JdkRetrying;
 import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
@@ -292,6 +293,11 @@ public final class RetryingHttpClient extends HttpClient {
     @Override
     public boolean followsRedirects() {
       return delegate.followRedirects() != Redirect.NEVER;
+    }
+
+    @Override
+    public Executor executor() {
+      return ClientExecutor.of(delegate);
     }
 
     @Override

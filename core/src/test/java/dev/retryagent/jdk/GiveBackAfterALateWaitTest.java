@@ -53,12 +53,13 @@ class GiveBackAfterALateWaitTest {
   private final HttpClient plain =
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private HttpClient ours;
+  private RetryEngine engine;
 
   @BeforeEach
   void start() throws IOException {
     server = new ScriptedHttpServer();
     server.otherwise(ScriptedHttpServer.Action.ok("late"));
-    RetryEngine engine =
+    engine =
         TestEngines.engine(
             time,
             Mode.ENFORCE,
@@ -222,12 +223,17 @@ class GiveBackAfterALateWaitTest {
   void anInterruptWhileSendAwaitsTheHandlersBodyEndsTheCallAsTheJdkEndsIt() throws Exception {
     // A subscriber whose body never completes: send waits for it, and the caller's interrupt ends
     // the call with send's own InterruptedException (no message), the flag cleared, as the JDK's.
+    // What its subscriber is told is the JDK's (JDK 20+, 17.0.17+: onError "Request cancelled" on
+    // the caller's thread; before: nothing): before, the replay stopped without telling it.
+    List<List<String>> told = new CopyOnWriteArrayList<>();
     for (HttpClient client : new HttpClient[] {plain, ours}) {
       CountDownLatch applied = new CountDownLatch(1);
+      NeverEnding subscriber = new NeverEnding();
+      told.add(subscriber.told);
       BodyHandler<String> never =
           info -> {
             applied.countDown();
-            return new NeverEnding();
+            return subscriber;
           };
       enqueueBusy("busy, come back");
       AtomicReference<Throwable> thrown = new AtomicReference<>();
@@ -241,7 +247,8 @@ class GiveBackAfterALateWaitTest {
                   thrown.set(t);
                   flag.set(Thread.currentThread().isInterrupted());
                 }
-              });
+              },
+              "the-caller");
       caller.start();
       assertThat(applied.await(20, TimeUnit.SECONDS)).isTrue();
       await().atMost(Duration.ofSeconds(20)).until(() -> caller.getState() == Thread.State.WAITING);
@@ -251,27 +258,204 @@ class GiveBackAfterALateWaitTest {
       assertThat(thrown.get()).isInstanceOf(InterruptedException.class).hasMessage(null);
       assertThat(flag.get()).isFalse();
     }
+    assertThat(told.get(1)).isEqualTo(told.get(0));
     assertThat(server.requestCount()).isEqualTo(2);
   }
 
-  /** A body subscriber that asks for nothing and never completes its body. */
+  /**
+   * A body subscriber that asks for nothing until told and never completes its body; it records
+   * what it is told, and on which thread.
+   */
   static final class NeverEnding implements HttpResponse.BodySubscriber<String> {
+    final List<String> told = new CopyOnWriteArrayList<>();
+    final CountDownLatch subscribed = new CountDownLatch(1);
+    volatile Flow.Subscription subscription;
+
     @Override
     public java.util.concurrent.CompletionStage<String> getBody() {
       return new CompletableFuture<>();
     }
 
     @Override
-    public void onSubscribe(Flow.Subscription subscription) {}
+    public void onSubscribe(Flow.Subscription subscription) {
+      this.subscription = subscription;
+      subscribed.countDown();
+    }
 
     @Override
-    public void onNext(List<ByteBuffer> item) {}
+    public void onNext(List<ByteBuffer> item) {
+      told.add("onNext on " + Thread.currentThread().getName());
+    }
 
     @Override
-    public void onError(Throwable throwable) {}
+    public void onError(Throwable throwable) {
+      told.add("onError " + throwable + " on " + Thread.currentThread().getName());
+    }
 
     @Override
-    public void onComplete() {}
+    public void onComplete() {
+      told.add("onComplete on " + Thread.currentThread().getName());
+    }
+  }
+
+  /** Where a handler's and its subscriber's signals ran: the thread names, numbers as N. */
+  private static BodyHandler<String> recordingThreads(List<String> threads) {
+    return info -> {
+      threads.add("apply on " + pattern());
+      HttpResponse.BodySubscriber<String> own = BodySubscribers.ofString(StandardCharsets.UTF_8);
+      return new HttpResponse.BodySubscriber<>() {
+        @Override
+        public java.util.concurrent.CompletionStage<String> getBody() {
+          return own.getBody();
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+          threads.add("onSubscribe on " + pattern());
+          own.onSubscribe(s);
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> item) {
+          threads.add("onNext on " + pattern());
+          own.onNext(item);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          threads.add("onError on " + pattern());
+          own.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+          threads.add("onComplete on " + pattern());
+          own.onComplete();
+        }
+      };
+    };
+  }
+
+  private static String pattern() {
+    return Thread.currentThread().getName().replaceAll("[0-9]+", "N");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void theHandlerAndItsSubscriberRunOnTheClientsExecutorAsTheJdkRunsThem(Way way) throws Exception {
+    // Before: on the caller's thread (send) or the JDK's async pool (sendAsync), where the JDK
+    // runs them on the executor the application gave the client (read in HttpClientImpl and
+    // Http1Response, JDK 17 and 25); sendAsync's dependent stages on the async pool, as the JDK's.
+    AtomicInteger n = new AtomicInteger();
+    java.util.concurrent.ExecutorService own =
+        java.util.concurrent.Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "app-executor-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    try {
+      HttpClient plainWithOwn =
+          HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(own).build();
+      HttpClient oursWithOwn = RetryingHttpClient.wrap(plainWithOwn, engine);
+      String asyncPool =
+          CompletableFuture.supplyAsync(GiveBackAfterALateWaitTest::pattern)
+              .get(20, TimeUnit.SECONDS);
+      List<String> expected =
+          List.of(
+              "apply on app-executor-N",
+              "onSubscribe on app-executor-N",
+              "onNext on app-executor-N",
+              "onComplete on app-executor-N");
+      for (HttpClient client : new HttpClient[] {plainWithOwn, oursWithOwn}) {
+        List<String> threads = new CopyOnWriteArrayList<>();
+        enqueueBusy("busy, come back");
+        HttpResponse<String> r;
+        if (way == Way.SEND) {
+          r = client.send(get(), recordingThreads(threads));
+          if (client == plainWithOwn) {
+            // The JDK's send runs them there too, but on the caller's thread when the response
+            // was read before the caller subscribed (now and then): not compared signal by signal.
+            assertThat(threads).hasSize(4);
+            continue;
+          }
+        } else {
+          if (client == oursWithOwn) {
+            time.holdTasks();
+          }
+          CompletableFuture<HttpResponse<String>> f =
+              client.sendAsync(get(), recordingThreads(threads));
+          CompletableFuture<String> dependent = f.thenApply(x -> pattern());
+          if (client == oursWithOwn) {
+            await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
+            time.runHeldTasks();
+          }
+          r = f.get(20, TimeUnit.SECONDS);
+          String ranOn = dependent.get(20, TimeUnit.SECONDS);
+          if (!ranOn.equals(pattern())) { // not the test's thread: the plain future completed late
+            assertThat(ranOn).as("a dependent stage").isEqualTo(asyncPool);
+          }
+        }
+        assertThat(r.statusCode()).isEqualTo(503);
+        assertThat(r.body()).isEqualTo("busy, come back");
+        assertThat(threads)
+            .as(client == plainWithOwn ? "the JDK" : "given back")
+            .isEqualTo(expected);
+      }
+    } finally {
+      own.shutdownNow();
+    }
+  }
+
+  @Test
+  void withoutAnExecutorOfItsOwnTheLibraryCannotReachTheJdksPool() {
+    // The JDK's own pool is in java.net.http's internal package, closed to the class path: the
+    // library runs the give-back where the call ends (the agent opens the package to itself).
+    assertThat(dev.retryagent.internal.jdk.ClientExecutor.of(plain)).isNull();
+    java.util.concurrent.Executor own = Runnable::run;
+    assertThat(
+            dev.retryagent.internal.jdk.ClientExecutor.of(
+                HttpClient.newBuilder().executor(own).build()))
+        .isSameAs(own);
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  void aCancelWhileTheBodyIsReadStopsItAsTheJdkStopsIt(boolean mayInterrupt) throws Exception {
+    // Before: any cancel stopped the replay without telling the subscriber. The JDK: cancel(true)
+    // tells it onError("Request cancelled") on the cancelling thread (JDK 20+, 17.0.17+; before,
+    // nothing); cancel(false) leaves the exchange alone, and the body goes on as it asks.
+    List<List<String>> told = new CopyOnWriteArrayList<>();
+    for (HttpClient client : new HttpClient[] {plain, ours}) {
+      NeverEnding subscriber = new NeverEnding();
+      enqueueBusy("busy, come back");
+      if (client == ours) {
+        time.holdTasks();
+      }
+      CompletableFuture<HttpResponse<String>> f = client.sendAsync(get(), info -> subscriber);
+      if (client == ours) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
+        time.runHeldTasks();
+      }
+      assertThat(subscriber.subscribed.await(20, TimeUnit.SECONDS)).isTrue();
+      assertThat(f.cancel(mayInterrupt)).isTrue();
+      if (!mayInterrupt) {
+        subscriber.subscription.request(1);
+        await()
+            .atMost(Duration.ofSeconds(20))
+            .until(() -> subscriber.told.stream().anyMatch(t -> t.startsWith("onComplete")));
+      }
+      told.add(
+          subscriber.told.stream()
+              .map(t -> t.replaceAll(" on .*", ""))
+              .collect(java.util.stream.Collectors.toList()));
+      if (mayInterrupt) {
+        assertThat(subscriber.told)
+            .allMatch(t -> t.endsWith(" on " + Thread.currentThread().getName()));
+      }
+    }
+    assertThat(told.get(1)).isEqualTo(told.get(0));
+    assertThat(server.requestCount()).isEqualTo(2);
   }
 
   /** All that HttpResponse shows the application, its request's too. */

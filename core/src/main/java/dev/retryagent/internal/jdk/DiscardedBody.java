@@ -29,14 +29,22 @@ final class DiscardedBody<T> implements BodySubscriber<T> {
   private final CompletableFuture<T> body = new CompletableFuture<>();
   private final HttpResponse.ResponseInfo info; // null: nothing kept (the call ends, not retried)
   private final HttpResponse.BodyHandler<T> handler; // the caller's, for a give-back
+  // The call's client, whose executor a give-back runs on; let go by giveBack, as the kept bytes
+  // are: the response given back holds this, and must hold neither the client nor the copy.
+  private JdkTransport transport;
   private Flow.Subscription subscription; // the JDK calls onSubscribe, then onNext, in order
   private long read;
   private byte[] kept; // the bytes read, while within the limit; null before the first, or past it
 
-  /** {@code info} null: nothing kept; else {@code handler} is the caller's, for a give-back. */
-  DiscardedBody(HttpResponse.ResponseInfo info, HttpResponse.BodyHandler<T> handler) {
+  /**
+   * {@code info} null: nothing kept; else {@code handler} is the caller's and {@code transport} the
+   * call's, for a give-back.
+   */
+  DiscardedBody(
+      HttpResponse.ResponseInfo info, HttpResponse.BodyHandler<T> handler, JdkTransport transport) {
     this.info = info;
     this.handler = handler;
+    this.transport = transport;
   }
 
   @Override
@@ -96,7 +104,10 @@ final class DiscardedBody<T> implements BodySubscriber<T> {
    */
   GivenBack<T> giveBack(HttpResponse<T> response) {
     byte[] k = kept;
+    JdkTransport t = transport;
+    kept = null;
+    transport = null;
     int n = (int) read;
-    return new GivenBack<>(response, info, handler, k == null ? new byte[0] : k, n);
+    return new GivenBack<>(response, info, handler, t, k == null ? new byte[0] : k, n);
   }
 }

@@ -12,7 +12,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
+import java.util.function.BiConsumer;
 
 /**
  * A response released for a retry whose wait then ended past the call's deadline, given to the
@@ -28,8 +30,17 @@ import java.util.concurrent.Flow;
  * CallersResponse}), {@code body()} the handler's value. Made only on a retry's path.
  */
 final class GivenBack<T> extends AttemptsResponse<T> {
+  /**
+   * Whether the JDK tells the body's subscriber {@code onError(IOException("Request cancelled"))}
+   * when the call is cancelled ({@code cancel(true)}, an interrupted {@code send}) while its body
+   * is read: since JDK-8294916 (JDK 20; 17.0.17), on the cancelling thread; before, it stops
+   * silently ({@code Http1Exchange.cancelImpl}; seen told on 25, not on 17.0.15).
+   */
+  static final boolean CANCEL_TELLS_SUBSCRIBER = cancelTellsSubscriber(Runtime.version());
+
   private final ResponseInfo info; // the JDK's, as its handler was to get it
   private final BodyHandler<T> handler; // the application's
+  private final JdkTransport transport; // the client's: where its executor is
   private final byte[] bytes;
   private final int length;
   private final T body;
@@ -38,54 +49,55 @@ final class GivenBack<T> extends AttemptsResponse<T> {
       HttpResponse<T> attempts,
       ResponseInfo info,
       BodyHandler<T> handler,
+      JdkTransport transport,
       byte[] bytes,
       int length) {
-    this(attempts, info, handler, bytes, length, null);
+    this(attempts, info, handler, transport, bytes, length, null);
   }
 
   private GivenBack(
       HttpResponse<T> attempts,
       ResponseInfo info,
       BodyHandler<T> handler,
+      JdkTransport transport,
       byte[] bytes,
       int length,
       T body) {
     super(attempts); // as the application gets it: CallersResponse's view
     this.info = info;
     this.handler = handler;
+    this.transport = transport;
     this.bytes = bytes;
     this.length = length;
     this.body = body;
   }
 
+  static boolean cancelTellsSubscriber(Runtime.Version v) {
+    return v.feature() >= 20 || (v.feature() == 17 && v.update() >= 17);
+  }
+
   /** The application's response, {@code body()} its handler's value. */
   private GivenBack<T> with(T value) {
-    return new GivenBack<>(attempts, null, null, null, 0, value);
+    return new GivenBack<>(attempts, null, null, null, null, 0, value);
   }
 
   /**
    * The response as {@code HttpClient.send} gives it with {@code handler}: the handler applied to
-   * the kept head, its subscriber given the kept bytes as it asks for them, its {@code getBody()}
-   * awaited as {@code send} awaits it (an interrupt then: {@code send}'s {@link
-   * InterruptedException}, the replay cancelled). What the handler or its subscriber throws, or
-   * completes its body with, fails the call as {@code send} fails it ({@link #asSendThrowsIt}); a
-   * subscriber's method that throws is told {@code onError} first, as the JDK tells it.
+   * the kept head and its subscriber given the kept bytes as it asks for them, on the client's
+   * executor as the JDK does it ({@link ClientExecutor}; here when out of reach), its {@code
+   * getBody()} awaited as {@code send} awaits it. An interrupt then: {@code send}'s {@link
+   * InterruptedException}, the replay stopped as the JDK stops the exchange ({@link
+   * Delivery#stop}). What the handler or its subscriber throws, or completes its body with, fails
+   * the call as {@code send} fails it ({@link #asSendThrowsIt}); a subscriber's method that throws
+   * is told {@code onError} first, as the JDK tells it.
    */
   HttpResponse<T> deliver() throws IOException, InterruptedException {
-    CompletableFuture<T> value;
-    Replay replay = null;
+    Delivery delivery = new Delivery(false);
+    delivery.start();
     try {
-      BodySubscriber<T> subscriber = handler.apply(info);
-      replay = new Replay(subscriber, bytes, length);
-      replay.start();
-      value = subscriber.getBody().toCompletableFuture();
-    } catch (RuntimeException | Error e) {
-      throw asSendThrowsIt(e);
-    }
-    try {
-      return with(value.get());
+      return delivery.get();
     } catch (InterruptedException e) {
-      replay.cancel();
+      delivery.stop(); // as send's cancel(true) of its future
       throw e;
     } catch (ExecutionException e) {
       throw asSendThrowsIt(e.getCause());
@@ -94,48 +106,117 @@ final class GivenBack<T> extends AttemptsResponse<T> {
 
   /**
    * The response as {@code HttpClient.sendAsync} completes its future with {@code handler}: as
-   * {@link #deliver}, the handler applied and the bytes replayed on this thread (the loop's: the
-   * JDK's executor, where the JDK applies it), {@code getBody()} chained. What the handler throws,
-   * or its body fails with, fails the future as the JDK's fails ({@code CompletionException} around
-   * it); cancelling the future cancels the replay.
+   * {@link #deliver}, the handler applied and the bytes replayed on the client's executor, the
+   * future completed on the JDK's async pool, where the JDK completes its own. What the handler
+   * throws, or its body fails with, fails the future as the JDK's fails ({@code
+   * CompletionException} around it); a {@code cancel(true)} stops the replay as the JDK stops the
+   * exchange ({@link Delivery#stop}), a {@code cancel(false)} lets it go on, as the JDK's does.
    */
   CompletableFuture<HttpResponse<T>> deliverAsync() {
-    Replay replay;
-    CompletionStage<T> value;
-    try {
-      BodySubscriber<T> subscriber = handler.apply(info);
-      replay = new Replay(subscriber, bytes, length);
-      replay.start();
-      value = subscriber.getBody();
-    } catch (RuntimeException | Error e) {
-      return CompletableFuture.failedFuture(new CompletionException(e));
-    }
-    Delivery<T> delivery = new Delivery<>(replay);
-    value.whenComplete(
-        (v, e) -> {
-          if (e != null) {
-            // As the JDK's future fails: in a CompletionException, whatever the body failed with.
-            delivery.completeExceptionally(
-                e instanceof CompletionException ? e : new CompletionException(e));
-          } else {
-            delivery.complete(with(v));
-          }
-        });
+    Delivery delivery = new Delivery(true);
+    delivery.start();
     return delivery;
   }
 
-  /** {@link #deliverAsync}'s future: a cancel stops the replay. */
-  private static final class Delivery<T> extends CompletableFuture<HttpResponse<T>> {
-    private final Replay replay;
+  /** The client's executor, or null when out of reach; never throws. */
+  private Executor executor() {
+    try {
+      return transport == null ? null : transport.executor();
+    } catch (RuntimeException e) {
+      return null; // run here, as before
+    }
+  }
 
-    Delivery(Replay replay) {
-      this.replay = replay;
+  /**
+   * One give-back: the handler applied and the bytes replayed when it runs, on the client's
+   * executor; the response's future for {@code sendAsync}, the value {@code send} awaits.
+   */
+  private final class Delivery extends CompletableFuture<HttpResponse<T>> implements Runnable {
+    private final boolean async;
+    private Replay replay; // guarded by this: set once the handler's subscriber is subscribed
+    private boolean stopped; // guarded by this: the call was cancelled
+
+    Delivery(boolean async) {
+      this.async = async;
+    }
+
+    /** Runs on the client's executor; here when out of reach or refused (shut down meanwhile). */
+    void start() {
+      Executor executor = executor();
+      if (executor == null) {
+        run();
+        return;
+      }
+      try {
+        executor.execute(this);
+      } catch (RuntimeException refused) {
+        run();
+      }
+    }
+
+    @Override
+    public void run() {
+      CompletionStage<T> value;
+      Replay r;
+      try {
+        synchronized (this) {
+          if (stopped) {
+            return; // cancelled before its head reached the handler: never applied, as the JDK's
+          }
+        }
+        BodySubscriber<T> subscriber = handler.apply(info);
+        r = new Replay(subscriber, bytes, length);
+        synchronized (this) {
+          if (stopped) {
+            return;
+          }
+          replay = r;
+        }
+        r.start();
+        value = subscriber.getBody();
+      } catch (RuntimeException | Error e) {
+        completeExceptionally(async ? new CompletionException(e) : e);
+        return;
+      }
+      BiConsumer<T, Throwable> end =
+          (v, e) -> {
+            if (e == null) {
+              complete(with(v));
+            } else if (async && !(e instanceof CompletionException)) {
+              // As the JDK's future fails: in a CompletionException, whatever the body failed with.
+              completeExceptionally(new CompletionException(e));
+            } else {
+              completeExceptionally(e); // send unwraps it as get() does
+            }
+          };
+      if (async) {
+        value.whenCompleteAsync(end, JdkRetrying.JDK_ASYNC_POOL);
+      } else {
+        value.whenComplete(end);
+      }
     }
 
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
-      replay.cancel();
+      if (mayInterruptIfRunning) {
+        stop(); // the JDK's cancel(false) leaves its exchange alone (MultiExchange.cancel)
+      }
       return super.cancel(mayInterruptIfRunning);
+    }
+
+    /**
+     * The call was cancelled: the replay stops, its subscriber told {@code onError} on this thread
+     * when the JDK tells it ({@link #CANCEL_TELLS_SUBSCRIBER}).
+     */
+    void stop() {
+      Replay r;
+      synchronized (this) {
+        stopped = true;
+        r = replay;
+      }
+      if (r != null) {
+        r.stop(CANCEL_TELLS_SUBSCRIBER ? new IOException("Request cancelled") : null);
+      }
     }
   }
 
@@ -190,6 +271,7 @@ final class GivenBack<T> extends AttemptsResponse<T> {
     private boolean ended; // onComplete or onError told (onError may follow a failed onComplete)
     private boolean cancelled;
     private boolean signalling; // a signal is running on some thread
+    private Throwable stopping; // the call's cancel, to tell once the signal running returns
 
     Replay(BodySubscriber<?> subscriber, byte[] bytes, int length) {
       this.subscriber = subscriber;
@@ -208,9 +290,7 @@ final class GivenBack<T> extends AttemptsResponse<T> {
         fail(e, false);
         return;
       } finally {
-        synchronized (this) {
-          signalling = false;
-        }
+        signalled();
       }
       drain();
     }
@@ -231,6 +311,30 @@ final class GivenBack<T> extends AttemptsResponse<T> {
     @Override
     public synchronized void cancel() {
       cancelled = true;
+    }
+
+    /**
+     * The call's cancel: nothing more is sent, and the subscriber is told {@code onError(told)}
+     * unless {@code told} is null or it ended, even after its own {@code cancel}, as the JDK tells
+     * it; after a signal running on another thread returns, so that signals stay serial.
+     */
+    void stop(Throwable told) {
+      synchronized (this) {
+        if (ended || stopping != null) {
+          cancelled = true;
+          return;
+        }
+        cancelled = true;
+        if (told == null) {
+          return;
+        }
+        if (signalling) {
+          stopping = told; // the signal running tells it as it returns
+          return;
+        }
+        ended = true;
+      }
+      tell(told);
     }
 
     /** Sends what is due unless a signal is running already (it goes on with it). */
@@ -264,11 +368,23 @@ final class GivenBack<T> extends AttemptsResponse<T> {
           fail(e, !next);
           return;
         } finally {
-          synchronized (this) {
-            signalling = false;
-          }
+          signalled();
         }
       }
+    }
+
+    /** A signal returned: a cancel of the call that came meanwhile is told now. */
+    private void signalled() {
+      Throwable told;
+      synchronized (this) {
+        signalling = false;
+        told = stopping;
+        if (told == null || ended) {
+          return;
+        }
+        ended = true;
+      }
+      tell(told);
     }
 
     /**
@@ -283,6 +399,10 @@ final class GivenBack<T> extends AttemptsResponse<T> {
         }
         ended = true;
       }
+      tell(t);
+    }
+
+    private void tell(Throwable t) {
       try {
         subscriber.onError(t);
       } catch (RuntimeException | Error ignored) {

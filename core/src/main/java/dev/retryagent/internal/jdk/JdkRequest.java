@@ -245,7 +245,9 @@ final class JdkRequest<T> extends SelfViewCall
       return handler.apply(info);
     }
     // A retried body is kept (at most 8 KiB) with its head, for a wait that ends late after all.
-    return retry ? new DiscardedBody<>(info, handler) : new DiscardedBody<>(null, null);
+    return retry
+        ? new DiscardedBody<>(info, handler, transport)
+        : new DiscardedBody<>(null, null, null);
   }
 
   @Override

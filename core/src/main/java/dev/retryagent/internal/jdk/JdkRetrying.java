@@ -25,7 +25,7 @@ public final class JdkRetrying {
    * Where the JDK completes {@code sendAsync}'s future, so where the caller's dependent stages run:
    * {@code HttpClientImpl} completes it with {@code whenCompleteAsync} on this executor.
    */
-  private static final Executor JDK_ASYNC_POOL = new CompletableFuture<Void>().defaultExecutor();
+  static final Executor JDK_ASYNC_POOL = new CompletableFuture<Void>().defaultExecutor();
 
   /**
    * Since JDK 16, cancelling any stage that depends on {@code sendAsync}'s future cancels the

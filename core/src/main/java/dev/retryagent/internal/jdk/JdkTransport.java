@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * How one attempt is made: usually a real {@code HttpClient}'s own {@code send}/{@code sendAsync}.
@@ -56,4 +57,13 @@ public interface JdkTransport {
 
   /** The wait {@link #waitStarts} kept is over. */
   default void waitEnds(RetryCall.Wait wait) {}
+
+  /**
+   * Where the JDK runs the application's {@code BodyHandler} and its subscriber on this client
+   * ({@link ClientExecutor}), for a response given back after a late wait ({@link GivenBack}) to
+   * run there too; null when out of reach (it then runs where the call ends). Asked only then.
+   */
+  default Executor executor() {
+    return null;
+  }
 }

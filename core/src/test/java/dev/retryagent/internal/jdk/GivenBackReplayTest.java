@@ -143,4 +143,63 @@ class GivenBackReplayTest {
     replay(r, "busy").start();
     assertThat(r.signals).containsExactly("subscribe", "next busy", "error IllegalStateException");
   }
+
+  @Test
+  void theResponseGivenBackHoldsNeitherTheKeptBytesNorTheClient() throws Exception {
+    // Before: the response given back kept the retried one, whose body (the agent's subscriber)
+    // held the 8 KiB kept, and the client's transport, for as long as the application held it.
+    JdkTransport transport =
+        new JdkTransport() {
+          @Override
+          public <T> java.net.http.HttpResponse<T> send(
+              java.net.http.HttpRequest request, java.net.http.HttpResponse.BodyHandler<T> h) {
+            throw new UnsupportedOperationException();
+          }
+
+          @Override
+          public <T> CompletableFuture<java.net.http.HttpResponse<T>> sendAsync(
+              java.net.http.HttpRequest request,
+              java.net.http.HttpResponse.BodyHandler<T> h,
+              java.net.http.HttpResponse.PushPromiseHandler<T> p) {
+            throw new UnsupportedOperationException();
+          }
+        };
+    java.net.http.HttpResponse.ResponseInfo info =
+        new java.net.http.HttpResponse.ResponseInfo() {
+          @Override
+          public int statusCode() {
+            return 503;
+          }
+
+          @Override
+          public java.net.http.HttpHeaders headers() {
+            return java.net.http.HttpHeaders.of(java.util.Map.of(), (a, b) -> true);
+          }
+
+          @Override
+          public java.net.http.HttpClient.Version version() {
+            return java.net.http.HttpClient.Version.HTTP_1_1;
+          }
+        };
+    DiscardedBody<String> kept =
+        new DiscardedBody<>(info, java.net.http.HttpResponse.BodyHandlers.ofString(), transport);
+    kept.onSubscribe(
+        new Flow.Subscription() {
+          @Override
+          public void request(long n) {}
+
+          @Override
+          public void cancel() {}
+        });
+    kept.onNext(List.of(ByteBuffer.wrap("busy".getBytes(StandardCharsets.UTF_8))));
+    kept.onComplete();
+
+    kept.giveBack(null);
+
+    for (String field : new String[] {"kept", "transport"}) {
+      java.lang.reflect.Field f = DiscardedBody.class.getDeclaredField(field);
+      f.setAccessible(true);
+      assertThat(f.get(kept)).as(field).isNull();
+    }
+  }
 }
