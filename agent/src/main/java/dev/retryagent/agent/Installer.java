@@ -104,7 +104,7 @@ public final class Installer implements AgentInstaller {
         HookTransformer.installAll(
             inst,
             config.clients().jdkHttp() && AgentRuntime.hasJavaNetHttp()
-                ? JdkHttpInstallation.arm(runtime)
+                ? JdkHttpInstallation.arm(inst, runtime)
                 : null,
             config.clients().okhttp() ? OkHttpInstallation.arm(runtime) : null,
             config.clients().apacheHttpClient() ? ApacheInstallation.arm(runtime) : null,

@@ -2,12 +2,14 @@ package dev.retryagent.agent.jdk;
 
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.internal.jdk.ClientCalls;
+import dev.retryagent.internal.jdk.ClientExecutor;
 import dev.retryagent.internal.jdk.JdkTransport;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 
 /**
  * One attempt of an intercepted call, made on the very client the application called, with a
@@ -57,6 +59,18 @@ final class ClientTransport implements JdkTransport {
     } finally {
       JdkHttpEntry.PASS_THROUGH.clear();
     }
+  }
+
+  /**
+   * The client's executor, the JDK's own pool included: the package it is in opened to the agent
+   * first ({@link JdkInternals}). Asked only when a response is given back after a late wait.
+   */
+  @Override
+  public Executor executor() {
+    if (client.executor().isEmpty()) {
+      JdkInternals.open();
+    }
+    return ClientExecutor.of(client);
   }
 
   @Override
