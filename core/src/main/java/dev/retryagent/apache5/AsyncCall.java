@@ -20,10 +20,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
 import org.apache.hc.core5.concurrent.Cancellable;
+import org.apache.hc.core5.http.ConnectionClosedException;
 import org.apache.hc.core5.http.EntityDetails;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpException;
@@ -47,7 +50,19 @@ import org.apache.hc.core5.util.TimeValue;
 final class AsyncCall extends SelfViewCall
     implements AsyncRetryLoop.Attempt<AsyncCall.Head>,
         ResponseAccess<AsyncCall.Head>,
-        BiConsumer<AsyncCall.Head, Throwable> {
+        BiConsumer<AsyncCall.Head, Throwable>,
+        BooleanSupplier {
+  /**
+   * How long an attempt in flight when its client closed may take to hear of it from HttpClient
+   * before the call tells it itself: HttpCore 5.1.3 loses it now and then (its {@code
+   * close(IMMEDIATE)} closes a session the I/O thread then never reports disconnected), and the
+   * application would wait for good. Its I/O thread normally tells within milliseconds.
+   */
+  static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+  /** {@link #owner} once the client closed. */
+  private static final Object CLOSED = new Object();
+
   private final RetryEngine engine;
   private final HttpRequest request;
   private final AsyncEntityProducer producer;
@@ -62,6 +77,12 @@ final class AsyncCall extends SelfViewCall
 
   /** The attempt under way (the resend counter's log); set before its exchange starts. */
   volatile Exchange current;
+
+  /** The close of the client ({@link AsyncRetryExecHandler.ClientClose}), then {@link #CLOSED}. */
+  private volatile Object owner;
+
+  /** The call's wait, once it has waited: the client's close ends it. */
+  private volatile Wait wait;
 
   // Guarded by this: an attempt's exchange is under way (its retried body still being read), and
   // the attempt that waits for it to end.
@@ -87,6 +108,7 @@ final class AsyncCall extends SelfViewCall
     this.scope = scope;
     this.chain = chain;
     this.app = app;
+    this.owner = AsyncRetryExecHandler.OWNER.get();
     this.method = request.getMethod().toUpperCase(Locale.ROOT);
     HttpHost target = scope.route.getTargetHost();
     String s = target.getSchemeName();
@@ -179,11 +201,91 @@ final class AsyncCall extends SelfViewCall
    */
   @Override
   protected boolean waitStarts(Wait wait) {
+    this.wait = wait;
     if (scope.cancellableDependency == null) {
       return false;
     }
     scope.cancellableDependency.setDependency(new EndsWait(wait));
     return true;
+  }
+
+  // ---- the client's close
+
+  /**
+   * The client this call runs on is closing ({@code close} of every mode; {@code close} itself):
+   * the call ends as without the agent. A failure the close causes is not retried and says nothing
+   * of the host (the signal of {@link #abortedWhen}); a wait ends now, with the earlier attempt's
+   * outcome ({@link #retryTooLate}); an attempt in flight ends as HttpClient ends it, or, should
+   * HttpClient never tell it, with a {@code ConnectionClosedException} after {@link
+   * #CLOSE_GRACE_NANOS}. On the closing thread, inside the client's {@code close}.
+   */
+  void clientClosed(AsyncRetryExecHandler.ClientClose close) {
+    if (owner != close) {
+      return; // another client's call, or told already
+    }
+    owner = CLOSED;
+    abortedWhen(this);
+    Wait w = wait;
+    if (w != null) {
+      w.endNow();
+    }
+    Exchange e = current;
+    if (e != null && !e.isDone()) {
+      try {
+        engine.scheduler().schedule(new Unheard(e), CLOSE_GRACE_NANOS);
+      } catch (RuntimeException refused) {
+        // no engine thread to tell it: as before, HttpClient alone tells it
+      }
+    }
+  }
+
+  /** True once the client closed: the call's give-up signal ({@link #abortedWhen}). */
+  @Override
+  public boolean getAsBoolean() {
+    return owner == CLOSED;
+  }
+
+  /**
+   * After a wait, before the retry: a wait the client's close ended (or that ended after it) makes
+   * no retry; the call ends with the attempt before it, as without the agent: its response given
+   * back as a late wait's is, or its failure, given up as cancelled (the application closed it).
+   */
+  @Override
+  public boolean retryTooLate() {
+    if (owner != CLOSED) {
+      return super.retryTooLate();
+    }
+    retryForgone(failureOf(current));
+    return true;
+  }
+
+  /** {@code e}'s failure, or null when it ended with a response (or has not ended). */
+  private static Throwable failureOf(Exchange e) {
+    if (e == null || e.head != null || !e.isCompletedExceptionally()) {
+      return null;
+    }
+    try {
+      e.getNow(null);
+      return null;
+    } catch (CompletionException x) {
+      return x.getCause();
+    } catch (CancellationException x) {
+      return x;
+    }
+  }
+
+  /** An attempt in flight at the client's close, told of it if HttpClient has not by now. */
+  private static final class Unheard implements Runnable {
+    private final Exchange exchange;
+
+    Unheard(Exchange exchange) {
+      this.exchange = exchange;
+    }
+
+    @Override
+    public void run() {
+      exchange.closedUnheard();
+    }
   }
 
   // ---- AsyncRetryLoop.Attempt
@@ -525,6 +627,7 @@ final class AsyncCall extends SelfViewCall
     final HttpRequest request;
     final ExchangeLog log = new ExchangeLog();
     private boolean launched;
+    private boolean ended; // guarded by this: failed before a head, by HttpClient or at close
     private volatile Head head;
 
     Exchange(int number, HttpRequest request) {
@@ -560,7 +663,13 @@ final class AsyncCall extends SelfViewCall
     public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details)
         throws HttpException, IOException {
       Head h = new Head(response, details);
-      head = h;
+      synchronized (this) {
+        if (ended) {
+          // Told of the client's close by closedUnheard already: this answer is no one's now.
+          throw new ConnectionClosedException("Connection is closed");
+        }
+        head = h;
+      }
       log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
       complete(h); // the loop judges it here
       if (h.discarded) {
@@ -597,15 +706,34 @@ final class AsyncCall extends SelfViewCall
       app.completed();
     }
 
+    /**
+     * The client closed {@link #CLOSE_GRACE_NANOS} ago and HttpClient has told this exchange
+     * nothing: it never will (HttpCore 5.1's lost session). Ends it as its close does.
+     */
+    void closedUnheard() {
+      synchronized (this) {
+        if (head != null || ended) {
+          return; // HttpClient told it
+        }
+        ended = true;
+      }
+      failedBeforeHead(new ConnectionClosedException("Connection is closed"));
+    }
+
     @Override
     public void failed(Exception cause) {
-      Head h = head;
+      Head h;
+      synchronized (this) {
+        h = head;
+        if (h == null) {
+          if (ended) {
+            return; // told at the close already (closedUnheard)
+          }
+          ended = true;
+        }
+      }
       if (h == null) {
-        // The loop decides; a retry starts on a new connection, as HttpClient's own retry does.
-        log.reportTo(AsyncCall.this);
-        scope.execRuntime.discardEndpoint();
-        exchangeOver();
-        completeExceptionally(cause);
+        failedBeforeHead(cause);
         return;
       }
       if (h.discarded) {
@@ -617,6 +745,15 @@ final class AsyncCall extends SelfViewCall
         return;
       }
       app.failed(cause); // the body of the response the application got failed: it hears of it
+    }
+
+    /** The attempt failed before its head: the loop decides. */
+    private void failedBeforeHead(Exception cause) {
+      // A retry starts on a new connection, as HttpClient's own retry does.
+      log.reportTo(AsyncCall.this);
+      scope.execRuntime.discardEndpoint();
+      exchangeOver();
+      completeExceptionally(cause);
     }
   }
 

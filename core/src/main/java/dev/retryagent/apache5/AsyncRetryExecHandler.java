@@ -1,7 +1,9 @@
 package dev.retryagent.apache5;
 
 import dev.retryagent.engine.RetryEngine;
+import java.io.Closeable;
 import java.io.IOException;
+import java.lang.reflect.Method;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -44,9 +46,11 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * away (at most 64 KiB; more closes the connection) and its connection goes back to the pool before
  * the next attempt: the connection is not held through the wait. A request whose {@code
  * AsyncEntityProducer} is not repeatable is never sent twice. The application's {@code
- * Future.cancel} ends a wait for a retry at once, and nothing is sent after it. HttpClient's own
- * retry strategy is governed as for the classic client ({@link GovernedRetryStrategy}), and what it
- * resends counts as attempts ({@link AsyncResendCounter}).
+ * Future.cancel} ends a wait for a retry at once, and nothing is sent after it; so does the
+ * client's close, the call then ending with the attempt before the wait, and an attempt the close
+ * leaves unanswered is answered ({@link AsyncCall#clientClosed}). HttpClient's own retry strategy
+ * is governed as for the classic client ({@link GovernedRetryStrategy}), and what it resends counts
+ * as attempts ({@link AsyncResendCounter}).
  *
  * <p>A wait that ends past the deadline gives the application's consumer the response released for
  * the retry (its head and a body of at most 8 KiB, kept as it was read), as without this handler; a
@@ -117,7 +121,8 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
   }
 
   private static void add(HttpAsyncClientBuilder builder, AsyncExecChainHandler retries) {
-    builder.addExecInterceptorFirst(NAME, retries);
+    ClientClose close = ClientClose.addTo(builder);
+    builder.addExecInterceptorFirst(NAME, close == null ? retries : new Owned(retries, close));
     builder.addExecInterceptorAfter(
         ChainElement.RETRY.name(), COUNTER_NAME, AsyncResendCounter.INSTANCE);
   }
@@ -145,9 +150,104 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
 
   // The two builders share no type: the same three calls on each.
   private static void add(H2AsyncClientBuilder builder, AsyncExecChainHandler retries) {
-    builder.addExecInterceptorFirst(NAME, retries);
+    ClientClose close = ClientClose.addTo(builder);
+    builder.addExecInterceptorFirst(NAME, close == null ? retries : new Owned(retries, close));
     builder.addExecInterceptorAfter(
         ChainElement.RETRY.name(), COUNTER_NAME, AsyncResendCounter.INSTANCE);
+  }
+
+  /**
+   * The close of the clients a builder builds, told to their calls in progress ({@link
+   * AsyncCall#clientClosed}): HttpClient closes what {@code addCloseable} gave it in {@code close},
+   * after its I/O reactor's close and before its pool's and its scheduler's (5.1 to 5.6). One per
+   * builder: the clients it builds share it, so the close of one ends the waits of its siblings'
+   * calls too (they then get the earlier attempt's outcome, as without the agent).
+   */
+  static final class ClientClose implements Closeable {
+    /** {@code HttpAsyncClientBuilder.addCloseable}, protected in every 5.x; null: unreachable. */
+    private static final Method ADD_CLOSEABLE = addCloseable(HttpAsyncClientBuilder.class);
+
+    /** The HTTP/2-only builder's, the same method on an unrelated class. */
+    private static final Method ADD_CLOSEABLE_H2 = addCloseable(H2AsyncClientBuilder.class);
+
+    private static Method addCloseable(Class<?> builder) {
+      try {
+        Method m = builder.getDeclaredMethod("addCloseable", Closeable.class);
+        m.setAccessible(true);
+        return m;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return null; // a module that does not open it: closes are heard as before, when a wait ends
+      }
+    }
+
+    /** A new one on {@code builder}, or null when the builder takes none. */
+    static ClientClose addTo(HttpAsyncClientBuilder builder) {
+      return addTo(ADD_CLOSEABLE, builder);
+    }
+
+    /** A new one on the HTTP/2-only {@code builder}, or null when it takes none. */
+    static ClientClose addTo(H2AsyncClientBuilder builder) {
+      return addTo(ADD_CLOSEABLE_H2, builder);
+    }
+
+    private static ClientClose addTo(Method addCloseable, Object builder) {
+      if (addCloseable == null) {
+        return null;
+      }
+      ClientClose close = new ClientClose();
+      try {
+        addCloseable.invoke(builder, close);
+        return close;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return null;
+      }
+    }
+
+    @Override
+    public void close() {
+      for (AsyncCall call : RUNNING.values()) {
+        call.clientClosed(this);
+      }
+    }
+  }
+
+  /**
+   * The call the thread is making now in a chain of {@link ClientClose}'s builder: hands it to the
+   * {@link AsyncCall} made under it. Set, never removed, so that no entry is made per call.
+   */
+  static final ThreadLocal<ClientClose> OWNER = new ThreadLocal<>();
+
+  /** The first element of a builder's chain that hears its clients' close. */
+  private static final class Owned implements AsyncExecChainHandler {
+    private final AsyncExecChainHandler retries;
+    private final ClientClose close;
+
+    Owned(AsyncExecChainHandler retries, ClientClose close) {
+      this.retries = retries;
+      this.close = close;
+    }
+
+    @Override
+    public void execute(
+        HttpRequest request,
+        AsyncEntityProducer producer,
+        AsyncExecChain.Scope scope,
+        AsyncExecChain chain,
+        AsyncExecCallback callback)
+        throws HttpException, IOException {
+      ClientClose outer = OWNER.get(); // a chain run from inside another's callback
+      OWNER.set(close);
+      try {
+        retries.execute(request, producer, scope, chain, callback);
+      } finally {
+        OWNER.set(outer);
+      }
+    }
+
+    @Override
+    public String toString() {
+      return retries.toString();
+    }
   }
 
   @Override

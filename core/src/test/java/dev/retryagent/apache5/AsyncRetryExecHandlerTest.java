@@ -55,6 +55,8 @@ import org.apache.hc.core5.util.VersionInfo;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The async client's handler on a real HttpClient 5.1 async client and a loopback server that
@@ -411,19 +413,119 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
-  @Test
-  void closingTheClientDuringAWaitEndsTheCallWithNothingSent() throws Exception {
+  /** The three ways an application closes its client. */
+  enum Close {
+    IMMEDIATE,
+    GRACEFUL,
+    PLAIN;
+
+    void close(CloseableHttpAsyncClient c) throws IOException {
+      if (this == PLAIN) {
+        c.close();
+      } else {
+        c.close(CloseMode.valueOf(name()));
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Close.class)
+  void closingTheClientDuringAWaitEndsItAtOnceWithTheEarlierResponse(Close how) throws Exception {
     CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
     time.holdTasks();
     server.enqueue(status(503).header("Retry-After", "5").body("busy"), ok("too late"));
 
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
-    c.close(CloseMode.GRACEFUL);
+    how.close(c);
+    // The wait ended at once (a task at 0 now); the 5 s one never runs.
+    assertThat(time.waits()).endsWith(0L);
     time.runHeldTasks();
 
-    // As the classic client refuses a retry after its close: the client's scheduler refuses it.
-    assertThat(heard.await()).isEqualTo("failed RejectedExecutionException");
+    // What the application had without the agent: the 503 (HttpClient's own retry of it is
+    // refused by the closed client), not a failure of the agent's retry after the close.
+    assertThat(heard.await()).isEqualTo("503 busy");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Close.class)
+  void closingTheClientDuringAWaitAfterAFailureEndsItWithThatFailure(Close how) throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(ScriptedHttpServer.Action.closeWithoutResponse(), ok("too late"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    how.close(c);
+    time.runHeldTasks();
+
+    assertThat(heard.await()).startsWith("failed ").doesNotContain("Rejected");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aFailureTheCloseCausesDuringAnAttemptEndsTheCallWithNothingMoreSent() throws Exception {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(ok("slow").delay(20_000));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> server.requestCount() == 1);
+    c.close(CloseMode.IMMEDIATE);
+    // HttpClient fails the exchange on its I/O thread as it closes, before or after the call
+    // hears of the close: after, the failure is not retried; before, its retry's wait (held here)
+    // was ended by the close. Either way the call ends with that failure.
+    await()
+        .atMost(LONG)
+        .until(
+            () -> {
+              time.runHeldTasks();
+              return heard.outcome.isDone();
+            });
+
+    assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void anAttemptHttpClientNeverTellsOfTheCloseIsEndedByTheCall() throws Exception {
+    // HttpCore 5.1.3 loses an exchange now and then at close(IMMEDIATE) (a session closed by the
+    // closing thread is never reported disconnected): the same with or without the agent, the
+    // application then waits for good. Here an element below ours stands for it, swallowing the
+    // retry's attempt; the call tells it after its grace.
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
+    java.util.concurrent.atomic.AtomicInteger passed =
+        new java.util.concurrent.atomic.AtomicInteger();
+    b.addExecInterceptorAfter(
+        AsyncRetryExecHandler.NAME,
+        "lost",
+        (request, producer, scope, chain, callback) -> {
+          if (passed.incrementAndGet() == 1) {
+            chain.proceed(request, producer, scope, callback);
+          }
+        });
+    CloseableHttpAsyncClient c = started(b);
+    time.holdTasks();
+    server.enqueue(status(503).body("busy"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks(); // the wait ends: the retry goes down the chain, and is lost
+    await().atMost(LONG).until(() -> passed.get() == 2);
+    c.close(CloseMode.IMMEDIATE);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1); // the grace
+    assertThat(time.waits()).endsWith(AsyncCall.CLOSE_GRACE_NANOS);
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
     assertThat(server.requestCount()).isEqualTo(1);
   }
 

@@ -29,7 +29,9 @@ public final class Action {
     /** Every call of the client ({@code dispatcher().cancelAll()}). */
     ALL,
     /** {@code Thread.interrupt()} of the thread that waits for the call. */
-    INTERRUPT
+    INTERRUPT,
+    /** {@code client.close()} of the client, graceful (HttpClient 5 async's {@code GRACEFUL}). */
+    CLOSE
   }
 
   /** {@link #cancelAt()} of an action that cancels before the call starts. */
@@ -304,6 +306,9 @@ public final class Action {
         break;
       case INTERRUPT:
         needs.add(Feature.INTERRUPT);
+        break;
+      case CLOSE:
+        needs.add(Feature.CLOSE);
         break;
       default:
         break;

@@ -38,13 +38,13 @@ import org.apache.hc.core5.io.CloseMode;
  * FutureCallback)}, which reports from the callback (HttpClient's {@code httpclient-dispatch-N}
  * threads), a new started client per call with the application's connect and response timeouts;
  * cancelled with {@code Future.cancel(true)} on the future {@code execute} returned (before the
- * call: at once when {@code execute} returns it), every call with {@code client.close(IMMEDIATE)};
- * the interrupted thread is the caller waiting in {@code Future.get()} (it reports the {@code
- * InterruptedException}; the callback reports the rest). The application's code throws where an
- * async HttpClient application has its code: {@code io}, its response consumer once it has the head
- * ({@code consumeResponse}); {@code runtime}, its {@code FutureCallback.completed}. Its variants
- * are named {@code apache-5.N.N-async}, so that markers of HttpClient 5 ({@code apache-5*}) cover
- * them too.
+ * call: at once when {@code execute} returns it), every call with {@code client.close(IMMEDIATE)},
+ * or {@code close(GRACEFUL)} ({@code close()}); the interrupted thread is the caller waiting in
+ * {@code Future.get()} (it reports the {@code InterruptedException}; the callback reports the
+ * rest). The application's code throws where an async HttpClient application has its code: {@code
+ * io}, its response consumer once it has the head ({@code consumeResponse}); {@code runtime}, its
+ * {@code FutureCallback.completed}. Its variants are named {@code apache-5.N.N-async}, so that
+ * markers of HttpClient 5 ({@code apache-5*}) cover them too.
  */
 public final class Apache5AsyncDriver implements Driver {
   @Override
@@ -71,6 +71,7 @@ public final class Apache5AsyncDriver implements Driver {
         Feature.CANCEL_BEFORE,
         Feature.CANCEL,
         Feature.CANCEL_ALL,
+        Feature.CLOSE,
         Feature.INTERRUPT,
         Feature.CALLBACK_THROWS,
         Feature.PATCH,
@@ -160,6 +161,10 @@ public final class Apache5AsyncDriver implements Driver {
       public void cancel(Action.Cancel how) {
         if (how == Action.Cancel.ALL) {
           client.close(CloseMode.IMMEDIATE);
+          return;
+        }
+        if (how == Action.Cancel.CLOSE) {
+          client.close(CloseMode.GRACEFUL); // what close() does
           return;
         }
         Future<?> f;

@@ -2,6 +2,7 @@ package dev.retryagent.it.differential;
 
 import static dev.retryagent.it.differential.Action.Cancel.ALL;
 import static dev.retryagent.it.differential.Action.Cancel.CALL;
+import static dev.retryagent.it.differential.Action.Cancel.CLOSE;
 import static dev.retryagent.it.differential.Action.Cancel.DEPENDENT;
 import static dev.retryagent.it.differential.Action.Cancel.INTERRUPT;
 import static dev.retryagent.it.differential.Known.Reasons.*;
@@ -184,7 +185,7 @@ final class Cases {
             .action(Action.get("/").cancelBefore(INTERRUPT))
             // the JDK starts the exchange before it sees the interrupt: 0 or 1 requests
             .expect(Expect.same().requestsAtMost(1)));
-    for (Action.Cancel how : new Action.Cancel[] {CALL, DEPENDENT, ALL, INTERRUPT}) {
+    for (Action.Cancel how : new Action.Cancel[] {CALL, DEPENDENT, ALL, CLOSE, INTERRUPT}) {
       c.addAll(cancels(how));
     }
     return c;
@@ -231,10 +232,10 @@ final class Cases {
       return c.knownIntermittent(
           "apache-5*-async/*", "requests on the server", ASYNC_APACHE_RESEND_AFTER_CANCEL);
     }
-    if (how == ALL && c.id().endsWith("-wait")) {
+    if ((how == ALL || how == CLOSE) && c.id().endsWith("-wait")) {
       return c.known("apache-5*-async/*", "", ASYNC_APACHE_CLOSE);
     }
-    if (how == ALL) {
+    if (how == ALL || how == CLOSE) {
       return c.knownIntermittent("apache-5*-async/*", "", ASYNC_APACHE_CLOSE);
     }
     if (how == CALL || c.id().endsWith("-attempt")) {

@@ -23,6 +23,8 @@ public enum Feature {
   CANCEL_DEPENDENT,
   /** The application cancels every call of the client ({@code dispatcher().cancelAll()}). */
   CANCEL_ALL,
+  /** The application closes the client gracefully during the call ({@code close()}). */
+  CLOSE,
   /** The application interrupts the thread that waits for the call. */
   INTERRUPT,
   /** The call is a WebSocket opening handshake. */

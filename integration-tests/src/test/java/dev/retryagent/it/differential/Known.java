@@ -117,13 +117,16 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " policy's attempts (3 requests) where HttpClient alone resends the 503 once (2)";
 
     static final String ASYNC_APACHE_CLOSE =
-        "bug, not fixed (docs/apache-httpclient.md): the agent does not see client.close() of the"
-            + " async client: a failure the close causes during an attempt (5.1: Connection is"
-            + " closed) is retried, and a retry due after the close is refused by the client's"
-            + " terminated scheduler, so the callback's failed gets that RejectedExecutionException"
-            + " on retry-agent-async when the wait ends (or, now and then during a second attempt,"
-            + " never); without the agent the close fails the call at once on httpclient-dispatch"
-            + " (5.6: during HttpClient's own wait, never)";
+        "by design, the agent never leaves a call unanswered where HttpClient 5 async's own close"
+            + " often does (docs/apache-httpclient.md): without the agent a close during HttpClient's"
+            + " own wait for its resend of the 503, or during a second request, or (5.6) during an"
+            + " attempt, leaves the callback uncalled (none within the case's bound; HttpCore loses"
+            + " the exchange of a session its close(IMMEDIATE) closes itself). With the agent, the"
+            + " client's close ends the call's wait at once with the earlier attempt's outcome (the"
+            + " 503, on retry-agent-async); an attempt HttpClient never tells of the close fails with"
+            + " its ConnectionClosedException 2 s after it; one HttpClient fails as it closes, before"
+            + " the agent hears of the close, ends with that failure on retry-agent-async rather"
+            + " than httpclient-dispatch-N (5.1, now and then)";
 
     static final String ASYNC_APACHE_CANCEL_AT_ONCE =
         "intermittent, HttpClient 5 async's own race (seen both ways): a Future.cancel made as"
