@@ -11,6 +11,7 @@ import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.apache.ExchangeLog;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
@@ -37,6 +38,8 @@ import org.apache.hc.core5.http.nio.AsyncDataConsumer;
 import org.apache.hc.core5.http.nio.AsyncEntityProducer;
 import org.apache.hc.core5.http.nio.CapacityChannel;
 import org.apache.hc.core5.http.support.BasicRequestBuilder;
+import org.apache.hc.core5.reactor.IOReactor;
+import org.apache.hc.core5.reactor.IOReactorStatus;
 import org.apache.hc.core5.util.TimeValue;
 
 /**
@@ -235,6 +238,58 @@ final class AsyncCall extends SelfViewCall
         engine.scheduler().schedule(new Unheard(e), CLOSE_GRACE_NANOS);
       } catch (RuntimeException refused) {
         // no engine thread to tell it: as before, HttpClient alone tells it
+      }
+    }
+  }
+
+  /**
+   * An attempt failed before its head while the client's I/O reactor shuts down: HttpClient fails
+   * the exchanges its close ends inside its reactor's close, before it closes what {@code
+   * addCloseable} gave it ({@link #clientClosed}). The failure is the close's: the call takes it as
+   * its abort now, on the I/O thread, so that it is not retried and reaches the application there,
+   * as without the agent. On the failure path only.
+   */
+  private void failedWhileClosing() {
+    if (owner != CLOSED && ReactorOf.shuttingDown(scope.execRuntime)) {
+      owner = CLOSED;
+      abortedWhen(this);
+    }
+  }
+
+  /**
+   * The I/O reactor of an exec runtime ({@code InternalHttpAsyncExecRuntime.connectionInitiator},
+   * private in 5.1 to 5.6, read reflectively); unknown (another runtime, a module closed to
+   * reflection): not shutting down, and the close is heard when the client closes the agent's
+   * closeable.
+   */
+  private static final class ReactorOf extends ClassValue<Field> {
+    static final ReactorOf FIELDS = new ReactorOf();
+
+    @Override
+    protected Field computeValue(Class<?> type) {
+      try {
+        Field f = type.getDeclaredField("connectionInitiator");
+        f.setAccessible(true);
+        return f;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return null;
+      }
+    }
+
+    static boolean shuttingDown(Object runtime) {
+      if (runtime == null) {
+        return false;
+      }
+      Field f = FIELDS.get(runtime.getClass());
+      if (f == null) {
+        return false;
+      }
+      try {
+        Object reactor = f.get(runtime);
+        return reactor instanceof IOReactor
+            && ((IOReactor) reactor).getStatus().compareTo(IOReactorStatus.SHUTTING_DOWN) >= 0;
+      } catch (ReflectiveOperationException | RuntimeException e) {
+        return false;
       }
     }
   }
@@ -733,6 +788,7 @@ final class AsyncCall extends SelfViewCall
         }
       }
       if (h == null) {
+        failedWhileClosing();
         failedBeforeHead(cause);
         return;
       }

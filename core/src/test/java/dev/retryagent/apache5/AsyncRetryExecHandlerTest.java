@@ -38,6 +38,7 @@ import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.core5.concurrent.FutureCallback;
+import org.apache.hc.core5.http.ConnectionClosedException;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.EntityDetails;
 import org.apache.hc.core5.http.Header;
@@ -470,14 +471,17 @@ class AsyncRetryExecHandlerTest {
   void aFailureTheCloseCausesDuringAnAttemptEndsTheCallWithNothingMoreSent() throws Exception {
     CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
     time.holdTasks();
-    server.enqueue(ok("slow").delay(20_000));
+    server.enqueue(status(503).body("busy"), ok("slow").delay(20_000));
 
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
-    await().atMost(LONG).until(() -> server.requestCount() == 1);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks(); // the retry: its request hangs
+    await().atMost(LONG).until(() -> server.requestCount() == 2);
     c.close(CloseMode.IMMEDIATE);
-    // HttpClient fails the exchange on its I/O thread as it closes, before or after the call
-    // hears of the close: after, the failure is not retried; before, its retry's wait (held here)
-    // was ended by the close. Either way the call ends with that failure.
+    // HttpClient fails the exchange on its I/O thread inside its reactor's close, before the
+    // client closes the agent's closeable: the call sees its reactor shutting down and takes the
+    // failure as the close's. (Where HttpCore loses the exchange, the call tells it after its
+    // grace, a task held here.)
     await()
         .atMost(LONG)
         .until(
@@ -488,8 +492,35 @@ class AsyncRetryExecHandlerTest {
 
     assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1); // the 503's; the close's failure: none
     assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aFailureWhileTheClientsReactorShutsDownIsTheClosesAndNotRetried() throws Exception {
+    // HttpClient fails an exchange its close ends inside its reactor's close, before it closes the
+    // agent's closeable. Here an element below ours does just that: the reactor shutting down
+    // (initiateShutdown), the attempt failed as the close fails it, on this thread.
+    java.util.concurrent.atomic.AtomicReference<CloseableHttpAsyncClient> client =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
+    b.addExecInterceptorAfter(
+        AsyncRetryExecHandler.NAME,
+        "closing",
+        (request, producer, scope, chain, callback) -> {
+          client.get().initiateShutdown();
+          callback.failed(new ConnectionClosedException("Connection is closed"));
+        });
+    client.set(started(b));
+
+    Heard heard = call(client.get(), SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
+    assertThat(heard.thread).isEqualTo(Thread.currentThread().getName()); // where it failed
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
   }
 
   @Test

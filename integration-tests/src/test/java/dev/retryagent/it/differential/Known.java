@@ -124,10 +124,7 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " the exchange of a session its close(IMMEDIATE) closes itself). With the agent, the"
             + " client's close ends the call's wait at once with the earlier attempt's outcome (the"
             + " 503, on retry-agent-async); an attempt HttpClient never tells of the close fails with"
-            + " its ConnectionClosedException 2 s after it; one HttpClient fails as it closes, before"
-            + " the agent hears of the close, ends with that failure on retry-agent-async rather"
-            + " than httpclient-dispatch-N (5.1: 23 times in 30 in a probe of close(IMMEDIATE) during a second"
-            + " request; the rest on httpclient-dispatch-N, or after 2 s where HttpCore lost it)";
+            + " its ConnectionClosedException 2 s after it, on retry-agent-async";
 
     static final String ASYNC_APACHE_CANCEL_AT_ONCE =
         "intermittent, HttpClient 5 async's own race (seen both ways): a Future.cancel made as"
