@@ -1,6 +1,7 @@
 package dev.retryagent.apache5;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -11,6 +12,7 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.PushingH2cServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -132,6 +134,32 @@ class AsyncRetryExecHandlerH2Test {
     assertThat(call(c, SimpleRequestBuilder.get(server.url("/items"))))
         .isEqualTo("200 HTTP/2.0 on httpclient-dispatch-N");
     assertThat(server.requestStreams()).hasSize(2);
+  }
+
+  @Test
+  void closingTheClientDuringAWaitEndsItAtOnceWithTheEarlierResponse() throws Exception {
+    // The HTTP/2-only builder takes the same closeable as the other async builder: the close is
+    // heard at once, not when the 5 s wait ends.
+    CloseableHttpAsyncClient c = withHandler();
+    time.holdTasks();
+    server.enqueue(503, "retry-after", "5").enqueue(200);
+
+    CompletableFuture<String> outcome =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return call(c, SimpleRequestBuilder.get(server.url("/items")));
+              } catch (Exception e) {
+                return e.toString();
+              }
+            });
+    await().atMost(Duration.ofSeconds(30)).until(() -> time.heldTasks() == 1);
+    c.close(CloseMode.GRACEFUL);
+    assertThat(time.waits()).endsWith(0L); // the wait ended at once
+    time.runHeldTasks();
+
+    assertThat(outcome.get(30, TimeUnit.SECONDS)).startsWith("503 HTTP/2.0 on ");
+    assertThat(server.requestStreams()).hasSize(1);
   }
 
   @Test
