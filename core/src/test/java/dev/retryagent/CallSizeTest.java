@@ -2,6 +2,7 @@ package dev.retryagent;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.internal.apache.ExchangeLog;
 import dev.retryagent.testing.ShallowSize;
 import org.junit.jupiter.api.Test;
 
@@ -28,6 +29,23 @@ class CallSizeTest {
     // Through the agent, 16 B more: the transport that sends each attempt on the caller's client.
     // (104 B until the attempt header, the method, scheme, host and port were read when asked.)
     assertThat(size("dev.retryagent.internal.jdk.JdkRequest")).isLessThanOrEqualTo(80);
+  }
+
+  @Test
+  void anApacheHttpClient45CallIsOneObjectOfAtMost80Bytes() throws ClassNotFoundException {
+    // The call, its view, its attempt, its sleeper and its abort signal in one (thirtieth pass:
+    // before, a view 48 B, the engine's call 64 B, its extras 64 B for the abort signal, the
+    // attempt lambda 40 B, the signal 16 B and the sleeper 24 B).
+    assertThat(size("dev.retryagent.apache4.Call4")).isLessThanOrEqualTo(80);
+  }
+
+  @Test
+  void anApacheAttemptIsOneObjectThatIsItsExchangeLog() throws ClassNotFoundException {
+    // Per attempt, beside what HttpClient makes: the attempt is its exchanges' log (thirtieth
+    // pass: before, an attempt of 32 B and a log of 40 B).
+    assertThat(Class.forName("dev.retryagent.apache4.ObservingContext"))
+        .isAssignableTo(ExchangeLog.class);
+    assertThat(size("dev.retryagent.apache4.ObservingContext")).isLessThanOrEqualTo(48);
   }
 
   @Test

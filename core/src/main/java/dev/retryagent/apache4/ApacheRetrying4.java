@@ -1,26 +1,18 @@
 package dev.retryagent.apache4;
 
-import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.ResponseAccess;
-import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
-import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
 import dev.retryagent.internal.Discards;
-import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
-import java.util.function.BooleanSupplier;
 import org.apache.http.Header;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
-import org.apache.http.client.methods.HttpExecutionAware;
-import org.apache.http.conn.ConnectionPoolTimeoutException;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
-import org.apache.http.protocol.BasicHttpContext;
 import org.apache.http.protocol.HttpContext;
 
 /**
@@ -87,96 +79,20 @@ public final class ApacheRetrying4 {
       // HttpClient refuses it as without the agent (IllegalArgumentException).
       return transport.execute(target, null, context);
     }
-    Request4 info = new Request4(target, request);
-    RetryCall call = engine.newCall(info);
+    Call4 call = engine.begin(new Call4(transport, target, request, context));
     if (call.passThrough()) {
       return transport.execute(target, request, context);
     }
-    info.prepare(call.policy().retry().attemptHeader());
-    Sleeper sleeper = engine.sleeper();
-    if (request instanceof HttpExecutionAware) {
-      // One supplier for both: each method reference is a new object per call.
-      BooleanSupplier aborted = ((HttpExecutionAware) request)::isAborted;
-      call.abortedWhen(aborted);
-      sleeper = Waits.untilCancelled(sleeper, engine.clock(), aborted);
-    }
     try {
-      return SyncRetryLoop.execute(
-          call,
-          sleeper,
-          (n, timeoutNanos) -> attempt(transport, target, request, context, info, call, n),
-          ACCESS);
+      return SyncRetryLoop.execute(call, call, call, ACCESS);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("interrupted");
     } finally {
-      info.restore();
+      call.restore();
     }
   }
-
-  private static CloseableHttpResponse attempt(
-      Transport transport,
-      HttpHost target,
-      HttpRequest request,
-      HttpContext context,
-      Request4 info,
-      RetryCall call,
-      int n)
-      throws IOException {
-    info.beforeAttempt(n);
-    // Without a context of the application's, each attempt gets a fresh one, as a new call would.
-    ObservingContext observed =
-        new ObservingContext(context != null ? context : new BasicHttpContext(), call);
-    CallContext.AttemptSpan span = call.startAttemptSpan(info, HEADERS);
-    boolean reported = false;
-    try {
-      CloseableHttpResponse response = transport.execute(target, request, observed);
-      int status = response.getStatusLine().getStatusCode();
-      call.endAttemptSpan(span, status, null);
-      if (observed.log().answeredShortBody()) {
-        // The host answered a request the application's entity cut short (it waited for the rest
-        // and gave up, 408, or refused it): the application's failure, not the host's answer. The
-        // response goes to the application as it came, neither retried nor a breaker failure.
-        reported = true;
-        observed.log().endCallAsApplications(call, null, status);
-      }
-      return response;
-    } catch (IOException | RuntimeException | Error e) {
-      call.endAttemptSpan(span, -1, e);
-      if (observed.log().isApplications(e)) {
-        // The application's entity failed, not the host: the call ends here as the application's
-        // failure (the breaker's permit back without an outcome, no retry), with the exception as
-        // it is.
-        reported = true;
-        observed.log().endCallAsApplications(call, e, -1);
-      } else if (e instanceof ConnectionPoolTimeoutException || aborted(request)) {
-        // No pooled connection in time, or the application aborted the request: if that came
-        // before the exchange's request was written (while it waited for a connection, or
-        // connected), nothing went out.
-        observed.log().noConnection(call);
-      }
-      throw e;
-    } finally {
-      if (observed.log().exchanges() > 0) {
-        info.markSent();
-      }
-      if (!reported) {
-        observed.log().reportTo(call);
-      }
-    }
-  }
-
-  /** Whether the application aborted {@code request} ({@code HttpRequestBase.abort()}). */
-  private static boolean aborted(HttpRequest request) {
-    return request instanceof HttpExecutionAware && ((HttpExecutionAware) request).isAborted();
-  }
-
-  /**
-   * Sets the attempt's trace context on the request it sends: the application's own request object,
-   * whose own values {@link Request4#restore} puts back when the call ends.
-   */
-  private static final CallContext.HeaderSetter<Request4> HEADERS = Request4::setSpanHeader;
 
   static final ResponseAccess<CloseableHttpResponse> ACCESS =
       new ResponseAccess<CloseableHttpResponse>() {

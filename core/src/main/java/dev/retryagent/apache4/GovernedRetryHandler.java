@@ -64,8 +64,8 @@ final class GovernedRetryHandler implements HttpRequestRetryHandler {
       return true;
     }
     RetryCall retryCall = (RetryCall) call;
-    if (retryCall.request() instanceof Request4
-        && !RequestEntities.resendable(context, ((Request4) retryCall.request()).request())) {
+    if (retryCall instanceof Call4
+        && !RequestEntities.resendable(context, ((Call4) retryCall).httpRequest())) {
       // HttpClient's retry element, told yes, sends nothing: it throws
       // NonRepeatableRequestException
       // (this failure its cause), which the application gets without the agent. A refusal here
@@ -83,11 +83,11 @@ final class GovernedRetryHandler implements HttpRequestRetryHandler {
    */
   private static RequestInfo followUp(HttpContext context, RetryCall call) {
     Object sent = context.getAttribute(ObservingContext.REQUEST);
-    if (!(sent instanceof HttpRequestWrapper) || !(call.request() instanceof Request4)) {
+    if (!(sent instanceof HttpRequestWrapper) || !(call instanceof Call4)) {
       return null;
     }
     HttpRequest original = ((HttpRequestWrapper) sent).getOriginal();
-    return original == ((Request4) call.request()).request() ? null : new Request4(null, original);
+    return original == ((Call4) call).httpRequest() ? null : new Request4(null, original);
   }
 
   @Override

@@ -12,46 +12,88 @@ import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.HttpUriRequest;
 
 /**
- * A {@link RequestInfo} view of an HttpClient 4.5 request and its target. The request object is the
- * application's own and is sent as it is by every attempt; only an attempt header (when the policy
- * names one) and a resend's trace context are set on it for the call, and the request's own headers
- * are put back, as they were and in their order, when the call ends.
+ * A {@link RequestInfo} view of an HttpClient 4.5 request and its target, read from them when asked
+ * (nothing is copied). {@link Call4} is the view of a call's own request; this one is for a request
+ * HttpClient made itself within an attempt (a redirect's hop, {@link GovernedRetryHandler}). Its
+ * static methods are the one home of how either view reads a request.
  */
 final class Request4 implements RequestInfo {
+  private final HttpHost target;
   private final HttpRequest request;
-  private final String method;
-  private final String scheme;
-  private final String host;
-  private final int port;
-  private final String path;
-  private final boolean oneShot;
-  private volatile boolean sent;
-  private String attemptHeader;
-  // The request's own headers, all of them in their order, before the call first changed one.
-  private Header[] ownHeaders;
 
   Request4(HttpHost target, HttpRequest request) {
+    this.target = target;
     this.request = request;
-    // An HttpUriRequest gives its method directly; getRequestLine() builds a new line per call.
+  }
+
+  /**
+   * The request's method, upper case. An HttpUriRequest gives it directly; {@code getRequestLine()}
+   * builds a new line on every call. Allocates nothing for a method in upper case.
+   */
+  static String methodOf(HttpRequest request) {
     String m =
         request instanceof HttpUriRequest
             ? ((HttpUriRequest) request).getMethod()
             : request.getRequestLine().getMethod();
-    this.method = m.toUpperCase(Locale.ROOT);
+    return m.toUpperCase(Locale.ROOT);
+  }
+
+  static String schemeOf(HttpHost target, HttpRequest request) {
+    String s;
+    if (target != null) {
+      s = target.getSchemeName();
+    } else {
+      URI uri = uriOf(request);
+      s = uri == null ? null : uri.getScheme();
+    }
+    return s == null ? "http" : s.toLowerCase(Locale.ROOT);
+  }
+
+  static String hostOf(HttpHost target, HttpRequest request) {
+    String h;
+    if (target != null) {
+      h = target.getHostName();
+    } else {
+      URI uri = uriOf(request);
+      h = uri == null ? null : uri.getHost();
+    }
+    return h == null ? "" : h;
+  }
+
+  static int portOf(HttpHost target, HttpRequest request) {
+    int p;
+    if (target != null) {
+      p = target.getPort();
+    } else {
+      URI uri = uriOf(request);
+      p = uri == null ? -1 : uri.getPort();
+    }
+    return p >= 0 ? p : ("https".equals(schemeOf(target, request)) ? 443 : 80);
+  }
+
+  static String pathOf(HttpRequest request) {
     URI uri = uriOf(request);
-    String s = target != null ? target.getSchemeName() : uri == null ? null : uri.getScheme();
-    this.scheme = s == null ? "http" : s.toLowerCase(Locale.ROOT);
-    String h = target != null ? target.getHostName() : uri == null ? null : uri.getHost();
-    this.host = h == null ? "" : h;
-    int p = target != null ? target.getPort() : uri == null ? -1 : uri.getPort();
-    this.port = p >= 0 ? p : ("https".equals(scheme) ? 443 : 80);
     String raw = uri == null ? null : uri.getRawPath();
-    this.path = raw == null || raw.isEmpty() ? "/" : raw;
+    return raw == null || raw.isEmpty() ? "/" : raw;
+  }
+
+  static boolean atPastPath(HttpRequest request) {
+    URI uri = uriOf(request);
+    return uri != null && Sanitizer.atPastPath(uri.getRawQuery(), uri.getRawFragment());
+  }
+
+  static String header(HttpRequest request, String name) {
+    Header h = request.getFirstHeader(name);
+    return h == null ? null : h.getValue();
+  }
+
+  /** The request's entity cannot be written twice ({@code isRepeatable() == false}). */
+  static boolean oneShot(HttpRequest request) {
     HttpEntity entity =
         request instanceof HttpEntityEnclosingRequest
             ? ((HttpEntityEnclosingRequest) request).getEntity()
             : null;
-    this.oneShot = entity != null && !entity.isRepeatable();
+    return entity != null && !entity.isRepeatable();
   }
 
   private static URI uriOf(HttpRequest request) {
@@ -69,102 +111,44 @@ final class Request4 implements RequestInfo {
     }
   }
 
-  /** The application's request, which every attempt sends. */
-  HttpRequest request() {
-    return request;
-  }
-
-  void prepare(String attemptHeader) {
-    this.attemptHeader = attemptHeader;
-  }
-
-  void beforeAttempt(int n) {
-    if (attemptHeader != null) {
-      keepOwnHeaders();
-      request.setHeader(attemptHeader, Integer.toString(n));
-    }
-  }
-
-  /**
-   * Remembers all the request's headers, in their order, before the call changes the first: putting
-   * back only the values of the headers it set (removed, then added) would move them to the end of
-   * the list, and a later send of the same object would write its header lines in another order.
-   * Nothing else changes the application's object during the call: HttpClient 4.5 sends a wrapper
-   * of it ({@code HttpRequestWrapper}), to which its interceptors, authentication and redirects add
-   * what they add. Headers are immutable, so the array keeps them as they are.
-   */
-  private void keepOwnHeaders() {
-    if (ownHeaders == null) {
-      ownHeaders = request.getAllHeaders();
-    }
-  }
-
-  /**
-   * Sets a header of an attempt's trace context ({@code traceparent}, ...) on the request. The
-   * request is the application's: a later call that sends it again (not retried, or with tracing
-   * that sets nothing) must not carry a span of this call, so {@link #restore} puts its own back.
-   */
-  void setSpanHeader(String name, String value) {
-    keepOwnHeaders();
-    request.setHeader(name, value);
-  }
-
-  /**
-   * Puts the request's own headers back as they were, in their order (the attempt header and trace
-   * context headers the call set included).
-   */
-  void restore() {
-    if (ownHeaders != null) {
-      request.setHeaders(ownHeaders);
-    }
-  }
-
-  /** An attempt started to write the request on a connection. */
-  void markSent() {
-    sent = true;
-  }
-
   @Override
   public String method() {
-    return method;
+    return methodOf(request);
   }
 
   @Override
   public String scheme() {
-    return scheme;
+    return schemeOf(target, request);
   }
 
   @Override
   public String host() {
-    return host;
+    return hostOf(target, request);
   }
 
   @Override
   public int port() {
-    return port;
+    return portOf(target, request);
   }
 
   @Override
   public String path() {
-    return path;
+    return pathOf(request);
   }
 
-  /** Read from the request when asked: only a path written asks. */
   @Override
   public boolean atPastPath() {
-    URI uri = uriOf(request);
-    return uri != null && Sanitizer.atPastPath(uri.getRawQuery(), uri.getRawFragment());
+    return atPastPath(request);
   }
 
   @Override
   public String header(String name) {
-    Header h = request.getFirstHeader(name);
-    return h == null ? null : h.getValue();
+    return header(request, name);
   }
 
-  /** A non-repeatable entity can be sent again only while no attempt started to write it. */
+  /** Not sent yet by the call: only a request whose entity cannot be written again is not. */
   @Override
   public boolean bodyReplayable() {
-    return !oneShot || !sent;
+    return true;
   }
 }

@@ -2,6 +2,7 @@ package dev.retryagent.apache4;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.RequestInfo;
 import java.util.Arrays;
 import org.apache.http.Header;
 import org.apache.http.HttpHost;
@@ -27,11 +28,10 @@ class Request4Test {
     request.addHeader("X-Tail", "last");
     String[] before = headers(request);
 
-    Request4 info = new Request4(null, request);
-    info.prepare("X-Attempt");
-    info.beforeAttempt(1);
+    Call4 info = new Call4(null, null, request, null);
+    info.beforeAttempt(1, "X-Attempt");
     info.setSpanHeader("traceparent", "00-first-01");
-    info.beforeAttempt(2);
+    info.beforeAttempt(2, "X-Attempt");
     info.setSpanHeader("traceparent", "00-second-01");
     info.restore();
 
@@ -44,9 +44,8 @@ class Request4Test {
     HttpGet request = new HttpGet("http://localhost/items");
     request.addHeader("Accept", "application/json");
 
-    Request4 info = new Request4(null, request);
-    info.prepare("X-Attempt");
-    info.beforeAttempt(1);
+    Call4 info = new Call4(null, null, request, null);
+    info.beforeAttempt(1, "X-Attempt");
     info.setSpanHeader("traceparent", "00-first-01");
     info.restore();
 
@@ -63,11 +62,16 @@ class Request4Test {
         HttpRequestWrapper.wrap(new BasicHttpRequest("GET", "/v1/payments/7?expand=all"));
     assertThat(wrapped.getURI()).isNull();
 
-    Request4 info = new Request4(new HttpHost("api.example", 8443, "https"), wrapped);
+    HttpHost target = new HttpHost("api.example", 8443, "https");
 
-    assertThat(info.path()).isEqualTo("/v1/payments/7");
-    assertThat(info.host()).isEqualTo("api.example");
-    assertThat(info.port()).isEqualTo(8443);
-    assertThat(info.scheme()).isEqualTo("https");
+    // The call's own view and the view of a request HttpClient made in an attempt read it alike.
+    for (RequestInfo info :
+        new RequestInfo[] {new Request4(target, wrapped), new Call4(null, target, wrapped, null)}) {
+      assertThat(info.path()).isEqualTo("/v1/payments/7");
+      assertThat(info.host()).isEqualTo("api.example");
+      assertThat(info.port()).isEqualTo(8443);
+      assertThat(info.scheme()).isEqualTo("https");
+      assertThat(info.method()).isEqualTo("GET");
+    }
   }
 }

@@ -16,13 +16,18 @@ import java.util.Arrays;
  * resends count as attempts ({@link #reportTo}), so that {@code maxAttempts} bounds what the server
  * sees instead of multiplying with the client's own retries. Not thread-safe: one attempt runs on
  * one thread.
+ *
+ * <p>Not final: an attempt's own object of an adapter may be its log too, one object per attempt
+ * instead of two (issue 13). Nothing here is overridable in effect: a subclass adds, never changes.
  */
-public final class ExchangeLog {
+public class ExchangeLog {
   private int exchanges;
   private int resends;
   private boolean lastLedToFollowUp;
   private int lastStatus = -1;
-  private int[] resentAfter = new int[0];
+  // Shared while the attempt has no resend (most never have one): an empty array per attempt was
+  // 16 B on every call (issue 13). Grown, a copy, at the first resend (exchangeStarted).
+  private int[] resentAfter = NO_RESENDS;
   private Throwable applications; // the last failure of the application's own entity
   private boolean shortBody; // the current exchange's entity wrote less than its length
   // The host got no whole request from the current exchange: the application's entity cut it (it
@@ -30,6 +35,8 @@ public final class ExchangeLog {
   private boolean cut;
   // An earlier exchange of the attempt may have given the host a whole request.
   private boolean earlierWhole;
+
+  private static final int[] NO_RESENDS = new int[0];
 
   /** What a resend followed when the exchange before failed by the application's own entity. */
   private static final int APPLICATION_FAILURE = -2;
