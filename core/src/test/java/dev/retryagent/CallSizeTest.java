@@ -40,12 +40,27 @@ class CallSizeTest {
   }
 
   @Test
+  void anApacheHttpClient5ClassicCallIsOneObjectOfAtMost72Bytes() throws ClassNotFoundException {
+    // The call, its view, its attempts, its sleeper and its cancel signal in one (thirtieth pass:
+    // before, a view 40 B, the engine's call 64 B, the attempts 32 B, the call's extras 64 B for
+    // the cancel signal, the signal 16 B and the sleeper 24 B). HttpClient adds 2 x 16 B for the
+    // two chain elements of ours.
+    assertThat(size("dev.retryagent.apache5.ClassicCall")).isLessThanOrEqualTo(72);
+  }
+
+  @Test
   void anApacheAttemptIsOneObjectThatIsItsExchangeLog() throws ClassNotFoundException {
     // Per attempt, beside what HttpClient makes: the attempt is its exchanges' log (thirtieth
     // pass: before, an attempt of 32 B and a log of 40 B).
-    assertThat(Class.forName("dev.retryagent.apache4.ObservingContext"))
-        .isAssignableTo(ExchangeLog.class);
+    for (String attempt :
+        new String[] {
+          "dev.retryagent.apache4.ObservingContext",
+          "dev.retryagent.apache5.RetryExecHandler$Attempt"
+        }) {
+      assertThat(Class.forName(attempt)).as(attempt).isAssignableTo(ExchangeLog.class);
+    }
     assertThat(size("dev.retryagent.apache4.ObservingContext")).isLessThanOrEqualTo(48);
+    assertThat(size("dev.retryagent.apache5.RetryExecHandler$Attempt")).isLessThanOrEqualTo(56);
   }
 
   @Test

@@ -96,7 +96,7 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
   private static boolean callConsents(AttemptResult result) {
     RetryExecHandler.Attempt attempt = RetryExecHandler.CURRENT.get();
     if (attempt != null) {
-      return attempt.call.clientMayResend(result, attempt.followUp());
+      return attempt.call.clientMayResend(result, attempt.followUpRequest());
     }
     // The async client's call whose exchange HttpClient judges on this thread (AsyncResendCounter).
     AsyncCall async = AsyncRetryExecHandler.CURRENT.get();

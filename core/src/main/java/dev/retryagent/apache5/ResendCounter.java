@@ -16,7 +16,7 @@ import org.apache.hc.core5.http.HttpException;
  * exchange answered with a 3xx); authentication challenges are answered below, unseen. What
  * HttpClient resends here was allowed by the call first when the strategy is governed ({@link
  * GovernedRetryStrategy}); it is counted either way. Each request's entity is watched for a failure
- * of its own, and each request carries the attempt header ({@link ClassicRequest#watch}) and the
+ * of its own, and each request carries the attempt header ({@link ClassicCall#watch}) and the
  * attempt's trace context ({@link RetryExecHandler.Attempt#traceOn}). Stateless.
  */
 final class ResendCounter implements ExecChainHandler {
@@ -33,13 +33,13 @@ final class ResendCounter implements ExecChainHandler {
       return chain.proceed(request, scope);
     }
     attempt.exchangeScope = scope; // what HttpClient's retry element would resend: its request
-    ExchangeLog log = attempt.log;
-    if (attempt.call.request() instanceof ClassicRequest) {
+    ExchangeLog log = attempt;
+    if (attempt.call instanceof ClassicCall) {
       // A resend or a redirect's hop is a copy of the application's request HttpClient made below
       // the attempt's: its entity is watched too, or a failure of the entity's own in it (a new
       // exception from the same broken source) was taken for the host's; and it carries the
       // attempt's header, which the copy lacked.
-      ((ClassicRequest) attempt.call.request()).watch(request, attempt.number, log);
+      ((ClassicCall) attempt.call).watch(request, attempt.number, log);
     }
     attempt.traceOn(request);
     log.exchangeStarted();
