@@ -1063,4 +1063,57 @@ class AsyncRetryExecHandlerTest {
       own.releaseResources();
     }
   }
+
+  @Test
+  void eachAttemptSendsWhatHttpCoresOwnCopyOfTheRequestWouldBe() {
+    // AsyncCall.copyOf makes BasicRequestBuilder.copy(request).build() without the builder (issue
+    // 13): the same method, scheme, authority, path with its query, version and headers in their
+    // order, on this execution's HttpCore (5.1, and the latest on apache56), and a new object, so
+    // that what the chain below adds is not on the application's request.
+    SimpleHttpRequest plain = SimpleRequestBuilder.get("http://localhost:8080/items").build();
+    SimpleHttpRequest full =
+        SimpleRequestBuilder.put("https://api.example:8443/a/b?x=1&y=%20z")
+            .setVersion(org.apache.hc.core5.http.HttpVersion.HTTP_1_0)
+            .addHeader("X-One", "1")
+            .addHeader("Accept", "text/plain")
+            .addHeader("X-One", "again")
+            .setBody("{}", ContentType.APPLICATION_JSON)
+            .build();
+    // Absolute on the wire (no getter in 5.1: getRequestUri() shows it); neither copy keeps it.
+    org.apache.hc.core5.http.message.BasicHttpRequest absolute =
+        new org.apache.hc.core5.http.message.BasicHttpRequest(
+            "POST", new org.apache.hc.core5.http.HttpHost("https", "h.example", 443), "/p?q");
+    absolute.setAbsoluteRequestUri(true);
+    absolute.addHeader("Host", "h.example");
+    for (org.apache.hc.core5.http.HttpRequest original :
+        new org.apache.hc.core5.http.HttpRequest[] {plain, full, absolute}) {
+      org.apache.hc.core5.http.HttpRequest ours = AsyncCall.copyOf(original);
+      org.apache.hc.core5.http.HttpRequest httpCores =
+          org.apache.hc.core5.http.support.BasicRequestBuilder.copy(original).build();
+      assertThat(ours).isNotSameAs(original).hasSameClassAs(httpCores);
+      assertThat(described(ours)).isEqualTo(described(httpCores));
+      ours.addHeader("Content-Length", "2");
+      assertThat(original.containsHeader("Content-Length")).isFalse();
+    }
+  }
+
+  private static String described(org.apache.hc.core5.http.HttpRequest r) {
+    StringBuilder b =
+        new StringBuilder()
+            .append(r.getMethod())
+            .append(' ')
+            .append(r.getScheme())
+            .append(' ')
+            .append(r.getAuthority())
+            .append(' ')
+            .append(r.getPath())
+            .append(' ')
+            .append(r.getVersion())
+            .append(' ')
+            .append(r.getRequestUri());
+    for (Header h : r.getHeaders()) {
+      b.append('|').append(h.getName()).append(": ").append(h.getValue());
+    }
+    return b.toString();
+  }
 }
