@@ -157,12 +157,8 @@ final class Call4 extends SelfViewCall
    */
   @Override
   public void sleep(long nanos) throws InterruptedException {
-    if (request instanceof HttpExecutionAware) {
-      // Made only for a wait.
-      Waits.untilCancelled(engine().sleeper(), engine().clock(), this).sleep(nanos);
-    } else {
-      engine().sleeper().sleep(nanos);
-    }
+    BooleanSupplier aborted = request instanceof HttpExecutionAware ? this : null;
+    Waits.sleep(engine().sleeper(), engine().clock(), aborted, nanos);
   }
 
   /** The abort signal ({@link #abortedWhen}), as {@link #callerGaveUp}. */

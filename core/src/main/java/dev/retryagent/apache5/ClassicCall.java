@@ -8,7 +8,6 @@ import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Waits;
 import dev.retryagent.internal.apache.BodyWrites;
 import dev.retryagent.internal.apache.ExchangeLog;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -117,11 +116,9 @@ final class ClassicCall extends SelfViewCall
    */
   @Override
   public void sleep(long nanos) throws InterruptedException {
-    if (scope.originalRequest instanceof CancellableDependency) {
-      Waits.untilCancelled(engine().sleeper(), engine().clock(), this).sleep(nanos);
-    } else {
-      engine().sleeper().sleep(nanos);
-    }
+    BooleanSupplier cancelled =
+        scope.originalRequest instanceof CancellableDependency ? this : null;
+    Waits.sleep(engine().sleeper(), engine().clock(), cancelled, nanos);
   }
 
   /** {@link #callerGaveUp}, for a wait that a cancel ends. */
@@ -166,19 +163,15 @@ final class ClassicCall extends SelfViewCall
     return ClassicRequest.pathOf(request.getPath());
   }
 
-  /**
-   * From the request's path, query included; HttpClient 5 keeps no fragment (a request made from a
-   * URI drops it), so an '@' there is not seen.
-   */
+  /** As {@link ClassicRequest#atPastPath(org.apache.hc.core5.http.HttpRequest)}. */
   @Override
   public boolean atPastPath() {
-    return Sanitizer.atPastPath(request.getPath());
+    return ClassicRequest.atPastPath(request);
   }
 
   @Override
   public String header(String name) {
-    Header h = request.getFirstHeader(name);
-    return h == null ? null : h.getValue();
+    return ClassicRequest.header(request, name);
   }
 
   /**

@@ -6,6 +6,7 @@ import java.util.Locale;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpHost;
+import org.apache.hc.core5.http.HttpRequest;
 
 /**
  * A {@link RequestInfo} view of a classic request HttpClient made itself within an attempt (a
@@ -74,16 +75,28 @@ final class ClassicRequest implements RequestInfo {
     return pathOf(request.getPath());
   }
 
-  /** As {@link ClassicCall#atPastPath}. */
+  /**
+   * Whether {@code request}'s path, query included, holds an '@'; HttpClient 5 keeps no fragment (a
+   * request made from a URI drops it), so an '@' there is not seen.
+   */
+  static boolean atPastPath(HttpRequest request) {
+    return Sanitizer.atPastPath(request.getPath());
+  }
+
+  /** {@code request}'s first header {@code name}'s value, or null. */
+  static String header(HttpRequest request, String name) {
+    Header h = request.getFirstHeader(name);
+    return h == null ? null : h.getValue();
+  }
+
   @Override
   public boolean atPastPath() {
-    return Sanitizer.atPastPath(request.getPath());
+    return atPastPath(request);
   }
 
   @Override
   public String header(String name) {
-    Header h = request.getFirstHeader(name);
-    return h == null ? null : h.getValue();
+    return header(request, name);
   }
 
   /**

@@ -34,6 +34,20 @@ public final class Waits {
   }
 
   /**
+   * Waits {@code nanos} for an adapter's call: with {@code base} as it is when nothing can cancel
+   * the call ({@code cancelled} null), otherwise {@link #untilCancelled}, whose sleeper is then
+   * made for this wait only (nothing per call for a call that never waits: issue 13).
+   */
+  public static void sleep(Sleeper base, Clock clock, BooleanSupplier cancelled, long nanos)
+      throws InterruptedException {
+    if (cancelled == null) {
+      base.sleep(nanos);
+    } else {
+      untilCancelled(base, clock, cancelled).sleep(nanos);
+    }
+  }
+
+  /**
    * Waits with {@code base} in slices, so that a cancel ({@code cancelled} turns true) ends the
    * wait within 50 ms; the next attempt then fails at once, as the client fails a cancelled call,
    * without a request on the wire.
