@@ -118,6 +118,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       nextAttempt();
       return;
     }
+    if (permitWaited && pastCallTimeout()) {
+      endAtCallTimeout(); // a retry's wait for its permit ended late, past the call's timeout
+      return;
+    }
     long wait;
     try {
       wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
@@ -707,6 +711,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private void retryAfterWait() {
     Object kept = retrier.takeGiveBack(this);
     Response copy = kept instanceof Response ? (Response) kept : null;
+    if (!getAsBoolean() && pastCallTimeout()) {
+      endAtCallTimeout(); // before the deadline's give-back: OkHttp would have ended the call first
+      return;
+    }
     if (!retryCall.retryTooLate()) {
       if (kept != null && !getAsBoolean() && executorShutDown()) {
         endWithEarlierOutcome(copy);
@@ -729,6 +737,69 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       enqueue(call, new ManagedAttempts.GiveBack(this, e, copy));
     } else if (call != null) {
       failThrough(call, e);
+    }
+  }
+
+  /**
+   * True once the call's own timeout ({@code callTimeout}, a deadline set on its {@code timeout()})
+   * has run out: without the agent OkHttp would have ended the call by now. The engine decides no
+   * wait that ends past it, so only a late one gets here (a scheduler held up, a paused JVM).
+   */
+  private boolean pastCallTimeout() {
+    long deadline;
+    synchronized (this) {
+      deadline = callDeadline;
+    }
+    return deadline != RetryInterceptor.NO_DEADLINE && System.nanoTime() - deadline >= 0;
+  }
+
+  /**
+   * A retry's wait ended past the call's own timeout ({@link #pastCallTimeout}): the call ends as
+   * OkHttp ends a call its timeout ran out on, cancelled, its callback told {@code
+   * InterruptedIOException: timeout} on a dispatcher thread, and the retry is not made (nothing is
+   * sent, given up as call-timeout). Before, the retry's clone was enqueued with its deadline past:
+   * the application's interceptors saw it, it raced OkHttp's timeout to the wire, and the callback
+   * could hear its answer, past the call's timeout; a response given back after a late wait was
+   * told past it too.
+   */
+  private void endAtCallTimeout() {
+    if (isDone()) {
+      return;
+    }
+    retryCall.onAbandoned();
+    cancelAtCallTimeout();
+    InterruptedIOException timeout = timeout();
+    if (dispatcher == null) {
+      Call call = attemptCallOrTell(timeout);
+      if (call != null) {
+        failThrough(call, timeout);
+      }
+      return;
+    }
+    Runnable tell = () -> tellTimedOut(timeout);
+    try {
+      onDispatcherThread(tell);
+    } catch (RuntimeException refused) {
+      tell.run(); // shut down meanwhile: no dispatcher thread is left
+    }
+  }
+
+  /**
+   * Cancels the call as OkHttp's timeout does (its {@code isCanceled()} says so), not as a cancel.
+   */
+  private void cancelAtCallTimeout() {
+    synchronized (this) {
+      cancelled = true; // the agent's hook on cancel() finds it so: never told as "Canceled"
+    }
+    original.cancel();
+  }
+
+  /** The callback hears the call's timeout, once, whatever fails here of ours. */
+  private void tellTimedOut(IOException timeout) {
+    try {
+      deliverFailure(timeout);
+    } catch (RuntimeException | Error bug) {
+      endQuietlyWithOwnFailure("ending a call at its call timeout", bug, timeout, false);
     }
   }
 
@@ -788,6 +859,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * Before, the {@code IOException} was said nowhere.
    */
   private void tellGivenBack(Response copy) {
+    if (pastCallTimeout()) {
+      // The call's timeout ran out while the copy was on its way here: OkHttp fails a response
+      // that comes after its timeout cancelled the call ("timeout"), so the callback hears that.
+      release(copy);
+      cancelAtCallTimeout();
+      tellTimedOut(timeout());
+      return;
+    }
     try {
       deliverResponse(original, copy);
     } catch (IOException fromCallback) {

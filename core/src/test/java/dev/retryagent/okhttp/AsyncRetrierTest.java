@@ -1494,6 +1494,175 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetrysWaitThatEndsPastTheCallTimeoutEndsTheCallAsOkHttpsTimeoutDoes() throws Exception {
+    // OkHttp's callTimeout (real, 3 s) ran out while the retry waited on the agent's scheduler,
+    // which ended the wait late (held here): the retry's clone was enqueued with its deadline
+    // past, the application's interceptors saw it, it raced OkHttp's timeout to the wire, and the
+    // callback could hear its answer after the call's timeout. Now the call ends as plain OkHttp
+    // ends one its timeout ran out on: the same exception, on a dispatcher thread named as
+    // OkHttp's, cancelled, nothing more sent or seen.
+    AtomicInteger passes = new AtomicInteger();
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .callTimeout(3, TimeUnit.SECONDS)
+            .addInterceptor(
+                chain -> {
+                  passes.incrementAndGet();
+                  return chain.proceed(chain.request());
+                }),
+        false);
+    server.enqueue(status(503));
+    server.otherwise(ok("retried"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+
+    Heard without = plainCallTimedOut(3); // begun after ours: ours has run out by now
+    time.advance(TimeUnit.SECONDS.toNanos(4)); // the engine's clock, as real time moved
+    time.runHeldTasks(); // the wait ends, late
+
+    assertThat(heard.await())
+        .isEqualTo(without.await())
+        .isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
+    assertThat(passes).as("the application's interceptor saw the first attempt only").hasValue(1);
+    assertThat(server.requestCount()).as("ours, then plain OkHttp's").isEqualTo(2);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CALL_TIMEOUT);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void aResponseGivenBackAsTheCallTimeoutRunsOutIsHeardAsOkHttpsTimeout() throws Exception {
+    // The retry's wait ended past the policy's deadline (40 s late), and the copy of the 503 kept
+    // for it was on its way to the callback (the dispatcher's executor held it) when OkHttp's
+    // callTimeout (real, 3 s) ran out: the callback heard the 503 after the call's timeout, which
+    // OkHttp never tells (a response that comes after its timeout cancelled the call fails as
+    // "timeout"). Now it hears that, as plain OkHttp's call that ran out, on a dispatcher thread.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(3, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the copy goes to a dispatcher thread
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+
+    Heard without = plainCallTimedOut(3);
+    executor.release();
+
+    assertThat(heard.await())
+        .isEqualTo(without.await())
+        .isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
+    assertThat(server.requestCount()).as("ours, then plain OkHttp's").isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void aRetryThatRunsPastTheCallTimeoutEndsAsOkHttpsTimeoutEndsAPlainCall() throws Exception {
+    // OkHttp's callTimeout (real, 3 s) runs out during the retry's attempt, which the server
+    // answers only long after: on execute() and enqueue() the call ends as plain OkHttp's that the
+    // server holds as long (the clone carries the call's deadline): the same exception, an
+    // enqueued call's callback on a dispatcher thread named as OkHttp's, the call cancelled,
+    // nothing more sent. Pinned (it held before).
+    configure(b -> b, new OkHttpClient.Builder().callTimeout(3, TimeUnit.SECONDS), false);
+    server.otherwise(ok("late"));
+
+    server.enqueue(status(503), ok("too late").delay(60_000));
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    assertThat(heard.outcome.get(30, TimeUnit.SECONDS))
+        .isEqualTo("java.io.InterruptedIOException: timeout");
+    Heard without = plainCallTimedOut(3);
+    assertThat(heard.await()).isEqualTo(without.await());
+    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
+
+    server.enqueue(status(503), ok("too late").delay(60_000));
+    Call executed = client.newCall(get("/retried"));
+    Throwable failure = org.assertj.core.api.Assertions.catchThrowable(executed::execute);
+    assertThat(failure).isInstanceOf(java.io.InterruptedIOException.class).hasMessage("timeout");
+    assertThat(executed.isCanceled()).isTrue();
+    // (The give-up's reason is read on the engine's clock, which the network's time never moves
+    // here: not looked at.)
+    assertThat(server.requestCount()).as("two of each of ours, plain OkHttp's").isEqualTo(5);
+  }
+
+  /**
+   * A call of plain OkHttp (no agent) with a {@code callTimeout} of {@code seconds}, which the
+   * server answers only long after it: what OkHttp tells a call its timeout ended, and where. Begun
+   * after a call of ours with the same timeout, it has heard of its own once ours has run out.
+   */
+  private Heard plainCallTimedOut(long seconds) throws Exception {
+    OkHttpClient plain = new OkHttpClient.Builder().callTimeout(seconds, TimeUnit.SECONDS).build();
+    server.enqueue(ok("too late").delay(60_000));
+    Heard without = new Heard();
+    try {
+      plain.newCall(get("/plain")).enqueue(without);
+      without.outcome.get(seconds + 20, TimeUnit.SECONDS);
+    } finally {
+      plain.dispatcher().executorService().shutdown();
+      plain.connectionPool().evictAll();
+    }
+    return without;
+  }
+
+  /** A dispatcher's executor that keeps the tasks handed to it while {@link #hold} is set. */
+  private static final class HoldingExecutor extends java.util.concurrent.ThreadPoolExecutor {
+    final AtomicBoolean hold = new AtomicBoolean();
+    final List<Runnable> held = new CopyOnWriteArrayList<>();
+
+    HoldingExecutor() {
+      super(
+          0,
+          Integer.MAX_VALUE,
+          60,
+          TimeUnit.SECONDS,
+          new java.util.concurrent.SynchronousQueue<>());
+    }
+
+    @Override
+    public void execute(Runnable command) {
+      if (hold.get()) {
+        held.add(command);
+      } else {
+        super.execute(command);
+      }
+    }
+
+    /** Runs what was kept, and every task from now on. */
+    void release() {
+      hold.set(false);
+      for (Runnable r : held) {
+        super.execute(r);
+      }
+    }
+  }
+
+  @Test
   void aRetryQueuedBehindTheHostsTakenSlotsEndsAtTheCallTimeoutAsOkHttpsTimeoutWould()
       throws Exception {
     // The retry's clone waited in the dispatcher's queue while the host's one slot was taken, and
