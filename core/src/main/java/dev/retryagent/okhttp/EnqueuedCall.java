@@ -855,8 +855,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * Tells {@code copy} as OkHttp's run of a call tells a response ({@code RealCall.AsyncCall}, 3.12
    * to 5.x): what the application's {@code onResponse} throws never reaches its {@code onFailure};
    * an {@code IOException} is logged as OkHttp logs it ({@link CallbackFailureLog}), anything else
-   * cancels the call ({@link #deliverResponse}) and leaves the task, onto the thread that runs it.
-   * Before, the {@code IOException} was said nowhere.
+   * cancels the call ({@link #callOnResponse}) and leaves the task, onto the thread that runs it,
+   * but an {@code InterruptedException} on OkHttp 5.2 on ({@link OkHttpCallbacks#KEEP_INTERRUPTS}).
+   * Before, the {@code IOException} was said nowhere, and an {@code InterruptedException} left on
+   * every version, the call not cancelled.
    */
   private void tellGivenBack(Response copy) {
     if (pastCallTimeout()) {
@@ -871,6 +873,17 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       deliverResponse(original, copy);
     } catch (IOException fromCallback) {
       CallbackFailureLog.log(original, fromCallback);
+    } catch (RuntimeException | Error fromCallback) {
+      throw fromCallback;
+    } catch (Exception sneaky) {
+      // A checked exception onResponse threw sneakily (the call is cancelled). OkHttp 5.2 on
+      // keeps an InterruptedException from its thread, the interrupt flag set for it; before,
+      // and anything else, it leaves as any other.
+      if (sneaky instanceof InterruptedException && OkHttpCallbacks.KEEP_INTERRUPTS) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+      throw OkHttpCallbacks.<RuntimeException>unchecked(sneaky);
     }
   }
 
@@ -1078,17 +1091,27 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         release(response); // our own failure told the callback already
         return;
       }
-      try {
-        callback.onResponse(original, response);
-      } catch (RuntimeException | Error thrown) {
-        // OkHttp cancels the call whose onResponse threw anything but an IOException, then lets
-        // it leave (RealCall.AsyncCall, 3.12 to 5.x): the call it ran, which for a retry is a
-        // clone. Without the agent it is the application's own call: cancelled here.
-        original.cancel();
-        throw thrown;
-      }
+      callOnResponse(response);
     } finally {
       retryCall.leaveContext(scope);
+    }
+  }
+
+  /**
+   * The application's {@code onResponse}, the call left as OkHttp leaves it when that throws:
+   * anything but an {@code IOException} (a checked exception thrown sneakily, an {@code
+   * InterruptedException}, included) cancels the call, then leaves (RealCall.AsyncCall, 3.12 to
+   * 5.x). OkHttp cancels the call it ran, which for a retry is a clone; without the agent it is the
+   * application's own call: cancelled here.
+   */
+  private void callOnResponse(Response response) throws IOException {
+    try {
+      callback.onResponse(original, response);
+    } catch (Throwable thrown) {
+      if (!(thrown instanceof IOException)) {
+        original.cancel();
+      }
+      throw thrown;
     }
   }
 
@@ -1221,7 +1244,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     try {
       if (response != null) {
-        callback.onResponse(original, response);
+        callOnResponse(response);
       } else {
         callback.onFailure(original, failure);
       }

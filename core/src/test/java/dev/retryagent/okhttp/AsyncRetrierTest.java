@@ -1450,7 +1450,7 @@ class AsyncRetrierTest {
   }
 
   /** A callback whose onResponse closes the response and throws {@code bug}. */
-  private static Callback throwingOnResponse(RuntimeException bug) {
+  private static Callback throwingOnResponse(Throwable bug) {
     return new Callback() {
       @Override
       public void onFailure(Call call, IOException e) {}
@@ -1458,9 +1458,50 @@ class AsyncRetrierTest {
       @Override
       public void onResponse(Call call, Response response) {
         response.close();
-        throw bug;
+        throw AsyncRetrierTest.<RuntimeException>sneaky(bug);
       }
     };
+  }
+
+  /** Throws {@code t}, checked or not, as an application's Kotlin callback may. */
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  @Test
+  void aRetriedCallWhoseOnResponseThrowsAnInterruptedExceptionIsCancelledAsWithoutTheAgent()
+      throws Exception {
+    // As above, an InterruptedException thrown sneakily (OkHttp 5.2 on keeps it on its thread,
+    // the interrupt flag set; before, it leaves): OkHttp cancels the clone it ran, and the
+    // application's own call stayed not cancelled, where without the agent it is.
+    UncaughtRecordingDispatcher threads = new UncaughtRecordingDispatcher();
+    okhttp3.Dispatcher dispatcher = threads.dispatcher;
+    try {
+      OkHttpClient plain = new OkHttpClient.Builder().dispatcher(dispatcher).build();
+      server.enqueue(ok("fine"));
+      Call plainCall = plain.newCall(get("/items"));
+      plainCall.enqueue(throwingOnResponse(new InterruptedException("the application's own")));
+      await().atMost(Duration.ofSeconds(10)).until(plainCall::isCanceled);
+
+      configure(b -> b, new OkHttpClient.Builder().dispatcher(dispatcher), false);
+      server.enqueue(status(503), ok("retried"));
+      time.holdTasks();
+      Call call = client.newCall(get("/items"));
+      retrier.enqueue(
+          call, throwingOnResponse(new InterruptedException("the application's own")), dispatcher);
+      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+      time.runHeldTasks();
+
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .alias("cancelled, as OkHttp cancels it")
+          .until(call::isCanceled);
+      await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+      assertThat(server.requestCount()).isEqualTo(3);
+    } finally {
+      threads.close();
+    }
   }
 
   @Test

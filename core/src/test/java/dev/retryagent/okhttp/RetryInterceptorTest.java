@@ -679,6 +679,47 @@ class RetryInterceptorTest {
     }
   }
 
+  @Test
+  void anInterruptedExceptionTheCallbackThrowsForAResponseGivenBackEndsAsOkHttpEndsIt()
+      throws Exception {
+    // An onResponse that throws an InterruptedException (sneakily, as Kotlin may): OkHttp cancels
+    // the call; up to 5.1 it lets the exception leave onto the dispatcher's thread, from 5.2 on it
+    // keeps it there and sets the thread's interrupt flag. The copy given back after a late wait,
+    // told outside OkHttp's run of a call, let it leave on every version, the call not cancelled.
+    // Compared with plain OkHttp of the version under test.
+    configureAWaitThatEndsPastTheDeadline();
+    EndRecordingExecutor plainThreads = new EndRecordingExecutor();
+    EndRecordingExecutor agentThreads = new EndRecordingExecutor();
+    OkHttpClient plain =
+        new OkHttpClient.Builder().dispatcher(new Dispatcher(plainThreads)).build();
+    Dispatcher dispatcher = new Dispatcher(agentThreads);
+    OkHttpClient agent = client.newBuilder().dispatcher(dispatcher).build();
+    try {
+      server.enqueue(status(503).header("Retry-After", "5"));
+      ThrowingCallback without = new ThrowingCallback(new InterruptedException("the app's"));
+      Call plainCall = plain.newCall(get("/v1/items"));
+      plainCall.enqueue(without);
+      await().atMost(Duration.ofSeconds(20)).until(() -> !plainThreads.ends.isEmpty());
+
+      server.enqueue(status(503).header("Retry-After", "5"));
+      ThrowingCallback with = new ThrowingCallback(new InterruptedException("the app's"));
+      Call call = agent.newCall(get("/v1/items"));
+      retrier.enqueue(call, with, dispatcher);
+      await().atMost(Duration.ofSeconds(20)).until(() -> !agentThreads.ends.isEmpty());
+
+      assertThat(agentThreads.ends).isEqualTo(plainThreads.ends).hasSize(1);
+      assertThat(plainCall.isCanceled()).isTrue();
+      assertThat(call.isCanceled()).as("cancelled, as OkHttp cancels it").isTrue();
+      assertThat(with.responses).hasValue(1);
+      assertThat(with.failures).hasValue(0);
+      assertThat(without.failures).hasValue(0);
+      assertThat(server.requestCount()).isEqualTo(2);
+    } finally {
+      plainThreads.shutdown();
+      agentThreads.shutdown();
+    }
+  }
+
   /**
    * Retries that may wait up to 5 s for a 503's {@code Retry-After}, within a 10 s deadline, and a
    * wait that ends 40 s late (a paused JVM): past the deadline, so the call ends with the response
@@ -715,7 +756,47 @@ class RetryInterceptorTest {
       if (thrown instanceof IOException) {
         throw (IOException) thrown;
       }
-      throw (RuntimeException) thrown;
+      throw RetryInterceptorTest.<RuntimeException>sneaky(thrown);
+    }
+  }
+
+  /** Throws {@code t}, checked or not, as an application's Kotlin callback may. */
+  @SuppressWarnings("unchecked")
+  private static <T extends Throwable> T sneaky(Throwable t) throws T {
+    throw (T) t;
+  }
+
+  /**
+   * A dispatcher's executor that records how each task that threw or left its thread interrupted
+   * ended: {@code "threw <exception>"} or {@code "returned"}, and {@code ", interrupted"}.
+   */
+  private static final class EndRecordingExecutor extends java.util.concurrent.ThreadPoolExecutor {
+    final List<String> ends = new CopyOnWriteArrayList<>();
+
+    EndRecordingExecutor() {
+      super(
+          0,
+          Integer.MAX_VALUE,
+          60,
+          TimeUnit.SECONDS,
+          new java.util.concurrent.SynchronousQueue<>());
+      setThreadFactory(
+          r -> {
+            Thread t = new Thread(r, "OkHttp test dispatcher");
+            t.setDaemon(true);
+            t.setUncaughtExceptionHandler((thread, e) -> {}); // recorded by afterExecute
+            return t;
+          });
+    }
+
+    @Override
+    protected void afterExecute(Runnable r, Throwable t) {
+      boolean interrupted = Thread.currentThread().isInterrupted();
+      if (t != null || interrupted) {
+        ends.add(
+            (t == null ? "returned" : "threw " + t.getClass().getName())
+                + (interrupted ? ", interrupted" : ""));
+      }
     }
   }
 
