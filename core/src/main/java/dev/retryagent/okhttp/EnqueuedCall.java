@@ -858,7 +858,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * cancels the call ({@link #callOnResponse}) and leaves the task, onto the thread that runs it,
    * but an {@code InterruptedException} on OkHttp 5.2 on ({@link OkHttpCallbacks#KEEP_INTERRUPTS}).
    * Before, the {@code IOException} was said nowhere, and an {@code InterruptedException} left on
-   * every version, the call not cancelled.
+   * every version, the call not cancelled. A failure of ours before the callback heard of the call
+   * ends it with {@code copy} all the same ({@link #endWithOwnFailure}), the callback told once.
    */
   private void tellGivenBack(Response copy) {
     if (pastCallTimeout()) {
@@ -870,7 +871,26 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return;
     }
     try {
-      deliverResponse(original, copy);
+      try {
+        Runnable fault = givingBack;
+        if (fault != null) {
+          fault.run();
+        }
+        deliverResponse(original, copy);
+      } catch (RuntimeException | Error bug) {
+        if (told) {
+          throw bug; // the application's onResponse threw it: the call is cancelled, it leaves
+        }
+        // Our own, before the callback heard of the call: it hears all the same, once. Before,
+        // the failure left the task onto the dispatcher's thread and the callback never heard.
+        endWithOwnFailure(
+            "giving back a response after a late wait",
+            bug,
+            "the call ends with that response",
+            original,
+            copy,
+            false);
+      }
     } catch (IOException fromCallback) {
       CallbackFailureLog.log(original, fromCallback);
     } catch (RuntimeException | Error fromCallback) {
@@ -886,6 +906,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       throw OkHttpCallbacks.<RuntimeException>unchecked(sneaky);
     }
   }
+
+  /**
+   * Test only: run as a response is given back after a late wait, before the callback hears it (a
+   * failure of ours there). Null outside the tests; read only on that path.
+   */
+  static volatile Runnable givingBack;
 
   /**
    * Keeps a copy of {@code response}, about to be released for the retry whose wait is scheduled,

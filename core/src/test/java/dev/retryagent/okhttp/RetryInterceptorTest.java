@@ -720,6 +720,54 @@ class RetryInterceptorTest {
     }
   }
 
+  @Test
+  void aFailureOfOursAsAResponseIsGivenBackStillTellsTheCallbackOnce() throws Exception {
+    // Our own failure (an Error, as a class missing) as the copy kept for a late wait was given
+    // back, before the callback heard of the call: it left the task onto the dispatcher's thread
+    // and the callback never heard. Now the callback gets the response, once, on that thread.
+    configureAWaitThatEndsPastTheDeadline();
+    UncaughtRecordingDispatcher threads = new UncaughtRecordingDispatcher();
+    OkHttpClient agent = client.newBuilder().dispatcher(threads.dispatcher).build();
+    EnqueuedCall.givingBack =
+        () -> {
+          throw new NoClassDefFoundError("missing/Dependency");
+        };
+    try {
+      server.enqueue(status(503).header("Retry-After", "5").body("busy"));
+      CompletableFuture<String> heard = new CompletableFuture<>();
+      AtomicInteger reports = new AtomicInteger();
+      AtomicReference<String> thread = new AtomicReference<>();
+      retrier.enqueue(
+          agent.newCall(get("/v1/items")),
+          new Callback() {
+            @Override
+            public void onFailure(Call c, IOException e) {
+              reports.incrementAndGet();
+              heard.complete(e.toString());
+            }
+
+            @Override
+            public void onResponse(Call c, Response r) throws IOException {
+              reports.incrementAndGet();
+              thread.set(Thread.currentThread().getName());
+              try (Response body = r) {
+                heard.complete(r.code() + " " + body.body().string());
+              }
+            }
+          },
+          threads.dispatcher);
+
+      assertThat(heard.get(20, TimeUnit.SECONDS)).isEqualTo("503 busy");
+      assertThat(reports).hasValue(1);
+      assertThat(thread.get()).isEqualTo("OkHttp " + HttpUrl.get(server.url("/")).redact());
+      assertThat(threads.uncaught).isEmpty();
+      assertThat(server.requestCount()).isEqualTo(1);
+    } finally {
+      EnqueuedCall.givingBack = null;
+      threads.close();
+    }
+  }
+
   /**
    * Retries that may wait up to 5 s for a 503's {@code Retry-After}, within a 10 s deadline, and a
    * wait that ends 40 s late (a paused JVM): past the deadline, so the call ends with the response
