@@ -223,6 +223,40 @@ public final class AsyncRetrier {
     if (!giveBacks.isEmpty()) {
       giveBacks.remove(c); // a call that ended during its wait (a cancel)
     }
+    if (!callTimeouts.isEmpty()) {
+      EnqueuedCall.WaitTimeout t = callTimeouts.remove(c);
+      if (t != null) {
+        t.exit();
+      }
+    }
+  }
+
+  /**
+   * For each call that waited for a retry and has a call timeout, until it ends: the watch that
+   * ends it at that timeout should it still wait then ({@link EnqueuedCall.WaitTimeout}). Here, as
+   * {@link #giveBacks}: only a retried call holds one.
+   */
+  private final ConcurrentHashMap<EnqueuedCall, EnqueuedCall.WaitTimeout> callTimeouts =
+      new ConcurrentHashMap<>();
+
+  /**
+   * Watches {@code c}'s call timeout, ending at {@code deadlineNanoTime} ({@link System#nanoTime}),
+   * unless it is watched already; under {@code c}'s lock, while it is not done, so that its end
+   * ({@link #finished}) stops the watch.
+   */
+  void watchCallTimeout(EnqueuedCall c, long deadlineNanoTime) {
+    if (callTimeouts.containsKey(c)) {
+      return;
+    }
+    EnqueuedCall.WaitTimeout t = new EnqueuedCall.WaitTimeout(c);
+    t.deadlineNanoTime(deadlineNanoTime);
+    try {
+      t.enter();
+    } catch (RuntimeException | LinkageError e) {
+      return; // another okio: the late wait's end looks at the timeout
+      // (EnqueuedCall.pastCallTimeout)
+    }
+    callTimeouts.put(c, t);
   }
 
   /**

@@ -785,6 +785,62 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
+   * The call's own timeout ran out, on okio's watchdog ({@link WaitTimeout}): if the call waits for
+   * a retry (or its permit), the wait ends now and the call as OkHttp ends one its timeout ran out
+   * on ({@link #endAtCallTimeout}), told at the timeout, not when a late wait ends (the agent's
+   * scheduler held up). An attempt in flight is OkHttp's to end (the clone has the deadline); a
+   * wait whose task runs already looks at the timeout itself ({@link #retryAfterWait}).
+   */
+  void callTimedOut() {
+    synchronized (this) {
+      if (done || cancelled || pending == null || !pending.cancel()) {
+        return;
+      }
+      pending = null;
+      if (pendingIsRetry) {
+        engine.asyncRetryDone();
+      }
+    }
+    retrier.takeGiveBack(this);
+    // Off the watchdog, which serves every OkHttp timeout of the JVM: the call's end runs the
+    // listeners, and the application's EventListener as the call is cancelled.
+    Runnable end = this::endAtCallTimeoutFromWatchdog;
+    try {
+      dispatcher.executorService().execute(end);
+    } catch (RuntimeException | Error refused) {
+      end.run(); // shut down meanwhile: no dispatcher thread is left
+    }
+  }
+
+  private void endAtCallTimeoutFromWatchdog() {
+    try {
+      endAtCallTimeout();
+    } catch (RuntimeException | Error bug) {
+      endQuietlyWithOwnFailure("ending a call at its call timeout", bug, timeout(), true);
+    }
+  }
+
+  /**
+   * OkHttp's call timeout kept through a call's waits for a retry, on okio's watchdog, the thread
+   * OkHttp's own timeouts run on: OkHttp's timeout of the attempt before the wait ended with it,
+   * and the wait runs on the agent's scheduler, which a held-up thread makes late. Made at a call's
+   * first retry's wait when it has a timeout and its dispatcher is known, entered until the call
+   * ends ({@link AsyncRetrier#watchCallTimeout}); never on a call not retried.
+   */
+  static final class WaitTimeout extends okio.AsyncTimeout {
+    private final EnqueuedCall call;
+
+    WaitTimeout(EnqueuedCall call) {
+      this.call = call;
+    }
+
+    @Override
+    protected void timedOut() {
+      call.callTimedOut();
+    }
+  }
+
+  /**
    * Cancels the call as OkHttp's timeout does (its {@code isCanceled()} says so), not as a cancel.
    */
   private void cancelAtCallTimeout() {
@@ -1074,6 +1130,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         if (schedule(delayNanos, true)) {
           if (failure != null) {
             retrier.keepGiveBack(this, failure); // the wait's end takes it, under this lock
+          }
+          if (callDeadline != RetryInterceptor.NO_DEADLINE && dispatcher != null) {
+            retrier.watchCallTimeout(this, callDeadline); // until the call ends (finish)
           }
           return true;
         }

@@ -1536,6 +1536,8 @@ class AsyncRetrierTest {
 
   @Test
   void aRetrysWaitThatEndsPastTheCallTimeoutEndsTheCallAsOkHttpsTimeoutDoes() throws Exception {
+    // (At the timeout itself, on okio's watchdog, as OkHttp's own timeout; the late wait's own end
+    // looks at the timeout too, should the watchdog be behind: the test below, whose wait ended.)
     // OkHttp's callTimeout (real, 3 s) ran out while the retry waited on the agent's scheduler,
     // which ended the wait late (held here): the retry's clone was enqueued with its deadline
     // past, the application's interceptors saw it, it raced OkHttp's timeout to the wire, and the
@@ -1560,17 +1562,17 @@ class AsyncRetrierTest {
     Heard heard = new Heard();
     retrier.enqueue(call, heard, client.dispatcher());
     awaitTheRetrysWait();
+    time.advance(TimeUnit.SECONDS.toNanos(4)); // the engine's clock, as real time will have moved
 
     Heard without = plainCallTimedOut(3); // begun after ours: ours has run out by now
-    time.advance(TimeUnit.SECONDS.toNanos(4)); // the engine's clock, as real time moved
-    time.runHeldTasks(); // the wait ends, late
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .alias("heard at the call's timeout, not when the late wait ends")
+        .until(heard.outcome::isDone);
+    assertThat(time.heldTasks()).as("the wait, still held").isEqualTo(1);
+    time.runHeldTasks(); // the wait's task, cancelled: it does nothing
 
-    assertThat(heard.await())
-        .isEqualTo(without.await())
-        .isEqualTo("java.io.InterruptedIOException: timeout");
-    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
-    assertThat(heard.reports).hasValue(1);
-    assertThat(call.isCanceled()).isTrue();
+    assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
     assertThat(passes).as("the application's interceptor saw the first attempt only").hasValue(1);
     assertThat(server.requestCount()).as("ours, then plain OkHttp's").isEqualTo(2);
     assertThat(events)
@@ -1610,12 +1612,7 @@ class AsyncRetrierTest {
     Heard without = plainCallTimedOut(3);
     executor.release();
 
-    assertThat(heard.await())
-        .isEqualTo(without.await())
-        .isEqualTo("java.io.InterruptedIOException: timeout");
-    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
-    assertThat(heard.reports).hasValue(1);
-    assertThat(call.isCanceled()).isTrue();
+    assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
     assertThat(server.requestCount()).as("ours, then plain OkHttp's").isEqualTo(2);
     assertThat(retrier.running()).isZero();
   }
@@ -1636,11 +1633,7 @@ class AsyncRetrierTest {
     retrier.enqueue(call, heard, client.dispatcher());
     assertThat(heard.outcome.get(30, TimeUnit.SECONDS))
         .isEqualTo("java.io.InterruptedIOException: timeout");
-    Heard without = plainCallTimedOut(3);
-    assertThat(heard.await()).isEqualTo(without.await());
-    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
-    assertThat(heard.reports).hasValue(1);
-    assertThat(call.isCanceled()).isTrue();
+    assertEndedAsPlainOkHttpsTimedOutCall(heard, plainCallTimedOut(3), call);
 
     server.enqueue(status(503), ok("too late").delay(60_000));
     Call executed = client.newCall(get("/retried"));
@@ -1650,6 +1643,20 @@ class AsyncRetrierTest {
     // (The give-up's reason is read on the engine's clock, which the network's time never moves
     // here: not looked at.)
     assertThat(server.requestCount()).as("two of each of ours, plain OkHttp's").isEqualTo(5);
+  }
+
+  /**
+   * {@code call}'s callback heard what plain OkHttp's call whose timeout ran out heard ({@code
+   * without}), where it heard it, once, and the call says it is cancelled.
+   */
+  private static void assertEndedAsPlainOkHttpsTimedOutCall(Heard heard, Heard without, Call call)
+      throws Exception {
+    assertThat(heard.await())
+        .isEqualTo(without.await())
+        .isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(heard.thread).isEqualTo(without.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
   }
 
   /**
