@@ -668,12 +668,7 @@ class RetryInterceptorTest {
       retrier.enqueue(call, with, dispatcher);
       await().atMost(Duration.ofSeconds(20)).until(() -> uncaught.contains(with.thrown));
 
-      assertThat(plainCall.isCanceled()).isTrue();
-      assertThat(call.isCanceled()).as("cancelled, as OkHttp cancels it").isTrue();
-      assertThat(with.responses).hasValue(1);
-      assertThat(with.failures).hasValue(0);
-      assertThat(without.failures).hasValue(0);
-      assertThat(server.requestCount()).isEqualTo(2);
+      assertCancelledAsPlainOkHttpCancelsIt(plainCall, without, call, with);
     } finally {
       threads.close();
     }
@@ -708,12 +703,7 @@ class RetryInterceptorTest {
       await().atMost(Duration.ofSeconds(20)).until(() -> !agentThreads.ends.isEmpty());
 
       assertThat(agentThreads.ends).isEqualTo(plainThreads.ends).hasSize(1);
-      assertThat(plainCall.isCanceled()).isTrue();
-      assertThat(call.isCanceled()).as("cancelled, as OkHttp cancels it").isTrue();
-      assertThat(with.responses).hasValue(1);
-      assertThat(with.failures).hasValue(0);
-      assertThat(without.failures).hasValue(0);
-      assertThat(server.requestCount()).isEqualTo(2);
+      assertCancelledAsPlainOkHttpCancelsIt(plainCall, without, call, with);
     } finally {
       plainThreads.shutdown();
       agentThreads.shutdown();
@@ -806,6 +796,20 @@ class RetryInterceptorTest {
       }
       throw RetryInterceptorTest.<RuntimeException>sneaky(thrown);
     }
+  }
+
+  /**
+   * Both calls were cancelled, as OkHttp cancels a call whose onResponse threw, each callback heard
+   * its response once and never onFailure, and the server had one request of each.
+   */
+  private void assertCancelledAsPlainOkHttpCancelsIt(
+      Call plainCall, ThrowingCallback without, Call call, ThrowingCallback with) {
+    assertThat(plainCall.isCanceled()).isTrue();
+    assertThat(call.isCanceled()).as("cancelled, as OkHttp cancels it").isTrue();
+    assertThat(with.responses).hasValue(1);
+    assertThat(with.failures).hasValue(0);
+    assertThat(without.failures).hasValue(0);
+    assertThat(server.requestCount()).isEqualTo(2);
   }
 
   /** Throws {@code t}, checked or not, as an application's Kotlin callback may. */
