@@ -253,8 +253,7 @@ public final class AsyncRetrier {
     try {
       t.enter();
     } catch (RuntimeException | LinkageError e) {
-      return; // another okio: the late wait's end looks at the timeout
-      // (EnqueuedCall.pastCallTimeout)
+      return; // an okio not known: the late wait's end looks at the timeout (pastCallTimeout)
     }
     callTimeouts.put(c, t);
   }
