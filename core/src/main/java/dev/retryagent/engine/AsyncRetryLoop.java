@@ -40,14 +40,16 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
    */
   public static final class Style {
     /** A plain {@link CompletableFuture}. */
-    public static final Style PLAIN = new Style(false, null);
+    public static final Style PLAIN = new Style(false, null, false);
 
     final boolean dependentsCancel;
     final Executor deliverOn;
+    final boolean cancelEndsAsAttempt;
 
-    private Style(boolean dependentsCancel, Executor deliverOn) {
+    private Style(boolean dependentsCancel, Executor deliverOn, boolean cancelEndsAsAttempt) {
       this.dependentsCancel = dependentsCancel;
       this.deliverOn = deliverOn;
+      this.cancelEndsAsAttempt = cancelEndsAsAttempt;
     }
 
     /**
@@ -59,7 +61,20 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
      *     complete there
      */
     public static Style of(boolean dependentsCancel, Executor deliverOn) {
-      return new Style(dependentsCancel, deliverOn);
+      return new Style(dependentsCancel, deliverOn, false);
+    }
+
+    /**
+     * {@link #of(boolean, Executor)}, and {@code cancelEndsAsAttempt}: {@code cancel(true)} with an
+     * attempt in flight cancels that attempt first, and the future ends as the attempt's future
+     * then ended if that came before the future's own cancellation, as {@code java.net.http}'s
+     * future does since 16 ({@code MinimalFuture.cancel} cancels the exchange, whose failure may
+     * complete the future, {@code CompletionException(CancellationException("Request cancelled"))},
+     * before it is cancelled).
+     */
+    public static Style of(
+        boolean dependentsCancel, Executor deliverOn, boolean cancelEndsAsAttempt) {
+      return new Style(dependentsCancel, deliverOn, cancelEndsAsAttempt);
     }
   }
 
@@ -75,6 +90,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private Scheduler.Cancellable pending;
   private boolean pendingIsRetry;
   private boolean contextEnded;
+  // Set by a cancel(true) of a style whose cancel ends as the attempt (Style.cancelEndsAsAttempt):
+  // the attempt then in flight gives its outcome, unjudged, to the caller.
+  private boolean cancelling;
 
   // The caller's thread while the first attempt starts on it. A thread, not a flag: a wait's task
   // may run on a scheduler thread before the caller has left execute(), and must not be taken for
@@ -210,11 +228,19 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private void attemptDone(T response, Throwable error) {
     boolean discarded = false; // the response is the call's no more
     try {
+      boolean cancelled;
       synchronized (result) {
         inFlight = null;
+        cancelled = cancelling;
+        cancelling = false;
+      }
+      if (cancelled) {
+        discarded = true;
+        endAsCancelledAttempt(response, error);
+        return;
       }
       if (result.isDone()) {
-        if (response != null) {
+        if (response != null && !givenToCaller(response)) {
           discarded = true;
           // Said as what it is (thrown here, it was said as a failure judging the attempt).
           SyncRetryLoop.discardUnwanted(engine, access, response);
@@ -268,6 +294,40 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           "the call ends with that attempt's outcome",
           discarded ? null : response,
           error);
+    }
+  }
+
+  /**
+   * The attempt a {@code cancel(true)} cancelled first ({@link Style#cancelEndsAsAttempt}) ended,
+   * and nobody took its outcome yet: the caller's future ends with it, judged by nobody (no retry
+   * after a cancel), unless cancelled meanwhile. From {@link #attemptDone} or from the cancel,
+   * whichever sees the outcome first; never throws.
+   */
+  private void takeCancelledOutcome(T response, Throwable error) {
+    synchronized (result) {
+      if (!cancelling) {
+        return; // taken
+      }
+      cancelling = false;
+    }
+    endAsCancelledAttempt(response, error);
+  }
+
+  /** True when the caller's future holds {@code response}: the cancel gave it there first. */
+  private boolean givenToCaller(T response) {
+    return !result.isCompletedExceptionally() && result.getNow(null) == response;
+  }
+
+  private void endAsCancelledAttempt(T response, Throwable error) {
+    try {
+      call.onAbandoned();
+      endContext();
+    } finally {
+      if (error != null) {
+        completeExceptionally(error);
+      } else {
+        complete(response); // discarded if the caller's future was cancelled meanwhile
+      }
     }
   }
 
@@ -592,14 +652,33 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private final class Result extends CompletableFuture<T> {
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
+      CompletableFuture<T> cancelledFirst = null;
+      if (style.cancelEndsAsAttempt && mayInterruptIfRunning) {
+        synchronized (this) {
+          if (!isDone() && inFlight != null) {
+            cancelling = true;
+            cancelledFirst = inFlight;
+          }
+        }
+      }
+      boolean attemptCancelled = false;
+      if (cancelledFirst != null) {
+        attemptCancelled = cancelledFirst.cancel(true);
+        if (!cancelledFirst.isCancelled()) {
+          // The attempt ended before its own cancellation could (the client's cancel made it
+          // fail first): this future ends so too, as the client's own would have; at once (the
+          // attempt is done, so this runs here), not when its thread gets to attemptDone.
+          cancelledFirst.whenComplete(AsyncRetryLoop.this::takeCancelledOutcome);
+        }
+      }
       boolean cancelled = super.cancel(mayInterruptIfRunning);
       if (!cancelled) {
-        return false;
+        return attemptCancelled;
       }
       CompletableFuture<T> attemptToCancel;
       boolean waited = false;
       synchronized (this) {
-        attemptToCancel = inFlight;
+        attemptToCancel = inFlight == cancelledFirst ? null : inFlight;
         inFlight = null;
         if (pending != null) {
           pending.cancel();

@@ -510,6 +510,80 @@ class AsyncRetryLoopTest {
     assertThat(attempts.last()).isCancelled();
   }
 
+  /**
+   * An attempt's future as {@code java.net.http}'s (16+): {@code cancel(true)} cancels the exchange
+   * first, whose failure completes the future before it is cancelled (on JDK 25, nearly always).
+   */
+  private static final class FailsOnCancel extends CompletableFuture<FakeResponse> {
+    @Override
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      if (mayInterruptIfRunning) {
+        completeExceptionally(
+            new java.util.concurrent.CompletionException(
+                new java.util.concurrent.CancellationException("Request cancelled")));
+      }
+      return super.cancel(mayInterruptIfRunning) || mayInterruptIfRunning;
+    }
+  }
+
+  @Test
+  void aCancelEndsAsTheAttemptInFlightEndedWhenTheStyleSaysSo() {
+    // The caller's future was cancelled (a bare CancellationException from get()) where the JDK's
+    // own ended with the exchange's failure: get() throws ExecutionException(CancellationException
+    // ("Request cancelled")), isCancelled() is false.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    List<FailsOnCancel> started = new ArrayList<>();
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            f.engine,
+            f.newCall(FakeRequest.get()),
+            (n, timeout) -> {
+              FailsOnCancel a = new FailsOnCancel();
+              started.add(a);
+              return a;
+            },
+            FakeResponse.ACCESS,
+            AsyncRetryLoop.Style.of(true, null, true));
+    FailsOnCancel attempt = started.get(0);
+    CompletableFuture<FakeResponse> dependent = result.thenApply(r -> r);
+
+    assertThat(result.cancel(true)).isTrue();
+
+    assertThat(result.isCancelled()).isEqualTo(attempt.isCancelled()).isFalse();
+    assertThat(result.isCompletedExceptionally()).isTrue();
+    Throwable got = org.assertj.core.api.Assertions.catchThrowable(result::get);
+    assertThat(got)
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOf(java.util.concurrent.CancellationException.class)
+        .hasMessage("Request cancelled");
+    assertThat(org.assertj.core.api.Assertions.catchThrowable(dependent::join))
+        .isInstanceOf(java.util.concurrent.CompletionException.class)
+        .cause()
+        .hasMessage("Request cancelled");
+    f.scheduler.runUntilIdle();
+    assertThat(started).as("no retry after a cancel").hasSize(1);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aPlainFutureIsCancelledWhateverItsAttemptEndedWith() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            f.engine,
+            f.newCall(FakeRequest.get()),
+            (n, timeout) -> new FailsOnCancel(),
+            FakeResponse.ACCESS,
+            AsyncRetryLoop.Style.of(true, null));
+
+    assertThat(result.cancel(true)).isTrue();
+
+    assertThat(result).isCancelled();
+    f.scheduler.runUntilIdle();
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
   @Test
   void cancellingADependentWithoutInterruptLeavesTheCallAlone() {
     // As the JDK: MultiExchange.cancel(false) lets the exchange proceed.

@@ -1056,6 +1056,109 @@ class RetryingHttpClientTest {
     assertThat(cancelled).as("the attempt's future failed with a CancellationException").isTrue();
   }
 
+  enum CancelStage {
+    BEFORE_THE_HEAD,
+    READING_THE_BODY
+  }
+
+  @ParameterizedTest
+  @EnumSource(CancelStage.class)
+  void cancelTrueEndsTheFutureAsTheJdksOwnFutureEnded(CancelStage stage) throws Exception {
+    // The JDK's cancel(true) cancels the exchange first, whose failure often completes its future
+    // before the future is cancelled (on 25 nearly always): get() throws ExecutionException(
+    // CancellationException("Request cancelled")), isCancelled() is false. The caller's future was
+    // cancelled regardless (a bare CancellationException). Compared here with the very future the
+    // JDK gave for the attempt, which went through the same race; a few rounds, until the JDK's
+    // ended so once (which of the two ends it takes is the JDK's race, not asserted).
+    List<java.util.concurrent.CompletableFuture<?>> attempts = new CopyOnWriteArrayList<>();
+    JdkTransport recording =
+        new RealTransport() {
+          @Override
+          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+            java.util.concurrent.CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, h, p);
+            attempts.add(f);
+            return f;
+          }
+        };
+    JdkRetrying retrying =
+        new JdkRetrying(RetryEngine.builder().clock(time).sleeper(time).scheduler(time).build());
+    for (int round = 1; round <= 8; round++) {
+      java.util.concurrent.CompletableFuture<?> jdk =
+          cancelAndCompare(stage, retrying, recording, attempts, round);
+      if (!jdk.isCancelled()) {
+        break;
+      }
+    }
+  }
+
+  /** One cancel(true) at {@code stage}; returns the JDK's future of the attempt it cancelled. */
+  private java.util.concurrent.CompletableFuture<?> cancelAndCompare(
+      CancelStage stage,
+      JdkRetrying retrying,
+      JdkTransport recording,
+      List<java.util.concurrent.CompletableFuture<?>> attempts,
+      int round)
+      throws Exception {
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch head = new java.util.concurrent.CountDownLatch(1);
+    server.enqueue(
+        stage == CancelStage.BEFORE_THE_HEAD
+            ? ok("late").delay(10_000)
+            : ok("0123456789").heldAfter(5, release));
+    HttpResponse.BodyHandler<String> handler =
+        info -> {
+          head.countDown();
+          return HttpResponse.BodySubscribers.ofString(StandardCharsets.UTF_8);
+        };
+    try {
+      java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+          retrying.sendAsync(recording, get("/v1/items"), handler, null);
+      java.util.concurrent.CompletableFuture<Throwable> told =
+          new java.util.concurrent.CompletableFuture<>();
+      f.whenComplete((r, t) -> told.complete(t));
+      java.util.concurrent.CompletableFuture<String> dependent = f.thenApply(HttpResponse::body);
+      if (stage == CancelStage.BEFORE_THE_HEAD) {
+        org.awaitility.Awaitility.await().until(() -> server.requestCount() == round);
+      } else {
+        assertThat(head.await(10, TimeUnit.SECONDS)).isTrue();
+      }
+
+      assertThat(f.cancel(true)).isTrue();
+
+      assertThat(attempts).hasSize(round);
+      java.util.concurrent.CompletableFuture<?> jdk = attempts.get(round - 1);
+      assertThat(jdk).isDone(); // cancelled first, by the caller's cancel
+      assertThat(f.isDone()).isTrue();
+      assertThat(f.isCancelled()).isEqualTo(jdk.isCancelled());
+      assertThat(f.isCompletedExceptionally()).isEqualTo(jdk.isCompletedExceptionally());
+      assertThat(chain(catchThrowable(f::get))).isEqualTo(chain(catchThrowable(jdk::get)));
+      assertThat(chain(catchThrowable(f::join))).isEqualTo(chain(catchThrowable(jdk::join)));
+      assertThat(chain(told.get(10, TimeUnit.SECONDS)))
+          .isEqualTo(chain(jdk.handle((r, t) -> t).get(10, TimeUnit.SECONDS)));
+      assertThat(chain(catchThrowable(() -> dependent.get(10, TimeUnit.SECONDS))))
+          .isEqualTo(chain(catchThrowable(() -> jdk.thenApply(r -> r).get(10, TimeUnit.SECONDS))));
+      assertThat(server.requestCount()).as("nothing more sent").isEqualTo(round);
+      return jdk;
+    } finally {
+      release.countDown();
+    }
+  }
+
+  private static Throwable catchThrowable(
+      org.assertj.core.api.ThrowableAssert.ThrowingCallable call) {
+    return org.assertj.core.api.Assertions.catchThrowable(call);
+  }
+
+  /** A throwable's types and messages, causes included, for comparing what two futures threw. */
+  private static String chain(Throwable t) {
+    StringBuilder b = new StringBuilder();
+    for (int depth = 0; t != null && depth < 5; t = t.getCause(), depth++) {
+      b.append(t.getClass().getName()).append(": ").append(t.getMessage()).append(" / ");
+    }
+    return b.toString();
+  }
+
   // --- issue 11: with retries, the application sees what it sees without them
 
   @ParameterizedTest

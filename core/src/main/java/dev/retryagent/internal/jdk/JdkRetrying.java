@@ -29,10 +29,16 @@ public final class JdkRetrying {
 
   /**
    * Since JDK 16, cancelling any stage that depends on {@code sendAsync}'s future cancels the
-   * exchange ({@code MinimalFuture}'s cancelable): the caller's future then does the same.
+   * exchange ({@code MinimalFuture}'s cancelable): the caller's future then does the same. And
+   * {@code cancel(true)} cancels the exchange before the future, whose failure often completes the
+   * future first (on 25, nearly always before the response's head): {@code get()} then throws an
+   * {@code ExecutionException} around {@code CancellationException("Request cancelled")}, {@code
+   * isCancelled()} is false; the caller's future ends as its attempt's did, to match.
    */
+  private static final boolean CANCELLABLE_EXCHANGE = Runtime.version().feature() >= 16;
+
   private static final AsyncRetryLoop.Style JDK_FUTURE =
-      AsyncRetryLoop.Style.of(Runtime.version().feature() >= 16, JDK_ASYNC_POOL);
+      AsyncRetryLoop.Style.of(CANCELLABLE_EXCHANGE, JDK_ASYNC_POOL, CANCELLABLE_EXCHANGE);
 
   /** The class of the JDK's own requests: what it sends itself, e.g. a WebSocket handshake. */
   private static final String JDK_INTERNAL_REQUEST = "jdk.internal.net.http.HttpRequestImpl";
