@@ -1026,16 +1026,7 @@ class RetryingHttpClientTest {
   void cancellingTheFutureCancelsTheAttemptInFlight() throws Exception {
     server.enqueue(ok("late").delay(5_000));
     List<java.util.concurrent.CompletableFuture<?>> attempts = new CopyOnWriteArrayList<>();
-    JdkTransport recording =
-        new RealTransport() {
-          @Override
-          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
-              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
-            java.util.concurrent.CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, h, p);
-            attempts.add(f);
-            return f;
-          }
-        };
+    JdkTransport recording = recording(attempts);
     JdkRetrying retrying =
         new JdkRetrying(RetryEngine.builder().clock(time).sleeper(time).scheduler(time).build());
 
@@ -1071,16 +1062,7 @@ class RetryingHttpClientTest {
     // JDK gave for the attempt, which went through the same race; a few rounds, until the JDK's
     // ended so once (which of the two ends it takes is the JDK's race, not asserted).
     List<java.util.concurrent.CompletableFuture<?>> attempts = new CopyOnWriteArrayList<>();
-    JdkTransport recording =
-        new RealTransport() {
-          @Override
-          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
-              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
-            java.util.concurrent.CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, h, p);
-            attempts.add(f);
-            return f;
-          }
-        };
+    JdkTransport recording = recording(attempts);
     JdkRetrying retrying =
         new JdkRetrying(RetryEngine.builder().clock(time).sleeper(time).scheduler(time).build());
     for (int round = 1; round <= 8; round++) {
@@ -1806,6 +1788,19 @@ class RetryingHttpClientTest {
         HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
       return real.sendAsync(r, h, p);
     }
+  }
+
+  /** Each attempt on {@link #real}, the JDK's future of each kept in {@code attempts}. */
+  private JdkTransport recording(List<java.util.concurrent.CompletableFuture<?>> attempts) {
+    return new RealTransport() {
+      @Override
+      public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+          HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+        java.util.concurrent.CompletableFuture<HttpResponse<T>> f = real.sendAsync(r, h, p);
+        attempts.add(f);
+        return f;
+      }
+    };
   }
 
   /** Each attempt on {@link #real}, as the decorator makes it. */
