@@ -4,6 +4,7 @@ import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 
@@ -555,9 +556,11 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
 
   @SuppressWarnings("unchecked")
   private void deliverGivenBack(Object copy) {
+    CompletionStage<T> stage;
     CompletableFuture<T> given;
     try {
-      given = access.giveBack((T) copy).toCompletableFuture();
+      stage = access.giveBack((T) copy);
+      given = stage.toCompletableFuture();
     } catch (RuntimeException | Error bug) {
       // The adapter's own failure (its client's are in the stage): as endWithOwnFailure ends a
       // call with nothing left to give, an I/O failure, never our bug's own type.
@@ -584,6 +587,14 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
             complete(response);
           }
         });
+    try {
+      access.startGiveBack(stage); // held as the attempt in flight: a cancel from now reaches it
+    } catch (RuntimeException | Error bug) {
+      engine.internalError(
+          "giving back a response after a late wait", bug, "the call ends with that failure");
+      given.completeExceptionally(
+          new CompletionException(new IOException("retry-agent: internal error", bug)));
+    }
   }
 
   /** Completes with the final response, or discards it when the caller is gone. */

@@ -55,4 +55,13 @@ public interface ResponseAccess<T> {
   default java.util.concurrent.CompletionStage<T> giveBack(T copy) {
     return java.util.concurrent.CompletableFuture.completedFuture(copy);
   }
+
+  /**
+   * Starts the work of the stage {@link #giveBack} made, called by the loop once a cancel of the
+   * caller's future reaches that stage: an adapter whose give-back runs on another thread makes the
+   * stage in {@link #giveBack} and starts it here, so that a cancel is told to it from the moment
+   * it runs (made and started at once, a cancel in between found nothing to cancel yet). Default:
+   * nothing, the stage runs already.
+   */
+  default void startGiveBack(java.util.concurrent.CompletionStage<T> given) {}
 }

@@ -268,11 +268,15 @@ class GiveBackAfterALateWaitTest {
    */
   static final class NeverEnding implements HttpResponse.BodySubscriber<String> {
     final List<String> told = new CopyOnWriteArrayList<>();
-    final CountDownLatch subscribed = new CountDownLatch(1);
+    // Open once both onSubscribe and getBody were called: the give-back asks getBody after
+    // onSubscribe returned, so a cancel then never meets a signal still running (one told when
+    // it returns, on its thread: guarantees.md 6); the JDK asks them in its own order.
+    final CountDownLatch subscribed = new CountDownLatch(2);
     volatile Flow.Subscription subscription;
 
     @Override
     public java.util.concurrent.CompletionStage<String> getBody() {
+      subscribed.countDown();
       return new CompletableFuture<>();
     }
 

@@ -113,9 +113,14 @@ final class GivenBack<T> extends AttemptsResponse<T> {
    * exchange ({@link Delivery#stop}), a {@code cancel(false)} lets it go on, as the JDK's does.
    */
   CompletableFuture<HttpResponse<T>> deliverAsync() {
-    Delivery delivery = new Delivery(true);
-    delivery.start();
-    return delivery;
+    return new Delivery(true); // started by start(), once the caller's cancel reaches it
+  }
+
+  /** Starts a give-back {@link #deliverAsync} made; anything else is left alone. */
+  static void start(CompletionStage<?> given) {
+    if (given instanceof GivenBack.Delivery) {
+      ((GivenBack<?>.Delivery) given).start();
+    }
   }
 
   /** The client's executor, or null when out of reach; never throws. */

@@ -245,6 +245,12 @@ public final class JdkRetrying {
     public CompletionStage<HttpResponse<Object>> giveBack(HttpResponse<Object> copy) {
       return ((GivenBack<Object>) copy).deliverAsync();
     }
+
+    /** Runs the give-back once the caller's future holds it: a cancel from then on reaches it. */
+    @Override
+    public void startGiveBack(CompletionStage<HttpResponse<Object>> given) {
+      GivenBack.start(given);
+    }
   }
 
   /** Releases a response that will not reach the caller: closes a body that can be closed. */
