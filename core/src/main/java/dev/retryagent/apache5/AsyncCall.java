@@ -250,10 +250,25 @@ final class AsyncCall extends SelfViewCall
    * as without the agent. On the failure path only.
    */
   private void failedWhileClosing() {
-    if (owner != CLOSED && ReactorOf.shuttingDown(scope.execRuntime)) {
-      owner = CLOSED;
-      abortedWhen(this);
+    closing();
+  }
+
+  /**
+   * True once the client closed, or its I/O reactor shuts down: HttpClient 5.1's {@code
+   * close(GRACEFUL)} waits up to 5 s for its reactor before it closes the agent's closeable, and a
+   * retry started meanwhile would go into a client that is closing. Taken as the close then. Off
+   * the success path only (a failure, a wait's end): the reactor is read by reflection.
+   */
+  private boolean closing() {
+    if (owner == CLOSED) {
+      return true;
     }
+    if (!ReactorOf.shuttingDown(scope.execRuntime)) {
+      return false;
+    }
+    owner = CLOSED;
+    abortedWhen(this);
+    return true;
   }
 
   /**
@@ -307,8 +322,23 @@ final class AsyncCall extends SelfViewCall
    */
   @Override
   public boolean retryTooLate() {
-    if (owner != CLOSED) {
+    if (!closing()) {
       return super.retryTooLate();
+    }
+    retryForgone(failureOf(current));
+    return true;
+  }
+
+  /**
+   * After a rate-limit wait before a retry, as after the retry's own wait ({@link #retryTooLate}):
+   * a wait the client's close ended (or that ended after it) makes no retry. Before the first
+   * attempt there is no earlier outcome: the attempt goes on, as the application's request went out
+   * at {@code execute} without the agent.
+   */
+  @Override
+  protected boolean endsAfterPermitWait() {
+    if (current == null || !closing()) {
+      return false;
     }
     retryForgone(failureOf(current));
     return true;

@@ -154,6 +154,15 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
    * RetryCall#reservePermitAfterWait}).
    */
   private void next(boolean permitWaited) {
+    next(permitWaited, null);
+  }
+
+  /**
+   * As {@link #next(boolean)}; {@code copy}: the response kept for the retry's wait ({@link
+   * RetryCall#keepToGiveBack}), kept on through a rate-limit wait before the retry, which the
+   * adapter may end the call at ({@link RetryCall#endsAfterPermitWait}).
+   */
+  private void next(boolean permitWaited, Object copy) {
     if (call.cancelledByCaller()) {
       // As in SyncRetryLoop: the attempt fails at once as the client fails the call it gave up,
       // sending nothing; neither the rate limit nor the breaker has a say.
@@ -168,6 +177,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       return;
     }
     if (wait > 0) {
+      if (copy != null) {
+        call.keepToGiveBack(copy); // before the wait's task can run
+      }
       schedule(wait, false);
     } else {
       startAttempt();
@@ -503,18 +515,19 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     schedulerThread = Thread.currentThread();
     try {
       call.waitEnds(this);
-      Object copy = retry ? call.takeGiveBack() : null;
-      if (retry && call.retryTooLate()) {
-        // The wait ended past the deadline: the call ends with the attempt's outcome, as if not
-        // retried: its response released before the wait, from the copy kept of it, or else the
-        // engine's exception, which says so.
+      // A rate-limit wait before a retry has the retry's copy too (next).
+      Object copy = call.takeGiveBack();
+      if (retry ? call.retryTooLate() : call.endsAfterPermitWait()) {
+        // The wait ended past the deadline (or the adapter ends the call after a rate-limit wait):
+        // the call ends with the attempt's outcome, as if not retried: its response released
+        // before the wait, from the copy kept of it, or else the engine's exception, which says so.
         if (copy != null) {
           giveBack(copy);
         } else {
           fail(new CompletionException(call.lateRetryFailure()));
         }
       } else {
-        next(!retry);
+        next(!retry, copy);
       }
     } catch (RuntimeException | Error bug) {
       // As in attemptDone: the pool keeps a task's throw in the task's own future, and the

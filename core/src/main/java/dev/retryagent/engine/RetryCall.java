@@ -791,6 +791,18 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * Asked by {@link AsyncRetryLoop} as a rate-limit wait ends, before the attempt: true when the
+   * adapter ends the call there, with the attempt before the wait as {@link #retryTooLate} ends it
+   * (it calls {@link #retryForgone} first, for a retry's wait only: a first attempt has no outcome
+   * to end with); the loop then gives back the response kept for the retry ({@link
+   * #keepToGiveBack}), or else completes with {@link #lateRetryFailure}. False by default: the
+   * attempt goes on. It must not throw.
+   */
+  protected boolean endsAfterPermitWait() {
+    return false;
+  }
+
+  /**
    * Whether a loop that can keep the response it retries unreleased through the wait should: when
    * the retry, {@code delayNanos} from now, would start within {@link
    * CallBounds#NEAR_DEADLINE_NANOS} of the deadline, a wait that ends late would end the call with

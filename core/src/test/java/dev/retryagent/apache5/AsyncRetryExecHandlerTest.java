@@ -560,6 +560,79 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  /** A client whose rate limit gives one permit now and the next a second later. */
+  private CloseableHttpAsyncClient onePermitASecond() {
+    RetryEngine e =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r.maxAttempts(3),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                dev.retryagent.policy.RateLimitPolicy.builder()
+                    .enabled(true)
+                    .perSecond(1)
+                    .burst(1)
+                    .maxWait(Duration.ofSeconds(10))
+                    .build())
+            .listener(TestEngines.recorder(events))
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onCallComplete(RetryEvent e) {
+                    events.add(e);
+                  }
+                })
+            .build();
+    return started(AsyncRetryExecHandler.addTo(oneConnection(), e));
+  }
+
+  @ParameterizedTest
+  @EnumSource(Close.class)
+  void closingTheClientWhileTheRetryWaitsForAPermitEndsItWithTheEarlierResponse(Close how)
+      throws Exception {
+    // The retry's wait is over; the rate limit makes it wait a second for its permit, and the
+    // client closes then: nothing more is sent, the application gets the 503, as a close during
+    // the retry's own wait gives it.
+    CloseableHttpAsyncClient c = onePermitASecond();
+    time.holdTasks();
+    server.enqueue(status(503).body("busy"), ok("too late"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks(); // the retry's wait ends: its permit's begins
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    assertThat(time.waits()).last().isNotEqualTo(0L);
+    how.close(c);
+    assertThat(time.waits()).endsWith(0L); // ended at once
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void aRetryWhoseWaitEndsWhileTheClientsReactorShutsDownIsNotSent() throws Exception {
+    // HttpClient 5.1's close(GRACEFUL) shuts its reactor down and waits for it (up to 5 s) before
+    // it closes the agent's closeable: a wait ending then sends nothing into the closing client.
+    // Here the shutdown is begun (initiateShutdown) and the client not closed at all.
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(status(503).body("busy"), ok("too late"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    c.initiateShutdown();
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
   @Test
   void httpClientsOwnStrategyNeverResendsWhatThePolicyRetries() throws Exception {
     HttpAsyncClientBuilder b =
