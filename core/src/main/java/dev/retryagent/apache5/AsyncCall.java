@@ -233,7 +233,7 @@ final class AsyncCall extends SelfViewCall
       w.endNow();
     }
     Exchange e = current;
-    if (e != null && !e.isDone()) {
+    if (e != null && e.mayGoUnheard()) {
       try {
         engine.scheduler().schedule(new Unheard(e), CLOSE_GRACE_NANOS);
       } catch (RuntimeException refused) {
@@ -344,6 +344,36 @@ final class AsyncCall extends SelfViewCall
     return true;
   }
 
+  /**
+   * As the engine's, but for a call its client's close ended whose retried response cannot be given
+   * back: the failure of the exchange the close ended while its body was still being read (what the
+   * application's consumer gets without the agent), or else an {@code IOException} that says the
+   * client closed, not that a wait ended late.
+   */
+  @Override
+  public Throwable lateRetryFailure() {
+    if (owner != CLOSED || failureOf(current) != null) {
+      return super.lateRetryFailure();
+    }
+    Exchange e = current;
+    Head h = e == null ? null : e.head;
+    Kept k = h == null ? null : h.kept;
+    Exception broken = k == null ? null : k.failure;
+    if (broken != null) {
+      return broken;
+    }
+    return new IOException(
+        "retry-agent: the client closed during the wait to retry "
+            + method
+            + " "
+            + scheme
+            + "://"
+            + host
+            + ":"
+            + port
+            + ", and the response had been released for the retry");
+  }
+
   /** {@code e}'s failure, or null when it ended with a response (or has not ended). */
   private static Throwable failureOf(Exchange e) {
     if (e == null || e.head != null || !e.isCompletedExceptionally()) {
@@ -359,7 +389,10 @@ final class AsyncCall extends SelfViewCall
     }
   }
 
-  /** An attempt in flight at the client's close, told of it if HttpClient has not by now. */
+  /**
+   * An attempt in flight at the client's close (or the retried response's body it still reads),
+   * told of it if HttpClient has not by now.
+   */
   private static final class Unheard implements Runnable {
     private final Exchange exchange;
 
@@ -690,6 +723,7 @@ final class AsyncCall extends SelfViewCall
     byte[] bytes = new byte[0];
     int length;
     private boolean tooLong;
+    volatile Exception failure; // the exchange failed as the body was read (not for its length)
 
     /** On the I/O thread, in order. */
     void add(ByteBuffer src) {
@@ -712,6 +746,14 @@ final class AsyncCall extends SelfViewCall
     void ended(boolean whole) {
       complete(whole && !tooLong);
     }
+
+    /** The exchange failed as the body was read: {@code cause}, unless it was too long anyway. */
+    void failed(Exception cause) {
+      if (!tooLong) {
+        failure = cause;
+      }
+      ended(false);
+    }
   }
 
   /**
@@ -728,7 +770,9 @@ final class AsyncCall extends SelfViewCall
     final HttpRequest request;
     final ExchangeLog log = new ExchangeLog();
     private boolean launched;
-    private boolean ended; // guarded by this: failed before a head, by HttpClient or at close
+    // Guarded by this: failed before a head, or a discarded head's body over, by HttpClient or at
+    // the close (closedUnheard), once.
+    private boolean ended;
     private volatile Head head;
 
     Exchange(int number, HttpRequest request) {
@@ -795,6 +839,12 @@ final class AsyncCall extends SelfViewCall
     public void completed() {
       Head h = head;
       if (h != null && h.discarded) {
+        synchronized (this) {
+          if (ended) {
+            return; // told at the close already (closedUnheard)
+          }
+          ended = true;
+        }
         if (h.kept != null) {
           h.kept.ended(true);
         }
@@ -808,17 +858,40 @@ final class AsyncCall extends SelfViewCall
     }
 
     /**
+     * Whether HttpClient has yet to tell this exchange's end to the call: before its head, or while
+     * the body of a response the call retries is read. (A head handed to the application is the
+     * application's: its body's end, or none, reaches it as without the agent.)
+     */
+    synchronized boolean mayGoUnheard() {
+      Head h = head;
+      return !ended && (h == null || h.discarded);
+    }
+
+    /**
      * The client closed {@link #CLOSE_GRACE_NANOS} ago and HttpClient has told this exchange
-     * nothing: it never will (HttpCore 5.1's lost session). Ends it as its close does.
+     * nothing: it never will (HttpCore 5.1's lost session; 5.6's exchange whose body was being
+     * read). Ends it as its close does: before its head, the attempt failed; after it, the retried
+     * response's body broken off, so the call ends (its wait ended by the close) with that failure.
      */
     void closedUnheard() {
+      Head h;
       synchronized (this) {
-        if (head != null || ended) {
-          return; // HttpClient told it
+        h = head;
+        if (ended || (h != null && !h.discarded)) {
+          return; // HttpClient told it, or the response is the application's
         }
         ended = true;
       }
-      failedBeforeHead(new ConnectionClosedException("Connection is closed"));
+      ConnectionClosedException closed = new ConnectionClosedException("Connection is closed");
+      if (h == null) {
+        failedBeforeHead(closed);
+        return;
+      }
+      if (h.kept != null) {
+        h.kept.failed(closed);
+      }
+      scope.execRuntime.discardEndpoint();
+      exchangeOver();
     }
 
     @Override
@@ -839,8 +912,14 @@ final class AsyncCall extends SelfViewCall
         return;
       }
       if (h.discarded) {
+        synchronized (this) {
+          if (ended) {
+            return; // told at the close already (closedUnheard)
+          }
+          ended = true;
+        }
         if (h.kept != null) {
-          h.kept.ended(false); // a body broken off cannot be given back
+          h.kept.failed(cause); // a body broken off cannot be given back
         }
         scope.execRuntime.discardEndpoint();
         exchangeOver();

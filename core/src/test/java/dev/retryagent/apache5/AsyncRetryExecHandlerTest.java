@@ -634,6 +634,57 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void closingTheClientWhileARetriedBodyIsReadGivesTheFailureOfThatExchange() throws Exception {
+    // The 503's body is still coming when the client closes: it cannot be given back. Without
+    // the agent the application's consumer was reading it, and the close failed that exchange:
+    // the application gets that failure, not a word of a wait that ended late.
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, never), ok("too late"));
+
+    Got got = new Got();
+    c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), got);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    c.close(CloseMode.IMMEDIATE);
+    // Where HttpCore loses the exchange at the close, the call tells it after its grace.
+    await()
+        .atMost(LONG)
+        .until(
+            () -> {
+              time.runHeldTasks();
+              return got.outcome.isDone();
+            });
+
+    assertThat(got.await())
+        .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE)
+        .isInstanceOf(ConnectionClosedException.class)
+        .hasMessageNotContaining("deadline");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
+  void closingTheClientDuringAWaitAfterALongBodySaysTheClientClosed() throws Exception {
+    // A body over 8 KiB is not kept for a give-back: the failure says what happened.
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(status(503).body(repeat('y', 9000)), ok("too late"));
+
+    Got got = new Got();
+    c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), got);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    c.close(CloseMode.GRACEFUL);
+    time.runHeldTasks();
+
+    assertThat(got.await())
+        .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("the client closed during the wait to retry GET")
+        .hasMessageNotContaining("deadline");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void httpClientsOwnStrategyNeverResendsWhatThePolicyRetries() throws Exception {
     HttpAsyncClientBuilder b =
         HttpAsyncClients.custom()
