@@ -476,6 +476,14 @@ final class AsyncCall extends SelfViewCall
       e.failed(new CancellationException("Request execution cancelled"));
       return;
     }
+    if (closing()) {
+      // The client closed after the retry's wait, while the retried body was still read: nothing
+      // goes out; the attempt fails as the close fails that body's exchange (what the
+      // application's consumer reading it gets without the agent), and the close ends the call.
+      e.log.noConnection(this, false);
+      e.failed(new ConnectionClosedException("Connection is closed"));
+      return;
+    }
     if (producer != null) {
       // As HttpClient's own retry does before it resends: a repeatable producer starts over.
       producer.releaseResources();

@@ -685,6 +685,35 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void aRetryWaitingForTheRetriedBodysEndWhenTheClientClosesIsNotSent() throws Exception {
+    // The retry's wait is over before the 503's body has all come: the retry waits for that
+    // exchange's end, which the close brings. Nothing more goes out; the call ends as the close
+    // ends the exchange whose body was read.
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, never), ok("too late"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks(); // the wait ends: the retry waits for the body's end
+    c.close(CloseMode.IMMEDIATE);
+    // Where HttpCore loses the exchange at the close, the call tells it after its grace.
+    await()
+        .atMost(LONG)
+        .until(
+            () -> {
+              time.runHeldTasks();
+              return heard.outcome.isDone();
+            });
+
+    assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void httpClientsOwnStrategyNeverResendsWhatThePolicyRetries() throws Exception {
     HttpAsyncClientBuilder b =
         HttpAsyncClients.custom()
