@@ -86,13 +86,19 @@ class AsyncRetryExecHandlerTest {
 
   /** As {@link TestEngines#engine}, with the calls' ends recorded too. */
   private RetryEngine engine(UnaryOperator<RetryPolicy.Builder> retry) {
+    return engine(retry, Policy.defaults().rateLimit());
+  }
+
+  /** As {@link #engine(UnaryOperator)}, with {@code rateLimit}. */
+  private RetryEngine engine(
+      UnaryOperator<RetryPolicy.Builder> retry, dev.retryagent.policy.RateLimitPolicy rateLimit) {
     return TestEngines.builder(
             time,
             Mode.ENFORCE,
             retry,
             Policy.defaults().budget(),
             CircuitBreakerPolicy.defaults(),
-            Policy.defaults().rateLimit())
+            rateLimit)
         .listener(TestEngines.recorder(events))
         .listener(
             new RetryListener() {
@@ -429,6 +435,35 @@ class AsyncRetryExecHandlerTest {
     }
   }
 
+  /**
+   * Runs held tasks until {@code outcome} is in: after a close, the call's grace for an exchange
+   * HttpCore loses is a held task too.
+   */
+  private void runHeldTasksUntil(CompletableFuture<?> outcome) {
+    await()
+        .atMost(LONG)
+        .until(
+            () -> {
+              time.runHeldTasks();
+              return outcome.isDone();
+            });
+  }
+
+  /**
+   * A call whose 503 is retried, the body of that 503 held after 4 bytes (never released), and its
+   * retry's wait held; the application's callback is {@code heard}.
+   */
+  private CloseableHttpAsyncClient retriedBodyHeld(FutureCallback<SimpleHttpResponse> heard) {
+    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
+    time.holdTasks();
+    server.enqueue(
+        status(503).body("busy busy busy").heldAfter(4, new java.util.concurrent.CountDownLatch(1)),
+        ok("too late"));
+    c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), heard);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    return c;
+  }
+
   @ParameterizedTest
   @EnumSource(Close.class)
   void closingTheClientDuringAWaitEndsItAtOnceWithTheEarlierResponse(Close how) throws Exception {
@@ -482,13 +517,7 @@ class AsyncRetryExecHandlerTest {
     // client closes the agent's closeable: the call sees its reactor shutting down and takes the
     // failure as the close's. (Where HttpCore loses the exchange, the call tells it after its
     // grace, a task held here.)
-    await()
-        .atMost(LONG)
-        .until(
-            () -> {
-              time.runHeldTasks();
-              return heard.outcome.isDone();
-            });
+    runHeldTasksUntil(heard.outcome);
 
     assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
@@ -562,29 +591,17 @@ class AsyncRetryExecHandlerTest {
 
   /** A client whose rate limit gives one permit now and the next a second later. */
   private CloseableHttpAsyncClient onePermitASecond() {
-    RetryEngine e =
-        TestEngines.builder(
-                time,
-                Mode.ENFORCE,
+    return started(
+        AsyncRetryExecHandler.addTo(
+            oneConnection(),
+            engine(
                 r -> r.maxAttempts(3),
-                Policy.defaults().budget(),
-                CircuitBreakerPolicy.defaults(),
                 dev.retryagent.policy.RateLimitPolicy.builder()
                     .enabled(true)
                     .perSecond(1)
                     .burst(1)
                     .maxWait(Duration.ofSeconds(10))
-                    .build())
-            .listener(TestEngines.recorder(events))
-            .listener(
-                new RetryListener() {
-                  @Override
-                  public void onCallComplete(RetryEvent e) {
-                    events.add(e);
-                  }
-                })
-            .build();
-    return started(AsyncRetryExecHandler.addTo(oneConnection(), e));
+                    .build())));
   }
 
   @ParameterizedTest
@@ -638,23 +655,10 @@ class AsyncRetryExecHandlerTest {
     // The 503's body is still coming when the client closes: it cannot be given back. Without
     // the agent the application's consumer was reading it, and the close failed that exchange:
     // the application gets that failure, not a word of a wait that ended late.
-    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
-    time.holdTasks();
-    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
-    server.enqueue(status(503).body("busy busy busy").heldAfter(4, never), ok("too late"));
-
     Got got = new Got();
-    c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), got);
-    await().atMost(LONG).until(() -> time.heldTasks() == 1);
-    c.close(CloseMode.IMMEDIATE);
+    retriedBodyHeld(got).close(CloseMode.IMMEDIATE);
     // Where HttpCore loses the exchange at the close, the call tells it after its grace.
-    await()
-        .atMost(LONG)
-        .until(
-            () -> {
-              time.runHeldTasks();
-              return got.outcome.isDone();
-            });
+    runHeldTasksUntil(got.outcome);
 
     assertThat(got.await())
         .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE)
@@ -689,23 +693,12 @@ class AsyncRetryExecHandlerTest {
     // The retry's wait is over before the 503's body has all come: the retry waits for that
     // exchange's end, which the close brings. Nothing more goes out; the call ends as the close
     // ends the exchange whose body was read.
-    CloseableHttpAsyncClient c = withHandler(r -> r.maxAttempts(3));
-    time.holdTasks();
-    java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
-    server.enqueue(status(503).body("busy busy busy").heldAfter(4, never), ok("too late"));
-
-    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
-    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    Heard heard = new Heard();
+    CloseableHttpAsyncClient c = retriedBodyHeld(heard);
     time.runHeldTasks(); // the wait ends: the retry waits for the body's end
     c.close(CloseMode.IMMEDIATE);
     // Where HttpCore loses the exchange at the close, the call tells it after its grace.
-    await()
-        .atMost(LONG)
-        .until(
-            () -> {
-              time.runHeldTasks();
-              return heard.outcome.isDone();
-            });
+    runHeldTasksUntil(heard.outcome);
 
     assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
