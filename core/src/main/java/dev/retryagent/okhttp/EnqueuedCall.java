@@ -803,12 +803,31 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     retrier.takeGiveBack(this);
     // Off the watchdog, which serves every OkHttp timeout of the JVM: the call's end runs the
-    // listeners, and the application's EventListener as the call is cancelled.
-    Runnable end = this::endAtCallTimeoutFromWatchdog;
+    // listeners, the application's EventListener as the call is cancelled, and its callback. On a
+    // dispatcher thread; on the agent's scheduler when the dispatcher's executor refuses (shut
+    // down meanwhile) or runs the task on the thread that hands it over (a direct executor).
+    // Before, both ran the call's end, the callback included, on the watchdog.
+    Thread watchdog = Thread.currentThread();
+    Runnable end =
+        () -> {
+          if (Thread.currentThread() == watchdog) {
+            endAtCallTimeoutOnScheduler();
+          } else {
+            endAtCallTimeoutFromWatchdog();
+          }
+        };
     try {
       dispatcher.executorService().execute(end);
     } catch (RuntimeException | Error refused) {
-      end.run(); // shut down meanwhile: no dispatcher thread is left
+      endAtCallTimeoutOnScheduler();
+    }
+  }
+
+  private void endAtCallTimeoutOnScheduler() {
+    try {
+      engine.scheduler().schedule(this::endAtCallTimeoutFromWatchdog, 0);
+    } catch (RuntimeException | Error refused) {
+      endAtCallTimeoutFromWatchdog(); // no thread of ours either: the call ends here, told once
     }
   }
 
@@ -836,7 +855,20 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
     @Override
     protected void timedOut() {
-      call.callTimedOut();
+      try {
+        call.callTimedOut();
+      } catch (RuntimeException | Error thrown) {
+        // Never onto okio's watchdog: it would end its thread, and okio starts no other while its
+        // queue holds timeouts, so no OkHttp call of the JVM would time out any more. What gets
+        // here is what the application's callback threw (told on this thread only when no other
+        // was left) or our own failure after it heard: it goes where it goes as it leaves a thread.
+        Thread t = Thread.currentThread();
+        try {
+          t.getUncaughtExceptionHandler().uncaughtException(t, thrown);
+        } catch (RuntimeException | Error ignored) {
+          // the handler's own failure: the watchdog must go on all the same
+        }
+      }
     }
   }
 

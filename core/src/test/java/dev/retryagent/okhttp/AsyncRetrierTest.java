@@ -1618,6 +1618,162 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aCallTimeoutDuringTheWaitOfAClientShutDownIsNeverToldOnOkiosWatchdog() throws Exception {
+    // The application shut the dispatcher's executor down while the retry waited; its callTimeout
+    // (real, 3 s) then ran out on okio's watchdog, whose hand-off to the refusing executor fell
+    // back to the watchdog itself: the application's callback (and its EventListener's canceled)
+    // ran on the thread that times out every OkHttp call of the JVM, which its callback could
+    // block. Now the call ends on the agent's scheduler, as the other ends a shut-down dispatcher
+    // refuses (here held: run on this thread).
+    configure(b -> b, new OkHttpClient.Builder().callTimeout(3, TimeUnit.SECONDS), false);
+    assertCallTimeoutNotToldOnTheWatchdog(true);
+  }
+
+  @Test
+  void aCallTimeoutDuringTheWaitOfAClientWithADirectExecutorIsNeverToldOnOkiosWatchdog()
+      throws Exception {
+    // A dispatcher whose executor runs each task on the thread that hands it over (a direct
+    // executor, as tests wire OkHttp): the watchdog's hand-off ran the call's end, the callback
+    // included, on okio's watchdog. Now on the agent's scheduler (here held: run on this thread).
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .callTimeout(3, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(new DirectExecutor())),
+        false);
+    assertCallTimeoutNotToldOnTheWatchdog(false);
+  }
+
+  /**
+   * A call of {@link #client} (callTimeout 3 s) whose retry waits, held, until its timeout runs out
+   * ({@code shutDown}: the dispatcher's executor shut down during the wait): its callback hears the
+   * timeout once, from the task the timeout scheduled (run here), never on okio's watchdog.
+   */
+  private void assertCallTimeoutNotToldOnTheWatchdog(boolean shutDown) throws Exception {
+    server.enqueue(status(503));
+    server.otherwise(ok("retried"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    AtomicReference<Thread> toldOn = new AtomicReference<>();
+    Callback callback =
+        new Callback() {
+          @Override
+          public void onFailure(Call c, IOException e) {
+            toldOn.set(Thread.currentThread());
+            heard.onFailure(c, e);
+          }
+
+          @Override
+          public void onResponse(Call c, Response r) throws IOException {
+            toldOn.set(Thread.currentThread());
+            heard.onResponse(c, r);
+          }
+        };
+    retrier.enqueue(call, callback, client.dispatcher());
+    awaitTheRetrysWait();
+    if (shutDown) {
+      client.dispatcher().executorService().shutdown();
+    }
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .alias("the timeout's end, held, or the callback told on the watchdog")
+        .until(() -> time.heldTasks() == 2 || heard.outcome.isDone());
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(toldOn.get()).as("the thread told").isSameAs(Thread.currentThread());
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
+    assertThat(server.requestCount()).as("the first attempt only").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void whatLeavesTheCallsEndAtItsCallTimeoutOnOkiosWatchdogLeavesTheWatchdogRunning()
+      throws Exception {
+    // The dispatcher's executor shut down during the retry's wait and the agent's scheduler
+    // refusing too: the call's end at its callTimeout (real, 3 s) has no thread but okio's
+    // watchdog, and the application's onFailure threw there. It left timedOut() onto the
+    // watchdog, whose thread it ended: okio starts no other while its queue holds timeouts, and
+    // no OkHttp call of the JVM timed out any more. Now the callback's exception goes to the
+    // thread's uncaught-exception handler, as it would leave a thread, and the watchdog lives on.
+    configure(b -> b, new OkHttpClient.Builder().callTimeout(3, TimeUnit.SECONDS), false);
+    server.enqueue(status(503));
+    server.otherwise(ok("retried"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    CompletableFuture<String> heard = new CompletableFuture<>();
+    AtomicInteger reports = new AtomicInteger();
+    retrier.enqueue(
+        call,
+        new Callback() {
+          @Override
+          public void onFailure(Call c, IOException e) {
+            reports.incrementAndGet();
+            heard.complete(e.getClass().getName() + ": " + e.getMessage());
+            throw new IllegalStateException("the application's own");
+          }
+
+          @Override
+          public void onResponse(Call c, Response r) {
+            reports.incrementAndGet();
+            r.close();
+            heard.complete("a response");
+          }
+        },
+        client.dispatcher());
+    awaitTheRetrysWait();
+    client.dispatcher().executorService().shutdown();
+    time.refuse(new java.util.concurrent.RejectedExecutionException("the scheduler shut down"));
+
+    assertThat(heard.get(20, TimeUnit.SECONDS))
+        .isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(call.isCanceled()).isTrue();
+    Heard plain = plainCallTimedOut(1); // with the watchdog gone: not heard within 21 s
+    assertThat(plain.await()).isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(reports).hasValue(1);
+    assertThat(retrier.running()).isZero();
+  }
+
+  /** Runs each task on the thread that hands it over. */
+  private static final class DirectExecutor extends java.util.concurrent.AbstractExecutorService {
+    private volatile boolean shutDown;
+
+    @Override
+    public void execute(Runnable command) {
+      command.run();
+    }
+
+    @Override
+    public void shutdown() {
+      shutDown = true;
+    }
+
+    @Override
+    public List<Runnable> shutdownNow() {
+      shutDown = true;
+      return new java.util.ArrayList<>();
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return shutDown;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return shutDown;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return shutDown;
+    }
+  }
+
+  @Test
   void aRetryThatRunsPastTheCallTimeoutEndsAsOkHttpsTimeoutEndsAPlainCall() throws Exception {
     // OkHttp's callTimeout (real, 3 s) runs out during the retry's attempt, which the server
     // answers only long after: on execute() and enqueue() the call ends as plain OkHttp's that the
