@@ -266,7 +266,7 @@ class GiveBackAfterALateWaitTest {
    * A body subscriber that asks for nothing until told and never completes its body; it records
    * what it is told, and on which thread.
    */
-  static final class NeverEnding implements HttpResponse.BodySubscriber<String> {
+  static class NeverEnding implements HttpResponse.BodySubscriber<String> {
     final List<String> told = new CopyOnWriteArrayList<>();
     // Open once both onSubscribe and getBody were called: the give-back asks getBody after
     // onSubscribe returned, so a cancel then never meets a signal still running (one told when
@@ -429,15 +429,22 @@ class GiveBackAfterALateWaitTest {
     // Before: any cancel stopped the replay without telling the subscriber. The JDK: cancel(true)
     // tells it onError("Request cancelled") on the cancelling thread (JDK 20+, 17.0.17+; before,
     // nothing); cancel(false) leaves the exchange alone, and the body goes on as it asks.
+    // On clients with an executor of their own, as the agent runs every give-back (it reaches the
+    // JDK's pool): where the library cannot reach it, the give-back runs inline where the call
+    // ends, and a cancel as onSubscribe returns may come before the loop holds the give-back.
+    java.util.concurrent.ExecutorService own = java.util.concurrent.Executors.newCachedThreadPool();
+    HttpClient plainWithOwn =
+        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(own).build();
+    HttpClient oursWithOwn = RetryingHttpClient.wrap(plainWithOwn, engine);
     List<List<String>> told = new CopyOnWriteArrayList<>();
-    for (HttpClient client : new HttpClient[] {plain, ours}) {
+    for (HttpClient client : new HttpClient[] {plainWithOwn, oursWithOwn}) {
       NeverEnding subscriber = new NeverEnding();
       enqueueBusy("busy, come back");
-      if (client == ours) {
+      if (client == oursWithOwn) {
         time.holdTasks();
       }
       CompletableFuture<HttpResponse<String>> f = client.sendAsync(get(), info -> subscriber);
-      if (client == ours) {
+      if (client == oursWithOwn) {
         await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
         time.runHeldTasks();
       }
@@ -460,6 +467,75 @@ class GiveBackAfterALateWaitTest {
     }
     assertThat(told.get(1)).isEqualTo(told.get(0));
     assertThat(server.requestCount()).isEqualTo(2);
+    own.shutdownNow();
+  }
+
+  @Test
+  void aCancelWhileTheSubscriberSubscribesIsToldOnTheCancellingThreadOnceItReturns()
+      throws Exception {
+    // cancel(true) while the handler's subscriber was still in onSubscribe on the client's
+    // executor: the JDK (HttpBodySubscriberWrapper's subscriptionLock, JDK 20+, 17.0.17+) waits for
+    // onSubscribe to return, then tells onError on the cancelling thread before cancel returns.
+    // Before, the give-back's cancel returned at once and onError came later, on the executor's
+    // thread (a test that looked right after its cancel found nothing told, now and then). On a
+    // client with an executor of its own, as the agent runs every give-back (it reaches the JDK's
+    // pool); where the library cannot reach it, the give-back runs where the call ends.
+    java.util.concurrent.ExecutorService own = java.util.concurrent.Executors.newCachedThreadPool();
+    HttpClient plainWithOwn =
+        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(own).build();
+    HttpClient oursWithOwn = RetryingHttpClient.wrap(plainWithOwn, engine);
+    List<List<String>> told = new CopyOnWriteArrayList<>();
+    for (HttpClient client : new HttpClient[] {plainWithOwn, oursWithOwn}) {
+      CountDownLatch entered = new CountDownLatch(1);
+      CountDownLatch release = new CountDownLatch(1);
+      NeverEnding subscriber =
+          new NeverEnding() {
+            @Override
+            public void onSubscribe(Flow.Subscription subscription) {
+              entered.countDown();
+              try {
+                release.await(20, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              super.onSubscribe(subscription);
+            }
+          };
+      enqueueBusy("busy, come back");
+      if (client == oursWithOwn) {
+        time.holdTasks();
+      }
+      CompletableFuture<HttpResponse<String>> f = client.sendAsync(get(), info -> subscriber);
+      if (client == oursWithOwn) {
+        await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
+        time.runHeldTasks();
+      }
+      assertThat(entered.await(20, TimeUnit.SECONDS)).isTrue();
+      List<String> toldWhenCancelReturned = new CopyOnWriteArrayList<>();
+      Thread canceller =
+          new Thread(
+              () -> {
+                f.cancel(true);
+                toldWhenCancelReturned.addAll(subscriber.told);
+              },
+              "canceller");
+      canceller.start();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  canceller.getState() == Thread.State.WAITING
+                      || canceller.getState() == Thread.State.TERMINATED);
+      release.countDown();
+      canceller.join(20_000);
+      assertThat(canceller.isAlive()).isFalse();
+      told.add(toldWhenCancelReturned);
+    }
+    assertThat(told.get(1)).isEqualTo(told.get(0));
+    assertThat(told.get(0)) // nothing told before JDK 20 and 17.0.17
+        .isSubsetOf(List.of("onError java.io.IOException: Request cancelled on canceller"));
+    assertThat(server.requestCount()).isEqualTo(2);
+    own.shutdownNow();
   }
 
   /** All that HttpResponse shows the application, its request's too. */

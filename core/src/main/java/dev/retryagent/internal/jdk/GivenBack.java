@@ -276,6 +276,7 @@ final class GivenBack<T> extends AttemptsResponse<T> {
     private boolean ended; // onComplete or onError told (onError may follow a failed onComplete)
     private boolean cancelled;
     private boolean signalling; // a signal is running on some thread
+    private Thread subscribing; // the thread in onSubscribe, until it returns
     private Throwable stopping; // the call's cancel, to tell once the signal running returns
 
     Replay(BodySubscriber<?> subscriber, byte[] bytes, int length) {
@@ -288,6 +289,7 @@ final class GivenBack<T> extends AttemptsResponse<T> {
     void start() {
       synchronized (this) {
         signalling = true;
+        subscribing = Thread.currentThread();
       }
       try {
         subscriber.onSubscribe(this);
@@ -321,25 +323,47 @@ final class GivenBack<T> extends AttemptsResponse<T> {
     /**
      * The call's cancel: nothing more is sent, and the subscriber is told {@code onError(told)}
      * unless {@code told} is null or it ended, even after its own {@code cancel}, as the JDK tells
-     * it; after a signal running on another thread returns, so that signals stay serial.
+     * it; after a signal running on another thread returns, so that signals stay serial. An {@code
+     * onSubscribe} running on another thread is waited for, then {@code onError} is told here, as
+     * the JDK's cancel waits for it ({@code HttpBodySubscriberWrapper.subscriptionLock}) and tells
+     * it on the cancelling thread before the cancel returns. Before, the cancel returned at once
+     * and {@code onError} came later, on the executor's thread.
      */
     void stop(Throwable told) {
-      synchronized (this) {
-        if (ended || stopping != null) {
+      boolean interrupted = false;
+      try {
+        synchronized (this) {
+          if (ended || stopping != null) {
+            cancelled = true;
+            return;
+          }
           cancelled = true;
-          return;
+          if (told == null) {
+            return;
+          }
+          // As the JDK's lock: not interruptible, and no wait on the thread in onSubscribe itself.
+          while (subscribing != null && subscribing != Thread.currentThread()) {
+            try {
+              wait();
+            } catch (InterruptedException e) {
+              interrupted = true;
+            }
+          }
+          if (ended || stopping != null) {
+            return; // told meanwhile (another stop, or onSubscribe failed)
+          }
+          if (signalling) {
+            stopping = told; // the signal running tells it as it returns
+            return;
+          }
+          ended = true;
         }
-        cancelled = true;
-        if (told == null) {
-          return;
+        tell(told);
+      } finally {
+        if (interrupted) {
+          Thread.currentThread().interrupt();
         }
-        if (signalling) {
-          stopping = told; // the signal running tells it as it returns
-          return;
-        }
-        ended = true;
       }
-      tell(told);
     }
 
     /** Sends what is due unless a signal is running already (it goes on with it). */
@@ -383,6 +407,10 @@ final class GivenBack<T> extends AttemptsResponse<T> {
       Throwable told;
       synchronized (this) {
         signalling = false;
+        if (subscribing != null) {
+          subscribing = null;
+          notifyAll(); // a stop() waits for onSubscribe to return
+        }
         told = stopping;
         if (told == null || ended) {
           return;
