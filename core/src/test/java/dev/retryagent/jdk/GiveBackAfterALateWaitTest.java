@@ -74,9 +74,20 @@ class GiveBackAfterALateWaitTest {
     time.late(40_000_000_000L);
   }
 
+  /**
+   * A client with an executor of its own, as the agent runs every give-back on one (it reaches the
+   * JDK's pool, which the library may not: then the give-back runs where the call ends).
+   */
+  private final java.util.concurrent.ExecutorService pool =
+      java.util.concurrent.Executors.newCachedThreadPool();
+
+  private final HttpClient plainOnPool =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(pool).build();
+
   @AfterEach
   void stop() throws IOException {
     server.close();
+    pool.shutdownNow();
   }
 
   private HttpRequest get() {
@@ -432,22 +443,12 @@ class GiveBackAfterALateWaitTest {
     // On clients with an executor of their own, as the agent runs every give-back (it reaches the
     // JDK's pool): where the library cannot reach it, the give-back runs inline where the call
     // ends, and a cancel as onSubscribe returns may come before the loop holds the give-back.
-    java.util.concurrent.ExecutorService own = java.util.concurrent.Executors.newCachedThreadPool();
-    HttpClient plainWithOwn =
-        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(own).build();
-    HttpClient oursWithOwn = RetryingHttpClient.wrap(plainWithOwn, engine);
+    HttpClient oursOnPool = RetryingHttpClient.wrap(plainOnPool, engine);
     List<List<String>> told = new CopyOnWriteArrayList<>();
-    for (HttpClient client : new HttpClient[] {plainWithOwn, oursWithOwn}) {
+    for (HttpClient client : new HttpClient[] {plainOnPool, oursOnPool}) {
       NeverEnding subscriber = new NeverEnding();
-      enqueueBusy("busy, come back");
-      if (client == oursWithOwn) {
-        time.holdTasks();
-      }
-      CompletableFuture<HttpResponse<String>> f = client.sendAsync(get(), info -> subscriber);
-      if (client == oursWithOwn) {
-        await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
-        time.runHeldTasks();
-      }
+      CompletableFuture<HttpResponse<String>> f =
+          sendAsyncBusy(client, client == oursOnPool, subscriber);
       assertThat(subscriber.subscribed.await(20, TimeUnit.SECONDS)).isTrue();
       assertThat(f.cancel(mayInterrupt)).isTrue();
       if (!mayInterrupt) {
@@ -467,7 +468,6 @@ class GiveBackAfterALateWaitTest {
     }
     assertThat(told.get(1)).isEqualTo(told.get(0));
     assertThat(server.requestCount()).isEqualTo(2);
-    own.shutdownNow();
   }
 
   @Test
@@ -480,12 +480,9 @@ class GiveBackAfterALateWaitTest {
     // thread (a test that looked right after its cancel found nothing told, now and then). On a
     // client with an executor of its own, as the agent runs every give-back (it reaches the JDK's
     // pool); where the library cannot reach it, the give-back runs where the call ends.
-    java.util.concurrent.ExecutorService own = java.util.concurrent.Executors.newCachedThreadPool();
-    HttpClient plainWithOwn =
-        HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(own).build();
-    HttpClient oursWithOwn = RetryingHttpClient.wrap(plainWithOwn, engine);
+    HttpClient oursOnPool = RetryingHttpClient.wrap(plainOnPool, engine);
     List<List<String>> told = new CopyOnWriteArrayList<>();
-    for (HttpClient client : new HttpClient[] {plainWithOwn, oursWithOwn}) {
+    for (HttpClient client : new HttpClient[] {plainOnPool, oursOnPool}) {
       CountDownLatch entered = new CountDownLatch(1);
       CountDownLatch release = new CountDownLatch(1);
       NeverEnding subscriber =
@@ -501,15 +498,8 @@ class GiveBackAfterALateWaitTest {
               super.onSubscribe(subscription);
             }
           };
-      enqueueBusy("busy, come back");
-      if (client == oursWithOwn) {
-        time.holdTasks();
-      }
-      CompletableFuture<HttpResponse<String>> f = client.sendAsync(get(), info -> subscriber);
-      if (client == oursWithOwn) {
-        await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
-        time.runHeldTasks();
-      }
+      CompletableFuture<HttpResponse<String>> f =
+          sendAsyncBusy(client, client == oursOnPool, subscriber);
       assertThat(entered.await(20, TimeUnit.SECONDS)).isTrue();
       List<String> toldWhenCancelReturned = new CopyOnWriteArrayList<>();
       Thread canceller =
@@ -535,7 +525,24 @@ class GiveBackAfterALateWaitTest {
     assertThat(told.get(0)) // nothing told before JDK 20 and 17.0.17
         .isSubsetOf(List.of("onError java.io.IOException: Request cancelled on canceller"));
     assertThat(server.requestCount()).isEqualTo(2);
-    own.shutdownNow();
+  }
+
+  /**
+   * {@code client.sendAsync} of a 503 with {@code subscriber}; {@code ours}: its retry's wait,
+   * held, ends past the deadline, and the 503 is given back.
+   */
+  private CompletableFuture<HttpResponse<String>> sendAsyncBusy(
+      HttpClient client, boolean ours, NeverEnding subscriber) {
+    enqueueBusy("busy, come back");
+    if (ours) {
+      time.holdTasks();
+    }
+    CompletableFuture<HttpResponse<String>> f = client.sendAsync(get(), info -> subscriber);
+    if (ours) {
+      await().atMost(Duration.ofSeconds(20)).until(() -> time.heldTasks() == 1);
+      time.runHeldTasks();
+    }
+    return f;
   }
 
   /** All that HttpResponse shows the application, its request's too. */
