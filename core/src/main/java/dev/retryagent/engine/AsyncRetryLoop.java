@@ -94,6 +94,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   // Set by a cancel(true) of a style whose cancel ends as the attempt (Style.cancelEndsAsAttempt):
   // the attempt then in flight gives its outcome, unjudged, to the caller.
   private boolean cancelling;
+  // What the caller's cancel asked, for a give-back it cancelled before the loop held it.
+  private volatile boolean cancelInterrupts;
 
   // The caller's thread while the first attempt starts on it. A thread, not a flag: a wait's task
   // may run on a scheduler thread before the caller has left execute(), and must not be taken for
@@ -587,7 +589,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       inFlight = given;
     }
     if (result.isCancelled()) {
-      given.cancel(true);
+      // Cancelled before the give-back was held: as the caller asked (cancel(false) leaves a
+      // java.net.http exchange, and so the replay, alone).
+      given.cancel(cancelInterrupts);
     }
     given.whenComplete(
         (response, error) -> {
@@ -695,6 +699,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           cancelledFirst.whenComplete(AsyncRetryLoop.this::takeCancelledOutcome);
         }
       }
+      cancelInterrupts = mayInterruptIfRunning; // before the cancel can be seen
       boolean cancelled = super.cancel(mayInterruptIfRunning);
       if (!cancelled) {
         return attemptCancelled;

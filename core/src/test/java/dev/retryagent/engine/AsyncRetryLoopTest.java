@@ -9,9 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class AsyncRetryLoopTest {
   private static final long MS = 1_000_000L;
@@ -91,6 +94,67 @@ class AsyncRetryLoopTest {
     attempts.last().complete(ok);
     assertThat(result).isCompletedWithValue(ok);
     assertThat(ok.discards.get()).isZero();
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aCancelBeforeTheGiveBackIsHeldReachesItAsTheCallerAskedIt(boolean mayInterrupt) {
+    // A retry's wait that ends late gives the kept response back (ResponseAccess.giveBack). A
+    // cancel of the caller's future made while the give-back is being made finds nothing in
+    // flight; the loop then cancels the give-back as the caller asked: cancel(false) leaves a
+    // java.net.http exchange alone, so the give-back's replay too. (Before: always cancel(true).)
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    OwnView call =
+        f.engine.begin(
+            new OwnView() {
+              @Override
+              public boolean retryTooLate() {
+                return true; // the wait ended past the call's deadline
+              }
+            });
+    List<Boolean> giveBackCancels = new ArrayList<>();
+    CompletableFuture<?>[] caller = new CompletableFuture<?>[1];
+    ResponseAccess<FakeResponse> access =
+        new ResponseAccess<FakeResponse>() {
+          @Override
+          public int status(FakeResponse response) {
+            return FakeResponse.ACCESS.status(response);
+          }
+
+          @Override
+          public String header(FakeResponse response, String name) {
+            return FakeResponse.ACCESS.header(response, name);
+          }
+
+          @Override
+          public void discard(FakeResponse response) {
+            FakeResponse.ACCESS.discard(response);
+          }
+
+          @Override
+          public FakeResponse copyToGiveBack(FakeResponse response) {
+            return FakeResponse.of(response.status);
+          }
+
+          @Override
+          public CompletionStage<FakeResponse> giveBack(FakeResponse copy) {
+            caller[0].cancel(mayInterrupt); // the application's cancel, in that instant
+            return new CompletableFuture<FakeResponse>() {
+              @Override
+              public boolean cancel(boolean interrupt) {
+                giveBackCancels.add(interrupt);
+                return super.cancel(interrupt);
+              }
+            };
+          }
+        };
+    caller[0] = AsyncRetryLoop.execute(f.engine, call, attempts, access);
+    attempts.last().complete(FakeResponse.of(503));
+    f.scheduler.advance(100 * MS);
+
+    assertThat(attempts.started).as("no retry after a late wait").hasSize(1);
+    assertThat(caller[0]).isCancelled();
+    assertThat(giveBackCancels).containsExactly(mayInterrupt);
   }
 
   @Test
