@@ -11,6 +11,7 @@
  * and write; {@link dev.retryagent.internal.AgentThreads}, the factory of every thread the engine
  * and its observers start; {@link dev.retryagent.internal.Waits}, the wait between attempts that a
  * cancel ends (OkHttp, Apache HttpClient); {@link dev.retryagent.internal.Discards}, how much of a
- * retried response's body is read to keep its connection.
+ * retried response's body is read to keep its connection; {@link
+ * dev.retryagent.internal.TimeoutMillis}, an attempt's bound on a timeout of whole milliseconds.
  */
 package dev.retryagent.internal;

@@ -1,11 +1,11 @@
 package dev.retryagent.urlconnection;
 
 import dev.retryagent.internal.Discards;
+import dev.retryagent.internal.TimeoutMillis;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
-import java.util.concurrent.TimeUnit;
 
 /** What the exchange does with the JDK's connections, apart from the engine's steps. */
 final class Connections {
@@ -49,16 +49,6 @@ final class Connections {
     }
   }
 
-  /** The application's timeout (0: none), shortened to the attempt's ({@code -1}: keep it). */
-  static int bounded(int applicationMillis, long attemptNanos) {
-    if (attemptNanos < 0) {
-      return applicationMillis;
-    }
-    long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(attemptNanos + 999_999));
-    int attempt = (int) Math.min(Integer.MAX_VALUE, millis);
-    return applicationMillis == 0 ? attempt : Math.min(applicationMillis, attempt);
-  }
-
   /**
    * The timeout an attempt gets, or -1 to leave the connection's own unset.
    *
@@ -69,14 +59,14 @@ final class Connections {
    */
   static int attemptTimeout(int applicationMillis, String jdkDefault, long attemptNanos) {
     if (applicationMillis >= 0) {
-      return bounded(applicationMillis, attemptNanos);
+      return TimeoutMillis.shorter(applicationMillis, attemptNanos);
     }
     if (attemptNanos < 0) {
       return -1;
     }
     // As the JDK reads it (sun.net.NetworkClient): a value of 0 or less is no default.
     int jdk = Integer.getInteger(jdkDefault, 0);
-    return bounded(Math.max(0, jdk), attemptNanos);
+    return TimeoutMillis.shorter(Math.max(0, jdk), attemptNanos);
   }
 
   static IOException rethrow(Throwable e) {

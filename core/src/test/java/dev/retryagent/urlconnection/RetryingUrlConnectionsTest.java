@@ -2022,13 +2022,4 @@ class RetryingUrlConnectionsTest {
             RetryingUrlConnections.wrap(url.openConnection(), null, engine, UrlTransport.DIRECT);
     assertThat(read(fresh.getInputStream())).isEqualTo("fresh");
   }
-
-  @Test
-  void theApplicationsTimeoutsAreKeptAndBoundedByTheAttempts() {
-    assertThat(Connections.bounded(0, -1)).isZero();
-    assertThat(Connections.bounded(500, -1)).isEqualTo(500);
-    assertThat(Connections.bounded(0, Duration.ofSeconds(2).toNanos())).isEqualTo(2000);
-    assertThat(Connections.bounded(500, Duration.ofSeconds(2).toNanos())).isEqualTo(500);
-    assertThat(Connections.bounded(5000, 1)).isEqualTo(1);
-  }
 }
