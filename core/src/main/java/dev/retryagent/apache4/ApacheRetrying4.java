@@ -33,8 +33,11 @@ import org.apache.http.protocol.HttpContext;
  *       through the attempt's {@code HttpContext}. A retry handler the builder was given governed
  *       ({@link #governRetries}) asks the call first: a failure the policy retries is then retried
  *       by us, never resent by HttpClient.
- *   <li>{@code abort()} of the request ends the wait between attempts within 50 ms. Each attempt
- *       keeps the client's own timeouts.
+ *   <li>{@code abort()} of the request ends the wait between attempts within 50 ms.
+ *   <li>Each of an attempt's timeouts (connection request, connect, socket) is the shorter of the
+ *       client's own and the policy's bound ({@code perAttemptTimeout}, and for a retry the time
+ *       left before {@code deadline}), the application's objects untouched ({@link
+ *       BoundedContext}).
  * </ul>
  */
 public final class ApacheRetrying4 {

@@ -61,8 +61,11 @@ final class Call4 extends SelfViewCall
   public CloseableHttpResponse run(int n, long timeoutNanos) throws IOException {
     beforeAttempt(n, policy().retry().attemptHeader());
     // Without a context of the application's, each attempt gets a fresh one, as a new call would.
+    HttpContext own = context != null ? context : new BasicHttpContext();
     ObservingContext observed =
-        new ObservingContext(context != null ? context : new BasicHttpContext(), this);
+        timeoutNanos < 0
+            ? new ObservingContext(own, this)
+            : new BoundedContext(own, this, timeoutNanos);
     CallContext.AttemptSpan span = startAttemptSpan(this, HEADERS);
     boolean reported = false;
     try {

@@ -29,8 +29,11 @@ import org.apache.http.protocol.HttpContext;
  *
  * It also gives HttpClient's retry handler, when governed ({@link GovernedRetryHandler}), the call
  * that decides whether it may resend; that attribute is answered, never stored.
+ *
+ * <p>Not final: an attempt with a bound on its time is a {@link BoundedContext}, so that an attempt
+ * without one costs nothing more.
  */
-final class ObservingContext extends ExchangeLog implements HttpContext {
+class ObservingContext extends ExchangeLog implements HttpContext {
   static final String REQUEST_SENT = "http.request_sent";
   static final String REQUEST = "http.request";
   static final String RESPONSE = "http.response";

@@ -1,0 +1,102 @@
+package dev.retryagent.apache4;
+
+import dev.retryagent.engine.RetryCall;
+import dev.retryagent.internal.TimeoutMillis;
+import org.apache.http.HttpConnection;
+import org.apache.http.client.config.RequestConfig;
+import org.apache.http.protocol.HttpContext;
+
+/**
+ * The context of an attempt the policy bounds ({@code retry.perAttemptTimeout}, and for a retry the
+ * time left before {@code retry.deadline}): each of HttpClient's timeouts for the attempt becomes
+ * the shorter of the application's and the bound ({@link TimeoutMillis#shorter}). A timeout the
+ * application set shorter is left as it is, so that when it fires the application gets what it
+ * would get without the agent. The application's objects (its request's config, its context, its
+ * client's default config) are never changed: HttpClient is handed shortened copies on the way.
+ *
+ * <ul>
+ *   <li>The connection-request and connect timeouts: HttpClient reads them from the context's
+ *       {@code http.request-config}, which {@code InternalHttpClient} fills as it would without the
+ *       agent (the request's own config, else the context's, else the client's default): that read
+ *       gets a copy with the two shortened, made once per attempt, the application's context keeps
+ *       its own. A context without one reads as without one, so that {@code InternalHttpClient}
+ *       still puts its default there; only {@code MinimalHttpClient}, which has no default, then
+ *       keeps its {@code RequestConfig.DEFAULT} (no timeouts) for these two.
+ *   <li>The socket timeout, as the connection has it when a request is about to be written on it
+ *       ({@code http.request_sent = false}): whatever set it (the {@code RequestConfig}'s socket
+ *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
+ *       {@code AbstractHttpClient}'s parameters), it is shortened on the connection itself, which
+ *       HttpClient's connection managers reset when the connection goes back to the pool.
+ * </ul>
+ *
+ * When a shortened timeout fires the application gets HttpClient's own exception for it ({@code
+ * ConnectionPoolTimeoutException}, {@code ConnectTimeoutException}, {@code
+ * SocketTimeoutException}), which the policy judges as any such failure.
+ */
+final class BoundedContext extends ObservingContext {
+  static final String REQUEST_CONFIG = "http.request-config";
+  static final String CONNECTION = "http.connection";
+
+  private final long boundNanos;
+  // The config last read from the application's context, and what the attempt reads for it.
+  private RequestConfig own;
+  private RequestConfig shortened;
+
+  /**
+   * @param boundNanos the policy's bound on the attempt ({@link RetryCall#attemptTimeoutNanos()}),
+   *     0 or more
+   */
+  BoundedContext(HttpContext delegate, RetryCall call, long boundNanos) {
+    super(delegate, call);
+    this.boundNanos = boundNanos;
+  }
+
+  @Override
+  public Object getAttribute(String id) {
+    Object value = super.getAttribute(id);
+    if (REQUEST_CONFIG.equals(id) && value instanceof RequestConfig) {
+      return shortened((RequestConfig) value);
+    }
+    return value;
+  }
+
+  @Override
+  public void setAttribute(String id, Object obj) {
+    super.setAttribute(id, obj);
+    if (REQUEST_SENT.equals(id) && Boolean.FALSE.equals(obj)) {
+      // HttpCore's HttpRequestExecutor names the connection just before, and HttpClient set the
+      // socket timeout it means for this exchange on it (or left the connection manager's).
+      Object connection = super.getAttribute(CONNECTION);
+      if (connection instanceof HttpConnection) {
+        shortenSocketTimeout((HttpConnection) connection);
+      }
+    }
+  }
+
+  private RequestConfig shortened(RequestConfig config) {
+    if (config != own) {
+      int request = TimeoutMillis.shorter(config.getConnectionRequestTimeout(), boundNanos);
+      int connect = TimeoutMillis.shorter(config.getConnectTimeout(), boundNanos);
+      shortened =
+          request == config.getConnectionRequestTimeout() && connect == config.getConnectTimeout()
+              ? config
+              : RequestConfig.copy(config)
+                  .setConnectionRequestTimeout(request)
+                  .setConnectTimeout(connect)
+                  .build();
+      own = config;
+    }
+    return shortened;
+  }
+
+  private void shortenSocketTimeout(HttpConnection connection) {
+    int current = connection.getSocketTimeout();
+    if (current < 0) {
+      return; // not readable (no socket): HttpClient fails the write on its own
+    }
+    int bounded = TimeoutMillis.shorter(current, boundNanos);
+    if (bounded != current) {
+      connection.setSocketTimeout(bounded);
+    }
+  }
+}

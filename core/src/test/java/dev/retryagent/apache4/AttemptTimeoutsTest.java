@@ -1,0 +1,315 @@
+package dev.retryagent.apache4;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.net.SocketTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.UnaryOperator;
+import org.apache.http.HttpConnection;
+import org.apache.http.client.config.RequestConfig;
+import org.apache.http.client.methods.CloseableHttpResponse;
+import org.apache.http.client.methods.HttpGet;
+import org.apache.http.client.methods.HttpPost;
+import org.apache.http.client.methods.HttpUriRequest;
+import org.apache.http.client.protocol.HttpClientContext;
+import org.apache.http.conn.ConnectionPoolTimeoutException;
+import org.apache.http.entity.StringEntity;
+import org.apache.http.impl.client.CloseableHttpClient;
+import org.apache.http.impl.client.HttpClientBuilder;
+import org.apache.http.impl.client.HttpClients;
+import org.apache.http.util.EntityUtils;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * {@code retry.perAttemptTimeout}, and for a retry the time left before {@code retry.deadline},
+ * applied to each attempt of HttpClient 4.5 as the other clients apply them: each of its timeouts
+ * becomes the shorter of the application's and the bound, the application's objects untouched.
+ */
+class AttemptTimeoutsTest {
+  /** Longer than any test waits for: a response held this long is one nobody gets. */
+  private static final long STALLED_MILLIS = 30_000;
+
+  private final ScriptedHttpServer server;
+  private final List<RetryEvent> events = new ArrayList<>();
+  private final FakeTime time = new FakeTime();
+
+  AttemptTimeoutsTest() throws Exception {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void close() throws Exception {
+    server.close();
+  }
+
+  private CloseableHttpClient client(
+      UnaryOperator<RetryPolicy.Builder> retry, HttpClientBuilder builder) {
+    RetryEngine engine =
+        TestEngines.engine(time, Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults(), events);
+    return RetryingCloseableHttpClient.wrap(builder, engine);
+  }
+
+  /** What each exchange had: its connection's socket timeout, its connect and pool timeouts. */
+  private static HttpClientBuilder recording(List<String> seen) {
+    return HttpClients.custom()
+        .addInterceptorLast(
+            (org.apache.http.HttpResponseInterceptor)
+                (response, context) -> {
+                  HttpClientContext c = HttpClientContext.adapt(context);
+                  RequestConfig config = c.getRequestConfig();
+                  seen.add(
+                      "socket "
+                          + c.getAttribute("http.connection", HttpConnection.class)
+                              .getSocketTimeout()
+                          + " connect "
+                          + config.getConnectTimeout()
+                          + " pool "
+                          + config.getConnectionRequestTimeout());
+                });
+  }
+
+  private static RequestConfig timeouts(int millis) {
+    return RequestConfig.custom()
+        .setSocketTimeout(millis)
+        .setConnectTimeout(millis)
+        .setConnectionRequestTimeout(millis)
+        .build();
+  }
+
+  @Test
+  void aStalledAttemptEndsAtPerAttemptTimeoutAndTheRetryAnswersTheApplicationsConfigKept()
+      throws Exception {
+    // The application's 30 s socket timeout, longer than perAttemptTimeout (500 ms): without the
+    // bound the first attempt waited for the stalled answer, and the call got it 30 s later.
+    server.enqueue(ok("late").delay(STALLED_MILLIS), ok("second"));
+    RequestConfig own = timeouts(30_000);
+    HttpGet get = new HttpGet(server.url("/items"));
+    get.setConfig(own);
+    HttpClientContext context = HttpClientContext.create();
+    try (CloseableHttpClient c =
+        client(r -> r.perAttemptTimeout(Duration.ofMillis(500)), HttpClients.custom())) {
+      try (CloseableHttpResponse r = c.execute(get, context)) {
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");
+      }
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+    // The application's objects as HttpClient leaves them without the agent: the request's own
+    // config, which HttpClient puts in the context.
+    assertThat(get.getConfig()).isSameAs(own);
+    assertThat(own.getSocketTimeout()).isEqualTo(30_000);
+    assertThat(context.getRequestConfig()).isSameAs(own);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"minimal", "deprecated"})
+  @SuppressWarnings("deprecation")
+  void aStalledAttemptOfTheOtherClientsEndsAtPerAttemptTimeoutToo(String kind) throws Exception {
+    // MinimalHttpClient and the deprecated DefaultHttpClient (AbstractHttpClient) read their own
+    // way what the attempt waits for: the socket timeout is shortened on the connection itself.
+    server.enqueue(ok("late").delay(STALLED_MILLIS), ok("second"));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.perAttemptTimeout(Duration.ofMillis(500)),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    CloseableHttpClient own =
+        kind.equals("minimal")
+            ? HttpClients.createMinimal()
+            : new org.apache.http.impl.client.DefaultHttpClient();
+    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(own, engine);
+        CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
+      assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aCallThatFindsNoPooledConnectionWithinTheBoundFailsAsHttpClientFailsIt() throws Exception {
+    // The application holds its pool's only connection and set no connection-request timeout:
+    // without the bound the next call waited for the pool until the connection came back (here,
+    // never: the test gives it back after 20 s). Now HttpClient's own
+    // ConnectionPoolTimeoutException
+    // at 300 ms, as an application that set 300 ms itself gets without the agent, nothing sent.
+    server.otherwise(ok("fine"));
+    Throwable plain;
+    try (CloseableHttpClient p = HttpClients.custom().setMaxConnTotal(1).build();
+        CloseableHttpResponse held = p.execute(new HttpGet(server.url("/held")))) {
+      assertThat(held.getStatusLine().getStatusCode()).isEqualTo(200);
+      HttpGet get = new HttpGet(server.url("/items"));
+      get.setConfig(RequestConfig.custom().setConnectionRequestTimeout(300).build());
+      plain = catchThrowable(() -> p.execute(get));
+    }
+    assertThat(plain).isInstanceOf(ConnectionPoolTimeoutException.class);
+
+    try (CloseableHttpClient c =
+            client(
+                r -> r.perAttemptTimeout(Duration.ofMillis(300)),
+                HttpClients.custom().setMaxConnTotal(1));
+        CloseableHttpResponse held = c.execute(new HttpGet(server.url("/held")))) {
+      assertThat(held.getStatusLine().getStatusCode()).isEqualTo(200);
+      Throwable ours =
+          assertTimeoutPreemptively(
+              Duration.ofSeconds(20), () -> catchThrowable(() -> c.execute(get("/items"))));
+      assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    }
+    assertThat(server.requestCount()).as("the held ones").isEqualTo(2);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.POOL_TIMEOUT);
+  }
+
+  @Test
+  void eachAttemptGetsTheShorterOfItsOwnTimeoutsAndTheBound() throws Exception {
+    // Deterministic: what each exchange ran with. The request's own config (500 ms) is kept; none
+    // at all (the client's default, -1, and the pool's socket timeout, 0) becomes the bound, 2 s.
+    server.otherwise(ok("done"));
+    List<String> seen = new CopyOnWriteArrayList<>();
+    try (CloseableHttpClient c =
+        client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), recording(seen))) {
+      HttpGet shorter = new HttpGet(server.url("/items"));
+      shorter.setConfig(timeouts(500));
+      EntityUtils.consume(c.execute(shorter).getEntity());
+      EntityUtils.consume(c.execute(new HttpGet(server.url("/items"))).getEntity());
+      HttpGet longer = new HttpGet(server.url("/items"));
+      longer.setConfig(timeouts(60_000));
+      EntityUtils.consume(c.execute(longer).getEntity());
+    }
+    assertThat(seen)
+        .containsExactly(
+            "socket 500 connect 500 pool 500",
+            "socket 2000 connect 2000 pool 2000",
+            "socket 2000 connect 2000 pool 2000");
+  }
+
+  @Test
+  void theClientsDefaultConfigIsBoundedAndKept() throws Exception {
+    server.otherwise(ok("done"));
+    List<String> seen = new CopyOnWriteArrayList<>();
+    RequestConfig defaults = timeouts(60_000);
+    try (CloseableHttpClient c =
+        client(
+            r -> r.perAttemptTimeout(Duration.ofMillis(1500)),
+            recording(seen).setDefaultRequestConfig(defaults))) {
+      EntityUtils.consume(c.execute(new HttpGet(server.url("/items"))).getEntity());
+    }
+    assertThat(seen).containsExactly("socket 1500 connect 1500 pool 1500");
+    assertThat(defaults.getConnectTimeout()).isEqualTo(60_000);
+  }
+
+  @Test
+  void withoutPerAttemptTimeoutTheFirstAttemptKeepsTheClientsOwnAsWithoutTheAgent()
+      throws Exception {
+    server.otherwise(ok("done"));
+    List<String> plain = new CopyOnWriteArrayList<>();
+    List<String> ours = new CopyOnWriteArrayList<>();
+    try (CloseableHttpClient p = recording(plain).build();
+        CloseableHttpClient c = client(r -> r, recording(ours))) {
+      for (CloseableHttpClient client : List.of(p, c)) {
+        EntityUtils.consume(client.execute(new HttpGet(server.url("/items"))).getEntity());
+        HttpGet own = new HttpGet(server.url("/items"));
+        own.setConfig(timeouts(60_000));
+        EntityUtils.consume(client.execute(own).getEntity());
+      }
+    }
+    assertThat(ours)
+        .isEqualTo(plain)
+        .containsExactly("socket 0 connect -1 pool -1", "socket 60000 connect 60000 pool 60000");
+  }
+
+  @Test
+  void aRetryGetsNoMoreThanWhatIsLeftBeforeTheDeadline() throws Exception {
+    // A 503, then the retry's wait (100 ms at most) ends 9.5 s late (fake time): of the 10 s
+    // deadline the retry has what is left, 500 ms at most, where without the bound it waited for
+    // the stalled answer.
+    time.late(9_500_000_000L);
+    server.enqueue(status(503), ok("late").delay(STALLED_MILLIS), ok("never"));
+    try (CloseableHttpClient c =
+        client(
+            r -> r.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(1)),
+            HttpClients.custom())) {
+      Throwable e = catchThrowable(() -> c.execute(new HttpGet(server.url("/items"))));
+      assertThat(e).isExactlyInstanceOf(SocketTimeoutException.class).hasMessage("Read timed out");
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aStalledPostWithoutKeyIsSentOnceAndFailsAsHttpClientFailsIt() throws Exception {
+    // Without the bound the POST waited for the stalled answer; now HttpClient's own read
+    // timeout, as an application that set 300 ms itself gets without the agent, and no resend.
+    server.otherwise(ok("late").delay(STALLED_MILLIS));
+    Throwable plain;
+    try (CloseableHttpClient p = HttpClients.createDefault()) {
+      HttpPost post = post();
+      post.setConfig(RequestConfig.custom().setSocketTimeout(300).build());
+      plain = catchThrowable(() -> p.execute(post));
+    }
+    assertThat(plain).isInstanceOf(SocketTimeoutException.class);
+
+    try (CloseableHttpClient c =
+        client(r -> r.perAttemptTimeout(Duration.ofMillis(300)), HttpClients.custom())) {
+      Throwable ours = catchThrowable(() -> c.execute(post()));
+      assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    }
+    assertThat(server.requestCount()).as("one each").isEqualTo(2);
+  }
+
+  @Test
+  void anApplicationsShorterTimeoutFiresAsWithoutTheAgent() throws Exception {
+    // The application's 300 ms, shorter than perAttemptTimeout (20 s), is left as it is: its
+    // timeout fires with HttpClient's exception, on each attempt the policy makes of the GET.
+    server.otherwise(ok("late").delay(STALLED_MILLIS));
+    Throwable plain;
+    try (CloseableHttpClient p = HttpClients.createDefault()) {
+      plain = catchThrowable(() -> p.execute(getWithin(300)));
+    }
+    assertThat(plain).isInstanceOf(SocketTimeoutException.class);
+
+    try (CloseableHttpClient c =
+        client(
+            r -> r.maxAttempts(2).perAttemptTimeout(Duration.ofSeconds(20)),
+            HttpClients.custom())) {
+      Throwable ours = catchThrowable(() -> c.execute(getWithin(300)));
+      assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+    }
+    assertThat(server.requestCount()).as("one, then two attempts").isEqualTo(3);
+  }
+
+  private HttpGet get(String path) {
+    return new HttpGet(server.url(path));
+  }
+
+  private HttpUriRequest getWithin(int socketMillis) {
+    HttpGet get = new HttpGet(server.url("/items"));
+    get.setConfig(RequestConfig.custom().setSocketTimeout(socketMillis).build());
+    return get;
+  }
+
+  private HttpPost post() throws Exception {
+    HttpPost post = new HttpPost(server.url("/payments"));
+    post.setEntity(new StringEntity("{\"amount\":1}"));
+    return post;
+  }
+}
