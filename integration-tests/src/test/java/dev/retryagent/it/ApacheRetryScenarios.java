@@ -16,6 +16,7 @@ import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
 import dev.retryagent.it.harness.RecordedRequest;
 import dev.retryagent.it.harness.RefusedPort;
+import dev.retryagent.it.harness.Reply;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URISyntaxException;
@@ -366,6 +367,21 @@ abstract class ApacheRetryScenarios {
               assertThat(o.result().stderr()).contains("deadline");
               assertThat(o.millis("a")).isLessThan(3_500);
             }));
+    list.add(
+        new Scenario(
+            "an attempt that hangs ends at perAttemptTimeout, not the client's 20 s, and is retried",
+            s -> s.enqueue(Reply.hang(), ok("in time")),
+            List.of(get("/bounded/items")),
+            (o, s, major) -> {
+              // perAttemptTimeout (1 s) shortens the application's 20 s socket timeout; its own
+              // RequestConfig is kept (a shorter timeout of its own would be left as it is).
+              assertThat(o.status("a")).isEqualTo(200);
+              assertThat(o.get("a", "body")).isEqualTo("in time");
+              assertThat(s.requestCount()).isEqualTo(2);
+              assertThat(o.millis("a")).isLessThan(15_000);
+            },
+            // 4.5 only: 5.x does not apply perAttemptTimeout (docs/apache-httpclient.md)
+            v -> v == ApacheVersions.V4_5));
     return list;
   }
 
