@@ -60,6 +60,10 @@ class CallSizeTest {
       assertThat(Class.forName(attempt)).as(attempt).isAssignableTo(ExchangeLog.class);
     }
     assertThat(size("dev.retryagent.apache4.ObservingContext")).isLessThanOrEqualTo(48);
+    // Only an attempt with a bound on its time (perAttemptTimeout, or a retry under the deadline)
+    // is the larger BoundedContext: the bound and the RequestConfig it shortened, kept for the
+    // attempt's next reads.
+    assertThat(size("dev.retryagent.apache4.BoundedContext")).isLessThanOrEqualTo(64);
     assertThat(size("dev.retryagent.apache5.RetryExecHandler$Attempt")).isLessThanOrEqualTo(56);
   }
 
