@@ -21,7 +21,8 @@ import org.apache.http.protocol.HttpContext;
  *       gets a copy with the two shortened, made once per attempt, the application's context keeps
  *       its own. A context without one reads as without one, so that {@code InternalHttpClient}
  *       still puts its default there; only {@code MinimalHttpClient}, which has no default, then
- *       keeps its {@code RequestConfig.DEFAULT} (no timeouts) for these two.
+ *       keeps its {@code RequestConfig.DEFAULT} (no timeouts) for these two. The deprecated {@code
+ *       AbstractHttpClient} reads them from its {@code HttpParams}, which are left as they are.
  *   <li>The socket timeout, as the connection has it when a request is about to be written on it
  *       ({@code http.request_sent = false}): whatever set it (the {@code RequestConfig}'s socket
  *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
@@ -31,7 +32,9 @@ import org.apache.http.protocol.HttpContext;
  *
  * When a shortened timeout fires the application gets HttpClient's own exception for it ({@code
  * ConnectionPoolTimeoutException}, {@code ConnectTimeoutException}, {@code
- * SocketTimeoutException}), which the policy judges as any such failure.
+ * SocketTimeoutException}), which the policy judges as any such failure. What HttpClient resends
+ * itself within the attempt (its retry handler, a redirect, an authentication round) reads the same
+ * copies: each exchange gets the whole bound, as each of its phases does.
  */
 final class BoundedContext extends ObservingContext {
   static final String REQUEST_CONFIG = "http.request-config";
