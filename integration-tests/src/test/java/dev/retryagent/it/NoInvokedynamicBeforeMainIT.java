@@ -98,6 +98,12 @@ class NoInvokedynamicBeforeMainIT {
       assertThat(ours)
           .contains("dev.retryagent.agent.runtime.StartUpTimer")
           .doesNotContain("dev.retryagent.engine.SharedScheduler");
+      // The watcher itself is made when the watching starts, on that thread (issue 13,
+      // thirty-first pass).
+      assertThat(ours)
+          .doesNotContain(
+              "dev.retryagent.agent.runtime.ConfigReloader",
+              "dev.retryagent.agent.runtime.FileFingerprint");
     }
 
     Set<String> found = new TreeSet<>();

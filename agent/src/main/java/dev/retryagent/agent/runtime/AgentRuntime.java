@@ -422,11 +422,15 @@ public final class AgentRuntime {
    * @param loadedContent the bytes the configuration was parsed from; null: the file as it is now
    */
   public void startBackground(Path watchedFile, byte[] loadedContent) {
+    // With the loaded bytes, the watcher is made when the watching starts: its classes then load
+    // on the scheduler's thread, not in premain. Without them, it looks at the file now.
     ConfigReloader reloader =
-        watchedFile == null ? null : ConfigReloader.loadedFrom(this, watchedFile, loadedContent);
-    boolean evenWithoutCalls = reloader != null || config.metrics().prometheusEnabled();
+        watchedFile == null || loadedContent != null
+            ? null
+            : ConfigReloader.loadedFrom(this, watchedFile, null);
+    boolean evenWithoutCalls = watchedFile != null || config.metrics().prometheusEnabled();
     synchronized (this) {
-      background = new Background(reloader);
+      background = new Background(reloader, watchedFile, loadedContent);
       if (built != null) {
         background.scheduleAfterFirstCall(); // it came first, on another thread, during premain
       } else if (evenWithoutCalls) {
@@ -441,12 +445,16 @@ public final class AgentRuntime {
    * class, not a lambda: it is made in {@code premain}.
    */
   private final class Background implements Runnable {
-    private final ConfigReloader reloader;
+    private final ConfigReloader reloader; // made at start-up, or null
+    private final Path watchedFile; // null for no watching
+    private final byte[] loadedContent; // the watcher's first content, when made at the start
     private Scheduler.Cancellable scheduled; // guarded by AgentRuntime.this
     private boolean started; // guarded by AgentRuntime.this
 
-    Background(ConfigReloader reloader) {
+    Background(ConfigReloader reloader, Path watchedFile, byte[] loadedContent) {
       this.reloader = reloader;
+      this.watchedFile = watchedFile;
+      this.loadedContent = loadedContent;
     }
 
     /** Schedules the start a second after the first call (never past the delay). */
@@ -480,8 +488,12 @@ public final class AgentRuntime {
         started = true;
       }
       startExporters();
-      if (reloader != null) {
-        reloader.watch(scheduler());
+      if (watchedFile != null) {
+        ConfigReloader r = reloader;
+        if (r == null) {
+          r = ConfigReloader.loadedFrom(AgentRuntime.this, watchedFile, loadedContent);
+        }
+        r.watch(scheduler());
       }
     }
   }
