@@ -109,7 +109,7 @@ public final class AgentRuntime {
   private boolean exportersStarted;
 
   /**
-   * What {@link #startBackground} was given to start (the watcher, null for none): set once it has
+   * What {@link #startBackground} was given to start (the file to watch, if any): set once it has
    * been called; the first call schedules the start from then on. Guarded by {@code this}.
    */
   private Background background;
