@@ -14,6 +14,8 @@ import java.io.OutputStream;
 import java.util.Locale;
 import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.concurrent.CancellableDependency;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
@@ -55,9 +57,34 @@ final class ClassicCall extends SelfViewCall
     this.chain = chain;
   }
 
+  /**
+   * Attempt {@code n}, under the policy's bound {@code timeoutNanos} when there is one (-1: none,
+   * the attempt keeps the application's timeouts and nothing is made): the attempt's config in the
+   * context is then the application's with each timeout shortened to the bound ({@link
+   * AttemptTimeouts}), for every exchange of the attempt (HttpClient's own resend, a redirect's
+   * hop), and the application's is put back after it, before the application sees the context
+   * again. HttpClient gives the connection its socket timeout anew at its next lease.
+   */
   @Override
   public ClassicHttpResponse run(int n, long timeoutNanos) throws IOException {
-    return RetryExecHandler.attempt(n == 1 ? request : copy(scope), n, scope, chain, this);
+    ClassicHttpRequest sent = n == 1 ? request : copy(scope);
+    if (timeoutNanos < 0) {
+      return RetryExecHandler.attempt(sent, n, scope, chain, this);
+    }
+    HttpClientContext context = scope.clientContext;
+    // Never null in practice: HttpClient sets the request's or the client's before the chain.
+    RequestConfig own = context.getRequestConfig();
+    RequestConfig bounded =
+        AttemptTimeouts.bounded(own != null ? own : RequestConfig.DEFAULT, scope, timeoutNanos);
+    if (bounded == null) {
+      return RetryExecHandler.attempt(sent, n, scope, chain, this);
+    }
+    context.setRequestConfig(bounded);
+    try {
+      return RetryExecHandler.attempt(sent, n, scope, chain, this);
+    } finally {
+      context.setRequestConfig(own);
+    }
   }
 
   /**

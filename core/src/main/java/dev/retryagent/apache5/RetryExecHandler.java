@@ -45,8 +45,10 @@ import org.apache.hc.core5.http.HttpException;
  * <p>Every response it retries is read (so its connection goes back to the pool) and closed before
  * the next attempt. A non-repeatable entity ({@code HttpEntity.isRepeatable() == false}) is never
  * written twice. A cancelled request ({@code HttpUriRequestBase.cancel()}) ends the wait between
- * attempts within 50 ms. Each attempt keeps the client's own timeouts. The wait happens on the
- * caller's thread. Thread-safe; one instance may serve many clients.
+ * attempts within 50 ms. Each attempt keeps the client's own timeouts, shortened to the policy's
+ * {@code perAttemptTimeout} and, for a retry, to the time left before its {@code deadline} ({@link
+ * AttemptTimeouts}). The wait happens on the caller's thread. Thread-safe; one instance may serve
+ * many clients.
  */
 public final class RetryExecHandler implements ExecChainHandler {
   /** The name of this handler in the execution chain. */

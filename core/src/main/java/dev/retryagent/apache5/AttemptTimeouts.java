@@ -1,0 +1,247 @@
+package dev.retryagent.apache5;
+
+import dev.retryagent.engine.CallBounds;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.util.concurrent.TimeUnit;
+import org.apache.hc.client5.http.HttpRoute;
+import org.apache.hc.client5.http.classic.ExecChain;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.io.BasicHttpClientConnectionManager;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
+import org.apache.hc.core5.http.io.SocketConfig;
+import org.apache.hc.core5.util.Timeout;
+
+/**
+ * The timeouts of one attempt of an HttpClient 5.x classic call under the policy's bound ({@code
+ * perAttemptTimeout}, and for a retry the time left before the deadline): each of the pool's lease,
+ * the connect and the response becomes the shorter of the application's own and the bound ({@link
+ * CallBounds#shorterTimeout}), and the application's is left as it is when it is the shorter, so
+ * that it fires as it would without us.
+ *
+ * <p>The application's own is what HttpClient would use for the attempt: the request's config in
+ * the context (the request's own, else the client's default), and where that leaves the connect or
+ * the response timeout unset, what the connection manager applies: its {@code ConnectionConfig}
+ * (5.2+) for the route, else its {@code SocketConfig}'s socket timeout, as HttpClient's own {@code
+ * PoolingHttpClientConnectionManager} and {@code BasicHttpClientConnectionManager} do (read
+ * reflectively: neither shows them). A connection manager of another kind, or one we cannot read,
+ * keeps that timeout as it is: shortening it blindly could make it longer than the one the manager
+ * applies, which the application would then wait for in vain.
+ */
+final class AttemptTimeouts {
+  /** Returned for a timeout of the manager's that cannot be read. */
+  static final long UNKNOWN = -1;
+
+  private AttemptTimeouts() {}
+
+  /**
+   * The config for an attempt bounded by {@code limitNanos} (0 or more), or null when {@code own}
+   * is already no longer anywhere. The bound is rounded up to whole milliseconds, never 0 (which
+   * HttpClient reads as no timeout).
+   */
+  static RequestConfig bounded(RequestConfig own, ExecChain.Scope scope, long limitNanos) {
+    Timeout bound = roundedUp(limitNanos);
+    long limit = bound.toNanoseconds();
+    RequestConfig.Builder b = null;
+    if (CallBounds.shorterTimeout(limit, nanos(own.getConnectionRequestTimeout())) >= 0) {
+      b = RequestConfig.copy(own).setConnectionRequestTimeout(bound);
+    }
+    Timeout connect = own.getConnectTimeout(); // deprecated from 5.2 on, still honoured when set
+    if (shorter(limit, connect != null ? nanos(connect) : managerConnectNanos(scope))) {
+      b = (b != null ? b : RequestConfig.copy(own)).setConnectTimeout(bound);
+    }
+    Timeout response = own.getResponseTimeout();
+    if (shorter(limit, response != null ? nanos(response) : managerSocketNanos(scope))) {
+      b = (b != null ? b : RequestConfig.copy(own)).setResponseTimeout(bound);
+    }
+    return b == null ? null : b.build();
+  }
+
+  /** {@code nanos} (0 or more) in whole milliseconds, rounded up, at least 1. */
+  static Timeout roundedUp(long nanos) {
+    return Timeout.ofMilliseconds(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+  }
+
+  private static boolean shorter(long limit, long ownNanos) {
+    return ownNanos != UNKNOWN && CallBounds.shorterTimeout(limit, ownNanos) >= 0;
+  }
+
+  /** {@code t} in nanoseconds, 0 for none (null). */
+  private static long nanos(Timeout t) {
+    return t == null ? 0 : Math.max(0, t.toNanoseconds());
+  }
+
+  /**
+   * The connect timeout the manager applies when the request's config sets none: its {@code
+   * ConnectionConfig}'s (5.2+); none (0) on 5.1, whose managers then connect without one.
+   */
+  static long managerConnectNanos(ExecChain.Scope scope) {
+    Object manager = manager(scope);
+    Reader r = manager == null ? null : Reader.OF.get(manager.getClass());
+    if (r == null || r.unknown) {
+      return UNKNOWN;
+    }
+    try {
+      Object cc = r.connectionConfig(manager, scope.route);
+      return cc == null ? 0 : nanos((Timeout) r.ccConnect.invoke(cc));
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return UNKNOWN;
+    }
+  }
+
+  /**
+   * The socket timeout the manager gives a connection it leases or connects, the response timeout
+   * when the request's config sets none: its {@code ConnectionConfig}'s (5.2+) when set, else its
+   * {@code SocketConfig}'s.
+   */
+  static long managerSocketNanos(ExecChain.Scope scope) {
+    Object manager = manager(scope);
+    Reader r = manager == null ? null : Reader.OF.get(manager.getClass());
+    if (r == null || r.unknown) {
+      return UNKNOWN;
+    }
+    try {
+      Object cc = r.connectionConfig(manager, scope.route);
+      Timeout own = cc == null ? null : (Timeout) r.ccSocket.invoke(cc);
+      if (own != null) {
+        return nanos(own);
+      }
+      SocketConfig sc = r.socketConfig(manager, scope.route);
+      return nanos((sc != null ? sc : SocketConfig.DEFAULT).getSoTimeout());
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return UNKNOWN;
+    }
+  }
+
+  /** The connection manager of HttpClient's own {@code InternalExecRuntime}, or null. */
+  private static Object manager(ExecChain.Scope scope) {
+    if (scope.execRuntime == null) {
+      return null;
+    }
+    Field f = RuntimeField.OF.get(scope.execRuntime.getClass());
+    if (f == null) {
+      return null;
+    }
+    try {
+      return f.get(scope.execRuntime);
+    } catch (IllegalAccessException | RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** {@code InternalExecRuntime.manager} (5.0 to 5.6), per runtime class; null for another. */
+  private static final class RuntimeField extends ClassValue<Field> {
+    static final RuntimeField OF = new RuntimeField();
+
+    @Override
+    protected Field computeValue(Class<?> type) {
+      if (!type.getName().equals("org.apache.hc.client5.http.impl.classic.InternalExecRuntime")) {
+        return null;
+      }
+      try {
+        Field f = type.getDeclaredField("manager");
+        f.setAccessible(true);
+        return f;
+      } catch (NoSuchFieldException | RuntimeException e) {
+        // another layout, or a module that does not open the package (InaccessibleObjectException)
+        return null;
+      }
+    }
+  }
+
+  /**
+   * How to read one kind of HttpClient's own connection managers: its socket config, and from 5.2
+   * its connection config, per route ({@code resolve...(HttpRoute)}, the pooling manager) or for
+   * every route (the basic one).
+   */
+  private static final class Reader {
+    static final ClassValue<Reader> OF =
+        new ClassValue<Reader>() {
+          @Override
+          protected Reader computeValue(Class<?> type) {
+            // A subclass of one is read as the manager it extends.
+            if (PoolingHttpClientConnectionManager.class.isAssignableFrom(type)) {
+              return new Reader(PoolingHttpClientConnectionManager.class);
+            }
+            return BasicHttpClientConnectionManager.class.isAssignableFrom(type)
+                ? new Reader(BasicHttpClientConnectionManager.class)
+                : null;
+          }
+        };
+
+    private final Method socketConfig;
+    private final Method connectionConfig;
+    final Method ccConnect;
+    final Method ccSocket;
+    final boolean unknown;
+
+    private Reader(Class<?> type) {
+      Method sc = null;
+      Method cc = null;
+      Method connect = null;
+      Method socket = null;
+      boolean failed = false;
+      try {
+        sc = declared(type, "resolveSocketConfig", HttpRoute.class);
+        cc = declared(type, "resolveConnectionConfig", HttpRoute.class);
+        if (sc == null) {
+          // 5.1's pooling manager, or the basic manager: one config for every route.
+          sc =
+              publicMethod(
+                  type,
+                  type == PoolingHttpClientConnectionManager.class
+                      ? "getDefaultSocketConfig"
+                      : "getSocketConfig");
+          cc = publicMethod(type, "getConnectionConfig"); // the basic manager, 5.2+
+          failed = sc == null;
+        }
+        if (cc != null) {
+          connect = cc.getReturnType().getMethod("getConnectTimeout");
+          socket = cc.getReturnType().getMethod("getSocketTimeout");
+        }
+      } catch (NoSuchMethodException | RuntimeException e) {
+        // another layout, or a module that does not open the package (InaccessibleObjectException)
+        failed = true;
+      }
+      this.socketConfig = sc;
+      this.connectionConfig = cc;
+      this.ccConnect = connect;
+      this.ccSocket = socket;
+      this.unknown = failed;
+    }
+
+    Object connectionConfig(Object manager, HttpRoute route) throws ReflectiveOperationException {
+      if (connectionConfig == null) {
+        return null;
+      }
+      return connectionConfig.getParameterCount() == 1
+          ? connectionConfig.invoke(manager, route)
+          : connectionConfig.invoke(manager);
+    }
+
+    SocketConfig socketConfig(Object manager, HttpRoute route) throws ReflectiveOperationException {
+      return (SocketConfig)
+          (socketConfig.getParameterCount() == 1
+              ? socketConfig.invoke(manager, route)
+              : socketConfig.invoke(manager));
+    }
+
+    private static Method declared(Class<?> type, String name, Class<?> parameter) {
+      try {
+        Method m = type.getDeclaredMethod(name, parameter);
+        m.setAccessible(true);
+        return m;
+      } catch (NoSuchMethodException e) {
+        return null;
+      }
+    }
+
+    private static Method publicMethod(Class<?> type, String name) {
+      try {
+        return type.getMethod(name);
+      } catch (NoSuchMethodException e) {
+        return null;
+      }
+    }
+  }
+}
