@@ -379,9 +379,7 @@ abstract class ApacheRetryScenarios {
               assertThat(o.get("a", "body")).isEqualTo("in time");
               assertThat(s.requestCount()).isEqualTo(2);
               assertThat(o.millis("a")).isLessThan(15_000);
-            },
-            // 4.5 only: 5.x does not apply perAttemptTimeout (docs/apache-httpclient.md)
-            v -> v == ApacheVersions.V4_5));
+            }));
     return list;
   }
 
