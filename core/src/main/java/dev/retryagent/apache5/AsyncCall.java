@@ -26,6 +26,7 @@ import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
+import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.core5.concurrent.Cancellable;
 import org.apache.hc.core5.http.ConnectionClosedException;
 import org.apache.hc.core5.http.EntityDetails;
@@ -62,6 +63,12 @@ final class AsyncCall extends SelfViewCall
    * application would wait for good. Its I/O thread normally tells within milliseconds.
    */
   static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+  /**
+   * {@link AttemptConfig#own} of a context that held no request config (5.4+ without a client
+   * default): none is put back.
+   */
+  private static final RequestConfig NO_CONFIG = RequestConfig.custom().build();
 
   /** {@link #owner} once the client closed. */
   private static final Object CLOSED = new Object();
@@ -408,6 +415,13 @@ final class AsyncCall extends SelfViewCall
 
   // ---- AsyncRetryLoop.Attempt
 
+  /**
+   * Attempt {@code n}, under the policy's bound {@code timeoutNanos} when there is one (-1: none,
+   * the attempt keeps the application's timeouts and nothing more is made): its exchange then runs
+   * under the application's config with each timeout shortened to the bound ({@link
+   * AttemptTimeouts}), set in the call's context when it is sent ({@link #configure}) and the
+   * application's put back at the call's end ({@link #accept}), before the application hears of it.
+   */
   @Override
   public CompletableFuture<Head> start(int n, long timeoutNanos) {
     // Each attempt sends a copy: the chain below adds headers (Content-Length, Host) to the
@@ -416,7 +430,69 @@ final class AsyncCall extends SelfViewCall
     if (attemptHeader != null) {
       sent.setHeader(attemptHeader, Integer.toString(n));
     }
-    return new Exchange(n, sent);
+    AttemptConfig bounds = null;
+    if (timeoutNanos >= 0) {
+      Exchange last = current; // the attempt before, over: its config is no longer needed
+      RequestConfig own =
+          last != null && last.bounds != null
+              ? last.bounds.application()
+              : scope.clientContext.getRequestConfig();
+      RequestConfig bounded =
+          AttemptTimeouts.bounded(
+              own != null ? own : RequestConfig.DEFAULT,
+              scope.execRuntime,
+              scope.route,
+              timeoutNanos);
+      bounds = bounded == null ? null : new AttemptConfig(bounded);
+    }
+    return new Exchange(n, sent, bounds);
+  }
+
+  /**
+   * Sets {@code e}'s config in the call's context for its exchange, the application's kept (in
+   * {@code e}, from the attempt before it, {@code prev}) to put back; or the application's back for
+   * an attempt without a bound after one with.
+   */
+  private void configure(Exchange prev, Exchange e) {
+    RequestConfig own = prev != null && prev.bounds != null ? prev.bounds.own : null;
+    if (e.bounds == null) {
+      if (own == null) {
+        return; // no bound now, none before: the application's config is in place
+      }
+      e.bounds = new AttemptConfig(null);
+    }
+    if (own == null) {
+      RequestConfig c = scope.clientContext.getRequestConfig();
+      own = c != null ? c : NO_CONFIG;
+    }
+    e.bounds.own = own;
+    scope.clientContext.setRequestConfig(
+        e.bounds.config != null ? e.bounds.config : e.bounds.application());
+  }
+
+  /**
+   * The config of an attempt under a bound, and the application's to put back, in one object made
+   * only for such an attempt: an {@link Exchange} without a bound holds none (a field of its own
+   * for each would have made every exchange 8 B larger).
+   */
+  static final class AttemptConfig {
+    /** Shortened to the attempt's bound; null: the application's again (after a bound). */
+    final RequestConfig config;
+
+    /**
+     * The application's, once in the context ({@link #NO_CONFIG} when it held none): written before
+     * the exchange is sent, read at the call's end, after it.
+     */
+    RequestConfig own;
+
+    AttemptConfig(RequestConfig config) {
+      this.config = config;
+    }
+
+    /** The application's config as the context held it (null: none). */
+    RequestConfig application() {
+      return own == NO_CONFIG ? null : own;
+    }
   }
 
   /**
@@ -461,7 +537,9 @@ final class AsyncCall extends SelfViewCall
   }
 
   private void send(Exchange e) {
+    Exchange prev = current;
     current = e;
+    configure(prev, e);
     if (e.number == 1) {
       try {
         chain.proceed(e.request, producer, scope, e);
@@ -583,6 +661,12 @@ final class AsyncCall extends SelfViewCall
   @Override
   public void accept(Head h, Throwable t) {
     AsyncRetryExecHandler.RUNNING.remove(scope.execCount, this);
+    Exchange last = current;
+    if (last != null && last.bounds != null) {
+      // Before the application hears of the call (the loop ends on the head it gets, before its
+      // consumer sees it): its context as it set it. The chain below has read the attempt's.
+      scope.clientContext.setRequestConfig(last.bounds.application());
+    }
     if (t == null) {
       if (h != null && h.givenBack) {
         // After a wait, on the thread it ended on (the engine's): HttpClient has no public way to
@@ -776,6 +860,9 @@ final class AsyncCall extends SelfViewCall
   final class Exchange extends CompletableFuture<Head> implements AsyncExecCallback {
     final int number;
     final HttpRequest request;
+    // The attempt's config under its bound, and the application's to put back; null: the
+    // application's as it is, none replaced (configure). Set before the exchange is sent.
+    AttemptConfig bounds;
     final ExchangeLog log = new ExchangeLog();
     private boolean launched;
     // Guarded by this: failed before a head, or a discarded head's body over, by HttpClient or at
@@ -783,9 +870,10 @@ final class AsyncCall extends SelfViewCall
     private boolean ended;
     private volatile Head head;
 
-    Exchange(int number, HttpRequest request) {
+    Exchange(int number, HttpRequest request, AttemptConfig bounds) {
       this.number = number;
       this.request = request;
+      this.bounds = bounds;
     }
 
     AsyncCall call() {

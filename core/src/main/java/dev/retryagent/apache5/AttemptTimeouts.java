@@ -9,24 +9,28 @@ import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.io.BasicHttpClientConnectionManager;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.core5.http.io.SocketConfig;
+import org.apache.hc.core5.reactor.IOReactorConfig;
 import org.apache.hc.core5.util.Timeout;
 
 /**
- * The timeouts of one attempt of an HttpClient 5.x classic call under the policy's bound ({@code
- * perAttemptTimeout}, and for a retry the time left before the deadline): each of the pool's lease,
- * the connect and the response becomes the shorter of the application's own and the bound ({@link
- * CallBounds#shorterTimeout}), and the application's is left as it is when it is the shorter, so
- * that it fires as it would without us.
+ * The timeouts of one attempt of an HttpClient 5.x call, classic or async, under the policy's bound
+ * ({@code perAttemptTimeout}, and for a retry the time left before the deadline): each of the
+ * pool's lease, the connect and the response becomes the shorter of the application's own and the
+ * bound ({@link CallBounds#shorterTimeout}), and the application's is left as it is when it is the
+ * shorter, so that it fires as it would without us.
  *
  * <p>The application's own is what HttpClient would use for the attempt: the request's config in
  * the context (the request's own, else the client's default), and where that leaves the connect or
  * the response timeout unset, what the connection manager applies: its {@code ConnectionConfig}
- * (5.2+) for the route, else its {@code SocketConfig}'s socket timeout, as HttpClient's own {@code
- * PoolingHttpClientConnectionManager} and {@code BasicHttpClientConnectionManager} do (read
- * reflectively: neither shows them). A connection manager of another kind, or one we cannot read,
- * keeps that timeout as it is: shortening it blindly could make it longer than the one the manager
- * applies, which the application would then wait for in vain.
+ * (5.2+) for the route, else the socket timeout its connections were made with (the classic
+ * manager's {@code SocketConfig}, the async client's {@code IOReactorConfig}), as HttpClient's own
+ * {@code PoolingHttpClientConnectionManager}, {@code BasicHttpClientConnectionManager} and {@code
+ * PoolingAsyncClientConnectionManager} do (read reflectively: none shows them). A connection
+ * manager of another kind, a runtime without one (the HTTP/2-only async client's), or one we cannot
+ * read keeps that timeout as it is: shortening it blindly could make it longer than the one the
+ * manager applies, which the application would then wait for in vain.
  */
 final class AttemptTimeouts {
   /** Returned for a timeout of the manager's that cannot be read. */
@@ -40,6 +44,15 @@ final class AttemptTimeouts {
    * HttpClient reads as no timeout).
    */
   static RequestConfig bounded(RequestConfig own, ExecChain.Scope scope, long limitNanos) {
+    return bounded(own, scope.execRuntime, scope.route, limitNanos);
+  }
+
+  /**
+   * As {@link #bounded(RequestConfig, ExecChain.Scope, long)}, for the call of {@code runtime}
+   * (HttpClient's classic or async exec runtime) to {@code route}.
+   */
+  static RequestConfig bounded(
+      RequestConfig own, Object runtime, HttpRoute route, long limitNanos) {
     Timeout bound = roundedUp(limitNanos);
     long limit = bound.toNanoseconds();
     RequestConfig.Builder b = null;
@@ -47,11 +60,11 @@ final class AttemptTimeouts {
       b = RequestConfig.copy(own).setConnectionRequestTimeout(bound);
     }
     Timeout connect = own.getConnectTimeout(); // deprecated from 5.2 on, still honoured when set
-    if (shorter(limit, connect != null ? nanos(connect) : managerConnectNanos(scope))) {
+    if (shorter(limit, connect != null ? nanos(connect) : managerConnectNanos(runtime, route))) {
       b = (b != null ? b : RequestConfig.copy(own)).setConnectTimeout(bound);
     }
     Timeout response = own.getResponseTimeout();
-    if (shorter(limit, response != null ? nanos(response) : managerSocketNanos(scope))) {
+    if (shorter(limit, response != null ? nanos(response) : managerSocketNanos(runtime, route))) {
       b = (b != null ? b : RequestConfig.copy(own)).setResponseTimeout(bound);
     }
     return b == null ? null : b.build();
@@ -72,17 +85,18 @@ final class AttemptTimeouts {
   }
 
   /**
-   * The connect timeout the manager applies when the request's config sets none: its {@code
-   * ConnectionConfig}'s (5.2+); none (0) on 5.1, whose managers then connect without one.
+   * The connect timeout the manager of {@code runtime} applies when the request's config sets none:
+   * its {@code ConnectionConfig}'s (5.2+); none (0) on 5.1, whose managers then connect without
+   * one.
    */
-  static long managerConnectNanos(ExecChain.Scope scope) {
-    Object manager = manager(scope);
+  static long managerConnectNanos(Object runtime, HttpRoute route) {
+    Object manager = read(Runtime.OF, runtime, 0);
     Reader r = manager == null ? null : Reader.OF.get(manager.getClass());
     if (r == null || r.unknown) {
       return UNKNOWN;
     }
     try {
-      Object cc = r.connectionConfig(manager, scope.route);
+      Object cc = r.connectionConfig(manager, route);
       return cc == null ? 0 : nanos((Timeout) r.ccConnect.invoke(cc));
     } catch (ReflectiveOperationException | RuntimeException e) {
       return UNKNOWN;
@@ -90,62 +104,104 @@ final class AttemptTimeouts {
   }
 
   /**
-   * The socket timeout the manager gives a connection it leases or connects, the response timeout
-   * when the request's config sets none: its {@code ConnectionConfig}'s (5.2+) when set, else its
-   * {@code SocketConfig}'s.
+   * The socket timeout the manager of {@code runtime} gives a connection it leases or connects, the
+   * response timeout when the request's config sets none: its {@code ConnectionConfig}'s (5.2+)
+   * when set, else what the connection was made with: the classic manager's {@code SocketConfig},
+   * the async client's {@code IOReactorConfig}.
    */
-  static long managerSocketNanos(ExecChain.Scope scope) {
-    Object manager = manager(scope);
+  static long managerSocketNanos(Object runtime, HttpRoute route) {
+    Object manager = read(Runtime.OF, runtime, 0);
     Reader r = manager == null ? null : Reader.OF.get(manager.getClass());
     if (r == null || r.unknown) {
       return UNKNOWN;
     }
     try {
-      Object cc = r.connectionConfig(manager, scope.route);
+      Object cc = r.connectionConfig(manager, route);
       Timeout own = cc == null ? null : (Timeout) r.ccSocket.invoke(cc);
       if (own != null) {
         return nanos(own);
       }
-      SocketConfig sc = r.socketConfig(manager, scope.route);
+      if (r.async) {
+        IOReactorConfig reactor = reactorConfig(read(Runtime.OF, runtime, 1));
+        return reactor == null ? UNKNOWN : nanos(reactor.getSoTimeout());
+      }
+      SocketConfig sc = r.socketConfig(manager, route);
       return nanos((sc != null ? sc : SocketConfig.DEFAULT).getSoTimeout());
     } catch (ReflectiveOperationException | RuntimeException e) {
       return UNKNOWN;
     }
   }
 
-  /** The connection manager of HttpClient's own {@code InternalExecRuntime}, or null. */
-  private static Object manager(ExecChain.Scope scope) {
-    if (scope.execRuntime == null) {
+  /** Field {@code index} of {@code fields} (per the class of {@code o}) read from {@code o}. */
+  private static Object read(ClassValue<Field[]> fields, Object o, int index) {
+    if (o == null) {
       return null;
     }
-    Field f = RuntimeField.OF.get(scope.execRuntime.getClass());
-    if (f == null) {
+    Field[] f = fields.get(o.getClass());
+    if (f == null || f[index] == null) {
       return null;
     }
     try {
-      return f.get(scope.execRuntime);
+      return f[index].get(o);
     } catch (IllegalAccessException | RuntimeException e) {
       return null;
     }
   }
 
-  /** {@code InternalExecRuntime.manager} (5.0 to 5.6), per runtime class; null for another. */
-  private static final class RuntimeField extends ClassValue<Field> {
-    static final RuntimeField OF = new RuntimeField();
+  /**
+   * The config HttpCore's I/O reactor (the async client's connection initiator) gives each session
+   * it makes: {@code DefaultConnectingIOReactor.workers[0].reactorConfig} (the same for every
+   * worker; HttpCore 5.1 to 5.4), or null.
+   */
+  private static IOReactorConfig reactorConfig(Object initiator) {
+    Object workers = read(Reactor.OF, initiator, 0);
+    if (!(workers instanceof Object[]) || ((Object[]) workers).length == 0) {
+      return null;
+    }
+    Object config = read(Reactor.OF, ((Object[]) workers)[0], 1);
+    return config instanceof IOReactorConfig ? (IOReactorConfig) config : null;
+  }
+
+  /**
+   * HttpClient's exec runtimes' {@code manager} and {@code connectionInitiator} (5.1 to 5.6), per
+   * runtime class; null for another runtime.
+   */
+  private static final class Runtime extends ClassValue<Field[]> {
+    static final Runtime OF = new Runtime();
 
     @Override
-    protected Field computeValue(Class<?> type) {
-      if (!type.getName().equals("org.apache.hc.client5.http.impl.classic.InternalExecRuntime")) {
+    protected Field[] computeValue(Class<?> type) {
+      String name = type.getName();
+      if (!name.equals("org.apache.hc.client5.http.impl.classic.InternalExecRuntime")
+          && !name.equals("org.apache.hc.client5.http.impl.async.InternalHttpAsyncExecRuntime")) {
         return null;
       }
-      try {
-        Field f = type.getDeclaredField("manager");
-        f.setAccessible(true);
-        return f;
-      } catch (NoSuchFieldException | RuntimeException e) {
-        // another layout, or a module that does not open the package (InaccessibleObjectException)
-        return null;
-      }
+      return new Field[] {field(type, "manager"), field(type, "connectionInitiator")};
+    }
+  }
+
+  /**
+   * HttpCore's {@code DefaultConnectingIOReactor.workers} and {@code
+   * SingleCoreIOReactor.reactorConfig}, each on its own class.
+   */
+  private static final class Reactor extends ClassValue<Field[]> {
+    static final Reactor OF = new Reactor();
+
+    @Override
+    protected Field[] computeValue(Class<?> type) {
+      return new Field[] {field(type, "workers"), field(type, "reactorConfig")};
+    }
+  }
+
+  /** The instance field {@code name} of {@code type}, made accessible, or null. */
+  private static Field field(Class<?> type, String name) {
+    try {
+      Field f = type.getDeclaredField(name);
+      f.setAccessible(true);
+      return f;
+    } catch (NoSuchFieldException | RuntimeException e) {
+      // another layout, or a module that does not open the package (InaccessibleObjectException)
+      return null;
     }
   }
 
@@ -160,6 +216,9 @@ final class AttemptTimeouts {
           @Override
           protected Reader computeValue(Class<?> type) {
             // A subclass of one is read as the manager it extends.
+            if (PoolingAsyncClientConnectionManager.class.isAssignableFrom(type)) {
+              return new Reader(PoolingAsyncClientConnectionManager.class);
+            }
             if (PoolingHttpClientConnectionManager.class.isAssignableFrom(type)) {
               return new Reader(PoolingHttpClientConnectionManager.class);
             }
@@ -174,8 +233,11 @@ final class AttemptTimeouts {
     final Method ccConnect;
     final Method ccSocket;
     final boolean unknown;
+    // The async manager: its connections' socket timeout is the I/O reactor's.
+    final boolean async;
 
     private Reader(Class<?> type) {
+      async = type == PoolingAsyncClientConnectionManager.class;
       Method sc = null;
       Method cc = null;
       Method connect = null;
@@ -184,7 +246,9 @@ final class AttemptTimeouts {
       try {
         sc = declared(type, "resolveSocketConfig", HttpRoute.class);
         cc = declared(type, "resolveConnectionConfig", HttpRoute.class);
-        if (sc == null) {
+        if (async) {
+          sc = null;
+        } else if (sc == null) {
           // 5.1's pooling manager, or the basic manager: one config for every route.
           sc =
               publicMethod(

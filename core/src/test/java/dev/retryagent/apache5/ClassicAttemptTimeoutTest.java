@@ -93,7 +93,8 @@ class ClassicAttemptTimeoutTest {
             "seen",
             (request, scope, chain) -> {
               seen.add(scope.clientContext.getRequestConfig());
-              managersSocketTimeout.add(AttemptTimeouts.managerSocketNanos(scope));
+              managersSocketTimeout.add(
+                  AttemptTimeouts.managerSocketNanos(scope.execRuntime, scope.route));
               return chain.proceed(request, scope);
             });
   }

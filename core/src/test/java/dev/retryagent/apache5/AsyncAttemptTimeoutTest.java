@@ -1,0 +1,296 @@
+package dev.retryagent.apache5;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
+import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.ChainElement;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.protocol.HttpClientContext;
+import org.apache.hc.core5.concurrent.FutureCallback;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.io.CloseMode;
+import org.apache.hc.core5.reactor.IOReactorConfig;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@code perAttemptTimeout} and the deadline on each attempt of an HttpClient 5.x async call: a
+ * real client (5.1, and 5.6 by core's {@code apache56} run) on a loopback server that stalls, the
+ * server counting requests, as {@link ClassicAttemptTimeoutTest} for the classic client. HttpClient
+ * checks an async exchange's timeouts once per I/O select interval (1 s by default, 100 ms here); a
+ * stall is far longer than either.
+ */
+class AsyncAttemptTimeoutTest {
+  private static final long STALL_MILLIS = 5_000;
+  private static final long LONG_SECONDS = 30;
+
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final List<RequestConfig> seen = new CopyOnWriteArrayList<>();
+  private final List<Long> socketTimeouts = new CopyOnWriteArrayList<>();
+  private final List<CloseableHttpAsyncClient> clients = new ArrayList<>();
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    for (CloseableHttpAsyncClient c : clients) {
+      c.close(CloseMode.IMMEDIATE);
+    }
+    server.close();
+  }
+
+  /**
+   * A client that checks timeouts every 100 ms and notes the config of each exchange as it leaves
+   * for the connection (an exec interceptor just above HttpClient's connect element).
+   */
+  private HttpAsyncClientBuilder builder() {
+    return builder(IOReactorConfig.custom());
+  }
+
+  private HttpAsyncClientBuilder builder(IOReactorConfig.Builder reactor) {
+    return HttpAsyncClients.custom()
+        .setIOReactorConfig(reactor.setSelectInterval(TimeValue.ofMilliseconds(100)).build())
+        .addExecInterceptorBefore(
+            ChainElement.CONNECT.name(),
+            "seen",
+            (request, entityProducer, scope, chain, callback) -> {
+              seen.add(scope.clientContext.getRequestConfig());
+              socketTimeouts.add(
+                  AttemptTimeouts.managerSocketNanos(scope.execRuntime, scope.route));
+              chain.proceed(request, entityProducer, scope, callback);
+            });
+  }
+
+  private CloseableHttpAsyncClient started(HttpAsyncClientBuilder b) {
+    CloseableHttpAsyncClient c = b.build();
+    clients.add(c);
+    c.start();
+    return c;
+  }
+
+  private CloseableHttpAsyncClient ours(
+      HttpAsyncClientBuilder b, UnaryOperator<RetryPolicy.Builder> retry) {
+    RetryEngine engine =
+        TestEngines.engine(time, Mode.ENFORCE, retry, CircuitBreakerPolicy.defaults(), events);
+    return started(AsyncRetryExecHandler.addTo(b, engine));
+  }
+
+  /** What the application's callback heard, on which thread, and its context's config then. */
+  private static final class Heard implements FutureCallback<SimpleHttpResponse> {
+    final CompletableFuture<String> outcome = new CompletableFuture<>();
+    final HttpClientContext context;
+    volatile String thread;
+    volatile RequestConfig config;
+
+    Heard(HttpClientContext context) {
+      this.context = context;
+    }
+
+    private void heard(String what) {
+      thread = Thread.currentThread().getName();
+      config = context == null ? null : context.getRequestConfig();
+      outcome.complete(what);
+    }
+
+    @Override
+    public void completed(SimpleHttpResponse r) {
+      heard(r.getCode() + " " + r.getBodyText());
+    }
+
+    @Override
+    public void failed(Exception e) {
+      heard("failed " + e.getClass().getName() + ": " + e.getMessage());
+    }
+
+    @Override
+    public void cancelled() {
+      heard("cancelled");
+    }
+
+    String await() throws Exception {
+      return outcome.get(LONG_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+
+  private static Heard call(
+      CloseableHttpAsyncClient c, SimpleHttpRequest request, HttpClientContext context) {
+    Heard heard = new Heard(context);
+    c.execute(request, context, heard);
+    return heard;
+  }
+
+  private static long millis(Timeout t) {
+    return t == null ? -1 : t.toMilliseconds();
+  }
+
+  /** The response timeout of {@code c}, -1 for none (5.4+ has no config without a default). */
+  private static long responseMillis(RequestConfig c) {
+    return c == null ? -1 : millis(c.getResponseTimeout());
+  }
+
+  @Test
+  void aStalledFirstAttemptIsCutAtPerAttemptTimeoutAndRetriedOnTheClientsThread() throws Exception {
+    RequestConfig own = RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(30)).build();
+    CloseableHttpAsyncClient c = ours(builder(), r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    server.enqueue(ok("late").delay(STALL_MILLIS), ok("fine"));
+    SimpleHttpRequest get = SimpleRequestBuilder.get(server.url("/stall")).build();
+    get.setConfig(own);
+    HttpClientContext context = HttpClientContext.create();
+
+    Heard heard = call(c, get, context);
+
+    assertThat(heard.await()).isEqualTo("200 fine");
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(seen).hasSize(2);
+    for (RequestConfig attempt : seen) {
+      assertThat(millis(attempt.getResponseTimeout())).isEqualTo(300);
+      assertThat(millis(attempt.getConnectTimeout())).isEqualTo(300);
+      assertThat(millis(attempt.getConnectionRequestTimeout())).isEqualTo(300);
+    }
+    // The application's, as it set them, when its callback heard and after.
+    assertThat(heard.config).isSameAs(own);
+    assertThat(context.getRequestConfig()).isSameAs(own);
+    assertThat(get.getConfig()).isSameAs(own);
+    // Where HttpClient completes its calls without us: its I/O dispatcher.
+    assertThat(heard.thread).startsWith("httpclient-dispatch");
+  }
+
+  @Test
+  void anApplicationTimeoutShorterThanTheBoundFiresAsWithoutTheHandler() throws Exception {
+    RequestConfig own =
+        RequestConfig.custom().setResponseTimeout(Timeout.ofMilliseconds(300)).build();
+    CloseableHttpAsyncClient plain = started(builder().setDefaultRequestConfig(own));
+    CloseableHttpAsyncClient c =
+        ours(
+            builder().setDefaultRequestConfig(own),
+            r -> r.perAttemptTimeout(Duration.ofSeconds(20)).maxAttempts(1));
+    server.enqueue(ok("late").delay(STALL_MILLIS), ok("late").delay(STALL_MILLIS));
+
+    Heard without = call(plain, SimpleRequestBuilder.get(server.url("/a")).build(), null);
+    String w = without.await();
+    seen.clear();
+    Heard with = call(c, SimpleRequestBuilder.get(server.url("/a")).build(), null);
+
+    assertThat(w).startsWith("failed java.net.SocketTimeoutException");
+    assertThat(with.await()).isEqualTo(w);
+    assertThat(with.thread).startsWith("httpclient-dispatch");
+    assertThat(millis(seen.get(0).getResponseTimeout())).isEqualTo(300);
+    assertThat(millis(seen.get(0).getConnectTimeout())).isEqualTo(20_000);
+  }
+
+  @Test
+  void aSocketTimeoutOfTheIoReactorShorterThanTheBoundIsKept() throws Exception {
+    // No response timeout in the request's config: the connection keeps the socket timeout the
+    // I/O reactor gave it, which the handler reads and, shorter, leaves to fire as without it.
+    IOReactorConfig.Builder reactor =
+        IOReactorConfig.custom().setSoTimeout(Timeout.ofMilliseconds(300));
+    CloseableHttpAsyncClient plain = started(builder(reactor));
+    CloseableHttpAsyncClient c =
+        ours(builder(reactor), r -> r.perAttemptTimeout(Duration.ofSeconds(20)).maxAttempts(1));
+    server.enqueue(ok("late").delay(STALL_MILLIS), ok("late").delay(STALL_MILLIS));
+
+    String without = call(plain, SimpleRequestBuilder.get(server.url("/a")).build(), null).await();
+    seen.clear();
+    socketTimeouts.clear();
+    Heard with = call(c, SimpleRequestBuilder.get(server.url("/a")).build(), null);
+
+    assertThat(without).startsWith("failed java.net.SocketTimeoutException");
+    assertThat(with.await()).isEqualTo(without);
+    assertThat(socketTimeouts.get(0)).as("read").isEqualTo(300_000_000L);
+    assertThat(seen.get(0).getResponseTimeout()).as("left to the reactor's").isNull();
+    assertThat(millis(seen.get(0).getConnectTimeout()))
+        .as("the longer one bounded")
+        .isEqualTo(20_000);
+  }
+
+  @Test
+  void aStalledPostWithoutKeyIsSentOnce() throws Exception {
+    CloseableHttpAsyncClient c = ours(builder(), r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    server.enqueue(ok("late").delay(STALL_MILLIS), ok("again"));
+    SimpleHttpRequest post =
+        SimpleRequestBuilder.post(server.url("/pay"))
+            .setBody("{}", ContentType.APPLICATION_JSON)
+            .build();
+
+    Heard heard = call(c, post, null);
+
+    assertThat(heard.await()).startsWith("failed java.net.SocketTimeoutException");
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(heard.thread).startsWith("httpclient-dispatch");
+  }
+
+  @Test
+  void theDeadlineShortensARetrysTimeout() throws Exception {
+    // The 503 asks for a wait of 1 s (the fake clock's); the deadline leaves the retry 300 ms.
+    CloseableHttpAsyncClient c =
+        ours(
+            builder(),
+            r ->
+                r.deadline(Duration.ofMillis(1_300))
+                    .retryAfterMax(Duration.ofSeconds(1))
+                    .maxAttempts(2));
+    server.enqueue(status(503).header("Retry-After", "1"), ok("late").delay(STALL_MILLIS));
+
+    HttpClientContext context = HttpClientContext.create();
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/d")).build(), context);
+
+    assertThat(heard.await()).startsWith("failed java.net.SocketTimeoutException");
+    assertThat(server.requestCount()).isEqualTo(2);
+    // No config of the application's (5.4+ without a client default): none put back.
+    assertThat(heard.config).isSameAs(seen.get(0));
+    assertThat(context.getRequestConfig()).isSameAs(seen.get(0));
+    assertThat(seen).hasSize(2);
+    assertThat(responseMillis(seen.get(0))).as("the first: its own").isEqualTo(-1);
+    assertThat(millis(seen.get(1).getResponseTimeout())).isEqualTo(300);
+  }
+
+  @Test
+  void withoutABoundTheAttemptRunsUnderTheApplicationsOwnConfig() throws Exception {
+    RequestConfig own = RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(5)).build();
+    CloseableHttpAsyncClient c = ours(builder().setDefaultRequestConfig(own), r -> r);
+    server.enqueue(status(503), ok("fine"));
+    HttpClientContext context = HttpClientContext.create();
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/n")).build(), context);
+
+    assertThat(heard.await()).isEqualTo("200 fine");
+    assertThat(seen).hasSize(2);
+    assertThat(seen.get(0)).as("the first attempt: no bound").isSameAs(own);
+    // The retry is bounded by the deadline (30 s by default): only its longer timeouts shortened.
+    assertThat(millis(seen.get(1).getResponseTimeout())).isEqualTo(5_000);
+    assertThat(millis(seen.get(1).getConnectionRequestTimeout())).isBetween(29_000L, 30_000L);
+    assertThat(heard.config).isSameAs(own);
+    assertThat(context.getRequestConfig()).isSameAs(own);
+  }
+}
