@@ -90,17 +90,7 @@ final class AttemptTimeouts {
    * one.
    */
   static long managerConnectNanos(Object runtime, HttpRoute route) {
-    Object manager = read(Runtime.OF, runtime, 0);
-    Reader r = manager == null ? null : Reader.OF.get(manager.getClass());
-    if (r == null || r.unknown) {
-      return UNKNOWN;
-    }
-    try {
-      Object cc = r.connectionConfig(manager, route);
-      return cc == null ? 0 : nanos((Timeout) r.ccConnect.invoke(cc));
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      return UNKNOWN;
-    }
+    return managerNanos(runtime, route, false);
   }
 
   /**
@@ -110,6 +100,10 @@ final class AttemptTimeouts {
    * the async client's {@code IOReactorConfig}.
    */
   static long managerSocketNanos(Object runtime, HttpRoute route) {
+    return managerNanos(runtime, route, true);
+  }
+
+  private static long managerNanos(Object runtime, HttpRoute route, boolean socket) {
     Object manager = read(Runtime.OF, runtime, 0);
     Reader r = manager == null ? null : Reader.OF.get(manager.getClass());
     if (r == null || r.unknown) {
@@ -117,6 +111,9 @@ final class AttemptTimeouts {
     }
     try {
       Object cc = r.connectionConfig(manager, route);
+      if (!socket) {
+        return cc == null ? 0 : nanos((Timeout) r.ccConnect.invoke(cc));
+      }
       Timeout own = cc == null ? null : (Timeout) r.ccSocket.invoke(cc);
       if (own != null) {
         return nanos(own);

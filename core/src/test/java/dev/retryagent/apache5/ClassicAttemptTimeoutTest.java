@@ -154,17 +154,9 @@ class ClassicAttemptTimeoutTest {
     RequestConfig own =
         RequestConfig.custom().setResponseTimeout(Timeout.ofMilliseconds(200)).build();
     plain = HttpClients.custom().setDefaultRequestConfig(own).build();
-    client =
-        ours(
-            builder().setDefaultRequestConfig(own),
-            r -> r.perAttemptTimeout(Duration.ofSeconds(20)).maxAttempts(1));
-    server.enqueue(ok("late").delay(STALL_MILLIS), ok("late").delay(STALL_MILLIS));
 
-    Throwable without = catchThrowable(() -> call(plain, new HttpGet(server.url("/a")), null));
-    Throwable with = catchThrowable(() -> call(client, new HttpGet(server.url("/a")), null));
+    timesOutAsWithout(builder().setDefaultRequestConfig(own));
 
-    assertThat(without).isInstanceOf(SocketTimeoutException.class);
-    assertThat(with).isExactlyInstanceOf(without.getClass()).hasMessage(without.getMessage());
     assertThat(seen).hasSize(1);
     assertThat(millis(seen.get(0).getResponseTimeout())).isEqualTo(200);
     assertThat(millis(seen.get(0).getConnectTimeout())).isEqualTo(20_000);
@@ -177,13 +169,25 @@ class ClassicAttemptTimeoutTest {
     // No response timeout in the request's config: the connection keeps the socket timeout its
     // manager gave it (its SocketConfig's, or from 5.2 on its ConnectionConfig's), which the agent
     // reads and, shorter, leaves to fire as without it.
-    PoolingHttpClientConnectionManager pool = managerWithSocketTimeout(config, 200);
     plain =
         HttpClients.custom().setConnectionManager(managerWithSocketTimeout(config, 200)).build();
-    client =
-        ours(
-            builder().setConnectionManager(pool),
-            r -> r.perAttemptTimeout(Duration.ofSeconds(20)).maxAttempts(1));
+
+    timesOutAsWithout(builder().setConnectionManager(managerWithSocketTimeout(config, 200)));
+
+    assertThat(seen.get(0).getResponseTimeout()).as("left to the manager's").isNull();
+    assertThat(managersSocketTimeout.get(0)).as("read").isEqualTo(200_000_000L);
+    assertThat(millis(seen.get(0).getConnectTimeout()))
+        .as("the longer one bounded")
+        .isEqualTo(20_000);
+  }
+
+  /**
+   * A GET stalled far longer than any timeout here, through {@code plain} (the caller's) and
+   * through ours on {@code b} under a 20 s bound and one attempt: both end with the same {@code
+   * SocketTimeoutException}, type and message.
+   */
+  private void timesOutAsWithout(HttpClientBuilder b) {
+    client = ours(b, r -> r.perAttemptTimeout(Duration.ofSeconds(20)).maxAttempts(1));
     server.enqueue(ok("late").delay(STALL_MILLIS), ok("late").delay(STALL_MILLIS));
 
     Throwable without = catchThrowable(() -> call(plain, new HttpGet(server.url("/a")), null));
@@ -191,11 +195,6 @@ class ClassicAttemptTimeoutTest {
 
     assertThat(without).isInstanceOf(SocketTimeoutException.class);
     assertThat(with).isExactlyInstanceOf(without.getClass()).hasMessage(without.getMessage());
-    assertThat(seen.get(0).getResponseTimeout()).as("left to the manager's").isNull();
-    assertThat(managersSocketTimeout.get(0)).as("read").isEqualTo(200_000_000L);
-    assertThat(millis(seen.get(0).getConnectTimeout()))
-        .as("the longer one bounded")
-        .isEqualTo(20_000);
   }
 
   /** A pool whose connections get a socket timeout of {@code millis} from its {@code config}. */
