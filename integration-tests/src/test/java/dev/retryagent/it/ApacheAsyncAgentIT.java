@@ -97,6 +97,37 @@ class ApacheAsyncAgentIT {
     assertThat(o.stderr()).as(why).doesNotContain("NOT hooked").doesNotContain("internal error");
   }
 
+  @ParameterizedTest(name = "{0}, {1}")
+  @MethodSource("jdksAndVersions")
+  void perAttemptTimeoutCutsAStalledFirstResponseAndTheRetryAnswers(
+      Path jdk, ApacheVersions version) throws Exception {
+    // Without the agent the call waits the 15 s for "late": the default async client has no
+    // response timeout. With it each attempt has 500 ms (HttpClient checks it about once a
+    // second): HttpClient's SocketTimeoutException ends the first, a timeout the policy retries.
+    Path config =
+        Ops.write(
+            dir.resolve("per-attempt.yml"),
+            "version: 1\nagent:\n  log: { level: info }\n"
+                + "defaults:\n  retry: { perAttemptTimeout: 500ms }\n");
+    try (CountingServer server = CountingServer.start()) {
+      server.enqueue(Reply.ok("late").after(Duration.ofSeconds(15)), Reply.ok("fine"));
+      ForkedJvm.Result r =
+          ForkedJvm.builder(jdk)
+              .classpath(version.jars())
+              .jvmArgs(Ops.FAST_AGENT)
+              .mainClass(ApacheAsyncApp.class)
+              .args(server.uri("/v1/stalls").toString())
+              .agentArgs("config=" + config)
+              .timeout(Duration.ofSeconds(90))
+              .run();
+      assertThat(r.exitCode()).as(r.describe()).isZero();
+      assertThat(r.value("1.status")).as(r.describe()).isEqualTo("200");
+      assertThat(r.value("1.body")).as(r.describe()).isEqualTo("fine");
+      assertThat(r.value("1.thread")).as(r.describe()).startsWith("httpclient-dispatch");
+      assertThat(server.requestCount()).as(r.describe()).isEqualTo(2);
+    }
+  }
+
   private static RecordedRequest last(List<RecordedRequest> requests, String target) {
     RecordedRequest found = null;
     for (RecordedRequest r : requests) {
