@@ -1,9 +1,9 @@
 package dev.retryagent.apache5;
 
 import dev.retryagent.engine.CallBounds;
+import dev.retryagent.internal.TimeoutMillis;
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
-import java.util.concurrent.TimeUnit;
 import org.apache.hc.client5.http.HttpRoute;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.config.RequestConfig;
@@ -72,7 +72,7 @@ final class AttemptTimeouts {
 
   /** {@code nanos} (0 or more) in whole milliseconds, rounded up, at least 1. */
   static Timeout roundedUp(long nanos) {
-    return Timeout.ofMilliseconds(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nanos + 999_999)));
+    return Timeout.ofMilliseconds(TimeoutMillis.roundedUp(nanos));
   }
 
   private static boolean shorter(long limit, long ownNanos) {
