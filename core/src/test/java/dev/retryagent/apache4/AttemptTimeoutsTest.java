@@ -297,6 +297,69 @@ class AttemptTimeoutsTest {
     assertThat(server.requestCount()).as("one, then two attempts").isEqualTo(3);
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"pooling", "basic"})
+  void theBoundEndsWithTheAttemptsExchangeTheConnectionsNextCallHasTheApplicationsOwn(
+      String manager) throws Exception {
+    // One connection, kept alive, used by a call the policy bounds (2 s) whose body the
+    // application reads after the call, then by a call of a client without perAttemptTimeout on
+    // the same connection manager, whose RequestConfig sets no socket timeout (-1): that one must
+    // run with the manager's own SocketConfig (7 s), as without the agent, not with the bound the
+    // previous attempt left on the connection. HttpClient 4.5.14's managers set the SocketConfig
+    // when a connection is leased.
+    server.otherwise(ok("done"));
+    List<String> plain = new CopyOnWriteArrayList<>();
+    List<String> ours = new CopyOnWriteArrayList<>();
+    for (List<String> seen : List.of(plain, ours)) {
+      boolean agent = seen == ours;
+      org.apache.http.conn.HttpClientConnectionManager cm = manager(manager);
+      try (CloseableHttpClient bounded =
+              agent
+                  ? client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), shared(seen, cm))
+                  : shared(seen, cm).build();
+          CloseableHttpClient unbounded =
+              agent ? client(r -> r, shared(seen, cm)) : shared(seen, cm).build()) {
+        CloseableHttpResponse open = bounded.execute(get("/first"));
+        assertThat(EntityUtils.toString(open.getEntity())).isEqualTo("done");
+        open.close();
+        EntityUtils.consume(unbounded.execute(get("/second")).getEntity());
+        EntityUtils.consume(bounded.execute(get("/third")).getEntity());
+        EntityUtils.consume(unbounded.execute(get("/fourth")).getEntity());
+      } finally {
+        cm.shutdown();
+      }
+    }
+    assertThat(plain).containsOnly("socket 7000 connect -1 pool -1").hasSize(4);
+    assertThat(ours)
+        .containsExactly(
+            "socket 2000 connect 2000 pool 2000",
+            "socket 7000 connect -1 pool -1",
+            "socket 2000 connect 2000 pool 2000",
+            "socket 7000 connect -1 pool -1");
+    assertThat(server.requestCount()).isEqualTo(8);
+  }
+
+  private static org.apache.http.conn.HttpClientConnectionManager manager(String kind) {
+    org.apache.http.config.SocketConfig socket =
+        org.apache.http.config.SocketConfig.custom().setSoTimeout(7000).build();
+    if (kind.equals("basic")) {
+      org.apache.http.impl.conn.BasicHttpClientConnectionManager basic =
+          new org.apache.http.impl.conn.BasicHttpClientConnectionManager();
+      basic.setSocketConfig(socket);
+      return basic;
+    }
+    org.apache.http.impl.conn.PoolingHttpClientConnectionManager pooling =
+        new org.apache.http.impl.conn.PoolingHttpClientConnectionManager();
+    pooling.setMaxTotal(1);
+    pooling.setDefaultSocketConfig(socket);
+    return pooling;
+  }
+
+  private static HttpClientBuilder shared(
+      List<String> seen, org.apache.http.conn.HttpClientConnectionManager cm) {
+    return recording(seen).setConnectionManager(cm).setConnectionManagerShared(true);
+  }
+
   private HttpGet get(String path) {
     return new HttpGet(server.url(path));
   }
