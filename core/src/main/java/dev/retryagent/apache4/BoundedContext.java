@@ -19,10 +19,12 @@ import org.apache.http.protocol.HttpContext;
  *       {@code http.request-config}, which {@code InternalHttpClient} fills as it would without the
  *       agent (the request's own config, else the context's, else the client's default): that read
  *       gets a copy with the two shortened, made once per attempt, the application's context keeps
- *       its own. A context without one reads as without one, so that {@code InternalHttpClient}
- *       still puts its default there; only {@code MinimalHttpClient}, which has no default, then
- *       keeps its {@code RequestConfig.DEFAULT} (no timeouts) for these two. The deprecated {@code
- *       AbstractHttpClient} reads them from its {@code HttpParams}, which are left as they are.
+ *       its own (also when an interceptor of the application's sets a copy of what it read: {@link
+ *       #unshortened}). A context without one reads as without one, so that {@code
+ *       InternalHttpClient} still puts its default there; only {@code MinimalHttpClient}, which has
+ *       no default, then keeps its {@code RequestConfig.DEFAULT} (no timeouts) for these two. The
+ *       deprecated {@code AbstractHttpClient} reads them from its {@code HttpParams}, which are
+ *       left as they are.
  *   <li>The socket timeout, as the connection has it when a request is about to be written on it
  *       ({@code http.request_sent = false}): whatever set it (the {@code RequestConfig}'s socket
  *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
@@ -65,6 +67,9 @@ final class BoundedContext extends ObservingContext {
 
   @Override
   public void setAttribute(String id, Object obj) {
+    if (REQUEST_CONFIG.equals(id) && obj instanceof RequestConfig) {
+      obj = unshortened((RequestConfig) obj);
+    }
     super.setAttribute(id, obj);
     if (REQUEST_SENT.equals(id) && Boolean.FALSE.equals(obj)) {
       // HttpCore's HttpRequestExecutor names the connection just before, and HttpClient set the
@@ -90,6 +95,42 @@ final class BoundedContext extends ObservingContext {
       own = config;
     }
     return shortened;
+  }
+
+  /**
+   * What the application's context gets for a config written during the attempt: an application
+   * interceptor that sets a copy of the config it read (the shortened one) with a value of its own
+   * changed must leave its context holding its own connect and connection-request timeouts, as
+   * without the agent; the context may serve later calls, which would otherwise run under this
+   * attempt's bound. A timeout still at the value the copy had is the application's own again; one
+   * it set to that very value itself cannot be told apart and is kept as its own too (the attempt
+   * reads the bound either way).
+   */
+  private RequestConfig unshortened(RequestConfig set) {
+    if (shortened == null || shortened == own) {
+      return set; // nothing shortened handed out: whatever is written is the application's own
+    }
+    if (set == shortened) {
+      return own;
+    }
+    int request =
+        unshortened(
+            set.getConnectionRequestTimeout(),
+            shortened.getConnectionRequestTimeout(),
+            own.getConnectionRequestTimeout());
+    int connect =
+        unshortened(
+            set.getConnectTimeout(), shortened.getConnectTimeout(), own.getConnectTimeout());
+    return request == set.getConnectionRequestTimeout() && connect == set.getConnectTimeout()
+        ? set
+        : RequestConfig.copy(set)
+            .setConnectionRequestTimeout(request)
+            .setConnectTimeout(connect)
+            .build();
+  }
+
+  private static int unshortened(int set, int shortened, int own) {
+    return set == shortened && shortened != own ? own : set;
   }
 
   private void shortenSocketTimeout(HttpConnection connection) {

@@ -360,6 +360,83 @@ class AttemptTimeoutsTest {
     return recording(seen).setConnectionManager(cm).setConnectionManagerShared(true);
   }
 
+  @Test
+  void anInterceptorThatSetsAConfigFromTheOneItReadLeavesTheApplicationsOwnTimeoutsInItsContext()
+      throws Exception {
+    // An application interceptor that reads the context's RequestConfig and sets a copy with a
+    // socket timeout of its own (a per-request timeout, say), in a context the application keeps
+    // across calls. It reads the attempt's shortened copy (documented); what it writes back must
+    // still hold the application's own connect and pool timeouts, as without the agent: a later
+    // call in that context, under no perAttemptTimeout, would otherwise run with the bound of
+    // this one.
+    server.otherwise(ok("done"));
+    List<String> plain = new CopyOnWriteArrayList<>();
+    List<String> ours = new CopyOnWriteArrayList<>();
+    for (List<String> seen : List.of(plain, ours)) {
+      boolean agent = seen == ours;
+      HttpClientBuilder builder =
+          recording(seen)
+              .setDefaultRequestConfig(timeouts(60_000))
+              .addInterceptorFirst(
+                  (org.apache.http.HttpRequestInterceptor)
+                      (request, context) -> {
+                        HttpClientContext c = HttpClientContext.adapt(context);
+                        c.setRequestConfig(
+                            RequestConfig.copy(c.getRequestConfig())
+                                .setSocketTimeout(45_000)
+                                .build());
+                      });
+      HttpClientContext context = HttpClientContext.create();
+      try (CloseableHttpClient bounded =
+              agent
+                  ? client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), builder)
+                  : builder.build();
+          CloseableHttpClient unbounded = agent ? client(r -> r, builder) : builder.build()) {
+        EntityUtils.consume(bounded.execute(get("/first"), context).getEntity());
+        seen.add(
+            "after: connect "
+                + context.getRequestConfig().getConnectTimeout()
+                + " pool "
+                + context.getRequestConfig().getConnectionRequestTimeout()
+                + " socket "
+                + context.getRequestConfig().getSocketTimeout());
+        EntityUtils.consume(unbounded.execute(get("/second"), context).getEntity());
+      }
+    }
+    assertThat(plain)
+        .containsExactly(
+            "socket 45000 connect 60000 pool 60000",
+            "after: connect 60000 pool 60000 socket 45000",
+            "socket 45000 connect 60000 pool 60000");
+    assertThat(ours)
+        .containsExactly(
+            "socket 2000 connect 2000 pool 2000",
+            "after: connect 60000 pool 60000 socket 45000",
+            "socket 45000 connect 60000 pool 60000");
+  }
+
+  @Test
+  void anInterceptorThatSetsBackTheConfigItReadLeavesTheApplicationsOwnObjectInItsContext()
+      throws Exception {
+    server.otherwise(ok("done"));
+    RequestConfig defaults = timeouts(60_000);
+    HttpClientContext context = HttpClientContext.create();
+    try (CloseableHttpClient c =
+        client(
+            r -> r.perAttemptTimeout(Duration.ofSeconds(2)),
+            HttpClients.custom()
+                .setDefaultRequestConfig(defaults)
+                .addInterceptorFirst(
+                    (org.apache.http.HttpRequestInterceptor)
+                        (request, ctx) ->
+                            ctx.setAttribute(
+                                HttpClientContext.REQUEST_CONFIG,
+                                ctx.getAttribute(HttpClientContext.REQUEST_CONFIG))))) {
+      EntityUtils.consume(c.execute(get("/items"), context).getEntity());
+    }
+    assertThat(context.getRequestConfig()).isSameAs(defaults);
+  }
+
   private HttpGet get(String path) {
     return new HttpGet(server.url(path));
   }
