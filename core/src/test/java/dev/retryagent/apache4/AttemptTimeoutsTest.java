@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
@@ -15,6 +16,10 @@ import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -28,6 +33,7 @@ import org.apache.http.client.methods.HttpGet;
 import org.apache.http.client.methods.HttpPost;
 import org.apache.http.client.methods.HttpUriRequest;
 import org.apache.http.client.protocol.HttpClientContext;
+import org.apache.http.conn.ConnectTimeoutException;
 import org.apache.http.conn.ConnectionPoolTimeoutException;
 import org.apache.http.entity.StringEntity;
 import org.apache.http.impl.client.CloseableHttpClient;
@@ -435,6 +441,49 @@ class AttemptTimeoutsTest {
       EntityUtils.consume(c.execute(get("/items"), context).getEntity());
     }
     assertThat(context.getRequestConfig()).isSameAs(defaults);
+  }
+
+  @Test
+  void aConnectTheHostNeverAnswersEndsAtTheBoundAsHttpClientEndsItAndAGetIsRetried()
+      throws Exception {
+    // A listening socket whose backlog (1) is full and that never accepts: Linux drops further
+    // SYNs (tcp_abort_on_overflow 0), so a connect waits, as to a host that does not answer.
+    // Without the bound the application's connect timeout (none: the client's default) let the
+    // attempt wait as long as the kernel tries; now HttpClient's own ConnectTimeoutException at
+    // 300 ms, as an application that set 300 ms itself gets, and the policy retries the GET.
+    InetAddress loopback = InetAddress.getLoopbackAddress();
+    try (ServerSocket full = new ServerSocket(0, 1, loopback);
+        Socket first = new Socket();
+        Socket second = new Socket();
+        Socket probe = new Socket()) {
+      InetSocketAddress at = new InetSocketAddress(loopback, full.getLocalPort());
+      first.connect(at, 5000);
+      second.connect(at, 5000);
+      assumeTrue(
+          catchThrowable(() -> probe.connect(at, 300)) instanceof SocketTimeoutException,
+          "this kernel drops a SYN to a full backlog rather than refusing it");
+      String url = "http://" + loopback.getHostAddress() + ":" + at.getPort() + "/items";
+      Throwable plain;
+      try (CloseableHttpClient p = HttpClients.createDefault()) {
+        HttpGet get = new HttpGet(url);
+        get.setConfig(RequestConfig.custom().setConnectTimeout(300).build());
+        plain = catchThrowable(() -> p.execute(get));
+      }
+      assertThat(plain).isInstanceOf(ConnectTimeoutException.class);
+
+      try (CloseableHttpClient c =
+          client(
+              r -> r.maxAttempts(3).perAttemptTimeout(Duration.ofMillis(300)),
+              HttpClients.custom())) {
+        Throwable ours =
+            assertTimeoutPreemptively(
+                Duration.ofSeconds(30), () -> catchThrowable(() -> c.execute(new HttpGet(url))));
+        assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+      }
+    }
+    assertThat(events)
+        .extracting(RetryEvent::type)
+        .containsExactly(RetryEvent.Type.RETRY, RetryEvent.Type.RETRY, RetryEvent.Type.GIVE_UP);
   }
 
   private HttpGet get(String path) {
