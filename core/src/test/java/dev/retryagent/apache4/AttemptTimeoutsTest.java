@@ -486,6 +486,32 @@ class AttemptTimeoutsTest {
         .containsExactly(RetryEvent.Type.RETRY, RetryEvent.Type.RETRY, RetryEvent.Type.GIVE_UP);
   }
 
+  @Test
+  void aRedirectToAnotherHostWithinTheAttemptRunsUnderTheBoundToo() throws Exception {
+    // HttpClient follows the redirect itself, within the attempt: the hop to the other host reads
+    // the attempt's shortened config (and gets its socket timeout shortened) as the first exchange
+    // did; without the agent both run with the client's default (60 s).
+    List<String> plain = new CopyOnWriteArrayList<>();
+    List<String> ours = new CopyOnWriteArrayList<>();
+    try (ScriptedHttpServer other = new ScriptedHttpServer()) {
+      other.otherwise(ok("there"));
+      server.otherwise(status(302).header("Location", other.url("/moved")));
+      for (List<String> seen : List.of(plain, ours)) {
+        HttpClientBuilder builder = recording(seen).setDefaultRequestConfig(timeouts(60_000));
+        try (CloseableHttpClient c =
+                seen == ours
+                    ? client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), builder)
+                    : builder.build();
+            CloseableHttpResponse r = c.execute(get("/items"))) {
+          assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("there");
+        }
+      }
+      assertThat(other.requestCount()).isEqualTo(2);
+    }
+    assertThat(plain).containsOnly("socket 60000 connect 60000 pool 60000").hasSize(2);
+    assertThat(ours).containsOnly("socket 2000 connect 2000 pool 2000").hasSize(2);
+  }
+
   private HttpGet get(String path) {
     return new HttpGet(server.url(path));
   }
