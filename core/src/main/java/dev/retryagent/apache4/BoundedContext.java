@@ -29,7 +29,8 @@ import org.apache.http.protocol.HttpContext;
  *       ({@code http.request_sent = false}): whatever set it (the {@code RequestConfig}'s socket
  *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
  *       {@code AbstractHttpClient}'s parameters), it is shortened on the connection itself, which
- *       HttpClient's connection managers reset when the connection goes back to the pool.
+ *       HttpClient's connection managers set back to their own when they lease the connection again
+ *       (from a release after 4.5.3: 4.5.3's keep it, docs/apache-httpclient.md, Limits).
  * </ul>
  *
  * When a shortened timeout fires the application gets HttpClient's own exception for it ({@code
