@@ -1,5 +1,6 @@
 package dev.retryagent.apache4;
 
+import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -13,6 +14,7 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.TransportFailure;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
@@ -510,6 +512,35 @@ class AttemptTimeoutsTest {
     }
     assertThat(plain).containsOnly("socket 60000 connect 60000 pool 60000").hasSize(2);
     assertThat(ours).containsOnly("socket 2000 connect 2000 pool 2000").hasSize(2);
+  }
+
+  @Test
+  void whatHttpClientResendsWithinTheAttemptRunsUnderTheBoundToo() throws Exception {
+    // A dropped connection the policy leaves to HttpClient (retryOn.transport: connect only): its
+    // governed retry handler resends the GET within the attempt, through MainClientExec again,
+    // which reads the attempt's shortened config and gets its socket timeout shortened as the
+    // first exchange did; without the agent the resend runs with the client's default (60 s).
+    List<String> plain = new CopyOnWriteArrayList<>();
+    List<String> ours = new CopyOnWriteArrayList<>();
+    for (List<String> seen : List.of(plain, ours)) {
+      server.enqueue(closeWithoutResponse(), ok("done"));
+      HttpClientBuilder builder = recording(seen).setDefaultRequestConfig(timeouts(60_000));
+      try (CloseableHttpClient c =
+              seen == ours
+                  ? client(
+                      r ->
+                          r.perAttemptTimeout(Duration.ofSeconds(2))
+                              .retryOnTransport(List.of(TransportFailure.CONNECT)),
+                      builder)
+                  : builder.build();
+          CloseableHttpResponse r = c.execute(get("/items"))) {
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+      }
+    }
+    assertThat(server.requestCount()).as("two each").isEqualTo(4);
+    assertThat(plain).containsExactly("socket 60000 connect 60000 pool 60000");
+    assertThat(ours).containsExactly("socket 2000 connect 2000 pool 2000");
+    assertThat(events).extracting(RetryEvent::type).doesNotContain(RetryEvent.Type.RETRY);
   }
 
   private HttpGet get(String path) {
