@@ -76,6 +76,12 @@ class AttemptTimeoutsTest {
     return RetryingCloseableHttpClient.wrap(builder, engine);
   }
 
+  /** With the agent ({@link #client}), or the plain client the builder makes, side by side. */
+  private CloseableHttpClient client(
+      boolean agent, UnaryOperator<RetryPolicy.Builder> retry, HttpClientBuilder builder) {
+    return agent ? client(retry, builder) : builder.build();
+  }
+
   /** What each exchange had: its connection's socket timeout, its connect and pool timeouts. */
   private static HttpClientBuilder recording(List<String> seen) {
     return HttpClients.custom()
@@ -322,11 +328,8 @@ class AttemptTimeoutsTest {
       boolean agent = seen == ours;
       org.apache.http.conn.HttpClientConnectionManager cm = manager(manager);
       try (CloseableHttpClient bounded =
-              agent
-                  ? client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), shared(seen, cm))
-                  : shared(seen, cm).build();
-          CloseableHttpClient unbounded =
-              agent ? client(r -> r, shared(seen, cm)) : shared(seen, cm).build()) {
+              client(agent, r -> r.perAttemptTimeout(Duration.ofSeconds(2)), shared(seen, cm));
+          CloseableHttpClient unbounded = client(agent, r -> r, shared(seen, cm))) {
         CloseableHttpResponse open = bounded.execute(get("/first"));
         assertThat(EntityUtils.toString(open.getEntity())).isEqualTo("done");
         open.close();
@@ -396,10 +399,8 @@ class AttemptTimeoutsTest {
                       });
       HttpClientContext context = HttpClientContext.create();
       try (CloseableHttpClient bounded =
-              agent
-                  ? client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), builder)
-                  : builder.build();
-          CloseableHttpClient unbounded = agent ? client(r -> r, builder) : builder.build()) {
+              client(agent, r -> r.perAttemptTimeout(Duration.ofSeconds(2)), builder);
+          CloseableHttpClient unbounded = client(agent, r -> r, builder)) {
         EntityUtils.consume(bounded.execute(get("/first"), context).getEntity());
         seen.add(
             "after: connect "
@@ -501,9 +502,7 @@ class AttemptTimeoutsTest {
       for (List<String> seen : List.of(plain, ours)) {
         HttpClientBuilder builder = recording(seen).setDefaultRequestConfig(timeouts(60_000));
         try (CloseableHttpClient c =
-                seen == ours
-                    ? client(r -> r.perAttemptTimeout(Duration.ofSeconds(2)), builder)
-                    : builder.build();
+                client(seen == ours, r -> r.perAttemptTimeout(Duration.ofSeconds(2)), builder);
             CloseableHttpResponse r = c.execute(get("/items"))) {
           assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("there");
         }
@@ -526,13 +525,12 @@ class AttemptTimeoutsTest {
       server.enqueue(closeWithoutResponse(), ok("done"));
       HttpClientBuilder builder = recording(seen).setDefaultRequestConfig(timeouts(60_000));
       try (CloseableHttpClient c =
-              seen == ours
-                  ? client(
-                      r ->
-                          r.perAttemptTimeout(Duration.ofSeconds(2))
-                              .retryOnTransport(List.of(TransportFailure.CONNECT)),
-                      builder)
-                  : builder.build();
+              client(
+                  seen == ours,
+                  r ->
+                      r.perAttemptTimeout(Duration.ofSeconds(2))
+                          .retryOnTransport(List.of(TransportFailure.CONNECT)),
+                  builder);
           CloseableHttpResponse r = c.execute(get("/items"))) {
         assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
       }
