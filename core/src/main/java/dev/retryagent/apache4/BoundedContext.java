@@ -5,6 +5,7 @@ import dev.retryagent.internal.TimeoutMillis;
 import org.apache.http.HttpConnection;
 import org.apache.http.client.config.RequestConfig;
 import org.apache.http.protocol.HttpContext;
+import org.apache.http.util.VersionInfo;
 
 /**
  * The context of an attempt the policy bounds ({@code retry.perAttemptTimeout}, and for a retry the
@@ -29,8 +30,9 @@ import org.apache.http.protocol.HttpContext;
  *       ({@code http.request_sent = false}): whatever set it (the {@code RequestConfig}'s socket
  *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
  *       {@code AbstractHttpClient}'s parameters), it is shortened on the connection itself, which
- *       HttpClient's connection managers set back to their own when they lease the connection again
- *       (from a release after 4.5.3: 4.5.3's keep it, docs/apache-httpclient.md, Limits).
+ *       HttpClient's connection managers put back when the connection returns to the pool (4.5.4
+ *       and later; before, where they keep it, the socket timeout is left as it is: {@link
+ *       ResetsSocketTimeout}).
  * </ul>
  *
  * When a shortened timeout fires the application gets HttpClient's own exception for it ({@code
@@ -135,6 +137,9 @@ final class BoundedContext extends ObservingContext {
   }
 
   private void shortenSocketTimeout(HttpConnection connection) {
+    if (!ResetsSocketTimeout.OF.get(connection.getClass())) {
+      return; // the bound would stay on the pooled connection and reach later calls
+    }
     int current = connection.getSocketTimeout();
     if (current < 0) {
       return; // not readable (no socket): HttpClient fails the write on its own
@@ -142,6 +147,54 @@ final class BoundedContext extends ObservingContext {
     int bounded = TimeoutMillis.shorter(current, boundNanos);
     if (bounded != current) {
       connection.setSocketTimeout(bounded);
+    }
+  }
+
+  /**
+   * Whether the HttpClient a connection class comes from puts a connection's socket timeout back
+   * when the connection goes back to its pool: 4.5.4 and later ({@code
+   * PoolingHttpClientConnectionManager} and {@code BasicHttpClientConnectionManager} set it to 0 on
+   * release, and HttpClient sets its own on the next exchange). Before 4.5.4 neither does: a bound
+   * set on a kept-alive connection stayed on it, and a later call whose {@code RequestConfig} sets
+   * no socket timeout, with no bound of its own or not even under a policy, ran under it where
+   * without the agent it ran under the connection's own. There the socket timeout is left as it is
+   * (the connect and connection-request timeouts are still bounded). Read once per class, from the
+   * release in HttpClient's own {@code version.properties} beside that class; unknown: left as it
+   * is.
+   */
+  static final class ResetsSocketTimeout extends ClassValue<Boolean> {
+    static final ResetsSocketTimeout OF = new ResetsSocketTimeout();
+
+    @Override
+    protected Boolean computeValue(Class<?> type) {
+      return resets(type.getClassLoader());
+    }
+
+    /** Whether the HttpClient {@code loader} holds resets the socket timeout on release. */
+    static boolean resets(ClassLoader loader) {
+      VersionInfo info = VersionInfo.loadVersionInfo("org.apache.http.client", loader);
+      return info != null && resets(info.getRelease());
+    }
+
+    /**
+     * Whether HttpClient {@code release} (as in its {@code version.properties}) is 4.5.4 or later.
+     */
+    static boolean resets(String release) {
+      if (release == null) {
+        return false;
+      }
+      String[] parts = release.split("[.-]");
+      if (parts.length < 3) {
+        return false;
+      }
+      try {
+        int major = Integer.parseInt(parts[0]);
+        int minor = Integer.parseInt(parts[1]);
+        int patch = Integer.parseInt(parts[2]);
+        return major > 4 || (major == 4 && (minor > 5 || (minor == 5 && patch >= 4)));
+      } catch (NumberFormatException e) {
+        return false;
+      }
     }
   }
 }

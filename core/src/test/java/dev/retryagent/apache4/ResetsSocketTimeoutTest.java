@@ -1,0 +1,59 @@
+package dev.retryagent.apache4;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.apache4.BoundedContext.ResetsSocketTimeout;
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.apache.http.impl.conn.PoolingHttpClientConnectionManager;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Which HttpClient 4.x releases put a pooled connection's socket timeout back on release (4.5.4 and
+ * later), so that an attempt's bound may be set on the connection without reaching later calls: an
+ * HttpClient 4.5.3 kept the bound on the connection in its pool, and a later call whose {@code
+ * RequestConfig} set no socket timeout ran under it (seen: 2 s where the connection's own was 7 s).
+ */
+class ResetsSocketTimeoutTest {
+  @Test
+  void releasesFrom454OnResetTheSocketTimeoutAndEarlierOnesDoNot() {
+    assertThat(ResetsSocketTimeout.resets("4.5.4")).isTrue();
+    assertThat(ResetsSocketTimeout.resets("4.5.14")).isTrue();
+    assertThat(ResetsSocketTimeout.resets("4.5.14-SNAPSHOT")).isTrue();
+    assertThat(ResetsSocketTimeout.resets("4.6.0")).isTrue();
+    assertThat(ResetsSocketTimeout.resets("4.5.3")).isFalse();
+    assertThat(ResetsSocketTimeout.resets("4.5.2")).isFalse();
+    assertThat(ResetsSocketTimeout.resets("4.4.1")).isFalse();
+    assertThat(ResetsSocketTimeout.resets("4.3")).isFalse();
+    assertThat(ResetsSocketTimeout.resets("UNAVAILABLE")).isFalse();
+    assertThat(ResetsSocketTimeout.resets((String) null)).isFalse();
+  }
+
+  @Test
+  void theReleaseIsReadFromTheVersionFileBesideTheConnectionsClass(@TempDir Path dir)
+      throws IOException {
+    assertThat(ResetsSocketTimeout.resets(loaderOf(dir.resolve("old"), "4.5.3"))).isFalse();
+    assertThat(ResetsSocketTimeout.resets(loaderOf(dir.resolve("new"), "4.5.10"))).isTrue();
+    // No version file (a repackaged HttpClient): the socket timeout is left as it is.
+    assertThat(ResetsSocketTimeout.resets(loaderOf(dir.resolve("none"), null))).isFalse();
+    // The HttpClient these tests run on (4.5.14).
+    assertThat(ResetsSocketTimeout.OF.get(PoolingHttpClientConnectionManager.class)).isTrue();
+  }
+
+  private static ClassLoader loaderOf(Path root, String release) throws IOException {
+    Path pkg = Files.createDirectories(root.resolve("org/apache/http/client"));
+    if (release != null) {
+      Files.write(
+          pkg.resolve("version.properties"),
+          ("info.module = httpclient\ninfo.release = " + release + "\n")
+              .getBytes(StandardCharsets.ISO_8859_1));
+    }
+    // No parent: the test's own HttpClient 4.5.14 must not answer for it.
+    return new URLClassLoader(new URL[] {root.toUri().toURL()}, null);
+  }
+}
