@@ -36,6 +36,7 @@ import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManagerBuilder;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ConnectionClosedException;
@@ -70,6 +71,7 @@ class AsyncRetryExecHandlerTest {
   private final FakeTime time = new FakeTime();
   private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
   private final List<CloseableHttpAsyncClient> clients = new ArrayList<>();
+  private PoolingAsyncClientConnectionManager pool; // the last oneConnection()'s
 
   @BeforeEach
   void start() throws IOException {
@@ -82,6 +84,9 @@ class AsyncRetryExecHandlerTest {
       c.close(CloseMode.IMMEDIATE);
     }
     server.close();
+    // A call a failed test left running (its held wait never run) must not fail each test after it
+    // that asserts RUNNING empty: the failure is that test's alone.
+    AsyncRetryExecHandler.RUNNING.clear();
   }
 
   /** As {@link TestEngines#engine}, with the calls' ends recorded too. */
@@ -110,15 +115,25 @@ class AsyncRetryExecHandlerTest {
         .build();
   }
 
-  /** A client of at most one connection, HttpClient's own retries off. */
-  private static HttpAsyncClientBuilder oneConnection() {
-    return HttpAsyncClients.custom()
-        .disableAutomaticRetries()
-        .setConnectionManager(
-            PoolingAsyncClientConnectionManagerBuilder.create()
-                .setMaxConnPerRoute(1)
-                .setMaxConnTotal(1)
-                .build());
+  /** A client of at most one connection ({@link #pool}), HttpClient's own retries off. */
+  private HttpAsyncClientBuilder oneConnection() {
+    pool =
+        PoolingAsyncClientConnectionManagerBuilder.create()
+            .setMaxConnPerRoute(1)
+            .setMaxConnTotal(1)
+            .build();
+    return HttpAsyncClients.custom().disableAutomaticRetries().setConnectionManager(pool);
+  }
+
+  /**
+   * Waits until the exchange of the response the retry's wait is held after is over, its body read
+   * and its connection back in {@link #pool}. The wait is held as soon as the loop judges that
+   * response's head, on the I/O thread, before the thread reads its body: a close before that read
+   * is over would end that exchange too (another case: {@link
+   * #closingTheClientWhileARetriedBodyIsReadGivesTheFailureOfThatExchange}).
+   */
+  private void awaitRetriedExchangeOver() {
+    await().atMost(LONG).until(() -> pool.getTotalStats().getLeased() == 0);
   }
 
   private CloseableHttpAsyncClient started(HttpAsyncClientBuilder b) {
@@ -473,6 +488,7 @@ class AsyncRetryExecHandlerTest {
 
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    awaitRetriedExchangeOver();
     how.close(c);
     // The wait ended at once (a task at 0 now); the 5 s one never runs.
     assertThat(time.waits()).endsWith(0L);
@@ -617,6 +633,7 @@ class AsyncRetryExecHandlerTest {
 
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    awaitRetriedExchangeOver();
     time.runHeldTasks(); // the retry's wait ends: its permit's begins
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
     assertThat(time.waits()).last().isNotEqualTo(0L);
@@ -641,6 +658,7 @@ class AsyncRetryExecHandlerTest {
 
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    awaitRetriedExchangeOver();
     c.initiateShutdown();
     time.runHeldTasks();
 
@@ -677,6 +695,7 @@ class AsyncRetryExecHandlerTest {
     Got got = new Got();
     c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), got);
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    awaitRetriedExchangeOver();
     c.close(CloseMode.GRACEFUL);
     time.runHeldTasks();
 
