@@ -664,8 +664,13 @@ final class AsyncCall extends SelfViewCall
     Exchange last = current;
     if (last != null && last.bounds != null) {
       // Before the application hears of the call (the loop ends on the head it gets, before its
-      // consumer sees it): its context as it set it. The chain below has read the attempt's.
-      scope.clientContext.setRequestConfig(last.bounds.application());
+      // consumer sees it): its context as it set it, or as its interceptor set it, without the
+      // bound (AttemptTimeouts.unshortened). The chain below has read the attempt's.
+      scope.clientContext.setRequestConfig(
+          AttemptTimeouts.unshortened(
+              scope.clientContext.getRequestConfig(),
+              last.bounds.config,
+              last.bounds.application()));
     }
     if (t == null) {
       if (h != null && h.givenBack) {

@@ -70,6 +70,40 @@ final class AttemptTimeouts {
     return b == null ? null : b.build();
   }
 
+  /**
+   * What the application's context gets back after an attempt that ran under {@code bounded}, the
+   * copy made from {@code own} (null: the context held none), given {@code now}, what the context
+   * holds at the attempt's end: the copy itself gives back {@code own}. A config set during the
+   * attempt (an interceptor of the application's that set a copy of the one it read, a value of its
+   * own changed) stays, as it stays without the agent (a later call in the context runs under it),
+   * but with the application's own timeout wherever it still has the copy's: the attempt's bound
+   * must not reach later calls. A null {@code bounded} (no copy was set): {@code now} as it is.
+   */
+  static RequestConfig unshortened(RequestConfig now, RequestConfig bounded, RequestConfig own) {
+    if (now == bounded) {
+      return own;
+    }
+    if (bounded == null || now == null) {
+      return now;
+    }
+    RequestConfig base = own != null ? own : RequestConfig.DEFAULT;
+    // The copy's own objects: a Timeout the interceptor made itself is never one of them.
+    Timeout request = now.getConnectionRequestTimeout();
+    Timeout connect = now.getConnectTimeout();
+    Timeout response = now.getResponseTimeout();
+    boolean r = request == bounded.getConnectionRequestTimeout();
+    boolean c = connect == bounded.getConnectTimeout();
+    boolean s = response == bounded.getResponseTimeout();
+    if (!r && !c && !s) {
+      return now;
+    }
+    return RequestConfig.copy(now)
+        .setConnectionRequestTimeout(r ? base.getConnectionRequestTimeout() : request)
+        .setConnectTimeout(c ? base.getConnectTimeout() : connect)
+        .setResponseTimeout(s ? base.getResponseTimeout() : response)
+        .build();
+  }
+
   /** {@code nanos} (0 or more) in whole milliseconds, rounded up, at least 1. */
   static Timeout roundedUp(long nanos) {
     return Timeout.ofMilliseconds(TimeoutMillis.roundedUp(nanos));

@@ -62,8 +62,9 @@ final class ClassicCall extends SelfViewCall
    * the attempt keeps the application's timeouts and nothing is made): the attempt's config in the
    * context is then the application's with each timeout shortened to the bound ({@link
    * AttemptTimeouts}), for every exchange of the attempt (HttpClient's own resend, a redirect's
-   * hop), and the application's is put back after it, before the application sees the context
-   * again. HttpClient gives the connection its socket timeout anew at its next lease.
+   * hop), and the application's is put back after it, before the application sees the context again
+   * (or what its interceptor set there, without the bound: {@link AttemptTimeouts#unshortened}).
+   * HttpClient gives the connection its socket timeout anew at its next lease.
    */
   @Override
   public ClassicHttpResponse run(int n, long timeoutNanos) throws IOException {
@@ -83,7 +84,8 @@ final class ClassicCall extends SelfViewCall
     try {
       return RetryExecHandler.attempt(sent, n, scope, chain, this);
     } finally {
-      context.setRequestConfig(own);
+      context.setRequestConfig(
+          AttemptTimeouts.unshortened(context.getRequestConfig(), bounded, own));
     }
   }
 

@@ -31,6 +31,7 @@ import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.HttpRequestInterceptor;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.reactor.IOReactorConfig;
 import org.apache.hc.core5.util.TimeValue;
@@ -292,5 +293,63 @@ class AsyncAttemptTimeoutTest {
     assertThat(millis(seen.get(1).getConnectionRequestTimeout())).isBetween(29_000L, 30_000L);
     assertThat(heard.config).isSameAs(own);
     assertThat(context.getRequestConfig()).isSameAs(own);
+  }
+
+  /**
+   * An application interceptor that sets a copy of the context's config with one value of its own
+   * leaves that copy in its context without the agent; with the agent the copy it read was the
+   * attempt's: its context must hold what it holds without the agent, neither the attempt's bound
+   * nor the application's config from before (its write lost), when its callback hears and after.
+   */
+  @Test
+  void anInterceptorThatSetsACopyOfTheContextsConfigLeavesItsContextAsWithoutTheAgent()
+      throws Exception {
+    RequestConfig own =
+        RequestConfig.custom()
+            .setConnectTimeout(Timeout.ofSeconds(60))
+            .setConnectionRequestTimeout(Timeout.ofSeconds(60))
+            .setResponseTimeout(Timeout.ofSeconds(30))
+            .build();
+    HttpRequestInterceptor derive =
+        (request, entity, ctx) -> {
+          HttpClientContext c = HttpClientContext.adapt(ctx);
+          c.setRequestConfig(
+              RequestConfig.copy(c.getRequestConfig())
+                  .setResponseTimeout(Timeout.ofSeconds(20))
+                  .build());
+        };
+    CloseableHttpAsyncClient plain =
+        started(
+            HttpAsyncClients.custom()
+                .setDefaultRequestConfig(own)
+                .addRequestInterceptorFirst(derive));
+    CloseableHttpAsyncClient c =
+        ours(
+            builder().setDefaultRequestConfig(own).addRequestInterceptorFirst(derive),
+            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    server.enqueue(ok("a"), ok("b"));
+    HttpClientContext without = HttpClientContext.create();
+    HttpClientContext with = HttpClientContext.create();
+
+    Heard plainHeard = call(plain, SimpleRequestBuilder.get(server.url("/a")).build(), without);
+    assertThat(plainHeard.await()).isEqualTo("200 a");
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/b")).build(), with);
+    assertThat(heard.await()).isEqualTo("200 b");
+
+    assertThat(seen).hasSize(1);
+    assertThat(millis(seen.get(0).getConnectTimeout())).as("the attempt's").isEqualTo(300);
+    assertThat(timeouts(heard.config))
+        .isEqualTo(timeouts(plainHeard.config))
+        .isEqualTo("connect 60000 pool 60000 response 20000");
+    assertThat(timeouts(with.getRequestConfig())).isEqualTo(timeouts(without.getRequestConfig()));
+  }
+
+  private static String timeouts(RequestConfig c) {
+    return "connect "
+        + millis(c.getConnectTimeout())
+        + " pool "
+        + millis(c.getConnectionRequestTimeout())
+        + " response "
+        + millis(c.getResponseTimeout());
   }
 }

@@ -34,6 +34,7 @@ import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.HttpRequestInterceptor;
 import org.apache.hc.core5.http.io.SocketConfig;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
@@ -335,5 +336,86 @@ class ClassicAttemptTimeoutTest {
     assertThat(call(plain, new HttpGet(server.url("/2")), null)).isEqualTo("200 slow");
 
     assertThat(server.connectionCount()).as("the same connection").isEqualTo(1);
+  }
+
+  /**
+   * An application interceptor that sets a copy of the context's config with one value of its own
+   * (here the response timeout) leaves that copy in its context without the agent, and the next
+   * call in the context runs under it. With the agent the copy it read was the attempt's: its
+   * context must hold what it holds without the agent, neither the attempt's bound (the copy's
+   * connect and pool timeouts) nor the application's config from before (its write lost).
+   */
+  @Test
+  void anInterceptorThatSetsACopyOfTheContextsConfigLeavesItsContextAsWithoutTheAgent()
+      throws IOException {
+    RequestConfig own =
+        RequestConfig.custom()
+            .setConnectTimeout(Timeout.ofSeconds(60))
+            .setConnectionRequestTimeout(Timeout.ofSeconds(60))
+            .setResponseTimeout(Timeout.ofSeconds(30))
+            .build();
+    HttpRequestInterceptor derive =
+        (request, entity, ctx) -> {
+          HttpClientContext c = HttpClientContext.adapt(ctx);
+          c.setRequestConfig(
+              RequestConfig.copy(c.getRequestConfig())
+                  .setResponseTimeout(Timeout.ofSeconds(20))
+                  .build());
+        };
+    plain =
+        HttpClients.custom()
+            .setDefaultRequestConfig(own)
+            .addRequestInterceptorFirst(derive)
+            .build();
+    client =
+        ours(
+            builder().setDefaultRequestConfig(own).addRequestInterceptorFirst(derive),
+            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    server.enqueue(ok("a"), ok("b"));
+    HttpClientContext without = HttpClientContext.create();
+    HttpClientContext with = HttpClientContext.create();
+
+    assertThat(call(plain, new HttpGet(server.url("/a")), without)).isEqualTo("200 a");
+    assertThat(call(client, new HttpGet(server.url("/b")), with)).isEqualTo("200 b");
+
+    assertThat(seen).hasSize(1);
+    assertThat(millis(seen.get(0).getConnectTimeout())).as("the attempt's").isEqualTo(300);
+    assertThat(timeouts(with.getRequestConfig()))
+        .isEqualTo(timeouts(without.getRequestConfig()))
+        .isEqualTo("connect 60000 pool 60000 response 20000");
+  }
+
+  /**
+   * An interceptor that sets back the very config it read leaves the application's own object in
+   * its context, as without the agent.
+   */
+  @Test
+  void anInterceptorThatSetsBackTheConfigItReadLeavesTheApplicationsOwnObject() throws IOException {
+    RequestConfig own = RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(30)).build();
+    HttpRequestInterceptor again =
+        (request, entity, ctx) -> {
+          HttpClientContext c = HttpClientContext.adapt(ctx);
+          c.setRequestConfig(c.getRequestConfig());
+        };
+    client =
+        ours(
+            builder().setDefaultRequestConfig(own).addRequestInterceptorFirst(again),
+            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    server.enqueue(ok("a"));
+    HttpClientContext context = HttpClientContext.create();
+
+    assertThat(call(client, new HttpGet(server.url("/a")), context)).isEqualTo("200 a");
+
+    assertThat(millis(seen.get(0).getResponseTimeout())).isEqualTo(300);
+    assertThat(context.getRequestConfig()).isSameAs(own);
+  }
+
+  private static String timeouts(RequestConfig c) {
+    return "connect "
+        + millis(c.getConnectTimeout())
+        + " pool "
+        + millis(c.getConnectionRequestTimeout())
+        + " response "
+        + millis(c.getResponseTimeout());
   }
 }
