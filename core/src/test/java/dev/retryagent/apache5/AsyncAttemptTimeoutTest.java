@@ -28,6 +28,7 @@ import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ContentType;
@@ -351,5 +352,31 @@ class AsyncAttemptTimeoutTest {
         + millis(c.getConnectionRequestTimeout())
         + " response "
         + millis(c.getResponseTimeout());
+  }
+
+  /**
+   * A bounded call's connection, back in the pool, serves the next lease (a client without the
+   * handler on the same pool, its config leaving the response timeout unset) with the socket
+   * timeout HttpClient gives it, not the bound: its slow answer still comes.
+   */
+  @Test
+  void thePooledConnectionGetsItsOwnSocketTimeoutBackAtItsNextLease() throws Exception {
+    PoolingAsyncClientConnectionManager pool = new PoolingAsyncClientConnectionManager();
+    CloseableHttpAsyncClient c =
+        ours(
+            builder().setConnectionManager(pool).setConnectionManagerShared(true),
+            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    CloseableHttpAsyncClient plain =
+        started(builder().setConnectionManager(pool).setConnectionManagerShared(true));
+    server.enqueue(ok("fine"), ok("slow").delay(1_000));
+
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/1")).build(), null).await())
+        .isEqualTo("200 fine");
+    assertThat(millis(seen.get(0).getResponseTimeout())).as("bounded").isEqualTo(300);
+    assertThat(call(plain, SimpleRequestBuilder.get(server.url("/2")).build(), null).await())
+        .isEqualTo("200 slow");
+
+    assertThat(server.connectionCount()).as("the same connection").isEqualTo(1);
+    assertThat(responseMillis(seen.get(1))).as("the plain call's: unset").isEqualTo(-1);
   }
 }
