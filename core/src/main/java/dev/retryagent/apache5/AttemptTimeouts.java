@@ -44,19 +44,31 @@ final class AttemptTimeouts {
    * HttpClient reads as no timeout).
    */
   static RequestConfig bounded(RequestConfig own, ExecChain.Scope scope, long limitNanos) {
-    return bounded(own, scope.execRuntime, scope.route, limitNanos);
+    return bounded(own, scope.execRuntime, scope.route, limitNanos, true);
   }
 
   /**
    * As {@link #bounded(RequestConfig, ExecChain.Scope, long)}, for the call of {@code runtime}
-   * (HttpClient's classic or async exec runtime) to {@code route}.
+   * (HttpClient's async exec runtime) to {@code route}.
    */
   static RequestConfig bounded(
       RequestConfig own, Object runtime, HttpRoute route, long limitNanos) {
+    return bounded(own, runtime, route, limitNanos, false);
+  }
+
+  /**
+   * {@code classic}: a connection-request timeout of 0 is no wait at all (the classic lease's
+   * {@code Future.get(0)} fails a lease not granted at once, 5.1 to 5.6), the shortest there is,
+   * kept; to the async pool 0 is no limit (its lease request waits for good), bounded.
+   */
+  private static RequestConfig bounded(
+      RequestConfig own, Object runtime, HttpRoute route, long limitNanos, boolean classic) {
     Timeout bound = roundedUp(limitNanos);
     long limit = bound.toNanoseconds();
     RequestConfig.Builder b = null;
-    if (CallBounds.shorterTimeout(limit, nanos(own.getConnectionRequestTimeout())) >= 0) {
+    Timeout lease = own.getConnectionRequestTimeout();
+    boolean noWait = classic && lease != null && lease.toNanoseconds() <= 0;
+    if (!noWait && CallBounds.shorterTimeout(limit, nanos(lease)) >= 0) {
       b = RequestConfig.copy(own).setConnectionRequestTimeout(bound);
     }
     Timeout connect = own.getConnectTimeout(); // deprecated from 5.2 on, still honoured when set

@@ -248,6 +248,43 @@ class ClassicAttemptTimeoutTest {
     assertThat(server.requestCount()).as("the held call's only").isEqualTo(1);
   }
 
+  /**
+   * A connection-request timeout of 0 is, to the classic client, no wait at all (its lease's {@code
+   * Future.get(0)}: a lease not granted at once fails), not "none": the shortest there is. It is
+   * kept, and the call fails at once as without the agent, not after the bound with another
+   * message. (To the async client's pool 0 is no limit; that one is bounded.)
+   */
+  @Test
+  void aZeroLeaseTimeoutOfTheApplicationsFailsAtOnceAsWithoutTheAgent() throws IOException {
+    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
+    pool.setMaxTotal(1);
+    pool.setDefaultMaxPerRoute(1);
+    RequestConfig own =
+        RequestConfig.custom().setConnectionRequestTimeout(Timeout.ZERO_MILLISECONDS).build();
+    plain =
+        HttpClients.custom()
+            .setConnectionManager(pool)
+            .setConnectionManagerShared(true)
+            .setDefaultRequestConfig(own)
+            .build();
+    client =
+        ours(
+            builder().setConnectionManager(pool).setDefaultRequestConfig(own),
+            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    server.enqueue(ok("held"), ok("never"));
+    try (CloseableHttpResponse held = plain.execute(new HttpGet(server.url("/held")))) {
+      Throwable without = catchThrowable(() -> call(plain, new HttpGet(server.url("/l")), null));
+      Throwable with = catchThrowable(() -> call(client, new HttpGet(server.url("/l")), null));
+
+      assertThat(without).isInstanceOf(ConnectionRequestTimeoutException.class);
+      assertThat(with).isExactlyInstanceOf(without.getClass()).hasMessage(without.getMessage());
+      assertThat(millis(seen.get(0).getConnectionRequestTimeout())).as("kept").isEqualTo(0);
+      assertThat(millis(seen.get(0).getResponseTimeout())).as("bounded").isEqualTo(300);
+      assertThat(held.getCode()).isEqualTo(200);
+    }
+    assertThat(server.requestCount()).as("the held call's only").isEqualTo(1);
+  }
+
   @Test
   void aStalledPostWithoutKeyIsSentOnce() {
     client = ours(builder(), r -> r.perAttemptTimeout(Duration.ofMillis(300)));
