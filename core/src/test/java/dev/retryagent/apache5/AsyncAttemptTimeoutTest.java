@@ -3,6 +3,7 @@ package dev.retryagent.apache5;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -373,6 +374,10 @@ class AsyncAttemptTimeoutTest {
     assertThat(call(c, SimpleRequestBuilder.get(server.url("/1")).build(), null).await())
         .isEqualTo("200 fine");
     assertThat(millis(seen.get(0).getResponseTimeout())).as("bounded").isEqualTo(300);
+    // The callback may hear before the I/O thread puts the connection back (5.6): wait for it.
+    await()
+        .atMost(Duration.ofSeconds(LONG_SECONDS))
+        .until(() -> pool.getTotalStats().getAvailable() == 1);
     assertThat(call(plain, SimpleRequestBuilder.get(server.url("/2")).build(), null).await())
         .isEqualTo("200 slow");
 
