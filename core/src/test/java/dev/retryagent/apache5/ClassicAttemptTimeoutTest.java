@@ -30,6 +30,7 @@ import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpResponse;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.BasicHttpClientConnectionManager;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
@@ -454,5 +455,23 @@ class ClassicAttemptTimeoutTest {
         + millis(c.getConnectionRequestTimeout())
         + " response "
         + millis(c.getResponseTimeout());
+  }
+
+  @Test
+  void theBasicManagersConnectionGetsItsOwnSocketTimeoutBackAtItsNextLease() throws IOException {
+    // As with the pool: HttpClient's basic manager keeps its one connection between calls.
+    BasicHttpClientConnectionManager basic = new BasicHttpClientConnectionManager();
+    client =
+        ours(
+            builder().setConnectionManager(basic).setConnectionManagerShared(true),
+            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
+    plain = HttpClients.custom().setConnectionManager(basic).build();
+    server.enqueue(ok("fine"), ok("slow").delay(1_000));
+
+    assertThat(call(client, new HttpGet(server.url("/1")), null)).isEqualTo("200 fine");
+    assertThat(millis(seen.get(0).getResponseTimeout())).as("bounded").isEqualTo(300);
+    assertThat(call(plain, new HttpGet(server.url("/2")), null)).isEqualTo("200 slow");
+
+    assertThat(server.connectionCount()).as("the same connection").isEqualTo(1);
   }
 }
