@@ -306,20 +306,8 @@ class AsyncAttemptTimeoutTest {
   @Test
   void anInterceptorThatSetsACopyOfTheContextsConfigLeavesItsContextAsWithoutTheAgent()
       throws Exception {
-    RequestConfig own =
-        RequestConfig.custom()
-            .setConnectTimeout(Timeout.ofSeconds(60))
-            .setConnectionRequestTimeout(Timeout.ofSeconds(60))
-            .setResponseTimeout(Timeout.ofSeconds(30))
-            .build();
-    HttpRequestInterceptor derive =
-        (request, entity, ctx) -> {
-          HttpClientContext c = HttpClientContext.adapt(ctx);
-          c.setRequestConfig(
-              RequestConfig.copy(c.getRequestConfig())
-                  .setResponseTimeout(Timeout.ofSeconds(20))
-                  .build());
-        };
+    RequestConfig own = ClassicAttemptTimeoutTest.LONG;
+    HttpRequestInterceptor derive = ClassicAttemptTimeoutTest::derive;
     CloseableHttpAsyncClient plain =
         started(
             HttpAsyncClients.custom()
@@ -340,19 +328,11 @@ class AsyncAttemptTimeoutTest {
 
     assertThat(seen).hasSize(1);
     assertThat(millis(seen.get(0).getConnectTimeout())).as("the attempt's").isEqualTo(300);
-    assertThat(timeouts(heard.config))
-        .isEqualTo(timeouts(plainHeard.config))
+    assertThat(ClassicAttemptTimeoutTest.timeouts(heard.config))
+        .isEqualTo(ClassicAttemptTimeoutTest.timeouts(plainHeard.config))
         .isEqualTo("connect 60000 pool 60000 response 20000");
-    assertThat(timeouts(with.getRequestConfig())).isEqualTo(timeouts(without.getRequestConfig()));
-  }
-
-  private static String timeouts(RequestConfig c) {
-    return "connect "
-        + millis(c.getConnectTimeout())
-        + " pool "
-        + millis(c.getConnectionRequestTimeout())
-        + " response "
-        + millis(c.getResponseTimeout());
+    assertThat(ClassicAttemptTimeoutTest.timeouts(with.getRequestConfig()))
+        .isEqualTo(ClassicAttemptTimeoutTest.timeouts(without.getRequestConfig()));
   }
 
   /**

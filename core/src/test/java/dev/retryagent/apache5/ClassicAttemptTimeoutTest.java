@@ -32,13 +32,17 @@ import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.BasicHttpClientConnectionManager;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManager;
+import org.apache.hc.client5.http.io.HttpClientConnectionManager;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.http.ConnectionRequestTimeoutException;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.EntityDetails;
+import org.apache.hc.core5.http.HttpRequest;
 import org.apache.hc.core5.http.HttpRequestInterceptor;
 import org.apache.hc.core5.http.io.SocketConfig;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.StringEntity;
+import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.util.TimeValue;
 import org.apache.hc.core5.util.Timeout;
 import org.junit.jupiter.api.AfterEach;
@@ -358,24 +362,6 @@ class ClassicAttemptTimeoutTest {
     assertThat(millis(seen.get(1).getConnectionRequestTimeout())).isBetween(29_000L, 30_000L);
   }
 
-  @Test
-  void thePooledConnectionGetsItsOwnSocketTimeoutBackAtItsNextLease() throws IOException {
-    // A bounded call's connection, back in the pool, serves the next lease (a client without the
-    // agent on the same pool) with the socket timeout HttpClient gives it, not the bound.
-    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
-    client =
-        ours(
-            builder().setConnectionManager(pool).setConnectionManagerShared(true),
-            r -> r.perAttemptTimeout(Duration.ofMillis(300)));
-    plain = HttpClients.custom().setConnectionManager(pool).build();
-    server.enqueue(ok("fine"), ok("slow").delay(1_000));
-
-    assertThat(call(client, new HttpGet(server.url("/1")), null)).isEqualTo("200 fine");
-    assertThat(call(plain, new HttpGet(server.url("/2")), null)).isEqualTo("200 slow");
-
-    assertThat(server.connectionCount()).as("the same connection").isEqualTo(1);
-  }
-
   /**
    * An application interceptor that sets a copy of the context's config with one value of its own
    * (here the response timeout) leaves that copy in its context without the agent, and the next
@@ -386,20 +372,8 @@ class ClassicAttemptTimeoutTest {
   @Test
   void anInterceptorThatSetsACopyOfTheContextsConfigLeavesItsContextAsWithoutTheAgent()
       throws IOException {
-    RequestConfig own =
-        RequestConfig.custom()
-            .setConnectTimeout(Timeout.ofSeconds(60))
-            .setConnectionRequestTimeout(Timeout.ofSeconds(60))
-            .setResponseTimeout(Timeout.ofSeconds(30))
-            .build();
-    HttpRequestInterceptor derive =
-        (request, entity, ctx) -> {
-          HttpClientContext c = HttpClientContext.adapt(ctx);
-          c.setRequestConfig(
-              RequestConfig.copy(c.getRequestConfig())
-                  .setResponseTimeout(Timeout.ofSeconds(20))
-                  .build());
-        };
+    RequestConfig own = LONG;
+    HttpRequestInterceptor derive = ClassicAttemptTimeoutTest::derive;
     plain =
         HttpClients.custom()
             .setDefaultRequestConfig(own)
@@ -448,7 +422,28 @@ class ClassicAttemptTimeoutTest {
     assertThat(context.getRequestConfig()).isSameAs(own);
   }
 
-  private static String timeouts(RequestConfig c) {
+  /**
+   * The application's config of the interceptor tests: 60 s to connect and lease, 30 s response.
+   */
+  static final RequestConfig LONG =
+      RequestConfig.custom()
+          .setConnectTimeout(Timeout.ofSeconds(60))
+          .setConnectionRequestTimeout(Timeout.ofSeconds(60))
+          .setResponseTimeout(Timeout.ofSeconds(30))
+          .build();
+
+  /**
+   * An application's request interceptor (classic and async): sets a copy of the context's config
+   * with a response timeout of its own, 20 s.
+   */
+  static void derive(HttpRequest request, EntityDetails entity, HttpContext ctx) {
+    HttpClientContext c = HttpClientContext.adapt(ctx);
+    c.setRequestConfig(
+        RequestConfig.copy(c.getRequestConfig()).setResponseTimeout(Timeout.ofSeconds(20)).build());
+  }
+
+  /** The three timeouts of {@code c}, for a comparison side by side. */
+  static String timeouts(RequestConfig c) {
     return "connect "
         + millis(c.getConnectTimeout())
         + " pool "
@@ -457,15 +452,21 @@ class ClassicAttemptTimeoutTest {
         + millis(c.getResponseTimeout());
   }
 
-  @Test
-  void theBasicManagersConnectionGetsItsOwnSocketTimeoutBackAtItsNextLease() throws IOException {
-    // As with the pool: HttpClient's basic manager keeps its one connection between calls.
-    BasicHttpClientConnectionManager basic = new BasicHttpClientConnectionManager();
+  @ParameterizedTest
+  @ValueSource(strings = {"pooling", "basic"})
+  void theKeptConnectionGetsItsOwnSocketTimeoutBackAtItsNextLease(String kind) throws IOException {
+    // A bounded call's connection, kept by the manager, serves the next lease (a client without the
+    // agent on the same manager, its config leaving the response timeout unset) with the socket
+    // timeout HttpClient gives it, not the bound: its slow answer still comes.
+    HttpClientConnectionManager manager =
+        kind.equals("basic")
+            ? new BasicHttpClientConnectionManager()
+            : new PoolingHttpClientConnectionManager();
     client =
         ours(
-            builder().setConnectionManager(basic).setConnectionManagerShared(true),
+            builder().setConnectionManager(manager).setConnectionManagerShared(true),
             r -> r.perAttemptTimeout(Duration.ofMillis(300)));
-    plain = HttpClients.custom().setConnectionManager(basic).build();
+    plain = HttpClients.custom().setConnectionManager(manager).build();
     server.enqueue(ok("fine"), ok("slow").delay(1_000));
 
     assertThat(call(client, new HttpGet(server.url("/1")), null)).isEqualTo("200 fine");
