@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * rewritten and linked beside its unchanged neighbours in a loader of its own, so the JVM verifies
  * it (4.5.x's class files are version 50, which the JVM, here as in production, verifies again by
  * type inference when a stack map does not fit; 5.x's are checked frame by frame). The integration
- * tests run 4.5.14, 5.1.3 and 5.6.5 with the agent.
+ * tests run 4.5.14, 5.1.3 and 5.6.5 with the agent, and 4.5.3 in {@code ApacheKeptSocketTimeoutIT}.
  */
 class ApacheHookVersionsTest {
   private static final Path DIR =
