@@ -151,27 +151,34 @@ class AsyncRetryExecHandlerTest {
     return events.stream().filter(e -> e.type() == type).count();
   }
 
-  /** What the application's callback heard, and on which thread. */
+  /** What the application's callback heard, on which thread, and how often. */
   private static final class Heard implements FutureCallback<SimpleHttpResponse> {
     final CompletableFuture<String> outcome = new CompletableFuture<>();
+    final java.util.concurrent.atomic.AtomicInteger times =
+        new java.util.concurrent.atomic.AtomicInteger();
     volatile String thread;
+    volatile Exception failure;
+
+    private void heard(String what) {
+      thread = Thread.currentThread().getName();
+      times.incrementAndGet();
+      outcome.complete(what);
+    }
 
     @Override
     public void completed(SimpleHttpResponse r) {
-      thread = Thread.currentThread().getName();
-      outcome.complete(r.getCode() + " " + r.getBodyText());
+      heard(r.getCode() + " " + r.getBodyText());
     }
 
     @Override
     public void failed(Exception e) {
-      thread = Thread.currentThread().getName();
-      outcome.complete("failed " + e.getClass().getSimpleName());
+      failure = e;
+      heard("failed " + e.getClass().getSimpleName());
     }
 
     @Override
     public void cancelled() {
-      thread = Thread.currentThread().getName();
-      outcome.complete("cancelled");
+      heard("cancelled");
     }
 
     String await() throws Exception {
@@ -644,6 +651,42 @@ class AsyncRetryExecHandlerTest {
     assertThat(heard.await()).isEqualTo("503 busy");
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
     assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(Close.class)
+  void aFirstAttemptWaitingForItsPermitWhenTheClientClosesFailsAsACallMadeAfterTheClose(Close how)
+      throws Exception {
+    // Without the agent the request went out at execute; with it the first attempt waits for its
+    // permit, and the close ends that wait. There is no earlier outcome to end with: the attempt
+    // goes to the client, which refuses it as it refuses a call made after its close (5.1.3 and
+    // 5.6.5 alike), nothing sent, heard once, where the wait ended.
+    CloseableHttpAsyncClient plain = started(oneConnection());
+    how.close(plain);
+    Heard afterClose = call(plain, SimpleRequestBuilder.get(server.url("/items")).build());
+    CloseableHttpAsyncClient c = onePermitASecond();
+    server.otherwise(ok("fine"));
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/a")).build()).await())
+        .isEqualTo("200 fine"); // the one permit
+    time.holdTasks();
+
+    Heard waiting = call(c, SimpleRequestBuilder.get(server.url("/b")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1); // its permit's wait
+    how.close(c);
+    assertThat(time.waits()).endsWith(0L); // ended at once
+    // The wait's task, on this thread: what it threw would fail the test here.
+    time.runHeldTasks();
+
+    assertThat(waiting.await())
+        .isEqualTo(afterClose.await())
+        .isEqualTo("failed IllegalStateException");
+    assertThat(waiting.failure).hasMessage(afterClose.failure.getMessage());
+    assertThat(waiting.thread).isEqualTo(Thread.currentThread().getName());
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 2);
+    assertThat(waiting.times).hasValue(1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    assertThat(pool.getTotalStats().getLeased() + pool.getTotalStats().getPending()).isZero();
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
