@@ -3,7 +3,9 @@ package dev.retryagent.apache5;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -14,6 +16,11 @@ import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -295,6 +302,81 @@ class AsyncAttemptTimeoutTest {
     assertThat(millis(seen.get(1).getConnectionRequestTimeout())).isBetween(29_000L, 30_000L);
     assertThat(heard.config).isSameAs(own);
     assertThat(context.getRequestConfig()).isSameAs(own);
+  }
+
+  @Test
+  void aConnectTimeoutOfZeroIsBoundedAndTheConnectEndsAsHttpClientEndsItsOwnAndIsRetried()
+      throws Exception {
+    // A listening socket whose backlog (1) is full and that never accepts: Linux drops further
+    // SYNs, so a connect waits, as to a host that does not answer. The application's connect
+    // timeout of 0 is no limit: each attempt's connect ends at the bound with HttpClient's own
+    // ConnectTimeoutException, as an application that set 300 ms itself gets, and the GET is
+    // retried.
+    InetAddress loopback = InetAddress.getLoopbackAddress();
+    try (ServerSocket full = new ServerSocket(0, 1, loopback);
+        Socket first = new Socket();
+        Socket second = new Socket();
+        Socket probe = new Socket()) {
+      InetSocketAddress at = new InetSocketAddress(loopback, full.getLocalPort());
+      first.connect(at, 5000);
+      second.connect(at, 5000);
+      assumeTrue(
+          catchThrowable(() -> probe.connect(at, 300)) instanceof SocketTimeoutException,
+          "this kernel drops a SYN to a full backlog rather than refusing it");
+      String url = "http://" + loopback.getHostAddress() + ":" + at.getPort() + "/items";
+      SimpleHttpRequest plainGet = SimpleRequestBuilder.get(url).build();
+      plainGet.setConfig(
+          RequestConfig.custom().setConnectTimeout(Timeout.ofMilliseconds(300)).build());
+      String plain = call(started(builder()), plainGet, null).await();
+      seen.clear();
+      CloseableHttpAsyncClient c =
+          ours(builder(), r -> r.maxAttempts(2).perAttemptTimeout(Duration.ofMillis(300)));
+      SimpleHttpRequest get = SimpleRequestBuilder.get(url).build();
+      RequestConfig none =
+          RequestConfig.custom().setConnectTimeout(Timeout.ZERO_MILLISECONDS).build();
+      get.setConfig(none);
+      HttpClientContext context = HttpClientContext.create();
+
+      Heard heard = call(c, get, context);
+
+      assertThat(plain).startsWith("failed org.apache.hc.client5.http.ConnectTimeoutException");
+      assertThat(heard.await()).isEqualTo(plain);
+      assertThat(heard.thread).startsWith("httpclient-dispatch");
+      assertThat(seen).hasSize(2);
+      for (RequestConfig attempt : seen) {
+        assertThat(millis(attempt.getConnectTimeout())).isEqualTo(300);
+      }
+      assertThat(context.getRequestConfig()).isSameAs(none);
+    }
+    assertThat(events)
+        .extracting(RetryEvent::type)
+        .containsExactly(RetryEvent.Type.RETRY, RetryEvent.Type.GIVE_UP);
+  }
+
+  @Test
+  void aFirstAttemptKeepsAConnectTimeoutOfZeroAndARetryGetsWhatIsLeftOfTheDeadline()
+      throws Exception {
+    // No perAttemptTimeout: the first attempt is the application's own, unbounded; the 503 asks
+    // for a wait of 1 s (the fake clock's), and the deadline leaves the retry 300 ms, its connect
+    // included.
+    CloseableHttpAsyncClient c =
+        ours(
+            builder(),
+            r ->
+                r.deadline(Duration.ofMillis(1_300))
+                    .retryAfterMax(Duration.ofSeconds(1))
+                    .maxAttempts(2));
+    server.enqueue(status(503).header("Retry-After", "1"), ok("fine"));
+    SimpleHttpRequest get = SimpleRequestBuilder.get(server.url("/z")).build();
+    RequestConfig none =
+        RequestConfig.custom().setConnectTimeout(Timeout.ZERO_MILLISECONDS).build();
+    get.setConfig(none);
+
+    assertThat(call(c, get, null).await()).isEqualTo("200 fine");
+
+    assertThat(seen).hasSize(2);
+    assertThat(seen.get(0)).as("the first attempt: the application's").isSameAs(none);
+    assertThat(millis(seen.get(1).getConnectTimeout())).isEqualTo(300);
   }
 
   /**
