@@ -59,8 +59,11 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * no rate-limit permit) is heard on the thread the wait ended on, one of the engine's scheduler
  * threads, not the client's: HttpClient has no public way to run a task on its I/O dispatch
  * threads, and a hand-over through its execution chain would show interceptors before this one an
- * execution that is not a request; the policy's per-attempt timeout is not applied (the client's
- * own timeouts are). Thread-safe; one instance serves one or many clients.
+ * execution that is not a request; an attempt under the policy's bound ({@code perAttemptTimeout},
+ * and for a retry the time left before the deadline) runs under a shortened copy of the call's
+ * {@code RequestConfig} ({@link AttemptTimeouts}), which the application's code inside the attempt
+ * (an interceptor, its consumer's {@code informationResponse}) reads instead of its own.
+ * Thread-safe; one instance serves one or many clients.
  */
 public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
   /** The name of this handler in the execution chain. */

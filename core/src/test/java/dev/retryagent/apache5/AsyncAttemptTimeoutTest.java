@@ -21,6 +21,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -31,6 +32,8 @@ import java.util.function.UnaryOperator;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
 import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.async.methods.SimpleRequestProducer;
+import org.apache.hc.client5.http.async.methods.SimpleResponseConsumer;
 import org.apache.hc.client5.http.config.RequestConfig;
 import org.apache.hc.client5.http.impl.ChainElement;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
@@ -40,7 +43,14 @@ import org.apache.hc.client5.http.impl.nio.PoolingAsyncClientConnectionManager;
 import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.EntityDetails;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpException;
 import org.apache.hc.core5.http.HttpRequestInterceptor;
+import org.apache.hc.core5.http.HttpResponse;
+import org.apache.hc.core5.http.nio.AsyncResponseConsumer;
+import org.apache.hc.core5.http.nio.CapacityChannel;
+import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.reactor.IOReactorConfig;
 import org.apache.hc.core5.util.TimeValue;
@@ -377,6 +387,112 @@ class AsyncAttemptTimeoutTest {
     assertThat(seen).hasSize(2);
     assertThat(seen.get(0)).as("the first attempt: the application's").isSameAs(none);
     assertThat(millis(seen.get(1).getConnectTimeout())).isEqualTo(300);
+  }
+
+  /**
+   * The application's response consumer, which reads its context's config at an interim response
+   * (103 Early Hints) and at the final response's head, and sets a config of its own at each: a
+   * copy with a response timeout of its own at the first, {@link #MINE} at the second.
+   */
+  private static final class Reading implements AsyncResponseConsumer<SimpleHttpResponse> {
+    static final RequestConfig MINE =
+        RequestConfig.custom().setResponseTimeout(Timeout.ofSeconds(7)).build();
+    private final AsyncResponseConsumer<SimpleHttpResponse> body = SimpleResponseConsumer.create();
+    volatile String atInterim;
+    volatile String atHead;
+
+    @Override
+    public void informationResponse(HttpResponse response, HttpContext context)
+        throws HttpException, IOException {
+      HttpClientContext c = HttpClientContext.adapt(context);
+      atInterim = ClassicAttemptTimeoutTest.timeouts(c.getRequestConfig());
+      ClassicAttemptTimeoutTest.derive(null, null, c);
+      body.informationResponse(response, context);
+    }
+
+    @Override
+    public void consumeResponse(
+        HttpResponse response,
+        EntityDetails details,
+        HttpContext context,
+        FutureCallback<SimpleHttpResponse> callback)
+        throws HttpException, IOException {
+      HttpClientContext c = HttpClientContext.adapt(context);
+      atHead = ClassicAttemptTimeoutTest.timeouts(c.getRequestConfig());
+      c.setRequestConfig(MINE);
+      body.consumeResponse(response, details, context, callback);
+    }
+
+    @Override
+    public void updateCapacity(CapacityChannel channel) throws IOException {
+      body.updateCapacity(channel);
+    }
+
+    @Override
+    public void consume(ByteBuffer src) throws IOException {
+      body.consume(src);
+    }
+
+    @Override
+    public void streamEnd(List<? extends Header> trailers) throws HttpException, IOException {
+      body.streamEnd(trailers);
+    }
+
+    @Override
+    public void failed(Exception cause) {
+      body.failed(cause);
+    }
+
+    @Override
+    public void releaseResources() {
+      body.releaseResources();
+    }
+  }
+
+  /**
+   * The application's consumer reads its own config at the head, where the call is over, as without
+   * the agent, and what it sets stays; inside the attempt (an interim response) it reads the
+   * attempt's copy, and a config it derives from that copy reaches the head with the application's
+   * timeouts back in it.
+   */
+  @Test
+  void aResponseConsumerReadsTheApplicationsConfigAtTheHeadAndTheAttemptsOnlyAtAnInterimResponse()
+      throws Exception {
+    RequestConfig own = ClassicAttemptTimeoutTest.LONG;
+    CloseableHttpAsyncClient plain = started(builder().setDefaultRequestConfig(own));
+    CloseableHttpAsyncClient c =
+        ours(
+            builder().setDefaultRequestConfig(own),
+            r -> r.perAttemptTimeout(Duration.ofSeconds(2)));
+    server.enqueue(ok("a").afterInterim(103), ok("b").afterInterim(103));
+    List<Reading> readers = new ArrayList<>();
+    List<HttpClientContext> contexts = new ArrayList<>();
+    for (CloseableHttpAsyncClient client : List.of(plain, c)) {
+      Reading reading = new Reading();
+      HttpClientContext context = HttpClientContext.create();
+      Heard heard = new Heard(context);
+      client.execute(
+          SimpleRequestProducer.create(SimpleRequestBuilder.get(server.url("/r")).build()),
+          reading,
+          context,
+          heard);
+      assertThat(heard.await()).startsWith("200 ");
+      readers.add(reading);
+      contexts.add(context);
+    }
+    Reading without = readers.get(0);
+    Reading with = readers.get(1);
+
+    assertThat(without.atInterim).isEqualTo("connect 60000 pool 60000 response 30000");
+    assertThat(with.atInterim)
+        .as("the attempt's")
+        .isEqualTo("connect 2000 pool 2000 response 2000");
+    assertThat(with.atHead)
+        .isEqualTo(without.atHead)
+        .isEqualTo("connect 60000 pool 60000 response 20000");
+    assertThat(contexts.get(1).getRequestConfig())
+        .isSameAs(contexts.get(0).getRequestConfig())
+        .isSameAs(Reading.MINE);
   }
 
   /**
