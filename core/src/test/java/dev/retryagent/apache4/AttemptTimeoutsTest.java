@@ -6,7 +6,6 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
@@ -18,10 +17,7 @@ import dev.retryagent.policy.TransportFailure;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
+import dev.retryagent.testing.UnansweredPort;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -449,23 +445,12 @@ class AttemptTimeoutsTest {
   @Test
   void aConnectTheHostNeverAnswersEndsAtTheBoundAsHttpClientEndsItAndAGetIsRetried()
       throws Exception {
-    // A listening socket whose backlog (1) is full and that never accepts: Linux drops further
-    // SYNs (tcp_abort_on_overflow 0), so a connect waits, as to a host that does not answer.
-    // Without the bound the application's connect timeout (none: the client's default) let the
-    // attempt wait as long as the kernel tries; now HttpClient's own ConnectTimeoutException at
-    // 300 ms, as an application that set 300 ms itself gets, and the policy retries the GET.
-    InetAddress loopback = InetAddress.getLoopbackAddress();
-    try (ServerSocket full = new ServerSocket(0, 1, loopback);
-        Socket first = new Socket();
-        Socket second = new Socket();
-        Socket probe = new Socket()) {
-      InetSocketAddress at = new InetSocketAddress(loopback, full.getLocalPort());
-      first.connect(at, 5000);
-      second.connect(at, 5000);
-      assumeTrue(
-          catchThrowable(() -> probe.connect(at, 300)) instanceof SocketTimeoutException,
-          "this kernel drops a SYN to a full backlog rather than refusing it");
-      String url = "http://" + loopback.getHostAddress() + ":" + at.getPort() + "/items";
+    // A host that never answers (UnansweredPort): a connect waits. Without the bound the
+    // application's connect timeout (none: the client's default) let the attempt wait as long as
+    // the kernel tries; now HttpClient's own ConnectTimeoutException at 300 ms, as an application
+    // that set 300 ms itself gets, and the policy retries the GET.
+    try (UnansweredPort port = new UnansweredPort()) {
+      String url = port.url("/items");
       Throwable plain;
       try (CloseableHttpClient p = HttpClients.createDefault()) {
         HttpGet get = new HttpGet(url);

@@ -3,9 +3,7 @@ package dev.retryagent.apache5;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -15,12 +13,8 @@ import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
+import dev.retryagent.testing.UnansweredPort;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -270,17 +264,23 @@ class AsyncAttemptTimeoutTest {
     assertThat(heard.thread).startsWith("httpclient-dispatch");
   }
 
+  /**
+   * A client whose deadline leaves a retry 300 ms: the server's first answer is a 503 that asks for
+   * a wait of 1 s (the fake clock's), its second {@code retry}.
+   */
+  private CloseableHttpAsyncClient retryLeft300Millis(ScriptedHttpServer.Action retry) {
+    server.enqueue(status(503).header("Retry-After", "1"), retry);
+    return ours(
+        builder(),
+        r ->
+            r.deadline(Duration.ofMillis(1_300))
+                .retryAfterMax(Duration.ofSeconds(1))
+                .maxAttempts(2));
+  }
+
   @Test
   void theDeadlineShortensARetrysTimeout() throws Exception {
-    // The 503 asks for a wait of 1 s (the fake clock's); the deadline leaves the retry 300 ms.
-    CloseableHttpAsyncClient c =
-        ours(
-            builder(),
-            r ->
-                r.deadline(Duration.ofMillis(1_300))
-                    .retryAfterMax(Duration.ofSeconds(1))
-                    .maxAttempts(2));
-    server.enqueue(status(503).header("Retry-After", "1"), ok("late").delay(STALL_MILLIS));
+    CloseableHttpAsyncClient c = retryLeft300Millis(ok("late").delay(STALL_MILLIS));
 
     HttpClientContext context = HttpClientContext.create();
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/d")).build(), context);
@@ -317,23 +317,12 @@ class AsyncAttemptTimeoutTest {
   @Test
   void aConnectTimeoutOfZeroIsBoundedAndTheConnectEndsAsHttpClientEndsItsOwnAndIsRetried()
       throws Exception {
-    // A listening socket whose backlog (1) is full and that never accepts: Linux drops further
-    // SYNs, so a connect waits, as to a host that does not answer. The application's connect
-    // timeout of 0 is no limit: each attempt's connect ends at the bound with HttpClient's own
+    // A host that never answers (UnansweredPort). The application's connect timeout of 0 is no
+    // limit: each attempt's connect ends at the bound with HttpClient's own
     // ConnectTimeoutException, as an application that set 300 ms itself gets, and the GET is
     // retried.
-    InetAddress loopback = InetAddress.getLoopbackAddress();
-    try (ServerSocket full = new ServerSocket(0, 1, loopback);
-        Socket first = new Socket();
-        Socket second = new Socket();
-        Socket probe = new Socket()) {
-      InetSocketAddress at = new InetSocketAddress(loopback, full.getLocalPort());
-      first.connect(at, 5000);
-      second.connect(at, 5000);
-      assumeTrue(
-          catchThrowable(() -> probe.connect(at, 300)) instanceof SocketTimeoutException,
-          "this kernel drops a SYN to a full backlog rather than refusing it");
-      String url = "http://" + loopback.getHostAddress() + ":" + at.getPort() + "/items";
+    try (UnansweredPort port = new UnansweredPort()) {
+      String url = port.url("/items");
       SimpleHttpRequest plainGet = SimpleRequestBuilder.get(url).build();
       plainGet.setConfig(
           RequestConfig.custom().setConnectTimeout(Timeout.ofMilliseconds(300)).build());
@@ -366,17 +355,9 @@ class AsyncAttemptTimeoutTest {
   @Test
   void aFirstAttemptKeepsAConnectTimeoutOfZeroAndARetryGetsWhatIsLeftOfTheDeadline()
       throws Exception {
-    // No perAttemptTimeout: the first attempt is the application's own, unbounded; the 503 asks
-    // for a wait of 1 s (the fake clock's), and the deadline leaves the retry 300 ms, its connect
-    // included.
-    CloseableHttpAsyncClient c =
-        ours(
-            builder(),
-            r ->
-                r.deadline(Duration.ofMillis(1_300))
-                    .retryAfterMax(Duration.ofSeconds(1))
-                    .maxAttempts(2));
-    server.enqueue(status(503).header("Retry-After", "1"), ok("fine"));
+    // No perAttemptTimeout: the first attempt is the application's own, unbounded; the deadline
+    // leaves the retry 300 ms, its connect included.
+    CloseableHttpAsyncClient c = retryLeft300Millis(ok("fine"));
     SimpleHttpRequest get = SimpleRequestBuilder.get(server.url("/z")).build();
     RequestConfig none =
         RequestConfig.custom().setConnectTimeout(Timeout.ZERO_MILLISECONDS).build();
