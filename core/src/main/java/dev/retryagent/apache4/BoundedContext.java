@@ -29,10 +29,11 @@ import org.apache.http.util.VersionInfo;
  *   <li>The socket timeout, as the connection has it when a request is about to be written on it
  *       ({@code http.request_sent = false}): whatever set it (the {@code RequestConfig}'s socket
  *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
- *       {@code AbstractHttpClient}'s parameters), it is shortened on the connection itself, which
- *       HttpClient's connection managers put back when the connection returns to the pool (4.5.4
- *       and later; before, where they keep it, the socket timeout is left as it is: {@link
- *       ResetsSocketTimeout}).
+ *       {@code AbstractHttpClient}'s parameters), it is shortened on the connection itself where it
+ *       is known to be put back before another call uses the connection ({@code
+ *       PoolingHttpClientConnectionManager}'s connections from 4.5.4 on, and those of the
+ *       deprecated {@code AbstractHttpClient}); elsewhere, where the bound could stay on a
+ *       kept-alive connection, the socket timeout is left as it is ({@link ResetsSocketTimeout}).
  * </ul>
  *
  * When a shortened timeout fires the application gets HttpClient's own exception for it ({@code
@@ -138,7 +139,7 @@ final class BoundedContext extends ObservingContext {
 
   private void shortenSocketTimeout(HttpConnection connection) {
     if (!ResetsSocketTimeout.OF.get(connection.getClass())) {
-      return; // the bound would stay on the pooled connection and reach later calls
+      return; // the bound could stay on the kept-alive connection and reach later calls
     }
     int current = connection.getSocketTimeout();
     if (current < 0) {
@@ -151,23 +152,35 @@ final class BoundedContext extends ObservingContext {
   }
 
   /**
-   * Whether the HttpClient a connection class comes from puts a connection's socket timeout back
-   * when the connection goes back to its pool: 4.5.4 and later ({@code
-   * PoolingHttpClientConnectionManager} and {@code BasicHttpClientConnectionManager} set it to 0 on
-   * release, and HttpClient sets its own on the next exchange). Before 4.5.4 neither does: a bound
-   * set on a kept-alive connection stayed on it, and a later call whose {@code RequestConfig} sets
-   * no socket timeout, with no bound of its own or not even under a policy, ran under it where
+   * Whether a connection of this class gets its socket timeout back before another call can use it,
+   * so that an attempt's bound set on it reaches no later call: a connection of HttpClient's {@code
+   * PoolingHttpClientConnectionManager} ({@code CPoolProxy}, also when a manager of the
+   * application's hands it out and gives it back through one), whose release sets it to 0 (4.5.4
+   * and later; HttpClient sets its own on the next exchange), and one of the deprecated {@code
+   * AbstractHttpClient}'s managers ({@code ManagedClientConnection}), to which its request director
+   * gives the socket timeout of its {@code HttpParams} on every exchange. Any other connection, and
+   * any before 4.5.4, keeps the bound when it goes back: a later call whose {@code RequestConfig}
+   * sets no socket timeout, with no bound of its own or not even under a policy, ran under it where
    * without the agent it ran under the connection's own. There the socket timeout is left as it is
-   * (the connect and connection-request timeouts are still bounded). Read once per class, from the
-   * release in HttpClient's own {@code version.properties} beside that class; unknown: left as it
-   * is.
+   * (the connect and connection-request timeouts are still bounded). That is so for {@code
+   * BasicHttpClientConnectionManager} too, which does put it back, because its connection is
+   * HttpClient's plain one ({@code DefaultManagedHttpClientConnection}), which a manager of the
+   * application's that does not may hand out as well: the context names the connection, never the
+   * manager. Read once per class, the release from HttpClient's own {@code version.properties}
+   * beside it; unknown: left as it is.
    */
   static final class ResetsSocketTimeout extends ClassValue<Boolean> {
     static final ResetsSocketTimeout OF = new ResetsSocketTimeout();
+    // The connection PoolingHttpClientConnectionManager hands out (package-private).
+    static final String POOLED = "org.apache.http.impl.conn.CPoolProxy";
 
     @Override
+    @SuppressWarnings("deprecation")
     protected Boolean computeValue(Class<?> type) {
-      return resets(type.getClassLoader());
+      boolean given =
+          POOLED.equals(type.getName())
+              || org.apache.http.conn.ManagedClientConnection.class.isAssignableFrom(type);
+      return given && resets(type.getClassLoader());
     }
 
     /** Whether the HttpClient {@code loader} holds resets the socket timeout on release. */

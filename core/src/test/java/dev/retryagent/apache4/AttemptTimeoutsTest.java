@@ -337,13 +337,154 @@ class AttemptTimeoutsTest {
       }
     }
     assertThat(plain).containsOnly("socket 7000 connect -1 pool -1").hasSize(4);
+    // BasicHttpClientConnectionManager's connection is HttpClient's plain one, which a manager of
+    // the application's may hand out without putting its socket timeout back (the test above):
+    // its socket timeout is left as it is, the other two are bounded.
+    String bound = manager.equals("basic") ? "socket 7000" : "socket 2000";
     assertThat(ours)
         .containsExactly(
-            "socket 2000 connect 2000 pool 2000",
+            bound + " connect 2000 pool 2000",
             "socket 7000 connect -1 pool -1",
-            "socket 2000 connect 2000 pool 2000",
+            bound + " connect 2000 pool 2000",
             "socket 7000 connect -1 pool -1");
     assertThat(server.requestCount()).isEqualTo(8);
+  }
+
+  @Test
+  void aConnectionManagerOfTheApplicationsOwnKeepsTheSocketTimeoutItGaveTheConnection()
+      throws Exception {
+    // A connection manager of the application's own (OneConnection) that, as HttpClient's before
+    // 4.5.4, leaves a connection's socket timeout as the last exchange left it when the
+    // connection comes back. A call the policy bounds (500 ms), then, on the same kept-alive
+    // connection, a call of a client without perAttemptTimeout whose RequestConfig sets no socket
+    // timeout and whose answer comes after 1.5 s: without the agent it waits for it under the
+    // connection's own 7 s; with the agent it failed with SocketTimeoutException at the first
+    // call's 500 ms, a failure the application never saw without the agent. The agent cannot put
+    // the socket timeout back before such a manager takes the connection back, so it leaves it as
+    // it is there.
+    List<String> plain = new CopyOnWriteArrayList<>();
+    List<String> ours = new CopyOnWriteArrayList<>();
+    for (List<String> seen : List.of(plain, ours)) {
+      boolean agent = seen == ours;
+      server.enqueue(ok("first"), ok("late").delay(1500));
+      OneConnection cm = new OneConnection(7000);
+      try (CloseableHttpClient bounded =
+              client(agent, r -> r.perAttemptTimeout(Duration.ofMillis(500)), shared(seen, cm));
+          CloseableHttpClient unbounded = client(agent, r -> r.maxAttempts(1), shared(seen, cm))) {
+        try (CloseableHttpResponse r = bounded.execute(get("/first"))) {
+          assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("first");
+        }
+        try (CloseableHttpResponse r = unbounded.execute(get("/second"))) {
+          assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("late");
+        }
+      } finally {
+        cm.shutdown();
+      }
+    }
+    assertThat(plain).containsOnly("socket 7000 connect -1 pool -1").hasSize(2);
+    assertThat(ours)
+        .containsExactly("socket 7000 connect 500 pool 500", "socket 7000 connect -1 pool -1");
+    assertThat(server.requestCount()).isEqualTo(4);
+    assertThat(server.connectionCount()).as("one kept-alive connection each").isEqualTo(2);
+  }
+
+  /**
+   * A connection manager of an application's own, one connection kept alive between calls, made
+   * with HttpClient's own factory and operator: the socket timeout is the {@code SocketConfig}'s
+   * when the connection is opened, and nothing puts it back when the connection comes back.
+   */
+  private static final class OneConnection
+      implements org.apache.http.conn.HttpClientConnectionManager {
+    private final org.apache.http.config.SocketConfig socket;
+    private final org.apache.http.conn.HttpClientConnectionOperator operator =
+        new org.apache.http.impl.conn.DefaultHttpClientConnectionOperator(
+            org.apache.http.config.RegistryBuilder
+                .<org.apache.http.conn.socket.ConnectionSocketFactory>create()
+                .register("http", org.apache.http.conn.socket.PlainConnectionSocketFactory.INSTANCE)
+                .build(),
+            null,
+            null);
+    private org.apache.http.conn.ManagedHttpClientConnection connection;
+
+    OneConnection(int socketTimeoutMillis) {
+      socket =
+          org.apache.http.config.SocketConfig.custom().setSoTimeout(socketTimeoutMillis).build();
+    }
+
+    @Override
+    public synchronized org.apache.http.conn.ConnectionRequest requestConnection(
+        org.apache.http.conn.routing.HttpRoute route, Object state) {
+      if (connection == null) {
+        connection =
+            org.apache.http.impl.conn.ManagedHttpClientConnectionFactory.INSTANCE.create(
+                route, org.apache.http.config.ConnectionConfig.DEFAULT);
+      }
+      org.apache.http.conn.ManagedHttpClientConnection leased = connection;
+      return new org.apache.http.conn.ConnectionRequest() {
+        @Override
+        public org.apache.http.HttpClientConnection get(
+            long timeout, java.util.concurrent.TimeUnit unit) {
+          return leased;
+        }
+
+        @Override
+        public boolean cancel() {
+          return false;
+        }
+      };
+    }
+
+    @Override
+    public void releaseConnection(
+        org.apache.http.HttpClientConnection conn,
+        Object newState,
+        long validDuration,
+        java.util.concurrent.TimeUnit timeUnit) {}
+
+    @Override
+    public void connect(
+        org.apache.http.HttpClientConnection conn,
+        org.apache.http.conn.routing.HttpRoute route,
+        int connectTimeout,
+        org.apache.http.protocol.HttpContext context)
+        throws java.io.IOException {
+      operator.connect(
+          (org.apache.http.conn.ManagedHttpClientConnection) conn,
+          route.getTargetHost(),
+          route.getLocalSocketAddress(),
+          connectTimeout,
+          socket,
+          context);
+    }
+
+    @Override
+    public void upgrade(
+        org.apache.http.HttpClientConnection conn,
+        org.apache.http.conn.routing.HttpRoute route,
+        org.apache.http.protocol.HttpContext context) {}
+
+    @Override
+    public void routeComplete(
+        org.apache.http.HttpClientConnection conn,
+        org.apache.http.conn.routing.HttpRoute route,
+        org.apache.http.protocol.HttpContext context) {}
+
+    @Override
+    public void closeIdleConnections(long idletime, java.util.concurrent.TimeUnit timeUnit) {}
+
+    @Override
+    public void closeExpiredConnections() {}
+
+    @Override
+    public synchronized void shutdown() {
+      if (connection != null) {
+        try {
+          connection.shutdown();
+        } catch (java.io.IOException e) {
+          // closing a loopback socket at the test's end: nothing to tell
+        }
+      }
+    }
   }
 
   private static org.apache.http.conn.HttpClientConnectionManager manager(String kind) {

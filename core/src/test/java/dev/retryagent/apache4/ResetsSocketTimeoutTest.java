@@ -41,8 +41,25 @@ class ResetsSocketTimeoutTest {
     assertThat(ResetsSocketTimeout.resets(loaderOf(dir.resolve("new"), "4.5.10"))).isTrue();
     // No version file (a repackaged HttpClient): the socket timeout is left as it is.
     assertThat(ResetsSocketTimeout.resets(loaderOf(dir.resolve("none"), null))).isFalse();
-    // The HttpClient these tests run on (4.5.14).
-    assertThat(ResetsSocketTimeout.OF.get(PoolingHttpClientConnectionManager.class)).isTrue();
+  }
+
+  @Test
+  void onlyConnectionsWhoseSocketTimeoutIsPutBackBeforeTheirNextCallMayCarryTheBound()
+      throws ClassNotFoundException {
+    // The HttpClient these tests run on (4.5.14): PoolingHttpClientConnectionManager's, put back
+    // on release; the deprecated AbstractHttpClient's, given its HttpParams' on every exchange.
+    assertThat(ResetsSocketTimeout.OF.get(Class.forName(ResetsSocketTimeout.POOLED))).isTrue();
+    assertThat(
+            ResetsSocketTimeout.OF.get(
+                Class.forName("org.apache.http.impl.conn.ManagedClientConnectionImpl")))
+        .isTrue();
+    // HttpClient's plain connection, which BasicHttpClientConnectionManager hands out and so may a
+    // manager of the application's that keeps its socket timeout (AttemptTimeoutsTest).
+    assertThat(
+            ResetsSocketTimeout.OF.get(
+                org.apache.http.impl.conn.DefaultManagedHttpClientConnection.class))
+        .isFalse();
+    assertThat(ResetsSocketTimeout.OF.get(PoolingHttpClientConnectionManager.class)).isFalse();
   }
 
   private static ClassLoader loaderOf(Path root, String release) throws IOException {
