@@ -470,9 +470,17 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       inFlight = null; // the interceptor no longer begins it (beginClone)
       retrier.attempts().put(clone, new ManagedAttempts.Expired(this));
     }
+    Throwable listenerThrew = null;
     if (cancel) {
       // When a slot frees it runs, cancelled: nothing is sent, and its callback is not heard.
-      clone.cancel();
+      // What the application's EventListener.canceled throws leaves once the telling is handed
+      // over (cancelAtCallTimeout); before, the callback was told by our failure's path instead,
+      // the listener's exception said as the agent's internal error.
+      try {
+        clone.cancel();
+      } catch (RuntimeException | Error thrown) {
+        listenerThrew = thrown;
+      }
     }
     IOException heard = failure;
     Runnable tell = () -> tellEndedInQueue(heard);
@@ -482,6 +490,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       onDispatcherThread(tell);
     } catch (RuntimeException refused) {
       engine.scheduler().schedule(tell, 0); // shut down meanwhile: there is no other thread
+    } finally {
+      leaveAsUncaught(listenerThrew);
     }
   }
 
@@ -767,21 +777,22 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return;
     }
     retryCall.onAbandoned();
-    cancelAtCallTimeout();
+    Throwable listenerThrew = cancelAtCallTimeout();
     InterruptedIOException timeout = timeout();
     if (dispatcher == null) {
       Call call = attemptCallOrTell(timeout);
       if (call != null) {
         failThrough(call, timeout);
       }
-      return;
+    } else {
+      Runnable tell = () -> tellTimedOut(timeout);
+      try {
+        onDispatcherThread(tell);
+      } catch (RuntimeException refused) {
+        tell.run(); // shut down meanwhile: no dispatcher thread is left
+      }
     }
-    Runnable tell = () -> tellTimedOut(timeout);
-    try {
-      onDispatcherThread(tell);
-    } catch (RuntimeException refused) {
-      tell.run(); // shut down meanwhile: no dispatcher thread is left
-    }
+    leaveAsUncaught(listenerThrew);
   }
 
   /**
@@ -861,25 +872,47 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         // Never onto okio's watchdog: it would end its thread, and okio starts no other while its
         // queue holds timeouts, so no OkHttp call of the JVM would time out any more. What gets
         // here is what the application's callback threw (told on this thread only when no other
-        // was left) or our own failure after it heard: it goes where it goes as it leaves a thread.
-        Thread t = Thread.currentThread();
-        try {
-          t.getUncaughtExceptionHandler().uncaughtException(t, thrown);
-        } catch (RuntimeException | Error ignored) {
-          // the handler's own failure: the watchdog must go on all the same
-        }
+        // was left) or our own failure after it heard.
+        leaveAsUncaught(thrown);
       }
     }
   }
 
   /**
-   * Cancels the call as OkHttp's timeout does (its {@code isCanceled()} says so), not as a cancel.
+   * {@code thrown} (null: nothing) goes where it goes as it leaves a thread, the current thread's
+   * uncaught-exception handler, and the thread goes on: the application's own exception, thrown on
+   * a thread of ours or okio's watchdog, or once the callback must still hear of the call.
    */
-  private void cancelAtCallTimeout() {
+  static void leaveAsUncaught(Throwable thrown) {
+    if (thrown == null) {
+      return;
+    }
+    Thread t = Thread.currentThread();
+    try {
+      t.getUncaughtExceptionHandler().uncaughtException(t, thrown);
+    } catch (RuntimeException | Error ignored) {
+      // the handler's own failure: the thread must go on all the same
+    }
+  }
+
+  /**
+   * Cancels the call as OkHttp's timeout does (its {@code isCanceled()} says so), not as a cancel.
+   * Returns what the application's {@code EventListener.canceled}, which OkHttp calls from {@code
+   * cancel()} once the call is cancelled, threw (null: nothing): the caller tells the callback the
+   * timeout first, then lets it go ({@link #leaveAsUncaught}), as without the agent it leaves
+   * OkHttp's timeout, on another thread than the callback's. Before, it took the place of the
+   * call's end: said as the agent's internal error, the application's exception never seen.
+   */
+  private Throwable cancelAtCallTimeout() {
     synchronized (this) {
       cancelled = true; // the agent's hook on cancel() finds it so: never told as "Canceled"
     }
-    original.cancel();
+    try {
+      original.cancel();
+      return null;
+    } catch (RuntimeException | Error listenerThrew) {
+      return listenerThrew;
+    }
   }
 
   /** The callback hears the call's timeout, once, whatever fails here of ours. */
@@ -954,8 +987,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // The call's timeout ran out while the copy was on its way here: OkHttp fails a response
       // that comes after its timeout cancelled the call ("timeout"), so the callback hears that.
       release(copy);
-      cancelAtCallTimeout();
+      Throwable listenerThrew = cancelAtCallTimeout();
       tellTimedOut(timeout());
+      leaveAsUncaught(listenerThrew);
       return;
     }
     try {
@@ -1144,7 +1178,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
       cancelled = true;
     }
-    original.cancel();
+    try {
+      original.cancel();
+    } catch (RuntimeException | Error listenerThrew) {
+      // The application's EventListener.canceled: out of here, it reached the agent's hook on the
+      // attempt's cancel(), said as the agent's internal error. It goes to this thread's
+      // uncaught-exception handler instead, as without the agent it leaves OkHttp's timeout.
+      leaveAsUncaught(listenerThrew);
+    }
   }
 
   /**
@@ -1235,10 +1276,18 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private void deliverFailure(IOException e) {
     end();
     Call attempt = lastAttempt;
+    Throwable listenerThrew = null;
     if (attempt != null && attempt != original && attempt.isCanceled() && !original.isCanceled()) {
       // The attempt's call timeout (OkHttp 3 cancels without cancel()), or whoever cancelled it,
-      // would have cancelled the call itself without the agent: the callback may ask.
-      original.cancel();
+      // would have cancelled the call itself without the agent: the callback may ask. What the
+      // application's EventListener.canceled throws leaves after the callback heard, as it leaves
+      // OkHttp's timeout without the agent, on another thread than the callback's; before, it
+      // was said as the agent's internal error.
+      try {
+        original.cancel();
+      } catch (RuntimeException | Error thrown) {
+        listenerThrew = thrown;
+      }
     }
     CallContext.Scope scope = retryCall.enterContext(true);
     try {
@@ -1248,6 +1297,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       callback.onFailure(original, e);
     } finally {
       retryCall.leaveContext(scope);
+      leaveAsUncaught(listenerThrew);
     }
   }
 

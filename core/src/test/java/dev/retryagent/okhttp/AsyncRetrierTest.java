@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.CircuitState;
@@ -63,6 +64,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -1735,6 +1737,208 @@ class AsyncRetrierTest {
     assertThat(plain.await()).isEqualTo("java.io.InterruptedIOException: timeout");
     assertThat(reports).hasValue(1);
     assertThat(retrier.running()).isZero();
+  }
+
+  @ParameterizedTest(name = "during the retry''s {0}, an Error: {1}")
+  @CsvSource({"wait, false", "wait, true", "attempt, false", "attempt, true"})
+  void anEventListenerThatThrowsAsTheAgentCancelsAtTheCallTimeoutLeavesOnceTheCallbackHeard(
+      String during, boolean error) throws Exception {
+    // The call's callTimeout (real, 3 s) ran out during the retry's wait (the agent cancels the
+    // call on a dispatcher thread) or during the retry's attempt (OkHttp cancels the clone, and
+    // the agent the call itself as the attempt's failure is told), and the application's
+    // EventListener.canceled threw there (OkHttp calls it from cancel()). It was said as the
+    // agent's internal error and never seen; now the callback hears the timeout once, then the
+    // listener's exception goes to the thread's uncaught-exception handler, as without the agent
+    // it leaves OkHttp's timeout (okio's watchdog, whose thread it ends), and the watchdog serves
+    // later calls. (The clone's own cancel on okio's watchdog is OkHttp's: its listener is left
+    // quiet here, or it would end the watchdog of this JVM.)
+    boolean inTheWait = during.equals("wait");
+    Throwable thrown =
+        error
+            ? new AssertionError("the application's listener")
+            : new IllegalStateException("the application's listener");
+    AtomicReference<Call> throwsFor = new AtomicReference<>();
+    try (UncaughtRecordingDispatcher threads = new UncaughtRecordingDispatcher()) {
+      configure(
+          b -> b,
+          new OkHttpClient.Builder()
+              .callTimeout(3, TimeUnit.SECONDS)
+              .dispatcher(threads.dispatcher)
+              .eventListener(throwingFromCanceled(throwsFor, thrown)),
+          false);
+      if (inTheWait) {
+        server.enqueue(status(503));
+        server.otherwise(ok("retried"));
+        time.holdTasks();
+      } else {
+        server.enqueue(status(503), ok("too late").delay(60_000));
+      }
+      Call call = client.newCall(get("/retried"));
+      throwsFor.set(call);
+      Heard heard = new Heard();
+      retrier.enqueue(call, heard, threads.dispatcher);
+      if (inTheWait) {
+        awaitTheRetrysWait();
+      }
+
+      assertThat(heard.outcome.get(30, TimeUnit.SECONDS))
+          .isEqualTo("java.io.InterruptedIOException: timeout");
+      await().atMost(Duration.ofSeconds(10)).until(() -> threads.uncaught.contains(thrown));
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(call.isCanceled()).isTrue();
+      assertThat(threads.uncaught).containsExactly(thrown);
+      assertThat(plainCallTimedOut(1).await()).isEqualTo("java.io.InterruptedIOException: timeout");
+      assertThat(heard.reports).hasValue(1);
+      assertThat(server.requestCount())
+          .as("ours, then plain OkHttp's")
+          .isEqualTo(inTheWait ? 2 : 3);
+      assertThat(retrier.running()).isZero();
+      assertThat(engine.pendingAsyncRetries()).isZero();
+    }
+  }
+
+  @Test
+  void anEventListenerThatThrowsAsTheAgentsHookCancelsTheCallOfACancelledRetryStaysOutOfTheHook()
+      throws Exception {
+    // OkHttp cancels a retry's clone (its call timeout, on okio's watchdog), and the agent's hook
+    // at the start of the clone's cancel() cancels the call itself, where the application's
+    // EventListener.canceled threw: out of the hook, it was said as the agent's internal error.
+    // Now it leaves to the thread's uncaught-exception handler, as without the agent it leaves
+    // OkHttp's timeout, and the clone's cancel goes on; the callback hears once. (As the hook,
+    // then cancel()'s body, on a thread of the test's.)
+    assumeTrue(listenersHearCancels(), "EventListener.canceled: OkHttp 4.3 on");
+    IllegalStateException thrown = new IllegalStateException("the application's listener");
+    AtomicReference<Call> throwsFor = new AtomicReference<>();
+    List<Call> clones = new CopyOnWriteArrayList<>();
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .eventListener(
+                new EventListener() {
+                  @Override
+                  public void callStart(Call c) {
+                    if (c != throwsFor.get()) {
+                      clones.add(c);
+                    }
+                  }
+
+                  // EventListener.canceled, OkHttp 4.3 on (no @Override: compiled against 3.14)
+                  public void canceled(Call c) {
+                    if (c == throwsFor.get()) {
+                      throw thrown;
+                    }
+                  }
+                }),
+        false);
+    server.enqueue(status(503), ok("too late").delay(60_000));
+    Call call = client.newCall(get("/retried"));
+    throwsFor.set(call);
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.requestCount() == 2);
+    Call clone = clones.get(0);
+
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    AtomicReference<Throwable> leftCancel = new AtomicReference<>();
+    Thread canceller =
+        new Thread(
+            () -> {
+              try {
+                retrier.cancel(clone); // the agent's hook
+                clone.cancel(); // cancel()'s own body
+              } catch (RuntimeException | Error e) {
+                leftCancel.set(e);
+              }
+            });
+    canceller.setUncaughtExceptionHandler((t, e) -> uncaught.add(e));
+    canceller.start();
+    canceller.join(10_000);
+
+    assertThat(leftCancel.get()).as("out of the hook").isNull();
+    assertThat(uncaught).containsExactly(thrown);
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
+  }
+
+  @Test
+  void
+      anEventListenerThatThrowsAsARetryQueuedAtTheCallTimeoutIsCancelledLeavesOnceTheCallbackHeard()
+          throws Exception {
+    // At the call's deadline the agent cancels the retry's clone queued behind the host's taken
+    // slot, and the application's EventListener.canceled threw for it: the callback was told by
+    // the path of the agent's own failure, the listener's exception said as the agent's internal
+    // error. Now the callback hears the timeout once, and the listener's exception leaves to the
+    // uncaught-exception handler of the thread that cancelled (the agent's scheduler's; here a
+    // thread of the test's), which goes on.
+    assumeTrue(listenersHearCancels(), "EventListener.canceled: OkHttp 4.3 on");
+    IllegalStateException thrown = new IllegalStateException("the application's listener");
+    AtomicReference<Call> quiet = new AtomicReference<>();
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    List<String> errors =
+        configureFaulty(
+            new AtomicBoolean(), // a clock that never fails
+            holdingTheSlot(slotTaken, slotFree)
+                .callTimeout(30, TimeUnit.SECONDS)
+                .eventListener(
+                    new EventListener() {
+                      // EventListener.canceled (no @Override: compiled against 3.14)
+                      public void canceled(Call c) {
+                        if (c != quiet.get()
+                            && c.request().url().encodedPath().equals("/retried")) {
+                          throw thrown; // the retry's clone
+                        }
+                      }
+                    }));
+    Call call = client.newCall(get("/retried"));
+    quiet.set(call);
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      await().atMost(Duration.ofSeconds(5)).until(() -> time.heldTasks() == 1); // the deadline
+      Thread scheduler = new Thread(time::runHeldTasks, "fake-scheduler");
+      scheduler.setUncaughtExceptionHandler((t, e) -> uncaught.add(e));
+      scheduler.start();
+      scheduler.join(10_000);
+
+      assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: timeout");
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(uncaught).containsExactly(thrown);
+      assertThat(errors).as("not the agent's error").isEmpty();
+      assertThat(call.isCanceled()).isTrue();
+    } finally {
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+  }
+
+  /** Whether this OkHttp tells its event listeners of a cancel ({@code canceled}, 4.3 on). */
+  private static boolean listenersHearCancels() {
+    try {
+      EventListener.class.getMethod("canceled", Call.class);
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
+  }
+
+  /**
+   * An event listener whose {@code canceled} throws {@code thrown} for the call {@code of} holds.
+   */
+  private static EventListener throwingFromCanceled(AtomicReference<Call> of, Throwable thrown) {
+    assumeTrue(listenersHearCancels(), "EventListener.canceled: OkHttp 4.3 on");
+    return new EventListener() {
+      // EventListener.canceled (no @Override: compiled against 3.14)
+      public void canceled(Call c) {
+        if (c == of.get()) {
+          OkHttpCallbacks.<RuntimeException>unchecked(thrown);
+        }
+      }
+    };
   }
 
   /** Runs each task on the thread that hands it over. */
