@@ -124,13 +124,21 @@ public final class SyncRetryLoop {
       // call with it. Further from it, released now, its connection serves other calls meanwhile.
       boolean keep = access.whole(response) && call.waitEndsNearDeadline(d.delayNanos());
       T copy = null;
+      long left = d.delayNanos();
       if (!keep) {
+        Clock clock = call.state.engine.clock();
+        long decidedAt = clock.nanoTime();
         // A copy of a small response, for a wait that ends late after all.
         copy = copyToGiveBack(call, access, response);
         discardForRetry(call, access, response);
+        // The wait counts from the decision, which kept the retry's start before the caller's
+        // timeout, as an asynchronous call's wait does (scheduled before the release): the
+        // release (a copy's peek, OkHttp's discard of the rest of a body, up to 100 ms each)
+        // pushed the whole wait later, past that timeout, which then ran out during the wait.
+        left = Math.max(0, left - (clock.nanoTime() - decidedAt));
       }
       try {
-        sleep(call, sleeper, d.delayNanos());
+        sleep(call, sleeper, left);
       } catch (InterruptedException | RuntimeException | Error e) {
         if (keep) {
           // Guarded: a release that throws (an Error from a body's close()) must not take the

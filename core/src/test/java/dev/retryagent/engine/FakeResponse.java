@@ -33,21 +33,28 @@ final class FakeResponse {
   }
 
   /** The {@link ResponseAccess} of fake responses. */
-  static final ResponseAccess<FakeResponse> ACCESS =
-      new ResponseAccess<FakeResponse>() {
-        @Override
-        public int status(FakeResponse response) {
-          return response.status;
-        }
+  static final ResponseAccess<FakeResponse> ACCESS = discarding(null);
 
-        @Override
-        public String header(FakeResponse response, String name) {
-          return response.header(name);
-        }
+  /** {@link #ACCESS}, whose discard runs {@code alsoOnDiscard} (null: nothing) too. */
+  static ResponseAccess<FakeResponse> discarding(Runnable alsoOnDiscard) {
+    return new ResponseAccess<FakeResponse>() {
+      @Override
+      public int status(FakeResponse response) {
+        return response.status;
+      }
 
-        @Override
-        public void discard(FakeResponse response) {
-          response.discards.incrementAndGet();
+      @Override
+      public String header(FakeResponse response, String name) {
+        return response.header(name);
+      }
+
+      @Override
+      public void discard(FakeResponse response) {
+        response.discards.incrementAndGet();
+        if (alsoOnDiscard != null) {
+          alsoOnDiscard.run();
         }
-      };
+      }
+    };
+  }
 }

@@ -285,6 +285,26 @@ class SyncRetryLoopTest {
   }
 
   @Test
+  void theWaitForARetryCountsFromTheDecisionNotFromTheResponsesRelease() throws Exception {
+    // Releasing the 503 for its retry took 30 ms (OkHttp's discard of the rest of a body takes up
+    // to 100 ms, a copy's peek as long): the wait of 100 ms began after it, so the retry started
+    // 130 ms after the decision, which had kept it before the caller's timeout (an execute()'s
+    // callTimeout then ran out during the wait, heard only at the wait's next look). Now the wait
+    // is what is left of the 100 ms, as an enqueued call's, scheduled before the release.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    Script script = new Script(f.clock, respond(503), respond(200));
+    ResponseAccess<FakeResponse> slowRelease =
+        FakeResponse.discarding(() -> f.clock.advance(30_000_000L));
+    EndingSleeper sleeper = new EndingSleeper();
+
+    FakeResponse r =
+        SyncRetryLoop.execute(f.newCall(FakeRequest.get()), sleeper, script::runSync, slowRelease);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(sleeper.waits).containsExactly("whole " + 70_000_000L);
+  }
+
+  @Test
   void aResponseAccessThatThrowsNeverCostsTheCallerItsResponse() throws Exception {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     FakeResponse weird = FakeResponse.of(503);
