@@ -1086,7 +1086,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
     }
     if (attempt != null && attempt != original) {
-      attempt.cancel();
+      Throwable listenerThrew = null;
+      try {
+        attempt.cancel();
+      } catch (RuntimeException | Error e) {
+        // The application's EventListener.canceled, for the clone: out of here before the clone
+        // was ended, the callback heard of the cancel only when a slot came free.
+        listenerThrew = e;
+      }
       try {
         // A clone OkHttp holds in its queue would hear of the cancel only when a slot frees.
         endIfQueued(attempt, false);
@@ -1094,6 +1101,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         // The dispatcher's executor out of threads (an Error), and the scheduler refusing too.
         endInCancel("ending a retry queued in OkHttp's dispatcher after a cancel", bug, true);
       }
+      // Not back into the application's cancel(): the original's own cancel runs after this, and
+      // its listener tells the application what it tells it without the agent.
+      leaveAsUncaught(listenerThrew);
     }
     if (wasWaiting) {
       Throwable refused;

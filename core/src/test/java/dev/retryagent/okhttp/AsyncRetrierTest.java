@@ -2154,6 +2154,69 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aCancelOfARetryQueuedBehindTheHostsTakenSlotsIsHeardAtOnceThoughItsEventListenerThrows()
+      throws Exception {
+    // The application cancels while the retry's clone waits in the dispatcher's queue, and its
+    // EventListener.canceled throws for the clone: the exception left the agent's cancel before
+    // the queued clone was ended, so the callback heard of the cancel only when the slot came free
+    // (if ever), and the listener's exception was said as the agent's internal error. Now the
+    // callback hears at once, and the exception goes to the cancelling thread's
+    // uncaught-exception handler, which goes on, as for a cancel at the call's timeout.
+    assumeTrue(listenersHearCancels(), "EventListener.canceled: OkHttp 4.3 on");
+    IllegalStateException thrown = new IllegalStateException("the application's listener");
+    AtomicReference<Call> quiet = new AtomicReference<>();
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    List<String> errors =
+        configureFaulty(
+            new AtomicBoolean(), // a clock that never fails
+            holdingTheSlot(slotTaken, slotFree)
+                .eventListener(
+                    new EventListener() {
+                      // EventListener.canceled (no @Override: compiled against 3.14)
+                      public void canceled(Call c) {
+                        if (c != quiet.get()
+                            && c.request().url().encodedPath().equals("/retried")) {
+                          throw thrown; // the retry's clone
+                        }
+                      }
+                    }));
+    Call call = client.newCall(get("/retried"));
+    quiet.set(call);
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    List<Throwable> uncaught = new CopyOnWriteArrayList<>();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+      time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
+      assertThat(client.dispatcher().queuedCallsCount()).isEqualTo(1);
+
+      Thread cancelling =
+          new Thread(
+              () -> {
+                call.cancel();
+                retrier.cancel(call);
+              },
+              "cancelling");
+      cancelling.setUncaughtExceptionHandler((t, e) -> uncaught.add(e));
+      cancelling.start();
+      cancelling.join(10_000);
+
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .alias("the callback hears of the cancel, the slot still taken")
+          .until(heard.outcome::isDone);
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(uncaught).containsExactly(thrown);
+      assertThat(errors).as("not the agent's error").isEmpty();
+    } finally {
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+  }
+
+  @Test
   void aCancelDuringTheWaitIsHeardAtOnceThoughTheHostsSlotsAreTaken() throws Exception {
     // A cancel during the wait is told through a clone whose interceptor throws "Canceled",
     // sending nothing; with the host's slots taken, that clone waited in the dispatcher's queue,
