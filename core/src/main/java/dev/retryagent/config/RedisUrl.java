@@ -123,11 +123,37 @@ public final class RedisUrl {
   public static String redact(String text) {
     int at = text.lastIndexOf('@');
     if (at < 0) {
-      return text;
+      return withoutPossibleUserInfo(text);
     }
     int scheme = text.indexOf("://");
     int start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
     return text.substring(0, start) + "***" + text.substring(at);
+  }
+
+  /**
+   * {@code text}, a URL without '@', with its authority replaced by {@code ***} when a colon in it
+   * is followed by anything but a port: {@code redis://:password} or {@code redis://user:password}
+   * (the host left out, an empty variable say) holds no '@', and its password stands where the port
+   * would.
+   */
+  private static String withoutPossibleUserInfo(String text) {
+    int scheme = text.indexOf("://");
+    int start = scheme >= 0 ? scheme + 3 : 0;
+    int end = start;
+    while (end < text.length() && "/?#".indexOf(text.charAt(end)) < 0) {
+      end++;
+    }
+    String authority = text.substring(start, end);
+    if (authority.startsWith("[")) {
+      // An IPv6 host: its colons are the address's; a port may follow the bracket.
+      int close = authority.indexOf(']');
+      authority = close < 0 ? "" : authority.substring(close + 1);
+    }
+    int colon = authority.indexOf(':');
+    if (colon < 0 || authority.substring(colon + 1).matches("[0-9]*")) {
+      return text;
+    }
+    return text.substring(0, start) + "***" + text.substring(end);
   }
 
   /** True for {@code rediss://}. */

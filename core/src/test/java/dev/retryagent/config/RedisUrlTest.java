@@ -129,4 +129,21 @@ class RedisUrlTest {
         .isNotEmpty()
         .allSatisfy(p -> assertThat(p.toString()).doesNotContain("canary"));
   }
+
+  /**
+   * A URL whose host was left out (an empty variable, say) holds no '@': what would be the password
+   * stands where the host or the port does, and a problem must not print it either.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"redis://:canary", "redis://u:canary", "rediss://u:canary/2"})
+  void aUrlWithoutItsHostNeverPrintsWhatMayBeItsPassword(String bad) {
+    assertThatThrownBy(() -> RedisUrl.parse(bad)).hasMessageNotContaining("canary");
+    assertThat(Yaml.problems("fleet: {redis: {url: '" + bad + "'}}"))
+        .isNotEmpty()
+        .allSatisfy(p -> assertThat(p.toString()).doesNotContain("canary"));
+    assertThat(RedisUrl.redact(bad)).startsWith(bad.substring(0, bad.indexOf("://") + 3) + "***");
+    // A host with a port out of range, or none after its colon, is shown as it was.
+    assertThat(RedisUrl.redact("redis://cache:99999/1")).isEqualTo("redis://cache:99999/1");
+    assertThat(RedisUrl.redact("redis://[::1]:/1")).isEqualTo("redis://[::1]:/1");
+  }
 }
