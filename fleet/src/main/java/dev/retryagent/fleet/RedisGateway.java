@@ -4,10 +4,13 @@ import dev.retryagent.config.RedisUrl;
 import dev.retryagent.engine.Clock;
 import dev.retryagent.fleet.FleetUnavailableException.Kind;
 import dev.retryagent.internal.observe.Sanitizer;
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.SocketException;
 import java.net.SocketTimeoutException;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -617,6 +620,70 @@ final class RedisGateway implements AutoCloseable {
     }
   }
 
+  /**
+   * A socket whose reads end by the deadline its last {@link #setSoTimeout} set (then + that
+   * timeout), not a whole timeout per read: a server that trickles its reply, each byte within a
+   * read's timeout, held a call for as long as the reply took (docs/fleet.md: an acquisition waits
+   * for Redis at most {@code commandTimeout}). The gateway sets the timeout before each round trip
+   * (and each step of a set-up), so that is the round trip's deadline. Under TLS too: the layered
+   * TLS socket reads through this one's stream and sets its timeout here.
+   */
+  static final class DeadlineSocket extends Socket {
+    private volatile long deadline;
+    private volatile boolean bounded;
+    private InputStream in; // guarded by this
+
+    @Override
+    public synchronized void setSoTimeout(int timeout) throws SocketException {
+      super.setSoTimeout(timeout);
+      deadline = System.nanoTime() + timeout * 1_000_000L;
+      bounded = timeout > 0;
+    }
+
+    @Override
+    public synchronized InputStream getInputStream() throws IOException {
+      if (in == null) {
+        in = new DeadlineInput(super.getInputStream(), this);
+      }
+      return in;
+    }
+
+    /** Before a read: its timeout is what is left until the deadline; none left, a timeout. */
+    void beforeRead() throws IOException {
+      if (!bounded) {
+        return;
+      }
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        throw new SocketTimeoutException("Read timed out");
+      }
+      // Not this.setSoTimeout: the deadline stays the round trip's.
+      super.setSoTimeout(ceilMillis(left));
+    }
+  }
+
+  /** The stream of a {@link DeadlineSocket}: every read bounded by the socket's deadline. */
+  private static final class DeadlineInput extends FilterInputStream {
+    private final DeadlineSocket socket;
+
+    DeadlineInput(InputStream in, DeadlineSocket socket) {
+      super(in);
+      this.socket = socket;
+    }
+
+    @Override
+    public int read() throws IOException {
+      socket.beforeRead();
+      return super.read();
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      socket.beforeRead();
+      return super.read(b, off, len);
+    }
+  }
+
   /** How the Redis host name becomes addresses. */
   interface Resolver {
     InetAddress[] resolve(String host) throws IOException;
@@ -698,7 +765,7 @@ final class RedisGateway implements AutoCloseable {
             failed.addSuppressed(new SocketTimeoutException("Connect timed out"));
             break;
           }
-          Socket s = new Socket();
+          Socket s = new DeadlineSocket();
           gateway.register(s);
           if (lookUp) {
             // The fleet's thread: a close while it connects closes this under it (abort).

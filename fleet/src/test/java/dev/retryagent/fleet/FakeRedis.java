@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -35,6 +37,14 @@ final class FakeRedis implements AutoCloseable {
 
   /** The raw RESP reply to any other command (AUTH, CLIENT, SELECT...), or null for {@code +OK}. */
   volatile Function<List<String>, String> otherReply = command -> null;
+
+  /**
+   * Above 0: a script's reply is written one byte at a time, this many milliseconds apart (a server
+   * that trickles, each byte well within a read's timeout), until the fake is closed.
+   */
+  volatile long trickleMillis;
+
+  private final CountDownLatch closed = new CountDownLatch(1);
 
   /** The names of the commands received, in order. */
   final List<String> received = new CopyOnWriteArrayList<>();
@@ -87,11 +97,26 @@ final class FakeRedis implements AutoCloseable {
           String other = otherReply.apply(command);
           reply = other != null ? other : "+OK\r\n";
         }
-        out.write(reply.getBytes(StandardCharsets.UTF_8));
+        byte[] bytes = reply.getBytes(StandardCharsets.UTF_8);
+        long trickle = trickleMillis;
+        if (trickle > 0 && (name.equals("EVALSHA") || name.equals("EVAL"))) {
+          for (byte b : bytes) {
+            // The pace of the trickle, cut short when the fake closes.
+            if (closed.await(trickle, TimeUnit.MILLISECONDS)) {
+              return;
+            }
+            out.write(b);
+            out.flush();
+          }
+          continue;
+        }
+        out.write(bytes);
         out.flush();
       }
     } catch (IOException e) {
       // the client went away, or the server closed
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -126,6 +151,7 @@ final class FakeRedis implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
+    closed.countDown();
     server.close();
     for (Socket s : clients) {
       s.close();

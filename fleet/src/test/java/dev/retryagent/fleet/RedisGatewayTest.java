@@ -404,6 +404,43 @@ class RedisGatewayTest {
     }
   }
 
+  /**
+   * A server that trickles its reply, each byte well within a read's timeout: the socket's timeout
+   * bounds each read, and the call waited for the whole reply, however long it took (here a bulk of
+   * 100000 bytes, 20 ms apart: half an hour). It ends by commandTimeout, a timeout.
+   */
+  @Test
+  void aReplyTrickledAByteAtATimeEndsByTheCommandTimeoutNotByItsLastByte() throws Exception {
+    ExecutorService pool = Executors.newSingleThreadExecutor();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.scriptReply = sha -> "$100000\r\n" + "x".repeat(100_000) + "\r\n";
+      fake.trickleMillis = 20;
+      FleetSettings settings =
+          FleetSettings.builder(fake.url()).commandTimeout(Duration.ofMillis(500)).build();
+      RedisGateway gateway = new RedisGateway(settings, new TestFleet.ManualClock());
+      try {
+        Future<FleetUnavailableException> call =
+            pool.submit(
+                () -> {
+                  try {
+                    eval(gateway);
+                    return null;
+                  } catch (FleetUnavailableException e) {
+                    return e;
+                  }
+                });
+        // Generous: it ends half a second after it asked, where it went on for half an hour.
+        FleetUnavailableException failure = call.get(30, TimeUnit.SECONDS);
+        assertThat(failure).isNotNull();
+        assertThat(failure.kind()).isEqualTo(FleetUnavailableException.Kind.TIMEOUT);
+      } finally {
+        gateway.expire();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
   private static long[] eval(RedisGateway gateway) throws FleetUnavailableException {
     return gateway.eval(
         Scripts.HEARTBEAT, Collections.singletonList("k"), Arrays.asList("id", "600", "1"));
