@@ -30,8 +30,10 @@ import java.util.function.Consumer;
  *       acquisition or a heartbeat, moves to {@link State#DOWN} at once: limiters use their local
  *       share without trying Redis, the log says so once, and the thread reconnects with backoff
  *       ({@link FleetSettings#reconnectMin()} doubling to {@link FleetSettings#reconnectMax()},
- *       jittered). Once Redis answers again it is {@code UP}, the log says so once, and pauses this
- *       JVM knows of are written back to Redis.
+ *       jittered): at once after an outage that ends {@link #FLAP_NANOS} (500 ms) or more of being
+ *       up, after the backoff, still doubling, after one that came sooner. Once Redis answers again
+ *       it is {@code UP}, the log says so once, and pauses this JVM knows of are written back to
+ *       Redis.
  *   <li>{@link #close} ends the thread, removes this instance from the live count, and closes the
  *       connections; 429 pauses still queued for Redis are written first while it was up (writes
  *       start within one command timeout). A fleet started in its place ({@link
@@ -48,6 +50,13 @@ public final class FleetConnection implements AutoCloseable {
 
   /** Missed heartbeats after which an instance no longer counts as live. */
   static final int HEARTBEATS_TO_LIVE = 3;
+
+  /**
+   * An outage sooner than this after a connect is a flap: the next connect waits the backoff, which
+   * goes on doubling (Loop). Long enough for a call to come, short next to a real outage's
+   * reconnect.
+   */
+  static final long FLAP_NANOS = 500_000_000L;
 
   /** Connections opened ahead for callers once Redis answers (of {@code maxConnections}). */
   static final int WARM_CONNECTIONS = 2;
@@ -603,6 +612,17 @@ public final class FleetConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * Waits {@code millis} before a reconnect, or until closed: a wake for the outage that led here
+   * (it may have come while the thread was busy, not waiting) does not cut it short.
+   */
+  private void backOff(long millis) {
+    synchronized (lock) {
+      woken = false;
+    }
+    pause(millis);
+  }
+
   /** The background thread's work, a class rather than a lambda: start() may run in premain. */
   private static final class Loop implements Runnable {
     private final FleetConnection c;
@@ -616,10 +636,29 @@ public final class FleetConnection implements AutoCloseable {
       long backoff = c.settings.reconnectMin().toMillis();
       long interval = c.settings.heartbeatInterval().toNanos();
       long nextBeat = System.nanoTime();
+      // Set by a connect that made the fleet UP, to its time: the outage that ends it decides how
+      // soon the next connect comes.
+      boolean wasUp = false;
+      long upSince = 0;
       while (true) {
         State s = c.state;
         if (s == State.CLOSED) {
           break;
+        }
+        if (s != State.UP && wasUp) {
+          wasUp = false;
+          if (System.nanoTime() - upSince - FLAP_NANOS < 0) {
+            // Gone again soon after it answered (a Redis whose latency hovers around
+            // commandTimeout, a proxy that accepts and then drops): reconnecting at once, with a
+            // fresh backoff, cost a call a whole commandTimeout, Redis new connections and the log
+            // two lines per outage, as often as calls came. The backoff goes on from where it was.
+            c.backOff(jittered(backoff));
+            backoff = Math.min(c.settings.reconnectMax().toMillis(), backoff * 2);
+            continue;
+          }
+          // Up for a while: this outage is news, reconnect at once (a Redis restarted soon after
+          // an earlier outage is shared again as soon as it answers).
+          backoff = c.settings.reconnectMin().toMillis();
         }
         if (s == State.UP) {
           long untilBeat = nextBeat - System.nanoTime();
@@ -653,8 +692,10 @@ public final class FleetConnection implements AutoCloseable {
         }
         try {
           c.connect();
-          backoff = c.settings.reconnectMin().toMillis();
-          nextBeat = System.nanoTime() + interval;
+          // The backoff is not reset here: only an outage after FLAP_NANOS of being up does.
+          wasUp = c.state == State.UP;
+          upSince = System.nanoTime();
+          nextBeat = upSince + interval;
         } catch (FleetUnavailableException e) {
           c.connectFailed(e);
           c.pause(jittered(backoff));

@@ -353,6 +353,61 @@ class FleetOutageTest {
     }
   }
 
+  /**
+   * A Redis that answers the connect, PING and the heartbeat but not an acquisition in time (one
+   * whose latency hovers around commandTimeout): each acquisition is an outage. The fleet
+   * reconnected at once after each, with a fresh backoff, so every call that found it up paid a
+   * whole commandTimeout, and Redis got a new connection and the log two lines per call. An outage
+   * soon after a connect now waits the backoff, doubling, before the next connect.
+   */
+  @Test
+  void aRedisThatGoesAwayRightAfterEachConnectIsReconnectedWithBackoffNotAtOnce() throws Exception {
+    CountDownLatch end = new CountDownLatch(1);
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.scriptReply =
+          sha -> {
+            if (sha.equals(Scripts.ACQUIRE.sha1)) {
+              TestFleet.holdUntil(end); // past commandTimeout: a timeout
+            }
+            return ":1\r\n";
+          };
+      // Backoff from 100 ms doubling to 5 s: the waits after the six outages are at least half of
+      // 100, 200, 400, 800, 1600, 3200 ms (jittered): 3.15 s in all.
+      fleet =
+          startUp(
+              FleetSettings.builder(fake.url())
+                  .commandTimeout(Duration.ofMillis(100))
+                  .reconnectBackoff(Duration.ofMillis(100), Duration.ofSeconds(5))
+                  .build(),
+              Clock.SYSTEM,
+              log);
+      FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
+      long down = 0;
+      for (int outage = 1; outage <= 6; outage++) {
+        long wentDown = fleetWentDown(limiter, outage - 1);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .pollInterval(Duration.ofMillis(10))
+            .until(fleet::isUp);
+        down += System.nanoTime() - wentDown;
+      }
+
+      assertThat(fleet.outages()).isEqualTo(6);
+      // A lower bound only: a loaded machine makes the waits longer, never shorter.
+      assertThat(down / MS).as("ms down in all").isGreaterThanOrEqualTo(3_150);
+    } finally {
+      end.countDown();
+    }
+  }
+
+  /** One acquisition while up, which times out: outage number {@code before} + 1. */
+  private long fleetWentDown(FleetRateLimiter limiter, int before) {
+    assertThat(fleet.outages()).isEqualTo(before);
+    limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
+    assertThat(fleet.outages()).isEqualTo(before + 1);
+    return System.nanoTime();
+  }
+
   @Test
   void aKeyOfTheWrongTypeUnderOneRouteLeavesTheOtherRoutesSharedAfterAnOutage() throws Exception {
     FleetSettings shared = steadySettings().build();
