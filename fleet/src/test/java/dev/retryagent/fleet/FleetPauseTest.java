@@ -198,6 +198,29 @@ class FleetPauseTest {
     assertThat(third.reserve(now(), LONG_WAIT, LONG_WAIT)).isEqualTo(FleetRateLimiter.REJECTED);
   }
 
+  /**
+   * What docs/fleet.md says of a fleet whose retryAfter.max differs: the shorter one bounds each
+   * wait, not the pause, whose deadline stays in Redis: asked again after its wait (by its clock),
+   * the JVM waits again.
+   */
+  @Test
+  void aJvmWithAShorterRetryAfterMaxWaitsALongerFleetPauseOutAWaitAtATime() {
+    jvms(Duration.ofSeconds(3_600));
+    FleetRateLimiter shorter =
+        fleets.get(1).limiter("llm-rolling", limit(50, 20), Duration.ofSeconds(2));
+    FleetRateLimiter longer =
+        fleets.get(0).limiter("llm-rolling", limit(50, 20), Duration.ofSeconds(3_600));
+    longer.pauseFor(now(), 3_600_000 * MS);
+    written(longer, 1);
+
+    assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(1_500 * MS, 2_000 * MS);
+    long afterTheWait = now() + 2_100 * MS;
+    assertThat(shorter.reserve(afterTheWait, LONG_WAIT, LONG_WAIT))
+        .isBetween(1_500 * MS, 2_000 * MS);
+    assertThat(shorter.pauseAfterWaitNanos(afterTheWait + 2_100 * MS, LONG_WAIT))
+        .isBetween(1_500 * MS, 2_000 * MS);
+  }
+
   @Test
   void waitersForAPauseAreSpreadByTheLimitWhenItEnds() {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
