@@ -548,6 +548,8 @@ public final class FleetConnection implements AutoCloseable {
   }
 
   private void beat(RedisGateway g) throws FleetUnavailableException {
+    // On the connection idle longest: none idles until Redis closes it under a call.
+    g.rotateIdle();
     long ttl = HEARTBEATS_TO_LIVE * settings.heartbeatInterval().toMillis();
     long[] reply =
         g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, Long.toString(ttl), "1"));

@@ -223,6 +223,20 @@ final class RedisGateway implements AutoCloseable {
     }
   }
 
+  /**
+   * Puts the idle connection used longest ago first, where the next round trip takes it: for the
+   * heartbeat, so that each idle connection sees a command every few beats. Connections go back
+   * first and are taken from there (the last used, most likely alive), so one the calls do not need
+   * idled until Redis's client {@code timeout} (or a proxy's, a load balancer's idle cut) closed
+   * it, and the calls that next took it found it dead: an outage that was none.
+   */
+  void rotateIdle() {
+    Jedis oldest = idle.pollLast();
+    if (oldest != null) {
+      idle.offerFirst(oldest);
+    }
+  }
+
   /** Closes the idle connections: after an outage they may be dead, or paused mid-reply. */
   void dropIdle() {
     Jedis jedis;

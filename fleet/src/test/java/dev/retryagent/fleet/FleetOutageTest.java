@@ -400,6 +400,43 @@ class FleetOutageTest {
     }
   }
 
+  /**
+   * Redis's client {@code timeout} (a managed Redis's idle cut, a proxy's or a load balancer's)
+   * closes a connection idle that long. The heartbeat took the idle connection used last, so the
+   * warm-up's second one idled until Redis closed it, and the next calls that took it (two at once,
+   * after a quiet spell) found it dead: an outage that was none, said in two lines, those calls at
+   * the local share. The heartbeat now takes the one idle longest: each is in use every few beats.
+   */
+  @Test
+  void theHeartbeatKeepsEveryIdleConnectionInUseSoRedisNeverClosesOneForIdling() {
+    try (Jedis admin = redis.admin()) {
+      admin.configSet("timeout", "1");
+      try {
+        fleet = startUp(steadySettings().build(), Clock.SYSTEM, log);
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> fleetClients(admin) == FleetConnection.WARM_CONNECTIONS);
+        // Redis closes a client idle for over a second (its cron looks at each about once a
+        // second); the heartbeat (every 200 ms here) keeps each of the two in use.
+        await()
+            .during(Duration.ofSeconds(4))
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> fleetClients(admin) == FleetConnection.WARM_CONNECTIONS);
+        assertThat(fleet.outages()).isZero();
+      } finally {
+        admin.configSet("timeout", "0");
+      }
+    }
+  }
+
+  private static long fleetClients(Jedis admin) {
+    return admin
+        .clientList()
+        .lines()
+        .filter(l -> l.contains("name=" + RedisGateway.CLIENT_NAME + " "))
+        .count();
+  }
+
   /** One acquisition while up, which times out: outage number {@code before} + 1. */
   private long fleetWentDown(FleetRateLimiter limiter, int before) {
     assertThat(fleet.outages()).isEqualTo(before);
