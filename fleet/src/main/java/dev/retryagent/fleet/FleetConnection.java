@@ -34,6 +34,10 @@ import java.util.function.Consumer;
  *       up, after the backoff, still doubling, after one that came sooner. Once Redis answers again
  *       it is {@code UP}, the log says so once, and pauses this JVM knows of are written back to
  *       Redis.
+ *   <li>Up, Redis may still refuse every script (a renamed {@code EVALSHA}, a cluster's redirect,
+ *       out of memory): no reconnect would help, so the state stays {@code UP} and each call pays
+ *       its round trip and uses its local share, as for any error Redis answers; {@link
+ *       #isShared()} is false (the metric, {@code explain}) until a script succeeds again.
  *   <li>{@link #close} ends the thread, removes this instance from the live count, and closes the
  *       connections; 429 pauses still queued for Redis are written first while it was up (writes
  *       start within one command timeout). A fleet started in its place ({@link
@@ -65,7 +69,10 @@ public final class FleetConnection implements AutoCloseable {
   public enum State {
     /** Started, not yet connected: limiters use their local share. */
     CONNECTING,
-    /** Connected: limits and pauses are shared. */
+    /**
+     * Connected: limits and pauses are shared, unless Redis refuses the fleet's scripts ({@link
+     * #isShared()}).
+     */
     UP,
     /** Unreachable or refusing: limiters use their local share while the thread reconnects. */
     DOWN,
@@ -88,6 +95,18 @@ public final class FleetConnection implements AutoCloseable {
   private volatile RedisGateway gateway;
   private volatile int liveInstances;
   private volatile boolean heartbeatErrorReported;
+
+  /**
+   * Why Redis last refused a route's script as such (a {@link
+   * FleetUnavailableException.Kind#REFUSED REFUSED} error: renamed EVALSHA, a cluster's redirect,
+   * out of memory), until a route's write succeeds again; null while none does. The heartbeat's own
+   * in {@link #heartbeatRefused}: its one key may be served (a cluster node that holds its slot)
+   * while the routes' are not.
+   */
+  private volatile String callsRefused;
+
+  /** As {@link #callsRefused}, for the heartbeat's script: set and cleared by each heartbeat. */
+  private volatile String heartbeatRefused;
 
   /** The fleet a reload started in place of this one: it takes this one's later 429 pauses. */
   private volatile FleetConnection successor;
@@ -237,9 +256,45 @@ public final class FleetConnection implements AutoCloseable {
     return limiters.values();
   }
 
-  /** True while limits are shared in Redis. */
+  /**
+   * True while connected to Redis: acquisitions ask Redis (and fall back to the local share when a
+   * call fails). Whether Redis then shares the limits is {@link #isShared()}.
+   */
   public boolean isUp() {
     return state == State.UP;
+  }
+
+  /**
+   * True while limits are shared in Redis: {@link #isUp() up}, and Redis runs the fleet's scripts.
+   * False from an error by which Redis refuses them whatever the route (a renamed {@code EVALSHA},
+   * a cluster's redirect, out of memory, writes stopped: each call then pays its round trip and
+   * uses the local share) until a script of the same kind (a route's write, or the heartbeat)
+   * succeeds again. An error of one route's keys (a wrong type) leaves it true: the other routes
+   * are shared.
+   */
+  public boolean isShared() {
+    return state == State.UP && callsRefused == null && heartbeatRefused == null;
+  }
+
+  /** Why Redis refuses the fleet's scripts while up, or null: for {@code explain}. */
+  String refusal() {
+    String calls = callsRefused;
+    return calls != null ? calls : heartbeatRefused;
+  }
+
+  /** A route's script failed: an error that refuses every route's says the fleet is not shared. */
+  void onCallError(FleetUnavailableException e) {
+    if (e.kind() == FleetUnavailableException.Kind.REFUSED) {
+      callsRefused = e.getMessage();
+    }
+  }
+
+  /** A route's write (an acquisition, a pause) succeeded: Redis runs the fleet's scripts. */
+  void onCallAnswered() {
+    // Read first: a call that succeeds writes nothing shared (no cache line bounced between cores).
+    if (callsRefused != null) {
+      callsRefused = null;
+    }
   }
 
   /** Instances with a heartbeat in the last three intervals, as last seen; 0 before the first. */
@@ -537,7 +592,17 @@ public final class FleetConnection implements AutoCloseable {
       wasReported = outageReported;
       outageReported = false;
     }
-    if (wasReported) {
+    String refused = heartbeatRefused;
+    if (wasReported && refused != null) {
+      // Back, but its heartbeat's script refused (said once, maybe before the outage): "shared
+      // again" would be untrue.
+      report(
+          "retry-agent: fleet: Redis at "
+              + settings.redis()
+              + " answers again but refuses the fleet's scripts ("
+              + refused
+              + "); fleet rate limits stay at this JVM's share until it runs them");
+    } else if (wasReported) {
       report(
           "retry-agent: fleet: Redis at "
               + settings.redis()
@@ -551,18 +616,41 @@ public final class FleetConnection implements AutoCloseable {
     // On the connection idle longest: none idles until Redis closes it under a call.
     g.rotateIdle();
     long ttl = HEARTBEATS_TO_LIVE * settings.heartbeatInterval().toMillis();
-    long[] reply =
-        g.eval(Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, Long.toString(ttl), "1"));
+    long[] reply;
+    try {
+      reply =
+          g.eval(
+              Scripts.HEARTBEAT, instancesKey, Arrays.asList(instanceId, Long.toString(ttl), "1"));
+    } catch (FleetUnavailableException e) {
+      if (e.kind() == FleetUnavailableException.Kind.REFUSED) {
+        heartbeatRefused = e.getMessage();
+      }
+      throw e;
+    }
     liveInstances = (int) reply[0];
+    heartbeatRefused = null;
     heartbeatErrorReported = false;
   }
 
   /** An error of the heartbeat's script (not of the connection) is said once, until it works. */
   private void reportHeartbeatError(FleetUnavailableException e) {
-    if (e.kind() != FleetUnavailableException.Kind.ERROR || heartbeatErrorReported) {
+    if (e.kind().connectionDown
+        || e.kind() == FleetUnavailableException.Kind.BUSY
+        || heartbeatErrorReported) {
       return;
     }
     heartbeatErrorReported = true;
+    if (e.kind() == FleetUnavailableException.Kind.REFUSED) {
+      report(
+          "retry-agent: fleet: Redis at "
+              + settings.redis()
+              + " refuses the fleet's scripts ("
+              + e.getMessage()
+              + "); fleet rate limits fall back to this JVM's share ("
+              + shareText()
+              + " of each limit) until it runs them");
+      return;
+    }
     report(
         "retry-agent: fleet: Redis answered the heartbeat (key "
             + instancesKey.get(0)

@@ -89,7 +89,7 @@ public final class FleetMode implements FleetLimits, AutoCloseable {
 
   @Override
   public boolean shared() {
-    return connection.isUp();
+    return connection.isShared();
   }
 
   /** Leaves the fleet: the live count drops this JVM, the connections close. */

@@ -180,6 +180,7 @@ public final class FleetRateLimiter implements PermitLimiter {
                       micros(maxPauseNanos)),
                   // The deadline bounds the round trip too: the call would have failed then.
                   maxTotalWaitNanos);
+          fleet.onCallAnswered();
           spent = Math.max(0, fleet.clock().nanoTime() - sent);
           return onReply(nowNanos, reply, maxPermitWaitNanos - spent, maxTotalWaitNanos - spent);
         } catch (FleetUnavailableException e) {
@@ -275,6 +276,7 @@ public final class FleetRateLimiter implements PermitLimiter {
                 pauseKey,
                 Arrays.asList(micros(left), micros(maxPauseNanos)),
                 budgetNanos);
+        fleet.onCallAnswered();
         synchronized (this) {
           // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
           notePause(now + Math.min(reply[1] * 1000, maxPauseNanos));
@@ -381,8 +383,18 @@ public final class FleetRateLimiter implements PermitLimiter {
             + fleet.settings().keyPrefix()
             + ":"
             + route;
-    if (fleet.isUp()) {
+    String refusal = fleet.refusal();
+    if (fleet.isUp() && refusal == null) {
       return shared + " (Redis up, " + fleet.liveInstances() + " live instances)";
+    }
+    if (fleet.isUp()) {
+      // Up, but every call fails over to the local share: saying "up" would hide it.
+      return shared
+          + " (Redis up but refusing the fleet's scripts: "
+          + refusal
+          + "; this JVM limits itself to "
+          + trim(limit.perSecond() * fleet.localShare())
+          + "/s)";
     }
     return shared
         + " (Redis "
@@ -411,6 +423,7 @@ public final class FleetRateLimiter implements PermitLimiter {
     long left = pauseRemainingNanos(fleet.clock().nanoTime());
     if (left > 0) {
       gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(left), micros(maxPauseNanos)));
+      fleet.onCallAnswered();
     }
   }
 
@@ -492,7 +505,9 @@ public final class FleetRateLimiter implements PermitLimiter {
 
   /** An error of this route's script (not of the connection) is reported once, until it works. */
   void reportCallError(FleetUnavailableException e) {
-    if (e.kind() != FleetUnavailableException.Kind.ERROR) {
+    fleet.onCallError(e);
+    if (e.kind() != FleetUnavailableException.Kind.ERROR
+        && e.kind() != FleetUnavailableException.Kind.REFUSED) {
       return;
     }
     synchronized (this) {

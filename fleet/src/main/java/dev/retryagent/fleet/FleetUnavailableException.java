@@ -20,7 +20,14 @@ final class FleetUnavailableException extends Exception {
     /**
      * Redis answered with an error (a script error, a wrong type under our key): this call only.
      */
-    ERROR(false);
+    ERROR(false),
+    /**
+     * Redis answered, but refuses the fleet's scripts whatever their keys: a renamed or disabled
+     * {@code EVALSHA}, a cluster's redirect, out of memory, writes stopped. This call fails as for
+     * {@link #ERROR} (one round trip, then the local share; no reconnect would help), but no route
+     * is shared while it lasts, and the fleet says so ({@link FleetConnection#isShared()}).
+     */
+    REFUSED(false);
 
     final boolean connectionDown;
 

@@ -547,6 +547,9 @@ final class RedisGateway implements AutoCloseable {
         // only new connections reach the new one, so it is an outage (reconnect), not one error.
         return Kind.UNREACHABLE;
       }
+      if (refusesEveryScript(t)) {
+        return Kind.REFUSED;
+      }
     }
     if (e instanceof JedisConnectionException) {
       return Kind.UNREACHABLE;
@@ -588,6 +591,43 @@ final class RedisGateway implements AutoCloseable {
     String m = t.getMessage();
     // Redis 7 answers "READONLY ..."; 6.2 wraps it: "ERR Error running script ...: -READONLY ...".
     return m.startsWith("READONLY") || m.contains("-READONLY ");
+  }
+
+  /**
+   * The errors by which Redis refuses the fleet's scripts as such, whichever route's keys they
+   * name: a command renamed or disabled by the operator ({@code rename-command}: "ERR unknown
+   * command"), a cluster that would have the keys elsewhere (MOVED, ASK, CROSSSLOT, CLUSTERDOWN),
+   * no memory for a write (OOM), writes stopped (MISCONF: snapshots failing; NOREPLICAS), a server
+   * not serving yet or at all (LOADING, BUSY with another script, MASTERDOWN). The connection
+   * itself works, so none is an outage; a wrong type or a key the ACL refuses is one route's
+   * (ERROR).
+   */
+  private static final String[] REFUSING_EVERY_SCRIPT = {
+    "ERR unknown command",
+    "MOVED ",
+    "ASK ",
+    "CROSSSLOT ",
+    "CLUSTERDOWN ",
+    "OOM ",
+    "MISCONF ",
+    "NOREPLICAS ",
+    "LOADING ",
+    "BUSY ",
+    "MASTERDOWN "
+  };
+
+  private static boolean refusesEveryScript(Throwable t) {
+    if (!(t instanceof JedisDataException) || t.getMessage() == null) {
+      return false;
+    }
+    String m = t.getMessage();
+    for (String code : REFUSING_EVERY_SCRIPT) {
+      // As Redis answers the command, or (6.2) wrapped in the script's error: "... -OOM ...".
+      if (m.startsWith(code) || m.contains("-" + code)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static Throwable rootOf(Throwable e) {

@@ -19,6 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import redis.clients.jedis.exceptions.JedisDataException;
 
 /** The gateway's own bounds, against a fake Redis whose replies the test holds and releases. */
 @Timeout(60)
@@ -438,6 +439,37 @@ class RedisGatewayTest {
       }
     } finally {
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void anErrorThatRefusesEveryScriptIsTheFleetsAndOneOfARoutesKeysIsThatRoutes() {
+    // Whatever the keys: the fleet is not shared while Redis answers these.
+    for (String refused :
+        Arrays.asList(
+            "ERR unknown command 'EVALSHA', with args beginning with: 'abc' ",
+            "MOVED 3999 127.0.0.1:7001",
+            "CROSSSLOT Keys in request don't hash to the same slot",
+            "OOM command not allowed when used memory > 'maxmemory'.",
+            // Redis 6.2 wraps what a script's call was answered.
+            "ERR Error running script (call to f_1): @user_script:9: @user_script: 9:"
+                + " -OOM command not allowed when used memory > 'maxmemory'.",
+            "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist",
+            "LOADING Redis is loading the dataset in memory")) {
+      assertThat(RedisGateway.kindOf(new JedisDataException(refused)))
+          .as(refused)
+          .isEqualTo(FleetUnavailableException.Kind.REFUSED);
+    }
+    // One route's keys (or the live count's): the other routes are shared.
+    for (String routes :
+        Arrays.asList(
+            "WRONGTYPE Operation against a key holding the wrong kind of value",
+            "ERR Error running script (call to f_1): @user_script:9: WRONGTYPE Operation against a"
+                + " key holding the wrong kind of value",
+            "NOPERM No permissions to access a key")) {
+      assertThat(RedisGateway.kindOf(new JedisDataException(routes)))
+          .as(routes)
+          .isEqualTo(FleetUnavailableException.Kind.ERROR);
     }
   }
 
