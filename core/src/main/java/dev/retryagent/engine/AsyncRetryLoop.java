@@ -338,11 +338,20 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       call.onAbandoned();
       endContext();
     } finally {
-      if (error != null) {
-        completeExceptionally(error);
-      } else {
-        complete(response); // discarded if the caller's future was cancelled meanwhile
-      }
+      giveOutcome(response, error);
+    }
+  }
+
+  /**
+   * The caller's future ends with the attempt's outcome, unjudged: {@code response} (discarded if
+   * the caller's future was cancelled meanwhile) or {@code error}. Twice is harmless: the first
+   * wins, and a response given already is never discarded ({@link #complete}).
+   */
+  private void giveOutcome(T response, Throwable error) {
+    if (error != null) {
+      completeExceptionally(error);
+    } else {
+      complete(response);
     }
   }
 
@@ -642,9 +651,10 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     } finally {
       NoContext.close(call, scope);
     }
-    if (!completed) {
+    if (!completed && !givenToCaller(response)) {
       // Cancelled since the attempt completed: the response can no longer reach the caller. Here
-      // on the client's executor, perhaps: what the release throws must not leave its task.
+      // on the client's executor, perhaps: what the release throws must not leave its task. (Not
+      // when the caller holds it already: a cancel gave the attempt's outcome too, giveOutcome.)
       SyncRetryLoop.discardUnwanted(engine, access, response);
     }
   }
@@ -692,11 +702,16 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       boolean attemptCancelled = false;
       if (cancelledFirst != null) {
         attemptCancelled = cancelledFirst.cancel(true);
-        if (!cancelledFirst.isCancelled()) {
+        if (cancelledFirst.isDone() && !cancelledFirst.isCancelled()) {
           // The attempt ended before its own cancellation could (the client's cancel made it
           // fail first): this future ends so too, as the client's own would have; at once (the
           // attempt is done, so this runs here), not when its thread gets to attemptDone.
           cancelledFirst.whenComplete(AsyncRetryLoop.this::takeCancelledOutcome);
+          // The client's thread may have taken that outcome first (attemptDone) and not yet
+          // given it: given here too (the same outcome; the first to give it wins), never
+          // cancelled by the super.cancel below, which won that race.
+          cancelledFirst.whenComplete(AsyncRetryLoop.this::giveOutcome);
+          return attemptCancelled;
         }
       }
       cancelInterrupts = mayInterruptIfRunning; // before the cancel can be seen

@@ -630,6 +630,93 @@ class AsyncRetryLoopTest {
     assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
   }
 
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aCancelEndsAsTheAttemptEndedThoughTheClientsThreadTookThatEndFirst(boolean aResponse)
+      throws Exception {
+    // The JDK's cancel(true) fails the exchange, and the failure may complete the attempt's future
+    // on another thread, whose attemptDone takes the outcome for the caller's future. While that
+    // thread had not yet given it (here: held in the call's end, as a listener would hold it), the
+    // cancel went on to cancel the caller's future itself: cancelled, where the attempt's future
+    // (and so the JDK's own) ended with "Request cancelled" (RetryingHttpClientTest's comparison
+    // failed so once on JDK 17, reading the body). Now the cancel gives the attempt's outcome;
+    // a response (the attempt's head came just before the cancel) given twice is never discarded.
+    FakeResponse head = FakeResponse.of(200);
+    java.util.concurrent.CountDownLatch heldInTheEnd = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch letGo = new java.util.concurrent.CountDownLatch(1);
+    EngineFixture f =
+        EngineFixture.withListener(
+            TestPolicy.create().build(),
+            new RetryListener() {
+              @Override
+              public void onCallComplete(RetryEvent event) {
+                heldInTheEnd.countDown();
+                try {
+                  letGo.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+              }
+            });
+    List<Thread> clientThreads = new ArrayList<>();
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            f.engine,
+            f.newCall(FakeRequest.get()),
+            (n, timeout) ->
+                new CompletableFuture<FakeResponse>() {
+                  @Override
+                  public boolean cancel(boolean mayInterruptIfRunning) {
+                    // The exchange's failure completes this future on the client's thread, which
+                    // goes on into the loop's attemptDone; back here once it is held there.
+                    Thread client =
+                        new Thread(
+                            () -> {
+                              if (aResponse) {
+                                complete(head);
+                              } else {
+                                completeExceptionally(
+                                    new java.util.concurrent.CompletionException(
+                                        new java.util.concurrent.CancellationException(
+                                            "Request cancelled")));
+                              }
+                            },
+                            "client");
+                    clientThreads.add(client);
+                    client.start();
+                    try {
+                      heldInTheEnd.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                    }
+                    return super.cancel(mayInterruptIfRunning) || mayInterruptIfRunning;
+                  }
+                },
+            FakeResponse.ACCESS,
+            AsyncRetryLoop.Style.of(true, null, true));
+    try {
+      assertThat(result.cancel(true)).isTrue();
+
+      assertThat(result.isDone()).isTrue();
+      assertThat(result.isCancelled()).isFalse();
+      if (aResponse) {
+        assertThat(result.getNow(null)).isSameAs(head);
+      } else {
+        assertThat(org.assertj.core.api.Assertions.catchThrowable(result::get))
+            .isInstanceOf(ExecutionException.class)
+            .cause()
+            .isInstanceOf(java.util.concurrent.CancellationException.class)
+            .hasMessage("Request cancelled");
+      }
+    } finally {
+      letGo.countDown();
+    }
+    clientThreads.get(0).join(10_000);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(result.isCancelled()).isFalse();
+    assertThat(head.discards).as("the caller's response, never discarded").hasValue(0);
+  }
+
   @Test
   void aPlainFutureIsCancelledWhateverItsAttemptEndedWith() {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
