@@ -1881,16 +1881,7 @@ class AsyncRetrierTest {
             new AtomicBoolean(), // a clock that never fails
             holdingTheSlot(slotTaken, slotFree)
                 .callTimeout(30, TimeUnit.SECONDS)
-                .eventListener(
-                    new EventListener() {
-                      // EventListener.canceled (no @Override: compiled against 3.14)
-                      public void canceled(Call c) {
-                        if (c != quiet.get()
-                            && c.request().url().encodedPath().equals("/retried")) {
-                          throw thrown; // the retry's clone
-                        }
-                      }
-                    }));
+                .eventListener(throwingFromTheRetrysClone(quiet, thrown)));
     Call call = client.newCall(get("/retried"));
     quiet.set(call);
     Heard heard = new Heard();
@@ -1936,6 +1927,22 @@ class AsyncRetrierTest {
       public void canceled(Call c) {
         if (c == of.get()) {
           OkHttpCallbacks.<RuntimeException>unchecked(thrown);
+        }
+      }
+    };
+  }
+
+  /**
+   * An event listener whose {@code canceled} throws {@code thrown} for the clone a retry of {@code
+   * /retried} runs on, not for the application's call {@code quiet} holds.
+   */
+  private static EventListener throwingFromTheRetrysClone(
+      AtomicReference<Call> quiet, RuntimeException thrown) {
+    return new EventListener() {
+      // EventListener.canceled (no @Override: compiled against 3.14)
+      public void canceled(Call c) {
+        if (c != quiet.get() && c.request().url().encodedPath().equals("/retried")) {
+          throw thrown; // the retry's clone
         }
       }
     };
@@ -2171,16 +2178,7 @@ class AsyncRetrierTest {
         configureFaulty(
             new AtomicBoolean(), // a clock that never fails
             holdingTheSlot(slotTaken, slotFree)
-                .eventListener(
-                    new EventListener() {
-                      // EventListener.canceled (no @Override: compiled against 3.14)
-                      public void canceled(Call c) {
-                        if (c != quiet.get()
-                            && c.request().url().encodedPath().equals("/retried")) {
-                          throw thrown; // the retry's clone
-                        }
-                      }
-                    }));
+                .eventListener(throwingFromTheRetrysClone(quiet, thrown)));
     Call call = client.newCall(get("/retried"));
     quiet.set(call);
     Heard heard = new Heard();
