@@ -4,6 +4,8 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.Route;
 import dev.retryagent.internal.Units;
+import dev.retryagent.internal.engine.TargetKey;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -45,13 +47,15 @@ public final class ConfigSummary {
       b.append("; jmx=off");
     }
     if (c.metrics().prometheusEnabled()) {
+      // An IPv6 literal in brackets, as every line writes a host with a port after it.
       b.append("; prometheus=")
-          .append(c.metrics().prometheusHost())
+          .append(TargetKey.bracketed(c.metrics().prometheusHost()))
           .append(':')
           .append(c.metrics().prometheusPort());
     }
     if (c.deadLetterPath() != null) {
-      b.append("; deadLetter=").append(c.deadLetterPath());
+      // A path may hold a line break (a quoted YAML string): this is one log line.
+      b.append("; deadLetter=").append(Sanitizer.oneLine(c.deadLetterPath()));
       if (c.deadLetterMaxBytes() > 0) {
         b.append(" (maxBytes ").append(Units.formatSize(c.deadLetterMaxBytes())).append(')');
       }

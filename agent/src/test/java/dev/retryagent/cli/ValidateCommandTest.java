@@ -95,6 +95,25 @@ class ValidateCommandTest {
   }
 
   @Test
+  void theSummaryWritesAnIpv6BindAddressInBracketsAndADeadLetterPathOnOneLine() throws IOException {
+    Path f =
+        file(
+            "v6.yml",
+            "agent:\n"
+                + "  metrics: { prometheus: { enabled: true, host: '::1', port: 9999 } }\n"
+                + "  deadLetter: { path: \"/tmp/dead\\nforged.jsonl\" }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(
+            f
+                + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " prometheus=[::1]:9999; deadLetter=/tmp/dead forged.jsonl\n");
+  }
+
+  @Test
   void theSummaryNamesEveryClientSwitchedOffHttpUrlConnectionIncluded() throws IOException {
     Path f = file("clients.yml", "agent: { clients: { url-connection: false } }\n");
 
