@@ -11,8 +11,10 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
@@ -30,12 +32,19 @@ import java.util.function.Consumer;
  * non-daemon dispatcher would keep the JVM from exiting).
  */
 public final class PrometheusServer implements AutoCloseable {
+  /**
+   * How long one exchange may hold the serving thread before the next connection takes it back:
+   * longer than any scrape (Prometheus gives up after 10 s by default).
+   */
+  static final long EXCHANGE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(10);
+
   private final RetryMetrics metrics;
   private final RetryEngine engine;
   private final String host;
   private final int port;
   private final ErrorReporter errors;
   private final String source;
+  private final long exchangeDeadlineNanos;
 
   private HttpServer server;
   private ExecutorService executor;
@@ -64,6 +73,19 @@ public final class PrometheusServer implements AutoCloseable {
       int port,
       Consumer<String> errors,
       String source) {
+    this(metrics, engine, host, port, errors, source, EXCHANGE_DEADLINE_NANOS);
+  }
+
+  /** For tests: with another {@link #EXCHANGE_DEADLINE_NANOS}. */
+  PrometheusServer(
+      RetryMetrics metrics,
+      RetryEngine engine,
+      String host,
+      int port,
+      Consumer<String> errors,
+      String source,
+      long exchangeDeadlineNanos) {
+    this.exchangeDeadlineNanos = exchangeDeadlineNanos;
     this.source = source;
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.engine = engine;
@@ -111,7 +133,7 @@ public final class PrometheusServer implements AutoCloseable {
                 missing.set(e);
                 return;
               }
-              s.setExecutor(ex);
+              s.setExecutor(new Deadlined(ex, exchangeDeadlineNanos));
               s.createContext("/", this::handle);
               try {
                 s.start();
@@ -302,6 +324,55 @@ public final class PrometheusServer implements AutoCloseable {
     exchange.sendResponseHeaders(status, bytes.length);
     try (OutputStream out = exchange.getResponseBody()) {
       out.write(bytes);
+    }
+  }
+
+  /**
+   * Runs the JDK server's exchanges on the one serving thread, and takes that thread back from an
+   * exchange that has held it past the deadline when the next one arrives. The JDK server reads the
+   * request on this thread with no time limit of its own (sun.net.httpserver.maxReqTime is off by
+   * default, and a system property would change the application's own servers too): a client that
+   * sent half a request line and nothing more held the thread, and every later scrape waited behind
+   * it, for good. The interrupt closes the blocked channel (the JDK server reads a {@code
+   * SocketChannel}), and the JDK server then drops that connection. Checked when a connection is
+   * handed over, so no thread of its own: a stuck exchange goes when the next scrape comes.
+   */
+  private static final class Deadlined implements Executor {
+    private final ExecutorService pool;
+    private final long deadlineNanos;
+    private Thread running; // guarded by this
+    private long since; // guarded by this
+
+    Deadlined(ExecutorService pool, long deadlineNanos) {
+      this.pool = pool;
+      this.deadlineNanos = deadlineNanos;
+    }
+
+    @Override
+    public void execute(Runnable exchange) {
+      synchronized (this) {
+        if (running != null && System.nanoTime() - since >= deadlineNanos) {
+          running.interrupt();
+          running = null;
+        }
+      }
+      pool.execute(() -> run(exchange));
+    }
+
+    private void run(Runnable exchange) {
+      synchronized (this) {
+        running = Thread.currentThread();
+        since = System.nanoTime();
+      }
+      try {
+        exchange.run();
+      } finally {
+        synchronized (this) {
+          running = null;
+        }
+        // An interrupt that came as the exchange ended must not reach the next one.
+        Thread.interrupted();
+      }
     }
   }
 }

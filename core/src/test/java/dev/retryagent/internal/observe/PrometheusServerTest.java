@@ -2,6 +2,7 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
@@ -9,10 +10,12 @@ import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
@@ -102,6 +105,23 @@ class PrometheusServerTest {
     HttpResponse<String> head = get("/metrics", "HEAD");
     assertThat(head.statusCode()).isEqualTo(200);
     assertThat(head.body()).isEmpty();
+  }
+
+  @Test
+  void aClientThatSendsHalfARequestDoesNotHoldTheEndpointForLaterScrapes() throws Exception {
+    // A deadline of zero: the half request is past it as soon as the scrape arrives.
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add, null, 0L);
+    server.start();
+
+    try (Socket slow = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+      slow.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
+      slow.getOutputStream().flush();
+
+      await()
+          .atMost(Duration.ofSeconds(40))
+          .ignoreExceptions()
+          .untilAsserted(() -> assertThat(get("/metrics", "GET").statusCode()).isEqualTo(200));
+    }
   }
 
   @Test
