@@ -261,13 +261,19 @@ public final class AgentRuntime {
     this.sources = sources;
     this.config = config;
     this.hookedClients = config.clients();
-    startFleet(config.fleet());
+    startFleet(config.fleet()); // none to leave yet
   }
 
-  /** Joins the fleet of {@code next} (null: none), leaving the current one if it differs. */
-  private synchronized void startFleet(FleetConfig next) {
+  /**
+   * Joins the fleet of {@code next} (null: none) if it differs from the current one.
+   *
+   * @return the fleet left, which the caller must {@link FleetLimits#close() close} once it holds
+   *     no lock (its close waits for Redis: up to {@code connectTimeout} + 4 × {@code
+   *     commandTimeout}); null when none was left
+   */
+  private synchronized FleetLimits startFleet(FleetConfig next) {
     if (Objects.equals(next, fleetConfig)) {
-      return;
+      return null;
     }
     FleetLimits old = fleet;
     // A pause is the provider's word about a route, whichever fleet this JVM is in; and a reload
@@ -280,9 +286,7 @@ public final class AgentRuntime {
     if (b != null) {
       b.engine.useFleet(fleet);
     }
-    if (old != null) {
-      old.close();
-    }
+    return old;
   }
 
   AgentConfig config() {
@@ -364,11 +368,19 @@ public final class AgentRuntime {
    *     not installed at start), or an empty string
    */
   public String apply(AgentConfig next) {
+    FleetLimits left;
     DeadLetterWriter replaced;
     String restart;
     synchronized (this) {
-      replaced = applyLocked(next);
+      config = next;
+      left = startFleet(next.fleet());
+      replaced = reconfigureLocked(next);
       restart = restartNeeded(next);
+    }
+    if (left != null) {
+      // Writes its pauses and leaves, waiting for a slow or hung Redis: never while holding this
+      // runtime, whose lock the application's first call takes to build the engine.
+      left.close();
     }
     if (replaced != null) {
       // Writes what it had queued, waiting up to 2 s for a slow disk (a hung mount): never while
@@ -380,9 +392,7 @@ public final class AgentRuntime {
   }
 
   /** {@link #apply} under the runtime's lock; returns the dead-letter writer to close. */
-  private DeadLetterWriter applyLocked(AgentConfig next) {
-    config = next;
-    startFleet(next.fleet());
+  private DeadLetterWriter reconfigureLocked(AgentConfig next) {
     Built b = built;
     DeadLetterWriter replaced = null;
     if (b != null) {

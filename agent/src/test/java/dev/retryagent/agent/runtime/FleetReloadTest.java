@@ -8,11 +8,22 @@ import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.engine.FleetLimits;
 import dev.retryagent.engine.FleetRouteCounters;
+import dev.retryagent.engine.PermitLimiter;
 import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.policy.RateLimitPolicy;
+import java.lang.reflect.Field;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -129,5 +140,70 @@ class FleetReloadTest {
     assertThat(counters.route()).isEqualTo("llm");
     assertThat(counters.fallbacks()).isEqualTo(2);
     assertThat(counters.pausesSet()).isEqualTo(1);
+  }
+
+  /**
+   * Leaving a fleet waits for its Redis (its pauses written, its thread ended: up to connectTimeout
+   * + 4 commandTimeouts); a reload made before the application's first call must not make that
+   * call, which builds the engine under the runtime's lock, wait for it.
+   */
+  @Test
+  void aReloadThatLeavesTheFleetNeverHoldsUpTheFirstCallWhileTheOldRedisIsSlowToClose()
+      throws Exception {
+    start(fleet("50ms"));
+    CountDownLatch closing = new CountDownLatch(1);
+    CountDownLatch redisDone = new CountDownLatch(1);
+    Field field = AgentRuntime.class.getDeclaredField("fleet");
+    field.setAccessible(true);
+    FleetLimits real = (FleetLimits) field.get(runtime);
+    field.set(runtime, slowToClose(real, closing, redisDone));
+    AgentConfig next = noFleet();
+    Thread reload = new Thread(() -> runtime.apply(next), "reload");
+    ExecutorService application = Executors.newSingleThreadExecutor();
+    try {
+      reload.start();
+      assertThat(closing.await(30, TimeUnit.SECONDS)).isTrue();
+
+      Future<RetryEngine> firstCall = application.submit(() -> runtime.engine());
+
+      assertThat(firstCall.get(30, TimeUnit.SECONDS).fleet()).isNull();
+    } finally {
+      redisDone.countDown();
+      reload.join(30_000);
+      application.shutdownNow();
+    }
+    assertThat(reload.isAlive()).isFalse();
+  }
+
+  /** {@code real}, whose close says it began, then waits for {@code redisDone}. */
+  private static FleetLimits slowToClose(
+      FleetLimits real, CountDownLatch closing, CountDownLatch redisDone) {
+    return new FleetLimits() {
+      @Override
+      public PermitLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax) {
+        return real.limiter(route, limit, retryAfterMax);
+      }
+
+      @Override
+      public List<FleetRouteCounters> counters() {
+        return real.counters();
+      }
+
+      @Override
+      public boolean shared() {
+        return real.shared();
+      }
+
+      @Override
+      public void close() {
+        closing.countDown();
+        try {
+          redisDone.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        real.close();
+      }
+    };
   }
 }
