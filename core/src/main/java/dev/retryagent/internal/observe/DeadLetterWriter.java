@@ -597,6 +597,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       partialLine = false;
     }
     if (channel == null) {
+      Object before = fileKeyOrNull(path);
       try {
         channel = opener.open(path);
       } catch (IOException | RuntimeException e) {
@@ -610,7 +611,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
                 + "); dead letters are dropped until it can be written");
         return;
       }
-      fileKey = fileKeyOrNull(path);
+      Object after = fileKeyOrNull(path);
+      // The identity of the file opened, which the channel cannot tell: the file's at the path
+      // just after the open, unless a rotation replaced it in between (the path names another
+      // file than just before). The one from before then, so that the next batch, finding another
+      // file at the path, opens that one: the channel may hold the file renamed away, written to
+      // for good (and removed or compressed at the next rotation) had its successor's identity
+      // been taken for its own.
+      fileKey = before == null || before.equals(after) ? after : before;
       cap.sizeIs(sizeOrZero(channel));
       partialLine = partialLine || endsInsideALine(path);
     } else if (fileKey == null && cap.max() > 0) {

@@ -418,6 +418,41 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aFileRotatedAwayWhileTheWriterOpensItIsNotWrittenToForGood() throws IOException {
+    Path file = dir.resolve("dead.jsonl");
+    Path rotated = dir.resolve("dead.jsonl.1");
+    Files.writeString(file, "{\"old\":1}\n");
+    AtomicInteger opens = new AtomicInteger();
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            errors::add,
+            100,
+            path -> {
+              java.nio.channels.FileChannel opened = DeadLetterWriter.openForAppend(path);
+              if (opens.incrementAndGet() == 1) {
+                // logrotate renames the file and creates the next one just after this open: the
+                // file at the path is not the one open.
+                Files.move(path, rotated);
+                Files.createFile(path);
+              }
+              return opened;
+            });
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/raced-the-rotation"), 503);
+    await().atMost(WAIT).until(() -> w.written() + w.dropped() == 1);
+
+    rig.call(FakeRequest.post("pay.example.com", "/after"), 503);
+    await().atMost(WAIT).until(() -> w.written() + w.dropped() == 2);
+
+    // The line that raced the rotation may land in either file; the next one is at the path.
+    assertThat(lines(file)).anyMatch(l -> l.contains("/after"));
+    assertThat(lines(rotated)).noneMatch(l -> l.contains("/after"));
+    assertThat(w.written()).isEqualTo(2);
+  }
+
+  @Test
   void aLineTornByAnEarlierJvmIsEndedBeforeTheFirstNewLine() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     Files.writeString(file, "{\"whole\":1}\n{\"torn by SIGK");
