@@ -58,6 +58,13 @@ class DeadLetterWriterTest {
     return w;
   }
 
+  /** A writer of 100 lines at most that opens its file with {@code opener}. */
+  private DeadLetterWriter opening(Path path, DeadLetterWriter.Opener opener) {
+    DeadLetterWriter w = new DeadLetterWriter(path, errors::add, 100, opener);
+    writers.add(w);
+    return w;
+  }
+
   /** A writer whose every write waits for a permit of {@code disk}: a disk slow at will. */
   private DeadLetterWriter heldUpByTheDisk(Path file, int capacity, Semaphore disk) {
     DeadLetterWriter w = new DeadLetterWriter(file, errors::add, capacity, new HeldOpen(disk));
@@ -359,15 +366,12 @@ class DeadLetterWriterTest {
     Path file = dir.resolve("dead.jsonl");
     AtomicInteger opens = new AtomicInteger();
     DeadLetterWriter w =
-        new DeadLetterWriter(
+        opening(
             file,
-            errors::add,
-            100,
             path -> {
               java.nio.channels.FileChannel real = DeadLetterWriter.openForAppend(path);
               return opens.incrementAndGet() == 1 ? new FailingChannel(real, 10) : real;
             });
-    writers.add(w);
     Rig rig = new Rig(Rig.policy("payments"), w);
 
     rig.call(FakeRequest.post("pay.example.com", "/first"), 503);
@@ -424,10 +428,8 @@ class DeadLetterWriterTest {
     Files.writeString(file, "{\"old\":1}\n");
     AtomicInteger opens = new AtomicInteger();
     DeadLetterWriter w =
-        new DeadLetterWriter(
+        opening(
             file,
-            errors::add,
-            100,
             path -> {
               java.nio.channels.FileChannel opened = DeadLetterWriter.openForAppend(path);
               if (opens.incrementAndGet() == 1) {
@@ -438,7 +440,6 @@ class DeadLetterWriterTest {
               }
               return opened;
             });
-    writers.add(w);
     Rig rig = new Rig(Rig.policy("payments"), w);
     rig.call(FakeRequest.post("pay.example.com", "/raced-the-rotation"), 503);
     await().atMost(WAIT).until(() -> w.written() + w.dropped() == 1);
