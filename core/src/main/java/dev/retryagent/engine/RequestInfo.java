@@ -1,5 +1,7 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.observe.Sanitizer;
+
 /**
  * SPI: what the engine needs to know about a request, as a client adapter sees it. Implementations
  * are thin views over the client's own request object; nothing is copied. The engine asks from
@@ -65,10 +67,11 @@ public interface RequestInfo {
   }
 
   /**
-   * {@code scheme://host:port}, the host as the request writes it: names the target in messages
-   * (per-host state is keyed by {@code internal.engine.TargetKey}, whatever the host's case).
+   * {@code scheme://host:port}, the host as the request writes it, but for what a client left in it
+   * of a URL's user-info ({@code Sanitizer.host}): names the target in messages (per-host state is
+   * keyed by {@code internal.engine.TargetKey}, whatever the host's case).
    */
   default String target() {
-    return scheme() + "://" + host() + ":" + port();
+    return scheme() + "://" + Sanitizer.host(host()) + ":" + port();
   }
 }

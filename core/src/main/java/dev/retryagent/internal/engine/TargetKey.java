@@ -1,5 +1,6 @@
 package dev.retryagent.internal.engine;
 
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.Locale;
 
 /**
@@ -12,7 +13,10 @@ import java.util.Locale;
 public final class TargetKey {
   private TargetKey() {}
 
-  /** {@code scheme://host:port}, the host in lower case, an IPv6 literal in brackets. */
+  /**
+   * {@code scheme://host:port}, the host in lower case, an IPv6 literal in brackets, without what a
+   * client left in it of a URL's user-info ({@link #bracketed}).
+   */
   public static String of(String scheme, String host, int port) {
     // A null host is "null" there, as string concatenation writes it.
     String h = host == null ? "null" : host.toLowerCase(Locale.ROOT);
@@ -21,12 +25,12 @@ public final class TargetKey {
 
   /**
    * {@code host} as a URL writes it: an IPv6 literal in brackets ({@code ::1} is {@code [::1]}),
-   * anything else as it is. For every line that writes a host with a port after it, where {@code
+   * anything else as it is, but for what a client left in it of a URL's user-info ({@link
+   * Sanitizer#host}). For every line that writes a host with a port after it, where {@code
    * ::1:8080} would not say which colon starts the port.
    */
   public static String bracketed(String host) {
-    return host != null && host.indexOf(':') >= 0 && !host.startsWith("[")
-        ? "[" + host + "]"
-        : host;
+    String h = Sanitizer.host(host);
+    return h != null && h.indexOf(':') >= 0 && !h.startsWith("[") ? "[" + h + "]" : h;
   }
 }

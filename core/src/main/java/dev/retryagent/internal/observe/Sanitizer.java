@@ -185,6 +185,19 @@ public final class Sanitizer {
   }
 
   /**
+   * A host as the agent writes it (log lines, dead letters, metrics, breaker keys, spans): a host
+   * never holds an {@code @}, so what comes before its last one is what a client left in it of a
+   * URL's user-info, written {@code <redacted>}. Apache HttpClient (4.5 and 5.x) cuts the user-info
+   * of {@code http://user:pa@ss@h.example/} at its first {@code @} and takes {@code ss@h.example},
+   * part of the password, as the host; written {@code <redacted>@h.example}, still a host of its
+   * own. Null stays null.
+   */
+  public static String host(String host) {
+    int at = host == null ? -1 : host.lastIndexOf('@');
+    return at < 0 ? host : REDACTED + host.substring(at);
+  }
+
+  /**
    * A path without query or fragment (in case an adapter passed one), without path parameters (a
    * servlet container's {@code ;jsessionid=...} is a session's credential, as a cookie is), and on
    * one line.

@@ -2,6 +2,7 @@ package dev.retryagent.agent.otel.glue;
 
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RequestInfo;
+import dev.retryagent.internal.observe.Sanitizer;
 import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanKind;
@@ -54,7 +55,7 @@ final class OtelAttempt implements CallContext.AttemptSpan {
             .setSpanKind(SpanKind.CLIENT)
             .setParent(parent)
             .setAttribute("http.request.method", known ? method : "_OTHER")
-            .setAttribute("server.address", request.host())
+            .setAttribute("server.address", Sanitizer.host(request.host()))
             .setAttribute("server.port", (long) request.port())
             .setAttribute("url.full", urlWithoutQuery(request, contexts));
     if (!known) {
@@ -102,7 +103,7 @@ final class OtelAttempt implements CallContext.AttemptSpan {
       return path; // the request's URL itself, cleaned (Apache 5 keeps one it cannot parse whole)
     }
     String scheme = request.scheme();
-    String host = request.host();
+    String host = Sanitizer.host(request.host());
     int port = request.port();
     boolean defaultPort =
         port < 0

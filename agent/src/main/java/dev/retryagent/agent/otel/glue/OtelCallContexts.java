@@ -105,7 +105,7 @@ public final class OtelCallContexts implements CallContext.Factory {
               .setSpanKind(SpanKind.INTERNAL)
               .setParent(caller)
               .setAttribute("http.request.method", r.method())
-              .setAttribute("server.address", r.host())
+              .setAttribute("server.address", Sanitizer.host(r.host()))
               .setAttribute("server.port", (long) r.port())
               .setAttribute("url.scheme", r.scheme())
               // never the query nor path parameters (;jsessionid=...): they may hold secrets

@@ -229,4 +229,15 @@ class OtelAttemptTest {
 
     assertThat(attribute(span, "url.full")).isEqualTo("https://u:12/<redacted>");
   }
+
+  @Test
+  void aHostWithPartOfAPasswordInItIsNotWritten() throws Exception {
+    // http://user:pa@ss@h.example/x: Apache HttpClient cuts the user-info at its first '@' and
+    // takes ss@h.example as the host (PasswordWithAnAtTest in core); a host never holds an '@'.
+    SpanData span = resend(request("GET", "http", "ss@h.example", 8080), 1, new HashMap<>(), 503);
+
+    assertThat(attribute(span, "server.address")).isEqualTo("<redacted>@h.example");
+    assertThat(attribute(span, "url.full"))
+        .isEqualTo("http://<redacted>@h.example:8080/v1/charges");
+  }
 }

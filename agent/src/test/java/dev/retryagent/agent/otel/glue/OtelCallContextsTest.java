@@ -71,4 +71,22 @@ class OtelCallContextsTest {
 
     assertThat(callSpanPath(engine, "/files/tok_abc123/raw")).isEqualTo("/files/<redacted>/raw");
   }
+
+  @Test
+  void theCallSpansHostHasNoPartOfAPassword() {
+    // http://user:pa@ss@h.example/x, as Apache HttpClient reads it (OtelAttemptTest).
+    RetryEngine engine = RetryEngine.builder().callContexts(new OtelCallContexts(pathMask)).build();
+    RetryCall call =
+        engine.newCall(OtelAttemptTest.request("GET", "http", "ss@h.example", 8080, "/x"));
+    call.context().end();
+
+    assertThat(exported.getFinishedSpanItems()).hasSize(1);
+    assertThat(
+            exported
+                .getFinishedSpanItems()
+                .get(0)
+                .getAttributes()
+                .get(AttributeKey.stringKey("server.address")))
+        .isEqualTo("<redacted>@h.example");
+  }
 }
