@@ -5,6 +5,7 @@ import dev.retryagent.agent.tooling.GlueClassLoader;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RetryCall;
+import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.concurrent.atomic.AtomicReference;
 import net.bytebuddy.jar.asm.ClassReader;
@@ -50,7 +51,6 @@ public final class OtelSupport implements CallContext.Factory {
   private final Object lock = new Object();
   private volatile boolean resolved;
   private volatile CallContext.Factory glue;
-  private volatile Method isSet; // the relocated GlobalOpenTelemetry.isSet(), once looked up
 
   /** {@code agent.redact.pathSegments}, for the paths our spans carry; shared with the glue. */
   private final AtomicReference<PathMask> pathMask = new AtomicReference<>(PathMask.NONE);
@@ -89,17 +89,35 @@ public final class OtelSupport implements CallContext.Factory {
    */
   private boolean notSetYet() {
     try {
-      Method m = isSet;
-      if (m == null) {
-        m = Class.forName(REQUIRED[0], false, null).getMethod("isSet");
-        isSet = m;
-      }
-      return !Boolean.TRUE.equals(m.invoke(null));
+      return !isSet(Class.forName(REQUIRED[0], false, null));
     } catch (ClassNotFoundException absent) {
       return false; // resolve() finds it absent, for good
     } catch (ReflectiveOperationException | RuntimeException | LinkageError e) {
       return false; // resolve() tells what cannot be linked
     }
+  }
+
+  /**
+   * Whether {@code global}, the OpenTelemetry agent's relocated {@code GlobalOpenTelemetry}, has
+   * its instance set, without setting one: {@code get()} on an unset instance pins a no-op for good
+   * (and the OpenTelemetry agent's own {@code set()} then fails). Its {@code isSet()} came with API
+   * 1.57 (OpenTelemetry agent 2.23, December 2025); before it, the field that {@code set()} writes,
+   * {@code globalOpenTelemetry} in every version. Asked only until the first call that is not a
+   * pass-through resolves the glue ({@link #notSetYet}), and by the glue before it asks for a
+   * tracer. Public for the glue, which its own class loader defines.
+   *
+   * @throws ReflectiveOperationException when {@code global} has neither
+   */
+  public static boolean isSet(Class<?> global) throws ReflectiveOperationException {
+    Method isSet;
+    try {
+      isSet = global.getMethod("isSet");
+    } catch (NoSuchMethodException beforeApi157) {
+      Field instance = global.getDeclaredField("globalOpenTelemetry");
+      instance.setAccessible(true); // the bootstrap loader's unnamed module: open to everyone
+      return instance.get(null) != null;
+    }
+    return Boolean.TRUE.equals(isSet.invoke(null));
   }
 
   private void resolve() {

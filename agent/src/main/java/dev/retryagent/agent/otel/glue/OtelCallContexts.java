@@ -1,5 +1,6 @@
 package dev.retryagent.agent.otel.glue;
 
+import dev.retryagent.agent.otel.OtelSupport;
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
@@ -52,7 +53,15 @@ public final class OtelCallContexts implements CallContext.Factory {
    *     (then nothing is traced; asking for it anyway would pin a no-op instance for good)
    */
   public OtelCallContexts(AtomicReference<PathMask> pathMask) {
-    if (!GlobalOpenTelemetry.isSet()) {
+    boolean set;
+    try {
+      // Not GlobalOpenTelemetry.isSet(): an OpenTelemetry agent before 2.23 has no such method,
+      // and none of its calls was ever traced (a NoSuchMethodError here, said at start).
+      set = OtelSupport.isSet(GlobalOpenTelemetry.class);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("GlobalOpenTelemetry cannot tell whether it is set", e);
+    }
+    if (!set) {
       throw new IllegalStateException("GlobalOpenTelemetry is not set");
     }
     tracer = GlobalOpenTelemetry.getTracer("dev.retryagent");
