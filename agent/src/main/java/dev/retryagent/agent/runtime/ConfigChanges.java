@@ -4,6 +4,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.Route;
 import dev.retryagent.internal.Units;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -40,11 +41,12 @@ final class ConfigChanges {
       out.add("agent.metrics");
     }
     if (!Objects.equals(a.deadLetterPath(), b.deadLetterPath())) {
+      // A path may hold a line break (a quoted YAML string): this is one log line, as the summary.
       out.add(
           "agent.deadLetter.path "
-              + (a.deadLetterPath() == null ? "none" : a.deadLetterPath())
+              + (a.deadLetterPath() == null ? "none" : Sanitizer.oneLine(a.deadLetterPath()))
               + " -> "
-              + (b.deadLetterPath() == null ? "none" : b.deadLetterPath()));
+              + (b.deadLetterPath() == null ? "none" : Sanitizer.oneLine(b.deadLetterPath())));
     }
     if (a.deadLetterMaxBytes() != b.deadLetterMaxBytes()) {
       out.add(

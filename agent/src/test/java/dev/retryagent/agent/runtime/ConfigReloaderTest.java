@@ -222,6 +222,22 @@ class ConfigReloaderTest {
   }
 
   @Test
+  void anEditOfTheDeadLetterPathIsNamedOnOneLine() throws IOException {
+    // A quoted YAML string may hold a line break: the reload's line named the path as it was, its
+    // second half on a line of its own, as no other line of the agent writes a path.
+    Files.writeString(
+        file, "agent: { deadLetter: { path: \"" + dir + "/dead\\nletters.jsonl\" } }\n" + TWO);
+
+    reloader.poll();
+    reloader.poll();
+
+    assertThat(runtime.config().deadLetterPath()).isEqualTo(dir + "/dead\nletters.jsonl");
+    assertThat(stderr.text())
+        .contains("; changed: agent.deadLetter.path none -> " + dir + "/dead letters.jsonl")
+        .doesNotContain("\nletters.jsonl");
+  }
+
+  @Test
   void reloadFalseStopsTheWatching() throws IOException {
     Files.writeString(file, "agent: { reload: false }\n" + FOUR);
 
