@@ -96,17 +96,29 @@ public final class OtelCallContexts implements CallContext.Factory {
     return Sanitizer.path(request.path(), pathMask.get(), request.atPastPath());
   }
 
+  /**
+   * The call's context, or null when the OpenTelemetry agent's API fails to make one (a method the
+   * glue calls that it lacks, a context storage of the application's that throws): the call goes on
+   * untraced, said once, as when its scopes fail ({@link OtelCall}). The engine dropped what this
+   * threw without a word, and a call span started before the failure was never ended.
+   */
   @Override
   public CallContext create(RetryCall call) {
-    Context caller = Context.current();
-    Span callerSpan = Span.fromContext(caller);
-    boolean underSpan = callerSpan.getSpanContext().isValid();
-    if (call.observeOnly()) {
-      return underSpan ? new OtelCall(this, call.request(), caller, null, null, callerSpan) : null;
-    }
     Span callSpan = null;
-    Context context = caller;
-    if (!underSpan) {
+    try {
+      Context caller = Context.current();
+      Span callerSpan = Span.fromContext(caller);
+      boolean underSpan = callerSpan.getSpanContext().isValid();
+      if (call.observeOnly()) {
+        return underSpan
+            ? new OtelCall(this, call.request(), caller, null, null, callerSpan)
+            : null;
+      }
+      // The resend counter first: what fails here fails before a span is started.
+      Context counted = HttpClientRequestResendCount.initialize(caller);
+      if (underSpan) {
+        return new OtelCall(this, call.request(), caller, counted, null, callerSpan);
+      }
       RequestInfo r = call.request();
       callSpan =
           tracer
@@ -121,10 +133,17 @@ public final class OtelCallContexts implements CallContext.Factory {
               .setAttribute("url.path", spanPath(r))
               .setAttribute("retry_agent.route", call.policy().routeName())
               .startSpan();
-      context = caller.with(callSpan);
+      return new OtelCall(this, r, caller, counted.with(callSpan), callSpan, callSpan);
+    } catch (RuntimeException | LinkageError e) {
+      if (callSpan != null) {
+        try {
+          callSpan.end(); // a span started is ended, never left open
+        } catch (RuntimeException | LinkageError ignored) {
+          // said below
+        }
+      }
+      failed("making a call's context", e);
+      return null;
     }
-    context = HttpClientRequestResendCount.initialize(context);
-    return new OtelCall(
-        this, call.request(), caller, context, callSpan, callSpan != null ? callSpan : callerSpan);
   }
 }

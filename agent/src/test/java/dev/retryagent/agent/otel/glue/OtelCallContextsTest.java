@@ -2,23 +2,38 @@ package dev.retryagent.agent.otel.glue;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.agent.CapturedStderr;
 import dev.retryagent.config.PathMask;
+import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.ContextKey;
+import io.opentelemetry.context.Scope;
+import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
+import io.opentelemetry.sdk.trace.ReadWriteSpan;
+import io.opentelemetry.sdk.trace.ReadableSpan;
+import io.opentelemetry.sdk.trace.SdkTracerProvider;
+import io.opentelemetry.sdk.trace.SpanProcessor;
 import io.opentelemetry.sdk.trace.data.SpanData;
 import java.util.Arrays;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The INTERNAL span retry-agent makes for a call made outside any span of the application's. */
 class OtelCallContextsTest {
   private final AtomicReference<PathMask> pathMask = new AtomicReference<>(PathMask.NONE);
   private InMemorySpanExporter exported;
+
+  @RegisterExtension final CapturedStderr stderr = new CapturedStderr();
 
   @BeforeEach
   void setUp() {
@@ -88,5 +103,81 @@ class OtelCallContextsTest {
                 .getAttributes()
                 .get(AttributeKey.stringKey("server.address")))
         .isEqualTo("<redacted>@h.example");
+  }
+
+  @Test
+  void aContextThatCannotBeMadeLeavesNoSpanOpenAndIsSaidOnce() {
+    // An OpenTelemetry API that lacks what the glue calls (here the resend counter's context) or
+    // an application's context storage that throws fails while the call's context is made: the
+    // call went on untraced without a word, its INTERNAL span started and never ended.
+    AtomicInteger started = new AtomicInteger();
+    AtomicInteger ended = new AtomicInteger();
+    GlobalOpenTelemetry.resetForTest();
+    GlobalOpenTelemetry.set(
+        OpenTelemetrySdk.builder()
+            .setTracerProvider(
+                SdkTracerProvider.builder().addSpanProcessor(counting(started, ended)).build())
+            .build());
+    OtelCallContexts.FAILURE_SAID.set(false);
+    RetryEngine engine = RetryEngine.builder().callContexts(new OtelCallContexts(pathMask)).build();
+    Context failing = new FailingCounter(Context.root());
+
+    RetryCall call;
+    try (Scope ignored = failing.makeCurrent()) {
+      call = engine.newCall(OtelAttemptTest.request("GET", "http", "h", 8080, "/x"));
+    }
+
+    assertThat(call.context()).isSameAs(CallContext.NONE);
+    assertThat(started.get()).as("spans started").isEqualTo(ended.get());
+    assertThat(stderr.text())
+        .startsWith("retry-agent: OpenTelemetry failed while making a call's context")
+        .contains("(java.lang.NoSuchMethodError at ")
+        .doesNotContain("javaagent.shaded");
+  }
+
+  private static SpanProcessor counting(AtomicInteger started, AtomicInteger ended) {
+    return new SpanProcessor() {
+      @Override
+      public void onStart(Context parent, ReadWriteSpan span) {
+        started.incrementAndGet();
+      }
+
+      @Override
+      public boolean isStartRequired() {
+        return true;
+      }
+
+      @Override
+      public void onEnd(ReadableSpan span) {
+        ended.incrementAndGet();
+      }
+
+      @Override
+      public boolean isEndRequired() {
+        return true;
+      }
+    };
+  }
+
+  /** A context that holds a span, but fails to take the resend counter (any key but a span's). */
+  private static final class FailingCounter implements Context {
+    private final Context delegate;
+
+    FailingCounter(Context delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public <V> V get(ContextKey<V> key) {
+      return delegate.get(key);
+    }
+
+    @Override
+    public <V> Context with(ContextKey<V> key, V value) {
+      if (!String.valueOf(key).contains("span")) {
+        throw new NoSuchMethodError("io.opentelemetry.javaagent.shaded...Context.with");
+      }
+      return new FailingCounter(delegate.with(key, value));
+    }
   }
 }
