@@ -58,7 +58,7 @@ final class HostPattern {
           "allowed a host without a scheme"
               + (at > scheme ? " or user-info" : "")
               + ": write "
-              + s.substring(Math.max(scheme + 3, at + 1))
+              + hostOf(s, scheme + 3)
               + " and put paths in match.paths");
     }
     if (s.indexOf('/') >= 0) {
@@ -70,7 +70,7 @@ final class HostPattern {
       throw new IllegalArgumentException(
           "allowed a host without user-info (user@ or user:password@): a route matches hosts,"
               + " never credentials; write "
-              + (at + 1 < s.length() ? s.substring(at + 1) : "the host alone"));
+              + hostOf(s, 0));
     }
     String host;
     String portText = null;
@@ -115,6 +115,29 @@ final class HostPattern {
     String canonical =
         (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + (port == ANY_PORT ? "" : ":" + port);
     return new HostPattern(canonical, host, port);
+  }
+
+  /**
+   * The host and port of the URL-like {@code s} whose authority starts at {@code from}, for a hint:
+   * after its user-info (up to its last {@code @}: a password may hold one, or a {@code /}) and up
+   * to its path, query or fragment, which may hold secrets ({@code ?sslpassword=...}, {@code
+   * ;jsessionid=...}); the value itself is shown with them as {@code ***}. {@code the host alone}
+   * when there is none, or when a {@code ?} or {@code #} comes before that {@code @}: it may be the
+   * query's ({@code ?email=a@b.example&token=...}), and what follows it no host.
+   */
+  private static String hostOf(String s, int from) {
+    int at = s.lastIndexOf('@');
+    int start = Math.max(from, at + 1);
+    int end = start;
+    while (end < s.length() && "/?#".indexOf(s.charAt(end)) < 0) {
+      end++;
+    }
+    for (int i = from; i < at; i++) {
+      if (s.charAt(i) == '?' || s.charAt(i) == '#') {
+        return "the host alone";
+      }
+    }
+    return end > start ? s.substring(start, end) : "the host alone";
   }
 
   private static int parsePort(String text) {

@@ -128,4 +128,27 @@ class HostPatternTest {
     assertThatThrownBy(() -> HostPattern.compile("api.example.com/v1"))
         .hasMessageContaining("put paths in match.paths");
   }
+
+  /**
+   * A whole URL where a host belongs (often a variable's: {@code hosts: ['${DB_URL}']}): the hint
+   * named its path, query and fragment too ({@code write db:5432/x?sslpassword=SECRET}), where the
+   * value shown beside it has them as {@code ?***}. The hint is the host and port alone, and no
+   * hint when the last '@' may be in the query or fragment (what follows it is no host).
+   */
+  @ParameterizedTest
+  @CsvSource({
+    "'http://u:pw@db:5432/x?sslpassword=SECRET', 'write db:5432 '",
+    "'https://api.example.com?token=SECRET', 'write api.example.com '",
+    "'https://api.example.com#SECRET', 'write api.example.com '",
+    "'https://api.example.com/v1;jsessionid=SECRET', 'write api.example.com '",
+    "'https://api.example.com/x?email=a@b.example&token=SECRET', 'write the host alone '",
+    "'https://u:p?w-SECRET@api.example.com', 'write the host alone '",
+    "'u:pw@db?token=SECRET', 'credentials; write db'"
+  })
+  void aUrlsHintIsItsHostNeverItsPathQueryOrFragment(String pattern, String hint) {
+    assertThatThrownBy(() -> HostPattern.compile(pattern))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(hint)
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContainIgnoringCase("secret"));
+  }
 }
