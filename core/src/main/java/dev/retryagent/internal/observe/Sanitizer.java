@@ -141,7 +141,8 @@ public final class Sanitizer {
 
   /**
    * The values of {@link #SECRET_KEYS} redacted, a quoted one whole with its quotes kept. A bare
-   * word after a bare key and a colon is prose ("invalid token: expired"), not a credential.
+   * word after a bare key and a colon is prose ("invalid token: expired"), not a credential, unless
+   * the key is written as a header's name, with a '-' ({@code X-Vault-Token: hvs.x}).
    */
   private static String secretValues(String s) {
     Matcher m = SECRET_KEYS.matcher(s);
@@ -154,7 +155,11 @@ public final class Sanitizer {
       String value = m.group(4);
       char first = value.charAt(0);
       boolean quoted = first == '"' || first == '\'';
-      if (!quoted && m.group(1).isEmpty() && m.group(3).indexOf(':') >= 0) {
+      // A key with a '-' is a header's name (X-Vault-Token: ..., Client-Secret: ...), no prose.
+      if (!quoted
+          && m.group(1).isEmpty()
+          && m.group(3).indexOf(':') >= 0
+          && m.group(2).indexOf('-') < 0) {
         continue;
       }
       b.append(s, last, m.start(4));

@@ -516,10 +516,29 @@ class SanitizerTest {
         .hasSize(Sanitizer.MAX_MESSAGE_CHARS + 3);
   }
 
+  /**
+   * A header named for a token, key or secret that is not among the listed ones ({@code
+   * X-Vault-Token}, {@code X-Api-Token}, {@code Client-Secret}): written {@code Name: value} it was
+   * kept as prose ("invalid token: expired"). A key with a '-' is a header's name, not prose.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "X-Vault-Token: hvs.SECRET",
+        "request headers: X-Api-Token: SECRET, Accept: */*",
+        "Client-Secret: SECRET",
+        "x-custom-api-key : SECRET"
+      })
+  void aHeaderNamedForATokenKeyOrSecretIsRedacted(String message) {
+    assertThat(Sanitizer.message(message, null)).doesNotContain("SECRET").contains("<redacted>");
+  }
+
   @Test
   void proseAboutCredentialsAndUrlsIsKept() {
     assertThat(Sanitizer.message("invalid token: expired", null))
         .isEqualTo("invalid token: expired");
+    assertThat(Sanitizer.message("the refresh token: expired", null))
+        .isEqualTo("the refresh token: expired");
     assertThat(Sanitizer.message("password authentication failed for user bob", null))
         .isEqualTo("password authentication failed for user bob");
     assertThat(Sanitizer.message("tokens=5 left", null)).isEqualTo("tokens=5 left");
