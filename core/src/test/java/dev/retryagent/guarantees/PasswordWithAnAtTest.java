@@ -8,13 +8,13 @@ import dev.retryagent.apache5.RetryExecHandler;
 import dev.retryagent.config.LogLevel;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
-import dev.retryagent.engine.RetryListener;
 import dev.retryagent.internal.observe.DeadLetterWriter;
 import dev.retryagent.internal.observe.LogListener;
 import dev.retryagent.internal.observe.RetryMetrics;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -67,18 +67,7 @@ class PasswordWithAnAtTest {
             .listener(new LogListener(LogLevel.DEBUG, lines::add, null))
             .listener(metrics)
             .listener(deadLetters)
-            .listener(
-                new RetryListener() {
-                  @Override
-                  public void onRetry(RetryEvent e) {
-                    events.add(e);
-                  }
-
-                  @Override
-                  public void onGiveUp(RetryEvent e) {
-                    events.add(e);
-                  }
-                })
+            .listener(TestEngines.recorder(events))
             .build();
   }
 
