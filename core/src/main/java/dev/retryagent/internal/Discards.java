@@ -34,6 +34,31 @@ public final class Discards {
   }
 
   /**
+   * Reads what has arrived of {@code in} without waiting for more: true when that stays within
+   * {@link #LIMIT} bytes (the end of the body, or what was there of it), false past it, and the
+   * caller closes the connection rather than read on. For a client whose own close of a body stream
+   * never blocks and keeps the connection when the end was read ({@code HttpURLConnection}): a body
+   * still coming is then the client's to let go of, where {@link #readToEnd} waited for it as long
+   * as the server held it (with the JDK's default read timeout, for ever). Does not close {@code
+   * in}.
+   */
+  public static boolean readArrived(InputStream in) throws IOException {
+    byte[] buffer = new byte[4096];
+    long total = 0;
+    for (int ready = in.available(); ready > 0; ready = in.available()) {
+      int n = in.read(buffer, 0, Math.min(ready, buffer.length));
+      if (n < 0) {
+        return true;
+      }
+      total += n;
+      if (total > LIMIT) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
    * The whole body of a retried response, for a copy of it (ResponseAccess's copyToGiveBack): its
    * bytes when it ends within {@code limit}, read before {@link #release} reads what remains; null
    * when it is longer (not read at all when {@code contentLength} says so, else read one byte past

@@ -21,15 +21,20 @@ final class Connections {
   }
 
   /**
-   * Releases a response that will not reach the application: its body is read to the end (up to
-   * {@link Discards#LIMIT}) so the JDK keeps the connection alive for the next attempt; otherwise
-   * the connection is closed (so is one whose body cannot be read).
+   * Releases a response that will not reach the application without waiting for its body: what has
+   * arrived of it is read (up to {@link Discards#LIMIT}) and the JDK's own close of the stream lets
+   * go of the rest, as for an application that closes a body it did not read (the connection back
+   * to the JDK's keep-alive cache when the end was read; a rest still coming skipped by the JDK's
+   * keep-alive cleaner or its connection closed, never waited for). A body declared or read longer
+   * than the limit has its connection closed (so has one whose body cannot be read). Read to its
+   * end, a body the server still held kept the retry waiting, with the JDK's default read timeout
+   * for ever, where the application without the agent had the response at its head.
    */
   static void discard(HttpURLConnection c, int status, Throwable failure) {
     if (c == null) {
       return;
     }
-    if (status < 0) {
+    if (status < 0 || c.getContentLengthLong() > Discards.LIMIT) {
       c.disconnect();
       return;
     }
@@ -41,7 +46,7 @@ final class Connections {
         c.disconnect();
         return;
       }
-      if (!Discards.readToEnd(in)) {
+      if (!Discards.readArrived(in)) {
         c.disconnect();
       }
     } catch (IOException | RuntimeException e) {

@@ -547,16 +547,22 @@ public final class ScriptedHttpServer implements Closeable {
           head.append("Content-Length: ").append(body.length).append("\r\n");
         }
         head.append("\r\n");
-        out.write(head.toString().getBytes(StandardCharsets.ISO_8859_1));
+        byte[] headBytes = head.toString().getBytes(StandardCharsets.ISO_8859_1);
         if (bodiless) {
           // a HEAD's, a 304's response has the length of the body it does not send
+          out.write(headBytes);
         } else if (a.held != null) {
+          out.write(headBytes);
           out.write(body, 0, a.heldAfter);
           out.flush();
           a.held.await(10, TimeUnit.SECONDS); // the test reads what came first, then releases
           out.write(body, a.heldAfter, body.length - a.heldAfter);
         } else {
-          out.write(body);
+          // Head and body in one write, as servers send a short response: a client that reads
+          // what has arrived of a body (HttpURLConnection's retried one) finds it there.
+          byte[] whole = java.util.Arrays.copyOf(headBytes, headBytes.length + body.length);
+          System.arraycopy(body, 0, whole, headBytes.length, body.length);
+          out.write(whole);
         }
         out.flush();
         if (a.beforeBody || cut) {

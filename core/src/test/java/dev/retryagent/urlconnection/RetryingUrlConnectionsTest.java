@@ -46,6 +46,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -384,6 +385,27 @@ class RetryingUrlConnectionsTest {
     assertThat(server.connectionCount()).isEqualTo(2);
     // The 503's (the first) is closed; the 200's is the JDK's to keep, for 5 s on the real clock.
     await().atMost(Duration.ofSeconds(5)).until(() -> !server.isOpen(0));
+  }
+
+  @Test
+  void aRetriedResponseWhoseBodyIsStillComingIsLetGoWithoutWaitingForTheRest() throws Exception {
+    // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
+    // server's own bound: 10 s). Without the agent the application has the 503 at its head; the
+    // retry waited for the rest of a body nobody reads, with the JDK's default read timeout (none)
+    // as long as the server held it, and then went out on the drained connection. Now what has
+    // arrived is read and the JDK's own close lets go of the rest: the retry goes out on a
+    // connection of its own at once.
+    CountDownLatch release = new CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, release), ok("done"));
+    HttpURLConnection c = open("/v1/items", engine(b -> b));
+    try {
+      assertThat(c.getResponseCode()).isEqualTo(200);
+      assertThat(read(c.getInputStream())).isEqualTo("done");
+      assertThat(server.requestCount()).isEqualTo(2);
+      assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(2);
+    } finally {
+      release.countDown();
+    }
   }
 
   @ParameterizedTest
