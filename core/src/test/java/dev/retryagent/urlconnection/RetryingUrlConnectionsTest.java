@@ -44,6 +44,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -54,6 +55,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
@@ -350,6 +352,106 @@ class RetryingUrlConnectionsTest {
     assertThatThrownBy(c::getInputStream).isInstanceOf(FileNotFoundException.class);
     assertThat(c.getResponseCode()).isEqualTo(404);
     assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  /**
+   * Every response method, the first one asked {@code first}, then the others in turn, each answer
+   * (or its exception: class, message, and the class of its cause: the JDK's first exception has
+   * none, later ones are chained copies) as text.
+   */
+  private static List<String> responseAsSeen(HttpURLConnection c, String first) {
+    List<String> seen = new java.util.ArrayList<>();
+    List<String> order = new java.util.ArrayList<>();
+    order.add(first);
+    order.addAll(responseMethods());
+    order.add("getInputStream"); // once more: the JDK's chained copy
+    for (String m : order) {
+      try {
+        switch (m) {
+          case "getHeaderField":
+            seen.add(m + " " + c.getHeaderField("X-Outcome") + " " + c.getHeaderField(0));
+            break;
+          case "getResponseCode":
+            seen.add(m + " " + c.getResponseCode());
+            break;
+          case "getInputStream":
+            seen.add(m + " " + read(c.getInputStream()));
+            break;
+          case "getContentLengthLong":
+            seen.add(m + " " + c.getContentLengthLong() + " " + c.getContentType());
+            break;
+          case "getHeaderFields":
+            Map<String, List<String>> h = c.getHeaderFields();
+            seen.add(
+                m + " " + new java.util.TreeMap<>(Map.copyOf(withoutNullKey(h))) + h.get(null));
+            break;
+          case "getResponseMessage":
+            seen.add(m + " " + c.getResponseMessage());
+            break;
+          default:
+            InputStream err = c.getErrorStream();
+            seen.add(m + " " + (err == null ? null : read(err)));
+        }
+      } catch (IOException | RuntimeException e) {
+        Throwable cause = e.getCause();
+        seen.add(
+            m
+                + " threw "
+                + e.getClass().getName()
+                + ": "
+                + e.getMessage()
+                + " cause "
+                + (cause == null ? null : cause.getClass().getName()));
+      }
+    }
+    return seen;
+  }
+
+  private static Map<String, List<String>> withoutNullKey(Map<String, List<String>> h) {
+    Map<String, List<String>> m = new java.util.HashMap<>(h);
+    m.remove(null);
+    return m;
+  }
+
+  /** The response methods an application may ask first ({@link #responseAsSeen}). */
+  static List<String> responseMethods() {
+    return List.of(
+        "getHeaderField",
+        "getResponseCode",
+        "getInputStream",
+        "getContentLengthLong",
+        "getHeaderFields",
+        "getResponseMessage",
+        "getErrorStream");
+  }
+
+  @ParameterizedTest
+  @MethodSource("responseMethods")
+  void everyResponseMethodAnswersAsTheJdksWhicheverTheApplicationAsksFirst(String first)
+      throws Exception {
+    // Side by side, the same URL: the JDK's own connection answered once, the retrying one after
+    // its retries (a final 503), and a final 404 and 200 not retried. The JDK remembers the
+    // failure of the first response method (a header method swallows it, getInputStream throws it,
+    // later calls throw chained copies): the retrying connection must answer each order the same.
+    RetryEngine engine = engine(b -> b.maxAttempts(2));
+    for (int status : new int[] {503, 404, 200}) {
+      ScriptedHttpServer.Action answer =
+          (status == 200 ? ok("fine") : status(status).body("why " + status))
+              .header("X-Outcome", "s" + status)
+              .header("Content-Type", "text/plain");
+      server.enqueue(answer);
+      List<String> jdk =
+          responseAsSeen((HttpURLConnection) new URL(server.url("/v1/x")).openConnection(), first);
+      server.enqueue(answer);
+      if (status == 503) {
+        server.enqueue(answer); // the retry's
+      }
+      int before = server.requestCount();
+      List<String> retrying = responseAsSeen(open("/v1/x", engine), first);
+
+      assertThat(retrying).as("status " + status).isEqualTo(jdk);
+      assertThat(server.requestCount() - before).isEqualTo(status == 503 ? 2 : 1);
+    }
   }
 
   @Test
