@@ -34,7 +34,7 @@ final class Connections {
     if (c == null) {
       return;
     }
-    if (status < 0 || c.getContentLengthLong() > Discards.LIMIT) {
+    if (status < 0) {
       c.disconnect();
       return;
     }
@@ -46,7 +46,9 @@ final class Connections {
         c.disconnect();
         return;
       }
-      if (!Discards.readArrived(in)) {
+      // The length only once the JDK has the response (a stream to read): asked of a connection
+      // whose Expect was refused, JDK 17 sends the request again to answer it.
+      if (c.getContentLengthLong() > Discards.LIMIT || !Discards.readArrived(in)) {
         c.disconnect();
       }
     } catch (IOException | RuntimeException e) {

@@ -1875,6 +1875,35 @@ class RetryingUrlConnectionsTest {
         .satisfies(e -> assertThat(e.status()).isEqualTo(503));
   }
 
+  @ParameterizedTest
+  @EnumSource(
+      value = BodyMode.class,
+      names = {"FIXED_LENGTH", "CHUNKED"})
+  void aResentBodyRejectedAndRetriedIsLetGoWithoutAskingTheJdkAgain(BodyMode mode)
+      throws Exception {
+    // The application's body goes through (100, then a 503 the policy retries); the agent's
+    // resent body is refused with a 503 before it (retried too), and so is the last. The refused
+    // attempt in the middle is let go of: a header of it asked (JDK 17) sends the request again,
+    // a request no attempt counted.
+    server.otherwise(status(503).beforeBody());
+    server.enqueue(status(503));
+    HttpURLConnection c = open("/v1/items", engine(b -> b.maxAttempts(3)));
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    c.setRequestProperty("Expect", "100-continue");
+    if (mode == BodyMode.FIXED_LENGTH) {
+      c.setFixedLengthStreamingMode(3);
+    } else {
+      c.setChunkedStreamingMode(1024);
+    }
+    try (OutputStream out = c.getOutputStream()) {
+      out.write(bytes(3));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(503); // the JDK answers it without a request
+    assertThat(server.requestCount()).as("one request an attempt").isEqualTo(3);
+  }
+
   @Test
   void disconnectDuringAnAttemptIsTheApplicationsCancelNotTheHostsFailure() throws Exception {
     RetryEngine engine = breakerWithOneTrial();
