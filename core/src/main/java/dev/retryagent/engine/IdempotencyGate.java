@@ -62,10 +62,30 @@ public final class IdempotencyGate {
         return null;
       case IF_IDEMPOTENCY_KEY:
         // The server deduplicates by the key, which is sent unchanged on every attempt.
-        String key = request.header(policy.idempotencyKeyHeader());
-        return key != null && !key.isEmpty() ? null : GiveUpReason.NOT_IDEMPOTENT;
+        return isKey(request.header(policy.idempotencyKeyHeader()))
+            ? null
+            : GiveUpReason.NOT_IDEMPOTENT;
       default:
         return GiveUpReason.NOT_IDEMPOTENT;
     }
+  }
+
+  /**
+   * True when {@code value} names a key: a server reads a header's value without the spaces and
+   * tabs around it (RFC 9110 section 5.5), so a blank one reaches it as no key at all, which it
+   * cannot deduplicate by. java.net.http and OkHttp trim a value to nothing as it is set;
+   * HttpURLConnection and Apache HttpClient send it as given, and a retry was made.
+   */
+  private static boolean isKey(String value) {
+    if (value == null) {
+      return false;
+    }
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c != ' ' && c != '\t') {
+        return true;
+      }
+    }
+    return false;
   }
 }

@@ -99,6 +99,28 @@ class IdempotencyGateTest {
         .isEqualTo(GiveUpReason.NOT_IDEMPOTENT);
   }
 
+  /**
+   * HttpURLConnection and Apache HttpClient send a blank value as given; the server reads it
+   * without its spaces, as no key: nothing to deduplicate by. A value with spaces around a key is
+   * the key.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {" ", "   ", "\t", " \t "})
+  void aBlankIdempotencyKeyIsNoKey(String blank) {
+    RetryPolicy p = unsafe(UnsafeMethods.IF_IDEMPOTENCY_KEY);
+    FakeRequest keyed = FakeRequest.post().header("Idempotency-Key", blank);
+    for (Outcome o : SENT) {
+      assertThat(IdempotencyGate.check(p, keyed, o))
+          .as("after %s", o)
+          .isEqualTo(GiveUpReason.NOT_IDEMPOTENT);
+    }
+    assertThat(IdempotencyGate.check(p, keyed, Outcome.CONNECT_FAILURE)).isNull();
+    assertThat(
+            IdempotencyGate.check(
+                p, FakeRequest.post().header("Idempotency-Key", " k-1\t"), Outcome.RESET))
+        .isNull();
+  }
+
   @Test
   void theKeyHeaderIsLookedUpByTheConfiguredName() {
     RetryPolicy p =
