@@ -32,6 +32,11 @@ final class EngineFixture {
     return new EngineFixture(policy, Mode.ENFORCE, new ScriptedRandom(0.5), null);
   }
 
+  /** An engine whose every random draw is {@code dice}. */
+  static EngineFixture of(Policy policy, double dice) {
+    return new EngineFixture(policy, Mode.ENFORCE, new ScriptedRandom(dice), null);
+  }
+
   static EngineFixture of(TestPolicy policy) {
     return of(policy.build());
   }
