@@ -107,8 +107,7 @@ final class TransportClassifier {
       if (name.endsWith(".ConnectTimeoutException")) {
         return Outcome.CONNECT_FAILURE;
       }
-      if (name.endsWith(".NoHttpResponseException")
-          || name.endsWith(".ConnectionClosedException")) {
+      if (closedWithoutAnswer(t.getClass())) {
         return Outcome.RESET;
       }
     }
@@ -182,6 +181,25 @@ final class TransportClassifier {
       }
     }
     return null;
+  }
+
+  /**
+   * Apache's exceptions for a connection that closed before a whole response came, by name, their
+   * subclasses included: HttpCore 5's {@code RequestNotExecutedException}, a {@code
+   * ConnectionClosedException} for a stream above an HTTP/2 {@code GOAWAY}'s last stream id or a
+   * request still queued when its connection closed (never processed, as java.net.http's "request
+   * not processed by peer", read as a reset too), was none of these kinds, and a GET it ended was
+   * not retried.
+   */
+  private static boolean closedWithoutAnswer(Class<?> c) {
+    for (; c != null && c.getName().startsWith("org.apache.h"); c = c.getSuperclass()) {
+      String name = c.getName();
+      if (name.endsWith(".NoHttpResponseException")
+          || name.endsWith(".ConnectionClosedException")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether OkHttp's own code threw {@code t} (its first frame; unknown without a stack trace). */

@@ -67,6 +67,23 @@ class ApacheExceptionsTest {
         .isEqualTo(Outcome.RESET);
   }
 
+  /**
+   * HttpCore 5 fails a stream above an HTTP/2 GOAWAY's last stream id, or a request still queued
+   * when its connection closed, with RequestNotExecutedException, a ConnectionClosedException: a
+   * reset (never a connect failure: an unkeyed POST is not repeated), as java.net.http's "request
+   * not processed by peer" is. It was none of the kinds, and a GET it ended was not retried.
+   */
+  @Test
+  void aRequestHttpCoreNeverExecutedIsAReset() {
+    assertThat(classify(new org.apache.hc.core5.http.RequestNotExecutedException()))
+        .isEqualTo(Outcome.RESET);
+    assertThat(
+            classify(
+                new java.io.IOException(
+                    "wrapped", new org.apache.hc.core5.http.RequestNotExecutedException())))
+        .isEqualTo(Outcome.RESET);
+  }
+
   @Test
   void anAbortedRequestIsCancelled() {
     assertThat(
