@@ -19,8 +19,16 @@ import net.jqwik.api.constraints.LongRange;
 class JitterProperties {
   @Provide
   Arbitrary<BackoffPolicy> policies() {
-    Arbitrary<Long> initial = Arbitraries.longs().between(1, 10_000_000_000L);
-    Arbitrary<Long> extra = Arbitraries.longs().between(0, 60_000_000_000L);
+    return backoffs(10_000_000_000L, 60_000_000_000L);
+  }
+
+  /**
+   * Backoff sections of every jitter, {@code initial} up to {@code maxInitialNanos} and {@code max}
+   * up to {@code maxExtraNanos} above it, the multiplier and factor at their extremes too.
+   */
+  static Arbitrary<BackoffPolicy> backoffs(long maxInitialNanos, long maxExtraNanos) {
+    Arbitrary<Long> initial = Arbitraries.longs().between(1, maxInitialNanos);
+    Arbitrary<Long> extra = Arbitraries.longs().between(0, maxExtraNanos);
     Arbitrary<Double> multiplier =
         Arbitraries.oneOf(
             Arbitraries.just(1.0),

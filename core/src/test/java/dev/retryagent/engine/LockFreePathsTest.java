@@ -14,6 +14,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -226,6 +227,46 @@ class LockFreePathsTest {
     assertThat(granted).as("10% of the calls").isEqualTo(THREADS * 3_000);
     // The window moves on: the deposits leave it with their buckets.
     assertThat(budget.callsInWindow(t0 + 13 * S)).isZero();
+  }
+
+  /**
+   * Deposits, withdrawals and give-backs at once, the time moving across the window's buckets
+   * (never out of it): every call counted, each retry counted once and given back once.
+   */
+  @Test
+  void manyThreadsTakingAndGivingBackRetriesLeaveExactlyTheRetriesKept() throws Exception {
+    // minPerSecond x window is a whole 100 retries: no floor's rest, every retry in the window.
+    RetryBudget budget =
+        new RetryBudget(
+            BudgetPolicy.builder()
+                .ratio(0.3)
+                .minPerSecond(1)
+                .window(Duration.ofSeconds(100))
+                .build());
+    AtomicLong clock = new AtomicLong(100 * S);
+    AtomicLong granted = new AtomicLong();
+    AtomicLong givenBack = new AtomicLong();
+    onEveryThread(
+        () -> {
+          for (int i = 0; i < 5_000; i++) {
+            // 1 ms a step, 40 s in all: across four of the window's 10 s buckets.
+            long now = clock.addAndGet(1_000_000L);
+            budget.recordCall(now);
+            long ticket = budget.acquireRetry(now);
+            if (RetryBudget.granted(ticket)) {
+              granted.incrementAndGet();
+              if (i % 2 == 0) {
+                budget.returnRetry(ticket, clock.get());
+                givenBack.incrementAndGet();
+              }
+            }
+          }
+        });
+    long now = clock.get();
+    assertThat(budget.callsInWindow(now)).isEqualTo(THREADS * 5_000L);
+    assertThat(budget.retriesInWindow(now)).isEqualTo(granted.get() - givenBack.get());
+    assertThat(budget.retriesInWindow(now))
+        .isLessThanOrEqualTo((long) (0.3 * THREADS * 5_000L) + 100);
   }
 
   @Test

@@ -5,11 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BudgetPolicy;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 class RetryBudgetTest {
@@ -346,70 +341,5 @@ class RetryBudgetTest {
     b.recordRetry(0);
     assertThat(b.retriesInWindow(0)).isEqualTo(Integer.MAX_VALUE + 1L);
     assertThat(b.retriesInWindow(12 * S)).as("the bucket left the window").isZero();
-  }
-
-  /**
-   * Many threads on one host's budget at once, the time moving between its buckets (never out of
-   * the window): no call is lost, each retry is counted once and given back once, and the retries
-   * kept stay within the ratio and the floor.
-   */
-  @Test
-  void underContentionNoCallIsLostAndEveryRetryIsCountedOnceAndGivenBackOnce() throws Exception {
-    RetryBudget budget =
-        new RetryBudget(
-            BudgetPolicy.builder()
-                .ratio(0.3)
-                .minPerSecond(1)
-                .window(Duration.ofSeconds(100))
-                .build());
-    int threads = 8;
-    int perThread = 5_000;
-    // Moves 0..40 s across the window's buckets (10 s each): nothing leaves the window.
-    AtomicLong clock = new AtomicLong();
-    AtomicLong granted = new AtomicLong();
-    AtomicLong givenBack = new AtomicLong();
-    CountDownLatch go = new CountDownLatch(1);
-    List<Thread> all = new ArrayList<>();
-    List<Throwable> failures = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      final int seed = t;
-      Thread thread =
-          new Thread(
-              () -> {
-                try {
-                  go.await();
-                  for (int i = 0; i < perThread; i++) {
-                    long now = clock.addAndGet(MS);
-                    budget.recordCall(now);
-                    long ticket = budget.acquireRetry(now);
-                    if (RetryBudget.granted(ticket)) {
-                      granted.incrementAndGet();
-                      if ((i + seed) % 2 == 0) {
-                        budget.returnRetry(ticket, clock.get());
-                        givenBack.incrementAndGet();
-                      }
-                    }
-                  }
-                } catch (Throwable e) {
-                  synchronized (failures) {
-                    failures.add(e);
-                  }
-                }
-              });
-      thread.start();
-      all.add(thread);
-    }
-    go.countDown();
-    for (Thread thread : all) {
-      thread.join(TimeUnit.MINUTES.toMillis(2));
-      assertThat(thread.isAlive()).isFalse();
-    }
-    assertThat(failures).isEmpty();
-    long now = clock.get();
-    long calls = (long) threads * perThread;
-    assertThat(budget.callsInWindow(now)).isEqualTo(calls);
-    // minPerSecond x window is a whole 100 retries: no floor's rest, every retry in the window.
-    assertThat(budget.retriesInWindow(now)).isEqualTo(granted.get() - givenBack.get());
-    assertThat(budget.retriesInWindow(now)).isLessThanOrEqualTo((long) (0.3 * calls) + 100);
   }
 }

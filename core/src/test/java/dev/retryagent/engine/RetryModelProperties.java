@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
-import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
@@ -95,22 +94,8 @@ class RetryModelProperties {
 
   @Provide
   Arbitrary<Case> cases() {
-    Arbitrary<BackoffPolicy> backoff =
-        Combinators.combine(
-                Arbitraries.longs().between(1, 2_000).map(ms -> ms * MS),
-                Arbitraries.longs().between(0, 5_000).map(ms -> ms * MS),
-                Arbitraries.of(1.0, 1.5, 2.0, 100.0),
-                Arbitraries.of(Jitter.class),
-                Arbitraries.of(0.0, 0.2, 1.0))
-            .as(
-                (i, e, m, j, f) ->
-                    BackoffPolicy.builder()
-                        .initial(Duration.ofNanos(i))
-                        .max(Duration.ofNanos(i + e))
-                        .multiplier(m)
-                        .jitter(j)
-                        .jitterFactor(f)
-                        .build());
+    // Up to 2 s and 5 s more: delays short enough that several retries fit a deadline.
+    Arbitrary<BackoffPolicy> backoff = JitterProperties.backoffs(2_000 * MS, 5_000 * MS);
     Arbitrary<RetryPolicy> retry =
         Combinators.combine(
                 backoff,

@@ -539,6 +539,32 @@ class RetryingUrlConnectionsTest {
         .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT));
   }
 
+  /**
+   * HttpURLConnection sends a key of spaces as given; the server reads it as empty, no key to
+   * deduplicate by. It was taken as a key, and the POST charged twice.
+   */
+  @ParameterizedTest
+  @EnumSource(BodyMode.class)
+  void neverRetriesAPostWhoseIdempotencyKeyIsBlank(BodyMode mode) throws Exception {
+    server.enqueue(status(503), ok("charged twice?"));
+    HttpURLConnection c =
+        open(
+            "/v1/charges",
+            engine(b -> b.unsafeMethods(dev.retryagent.policy.UnsafeMethods.IF_IDEMPOTENCY_KEY)));
+    c.setRequestProperty("Idempotency-Key", "   ");
+
+    send(c, mode, "{\"amount\":1}".getBytes(StandardCharsets.UTF_8));
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(server.requests()).hasSize(1);
+    String sent = server.requests().get(0).header("Idempotency-Key");
+    assertThat(sent == null || sent.trim().isEmpty())
+        .as("the key the server read: [%s]", sent)
+        .isTrue();
+    assertThat(events)
+        .anySatisfy(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.NOT_IDEMPOTENT));
+  }
+
   @ParameterizedTest
   @EnumSource(BodyMode.class)
   void retriesAKeyedPostWithTheSameKeyAndTheWholeBody(BodyMode mode) throws Exception {
