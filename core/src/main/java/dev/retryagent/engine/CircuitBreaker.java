@@ -145,9 +145,22 @@ public final class CircuitBreaker {
    * names the breaker and when it lets trial calls through.
    */
   CircuitBreakerOpenException rejection(long nowNanos, long wallMillis) {
-    long inNanos = Math.max(0, openUntilNanos() - nowNanos);
+    long inNanos = Math.max(0, nextTrialNanos() - nowNanos);
     return new CircuitBreakerOpenException(
         key, wallMillis + inNanos / 1_000_000, inNanos / 1_000_000);
+  }
+
+  /**
+   * When a refused call's host is tried again. Open: when it half-opens. Half-open with every trial
+   * out: by the time the breaker half-opens again should the trials not close it, openFor after
+   * they count as lost (openFor after the last went out); a failed trial reopens it sooner. Its own
+   * half-open time, long past, told the caller to try again at once, to be refused again.
+   */
+  private synchronized long nextTrialNanos() {
+    if (state == CircuitState.HALF_OPEN) {
+      return lastTrialNanos + 2 * policy.openFor().toNanos();
+    }
+    return openUntilNanos;
   }
 
   /** True when a call at {@code atNanos} would be rejected because the breaker is open. */

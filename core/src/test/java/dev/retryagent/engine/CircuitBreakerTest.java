@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -292,6 +293,38 @@ class CircuitBreakerTest {
     assertThat(List.of(p1, p2, p3)).doesNotContain(CircuitBreaker.REJECTED);
     assertThat(b.tryAcquire(T0)).isEqualTo(CircuitBreaker.REJECTED);
     assertThat(b.tryAcquire(T0 + 30 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  /**
+   * A call refused while every trial is out learns when the host is tried again at the latest: if
+   * the trials neither close nor reopen the breaker, openFor after the last one went out they count
+   * as lost and it opens for openFor more. It was told its half-open time, long past ("in 0 ms").
+   */
+  @Test
+  void aCallRefusedWhileTheTrialsAreOutIsToldWhenTheyRunOut() {
+    CircuitBreaker b = halfOpenAt(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0 + 5 * S);
+    long now = T0 + 10 * S;
+    assertThat(b.tryAcquire(now)).isEqualTo(CircuitBreaker.REJECTED);
+
+    CircuitBreakerOpenException e = b.rejection(now, 1_000_000L);
+
+    assertThat(e.retryAt()).isEqualTo(Instant.ofEpochMilli(1_000_000L + 55_000L));
+    assertThat(e.getMessage()).endsWith("(in 55000 ms)");
+    // Refused then, when the trials run out: open until 65 s, half-open from there.
+    assertThat(b.tryAcquire(T0 + 65 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.tryAcquire(T0 + 65 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+  }
+
+  @Test
+  void anOpenBreakerTellsARefusedCallWhenItHalfOpens() {
+    CircuitBreaker b = openedAt(T0);
+
+    CircuitBreakerOpenException e = b.rejection(T0 + 10 * S, 1_000_000L);
+
+    assertThat(e.retryAt()).isEqualTo(Instant.ofEpochMilli(1_000_000L + 20_000L));
   }
 
   @Test
