@@ -11,11 +11,11 @@ import java.util.function.Consumer;
 /**
  * Every thread the engine and its observers start: a daemon (it never keeps the JVM alive), named
  * {@code retry-agent-*} (a thread dump says whose it is), with the system class loader as its
- * context class loader. A new thread otherwise inherits the context class loader of whichever
- * thread made it, often an application's request thread: in a web container that application's
- * loader would stay reachable from our thread after it was undeployed. A throwable that ends one of
- * them is said in one sanitised line ({@link Uncaught}). Threads are started by their owners when
- * first needed, never here.
+ * context class loader and no inheritable thread-locals. A new thread otherwise inherits both from
+ * whichever thread made it, often an application's request thread: in a web container that
+ * application's loader would stay reachable from our thread after it was undeployed. A throwable
+ * that ends one of them is said in one sanitised line ({@link Uncaught}). Threads are started by
+ * their owners when first needed, never here.
  */
 public final class AgentThreads {
   /** The prefix of every thread name. */
@@ -58,7 +58,11 @@ public final class AgentThreads {
 
     @Override
     public Thread run() {
-      Thread t = new Thread(group, task, name);
+      // Nothing inherited: a new thread otherwise copies the inheritable thread-locals of the
+      // thread that made it, often an application's request thread (a web framework's request
+      // or logging context, its keys and values the web application's classes), and keeps them
+      // as long as it lives, which holds an undeployed web application in memory.
+      Thread t = new Thread(group, task, name, 0, false);
       adopt(t);
       return t;
     }

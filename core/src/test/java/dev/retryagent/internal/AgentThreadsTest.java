@@ -7,6 +7,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** Our threads: daemons, named, with the system class loader, and what ends one is said safely. */
@@ -20,6 +21,29 @@ class AgentThreadsTest {
     assertThat(t.getContextClassLoader()).isSameAs(ClassLoader.getSystemClassLoader());
     // not the thread group, which hands it to the application's default handler
     assertThat(t.getUncaughtExceptionHandler()).isSameAs(AgentThreads.Uncaught.STDERR);
+  }
+
+  @Test
+  void aThreadInheritsNoThreadLocalOfTheApplicationThreadThatMadeIt() throws Exception {
+    // given an application thread with an inheritable thread-local (a web framework's request
+    // context), on which our first thread is made
+    InheritableThreadLocal<Object> requestContext = new InheritableThreadLocal<>();
+    requestContext.set(new Object());
+    AtomicReference<Object> seen = new AtomicReference<>("not run");
+    Thread t;
+    try {
+      t = AgentThreads.newThread(() -> seen.set(requestContext.get()), "retry-agent-test");
+    } finally {
+      requestContext.remove(); // the request ends, as a well-behaved application does
+    }
+
+    // when our thread runs
+    t.start();
+    t.join(10_000);
+
+    // then it holds no copy, which would keep the application's classes as long as it lives
+    assertThat(t.isAlive()).isFalse();
+    assertThat(seen.get()).isNull();
   }
 
   @Test

@@ -15,7 +15,8 @@ import java.util.concurrent.TimeUnit;
  * (its parent the platform loader, as a webapp's loader sees the JDK) builds a {@code
  * java.net.http} client and makes a {@code send} and a {@code sendAsync}, each answered 503 then
  * 200 (retried with the agent), the calls made with the child loader as the thread's context class
- * loader; then the loader is closed and dropped.
+ * loader and an inheritable request context of the webapp's set; then the context is removed, and
+ * the loader closed and dropped.
  *
  * <p>Arguments: {@code URL}. Prints {@code child.result=} (the two statuses), then {@code
  * unload.collected=} (whether the loader was collected within 20 s of {@code System.gc()} calls).
@@ -56,9 +57,24 @@ public final class UndeployApp {
 
   /** The webapp's code, loaded by the child loader. */
   public static final class Webapp {
+    /**
+     * A request context child threads inherit, as web frameworks keep one (Spring's
+     * RequestContextHolder with inheritance, a logging context): its value is the webapp's.
+     */
+    private static final InheritableThreadLocal<Object> REQUEST = new InheritableThreadLocal<>();
+
     private Webapp() {}
 
     public static String calls(String url) throws Exception {
+      REQUEST.set(new Webapp());
+      try {
+        return request(url);
+      } finally {
+        REQUEST.remove(); // the request is over, as a well-behaved webapp ends it
+      }
+    }
+
+    private static String request(String url) throws Exception {
       HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       HttpRequest request = HttpRequest.newBuilder(URI.create(url)).build();
       // the webapp's own body handler class, as an application's often is
