@@ -32,7 +32,10 @@ public final class AgentThreads {
     return newThread(null, task, name);
   }
 
-  /** As {@link #newThread(Runnable, String)}, in {@code group} (null: the current one). */
+  /**
+   * As {@link #newThread(Runnable, String)}, in {@code group} (null: the JVM's top thread group,
+   * never the group of the thread that asks, see {@link Create}).
+   */
   public static Thread newThread(ThreadGroup group, Runnable task, String name) {
     if (!name.startsWith(PREFIX)) {
       throw new IllegalArgumentException("an agent thread's name starts with " + PREFIX);
@@ -62,9 +65,25 @@ public final class AgentThreads {
       // thread that made it, often an application's request thread (a web framework's request
       // or logging context, its keys and values the web application's classes), and keeps them
       // as long as it lives, which holds an undeployed web application in memory.
-      Thread t = new Thread(group, task, name, 0, false);
+      Thread t = new Thread(group != null ? group : topGroup(), task, name, 0, false);
       adopt(t);
       return t;
+    }
+
+    /**
+     * The JDK's own top group ({@code system}), not the group of the thread that asks: that is
+     * often an application's (a web container's, {@code exec:java}'s isolated group), whose owner
+     * counts, interrupts and waits for the threads in it when the application ends, as
+     * exec-maven-plugin does for 15 s a thread before it says they would not end; an idle thread of
+     * our pool survives an interrupt. The JDK's own long-lived threads (reference handler,
+     * finalizer, cleaners) are there too.
+     */
+    private static ThreadGroup topGroup() {
+      ThreadGroup g = Thread.currentThread().getThreadGroup();
+      for (ThreadGroup p = g.getParent(); p != null; p = p.getParent()) {
+        g = p;
+      }
+      return g;
     }
   }
 

@@ -47,6 +47,33 @@ class AgentThreadsTest {
   }
 
   @Test
+  void aThreadMadeOnAnApplicationThreadIsNotInTheApplicationsThreadGroup() throws Exception {
+    // given an application whose threads run in a group of its own, which it counts, interrupts
+    // and waits for when the application ends (exec-maven-plugin's exec:java does)
+    ThreadGroup application = new ThreadGroup("application");
+    AtomicReference<Thread> made = new AtomicReference<>();
+    Thread appThread =
+        new Thread(
+            application,
+            () -> made.set(AgentThreads.newThread(() -> {}, "retry-agent-test")),
+            "app");
+
+    // when our thread is made on one of its threads (our first timed task, a first dead letter)
+    appThread.start();
+    appThread.join(10_000);
+
+    // then it is in the JVM's top group, not in the application's
+    ThreadGroup top = Thread.currentThread().getThreadGroup();
+    while (top.getParent() != null) {
+      top = top.getParent();
+    }
+    assertThat(made.get().getThreadGroup()).isSameAs(top);
+    made.get().start();
+    made.get().join(10_000);
+    assertThat(application.activeCount()).isZero();
+  }
+
+  @Test
   void aThrowableThatEndsOurThreadIsOneSanitisedLineAndNeverTheApplications() throws Exception {
     List<Throwable> application = new CopyOnWriteArrayList<>();
     Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();

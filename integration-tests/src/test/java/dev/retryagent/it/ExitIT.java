@@ -28,8 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * OkHttp's {@code enqueue}) ends as it does without the agent: at once, with its own exit code.
  * Every exporter is on (dead letters, Prometheus, the reload watcher), so every thread and shutdown
  * hook of ours is there: each thread is a daemon named {@code retry-agent-*} with the system class
- * loader and a handler of ours for what would end it, and the dead letter of the call that gave up
- * before the end is in its file whole.
+ * loader, a handler of ours for what would end it and a thread group outside the application's, and
+ * the dead letter of the call that gave up before the end is in its file whole.
  */
 class ExitIT {
   @TempDir Path dir;
@@ -83,7 +83,7 @@ class ExitIT {
         .anyMatch(l -> l.startsWith("thread.retry-agent-async-"))
         .anyMatch(l -> l.startsWith("thread.retry-agent-dead-letters"))
         .anyMatch(l -> l.startsWith("thread.retry-agent-prometheus"))
-        .allMatch(l -> l.endsWith("=true|true|true"));
+        .allMatch(l -> l.endsWith("=true|true|true|true"));
     assertThat(with.stderr()).as(with.describe()).doesNotContain("Exception in thread", "dropped");
     // written whole by the exit hook's flush, whatever the end
     assertThat(Files.readString(deadLetters))

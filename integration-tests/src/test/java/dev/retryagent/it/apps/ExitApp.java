@@ -24,12 +24,24 @@ import okhttp3.Response;
  * a retry much later), then a {@code send} of {@code FAILING_URL} to its end ({@code
  * failing.status=}); with {@code okhttp}, also an OkHttp {@code enqueue} of {@code WAITING_URL}.
  * Prints {@code started=1} and waits for a line on stdin; then prints one {@code thread.NAME=} line
- * per thread named {@code retry-agent-*} ({@code daemon|loader|handler}: whether it is a daemon,
- * its context class loader is the system loader, its uncaught-exception handler is not its thread
- * group) and {@code ending=1}, then returns from {@code main} or calls {@code System.exit(CODE)}.
+ * per thread named {@code retry-agent-*} ({@code daemon|loader|handler|group}: whether it is a
+ * daemon, its context class loader is the system loader, its uncaught-exception handler is not its
+ * thread group, it is outside the application's thread group) and {@code ending=1}, then returns
+ * from {@code main} or calls {@code System.exit(CODE)}.
  */
 public final class ExitApp {
   private ExitApp() {}
+
+  /** In the application's group, or one under it. */
+  private static boolean inMainGroup(Thread t) {
+    ThreadGroup main = Thread.currentThread().getThreadGroup();
+    for (ThreadGroup g = t.getThreadGroup(); g != null; g = g.getParent()) {
+      if (g == main) {
+        return true;
+      }
+    }
+    return false;
+  }
 
   public static void main(String[] args) throws Exception {
     String end = args[0];
@@ -69,7 +81,9 @@ public final class ExitApp {
                 + "|"
                 + (t.getContextClassLoader() == ClassLoader.getSystemClassLoader())
                 + "|"
-                + (t.getUncaughtExceptionHandler() != t.getThreadGroup()));
+                + (t.getUncaughtExceptionHandler() != t.getThreadGroup())
+                + "|"
+                + !inMainGroup(t));
       }
     }
     ours.forEach((name, what) -> System.out.println("thread." + name + "=" + what));
