@@ -22,12 +22,12 @@ import org.junit.jupiter.params.provider.MethodSource;
  * months): through the agent, each call retried once (a 503 then a 200), every client is collected
  * once the application drops it, as without the agent. Whatever the agent keeps per client (its
  * interceptor on an OkHttp builder, a java.net.http client's calls, an Apache builder's chain, the
- * waits of a retry) holds none of them.
+ * waits of a retry) holds none of them; nor does what it keeps for an {@code HttpURLConnection}.
  */
 class ClientPerCallIT {
   private static final int CALLS = 40;
   private static final String[] WAYS = {
-    "jdkSend", "jdkSendAsync", "okExecute", "okEnqueue", "apache4", "apache5"
+    "jdkSend", "jdkSendAsync", "okExecute", "okEnqueue", "apache4", "apache5", "urlConnection"
   };
 
   @TempDir Path dir;

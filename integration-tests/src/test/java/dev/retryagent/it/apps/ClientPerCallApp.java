@@ -20,8 +20,9 @@ import okhttp3.Response;
 /**
  * The anti-pattern of a long-running service: a new client for every call, never closed, dropped
  * once the call is done ({@code java.net.http} {@code send} and {@code sendAsync}, OkHttp {@code
- * execute} and {@code enqueue}, Apache HttpClient 4.5 and 5.x). Whatever the agent keeps per client
- * must let it go as the application does.
+ * execute} and {@code enqueue}, Apache HttpClient 4.5 and 5.x), and a new {@code HttpURLConnection}
+ * for every call, as it always is. Whatever the agent keeps per client or connection must let it go
+ * as the application does.
  *
  * <p>Arguments: {@code URL CALLS}. Makes {@code CALLS} calls with each way, each on a client of its
  * own, and prints {@code status.WAY=} (the statuses seen, comma-separated, once each), then, after
@@ -34,7 +35,9 @@ public final class ClientPerCallApp {
   public static void main(String[] args) throws Exception {
     String url = args[0];
     int calls = Integer.parseInt(args[1]);
-    String[] ways = {"jdkSend", "jdkSendAsync", "okExecute", "okEnqueue", "apache4", "apache5"};
+    String[] ways = {
+      "jdkSend", "jdkSendAsync", "okExecute", "okEnqueue", "apache4", "apache5", "urlConnection"
+    };
     List<List<WeakReference<Object>>> refs = new ArrayList<>();
     for (String way : ways) {
       List<WeakReference<Object>> clients = new ArrayList<>();
@@ -144,6 +147,21 @@ public final class ClientPerCallApp {
                 org.apache.hc.core5.http.io.entity.EntityUtils.consume(response.getEntity());
                 return response.getCode();
               });
+        }
+      case "urlConnection":
+        {
+          // not a client, but what the agent keeps for a connection must let it go as well
+          java.net.HttpURLConnection c =
+              (java.net.HttpURLConnection) URI.create(url).toURL().openConnection();
+          clients.add(new WeakReference<>(c));
+          c.setReadTimeout(20_000);
+          int status = c.getResponseCode();
+          try (java.io.InputStream in = status >= 400 ? c.getErrorStream() : c.getInputStream()) {
+            if (in != null) {
+              in.readAllBytes();
+            }
+          }
+          return status;
         }
       default:
         throw new IllegalArgumentException(way);
