@@ -11,8 +11,6 @@ import dev.retryagent.it.harness.Ops;
 import dev.retryagent.it.harness.Reply;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashSet;
-import java.util.Set;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -42,15 +40,8 @@ class ClientPerCallIT {
                 + "  retry: { maxAttempts: 2, backoff: { initial: 1ms, max: 1ms, jitter: none } }\n"
                 + "  budget: { enabled: false }\n"
                 + "  circuitBreaker: { enabled: false }\n");
-    Set<String> seen = new HashSet<>();
     try (CountingServer server =
-        CountingServer.start()
-            .answerWith(
-                r -> {
-                  synchronized (seen) {
-                    return seen.add(r.target()) ? Reply.status(503) : Reply.ok("fine");
-                  }
-                })) {
+        CountingServer.start().answerWith(Reply.firstOfEachTarget(Reply.status(503)))) {
       ForkedJvm.Result result =
           ForkedJvm.builder(jdk)
               .agentArgs(config.toString())

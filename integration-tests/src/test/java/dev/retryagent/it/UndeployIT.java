@@ -14,8 +14,6 @@ import java.io.File;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.HashSet;
-import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -65,16 +63,9 @@ class UndeployIT {
   }
 
   private static ForkedJvm.Result runLibraries(boolean agent) throws Exception {
-    Set<String> seen = new HashSet<>();
     // each target's first request 503, the rest 200: retried once with the agent
     try (CountingServer server =
-        CountingServer.start()
-            .answerWith(
-                r -> {
-                  synchronized (seen) {
-                    return seen.add(r.target()) ? Reply.status(503) : Reply.ok("fine");
-                  }
-                })) {
+        CountingServer.start().answerWith(Reply.firstOfEachTarget(Reply.status(503)))) {
       ForkedJvm.Builder b = ForkedJvm.builder(Jdks.jdk17());
       if (!agent) {
         b.withoutAgent();

@@ -8,7 +8,6 @@ import java.net.URLClassLoader;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -39,22 +38,22 @@ public final class LibraryUndeployApp {
     }
     // OkHttp 4's own task thread (its connection pool's cleanup) keeps its loader for 60 s after
     // its last task, with the agent or without: a bound past that.
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-    while (alive(refs) > 0 && System.nanoTime() < until) {
-      System.gc();
-      new CountDownLatch(1).await(100, TimeUnit.MILLISECONDS);
-    }
+    UndeployApp.awaitCollected(refs, 90);
     for (int i = 0; i < names.size(); i++) {
       System.out.println(names.get(i) + ".collected=" + (refs.get(i).get() == null));
     }
-  }
-
-  private static int alive(List<WeakReference<ClassLoader>> refs) {
-    int n = 0;
+    boolean allCollected = true;
     for (WeakReference<ClassLoader> r : refs) {
-      n += r.get() == null ? 0 : 1;
+      allCollected &= r.get() == null;
     }
-    return n;
+    if (!allCollected) {
+      // what may hold one: the threads still alive, with their context class loader
+      List<String> threads = new ArrayList<>();
+      for (Thread t : Thread.getAllStackTraces().keySet()) {
+        threads.add(t.getName() + "/" + t.getContextClassLoader());
+      }
+      System.out.println("threads=" + threads);
+    }
   }
 
   private static WeakReference<ClassLoader> deployUseAndUndeploy(
@@ -81,21 +80,7 @@ public final class LibraryUndeployApp {
       default:
         throw new IllegalArgumentException(library);
     }
-    Class<?> servlet = Class.forName(name, true, webapp);
-    if (servlet.getClassLoader() != webapp) {
-      throw new IllegalStateException("not the child's class");
-    }
-    Thread t = Thread.currentThread();
-    ClassLoader before = t.getContextClassLoader();
-    t.setContextClassLoader(webapp);
-    try {
-      System.out.println(
-          library + ".result=" + servlet.getMethod("calls", String.class).invoke(null, url));
-    } finally {
-      t.setContextClassLoader(before);
-    }
-    webapp.close();
-    return new WeakReference<>(webapp);
+    return UndeployApp.useAndDrop(webapp, name, library, url);
   }
 
   /**
@@ -142,9 +127,13 @@ public final class LibraryUndeployApp {
 
                   @Override
                   public void onResponse(okhttp3.Call call, okhttp3.Response response) {
+                    // closed before the webapp hears of it: a connection still in use when the
+                    // webapp evicts its pool stays there, and so does OkHttp's cleanup thread
+                    int code;
                     try (okhttp3.Response r = response) {
-                      done.complete(r.code());
+                      code = r.code();
                     }
+                    done.complete(code);
                   }
                 });
         return sync + "," + done.get(30, TimeUnit.SECONDS);

@@ -7,6 +7,7 @@ import java.net.URLClassLoader;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -26,33 +27,58 @@ public final class UndeployApp {
 
   public static void main(String[] args) throws Exception {
     WeakReference<ClassLoader> ref = deployUseAndUndeploy(args[0]);
-    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (ref.get() != null && System.nanoTime() < until) {
-      System.gc();
-      new CountDownLatch(1).await(100, TimeUnit.MILLISECONDS);
-    }
+    awaitCollected(List.of(ref), 20);
     System.out.println("unload.collected=" + (ref.get() == null));
   }
 
+  // A method of its own: a local of main's frame would hold the loader while main waits.
   private static WeakReference<ClassLoader> deployUseAndUndeploy(String url) throws Exception {
     URL classes = UndeployApp.class.getProtectionDomain().getCodeSource().getLocation();
     URLClassLoader webapp =
         new URLClassLoader("webapp", new URL[] {classes}, ClassLoader.getPlatformClassLoader());
-    Class<?> servlet = Class.forName(Webapp.class.getName(), true, webapp);
-    if (servlet.getClassLoader() != webapp) {
+    return useAndDrop(webapp, Webapp.class.getName(), "child", url);
+  }
+
+  /**
+   * Calls {@code calls(url)} of class {@code servlet}, which must be {@code webapp}'s own, with
+   * {@code webapp} as the thread's context class loader, and prints {@code LABEL.result=} with what
+   * it returns; then closes the loader and drops it.
+   */
+  static WeakReference<ClassLoader> useAndDrop(
+      URLClassLoader webapp, String servlet, String label, String url) throws Exception {
+    Class<?> c = Class.forName(servlet, true, webapp);
+    if (c.getClassLoader() != webapp) {
       throw new IllegalStateException("not the child's class");
     }
     Thread t = Thread.currentThread();
     ClassLoader before = t.getContextClassLoader();
     t.setContextClassLoader(webapp);
     try {
-      System.out.println(
-          "child.result=" + servlet.getMethod("calls", String.class).invoke(null, url));
+      System.out.println(label + ".result=" + c.getMethod("calls", String.class).invoke(null, url));
     } finally {
       t.setContextClassLoader(before);
     }
     webapp.close();
     return new WeakReference<>(webapp);
+  }
+
+  /** Collects the garbage until every loader of {@code refs} is gone or {@code seconds} passed. */
+  static void awaitCollected(List<WeakReference<ClassLoader>> refs, long seconds)
+      throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (alive(refs) && System.nanoTime() < until) {
+      System.gc();
+      new CountDownLatch(1).await(100, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  private static boolean alive(List<WeakReference<ClassLoader>> refs) {
+    for (WeakReference<ClassLoader> r : refs) {
+      if (r.get() != null) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The webapp's code, loaded by the child loader. */

@@ -112,6 +112,19 @@ public final class Reply {
     return status(200).withBody(body);
   }
 
+  /**
+   * For {@link CountingServer#answerWith}: the first request of each target (path and query) gets
+   * {@code first}, every later one 200 {@code fine}, so a call retried once succeeds.
+   */
+  public static java.util.function.Function<RecordedRequest, Reply> firstOfEachTarget(Reply first) {
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    return r -> {
+      synchronized (seen) {
+        return seen.add(r.target()) ? first : ok("fine");
+      }
+    };
+  }
+
   /** Reads the request, then resets the connection. */
   public static Reply reset() {
     return new Reply(Kind.RESET, 0, List.of(), new byte[0], Duration.ZERO);
