@@ -336,7 +336,17 @@ abstract class ValueType {
 
     @Override
     Object convert(String text) {
-      Duration d = Units.parseDuration(text);
+      Duration d;
+      try {
+        d = Units.parseDuration(text);
+      } catch (IllegalArgumentException e) {
+        // The parser's own cap (10000d) is no key's bound: naming it would tell a reader of
+        // "deadline: 999999999999d" that 10000d is allowed, where the key stops at 1d.
+        if (e.getMessage().startsWith(Units.TOO_LONG)) {
+          throw new IllegalArgumentException("allowed " + allowed());
+        }
+        throw e;
+      }
       check(d);
       return d;
     }

@@ -22,6 +22,12 @@ public final class Units {
   /** Longest duration any parser accepts; keys have tighter bounds. Far below Long nanos. */
   static final Duration MAX_DURATION = Duration.ofDays(10_000);
 
+  /**
+   * How a message about a duration beyond {@link #MAX_DURATION} begins: a key with tighter bounds
+   * says its own instead.
+   */
+  public static final String TOO_LONG = "allowed at most ";
+
   static final String DURATION_EXAMPLES = "a duration such as 250ms, 2s, 1m, 1h or PT2S";
   static final String RATIO_EXAMPLES = "a ratio such as 50% or 0.5";
   static final String SIZE_EXAMPLES = "a size such as 512, 64KiB or 1MiB";
@@ -111,7 +117,7 @@ public final class Units {
       }
       nanos = nanos.add(new BigDecimal(number).multiply(BigDecimal.valueOf(unitNanos)));
       if (nanos.compareTo(BigDecimal.valueOf(MAX_DURATION.toNanos())) > 0) {
-        throw new IllegalArgumentException("allowed at most " + formatDuration(MAX_DURATION));
+        throw new IllegalArgumentException(TOO_LONG + formatDuration(MAX_DURATION));
       }
     }
     if (nanos == null) {
@@ -138,7 +144,7 @@ public final class Units {
       throw new IllegalArgumentException("allowed " + DURATION_EXAMPLES + " (not negative)");
     }
     if (d.compareTo(MAX_DURATION) > 0) {
-      throw new IllegalArgumentException("allowed at most " + formatDuration(MAX_DURATION));
+      throw new IllegalArgumentException(TOO_LONG + formatDuration(MAX_DURATION));
     }
     return d;
   }

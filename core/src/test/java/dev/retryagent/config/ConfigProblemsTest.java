@@ -246,6 +246,22 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aDurationBeyondWhatAnyKeyTakesIsGivenTheKeysOwnRange() {
+    // The parser stops at 10000d; the message named that cap, which no key allows.
+    assertThat(problem("defaults: {retry: {deadline: 999999999999d}}").message())
+        .isEqualTo(
+            "found 999999999999d; allowed a duration above 0 up to 1d, such as 250ms, 2s, 1m or"
+                + " PT2S");
+    assertThat(problem("defaults: {retry: {backoff: {max: P99999999D}}}").message())
+        .isEqualTo(
+            "found P99999999D; allowed a duration above 0 up to 1h, such as 250ms, 2s, 1m or PT2S");
+    assertThat(problem("defaults: {retry: {perAttemptTimeout: 99999999999h}}").message())
+        .isEqualTo(
+            "found 99999999999h; allowed a duration above 0 up to 1d, such as 250ms, 2s, 1m or"
+                + " PT2S, or none");
+  }
+
+  @Test
   void reportsBadStatusTokensWithTheirIndex() {
     assertThat(problems("defaults: {circuitBreaker: {failOn: {statuses: [5xx, 600-500, 42]}}}"))
         .extracting(ConfigProblem::path, ConfigProblem::message)
