@@ -127,12 +127,48 @@ class JsonSchemaAgreementTest {
         "routes: [{name: 'bad name'}]",
         "routes: [{name: x, match: {methods: POST}}]",
         "routes: [{name: x, match: {paths: [v1]}}]",
-        "routes: {name: x}"
+        "routes: {name: x}",
+        "defaults: {retry: {deadline: P}}",
+        "defaults: {retry: {deadline: PT}}",
+        "defaults: {retry: {deadline: P1DT}}",
+        "defaults: {retry: {backoff: {jitter: fulll}}}",
+        "agent: {strict: yes}",
+        "routes: [{name: x, match: {hosts: []}}]",
+        "routes: [{name: x, match: {methods: []}}]"
       })
   void aFileTheLoaderRejectsTheSchemaRejectsToo(String yaml) {
     assertThatThrownBy(() -> ConfigLoader.parse(yaml, "t.yml", Map.of()))
         .isInstanceOf(ConfigException.class);
     assertThat(validator.validate(yaml, InputFormat.YAML)).as(yaml).isNotEmpty();
+  }
+
+  /**
+   * Values written as docs/configuration.md allows ("Enumerations and booleans are read in any
+   * case"; none, null, ~ or an empty value where a key accepts none): an editor using the schema
+   * must not mark them as errors.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "agent: {mode: OFF}",
+        "agent: {mode: Observe}",
+        "agent: {strict: True}",
+        "agent: {strict: 'FALSE'}",
+        "agent: {log: {level: DEBUG}}",
+        "defaults: {retry: {enabled: 'true'}}",
+        "defaults: {retry: {backoff: {jitter: Full}}}",
+        "defaults: {retry: {unsafeMethods: IF-NOT-SENT}}",
+        "defaults: {retry: {retryOn: {transport: [Connect, RESET]}}}",
+        "defaults: {retry: {perAttemptTimeout: NONE}}",
+        "defaults: {retry: {perAttemptTimeout: ''}}",
+        "defaults: {retry: {attemptHeader: Null}}",
+        "defaults: {retry: {deadline: p0dT2h}}",
+        "defaults: {circuitBreaker: {window: {type: TIME, size: 30s}}}",
+        "agent: {deadLetter: {path: ''}}"
+      })
+  void aFileTheLoaderAcceptsTheSchemaAcceptsToo(String yaml) throws ConfigException {
+    ConfigLoader.parse(yaml, "t.yml", Map.of());
+    assertThat(validator.validate(yaml, InputFormat.YAML)).as(yaml).isEmpty();
   }
 
   // ---------------------------------------------------------------- walking the JSON schema

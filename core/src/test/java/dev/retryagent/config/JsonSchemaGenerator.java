@@ -29,11 +29,20 @@ final class JsonSchemaGenerator {
 
   static final String DURATION_PATTERN =
       "^\\s*(((\\d+(\\.\\d+)?|\\.\\d+)\\s*(ns|us|µs|ms|s|m|h|d)\\s*)+"
-          + "|[Pp](\\d+[Dd])?([Tt](\\d+[Hh])?(\\d+[Mm])?(\\d+(\\.\\d+)?[Ss])?)?)\\s*$";
+          + "|[Pp](?=[0-9Tt])(\\d+[Dd])?([Tt](?=\\d)(\\d+[Hh])?(\\d+[Mm])?(\\d+(\\.\\d+)?[Ss])?)?)\\s*$";
   static final String PERCENT_PATTERN = "^\\s*(\\d+(\\.\\d+)?|\\.\\d+)\\s*%\\s*$";
   static final String SIZE_PATTERN = "^\\s*\\d+(\\.\\d+)?\\s*([Bb]|[KkMmGg][Ii][Bb])?\\s*$";
   static final String STATUS_PATTERN =
       "^\\s*([1-9][xX][xX]|[1-9]\\d\\d(\\s*-\\s*[1-9]\\d\\d)?)\\s*$";
+
+  /**
+   * Booleans in any case, as the loader reads them: a YAML 1.1 reader gives {@code True} as text.
+   */
+  static final String BOOLEAN_PATTERN = "^\\s*(?:[Tt][Rr][Uu][Ee]|[Ff][Aa][Ll][Ss][Ee])\\s*$";
+
+  /** What a key that accepts none takes for it besides YAML's null: none, null, ~ or nothing. */
+  static final String NONE_PATTERN = "^\\s*(?:[Nn][Oo][Nn][Ee]|[Nn][Uu][Ll][Ll]|~)?\\s*$";
+
   static final String PLACEHOLDER_PATTERN = "\\$\\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\\}";
   static final String PLACEHOLDER_REF = "#/$defs/placeholder";
 
@@ -122,8 +131,12 @@ final class JsonSchemaGenerator {
       out.put("default", defaultValue(row.defaultText));
     }
     if (leaf.type instanceof ListType) {
+      ListType list = (ListType) leaf.type;
       out.put("type", "array");
-      out.put("items", scalarOrPlaceholder(((ListType) leaf.type).element, false));
+      if (list.emptyProblem() != null) {
+        out.put("minItems", 1); // an empty match list would match nothing: the loader refuses it
+      }
+      out.put("items", scalarOrPlaceholder(list.element, false));
       return out;
     }
     out.putAll(scalarOrPlaceholder(leaf.type, leaf.nullable));
@@ -135,7 +148,7 @@ final class JsonSchemaGenerator {
     anyOf.add(type(type));
     if (nullable) {
       anyOf.add(obj("type", "null"));
-      anyOf.add(obj("const", "none"));
+      anyOf.add(obj("type", "string", "pattern", NONE_PATTERN));
     }
     anyOf.add(obj("$ref", PLACEHOLDER_REF));
     return obj("anyOf", anyOf);
@@ -159,8 +172,7 @@ final class JsonSchemaGenerator {
     }
     switch (type.kind) {
       case BOOLEAN:
-        out.put("type", "boolean");
-        return out;
+        return anyOf(obj("type", "boolean"), obj("type", "string", "pattern", BOOLEAN_PATTERN));
       case INTEGER:
         {
           Bounded b = (Bounded) type;
@@ -194,8 +206,11 @@ final class JsonSchemaGenerator {
             range("integer", 1, false, dev.retryagent.policy.CircuitBreakerPolicy.MAX_COUNT_WINDOW),
             obj("type", "string", "pattern", DURATION_PATTERN));
       case ENUM:
-        out.put("enum", ((EnumType) type).names);
-        return out;
+        {
+          // The enum first, for editors' completion; the pattern takes the other cases.
+          List<String> names = ((EnumType) type).names;
+          return anyOf(obj("enum", names), obj("type", "string", "pattern", anyCase(names)));
+        }
       case STRING:
         out.put("type", "string");
         out.put("pattern", "^(?:" + ((StringType) type).regex + ")$");
@@ -203,6 +218,27 @@ final class JsonSchemaGenerator {
       default:
         throw new IllegalStateException("no JSON schema for " + type.kind);
     }
+  }
+
+  /** A pattern for any of {@code names} in any case, as the loader reads enumerations. */
+  static String anyCase(List<String> names) {
+    StringBuilder out = new StringBuilder("^\\s*(?:");
+    for (int i = 0; i < names.size(); i++) {
+      out.append(i == 0 ? "" : "|");
+      for (char c : names.get(i).toCharArray()) {
+        if (Character.isLetter(c)) {
+          out.append('[')
+              .append(Character.toUpperCase(c))
+              .append(Character.toLowerCase(c))
+              .append(']');
+        } else if (Character.isLetterOrDigit(c) || c == '-' || c == '_') {
+          out.append(c);
+        } else {
+          out.append('\\').append(c);
+        }
+      }
+    }
+    return out.append(")\\s*$").toString();
   }
 
   private static Map<String, Object> range(
