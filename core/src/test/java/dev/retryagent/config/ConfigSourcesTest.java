@@ -180,6 +180,35 @@ class ConfigSourcesTest {
         .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
   }
 
+  /**
+   * docs/configuration.md (Errors): a file's own {@code agent.strict} counts only when it could be
+   * read; the override covers the files that could not.
+   */
+  @Test
+  void aFileThatCannotBeReadUpToItsOwnStrictStopsTheJvmOnlyWithTheOverride() throws Exception {
+    Path tab = dir.resolve("tab.yml");
+    Files.writeString(tab, "agent: {strict: true}\ndefaults:\n\tretry: {}\n");
+    Path twoDocuments = dir.resolve("two.yml");
+    Files.writeString(twoDocuments, "agent: {strict: true}\n---\ndefaults: {}\n");
+    Path latin1 = dir.resolve("latin1.yml");
+    Files.write(
+        latin1, "agent: {strict: true}\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
+    Path strictUnset = dir.resolve("unset.yml");
+    Files.writeString(strictUnset, "agent: {strict: '${NO_SUCH_VARIABLE}'}\n");
+    for (Path file : List.of(tab, twoDocuments, latin1, strictUnset, dir.resolve("missing.yml"))) {
+      assertThatThrownBy(
+              () -> ConfigSources.resolve(file.toString(), NO_PROPS, Map.of()).load(Map.of()))
+          .as(file.toString())
+          .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
+      assertThatThrownBy(
+              () ->
+                  ConfigSources.resolve("config=" + file + ",strict=true", NO_PROPS, Map.of())
+                      .load(Map.of()))
+          .as(file.toString())
+          .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isTrue());
+    }
+  }
+
   @Test
   void aMissingFileIsAConfigException() throws Exception {
     Path missing = dir.resolve("missing.yml");
