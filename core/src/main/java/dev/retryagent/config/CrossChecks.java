@@ -258,7 +258,22 @@ final class CrossChecks {
 
   /** Reports {@code s} in the one form of a problem: what was found, then what is allowed. */
   private void found(Setting s, Object value, String allowed) {
-    problems.at(s.node, s.path, "found " + shown(value) + "; " + allowed);
+    problems.at(s.node, s.path, "found " + written(s, value) + "; " + allowed);
+  }
+
+  /**
+   * The value as the file wrote it ({@code 60s}, not {@code 1m}), so that the reader finds it in
+   * the file; formatted when its text came from the environment (the walker shows that form) or is
+   * not the setting's own value.
+   */
+  private static String written(Setting s, Object value) {
+    if (value.equals(s.value) && s.node instanceof YamlNode.Scalar) {
+      String raw = ((YamlNode.Scalar) s.node).getValue();
+      if (raw.indexOf('$') < 0) {
+        return s.leaf.type.shown(raw.trim());
+      }
+    }
+    return shown(value);
   }
 
   private String origin(Setting s) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** Keys that bound each other are checked after merging, and blamed where they were written. */
@@ -29,6 +30,28 @@ class CrossChecksTest {
         .isEqualTo(
             "found 6s; allowed at most retry.backoff.max (5s, the built-in default): the first"
                 + " delay cannot exceed the cap");
+  }
+
+  @Test
+  void aConflictShowsTheValueAsTheFileWroteIt() {
+    // It showed "found 1m" for 60s: a search of the file for what the problem found found nothing.
+    assertThat(problem("defaults: {retry: {retryAfter: {max: 60s}}}").message())
+        .isEqualTo(
+            "found 60s; allowed at most retry.deadline (30s, the built-in default): a wait longer"
+                + " than the deadline could never end in a retry");
+    assertThat(problem("defaults: {retry: {backoff: {initial: PT6S}}}").message())
+        .startsWith("found PT6S; allowed at most retry.backoff.max (5s, the built-in default)");
+    assertThat(problem("defaults: {circuitBreaker: {minimumCalls: 1_000}}").message())
+        .startsWith("found 1_000; allowed at most circuitBreaker.window.size (50,");
+    assertThat(problem("defaults: {circuitBreaker: {window: {type: time, size: 7200s}}}").message())
+        .startsWith("found 7200s; a time window's size is a duration 1ms..1h");
+    // A value from the environment is shown as the loader read it, as the walker shows it.
+    assertThat(
+            Yaml.problemsWithEnv(
+                    Map.of("M", "60s"), "defaults: {retry: {retryAfter: {max: '${M}'}}}")
+                .get(0)
+                .message())
+        .startsWith("found 1m; allowed at most retry.deadline");
   }
 
   @Test
