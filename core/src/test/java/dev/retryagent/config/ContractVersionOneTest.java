@@ -104,66 +104,58 @@ class ContractVersionOneTest {
   @Test
   void everyKeyWrittenWithItsContractDefaultIsTheBuiltInDefault() throws ConfigException {
     AgentConfig c =
-        ConfigLoader.parse(
-            String.join(
-                "\n",
-                "defaults:",
-                "  retry:",
-                "    enabled: true",
-                "    maxAttempts: 3",
-                "    backoff: { initial: 100ms, multiplier: 2.0, max: 5s, jitter: full,"
-                    + " jitterFactor: 0.2 }",
-                "    retryOn: { statuses: [429, 502, 503, 504], transport: [connect, reset,"
-                    + " timeout], exceptions: [] }",
-                "    methods: [GET, HEAD, OPTIONS, TRACE, PUT, DELETE]",
-                "    unsafeMethods: if-not-sent",
-                "    idempotencyKeyHeader: Idempotency-Key",
-                "    retryAfter: { enabled: true, max: 30s }",
-                "    deadline: 30s",
-                "    perAttemptTimeout: none",
-                "    attemptHeader: none",
-                "    replayBodyLimit: 64KiB",
-                "  budget: { enabled: true, ratio: 0.2, minPerSecond: 10, window: 10s }",
-                "  circuitBreaker:",
-                "    enabled: true",
-                "    scope: host",
-                "    window: { type: count, size: 50 }",
-                "    minimumCalls: 20",
-                "    failureRateThreshold: 50%",
-                "    slowCall: { duration: none, rateThreshold: 100% }",
-                "    openFor: 30s",
-                "    halfOpenCalls: 5",
-                "    failOn: { statuses: [5xx], transport: true }",
-                "    maxHosts: 10000",
-                "  rateLimit: { enabled: false, perSecond: 50, burst: 50, maxWait: 0s,"
-                    + " pauseOn429: true }",
-                ""),
-            "CONFIG.md",
-            Map.of());
+        Yaml.load(
+            "defaults:",
+            "  retry:",
+            "    enabled: true",
+            "    maxAttempts: 3",
+            "    backoff: { initial: 100ms, multiplier: 2.0, max: 5s, jitter: full,"
+                + " jitterFactor: 0.2 }",
+            "    retryOn: { statuses: [429, 502, 503, 504], transport: [connect, reset,"
+                + " timeout], exceptions: [] }",
+            "    methods: [GET, HEAD, OPTIONS, TRACE, PUT, DELETE]",
+            "    unsafeMethods: if-not-sent",
+            "    idempotencyKeyHeader: Idempotency-Key",
+            "    retryAfter: { enabled: true, max: 30s }",
+            "    deadline: 30s",
+            "    perAttemptTimeout: none",
+            "    attemptHeader: none",
+            "    replayBodyLimit: 64KiB",
+            "  budget: { enabled: true, ratio: 0.2, minPerSecond: 10, window: 10s }",
+            "  circuitBreaker:",
+            "    enabled: true",
+            "    scope: host",
+            "    window: { type: count, size: 50 }",
+            "    minimumCalls: 20",
+            "    failureRateThreshold: 50%",
+            "    slowCall: { duration: none, rateThreshold: 100% }",
+            "    openFor: 30s",
+            "    halfOpenCalls: 5",
+            "    failOn: { statuses: [5xx], transport: true }",
+            "    maxHosts: 10000",
+            "  rateLimit: { enabled: false, perSecond: 50, burst: 50, maxWait: 0s,"
+                + " pauseOn429: true }",
+            "");
     assertThat(c).isEqualTo(AgentConfig.defaults());
   }
 
   @Test
   void theValueFormsTheContractNamesAreRead() throws ConfigException {
     AgentConfig c =
-        ConfigLoader.parse(
-            String.join(
-                "\n",
-                "defaults:",
-                "  retry:",
-                "    backoff: { initial: 250ms, max: PT2S }",
-                "    retryOn: { statuses: [5xx, 500-599, 429] }",
-                "    deadline: 1h",
-                "    perAttemptTimeout: 1m",
-                "    replayBodyLimit: 1MiB",
-                "  circuitBreaker:",
-                "    window: { type: time, size: 30s }",
-                "    failureRateThreshold: 0.5",
-                "    slowCall: { duration: 2s, rateThreshold: 50% }",
-                "  rateLimit: { enabled: true, maxWait: 2s }",
-                ""),
-            "CONFIG.md",
-            Map.of());
+        Yaml.load(
+            "defaults:",
+            "  retry:",
+            "    backoff: { initial: 250ms, max: PT2S }",
+            "    retryOn: { statuses: [5xx, 500-599, 429] }",
+            "    deadline: 1h",
+            "    perAttemptTimeout: 1m",
+            "    replayBodyLimit: 1MiB",
+            "  circuitBreaker:",
+            "    window: { type: time, size: 30s }",
+            "    failureRateThreshold: 0.5",
+            "    slowCall: { duration: 2s, rateThreshold: 50% }",
+            "  rateLimit: { enabled: true, maxWait: 2s }",
+            "");
     Policy p = c.defaultPolicy();
     assertThat(p.retry().backoff().initial()).isEqualTo(Duration.ofMillis(250));
     assertThat(p.retry().backoff().max()).isEqualTo(Duration.ofSeconds(2));
