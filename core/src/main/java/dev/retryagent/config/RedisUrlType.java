@@ -2,7 +2,8 @@ package dev.retryagent.config;
 
 /**
  * {@code fleet.redis.url}: a {@link RedisUrl}. Its text may hold a password, so a problem shows it
- * with the user-info replaced by {@code ***}, and the reason never repeats it.
+ * with the user-info replaced by {@code ***} (all of it when it is no URL), and the reason never
+ * repeats it.
  */
 final class RedisUrlType extends ValueType.StringType {
   static final RedisUrlType INSTANCE = new RedisUrlType();
@@ -30,6 +31,12 @@ final class RedisUrlType extends ValueType.StringType {
 
   @Override
   String shown(String text) {
+    // A value that is no URL may be the password itself (url: ${REDIS_PASSWORD} written for
+    // ${REDIS_URL}): with no scheme there are no parts to tell apart, so none of it is shown. The
+    // text of the file with its ${...} references is shown, as the file's reader sees it.
+    if (text.indexOf("://") < 0 && text.indexOf("${") < 0) {
+      return "***";
+    }
     return ConfigProblem.shown(RedisUrl.redact(text));
   }
 }

@@ -123,6 +123,24 @@ class FleetKeysTest {
   }
 
   @Test
+  void aValueThatIsNoUrlIsNeverShownItMayBeThePassword() {
+    // url: ${REDIS_PASSWORD} where ${REDIS_URL} was meant: the problem printed the password.
+    ConfigProblem fromEnv =
+        Yaml.problemsWithEnv(
+                Map.of("REDIS_PASSWORD", "hunter2"),
+                "fleet: { redis: { url: '${REDIS_PASSWORD}' } }")
+            .get(0);
+    assertThat(fromEnv.message())
+        .isEqualTo(
+            "found *** (from ${REDIS_PASSWORD}); fleet.redis.url must start with redis:// or"
+                + " rediss://; allowed a URL redis://[[user]:password@]host[:port][/database]"
+                + " (rediss:// for TLS), or none");
+    assertThat(problem("fleet: { redis: { url: hunter2 } }").message())
+        .startsWith("found ***; fleet.redis.url must start with redis:// or rediss://")
+        .doesNotContain("hunter2");
+  }
+
+  @Test
   void aPasswordInTheQueryOfARefusedUrlIsNeverShown() {
     // Other Redis clients take redis://host?password=...; this one refuses a query, and its
     // problem (start-up, every reload, validate) must not print the password it refuses.
