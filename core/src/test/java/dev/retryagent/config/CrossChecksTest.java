@@ -47,9 +47,8 @@ class CrossChecksTest {
         .startsWith("found 7200s; a time window's size is a duration 1ms..1h");
     // A value from the environment is shown as the loader read it, as the walker shows it.
     assertThat(
-            Yaml.problemsWithEnv(
+            Yaml.problemWithEnv(
                     Map.of("M", "60s"), "defaults: {retry: {retryAfter: {max: '${M}'}}}")
-                .get(0)
                 .message())
         .startsWith("found 1m; allowed at most retry.deadline");
   }

@@ -126,10 +126,8 @@ class FleetKeysTest {
   void aValueThatIsNoUrlIsNeverShownItMayBeThePassword() {
     // url: ${REDIS_PASSWORD} where ${REDIS_URL} was meant: the problem printed the password.
     ConfigProblem fromEnv =
-        Yaml.problemsWithEnv(
-                Map.of("REDIS_PASSWORD", "hunter2"),
-                "fleet: { redis: { url: '${REDIS_PASSWORD}' } }")
-            .get(0);
+        Yaml.problemWithEnv(
+            Map.of("REDIS_PASSWORD", "hunter2"), "fleet: { redis: { url: '${REDIS_PASSWORD}' } }");
     assertThat(fromEnv.message())
         .isEqualTo(
             "found *** (from ${REDIS_PASSWORD}); fleet.redis.url must start with redis:// or"

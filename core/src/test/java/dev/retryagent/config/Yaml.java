@@ -40,7 +40,12 @@ final class Yaml {
 
   /** The only problem of a file that must fail with exactly one. */
   static ConfigProblem problem(String... lines) {
-    List<ConfigProblem> all = problems(lines);
+    return problemWithEnv(Map.of(), lines);
+  }
+
+  /** {@link #problem}, with {@code env} for {@code ${NAME}} substitution. */
+  static ConfigProblem problemWithEnv(Map<String, String> env, String... lines) {
+    List<ConfigProblem> all = problemsWithEnv(env, lines);
     if (all.size() != 1) {
       throw new AssertionError("expected one problem, got " + all);
     }
