@@ -15,6 +15,16 @@ class ValidateCommandTest {
     return Files.writeString(dir.resolve(name), yaml);
   }
 
+  /** What validate prints for file {@code f} without routes and with one warning, at {@code at}. */
+  private static String validWithOneWarning(Path f, String at) {
+    return f
+        + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
+        + " 1 warning (applied as written):\n  warning: "
+        + f
+        + at
+        + "\n";
+  }
+
   @Test
   void aValidFileGivesOneSummaryLineAndExitCode0() throws IOException {
     Path f =
@@ -48,13 +58,29 @@ class ValidateCommandTest {
     assertThat(r.exitCode).as(r.toString()).isZero();
     assertThat(r.out)
         .isEqualTo(
-            f
-                + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
-                + " 1 warning (applied as written):\n  warning: "
-                + f
-                + ":2:36: defaults.retry.retryOn.exceptions[0]: found IOException, a class name"
-                + " without its package: it matches no exception (names are compared in full, with"
-                + " the package); did you mean java.io.IOException?\n");
+            validWithOneWarning(
+                f,
+                ":2:36: defaults.retry.retryOn.exceptions[0]: found IOException, a class name"
+                    + " without its package: it matches no exception (names are compared in full,"
+                    + " with the package); did you mean java.io.IOException?"));
+  }
+
+  @Test
+  void keysWrittenAboveTheirBoundAreValidWithAWarningGivingTheEffectiveValue() throws IOException {
+    // CONFIG.md sets no limit between these keys: such a file was "invalid" (exit 1), and the
+    // agent ran without retries on it.
+    Path f = file("bound.yml", "defaults:\n  retry: { backoff: { initial: 10s } }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(
+            validWithOneWarning(
+                f,
+                ":2:32: defaults.retry.backoff.initial: found 10s; above retry.backoff.max (5s,"
+                    + " the built-in default): every delay is capped at the max, so the first"
+                    + " delay is 5s (before jitter)"));
   }
 
   @Test

@@ -24,12 +24,18 @@ import java.util.Map;
  */
 final class ConfigAssembler {
   private final FileProblems problems;
+  private final FileProblems warnings;
 
   /** The file's {@code fleet} section, read before the policies that may need it. */
   private FleetConfig fleet;
 
-  ConfigAssembler(FileProblems problems) {
+  /**
+   * @param warnings where keys that bound each other and were written one above the other go: the
+   *     file loads, each key with its own meaning ({@link CrossChecks#bounds})
+   */
+  ConfigAssembler(FileProblems problems, FileProblems warnings) {
     this.problems = problems;
+    this.warnings = warnings;
   }
 
   /** The configuration, or null when a problem was reported. */
@@ -146,7 +152,7 @@ final class ConfigAssembler {
     int problemsBefore = problems.size();
     ConfigDraft t = new ConfigDraft();
     boolean ok = apply(ConfigSchema.POLICY, merged, t, current);
-    CrossChecks checks = new CrossChecks(problems, merged, current, t);
+    CrossChecks checks = new CrossChecks(problems, warnings, merged, current, t);
     Integer countWindow = checks.window();
     ok &= countWindow != null || t.windowType == WindowType.TIME;
     ok &= checks.bounds(countWindow);

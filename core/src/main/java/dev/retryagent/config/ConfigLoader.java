@@ -133,7 +133,7 @@ public final class ConfigLoader {
     FileProblems warnings = new FileProblems(sourceName);
     ConfigWalker.ParsedFile parsed =
         new ConfigWalker(problems, warnings, new EnvSubstitution(env)).walk(root);
-    AgentConfig config = new ConfigAssembler(problems).assemble(parsed, sourceName);
+    AgentConfig config = new ConfigAssembler(problems, warnings).assemble(parsed, sourceName);
     if (!problems.isEmpty() || config == null) {
       if (problems.isEmpty()) {
         problems.at(root, "", "the configuration could not be built");

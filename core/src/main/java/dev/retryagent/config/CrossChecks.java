@@ -14,21 +14,28 @@ import java.util.Map;
 
 /**
  * The checks of one merged policy that involve more than one key: the breaker window (its size
- * depends on its type) and the keys that bound each other. A problem is reported on the part of the
- * file that wrote the offending key, so a conflict in {@code defaults} is reported once, not once
- * per route.
+ * depends on its type) and the keys that bound each other. A problem or warning is reported on the
+ * part of the file that wrote the offending key, so a conflict in {@code defaults} is reported
+ * once, not once per route.
  */
 final class CrossChecks {
   private final FileProblems problems;
+  private final FileProblems warnings;
   private final Map<Leaf, Setting> merged;
   private final FilePart current;
   private final ConfigDraft t;
 
-  /** Set when two keys conflict, or when one of a pair is invalid. */
+  /** Set when one of a pair of keys that bound each other is invalid. */
   private boolean conflict;
 
-  CrossChecks(FileProblems problems, Map<Leaf, Setting> merged, FilePart current, ConfigDraft t) {
+  CrossChecks(
+      FileProblems problems,
+      FileProblems warnings,
+      Map<Leaf, Setting> merged,
+      FilePart current,
+      ConfigDraft t) {
     this.problems = problems;
+    this.warnings = warnings;
     this.merged = merged;
     this.current = current;
     this.t = t;
@@ -115,41 +122,63 @@ final class CrossChecks {
   }
 
   /**
-   * Keys that bound each other. When the bounded key was never written and the bounding one was,
-   * the built-in default of the bounded key follows it down (a route that sets {@code deadline: 5s}
-   * gets {@code retryAfter.max: 5s}); when both were written, a conflict is a problem.
+   * Keys that bound each other. The version-1 contract sets no limit between them, so a file that
+   * writes one above the other loads, each key keeping the meaning the contract gives it, and the
+   * pair is reported as a warning where it was written (once in {@code defaults}, not once per
+   * route), with the effective value. A bound key the file never wrote keeps its built-in default,
+   * except where that is what the contract's formulas give anyway ({@code backoff.initial} under a
+   * lower {@code max}; the breaker's {@code minimumCalls} under a smaller count window follows it
+   * down in {@link CircuitBreakerPolicy}). False only when one of a pair is invalid (already
+   * reported).
    */
   boolean bounds(Integer countWindow) {
     Duration deadline = duration(RetryKeys.DEADLINE, RetryPolicy.DEFAULT_DEADLINE);
-    Duration initial =
-        ordered(
-            BackoffKeys.INITIAL,
-            duration(BackoffKeys.INITIAL, BackoffPolicy.DEFAULT_INITIAL),
-            BackoffKeys.MAX,
-            duration(BackoffKeys.MAX, BackoffPolicy.DEFAULT_MAX),
-            "the first delay cannot exceed the cap");
-    if (initial != null) {
-      t.backoff.initial(initial);
+    Duration max = duration(BackoffKeys.MAX, BackoffPolicy.DEFAULT_MAX);
+    // backoff.max is the contract's "cap on the computed delay": every delay, the first included,
+    // is at most max, so the effective first delay is max. With the cap, every jitter kind gives
+    // with initial = max what its formula gives with the written initial: the base delay is max
+    // from the first retry on, and decorrelated's min(max, U(initial, 3 x previous)) is max either
+    // way. BackoffPolicy keeps initial <= max as its own invariant.
+    if (above(
+        BackoffKeys.INITIAL,
+        duration(BackoffKeys.INITIAL, BackoffPolicy.DEFAULT_INITIAL),
+        BackoffKeys.MAX,
+        max,
+        "every delay is capped at the max, so the first delay is "
+            + shown(max)
+            + " (before jitter)")) {
+      t.backoff.initial(max);
     }
+    // Kept as written, not clamped to the deadline: for the retry the two are the same (a
+    // Retry-After longer than what is left of the deadline gives the response back at once, as the
+    // contract's deadline says: a retry that could not start before it is not made), but
+    // retryAfter.max also bounds a pauseOn429 pause and the fleet pause, which the deadline does
+    // not: clamping would shorten those below what the file asked. For the same reason a
+    // retryAfter.max the file never wrote keeps its default (30s) under a shorter deadline.
     Duration retryAfterMax =
-        ordered(
-            RetryKeys.RETRY_AFTER_MAX,
-            duration(RetryKeys.RETRY_AFTER_MAX, RetryPolicy.DEFAULT_RETRY_AFTER_MAX),
-            RetryKeys.DEADLINE,
-            deadline,
-            "a wait longer than the deadline could never end in a retry");
-    if (retryAfterMax != null) {
-      t.retry.retryAfterMax(retryAfterMax);
-    }
+        duration(RetryKeys.RETRY_AFTER_MAX, RetryPolicy.DEFAULT_RETRY_AFTER_MAX);
+    above(
+        RetryKeys.RETRY_AFTER_MAX,
+        retryAfterMax,
+        RetryKeys.DEADLINE,
+        deadline,
+        "a longer Retry-After still gives the response back at once, since a retry that could not"
+            + " start before the deadline is not made; "
+            + shown(retryAfterMax)
+            + " still bounds a pauseOn429 pause");
     Duration perAttempt = duration(RetryKeys.PER_ATTEMPT_TIMEOUT, null);
     if (perAttempt != null) {
-      // Only checked when written, so it never follows the deadline down.
-      ordered(
+      // Kept as written: the deadline does not bound the first attempt (the caller's own: only
+      // perAttemptTimeout does, CallBounds), so clamping would shorten it; a retry's attempt
+      // already gets at most what is left of the deadline.
+      above(
           RetryKeys.PER_ATTEMPT_TIMEOUT,
           perAttempt,
           RetryKeys.DEADLINE,
           deadline,
-          "no attempt can outlast the whole call");
+          "the first attempt gets "
+              + shown(perAttempt)
+              + "; a retry gets at most what is left of the deadline");
     }
     if (countWindow != null) {
       Setting min = get(CircuitBreakerKeys.MINIMUM_CALLS);
@@ -157,6 +186,15 @@ final class CrossChecks {
           min != null && min.valid()
               ? (Long) min.value
               : CircuitBreakerPolicy.DEFAULT_MINIMUM_CALLS;
+      // Kept as written: "no decision before this many calls in the window" with a window that
+      // never holds that many means the breaker never opens on rates; clamping would let it open
+      // where the file said it cannot.
+      String never =
+          "a count window of "
+              + countWindow
+              + " never holds "
+              + minimumCalls
+              + " calls, so the breaker never opens on rates";
       Setting size = get(CircuitBreakerKeys.WINDOW_SIZE);
       Setting type = get(CircuitBreakerKeys.WINDOW_TYPE);
       if (size == null
@@ -168,28 +206,26 @@ final class CrossChecks {
           && minimumCalls > countWindow) {
         // This part switched to a count window of the default size, below the minimumCalls that
         // defaults wrote for their own (time) window: neither key of the pair was written here,
-        // and defaults had nothing to report, so the type that set the size is blamed.
-        conflict = true;
+        // and defaults had nothing to report, so the type that set the size is named.
         found(
+            warnings,
             type,
             "count, whose size is " + countWindow + " by default",
-            "allowed at least "
+            "above it is "
                 + CircuitBreakerKeys.MINIMUM_CALLS.leaf().path
                 + " ("
                 + minimumCalls
                 + origin(min)
-                + "): the breaker could never see enough calls to open (write window.size)");
+                + "): "
+                + never
+                + " (write window.size)");
       } else {
-        Long followed =
-            ordered(
-                CircuitBreakerKeys.MINIMUM_CALLS,
-                minimumCalls,
-                CircuitBreakerKeys.WINDOW_SIZE,
-                (long) countWindow,
-                "the breaker could never see enough calls to open");
-        if (followed != null) {
-          t.circuitBreaker.minimumCalls((int) (long) followed);
-        }
+        above(
+            CircuitBreakerKeys.MINIMUM_CALLS,
+            minimumCalls,
+            CircuitBreakerKeys.WINDOW_SIZE,
+            (long) countWindow,
+            never);
       }
     }
     return !conflict;
@@ -205,60 +241,52 @@ final class CrossChecks {
   }
 
   /**
-   * Checks {@code lower <= upper}. Returns the value the lower key must take when only the upper
-   * key was written (the lower one's built-in default follows it down), else null. A conflict is
-   * reported here when either key was written in the current part, else by the part that wrote
-   * them, and sets {@link #conflict}.
+   * True when {@code lower > upper} and both are valid. Warned here when the lower key was written
+   * and either key of the pair was written in the current part (else the part that wrote them
+   * warned); a lower key the file never wrote keeps its built-in default without a warning (the
+   * caller says what that default then gives). Sets {@link #conflict} when one of the pair is
+   * invalid (already reported).
    */
-  private <T extends Comparable<T>> T ordered(
-      KeyRef lowerKey, T lower, KeyRef upperKey, T upper, String why) {
+  private <T extends Comparable<T>> boolean above(
+      KeyRef lowerKey, T lower, KeyRef upperKey, T upper, String effect) {
     if (lower.compareTo(upper) <= 0) {
-      return null;
+      return false;
     }
     Setting low = get(lowerKey);
     Setting up = get(upperKey);
     if ((low != null && !low.valid()) || (up != null && !up.valid())) {
       conflict = true; // Already reported as invalid.
-      return null;
+      return false;
     }
     if (low == null) {
-      return upper;
+      return true;
     }
-    conflict = true;
     boolean lowHere = low.part == current;
     boolean upHere = up != null && up.part == current;
-    if (!lowHere && !upHere) {
-      return null; // Both inherited from defaults, which reported it.
-    }
     if (lowHere) {
       found(
+          warnings,
           low,
           lower,
-          "allowed at most "
-              + upperKey.leaf().path
-              + " ("
-              + shown(upper)
-              + origin(up)
-              + "): "
-              + why);
-    } else {
+          "above " + upperKey.leaf().path + " (" + shown(upper) + origin(up) + "): " + effect);
+    } else if (upHere) {
       found(
+          warnings,
           up,
           upper,
-          "allowed at least "
-              + lowerKey.leaf().path
-              + " ("
-              + shown(lower)
-              + origin(low)
-              + "): "
-              + why);
+          "below " + lowerKey.leaf().path + " (" + shown(lower) + origin(low) + "): " + effect);
     }
-    return null;
+    return true;
   }
 
   /** Reports {@code s} in the one form of a problem: what was found, then what is allowed. */
   private void found(Setting s, Object value, String allowed) {
-    problems.at(s.node, s.path, "found " + written(s, value) + "; " + allowed);
+    found(problems, s, value, allowed);
+  }
+
+  /** Reports {@code s} to {@code to}: what was found, then what is allowed or what it does. */
+  private static void found(FileProblems to, Setting s, Object value, String said) {
+    to.at(s.node, s.path, "found " + written(s, value) + "; " + said);
   }
 
   /**

@@ -343,12 +343,10 @@ public final class CircuitBreaker {
   }
 
   private boolean shouldOpen() {
-    // A count window of N never holds more than N calls: a larger minimumCalls would keep the
-    // breaker from ever deciding, so it is clamped to the window size (as resilience4j does).
-    long minimum =
-        policy.windowType() == CircuitBreakerPolicy.WindowType.COUNT
-            ? Math.min(policy.minimumCalls(), policy.windowSize())
-            : policy.minimumCalls();
+    // The policy's minimumCalls, as set: the default follows a smaller count window down
+    // (CircuitBreakerPolicy); one set above the window means no decision, so the breaker never
+    // opens.
+    long minimum = policy.minimumCalls();
     if (window.total < minimum) {
       return false;
     }

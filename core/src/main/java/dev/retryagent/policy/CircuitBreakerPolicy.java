@@ -54,7 +54,7 @@ public final class CircuitBreakerPolicy {
   /** Shortest time window: attempts are counted in millisecond buckets. */
   public static final Duration MIN_TIME_WINDOW = Duration.ofMillis(1);
 
-  /** Largest minimumCalls; a count window caps it lower, at the window's size. */
+  /** Largest minimumCalls. */
   public static final int MAX_MINIMUM_CALLS = 1_000_000;
 
   /** Longest openFor and slowCall.duration: a day. */
@@ -76,6 +76,7 @@ public final class CircuitBreakerPolicy {
   private final int windowSize;
   private final Duration windowDuration;
   private final int minimumCalls;
+  private final boolean minimumCallsSet;
   private final double failureRateThreshold;
   private final Duration slowCallDuration;
   private final double slowCallRateThreshold;
@@ -91,7 +92,15 @@ public final class CircuitBreakerPolicy {
     this.windowType = b.windowType;
     this.windowSize = b.windowSize;
     this.windowDuration = b.windowDuration;
-    this.minimumCalls = b.minimumCalls;
+    // A count window of N never holds more than N calls: the default minimumCalls follows a
+    // smaller window down (as resilience4j does), or the breaker would never decide. One that was
+    // set is kept as set, even above the window: "no decision before this many calls" is the
+    // contract's meaning, so such a breaker never opens on rates (the config loader warns).
+    this.minimumCalls =
+        b.minimumCallsSet || b.windowType != WindowType.COUNT
+            ? b.minimumCalls
+            : Math.min(b.minimumCalls, b.windowSize);
+    this.minimumCallsSet = b.minimumCallsSet;
     this.failureRateThreshold = b.failureRateThreshold;
     this.slowCallDuration = b.slowCallDuration;
     this.slowCallRateThreshold = b.slowCallRateThreshold;
@@ -117,7 +126,10 @@ public final class CircuitBreakerPolicy {
     b.windowType = windowType;
     b.windowSize = windowSize;
     b.windowDuration = windowDuration;
-    b.minimumCalls = minimumCalls;
+    if (minimumCallsSet) {
+      b.minimumCalls = minimumCalls;
+      b.minimumCallsSet = true;
+    }
     b.failureRateThreshold = failureRateThreshold;
     b.slowCallDuration = slowCallDuration;
     b.slowCallRateThreshold = slowCallRateThreshold;
@@ -151,7 +163,10 @@ public final class CircuitBreakerPolicy {
     return windowDuration;
   }
 
-  /** No decision before this many attempts in the window. */
+  /**
+   * No decision before this many attempts in the window. Unless set, at most the size of a count
+   * window; when set above it, the breaker never opens on rates.
+   */
   public int minimumCalls() {
     return minimumCalls;
   }
@@ -265,6 +280,7 @@ public final class CircuitBreakerPolicy {
     private int windowSize = DEFAULT_WINDOW_SIZE;
     private Duration windowDuration = DEFAULT_TIME_WINDOW;
     private int minimumCalls = DEFAULT_MINIMUM_CALLS;
+    private boolean minimumCallsSet;
     private double failureRateThreshold = DEFAULT_FAILURE_RATE_THRESHOLD;
     private Duration slowCallDuration;
     private double slowCallRateThreshold = DEFAULT_SLOW_CALL_RATE_THRESHOLD;
@@ -313,6 +329,7 @@ public final class CircuitBreakerPolicy {
     public Builder minimumCalls(int minimumCalls) {
       this.minimumCalls =
           Checks.inRange("circuitBreaker.minimumCalls", minimumCalls, 1, MAX_MINIMUM_CALLS);
+      this.minimumCallsSet = true;
       return this;
     }
 

@@ -249,10 +249,13 @@ public final class RetryPolicy {
   }
 
   /**
-   * Validating builder. {@link #build()} cross-checks {@code retryAfter.max <= deadline} and {@code
-   * perAttemptTimeout <= deadline}. Starts at the defaults. A setter throws {@link
-   * IllegalArgumentException}, naming the key and the value, for a value outside its documented
-   * range or a null; not thread-safe.
+   * Validating builder. Starts at the defaults. A setter throws {@link IllegalArgumentException},
+   * naming the key and the value, for a value outside its documented range or a null; not
+   * thread-safe. {@code retryAfter.max} and {@code perAttemptTimeout} may exceed the deadline, each
+   * keeping its own meaning: the deadline still ends the call (a retry that could not start before
+   * it is not made; a retry's attempt gets at most what is left of it), while {@code
+   * retryAfter.max} also bounds a {@code pauseOn429} pause and {@code perAttemptTimeout} the first
+   * attempt, which the deadline does not bound (docs/configuration.md, keys that bound each other).
    */
   public static final class Builder {
     private boolean enabled = true;
@@ -394,22 +397,6 @@ public final class RetryPolicy {
     }
 
     public RetryPolicy build() {
-      if (retryAfterMax.compareTo(deadline) > 0) {
-        throw new IllegalArgumentException(
-            "retry.retryAfter.max ("
-                + retryAfterMax
-                + ") must not exceed retry.deadline ("
-                + deadline
-                + ")");
-      }
-      if (perAttemptTimeout != null && perAttemptTimeout.compareTo(deadline) > 0) {
-        throw new IllegalArgumentException(
-            "retry.perAttemptTimeout ("
-                + perAttemptTimeout
-                + ") must not exceed retry.deadline ("
-                + deadline
-                + ")");
-      }
       return new RetryPolicy(this);
     }
   }

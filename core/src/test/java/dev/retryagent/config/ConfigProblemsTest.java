@@ -27,7 +27,7 @@ class ConfigProblemsTest {
             "  retyr: {}",
             "routes:",
             "  - name: a",
-            "    retry: {deadline: 1s, retryAfter: {max: 5s}}");
+            "    retry: {deadline: 1s, maxAttempts: 11}");
     assertThat(all)
         .extracting(ConfigProblem::line, ConfigProblem::column, ConfigProblem::path)
         .containsExactly(
@@ -36,7 +36,7 @@ class ConfigProblemsTest {
             tuple(6, 18, "defaults.retry.maxAttempts"),
             tuple(7, 24, "defaults.retry.backoff.initial"),
             tuple(8, 3, "defaults.retyr"),
-            tuple(11, 45, "routes[0].retry.retryAfter.max"));
+            tuple(11, 40, "routes[0].retry.maxAttempts"));
     assertThat(all).allSatisfy(p -> assertThat(p.source()).isEqualTo(Yaml.SOURCE));
   }
 

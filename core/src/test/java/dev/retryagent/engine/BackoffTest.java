@@ -122,4 +122,56 @@ class BackoffTest {
     BackoffPolicy p = policy(Jitter.PROPORTIONAL);
     assertThat(Backoff.delayNanos(p, 10, 0, 0.5)).isEqualTo(5500 * MS);
   }
+
+  /**
+   * A file with {@code initial} above {@code max} loads with {@code initial = max} (CrossChecks):
+   * with the cap, every jitter kind then gives what the contract's formula gives with the written
+   * initial (here 10s over a max of 5s), the base delay being the cap from the first retry on.
+   */
+  @Test
+  void anInitialCappedAtMaxGivesWhatTheContractsFormulasGiveWithTheWrittenInitial() {
+    long initial = 10_000 * MS; // as written
+    long max = 5_000 * MS;
+    for (Jitter jitter : Jitter.values()) {
+      BackoffPolicy p =
+          BackoffPolicy.builder()
+              .initial(Duration.ofNanos(max))
+              .multiplier(2.0)
+              .max(Duration.ofNanos(max))
+              .jitter(jitter)
+              .jitterFactor(0.2)
+              .build();
+      long previous = 0;
+      for (int retry = 1; retry <= 4; retry++) {
+        for (double r : new double[] {0.0, 0.3, 0.999}) {
+          long d = Math.min(max, (long) (initial * Math.pow(2.0, retry - 1))); // min(max, ...)
+          long expected;
+          switch (jitter) {
+            case NONE:
+              expected = d;
+              break;
+            case FULL:
+              expected = (long) (r * d);
+              break;
+            case EQUAL:
+              expected = d / 2 + (long) (r * (d - d / 2));
+              break;
+            case DECORRELATED:
+              long prev = Math.max(initial, previous);
+              expected = Math.min(max, initial + (long) (r * (3.0 * prev - initial)));
+              break;
+            case PROPORTIONAL:
+              expected = d + (long) (r * 0.2 * d);
+              break;
+            default:
+              throw new AssertionError(jitter);
+          }
+          assertThat(Backoff.delayNanos(p, retry, previous, r))
+              .as("%s retry %d random %s", jitter, retry, r)
+              .isEqualTo(expected);
+        }
+        previous = Backoff.delayNanos(p, retry, previous, 0.5);
+      }
+    }
+  }
 }

@@ -134,7 +134,9 @@ class CircuitBreakerProperties {
     CircuitBreaker breaker = new CircuitBreaker("http://h:80", p, (b, t) -> seen.add(t));
     long slowNanos = p.slowCallDuration() == null ? Long.MAX_VALUE : p.slowCallDuration().toNanos();
     boolean countWindow = p.windowType() == CircuitBreakerPolicy.WindowType.COUNT;
-    long minimum = countWindow ? Math.min(p.minimumCalls(), p.windowSize()) : p.minimumCalls();
+    // As set: above a count window's size (a window that never holds that many) it never opens on
+    // rates; a minimumCalls left unset already follows a smaller count window down in the policy.
+    long minimum = p.minimumCalls();
 
     long now = 5_000 * MS;
     List<Held> held = new ArrayList<>();

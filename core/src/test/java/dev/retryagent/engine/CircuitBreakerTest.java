@@ -134,6 +134,26 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void aMinimumCallsSetAboveACountWindowNeverOpens() {
+    // CONFIG.md: "no decision before this many calls in the window". A window of 5 never holds 20
+    // calls, so a breaker told so never decides on rates: it stays closed, however many fail. It
+    // opened once the window was full (minimumCalls was clamped to the size even when set).
+    CircuitBreaker b = breaker(CircuitBreakerPolicy.builder().countWindow(5).minimumCalls(20));
+    for (int i = 0; i < 100; i++) {
+      call(b, true, T0);
+      assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    }
+    // Rebuilt from the policy (a reload keeps the setting), still so; a default follows the window.
+    CircuitBreakerPolicy set =
+        CircuitBreakerPolicy.builder().countWindow(5).minimumCalls(20).build();
+    assertThat(set.toBuilder().countWindow(4).build().minimumCalls()).isEqualTo(20);
+    CircuitBreakerPolicy unset = CircuitBreakerPolicy.builder().countWindow(5).build();
+    assertThat(unset.minimumCalls()).isEqualTo(5);
+    assertThat(unset.toBuilder().countWindow(100).build().minimumCalls())
+        .isEqualTo(CircuitBreakerPolicy.DEFAULT_MINIMUM_CALLS);
+  }
+
+  @Test
   void aTimeWindowForgetsOutcomesOlderThanTheWindow() {
     CircuitBreaker b = timeWindowBreaker();
     long t = 100 * S;

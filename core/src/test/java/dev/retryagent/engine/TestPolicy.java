@@ -37,7 +37,10 @@ final class TestPolicy {
     return this;
   }
 
-  /** Sets the deadline, and retryAfter.max to it when it is shorter (the builder requires so). */
+  /**
+   * Sets the deadline, and retryAfter.max to it when it is shorter (so a 429 pause is bounded by
+   * the deadline too, as the tests using it expect).
+   */
   TestPolicy deadline(Duration deadline) {
     retry.deadline(deadline);
     Duration max = RetryPolicy.DEFAULT_RETRY_AFTER_MAX;
