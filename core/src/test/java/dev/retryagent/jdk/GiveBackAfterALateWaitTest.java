@@ -601,6 +601,41 @@ class GiveBackAfterALateWaitTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aBodyHeldPastTheRetrysGraceIsNotGivenBack(Way way) throws Exception {
+    // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
+    // server's own bound: 10 s). Before, the agent waited for the rest as long as the server held
+    // it, then gave the whole 503 back. Now the body is let go once the retry's grace is over
+    // (DiscardedBody.grace): not whole, it cannot be given back, and the call fails as one over
+    // the limit does, without waiting for the server.
+    CountDownLatch release = new CountDownLatch(1);
+    server.enqueue(
+        ScriptedHttpServer.Action.status(503)
+            .header("Retry-After", "5")
+            .body("busy busy busy")
+            .heldAfter(4, release));
+    try {
+      assertThatThrownBy(
+              () -> {
+                if (way == Way.SEND) {
+                  ours.send(get(), BodyHandlers.ofString());
+                } else {
+                  try {
+                    ours.sendAsync(get(), BodyHandlers.ofString()).get(20, TimeUnit.SECONDS);
+                  } catch (ExecutionException e) {
+                    throw e.getCause();
+                  }
+                }
+              })
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("ended past the call's deadline");
+      assertThat(server.requestCount()).isEqualTo(1);
+    } finally {
+      release.countDown();
+    }
+  }
+
   /** Handlers and subscribers that fail, as the application's may. */
   enum Failing {
     HANDLER_THROWS(

@@ -36,6 +36,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -186,6 +187,41 @@ class RetryingHttpClientTest {
 
   private static String answer(HttpResponse<String> r) {
     return r.statusCode() + " " + r.body();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRetriedResponseWhoseBodyIsHeldIsLetGoWithoutWaitingForTheRest(Way way) throws Exception {
+    // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
+    // server's own bound: 10 s). Side by side: the plain client gives an application that streams
+    // the body the 503 at its head. Through us the retry waited for the rest of a body nobody
+    // reads (java.net.http has no read timeout) as long as the server held it, and then went out
+    // on the same connection. Now the body is waited for only as long as the retry's backoff
+    // (DiscardedBody.grace), then its subscription is cancelled: the retry goes out on a
+    // connection of its own.
+    CountDownLatch plainRelease = new CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, plainRelease));
+    try {
+      HttpResponse<java.io.InputStream> plain =
+          real.send(get("/plain"), HttpResponse.BodyHandlers.ofInputStream());
+      assertThat(plain.statusCode()).isEqualTo(503);
+      plain.body().close();
+    } finally {
+      plainRelease.countDown();
+    }
+    org.awaitility.Awaitility.await().until(() -> server.isDoneWith(0));
+    CountDownLatch release = new CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, release), ok("done"));
+    try {
+      HttpClient client =
+          client(Mode.ENFORCE, b -> b, CircuitBreakerPolicy.builder().enabled(false).build());
+      HttpResponse<String> r = call(way, client, get("/retried"));
+      assertThat(r.body()).isEqualTo("done");
+      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(3);
+    } finally {
+      release.countDown();
+    }
   }
 
   @ParameterizedTest

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The body of a response that will be retried: read and dropped, so that its connection serves
@@ -24,27 +25,58 @@ import java.util.concurrent.Flow;
  * application's own handler if the retry's wait ends past the deadline (the call then ends as if
  * not retried). Held by the response, not by the call: nothing on a call that is not retried.
  * Otherwise it completes with null.
+ *
+ * <p>The JDK hands the response to the retry only once its body is complete, and java.net.http has
+ * no read timeout: a body whose head had arrived but whose rest the server held kept the retry (and
+ * the application's call) waiting for as long as the server held it, where without the agent an
+ * application reading the body as a stream has the 503 at its head. So the body is waited for only
+ * as long as the retry waits anyway ({@link #grace}: its backoff, within bounds); a body not
+ * complete by then is let go as one past the limit is (its subscription cancelled, the response
+ * done with nothing kept: it cannot be given back whole).
  */
-final class DiscardedBody<T> implements BodySubscriber<T> {
+final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
+  /** The least a body is waited for, for a retry with no backoff: one already on its way. */
+  static final long MIN_GRACE_NANOS = 250_000_000L;
+
+  /** The most, for a long backoff, which the retry waits again once the response is done. */
+  static final long MAX_GRACE_NANOS = 2_000_000_000L;
+
   private final CompletableFuture<T> body = new CompletableFuture<>();
   private final HttpResponse.ResponseInfo info; // null: nothing kept (the call ends, not retried)
   private final HttpResponse.BodyHandler<T> handler; // the caller's, for a give-back
   // The call's client, whose executor a give-back runs on; let go by giveBack, as the kept bytes
   // are: the response given back holds this, and must hold neither the client nor the copy.
   private JdkTransport transport;
-  private Flow.Subscription subscription; // the JDK calls onSubscribe, then onNext, in order
+  private Flow.Subscription subscription; // set by onSubscribe, before anything else is called
   private long read;
   private byte[] kept; // the bytes read, while within the limit; null before the first, or past it
+  private final long graceNanos; // how long the body is waited for from its head (grace)
+  // Set once, by the first of the body's end, its failure, the limit and the grace: the others
+  // then change nothing (the grace's task runs on the JDK's delayer, beside the JDK's reads).
+  private boolean done;
 
   /**
    * {@code info} null: nothing kept; else {@code handler} is the caller's and {@code transport} the
-   * call's, for a give-back.
+   * call's, for a give-back. {@code delayNanos}: the retry's backoff (0 for a call that ends).
    */
   DiscardedBody(
-      HttpResponse.ResponseInfo info, HttpResponse.BodyHandler<T> handler, JdkTransport transport) {
+      HttpResponse.ResponseInfo info,
+      HttpResponse.BodyHandler<T> handler,
+      JdkTransport transport,
+      long delayNanos) {
     this.info = info;
     this.handler = handler;
     this.transport = transport;
+    this.graceNanos = grace(delayNanos);
+  }
+
+  /**
+   * How long a retried body is waited for: the retry's backoff, which it waits anyway, at least
+   * {@link #MIN_GRACE_NANOS} and at most {@link #MAX_GRACE_NANOS} (the backoff is waited again once
+   * the response is done: a long one must not be waited twice in full).
+   */
+  static long grace(long delayNanos) {
+    return Math.min(MAX_GRACE_NANOS, Math.max(MIN_GRACE_NANOS, delayNanos));
   }
 
   @Override
@@ -54,46 +86,80 @@ final class DiscardedBody<T> implements BodySubscriber<T> {
 
   @Override
   public void onSubscribe(Flow.Subscription s) {
-    subscription = s;
+    subscription = s; // before the grace's task is handed to the delayer, which publishes it
+    // A task of the JDK's shared delayer, which holds this (and so the client) no longer than the
+    // grace; it finds the body done and does nothing when the body came in time.
+    CompletableFuture.delayedExecutor(graceNanos, TimeUnit.NANOSECONDS).execute(this);
     s.request(Long.MAX_VALUE);
+  }
+
+  /** The grace is over: a body not complete by now is let go (not waited for, not given back). */
+  @Override
+  public void run() {
+    synchronized (this) {
+      if (done) {
+        return;
+      }
+      done = true;
+      kept = null;
+    }
+    subscription.cancel();
+    body.complete(null);
   }
 
   @Override
   public void onNext(List<ByteBuffer> buffers) {
-    if (body.isDone()) {
-      return;
-    }
-    for (ByteBuffer b : buffers) {
-      int n = b.remaining();
-      if (info != null && read + n <= ResponseAccess.GIVE_BACK_LIMIT) {
-        byte[] k = kept == null ? new byte[Math.max(n, 512)] : kept;
-        if (read + n > k.length) {
-          k = Arrays.copyOf(k, (int) Math.min(ResponseAccess.GIVE_BACK_LIMIT, (read + n) * 2));
-        }
-        b.get(k, (int) read, n);
-        kept = k;
-      } else {
-        kept = null; // too long to give back: dropped, as before
+    synchronized (this) {
+      if (done) {
+        return;
       }
-      read += n;
+      for (ByteBuffer b : buffers) {
+        int n = b.remaining();
+        if (info != null && read + n <= ResponseAccess.GIVE_BACK_LIMIT) {
+          byte[] k = kept == null ? new byte[Math.max(n, 512)] : kept;
+          if (read + n > k.length) {
+            k = Arrays.copyOf(k, (int) Math.min(ResponseAccess.GIVE_BACK_LIMIT, (read + n) * 2));
+          }
+          b.get(k, (int) read, n);
+          kept = k;
+        } else {
+          kept = null; // too long to give back: dropped, as before
+        }
+        read += n;
+      }
+      if (read <= Discards.LIMIT) {
+        return;
+      }
+      done = true;
     }
-    if (read > Discards.LIMIT) {
-      subscription.cancel();
-      body.complete(null);
-    }
+    subscription.cancel();
+    body.complete(null);
   }
 
   @Override
   public void onError(Throwable failure) {
-    kept = null;
+    synchronized (this) {
+      if (done) {
+        return;
+      }
+      done = true;
+      kept = null;
+    }
     body.completeExceptionally(failure);
   }
 
   @Override
   @SuppressWarnings("unchecked")
   public void onComplete() {
-    // Within the limit: kept whole (an empty body too), so the response can be given back.
-    boolean whole = info != null && read <= ResponseAccess.GIVE_BACK_LIMIT;
+    boolean whole;
+    synchronized (this) {
+      if (done) {
+        return;
+      }
+      done = true;
+      // Within the limit: kept whole (an empty body too), so the response can be given back.
+      whole = info != null && read <= ResponseAccess.GIVE_BACK_LIMIT;
+    }
     body.complete(whole ? (T) this : null);
   }
 

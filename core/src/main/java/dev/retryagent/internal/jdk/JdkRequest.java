@@ -231,9 +231,11 @@ final class JdkRequest<T> extends SelfViewCall
   private BodySubscriber<T> apply(HttpResponse.ResponseInfo info, AttemptPushes<T> pushes) {
     boolean callers;
     boolean retry = false;
+    long delayNanos = 0;
     try {
       Decision d = onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
       retry = d.retry();
+      delayNanos = retry ? d.delayNanos() : 0;
       callers = !retry && d.error() == null;
     } catch (RuntimeException e) {
       callers = true; // our bug must not cost the caller its response
@@ -246,8 +248,8 @@ final class JdkRequest<T> extends SelfViewCall
     }
     // A retried body is kept (at most 8 KiB) with its head, for a wait that ends late after all.
     return retry
-        ? new DiscardedBody<>(info, handler, transport)
-        : new DiscardedBody<>(null, null, null);
+        ? new DiscardedBody<>(info, handler, transport, delayNanos)
+        : new DiscardedBody<>(null, null, null, 0);
   }
 
   @Override

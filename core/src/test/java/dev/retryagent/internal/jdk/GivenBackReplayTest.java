@@ -182,7 +182,7 @@ class GivenBackReplayTest {
           }
         };
     DiscardedBody<String> kept =
-        new DiscardedBody<>(info, java.net.http.HttpResponse.BodyHandlers.ofString(), transport);
+        new DiscardedBody<>(info, java.net.http.HttpResponse.BodyHandlers.ofString(), transport, 0);
     kept.onSubscribe(
         new Flow.Subscription() {
           @Override
