@@ -579,23 +579,27 @@ class GiveBackAfterALateWaitTest {
         + q.bodyPublisher().isPresent();
   }
 
+  /** The call {@code way} makes with {@code ours}, its failure as the caller gets it. */
+  private org.assertj.core.api.ThrowableAssert.ThrowingCallable sent(Way way) {
+    return () -> {
+      if (way == Way.SEND) {
+        ours.send(get(), BodyHandlers.ofString());
+      } else {
+        try {
+          ours.sendAsync(get(), BodyHandlers.ofString()).get(20, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+          throw e.getCause();
+        }
+      }
+    };
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void aBodyOverTheLimitIsNotGivenBack(Way way) throws Exception {
     // Over 8 KiB the body is dropped as before: the call fails with the engine's IOException.
     enqueueBusy("b".repeat(8193));
-    assertThatThrownBy(
-            () -> {
-              if (way == Way.SEND) {
-                ours.send(get(), BodyHandlers.ofString());
-              } else {
-                try {
-                  ours.sendAsync(get(), BodyHandlers.ofString()).get(20, TimeUnit.SECONDS);
-                } catch (ExecutionException e) {
-                  throw e.getCause();
-                }
-              }
-            })
+    assertThatThrownBy(sent(way))
         .isInstanceOf(IOException.class)
         .hasMessageContaining("ended past the call's deadline");
     assertThat(server.requestCount()).isEqualTo(1);
@@ -616,18 +620,7 @@ class GiveBackAfterALateWaitTest {
             .body("busy busy busy")
             .heldAfter(4, release));
     try {
-      assertThatThrownBy(
-              () -> {
-                if (way == Way.SEND) {
-                  ours.send(get(), BodyHandlers.ofString());
-                } else {
-                  try {
-                    ours.sendAsync(get(), BodyHandlers.ofString()).get(20, TimeUnit.SECONDS);
-                  } catch (ExecutionException e) {
-                    throw e.getCause();
-                  }
-                }
-              })
+      assertThatThrownBy(sent(way))
           .isInstanceOf(IOException.class)
           .hasMessageContaining("ended past the call's deadline");
       assertThat(server.requestCount()).isEqualTo(1);
