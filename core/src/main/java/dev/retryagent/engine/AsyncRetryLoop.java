@@ -175,7 +175,13 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     try {
       wait = permitWaited ? call.reservePermitAfterWait() : call.reservePermit();
     } catch (RateLimitedException e) {
-      fail(new CompletionException(e));
+      if (call.permitRefusedRetry()) {
+        // No permit for the retry: the call ends with the attempt before it, as if not retried,
+        // as after a wait that ended past the deadline (run).
+        endAsNotRetried(copy);
+      } else {
+        fail(new CompletionException(e));
+      }
       return;
     }
     if (wait > 0) {
@@ -532,11 +538,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         // The wait ended past the deadline (or the adapter ends the call after a rate-limit wait):
         // the call ends with the attempt's outcome, as if not retried: its response released
         // before the wait, from the copy kept of it, or else the engine's exception, which says so.
-        if (copy != null) {
-          giveBack(copy);
-        } else {
-          fail(new CompletionException(call.lateRetryFailure()));
-        }
+        endAsNotRetried(copy);
       } else {
         next(!retry, copy);
       }
@@ -547,6 +549,18 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           "going on after a wait", bug, "the call ends with that failure", null, null);
     } finally {
       schedulerThread = null;
+    }
+  }
+
+  /**
+   * The retry decided is not made: the call ends with the attempt before it, its response released
+   * before the wait, from {@code copy} kept of it, or else the engine's exception, which says so.
+   */
+  private void endAsNotRetried(Object copy) {
+    if (copy != null) {
+      giveBack(copy);
+    } else {
+      fail(new CompletionException(call.lateRetryFailure()));
     }
   }
 

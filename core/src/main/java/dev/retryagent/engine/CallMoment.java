@@ -55,9 +55,10 @@ final class CallMoment implements RetryRules.Moment {
   /**
    * When a retry after {@code delayNanos} could start: not before the host's 429 pause ends, which
    * the rate limit makes it wait for after the delay ({@code pauseOn429}, even on a route that does
-   * not wait for {@code Retry-After} itself). A retry the pause holds past the deadline would end
-   * the call with {@link RateLimitedException} after the delay, the response thrown away; known
-   * now, it is not made, and the response goes back as it came.
+   * not wait for {@code Retry-After} itself). A retry the pause holds past the deadline would be
+   * refused its permit after the delay, the response released by then (given back only from a copy:
+   * {@link RetryCall#permitRefusedRetry}); known now, it is not made, and the response goes back as
+   * it came.
    */
   private long retryStart(long delayNanos) {
     long at = now + delayNanos;

@@ -194,7 +194,8 @@ public abstract class RetryCall extends HostHold {
    *
    * @return nanoseconds to wait before the attempt; always 0 in observe mode
    * @throws RateLimitedException when no permit comes within {@code maxWait} (or a pause outlasts
-   *     the deadline); the call is over
+   *     the deadline); the call is over, for a retry with the attempt before it ({@link
+   *     #permitRefusedRetry})
    */
   public long reservePermit() throws RateLimitedException {
     try {
@@ -244,6 +245,9 @@ public abstract class RetryCall extends HostHold {
         if (state.observe) {
           return 0;
         }
+        // A retry refused is a retry not made: the call ends with the attempt before it, as if not
+        // retried (permitRefusedRetry), as when the retry could not start before the deadline.
+        forgoRefusedRetry();
         finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
         throw CallExtras.withEarlier(
             extras,
@@ -306,6 +310,32 @@ public abstract class RetryCall extends HostHold {
     } finally {
       tellQueued();
     }
+  }
+
+  /** The retry decided is not made: the rate limit gave it no permit ({@link #reserve}). */
+  private void forgoRefusedRetry() {
+    if (attempt > 0 && decision != null && decision.retry() && extras != null) {
+      forgo(
+          decision.outcome() == Outcome.RESPONSE ? null : extras.latestFailure(),
+          GiveUpReason.RATE_LIMITED);
+    }
+  }
+
+  /**
+   * Asked by the adapter that caught the {@link RateLimitedException} of {@link #reservePermit} or
+   * {@link #reservePermitAfterWait}: true when the permit refused was a retry's. Without the agent
+   * the caller has the attempt before it; the engine's exception in its place broke the first rule.
+   * So the retry is not made, as one that could not start before the deadline ({@link
+   * #retryTooLate}): the call ended with that attempt's outcome, given up as {@link
+   * GiveUpReason#RATE_LIMITED}, the retry back to the budget, and the adapter gives the caller the
+   * response it kept, or else {@link #lateRetryFailure()}. False for the first attempt's refusal:
+   * the caller gets the exception, as {@code rateLimit.maxWait} says.
+   */
+  public synchronized boolean permitRefusedRetry() {
+    return finished
+        && decision != null
+        && !decision.retry()
+        && decision.reason() == GiveUpReason.RATE_LIMITED;
   }
 
   /** The time the call has left at {@code now}, for a shared limit's look after a wait. */
@@ -843,15 +873,28 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
-   * What a call that {@link #retryTooLate} ends with when its adapter holds no response: the
-   * attempt's failure as the client gave it (carrying the earlier attempts'), or, when the attempt
-   * ended with a response that was released for the retry (it cannot be given back), an {@code
-   * IOException} that says so, naming the method and target only.
+   * What a call that {@link #retryTooLate} (or {@link #permitRefusedRetry}) ends with when its
+   * adapter holds no response: the attempt's failure as the client gave it (carrying the earlier
+   * attempts'), or, when the attempt ended with a response that was released for the retry (it
+   * cannot be given back), an {@code IOException} that says so, naming the method and target only:
+   * for a retry the rate limit refused, its {@link RateLimitedException}.
    */
   public synchronized Throwable lateRetryFailure() {
     Throwable last = extras == null ? null : extras.latestFailure();
     if (decision != null && decision.outcome() != Outcome.RESPONSE && last != null) {
       return CallExtras.withEarlier(extras, last);
+    }
+    if (decision != null && decision.reason() == GiveUpReason.RATE_LIMITED) {
+      // The rate limit's own exception, as a caller that catches it expects, saying why.
+      return CallExtras.withEarlier(
+          extras,
+          new RateLimitedException(
+              state.target,
+              "no permit for the retry of "
+                  + request().method()
+                  + " after a "
+                  + decision.status()
+                  + ", whose response had been released for the retry"));
     }
     return CallExtras.withEarlier(
         extras,

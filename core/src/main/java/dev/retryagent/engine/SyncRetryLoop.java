@@ -51,17 +51,12 @@ public final class SyncRetryLoop {
   private static <T> T loop(
       RetryCall call, Sleeper sleeper, Attempt<T> attempt, ResponseAccess<T> access)
       throws IOException, InterruptedException {
+    boolean permitted = false; // a retry's permit, taken before its attempt's response went
     while (true) {
-      // A call the caller cancelled (a cancel ends a wait) goes to its attempt, which fails at once
-      // as the client fails a cancelled call, sending nothing: neither the rate limit nor the
-      // breaker has a say, or the caller got their exception (the breaker opened during the wait)
-      // instead of the client's own for its cancel.
-      long wait = call.cancelledByCaller() ? 0 : call.reservePermit();
-      while (wait > 0) {
-        sleep(call, sleeper, wait);
-        // A 429 pause that began during the wait holds this attempt too.
-        wait = call.cancelledByCaller() ? 0 : call.reservePermitAfterWait();
+      if (!permitted) {
+        takePermit(call, sleeper);
       }
+      permitted = false;
       int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       T response;
       try {
@@ -91,6 +86,15 @@ public final class SyncRetryLoop {
         if (call.retryTooLate()) {
           throw late(call); // the attempt's failure, as if not retried
         }
+        try {
+          takePermit(call, sleeper);
+        } catch (RateLimitedException refused) {
+          if (call.permitRefusedRetry()) {
+            throw late(call); // the attempt's failure, as if not retried
+          }
+          throw refused;
+        }
+        permitted = true;
         continue;
       }
       // A call the adapter ended in the attempt (the host answered a request the application broke:
@@ -156,9 +160,53 @@ public final class SyncRetryLoop {
         }
         throw late(call);
       }
+      try {
+        // The retry's permit before the kept response goes: one refused ends the call with it.
+        takePermit(call, sleeper);
+      } catch (InterruptedException | RuntimeException | Error e) {
+        if (keep) {
+          discardUnwanted(call.state.engine, access, response);
+        }
+        throw e;
+      } catch (RateLimitedException refused) {
+        if (call.permitRefusedRetry()) {
+          if (keep) {
+            return response; // as if the policy had not retried it
+          }
+          if (copy != null) {
+            return copy;
+          }
+          throw late(call);
+        }
+        if (keep) {
+          discardUnwanted(call.state.engine, access, response);
+        }
+        throw refused;
+      }
+      permitted = true;
       if (keep) {
         discardForRetry(call, access, response);
       }
+    }
+  }
+
+  /**
+   * Step 1, the rate limit, before an attempt: waits for its permit. A call the caller cancelled (a
+   * cancel ends a wait) goes to its attempt, which fails at once as the client fails a cancelled
+   * call, sending nothing: neither the rate limit nor the breaker has a say, or the caller got
+   * their exception (the breaker opened during the wait) instead of the client's own for its
+   * cancel.
+   *
+   * @throws RateLimitedException no permit: for a retry, the call ended with the attempt before it
+   *     ({@link RetryCall#permitRefusedRetry})
+   */
+  private static void takePermit(RetryCall call, Sleeper sleeper)
+      throws RateLimitedException, InterruptedException {
+    long wait = call.cancelledByCaller() ? 0 : call.reservePermit();
+    while (wait > 0) {
+      sleep(call, sleeper, wait);
+      // A 429 pause that began during the wait holds this attempt too.
+      wait = call.cancelledByCaller() ? 0 : call.reservePermitAfterWait();
     }
   }
 

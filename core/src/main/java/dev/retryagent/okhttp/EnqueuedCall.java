@@ -111,6 +111,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * 429 pause that began during it extends ({@link RetryCall#reservePermitAfterWait}).
    */
   private void next(boolean permitWaited) {
+    next(permitWaited, null);
+  }
+
+  /**
+   * As {@link #next(boolean)}; {@code copy}: the copy of the response released for the retry
+   * ({@link #keepCopy}), kept on through the retry's wait for its permit: the rate limit's refusal
+   * of the retry's permit ends the call with it, as if not retried.
+   */
+  private void next(boolean permitWaited, Response copy) {
     if (cancelled || original.isCanceled()) {
       // Cancelled during the wait for a retry, or before enqueue() (Retrofit cancels its OkHttp
       // call so): it is heard as "Canceled" (nextAttempt), never as the rate limit's refusal of a
@@ -126,11 +135,22 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
     } catch (RateLimitedException e) {
+      if (retryCall.permitRefusedRetry()) {
+        endAsNotRetried(copy);
+        return;
+      }
       Call call = attemptCallOrTell(e);
       if (call != null) {
         failThrough(call, e);
       }
       return;
+    }
+    if (wait > 0 && copy != null) {
+      synchronized (this) {
+        if (!done) {
+          retrier.keepGiveBack(this, copy); // before the wait's task can run
+        }
+      }
     }
     if (wait > 0 && isFirst()) {
       // The call itself waits for its permit on the dispatcher thread that runs it: enqueued now,
@@ -707,7 +727,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (retry) {
       retryAfterWait();
     } else {
-      next(true);
+      Object kept = retrier.takeGiveBack(this);
+      next(true, kept instanceof Response ? (Response) kept : null);
     }
   }
 
@@ -730,9 +751,19 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         endWithEarlierOutcome(copy);
         return;
       }
-      next();
+      next(false, copy);
       return;
     }
+    endAsNotRetried(copy);
+  }
+
+  /**
+   * The retry decided is not made (its wait ended past the deadline, or the rate limit gave it no
+   * permit): the call ends with the attempt's failure as the client gave it, or {@code copy} of the
+   * response released for the retry, or the engine's exception when none was kept, told on a
+   * dispatcher thread as the rate limit's refusal is, and nothing is sent.
+   */
+  private void endAsNotRetried(Response copy) {
     Throwable late = retryCall.lateRetryFailure();
     // OkHttp fails an attempt with an IOException only: anything else is not an attempt's outcome.
     IOException e = late instanceof IOException ? (IOException) late : new IOException(late);

@@ -657,6 +657,12 @@ final class UrlExchange {
       }
       call.acquireBreaker();
     } catch (IOException e) {
+      if (call.permitRefusedRetry()) {
+        // No permit for a retry: the call ends with the attempt before it, as if not retried, as
+        // after a retry's wait that ended past the deadline (its response released: the engine's
+        // exception, which says so).
+        throw late();
+      }
       throw end(e); // the engine ended the call
     }
     if (cancelled) {

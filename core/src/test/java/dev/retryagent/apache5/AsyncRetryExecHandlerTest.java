@@ -1137,26 +1137,32 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
-  void aRetryTheRateLimitGivesNoPermitAfterTheWaitIsRefusedWhereTheWaitEnded() throws Exception {
+  void aRetryTheRateLimitGivesNoPermitIsNotMadeAndTheResponseGoesBackAsWithoutTheHandler()
+      throws Exception {
     // One permit, never refilled: the first attempt takes it, its 503 is retried, and the retry
-    // finds none at its wait's end. The application hears the refusal, nothing more is sent, and
-    // it hears it on the thread the wait ended on (the engine's; here, under held fake time, this
-    // one), not on the client's I/O thread: HttpClient has no public way to run a task there.
+    // finds none at its wait's end. The retry is not made, nothing more is sent, and the
+    // application gets the 503 it gets without the handler, from the copy kept of it, as after a
+    // wait that ended past the deadline. Before, it got the rate limit's RateLimitedException.
+    server.enqueue(status(503).header("X-Shard", "7").body("busy"));
+    server.otherwise(ok("sent again"));
+    Got without = new Got();
+    started(oneConnection()).execute(SimpleRequestBuilder.get(server.url("/a")).build(), without);
+    Object expected = without.await();
+    assertThat(((List<?>) expected).get(0)).isEqualTo(503);
+
     CloseableHttpAsyncClient c =
         started(
             AsyncRetryExecHandler.addTo(
                 oneConnection(), TestEngines.rateLimitedTo(1, time, events)));
     time.holdTasks();
-    server.enqueue(status(503).body("busy"));
-    server.otherwise(ok("sent again"));
-
-    Heard waiting = call(c, SimpleRequestBuilder.get(server.url("/a")).build());
+    server.enqueue(status(503).header("X-Shard", "7").body("busy"));
+    Got with = new Got();
+    c.execute(SimpleRequestBuilder.get(server.url("/a")).build(), with);
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
     time.runHeldTasks();
 
-    assertThat(waiting.await()).isEqualTo("failed RateLimitedException");
-    assertThat(waiting.thread).isEqualTo(Thread.currentThread().getName());
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(with.await()).isEqualTo(expected);
+    assertThat(server.requestCount()).isEqualTo(2); // one without the handler, one with it
     assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)

@@ -35,6 +35,30 @@ final class FakeResponse {
   /** The {@link ResponseAccess} of fake responses. */
   static final ResponseAccess<FakeResponse> ACCESS = discarding(null);
 
+  /** {@link #ACCESS} that copies a response before its release, as the real adapters do. */
+  static final ResponseAccess<FakeResponse> COPYING =
+      new ResponseAccess<FakeResponse>() {
+        @Override
+        public int status(FakeResponse response) {
+          return ACCESS.status(response);
+        }
+
+        @Override
+        public String header(FakeResponse response, String name) {
+          return ACCESS.header(response, name);
+        }
+
+        @Override
+        public void discard(FakeResponse response) {
+          ACCESS.discard(response);
+        }
+
+        @Override
+        public FakeResponse copyToGiveBack(FakeResponse response) {
+          return of(response.status);
+        }
+      };
+
   /** {@link #ACCESS}, whose discard runs {@code alsoOnDiscard} (null: nothing) too. */
   static ResponseAccess<FakeResponse> discarding(Runnable alsoOnDiscard) {
     return new ResponseAccess<FakeResponse>() {

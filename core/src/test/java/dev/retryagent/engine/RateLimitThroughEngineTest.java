@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import static dev.retryagent.engine.Script.fail;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -69,11 +70,77 @@ class RateLimitThroughEngineTest {
     TestPolicy p = TestPolicy.create();
     p.rateLimit.enabled(true).perSecond(1).burst(2);
     EngineFixture f = EngineFixture.of(p);
-    Script s = new Script(f.clock, respond(503), respond(503), respond(200));
+    IOException reset = new java.net.SocketException("Connection reset");
+    Script s =
+        new Script(
+            f.clock,
+            fail(new java.net.SocketException("Connection reset")),
+            fail(reset),
+            respond(200));
     CallResult r = driver.run(f, FakeRequest.get(), s);
-    // Two tokens: the first attempt and the first retry. The second retry, 300 ms in, finds none.
+    // Two tokens: the first attempt and the first retry. The second retry, 300 ms in, finds none:
+    // it is not made, and the caller gets the attempt before it as it came, as when a retry could
+    // not start before the deadline. Before, the rate limit's RateLimitedException took its place.
     assertThat(s.attemptCount()).isEqualTo(2);
-    assertThat(r.error).isInstanceOf(RateLimitedException.class);
+    assertThat(r.error).isSameAs(reset);
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .singleElement()
+        .satisfies(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.RATE_LIMITED));
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).hasSize(1);
+  }
+
+  /**
+   * A retry the rate limit refuses after a response ends the call with that response, as the caller
+   * has it without the agent: from the copy made before its release (a response that could not be
+   * copied ends as one released before a wait that ended late). The first attempt's refusal stays
+   * the rate limit's exception (noPermitWithinMaxWaitFailsTheCallWithoutAnAttempt).
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aRetryTheRateLimitRefusesEndsTheCallWithTheResponseBeforeIt(Driver driver) {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(2);
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(502), respond(200));
+    CallResult r = runCopying(driver, f, s);
+    assertThat(s.attemptCount()).isEqualTo(2);
+    assertThat(r.error).isNull();
+    assertThat(r.status()).isEqualTo(502);
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.reason()).isEqualTo(GiveUpReason.RATE_LIMITED);
+              assertThat(e.status()).isEqualTo(502);
+            });
+    // The refused retry took no permit, and none went back twice: one second on, one token.
+    f.clock.advance(Duration.ofSeconds(1));
+    Script next = new Script(f.clock, respond(200), respond(200));
+    assertThat(driver.run(f, FakeRequest.get(), next).status()).isEqualTo(200);
+    Script after = new Script(f.clock, respond(200));
+    assertThat(driver.run(f, FakeRequest.get(), after).error)
+        .isInstanceOf(RateLimitedException.class);
+  }
+
+  /** As the drivers run a call, with an access that copies a response before its release. */
+  private static CallResult runCopying(Driver driver, EngineFixture f, Script s) {
+    ResponseAccess<FakeResponse> copying = FakeResponse.COPYING;
+    RetryCall call = f.newCall(FakeRequest.get());
+    try {
+      if (driver == Driver.SYNC) {
+        return new CallResult(
+            SyncRetryLoop.execute(call, f.engine.sleeper(), s::runSync, copying), null);
+      }
+      java.util.concurrent.CompletableFuture<FakeResponse> future =
+          AsyncRetryLoop.execute(f.engine, call, s::runAsync, copying);
+      f.scheduler.runUntilIdle();
+      assertThat(future).isDone();
+      return new CallResult(future.join(), null);
+    } catch (java.util.concurrent.CompletionException e) {
+      return new CallResult(null, e.getCause());
+    } catch (Exception e) {
+      return new CallResult(null, e);
+    }
   }
 
   @ParameterizedTest
@@ -450,7 +517,8 @@ class RateLimitThroughEngineTest {
     // One token per 2 s, a 2 s deadline, a retry 500 ms after a 503 at once: its token comes at
     // the deadline. It was granted (a wait could last all the time left), so the retry started at
     // the deadline, with a timeout of 1 ns (none left) and no chance: the server got a request
-    // nobody waited for. A retry that could not start before the deadline is not made.
+    // nobody waited for. A retry that could not start before the deadline is not made: the call
+    // ends with the 503, as without the agent (before, the rate limit's exception).
     TestPolicy p =
         TestPolicy.create()
             .deadline(Duration.ofSeconds(2))
@@ -458,11 +526,19 @@ class RateLimitThroughEngineTest {
     p.rateLimit.enabled(true).perSecond(0.5).burst(1).maxWait(Duration.ofSeconds(60));
     EngineFixture f = EngineFixture.of(p);
     Script s = new Script(f.clock, respond(503), respond(200));
-    CallResult r = driver.run(f, FakeRequest.get(), s);
+    CallResult r = runCopying(driver, f, s);
     assertThat(s.attemptCount()).isEqualTo(1);
-    assertThat(r.error).isInstanceOf(RateLimitedException.class);
-    assertThat(r.error.getMessage()).contains("before the call's deadline");
+    assertThat(r.status()).isEqualTo(503);
     assertThat(waited(f)).isEqualTo(500 * MS); // the backoff, not the token's wait
+    // A response that could not be copied was released for the retry: the rate limit's exception,
+    // which says why.
+    EngineFixture g = EngineFixture.of(p);
+    CallResult released =
+        driver.run(g, FakeRequest.get(), new Script(g.clock, respond(503), respond(200)));
+    assertThat(released.error)
+        .isInstanceOf(RateLimitedException.class)
+        .hasMessageContaining("no permit for the retry of GET after a 503")
+        .hasMessageContaining("released for the retry");
   }
 
   @ParameterizedTest

@@ -261,6 +261,32 @@ class RetryingHttpClientTest {
     assertThat(time.waits()).hasSize(2);
   }
 
+  /**
+   * A retry the rate limit gives no permit is not made: the caller gets the 503 it gets without the
+   * agent, as when the retry could not start before the deadline. Before, it got the rate limit's
+   * RateLimitedException in its place. (The first attempt's refusal stays that exception:
+   * aPublisherOfTheWrongLength...)
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRetryTheRateLimitRefusesEndsWithThe503AsWithoutTheAgent(Way way) throws Exception {
+    server.enqueue(status(503).header("X-Shard", "7").body("busy"));
+    HttpResponse<String> without = call(way, real, get("/v1/items"));
+    server.enqueue(status(503).header("X-Shard", "7").body("busy"), ok("never"));
+
+    HttpResponse<String> r = call(way, rateLimitedToOne(), get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(503).isEqualTo(without.statusCode());
+    assertThat(r.body()).isEqualTo("busy").isEqualTo(without.body());
+    assertThat(r.headers().firstValue("X-Shard")).hasValue("7");
+    assertThat(server.requestCount()).isEqualTo(2); // one without the agent, one with it
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .singleElement()
+        .extracting(RetryEvent::reason)
+        .isEqualTo(dev.retryagent.engine.GiveUpReason.RATE_LIMITED);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void neverRetriesAPostWithoutIdempotencyKey(Way way) throws Exception {

@@ -263,6 +263,27 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aRetryTheRateLimitRefusesIsNotMadeAndTheCallbackGetsThe503AsWithoutTheAgent()
+      throws Exception {
+    // The first attempt takes the one token; the retry, at its backoff's end, finds none (maxWait
+    // 0s). Before, the callback heard the rate limit's RateLimitedException in place of the 503.
+    configureRateLimited(RateLimitPolicy.builder().enabled(true).perSecond(0.01).burst(1).build());
+    server.enqueue(status(503).body("busy"), ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/limited")), heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1); // the backoff
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
   void aRetrysRateLimitWaitTheSchedulerRefusesEndsTheCallRateLimitedNotOverTheLimit()
       throws Exception {
     // Before, the retry went at once, without waiting for its token: while the scheduler refused,

@@ -52,7 +52,10 @@ final class SoakRun {
       return server.getOrDefault(route + "." + what, 0L);
     }
 
-    /** Dead letters of {@code route}: {@code total}, {@code no-attempt}, {@code refused-later}. */
+    /**
+     * Dead letters of {@code route}: {@code total}, {@code no-attempt}, {@code rate-limited-first},
+     * {@code refused-later}.
+     */
     long deadLetters(String route, String what) {
       return deadLetters.getOrDefault(route + "." + what, 0L);
     }
@@ -133,9 +136,10 @@ final class SoakRun {
 
   /**
    * Dead letters per route: every one ({@code total}); those of calls that made no attempt (the
-   * breaker or the rate limit refused the first: {@code no-attempt}); those of calls refused at a
-   * later attempt, after a retry had been decided ({@code refused-later}: no outcome, attempts
-   * made). Every line must parse.
+   * breaker or the rate limit refused the first: {@code no-attempt}; the rate limit's: {@code
+   * rate-limited-first}); those of calls refused at a later attempt, after a retry had been decided
+   * ({@code refused-later}: attempts made, and no outcome, or the outcome of the attempt before a
+   * retry the rate limit refused). Every line must parse.
    */
   private static Map<String, Long> deadLetters(Path file) {
     Map<String, Long> tally = new TreeMap<>();
@@ -149,9 +153,14 @@ final class SoakRun {
             String route = (String) letter.get("route");
             long attempts = (Long) letter.get("attempts");
             tally.merge(route + ".total", 1L, Long::sum);
+            boolean rateLimited = "rate-limited".equals(letter.get("reason"));
             if (attempts == 0) {
               tally.merge(route + ".no-attempt", 1L, Long::sum);
-            } else if (letter.get("outcome") == null) {
+              if (rateLimited) {
+                tally.merge(route + ".rate-limited-first", 1L, Long::sum);
+              }
+            } else if (letter.get("outcome") == null || rateLimited) {
+              // A retry the rate limit refused ends with the attempt before it (its outcome).
               tally.merge(route + ".refused-later", 1L, Long::sum);
             }
           });
