@@ -977,6 +977,28 @@ class RetryingUrlConnectionsTest {
     }
   }
 
+  /**
+   * A retry the rate limit refuses is not made and the call ends with the attempt before it; a 503
+   * was released for the retry (no copy is made of an HttpURLConnection response), so the caller
+   * gets the rate limit's exception, which says so, and nothing more is sent: the documented limit
+   * (guarantees.md, "A retry's wait that ends past the deadline").
+   */
+  @Test
+  void aRetryTheRateLimitRefusesAfterA503EndsWithTheLimitsExceptionSayingTheResponseWentFirst()
+      throws Exception {
+    server.enqueue(status(503).body("busy"), ok("never"));
+    HttpURLConnection c = open("/v1/items", TestEngines.rateLimitedTo(1, time, events));
+
+    assertThatThrownBy(c::getResponseCode)
+        .isInstanceOf(dev.retryagent.engine.RateLimitedException.class)
+        .hasMessageContaining("no permit for the retry of GET after a 503");
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.RATE_LIMITED);
+  }
+
   @Test
   void retriesAResetGetAndAConnectionClosedWithoutResponse() throws Exception {
     server.enqueue(reset(), closeWithoutResponse(), ok("after"));
