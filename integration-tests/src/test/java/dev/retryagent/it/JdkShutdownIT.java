@@ -72,7 +72,10 @@ class JdkShutdownIT {
     try (CountingServer plain = startScriptedServer();
         ForkedJvm.Running without = start(plain, false, way, "close")) {
       assertThat(without.value("result.status")).as(without.stderr()).isEqualTo("503");
-      assertThat(without.value("doneWhenItReturned")).isEqualTo("true");
+      // Not doneWhenItReturned, here or below: the JDK's close() returns once its exchange has
+      // ended, and the application's future completes on the client's executor, now and then just
+      // after (seen once, sendAsync, on a loaded machine); the agent ends its call the same way.
+      // What close() waits for shows in the result: the retry made, its 200 given.
       assertThat(plain.requestCount()).isEqualTo(1);
       refusal = without.value("after.error") + ": " + without.value("after.message");
     }
@@ -80,8 +83,6 @@ class JdkShutdownIT {
     try (ForkedJvm.Running with = start(server, true, way, "close")) {
       assertThat(with.value("result.status")).as(with.stderr()).isEqualTo("200");
       assertThat(with.value("result.body")).isEqualTo("fine");
-      // close() returned after the call ended, as without the agent
-      assertThat(with.value("doneWhenItReturned")).isEqualTo("true");
       assertThat(with.value("after.error") + ": " + with.value("after.message"))
           .isEqualTo(refusal)
           .isEqualTo("java.io.IOException: closed");
