@@ -3,7 +3,6 @@ package dev.retryagent.apache4;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.SyncRetryLoop;
-import dev.retryagent.internal.Discards;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -115,7 +114,7 @@ public final class ApacheRetrying4 {
           // The response's close, before its body was read to its end, closes the connection
           // unread (HttpClient 4.5's ConnectionHolder); after, it finds the connection given
           // back already. The body as it came, not decoded (RawBody).
-          Discards.release(RawBody.of(response.getEntity()), response, response);
+          RawBody.release(response.getEntity(), response, response);
         }
 
         @Override

@@ -4,7 +4,6 @@ import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
-import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Waits;
 import dev.retryagent.internal.apache.BodyWrites;
 import dev.retryagent.internal.apache.ExchangeLog;
@@ -232,7 +231,7 @@ final class ClassicCall extends SelfViewCall
   public void discard(ClassicHttpResponse response) {
     // The response's close would read the rest of its body; the scope's endpoint, discarded,
     // closes the connection unread. The body as it came, not decoded (RawBody).
-    Discards.release(RawBody.of(response.getEntity()), this, response);
+    RawBody.release(response.getEntity(), this, response);
   }
 
   @Override

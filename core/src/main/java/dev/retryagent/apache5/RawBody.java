@@ -28,13 +28,27 @@ final class RawBody {
 
   private RawBody() {}
 
-  /** The body to read to its end, or null when there is none to read. */
-  static Discards.Content of(HttpEntity entity) {
+  /** The body as it came, or null when there is none to read. */
+  static HttpEntity of(HttpEntity entity) {
     if (entity == null || !entity.isStreaming()) {
       return null;
     }
-    return Unwrapping.innermost(entity, HttpEntity.class, WRAPPED, RawBody::decompressing)
-        ::getContent;
+    return Unwrapping.innermost(entity, HttpEntity.class, WRAPPED, RawBody::decompressing);
+  }
+
+  /**
+   * Releases a retried response ({@link Discards#release}): its body as it came, read as far as it
+   * has arrived when its length is known. Not a decoded one's: the decoder of the copy for a late
+   * wait may have read part of it, and what remains cannot be told from what has arrived (read to
+   * its end as before).
+   */
+  static void release(HttpEntity entity, java.io.Closeable closeUnread, java.io.Closeable close) {
+    HttpEntity raw = of(entity);
+    Discards.release(
+        raw == null ? null : raw::getContent,
+        raw == entity ? raw.getContentLength() : -1,
+        closeUnread,
+        close);
   }
 
   /**

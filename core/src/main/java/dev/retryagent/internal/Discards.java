@@ -62,7 +62,9 @@ public final class Discards {
    * The whole body of a retried response, for a copy of it (ResponseAccess's copyToGiveBack): its
    * bytes when it ends within {@code limit}, read before {@link #release} reads what remains; null
    * when it is longer (not read at all when {@code contentLength} says so, else read one byte past
-   * the limit). Does not close the stream.
+   * the limit). A body of a known length is read only as far as it has arrived, never waited for
+   * ({@link #readArrivedToEnd}): null when not all of it is there; its end then read gives the
+   * connection back. Does not close the stream.
    */
   public static byte[] readWhole(long contentLength, Content content, int limit)
       throws IOException {
@@ -72,6 +74,18 @@ public final class Discards {
     InputStream in = content.open();
     if (in == null) {
       return new byte[0];
+    }
+    if (contentLength >= 0) {
+      byte[] bytes = new byte[(int) contentLength];
+      int total = 0;
+      for (int ready = in.available(); total < bytes.length; ready = in.available()) {
+        int n = ready <= 0 ? -1 : in.read(bytes, total, Math.min(ready, bytes.length - total));
+        if (n < 0) {
+          return null; // not all there yet (or shorter than its length): not waited for
+        }
+        total += n;
+      }
+      return in.read() < 0 ? bytes : null;
     }
     byte[] buffer = new byte[limit + 1];
     int total = 0;
@@ -86,6 +100,38 @@ public final class Discards {
     return java.util.Arrays.copyOf(buffer, total);
   }
 
+  /**
+   * Reads what has arrived of a body of {@code contentLength} bytes (Apache HttpClient's), never
+   * waiting for more: true when its end was read within {@link #LIMIT} bytes, false when not all of
+   * it is there, or more than the limit is, and the caller closes the connection rather than read
+   * on. Its end is read once all its declared bytes are: HttpClient's stream of a known length
+   * answers that read at once, and that end gives the connection back. A body with no length
+   * ({@code contentLength} below 0: chunked, or ending with its connection) is read to its end as
+   * by {@link #readToEnd}: where its end is cannot be told from what has arrived. Read to its end,
+   * a body the server held kept the retry waiting as long as the server held it (with HttpClient's
+   * default socket timeout, none), where the application without the agent, closing the response
+   * unread, had it at its head. Does not close {@code in}.
+   */
+  public static boolean readArrivedToEnd(InputStream in, long contentLength) throws IOException {
+    if (contentLength < 0) {
+      return readToEnd(in);
+    }
+    byte[] buffer = new byte[4096];
+    long total = 0;
+    for (int ready = in.available(); ready > 0 || total >= contentLength; ready = in.available()) {
+      // All of it read: the end's read does not wait.
+      int n = in.read(buffer, 0, ready > 0 ? Math.min(ready, buffer.length) : buffer.length);
+      if (n < 0) {
+        return true;
+      }
+      total += n;
+      if (total > LIMIT) {
+        return false;
+      }
+    }
+    return false;
+  }
+
   /** A retried response's body, opened only to be read ({@link #release}). */
   public interface Content {
     /** The body's stream, or null when it has none to read. */
@@ -94,21 +140,25 @@ public final class Discards {
 
   /**
    * Lets go of a retried response whose client reads its body from a stream (Apache HttpClient):
-   * {@code content} (null: no body) read to its end within {@link #LIMIT} gives the connection back
-   * to the pool for the next attempt; when more remains, or the read fails, {@code closeUnread}
-   * closes the connection first, because the stream's close, as the response's, would read the rest
-   * (a 1 GB or endless error body before the retry). {@code close} then releases the response.
-   * Neither close throws.
+   * {@code content} (null: no body) of {@code contentLength} bytes (below 0: not known) read to its
+   * end within {@link #LIMIT}, as far as it has arrived ({@link #readArrivedToEnd}), gives the
+   * connection back to the pool for the next attempt; when more remains, or the read fails, {@code
+   * closeUnread} closes the connection first, because the stream's close, as the response's, would
+   * read the rest (a 1 GB or endless error body, or one the server holds, before the retry). {@code
+   * close} then releases the response. Neither close throws.
    */
-  public static void release(Content content, Closeable closeUnread, Closeable close) {
+  public static void release(
+      Content content, long contentLength, Closeable closeUnread, Closeable close) {
     boolean whole;
     try {
       InputStream in = content == null ? null : content.open();
-      whole = in == null || readToEnd(in);
+      whole = in == null || readArrivedToEnd(in, contentLength);
     } catch (IOException | RuntimeException e) {
       whole = false;
     }
     if (!whole) {
+      // Also after a copy that read the whole body (readWhole): its end gave the connection back
+      // already, which this close then leaves as it is.
       closeQuietly(closeUnread);
     }
     closeQuietly(close);

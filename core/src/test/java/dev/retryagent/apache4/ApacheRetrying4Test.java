@@ -110,18 +110,8 @@ class ApacheRetrying4Test {
     // without the agent it had the 503. Now the copy kept as it was released (status line,
     // headers, body, the entity's details; gzipped: as HttpClient decoded it) is given back, as
     // HttpClient gives it without the agent, and nothing more is sent.
-    FakeTime time = new FakeTime();
     List<RetryEvent> events = new ArrayList<>();
-    RetryEngine late =
-        TestEngines.engine(
-            time,
-            Mode.ENFORCE,
-            r ->
-                r.deadline(java.time.Duration.ofSeconds(10))
-                    .retryAfterMax(java.time.Duration.ofSeconds(5)),
-            CircuitBreakerPolicy.defaults(),
-            events);
-    time.late(40_000_000_000L);
+    RetryEngine late = lateEngine(events);
     try (ScriptedHttpServer server = new ScriptedHttpServer();
         CloseableHttpClient plain = HttpClients.createDefault();
         CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), late)) {
@@ -146,6 +136,73 @@ class ApacheRetrying4Test {
           .as("one each, the next call on ours' first")
           .isEqualTo(2);
     }
+  }
+
+  @Test
+  void aRetriedResponseWhoseBodyIsHeldIsLetGoWithoutWaitingForTheRest() throws Exception {
+    // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
+    // server's own bound: 10 s). HttpClient 4.5's default socket timeout is none. Without the agent
+    // an application that closes the response unread has the 503 at its head; the retry waited
+    // for the rest of a body nobody reads as long as the server held it, then went out on the
+    // drained connection. Now the retry goes out on a connection of its own at once.
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      server.enqueue(
+          ScriptedHttpServer.Action.status(503).body("busy busy busy").heldAfter(4, release),
+          ScriptedHttpServer.Action.ok("done"));
+      try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/held")))) {
+        assertThat(r.getStatusLine().getStatusCode()).isEqualTo(200);
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+      } finally {
+        release.countDown();
+      }
+      assertThat(server.requestCount()).isEqualTo(2);
+      assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aHeldBodyReleasedBeforeAWaitThatEndsPastTheDeadlineIsNotGivenBack() throws Exception {
+    // As aResponseReleasedBeforeAWait... but the 503's body is held: the copy read it to its end
+    // first, waiting as long as the server held it, and gave the 503 back. Now it reads what has
+    // arrived: no copy of a body not all there, and the call ends with the engine's IOException,
+    // as for a body over 8 KiB, without waiting for the server.
+    RetryEngine late = lateEngine(new ArrayList<>());
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), late)) {
+      server.enqueue(
+          ScriptedHttpServer.Action.status(503)
+              .header("Retry-After", "5")
+              .body("busy, come back")
+              .heldAfter(4, release));
+      Throwable t;
+      try {
+        t = catchThrowable(() -> ours.execute(new HttpGet(server.url("/held"))).close());
+      } finally {
+        release.countDown();
+      }
+      assertThat(t).isInstanceOf(java.io.IOException.class).hasMessageContaining("deadline");
+      assertThat(server.requestCount()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * An engine whose waits end 40 s late, past its 10 s deadline: a 503's Retry-After of 5 s (over
+   * the 1 s margin) has it released before the wait.
+   */
+  private static RetryEngine lateEngine(List<RetryEvent> events) {
+    FakeTime time = new FakeTime();
+    time.late(40_000_000_000L);
+    return TestEngines.engine(
+        time,
+        Mode.ENFORCE,
+        r ->
+            r.deadline(java.time.Duration.ofSeconds(10))
+                .retryAfterMax(java.time.Duration.ofSeconds(5)),
+        CircuitBreakerPolicy.defaults(),
+        events);
   }
 
   /** What the caller sees of a 503 with a small body: all of it that HttpClient's API shows. */

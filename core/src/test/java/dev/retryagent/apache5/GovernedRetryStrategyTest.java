@@ -127,6 +127,25 @@ class GovernedRetryStrategyTest {
     assertThat(server.connectionCount()).as("the retry on the 503's connection").isEqualTo(1);
   }
 
+  @Test
+  void aRetriedResponseWhoseBodyIsHeldIsLetGoWithoutWaitingForTheRest() throws Exception {
+    // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
+    // server's own bound: 10 s). HttpClient's default socket timeout is none. Without the agent an
+    // application that closes the response unread has the 503 at its head; the retry waited for
+    // the rest of a body nobody reads as long as the server held it, then went out on the
+    // drained connection. Now the retry goes out on a connection of its own at once.
+    byHand(r -> r);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, release), ok("done"));
+    try {
+      assertThat(call(new HttpGet(server.url("/held")))).containsExactly("200", "done");
+      assertThat(server.requestCount()).isEqualTo(2);
+      assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(2);
+    } finally {
+      release.countDown();
+    }
+  }
+
   private HttpPost post(String path) {
     HttpPost post = new HttpPost(server.url(path));
     post.setEntity(new StringEntity("{}", ContentType.APPLICATION_JSON));
