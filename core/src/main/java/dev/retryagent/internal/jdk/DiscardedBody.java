@@ -1,6 +1,7 @@
 package dev.retryagent.internal.jdk;
 
 import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import java.net.http.HttpResponse;
 import java.net.http.HttpResponse.BodySubscriber;
@@ -10,7 +11,6 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The body of a response that will be retried: read and dropped, so that its connection serves
@@ -52,7 +52,7 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   private byte[] kept; // the bytes read, while within the limit; null before the first, or past it
   private final long graceNanos; // how long the body is waited for from its head (grace)
   // Set once, by the first of the body's end, its failure, the limit and the grace: the others
-  // then change nothing (the grace's task runs on the JDK's delayer, beside the JDK's reads).
+  // then change nothing (the grace's task runs on our scheduler, beside the JDK's reads).
   private boolean done;
 
   /**
@@ -86,10 +86,17 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
 
   @Override
   public void onSubscribe(Flow.Subscription s) {
-    subscription = s; // before the grace's task is handed to the delayer, which publishes it
-    // A task of the JDK's shared delayer, which holds this (and so the client) no longer than the
-    // grace; it finds the body done and does nothing when the body came in time.
-    CompletableFuture.delayedExecutor(graceNanos, TimeUnit.NANOSECONDS).execute(this);
+    subscription = s; // before the grace's task is handed to the scheduler, which publishes it
+    // A task of our shared scheduler, which holds this (and so the client) no longer than the
+    // grace; it finds the body done and does nothing when the body came in time. Not the JDK's
+    // CompletableFuture.delayedExecutor: its one thread is made by the JVM's first user, whose
+    // context class loader and inheritable thread-locals it keeps for good (a webapp's, when the
+    // discard ran on the webapp's executor); ours inherit nothing (AgentThreads).
+    try {
+      Scheduler.shared().schedule(this, graceNanos);
+    } catch (RuntimeException refused) {
+      // No thread to be had (the JVM is ending): the body is waited for, as before the grace.
+    }
     s.request(Long.MAX_VALUE);
   }
 
