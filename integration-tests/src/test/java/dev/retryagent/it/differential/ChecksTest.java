@@ -140,6 +140,31 @@ class ChecksTest {
         .containsExactly("delivered on `ForkJoinPool.commonPool-worker-N`, expected `caller`");
   }
 
+  /**
+   * HttpClient 5.x async fails a request it never executed on the caller, inside execute; the
+   * retry's answer comes from the server on its dispatch thread, as the first request's would have.
+   */
+  @Test
+  void aRetriedApacheAsyncFailureMayComeLaterOnItsDispatchThread() {
+    Observation before =
+        new Observation(
+            "exception org.apache.hc.core5.http.RequestNotExecutedException",
+            "app-caller",
+            1,
+            "",
+            "",
+            0,
+            List.of(),
+            0,
+            "",
+            List.of());
+    Observation dispatched = onThread(before, "httpclient-dispatch-2");
+
+    assertThat(Expect.retried(0, 5_000).differences(before, dispatched, ref -> null)).isEmpty();
+    assertThat(Expect.same().differences(before, dispatched, ref -> null))
+        .containsExactly("delivered on `httpclient-dispatch-N`, expected `caller`");
+  }
+
   private static Observation onThread(Observation o, String thread) {
     return new Observation(
         o.outcome(),

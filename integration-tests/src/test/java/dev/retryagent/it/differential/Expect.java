@@ -179,14 +179,17 @@ public final class Expect {
    * on the caller ({@code caller} without the agent, the case's refused connection answered within
    * a millisecond); one completed later runs it on the client's own completion thread. A retried
    * call's outcome comes after a wait, so it is always the later kind: the JDK's asynchronous pool
-   * is then what the same call would get without the agent had its answer come a moment later. Any
-   * other thread (the agent's own among them) still differs, and a call not retried must still
-   * agree exactly.
+   * is then what the same call would get without the agent had its answer come a moment later, and
+   * so is Apache HttpClient 5.x's dispatch thread for a request that failed on the caller before it
+   * was executed (a stale connection's {@code RequestNotExecutedException}, retried since 2c85e06,
+   * whose retry's answer comes from the server). Any other thread (the agent's own among them)
+   * still differs, and a call not retried must still agree exactly.
    */
   private boolean laterOnTheClientsThread(Observation model, Observation with) {
     return retried
         && model.threadKind().equals(ThreadKinds.CALLER)
-        && ThreadKinds.JDK_ASYNC_POOL.contains(with.threadKind());
+        && (ThreadKinds.JDK_ASYNC_POOL.contains(with.threadKind())
+            || ThreadKinds.APACHE_ASYNC_DISPATCH.equals(with.threadKind()));
   }
 
   private void requests(Observation without, Observation with, List<String> d) {

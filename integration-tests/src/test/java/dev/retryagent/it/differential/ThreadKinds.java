@@ -20,6 +20,14 @@ final class ThreadKinds {
   static final java.util.Set<String> JDK_ASYNC_POOL =
       java.util.Set.of("ForkJoinPool.commonPool-worker-N", "Thread-N");
 
+  /**
+   * Where Apache HttpClient 5.x's asynchronous client calls back a request's outcome that comes
+   * from the server: its I/O dispatch threads. A request it fails before executing it (a closed
+   * connection's {@code RequestNotExecutedException}) is called back on the caller, inside {@code
+   * execute}.
+   */
+  static final String APACHE_ASYNC_DISPATCH = "httpclient-dispatch-N";
+
   private ThreadKinds() {}
 
   static String kind(String name) {
