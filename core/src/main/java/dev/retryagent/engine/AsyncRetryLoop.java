@@ -504,15 +504,22 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
    * thread, the JVM out of them, or a scheduler shut down). Started at once, the attempt would go
    * over the host's limit, and so would every call while the scheduler refuses; the call ends as
    * one the limit gives no permit instead ({@link RetryCall#permitWaitNotScheduled}), its future
-   * completed with that {@link RateLimitedException}, and the engine says so once per cause. (A
-   * retry's wait refused ends the call with the attempt's outcome: {@link #retryLater}.)
+   * completed with that {@link RateLimitedException}, and the engine says so once per cause; a
+   * retry's, with the attempt before it, as a retry the limit refuses ({@link #next}). (A retry's
+   * wait refused ends the call with the attempt's outcome: {@link #retryLater}.)
    */
   private void permitWaitNotScheduled(Throwable refused) {
     engine.internalError(
         "scheduling a rate-limit wait",
         refused,
         "the call ends as one the rate limit gives no permit, not over the limit");
-    fail(new CompletionException(call.permitWaitNotScheduled()));
+    RateLimitedException e = call.permitWaitNotScheduled();
+    Object copy = call.takeGiveBack(); // kept for the wait (next): nothing kept once ended
+    if (call.permitRefusedRetry()) {
+      endAsNotRetried(copy);
+    } else {
+      fail(new CompletionException(e));
+    }
   }
 
   /** A wait {@link #schedule}d is over, on the scheduler's thread. Not for anyone else. */

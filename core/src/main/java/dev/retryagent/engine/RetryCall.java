@@ -750,8 +750,9 @@ public abstract class RetryCall extends HostHold {
    * Made at once, the attempt would go over the host's limit, and so would every call while the
    * scheduler refuses: the limit would stop limiting the host it protects. So the call ends as one
    * the limit gives no permit: told as rate-limited, the permit back to the bucket, a retry decided
-   * back to the budget. Returns the exception the caller gets (the adapter says the scheduler's
-   * refusal once per cause). Safe to call more than once.
+   * back to the budget. Returns the exception the caller gets for a first attempt (the adapter says
+   * the scheduler's refusal once per cause); a retry's ends the call with the attempt before it
+   * ({@link #permitRefusedRetry}), as a retry the limit refuses does. Safe to call more than once.
    */
   public RateLimitedException permitWaitNotScheduled() {
     try {
@@ -762,6 +763,8 @@ public abstract class RetryCall extends HostHold {
   }
 
   private synchronized RateLimitedException permitWaitNotScheduledLocked() {
+    // A retry's, as one the limit refuses: not made, the call ends with the attempt before it.
+    forgoRefusedRetry();
     finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, state.engine.clock().nanoTime());
     return CallExtras.withEarlier(
         extras,

@@ -662,6 +662,11 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     // As next() tells a permit refused: the engine's lock, then OkHttp's, never under this one.
     RateLimitedException e = retryCall.permitWaitNotScheduled();
+    Object kept = retrier.takeGiveBack(this); // kept for the wait (next)
+    if (retryCall.permitRefusedRetry()) {
+      endAsNotRetried(kept instanceof Response ? (Response) kept : null); // as next() ends one
+      return true;
+    }
     Call call = attemptCallOrTell(e);
     if (call != null) {
       failThrough(call, e);

@@ -467,6 +467,37 @@ class AsyncRetryLoopTest {
     assertThat(f.engine.pendingAsyncRetries()).isZero();
   }
 
+  /**
+   * As a retry the rate limit refuses, a retry whose permit's wait the scheduler refuses ends the
+   * call with the response before it (here from its copy), as without the agent, where before the
+   * caller got the rate limit's exception. Its reserved permit goes back: the next call waits for
+   * the same token.
+   */
+  @Test
+  void aRetrysRateLimitWaitTheSchedulerRefusesEndsTheCallWithTheResponseBeforeIt() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(2));
+    EngineFixture f = EngineFixture.of(p);
+    CompletableFuture<FakeResponse> result =
+        AsyncRetryLoop.execute(
+            f.engine, f.newCall(FakeRequest.get()), attempts, FakeResponse.COPYING);
+    attempts.last().complete(FakeResponse.of(503));
+    f.scheduler.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+    f.scheduler.advance(f.scheduler.delays().get(0)); // the backoff ends: the permit's wait next
+
+    assertThat(attempts.started).as("not over the limit").hasSize(1);
+    assertThat(result.join().status).isEqualTo(503);
+    assertThat(f.listener.complete().reason()).isEqualTo(GiveUpReason.RATE_LIMITED);
+    assertThat(f.listener.complete().status()).isEqualTo(503);
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+
+    f.scheduler.refuse(null);
+    start(f, FakeRequest.get());
+    assertThat(f.scheduler.delays())
+        .as("the refused retry's token back")
+        .containsExactly(100 * MS, 900 * MS);
+  }
+
   @Test
   void aWaitEndedEarlyWhenTheSchedulerRefusesEndsAtItsTimeAsScheduled() {
     // endNow withdrew the wait's task before it scheduled the one to run at once: refused, the
