@@ -854,6 +854,26 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * Whether a loop that can keep the response it retries unreleased through the wait should: near
+   * the deadline ({@link #waitEndsNearDeadline}), and before a wait no longer than {@link
+   * CallBounds#NEAR_DEADLINE_NANOS} on a call the rate limit governs. The retry's permit is known
+   * only after the wait, and a refused one ends the call with this response ({@link
+   * #permitRefusedRetry}): released without a copy (a body over {@link
+   * ResponseAccess#GIVE_BACK_LIMIT}, every {@code HttpURLConnection} response), the caller got the
+   * rate limit's exception where it has the response without the agent. Unlike a late wait, a
+   * refusal is common (a host failing under load, {@code maxWait} 0 by default), so the response is
+   * kept even when a copy could be made: the loop asks for the permit first and releases it only
+   * once the permit is granted. No longer than that margin, as near the deadline: a kept response
+   * holds its connection (an Apache pool's lease). Asked on a retry's path only.
+   */
+  public boolean keepThroughWait(long delayNanos) {
+    if (state.limiter != null && !state.observe && delayNanos <= CallBounds.NEAR_DEADLINE_NANOS) {
+      return true;
+    }
+    return waitEndsNearDeadline(delayNanos);
+  }
+
+  /**
    * Keeps {@code copy} ({@link ResponseAccess#copyToGiveBack}'s, or null for none) through the
    * retry's wait, for {@link AsyncRetryLoop} to give the caller should the wait end past the
    * deadline ({@link #takeGiveBack}); in the call's extras, which its retry made: nothing on a call

@@ -124,9 +124,10 @@ public final class SyncRetryLoop {
         call.retryForgone(null);
         return response;
       }
-      // Near the deadline the response is kept through the wait: one that ends late ends the
-      // call with it. Further from it, released now, its connection serves other calls meanwhile.
-      boolean keep = access.whole(response) && call.waitEndsNearDeadline(d.delayNanos());
+      // Near the deadline, or before a short wait on a call the rate limit governs, the response
+      // is kept through the wait: one that ends late, or a retry refused its permit, ends the call
+      // with it. Otherwise released now, its connection serves other calls meanwhile.
+      boolean keep = access.whole(response) && call.keepThroughWait(d.delayNanos());
       T copy = null;
       long left = d.delayNanos();
       if (!keep) {
@@ -160,17 +161,29 @@ public final class SyncRetryLoop {
         }
         throw late(call);
       }
+      boolean held = keep; // the kept response is still the call's
       try {
         // The retry's permit before the kept response goes: one refused ends the call with it.
-        takePermit(call, sleeper);
-      } catch (InterruptedException | RuntimeException | Error e) {
+        // Granted, it goes, before any wait for the permit, which holds no connection (bounded by
+        // maxWait only): a 429 pause that begins during that wait refuses the retry after all,
+        // and the call then ends with the copy taken now, as after a release at the decision.
+        long wait = reserve(call);
         if (keep) {
+          if (wait > 0) {
+            copy = copyToGiveBack(call, access, response);
+          }
+          held = false;
+          discardForRetry(call, access, response);
+        }
+        waitForPermit(call, sleeper, wait);
+      } catch (InterruptedException | RuntimeException | Error e) {
+        if (held) {
           discardUnwanted(call.state.engine, access, response);
         }
         throw e;
       } catch (RateLimitedException refused) {
         if (call.permitRefusedRetry()) {
-          if (keep) {
+          if (held) {
             return response; // as if the policy had not retried it
           }
           if (copy != null) {
@@ -178,15 +191,12 @@ public final class SyncRetryLoop {
           }
           throw late(call);
         }
-        if (keep) {
+        if (held) {
           discardUnwanted(call.state.engine, access, response);
         }
         throw refused;
       }
       permitted = true;
-      if (keep) {
-        discardForRetry(call, access, response);
-      }
     }
   }
 
@@ -202,7 +212,17 @@ public final class SyncRetryLoop {
    */
   private static void takePermit(RetryCall call, Sleeper sleeper)
       throws RateLimitedException, InterruptedException {
-    long wait = call.cancelledByCaller() ? 0 : call.reservePermit();
+    waitForPermit(call, sleeper, reserve(call));
+  }
+
+  /** {@link #takePermit}'s reservation: the wait for the permit it holds, or 0. */
+  private static long reserve(RetryCall call) throws RateLimitedException {
+    return call.cancelledByCaller() ? 0 : call.reservePermit();
+  }
+
+  /** {@link #takePermit}'s wait for the permit {@link #reserve} holds, {@code wait} from now. */
+  private static void waitForPermit(RetryCall call, Sleeper sleeper, long wait)
+      throws RateLimitedException, InterruptedException {
     while (wait > 0) {
       sleep(call, sleeper, wait);
       // A 429 pause that began during the wait holds this attempt too.

@@ -1,6 +1,7 @@
 package dev.retryagent.urlconnection;
 
 import dev.retryagent.engine.Decision;
+import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import java.io.IOException;
@@ -73,6 +74,9 @@ final class UrlExchange {
   private HttpURLConnection live;
 
   private int attempt;
+  // The wait for the permit reserved before a kept response was released for the retry, which
+  // begin() waits instead of reserving one; -1: none reserved.
+  private long permitWait = -1;
 
   /**
    * The engine began the live attempt (its rate-limit permit, its breaker permit, its number). Not
@@ -486,9 +490,10 @@ final class UrlExchange {
         settle(c, failure, answered);
         return;
       }
-      // Near the deadline a response is kept through the wait: one that ends late (the JVM held
-      // up) ends the call with it. Further from it, released now, its connection serves others.
-      boolean keep = status >= 0 && call.waitEndsNearDeadline(d.delayNanos());
+      // Near the deadline, or before a short wait on a call the rate limit governs, a response is
+      // kept through the wait: one that ends late (the JVM held up), or a retry refused its
+      // permit, ends the call with it. Otherwise released now, its connection serves others.
+      boolean keep = status >= 0 && call.keepThroughWait(d.delayNanos());
       if (!keep) {
         Connections.discard(c, status, failure);
       }
@@ -508,6 +513,18 @@ final class UrlExchange {
         throw late();
       }
       if (keep) {
+        try {
+          // The retry's permit before the kept response goes (begin() waits for it): one refused
+          // ends the call with the response, as if not retried, where released it could not.
+          permitWait = call.reservePermit();
+        } catch (RateLimitedException e) {
+          if (call.permitRefusedRetry()) {
+            settle(c, failure, answered);
+            return;
+          }
+          Connections.discard(c, status, failure);
+          throw end(e);
+        }
         Connections.discard(c, status, failure);
       }
     }
@@ -649,7 +666,8 @@ final class UrlExchange {
    */
   private int begin() throws IOException {
     try {
-      long wait = call.reservePermit();
+      long wait = permitWait >= 0 ? permitWait : call.reservePermit();
+      permitWait = -1;
       while (wait > 0) {
         waitToRetry(wait);
         // A 429 pause that began during the wait holds this attempt too.

@@ -4,6 +4,7 @@ import static dev.retryagent.engine.Script.fail;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
@@ -120,6 +121,93 @@ class RateLimitThroughEngineTest {
     Script after = new Script(f.clock, respond(200));
     assertThat(driver.run(f, FakeRequest.get(), after).error)
         .isInstanceOf(RateLimitedException.class);
+  }
+
+  /**
+   * A response no copy is made of (a body over 8 KiB; every HttpURLConnection response) is kept
+   * through a short retry wait of a call the rate limit governs, and the retry's permit asked for
+   * before it goes: a refusal ends the call with that very response, as the caller has it without
+   * the agent. Before, it was released at the decision, and the caller got RateLimitedException.
+   */
+  @org.junit.jupiter.api.Test
+  void aRetryTheRateLimitRefusesAfterAShortWaitEndsWithTheResponseItselfThoughNotCopied() {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(2);
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(502), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), s);
+
+    assertThat(s.attemptCount()).isEqualTo(2);
+    assertThat(r.error).isNull();
+    FakeResponse badGateway = s.responsesServed().get(1);
+    assertThat(r.response).isSameAs(badGateway);
+    assertThat(badGateway.discards.get()).as("given to the caller, not released").isZero();
+    assertThat(s.responsesServed().get(0).discards.get()).isEqualTo(1);
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .singleElement()
+        .satisfies(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.RATE_LIMITED));
+    // The refused retry took no permit, and none went back twice: one second on, one token.
+    f.clock.advance(Duration.ofSeconds(1));
+    Script next = new Script(f.clock, respond(200), respond(200));
+    assertThat(Driver.SYNC.run(f, FakeRequest.get(), next).status()).isEqualTo(200);
+    Script after = new Script(f.clock, respond(200));
+    assertThat(Driver.SYNC.run(f, FakeRequest.get(), after).error)
+        .isInstanceOf(RateLimitedException.class);
+  }
+
+  /**
+   * A retry granted its permit after a wait, during which another call's 429 pauses the host past
+   * the deadline: the retry is not made, and the caller gets the response before it (from the copy
+   * taken as the response kept through the retry's wait was released for the permit's wait), not
+   * the rate limit's exception. The permit reserved goes back once: the bucket is as if the retry
+   * had never asked.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aRetryA429PauseHoldsPastTheDeadlineDuringItsPermitWaitEndsWithTheResponseBeforeIt(
+      Driver driver) throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(4).burst(2).maxWait(Duration.ofSeconds(1));
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall a = f.newCall(FakeRequest.get()); // takes one of the two tokens
+    assertThat(a.reservePermit()).isZero();
+    a.beginAttempt();
+    // b's first attempt takes the other; its retry, 100 ms on, waits 150 ms for the next token,
+    // and a's 429 (Retry-After 5s) comes during that wait. b's deadline is 2 s away.
+    Script s = new Script(f.clock, respond(503), respond(200));
+    RetryCall b = f.newCall(FakeRequest.get());
+    b.limitDeadline(f.clock.nanoTime() + 2 * S);
+    CallResult r;
+    if (driver == Driver.SYNC) {
+      f.sleeper.duringNextSleep(() -> f.sleeper.duringNextSleep(() -> a.onResponse(429, "5")));
+      r =
+          new CallResult(
+              SyncRetryLoop.execute(b, f.sleeper, s::runSync, FakeResponse.COPYING), null);
+      assertThat(f.sleeper.sleeps()).containsExactly(100 * MS, 150 * MS);
+    } else {
+      java.util.concurrent.CompletableFuture<FakeResponse> future =
+          AsyncRetryLoop.execute(f.engine, b, s::runAsync, FakeResponse.COPYING);
+      f.scheduler.advance(100 * MS); // the retry's wait ends: the permit's wait is scheduled
+      assertThat(f.scheduler.delays()).containsExactly(100 * MS, 150 * MS);
+      a.onResponse(429, "5");
+      f.scheduler.runUntilIdle();
+      r = new CallResult(future.join(), null);
+    }
+
+    assertThat(s.attemptCount()).as("the retry not made").isEqualTo(1);
+    assertThat(r.status()).isEqualTo(503);
+    assertThat(f.clock.nanoTime() - FakeClock.START_NANOS).isEqualTo(250 * MS);
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.reason()).isEqualTo(GiveUpReason.RATE_LIMITED);
+              assertThat(e.status()).isEqualTo(503);
+            });
+    // Two tokens taken at the start, one accrued in 250 ms: one left. Kept, b's reservation made
+    // it none; given back twice, two.
+    RateLimiter bucket = (RateLimiter) b.state.limiter;
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).isEqualTo(1.0);
   }
 
   /** As the drivers run a call, with an access that copies a response before its release. */
@@ -530,11 +618,17 @@ class RateLimitThroughEngineTest {
     assertThat(s.attemptCount()).isEqualTo(1);
     assertThat(r.status()).isEqualTo(503);
     assertThat(waited(f)).isEqualTo(500 * MS); // the backoff, not the token's wait
-    // A response that could not be copied was released for the retry: the rate limit's exception,
-    // which says why.
+    // A response that could not be copied: the sync loop kept it through the retry's short wait
+    // (RetryCall.keepThroughWait), and the caller has it; the async loop's clients release it at
+    // the decision, and then the rate limit's exception, which says why.
     EngineFixture g = EngineFixture.of(p);
     CallResult released =
         driver.run(g, FakeRequest.get(), new Script(g.clock, respond(503), respond(200)));
+    if (driver == Driver.SYNC) {
+      assertThat(released.status()).isEqualTo(503);
+      assertThat(released.response.discards.get()).isZero();
+      return;
+    }
     assertThat(released.error)
         .isInstanceOf(RateLimitedException.class)
         .hasMessageContaining("no permit for the retry of GET after a 503")
