@@ -724,6 +724,35 @@ class GovernedRetryHandlerTest {
             .build());
   }
 
+  /**
+   * A retry the rate limit refuses after a 503 whose body is longer than a copy takes (8 KiB) ends
+   * with that 503 and its whole body, as without the agent: kept through the retry's short wait,
+   * the retry's permit asked for before it went, its connection then back to the pool as the
+   * application reads it. Before, it was released at the decision, and the call failed with the
+   * rate limit's exception ("...released for the retry").
+   */
+  @Test
+  void aRetryTheRateLimitRefusesAfterA503WithALargeBodyEndsWithThat503() throws Exception {
+    StringBuilder page = new StringBuilder();
+    while (page.length() < 20_000) {
+      page.append("busy, come back later. ");
+    }
+    rateLimitedToOne();
+    server.enqueue(status(503).body(page.toString()), ok("never"));
+
+    String got =
+        client.execute(
+            new HttpGet(server.url("/items")),
+            r -> r.getStatusLine().getStatusCode() + " " + EntityUtils.toString(r.getEntity()));
+
+    assertThat(got).isEqualTo("503 " + page);
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.RATE_LIMITED);
+  }
+
   /** A fresh client whose host's bucket holds one permit, never refilled. */
   private void rateLimitedToOne() throws IOException {
     if (client != null) {

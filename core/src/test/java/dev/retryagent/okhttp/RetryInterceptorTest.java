@@ -167,6 +167,33 @@ class RetryInterceptorTest {
     assertThat(refused.attempts()).isEqualTo(1);
   }
 
+  /**
+   * A retry the rate limit refuses after a 503 whose body is longer than a copy takes (8 KiB) ends
+   * with that 503 and its whole body, as without the agent: kept through the retry's short wait,
+   * the retry's permit asked for before it went. Before, it was released at the decision, and
+   * execute() threw the rate limit's exception ("...released for the retry").
+   */
+  @Test
+  void aRetryTheRateLimitRefusesAfterA503WithALargeBodyEndsWithThat503() throws Exception {
+    StringBuilder page = new StringBuilder();
+    while (page.length() < 20_000) {
+      page.append("busy, come back later. ");
+    }
+    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, time, events));
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    server.enqueue(status(503).body(page.toString()), ok("never"));
+
+    Response r = client.newCall(get("/v1/items")).execute();
+
+    assertThat(r.code()).isEqualTo(503);
+    assertThat(body(r)).isEqualTo(page.toString());
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.RATE_LIMITED);
+  }
+
   @Test
   void theLogOfAFirstAttemptTheClientRefusedSaysItWasNotSent() throws Exception {
     // execute() of a call cancelled first: the debug line 'attempt 1 of 3 starting' is told as
