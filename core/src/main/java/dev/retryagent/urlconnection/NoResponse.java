@@ -2,6 +2,7 @@ package dev.retryagent.urlconnection;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.Authenticator;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.util.List;
@@ -10,12 +11,16 @@ import java.util.Map;
 /**
  * The final "connection" of a call that ended without one the application may ask: the engine
  * refused it (circuit breaker open, no rate-limit permit), or the wait for a retry was interrupted
- * or cancelled. Answers as the JDK's connection answers after a failed exchange: the response
- * methods throw the failure, header methods return null or their defaults (the inherited
+ * or cancelled. Answers as the JDK's connection answers after a step that failed (read in JDK 17
+ * and 25: a refused {@code connect()}, {@code getOutputStream()} or {@code getResponseCode()}): the
+ * response methods throw the failure, header methods return null or their defaults (the inherited
  * implementations, built on {@link #getHeaderField(String)}), {@code getErrorStream()} null. The
- * request's settings are read from the connection that had them: what the application set, as the
- * JDK's connection answers after a failure (an error handler names the request from them); a blank
- * connection answered a GET without headers.
+ * request's method and properties are read from the connection that had them: what the application
+ * set (an error handler names the request from them); a blank connection answered a GET without
+ * headers. The JDK's connection stays "connecting" after its failed step: it refuses request
+ * properties ({@code IllegalStateException: Already connected}), the method and the authenticator,
+ * and takes every other setting, which its getter then answers; so does this one. Before, it took a
+ * request property and answered null for it, and its getters answered the settings of before.
  */
 final class NoResponse extends HttpURLConnection {
   private final Throwable failure;
@@ -24,11 +29,25 @@ final class NoResponse extends HttpURLConnection {
   /**
    * @param settings the connection the application's settings were made on, or copied to: the
    *     template or the last attempt
+   * @param request the application's request, for the streaming mode no connection reports back
    */
-  NoResponse(URL url, Throwable failure, HttpURLConnection settings) {
+  NoResponse(URL url, Throwable failure, HttpURLConnection settings, UrlRequest request) {
     super(url);
     this.failure = failure;
     this.settings = settings;
+    // The settings the application may still change, held here as the JDK's connection holds them.
+    setDoInput(settings.getDoInput());
+    setDoOutput(settings.getDoOutput());
+    setUseCaches(settings.getUseCaches());
+    setAllowUserInteraction(settings.getAllowUserInteraction());
+    setIfModifiedSince(settings.getIfModifiedSince());
+    setInstanceFollowRedirects(settings.getInstanceFollowRedirects());
+    // The mode only matters for the JDK's refusal of the other one; its chunk size is not read.
+    if (request.fixedLength() >= 0) {
+      setFixedLengthStreamingMode(request.fixedLength());
+    } else if (request.streaming()) {
+      setChunkedStreamingMode(-1);
+    }
   }
 
   HttpURLConnection settings() {
@@ -38,6 +57,11 @@ final class NoResponse extends HttpURLConnection {
   @Override
   public String getRequestMethod() {
     return settings.getRequestMethod();
+  }
+
+  @Override
+  public void setRequestMethod(String method) {
+    throw new IllegalStateException("connect in progress"); // the JDK's message
   }
 
   @Override
@@ -51,33 +75,18 @@ final class NoResponse extends HttpURLConnection {
   }
 
   @Override
-  public boolean getDoInput() {
-    return settings.getDoInput();
+  public void setRequestProperty(String key, String value) {
+    throw new IllegalStateException("Already connected");
   }
 
   @Override
-  public boolean getDoOutput() {
-    return settings.getDoOutput();
+  public void addRequestProperty(String key, String value) {
+    throw new IllegalStateException("Already connected");
   }
 
   @Override
-  public boolean getUseCaches() {
-    return settings.getUseCaches();
-  }
-
-  @Override
-  public boolean getAllowUserInteraction() {
-    return settings.getAllowUserInteraction();
-  }
-
-  @Override
-  public long getIfModifiedSince() {
-    return settings.getIfModifiedSince();
-  }
-
-  @Override
-  public boolean getInstanceFollowRedirects() {
-    return settings.getInstanceFollowRedirects();
+  public void setAuthenticator(Authenticator auth) {
+    throw new IllegalStateException("Authenticator must be set before connecting");
   }
 
   private IOException fail() throws IOException {

@@ -633,7 +633,8 @@ final class UrlExchange {
       current = c;
       unseen = failure;
     } else {
-      current = new NoResponse(request.url(), failure, c != null ? c : settingsOf(current));
+      current =
+          new NoResponse(request.url(), failure, c != null ? c : settingsOf(current), request);
       if (c != null) {
         // Nor can the application's disconnect() reach it: a body write that failed leaves the
         // JDK's socket open.
@@ -779,7 +780,7 @@ final class UrlExchange {
 
   /** The call ended without a connection the application may ask: it gets {@code e}. */
   private IOException end(IOException e) {
-    current = new NoResponse(request.url(), e, settingsOf(current));
+    current = new NoResponse(request.url(), e, settingsOf(current), request);
     done = true;
     return e;
   }

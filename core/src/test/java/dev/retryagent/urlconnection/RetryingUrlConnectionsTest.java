@@ -1117,6 +1117,88 @@ class RetryingUrlConnectionsTest {
     assertThat(c.getInstanceFollowRedirects()).isEqualTo(!HttpURLConnection.getFollowRedirects());
   }
 
+  /**
+   * After a call the engine ended (the breaker open), the connection takes and refuses settings as
+   * the JDK's own takes and refuses them after a step that failed (a refused connection): the JDK's
+   * stays "connecting", so it refuses request properties, the method and the authenticator, and
+   * takes the rest, which its getters then answer. Before, a request property set then was taken
+   * and read back as null, the method was taken, and a setting taken was not read back.
+   */
+  @Test
+  void aCallTheEngineEndsTakesAndRefusesLaterSettingsAsTheJdksFailedConnectionDoes()
+      throws Exception {
+    server.otherwise(status(503));
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
+    int refused;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      refused = s.getLocalPort();
+    }
+    HttpURLConnection plain =
+        (HttpURLConnection) new URL("http://127.0.0.1:" + refused + "/v1/items").openConnection();
+    HttpURLConnection agent = open("/v1/items", engine);
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      c.setRequestMethod("POST");
+      c.setRequestProperty("X-Request-Id", "r-1");
+      c.setDoOutput(true);
+      c.setFixedLengthStreamingMode(2);
+    }
+    assertThatThrownBy(plain::getResponseCode).isInstanceOf(ConnectException.class);
+    assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+
+    assertThat(afterTheCall(agent)).containsExactlyElementsOf(afterTheCall(plain));
+  }
+
+  /** What {@code c} answers to settings made after its call failed. */
+  private static List<String> afterTheCall(HttpURLConnection c) {
+    List<String> seen = new java.util.ArrayList<>();
+    outcome(seen, () -> c.setRequestProperty("X-Late", "2"));
+    outcome(seen, () -> c.addRequestProperty("X-Late", "3"));
+    seen.add(c.getRequestProperty("X-Request-Id") + " " + c.getRequestProperty("X-Late"));
+    seen.add(String.valueOf(c.getRequestProperties()));
+    outcome(seen, () -> c.setRequestMethod("PUT"));
+    seen.add(c.getRequestMethod());
+    outcome(seen, () -> c.setAuthenticator(new java.net.Authenticator() {}));
+    outcome(seen, () -> c.setChunkedStreamingMode(16));
+    outcome(seen, () -> c.setFixedLengthStreamingMode(3));
+    c.setDoOutput(false);
+    c.setDoInput(false);
+    c.setUseCaches(!c.getUseCaches());
+    c.setIfModifiedSince(5);
+    c.setAllowUserInteraction(true);
+    c.setInstanceFollowRedirects(!c.getInstanceFollowRedirects());
+    seen.add(
+        c.getDoOutput()
+            + " "
+            + c.getDoInput()
+            + " "
+            + c.getUseCaches()
+            + " "
+            + c.getIfModifiedSince()
+            + " "
+            + c.getAllowUserInteraction()
+            + " "
+            + c.getInstanceFollowRedirects());
+    return seen;
+  }
+
+  private interface Step {
+    void run() throws IOException;
+  }
+
+  private static void outcome(List<String> seen, Step step) {
+    try {
+      step.run();
+      seen.add("taken");
+    } catch (IOException | RuntimeException e) {
+      seen.add(e.getClass().getName() + ": " + e.getMessage());
+    }
+  }
+
   @Test
   void theDeadlineCutsRetries() throws Exception {
     server.otherwise(status(503));
