@@ -8,6 +8,9 @@ import java.net.HttpURLConnection;
 import java.net.ProtocolException;
 import java.net.URL;
 import java.security.Permission;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.locks.ReentrantLock;
@@ -95,6 +98,53 @@ final class ConnectionView {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * The connection's answer, except for the agent's attempt header: it is on every attempt's
+   * connection (and so on the wire), but the application never set it and without the agent would
+   * not see it. For that name, what the application set itself: the value of its last line, as the
+   * JDK answers, or null. Before, the application read the attempt's number.
+   */
+  String getRequestProperty(String key) {
+    String header = x.attemptHeader();
+    if (key == null || header == null || !header.equalsIgnoreCase(key)) {
+      return c().getRequestProperty(key);
+    }
+    List<String[]> own = request.propertyLines(header);
+    return own.isEmpty() ? null : own.get(own.size() - 1)[1];
+  }
+
+  /**
+   * The connection's answer (the JDK's refusal once connected among it), with the attempt header's
+   * lines replaced by what the application set under that name ({@link #getRequestProperty}), in
+   * the JDK's shape: an unmodifiable map of unmodifiable lists, by name as spelled.
+   */
+  Map<String, List<String>> getRequestProperties() {
+    Map<String, List<String>> all = c().getRequestProperties();
+    String header = x.attemptHeader();
+    if (header == null) {
+      return all;
+    }
+    Map<String, List<String>> shown = new HashMap<>();
+    for (Map.Entry<String, List<String>> e : all.entrySet()) {
+      if (e.getKey() == null || !header.equalsIgnoreCase(e.getKey())) {
+        shown.put(e.getKey(), e.getValue());
+      }
+    }
+    Map<String, List<String>> own = new HashMap<>();
+    for (String[] line : request.propertyLines(header)) {
+      List<String> values = own.get(line[0]);
+      if (values == null) {
+        values = new ArrayList<>();
+        own.put(line[0], values);
+      }
+      values.add(line[1]);
+    }
+    for (Map.Entry<String, List<String>> e : own.entrySet()) {
+      shown.put(e.getKey(), Collections.unmodifiableList(e.getValue()));
+    }
+    return Collections.unmodifiableMap(shown);
   }
 
   void setAuthenticator(Authenticator auth) {

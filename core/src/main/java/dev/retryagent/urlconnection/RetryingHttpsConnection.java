@@ -250,12 +250,12 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public String getRequestProperty(String key) {
-    return v.c().getRequestProperty(key);
+    return v.getRequestProperty(key);
   }
 
   @Override
   public Map<String, List<String>> getRequestProperties() {
-    return v.c().getRequestProperties();
+    return v.getRequestProperties();
   }
 
   @Override

@@ -100,6 +100,13 @@ final class UrlExchange {
   /** While the call is open between the application's steps: the application's connection. */
   private Watch watch;
 
+  /**
+   * The attempt header this call's attempts carry, once the first one is prepared; else null. The
+   * application never set it and, without the agent, never sees it: its getters hide it ({@link
+   * ConnectionView#getRequestProperty}).
+   */
+  private volatile String attemptHeader;
+
   UrlExchange(HttpURLConnection template, Proxy proxy, RetryEngine engine, UrlTransport transport) {
     this.template = template;
     this.current = template;
@@ -118,6 +125,11 @@ final class UrlExchange {
   /** Where configuration and state questions go now. */
   HttpURLConnection current() {
     return current;
+  }
+
+  /** The attempt header the call's connections carry, or null: {@link #attemptHeader}. */
+  String attemptHeader() {
+    return attemptHeader;
   }
 
   /** Whether the response side is settled. */
@@ -720,6 +732,7 @@ final class UrlExchange {
   private void prepare(HttpURLConnection c, int attempt) {
     String header = call.policy().retry().attemptHeader();
     if (header != null) {
+      attemptHeader = header;
       try {
         c.setRequestProperty(header, Integer.toString(attempt));
       } catch (IllegalStateException e) {

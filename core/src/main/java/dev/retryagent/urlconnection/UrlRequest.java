@@ -72,6 +72,28 @@ final class UrlRequest implements RequestInfo {
     properties.add(new String[] {add ? "add" : "set", name, value});
   }
 
+  /**
+   * The request header lines the application's own calls left under {@code name} (in any case), as
+   * the JDK's connection holds them: an add appends a line, a set replaces the value of the last
+   * line of that name (keeping its spelling) or appends one. Each line: its name as spelled, its
+   * value. The agent's attempt header replaces the application's value on the connection; this is
+   * what the application set.
+   */
+  List<String[]> propertyLines(String name) {
+    List<String[]> lines = new ArrayList<>();
+    for (String[] p : properties) {
+      if (!p[1].equalsIgnoreCase(name)) {
+        continue;
+      }
+      if (p[0].equals("set") && !lines.isEmpty()) {
+        lines.get(lines.size() - 1)[1] = p[2];
+      } else {
+        lines.add(new String[] {p[1], p[2]});
+      }
+    }
+    return lines;
+  }
+
   void recordAuthenticator(Authenticator a) {
     authenticator = a;
   }

@@ -1277,6 +1277,82 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * The attempt header goes out on every attempt, but the application, which never set it, does not
+   * see it: side by side with the JDK's connection, {@code getRequestProperty} and {@code
+   * getRequestProperties} (refused while connected, answered after {@code disconnect()}) answer the
+   * same, and one the application set under that name itself (a line added, another set) reads back
+   * as it set it. Before, the application read the number of the last attempt.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void theAttemptHeaderIsSentButNotShownToTheApplication(boolean ownHeader) throws Exception {
+    server.enqueue(ok("plain"), status(503), ok("agent"));
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection agent = open("/v1/items", engine(b -> b.attemptHeader("X-Retry-Attempt")));
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      List<String> answers = new java.util.ArrayList<>();
+      c.setRequestProperty("X-Request-Id", "r-1");
+      if (ownHeader) {
+        c.addRequestProperty("x-retry-attempt", "mine");
+        c.addRequestProperty("X-Retry-Attempt", "too");
+        c.setRequestProperty("X-RETRY-ATTEMPT", "set");
+      }
+      answers.add(c.getRequestProperty("X-Retry-Attempt"));
+      assertThat(c.getResponseCode()).isEqualTo(200);
+      read(c.getInputStream());
+      answers.add(
+          c.getRequestProperty("X-Retry-Attempt") + " " + c.getRequestProperty("x-retry-attempt"));
+      outcome(answers, () -> answers.add(sorted(c.getRequestProperties())));
+      c.disconnect();
+      outcome(answers, () -> answers.add(sorted(c.getRequestProperties())));
+      seen.add(answers);
+    }
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+    assertThat(server.requests().subList(1, 3))
+        .extracting(r -> r.header("X-Retry-Attempt"))
+        .containsExactly("1", "2");
+  }
+
+  /**
+   * After a call whose every attempt was refused a connection, the JDK's connection is not
+   * connected and answers {@code getRequestProperties()}: the application's properties, without the
+   * attempt header the agent set on the last attempt. Before, it held {@code X-Retry-Attempt=[2]}.
+   */
+  @Test
+  void theAttemptHeaderIsNotShownAfterACallThatFailed() throws Exception {
+    int refused;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      refused = s.getLocalPort();
+    }
+    URL url = new URL("http://127.0.0.1:" + refused + "/v1/items");
+    HttpURLConnection plain = (HttpURLConnection) url.openConnection();
+    HttpURLConnection agent =
+        (HttpURLConnection)
+            RetryingUrlConnections.open(
+                url, engine(b -> b.maxAttempts(2).attemptHeader("X-Retry-Attempt")));
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      c.setRequestProperty("X-Request-Id", "r-1");
+      assertThatThrownBy(c::getResponseCode).isInstanceOf(ConnectException.class);
+      seen.add(
+          List.of(
+              String.valueOf(c.getRequestProperty("X-Retry-Attempt")),
+              sorted(c.getRequestProperties())));
+    }
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+    assertThat(events).anySatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.RETRY));
+  }
+
+  private static String sorted(Map<String, List<String>> m) {
+    Map<String, List<String>> t =
+        new java.util.TreeMap<>(
+            java.util.Comparator.nullsFirst(java.util.Comparator.<String>naturalOrder()));
+    t.putAll(m);
+    return t.toString();
+  }
+
+  /**
    * Two adds then a set: the JDK's set replaces the value of the last line of that name only, so
    * the request carries two lines, the first added value and the set one.
    */
