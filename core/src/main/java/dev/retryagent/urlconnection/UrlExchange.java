@@ -4,6 +4,7 @@ import dev.retryagent.engine.Decision;
 import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Scheduler;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
@@ -18,6 +19,7 @@ import java.net.URL;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -47,13 +49,25 @@ final class UrlExchange {
 
   /**
    * The application's connections (their {@link ConnectionView}) that the collector found dropped
-   * while their call was open between the application's steps, for the next call to end ({@link
-   * #endDropped}): the agent starts no thread for it.
+   * while their call was open between the application's steps, for the next call or the next look
+   * to end ({@link #endDropped}).
    */
   private static final ReferenceQueue<Object> DROPPED = new ReferenceQueue<>();
 
   /** The watches not collected yet: a reference must be reachable to be queued. */
   private static final Set<Watch> WATCHED = ConcurrentHashMap.newKeySet();
+
+  /**
+   * How often the queue is looked at while a call is watched: a connection dropped is ended this
+   * long after the collector finds it, at most, even when no further call comes. A look at an empty
+   * queue costs nothing to speak of; none is made while no call is watched.
+   */
+  private static final long LOOK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** A look is scheduled: {@link #lookWhileWatched}. */
+  private static final AtomicBoolean LOOKING = new AtomicBoolean();
+
+  private static final Runnable LOOK = new Look();
 
   private final RetryEngine engine;
   private final UrlTransport transport;
@@ -899,6 +913,37 @@ final class UrlExchange {
     if (watch == null && live != null && !done && call != null) {
       watch = new Watch(view, this);
       WATCHED.add(watch);
+      lookWhileWatched();
+    }
+  }
+
+  /**
+   * Makes sure a look at the queue is scheduled while a call is watched: without it a connection
+   * dropped in an application that makes no further call held its call open for good (its breaker
+   * permit, a half-open trial among them; a buffered body's rate-limit permit; its call span). On
+   * the shared scheduler's threads ({@link Scheduler#shared()}): no thread of the agent's per
+   * connection, and none at all while no call is watched. A look that finds calls still watched
+   * schedules the next.
+   */
+  private static void lookWhileWatched() {
+    if (!LOOKING.get() && LOOKING.compareAndSet(false, true)) {
+      Scheduler.shared().schedule(LOOK, LOOK_NANOS);
+    }
+  }
+
+  /** One look: {@link #lookWhileWatched}. A class, not a lambda: no linkage on a call's path. */
+  private static final class Look implements Runnable {
+    @Override
+    public void run() {
+      try {
+        endDropped();
+      } finally {
+        LOOKING.set(false);
+        // After the flag: a watch added since is seen here, or sees the flag down and schedules.
+        if (!WATCHED.isEmpty()) {
+          lookWhileWatched();
+        }
+      }
     }
   }
 
@@ -913,9 +958,11 @@ final class UrlExchange {
    * the breaker's permit back without an outcome, the log, metrics and call span told; after {@code
    * connect()} alone, only its context ends. The JDK's connection is left as the application left
    * it (it may still write to the body stream it holds): its socket is the JDK's to close. Called
-   * as each call starts, on its thread.
+   * as each call starts, on its thread, and by each look ({@link #lookWhileWatched}). One at a
+   * time: a call that starts while a look ends a dropped one (a half-open breaker's trial) waits
+   * for its permit to be back, as when the call itself ended it.
    */
-  static void endDropped() {
+  static synchronized void endDropped() {
     for (Reference<?> r; (r = DROPPED.poll()) != null; ) {
       Watch w = (Watch) r;
       WATCHED.remove(w);

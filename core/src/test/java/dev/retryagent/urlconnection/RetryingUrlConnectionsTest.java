@@ -1715,6 +1715,27 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * A connection dropped after its body in an application that makes no further call is ended all
+   * the same, by a look on the shared scheduler once the collector has found it: its half-open
+   * breaker's trial is free again, and the call is given up as cancelled. Before, only the next
+   * call of some HttpURLConnection ended it: with none, the call stayed open for good.
+   */
+  @Test
+  void aConnectionDroppedAfterItsBodyIsEndedWithoutAnotherCall() throws Exception {
+    RetryEngine engine = breakerWithOneTrial();
+    HttpURLConnection trial = open("/v1/items", engine);
+    trial.setRequestMethod("PUT");
+    trial.setDoOutput(true);
+    trial.getOutputStream().write(bytes(2));
+    ((RetryingHttpConnection) trial).view().exchange().watched().enqueue(); // as the collector
+
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(this::assertOneCallGaveUpCancelled);
+    server.enqueue(ok("next"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200); // the trial's
+    Reference.reachabilityFence(trial);
+  }
+
+  /**
    * The rate-limit permit of a connection dropped after its body, once its call is ended as
    * cancelled (docs/url-connection.md, "A connection the application drops"): a buffered body,
    * which the JDK sends only with the response, reached nobody and never will, so the permit goes
