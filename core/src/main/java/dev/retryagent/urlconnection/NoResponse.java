@@ -25,16 +25,20 @@ import java.util.Map;
 final class NoResponse extends HttpURLConnection {
   private final Throwable failure;
   private final HttpURLConnection settings;
+  private final String method;
 
   /**
    * @param settings the connection the application's settings were made on, or copied to: the
    *     template or the last attempt
+   * @param method the method the JDK's connection has after the step that failed
    * @param request the application's request, for the streaming mode no connection reports back
    */
-  NoResponse(URL url, Throwable failure, HttpURLConnection settings, UrlRequest request) {
+  NoResponse(
+      URL url, Throwable failure, HttpURLConnection settings, String method, UrlRequest request) {
     super(url);
     this.failure = failure;
     this.settings = settings;
+    this.method = method;
     // The settings the application may still change, held here as the JDK's connection holds them.
     setDoInput(settings.getDoInput());
     setDoOutput(settings.getDoOutput());
@@ -56,7 +60,7 @@ final class NoResponse extends HttpURLConnection {
 
   @Override
   public String getRequestMethod() {
-    return settings.getRequestMethod();
+    return method;
   }
 
   @Override

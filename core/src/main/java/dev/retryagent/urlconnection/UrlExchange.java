@@ -105,6 +105,15 @@ final class UrlExchange {
   /** The final attempt's own exception, until a response method throws it. */
   private Throwable unseen;
 
+  /**
+   * The application's step that runs the call: {@link #CONNECT}, {@link #BODY}, {@link #RESPONSE}.
+   */
+  private int step;
+
+  private static final int CONNECT = 1;
+  private static final int BODY = 2;
+  private static final int RESPONSE = 3;
+
   private volatile boolean running;
   private volatile boolean cancelled;
 
@@ -168,6 +177,7 @@ final class UrlExchange {
       current.connect(); // the JDK's own answer: nothing once connected
       return;
     }
+    step = CONNECT;
     advance(false);
   }
 
@@ -181,6 +191,7 @@ final class UrlExchange {
       // after the response, a body the JDK refuses, or with the engine off: the JDK's own answer
       return current.getOutputStream();
     }
+    step = BODY;
     return advance(true);
   }
 
@@ -414,6 +425,7 @@ final class UrlExchange {
     if (!start()) {
       return;
     }
+    step = RESPONSE;
     running = true;
     try {
       respond();
@@ -659,8 +671,7 @@ final class UrlExchange {
       current = c;
       unseen = failure;
     } else {
-      current =
-          new NoResponse(request.url(), failure, c != null ? c : settingsOf(current), request);
+      current = noResponse(failure, c != null ? c : settingsOf(current));
       if (c != null) {
         // Nor can the application's disconnect() reach it: a body write that failed leaves the
         // JDK's socket open.
@@ -807,9 +818,27 @@ final class UrlExchange {
 
   /** The call ended without a connection the application may ask: it gets {@code e}. */
   private IOException end(IOException e) {
-    current = new NoResponse(request.url(), e, settingsOf(current), request);
+    current = noResponse(e, settingsOf(current));
     done = true;
     return e;
+  }
+
+  /**
+   * The connection the application's calls go to once the call ended with {@code failure} and no
+   * connection to answer; {@code settings} has the request's settings. Its method is the one the
+   * JDK's connection has after the step that failed: the JDK turns a GET with {@code doOutput} into
+   * a POST as it opens the body, and in a streaming mode as it asks the response (it opens the body
+   * itself), before it connects; a call the engine refused there never reached the JDK's step, and
+   * the connection answered GET where the JDK's answers POST.
+   */
+  private NoResponse noResponse(Throwable failure, HttpURLConnection settings) {
+    String m = settings.getRequestMethod();
+    if ("GET".equals(m)
+        && settings.getDoOutput()
+        && (step == BODY || (step == RESPONSE && request.streaming()))) {
+      m = "POST";
+    }
+    return new NoResponse(request.url(), failure, settings, m, request);
   }
 
   /** The connection with the request's settings: {@code c}, or the one a failed call kept. */

@@ -1090,15 +1090,28 @@ class RetryingUrlConnectionsTest {
     assertThat(server.requestCount()).isEqualTo(4);
   }
 
-  @Test
-  void aCallTheEngineEndsLeavesTheApplicationsSettingsOnItsConnection() throws Exception {
+  /** An engine whose breaker a 503 (every answer of the server from now on) has opened. */
+  private RetryEngine withTheBreakerOpen() throws IOException {
     server.otherwise(status(503));
     RetryEngine engine =
         engine(
             Mode.ENFORCE,
             b -> b.maxAttempts(1),
             CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
-    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503);
+    return engine;
+  }
+
+  /** A loopback port nothing listens on (just closed): a connection to it is refused. */
+  private static int refusedPort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  @Test
+  void aCallTheEngineEndsLeavesTheApplicationsSettingsOnItsConnection() throws Exception {
+    RetryEngine engine = withTheBreakerOpen();
     HttpURLConnection c = open("/v1/items/7", engine);
     c.setRequestMethod("DELETE");
     c.setRequestProperty("X-Request-Id", "r-1");
@@ -1122,33 +1135,31 @@ class RetryingUrlConnectionsTest {
    * the JDK's own takes and refuses them after a step that failed (a refused connection): the JDK's
    * stays "connecting", so it refuses request properties, the method and the authenticator, and
    * takes the rest, which its getters then answer. Before, a request property set then was taken
-   * and read back as null, the method was taken, and a setting taken was not read back.
+   * and read back as null, the method was taken, and a setting taken was not read back. Its method
+   * is the JDK's after that step: a GET with {@code doOutput} turned POST as the body is opened, or
+   * the response asked in a streaming mode (before, it stayed GET).
    */
-  @Test
-  void aCallTheEngineEndsTakesAndRefusesLaterSettingsAsTheJdksFailedConnectionDoes()
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aCallTheEngineEndsTakesAndRefusesLaterSettingsAsTheJdksFailedConnectionDoes(boolean body)
       throws Exception {
-    server.otherwise(status(503));
-    RetryEngine engine =
-        engine(
-            Mode.ENFORCE,
-            b -> b.maxAttempts(1),
-            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
-    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
-    int refused;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      refused = s.getLocalPort();
-    }
+    RetryEngine engine = withTheBreakerOpen();
+    int refused = refusedPort();
     HttpURLConnection plain =
         (HttpURLConnection) new URL("http://127.0.0.1:" + refused + "/v1/items").openConnection();
     HttpURLConnection agent = open("/v1/items", engine);
     for (HttpURLConnection c : List.of(plain, agent)) {
-      c.setRequestMethod("POST");
       c.setRequestProperty("X-Request-Id", "r-1");
-      c.setDoOutput(true);
+      c.setDoOutput(true); // a GET: the JDK makes it a POST at its step, before it connects
       c.setFixedLengthStreamingMode(2);
     }
-    assertThatThrownBy(plain::getResponseCode).isInstanceOf(ConnectException.class);
-    assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+    if (body) {
+      assertThatThrownBy(plain::getOutputStream).isInstanceOf(ConnectException.class);
+      assertThatThrownBy(agent::getOutputStream).isInstanceOf(CircuitBreakerOpenException.class);
+    } else {
+      assertThatThrownBy(plain::getResponseCode).isInstanceOf(ConnectException.class);
+      assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+    }
 
     assertThat(afterTheCall(agent)).containsExactlyElementsOf(afterTheCall(plain));
   }
@@ -1321,10 +1332,7 @@ class RetryingUrlConnectionsTest {
    */
   @Test
   void theAttemptHeaderIsNotShownAfterACallThatFailed() throws Exception {
-    int refused;
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      refused = s.getLocalPort();
-    }
+    int refused = refusedPort();
     URL url = new URL("http://127.0.0.1:" + refused + "/v1/items");
     HttpURLConnection plain = (HttpURLConnection) url.openConnection();
     HttpURLConnection agent =
