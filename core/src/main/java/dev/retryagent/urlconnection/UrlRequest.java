@@ -9,6 +9,7 @@ import java.net.URL;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.net.ssl.HttpsURLConnection;
 
 /**
@@ -27,8 +28,11 @@ final class UrlRequest implements RequestInfo {
   private final int port;
   private final String path;
 
-  /** {@code setRequestProperty} / {@code addRequestProperty} calls, in order: op, name, value. */
-  private final List<String[]> properties = new ArrayList<>();
+  /**
+   * {@code setRequestProperty} / {@code addRequestProperty} calls, in order: op, name, value. Read
+   * without the lock by the getters ({@link #propertyLines}), which must not wait for a call.
+   */
+  private final List<String[]> properties = new CopyOnWriteArrayList<>();
 
   private Authenticator authenticator;
   private long fixedLength = -1;
