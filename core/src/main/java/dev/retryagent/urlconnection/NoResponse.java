@@ -15,12 +15,13 @@ import java.util.Map;
  * and 25: a refused {@code connect()}, {@code getOutputStream()} or {@code getResponseCode()}): the
  * response methods throw the failure, header methods return null or their defaults (the inherited
  * implementations, built on {@link #getHeaderField(String)}), {@code getErrorStream()} null. The
- * request's method and properties are read from the connection that had them: what the application
- * set (an error handler names the request from them); a blank connection answered a GET without
- * headers. The JDK's connection stays "connecting" after its failed step: it refuses request
- * properties ({@code IllegalStateException: Already connected}), the method and the authenticator,
- * and takes every other setting, which its getter then answers; so does this one. Before, it took a
- * request property and answered null for it, and its getters answered the settings of before.
+ * request's properties are read from the connection that had them: what the application set (an
+ * error handler names the request from them); a blank connection answered a GET without headers.
+ * Its method is the one the JDK's connection has after that step. The JDK's connection stays
+ * "connecting" after its failed step: it refuses request properties ({@code IllegalStateException:
+ * Already connected}), the method and the authenticator, and takes every other setting, which its
+ * getter then answers; so does this one. Before, it took a request property and answered null for
+ * it, and its getters answered the settings of before.
  */
 final class NoResponse extends HttpURLConnection {
   private final Throwable failure;
