@@ -69,6 +69,16 @@ final class UrlExchange {
 
   private static final Runnable LOOK = new Look();
 
+  /** Held while dropped calls are ended: {@link #endDropped}. */
+  private static final Object ENDING = new Object();
+
+  /**
+   * A look is ending what the queue held: a call that polled it empty meanwhile waits for {@link
+   * #ENDING}, so that a dropped half-open trial's permit is back before it starts, as when the call
+   * itself ended it. Set before the look polls, read by a call after its poll.
+   */
+  private static volatile boolean lookEnding;
+
   private final RetryEngine engine;
   private final UrlTransport transport;
   private final AttemptSteps steps;
@@ -965,7 +975,14 @@ final class UrlExchange {
     @Override
     public void run() {
       try {
-        endDropped();
+        synchronized (ENDING) {
+          lookEnding = true; // before the queue is polled: endDropped reads it after its poll
+          try {
+            endQueued();
+          } finally {
+            lookEnding = false;
+          }
+        }
       } finally {
         LOOKING.set(false);
         // After the flag: a watch added since is seen here, or sees the flag down and schedules.
@@ -989,14 +1006,33 @@ final class UrlExchange {
    * it (it may still write to the body stream it holds): its socket is the JDK's to close. Called
    * as each call starts, on its thread, and by each look ({@link #lookWhileWatched}). One at a
    * time: a call that starts while a look ends a dropped one (a half-open breaker's trial) waits
-   * for its permit to be back, as when the call itself ended it.
+   * for its permit to be back, as when the call itself ended it. With nothing dropped and no look
+   * ending one, as nearly always, a call takes no lock here: an empty queue's poll is a volatile
+   * read, and every HttpURLConnection call of the JVM starts through this method.
    */
-  static synchronized void endDropped() {
-    for (Reference<?> r; (r = DROPPED.poll()) != null; ) {
-      Watch w = (Watch) r;
-      WATCHED.remove(w);
-      w.exchange.dropped(w);
+  static void endDropped() {
+    Reference<?> first = DROPPED.poll();
+    if (first == null && !lookEnding) {
+      return;
     }
+    synchronized (ENDING) {
+      if (first != null) {
+        end((Watch) first);
+      }
+      endQueued();
+    }
+  }
+
+  /** Ends what the queue holds; under {@link #ENDING}. */
+  private static void endQueued() {
+    for (Reference<?> r; (r = DROPPED.poll()) != null; ) {
+      end((Watch) r);
+    }
+  }
+
+  private static void end(Watch w) {
+    WATCHED.remove(w);
+    w.exchange.dropped(w);
   }
 
   private void dropped(Watch w) {
