@@ -27,15 +27,13 @@ final class Request4 implements RequestInfo {
   }
 
   /**
-   * The request's method, upper case. An HttpUriRequest gives it directly; {@code getRequestLine()}
-   * builds a new line on every call. Allocates nothing for a method in upper case.
+   * The request's method as it is sent, case and all ({@link RequestInfo#method}). An
+   * HttpUriRequest gives it directly; {@code getRequestLine()} builds a new line on every call.
    */
   static String methodOf(HttpRequest request) {
-    String m =
-        request instanceof HttpUriRequest
-            ? ((HttpUriRequest) request).getMethod()
-            : request.getRequestLine().getMethod();
-    return m.toUpperCase(Locale.ROOT);
+    return request instanceof HttpUriRequest
+        ? ((HttpUriRequest) request).getMethod()
+        : request.getRequestLine().getMethod();
   }
 
   static String schemeOf(HttpHost target, HttpRequest request) {

@@ -119,7 +119,7 @@ final class AsyncCall extends SelfViewCall
     this.chain = chain;
     this.app = app;
     this.owner = AsyncRetryExecHandler.OWNER.get();
-    this.method = request.getMethod().toUpperCase(Locale.ROOT);
+    this.method = request.getMethod(); // as sent, case and all (RequestInfo#method)
     HttpHost target = scope.route.getTargetHost();
     String s = target.getSchemeName();
     this.scheme = s == null ? "http" : s.toLowerCase(Locale.ROOT);

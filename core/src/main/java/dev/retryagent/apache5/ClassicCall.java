@@ -10,7 +10,6 @@ import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.Locale;
 import java.util.function.BooleanSupplier;
 import org.apache.hc.client5.http.classic.ExecChain;
 import org.apache.hc.client5.http.config.RequestConfig;
@@ -168,7 +167,7 @@ final class ClassicCall extends SelfViewCall
 
   @Override
   public String method() {
-    return request.getMethod().toUpperCase(Locale.ROOT);
+    return request.getMethod(); // as sent, case and all (RequestInfo#method)
   }
 
   @Override

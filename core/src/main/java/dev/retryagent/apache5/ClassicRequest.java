@@ -52,7 +52,7 @@ final class ClassicRequest implements RequestInfo {
 
   @Override
   public String method() {
-    return request.getMethod().toUpperCase(Locale.ROOT);
+    return request.getMethod(); // as sent, case and all (RequestInfo#method)
   }
 
   @Override

@@ -87,6 +87,8 @@ public final class Route {
 
   private boolean methodMatches(String method) {
     for (String m : methods) {
+      // Any case, as version 1 matched: the route only picks the policy. Whether a "get" is safe to
+      // repeat is its retry.methods' call, which is case-sensitive (RetryPolicy#isIdempotent).
       if (m.equalsIgnoreCase(method)) {
         return true;
       }

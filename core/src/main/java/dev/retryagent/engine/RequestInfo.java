@@ -9,7 +9,13 @@ import dev.retryagent.internal.observe.Sanitizer;
  * time; no method may throw.
  */
 public interface RequestInfo {
-  /** Upper-case method, e.g. {@code GET}. */
+  /**
+   * The method as the request sends it, case and all, e.g. {@code GET}: method names are
+   * case-sensitive (RFC 9110 section 9.1), so a {@code get} is not a {@code GET}, and a server may
+   * treat it as any method it does not know. Never upper-cased: the idempotency rule ({@link
+   * dev.retryagent.policy.RetryPolicy#isIdempotent}) judges a {@code get} as the unknown, unsafe
+   * method it is; a route's {@code match.methods} matches in any case.
+   */
   String method();
 
   /** {@code http} or {@code https}. */

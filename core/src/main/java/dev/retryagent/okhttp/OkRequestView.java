@@ -2,7 +2,6 @@ package dev.retryagent.okhttp;
 
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.internal.observe.Sanitizer;
-import java.util.Locale;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 
@@ -21,14 +20,8 @@ interface OkRequestView extends RequestInfo {
 
   @Override
   default String method() {
-    String m = viewed().method();
-    for (int i = 0; i < m.length(); i++) {
-      // Every character toUpperCase could change is at or above 'a' (lower case, and beyond ASCII).
-      if (m.charAt(i) >= 'a') {
-        return m.toUpperCase(Locale.ROOT); // rare: OkHttp keeps the case it was given
-      }
-    }
-    return m;
+    // As OkHttp sends it, case and all (RequestInfo#method).
+    return viewed().method();
   }
 
   @Override

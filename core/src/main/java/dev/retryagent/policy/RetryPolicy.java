@@ -179,7 +179,11 @@ public final class RetryPolicy {
     return replayBodyLimit;
   }
 
-  /** True when {@code method} (upper case) is one of the idempotent {@link #methods()}. */
+  /**
+   * True when {@code method}, as the request sends it, is one of the idempotent {@link #methods()}:
+   * case-sensitive (RFC 9110 section 9.1), so a request sent as {@code get} is an unknown method,
+   * not safe to repeat, whatever the case {@code retry.methods} was written in.
+   */
   public boolean isIdempotent(String method) {
     return methods.contains(method);
   }

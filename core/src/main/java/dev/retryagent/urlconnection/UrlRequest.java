@@ -171,7 +171,7 @@ final class UrlRequest implements RequestInfo {
    * the next attempt must not copy.
    */
   void fixMethod(String m) {
-    method = m.toUpperCase(Locale.ROOT);
+    method = m;
   }
 
   /** The method a fresh attempt is given ({@link #fixMethod}, else the template's). */
@@ -222,7 +222,8 @@ final class UrlRequest implements RequestInfo {
     if (method != null) {
       return method;
     }
-    String m = template.getRequestMethod().toUpperCase(Locale.ROOT);
+    // As the connection sends it (RequestInfo#method): setRequestMethod takes upper case only.
+    String m = template.getRequestMethod();
     // What goes on the wire: the JDK turns a GET into a POST only when the body is opened, by the
     // application's getOutputStream() or, in a streaming mode, by the JDK itself with the
     // response. doOutput alone sends a GET: judged as a POST, it took the POST's route and the
@@ -300,7 +301,7 @@ final class UrlRequest implements RequestInfo {
     return new RequestInfo() {
       @Override
       public String method() {
-        return sending != null ? sending.toUpperCase(Locale.ROOT) : UrlRequest.this.method();
+        return sending != null ? sending : UrlRequest.this.method();
       }
 
       @Override

@@ -254,7 +254,7 @@ final class JdkRequest<T> extends SelfViewCall
 
   @Override
   public String method() {
-    return request.method().toUpperCase(Locale.ROOT);
+    return request.method(); // as sent, case and all (RequestInfo#method)
   }
 
   @Override
