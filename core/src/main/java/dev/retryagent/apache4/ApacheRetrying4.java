@@ -3,6 +3,7 @@ package dev.retryagent.apache4;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.FieldLines;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
@@ -105,8 +106,16 @@ public final class ApacheRetrying4 {
 
         @Override
         public String header(CloseableHttpResponse response, String name) {
-          Header h = response.getFirstHeader(name);
-          return h == null ? null : h.getValue();
+          // Every line (ResponseAccess#header): two scans, no array, for a header sent once.
+          Header first = response.getFirstHeader(name);
+          if (first == null || first == response.getLastHeader(name)) {
+            return first == null ? null : first.getValue();
+          }
+          String lines = null;
+          for (Header h : response.getHeaders(name)) {
+            lines = FieldLines.add(lines, h.getValue());
+          }
+          return lines;
         }
 
         @Override

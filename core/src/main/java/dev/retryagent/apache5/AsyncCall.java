@@ -591,8 +591,7 @@ final class AsyncCall extends SelfViewCall
 
   @Override
   public String header(Head h, String name) {
-    Header x = h.response.getFirstHeader(name);
-    return x == null ? null : x.getValue();
+    return ClassicRequest.lines(h.response, name);
   }
 
   /** The body is read to its end and thrown away ({@link Exchange#handleResponse}). */

@@ -17,7 +17,6 @@ import org.apache.hc.client5.http.protocol.HttpClientContext;
 import org.apache.hc.core5.concurrent.CancellableDependency;
 import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.ClassicHttpResponse;
-import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.io.entity.HttpEntityWrapper;
 import org.apache.hc.core5.http.io.support.ClassicRequestBuilder;
@@ -222,8 +221,7 @@ final class ClassicCall extends SelfViewCall
 
   @Override
   public String header(ClassicHttpResponse response, String name) {
-    Header h = response.getFirstHeader(name);
-    return h == null ? null : h.getValue();
+    return ClassicRequest.lines(response, name);
   }
 
   @Override

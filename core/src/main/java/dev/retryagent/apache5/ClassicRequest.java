@@ -29,6 +29,22 @@ final class ClassicRequest implements RequestInfo {
     return s == null ? "http" : s.toLowerCase(Locale.ROOT);
   }
 
+  /**
+   * Every line of {@code message}'s header {@code name} ({@link
+   * dev.retryagent.engine.ResponseAccess#header}): two scans, no array, for a header sent once.
+   */
+  static String lines(org.apache.hc.core5.http.MessageHeaders message, String name) {
+    Header first = message.getFirstHeader(name);
+    if (first == null || first == message.getLastHeader(name)) {
+      return first == null ? null : first.getValue();
+    }
+    String lines = null;
+    for (Header h : message.getHeaders(name)) {
+      lines = dev.retryagent.internal.FieldLines.add(lines, h.getValue());
+    }
+    return lines;
+  }
+
   /** {@code target}'s port, or its scheme's. */
   static int portOf(HttpHost target) {
     int p = target.getPort();

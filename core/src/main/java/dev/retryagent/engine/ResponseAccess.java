@@ -8,7 +8,11 @@ public interface ResponseAccess<T> {
   /** The response's HTTP status code. */
   int status(T response);
 
-  /** First value of response header {@code name}, or null. */
+  /**
+   * The value of response header {@code name}, or null; when it came in several lines, every line's
+   * value, joined by a line feed ({@code internal.FieldLines}), whichever line the client's own
+   * look-up would answer with: the engine's rule picks ({@code Retry-After}: the longest wait).
+   */
   String header(T response, String name);
 
   /**

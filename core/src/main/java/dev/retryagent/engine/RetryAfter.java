@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.FieldLines;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
@@ -36,14 +37,39 @@ final class RetryAfter {
 
   /**
    * The delay the header asks for, in nanoseconds, or {@link #NONE}. An HTTP-date in the past means
-   * 0.
+   * 0. A header that came in several lines ({@link FieldLines}) asks for the longest delay any of
+   * its lines asks for; a line that does not parse is ignored, as it would be alone.
    *
+   * @param value the header's value, or the values of its lines ({@link FieldLines})
    * @param nowWallMillis the current wall-clock time, for HTTP-dates
    */
   public static long parseNanos(String value, long nowWallMillis) {
     if (value == null) {
       return NONE;
     }
+    int next = value.indexOf(FieldLines.SEPARATOR);
+    if (next < 0) {
+      return parseLine(value, nowWallMillis);
+    }
+    // Retry-After is a singleton (RFC 9110 section 10.2.3), and RFC 9110 says nothing of which
+    // of several lines counts; the clients read the first (java.net.http, Apache HttpClient) or the
+    // last (OkHttp, HttpURLConnection). The longest is the one rule that never sends a retry
+    // sooner than any line asked, in whatever order a proxy on the way put its own line, and that
+    // a server which asks for more than retryAfter.max sees given up on, on every client.
+    long longest = NONE;
+    int from = 0;
+    while (true) {
+      int end = next < 0 ? value.length() : next;
+      longest = Math.max(longest, parseLine(value.substring(from, end), nowWallMillis));
+      if (next < 0) {
+        return longest;
+      }
+      from = next + 1;
+      next = value.indexOf(FieldLines.SEPARATOR, from);
+    }
+  }
+
+  private static long parseLine(String value, long nowWallMillis) {
     String v = value.trim();
     if (v.isEmpty()) {
       return NONE;

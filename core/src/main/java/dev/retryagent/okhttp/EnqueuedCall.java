@@ -1552,7 +1552,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         return;
       }
       markStarted(enqueuedAt);
-      Decision d = retryCall.onResponse(response.code(), response.header("Retry-After"));
+      Decision d =
+          retryCall.onResponse(response.code(), RetryInterceptor.lines(response, "Retry-After"));
       if (d.retry() && executorShutDown()) {
         retryCall.onAbandoned(); // the decided retry's budget goes back
         deliverResponse(call, response);

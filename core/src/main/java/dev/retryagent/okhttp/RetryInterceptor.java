@@ -7,6 +7,7 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.FieldLines;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.ProtocolException;
@@ -411,6 +412,22 @@ public final class RetryInterceptor implements Interceptor {
    */
   private static final long PEEK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
+  /**
+   * Every line of {@code response}'s header {@code name} ({@link ResponseAccess#header}), where
+   * OkHttp's own {@code header(name)} answers with the last. A scan as that one's, no allocation
+   * for a header sent once or not at all.
+   */
+  static String lines(Response response, String name) {
+    okhttp3.Headers headers = response.headers();
+    String lines = null;
+    for (int i = 0, n = headers.size(); i < n; i++) {
+      if (headers.name(i).equalsIgnoreCase(name)) {
+        lines = FieldLines.add(lines, headers.value(i));
+      }
+    }
+    return lines;
+  }
+
   static final ResponseAccess<Response> ACCESS =
       new ResponseAccess<Response>() {
         @Override
@@ -420,7 +437,7 @@ public final class RetryInterceptor implements Interceptor {
 
         @Override
         public String header(Response response, String name) {
-          return response.header(name);
+          return lines(response, name);
         }
 
         @Override

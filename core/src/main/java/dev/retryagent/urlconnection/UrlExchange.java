@@ -5,6 +5,7 @@ import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
+import dev.retryagent.internal.FieldLines;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
@@ -511,7 +512,7 @@ final class UrlExchange {
       try {
         d =
             status >= 0
-                ? call.onResponse(status, rejected >= 0 ? null : c.getHeaderField("Retry-After"))
+                ? call.onResponse(status, rejected >= 0 ? null : retryAfter(c))
                 : call.onFailure(failure);
       } catch (RuntimeException bug) {
         // Never lose a response because of our own bug.
@@ -649,6 +650,29 @@ final class UrlExchange {
     } catch (IOException | RuntimeException e) {
       return -1;
     }
+  }
+
+  /**
+   * Every line of {@code c}'s {@code Retry-After} ({@code ResponseAccess#header}), where {@code
+   * getHeaderField(name)} answers with the last. Asked by name first, as before: each look-up by
+   * index or of the whole map asks the connection for its response again (which in a streaming mode
+   * may send the request again, and for an error status makes a new exception), so the map is read
+   * only for a response that has the header, once.
+   */
+  private static String retryAfter(HttpURLConnection c) {
+    String last = c.getHeaderField("Retry-After");
+    if (last == null) {
+      return null;
+    }
+    String lines = null;
+    for (java.util.Map.Entry<String, java.util.List<String>> e : c.getHeaderFields().entrySet()) {
+      if (e.getKey() != null && e.getKey().equalsIgnoreCase("Retry-After")) {
+        for (String value : e.getValue()) {
+          lines = FieldLines.add(lines, value);
+        }
+      }
+    }
+    return lines == null ? last : lines;
   }
 
   /**

@@ -28,6 +28,19 @@ class RetryAfterTest {
   }
 
   @Test
+  void aHeaderInSeveralLinesAsksForTheLongestWaitOfAnyLineInAnyOrder() {
+    // Adapters give every line, joined by a line feed (FieldLines): one rule for every client.
+    assertThat(RetryAfter.parseNanos("2\n7", NOW)).isEqualTo(7 * S);
+    assertThat(RetryAfter.parseNanos("7\n2", NOW)).isEqualTo(7 * S);
+    assertThat(RetryAfter.parseNanos("1\nSun, 06 Nov 1994 08:49:37 GMT\n3", RFC_NOW))
+        .isEqualTo(37 * S);
+    // A line that does not parse is ignored, as it would be alone.
+    assertThat(RetryAfter.parseNanos("soon\n4", NOW)).isEqualTo(4 * S);
+    assertThat(RetryAfter.parseNanos("4\n\n", NOW)).isEqualTo(4 * S);
+    assertThat(RetryAfter.parseNanos("soon\nlater", NOW)).isEqualTo(RetryAfter.NONE);
+  }
+
+  @Test
   void deltaSecondsWithLeadingZerosMeanTheSameNumber() {
     // RFC 9110: delay-seconds = 1*DIGIT. Fifteen digits of which fourteen are zeros is still 5.
     assertThat(RetryAfter.parseNanos("05", NOW)).isEqualTo(5 * S);

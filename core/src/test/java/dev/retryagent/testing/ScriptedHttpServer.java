@@ -152,6 +152,14 @@ public final class ScriptedHttpServer implements Closeable {
       return new Action(status, h, body, reset, closeWithoutResponse, delayMillis, fault);
     }
 
+    /**
+     * Header {@code name} in one line per value, in this order ({@code Retry-After: 2} then {@code
+     * Retry-After: 7}): a field a server or a proxy on the way sent twice.
+     */
+    public Action headerLines(String name, String... values) {
+      return header(name, String.join("\r\n" + name + ": ", values));
+    }
+
     public Action body(String body) {
       return new Action(status, headers, body, reset, closeWithoutResponse, delayMillis, fault);
     }

@@ -7,6 +7,7 @@ import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.engine.SyncRetryLoop;
+import dev.retryagent.internal.FieldLines;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.net.URI;
@@ -233,7 +234,7 @@ final class JdkRequest<T> extends SelfViewCall
     boolean retry = false;
     long delayNanos = 0;
     try {
-      Decision d = onResponse(info.statusCode(), firstValue(info.headers(), "Retry-After"));
+      Decision d = onResponse(info.statusCode(), lines(info.headers(), "Retry-After"));
       retry = d.retry();
       delayNanos = retry ? d.delayNanos() : 0;
       callers = !retry && d.error() == null;
@@ -301,6 +302,11 @@ final class JdkRequest<T> extends SelfViewCall
   static String firstValue(HttpHeaders headers, String name) {
     List<String> values = headers.map().get(name);
     return values == null || values.isEmpty() ? null : values.get(0);
+  }
+
+  /** Every line of header {@code name} ({@code ResponseAccess#header}), as {@link #firstValue}. */
+  static String lines(HttpHeaders headers, String name) {
+    return FieldLines.of(headers.map().get(name));
   }
 
   /**

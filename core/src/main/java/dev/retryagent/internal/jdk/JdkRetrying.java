@@ -211,7 +211,7 @@ public final class JdkRetrying {
 
     @Override
     public String header(HttpResponse<Object> response, String name) {
-      return JdkRequest.firstValue(response.headers(), name);
+      return JdkRequest.lines(response.headers(), name);
     }
 
     @Override
