@@ -1,12 +1,15 @@
 package dev.retryagent.config;
 
+import dev.retryagent.internal.engine.Ipv6Text;
 import java.util.Locale;
 
 /**
  * One entry of {@code match.hosts}: a host glob, case-insensitive, where {@code *} matches any run
  * of characters (dots included), with an optional {@code :port}; no port (or {@code :*}) matches
  * any port. IPv6 literals are written in brackets, {@code [::1]:8080}, and match a request host
- * given with or without brackets. Compiled once; {@link #matches} does not allocate.
+ * given with or without brackets and in any spelling of the address ({@code [0:0:0:0:0:0:0:1]}); a
+ * trailing dot names the same host. Compiled once; {@link #matches} does not allocate but for a
+ * request's IPv6 address not written as RFC 5952 writes it.
  */
 final class HostPattern {
   /** Port value meaning "any port". */
@@ -112,9 +115,27 @@ final class HostPattern {
     if (portText != null && !portText.equals("*")) {
       port = parsePort(portText);
     }
+    host = oneSpelling(host);
     String canonical =
         (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + (port == ANY_PORT ? "" : ":" + port);
     return new HostPattern(canonical, host, port);
+  }
+
+  /**
+   * The pattern's host as {@link #matches} compares a request's: an IPv6 address (no glob) in its
+   * one spelling ({@code 0:0:0:0:0:0:0:1} is {@code ::1}, {@code ::ffff:10.0.0.1} is {@code
+   * 10.0.0.1}), a name without its trailing dot. A glob over an IPv6 address matches the one
+   * spelling; text that is no address is kept as written.
+   */
+  private static String oneSpelling(String host) {
+    if (host.indexOf(':') >= 0) {
+      String address = host.indexOf('*') >= 0 ? null : Ipv6Text.canonical(host, 0, host.length());
+      return address == null ? host : address;
+    }
+    int to = host.length();
+    return to > 1 && host.charAt(to - 1) == '.' && host.charAt(to - 2) != '*'
+        ? host.substring(0, to - 1)
+        : host;
   }
 
   /**
@@ -177,6 +198,15 @@ final class HostPattern {
     }
     if (to > from + 1 && requestHost.charAt(to - 1) == '.') {
       to--;
+    }
+    if (requestHost.indexOf(':', from) >= 0 && !Ipv6Text.isCanonical(requestHost, from, to)) {
+      // An IPv6 address in another spelling (rare: the JDK's URI keeps the application's, OkHttp
+      // writes the one): compared in the one spelling, as the pattern was compiled, so that no
+      // glob tells two spellings of one address apart.
+      String address = Ipv6Text.canonical(requestHost, from, to);
+      if (address != null) {
+        return host.matches(address, 0, address.length());
+      }
     }
     return host.matches(requestHost, from, to);
   }

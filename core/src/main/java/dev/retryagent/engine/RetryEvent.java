@@ -245,13 +245,14 @@ public final class RetryEvent {
   }
 
   /**
-   * {@code host} or {@code host:port} when the port is not the scheme's default; an IPv6 literal in
-   * brackets, as a URL writes it ({@code [::1]:8080}), however the client gave it (OkHttp without).
+   * {@code host} or {@code host:port} when the port is not the scheme's default, the host as the
+   * per-host state and the metrics name it ({@link TargetKey#host}: lower case, no trailing dot, an
+   * IPv6 literal in brackets and in one spelling, {@code [::1]:8080}), however the client gave it.
    */
   public String hostAndPort() {
     boolean defaultPort =
         ("http".equals(scheme) && port == 80) || ("https".equals(scheme) && port == 443);
-    String h = TargetKey.bracketed(host);
+    String h = TargetKey.host(host);
     return defaultPort ? h : h + ":" + port;
   }
 

@@ -38,7 +38,17 @@ class HostPatternTest {
     "'[::1]', ::1, 1, true",
     "::1, '[::1]', 443, true",
     "'[2001:DB8::1]', 2001:db8::1, 443, true",
-    "'[2001:db8::*]', '[2001:db8::42]', 443, true"
+    "'[2001:db8::*]', '[2001:db8::42]', 443, true",
+    "'[::1]', '[0:0:0:0:0:0:0:1]', 80, true",
+    "'[::1]', 0:0:0:0:0:0:0:1, 80, true",
+    "'[0:0::1]:8080', ::1, 8080, true",
+    "'[2001:db8::1]', '[2001:DB8:0:0:0:0:0:1]', 443, true",
+    "'[2001:db8::*]', '[2001:DB8:0:0:0:0:0:42]', 443, true",
+    "'[::2]', '[0:0:0:0:0:0:0:1]', 80, false",
+    "127.0.0.1, '[::ffff:127.0.0.1]', 80, true",
+    "'[::ffff:127.0.0.1]', 127.0.0.1, 80, true",
+    "api.example.com., api.example.com, 443, true",
+    "api.example.com., API.example.com., 443, true"
   })
   void matchesHostsCaseInsensitivelyWithGlobsPortsAndIpv6(
       String pattern, String host, int port, boolean matches) {
@@ -56,7 +66,12 @@ class HostPatternTest {
     "x.com:443, x.com:443",
     "x.com:*, x.com",
     "'[::1]:8080', '[::1]:8080'",
-    "::1, '[::1]'"
+    "::1, '[::1]'",
+    "'[0:0:0:0:0:0:0:1]:8080', '[::1]:8080'",
+    "'[2001:DB8::0001]', '[2001:db8::1]'",
+    "'[::ffff:10.0.0.1]', 10.0.0.1",
+    "api.example.com., api.example.com",
+    "'[2001:db8::*]', '[2001:db8::*]'"
   })
   void hasACanonicalForm(String pattern, String canonical) {
     assertThat(HostPattern.compile(pattern)).hasToString(canonical);

@@ -209,6 +209,25 @@ class EngineStateTest {
   }
 
   @Test
+  void aHostIsOneHostHoweverItsAddressOrNameIsSpelled() {
+    // An IPv6 address in two spellings, and a name with and without its trailing dot, each made a
+    // breaker (a budget, a rate limit, a 429 pause) of its own: two failures of one host, one per
+    // spelling, never opened its breaker.
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    EngineFixture f = EngineFixture.of(p);
+    call(f, "[0:0:0:0:0:0:0:1]", 503);
+    call(f, "[::1]", 503);
+    call(f, "api.example.com.", 503);
+    call(f, "API.example.com", 503);
+    assertThat(f.listener.transitions())
+        .containsExactly(CircuitTransition.CLOSED_TO_OPEN, CircuitTransition.CLOSED_TO_OPEN);
+    assertThat(breakerKeys(f.engine))
+        .containsExactly("http://[::1]:80", "http://api.example.com:80");
+  }
+
+  @Test
   void anUnchangedSectionKeepsItsStateAcrossAReload() {
     TestPolicy p = TestPolicy.create();
     p.retry.maxAttempts(1);

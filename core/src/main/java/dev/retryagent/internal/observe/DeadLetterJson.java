@@ -17,11 +17,11 @@ import java.util.Locale;
  *  "outcome":"response","error":null,"reason":"not-idempotent","observe":false}
  * </pre>
  *
- * (on one line). {@code host} is an IPv6 literal in brackets ({@code [::1]}), whichever client gave
- * it, any other host as given. {@code status} is null when the last attempt ended in an exception,
- * {@code outcome} null when no attempt was made; {@code error} is the exception's class name and
- * sanitised message. The path never carries a query; segments {@code agent.redact.pathSegments}
- * matches are written masked.
+ * (on one line). {@code host} is written in one spelling whichever client gave it and however
+ * ({@code TargetKey#host}: lower case, no trailing dot, an IPv6 literal as {@code [::1]}). {@code
+ * status} is null when the last attempt ended in an exception, {@code outcome} null when no attempt
+ * was made; {@code error} is the exception's class name and sanitised message. The path never
+ * carries a query; segments {@code agent.redact.pathSegments} matches are written masked.
  */
 final class DeadLetterJson {
   private static final DateTimeFormatter TIME =
@@ -41,9 +41,9 @@ final class DeadLetterJson {
     b.append(",\"scheme\":");
     string(b, e.scheme());
     b.append(",\"host\":");
-    // An IPv6 literal in brackets, as a URL writes it: java.net.http gives "[::1]", OkHttp "::1",
-    // and one host must be one value. Any other host as the client gave it.
-    string(b, TargetKey.bracketed(e.host()));
+    // As the metrics and the log lines name it: java.net.http gives "[::1]", OkHttp "::1", an
+    // application may write API.example.com. or [0:0:0:0:0:0:0:1], and one host is one value.
+    string(b, TargetKey.host(e.host()));
     b.append(",\"port\":").append(e.port());
     b.append(",\"path\":");
     string(b, Sanitizer.path(e.path(), mask, e.atPastPath()));

@@ -166,25 +166,27 @@ class DeadLetterWriterTest {
   }
 
   @Test
-  void anIpv6HostIsWrittenInBracketsWhicheverClientGaveItAndOtherHostsAsGiven() throws IOException {
-    // java.net.http gives an IPv6 literal's host as "[::1]", OkHttp as "::1": the same host was
-    // written two ways. In brackets, as a URL (and every log line) writes it; other hosts as given.
+  void aHostIsWrittenInOneSpellingWhicheverClientGaveItAndHowever() throws IOException {
+    // java.net.http gives an IPv6 literal's host as "[::1]", OkHttp as "::1", an application may
+    // write "[0:0:0:0:0:0:0:1]" or "Pay.Example.com.": the same host was written several ways. As
+    // the metrics and every log line name it (TargetKey.host).
     Path file = dir.resolve("dead.jsonl");
     DeadLetterWriter w = writer(file);
     Rig rig = new Rig(Rig.policy("payments"), w);
 
     rig.call(FakeRequest.of("POST", "http", "::1", 8080, "/pay"), 503);
     rig.call(FakeRequest.of("POST", "http", "[::1]", 8080, "/pay"), 503);
-    rig.call(FakeRequest.post("Pay.Example.com", "/pay"), 503);
+    rig.call(FakeRequest.of("POST", "http", "[0:0:0:0:0:0:0:1]", 8080, "/pay"), 503);
+    rig.call(FakeRequest.post("Pay.Example.com.", "/pay"), 503);
     w.close();
 
-    assertThat(lines(file)).hasSize(3);
+    assertThat(lines(file)).hasSize(4);
     assertThat(lines(file))
         .extracting(line -> MiniJson.parseObject(line).get("host"))
-        .containsExactly("[::1]", "[::1]", "Pay.Example.com");
+        .containsExactly("[::1]", "[::1]", "[::1]", "pay.example.com");
     assertThat(lines(file))
         .extracting(line -> MiniJson.parseObject(line).get("port"))
-        .containsExactly(8080L, 8080L, 443L);
+        .containsExactly(8080L, 8080L, 8080L, 443L);
   }
 
   @Test

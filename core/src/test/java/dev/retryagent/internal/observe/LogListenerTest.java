@@ -295,7 +295,8 @@ class LogListenerTest {
     // lower case, an IPv6 literal in brackets (TargetKey). The lines of a retry the breaker, the
     // budget or the rate limit refused wrote the host as the application did ("API.Example.com",
     // OkHttp's "::1" without brackets): an operator who looked up the key they name found nothing.
-    // The request the line names brackets an IPv6 literal too ("GET ::1:8080/b" was ambiguous).
+    // The request the line names brackets an IPv6 literal too ("GET ::1:8080/b" was ambiguous),
+    // and names the host by the key's spelling: one name per host in every line.
     RetryMetrics metrics = new RetryMetrics();
     Rig breaker =
         new Rig(
@@ -326,11 +327,11 @@ class LogListenerTest {
         .containsExactly(
             "retry-agent: circuit breaker https://api.example.com:443 opened (failure rate 100%"
                 + " over 1 call); next trial in 30s",
-            "retry-agent: GET API.Example.com/v1/x gave up after 1 attempt (503): circuit breaker"
+            "retry-agent: GET api.example.com/v1/x gave up after 1 attempt (503): circuit breaker"
                 + " https://api.example.com:443 is open [route=llm]",
             "retry-agent: GET [::1]:8080/b gave up after 1 attempt (503): the retry budget for"
                 + " http://[::1]:8080 is spent [route=b]",
-            "retry-agent: GET Api.Example.COM/c rejected: no rate-limit permit for"
+            "retry-agent: GET api.example.com/c rejected: no rate-limit permit for"
                 + " https://api.example.com:443 within maxWait 0ms [route=c]");
   }
 
