@@ -130,10 +130,16 @@ public final class ConfigProblem {
    * {@code text} with the user-info of each URL-like word ({@code scheme://user:password@host})
    * replaced by {@code ***}, up to the word's last {@code @} (a password may hold a {@code /}), and
    * its query or fragment by {@code ?***} ({@code redis://host?password=...} is how other clients
-   * take a password).
+   * take a password). A {@code redis://} or {@code rediss://} word is first redacted as {@link
+   * RedisUrl#redact} does: one whose {@code @host} was left out holds its password all the same.
    */
   private static String withoutUserInfo(String text) {
     int scheme = text.indexOf("://");
+    if (scheme < 0) {
+      return text;
+    }
+    text = withoutRedisPasswords(text, scheme);
+    scheme = text.indexOf("://");
     if (scheme < 0
         || (text.indexOf('@', scheme) < 0
             && text.indexOf('?', scheme) < 0
@@ -164,6 +170,31 @@ public final class ConfigProblem {
       scheme = text.indexOf("://", end);
     }
     return out.append(text, done, text.length()).toString();
+  }
+
+  /** {@code text} with each whitespace-delimited word that starts {@code redis(s)://} redacted. */
+  private static String withoutRedisPasswords(String text, int firstScheme) {
+    StringBuilder out = null;
+    int done = 0;
+    for (int scheme = firstScheme; scheme >= 0; scheme = text.indexOf("://", scheme + 3)) {
+      int word = scheme;
+      while (word > 0 && !Character.isWhitespace(text.charAt(word - 1))) {
+        word--;
+      }
+      if (word < done || !RedisUrl.isRedisScheme(text.substring(word, scheme))) {
+        continue;
+      }
+      int end = scheme + 3;
+      while (end < text.length() && !Character.isWhitespace(text.charAt(end))) {
+        end++;
+      }
+      if (out == null) {
+        out = new StringBuilder(text.length());
+      }
+      out.append(text, done, word).append(RedisUrl.redact(text.substring(word, end)));
+      done = end;
+    }
+    return out == null ? text : out.append(text, done, text.length()).toString();
   }
 
   @Override

@@ -4,6 +4,7 @@ import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * A {@code redis://} or {@code rediss://} (TLS) URL, as the IANA {@code redis} scheme writes it:
@@ -16,6 +17,24 @@ import java.util.Objects;
 public final class RedisUrl {
   /** Redis's own default port. */
   public static final int DEFAULT_PORT = 6379;
+
+  /**
+   * A scheme as {@link #redact} shows it: a word at the start. A "://" after anything else (a
+   * {@code user:pa://ss@cache} written without its scheme) is inside the user-info. (A password
+   * alone with a "://", {@code pa://ss@cache}, reads as a scheme: what precedes it is shown.)
+   */
+  private static final Pattern SCHEME = Pattern.compile("\\s*[A-Za-z][A-Za-z0-9+.-]*");
+
+  /**
+   * What {@link #redact} shows of an authority without '@': a host name (a {@code ${NAME}} in it
+   * too) or a bracketed IPv6 address (no zone: {@code [::1:%pw]} is a password as much as a zone),
+   * and a port of digits (out of range or empty: still no password). An empty host is not shown:
+   * {@code redis://:1234} is a password as much as a port.
+   */
+  private static final Pattern AUTHORITY =
+      Pattern.compile("([A-Za-z0-9._~$}{-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]*)?");
+
+  private static final Pattern DATABASE = Pattern.compile("/[0-9]*");
 
   private final boolean tls;
   private final String host;
@@ -117,43 +136,46 @@ public final class RedisUrl {
   }
 
   /**
-   * {@code text} with anything that may be user-info (up to the last {@code @}) replaced by {@code
-   * ***}, for messages about a URL that could not be parsed.
+   * {@code text} with anything that may be user-info replaced by {@code ***}, for messages about a
+   * URL that could not be parsed: up to the last {@code @} when there is one; without one, what
+   * follows the scheme unless it reads as {@code host[:port]}, and a path unless it reads as {@code
+   * /database}. A URL whose {@code @host} was left out ({@code redis://user:password}, an empty
+   * variable say) holds its password where the host, port or database would be, and a password may
+   * hold {@code /}, {@code ?}, {@code #}, {@code :} or {@code [}: so what is shown is checked
+   * against what a host, port and database may be, not searched for what a password may be. A
+   * password written as a host name alone ({@code redis://secret}) reads as one and is shown.
+   * Without an {@code @}, a scheme other than {@code redis} or {@code rediss} may be a user (the
+   * password beginning with {@code //}): none of it is shown.
    */
   public static String redact(String text) {
+    int scheme = text.indexOf("://");
+    int start = scheme >= 0 && SCHEME.matcher(text.substring(0, scheme)).matches() ? scheme + 3 : 0;
     int at = text.lastIndexOf('@');
-    if (at < 0) {
-      return withoutPossibleUserInfo(text);
+    if (at >= start) {
+      return text.substring(0, start) + "***" + text.substring(at);
     }
-    int scheme = text.indexOf("://");
-    int start = scheme >= 0 && scheme < at ? scheme + 3 : 0;
-    return text.substring(0, start) + "***" + text.substring(at);
-  }
-
-  /**
-   * {@code text}, a URL without '@', with its authority replaced by {@code ***} when a colon in it
-   * is followed by anything but a port: {@code redis://:password} or {@code redis://user:password}
-   * (the host left out, an empty variable say) holds no '@', and its password stands where the port
-   * would.
-   */
-  private static String withoutPossibleUserInfo(String text) {
-    int scheme = text.indexOf("://");
-    int start = scheme >= 0 ? scheme + 3 : 0;
+    // Without '@', another scheme may be a user and the start of its password: svc://pw is the
+    // user svc with the password //pw, its @host left out.
+    if (start > 0 && !isRedisScheme(text.substring(0, scheme).trim())) {
+      return "***";
+    }
     int end = start;
     while (end < text.length() && "/?#".indexOf(text.charAt(end)) < 0) {
       end++;
     }
-    String authority = text.substring(start, end);
-    if (authority.startsWith("[")) {
-      // An IPv6 host: its colons are the address's; a port may follow the bracket.
-      int close = authority.indexOf(']');
-      authority = close < 0 ? "" : authority.substring(close + 1);
+    if (!AUTHORITY.matcher(text.substring(start, end)).matches()) {
+      // What follows is redacted too: a password may hold a '/'.
+      return text.substring(0, start) + "***";
     }
-    int colon = authority.indexOf(':');
-    if (colon < 0 || authority.substring(colon + 1).matches("[0-9]*")) {
-      return text;
-    }
-    return text.substring(0, start) + "***" + text.substring(end);
+    String tail = text.substring(end);
+    return tail.isEmpty() || DATABASE.matcher(tail).matches()
+        ? text
+        : text.substring(0, end + 1) + "***";
+  }
+
+  /** True for {@code redis} and {@code rediss}, in any case: the schemes {@link #parse} takes. */
+  static boolean isRedisScheme(String word) {
+    return word.equalsIgnoreCase("redis") || word.equalsIgnoreCase("rediss");
   }
 
   /** True for {@code rediss://}. */

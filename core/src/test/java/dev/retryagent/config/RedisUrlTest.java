@@ -141,6 +141,10 @@ class RedisUrlTest {
     assertThat(Yaml.problems("fleet: {redis: {url: '" + bad + "'}}"))
         .isNotEmpty()
         .allSatisfy(p -> assertThat(p.toString()).doesNotContain("canary"));
+    // Written as fleet.redis, where a map belongs: a value of no known type, shown all the same.
+    assertThat(Yaml.problems("fleet: {redis: '" + bad + "'}"))
+        .isNotEmpty()
+        .allSatisfy(p -> assertThat(p.toString()).doesNotContain("canary"));
     assertThat(RedisUrl.redact(bad)).startsWith(bad.substring(0, bad.indexOf("://") + 3) + "***");
     // A host with a port out of range, or none after its colon, is shown as it was.
     assertThat(RedisUrl.redact("redis://cache:99999/1")).isEqualTo("redis://cache:99999/1");
