@@ -86,7 +86,9 @@ public final class AsyncScaleRun {
       long[] warm = stats(fromServer, toServer);
       long heapBefore = usedHeapAfterGc();
       HeapShare histogramBefore = HeapShare.now();
-      int threadsBefore = Thread.activeCount();
+      // Counted as at the snapshot, by name over every group: Thread.activeCount() counts the
+      // caller's group only, and the agent's threads live in the system group (acd5856).
+      ThreadCount threadsBefore = ThreadCount.now();
 
       long start = System.nanoTime();
       AtomicInteger succeeded = new AtomicInteger();
@@ -133,13 +135,15 @@ public final class AsyncScaleRun {
           retriesBeforeEnd);
       System.out.printf(
           "  threads: retry-agent-* %d, client %d, sleeping %d, running retry-agent code %d,"
-              + " all %d (before the calls %d)%n",
+              + " all %d (before the calls: retry-agent-* %d, client %d, all %d)%n",
           threads.agent,
           threads.client,
           threads.sleeping,
           threads.inEngine,
           threads.all,
-          threadsBefore);
+          threadsBefore.agent,
+          threadsBefore.client,
+          threadsBefore.all);
       System.out.printf("  by name: %s%n", threads.named);
       threads.stacks.forEach((name, stack) -> System.out.printf("  %s:%s%n", name, stack));
       System.out.printf(
