@@ -68,9 +68,9 @@ public final class ConfigSummary {
   }
 
   /**
-   * What follows the start-up, reload or {@code validate} line when the configuration has {@link
-   * AgentConfig#warnings()}: {@code "; 1 warning (applied as written):"} and one indented line
-   * each, as a problem is shown; empty without any.
+   * What follows the start-up, reload, {@code validate} or {@code explain} line when the
+   * configuration has {@link AgentConfig#warnings()}: {@code "; 1 warning (applied as written):"}
+   * and one indented line each, as a problem is shown; empty without any.
    */
   public static String warnings(AgentConfig c) {
     List<ConfigProblem> warnings = c.warnings();

@@ -21,8 +21,9 @@ import java.util.List;
  * to 5 attempts); reset: retried; connect failure: retried
  * </pre>
  *
- * (on one line), then a blank line and the policy block. Header values and the query string are
- * used as the agent would use them but never printed.
+ * (on one line), then a blank line and the policy block, and when the file has warnings a blank
+ * line and them, as {@code validate} prints them. Header values and the query string are used as
+ * the agent would use them but never printed.
  */
 final class ExplainCommand {
   static final String USAGE = "usage: explain FILE METHOD URL [NAME:VALUE ...]";
@@ -49,6 +50,13 @@ final class ExplainCommand {
     }
     for (String line : explain(config, request)) {
       out.println(line);
+    }
+    // The warnings change what a key does (a backoff.initial above backoff.max is capped), so the
+    // policy above is read with them: printed as validate prints them.
+    String warnings = ConfigSummary.warnings(config);
+    if (!warnings.isEmpty()) {
+      out.println();
+      out.println(config.source() + ": valid" + warnings);
     }
     return Commands.OK;
   }

@@ -366,4 +366,34 @@ class ExplainCommandTest {
         .doesNotContain("hunter2")
         .doesNotContain("app:");
   }
+
+  /**
+   * A warning changes what a key does (here the first delay, capped at backoff.max): explain's
+   * policy block is read with it, so explain prints it after the block as validate prints it.
+   */
+  @Test
+  void theFilesWarningsFollowThePolicyAsValidatePrintsThem() throws IOException {
+    config = write("defaults:\n  retry: { backoff: { initial: 10s } }\n");
+
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://auth.internal/x");
+    CliRun validate = CliRun.of("validate", config.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    String warnings = validate.out.substring(validate.out.indexOf("; 1 warning"));
+    assertThat(r.out)
+        .endsWith("\n\n" + config + ": valid" + warnings)
+        .contains(
+            "  warning: "
+                + config
+                + ":2:32: defaults.retry.backoff.initial: found 10s; above retry.backoff.max");
+    assertThat(r.err).isEmpty();
+  }
+
+  @Test
+  void aFileWithoutWarningsEndsWithThePolicy() {
+    CliRun r = CliRun.of("explain", config.toString(), "GET", "https://auth.internal/x");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out).doesNotContain("warning");
+  }
 }
