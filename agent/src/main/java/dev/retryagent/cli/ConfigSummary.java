@@ -69,8 +69,8 @@ public final class ConfigSummary {
 
   /**
    * What follows the start-up, reload, {@code validate} or {@code explain} line when the
-   * configuration has {@link AgentConfig#warnings()}: {@code "; 1 warning (applied as written):"}
-   * and one indented line each, as a problem is shown; empty without any.
+   * configuration has {@link AgentConfig#warnings()}: {@code "; 1 warning (loaded; each says what
+   * applies):"} and one indented line each, as a problem is shown; empty without any.
    */
   public static String warnings(AgentConfig c) {
     List<ConfigProblem> warnings = c.warnings();
@@ -81,7 +81,8 @@ public final class ConfigSummary {
         new StringBuilder("; ")
             .append(warnings.size())
             .append(warnings.size() == 1 ? " warning" : " warnings")
-            .append(" (applied as written):");
+            // Not "applied as written": a backoff.initial above backoff.max is applied capped.
+            .append(" (loaded; each says what applies):");
     for (ConfigProblem p : warnings) {
       b.append(System.lineSeparator()).append("  warning: ").append(p);
     }

@@ -31,7 +31,7 @@ class InstallerWarningsTest {
 
     assertThat(line)
         .startsWith("nothing hooked (mode=off); config=" + file)
-        .contains("1 warning (applied as written):")
+        .contains("1 warning (loaded; each says what applies):")
         .contains(
             file
                 + ":3:36: defaults.retry.retryOn.exceptions[0]: found UnknownHostException, a"

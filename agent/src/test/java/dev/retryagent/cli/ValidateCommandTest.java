@@ -19,7 +19,7 @@ class ValidateCommandTest {
   private static String validWithOneWarning(Path f, String at) {
     return f
         + ": valid; mode=enforce; no routes (every call gets the defaults); reload=on;"
-        + " 1 warning (applied as written):\n  warning: "
+        + " 1 warning (loaded; each says what applies):\n  warning: "
         + f
         + at
         + "\n";

@@ -109,7 +109,7 @@ class ConfigReloaderTest {
         .containsExactly("SocketTimeoutException");
     assertThat(stderr.text())
         .contains("retry-agent: reloaded " + file)
-        .contains("1 warning (applied as written):")
+        .contains("1 warning (loaded; each says what applies):")
         .contains(
             "defaults.retry.retryOn.exceptions[0]: found SocketTimeoutException, a class name"
                 + " without its package")
