@@ -71,7 +71,10 @@ final class Call4 extends SelfViewCall
     try {
       CloseableHttpResponse response = transport.execute(target, request, observed);
       int status = response.getStatusLine().getStatusCode();
-      endAttemptSpan(span, status, null);
+      // Ended here, once: the catch below must not end it again if what follows throws.
+      CallContext.AttemptSpan answered = span;
+      span = CallContext.AttemptSpan.NONE;
+      endAttemptSpan(answered, status, null);
       if (observed.log().answeredShortBody()) {
         // The host answered a request the application's entity cut short (it waited for the rest
         // and gave up, 408, or refused it): the application's failure, not the host's answer. The

@@ -173,7 +173,10 @@ public final class RetryExecHandler implements ExecChainHandler {
     boolean reported = false;
     try {
       ClassicHttpResponse response = chain.proceed(sent, scope);
-      call.endAttemptSpan(span, response.getCode(), null);
+      // Ended here, once: the catch below must not end it again if what follows throws.
+      CallContext.AttemptSpan answered = span;
+      span = CallContext.AttemptSpan.NONE;
+      call.endAttemptSpan(answered, response.getCode(), null);
       if (attempt.answeredShortBody()) {
         // The host answered a request the application's entity cut short (it waited for the rest
         // and gave up, 408, or refused it): the application's failure, not the host's answer. The

@@ -285,4 +285,51 @@ class AttemptSpansTest {
           .noneMatch(e -> e.contains("tracer:"));
     }
   }
+
+  /** A tracer whose attempt span throws an Error as it ends, after it ended. */
+  private final class ThrowingAtEnd implements CallContext {
+    @Override
+    public Scope enter() {
+      return Scope.NONE;
+    }
+
+    @Override
+    public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+      return (status, failure) -> {
+        log.add("end: " + (failure != null ? failure.getClass().getSimpleName() : status));
+        throw new AssertionError("after the end");
+      };
+    }
+  }
+
+  @Test
+  void anAttemptSpanIsEndedOnceWhenWhatFollowsItsEndThrows() throws Exception {
+    // Before: the attempt's catch ended the span a second time, as failed with what was thrown
+    // after the first end (an Error out of the end itself here; our own bookkeeping after it too).
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time::sleep)
+            .callContexts(call -> new ThrowingAtEnd())
+            .build();
+    server.enqueue(ok("five"), ok("four"));
+    try (CloseableHttpClient client =
+        RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
+      assertThatThrownBy(() -> client.execute(new HttpGet(server.url("/five")), r -> r.getCode()))
+          .isInstanceOf(AssertionError.class);
+    }
+    assertThat(log).as("5.x").containsExactly("end: 200");
+    log.clear();
+    try (org.apache.http.impl.client.CloseableHttpClient client =
+        RetryingCloseableHttpClient.wrap(
+            org.apache.http.impl.client.HttpClients.custom(), engine)) {
+      assertThatThrownBy(
+              () ->
+                  client.execute(
+                      new org.apache.http.client.methods.HttpGet(server.url("/four")),
+                      r -> r.getStatusLine().getStatusCode()))
+          .isInstanceOf(AssertionError.class);
+    }
+    assertThat(log).as("4.5").containsExactly("end: 200");
+  }
 }
