@@ -169,7 +169,7 @@ public final class RetryExecHandler implements ExecChainHandler {
     Attempt attempt = new Attempt(call, n);
     CURRENT.set(attempt);
     ClassicHttpRequest sent = call.forAttempt(request, n, attempt);
-    CallContext.AttemptSpan span = call.startAttemptSpan(sent, attempt);
+    CallContext.AttemptSpan span = call.startAttemptSpan(sent.getMethod(), sent, attempt);
     boolean reported = false;
     try {
       ClassicHttpResponse response = chain.proceed(sent, scope);

@@ -41,8 +41,12 @@ public interface CallContext {
    * its trace context on the attempt's request with {@code headers}. Called inside {@link #enter}
    * on the attempt's thread, once per attempt, before its request is sent; clients whose attempts
    * the tracer sees itself never call it. The default starts nothing.
+   *
+   * @param method the method as the attempt's request line writes it, its case as written (not
+   *     {@link RequestInfo#method()}): the tracer's own instrumentation reads it from the request,
+   *     and the HTTP semantic conventions compare it as it is ({@code get} is {@code _OTHER})
    */
-  default <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+  default <R> AttemptSpan startAttempt(String method, R request, HeaderSetter<R> headers) {
     return AttemptSpan.NONE;
   }
 

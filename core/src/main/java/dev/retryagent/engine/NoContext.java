@@ -85,13 +85,13 @@ final class NoContext implements CallContext, CallContext.Scope, CallContext.Att
 
   /** {@code call}'s context's span for an attempt; NONE if it has none or starting one fails. */
   static <R> CallContext.AttemptSpan startAttempt(
-      RetryCall call, R request, CallContext.HeaderSetter<R> headers) {
+      RetryCall call, String method, R request, CallContext.HeaderSetter<R> headers) {
     CallContext c = call.context();
     if (c == CallContext.NONE) {
       return CallContext.AttemptSpan.NONE;
     }
     try {
-      CallContext.AttemptSpan span = c.startAttempt(request, headers);
+      CallContext.AttemptSpan span = c.startAttempt(method, request, headers);
       return span == null ? CallContext.AttemptSpan.NONE : span;
     } catch (RuntimeException | LinkageError | StackOverflowError e) {
       failed(call, "starting an attempt's span", e);

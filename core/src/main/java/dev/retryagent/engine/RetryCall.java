@@ -1155,8 +1155,8 @@ public abstract class RetryCall extends HostHold {
 
   /** {@link CallContext#startAttempt}, or {@link CallContext.AttemptSpan#NONE} if it fails. */
   public final <R> CallContext.AttemptSpan startAttemptSpan(
-      R request, CallContext.HeaderSetter<R> headers) {
-    return NoContext.startAttempt(this, request, headers);
+      String method, R request, CallContext.HeaderSetter<R> headers) {
+    return NoContext.startAttempt(this, method, request, headers);
   }
 
   /** Ends {@code span} from {@link #startAttemptSpan}. */

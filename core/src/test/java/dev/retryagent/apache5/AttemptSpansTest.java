@@ -34,6 +34,7 @@ import org.junit.jupiter.api.Test;
 class AttemptSpansTest {
   private final FakeTime time = new FakeTime();
   private final List<String> log = new CopyOnWriteArrayList<>();
+  private final List<String> methods = new CopyOnWriteArrayList<>();
   private ScriptedHttpServer server;
   private boolean inCall;
 
@@ -58,8 +59,9 @@ class AttemptSpansTest {
     }
 
     @Override
-    public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+    public <R> AttemptSpan startAttempt(String method, R request, HeaderSetter<R> headers) {
       int n = ++attempts;
+      methods.add(method);
       log.add("start " + n + (inCall ? " in the call's context" : " OUTSIDE the call's context"));
       headers.set(request, "x-attempt-span", Integer.toString(n));
       return (status, failure) ->
@@ -186,7 +188,8 @@ class AttemptSpansTest {
                       }
 
                       @Override
-                      public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+                      public <R> AttemptSpan startAttempt(
+                          String method, R request, HeaderSetter<R> headers) {
                         if (++attempts > 1) {
                           headers.set(request, "x-attempt-span", "resend " + attempts);
                         }
@@ -230,7 +233,7 @@ class AttemptSpansTest {
     }
 
     @Override
-    public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+    public <R> AttemptSpan startAttempt(String method, R request, HeaderSetter<R> headers) {
       if (atStart) {
         throw new IllegalStateException("tracer: start");
       }
@@ -294,7 +297,7 @@ class AttemptSpansTest {
     }
 
     @Override
-    public <R> AttemptSpan startAttempt(R request, HeaderSetter<R> headers) {
+    public <R> AttemptSpan startAttempt(String method, R request, HeaderSetter<R> headers) {
       return (status, failure) -> {
         log.add("end: " + (failure != null ? failure.getClass().getSimpleName() : status));
         throw new AssertionError("after the end");
@@ -331,5 +334,34 @@ class AttemptSpansTest {
           .isInstanceOf(AssertionError.class);
     }
     assertThat(log).as("4.5").containsExactly("end: 200");
+  }
+
+  @Test
+  void theAttemptIsToldItsMethodAsTheRequestLineWritesIt() throws Exception {
+    // The tracer's own Apache instrumentation reads the request's getMethod() and the conventions
+    // compare it as it is: a "get" is _OTHER there, so a resend's span must not read GET.
+    server.enqueue(ok("five"), ok("four"));
+    try (CloseableHttpClient client =
+        RetryExecHandler.addTo(HttpClients.custom(), engine()).build()) {
+      int code =
+          client.execute(
+              new org.apache.hc.client5.http.classic.methods.HttpUriRequestBase(
+                  "get", java.net.URI.create(server.url("/five"))),
+              r -> r.getCode());
+      assertThat(code).isEqualTo(200);
+    }
+    try (org.apache.http.impl.client.CloseableHttpClient client =
+        RetryingCloseableHttpClient.wrap(
+            org.apache.http.impl.client.HttpClients.custom(), engine())) {
+      int code =
+          client.execute(
+              org.apache.http.client.methods.RequestBuilder.create("get")
+                  .setUri(server.url("/four"))
+                  .build(),
+              r -> r.getStatusLine().getStatusCode());
+      assertThat(code).isEqualTo(200);
+    }
+    assertThat(server.requests()).extracting(r -> r.method).containsExactly("get", "get");
+    assertThat(methods).containsExactly("get", "get");
   }
 }

@@ -15,7 +15,8 @@ import java.util.List;
  * The CLIENT span of one attempt, made by retry-agent itself for a client whose attempts the
  * OpenTelemetry agent's instrumentation cannot see (Apache HttpClient: its span wraps the whole
  * {@code execute}). It follows the HTTP semantic conventions for a client span, as that
- * instrumentation would: named for the method; {@code http.request.method}, {@code server.address},
+ * instrumentation would: named for the method as the request writes it (compared as it is: a {@code
+ * get} is {@code HTTP}, {@code _OTHER}); {@code http.request.method}, {@code server.address},
  * {@code server.port}, {@code url.full}, {@code http.request.resend_count} from the second attempt
  * on, {@code http.response.status_code}, {@code error.type} and status ERROR for a failure or a
  * status of 400 and above. One difference: {@code url.full} never holds the query (it may hold
@@ -37,16 +38,22 @@ final class OtelAttempt implements CallContext.AttemptSpan {
   /**
    * Starts the span under {@code parent} and sets its trace context on {@code carrier}.
    *
+   * @param method as the request line writes it, or null for {@code request}'s: compared as it is,
+   *     as the OpenTelemetry agent's Apache HttpClient instrumentation compares the request's own
+   *     {@code getMethod()} (a {@code get} is {@code _OTHER}, its original {@code get}, and the
+   *     span {@code HTTP}), so a resend's span reads as the first attempt's; {@link
+   *     RequestInfo#method()} is normalised for the engine's rules
    * @param resends the attempts of this call started before this one
    */
   static <R> OtelAttempt start(
       OtelCallContexts contexts,
       Context parent,
       RequestInfo request,
+      String requestLineMethod,
       int resends,
       R carrier,
       CallContext.HeaderSetter<R> headers) {
-    String method = request.method();
+    String method = requestLineMethod != null ? requestLineMethod : request.method();
     boolean known = KNOWN_METHODS.contains(method);
     SpanBuilder builder =
         contexts

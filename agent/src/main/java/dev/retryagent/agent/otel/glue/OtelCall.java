@@ -80,13 +80,13 @@ final class OtelCall implements CallContext {
    * OpenTelemetry agent's API fails, the attempt goes on without a span.
    */
   @Override
-  public <R> AttemptSpan startAttempt(R carrier, HeaderSetter<R> headers) {
+  public <R> AttemptSpan startAttempt(String method, R carrier, HeaderSetter<R> headers) {
     int resends = attempts++;
     if (context == null || resends == 0) {
       return AttemptSpan.NONE;
     }
     try {
-      return OtelAttempt.start(contexts, context, request, resends, carrier, headers);
+      return OtelAttempt.start(contexts, context, request, method, resends, carrier, headers);
     } catch (RuntimeException | LinkageError e) {
       return AttemptSpan.NONE;
     }

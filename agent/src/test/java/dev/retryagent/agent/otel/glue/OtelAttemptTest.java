@@ -101,9 +101,25 @@ class OtelAttemptTest {
 
   private SpanData resend(RequestInfo request, int resends, Map<String, String> headers, int status)
       throws Exception {
+    return resend(request, request.method(), resends, headers, status);
+  }
+
+  private SpanData resend(
+      RequestInfo request,
+      String requestLineMethod,
+      int resends,
+      Map<String, String> headers,
+      int status)
+      throws Exception {
     CallContext.AttemptSpan span =
         OtelAttempt.start(
-            contexts, Context.root().with(parent), request, resends, headers, Map::put);
+            contexts,
+            Context.root().with(parent),
+            request,
+            requestLineMethod,
+            resends,
+            headers,
+            Map::put);
     span.end(status, status < 0 ? new SocketTimeoutException("Read timed out ?token=x") : null);
     assertThat(exported.getFinishedSpanItems()).hasSize(1);
     return exported.getFinishedSpanItems().get(0);
@@ -171,6 +187,18 @@ class OtelAttemptTest {
     assertThat(attribute(span, "http.request.method")).isEqualTo("_OTHER");
     assertThat(attribute(span, "http.request.method_original")).isEqualTo("PROPFIND");
     assertThat(attribute(span, "url.full")).isEqualTo("http://h/v1/charges");
+  }
+
+  @Test
+  void aMethodInLowerCaseIsOtherAsTheOpenTelemetryAgentsApacheSpanHasIt() throws Exception {
+    // The OpenTelemetry agent's Apache instrumentation reads the request's getMethod() and the
+    // conventions compare it as it is: its span for the first attempt of a "get" is HTTP, _OTHER.
+    // The resend's read GET, from the engine's upper-cased method.
+    SpanData span = resend(request("GET", "http", "h", 80), "get", 1, new HashMap<>(), 200);
+
+    assertThat(span.getName()).isEqualTo("HTTP");
+    assertThat(attribute(span, "http.request.method")).isEqualTo("_OTHER");
+    assertThat(attribute(span, "http.request.method_original")).isEqualTo("get");
   }
 
   @Test
