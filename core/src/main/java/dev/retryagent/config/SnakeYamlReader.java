@@ -41,7 +41,8 @@ final class SnakeYamlReader {
     StreamReader reader = new StreamReader(text);
     TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
     try {
-      Node root = new Composer(parser, new NullAndMergeResolver(), options).getSingleNode();
+      Node root =
+          new AliasPlacingComposer(parser, new NullAndMergeResolver(), options).getSingleNode();
       return root == null ? null : convert(root, new IdentityHashMap<>());
     } catch (MarkedYAMLException e) {
       Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
@@ -59,10 +60,11 @@ final class SnakeYamlReader {
   }
 
   /**
-   * SnakeYAML's tree as ours, node for node: a node an alias repeats is converted once and shared,
-   * as in SnakeYAML's graph (a copy per alias would let a few aliases multiply a file's size), and
-   * a list or map that contains itself stays a cycle, which the walker never follows deeper than
-   * the schema.
+   * SnakeYAML's tree as ours, node for node: a list or map an alias repeats is converted once and
+   * shared (a scalar through an alias is a node of its own, {@link AliasPlacingComposer}), as in
+   * SnakeYAML's graph (a copy per alias would let a few aliases multiply a file's size), and a list
+   * or map that contains itself stays a cycle, which the walker never follows deeper than the
+   * schema.
    */
   private static YamlNode convert(Node node, Map<Node, YamlNode> done) {
     YamlNode converted = done.get(node);
@@ -180,6 +182,47 @@ final class SnakeYamlReader {
         default:
           return false;
       }
+    }
+  }
+
+  /**
+   * SnakeYAML's composer, but a scalar reached through an alias as a map's key or value is a node
+   * of its own at the alias's place: SnakeYAML's returns the anchor's node itself, so a problem
+   * with the value where the alias stands ({@code maxAttempts: *n} in a route, the anchor a valid
+   * default elsewhere) was reported at the anchor's line. A copy costs one small node per alias
+   * (the text shared), bounded by the file's size. Lists and maps stay shared, as the alias limit
+   * counts on (their items keep their own places), and so does an alias as a list's item (SnakeYAML
+   * composes those in a method of its own that cannot be overridden): reported at the anchor.
+   */
+  private static final class AliasPlacingComposer extends Composer {
+    AliasPlacingComposer(Parser parser, Resolver resolver, LoaderOptions options) {
+      super(parser, resolver, options);
+    }
+
+    @Override
+    protected Node composeKeyNode(MappingNode node) {
+      Event alias = nextAlias();
+      return placed(super.composeKeyNode(node), alias);
+    }
+
+    @Override
+    protected Node composeValueNode(MappingNode node) {
+      Event alias = nextAlias();
+      return placed(super.composeValueNode(node), alias);
+    }
+
+    /** The alias event that comes next, or null. */
+    private Event nextAlias() {
+      return parser.checkEvent(Event.ID.Alias) ? parser.peekEvent() : null;
+    }
+
+    private static Node placed(Node node, Event alias) {
+      if (alias == null || !(node instanceof ScalarNode)) {
+        return node;
+      }
+      ScalarNode s = (ScalarNode) node;
+      return new ScalarNode(
+          s.getTag(), s.getValue(), alias.getStartMark(), alias.getEndMark(), s.getScalarStyle());
     }
   }
 

@@ -631,6 +631,22 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aValueReachedThroughAnAliasIsReportedWhereTheAliasIsWritten() {
+    // Before: at the anchor's line (SnakeYAML hands out the anchor's node for every alias), where
+    // the value is valid for its own key.
+    List<ConfigProblem> all =
+        problems(
+            "routes:",
+            "  - name: &n payments",
+            "    match: {hosts: [a]}",
+            "    retry: {maxAttempts: *n}");
+    assertThat(all).hasSize(1);
+    assertThat(all.get(0).path()).isEqualTo("routes[0].retry.maxAttempts");
+    assertThat(all.get(0).line()).isEqualTo(4);
+    assertThat(all.get(0).column()).isEqualTo(26);
+  }
+
+  @Test
   void survivesARecursiveAlias() {
     List<ConfigProblem> all = problems("defaults: &d {retry: *d}");
     assertThat(all).isNotEmpty();
