@@ -76,11 +76,11 @@ class AttemptSpansTest {
   }
 
   private RetryEngine engine() {
-    return RetryEngine.builder()
-        .clock(time)
-        .sleeper(time::sleep)
-        .callContexts(call -> new Recording())
-        .build();
+    return engine(call -> new Recording());
+  }
+
+  private RetryEngine engine(CallContext.Factory contexts) {
+    return RetryEngine.builder().clock(time).sleeper(time::sleep).callContexts(contexts).build();
   }
 
   private List<String> spansSent() {
@@ -309,12 +309,7 @@ class AttemptSpansTest {
   void anAttemptSpanIsEndedOnceWhenWhatFollowsItsEndThrows() throws Exception {
     // Before: the attempt's catch ended the span a second time, as failed with what was thrown
     // after the first end (an Error out of the end itself here; our own bookkeeping after it too).
-    RetryEngine engine =
-        RetryEngine.builder()
-            .clock(time)
-            .sleeper(time::sleep)
-            .callContexts(call -> new ThrowingAtEnd())
-            .build();
+    RetryEngine engine = engine(call -> new ThrowingAtEnd());
     server.enqueue(ok("five"), ok("four"));
     try (CloseableHttpClient client =
         RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
