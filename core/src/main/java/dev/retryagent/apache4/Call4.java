@@ -12,7 +12,6 @@ import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.client.methods.HttpExecutionAware;
-import org.apache.http.client.methods.HttpUriRequest;
 import org.apache.http.conn.ConnectionPoolTimeoutException;
 import org.apache.http.protocol.BasicHttpContext;
 import org.apache.http.protocol.HttpContext;
@@ -67,7 +66,7 @@ final class Call4 extends SelfViewCall
         timeoutNanos < 0
             ? new ObservingContext(own, this)
             : new BoundedContext(own, this, timeoutNanos);
-    CallContext.AttemptSpan span = startAttemptSpan(methodAsWritten(request), this, HEADERS);
+    CallContext.AttemptSpan span = startAttemptSpan(Request4.methodOf(request), this, HEADERS);
     boolean reported = false;
     try {
       CloseableHttpResponse response = transport.execute(target, request, observed);
@@ -227,15 +226,4 @@ final class Call4 extends SelfViewCall
    * whose own values {@link #restore} puts back when the call ends.
    */
   private static final CallContext.HeaderSetter<Call4> HEADERS = Call4::setSpanHeader;
-
-  /**
-   * The method as {@code request}'s line writes it, its case kept (a tracer compares it as it is):
-   * an HttpUriRequest gives it without building a request line, as {@link Request4#methodOf} reads
-   * it.
-   */
-  private static String methodAsWritten(HttpRequest request) {
-    return request instanceof HttpUriRequest
-        ? ((HttpUriRequest) request).getMethod()
-        : request.getRequestLine().getMethod();
-  }
 }
