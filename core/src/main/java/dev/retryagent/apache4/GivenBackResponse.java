@@ -24,8 +24,9 @@ final class GivenBackResponse extends BasicHttpResponse implements CloseableHttp
 
   /**
    * The copy of {@code response}, or null when its body is over {@link
-   * ResponseAccess#GIVE_BACK_LIMIT} bytes. Reads the body: bytes the release reads anyway, within
-   * the client's socket timeout as it would, so no bound of its own.
+   * ResponseAccess#GIVE_BACK_LIMIT} bytes, or not all there ({@link Discards#readWhole}: with a
+   * length, as far as it has arrived; else within a grace, its connection closed once it is over).
+   * Reads the body: bytes the release reads anyway.
    */
   @SuppressWarnings("deprecation") // the params, as the response had them
   static CloseableHttpResponse of(CloseableHttpResponse response) throws IOException {
@@ -34,7 +35,10 @@ final class GivenBackResponse extends BasicHttpResponse implements CloseableHttp
     if (entity != null) {
       byte[] bytes =
           Discards.readWhole(
-              entity.getContentLength(), entity::getContent, ResponseAccess.GIVE_BACK_LIMIT);
+              entity.getContentLength(),
+              entity::getContent,
+              ResponseAccess.GIVE_BACK_LIMIT,
+              () -> RawBody.abort(entity));
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept
       }

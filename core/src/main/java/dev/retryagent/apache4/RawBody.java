@@ -2,9 +2,12 @@ package dev.retryagent.apache4;
 
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Unwrapping;
+import java.io.IOException;
+import java.io.InputStream;
 import java.lang.reflect.Field;
 import org.apache.http.HttpEntity;
 import org.apache.http.client.entity.DecompressingEntity;
+import org.apache.http.conn.ConnectionReleaseTrigger;
 import org.apache.http.entity.HttpEntityWrapper;
 
 /**
@@ -37,14 +40,31 @@ final class RawBody {
    * Releases a retried response ({@link Discards#release}): its body as it came, read as far as it
    * has arrived when its length is known. Not a decoded one's: the decoder of the copy for a late
    * wait may have read part of it, and what remains cannot be told from what has arrived (read to
-   * its end as before).
+   * its end within the grace, as a chunked one and one with no length are: {@link Discards.Grace}).
    */
   static void release(HttpEntity entity, java.io.Closeable closeUnread, java.io.Closeable close) {
     HttpEntity raw = of(entity);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
+        () -> abort(raw),
         closeUnread,
         close);
+  }
+
+  /**
+   * Closes the connection of {@code entity}'s body, from another thread than the one reading it (a
+   * {@link Discards.Grace} that is over), without reading: HttpClient's stream of the body aborts
+   * it ({@link ConnectionReleaseTrigger#abortConnection}, which closes the connection and gives it
+   * back to the manager, not to be used again; a read under it then fails, or ends). Not the
+   * response's close: the deprecated {@code AbstractHttpClient}'s reads the rest of the body, and
+   * would hold our scheduler's thread for as long as the server held it.
+   */
+  static void abort(HttpEntity entity) throws IOException {
+    HttpEntity raw = of(entity);
+    InputStream in = raw == null ? null : raw.getContent();
+    if (in instanceof ConnectionReleaseTrigger) {
+      ((ConnectionReleaseTrigger) in).abortConnection();
+    }
   }
 }

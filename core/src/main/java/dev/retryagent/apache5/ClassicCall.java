@@ -233,10 +233,14 @@ final class ClassicCall extends SelfViewCall
 
   @Override
   public ClassicHttpResponse copyToGiveBack(ClassicHttpResponse response) throws IOException {
-    return GivenBackEntity.copyOf(response);
+    return GivenBackEntity.copyOf(response, this);
   }
 
-  /** Closes the connection of a response whose body was not read to its end. */
+  /**
+   * Closes the connection of a response whose body was not read to its end; also from another
+   * thread than the one reading it (a retried body's grace: {@link
+   * dev.retryagent.internal.Discards.Grace}), the endpoint taken from the exec runtime atomically.
+   */
   @Override
   public void close() {
     scope.execRuntime.discardEndpoint();

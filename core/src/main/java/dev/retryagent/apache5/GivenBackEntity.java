@@ -34,16 +34,18 @@ final class GivenBackEntity extends AbstractHttpEntity {
   /**
    * The copy of {@code response}: its status, reason, protocol version, headers and whole body,
    * detached from the connection; null when its body is over {@link ResponseAccess#GIVE_BACK_LIMIT}
-   * bytes. Reads the body: bytes the release reads anyway, within the client's socket timeout as it
-   * would, so no bound of its own.
+   * bytes, or not all there ({@link Discards#readWhole}: with a length, as far as it has arrived;
+   * else within a grace, its connection closed through {@code abort} once it is over). Reads the
+   * body: bytes the release reads anyway.
    */
-  static ClassicHttpResponse copyOf(ClassicHttpResponse response) throws IOException {
+  static ClassicHttpResponse copyOf(ClassicHttpResponse response, java.io.Closeable abort)
+      throws IOException {
     HttpEntity entity = response.getEntity();
     GivenBackEntity body = null;
     if (entity != null) {
       byte[] bytes =
           Discards.readWhole(
-              entity.getContentLength(), entity::getContent, ResponseAccess.GIVE_BACK_LIMIT);
+              entity.getContentLength(), entity::getContent, ResponseAccess.GIVE_BACK_LIMIT, abort);
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept
       }

@@ -40,13 +40,16 @@ final class RawBody {
    * Releases a retried response ({@link Discards#release}): its body as it came, read as far as it
    * has arrived when its length is known. Not a decoded one's: the decoder of the copy for a late
    * wait may have read part of it, and what remains cannot be told from what has arrived (read to
-   * its end as before).
+   * its end within the grace, as a chunked one and one with no length are: {@link Discards.Grace}).
+   * {@code closeUnread} closes the connection unread, also from another thread than the one reading
+   * (the grace's).
    */
   static void release(HttpEntity entity, java.io.Closeable closeUnread, java.io.Closeable close) {
     HttpEntity raw = of(entity);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
+        closeUnread,
         closeUnread,
         close);
   }

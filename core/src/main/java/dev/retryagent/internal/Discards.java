@@ -1,5 +1,6 @@
 package dev.retryagent.internal;
 
+import dev.retryagent.engine.Scheduler;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,6 +15,15 @@ import java.io.InputStream;
 public final class Discards {
   /** Bytes of a retried response's body read to keep its connection; past them it is closed. */
   public static final int LIMIT = 64 * 1024;
+
+  /**
+   * How long a retried body is read with reads that may wait, before its connection is closed under
+   * them: a body whose end cannot be told from what has arrived (Apache HttpClient classic:
+   * chunked, with no length, or one HttpClient decodes; {@link Grace}). A body that has arrived is
+   * read well within it; one the server holds is not waited for. Also the least java.net.http waits
+   * for one.
+   */
+  public static final long GRACE_NANOS = 250_000_000L;
 
   private Discards() {}
 
@@ -64,9 +74,10 @@ public final class Discards {
    * when it is longer (not read at all when {@code contentLength} says so, else read one byte past
    * the limit). A body of a known length is read only as far as it has arrived, never waited for
    * ({@link #readArrivedToEnd}): null when not all of it is there; its end then read gives the
-   * connection back. Does not close the stream.
+   * connection back. One of no known length (below 0) is read within a {@link Grace}, {@code abort}
+   * closing its connection under the read when that is over: null then. Does not close the stream.
    */
-  public static byte[] readWhole(long contentLength, Content content, int limit)
+  public static byte[] readWhole(long contentLength, Content content, int limit, Closeable abort)
       throws IOException {
     if (contentLength > limit) {
       return null;
@@ -75,18 +86,34 @@ public final class Discards {
     if (in == null) {
       return new byte[0];
     }
-    if (contentLength >= 0) {
-      byte[] bytes = new byte[(int) contentLength];
-      int total = 0;
-      for (int ready = in.available(); total < bytes.length; ready = in.available()) {
-        int n = ready <= 0 ? -1 : in.read(bytes, total, Math.min(ready, bytes.length - total));
-        if (n < 0) {
-          return null; // not all there yet (or shorter than its length): not waited for
+    if (contentLength < 0) {
+      Grace grace = Grace.start(abort);
+      byte[] bytes;
+      try {
+        bytes = readUpTo(in, limit);
+      } finally {
+        if (!grace.end()) {
+          // Not all there in time: its connection closed under the read, which may have seen
+          // that as the end of a body with no length. Nothing kept.
+          bytes = null;
         }
-        total += n;
       }
-      return in.read() < 0 ? bytes : null;
+      return bytes;
     }
+    byte[] bytes = new byte[(int) contentLength];
+    int total = 0;
+    for (int ready = in.available(); total < bytes.length; ready = in.available()) {
+      int n = ready <= 0 ? -1 : in.read(bytes, total, Math.min(ready, bytes.length - total));
+      if (n < 0) {
+        return null; // not all there yet (or shorter than its length): not waited for
+      }
+      total += n;
+    }
+    return in.read() < 0 ? bytes : null;
+  }
+
+  /** {@code in} read to its end when that comes within {@code limit} bytes, else null. */
+  private static byte[] readUpTo(InputStream in, int limit) throws IOException {
     byte[] buffer = new byte[limit + 1];
     int total = 0;
     for (int n = in.read(buffer, 0, buffer.length);
@@ -107,10 +134,11 @@ public final class Discards {
    * on. Its end is read once all its declared bytes are: HttpClient's stream of a known length
    * answers that read at once, and that end gives the connection back. A body with no length
    * ({@code contentLength} below 0: chunked, or ending with its connection) is read to its end as
-   * by {@link #readToEnd}: where its end is cannot be told from what has arrived. Read to its end,
-   * a body the server held kept the retry waiting as long as the server held it (with HttpClient's
-   * default socket timeout, none), where the application without the agent, closing the response
-   * unread, had it at its head. Does not close {@code in}.
+   * by {@link #readToEnd}: where its end is cannot be told from what has arrived ({@link #release}
+   * reads it within a {@link Grace}). Read to its end, a body the server held kept the retry
+   * waiting as long as the server held it (with HttpClient's default socket timeout, none), where
+   * the application without the agent, closing the response unread, had it at its head. Does not
+   * close {@code in}.
    */
   public static boolean readArrivedToEnd(InputStream in, long contentLength) throws IOException {
     if (contentLength < 0) {
@@ -144,17 +172,30 @@ public final class Discards {
    * end within {@link #LIMIT}, as far as it has arrived ({@link #readArrivedToEnd}), gives the
    * connection back to the pool for the next attempt; when more remains, or the read fails, {@code
    * closeUnread} closes the connection first, because the stream's close, as the response's, would
-   * read the rest (a 1 GB or endless error body, or one the server holds, before the retry). {@code
-   * close} then releases the response. Neither close throws.
+   * read the rest (a 1 GB or endless error body, or one the server holds, before the retry). A body
+   * of no known length is read within a {@link Grace}: once it is over {@code abort} closes the
+   * connection under the read, as for a body not all there. {@code close} then releases the
+   * response. Neither close throws.
    */
   public static void release(
-      Content content, long contentLength, Closeable closeUnread, Closeable close) {
+      Content content,
+      long contentLength,
+      Closeable abort,
+      Closeable closeUnread,
+      Closeable close) {
     boolean whole;
+    Grace grace = null;
     try {
       InputStream in = content == null ? null : content.open();
+      if (in != null && contentLength < 0) {
+        grace = Grace.start(abort);
+      }
       whole = in == null || readArrivedToEnd(in, contentLength);
     } catch (IOException | RuntimeException e) {
       whole = false;
+    }
+    if (grace != null && !grace.end()) {
+      whole = false; // the end a body with no length came to may be the abort's
     }
     if (!whole) {
       // Also after a copy that read the whole body (readWhole): its end gave the connection back
@@ -162,6 +203,71 @@ public final class Discards {
       closeQuietly(closeUnread);
     }
     closeQuietly(close);
+  }
+
+  /**
+   * A bound on reads of a retried body that may wait: one whose end cannot be told from what has
+   * arrived (chunked, with no length, or decoded by the client; the copy's or the release's reads).
+   * Read to its end, such a body the server held (its head there, the rest not) kept the retry
+   * waiting as long as the server held it, bounded only by the client's socket timeout (Apache
+   * HttpClient's default: none), where the application without the agent, closing the response
+   * unread, had it at its head. So once {@link #GRACE_NANOS} are over, {@code abort} closes the
+   * connection under the read, which then fails (or ends), and {@link #end} says so: the body is
+   * let go as one past the limit is. A body that has arrived is read well before that and keeps its
+   * connection.
+   *
+   * <p>Ended first, the grace never closes anything: the read gave the connection back to the pool,
+   * where the retry may lease it again (HttpClient 5.x's exec runtime is the call's, for every
+   * attempt). The check and the close are under one lock for that. The task runs on our shared
+   * scheduler, whose threads inherit nothing from the application's; one that refuses (the JVM
+   * ending) leaves the read as before, bounded by the socket timeout alone. Made only on a retry's
+   * path.
+   */
+  public static final class Grace implements Runnable {
+    private final Closeable abort;
+    private boolean ended;
+    private boolean over;
+    private Scheduler.Cancellable task;
+
+    private Grace(Closeable abort) {
+      this.abort = abort;
+    }
+
+    /** A grace from now, whose end closes the connection through {@code abort}. */
+    public static Grace start(Closeable abort) {
+      Grace grace = new Grace(abort);
+      try {
+        Scheduler.Cancellable task = Scheduler.shared().schedule(grace, GRACE_NANOS);
+        synchronized (grace) {
+          grace.task = task;
+        }
+      } catch (RuntimeException refused) {
+        // No thread to be had: read as before the grace.
+      }
+      return grace;
+    }
+
+    /** The grace is over: the read not ended by now has its connection closed under it. */
+    @Override
+    public synchronized void run() {
+      if (!ended) {
+        over = true;
+        closeQuietly(abort);
+      }
+    }
+
+    /** Ends the grace, which closes nothing after: true when the read ended within it. */
+    public boolean end() {
+      Scheduler.Cancellable t;
+      synchronized (this) {
+        ended = true;
+        t = task;
+      }
+      if (t != null) {
+        t.cancel();
+      }
+      return !over;
+    }
   }
 
   private static void closeQuietly(Closeable c) {

@@ -10,9 +10,11 @@ import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.ScriptedHttpServer.Framing;
 import dev.retryagent.testing.TestEngines;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import org.apache.http.HttpEntity;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
@@ -23,6 +25,7 @@ import org.apache.http.impl.client.HttpClients;
 import org.apache.http.util.EntityUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** What {@link ApacheRetrying4} does before a call's first attempt, beside HttpClient's own. */
@@ -102,14 +105,15 @@ class ApacheRetrying4Test {
   }
 
   @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(boolean gzipped)
-      throws Exception {
+  @CsvSource({"LENGTH, false", "LENGTH, true", "CHUNKED, false", "CHUNKED, true"})
+  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(
+      Framing framing, boolean gzipped) throws Exception {
     // A 503 whose Retry-After (5 s, over the 1 s margin) has it released before the wait, which
     // ends 40 s late, past the 10 s deadline: the caller got the engine's IOException where
     // without the agent it had the 503. Now the copy kept as it was released (status line,
     // headers, body, the entity's details; gzipped: as HttpClient decoded it) is given back, as
-    // HttpClient gives it without the agent, and nothing more is sent.
+    // HttpClient gives it without the agent, and nothing more is sent. Chunked too: the copy and
+    // the release read it within their grace (Discards.Grace), and it has arrived.
     List<RetryEvent> events = new ArrayList<>();
     RetryEngine late = lateEngine(events);
     try (ScriptedHttpServer server = new ScriptedHttpServer();
@@ -117,8 +121,8 @@ class ApacheRetrying4Test {
         CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), late)) {
       server.otherwise(ScriptedHttpServer.Action.ok("late"));
 
-      String without = seen(plain, server, gzipped);
-      String with = seen(ours, server, gzipped);
+      String without = seen(plain, server, framing, gzipped);
+      String with = seen(ours, server, framing, gzipped);
 
       assertThat(with).isEqualTo(without).contains("503", "Retry-After: 5", "busy, come back");
       assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
@@ -138,22 +142,37 @@ class ApacheRetrying4Test {
     }
   }
 
-  @Test
-  void aRetriedResponseWhoseBodyIsHeldIsLetGoWithoutWaitingForTheRest() throws Exception {
+  @ParameterizedTest
+  @CsvSource({
+    "LENGTH, false",
+    "CHUNKED, false",
+    "UNTIL_CLOSE, false",
+    "LENGTH, true",
+    "CHUNKED, true"
+  })
+  void aRetriedResponseWhoseBodyIsHeldIsLetGoWithoutWaitingForTheRest(
+      Framing framing, boolean gzipped) throws Exception {
     // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
     // server's own bound: 10 s). HttpClient 4.5's default socket timeout is none. Without the agent
     // an application that closes the response unread has the 503 at its head; the retry waited
     // for the rest of a body nobody reads as long as the server held it, then went out on the
-    // drained connection. Now the retry goes out on a connection of its own at once.
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    // drained connection (a body with no length: on a new one, once the server closed it). Since
+    // 805fed7 a body with a length HttpClient does not decode is read as far as it has arrived;
+    // now a chunked one, one with no length and a gzipped one are read within a grace
+    // (Discards.Grace), then their connection is closed: the retry goes out on a connection of
+    // its own while the body is still held.
+    CountDownLatch release = new CountDownLatch(1);
     try (ScriptedHttpServer server = new ScriptedHttpServer();
         CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      ScriptedHttpServer.Action busy =
+          ScriptedHttpServer.Action.status(503).body("busy busy busy").framed(framing);
       server.enqueue(
-          ScriptedHttpServer.Action.status(503).body("busy busy busy").heldAfter(4, release),
+          (gzipped ? busy.gzipped() : busy).heldAfter(4, release),
           ScriptedHttpServer.Action.ok("done"));
       try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/held")))) {
         assertThat(r.getStatusLine().getStatusCode()).isEqualTo(200);
         assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+        assertThat(server.holdsEnded()).as("the 503's body still held").isZero();
       } finally {
         release.countDown();
       }
@@ -162,29 +181,58 @@ class ApacheRetrying4Test {
     }
   }
 
-  @Test
-  void aHeldBodyReleasedBeforeAWaitThatEndsPastTheDeadlineIsNotGivenBack() throws Exception {
+  @ParameterizedTest
+  @CsvSource({
+    "LENGTH, false",
+    "CHUNKED, false",
+    "UNTIL_CLOSE, false",
+    "LENGTH, true",
+    "CHUNKED, true"
+  })
+  void aHeldBodyReleasedBeforeAWaitThatEndsPastTheDeadlineIsNotGivenBack(
+      Framing framing, boolean gzipped) throws Exception {
     // As aResponseReleasedBeforeAWait... but the 503's body is held: the copy read it to its end
     // first, waiting as long as the server held it, and gave the 503 back. Now it reads what has
-    // arrived: no copy of a body not all there, and the call ends with the engine's IOException,
-    // as for a body over 8 KiB, without waiting for the server.
+    // arrived (a length HttpClient does not decode), or reads within a grace (Discards.Grace): no
+    // copy of a body not all there, and the call ends with the engine's IOException, as for a
+    // body over 8 KiB, without waiting for the server.
     RetryEngine late = lateEngine(new ArrayList<>());
-    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
     try (ScriptedHttpServer server = new ScriptedHttpServer();
         CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), late)) {
-      server.enqueue(
+      ScriptedHttpServer.Action busy =
           ScriptedHttpServer.Action.status(503)
               .header("Retry-After", "5")
               .body("busy, come back")
-              .heldAfter(4, release));
+              .framed(framing);
+      server.enqueue((gzipped ? busy.gzipped() : busy).heldAfter(4, release));
       Throwable t;
       try {
         t = catchThrowable(() -> ours.execute(new HttpGet(server.url("/held"))).close());
+        assertThat(server.holdsEnded()).as("the 503's body still held").isZero();
       } finally {
         release.countDown();
       }
       assertThat(t).isInstanceOf(java.io.IOException.class).hasMessageContaining("deadline");
       assertThat(server.requestCount()).isEqualTo(1);
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aRetriedChunkedBodyThatHasArrivedKeepsItsConnection(boolean gzipped) throws Exception {
+    // Read within the grace (Discards.Grace), a chunked body that has arrived is read to its end,
+    // which gives its connection back for the retry, as before.
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      ScriptedHttpServer.Action busy =
+          ScriptedHttpServer.Action.status(503).body("busy busy busy").framed(Framing.CHUNKED);
+      server.enqueue(gzipped ? busy.gzipped() : busy, ScriptedHttpServer.Action.ok("done"));
+      try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/chunked")))) {
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+      }
+      assertThat(server.requestCount()).isEqualTo(2);
+      assertThat(server.connectionCount()).as("the retry on the 503's connection").isEqualTo(1);
     }
   }
 
@@ -206,13 +254,15 @@ class ApacheRetrying4Test {
   }
 
   /** What the caller sees of a 503 with a small body: all of it that HttpClient's API shows. */
-  private static String seen(CloseableHttpClient client, ScriptedHttpServer server, boolean gzipped)
+  private static String seen(
+      CloseableHttpClient client, ScriptedHttpServer server, Framing framing, boolean gzipped)
       throws Exception {
     ScriptedHttpServer.Action busy =
         ScriptedHttpServer.Action.status(503)
             .header("Retry-After", "5")
             .header("X-Busy", "yes")
-            .body("busy, come back");
+            .body("busy, come back")
+            .framed(framing);
     server.enqueue(gzipped ? busy.gzipped() : busy);
     try (CloseableHttpResponse r = client.execute(new HttpGet(server.url("/items")))) {
       HttpEntity e = r.getEntity();

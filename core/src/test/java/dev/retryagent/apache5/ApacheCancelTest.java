@@ -26,7 +26,6 @@ import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code cancel()} of an HttpClient 5 request during an attempt: a real client on a loopback server
@@ -218,14 +217,20 @@ class ApacheCancelTest {
   }
 
   @ParameterizedTest
-  @ValueSource(booleans = {false, true})
-  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(boolean gzipped)
-      throws Exception {
+  @org.junit.jupiter.params.provider.CsvSource({
+    "LENGTH, false",
+    "LENGTH, true",
+    "CHUNKED, false",
+    "CHUNKED, true"
+  })
+  void aResponseReleasedBeforeAWaitThatEndsPastTheDeadlineIsGivenBackAsItCame(
+      ScriptedHttpServer.Framing framing, boolean gzipped) throws Exception {
     // A 503 whose Retry-After (5 s, over the 1 s margin) has it released before the wait, which
     // ends 40 s late, past the 10 s deadline: the caller got the engine's IOException where
     // without the agent it had the 503. Now the copy kept as it was released (code, reason,
     // version, headers, body, the entity's details; gzipped: as HttpClient decoded it) is given
-    // back, as HttpClient gives it without the agent, and nothing more is sent.
+    // back, as HttpClient gives it without the agent, and nothing more is sent. Chunked too: the
+    // copy and the release read it within their grace (Discards.Grace), and it has arrived.
     RetryEngine engine =
         TestEngines.engine(
             time,
@@ -242,8 +247,8 @@ class ApacheCancelTest {
                 .build()) {
       server.otherwise(ScriptedHttpServer.Action.ok("late"));
 
-      String without = seen(plain, server, gzipped);
-      String with = seen(ours, server, gzipped);
+      String without = seen(plain, server, framing, gzipped);
+      String with = seen(ours, server, framing, gzipped);
 
       assertThat(with).isEqualTo(without).contains("503", "Retry-After: 5", "busy, come back");
       assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
@@ -263,10 +268,18 @@ class ApacheCancelTest {
   }
 
   /** What the caller sees of a 503 with a small body: all of it that HttpClient's API shows. */
-  private static String seen(CloseableHttpClient client, ScriptedHttpServer server, boolean gzipped)
+  private static String seen(
+      CloseableHttpClient client,
+      ScriptedHttpServer server,
+      ScriptedHttpServer.Framing framing,
+      boolean gzipped)
       throws Exception {
     ScriptedHttpServer.Action busy =
-        status(503).header("Retry-After", "5").header("X-Busy", "yes").body("busy, come back");
+        status(503)
+            .header("Retry-After", "5")
+            .header("X-Busy", "yes")
+            .body("busy, come back")
+            .framed(framing);
     server.enqueue(gzipped ? busy.gzipped() : busy);
     return client.execute(
         new HttpGet(server.url("/items")),

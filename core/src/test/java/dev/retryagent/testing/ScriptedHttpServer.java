@@ -47,6 +47,34 @@ public final class ScriptedHttpServer implements Closeable {
   }
 
   /** What the server does with one request. */
+  /** How a response's body is framed on the wire ({@link Action#framed}). */
+  public enum Framing {
+    /** {@code Content-Length} (the default). */
+    LENGTH,
+    /** {@code Transfer-Encoding: chunked}; a held body in two chunks, the last chunk after. */
+    CHUNKED,
+    /** No length: the body ends with the connection, which the server then closes. */
+    UNTIL_CLOSE;
+
+    /** Bytes {@code from} to {@code to} of {@code body} as sent, {@code last}: its end. */
+    byte[] frame(byte[] body, int from, int to, boolean last) {
+      if (this != CHUNKED) {
+        return java.util.Arrays.copyOfRange(body, from, to);
+      }
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      if (to > from) {
+        out.writeBytes(
+            (Integer.toHexString(to - from) + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+        out.write(body, from, to - from);
+        out.writeBytes("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      }
+      if (last) {
+        out.writeBytes("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      }
+      return out.toByteArray();
+    }
+  }
+
   public static final class Action {
     final int status;
     final Map<String, String> headers;
@@ -82,6 +110,9 @@ public final class ScriptedHttpServer implements Closeable {
 
     /** An interim (1xx) response sent before this one ({@link #afterInterim}); 0: none. */
     private int interim;
+
+    /** How the body is framed ({@link #framed}). */
+    private Framing framing = Framing.LENGTH;
 
     private Action(
         int status,
@@ -241,10 +272,33 @@ public final class ScriptedHttpServer implements Closeable {
       return a;
     }
 
-    /** This action as it is, for a modifier that is last in the chain to set its field on. */
+    /**
+     * The body framed as {@code framing} says ({@link Framing}). Last in the chain of this action's
+     * modifiers.
+     */
+    public Action framed(Framing framing) {
+      Action a = copy();
+      a.framing = framing;
+      return a;
+    }
+
+    /**
+     * This action as it is, for a modifier that is last in the chain to set its field on: the other
+     * such modifiers' fields kept ({@code framed(CHUNKED).gzipped().heldAfter(...)}).
+     */
     private Action copy() {
-      return new Action(
-          status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      Action a =
+          new Action(
+              status, headers, body, reset, closeWithoutResponse, delayMillis, fault, beforeBody);
+      a.bodyWaitMillis = bodyWaitMillis;
+      a.endless = endless;
+      a.heldAfter = heldAfter;
+      a.held = held;
+      a.gzip = gzip;
+      a.gzipBroken = gzipBroken;
+      a.interim = interim;
+      a.framing = framing;
+      return a;
     }
 
     private Action encoded(boolean broken) {
@@ -324,6 +378,7 @@ public final class ScriptedHttpServer implements Closeable {
   private final List<Recorded> requests = Collections.synchronizedList(new ArrayList<>());
   private final List<Socket> open = Collections.synchronizedList(new ArrayList<>());
   private final AtomicInteger count = new AtomicInteger();
+  private final AtomicInteger holdsEnded = new AtomicInteger();
   private final AtomicInteger accepted = new AtomicInteger();
   // Every connection accepted, in order: which of them is still open ({@link #isOpen}).
   private final List<Socket> sockets = Collections.synchronizedList(new ArrayList<>());
@@ -378,6 +433,14 @@ public final class ScriptedHttpServer implements Closeable {
   /** Requests received so far. */
   public int requestCount() {
     return count.get();
+  }
+
+  /**
+   * Held bodies ({@link Action#heldAfter}) whose hold is over (released by the test, or by the
+   * server's 10 s bound), the rest of them then sent: 0 while every one is still held.
+   */
+  public int holdsEnded() {
+    return holdsEnded.get();
   }
 
   /** Connections accepted so far: fewer than requests when the client kept one alive. */
@@ -551,8 +614,12 @@ public final class ScriptedHttpServer implements Closeable {
         if (a.beforeBody || cut) {
           head.append("Connection: close\r\n");
         }
-        if (a.status != 204) {
+        if (a.status != 204 && a.framing == Framing.LENGTH) {
           head.append("Content-Length: ").append(body.length).append("\r\n");
+        } else if (a.status != 204 && a.framing == Framing.CHUNKED) {
+          head.append("Transfer-Encoding: chunked\r\n");
+        } else if (a.framing == Framing.UNTIL_CLOSE) {
+          head.append("Connection: close\r\n");
         }
         head.append("\r\n");
         byte[] headBytes = head.toString().getBytes(StandardCharsets.ISO_8859_1);
@@ -561,18 +628,23 @@ public final class ScriptedHttpServer implements Closeable {
           out.write(headBytes);
         } else if (a.held != null) {
           out.write(headBytes);
-          out.write(body, 0, a.heldAfter);
+          out.write(a.framing.frame(body, 0, a.heldAfter, false));
           out.flush();
           a.held.await(10, TimeUnit.SECONDS); // the test reads what came first, then releases
-          out.write(body, a.heldAfter, body.length - a.heldAfter);
+          holdsEnded.incrementAndGet();
+          out.write(a.framing.frame(body, a.heldAfter, body.length, true));
         } else {
           // Head and body in one write, as servers send a short response: a client that reads
           // what has arrived of a body (HttpURLConnection's retried one) finds it there.
-          byte[] whole = java.util.Arrays.copyOf(headBytes, headBytes.length + body.length);
-          System.arraycopy(body, 0, whole, headBytes.length, body.length);
+          byte[] framed = a.framing.frame(body, 0, body.length, true);
+          byte[] whole = java.util.Arrays.copyOf(headBytes, headBytes.length + framed.length);
+          System.arraycopy(framed, 0, whole, headBytes.length, framed.length);
           out.write(whole);
         }
         out.flush();
+        if (a.framing == Framing.UNTIL_CLOSE) {
+          return; // its end is the connection's
+        }
         if (a.beforeBody || cut) {
           return; // the body, if the client sends it anyway, is never read
         }

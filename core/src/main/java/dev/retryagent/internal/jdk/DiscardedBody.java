@@ -36,7 +36,7 @@ import java.util.concurrent.Flow;
  */
 final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   /** The least a body is waited for, for a retry with no backoff: one already on its way. */
-  static final long MIN_GRACE_NANOS = 250_000_000L;
+  static final long MIN_GRACE_NANOS = Discards.GRACE_NANOS;
 
   /** The most, for a long backoff, which the retry waits again once the response is done. */
   static final long MAX_GRACE_NANOS = 2_000_000_000L;
