@@ -120,10 +120,12 @@ public final class ApacheRetrying4 {
 
         @Override
         public void discard(CloseableHttpResponse response) {
-          // The response's close, before its body was read to its end, closes the connection
-          // unread (HttpClient 4.5's ConnectionHolder); after, it finds the connection given
-          // back already. The body as it came, not decoded (RawBody).
-          RawBody.release(response.getEntity(), response, response);
+          // A body not read to its end has its connection closed unread through HttpClient's
+          // stream of it (RawBody.abort), then the response is closed, which finds the
+          // connection given back or closed already. Not the response's close alone: the
+          // deprecated AbstractHttpClient's reads the rest of the body (InternalHttpClient's
+          // closes the connection unread). The body as it came, not decoded (RawBody).
+          RawBody.release(response.getEntity(), response);
         }
 
         @Override

@@ -41,14 +41,17 @@ final class RawBody {
    * has arrived when its length is known. Not a decoded one's: the decoder of the copy for a late
    * wait may have read part of it, and what remains cannot be told from what has arrived (read to
    * its end within the grace, as a chunked one and one with no length are: {@link Discards.Grace}).
+   * A body not read to its end has its connection closed through {@link #abort}, never read, before
+   * {@code close}.
    */
-  static void release(HttpEntity entity, java.io.Closeable closeUnread, java.io.Closeable close) {
+  static void release(HttpEntity entity, java.io.Closeable close) {
     HttpEntity raw = of(entity);
+    java.io.Closeable abort = () -> abort(raw);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
-        () -> abort(raw),
-        closeUnread,
+        abort,
+        abort,
         close);
   }
 
@@ -56,9 +59,10 @@ final class RawBody {
    * Closes the connection of {@code entity}'s body, from another thread than the one reading it (a
    * {@link Discards.Grace} that is over), without reading: HttpClient's stream of the body aborts
    * it ({@link ConnectionReleaseTrigger#abortConnection}, which closes the connection and gives it
-   * back to the manager, not to be used again; a read under it then fails, or ends). Not the
-   * response's close: the deprecated {@code AbstractHttpClient}'s reads the rest of the body, and
-   * would hold our scheduler's thread for as long as the server held it.
+   * back to the manager, not to be used again; a read under it then fails, or ends; on {@code
+   * InternalHttpClient} what the response's close does before the body's end). Not the response's
+   * close: the deprecated {@code AbstractHttpClient}'s reads the rest of the body, for as long as
+   * the server holds it (on the caller's thread, or our scheduler's for a grace that is over).
    */
   static void abort(HttpEntity entity) throws IOException {
     HttpEntity raw = of(entity);

@@ -182,6 +182,38 @@ class ApacheRetrying4Test {
   }
 
   @ParameterizedTest
+  @ValueSource(strings = {"LENGTH", "CHUNKED"})
+  @SuppressWarnings("deprecation")
+  void aHeldBodyOfTheDeprecatedDefaultHttpClientIsLetGoUnread(Framing framing) throws Exception {
+    // As aRetriedResponseWhoseBodyIsHeld... on the deprecated DefaultHttpClient
+    // (AbstractHttpClient), whose response's close reads the rest of the body
+    // (CloseableHttpResponseProxy: EntityUtils.consume): a body with a length not all there was
+    // to have its connection closed unread, and that close waited for the rest as long as the
+    // server held it. Now the connection is aborted through HttpClient's stream of the body, which
+    // never reads (RawBody.abort), then the response closed.
+    CountDownLatch release = new CountDownLatch(1);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours =
+            RetryingCloseableHttpClient.wrap(
+                new org.apache.http.impl.client.DefaultHttpClient(), engine)) {
+      server.enqueue(
+          ScriptedHttpServer.Action.status(503)
+              .body("busy busy busy")
+              .framed(framing)
+              .heldAfter(4, release),
+          ScriptedHttpServer.Action.ok("done"));
+      try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/held")))) {
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+        assertThat(server.holdsEnded()).as("the 503's body still held").isZero();
+      } finally {
+        release.countDown();
+      }
+      assertThat(server.requestCount()).isEqualTo(2);
+      assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(2);
+    }
+  }
+
+  @ParameterizedTest
   @CsvSource({
     "LENGTH, false",
     "CHUNKED, false",
