@@ -11,6 +11,7 @@ import org.apache.http.Header;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
+import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.DefaultHttpRequestRetryHandler;
 import org.apache.http.impl.client.HttpClientBuilder;
 import org.apache.http.protocol.HttpContext;
@@ -46,6 +47,18 @@ public final class ApacheRetrying4 {
   public interface Transport {
     CloseableHttpResponse execute(HttpHost target, HttpRequest request, HttpContext context)
         throws IOException;
+
+    /**
+     * The client each attempt is made on, when there is one; null (the default) when not known.
+     * Read only for its connection manager: a connection of HttpClient's {@code
+     * BasicHttpClientConnectionManager}, which puts the connection's socket timeout back when it is
+     * released, cannot be told by itself from one of a manager of the application's own that does
+     * not, so an attempt's bound is set on its socket timeout only when the client names that
+     * manager (docs/apache-httpclient.md, Timeouts).
+     */
+    default CloseableHttpClient client() {
+      return null;
+    }
   }
 
   private final RetryEngine engine;

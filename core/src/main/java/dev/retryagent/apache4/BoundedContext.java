@@ -2,8 +2,12 @@ package dev.retryagent.apache4;
 
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.internal.TimeoutMillis;
+import dev.retryagent.internal.Unwrapping;
+import java.lang.reflect.Field;
 import org.apache.http.HttpConnection;
 import org.apache.http.client.config.RequestConfig;
+import org.apache.http.conn.HttpClientConnectionManager;
+import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.protocol.HttpContext;
 import org.apache.http.util.VersionInfo;
 
@@ -31,9 +35,10 @@ import org.apache.http.util.VersionInfo;
  *       timeout, the connection manager's {@code SocketConfig} when that is -1, the deprecated
  *       {@code AbstractHttpClient}'s parameters), it is shortened on the connection itself where it
  *       is known to be put back before another call uses the connection ({@code
- *       PoolingHttpClientConnectionManager}'s connections from 4.5.4 on, and those of the
- *       deprecated {@code AbstractHttpClient}); elsewhere, where the bound could stay on a
- *       kept-alive connection, the socket timeout is left as it is ({@link ResetsSocketTimeout}).
+ *       PoolingHttpClientConnectionManager}'s connections from 4.5.4 on, {@code
+ *       BasicHttpClientConnectionManager}'s when the client names it, and those of the deprecated
+ *       {@code AbstractHttpClient}); elsewhere, where the bound could stay on a kept-alive
+ *       connection, the socket timeout is left as it is ({@link ResetsSocketTimeout}).
  * </ul>
  *
  * When a shortened timeout fires the application gets HttpClient's own exception for it ({@code
@@ -138,7 +143,7 @@ final class BoundedContext extends ObservingContext {
   }
 
   private void shortenSocketTimeout(HttpConnection connection) {
-    if (!ResetsSocketTimeout.OF.get(connection.getClass())) {
+    if (!ResetsSocketTimeout.OF.get(connection.getClass()) && !basicManagersConnection()) {
       return; // the bound could stay on the kept-alive connection and reach later calls
     }
     int current = connection.getSocketTimeout();
@@ -152,33 +157,81 @@ final class BoundedContext extends ObservingContext {
   }
 
   /**
-   * Whether a connection of this class gets its socket timeout back before another call can use it,
-   * so that an attempt's bound set on it reaches no later call: a connection of HttpClient's {@code
-   * PoolingHttpClientConnectionManager} ({@code CPoolProxy}, also when a manager of the
-   * application's hands it out and gives it back through one), whose release sets it to 0 (4.5.4
-   * and later; HttpClient sets its own on the next exchange), and one of the deprecated {@code
-   * AbstractHttpClient}'s managers ({@code ManagedClientConnection}), to which its request director
-   * gives the socket timeout of its {@code HttpParams} on every exchange. Any other connection, and
-   * any before 4.5.4, keeps the bound when it goes back: a later call whose {@code RequestConfig}
-   * sets no socket timeout, with no bound of its own or not even under a policy, ran under it where
-   * without the agent it ran under the connection's own. There the socket timeout is left as it is
-   * (the connect and connection-request timeouts are still bounded). That is so for {@code
-   * BasicHttpClientConnectionManager} too, which does put it back, because its connection is
-   * HttpClient's plain one ({@code DefaultManagedHttpClientConnection}), which a manager of the
-   * application's that does not may hand out as well: the context names the connection, never the
-   * manager. Read once per class, the release from HttpClient's own {@code version.properties}
-   * beside it; unknown: left as it is.
+   * Whether the attempt's connection is one of HttpClient's own {@code
+   * BasicHttpClientConnectionManager}, which puts its socket timeout back (to 0) when it is
+   * released (4.5.4 and later; it gives the connection the {@code SocketConfig}'s at its next
+   * lease): the connection, HttpClient's plain one, does not tell it (a manager of the
+   * application's may make the same), the client does, when the transport names it ({@code
+   * Transport.client}: the agent's and {@link RetryingCloseableHttpClient}'s do). Read from {@code
+   * InternalHttpClient}'s or {@code MinimalHttpClient}'s private {@code connManager}, that class
+   * itself and no subclass (one may release its own way); anything else, or a field not to be read:
+   * no. Asked once per exchange of a bounded attempt, where the connection's class alone does not
+   * say.
+   */
+  private boolean basicManagersConnection() {
+    Object call = super.getAttribute(GovernedRetryHandler.CALL_ATTRIBUTE);
+    CloseableHttpClient client = call instanceof Call4 ? ((Call4) call).client() : null;
+    Field field = client == null ? null : ConnManagerField.OF.get(client.getClass());
+    if (field == null) {
+      return false;
+    }
+    try {
+      Object manager = field.get(client);
+      return manager != null
+          && ResetsSocketTimeout.BASIC.equals(manager.getClass().getName())
+          && ResetsSocketTimeout.OF.get(manager.getClass());
+    } catch (IllegalAccessException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** The private {@code connManager} of HttpClient's own clients that have one, else null. */
+  static final class ConnManagerField extends ClassValue<Field> {
+    static final ConnManagerField OF = new ConnManagerField();
+
+    @Override
+    protected Field computeValue(Class<?> type) {
+      String name = type.getName();
+      if (!name.equals("org.apache.http.impl.client.InternalHttpClient")
+          && !name.equals("org.apache.http.impl.client.MinimalHttpClient")) {
+        return null;
+      }
+      return Unwrapping.field(type, "connManager", HttpClientConnectionManager.class);
+    }
+  }
+
+  /**
+   * Whether a connection of this class (or of a manager of this class) gets its socket timeout back
+   * before another call can use it, so that an attempt's bound set on it reaches no later call: a
+   * connection of HttpClient's {@code PoolingHttpClientConnectionManager} ({@code CPoolProxy}, also
+   * when a manager of the application's hands it out and gives it back through one), whose release
+   * sets it to 0 (4.5.4 and later; HttpClient sets its own on the next exchange), and one of the
+   * deprecated {@code AbstractHttpClient}'s managers ({@code ManagedClientConnection}), to which
+   * its request director gives the socket timeout of its {@code HttpParams} on every exchange. Any
+   * other connection, and any before 4.5.4, keeps the bound when it goes back: a later call whose
+   * {@code RequestConfig} sets no socket timeout, with no bound of its own or not even under a
+   * policy, ran under it where without the agent it ran under the connection's own. There the
+   * socket timeout is left as it is (the connect and connection-request timeouts are still
+   * bounded). That is so for {@code BasicHttpClientConnectionManager} too, which does put it back,
+   * because its connection is HttpClient's plain one ({@code DefaultManagedHttpClientConnection}),
+   * which a manager of the application's that does not may hand out as well: the context names the
+   * connection, never the manager (the client names it: {@link #basicManagersConnection}, which
+   * asks this of the manager's class). Read once per class, the release from HttpClient's own
+   * {@code version.properties} beside it; unknown: left as it is.
    */
   static final class ResetsSocketTimeout extends ClassValue<Boolean> {
     static final ResetsSocketTimeout OF = new ResetsSocketTimeout();
     // The connection PoolingHttpClientConnectionManager hands out (package-private).
     static final String POOLED = "org.apache.http.impl.conn.CPoolProxy";
+    // The manager whose connections' socket timeout it puts back, named by the client.
+    static final String BASIC = "org.apache.http.impl.conn.BasicHttpClientConnectionManager";
 
     @Override
     @SuppressWarnings("deprecation")
     protected Boolean computeValue(Class<?> type) {
       boolean given =
           POOLED.equals(type.getName())
+              || BASIC.equals(type.getName())
               || org.apache.http.conn.ManagedClientConnection.class.isAssignableFrom(type);
       return given && resets(type.getClassLoader());
     }

@@ -13,6 +13,7 @@ import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.client.methods.HttpExecutionAware;
 import org.apache.http.conn.ConnectionPoolTimeoutException;
+import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.protocol.BasicHttpContext;
 import org.apache.http.protocol.HttpContext;
 
@@ -50,6 +51,11 @@ final class Call4 extends SelfViewCall
     this.target = target;
     this.request = request;
     this.context = context;
+  }
+
+  /** The client each attempt is made on, or null when not known ({@code Transport.client}). */
+  CloseableHttpClient client() {
+    return transport.client();
   }
 
   /** The application's request, which every attempt sends. */

@@ -83,6 +83,11 @@ public final class RetryingCloseableHttpClient extends CloseableHttpClient {
         throws IOException {
       return client.execute(target, request, context);
     }
+
+    @Override
+    public CloseableHttpClient client() {
+      return client;
+    }
   }
 
   @Override

@@ -154,6 +154,36 @@ class AttemptTimeoutsTest {
     assertThat(server.requestCount()).isEqualTo(2);
   }
 
+  @ParameterizedTest
+  @ValueSource(strings = {"custom", "minimal"})
+  void aStalledAttemptOnBasicHttpClientConnectionManagerEndsAtPerAttemptTimeoutToo(String kind)
+      throws Exception {
+    // BasicHttpClientConnectionManager's connection is HttpClient's plain one, which a manager of
+    // the application's may make too and keep its socket timeout: the socket timeout was left as
+    // it was, none by default, and an attempt the server stalled waited for its answer (30 s
+    // here). The client names its manager, which puts the socket timeout back when the connection
+    // is released (4.5.4 and later): the attempt ends at its 500 ms, and the retry answers.
+    server.enqueue(ok("late").delay(STALLED_MILLIS), ok("second"));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.perAttemptTimeout(Duration.ofMillis(500)),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    org.apache.http.impl.conn.BasicHttpClientConnectionManager cm =
+        new org.apache.http.impl.conn.BasicHttpClientConnectionManager();
+    CloseableHttpClient own =
+        kind.equals("minimal")
+            ? HttpClients.createMinimal(cm)
+            : HttpClients.custom().setConnectionManager(cm).build();
+    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(own, engine);
+        CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
+      assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
   @Test
   void aCallThatFindsNoPooledConnectionWithinTheBoundFailsAsHttpClientFailsIt() throws Exception {
     // The application holds its pool's only connection and set no connection-request timeout:
@@ -338,9 +368,11 @@ class AttemptTimeoutsTest {
     }
     assertThat(plain).containsOnly("socket 7000 connect -1 pool -1").hasSize(4);
     // BasicHttpClientConnectionManager's connection is HttpClient's plain one, which a manager of
-    // the application's may hand out without putting its socket timeout back (the test above):
-    // its socket timeout is left as it is, the other two are bounded.
-    String bound = manager.equals("basic") ? "socket 7000" : "socket 2000";
+    // the application's may hand out without putting its socket timeout back (the test below):
+    // its socket timeout was left as it was, unbounded (here the SocketConfig's 7 s; by default,
+    // none). The client names its manager (InternalHttpClient's connManager), which puts it back:
+    // bounded as the pool's, and the next call has its own again.
+    String bound = "socket 2000";
     assertThat(ours)
         .containsExactly(
             bound + " connect 2000 pool 2000",

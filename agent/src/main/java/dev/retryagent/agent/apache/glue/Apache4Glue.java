@@ -110,6 +110,11 @@ public final class Apache4Glue implements ApacheSupport {
       return attempt(client, target, request, context);
     }
 
+    @Override
+    public CloseableHttpClient client() {
+      return client;
+    }
+
     static CloseableHttpResponse attempt(
         CloseableHttpClient client, HttpHost target, HttpRequest request, HttpContext context)
         throws IOException {
