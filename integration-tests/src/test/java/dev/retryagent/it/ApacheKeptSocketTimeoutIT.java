@@ -110,6 +110,10 @@ class ApacheKeptSocketTimeoutIT {
   }
 
   private Run run(Release release, boolean agent) throws Exception {
+    return run(release, agent, false);
+  }
+
+  private Run run(Release release, boolean agent, boolean basic) throws Exception {
     // Only /bounded/** is bounded; /free/** runs under the defaults (retried, no bound of its own).
     Path config =
         Ops.write(
@@ -125,7 +129,7 @@ class ApacheKeptSocketTimeoutIT {
           ForkedJvm.builder(Jdks.jdk17())
               .classpath(release.jars())
               .mainClass(Apache4KeptConnectionApp.class)
-              .args("http://127.0.0.1:" + server.port());
+              .args("http://127.0.0.1:" + server.port(), basic ? "basic" : "pool");
       if (agent) {
         b.agentArgs("config=" + config);
       } else {
@@ -195,5 +199,43 @@ class ApacheKeptSocketTimeoutIT {
         .as(why)
         .isEqualTo("org.apache.http.conn.ConnectionPoolTimeoutException");
     assertThat(ours.requests("/bounded/pooled")).as(why).isZero();
+  }
+
+  @ParameterizedTest(name = "HttpClient {0}")
+  @EnumSource(Release.class)
+  void aBoundedAttemptOnBasicHttpClientConnectionManagerIsBoundedAsOnThePool(Release release)
+      throws Exception {
+    // The same calls on a BasicHttpClientConnectionManager (its SocketConfig's 7 s). Its
+    // connection is HttpClient's plain one, which alone does not say the manager puts its socket
+    // timeout back: the agent's attempt names its client, whose manager does (4.5.4 and later), so
+    // the socket timeout is bounded as on the pool's connections, and left as it is on 4.5.3.
+    Run plain = run(release, false, true);
+    Run ours = run(release, true, true);
+    String why =
+        "without the agent:\n"
+            + plain.result().describe()
+            + "\n"
+            + plain.connections()
+            + "\nwith:\n"
+            + ours.result().describe()
+            + "\n"
+            + ours.connections();
+    assertThat(plain.value("first.status")).as(why).isEqualTo("503");
+    assertThat(ours.value("first.status")).as(why).isEqualTo("200");
+    assertThat(ours.requests("/bounded/first")).as(why).isEqualTo(2);
+    // next: on the kept-alive connection, stalled 2.5 s, no bound of its own: the connection's
+    // own 7 s as without the agent, not first's 1 s.
+    for (Run run : List.of(plain, ours)) {
+      assertThat(run.connection("/free/next", 0))
+          .as("next on the kept-alive connection\n" + why)
+          .isEqualTo(run.connection("/bounded/first", -1));
+      assertThat(run.value("next.status")).as(why).isEqualTo("200");
+      assertThat(run.requests("/free/next")).as(why).isEqualTo(1);
+    }
+    // stalled: ends at the 1 s bound and is retried on 4.5.14 (before: waited the 2.5 s under
+    // the 7 s, one request); waits on 4.5.3, as without the agent.
+    assertThat(plain.requests("/bounded/stalled")).as(why).isEqualTo(1);
+    assertThat(ours.value("stalled.status")).as(why).isEqualTo("200");
+    assertThat(ours.requests("/bounded/stalled")).as(why).isEqualTo(release.boundsTheRead ? 2 : 1);
   }
 }

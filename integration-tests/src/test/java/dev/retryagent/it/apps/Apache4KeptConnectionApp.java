@@ -4,8 +4,10 @@ import org.apache.http.client.config.RequestConfig;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.client.methods.HttpGet;
 import org.apache.http.config.SocketConfig;
+import org.apache.http.conn.HttpClientConnectionManager;
 import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.HttpClients;
+import org.apache.http.impl.conn.BasicHttpClientConnectionManager;
 import org.apache.http.impl.conn.PoolingHttpClientConnectionManager;
 import org.apache.http.util.EntityUtils;
 
@@ -24,21 +26,33 @@ import org.apache.http.util.EntityUtils;
  *       unread) once {@code pooled} ends or 3.5 s have passed, whichever comes first.
  * </ol>
  *
- * <p>Argument: {@code BASE} ({@code http://127.0.0.1:PORT}). Prints {@code NAME.status=} or {@code
- * NAME.error=} (the exception's class) for each call, then {@code calls.done=1}.
+ * <p>Arguments: {@code BASE} ({@code http://127.0.0.1:PORT}), then {@code basic} for a {@code
+ * BasicHttpClientConnectionManager} of the same socket timeout instead of the pool (no {@code
+ * pooled}: its one connection is never waited for, a second lease fails at once). Prints {@code
+ * NAME.status=} or {@code NAME.error=} (the exception's class) for each call, then {@code
+ * calls.done=1}.
  */
 public final class Apache4KeptConnectionApp {
   private Apache4KeptConnectionApp() {}
 
   public static void main(String[] args) throws Exception {
     String base = args[0];
-    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
-    pool.setMaxTotal(1);
-    pool.setDefaultMaxPerRoute(1);
-    pool.setDefaultSocketConfig(SocketConfig.custom().setSoTimeout(7_000).build());
+    boolean basic = args.length > 1 && args[1].equals("basic");
+    HttpClientConnectionManager manager;
+    if (basic) {
+      BasicHttpClientConnectionManager one = new BasicHttpClientConnectionManager();
+      one.setSocketConfig(SocketConfig.custom().setSoTimeout(7_000).build());
+      manager = one;
+    } else {
+      PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
+      pool.setMaxTotal(1);
+      pool.setDefaultMaxPerRoute(1);
+      pool.setDefaultSocketConfig(SocketConfig.custom().setSoTimeout(7_000).build());
+      manager = pool;
+    }
     try (CloseableHttpClient client =
         HttpClients.custom()
-            .setConnectionManager(pool)
+            .setConnectionManager(manager)
             .setDefaultRequestConfig(
                 RequestConfig.custom()
                     .setConnectionRequestTimeout(20_000)
@@ -48,6 +62,10 @@ public final class Apache4KeptConnectionApp {
       call(client, "first", base + "/bounded/first");
       call(client, "next", base + "/free/next");
       call(client, "stalled", base + "/bounded/stalled");
+      if (basic) {
+        System.out.println("calls.done=1"); // its one connection is never waited for
+        return;
+      }
 
       CloseableHttpResponse held = client.execute(new HttpGet(base + "/free/held"));
       System.out.println("held.status=" + held.getStatusLine().getStatusCode());
