@@ -143,13 +143,7 @@ class ApacheRetrying4Test {
   }
 
   @ParameterizedTest
-  @CsvSource({
-    "LENGTH, false",
-    "CHUNKED, false",
-    "UNTIL_CLOSE, false",
-    "LENGTH, true",
-    "CHUNKED, true"
-  })
+  @org.junit.jupiter.params.provider.MethodSource("dev.retryagent.testing.HeldBodies#all")
   void aRetriedResponseWhoseBodyIsHeldIsLetGoWithoutWaitingForTheRest(
       Framing framing, boolean gzipped) throws Exception {
     // The 503's head and 4 bytes of its body arrive, the rest only when the test releases it (the
@@ -161,14 +155,22 @@ class ApacheRetrying4Test {
     // now a chunked one, one with no length and a gzipped one are read within a grace
     // (Discards.Grace), then their connection is closed: the retry goes out on a connection of
     // its own while the body is still held.
+    ScriptedHttpServer.Action busy =
+        ScriptedHttpServer.Action.status(503).body("busy busy busy").framed(framing);
+    retriedWhileHeld(HttpClients.custom().build(), gzipped ? busy.gzipped() : busy);
+  }
+
+  /**
+   * A call on {@code client}, wrapped, whose first answer is {@code busy}, its body held after 4
+   * bytes until the call has ended: the retry's 200 came while the body was held, on a connection
+   * of its own.
+   */
+  private void retriedWhileHeld(CloseableHttpClient client, ScriptedHttpServer.Action busy)
+      throws Exception {
     CountDownLatch release = new CountDownLatch(1);
     try (ScriptedHttpServer server = new ScriptedHttpServer();
-        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
-      ScriptedHttpServer.Action busy =
-          ScriptedHttpServer.Action.status(503).body("busy busy busy").framed(framing);
-      server.enqueue(
-          (gzipped ? busy.gzipped() : busy).heldAfter(4, release),
-          ScriptedHttpServer.Action.ok("done"));
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(client, engine)) {
+      server.enqueue(busy.heldAfter(4, release), ScriptedHttpServer.Action.ok("done"));
       try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/held")))) {
         assertThat(r.getStatusLine().getStatusCode()).isEqualTo(200);
         assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
@@ -191,36 +193,13 @@ class ApacheRetrying4Test {
     // to have its connection closed unread, and that close waited for the rest as long as the
     // server held it. Now the connection is aborted through HttpClient's stream of the body, which
     // never reads (RawBody.abort), then the response closed.
-    CountDownLatch release = new CountDownLatch(1);
-    try (ScriptedHttpServer server = new ScriptedHttpServer();
-        CloseableHttpClient ours =
-            RetryingCloseableHttpClient.wrap(
-                new org.apache.http.impl.client.DefaultHttpClient(), engine)) {
-      server.enqueue(
-          ScriptedHttpServer.Action.status(503)
-              .body("busy busy busy")
-              .framed(framing)
-              .heldAfter(4, release),
-          ScriptedHttpServer.Action.ok("done"));
-      try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/held")))) {
-        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
-        assertThat(server.holdsEnded()).as("the 503's body still held").isZero();
-      } finally {
-        release.countDown();
-      }
-      assertThat(server.requestCount()).isEqualTo(2);
-      assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(2);
-    }
+    retriedWhileHeld(
+        new org.apache.http.impl.client.DefaultHttpClient(),
+        ScriptedHttpServer.Action.status(503).body("busy busy busy").framed(framing));
   }
 
   @ParameterizedTest
-  @CsvSource({
-    "LENGTH, false",
-    "CHUNKED, false",
-    "UNTIL_CLOSE, false",
-    "LENGTH, true",
-    "CHUNKED, true"
-  })
+  @org.junit.jupiter.params.provider.MethodSource("dev.retryagent.testing.HeldBodies#all")
   void aHeldBodyReleasedBeforeAWaitThatEndsPastTheDeadlineIsNotGivenBack(
       Framing framing, boolean gzipped) throws Exception {
     // As aResponseReleasedBeforeAWait... but the 503's body is held: the copy read it to its end

@@ -136,22 +136,10 @@ class AttemptTimeoutsTest {
     // MinimalHttpClient and the deprecated DefaultHttpClient (AbstractHttpClient) read their own
     // way what the attempt waits for: the socket timeout is shortened on the connection itself.
     server.enqueue(ok("late").delay(STALLED_MILLIS), ok("second"));
-    RetryEngine engine =
-        TestEngines.engine(
-            time,
-            Mode.ENFORCE,
-            r -> r.perAttemptTimeout(Duration.ofMillis(500)),
-            CircuitBreakerPolicy.defaults(),
-            events);
-    CloseableHttpClient own =
+    secondAfterAStalledFirst(
         kind.equals("minimal")
             ? HttpClients.createMinimal()
-            : new org.apache.http.impl.client.DefaultHttpClient();
-    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(own, engine);
-        CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
-      assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");
-    }
-    assertThat(server.requestCount()).isEqualTo(2);
+            : new org.apache.http.impl.client.DefaultHttpClient());
   }
 
   @ParameterizedTest
@@ -164,6 +152,17 @@ class AttemptTimeoutsTest {
     // here). The client names its manager, which puts the socket timeout back when the connection
     // is released (4.5.4 and later): the attempt ends at its 500 ms, and the retry answers.
     server.enqueue(ok("late").delay(STALLED_MILLIS), ok("second"));
+    org.apache.http.impl.conn.BasicHttpClientConnectionManager cm =
+        new org.apache.http.impl.conn.BasicHttpClientConnectionManager();
+    CloseableHttpClient own =
+        kind.equals("minimal")
+            ? HttpClients.createMinimal(cm)
+            : HttpClients.custom().setConnectionManager(cm).build();
+    secondAfterAStalledFirst(own);
+  }
+
+  /** {@code own}, wrapped with a 500 ms perAttemptTimeout: its stalled first attempt retried. */
+  private void secondAfterAStalledFirst(CloseableHttpClient own) throws Exception {
     RetryEngine engine =
         TestEngines.engine(
             time,
@@ -171,12 +170,6 @@ class AttemptTimeoutsTest {
             r -> r.perAttemptTimeout(Duration.ofMillis(500)),
             CircuitBreakerPolicy.defaults(),
             events);
-    org.apache.http.impl.conn.BasicHttpClientConnectionManager cm =
-        new org.apache.http.impl.conn.BasicHttpClientConnectionManager();
-    CloseableHttpClient own =
-        kind.equals("minimal")
-            ? HttpClients.createMinimal(cm)
-            : HttpClients.custom().setConnectionManager(cm).build();
     try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(own, engine);
         CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
       assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");

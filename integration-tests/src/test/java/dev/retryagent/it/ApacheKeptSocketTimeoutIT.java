@@ -148,16 +148,41 @@ class ApacheKeptSocketTimeoutIT {
       throws Exception {
     Run plain = run(release, false);
     Run ours = run(release, true);
-    String why =
-        "without the agent:\n"
-            + plain.result().describe()
-            + "\n"
-            + plain.connections()
-            + "\nwith:\n"
-            + ours.result().describe()
-            + "\n"
-            + ours.connections();
+    String why = why(plain, ours);
 
+    firstNextStalled(release, plain, ours, why);
+
+    // pooled: a bounded call that waits for the one connection, which another response holds for
+    // 3.5 s. Without the agent it waits (20 s allowed) and gets it; with the agent the 1 s bound
+    // ends the wait on either release: HttpClient's ConnectionPoolTimeoutException, not retried,
+    // nothing sent.
+    assertThat(plain.value("pooled.status")).as(why).isEqualTo("200");
+    assertThat(plain.requests("/bounded/pooled")).as(why).isEqualTo(1);
+    assertThat(ours.value("pooled.error"))
+        .as(why)
+        .isEqualTo("org.apache.http.conn.ConnectionPoolTimeoutException");
+    assertThat(ours.requests("/bounded/pooled")).as(why).isZero();
+  }
+
+  @ParameterizedTest(name = "HttpClient {0}")
+  @EnumSource(Release.class)
+  void aBoundedAttemptOnBasicHttpClientConnectionManagerIsBoundedAsOnThePool(Release release)
+      throws Exception {
+    // The same calls on a BasicHttpClientConnectionManager (its SocketConfig's 7 s). Its
+    // connection is HttpClient's plain one, which alone does not say the manager puts its socket
+    // timeout back: the agent's attempt names its client, whose manager does (4.5.4 and later), so
+    // the socket timeout is bounded as on the pool's connections, and left as it is on 4.5.3.
+    Run plain = run(release, false, true);
+    Run ours = run(release, true, true);
+    firstNextStalled(release, plain, ours, why(plain, ours));
+  }
+
+  /**
+   * The calls before {@code pooled}, with the agent ({@code ours}) and without ({@code plain}):
+   * {@code first} retried, {@code next} under the connection's own socket timeout, {@code stalled}
+   * bounded where the release puts the socket timeout back.
+   */
+  private static void firstNextStalled(Release release, Run plain, Run ours, String why) {
     // first: its 503 is the application's answer without the agent; with it, the 503 is retried
     // under the 1 s bound (on 4.5.14 on the connection's socket timeout too) and ends 200.
     assertThat(plain.value("first.status")).as(why).isEqualTo("503");
@@ -188,54 +213,17 @@ class ApacheKeptSocketTimeoutIT {
     assertThat(plain.requests("/bounded/stalled")).as(why).isEqualTo(1);
     assertThat(ours.value("stalled.status")).as(why).isEqualTo("200");
     assertThat(ours.requests("/bounded/stalled")).as(why).isEqualTo(release.boundsTheRead ? 2 : 1);
-
-    // pooled: a bounded call that waits for the one connection, which another response holds for
-    // 3.5 s. Without the agent it waits (20 s allowed) and gets it; with the agent the 1 s bound
-    // ends the wait on either release: HttpClient's ConnectionPoolTimeoutException, not retried,
-    // nothing sent.
-    assertThat(plain.value("pooled.status")).as(why).isEqualTo("200");
-    assertThat(plain.requests("/bounded/pooled")).as(why).isEqualTo(1);
-    assertThat(ours.value("pooled.error"))
-        .as(why)
-        .isEqualTo("org.apache.http.conn.ConnectionPoolTimeoutException");
-    assertThat(ours.requests("/bounded/pooled")).as(why).isZero();
   }
 
-  @ParameterizedTest(name = "HttpClient {0}")
-  @EnumSource(Release.class)
-  void aBoundedAttemptOnBasicHttpClientConnectionManagerIsBoundedAsOnThePool(Release release)
-      throws Exception {
-    // The same calls on a BasicHttpClientConnectionManager (its SocketConfig's 7 s). Its
-    // connection is HttpClient's plain one, which alone does not say the manager puts its socket
-    // timeout back: the agent's attempt names its client, whose manager does (4.5.4 and later), so
-    // the socket timeout is bounded as on the pool's connections, and left as it is on 4.5.3.
-    Run plain = run(release, false, true);
-    Run ours = run(release, true, true);
-    String why =
-        "without the agent:\n"
-            + plain.result().describe()
-            + "\n"
-            + plain.connections()
-            + "\nwith:\n"
-            + ours.result().describe()
-            + "\n"
-            + ours.connections();
-    assertThat(plain.value("first.status")).as(why).isEqualTo("503");
-    assertThat(ours.value("first.status")).as(why).isEqualTo("200");
-    assertThat(ours.requests("/bounded/first")).as(why).isEqualTo(2);
-    // next: on the kept-alive connection, stalled 2.5 s, no bound of its own: the connection's
-    // own 7 s as without the agent, not first's 1 s.
-    for (Run run : List.of(plain, ours)) {
-      assertThat(run.connection("/free/next", 0))
-          .as("next on the kept-alive connection\n" + why)
-          .isEqualTo(run.connection("/bounded/first", -1));
-      assertThat(run.value("next.status")).as(why).isEqualTo("200");
-      assertThat(run.requests("/free/next")).as(why).isEqualTo(1);
-    }
-    // stalled: ends at the 1 s bound and is retried on 4.5.14 (before: waited the 2.5 s under
-    // the 7 s, one request); waits on 4.5.3, as without the agent.
-    assertThat(plain.requests("/bounded/stalled")).as(why).isEqualTo(1);
-    assertThat(ours.value("stalled.status")).as(why).isEqualTo("200");
-    assertThat(ours.requests("/bounded/stalled")).as(why).isEqualTo(release.boundsTheRead ? 2 : 1);
+  /** Both runs, for an assertion's message. */
+  private static String why(Run plain, Run ours) {
+    return "without the agent:\n"
+        + plain.result().describe()
+        + "\n"
+        + plain.connections()
+        + "\nwith:\n"
+        + ours.result().describe()
+        + "\n"
+        + ours.connections();
   }
 }
