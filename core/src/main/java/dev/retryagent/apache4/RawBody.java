@@ -46,12 +46,10 @@ final class RawBody {
    */
   static void release(HttpEntity entity, java.io.Closeable close) {
     HttpEntity raw = of(entity);
-    java.io.Closeable abort = () -> abort(raw);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
-        abort,
-        abort,
+        () -> abort(raw),
         close);
   }
 

@@ -50,7 +50,6 @@ final class RawBody {
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
         closeUnread,
-        closeUnread,
         close);
   }
 

@@ -173,22 +173,18 @@ public final class Discards {
    * connection back to the pool for the next attempt; when more remains, or the read fails, {@code
    * closeUnread} closes the connection first, because the stream's close, as the response's, would
    * read the rest (a 1 GB or endless error body, or one the server holds, before the retry). A body
-   * of no known length is read within a {@link Grace}: once it is over {@code abort} closes the
-   * connection under the read, as for a body not all there. {@code close} then releases the
-   * response. Neither close throws.
+   * of no known length is read within a {@link Grace}: once it is over {@code closeUnread} closes
+   * the connection under the read, from the grace's thread, as for a body not all there. {@code
+   * close} then releases the response. Neither close throws.
    */
   public static void release(
-      Content content,
-      long contentLength,
-      Closeable abort,
-      Closeable closeUnread,
-      Closeable close) {
+      Content content, long contentLength, Closeable closeUnread, Closeable close) {
     boolean whole;
     Grace grace = null;
     try {
       InputStream in = content == null ? null : content.open();
       if (in != null && contentLength < 0) {
-        grace = Grace.start(abort);
+        grace = Grace.start(closeUnread);
       }
       whole = in == null || readArrivedToEnd(in, contentLength);
     } catch (IOException | RuntimeException e) {
