@@ -512,7 +512,8 @@ final class UrlExchange {
       try {
         d =
             status >= 0
-                ? call.onResponse(status, rejected >= 0 ? null : retryAfter(c))
+                ? call.onResponse(
+                    status, rejected >= 0 ? null : retryAfter(c, !isRejection(failure)))
                 : call.onFailure(failure);
       } catch (RuntimeException bug) {
         // Never lose a response because of our own bug.
@@ -639,10 +640,7 @@ final class UrlExchange {
    * the application's own call would.
    */
   private int rejectedExpectation(HttpURLConnection c, Throwable failure) {
-    if (c == null
-        || !(failure instanceof ProtocolException)
-        || !"Server rejected operation".equals(failure.getMessage())
-        || !request.streaming()) {
+    if (c == null || !isRejection(failure)) {
       return -1;
     }
     try {
@@ -653,15 +651,28 @@ final class UrlExchange {
   }
 
   /**
-   * Every line of {@code c}'s {@code Retry-After} ({@code ResponseAccess#header}), where {@code
-   * getHeaderField(name)} answers with the last. Asked by name first, as before: each look-up by
-   * index or of the whole map asks the connection for its response again (which in a streaming mode
-   * may send the request again, and for an error status makes a new exception), so the map is read
-   * only for a response that has the header, once.
+   * Whether {@code failure} is the JDK's refusal of a streaming request's {@code Expect:
+   * 100-continue} ({@link #rejectedExpectation}).
    */
-  private static String retryAfter(HttpURLConnection c) {
-    String last = c.getHeaderField("Retry-After");
-    if (last == null) {
+  private boolean isRejection(Throwable failure) {
+    return failure instanceof ProtocolException
+        && "Server rejected operation".equals(failure.getMessage())
+        && request.streaming();
+  }
+
+  /**
+   * Every line of {@code c}'s {@code Retry-After} ({@code ResponseAccess#header}), where {@code
+   * getHeaderField(name)} answers with the last. Each look-up (by name, by index, of the whole map)
+   * asks the connection for its response again: for an error status that makes a new exception, and
+   * after the JDK's rejection of a streaming request's {@code Expect: 100-continue} it sends the
+   * request again, one request more than without the agent for each look-up after the first. So,
+   * when {@code byNameFirst}, asked by name first and the map read only for a response that has the
+   * header (nothing allocated for one without it); for a rejection ({@code byNameFirst} false), the
+   * map alone: one look-up.
+   */
+  private static String retryAfter(HttpURLConnection c, boolean byNameFirst) {
+    String last = byNameFirst ? c.getHeaderField("Retry-After") : null;
+    if (byNameFirst && last == null) {
       return null;
     }
     String lines = null;

@@ -2018,13 +2018,20 @@ class RetryingUrlConnectionsTest {
         .noneSatisfy(e -> assertThat(e.error()).isInstanceOf(ProtocolException.class));
   }
 
-  @Test
-  void anExpectationRejectedWhenTheJdkOpensTheBodyItselfIsAnsweredAsWithoutTheAgent()
-      throws Exception {
+  @ParameterizedTest
+  @ValueSource(ints = {0, 1, 2})
+  void anExpectationRejectedWhenTheJdkOpensTheBodyItselfIsAnsweredAsWithoutTheAgent(
+      int retryAfterLines) throws Exception {
     // In a streaming mode the JDK opens the body itself when the response is asked for without
-    // one: the rejection then comes from getInputStream() (the agent's response step).
+    // one: the rejection then comes from getInputStream() (the agent's response step). Each
+    // look-up of the connection's headers (the agent's of Retry-After too) asks it for its
+    // response again, which after the rejection sends the request again.
     RetryEngine engine = breakerWithOneTrial();
-    server.otherwise(status(417).beforeBody());
+    String[] retryAfter = Arrays.copyOf(new String[] {"2", "7"}, retryAfterLines);
+    server.otherwise(
+        retryAfterLines == 0
+            ? status(417).beforeBody()
+            : status(417).headerLines("Retry-After", retryAfter).beforeBody());
     UnaryOperator<HttpURLConnection> asking =
         c -> {
           try {
