@@ -202,10 +202,12 @@ final class HostPattern {
     if (requestHost.indexOf(':', from) >= 0 && !Ipv6Text.isCanonical(requestHost, from, to)) {
       // An IPv6 address in another spelling (rare: the JDK's URI keeps the application's, OkHttp
       // writes the one): compared in the one spelling, as the pattern was compiled, so that no
-      // glob tells two spellings of one address apart.
+      // glob tells two spellings of one address apart. Then as written, below, as version 1
+      // compared it: a glob written for that spelling ([::ffff:*] for the JDK's mapped
+      // [::ffff:10.0.0.7], whose one spelling is 10.0.0.7) still matches what it matched.
       String address = Ipv6Text.canonical(requestHost, from, to);
-      if (address != null) {
-        return host.matches(address, 0, address.length());
+      if (address != null && host.matches(address, 0, address.length())) {
+        return true;
       }
     }
     return host.matches(requestHost, from, to);

@@ -47,6 +47,10 @@ class HostPatternTest {
     "'[::2]', '[0:0:0:0:0:0:0:1]', 80, false",
     "127.0.0.1, '[::ffff:127.0.0.1]', 80, true",
     "'[::ffff:127.0.0.1]', 127.0.0.1, 80, true",
+    // A glob written over a spelling that is not RFC 5952's still matches that spelling.
+    "'[::ffff:*]', '[::ffff:10.0.0.7]', 80, true",
+    "'[2001:db8:0:0:*]', '[2001:db8:0:0:1:2:3:4]', 443, true",
+    "'[2001:db8:0:0:*]', '[2001:db8:0:1:1:2:3:4]', 443, false",
     "api.example.com., api.example.com, 443, true",
     "api.example.com., API.example.com., 443, true"
   })
