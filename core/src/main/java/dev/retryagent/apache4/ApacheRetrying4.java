@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.util.Objects;
 import org.apache.http.Header;
+import org.apache.http.HttpEntity;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
 import org.apache.http.client.methods.CloseableHttpResponse;
@@ -145,6 +146,14 @@ public final class ApacheRetrying4 {
         public CloseableHttpResponse copyToGiveBack(CloseableHttpResponse response)
             throws IOException {
           return GivenBackResponse.of(response);
+        }
+
+        @Override
+        public boolean copyRatherThanKeep(CloseableHttpResponse response) {
+          // Kept, it holds the pool's lease (two per route by default); one of unknown length
+          // is tried too: over the limit, it is released without a copy.
+          HttpEntity entity = response.getEntity();
+          return entity == null || entity.getContentLength() <= GIVE_BACK_LIMIT;
         }
       };
 }

@@ -236,6 +236,14 @@ final class ClassicCall extends SelfViewCall
     return GivenBackEntity.copyOf(response, this);
   }
 
+  @Override
+  public boolean copyRatherThanKeep(ClassicHttpResponse response) {
+    // Kept, it holds the pool's lease (a limit per route); one of unknown length is tried
+    // too: over the limit, it is released without a copy.
+    HttpEntity entity = response.getEntity();
+    return entity == null || entity.getContentLength() <= GIVE_BACK_LIMIT;
+  }
+
   /**
    * Closes the connection of a response whose body was not read to its end; also from another
    * thread than the one reading it (a retried body's grace: {@link

@@ -50,6 +50,19 @@ public interface ResponseAccess<T> {
   }
 
   /**
+   * Whether {@code response}, which a call the rate limit governs would keep through a retry's
+   * short wait ({@link RetryCall#keepThroughWait}), is better copied ({@link #copyToGiveBack}) and
+   * released before it: kept, it holds a lease of a pool with a limit per route, which the
+   * application's other calls on the route may be waiting for (and time out on, where without the
+   * agent the connection is free as soon as the application is done with the response), and its
+   * body is not known to be over {@link #GIVE_BACK_LIMIT} (a copy may be made). Near the deadline
+   * it is kept whatever this says. Asked on a retry's path only. False by default: kept.
+   */
+  default boolean copyRatherThanKeep(T response) {
+    return false;
+  }
+
+  /**
    * The response an asynchronous call ({@link AsyncRetryLoop}) ends with when it ends with {@code
    * copy} ({@link #copyToGiveBack}'s, asked there on the thread that completed the attempt, so it
    * must not block): the copy itself by default. An adapter that must finish the copy first

@@ -126,8 +126,13 @@ public final class SyncRetryLoop {
       }
       // Near the deadline, or before a short wait on a call the rate limit governs, the response
       // is kept through the wait: one that ends late, or a retry refused its permit, ends the call
-      // with it. Otherwise released now, its connection serves other calls meanwhile.
-      boolean keep = access.whole(response) && call.keepThroughWait(d.delayNanos());
+      // with it. Otherwise released now, its connection serves other calls meanwhile; so is one
+      // of the rate limit's whose adapter would rather copy it than hold a pool's lease.
+      boolean keep =
+          access.whole(response)
+              && call.keepThroughWait(d.delayNanos())
+              && (!access.copyRatherThanKeep(response)
+                  || call.waitEndsNearDeadline(d.delayNanos()));
       T copy = null;
       long left = d.delayNanos();
       if (!keep) {

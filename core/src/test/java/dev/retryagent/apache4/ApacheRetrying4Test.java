@@ -6,8 +6,10 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.Sleeper;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Framing;
@@ -18,10 +20,12 @@ import java.util.concurrent.CountDownLatch;
 import org.apache.http.HttpEntity;
 import org.apache.http.HttpHost;
 import org.apache.http.HttpRequest;
+import org.apache.http.client.config.RequestConfig;
 import org.apache.http.client.methods.CloseableHttpResponse;
 import org.apache.http.client.methods.HttpGet;
 import org.apache.http.impl.client.CloseableHttpClient;
 import org.apache.http.impl.client.HttpClients;
+import org.apache.http.impl.conn.PoolingHttpClientConnectionManager;
 import org.apache.http.util.EntityUtils;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -244,6 +248,74 @@ class ApacheRetrying4Test {
       }
       assertThat(server.requestCount()).isEqualTo(2);
       assertThat(server.connectionCount()).as("the retry on the 503's connection").isEqualTo(1);
+    }
+  }
+
+  @Test
+  void aShortRetryWaitOnARateLimitedRouteLeavesThePoolsConnectionToTheApplicationsOtherCalls()
+      throws Exception {
+    // A route the rate limit governs, a pool of one connection per route: a 503 with a small body
+    // is retried after 100 ms. Since a75f9d6 the 503 was kept through that wait, its lease held,
+    // and another thread's call on the route waited the whole backoff for a connection: with a
+    // connection request timeout shorter than the backoff it failed with
+    // ConnectionPoolTimeoutException, a call the agent never retried, where without the agent
+    // (and before a75f9d6) the 503's connection is free again at once. A body the agent can copy
+    // is copied and released before the wait, as before: a refused retry ends with the copy.
+    FakeTime time = new FakeTime();
+    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
+    pool.setDefaultMaxPerRoute(1);
+    try (ScriptedHttpServer server = new ScriptedHttpServer()) {
+      server.otherwise(ScriptedHttpServer.Action.ok("done"));
+      server.enqueue(ScriptedHttpServer.Action.status(503).body("busy, come back"));
+      java.util.concurrent.atomic.AtomicReference<CloseableHttpClient> client =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      java.util.concurrent.atomic.AtomicReference<Object> other =
+          new java.util.concurrent.atomic.AtomicReference<>();
+      // During the retry's wait, another application thread calls the route. Its connection
+      // request waits at most 2 s: the lease it waits for is held by the thread blocked here.
+      Sleeper duringTheWait =
+          nanos -> {
+            if (other.get() == null) {
+              java.util.concurrent.FutureTask<Object> call =
+                  new java.util.concurrent.FutureTask<>(
+                      () -> {
+                        HttpGet get = new HttpGet(server.url("/other"));
+                        get.setConfig(
+                            RequestConfig.custom().setConnectionRequestTimeout(2000).build());
+                        try (CloseableHttpResponse r = client.get().execute(get)) {
+                          return EntityUtils.toString(r.getEntity());
+                        }
+                      });
+              Thread t = new Thread(call, "other-caller");
+              t.start();
+              try {
+                other.set(call.get());
+              } catch (java.util.concurrent.ExecutionException e) {
+                other.set(e.getCause());
+              }
+            }
+            time.sleep(nanos);
+          };
+      RetryEngine engine =
+          TestEngines.builder(
+                  time,
+                  Mode.ENFORCE,
+                  r -> r,
+                  Policy.defaults().budget(),
+                  CircuitBreakerPolicy.defaults(),
+                  TestEngines.neverRefilled(10))
+              .sleeper(duringTheWait)
+              .build();
+      client.set(
+          RetryingCloseableHttpClient.wrap(
+              HttpClients.custom().setConnectionManager(pool), engine));
+      try (CloseableHttpResponse r = client.get().execute(new HttpGet(server.url("/items")))) {
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+      } finally {
+        client.get().close();
+      }
+      assertThat(other.get()).as("the other thread's call").isEqualTo("done");
+      assertThat(server.requestCount()).isEqualTo(3);
     }
   }
 

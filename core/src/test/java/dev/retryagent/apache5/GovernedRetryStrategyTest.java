@@ -378,6 +378,62 @@ class GovernedRetryStrategyTest {
   }
 
   @Test
+  void aShortRetryWaitOnARateLimitedRouteLeavesThePoolsConnectionToTheApplicationsOtherCalls()
+      throws Exception {
+    // As in ApacheRetrying4Test: a pool of one connection per route, a 503 with a small body
+    // retried after 100 ms on a route the rate limit governs. Kept through the wait (a75f9d6), its
+    // lease made another thread's call wait the whole backoff for a connection, and fail with
+    // ConnectionRequestTimeoutException when its connection request timeout was shorter.
+    PoolingHttpClientConnectionManager pool = new PoolingHttpClientConnectionManager();
+    pool.setDefaultMaxPerRoute(1);
+    server.otherwise(ok("done"));
+    server.enqueue(status(503).body("busy, come back"));
+    java.util.concurrent.atomic.AtomicReference<Object> other =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    // During the retry's wait, another application thread calls the route. Its connection request
+    // waits at most 2 s: the lease it waits for is held by the thread blocked here.
+    dev.retryagent.engine.Sleeper duringTheWait =
+        nanos -> {
+          if (other.get() == null) {
+            java.util.concurrent.FutureTask<Object> call =
+                new java.util.concurrent.FutureTask<>(
+                    () -> {
+                      HttpGet get = new HttpGet(server.url("/other"));
+                      get.setConfig(
+                          org.apache.hc.client5.http.config.RequestConfig.custom()
+                              .setConnectionRequestTimeout(
+                                  org.apache.hc.core5.util.Timeout.ofSeconds(2))
+                              .build());
+                      return client.execute(get, r -> EntityUtils.toString(r.getEntity()));
+                    });
+            new Thread(call, "other-caller").start();
+            try {
+              other.set(call.get());
+            } catch (java.util.concurrent.ExecutionException e) {
+              other.set(e.getCause());
+            }
+          }
+          time.sleep(nanos);
+        };
+    RetryEngine engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r,
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                TestEngines.neverRefilled(10))
+            .sleeper(duringTheWait)
+            .build();
+    client =
+        RetryExecHandler.addTo(HttpClients.custom().setConnectionManager(pool), engine).build();
+
+    assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("200");
+    assertThat(other.get()).as("the other thread's call").isEqualTo("done");
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
   void aStrategySetAfterAddToIsNotGovernedAndARetryLeavesRoomForItsResend() throws Exception {
     HttpClientBuilder b =
         RetryExecHandler.addTo(HttpClients.custom(), engine(Mode.ENFORCE, r -> r.maxAttempts(3)));
