@@ -998,6 +998,66 @@ class RetryingUrlConnectionsTest {
         .containsExactly(GiveUpReason.RATE_LIMITED);
   }
 
+  /**
+   * The permit a retry reserves before its kept 503 is released (UrlExchange.respond), waited for
+   * in the next attempt's begin(), goes back once when the application disconnects during that
+   * wait: neither kept by a retry never made nor given back twice. One permit per second: the first
+   * attempt took the only one; the retry, after its backoff, reserved the next (a wait of some 900
+   * ms); the disconnect ends the call. The next call then waits for that same next permit, at most
+   * 1 s on; leaked, it waited a second more; given back twice, not at all.
+   */
+  @Test
+  void aRetrysPermitReservedBeforeItsKept503WentGoesBackOnceWhenTheApplicationDisconnects()
+      throws Exception {
+    server.otherwise(status(503).body("busy"));
+    HttpURLConnection[] app = new HttpURLConnection[1];
+    long start = time.nanoTime();
+    dev.retryagent.engine.Sleeper disconnecting =
+        nanos -> {
+          // Past the backoff (at most 100 ms), in the permit's wait: the application gives up.
+          if (time.nanoTime() - start > 100_000_000L && app[0] != null) {
+            app[0].disconnect();
+            app[0] = null;
+          }
+          time.sleep(nanos);
+        };
+    RetryEngine engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r,
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                RateLimitPolicy.builder()
+                    .enabled(true)
+                    .perSecond(1)
+                    .burst(1)
+                    .maxWait(Duration.ofSeconds(5))
+                    .build())
+            .sleeper(disconnecting)
+            .listener(TestEngines.recorder(events))
+            .build();
+    HttpURLConnection c = open("/v1/items", engine);
+    app[0] = c;
+
+    assertThatThrownBy(c::getResponseCode).isInstanceOf(java.net.SocketException.class);
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CANCELLED);
+
+    long ended = time.nanoTime();
+    int before = time.waits().size();
+    server.otherwise(ok("next"));
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
+    long waited =
+        time.waits().subList(before, time.waits().size()).stream().mapToLong(w -> w).sum();
+    assertThat(ended - start + waited)
+        .as("the next call's permit is the one the retry gave back")
+        .isEqualTo(1_000_000_000L);
+  }
+
   @Test
   void retriesAResetGetAndAConnectionClosedWithoutResponse() throws Exception {
     server.enqueue(reset(), closeWithoutResponse(), ok("after"));
