@@ -9,7 +9,6 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
-import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Framing;
@@ -274,38 +273,18 @@ class ApacheRetrying4Test {
       // During the retry's wait, another application thread calls the route. Its connection
       // request waits at most 2 s: the lease it waits for is held by the thread blocked here.
       Sleeper duringTheWait =
-          nanos -> {
-            if (other.get() == null) {
-              java.util.concurrent.FutureTask<Object> call =
-                  new java.util.concurrent.FutureTask<>(
-                      () -> {
-                        HttpGet get = new HttpGet(server.url("/other"));
-                        get.setConfig(
-                            RequestConfig.custom().setConnectionRequestTimeout(2000).build());
-                        try (CloseableHttpResponse r = client.get().execute(get)) {
-                          return EntityUtils.toString(r.getEntity());
-                        }
-                      });
-              Thread t = new Thread(call, "other-caller");
-              t.start();
-              try {
-                other.set(call.get());
-              } catch (java.util.concurrent.ExecutionException e) {
-                other.set(e.getCause());
-              }
-            }
-            time.sleep(nanos);
-          };
+          time.withOtherCallerAtFirstWait(
+              () -> {
+                HttpGet get = new HttpGet(server.url("/other"));
+                get.setConfig(RequestConfig.custom().setConnectionRequestTimeout(2000).build());
+                try (CloseableHttpResponse r = client.get().execute(get)) {
+                  return EntityUtils.toString(r.getEntity());
+                }
+              },
+              other);
       RetryEngine engine =
-          TestEngines.builder(
-                  time,
-                  Mode.ENFORCE,
-                  r -> r,
-                  Policy.defaults().budget(),
-                  CircuitBreakerPolicy.defaults(),
-                  TestEngines.neverRefilled(10))
-              .sleeper(duringTheWait)
-              .build();
+          TestEngines.rateLimited(
+              time, TestEngines.neverRefilled(10), duringTheWait, new ArrayList<>());
       client.set(
           RetryingCloseableHttpClient.wrap(
               HttpClients.custom().setConnectionManager(pool), engine));

@@ -393,38 +393,18 @@ class GovernedRetryStrategyTest {
     // During the retry's wait, another application thread calls the route. Its connection request
     // waits at most 2 s: the lease it waits for is held by the thread blocked here.
     dev.retryagent.engine.Sleeper duringTheWait =
-        nanos -> {
-          if (other.get() == null) {
-            java.util.concurrent.FutureTask<Object> call =
-                new java.util.concurrent.FutureTask<>(
-                    () -> {
-                      HttpGet get = new HttpGet(server.url("/other"));
-                      get.setConfig(
-                          org.apache.hc.client5.http.config.RequestConfig.custom()
-                              .setConnectionRequestTimeout(
-                                  org.apache.hc.core5.util.Timeout.ofSeconds(2))
-                              .build());
-                      return client.execute(get, r -> EntityUtils.toString(r.getEntity()));
-                    });
-            new Thread(call, "other-caller").start();
-            try {
-              other.set(call.get());
-            } catch (java.util.concurrent.ExecutionException e) {
-              other.set(e.getCause());
-            }
-          }
-          time.sleep(nanos);
-        };
+        time.withOtherCallerAtFirstWait(
+            () -> {
+              HttpGet get = new HttpGet(server.url("/other"));
+              get.setConfig(
+                  org.apache.hc.client5.http.config.RequestConfig.custom()
+                      .setConnectionRequestTimeout(org.apache.hc.core5.util.Timeout.ofSeconds(2))
+                      .build());
+              return client.execute(get, r -> EntityUtils.toString(r.getEntity()));
+            },
+            other);
     RetryEngine engine =
-        TestEngines.builder(
-                time,
-                Mode.ENFORCE,
-                r -> r,
-                Policy.defaults().budget(),
-                CircuitBreakerPolicy.defaults(),
-                TestEngines.neverRefilled(10))
-            .sleeper(duringTheWait)
-            .build();
+        TestEngines.rateLimited(time, TestEngines.neverRefilled(10), duringTheWait, events);
     client =
         RetryExecHandler.addTo(HttpClients.custom().setConnectionManager(pool), engine).build();
 

@@ -118,6 +118,29 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
     nanos.addAndGet(n);
   }
 
+  /**
+   * A sleeper on this time that, at its first wait, runs {@code task} on a thread of its own (the
+   * application's other caller, during a retry's wait) and waits for it: {@code outcome} gets its
+   * value, or the exception it threw.
+   */
+  public Sleeper withOtherCallerAtFirstWait(
+      java.util.concurrent.Callable<Object> task,
+      java.util.concurrent.atomic.AtomicReference<Object> outcome) {
+    AtomicBoolean ran = new AtomicBoolean();
+    return n -> {
+      if (ran.compareAndSet(false, true)) {
+        java.util.concurrent.FutureTask<Object> call = new java.util.concurrent.FutureTask<>(task);
+        new Thread(call, "other-caller").start();
+        try {
+          outcome.set(call.get());
+        } catch (java.util.concurrent.ExecutionException e) {
+          outcome.set(e.getCause());
+        }
+      }
+      sleep(n);
+    };
+  }
+
   /** Every wait so far, in nanoseconds. */
   public List<Long> waits() {
     synchronized (waits) {

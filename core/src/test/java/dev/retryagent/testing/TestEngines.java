@@ -3,6 +3,7 @@ package dev.retryagent.testing;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
+import dev.retryagent.engine.Sleeper;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
@@ -78,6 +79,24 @@ public final class TestEngines {
                 events.add(e);
               }
             })
+        .build();
+  }
+
+  /**
+   * An enforcing engine with the default policy but for its rate limit, {@code rateLimit}, on
+   * {@code time}'s clock, waiting with {@code sleeper}; its retries and give-ups in {@code events}.
+   */
+  public static RetryEngine rateLimited(
+      FakeTime time, RateLimitPolicy rateLimit, Sleeper sleeper, List<RetryEvent> events) {
+    return builder(
+            time,
+            Mode.ENFORCE,
+            r -> r,
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            rateLimit)
+        .sleeper(sleeper)
+        .listener(recorder(events))
         .build();
   }
 

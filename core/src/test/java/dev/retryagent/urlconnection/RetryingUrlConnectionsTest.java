@@ -1022,21 +1022,16 @@ class RetryingUrlConnectionsTest {
           time.sleep(nanos);
         };
     RetryEngine engine =
-        TestEngines.builder(
-                time,
-                Mode.ENFORCE,
-                r -> r,
-                Policy.defaults().budget(),
-                CircuitBreakerPolicy.defaults(),
-                RateLimitPolicy.builder()
-                    .enabled(true)
-                    .perSecond(1)
-                    .burst(1)
-                    .maxWait(Duration.ofSeconds(5))
-                    .build())
-            .sleeper(disconnecting)
-            .listener(TestEngines.recorder(events))
-            .build();
+        TestEngines.rateLimited(
+            time,
+            RateLimitPolicy.builder()
+                .enabled(true)
+                .perSecond(1)
+                .burst(1)
+                .maxWait(Duration.ofSeconds(5))
+                .build(),
+            disconnecting,
+            events);
     HttpURLConnection c = open("/v1/items", engine);
     app[0] = c;
 
