@@ -70,13 +70,17 @@ final class UrlExchange {
 
   private static final Runnable LOOK = new Look();
 
-  /** Held while dropped calls are ended: {@link #endDropped}. */
-  private static final Object ENDING = new Object();
+  /** Held by a look while it ends dropped calls: {@link #endDropped}. */
+  private static final ReentrantLock ENDING = new ReentrantLock();
+
+  /** How long a call that starts waits for a look ending dropped calls: {@link #awaitLook}. */
+  private static final long LOOK_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /**
    * A look is ending what the queue held: a call that polled it empty meanwhile waits for {@link
-   * #ENDING}, so that a dropped half-open trial's permit is back before it starts, as when the call
-   * itself ended it. Set before the look polls, read by a call after its poll.
+   * #ENDING} (boundedly: {@link #awaitLook}), so that a dropped half-open trial's permit is back
+   * before it starts, as when the call itself ended it. Set before the look polls, read by a call
+   * after its poll.
    */
   private static volatile boolean lookEnding;
 
@@ -1001,7 +1005,17 @@ final class UrlExchange {
    */
   private static void lookWhileWatched() {
     if (!LOOKING.get() && LOOKING.compareAndSet(false, true)) {
-      Scheduler.shared().schedule(LOOK, LOOK_NANOS);
+      boolean scheduled = false;
+      try {
+        Scheduler.shared().schedule(LOOK, LOOK_NANOS);
+        scheduled = true;
+      } catch (RuntimeException refused) {
+        // Not the application's failure: its call goes on, and the next watch tries again.
+      } finally {
+        if (!scheduled) {
+          LOOKING.set(false); // else no look would ever be scheduled again
+        }
+      }
     }
   }
 
@@ -1010,13 +1024,13 @@ final class UrlExchange {
     @Override
     public void run() {
       try {
-        synchronized (ENDING) {
+        ENDING.lock();
+        try {
           lookEnding = true; // before the queue is polled: endDropped reads it after its poll
-          try {
-            endQueued();
-          } finally {
-            lookEnding = false;
-          }
+          endQueued();
+        } finally {
+          lookEnding = false;
+          ENDING.unlock();
         }
       } finally {
         LOOKING.set(false);
@@ -1039,26 +1053,41 @@ final class UrlExchange {
    * the breaker's permit back without an outcome, the log, metrics and call span told; after {@code
    * connect()} alone, only its context ends. The JDK's connection is left as the application left
    * it (it may still write to the body stream it holds): its socket is the JDK's to close. Called
-   * as each call starts, on its thread, and by each look ({@link #lookWhileWatched}). One at a
-   * time: a call that starts while a look ends a dropped one (a half-open breaker's trial) waits
-   * for its permit to be back, as when the call itself ended it. With nothing dropped and no look
-   * ending one, as nearly always, a call takes no lock here: an empty queue's poll is a volatile
-   * read, and every HttpURLConnection call of the JVM starts through this method.
+   * as each call starts, on its thread, and by each look ({@link #lookWhileWatched}); the queue
+   * hands each out once. A call that starts while a look ends a dropped one (a half-open breaker's
+   * trial) waits for its permit to be back, as when the call itself ended it, for at most a second
+   * ({@link #awaitLook}). With nothing dropped and no look ending one, as nearly always, a call
+   * takes no lock here: an empty queue's poll is a volatile read, and every HttpURLConnection call
+   * of the JVM starts through this method.
    */
   static void endDropped() {
     Reference<?> first = DROPPED.poll();
-    if (first == null && !lookEnding) {
-      return;
-    }
-    synchronized (ENDING) {
-      if (first != null) {
-        end((Watch) first);
-      }
+    if (first != null) {
+      // Handed out once by the queue, so ended here alone; the look may be ending others.
+      end((Watch) first);
       endQueued();
+    }
+    if (lookEnding) {
+      awaitLook();
     }
   }
 
-  /** Ends what the queue holds; under {@link #ENDING}. */
+  /**
+   * Waits for the look ending what it polled, at most {@link #LOOK_WAIT_NANOS}. The look tells the
+   * listeners while it holds {@link #ENDING}: one slow, or waiting for an HttpURLConnection call of
+   * another thread, must not hold every call of the JVM, nor deadlock with it.
+   */
+  private static void awaitLook() {
+    try {
+      if (ENDING.tryLock(LOOK_WAIT_NANOS, TimeUnit.NANOSECONDS)) {
+        ENDING.unlock();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // the application's: its call goes on, and sees it
+    }
+  }
+
+  /** Ends what the queue holds. */
   private static void endQueued() {
     for (Reference<?> r; (r = DROPPED.poll()) != null; ) {
       end((Watch) r);

@@ -1799,6 +1799,65 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * A listener told of a dropped call that the look ends (on the agent's scheduler) is slow, or
+   * waits for an HttpURLConnection call of another thread: every call that starts meanwhile waits
+   * for the look at most a second, then goes on. It waited for the listener before, so such a
+   * listener held every HttpURLConnection call of the JVM, or deadlocked with the one it waited
+   * for.
+   */
+  @Test
+  void aListenerSlowOnADroppedCallTheLookEndsHoldsNoOtherCall() throws Exception {
+    CountDownLatch inListener = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    RetryEngine slowlyHeard =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                b -> b.maxAttempts(1),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                Policy.defaults().rateLimit())
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onGiveUp(RetryEvent e) {
+                    inListener.countDown();
+                    try {
+                      release.await(60, TimeUnit.SECONDS);
+                    } catch (InterruptedException interrupted) {
+                      Thread.currentThread().interrupt();
+                    }
+                  }
+                })
+            .build();
+    HttpURLConnection dropped = open("/v1/items", slowlyHeard);
+    dropped.setRequestMethod("PUT");
+    dropped.setDoOutput(true);
+    dropped.getOutputStream().write(bytes(2));
+    ((RetryingHttpConnection) dropped).view().exchange().watched().enqueue(); // as the collector
+    try {
+      assertThat(inListener.await(30, TimeUnit.SECONDS)).as("the look ended it").isTrue();
+      server.enqueue(ok("other"));
+      RetryEngine other = engine(b -> b);
+      CompletableFuture<Integer> call = new CompletableFuture<>();
+      Thread caller =
+          new Thread(
+              () -> {
+                try {
+                  call.complete(open("/v1/other", other).getResponseCode());
+                } catch (Throwable t) {
+                  call.completeExceptionally(t);
+                }
+              });
+      caller.start();
+      assertThat(call.get(20, TimeUnit.SECONDS)).isEqualTo(200); // the listener still waits
+    } finally {
+      release.countDown();
+    }
+    Reference.reachabilityFence(dropped);
+  }
+
+  /**
    * The rate-limit permit of a connection dropped after its body, once its call is ended as
    * cancelled (docs/url-connection.md, "A connection the application drops"): a buffered body,
    * which the JDK sends only with the response, reached nobody and never will, so the permit goes
