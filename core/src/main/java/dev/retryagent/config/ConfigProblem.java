@@ -12,6 +12,15 @@ public final class ConfigProblem {
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_.:/*%@+$!\\[\\]{}-]+");
   private static final int MAX_SHOWN = 60;
 
+  /**
+   * What {@link #withoutUserInfo} shows of a URL's authority without '@': a host name (a {@code
+   * ${NAME}} or a glob's {@code *} in it too), a bracketed IPv6 address, a port of digits (not
+   * none: {@code user:/pass}); or nothing ({@code file:///x}). Anything else there may be {@code
+   * user:password}.
+   */
+  static final Pattern AUTHORITY =
+      Pattern.compile("(([A-Za-z0-9._~$}{*-]+|\\[[0-9A-Fa-f:.*]+\\])(:[0-9]+|:\\*)?)?");
+
   private final String source;
   private final int line;
   private final int column;
@@ -120,6 +129,8 @@ public final class ConfigProblem {
    * fragment) written {@code ***} also without a scheme: {@code match.paths} is a path.
    */
   static String shownPath(String text) {
+    // User-info first: a password may hold a '?' (https://user:pa?ss@host).
+    text = withoutUserInfo(text);
     int q = text.indexOf('?');
     int f = text.indexOf('#');
     int cut = q < 0 ? f : f < 0 ? q : Math.min(q, f);
@@ -128,10 +139,16 @@ public final class ConfigProblem {
 
   /**
    * {@code text} with the user-info of each URL-like word ({@code scheme://user:password@host})
-   * replaced by {@code ***}, up to the word's last {@code @} (a password may hold a {@code /}), and
-   * its query or fragment by {@code ?***} ({@code redis://host?password=...} is how other clients
-   * take a password). A {@code redis://} or {@code rediss://} word is first redacted as {@link
-   * RedisUrl#redact} does: one whose {@code @host} was left out holds its password all the same.
+   * replaced by {@code ***}, up to the text's last {@code @} (a password may hold a {@code /}, a
+   * blank or a {@code ://}: the text is one value or key), and its query or fragment by {@code
+   * ?***} ({@code redis://host?password=...} is how other clients take a password). A URL whose
+   * {@code @host} was left out ({@code https://user:password}, an empty variable say) holds its
+   * password where the host and port would be: without an {@code @}, what follows the scheme up to
+   * its path, query or fragment is shown only where it reads as {@code host[:port]}, else all that
+   * follows is {@code ***}. A password written as a host name alone ({@code https://secret}) or
+   * made of digits ({@code https://user:1234}) reads as one and is shown. A {@code redis://} or
+   * {@code rediss://} word is first redacted as {@link RedisUrl#redact} does, which also checks its
+   * database.
    */
   private static String withoutUserInfo(String text) {
     int scheme = text.indexOf("://");
@@ -140,26 +157,31 @@ public final class ConfigProblem {
     }
     text = withoutRedisPasswords(text, scheme);
     scheme = text.indexOf("://");
-    if (scheme < 0
-        || (text.indexOf('@', scheme) < 0
-            && text.indexOf('?', scheme) < 0
-            && text.indexOf('#', scheme) < 0)) {
-      return text;
-    }
     StringBuilder out = new StringBuilder(text.length());
     int done = 0;
     while (scheme >= 0) {
       int start = scheme + 3;
-      int end = start;
-      while (end < text.length() && !Character.isWhitespace(text.charAt(end))) {
-        end++;
-      }
-      int at = text.lastIndexOf('@', end - 1);
+      // The text is one value or key: a blank or a "://" after the scheme may be the password's.
+      int at = text.lastIndexOf('@');
+      int from = start;
       if (at >= start) {
         out.append(text, done, start).append("***");
         done = at;
+        from = at + 1;
+      } else {
+        int host = start;
+        while (host < text.length() && "/?#".indexOf(text.charAt(host)) < 0) {
+          host++;
+        }
+        if (!AUTHORITY.matcher(text.substring(start, host)).matches()) {
+          return out.append(text, done, start).append("***").toString();
+        }
       }
-      int query = Math.max(at + 1, start);
+      int end = from;
+      while (end < text.length() && !Character.isWhitespace(text.charAt(end))) {
+        end++;
+      }
+      int query = from;
       while (query < end && text.charAt(query) != '?' && text.charAt(query) != '#') {
         query++;
       }

@@ -2,6 +2,7 @@ package dev.retryagent.config;
 
 import dev.retryagent.internal.engine.Ipv6Text;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * One entry of {@code match.hosts}: a host glob, case-insensitive, where {@code *} matches any run
@@ -19,6 +20,11 @@ final class HostPattern {
   // first one a JVM compiles costs ~35 classes and a lambda, in premain: issue 13).
   private static final String HOST_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_*.-";
   private static final String IPV6_CHARS = "0123456789abcdef:.*";
+
+  /** What {@link #hostOf} names of an authority without '@': host[:port], IPv6 in brackets. */
+  private static final Pattern SHOWN_HOST =
+      Pattern.compile("([a-z0-9_*.-]+|\\[[0-9a-f:.*]+\\])(:([0-9]+|\\*))?");
+
   static final String EXAMPLES =
       "a host glob such as api.example.com, *.example.com:8443 or [::1]:8080";
 
@@ -158,7 +164,11 @@ final class HostPattern {
         return "the host alone";
       }
     }
-    return end > start ? s.substring(start, end) : "the host alone";
+    // Without '@', a URL whose @host was left out (https://user:password) holds the password
+    // where the host and port would be: it is named only where it reads as host[:port].
+    return end > start && (at >= from || SHOWN_HOST.matcher(s.substring(start, end)).matches())
+        ? s.substring(start, end)
+        : "the host alone";
   }
 
   private static int parsePort(String text) {
