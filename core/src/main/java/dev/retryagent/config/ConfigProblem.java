@@ -150,7 +150,7 @@ public final class ConfigProblem {
    * {@code rediss://} word is first redacted as {@link RedisUrl#redact} does, which also checks its
    * database.
    */
-  private static String withoutUserInfo(String text) {
+  static String withoutUserInfo(String text) {
     int scheme = text.indexOf("://");
     if (scheme < 0) {
       return text;

@@ -64,15 +64,20 @@ final class EnvSubstitution {
       String fallback = dash < 0 ? null : body.substring(dash + 2);
       if (!isName(name)) {
         int colon = name.indexOf(':');
-        boolean springStyle = colon > 0 && isName(name.substring(0, colon));
         // ${NAME:default} is a fallback written the Spring way: in a secret value, a password.
-        String shown = !secret ? body : springStyle ? name.substring(0, colon) + ":..." : "...";
+        // ${https://user:password@host} is a URL written where its variable's name belongs.
+        boolean springStyle =
+            colon > 0 && isName(name.substring(0, colon)) && !name.startsWith("://", colon);
+        String shown =
+            !secret
+                ? ConfigProblem.withoutUserInfo(body)
+                : springStyle ? name.substring(0, colon) + ":..." : "...";
         String hint =
             springStyle
                 ? "; for a fallback write ${"
                     + name.substring(0, colon)
                     + ":-"
-                    + (secret ? "..." : name.substring(colon + 1))
+                    + (secret ? "..." : ConfigProblem.withoutUserInfo(name.substring(colon + 1)))
                     + "}"
                 : "; a name is letters, digits and _, not starting with a digit";
         throw new IllegalArgumentException(

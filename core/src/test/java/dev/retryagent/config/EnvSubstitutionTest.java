@@ -60,6 +60,31 @@ class EnvSubstitutionTest {
     assertThatThrownBy(() -> env.apply("${}")).hasMessageContaining("invalid");
   }
 
+  /**
+   * A URL written inside a reference, as its name or its fallback, in a key not known to hold a
+   * secret: the reference is named, its URL without what may be the password.
+   */
+  @Test
+  void aMalformedReferenceNeverRepeatsTheUserInfoOfAUrlInIt() {
+    assertThatThrownBy(() -> env.apply("${https://u:pw-SECRET}"))
+        .hasMessage(
+            "invalid environment variable reference ${https://***}; a name is letters, digits"
+                + " and _, not starting with a digit");
+    assertThatThrownBy(() -> env.apply("${https://u:pw-SECRET@h:8443/x}"))
+        .hasMessageStartingWith("invalid environment variable reference ${https://***@h:8443/x}");
+    assertThatThrownBy(() -> env.apply("${URL:https://u:pw-SECRET}"))
+        .hasMessage(
+            "invalid environment variable reference ${URL:https://***}; for a fallback write"
+                + " ${URL:-https://***}");
+    assertThatThrownBy(() -> env.apply("${URL:?http://u:pw-SECRET/x}"))
+        .hasMessage(
+            "invalid environment variable reference ${URL:?http://***}; for a fallback write"
+                + " ${URL:-?http://***}");
+    // What holds no URL is named as written, to be found in the file.
+    assertThatThrownBy(() -> env.apply("${HOST:api.example.com:8443}"))
+        .hasMessageContaining("${HOST:-api.example.com:8443}");
+  }
+
   @Test
   void neverReadsTheValueAsYaml() {
     EnvSubstitution hostile = new EnvSubstitution(Map.of("X", "1\nretry: {enabled: false}"));
