@@ -8,7 +8,6 @@ import java.util.Map;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.Assume;
-import net.jqwik.api.Combinators;
 import net.jqwik.api.Example;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
@@ -157,19 +156,12 @@ class ConfigProblemRedactProperties {
 
   @Provide
   Arbitrary<String> passwords() {
-    return password(Arbitraries.of("/", "?", "#", ":", "[", "]", "%", "@", "://", "12", " ", "a"));
+    return RedisUrlRedactProperties.passwords(true);
   }
 
   @Provide
   Arbitrary<String> passwordsWithoutAt() {
-    return password(Arbitraries.of("/", "?", "#", ":", "[", "]", "%", "://", "12", " ", "a"));
-  }
-
-  private static Arbitrary<String> password(Arbitrary<String> others) {
-    Arbitrary<String> piece = Arbitraries.oneOf(others, Arbitraries.of("Q", "X", "Z"));
-    return Combinators.combine(
-            piece.list().ofMaxSize(4), Arbitraries.of("Q", "X", "Z"), piece.list().ofMaxSize(4))
-        .as((before, marker, after) -> String.join("", before) + marker + String.join("", after));
+    return RedisUrlRedactProperties.passwords(false);
   }
 
   @Provide

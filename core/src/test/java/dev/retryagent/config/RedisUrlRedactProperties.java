@@ -84,12 +84,23 @@ class RedisUrlRedactProperties {
 
   @Provide
   Arbitrary<String> passwords() {
-    return password(Arbitraries.of("/", "?", "#", ":", "[", "]", "%", "@", "://", "12", " ", "a"));
+    return passwords(true);
   }
 
   @Provide
   Arbitrary<String> passwordsWithoutAt() {
-    return password(Arbitraries.of("/", "?", "#", ":", "[", "]", "%", "://", "12", " ", "a"));
+    return passwords(false);
+  }
+
+  /**
+   * Passwords made of what passwords hold and hosts do not, with an {@code @} or without, each
+   * holding at least one of the marker letters Q, X, Z (also for {@link
+   * ConfigProblemRedactProperties}).
+   */
+  static Arbitrary<String> passwords(boolean withAt) {
+    return withAt
+        ? password(Arbitraries.of("/", "?", "#", ":", "[", "]", "%", "@", "://", "12", " ", "a"))
+        : password(Arbitraries.of("/", "?", "#", ":", "[", "]", "%", "://", "12", " ", "a"));
   }
 
   private static Arbitrary<String> password(Arbitrary<String> others) {
