@@ -12,6 +12,9 @@ public final class ConfigProblem {
   private static final Pattern PLAIN = Pattern.compile("[A-Za-z0-9_.:/*%@+$!\\[\\]{}-]+");
   private static final int MAX_SHOWN = 60;
 
+  /** What {@link #shownHost} shows after a host's one colon: a port, a glob, or nothing. */
+  private static final Pattern NOT_A_PASSWORD = Pattern.compile("\\s*([0-9]*|\\*)\\s*");
+
   /**
    * What {@link #withoutUserInfo} shows of a URL's authority without '@': a host name (a {@code
    * ${NAME}} or a glob's {@code *} in it too), a bracketed IPv6 address, a port of digits (not
@@ -117,10 +120,19 @@ public final class ConfigProblem {
   /**
    * A host as {@link #shown} shows it, its user-info ({@code user:password@}, up to the last
    * {@code @}) written {@code ***} also without a scheme: {@code match.hosts} is an authority.
+   * Without an {@code @}, a port that is not one (digits or {@code *}) is written {@code ***}: in
+   * {@code user:password}, the {@code @host} left out, the password stands where the port would.
    */
   static String shownHost(String text) {
     int at = text.lastIndexOf('@');
     int scheme = text.indexOf("://");
+    if (at < 0 && scheme < 0) {
+      int colon = text.indexOf(':');
+      boolean onePort = colon >= 0 && colon == text.lastIndexOf(':');
+      return onePort && !NOT_A_PASSWORD.matcher(text.substring(colon + 1)).matches()
+          ? shown(text.substring(0, colon + 1) + "***")
+          : shown(text);
+    }
     return at < 0 || (scheme >= 0 && scheme < at) ? shown(text) : shown("***" + text.substring(at));
   }
 

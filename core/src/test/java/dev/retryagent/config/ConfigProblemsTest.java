@@ -336,6 +336,25 @@ class ConfigProblemsTest {
     assertThat(all).allSatisfy(p -> assertThat(p.toString()).doesNotContain("SECRET"));
   }
 
+  /**
+   * {@code user:password} written for a host, its {@code @host} left out (an empty variable, say):
+   * the password stands where the port would, and is not repeated.
+   */
+  @Test
+  void aHostWhosePortIsNoPortIsShownWithoutIt() {
+    assertThat(
+            problems(
+                "routes:", "  - name: x", "    match: {hosts: ['svc:pw-SECRET', 'a.com:99999']}"))
+        .extracting(ConfigProblem::toString)
+        .containsExactly(
+            "test.yml:3:21: routes[0].match.hosts[0]: found svc:***; allowed a port 1..65535"
+                + " after the colon, or none",
+            "test.yml:3:38: routes[0].match.hosts[1]: found a.com:99999; allowed a port 1..65535"
+                + " after the colon, or none");
+    assertThat(ConfigProblem.shownHost("a.com:*")).isEqualTo("a.com:*");
+    assertThat(ConfigProblem.shownHost("fe80::1:zz")).isEqualTo("fe80::1:zz");
+  }
+
   @Test
   void hostsAndPathsAreShownWithoutUserInfoOrQuery() {
     assertThat(ConfigProblem.shownHost("user:p@ss@host")).isEqualTo("***@host");
