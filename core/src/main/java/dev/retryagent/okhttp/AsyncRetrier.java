@@ -218,10 +218,12 @@ public final class AsyncRetrier {
     return enqueuer;
   }
 
-  void finished(EnqueuedCall c) {
+  /** Returns what was kept for {@code c}'s wait, for the caller to release, or null. */
+  Object finished(EnqueuedCall c) {
     running.remove(c.original, c);
+    Object kept = null;
     if (!giveBacks.isEmpty()) {
-      giveBacks.remove(c); // a call that ended during its wait (a cancel)
+      kept = giveBacks.remove(c); // a call that ended during its wait (a cancel)
     }
     if (!callTimeouts.isEmpty()) {
       EnqueuedCall.WaitTimeout t = callTimeouts.remove(c);
@@ -229,6 +231,7 @@ public final class AsyncRetrier {
         t.exit();
       }
     }
+    return kept;
   }
 
   /**
@@ -259,8 +262,8 @@ public final class AsyncRetrier {
   }
 
   /**
-   * Keeps {@code outcome} (a {@code Response} copy, or an {@code IOException}) for {@code c}'s
-   * wait; under {@code c}'s lock, while it is not done.
+   * Keeps {@code outcome} (a {@code Response} copy, the response itself kept unreleased, or an
+   * {@code IOException}) for {@code c}'s wait; under {@code c}'s lock, while it is not done.
    */
   void keepGiveBack(EnqueuedCall c, Object outcome) {
     giveBacks.put(c, outcome);

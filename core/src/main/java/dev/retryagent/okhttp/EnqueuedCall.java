@@ -115,15 +115,28 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
-   * As {@link #next(boolean)}; {@code copy}: the copy of the response released for the retry
-   * ({@link #keepCopy}), kept on through the retry's wait for its permit: the rate limit's refusal
-   * of the retry's permit ends the call with it, as if not retried.
+   * As {@link #next(boolean)}; {@code kept}: the copy of the response released for the retry
+   * ({@link #keepCopy}), kept on through the retry's wait for its permit, or the response itself
+   * kept unreleased through the retry's short wait ({@link Kept}): the rate limit's refusal of the
+   * retry's permit ends the call with it, as if not retried.
    */
-  private void next(boolean permitWaited, Response copy) {
+  private void next(boolean permitWaited, Object kept) {
+    Kept held = kept instanceof Kept ? (Kept) kept : null;
+    try {
+      next(permitWaited, kept, held);
+    } catch (RuntimeException | Error bug) {
+      releaseKept(held); // unless given or released already
+      throw bug;
+    }
+  }
+
+  private void next(boolean permitWaited, Object kept, Kept held) {
+    Response copy = kept instanceof Response ? (Response) kept : null;
     if (cancelled || original.isCanceled()) {
       // Cancelled during the wait for a retry, or before enqueue() (Retrofit cancels its OkHttp
       // call so): it is heard as "Canceled" (nextAttempt), never as the rate limit's refusal of a
       // permit the attempt no longer needs.
+      releaseKept(held);
       nextAttempt();
       return;
     }
@@ -136,14 +149,22 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
     } catch (RateLimitedException e) {
       if (retryCall.permitRefusedRetry()) {
-        endAsNotRetried(copy);
+        endAsNotRetried(kept); // the response itself, when it was kept through the wait
         return;
       }
+      releaseKept(held);
       Call call = attemptCallOrTell(e);
       if (call != null) {
         failThrough(call, e);
       }
       return;
+    }
+    if (held != null) {
+      // Granted: the kept response goes now, before any wait for the permit, which holds no
+      // connection (bounded by maxWait only); a 429 pause that begins during that wait refuses
+      // the retry after all, and the call then ends with the copy taken now, as after a release
+      // at the decision (SyncRetryLoop does the same).
+      copy = letGo(held, wait > 0);
     }
     if (wait > 0 && copy != null) {
       synchronized (this) {
@@ -664,7 +685,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     RateLimitedException e = retryCall.permitWaitNotScheduled();
     Object kept = retrier.takeGiveBack(this); // kept for the wait (next)
     if (retryCall.permitRefusedRetry()) {
-      endAsNotRetried(kept instanceof Response ? (Response) kept : null); // as next() ends one
+      endAsNotRetried(kept instanceof Response ? kept : null); // as next() ends one
       return true;
     }
     Call call = attemptCallOrTell(e);
@@ -733,7 +754,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       retryAfterWait();
     } else {
       Object kept = retrier.takeGiveBack(this);
-      next(true, kept instanceof Response ? (Response) kept : null);
+      next(true, kept instanceof Response ? kept : null);
     }
   }
 
@@ -746,34 +767,44 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    */
   private void retryAfterWait() {
     Object kept = retrier.takeGiveBack(this);
-    Response copy = kept instanceof Response ? (Response) kept : null;
-    if (!getAsBoolean() && pastCallTimeout()) {
-      endAtCallTimeout(); // before the deadline's give-back: OkHttp would have ended the call first
-      return;
-    }
-    if (!retryCall.retryTooLate()) {
-      if (kept != null && !getAsBoolean() && executorShutDown()) {
-        endWithEarlierOutcome(copy);
+    // A copy, or the response itself (Kept); not a failure kept for the wait (retryLater).
+    Object response = kept instanceof Response || kept instanceof Kept ? kept : null;
+    try {
+      if (!getAsBoolean() && pastCallTimeout()) {
+        releaseKept(response);
+        endAtCallTimeout(); // before the deadline's give-back: OkHttp would have ended it first
         return;
       }
-      next(false, copy);
-      return;
+      if (!retryCall.retryTooLate()) {
+        if (kept != null && !getAsBoolean() && executorShutDown()) {
+          endWithEarlierOutcome(response);
+          return;
+        }
+        next(false, response);
+        return;
+      }
+      endAsNotRetried(response);
+    } catch (RuntimeException | Error bug) {
+      releaseKept(response); // unless given or released already
+      throw bug;
     }
-    endAsNotRetried(copy);
   }
 
   /**
    * The retry decided is not made (its wait ended past the deadline, or the rate limit gave it no
-   * permit): the call ends with the attempt's failure as the client gave it, or {@code copy} of the
-   * response released for the retry, or the engine's exception when none was kept, told on a
-   * dispatcher thread as the rate limit's refusal is, and nothing is sent.
+   * permit): the call ends with the attempt's failure as the client gave it, or {@code kept}, the
+   * response kept through the wait ({@link Kept}) or the copy of the one released for the retry, or
+   * the engine's exception when none was kept, told on a dispatcher thread as the rate limit's
+   * refusal is, and nothing is sent.
    */
-  private void endAsNotRetried(Response copy) {
+  private void endAsNotRetried(Object kept) {
+    Call from = kept instanceof Kept ? ((Kept) kept).attempt : original;
     Throwable late = retryCall.lateRetryFailure();
     // OkHttp fails an attempt with an IOException only: anything else is not an attempt's outcome.
     IOException e = late instanceof IOException ? (IOException) late : new IOException(late);
+    Response copy = takeResponse(kept);
     if (copy != null && dispatcher != null) {
-      giveBack(copy);
+      giveBack(from, copy);
       return;
     }
     Call call = attemptCallOrTell(e);
@@ -783,6 +814,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       enqueue(call, new ManagedAttempts.GiveBack(this, e, copy));
     } else if (call != null) {
       failThrough(call, e);
+    } else if (copy != null) {
+      // No clone to tell it through: the callback heard the failure (attemptCallOrTell).
+      release(copy);
     }
   }
 
@@ -848,7 +882,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         engine.asyncRetryDone();
       }
     }
-    retrier.takeGiveBack(this);
+    synchronized (this) {
+      Object kept = retrier.takeGiveBack(this);
+      if (kept instanceof Kept) {
+        // Released as the call ends (finish), off the watchdog: a release may read its body.
+        retrier.keepGiveBack(this, kept);
+      }
+    }
     // Off the watchdog, which serves every OkHttp timeout of the JVM: the call's end runs the
     // listeners, the application's EventListener as the call is cancelled, and its callback. On a
     // dispatcher thread; on the agent's scheduler when the dispatcher's executor refuses (shut
@@ -970,10 +1010,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * dispatcher has none left (the copy tries it first, as {@link #giveBack} does). With neither (a
    * response that could not be copied), OkHttp's refusal as before.
    */
-  private void endWithEarlierOutcome(Response copy) {
+  private void endWithEarlierOutcome(Object kept) {
+    Call from = kept instanceof Kept ? ((Kept) kept).attempt : original;
+    Response copy = takeResponse(kept);
     if (copy != null) {
       retryCall.retryForgone(null);
-      giveBack(copy);
+      giveBack(from, copy);
       return;
     }
     Throwable earlier = retryCall.lateRetryFailure(); // the decision's failure: no copy, none kept
@@ -990,8 +1032,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * clone, as a failure is told ({@link #failThrough}): the copy came through the application's
    * interceptors ahead of ours already, and a clone's run would take it through them again.
    */
-  private void giveBack(Response copy) {
-    Runnable tell = () -> tellGivenBack(copy);
+  private void giveBack(Call from, Response copy) {
+    Runnable tell = () -> tellGivenBack(from, copy);
     try {
       onDispatcherThread(tell);
     } catch (RuntimeException refused) {
@@ -1018,7 +1060,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * every version, the call not cancelled. A failure of ours before the callback heard of the call
    * ends it with {@code copy} all the same ({@link #endWithOwnFailure}), the callback told once.
    */
-  private void tellGivenBack(Response copy) {
+  private void tellGivenBack(Call from, Response copy) {
     if (pastCallTimeout()) {
       // The call's timeout ran out while the copy was on its way here: OkHttp fails a response
       // that comes after its timeout cancelled the call ("timeout"), so the callback hears that.
@@ -1034,7 +1076,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         if (fault != null) {
           fault.run();
         }
-        deliverResponse(original, copy);
+        deliverResponse(from, copy);
       } catch (RuntimeException | Error bug) {
         if (told) {
           throw bug; // the application's onResponse threw it: the call is cancelled, it leaves
@@ -1045,7 +1087,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
             "giving back a response after a late wait",
             bug,
             "the call ends with that response",
-            original,
+            from,
             copy,
             false);
       }
@@ -1078,16 +1120,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * ended meanwhile.
    */
   private void keepCopy(Response response) {
-    Response copy;
-    try {
-      copy = RetryInterceptor.ACCESS.copyToGiveBack(response);
-    } catch (IOException | RuntimeException e) {
-      return; // the body failed as it was read: the release ends it as before
-    } catch (LinkageError | StackOverflowError bug) {
-      engine.internalError(
-          "copying a response before its retry's wait", bug, "the call goes on without a copy");
-      return;
-    }
+    Response copy = copyOf(response);
     if (copy == null) {
       return;
     }
@@ -1096,6 +1129,92 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         retrier.keepGiveBack(this, copy); // a call that ends from now on drops it (finished)
       }
     }
+  }
+
+  /** {@link #keepCopy}'s copy of {@code response}, or null. */
+  private Response copyOf(Response response) {
+    try {
+      return RetryInterceptor.ACCESS.copyToGiveBack(response);
+    } catch (IOException | RuntimeException e) {
+      return null; // the body failed as it was read: the release ends it as before
+    } catch (LinkageError | StackOverflowError bug) {
+      engine.internalError(
+          "copying a response before its retry's wait", bug, "the call goes on without a copy");
+      return null;
+    }
+  }
+
+  /**
+   * A response kept unreleased through a retry's short wait on a route the rate limit governs, or
+   * near the deadline ({@link RetryCall#keepThroughWait}), as the synchronous loop keeps it: the
+   * retry's permit is asked for before it goes, and a refusal (or a wait that ends late) ends the
+   * call with it, whatever its body's size, where a body over 8 KiB, released with no copy, ended
+   * it with the rate limit's exception. Taken once ({@link #take}): by whoever gives it to the
+   * callback or releases it, so that it is never both, nor released twice.
+   */
+  static final class Kept {
+    final Call attempt;
+    private Response response;
+
+    Kept(Call attempt, Response response) {
+      this.attempt = attempt;
+      this.response = response;
+    }
+
+    /** The response, once; null after. */
+    synchronized Response take() {
+      Response r = response;
+      response = null;
+      return r;
+    }
+  }
+
+  /**
+   * Keeps {@code response}, of the attempt {@code call}, unreleased for the retry whose wait is
+   * scheduled ({@link Kept}); false when the call ended meanwhile (the caller releases it).
+   */
+  private boolean keepThroughWait(Call call, Response response) {
+    synchronized (this) {
+      if (done) {
+        return false;
+      }
+      retrier.keepGiveBack(this, new Kept(call, response)); // released by finish() if not taken
+      return true;
+    }
+  }
+
+  /** Releases what {@code kept} holds when it is a response kept unreleased ({@link Kept}). */
+  private void releaseKept(Object kept) {
+    if (kept instanceof Kept) {
+      Response r = ((Kept) kept).take();
+      if (r != null) {
+        release(r);
+      }
+    }
+  }
+
+  /** The response {@code kept} (a copy, or a {@link Kept} one, taken now) stands for, or null. */
+  private static Response takeResponse(Object kept) {
+    if (kept instanceof Kept) {
+      return ((Kept) kept).take();
+    }
+    return kept instanceof Response ? (Response) kept : null;
+  }
+
+  /**
+   * The retry's permit is granted: {@code held} is released for it, as at the decision otherwise,
+   * and a copy taken first when {@code copy} (the permit comes after a wait). Returns the copy, or
+   * null.
+   */
+  private Response letGo(Kept held, boolean copy) {
+    Response r = held.take();
+    if (r == null) {
+      return null;
+    }
+    Response c = copy ? copyOf(r) : null;
+    releaseForRetry(r);
+    AttemptLeftovers.drop(held.attempt); // its run is over: the call object waits, not its state
+    return c;
   }
 
   /**
@@ -1269,11 +1388,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     return true;
   }
 
-  private synchronized boolean finish() {
-    boolean first = !done;
-    done = true;
-    inFlight = null;
-    retrier.finished(this);
+  private boolean finish() {
+    boolean first;
+    Object kept;
+    synchronized (this) {
+      first = !done;
+      done = true;
+      inFlight = null;
+      kept = retrier.finished(this);
+    }
+    releaseKept(kept); // a response kept through a wait the call ended during (a cancel)
     return first;
   }
 
@@ -1558,16 +1682,23 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         retryCall.onAbandoned(); // the decided retry's budget goes back
         deliverResponse(call, response);
       } else if (d.retry()) {
+        // Before a short wait on a route the rate limit governs, or near the deadline, the
+        // response is kept through the wait, as SyncRetryLoop keeps it: a retry refused its
+        // permit, or a wait that ends late, ends the call with it (next, retryAfterWait).
+        boolean keep = retryCall.keepThroughWait(d.delayNanos());
         if (!retryLater(d.delayNanos(), null)) {
           deliverResponse(call, response); // the scheduler refused the wait: the call's outcome
           return;
         }
-        // Once the wait is scheduled, or the call ended: the response is no longer needed.
+        // Once the wait is scheduled, or the call ended: the response is no longer needed, or
+        // kept for the wait's end.
         held = null;
         try {
-          keepCopy(response);
-          releaseForRetry(response);
-          AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
+          if (!keep || !keepThroughWait(call, response)) {
+            keepCopy(response);
+            releaseForRetry(response);
+            AttemptLeftovers.drop(call); // its run is over: the call object waits, not its state
+          }
         } finally {
           released();
         }

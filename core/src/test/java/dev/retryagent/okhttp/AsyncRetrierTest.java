@@ -283,6 +283,130 @@ class AsyncRetrierTest {
     assertThat(engine.pendingAsyncRetries()).isZero();
   }
 
+  /** A 503's body longer than a copy takes (8 KiB). */
+  private static String largeBody() {
+    StringBuilder page = new StringBuilder();
+    while (page.length() < 20_000) {
+      page.append("busy, come back later. ");
+    }
+    return page.toString();
+  }
+
+  /**
+   * The engine holds {@code permits} permits, never refilled, no wait for one (maxWait 0, the
+   * default); the client counts the response bodies OkHttp saw end (read or closed) in {@code
+   * bodiesEnded}.
+   */
+  private void configureRateLimitedTo(int permits, AtomicInteger bodiesEnded) {
+    engine = TestEngines.rateLimitedTo(permits, time, events);
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .eventListener(
+                new EventListener() {
+                  @Override
+                  public void responseBodyEnd(Call call, long byteCount) {
+                    bodiesEnded.incrementAndGet();
+                  }
+                })
+            .addInterceptor(retrier.interceptor())
+            .build();
+  }
+
+  /**
+   * A retry the rate limit refuses after a 503 whose body is longer than a copy takes ends with
+   * that 503 and its whole body, told to onResponse on a dispatcher thread, as without the agent:
+   * kept unreleased through the retry's short wait, the retry's permit asked for before it went.
+   * Before, it was released on the dispatcher before the wait, and the callback heard the rate
+   * limit's exception in onFailure. So with the dispatcher known (the agent's way) and without it
+   * (the 503 told through a clone's run). No permit was given back for the refused retry: the next
+   * call finds the bucket empty.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {true, false})
+  void aRetryTheRateLimitRefusesAfterA503WithALargeBodyGivesThat503ToOnResponse(
+      boolean dispatcherKnown) throws Exception {
+    String page = largeBody();
+    AtomicInteger bodiesEnded = new AtomicInteger();
+    configureRateLimitedTo(1, bodiesEnded);
+    server.enqueue(status(503).body(page), ok("never"));
+    Heard heard = new Heard();
+
+    if (dispatcherKnown) {
+      retrier.enqueue(client.newCall(get("/v1/items")), heard, client.dispatcher());
+    } else {
+      retrier.enqueue(client.newCall(get("/v1/items")), heard);
+    }
+
+    assertThat(heard.await()).isEqualTo("503 " + page);
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.RATE_LIMITED);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/v1/items")), next, client.dispatcher());
+    assertThat(next.await()).startsWith("dev.retryagent.engine.RateLimitedException");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  /**
+   * The retry granted its permit: the 503 kept through the retry's wait is released before the
+   * retry goes (its body ended), the retry is made and the callback hears its 200, one permit spent
+   * on each attempt and none given back (the next call finds the bucket empty).
+   */
+  @Test
+  void aRetryGrantedItsPermitAfterA503KeptThroughItsWaitReleasesThe503ThenRetries()
+      throws Exception {
+    AtomicInteger bodiesEnded = new AtomicInteger();
+    configureRateLimitedTo(2, bodiesEnded);
+    server.enqueue(status(503).body(largeBody()), ok("fine"));
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/v1/items")), heard, client.dispatcher());
+
+    assertThat(heard.await()).isEqualTo("200 fine");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(server.requestCount()).isEqualTo(2);
+    await().atMost(Duration.ofSeconds(10)).until(() -> bodiesEnded.get() == 2);
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/v1/items")), next, client.dispatcher());
+    assertThat(next.await()).startsWith("dev.retryagent.engine.RateLimitedException");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  /**
+   * A cancel during the wait the 503 is kept through: the callback hears "Canceled" on a dispatcher
+   * thread, as before, and the kept 503 is released (its body ended), not left open.
+   */
+  @Test
+  void aCancelDuringTheWaitA503IsKeptThroughReleasesIt() throws Exception {
+    AtomicInteger bodiesEnded = new AtomicInteger();
+    configureRateLimitedTo(1, bodiesEnded);
+    server.enqueue(status(503).body(largeBody()), ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/v1/items"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1); // the backoff
+    assertThat(bodiesEnded).as("kept through the wait").hasValue(0);
+
+    call.cancel();
+    retrier.cancel(call);
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> bodiesEnded.get() == 1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+  }
+
   @Test
   void aRetrysRateLimitWaitTheSchedulerRefusesEndsTheCallWithThe503NotOverTheLimit()
       throws Exception {
@@ -1246,13 +1370,34 @@ class AsyncRetrierTest {
     assertThat(server.requestCount()).isEqualTo(3);
   }
 
+  /**
+   * The application shuts the dispatcher's executor down while a 503 too long to copy is kept
+   * through the retry's short wait on a rate-limited route: the call ends with that 503 and its
+   * whole body, as without the agent (on the agent's thread: the dispatcher has none left), the
+   * retry not made. Released at the decision, it ended with OkHttp's "executor rejected".
+   */
+  @Test
+  void aShutDownDuringTheWaitA503IsKeptThroughEndsWithThat503() throws Exception {
+    configureRateLimited(TestEngines.neverRefilled(2));
+    server.enqueue(uncopyable503(), ok("never"));
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
+
+    assertThat(heard.await()).isEqualTo("503 " + "x".repeat(9 * 1024));
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
   @Test
   void aRetryThatTheShutDownDispatcherRefusesGivesItsRateLimitPermitBack() throws Exception {
     // The shut-down executor refused the retry's clone, which sent nothing, but the permit its
     // attempt took from the host's bucket stayed used: with two permits, the host's next call, on
-    // another client, was refused as rate-limited.
+    // another client, was refused as rate-limited. A wait of 2 s (Retry-After): before a shorter
+    // one on a rate-limited route the 503 is kept, and given back when the dispatcher has shut
+    // down (aRetryTheRateLimitRefusesAfterA503WithALargeBody...), so no clone is refused.
     configureRateLimited(TestEngines.neverRefilled(2));
-    server.enqueue(uncopyable503(), ok("next"));
+    server.enqueue(uncopyable503().header("Retry-After", "2"), ok("next"));
     Heard heard = enqueueThenShutDownDuringTheRetrysWait();
     assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: executor rejected");
 
