@@ -75,6 +75,12 @@ public final class FleetRateLimiter implements PermitLimiter {
   // wait), this JVM's nanoTime read before it asked; valid once heard is set.
   private boolean heard;
   private long heardNanos;
+  // The latest pause deadline in Redis (µs of Redis's clock) this JVM took on, 0 for none: held
+  // for at most its retryAfter.max from when it learned of it, and never again after (the scripts
+  // pass over a deadline no later than this one). Otherwise a JVM whose retryAfter.max is shorter
+  // than the JVM that set the pause would find it in Redis again after each wait, and wait all of
+  // it, its own bound at a time.
+  private long takenDeadlineMicros;
 
   /** Writes of a pause the fleet's thread has ended (answered or failed): for tests. */
   private volatile long pauseWrites;
@@ -134,8 +140,10 @@ public final class FleetRateLimiter implements PermitLimiter {
       return latest.reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
     }
     long knownPause;
+    long taken;
     int wanted = 1;
     synchronized (this) {
+      taken = takenDeadlineMicros;
       knownPause = pauseLeft(nowNanos);
       if (knownPause > maxTotalWaitNanos) {
         metrics.refused(true);
@@ -177,7 +185,8 @@ public final class FleetRateLimiter implements PermitLimiter {
                       micros(maxPermitWaitNanos),
                       micros(maxTotalWaitNanos),
                       micros(knownPause),
-                      micros(maxPauseNanos)),
+                      micros(maxPauseNanos),
+                      Long.toString(taken)),
                   // The deadline bounds the round trip too: the call would have failed then.
                   maxTotalWaitNanos);
           fleet.onCallAnswered();
@@ -279,7 +288,7 @@ public final class FleetRateLimiter implements PermitLimiter {
         fleet.onCallAnswered();
         synchronized (this) {
           // Redis's deadline may be another JVM's, longer than this one's retryAfter.max allows.
-          notePause(now + Math.min(reply[1] * 1000, maxPauseNanos));
+          takePause(now, reply[1], reply[2]);
         }
       }
     } catch (FleetUnavailableException e) {
@@ -351,9 +360,7 @@ public final class FleetRateLimiter implements PermitLimiter {
           gateway.eval(Scripts.PAUSE_LEFT, pauseKey, Collections.<String>emptyList(), maxLookNanos);
       synchronized (this) {
         heardFrom(nowNanos);
-        if (reply[0] > 0) {
-          notePause(nowNanos + Math.min(reply[0] * 1000, maxPauseNanos));
-        }
+        takePause(nowNanos, reply[0], reply[1]);
       }
     } catch (FleetUnavailableException e) {
       fleet.onFailure(e);
@@ -411,8 +418,14 @@ public final class FleetRateLimiter implements PermitLimiter {
   /** After a reload: the pause {@code previous} (this route's former limiter) knows holds here. */
   void keepPauseOf(FleetRateLimiter previous, long nowNanos) {
     long left = previous.pauseRemainingNanos(nowNanos);
-    if (left > 0) {
-      synchronized (this) {
+    long taken;
+    synchronized (previous) {
+      taken = previous.takenDeadlineMicros;
+    }
+    synchronized (this) {
+      // A deadline the previous limiter waited out is not waited again under the new one.
+      takenDeadlineMicros = Math.max(takenDeadlineMicros, taken);
+      if (left > 0) {
         notePause(nowNanos + left);
       }
     }
@@ -441,6 +454,7 @@ public final class FleetRateLimiter implements PermitLimiter {
     long granted = reply[0];
     long waitNanos = reply[1] * 1000;
     long pauseNanos = reply[2] * 1000;
+    takenDeadlineMicros = Math.max(takenDeadlineMicros, reply[3]);
     boolean paused = pauseNanos > 0;
     if (paused) {
       notePause(nowNanos + pauseNanos);
@@ -483,6 +497,19 @@ public final class FleetRateLimiter implements PermitLimiter {
         .perSecond(limit.perSecond() * share)
         .burst(Math.max(1, (int) Math.floor(limit.burst() * share)))
         .build();
+  }
+
+  /**
+   * Takes on Redis's pause of the route, {@code leftMicros} left at its deadline {@code
+   * deadlineMicros} (Redis's clock), for at most {@code retryAfter.max} from {@code nowNanos}:
+   * unless this JVM took that deadline on before, and so has held it for its bound already. Caller
+   * holds the lock.
+   */
+  private void takePause(long nowNanos, long leftMicros, long deadlineMicros) {
+    if (leftMicros > 0 && deadlineMicros > takenDeadlineMicros) {
+      takenDeadlineMicros = deadlineMicros;
+      notePause(nowNanos + Math.min(leftMicros * 1000, maxPauseNanos));
+    }
   }
 
   /** Records a pause deadline (a later one wins); a pause drops leased permits. */

@@ -9,6 +9,11 @@ import java.security.NoSuchAlgorithmException;
  * explains them line by line. Times are microseconds of Redis's own clock ({@code TIME}), so the
  * JVMs' clocks never matter. Kept in Java strings rather than resources: the agent may load these
  * classes from the bootstrap path, where resources are not reliably found.
+ *
+ * <p>The keys and what they hold are the store format that every version of the agent shares: a
+ * rolling upgrade runs old and new JVMs on the same keys. A script's arguments and reply may change
+ * between versions (a new text is a new SHA-1, so each JVM runs its own version's scripts side by
+ * side in Redis's script cache); what a key holds may not.
  */
 final class Scripts {
   private Scripts() {}
@@ -29,7 +34,9 @@ final class Scripts {
    * ARGV[3] permits wanted (a lease; 1 = one)                  ARGV[4] longest wait for a permit, µs
    * ARGV[5] longest wait in all, pause included, µs            ARGV[6] a pause this JVM knows of, µs
    * ARGV[7] longest pause this JVM honours (its retryAfter.max), µs
-   * returns {granted, wait µs, pause µs}; granted = 0 is a refusal and changes nothing
+   * ARGV[8] the last pause deadline this JVM took on (a reply's fourth value), µs; 0 for none
+   * returns {granted, wait µs, pause µs, the pause deadline taken on (µs, 0 for none)};
+   * granted = 0 is a refusal and changes nothing
    * </pre>
    */
   static final Script ACQUIRE =
@@ -41,10 +48,16 @@ final class Scripts {
               + "local pause = tonumber(ARGV[6])\n"
               + "local deadline = tonumber(redis.call('GET', KEYS[2]) or '0')\n"
               // Another JVM may allow longer pauses (retryAfter.max): this one waits its own at
-              // most.
-              + "if deadline - now > pause then pause = math.min(deadline - now, tonumber(ARGV[7])) end\n"
+              // most, once. A deadline it took on before (ARGV[8]) it has held for its bound
+              // already, and the JVM holds what is left of that itself (ARGV[6]); only a later
+              // deadline, a 429 since, is a pause to take on.
+              + "local taken = 0\n"
+              + "if deadline > now and deadline > tonumber(ARGV[8]) then\n"
+              + "  taken = math.ceil(deadline)\n"
+              + "  if deadline - now > pause then pause = math.min(deadline - now, tonumber(ARGV[7])) end\n"
+              + "end\n"
               + "if pause > tonumber(ARGV[5]) then\n"
-              + "  return {0, math.ceil(pause), math.ceil(pause)}\n"
+              + "  return {0, math.ceil(pause), math.ceil(pause), taken}\n"
               + "end\n"
               // A caller that waits out a pause starts when it ends, and takes its permit then.
               + "local start = now + pause\n"
@@ -63,15 +76,15 @@ final class Scripts {
               + "  tat = tat + interval\n"
               + "  local permit_wait = tat - burst * interval - start\n"
               + "  if permit_wait > tonumber(ARGV[4]) or pause + permit_wait > tonumber(ARGV[5]) then\n"
-              + "    return {0, math.ceil(pause + permit_wait), math.ceil(pause)}\n"
+              + "    return {0, math.ceil(pause + permit_wait), math.ceil(pause), taken}\n"
               + "  end\n"
               + "  wait = pause + permit_wait\n"
               + "end\n"
               // Once the TAT is past, the state equals a fresh one: the key may go then.
               + "redis.call('SET', KEYS[1], string.format('%.17g', tat),"
               + " 'PX', math.ceil((tat - now) / 1000) + 1)\n"
-              + "return {granted, math.ceil(wait), math.ceil(pause)}\n",
-          3);
+              + "return {granted, math.ceil(wait), math.ceil(pause), taken}\n",
+          4);
 
   /**
    * A fleet-wide pause after a 429, extend-only.
@@ -79,7 +92,7 @@ final class Scripts {
    * <pre>
    * KEYS[1] the route's pause deadline, µs
    * ARGV[1] pause asked for, µs                     ARGV[2] longest pause allowed (retryAfter.max), µs
-   * returns {1 if this call moved the deadline, else 0; µs left of the pause}
+   * returns {1 if this call moved the deadline, else 0; µs left of the pause; the deadline, µs}
    * </pre>
    */
   static final Script PAUSE =
@@ -90,10 +103,10 @@ final class Scripts {
               + "if wanted > deadline then\n"
               + "  redis.call('SET', KEYS[1], string.format('%.17g', wanted),"
               + " 'PX', math.ceil((wanted - now) / 1000) + 1)\n"
-              + "  return {1, math.ceil(wanted - now)}\n"
+              + "  return {1, math.ceil(wanted - now), math.ceil(wanted)}\n"
               + "end\n"
-              + "return {0, math.ceil(math.max(0, deadline - now))}\n",
-          2);
+              + "return {0, math.ceil(math.max(0, deadline - now)), math.ceil(deadline)}\n",
+          3);
 
   /**
    * What is left of the route's pause, read only: the look after a caller's wait for a permit
@@ -101,15 +114,15 @@ final class Scripts {
    *
    * <pre>
    * KEYS[1] the route's pause deadline, µs
-   * returns {µs left of the pause, 0 when none}
+   * returns {µs left of the pause, 0 when none; the deadline, µs}
    * </pre>
    */
   static final Script PAUSE_LEFT =
       new Script(
           NOW
               + "local deadline = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-              + "return {math.ceil(math.max(0, deadline - now))}\n",
-          1);
+              + "return {math.ceil(math.max(0, deadline - now)), math.ceil(deadline)}\n",
+          2);
 
   /**
    * A heartbeat: the live instances are the members of one sorted set scored by their last beat, so

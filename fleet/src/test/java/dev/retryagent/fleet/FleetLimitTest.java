@@ -204,7 +204,8 @@ class FleetLimitTest {
       // Redis grants a permit in 900 ms: within the 1 s the call had when it asked, but the reply
       // came 300 ms later, so the call would start 200 ms past its deadline.
       fake.scriptReply =
-          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:900000\r\n:0\r\n" : ":1\r\n";
+          sha ->
+              sha.equals(Scripts.ACQUIRE.sha1) ? "*4\r\n:1\r\n:900000\r\n:0\r\n:0\r\n" : ":1\r\n";
 
       long wait = limiter.reserve(clock.nanoTime(), 1_000 * MS, 1_000 * MS);
 
@@ -212,7 +213,8 @@ class FleetLimitTest {
       assertThat(limiter.metrics().refused()).isEqualTo(1);
       // One that fits what the round trip left still waits, from the reply.
       fake.scriptReply =
-          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:600000\r\n:0\r\n" : ":1\r\n";
+          sha ->
+              sha.equals(Scripts.ACQUIRE.sha1) ? "*4\r\n:1\r\n:600000\r\n:0\r\n:0\r\n" : ":1\r\n";
       assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, 1_000 * MS)).isEqualTo(600 * MS);
     }
   }
@@ -245,7 +247,8 @@ class FleetLimitTest {
       // but the reply came 300 ms later, so the call would wait 1.2 s for it. The deadline is
       // far.
       fake.scriptReply =
-          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:900000\r\n:0\r\n" : ":1\r\n";
+          sha ->
+              sha.equals(Scripts.ACQUIRE.sha1) ? "*4\r\n:1\r\n:900000\r\n:0\r\n:0\r\n" : ":1\r\n";
 
       long wait = limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT);
 
@@ -253,11 +256,12 @@ class FleetLimitTest {
       assertThat(limiter.metrics().refused()).isEqualTo(1);
       // One that fits what the round trip left of maxWait still waits, from the reply.
       fake.scriptReply =
-          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:700000\r\n:0\r\n" : ":1\r\n";
+          sha ->
+              sha.equals(Scripts.ACQUIRE.sha1) ? "*4\r\n:1\r\n:700000\r\n:0\r\n:0\r\n" : ":1\r\n";
       assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT)).isEqualTo(700 * MS);
       // A permit granted at once is no wait for one: the round trip is Redis's (commandTimeout).
       fake.scriptReply =
-          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:0\r\n:0\r\n" : ":1\r\n";
+          sha -> sha.equals(Scripts.ACQUIRE.sha1) ? "*4\r\n:1\r\n:0\r\n:0\r\n:0\r\n" : ":1\r\n";
       assertThat(limiter.reserve(clock.nanoTime(), 0, LONG_WAIT)).isZero();
     }
   }
@@ -271,7 +275,9 @@ class FleetLimitTest {
       // of the pause, which the round trip came before.
       fake.scriptReply =
           sha ->
-              sha.equals(Scripts.ACQUIRE.sha1) ? "*3\r\n:1\r\n:2900000\r\n:2000000\r\n" : ":1\r\n";
+              sha.equals(Scripts.ACQUIRE.sha1)
+                  ? "*4\r\n:1\r\n:2900000\r\n:2000000\r\n:0\r\n"
+                  : ":1\r\n";
 
       assertThat(limiter.reserve(clock.nanoTime(), 1_000 * MS, LONG_WAIT)).isEqualTo(2_900 * MS);
     }

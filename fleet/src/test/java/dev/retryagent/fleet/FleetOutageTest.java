@@ -507,7 +507,7 @@ class FleetOutageTest {
     try (FakeRedis fake = new FakeRedis()) {
       fleet = startUp(settings(fake.url()).build(), Clock.SYSTEM, log);
       FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
-      // One value where the scripts answer two or three (a proxy's reply, not Redis's).
+      // One value where the scripts answer two to four (a proxy's reply, not Redis's).
       fake.scriptReply = sha -> sha.equals(Scripts.HEARTBEAT.sha1) ? ":1\r\n" : "*1\r\n:1\r\n";
 
       assertThat(limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();

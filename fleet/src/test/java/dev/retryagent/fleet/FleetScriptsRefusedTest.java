@@ -25,7 +25,7 @@ import redis.clients.jedis.Jedis;
 class FleetScriptsRefusedTest {
   private static final long MS = 1_000_000L;
   private static final long LONG_WAIT = 30_000 * MS;
-  private static final String ACQUIRED = "*3\r\n:1\r\n:0\r\n:0\r\n";
+  private static final String ACQUIRED = "*4\r\n:1\r\n:0\r\n:0\r\n:0\r\n";
 
   private static final AtomicInteger PREFIXES = new AtomicInteger();
   private static RedisServerProcess redis;
