@@ -91,9 +91,12 @@ public final class RetryEngine {
    * perSecond} because the host answers 429) or leaves observe mode, makes a new one; the pause is
    * the host's word about itself, not about one limit, and the new limiter starts with it ({@link
    * #newLimiter}), as the fleet's limiters hand theirs on. Written on a 429 only; kept across
-   * reloads.
+   * reloads. Bounded in count as the hosts are ({@link #notePause}).
    */
   private final ConcurrentHashMap<String, Long> hostPauses = new ConcurrentHashMap<>();
+
+  /** Where {@link #notePause} says once that it forgot pauses under way. */
+  private final java.util.function.Consumer<String> notices;
 
   /** Fleet mode, or null: then a {@code scope: fleet} limit is kept per host, as without it. */
   private volatile FleetLimits fleet;
@@ -107,6 +110,7 @@ public final class RetryEngine {
     this.random = b.random;
     this.scheduler = b.scheduler;
     this.errors = new InternalErrors(b.errors);
+    this.notices = b.errors;
     List<RetryListener> listeners = new ArrayList<>(b.listeners);
     if (TestFaults.LISTENER) {
       listeners.add(0, new TestFaults.FailingListener());
@@ -611,26 +615,90 @@ public final class RetryEngine {
       // another 429 of the host noted its pause meanwhile: compare with that one
     }
     if (hostPauses.size() > pauseSweepAt) {
-      // Bounded as the hosts are: the pauses over are forgotten. The next walk waits until the map
-      // has doubled from what is left: with more pauses under way than MAX_HOST_PAUSES, a walk on
-      // every 429 would cost each 429 the whole map, and the map would still grow.
-      for (java.util.Iterator<Long> i = hostPauses.values().iterator(); i.hasNext(); ) {
-        if (i.next() - now <= 0) {
-          i.remove();
-        }
-      }
-      pauseSweepAt = Math.max(MAX_HOST_PAUSES, 2 * hostPauses.size());
-      pauseSweeps++;
+      forgetPauses(now);
     }
   }
 
+  /**
+   * Forgets the pauses that are over and, past {@link #maxHostPauses} pauses under way, those that
+   * end soonest (a host whose pause is forgotten keeps it in the buckets paused already; only a
+   * bucket made or dropped since does not know it: said once). The next walk waits until the map
+   * has doubled from what is left, at most twice the bound: a walk on every 429 would cost each 429
+   * the whole map. Racy with concurrent 429s: a pause more or less, never a call's failure.
+   */
+  private void forgetPauses(long now) {
+    for (java.util.Iterator<Long> i = hostPauses.values().iterator(); i.hasNext(); ) {
+      if (i.next() - now <= 0) {
+        i.remove();
+      }
+    }
+    int bound = maxHostPauses();
+    int excess = hostPauses.size() - bound;
+    if (excess > 0) {
+      // Time left of each, sorted: the excess-th shortest is the last one forgotten.
+      long[] left = new long[hostPauses.size()];
+      int n = 0;
+      for (Long until : hostPauses.values()) {
+        if (n == left.length) {
+          break;
+        }
+        left[n++] = until - now;
+      }
+      java.util.Arrays.sort(left, 0, n);
+      long last = left[Math.min(excess, n) - 1];
+      int forgotten = 0;
+      for (java.util.Iterator<Long> i = hostPauses.values().iterator();
+          i.hasNext() && forgotten < excess; ) {
+        if (i.next() - now <= last) {
+          i.remove();
+          forgotten++;
+        }
+      }
+      pausesForgotten += forgotten;
+      if (pausesForgottenSaid.compareAndSet(false, true)) {
+        notices.accept(
+            "retry-agent: more hosts under a 429 pause at once than maxHosts ("
+                + bound
+                + "): the pauses that end soonest are forgotten; their hosts' buckets keep them,"
+                + " but a bucket made or dropped since (another rateLimit section, a reload,"
+                + " maxHosts) does not wait for them (said once)");
+      }
+    }
+    pauseSweepAt = Math.max(bound, 2 * hostPauses.size());
+    pauseSweeps++;
+  }
+
+  /** Pauses under way forgotten past {@link #maxHostPauses}, for tests; racy. */
+  private volatile long pausesForgotten;
+
+  private final java.util.concurrent.atomic.AtomicBoolean pausesForgottenSaid =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** Without a configuration that lists its policies: maxHosts' default. */
   private static final int MAX_HOST_PAUSES = 10_000;
 
   /**
-   * The size of {@link #hostPauses} past which a 429 forgets the pauses that are over; racy writes
-   * are harmless (a walk more or less).
+   * The most pauses under way {@link #hostPauses} keeps after a walk: the largest {@code maxHosts}
+   * of the configuration, the bound of the hosts' other state (its default when the resolver cannot
+   * list its policies). Asked on a walk only: listing the policies before main costs start-up.
    */
-  private volatile int pauseSweepAt = MAX_HOST_PAUSES;
+  private int maxHostPauses() {
+    Collection<Policy> all = settings.all();
+    int largest = 0;
+    if (all != null) {
+      for (Policy p : all) {
+        largest = Math.max(largest, p.circuitBreaker().maxHosts());
+      }
+    }
+    return largest > 0 ? largest : MAX_HOST_PAUSES;
+  }
+
+  /**
+   * The size of {@link #hostPauses} past which a 429 walks it ({@link #forgetPauses}); racy writes
+   * are harmless (a walk more or less). None at first: the first 429 walks its one pause and learns
+   * the bound.
+   */
+  private volatile int pauseSweepAt;
 
   /** Walks of {@link #hostPauses} so far, for tests; racy, never read on a call's path. */
   private volatile long pauseSweeps;
@@ -638,6 +706,11 @@ public final class RetryEngine {
   /** The hosts' 429 pauses noted, over or not (tests). */
   int hostPausesNoted() {
     return hostPauses.size();
+  }
+
+  /** Pauses under way {@link #notePause} forgot past the bound (tests). */
+  long hostPausesForgotten() {
+    return pausesForgotten;
   }
 
   /** How many times {@link #notePause} walked the noted pauses (tests). */

@@ -252,10 +252,10 @@ class RateLimitThroughEngineTest {
   }
 
   /**
-   * The hosts' 429 pauses are bounded as the hosts are, and a 429 does not pay for the others: with
-   * more pauses under way than the bound, the pauses noted were walked on every 429 (15,000 walks
-   * of 10,000-25,000 entries here) and the map still grew; now a walk comes only once the map has
-   * doubled, and forgets the pauses that are over.
+   * The hosts' 429 pauses are bounded as the hosts are, and a 429 does not pay for the others: a
+   * walk comes only once the map has doubled from what the last one left, and forgets the pauses
+   * that are over, then, past maxHosts (10,000 here) under way, those that end soonest. Before, the
+   * map of 25,000 pauses under way held all 25,000 (walked at 10,001 and 20,003, nothing over).
    */
   @org.junit.jupiter.api.Test
   void theHostsPausesAreForgottenWhenOverWithoutAWalkOnEvery429() {
@@ -267,20 +267,65 @@ class RateLimitThroughEngineTest {
     for (int i = 0; i < 25_000; i++) {
       Script s = new Script(f.clock, respond(429, "30"));
       Driver.SYNC.run(f, FakeRequest.of("GET", "h" + i + ".example.com"), s);
+      assertThat(f.engine.hostPausesNoted()).isLessThanOrEqualTo(20_000);
     }
-    // Every pause is still under way: none may be forgotten, and the map was walked twice, at
-    // 10,001 and at 20,003 pauses.
-    assertThat(f.engine.hostPausesNoted()).isEqualTo(25_000);
-    assertThat(f.engine.hostPauseSweeps()).isEqualTo(2);
+    // Walked at the first 429 (learning the bound), at 10,001 and at 20,001, each time down to
+    // 10,000: 1 + 10,001 forgotten.
+    assertThat(f.engine.hostPauseSweeps()).isEqualTo(3);
+    assertThat(f.engine.hostPausesForgotten()).isEqualTo(10_002);
+    assertThat(f.engine.hostPausesNoted()).isEqualTo(14_998);
 
     f.clock.advance(Duration.ofHours(2));
-    for (int i = 0; i < 16_000; i++) {
+    for (int i = 0; i < 5_003; i++) {
       Script s = new Script(f.clock, respond(429, "30"));
       Driver.SYNC.run(f, FakeRequest.of("GET", "later" + i + ".example.com"), s);
     }
-    // Past 40,006 the walk forgot the 25,000 over: what is left are the pauses under way.
-    assertThat(f.engine.hostPauseSweeps()).isEqualTo(3);
-    assertThat(f.engine.hostPausesNoted()).isEqualTo(16_000);
+    // Past 20,000 the walk forgot the 14,998 over: what is left are the pauses under way.
+    assertThat(f.engine.hostPauseSweeps()).isEqualTo(4);
+    assertThat(f.engine.hostPausesNoted()).isEqualTo(5_003);
+    assertThat(f.engine.hostPausesForgotten()).isEqualTo(10_002);
+  }
+
+  /**
+   * More hosts under a 429 pause at once than maxHosts: the pauses that end soonest are forgotten,
+   * never more than twice maxHosts are kept, and one line says so. A forgotten host's bucket made
+   * afresh (its old one dropped by maxHosts) does not wait; a kept one's does. Before, every pause
+   * under way was kept, however many (13 here).
+   */
+  @org.junit.jupiter.api.Test
+  void pausesUnderWayPastMaxHostsAreForgottenSoonestEndingFirstAndSaidOnce() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(4);
+    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
+    FakeClock clock = new FakeClock();
+    List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        RetryEngine.builder().clock(clock).errors(lines::add).policy(p.build()).build();
+    // Four long pauses among nine short ones, the clock standing.
+    String[] hosts = {
+      "long0", "short0", "short1", "long1", "short2", "short3", "long2", "short4", "short5",
+      "long3", "short6", "short7", "short8"
+    };
+    for (String host : hosts) {
+      RetryCall call = engine.newCall(FakeRequest.of("GET", host + ".example"));
+      assertThat(call.reservePermit()).isZero();
+      call.beginAttempt();
+      int n = host.charAt(host.length() - 1) - '0';
+      call.onResponse(
+          429, host.startsWith("long") ? String.valueOf(10 + n) : String.valueOf(1 + n));
+      assertThat(engine.hostPausesNoted()).isLessThanOrEqualTo(8);
+    }
+
+    assertThat(engine.hostPausesForgotten()).isEqualTo(6);
+    assertThat(lines)
+        .singleElement()
+        .asString()
+        .contains("more hosts under a 429 pause at once than maxHosts (4)", "said once");
+    // long0's bucket was dropped (maxHosts 4): its new one starts paused; short0's does not.
+    assertThat(engine.newCall(FakeRequest.of("GET", "long0.example")).reservePermit())
+        .isEqualTo(10 * S);
+    assertThat(engine.newCall(FakeRequest.of("GET", "short0.example")).reservePermit()).isZero();
   }
 
   @ParameterizedTest
