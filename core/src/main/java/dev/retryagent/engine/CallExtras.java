@@ -59,6 +59,12 @@ final class CallExtras {
    */
   boolean firstAttemptRefused;
 
+  /**
+   * The rate limit's permit for the retry decided was reserved at the decision ({@link
+   * RetryCall#reserveRetryPermit}): the retry's {@link RetryCall#reservePermit} takes it.
+   */
+  boolean permitReserved;
+
   /** The call's events, waiting to be told outside its lock ({@link CallEvents}). */
   private CallEvents events;
 

@@ -198,11 +198,75 @@ public abstract class RetryCall extends HostHold {
    *     #permitRefusedRetry})
    */
   public long reservePermit() throws RateLimitedException {
+    if (state.limiter != null && takeReservedPermit()) {
+      // Reserved at the retry's decision (reserveRetryPermit), its wait in the retry's delay: only
+      // a 429 pause that began since holds the retry still, as after any wait for a permit.
+      return reservePermitAfterWait();
+    }
     try {
-      return reserve(true);
+      return reserve(true, -1);
     } finally {
       tellQueued();
     }
+  }
+
+  /** True once when {@link #reserveRetryPermit} holds the next attempt's permit already. */
+  private synchronized boolean takeReservedPermit() {
+    if (extras == null || !extras.permitReserved) {
+      return false;
+    }
+    extras.permitReserved = false;
+    return true;
+  }
+
+  /**
+   * Step 1 for the retry just decided on a response, asked at the decision by an adapter that
+   * releases the response there, before its wait (java.net.http decides on the head and reads the
+   * body away for the connection's sake): the retry's permit is reserved now, while the response
+   * can still go to the caller, so that a refusal ends the call with that response itself, whatever
+   * its body's size, as the synchronous loops end it by asking before they release ({@link
+   * #keepThroughWait}). Asked after the wait instead, a refusal found the response gone and ended
+   * the call with {@link RateLimitedException}, where without the agent the application had the
+   * response.
+   *
+   * <p>The permit may come as late as it could have when asked after the backoff: the token's
+   * allowance is {@code maxWait} plus the backoff that no pause in force covers. Granted, the
+   * retry's delay becomes the longer of the backoff and the permit's wait (the decision's, as
+   * {@link #onResponse} gives it again), and the next {@link #reservePermit} takes this permit,
+   * looking only for a 429 pause begun meanwhile ({@link #reservePermitAfterWait}). A call that
+   * ends before the retry starts (a cancel, a late wait, the breaker) gives it back once, as any
+   * permit held for an attempt not made. Without a rate limit, in observe mode, or for no retry
+   * decided: nothing reserved, the decision's delay.
+   *
+   * @return the retry's delay from now; or -1 when the rate limit refused the retry: the call is
+   *     over ({@link #permitRefusedRetry}), and the caller gets the response
+   */
+  public long reserveRetryPermit() {
+    try {
+      return reserveRetryPermitLocked();
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized long reserveRetryPermitLocked() {
+    Decision d = decision;
+    if (d == null || !d.retry()) {
+      return 0;
+    }
+    if (d.outcome() != Outcome.RESPONSE
+        || state.limiter == null
+        || state.observe
+        || finished
+        || cancelledByCaller()) {
+      return d.delayNanos();
+    }
+    try {
+      reserve(true, d.delayNanos());
+    } catch (RateLimitedException refused) {
+      return -1;
+    }
+    return decision.delayNanos();
   }
 
   /**
@@ -210,7 +274,7 @@ public abstract class RetryCall extends HostHold {
    * attempt's permit ({@link #reservePermitAfterWait}), whose RATE_LIMITED wait event was told
    * then: one wait for the attempt's permit, one event, however long a 429 pause then makes it.
    */
-  private long reserve(boolean firstLook) throws RateLimitedException {
+  private long reserve(boolean firstLook, long backoffNanos) throws RateLimitedException {
     PermitLimiter limiter = state.limiter;
     if (limiter == null) {
       return 0; // without a rate limit there is nothing to guard: no lock
@@ -229,7 +293,15 @@ public abstract class RetryCall extends HostHold {
         if ((attempt > 0 || !firstLook) && state.limiterDropped()) {
           state.engine.pauseDroppedBucket(state, now);
         }
-        wait = limiter.reserve(now, Math.min(maxWait, left), left);
+        long allowance = maxWait;
+        if (backoffNanos > 0) {
+          // Reserved at a retry's decision (reserveRetryPermit): a token due during the backoff,
+          // which a pause in force does not cover already, is one the retry would be given after
+          // it.
+          long ahead = Math.max(0, backoffNanos - limiter.pauseRemainingNanos(now));
+          allowance = maxWait > Long.MAX_VALUE - ahead ? Long.MAX_VALUE : maxWait + ahead;
+        }
+        wait = limiter.reserve(now, Math.min(allowance, left), left);
       } catch (RuntimeException | LinkageError | StackOverflowError bug) {
         // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
         // threw out of the call, or out of an asynchronous call's retry task, whose future then
@@ -255,8 +327,17 @@ public abstract class RetryCall extends HostHold {
                 state.target, remaining, maxWait, limiter.pauseRemainingNanos(now)));
       }
       permitTaken();
-      if (wait > 0 && firstLook && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-        queue(RetryEvent.rateLimitWait(this, wait));
+      long beyond = wait;
+      if (backoffNanos >= 0) {
+        // The retry waits for its backoff and its permit at once; the next reservePermit takes it.
+        extras().permitReserved = true;
+        beyond = wait - backoffNanos;
+        if (beyond > 0) {
+          decision = Decision.retryAfter(wait, AttemptResult.response(decision.status()));
+        }
+      }
+      if (beyond > 0 && firstLook && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+        queue(RetryEvent.rateLimitWait(this, beyond));
       }
       return state.observe ? 0 : wait;
     }
@@ -306,7 +387,7 @@ public abstract class RetryCall extends HostHold {
       permitBack(now);
     }
     try {
-      return reserve(false);
+      return reserve(false, -1);
     } finally {
       tellQueued();
     }

@@ -270,21 +270,76 @@ class RetryingHttpClientTest {
   @ParameterizedTest
   @EnumSource(Way.class)
   void aRetryTheRateLimitRefusesEndsWithThe503AsWithoutTheAgent(Way way) throws Exception {
-    server.enqueue(status(503).header("X-Shard", "7").body("busy"));
+    assertThat(aRetryTheRateLimitRefusesAfterA503(way, "busy").body()).isEqualTo("busy");
+  }
+
+  /**
+   * A 503 with {@code body}, then a retry the rate limit refuses: the caller's response, compared
+   * with the plain client's.
+   */
+  private HttpResponse<String> aRetryTheRateLimitRefusesAfterA503(Way way, String body)
+      throws Exception {
+    server.enqueue(status(503).header("X-Shard", "7").body(body));
     HttpResponse<String> without = call(way, real, get("/v1/items"));
-    server.enqueue(status(503).header("X-Shard", "7").body("busy"), ok("never"));
+    server.enqueue(status(503).header("X-Shard", "7").body(body), ok("never"));
 
     HttpResponse<String> r = call(way, rateLimitedToOne(), get("/v1/items"));
 
     assertThat(r.statusCode()).isEqualTo(503).isEqualTo(without.statusCode());
-    assertThat(r.body()).isEqualTo("busy").isEqualTo(without.body());
+    assertThat(r.body()).isEqualTo(without.body());
     assertThat(r.headers().firstValue("X-Shard")).hasValue("7");
+    assertThat(r.request().uri()).isEqualTo(without.request().uri());
     assertThat(server.requestCount()).isEqualTo(2); // one without the agent, one with it
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .singleElement()
         .extracting(RetryEvent::reason)
         .isEqualTo(dev.retryagent.engine.GiveUpReason.RATE_LIMITED);
+    return r;
+  }
+
+  /**
+   * As {@link #aRetryTheRateLimitRefusesEndsWithThe503AsWithoutTheAgent}, for a 503 whose body is
+   * over the 8 KiB the agent keeps of a retried body: the retry's permit is asked for at the
+   * decision, before the body is read away, and the refusal hands the response to the application's
+   * own handler, body unread. Before, the body was read and dropped for the retry, and the refusal
+   * after the wait ended the call with RateLimitedException.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aRetryTheRateLimitRefusesAfterA503WithABodyOver8KiBEndsWithThat503Whole(Way way)
+      throws Exception {
+    String large = "busy ".repeat(4 * 1024); // 20 KiB
+    assertThat(aRetryTheRateLimitRefusesAfterA503(way, large).body())
+        .hasSize(20 * 1024)
+        .isEqualTo(large);
+  }
+
+  /**
+   * The retry's permit, reserved at the decision, goes back to the bucket once when the caller
+   * cancels during the retry's wait: the next call gets it, the one after is refused (twice back,
+   * it would go too; never back, the next would be refused).
+   */
+  @Test
+  void aRetrysPermitReservedAtTheDecisionGoesBackOnceWhenTheCallIsCancelledDuringTheWait()
+      throws Exception {
+    HttpClient client = RetryingHttpClient.wrap(real, TestEngines.rateLimitedTo(2, time, events));
+    time.holdTasks();
+    server.enqueue(status(503).body("busy ".repeat(4 * 1024)));
+    java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
+        client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    org.awaitility.Awaitility.await()
+        .atMost(10, TimeUnit.SECONDS)
+        .until(() -> time.heldTasks() == 1); // the retry waits, its permit reserved
+
+    f.cancel(true);
+    time.runHeldTasks();
+
+    server.otherwise(ok("fine"));
+    assertThat(call(Way.SEND, client, get("/v1/other")).statusCode()).isEqualTo(200);
+    assertThatThrownBy(() -> call(Way.SEND, client, get("/v1/other")))
+        .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+    assertThat(server.requestCount()).isEqualTo(2);
   }
 
   @ParameterizedTest

@@ -236,7 +236,12 @@ final class JdkRequest<T> extends SelfViewCall
     try {
       Decision d = onResponse(info.statusCode(), lines(info.headers(), "Retry-After"));
       retry = d.retry();
-      delayNanos = retry ? d.delayNanos() : 0;
+      if (retry) {
+        // The retry's permit now, while the body is unread: refused, the response is the caller's,
+        // as without the agent; once read away below, a refusal after the wait had nothing to give.
+        delayNanos = reserveRetryPermit();
+        retry = delayNanos >= 0;
+      }
       callers = !retry && d.error() == null;
     } catch (RuntimeException e) {
       callers = true; // our bug must not cost the caller its response
