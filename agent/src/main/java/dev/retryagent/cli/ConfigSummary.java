@@ -5,7 +5,6 @@ import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.Route;
 import dev.retryagent.internal.Units;
 import dev.retryagent.internal.engine.TargetKey;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -54,8 +53,8 @@ public final class ConfigSummary {
           .append(c.metrics().prometheusPort());
     }
     if (c.deadLetterPath() != null) {
-      // A path may hold a line break (a quoted YAML string): this is one log line.
-      b.append("; deadLetter=").append(Sanitizer.oneLine(c.deadLetterPath()));
+      // On one log line, a URL written there by mistake without its password.
+      b.append("; deadLetter=").append(AgentConfig.shownPath(c.deadLetterPath()));
       if (c.deadLetterMaxBytes() > 0) {
         b.append(" (maxBytes ").append(Units.formatSize(c.deadLetterMaxBytes())).append(')');
       }

@@ -1,11 +1,13 @@
 package dev.retryagent.config;
 
 import dev.retryagent.internal.Units;
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import java.util.regex.Pattern;
 
 /**
  * A complete, valid configuration: the file-level {@code agent} settings, the default policy and
@@ -15,6 +17,14 @@ import java.util.Objects;
 public final class AgentConfig {
   /** {@link #source()} of the built-in defaults. */
   public static final String BUILT_IN = "built-in defaults";
+
+  /**
+   * A URL's scheme followed by one {@code /}: {@link java.nio.file.Path} writes a URL's {@code //}
+   * as {@code /} ({@code https:/user:password@host/x}). Two characters at least: {@code C:/} is a
+   * drive.
+   */
+  private static final Pattern ONE_SLASH_URL =
+      Pattern.compile("(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]+):/(?!/)");
 
   private static final AgentConfig DEFAULTS =
       new AgentConfig(
@@ -136,9 +146,35 @@ public final class AgentConfig {
     return metrics;
   }
 
-  /** File that receives one JSON line per call that gave up, or null when unset. */
+  /**
+   * File that receives one JSON line per call that gave up, or null when unset. Shown in a line
+   * only as {@link #shownPath} shows it.
+   */
   public String deadLetterPath() {
     return deadLetterPath;
+  }
+
+  /**
+   * A dead-letter path ({@link #deadLetterPath()}, or the text of a {@link java.nio.file.Path} made
+   * of it) as every line shows it: on one line, and a URL in it (a variable meant for another key,
+   * {@code ${DLQ_URL}}, written there by mistake) without what may be its password, as a
+   * configuration problem shows a value: its user-info and query written {@code ***}, and without
+   * an {@code @}, all that follows the scheme unless it reads as {@code host[:port]} ({@code
+   * https://user:password}). Also where a {@code Path} wrote the URL's {@code //} as {@code /}. A
+   * file path is shown as written; {@code none} for null.
+   */
+  public static String shownPath(String path) {
+    if (path == null) {
+      return "none";
+    }
+    String text = Sanitizer.oneLine(path);
+    if (text.indexOf(":/") < 0) {
+      return text;
+    }
+    String url = ONE_SLASH_URL.matcher(text).replaceAll("$1://");
+    String shown = ConfigProblem.withoutUserInfo(url);
+    // Nothing redacted: the path as written, its single slashes kept.
+    return shown.equals(url) ? text : shown;
   }
 
   /**
@@ -303,7 +339,7 @@ public final class AgentConfig {
             .append(", ")
             .append(metrics)
             .append(", deadLetter=")
-            .append(deadLetterPath == null ? "none" : deadLetterPath)
+            .append(shownPath(deadLetterPath))
             .append(
                 deadLetterMaxBytes == 0
                     ? ""

@@ -4,7 +4,6 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.Route;
 import dev.retryagent.internal.Units;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -41,12 +40,12 @@ final class ConfigChanges {
       out.add("agent.metrics");
     }
     if (!Objects.equals(a.deadLetterPath(), b.deadLetterPath())) {
-      // A path may hold a line break (a quoted YAML string): this is one log line, as the summary.
+      // On one log line, a URL written there by mistake without its password.
       out.add(
           "agent.deadLetter.path "
-              + (a.deadLetterPath() == null ? "none" : Sanitizer.oneLine(a.deadLetterPath()))
+              + AgentConfig.shownPath(a.deadLetterPath())
               + " -> "
-              + (b.deadLetterPath() == null ? "none" : Sanitizer.oneLine(b.deadLetterPath())));
+              + AgentConfig.shownPath(b.deadLetterPath()));
     }
     if (a.deadLetterMaxBytes() != b.deadLetterMaxBytes()) {
       out.add(

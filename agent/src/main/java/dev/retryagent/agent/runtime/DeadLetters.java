@@ -1,5 +1,6 @@
 package dev.retryagent.agent.runtime;
 
+import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
@@ -63,7 +64,7 @@ final class DeadLetters implements RetryListener {
       // line.
       errors.accept(
           "retry-agent: agent.deadLetter.path is not a valid path on this system: \""
-              + Sanitizer.oneLine(path)
+              + AgentConfig.shownPath(path)
               + "\" ("
               + Sanitizer.oneLine(e.getReason())
               + (e.getIndex() >= 0 ? " at index " + e.getIndex() : "")

@@ -1,7 +1,7 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.config.AgentConfig;
 import dev.retryagent.internal.Units;
-import java.nio.file.Path;
 
 /**
  * {@code agent.deadLetter.maxBytes} for one {@link DeadLetterWriter}: whether the next line fits,
@@ -18,7 +18,7 @@ import java.nio.file.Path;
  * <p>Writer thread only, but {@link #setMax} (a reload), which applies from the next line.
  */
 final class DeadLetterCap {
-  private final Path path;
+  private final String path; // as lines show it
   private final ErrorReporter errors;
   private volatile long max; // 0: none
 
@@ -27,7 +27,10 @@ final class DeadLetterCap {
   private long cappedAtSize;
   private long cappedAtMax;
 
-  DeadLetterCap(Path path, ErrorReporter errors) {
+  /**
+   * @param path the file's path as lines show it ({@link AgentConfig#shownPath})
+   */
+  DeadLetterCap(String path, ErrorReporter errors) {
     this.path = path;
     this.errors = errors;
   }
@@ -72,7 +75,7 @@ final class DeadLetterCap {
               + " bytes is larger than agent.deadLetter.maxBytes ("
               + Units.formatSize(cap)
               + ") for "
-              + Sanitizer.oneLine(path.toString())
+              + path
               + "; such dead letters are dropped, not written");
       return false;
     }
@@ -82,7 +85,7 @@ final class DeadLetterCap {
       capped = true;
       errors.tell(
           "retry-agent: the dead-letter file "
-              + Sanitizer.oneLine(path.toString())
+              + path
               + " has reached agent.deadLetter.maxBytes ("
               + Units.formatSize(cap)
               + "); dead letters that would take it past that are dropped, not written, until it"
@@ -98,7 +101,7 @@ final class DeadLetterCap {
       capped = false;
       errors.tell(
           "retry-agent: the dead-letter file "
-              + Sanitizer.oneLine(path.toString())
+              + path
               + (cap <= 0
                   ? " has no agent.deadLetter.maxBytes any more"
                   : " is below agent.deadLetter.maxBytes (" + Units.formatSize(cap) + ") again")

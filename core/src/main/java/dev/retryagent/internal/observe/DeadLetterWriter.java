@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
@@ -10,6 +11,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -101,6 +103,8 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   }
 
   private final Path path;
+  // As lines show it: a URL written as the path without its password (AgentConfig.shownPath).
+  private final String shownPath;
   private final ErrorReporter errors;
   private final Opener opener;
   private final Starter starter;
@@ -173,12 +177,13 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       Starter starter,
       RetryMetrics metrics) {
     this.path = Objects.requireNonNull(path, "path");
+    this.shownPath = AgentConfig.shownPath(path.toString());
     this.errors = new ErrorReporter(errors);
     this.opener = Objects.requireNonNull(opener, "opener");
     this.starter = Objects.requireNonNull(starter, "starter");
     this.metrics = metrics;
     this.queue = new ArrayBlockingQueue<>(capacity);
-    this.cap = new DeadLetterCap(path, this.errors);
+    this.cap = new DeadLetterCap(shownPath, this.errors);
   }
 
   /**
@@ -254,7 +259,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
             "retry-agent: a dead letter of "
                 + line.length()
                 + " characters is larger than the dead-letter queue for "
-                + Sanitizer.oneLine(path.toString())
+                + shownPath
                 + " may hold ("
                 + Units.formatSize(MAX_HELD_BYTES)
                 + "); such dead letters are dropped, not written");
@@ -294,7 +299,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     if (!full.get() && full.compareAndSet(false, true)) {
       errors.tell(
           "retry-agent: the dead-letter queue for "
-              + Sanitizer.oneLine(path.toString())
+              + shownPath
               + " is full ("
               + queue.size()
               + " lines waiting for the disk, at most "
@@ -312,7 +317,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       long n = droppedWhileFull.sumThenReset();
       errors.tell(
           "retry-agent: the dead-letter queue for "
-              + Sanitizer.oneLine(path.toString())
+              + shownPath
               + " has room again; "
               + lines(n)
               + (n == 1 ? " was" : " were")
@@ -379,7 +384,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     errors.once(
         "after-exit",
         "retry-agent: a call gave up after the JVM's exit had begun; its dead letter for "
-            + Sanitizer.oneLine(path.toString())
+            + shownPath
             + " is dropped, not written (the JVM may end in the middle of a write), and so is"
             + " any later one");
   }
@@ -479,7 +484,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         "retry-agent: at exit, "
             + lines(n)
             + " for "
-            + Sanitizer.oneLine(path.toString())
+            + shownPath
             + (n == 1 ? " was" : " were")
             + (dropped > 0
                 ? " dropped, not written: "
@@ -605,9 +610,9 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         errors.once(
             "open",
             "retry-agent: cannot open the dead-letter file "
-                + Sanitizer.oneLine(path.toString())
+                + shownPath
                 + " ("
-                + Sanitizer.exception(e, true, null)
+                + failure(e)
                 + "); dead letters are dropped until it can be written");
         return;
       }
@@ -664,12 +669,37 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       errors.once(
           "write",
           "retry-agent: cannot write to the dead-letter file "
-              + Sanitizer.oneLine(path.toString())
+              + shownPath
               + " ("
-              + Sanitizer.exception(e, true, null)
+              + failure(e)
               + "); dead letters are dropped until it can be written");
       closeChannel();
     }
+  }
+
+  /**
+   * Why the file could not be opened or written: a {@link FileSystemException} names the files it
+   * failed on (this one, or a parent directory it created) by path, each shown as the path is
+   * ({@link AgentConfig#shownPath}): its message would show a URL written as the path whole, {@code
+   * //} written {@code /} by the {@code Path}, which no URL redaction reads as one.
+   */
+  private static String failure(Throwable e) {
+    if (!(e instanceof FileSystemException)) {
+      return Sanitizer.exception(e, true, null);
+    }
+    FileSystemException f = (FileSystemException) e;
+    // As FileSystemException.getMessage writes it: file[ -> other][: reason].
+    String files =
+        f.getFile() == null
+            ? ""
+            : AgentConfig.shownPath(f.getFile())
+                + (f.getOtherFile() == null
+                    ? ""
+                    : " -> " + AgentConfig.shownPath(f.getOtherFile()));
+    String reason = Sanitizer.message(f.getReason(), null);
+    String text = files.isEmpty() ? reason : reason.isEmpty() ? files : files + ": " + reason;
+    String name = e.getClass().getName();
+    return text.isEmpty() ? name : name + ": " + text;
   }
 
   private static long sizeOrZero(FileChannel channel) {

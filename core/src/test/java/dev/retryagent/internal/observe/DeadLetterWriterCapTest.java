@@ -40,7 +40,11 @@ class DeadLetterWriterCapTest {
   }
 
   private void open(DeadLetterWriter.Opener opener) {
-    file = dir.resolve("dead.jsonl");
+    open(dir.resolve("dead.jsonl"), opener);
+  }
+
+  private void open(Path at, DeadLetterWriter.Opener opener) {
+    file = at;
     w = new DeadLetterWriter(file, errors::add, 100, opener, Thread::start, metrics);
     writers.add(w);
     rig = new Rig(Rig.policy("payments"), w);
@@ -72,6 +76,32 @@ class DeadLetterWriterCapTest {
         + " is below agent.deadLetter.maxBytes ("
         + Units.formatSize(cap)
         + ") again; dead letters are written to it again";
+  }
+
+  @Test
+  void theCapsLinesNameAUrlWrittenAsThePathWithoutItsPassword() throws IOException {
+    // ${DLQ_URL} as agent.deadLetter.path: a Path (https:/u:...@host/x) the file system takes.
+    open(dir.resolve("https://u:CANARY7z@host/dead.jsonl"), DeadLetterWriter::openForAppend);
+    giveUp("/1");
+    long cap = Files.size(file) + 1;
+    w.setMaxBytes(cap);
+
+    giveUp("/2");
+    w.setMaxBytes(0);
+    giveUp("/3");
+
+    assertThat(errors)
+        .containsExactly(
+            "retry-agent: the dead-letter file "
+                + dir
+                + "/https://***@host/dead.jsonl has reached agent.deadLetter.maxBytes ("
+                + Units.formatSize(cap)
+                + "); dead letters that would take it past that are dropped, not written, until"
+                + " it is rotated",
+            "retry-agent: the dead-letter file "
+                + dir
+                + "/https://***@host/dead.jsonl has no agent.deadLetter.maxBytes any more; dead"
+                + " letters are written to it again");
   }
 
   @Test

@@ -364,6 +364,30 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aUrlWrittenAsThePathIsNamedWithoutItsPasswordAlsoInTheFileSystemsMessage()
+      throws IOException {
+    // agent.deadLetter.path: ${DLQ_URL}, a URL meant for another key. Path writes its "//" as
+    // "/", which Sanitizer does not read as a URL, and the file system's message names the
+    // directory it could not create: a file stands where "u:password@host" would be one.
+    Path file = dir.resolve("https://u:CANARY7z@host/x/dead.jsonl");
+    Files.createDirectories(dir.resolve("https:"));
+    Files.writeString(dir.resolve("https:").resolve("u:CANARY7z@host"), "not a directory");
+    DeadLetterWriter w = writer(file);
+
+    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
+
+    await().atMost(WAIT).until(() -> w.dropped() == 1);
+    assertThat(errors).hasSize(1);
+    assertThat(errors.get(0))
+        .startsWith(
+            "retry-agent: cannot open the dead-letter file "
+                + dir
+                + "/https://***@host/x/dead.jsonl (java.nio.file.")
+        .contains(dir + "/https://***@host")
+        .doesNotContain("CANARY7z");
+  }
+
+  @Test
   void aWriteThatFailsHalfwayLeavesTheNextLinesWhole() throws IOException {
     Path file = dir.resolve("dead.jsonl");
     AtomicInteger opens = new AtomicInteger();
