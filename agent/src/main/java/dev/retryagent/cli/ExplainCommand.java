@@ -75,18 +75,26 @@ final class ExplainCommand {
     }
     verdict.append(" -> ").append(route == null ? "no route, defaults" : "route " + route.name());
     RetryRules.Hypothetical moment = new RetryRules.Hypothetical();
-    boolean counted = false;
-    for (RetryVerdict.Case c : RetryVerdict.Case.values()) {
-      Decision d = RetryVerdict.decide(policy.retry(), request, c, moment);
-      boolean retried = mode != Mode.OFF && d.retry();
-      verdict
-          .append("; ")
-          .append(c.label)
-          .append(": ")
-          .append(RetryVerdict.text(mode, policy.retry(), request, c, d, retried && !counted));
-      counted |= retried;
-    }
+    boolean counted = verdicts(verdict, mode, policy, request, moment);
     out.add(verdict.toString());
+    ExplainedRequest sent = request.asSent();
+    if (!sent.method().equals(request.method())) {
+      // A METHOD written in lower case is explained as the upper-case one it most likely means;
+      // but a client given that text sends it as written, and method names are case-sensitive
+      // (RFC 9110 9.1): what the agent does with that other method is said too.
+      StringBuilder note =
+          new StringBuilder("note: ")
+              .append(sent.method())
+              .append(" is explained as ")
+              .append(request.method())
+              .append("; a client that sends ")
+              .append(sent.method())
+              .append(
+                  " sends another method (method names are case-sensitive), not known to be"
+                      + " idempotent");
+      verdicts(note, mode, policy, sent, new RetryRules.Hypothetical());
+      out.add(note.toString());
+    }
     out.add("");
     out.add(
         (route == null ? "defaults (no route matched)" : route.toString())
@@ -98,6 +106,29 @@ final class ExplainCommand {
       out.add("  each retry also needs: " + RetryVerdict.alsoNeeds(moment.assumed()));
     }
     return out;
+  }
+
+  /**
+   * Appends {@code ; 503: ...; reset: ...; connect failure: ...} for {@code request} to {@code
+   * out}; true when one of them is retried.
+   */
+  private static boolean verdicts(
+      StringBuilder out,
+      Mode mode,
+      Policy policy,
+      ExplainedRequest request,
+      RetryRules.Hypothetical moment) {
+    boolean counted = false;
+    for (RetryVerdict.Case c : RetryVerdict.Case.values()) {
+      Decision d = RetryVerdict.decide(policy.retry(), request, c, moment);
+      boolean retried = mode != Mode.OFF && d.retry();
+      out.append("; ")
+          .append(c.label)
+          .append(": ")
+          .append(RetryVerdict.text(mode, policy.retry(), request, c, d, retried && !counted));
+      counted |= retried;
+    }
+    return counted;
   }
 
   /** The route whose policy this is (routes are matched first to last), or null for defaults. */

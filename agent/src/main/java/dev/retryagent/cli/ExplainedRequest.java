@@ -15,6 +15,8 @@ import java.util.TreeMap;
  */
 final class ExplainedRequest implements RequestInfo {
   private final String method;
+  // As the argument gave it: method is upper-cased, a client sends what it is given.
+  private final String sent;
   private final String scheme;
   private final String host;
   private final int port;
@@ -25,6 +27,7 @@ final class ExplainedRequest implements RequestInfo {
 
   private ExplainedRequest(
       String method,
+      String sent,
       String scheme,
       String host,
       int port,
@@ -33,6 +36,7 @@ final class ExplainedRequest implements RequestInfo {
       boolean atPastPath,
       Map<String, String> headers) {
     this.method = method;
+    this.sent = sent;
     this.scheme = scheme;
     this.host = host;
     this.port = port;
@@ -84,6 +88,7 @@ final class ExplainedRequest implements RequestInfo {
     }
     return new ExplainedRequest(
         method.toUpperCase(Locale.ROOT),
+        method,
         scheme,
         uri.getHost(),
         port,
@@ -159,6 +164,15 @@ final class ExplainedRequest implements RequestInfo {
   @Override
   public boolean bodyReplayable() {
     return true;
+  }
+
+  /**
+   * This request with its method as the argument wrote it ({@code get}), not upper-cased: what a
+   * client given that text sends. Method names are case-sensitive, so that is another method.
+   */
+  ExplainedRequest asSent() {
+    return new ExplainedRequest(
+        sent, sent, scheme, host, port, portGiven, path, atPastPath, headers);
   }
 
   /** Header names as given, sorted; never their values. */

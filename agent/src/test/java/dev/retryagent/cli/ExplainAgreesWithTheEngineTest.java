@@ -43,7 +43,15 @@ class ExplainAgreesWithTheEngineTest {
   private static final String[] STATUSES = {"[503]", "[502]"};
   private static final String[] TRANSPORT = {"[connect, reset]", "[connect]", "[reset]"};
   private static final String[][] REQUESTS = {
-    {"GET"}, {"GET", "Idempotency-Key:k-1"}, {"POST"}, {"POST", "Idempotency-Key:k-1"}, {"PATCH"}
+    {"GET"},
+    {"GET", "Idempotency-Key:k-1"},
+    {"POST"},
+    {"POST", "Idempotency-Key:k-1"},
+    {"PATCH"},
+    // Explained as GET and POST, with a note line for the method a client sends as written.
+    {"get"},
+    {"get", "Idempotency-Key:k-1"},
+    {"post"}
   };
 
   @TempDir static Path dir;
@@ -117,32 +125,58 @@ class ExplainAgreesWithTheEngineTest {
       String verdict = explained.get(0);
 
       assertThat(verdict).as(mode + ": " + verdict).contains("-> route r" + route + ";");
-      boolean anyRetried = false;
-      boolean attemptsNamed = false;
-      for (RetryVerdict.Case c : RetryVerdict.Case.values()) {
-        EngineVerdict engine = firstAttempt(config, req, c);
-        String said = segment(verdict, c);
-        String as = mode + " " + c.label + ": " + verdict;
-        if (engine.passThrough) {
-          assertThat(said).as(as).isEqualTo("not retried (mode off: calls pass through)");
-        } else if (engine.retried) {
-          assertThat(said).as(as).startsWith(mode == Mode.OBSERVE ? "would be retried" : "retried");
-          String upTo = "(up to " + engine.retry.maxAttempts() + " attempts)";
-          assertThat(said.contains(upTo)).as(as).isEqualTo(!attemptsNamed);
-          attemptsNamed = true;
-          anyRetried = true;
-        } else {
-          assertThat(engine.reason).as(as).isNotNull();
-          assertThat(said)
-              .as(as)
-              .isEqualTo(
-                  "not retried (" + RetryVerdict.why(engine.reason, engine.retry, req, c) + ")");
-        }
+      boolean anyRetried = agrees(mode, config, req, verdict);
+      ExplainedRequest sent = req.asSent();
+      if (sent.method().equals(req.method())) {
+        assertThat(explained.get(1)).as("no note for " + request[0]).isEmpty();
+      } else {
+        String note = explained.get(1);
+        assertThat(note)
+            .as(mode + ": " + note)
+            .startsWith(
+                "note: "
+                    + request[0]
+                    + " is explained as "
+                    + req.method()
+                    + "; a client that sends "
+                    + request[0]
+                    + " sends another method");
+        agrees(mode, config, sent, note);
       }
       assertThat(String.join("\n", explained).contains("each retry also needs:"))
           .as(mode + ": " + verdict)
           .isEqualTo(anyRetried && mode == Mode.ENFORCE);
     }
+  }
+
+  /**
+   * Each verdict of {@code line} (the 503's, the reset's, the connect failure's) is the engine's
+   * decision for {@code req} on a first attempt with that outcome; true when one is a retry.
+   */
+  private static boolean agrees(Mode mode, AgentConfig config, ExplainedRequest req, String line) {
+    boolean anyRetried = false;
+    boolean attemptsNamed = false;
+    for (RetryVerdict.Case c : RetryVerdict.Case.values()) {
+      EngineVerdict engine = firstAttempt(config, req, c);
+      String said = segment(line, c);
+      String as = mode + " " + c.label + ": " + line;
+      if (engine.passThrough) {
+        assertThat(said).as(as).isEqualTo("not retried (mode off: calls pass through)");
+      } else if (engine.retried) {
+        assertThat(said).as(as).startsWith(mode == Mode.OBSERVE ? "would be retried" : "retried");
+        String upTo = "(up to " + engine.retry.maxAttempts() + " attempts)";
+        assertThat(said.contains(upTo)).as(as).isEqualTo(!attemptsNamed);
+        attemptsNamed = true;
+        anyRetried = true;
+      } else {
+        assertThat(engine.reason).as(as).isNotNull();
+        assertThat(said)
+            .as(as)
+            .isEqualTo(
+                "not retried (" + RetryVerdict.why(engine.reason, engine.retry, req, c) + ")");
+      }
+    }
+    return anyRetried;
   }
 
   /** What {@code explain} says about {@code c}: the text between its label and the next one. */

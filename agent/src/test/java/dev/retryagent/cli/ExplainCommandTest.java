@@ -253,6 +253,26 @@ class ExplainCommandTest {
   }
 
   @Test
+  void aMethodInLowerCaseIsExplainedInUpperCaseAndTheNoteSaysWhatTheMethodAsSentGets() {
+    CliRun r = CliRun.of("explain", config.toString(), "get", "https://api.example.com/v1/items");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out.split("\\R"))
+        .startsWith(
+            "GET https://api.example.com/v1/items -> no route, defaults; 503: retried (up to 3"
+                + " attempts); reset: retried; connect failure: retried",
+            "note: get is explained as GET; a client that sends get sends another method (method"
+                + " names are case-sensitive), not known to be idempotent; 503: not retried (get may"
+                + " have reached the server; unsafeMethods: if-not-sent retries it only when it was"
+                + " never sent); reset: not retried (get may have reached the server; unsafeMethods:"
+                + " if-not-sent retries it only when it was never sent); connect failure: retried"
+                + " (up to 3 attempts)",
+            "");
+    assertThat(CliRun.of("explain", config.toString(), "GET", "https://api.example.com/").out)
+        .doesNotContain("note:");
+  }
+
+  @Test
   void aMethodTheConfigurationAcceptsCanBeExplained() throws IOException {
     Path dav =
         Files.writeString(
