@@ -1,6 +1,7 @@
 package dev.retryagent.config;
 
 import dev.retryagent.internal.engine.Ipv6Text;
+import dev.retryagent.internal.engine.TargetKey;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -9,8 +10,10 @@ import java.util.regex.Pattern;
  * of characters (dots included), with an optional {@code :port}; no port (or {@code :*}) matches
  * any port. IPv6 literals are written in brackets, {@code [::1]:8080}, and match a request host
  * given with or without brackets and in any spelling of the address ({@code [0:0:0:0:0:0:0:1]}); a
- * trailing dot names the same host. Compiled once; {@link #matches} does not allocate but for a
- * request's IPv6 address not written as RFC 5952 writes it.
+ * trailing dot names the same host. A name in Unicode ({@code bücher.example}) is the same host as
+ * its ASCII form ({@code xn--bcher-kva.example}, as OkHttp sends it), in the pattern and in the
+ * request. Compiled once; {@link #matches} does not allocate but for a request's IPv6 address not
+ * written as RFC 5952 writes it, or a request's host in Unicode.
  */
 final class HostPattern {
   /** Port value meaning "any port". */
@@ -112,6 +115,11 @@ final class HostPattern {
         portText = s.substring(firstColon + 1);
       } else {
         host = s;
+      }
+      if (!onlyOf(host, HOST_CHARS) && host.indexOf(':') < 0 && !TargetKey.isAscii(host)) {
+        // A name in Unicode (bücher.example): compiled in its ASCII form, as OkHttp sends it and
+        // as a request's host is compared (an ASCII pattern does not load TargetKey in premain).
+        host = TargetKey.ascii(host);
       }
       if (host.isEmpty() || !(onlyOf(host, HOST_CHARS) || host.indexOf(':') >= 0)) {
         throw new IllegalArgumentException("allowed " + EXAMPLES);
@@ -217,6 +225,15 @@ final class HostPattern {
       // [::ffff:10.0.0.7], whose one spelling is 10.0.0.7) still matches what it matched.
       String address = Ipv6Text.canonical(requestHost, from, to);
       if (address != null && host.matches(address, 0, address.length())) {
+        return true;
+      }
+    }
+    if (!TargetKey.isAscii(requestHost)) {
+      // A name in Unicode (bücher.example; OkHttp sends xn--bcher-kva.example): compared in its
+      // ASCII form, as the pattern was compiled. Then as written, below, as version 1 compared
+      // it: an ASCII glob written for the Unicode text (b*.example) still matches what it did.
+      String ascii = TargetKey.ascii(requestHost.substring(from, to));
+      if (host.matches(ascii, 0, ascii.length())) {
         return true;
       }
     }

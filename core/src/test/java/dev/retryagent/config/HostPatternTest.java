@@ -13,6 +13,18 @@ class HostPatternTest {
   @ParameterizedTest
   @CsvSource({
     "api.example.com, api.example.com, 443, true",
+    // A name in Unicode and its ASCII form (OkHttp sends xn--...) are one host.
+    "bücher.example, xn--bcher-kva.example, 443, true",
+    "bücher.example, bücher.example, 443, true",
+    "BÜCHER.example, Bücher.Example., 443, true",
+    "xn--bcher-kva.example, bücher.example, 443, true",
+    "*.bücher.example, a.xn--bcher-kva.example, 443, true",
+    "*.xn--bcher-kva.example, a.bücher.example, 443, true",
+    "bücher.example, buecher.example, 443, false",
+    // What an ASCII pattern matched in version 1, it still matches.
+    "b*.example, bücher.example, 443, true",
+    "*.example, bücher.example, 443, true",
+    "*.example, xn--bcher-kva.example, 443, true",
     "api.example.com, API.Example.COM, 443, true",
     "API.EXAMPLE.COM, api.example.com, 80, true",
     "api.example.com, api.example.com., 443, true",
@@ -75,7 +87,9 @@ class HostPatternTest {
     "'[2001:DB8::0001]', '[2001:db8::1]'",
     "'[::ffff:10.0.0.1]', 10.0.0.1",
     "api.example.com., api.example.com",
-    "'[2001:db8::*]', '[2001:db8::*]'"
+    "'[2001:db8::*]', '[2001:db8::*]'",
+    "bücher.example:8443, xn--bcher-kva.example:8443",
+    "*.BÜCHER.example, *.xn--bcher-kva.example"
   })
   void hasACanonicalForm(String pattern, String canonical) {
     assertThat(HostPattern.compile(pattern)).hasToString(canonical);
@@ -105,7 +119,8 @@ class HostPatternTest {
         "a b.com",
         "x.com/path",
         "ex@mple.com",
-        "x.com:80:90"
+        "x.com:80:90",
+        "bü*.example"
       })
   void refusesInvalidPatterns(String pattern) {
     assertThatThrownBy(() -> HostPattern.compile(pattern))

@@ -6,8 +6,10 @@ package dev.retryagent.internal.engine;
  * (hexadecimal in lower case, no leading zeros, the longest run of two or more zero groups written
  * {@code ::}, the first of two as long), as OkHttp's {@code HttpUrl} writes it. An IPv4-mapped
  * address ({@code ::ffff:127.0.0.1}) is its IPv4 address, {@code 127.0.0.1}, as OkHttp and the
- * JDK's {@code InetAddress} take it. A zone ({@code %eth0}) is kept as written. Text only: no name
- * is looked up. The text is given without brackets, as {@code s[from, to)}.
+ * JDK's {@code InetAddress} take it, but with a zone ({@code ::ffff:a00:1%eth0}: an IPv4 address
+ * has none). A zone ({@code %eth0}) is kept as written, its case too: it names an interface, and
+ * {@code eth0} and {@code ETH0} may be two. Text only: no name is looked up. The text is given
+ * without brackets, as {@code s[from, to)}.
  */
 public final class Ipv6Text {
   private Ipv6Text() {}
@@ -24,7 +26,9 @@ public final class Ipv6Text {
       return null;
     }
     StringBuilder b = new StringBuilder(to - from + 8);
-    if (isIpv4Mapped(groups)) {
+    // With a zone, a mapped address stays IPv6: an IPv4 address has no zone, and a host written
+    // 10.0.0.1%eth0 is neither an IPv4 nor, without brackets, an IPv6 literal.
+    if (isIpv4Mapped(groups) && end == to) {
       b.append(groups[6] >>> 8).append('.').append(groups[6] & 0xff).append('.');
       b.append(groups[7] >>> 8).append('.').append(groups[7] & 0xff);
     } else {
@@ -100,11 +104,11 @@ public final class Ipv6Text {
     }
     int compressed = 8 - groups;
     // The longest run is the one compressed, and the first of two as long; an IPv4-mapped address
-    // is written as its IPv4 address.
+    // is written as its IPv4 address, unless it has a zone.
     return compressed >= 2
         && longestBefore < compressed
         && longestAfter <= compressed
-        && !(compressedAt == 0 && groups == 3 && firstAfterIsFfff && compressed == 5);
+        && !(compressedAt == 0 && groups == 3 && firstAfterIsFfff && compressed == 5 && end == to);
   }
 
   private static boolean isLowerHex(char c) {

@@ -87,6 +87,11 @@ class Ipv6TextProperties {
     assertThat(canonical("0:0:0:0:0:0:0:1")).isEqualTo("::1");
     assertThat(canonical("::ffff:127.0.0.1")).isEqualTo("127.0.0.1");
     assertThat(canonical("fe80::0001%eth0")).isEqualTo("fe80::1%eth0");
+    assertThat(canonical("FE80::1%ETH0")).isEqualTo("fe80::1%ETH0");
+    // An IPv4 address has no zone: a mapped address with one stays IPv6.
+    assertThat(canonical("::ffff:10.0.0.1%eth0")).isEqualTo("::ffff:a00:1%eth0");
+    assertThat(isCanonical("::ffff:a00:1%eth0")).isTrue();
+    assertThat(isCanonical("::ffff:a00:1")).isFalse();
     assertThat(canonical("1:2")).isNull();
     assertThat(canonical("::1::")).isNull();
     assertThat(canonical("::01.2.3.4")).isNull();
