@@ -101,7 +101,7 @@ public final class ApacheRetrying4 {
       return transport.execute(target, request, context);
     }
     try {
-      return SyncRetryLoop.execute(call, call, call, ACCESS);
+      return SyncRetryLoop.execute(call, call, call, access);
     } catch (InterruptedException e) {
       // Only the wait can be interrupted, and SyncRetryLoop turns that into InterruptedIOException.
       Thread.currentThread().interrupt();
@@ -111,7 +111,8 @@ public final class ApacheRetrying4 {
     }
   }
 
-  static final ResponseAccess<CloseableHttpResponse> ACCESS =
+  // One per client, not per call: the engine's scheduler, for a retried body's grace.
+  private final ResponseAccess<CloseableHttpResponse> access =
       new ResponseAccess<CloseableHttpResponse>() {
         @Override
         public int status(CloseableHttpResponse response) {
@@ -139,13 +140,13 @@ public final class ApacheRetrying4 {
           // connection given back or closed already. Not the response's close alone: the
           // deprecated AbstractHttpClient's reads the rest of the body (InternalHttpClient's
           // closes the connection unread). The body as it came, not decoded (RawBody).
-          RawBody.release(response.getEntity(), response);
+          RawBody.release(response.getEntity(), response, engine.scheduler());
         }
 
         @Override
         public CloseableHttpResponse copyToGiveBack(CloseableHttpResponse response)
             throws IOException {
-          return GivenBackResponse.of(response);
+          return GivenBackResponse.of(response, engine.scheduler());
         }
 
         @Override

@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.engine.ResponseAccess;
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -25,20 +26,27 @@ final class GivenBackResponse extends BasicHttpResponse implements CloseableHttp
   /**
    * The copy of {@code response}, or null when its body is over {@link
    * ResponseAccess#GIVE_BACK_LIMIT} bytes, or not all there ({@link Discards#readWhole}: with a
-   * length, as far as it has arrived; else within a grace, its connection closed once it is over).
-   * Reads the body: bytes the release reads anyway.
+   * length, as far as it has arrived; else within a grace on {@code scheduler}, the call's, its
+   * connection closed once it is over). Reads the body: bytes the release reads anyway. One of no
+   * length is done with then, read to its end or its connection closed, and taken off {@code
+   * response}: the release that follows has none to read, and gives it no grace of its own.
    */
   @SuppressWarnings("deprecation") // the params, as the response had them
-  static CloseableHttpResponse of(CloseableHttpResponse response) throws IOException {
+  static CloseableHttpResponse of(CloseableHttpResponse response, Scheduler scheduler)
+      throws IOException {
     HttpEntity entity = response.getEntity();
     BasicHttpEntity body = null;
     if (entity != null) {
+      HttpEntity raw = RawBody.of(entity);
       byte[] bytes =
           Discards.readWhole(
               entity.getContentLength(),
               entity::getContent,
+              raw == null ? null : raw::getContent,
               ResponseAccess.GIVE_BACK_LIMIT,
-              () -> RawBody.abort(entity));
+              () -> RawBody.abort(entity),
+              scheduler,
+              () -> response.setEntity(null)); // done with: nothing left to release
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept
       }

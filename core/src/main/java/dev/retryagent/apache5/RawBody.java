@@ -1,5 +1,6 @@
 package dev.retryagent.apache5;
 
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Unwrapping;
 import java.lang.reflect.Field;
@@ -42,15 +43,20 @@ final class RawBody {
    * wait may have read part of it, and what remains cannot be told from what has arrived (read to
    * its end within the grace, as a chunked one and one with no length are: {@link Discards.Grace}).
    * {@code closeUnread} closes the connection unread, also from another thread than the one reading
-   * (the grace's).
+   * (the grace's, which runs on {@code scheduler}, the call's).
    */
-  static void release(HttpEntity entity, java.io.Closeable closeUnread, java.io.Closeable close) {
+  static void release(
+      HttpEntity entity,
+      java.io.Closeable closeUnread,
+      java.io.Closeable close,
+      Scheduler scheduler) {
     HttpEntity raw = of(entity);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
         closeUnread,
-        close);
+        close,
+        scheduler);
   }
 
   /**

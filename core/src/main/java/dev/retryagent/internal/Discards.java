@@ -74,31 +74,36 @@ public final class Discards {
    * when it is longer (not read at all when {@code contentLength} says so, else read one byte past
    * the limit). A body of a known length is read only as far as it has arrived, never waited for
    * ({@link #readArrivedToEnd}): null when not all of it is there; its end then read gives the
-   * connection back. One of no known length (below 0) is read within a {@link Grace}, {@code abort}
-   * closing its connection under the read when that is over: null then. Does not close the stream.
+   * connection back. One of no known length (below 0) is done with here ({@link #readWithinGrace}),
+   * also when a read fails, and {@code doneWith} then takes it off the response: the release has
+   * nothing more of it to read. Does not close the stream.
+   *
+   * @param raw the body as it came ({@code content} itself, or what a decoder of it reads), for a
+   *     body of no known length
+   * @param scheduler the call's (its engine's), for the grace
    */
-  public static byte[] readWhole(long contentLength, Content content, int limit, Closeable abort)
+  public static byte[] readWhole(
+      long contentLength,
+      Content content,
+      Content raw,
+      int limit,
+      Closeable abort,
+      Scheduler scheduler,
+      Runnable doneWith)
       throws IOException {
     if (contentLength > limit) {
       return null;
     }
+    if (contentLength < 0) {
+      try {
+        return readWithinGrace(content, raw, limit, abort, scheduler);
+      } finally {
+        doneWith.run();
+      }
+    }
     InputStream in = content.open();
     if (in == null) {
       return new byte[0];
-    }
-    if (contentLength < 0) {
-      Grace grace = Grace.start(abort);
-      byte[] bytes;
-      try {
-        bytes = readUpTo(in, limit);
-      } finally {
-        if (!grace.end()) {
-          // Not all there in time: its connection closed under the read, which may have seen
-          // that as the end of a body with no length. Nothing kept.
-          bytes = null;
-        }
-      }
-      return bytes;
     }
     byte[] bytes = new byte[(int) contentLength];
     int total = 0;
@@ -110,6 +115,51 @@ public final class Discards {
       total += n;
     }
     return in.read() < 0 ? bytes : null;
+  }
+
+  /**
+   * A body of no known length, copied within one {@link Grace}: its bytes ({@code content}) when it
+   * ends within {@code limit}, else null; then the rest of it as it came ({@code raw}), as the
+   * release would read it, to its end within {@link #LIMIT}. Either that end gave the connection
+   * back, or {@code abort} closed it (more remains, the grace is over, or a read failed): the body
+   * is done with, and the caller gives the release none to read. The release read it again within a
+   * grace of its own, so a body the server held after more than {@code limit} bytes (or after a
+   * decoded one's end) kept the retry waiting for two graces, not one. Null when the grace ran out:
+   * the end the read came to may be the abort's.
+   */
+  private static byte[] readWithinGrace(
+      Content content, Content raw, int limit, Closeable abort, Scheduler scheduler)
+      throws IOException {
+    Grace grace = Grace.start(abort, scheduler);
+    byte[] bytes = null;
+    boolean ended = false;
+    try {
+      InputStream in = content.open();
+      bytes = in == null ? new byte[0] : readUpTo(in, limit);
+      ended = readRest(raw);
+    } finally {
+      if (!grace.end()) {
+        bytes = null; // not all there in time: its connection closed under the read
+      }
+      if (!ended) {
+        closeQuietly(abort); // also when a read failed: nothing is left for the release
+      }
+    }
+    return bytes;
+  }
+
+  /**
+   * The rest of a body as it came, read to its end within {@link #LIMIT} (true); false when more
+   * remains or the read fails. Its stream may refuse a read once its end was read (HttpClient 4.5
+   * closes a chunked one there): the copy's read, with the end, gave the connection back already.
+   */
+  private static boolean readRest(Content raw) {
+    try {
+      InputStream rest = raw == null ? null : raw.open();
+      return rest == null || readToEnd(rest);
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   /** {@code in} read to its end when that comes within {@code limit} bytes, else null. */
@@ -175,16 +225,21 @@ public final class Discards {
    * read the rest (a 1 GB or endless error body, or one the server holds, before the retry). A body
    * of no known length is read within a {@link Grace}: once it is over {@code closeUnread} closes
    * the connection under the read, from the grace's thread, as for a body not all there. {@code
-   * close} then releases the response. Neither close throws.
+   * close} then releases the response. Neither close throws. The grace runs on {@code scheduler},
+   * the call's (its engine's, which a library user may have injected).
    */
   public static void release(
-      Content content, long contentLength, Closeable closeUnread, Closeable close) {
+      Content content,
+      long contentLength,
+      Closeable closeUnread,
+      Closeable close,
+      Scheduler scheduler) {
     boolean whole;
     Grace grace = null;
     try {
       InputStream in = content == null ? null : content.open();
       if (in != null && contentLength < 0) {
-        grace = Grace.start(closeUnread);
+        grace = Grace.start(closeUnread, scheduler);
       }
       whole = in == null || readArrivedToEnd(in, contentLength);
     } catch (IOException | RuntimeException e) {
@@ -214,9 +269,12 @@ public final class Discards {
    *
    * <p>Ended first, the grace never closes anything: the read gave the connection back to the pool,
    * where the retry may lease it again (HttpClient 5.x's exec runtime is the call's, for every
-   * attempt). The check and the close are under one lock for that. The task runs on our shared
-   * scheduler, whose threads inherit nothing from the application's; one that refuses (the JVM
-   * ending) leaves the read as before, bounded by the socket timeout alone. Made only on a retry's
+   * attempt). The check and the close are under one lock for that. The task runs on the call's
+   * scheduler (its engine's: the shared one, whose threads inherit nothing from the application's,
+   * unless a library user injected another), not on the shared one whatever the engine's; one that
+   * refuses (the JVM ending) leaves the read as before, bounded by the socket timeout alone. Given
+   * once per retried response: a copy of a body with no length reads the rest too, within its grace
+   * ({@link #readWithinGrace}), and leaves the release nothing to read. Made only on a retry's
    * path.
    */
   public static final class Grace implements Runnable {
@@ -229,11 +287,14 @@ public final class Discards {
       this.abort = abort;
     }
 
-    /** A grace from now, whose end closes the connection through {@code abort}. */
-    public static Grace start(Closeable abort) {
+    /**
+     * A grace from now, on {@code scheduler}, whose end closes the connection through {@code
+     * abort}.
+     */
+    public static Grace start(Closeable abort, Scheduler scheduler) {
       Grace grace = new Grace(abort);
       try {
-        Scheduler.Cancellable task = Scheduler.shared().schedule(grace, GRACE_NANOS);
+        Scheduler.Cancellable task = scheduler.schedule(grace, GRACE_NANOS);
         synchronized (grace) {
           grace.task = task;
         }

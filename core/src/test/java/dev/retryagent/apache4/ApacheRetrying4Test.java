@@ -9,7 +9,9 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.InjectedScheduler;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Framing;
 import dev.retryagent.testing.TestEngines;
@@ -183,6 +185,45 @@ class ApacheRetrying4Test {
       }
       assertThat(server.requestCount()).isEqualTo(2);
       assertThat(server.connectionCount()).as("the retry did not wait for the 503's").isEqualTo(2);
+    }
+  }
+
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.MethodSource("dev.retryagent.testing.HeldBodies#all")
+  void aHeldBodysGraceRunsOnceOnTheEnginesSchedulerOfTheLibraryUser(
+      Framing framing, boolean gzipped) throws Exception {
+    // A library user's engine with a scheduler of its own. The grace of a retried body that cannot
+    // be read as far as it has arrived (chunked, with no length, decoded) ran on the agent's shared
+    // scheduler whatever the engine's, and was given twice: once to the copy kept for a late wait,
+    // once more to the release after it (up to 250 ms each before the retry, a body held after
+    // 8 KiB or after a decoded body's end). Now it runs once, on the engine's: the copy reads the
+    // rest too, and the release has none left. (This scheduler runs it at once.)
+    InjectedScheduler scheduler = new InjectedScheduler();
+    RetryEngine own =
+        TestEngines.builder(
+                new FakeTime(),
+                Mode.ENFORCE,
+                r -> r,
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                Policy.defaults().rateLimit())
+            .scheduler(scheduler)
+            .build();
+    CountDownLatch release = new CountDownLatch(1);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), own)) {
+      ScriptedHttpServer.Action busy =
+          ScriptedHttpServer.Action.status(503).body("busy busy busy").framed(framing);
+      server.enqueue(
+          (gzipped ? busy.gzipped() : busy).heldAfter(4, release),
+          ScriptedHttpServer.Action.ok("done"));
+      try (CloseableHttpResponse r = ours.execute(new HttpGet(server.url("/held")))) {
+        assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
+      } finally {
+        release.countDown();
+      }
+      // A body of a length HttpClient does not decode is read as far as it has arrived: no grace.
+      assertThat(scheduler.graces()).isEqualTo(framing == Framing.LENGTH && !gzipped ? 0 : 1);
     }
   }
 

@@ -149,6 +149,37 @@ class GovernedRetryStrategyTest {
   }
 
   @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.MethodSource("dev.retryagent.testing.HeldBodies#all")
+  void aHeldBodysGraceRunsOnceOnTheEnginesSchedulerOfTheLibraryUser(
+      ScriptedHttpServer.Framing framing, boolean gzipped) throws Exception {
+    // As ApacheRetrying4Test's (4.5): the grace ran on the agent's shared scheduler whatever the
+    // engine's, and twice (the copy's, then the release's); now once, on the engine's.
+    dev.retryagent.testing.InjectedScheduler scheduler =
+        new dev.retryagent.testing.InjectedScheduler();
+    RetryEngine own =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r,
+                dev.retryagent.policy.Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                dev.retryagent.policy.Policy.defaults().rateLimit())
+            .scheduler(scheduler)
+            .build();
+    client = RetryExecHandler.addTo(HttpClients.custom(), own).build();
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    ScriptedHttpServer.Action busy = status(503).body("busy busy busy").framed(framing);
+    server.enqueue((gzipped ? busy.gzipped() : busy).heldAfter(4, release), ok("done"));
+    try {
+      assertThat(call(new HttpGet(server.url("/held")))).containsExactly("200", "done");
+    } finally {
+      release.countDown();
+    }
+    boolean arrivedAsItCame = framing == ScriptedHttpServer.Framing.LENGTH && !gzipped;
+    assertThat(scheduler.graces()).isEqualTo(arrivedAsItCame ? 0 : 1);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
   void aRetriedChunkedBodyThatHasArrivedKeepsItsConnection(boolean gzipped) throws Exception {
     // Read within the grace (Discards.Grace), a chunked body that has arrived is read to its end,
