@@ -2,8 +2,8 @@ package dev.retryagent.apache4;
 
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.internal.TimeoutMillis;
-import dev.retryagent.internal.Unwrapping;
 import java.lang.reflect.Field;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.http.HttpConnection;
 import org.apache.http.client.config.RequestConfig;
 import org.apache.http.conn.HttpClientConnectionManager;
@@ -166,37 +166,88 @@ final class BoundedContext extends ObservingContext {
    * InternalHttpClient}'s or {@code MinimalHttpClient}'s private {@code connManager}, that class
    * itself and no subclass (one may release its own way); anything else, or a field not to be read:
    * no. Asked once per exchange of a bounded attempt, where the connection's class alone does not
-   * say.
+   * say. A field there but not to be read (a security manager, a JVM that refuses the access: not
+   * one simply absent, or of another type, on a release that has none) is said once per JVM ({@link
+   * #unreadable}): before, the socket timeout stayed unbounded without a word.
    */
   private boolean basicManagersConnection() {
     Object call = super.getAttribute(GovernedRetryHandler.CALL_ATTRIBUTE);
-    CloseableHttpClient client = call instanceof Call4 ? ((Call4) call).client() : null;
-    Field field = client == null ? null : ConnManagerField.OF.get(client.getClass());
-    if (field == null) {
+    Call4 call4 = call instanceof Call4 ? (Call4) call : null;
+    CloseableHttpClient client = call4 == null ? null : call4.client();
+    Object found = client == null ? null : ConnManagerField.OF.get(client.getClass());
+    if (!(found instanceof Field)) {
+      if (found instanceof Throwable) {
+        unreadable(UNREADABLE_SAID, call4, (Throwable) found);
+      }
       return false;
     }
     try {
-      Object manager = field.get(client);
+      Object manager = ((Field) found).get(client);
       return manager != null
           && ResetsSocketTimeout.BASIC.equals(manager.getClass().getName())
           && ResetsSocketTimeout.OF.get(manager.getClass());
     } catch (IllegalAccessException | RuntimeException e) {
+      unreadable(UNREADABLE_SAID, call4, e);
       return false;
     }
   }
 
-  /** The private {@code connManager} of HttpClient's own clients that have one, else null. */
-  static final class ConnManagerField extends ClassValue<Field> {
+  // Whether unreadable() has said it in this JVM.
+  private static final AtomicBoolean UNREADABLE_SAID = new AtomicBoolean();
+
+  /**
+   * Says once ({@code said}: the JVM's, or a test's own) as an internal error of {@code call}'s
+   * engine that the client's {@code connManager} could not be read ({@code failure}), and what that
+   * leaves unbounded.
+   */
+  static void unreadable(AtomicBoolean said, Call4 call, Throwable failure) {
+    if (said.compareAndSet(false, true)) {
+      call.internalError(
+          "reading HttpClient 4.5's connManager to bound the socket timeout",
+          failure,
+          "an attempt on a connection of BasicHttpClientConnectionManager keeps its socket timeout"
+              + " unbounded by perAttemptTimeout, as without the agent (said once per JVM)");
+    }
+  }
+
+  /**
+   * The private {@code connManager} of HttpClient's own clients that have one: the field, made
+   * readable; null when the class is not one of them or has no such field (another release); the
+   * failure when it has one that cannot be made readable.
+   */
+  static final class ConnManagerField extends ClassValue<Object> {
     static final ConnManagerField OF = new ConnManagerField();
 
     @Override
-    protected Field computeValue(Class<?> type) {
+    protected Object computeValue(Class<?> type) {
       String name = type.getName();
       if (!name.equals("org.apache.http.impl.client.InternalHttpClient")
           && !name.equals("org.apache.http.impl.client.MinimalHttpClient")) {
         return null;
       }
-      return Unwrapping.field(type, "connManager", HttpClientConnectionManager.class);
+      return find(type, "connManager", HttpClientConnectionManager.class);
+    }
+
+    /**
+     * {@code type}'s field {@code name} of a {@code fieldType}, made readable; null when it has
+     * none (absent, or of another type); the failure to make it readable.
+     */
+    static Object find(Class<?> type, String name, Class<?> fieldType) {
+      Field f;
+      try {
+        f = type.getDeclaredField(name);
+      } catch (NoSuchFieldException | RuntimeException | LinkageError absent) {
+        return null; // another release
+      }
+      if (!fieldType.isAssignableFrom(f.getType())) {
+        return null;
+      }
+      try {
+        f.setAccessible(true);
+        return f;
+      } catch (RuntimeException e) {
+        return e; // there, and refused: a security manager, a module not opened
+      }
     }
   }
 

@@ -58,6 +58,11 @@ final class Call4 extends SelfViewCall
     return transport.client();
   }
 
+  /** Our own {@code failure}, said once per cause by the engine ({@code RetryEngine}'s). */
+  void internalError(String where, Throwable failure, String consequence) {
+    engine().internalError(where, failure, consequence);
+  }
+
   /** The application's request, which every attempt sends. */
   HttpRequest httpRequest() {
     return request;

@@ -21,6 +21,59 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class ResetsSocketTimeoutTest {
   @Test
+  void aConnManagerThereButNotReadableIsSaidOncePerJvmAnAbsentOneNot() throws Exception {
+    // 124ea5f bounds the socket timeout on BasicHttpClientConnectionManager's connections by
+    // reading the client's private connManager. A field there that could not be read (a security
+    // manager, a module not opened) left the socket timeout unbounded without a word, as a field
+    // absent on another release does. Now the first is an internal error, said once per JVM; the
+    // second says nothing. (java.util is not opened to the tests: its field is refused as one of
+    // HttpClient's would be.)
+    Object refused =
+        BoundedContext.ConnManagerField.find(
+            java.util.concurrent.ConcurrentHashMap.class, "table", Object.class);
+    assertThat(refused).isInstanceOf(RuntimeException.class);
+    assertThat(
+            BoundedContext.ConnManagerField.find(
+                org.apache.http.impl.client.HttpClients.createMinimal().getClass(),
+                "noSuchField",
+                Object.class))
+        .isNull();
+    assertThat(
+            BoundedContext.ConnManagerField.OF.get(
+                org.apache.http.impl.client.HttpClients.createMinimal().getClass()))
+        .isInstanceOf(java.lang.reflect.Field.class);
+
+    java.util.List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+    java.util.concurrent.atomic.AtomicBoolean once =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    for (int i = 0; i < 2; i++) {
+      // Two engines: once per JVM, not once per engine.
+      dev.retryagent.engine.RetryEngine engine =
+          dev.retryagent.testing.TestEngines.builder(
+                  new dev.retryagent.testing.FakeTime(),
+                  dev.retryagent.policy.Mode.ENFORCE,
+                  r -> r,
+                  dev.retryagent.policy.Policy.defaults().budget(),
+                  dev.retryagent.policy.CircuitBreakerPolicy.defaults(),
+                  dev.retryagent.policy.Policy.defaults().rateLimit())
+              .errors(said::add)
+              .build();
+      Call4 call =
+          engine.begin(
+              new Call4(
+                  (t, r, c) -> null,
+                  new org.apache.http.HttpHost("127.0.0.1", 9),
+                  new org.apache.http.client.methods.HttpGet("/"),
+                  null));
+      BoundedContext.unreadable(once, call, (Throwable) refused);
+    }
+    assertThat(said).hasSize(1);
+    assertThat(said.get(0))
+        .contains("connManager", "BasicHttpClientConnectionManager", "unbounded")
+        .contains(refused.getClass().getName());
+  }
+
+  @Test
   void releasesFrom454OnResetTheSocketTimeoutAndEarlierOnesDoNot() {
     assertThat(ResetsSocketTimeout.resets("4.5.4")).isTrue();
     assertThat(ResetsSocketTimeout.resets("4.5.14")).isTrue();
