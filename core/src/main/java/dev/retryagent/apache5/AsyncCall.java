@@ -916,6 +916,7 @@ final class AsyncCall extends SelfViewCall
         head = h;
       }
       log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
+      permitAtDecision(response);
       complete(h); // the loop judges it here
       if (h.discarded) {
         Kept k = h.kept;
@@ -928,6 +929,35 @@ final class AsyncCall extends SelfViewCall
         return new Discarding(k);
       }
       return app.handleResponse(response, details);
+    }
+
+    /**
+     * The decision on {@code response}'s head, and the permit of the retry it decides, asked now,
+     * while the application's consumer can still have the body ({@link
+     * dev.retryagent.engine.RetryCall#reserveRetryPermit}): the loop's judging ({@link #complete})
+     * swaps in a {@link Discarding} consumer that keeps at most {@link
+     * ResponseAccess#GIVE_BACK_LIMIT} bytes, and a refusal after the wait found a longer body gone
+     * and ended the call with {@code RateLimitedException} where without the agent the application
+     * had the 503. Refused here, the call is over and the loop, deciding again, hands the live
+     * response up; granted, the loop's wait is the longer of the backoff and the permit's, and the
+     * retry takes that permit. A call its caller gave up, or one over already, is judged by the
+     * loop alone, as before.
+     */
+    private void permitAtDecision(HttpResponse response) {
+      if (callerGaveUp() || isFinished()) {
+        return;
+      }
+      try {
+        if (onResponse(response.getCode(), ClassicRequest.lines(response, "Retry-After")).retry()) {
+          reserveRetryPermit();
+        }
+      } catch (RuntimeException bug) {
+        // Our bug must not cost the application its response: the loop judges it as before.
+        engine.internalError(
+            "reserving a retry's rate-limit permit at its decision",
+            bug,
+            "the retry asks for its permit after its wait");
+      }
     }
 
     @Override

@@ -631,9 +631,11 @@ class AsyncRetryExecHandlerTest {
   @EnumSource(Close.class)
   void closingTheClientWhileTheRetryWaitsForAPermitEndsItWithTheEarlierResponse(Close how)
       throws Exception {
-    // The retry's wait is over; the rate limit makes it wait a second for its permit, and the
-    // client closes then: nothing more is sent, the application gets the 503, as a close during
-    // the retry's own wait gives it.
+    // The rate limit makes the retry wait a second for its permit, and the client closes then:
+    // nothing more is sent, the application gets the 503, as a close during the retry's own wait
+    // gives it. The permit is reserved at the decision on the 503's head, so the retry's one wait
+    // is the longer of its backoff and the permit's (here the permit's second); before, the permit
+    // was asked for after the backoff, in a wait of its own, which the close ended the same way.
     CloseableHttpAsyncClient c = onePermitASecond();
     time.holdTasks();
     server.enqueue(status(503).body("busy"), ok("too late"));
@@ -641,9 +643,9 @@ class AsyncRetryExecHandlerTest {
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
     await().atMost(LONG).until(() -> time.heldTasks() == 1);
     awaitRetriedExchangeOver();
-    time.runHeldTasks(); // the retry's wait ends: its permit's begins
-    await().atMost(LONG).until(() -> time.heldTasks() == 1);
-    assertThat(time.waits()).last().isNotEqualTo(0L);
+    // The wait held is the permit's (a token a second, the one of the burst taken by the 503's
+    // attempt), longer than any backoff of the default policy.
+    assertThat(time.waits()).last().isEqualTo(Duration.ofSeconds(1).toNanos());
     how.close(c);
     assertThat(time.waits()).endsWith(0L); // ended at once
     time.runHeldTasks();
@@ -1136,39 +1138,86 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
-  @Test
-  void aRetryTheRateLimitGivesNoPermitIsNotMadeAndTheResponseGoesBackAsWithoutTheHandler()
+  /** A 503's body: a short one, and one over the 8 KiB a copy kept for a give-back holds. */
+  enum Body {
+    SHORT("busy"),
+    OVER_8_KIB("busy ".repeat(4 * 1024)); // 20 KiB
+
+    final String text;
+
+    Body(String text) {
+      this.text = text;
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(Body.class)
+  void aRetryTheRateLimitGivesNoPermitIsNotMadeAndTheResponseGoesBackAsWithoutTheHandler(Body body)
       throws Exception {
-    // One permit, never refilled: the first attempt takes it, its 503 is retried, and the retry
-    // finds none at its wait's end. The retry is not made, nothing more is sent, and the
-    // application gets the 503 it gets without the handler, from the copy kept of it, as after a
-    // wait that ended past the deadline. Before, it got the rate limit's RateLimitedException.
-    server.enqueue(status(503).header("X-Shard", "7").body("busy"));
+    // One permit, never refilled (maxWait 0): the first attempt takes it, its 503 is retried, and
+    // the retry's permit, asked for at the decision on the 503's head, is refused. The retry is not
+    // made, nothing more is sent, and the application's consumer gets the 503 itself, body whole,
+    // as without the handler, whatever the body's size, and with no wait. Before, the permit was
+    // asked for after the retry's wait, once the body had been read away for the retry: a short
+    // body came back from the copy kept of it, a 20 KiB one was gone and the application got
+    // RateLimitedException.
+    server.enqueue(status(503).header("X-Shard", "7").body(body.text));
     server.otherwise(ok("sent again"));
     Got without = new Got();
     started(oneConnection()).execute(SimpleRequestBuilder.get(server.url("/a")).build(), without);
     Object expected = without.await();
     assertThat(((List<?>) expected).get(0)).isEqualTo(503);
+    assertThat(((List<?>) expected).get(5)).isEqualTo(body.text);
 
     CloseableHttpAsyncClient c =
         started(
             AsyncRetryExecHandler.addTo(
                 oneConnection(), TestEngines.rateLimitedTo(1, time, events)));
-    time.holdTasks();
-    server.enqueue(status(503).header("X-Shard", "7").body("busy"));
+    server.enqueue(status(503).header("X-Shard", "7").body(body.text));
     Got with = new Got();
     c.execute(SimpleRequestBuilder.get(server.url("/a")).build(), with);
-    await().atMost(LONG).until(() -> time.heldTasks() == 1);
-    time.runHeldTasks();
 
     assertThat(with.await()).isEqualTo(expected);
+    assertThat(time.waits()).isEmpty(); // refused at the decision: no wait
     assertThat(server.requestCount()).isEqualTo(2); // one without the handler, one with it
-    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .singleElement()
         .extracting(RetryEvent::reason)
         .isEqualTo(GiveUpReason.RATE_LIMITED);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+  }
+
+  @Test
+  void aRetrysPermitReservedAtTheDecisionGoesBackOnceWhenTheCallIsCancelledDuringTheWait()
+      throws Exception {
+    // Two permits, never refilled: the first attempt takes one, the retry of its 503 the other, at
+    // the decision. The application cancels during the retry's wait: the retry's permit goes back,
+    // once. The next call gets it; the one after is refused (back twice, it would go too; never
+    // back, the next would be refused).
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                oneConnection(), TestEngines.rateLimitedTo(2, time, events)));
+    time.holdTasks();
+    server.enqueue(status(503).body("busy ".repeat(4 * 1024)));
+    server.otherwise(ok("fine"));
+
+    Heard cancelled = new Heard();
+    java.util.concurrent.Future<SimpleHttpResponse> f =
+        c.execute(SimpleRequestBuilder.get(server.url("/a")).build(), cancelled);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1); // the retry waits, permit reserved
+    awaitRetriedExchangeOver();
+    f.cancel(true);
+    time.runHeldTasks();
+    assertThat(cancelled.await()).isEqualTo("cancelled");
+    await().atMost(LONG).until(() -> AsyncRetryExecHandler.RUNNING.isEmpty());
+
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/b")).build()).await())
+        .isEqualTo("200 fine");
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/c")).build()).await())
+        .isEqualTo("failed RateLimitedException");
+    assertThat(server.requestCount()).isEqualTo(2);
   }
 
   @Test
