@@ -76,6 +76,23 @@ final class Connections {
     return TimeoutMillis.shorter(Math.max(0, jdk), attemptNanos);
   }
 
+  /**
+   * Whether the JDK holds {@code c} connected: its request properties are refused then, the one
+   * state it tells (read in JDK 17 and 25). Costs an exception for a connected one: asked only of
+   * an attempt that failed without a response.
+   */
+  static boolean connected(HttpURLConnection c) {
+    if (c == null) {
+      return false;
+    }
+    try {
+      c.getRequestProperties();
+      return false;
+    } catch (IllegalStateException e) {
+      return true;
+    }
+  }
+
   static IOException rethrow(Throwable e) {
     if (e instanceof IOException) {
       return (IOException) e;

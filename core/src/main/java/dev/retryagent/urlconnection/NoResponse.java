@@ -21,7 +21,9 @@ import java.util.Map;
  * "connecting" after its failed step: it refuses request properties ({@code IllegalStateException:
  * Already connected}), the method and the authenticator, and takes every other setting, which its
  * getter then answers; so does this one. Before, it took a request property and answered null for
- * it, and its getters answered the settings of before.
+ * it, and its getters answered the settings of before. Once an attempt of the call connected (a
+ * retried 503, then a retry the engine refused), the JDK's connection that had that step is
+ * connected, and refuses more ({@link #refuseOnceConnected}); so does this one.
  */
 final class NoResponse extends HttpURLConnection {
   private final Throwable failure;
@@ -29,13 +31,27 @@ final class NoResponse extends HttpURLConnection {
   private final String method;
 
   /**
+   * An attempt of the call connected: the JDK's connection, after a step that failed once it had
+   * connected (a 503 received, a connection reset), stays connected and refuses what a connected
+   * one refuses ({@link #refuseOnceConnected}). Not final: set after the constructor's copies,
+   * which go through the setters it guards.
+   */
+  private boolean connected;
+
+  /**
    * @param settings the connection the application's settings were made on, or copied to: the
    *     template or the last attempt
    * @param method the method the JDK's connection has after the step that failed
    * @param request the application's request, for the streaming mode no connection reports back
+   * @param connected an attempt of the call connected ({@link #connected})
    */
   NoResponse(
-      URL url, Throwable failure, HttpURLConnection settings, String method, UrlRequest request) {
+      URL url,
+      Throwable failure,
+      HttpURLConnection settings,
+      String method,
+      UrlRequest request,
+      boolean connected) {
     super(url);
     this.failure = failure;
     this.settings = settings;
@@ -52,6 +68,20 @@ final class NoResponse extends HttpURLConnection {
       setFixedLengthStreamingMode(request.fixedLength());
     } else if (request.streaming()) {
       setChunkedStreamingMode(-1);
+    }
+    this.connected = connected;
+  }
+
+  /**
+   * What the JDK's connected connection refuses (read in JDK 17 and 25): its request properties
+   * (the map), {@code doInput}, {@code doOutput}, caches, user interaction, {@code ifModifiedSince}
+   * and the streaming modes. Before, these were taken, and the map answered: the application's
+   * properties, or, from a connection the agent's release had disconnected (a retried response over
+   * the release's limit), the headers the JDK wrote, its request line among them.
+   */
+  private void refuseOnceConnected() {
+    if (connected) {
+      throw new IllegalStateException("Already connected"); // the JDK's message
     }
   }
 
@@ -76,7 +106,58 @@ final class NoResponse extends HttpURLConnection {
 
   @Override
   public Map<String, List<String>> getRequestProperties() {
+    refuseOnceConnected();
     return settings.getRequestProperties();
+  }
+
+  @Override
+  public void setDoInput(boolean doInput) {
+    refuseOnceConnected();
+    super.setDoInput(doInput);
+  }
+
+  @Override
+  public void setDoOutput(boolean doOutput) {
+    refuseOnceConnected();
+    super.setDoOutput(doOutput);
+  }
+
+  @Override
+  public void setUseCaches(boolean useCaches) {
+    refuseOnceConnected();
+    super.setUseCaches(useCaches);
+  }
+
+  @Override
+  public void setAllowUserInteraction(boolean allow) {
+    refuseOnceConnected();
+    super.setAllowUserInteraction(allow);
+  }
+
+  @Override
+  public void setIfModifiedSince(long ifModifiedSince) {
+    refuseOnceConnected();
+    super.setIfModifiedSince(ifModifiedSince);
+  }
+
+  @Override
+  public void setFixedLengthStreamingMode(int contentLength) {
+    refuseOnceConnected();
+    super.setFixedLengthStreamingMode(contentLength);
+  }
+
+  @Override
+  public void setFixedLengthStreamingMode(long contentLength) {
+    refuseOnceConnected();
+    super.setFixedLengthStreamingMode(contentLength);
+  }
+
+  @Override
+  public void setChunkedStreamingMode(int chunklen) {
+    if (connected) {
+      throw new IllegalStateException("Can't set streaming mode: already connected"); // the JDK's
+    }
+    super.setChunkedStreamingMode(chunklen);
   }
 
   @Override

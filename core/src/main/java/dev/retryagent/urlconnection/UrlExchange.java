@@ -115,6 +115,14 @@ final class UrlExchange {
   private boolean liveBegun;
 
   private boolean liveConnected;
+
+  /**
+   * An attempt of the call connected: the connection a call that then ended without one answers as
+   * the JDK's connected connection does ({@link NoResponse}). Kept here, as the agent's release of
+   * a retried response may disconnect the JDK's (after which it answers as one never connected).
+   */
+  private boolean connectedOnce;
+
   private int liveRepeats;
 
   /** The final attempt's own exception, until a response method throws it. */
@@ -240,6 +248,7 @@ final class UrlExchange {
           if (!liveConnected) {
             c.connect();
             liveConnected = true;
+            connectedOnce = true;
           }
           if (body) {
             out = openBody(c);
@@ -491,6 +500,11 @@ final class UrlExchange {
               ? Connections.statusOf(c)
               : rejected;
       steps.countResends(call, repeats, c);
+      if (status >= 0) {
+        connectedOnce = true;
+      } else if (!connectedOnce && failure != null) {
+        connectedOnce = Connections.connected(c); // before a release disconnects it
+      }
       // The server answered a resent body's Expect with a final status: the JDK's connection
       // holds that answer (getResponseCode() without I/O), as it does for the application's own.
       boolean answered = reachedResponse || rejected >= 0;
@@ -887,7 +901,7 @@ final class UrlExchange {
         && (step == BODY || (step == RESPONSE && request.streaming()))) {
       m = "POST";
     }
-    return new NoResponse(request.url(), failure, settings, m, request);
+    return new NoResponse(request.url(), failure, settings, m, request, connectedOnce);
   }
 
   /** The connection with the request's settings: {@code c}, or the one a failed call kept. */

@@ -1219,24 +1219,54 @@ class RetryingUrlConnectionsTest {
     assertThat(afterTheCall(agent)).containsExactlyElementsOf(afterTheCall(plain));
   }
 
+  /**
+   * A 503 retried, its retry refused by the breaker it opened: the call reached the server, and the
+   * connection answers later settings as the JDK's connection that received that 503 does
+   * (connected: the map of request properties, {@code doOutput}, the streaming modes, ... refused
+   * with "Already connected"). Before, it answered as one never connected, whatever the body; and
+   * after a body over the release's limit, whose release disconnected the JDK's connection, the map
+   * answered the headers the JDK wrote (its request line, Host, User-Agent).
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {10, 200_000})
+  void aCallEndedAfterAResponseRefusesLaterSettingsAsTheJdksConnectedConnectionDoes(int length)
+      throws Exception {
+    server.otherwise(status(503).body("x".repeat(length)));
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b -> b.maxAttempts(2),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection agent = open("/v1/items", engine);
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      c.setRequestProperty("X-Request-Id", "r-1");
+    }
+    assertThat(plain.getResponseCode()).isEqualTo(503);
+    assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(server.requestCount()).isEqualTo(2);
+
+    assertThat(afterTheCall(agent)).containsExactlyElementsOf(afterTheCall(plain));
+  }
+
   /** What {@code c} answers to settings made after its call failed. */
   private static List<String> afterTheCall(HttpURLConnection c) {
     List<String> seen = new java.util.ArrayList<>();
     outcome(seen, () -> c.setRequestProperty("X-Late", "2"));
     outcome(seen, () -> c.addRequestProperty("X-Late", "3"));
     seen.add(c.getRequestProperty("X-Request-Id") + " " + c.getRequestProperty("X-Late"));
-    seen.add(String.valueOf(c.getRequestProperties()));
+    outcome(seen, () -> seen.add(String.valueOf(c.getRequestProperties())));
     outcome(seen, () -> c.setRequestMethod("PUT"));
     seen.add(c.getRequestMethod());
     outcome(seen, () -> c.setAuthenticator(new java.net.Authenticator() {}));
     outcome(seen, () -> c.setChunkedStreamingMode(16));
     outcome(seen, () -> c.setFixedLengthStreamingMode(3));
-    c.setDoOutput(false);
-    c.setDoInput(false);
-    c.setUseCaches(!c.getUseCaches());
-    c.setIfModifiedSince(5);
-    c.setAllowUserInteraction(true);
-    c.setInstanceFollowRedirects(!c.getInstanceFollowRedirects());
+    outcome(seen, () -> c.setDoOutput(false));
+    outcome(seen, () -> c.setDoInput(false));
+    outcome(seen, () -> c.setUseCaches(!c.getUseCaches()));
+    outcome(seen, () -> c.setIfModifiedSince(5));
+    outcome(seen, () -> c.setAllowUserInteraction(true));
+    outcome(seen, () -> c.setInstanceFollowRedirects(!c.getInstanceFollowRedirects()));
     seen.add(
         c.getDoOutput()
             + " "
