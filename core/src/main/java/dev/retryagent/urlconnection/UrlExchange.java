@@ -582,9 +582,18 @@ final class UrlExchange {
       }
       if (keep) {
         try {
-          // The retry's permit before the kept response goes (begin() waits for it): one refused
-          // ends the call with the response, as if not retried, where released it could not.
-          permitWait = call.reservePermit();
+          // The retry's permit before the kept response goes: one refused ends the call with the
+          // response, as if not retried, where released it could not. A wait for it short enough
+          // to keep a response through (keepThroughWait) is waited here, the response still held:
+          // a 429 pause of the host that begins during it may refuse the retry after all
+          // (reservePermitAfterWait), and the call ended with the rate limit's exception in place
+          // of this response. A longer one is waited in begin(), the response released.
+          long wait = call.reservePermit();
+          while (wait > 0 && call.keepThroughWait(wait)) {
+            waitToRetry(wait);
+            wait = call.reservePermitAfterWait();
+          }
+          permitWait = wait;
         } catch (RateLimitedException e) {
           if (call.permitRefusedRetry()) {
             settle(c, failure, answered);
@@ -592,6 +601,9 @@ final class UrlExchange {
           }
           Connections.discard(c, status, failure);
           throw end(e);
+        } catch (IOException | RuntimeException | Error e) {
+          Connections.discard(c, status, failure); // the wait's cancel or interrupt
+          throw e;
         }
         Connections.discard(c, status, failure);
       }

@@ -322,19 +322,8 @@ class RetryingUrlConnectionsTest {
     assertThat(read(open("/first", engine).getInputStream())).isEqualTo("takes the only permit");
     URL url = new URL(server.url("/other"));
     duringTheWait.set(
-        () -> {
-          // Another call to the host, in flight before the wait began, hears a 429.
-          dev.retryagent.engine.RetryCall other =
-              engine.newCall(
-                  dev.retryagent.testing.FakeRequest.of(
-                      "GET", "http", url.getHost(), url.getPort(), "/other"));
-          try {
-            other.beginAttempt();
-          } catch (IOException e) {
-            throw new AssertionError(e);
-          }
-          other.onResponse(429, "3");
-        });
+        // Another call to the host, in flight before the wait began, hears a 429.
+        () -> anotherCallHearsA429(engine, url, "3"));
 
     assertThat(read(open("/second", engine).getInputStream())).isEqualTo("after the pause");
     assertThat(duringTheWait.get()).as("the 429 came during the wait").isNull();
@@ -342,6 +331,32 @@ class RetryingUrlConnectionsTest {
     assertThat(time.waits().stream().mapToLong(Long::longValue).sum())
         .as("the permit's wait, then the rest of the pause")
         .isEqualTo(3_000_000_000L);
+  }
+
+  /** An engine allowing one permit a second, waited up to 5 s, with {@code sleeper}. */
+  private RetryEngine onePermitASecond(dev.retryagent.engine.Sleeper sleeper) {
+    RateLimitPolicy limit =
+        RateLimitPolicy.builder()
+            .enabled(true)
+            .perSecond(1)
+            .burst(1)
+            .maxWait(Duration.ofSeconds(5))
+            .build();
+    return TestEngines.rateLimited(time, limit, sleeper, events);
+  }
+
+  /** Another call of {@code engine} to {@code url}'s host hears a 429 with {@code retryAfter}. */
+  private static void anotherCallHearsA429(RetryEngine engine, URL url, String retryAfter) {
+    dev.retryagent.engine.RetryCall other =
+        engine.newCall(
+            dev.retryagent.testing.FakeRequest.of(
+                "GET", "http", url.getHost(), url.getPort(), "/other"));
+    try {
+      other.beginAttempt();
+    } catch (IOException e) {
+      throw new AssertionError(e);
+    }
+    other.onResponse(429, retryAfter);
   }
 
   @Test
@@ -1021,17 +1036,7 @@ class RetryingUrlConnectionsTest {
           }
           time.sleep(nanos);
         };
-    RetryEngine engine =
-        TestEngines.rateLimited(
-            time,
-            RateLimitPolicy.builder()
-                .enabled(true)
-                .perSecond(1)
-                .burst(1)
-                .maxWait(Duration.ofSeconds(5))
-                .build(),
-            disconnecting,
-            events);
+    RetryEngine engine = onePermitASecond(disconnecting);
     HttpURLConnection c = open("/v1/items", engine);
     app[0] = c;
 
@@ -1051,6 +1056,45 @@ class RetryingUrlConnectionsTest {
     assertThat(ended - start + waited)
         .as("the next call's permit is the one the retry gave back")
         .isEqualTo(1_000_000_000L);
+  }
+
+  /**
+   * A 429 pause of the host (another call's {@code Retry-After}) that begins while a retry waits
+   * for the permit it was granted refuses that retry after all (RetryCall.reservePermitAfterWait):
+   * the call ends with the 503 it retried, as if not retried, as the application has it without the
+   * agent. Before, the 503 was released as the permit was granted (before its wait), and the
+   * application got the rate limit's RateLimitedException. One permit per second: the first attempt
+   * took the only one; the retry, after its backoff (at most 100 ms), reserved the next, some 900
+   * ms on, during which the pause (30 s, longer than maxWait) begins.
+   */
+  @Test
+  void aPauseThatBeginsDuringARetrysPermitWaitEndsTheCallWithTheResponseItRetried()
+      throws Exception {
+    server.otherwise(status(503).body("busy"));
+    URL url = new URL(server.url("/other"));
+    long start = time.nanoTime();
+    RetryEngine[] engine = new RetryEngine[1];
+    boolean[] paused = new boolean[1];
+    dev.retryagent.engine.Sleeper pausing =
+        nanos -> {
+          if (!paused[0] && time.nanoTime() - start > 100_000_000L) {
+            paused[0] = true; // in the permit's wait
+            anotherCallHearsA429(engine[0], url, "30");
+          }
+          time.sleep(nanos);
+        };
+    engine[0] = onePermitASecond(pausing);
+    HttpURLConnection c = open("/v1/items", engine[0]);
+
+    assertThat(c.getResponseCode()).isEqualTo(503);
+    assertThat(read(c.getErrorStream())).isEqualTo("busy");
+    assertThat(paused[0]).as("the pause began during the wait").isTrue();
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .as("the other call's (its Retry-After past its deadline), then this one's")
+        .containsExactly(GiveUpReason.DEADLINE, GiveUpReason.RATE_LIMITED);
   }
 
   @Test
