@@ -70,6 +70,12 @@ final class UrlExchange {
 
   private static final Runnable LOOK = new Look();
 
+  /**
+   * Where looks are scheduled when not on {@link Scheduler#shared()}: set by tests only, to see a
+   * refusal handled (the shared scheduler cannot be made to refuse); null otherwise.
+   */
+  static volatile Scheduler lookSchedulerForTests;
+
   /** Held by a look while it ends dropped calls: {@link #endDropped}. */
   private static final ReentrantLock ENDING = new ReentrantLock();
 
@@ -1033,7 +1039,8 @@ final class UrlExchange {
     if (!LOOKING.get() && LOOKING.compareAndSet(false, true)) {
       boolean scheduled = false;
       try {
-        Scheduler.shared().schedule(LOOK, LOOK_NANOS);
+        Scheduler forTests = lookSchedulerForTests;
+        (forTests != null ? forTests : Scheduler.shared()).schedule(LOOK, LOOK_NANOS);
         scheduled = true;
       } catch (RuntimeException refused) {
         // Not the application's failure: its call goes on, and the next watch tries again.
@@ -1066,6 +1073,11 @@ final class UrlExchange {
         }
       }
     }
+  }
+
+  /** Whether a look is scheduled, for a test: {@link #LOOKING}. */
+  static boolean looking() {
+    return LOOKING.get();
   }
 
   /** The watch of the open call, for a test to queue it as the collector does; or null. */

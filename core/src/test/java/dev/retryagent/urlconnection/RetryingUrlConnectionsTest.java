@@ -1097,6 +1097,38 @@ class RetryingUrlConnectionsTest {
         .containsExactly(GiveUpReason.DEADLINE, GiveUpReason.RATE_LIMITED);
   }
 
+  /**
+   * A scheduler that refuses the look at dropped connections (commit 51aad03) leaves no look marked
+   * as scheduled: the next watched call schedules one. Before, the flag stayed set and no look was
+   * ever scheduled again. The refusing scheduler through UrlExchange's test hook: the shared one
+   * cannot be made to refuse.
+   */
+  @Test
+  void aLookTheSchedulerRefusesIsNotMarkedScheduled() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    UrlExchange.lookSchedulerForTests =
+        (task, nanos) -> {
+          asked.incrementAndGet();
+          throw new java.util.concurrent.RejectedExecutionException("shut down");
+        };
+    try {
+      // A look of an earlier test's, still on the shared scheduler, ends within its second.
+      // A look of an earlier test's call still watched is refused here too: counted from now.
+      await().atMost(Duration.ofSeconds(5)).until(() -> !UrlExchange.looking());
+      asked.set(0);
+      server.otherwise(ok("never asked"));
+      HttpURLConnection c = open("/v1/items", engine(b -> b));
+      c.connect(); // the call is open between the application's steps: watched
+
+      assertThat(asked.get()).as("a look was asked for").isEqualTo(1);
+      assertThat(UrlExchange.looking()).as("the refused look is not marked scheduled").isFalse();
+      c.disconnect();
+    } finally {
+      UrlExchange.lookSchedulerForTests = null;
+    }
+  }
+
   @Test
   void retriesAResetGetAndAConnectionClosedWithoutResponse() throws Exception {
     server.enqueue(reset(), closeWithoutResponse(), ok("after"));
