@@ -120,6 +120,12 @@ final class HostPattern {
         // A name in Unicode (bücher.example): compiled in its ASCII form, as OkHttp sends it and
         // as a request's host is compared (an ASCII pattern does not load TargetKey in premain).
         host = TargetKey.ascii(host);
+        if (!onlyOf(host, HOST_CHARS)) {
+          // IDNA maps some characters to ASCII ones no host name holds (the full-width colon and
+          // at sign: b：8080, user：password＠host): refused, as written in ASCII they are, not read
+          // as an IPv6 literal below.
+          throw new IllegalArgumentException("allowed " + EXAMPLES);
+        }
       }
       if (host.isEmpty() || !(onlyOf(host, HOST_CHARS) || host.indexOf(':') >= 0)) {
         throw new IllegalArgumentException("allowed " + EXAMPLES);
@@ -232,7 +238,9 @@ final class HostPattern {
       // A name in Unicode (bücher.example; OkHttp sends xn--bcher-kva.example): compared in its
       // ASCII form, as the pattern was compiled. Then as written, below, as version 1 compared
       // it: an ASCII glob written for the Unicode text (b*.example) still matches what it did.
-      String ascii = TargetKey.ascii(requestHost.substring(from, to));
+      // In lower case first, as TargetKey.host writes it: IDNA folds case only for the characters
+      // Unicode 3.2 knew (STRAẞE would be another name than straße, its key strasse).
+      String ascii = TargetKey.ascii(requestHost.substring(from, to).toLowerCase(Locale.ROOT));
       if (host.matches(ascii, 0, ascii.length())) {
         return true;
       }

@@ -21,6 +21,11 @@ class HostPatternTest {
     "*.bücher.example, a.xn--bcher-kva.example, 443, true",
     "*.xn--bcher-kva.example, a.bücher.example, 443, true",
     "bücher.example, buecher.example, 443, false",
+    // A request host in upper case as TargetKey.host keys it: lower-cased before IDNA, which folds
+    // case only for what Unicode 3.2 knew (ẞ, the Cherokee letters came later).
+    "straße.example, STRAẞE.example, 443, true",
+    "STRAẞE.example, STRAẞE.example, 443, true",
+    "Ꭰ.example, Ꭰ.example, 443, true",
     // What an ASCII pattern matched in version 1, it still matches.
     "b*.example, bücher.example, 443, true",
     "*.example, bücher.example, 443, true",
@@ -120,7 +125,10 @@ class HostPatternTest {
         "x.com/path",
         "ex@mple.com",
         "x.com:80:90",
-        "bü*.example"
+        "bü*.example",
+        // IDNA maps the full-width colon and at sign to ASCII ones: no host name, no IPv6 literal.
+        "ｂ：8080",
+        "user：pw-SECRET＠bücher.example"
       })
   void refusesInvalidPatterns(String pattern) {
     assertThatThrownBy(() -> HostPattern.compile(pattern))
