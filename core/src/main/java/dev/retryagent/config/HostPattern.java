@@ -234,6 +234,19 @@ final class HostPattern {
         return true;
       }
     }
+    int zone = requestHost.indexOf('%', from);
+    if (zone > from && zone < to && requestHost.indexOf(':', from) >= 0) {
+      // An IPv4-mapped address with a zone is written as IPv6 (::ffff:a00:1%eth0: Ipv6Text);
+      // version 1 compared it as its IPv4 address, the zone as written (10.0.0.1%eth0), which a
+      // glob such as 10.0.0.* matched: it still does.
+      String ipv4 = Ipv6Text.canonical(requestHost, from, zone);
+      if (ipv4 != null && ipv4.indexOf(':') < 0) {
+        String written = ipv4 + requestHost.substring(zone, to);
+        if (host.matches(written, 0, written.length())) {
+          return true;
+        }
+      }
+    }
     if (!TargetKey.isAscii(requestHost)) {
       // A name in Unicode (bücher.example; OkHttp sends xn--bcher-kva.example): compared in its
       // ASCII form, as the pattern was compiled. Then as written, below, as version 1 compared

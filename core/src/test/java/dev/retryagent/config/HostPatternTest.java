@@ -63,6 +63,12 @@ class HostPatternTest {
     "'[2001:db8::*]', '[2001:DB8:0:0:0:0:0:42]', 443, true",
     "'[::2]', '[0:0:0:0:0:0:0:1]', 80, false",
     "127.0.0.1, '[::ffff:127.0.0.1]', 80, true",
+    // A mapped address with a zone is IPv6 now; version 1 compared it as 10.0.0.1%eth0.
+    "10.0.0.*, '[::ffff:10.0.0.1%eth0]', 80, true",
+    "10.0.0.*, '[::ffff:a00:1%ETH0]', 80, true",
+    "10.0.0.*, '::ffff:10.0.0.1%eth0', 80, true",
+    "10.0.0.1, '[::ffff:10.0.0.1%eth0]', 80, false",
+    "10.0.0.*, '[fe80::1%eth0]', 80, false",
     "'[::ffff:127.0.0.1]', 127.0.0.1, 80, true",
     // A glob written over a spelling that is not RFC 5952's still matches that spelling.
     "'[::ffff:*]', '[::ffff:10.0.0.7]', 80, true",
