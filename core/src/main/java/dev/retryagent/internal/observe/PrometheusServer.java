@@ -3,6 +3,7 @@ package dev.retryagent.internal.observe;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.AgentThreads;
 import dev.retryagent.internal.engine.TargetKey;
 import java.io.IOException;
@@ -33,8 +34,8 @@ import java.util.function.Consumer;
  */
 public final class PrometheusServer implements AutoCloseable {
   /**
-   * How long one exchange may hold the serving thread before the next connection takes it back:
-   * longer than any scrape (Prometheus gives up after 10 s by default).
+   * How long one exchange may hold the serving thread before it is taken back and the connection
+   * closed: longer than any scrape (Prometheus gives up after 10 s by default).
    */
   static final long EXCHANGE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(10);
 
@@ -133,7 +134,7 @@ public final class PrometheusServer implements AutoCloseable {
                 missing.set(e);
                 return;
               }
-              s.setExecutor(new Deadlined(ex, exchangeDeadlineNanos));
+              s.setExecutor(new Deadlined(ex, exchangeDeadlineNanos, Scheduler.shared()));
               s.createContext("/", this::handle);
               try {
                 s.start();
@@ -329,49 +330,57 @@ public final class PrometheusServer implements AutoCloseable {
 
   /**
    * Runs the JDK server's exchanges on the one serving thread, and takes that thread back from an
-   * exchange that has held it past the deadline when the next one arrives. The JDK server reads the
-   * request on this thread with no time limit of its own (sun.net.httpserver.maxReqTime is off by
-   * default, and a system property would change the application's own servers too): a client that
-   * sent half a request line and nothing more held the thread, and every later scrape waited behind
-   * it, for good. The interrupt closes the blocked channel (the JDK server reads a {@code
-   * SocketChannel}), and the JDK server then drops that connection. Checked when a connection is
-   * handed over, so no thread of its own: a stuck exchange goes when the next scrape comes.
+   * exchange that holds it past the deadline. The JDK server reads the request on this thread with
+   * no time limit of its own (sun.net.httpserver.maxReqTime is off by default, and a system
+   * property would change the application's own servers too): a client that sent half a request
+   * line and nothing more held the thread, and every later scrape waited behind it, for good. The
+   * interrupt closes the blocked channel (the JDK server reads a {@code SocketChannel}), and the
+   * JDK server then drops that connection. The deadline is a task on the shared scheduler, where
+   * the agent's other timed work runs, so no thread of its own: checked only when the next
+   * connection came, a stalled client held its socket and the thread until then, however long.
    */
   private static final class Deadlined implements Executor {
     private final ExecutorService pool;
     private final long deadlineNanos;
+    private final Scheduler scheduler;
     private Thread running; // guarded by this
-    private long since; // guarded by this
+    private long exchanges; // guarded by this: the number of the one running
 
-    Deadlined(ExecutorService pool, long deadlineNanos) {
+    Deadlined(ExecutorService pool, long deadlineNanos, Scheduler scheduler) {
       this.pool = pool;
       this.deadlineNanos = deadlineNanos;
+      this.scheduler = scheduler;
     }
 
     @Override
     public void execute(Runnable exchange) {
-      synchronized (this) {
-        if (running != null && System.nanoTime() - since >= deadlineNanos) {
-          running.interrupt();
-          running = null;
-        }
-      }
       pool.execute(() -> run(exchange));
     }
 
     private void run(Runnable exchange) {
+      long number;
       synchronized (this) {
         running = Thread.currentThread();
-        since = System.nanoTime();
+        number = ++exchanges;
       }
+      Scheduler.Cancellable deadline = scheduler.schedule(() -> expire(number), deadlineNanos);
       try {
         exchange.run();
       } finally {
+        deadline.cancel();
         synchronized (this) {
           running = null;
         }
         // An interrupt that came as the exchange ended must not reach the next one.
         Thread.interrupted();
+      }
+    }
+
+    /** Interrupts exchange {@code number} if it still runs: never a later one. */
+    private synchronized void expire(long number) {
+      if (running != null && exchanges == number) {
+        running.interrupt();
+        running = null;
       }
     }
   }
