@@ -342,6 +342,46 @@ class RetryingHttpClientTest {
     assertThat(server.requestCount()).isEqualTo(2);
   }
 
+  /**
+   * A retry of {@code send} whose permit was reserved at the decision (aa3e7ae), while another
+   * caller's 429 pauses the host during the retry's backoff: the retry gives that permit back and
+   * waits out the pause for one (2 s more, not its backoff again), and the permit goes back once:
+   * the bucket (3 permits, never refilled) is empty after the three requests. Twice back, the call
+   * after would be let through; never back, the retry would be refused with the 503 kept.
+   */
+  @Test
+  void aSendsRetryWithAPermitReservedAtTheDecisionWaitsOutAPauseAnotherCallers429BeganMeanwhile()
+      throws Exception {
+    java.util.concurrent.atomic.AtomicReference<HttpClient> client =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicReference<Object> other =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    // The other caller's POST is not retried: its 429 only pauses the host, for 3 s.
+    dev.retryagent.engine.Sleeper duringTheBackoff =
+        time.withOtherCallerAtFirstWait(
+            () -> call(Way.SEND, client.get(), post("/v1/other", "{}", null)).statusCode(), other);
+    dev.retryagent.policy.RateLimitPolicy limit =
+        TestEngines.neverRefilled(3).toBuilder().maxWait(Duration.ofSeconds(10)).build();
+    client.set(
+        RetryingHttpClient.wrap(
+            real, TestEngines.rateLimited(time, limit, duringTheBackoff, events)));
+    server.enqueue(
+        status(503).header("Retry-After", "1"), status(429).header("Retry-After", "3"), ok("done"));
+
+    HttpResponse<String> r = call(Way.SEND, client.get(), get("/v1/items"));
+
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(r.body()).isEqualTo("done");
+    assertThat(other.get()).as("the other caller's status").isEqualTo(429);
+    // The backoff (Retry-After: 1), then what is left of the other caller's 3 s pause.
+    assertThat(time.waits()).containsExactly(1_000_000_000L, 2_000_000_000L);
+    assertThat(server.requestCount()).isEqualTo(3);
+    server.otherwise(ok("fine"));
+    assertThatThrownBy(() -> call(Way.SEND, client.get(), get("/v1/after")))
+        .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void neverRetriesAPostWithoutIdempotencyKey(Way way) throws Exception {
