@@ -65,13 +65,20 @@ final class CallExtras {
    */
   boolean permitReserved;
 
+  /**
+   * That permit came past the retry's backoff: its RATE_LIMITED wait event was told at the
+   * decision. False: due within the backoff, no event told; a pause the retry then waits for is its
+   * first wait for its permit, and told.
+   */
+  boolean permitWaitTold;
+
   /** The call's events, waiting to be told outside its lock ({@link CallEvents}). */
   private CallEvents events;
 
   /**
    * An asynchronous call's copy of the response released for the retry it waits for ({@link
    * RetryCall#keepToGiveBack}), or null. Here, not in the loop: a field there is 8 B more on every
-   * asynchronous call; these extras have room for it (57 B of fields, 64 B in all).
+   * asynchronous call; these extras have room for it (59 B of fields, 64 B in all).
    */
   Object giveBack;
 

@@ -198,10 +198,14 @@ public abstract class RetryCall extends HostHold {
    *     #permitRefusedRetry})
    */
   public long reservePermit() throws RateLimitedException {
-    if (state.limiter != null && takeReservedPermit()) {
+    int reserved = state.limiter == null ? NOT_RESERVED : takeReservedPermit();
+    if (reserved != NOT_RESERVED) {
       // Reserved at the retry's decision (reserveRetryPermit), its wait in the retry's delay: only
-      // a 429 pause that began since holds the retry still, as after any wait for a permit.
-      return reservePermitAfterWait();
+      // a 429 pause that began since holds the retry still, as after any wait for a permit. The
+      // wait for that pause is the attempt's first for its permit when the reservation's was all
+      // within the backoff (no RATE_LIMITED event told): it is told, as it was when the retry asked
+      // after its backoff.
+      return afterWait(reserved == RESERVED_WITHIN_BACKOFF);
     }
     try {
       return reserve(true, -1);
@@ -210,13 +214,22 @@ public abstract class RetryCall extends HostHold {
     }
   }
 
-  /** True once when {@link #reserveRetryPermit} holds the next attempt's permit already. */
-  private synchronized boolean takeReservedPermit() {
+  /** {@link #takeReservedPermit}: none reserved at the decision. */
+  private static final int NOT_RESERVED = 0;
+
+  /** {@link #takeReservedPermit}: reserved, due within the backoff (no wait event told). */
+  private static final int RESERVED_WITHIN_BACKOFF = 1;
+
+  /** {@link #takeReservedPermit}: reserved, due past the backoff (its wait event told). */
+  private static final int RESERVED_PAST_BACKOFF = 2;
+
+  /** Once, whether {@link #reserveRetryPermit} holds the next attempt's permit already, and how. */
+  private synchronized int takeReservedPermit() {
     if (extras == null || !extras.permitReserved) {
-      return false;
+      return NOT_RESERVED;
     }
     extras.permitReserved = false;
-    return true;
+    return extras.permitWaitTold ? RESERVED_PAST_BACKOFF : RESERVED_WITHIN_BACKOFF;
   }
 
   /**
@@ -332,6 +345,7 @@ public abstract class RetryCall extends HostHold {
         // The retry waits for its backoff and its permit at once; the next reservePermit takes it.
         extras().permitReserved = true;
         beyond = wait - backoffNanos;
+        extras.permitWaitTold = beyond > 0;
         if (beyond > 0) {
           decision = Decision.retryAfter(wait, AttemptResult.response(decision.status()));
         }
@@ -358,6 +372,15 @@ public abstract class RetryCall extends HostHold {
    * @throws RateLimitedException as {@link #reservePermit()}; the call is over
    */
   public long reservePermitAfterWait() throws RateLimitedException {
+    return afterWait(false);
+  }
+
+  /**
+   * {@link #reservePermitAfterWait()}; {@code firstLook}: the attempt has not waited for its permit
+   * yet (a permit reserved at the retry's decision, due within its backoff), so a wait for a pause
+   * is its one RATE_LIMITED wait event ({@link #reserve}).
+   */
+  private long afterWait(boolean firstLook) throws RateLimitedException {
     PermitLimiter limiter = state.limiter;
     if (limiter == null || state.observe) {
       return 0; // observe mode never waits: nothing to look at again
@@ -387,7 +410,7 @@ public abstract class RetryCall extends HostHold {
       permitBack(now);
     }
     try {
-      return reserve(false, -1);
+      return reserve(firstLook, -1);
     } finally {
       tellQueued();
     }

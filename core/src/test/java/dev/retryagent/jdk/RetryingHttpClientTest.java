@@ -347,7 +347,9 @@ class RetryingHttpClientTest {
    * caller's 429 pauses the host during the retry's backoff: the retry gives that permit back and
    * waits out the pause for one (2 s more, not its backoff again), and the permit goes back once:
    * the bucket (3 permits, never refilled) is empty after the three requests. Twice back, the call
-   * after would be let through; never back, the retry would be refused with the 503 kept.
+   * after would be let through; never back, the retry would be refused with the 503 kept. That 2 s
+   * wait is told as a RATE_LIMITED event, as when the retry asked after its backoff: the
+   * reservation, due within the backoff, told none, and the wait went untold.
    */
   @Test
   void aSendsRetryWithAPermitReservedAtTheDecisionWaitsOutAPauseAnotherCallers429BeganMeanwhile()
@@ -362,9 +364,26 @@ class RetryingHttpClientTest {
             () -> call(Way.SEND, client.get(), post("/v1/other", "{}", null)).statusCode(), other);
     dev.retryagent.policy.RateLimitPolicy limit =
         TestEngines.neverRefilled(3).toBuilder().maxWait(Duration.ofSeconds(10)).build();
-    client.set(
-        RetryingHttpClient.wrap(
-            real, TestEngines.rateLimited(time, limit, duringTheBackoff, events)));
+    List<RetryEvent> rateLimited = new CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                b -> b,
+                dev.retryagent.policy.Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                limit)
+            .sleeper(duringTheBackoff)
+            .listener(TestEngines.recorder(events))
+            .listener(
+                new dev.retryagent.engine.RetryListener() {
+                  @Override
+                  public void onRateLimited(RetryEvent e) {
+                    rateLimited.add(e);
+                  }
+                })
+            .build();
+    client.set(RetryingHttpClient.wrap(real, engine));
     server.enqueue(
         status(503).header("Retry-After", "1"), status(429).header("Retry-After", "3"), ok("done"));
 
@@ -375,6 +394,16 @@ class RetryingHttpClientTest {
     assertThat(other.get()).as("the other caller's status").isEqualTo(429);
     // The backoff (Retry-After: 1), then what is left of the other caller's 3 s pause.
     assertThat(time.waits()).containsExactly(1_000_000_000L, 2_000_000_000L);
+    // That wait for the permit is the rate limit's, told once, as when the retry asked after its
+    // backoff: the reservation at the decision, within the backoff, told none.
+    assertThat(rateLimited)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.path()).isEqualTo("/v1/items");
+              assertThat(e.delayNanos()).isEqualTo(2_000_000_000L);
+              assertThat(e.reason()).isNull();
+            });
     assertThat(server.requestCount()).isEqualTo(3);
     server.otherwise(ok("fine"));
     assertThatThrownBy(() -> call(Way.SEND, client.get(), get("/v1/after")))
