@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -627,9 +628,11 @@ public final class RetryEngine {
    * the whole map. Racy with concurrent 429s: a pause more or less, never a call's failure.
    */
   private void forgetPauses(long now) {
-    for (java.util.Iterator<Long> i = hostPauses.values().iterator(); i.hasNext(); ) {
-      if (i.next() - now <= 0) {
-        i.remove();
+    // Each entry is removed only with the value read (remove(key, value)): another thread's 429
+    // that extended the host's pause meanwhile replaced it, and that pause is kept.
+    for (Map.Entry<String, Long> e : hostPauses.entrySet()) {
+      if (e.getValue() - now <= 0) {
+        hostPauses.remove(e.getKey(), e.getValue());
       }
     }
     int bound = maxHostPauses();
@@ -645,12 +648,15 @@ public final class RetryEngine {
         left[n++] = until - now;
       }
       java.util.Arrays.sort(left, 0, n);
-      long last = left[Math.min(excess, n) - 1];
+      // n is 0 when another walk emptied the map since its size was read: nothing to forget.
+      long last = n == 0 ? Long.MIN_VALUE : left[Math.min(excess, n) - 1];
       int forgotten = 0;
-      for (java.util.Iterator<Long> i = hostPauses.values().iterator();
-          i.hasNext() && forgotten < excess; ) {
-        if (i.next() - now <= last) {
-          i.remove();
+      for (Map.Entry<String, Long> e : hostPauses.entrySet()) {
+        if (forgotten >= excess) {
+          break;
+        }
+        Long until = e.getValue();
+        if (until - now <= last && hostPauses.remove(e.getKey(), until)) {
           forgotten++;
         }
       }
