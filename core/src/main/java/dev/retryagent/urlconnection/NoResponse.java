@@ -210,9 +210,22 @@ final class NoResponse extends HttpURLConnection {
     return null;
   }
 
+  /**
+   * The JDK's connected connection, disconnected by the application, counts as not connected again
+   * (read in JDK 17 and 25): it takes the settings {@link #refuseOnceConnected} guards, and its map
+   * answers the headers it wrote. So does this one: the settings' connection, disconnected too (as
+   * the application's own disconnect() would have), answers that map; one the agent's release had
+   * disconnected already answers it as it is. Before, this did nothing, and all stayed refused.
+   * Still different: a response the release read whole (a small body, its socket back in the JDK's
+   * pool) leaves that connection counting as connected, which disconnect() no longer changes, so
+   * the map is still refused there, where the JDK's connection answers it.
+   */
   @Override
   public void disconnect() {
-    // nothing is open
+    if (connected) {
+      connected = false;
+      settings.disconnect();
+    }
   }
 
   @Override
