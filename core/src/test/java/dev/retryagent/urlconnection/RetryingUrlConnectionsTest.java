@@ -1308,16 +1308,9 @@ class RetryingUrlConnectionsTest {
   void aCallEndedAfterAResponseRefusesLaterSettingsAsTheJdksConnectedConnectionDoes(int length)
       throws Exception {
     server.otherwise(status(503).body("x".repeat(length)));
-    RetryEngine engine =
-        engine(
-            Mode.ENFORCE,
-            b -> b.maxAttempts(2),
-            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
-    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
-    HttpURLConnection agent = open("/v1/items", engine);
-    for (HttpURLConnection c : List.of(plain, agent)) {
-      c.setRequestProperty("X-Request-Id", "r-1");
-    }
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    HttpURLConnection plain = both.get(0);
+    HttpURLConnection agent = both.get(1);
     assertThat(plain.getResponseCode()).isEqualTo(503);
     assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
     assertThat(server.requestCount()).isEqualTo(2);
@@ -1339,6 +1332,49 @@ class RetryingUrlConnectionsTest {
       seenByPlain.subList(3, 5).clear(); // the map and its "taken"
     }
     assertThat(seenByAgent).containsExactlyElementsOf(seenByPlain);
+  }
+
+  /**
+   * An attempt that failed without a response once it had sent (a reset after the request): the
+   * JDK's connection that had that step counts as connected (Connections.connected asks it before
+   * the release disconnects it), and the call the breaker then ended answers as it does, before and
+   * after the application's disconnect().
+   */
+  @Test
+  void aCallEndedAfterAResetAnswersLaterSettingsAsTheJdksConnectionDoes() throws Exception {
+    server.otherwise(reset());
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    HttpURLConnection plain = both.get(0);
+    HttpURLConnection agent = both.get(1);
+    assertThatThrownBy(plain::getResponseCode).isInstanceOf(IOException.class);
+    int sentByPlain = server.requestCount(); // the JDK resends a reset GET once on its own
+    assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(server.requestCount())
+        .as("one attempt, then the open breaker")
+        .isEqualTo(2 * sentByPlain);
+
+    assertThat(afterTheCall(agent)).containsExactlyElementsOf(afterTheCall(plain));
+    plain.disconnect();
+    agent.disconnect();
+    assertThat(afterTheCall(agent)).containsExactlyElementsOf(afterTheCall(plain));
+  }
+
+  /**
+   * A plain connection and the agent's to /v1/items, each with a request property; the agent's
+   * breaker opens on one failure, so its call ends after one attempt.
+   */
+  private List<HttpURLConnection> plainAndAgentBehindABreakerOfOne() throws IOException {
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b -> b.maxAttempts(2),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    HttpURLConnection agent = open("/v1/items", engine);
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      c.setRequestProperty("X-Request-Id", "r-1");
+    }
+    return List.of(plain, agent);
   }
 
   /** What {@code c} answers to settings made after its call failed. */
