@@ -1098,6 +1098,50 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * An interrupt during a retry's permit wait, waited with the 503 held (UrlExchange.respond): the
+   * call ends with the JDK's InterruptedIOException, the flag set, the retry not made, and the
+   * permit reserved for it goes back once. One permit a second: the first attempt took the only
+   * one, the retry reserved the next; the next call then waits for that one (about 0.8 s on), not
+   * the one after it (never given back) nor none (given back twice).
+   */
+  @Test
+  void anInterruptDuringARetrysHeldPermitWaitGivesThePermitBackOnce() throws Exception {
+    server.otherwise(status(503).body("busy"));
+    long start = time.nanoTime();
+    boolean[] interrupted = new boolean[1];
+    List<Long> sleeps = new java.util.ArrayList<>();
+    dev.retryagent.engine.Sleeper interrupting =
+        nanos -> {
+          if (!interrupted[0] && time.nanoTime() - start > 100_000_000L) {
+            interrupted[0] = true; // in the permit's wait
+            time.sleep(100_000_000L);
+            throw new InterruptedException();
+          }
+          sleeps.add(nanos);
+          time.sleep(nanos);
+        };
+    RetryEngine engine = onePermitASecond(interrupting);
+    HttpURLConnection c = open("/v1/items", engine);
+
+    try {
+      assertThatThrownBy(c::getResponseCode).isInstanceOf(java.io.InterruptedIOException.class);
+      assertThat(Thread.currentThread().isInterrupted()).isTrue();
+    } finally {
+      Thread.interrupted();
+    }
+    assertThat(interrupted[0]).as("interrupted in the permit's wait").isTrue();
+    assertThat(server.requestCount()).as("the retry not made").isEqualTo(1);
+
+    long now = time.nanoTime();
+    sleeps.clear();
+    server.otherwise(ok("next"));
+    assertThat(read(open("/v1/items", engine).getInputStream())).isEqualTo("next");
+    assertThat(sleeps.stream().mapToLong(Long::longValue).sum())
+        .as("the next call waits for the permit given back, due 1 s after the first")
+        .isEqualTo(start + 1_000_000_000L - now);
+  }
+
+  /**
    * A scheduler that refuses the look at dropped connections (commit 51aad03) leaves no look marked
    * as scheduled: the next watched call schedules one. Before, the flag stayed set and no look was
    * ever scheduled again. The refusing scheduler through UrlExchange's test hook: the shared one
