@@ -21,10 +21,13 @@ public final class AgentConfig {
   /**
    * A URL's scheme followed by one {@code /}: {@link java.nio.file.Path} writes a URL's {@code //}
    * as {@code /} ({@code https:/user:password@host/x}). Two characters at least: {@code C:/} is a
-   * drive.
+   * drive. In a class of its own: this class loads before the application's main, and a path with
+   * {@code :/} in it is rare, so the pattern is compiled only for one.
    */
-  private static final Pattern ONE_SLASH_URL =
-      Pattern.compile("(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]+):/(?!/)");
+  private static final class OneSlashUrl {
+    static final Pattern PATTERN =
+        Pattern.compile("(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]+):/(?!/)");
+  }
 
   private static final AgentConfig DEFAULTS =
       new AgentConfig(
@@ -171,7 +174,7 @@ public final class AgentConfig {
     if (text.indexOf(":/") < 0) {
       return text;
     }
-    String url = ONE_SLASH_URL.matcher(text).replaceAll("$1://");
+    String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
     String shown = ConfigProblem.withoutUserInfo(url);
     // Nothing redacted: the path as written, its single slashes kept.
     return shown.equals(url) ? text : shown;
