@@ -1,5 +1,6 @@
 package dev.retryagent.fleet;
 
+import dev.retryagent.config.RedisUrl;
 import dev.retryagent.engine.PermitLimiter;
 import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.RateLimitPolicy;
@@ -418,9 +419,14 @@ public final class FleetRateLimiter implements PermitLimiter {
   /** After a reload: the pause {@code previous} (this route's former limiter) knows holds here. */
   void keepPauseOf(FleetRateLimiter previous, long nowNanos) {
     long left = previous.pauseRemainingNanos(nowNanos);
-    long taken;
-    synchronized (previous) {
-      taken = previous.takenDeadlineMicros;
+    long taken = 0;
+    // A deadline is a time of its Redis's clock, for its pause key: a reload onto another server,
+    // database or key prefix starts fresh, or a new pause there ending before the old deadline
+    // would be passed over as waited.
+    if (sameStore(previous)) {
+      synchronized (previous) {
+        taken = previous.takenDeadlineMicros;
+      }
     }
     synchronized (this) {
       // A deadline the previous limiter waited out is not waited again under the new one.
@@ -429,6 +435,18 @@ public final class FleetRateLimiter implements PermitLimiter {
         notePause(nowNanos + left);
       }
     }
+  }
+
+  /** Whether {@code other}'s pause deadlines are in this one's Redis, under this one's key. */
+  private boolean sameStore(FleetRateLimiter other) {
+    RedisUrl mine = fleet.settings().redis();
+    RedisUrl theirs = other.fleet.settings().redis();
+    // Credentials and TLS may change with the store the same; another name for the same host is
+    // taken as another store (it starts fresh: at most one more wait of this JVM's own bound).
+    return pauseKey.equals(other.pauseKey)
+        && mine.host().equalsIgnoreCase(theirs.host())
+        && mine.port() == theirs.port()
+        && mine.database() == theirs.database();
   }
 
   /** After a reconnect: a pause this JVM set or saw while Redis was away goes back to Redis. */

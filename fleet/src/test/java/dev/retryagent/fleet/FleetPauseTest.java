@@ -224,6 +224,57 @@ class FleetPauseTest {
     assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
   }
 
+  /**
+   * A deadline is a time of its own Redis's clock: one waited on the Redis a reload leaves says
+   * nothing of a pause on the Redis it moves to, even one ending sooner.
+   */
+  @Test
+  void aReloadOntoAnotherRedisHoldsAPauseThereEndingBeforeTheOneWaitedOnTheOldOne()
+      throws Exception {
+    try (RedisServerProcess other = RedisServerProcess.start()) {
+      String prefix = "pause-" + PREFIXES.incrementAndGet();
+      FleetSettings here = settings(redis.url()).keyPrefix(prefix).build();
+      FleetSettings there = settings(other.url()).keyPrefix(prefix).build();
+      FleetConnection longerHere = startUp(here, Clock.SYSTEM, log);
+      fleets.add(longerHere);
+      FleetConnection before = startUp(here, Clock.SYSTEM, log);
+      fleets.add(before);
+      FleetRateLimiter longer = longerHere.limiter("llm", limit(50, 20), Duration.ofSeconds(3_600));
+      FleetRateLimiter shorter = before.limiter("llm", limit(50, 20), Duration.ofSeconds(1));
+      longer.pauseFor(now(), 3_600_000 * MS);
+      written(longer, 1);
+      assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
+      await().atMost(Duration.ofSeconds(5)).until(() -> shorter.pauseRemainingNanos(now()) == 0);
+
+      // The reload moves fleet.redis.url; there, another JVM's 429 pauses the route for a minute.
+      FleetConnection after = FleetConnection.start(there, Clock.SYSTEM, log, before);
+      fleets.add(after);
+      before.close();
+      await().atMost(UP_TIMEOUT).until(after::isUp);
+      FleetConnection longerThere = startUp(there, Clock.SYSTEM, log);
+      fleets.add(longerThere);
+      FleetRateLimiter longerOnB =
+          longerThere.limiter("llm", limit(50, 20), Duration.ofSeconds(3_600));
+      longerOnB.pauseFor(now(), 60_000 * MS);
+      written(longerOnB, 1);
+
+      FleetRateLimiter moved = after.limiter("llm", limit(50, 20), Duration.ofSeconds(1));
+      assertThat(moved.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
+      await().atMost(Duration.ofSeconds(5)).until(() -> moved.pauseRemainingNanos(now()) == 0);
+
+      // A reload that stays on that Redis keeps what was waited there: not waited again.
+      FleetConnection again = FleetConnection.start(there, Clock.SYSTEM, log, after);
+      fleets.add(again);
+      after.close();
+      await().atMost(UP_TIMEOUT).until(again::isUp);
+      assertThat(
+              again
+                  .limiter("llm", limit(50, 20), Duration.ofSeconds(1))
+                  .reserve(now(), LONG_WAIT, LONG_WAIT))
+          .isZero();
+    }
+  }
+
   @Test
   void waitersForAPauseAreSpreadByTheLimitWhenItEnds() {
     FleetRateLimiter[] jvm = jvms(Duration.ofSeconds(60));
