@@ -41,6 +41,9 @@ class FleetOutageTest {
   /** The command timeout is 50 ms; this is what a slow machine may add to it. */
   private static final long WITHIN_COMMAND_TIMEOUT = 500 * MS;
 
+  /** How long the killed-Redis test keeps Redis down, at least. */
+  private static final Duration DOWN_FOR = Duration.ofSeconds(3);
+
   private static final AtomicInteger PREFIXES = new AtomicInteger();
   private static RedisServerProcess redis;
   private final TestFleet.Lines log = new TestFleet.Lines();
@@ -120,17 +123,24 @@ class FleetOutageTest {
     assertThat(waits).startsWith(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     assertThat(waits[10]).isEqualTo(40 * MS);
     assertThat(waits[11]).isEqualTo(80 * MS);
-    assertThat(log.count("is unreachable")).isEqualTo(1);
+    // Said once for the outage, not per acquisition that fell back (a heartbeat that missed its
+    // 50 ms on a loaded machine before the pause is an outage too, said once as well).
+    assertThat(log.count("is unreachable")).isEqualTo(fleet.outages()).isPositive();
     assertThat(log.lines.get(0)).contains("(25% of each limit)", redis.url());
 
-    await().atMost(UP_TIMEOUT).until(fleet::isUp);
-    long calls = limiter.metrics().redisCalls();
-    limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
-    assertThat(limiter.metrics().redisCalls()).isEqualTo(calls + 1);
-    assertThat(limiter.metrics().fallbacks()).isEqualTo(12);
-    assertThat(log.count("is unreachable")).isEqualTo(1);
-    assertThat(log.count("answers again")).isEqualTo(1);
-    assertThat(fleet.outages()).isEqualTo(1);
+    // Back: acquisitions ask Redis again (one that found a heartbeat's missed 50 ms, on a loaded
+    // machine, an outage again falls back: the next one is asked).
+    await()
+        .atMost(UP_TIMEOUT)
+        .until(
+            () -> {
+              long calls = limiter.metrics().redisCalls();
+              long fallbacks = limiter.metrics().fallbacks();
+              limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+              return limiter.metrics().redisCalls() == calls + 1
+                  && limiter.metrics().fallbacks() == fallbacks;
+            });
+    awaitOneLinePerOutage();
   }
 
   @Test
@@ -145,7 +155,12 @@ class FleetOutageTest {
       redis.kill();
       await().atMost(UP_TIMEOUT).until(() -> fleet.state() == FleetConnection.State.DOWN);
       long fallbacks = limiter.metrics().fallbacks();
-      await().atMost(UP_TIMEOUT).until(() -> limiter.metrics().fallbacks() > fallbacks + 20);
+      // Down longer than the bound on the slowest acquisition below: one that waited for Redis
+      // to come back would exceed it.
+      await()
+          .pollDelay(DOWN_FOR)
+          .atMost(UP_TIMEOUT)
+          .until(() -> limiter.metrics().fallbacks() > fallbacks + 20);
 
       redis.restart();
       await().atMost(UP_TIMEOUT).until(fleet::isUp);
@@ -157,7 +172,9 @@ class FleetOutageTest {
 
     assertThat(load.errors).isEmpty();
     assertThat(load.refused.get()).isZero();
-    assertThat(load.slowest.get()).isLessThan(WITHIN_COMMAND_TIMEOUT);
+    // A sanity bound, not a timing claim: far above the 50 ms command timeout (so a stall of a
+    // loaded machine's scheduler or GC does not fail it), below the time Redis was down.
+    assertThat(load.slowest.get()).isLessThan(DOWN_FOR.toNanos() * 2 / 3);
     // The kill is an outage, said once, and so is its end.
     awaitOneLinePerOutage();
   }
@@ -378,16 +395,20 @@ class FleetOutageTest {
               log);
       FleetRateLimiter limiter = fleet.limiter("llm", limit(10, 5), Duration.ofSeconds(60));
       long down = 0;
+      long seen = fleet.outages();
       for (int outage = 1; outage <= 6; outage++) {
-        long wentDown = fleetWentDown(limiter, outage - 1);
+        long wentDown = fleetWentDown(limiter, seen);
         await()
             .atMost(Duration.ofSeconds(30))
             .pollInterval(Duration.ofMillis(10))
             .until(fleet::isUp);
         down += System.nanoTime() - wentDown;
+        seen = fleet.outages();
       }
 
-      assertThat(fleet.outages()).isEqualTo(6);
+      // At least: a heartbeat that missed its 100 ms on a loaded machine is one more, which only
+      // lengthens the backoff.
+      assertThat(fleet.outages()).isGreaterThanOrEqualTo(6);
       // A lower bound only: a loaded machine makes the waits longer, never shorter.
       assertThat(down / MS).as("ms down in all").isGreaterThanOrEqualTo(3_150);
     } finally {
@@ -432,11 +453,14 @@ class FleetOutageTest {
         .count();
   }
 
-  /** One acquisition while up, which times out: outage number {@code before} + 1. */
-  private long fleetWentDown(FleetRateLimiter limiter, int before) {
-    assertThat(fleet.outages()).isEqualTo(before);
+  /**
+   * One acquisition while up, which times out: an outage after the {@code seen} ones (or a
+   * heartbeat that missed its timeout on a loaded machine just before it was one, and it fell
+   * back).
+   */
+  private long fleetWentDown(FleetRateLimiter limiter, long seen) {
     limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT);
-    assertThat(fleet.outages()).isEqualTo(before + 1);
+    assertThat(fleet.outages()).isGreaterThan(seen);
     return System.nanoTime();
   }
 
