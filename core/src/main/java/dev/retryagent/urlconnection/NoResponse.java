@@ -2,8 +2,10 @@ package dev.retryagent.urlconnection;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.Authenticator;
 import java.net.HttpURLConnection;
+import java.net.ProtocolException;
 import java.net.URL;
 import java.util.List;
 import java.util.Map;
@@ -195,6 +197,22 @@ final class NoResponse extends HttpURLConnection {
     throw fail();
   }
 
+  /**
+   * As the JDK's connection after its failed step (read in JDK 17 and 25): without {@code doOutput}
+   * its refusal, else it tries its step again, here the call's failure, as {@link #connect()} and
+   * {@link #getInputStream()} throw it. Before, the inherited {@code UnknownServiceException:
+   * protocol doesn't support output}, where the application without the agent had its connection's
+   * failure again (a {@code ConnectException}).
+   */
+  @Override
+  public OutputStream getOutputStream() throws IOException {
+    if (!getDoOutput()) {
+      throw new ProtocolException( // the JDK's message
+          "cannot write to a URLConnection if doOutput=false - call setDoOutput(true)");
+    }
+    throw fail();
+  }
+
   @Override
   public String getHeaderField(String name) {
     return null;
@@ -228,8 +246,12 @@ final class NoResponse extends HttpURLConnection {
     }
   }
 
+  /**
+   * The connection that had the request's settings answers, as the JDK's answers after its failed
+   * step: true for one opened with an HTTP proxy, before it connected too. Before, always false.
+   */
   @Override
   public boolean usingProxy() {
-    return false;
+    return settings.usingProxy();
   }
 }

@@ -1340,6 +1340,48 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * After a call the engine ended (the breaker open), the body stream and the proxy question are
+   * answered as by the JDK's connection after its failed step (a refused proxy): {@code
+   * getOutputStream()} throws the call's failure again (the JDK tries its step again), or without
+   * {@code doOutput} the JDK's refusal; {@code usingProxy()} is true for a connection opened with
+   * an HTTP proxy. Before, {@code UnknownServiceException: protocol doesn't support output}, and
+   * false.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aCallTheEngineEndsAnswersTheBodyStreamAndTheProxyAsTheJdksFailedConnection(boolean doOutput)
+      throws Exception {
+    RetryEngine engine = withTheBreakerOpen();
+    java.net.Proxy proxy =
+        new java.net.Proxy(
+            java.net.Proxy.Type.HTTP,
+            new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), refusedPort()));
+    URL url = new URL(server.url("/v1/items"));
+    HttpURLConnection plain = (HttpURLConnection) url.openConnection(proxy);
+    HttpURLConnection agent = (HttpURLConnection) RetryingUrlConnections.open(url, proxy, engine);
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      c.setDoOutput(doOutput);
+    }
+    assertThatThrownBy(plain::getResponseCode).isInstanceOf(ConnectException.class);
+    assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+
+    assertThat(agent.usingProxy()).isEqualTo(plain.usingProxy()).isTrue();
+    if (doOutput) {
+      assertThatThrownBy(plain::getOutputStream).isInstanceOf(ConnectException.class);
+      assertThatThrownBy(agent::getOutputStream).isInstanceOf(CircuitBreakerOpenException.class);
+    } else {
+      String refusal = "cannot write to a URLConnection if doOutput=false - call setDoOutput(true)";
+      assertThatThrownBy(plain::getOutputStream)
+          .isExactlyInstanceOf(ProtocolException.class)
+          .hasMessage(refusal);
+      assertThatThrownBy(agent::getOutputStream)
+          .isExactlyInstanceOf(ProtocolException.class)
+          .hasMessage(refusal);
+    }
+    assertThat(server.requestCount()).isEqualTo(1); // the breaker's 503 alone
+  }
+
+  /**
    * A 503 retried, its retry refused by the breaker it opened: the call reached the server, and the
    * connection answers later settings as the JDK's connection that received that 503 does
    * (connected: the map of request properties, {@code doOutput}, the streaming modes, ... refused
