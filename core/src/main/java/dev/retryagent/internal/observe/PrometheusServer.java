@@ -11,18 +11,21 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
 /**
  * Serves {@link RetryMetrics} (and the engine's gauges) in the Prometheus text format on {@code
- * http://host:port/metrics} (and {@code /}), with the JDK's own HTTP server: no dependency, one
- * daemon thread.
+ * http://host:port/metrics} (and {@code /}), with the JDK's own HTTP server: no dependency; its
+ * dispatcher and idle timer, and at most {@link Deadlined#SERVING_THREADS} serving threads while
+ * requests come (daemons).
  *
  * <p>Off until {@link #start()}; a port that cannot be bound is reported once on the error sink and
  * the application goes on. A bind to an address that is not loopback is said once on the error sink
@@ -48,7 +51,7 @@ public final class PrometheusServer implements AutoCloseable {
   private final long exchangeDeadlineNanos;
 
   private HttpServer server;
-  private ExecutorService executor;
+  private Deadlined executor;
 
   /**
    * @param engine the engine whose breakers and pending async retries to export, or null
@@ -108,8 +111,7 @@ public final class PrometheusServer implements AutoCloseable {
     if (server != null) {
       return true;
     }
-    ExecutorService ex =
-        Executors.newSingleThreadExecutor(r -> AgentThreads.newThread(r, "retry-agent-prometheus"));
+    Deadlined ex = new Deadlined(exchangeDeadlineNanos, Scheduler.shared());
     AtomicReference<HttpServer> started = new AtomicReference<>();
     AtomicReference<Exception> bindFailure = new AtomicReference<>();
     AtomicReference<RuntimeException> failure = new AtomicReference<>();
@@ -134,8 +136,8 @@ public final class PrometheusServer implements AutoCloseable {
                 missing.set(e);
                 return;
               }
-              s.setExecutor(new Deadlined(ex, exchangeDeadlineNanos, Scheduler.shared()));
-              s.createContext("/", this::handle);
+              s.setExecutor(ex);
+              s.createContext("/", exchange -> handle(exchange, ex));
               try {
                 s.start();
                 started.set(s);
@@ -293,7 +295,8 @@ public final class PrometheusServer implements AutoCloseable {
     return PrometheusText.render(metrics, engine);
   }
 
-  private void handle(HttpExchange exchange) throws IOException {
+  private void handle(HttpExchange exchange, Deadlined serving) throws IOException {
+    serving.answering();
     try {
       String path = exchange.getRequestURI().getPath();
       String method = exchange.getRequestMethod();
@@ -329,58 +332,187 @@ public final class PrometheusServer implements AutoCloseable {
   }
 
   /**
-   * Runs the JDK server's exchanges on the one serving thread, and takes that thread back from an
-   * exchange that holds it past the deadline. The JDK server reads the request on this thread with
-   * no time limit of its own (sun.net.httpserver.maxReqTime is off by default, and a system
+   * Runs the JDK server's exchanges on at most {@link #SERVING_THREADS} serving threads (started
+   * when exchanges come, ended after {@link #IDLE_NANOS} without one), and takes a thread back from
+   * an exchange that holds it past the deadline. The JDK server reads the request on this thread
+   * with no time limit of its own (sun.net.httpserver.maxReqTime is off by default, and a system
    * property would change the application's own servers too): a client that sent half a request
-   * line and nothing more held the thread, and every later scrape waited behind it, for good. The
-   * interrupt closes the blocked channel (the JDK server reads a {@code SocketChannel}), and the
-   * JDK server then drops that connection. The deadline is a task on the shared scheduler, where
-   * the agent's other timed work runs, so no thread of its own: checked only when the next
-   * connection came, a stalled client held its socket and the thread until then, however long.
+   * line and nothing more held the thread. The interrupt closes the blocked channel (the JDK server
+   * reads a {@code SocketChannel}), and the JDK server then drops that connection. The deadline is
+   * a task on the shared scheduler, where the agent's other timed work runs, so no thread of its
+   * own.
+   *
+   * <p>A deadline alone let N stalled clients delay a scrape N x 10 s, served one after another.
+   * So: an exchange that comes while no thread is free takes back the thread of the oldest exchange
+   * still reading its request (a scraper sends its request at once; one still reading it when a
+   * newer connection is ready is the stalled one); the newest waiting exchange is served first (a
+   * scraper is the newest, stalled clients the older); and beyond {@link #QUEUED} waiting, the
+   * oldest is closed at once (run with its thread interrupted: the JDK server then closes it).
+   * Connections that hold a request are thus at most {@link #SERVING_THREADS} + {@link #QUEUED}; a
+   * connection that sends nothing takes no thread (the JDK server waits for its first byte), and
+   * the JDK server closes it after its idle interval (30 s).
    */
-  private static final class Deadlined implements Executor {
-    private final ExecutorService pool;
+  static final class Deadlined implements Executor {
+    /** Two, so two scrapers at once (two Prometheus servers) never take each other's thread. */
+    static final int SERVING_THREADS = 2;
+
+    static final int QUEUED = 16;
+    static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
+
     private final long deadlineNanos;
     private final Scheduler scheduler;
-    private Thread running; // guarded by this
-    private long exchanges; // guarded by this: the number of the one running
+    // All guarded by this:
+    private final ArrayDeque<Runnable> waiting = new ArrayDeque<>(); // the newest last
+    private final ArrayDeque<Runnable> dropped = new ArrayDeque<>(); // to close at once
+    private final List<Running> running = new ArrayList<>(); // not expired yet
+    private int threads; // serving threads alive
+    private int idle; // of those, the ones waiting for an exchange
+    private int freeing; // of those, the ones whose exchange expired and has not ended yet
+    private long exchanges; // the number of the last one started
+    private boolean shutdown;
 
-    Deadlined(ExecutorService pool, long deadlineNanos, Scheduler scheduler) {
-      this.pool = pool;
+    Deadlined(long deadlineNanos, Scheduler scheduler) {
       this.deadlineNanos = deadlineNanos;
       this.scheduler = scheduler;
     }
 
+    /** Never blocks: the JDK server's dispatcher calls it. */
     @Override
     public void execute(Runnable exchange) {
-      pool.execute(() -> run(exchange));
+      boolean startThread = false;
+      synchronized (this) {
+        if (shutdown) {
+          throw new RejectedExecutionException("the Prometheus endpoint stopped");
+        }
+        waiting.addLast(exchange);
+        if (waiting.size() > QUEUED) {
+          dropped.addLast(waiting.pollFirst());
+        }
+        int wanted = waiting.size() + dropped.size();
+        if (wanted > idle + freeing && threads < SERVING_THREADS) {
+          threads++;
+          idle++;
+          startThread = true;
+        }
+        if (wanted > idle + freeing) {
+          expireOldestReader();
+        }
+        notifyAll();
+      }
+      if (startThread) {
+        AgentThreads.newThread(this::serve, "retry-agent-prometheus").start();
+      }
+    }
+
+    /** A serving thread: the newest waiting exchange first, until none comes for a while. */
+    private void serve() {
+      while (true) {
+        Runnable next;
+        boolean drop;
+        synchronized (this) {
+          long until = System.nanoTime() + IDLE_NANOS;
+          long left = IDLE_NANOS;
+          while (!shutdown && waiting.isEmpty() && dropped.isEmpty() && left > 0) {
+            try {
+              TimeUnit.NANOSECONDS.timedWait(this, left);
+            } catch (InterruptedException e) {
+              // Only shutdownNow() interrupts a thread between exchanges: checked above.
+            }
+            left = until - System.nanoTime();
+          }
+          idle--;
+          if (shutdown || (waiting.isEmpty() && dropped.isEmpty())) {
+            threads--;
+            return;
+          }
+          drop = !dropped.isEmpty();
+          next = drop ? dropped.pollFirst() : waiting.pollLast();
+        }
+        if (drop) {
+          // Its first read fails at once, and the JDK server closes the connection.
+          Thread.currentThread().interrupt();
+          try {
+            next.run();
+          } finally {
+            Thread.interrupted();
+          }
+        } else {
+          run(next);
+        }
+        synchronized (this) {
+          idle++;
+        }
+      }
     }
 
     private void run(Runnable exchange) {
-      long number;
+      Running r;
       synchronized (this) {
-        running = Thread.currentThread();
-        number = ++exchanges;
+        r = new Running(Thread.currentThread(), ++exchanges);
+        running.add(r);
       }
-      Scheduler.Cancellable deadline = scheduler.schedule(() -> expire(number), deadlineNanos);
+      Scheduler.Cancellable deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
       try {
         exchange.run();
       } finally {
         deadline.cancel();
         synchronized (this) {
-          running = null;
+          if (!running.remove(r)) {
+            freeing--;
+          }
+          // An interrupt that came as the exchange ended must not reach the next one.
+          Thread.interrupted();
         }
-        // An interrupt that came as the exchange ended must not reach the next one.
-        Thread.interrupted();
       }
     }
 
-    /** Interrupts exchange {@code number} if it still runs: never a later one. */
-    private synchronized void expire(long number) {
-      if (running != null && exchanges == number) {
-        running.interrupt();
-        running = null;
+    /** The exchange on this thread has read its request and now answers it. */
+    synchronized void answering() {
+      for (Running r : running) {
+        if (r.thread == Thread.currentThread()) {
+          r.answering = true;
+        }
+      }
+    }
+
+    private void expireOldestReader() {
+      Running oldest = null;
+      for (Running r : running) {
+        if (!r.answering && (oldest == null || r.number < oldest.number)) {
+          oldest = r;
+        }
+      }
+      if (oldest != null) {
+        expire(oldest);
+      }
+    }
+
+    /** Interrupts {@code r} if it still runs: never a later exchange on its thread. */
+    private synchronized void expire(Running r) {
+      if (running.remove(r)) {
+        freeing++;
+        r.thread.interrupt();
+      }
+    }
+
+    /** Interrupts the exchanges under way and ends the serving threads. */
+    synchronized void shutdownNow() {
+      shutdown = true;
+      for (Running r : running) {
+        r.thread.interrupt();
+      }
+      notifyAll();
+    }
+
+    /** One exchange under way on a serving thread. */
+    private static final class Running {
+      final Thread thread;
+      final long number;
+      boolean answering; // guarded by Deadlined.this
+
+      Running(Thread thread, long number) {
+        this.thread = thread;
+        this.number = number;
       }
     }
   }

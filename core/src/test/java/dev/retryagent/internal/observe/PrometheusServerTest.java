@@ -2,6 +2,7 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
@@ -16,10 +17,14 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Collectors;
@@ -130,6 +135,118 @@ class PrometheusServerTest {
 
       // Nor does it hold the endpoint for later scrapes.
       assertThat(get("/metrics", "GET").statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void stalledClientsDoNotDelayAScrapeAndAreClosedByTheirDeadline() throws Exception {
+    // Old: one serving thread took exchanges in turn, so six clients that each sent half a request
+    // held a scrape 6 x 2 s behind them (its 5 s request timeout expired first). Now a newer
+    // connection takes back the thread of the oldest one still reading its request.
+    long deadlineNanos = TimeUnit.SECONDS.toNanos(2);
+    server =
+        new PrometheusServer(
+            new RetryMetrics(), null, "127.0.0.1", 0, errors::add, null, deadlineNanos);
+    server.start();
+    List<Socket> stalled = new ArrayList<>();
+    try {
+      for (int i = 0; i < 6; i++) {
+        Socket slow = new Socket(InetAddress.getLoopbackAddress(), server.port());
+        stalled.add(slow);
+        slow.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
+        slow.getOutputStream().flush();
+      }
+      // Also clients that connect and send nothing: they hold no serving thread.
+      for (int i = 0; i < 4; i++) {
+        stalled.add(new Socket(InetAddress.getLoopbackAddress(), server.port()));
+      }
+
+      CompletableFuture<Integer> scrape =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return get("/metrics", "GET").statusCode();
+                } catch (Exception e) {
+                  throw new CompletionException(e);
+                }
+              });
+      // Well under the six deadlines it waited behind.
+      await().atMost(Duration.ofSeconds(4)).until(scrape::isDone);
+      assertThat(scrape.get()).isEqualTo(200);
+
+      // Every half request is closed by the server, at the latest at its deadline (the oldest
+      // ones earlier, as newer connections took their threads back), not held.
+      for (Socket slow : stalled.subList(0, 6)) {
+        slow.setSoTimeout(10_000);
+        assertThat(readOrReset(slow)).isEqualTo(-1);
+      }
+    } finally {
+      for (Socket s : stalled) {
+        s.close();
+      }
+    }
+  }
+
+  @Test
+  void connectionsHoldingHalfARequestAreBoundedTheOldestClosedAtOnce() throws Exception {
+    // Old: all of them stayed open until their turn and deadline (a minute each here), so enough
+    // stalled clients held any number of file descriptors.
+    server =
+        new PrometheusServer(
+            new RetryMetrics(),
+            null,
+            "127.0.0.1",
+            0,
+            errors::add,
+            null,
+            TimeUnit.MINUTES.toNanos(1));
+    server.start();
+    int bound = PrometheusServer.Deadlined.SERVING_THREADS + PrometheusServer.Deadlined.QUEUED;
+    List<Socket> stalled = new ArrayList<>();
+    try {
+      for (int i = 0; i < bound + 8; i++) {
+        Socket slow = new Socket(InetAddress.getLoopbackAddress(), server.port());
+        stalled.add(slow);
+        slow.getOutputStream().write("GET /metr".getBytes(StandardCharsets.US_ASCII));
+        slow.getOutputStream().flush();
+        slow.setSoTimeout(1);
+      }
+      Set<Socket> closed = new HashSet<>();
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () -> {
+                for (Socket slow : stalled) {
+                  if (!closed.contains(slow) && isClosedByServer(slow)) {
+                    closed.add(slow);
+                  }
+                }
+                return stalled.size() - closed.size() <= bound;
+              });
+      // The newest, which a scraper would be, are the ones kept.
+      assertThat(closed).doesNotContain(stalled.get(stalled.size() - 1));
+      assertThat(get("/metrics", "GET").statusCode()).isEqualTo(200);
+    } finally {
+      for (Socket s : stalled) {
+        s.close();
+      }
+    }
+  }
+
+  /** True when the server closed {@code s}; false when the read timed out (it is still open). */
+  private static boolean isClosedByServer(Socket s) throws IOException {
+    try {
+      return readOrReset(s) == -1;
+    } catch (java.net.SocketTimeoutException open) {
+      return false;
+    }
+  }
+
+  private static int readOrReset(Socket s) throws IOException {
+    try {
+      return s.getInputStream().read();
+    } catch (java.net.SocketException reset) {
+      return -1;
     }
   }
 
