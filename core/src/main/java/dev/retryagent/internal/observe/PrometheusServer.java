@@ -37,7 +37,7 @@ import java.util.function.Consumer;
  */
 public final class PrometheusServer implements AutoCloseable {
   /**
-   * How long one exchange may hold the serving thread before it is taken back and the connection
+   * How long one exchange may hold a serving thread before it is taken back and the connection
    * closed: longer than any scrape (Prometheus gives up after 10 s by default).
    */
   static final long EXCHANGE_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(10);
