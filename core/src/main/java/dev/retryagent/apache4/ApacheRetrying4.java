@@ -111,7 +111,7 @@ public final class ApacheRetrying4 {
     }
   }
 
-  // One per client, not per call: the engine's scheduler, for a retried body's grace.
+  // One per client, not per call.
   private final ResponseAccess<CloseableHttpResponse> access =
       new ResponseAccess<CloseableHttpResponse>() {
         @Override
@@ -140,13 +140,13 @@ public final class ApacheRetrying4 {
           // connection given back or closed already. Not the response's close alone: the
           // deprecated AbstractHttpClient's reads the rest of the body (InternalHttpClient's
           // closes the connection unread). The body as it came, not decoded (RawBody).
-          RawBody.release(response.getEntity(), response, engine.scheduler());
+          RawBody.release(response.getEntity(), response);
         }
 
         @Override
         public CloseableHttpResponse copyToGiveBack(CloseableHttpResponse response)
             throws IOException {
-          return GivenBackResponse.of(response, engine.scheduler());
+          return GivenBackResponse.of(response);
         }
 
         @Override

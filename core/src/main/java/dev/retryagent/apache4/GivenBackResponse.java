@@ -1,7 +1,6 @@
 package dev.retryagent.apache4;
 
 import dev.retryagent.engine.ResponseAccess;
-import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -26,14 +25,13 @@ final class GivenBackResponse extends BasicHttpResponse implements CloseableHttp
   /**
    * The copy of {@code response}, or null when its body is over {@link
    * ResponseAccess#GIVE_BACK_LIMIT} bytes, or not all there ({@link Discards#readWhole}: with a
-   * length, as far as it has arrived; else within a grace on {@code scheduler}, the call's, its
-   * connection closed once it is over). Reads the body: bytes the release reads anyway. One of no
-   * length is done with then, read to its end or its connection closed, and taken off {@code
-   * response}: the release that follows has none to read, and gives it no grace of its own.
+   * length, as far as it has arrived; else within a grace, its connection closed once it is over).
+   * Reads the body: bytes the release reads anyway. One of no length is done with then, read to its
+   * end or its connection closed, and taken off {@code response}: the release that follows has none
+   * to read, and gives it no grace of its own.
    */
   @SuppressWarnings("deprecation") // the params, as the response had them
-  static CloseableHttpResponse of(CloseableHttpResponse response, Scheduler scheduler)
-      throws IOException {
+  static CloseableHttpResponse of(CloseableHttpResponse response) throws IOException {
     HttpEntity entity = response.getEntity();
     BasicHttpEntity body = null;
     if (entity != null) {
@@ -45,7 +43,6 @@ final class GivenBackResponse extends BasicHttpResponse implements CloseableHttp
               raw == null ? null : raw::getContent,
               ResponseAccess.GIVE_BACK_LIMIT,
               () -> RawBody.abort(entity),
-              scheduler,
               () -> response.setEntity(null)); // done with: nothing left to release
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept

@@ -1,6 +1,5 @@
 package dev.retryagent.apache4;
 
-import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Unwrapping;
 import java.io.IOException;
@@ -43,16 +42,15 @@ final class RawBody {
    * wait may have read part of it, and what remains cannot be told from what has arrived (read to
    * its end within the grace, as a chunked one and one with no length are: {@link Discards.Grace}).
    * A body not read to its end has its connection closed through {@link #abort}, never read, before
-   * {@code close}. The grace runs on {@code scheduler}, the call's.
+   * {@code close}.
    */
-  static void release(HttpEntity entity, java.io.Closeable close, Scheduler scheduler) {
+  static void release(HttpEntity entity, java.io.Closeable close) {
     HttpEntity raw = of(entity);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
         () -> abort(raw),
-        close,
-        scheduler);
+        close);
   }
 
   /**

@@ -228,12 +228,12 @@ final class ClassicCall extends SelfViewCall
   public void discard(ClassicHttpResponse response) {
     // The response's close would read the rest of its body; the scope's endpoint, discarded,
     // closes the connection unread. The body as it came, not decoded (RawBody).
-    RawBody.release(response.getEntity(), this, response, engine().scheduler());
+    RawBody.release(response.getEntity(), this, response);
   }
 
   @Override
   public ClassicHttpResponse copyToGiveBack(ClassicHttpResponse response) throws IOException {
-    return GivenBackEntity.copyOf(response, this, engine().scheduler());
+    return GivenBackEntity.copyOf(response, this);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.retryagent.apache5;
 
 import dev.retryagent.engine.ResponseAccess;
-import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -36,13 +35,12 @@ final class GivenBackEntity extends AbstractHttpEntity {
    * The copy of {@code response}: its status, reason, protocol version, headers and whole body,
    * detached from the connection; null when its body is over {@link ResponseAccess#GIVE_BACK_LIMIT}
    * bytes, or not all there ({@link Discards#readWhole}: with a length, as far as it has arrived;
-   * else within a grace on {@code scheduler}, the call's, its connection closed through {@code
-   * abort} once it is over). Reads the body: bytes the release reads anyway. One of no length is
-   * done with then, read to its end or its connection closed, and taken off {@code response}: the
-   * release that follows has none to read, and gives it no grace of its own.
+   * else within a grace, its connection closed through {@code abort} once it is over). Reads the
+   * body: bytes the release reads anyway. One of no length is done with then, read to its end or
+   * its connection closed, and taken off {@code response}: the release that follows has none to
+   * read, and gives it no grace of its own.
    */
-  static ClassicHttpResponse copyOf(
-      ClassicHttpResponse response, java.io.Closeable abort, Scheduler scheduler)
+  static ClassicHttpResponse copyOf(ClassicHttpResponse response, java.io.Closeable abort)
       throws IOException {
     HttpEntity entity = response.getEntity();
     GivenBackEntity body = null;
@@ -55,7 +53,6 @@ final class GivenBackEntity extends AbstractHttpEntity {
               raw == null ? null : raw::getContent,
               ResponseAccess.GIVE_BACK_LIMIT,
               abort,
-              scheduler,
               () -> response.setEntity(null)); // done with: nothing left to release
       if (bytes == null) {
         return null; // longer: released as before, and nothing kept

@@ -1,6 +1,5 @@
 package dev.retryagent.apache5;
 
-import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.Unwrapping;
 import java.lang.reflect.Field;
@@ -43,20 +42,15 @@ final class RawBody {
    * wait may have read part of it, and what remains cannot be told from what has arrived (read to
    * its end within the grace, as a chunked one and one with no length are: {@link Discards.Grace}).
    * {@code closeUnread} closes the connection unread, also from another thread than the one reading
-   * (the grace's, which runs on {@code scheduler}, the call's).
+   * (the grace's).
    */
-  static void release(
-      HttpEntity entity,
-      java.io.Closeable closeUnread,
-      java.io.Closeable close,
-      Scheduler scheduler) {
+  static void release(HttpEntity entity, java.io.Closeable closeUnread, java.io.Closeable close) {
     HttpEntity raw = of(entity);
     Discards.release(
         raw == null ? null : raw::getContent,
         raw == entity ? raw.getContentLength() : -1,
         closeUnread,
-        close,
-        scheduler);
+        close);
   }
 
   /**

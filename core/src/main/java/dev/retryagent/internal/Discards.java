@@ -4,6 +4,7 @@ import dev.retryagent.engine.Scheduler;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * How much of a retried response's body an adapter reads to keep its connection: one bound for
@@ -80,7 +81,6 @@ public final class Discards {
    *
    * @param raw the body as it came ({@code content} itself, or what a decoder of it reads), for a
    *     body of no known length
-   * @param scheduler the call's (its engine's), for the grace
    */
   public static byte[] readWhole(
       long contentLength,
@@ -88,7 +88,6 @@ public final class Discards {
       Content raw,
       int limit,
       Closeable abort,
-      Scheduler scheduler,
       Runnable doneWith)
       throws IOException {
     if (contentLength > limit) {
@@ -96,7 +95,7 @@ public final class Discards {
     }
     if (contentLength < 0) {
       try {
-        return readWithinGrace(content, raw, limit, abort, scheduler);
+        return readWithinGrace(content, raw, limit, abort);
       } finally {
         doneWith.run();
       }
@@ -127,10 +126,9 @@ public final class Discards {
    * decoded one's end) kept the retry waiting for two graces, not one. Null when the grace ran out:
    * the end the read came to may be the abort's.
    */
-  private static byte[] readWithinGrace(
-      Content content, Content raw, int limit, Closeable abort, Scheduler scheduler)
+  private static byte[] readWithinGrace(Content content, Content raw, int limit, Closeable abort)
       throws IOException {
-    Grace grace = Grace.start(abort, scheduler);
+    Grace grace = Grace.start(abort);
     byte[] bytes = null;
     boolean ended = false;
     try {
@@ -225,21 +223,16 @@ public final class Discards {
    * read the rest (a 1 GB or endless error body, or one the server holds, before the retry). A body
    * of no known length is read within a {@link Grace}: once it is over {@code closeUnread} closes
    * the connection under the read, from the grace's thread, as for a body not all there. {@code
-   * close} then releases the response. Neither close throws. The grace runs on {@code scheduler},
-   * the call's (its engine's, which a library user may have injected).
+   * close} then releases the response. Neither close throws.
    */
   public static void release(
-      Content content,
-      long contentLength,
-      Closeable closeUnread,
-      Closeable close,
-      Scheduler scheduler) {
+      Content content, long contentLength, Closeable closeUnread, Closeable close) {
     boolean whole;
     Grace grace = null;
     try {
       InputStream in = content == null ? null : content.open();
       if (in != null && contentLength < 0) {
-        grace = Grace.start(closeUnread, scheduler);
+        grace = Grace.start(closeUnread);
       }
       whole = in == null || readArrivedToEnd(in, contentLength);
     } catch (IOException | RuntimeException e) {
@@ -269,13 +262,16 @@ public final class Discards {
    *
    * <p>Ended first, the grace never closes anything: the read gave the connection back to the pool,
    * where the retry may lease it again (HttpClient 5.x's exec runtime is the call's, for every
-   * attempt). The check and the close are under one lock for that. The task runs on the call's
-   * scheduler (its engine's: the shared one, whose threads inherit nothing from the application's,
-   * unless a library user injected another), not on the shared one whatever the engine's; one that
-   * refuses (the JVM ending) leaves the read as before, bounded by the socket timeout alone. Given
-   * once per retried response: a copy of a body with no length reads the rest too, within its grace
-   * ({@link #readWithinGrace}), and leaves the release nothing to read. Made only on a retry's
-   * path.
+   * attempt). The check and the close are under one lock for that. The task runs on our shared
+   * scheduler ({@link Scheduler#shared}), whose threads inherit nothing from the application's,
+   * whatever scheduler the call's engine has: the grace bounds a read from the network, in real
+   * time as the client's own network timeouts are, not a wait of the engine's. An engine's may be a
+   * library user's test scheduler driven by hand, which left a held body read up to the socket
+   * timeout (HttpClient's default: none) unless the test ran the grace. One that refuses (the JVM
+   * ending) leaves the read as before, bounded by the socket timeout alone. Given once per retried
+   * response: a copy of a body with no length reads the rest too, within its grace ({@link
+   * #readWithinGrace}), and leaves the release nothing to read ({@code STARTED} counts them for the
+   * tests that say so). Made only on a retry's path.
    */
   public static final class Grace implements Runnable {
     private final Closeable abort;
@@ -283,18 +279,23 @@ public final class Discards {
     private boolean over;
     private Scheduler.Cancellable task;
 
+    /**
+     * Graces started in this JVM, for tests (the grace is on the shared scheduler, which a test
+     * does not replace): one per retried body of no known length, never two. On a retry's path
+     * only.
+     */
+    static final AtomicLong STARTED = new AtomicLong();
+
     private Grace(Closeable abort) {
       this.abort = abort;
     }
 
-    /**
-     * A grace from now, on {@code scheduler}, whose end closes the connection through {@code
-     * abort}.
-     */
-    public static Grace start(Closeable abort, Scheduler scheduler) {
+    /** A grace from now, whose end closes the connection through {@code abort}. */
+    public static Grace start(Closeable abort) {
       Grace grace = new Grace(abort);
+      STARTED.incrementAndGet();
       try {
-        Scheduler.Cancellable task = scheduler.schedule(grace, GRACE_NANOS);
+        Scheduler.Cancellable task = Scheduler.shared().schedule(grace, GRACE_NANOS);
         synchronized (grace) {
           grace.task = task;
         }

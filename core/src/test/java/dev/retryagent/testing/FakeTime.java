@@ -3,7 +3,6 @@ package dev.retryagent.testing;
 import dev.retryagent.engine.Clock;
 import dev.retryagent.engine.Scheduler;
 import dev.retryagent.engine.Sleeper;
-import dev.retryagent.internal.Discards;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -52,12 +51,6 @@ public final class FakeTime implements Clock, Sleeper, Scheduler {
     RuntimeException r = refusal;
     if (r != null) {
       throw r;
-    }
-    if (task instanceof Discards.Grace) {
-      // A retried body's grace bounds a read from the network, whose time is real here (the
-      // clock ignores it): run at once, it closed a connection whose body had arrived, as it was
-      // read. It runs as on the shared scheduler, neither a wait of the engine's nor on the clock.
-      return Scheduler.shared().schedule(task, delayNanos);
     }
     waits.add(delayNanos);
     if (holding) {

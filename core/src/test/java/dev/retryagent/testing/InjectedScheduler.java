@@ -8,8 +8,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 /**
  * A scheduler a library user injects into the engine ({@code RetryEngine.Builder.scheduler}): runs
  * each task at once on a thread of its own, as if its delay had passed, and keeps what it was
- * given, for a test of which timed work of an adapter runs on it, and how often (a retried body's
- * grace: {@link Discards.Grace}).
+ * given, for a test of which timed work of an adapter runs on it (a retried body's grace, {@link
+ * Discards.Grace}, must not: it runs on the shared scheduler, in real time).
  */
 public final class InjectedScheduler implements Scheduler {
   private final List<Runnable> tasks = new CopyOnWriteArrayList<>();
