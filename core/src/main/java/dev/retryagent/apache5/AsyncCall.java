@@ -916,7 +916,11 @@ final class AsyncCall extends SelfViewCall
         head = h;
       }
       log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
-      permitAtDecision(response);
+      if (callerGaveUp()) {
+        abandonedAtHead();
+      } else {
+        permitAtDecision(response);
+      }
       complete(h); // the loop judges it here
       if (h.discarded) {
         Kept k = h.kept;
@@ -932,6 +936,29 @@ final class AsyncCall extends SelfViewCall
     }
 
     /**
+     * The application cancelled the client's future as the head came (HttpClient had delivered it
+     * when the cancel came, so it did not fail the exchange): the call ends as one abandoned before
+     * it judged the attempt ({@link #onAbandoned}), as {@code AsyncRetryLoop} ends a call cancelled
+     * while its attempt is in flight and as the call ends when HttpClient's cancel fails the
+     * exchange first: a cancelled attempt, the breaker's permit back without an outcome, nothing
+     * taken from the budget or the rate limit. Judged, the response was recorded as the host's
+     * answer (a 503 the breaker's failure) and the call given up with it, unlike the same cancel a
+     * moment earlier. The loop, judging the head after, finds the call over and hands the response
+     * up as it is, as before.
+     */
+    private void abandonedAtHead() {
+      try {
+        onAbandoned();
+      } catch (RuntimeException bug) {
+        // Our bug must not cost the application its response: the loop judges it as before.
+        engine.internalError(
+            "ending a call cancelled at its response's head",
+            bug,
+            "the loop judges the response as the call's outcome");
+      }
+    }
+
+    /**
      * The decision on {@code response}'s head, and the permit of the retry it decides, asked now,
      * while the application's consumer can still have the body ({@link
      * dev.retryagent.engine.RetryCall#reserveRetryPermit}): the loop's judging ({@link #complete})
@@ -940,8 +967,9 @@ final class AsyncCall extends SelfViewCall
      * and ended the call with {@code RateLimitedException} where without the agent the application
      * had the 503. Refused here, the call is over and the loop, deciding again, hands the live
      * response up; granted, the loop's wait is the longer of the backoff and the permit's, and the
-     * retry takes that permit. A call its caller gave up, or one over already, is judged by the
-     * loop alone, as before.
+     * retry takes that permit. A call over already is judged by the loop alone, as before; one its
+     * caller gave up is over ({@link #abandonedAtHead}). A cancel after the decision is one during
+     * the retry's wait, which it ends at once.
      */
     private void permitAtDecision(HttpResponse response) {
       if (callerGaveUp() || isFinished()) {

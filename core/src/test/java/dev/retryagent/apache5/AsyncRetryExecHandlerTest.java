@@ -442,6 +442,106 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  /**
+   * Where the application's cancel of the client's future comes as a 503's head arrives: before
+   * HttpClient hands the head up the chain (its response interceptor: HttpClient's cancel of the
+   * exchange fails it, before its head), or once it has, before the agent's handler judges it (an
+   * exec handler of the application's below the agent's), the cancel of the exchange not there yet.
+   */
+  enum CancelAt {
+    BEFORE_HTTPCLIENT_HANDS_UP_THE_HEAD,
+    AT_THE_HEAD
+  }
+
+  @ParameterizedTest
+  @EnumSource(CancelAt.class)
+  void aCallCancelledAsItsHeadComesEndsAsACancelledAttemptNotAsThe503(CancelAt at)
+      throws Exception {
+    // The cancel comes before the agent judges the 503's head, wherever: the call ends as one
+    // cancelled while its attempt was in flight (AsyncRetryLoop's cancel check, onAbandoned), the
+    // same at both points: a cancelled attempt, given up as cancelled, no retry told, nothing of
+    // the 503 recorded (the breaker's permit back without an outcome). Before, at the head, the
+    // 503 was judged: recorded as the host's failure and given up with (outcome 503).
+    java.util.concurrent.atomic.AtomicBoolean once =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
+    if (at == CancelAt.BEFORE_HTTPCLIENT_HANDS_UP_THE_HEAD) {
+      b.addResponseInterceptorFirst(
+          (response, details, context) -> {
+            if (once.compareAndSet(false, true)) {
+              ((org.apache.hc.client5.http.protocol.HttpClientContext) context)
+                  .getAttribute("test.cancel", Runnable.class)
+                  .run();
+            }
+          });
+    }
+    b.addExecInterceptorAfter(
+        AsyncRetryExecHandler.NAME,
+        "cancels-at-the-head",
+        (request, producer, scope, chain, callback) -> {
+          scope.clientContext.setAttribute(
+              "test.cancel", (Runnable) () -> scope.cancellableDependency.cancel());
+          chain.proceed(
+              request,
+              producer,
+              scope,
+              new org.apache.hc.client5.http.async.AsyncExecCallback() {
+                @Override
+                public org.apache.hc.core5.http.nio.AsyncDataConsumer handleResponse(
+                    HttpResponse response, EntityDetails details)
+                    throws org.apache.hc.core5.http.HttpException, IOException {
+                  if (at == CancelAt.AT_THE_HEAD && once.compareAndSet(false, true)) {
+                    // The application's cancel on another thread, as the head came: its future is
+                    // cancelled, and its cancel of the exchange has yet to reach it (here, never:
+                    // done, it would fail the exchange before its head, as above).
+                    scope.cancellableDependency.setDependency(() -> true);
+                    scope.cancellableDependency.cancel();
+                  }
+                  return callback.handleResponse(response, details);
+                }
+
+                @Override
+                public void handleInformationResponse(HttpResponse response)
+                    throws org.apache.hc.core5.http.HttpException, IOException {
+                  callback.handleInformationResponse(response);
+                }
+
+                @Override
+                public void completed() {
+                  callback.completed();
+                }
+
+                @Override
+                public void failed(Exception cause) {
+                  callback.failed(cause);
+                }
+              });
+        });
+    CloseableHttpAsyncClient c = started(b);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("sent again"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("cancelled");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    await().atMost(LONG).until(() -> AsyncRetryExecHandler.RUNNING.isEmpty());
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
+    assertThat(events)
+        .filteredOn(e -> e.type() != RetryEvent.Type.CALL_COMPLETE)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.type()).isEqualTo(RetryEvent.Type.GIVE_UP);
+              assertThat(e.reason()).isEqualTo(GiveUpReason.CANCELLED);
+              assertThat(e.attempt()).isEqualTo(1);
+              assertThat(e.outcome()).isEqualTo(dev.retryagent.engine.Outcome.CANCELLED);
+            });
+    assertThat(time.waits()).isEmpty(); // no retry waited for
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
   /** The three ways an application closes its client. */
   enum Close {
     IMMEDIATE,
