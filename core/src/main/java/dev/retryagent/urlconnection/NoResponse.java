@@ -28,9 +28,15 @@ import java.util.Map;
  * connected, and refuses more ({@link #refuseOnceConnected}); so does this one.
  */
 final class NoResponse extends HttpURLConnection {
+  /** The JDK's message for a body asked without {@code doOutput}. */
+  private static final String DO_OUTPUT_REFUSED =
+      "cannot write to a URLConnection if doOutput=false - call setDoOutput(true)";
+
   private final Throwable failure;
   private final HttpURLConnection settings;
-  private final String method;
+
+  /** Not final: the JDK turns a GET into a POST as it refuses a body after its response. */
+  private String method;
 
   /**
    * An attempt of the call connected: the JDK's connection, after a step that failed once it had
@@ -41,11 +47,22 @@ final class NoResponse extends HttpURLConnection {
   private boolean connected;
 
   /**
+   * The JDK read the response of the attempt whose connection has the settings (a 503 retried, then
+   * the retry refused): its connection holds that response's input stream, and refuses a body after
+   * it ({@link #getOutputStream}).
+   */
+  private final boolean inputRead;
+
+  /** What {@link #getOutputStream} threw last, once {@link #inputRead}: the JDK remembers it. */
+  private ProtocolException outputRefused;
+
+  /**
    * @param settings the connection the application's settings were made on, or copied to: the
    *     template or the last attempt
    * @param method the method the JDK's connection has after the step that failed
    * @param request the application's request, for the streaming mode no connection reports back
    * @param connected an attempt of the call connected ({@link #connected})
+   * @param inputRead the JDK read the response of {@code settings}' attempt ({@link #inputRead})
    */
   NoResponse(
       URL url,
@@ -53,7 +70,8 @@ final class NoResponse extends HttpURLConnection {
       HttpURLConnection settings,
       String method,
       UrlRequest request,
-      boolean connected) {
+      boolean connected,
+      boolean inputRead) {
     super(url);
     this.failure = failure;
     this.settings = settings;
@@ -72,6 +90,7 @@ final class NoResponse extends HttpURLConnection {
       setChunkedStreamingMode(-1);
     }
     this.connected = connected;
+    this.inputRead = inputRead;
   }
 
   /**
@@ -206,11 +225,41 @@ final class NoResponse extends HttpURLConnection {
    */
   @Override
   public OutputStream getOutputStream() throws IOException {
+    if (inputRead) {
+      throw outputAfterInput();
+    }
     if (!getDoOutput()) {
-      throw new ProtocolException( // the JDK's message
-          "cannot write to a URLConnection if doOutput=false - call setDoOutput(true)");
+      throw new ProtocolException(DO_OUTPUT_REFUSED);
     }
     throw fail();
+  }
+
+  /**
+   * {@code getOutputStream()} once the JDK had read the response ({@link #inputRead}), as the JDK's
+   * connection that received that response answers (read in JDK 17 and 25): without {@code
+   * doOutput} its refusal; with it, a GET turned POST and {@code ProtocolException("Cannot write
+   * output after reading input.")}. Either refusal disconnects the JDK's connection internally: it
+   * counts as not connected from then on (its settings taken, its map answered, no error stream).
+   * Asked again, JDK 22+ (JDK-8314978) throws a chained copy of the refusal it remembers (the
+   * doOutput refusal comes first); so does this one (JDK 17 connects again and returns a stream).
+   * Before, the call's failure, where the application without the agent had the JDK's refusal.
+   */
+  private ProtocolException outputAfterInput() {
+    ProtocolException refused;
+    if (!getDoOutput()) {
+      refused = new ProtocolException(DO_OUTPUT_REFUSED);
+    } else if (outputRefused != null) {
+      refused = new ProtocolException(outputRefused.getMessage());
+      refused.initCause(outputRefused);
+    } else {
+      if ("GET".equals(method)) {
+        method = "POST"; // the JDK's backward compatibility, before its check of the input
+      }
+      refused = new ProtocolException("Cannot write output after reading input.");
+    }
+    outputRefused = refused;
+    disconnect(); // the JDK's internal disconnect
+    return refused;
   }
 
   @Override

@@ -129,6 +129,13 @@ final class UrlExchange {
    */
   private boolean connectedOnce;
 
+  /**
+   * The last attempt whose response the JDK read (its {@code getInputStream()} got a status line):
+   * a call that ended with it answers {@code getOutputStream()} as the JDK's connection does after
+   * reading its input ({@link NoResponse#getOutputStream}).
+   */
+  private HttpURLConnection responded;
+
   private int liveRepeats;
 
   /** The final attempt's own exception, until a response method throws it. */
@@ -508,6 +515,7 @@ final class UrlExchange {
       steps.countResends(call, repeats, c);
       if (status >= 0) {
         connectedOnce = true;
+        responded = reachedResponse ? c : responded;
       } else if (!connectedOnce && failure != null) {
         connectedOnce = Connections.connected(c); // before a release disconnects it
       }
@@ -919,7 +927,8 @@ final class UrlExchange {
         && (step == BODY || (step == RESPONSE && request.streaming()))) {
       m = "POST";
     }
-    return new NoResponse(request.url(), failure, settings, m, request, connectedOnce);
+    return new NoResponse(
+        request.url(), failure, settings, m, request, connectedOnce, settings == responded);
   }
 
   /** The connection with the request's settings: {@code c}, or the one a failed call kept. */

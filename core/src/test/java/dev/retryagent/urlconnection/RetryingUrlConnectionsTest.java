@@ -1421,6 +1421,74 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * A request whose 503 was retried and whose retry the breaker refused: the JDK read that 503, and
+   * its connection refuses a body after it ({@code ProtocolException: Cannot write output after
+   * reading input.}, a GET with {@code doOutput} turned POST), or without {@code doOutput} refuses
+   * it as ever, and either way counts as not connected from then on. Before, the breaker's
+   * exception. Asked again, JDK 22+ throws a chained copy of that refusal; JDK 17 connects again
+   * and returns a stream, which the agent's connection, whose call is over, does not.
+   */
+  @ParameterizedTest
+  @CsvSource({"true, 10", "true, 200000", "false, 10", "false, 200000"})
+  void aBodyAskedAfterACallEndedFollowingAResponseIsRefusedAsTheJdkRefusesItAfterReadingInput(
+      boolean doOutput, int length) throws Exception {
+    server.otherwise(status(503).body("x".repeat(length)));
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    HttpURLConnection plain = both.get(0);
+    HttpURLConnection agent = both.get(1);
+    for (HttpURLConnection c : both) {
+      c.setDoOutput(doOutput);
+    }
+    assertThat(plain.getResponseCode()).isEqualTo(503);
+    assertThatThrownBy(agent::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+
+    List<List<String>> seen = new java.util.ArrayList<>();
+    int map = -1; // where afterTheCall's map is
+    for (HttpURLConnection c : both) {
+      List<String> answers = new java.util.ArrayList<>();
+      answers.add(refusal(c::getOutputStream, null));
+      answers.add(c.getRequestMethod());
+      answers.add(String.valueOf(c.getErrorStream()));
+      if (Runtime.version().feature() >= 22) { // JDK-8314978: the refusal remembered
+        Throwable[] first = new Throwable[1];
+        refusal(c::getOutputStream, first);
+        answers.add(refusal(c::getOutputStream, first));
+      }
+      map = answers.size() + 3;
+      answers.addAll(afterTheCall(c));
+      seen.add(answers);
+    }
+    if (length == 10) {
+      // Known gap (NoResponse#disconnect): the release read this small body whole, and the JDK's
+      // connection it read it on stays connected: the map is refused.
+      assertThat(seen.get(1).get(map))
+          .isEqualTo("java.lang.IllegalStateException: Already connected");
+      assertThat(seen.get(0).get(map)).contains("X-Request-Id=[r-1]");
+      seen.get(1).remove(map);
+      seen.get(0).subList(map, map + 2).clear(); // the map and its "taken"
+    }
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  /**
+   * What {@code step} threw, and whether its cause is {@code previous[0]} (a chained copy); {@code
+   * previous[0]} becomes the exception.
+   */
+  private static String refusal(Step step, Throwable[] previous) {
+    try {
+      step.run();
+      return "no exception";
+    } catch (IOException | RuntimeException e) {
+      boolean chained = previous != null && previous[0] != null && e.getCause() == previous[0];
+      if (previous != null) {
+        previous[0] = e;
+      }
+      return e.getClass().getName() + ": " + e.getMessage() + (chained ? " (chained)" : "");
+    }
+  }
+
+  /**
    * An attempt that failed without a response once it had sent (a reset after the request): the
    * JDK's connection that had that step counts as connected (Connections.connected asks it before
    * the release disconnects it), and the call the breaker then ended answers as it does, before and
