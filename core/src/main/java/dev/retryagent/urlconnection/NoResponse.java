@@ -56,6 +56,9 @@ final class NoResponse extends HttpURLConnection {
   /** What {@link #getOutputStream} threw last, once {@link #inputRead}: the JDK remembers it. */
   private ProtocolException outputRefused;
 
+  /** A response method threw the failure: the JDK's connection remembers it from then on. */
+  private boolean failureThrown;
+
   /**
    * @param settings the connection the application's settings were made on, or copied to: the
    *     template or the last attempt
@@ -211,9 +214,35 @@ final class NoResponse extends HttpURLConnection {
     throw fail();
   }
 
+  /**
+   * The first response method threw the failure itself; the later ones (getInputStream, and
+   * getResponseCode, getResponseMessage and getContent through it) throw what the JDK's connection
+   * throws from the exception it remembers (read in JDK 17 and 25): a copy of the same class and
+   * message chained to it ({@code getChainedException}: its public {@code (String)} constructor,
+   * else the very exception, as for the engine's own exceptions), a {@code RuntimeException}
+   * wrapped in a new one. Before, the very exception each time.
+   */
   @Override
   public InputStream getInputStream() throws IOException {
-    throw fail();
+    if (!failureThrown) {
+      failureThrown = true;
+      throw fail();
+    }
+    if (failure instanceof RuntimeException) {
+      throw new RuntimeException(failure);
+    }
+    if (!(failure instanceof IOException)) {
+      throw fail(); // an Error: the JDK remembers none
+    }
+    IOException f = (IOException) failure;
+    IOException chained;
+    try {
+      chained = f.getClass().getConstructor(String.class).newInstance(f.getMessage());
+      chained.initCause(f);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      chained = f;
+    }
+    throw chained;
   }
 
   /**

@@ -263,6 +263,64 @@ class RetryingUrlConnectionsTest {
         .containsExactly(org.assertj.core.groups.Tuple.tuple(GiveUpReason.DEADLINE, 1));
   }
 
+  /**
+   * A call that ended with its attempt's refused connection (the retry's wait ended past the
+   * deadline) answers every later response method as the plain JDK connection refused so answers:
+   * the first throws the refusal, the later ones a copy of it chained to it ({@code
+   * getChainedException}). Before, the very first exception each time.
+   */
+  @Test
+  void aCallEndedWithoutAResponseThrowsChainedCopiesFromLaterResponseMethodsAsTheJdk()
+      throws Exception {
+    RetryEngine engine =
+        engine(b -> b.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
+    time.late(40_000_000_000L);
+    List<List<String>> seen = new java.util.ArrayList<>();
+    try (dev.retryagent.testing.RefusingPort refusing = new dev.retryagent.testing.RefusingPort()) {
+      URL url = new URL(refusing.url("/v1/items"));
+      HttpURLConnection plain = (HttpURLConnection) url.openConnection();
+      HttpURLConnection agent = (HttpURLConnection) RetryingUrlConnections.open(url, engine);
+      for (HttpURLConnection c : List.of(plain, agent)) {
+        Throwable[] first = new Throwable[1];
+        List<String> answers = new java.util.ArrayList<>();
+        answers.add(thrownAfter(c::getResponseCode, first));
+        answers.add(thrownAfter(c::getInputStream, first));
+        answers.add(thrownAfter(c::getResponseCode, first));
+        answers.add(thrownAfter(c::getResponseMessage, first));
+        answers.add(thrownAfter(c::getContent, first));
+        answers.add(thrownAfter(c::getInputStream, first));
+        seen.add(answers);
+      }
+    }
+    assertThat(seen.get(0)).first().asString().startsWith("java.net.ConnectException: ");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  private interface Answer {
+    Object get() throws IOException;
+  }
+
+  /**
+   * What {@code step} threw: its class and message, and whether it is {@code first[0]} or chained
+   * to it; the first exception becomes {@code first[0]}.
+   */
+  private static String thrownAfter(Answer step, Throwable[] first) {
+    try {
+      return "answered " + step.get();
+    } catch (IOException | RuntimeException e) {
+      String how;
+      if (first[0] == null) {
+        first[0] = e;
+        how = "first";
+      } else if (e == first[0]) {
+        how = "the first again";
+      } else {
+        how = e.getCause() == first[0] ? "chained to the first" : "cause " + e.getCause();
+      }
+      return e.getClass().getName() + ": " + e.getMessage() + " (" + how + ")";
+    }
+  }
+
   @Test
   void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
     // The application logs the exception the agent made: a servlet container's ;jsessionid=...
