@@ -118,19 +118,18 @@ final class ConnectionView {
   /**
    * The connection's answer (the JDK's refusal once connected among it), with the attempt header's
    * lines replaced by what the application set under that name ({@link #getRequestProperty}), in
-   * the JDK's shape: an unmodifiable map of unmodifiable lists, by name as spelled.
+   * the JDK's shape: an unmodifiable {@code HashMap} of unmodifiable lists, by name as spelled, in
+   * the JDK's order. The JDK fills a fresh {@code HashMap} name by name in the order of its lines
+   * (JDK 17 from the last); the connection's map, iterated, gives them in an order that fills one
+   * the same way (within a bucket, the order they were put), so its names are put in that order,
+   * the application's own lines under the header's name in their place. Before, those came last,
+   * and a name sharing their bucket came out before them, where the JDK's map has it after.
    */
   Map<String, List<String>> getRequestProperties() {
     Map<String, List<String>> all = c().getRequestProperties();
     String header = x.attemptHeader();
     if (header == null) {
       return all;
-    }
-    Map<String, List<String>> shown = new HashMap<>();
-    for (Map.Entry<String, List<String>> e : all.entrySet()) {
-      if (e.getKey() == null || !header.equalsIgnoreCase(e.getKey())) {
-        shown.put(e.getKey(), e.getValue());
-      }
     }
     Map<String, List<String>> own = new HashMap<>();
     for (String[] line : request.propertyLines(header)) {
@@ -140,6 +139,15 @@ final class ConnectionView {
         own.put(line[0], values);
       }
       values.add(line[1]);
+    }
+    Map<String, List<String>> shown = new HashMap<>();
+    for (Map.Entry<String, List<String>> e : all.entrySet()) {
+      String name = e.getKey();
+      if (name == null || !header.equalsIgnoreCase(name)) {
+        shown.put(name, e.getValue());
+      } else if (own.containsKey(name)) {
+        shown.put(name, Collections.unmodifiableList(own.remove(name)));
+      } // else the agent's own line: the application never set it
     }
     for (Map.Entry<String, List<String>> e : own.entrySet()) {
       shown.put(e.getKey(), Collections.unmodifiableList(e.getValue()));

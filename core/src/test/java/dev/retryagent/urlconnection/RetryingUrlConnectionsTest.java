@@ -1777,6 +1777,60 @@ class RetryingUrlConnectionsTest {
     assertThat(events).anySatisfy(e -> assertThat(e.type()).isEqualTo(RetryEvent.Type.RETRY));
   }
 
+  /**
+   * The map of request properties with the attempt header configured comes in the JDK's order: here
+   * the application's own line under the header's name between two names that share its bucket in
+   * the JDK's {@code HashMap} (which JDK 17 fills from the last line, 25 from the first). Before,
+   * the application's line was put last and came out after both. Asked after a call whose
+   * connections were refused (not connected), and after a 200 and {@code disconnect()} (the lines
+   * the JDK wrote).
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void theRequestPropertiesWithTheAttemptHeaderComeInTheJdksOrder(boolean answered)
+      throws Exception {
+    String header = "X-Retry-Attempt";
+    List<String> sameBucket = new java.util.ArrayList<>();
+    for (int i = 0; sameBucket.size() < 2; i++) {
+      if (bucketOf("X-Other-" + i) == bucketOf(header)) {
+        sameBucket.add("X-Other-" + i);
+      }
+    }
+    URL url =
+        answered
+            ? new URL(server.url("/v1/items"))
+            : new URL("http://127.0.0.1:" + refusedPort() + "/v1/items");
+    server.enqueue(ok("plain"), status(503), ok("agent"));
+    HttpURLConnection plain = (HttpURLConnection) url.openConnection();
+    HttpURLConnection agent =
+        (HttpURLConnection)
+            RetryingUrlConnections.open(url, engine(b -> b.maxAttempts(2).attemptHeader(header)));
+    List<String> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      c.setRequestProperty(sameBucket.get(0), "before");
+      c.setRequestProperty(header, "mine");
+      c.setRequestProperty(sameBucket.get(1), "after");
+      c.setRequestProperty("X-Request-Id", "r-1");
+      if (answered) {
+        assertThat(c.getResponseCode()).isEqualTo(200);
+        c.disconnect(); // the body unread: read and closed, the JDK's stays connected
+      } else {
+        assertThatThrownBy(c::getResponseCode).isInstanceOf(ConnectException.class);
+      }
+      Map<String, List<String>> m = c.getRequestProperties();
+      seen.add(m.keySet() + " " + m);
+    }
+    assertThat(seen.get(1)).isEqualTo(seen.get(0));
+  }
+
+  /**
+   * The bucket of a 16-bucket {@code HashMap} (the JDK's spreading of the hash) {@code k} is in.
+   */
+  private static int bucketOf(String k) {
+    int h = k.hashCode();
+    return (h ^ (h >>> 16)) & 15;
+  }
+
   private static String sorted(Map<String, List<String>> m) {
     Map<String, List<String>> t =
         new java.util.TreeMap<>(
