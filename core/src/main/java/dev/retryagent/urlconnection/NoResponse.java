@@ -314,7 +314,11 @@ final class NoResponse extends HttpURLConnection {
    * disconnected already answers it as it is. Before, this did nothing, and all stayed refused.
    * Still different: a response the release read whole (a small body, its socket back in the JDK's
    * pool) leaves that connection counting as connected, which disconnect() no longer changes, so
-   * the map is still refused there, where the JDK's connection answers it.
+   * the map is still refused there, where the JDK's connection answers it. The JDK's close of the
+   * body stream lets go of its socket ({@code http = null}) and leaves it "connected" (JDK 17 and
+   * 25; an application's own connection whose body it read and closed is so too). Not fixed: only a
+   * release that leaves the stream open would avoid it, and the JDK's disconnect() of such a
+   * connection closes an idle pooled socket to the host, maybe the one the retry took.
    */
   @Override
   public void disconnect() {
