@@ -156,5 +156,13 @@ public final class ApacheRetrying4 {
           HttpEntity entity = response.getEntity();
           return entity == null || entity.getContentLength() <= GIVE_BACK_LIMIT;
         }
+
+        @Override
+        public boolean copyLeavesWhole(CloseableHttpResponse response) {
+          // The copy reads the body (to its end, or as far as it has arrived): one that makes none
+          // has read it away, but for a body declared over the limit, which it does not read.
+          HttpEntity entity = response.getEntity();
+          return entity == null || entity.getContentLength() > GIVE_BACK_LIMIT;
+        }
       };
 }

@@ -244,6 +244,14 @@ final class ClassicCall extends SelfViewCall
     return entity == null || entity.getContentLength() <= GIVE_BACK_LIMIT;
   }
 
+  @Override
+  public boolean copyLeavesWhole(ClassicHttpResponse response) {
+    // The copy reads the body (to its end, or as far as it has arrived): one that makes none
+    // has read it away, but for a body declared over the limit, which it does not read.
+    HttpEntity entity = response.getEntity();
+    return entity == null || entity.getContentLength() > GIVE_BACK_LIMIT;
+  }
+
   /**
    * Closes the connection of a response whose body was not read to its end; also from another
    * thread than the one reading it (a retried body's grace: {@link

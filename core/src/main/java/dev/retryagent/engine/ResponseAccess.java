@@ -50,6 +50,21 @@ public interface ResponseAccess<T> {
   }
 
   /**
+   * Whether {@link #copyToGiveBack}, when it makes no copy of {@code response}, leaves it whole, so
+   * that it can still go to the caller: it peeks at the body, or reads none of it (a body declared
+   * over {@link #GIVE_BACK_LIMIT}, a client whose responses cannot be copied). A call the rate
+   * limit governs whose response can be neither kept through the retry's wait nor copied reserves
+   * the retry's permit while the response is still whole ({@link RetryCall#reserveRetryPermit}), so
+   * that a refusal ends the call with it: after a copy that made none when this is true; before the
+   * copy when false (HttpClient classic reads the body for its copy, and one that turns out over
+   * the limit, or not all there, is read away or cut). Asked on a retry's path only. True by
+   * default.
+   */
+  default boolean copyLeavesWhole(T response) {
+    return true;
+  }
+
+  /**
    * Whether {@code response}, which a call the rate limit governs would keep through a retry's
    * short wait ({@link RetryCall#keepThroughWait}), is better copied ({@link #copyToGiveBack}) and
    * released before it: kept, it holds a lease of a pool with a limit per route, which the

@@ -235,9 +235,10 @@ public abstract class RetryCall extends HostHold {
   /**
    * Step 1 for the retry just decided on a response, asked at the decision by an adapter that
    * releases the response there, before its wait (java.net.http decides on the head and reads the
-   * body away for the connection's sake): the retry's permit is reserved now, while the response
-   * can still go to the caller, so that a refusal ends the call with that response itself, whatever
-   * its body's size, as the synchronous loops end it by asking before they release ({@link
+   * body away for the connection's sake; the synchronous loops, for a response they can neither
+   * keep through the wait nor copy): the retry's permit is reserved now, while the response can
+   * still go to the caller, so that a refusal ends the call with that response itself, whatever its
+   * body's size, as the synchronous loops end it by asking before they release ({@link
    * #keepThroughWait}). Asked after the wait instead, a refusal found the response gone and ended
    * the call with {@link RateLimitedException}, where without the agent the application had the
    * response.
@@ -271,8 +272,9 @@ public abstract class RetryCall extends HostHold {
         || state.limiter == null
         || state.observe
         || finished
-        || cancelledByCaller()) {
-      return d.delayNanos();
+        || cancelledByCaller()
+        || (extras != null && extras.permitReserved)) {
+      return d.delayNanos(); // held already: asked once, its wait in the decision's delay
     }
     try {
       reserve(true, d.delayNanos());

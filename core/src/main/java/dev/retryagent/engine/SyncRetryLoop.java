@@ -138,8 +138,28 @@ public final class SyncRetryLoop {
       if (!keep) {
         Clock clock = call.state.engine.clock();
         long decidedAt = clock.nanoTime();
+        // Neither kept nor copied, a response was gone when the retry's permit was refused after
+        // the wait, and the call ended with RateLimitedException where without the agent the
+        // caller has the response: on a call the rate limit governs, the permit is reserved now,
+        // while the response can still go to the caller. Before the copy when a copy may read the
+        // body away and make none; else only once the copy made none, so that a copied response
+        // asks after its wait as before (no token taken ahead of its backoff).
+        boolean whole = access.whole(response);
+        boolean reserved = whole && !access.copyLeavesWhole(response);
+        if (reserved) {
+          left = reserveAtDecision(call, clock, decidedAt, left);
+          if (left < 0) {
+            return response; // as if the policy had not retried it
+          }
+        }
         // A copy of a small response, for a wait that ends late after all.
         copy = copyToGiveBack(call, access, response);
+        if (copy == null && whole && !reserved) {
+          left = reserveAtDecision(call, clock, decidedAt, left);
+          if (left < 0) {
+            return response;
+          }
+        }
         discardForRetry(call, access, response);
         // The wait counts from the decision, which kept the retry's start before the caller's
         // timeout, as an asynchronous call's wait does (scheduled before the release): the
@@ -233,6 +253,22 @@ public final class SyncRetryLoop {
       // A 429 pause that began during the wait holds this attempt too.
       wait = call.cancelledByCaller() ? 0 : call.reservePermitAfterWait();
     }
+  }
+
+  /**
+   * {@link RetryCall#reserveRetryPermit}, asked before {@code response}'s release: the retry's
+   * delay counted from the decision at {@code decidedAt} (its {@code backoff} from there, a
+   * permit's longer wait from now), or -1 when the rate limit refused the retry: the call is over,
+   * and ends with the response. Without a rate limit (or in observe mode) nothing is reserved: the
+   * backoff.
+   */
+  private static long reserveAtDecision(RetryCall call, Clock clock, long decidedAt, long backoff) {
+    long asked = clock.nanoTime();
+    long delay = call.reserveRetryPermit();
+    if (delay < 0) {
+      return -1;
+    }
+    return delay <= backoff ? backoff : delay + (asked - decidedAt);
   }
 
   /**

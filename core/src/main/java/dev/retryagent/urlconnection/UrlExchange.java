@@ -576,11 +576,24 @@ final class UrlExchange {
       // kept through the wait: one that ends late (the JVM held up), or a retry refused its
       // permit, ends the call with it. Otherwise released now, its connection serves others.
       boolean keep = status >= 0 && call.keepThroughWait(d.delayNanos());
+      long delay = d.delayNanos();
       if (!keep) {
+        if (status >= 0) {
+          // No copy of a response is made: on a call the rate limit governs, the retry's permit is
+          // reserved before its release, so that a refusal ends the call with it, as without the
+          // agent; asked after the wait, it found the response gone and ended with the rate
+          // limit's exception. Granted, the wait is the longer of the backoff and the permit's,
+          // and begin() takes that permit.
+          delay = call.reserveRetryPermit();
+          if (delay < 0) {
+            settle(c, failure, answered); // as if the policy had not retried it
+            return;
+          }
+        }
         Connections.discard(c, status, failure);
       }
       try {
-        waitToRetry(d.delayNanos());
+        waitToRetry(delay);
       } catch (IOException | RuntimeException | Error e) {
         if (keep) {
           Connections.discard(c, status, failure);

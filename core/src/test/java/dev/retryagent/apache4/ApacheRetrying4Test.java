@@ -80,6 +80,39 @@ class ApacheRetrying4Test {
     }
   }
 
+  /**
+   * A chunked 503 over 8 KiB before a retry wait over 1 s, on a route whose rate limit then refuses
+   * the retry: the application gets that 503, body whole, as without the agent, after one request.
+   * The copy reads a body of no declared length away when it is over the limit, so the retry's
+   * permit is now reserved before it, while the response is whole (copyLeavesWhole). Before, the
+   * body was read away, the permit refused after the 2 s wait, and the call threw
+   * RateLimitedException.
+   */
+  @Test
+  void aChunked503Over8KiBWhoseLongRetryWaitTheRateLimitRefusesReachesTheApplicationWhole()
+      throws Exception {
+    FakeTime time = new FakeTime();
+    String large = "busy ".repeat(4 * 1024); // 20 KiB
+    RetryEngine limited =
+        TestEngines.rateLimitedTo(1, java.time.Duration.ofSeconds(2), time, new ArrayList<>());
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient plain = HttpClients.createDefault();
+        CloseableHttpClient ours =
+            RetryingCloseableHttpClient.wrap(HttpClients.custom(), limited)) {
+      server.otherwise(ScriptedHttpServer.Action.status(503).body(large).framed(Framing.CHUNKED));
+      List<String> seen = new ArrayList<>();
+      for (CloseableHttpClient c : List.of(plain, ours)) {
+        try (CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
+          assertThat(r.getEntity().isChunked()).isTrue();
+          seen.add(r.getStatusLine().getStatusCode() + " " + EntityUtils.toString(r.getEntity()));
+        }
+      }
+      assertThat(seen.get(1)).isEqualTo(seen.get(0)).isEqualTo("503 " + large);
+      assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+      assertThat(time.waits()).as("no wait for a retry never made").isEmpty();
+    }
+  }
+
   @Test
   void aRetrysWaitThatEndsPastTheDeadlineEndsTheCallWithTheAttemptsOutcome() throws Exception {
     // Each wait before a retry ends 40 s late (a paused JVM), past the 1 s deadline: the retry

@@ -37,27 +37,30 @@ final class FakeResponse {
 
   /** {@link #ACCESS} that copies a response before its release, as the real adapters do. */
   static final ResponseAccess<FakeResponse> COPYING =
-      new ResponseAccess<FakeResponse>() {
-        @Override
-        public int status(FakeResponse response) {
-          return ACCESS.status(response);
-        }
-
-        @Override
-        public String header(FakeResponse response, String name) {
-          return ACCESS.header(response, name);
-        }
-
-        @Override
-        public void discard(FakeResponse response) {
-          ACCESS.discard(response);
-        }
-
+      new Delegating() {
         @Override
         public FakeResponse copyToGiveBack(FakeResponse response) {
           return of(response.status);
         }
       };
+
+  /** {@link #ACCESS}, for a test to override what a copy does. */
+  static class Delegating implements ResponseAccess<FakeResponse> {
+    @Override
+    public int status(FakeResponse response) {
+      return ACCESS.status(response);
+    }
+
+    @Override
+    public String header(FakeResponse response, String name) {
+      return ACCESS.header(response, name);
+    }
+
+    @Override
+    public void discard(FakeResponse response) {
+      ACCESS.discard(response);
+    }
+  }
 
   /** {@link #ACCESS}, whose discard runs {@code alsoOnDiscard} (null: nothing) too. */
   static ResponseAccess<FakeResponse> discarding(Runnable alsoOnDiscard) {

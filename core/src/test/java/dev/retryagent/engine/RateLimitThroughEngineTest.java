@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static dev.retryagent.engine.Script.fail;
 import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import dev.retryagent.internal.engine.RateLimiter;
 import dev.retryagent.policy.Mode;
@@ -153,6 +154,130 @@ class RateLimitThroughEngineTest {
     Script after = new Script(f.clock, respond(200));
     assertThat(Driver.SYNC.run(f, FakeRequest.get(), after).error)
         .isInstanceOf(RateLimitedException.class);
+  }
+
+  /**
+   * A response no copy is made of (a body over 8 KiB; every HttpURLConnection response) before a
+   * retry wait too long to keep it through (over 1 s): the retry's permit is reserved at the
+   * decision, before the response goes, and a refusal ends the call with that very response at
+   * once, as the caller has it without the agent. Before, it was released, the permit asked for
+   * after the 2 s backoff, and the caller got RateLimitedException. A copied response asks after
+   * its backoff as before, and ends with its copy.
+   */
+  @org.junit.jupiter.api.Test
+  void aRetryTheRateLimitRefusesAfterALongWaitEndsWithTheResponseItselfThoughNotCopied() {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.1).burst(1); // maxWait 0: the next token in 10 s
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), s);
+
+    assertThat(r.error).isNull();
+    FakeResponse unavailable = s.responsesServed().get(0);
+    assertThat(r.response).isSameAs(unavailable);
+    assertThat(unavailable.discards.get()).as("given to the caller, not released").isZero();
+    assertThat(s.attemptCount()).isEqualTo(1);
+    assertThat(f.sleeper.sleeps()).as("no wait for a retry never made").isEmpty();
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .singleElement()
+        .satisfies(e -> assertThat(e.reason()).isEqualTo(GiveUpReason.RATE_LIMITED));
+    RateLimiter bucket = (RateLimiter) f.newCall(FakeRequest.get()).state.limiter;
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).as("no permit taken").isZero();
+
+    EngineFixture g = EngineFixture.of(p);
+    Script copied = new Script(g.clock, respond(503), respond(200));
+    CallResult c = runCopying(Driver.SYNC, g, copied);
+    assertThat(c.status()).isEqualTo(503);
+    assertThat(c.response).isNotSameAs(copied.responsesServed().get(0));
+    assertThat(g.sleeper.sleeps()).as("asked after its backoff").containsExactly(2 * S);
+  }
+
+  /**
+   * Granted at the decision, the permit of a retry whose response could be neither kept nor copied
+   * is the one the retry takes: its wait is the longer of the backoff (2 s) and the permit's (4 s),
+   * one wait, the response released before it; one RATE_LIMITED event tells the part past the
+   * backoff, and the bucket is spent by one token, not two.
+   */
+  @org.junit.jupiter.api.Test
+  void aRetrysPermitReservedAtTheDecisionIsTheOneItsAttemptTakes() {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.25).burst(1).maxWait(Duration.ofSeconds(3));
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), s);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(s.attemptCount()).isEqualTo(2);
+    assertThat(s.responsesServed().get(0).discards.get()).isEqualTo(1);
+    assertThat(f.sleeper.sleeps()).containsExactly(4 * S);
+    assertThat(s.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(4 * S);
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED))
+        .singleElement()
+        .satisfies(e -> assertThat(e.delayNanos()).isEqualTo(2 * S));
+    RateLimiter bucket = (RateLimiter) f.newCall(FakeRequest.get()).state.limiter;
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).isZero();
+    f.clock.advance(Duration.ofSeconds(4));
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).isEqualTo(1.0);
+  }
+
+  /**
+   * A permit reserved at the decision for a retry never made (its wait ended past the deadline)
+   * goes back to the bucket once at the call's end: neither kept spent, nor given back twice.
+   */
+  @org.junit.jupiter.api.Test
+  void aPermitReservedAtTheDecisionForARetryNeverMadeGoesBackOnce() {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.01).burst(2);
+    EngineFixture f = EngineFixture.of(p);
+    f.sleeper.late(2 * S);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    CallResult r =
+        Driver.SYNC.run(
+            f,
+            FakeRequest.get(),
+            s,
+            call -> call.limitDeadline(f.clock.nanoTime() + 3 * S)); // the wait ends at 4 s
+
+    assertThat(s.attemptCount()).isEqualTo(1);
+    assertThat(r.error).hasMessageContaining("past the call's deadline");
+    RateLimiter bucket = (RateLimiter) f.newCall(FakeRequest.get()).state.limiter;
+    // Two tokens, the first attempt's spent, the retry's back: one (and 4 s of 100 s accrued).
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).isCloseTo(1.04, within(1e-9));
+  }
+
+  /**
+   * An adapter whose copy reads a body away when it makes none (HttpClient classic, a body of no
+   * declared length: copyLeavesWhole false) has the retry's permit reserved before the copy: a
+   * refusal ends the call with the response, no copy asked for, nothing read.
+   */
+  @org.junit.jupiter.api.Test
+  void aRetrysPermitIsReservedBeforeACopyThatMayReadTheBodyAway() throws Exception {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.1).burst(1);
+    EngineFixture f = EngineFixture.of(p);
+    java.util.concurrent.atomic.AtomicInteger copies =
+        new java.util.concurrent.atomic.AtomicInteger();
+    ResponseAccess<FakeResponse> readsAway =
+        new FakeResponse.Delegating() {
+          @Override
+          public FakeResponse copyToGiveBack(FakeResponse response) {
+            copies.incrementAndGet();
+            return null; // read past the limit: no copy, the body gone
+          }
+
+          @Override
+          public boolean copyLeavesWhole(FakeResponse response) {
+            return false;
+          }
+        };
+    Script s = new Script(f.clock, respond(503), respond(200));
+    FakeResponse r =
+        SyncRetryLoop.execute(f.newCall(FakeRequest.get()), f.sleeper, s::runSync, readsAway);
+
+    assertThat(r).isSameAs(s.responsesServed().get(0));
+    assertThat(copies.get()).as("no copy asked for").isZero();
+    assertThat(r.discards.get()).isZero();
+    assertThat(s.attemptCount()).isEqualTo(1);
   }
 
   /**

@@ -359,6 +359,37 @@ class RetryInterceptorTest {
     return b.build();
   }
 
+  /**
+   * A 503 with a body over 8 KiB before a retry wait over 1 s, on a route whose rate limit then
+   * refuses the retry: {@code execute()} returns that 503, body whole, as the plain client does,
+   * after one request. The response could be neither kept through the wait nor copied; its retry's
+   * permit is now reserved before its release. Before, it was released, the permit refused after
+   * the 2 s wait, and execute() threw RateLimitedException.
+   */
+  @Test
+  void executeEndsWithThe503WhoseLongRetryWaitTheRateLimitRefusesBodyOver8KiBWhole()
+      throws Exception {
+    String large = "busy ".repeat(4 * 1024); // 20 KiB
+    server.otherwise(status(503).body(large));
+    OkHttpClient plain = new OkHttpClient();
+    String url = server.url("/v1/items");
+    String plainBody;
+    try (Response r = plain.newCall(new Request.Builder().url(url).build()).execute()) {
+      assertThat(r.code()).isEqualTo(503);
+      plainBody = r.body().string();
+    }
+    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, Duration.ofSeconds(2), time, events));
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+
+    try (Response r = call(Way.EXECUTE, get("/v1/items"))) {
+      assertThat(r.code()).isEqualTo(503);
+      assertThat(body(r)).isEqualTo(plainBody).hasSize(20 * 1024);
+    }
+    assertThat(server.requestCount()).isEqualTo(2); // the plain client's, and ours: no retry
+    assertThat(time.waits()).as("no wait for a retry never made").isEmpty();
+    plain.connectionPool().evictAll();
+  }
+
   @ParameterizedTest
   @EnumSource(Way.class)
   void retries503TwiceThenReturnsThe200OnOneConnection(Way way) throws Exception {

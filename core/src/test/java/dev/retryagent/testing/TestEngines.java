@@ -4,8 +4,10 @@ import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.engine.Sleeper;
+import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Jitter;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
@@ -53,6 +55,22 @@ public final class TestEngines {
         time,
         Mode.ENFORCE,
         r -> r,
+        Policy.defaults().budget(),
+        CircuitBreakerPolicy.defaults(),
+        neverRefilled(permits),
+        events);
+  }
+
+  /**
+   * As {@link #rateLimitedTo(int, FakeTime, List)}, but each retry waits {@code backoff} (no
+   * jitter): over 1 s, a retried response is not kept through the wait (RetryCall.keepThroughWait).
+   */
+  public static RetryEngine rateLimitedTo(
+      int permits, Duration backoff, FakeTime time, List<RetryEvent> events) {
+    return engine(
+        time,
+        Mode.ENFORCE,
+        r -> r.backoff(BackoffPolicy.builder().initial(backoff).jitter(Jitter.NONE).build()),
         Policy.defaults().budget(),
         CircuitBreakerPolicy.defaults(),
         neverRefilled(permits),

@@ -1117,6 +1117,36 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * A 503 before a retry wait over 1 s, on a route whose rate limit then refuses the retry: the
+   * application reads that 503 and its body, as from the JDK alone, after one request. No copy of
+   * an HttpURLConnection response is made; the retry's permit is now reserved before its release.
+   * Before, it was released, the permit refused after the 2 s wait, and every response method threw
+   * RateLimitedException.
+   */
+  @Test
+  void a503WhoseLongRetryWaitTheRateLimitRefusesReachesTheApplicationAsWithoutTheAgent()
+      throws Exception {
+    String large = "busy ".repeat(4 * 1024); // 20 KiB
+    server.otherwise(status(503).body(large));
+    HttpURLConnection plain = (HttpURLConnection) new URL(server.url("/v1/items")).openConnection();
+    int plainStatus = plain.getResponseCode();
+    String plainBody = read(plain.getErrorStream());
+    assertThat(plainStatus).isEqualTo(503);
+
+    HttpURLConnection c =
+        open("/v1/items", TestEngines.rateLimitedTo(1, Duration.ofSeconds(2), time, events));
+
+    assertThat(c.getResponseCode()).isEqualTo(plainStatus);
+    assertThat(read(c.getErrorStream())).isEqualTo(plainBody).isEqualTo(large);
+    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+    assertThat(time.waits()).as("no wait for a retry never made").isEmpty();
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.RATE_LIMITED);
+  }
+
+  /**
    * A 429 pause of the host (another call's {@code Retry-After}) that begins while a retry waits
    * for the permit it was granted refuses that retry after all (RetryCall.reservePermitAfterWait):
    * the call ends with the 503 it retried, as if not retried, as the application has it without the
