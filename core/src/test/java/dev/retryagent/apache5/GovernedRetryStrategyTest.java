@@ -412,6 +412,33 @@ class GovernedRetryStrategyTest {
     assertThat(retriesOfOurs()).isEqualTo(2);
   }
 
+  /**
+   * As ApacheRetrying4Test's: a chunked 503 over 8 KiB before a retry wait over 1 s, on a route
+   * whose rate limit then refuses the retry, reaches the application's handler whole, as without
+   * the agent, after one request: the retry's permit is reserved before the copy that would read
+   * the body away (ClassicCall.copyLeavesWhole). Before, RateLimitedException.
+   */
+  @Test
+  void aChunked503Over8KiBWhoseLongRetryWaitTheRateLimitRefusesReachesTheApplicationWhole()
+      throws Exception {
+    String large = "busy ".repeat(4 * 1024); // 20 KiB
+    server.otherwise(
+        status(503).body(large).framed(dev.retryagent.testing.ScriptedHttpServer.Framing.CHUNKED));
+    client = HttpClients.custom().disableAutomaticRetries().build();
+    String[] plain = call(new HttpGet(server.url("/items")));
+    client.close();
+    client =
+        RetryExecHandler.addTo(
+                HttpClients.custom().disableAutomaticRetries(),
+                TestEngines.rateLimitedTo(1, java.time.Duration.ofSeconds(2), time, events))
+            .build();
+
+    assertThat(call(new HttpGet(server.url("/items")))).containsExactly(plain);
+    assertThat(plain).containsExactly("503", large);
+    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+    assertThat(time.waits()).as("no wait for a retry never made").isEmpty();
+  }
+
   @Test
   void aShortRetryWaitOnARateLimitedRouteLeavesThePoolsConnectionToTheApplicationsOtherCalls()
       throws Exception {
