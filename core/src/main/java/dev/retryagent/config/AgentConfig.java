@@ -159,25 +159,77 @@ public final class AgentConfig {
 
   /**
    * A dead-letter path ({@link #deadLetterPath()}, or the text of a {@link java.nio.file.Path} made
-   * of it) as every line shows it: on one line, and a URL in it (a variable meant for another key,
-   * {@code ${DLQ_URL}}, written there by mistake) without what may be its password, as a
-   * configuration problem shows a value: its user-info and query written {@code ***}, and without
-   * an {@code @}, all that follows the scheme unless it reads as {@code host[:port]} ({@code
-   * https://user:password}). Also where a {@code Path} wrote the URL's {@code //} as {@code /}. A
-   * file path is shown as written; {@code none} for null.
+   * of it) as every line shows it: on one line, and what may be a password in it (a variable meant
+   * for another key, {@code ${DLQ_URL}}, written there by mistake) written {@code ***}:
+   *
+   * <ul>
+   *   <li>a URL's user-info and query, as a configuration problem shows a value; without an
+   *       {@code @}, all that follows the scheme unless it reads as a host without a port ({@code
+   *       https://user:password}, {@code https://user:1234}: a port has no place in a file path).
+   *       Also where a {@code Path} wrote the URL's {@code //} as {@code /};
+   *   <li>else a user-info without a scheme ({@code user:password@host:/dlq}, scp's form, or {@code
+   *       user:password@host/dlq}): a {@code :} before the last {@code @} (not a drive's, {@code
+   *       C:\} or {@code C:/}) makes what runs from the start of its path segment to that {@code @}
+   *       {@code ***}. A file path with a {@code :} in a directory before an {@code @} ({@code
+   *       /data/10:00/app@1}) is shown so too; one with an {@code @} and no such {@code :} ({@code
+   *       /var/log/app@1/dlq}) as written.
+   * </ul>
+   *
+   * <p>A file path is otherwise shown as written; {@code none} for null.
    */
   public static String shownPath(String path) {
     if (path == null) {
       return "none";
     }
     String text = Sanitizer.oneLine(path);
-    if (text.indexOf(":/") < 0) {
+    // No ':': neither a URL nor user:password. A plain path ends here, before any pattern loads.
+    if (text.indexOf(':') < 0) {
       return text;
     }
-    String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
-    String shown = ConfigProblem.withoutUserInfo(url);
-    // Nothing redacted: the path as written, its single slashes kept.
-    return shown.equals(url) ? text : shown;
+    String shown = text;
+    if (text.indexOf(":/") >= 0) {
+      String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
+      String redacted = ConfigProblem.withoutUserInfo(url, true);
+      // Nothing redacted: the path as written, its single slashes kept.
+      shown = redacted.equals(url) ? text : redacted;
+    }
+    // Also after a URL's redaction: in user:password@host:/var/app@1 the "URL" is host://var/...
+    return withoutSchemelessUserInfo(shown);
+  }
+
+  /**
+   * {@code text} with a user-info written without a scheme redacted, as {@link #shownPath} says.
+   */
+  private static String withoutSchemelessUserInfo(String text) {
+    int at = text.lastIndexOf('@');
+    int colon = text.indexOf(':');
+    // A drive's colon, or a scheme's (a URL's user-info is redacted as a URL's), is none.
+    while (colon >= 0 && colon < at && (isDrive(text, colon) || text.startsWith("//", colon + 1))) {
+      colon = text.indexOf(':', colon + 1);
+    }
+    if (colon < 0 || at < colon) {
+      return text;
+    }
+    // The user may be written after a directory; the password may hold a '/' or an '@'.
+    int segment = Math.max(text.lastIndexOf('/', colon), text.lastIndexOf('\\', colon)) + 1;
+    return text.substring(0, segment) + "***" + text.substring(at);
+  }
+
+  /** Whether the ':' at {@code colon} is a drive's: C:\, C:/, C: alone, also after \\?\ or \\.\. */
+  private static boolean isDrive(String text, int colon) {
+    int letter = colon - 1;
+    boolean driveStart =
+        letter == 0 || (letter == 4 && (text.startsWith("\\\\?\\") || text.startsWith("\\\\.\\")));
+    if (!driveStart || !isAsciiLetter(text.charAt(letter))) {
+      return false;
+    }
+    return colon + 1 == text.length()
+        || text.charAt(colon + 1) == '/'
+        || text.charAt(colon + 1) == '\\';
+  }
+
+  private static boolean isAsciiLetter(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
   }
 
   /**

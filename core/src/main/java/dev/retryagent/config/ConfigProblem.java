@@ -1,6 +1,7 @@
 package dev.retryagent.config;
 
 import java.util.Objects;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -163,6 +164,16 @@ public final class ConfigProblem {
    * database.
    */
   static String withoutUserInfo(String text) {
+    return withoutUserInfo(text, false);
+  }
+
+  /**
+   * {@link #withoutUserInfo(String)}, and where {@code portIsPassword}, a port in an authority
+   * without {@code @} read as a password too (all that follows the scheme {@code ***}): for a value
+   * that is never a URL (a file path), where {@code https://user:1234} is more likely a mistaken
+   * variable's password than a port meant there.
+   */
+  static String withoutUserInfo(String text, boolean portIsPassword) {
     int scheme = text.indexOf("://");
     if (scheme < 0) {
       return text;
@@ -185,7 +196,8 @@ public final class ConfigProblem {
         while (host < text.length() && "/?#".indexOf(text.charAt(host)) < 0) {
           host++;
         }
-        if (!AUTHORITY.matcher(text.substring(start, host)).matches()) {
+        Matcher authority = AUTHORITY.matcher(text.substring(start, host));
+        if (!authority.matches() || (portIsPassword && authority.group(3) != null)) {
           return out.append(text, done, start).append("***").toString();
         }
       }

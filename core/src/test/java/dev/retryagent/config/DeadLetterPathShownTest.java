@@ -24,7 +24,14 @@ class DeadLetterPathShownTest {
           "C:\\logs\\dead.jsonl",
           "/data/a:b/dead?.jsonl",
           "/data/file:/x.jsonl",
-          "~/dead#1.jsonl"
+          "~/dead#1.jsonl",
+          // An '@' in a file path is legal; a ':' after it or a drive's is no user-info.
+          "/var/log/app@1/dlq",
+          "/var/app@1/10:00/dlq",
+          "C:\\logs\\app@1\\dead.jsonl",
+          "C:/logs/app@1/dead.jsonl",
+          "\\\\?\\C:\\logs\\app@1\\dead.jsonl",
+          "D:"
         }) {
       assertThat(AgentConfig.shownPath(p)).as(p).isEqualTo(p);
     }
@@ -53,6 +60,46 @@ class DeadLetterPathShownTest {
   }
 
   @Test
+  void aUserInfoWrittenWithoutASchemeIsShownWithoutItsPassword() {
+    String[][] cases = {
+      // scp's form, and the same without the ':' before the path
+      {"u:" + CANARY + "@host:/dlq", "***@host:/dlq"},
+      {"u:" + CANARY + "@host/dlq", "***@host/dlq"},
+      {"u:" + CANARY + "@host:dlq", "***@host:dlq"},
+      // a password holding a '/' or an '@'; the user after a directory
+      {"u:pa/" + CANARY + "@host/dlq", "***@host/dlq"},
+      {"u:pa@" + CANARY + "@host/dlq", "***@host/dlq"},
+      {"/data/u:" + CANARY + "@host/dlq", "/data/***@host/dlq"},
+      {"C:\\dlq\\u:" + CANARY + "@host", "C:\\dlq\\***@host"},
+      // the safe side: an '@' further on takes the path up to it along
+      {"u:" + CANARY + "@host:/var/app@1/dlq", "***@1/dlq"},
+    };
+    for (String[] c : cases) {
+      assertThat(AgentConfig.shownPath(c[0])).as(c[0]).isEqualTo(c[1]).doesNotContain(CANARY);
+    }
+    assertThat(AgentConfig.shownPath(Path.of("u:" + CANARY + "@host:/dlq").toString()))
+        .isEqualTo("***@host:/dlq");
+  }
+
+  @Test
+  void aUrlsPasswordOfDigitsWithoutAnAtIsNotShownAsAPort() {
+    // A port has no place in a file path: https://user:1234 is a password more likely than a port.
+    String pin = "73519";
+    String[][] cases = {
+      {"https://u:" + pin, "https://***"},
+      {"https:/u:" + pin, "https://***"},
+      {"https://u:" + pin + "/x", "https://***"},
+      {"/var/log/https:/u:" + pin, "/var/log/https://***"},
+      {"https://host:8443/dlq", "https://***"},
+    };
+    for (String[] c : cases) {
+      assertThat(AgentConfig.shownPath(c[0])).as(c[0]).isEqualTo(c[1]).doesNotContain(pin);
+    }
+    assertThat(AgentConfig.shownPath(Path.of("https://u:" + pin).toString()))
+        .isEqualTo("https://***");
+  }
+
+  @Test
   void theStartUpLineShowsAUrlFromAVariableWithoutItsPasswordAndAPathAsWritten()
       throws ConfigException {
     String yaml = "version: 1\nagent:\n  deadLetter:\n    path: ${DLQ_URL}\n";
@@ -60,6 +107,16 @@ class DeadLetterPathShownTest {
       AgentConfig c = ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ_URL", url));
       assertThat(c.deadLetterPath()).as("the key accepts it as before").isEqualTo(url);
       assertThat(c.toString()).contains(", deadLetter=https://***").doesNotContain(CANARY);
+    }
+    for (String[] c :
+        new String[][] {
+          {"u:" + CANARY + "@host:/dlq", "***@host:/dlq"}, {"https://u:73519", "https://***"}
+        }) {
+      AgentConfig shown = ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ_URL", c[0]));
+      assertThat(shown.toString())
+          .contains(", deadLetter=" + c[1] + ", ")
+          .doesNotContain(CANARY)
+          .doesNotContain("73519");
     }
     AgentConfig plain =
         ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ_URL", "/var/log/dead letters.jsonl"));

@@ -47,6 +47,31 @@ class DeadLetterPathLinesTest {
   }
 
   @Test
+  void theLinesShowAUserInfoWithoutASchemeAndADigitsPasswordWithoutThem() throws ConfigException {
+    String[][] cases = {
+      {"u:" + CANARY + "@host:/dlq", "***@host:/dlq"},
+      {"u:" + CANARY + "@host/dlq", "***@host/dlq"},
+      {"https://u:73519", "https://***"},
+    };
+    List<String> errors = new ArrayList<>();
+    DeadLetters deadLetters = new DeadLetters(errors::add, null);
+    for (String[] c : cases) {
+      AgentConfig config = withPath(c[0]);
+      assertThat(ConfigSummary.of(config)).contains("; deadLetter=" + c[1]);
+      assertThat(ConfigChanges.describe(AgentConfig.defaults(), config))
+          .contains("agent.deadLetter.path none -> " + c[1]);
+      assertThat(deadLetters.use(c[0] + "\u0000", 0, PathMask.NONE)).isNull();
+      // Its NUL (shown as another character) ends the path: "host:/dlq?" is no host:port.
+      String upToRedaction = c[1].substring(0, c[1].indexOf("***") + 3);
+      assertThat(errors.get(errors.size() - 1)).contains(": \"" + upToRedaction);
+      assertThat(String.join("\n", errors) + ConfigSummary.of(config))
+          .doesNotContain(CANARY)
+          .doesNotContain("73519");
+    }
+    deadLetters.closeAtExit(Duration.ofSeconds(5));
+  }
+
+  @Test
   void theValidateSummaryAndTheReloadLineShowAFilePathAsWritten() throws ConfigException {
     AgentConfig c = withPath("/var/log/dead letters@a.jsonl");
     assertThat(ConfigSummary.of(c)).contains("; deadLetter=/var/log/dead letters@a.jsonl");

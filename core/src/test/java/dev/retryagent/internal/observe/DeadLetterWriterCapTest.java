@@ -105,6 +105,22 @@ class DeadLetterWriterCapTest {
   }
 
   @Test
+  void theCapsLinesNameAUserInfoWithoutASchemeWrittenAsThePathWithoutItsPassword()
+      throws IOException {
+    // ${DLQ_TARGET} = u:password@host:/dlq (scp's form) as agent.deadLetter.path.
+    open(dir.resolve("u:CANARY7z@host:/dlq/dead.jsonl"), DeadLetterWriter::openForAppend);
+    giveUp("/1");
+    w.setMaxBytes(Files.size(file) + 1);
+    giveUp("/2");
+
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: the dead-letter file " + dir + "/***@host:/dlq/dead.jsonl has")
+        .doesNotContain("CANARY7z");
+  }
+
+  @Test
   void linesPastTheCapAreDroppedWholeCountedAndSaidOnce() throws IOException {
     open(DeadLetterWriter::openForAppend);
     giveUp("/1");

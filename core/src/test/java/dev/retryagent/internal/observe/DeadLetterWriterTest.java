@@ -372,18 +372,37 @@ class DeadLetterWriterTest {
     Path file = dir.resolve("https://u:CANARY7z@host/x/dead.jsonl");
     Files.createDirectories(dir.resolve("https:"));
     Files.writeString(dir.resolve("https:").resolve("u:CANARY7z@host"), "not a directory");
-    DeadLetterWriter w = writer(file);
-
-    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
-
-    await().atMost(WAIT).until(() -> w.dropped() == 1);
-    assertThat(errors).hasSize(1);
-    assertThat(errors.get(0))
+    assertThat(theOneOpenFailure(file))
         .startsWith(
             "retry-agent: cannot open the dead-letter file "
                 + dir
                 + "/https://***@host/x/dead.jsonl (java.nio.file.")
         .contains(dir + "/https://***@host")
+        .doesNotContain("CANARY7z");
+  }
+
+  /** The one line of a writer to {@code file} that cannot open it, after one give-up. */
+  private String theOneOpenFailure(Path file) {
+    DeadLetterWriter w = writer(file);
+    new Rig(Rig.policy("payments"), w).call(FakeRequest.post("pay.example.com", "/v1/c"), 503);
+    await().atMost(WAIT).until(() -> w.dropped() == 1);
+    assertThat(errors).hasSize(1);
+    return errors.get(0);
+  }
+
+  @Test
+  void aUserInfoWithoutASchemeWrittenAsThePathIsNamedWithoutItsPasswordAlsoInTheFileSystemsMessage()
+      throws IOException {
+    // ${DLQ_TARGET} = u:password@host:/dlq (scp's form): a file stands where the directory
+    // "u:password@host:" would be made, and the file system's message names it.
+    Path file = dir.resolve("u:CANARY7z@host:/dlq/dead.jsonl");
+    Files.writeString(dir.resolve("u:CANARY7z@host:"), "not a directory");
+    assertThat(theOneOpenFailure(file))
+        .startsWith(
+            "retry-agent: cannot open the dead-letter file "
+                + dir
+                + "/***@host:/dlq/dead.jsonl (java.nio.file.")
+        .contains(dir + "/***@host:")
         .doesNotContain("CANARY7z");
   }
 
