@@ -453,6 +453,48 @@ class RateLimitThroughEngineTest {
     assertThat(engine.newCall(FakeRequest.of("GET", "short0.example")).reservePermit()).isZero();
   }
 
+  @org.junit.jupiter.api.Test
+  void manyPausesPastMaxHostsKeepTheBoundAndTheLatestEndingOnes() throws Exception {
+    // 357 hosts answer 429 at maxHosts 50: the first 429 walks (1 pause), then the 51st, then one
+    // in 51 (the map past twice the bound), the last the 357th; each keeps the 50 that end latest,
+    // so the 50 left at the end are the 50 latest-ending of all.
+    int bound = 50;
+    int hosts = 357;
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(bound);
+    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
+    FakeClock clock = new FakeClock();
+    RetryEngine engine =
+        RetryEngine.builder().clock(clock).errors(line -> {}).policy(p.build()).build();
+    java.util.Random random = new java.util.Random(42);
+    long[] until = new long[hosts];
+    for (int i = 0; i < hosts; i++) {
+      RetryCall call = engine.newCall(FakeRequest.of("GET", "h" + i + ".example"));
+      assertThat(call.reservePermit()).isZero();
+      call.beginAttempt();
+      int seconds = 1 + random.nextInt(15);
+      until[i] = clock.nanoTime() + seconds * S;
+      call.onResponse(429, String.valueOf(seconds));
+      assertThat(engine.hostPausesNoted()).isLessThanOrEqualTo(2 * bound);
+      clock.advance(1_000); // 1 µs: no two pauses end at once
+    }
+    assertThat(engine.hostPausesNoted()).isEqualTo(bound);
+    assertThat(engine.hostPausesForgotten()).isEqualTo(hosts - bound);
+    long[] sorted = until.clone();
+    java.util.Arrays.sort(sorted);
+    long latestForgotten = sorted[hosts - bound - 1];
+    // The first hosts' buckets were dropped (maxHosts): a new one starts paused iff kept.
+    for (int i = 0; i < 200; i++) {
+      long wait = engine.newCall(FakeRequest.of("GET", "h" + i + ".example")).reservePermit();
+      if (until[i] > latestForgotten) {
+        assertThat(wait).as("h%d kept", i).isEqualTo(until[i] - clock.nanoTime());
+      } else {
+        assertThat(wait).as("h%d forgotten", i).isZero();
+      }
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("drivers")
   void aReloadThatChangesTheRateLimitKeepsThe429PauseOfTheHost(Driver driver) {
