@@ -428,16 +428,22 @@ public final class PrometheusServer implements AutoCloseable {
           drop = !dropped.isEmpty();
           next = drop ? dropped.pollFirst() : waiting.pollLast();
         }
-        if (drop) {
-          // Its first read fails at once, and the JDK server closes the connection.
-          Thread.currentThread().interrupt();
-          try {
-            next.run();
-          } finally {
-            Thread.interrupted();
+        try {
+          if (drop) {
+            // Its first read fails at once, and the JDK server closes the connection.
+            Thread.currentThread().interrupt();
+            try {
+              next.run();
+            } finally {
+              Thread.interrupted();
+            }
+          } else {
+            run(next);
           }
-        } else {
-          run(next);
+        } catch (Throwable e) {
+          // The JDK server rethrows an Error of the exchange (it logged it): ending this thread
+          // would leave it counted in threads, and after two no thread would serve again, the
+          // exchanges that come left unrun with their connections open. It serves on.
         }
         synchronized (this) {
           idle++;
