@@ -365,6 +365,8 @@ public final class PrometheusServer implements AutoCloseable {
     private final ArrayDeque<Runnable> waiting = new ArrayDeque<>(); // the newest last
     private final ArrayDeque<Runnable> dropped = new ArrayDeque<>(); // to close at once
     private final List<Running> running = new ArrayList<>(); // not expired yet
+    // Expired for a newer exchange as they still read their request, not ended yet:
+    private final List<Running> takenBack = new ArrayList<>();
     private int threads; // serving threads alive
     private int idle; // of those, the ones waiting for an exchange
     private int freeing; // of those, the ones whose exchange expired and has not ended yet
@@ -465,6 +467,7 @@ public final class PrometheusServer implements AutoCloseable {
         synchronized (this) {
           if (!running.remove(r)) {
             freeing--;
+            takenBack.remove(r);
           }
           // An interrupt that came as the exchange ended must not reach the next one.
           Thread.interrupted();
@@ -472,11 +475,29 @@ public final class PrometheusServer implements AutoCloseable {
       }
     }
 
-    /** The exchange on this thread has read its request and now answers it. */
+    /**
+     * The exchange on this thread has read its request and now answers it. One taken back for a
+     * newer exchange between the end of its request and here (a scrape, three at once) was not
+     * reading: the interrupt came after its last read, so its channel is still open. It keeps its
+     * thread and answers, the interrupt cleared (a write would close the channel); the newer
+     * exchange waits for a thread. One whose deadline passed stays expired.
+     */
     synchronized void answering() {
+      Thread me = Thread.currentThread();
       for (Running r : running) {
-        if (r.thread == Thread.currentThread()) {
+        if (r.thread == me) {
           r.answering = true;
+        }
+      }
+      for (int i = 0; i < takenBack.size() && !shutdown; i++) {
+        Running r = takenBack.get(i);
+        if (r.thread == me) {
+          takenBack.remove(i);
+          freeing--;
+          r.answering = true;
+          running.add(r);
+          Thread.interrupted();
+          return;
         }
       }
     }
@@ -490,6 +511,7 @@ public final class PrometheusServer implements AutoCloseable {
       }
       if (oldest != null) {
         expire(oldest);
+        takenBack.add(oldest);
       }
     }
 
@@ -498,6 +520,8 @@ public final class PrometheusServer implements AutoCloseable {
       if (running.remove(r)) {
         freeing++;
         r.thread.interrupt();
+      } else {
+        takenBack.remove(r); // its deadline passed: it stays expired, answering or not
       }
     }
 

@@ -1,10 +1,16 @@
 package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.Scheduler;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -40,6 +46,97 @@ class PrometheusDeadlinedTest {
     CountDownLatch ran = new CountDownLatch(1);
     serving.execute(ran::countDown);
     assertThat(ran.await(10, TimeUnit.SECONDS)).as("an exchange after the errors runs").isTrue();
+  }
+
+  @Test
+  void aScrapeThatReadItsRequestAsANewerComesIsNotCut() throws Exception {
+    // Three scrapes at once (a Prometheus HA pair and a curl): the third came while the first two
+    // had read their requests but not yet reached the handler, and took the older one's thread as a
+    // stalled reader's: its interrupt closed the channel at the response's first write.
+    CountDownLatch read = new CountDownLatch(2);
+    CountDownLatch handlerReached = new CountDownLatch(1);
+    AtomicBoolean[] interruptedAnswering = {new AtomicBoolean(), new AtomicBoolean()};
+    CountDownLatch answered = new CountDownLatch(2);
+    for (int i = 0; i < 2; i++) {
+      AtomicBoolean interrupted = interruptedAnswering[i];
+      serving.execute(
+          () -> {
+            read.countDown(); // its request read whole
+            awaitQuietly(handlerReached);
+            serving.answering();
+            interrupted.set(Thread.currentThread().isInterrupted());
+            answered.countDown();
+          });
+    }
+    assertThat(read.await(10, TimeUnit.SECONDS)).isTrue();
+    CountDownLatch third = new CountDownLatch(1);
+    serving.execute(third::countDown);
+    handlerReached.countDown();
+
+    assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(interruptedAnswering[0].get()).as("the first scrape answers").isFalse();
+    assertThat(interruptedAnswering[1].get()).as("the second scrape answers").isFalse();
+    assertThat(third.await(10, TimeUnit.SECONDS)).as("the third is served after").isTrue();
+  }
+
+  @Test
+  void aTakenBackExchangeWhoseDeadlinePassedAsWellStaysCut() throws Exception {
+    // Taking back a taken-back exchange that reaches its handler must not outlive its deadline: it
+    // would then hold its thread with no deadline at all (a client that reads no response).
+    List<Runnable> deadlines = new CopyOnWriteArrayList<>();
+    PrometheusServer.Deadlined timed =
+        new PrometheusServer.Deadlined(
+            1,
+            (task, delayNanos) -> {
+              deadlines.add(task);
+              return () -> false;
+            });
+    try {
+      CountDownLatch read = new CountDownLatch(2);
+      CountDownLatch handlerReached = new CountDownLatch(1);
+      AtomicInteger interruptedAnswering = new AtomicInteger();
+      CountDownLatch answered = new CountDownLatch(2);
+      for (int i = 0; i < 2; i++) {
+        timed.execute(
+            () -> {
+              read.countDown();
+              awaitQuietly(handlerReached);
+              timed.answering();
+              if (Thread.currentThread().isInterrupted()) {
+                interruptedAnswering.incrementAndGet();
+              }
+              answered.countDown();
+            });
+      }
+      assertThat(read.await(10, TimeUnit.SECONDS)).isTrue();
+      timed.execute(() -> {}); // takes back the older one's thread
+      await().atMost(Duration.ofSeconds(10)).until(() -> deadlines.size() == 2);
+      for (Runnable deadline : deadlines) {
+        deadline.run(); // both deadlines pass
+      }
+      handlerReached.countDown();
+
+      assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(interruptedAnswering.get()).as("both past their deadline").isEqualTo(2);
+    } finally {
+      timed.shutdownNow();
+    }
+  }
+
+  /** Waits as an exchange reading its request would, unmoved by an interrupt (the flag kept). */
+  private static void awaitQuietly(CountDownLatch latch) {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        latch.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   private static final class TestError extends Error {
