@@ -459,11 +459,20 @@ public final class PrometheusServer implements AutoCloseable {
         r = new Running(Thread.currentThread(), ++exchanges);
         running.add(r);
       }
-      Scheduler.Cancellable deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
+      Scheduler.Cancellable deadline;
+      try {
+        deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
+      } catch (RuntimeException refused) {
+        // Unrun, the exchange's connection would stay open, and r, left running, would have a
+        // later exchange on this thread interrupted for it: served without a deadline instead.
+        deadline = null;
+      }
       try {
         exchange.run();
       } finally {
-        deadline.cancel();
+        if (deadline != null) {
+          deadline.cancel();
+        }
         synchronized (this) {
           if (!running.remove(r)) {
             freeing--;

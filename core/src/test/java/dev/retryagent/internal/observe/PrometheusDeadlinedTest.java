@@ -49,6 +49,24 @@ class PrometheusDeadlinedTest {
   }
 
   @Test
+  void anExchangeWhoseDeadlineTheSchedulerRefusesIsStillServed() throws Exception {
+    PrometheusServer.Deadlined refused =
+        new PrometheusServer.Deadlined(
+            1,
+            (task, delayNanos) -> {
+              throw new IllegalStateException("the test's scheduler refuses");
+            });
+    try {
+      CountDownLatch ran = new CountDownLatch(2);
+      refused.execute(ran::countDown);
+      refused.execute(ran::countDown);
+      assertThat(ran.await(10, TimeUnit.SECONDS)).as("both exchanges run").isTrue();
+    } finally {
+      refused.shutdownNow();
+    }
+  }
+
+  @Test
   void aScrapeThatReadItsRequestAsANewerComesIsNotCut() throws Exception {
     // Three scrapes at once (a Prometheus HA pair and a curl): the third came while the first two
     // had read their requests but not yet reached the handler, and took the older one's thread as a
