@@ -291,19 +291,43 @@ final class NoResponse extends HttpURLConnection {
     return refused;
   }
 
+  /**
+   * The JDK's header getters ask for the response first and ignore its {@code IOException} (read in
+   * JDK 17 and 25): the first such ask throws the failure, so the later response methods throw
+   * chained copies ({@link #getInputStream}), and a {@code RuntimeException} comes out of the
+   * getter itself. Before, the getters asked nothing, and the next response method threw the very
+   * failure where the JDK's throws a copy chained to it.
+   */
+  private void askResponse() {
+    try {
+      getInputStream();
+    } catch (IOException e) {
+      // as the JDK's getters: no response, no headers
+    }
+  }
+
   @Override
   public String getHeaderField(String name) {
+    askResponse();
     return null;
   }
 
   @Override
   public String getHeaderField(int n) {
+    askResponse();
     return null;
   }
 
   @Override
   public String getHeaderFieldKey(int n) {
+    askResponse();
     return null;
+  }
+
+  @Override
+  public Map<String, List<String>> getHeaderFields() {
+    askResponse();
+    return super.getHeaderFields();
   }
 
   /**

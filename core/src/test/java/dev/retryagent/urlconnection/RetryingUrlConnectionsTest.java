@@ -272,6 +272,63 @@ class RetryingUrlConnectionsTest {
   @Test
   void aCallEndedWithoutAResponseThrowsChainedCopiesFromLaterResponseMethodsAsTheJdk()
       throws Exception {
+    List<List<String>> seen =
+        answersAfterARefusedCall(
+            c ->
+                List.of(
+                    c::getResponseCode,
+                    c::getInputStream,
+                    c::getResponseCode,
+                    c::getResponseMessage,
+                    c::getContent,
+                    c::getInputStream));
+    assertThat(seen.get(0)).first().asString().startsWith("java.net.ConnectException: ");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * A header getter asked first, after a call that ended with its attempt's refused connection,
+   * answers nothing, but the JDK's asks its response first (and ignores the IOException): that was
+   * the failure's first throw, so every later response method throws a chained copy. Before, the
+   * agent's header getters asked nothing, and the next response method threw the very failure.
+   * ({@code getContent()}, which asks the body before the content type, throws the failure itself
+   * on both.)
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(
+      strings = {"getHeaderField", "getHeaderFields", "getContentLength", "getContent"})
+  void aHeaderAskedFirstAfterACallEndedWithoutAResponseLeavesChainedCopiesAsTheJdk(String first)
+      throws Exception {
+    List<List<String>> seen =
+        answersAfterARefusedCall(
+            c -> {
+              Answer header;
+              switch (first) {
+                case "getHeaderField":
+                  header = () -> c.getHeaderField("Content-Type");
+                  break;
+                case "getHeaderFields":
+                  header = () -> c.getHeaderFields().size();
+                  break;
+                case "getContentLength":
+                  header = c::getContentLength;
+                  break;
+                default:
+                  header = c::getContent;
+              }
+              return List.of(header, c::getResponseCode, c::getInputStream);
+            });
+    assertThat(seen.get(0)).last().asString().startsWith("java.net.ConnectException: ");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * What {@code steps} answer ({@link #thrownAfter}), in order, on the plain JDK connection to a
+   * refused port and on the agent's whose call ended with that refusal (the retry's wait ended past
+   * the deadline).
+   */
+  private List<List<String>> answersAfterARefusedCall(
+      java.util.function.Function<HttpURLConnection, List<Answer>> steps) throws Exception {
     RetryEngine engine =
         engine(b -> b.deadline(Duration.ofSeconds(1)).retryAfterMax(Duration.ofSeconds(1)));
     time.late(40_000_000_000L);
@@ -283,17 +340,13 @@ class RetryingUrlConnectionsTest {
       for (HttpURLConnection c : List.of(plain, agent)) {
         Throwable[] first = new Throwable[1];
         List<String> answers = new java.util.ArrayList<>();
-        answers.add(thrownAfter(c::getResponseCode, first));
-        answers.add(thrownAfter(c::getInputStream, first));
-        answers.add(thrownAfter(c::getResponseCode, first));
-        answers.add(thrownAfter(c::getResponseMessage, first));
-        answers.add(thrownAfter(c::getContent, first));
-        answers.add(thrownAfter(c::getInputStream, first));
+        for (Answer step : steps.apply(c)) {
+          answers.add(thrownAfter(step, first));
+        }
         seen.add(answers);
       }
     }
-    assertThat(seen.get(0)).first().asString().startsWith("java.net.ConnectException: ");
-    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+    return seen;
   }
 
   private interface Answer {
@@ -311,7 +364,7 @@ class RetryingUrlConnectionsTest {
       String how;
       if (first[0] == null) {
         first[0] = e;
-        how = "first";
+        how = e.getCause() == null ? "first" : "first, cause " + e.getCause();
       } else if (e == first[0]) {
         how = "the first again";
       } else {
