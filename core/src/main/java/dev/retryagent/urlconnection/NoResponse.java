@@ -53,7 +53,24 @@ final class NoResponse extends HttpURLConnection {
    */
   private final boolean inputRead;
 
-  /** What {@link #getOutputStream} threw last, once {@link #inputRead}: the JDK remembers it. */
+  /**
+   * The JDK's connection remembers what its getOutputStream() threw and throws a chained copy when
+   * asked again with doOutput (JDK-8314978: JDK 22+, not JDK 17; looked up rather than assumed from
+   * the version, as updates may take it).
+   */
+  private static final boolean REMEMBERS_OUTPUT_REFUSAL = remembersOutputRefusal();
+
+  private static boolean remembersOutputRefusal() {
+    try {
+      Class.forName("sun.net.www.protocol.http.HttpURLConnection")
+          .getDeclaredField("rememberedExceptionOut");
+      return true;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** What {@link #getOutputStream} refused last: the JDK remembers it. */
   private ProtocolException outputRefused;
 
   /** A response method threw the failure: the JDK's connection remembers it from then on. */
@@ -254,11 +271,8 @@ final class NoResponse extends HttpURLConnection {
    */
   @Override
   public OutputStream getOutputStream() throws IOException {
-    if (inputRead) {
-      throw outputAfterInput();
-    }
-    if (!getDoOutput()) {
-      throw new ProtocolException(DO_OUTPUT_REFUSED);
+    if (inputRead || !getDoOutput() || (outputRefused != null && REMEMBERS_OUTPUT_REFUSAL)) {
+      throw refuseOutput();
     }
     throw fail();
   }
@@ -272,8 +286,11 @@ final class NoResponse extends HttpURLConnection {
    * Asked again, JDK 22+ (JDK-8314978) throws a chained copy of the refusal it remembers (the
    * doOutput refusal comes first); so does this one (JDK 17 connects again and returns a stream).
    * Before, the call's failure, where the application without the agent had the JDK's refusal.
+   * Without a response read, the doOutput refusal disconnects and is remembered too (JDK 22+: a
+   * chained copy next time with doOutput; JDK 17 tries its step again, the call's failure here).
+   * Before, the refusal left the connection counting as connected and was forgotten.
    */
-  private ProtocolException outputAfterInput() {
+  private ProtocolException refuseOutput() {
     ProtocolException refused;
     if (!getDoOutput()) {
       refused = new ProtocolException(DO_OUTPUT_REFUSED);

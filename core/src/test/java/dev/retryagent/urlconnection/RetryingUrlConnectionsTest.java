@@ -1655,6 +1655,38 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * After a call ended by a reset (connected, no response), a body asked without {@code doOutput}
+   * is refused, and the JDK's refusal disconnects its connection: later settings are taken as after
+   * the application's disconnect(). JDK 22+ remembers the refusal: asked again with {@code
+   * doOutput}, a chained copy (JDK 17 connects again: not compared). Before, the agent's refusal
+   * left its connection counting as connected ("Already connected") and was forgotten (the
+   * breaker's exception next time).
+   */
+  @Test
+  void aBodyRefusedWithoutDoOutputAfterACallEndedByAResetDisconnectsAsTheJdksRefusal()
+      throws Exception {
+    server.otherwise(reset());
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    assertThatThrownBy(both.get(0)::getResponseCode).isInstanceOf(IOException.class);
+    assertThatThrownBy(both.get(1)::getResponseCode)
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      Throwable[] previous = new Throwable[1];
+      List<String> answers = new java.util.ArrayList<>();
+      answers.add(refusal(c::getOutputStream, previous));
+      answers.addAll(afterTheCall(c));
+      if (Runtime.version().feature() >= 22) { // JDK-8314978: the refusal remembered
+        c.setDoOutput(true);
+        answers.add(refusal(c::getOutputStream, previous));
+      }
+      seen.add(answers);
+    }
+    assertThat(seen.get(0)).first().asString().contains("doOutput=false");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
    * A plain connection and the agent's to /v1/items, each with a request property; the agent's
    * breaker opens on one failure, so its call ends after one attempt.
    */
