@@ -53,7 +53,7 @@ final class ConfigWalker {
 
   private void walkSection(
       YamlNode node, Section section, String path, FilePart part, ParsedFile file) {
-    if (isNull(node) || !tagAllowed(node, path)) {
+    if (!tagAllowed(node, path) || isNull(node)) {
       return; // An empty section (`retry:`) sets nothing.
     }
     if (!(node instanceof YamlNode.Mapping)) {
@@ -109,7 +109,7 @@ final class ConfigWalker {
   }
 
   private void walkList(YamlNode node, SectionList list, String path, ParsedFile file) {
-    if (isNull(node) || !tagAllowed(node, path)) {
+    if (!tagAllowed(node, path) || isNull(node)) {
       return;
     }
     if (!(node instanceof YamlNode.Sequence)) {
@@ -264,6 +264,19 @@ final class ConfigWalker {
 
   private boolean tagAllowed(YamlNode node, String path) {
     String tag = node.tag();
+    if (YamlNode.NULL.equals(tag)
+        && node instanceof YamlNode.Scalar
+        && !SnakeYamlReader.NullAndMergeResolver.isNull(((YamlNode.Scalar) node).getValue())) {
+      // `path: !!null /var/log/x` would otherwise drop the value written after the tag unsaid:
+      // only the spellings YAML itself reads as null (an empty value, ~, null) are one.
+      problems.at(
+          node,
+          path,
+          // The value is not repeated: it may be a password (fleet.redis.url).
+          "found the tag !!null before a value; YAML tags are not allowed here: write the value"
+              + " alone, or none");
+      return false;
+    }
     if (tag.startsWith(YamlNode.STANDARD_TAG_PREFIX)) {
       return true;
     }

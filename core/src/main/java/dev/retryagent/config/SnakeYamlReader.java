@@ -170,7 +170,7 @@ final class SnakeYamlReader {
       return kind == NodeId.sequence ? Tag.SEQ : Tag.MAP;
     }
 
-    private static boolean isNull(String value) {
+    static boolean isNull(String value) {
       switch (value) {
         case "":
         case " ": // in SnakeYAML's pattern too, though a plain scalar is never a lone space

@@ -623,6 +623,36 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void refusesANullTagBeforeAValueInsteadOfDroppingTheValue() throws Exception {
+    // Found by h7: `path: !!null /var/log/dead.jsonl` loaded as no dead letters at all, and
+    // `perAttemptTimeout: !!null 2s` as none, with no word of the value left out.
+    List<ConfigProblem> all =
+        problems(
+            "agent: {deadLetter: {path: !!null /tmp/dead.jsonl}}",
+            "defaults: {retry: {perAttemptTimeout: !!null 2s}, budget: !!null x}",
+            "routes: !!null x");
+    assertThat(all)
+        .extracting(ConfigProblem::line, ConfigProblem::path)
+        .containsExactly(
+            tuple(1, "agent.deadLetter.path"),
+            tuple(2, "defaults.retry.perAttemptTimeout"),
+            tuple(2, "defaults.budget"),
+            tuple(3, "routes"));
+    assertThat(all)
+        .allSatisfy(
+            p ->
+                assertThat(p.message())
+                    .isEqualTo(
+                        "found the tag !!null before a value; YAML tags are not allowed here:"
+                            + " write the value alone, or none"));
+    // A null spelled out stays what it was: the setting is off.
+    assertThat(
+            Yaml.load("agent: {deadLetter: {path: !!null , maxBytes: !!null null}}")
+                .deadLetterPath())
+        .isNull();
+  }
+
+  @Test
   void refusesMergeKeysWithAPointerToDefaults() {
     List<ConfigProblem> all =
         problems(
