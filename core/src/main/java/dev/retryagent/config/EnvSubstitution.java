@@ -72,12 +72,16 @@ final class EnvSubstitution {
             !secret
                 ? ConfigProblem.withoutUserInfo(body)
                 : springStyle ? name.substring(0, colon) + ":..." : "...";
+        // ${NAME:=fallback} is the shell's assigning fallback: its fallback is after the `=`.
+        int fallbackStart = colon + (name.startsWith(":=", colon) ? 2 : 1);
         String hint =
             springStyle
                 ? "; for a fallback write ${"
                     + name.substring(0, colon)
                     + ":-"
-                    + (secret ? "..." : ConfigProblem.withoutUserInfo(name.substring(colon + 1)))
+                    + (secret
+                        ? "..."
+                        : ConfigProblem.withoutUserInfo(name.substring(fallbackStart)))
                     + "}"
                 : "; a name is letters, digits and _, not starting with a digit";
         throw new IllegalArgumentException(

@@ -56,6 +56,12 @@ class EnvSubstitutionTest {
         .hasMessageContaining("a name is letters, digits and _");
     assertThatThrownBy(() -> env.apply("${HOST:default}"))
         .hasMessageContaining("for a fallback write ${HOST:-default}");
+    // Found by h7: the shell's ${NAME:=fallback} was told to write ${NAME:-=fallback}, whose
+    // fallback is "=fallback" (a deadline of "=3s").
+    assertThatThrownBy(() -> env.apply("${OPEN:=3s}"))
+        .hasMessage(
+            "invalid environment variable reference ${OPEN:=3s}; for a fallback write"
+                + " ${OPEN:-3s}");
     assertThatThrownBy(() -> env.apply("${A:-${B}}")).hasMessageContaining("nested");
     assertThatThrownBy(() -> env.apply("${}")).hasMessageContaining("invalid");
   }
