@@ -19,9 +19,11 @@ final class AgentKeys {
   /** Read before the rest of an invalid file: may the problem stop the JVM? */
   static final KeyRef STRICT = new KeyRef();
 
+  // An IPv6 literal has two colons at least (`::1`): one colon is a port written into the host
+  // (`127.0.0.1:9000`), which no address is and the endpoint would fail to bind at run time.
   static final ValueType BIND_HOST =
       ValueType.host(
-          "[A-Za-z0-9._-]{1,253}|\\[?[0-9A-Fa-f:.%]{2,64}\\]?",
+          "[A-Za-z0-9._-]{1,253}|\\[?(?=[0-9A-Fa-f.%]*:[0-9A-Fa-f.%]*:)[0-9A-Fa-f:.%]{2,64}\\]?",
           "a host name or IP address such as 127.0.0.1 or 0.0.0.0");
   static final ValueType SEGMENT_REGEX =
       new RegexType("a regular expression such as [0-9a-f]{32} or tok_.*");

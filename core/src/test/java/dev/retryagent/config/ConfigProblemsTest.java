@@ -390,6 +390,22 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aBindHostWithAPortIsRefusedAndIpv6LiteralsStillLoad() throws Exception {
+    // Found by h7: `127.0.0.1:9000` passed as an IPv6 literal, `validate` said valid, and the
+    // endpoint then failed at run time (cannot serve on [127.0.0.1:9000]:9464).
+    for (String host : new String[] {"127.0.0.1:9000", "0.0.0.0:9464"}) {
+      ConfigProblem p = problem("agent: {metrics: {prometheus: {host: '" + host + "'}}}");
+      assertThat(p.path()).isEqualTo("agent.metrics.prometheus.host");
+      assertThat(p.message())
+          .isEqualTo(
+              "found " + host + "; allowed a host name or IP address such as 127.0.0.1 or 0.0.0.0");
+    }
+    for (String host : new String[] {"::1", "[::1]", "::ffff:10.0.0.1", "0.0.0.0", "localhost"}) {
+      assertThat(Yaml.load("agent: {metrics: {prometheus: {host: '" + host + "'}}}")).isNotNull();
+    }
+  }
+
+  @Test
   void aPathWithAQueryIsReportedWithoutTheQuery() {
     // A path pasted from a URL brings its query, a token as often as not; problems are logged.
     List<ConfigProblem> all =
