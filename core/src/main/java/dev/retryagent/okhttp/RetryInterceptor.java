@@ -486,5 +486,14 @@ public final class RetryInterceptor implements Interceptor {
           }
           return response.newBuilder().body(peeked).build();
         }
+
+        @Override
+        public boolean copyLeavesWhole(Response response) {
+          // The copy peeks, but a body that has not all come within its 100 ms ends in the peek's
+          // timeout, which closes the connection: the body is cut. Only a body declared over the
+          // limit is not peeked at all (none is copied whole, however fast).
+          ResponseBody body = response.body();
+          return body == null || body.contentLength() > GIVE_BACK_LIMIT;
+        }
       };
 }

@@ -29,6 +29,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -384,6 +385,41 @@ class RetryInterceptorTest {
     try (Response r = call(Way.EXECUTE, get("/v1/items"))) {
       assertThat(r.code()).isEqualTo(503);
       assertThat(body(r)).isEqualTo(plainBody).hasSize(20 * 1024);
+    }
+    assertThat(server.requestCount()).isEqualTo(2); // the plain client's, and ours: no retry
+    assertThat(time.waits()).as("no wait for a retry never made").isEmpty();
+    plain.connectionPool().evictAll();
+  }
+
+  /**
+   * A small 503 whose body has not all come within the copy's 100 ms, before a retry wait over 1 s
+   * the rate limit refuses: {@code execute()} returns that 503, and its body, once the server sends
+   * the rest, reads whole, as the plain client's does. The copy's peek timed out and its timeout
+   * closed the connection; the permit, reserved only after the copy made none, was refused and the
+   * call ended with a response whose body then failed to read ("Socket closed").
+   */
+  @Test
+  void executeEndsWithThe503WhoseBodyComesLateAndWhoseRetryTheRateLimitRefusesReadableWhole()
+      throws Exception {
+    CountDownLatch plainRelease = new CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, plainRelease));
+    OkHttpClient plain = new OkHttpClient();
+    String plainBody;
+    try (Response r =
+        plain.newCall(new Request.Builder().url(server.url("/v1/items")).build()).execute()) {
+      assertThat(r.code()).isEqualTo(503);
+      plainRelease.countDown();
+      plainBody = r.body().string();
+    }
+    CountDownLatch release = new CountDownLatch(1);
+    server.enqueue(status(503).body("busy busy busy").heldAfter(4, release));
+    retrier = new AsyncRetrier(TestEngines.rateLimitedTo(1, Duration.ofSeconds(2), time, events));
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+
+    try (Response r = call(Way.EXECUTE, get("/v1/items"))) {
+      assertThat(r.code()).isEqualTo(503);
+      release.countDown();
+      assertThat(body(r)).isEqualTo(plainBody).isEqualTo("busy busy busy");
     }
     assertThat(server.requestCount()).isEqualTo(2); // the plain client's, and ours: no retry
     assertThat(time.waits()).as("no wait for a retry never made").isEmpty();
