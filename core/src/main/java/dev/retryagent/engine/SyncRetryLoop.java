@@ -147,7 +147,7 @@ public final class SyncRetryLoop {
         boolean whole = access.whole(response);
         boolean reserved = whole && !access.copyLeavesWhole(response);
         if (reserved) {
-          left = reserveAtDecision(call, clock, decidedAt, left);
+          left = reserveAtDecision(call, access, response, clock, decidedAt, left);
           if (left < 0) {
             return response; // as if the policy had not retried it
           }
@@ -155,7 +155,7 @@ public final class SyncRetryLoop {
         // A copy of a small response, for a wait that ends late after all.
         copy = copyToGiveBack(call, access, response);
         if (copy == null && whole && !reserved) {
-          left = reserveAtDecision(call, clock, decidedAt, left);
+          left = reserveAtDecision(call, access, response, clock, decidedAt, left);
           if (left < 0) {
             return response;
           }
@@ -260,11 +260,25 @@ public final class SyncRetryLoop {
    * delay counted from the decision at {@code decidedAt} (its {@code backoff} from there, a
    * permit's longer wait from now), or -1 when the rate limit refused the retry: the call is over,
    * and ends with the response. Without a rate limit (or in observe mode) nothing is reserved: the
-   * backoff.
+   * backoff. What the listeners let through (a broken JVM) goes to the caller, the response
+   * released, as a kept one is when its permit's reservation throws: it was neither released nor
+   * returned, its connection (an Apache pool's lease) leaked.
    */
-  private static long reserveAtDecision(RetryCall call, Clock clock, long decidedAt, long backoff) {
+  private static <T> long reserveAtDecision(
+      RetryCall call,
+      ResponseAccess<T> access,
+      T response,
+      Clock clock,
+      long decidedAt,
+      long backoff) {
     long asked = clock.nanoTime();
-    long delay = call.reserveRetryPermit();
+    long delay;
+    try {
+      delay = call.reserveRetryPermit();
+    } catch (RuntimeException | Error e) {
+      discardUnwanted(call.state.engine, access, response);
+      throw e;
+    }
     if (delay < 0) {
       return -1;
     }

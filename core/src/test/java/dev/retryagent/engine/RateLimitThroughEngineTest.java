@@ -221,6 +221,36 @@ class RateLimitThroughEngineTest {
   }
 
   /**
+   * What the listeners let through (out of memory, a broken JVM: an InternalError from the
+   * RATE_LIMITED event the reservation at the decision tells) reaches the caller, and the response
+   * the reservation was made for is released, as the loop releases a kept one when its permit's
+   * reservation throws. Before, the reservation at the decision was not guarded: the response was
+   * neither released nor returned (an OkHttp connection, an Apache pool's lease, leaked).
+   */
+  @org.junit.jupiter.api.Test
+  void whatTheListenersLetThroughAtTheDecisionsReservationReleasesTheResponse() {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.25).burst(1).maxWait(Duration.ofSeconds(3));
+    RetryListener breaks =
+        new RetryListener() {
+          @Override
+          public void onRateLimited(RetryEvent event) {
+            throw new InternalError("broken");
+          }
+        };
+    EngineFixture f = EngineFixture.withListener(p.build(), breaks);
+    Script s = new Script(f.clock, respond(503), respond(200));
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () ->
+                SyncRetryLoop.execute(
+                    f.newCall(FakeRequest.get()), f.sleeper, s::runSync, FakeResponse.ACCESS))
+        .isInstanceOf(InternalError.class);
+    assertThat(s.attemptCount()).isEqualTo(1);
+    assertThat(s.responsesServed().get(0).discards.get()).as("released").isEqualTo(1);
+  }
+
+  /**
    * A permit reserved at the decision for a retry never made (its wait ended past the deadline)
    * goes back to the bucket once at the call's end: neither kept spent, nor given back twice.
    */
