@@ -584,7 +584,14 @@ final class UrlExchange {
           // agent; asked after the wait, it found the response gone and ended with the rate
           // limit's exception. Granted, the wait is the longer of the backoff and the permit's,
           // and begin() takes that permit.
-          delay = call.reserveRetryPermit();
+          try {
+            delay = call.reserveRetryPermit();
+          } catch (RuntimeException | Error e) {
+            // What the listeners let through (a broken JVM): the connection is released, as when
+            // the kept response's permit throws, not left open with its body unread.
+            Connections.discard(c, status, failure);
+            throw e;
+          }
           if (delay < 0) {
             settle(c, failure, answered); // as if the policy had not retried it
             return;

@@ -1170,6 +1170,46 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * What the listeners let through (out of memory, a broken JVM: here an InternalError from the
+   * RATE_LIMITED event of the retry's refusal at the decision) reaches the application, and the
+   * 503's connection is released (a 100 KiB body, over what a release reads: disconnected), as when
+   * the kept response's permit throws. Before, the reservation at the decision was not guarded: the
+   * connection stayed open, its body unread, until the JVM collected it.
+   */
+  @Test
+  void whatTheListenersLetThroughAtTheDecisionsReservationReleasesTheConnection() throws Exception {
+    server.otherwise(status(503).body("busy ".repeat(20 * 1024))); // 100 KiB
+    RetryEngine engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r ->
+                    r.backoff(
+                        BackoffPolicy.builder()
+                            .initial(Duration.ofSeconds(2))
+                            .jitter(Jitter.NONE)
+                            .build()),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                TestEngines.neverRefilled(1))
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onRateLimited(RetryEvent e) {
+                    throw new InternalError("broken");
+                  }
+                })
+            .build();
+    HttpURLConnection c = open("/v1/items", engine);
+
+    assertThatThrownBy(c::getResponseCode).isInstanceOf(InternalError.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .untilAsserted(() -> assertThat(server.isDoneWith(0)).as("released").isTrue());
+  }
+
+  /**
    * A 503 before a retry wait over 1 s, on a route whose rate limit then refuses the retry: the
    * application reads that 503 and its body, as from the JDK alone, after one request. No copy of
    * an HttpURLConnection response is made; the retry's permit is now reserved before its release.
