@@ -11,12 +11,18 @@ import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.RetryPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 
 /**
@@ -97,7 +103,7 @@ public final class RetryEngine {
   private final ConcurrentHashMap<String, Long> hostPauses = new ConcurrentHashMap<>();
 
   /** Where {@link #notePause} says once that it forgot pauses under way. */
-  private final java.util.function.Consumer<String> notices;
+  private final Consumer<String> notices;
 
   /** Fleet mode, or null: then a {@code scope: fleet} limit is kept per host, as without it. */
   private volatile FleetLimits fleet;
@@ -273,7 +279,7 @@ public final class RetryEngine {
       breakers.removeKeys(new Unused(now));
       relabel(now);
       // State counted under a maxHosts no policy has now would stay counted under it for good.
-      java.util.Set<Integer> bounds = new java.util.HashSet<>();
+      Set<Integer> bounds = new HashSet<>();
       for (Policy p : now) {
         bounds.add(p.circuitBreaker().maxHosts());
       }
@@ -647,7 +653,7 @@ public final class RetryEngine {
         }
         left[n++] = until - now;
       }
-      java.util.Arrays.sort(left, 0, n);
+      Arrays.sort(left, 0, n);
       // n is 0 when another walk emptied the map since its size was read: nothing to forget.
       long last = n == 0 ? Long.MIN_VALUE : left[Math.min(excess, n) - 1];
       int forgotten = 0;
@@ -677,8 +683,7 @@ public final class RetryEngine {
   /** Pauses under way forgotten past {@link #maxHostPauses}, for tests; racy. */
   private volatile long pausesForgotten;
 
-  private final java.util.concurrent.atomic.AtomicBoolean pausesForgottenSaid =
-      new java.util.concurrent.atomic.AtomicBoolean();
+  private final AtomicBoolean pausesForgottenSaid = new AtomicBoolean();
 
   /** Without a configuration that lists its policies: maxHosts' default. */
   private static final int MAX_HOST_PAUSES = 10_000;
@@ -761,7 +766,7 @@ public final class RetryEngine {
   }
 
   /** A key's group in the limiter registry: its target. No lambda (see {@link #notePause}). */
-  private static final class TargetOf implements java.util.function.Function<Key, String> {
+  private static final class TargetOf implements Function<Key, String> {
     @Override
     public String apply(Key k) {
       return k.name;
@@ -814,7 +819,7 @@ public final class RetryEngine {
     private RandomSource random = RandomSource.THREAD_LOCAL;
     private Scheduler scheduler;
     private final List<RetryListener> listeners = new ArrayList<>();
-    private java.util.function.Consumer<String> errors = InternalErrors.stderr();
+    private Consumer<String> errors = InternalErrors.stderr();
     private Mode mode = Mode.ENFORCE;
     private PolicyResolver policies = PolicyResolver.always(Policy.defaults());
     private CallContext.Factory contexts;
@@ -864,7 +869,7 @@ public final class RetryEngine {
      * Where the engine reports its own failures (caught, so that they never reach a call), one
      * whole line each, once per cause; {@link System#err} by default.
      */
-    public Builder errors(java.util.function.Consumer<String> errors) {
+    public Builder errors(Consumer<String> errors) {
       this.errors = Objects.requireNonNull(errors);
       return this;
     }
