@@ -311,6 +311,15 @@ public final class PrometheusServer implements AutoCloseable {
     } catch (RuntimeException e) {
       errors.once("scrape", "retry-agent: a Prometheus scrape failed: " + e.getClass().getName());
       respond(exchange, 500, "text/plain; charset=utf-8", "internal error\n", "GET");
+    } catch (Error e) {
+      // An OutOfMemoryError, a LinkageError: the JDK server only logs it at TRACE, so said here,
+      // once (an OutOfMemoryError on every scrape must not flood the sink). Not rethrown: the
+      // serving thread serves on, and the connection gets its 500 unless the answer had begun.
+      errors.once(
+          "scrape-error", "retry-agent: a Prometheus scrape failed: " + e.getClass().getName());
+      if (exchange.getResponseCode() == -1) {
+        respond(exchange, 500, "text/plain; charset=utf-8", "internal error\n", "GET");
+      }
     } finally {
       exchange.close();
     }

@@ -4,8 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.engine.FleetLimits;
+import dev.retryagent.engine.FleetRouteCounters;
+import dev.retryagent.engine.PermitLimiter;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -109,6 +113,39 @@ class PrometheusServerTest {
     HttpResponse<String> head = get("/metrics", "HEAD");
     assertThat(head.statusCode()).isEqualTo(200);
     assertThat(head.body()).isEmpty();
+  }
+
+  @Test
+  void anErrorInAScrapeAnswers500AndIsReportedOnce() throws Exception {
+    // The JDK server logs a handler's Error only at TRACE and sent no response: the connection
+    // just closed, and nothing said why.
+    Rig rig = new Rig(Rig.policy("llm"), new RetryMetrics());
+    rig.engine.useFleet(
+        new FleetLimits() {
+          @Override
+          public PermitLimiter limiter(String route, RateLimitPolicy limit, Duration max) {
+            throw new UnsupportedOperationException();
+          }
+
+          @Override
+          public List<FleetRouteCounters> counters() {
+            return List.of();
+          }
+
+          @Override
+          public boolean shared() {
+            throw new OutOfMemoryError("the test's");
+          }
+        });
+    server = new PrometheusServer(new RetryMetrics(), rig.engine, "127.0.0.1", 0, errors::add);
+    server.start();
+
+    // More scrapes than serving threads: none takes its thread down, each says 500.
+    for (int i = 0; i < 3; i++) {
+      assertThat(get("/metrics", "GET").statusCode()).isEqualTo(500);
+    }
+    assertThat(errors)
+        .containsExactly("retry-agent: a Prometheus scrape failed: java.lang.OutOfMemoryError");
   }
 
   @Test
