@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -370,6 +371,7 @@ public final class PrometheusServer implements AutoCloseable {
 
     private final long deadlineNanos;
     private final Scheduler scheduler;
+    private final ThreadFactory threadFactory; // null: AgentThreads (no lambda before main)
     // All guarded by this:
     private final ArrayDeque<Runnable> waiting = new ArrayDeque<>(); // the newest last
     private final ArrayDeque<Runnable> dropped = new ArrayDeque<>(); // to close at once
@@ -383,8 +385,14 @@ public final class PrometheusServer implements AutoCloseable {
     private boolean shutdown;
 
     Deadlined(long deadlineNanos, Scheduler scheduler) {
+      this(deadlineNanos, scheduler, null);
+    }
+
+    /** For tests: serving threads from {@code threadFactory} rather than {@link AgentThreads}. */
+    Deadlined(long deadlineNanos, Scheduler scheduler, ThreadFactory threadFactory) {
       this.deadlineNanos = deadlineNanos;
       this.scheduler = scheduler;
+      this.threadFactory = threadFactory;
     }
 
     /** Never blocks: the JDK server's dispatcher calls it. */
@@ -411,7 +419,27 @@ public final class PrometheusServer implements AutoCloseable {
         notifyAll();
       }
       if (startThread) {
-        AgentThreads.newThread(this::serve, "retry-agent-prometheus").start();
+        try {
+          Runnable serve = this::serve;
+          Thread thread =
+              threadFactory == null
+                  ? AgentThreads.newThread(serve, "retry-agent-prometheus")
+                  : threadFactory.newThread(serve);
+          thread.start();
+        } catch (RuntimeException | Error notStarted) {
+          // "unable to create native thread": counted above, the thread would stay counted and
+          // never serve; the exchange, unrun, would hold its connection open. Undone, and the
+          // exchange refused if no thread took it meanwhile: the JDK server then closes the
+          // connection (JDK 17 and 25 close it on any Throwable from execute).
+          synchronized (this) {
+            threads--;
+            idle--;
+            if (waiting.removeLastOccurrence(exchange) || dropped.removeLastOccurrence(exchange)) {
+              throw new RejectedExecutionException(
+                  "the Prometheus endpoint could not start a serving thread", notStarted);
+            }
+          }
+        }
       }
     }
 

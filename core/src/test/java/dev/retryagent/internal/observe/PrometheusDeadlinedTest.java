@@ -1,6 +1,7 @@
 package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.Scheduler;
@@ -8,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -138,6 +140,50 @@ class PrometheusDeadlinedTest {
       assertThat(interruptedAnswering.get()).as("both past their deadline").isEqualTo(2);
     } finally {
       timed.shutdownNow();
+    }
+  }
+
+  @Test
+  void anExchangeWhoseThreadCannotStartIsRefusedAndNotCounted() throws Exception {
+    // "unable to create native thread": the thread was counted as serving and the exchange left
+    // waiting, never run nor closed; the JDK server closes the connection when execute throws.
+    AtomicBoolean failNext = new AtomicBoolean(true);
+    PrometheusServer.Deadlined starved =
+        new PrometheusServer.Deadlined(
+            TimeUnit.SECONDS.toNanos(10),
+            NEVER,
+            r -> {
+              if (failNext.getAndSet(false)) {
+                throw new OutOfMemoryError("unable to create native thread (the test's)");
+              }
+              Thread t = new Thread(r, "test-prometheus-serving");
+              t.setDaemon(true);
+              return t;
+            });
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      AtomicBoolean refusedRan = new AtomicBoolean();
+      assertThatThrownBy(() -> starved.execute(() -> refusedRan.set(true)))
+          .isInstanceOf(RejectedExecutionException.class);
+      // Both threads can still start: two exchanges answer at once.
+      CountDownLatch both = new CountDownLatch(2);
+      for (int i = 0; i < PrometheusServer.Deadlined.SERVING_THREADS; i++) {
+        starved.execute(
+            () -> {
+              starved.answering();
+              both.countDown();
+              awaitQuietly(release);
+            });
+      }
+      assertThat(both.await(10, TimeUnit.SECONDS)).as("two exchanges served at once").isTrue();
+      release.countDown();
+      CountDownLatch after = new CountDownLatch(1);
+      starved.execute(after::countDown);
+      assertThat(after.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(refusedRan).as("the refused exchange is never run").isFalse();
+    } finally {
+      release.countDown();
+      starved.shutdownNow();
     }
   }
 
