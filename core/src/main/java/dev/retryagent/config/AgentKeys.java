@@ -19,11 +19,20 @@ final class AgentKeys {
   /** Read before the rest of an invalid file: may the problem stop the JVM? */
   static final KeyRef STRICT = new KeyRef();
 
-  // An IPv6 literal has two colons at least (`::1`): one colon is a port written into the host
-  // (`127.0.0.1:9000`), which no address is and the endpoint would fail to bind at run time.
+  // What the endpoint can bind, so that `validate` refuses what would fail at run time: a host
+  // name of labels that neither start nor end with '-', and not made of digits and dots alone
+  // (`999.1.1.1` is an IPv4 address out of range, no name); an IPv4 address of four bytes; an IPv6
+  // literal with two colons at least (`::1`: one colon is a port written into the host,
+  // `127.0.0.1:9000`), its brackets both or neither (`[::1` is none).
   static final ValueType BIND_HOST =
       ValueType.host(
-          "[A-Za-z0-9._-]{1,253}|\\[?(?=[0-9A-Fa-f.%]*:[0-9A-Fa-f.%]*:)[0-9A-Fa-f:.%]{2,64}\\]?",
+          "(?=.{1,253}$)(?![0-9.]+$)"
+              + "[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?"
+              + "(?:\\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?"
+              + "|(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\\.){3}"
+              + "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
+              + "|(?=[0-9A-Fa-f.%]*:[0-9A-Fa-f.%]*:)[0-9A-Fa-f:.%]{2,64}"
+              + "|\\[(?=[0-9A-Fa-f.%]*:[0-9A-Fa-f.%]*:)[0-9A-Fa-f:.%]{2,64}\\]",
           "a host name or IP address such as 127.0.0.1 or 0.0.0.0");
   static final ValueType SEGMENT_REGEX =
       new RegexType("a regular expression such as [0-9a-f]{32} or tok_.*");

@@ -406,6 +406,43 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aBindHostThatCannotBeBoundIsRefusedAndEveryAddressFormStillLoads() throws Exception {
+    // Each passed `validate` and then failed at run time: no IPv4 address has a byte above 255, no
+    // host name label starts with '-', and an IPv6 literal's brackets come in pairs.
+    for (String host :
+        new String[] {"999.1.1.1", "1.2.3.256", "-bad", "bad-", "a..b", "[::1", "::1]"}) {
+      ConfigProblem p = problem("agent: {metrics: {prometheus: {host: '" + host + "'}}}");
+      assertThat(p.path()).as(host).isEqualTo("agent.metrics.prometheus.host");
+      assertThat(p.message())
+          .as(host)
+          .isEqualTo(
+              "found " + host + "; allowed a host name or IP address such as 127.0.0.1 or 0.0.0.0");
+    }
+    for (String host :
+        new String[] {
+          "localhost",
+          "localhost.",
+          "metrics-1.internal.example",
+          "my_host",
+          "10.0.0.1",
+          "0.0.0.0",
+          "255.255.255.255",
+          "::",
+          "[::]",
+          "::1",
+          "[::1]",
+          "fe80::1%1",
+          "2001:db8::8a2e:370:7334",
+          "::ffff:10.0.0.1",
+          "0x7f.example"
+        }) {
+      assertThat(Yaml.load("agent: {metrics: {prometheus: {host: '" + host + "'}}}"))
+          .as(host)
+          .isNotNull();
+    }
+  }
+
+  @Test
   void aPathWithAQueryIsReportedWithoutTheQuery() {
     // A path pasted from a URL brings its query, a token as often as not; problems are logged.
     List<ConfigProblem> all =
