@@ -181,7 +181,14 @@ public final class AgentConfig {
     if (path == null) {
       return "none";
     }
-    String text = Sanitizer.oneLine(path);
+    return withoutPassword(Sanitizer.oneLine(path));
+  }
+
+  /**
+   * {@link #shownPath} but for its one line: also for a configuration problem about the path, which
+   * {@link ConfigProblem#shown} then quotes (a NUL, say, that the key refused).
+   */
+  static String withoutPassword(String text) {
     // No ':': neither a URL nor user:password. A plain path ends here, before any pattern loads.
     if (text.indexOf(':') < 0) {
       return text;

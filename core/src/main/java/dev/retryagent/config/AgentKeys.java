@@ -37,7 +37,8 @@ final class AgentKeys {
   static final ValueType SEGMENT_REGEX =
       new RegexType("a regular expression such as [0-9a-f]{32} or tok_.*");
   static final ValueType FILE_PATH =
-      ValueType.string("[^\\x00]{1,4096}", "a file path such as /var/log/retry-dead-letters.jsonl");
+      ValueType.deadLetterPath(
+          "[^\\x00]{1,4096}", "a file path such as /var/log/retry-dead-letters.jsonl");
 
   /**
    * The least {@code deadLetter.maxBytes}: a few lines (one is ~300 B). Below it the value is most

@@ -124,6 +124,15 @@ abstract class ValueType {
   }
 
   /**
+   * {@link #string}, for {@code agent.deadLetter.path}: a problem shows the value as every line
+   * shows the path ({@link AgentConfig#shownPath}), since a variable meant for another key may have
+   * put a URL with its password, or {@code user:password@host:/dlq}, there.
+   */
+  static StringType deadLetterPath(String pattern, String description) {
+    return new StringType(pattern, description, false, true);
+  }
+
+  /**
    * {@link #string}, for a host: a problem shows its user-info as {@code ***}, as a host glob's
    * ({@link ConfigProblem#shownHost}), since a host copied from a URL may carry a password.
    */
@@ -382,6 +391,12 @@ abstract class ValueType {
     /** A host: its user-info is not repeated ({@link #host}). */
     private final boolean host;
 
+    /**
+     * The dead-letter path: shown as every line shows it ({@link AgentConfig#shownPath}), also a
+     * scheme-less user:password@host and a URL's password of digits ({@link #deadLetterPath}).
+     */
+    private final boolean deadLetterPath;
+
     /** Compiled at the first value: the schema has every string key, a file sets few. */
     private volatile TextPattern pattern;
 
@@ -390,14 +405,22 @@ abstract class ValueType {
     }
 
     StringType(String regex, String description, boolean host) {
+      this(regex, description, host, false);
+    }
+
+    private StringType(String regex, String description, boolean host, boolean deadLetterPath) {
       super(Kind.STRING);
       this.regex = regex;
       this.description = description;
       this.host = host;
+      this.deadLetterPath = deadLetterPath;
     }
 
     @Override
     String shown(String text) {
+      if (deadLetterPath) {
+        return ConfigProblem.shown(AgentConfig.withoutPassword(text));
+      }
       return host ? ConfigProblem.shownHost(text) : ConfigProblem.shown(text);
     }
 

@@ -443,6 +443,27 @@ class ConfigProblemsTest {
   }
 
   @Test
+  void aRefusedDeadLetterPathIsReportedWithoutAPasswordAsEveryLineShowsThePath() {
+    // A problem about the path (a NUL, say) quoted it through the generic redaction, which shows
+    // a scheme-less user:password@host and a URL's password of digits that the lines hide.
+    String[][] cases = {
+      // (its NUL, not an authority's, takes the "URL" host://dlq... along: the safe side)
+      {"u:CANARY7z@host:/dlq", "***@host://***"},
+      {"/data/u:CANARY7z@host/dlq", "/data/***@host/dlq"},
+      {"https://u:73519/", "https://***"},
+    };
+    for (String[] c : cases) {
+      ConfigProblem p = problem("agent: {deadLetter: {path: \"" + c[0] + "\\0x\"}}");
+      assertThat(p.path()).isEqualTo("agent.deadLetter.path");
+      assertThat(p.message())
+          .as(c[0])
+          .contains(c[1])
+          .doesNotContain("CANARY7z")
+          .doesNotContain("73519");
+    }
+  }
+
+  @Test
   void aPathWithAQueryIsReportedWithoutTheQuery() {
     // A path pasted from a URL brings its query, a token as often as not; problems are logged.
     List<ConfigProblem> all =
