@@ -1,7 +1,6 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.testing.FakeRequest;
-import java.time.Duration;
 import java.util.Arrays;
 
 /**
@@ -22,13 +21,8 @@ public final class HostPauseWalkRun {
   public static void main(String[] args) throws Exception {
     int walks = args.length > 0 ? Integer.parseInt(args[0]) : 8;
     int bound = 100_000;
-    TestPolicy p = TestPolicy.create();
-    p.retry.maxAttempts(1);
-    p.breaker.maxHosts(bound);
-    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
     FakeClock clock = new FakeClock();
-    RetryEngine engine =
-        RetryEngine.builder().clock(clock).errors(line -> {}).policy(p.build()).build();
+    RetryEngine engine = RateLimitThroughEngineTest.hostPausesEngine(bound, clock);
     java.util.Random random = new java.util.Random(42);
     long[] others = new long[bound];
     int host = 0;

@@ -483,6 +483,18 @@ class RateLimitThroughEngineTest {
     assertThat(engine.newCall(FakeRequest.of("GET", "short0.example")).reservePermit()).isZero();
   }
 
+  /**
+   * An engine whose rate limit notes each 429's host pause, its map bounded by {@code bound}
+   * ({@code maxHosts}): one attempt per call, so each 429 only pauses its host.
+   */
+  static RetryEngine hostPausesEngine(int bound, FakeClock clock) {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.maxHosts(bound);
+    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
+    return RetryEngine.builder().clock(clock).errors(line -> {}).policy(p.build()).build();
+  }
+
   @org.junit.jupiter.api.Test
   void manyPausesPastMaxHostsKeepTheBoundAndTheLatestEndingOnes() throws Exception {
     // 357 hosts answer 429 at maxHosts 50: the first 429 walks (1 pause), then the 51st, then one
@@ -490,13 +502,8 @@ class RateLimitThroughEngineTest {
     // so the 50 left at the end are the 50 latest-ending of all.
     int bound = 50;
     int hosts = 357;
-    TestPolicy p = TestPolicy.create();
-    p.retry.maxAttempts(1);
-    p.breaker.maxHosts(bound);
-    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
     FakeClock clock = new FakeClock();
-    RetryEngine engine =
-        RetryEngine.builder().clock(clock).errors(line -> {}).policy(p.build()).build();
+    RetryEngine engine = hostPausesEngine(bound, clock);
     java.util.Random random = new java.util.Random(42);
     long[] until = new long[hosts];
     for (int i = 0; i < hosts; i++) {
