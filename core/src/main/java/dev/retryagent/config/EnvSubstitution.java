@@ -64,6 +64,12 @@ final class EnvSubstitution {
       String fallback = dash < 0 ? null : body.substring(dash + 2);
       if (!isName(name)) {
         int colon = name.indexOf(':');
+        // ${NAME-fallback} is the shell's fallback without the colon (taken only when unset):
+        // no name holds a `-`, so the text after the first one is the fallback.
+        int hyphen = name.indexOf('-');
+        if (hyphen > 0 && (colon < 0 || hyphen < colon) && isName(name.substring(0, hyphen))) {
+          colon = hyphen;
+        }
         // ${NAME:default} is a fallback written the Spring way: in a secret value, a password.
         // ${https://user:password@host} is a URL written where its variable's name belongs.
         boolean springStyle =
@@ -71,19 +77,24 @@ final class EnvSubstitution {
         String shown =
             !secret
                 ? ConfigProblem.withoutUserInfo(body)
-                : springStyle ? name.substring(0, colon) + ":..." : "...";
+                : springStyle ? name.substring(0, colon + 1) + "..." : "...";
         // ${NAME:=fallback} is the shell's assigning fallback: its fallback is after the `=`.
         int fallbackStart = colon + (name.startsWith(":=", colon) ? 2 : 1);
         String hint =
-            springStyle
-                ? "; for a fallback write ${"
+            springStyle && name.startsWith(":?", colon)
+                // The shell's "error if unset": a reference without a fallback already is one.
+                ? "; :? is not supported; ${"
                     + name.substring(0, colon)
-                    + ":-"
-                    + (secret
-                        ? "..."
-                        : ConfigProblem.withoutUserInfo(name.substring(fallbackStart)))
-                    + "}"
-                : "; a name is letters, digits and _, not starting with a digit";
+                    + "} with no fallback already fails when the variable is unset"
+                : springStyle
+                    ? "; for a fallback write ${"
+                        + name.substring(0, colon)
+                        + ":-"
+                        + (secret
+                            ? "..."
+                            : ConfigProblem.withoutUserInfo(name.substring(fallbackStart)))
+                        + "}"
+                    : "; a name is letters, digits and _, not starting with a digit";
         throw new IllegalArgumentException(
             "invalid environment variable reference ${" + shown + "}" + hint);
       }

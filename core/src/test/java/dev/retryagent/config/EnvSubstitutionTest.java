@@ -62,6 +62,16 @@ class EnvSubstitutionTest {
         .hasMessage(
             "invalid environment variable reference ${OPEN:=3s}; for a fallback write"
                 + " ${OPEN:-3s}");
+    // The shell's fallback without the colon: no name holds a `-`, so the fallback is after it.
+    assertThatThrownBy(() -> env.apply("${HDR-X-Att}"))
+        .hasMessage(
+            "invalid environment variable reference ${HDR-X-Att}; for a fallback write"
+                + " ${HDR:-X-Att}");
+    assertThatThrownBy(() -> env.apply("${HOST-api:8443}"))
+        .hasMessageEndingWith("; for a fallback write ${HOST:-api:8443}");
+    assertThatThrownBy(() -> env.apply("${PW-s3cret}", true))
+        .hasMessage(
+            "invalid environment variable reference ${PW-...}; for a fallback write ${PW:-...}");
     assertThatThrownBy(() -> env.apply("${A:-${B}}")).hasMessageContaining("nested");
     assertThatThrownBy(() -> env.apply("${}")).hasMessageContaining("invalid");
   }
@@ -84,8 +94,8 @@ class EnvSubstitutionTest {
                 + " ${URL:-https://***}");
     assertThatThrownBy(() -> env.apply("${URL:?http://u:pw-SECRET/x}"))
         .hasMessage(
-            "invalid environment variable reference ${URL:?http://***}; for a fallback write"
-                + " ${URL:-?http://***}");
+            "invalid environment variable reference ${URL:?http://***}; :? is not supported;"
+                + " ${URL} with no fallback already fails when the variable is unset");
     // What holds no URL is named as written, to be found in the file.
     assertThatThrownBy(() -> env.apply("${HOST:api.example.com:8443}"))
         .hasMessageContaining("${HOST:-api.example.com:8443}");
