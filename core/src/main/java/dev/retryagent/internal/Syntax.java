@@ -27,7 +27,10 @@ final class Syntax {
     return s.charAt(whole) == '.' && fraction(s, whole + 1) == s.length();
   }
 
-  /** {@code [+-]?[0-9][0-9_]{0,40}}: a whole number, {@code _} between digits allowed. */
+  /**
+   * {@code [+-]?[0-9][0-9_]{0,40}}, each {@code _} followed by a digit: a whole number, {@code _}
+   * between digits allowed.
+   */
   static boolean isWhole(String s) {
     int i = sign(s);
     if (i >= s.length() || !isDigit(s.charAt(i))) {
@@ -37,7 +40,10 @@ final class Syntax {
     return end == s.length();
   }
 
-  /** {@code [+-]?(?:[0-9][0-9_]{0,40}(?:\.[0-9]{1,30})?|\.[0-9]{1,30})}. */
+  /**
+   * {@code [+-]?(?:[0-9][0-9_]{0,40}(?:\.[0-9]{1,30})?|\.[0-9]{1,30})}, each {@code _} followed by
+   * a digit.
+   */
   static boolean isNumber(String s) {
     int i = sign(s);
     if (i < s.length() && isDigit(s.charAt(i))) {
@@ -163,10 +169,17 @@ final class Syntax {
     return n >= 1 && n <= MAX_DIGITS ? from + n : -1;
   }
 
-  /** The end of 0 to 40 digits or underscores at {@code from}, or -1 when there are more. */
+  /**
+   * The end of 0 to 40 digits or underscores at {@code from}, or -1 when there are more or an
+   * underscore is not followed by a digit: {@code _} groups digits ({@code 10_000}), so {@code 3_}
+   * and {@code 1__0} are typing mistakes, not numbers.
+   */
   private static int wholeTail(String s, int from) {
     int i = from;
     while (i < s.length() && (isDigit(s.charAt(i)) || s.charAt(i) == '_')) {
+      if (s.charAt(i) == '_' && (i + 1 >= s.length() || !isDigit(s.charAt(i + 1)))) {
+        return -1;
+      }
       i++;
     }
     return i - from <= MAX_WHOLE_TAIL ? i : -1;

@@ -17,9 +17,13 @@ import org.junit.jupiter.api.Test;
 class SyntaxTest {
   private static final Pattern DECIMAL =
       Pattern.compile("(?:[0-9]{1,30}(?:\\.[0-9]{1,30})?|\\.[0-9]{1,30})");
-  private static final Pattern WHOLE = Pattern.compile("[+-]?[0-9][0-9_]{0,40}");
+  // "_" groups digits: each one is followed by a digit (no "3_", no "1__0").
+  private static final Pattern WHOLE =
+      Pattern.compile("[+-]?(?=[0-9][0-9_]{0,40}(?![0-9_]))[0-9](?:_?[0-9])*");
   private static final Pattern NUMBER =
-      Pattern.compile("[+-]?(?:[0-9][0-9_]{0,40}(?:\\.[0-9]{1,30})?|\\.[0-9]{1,30})");
+      Pattern.compile(
+          "[+-]?(?:(?=[0-9][0-9_]{0,40}(?![0-9_]))[0-9](?:_?[0-9])*(?:\\.[0-9]{1,30})?"
+              + "|\\.[0-9]{1,30})");
   private static final Pattern SIZE =
       Pattern.compile("([0-9]{1,30}(?:\\.[0-9]{1,30})?)\\s*([A-Za-z]*)");
 
@@ -63,6 +67,7 @@ class SyntaxTest {
     for (int n = 0; n <= 45; n++) {
       String digits = "7".repeat(n);
       String underscores = "1" + "_".repeat(Math.max(0, n - 1));
+      String grouped = "1" + "_1".repeat(n / 2) + "1".repeat(n % 2); // a tail of n characters
       for (String s :
           new String[] {
             digits,
@@ -77,6 +82,9 @@ class SyntaxTest {
             underscores,
             "+" + underscores,
             underscores + ".5",
+            grouped,
+            "-" + grouped,
+            grouped + ".5",
             digits + "KiB",
             digits + " KiB",
             digits + ".5 MiB",

@@ -166,6 +166,13 @@ class UnitsTest {
   @Test
   void readsWholeNumbersWithSignsAndGroupingAndClampsHugeOnes() {
     assertThat(Units.parseWhole("10_000")).isEqualTo(10_000);
+    // "_" groups digits; a trailing or doubled one is a typing mistake, not a number.
+    assertThatThrownBy(() -> Units.parseWhole("3_")).hasMessage("allowed a whole number");
+    assertThatThrownBy(() -> Units.parseWhole("1__0")).hasMessage("allowed a whole number");
+    assertThatThrownBy(() -> Units.parseNumber("1_.5"))
+        .isInstanceOf(IllegalArgumentException.class);
+    // A leading zero is decimal (not YAML 1.1's octal): 010 is ten, as it always was.
+    assertThat(Units.parseWhole("010")).isEqualTo(10);
     assertThat(Units.parseWhole("-3")).isEqualTo(-3);
     assertThat(Units.parseWhole("+7")).isEqualTo(7);
     assertThat(Units.parseWhole("99999999999999999999999")).isEqualTo(Long.MAX_VALUE);
