@@ -69,7 +69,12 @@ final class ExplainCommand {
     List<String> out = new ArrayList<>();
     StringBuilder verdict = new StringBuilder(request.describe(config.pathMask()));
     List<String> names = new ArrayList<>();
-    request.headerNames().forEach(names::add);
+    for (String name : request.headerNames()) {
+      // A value empty or only spaces and tabs is no key (IdempotencyGate.isKey): said here so
+      // that "with Idempotency-Key" does not contradict "POST without Idempotency-Key".
+      String value = request.header(name).replace(" ", "").replace("\t", "");
+      names.add(value.isEmpty() ? name + " (empty)" : name);
+    }
     if (!names.isEmpty()) {
       verdict.append(" with ").append(String.join(", ", names));
     }

@@ -40,6 +40,25 @@ class ExplainCommandTest {
             + "    circuitBreaker: { scope: route, window: { type: time, size: 1m } }\n");
   }
 
+  /** An empty key is no key: the header is named as empty, not as the key it is not. */
+  @Test
+  void anEmptyKeyIsShownAsEmptyNotAsAKey() {
+    CliRun r =
+        CliRun.of(
+            "explain",
+            config.toString(),
+            "POST",
+            "https://pay.example.com/v1/charges/ch_1",
+            "Idempotency-Key:");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.verdict())
+        .startsWith(
+            "POST https://pay.example.com/v1/charges/ch_1 with Idempotency-Key (empty) -> route"
+                + " payments;")
+        .contains("POST without Idempotency-Key");
+  }
+
   @Test
   void aKeyedPostToPaymentsIsRetriedOnEveryOutcome() {
     CliRun r =
