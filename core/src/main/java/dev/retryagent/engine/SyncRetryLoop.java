@@ -117,22 +117,42 @@ public final class SyncRetryLoop {
         }
         return response;
       }
-      if (Thread.currentThread().isInterrupted() && access.whole(response)) {
+      // Near the deadline, or before a short wait on a call the rate limit governs, the response
+      // is kept through the wait: one that ends late, or a retry refused its permit, ends the call
+      // with it. Otherwise released now, its connection serves other calls meanwhile; so is one
+      // of the rate limit's whose adapter would rather copy it than hold a pool's lease.
+      boolean whole;
+      boolean keep;
+      boolean copyLeavesWhole;
+      try {
+        whole = access.whole(response);
+        keep =
+            whole
+                && call.keepThroughWait(d.delayNanos())
+                && (!access.copyRatherThanKeep(response)
+                    || call.waitEndsNearDeadline(d.delayNanos()));
+        copyLeavesWhole = keep || !whole || access.copyLeavesWhole(response);
+      } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+        // The adapter's reading of its response failed, as its status's may above: the call ends
+        // with the response, the retry not made. Thrown on, it took the response's place and the
+        // response was neither released nor returned (a connection, a pool's lease, leaked).
+        call.state.engine.internalError(
+            "reading a retried response", bug, "the call ends with that response");
+        call.retryNotScheduled(null);
+        return response;
+      } catch (Error e) {
+        // What the engine never catches (out of memory) reaches the caller, the response released,
+        // as when the reservation at the decision throws one.
+        discardUnwanted(call.state.engine, access, response);
+        throw e;
+      }
+      if (Thread.currentThread().isInterrupted() && whole) {
         // The caller interrupted the thread during the attempt, and the client finished it anyway
         // (RetryCall.retryForgone): without the agent the caller has this response, the flag set.
         // The wait would throw at once, and the response would be lost for an interrupt.
         call.retryForgone(null);
         return response;
       }
-      // Near the deadline, or before a short wait on a call the rate limit governs, the response
-      // is kept through the wait: one that ends late, or a retry refused its permit, ends the call
-      // with it. Otherwise released now, its connection serves other calls meanwhile; so is one
-      // of the rate limit's whose adapter would rather copy it than hold a pool's lease.
-      boolean keep =
-          access.whole(response)
-              && call.keepThroughWait(d.delayNanos())
-              && (!access.copyRatherThanKeep(response)
-                  || call.waitEndsNearDeadline(d.delayNanos()));
       T copy = null;
       long left = d.delayNanos();
       if (!keep) {
@@ -144,8 +164,7 @@ public final class SyncRetryLoop {
         // while the response can still go to the caller. Before the copy when a copy may read the
         // body away and make none; else only once the copy made none, so that a copied response
         // asks after its wait as before (no token taken ahead of its backoff).
-        boolean whole = access.whole(response);
-        boolean reserved = whole && !access.copyLeavesWhole(response);
+        boolean reserved = whole && !copyLeavesWhole;
         if (reserved) {
           left = reserveAtDecision(call, access, response, clock, decidedAt, left);
           if (left < 0) {

@@ -1065,4 +1065,82 @@ class RateLimitThroughEngineTest {
     assertThat(r.error.getMessage()).contains("paused after 429");
     assertThat(f.sleeper.sleeps()).containsExactly(250 * MS);
   }
+
+  /**
+   * The adapter's predicates on a retried response ({@code whole}, {@code copyRatherThanKeep} on a
+   * short wait, {@code copyLeavesWhole} on a long one) failing with our bug end the call with that
+   * response, the retry not made, as a failure reading its status does; what the engine never
+   * catches (an InternalError) reaches the caller with the response released. Before, either was
+   * thrown on with the response neither returned nor released (a connection, a pool's lease,
+   * leaked).
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "whole, false",
+    "copyRatherThanKeep, false",
+    "copyLeavesWhole, false",
+    "whole, true",
+    "copyRatherThanKeep, true",
+    "copyLeavesWhole, true"
+  })
+  void anAdaptersPredicateThatThrowsOnARetriedResponseNeitherLosesNorLeaksIt(
+      String predicate, boolean error) {
+    boolean longWait = predicate.equals("copyLeavesWhole");
+    TestPolicy p =
+        longWait
+            ? TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10))
+            : TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(10).burst(5);
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    ResponseAccess<FakeResponse> throwing =
+        new FakeResponse.Delegating() {
+          private boolean fail(String name) {
+            if (!name.equals(predicate)) {
+              return false;
+            }
+            if (error) {
+              throw new InternalError(name);
+            }
+            throw new IllegalStateException(name);
+          }
+
+          @Override
+          public boolean whole(FakeResponse response) {
+            return !fail("whole");
+          }
+
+          @Override
+          public boolean copyRatherThanKeep(FakeResponse response) {
+            return fail("copyRatherThanKeep");
+          }
+
+          @Override
+          public boolean copyLeavesWhole(FakeResponse response) {
+            return !fail("copyLeavesWhole");
+          }
+        };
+    FakeResponse unavailable;
+    if (error) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () ->
+                  SyncRetryLoop.execute(
+                      f.newCall(FakeRequest.get()), f.sleeper, s::runSync, throwing))
+          .isInstanceOf(InternalError.class);
+      unavailable = s.responsesServed().get(0);
+      assertThat(unavailable.discards.get()).as("released").isEqualTo(1);
+    } else {
+      FakeResponse r;
+      try {
+        r = SyncRetryLoop.execute(f.newCall(FakeRequest.get()), f.sleeper, s::runSync, throwing);
+      } catch (IOException | InterruptedException e) {
+        throw new AssertionError(e);
+      }
+      unavailable = s.responsesServed().get(0);
+      assertThat(r).as("the call ends with the response").isSameAs(unavailable);
+      assertThat(unavailable.discards.get()).as("given to the caller, not released").isZero();
+    }
+    assertThat(s.attemptCount()).isEqualTo(1);
+    assertThat(f.sleeper.sleeps()).isEmpty();
+  }
 }
