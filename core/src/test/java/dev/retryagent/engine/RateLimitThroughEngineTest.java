@@ -1143,4 +1143,86 @@ class RateLimitThroughEngineTest {
     assertThat(s.attemptCount()).isEqualTo(1);
     assertThat(f.sleeper.sleeps()).isEmpty();
   }
+
+  /**
+   * Reserved at the decision (a response neither kept nor copied, 2 s backoff), a retry's permit is
+   * granted whenever asking after the backoff granted it: the bucket is empty at the decision and
+   * its next token comes within the backoff (1 s), which the retry then takes without a wait beyond
+   * the backoff, whatever maxWait (0 included). The allowance is maxWait plus the backoff.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(longs = {0, 3000})
+  void aPermitReservedAtTheDecisionIsGrantedForATokenThatComesWithinTheBackoff(long maxWaitMs) {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofMillis(maxWaitMs));
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), s);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(s.attemptCount()).isEqualTo(2);
+    assertThat(f.sleeper.sleeps()).containsExactly(2 * S);
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
+  }
+
+  /**
+   * The edge of the allowance at the decision is the edge asking after the backoff had: a token due
+   * 4 s on (2 s backoff, 2 s maxWait) is granted, as it was 2 s on with a 2 s wait; with a maxWait
+   * of 1999 ms it is refused, as it was, and the call ends with the 503.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({"2000, true", "1999, false"})
+  void aPermitReservedAtTheDecisionHasTheEdgeOfOneAskedAfterTheBackoff(
+      long maxWaitMs, boolean granted) {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.25).burst(1).maxWait(Duration.ofMillis(maxWaitMs));
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), s);
+
+    if (granted) {
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(s.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(4 * S);
+    } else {
+      assertThat(r.response).isSameAs(s.responsesServed().get(0));
+      assertThat(s.attemptCount()).isEqualTo(1);
+    }
+  }
+
+  /**
+   * A 429 pause under way at the decision: the allowance is maxWait (0) plus the backoff the pause
+   * does not cover, as asking after the backoff found. A pause of 0.5 s, then a token 1.5 s later,
+   * within the 3 s backoff: granted, the retry at 3 s. A pause of 3 s past a 2 s backoff, its token
+   * due before its end: granted, the retry as the pause ends. A token 1 s past such a pause:
+   * refused (the old order's wait after the pause was 1 s too, over maxWait 0), the call ends with
+   * the 503.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.CsvSource({
+    "500, 3000, 0.5, 3000",
+    "3000, 2000, 0.5, 3000",
+    "3000, 2000, 0.25, -1"
+  })
+  void aPermitReservedAtTheDecisionDuringAPauseIsGrantedAsAfterTheBackoff(
+      long pauseMs, long backoffMs, double perSecond, long retryAtMs) {
+    TestPolicy p =
+        TestPolicy.create().backoff(Duration.ofMillis(backoffMs), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(perSecond).burst(1);
+    EngineFixture f = EngineFixture.of(p);
+    RateLimiter bucket = (RateLimiter) f.newCall(FakeRequest.get()).state.limiter;
+    Script s =
+        new Script(
+            f.clock,
+            respond(503).during(() -> bucket.pauseUntil(f.clock.nanoTime() + pauseMs * MS)),
+            respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), s);
+
+    if (retryAtMs >= 0) {
+      assertThat(r.status()).isEqualTo(200);
+      assertThat(s.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(retryAtMs * MS);
+    } else {
+      assertThat(r.response).isSameAs(s.responsesServed().get(0));
+      assertThat(s.attemptCount()).isEqualTo(1);
+    }
+  }
 }
