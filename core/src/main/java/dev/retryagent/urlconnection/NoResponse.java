@@ -241,6 +241,12 @@ final class NoResponse extends HttpURLConnection {
    */
   @Override
   public InputStream getInputStream() throws IOException {
+    if (!getDoInput()) {
+      // The JDK checks doInput before the exception it remembers (JDK 17 and 25), so a doInput
+      // set false after the failure is refused as such. Before, the failure again.
+      throw new ProtocolException(
+          "Cannot read from URLConnection if doInput=false (call setDoInput(true))");
+    }
     if (!failureThrown) {
       failureThrown = true;
       throw fail();
@@ -271,10 +277,21 @@ final class NoResponse extends HttpURLConnection {
    */
   @Override
   public OutputStream getOutputStream() throws IOException {
-    if (inputRead || !getDoOutput() || (outputRefused != null && REMEMBERS_OUTPUT_REFUSAL)) {
+    if (inputRead
+        || !getDoOutput()
+        || (outputRefused != null && REMEMBERS_OUTPUT_REFUSAL)
+        || refusesTrace()) {
       throw refuseOutput();
     }
     throw fail();
+  }
+
+  /**
+   * The JDK refuses a body to a plain-http TRACE before it looks at its input or connects (JDK 17
+   * and 25), after its doOutput check and its remembered refusal.
+   */
+  private boolean refusesTrace() {
+    return "TRACE".equals(method) && "http".equals(url.getProtocol());
   }
 
   /**
@@ -288,7 +305,9 @@ final class NoResponse extends HttpURLConnection {
    * Before, the call's failure, where the application without the agent had the JDK's refusal.
    * Without a response read, the doOutput refusal disconnects and is remembered too (JDK 22+: a
    * chained copy next time with doOutput; JDK 17 tries its step again, the call's failure here).
-   * Before, the refusal left the connection counting as connected and was forgotten.
+   * Before, the refusal left the connection counting as connected and was forgotten. A plain-http
+   * TRACE with doOutput gets the JDK's TRACE refusal in place of the input one, or of the step
+   * tried again ({@link #refusesTrace}); before, the input refusal or the call's failure.
    */
   private ProtocolException refuseOutput() {
     ProtocolException refused;
@@ -301,7 +320,11 @@ final class NoResponse extends HttpURLConnection {
       if ("GET".equals(method)) {
         method = "POST"; // the JDK's backward compatibility, before its check of the input
       }
-      refused = new ProtocolException("Cannot write output after reading input.");
+      refused =
+          new ProtocolException(
+              refusesTrace()
+                  ? "HTTP method TRACE doesn't support output"
+                  : "Cannot write output after reading input.");
     }
     outputRefused = refused;
     disconnect(); // the JDK's internal disconnect

@@ -1727,6 +1727,63 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * A plain-http TRACE with {@code doOutput}, after a call ended by a 503 (the JDK read it) or by a
+   * reset: the JDK refuses its body as a TRACE's ("HTTP method TRACE doesn't support output")
+   * before it looks at its input or tries its step again, and disconnects. Before, the agent's
+   * connection said "Cannot write output after reading input." after the 503, and threw the
+   * breaker's exception after the reset.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aTraceBodyAskedAfterACallEndedIsRefusedAsTheJdkRefusesATracesBody(boolean reset)
+      throws Exception {
+    // A 503 body the release does not read whole (NoResponse#disconnect's known gap otherwise).
+    server.otherwise(reset ? reset() : status(503).body("x".repeat(200_000)));
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    for (HttpURLConnection c : both) {
+      c.setRequestMethod("TRACE");
+      c.setDoOutput(true);
+    }
+    refusal(both.get(0)::getResponseCode, null); // the 503 answered, or the reset thrown
+    assertThatThrownBy(both.get(1)::getResponseCode)
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      List<String> answers = new java.util.ArrayList<>();
+      answers.add(refusal(c::getOutputStream, null));
+      answers.add(c.getRequestMethod());
+      answers.addAll(afterTheCall(c));
+      seen.add(answers);
+    }
+    assertThat(seen.get(0)).first().asString().contains("TRACE doesn't support output");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * After a call ended with its attempt's refused connection, {@code doInput} set false is refused
+   * as such by every response method: the JDK checks it before the exception it remembers. Before,
+   * the agent's connection threw the failure (or its chained copy) again.
+   */
+  @Test
+  void aDoInputSetFalseAfterACallEndedWithoutAResponseIsRefusedAsTheJdkRefusesIt()
+      throws Exception {
+    List<List<String>> seen =
+        answersAfterARefusedCall(
+            c ->
+                List.of(
+                    c::getResponseCode,
+                    () -> {
+                      c.setDoInput(false);
+                      return "doInput false";
+                    },
+                    c::getInputStream,
+                    c::getResponseCode,
+                    c::getContent));
+    assertThat(seen.get(0).get(2)).contains("doInput=false");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
    * A plain connection and the agent's to /v1/items, each with a request property; the agent's
    * breaker opens on one failure, so its call ends after one attempt.
    */
