@@ -70,8 +70,8 @@ final class NoResponse extends HttpURLConnection {
     }
   }
 
-  /** What {@link #getOutputStream} refused last: the JDK remembers it. */
-  private ProtocolException outputRefused;
+  /** What {@link #getOutputStream} threw last: the JDK remembers it. */
+  private IOException outputRefused;
 
   /** A response method threw the failure: the JDK's connection remembers it from then on. */
   private boolean failureThrown;
@@ -226,9 +226,38 @@ final class NoResponse extends HttpURLConnection {
     throw (Error) failure;
   }
 
+  /**
+   * The JDK's connect() after its failed step tries to connect again (a new TCP connect, nothing
+   * sent) and throws what that attempt throws: a fresh exception, not the one it threw before. Here
+   * a copy of the failure ({@link #copyOf}), as nothing is sent again. Before, the very failure.
+   */
   @Override
   public void connect() throws IOException {
+    throw freshFailure();
+  }
+
+  private IOException freshFailure() throws IOException {
+    if (failure instanceof IOException) {
+      return copyOf((IOException) failure, false);
+    }
     throw fail();
+  }
+
+  /**
+   * A new exception of {@code f}'s class and message, chained to it or not (the JDK's {@code
+   * getChainedException}: its public {@code (String)} constructor, else {@code f} itself, as for
+   * the engine's own exceptions).
+   */
+  private static IOException copyOf(IOException f, boolean chained) {
+    try {
+      IOException copy = f.getClass().getConstructor(String.class).newInstance(f.getMessage());
+      if (chained) {
+        copy.initCause(f);
+      }
+      return copy;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return f;
+    }
   }
 
   /**
@@ -257,23 +286,17 @@ final class NoResponse extends HttpURLConnection {
     if (!(failure instanceof IOException)) {
       throw fail(); // an Error: the JDK remembers none
     }
-    IOException f = (IOException) failure;
-    IOException chained;
-    try {
-      chained = f.getClass().getConstructor(String.class).newInstance(f.getMessage());
-      chained.initCause(f);
-    } catch (ReflectiveOperationException | RuntimeException e) {
-      chained = f;
-    }
-    throw chained;
+    throw copyOf((IOException) failure, true);
   }
 
   /**
    * As the JDK's connection after its failed step (read in JDK 17 and 25): without {@code doOutput}
-   * its refusal, else it tries its step again, here the call's failure, as {@link #connect()} and
-   * {@link #getInputStream()} throw it. Before, the inherited {@code UnknownServiceException:
-   * protocol doesn't support output}, where the application without the agent had its connection's
-   * failure again (a {@code ConnectException}).
+   * its refusal, else it tries its step again: here a fresh copy of the call's failure ({@link
+   * #connect()}), which disconnects and is remembered as the JDK's failure there is (before, the
+   * very failure each time). Not emulated: after an attempt that connected (a reset), the JDK's
+   * connected connection goes on without connecting and hands out a stream. Before, the inherited
+   * {@code UnknownServiceException: protocol doesn't support output}, where the application without
+   * the agent had its connection's failure again (a {@code ConnectException}).
    */
   @Override
   public OutputStream getOutputStream() throws IOException {
@@ -283,7 +306,15 @@ final class NoResponse extends HttpURLConnection {
         || refusesTrace()) {
       throw refuseOutput();
     }
-    throw fail();
+    if ("GET".equals(method)) {
+      method = "POST"; // the JDK's backward compatibility, before it tries its step again
+    }
+    // The JDK tries its step again (connects anew, sends nothing before a stream is handed out),
+    // and on its failure disconnects and remembers it (JDK 22+: a chained copy next time).
+    IOException again = freshFailure();
+    outputRefused = again;
+    disconnect();
+    throw again;
   }
 
   /**
@@ -309,13 +340,12 @@ final class NoResponse extends HttpURLConnection {
    * TRACE with doOutput gets the JDK's TRACE refusal in place of the input one, or of the step
    * tried again ({@link #refusesTrace}); before, the input refusal or the call's failure.
    */
-  private ProtocolException refuseOutput() {
-    ProtocolException refused;
+  private IOException refuseOutput() {
+    IOException refused;
     if (!getDoOutput()) {
       refused = new ProtocolException(DO_OUTPUT_REFUSED);
     } else if (outputRefused != null) {
-      refused = new ProtocolException(outputRefused.getMessage());
-      refused.initCause(outputRefused);
+      refused = copyOf(outputRefused, true);
     } else {
       if ("GET".equals(method)) {
         method = "POST"; // the JDK's backward compatibility, before its check of the input

@@ -1784,6 +1784,42 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * After a call ended with its attempt's refused connection, {@code connect()} and a body asked
+   * with {@code doOutput} try the JDK's step again: a fresh exception each time (a new connection
+   * refused; nothing is sent), and a body's failure disconnects and is remembered (JDK 22+: a
+   * chained copy next time). Before, the agent's connection threw the very failure each time.
+   */
+  @Test
+  void connectAndABodyAfterACallEndedWithoutAResponseFailAfreshAsTheJdksStepTriedAgain()
+      throws Exception {
+    List<List<String>> seen =
+        answersAfterARefusedCall(
+            c ->
+                List.of(
+                    () -> {
+                      c.setDoOutput(true);
+                      return "doOutput";
+                    },
+                    c::getResponseCode,
+                    () -> {
+                      c.connect();
+                      return "connected";
+                    },
+                    c::getOutputStream,
+                    c::getOutputStream,
+                    () -> {
+                      c.connect();
+                      return "connected";
+                    },
+                    c::getRequestMethod,
+                    () -> afterTheCall(c)));
+    assertThat(seen.get(0).get(2))
+        .startsWith("java.net.ConnectException: ")
+        .endsWith("(cause null)");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
    * A plain connection and the agent's to /v1/items, each with a request property; the agent's
    * breaker opens on one failure, so its call ends after one attempt.
    */
