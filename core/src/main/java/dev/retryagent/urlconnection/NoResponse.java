@@ -230,9 +230,14 @@ final class NoResponse extends HttpURLConnection {
    * The JDK's connect() after its failed step tries to connect again (a new TCP connect, nothing
    * sent) and throws what that attempt throws: a fresh exception, not the one it threw before. Here
    * a copy of the failure ({@link #copyOf}), as nothing is sent again. Before, the very failure.
+   * Once an attempt connected (a reset), the JDK's connection is connected and its connect() does
+   * nothing; so does this one's (before, the failure).
    */
   @Override
   public void connect() throws IOException {
+    if (connected) {
+      return;
+    }
     throw freshFailure();
   }
 

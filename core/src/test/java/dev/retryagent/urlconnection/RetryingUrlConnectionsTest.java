@@ -1820,6 +1820,32 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * After a call ended by a reset (an attempt connected, no response), the JDK's connection counts
+   * as connected, and its connect() does nothing (it is connected already): no exception, nothing
+   * sent. Before, the agent's threw the call's failure.
+   */
+  @Test
+  void connectAfterACallEndedByAResetDoesNothingAsTheJdksConnectedConnection() throws Exception {
+    server.otherwise(reset());
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    assertThatThrownBy(both.get(0)::getResponseCode).isInstanceOf(IOException.class);
+    int sent = server.requestCount();
+    assertThatThrownBy(both.get(1)::getResponseCode)
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      List<String> answers = new java.util.ArrayList<>();
+      answers.add(refusal(c::connect, null));
+      answers.add(refusal(c::connect, null));
+      answers.addAll(afterTheCall(c));
+      seen.add(answers);
+    }
+    assertThat(seen.get(0)).first().isEqualTo("no exception");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+    assertThat(server.requestCount()).isEqualTo(2 * sent);
+  }
+
+  /**
    * A plain connection and the agent's to /v1/items, each with a request property; the agent's
    * breaker opens on one failure, so its call ends after one attempt.
    */
