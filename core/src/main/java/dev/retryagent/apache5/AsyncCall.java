@@ -6,6 +6,7 @@ import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.Scheduler;
 import dev.retryagent.engine.SelfViewCall;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.apache.ExchangeLog;
@@ -242,9 +243,13 @@ final class AsyncCall extends SelfViewCall
     Exchange e = current;
     if (e != null && e.mayGoUnheard()) {
       try {
-        engine.scheduler().schedule(new Unheard(e), CLOSE_GRACE_NANOS);
+        // On our shared scheduler, whatever the engine's: the grace stands in for HttpClient's own
+        // news of its I/O, in real time as a retried body's grace is (Discards.Grace); an engine's
+        // may be a library user's test scheduler driven by hand, which never told the lost exchange
+        // and left the application waiting for good.
+        Scheduler.shared().schedule(new Unheard(e), CLOSE_GRACE_NANOS);
       } catch (RuntimeException refused) {
-        // no engine thread to tell it: as before, HttpClient alone tells it
+        // no thread to tell it: as before, HttpClient alone tells it
       }
     }
   }

@@ -5,9 +5,10 @@ package dev.retryagent.engine;
  * threads waits for the next due task and runs it (starting the next attempt; the agent's own timed
  * work, too). Injected so tests drive time by hand. Implementations are thread-safe; the default is
  * {@link #shared()}. A bound on a read from the network (a retried body's grace on Apache
- * HttpClient classic, {@code Discards.Grace}; java.net.http's) runs on {@link #shared()} whatever
- * scheduler an engine was given: it is real time, as the client's own network timeouts are, and on
- * a scheduler a test drives by hand a held body waited for as long as the socket timeout.
+ * HttpClient classic, {@code Discards.Grace}; java.net.http's; the Apache 5.x async call's grace
+ * for an exchange its client's close never told) runs on {@link #shared()} whatever scheduler an
+ * engine was given: it is real time, as the client's own network timeouts are, and on a scheduler a
+ * test drives by hand a held body waited for as long as the socket timeout.
  */
 public interface Scheduler {
   /** A task that may still be cancelled. */
