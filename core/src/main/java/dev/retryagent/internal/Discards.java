@@ -4,7 +4,6 @@ import dev.retryagent.engine.Scheduler;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * How much of a retried response's body an adapter reads to keep its connection: one bound for
@@ -270,8 +269,7 @@ public final class Discards {
    * timeout (HttpClient's default: none) unless the test ran the grace. One that refuses (the JVM
    * ending) leaves the read as before, bounded by the socket timeout alone. Given once per retried
    * response: a copy of a body with no length reads the rest too, within its grace ({@link
-   * #readWithinGrace}), and leaves the release nothing to read ({@code STARTED} counts them for the
-   * tests that say so). Made only on a retry's path.
+   * #readWithinGrace}), and leaves the release nothing to read. Made only on a retry's path.
    */
   public static final class Grace implements Runnable {
     private final Closeable abort;
@@ -280,11 +278,12 @@ public final class Discards {
     private Scheduler.Cancellable task;
 
     /**
-     * Graces started in this JVM, for tests (the grace is on the shared scheduler, which a test
-     * does not replace): one per retried body of no known length, never two. On a retry's path
-     * only.
+     * Where graces are scheduled when not on {@link Scheduler#shared()}: set by tests only, to
+     * count the graces a call starts (one per retried body of no known length, never two) on a
+     * scheduler that hands them on to the shared one; null otherwise. Read once per grace, on a
+     * retry's path only, as {@code UrlExchange.lookSchedulerForTests} is.
      */
-    static final AtomicLong STARTED = new AtomicLong();
+    static volatile Scheduler schedulerForTests;
 
     private Grace(Closeable abort) {
       this.abort = abort;
@@ -293,9 +292,10 @@ public final class Discards {
     /** A grace from now, whose end closes the connection through {@code abort}. */
     public static Grace start(Closeable abort) {
       Grace grace = new Grace(abort);
-      STARTED.incrementAndGet();
       try {
-        Scheduler.Cancellable task = Scheduler.shared().schedule(grace, GRACE_NANOS);
+        Scheduler forTests = schedulerForTests;
+        Scheduler.Cancellable task =
+            (forTests != null ? forTests : Scheduler.shared()).schedule(grace, GRACE_NANOS);
         synchronized (grace) {
           grace.task = task;
         }

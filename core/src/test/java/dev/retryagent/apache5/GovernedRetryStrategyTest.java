@@ -157,7 +157,6 @@ class GovernedRetryStrategyTest {
     // the release's).
     dev.retryagent.testing.InjectedScheduler scheduler =
         new dev.retryagent.testing.InjectedScheduler();
-    long gracesBefore = dev.retryagent.internal.Graces.started();
     RetryEngine own =
         TestEngines.builder(
                 time,
@@ -172,14 +171,15 @@ class GovernedRetryStrategyTest {
     java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
     ScriptedHttpServer.Action busy = status(503).body("busy busy busy").framed(framing);
     server.enqueue((gzipped ? busy.gzipped() : busy).heldAfter(4, release), ok("done"));
-    try {
-      assertThat(call(new HttpGet(server.url("/held")))).containsExactly("200", "done");
-    } finally {
-      release.countDown();
+    try (dev.retryagent.internal.Graces graces = dev.retryagent.internal.Graces.count()) {
+      try {
+        assertThat(call(new HttpGet(server.url("/held")))).containsExactly("200", "done");
+      } finally {
+        release.countDown();
+      }
+      boolean arrivedAsItCame = framing == ScriptedHttpServer.Framing.LENGTH && !gzipped;
+      assertThat(graces.started()).isEqualTo(arrivedAsItCame ? 0 : 1);
     }
-    boolean arrivedAsItCame = framing == ScriptedHttpServer.Framing.LENGTH && !gzipped;
-    assertThat(dev.retryagent.internal.Graces.started() - gracesBefore)
-        .isEqualTo(arrivedAsItCame ? 0 : 1);
     assertThat(scheduler.graces()).isZero();
   }
 

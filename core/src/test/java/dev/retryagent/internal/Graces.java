@@ -1,15 +1,42 @@
 package dev.retryagent.internal;
 
+import dev.retryagent.engine.Scheduler;
+import java.util.concurrent.atomic.AtomicLong;
+
 /**
- * How many retried bodies' graces ({@link Discards.Grace}) started, for tests in other packages:
- * the grace runs on the shared scheduler, which a test does not replace, so a test counts them
- * here, before and after its call (tests of a class run one at a time).
+ * Counts the retried bodies' graces ({@link Discards.Grace}) started while it is open, for tests in
+ * other packages: each is scheduled here, counted, and handed on to the shared scheduler, where it
+ * runs in real time as without the count ({@link Discards.Grace#schedulerForTests}). One open at a
+ * time (tests of a class run one at a time); close it after the call.
  */
-public final class Graces {
+public final class Graces implements Scheduler, AutoCloseable {
+  private final AtomicLong started = new AtomicLong();
+
   private Graces() {}
 
-  /** Graces started in this JVM so far. */
-  public static long started() {
-    return Discards.Grace.STARTED.get();
+  /** Counts the graces started from now until {@link #close}. */
+  public static Graces count() {
+    Graces graces = new Graces();
+    Discards.Grace.schedulerForTests = graces;
+    return graces;
+  }
+
+  /** Graces started since {@link #count}. */
+  public long started() {
+    return started.get();
+  }
+
+  @Override
+  public Cancellable schedule(Runnable task, long delayNanos) {
+    if (task instanceof Discards.Grace) {
+      started.incrementAndGet();
+    }
+    return Scheduler.shared().schedule(task, delayNanos);
+  }
+
+  /** Graces are scheduled on the shared scheduler alone again. */
+  @Override
+  public void close() {
+    Discards.Grace.schedulerForTests = null;
   }
 }
