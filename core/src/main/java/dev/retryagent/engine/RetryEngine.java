@@ -15,11 +15,9 @@ import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -98,9 +96,23 @@ public final class RetryEngine {
    * perSecond} because the host answers 429) or leaves observe mode, makes a new one; the pause is
    * the host's word about itself, not about one limit, and the new limiter starts with it ({@link
    * #newLimiter}), as the fleet's limiters hand theirs on. Written on a 429 only; kept across
-   * reloads. Bounded in count as the hosts are ({@link #notePause}).
+   * reloads. Bounded in count as the hosts are ({@link #notePause}). Read without a lock; written
+   * under {@link #pauseLock}, in step with {@link #pauseHeap}.
    */
-  private final ConcurrentHashMap<String, Long> hostPauses = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, Pause> hostPauses = new ConcurrentHashMap<>();
+
+  /**
+   * The pauses of {@link #hostPauses}, a min-heap by end (each knows its index): the one that ends
+   * soonest is at 0, so a 429 past the bound forgets it in O(log n), not a walk of the map. Null
+   * until the first 429 (nothing of it on a call's path, nor before main).
+   */
+  private Pause[] pauseHeap;
+
+  /** The pauses in {@link #pauseHeap}: as many as {@link #hostPauses} holds. */
+  private int pauseCount;
+
+  /** Held by a 429 only, while it notes its pause ({@link #notePause}); never by a call's read. */
+  private final Object pauseLock = new Object();
 
   /** Where {@link #notePause} says once that it forgot pauses under way. */
   private final Consumer<String> notices;
@@ -567,8 +579,9 @@ public final class RetryEngine {
     RateLimitPolicy p = policy.rateLimit();
     long now = clock.nanoTime();
     RateLimiter limiter = new RateLimiter(p, now);
-    Long until = p.pauseOn429() ? hostPauses.get(target) : null;
-    if (until != null && until - now > 0) {
+    Pause noted = p.pauseOn429() ? hostPauses.get(target) : null;
+    long until = noted == null ? now : noted.until;
+    if (until - now > 0) {
       limiter.pause(now, Math.min(until - now, policy.retry().retryAfterMax().toNanos()));
     }
     return limiter;
@@ -604,8 +617,9 @@ public final class RetryEngine {
    * reaches it here (on those paths only: a call's first permit comes from a current bucket).
    */
   void pauseDroppedBucket(HostState s, long now) {
-    Long until = hostPauses.get(s.target);
-    if (until != null && until - now > 0 && s.limiter instanceof RateLimiter) {
+    Pause noted = hostPauses.get(s.target);
+    long until = noted == null ? now : noted.until;
+    if (until - now > 0 && s.limiter instanceof RateLimiter) {
       RateLimiter l = (RateLimiter) s.limiter;
       if (l.policy().pauseOn429()) {
         l.pause(now, Math.min(until - now, s.policy.retry().retryAfterMax().toNanos()));
@@ -613,106 +627,159 @@ public final class RetryEngine {
     }
   }
 
-  /** {@code target}'s host is paused until {@code until}: the later of it and the pause noted. */
+  /**
+   * {@code target}'s host is paused until {@code until}: the later of it and the pause noted. Then
+   * forgets at most two pauses, each the one that ends soonest, if it is over or the pauses are
+   * past {@link #maxHostPauses}: O(log n) each, so no 429 pays for a walk of the map (at maxHosts
+   * 100,000 one in ~100,000 paid 55-80 ms for it, docs/BENCHMARKS.md). One a 429 adds, one past the
+   * bound forgotten: the bound holds after each 429; the second step empties the pauses that are
+   * over by the time the 429s that follow them have come (a lowered bound, a step a 429).
+   */
   private void notePause(String target, long until, long now) {
-    // No lambda: this class is loaded before the application's main (NoInvokedynamicBeforeMainIT).
-    for (Long noted = hostPauses.putIfAbsent(target, until);
-        noted != null && until - noted > 0 && !hostPauses.replace(target, noted, until);
-        noted = hostPauses.putIfAbsent(target, until)) {
-      // another 429 of the host noted its pause meanwhile: compare with that one
+    synchronized (pauseLock) {
+      Pause noted = hostPauses.get(target);
+      if (noted == null) {
+        addPause(new Pause(target, until));
+      } else if (until - noted.until > 0) {
+        noted.until = until;
+        siftPauseDown(noted.index);
+      }
+      int bound = maxHostPauses();
+      for (int step = 0; step < 2 && pauseCount > 0; step++) {
+        Pause soonest = pauseHeap[0];
+        boolean over = soonest.until - now <= 0;
+        if (!over && pauseCount <= bound) {
+          break;
+        }
+        removeSoonestPause();
+        if (!over) {
+          pausesForgotten++;
+          if (!pausesForgottenSaid) {
+            pausesForgottenSaid = true;
+            notices.accept(
+                "retry-agent: more hosts under a 429 pause at once than maxHosts ("
+                    + bound
+                    + "): the pauses that end soonest are forgotten; their hosts' buckets keep"
+                    + " them, but a bucket made or dropped since (another rateLimit section, a"
+                    + " reload, maxHosts) does not wait for them (said once)");
+          }
+        }
+      }
     }
-    if (hostPauses.size() > pauseSweepAt) {
-      forgetPauses(now);
+  }
+
+  /** Adds {@code p} to the map and the heap; under {@link #pauseLock}. */
+  private void addPause(Pause p) {
+    if (pauseHeap == null) {
+      pauseHeap = new Pause[16];
+    } else if (pauseCount == pauseHeap.length) {
+      pauseHeap = Arrays.copyOf(pauseHeap, 2 * pauseCount);
+    }
+    hostPauses.put(p.target, p);
+    p.index = pauseCount;
+    pauseHeap[pauseCount++] = p;
+    siftPauseUp(p.index);
+  }
+
+  /** Forgets the pause that ends soonest, from the heap and the map; under {@link #pauseLock}. */
+  private void removeSoonestPause() {
+    Pause soonest = pauseHeap[0];
+    hostPauses.remove(soonest.target, soonest);
+    Pause last = pauseHeap[--pauseCount];
+    pauseHeap[pauseCount] = null;
+    if (pauseCount > 0) {
+      pauseHeap[0] = last;
+      last.index = 0;
+      siftPauseDown(0);
+    }
+  }
+
+  private void siftPauseUp(int i) {
+    Pause p = pauseHeap[i];
+    while (i > 0) {
+      int parent = (i - 1) >>> 1;
+      Pause above = pauseHeap[parent];
+      if (p.until - above.until >= 0) {
+        break;
+      }
+      pauseHeap[i] = above;
+      above.index = i;
+      i = parent;
+    }
+    pauseHeap[i] = p;
+    p.index = i;
+  }
+
+  private void siftPauseDown(int i) {
+    Pause p = pauseHeap[i];
+    for (int child = 2 * i + 1; child < pauseCount; child = 2 * i + 1) {
+      if (child + 1 < pauseCount && pauseHeap[child + 1].until - pauseHeap[child].until < 0) {
+        child++;
+      }
+      Pause below = pauseHeap[child];
+      if (below.until - p.until >= 0) {
+        break;
+      }
+      pauseHeap[i] = below;
+      below.index = i;
+      i = child;
+    }
+    pauseHeap[i] = p;
+    p.index = i;
+  }
+
+  /**
+   * A host's 429 pause: when the last one ends ({@link Clock#nanoTime()} terms; read without a
+   * lock, written under {@link #pauseLock}) and where it is in {@link #pauseHeap}. Loaded at the
+   * first 429, never before main.
+   */
+  private static final class Pause {
+    final String target;
+    volatile long until;
+    int index;
+
+    Pause(String target, long until) {
+      this.target = target;
+      this.until = until;
     }
   }
 
   /**
-   * Forgets the pauses that are over and, past {@link #maxHostPauses} pauses under way, those that
-   * end soonest (a host whose pause is forgotten keeps it in the buckets paused already; only a
-   * bucket made or dropped since does not know it: said once). The next walk waits until the map
-   * has doubled from what is left, at most twice the bound: a walk on every 429 would cost each 429
-   * the whole map. Racy with concurrent 429s: a pause more or less, never a call's failure.
+   * Pauses under way forgotten past {@link #maxHostPauses}, for tests; under {@link #pauseLock}.
    */
-  private void forgetPauses(long now) {
-    // Each entry is removed only with the value read (remove(key, value)): another thread's 429
-    // that extended the host's pause meanwhile replaced it, and that pause is kept.
-    for (Map.Entry<String, Long> e : hostPauses.entrySet()) {
-      if (e.getValue() - now <= 0) {
-        hostPauses.remove(e.getKey(), e.getValue());
-      }
-    }
-    int bound = maxHostPauses();
-    int excess = hostPauses.size() - bound;
-    if (excess > 0) {
-      // Time left of each, sorted: the excess-th shortest is the last one forgotten.
-      long[] left = new long[hostPauses.size()];
-      int n = 0;
-      for (Long until : hostPauses.values()) {
-        if (n == left.length) {
-          break;
-        }
-        left[n++] = until - now;
-      }
-      Arrays.sort(left, 0, n);
-      // n is 0 when another walk emptied the map since its size was read: nothing to forget.
-      long last = n == 0 ? Long.MIN_VALUE : left[Math.min(excess, n) - 1];
-      int forgotten = 0;
-      for (Map.Entry<String, Long> e : hostPauses.entrySet()) {
-        if (forgotten >= excess) {
-          break;
-        }
-        Long until = e.getValue();
-        if (until - now <= last && hostPauses.remove(e.getKey(), until)) {
-          forgotten++;
-        }
-      }
-      pausesForgotten += forgotten;
-      if (pausesForgottenSaid.compareAndSet(false, true)) {
-        notices.accept(
-            "retry-agent: more hosts under a 429 pause at once than maxHosts ("
-                + bound
-                + "): the pauses that end soonest are forgotten; their hosts' buckets keep them,"
-                + " but a bucket made or dropped since (another rateLimit section, a reload,"
-                + " maxHosts) does not wait for them (said once)");
-      }
-    }
-    pauseSweepAt = Math.max(bound, 2 * hostPauses.size());
-    pauseSweeps++;
-  }
+  private long pausesForgotten;
 
-  /** Pauses under way forgotten past {@link #maxHostPauses}, for tests; racy. */
-  private volatile long pausesForgotten;
-
-  private final AtomicBoolean pausesForgottenSaid = new AtomicBoolean();
+  private boolean pausesForgottenSaid;
 
   /** Without a configuration that lists its policies: maxHosts' default. */
   private static final int MAX_HOST_PAUSES = 10_000;
 
   /**
-   * The most pauses under way {@link #hostPauses} keeps after a walk: the largest {@code maxHosts}
-   * of the configuration, the bound of the hosts' other state (its default when the resolver cannot
-   * list its policies). Asked on a walk only: listing the policies before main costs start-up.
+   * The most pauses {@link #hostPauses} keeps: the largest {@code maxHosts} of the configuration,
+   * the bound of the hosts' other state (its default when the resolver cannot list its policies).
+   * Asked by a 429 only, under {@link #pauseLock}: listing the policies before main costs start-up,
+   * and it lists them once per configuration, not per 429.
    */
   private int maxHostPauses() {
-    Collection<Policy> all = settings.all();
-    int largest = 0;
-    if (all != null) {
-      for (Policy p : all) {
-        largest = Math.max(largest, p.circuitBreaker().maxHosts());
+    EngineSettings s = settings;
+    if (s != pauseBoundOf) {
+      Collection<Policy> all = s.all();
+      int largest = 0;
+      if (all != null) {
+        for (Policy p : all) {
+          largest = Math.max(largest, p.circuitBreaker().maxHosts());
+        }
       }
+      pauseBound = largest > 0 ? largest : MAX_HOST_PAUSES;
+      pauseBoundOf = s;
     }
-    return largest > 0 ? largest : MAX_HOST_PAUSES;
+    return pauseBound;
   }
 
-  /**
-   * The size of {@link #hostPauses} past which a 429 walks it ({@link #forgetPauses}); racy writes
-   * are harmless (a walk more or less). None at first: the first 429 walks its one pause and learns
-   * the bound.
-   */
-  private volatile int pauseSweepAt;
+  /** The settings {@link #pauseBound} was read from; under {@link #pauseLock}. */
+  private EngineSettings pauseBoundOf;
 
-  /** Walks of {@link #hostPauses} so far, for tests; racy, never read on a call's path. */
-  private volatile long pauseSweeps;
+  private int pauseBound;
 
   /** The hosts' 429 pauses noted, over or not (tests). */
   int hostPausesNoted() {
@@ -721,12 +788,9 @@ public final class RetryEngine {
 
   /** Pauses under way {@link #notePause} forgot past the bound (tests). */
   long hostPausesForgotten() {
-    return pausesForgotten;
-  }
-
-  /** How many times {@link #notePause} walked the noted pauses (tests). */
-  long hostPauseSweeps() {
-    return pauseSweeps;
+    synchronized (pauseLock) {
+      return pausesForgotten;
+    }
   }
 
   /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */
