@@ -41,6 +41,12 @@ class FleetOutageTest {
   /** The command timeout is 50 ms; this is what a slow machine may add to it. */
   private static final long WITHIN_COMMAND_TIMEOUT = 500 * MS;
 
+  /**
+   * How long the paused-Redis test pauses Redis: an acquisition that waited for Redis's answer
+   * rather than its 50 ms command timeout would wait out the rest of it, and be answered.
+   */
+  private static final Duration PAUSED_FOR = Duration.ofSeconds(4);
+
   /** How long the killed-Redis test keeps Redis down, at least. */
   private static final Duration DOWN_FOR = Duration.ofSeconds(3);
 
@@ -83,9 +89,13 @@ class FleetOutageTest {
         .connectTimeout(Duration.ofSeconds(30));
   }
 
-  /** For what is not about an outage: no 50 ms timeout a loaded machine could miss. */
+  /**
+   * For what is not about an outage: the real Redis with {@link #answeringSettings}' timeouts, that
+   * no stall of a loaded machine reaches (the 1 s of {@link TestFleet#settings} a long one did: one
+   * more outage, a fallback those tests count as none).
+   */
   private FleetSettings.Builder steadySettings() {
-    return settings(redis.url()).keyPrefix("outage-" + PREFIXES.incrementAndGet());
+    return answeringSettings(redis.url()).keyPrefix("outage-" + PREFIXES.incrementAndGet());
   }
 
   @Test
@@ -124,9 +134,10 @@ class FleetOutageTest {
     awaitAnAcquisitionAnsweredByRedis(limiter, clock);
     clock.advance(Duration.ofSeconds(1));
     long fallbacksBefore = limiter.metrics().fallbacks();
+    long callsBefore = limiter.metrics().redisCalls();
 
     try (Jedis admin = redis.admin()) {
-      admin.clientPause(2_000, ClientPauseMode.ALL);
+      admin.clientPause(PAUSED_FOR.toMillis(), ClientPauseMode.ALL);
     }
     long[] waits = new long[12];
     long slowest = 0;
@@ -136,9 +147,16 @@ class FleetOutageTest {
       slowest = Math.max(slowest, System.nanoTime() - start);
     }
 
-    assertThat(slowest).isLessThan(WITHIN_COMMAND_TIMEOUT);
-    assertThat(fleet.state()).isEqualTo(FleetConnection.State.DOWN);
+    // Counted, not timed (a stall of the machine lengthens any time). Redis answers nothing
+    // before the pause ends, so an acquisition that waited for it rather than for its command
+    // timeout was answered by Redis, not by the local share: every one fell back. Only the first
+    // asked Redis (and waited its command timeout; none did when a heartbeat met the pause first),
+    // the other 11 did not wait for Redis at all. The time is a bound derived from the pause, not
+    // a timing claim: a stall would have to outlast the whole pause to fail it.
+    assertThat(limiter.metrics().redisCalls()).isBetween(callsBefore, callsBefore + 1);
     assertThat(limiter.metrics().fallbacks()).isEqualTo(fallbacksBefore + 12);
+    assertThat(slowest).isLessThan(PAUSED_FOR.toNanos());
+    assertThat(fleet.state()).isEqualTo(FleetConnection.State.DOWN);
     assertThat(waits).startsWith(0, 0, 0, 0, 0, 0, 0, 0, 0, 0);
     assertThat(waits[10]).isEqualTo(40 * MS);
     assertThat(waits[11]).isEqualTo(80 * MS);
@@ -243,15 +261,19 @@ class FleetOutageTest {
     java.util.concurrent.Semaphore slots =
         (java.util.concurrent.Semaphore) field.get(fleet.gateway());
 
-    // Many callers on a slow Redis: some find every connection busy, some get one.
+    // Many callers on a slow Redis: some find every connection busy, some get one. One that finds
+    // them busy waits for a connection as long as its deadline allows (here under the 30 s command
+    // timeout, so that the test does not wait 30 s): a second, past which the wait would be
+    // refused.
+    long busyDeadline = 1_000 * MS;
     slots.acquire();
-    assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+    assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, busyDeadline)).isZero();
     slots.release();
     assertThat(limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
     slots.acquire();
     long wait;
     try {
-      wait = limiter.reserve(clock.nanoTime(), LONG_WAIT, LONG_WAIT);
+      wait = limiter.reserve(clock.nanoTime(), LONG_WAIT, busyDeadline);
     } finally {
       slots.release();
     }

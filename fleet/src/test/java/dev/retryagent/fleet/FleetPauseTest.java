@@ -189,12 +189,7 @@ class FleetPauseTest {
     FleetRateLimiter shorter =
         fleets.get(1).limiter("llm-short", limit(50, 20), Duration.ofSeconds(1));
 
-    longer.pauseFor(now(), 3_600_000 * MS);
-    written(longer, 1);
-
-    assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
-    assertThat(shorter.pauseRemainingNanos(now())).isBetween(500 * MS, 1_000 * MS);
-    await().atMost(Duration.ofSeconds(5)).until(() -> shorter.pauseRemainingNanos(now()) == 0);
+    waitsOutItsOwnBound(longer, 3_600_000 * MS, shorter);
 
     // Waited: neither an acquisition nor a waiter's look (Redis asked: nothing heard lately) nor
     // this JVM's own shorter 429 takes the deadline on again.
@@ -241,38 +236,51 @@ class FleetPauseTest {
       fleets.add(before);
       FleetRateLimiter longer = longerHere.limiter("llm", limit(50, 20), Duration.ofSeconds(3_600));
       FleetRateLimiter shorter = before.limiter("llm", limit(50, 20), Duration.ofSeconds(1));
-      longer.pauseFor(now(), 3_600_000 * MS);
-      written(longer, 1);
-      assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
-      await().atMost(Duration.ofSeconds(5)).until(() -> shorter.pauseRemainingNanos(now()) == 0);
+      waitsOutItsOwnBound(longer, 3_600_000 * MS, shorter);
 
       // The reload moves fleet.redis.url; there, another JVM's 429 pauses the route for a minute.
-      FleetConnection after = FleetConnection.start(there, Clock.SYSTEM, log, before);
-      fleets.add(after);
-      before.close();
-      await().atMost(UP_TIMEOUT).until(after::isUp);
+      FleetConnection after = reload(there, before);
       FleetConnection longerThere = startUp(there, Clock.SYSTEM, log);
       fleets.add(longerThere);
       FleetRateLimiter longerOnB =
           longerThere.limiter("llm", limit(50, 20), Duration.ofSeconds(3_600));
-      longerOnB.pauseFor(now(), 60_000 * MS);
-      written(longerOnB, 1);
-
       FleetRateLimiter moved = after.limiter("llm", limit(50, 20), Duration.ofSeconds(1));
-      assertThat(moved.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
-      await().atMost(Duration.ofSeconds(5)).until(() -> moved.pauseRemainingNanos(now()) == 0);
+      waitsOutItsOwnBound(longerOnB, 60_000 * MS, moved);
 
       // A reload that stays on that Redis keeps what was waited there: not waited again.
-      FleetConnection again = FleetConnection.start(there, Clock.SYSTEM, log, after);
-      fleets.add(again);
-      after.close();
-      await().atMost(UP_TIMEOUT).until(again::isUp);
+      FleetConnection again = reload(there, after);
       assertThat(
               again
                   .limiter("llm", limit(50, 20), Duration.ofSeconds(1))
                   .reserve(now(), LONG_WAIT, LONG_WAIT))
           .isZero();
     }
+  }
+
+  /**
+   * A reload of {@code previous} onto {@code settings}: the new connection started in its place
+   * (handed what it held), the old one closed, the new one up.
+   */
+  private FleetConnection reload(FleetSettings settings, FleetConnection previous) {
+    FleetConnection next = FleetConnection.start(settings, Clock.SYSTEM, log, previous);
+    fleets.add(next);
+    previous.close();
+    await().atMost(UP_TIMEOUT).until(next::isUp);
+    return next;
+  }
+
+  /**
+   * {@code longer} (retryAfter.max past {@code pauseNanos}) takes a 429's pause of {@code
+   * pauseNanos}; {@code shorter}, retryAfter.max 1 s, waits it for its own bound only (what is left
+   * of it, 500 ms to 1 s), and then no more.
+   */
+  private static void waitsOutItsOwnBound(
+      FleetRateLimiter longer, long pauseNanos, FleetRateLimiter shorter) {
+    longer.pauseFor(now(), pauseNanos);
+    written(longer, 1);
+
+    assertThat(shorter.reserve(now(), LONG_WAIT, LONG_WAIT)).isBetween(500 * MS, 1_000 * MS);
+    await().atMost(Duration.ofSeconds(5)).until(() -> shorter.pauseRemainingNanos(now()) == 0);
   }
 
   @Test
@@ -443,10 +451,7 @@ class FleetPauseTest {
       FleetConnection before = startUp(shared, Clock.SYSTEM, log);
       fleets.add(before);
       FleetRateLimiter old = before.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
-      FleetConnection after = FleetConnection.start(shared, Clock.SYSTEM, log, before);
-      fleets.add(after);
-      before.close();
-      await().atMost(UP_TIMEOUT).until(after::isUp);
+      FleetConnection after = reload(shared, before);
       FleetRateLimiter current = after.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
 
       // A call that took its permit before the reload gets a 429.
