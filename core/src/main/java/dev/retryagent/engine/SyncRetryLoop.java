@@ -161,23 +161,21 @@ public final class SyncRetryLoop {
         // Neither kept nor copied, a response was gone when the retry's permit was refused after
         // the wait, and the call ended with RateLimitedException where without the agent the
         // caller has the response: on a call the rate limit governs, the permit is reserved now,
-        // while the response can still go to the caller. Before the copy when a copy may read the
-        // body away and make none; else only once the copy made none, so that a copied response
-        // asks after its wait as before (no token taken ahead of its backoff).
-        boolean reserved = whole && !copyLeavesWhole;
-        if (reserved) {
+        // while the response can still go to the caller. Once a copy made none, so that a copied
+        // response asks after its wait as before (no token taken ahead of its backoff); before
+        // the copy when a copy may read the body away and make none (copyLeavesWhole false).
+        if (copyLeavesWhole) {
+          // A copy of a small response, for a wait that ends late after all.
+          copy = copyToGiveBack(call, access, response);
+        }
+        if (whole && copy == null) {
           left = reserveAtDecision(call, access, response, clock, decidedAt, left);
           if (left < 0) {
             return response; // as if the policy had not retried it
           }
         }
-        // A copy of a small response, for a wait that ends late after all.
-        copy = copyToGiveBack(call, access, response);
-        if (copy == null && whole && !reserved) {
-          left = reserveAtDecision(call, access, response, clock, decidedAt, left);
-          if (left < 0) {
-            return response;
-          }
+        if (!copyLeavesWhole) {
+          copy = copyToGiveBack(call, access, response);
         }
         discardForRetry(call, access, response);
         // The wait counts from the decision, which kept the retry's start before the caller's
