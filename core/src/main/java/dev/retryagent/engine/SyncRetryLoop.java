@@ -274,12 +274,12 @@ public final class SyncRetryLoop {
 
   /**
    * {@link RetryCall#reserveRetryPermit}, asked before {@code response}'s release: the retry's
-   * delay counted from the decision at {@code decidedAt} (its {@code backoff} from there, a
-   * permit's longer wait from now), or -1 when the rate limit refused the retry: the call is over,
-   * and ends with the response. Without a rate limit (or in observe mode) nothing is reserved: the
-   * backoff. What the listeners let through (a broken JVM) goes to the caller, the response
-   * released, as a kept one is when its permit's reservation throws: it was neither released nor
-   * returned, its connection (an Apache pool's lease) leaked.
+   * delay counted from the decision at {@code decidedAt} (the longer of its {@code backoff} from
+   * there and the delay granted from now, which a copy's time put after it), or -1 when the rate
+   * limit refused the retry: the call is over, and ends with the response. Without a rate limit (or
+   * in observe mode) nothing is reserved: the backoff. What the listeners let through (a broken
+   * JVM) goes to the caller, the response released, as a kept one is when its permit's reservation
+   * throws: it was neither released nor returned, its connection (an Apache pool's lease) leaked.
    */
   private static <T> long reserveAtDecision(
       RetryCall call,
@@ -299,7 +299,9 @@ public final class SyncRetryLoop {
     if (delay < 0) {
       return -1;
     }
-    return delay <= backoff ? backoff : delay + (asked - decidedAt);
+    // The permit's wait counts from the ask, after a copy that made none: a token due within the
+    // backoff from the ask may be due past the backoff from the decision, by up to the copy's time.
+    return Math.max(backoff, delay + (asked - decidedAt));
   }
 
   /**

@@ -311,6 +311,33 @@ class RateLimitThroughEngineTest {
   }
 
   /**
+   * A permit reserved after a copy that made none (500 ms reading the body) waits for its token
+   * from the moment it asked: the token due 2.5 s after the decision (0.4/s, the first attempt took
+   * the only one) is 2 s from the ask, within the 2 s backoff, and the retry starts at 2.5 s, not
+   * at the backoff's 2 s from the decision, half a second before its token (the rate exceeded).
+   */
+  @org.junit.jupiter.api.Test
+  void aPermitReservedAfterASlowCopyStartsTheRetryNoEarlierThanItsToken() throws Exception {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.4).burst(1);
+    EngineFixture f = EngineFixture.of(p);
+    ResponseAccess<FakeResponse> slowCopy =
+        new FakeResponse.Delegating() {
+          @Override
+          public FakeResponse copyToGiveBack(FakeResponse response) {
+            f.clock.advance(500 * MS); // the body read, over the limit: no copy
+            return null;
+          }
+        };
+    Script s = new Script(f.clock, respond(503), respond(200));
+    FakeResponse r =
+        SyncRetryLoop.execute(f.newCall(FakeRequest.get()), f.sleeper, s::runSync, slowCopy);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(s.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(2500 * MS);
+  }
+
+  /**
    * A retry granted its permit after a wait, during which another call's 429 pauses the host past
    * the deadline: the retry is not made, and the caller gets the response before it (from the copy
    * taken as the response kept through the retry's wait was released for the permit's wait), not
