@@ -231,7 +231,8 @@ abstract class HostHold {
     if ((holds & RATE_PERMIT_HELD) != 0) {
       holds &= ~RATE_PERMIT_HELD;
       if (state.limiter instanceof RateLimiter) {
-        ((RateLimiter) state.limiter).giveBack(nowNanos);
+        // Whose: a permit reserved ahead (RetryCall.reserve) and not yet taken is forgotten.
+        ((RateLimiter) state.limiter).giveBack(nowNanos, this);
       }
     }
   }

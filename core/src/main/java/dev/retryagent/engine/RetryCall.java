@@ -200,6 +200,11 @@ public abstract class RetryCall extends HostHold {
   public long reservePermit() throws RateLimitedException {
     int reserved = state.limiter == null ? NOT_RESERVED : takeReservedPermit();
     if (reserved != NOT_RESERVED) {
+      if (state.limiter instanceof RateLimiter) {
+        // Its token, reserved for the instant the retry was to start, is the attempt's from now:
+        // given back after this, the call's permit is a whole token's.
+        ((RateLimiter) state.limiter).takeAhead(state.engine.clock().nanoTime(), this);
+      }
       // Reserved at the retry's decision (reserveRetryPermit), its wait in the retry's delay: only
       // a 429 pause that began since holds the retry still, as after any wait for a permit. The
       // wait for that pause is the attempt's first for its permit when the reservation's was all
@@ -316,7 +321,14 @@ public abstract class RetryCall extends HostHold {
           long ahead = Math.max(0, backoffNanos - limiter.pauseRemainingNanos(now));
           allowance = maxWait > Long.MAX_VALUE - ahead ? Long.MAX_VALUE : maxWait + ahead;
         }
-        wait = limiter.reserve(now, Math.min(allowance, left), left);
+        if (backoffNanos > 0 && limiter instanceof RateLimiter) {
+          // The token due by the retry's start, not the next one: those before it serve others.
+          wait =
+              ((RateLimiter) limiter)
+                  .reserveAhead(now, backoffNanos, Math.min(allowance, left), left, this);
+        } else {
+          wait = limiter.reserve(now, Math.min(allowance, left), left);
+        }
       } catch (RuntimeException | LinkageError | StackOverflowError bug) {
         // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
         // threw out of the call, or out of an asynchronous call's retry task, whose future then

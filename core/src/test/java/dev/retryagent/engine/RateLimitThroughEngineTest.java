@@ -1249,4 +1249,67 @@ class RateLimitThroughEngineTest {
       assertThat(s.attemptCount()).isEqualTo(1);
     }
   }
+
+  /**
+   * Two calls on one route (1/s, burst 1, maxWait 0). Call a's first attempt takes the only token;
+   * its 503's retry (2 s backoff, its response neither kept nor copied) reserves its permit at the
+   * decision, for the instant it starts: the token due 2 s on. Call b, asking 1 s on, is given the
+   * token due then, as it was when a asked after its backoff; before, a's reservation had taken it
+   * and b was refused. a's retry then starts on time with its own token, and a third call asking
+   * then is refused: the rate holds.
+   */
+  @org.junit.jupiter.api.Test
+  void aPermitReservedAtTheDecisionLeavesTheTokensBeforeTheRetrysStartToOtherCalls()
+      throws Exception {
+    EngineFixture f = EngineFixture.of(oneAPerSecondTwoSecondBackoff());
+    RetryCall a = aRetryReservedAtItsDecisionOnAnEmptyBucket(f);
+
+    f.clock.advance(S);
+    Script b = new Script(f.clock, respond(200));
+    CallResult rb = Driver.SYNC.run(f, FakeRequest.get(), b);
+    assertThat(rb.error).isNull();
+    assertThat(rb.status()).isEqualTo(200);
+
+    f.clock.advance(S);
+    assertThat(a.reservePermit()).as("a's retry starts with its own token").isZero();
+    a.beginAttempt();
+    CallResult rc = Driver.SYNC.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+    assertThat(rc.error).isInstanceOf(RateLimitedException.class);
+  }
+
+  /**
+   * A permit reserved ahead at the decision and never used (the call ends during the backoff) goes
+   * back exactly once: the bucket is as if it had not been asked (empty at the decision, half a
+   * token 500 ms on), not a token richer.
+   */
+  @org.junit.jupiter.api.Test
+  void aPermitReservedAheadAndNotUsedGoesBackAsIfNeverAsked() throws Exception {
+    EngineFixture f = EngineFixture.of(oneAPerSecondTwoSecondBackoff());
+    RetryCall a = aRetryReservedAtItsDecisionOnAnEmptyBucket(f);
+    RateLimiter bucket = (RateLimiter) a.state.limiter;
+
+    f.clock.advance(500 * MS);
+    a.retryNotScheduled(null);
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).isCloseTo(0.5, within(1e-9));
+    f.clock.advance(2 * S);
+    assertThat(bucket.availableTokens(f.clock.nanoTime())).isEqualTo(1.0);
+    assertThat(bucket.isIdle(f.clock.nanoTime())).isTrue();
+  }
+
+  private static TestPolicy oneAPerSecondTwoSecondBackoff() {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(1).burst(1);
+    return p;
+  }
+
+  /** A call whose first attempt took the bucket's only token, its 503's retry's permit reserved. */
+  private static RetryCall aRetryReservedAtItsDecisionOnAnEmptyBucket(EngineFixture f)
+      throws Exception {
+    RetryCall a = f.newCall(FakeRequest.get());
+    assertThat(a.reservePermit()).isZero();
+    a.beginAttempt();
+    assertThat(a.onResponse(503, null).delayNanos()).isEqualTo(2 * S);
+    assertThat(a.reserveRetryPermit()).as("the backoff").isEqualTo(2 * S);
+    return a;
+  }
 }

@@ -9,6 +9,10 @@ import dev.retryagent.policy.RateLimitPolicy;
  * served in order and never exceed the rate. A reservation longer than the caller may wait is
  * refused and costs nothing.
  *
+ * <p>A retry's permit reserved at its decision ({@link #reserveAhead}) takes a token due by the
+ * instant the retry starts, not the next one: until then the bucket's tokens serve other callers,
+ * as long as one is left for it at that instant.
+ *
  * <p>A host can also be paused (after a 429 with {@code Retry-After}): until then every caller
  * waits, whatever the tokens say. Thread-safe.
  */
@@ -30,6 +34,11 @@ public final class RateLimiter implements PermitLimiter {
   // Volatile so that a caller whose wait for a token just ended sees a 429 pause that began during
   // it without the lock (pauseRemainingNanos): written under the lock only.
   private volatile boolean paused;
+  // One reservation made ahead (reserveAhead), not yet taken from base: its holder's token, due by
+  // aheadAt. Taken from base at aheadAt (settle), or as soon as another caller's permit would
+  // leave none for it then (that caller is served after it, as if it had been taken at once).
+  private Object aheadHolder;
+  private long aheadAt;
 
   public RateLimiter(RateLimitPolicy policy, long nowNanos) {
     this.policy = policy;
@@ -62,7 +71,12 @@ public final class RateLimiter implements PermitLimiter {
     // it will be then, filled to burst at most, or every token that accrued during the pause would
     // let one more caller go at the instant it ends.
     long at = nowNanos + pauseWait;
+    settle(at);
     refill(at);
+    if (aheadHolder != null && !leavesAhead(at)) {
+      base -= 1; // the token reserved ahead first, then this caller's
+      aheadHolder = null;
+    }
     long tokenWait = 0;
     if (base < 1) {
       tokenWait = dueNanos(1 - base) - elapsed(at);
@@ -77,12 +91,73 @@ public final class RateLimiter implements PermitLimiter {
   }
 
   /**
+   * Reserves one permit for an attempt that starts no earlier than {@code aheadNanos} from now (a
+   * retry's, at its decision, its backoff ahead): when no pause is in force, no other reservation
+   * is ahead, and the bucket holds a token at that instant, that token is the holder's, and the
+   * bucket's tokens before it go on serving other callers. Otherwise as {@link #reserve}: the next
+   * token, taken now. {@link #giveBack(long, Object)} with the same holder gives it back.
+   *
+   * @param holder the reservation's holder (the call), one permit at a time; never null
+   * @return nanoseconds to wait before the attempt, at most {@code aheadNanos} when reserved ahead;
+   *     or {@link #REJECTED}
+   */
+  public synchronized long reserveAhead(
+      long nowNanos,
+      long aheadNanos,
+      long maxTokenWaitNanos,
+      long maxPauseWaitNanos,
+      Object holder) {
+    endPause(nowNanos);
+    settle(nowNanos);
+    if (!paused && aheadHolder == null && aheadNanos > 0) {
+      long startAt = nowNanos + aheadNanos;
+      refill(nowNanos);
+      boolean dueByStart = base >= 1 || dueNanos(1 - base) <= elapsed(startAt);
+      long wait = base >= 1 ? 0 : Math.max(0, dueNanos(1 - base) - elapsed(nowNanos));
+      if (dueByStart && wait <= maxTokenWaitNanos && wait <= maxPauseWaitNanos) {
+        aheadHolder = holder;
+        aheadAt = startAt;
+        return wait;
+      }
+    }
+    return reserve(nowNanos, maxTokenWaitNanos, maxPauseWaitNanos);
+  }
+
+  /**
+   * The permit {@code holder} reserved ahead ({@link #reserveAhead}) is used now, its attempt
+   * starting: taken from the bucket now if it was not yet, so that a later give-back of the call's
+   * permit is a whole token's. Nothing for any other holder.
+   */
+  public synchronized void takeAhead(long nowNanos, Object holder) {
+    settle(nowNanos);
+    if (holder != null && aheadHolder == holder) {
+      refill(nowNanos);
+      base -= 1;
+      aheadHolder = null;
+    }
+  }
+
+  /**
+   * {@link #giveBack(long)} for a permit {@code holder} reserved: one reserved ahead and not yet
+   * taken from the bucket is forgotten, any other goes back as a token.
+   */
+  public synchronized void giveBack(long nowNanos, Object holder) {
+    settle(nowNanos);
+    if (holder != null && aheadHolder == holder) {
+      aheadHolder = null;
+      return;
+    }
+    giveBack(nowNanos);
+  }
+
+  /**
    * Gives back a permit {@link #reserve} granted for an attempt that was never made (the breaker
    * refused it, or the caller gave up while waiting): the bucket is as if it had not been asked, a
    * reservation still to come due included.
    */
   public synchronized void giveBack(long nowNanos) {
     endPause(nowNanos);
+    settle(nowNanos);
     base += 1;
     refill(nowNanos);
   }
@@ -113,15 +188,37 @@ public final class RateLimiter implements PermitLimiter {
 
   /** Tokens available now (negative while reservations are outstanding). */
   public synchronized double availableTokens(long nowNanos) {
+    settle(nowNanos);
     refill(nowNanos);
-    return base >= burst ? burst : Math.min(burst, base + elapsed(nowNanos) / nanosPerToken);
+    double held = aheadHolder != null ? 1 : 0; // a token reserved ahead counts as taken
+    return (base >= burst ? burst : Math.min(burst, base + elapsed(nowNanos) / nanosPerToken))
+        - held;
   }
 
   /** True when no state would be lost by forgetting this limiter. */
   public synchronized boolean isIdle(long nowNanos) {
     endPause(nowNanos);
+    settle(nowNanos);
     refill(nowNanos);
-    return base >= burst && pauseRemainingNanos(nowNanos) == 0;
+    return base >= burst && aheadHolder == null && pauseRemainingNanos(nowNanos) == 0;
+  }
+
+  /** The token reserved ahead is taken from base once its instant has come ({@code atNanos}). */
+  private void settle(long atNanos) {
+    if (aheadHolder != null && atNanos - aheadAt >= 0) {
+      refill(aheadAt);
+      base -= 1;
+      aheadHolder = null;
+    }
+  }
+
+  /**
+   * Whether a permit taken from base at {@code atNanos} (before the instant reserved ahead) leaves
+   * the bucket a token at that instant for the reservation made ahead.
+   */
+  private boolean leavesAhead(long atNanos) {
+    long after = base - 1;
+    return after >= 1 || elapsed(aheadAt) >= dueNanos(1 - after);
   }
 
   /** Nanoseconds after the anchor at which the bucket holds {@code tokens} more than base. */

@@ -143,4 +143,59 @@ class RateLimiterTest {
     assertThat(l.isIdle(T0 + 1 * S)).isFalse();
     assertThat(l.isIdle(T0 + 10 * S)).isTrue();
   }
+
+  /**
+   * A permit reserved ahead (1/s, burst 1, the bucket empty at T0, a retry 2 s on) holds the token
+   * due at T0 + 2 s, not the next one: the one due at T0 + 1 s goes to a caller asking then
+   * (before, refused), the one at T0 + 2 s is the reservation's, and the next caller waits for T0 +
+   * 3 s.
+   */
+  @Test
+  void aPermitReservedAheadLeavesTheTokensBeforeItsInstantToOthers() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserveAhead(T0, 2 * S, 2 * S, FOREVER, a)).isEqualTo(S);
+    assertThat(l.reserve(T0 + S, 0, FOREVER)).isZero();
+    assertThat(l.reserve(T0 + 2 * S, 0, FOREVER)).isEqualTo(RateLimiter.REJECTED);
+    assertThat(l.reserve(T0 + 2 * S, FOREVER, FOREVER)).isEqualTo(S);
+  }
+
+  /**
+   * A caller whose permit would leave none for the reservation ahead at its instant is served after
+   * it, as if the reservation had taken the next token at once: the rate holds.
+   */
+  @Test
+  void aCallerThatWouldLeaveNoTokenForAReservationAheadComesAfterIt() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserveAhead(T0, 2 * S, 2 * S, FOREVER, a)).isZero();
+    assertThat(l.reserve(T0, 0, FOREVER)).as("T0's token; T0 + 1 s's is left").isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("T0 + 1 s's; T0 + 2 s's is left").isEqualTo(S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER))
+        .as("T0 + 2 s's is the reservation's")
+        .isEqualTo(3 * S);
+  }
+
+  /**
+   * A reservation ahead given back by its holder before its instant is forgotten (the bucket as if
+   * not asked); after its instant, or taken for its attempt, it goes back as a token, once.
+   */
+  @Test
+  void aReservationAheadGoesBackExactlyOnce() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    l.reserveAhead(T0, 2 * S, 2 * S, FOREVER, a);
+    l.giveBack(T0 + 500 * MS, a);
+    assertThat(l.availableTokens(T0 + 500 * MS)).isCloseTo(0.5, within(1e-9));
+    assertThat(l.isIdle(T0 + S)).isTrue();
+
+    l.reserveAhead(T0 + S, 2 * S, 2 * S, FOREVER, a);
+    assertThat(l.isIdle(T0 + S)).isFalse();
+    l.takeAhead(T0 + 2 * S, a); // its attempt starts early: taken from the bucket then
+    l.giveBack(T0 + 2 * S, a); // and never made
+    assertThat(l.availableTokens(T0 + 2 * S)).isEqualTo(1.0);
+    assertThat(l.isIdle(T0 + 2 * S)).isTrue();
+  }
 }
