@@ -20,13 +20,20 @@ public final class AgentConfig {
 
   /**
    * A URL's scheme followed by one {@code /}: {@link java.nio.file.Path} writes a URL's {@code //}
-   * as {@code /} ({@code https:/user:password@host/x}). Two characters at least: {@code C:/} is a
-   * drive. In a class of its own: this class loads before the application's main, and a path with
-   * {@code :/} in it is rare, so the pattern is compiled only for one.
+   * as {@code /} ({@code https:/user:password@host/x}); or by one or two {@code \}, a Windows habit
+   * ({@code https:\\user:1234}). Two characters at least: {@code C:/} is a drive. The scheme starts
+   * at a letter, also after a digit ({@code 1https:/user:1234}, a variable's junk before it). In a
+   * class of its own: this class loads before the application's main, and a path with {@code :/} or
+   * {@code :\} in it is rare, so the pattern is compiled only for one.
    */
   private static final class OneSlashUrl {
     static final Pattern PATTERN =
-        Pattern.compile("(?<![A-Za-z0-9+.-])([A-Za-z][A-Za-z0-9+.-]+):/(?!/)");
+        Pattern.compile(
+            "(?<![A-Za-z+.-])([A-Za-z][A-Za-z0-9+.-]+):(?:/(?!/)|\\\\{1,2}(?![\\\\/]))");
+
+    /** The whole value a URL's authority without user-info, nothing after it; not a file URL. */
+    static final Pattern AUTHORITY_ALONE =
+        Pattern.compile("(?!(?i:file)://)[A-Za-z][A-Za-z0-9+.-]+://[^/\\\\?#@]+");
   }
 
   private static final AgentConfig DEFAULTS =
@@ -164,18 +171,24 @@ public final class AgentConfig {
    *
    * <ul>
    *   <li>a URL's user-info and query, as a configuration problem shows a value; without an
-   *       {@code @}, all that follows the scheme unless it reads as a host without a port ({@code
-   *       https://user:password}, {@code https://user:1234}: a port has no place in a file path).
-   *       Also where a {@code Path} wrote the URL's {@code //} as {@code /};
+   *       {@code @}, all that follows the scheme unless it reads as a host without a port followed
+   *       by a path, query or fragment ({@code https://user:password}, {@code https://user:1234}: a
+   *       port has no place in a file path; {@code https://secret}: a host alone names no file, a
+   *       password whose {@code @host} was left out may stand there). Also where a {@code Path}
+   *       wrote the URL's {@code //} as {@code /}, or it was written {@code \\};
    *   <li>else a user-info without a scheme ({@code user:password@host:/dlq}, scp's form, or {@code
-   *       user:password@host/dlq}): a {@code :} before the last {@code @} (not a drive's, {@code
-   *       C:\} or {@code C:/}) makes what runs from the start of its path segment to that {@code @}
-   *       {@code ***}. A file path with a {@code :} in a directory before an {@code @} ({@code
-   *       /data/10:00/app@1}) is shown so too; one with an {@code @} and no such {@code :} ({@code
-   *       /var/log/app@1/dlq}) as written.
+   *       user:password@host/dlq}): a {@code :} (or {@code %3A}, a colon encoded) before the last
+   *       {@code @} makes what runs from the start of its path segment to that {@code @} {@code
+   *       ***}. A drive's {@code :} ({@code C:\}, {@code C:/}) is none, unless another {@code :}
+   *       follows (no Windows path has one: {@code u:/password@host:/dlq} is user {@code u}'s). A
+   *       file path with a {@code :} in a directory before an {@code @} ({@code /data/10:00/app@1})
+   *       is shown so too; one with an {@code @} and no such {@code :} ({@code /var/log/app@1/dlq})
+   *       as written.
    * </ul>
    *
-   * <p>A file path is otherwise shown as written; {@code none} for null.
+   * <p>A file path is otherwise shown as written; {@code none} for null. So is a Windows path that
+   * a one-letter user's password starting with a separator would read as ({@code C:\pw@host}): a
+   * file named {@code pw@host} on drive {@code C:} is a real path an operator needs to see.
    */
   public static String shownPath(String path) {
     if (path == null) {
@@ -189,14 +202,19 @@ public final class AgentConfig {
    * {@link ConfigProblem#shown} then quotes (a NUL, say, that the key refused).
    */
   static String withoutPassword(String text) {
-    // No ':': neither a URL nor user:password. A plain path ends here, before any pattern loads.
-    if (text.indexOf(':') < 0) {
+    // No ':' (nor a '%' of %3A): neither a URL nor user:password. A plain path ends here, before
+    // any pattern loads.
+    if (text.indexOf(':') < 0 && text.indexOf('%') < 0) {
       return text;
     }
     String shown = text;
-    if (text.indexOf(":/") >= 0) {
+    if (text.indexOf(":/") >= 0 || text.indexOf(":\\") >= 0) {
       String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
       String redacted = ConfigProblem.withoutUserInfo(url, true);
+      if (redacted.equals(url) && OneSlashUrl.AUTHORITY_ALONE.matcher(url).matches()) {
+        // https://secret: a host alone names no file; a password whose @host was left out may.
+        redacted = url.substring(0, url.indexOf("://") + 3) + "***";
+      }
       // Nothing redacted: the path as written, its single slashes kept.
       shown = redacted.equals(url) ? text : redacted;
     }
@@ -209,21 +227,46 @@ public final class AgentConfig {
    */
   private static String withoutSchemelessUserInfo(String text) {
     int at = text.lastIndexOf('@');
-    int colon = text.indexOf(':');
+    if (at < 0) {
+      return text;
+    }
+    int first = colon(text, 0);
+    int colon = first;
     // A drive's colon, or a scheme's (a URL's user-info is redacted as a URL's), is none.
-    while (colon >= 0 && colon < at && (isDrive(text, colon) || text.startsWith("//", colon + 1))) {
-      colon = text.indexOf(':', colon + 1);
+    while (colon >= 0 && colon < at && (isDrive(text, colon) || text.startsWith("://", colon))) {
+      colon = colon(text, colon + 1);
     }
     if (colon < 0 || at < colon) {
-      return text;
+      // A drive with another ':' after the '@' is no drive: Windows refuses a ':' past a drive's.
+      if (first < 0 || at < first || !isDrive(text, first) || text.indexOf(':', at) < 0) {
+        return text;
+      }
+      colon = first;
     }
     // The user may be written after a directory; the password may hold a '/' or an '@'.
     int segment = Math.max(text.lastIndexOf('/', colon), text.lastIndexOf('\\', colon)) + 1;
     return text.substring(0, segment) + "***" + text.substring(at);
   }
 
+  /**
+   * The index of the first ':' or %3A (any case: a colon a URL's user-info encoded) from {@code
+   * from}.
+   */
+  private static int colon(String text, int from) {
+    for (int i = from; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if (c == ':' || (c == '%' && text.regionMatches(true, i, "%3A", 0, 3))) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
   /** Whether the ':' at {@code colon} is a drive's: C:\, C:/, C: alone, also after \\?\ or \\.\. */
   private static boolean isDrive(String text, int colon) {
+    if (text.charAt(colon) != ':') {
+      return false;
+    }
     int letter = colon - 1;
     boolean driveStart =
         letter == 0 || (letter == 4 && (text.startsWith("\\\\?\\") || text.startsWith("\\\\.\\")));

@@ -122,4 +122,58 @@ class DeadLetterPathShownTest {
         ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ_URL", "/var/log/dead letters.jsonl"));
     assertThat(plain.toString()).contains(", deadLetter=/var/log/dead letters.jsonl, ");
   }
+
+  @Test
+  void aPasswordInAFormNoFileSystemReadsAsAPathIsNotShownByAnyLineNorProblem()
+      throws ConfigException {
+    // Each was shown whole: a drive where another ':' follows (Windows refuses one), a scheme
+    // after a digit or with backslashes, a host alone (a password whose @host was left out), a
+    // colon encoded.
+    String[][] cases = {
+      {"u:/" + CANARY + "@host:/dlq", "***@host:/dlq"},
+      {"C:\\" + CANARY + "@host:/dlq", "***@host:/dlq"},
+      {"1https:/u:" + CANARY, "1https://***"},
+      {"https:\\\\u:" + CANARY, "https://***"},
+      {"https:\\u:" + CANARY, "https://***"},
+      {"https://" + CANARY, "https://***"},
+      {"https:/" + CANARY, "https://***"},
+      {"u%3A" + CANARY + "@host:/dlq", "***@host:/dlq"},
+      {"u%3a" + CANARY + "@host/dlq", "***@host/dlq"},
+    };
+    String yaml = "version: 1\nagent:\n  deadLetter:\n    path: ${DLQ}\n";
+    for (String[] c : cases) {
+      assertThat(AgentConfig.shownPath(c[0])).as(c[0]).isEqualTo(c[1]);
+      // The start-up line (and validate's, explain's), from the key that still takes it as before.
+      AgentConfig config = ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ", c[0]));
+      assertThat(config.deadLetterPath()).isEqualTo(c[0]);
+      assertThat(config.toString()).contains(", deadLetter=" + c[1] + ", ").doesNotContain(CANARY);
+      // A problem about the value (a NUL the key refuses), as validate and the start-up say it.
+      ConfigProblem problem = Yaml.problemWithEnv(Map.of("DLQ", c[0] + "\0x"), yaml);
+      assertThat(problem.path()).isEqualTo("agent.deadLetter.path");
+      assertThat(problem.message()).as(c[0]).doesNotContain(CANARY);
+    }
+    // The writer's lines name the Path, which wrote "//" as "/" (a Unix file system here).
+    for (String p : new String[] {"https://" + CANARY, "u:/" + CANARY + "@host:/dlq"}) {
+      assertThat(AgentConfig.shownPath(Path.of(p).toString())).as(p).doesNotContain(CANARY);
+    }
+  }
+
+  @Test
+  void aPathAFileSystemReadsIsShownAsWrittenWhereAPasswordCouldAlsoReadSo() {
+    // A real Windows path: a file named pw@host at C:'s root; a drive and no other ':'. A file URL
+    // and a URL with a path name a path; a '%' not of %3A.
+    for (String p :
+        new String[] {
+          "C:\\pw@host",
+          "C:/pw@host/dlq",
+          "C:\\dir\\file",
+          "file://dead.jsonl",
+          "/data/file:/x.jsonl",
+          "https://host/dlq",
+          "/data/50%/app@1/dlq",
+          "/data/2024backup:/dlq"
+        }) {
+      assertThat(AgentConfig.shownPath(p)).as(p).isEqualTo(p);
+    }
+  }
 }
