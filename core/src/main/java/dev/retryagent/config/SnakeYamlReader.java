@@ -121,7 +121,39 @@ final class SnakeYamlReader {
       }
       out.append(')');
     }
-    return out.toString();
+    return out.append(unquotedReferenceHint(e.getProblemMark())).toString();
+  }
+
+  /**
+   * A hint where the parser stopped at the {@code {} of a {@code ${NAME}} reference: inside {@code
+   * { }} or {@code [ ]} a plain value ends at a {@code {}, so {@code { deadline: ${X:-5s} }} fails
+   * there (in a block, {@code deadline: ${X:-5s}} loads). Its fallback is not repeated: which key
+   * it is for (a password's) is not known yet. Empty when the mark is elsewhere.
+   */
+  private static String unquotedReferenceHint(Mark mark) {
+    int[] buffer = mark == null ? null : mark.getBuffer();
+    int at = mark == null ? -1 : mark.getPointer();
+    if (buffer == null
+        || at < 1
+        || at >= buffer.length
+        || buffer[at] != '{'
+        || buffer[at - 1] != '$') {
+      return "";
+    }
+    StringBuilder name = new StringBuilder();
+    for (int i = at + 1; i < buffer.length && name.length() <= 256; i++) {
+      int c = buffer[i];
+      if (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+        name.append((char) c);
+      } else {
+        boolean fallback = c == ':' || c == '-';
+        return "; inside { } or [ ] a ${...} reference must be quoted, as in '${"
+            + (name.length() == 0 ? "NAME" : name)
+            + (fallback ? ":-..." : "")
+            + "}' (unquoted, its { starts a map there)";
+      }
+    }
+    return "";
   }
 
   private static String describe(String message) {

@@ -106,4 +106,30 @@ class EnvSubstitutionTest {
     EnvSubstitution hostile = new EnvSubstitution(Map.of("X", "1\nretry: {enabled: false}"));
     assertThat(hostile.apply("${X}")).isEqualTo("1\nretry: {enabled: false}");
   }
+
+  @Test
+  void aReferenceInsideAOneLineMapOrListIsALocatedProblemThatSaysToQuoteIt() {
+    // Inside { } or [ ] a plain value ends at '{': the parser's error alone gave no hint.
+    String[][] cases = {
+      // file, line, column, the quoted form suggested
+      {"defaults:\n  retry: { deadline: ${X:-5s} }", "2", "23", "'${X:-...}'"},
+      {"defaults:\n  retry: {deadline: ${X}, maxAttempts: 2}", "2", "22", "'${X}'"},
+      {"defaults: {retry: {methods: [${M-GET}]}}", "1", "31", "'${M:-...}'"},
+      {"fleet: {redis: {url: ${URL:-redis://u:hunter2@h}}}", "1", "23", "'${URL:-...}'"},
+    };
+    for (String[] c : cases) {
+      ConfigProblem p = Yaml.problem(c[0]);
+      assertThat(p.line()).as(c[0]).isEqualTo(Integer.parseInt(c[1]));
+      assertThat(p.column()).as(c[0]).isEqualTo(Integer.parseInt(c[2]));
+      assertThat(p.message())
+          .as(c[0])
+          .startsWith("invalid YAML: ")
+          .endsWith(
+              "; inside { } or [ ] a ${...} reference must be quoted, as in "
+                  + c[3]
+                  + " (unquoted, its { starts a map there)")
+          // The fallback may be a password: which key it is for is not known at this point.
+          .doesNotContain("hunter2");
+    }
+  }
 }
