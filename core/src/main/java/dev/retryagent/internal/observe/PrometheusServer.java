@@ -354,19 +354,33 @@ public final class PrometheusServer implements AutoCloseable {
    *
    * <p>A deadline alone let N stalled clients delay a scrape N x 10 s, served one after another.
    * So: an exchange that comes while no thread is free takes back the thread of the oldest exchange
-   * still reading its request (a scraper sends its request at once; one still reading it when a
-   * newer connection is ready is the stalled one); the newest waiting exchange is served first (a
-   * scraper is the newest, stalled clients the older); and beyond {@link #QUEUED} waiting, the
-   * oldest is closed at once (run with its thread interrupted: the JDK server then closes it).
-   * Connections that hold a request are thus at most {@link #SERVING_THREADS} + {@link #QUEUED}; a
-   * connection that sends nothing takes no thread (the JDK server waits for its first byte), and
-   * the JDK server closes it after its idle interval (30 s).
+   * that has been reading its request for {@link #READ_GRACE_NANOS} (a scraper sends its request at
+   * once, which its thread reads as soon as it runs; one still reading it a second later is the
+   * stalled one), or, when none has yet, the first that passes that grace; the newest waiting
+   * exchange is served first (a scraper is the newest, stalled clients the older); and beyond
+   * {@link #QUEUED} waiting, the oldest is closed at once (run with its thread interrupted: the JDK
+   * server then closes it). Connections that hold a request are thus at most {@link
+   * #SERVING_THREADS} + {@link #QUEUED}; a connection that sends nothing takes no thread (the JDK
+   * server waits for its first byte), and the JDK server closes it after its idle interval (30 s).
+   *
+   * <p>The grace: taking back the oldest reader at once cut a scrape whose whole request had come
+   * (three scrapes at once, a Prometheus HA pair and a curl): its thread had not yet read it when
+   * the third came, and the interrupt closed the channel at that read. A stalled client now holds a
+   * scrape back at most the grace.
    */
   static final class Deadlined implements Executor {
     /** Two, so two scrapers at once (two Prometheus servers) never take each other's thread. */
     static final int SERVING_THREADS = 2;
 
     static final int QUEUED = 16;
+
+    /**
+     * How long an exchange may read its request before a newer one may take its thread back: far
+     * longer than reading a request that has come (microseconds once its thread runs), short
+     * against a scrape's timeout (10 s).
+     */
+    static final long READ_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
     private final long deadlineNanos;
@@ -414,7 +428,7 @@ public final class PrometheusServer implements AutoCloseable {
           startThread = true;
         }
         if (wanted > idle + freeing) {
-          expireOldestReader();
+          expireOldestStalledReader();
         }
         notifyAll();
       }
@@ -497,6 +511,7 @@ public final class PrometheusServer implements AutoCloseable {
         running.add(r);
       }
       Scheduler.Cancellable deadline;
+      Scheduler.Cancellable grace = null;
       try {
         deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
       } catch (RuntimeException refused) {
@@ -504,9 +519,19 @@ public final class PrometheusServer implements AutoCloseable {
         // later exchange on this thread interrupted for it: served without a deadline instead.
         deadline = null;
       }
+      if (READ_GRACE_NANOS < deadlineNanos) {
+        try {
+          grace = scheduler.schedule(() -> stalled(r), READ_GRACE_NANOS);
+        } catch (RuntimeException refused) {
+          stalled(r); // as before the grace: a newer exchange may take its thread at once
+        }
+      }
       try {
         exchange.run();
       } finally {
+        if (grace != null) {
+          grace.cancel();
+        }
         if (deadline != null) {
           deadline.cancel();
         }
@@ -523,10 +548,10 @@ public final class PrometheusServer implements AutoCloseable {
 
     /**
      * The exchange on this thread has read its request and now answers it. One taken back for a
-     * newer exchange between the end of its request and here (a scrape, three at once) was not
-     * reading: the interrupt came after its last read, so its channel is still open. It keeps its
-     * thread and answers, the interrupt cleared (a write would close the channel); the newer
-     * exchange waits for a thread. One whose deadline passed stays expired.
+     * newer exchange between the end of its request and here (its thread held up past the grace
+     * after its last read) was not reading: the interrupt came after its last read, so its channel
+     * is still open. It keeps its thread and answers, the interrupt cleared (a write would close
+     * the channel); the newer exchange waits for a thread. One whose deadline passed stays expired.
      */
     synchronized void answering() {
       Thread me = Thread.currentThread();
@@ -548,10 +573,23 @@ public final class PrometheusServer implements AutoCloseable {
       }
     }
 
-    private void expireOldestReader() {
+    /**
+     * {@code r} has read its request for {@link #READ_GRACE_NANOS}: a stalled client, whose thread
+     * an exchange waiting for one (come meanwhile) takes back now.
+     */
+    private synchronized void stalled(Running r) {
+      if (!r.answering && running.contains(r)) {
+        r.stalled = true;
+        if (waiting.size() + dropped.size() > idle + freeing) {
+          expireOldestStalledReader();
+        }
+      }
+    }
+
+    private void expireOldestStalledReader() {
       Running oldest = null;
       for (Running r : running) {
-        if (!r.answering && (oldest == null || r.number < oldest.number)) {
+        if (r.stalled && !r.answering && (oldest == null || r.number < oldest.number)) {
           oldest = r;
         }
       }
@@ -585,6 +623,7 @@ public final class PrometheusServer implements AutoCloseable {
       final Thread thread;
       final long number;
       boolean answering; // guarded by Deadlined.this
+      boolean stalled; // past READ_GRACE_NANOS reading its request; guarded by Deadlined.this
 
       Running(Thread thread, long number) {
         this.thread = thread;

@@ -103,14 +103,9 @@ class PrometheusDeadlinedTest {
   void aTakenBackExchangeWhoseDeadlinePassedAsWellStaysCut() throws Exception {
     // Taking back a taken-back exchange that reaches its handler must not outlive its deadline: it
     // would then hold its thread with no deadline at all (a client that reads no response).
-    List<Runnable> deadlines = new CopyOnWriteArrayList<>();
+    Timers timers = new Timers();
     PrometheusServer.Deadlined timed =
-        new PrometheusServer.Deadlined(
-            1,
-            (task, delayNanos) -> {
-              deadlines.add(task);
-              return () -> false;
-            });
+        new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), timers);
     try {
       CountDownLatch read = new CountDownLatch(2);
       CountDownLatch handlerReached = new CountDownLatch(1);
@@ -129,17 +124,125 @@ class PrometheusDeadlinedTest {
             });
       }
       assertThat(read.await(10, TimeUnit.SECONDS)).isTrue();
-      timed.execute(() -> {}); // takes back the older one's thread
-      await().atMost(Duration.ofSeconds(10)).until(() -> deadlines.size() == 2);
-      for (Runnable deadline : deadlines) {
-        deadline.run(); // both deadlines pass
-      }
+      timed.execute(() -> {});
+      await().atMost(Duration.ofSeconds(10)).until(() -> timers.due.size() == 4);
+      timers.pass(PrometheusServer.Deadlined.READ_GRACE_NANOS); // takes back the older one
+      timers.pass(TimeUnit.SECONDS.toNanos(10)); // both deadlines pass
       handlerReached.countDown();
 
       assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
       assertThat(interruptedAnswering.get()).as("both past their deadline").isEqualTo(2);
     } finally {
       timed.shutdownNow();
+    }
+  }
+
+  @Test
+  void aScrapeWhoseThreadHasNotReadItsRequestYetIsNotTakenBack() throws Exception {
+    // Three scrapes at once (a Prometheus HA pair and a curl), each request whole: the third came
+    // before the first's thread had read its request, took that thread back as a stalled reader's
+    // at once, and the interrupt closed the channel at the read (the JDK server's channel read
+    // fails on an interrupted thread): the first scrape was cut. Nothing has been reading for the
+    // grace here (this scheduler never runs its tasks), so no thread is taken back.
+    CountDownLatch started = new CountDownLatch(2);
+    CountDownLatch scheduled = new CountDownLatch(1);
+    AtomicInteger interruptedAtRead = new AtomicInteger();
+    CountDownLatch answered = new CountDownLatch(2);
+    for (int i = 0; i < 2; i++) {
+      serving.execute(
+          () -> {
+            started.countDown();
+            awaitQuietly(scheduled); // its thread not run yet: the request waits in the socket
+            if (Thread.currentThread().isInterrupted()) {
+              interruptedAtRead.incrementAndGet(); // the JDK server's read would close it
+            }
+            serving.answering();
+            answered.countDown();
+          });
+    }
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    CountDownLatch third = new CountDownLatch(1);
+    serving.execute(third::countDown);
+    scheduled.countDown();
+
+    assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(interruptedAtRead.get()).as("scrapes cut at their read").isZero();
+    assertThat(third.await(10, TimeUnit.SECONDS)).as("the third is served after").isTrue();
+  }
+
+  @Test
+  void aReaderPastItsGraceIsTakenBackForAnExchangeWaitingOrComing() throws Exception {
+    // Stalled clients hold both threads: a scrape that comes is served once the oldest has read
+    // past the grace (not after its 10 s deadline), and one that comes later at once.
+    Timers timers = new Timers();
+    PrometheusServer.Deadlined timed =
+        new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), timers);
+    CountDownLatch never = new CountDownLatch(1);
+    try {
+      List<Thread> stalled = new CopyOnWriteArrayList<>();
+      List<Thread> cut = new CopyOnWriteArrayList<>();
+      for (int i = 0; i < 2; i++) {
+        timed.execute(
+            () -> {
+              stalled.add(Thread.currentThread());
+              try {
+                never.await(); // half a request: the read blocks until interrupted
+              } catch (InterruptedException e) {
+                cut.add(Thread.currentThread()); // the JDK server closes the connection
+              }
+            });
+        int n = i + 1; // one after the other: the first is the oldest
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> stalled.size() == n && timers.due.size() == 2 * n);
+      }
+      CountDownLatch scrape = new CountDownLatch(1);
+      timed.execute(
+          () -> {
+            timed.answering();
+            scrape.countDown();
+            awaitQuietly(never); // still answering as the next comes: its thread stays busy
+          });
+      assertThat(scrape.await(200, TimeUnit.MILLISECONDS)).as("no grace passed yet").isFalse();
+      assertThat(cut).isEmpty();
+
+      timers.passFor(stalled.get(0), PrometheusServer.Deadlined.READ_GRACE_NANOS);
+      assertThat(scrape.await(10, TimeUnit.SECONDS)).as("served after the grace").isTrue();
+      assertThat(cut).as("the oldest taken back").containsExactly(stalled.get(0));
+
+      timers.passFor(stalled.get(1), PrometheusServer.Deadlined.READ_GRACE_NANOS);
+      assertThat(cut).as("nothing waits for its thread").hasSize(1);
+      CountDownLatch next = new CountDownLatch(1);
+      timed.execute(next::countDown);
+      assertThat(next.await(10, TimeUnit.SECONDS)).as("a stalled one's thread at once").isTrue();
+      assertThat(cut).containsExactly(stalled.get(0), stalled.get(1));
+    } finally {
+      never.countDown();
+      timed.shutdownNow();
+    }
+  }
+
+  /** Tasks the test runs by hand, by delay and by the thread that scheduled them. */
+  private static final class Timers implements Scheduler {
+    final List<Object[]> due = new CopyOnWriteArrayList<>(); // {thread, delay, task}
+
+    @Override
+    public Cancellable schedule(Runnable task, long delayNanos) {
+      due.add(new Object[] {Thread.currentThread(), delayNanos, task});
+      return () -> false;
+    }
+
+    void pass(long delayNanos) {
+      passFor(null, delayNanos);
+    }
+
+    void passFor(Thread scheduledBy, long delayNanos) {
+      for (Object[] t : due) {
+        if ((scheduledBy == null || t[0] == scheduledBy) && (long) t[1] == delayNanos) {
+          due.remove(t);
+          ((Runnable) t[2]).run();
+        }
+      }
     }
   }
 
