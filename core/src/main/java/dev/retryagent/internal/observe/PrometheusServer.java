@@ -296,7 +296,8 @@ public final class PrometheusServer implements AutoCloseable {
     return PrometheusText.render(metrics, engine);
   }
 
-  private void handle(HttpExchange exchange, Deadlined serving) throws IOException {
+  /** Package-private for tests. */
+  void handle(HttpExchange exchange, Deadlined serving) throws IOException {
     serving.answering();
     try {
       String path = exchange.getRequestURI().getPath();
@@ -309,15 +310,14 @@ public final class PrometheusServer implements AutoCloseable {
       } else {
         respond(exchange, 200, PrometheusText.CONTENT_TYPE, scrape(), method);
       }
-    } catch (RuntimeException e) {
-      errors.once("scrape", "retry-agent: a Prometheus scrape failed: " + e.getClass().getName());
-      respond(exchange, 500, "text/plain; charset=utf-8", "internal error\n", "GET");
-    } catch (Error e) {
+    } catch (RuntimeException | Error e) {
       // An OutOfMemoryError, a LinkageError: the JDK server only logs it at TRACE, so said here,
-      // once (an OutOfMemoryError on every scrape must not flood the sink). Not rethrown: the
-      // serving thread serves on, and the connection gets its 500 unless the answer had begun.
+      // once per exception and once per error (one on every scrape must not flood the sink). Not
+      // rethrown: the serving thread serves on, and the connection gets its 500 unless the answer
+      // had begun (a second status line would only fail: the headers went with the first).
       errors.once(
-          "scrape-error", "retry-agent: a Prometheus scrape failed: " + e.getClass().getName());
+          e instanceof Error ? "scrape-error" : "scrape",
+          "retry-agent: a Prometheus scrape failed: " + e.getClass().getName());
       if (exchange.getResponseCode() == -1) {
         respond(exchange, 500, "text/plain; charset=utf-8", "internal error\n", "GET");
       }

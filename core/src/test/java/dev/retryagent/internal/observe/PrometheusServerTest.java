@@ -149,6 +149,126 @@ class PrometheusServerTest {
   }
 
   @Test
+  void anExceptionAfterTheAnswerBeganIsSaidOnceAndNoSecondStatusIsSent() throws Exception {
+    // A RuntimeException while the body was written (the 200's headers sent) tried a 500 on top:
+    // the JDK server refuses a second status line, so that was only an IOException out of the
+    // handler. Now, as for an Error, the 500 only when nothing was sent.
+    server = new PrometheusServer(new RetryMetrics(), null, "127.0.0.1", 0, errors::add);
+    PrometheusServer.Deadlined serving =
+        new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), (task, delay) -> () -> true);
+    FailingBody exchange = new FailingBody();
+
+    server.handle(exchange, serving);
+
+    assertThat(exchange.statuses).containsExactly(200);
+    assertThat(exchange.closed).isTrue();
+    assertThat(errors)
+        .containsExactly(
+            "retry-agent: a Prometheus scrape failed: java.lang.IllegalStateException");
+  }
+
+  /** A GET /metrics whose body fails with a RuntimeException at its first write. */
+  private static final class FailingBody extends com.sun.net.httpserver.HttpExchange {
+    final List<Integer> statuses = new ArrayList<>();
+    final com.sun.net.httpserver.Headers responseHeaders = new com.sun.net.httpserver.Headers();
+    boolean closed;
+
+    @Override
+    public void sendResponseHeaders(int rCode, long responseLength) throws IOException {
+      if (!statuses.isEmpty()) {
+        throw new IOException("headers already sent"); // as the JDK's exchange
+      }
+      statuses.add(rCode);
+    }
+
+    @Override
+    public int getResponseCode() {
+      return statuses.isEmpty() ? -1 : statuses.get(0);
+    }
+
+    @Override
+    public java.io.OutputStream getResponseBody() {
+      return new java.io.OutputStream() {
+        @Override
+        public void write(int b) {
+          throw new IllegalStateException("the test's body");
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+          throw new IllegalStateException("the test's body");
+        }
+      };
+    }
+
+    @Override
+    public com.sun.net.httpserver.Headers getResponseHeaders() {
+      return responseHeaders;
+    }
+
+    @Override
+    public URI getRequestURI() {
+      return URI.create("/metrics");
+    }
+
+    @Override
+    public String getRequestMethod() {
+      return "GET";
+    }
+
+    @Override
+    public void close() {
+      closed = true;
+    }
+
+    @Override
+    public com.sun.net.httpserver.Headers getRequestHeaders() {
+      return new com.sun.net.httpserver.Headers();
+    }
+
+    @Override
+    public com.sun.net.httpserver.HttpContext getHttpContext() {
+      return null;
+    }
+
+    @Override
+    public java.io.InputStream getRequestBody() {
+      return java.io.InputStream.nullInputStream();
+    }
+
+    @Override
+    public java.net.InetSocketAddress getRemoteAddress() {
+      return null;
+    }
+
+    @Override
+    public java.net.InetSocketAddress getLocalAddress() {
+      return null;
+    }
+
+    @Override
+    public String getProtocol() {
+      return "HTTP/1.1";
+    }
+
+    @Override
+    public Object getAttribute(String name) {
+      return null;
+    }
+
+    @Override
+    public void setAttribute(String name, Object value) {}
+
+    @Override
+    public void setStreams(java.io.InputStream i, java.io.OutputStream o) {}
+
+    @Override
+    public com.sun.net.httpserver.HttpPrincipal getPrincipal() {
+      return null;
+    }
+  }
+
+  @Test
   void aClientThatSendsHalfARequestIsDroppedAtTheDeadlineWithoutWaitingForAnotherConnection()
       throws Exception {
     server =
