@@ -361,7 +361,10 @@ public final class PrometheusServer implements AutoCloseable {
    * {@link #QUEUED} waiting, the oldest is closed at once (run with its thread interrupted: the JDK
    * server then closes it). Connections that hold a request are thus at most {@link
    * #SERVING_THREADS} + {@link #QUEUED}; a connection that sends nothing takes no thread (the JDK
-   * server waits for its first byte), and the JDK server closes it after its idle interval (30 s).
+   * server waits for its first byte), and the JDK server closes it after its idle interval (30 s,
+   * checked every 10 s). Their number is not bounded here: the JDK server accepts them and none is
+   * seen before its first byte, and its own limit (jdk.httpserver.maxConnections) is JVM-wide, the
+   * application's servers' too (docs/operations.md, Prometheus).
    *
    * <p>The grace: taking back the oldest reader at once cut a scrape whose whole request had come
    * (three scrapes at once, a Prometheus HA pair and a curl): its thread had not yet read it when
