@@ -126,7 +126,7 @@ class PrometheusDeadlinedTest {
       assertThat(read.await(10, TimeUnit.SECONDS)).isTrue();
       timed.execute(() -> {});
       await().atMost(Duration.ofSeconds(10)).until(() -> timers.due.size() == 4);
-      timers.pass(PrometheusServer.Deadlined.READ_GRACE_NANOS); // takes back the older one
+      timers.pass(PrometheusServer.Deadlined.READ_GRACE_NANOS); // takes back one of them
       timers.pass(TimeUnit.SECONDS.toNanos(10)); // both deadlines pass
       handlerReached.countDown();
 
