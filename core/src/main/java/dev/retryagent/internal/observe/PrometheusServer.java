@@ -355,21 +355,24 @@ public final class PrometheusServer implements AutoCloseable {
    * <p>A deadline alone let N stalled clients delay a scrape N x 10 s, served one after another.
    * So: an exchange that comes while no thread is free takes back the thread of the oldest exchange
    * that has been reading its request for {@link #READ_GRACE_NANOS} (a scraper sends its request at
-   * once, which its thread reads as soon as it runs; one still reading it a second later is the
-   * stalled one), or, when none has yet, the first that passes that grace; the newest waiting
-   * exchange is served first (a scraper is the newest, stalled clients the older); and beyond
-   * {@link #QUEUED} waiting, the oldest is closed at once (run with its thread interrupted: the JDK
-   * server then closes it). Connections that hold a request are thus at most {@link
-   * #SERVING_THREADS} + {@link #QUEUED}; a connection that sends nothing takes no thread (the JDK
-   * server waits for its first byte), and the JDK server closes it after its idle interval (30 s,
-   * checked every 10 s). Their number is not bounded here: the JDK server accepts them and none is
-   * seen before its first byte, and its own limit (jdk.httpserver.maxConnections) is JVM-wide, the
-   * application's servers' too (docs/operations.md, Prometheus).
+   * once, which its thread reads as soon as it runs; one still reading it after that is the stalled
+   * one), or, when none has yet, the first that passes that grace, or, beyond {@link #CROWD}
+   * waiting, the oldest reader at once; the newest waiting exchange is served first (a scraper is
+   * the newest, stalled clients the older); and beyond {@link #QUEUED} waiting, the oldest is
+   * closed at once (run with its thread interrupted: the JDK server then closes it). Connections
+   * that hold a request are thus at most {@link #SERVING_THREADS} + {@link #QUEUED}; a connection
+   * that sends nothing takes no thread (the JDK server waits for its first byte), and the JDK
+   * server closes it after its idle interval (30 s, checked every 10 s). Their number is not
+   * bounded here: the JDK server accepts them and none is seen before its first byte, and its own
+   * limit (jdk.httpserver.maxConnections) is JVM-wide, the application's servers' too
+   * (docs/operations.md, Prometheus).
    *
    * <p>The grace: taking back the oldest reader at once cut a scrape whose whole request had come
    * (three scrapes at once, a Prometheus HA pair and a curl): its thread had not yet read it when
-   * the third came, and the interrupt closed the channel at that read. A stalled client now holds a
-   * scrape back at most the grace.
+   * the third came, and the interrupt closed the channel at that read. Stalled clients that come
+   * together now hold a scrape back at most the grace; ones that keep coming are newer than a
+   * waiting scrape and served first, until more than {@link #CROWD} wait: then each newer one takes
+   * a reader's thread at once, as before the grace.
    */
   static final class Deadlined implements Executor {
     /** Two, so two scrapers at once (two Prometheus servers) never take each other's thread. */
@@ -380,9 +383,18 @@ public final class PrometheusServer implements AutoCloseable {
     /**
      * How long an exchange may read its request before a newer one may take its thread back: far
      * longer than reading a request that has come (microseconds once its thread runs), short
-     * against a scrape's timeout (10 s).
+     * against a scrape's timeout (10 s). A grace of 1 s let clients opening three half requests a
+     * second hold back most scrapes (below {@link #CROWD} waiting, a newer one is served first).
      */
-    static final long READ_GRACE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    static final long READ_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+    /**
+     * Beyond this many waiting, a newer exchange takes back the oldest reader's thread at once,
+     * grace or not: a few scrapes at once never wait so many, and clients that keep opening
+     * connections with half a request (more than two per grace) would otherwise each be newer than
+     * a waiting scrape and served first.
+     */
+    static final int CROWD = 4;
 
     static final long IDLE_NANOS = TimeUnit.SECONDS.toNanos(30);
 
@@ -431,7 +443,7 @@ public final class PrometheusServer implements AutoCloseable {
           startThread = true;
         }
         if (wanted > idle + freeing) {
-          expireOldestStalledReader();
+          expireOldestReader(waiting.size() <= CROWD);
         }
         notifyAll();
       }
@@ -584,15 +596,18 @@ public final class PrometheusServer implements AutoCloseable {
       if (!r.answering && running.contains(r)) {
         r.stalled = true;
         if (waiting.size() + dropped.size() > idle + freeing) {
-          expireOldestStalledReader();
+          expireOldestReader(true);
         }
       }
     }
 
-    private void expireOldestStalledReader() {
+    /** The oldest exchange reading its request, only past its grace when {@code stalledOnly}. */
+    private void expireOldestReader(boolean stalledOnly) {
       Running oldest = null;
       for (Running r : running) {
-        if (r.stalled && !r.answering && (oldest == null || r.number < oldest.number)) {
+        if ((r.stalled || !stalledOnly)
+            && !r.answering
+            && (oldest == null || r.number < oldest.number)) {
           oldest = r;
         }
       }

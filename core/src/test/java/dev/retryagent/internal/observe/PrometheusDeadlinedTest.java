@@ -222,6 +222,42 @@ class PrometheusDeadlinedTest {
     }
   }
 
+  @Test
+  void beyondACrowdWaitingANewerExchangeTakesBackAReaderAtOnce() throws Exception {
+    // Clients that keep opening connections with half a request, faster than the grace lets
+    // readers go: each is newer than a waiting scrape and served first, which then waited until
+    // closed unread (20 a second held back 13 of 15 scrapes). Beyond a crowd waiting, the oldest
+    // reader's thread is taken at once, grace or not (this scheduler never runs one).
+    CountDownLatch never = new CountDownLatch(1);
+    try {
+      List<Thread> cut = new CopyOnWriteArrayList<>();
+      CountDownLatch reading = new CountDownLatch(2);
+      for (int i = 0; i < 2; i++) {
+        serving.execute(
+            () -> {
+              reading.countDown();
+              try {
+                never.await(); // half a request
+              } catch (InterruptedException e) {
+                cut.add(Thread.currentThread());
+              }
+            });
+      }
+      assertThat(reading.await(10, TimeUnit.SECONDS)).isTrue();
+      for (int i = 0; i < PrometheusServer.Deadlined.CROWD; i++) {
+        serving.execute(() -> {});
+      }
+      assertThat(cut).as("a few waiting: no reader taken yet").isEmpty();
+
+      CountDownLatch scrape = new CountDownLatch(1);
+      serving.execute(scrape::countDown);
+      assertThat(scrape.await(10, TimeUnit.SECONDS)).as("served at once").isTrue();
+      assertThat(cut).hasSize(1);
+    } finally {
+      never.countDown();
+    }
+  }
+
   /** Tasks the test runs by hand, by delay and by the thread that scheduled them. */
   private static final class Timers implements Scheduler {
     final List<Object[]> due = new CopyOnWriteArrayList<>(); // {thread, delay, task}
