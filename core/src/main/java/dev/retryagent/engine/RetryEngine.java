@@ -636,6 +636,7 @@ public final class RetryEngine {
    * over by the time the 429s that follow them have come (a lowered bound, a step a 429).
    */
   private void notePause(String target, long until, long now) {
+    int sayBound = 0; // the bound to say past, once, after the lock: the sink is the user's
     synchronized (pauseLock) {
       Pause noted = hostPauses.get(target);
       if (noted == null) {
@@ -656,14 +657,23 @@ public final class RetryEngine {
           pausesForgotten++;
           if (!pausesForgottenSaid) {
             pausesForgottenSaid = true;
-            notices.accept(
-                "retry-agent: more hosts under a 429 pause at once than maxHosts ("
-                    + bound
-                    + "): the pauses that end soonest are forgotten; their hosts' buckets keep"
-                    + " them, but a bucket made or dropped since (another rateLimit section, a"
-                    + " reload, maxHosts) does not wait for them (said once)");
+            sayBound = bound;
           }
         }
+      }
+    }
+    if (sayBound > 0) {
+      // Not under the lock (a slow stderr would hold every other 429), and never into the call: a
+      // sink that throws would fail this 429's decision, the call not retried as it would be.
+      try {
+        notices.accept(
+            "retry-agent: more hosts under a 429 pause at once than maxHosts ("
+                + sayBound
+                + "): the pauses that end soonest are forgotten; their hosts' buckets keep"
+                + " them, but a bucket made or dropped since (another rateLimit section, a"
+                + " reload, maxHosts) does not wait for them (said once)");
+      } catch (RuntimeException | LinkageError ignored) {
+        // nowhere to say it: the pauses are kept to the bound all the same
       }
     }
   }
@@ -763,12 +773,23 @@ public final class RetryEngine {
   private int maxHostPauses() {
     EngineSettings s = settings;
     if (s != pauseBoundOf) {
-      Collection<Policy> all = s.all();
       int largest = 0;
-      if (all != null) {
-        for (Policy p : all) {
-          largest = Math.max(largest, p.circuitBreaker().maxHosts());
+      try {
+        Collection<Policy> all = s.all();
+        if (all != null) {
+          for (Policy p : all) {
+            largest = Math.max(largest, p.circuitBreaker().maxHosts());
+          }
         }
+      } catch (RuntimeException | LinkageError | StackOverflowError e) {
+        // A library user's resolver that fails to list its policies: as one that cannot list
+        // them, maxHosts' default, for this configuration (not asked again on each 429). Thrown on,
+        // it failed every 429's decision (not retried) and no pause was ever forgotten.
+        largest = 0;
+        internalError(
+            "listing the policies for the hosts' 429 pauses' bound",
+            e,
+            "the bound is maxHosts' default, " + MAX_HOST_PAUSES);
       }
       pauseBound = largest > 0 ? largest : MAX_HOST_PAUSES;
       pauseBoundOf = s;

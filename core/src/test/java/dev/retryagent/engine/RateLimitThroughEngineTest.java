@@ -509,6 +509,85 @@ class RateLimitThroughEngineTest {
   }
 
   /**
+   * The line that says pauses under way were forgotten goes to the engine's sink, a library user's
+   * consumer: one that throws must not reach the 429 whose pause forgot another. Before, it failed
+   * that 429's decision (an internal error): the call ended with the 429, not retried as it is with
+   * a sink that does not throw.
+   */
+  @org.junit.jupiter.api.Test
+  void aSinkThatThrowsOnTheForgottenPausesLineLeavesThe429RetriedAsWithoutIt() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(2);
+    p.breaker.maxHosts(1);
+    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
+    List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(new FakeClock())
+            .errors(
+                line -> {
+                  said.add(line);
+                  throw new IllegalStateException("sink down");
+                })
+            .policy(p.build())
+            .build();
+    for (String host : new String[] {"a.example", "b.example"}) {
+      RetryCall call = engine.newCall(FakeRequest.of("GET", host));
+      assertThat(call.reservePermit()).isZero();
+      call.beginAttempt();
+      // b's 429 forgets a's pause under way (maxHosts 1): the line is said, the sink throws.
+      assertThat(call.onResponse(429, "1").retry()).as(host).isTrue();
+    }
+    assertThat(engine.hostPausesNoted()).isEqualTo(1);
+    assertThat(engine.hostPausesForgotten()).isEqualTo(1);
+    assertThat(said).singleElement().asString().contains("maxHosts (1)");
+  }
+
+  /**
+   * A library user's resolver whose {@code policies()} throws: the bound of the hosts' pauses is
+   * maxHosts' default, as for one that cannot list them, and every 429 is retried as without the
+   * pauses. Before, each 429 asked it again and the failure failed its decision: no 429 retried, no
+   * pause ever forgotten.
+   */
+  @org.junit.jupiter.api.Test
+  void aResolverThatFailsToListItsPoliciesLeavesThe429sRetriedAndThePausesBounded()
+      throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(2);
+    p.rateLimit.enabled(true).perSecond(100).burst(5).maxWait(Duration.ofSeconds(20));
+    Policy policy = p.build();
+    List<String> said = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(new FakeClock())
+            .errors(said::add)
+            .policies(
+                new PolicyResolver() {
+                  @Override
+                  public Policy resolve(String method, String host, int port, String path) {
+                    return policy;
+                  }
+
+                  @Override
+                  public java.util.Collection<Policy> policies() {
+                    throw new IllegalStateException("cannot list");
+                  }
+                })
+            .build();
+    for (int i = 0; i < 3; i++) {
+      RetryCall call = engine.newCall(FakeRequest.of("GET", "h" + i + ".example"));
+      assertThat(call.reservePermit()).isZero();
+      call.beginAttempt();
+      assertThat(call.onResponse(429, "1").retry()).as("h%d", i).isTrue();
+    }
+    assertThat(engine.hostPausesNoted()).isEqualTo(3);
+    assertThat(said)
+        .singleElement()
+        .asString()
+        .contains("429 pauses' bound", "IllegalStateException", "maxHosts' default, 10000");
+  }
+
+  /**
    * An engine whose rate limit notes each 429's host pause, its map bounded by {@code bound}
    * ({@code maxHosts}): one attempt per call, so each 429 only pauses its host.
    */
