@@ -166,9 +166,19 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
    */
   private void next(boolean permitWaited, Object copy) {
     if (call.cancelledByCaller()) {
+      if (call.attempt() > 0) {
+        // The caller gave up during a wait after an attempt (Apache's Future.cancel, the JDK
+        // client's shutdownNow): the call ends there, abandoned at the attempt it reached. Before,
+        // the retry was started and counted (an attempt in the events, the metrics and the
+        // listeners' calls) that never went out. The copy kept for the wait is no one's now.
+        call.takeGiveBack();
+        call.onAbandoned();
+        startAttempt(true);
+        return;
+      }
       // As in SyncRetryLoop: the attempt fails at once as the client fails the call it gave up,
       // sending nothing; neither the rate limit nor the breaker has a say.
-      startAttempt();
+      startAttempt(false);
       return;
     }
     long wait;
@@ -190,11 +200,17 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       }
       schedule(wait, false);
     } else {
-      startAttempt();
+      startAttempt(false);
     }
   }
 
-  private void startAttempt() {
+  /**
+   * Starts the next attempt; {@code abandoned}: the call ended already, its caller having given up
+   * during the wait ({@link #next}): the attempt is neither counted nor judged, only handed to the
+   * client, which fails it at once as it fails a call its caller gave up (sending nothing), so that
+   * the caller gets what the client gives then, where the client gives it.
+   */
+  private void startAttempt(boolean abandoned) {
     if (result.isDone()) {
       // The caller stopped waiting (orTimeout, completeExceptionally) without cancel().
       call.onAbandoned();
@@ -203,7 +219,10 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
     CompletableFuture<T> f;
     try {
-      int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
+      int n =
+          abandoned
+              ? call.attempt() + 1
+              : call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
       // The attempt starts in the call's context (its tracing), on whichever thread this is.
       CallContext.Scope scope = NoContext.enter(call, false);
       try {
@@ -276,7 +295,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       if (error != null) {
         Throwable failure = unwrap(error);
         d = call.onFailure(failure);
-        if (!d.retry() || !retryLater(d.delayNanos(), failure)) {
+        if (!retrying(d) || !retryLater(d.delayNanos(), failure)) {
           if (d.error() == null) {
             fail(error); // the client's failure as its future delivered it
           } else {
@@ -287,7 +306,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         }
       } else {
         d = call.onResponse(access.status(response), access.header(response, "Retry-After"));
-        if (!d.retry()) {
+        if (!retrying(d)) {
           if (d.error() != null) {
             discarded = true;
             SyncRetryLoop.discardUnwanted(engine, access, response);
@@ -316,6 +335,17 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
           discarded ? null : response,
           error);
     }
+  }
+
+  /**
+   * Whether the call goes on to the retry {@code d} decides. Not when the call ended meanwhile
+   * ({@link RetryCall#onAbandoned}: the caller gave up after an adapter's decision on the head,
+   * {@code apache5.AsyncCall}'s, or during the wait, {@link #next}): the call answers each attempt
+   * with its decision, made before the call ended, and the loop went on to a retry of a call over.
+   * The attempt's outcome then goes to the caller as it is.
+   */
+  private boolean retrying(Decision d) {
+    return d.retry() && !call.isFinished();
   }
 
   /**

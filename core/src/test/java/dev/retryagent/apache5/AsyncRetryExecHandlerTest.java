@@ -97,6 +97,16 @@ class AsyncRetryExecHandlerTest {
   /** As {@link #engine(UnaryOperator)}, with {@code rateLimit}. */
   private RetryEngine engine(
       UnaryOperator<RetryPolicy.Builder> retry, dev.retryagent.policy.RateLimitPolicy rateLimit) {
+    return engine(retry, rateLimit, new RetryListener() {});
+  }
+
+  /**
+   * As {@link #engine(UnaryOperator, dev.retryagent.policy.RateLimitPolicy)}, with {@code also}.
+   */
+  private RetryEngine engine(
+      UnaryOperator<RetryPolicy.Builder> retry,
+      dev.retryagent.policy.RateLimitPolicy rateLimit,
+      RetryListener also) {
     return TestEngines.builder(
             time,
             Mode.ENFORCE,
@@ -112,6 +122,7 @@ class AsyncRetryExecHandlerTest {
                 events.add(e);
               }
             })
+        .listener(also)
         .build();
   }
 
@@ -421,6 +432,54 @@ class AsyncRetryExecHandlerTest {
     time.runHeldTasks();
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
     assertThat(server.requestCount()).isEqualTo(1);
+    // Abandoned at the attempt it reached: no attempt 2 counted, none having gone out. Before, the
+    // retry was started after the wait and counted (GIVE_UP and CALL_COMPLETE at attempt 2).
+    assertEndedCancelledAtTheFirstAttempt();
+    assertThat(heard.times.get()).isEqualTo(1);
+  }
+
+  /** The call's events: its retry told, then given up as cancelled at attempt 1, and ended so. */
+  private void assertEndedCancelledAtTheFirstAttempt() {
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt())
+        .containsExactly("RETRY 1", "GIVE_UP 1", "CALL_COMPLETE 1");
+    assertThat(events.get(1).reason()).isEqualTo(GiveUpReason.CANCELLED);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+  }
+
+  @Test
+  void aCancelFromTheRetrysListenerAfterTheDecisionEndsTheCallWithoutASecondAttempt()
+      throws Exception {
+    // The application cancels its future from onRetry, on the I/O thread, after the retry is
+    // decided and before its wait starts: the wait ends at once, and the call with it, as
+    // abandoned at attempt 1. Before, attempt 2 was counted (GIVE_UP and CALL_COMPLETE at 2, the
+    // listeners told of it) while nothing was sent.
+    CompletableFuture<Future<SimpleHttpResponse>> future = new CompletableFuture<>();
+    RetryEngine engine =
+        engine(
+            r -> r.maxAttempts(3),
+            Policy.defaults().rateLimit(),
+            new RetryListener() {
+              @Override
+              public void onRetry(RetryEvent e) {
+                try {
+                  future.get(30, TimeUnit.SECONDS).cancel(true);
+                } catch (Exception x) {
+                  throw new AssertionError(x);
+                }
+              }
+            });
+    CloseableHttpAsyncClient c = started(AsyncRetryExecHandler.addTo(oneConnection(), engine));
+    server.enqueue(status(503).body("busy"), ok("never asked"));
+
+    Heard heard = new Heard();
+    future.complete(c.execute(SimpleRequestBuilder.get(server.url("/items")).build(), heard));
+
+    assertThat(heard.await()).isEqualTo("cancelled");
+    await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertEndedCancelledAtTheFirstAttempt();
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(heard.times.get()).isEqualTo(1);
   }
 
   @Test

@@ -1206,6 +1206,10 @@ class RetryingHttpClientTest {
 
     assertThat(f).isCancelled();
     assertThat(server.requestCount()).isEqualTo(1);
+    // Abandoned at the attempt it reached: no attempt counted that was never sent.
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+        .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
   }
 
   @Test
@@ -1800,6 +1804,11 @@ class RetryingHttpClientTest {
                       public void onRetry(RetryEvent e) {
                         events.add(e);
                       }
+
+                      @Override
+                      public void onGiveUp(RetryEvent e) {
+                        events.add(e);
+                      }
                     })
                 .build());
     java.util.concurrent.CompletableFuture<HttpResponse<String>> f =
@@ -1822,6 +1831,15 @@ class RetryingHttpClientTest {
     assertThat(t).isInstanceOf(ExecutionException.class);
     assertThat(t.getCause()).isInstanceOf(IOException.class).hasMessage("closed");
     assertThat(server.requestCount()).isEqualTo(1);
+    // sendAsync's call is given up at the attempt it reached, as cancelled: before, it started its
+    // retry after the wait and counted it (GIVE_UP at attempt 2), though the JDK sent nothing.
+    // (send's, SyncRetryLoop's, still counts that attempt 2.)
+    org.awaitility.Awaitility.await().until(() -> events.size() == 2);
+    if (way == Way.SEND_ASYNC) {
+      assertThat(events)
+          .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+          .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
+    }
   }
 
   @Test

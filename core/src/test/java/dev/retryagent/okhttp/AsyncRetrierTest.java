@@ -229,6 +229,10 @@ class AsyncRetrierTest {
     assertThat(server.requestCount()).isEqualTo(1);
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
+    // Abandoned at the attempt it reached: no attempt counted that was never sent.
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+        .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
   }
 
   @Test
