@@ -48,7 +48,7 @@ final class RawBody {
     HttpEntity raw = of(entity);
     Discards.release(
         raw == null ? null : raw::getContent,
-        raw == entity ? raw.getContentLength() : -1,
+        raw != null && raw == entity ? raw.getContentLength() : -1, // none: no body (HEAD, 204)
         () -> abort(raw),
         close);
   }
