@@ -53,6 +53,16 @@ public final class SyncRetryLoop {
       throws IOException, InterruptedException {
     boolean permitted = false; // a retry's permit, taken before its attempt's response went
     while (true) {
+      if (call.attempt() > 0 && call.cancelledByCaller()) {
+        // The caller gave up during a wait after an attempt (the JDK client's shutdownNow, OkHttp's
+        // Call.cancel, Apache's abort): the call ends there, abandoned at the attempt it reached
+        // (its permits back), as AsyncRetryLoop ends it. Before, the retry was started and counted
+        // (an attempt in the events, the metrics and the listeners' calls) that never went out.
+        // The attempt is only handed to the client, uncounted, which fails it at once as it fails
+        // a call its caller gave up, sending nothing: the caller gets the client's own failure.
+        call.onAbandoned();
+        return runInContext(call, attempt, call.attempt() + 1);
+      }
       if (!permitted) {
         takePermit(call, sleeper);
       }

@@ -902,6 +902,43 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void executeCancelledDuringTheWaitIsGivenUpAtTheAttemptItReachedAsPlainOkHttpFailsIt()
+      throws Exception {
+    // SyncRetryLoop started the retry after the wait and counted it (GIVE_UP at attempt 2, an
+    // attempt in the metrics), though OkHttp sent nothing for it.
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    engine =
+        TestEngines.rateLimited(
+            time, TestEngines.neverRefilled(3), runningFirst(duringTheWait), events);
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    server.enqueue(status(503), ok("second"), ok("third"));
+    Call call = client.newCall(get("/wait"));
+    duringTheWait.set(call::cancel);
+
+    Throwable withAgent = org.assertj.core.api.Assertions.catchThrowable(call::execute);
+
+    Call plain = new OkHttpClient().newCall(get("/plain"));
+    plain.cancel();
+    Throwable without = org.assertj.core.api.Assertions.catchThrowable(plain::execute);
+    assertThat(withAgent).isExactlyInstanceOf(without.getClass()).hasMessage(without.getMessage());
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+        .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
+    // Of the 3 permits, the first attempt's alone is spent: any taken for the retry went back once.
+    events.clear();
+    for (String expected : new String[] {"second", "third"}) {
+      try (Response r = client.newCall(get("/next")).execute()) {
+        assertThat(r.body().string()).isEqualTo(expected);
+      }
+    }
+    assertThatThrownBy(() -> client.newCall(get("/refused")).execute())
+        .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+    assertThat(server.requestCount()).isEqualTo(3);
+  }
+
+  @Test
   void aCallCancelledDuringTheWaitForItsRetryHearsCanceledThoughNoPermitIsLeft() throws Exception {
     // Cancelled with call.cancel() alone (wired by hand), the wait ran out and the retry still
     // asked the rate limit for a permit: with none left, the callback got RateLimitedException
