@@ -97,4 +97,47 @@ class ApacheAbortTest {
       assertThat(body).isEqualTo("ok");
     }
   }
+
+  private static String body(CloseableHttpClient c, HttpGet get) throws Exception {
+    return c.execute(
+        get,
+        (org.apache.http.client.ResponseHandler<String>) r -> EntityUtils.toString(r.getEntity()));
+  }
+
+  @Test
+  void anAbortDuringTheWaitGivesTheCallUpAtTheAttemptItReachedAsWithoutUs() throws Exception {
+    // SyncRetryLoop started the retry after the wait and counted it (GIVE_UP at attempt 2), though
+    // HttpClient sent nothing for the aborted request.
+    server = new ScriptedHttpServer();
+    server.enqueue(status(503), status(200).body("second"), status(200).body("third"));
+    java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    RetryEngine engine = TestEngines.rateLimitedTo(3, time, duringTheWait, events);
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      HttpGet get = new HttpGet(server.url("/plain"));
+      get.abort();
+      plain = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
+    }
+    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      HttpGet get = new HttpGet(server.url("/items"));
+      duringTheWait.set(get::abort);
+
+      Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
+
+      assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(events)
+          .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+          .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
+      // Of the 3 permits only the first attempt's is spent: any taken for the retry went back once.
+      assertThat(body(c, new HttpGet(server.url("/x")))).isEqualTo("second");
+      assertThat(body(c, new HttpGet(server.url("/x")))).isEqualTo("third");
+      assertThat(
+              org.assertj.core.api.Assertions.catchThrowable(
+                  () -> body(c, new HttpGet(server.url("/x")))))
+          .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+      assertThat(server.requestCount()).isEqualTo(3);
+    }
+  }
 }

@@ -96,6 +96,43 @@ class ApacheCancelTest {
     }
   }
 
+  @Test
+  void aCancelDuringTheWaitGivesTheCallUpAtTheAttemptItReachedAsWithoutUs() throws Exception {
+    // SyncRetryLoop started the retry after the wait and counted it (GIVE_UP at attempt 2), though
+    // HttpClient sent nothing for the cancelled request.
+    server = new ScriptedHttpServer();
+    server.enqueue(status(503), status(200).body("second"), status(200).body("third"));
+    java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    RetryEngine engine = TestEngines.rateLimitedTo(3, time, duringTheWait, events);
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      HttpGet get = new HttpGet(server.url("/plain"));
+      get.cancel();
+      plain = org.assertj.core.api.Assertions.catchThrowable(() -> c.execute(get, BODY));
+    }
+    try (CloseableHttpClient c = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
+      HttpGet get = new HttpGet(server.url("/items"));
+      duringTheWait.set(get::cancel);
+
+      Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> c.execute(get, BODY));
+
+      assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(events)
+          .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+          .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
+      // Of the 3 permits only the first attempt's is spent: any taken for the retry went back once.
+      assertThat(c.execute(new HttpGet(server.url("/x")), BODY)).isEqualTo("second");
+      assertThat(c.execute(new HttpGet(server.url("/x")), BODY)).isEqualTo("third");
+      assertThat(
+              org.assertj.core.api.Assertions.catchThrowable(
+                  () -> c.execute(new HttpGet(server.url("/x")), BODY)))
+          .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
+      assertThat(server.requestCount()).isEqualTo(3);
+    }
+  }
+
   /** A call on a thread of its own, which is interrupted once the server has the request. */
   private String interruptedCall(CloseableHttpClient client) throws Exception {
     int before = server.requestCount();

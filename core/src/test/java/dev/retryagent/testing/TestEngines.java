@@ -118,6 +118,27 @@ public final class TestEngines {
         .build();
   }
 
+  /**
+   * {@link #rateLimited(FakeTime, RateLimitPolicy, Sleeper, List)} to {@code permits} permits
+   * ({@link #neverRefilled}), on {@code time}'s sleeper, which first runs, once, what {@code
+   * duringTheWait} holds as a wait starts (a caller giving up during a retry's wait).
+   */
+  public static RetryEngine rateLimitedTo(
+      int permits,
+      FakeTime time,
+      java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait,
+      List<RetryEvent> events) {
+    Sleeper sleeper =
+        nanos -> {
+          Runnable r = duringTheWait.getAndSet(null);
+          if (r != null) {
+            r.run();
+          }
+          time.sleep(nanos);
+        };
+    return rateLimited(time, neverRefilled(permits), sleeper, events);
+  }
+
   /** The default policy, route "test", but for its rate limit, {@code rateLimit}. */
   public static Policy rateLimited(RateLimitPolicy rateLimit) {
     return new Policy(
