@@ -261,32 +261,45 @@ public abstract class RetryCall extends HostHold {
    *     over ({@link #permitRefusedRetry}), and the caller gets the response
    */
   public long reserveRetryPermit() {
+    return reserveRetryPermit(0);
+  }
+
+  /**
+   * {@link #reserveRetryPermit()} asked {@code sinceDecisionNanos} after the decision (a copy read
+   * the body in between, SyncRetryLoop): the backoff left from now is the one the token reserved
+   * ahead must be due by, and the delay returned counts from now. Counted from the decision
+   * instead, the token held was the one due a copy's time past the retry's start (another call then
+   * took the one due before it: the rate exceeded), and the retry's delay counted from the decision
+   * came out a copy's time longer than its backoff.
+   */
+  long reserveRetryPermit(long sinceDecisionNanos) {
     try {
-      return reserveRetryPermitLocked();
+      return reserveRetryPermitLocked(sinceDecisionNanos);
     } finally {
       tellQueued();
     }
   }
 
-  private synchronized long reserveRetryPermitLocked() {
+  private synchronized long reserveRetryPermitLocked(long sinceDecisionNanos) {
     Decision d = decision;
     if (d == null || !d.retry()) {
       return 0;
     }
+    long backoff = Math.max(0, d.delayNanos() - sinceDecisionNanos);
     if (d.outcome() != Outcome.RESPONSE
         || state.limiter == null
         || state.observe
         || finished
         || cancelledByCaller()
         || (extras != null && extras.permitReserved)) {
-      return d.delayNanos(); // held already: asked once, its wait in the decision's delay
+      return backoff; // held already: asked once, its wait in the decision's delay
     }
     try {
-      reserve(true, d.delayNanos());
+      reserve(true, backoff);
     } catch (RateLimitedException refused) {
       return -1;
     }
-    return decision.delayNanos();
+    return decision == d ? backoff : decision.delayNanos();
   }
 
   /**

@@ -179,7 +179,7 @@ public final class SyncRetryLoop {
           copy = copyToGiveBack(call, access, response);
         }
         if (whole && copy == null) {
-          left = reserveAtDecision(call, access, response, clock, decidedAt, left);
+          left = reserveAtDecision(call, access, response, clock, decidedAt);
           if (left < 0) {
             return response; // as if the policy had not retried it
           }
@@ -284,24 +284,19 @@ public final class SyncRetryLoop {
 
   /**
    * {@link RetryCall#reserveRetryPermit}, asked before {@code response}'s release: the retry's
-   * delay counted from the decision at {@code decidedAt} (the longer of its {@code backoff} from
-   * there and the delay granted from now, which a copy's time put after it), or -1 when the rate
-   * limit refused the retry: the call is over, and ends with the response. Without a rate limit (or
-   * in observe mode) nothing is reserved: the backoff. What the listeners let through (a broken
-   * JVM) goes to the caller, the response released, as a kept one is when its permit's reservation
-   * throws: it was neither released nor returned, its connection (an Apache pool's lease) leaked.
+   * delay counted from the decision at {@code decidedAt} (the longer of its backoff from there and
+   * its permit's wait from now, a copy's time after it), or -1 when the rate limit refused the
+   * retry: the call is over, and ends with the response. Without a rate limit (or in observe mode)
+   * nothing is reserved: the backoff. What the listeners let through (a broken JVM) goes to the
+   * caller, the response released, as a kept one is when its permit's reservation throws: it was
+   * neither released nor returned, its connection (an Apache pool's lease) leaked.
    */
   private static <T> long reserveAtDecision(
-      RetryCall call,
-      ResponseAccess<T> access,
-      T response,
-      Clock clock,
-      long decidedAt,
-      long backoff) {
+      RetryCall call, ResponseAccess<T> access, T response, Clock clock, long decidedAt) {
     long asked = clock.nanoTime();
     long delay;
     try {
-      delay = call.reserveRetryPermit();
+      delay = call.reserveRetryPermit(asked - decidedAt);
     } catch (RuntimeException | Error e) {
       discardUnwanted(call.state.engine, access, response);
       throw e;
@@ -309,9 +304,9 @@ public final class SyncRetryLoop {
     if (delay < 0) {
       return -1;
     }
-    // The permit's wait counts from the ask, after a copy that made none: a token due within the
-    // backoff from the ask may be due past the backoff from the decision, by up to the copy's time.
-    return Math.max(backoff, delay + (asked - decidedAt));
+    // Asked after a copy that made none: the delay counts from the ask, the backoff's rest or the
+    // permit's longer wait.
+    return delay + (asked - decidedAt);
   }
 
   /**

@@ -313,28 +313,41 @@ class RateLimitThroughEngineTest {
   /**
    * A permit reserved after a copy that made none (500 ms reading the body) waits for its token
    * from the moment it asked: the token due 2.5 s after the decision (0.4/s, the first attempt took
-   * the only one) is 2 s from the ask, within the 2 s backoff, and the retry starts at 2.5 s, not
-   * at the backoff's 2 s from the decision, half a second before its token (the rate exceeded).
+   * the only one) is 2 s from the ask, 500 ms past the backoff's rest, within maxWait (1 s), and
+   * the retry starts at 2.5 s, not at the backoff's 2 s from the decision, half a second before its
+   * token (the rate exceeded).
    */
   @org.junit.jupiter.api.Test
   void aPermitReservedAfterASlowCopyStartsTheRetryNoEarlierThanItsToken() throws Exception {
     TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
-    p.rateLimit.enabled(true).perSecond(0.4).burst(1);
+    p.rateLimit.enabled(true).perSecond(0.4).burst(1).maxWait(Duration.ofSeconds(1));
     EngineFixture f = EngineFixture.of(p);
-    ResponseAccess<FakeResponse> slowCopy =
-        new FakeResponse.Delegating() {
-          @Override
-          public FakeResponse copyToGiveBack(FakeResponse response) {
-            f.clock.advance(500 * MS); // the body read, over the limit: no copy
-            return null;
-          }
-        };
+    ResponseAccess<FakeResponse> slowCopy = copyMakingNoneIn500Ms(f);
     Script s = new Script(f.clock, respond(503), respond(200));
     FakeResponse r =
         SyncRetryLoop.execute(f.newCall(FakeRequest.get()), f.sleeper, s::runSync, slowCopy);
 
     assertThat(r.status).isEqualTo(200);
     assertThat(s.attempts().get(1).startNanos - FakeClock.START_NANOS).isEqualTo(2500 * MS);
+  }
+
+  /**
+   * The same with maxWait 0: the token comes 500 ms after the retry's backoff from the decision, so
+   * the retry is refused, as when its permit was asked at the decision without a copy or after the
+   * backoff; the call ends with the response. The copy's time counted as backoff granted it.
+   */
+  @org.junit.jupiter.api.Test
+  void aPermitReservedAfterASlowCopyIsRefusedAsIfAskedAtTheDecision() throws Exception {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.4).burst(1);
+    EngineFixture f = EngineFixture.of(p);
+    ResponseAccess<FakeResponse> slowCopy = copyMakingNoneIn500Ms(f);
+    Script s = new Script(f.clock, respond(503), respond(200));
+    FakeResponse r =
+        SyncRetryLoop.execute(f.newCall(FakeRequest.get()), f.sleeper, s::runSync, slowCopy);
+
+    assertThat(r.status).isEqualTo(503);
+    assertThat(s.attemptCount()).isEqualTo(1);
   }
 
   /**
@@ -1373,6 +1386,62 @@ class RateLimitThroughEngineTest {
     f.clock.advance(2 * S);
     assertThat(bucket.availableTokens(f.clock.nanoTime())).isEqualTo(1.0);
     assertThat(bucket.isIdle(f.clock.nanoTime())).isTrue();
+  }
+
+  /**
+   * A retry's permit reserved ahead after a slow copy that made none (500 ms; 0.9/s, burst 1,
+   * maxWait 1 s, 2 s backoff): the retry starts 2 s after its decision, so its token is the one due
+   * by then. Reserved for 2 s after the ask instead (2.5 s after the decision), another call asking
+   * during the backoff took the token due at 1.11 s, and the retry started at 2 s on the token due
+   * at 2.22 s: two attempts 0.89 s apart on a bucket that allows one each 1.11 s.
+   */
+  @org.junit.jupiter.api.Test
+  void aPermitReservedAheadAfterASlowCopyHoldsTheTokenDueByTheRetrysStart() throws Exception {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofSeconds(2), 2, Duration.ofSeconds(10));
+    p.rateLimit.enabled(true).perSecond(0.9).burst(1).maxWait(Duration.ofSeconds(1));
+    EngineFixture f = EngineFixture.of(p);
+    ResponseAccess<FakeResponse> slowCopy = copyMakingNoneIn500Ms(f);
+    List<Long> grants = new java.util.ArrayList<>();
+    grants.add(0L); // a's first attempt, on the bucket's one token
+    RetryCall b = f.newCall(FakeRequest.get());
+    f.sleeper.duringNextSleep(
+        () -> {
+          try {
+            grants.add(f.clock.nanoTime() + b.reservePermit() - FakeClock.START_NANOS);
+          } catch (RateLimitedException refused) {
+            // no token for b before the one a's retry holds
+          }
+        });
+    Script s = new Script(f.clock, respond(503), respond(200));
+    FakeResponse r =
+        SyncRetryLoop.execute(f.newCall(FakeRequest.get()), f.sleeper, s::runSync, slowCopy);
+
+    assertThat(r.status).isEqualTo(200);
+    assertThat(s.attempts().get(1).startNanos - FakeClock.START_NANOS)
+        .as("sleeps %s grants %s", f.sleeper.sleeps(), grants)
+        .isEqualTo(2 * S);
+    grants.add(2 * S);
+    grants.sort(null);
+    // At most burst + rate x window attempts in any window between two of them.
+    for (int i = 0; i < grants.size(); i++) {
+      for (int j = i + 1; j < grants.size(); j++) {
+        double allowed = 1 + 0.9 * (grants.get(j) - grants.get(i)) / 1e9;
+        assertThat((double) (j - i + 1))
+            .as("attempts at %s (ns)", grants)
+            .isLessThanOrEqualTo(allowed);
+      }
+    }
+  }
+
+  /** An access whose copy reads the body for 500 ms and makes none (over the limit). */
+  private static ResponseAccess<FakeResponse> copyMakingNoneIn500Ms(EngineFixture f) {
+    return new FakeResponse.Delegating() {
+      @Override
+      public FakeResponse copyToGiveBack(FakeResponse response) {
+        f.clock.advance(500 * MS);
+        return null;
+      }
+    };
   }
 
   private static TestPolicy oneAPerSecondTwoSecondBackoff() {
