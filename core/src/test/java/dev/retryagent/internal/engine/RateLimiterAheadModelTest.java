@@ -1,0 +1,144 @@
+package dev.retryagent.internal.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.policy.RateLimitPolicy;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.PriorityQueue;
+import java.util.Random;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Seeded random runs of callers on one bucket, mixing plain reservations, retries' reservations
+ * ahead (taken as the retry starts, or given back before), and give-backs: the attempts made never
+ * exceed burst + rate x window in any window, and, asked no more, the bucket fills back to burst
+ * and is idle.
+ */
+class RateLimiterAheadModelTest {
+  private static final long MS = 1_000_000L;
+  private static final long T0 = 1000_000 * MS;
+
+  /** Something due at an instant: an attempt's start (or its give-back instead). */
+  private static final class Due implements Comparable<Due> {
+    final long at;
+    final Object holder; // null: a plain reservation
+    final boolean giveBack;
+
+    Due(long at, Object holder, boolean giveBack) {
+      this.at = at;
+      this.holder = holder;
+      this.giveBack = giveBack;
+    }
+
+    @Override
+    public int compareTo(Due o) {
+      return Long.compare(at, o.at);
+    }
+  }
+
+  @Test
+  @Disabled(
+      "Known (h8's report): a reservation ahead that reserve() takes from base early (!leavesAhead)"
+          + " counts as spent when its token falls due, not at the retry's instant; seed 2 fails")
+  void attemptsNeverExceedTheRateAndTheBucketComesBackWhole() {
+    for (long seed = 1; seed <= 300; seed++) {
+      run(seed);
+    }
+  }
+
+  /**
+   * Whether a reservation ahead is still to start or be given back: the limiter holds one at a
+   * time, and a second is a plain reservation at the decision, its token used after the backoff
+   * (not modelled here: see the report of this test's commit).
+   */
+  private static boolean aheadPending(PriorityQueue<Due> dues) {
+    for (Due d : dues) {
+      if (d.holder != null) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static void run(long seed) {
+    Random r = new Random(seed);
+    double perSecond = new double[] {0.5, 1, 3, 10}[r.nextInt(4)];
+    int burst = 1 + r.nextInt(3);
+    RateLimiter l =
+        new RateLimiter(
+            RateLimitPolicy.builder().enabled(true).perSecond(perSecond).burst(burst).build(), T0);
+    PriorityQueue<Due> dues = new PriorityQueue<>();
+    List<Long> attempts = new ArrayList<>();
+    long now = T0;
+    for (int step = 0; step < 200; step++) {
+      now += (long) (r.nextDouble() * 1000 * MS / perSecond);
+      while (!dues.isEmpty() && dues.peek().at <= now) {
+        Due d = dues.poll();
+        if (d.giveBack) {
+          if (d.holder != null) {
+            l.giveBack(d.at, d.holder);
+          } else {
+            l.giveBack(d.at);
+          }
+        } else {
+          if (d.holder != null) {
+            l.takeAhead(d.at, d.holder);
+          }
+          attempts.add(d.at);
+        }
+      }
+      long maxWait = new long[] {0, 300 * MS, 2000 * MS}[r.nextInt(3)];
+      boolean given = r.nextInt(5) == 0;
+      if (aheadPending(dues) || r.nextBoolean()) {
+        long wait = l.reserve(now, maxWait, Long.MAX_VALUE);
+        if (wait != RateLimiter.REJECTED) {
+          dues.add(new Due(now + wait, null, false));
+        }
+      } else {
+        long backoff = 1 + (long) (r.nextDouble() * 3000 * MS);
+        Object holder = new Object();
+        long wait = l.reserveAhead(now, backoff, maxWait + backoff, Long.MAX_VALUE, holder);
+        if (wait != RateLimiter.REJECTED) {
+          long start = now + Math.max(backoff, wait);
+          dues.add(new Due(given ? now + (start - now) / 2 : start, holder, given));
+        }
+      }
+    }
+    while (!dues.isEmpty()) {
+      Due d = dues.poll();
+      if (d.giveBack) {
+        l.giveBack(d.at, d.holder);
+      } else {
+        l.takeAhead(d.at, d.holder);
+        attempts.add(d.at);
+      }
+      now = Math.max(now, d.at);
+    }
+    Collections.sort(attempts);
+    double nanosPerToken = 1e9 / perSecond;
+    for (int i = 0; i < attempts.size(); i++) {
+      for (int j = i + 1; j < attempts.size(); j++) {
+        double allowed = burst + (attempts.get(j) - attempts.get(i)) / nanosPerToken;
+        if (j - i + 1 > allowed + 1e-6) { // a nanosecond of rounding
+          throw new AssertionError(
+              "seed "
+                  + seed
+                  + ": "
+                  + (j - i + 1)
+                  + " attempts in "
+                  + (attempts.get(j) - attempts.get(i))
+                  + " ns at "
+                  + perSecond
+                  + "/s burst "
+                  + burst);
+        }
+      }
+    }
+    long later = now + (long) ((attempts.size() + burst + 10) * nanosPerToken);
+    assertThat(l.availableTokens(later)).as("seed %s", seed).isEqualTo((double) burst);
+    assertThat(l.isIdle(later)).as("seed %s", seed).isTrue();
+  }
+}
