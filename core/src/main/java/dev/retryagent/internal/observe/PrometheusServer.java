@@ -525,23 +525,26 @@ public final class PrometheusServer implements AutoCloseable {
         r = new Running(Thread.currentThread(), ++exchanges);
         running.add(r);
       }
-      Scheduler.Cancellable deadline;
+      Scheduler.Cancellable deadline = null;
       Scheduler.Cancellable grace = null;
+      // Scheduled inside the try: an Error from the scheduler (its pool could not start a thread,
+      // "unable to create native thread", after it had queued the task) skipped the exchange,
+      // whose connection stayed open unanswered, and left r running: its queued deadline, or a
+      // newer exchange, then interrupted whatever exchange this thread served next.
       try {
-        deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
-      } catch (RuntimeException refused) {
-        // Unrun, the exchange's connection would stay open, and r, left running, would have a
-        // later exchange on this thread interrupted for it: served without a deadline instead.
-        deadline = null;
-      }
-      if (READ_GRACE_NANOS < deadlineNanos) {
         try {
-          grace = scheduler.schedule(() -> stalled(r), READ_GRACE_NANOS);
-        } catch (RuntimeException refused) {
-          stalled(r); // as before the grace: a newer exchange may take its thread at once
+          deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
+        } catch (RuntimeException | Error refused) {
+          // Unrun, the exchange's connection would stay open: served without a deadline instead.
+          // A task queued all the same finds r gone when it runs (expire checks running).
         }
-      }
-      try {
+        if (READ_GRACE_NANOS < deadlineNanos) {
+          try {
+            grace = scheduler.schedule(() -> stalled(r), READ_GRACE_NANOS);
+          } catch (RuntimeException | Error refused) {
+            stalled(r); // as before the grace: a newer exchange may take its thread at once
+          }
+        }
         exchange.run();
       } finally {
         if (grace != null) {

@@ -69,6 +69,56 @@ class PrometheusDeadlinedTest {
   }
 
   @Test
+  void anExchangeWhoseGraceTheSchedulerFailsWithAnErrorIsServedAndLeavesNoStaleEntry()
+      throws Exception {
+    // A ScheduledThreadPoolExecutor whose worker thread cannot start ("unable to create native
+    // thread") throws that Error from schedule after it queued the task. The exchange was skipped
+    // (its connection left open unanswered) and stayed counted as running: its queued deadline
+    // then interrupted the next exchange on that thread.
+    List<Runnable> queued = new CopyOnWriteArrayList<>();
+    AtomicInteger calls = new AtomicInteger();
+    PrometheusServer.Deadlined failing =
+        new PrometheusServer.Deadlined(
+            TimeUnit.SECONDS.toNanos(10),
+            (task, delayNanos) -> {
+              queued.add(task);
+              if (calls.incrementAndGet() == 2) { // the first exchange's grace
+                throw new OutOfMemoryError("unable to create native thread (the test's)");
+              }
+              return () -> false;
+            });
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      CountDownLatch ran = new CountDownLatch(1);
+      failing.execute(ran::countDown);
+      assertThat(ran.await(10, TimeUnit.SECONDS)).as("the exchange runs").isTrue();
+      await().atMost(Duration.ofSeconds(10)).until(() -> queued.size() == 2);
+      // The next exchanges, on either thread, wait as readers do; the first's tasks then run.
+      List<Boolean> interrupted = new CopyOnWriteArrayList<>();
+      CountDownLatch reading = new CountDownLatch(PrometheusServer.Deadlined.SERVING_THREADS);
+      CountDownLatch done = new CountDownLatch(PrometheusServer.Deadlined.SERVING_THREADS);
+      for (int i = 0; i < PrometheusServer.Deadlined.SERVING_THREADS; i++) {
+        failing.execute(
+            () -> {
+              reading.countDown();
+              awaitQuietly(release);
+              interrupted.add(Thread.interrupted());
+              done.countDown();
+            });
+      }
+      assertThat(reading.await(10, TimeUnit.SECONDS)).isTrue();
+      queued.get(0).run(); // the first exchange's deadline
+      queued.get(1).run(); // and its grace, queued though refused
+      release.countDown();
+      assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(interrupted).as("later exchanges interrupted").containsOnly(false);
+    } finally {
+      release.countDown();
+      failing.shutdownNow();
+    }
+  }
+
+  @Test
   void aScrapeThatReadItsRequestAsANewerComesIsNotCut() throws Exception {
     // Three scrapes at once (a Prometheus HA pair and a curl): the third came while the first two
     // had read their requests but not yet reached the handler, and took the older one's thread as a
