@@ -211,7 +211,9 @@ public final class AgentConfig {
     if (text.indexOf(":/") >= 0 || text.indexOf(":\\") >= 0) {
       String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
       String redacted = ConfigProblem.withoutUserInfo(url, true);
-      if (redacted.equals(url) && OneSlashUrl.AUTHORITY_ALONE.matcher(url).matches()) {
+      // Trimmed as the key trims the value: a space before it (a quoted value, a variable's)
+      // must not show the password a problem quotes the value with.
+      if (redacted.equals(url) && OneSlashUrl.AUTHORITY_ALONE.matcher(url.trim()).matches()) {
         // https://secret: a host alone names no file; a password whose @host was left out may.
         redacted = url.substring(0, url.indexOf("://") + 3) + "***";
       }

@@ -159,6 +159,24 @@ class DeadLetterPathShownTest {
   }
 
   @Test
+  void aHostAloneAfterASpaceIsNotShownByAnyLineNorProblem() throws ConfigException {
+    // The key trims a space before the value; a problem quotes the value as written, and
+    // https://secret after a space did not read as a host alone: the password was shown.
+    String yaml = "version: 1\nagent:\n  deadLetter:\n    path: ${DLQ}\n";
+    for (String[] c :
+        new String[][] {
+          {" https://" + CANARY, " https://***"}, {"\thttps:/" + CANARY, " https://***"}
+        }) {
+      assertThat(AgentConfig.shownPath(c[0])).as(c[0]).isEqualTo(c[1]);
+      AgentConfig config = ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ", c[0]));
+      assertThat(config.toString()).as(c[0]).doesNotContain(CANARY);
+      ConfigProblem problem = Yaml.problemWithEnv(Map.of("DLQ", c[0] + "\0x"), yaml);
+      assertThat(problem.path()).isEqualTo("agent.deadLetter.path");
+      assertThat(problem.message()).as(c[0]).doesNotContain(CANARY);
+    }
+  }
+
+  @Test
   void aPathAFileSystemReadsIsShownAsWrittenWhereAPasswordCouldAlsoReadSo() {
     // A real Windows path: a file named pw@host at C:'s root; a drive and no other ':'. A file URL
     // and a URL with a path name a path; a '%' not of %3A.
