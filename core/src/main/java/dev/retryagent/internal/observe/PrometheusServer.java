@@ -50,6 +50,7 @@ public final class PrometheusServer implements AutoCloseable {
   private final ErrorReporter errors;
   private final String source;
   private final long exchangeDeadlineNanos;
+  private final Scheduler scheduler; // null: Scheduler.shared()
 
   private HttpServer server;
   private Deadlined executor;
@@ -78,10 +79,14 @@ public final class PrometheusServer implements AutoCloseable {
       int port,
       Consumer<String> errors,
       String source) {
-    this(metrics, engine, host, port, errors, source, EXCHANGE_DEADLINE_NANOS);
+    this(metrics, engine, host, port, errors, source, EXCHANGE_DEADLINE_NANOS, null);
   }
 
-  /** For tests: with another {@link #EXCHANGE_DEADLINE_NANOS}. */
+  /**
+   * For tests: with another {@link #EXCHANGE_DEADLINE_NANOS}, and the exchanges' deadlines and read
+   * graces on {@code scheduler} (null: {@link Scheduler#shared()}, looked up at {@link #start()}:
+   * nothing loads before).
+   */
   PrometheusServer(
       RetryMetrics metrics,
       RetryEngine engine,
@@ -89,7 +94,9 @@ public final class PrometheusServer implements AutoCloseable {
       int port,
       Consumer<String> errors,
       String source,
-      long exchangeDeadlineNanos) {
+      long exchangeDeadlineNanos,
+      Scheduler scheduler) {
+    this.scheduler = scheduler;
     this.exchangeDeadlineNanos = exchangeDeadlineNanos;
     this.source = source;
     this.metrics = Objects.requireNonNull(metrics, "metrics");
@@ -112,7 +119,8 @@ public final class PrometheusServer implements AutoCloseable {
     if (server != null) {
       return true;
     }
-    Deadlined ex = new Deadlined(exchangeDeadlineNanos, Scheduler.shared());
+    Deadlined ex =
+        new Deadlined(exchangeDeadlineNanos, scheduler == null ? Scheduler.shared() : scheduler);
     AtomicReference<HttpServer> started = new AtomicReference<>();
     AtomicReference<Exception> bindFailure = new AtomicReference<>();
     AtomicReference<RuntimeException> failure = new AtomicReference<>();
