@@ -380,7 +380,8 @@ public final class PrometheusServer implements AutoCloseable {
    * the third came, and the interrupt closed the channel at that read. Stalled clients that come
    * together now hold a scrape back at most the grace; ones that keep coming are newer than a
    * waiting scrape and served first, until more than {@link #CROWD} wait: then each newer one takes
-   * a reader's thread at once, as before the grace.
+   * a reader's thread at once, as before the grace. When the scheduler refuses an exchange's grace,
+   * that exchange is never stalled: only the crowd rule or its deadline takes it back.
    */
   static final class Deadlined implements Executor {
     /** Two, so two scrapers at once (two Prometheus servers) never take each other's thread. */
@@ -550,7 +551,10 @@ public final class PrometheusServer implements AutoCloseable {
           try {
             grace = scheduler.schedule(() -> stalled(r), READ_GRACE_NANOS);
           } catch (RuntimeException | Error refused) {
-            stalled(r); // as before the grace: a newer exchange may take its thread at once
+            // Not stalled at once: on this thread, before the exchange reads its request, that
+            // took this very thread back when another exchange waited (a scrape whose whole
+            // request had come, cut at its read), and let any newer one take it. Never stalled,
+            // it is taken back only beyond CROWD waiting, or at its deadline.
           }
         }
         exchange.run();

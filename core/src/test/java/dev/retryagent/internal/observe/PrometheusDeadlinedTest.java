@@ -23,6 +23,10 @@ import org.junit.jupiter.api.Test;
  */
 class PrometheusDeadlinedTest {
   private static final Scheduler NEVER = (task, delayNanos) -> () -> true;
+  private static final Scheduler REFUSES =
+      (task, delayNanos) -> {
+        throw new RejectedExecutionException("the test's scheduler refuses");
+      };
 
   private final PrometheusServer.Deadlined serving =
       new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), NEVER);
@@ -221,6 +225,55 @@ class PrometheusDeadlinedTest {
   }
 
   @Test
+  void aScrapeWhoseGraceTheSchedulerRefusesIsNotTakenBackBeforeItReads() throws Exception {
+    // A scheduler that refuses the read grace: the exchange was marked stalled at once, on its own
+    // thread before it read its request, and with another exchange waiting took its own thread
+    // back: the interrupt closed the channel at the read, a scrape whose request had come cut.
+    PrometheusServer.Deadlined refusing =
+        new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), REFUSES);
+    List<CountDownLatch> releases = new CopyOnWriteArrayList<>();
+    try {
+      // Two scrapes answering hold both threads.
+      CountDownLatch answering = new CountDownLatch(2);
+      for (int i = 0; i < PrometheusServer.Deadlined.SERVING_THREADS; i++) {
+        CountDownLatch release = new CountDownLatch(1);
+        releases.add(release);
+        refusing.execute(
+            () -> {
+              refusing.answering();
+              answering.countDown();
+              awaitQuietly(release);
+            });
+      }
+      assertThat(answering.await(10, TimeUnit.SECONDS)).isTrue();
+      // Two more wait.
+      AtomicInteger interruptedAtRead = new AtomicInteger();
+      CountDownLatch answered = new CountDownLatch(2);
+      for (int i = 0; i < 2; i++) {
+        refusing.execute(
+            () -> {
+              if (Thread.currentThread().isInterrupted()) {
+                interruptedAtRead.incrementAndGet(); // the JDK server's read would close it
+              }
+              refusing.answering();
+              answered.countDown();
+            });
+      }
+      releases.get(0).countDown(); // its thread serves the newer, the older still waiting
+      await().atMost(Duration.ofSeconds(10)).until(() -> answered.getCount() < 2);
+      releases.get(1).countDown();
+
+      assertThat(answered.await(10, TimeUnit.SECONDS)).as("both served").isTrue();
+      assertThat(interruptedAtRead.get()).as("scrapes cut at their read").isZero();
+    } finally {
+      for (CountDownLatch release : releases) {
+        release.countDown();
+      }
+      refusing.shutdownNow();
+    }
+  }
+
+  @Test
   void aReaderPastItsGraceIsTakenBackForAnExchangeWaitingOrComing() throws Exception {
     // Stalled clients hold both threads: a scrape that comes is served once the oldest has read
     // past the grace (not after its 10 s deadline), and one that comes later at once.
@@ -278,6 +331,23 @@ class PrometheusDeadlinedTest {
     // readers go: each is newer than a waiting scrape and served first, which then waited until
     // closed unread (20 a second held back 13 of 15 scrapes). Beyond a crowd waiting, the oldest
     // reader's thread is taken at once, grace or not (this scheduler never runs one).
+    assertBeyondACrowdWaitingANewerTakesBackAReader(serving);
+  }
+
+  @Test
+  void withoutAGraceBeyondACrowdWaitingANewerExchangeStillTakesBackAReader() throws Exception {
+    // The grace refused, a reader is never stalled: the crowd rule still takes one's thread.
+    PrometheusServer.Deadlined refusing =
+        new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), REFUSES);
+    try {
+      assertBeyondACrowdWaitingANewerTakesBackAReader(refusing);
+    } finally {
+      refusing.shutdownNow();
+    }
+  }
+
+  private static void assertBeyondACrowdWaitingANewerTakesBackAReader(
+      PrometheusServer.Deadlined serving) throws InterruptedException {
     CountDownLatch never = new CountDownLatch(1);
     try {
       List<Thread> cut = new CopyOnWriteArrayList<>();
