@@ -6,7 +6,9 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.util.Collections;
 import java.util.List;
+import java.util.Locale;
 import java.util.Objects;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -31,9 +33,16 @@ public final class AgentConfig {
         Pattern.compile(
             "(?<![A-Za-z+.-])([A-Za-z][A-Za-z0-9+.-]+):(?:/(?!/)|\\\\{1,2}(?![\\\\/]))");
 
-    /** The whole value a URL's authority without user-info, nothing after it; not a file URL. */
+    /**
+     * A URL's authority without user-info ending the value (a query or fragment may follow), its
+     * scheme not part of a longer one nor after an {@code @} (a user-info's, redacted as such):
+     * {@code x:https://}, a variable's junk before it, or a directory. Group 1 the scheme, 2 its
+     * slashes, 3 the authority.
+     */
     static final Pattern AUTHORITY_ALONE =
-        Pattern.compile("(?!(?i:file)://)[A-Za-z][A-Za-z0-9+.-]+://[^/\\\\?#@]+");
+        Pattern.compile(
+            "(?<![A-Za-z+.@-])([A-Za-z][A-Za-z0-9+.-]+):(//|/|\\\\{1,2})(?![/\\\\])"
+                + "([^/\\\\?#@]+)(?:[?#].*)?$");
   }
 
   private static final AgentConfig DEFAULTS =
@@ -172,18 +181,24 @@ public final class AgentConfig {
    * <ul>
    *   <li>a URL's user-info and query, as a configuration problem shows a value; without an
    *       {@code @}, all that follows the scheme unless it reads as a host without a port followed
-   *       by a path, query or fragment ({@code https://user:password}, {@code https://user:1234}: a
-   *       port has no place in a file path; {@code https://secret}: a host alone names no file, a
-   *       password whose {@code @host} was left out may stand there). Also where a {@code Path}
-   *       wrote the URL's {@code //} as {@code /}, or it was written {@code \\};
+   *       by a path ({@code https://user:password}, {@code https://user:1234}: a port has no place
+   *       in a file path; {@code https://secret}, also after {@code x:} or before a {@code #} or
+   *       {@code ?}: a host alone names no file, a password whose {@code @host} was left out may
+   *       stand there). Also where a {@code Path} wrote the URL's {@code //} as {@code /}, or it
+   *       was written {@code \\}; for a host alone after one {@code /} or {@code \}, only a URL's
+   *       scheme ({@code logs:/dlq} is a directory {@code logs:}'s file);
    *   <li>else a user-info without a scheme ({@code user:password@host:/dlq}, scp's form, or {@code
-   *       user:password@host/dlq}): a {@code :} (or {@code %3A}, a colon encoded) before the last
-   *       {@code @} makes what runs from the start of its path segment to that {@code @} {@code
-   *       ***}. A drive's {@code :} ({@code C:\}, {@code C:/}) is none, unless another {@code :}
-   *       follows (no Windows path has one: {@code u:/password@host:/dlq} is user {@code u}'s). A
-   *       file path with a {@code :} in a directory before an {@code @} ({@code /data/10:00/app@1})
-   *       is shown so too; one with an {@code @} and no such {@code :} ({@code /var/log/app@1/dlq})
-   *       as written.
+   *       user:password@host/dlq}): a {@code :} before the last {@code @} makes what runs from the
+   *       start of its path segment to that {@code @} {@code ***}. A drive's {@code :} ({@code
+   *       C:\}, {@code C:/}) is none, unless another {@code :} follows the {@code @} with a
+   *       separator after it (no Windows path has one: {@code u:/password@host:/dlq} is user {@code
+   *       u}'s). One in the last segment may be an NTFS stream's ({@code C:\data@x\f:s}): only the
+   *       {@code @}'s segment is hidden ({@code C:\***@x\f:s}). A file path with a {@code :} in a
+   *       directory before an {@code @} ({@code /data/10:00/app@1}) is shown so too; one with an
+   *       {@code @} and no such {@code :} ({@code /var/log/app@1/dlq}) as written;
+   *   <li>and one encoded: a {@code %3A} with an {@code @} or {@code %40} after it in its path
+   *       segment ({@code u%3Apw%40host/x} shows {@code ***%40host/x}; {@code /srv/a%3Ab/app@1} as
+   *       written).
    * </ul>
    *
    * <p>A file path is otherwise shown as written; {@code none} for null. So is a Windows path that
@@ -209,19 +224,108 @@ public final class AgentConfig {
     }
     String shown = text;
     if (text.indexOf(":/") >= 0 || text.indexOf(":\\") >= 0) {
-      String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
-      String redacted = ConfigProblem.withoutUserInfo(url, true);
-      // Trimmed as the key trims the value: a space before it (a quoted value, a variable's)
-      // must not show the password a problem quotes the value with.
-      if (redacted.equals(url) && OneSlashUrl.AUTHORITY_ALONE.matcher(url.trim()).matches()) {
-        // https://secret: a host alone names no file; a password whose @host was left out may.
-        redacted = url.substring(0, url.indexOf("://") + 3) + "***";
+      String alone = withoutAuthorityAlone(text);
+      if (alone != null) {
+        shown = alone;
+      } else {
+        String url = OneSlashUrl.PATTERN.matcher(text).replaceAll("$1://");
+        String redacted = ConfigProblem.withoutUserInfo(url, true);
+        // Nothing redacted: the path as written, its single slashes kept.
+        shown = redacted.equals(url) ? text : redacted;
       }
-      // Nothing redacted: the path as written, its single slashes kept.
-      shown = redacted.equals(url) ? text : redacted;
     }
     // Also after a URL's redaction: in user:password@host:/var/app@1 the "URL" is host://var/...
-    return withoutSchemelessUserInfo(shown);
+    return withoutEncodedUserInfo(withoutSchemelessUserInfo(shown));
+  }
+
+  /**
+   * {@code text} with a URL's authority alone at its end ({@code https://secret}, also after a
+   * space or {@code x:}, or followed by a query or fragment) shown {@code scheme://***}, or null
+   * for none: a host alone names no file, a password whose {@code @host} was left out may. Written
+   * {@code //}, any scheme but {@code file}; with one {@code /} (as a {@code Path} writes a URL) or
+   * {@code \}, only a URL's scheme: {@code logs:/dlq} and {@code ab:\dlq} are local paths.
+   */
+  private static String withoutAuthorityAlone(String text) {
+    Matcher m = OneSlashUrl.AUTHORITY_ALONE.matcher(text);
+    while (m.find()) {
+      String scheme = m.group(1);
+      if (!scheme.equalsIgnoreCase("file") && (m.group(2).equals("//") || isUrlScheme(scheme))) {
+        return text.substring(0, m.end(1)) + "://***";
+      }
+    }
+    return null;
+  }
+
+  /** Whether {@code scheme} is one a URL written for another key (a DLQ's, a broker's) has. */
+  private static boolean isUrlScheme(String scheme) {
+    switch (scheme.toLowerCase(Locale.ROOT)) {
+      case "http":
+      case "https":
+      case "ftp":
+      case "ftps":
+      case "sftp":
+      case "ws":
+      case "wss":
+      case "smb":
+      case "s3":
+      case "gs":
+      case "amqp":
+      case "amqps":
+      case "redis":
+      case "rediss":
+      case "ldap":
+      case "ldaps":
+      case "mongodb":
+      case "postgresql":
+      case "mysql":
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * {@code text} with a user-info whose {@code :} or {@code @} is percent-encoded ({@code
+   * u%3Apw@host}, {@code u%3Apw%40host}) redacted from its path segment's start to the last
+   * {@code @} or {@code %40} in that segment. An encoded user-info encodes a {@code /} too, so a
+   * {@code %3A} with the {@code @} in a later segment ({@code /srv/a%3Ab/app@1}) is a file name.
+   */
+  private static String withoutEncodedUserInfo(String text) {
+    String shown = text;
+    int from = 0;
+    int colon;
+    while ((colon = colon(shown, from)) >= 0) {
+      int start = segmentStart(shown, colon);
+      int end = segmentEnd(shown, colon);
+      int at = -1;
+      for (int i = colon + 1; i < end; i++) {
+        if (shown.charAt(i) == '@' || shown.regionMatches(true, i, "%40", 0, 3)) {
+          at = i;
+        }
+      }
+      if (at < 0 || isDrive(shown, colon)) {
+        from = colon + 1;
+        continue;
+      }
+      shown = shown.substring(0, start) + "***" + shown.substring(at);
+      from = start + 3;
+    }
+    return shown;
+  }
+
+  /** The index just after the last '/' or '\' up to {@code at}, or 0. */
+  private static int segmentStart(String text, int at) {
+    return Math.max(text.lastIndexOf('/', at), text.lastIndexOf('\\', at)) + 1;
+  }
+
+  /** The index of the first '/' or '\' after {@code from}, or the text's length. */
+  private static int segmentEnd(String text, int from) {
+    for (int i = from; i < text.length(); i++) {
+      if (text.charAt(i) == '/' || text.charAt(i) == '\\') {
+        return i;
+      }
+    }
+    return text.length();
   }
 
   /**
@@ -232,21 +336,29 @@ public final class AgentConfig {
     if (at < 0) {
       return text;
     }
-    int first = colon(text, 0);
+    // A literal ':' only: an encoded one is withoutEncodedUserInfo's.
+    int first = text.indexOf(':');
     int colon = first;
     // A drive's colon, or a scheme's (a URL's user-info is redacted as a URL's), is none.
     while (colon >= 0 && colon < at && (isDrive(text, colon) || text.startsWith("://", colon))) {
-      colon = colon(text, colon + 1);
+      colon = text.indexOf(':', colon + 1);
     }
     if (colon < 0 || at < colon) {
-      // A drive with another ':' after the '@' is no drive: Windows refuses a ':' past a drive's.
-      if (first < 0 || at < first || !isDrive(text, first) || text.indexOf(':', at) < 0) {
+      // A drive with another ':' after the '@' is no drive (u:/password@host:/dlq), unless that
+      // ':' may be an NTFS stream's (C:\data@x\f:stream): in the last segment. Both read, the
+      // password's side wins, but only the '@''s segment is hidden: the drive and directories stay.
+      int after = text.indexOf(':', at);
+      if (first < 0 || at < first || !isDrive(text, first) || after < 0) {
         return text;
+      }
+      if (segmentEnd(text, after) == text.length()) {
+        int segment = segmentStart(text, at);
+        return text.substring(0, segment) + "***" + text.substring(at);
       }
       colon = first;
     }
     // The user may be written after a directory; the password may hold a '/' or an '@'.
-    int segment = Math.max(text.lastIndexOf('/', colon), text.lastIndexOf('\\', colon)) + 1;
+    int segment = segmentStart(text, colon);
     return text.substring(0, segment) + "***" + text.substring(at);
   }
 

@@ -140,18 +140,7 @@ class DeadLetterPathShownTest {
       {"u%3A" + CANARY + "@host:/dlq", "***@host:/dlq"},
       {"u%3a" + CANARY + "@host/dlq", "***@host/dlq"},
     };
-    String yaml = "version: 1\nagent:\n  deadLetter:\n    path: ${DLQ}\n";
-    for (String[] c : cases) {
-      assertThat(AgentConfig.shownPath(c[0])).as(c[0]).isEqualTo(c[1]);
-      // The start-up line (and validate's, explain's), from the key that still takes it as before.
-      AgentConfig config = ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ", c[0]));
-      assertThat(config.deadLetterPath()).isEqualTo(c[0]);
-      assertThat(config.toString()).contains(", deadLetter=" + c[1] + ", ").doesNotContain(CANARY);
-      // A problem about the value (a NUL the key refuses), as validate and the start-up say it.
-      ConfigProblem problem = Yaml.problemWithEnv(Map.of("DLQ", c[0] + "\0x"), yaml);
-      assertThat(problem.path()).isEqualTo("agent.deadLetter.path");
-      assertThat(problem.message()).as(c[0]).doesNotContain(CANARY);
-    }
+    assertShownEverywhere(cases);
     // The writer's lines name the Path, which wrote "//" as "/" (a Unix file system here).
     for (String p : new String[] {"https://" + CANARY, "u:/" + CANARY + "@host:/dlq"}) {
       assertThat(AgentConfig.shownPath(Path.of(p).toString())).as(p).doesNotContain(CANARY);
@@ -180,18 +169,94 @@ class DeadLetterPathShownTest {
   void aPathAFileSystemReadsIsShownAsWrittenWhereAPasswordCouldAlsoReadSo() {
     // A real Windows path: a file named pw@host at C:'s root; a drive and no other ':'. A file URL
     // and a URL with a path name a path; a '%' not of %3A.
-    for (String p :
-        new String[] {
-          "C:\\pw@host",
-          "C:/pw@host/dlq",
-          "C:\\dir\\file",
-          "file://dead.jsonl",
-          "/data/file:/x.jsonl",
-          "https://host/dlq",
-          "/data/50%/app@1/dlq",
-          "/data/2024backup:/dlq"
-        }) {
+    assertShownAsWritten(
+        "C:\\pw@host",
+        "C:/pw@host/dlq",
+        "C:\\dir\\file",
+        "file://dead.jsonl",
+        "/data/file:/x.jsonl",
+        "https://host/dlq",
+        "/data/50%/app@1/dlq",
+        "/data/2024backup:/dlq");
+  }
+
+  @Test
+  void aHostAloneNotStartingTheValueOrBeforeAQueryOrFragmentIsNotShown() throws ConfigException {
+    // The authority-alone rule matched only the whole value: after x: (a variable's junk) or
+    // before a '#' or '?' (which showed https://CANARY?***), the password was shown.
+    String[][] cases = {
+      {"x:https://" + CANARY, "x:https://***"},
+      {"x:https:/" + CANARY, "x:https://***"},
+      {"https://" + CANARY + "#", "https://***"},
+      {"https://" + CANARY + "?a=1", "https://***"},
+      {"1https://" + CANARY, "1https://***"},
+      {"/var/log/https://" + CANARY, "/var/log/https://***"},
+    };
+    assertShownEverywhere(cases);
+  }
+
+  @Test
+  void aUserInfoWithItsAtEncodedIsNotShown() throws ConfigException {
+    // No literal '@': %40 is a URL-encoded user-info's '@'; the password was shown.
+    String[][] cases = {
+      {"u%3A" + CANARY + "%40h/x", "***%40h/x"},
+      {"u:" + CANARY + "%40h/x", "***%40h/x"},
+      {"/data/u%3a" + CANARY + "%40h", "/data/***%40h"},
+    };
+    assertShownEverywhere(cases);
+  }
+
+  @Test
+  void aLocalPathThatOnlyLookedLikeAUrlOrAnEncodedUserInfoIsShownAsWritten() {
+    // logs:/dlq and ab:\dlq are a directory "logs:" or a file named so, not a URL's host (shown
+    // logs://***); an encoded user-info encodes its '/' too, so a %3A in a directory before the
+    // '@' is a file name (shown /srv/***@1).
+    assertShownAsWritten(
+        "logs:/dlq",
+        "ab:\\dlq",
+        "ab:\\\\dlq",
+        "/data/logs:/dlq",
+        "/srv/a%3Ab/app@1",
+        "/srv/a%3Ab/c%40d/app@1");
+  }
+
+  @Test
+  void anNtfsStreamAfterAnAtKeepsItsDriveAndDirectories() throws ConfigException {
+    // C:\data@x\f:stream is a file's alternate data stream; it also reads as user C's password
+    // "\data": the password's side wins, but only the '@''s segment is hidden (it was ***@x...).
+    String[][] cases = {
+      {"C:\\data@x\\f:stream", "C:\\***@x\\f:stream"},
+      {"D:/dlq/a@b:c", "D:/dlq/***@b:c"},
+      {"D:/dlq/" + CANARY + "@b:c:$DATA", "D:/dlq/***@b:c:$DATA"},
+    };
+    assertShownEverywhere(cases);
+  }
+
+  private static void assertShownAsWritten(String... paths) {
+    for (String p : paths) {
       assertThat(AgentConfig.shownPath(p)).as(p).isEqualTo(p);
+    }
+  }
+
+  /**
+   * Each {@code {value, shown}}: shownPath shows it so, the start-up line too, and neither it nor a
+   * problem about the key (a NUL) shows the canary.
+   */
+  private static void assertShownEverywhere(String[][] cases) throws ConfigException {
+    String yaml = "version: 1\nagent:\n  deadLetter:\n    path: ${DLQ}\n";
+    for (String[] c : cases) {
+      assertThat(AgentConfig.shownPath(c[0])).as(c[0]).isEqualTo(c[1]);
+      // The start-up line (and validate's, explain's), from the key that still takes it as before.
+      AgentConfig config = ConfigLoader.parse(yaml, "a.yml", Map.of("DLQ", c[0]));
+      assertThat(config.deadLetterPath()).isEqualTo(c[0]);
+      assertThat(config.toString())
+          .as(c[0])
+          .contains(", deadLetter=" + c[1] + ", ")
+          .doesNotContain(CANARY);
+      // A problem about the value (a NUL the key refuses), as validate and the start-up say it.
+      ConfigProblem problem = Yaml.problemWithEnv(Map.of("DLQ", c[0] + "\0x"), yaml);
+      assertThat(problem.path()).isEqualTo("agent.deadLetter.path");
+      assertThat(problem.message()).as(c[0]).doesNotContain(CANARY);
     }
   }
 }
