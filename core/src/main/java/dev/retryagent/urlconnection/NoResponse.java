@@ -1,5 +1,6 @@
 package dev.retryagent.urlconnection;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -73,6 +74,18 @@ final class NoResponse extends HttpURLConnection {
   /** What {@link #getOutputStream} threw last: the JDK remembers it. */
   private IOException outputRefused;
 
+  /**
+   * An attempt of the call connected (the host answered: a status, or a reset after the request);
+   * unlike {@link #connected}, not cleared by a disconnect.
+   */
+  private final boolean reachedHost;
+
+  /** What the request's settings and body are read from. */
+  private final UrlRequest request;
+
+  /** The buffered body handed out when the application had none: {@link #unsentBody}. */
+  private OutputStream unsent;
+
   /** A response method threw the failure: the JDK's connection remembers it from then on. */
   private boolean failureThrown;
 
@@ -110,6 +123,8 @@ final class NoResponse extends HttpURLConnection {
       setChunkedStreamingMode(-1);
     }
     this.connected = connected;
+    this.reachedHost = connected;
+    this.request = request;
     this.inputRead = inputRead;
   }
 
@@ -295,31 +310,104 @@ final class NoResponse extends HttpURLConnection {
   }
 
   /**
-   * As the JDK's connection after its failed step (read in JDK 17 and 25): without {@code doOutput}
-   * its refusal, else it tries its step again: here a fresh copy of the call's failure ({@link
-   * #connect()}), which disconnects and is remembered as the JDK's failure there is (before, the
-   * very failure each time). Not emulated: after an attempt that connected (a reset), the JDK's
-   * connected connection goes on without connecting and hands out a stream. Before, the inherited
-   * {@code UnknownServiceException: protocol doesn't support output}, where the application without
-   * the agent had its connection's failure again (a {@code ConnectException}).
+   * As the JDK's connection after its failed step (read in JDK 17 and 25, with a loopback server
+   * counting requests), in the JDK's order: without {@code doOutput} its refusal; on JDK 22+ a
+   * chained copy of the refusal it remembers; a GET turned POST; a plain-http TRACE refused; after
+   * reading a response, {@code "Cannot write output after reading input."}. Each refusal
+   * disconnects and is remembered, as the JDK's ({@link #refuse}). Past those checks the JDK's
+   * connection connects if it is not connected (once the host answered, a refusal or the
+   * application's {@code disconnect()} left it so: JDK 17 connects anew there) and hands out its
+   * body stream, sending nothing: the same buffered stream as before (or a new one), or its
+   * streaming mode's stream, closed since the response was asked. So does this one ({@link
+   * #unsentBody}), without the JDK's TCP connect: nothing can ever be sent through it, as nothing
+   * is through the JDK's (its response methods throw the exception they remember). Before, the
+   * call's failure (after a reset the breaker's exception, or on JDK 17 the refusal again).
+   *
+   * <p>Still the call's failure, a fresh copy remembered and disconnecting: after a call that never
+   * connected (the JDK's connection tries its connect again: a refused port refuses again, and an
+   * open one would be a connection the engine never saw), and in a streaming mode whose body was
+   * never opened, where the JDK's connection would open it now and send the request's head: a
+   * request the application never made through the call.
    */
   @Override
   public OutputStream getOutputStream() throws IOException {
-    if (inputRead
-        || !getDoOutput()
-        || (outputRefused != null && REMEMBERS_OUTPUT_REFUSAL)
-        || refusesTrace()) {
-      throw refuseOutput();
+    if (!getDoOutput()) {
+      throw refuse(new ProtocolException(DO_OUTPUT_REFUSED));
+    }
+    if (outputRefused != null && REMEMBERS_OUTPUT_REFUSAL) {
+      throw refuse(copyOf(outputRefused, true));
     }
     if ("GET".equals(method)) {
-      method = "POST"; // the JDK's backward compatibility, before it tries its step again
+      method = "POST"; // the JDK's backward compatibility, before its checks of TRACE and input
     }
-    // The JDK tries its step again (connects anew, sends nothing before a stream is handed out),
-    // and on its failure disconnects and remembers it (JDK 22+: a chained copy next time).
-    IOException again = freshFailure();
-    outputRefused = again;
-    disconnect();
-    throw again;
+    if (refusesTrace()) {
+      throw refuse(new ProtocolException("HTTP method TRACE doesn't support output"));
+    }
+    if (inputRead && outputRefused == null) {
+      // The JDK holds the response's input stream until a refusal disconnects it internally.
+      throw refuse(new ProtocolException("Cannot write output after reading input."));
+    }
+    OutputStream body = connected || reachedHost ? unsentBody() : null;
+    if (body != null) {
+      connected = true; // the JDK's connection connected again, if it had to
+      return body;
+    }
+    throw refuse(freshFailure()); // the JDK tries its step again and fails
+  }
+
+  /**
+   * The body stream the JDK's connection hands out after its call ended, or null where it would
+   * send ({@link #getOutputStream}): the application's own, as the JDK returns the same one (its
+   * buffer, into which a write goes nowhere, as the JDK's buffer is sent only with a response this
+   * call never asks again; or the streamed tee, whose JDK stream the response step closed: {@code
+   * IOException: Stream is closed}); else, buffered, a new buffer as the JDK's.
+   */
+  private OutputStream unsentBody() {
+    RequestBody written = request.body();
+    if (written != null) {
+      return written.stream();
+    }
+    if (chunkLength != -1 || fixedContentLength != -1 || fixedContentLengthLong != -1) {
+      return null; // a streaming mode, as this connection holds it (set before or after the call)
+    }
+    if (unsent == null) {
+      unsent = new UnsentBuffer();
+    }
+    return unsent;
+  }
+
+  /**
+   * A buffered body the JDK's connection hands out after its call ended (its {@code
+   * PosterOutputStream}): kept in memory, never sent, writes after {@code close()} ignored.
+   */
+  private static final class UnsentBuffer extends ByteArrayOutputStream {
+    private boolean closed;
+
+    @Override
+    public synchronized void write(int b) {
+      if (!closed) {
+        super.write(b);
+      }
+    }
+
+    @Override
+    public synchronized void write(byte[] b, int off, int len) {
+      if (!closed) {
+        super.write(b, off, len);
+      }
+    }
+
+    @Override
+    public synchronized void reset() {
+      if (!closed) {
+        super.reset();
+      }
+    }
+
+    @Override
+    public synchronized void close() {
+      closed = true;
+    }
   }
 
   /**
@@ -331,36 +419,12 @@ final class NoResponse extends HttpURLConnection {
   }
 
   /**
-   * {@code getOutputStream()} once the JDK had read the response ({@link #inputRead}), as the JDK's
-   * connection that received that response answers (read in JDK 17 and 25): without {@code
-   * doOutput} its refusal; with it, a GET turned POST and {@code ProtocolException("Cannot write
-   * output after reading input.")}. Either refusal disconnects the JDK's connection internally: it
-   * counts as not connected from then on (its settings taken, its map answered, no error stream).
-   * Asked again, JDK 22+ (JDK-8314978) throws a chained copy of the refusal it remembers (the
-   * doOutput refusal comes first); so does this one (JDK 17 connects again and returns a stream).
-   * Before, the call's failure, where the application without the agent had the JDK's refusal.
-   * Without a response read, the doOutput refusal disconnects and is remembered too (JDK 22+: a
-   * chained copy next time with doOutput; JDK 17 tries its step again, the call's failure here).
-   * Before, the refusal left the connection counting as connected and was forgotten. A plain-http
-   * TRACE with doOutput gets the JDK's TRACE refusal in place of the input one, or of the step
-   * tried again ({@link #refusesTrace}); before, the input refusal or the call's failure.
+   * A refusal of {@code getOutputStream()} ({@link #getOutputStream}), as the JDK's: it disconnects
+   * internally (the connection counts as not connected from then on: its settings taken, its map
+   * answered, no error stream) and remembers it (JDK 22+, JDK-8314978: a chained copy when a body
+   * is asked again with doOutput).
    */
-  private IOException refuseOutput() {
-    IOException refused;
-    if (!getDoOutput()) {
-      refused = new ProtocolException(DO_OUTPUT_REFUSED);
-    } else if (outputRefused != null) {
-      refused = copyOf(outputRefused, true);
-    } else {
-      if ("GET".equals(method)) {
-        method = "POST"; // the JDK's backward compatibility, before its check of the input
-      }
-      refused =
-          new ProtocolException(
-              refusesTrace()
-                  ? "HTTP method TRACE doesn't support output"
-                  : "Cannot write output after reading input.");
-    }
+  private IOException refuse(IOException refused) {
     outputRefused = refused;
     disconnect(); // the JDK's internal disconnect
     return refused;

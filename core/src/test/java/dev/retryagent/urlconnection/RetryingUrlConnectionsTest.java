@@ -1697,9 +1697,10 @@ class RetryingUrlConnectionsTest {
   /**
    * After a call ended by a reset (connected, no response), a body asked without {@code doOutput}
    * is refused, and the JDK's refusal disconnects its connection: later settings are taken as after
-   * the application's disconnect(). JDK 22+ remembers the refusal: asked again with {@code
-   * doOutput}, a chained copy (JDK 17 connects again: not compared). Before, the agent's refusal
-   * left its connection counting as connected ("Already connected") and was forgotten (the
+   * the application's disconnect(). Asked again with {@code doOutput}: JDK 22+ remembers the
+   * refusal, a chained copy; JDK 17 connects again and hands out a new buffer, sending nothing
+   * (before, the agent's connection threw the breaker's exception there). Before, the agent's
+   * refusal left its connection counting as connected ("Already connected") and was forgotten (the
    * breaker's exception next time).
    */
   @Test
@@ -1715,11 +1716,11 @@ class RetryingUrlConnectionsTest {
       Throwable[] previous = new Throwable[1];
       List<String> answers = new java.util.ArrayList<>();
       answers.add(refusal(c::getOutputStream, previous));
+      int sent = server.requestCount();
+      c.setDoOutput(true); // taken: the refusal disconnected the connection
+      answers.addAll(bodyAskedAgain(c, null, previous[0]));
+      assertThat(server.requestCount()).as("nothing sent").isEqualTo(sent);
       answers.addAll(afterTheCall(c));
-      if (Runtime.version().feature() >= 22) { // JDK-8314978: the refusal remembered
-        c.setDoOutput(true);
-        answers.add(refusal(c::getOutputStream, previous));
-      }
       seen.add(answers);
     }
     assertThat(seen.get(0)).first().asString().contains("doOutput=false");
@@ -1843,6 +1844,169 @@ class RetryingUrlConnectionsTest {
     assertThat(seen.get(0)).first().isEqualTo("no exception");
     assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
     assertThat(server.requestCount()).isEqualTo(2 * sent);
+  }
+
+  /**
+   * After a call ended by a reset (the request sent, no response), a body asked with {@code
+   * doOutput} is handed out as the JDK's connected connection hands it out (read in JDK 17 and 25):
+   * the body written before, the same stream (buffered: writes kept and never sent; streamed:
+   * closed, "Stream is closed"), or a new buffer when none was opened; a GET turned POST; nothing
+   * sent. As the call's end: the breaker refusing the retry, or the retry given up (a POST without
+   * key is not retried; a GET retried once). Before, the agent's connection threw the call's
+   * failure (the breaker's exception, or the reset), disconnecting.
+   */
+  @ParameterizedTest
+  @CsvSource({
+    "true, ", "true, BUFFERED", "true, FIXED_LENGTH", "true, CHUNKED",
+    "false, ", "false, BUFFERED", "false, FIXED_LENGTH", "false, CHUNKED"
+  })
+  void aBodyAskedAfterACallEndedByAResetIsHandedOutUnsentAsTheJdksConnectedConnectionDoes(
+      boolean breaker, BodyMode mode) throws Exception {
+    server.otherwise(reset());
+    List<HttpURLConnection> both =
+        breaker
+            ? plainAndAgentBehindABreakerOfOne()
+            : List.of(
+                (HttpURLConnection) new URL(server.url("/v1/items")).openConnection(),
+                open("/v1/items", engine(b -> b.maxAttempts(2))));
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      OutputStream earlier = null;
+      if (mode == null) {
+        c.setDoOutput(true); // a GET with doOutput, its body never opened
+      } else {
+        earlier = put(c, mode);
+      }
+      Throwable[] failure = new Throwable[1];
+      String ended = refusal(c::getResponseCode, failure);
+      int sent = server.requestCount();
+      // Given up, the call answers from its final attempt's JDK connection itself, whose buffered
+      // body is the agent's copy: the same bytes, not the application's stream object.
+      List<String> answers = bodyAskedAgain(c, breaker ? earlier : null, failure[0]);
+      if (!breaker) {
+        answers.add(ended);
+        answers.add(refusal(c::getInputStream, failure));
+      }
+      answers.addAll(afterTheCall(c));
+      assertThat(server.requestCount()).as("nothing sent").isEqualTo(sent);
+      seen.add(answers);
+    }
+    assertThat(seen.get(0))
+        .first()
+        .isEqualTo("a stream, the same as before: " + (breaker && mode != null));
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * The one body asked again that the agent's connection still refuses where the JDK's hands one
+   * out: a streaming mode set after the refusal disconnected the connection, whose body was never
+   * opened. JDK 17 connects again and opens it, which sends the request's head, a request the call
+   * never made (JDK 22+ throws the refusal it remembers). The agent's connection sends nothing and
+   * throws the call's failure, a refusal disconnecting it as the JDK's would.
+   */
+  @Test
+  void aStreamedBodyAskedAgainAfterARefusalIsStillRefusedWhereJdk17WouldSendItsHead()
+      throws Exception {
+    server.otherwise(reset());
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    List<String> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      refusal(c::getResponseCode, null); // the reset, or the breaker's exception
+      Throwable[] refused = new Throwable[1];
+      refusal(c::getOutputStream, refused); // without doOutput
+      c.setDoOutput(true);
+      c.setChunkedStreamingMode(16); // taken: the refusal disconnected the connection
+      int sent = server.requestCount();
+      seen.add(refusal(c::getOutputStream, refused));
+      seen.add(String.valueOf(server.requestCount() - sent));
+    }
+    if (Runtime.version().feature() >= 22) {
+      assertThat(seen.get(0)).endsWith("(chained)");
+      assertThat(seen.subList(2, 4)).containsExactlyElementsOf(seen.subList(0, 2));
+    } else {
+      assertThat(seen.subList(0, 2))
+          .as("JDK 17 sends the head")
+          .containsExactly("no exception", "1");
+      assertThat(seen.get(2)).startsWith(CircuitBreakerOpenException.class.getName());
+      assertThat(seen.get(3)).as("the agent's sends nothing").isEqualTo("0");
+    }
+  }
+
+  /**
+   * After a call whose 503 the JDK read (the breaker refusing its retry), a body asked, refused
+   * ("Cannot write output after reading input.", or without {@code doOutput}), then asked again
+   * with {@code doOutput}: JDK 17 connects again and hands out its body stream, sending nothing
+   * (its response methods throw what they remember); JDK 22+ throws a chained copy of the refusal.
+   * So does the agent's connection, on the JDK it runs on. Before, on JDK 17, a chained copy of the
+   * refusal (JDK 22+'s answer).
+   */
+  @ParameterizedTest
+  @CsvSource({"true, BUFFERED", "true, FIXED_LENGTH", "true, CHUNKED", "false, BUFFERED"})
+  void aBodyAskedAgainAfterItsRefusalFollowingAResponseIsAnsweredAsTheRunningJdkAnswers(
+      boolean doOutput, BodyMode mode) throws Exception {
+    // A 503 body the release does not read whole (NoResponse#disconnect's known gap otherwise).
+    server.otherwise(status(503).body("x".repeat(200_000)));
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      OutputStream earlier = doOutput ? put(c, mode) : null;
+      refusal(c::getResponseCode, null); // the 503, or the breaker's exception
+      int sent = server.requestCount();
+      Throwable[] refused = new Throwable[1];
+      List<String> answers = new java.util.ArrayList<>();
+      answers.add(refusal(c::getOutputStream, refused));
+      c.setDoOutput(true); // taken: the refusal disconnected the connection
+      answers.addAll(bodyAskedAgain(c, earlier, refused[0]));
+      answers.addAll(afterTheCall(c));
+      assertThat(server.requestCount()).as("nothing sent").isEqualTo(sent);
+      seen.add(answers);
+    }
+    if (Runtime.version().feature() >= 22) { // JDK-8314978: the refusal remembered
+      assertThat(seen.get(0).get(1)).endsWith("(chained)");
+    } else {
+      assertThat(seen.get(0).get(1)).startsWith("a stream");
+    }
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /** A PUT (retried) with a body of 10 bytes in {@code mode}, written and closed: its stream. */
+  private static OutputStream put(HttpURLConnection c, BodyMode mode) throws IOException {
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    if (mode == BodyMode.FIXED_LENGTH) {
+      c.setFixedLengthStreamingMode(10);
+    } else if (mode == BodyMode.CHUNKED) {
+      c.setChunkedStreamingMode(1024);
+    }
+    OutputStream out = c.getOutputStream();
+    out.write(bytes(10));
+    out.close();
+    return out;
+  }
+
+  /**
+   * What {@code c} answers to a body asked after its call ended: the stream handed out (the same as
+   * {@code earlier}, the one the application wrote its body to, or not) or the refusal (chained to
+   * {@code previous} or not), then writes to it, its close, a write after, the next ask, the
+   * method.
+   */
+  private static List<String> bodyAskedAgain(
+      HttpURLConnection c, OutputStream earlier, Throwable previous) {
+    List<String> seen = new java.util.ArrayList<>();
+    OutputStream[] out = new OutputStream[1];
+    String asked = refusal(() -> out[0] = c.getOutputStream(), new Throwable[] {previous});
+    if (out[0] == null) {
+      seen.add(asked);
+    } else {
+      seen.add("a stream, the same as before: " + (out[0] == earlier));
+      outcome(seen, () -> out[0].write("more".getBytes(StandardCharsets.UTF_8)));
+      outcome(seen, () -> out[0].flush());
+      outcome(seen, () -> out[0].close());
+      outcome(seen, () -> out[0].write('x'));
+      outcome(seen, () -> seen.add("the same again: " + (c.getOutputStream() == out[0])));
+    }
+    seen.add(c.getRequestMethod());
+    return seen;
   }
 
   /**
