@@ -580,12 +580,22 @@ public final class RetryEngine {
     long now = clock.nanoTime();
     RateLimiter limiter = new RateLimiter(p, now);
     Pause noted = p.pauseOn429() ? hostPauses.get(target) : null;
+    Runnable seam = pauseReadSeam;
+    if (seam != null) {
+      seam.run();
+    }
     long until = noted == null ? now : noted.until;
     if (until - now > 0) {
       limiter.pause(now, Math.min(until - now, policy.retry().retryAfterMax().toNanos()));
     }
     return limiter;
   }
+
+  /**
+   * Tests only (null otherwise): run by {@link #newLimiter} after it read the host's pause, before
+   * the registry holds the bucket, so a test can put a 429 in that window ({@link #pauseHost}).
+   */
+  volatile Runnable pauseReadSeam;
 
   /**
    * A 429 of {@code from}'s target paused its limiter for {@code pauseNanos}: the host's other
@@ -601,6 +611,11 @@ public final class RetryEngine {
     // Keyed as the limiters are, the host in lower case: a limiter made later finds the pause
     // however its route spells the host.
     String target = TargetKey.of(from.scheme, from.host, from.port);
+    // Noted first, then the group read under the registry's lock, which a bucket is made under
+    // (newLimiter reads the pause inside limiters.entry): a bucket made as this 429 comes either
+    // read this pause or is in the group. A group read without that lock would miss a bucket that
+    // read no pause and is not in the group yet (RateLimitThroughEngineTest's
+    // aBucketMadeAsItsHostsFirst429IsNotedIsPaused).
     notePause(target, now + pauseNanos, now);
     for (HostBucket b : limiters.group(target)) {
       if (b.limiter != from.limiter && b.limiter.policy().pauseOn429()) {

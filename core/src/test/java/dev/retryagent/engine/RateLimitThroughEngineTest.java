@@ -735,6 +735,57 @@ class RateLimitThroughEngineTest {
     assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
   }
 
+  @org.junit.jupiter.api.Test
+  void aBucketMadeAsItsHostsFirst429IsNotedIsPaused() throws Exception {
+    // The GETs' bucket of api.example.com is made while the host's first 429 (a POST's, a bucket
+    // of its own) is noted: the GET's bucket has read no pause yet and the registry does not hold
+    // it yet. The 429 must reach it all the same.
+    FakeClock clock = new FakeClock();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(clock)
+            .errors(line -> {})
+            .policy(TestPolicy.create().build())
+            .build();
+    engine.reconfigure(Mode.ENFORCE, new ByMethod());
+    RetryCall first = engine.newCall(FakeRequest.of("POST", "api.example.com"));
+    assertThat(first.reservePermit()).isZero(); // the writes' bucket, made before
+    first.beginAttempt();
+    first.onResponse(200, null);
+
+    Thread[] the429 = new Thread[1];
+    engine.pauseReadSeam =
+        () -> {
+          engine.pauseReadSeam = null;
+          the429[0] =
+              new Thread(
+                  () -> {
+                    RetryCall post = engine.newCall(FakeRequest.of("POST", "api.example.com"));
+                    try {
+                      post.reservePermit();
+                      post.beginAttempt();
+                    } catch (IOException e) {
+                      throw new AssertionError(e);
+                    }
+                    post.onResponse(429, "5");
+                  });
+          the429[0].start();
+          // Until the 429 has noted its pause and waits for the bucket's registry, or is done.
+          org.awaitility.Awaitility.await()
+              .atMost(Duration.ofSeconds(10))
+              .until(
+                  () ->
+                      the429[0].getState() == Thread.State.TERMINATED
+                          || (engine.hostPausesNoted() == 1
+                              && the429[0].getState() == Thread.State.BLOCKED));
+        };
+    RetryCall get = engine.newCall(FakeRequest.of("GET", "api.example.com"));
+    the429[0].join(10_000);
+    assertThat(the429[0].isAlive()).isFalse();
+
+    assertThat(get.reservePermit()).isEqualTo(5 * S);
+  }
+
   @ParameterizedTest
   @MethodSource("drivers")
   void anotherRoutesBucketIsPausedNoLongerThanItsRetryAfterMaxAndNotWithoutPauseOn429(
