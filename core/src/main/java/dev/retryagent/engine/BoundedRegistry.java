@@ -87,8 +87,11 @@ final class BoundedRegistry<K, V> {
   /** The group of each key ({@link #group}), or null when the registry keeps no groups. */
   private final Function<? super K, ?> grouping;
 
-  /** Each group's keys, kept with the entries: one group is found without a walk of them all. */
-  private final HashMap<Object, List<K>> groups;
+  /**
+   * Each group's entries, kept with the map's: one group is found without a walk of them all, and
+   * read without a look-up of each of its keys (every 429 reads its host's group under the lock).
+   */
+  private final HashMap<Object, List<Entry<V>>> groups;
 
   BoundedRegistry(Predicate<V> idle) {
     this(idle, new UseClock());
@@ -103,7 +106,7 @@ final class BoundedRegistry<K, V> {
     this.idle = idle;
     this.clock = clock;
     this.grouping = grouping;
-    this.groups = grouping == null ? null : new HashMap<Object, List<K>>();
+    this.groups = grouping == null ? null : new HashMap<Object, List<Entry<V>>>();
   }
 
   /** The value for {@code key}, created by {@code create} when absent. */
@@ -123,12 +126,12 @@ final class BoundedRegistry<K, V> {
       home.entries.put(key, e);
       if (groups != null) {
         Object g = grouping.apply(key);
-        List<K> keys = groups.get(g);
-        if (keys == null) {
-          keys = new ArrayList<>(2);
-          groups.put(g, keys);
+        List<Entry<V>> members = groups.get(g);
+        if (members == null) {
+          members = new ArrayList<>(2);
+          groups.put(g, members);
         }
-        keys.add(key);
+        members.add(e);
       }
       e.lastUse = clock.tick();
       evict(home, e);
@@ -230,7 +233,7 @@ final class BoundedRegistry<K, V> {
       K victimKey = victim.getKey();
       victim.getValue().evicted = true;
       entries.remove(victimKey);
-      ungroup(victimKey);
+      ungroup(victimKey, victim.getValue());
       evictions++;
       for (K k : looked) {
         if (!k.equals(victimKey)) {
@@ -246,21 +249,23 @@ final class BoundedRegistry<K, V> {
    */
   synchronized void removeKeys(Predicate<K> unused) {
     for (Partition<K, V> p : partitions) {
-      for (java.util.Iterator<K> i = p.entries.keySet().iterator(); i.hasNext(); ) {
-        K k = i.next();
-        if (unused.test(k)) {
+      for (java.util.Iterator<Map.Entry<K, Entry<V>>> i = p.entries.entrySet().iterator();
+          i.hasNext(); ) {
+        Map.Entry<K, Entry<V>> e = i.next();
+        if (unused.test(e.getKey())) {
           i.remove();
-          ungroup(k);
+          ungroup(e.getKey(), e.getValue());
         }
       }
     }
   }
 
-  private void ungroup(K key) {
+  /** Takes the entry {@code e} of {@code key} out of its group. Caller holds the lock. */
+  private void ungroup(K key, Entry<V> e) {
     if (groups != null) {
       Object g = grouping.apply(key);
-      List<K> keys = groups.get(g);
-      if (keys != null && keys.remove(key) && keys.isEmpty()) {
+      List<Entry<V>> members = groups.get(g);
+      if (members != null && members.remove(e) && members.isEmpty()) {
         groups.remove(g);
       }
     }
@@ -271,13 +276,13 @@ final class BoundedRegistry<K, V> {
    * with a grouping. Costs the group's size, not the registry's.
    */
   synchronized List<V> group(Object group) {
-    List<K> keys = groups.get(group);
-    if (keys == null) {
+    List<Entry<V>> members = groups.get(group);
+    if (members == null) {
       return java.util.Collections.emptyList();
     }
-    List<V> out = new ArrayList<>(keys.size());
-    for (K k : keys) {
-      out.add(find(k).value);
+    List<V> out = new ArrayList<>(members.size());
+    for (Entry<V> e : members) {
+      out.add(e.value);
     }
     return out;
   }
@@ -288,10 +293,11 @@ final class BoundedRegistry<K, V> {
    */
   synchronized void removeKey(K key, Predicate<K> unused) {
     for (Partition<K, V> p : partitions) {
-      if (p.entries.containsKey(key)) {
+      Entry<V> e = p.entries.get(key);
+      if (e != null) {
         if (unused.test(key)) {
           p.entries.remove(key);
-          ungroup(key);
+          ungroup(key, e);
         }
         return;
       }

@@ -608,9 +608,9 @@ public final class RetryEngine {
    * walk of every host.
    */
   void pauseHost(HostState from, long now, long pauseNanos) {
-    // Keyed as the limiters are, the host in lower case: a limiter made later finds the pause
-    // however its route spells the host.
-    String target = TargetKey.of(from.scheme, from.host, from.port);
+    // Keyed as the limiters are, the host in lower case (TargetKey, made once with the state, not
+    // per 429): a limiter made later finds the pause however its route spells the host.
+    String target = from.target;
     // Noted first, then the group read under the registry's lock, which a bucket is made under
     // (newLimiter reads the pause inside limiters.entry): a bucket made as this 429 comes either
     // read this pause or is in the group. A group read without that lock would miss a bucket that
