@@ -17,7 +17,11 @@ public interface Scheduler {
     boolean cancel();
   }
 
-  /** Runs {@code task} after {@code delayNanos} (0 = as soon as possible, never on the caller). */
+  /**
+   * Runs {@code task} after {@code delayNanos} (0 = as soon as possible, never on the caller).
+   * Returns only for a task that will run unless cancelled; throws (a refusal: the JVM out of
+   * threads, or ending) only for one that never runs, since callers then go on without it.
+   */
   Cancellable schedule(Runnable task, long delayNanos);
 
   /** The process-wide scheduler: daemon threads, created on first use. */

@@ -2,8 +2,10 @@ package dev.retryagent.engine;
 
 import dev.retryagent.internal.AgentThreads;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -15,6 +17,13 @@ import java.util.concurrent.TimeUnit;
  * threads end after 30 s; a pending task keeps one. The agent runs its other timed work here too
  * (the exporters' start, the reload watcher's looks at its file), so it has no thread of its own
  * for them. Thread-safe.
+ *
+ * <p>{@link #schedule} returns only for a task that will run (unless cancelled), and throws only
+ * for one that never will: a {@code ScheduledThreadPoolExecutor} whose worker cannot start ("unable
+ * to create native thread", an {@code OutOfMemoryError}) throws after it queued the task, which
+ * then ran all the same once a worker came. Its callers took the throw as a refusal and went on
+ * without the task (ran it here instead, ended the call, took another thread), so the task ran
+ * twice, or late into a later wait of the same call (a retry's backoff skipped).
  */
 final class SharedScheduler implements Scheduler {
   static final SharedScheduler INSTANCE = new SharedScheduler();
@@ -28,7 +37,12 @@ final class SharedScheduler implements Scheduler {
   // Threads are made when the first tasks come: AgentThreads keeps them from inheriting the
   // caller's class loader.
   SharedScheduler() {
-    pool = new ScheduledThreadPoolExecutor(THREADS, AgentThreads.factory("retry-agent-async-"));
+    this(AgentThreads.factory("retry-agent-async-"));
+  }
+
+  // Tests give a factory that fails as the JVM out of native threads does.
+  SharedScheduler(ThreadFactory threads) {
+    pool = new Pool(threads);
     pool.setRemoveOnCancelPolicy(true);
     pool.setKeepAliveTime(30, TimeUnit.SECONDS);
     pool.allowCoreThreadTimeOut(true);
@@ -37,8 +51,38 @@ final class SharedScheduler implements Scheduler {
   @Override
   public Cancellable schedule(Runnable task, long delayNanos) {
     Cancel cancel = new Cancel(task);
-    cancel.future = pool.schedule(cancel, delayNanos, TimeUnit.NANOSECONDS);
+    try {
+      pool.schedule(cancel, delayNanos, TimeUnit.NANOSECONDS);
+    } catch (RuntimeException | Error failed) {
+      // Queued (decorateTask told its future before), the task runs on a worker there is: the
+      // last one never ends while a task waits. With none, it would wait for the next schedule's
+      // worker, maybe for good: taken back, it never runs, and the caller hears a refusal. Not
+      // queued (the queue could not grow), it never runs either. A worker took it meanwhile: it
+      // runs, or ran. (The queue's contains is a look at the task's own index, not a search.)
+      RunnableScheduledFuture<?> f = cancel.future;
+      if (f != null
+          && ((pool.getQueue().contains(f) && pool.getPoolSize() > 0) || !f.cancel(false))) {
+        return cancel;
+      }
+      throw new RejectedExecutionException("retry-agent: no thread for the task", failed);
+    }
     return cancel;
+  }
+
+  /** The pool, which tells each task its future before it may be queued. */
+  private static final class Pool extends ScheduledThreadPoolExecutor {
+    Pool(ThreadFactory threads) {
+      super(THREADS, threads);
+    }
+
+    @Override
+    protected <V> RunnableScheduledFuture<V> decorateTask(
+        Callable<V> callable, RunnableScheduledFuture<V> task) {
+      if (callable instanceof Cancel) {
+        ((Cancel) callable).future = task;
+      }
+      return task;
+    }
   }
 
   /**
@@ -49,9 +93,9 @@ final class SharedScheduler implements Scheduler {
    */
   private static final class Cancel implements Cancellable, Callable<Void> {
     private final Runnable task;
-    // Set once scheduling returns, before the handle is returned: whoever cancels got it from
-    // there.
-    private ScheduledFuture<?> future;
+    // Set by the pool (decorateTask) before the task is queued, on the scheduling thread: whoever
+    // cancels got the handle from there, and the worker took it from the pool's queue.
+    private RunnableScheduledFuture<?> future;
 
     Cancel(Runnable task) {
       this.task = task;

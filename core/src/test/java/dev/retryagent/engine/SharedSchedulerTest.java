@@ -1,12 +1,15 @@
 package dev.retryagent.engine;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -102,6 +105,85 @@ class SharedSchedulerTest {
 
     await().atMost(Duration.ofSeconds(5)).until(() -> seen.get() != null);
     assertThat(seen.get()).isNotSameAs(webApp);
+  }
+
+  // The pool's worker cannot start ("unable to create native thread"): the pool throws that Error
+  // from schedule after it queued the task. Callers take a throw as a refusal and go on without
+  // the task (run it themselves, end the call, use another thread), so a task reported refused
+  // must never run, and a task that runs must not be reported refused.
+
+  @Test
+  void aTaskReportedRefusedBecauseNoWorkerCouldStartNeverRuns() throws Exception {
+    SharedScheduler fresh = new SharedScheduler(failingAt(1, null));
+    AtomicBoolean refusedRan = new AtomicBoolean();
+    Throwable thrown = catchThrowable(() -> fresh.schedule(() -> refusedRan.set(true), 0));
+    assertThat(thrown).as("no worker: refused").isNotNull();
+    // The next task's worker, the pool's only one, takes the tasks in their order: a task still
+    // queued before it would run first.
+    CountDownLatch next = new CountDownLatch(1);
+    fresh.schedule(next::countDown, 0);
+    assertThat(next.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(refusedRan).as("the refused task ran").isFalse();
+    // A refusal the callers' catch of RuntimeException hears, not the worker's Error.
+    assertThat(thrown).isInstanceOf(RejectedExecutionException.class);
+  }
+
+  @Test
+  void aTaskQueuedWhileAWorkerIsThereIsNotReportedRefusedAndRunsOnce() throws Exception {
+    SharedScheduler fresh = new SharedScheduler(failingAt(2, null));
+    CountDownLatch first = new CountDownLatch(1);
+    fresh.schedule(first::countDown, 0); // the first worker, which stays while tasks wait
+    assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
+    AtomicInteger runs = new AtomicInteger();
+    // Due in 1 ms: still queued as the second worker fails to start (the reload watcher's next
+    // look, scheduled from the pool's own thread, is such a task).
+    Throwable thrown = catchThrowable(() -> fresh.schedule(runs::incrementAndGet, 1_000_000L));
+    assertThat(thrown).as("reported refused").isNull();
+    await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
+  }
+
+  @Test
+  void aTaskAWorkerTookAsTheNextWorkerFailedIsNotReportedRefused() throws Exception {
+    CountDownLatch started = new CountDownLatch(1);
+    SharedScheduler fresh = new SharedScheduler(failingAt(2, started));
+    CountDownLatch first = new CountDownLatch(1);
+    fresh.schedule(first::countDown, 0);
+    assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
+    AtomicInteger runs = new AtomicInteger();
+    Throwable thrown =
+        catchThrowable(
+            () ->
+                fresh.schedule(
+                    () -> {
+                      runs.incrementAndGet();
+                      started.countDown();
+                    },
+                    0));
+    assertThat(thrown).as("reported refused").isNull();
+    await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
+  }
+
+  /**
+   * Threads as the pool's, but the {@code failing}-th made fails as the JVM out of native threads
+   * does, once {@code first} (when given) is counted down: the queued task is then on a worker.
+   */
+  private static ThreadFactory failingAt(int failing, CountDownLatch first) {
+    AtomicInteger made = new AtomicInteger();
+    return r -> {
+      if (made.incrementAndGet() == failing) {
+        if (first != null) {
+          try {
+            assertThat(first.await(10, TimeUnit.SECONDS)).as("the task taken").isTrue();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        throw new OutOfMemoryError("unable to create native thread (the test's)");
+      }
+      Thread t = new Thread(r, "retry-agent-async-test-" + made.get());
+      t.setDaemon(true);
+      return t;
+    };
   }
 
   private static ClassLoader contextLoaderUnlessItIs(ClassLoader webApp) {
