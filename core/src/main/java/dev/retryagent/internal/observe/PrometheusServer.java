@@ -486,6 +486,7 @@ public final class PrometheusServer implements AutoCloseable {
       while (true) {
         Runnable next;
         boolean drop;
+        Running r = null;
         synchronized (this) {
           long until = System.nanoTime() + IDLE_NANOS;
           long left = IDLE_NANOS;
@@ -504,6 +505,10 @@ public final class PrometheusServer implements AutoCloseable {
           }
           drop = !dropped.isEmpty();
           next = drop ? dropped.pollFirst() : waiting.pollLast();
+          if (!drop) {
+            r = new Running(Thread.currentThread(), ++exchanges);
+            running.add(r);
+          }
         }
         try {
           if (drop) {
@@ -515,65 +520,58 @@ public final class PrometheusServer implements AutoCloseable {
               Thread.interrupted();
             }
           } else {
-            run(next);
+            run(next, r);
           }
         } catch (Throwable e) {
           // The JDK server rethrows an Error of the exchange (it logged it): ending this thread
           // would leave it counted in threads, and after two no thread would serve again, the
           // exchanges that come left unrun with their connections open. It serves on.
         }
+        // The exchange's end and this thread idle in one step: counted neither running nor idle
+        // meanwhile (its timers' cancel, a second lock), the thread let an exchange come then
+        // take back a reader (cut a scrape) for want of a thread this one was about to be.
         synchronized (this) {
-          idle++;
-        }
-      }
-    }
-
-    private void run(Runnable exchange) {
-      Running r;
-      synchronized (this) {
-        r = new Running(Thread.currentThread(), ++exchanges);
-        running.add(r);
-      }
-      Scheduler.Cancellable deadline = null;
-      Scheduler.Cancellable grace = null;
-      // Scheduled inside the try: an Error from the scheduler (its pool could not start a thread,
-      // "unable to create native thread", after it had queued the task) skipped the exchange,
-      // whose connection stayed open unanswered, and left r running: its queued deadline, or a
-      // newer exchange, then interrupted whatever exchange this thread served next.
-      try {
-        try {
-          deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
-        } catch (RuntimeException | Error refused) {
-          // Unrun, the exchange's connection would stay open: served without a deadline instead.
-          // A task queued all the same finds r gone when it runs (expire checks running).
-        }
-        if (READ_GRACE_NANOS < deadlineNanos) {
-          try {
-            grace = scheduler.schedule(() -> stalled(r), READ_GRACE_NANOS);
-          } catch (RuntimeException | Error refused) {
-            // Not stalled at once: on this thread, before the exchange reads its request, that
-            // took this very thread back when another exchange waited (a scrape whose whole
-            // request had come, cut at its read), and let any newer one take it. Never stalled,
-            // it is taken back only beyond CROWD waiting, or at its deadline.
-          }
-        }
-        exchange.run();
-      } finally {
-        if (grace != null) {
-          grace.cancel();
-        }
-        if (deadline != null) {
-          deadline.cancel();
-        }
-        synchronized (this) {
-          if (!running.remove(r)) {
+          if (r != null && !running.remove(r)) {
             freeing--;
             takenBack.remove(r);
           }
           // An interrupt that came as the exchange ended must not reach the next one.
           Thread.interrupted();
+          idle++;
+        }
+        if (r != null) {
+          try {
+            // After: a task that runs meanwhile finds r gone (expire and stalled check running).
+            r.cancelTimers();
+          } catch (Throwable e) {
+            // A scheduler's bug: this thread, counted idle, serves on.
+          }
         }
       }
+    }
+
+    /** Runs {@code exchange} as {@code r}, under its deadline and read grace. */
+    private void run(Runnable exchange, Running r) {
+      // Each refusal caught, an Error of the scheduler among them (its pool could not start a
+      // thread, "unable to create native thread"): it skipped the exchange, whose connection
+      // stayed open unanswered. serve() ends r, whatever happens here, and cancels its timers.
+      try {
+        r.deadline = scheduler.schedule(() -> expire(r), deadlineNanos);
+      } catch (RuntimeException | Error refused) {
+        // Unrun, the exchange's connection would stay open: served without a deadline instead.
+        // A task queued all the same finds r gone when it runs (expire checks running).
+      }
+      if (READ_GRACE_NANOS < deadlineNanos) {
+        try {
+          r.grace = scheduler.schedule(() -> stalled(r), READ_GRACE_NANOS);
+        } catch (RuntimeException | Error refused) {
+          // Not stalled at once: on this thread, before the exchange reads its request, that
+          // took this very thread back when another exchange waited (a scrape whose whole
+          // request had come, cut at its read), and let any newer one take it. Never stalled,
+          // it is taken back only beyond CROWD waiting, or at its deadline.
+        }
+      }
+      exchange.run();
     }
 
     /**
@@ -657,10 +655,22 @@ public final class PrometheusServer implements AutoCloseable {
       final long number;
       boolean answering; // guarded by Deadlined.this
       boolean stalled; // past READ_GRACE_NANOS reading its request; guarded by Deadlined.this
+      // Its timers, null when refused; its serving thread's alone.
+      Scheduler.Cancellable deadline;
+      Scheduler.Cancellable grace;
 
       Running(Thread thread, long number) {
         this.thread = thread;
         this.number = number;
+      }
+
+      void cancelTimers() {
+        if (grace != null) {
+          grace.cancel();
+        }
+        if (deadline != null) {
+          deadline.cancel();
+        }
       }
     }
   }

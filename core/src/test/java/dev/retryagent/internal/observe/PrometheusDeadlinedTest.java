@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -326,6 +327,76 @@ class PrometheusDeadlinedTest {
   }
 
   @Test
+  void anExchangeComingAsAnotherEndsTakesBackNoReader() throws Exception {
+    // A stalled client holds one thread, a scrape the other. The scrape ended; its thread, not
+    // yet counted idle (it cancelled its timers, then took the lock twice), let an exchange that
+    // came then take back the stalled reader: a connection cut that a thread was there for (a
+    // slow scrape's, not a stalled client's, had it not read its request yet). The exchange
+    // comes here from inside the ended scrape's timer cancel: the scheduler's seam.
+    AtomicReference<Thread> ending = new AtomicReference<>();
+    AtomicReference<Runnable> whenEnding = new AtomicReference<>();
+    Timers timers =
+        new Timers() {
+          @Override
+          public Cancellable schedule(Runnable task, long delayNanos) {
+            super.schedule(task, delayNanos);
+            return () -> {
+              Runnable hook = whenEnding.get();
+              if (Thread.currentThread() == ending.get()
+                  && hook != null
+                  && whenEnding.compareAndSet(hook, null)) {
+                hook.run();
+              }
+              return false;
+            };
+          }
+        };
+    PrometheusServer.Deadlined timed =
+        new PrometheusServer.Deadlined(TimeUnit.SECONDS.toNanos(10), timers);
+    CountDownLatch never = new CountDownLatch(1);
+    CountDownLatch end = new CountDownLatch(1);
+    try {
+      List<Thread> cut = new CopyOnWriteArrayList<>();
+      AtomicReference<Thread> reader = new AtomicReference<>();
+      CountDownLatch readerDone = new CountDownLatch(1);
+      timed.execute(
+          () -> {
+            reader.set(Thread.currentThread());
+            try {
+              never.await(); // half a request
+            } catch (InterruptedException e) {
+              cut.add(Thread.currentThread());
+            } finally {
+              readerDone.countDown();
+            }
+          });
+      await().atMost(Duration.ofSeconds(10)).until(() -> timers.due.size() == 2);
+      timers.passFor(reader.get(), PrometheusServer.Deadlined.READ_GRACE_NANOS); // stalled
+      CountDownLatch answered = new CountDownLatch(1);
+      timed.execute(
+          () -> {
+            timed.answering();
+            ending.set(Thread.currentThread());
+            answered.countDown();
+            awaitQuietly(end);
+          });
+      assertThat(answered.await(10, TimeUnit.SECONDS)).isTrue();
+      CountDownLatch next = new CountDownLatch(1);
+      whenEnding.set(() -> timed.execute(next::countDown));
+      end.countDown(); // the scrape ends, and the next exchange comes
+      assertThat(next.await(10, TimeUnit.SECONDS)).as("the next exchange served").isTrue();
+      assertThat(whenEnding.get()).as("came as the scrape ended").isNull();
+      never.countDown();
+      assertThat(readerDone.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(cut).as("a reader taken back").isEmpty();
+    } finally {
+      never.countDown();
+      end.countDown();
+      timed.shutdownNow();
+    }
+  }
+
+  @Test
   void beyondACrowdWaitingANewerExchangeTakesBackAReaderAtOnce() throws Exception {
     // Clients that keep opening connections with half a request, faster than the grace lets
     // readers go: each is newer than a waiting scrape and served first, which then waited until
@@ -379,7 +450,7 @@ class PrometheusDeadlinedTest {
   }
 
   /** Tasks the test runs by hand, by delay and by the thread that scheduled them. */
-  private static final class Timers implements Scheduler {
+  private static class Timers implements Scheduler {
     final List<Object[]> due = new CopyOnWriteArrayList<>(); // {thread, delay, task}
 
     @Override
