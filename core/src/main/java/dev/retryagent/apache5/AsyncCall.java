@@ -66,6 +66,13 @@ final class AsyncCall extends SelfViewCall
   static final long CLOSE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   /**
+   * Where the close's fallback ({@link Unheard}) is scheduled when not on {@link
+   * Scheduler#shared()}: set by tests only, to see it cancelled when HttpClient tells the exchange
+   * in time; null otherwise. Read once per close of a client with an attempt in flight.
+   */
+  static volatile Scheduler closeSchedulerForTests;
+
+  /**
    * {@link AttemptConfig#own} of a context that held no request config (5.4+ without a client
    * default): none is put back.
    */
@@ -247,7 +254,10 @@ final class AsyncCall extends SelfViewCall
         // news of its I/O, in real time as a retried body's grace is (Discards.Grace); an engine's
         // may be a library user's test scheduler driven by hand, which never told the lost exchange
         // and left the application waiting for good.
-        Scheduler.shared().schedule(new Unheard(e), CLOSE_GRACE_NANOS);
+        Scheduler forTests = closeSchedulerForTests;
+        e.unheardAfter(
+            (forTests != null ? forTests : Scheduler.shared())
+                .schedule(new Unheard(e), CLOSE_GRACE_NANOS));
       } catch (RuntimeException refused) {
         // no thread to tell it: as before, HttpClient alone tells it
       }
@@ -877,6 +887,10 @@ final class AsyncCall extends SelfViewCall
     // Guarded by this: failed before a head, or a discarded head's body over, by HttpClient or at
     // the close (closedUnheard), once.
     private boolean ended;
+    // Guarded by this: the close's fallback (Unheard), cancelled once HttpClient tells the
+    // exchange: else it held the exchange (its response, the bytes kept of its body) for the
+    // whole grace, to do nothing.
+    private Scheduler.Cancellable unheard;
     private volatile Head head;
 
     Exchange(int number, HttpRequest request, AttemptConfig bounds) {
@@ -927,6 +941,9 @@ final class AsyncCall extends SelfViewCall
         permitAtDecision(response);
       }
       complete(h); // the loop judges it here
+      if (!h.discarded) {
+        told(); // the application's: its body's end, or none, reaches it as without the agent
+      }
       if (h.discarded) {
         Kept k = h.kept;
         if (details == null) {
@@ -1008,6 +1025,7 @@ final class AsyncCall extends SelfViewCall
           }
           ended = true;
         }
+        told();
         if (h.kept != null) {
           h.kept.ended(true);
         }
@@ -1028,6 +1046,32 @@ final class AsyncCall extends SelfViewCall
     synchronized boolean mayGoUnheard() {
       Head h = head;
       return !ended && (h == null || h.discarded);
+    }
+
+    /** The close's fallback for this exchange: cancelled at once if HttpClient told it already. */
+    void unheardAfter(Scheduler.Cancellable task) {
+      boolean told;
+      synchronized (this) {
+        told = !mayGoUnheard();
+        if (!told) {
+          unheard = task;
+        }
+      }
+      if (told) {
+        task.cancel();
+      }
+    }
+
+    /** HttpClient told this exchange its end (or its head is the application's): no fallback. */
+    private void told() {
+      Scheduler.Cancellable task;
+      synchronized (this) {
+        task = unheard;
+        unheard = null;
+      }
+      if (task != null) {
+        task.cancel();
+      }
     }
 
     /**
@@ -1070,6 +1114,7 @@ final class AsyncCall extends SelfViewCall
         }
       }
       if (h == null) {
+        told();
         failedWhileClosing();
         failedBeforeHead(cause);
         return;
@@ -1081,6 +1126,7 @@ final class AsyncCall extends SelfViewCall
           }
           ended = true;
         }
+        told();
         if (h.kept != null) {
           h.kept.failed(cause); // a body broken off cannot be given back
         }

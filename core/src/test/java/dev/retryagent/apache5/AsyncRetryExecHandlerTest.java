@@ -774,6 +774,61 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  @Test
+  void theClosesFallbackIsCancelledWhenHttpClientTellsTheAttemptInTime() throws Exception {
+    // HttpClient tells the attempt in flight of the close after the agent's closeable heard it
+    // (here an element below ours holds the retry's attempt and fails it then). The fallback for
+    // an attempt never told stayed scheduled: it held the exchange (its response, the bytes kept
+    // of a retried body) for its whole 2 s grace, to do nothing.
+    List<java.util.concurrent.atomic.AtomicBoolean> fallbacks =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    AsyncCall.closeSchedulerForTests =
+        (task, delayNanos) -> {
+          java.util.concurrent.atomic.AtomicBoolean cancelled =
+              new java.util.concurrent.atomic.AtomicBoolean();
+          fallbacks.add(cancelled);
+          return () -> !cancelled.getAndSet(true);
+        };
+    try {
+      HttpAsyncClientBuilder b =
+          AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
+      java.util.concurrent.atomic.AtomicReference<
+              org.apache.hc.client5.http.async.AsyncExecCallback>
+          held = new java.util.concurrent.atomic.AtomicReference<>();
+      java.util.concurrent.atomic.AtomicInteger passed =
+          new java.util.concurrent.atomic.AtomicInteger();
+      b.addExecInterceptorAfter(
+          AsyncRetryExecHandler.NAME,
+          "held",
+          (request, producer, scope, chain, callback) -> {
+            if (passed.incrementAndGet() == 1) {
+              chain.proceed(request, producer, scope, callback);
+            } else {
+              held.set(callback);
+            }
+          });
+      CloseableHttpAsyncClient c = started(b);
+      time.holdTasks();
+      server.enqueue(status(503).body("busy"));
+
+      Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+      await().atMost(LONG).until(() -> time.heldTasks() == 1);
+      time.runHeldTasks(); // the wait ends: the retry goes down the chain, and is held
+      await().atMost(LONG).until(() -> held.get() != null);
+      c.close(CloseMode.IMMEDIATE);
+      assertThat(fallbacks).as("the fallback scheduled at the close").hasSize(1);
+      assertThat(fallbacks.get(0)).isFalse();
+
+      held.get().failed(new ConnectionClosedException("Connection is closed"));
+
+      assertThat(heard.await()).isEqualTo("failed ConnectionClosedException");
+      assertThat(fallbacks.get(0)).as("the fallback cancelled").isTrue();
+      assertThat(server.requestCount()).isEqualTo(1);
+    } finally {
+      AsyncCall.closeSchedulerForTests = null;
+    }
+  }
+
   /** A client whose rate limit gives one permit now and the next a second later. */
   private CloseableHttpAsyncClient onePermitASecond() {
     return started(
