@@ -743,26 +743,10 @@ class AsyncRetryExecHandlerTest {
     // shared scheduler, whatever the engine's: on the engine's (here a test's, driven by hand and
     // not run after the close, as a library user's may be), the lost exchange was never told and
     // the application waited for good.
-    HttpAsyncClientBuilder b =
-        AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
-    java.util.concurrent.atomic.AtomicInteger passed =
-        new java.util.concurrent.atomic.AtomicInteger();
-    b.addExecInterceptorAfter(
-        AsyncRetryExecHandler.NAME,
-        "lost",
-        (request, producer, scope, chain, callback) -> {
-          if (passed.incrementAndGet() == 1) {
-            chain.proceed(request, producer, scope, callback);
-          }
-        });
-    CloseableHttpAsyncClient c = started(b);
-    time.holdTasks();
-    server.enqueue(status(503).body("busy"));
-
-    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
-    await().atMost(LONG).until(() -> time.heldTasks() == 1);
-    time.runHeldTasks(); // the wait ends: the retry goes down the chain, and is lost
-    await().atMost(LONG).until(() -> passed.get() == 2);
+    java.util.concurrent.atomic.AtomicReference<org.apache.hc.client5.http.async.AsyncExecCallback>
+        lost = new java.util.concurrent.atomic.AtomicReference<>();
+    CloseableHttpAsyncClient c = started(retryHeldBelowOurs(lost));
+    Heard heard = retryHeld(c, lost);
     int waits = time.waits().size();
     c.close(CloseMode.IMMEDIATE);
 
@@ -790,31 +774,11 @@ class AsyncRetryExecHandlerTest {
           return () -> !cancelled.getAndSet(true);
         };
     try {
-      HttpAsyncClientBuilder b =
-          AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
       java.util.concurrent.atomic.AtomicReference<
               org.apache.hc.client5.http.async.AsyncExecCallback>
           held = new java.util.concurrent.atomic.AtomicReference<>();
-      java.util.concurrent.atomic.AtomicInteger passed =
-          new java.util.concurrent.atomic.AtomicInteger();
-      b.addExecInterceptorAfter(
-          AsyncRetryExecHandler.NAME,
-          "held",
-          (request, producer, scope, chain, callback) -> {
-            if (passed.incrementAndGet() == 1) {
-              chain.proceed(request, producer, scope, callback);
-            } else {
-              held.set(callback);
-            }
-          });
-      CloseableHttpAsyncClient c = started(b);
-      time.holdTasks();
-      server.enqueue(status(503).body("busy"));
-
-      Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
-      await().atMost(LONG).until(() -> time.heldTasks() == 1);
-      time.runHeldTasks(); // the wait ends: the retry goes down the chain, and is held
-      await().atMost(LONG).until(() -> held.get() != null);
+      CloseableHttpAsyncClient c = started(retryHeldBelowOurs(held));
+      Heard heard = retryHeld(c, held);
       c.close(CloseMode.IMMEDIATE);
       assertThat(fallbacks).as("the fallback scheduled at the close").hasSize(1);
       assertThat(fallbacks.get(0)).isFalse();
@@ -827,6 +791,47 @@ class AsyncRetryExecHandlerTest {
     } finally {
       AsyncCall.closeSchedulerForTests = null;
     }
+  }
+
+  /**
+   * A client where an element below ours passes the first attempt and holds every later one, its
+   * callback kept in {@code held}: HttpClient never tells it unless the test does.
+   */
+  private HttpAsyncClientBuilder retryHeldBelowOurs(
+      java.util.concurrent.atomic.AtomicReference<
+              org.apache.hc.client5.http.async.AsyncExecCallback>
+          held) {
+    HttpAsyncClientBuilder b =
+        AsyncRetryExecHandler.addTo(oneConnection(), engine(r -> r.maxAttempts(3)));
+    java.util.concurrent.atomic.AtomicInteger passed =
+        new java.util.concurrent.atomic.AtomicInteger();
+    b.addExecInterceptorAfter(
+        AsyncRetryExecHandler.NAME,
+        "held",
+        (request, producer, scope, chain, callback) -> {
+          if (passed.incrementAndGet() == 1) {
+            chain.proceed(request, producer, scope, callback);
+          } else {
+            held.set(callback);
+          }
+        });
+    return b;
+  }
+
+  /** A call on {@code c} whose first attempt gets a 503 and whose retry is held below ours. */
+  private Heard retryHeld(
+      CloseableHttpAsyncClient c,
+      java.util.concurrent.atomic.AtomicReference<
+              org.apache.hc.client5.http.async.AsyncExecCallback>
+          held)
+      throws Exception {
+    time.holdTasks();
+    server.enqueue(status(503).body("busy"));
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    time.runHeldTasks(); // the wait ends: the retry goes down the chain, and is held
+    await().atMost(LONG).until(() -> held.get() != null);
+    return heard;
   }
 
   /** A client whose rate limit gives one permit now and the next a second later. */
