@@ -467,10 +467,21 @@ public final class AgentRuntime {
       this.loadedContent = loadedContent;
     }
 
-    /** Schedules the start a second after the first call (never past the delay). */
+    /**
+     * Schedules the start a second after the first call (never past the delay). On the
+     * application's first call: a refusal (the JVM out of threads) must not fail that call; the
+     * start at the delay after start-up, if scheduled, stands.
+     */
     void scheduleAfterFirstCall() {
       long sinceStart = (System.nanoTime() - createdNanos) / 1_000_000;
-      scheduleIn(scheduler(), pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS));
+      try {
+        scheduleIn(scheduler(), pauseAfterFirstUse(sinceStart, EXPORTERS_DELAY_MILLIS));
+      } catch (RuntimeException refused) {
+        AgentLog.error(
+            "could not schedule the exporters' and the config watcher's start ("
+                + Sanitizer.exception(refused, true, null)
+                + ")");
+      }
     }
 
     /**

@@ -108,6 +108,27 @@ class BackgroundStartTest {
   }
 
   @Test
+  void aStartTheSchedulerRefusesAtTheFirstCallDoesNotFailThatCall() throws Exception {
+    // The JVM out of threads: the shared scheduler refuses (RejectedExecutionException) the start
+    // the application's first call schedules. It went up through that call, the agent's own
+    // failure in the application's request.
+    ConfigSources none = ConfigSources.resolve("", new Properties(), Map.of());
+    AgentRuntime runtime =
+        new AgentRuntime(
+            none,
+            none.apply(ConfigLoader.parse(NO_JMX, "test", Map.of())),
+            (task, delayNanos) -> {
+              throw new java.util.concurrent.RejectedExecutionException("no thread (the test's)");
+            });
+    runtime.startBackground(null, null);
+
+    assertThat(runtime.engine()).as("the first call's engine").isNotNull();
+    assertThat(stderr.text())
+        .contains("could not schedule the exporters' and the config watcher's start")
+        .contains("no thread (the test's)");
+  }
+
+  @Test
   void aCallBeforeTheBackgroundIsArmedSchedulesItWhenItIs() throws Exception {
     Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
     AgentRuntime runtime = runtime(file);
