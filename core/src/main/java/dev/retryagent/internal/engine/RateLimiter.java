@@ -11,7 +11,10 @@ import dev.retryagent.policy.RateLimitPolicy;
  *
  * <p>A retry's permit reserved at its decision ({@link #reserveAhead}) takes a token due by the
  * instant the retry starts, not the next one: until then the bucket's tokens serve other callers,
- * as long as one is left for it at that instant.
+ * as long as one is left for it at that instant. A caller that would leave it none is served after
+ * it, its token taken at that instant too: a token is taken from the bucket at the instant it is
+ * used, never earlier, or the bucket, full meanwhile, would count a token more for the time the
+ * taken one sat in it, and the next would come that much early.
  *
  * <p>A host can also be paused (after a 429 with {@code Retry-After}): until then every caller
  * waits, whatever the tokens say. Thread-safe.
@@ -35,10 +38,19 @@ public final class RateLimiter implements PermitLimiter {
   // it without the lock (pauseRemainingNanos): written under the lock only.
   private volatile boolean paused;
   // One reservation made ahead (reserveAhead), not yet taken from base: its holder's token, due by
-  // aheadAt. Taken from base at aheadAt (settle), or as soon as another caller's permit would
-  // leave none for it then (that caller is served after it, as if it had been taken at once).
+  // aheadAt, and those of the callers whose permit would have left it none, served after it
+  // (reserve): aheadTokens in all, taken from base at aheadAt (settle), the bucket refilled to
+  // then. Taken from base at once, the bucket full until aheadAt would not count the time the
+  // token sat in it, and the next token came that much early (1/s, burst 1: attempts 500 ms apart).
   private Object aheadHolder;
   private long aheadAt;
+  private long aheadTokens;
+
+  /**
+   * {@link #aheadHolder} once the holder's attempt started, or its permit was given back, before
+   * {@link #aheadAt} while callers served after it still take their tokens then: no holder's.
+   */
+  private static final Object NO_HOLDER = new Object();
 
   public RateLimiter(RateLimitPolicy policy, long nowNanos) {
     this.policy = policy;
@@ -73,9 +85,14 @@ public final class RateLimiter implements PermitLimiter {
     long at = nowNanos + pauseWait;
     settle(at);
     refill(at);
-    if (aheadHolder != null && !leavesAhead(at)) {
-      base -= 1; // the token reserved ahead first, then this caller's
-      aheadHolder = null;
+    if (aheadHolder != null && servedAfterAhead(at)) {
+      // The token reserved ahead first, then this caller's, both taken from base at aheadAt.
+      long tokenWait = waitAfterAhead(at);
+      if (tokenWait > maxTokenWaitNanos || pauseWait + tokenWait > maxPauseWaitNanos) {
+        return REJECTED;
+      }
+      aheadTokens += 1;
+      return pauseWait + tokenWait;
     }
     long tokenWait = 0;
     if (base < 1) {
@@ -117,6 +134,7 @@ public final class RateLimiter implements PermitLimiter {
       if (dueByStart && wait <= maxTokenWaitNanos && wait <= maxPauseWaitNanos) {
         aheadHolder = holder;
         aheadAt = startAt;
+        aheadTokens = 1;
         return wait;
       }
     }
@@ -126,28 +144,57 @@ public final class RateLimiter implements PermitLimiter {
   /**
    * The permit {@code holder} reserved ahead ({@link #reserveAhead}) is used now, its attempt
    * starting: taken from the bucket now if it was not yet, so that a later give-back of the call's
-   * permit is a whole token's. Nothing for any other holder.
+   * permit is a whole token's. With callers served after it, at its instant still, as their waits
+   * were told (see {@link #release}: taken earlier, a bucket of burst 1 full again before the first
+   * of them would give a token early). Nothing for any other holder.
    */
   public synchronized void takeAhead(long nowNanos, Object holder) {
     settle(nowNanos);
     if (holder != null && aheadHolder == holder) {
-      refill(nowNanos);
-      base -= 1;
-      aheadHolder = null;
+      if (aheadTokens == 1) {
+        refill(nowNanos);
+        base -= 1;
+        aheadHolder = null;
+        aheadTokens = 0;
+      } else {
+        aheadHolder = NO_HOLDER;
+      }
     }
   }
 
   /**
    * {@link #giveBack(long)} for a permit {@code holder} reserved: one reserved ahead and not yet
-   * taken from the bucket is forgotten, any other goes back as a token.
+   * taken from the bucket is forgotten (see {@link #release}), any other goes back as a token.
    */
   public synchronized void giveBack(long nowNanos, Object holder) {
     settle(nowNanos);
     if (holder != null && aheadHolder == holder) {
-      aheadHolder = null;
+      release();
       return;
     }
     giveBack(nowNanos);
+  }
+
+  /**
+   * The holder's token reserved ahead, given back before its instant, is not taken then: the bucket
+   * as if it had not been asked. With callers served after it, their tokens are still taken at its
+   * instant, which counts them as due when the bucket, once refilled to then, holds one more each:
+   * with burst 2 or more the bucket never fills in between and that is exact; with burst 1 it would
+   * hold a second token meanwhile, which it cannot (full, it counts none more), and the next token
+   * would come a whole token early. There the holder's token stays taken at its instant: the
+   * bucket, full from then until the first of them took its token, could have given it to no one
+   * else without bunching (a caller then would go less than a token's time before that one).
+   */
+  private void release() {
+    if (aheadTokens == 1) {
+      aheadHolder = null;
+      aheadTokens = 0;
+    } else {
+      aheadHolder = NO_HOLDER;
+      if (burst > 1) {
+        aheadTokens -= 1;
+      }
+    }
   }
 
   /**
@@ -190,7 +237,7 @@ public final class RateLimiter implements PermitLimiter {
   public synchronized double availableTokens(long nowNanos) {
     settle(nowNanos);
     refill(nowNanos);
-    double held = aheadHolder != null ? 1 : 0; // a token reserved ahead counts as taken
+    double held = aheadHolder != null ? aheadTokens : 0; // tokens reserved ahead count as taken
     return (base >= burst ? burst : Math.min(burst, base + elapsed(nowNanos) / nanosPerToken))
         - held;
   }
@@ -203,13 +250,44 @@ public final class RateLimiter implements PermitLimiter {
     return base >= burst && aheadHolder == null && pauseRemainingNanos(nowNanos) == 0;
   }
 
-  /** The token reserved ahead is taken from base once its instant has come ({@code atNanos}). */
+  /**
+   * The tokens reserved ahead (the holder's, those of the callers served after it) are taken from
+   * base once their instant has come ({@code atNanos}), the bucket refilled to then.
+   */
   private void settle(long atNanos) {
     if (aheadHolder != null && atNanos - aheadAt >= 0) {
       refill(aheadAt);
-      base -= 1;
+      base -= aheadTokens;
       aheadHolder = null;
+      aheadTokens = 0;
     }
+  }
+
+  /**
+   * Whether a caller asking at {@code atNanos} (before the instant reserved ahead) is served after
+   * the reservation: once one is, every later one is (its token, taken before, would leave the
+   * earlier ones theirs later than they were told); otherwise when its permit would leave none for
+   * the holder then.
+   */
+  private boolean servedAfterAhead(long atNanos) {
+    return aheadTokens > 1 || aheadHolder == NO_HOLDER || !leavesAhead(atNanos);
+  }
+
+  /**
+   * Nanoseconds from {@code atNanos} until a token for a caller served after the tokens reserved
+   * ahead: the bucket as it will be at their instant, refilled to then and those taken. Its anchor
+   * may then be past {@code atNanos}.
+   */
+  private long waitAfterAhead(long atNanos) {
+    boolean full = fullBy(aheadAt);
+    long left = (full ? burst : base) - aheadTokens;
+    if (left >= 1) {
+      return aheadAt - atNanos; // one given back: the holder's instant is the earliest kept free
+    }
+    long anchor = full && aheadAt - anchorNanos > 0 ? aheadAt : anchorNanos;
+    long lead = anchor - atNanos;
+    long due = dueNanos(1 - left);
+    return lead > 0 && due > Long.MAX_VALUE - lead ? Long.MAX_VALUE : due + lead;
   }
 
   /**
@@ -231,9 +309,14 @@ public final class RateLimiter implements PermitLimiter {
     return Math.max(0, atNanos - anchorNanos);
   }
 
+  /** Whether the bucket, asked no more, is full at {@code atNanos}. */
+  private boolean fullBy(long atNanos) {
+    return base >= burst || elapsed(atNanos) >= dueNanos(burst - base);
+  }
+
   /** A bucket full at {@code atNanos} holds burst from then on, its anchor there. */
   private void refill(long atNanos) {
-    if (base >= burst || elapsed(atNanos) >= dueNanos(burst - base)) {
+    if (fullBy(atNanos)) {
       base = burst;
       if (atNanos - anchorNanos > 0) {
         anchorNanos = atNanos;

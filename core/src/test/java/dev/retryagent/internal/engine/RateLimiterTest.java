@@ -198,4 +198,61 @@ class RateLimiterTest {
     assertThat(l.availableTokens(T0 + 2 * S)).isEqualTo(1.0);
     assertThat(l.isIdle(T0 + 2 * S)).isTrue();
   }
+
+  /**
+   * A caller whose permit would leave the token reserved ahead none is served after it, and both
+   * tokens are taken at the reservation's instant: the bucket, full from T0 + 1 s until the retry
+   * starts at T0 + 1.5 s, counts no token for that time. Taken from the bucket when that caller
+   * asked, the retry's token counted as spent at T0 + 1 s, and the caller's came at T0 + 2 s, 500
+   * ms after the retry's attempt (1/s, burst 1).
+   */
+  @Test
+  void aCallerServedAfterAReservationAheadGetsTheTokenAfterTheRetrysInstant() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserveAhead(T0, 1500 * MS, 1500 * MS, FOREVER, a)).isEqualTo(S);
+    assertThat(l.reserve(T0 + 100 * MS, FOREVER, FOREVER))
+        .as("T0 + 2.5 s, a token after the retry's start")
+        .isEqualTo(2400 * MS);
+    l.takeAhead(T0 + 1500 * MS, a);
+    assertThat(l.reserve(T0 + 1500 * MS, FOREVER, FOREVER)).isEqualTo(2 * S);
+  }
+
+  /**
+   * The holder gives its token back before its instant while a caller waits after it (1/s, burst
+   * 1): the bucket is never a token richer than without the reservation. A later caller comes a
+   * token after that one, not with it: the bucket, full from the retry's instant until that
+   * caller's, holds no second token to give (before, the two went at the same instant).
+   */
+  @Test
+  void aReservationAheadGivenBackWhileACallerWaitsAfterItLeavesNoExtraToken() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserveAhead(T0, 1500 * MS, 1500 * MS, FOREVER, a)).isEqualTo(S);
+    assertThat(l.reserve(T0 + 100 * MS, FOREVER, FOREVER)).as("b: T0 + 2.5 s").isEqualTo(2400 * MS);
+    l.giveBack(T0 + 200 * MS, a);
+    assertThat(l.reserve(T0 + 300 * MS, FOREVER, FOREVER))
+        .as("c: T0 + 3.5 s, a token after b's")
+        .isEqualTo(3200 * MS);
+    assertThat(l.isIdle(T0 + 4500 * MS)).isTrue();
+  }
+
+  /**
+   * With burst 2 the same give-back is exact: the holder's token is not taken at its instant, and
+   * the next caller has it, at the instant the caller before it has its own (within burst).
+   */
+  @Test
+  void aReservationAheadGivenBackWhileACallerWaitsAfterItGoesBackWithBurstTwo() {
+    RateLimiter l = limiter(1, 2);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserve(T0, 0, FOREVER)).isZero();
+    assertThat(l.reserveAhead(T0, S, S, FOREVER, a)).isEqualTo(S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("b: T0 + 2 s").isEqualTo(2 * S);
+    l.giveBack(T0 + 500 * MS, a);
+    assertThat(l.reserve(T0 + 600 * MS, FOREVER, FOREVER)).as("c: T0 + 2 s").isEqualTo(1400 * MS);
+    assertThat(l.reserve(T0 + 600 * MS, FOREVER, FOREVER)).as("d: T0 + 3 s").isEqualTo(2400 * MS);
+  }
 }
