@@ -233,13 +233,25 @@ public final class RateLimiter implements PermitLimiter {
     }
   }
 
-  /** Tokens available now (negative while reservations are outstanding). */
+  /**
+   * The tokens a caller asking now finds: 1 or more when it would go at once, and otherwise 1 less
+   * its wait for a token in tokens' intervals (negative while reservations are outstanding). A
+   * token reserved ahead for a retry counts only as far as it leaves the others fewer now: while
+   * the bucket can still give its tokens to another caller and keep one for the retry's instant,
+   * they are there (at most those that leave it one then).
+   */
   public synchronized double availableTokens(long nowNanos) {
     settle(nowNanos);
     refill(nowNanos);
-    double held = aheadHolder != null ? aheadTokens : 0; // tokens reserved ahead count as taken
-    return (base >= burst ? burst : Math.min(burst, base + elapsed(nowNanos) / nanosPerToken))
-        - held;
+    double tokens =
+        base >= burst ? burst : Math.min(burst, base + elapsed(nowNanos) / nanosPerToken);
+    if (aheadHolder == null) {
+      return tokens;
+    }
+    if (!servedAfterAhead(nowNanos)) {
+      return Math.min(tokens, base - 1 + elapsed(aheadAt) / nanosPerToken);
+    }
+    return 1 - waitAfterAhead(nowNanos) / nanosPerToken;
   }
 
   /** True when no state would be lost by forgetting this limiter. */

@@ -255,4 +255,21 @@ class RateLimiterTest {
     assertThat(l.reserve(T0 + 600 * MS, FOREVER, FOREVER)).as("c: T0 + 2 s").isEqualTo(1400 * MS);
     assertThat(l.reserve(T0 + 600 * MS, FOREVER, FOREVER)).as("d: T0 + 3 s").isEqualTo(2400 * MS);
   }
+
+  /**
+   * {@link RateLimiter#availableTokens}: a token reserved ahead for a retry counts only once the
+   * bucket could not give it to another caller and keep one for the retry's instant. Before, the
+   * bucket said 0 during the whole backoff while a caller asking got the token at once.
+   */
+  @Test
+  void availableTokensCountATokenReservedAheadOnlyOnceOthersCannotHaveIt() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserveAhead(T0, 2 * S, 2 * S, FOREVER, a)).isZero();
+    assertThat(l.availableTokens(T0)).as("a caller now goes at once").isEqualTo(1.0);
+    // At T0 + 1.5 s a caller would be served after the retry, at T0 + 3 s: 1.5 tokens' wait.
+    assertThat(l.availableTokens(T0 + 1500 * MS)).isCloseTo(-0.5, within(1e-9));
+    assertThat(l.reserve(T0 + 1500 * MS, FOREVER, FOREVER)).isEqualTo(1500 * MS);
+    assertThat(l.availableTokens(T0 + 1500 * MS)).isCloseTo(-1.5, within(1e-9));
+  }
 }
