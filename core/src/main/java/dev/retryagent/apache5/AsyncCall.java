@@ -555,18 +555,20 @@ final class AsyncCall extends SelfViewCall
     Exchange prev = current;
     current = e;
     configure(prev, e);
+    if (callerGaveUp()) {
+      // Cancelled during the wait (a retry's, or the first attempt's for its rate-limit permit):
+      // nothing more goes out; the client's future is over already. Before, a first attempt went
+      // to the chain, which sent it to the host after the application had cancelled it.
+      e.log.noConnection(this, true);
+      e.failed(new CancellationException("Request execution cancelled"));
+      return;
+    }
     if (e.number == 1) {
       try {
         chain.proceed(e.request, producer, scope, e);
       } catch (HttpException | IOException | RuntimeException x) {
         e.failed(x);
       }
-      return;
-    }
-    if (callerGaveUp()) {
-      // Cancelled during the wait: nothing more goes out; the client's future is over already.
-      e.log.noConnection(this, true);
-      e.failed(new CancellationException("Request execution cancelled"));
       return;
     }
     if (closing()) {

@@ -878,6 +878,63 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  @Test
+  void aFutureCancelledWhileTheFirstAttemptWaitsForItsPermitIsToldAsARefusedFirstAttempt()
+      throws Exception {
+    // The caller gives up (Future.cancel) while the first attempt waits for its permit: nothing is
+    // sent, the callback hears cancelled() once on the cancelling thread, as HttpClient tells a
+    // cancel, and the call is told as a first attempt the client refused (0 attempts), the permit
+    // back.
+    dev.retryagent.testing.EventLines told = new dev.retryagent.testing.EventLines();
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                oneConnection(),
+                engine(
+                    r -> r.maxAttempts(3),
+                    dev.retryagent.policy.RateLimitPolicy.builder()
+                        .enabled(true)
+                        .perSecond(1)
+                        .burst(1)
+                        .maxWait(Duration.ofSeconds(10))
+                        .build(),
+                    told)));
+    server.otherwise(ok("fine"));
+    long first = time.nanoTime();
+    assertThat(call(c, SimpleRequestBuilder.get(server.url("/a")).build()).await())
+        .isEqualTo("200 fine"); // the one permit
+    told.lines.clear();
+    time.holdTasks();
+
+    Heard heard = new Heard();
+    Future<SimpleHttpResponse> f =
+        c.execute(SimpleRequestBuilder.get(server.url("/b")).build(), heard);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1); // its permit's wait
+    String cancelling = Thread.currentThread().getName();
+    f.cancel(true);
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("cancelled");
+    assertThat(heard.thread).isEqualTo(cancelling);
+    await().atMost(LONG).until(() -> told.lines.stream().anyMatch(l -> l.startsWith("CALL_")));
+    assertThat(told.lines)
+        .containsExactly(
+            "RATE_LIMITED 0", "ATTEMPT 1", "GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");
+    assertThat(heard.times).hasValue(1);
+    assertThat(server.requests()).extracting(r -> r.path).containsExactly("/a");
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+    // The permit reserved for it (due 1 s after the first call's) went back: the next call's is
+    // due then, not 1 s later.
+    time.runHeldTasks();
+    Heard next = call(c, SimpleRequestBuilder.get(server.url("/c")).build());
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    assertThat(time.waits())
+        .last()
+        .isEqualTo(first + Duration.ofSeconds(1).toNanos() - time.nanoTime());
+    time.runHeldTasks();
+    assertThat(next.await()).isEqualTo("200 fine");
+  }
+
   @ParameterizedTest
   @EnumSource(Close.class)
   void aFirstAttemptWaitingForItsPermitWhenTheClientClosesFailsAsACallMadeAfterTheClose(Close how)
