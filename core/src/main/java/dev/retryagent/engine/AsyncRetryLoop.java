@@ -96,6 +96,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private boolean cancelling;
   // What the caller's cancel asked, for a give-back it cancelled before the loop held it.
   private volatile boolean cancelInterrupts;
+  // The attempt in flight started after its caller gave up (startAttempt): its failure is the
+  // client's refusal (SyncRetryLoop.refused). Written before the attempt starts, read as it ends.
+  private volatile boolean startedGivenUp;
 
   // The caller's thread while the first attempt starts on it. A thread, not a flag: a wait's task
   // may run on a scheduler thread before the caller has left execute(), and must not be taken for
@@ -219,10 +222,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
     CompletableFuture<T> f;
     try {
-      int n =
-          abandoned
-              ? call.attempt() + 1
-              : call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
+      boolean givenUp = !abandoned && call.cancelledByCaller();
+      startedGivenUp = givenUp;
+      int n = abandoned ? call.attempt() + 1 : givenUp ? call.startAttempt() : call.beginAttempt();
       // The attempt starts in the call's context (its tracing), on whichever thread this is.
       CallContext.Scope scope = NoContext.enter(call, false);
       try {
@@ -231,6 +233,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         NoContext.close(call, scope);
       }
     } catch (Throwable e) {
+      if (startedGivenUp) {
+        SyncRetryLoop.refused(call);
+      }
       // The client refused the request outright (say, a bad URI): on the caller's thread, throw
       // as the client itself would have.
       if (callerThread == Thread.currentThread()
@@ -268,6 +273,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private void attemptDone(T response, Throwable error) {
     boolean discarded = false; // the response is the call's no more
     try {
+      if (error != null && startedGivenUp) {
+        SyncRetryLoop.refused(call);
+      }
       boolean cancelled;
       synchronized (result) {
         inFlight = null;

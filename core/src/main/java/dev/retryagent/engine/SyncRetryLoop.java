@@ -67,11 +67,15 @@ public final class SyncRetryLoop {
         takePermit(call, sleeper);
       }
       permitted = false;
-      int n = call.cancelledByCaller() ? call.startAttempt() : call.beginAttempt();
+      boolean givenUp = call.cancelledByCaller();
+      int n = givenUp ? call.startAttempt() : call.beginAttempt();
       T response;
       try {
         response = runInContext(call, attempt, n);
       } catch (IOException | InterruptedException | RuntimeException | Error e) {
+        if (givenUp) {
+          refused(call);
+        }
         if (call.endedWithoutDecision()) {
           // The adapter ended the call in the attempt (onAbandoned: the failure is the
           // application's own, not the host's): it reaches the caller as it is, neither recorded
@@ -363,6 +367,18 @@ public final class SyncRetryLoop {
    */
   public static <T> void discardUnwanted(RetryCall call, ResponseAccess<T> access, T response) {
     discardUnwanted(call.state.engine, access, response);
+  }
+
+  /**
+   * The attempt {@code call} started after its caller gave up (a cancel, an abort, a shutdown that
+   * ended the wait for its first permit, or came before it) failed: the client refused it, as it
+   * refuses a call its caller gave up, sending nothing. Told as OkHttp's adapter tells such a
+   * refusal ({@link RetryCall#attemptRefused}): the attempt's permit and any retry go back, and a
+   * first attempt is not counted (the call ends at 0 attempts), whichever client it was. Before,
+   * only OkHttp's {@code execute()} said so; the others counted an attempt 1 never sent.
+   */
+  static void refused(RetryCall call) {
+    call.attemptRefused();
   }
 
   /** Each attempt in the call's context (its tracing), the waits outside it. */

@@ -140,4 +140,42 @@ class ApacheAbortTest {
       assertThat(server.requestCount()).isEqualTo(3);
     }
   }
+
+  @Test
+  void anAbortWhileTheFirstAttemptWaitsForItsPermitIsToldAsARefusedFirstAttempt() throws Exception {
+    // abort() while the first attempt waits for the rate limit's permit: nothing is sent, the
+    // caller gets what HttpClient throws for a request aborted before it went, and the call is
+    // told as a first attempt the client refused (0 attempts), its permit back.
+    server = new ScriptedHttpServer();
+    server.otherwise(status(200).body("fine"));
+    java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    dev.retryagent.testing.EventLines told = new dev.retryagent.testing.EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, duringTheWait, told);
+    Throwable plain;
+    try (CloseableHttpClient c = HttpClients.createDefault()) {
+      HttpGet get = new HttpGet(server.url("/plain"));
+      get.abort();
+      plain = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
+    }
+    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+      long first = time.nanoTime();
+      assertThat(body(c, new HttpGet(server.url("/first")))).isEqualTo("fine");
+      told.lines.clear();
+      HttpGet get = new HttpGet(server.url("/items"));
+      duringTheWait.set(get::abort);
+
+      Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
+
+      assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
+      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(told.lines)
+          .containsExactly(
+              "RATE_LIMITED 0", "ATTEMPT 1", "GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");
+      // The permit reserved for it (due 1 s after the first call's) went back: the next call's
+      // is due then, not 1 s later.
+      assertThat(body(c, new HttpGet(server.url("/next")))).isEqualTo("fine");
+      assertThat(time.nanoTime() - first).isEqualTo(TimeUnit.SECONDS.toNanos(1));
+    }
+  }
 }

@@ -139,6 +139,41 @@ public final class TestEngines {
     return rateLimited(time, neverRefilled(permits), sleeper, events);
   }
 
+  /**
+   * An enforcing engine whose rate limit gives one permit now and the next a second later (a call
+   * waits up to 5 s for its permit), telling {@code listener}; its sleeper first runs, once, what
+   * {@code duringTheWait} holds as a wait starts (a caller giving up while its first attempt waits
+   * for its permit), then moves {@code time} on.
+   */
+  public static RetryEngine onePermitASecond(
+      FakeTime time,
+      java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait,
+      RetryListener listener) {
+    Sleeper sleeper =
+        nanos -> {
+          Runnable r = duringTheWait.getAndSet(null);
+          if (r != null) {
+            r.run();
+          }
+          time.sleep(nanos);
+        };
+    RateLimitPolicy limit =
+        RateLimitPolicy.builder()
+            .enabled(true)
+            .perSecond(1)
+            .burst(1)
+            .maxWait(Duration.ofSeconds(5))
+            .build();
+    return RetryEngine.builder()
+        .clock(time)
+        .sleeper(sleeper)
+        .scheduler(time)
+        .mode(Mode.ENFORCE)
+        .policy(rateLimited(limit))
+        .listener(listener)
+        .build();
+  }
+
   /** The default policy, route "test", but for its rate limit, {@code rateLimit}. */
   public static Policy rateLimited(RateLimitPolicy rateLimit) {
     return new Policy(
