@@ -530,7 +530,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
       onDispatcherThread(tell);
     } catch (RuntimeException refused) {
-      engine.scheduler().schedule(tell, 0); // shut down meanwhile: there is no other thread
+      // Shut down meanwhile, or saturated (a bounded pool's refusal): a thread of ours, or this
+      // one when the scheduler refuses too, as OkHttp tells a call its executor refused on the
+      // thread that handed it over. Thrown from here, the failure went to the callers' catch,
+      // which told the agent's own error instead ("could not enqueue a retry").
+      try {
+        engine.scheduler().schedule(tell, 0);
+      } catch (RuntimeException noThread) {
+        tell.run();
+      }
     } finally {
       leaveAsUncaught(listenerThrew);
     }

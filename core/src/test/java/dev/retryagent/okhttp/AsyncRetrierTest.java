@@ -3101,12 +3101,24 @@ class AsyncRetrierTest {
    * native threads as a task is handed to it.
    */
   private static java.util.concurrent.ExecutorService outOfThreadsWhen(AtomicBoolean refuse) {
+    return refusingWhen(
+        refuse,
+        () -> {
+          throw new OutOfMemoryError("unable to create native thread");
+        });
+  }
+
+  /**
+   * A dispatcher's executor that runs {@code refusal} (which throws) while {@code refuse} is set.
+   */
+  private static java.util.concurrent.ExecutorService refusingWhen(
+      AtomicBoolean refuse, Runnable refusal) {
     return new java.util.concurrent.ThreadPoolExecutor(
         0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS, new java.util.concurrent.SynchronousQueue<>()) {
       @Override
       public void execute(Runnable command) {
         if (refuse.get()) {
-          throw new OutOfMemoryError("unable to create native thread");
+          refusal.run();
         }
         super.execute(command);
       }
@@ -3152,10 +3164,7 @@ class AsyncRetrierTest {
     java.util.concurrent.ExecutorService executor = outOfThreadsWhen(refuse);
     CountDownLatch slotTaken = new CountDownLatch(1);
     CountDownLatch slotFree = new CountDownLatch(1);
-    List<String> errors =
-        configureFaulty(
-            new AtomicBoolean(), // a clock that never fails
-            holdingTheSlot(slotTaken, slotFree).dispatcher(new okhttp3.Dispatcher(executor)));
+    List<String> errors = configureFaultyHoldingTheSlot(executor, slotTaken, slotFree);
     Call call = client.newCall(get("/retried"));
     Heard heard = new Heard();
     Heard slot = new Heard();
@@ -3181,6 +3190,67 @@ class AsyncRetrierTest {
         .contains(
             "while ending a retry queued in OkHttp's dispatcher after a cancel"
                 + " (java.lang.OutOfMemoryError at ");
+  }
+
+  @Test
+  void aCancelDuringTheWaitQueuedBehindTheHostsSlotWithNoThreadToTellItIsHeardAsCanceled()
+      throws Exception {
+    // Cancelled during the retry's wait, the call's "Canceled" goes through a clone that OkHttp
+    // queues behind the host's only slot, and is told at once from a thread of the dispatcher's:
+    // its executor (one thread, the slot's call on it) refuses, as a saturated pool does, not shut
+    // down, and the scheduler refuses too. Before, the scheduler's refusal left the agent's ending
+    // of the queued clone, and the callback heard "retry-agent: could not enqueue a retry" with
+    // the agent's internal error said; the plain call would have heard "Canceled". Now it is told
+    // on the thread that ended the clone, as OkHttp tells a call its executor refused.
+    AtomicBoolean refuse = new AtomicBoolean();
+    java.util.concurrent.ExecutorService executor = saturatedWhen(refuse);
+    CountDownLatch slotTaken = new CountDownLatch(1);
+    CountDownLatch slotFree = new CountDownLatch(1);
+    List<String> errors = configureFaultyHoldingTheSlot(executor, slotTaken, slotFree);
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    Heard slot = new Heard();
+    try {
+      enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
+      call.cancel();
+      retrier.cancel(call); // its going on is held: a task of the scheduler's
+      refuse.set(true);
+      time.refuse(new java.util.concurrent.RejectedExecutionException("no thread"));
+
+      assertThatCode(time::runHeldTasks).doesNotThrowAnyException();
+
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.reports).hasValue(1);
+    } finally {
+      refuse.set(false);
+      time.refuse(null);
+      slotFree.countDown();
+    }
+    assertTheQueuedCloneRanAtLastUnheardAndSentNothing(slot, heard);
+    assertThat(errors).as("a refusal, not the agent's error").isEmpty();
+  }
+
+  /**
+   * {@link #configureFaulty} with a clock that never fails, on a client whose dispatcher runs on
+   * {@code executor} and whose calls to {@code /slot} hold the host's slot.
+   */
+  private List<String> configureFaultyHoldingTheSlot(
+      java.util.concurrent.ExecutorService executor, CountDownLatch taken, CountDownLatch free) {
+    return configureFaulty(
+        new AtomicBoolean(),
+        holdingTheSlot(taken, free).dispatcher(new okhttp3.Dispatcher(executor)));
+  }
+
+  /**
+   * A dispatcher's executor that, while {@code refuse} is set, refuses a task handed to it as a
+   * saturated pool does (not shut down).
+   */
+  private static java.util.concurrent.ExecutorService saturatedWhen(AtomicBoolean refuse) {
+    return refusingWhen(
+        refuse,
+        () -> {
+          throw new java.util.concurrent.RejectedExecutionException("saturated");
+        });
   }
 
   @Test
