@@ -1,7 +1,9 @@
 package dev.retryagent.engine;
 
 import dev.retryagent.internal.AgentThreads;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -31,7 +33,7 @@ final class SharedScheduler implements Scheduler {
   /** Threads of the pool. */
   static final int THREADS = 2;
 
-  private final ScheduledThreadPoolExecutor pool;
+  private final Pool pool;
 
   // Package-private for tests, which need a fresh instance; everyone else uses INSTANCE.
   // Threads are made when the first tasks come: AgentThreads keeps them from inheriting the
@@ -54,14 +56,17 @@ final class SharedScheduler implements Scheduler {
     try {
       pool.schedule(cancel, delayNanos, TimeUnit.NANOSECONDS);
     } catch (RuntimeException | Error failed) {
-      // Queued (decorateTask told its future before), the task runs on a worker there is: the
-      // last one never ends while a task waits. With none, it would wait for the next schedule's
+      // Queued (decorateTask told its future before), the task runs on a worker whose thread runs
+      // (not one another schedule is failing to start): the last one never ends while a task
+      // waits, unless it was ending at this very moment and its replacement cannot start either
+      // (the plain pool's own way, which strands its queued tasks until the next schedule). With
+      // none, it would wait for the next schedule's
       // worker, maybe for good: taken back, it never runs, and the caller hears a refusal. Not
       // queued (the queue could not grow), it never runs either. A worker took it meanwhile: it
       // runs, or ran. (The queue's contains is a look at the task's own index, not a search.)
       RunnableScheduledFuture<?> f = cancel.future;
       if (f != null
-          && ((pool.getQueue().contains(f) && pool.getPoolSize() > 0) || !f.cancel(false))) {
+          && ((pool.getQueue().contains(f) && pool.hasRunningWorker()) || !f.cancel(false))) {
         return cancel;
       }
       throw new RejectedExecutionException("retry-agent: no thread for the task", failed);
@@ -69,10 +74,55 @@ final class SharedScheduler implements Scheduler {
     return cancel;
   }
 
-  /** The pool, which tells each task its future before it may be queued. */
-  private static final class Pool extends ScheduledThreadPoolExecutor {
+  /**
+   * The pool, which tells each task its future before it may be queued, and its own thread factory
+   * (the given one's threads, kept to see which run).
+   */
+  private static final class Pool extends ScheduledThreadPoolExecutor implements ThreadFactory {
+    private final ThreadFactory threads;
+    // At most THREADS running, and those whose start failed or is under way; ended ones go.
+    private final Set<Thread> made = ConcurrentHashMap.newKeySet();
+
     Pool(ThreadFactory threads) {
       super(THREADS, threads);
+      this.threads = threads;
+      setThreadFactory(this);
+    }
+
+    @Override
+    public Thread newThread(Runnable worker) {
+      forgetEnded(false);
+      Thread t = threads.newThread(worker);
+      if (t != null) {
+        made.add(t);
+      }
+      return t;
+    }
+
+    /**
+     * True when a worker thread runs. Not getPoolSize(): it counts a worker from before its
+     * thread's start, so another schedule's worker, whose start is failing at that moment, counted
+     * as one there, and a task it left queued waited with no worker at all.
+     */
+    boolean hasRunningWorker() {
+      forgetEnded(true);
+      for (Thread t : made) {
+        if (t.isAlive()) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    // unstarted: a thread not running yet goes too (its start failed, or it is under way: then it
+    // is not counted, and the task it would run is refused, which is safe).
+    private void forgetEnded(boolean unstarted) {
+      for (Thread t : made) {
+        Thread.State state = t.getState();
+        if (state == Thread.State.TERMINATED || (unstarted && state == Thread.State.NEW)) {
+          made.remove(t);
+        }
+      }
     }
 
     @Override

@@ -3,6 +3,7 @@ package dev.retryagent.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.time.Duration;
 import java.util.Set;
@@ -161,6 +162,69 @@ class SharedSchedulerTest {
                     0));
     assertThat(thrown).as("reported refused").isNull();
     await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
+  }
+
+  @Test
+  void aTaskQueuedWhileAnotherSchedulesWorkerIsFailingToStartIsReportedRefusedNotLeftWaiting()
+      throws Exception {
+    // Two schedules at once, neither worker's thread able to start (Thread.start throws, as the
+    // JVM out of native threads does). The first one's worker is the pool's (its poolSize counts
+    // it) while its start is failing: the second, failing too, took it for a running worker and
+    // reported its task scheduled; the first's then failed, and the second's task waited in the
+    // queue with no worker, for the next schedule, maybe for good.
+    assumeTrue(
+        Runtime.version().feature() < 21, "the pool starts its threads itself before JDK 21");
+    CountDownLatch firstStarting = new CountDownLatch(1);
+    CountDownLatch firstFails = new CountDownLatch(1);
+    AtomicInteger made = new AtomicInteger();
+    ThreadFactory threads =
+        r -> {
+          int n = made.incrementAndGet();
+          Thread t =
+              new Thread(r, "retry-agent-async-test-" + n) {
+                @Override
+                public synchronized void start() {
+                  if (n == 1) {
+                    firstStarting.countDown();
+                    awaitQuietly(firstFails);
+                  }
+                  if (n <= 2) {
+                    throw new OutOfMemoryError("unable to create native thread (the test's)");
+                  }
+                  super.start();
+                }
+              };
+          t.setDaemon(true);
+          return t;
+        };
+    SharedScheduler fresh = new SharedScheduler(threads);
+    AtomicReference<Throwable> firstThrown = new AtomicReference<>();
+    Thread first =
+        new Thread(() -> firstThrown.set(catchThrowable(() -> fresh.schedule(() -> {}, 0))));
+    first.start();
+    assertThat(firstStarting.await(10, TimeUnit.SECONDS)).isTrue();
+    AtomicBoolean secondRan = new AtomicBoolean();
+
+    Throwable secondThrown = catchThrowable(() -> fresh.schedule(() -> secondRan.set(true), 0));
+    firstFails.countDown();
+    first.join(10_000);
+
+    assertThat(firstThrown.get()).isInstanceOf(RejectedExecutionException.class);
+    assertThat(secondThrown)
+        .as("no worker ran: refused")
+        .isInstanceOf(RejectedExecutionException.class);
+    CountDownLatch next = new CountDownLatch(1);
+    fresh.schedule(next::countDown, 0); // its worker starts: a task left queued would run first
+    assertThat(next.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(secondRan).as("the refused task ran").isFalse();
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      assertThat(latch.await(10, TimeUnit.SECONDS)).isTrue();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   /**
