@@ -325,9 +325,10 @@ final class NoResponse extends HttpURLConnection {
    *
    * <p>Still the call's failure, a fresh copy remembered and disconnecting: after a call that never
    * connected (the JDK's connection tries its connect again: a refused port refuses again, and an
-   * open one would be a connection the engine never saw), and in a streaming mode whose body was
-   * never opened, where the JDK's connection would open it now and send the request's head: a
-   * request the application never made through the call.
+   * open one would be a connection the engine never saw), and in a streaming mode with no streamed
+   * body (never opened, or a buffered one written before the mode was set after a disconnect),
+   * where the JDK's connection would open it now and send the request's head: a request the
+   * application never made through the call.
    */
   @Override
   public OutputStream getOutputStream() throws IOException {
@@ -360,15 +361,21 @@ final class NoResponse extends HttpURLConnection {
    * send ({@link #getOutputStream}): the application's own, as the JDK returns the same one (its
    * buffer, into which a write goes nowhere, as the JDK's buffer is sent only with a response this
    * call never asks again; or the streamed tee, whose JDK stream the response step closed: {@code
-   * IOException: Stream is closed}); else, buffered, a new buffer as the JDK's.
+   * IOException: Stream is closed}); else, buffered, a new buffer as the JDK's. In a streaming mode
+   * set after the call (the application's disconnect() allows it) the JDK's connection opens a
+   * streamed body when it has none, a buffer of before notwithstanding, and so sends: null there.
+   * Before, the buffer of before was handed out, where the JDK sent a new request.
    */
   private OutputStream unsentBody() {
     RequestBody written = request.body();
-    if (written != null) {
-      return written.stream();
+    if (written != null && written.streamed()) {
+      return written.stream(); // the JDK's streamed body, which it hands out in any mode
     }
     if (chunkLength != -1 || fixedContentLength != -1 || fixedContentLengthLong != -1) {
       return null; // a streaming mode, as this connection holds it (set before or after the call)
+    }
+    if (written != null) {
+      return written.stream();
     }
     if (unsent == null) {
       unsent = new UnsentBuffer();

@@ -63,6 +63,11 @@ final class RequestBody {
     return buffered != null ? buffered : tee;
   }
 
+  /** Whether the body went through the JDK's streaming mode (the tee), not its buffer. */
+  boolean streamed() {
+    return tee != null;
+  }
+
   /** Null when the whole body is held and can be sent again; else why not, for the log. */
   String whyNotReplayable() {
     if (buffered != null) {

@@ -1898,11 +1898,13 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
-   * The one body asked again that the agent's connection still refuses where the JDK's hands one
-   * out: a streaming mode set after the refusal disconnected the connection, whose body was never
-   * opened. JDK 17 connects again and opens it, which sends the request's head, a request the call
-   * never made (JDK 22+ throws the refusal it remembers). The agent's connection sends nothing and
-   * throws the call's failure, a refusal disconnecting it as the JDK's would.
+   * A body asked again that the agent's connection still refuses where the JDK's hands one out: a
+   * streaming mode set after the refusal disconnected the connection, whose body was never opened
+   * (and a buffered body's: {@link
+   * #aBufferedBodyAskedAgainInAStreamingModeSetAfterADisconnectIsRefusedWhereTheJdkSendsIt}). JDK
+   * 17 connects again and opens it, which sends the request's head, a request the call never made
+   * (JDK 22+ throws the refusal it remembers). The agent's connection sends nothing and throws the
+   * call's failure, a refusal disconnecting it as the JDK's would.
    */
   @Test
   void aStreamedBodyAskedAgainAfterARefusalIsStillRefusedWhereJdk17WouldSendItsHead()
@@ -1916,17 +1918,7 @@ class RetryingUrlConnectionsTest {
       refusal(c::getOutputStream, refused); // without doOutput
       c.setDoOutput(true);
       c.setChunkedStreamingMode(16); // taken: the refusal disconnected the connection
-      int sent = server.requestCount();
-      OutputStream[] out = new OutputStream[1];
-      seen.add(refusal(() -> out[0] = c.getOutputStream(), refused));
-      if (out[0] != null) {
-        // The server counts a request once its body is in: the head alone was never counted.
-        out[0].close();
-        if (c == both.get(0)) { // it arrives on the server's thread
-          await().atMost(Duration.ofSeconds(5)).until(() -> server.requestCount() > sent);
-        }
-      }
-      seen.add(String.valueOf(server.requestCount() - sent));
+      seen.addAll(bodyAskedAndRequestsSent(c, c == both.get(0), new byte[0], refused));
     }
     if (Runtime.version().feature() >= 22) {
       assertThat(seen.get(0)).endsWith("(chained)");
@@ -1938,6 +1930,36 @@ class RetryingUrlConnectionsTest {
       assertThat(seen.get(2)).startsWith(CircuitBreakerOpenException.class.getName());
       assertThat(seen.get(3)).as("the agent's sends nothing").isEqualTo("0");
     }
+  }
+
+  /**
+   * A buffered body written before the reset, then, after the application's disconnect(), a
+   * streaming mode set and the body asked again: the JDK's connection (JDK 17 and 25) has no
+   * streamed body yet, so it connects again and opens one, which sends the request's head, and the
+   * body written to it after: a whole new PUT on the wire, which the call never made. The agent's
+   * connection sends nothing and throws the call's failure, a refusal disconnecting it, as for a
+   * streaming mode whose body was never opened. Before, it handed out the buffered stream of
+   * before, in a streaming mode, into which every write went nowhere without a word.
+   */
+  @Test
+  void aBufferedBodyAskedAgainInAStreamingModeSetAfterADisconnectIsRefusedWhereTheJdkSendsIt()
+      throws Exception {
+    server.otherwise(reset());
+    List<HttpURLConnection> both = plainAndAgentBehindABreakerOfOne();
+    List<String> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      put(c, BodyMode.BUFFERED);
+      Throwable[] failure = new Throwable[1];
+      refusal(c::getResponseCode, failure); // the reset, or the breaker's exception
+      c.disconnect();
+      c.setChunkedStreamingMode(16); // taken: the disconnect
+      seen.addAll(bodyAskedAndRequestsSent(c, c == both.get(0), bytes(4), failure));
+    }
+    assertThat(seen.subList(0, 2))
+        .as("the JDK sends a new PUT")
+        .containsExactly("no exception", "1");
+    assertThat(seen.get(2)).startsWith(CircuitBreakerOpenException.class.getName());
+    assertThat(seen.get(3)).as("the agent's sends nothing").isEqualTo("0");
   }
 
   /**
@@ -1975,6 +1997,28 @@ class RetryingUrlConnectionsTest {
       assertThat(seen.get(0).get(1)).startsWith("a stream");
     }
     assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * A body asked of {@code c} after its call ({@code previous}: its last exception): what that
+   * threw, then how many requests the server counted since. A stream handed out gets {@code body}
+   * and is closed, which ends the request the JDK sent with it: the server counts a request once
+   * its body is in (the head alone was never counted), on its own thread, so for the {@code plain}
+   * connection it is awaited.
+   */
+  private List<String> bodyAskedAndRequestsSent(
+      HttpURLConnection c, boolean plain, byte[] body, Throwable[] previous) throws IOException {
+    int sent = server.requestCount();
+    OutputStream[] out = new OutputStream[1];
+    String asked = refusal(() -> out[0] = c.getOutputStream(), previous);
+    if (out[0] != null) {
+      out[0].write(body);
+      out[0].close();
+      if (plain) {
+        await().atMost(Duration.ofSeconds(5)).until(() -> server.requestCount() > sent);
+      }
+    }
+    return List.of(asked, String.valueOf(server.requestCount() - sent));
   }
 
   /** A PUT (retried) with a body of 10 bytes in {@code mode}, written and closed: its stream. */
