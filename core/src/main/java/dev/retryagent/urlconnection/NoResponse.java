@@ -83,6 +83,14 @@ final class NoResponse extends HttpURLConnection {
   /** What the request's settings and body are read from. */
   private final UrlRequest request;
 
+  /**
+   * The JDK's connection let go of the buffered body the application wrote: a redirect it followed
+   * turned the POST into a GET, and with it dropped its buffer ({@code poster = null}, JDK 17 and
+   * 25), the one way a buffered body goes with a GET (opening one turns a GET into a POST). Asked
+   * again, it hands out a new buffer ({@link #unsentBody}).
+   */
+  private final boolean bodyDropped;
+
   /** The buffered body handed out when the application had none: {@link #unsentBody}. */
   private OutputStream unsent;
 
@@ -125,6 +133,8 @@ final class NoResponse extends HttpURLConnection {
     this.connected = connected;
     this.reachedHost = connected;
     this.request = request;
+    RequestBody written = request.body();
+    this.bodyDropped = "GET".equals(method) && written != null && !written.streamed();
     this.inputRead = inputRead;
   }
 
@@ -361,10 +371,12 @@ final class NoResponse extends HttpURLConnection {
    * send ({@link #getOutputStream}): the application's own, as the JDK returns the same one (its
    * buffer, into which a write goes nowhere, as the JDK's buffer is sent only with a response this
    * call never asks again; or the streamed tee, whose JDK stream the response step closed: {@code
-   * IOException: Stream is closed}); else, buffered, a new buffer as the JDK's. In a streaming mode
-   * set after the call (the application's disconnect() allows it) the JDK's connection opens a
-   * streamed body when it has none, a buffer of before notwithstanding, and so sends: null there.
-   * Before, the buffer of before was handed out, where the JDK sent a new request.
+   * IOException: Stream is closed}); else, buffered, a new buffer as the JDK's (also where the
+   * JDK's let go of the application's: {@link #bodyDropped}; before, that old one, closed). In a
+   * streaming mode set after the call (the application's disconnect() allows it) the JDK's
+   * connection opens a streamed body when it has none, a buffer of before notwithstanding, and so
+   * sends: null there. Before, the buffer of before was handed out, where the JDK sent a new
+   * request.
    */
   private OutputStream unsentBody() {
     RequestBody written = request.body();
@@ -374,7 +386,7 @@ final class NoResponse extends HttpURLConnection {
     if (chunkLength != -1 || fixedContentLength != -1 || fixedContentLengthLong != -1) {
       return null; // a streaming mode, as this connection holds it (set before or after the call)
     }
-    if (written != null) {
+    if (written != null && !bodyDropped) {
       return written.stream();
     }
     if (unsent == null) {

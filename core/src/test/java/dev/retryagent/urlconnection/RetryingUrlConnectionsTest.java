@@ -2000,6 +2000,54 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * A POST whose redirect the JDK followed (a 302, POST turned GET), reset at the redirect's
+   * target, its retry (keyed) refused by the breaker: asked again, the JDK's connection (JDK 17 and
+   * 25) has let go of the buffered body the application wrote ({@code poster = null} as it turns
+   * the POST into a GET) and hands out a new, empty buffer, which takes writes; a GET turns POST;
+   * nothing sent. So does the agent's connection. Before, it handed out the application's stream of
+   * before, closed and holding the old body, in which every write was ignored.
+   */
+  @Test
+  void aBodyAskedAfterARedirectTurnedThePostIntoAGetIsANewBufferAsTheJdksIs() throws Exception {
+    server.otherwise(reset());
+    RetryEngine engine =
+        engine(
+            Mode.ENFORCE,
+            b ->
+                b.maxAttempts(2)
+                    .unsafeMethods(dev.retryagent.policy.UnsafeMethods.IF_IDEMPOTENCY_KEY),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build());
+    List<HttpURLConnection> both =
+        List.of(
+            (HttpURLConnection) new URL(server.url("/v1/charges")).openConnection(),
+            open("/v1/charges", engine));
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : both) {
+      server.enqueue(status(302).header("Location", server.url("/v1/charges/7")));
+      c.setRequestProperty("Idempotency-Key", "k-1");
+      c.setRequestMethod("POST");
+      c.setDoOutput(true);
+      OutputStream earlier = c.getOutputStream();
+      earlier.write(bytes(10));
+      earlier.close();
+      Throwable[] failure = new Throwable[1];
+      refusal(c::getResponseCode, failure); // the reset, or the breaker's exception
+      int sent = server.requestCount();
+      List<String> answers = new java.util.ArrayList<>();
+      answers.add(c.getRequestMethod());
+      answers.addAll(bodyAskedAgain(c, earlier, failure[0]));
+      OutputStream again = c.getOutputStream();
+      answers.add(
+          again instanceof java.io.ByteArrayOutputStream ? "holds " + again.toString() : "");
+      assertThat(server.requestCount()).as("nothing sent").isEqualTo(sent);
+      seen.add(answers);
+    }
+    assertThat(seen.get(0)).startsWith("GET", "a stream, the same as before: false");
+    assertThat(seen.get(0)).last().isEqualTo("holds more");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
    * A body asked of {@code c} after its call ({@code previous}: its last exception): what that
    * threw, then how many requests the server counted since. A stream handed out gets {@code body}
    * and is closed, which ends the request the JDK sent with it: the server counts a request once
