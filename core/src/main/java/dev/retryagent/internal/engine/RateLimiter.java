@@ -45,6 +45,13 @@ public final class RateLimiter implements PermitLimiter {
   private Object aheadHolder;
   private long aheadAt;
   private long aheadTokens;
+  // Permits given back (giveBack, release) while reservations were still to come due, counted as
+  // due after them (keepsGiven), and the instant the last of those comes due: until then the
+  // bucket is a token richer than base says for each, and burst - 1 fit.
+  private long givenBackQueued;
+  private long givenBackUntil;
+  // Instants compared by their difference (nanoTime): one at most this far after another.
+  private static final long MAX_AHEAD = Long.MAX_VALUE / 4;
 
   /**
    * {@link #aheadHolder} once the holder's attempt started, or its permit was given back, before
@@ -169,7 +176,7 @@ public final class RateLimiter implements PermitLimiter {
   public synchronized void giveBack(long nowNanos, Object holder) {
     settle(nowNanos);
     if (holder != null && aheadHolder == holder) {
-      release();
+      release(nowNanos);
       return;
     }
     giveBack(nowNanos);
@@ -183,29 +190,66 @@ public final class RateLimiter implements PermitLimiter {
    * hold a second token meanwhile, which it cannot (full, it counts none more), and the next token
    * would come a whole token early. There the holder's token stays taken at its instant: the
    * bucket, full from then until the first of them took its token, could have given it to no one
-   * else without bunching (a caller then would go less than a token's time before that one).
+   * else without bunching (a caller then would go less than a token's time before that one). It
+   * counts with the permits given back meanwhile ({@link #keepsGiven}): burst - 1 at most.
    */
-  private void release() {
+  private void release(long nowNanos) {
     if (aheadTokens == 1) {
       aheadHolder = null;
       aheadTokens = 0;
     } else {
       aheadHolder = NO_HOLDER;
-      if (burst > 1) {
+      if (keepsGiven(nowNanos)) {
         aheadTokens -= 1;
       }
     }
   }
 
   /**
+   * Whether a permit given back now may go back as a token: counted in the bucket as due after the
+   * last reservation still to come, it leaves the bucket, as it really is, a token richer until
+   * then; reservations waiting hold it at 1 at most at their turn, so burst - 1 such tokens fit,
+   * and one more would be counted where the bucket, full, holds none (burst 1: two attempts at
+   * once). Nothing to come due: the bucket as if not asked. Otherwise the permit stays spent, the
+   * bucket a token poorer than exact: which reservation comes back is not known.
+   */
+  private boolean keepsGiven(long nowNanos) {
+    if (aheadHolder != null) {
+      return countGiven(aheadAt); // those served after it come due once settled (settle)
+    }
+    if (nowNanos - givenBackUntil >= 0) {
+      givenBackQueued = 0; // the reservations they were counted after have all come due
+    }
+    long last = dueNanos(-base);
+    return elapsed(nowNanos) >= last || countGiven(anchorNanos + Math.min(last, MAX_AHEAD));
+  }
+
+  private boolean countGiven(long untilNanos) {
+    if (givenBackQueued >= burst - 1) {
+      return false;
+    }
+    givenBackQueued += 1;
+    if (givenBackQueued == 1 || untilNanos - givenBackUntil > 0) {
+      givenBackUntil = untilNanos;
+    }
+    return true;
+  }
+
+  /**
    * Gives back a permit {@link #reserve} granted for an attempt that was never made (the breaker
    * refused it, or the caller gave up while waiting): the bucket is as if it had not been asked, a
-   * reservation still to come due included.
+   * reservation still to come due included, as far as {@link #keepsGiven} allows: with burst 1 and
+   * a reservation still to come due after now, or more than burst - 1 given back before one comes
+   * due, the permit stays spent. Put back, it counted after the last one reserved, where the
+   * bucket, full meanwhile, holds no more: the next caller went at that one's instant too (1/s,
+   * burst 1: two attempts at once).
    */
   public synchronized void giveBack(long nowNanos) {
     endPause(nowNanos);
     settle(nowNanos);
-    base += 1;
+    if (keepsGiven(nowNanos)) {
+      base += 1;
+    }
     refill(nowNanos);
   }
 
@@ -272,6 +316,13 @@ public final class RateLimiter implements PermitLimiter {
       base -= aheadTokens;
       aheadHolder = null;
       aheadTokens = 0;
+      if (givenBackQueued > 0) {
+        // Tokens given back while it was held count until the callers served after it come due.
+        long last = anchorNanos + Math.min(dueNanos(-base), MAX_AHEAD);
+        if (last - givenBackUntil > 0) {
+          givenBackUntil = last;
+        }
+      }
     }
   }
 

@@ -272,4 +272,47 @@ class RateLimiterTest {
     assertThat(l.reserve(T0 + 1500 * MS, FOREVER, FOREVER)).isEqualTo(1500 * MS);
     assertThat(l.availableTokens(T0 + 1500 * MS)).isCloseTo(-1.5, within(1e-9));
   }
+
+  /**
+   * {@link RateLimiter#giveBack(long)}: with burst 1, a permit given back before it falls due while
+   * a later one is still queued stays spent. Put back as a token, the bucket counted it after the
+   * last one queued: the next caller was told that one's instant, two attempts at once at 1/s.
+   */
+  @Test
+  void aQueuedPermitGivenBackWithALaterOneQueuedLeavesNoSecondAttemptAtItsInstantWithBurstOne() {
+    RateLimiter l = limiter(1, 1);
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("a: now").isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("b: T0 + 1 s").isEqualTo(S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("c: T0 + 2 s").isEqualTo(2 * S);
+    l.giveBack(T0 + 500 * MS); // b gives up waiting
+    assertThat(l.reserve(T0 + 500 * MS, FOREVER, FOREVER)).as("d: after c").isEqualTo(2500 * MS);
+  }
+
+  /**
+   * With burst 2 one permit given back with later ones queued goes back: the bucket, one token
+   * richer, still never fills before their turn. A second would: c and d given back before e's
+   * turn, the bucket counted both after it, and e, f and g all went at T0 + 3 s.
+   */
+  @Test
+  void queuedPermitsGivenBackWithBurstTwoGoBackOneAtATimeBeforeTheLastQueued() {
+    RateLimiter l = limiter(1, 2);
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("c: T0 + 1 s").isEqualTo(S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("d: T0 + 2 s").isEqualTo(2 * S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("e: T0 + 3 s").isEqualTo(3 * S);
+    l.giveBack(T0 + 500 * MS); // c
+    l.giveBack(T0 + 600 * MS); // d
+    // At T0 + 3 s the bucket holds 2 (full since T0 + 2 s): e and f go, g a token later.
+    assertThat(l.reserve(T0 + 3 * S, 0, FOREVER)).as("f: with e").isZero();
+    assertThat(l.reserve(T0 + 3 * S, FOREVER, FOREVER)).as("g: T0 + 4 s").isEqualTo(S);
+    // Once those reserved have come due, a give-back with a later one queued goes back again.
+    long t = T0 + 100 * S;
+    assertThat(l.reserve(t, FOREVER, FOREVER)).isZero();
+    assertThat(l.reserve(t, FOREVER, FOREVER)).isZero();
+    assertThat(l.reserve(t, FOREVER, FOREVER)).as("h: t + 1 s").isEqualTo(S);
+    assertThat(l.reserve(t, FOREVER, FOREVER)).as("i: t + 2 s").isEqualTo(2 * S);
+    l.giveBack(t + 500 * MS); // h
+    assertThat(l.reserve(t + 500 * MS, FOREVER, FOREVER)).as("j: with i").isEqualTo(1500 * MS);
+  }
 }
