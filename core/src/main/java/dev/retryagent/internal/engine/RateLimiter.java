@@ -210,8 +210,9 @@ public final class RateLimiter implements PermitLimiter {
    * last reservation still to come, it leaves the bucket, as it really is, a token richer until
    * then; reservations waiting hold it at 1 at most at their turn, so burst - 1 such tokens fit,
    * and one more would be counted where the bucket, full, holds none (burst 1: two attempts at
-   * once). Nothing to come due: the bucket as if not asked. Otherwise the permit stays spent, the
-   * bucket a token poorer than exact: which reservation comes back is not known.
+   * once). Nothing to come due, or only the last reservation (the one given back): the bucket as if
+   * not asked. Otherwise the permit stays spent, the bucket a token poorer than exact: which
+   * reservation comes back is not known.
    */
   private boolean keepsGiven(long nowNanos) {
     if (aheadHolder != null) {
@@ -220,8 +221,14 @@ public final class RateLimiter implements PermitLimiter {
     if (nowNanos - givenBackUntil >= 0) {
       givenBackQueued = 0; // the reservations they were counted after have all come due
     }
+    // The reservations before the last came due: the one still to come is the last reserved, and
+    // a permit given back before its instant is that one (a lone waiter giving up, the usual case):
+    // the bucket as if not asked, exact. Nothing to come due at all: exact too.
+    if (elapsed(nowNanos) >= dueNanos(-base - 1)) {
+      return true;
+    }
     long last = dueNanos(-base);
-    return elapsed(nowNanos) >= last || countGiven(anchorNanos + Math.min(last, MAX_AHEAD));
+    return countGiven(anchorNanos + Math.min(last, MAX_AHEAD));
   }
 
   private boolean countGiven(long untilNanos) {
