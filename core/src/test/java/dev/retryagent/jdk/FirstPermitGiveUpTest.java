@@ -19,6 +19,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -89,6 +90,18 @@ class FirstPermitGiveUpTest {
     assertThat(events.lines).containsExactly(lines);
   }
 
+  /** The caller got what the plain client gives for a send after its shutdownNow(). */
+  private void assertAsThePlainClientAfterShutdownNow(Throwable withAgent) {
+    HttpClient plain = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    shutdownNow(plain);
+    Throwable without =
+        catchThrowable(() -> plain.send(get("/plain"), HttpResponse.BodyHandlers.ofString()));
+    assertThat(withAgent).isInstanceOf(ExecutionException.class);
+    assertThat(withAgent.getCause())
+        .isExactlyInstanceOf(without.getClass())
+        .hasMessage(without.getMessage());
+  }
+
   @ParameterizedTest
   @ValueSource(booleans = {false, true})
   void aClientShutDownWhileTheFirstAttemptWaitsForItsPermit(boolean async) throws Exception {
@@ -115,16 +128,99 @@ class FirstPermitGiveUpTest {
     }
     Throwable withAgent = catchThrowable(() -> f.get(10, TimeUnit.SECONDS));
 
-    HttpClient plain = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    shutdownNow(plain);
-    Throwable without =
-        catchThrowable(() -> plain.send(get("/plain"), HttpResponse.BodyHandlers.ofString()));
-    assertThat(withAgent).isInstanceOf(ExecutionException.class);
-    assertThat(withAgent.getCause())
-        .isExactlyInstanceOf(without.getClass())
-        .hasMessage(without.getMessage());
+    assertAsThePlainClientAfterShutdownNow(withAgent);
     assertToldAsARefusedFirstAttempt();
     assertThePermitWentBack();
+  }
+
+  /**
+   * The application's {@code shutdownNow()} sets the agent's flag (no call retries, the permit's
+   * wait ends at once) a moment before the JDK's own {@code shutdownNow()} runs: here the decorated
+   * client's, held until the first attempt was either sent or refused. An attempt started in that
+   * moment went out and the JDK then aborted it, but the loop took its failure for the client's
+   * refusal: ATTEMPT 1 told, then 0 attempts and its permit back, for a request the host got.
+   * Refused by the agent instead, as a retry is then, nothing goes out.
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void aFirstAttemptStartedBeforeTheJdksOwnShutdownNowRanIsNotSent(boolean async) throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
+    AtomicReference<CompletableFuture<?>> call = new AtomicReference<>();
+    CountDownLatch shutting = new CountDownLatch(1);
+    SlowShutdown slow =
+        new SlowShutdown(
+            HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build(),
+            shutting,
+            () -> server.requestCount() > 1 || (call.get() != null && call.get().isDone()));
+    client = RetryingHttpClient.wrap(slow, engine);
+    takeTheOnlyPermit();
+    server.enqueue(ok("never asked").delay(10_000));
+    Thread shutter = new Thread(() -> shutdownNow(client), "shutter");
+    CompletableFuture<HttpResponse<String>> f;
+    if (async) {
+      time.holdTasks();
+      f = client.sendAsync(get("/second"), HttpResponse.BodyHandlers.ofString());
+      call.set(f);
+      await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1);
+      shutter.start();
+      assertThat(shutting.await(10, TimeUnit.SECONDS)).isTrue();
+      time.runHeldTasks();
+    } else {
+      duringTheWait.set(
+          () -> {
+            shutter.start();
+            try {
+              assertThat(shutting.await(10, TimeUnit.SECONDS)).isTrue();
+            } catch (InterruptedException e) {
+              throw new AssertionError(e);
+            }
+          });
+      f = new CompletableFuture<>();
+      call.set(f);
+      CompletableFuture<HttpResponse<String>> sync = f;
+      new Thread(
+              () -> {
+                try {
+                  sync.complete(client.send(get("/second"), HttpResponse.BodyHandlers.ofString()));
+                } catch (IOException | InterruptedException | RuntimeException e) {
+                  sync.completeExceptionally(e);
+                }
+              },
+              "caller")
+          .start();
+    }
+    Throwable withAgent = catchThrowable(() -> f.get(20, TimeUnit.SECONDS));
+    shutter.join(20_000);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> events.lines.stream().anyMatch(l -> l.startsWith("CALL_COMPLETE")));
+    // What went out, and what the events told of it.
+    assertThat(server.requestCount() + " requests, " + events.lines)
+        .isEqualTo(
+            "1 requests, [RATE_LIMITED 0, ATTEMPT 1, GIVE_UP 0 CANCELLED, CALL_COMPLETE 0"
+                + " CANCELLED]");
+
+    assertAsThePlainClientAfterShutdownNow(withAgent);
+    assertToldAsARefusedFirstAttempt();
+  }
+
+  /** The application's client around the JDK's, whose shutdownNow() runs once {@code until}. */
+  private static final class SlowShutdown extends DelegatingHttpClient {
+    private final CountDownLatch shutting;
+    private final java.util.concurrent.Callable<Boolean> until;
+
+    SlowShutdown(
+        HttpClient real, CountDownLatch shutting, java.util.concurrent.Callable<Boolean> until) {
+      super(real);
+      this.shutting = shutting;
+      this.until = until;
+    }
+
+    public void shutdownNow() {
+      shutting.countDown();
+      await().atMost(Duration.ofSeconds(10)).until(until);
+      FirstPermitGiveUpTest.shutdownNow(real);
+    }
   }
 
   @Test

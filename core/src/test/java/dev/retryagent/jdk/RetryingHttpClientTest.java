@@ -1880,11 +1880,13 @@ class RetryingHttpClientTest {
   @EnumSource(Way.class)
   void aCallOfAClientShutDownNowRetriesNoMore(Way way) throws Exception {
     server.otherwise(status(503)); // retried on any other client
+    // shutdownNow() called once the first attempt went out (one called before it is refused by
+    // the agent, as the JDK refuses it: FirstPermitGiveUpTest).
     JdkTransport shutDownNow =
         new RealTransport() {
           @Override
           public boolean shutDownNow() {
-            return true;
+            return server.requestCount() > 0;
           }
         };
     JdkRetrying retrying =
@@ -1916,78 +1918,13 @@ class RetryingHttpClientTest {
   }
 
   /** An application's own client around the JDK's, whose shutdown() throws. */
-  private static final class ShutdownRefusing extends HttpClient {
-    private final HttpClient real;
-
+  private static final class ShutdownRefusing extends DelegatingHttpClient {
     ShutdownRefusing(HttpClient real) {
-      this.real = real;
+      super(real);
     }
 
     public void shutdown() {
       throw new IllegalStateException("not now");
-    }
-
-    @Override
-    public java.util.Optional<java.net.CookieHandler> cookieHandler() {
-      return real.cookieHandler();
-    }
-
-    @Override
-    public java.util.Optional<Duration> connectTimeout() {
-      return real.connectTimeout();
-    }
-
-    @Override
-    public Redirect followRedirects() {
-      return real.followRedirects();
-    }
-
-    @Override
-    public java.util.Optional<java.net.ProxySelector> proxy() {
-      return real.proxy();
-    }
-
-    @Override
-    public javax.net.ssl.SSLContext sslContext() {
-      return real.sslContext();
-    }
-
-    @Override
-    public javax.net.ssl.SSLParameters sslParameters() {
-      return real.sslParameters();
-    }
-
-    @Override
-    public java.util.Optional<java.net.Authenticator> authenticator() {
-      return real.authenticator();
-    }
-
-    @Override
-    public Version version() {
-      return real.version();
-    }
-
-    @Override
-    public java.util.Optional<java.util.concurrent.Executor> executor() {
-      return real.executor();
-    }
-
-    @Override
-    public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
-        throws IOException, InterruptedException {
-      return real.send(r, h);
-    }
-
-    @Override
-    public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
-        HttpRequest r, HttpResponse.BodyHandler<T> h) {
-      return real.sendAsync(r, h);
-    }
-
-    @Override
-    public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
-        HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
-      return real.sendAsync(r, h, p);
     }
   }
 

@@ -142,14 +142,15 @@ final class JdkRequest<T> extends SelfViewCall
   }
 
   /**
-   * One attempt of a synchronous call: this request's attempt, with this as its body handler. A
-   * retry after the application's {@code shutdownNow()} is the JDK's refusal, sent nowhere, even in
-   * the moment before the JDK's own shutdown has run (a wait it ended goes on at once). A first
-   * attempt is the JDK's to refuse or abort.
+   * One attempt of a synchronous call: this request's attempt, with this as its body handler. An
+   * attempt after the application's {@code shutdownNow()} is the JDK's refusal, sent nowhere, even
+   * in the moment before the JDK's own shutdown has run (a wait it ended goes on at once), and told
+   * as a refused attempt ({@link #refusedAfterShutdownNow}).
    */
   @Override
   public HttpResponse<T> run(int n, long timeoutNanos) throws IOException, InterruptedException {
-    if (n > 1 && transport.shutDownNow()) {
+    if (transport.shutDownNow()) {
+      refusedAfterShutdownNow();
       return JdkRetrying.refuseSend();
     }
     String attemptHeader = attemptHeader();
@@ -168,6 +169,18 @@ final class JdkRequest<T> extends SelfViewCall
     }
   }
 
+  /**
+   * The attempt starting now is refused: the application called {@code shutdownNow()}. A first
+   * attempt too, not only a retry: {@code shutdownNow()} sets the flag and ends the permit's wait
+   * before the JDK's own shutdown runs, and a first attempt the JDK sent in that moment went out,
+   * then was aborted, and the loop, its caller having given up before it started, told it as a
+   * refusal (0 attempts, its permit back) for a request the host got. Told as refused here, where
+   * it is certain nothing went out: the permit and any retry go back, a first attempt not counted.
+   */
+  private void refusedAfterShutdownNow() {
+    attemptRefused();
+  }
+
   /** One attempt of an asynchronous call: this request's attempt, with this as its body handler. */
   @Override
   public CompletableFuture<HttpResponse<T>> start(int n, long timeoutNanos) {
@@ -176,7 +189,8 @@ final class JdkRequest<T> extends SelfViewCall
       // The call ended (cancelled) as this retry was about to start: nothing is sent.
       return CompletableFuture.failedFuture(new CancellationException());
     }
-    if (n > 1 && t.shutDownNow()) {
+    if (t.shutDownNow()) {
+      refusedAfterShutdownNow();
       return JdkRetrying.refuseSendAsync(); // as run()
     }
     String attemptHeader = attemptHeader();
