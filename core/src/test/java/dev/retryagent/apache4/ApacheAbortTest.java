@@ -22,6 +22,8 @@ import org.apache.http.impl.client.HttpClients;
 import org.apache.http.util.EntityUtils;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code abort()} of an HttpClient 4.5 request during an attempt: a real client on a loopback
@@ -141,11 +143,16 @@ class ApacheAbortTest {
     }
   }
 
-  @Test
-  void anAbortWhileTheFirstAttemptWaitsForItsPermitIsToldAsARefusedFirstAttempt() throws Exception {
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  @SuppressWarnings("deprecation")
+  void anAbortWhileTheFirstAttemptWaitsForItsPermitIsToldAsARefusedFirstAttempt(boolean deprecated)
+      throws Exception {
     // abort() while the first attempt waits for the rate limit's permit: nothing is sent, the
     // caller gets what HttpClient throws for a request aborted before it went, and the call is
-    // told as a first attempt the client refused (0 attempts), its permit back.
+    // told as a first attempt the client refused (0 attempts), its permit back. The deprecated
+    // DefaultHttpClient too, whose request director asks no isAborted() before it leases a
+    // connection (the aborted request's cancellable closes the connection it leased).
     server = new ScriptedHttpServer();
     server.otherwise(status(200).body("fine"));
     java.util.concurrent.atomic.AtomicReference<Runnable> duringTheWait =
@@ -153,12 +160,20 @@ class ApacheAbortTest {
     dev.retryagent.testing.EventLines told = new dev.retryagent.testing.EventLines();
     RetryEngine engine = TestEngines.onePermitASecond(time, duringTheWait, told);
     Throwable plain;
-    try (CloseableHttpClient c = HttpClients.createDefault()) {
+    try (CloseableHttpClient c =
+        deprecated
+            ? new org.apache.http.impl.client.DefaultHttpClient()
+            : HttpClients.createDefault()) {
       HttpGet get = new HttpGet(server.url("/plain"));
       get.abort();
       plain = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
     }
-    try (CloseableHttpClient c = RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
+    assertThat(server.requestCount()).as("the plain client sent nothing").isZero();
+    try (CloseableHttpClient c =
+        deprecated
+            ? RetryingCloseableHttpClient.wrap(
+                new org.apache.http.impl.client.DefaultHttpClient(), engine)
+            : RetryingCloseableHttpClient.wrap(HttpClients.custom(), engine)) {
       long first = time.nanoTime();
       assertThat(body(c, new HttpGet(server.url("/first")))).isEqualTo("fine");
       told.lines.clear();
