@@ -38,7 +38,7 @@ public final class AsyncRetrier {
 
   private final RetryEngine engine;
   private final Enqueuer enqueuer;
-  private final ManagedAttempts attempts = new ManagedAttempts();
+  private final ManagedAttempts attempts;
   private final RetryInterceptor interceptor;
   private final ConcurrentHashMap<Call, EnqueuedCall> running = new ConcurrentHashMap<>();
 
@@ -71,8 +71,14 @@ public final class AsyncRetrier {
    * @throws NullPointerException when an argument is null
    */
   public AsyncRetrier(RetryEngine engine, Enqueuer enqueuer) {
+    this(engine, enqueuer, new ManagedAttempts());
+  }
+
+  /** Test only: the attempts kept in {@code attempts}. */
+  AsyncRetrier(RetryEngine engine, Enqueuer enqueuer, ManagedAttempts attempts) {
     this.engine = Objects.requireNonNull(engine, "engine");
     this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
+    this.attempts = attempts;
     this.interceptor = new RetryInterceptor(engine, attempts);
   }
 
