@@ -63,7 +63,20 @@ public final class AsyncRetrier {
    * retry holds one, and the object every call makes stays as small as it was (issue 13). Removed
    * when the wait ends, or with the call.
    */
-  private final ConcurrentHashMap<EnqueuedCall, Object> giveBacks = new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<EnqueuedCall, Object> giveBacks;
+
+  /**
+   * Set before the first outcome is kept in {@link #giveBacks}, never cleared: until then a call's
+   * end looks at nothing more (no hash of it). Not the map's {@code isEmpty()}, which can answer
+   * empty for a map holding the call's outcome while other calls' are put and taken meanwhile
+   * ({@link ManagedAttempts}): the wait's end then went on without it (a retry the rate limit
+   * refused ended with its exception, not the response kept), and a call that ended during its wait
+   * left it behind (a response kept unreleased: its connection never given back).
+   */
+  private volatile boolean anyGiveBack;
+
+  /** As {@link #anyGiveBack}, for {@link #callTimeouts}. */
+  private volatile boolean anyCallTimeout;
 
   /**
    * Enqueues each attempt with {@code enqueuer}.
@@ -71,14 +84,26 @@ public final class AsyncRetrier {
    * @throws NullPointerException when an argument is null
    */
   public AsyncRetrier(RetryEngine engine, Enqueuer enqueuer) {
-    this(engine, enqueuer, new ManagedAttempts());
+    this(
+        engine,
+        enqueuer,
+        new ManagedAttempts(),
+        new ConcurrentHashMap<>(),
+        new ConcurrentHashMap<>());
   }
 
-  /** Test only: the attempts kept in {@code attempts}. */
-  AsyncRetrier(RetryEngine engine, Enqueuer enqueuer, ManagedAttempts attempts) {
+  /** Test only: what is kept for calls, in these. */
+  AsyncRetrier(
+      RetryEngine engine,
+      Enqueuer enqueuer,
+      ManagedAttempts attempts,
+      ConcurrentHashMap<EnqueuedCall, Object> giveBacks,
+      ConcurrentHashMap<EnqueuedCall, EnqueuedCall.WaitTimeout> callTimeouts) {
     this.engine = Objects.requireNonNull(engine, "engine");
     this.enqueuer = Objects.requireNonNull(enqueuer, "enqueuer");
     this.attempts = attempts;
+    this.giveBacks = giveBacks;
+    this.callTimeouts = callTimeouts;
     this.interceptor = new RetryInterceptor(engine, attempts);
   }
 
@@ -228,10 +253,10 @@ public final class AsyncRetrier {
   Object finished(EnqueuedCall c) {
     running.remove(c.original, c);
     Object kept = null;
-    if (!giveBacks.isEmpty()) {
+    if (anyGiveBack) {
       kept = giveBacks.remove(c); // a call that ended during its wait (a cancel)
     }
-    if (!callTimeouts.isEmpty()) {
+    if (anyCallTimeout) {
       EnqueuedCall.WaitTimeout t = callTimeouts.remove(c);
       if (t != null) {
         t.exit();
@@ -245,8 +270,7 @@ public final class AsyncRetrier {
    * ends it at that timeout should it still wait then ({@link EnqueuedCall.WaitTimeout}). Here, as
    * {@link #giveBacks}: only a retried call holds one.
    */
-  private final ConcurrentHashMap<EnqueuedCall, EnqueuedCall.WaitTimeout> callTimeouts =
-      new ConcurrentHashMap<>();
+  private final ConcurrentHashMap<EnqueuedCall, EnqueuedCall.WaitTimeout> callTimeouts;
 
   /**
    * Watches {@code c}'s call timeout, ending at {@code deadlineNanoTime} ({@link System#nanoTime}),
@@ -264,6 +288,9 @@ public final class AsyncRetrier {
     } catch (RuntimeException | LinkageError e) {
       return; // an okio not known: the late wait's end looks at the timeout (pastCallTimeout)
     }
+    if (!anyCallTimeout) {
+      anyCallTimeout = true; // before the put, which the call's end sees after it
+    }
     callTimeouts.put(c, t);
   }
 
@@ -272,12 +299,15 @@ public final class AsyncRetrier {
    * {@code IOException}) for {@code c}'s wait; under {@code c}'s lock, while it is not done.
    */
   void keepGiveBack(EnqueuedCall c, Object outcome) {
+    if (!anyGiveBack) {
+      anyGiveBack = true; // before the put, which the wait's end and the call's end see after it
+    }
     giveBacks.put(c, outcome);
   }
 
   /** The outcome kept for {@code c}'s wait, now over, or null. */
   Object takeGiveBack(EnqueuedCall c) {
-    return giveBacks.isEmpty() ? null : giveBacks.remove(c);
+    return anyGiveBack ? giveBacks.remove(c) : null;
   }
 
   void delivered(Call original, Call attempt) {

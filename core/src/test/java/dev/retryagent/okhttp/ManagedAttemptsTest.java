@@ -34,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * aggregate count says. {@code ConcurrentHashMap.isEmpty()} sums counts other threads change as it
  * reads them: while another call's attempt is put on one thread and removed on another (its
  * dispatcher thread, as every attempt's is) it can answer empty for a map that holds the attempt
- * asked for. {@link UndercountingMap} answers so once, deterministically.
+ * asked for. {@link UndercountingMap} answers so once, deterministically. (The same for what {@link
+ * AsyncRetrier} keeps through a retry's wait: AsyncRetrierMapsTest.)
  */
 class ManagedAttemptsTest {
   private static final MediaType JSON = MediaType.parse("application/json");
@@ -59,21 +60,6 @@ class ManagedAttemptsTest {
   }
 
   /**
-   * A map whose {@code isEmpty()} answers empty {@link #readsEmpty} times, then truly: what {@code
-   * ConcurrentHashMap} may answer while other threads put and remove other keys.
-   */
-  private static final class UndercountingMap
-      extends ConcurrentHashMap<Call, ManagedAttempts.Attempt> {
-    private static final long serialVersionUID = 1L;
-    final AtomicInteger readsEmpty = new AtomicInteger();
-
-    @Override
-    public boolean isEmpty() {
-      return readsEmpty.getAndUpdate(n -> Math.max(0, n - 1)) > 0 || super.isEmpty();
-    }
-  }
-
-  /**
    * The soak's miscount (ok-enqueue: JMX one call and one attempt more than the callbacks heard and
    * the host got, the call failed). Before, the interceptor asked the map's {@code isEmpty()}
    * first; answered empty, it ran the call's first attempt, begun already, as a call of its own,
@@ -92,8 +78,14 @@ class ManagedAttemptsTest {
                 Policy.defaults().rateLimit())
             .listener(events)
             .build();
-    UndercountingMap map = new UndercountingMap();
-    AsyncRetrier retrier = new AsyncRetrier(engine, Call::enqueue, new ManagedAttempts(map));
+    UndercountingMap<Call, ManagedAttempts.Attempt> map = new UndercountingMap<>();
+    AsyncRetrier retrier =
+        new AsyncRetrier(
+            engine,
+            Call::enqueue,
+            new ManagedAttempts(map),
+            new ConcurrentHashMap<>(),
+            new ConcurrentHashMap<>());
     client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
     server.enqueue(status(503));
     Request post =
