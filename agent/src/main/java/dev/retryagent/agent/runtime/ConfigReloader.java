@@ -9,6 +9,7 @@ import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.nio.file.Path;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 
 /**
  * {@code agent.reload}: watches the configuration file and applies every valid edit to calls that
@@ -23,6 +24,13 @@ import java.util.function.Function;
  * very content that settled, never a second read of the file, which could catch the next
  * replacement half-way.
  *
+ * <p>A file that asks for nothing but the built-in defaults (only comments, or only {@code version:
+ * 1}) while the running configuration is something else waits longer: it is applied once it has
+ * stayed the same for {@link #DEFAULTS_QUIET_MILLIS}, said in one line when it starts waiting. A
+ * writer caught after its leading comment line, stalled for a poll interval, reads exactly so, and
+ * applying it would drop every route, limit, breaker and the dead-letter path until the writer goes
+ * on. Commenting out a whole file still asks for the defaults, and gets them, later.
+ *
  * <p>Each look reads the file as the loader does ({@link FileFingerprint}): a directory, a named
  * pipe or a file too large to be a configuration is refused without being read whole (a pipe would
  * block the watcher forever), and reported once, with the file's name, as an invalid edit.
@@ -36,6 +44,14 @@ import java.util.function.Function;
 final class ConfigReloader implements Runnable {
   static final long POLL_MILLIS = Math.max(10, Long.getLong("retryagent.reload.pollMillis", 1000));
 
+  /**
+   * How long a file asking for the built-in defaults alone must stay the same before it replaces a
+   * running configuration that is not them (counted from the first look that saw it): longer than a
+   * writer stalls between its steps under load (a page-cache flush, a pause of the collector, a
+   * template waiting on a secret store), short for an operator who meant it.
+   */
+  static final long DEFAULTS_QUIET_MILLIS = 10_000;
+
   private final AgentRuntime runtime;
   private final Path file;
 
@@ -44,6 +60,12 @@ final class ConfigReloader implements Runnable {
 
   /** A new content seen once; applied if the next poll sees it again. */
   private FileFingerprint pending;
+
+  /** When the first look saw {@link #pending}, in {@link #nanos()}. */
+  private long pendingSinceNanos;
+
+  /** True while {@link #pending} settled, asks for the defaults, and waits to be quiet. */
+  private boolean held;
 
   private boolean missingReported;
   private volatile boolean stopped;
@@ -54,6 +76,9 @@ final class ConfigReloader implements Runnable {
   /** How the file is looked at: {@link FileFingerprint#of} unless a test says otherwise. */
   private final Function<Path, FileFingerprint> looker;
 
+  /** Nanosecond time: {@link System#nanoTime} unless a test says otherwise. */
+  private final LongSupplier clock;
+
   /** Takes the first look at the file now: the configuration was just loaded from it. */
   ConfigReloader(AgentRuntime runtime, Path file) {
     this(runtime, file, null);
@@ -61,17 +86,25 @@ final class ConfigReloader implements Runnable {
 
   /** Test seam: {@code looker} replaces {@link FileFingerprint#of} (null: that one). */
   ConfigReloader(AgentRuntime runtime, Path file, Function<Path, FileFingerprint> looker) {
-    this(runtime, file, looker, null);
+    this(runtime, file, looker, null, null);
+  }
+
+  /** Test seam: also {@code clock} replaces {@link System#nanoTime} (null: that one). */
+  ConfigReloader(
+      AgentRuntime runtime, Path file, Function<Path, FileFingerprint> looker, LongSupplier clock) {
+    this(runtime, file, looker, clock, null);
   }
 
   private ConfigReloader(
       AgentRuntime runtime,
       Path file,
       Function<Path, FileFingerprint> looker,
+      LongSupplier clock,
       FileFingerprint loaded) {
     this.runtime = runtime;
     this.file = file;
     this.looker = looker;
+    this.clock = clock;
     this.current = loaded != null ? loaded : look();
   }
 
@@ -82,11 +115,32 @@ final class ConfigReloader implements Runnable {
    */
   static ConfigReloader loadedFrom(AgentRuntime runtime, Path file, byte[] content) {
     return new ConfigReloader(
-        runtime, file, null, content == null ? null : FileFingerprint.ofContent(content));
+        runtime, file, null, null, content == null ? null : FileFingerprint.ofContent(content));
   }
 
   private FileFingerprint look() {
     return looker == null ? FileFingerprint.of(file) : looker.apply(file);
+  }
+
+  private long nanos() {
+    return clock == null ? System.nanoTime() : clock.getAsLong();
+  }
+
+  /** True once {@link #pending} has stayed the same for {@link #DEFAULTS_QUIET_MILLIS}. */
+  private boolean pendingQuiet() {
+    return nanos() - pendingSinceNanos >= DEFAULTS_QUIET_MILLIS * 1_000_000L;
+  }
+
+  /** Forgets a held edit that the file no longer holds, and says so: the wait was said. */
+  private void dropHeld() {
+    if (held) {
+      held = false;
+      AgentLog.info(
+          file
+              + " changed within "
+              + DEFAULTS_QUIET_MILLIS / 1000
+              + "s; the built-in defaults it asked for were not applied");
+    }
   }
 
   /** Starts the watching: a look every {@link #POLL_MILLIS} on {@code scheduler}'s threads. */
@@ -123,6 +177,7 @@ final class ConfigReloader implements Runnable {
   void poll() {
     FileFingerprint now = look();
     if (now == null) {
+      dropHeld();
       pending = null;
       if (!missingReported) {
         missingReported = true;
@@ -133,15 +188,19 @@ final class ConfigReloader implements Runnable {
     }
     missingReported = false;
     if (now.equals(current)) {
+      dropHeld(); // back to what runs: a rewrite in place of the same content, caught half-way
       pending = null;
       return;
     }
     if (!now.equals(pending)) {
+      dropHeld();
       pending = now; // changed since the last look: wait until it settles
+      pendingSinceNanos = nanos();
       return;
     }
-    pending = null;
-    current = now;
+    if (held && !pendingQuiet()) {
+      return;
+    }
     reload(now);
   }
 
@@ -154,10 +213,18 @@ final class ConfigReloader implements Runnable {
     return true;
   }
 
-  /** Parses the content that settled and applies it, or reports why not. */
+  /**
+   * Parses the content that settled and applies it, or reports why not, or holds it while it asks
+   * for the built-in defaults in place of something else and has not been quiet long enough.
+   */
   private void reload(FileFingerprint settled) {
     AgentConfig fromFile;
     AgentConfig next;
+    // Acted on once (a rejection is said once, the next edit judged afresh), unless held below.
+    FileFingerprint running = current;
+    held = false;
+    pending = null;
+    current = settled;
     try {
       if (settled.problem() != null) {
         throw settled.problem();
@@ -192,6 +259,19 @@ final class ConfigReloader implements Runnable {
       return;
     }
     AgentConfig previous = runtime.config();
+    if (!next.equals(previous) && fromFile.equals(AgentConfig.defaults()) && !pendingQuiet()) {
+      // Not acted on yet: the file is still compared with what runs, and this waits in pending
+      // (poll() comes back here only once it is quiet, so this is said once).
+      current = running;
+      pending = settled;
+      held = true;
+      AgentLog.info(
+          file
+              + " now asks for nothing but the built-in defaults; applying them if it stays so for "
+              + DEFAULTS_QUIET_MILLIS / 1000
+              + "s (a file caught half-written reads the same)");
+      return;
+    }
     // An edit of agent.mode that an override hides is said, not taken for "nothing changed".
     String overridden = ConfigChanges.overridden(fromFile, runtime.sources());
     if (next.equals(previous)) {

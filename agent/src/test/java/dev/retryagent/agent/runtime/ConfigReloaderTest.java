@@ -130,6 +130,120 @@ class ConfigReloaderTest {
     assertThat(stderr.text()).doesNotContain("maxAttempts 3").contains("reloaded");
   }
 
+  /** The watcher's clock for the tests below: a look a second apart, as it polls by default. */
+  private long nanos;
+
+  private ConfigReloader clocked() {
+    return new ConfigReloader(runtime, file, null, () -> nanos);
+  }
+
+  /** One look, {@code millis} after the last. */
+  private void lookAfter(ConfigReloader r, long millis) {
+    nanos += millis * 1_000_000L;
+    r.poll();
+  }
+
+  private static final String HOLD_LINE =
+      " now asks for nothing but the built-in defaults; applying them if it stays so for 10s (a"
+          + " file caught half-written reads the same)";
+
+  @Test
+  void aFileCaughtAfterItsLeadingCommentForAWholePollIsNotAppliedAsTheDefaults()
+      throws IOException {
+    // A rewrite in place that wrote its header line, then stalled for a poll interval: two looks
+    // in a row saw a file of comments, which the watcher applied as the built-in defaults (every
+    // route, limit, breaker and the dead-letter path dropped) until the rest was written.
+    ConfigReloader r = clocked();
+    Files.writeString(file, "# managed by deploy; do not edit\n");
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+    assertThat(maxAttempts()).as("held, not applied").isEqualTo(2);
+
+    Files.writeString(file, "# managed by deploy; do not edit\n" + FOUR);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+
+    assertThat(maxAttempts()).isEqualTo(4);
+    assertThat(stderr.text())
+        .contains("retry-agent: " + file + HOLD_LINE)
+        .contains(
+            "retry-agent: "
+                + file
+                + " changed within 10s; the built-in defaults it asked for were not applied")
+        .contains("changed: defaults")
+        .doesNotContain("maxAttempts 3");
+    assertThat(stderr.text().split("asks for nothing", -1)).as("said once").hasSize(2);
+  }
+
+  @Test
+  void aRewriteOfTheSameContentCaughtHalfWayAppliesNothing() throws IOException {
+    ConfigReloader r = clocked();
+    Files.writeString(file, "version: 1\n"); // the first line of a file written line by line
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+    assertThat(maxAttempts()).as("held, not applied").isEqualTo(2);
+    Files.writeString(file, TWO);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+
+    assertThat(maxAttempts()).isEqualTo(2);
+    assertThat(stderr.text())
+        .contains(file + HOLD_LINE)
+        .contains(file + " changed within 10s; the built-in defaults it asked for were not applied")
+        .doesNotContain("reloaded");
+  }
+
+  @Test
+  void aFileOfCommentsThatStaysForTenSecondsIsAppliedAsTheDefaults() throws IOException {
+    // Commenting out a whole configuration asks for the built-in defaults: it still gets them.
+    ConfigReloader r = clocked();
+    Files.writeString(file, "# defaults: { retry: { maxAttempts: 2 } }\n");
+    lookAfter(r, 1000); // first seen
+    for (int i = 0; i < 9; i++) {
+      lookAfter(r, 1000);
+    }
+    lookAfter(r, 999);
+    assertThat(maxAttempts()).as("9.999s after it was first seen").isEqualTo(2);
+
+    lookAfter(r, 1);
+
+    assertThat(maxAttempts()).isEqualTo(3);
+    assertThat(stderr.text())
+        .contains(file + HOLD_LINE)
+        .contains("retry-agent: reloaded " + file + ": mode=enforce; no routes")
+        .contains("; changed: defaults")
+        .doesNotContain("not applied");
+    assertThat(stderr.text().split("asks for nothing", -1)).as("said once").hasSize(2);
+  }
+
+  @Test
+  void aFileOfCommentsSeenTwiceTenSecondsApartIsAppliedAtOnce() throws IOException {
+    // With -Dretryagent.reload.pollMillis=10000 or more, the two looks already span the wait.
+    ConfigReloader r = clocked();
+    Files.writeString(file, "# nothing\n");
+    lookAfter(r, 10_000);
+    lookAfter(r, 10_000);
+
+    assertThat(maxAttempts()).isEqualTo(3);
+    assertThat(stderr.text()).contains("reloaded").doesNotContain("asks for nothing");
+  }
+
+  @Test
+  void aFileOfCommentsInPlaceOfTheDefaultsIsTheSameConfigurationAsBefore() throws Exception {
+    Files.writeString(file, "# tuned later\n");
+    runtime = runtime(ConfigSources.resolve("config=" + file, new Properties(), Map.of()));
+    ConfigReloader r = clocked();
+    Files.writeString(file, "# tuned later, maybe\n");
+
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+
+    assertThat(stderr.text())
+        .contains("the configuration is the same, nothing to apply")
+        .doesNotContain("asks for nothing");
+  }
+
   @Test
   void anEditThatKeepsSizeAndTimeIsStillSeen() throws IOException {
     FileTime before = Files.getLastModifiedTime(file);
