@@ -63,40 +63,18 @@ final class EnvSubstitution {
       String name = dash < 0 ? body : body.substring(0, dash);
       String fallback = dash < 0 ? null : body.substring(dash + 2);
       if (!isName(name)) {
-        int colon = name.indexOf(':');
-        // ${NAME-fallback} is the shell's fallback without the colon (taken only when unset):
-        // no name holds a `-`, so the text after the first one is the fallback.
-        int hyphen = name.indexOf('-');
-        if (hyphen > 0 && (colon < 0 || hyphen < colon) && isName(name.substring(0, hyphen))) {
-          colon = hyphen;
-        }
-        // ${NAME:default} is a fallback written the Spring way: in a secret value, a password.
-        // ${https://user:password@host} is a URL written where its variable's name belongs.
-        boolean springStyle =
-            colon > 0 && isName(name.substring(0, colon)) && !name.startsWith("://", colon);
-        String shown =
-            !secret
-                ? ConfigProblem.withoutUserInfo(body)
-                : springStyle ? name.substring(0, colon + 1) + "..." : "...";
-        // ${NAME:=fallback} is the shell's assigning fallback: its fallback is after the `=`.
-        int fallbackStart = colon + (name.startsWith(":=", colon) ? 2 : 1);
+        int colon = separator(name);
         String hint =
-            springStyle && name.startsWith(":?", colon)
+            colon > 0 && name.startsWith(":?", colon)
                 // The shell's "error if unset": a reference without a fallback already is one.
                 ? "; :? is not supported; ${"
                     + name.substring(0, colon)
                     + "} with no fallback already fails when the variable is unset"
-                : springStyle
-                    ? "; for a fallback write ${"
-                        + name.substring(0, colon)
-                        + ":-"
-                        + (secret
-                            ? "..."
-                            : ConfigProblem.withoutUserInfo(name.substring(fallbackStart)))
-                        + "}"
+                : colon > 0
+                    ? "; for a fallback write " + corrected(body, secret)
                     : "; a name is letters, digits and _, not starting with a digit";
         throw new IllegalArgumentException(
-            "invalid environment variable reference ${" + shown + "}" + hint);
+            "invalid environment variable reference ${" + shown(body, secret) + "}" + hint);
       }
       if (fallback != null && fallback.contains("${")) {
         throw new IllegalArgumentException(
@@ -125,6 +103,76 @@ final class EnvSubstitution {
               + ":-value}");
     }
     return out.toString();
+  }
+
+  /**
+   * Where the fallback of {@code ${name}} starts, for a {@code name} that is not a name (the text
+   * before any {@code :-}): the {@code -} of the shell's {@code ${NAME-x}}, the {@code :} of
+   * Spring's {@code ${NAME:x}} and of the shell's {@code ${NAME:=x}} and {@code ${NAME:?x}}; or -1
+   * when no name can be read before it.
+   */
+  private static int separator(String name) {
+    int colon = name.indexOf(':');
+    // ${NAME-fallback} is the shell's fallback without the colon (taken only when unset): no name
+    // holds a `-`, so the text after the first one is the fallback.
+    int hyphen = name.indexOf('-');
+    if (hyphen > 0 && (colon < 0 || hyphen < colon) && isName(name.substring(0, hyphen))) {
+      colon = hyphen;
+    }
+    // ${https://user:password@host} is a URL written where its variable's name belongs.
+    return colon > 0 && isName(name.substring(0, colon)) && !name.startsWith("://", colon)
+        ? colon
+        : -1;
+  }
+
+  /**
+   * The reference {@code ${body}} as a problem shows it: without a URL's user-info; with {@code
+   * secret} (a value that may hold a password) its name alone, and {@code ...} for the rest.
+   */
+  static String shown(String body, boolean secret) {
+    if (!secret) {
+      return ConfigProblem.withoutUserInfo(body);
+    }
+    int dash = body.indexOf(":-");
+    String name = dash < 0 ? body : body.substring(0, dash);
+    if (isName(name)) {
+      return dash < 0 ? name : name + ":-...";
+    }
+    int colon = separator(name);
+    // ${NAME:default} written the Spring way: in a secret value, its default is a password.
+    return colon > 0 ? name.substring(0, colon + 1) + "..." : "...";
+  }
+
+  /**
+   * The reference {@code ${body}} written as this class reads it, as a problem may suggest it: the
+   * shell's {@code ${NAME-x}} and {@code ${NAME:=x}} and Spring's {@code ${NAME:x}} as {@code
+   * ${NAME:-x}}, the shell's {@code ${NAME:?msg}} as {@code ${NAME}}, a right one as it is; null
+   * when no name can be read from it. Its fallback is shown as in {@link #shown}.
+   */
+  static String corrected(String body, boolean secret) {
+    int dash = body.indexOf(":-");
+    String name = dash < 0 ? body : body.substring(0, dash);
+    String fallback;
+    if (isName(name)) {
+      fallback = dash < 0 ? null : body.substring(dash + 2);
+    } else {
+      int colon = separator(name);
+      if (colon < 0) {
+        return null;
+      }
+      // ${NAME:=fallback} is the shell's assigning fallback: its fallback is after the `=`.
+      fallback =
+          name.startsWith(":?", colon)
+              ? null
+              : name.substring(colon + (name.startsWith(":=", colon) ? 2 : 1));
+      name = name.substring(0, colon);
+    }
+    return "${"
+        + name
+        + (fallback == null
+            ? ""
+            : ":-" + (secret ? "..." : ConfigProblem.withoutUserInfo(fallback)))
+        + "}";
   }
 
   private static boolean isName(String s) {

@@ -3,6 +3,7 @@ package dev.retryagent.config;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.composer.Composer;
@@ -46,7 +47,7 @@ final class SnakeYamlReader {
       return root == null ? null : convert(root, new IdentityHashMap<>());
     } catch (MarkedYAMLException e) {
       Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
-      problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e));
+      problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e, text));
     } catch (YAMLException e) {
       problems.at(parser.lastMark(reader), "", describe(e.getMessage()));
     } catch (RuntimeException e) {
@@ -106,7 +107,7 @@ final class SnakeYamlReader {
     return options;
   }
 
-  private static String describe(MarkedYAMLException e) {
+  private static String describe(MarkedYAMLException e, String text) {
     String problem = e.getProblem() == null ? "" : e.getProblem().trim();
     String context = e.getContext() == null ? "" : e.getContext().trim();
     if (context.startsWith("expected a single document")) {
@@ -121,16 +122,19 @@ final class SnakeYamlReader {
       }
       out.append(')');
     }
-    return out.append(unquotedReferenceHint(e.getProblemMark())).toString();
+    return out.append(unquotedReferenceHint(e.getProblemMark(), text)).toString();
   }
 
   /**
    * A hint where the parser stopped at the {@code {} of a {@code ${NAME}} reference: inside {@code
    * { }} or {@code [ ]} a plain value ends at a {@code {}, so {@code { deadline: ${X:-5s} }} fails
-   * there (in a block, {@code deadline: ${X:-5s}} loads). Its fallback is not repeated: which key
-   * it is for (a password's) is not known yet. Empty when the mark is elsewhere.
+   * there (in a block, {@code deadline: ${X:-5s}} loads). It shows the reference as written and as
+   * it loads, quoted ({@code ${X-5s}} as {@code '${X:-5s}'}), its fallback as {@link
+   * EnvSubstitution#shown} shows it; the fallback is left out ({@code ...}) where the reference
+   * may be in {@code fleet}, whose {@code redis.url} may hold a password: which key it is for is
+   * not known yet. Empty when the mark is elsewhere.
    */
-  private static String unquotedReferenceHint(Mark mark) {
+  private static String unquotedReferenceHint(Mark mark, String text) {
     int[] buffer = mark == null ? null : mark.getBuffer();
     int at = mark == null ? -1 : mark.getPointer();
     if (buffer == null
@@ -140,20 +144,63 @@ final class SnakeYamlReader {
         || buffer[at - 1] != '$') {
       return "";
     }
-    StringBuilder name = new StringBuilder();
-    for (int i = at + 1; i < buffer.length && name.length() <= 256; i++) {
+    StringBuilder body = new StringBuilder();
+    boolean closed = false;
+    for (int i = at + 1; i < buffer.length && body.length() <= 1024; i++) {
       int c = buffer[i];
-      if (c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
-        name.append((char) c);
-      } else {
-        boolean fallback = c == ':' || c == '-';
-        return "; inside { } or [ ] a ${...} reference must be quoted, as in '${"
-            + (name.length() == 0 ? "NAME" : name)
-            + (fallback ? ":-..." : "")
-            + "}' (unquoted, its { starts a map there)";
+      if (c == '}') {
+        closed = true;
+        break;
       }
+      if (c == '\n' || c == '\r') {
+        break;
+      }
+      body.appendCodePoint(c);
     }
-    return "";
+    boolean secret = mayBeInFleet(text, mark.getIndex());
+    String written = body.toString();
+    String corrected = closed ? EnvSubstitution.corrected(written, secret) : null;
+    String shown = EnvSubstitution.shown(written, secret);
+    String hint;
+    if (corrected == null) {
+      // No whole reference to correct (no `}` on its line, or no name): its name, as far as read.
+      int end = 0;
+      while (end < written.length() && isNameChar(written.charAt(end))) {
+        end++;
+      }
+      boolean fallback = end < written.length() && ":-".indexOf(written.charAt(end)) >= 0;
+      hint =
+          "as in '${"
+              + (end == 0 ? "NAME" : written.substring(0, end))
+              + (fallback ? ":-..." : "")
+              + "}'";
+    } else if (corrected.equals("${" + shown + "}")) {
+      hint = "as in '" + corrected + "'";
+    } else {
+      hint = "write ${" + shown + "} as '" + corrected + "'";
+    }
+    return "; inside { } or [ ] a ${...} reference must be quoted, "
+        + hint
+        + " (unquoted, its { starts a map there)";
+  }
+
+  private static boolean isNameChar(char c) {
+    return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  }
+
+  /**
+   * True unless the text before code point {@code index} shows the reference there cannot be in
+   * {@code fleet}: a key must be written before its value, so without {@code fleet} (in any case)
+   * and without a {@code \} (an escape could spell it) before it, it is elsewhere.
+   */
+  private static boolean mayBeInFleet(String text, int index) {
+    String before;
+    try {
+      before = text.substring(0, text.offsetByCodePoints(0, index));
+    } catch (IndexOutOfBoundsException e) {
+      return true;
+    }
+    return before.indexOf('\\') >= 0 || before.toLowerCase(Locale.ROOT).contains("fleet");
   }
 
   private static String describe(String message) {

@@ -67,6 +67,9 @@ class EnvSubstitutionTest {
         .hasMessage(
             "invalid environment variable reference ${HDR-X-Att}; for a fallback write"
                 + " ${HDR:-X-Att}");
+    assertThatThrownBy(() -> env.apply("${X-5s}"))
+        .hasMessage(
+            "invalid environment variable reference ${X-5s}; for a fallback write ${X:-5s}");
     assertThatThrownBy(() -> env.apply("${HOST-api:8443}"))
         .hasMessageEndingWith("; for a fallback write ${HOST:-api:8443}");
     assertThatThrownBy(() -> env.apply("${PW-s3cret}", true))
@@ -112,10 +115,27 @@ class EnvSubstitutionTest {
     // Inside { } or [ ] a plain value ends at '{': the parser's error alone gave no hint.
     String[][] cases = {
       // file, line, column, the quoted form suggested
-      {"defaults:\n  retry: { deadline: ${X:-5s} }", "2", "23", "'${X:-...}'"},
-      {"defaults:\n  retry: {deadline: ${X}, maxAttempts: 2}", "2", "22", "'${X}'"},
-      {"defaults: {retry: {methods: [${M-GET}]}}", "1", "31", "'${M:-...}'"},
-      {"fleet: {redis: {url: ${URL:-redis://u:hunter2@h}}}", "1", "23", "'${URL:-...}'"},
+      {"defaults:\n  retry: { deadline: ${X:-5s} }", "2", "23", "as in '${X:-5s}'"},
+      {"defaults:\n  retry: {deadline: ${X}, maxAttempts: 2}", "2", "22", "as in '${X}'"},
+      {"defaults: {retry: {methods: [${M-GET}]}}", "1", "31", "write ${M-GET} as '${M:-GET}'"},
+      {"fleet: {redis: {url: ${URL:-redis://u:hunter2@h}}}", "1", "23", "as in '${URL:-...}'"},
+      // Found by review: the shell's fallback without its colon was told '${X:-...}', neither
+      // what was written nor the text to write.
+      {"defaults:\n  retry: { deadline: ${X-5s} }", "2", "23", "write ${X-5s} as '${X:-5s}'"},
+      {"defaults: {retry: {deadline: ${X:=5s}}}", "1", "31", "write ${X:=5s} as '${X:-5s}'"},
+      {"defaults: {retry: {deadline: ${X:?unset}}}", "1", "31", "write ${X:?unset} as '${X}'"},
+      {
+        "agent: {deadLetter: {path: ${P-https://u:hunter2@h/x}}}",
+        "1",
+        "29",
+        "write ${P-https://***@h/x} as '${P:-https://***@h/x}'"
+      },
+      // In fleet (or after its name, or an escape that could spell it) a fallback may be the
+      // password of fleet.redis.url: left out.
+      {"fleet:\n  redis: { url: ${PW-hunter2} }", "2", "18", "write ${PW-...} as '${PW:-...}'"},
+      {
+        "\"\\x66leet\": {redis: {url: ${PW-hunter2}}}", "1", "28", "write ${PW-...} as '${PW:-...}'"
+      },
     };
     for (String[] c : cases) {
       ConfigProblem p = Yaml.problem(c[0]);
@@ -125,7 +145,7 @@ class EnvSubstitutionTest {
           .as(c[0])
           .startsWith("invalid YAML: ")
           .endsWith(
-              "; inside { } or [ ] a ${...} reference must be quoted, as in "
+              "; inside { } or [ ] a ${...} reference must be quoted, "
                   + c[3]
                   + " (unquoted, its { starts a map there)")
           // The fallback may be a password: which key it is for is not known at this point.
