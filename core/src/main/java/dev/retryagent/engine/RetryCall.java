@@ -339,6 +339,9 @@ public abstract class RetryCall extends HostHold {
           wait =
               ((RateLimiter) limiter)
                   .reserveAhead(now, backoffNanos, Math.min(allowance, left), left, this);
+        } else if (limiter instanceof RateLimiter) {
+          // Whose: given back (permitBack) while no permit was taken after it, it goes back whole.
+          wait = ((RateLimiter) limiter).reserve(now, Math.min(allowance, left), left, this);
         } else {
           wait = limiter.reserve(now, Math.min(allowance, left), left);
         }

@@ -45,11 +45,20 @@ public final class RateLimiter implements PermitLimiter {
   private Object aheadHolder;
   private long aheadAt;
   private long aheadTokens;
-  // Permits given back (giveBack, release) while reservations were still to come due, counted as
-  // due after them (keepsGiven), and the instant the last of those comes due: until then the
+  // Tokens reserved ahead given back (release) while callers served after them were still to come
+  // due, counted as due after them, and the instant the last of those comes due: until then the
   // bucket is a token richer than base says for each, and burst - 1 fit.
   private long givenBackQueued;
   private long givenBackUntil;
+  // The holder of the permit taken from the bucket last, while no other was taken after it and
+  // the bucket was not full since (null: not known). Its give-back is exact: the bucket, as if it
+  // had not been asked, is the bucket now with one token more, at most burst. Any other permit's
+  // instant is not known here: given back after it, with a permit taken since from a bucket a token
+  // short of full or fuller (or full meanwhile), its token would have been lost to the cap in a
+  // bucket never asked for it, and put back the next burst went one request over the limit. Such
+  // a permit stays spent (see giveBack). Cleared once the bucket is full: no reference kept to a
+  // call that ended.
+  private Object lastTaker;
   // Instants compared by their difference (nanoTime): one at most this far after another.
   private static final long MAX_AHEAD = Long.MAX_VALUE / 4;
 
@@ -80,7 +89,17 @@ public final class RateLimiter implements PermitLimiter {
    * @return nanoseconds to wait before the attempt (0 = go now), or {@link #REJECTED}
    */
   @Override
-  public synchronized long reserve(long nowNanos, long maxTokenWaitNanos, long maxPauseWaitNanos) {
+  public long reserve(long nowNanos, long maxTokenWaitNanos, long maxPauseWaitNanos) {
+    return reserve(nowNanos, maxTokenWaitNanos, maxPauseWaitNanos, null);
+  }
+
+  /**
+   * {@link #reserve(long, long, long)} for {@code holder} (the call, one permit at a time; null for
+   * none), whose give-back ({@link #giveBack(long, Object)}) is then exact while no permit was
+   * taken after it.
+   */
+  public synchronized long reserve(
+      long nowNanos, long maxTokenWaitNanos, long maxPauseWaitNanos, Object holder) {
     endPause(nowNanos);
     long pauseWait = paused ? Math.max(0, pausedUntilNanos - nowNanos) : 0;
     if (pauseWait > maxPauseWaitNanos) {
@@ -99,6 +118,7 @@ public final class RateLimiter implements PermitLimiter {
         return REJECTED;
       }
       aheadTokens += 1;
+      lastTaker = null; // taken at aheadAt with the others: settle
       return pauseWait + tokenWait;
     }
     long tokenWait = 0;
@@ -111,6 +131,7 @@ public final class RateLimiter implements PermitLimiter {
       }
     }
     base -= 1;
+    lastTaker = holder;
     return pauseWait + tokenWait;
   }
 
@@ -145,7 +166,7 @@ public final class RateLimiter implements PermitLimiter {
         return wait;
       }
     }
-    return reserve(nowNanos, maxTokenWaitNanos, maxPauseWaitNanos);
+    return reserve(nowNanos, maxTokenWaitNanos, maxPauseWaitNanos, holder);
   }
 
   /**
@@ -161,6 +182,7 @@ public final class RateLimiter implements PermitLimiter {
       if (aheadTokens == 1) {
         refill(nowNanos);
         base -= 1;
+        lastTaker = holder;
         aheadHolder = null;
         aheadTokens = 0;
       } else {
@@ -170,16 +192,34 @@ public final class RateLimiter implements PermitLimiter {
   }
 
   /**
-   * {@link #giveBack(long)} for a permit {@code holder} reserved: one reserved ahead and not yet
-   * taken from the bucket is forgotten (see {@link #release}), any other goes back as a token.
+   * Gives back the permit {@code holder} took ({@link #reserve(long, long, long, Object)}, {@link
+   * #reserveAhead}) for an attempt that was never made (the breaker refused it, the caller gave up
+   * while waiting, the client refused it): a permit reserved ahead and not yet taken from the
+   * bucket is forgotten (see {@link #release}). Any other goes back only as far as the bucket,
+   * asked no more by it, would hold it: the bucket must never be richer than one that was never
+   * asked.
+   *
+   * <p>Asked no more, the bucket would hold that token from the permit's instant on until it was
+   * full: a token more than now, at most burst, while no permit was taken after it (the permit
+   * taken last, a reservation still to come due or one already due: exact). A permit taken after it
+   * from a bucket a token short of full, or the bucket full meanwhile, took the token that one
+   * never asked would have lost to the cap: put back, the next burst went a request over the limit
+   * (1/s, burst 1: a permit taken at T0, another at T0 + 1.2 s, the first given back at T0 + 1.5 s
+   * let a third go then). Which it was is not known without the permit's instant, so a permit not
+   * taken last stays spent: at most a token poorer than exact, never richer.
    */
   public synchronized void giveBack(long nowNanos, Object holder) {
+    endPause(nowNanos);
     settle(nowNanos);
     if (holder != null && aheadHolder == holder) {
       release(nowNanos);
       return;
     }
-    giveBack(nowNanos);
+    if (holder != null && lastTaker == holder) {
+      base += 1; // refill caps it at burst: a bucket full since its instant lost that token
+      lastTaker = null; // the permit taken before it is not known
+    }
+    refill(nowNanos);
   }
 
   /**
@@ -191,7 +231,9 @@ public final class RateLimiter implements PermitLimiter {
    * would come a whole token early. There the holder's token stays taken at its instant: the
    * bucket, full from then until the first of them took its token, could have given it to no one
    * else without bunching (a caller then would go less than a token's time before that one). It
-   * counts with the permits given back meanwhile ({@link #keepsGiven}): burst - 1 at most.
+   * counts with the tokens given back before (burst - 1 at most until they come due: reservations
+   * waiting hold the bucket at 1 at most at their turn, and one more would be counted where the
+   * bucket, full, holds none).
    */
   private void release(long nowNanos) {
     if (aheadTokens == 1) {
@@ -199,36 +241,13 @@ public final class RateLimiter implements PermitLimiter {
       aheadTokens = 0;
     } else {
       aheadHolder = NO_HOLDER;
-      if (keepsGiven(nowNanos)) {
+      if (nowNanos - givenBackUntil >= 0) {
+        givenBackQueued = 0; // the reservations they were counted after have all come due
+      }
+      if (countGiven(aheadAt)) {
         aheadTokens -= 1;
       }
     }
-  }
-
-  /**
-   * Whether a permit given back now may go back as a token: counted in the bucket as due after the
-   * last reservation still to come, it leaves the bucket, as it really is, a token richer until
-   * then; reservations waiting hold it at 1 at most at their turn, so burst - 1 such tokens fit,
-   * and one more would be counted where the bucket, full, holds none (burst 1: two attempts at
-   * once). Nothing to come due, or only the last reservation (the one given back): the bucket as if
-   * not asked. Otherwise the permit stays spent, the bucket a token poorer than exact: which
-   * reservation comes back is not known.
-   */
-  private boolean keepsGiven(long nowNanos) {
-    if (aheadHolder != null) {
-      return countGiven(aheadAt); // those served after it come due once settled (settle)
-    }
-    if (nowNanos - givenBackUntil >= 0) {
-      givenBackQueued = 0; // the reservations they were counted after have all come due
-    }
-    // The reservations before the last came due: the one still to come is the last reserved, and
-    // a permit given back before its instant is that one (a lone waiter giving up, the usual case):
-    // the bucket as if not asked, exact. Nothing to come due at all: exact too.
-    if (elapsed(nowNanos) >= dueNanos(-base - 1)) {
-      return true;
-    }
-    long last = dueNanos(-base);
-    return countGiven(anchorNanos + Math.min(last, MAX_AHEAD));
   }
 
   private boolean countGiven(long untilNanos) {
@@ -243,21 +262,11 @@ public final class RateLimiter implements PermitLimiter {
   }
 
   /**
-   * Gives back a permit {@link #reserve} granted for an attempt that was never made (the breaker
-   * refused it, or the caller gave up while waiting): the bucket is as if it had not been asked, a
-   * reservation still to come due included, as far as {@link #keepsGiven} allows: with burst 1 and
-   * a reservation still to come due after now, or more than burst - 1 given back before one comes
-   * due, the permit stays spent. Put back, it counted after the last one reserved, where the
-   * bucket, full meanwhile, holds no more: the next caller went at that one's instant too (1/s,
-   * burst 1: two attempts at once).
+   * {@link #giveBack(long, Object)} for a permit whose holder is not known: it stays spent (see
+   * there), the bucket refilled to now.
    */
   public synchronized void giveBack(long nowNanos) {
-    endPause(nowNanos);
-    settle(nowNanos);
-    if (keepsGiven(nowNanos)) {
-      base += 1;
-    }
-    refill(nowNanos);
+    giveBack(nowNanos, null);
   }
 
   /** Pauses every caller of this host until {@code untilNanos} (a later pause wins). */
@@ -321,6 +330,8 @@ public final class RateLimiter implements PermitLimiter {
     if (aheadHolder != null && atNanos - aheadAt >= 0) {
       refill(aheadAt);
       base -= aheadTokens;
+      // Taken last: the holder's alone is known (taken with others', none is).
+      lastTaker = aheadTokens == 1 && aheadHolder != NO_HOLDER ? aheadHolder : null;
       aheadHolder = null;
       aheadTokens = 0;
       if (givenBackQueued > 0) {
@@ -388,6 +399,7 @@ public final class RateLimiter implements PermitLimiter {
   private void refill(long atNanos) {
     if (fullBy(atNanos)) {
       base = burst;
+      lastTaker = null; // a permit taken before now goes back as no token: full, it held none more
       if (atNanos - anchorNanos > 0) {
         anchorNanos = atNanos;
       }

@@ -12,24 +12,33 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Seeded random runs of callers on one bucket, mixing plain reservations, retries' reservations
- * ahead (taken as the retry starts, or given back before), and give-backs: the attempts made never
- * exceed burst + rate x window in any window, and, asked no more, the bucket fills back to burst
- * and is idle.
+ * ahead (taken as the retry starts, or given back before), and give-backs, before a permit's
+ * instant or after it: the attempts made never exceed burst + rate x window in any window (what a
+ * bucket never asked for the permits given back allows), and, asked no more, the bucket fills back
+ * to burst and is idle.
  */
 class RateLimiterAheadModelTest {
   private static final long MS = 1_000_000L;
   private static final long T0 = 1000_000 * MS;
 
-  /** Something due at an instant: an attempt's start (or its give-back instead). */
+  /**
+   * Something due at an instant: an attempt's start, its give-back instead (before its instant, as
+   * a caller giving up its wait; or after, {@code refusedFor} later, as an attempt the client
+   * refused: a reservation ahead taken then, and given back).
+   */
   private static final class Due implements Comparable<Due> {
     final long at;
-    final Object holder; // null: a plain reservation
+    final Object holder;
+    final boolean ahead; // reserved with reserveAhead, not yet taken or given back
     final boolean giveBack;
+    final long refusedFor; // > 0: the attempt is refused, its permit given back this much later
 
-    Due(long at, Object holder, boolean giveBack) {
+    Due(long at, Object holder, boolean ahead, boolean giveBack, long refusedFor) {
       this.at = at;
       this.holder = holder;
+      this.ahead = ahead;
       this.giveBack = giveBack;
+      this.refusedFor = refusedFor;
     }
 
     @Override
@@ -45,7 +54,9 @@ class RateLimiterAheadModelTest {
    * bucket a token richer (burst 1: two attempts at once). With plain reservations given back too
    * (before their token falls due, others queued after them), giveBack(long) put each back as a
    * token after the last queued: seed 2 (burst 1) and seed 8 (3/s, burst 2, two given back: 3
-   * attempts in 304 ms) failed.
+   * attempts in 304 ms) failed. With permits given back after their instant too (an attempt the
+   * client refused), a permit taken after it from a bucket full meanwhile left the bucket a token
+   * richer than one never asked: seed 1 (3/s, burst 2: 3 attempts in 331 ms) failed.
    */
   @Test
   void attemptsNeverExceedTheRateAndTheBucketComesBackWhole() {
@@ -66,11 +77,24 @@ class RateLimiterAheadModelTest {
       return true;
     }
     for (Due d : dues) {
-      if (d.holder != null) {
+      if (d.ahead) {
         return true;
       }
     }
     return false;
+  }
+
+  private static void happen(Due d, RateLimiter l, PriorityQueue<Due> dues, List<Long> attempts) {
+    if (d.giveBack) {
+      l.giveBack(d.at, d.holder);
+      return;
+    }
+    l.takeAhead(d.at, d.holder); // the attempt starts: nothing for a plain reservation
+    if (d.refusedFor > 0) {
+      dues.add(new Due(d.at + d.refusedFor, d.holder, false, true, 0));
+    } else {
+      attempts.add(d.at);
+    }
   }
 
   private static void run(long seed) {
@@ -87,50 +111,36 @@ class RateLimiterAheadModelTest {
     for (int step = 0; step < 200; step++) {
       now += (long) (r.nextDouble() * 1000 * MS / perSecond);
       while (!dues.isEmpty() && dues.peek().at <= now) {
-        Due d = dues.poll();
-        if (d.giveBack) {
-          if (d.holder != null) {
-            l.giveBack(d.at, d.holder);
-          } else {
-            l.giveBack(d.at);
-          }
-        } else {
-          if (d.holder != null) {
-            l.takeAhead(d.at, d.holder);
-          }
-          attempts.add(d.at);
-        }
+        happen(dues.poll(), l, dues, attempts);
       }
       long maxWait = new long[] {0, 300 * MS, 2000 * MS}[r.nextInt(3)];
       boolean given = r.nextInt(5) == 0;
+      // Given back after its instant (the attempt refused), from at once to two tokens later.
+      long refusedFor = r.nextInt(5) == 0 ? 1 + (long) (r.nextDouble() * 2000 * MS / perSecond) : 0;
+      Object holder = new Object();
       if (aheadPending(dues, now, aheadUntil) || r.nextBoolean()) {
-        long wait = l.reserve(now, maxWait, Long.MAX_VALUE);
+        long wait = l.reserve(now, maxWait, Long.MAX_VALUE, holder);
         if (wait != RateLimiter.REJECTED) {
           // Given back before its token falls due, as a call giving up its wait does.
           boolean back = given && wait > 1;
-          dues.add(new Due(back ? now + wait / 2 : now + wait, null, back));
+          dues.add(new Due(back ? now + wait / 2 : now + wait, holder, false, back, refusedFor));
         }
       } else {
         long backoff = 1 + (long) (r.nextDouble() * 3000 * MS);
-        Object holder = new Object();
         long wait = l.reserveAhead(now, backoff, maxWait + backoff, Long.MAX_VALUE, holder);
         if (wait != RateLimiter.REJECTED) {
           long start = now + Math.max(backoff, wait);
           aheadUntil = start;
           // Held ahead (no other pending, no pause) exactly when its token is due by its start;
           // otherwise a plain reservation: either is given back before its token falls due.
-          dues.add(new Due(given ? now + (start - now) / 2 : start, holder, given));
+          dues.add(
+              new Due(given ? now + (start - now) / 2 : start, holder, true, given, refusedFor));
         }
       }
     }
     while (!dues.isEmpty()) {
       Due d = dues.poll();
-      if (d.giveBack) {
-        l.giveBack(d.at, d.holder);
-      } else {
-        l.takeAhead(d.at, d.holder);
-        attempts.add(d.at);
-      }
+      happen(d, l, dues, attempts);
       now = Math.max(now, d.at);
     }
     Collections.sort(attempts);

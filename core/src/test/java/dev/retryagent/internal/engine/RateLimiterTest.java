@@ -289,30 +289,111 @@ class RateLimiterTest {
   }
 
   /**
-   * With burst 2 one permit given back with later ones queued goes back: the bucket, one token
-   * richer, still never fills before their turn. A second would: c and d given back before e's
-   * turn, the bucket counted both after it, and e, f and g all went at T0 + 3 s.
+   * With burst 2, permits given back with later ones queued after them stay spent too: which ones
+   * they were, and so whether their instant had passed, is not known (see the next tests), and a
+   * token put back after its instant can be one the bucket, never asked, would have lost to the
+   * cap. Before, c and d went back as tokens, exact for a waiter that gave up but a token over the
+   * limit for a permit whose attempt was refused after its instant. The last one queued still goes
+   * back whole.
    */
   @Test
-  void queuedPermitsGivenBackWithBurstTwoGoBackOneAtATimeBeforeTheLastQueued() {
+  void queuedPermitsGivenBackWithLaterOnesQueuedStaySpentAndTheLastGoesBackWhole() {
     RateLimiter l = limiter(1, 2);
-    assertThat(l.reserve(T0, FOREVER, FOREVER)).isZero();
-    assertThat(l.reserve(T0, FOREVER, FOREVER)).isZero();
-    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("c: T0 + 1 s").isEqualTo(S);
-    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("d: T0 + 2 s").isEqualTo(2 * S);
-    assertThat(l.reserve(T0, FOREVER, FOREVER)).as("e: T0 + 3 s").isEqualTo(3 * S);
-    l.giveBack(T0 + 500 * MS); // c
-    l.giveBack(T0 + 600 * MS); // d
-    // At T0 + 3 s the bucket holds 2 (full since T0 + 2 s): e and f go, g a token later.
-    assertThat(l.reserve(T0 + 3 * S, 0, FOREVER)).as("f: with e").isZero();
-    assertThat(l.reserve(T0 + 3 * S, FOREVER, FOREVER)).as("g: T0 + 4 s").isEqualTo(S);
-    // Once those reserved have come due, a give-back with a later one queued goes back again.
-    long t = T0 + 100 * S;
-    assertThat(l.reserve(t, FOREVER, FOREVER)).isZero();
-    assertThat(l.reserve(t, FOREVER, FOREVER)).isZero();
-    assertThat(l.reserve(t, FOREVER, FOREVER)).as("h: t + 1 s").isEqualTo(S);
-    assertThat(l.reserve(t, FOREVER, FOREVER)).as("i: t + 2 s").isEqualTo(2 * S);
-    l.giveBack(t + 500 * MS); // h
-    assertThat(l.reserve(t + 500 * MS, FOREVER, FOREVER)).as("j: with i").isEqualTo(1500 * MS);
+    Object c = new Object();
+    Object d = new Object();
+    Object e = new Object();
+    assertThat(l.reserve(T0, FOREVER, FOREVER, new Object())).isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER, new Object())).isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER, c)).as("c: T0 + 1 s").isEqualTo(S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER, d)).as("d: T0 + 2 s").isEqualTo(2 * S);
+    assertThat(l.reserve(T0, FOREVER, FOREVER, e)).as("e: T0 + 3 s").isEqualTo(3 * S);
+    l.giveBack(T0 + 500 * MS, c);
+    l.giveBack(T0 + 600 * MS, d);
+    // e, taken last, gives up its wait: the bucket as if it had not asked.
+    l.giveBack(T0 + 2500 * MS, e);
+    assertThat(l.reserve(T0 + 3 * S, 0, FOREVER)).as("f: e's instant").isZero();
+    assertThat(l.reserve(T0 + 3 * S, FOREVER, FOREVER)).as("g: a token after f").isEqualTo(S);
+  }
+
+  /**
+   * 1/s, burst 1: a takes the token at T0 and its attempt is never made; b takes the token due at
+   * T0 + 1 s, at T0 + 1.2 s; a's permit goes back at T0 + 1.5 s. A bucket never asked by a was full
+   * from T0 until b took its token, and holds 0.3 of one at T0 + 1.5 s: c waits until T0 + 2.2 s.
+   * Before, a's token went back whole and c went at T0 + 1.5 s, b and c 300 ms apart.
+   */
+  @Test
+  void aPermitGivenBackAfterItsInstantLeavesNoTokenThatABucketFullMeanwhileLost() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER, a)).isZero();
+    assertThat(l.reserve(T0 + 1200 * MS, 0, FOREVER, new Object())).as("b").isZero();
+    l.giveBack(T0 + 1500 * MS, a);
+    assertThat(l.reserve(T0 + 1500 * MS, FOREVER, FOREVER, new Object()))
+        .as("c: T0 + 2.2 s")
+        .isEqualTo(700 * MS);
+  }
+
+  /**
+   * 1/s, burst 1: a takes the token at T0, b reserves the next (T0 + 1 s), and a's attempt, refused
+   * by the client, gives its permit back at T0 + 500 ms. Never asked by a, the bucket was full at
+   * T0 and b's token is the one due at T0 + 1 s: c comes a token after b. Before, a's token was
+   * counted as b's wait given up (the last reservation), and c went at T0 + 1 s with b.
+   */
+  @Test
+  void aPermitGivenBackAfterItsInstantWhileAnotherWaitsLeavesNoSecondAttemptAtThatOnesInstant() {
+    RateLimiter l = limiter(1, 1);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER, a)).isZero();
+    assertThat(l.reserve(T0, FOREVER, FOREVER, new Object())).as("b: T0 + 1 s").isEqualTo(S);
+    l.giveBack(T0 + 500 * MS, a);
+    assertThat(l.reserve(T0 + 500 * MS, FOREVER, FOREVER, new Object()))
+        .as("c: T0 + 2 s")
+        .isEqualTo(1500 * MS);
+  }
+
+  /**
+   * 1/s, burst 2: a and b take the full bucket at T0, a's attempt is never made; by T0 + 5 s the
+   * bucket is full again and c and d take it; a's permit goes back at T0 + 5.5 s. Never asked by a,
+   * the bucket was full from T0 + 1 s: it holds 0.5 at T0 + 5.5 s, and e waits 500 ms. Before, e
+   * went at once: c, d and e in 500 ms, one over burst + rate.
+   */
+  @Test
+  void aPermitGivenBackLongAfterItsInstantLeavesNoTokenOverTheNextBurst() {
+    RateLimiter l = limiter(1, 2);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER, a)).isZero();
+    assertThat(l.reserve(T0, 0, FOREVER, new Object())).isZero();
+    assertThat(l.reserve(T0 + 5 * S, 0, FOREVER, new Object())).as("c").isZero();
+    assertThat(l.reserve(T0 + 5 * S, 0, FOREVER, new Object())).as("d").isZero();
+    l.giveBack(T0 + 5500 * MS, a);
+    assertThat(l.availableTokens(T0 + 5500 * MS)).isCloseTo(0.5, within(1e-9));
+    assertThat(l.reserve(T0 + 5500 * MS, FOREVER, FOREVER, new Object()))
+        .as("e")
+        .isEqualTo(500 * MS);
+  }
+
+  /**
+   * The permit taken last goes back whole after its instant (a bucket never asked for it would hold
+   * that token), never beyond burst: 1/s, burst 2, a takes a token at T0 and gives it back at T0 +
+   * 300 ms: the bucket holds 2, not 2.3; a lone waiter giving up (burst 1) leaves the bucket as if
+   * it had not asked.
+   */
+  @Test
+  void thePermitTakenLastGoesBackWholeAndNeverBeyondBurst() {
+    RateLimiter l = limiter(1, 2);
+    Object a = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER, a)).isZero();
+    l.giveBack(T0 + 300 * MS, a);
+    assertThat(l.availableTokens(T0 + 300 * MS)).isEqualTo(2.0);
+    assertThat(l.isIdle(T0 + 300 * MS)).isTrue();
+
+    RateLimiter one = limiter(1, 1);
+    Object b = new Object();
+    assertThat(one.reserve(T0, 0, FOREVER, new Object())).isZero();
+    assertThat(one.reserve(T0, FOREVER, FOREVER, b)).as("b: T0 + 1 s").isEqualTo(S);
+    one.giveBack(T0 + 500 * MS, b);
+    assertThat(one.reserve(T0 + 500 * MS, FOREVER, FOREVER, new Object()))
+        .as("c: b's instant")
+        .isEqualTo(500 * MS);
   }
 }
