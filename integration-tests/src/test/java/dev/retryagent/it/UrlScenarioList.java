@@ -50,6 +50,31 @@ final class UrlScenarioList {
         });
   }
 
+  /**
+   * A keyed POST whose application expects {@code 100 Continue}, answered 503 after its body: the
+   * retry carries the application's very headers (its Expect among them) and the whole body, sent
+   * after a {@code 100 Continue} of its own.
+   */
+  private static Scenario keyedPostExpectingContinue(String client, String framing) {
+    return new Scenario(
+        client
+            + ": a keyed POST expecting 100 Continue is retried as the application sent it ("
+            + framing
+            + ")",
+        http(s -> s.enqueue(status(503), ok("charged"))),
+        List.of(
+            call(
+                "a", client, "POST", "/keyed/charges", KEY + ";Expect=100-continue", "bytes:3000")),
+        (o, s) -> {
+          assertThat(o.status("a")).isEqualTo(200);
+          assertThat(o.get("a", "body")).isEqualTo("charged");
+          assertThat(s.requests()).hasSize(2);
+          assertThat(s.requests().get(0).headers().get("expect")).containsExactly("100-continue");
+          assertThat(s.requests().get(1).headers()).isEqualTo(s.requests().get(0).headers());
+          assertThat(s.requests()).allSatisfy(r -> assertThat(r.body()).hasSize(3000));
+        });
+  }
+
   private static Scenario threeAttempts(String client) {
     return new Scenario(
         client + ": 503, 503, 200 gives the 200 after exactly 3 requests",
@@ -83,6 +108,9 @@ final class UrlScenarioList {
     list.add(keyedPost("url-fixed", "bytes:3000", 3000, "fixed length"));
     list.add(keyedPost("url-chunked", "bytes:3000", 3000, "chunked"));
     list.add(keyedPost("url-connect", "bytes:3000", 3000, "connect() first"));
+    list.add(keyedPostExpectingContinue("url", "buffered"));
+    list.add(keyedPostExpectingContinue("url-fixed", "fixed length"));
+    list.add(keyedPostExpectingContinue("url-chunked", "chunked"));
     list.add(
         new Scenario(
             "a streamed body larger than replayBodyLimit is sent once, and the log says why",
