@@ -1097,7 +1097,11 @@ final class UrlExchange {
       } finally {
         LOOKING.set(false);
         // After the flag: a watch added since is seen here, or sees the flag down and schedules.
-        if (!WATCHED.isEmpty()) {
+        // Not WATCHED.isEmpty(): it sums counts other threads change as it reads them, and could
+        // answer empty while a dropped connection's watch stays (another added on one thread and
+        // removed on another meanwhile): its call then stayed open, its breaker permit held, until
+        // the application's next HttpURLConnection call. The iterator finds a watch that is there.
+        if (WATCHED.iterator().hasNext()) {
           lookWhileWatched();
         }
       }
