@@ -16,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -37,7 +38,9 @@ import javax.management.ObjectName;
  * sample=MILLIS,THREADS,HEAP_BYTES,CALLS_DONE,DEADLOCKED,AGENT_THREADS} (the last: the agent's own
  * threads, named {@code retry-agent-...}), then {@code pools=NAME:COUNT;...} (the live platform
  * threads by pool name). At the end: {@code app.ROUTE.calls=}, {@code app.ROUTE.outcome.OUTCOME=},
- * then the agent's counters read from its MBeans ({@code jmx.ROUTE.ATTRIBUTE=}, {@code
+ * for the asynchronous routes {@code app.ROUTE.started=} (calls made) and {@code
+ * app.ROUTE.callbacksAgain=} (a call's outcome heard again, not counted in the rest), then the
+ * agent's counters read from its MBeans ({@code jmx.ROUTE.ATTRIBUTE=}, {@code
  * jmx.engine.ATTRIBUTE=}), then {@code report=done}; it exits at {@code exit} on stdin (or its
  * end), so the test can scrape Prometheus first. A caller that does not finish within a minute of
  * the end prints {@code stuck=} and every thread's stack, and the JVM exits with 3.
@@ -84,6 +87,11 @@ public final class SoakApp {
   };
 
   private final Map<String, LongAdder> calls = new ConcurrentHashMap<>();
+
+  /** Asynchronous calls started, per route: each must be heard once ({@code callbacksAgain}). */
+  private final Map<String, LongAdder> asyncStarted = new ConcurrentHashMap<>();
+
+  private final Map<String, LongAdder> callbacksAgain = new ConcurrentHashMap<>();
   private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
   private final LongAdder done = new LongAdder();
   private final SoakClients clients;
@@ -197,10 +205,17 @@ public final class SoakApp {
       return;
     }
     long started = System.nanoTime();
+    asyncStarted.computeIfAbsent(route, r -> new LongAdder()).increment();
+    AtomicBoolean heard = new AtomicBoolean();
     try {
       clients.callAsync(
           route,
           outcome -> {
+            if (!heard.compareAndSet(false, true)) {
+              // Counted apart, and no second chain started: the soak's other counts stay whole.
+              callbacksAgain.computeIfAbsent(route, r -> new LongAdder()).increment();
+              return;
+            }
             count(route, outcome);
             callNext(route, finished, started);
           });
@@ -272,6 +287,10 @@ public final class SoakApp {
   private void report() throws Exception {
     new TreeMap<>(calls).forEach((route, n) -> System.out.println("app." + route + ".calls=" + n));
     new TreeMap<>(outcomes).forEach((key, n) -> System.out.println("app." + key + "=" + n));
+    new TreeMap<>(asyncStarted)
+        .forEach((route, n) -> System.out.println("app." + route + ".started=" + n));
+    new TreeMap<>(callbacksAgain)
+        .forEach((route, n) -> System.out.println("app." + route + ".callbacksAgain=" + n));
     MBeanServer mbeans = ManagementFactory.getPlatformMBeanServer();
     // A call's end is counted before the caller sees it; wait (bounded) all the same, so a late
     // count shows as a difference, not as a race.

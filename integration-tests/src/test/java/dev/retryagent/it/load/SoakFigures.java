@@ -73,6 +73,9 @@ final class SoakFigures {
           o.server(route, "status.500"),
           o.server(route, "status.429"),
           o.server(route, "status.200"));
+      if (differs(o, route)) {
+        differences(b, o, route);
+      }
     }
     line(b, "  total calls=%d attempts=%d", calls, attempts);
     Samples s = Samples.parse(o.result().stdout());
@@ -112,6 +115,57 @@ final class SoakFigures {
           .forEach(l -> line(b, "    %s", l));
     }
     return b.toString();
+  }
+
+  /** A count SoakIT compares per route (calls, attempts) is not what the others counted. */
+  private static boolean differs(SoakRun.Outcome o, String route) {
+    long calls = o.app("jmx." + route + ".Calls");
+    return calls != o.app("app." + route + ".calls")
+        || o.app("jmx." + route + ".Attempts") != o.server(route, SoakServer.REQUESTS)
+        || calls != o.server(route, SoakServer.FIRST) + o.deadLetters(route, "no-attempt");
+  }
+
+  /**
+   * What is known of a route whose counts differ, to tell which call was counted apart: the calls
+   * the app started and heard again, the server's first attempts, the agent's give-ups by reason,
+   * the app's outcomes and the dead letters by kind.
+   */
+  private static void differences(StringBuilder b, SoakRun.Outcome o, String route) {
+    line(
+        b,
+        "    COUNTS DIFFER: app calls=%d started=%d heard again=%d | server first=%d |"
+            + " dead letters=%d (no attempt %d, refused later %d)",
+        o.app("app." + route + ".calls"),
+        o.app("app." + route + ".started"),
+        o.app("app." + route + ".callbacksAgain"),
+        o.server(route, SoakServer.FIRST),
+        o.deadLetters(route, "total"),
+        o.deadLetters(route, "no-attempt"),
+        o.deadLetters(route, "refused-later"));
+    List<String> out = o.result().stdout().lines().toList();
+    line(b, "    agent give-ups: %s", joined(out, "jmx." + route + ".GaveUp"));
+    line(b, "    app outcomes:   %s", joined(out, "app." + route + ".outcome."));
+    StringBuilder letters = new StringBuilder();
+    String prefix = route + ".letter.";
+    o.deadLetters()
+        .forEach(
+            (k, n) -> {
+              if (k.startsWith(prefix)) {
+                letters.append(k.substring(prefix.length())).append('=').append(n).append("; ");
+              }
+            });
+    line(b, "    dead letters:   %s", letters);
+  }
+
+  /** The {@code key=value} lines of {@code out} under {@code prefix}, not 0, prefix cut. */
+  private static String joined(List<String> out, String prefix) {
+    StringBuilder j = new StringBuilder();
+    for (String l : out) {
+      if (l.startsWith(prefix) && !l.endsWith("=0")) {
+        j.append(l.substring(prefix.length())).append("; ");
+      }
+    }
+    return j.toString();
   }
 
   private static void summary(

@@ -214,6 +214,14 @@ class SoakIT {
     soft.assertThat(calls)
         .as(route + ": calls = the callers' calls")
         .isEqualTo(o.app(app + "calls"));
+    if (o.result().value(app + "started") != null) {
+      soft.assertThat(o.app(app + "callbacksAgain"))
+          .as(route + ": outcomes the callers heard again for a call")
+          .isZero();
+      soft.assertThat(o.app(app + "calls"))
+          .as(route + ": calls the callers heard = calls they made")
+          .isEqualTo(o.app(app + "started"));
+    }
     soft.assertThat(o.app(jmx + "Attempts"))
         .as(route + ": attempts = requests at the server")
         .isEqualTo(o.server(route, SoakServer.REQUESTS));

@@ -134,12 +134,20 @@ final class SoakRun {
     }
   }
 
+  /** The class of a dead letter's {@code error} ({@code CLASS: message}). */
+  private static String errorClass(Object error) {
+    String e = String.valueOf(error);
+    int colon = e.indexOf(':');
+    return colon < 0 ? e : e.substring(0, colon);
+  }
+
   /**
    * Dead letters per route: every one ({@code total}); those of calls that made no attempt (the
    * breaker or the rate limit refused the first: {@code no-attempt}; the rate limit's: {@code
    * rate-limited-first}); those of calls refused at a later attempt, after a retry had been decided
    * ({@code refused-later}: attempts made, and no outcome, or the outcome of the attempt before a
-   * retry the rate limit refused). Every line must parse.
+   * retry the rate limit refused); and by kind, {@code letter.REASON,attempts=N,STATUS-OR-OUTCOME[,
+   * ERROR-CLASS]}, for the figures. Every line must parse.
    */
   private static Map<String, Long> deadLetters(Path file) {
     Map<String, Long> tally = new TreeMap<>();
@@ -153,6 +161,18 @@ final class SoakRun {
             String route = (String) letter.get("route");
             long attempts = (Long) letter.get("attempts");
             tally.merge(route + ".total", 1L, Long::sum);
+            // What the figures show of a route whose counts differ.
+            tally.merge(
+                route
+                    + ".letter."
+                    + letter.get("reason")
+                    + ",attempts="
+                    + attempts
+                    + ","
+                    + (letter.get("status") != null ? letter.get("status") : letter.get("outcome"))
+                    + (letter.get("error") != null ? "," + errorClass(letter.get("error")) : ""),
+                1L,
+                Long::sum);
             boolean rateLimited = "rate-limited".equals(letter.get("reason"));
             if (attempts == 0) {
               tally.merge(route + ".no-attempt", 1L, Long::sum);
