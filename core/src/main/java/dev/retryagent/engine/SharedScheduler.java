@@ -9,6 +9,7 @@ import java.util.concurrent.RunnableScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 
 /**
  * The process-wide {@link Scheduler} ({@link Scheduler#shared()}): at most {@value #THREADS} daemon
@@ -63,10 +64,13 @@ final class SharedScheduler implements Scheduler {
       // none, it would wait for the next schedule's
       // worker, maybe for good: taken back, it never runs, and the caller hears a refusal. Not
       // queued (the queue could not grow), it never runs either. A worker took it meanwhile: it
-      // runs, or ran. (The queue's contains is a look at the task's own index, not a search.)
+      // runs, or ran: withdrawing it fails (Cancel.cancel), where the pool's own cancel(false)
+      // succeeds on a task under way, and a task that ran was reported refused (run twice by a
+      // caller that went on without it). (The queue's contains is a look at the task's own index,
+      // not a search.)
       RunnableScheduledFuture<?> f = cancel.future;
-      if (f != null
-          && ((pool.getQueue().contains(f) && pool.hasRunningWorker()) || !f.cancel(false))) {
+      if ((f != null && pool.getQueue().contains(f) && pool.hasRunningWorker())
+          || !cancel.cancel()) {
         return cancel;
       }
       throw new RejectedExecutionException("retry-agent: no thread for the task", failed);
@@ -142,10 +146,21 @@ final class SharedScheduler implements Scheduler {
    * may wait at once). A failure of the task is kept in the pool's task, as it is for a Runnable.
    */
   private static final class Cancel implements Cancellable, Callable<Void> {
+    private static final AtomicIntegerFieldUpdater<Cancel> STATE =
+        AtomicIntegerFieldUpdater.newUpdater(Cancel.class, "state");
+    private static final int WAITING = 0;
+    private static final int RUN = 1;
+    private static final int WITHDRAWN = 2;
+
     private final Runnable task;
     // Set by the pool (decorateTask) before the task is queued, on the scheduling thread: whoever
     // cancels got the handle from there, and the worker took it from the pool's queue.
     private RunnableScheduledFuture<?> future;
+    // Whether the task runs or never will, decided once. Not the pool's future: its cancel(false)
+    // succeeds on a task under way (its state changes only once the task returned), and a worker
+    // past its own check runs the task all the same; "true when it will not run" was then false,
+    // and a caller that took the task for withdrawn went on without it while it ran.
+    private volatile int state;
 
     Cancel(Runnable task) {
       this.task = task;
@@ -153,13 +168,22 @@ final class SharedScheduler implements Scheduler {
 
     @Override
     public Void call() {
-      task.run();
+      if (STATE.compareAndSet(this, WAITING, RUN)) {
+        task.run();
+      }
       return null;
     }
 
     @Override
     public boolean cancel() {
-      return future.cancel(false);
+      if (!STATE.compareAndSet(this, WAITING, WITHDRAWN)) {
+        return false; // it runs, or ran, or was withdrawn before
+      }
+      RunnableScheduledFuture<?> f = future;
+      if (f != null) {
+        f.cancel(false); // out of the pool's queue (remove on cancel), no worker kept for it
+      }
+      return true;
     }
   }
 }

@@ -143,6 +143,12 @@ class SharedSchedulerTest {
     await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
   }
 
+  /**
+   * The task is still running when the next worker's start fails (held there until the schedule
+   * returned): the pool's own cancel(false) succeeds on a task under way, and the task was reported
+   * refused while it ran (a caller went on without it: it ran twice). Before, the task returned as
+   * it let the failing start go, and only a worker descheduled between the two (CI's load) saw it.
+   */
   @Test
   void aTaskAWorkerTookAsTheNextWorkerFailedIsNotReportedRefused() throws Exception {
     CountDownLatch started = new CountDownLatch(1);
@@ -151,6 +157,8 @@ class SharedSchedulerTest {
     fresh.schedule(first::countDown, 0);
     assertThat(first.await(10, TimeUnit.SECONDS)).isTrue();
     AtomicInteger runs = new AtomicInteger();
+    CountDownLatch scheduleReturned = new CountDownLatch(1);
+    CountDownLatch ended = new CountDownLatch(1);
     Throwable thrown =
         catchThrowable(
             () ->
@@ -158,10 +166,60 @@ class SharedSchedulerTest {
                     () -> {
                       runs.incrementAndGet();
                       started.countDown();
+                      try {
+                        scheduleReturned.await(10, TimeUnit.SECONDS);
+                      } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                      }
+                      ended.countDown();
                     },
                     0));
+    scheduleReturned.countDown();
     assertThat(thrown).as("reported refused").isNull();
-    await().atMost(Duration.ofSeconds(10)).until(() -> runs.get() == 1);
+    assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(runs).hasValue(1);
+  }
+
+  /** "True when it will not run": a task under way is not withdrawn by a cancel, and runs whole. */
+  @Test
+  void aCancelOfATaskUnderWayIsFalseAndItRunsWhole() throws Exception {
+    SharedScheduler fresh = new SharedScheduler();
+    CountDownLatch started = new CountDownLatch(1);
+    CountDownLatch cancelled = new CountDownLatch(1);
+    AtomicInteger ended = new AtomicInteger();
+    Scheduler.Cancellable c =
+        fresh.schedule(
+            () -> {
+              started.countDown();
+              try {
+                cancelled.await(10, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              ended.incrementAndGet();
+            },
+            0);
+    assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+    boolean withdrawn = c.cancel();
+    cancelled.countDown();
+    assertThat(withdrawn).as("cancel() of a task under way").isFalse();
+    await().atMost(Duration.ofSeconds(10)).until(() -> ended.get() == 1);
+    assertThat(c.cancel()).as("cancel() of a task that ran").isFalse();
+  }
+
+  /** A task cancelled while it waits never runs, and a second cancel says it did nothing more. */
+  @Test
+  void aCancelOfAWaitingTaskIsTrueAndItNeverRuns() throws Exception {
+    SharedScheduler fresh = new SharedScheduler();
+    AtomicInteger runs = new AtomicInteger();
+    Scheduler.Cancellable c =
+        fresh.schedule(runs::incrementAndGet, TimeUnit.MILLISECONDS.toNanos(50));
+    assertThat(c.cancel()).isTrue();
+    assertThat(c.cancel()).as("a second cancel").isFalse();
+    CountDownLatch later = new CountDownLatch(1);
+    fresh.schedule(later::countDown, TimeUnit.MILLISECONDS.toNanos(100));
+    assertThat(later.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(runs).hasValue(0);
   }
 
   @Test
