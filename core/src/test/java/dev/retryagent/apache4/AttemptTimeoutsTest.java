@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.retryagent.engine.GiveUpReason;
@@ -121,7 +122,7 @@ class AttemptTimeoutsTest {
         assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");
       }
     }
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(requestsAtLeast(2)).isEqualTo(2);
     // The application's objects as HttpClient leaves them without the agent: the request's own
     // config, which HttpClient puts in the context.
     assertThat(get.getConfig()).isSameAs(own);
@@ -174,7 +175,7 @@ class AttemptTimeoutsTest {
         CloseableHttpResponse r = c.execute(new HttpGet(server.url("/items")))) {
       assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("second");
     }
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(requestsAtLeast(2)).isEqualTo(2);
   }
 
   @Test
@@ -206,7 +207,7 @@ class AttemptTimeoutsTest {
               Duration.ofSeconds(20), () -> catchThrowable(() -> c.execute(get("/items"))));
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
     }
-    assertThat(server.requestCount()).as("the held ones").isEqualTo(2);
+    assertThat(requestsAtLeast(2)).as("the held ones").isEqualTo(2);
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
@@ -285,7 +286,7 @@ class AttemptTimeoutsTest {
       Throwable e = catchThrowable(() -> c.execute(new HttpGet(server.url("/items"))));
       assertThat(e).isExactlyInstanceOf(SocketTimeoutException.class).hasMessage("Read timed out");
     }
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(requestsAtLeast(2)).isEqualTo(2);
   }
 
   @Test
@@ -306,7 +307,7 @@ class AttemptTimeoutsTest {
       Throwable ours = catchThrowable(() -> c.execute(post()));
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
     }
-    assertThat(server.requestCount()).as("one each").isEqualTo(2);
+    assertThat(requestsAtLeast(2)).as("one each").isEqualTo(2);
   }
 
   @Test
@@ -327,7 +328,7 @@ class AttemptTimeoutsTest {
       Throwable ours = catchThrowable(() -> c.execute(getWithin(300)));
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
     }
-    assertThat(server.requestCount()).as("one, then two attempts").isEqualTo(3);
+    assertThat(requestsAtLeast(3)).as("one, then two attempts").isEqualTo(3);
   }
 
   @ParameterizedTest
@@ -372,7 +373,7 @@ class AttemptTimeoutsTest {
             "socket 7000 connect -1 pool -1",
             bound + " connect 2000 pool 2000",
             "socket 7000 connect -1 pool -1");
-    assertThat(server.requestCount()).isEqualTo(8);
+    assertThat(requestsAtLeast(8)).isEqualTo(8);
   }
 
   @Test
@@ -409,7 +410,7 @@ class AttemptTimeoutsTest {
     assertThat(plain).containsOnly("socket 7000 connect -1 pool -1").hasSize(2);
     assertThat(ours)
         .containsExactly("socket 7000 connect 500 pool 500", "socket 7000 connect -1 pool -1");
-    assertThat(server.requestCount()).isEqualTo(4);
+    assertThat(requestsAtLeast(4)).isEqualTo(4);
     assertThat(server.connectionCount()).as("one kept-alive connection each").isEqualTo(2);
   }
 
@@ -686,7 +687,7 @@ class AttemptTimeoutsTest {
         assertThat(EntityUtils.toString(r.getEntity())).isEqualTo("done");
       }
     }
-    assertThat(server.requestCount()).as("two each").isEqualTo(4);
+    assertThat(requestsAtLeast(4)).as("two each").isEqualTo(4);
     assertThat(plain).containsExactly("socket 60000 connect 60000 pool 60000");
     assertThat(ours).containsExactly("socket 2000 connect 2000 pool 2000");
     assertThat(events).extracting(RetryEvent::type).doesNotContain(RetryEvent.Type.RETRY);
@@ -706,5 +707,15 @@ class AttemptTimeoutsTest {
     HttpPost post = new HttpPost(server.url("/payments"));
     post.setEntity(new StringEntity("{\"amount\":1}"));
     return post;
+  }
+
+  /**
+   * The server's count once it reached {@code n} (at most 10 s): a request is counted as the
+   * server's thread reads it, which on a loaded machine can come after the client's 300 ms timeout
+   * fired and the test went on. A count above {@code n} that came by then still fails the test.
+   */
+  private int requestsAtLeast(int n) {
+    await().atMost(Duration.ofSeconds(10)).until(() -> server.requestCount() >= n);
+    return server.requestCount();
   }
 }
