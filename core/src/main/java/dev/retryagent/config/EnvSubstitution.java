@@ -131,7 +131,7 @@ final class EnvSubstitution {
    */
   static String shown(String body, boolean secret) {
     if (!secret) {
-      return ConfigProblem.withoutUserInfo(body);
+      return ConfigProblem.withoutUserInfo(body, true);
     }
     int dash = body.indexOf(":-");
     String name = dash < 0 ? body : body.substring(0, dash);
@@ -171,7 +171,7 @@ final class EnvSubstitution {
         + name
         + (fallback == null
             ? ""
-            : ":-" + (secret ? "..." : ConfigProblem.withoutUserInfo(fallback)))
+            : ":-" + (secret ? "..." : ConfigProblem.withoutUserInfo(fallback, true)))
         + "}";
   }
 

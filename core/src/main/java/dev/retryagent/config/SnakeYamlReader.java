@@ -157,7 +157,7 @@ final class SnakeYamlReader {
       }
       body.appendCodePoint(c);
     }
-    boolean secret = mayBeInFleet(text, mark.getIndex());
+    boolean secret = mayBeInFleet(text);
     String written = body.toString();
     String corrected = closed ? EnvSubstitution.corrected(written, secret) : null;
     String shown = EnvSubstitution.shown(written, secret);
@@ -189,18 +189,13 @@ final class SnakeYamlReader {
   }
 
   /**
-   * True unless the text before code point {@code index} shows the reference there cannot be in
-   * {@code fleet}: a key must be written before its value, so without {@code fleet} (in any case)
-   * and without a {@code \} (an escape could spell it) before it, it is elsewhere.
+   * True unless the file shows the reference cannot be in {@code fleet}: without {@code fleet} (in
+   * any case) and without a {@code \} (an escape could spell it) anywhere in it. Not only before
+   * the reference: an anchored map (a compose file's {@code x-redis: &r { url: ${R:pw} }}) is
+   * written before the {@code fleet: { redis: *r }} that takes it, and its fallback was shown.
    */
-  private static boolean mayBeInFleet(String text, int index) {
-    String before;
-    try {
-      before = text.substring(0, text.offsetByCodePoints(0, index));
-    } catch (IndexOutOfBoundsException e) {
-      return true;
-    }
-    return before.indexOf('\\') >= 0 || before.toLowerCase(Locale.ROOT).contains("fleet");
+  private static boolean mayBeInFleet(String text) {
+    return text.indexOf('\\') >= 0 || text.toLowerCase(Locale.ROOT).contains("fleet");
   }
 
   private static String describe(String message) {

@@ -136,6 +136,22 @@ class EnvSubstitutionTest {
       {
         "\"\\x66leet\": {redis: {url: ${PW-hunter2}}}", "1", "28", "write ${PW-...} as '${PW:-...}'"
       },
+      // Found by review: an anchored map written before the fleet section that takes it (a compose
+      // file's x-... habit): no "fleet" before the reference, and its fallback was shown.
+      {
+        "x-redis: &r { url: ${R:hunter2} }\nfleet: { redis: *r }",
+        "1",
+        "21",
+        "write ${R:...} as '${R:-...}'"
+      },
+      // Found by review: a port in an authority without '@' may be a mistaken variable's password
+      // (https://user:1234), shown in a key not known to be secret.
+      {
+        "agent: {deadLetter: {path: ${P:-https://user:1234}}}",
+        "1",
+        "29",
+        "as in '${P:-https://***}'"
+      },
     };
     for (String[] c : cases) {
       ConfigProblem p = Yaml.problem(c[0]);
@@ -149,7 +165,8 @@ class EnvSubstitutionTest {
                   + c[3]
                   + " (unquoted, its { starts a map there)")
           // The fallback may be a password: which key it is for is not known at this point.
-          .doesNotContain("hunter2");
+          .doesNotContain("hunter2")
+          .doesNotContain("1234");
     }
   }
 }
