@@ -219,6 +219,9 @@ abstract class HostHold {
       budget.returnRetry(retryTicket, nowNanos);
     }
     permitBack(nowNanos);
+    if (state.limiter instanceof RateLimiter) {
+      ((RateLimiter) state.limiter).forget(this); // no reference kept to a call that ended
+    }
     holds = 0;
   }
 

@@ -13,7 +13,10 @@ package dev.retryagent.engine;
 public interface Scheduler {
   /** A task that may still be cancelled. */
   interface Cancellable {
-    /** Cancels the task if it has not run; true when it will not run. */
+    /**
+     * Cancels the task if it has not started: true when this cancel withdrew it (it will not run);
+     * false when it runs, ran, or was withdrawn before.
+     */
     boolean cancel();
   }
 

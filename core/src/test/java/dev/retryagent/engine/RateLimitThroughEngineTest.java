@@ -405,6 +405,30 @@ class RateLimitThroughEngineTest {
     assertThat(bucket.availableTokens(f.clock.nanoTime())).isEqualTo(1.0);
   }
 
+  /**
+   * A call that ended is not the limiter's last taker any more (r1's review of d4866f4c): the
+   * limiter kept a reference to the last call that took a permit until its bucket was next full,
+   * for the life of the JVM on a host called once (the call's request, its body's replay copy, the
+   * application's callbacks). Seen through a give-back the ended call could not make: it stays
+   * spent, where the call still remembered would put its token back.
+   */
+  @org.junit.jupiter.api.Test
+  void aCallThatEndedIsForgottenByItsHostsLimiter() throws Exception {
+    TestPolicy p = TestPolicy.create();
+    p.rateLimit.enabled(true).perSecond(1).burst(5);
+    EngineFixture f = EngineFixture.of(p);
+    Script s = new Script(f.clock, respond(200));
+    RetryCall call = f.newCall(FakeRequest.get());
+    FakeResponse r =
+        SyncRetryLoop.execute(call, f.engine.sleeper(), s::runSync, FakeResponse.ACCESS);
+    assertThat(r.status).isEqualTo(200);
+    RateLimiter bucket = (RateLimiter) call.state.limiter;
+    long now = f.clock.nanoTime();
+    assertThat(bucket.availableTokens(now)).isEqualTo(4.0);
+    bucket.giveBack(now, call);
+    assertThat(bucket.availableTokens(now)).as("the ended call's permit, not known").isEqualTo(4.0);
+  }
+
   /** As the drivers run a call, with an access that copies a response before its release. */
   private static CallResult runCopying(Driver driver, EngineFixture f, Script s) {
     ResponseAccess<FakeResponse> copying = FakeResponse.COPYING;

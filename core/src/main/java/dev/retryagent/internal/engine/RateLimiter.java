@@ -56,9 +56,11 @@ public final class RateLimiter implements PermitLimiter {
   // instant is not known here: given back after it, with a permit taken since from a bucket a token
   // short of full or fuller (or full meanwhile), its token would have been lost to the cap in a
   // bucket never asked for it, and put back the next burst went one request over the limit. Such
-  // a permit stays spent (see giveBack). Cleared once the bucket is full: no reference kept to a
-  // call that ended.
-  private Object lastTaker;
+  // a permit stays spent (see giveBack). Cleared once the bucket is full, and as its call ends
+  // (forget): a call keeps its request, its body's replay copy and the application's callbacks,
+  // which a host called once and never again would hold for the life of the JVM. Volatile for
+  // forget's look without the lock; written under it.
+  private volatile Object lastTaker;
   // Instants compared by their difference (nanoTime): one at most this far after another.
   private static final long MAX_AHEAD = Long.MAX_VALUE / 4;
 
@@ -160,6 +162,9 @@ public final class RateLimiter implements PermitLimiter {
       boolean dueByStart = base >= 1 || dueNanos(1 - base) <= elapsed(startAt);
       long wait = base >= 1 ? 0 : Math.max(0, dueNanos(1 - base) - elapsed(nowNanos));
       if (dueByStart && wait <= maxTokenWaitNanos && wait <= maxPauseWaitNanos) {
+        if (lastTaker == holder) {
+          lastTaker = null; // its earlier permit was used: a give-back now is of this one alone
+        }
         aheadHolder = holder;
         aheadAt = startAt;
         aheadTokens = 1;
@@ -187,6 +192,20 @@ public final class RateLimiter implements PermitLimiter {
         aheadTokens = 0;
       } else {
         aheadHolder = NO_HOLDER;
+      }
+    }
+  }
+
+  /**
+   * {@code holder}'s call ended: the limiter no longer refers to it (it was the last to take a
+   * permit, and gave none back). Without the lock unless it was: one volatile read per call.
+   */
+  public void forget(Object holder) {
+    if (holder != null && lastTaker == holder) {
+      synchronized (this) {
+        if (lastTaker == holder) {
+          lastTaker = null; // a later give-back of it (none comes) would stay spent: safe
+        }
       }
     }
   }

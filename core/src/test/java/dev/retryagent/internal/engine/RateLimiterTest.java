@@ -396,4 +396,20 @@ class RateLimiterTest {
         .as("c: b's instant")
         .isEqualTo(500 * MS);
   }
+
+  /** forget: the holder's permit is no longer known (it stays spent); another holder's is. */
+  @Test
+  void aForgottenHolderGivesBackNothingAndAnotherHolderIsNotForgotten() {
+    RateLimiter l = limiter(1, 5);
+    Object a = new Object();
+    Object b = new Object();
+    assertThat(l.reserve(T0, 0, FOREVER, a)).isZero();
+    l.forget(b);
+    l.giveBack(T0, a);
+    assertThat(l.availableTokens(T0)).as("a's permit, still the last").isEqualTo(5.0);
+    assertThat(l.reserve(T0, 0, FOREVER, a)).isZero();
+    l.forget(a);
+    l.giveBack(T0, a);
+    assertThat(l.availableTokens(T0)).as("a's permit, forgotten").isEqualTo(4.0);
+  }
 }
