@@ -131,6 +131,14 @@ public record Known(String scope, String pattern, String reason, boolean intermi
             + " soon as execute returned the future stops the request or not, as HttpClient's I/O"
             + " thread has sent it or not yet: 0 or 1 requests, with or without the agent";
 
+    static final String ASYNC_APACHE_CANCEL_AFTER_ANSWER =
+        "intermittent, the same race one step further (first seen in CI on 2026-12-07, with the"
+            + " agent, 5.1.3, JDK 17): HttpClient's I/O thread had sent the request and had its"
+            + " answer before the cancel, so the callback hears completed() on that thread, not"
+            + " cancelled() on the caller (a Future.cancel after completion does nothing, with or"
+            + " without the agent); the agent's execute() returns a little later than the plain"
+            + " client's, which makes this way likelier with it";
+
     static final String ASYNC_APACHE_LATE_FAILED =
         "intermittent, the application's own race (seen both ways): its consumer reports the"
             + " status, then throws; the failed() that follows a moment later on the I/O thread is"
