@@ -30,8 +30,9 @@ final class RetryAfter {
    */
   private static volatile Rfc850 rfc850;
 
+  /** asctime without its day name ({@link #parseHttpDate} takes it off). */
   private static final DateTimeFormatter ASCTIME =
-      DateTimeFormatter.ofPattern("EEE MMM d HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC);
+      DateTimeFormatter.ofPattern("MMM d HH:mm:ss yyyy", Locale.US).withZone(ZoneOffset.UTC);
 
   private RetryAfter() {}
 
@@ -103,19 +104,40 @@ final class RetryAfter {
     return true;
   }
 
+  /**
+   * The date without its day name, which is read as words only: the formats' own day-of-week field
+   * is checked against the date, and a server that names the wrong day ("Mon, 06 Nov 1994", a
+   * Sunday; hand-written dates do) had its header ignored, so the retry went after the backoff
+   * alone, sooner than the date asked, and a date past retryAfter.max was not given up on. RFC 9110
+   * (section 5.6.7) asks recipients to accept any HTTP-date; the date itself says when.
+   */
   private static long parseHttpDate(String v, long nowWallMillis) {
     if (v.length() > 64) {
       return Long.MIN_VALUE;
     }
-    long t = tryParse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
-    if (t == Long.MIN_VALUE) {
-      t = tryParse(v, rfc850(nowWallMillis));
+    int comma = afterDayName(v, ',');
+    if (comma > 0) {
+      // IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT" or RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT".
+      String date = v.substring(comma + 1).trim();
+      long t = tryParse(date, DateTimeFormatter.RFC_1123_DATE_TIME);
+      return t != Long.MIN_VALUE ? t : tryParse(date, rfc850(nowWallMillis));
     }
-    if (t == Long.MIN_VALUE) {
+    long t = tryParse(v, DateTimeFormatter.RFC_1123_DATE_TIME); // one without a day name
+    int space = afterDayName(v, ' ');
+    if (t == Long.MIN_VALUE && space > 0) {
       // asctime pads single-digit days with a second space: "Sun Nov  6 08:49:37 1994".
-      t = tryParse(v.replace("  ", " "), ASCTIME);
+      t = tryParse(v.substring(space + 1).trim().replace("  ", " "), ASCTIME);
     }
     return t;
+  }
+
+  /** Where {@code end} follows a leading word of letters (a day's name), or -1. */
+  private static int afterDayName(String v, char end) {
+    int i = 0;
+    while (i < v.length() && Character.isLetter(v.charAt(i))) {
+      i++;
+    }
+    return i > 0 && i < v.length() && v.charAt(i) == end ? i : -1;
   }
 
   /** The RFC 850 format for a date read at {@code nowWallMillis}. */
@@ -129,7 +151,10 @@ final class RetryAfter {
     return f.format;
   }
 
-  /** The RFC 850 format whose two-digit years are {@code firstYear} to {@code firstYear + 99}. */
+  /**
+   * The RFC 850 format, without its day name, whose two-digit years are {@code firstYear} to {@code
+   * firstYear + 99}.
+   */
   private static final class Rfc850 {
     final int firstYear;
     final DateTimeFormatter format;
@@ -138,7 +163,7 @@ final class RetryAfter {
       this.firstYear = firstYear;
       this.format =
           new DateTimeFormatterBuilder()
-              .appendPattern("EEEE, dd-MMM-")
+              .appendPattern("dd-MMM-")
               .appendValueReduced(ChronoField.YEAR, 2, 2, firstYear)
               .appendPattern(" HH:mm:ss zzz")
               .toFormatter(Locale.US);

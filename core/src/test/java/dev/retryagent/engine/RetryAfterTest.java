@@ -147,7 +147,6 @@ class RetryAfterTest {
         "１２", // full-width digits
         "soon",
         "Sun, 06 Nov 1994 08:49:37", // no zone
-        "Mon, 06 Nov 1994 08:49:37 GMT", // wrong day of week
         "Sun, 32 Nov 1994 08:49:37 GMT", // no such day
         "Sun, 06 Nov 1994 25:49:37 GMT",
         "Sunday, 06-Nov-1994 08:49:37 GMT extra",
@@ -157,6 +156,19 @@ class RetryAfterTest {
       })
   void malformedValuesAreIgnoredNeverThrown(String value) {
     assertThat(RetryAfter.parseNanos(value, NOW)).isEqualTo(RetryAfter.NONE);
+  }
+
+  @Test
+  void aDateWhoseDayNameIsWrongIsReadAsItsDate() {
+    // 6 November 1994 was a Sunday. The day name is not what the server asks for; the date is.
+    // Ignored, these went after the backoff alone, sooner than asked.
+    assertThat(RetryAfter.parseNanos("Mon, 06 Nov 1994 08:49:37 GMT", RFC_NOW)).isEqualTo(37 * S);
+    assertThat(RetryAfter.parseNanos("Monday, 06-Nov-94 08:49:37 GMT", RFC_NOW)).isEqualTo(37 * S);
+    assertThat(RetryAfter.parseNanos("Mon Nov  6 08:49:37 1994", RFC_NOW)).isEqualTo(37 * S);
+    // Past retryAfter.max's reach all the same: read, it can be given up on.
+    assertThat(RetryAfter.parseNanos("Mon, 31 Dec 9999 23:59:59 GMT", NOW)).isEqualTo(MAX_NANOS);
+    // Without a day name, as the formats' day-of-week fields are optional.
+    assertThat(RetryAfter.parseNanos("06 Nov 1994 08:49:37 GMT", RFC_NOW)).isEqualTo(37 * S);
   }
 
   @Test
