@@ -82,10 +82,13 @@ public final class RetryRules {
   public static Decision decide(
       RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, Moment moment) {
     boolean failure = isFailure(retry, result);
-    // Nobody is waiting for the answer any more: the caller cancelled, or its timeout ran out.
+    // Nobody is waiting for the answer any more: the caller cancelled, or its timeout ran out. A
+    // response that is no failure (a 200 whose head came before the cancel) goes back as any
+    // other: no give-up to tell of (no dead letter, no give-up count for a call that succeeded).
     if (result.outcome() == Outcome.CANCELLED || moment.callerGaveUp()) {
-      return Decision.done(
-          result, moment.callerTimedOut() ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED);
+      GiveUpReason gaveUp =
+          moment.callerTimedOut() ? GiveUpReason.CALL_TIMEOUT : GiveUpReason.CANCELLED;
+      return Decision.done(result, failure ? gaveUp : null);
     }
     // The application's own code broke the request: nothing of the host's to retry.
     if (result.outcome() == Outcome.APPLICATION_FAILED) {

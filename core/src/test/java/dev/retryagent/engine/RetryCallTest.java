@@ -130,6 +130,24 @@ class RetryCallTest {
   }
 
   @Test
+  void aSuccessHeardAfterTheCallersCancelIsNoGiveUp() throws Exception {
+    // OkHttp's execute(): Call.cancel() from another thread after the 200's head came; the
+    // application still gets the 200 (no retry, no error), as without the agent.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    boolean[] cancelled = {false};
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.cancelledWhen(() -> cancelled[0]);
+    call.acquireBreaker();
+    call.startAttempt();
+    cancelled[0] = true;
+    Decision d = call.onResponse(200, null);
+    assertThat(d.retry()).isFalse();
+    assertThat(d.reason()).isNull();
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP)).isEmpty();
+    assertThat(f.listener.complete().reason()).isNull();
+  }
+
+  @Test
   void abandoningACallTwiceReportsItOnce() throws Exception {
     EngineFixture f = EngineFixture.of(TestPolicy.create());
     RetryCall call = f.newCall(FakeRequest.get());

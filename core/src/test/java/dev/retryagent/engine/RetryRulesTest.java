@@ -97,6 +97,26 @@ class RetryRulesTest {
   }
 
   @Test
+  void aCancelAfterAnAnswerThatIsNoFailureIsNoGiveUp() {
+    ScriptedMoment m = new ScriptedMoment();
+    m.callerGaveUp = true;
+
+    // The answer goes back as it came, with no reason: a give-up would be told for a call that
+    // succeeded (a dead letter, a warning, the give-up counts).
+    for (int status : new int[] {200, 204, 304, 404}) {
+      Decision d =
+          RetryRules.decide(retry, FakeRequest.get(), AttemptResult.response(status), 1, m);
+      assertThat(d.retry()).as("%d", status).isFalse();
+      assertThat(d.reason()).as("%d", status).isNull();
+    }
+    // A failure the cancel ends is a give-up, as before.
+    Decision failed =
+        RetryRules.decide(
+            retry, FakeRequest.get(), AttemptResult.thrown(new SocketException("reset")), 1, m);
+    assertThat(failed.reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
+
+  @Test
   void theHypotheticalMomentNamesWhatARetryAlsoNeeds() {
     RetryRules.Hypothetical moment = new RetryRules.Hypothetical();
 
