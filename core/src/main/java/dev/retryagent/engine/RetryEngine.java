@@ -374,7 +374,7 @@ public final class RetryEngine {
         host,
         port,
         breakerFor(target, policy),
-        budgetEntry(target, policy),
+        budgetEntry(s, target, policy),
         limiterFor(s, target, policy),
         fleetLimiter(policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
@@ -530,17 +530,26 @@ public final class RetryEngine {
 
   /** The budget of {@code target} under {@code policy}, or null when it has none (for tests). */
   RetryBudget budgetFor(String target, Policy policy) {
-    BoundedRegistry.Entry<RetryBudget> e = budgetEntry(target, policy);
+    BoundedRegistry.Entry<RetryBudget> e = budgetEntry(settings, target, policy);
     return e == null ? null : e.value;
   }
 
-  private BoundedRegistry.Entry<RetryBudget> budgetEntry(String target, Policy policy) {
+  /**
+   * The target's budget for a route of configuration {@code s}, or null when it has none. Observe
+   * mode has budgets of its own, as it has limiters: its would-be retries stay spent (what the
+   * budget would have allowed is what it reports), and a switch to enforce must not refuse real
+   * retries, for up to a window, for retries that never reached the host.
+   */
+  private BoundedRegistry.Entry<RetryBudget> budgetEntry(
+      EngineSettings s, String target, Policy policy) {
     BudgetPolicy p = policy.budget();
     if (!p.enabled() || !policy.retry().enabled()) {
       return null;
     }
     return budgets.entry(
-        new Key(target, p), k -> new RetryBudget(p), policy.circuitBreaker().maxHosts());
+        new Key(target, p, s.mode == Mode.OBSERVE),
+        k -> new RetryBudget(p),
+        policy.circuitBreaker().maxHosts());
   }
 
   /**

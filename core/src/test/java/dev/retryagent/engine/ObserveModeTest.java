@@ -156,4 +156,27 @@ class ObserveModeTest {
     assertThat(gaveUp.reason()).isEqualTo(GiveUpReason.BUDGET);
     assertThat(gaveUp.observeOnly()).isTrue();
   }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aSwitchToEnforceStartsFromABudgetObserveModeDidNotSpend(Driver driver) {
+    // The floor allows one retry in the window. Observe mode's would-be retries take it and stay
+    // spent; none reached the host, so the first enforcing call's retry must still get it.
+    TestPolicy p = TestPolicy.create();
+    p.budget.ratio(0).minPerSecond(1).window(Duration.ofSeconds(1));
+    EngineFixture f = observe(p);
+    for (int i = 0; i < 3; i++) {
+      driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503)));
+    }
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .extracting(RetryEvent::reason)
+        .contains(GiveUpReason.BUDGET);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(p.build()));
+
+    Script enforced = new Script(f.clock, respond(503), respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), enforced);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(enforced.attemptCount()).isEqualTo(2);
+  }
 }
