@@ -13,6 +13,8 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import org.junit.jupiter.api.BeforeEach;
@@ -242,6 +244,238 @@ class ConfigReloaderTest {
     assertThat(stderr.text())
         .contains("the configuration is the same, nothing to apply")
         .doesNotContain("asks for nothing");
+  }
+
+  private static final String NOT_APPLIED_LINE =
+      " changed within 10s; the built-in defaults it asked for were not applied";
+
+  /** The watcher's lines so far, without the {@code retry-agent: } prefix, the file as FILE. */
+  private List<String> reloaderLines() {
+    List<String> lines = new ArrayList<>();
+    for (String line : stderr.text().split("\\R")) {
+      if (line.startsWith("retry-agent: ")) {
+        lines.add(line.substring("retry-agent: ".length()).replace(file.toString(), "FILE"));
+      }
+    }
+    return lines;
+  }
+
+  /** A header a deploy script writes first; the token must never reach the log. */
+  private static final String HEADER = "# written by deploy (token hunter2); do not edit\n";
+
+  @Test
+  void heldDefaultsThenTheRunningFileBackBeforeTenSecondsAppliesNothingAndSaysSoOnce()
+      throws IOException {
+    // A rewrite in place of the running content, caught after its header for a poll and more.
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000); // t=1: first seen
+    lookAfter(r, 1000); // t=2: settled, held
+    Files.writeString(file, TWO);
+    lookAfter(r, 1000); // t=3: the running content again
+    for (int i = 0; i < 15; i++) {
+      lookAfter(r, 1000);
+    }
+
+    assertThat(maxAttempts()).isEqualTo(2);
+    assertThat(reloaderLines()).containsExactly("FILE" + HOLD_LINE, "FILE" + NOT_APPLIED_LINE);
+    assertThat(stderr.text()).doesNotContain("hunter2");
+  }
+
+  @Test
+  void heldDefaultsThenTheFinishedFileIsAppliedAfterTheUsualTwoLooks() throws IOException {
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+    Files.writeString(file, HEADER + FOUR);
+    lookAfter(r, 1000); // t=3: seen once
+    assertThat(maxAttempts()).as("seen once").isEqualTo(2);
+
+    lookAfter(r, 1000); // t=4: seen twice, applied: no 10 s wait for a file that asks for more
+
+    assertThat(maxAttempts()).isEqualTo(4);
+    assertThat(reloaderLines())
+        .containsExactly(
+            "FILE" + HOLD_LINE,
+            "FILE" + NOT_APPLIED_LINE,
+            "reloaded FILE: mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " changed: defaults");
+    assertThat(stderr.text()).doesNotContain("hunter2");
+  }
+
+  @Test
+  void heldDefaultsReplacedByOtherDefaultsWaitsTenSecondsFromTheChange() throws IOException {
+    // A writer that writes its header line by line, stalling after each: each change starts the
+    // wait again, as for any file that asks for the defaults.
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000); // t=1: first seen
+    lookAfter(r, 1000); // t=2: held
+    Files.writeString(file, HEADER + "# generated from template prod.yml.tmpl\n");
+    lookAfter(r, 1000); // t=3: changed: the first hold ends, not applied
+    lookAfter(r, 1000); // t=4: held again, counted from t=3
+    for (int i = 0; i < 7; i++) {
+      lookAfter(r, 1000); // up to t=11: 10 s after the first header was first seen
+    }
+    lookAfter(r, 1999); // t=12.999
+    assertThat(maxAttempts()).as("9.999 s after the second header was first seen").isEqualTo(2);
+
+    lookAfter(r, 1); // t=13
+
+    assertThat(maxAttempts()).isEqualTo(3);
+    assertThat(reloaderLines())
+        .containsExactly(
+            "FILE" + HOLD_LINE,
+            "FILE" + NOT_APPLIED_LINE,
+            "FILE" + HOLD_LINE,
+            "reloaded FILE: mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " changed: defaults");
+    assertThat(stderr.text()).doesNotContain("hunter2");
+  }
+
+  @Test
+  void heldDefaultsThenAnInvalidFileThenAValidOneAppliesTheValidOneOnly() throws IOException {
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000); // t=2: held
+    Files.writeString(file, HEADER + "defaults: { retry: { maxAttempts: 0 } }\n");
+    lookAfter(r, 1000);
+    lookAfter(r, 1000); // t=4: rejected
+    Files.writeString(file, HEADER + FOUR);
+    lookAfter(r, 1000);
+    assertThat(maxAttempts()).isEqualTo(2);
+    lookAfter(r, 1000); // t=6: applied
+    assertThat(maxAttempts()).isEqualTo(4);
+    for (int i = 0; i < 10; i++) {
+      lookAfter(r, 1000); // past 10 s after the header was first seen: nothing more happens
+    }
+
+    assertThat(maxAttempts()).isEqualTo(4);
+    assertThat(reloaderLines())
+        .containsExactly(
+            "FILE" + HOLD_LINE,
+            "FILE" + NOT_APPLIED_LINE,
+            "reload of FILE rejected, the previous configuration stays (1 problem):",
+            "reloaded FILE: mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " changed: defaults");
+    assertThat(stderr.text()).contains(file + ":2:35: defaults.retry.maxAttempts: found 0");
+    assertThat(stderr.text()).doesNotContain("hunter2");
+  }
+
+  @Test
+  void heldDefaultsThenAnInvalidFileThenTheDefaultsAgainWaitsTenSecondsFromTheirReturn()
+      throws IOException {
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000); // t=1: first seen
+    lookAfter(r, 1000); // t=2: held
+    Files.writeString(file, HEADER + "defaults: { retry: { maxAttempts: 0 } }\n");
+    lookAfter(r, 1000);
+    lookAfter(r, 1000); // t=4: rejected
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000); // t=5: first seen again
+    lookAfter(r, 1000); // t=6: held again
+    for (int i = 0; i < 8; i++) {
+      lookAfter(r, 1000); // up to t=14
+    }
+    assertThat(maxAttempts()).as("13 s after first seen, 9 s after its return").isEqualTo(2);
+
+    lookAfter(r, 1000); // t=15
+
+    assertThat(maxAttempts()).isEqualTo(3);
+    assertThat(reloaderLines())
+        .containsExactly(
+            "FILE" + HOLD_LINE,
+            "FILE" + NOT_APPLIED_LINE,
+            "reload of FILE rejected, the previous configuration stays (1 problem):",
+            "FILE" + HOLD_LINE,
+            "reloaded FILE: mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " changed: defaults");
+  }
+
+  @Test
+  void heldDefaultsThenTheFileDeletedKeepsTheConfigurationAndAReturnWaitsAfresh()
+      throws IOException {
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000); // t=1: first seen
+    lookAfter(r, 1000); // t=2: held
+    Files.delete(file);
+    for (int i = 0; i < 3; i++) {
+      lookAfter(r, 1000); // t=3..5: gone
+    }
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000); // t=6: back, first seen again
+    lookAfter(r, 1000); // t=7: held again
+    for (int i = 0; i < 8; i++) {
+      lookAfter(r, 1000); // up to t=15
+    }
+    assertThat(maxAttempts()).as("14 s after first seen, 9 s after its return").isEqualTo(2);
+
+    lookAfter(r, 1000); // t=16
+
+    assertThat(maxAttempts()).isEqualTo(3);
+    assertThat(reloaderLines())
+        .containsExactly(
+            "FILE" + HOLD_LINE,
+            "FILE" + NOT_APPLIED_LINE,
+            "FILE cannot be read now; the configuration stays as it is until it is back",
+            "FILE" + HOLD_LINE,
+            "reloaded FILE: mode=enforce; no routes (every call gets the defaults); reload=on;"
+                + " changed: defaults");
+  }
+
+  @Test
+  void heldDefaultsThenTheFileEmptiedKeepsTheConfigurationUntilTheRealFileIsBack()
+      throws IOException {
+    // A writer that truncates, writes its header, stalls, truncates again and starts over.
+    ConfigReloader r = clocked();
+    Files.writeString(file, HEADER);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000); // t=2: held
+    Files.writeString(file, "");
+    for (int i = 0; i < 15; i++) {
+      lookAfter(r, 1000); // t=3..17: empty, long past 10 s after the header was first seen
+    }
+    assertThat(maxAttempts()).isEqualTo(2);
+    Files.writeString(file, TWO);
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+
+    assertThat(maxAttempts()).isEqualTo(2);
+    assertThat(reloaderLines())
+        .containsExactly(
+            "FILE" + HOLD_LINE,
+            "FILE" + NOT_APPLIED_LINE,
+            "FILE is empty (a write in progress?); the configuration stays as it is",
+            "FILE changed; the configuration is the same, nothing to apply");
+  }
+
+  @Test
+  void aFileCutInTheMiddleOfARouteListThatStillParsesIsAppliedAfterTwoLooks() throws Exception {
+    // What docs/operations.md says of a writer in place that stalls mid-file for a poll: the cut
+    // file is valid and asks for more than the defaults, so nothing tells it from an edit. Only a
+    // write-then-rename is never seen half-way.
+    String routes =
+        "routes:\n"
+            + "  - name: a\n"
+            + "    match: { paths: [\"/a/**\"] }\n"
+            + "    retry: { maxAttempts: 4 }\n"
+            + "  - name: b\n"
+            + "    match: { paths: [\"/b/**\"] }\n"
+            + "    retry: { maxAttempts: 5 }\n";
+    Files.writeString(file, routes);
+    runtime = runtime(ConfigSources.resolve("config=" + file, new Properties(), Map.of()));
+    ConfigReloader r = clocked();
+    Files.writeString(file, routes.substring(0, routes.indexOf("  - name: b")));
+
+    lookAfter(r, 1000);
+    lookAfter(r, 1000);
+
+    assertThat(runtime.config().routes()).extracting(route -> route.name()).containsExactly("a");
+    assertThat(stderr.text()).contains("changed: routes: b removed").doesNotContain("asks for");
   }
 
   @Test
