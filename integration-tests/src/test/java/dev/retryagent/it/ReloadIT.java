@@ -209,6 +209,60 @@ class ReloadIT {
     }
   }
 
+  /**
+   * A file rewritten in place, caught after its leading comment for longer than a poll: it asks for
+   * nothing but the built-in defaults, so the real agent holds it for its 10 s (no property
+   * shortens them; the watcher polls every 50 ms here) while the route goes on retrying, then
+   * applies it, with a line at each end. The whole test takes about 12 s.
+   */
+  @Test
+  void aFileOfCommentsWrittenOverARunningConfigurationIsAppliedOnlyAfterTenQuietSeconds()
+      throws IOException {
+    Path file =
+        config(
+            "routes:\n"
+                + "  - name: items\n"
+                + "    match: { paths: [\"/items/**\"] }\n"
+                + "    retry: { maxAttempts: 4, backoff: { initial: 1ms, max: 1ms, jitter: none } }\n"
+                + "    budget: { enabled: false }\n"
+                + "    circuitBreaker: { enabled: false }\n");
+    try (CountingServer server = CountingServer.start();
+        ForkedJvm.Running app = Ops.start(Jdks.jdk17(), file)) {
+      server.setDefaultReply(status(503));
+
+      long written = System.nanoTime();
+      Ops.write(file, "# managed by deploy; do not edit\n");
+      app.awaitStderrCount(
+          "retry-agent: "
+              + file
+              + " now asks for nothing but the built-in defaults; applying them if it stays so for"
+              + " 10s (a file caught half-written reads the same)",
+          1);
+      Ops.get(app, "held", server.uri("/items/1"));
+      // The hold counts from the agent's first look at the comment, which came after the write.
+      assertThat(Duration.ofNanos(System.nanoTime() - written))
+          .as("the call ended within the hold (else the machine stalled for 10 s)")
+          .isLessThan(Duration.ofSeconds(10));
+      assertThat(server.requestCount()).as("the route still retries").isEqualTo(4);
+      assertThat(app.stderr()).doesNotContain("reloaded");
+
+      app.awaitStderrCount("retry-agent: reloaded " + file, 1);
+      assertThat(Duration.ofNanos(System.nanoTime() - written))
+          .as("applied 10 s or more after the write")
+          .isGreaterThanOrEqualTo(Duration.ofSeconds(10));
+      Ops.get(app, "applied", server.uri("/items/2"));
+
+      assertThat(server.requestCount()).as("the built-in defaults: 3 attempts").isEqualTo(4 + 3);
+      assertThat(app.stderr())
+          .contains(
+              "retry-agent: reloaded "
+                  + file
+                  + ": mode=enforce; no routes (every call gets the defaults); reload=on;"
+                  + " changed: routes: items removed")
+          .doesNotContain("were not applied");
+    }
+  }
+
   @Test
   void anInvalidEditIsReportedWithItsLocationsAndThePreviousConfigurationStays() {
     Path file = config(retries(2));
