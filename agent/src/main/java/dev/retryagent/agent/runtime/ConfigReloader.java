@@ -137,7 +137,7 @@ final class ConfigReloader implements Runnable {
       held = false;
       AgentLog.info(
           file
-              + " changed within "
+              + " changed before it had stayed the same for "
               + DEFAULTS_QUIET_MILLIS / 1000
               + "s; the built-in defaults it asked for were not applied");
     }

@@ -172,7 +172,7 @@ class ConfigReloaderTest {
         .contains(
             "retry-agent: "
                 + file
-                + " changed within 10s; the built-in defaults it asked for were not applied")
+                + " changed before it had stayed the same for 10s; the built-in defaults it asked for were not applied")
         .contains("changed: defaults")
         .doesNotContain("maxAttempts 3");
     assertThat(stderr.text().split("asks for nothing", -1)).as("said once").hasSize(2);
@@ -192,7 +192,9 @@ class ConfigReloaderTest {
     assertThat(maxAttempts()).isEqualTo(2);
     assertThat(stderr.text())
         .contains(file + HOLD_LINE)
-        .contains(file + " changed within 10s; the built-in defaults it asked for were not applied")
+        .contains(
+            file
+                + " changed before it had stayed the same for 10s; the built-in defaults it asked for were not applied")
         .doesNotContain("reloaded");
   }
 
@@ -247,7 +249,7 @@ class ConfigReloaderTest {
   }
 
   private static final String NOT_APPLIED_LINE =
-      " changed within 10s; the built-in defaults it asked for were not applied";
+      " changed before it had stayed the same for 10s; the built-in defaults it asked for were not applied";
 
   /** The watcher's lines so far, without the {@code retry-agent: } prefix, the file as FILE. */
   private List<String> reloaderLines() {
