@@ -1,6 +1,7 @@
 package dev.retryagent.apache4;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -87,7 +88,7 @@ class ApacheAbortTest {
       Throwable b = abortedCall(c);
       assertThat(a).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
       assertThat(b).isExactlyInstanceOf(plain.getClass());
-      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
       // Two aborts in a window of two were two failures of the host: the breaker opened, and
       // refused the next call (CircuitBreakerOpenException) though the host answers.
       server.otherwise(status(200).body("ok"));
@@ -128,7 +129,7 @@ class ApacheAbortTest {
       Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
 
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
-      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
       assertThat(events)
           .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
           .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
@@ -139,7 +140,7 @@ class ApacheAbortTest {
               org.assertj.core.api.Assertions.catchThrowable(
                   () -> body(c, new HttpGet(server.url("/x")))))
           .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
-      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
     }
   }
 
@@ -168,7 +169,7 @@ class ApacheAbortTest {
       get.abort();
       plain = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
     }
-    assertThat(server.requestCount()).as("the plain client sent nothing").isZero();
+    assertThat(server.awaitRequests(0)).as("the plain client sent nothing").isEqualTo(requests(0));
     try (CloseableHttpClient c =
         deprecated
             ? RetryingCloseableHttpClient.wrap(
@@ -183,7 +184,7 @@ class ApacheAbortTest {
       Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> body(c, get));
 
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
-      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
       assertThat(told.lines)
           .containsExactly(
               "RATE_LIMITED 0", "ATTEMPT 1", "GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");

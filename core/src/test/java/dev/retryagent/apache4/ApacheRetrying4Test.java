@@ -1,5 +1,6 @@
 package dev.retryagent.apache4;
 
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
@@ -76,7 +77,7 @@ class ApacheRetrying4Test {
           Thread.interrupted();
         }
       }
-      assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+      assertThat(server.awaitRequests(2)).as("one each, none retried").isEqualTo(requests(2));
     }
   }
 
@@ -372,7 +373,7 @@ class ApacheRetrying4Test {
         client.get().close();
       }
       assertThat(other.get()).as("the other thread's call").isEqualTo("done");
-      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.retryagent.apache5;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -90,7 +91,7 @@ class ApacheCancelTest {
       // HttpClient 5 fails it as "Request aborted" (RequestFailedException), a cancel already.
       assertThat(a).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
       assertThat(b).isExactlyInstanceOf(plain.getClass());
-      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
       server.otherwise(status(200).body("ok"));
       assertThat(c.execute(new HttpGet(server.url("/x")), BODY)).isEqualTo("ok");
     }
@@ -118,7 +119,7 @@ class ApacheCancelTest {
       Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> c.execute(get, BODY));
 
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
-      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
       assertThat(events)
           .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
           .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
@@ -129,7 +130,7 @@ class ApacheCancelTest {
               org.assertj.core.api.Assertions.catchThrowable(
                   () -> c.execute(new HttpGet(server.url("/x")), BODY)))
           .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
-      assertThat(server.requestCount()).isEqualTo(3);
+      assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
     }
   }
 
@@ -160,7 +161,7 @@ class ApacheCancelTest {
       Throwable ours = org.assertj.core.api.Assertions.catchThrowable(() -> c.execute(get, BODY));
 
       assertThat(ours).isExactlyInstanceOf(plain.getClass()).hasMessage(plain.getMessage());
-      assertThat(server.requestCount()).isEqualTo(1);
+      assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
       assertThat(told.lines)
           .containsExactly(
               "RATE_LIMITED 0", "ATTEMPT 1", "GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");
@@ -211,7 +212,7 @@ class ApacheCancelTest {
       assertThat(interruptedCall(plain)).isEqualTo("502 status 502, interrupted");
       assertThat(interruptedCall(ours)).isEqualTo("502 status 502, interrupted");
     }
-    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+    assertThat(server.awaitRequests(2)).as("one each, none retried").isEqualTo(requests(2));
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.retryagent.apache5;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -185,7 +186,7 @@ class AsyncAttemptTimeoutTest {
     Heard heard = call(c, get, context);
 
     assertThat(heard.await()).isEqualTo("200 fine");
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
     assertThat(seen).hasSize(2);
     for (RequestConfig attempt : seen) {
       assertThat(millis(attempt.getResponseTimeout())).isEqualTo(300);
@@ -260,7 +261,7 @@ class AsyncAttemptTimeoutTest {
     Heard heard = call(c, post, null);
 
     assertThat(heard.await()).startsWith("failed java.net.SocketTimeoutException");
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(heard.thread).startsWith("httpclient-dispatch");
   }
 
@@ -286,7 +287,7 @@ class AsyncAttemptTimeoutTest {
     Heard heard = call(c, SimpleRequestBuilder.get(server.url("/d")).build(), context);
 
     assertThat(heard.await()).startsWith("failed java.net.SocketTimeoutException");
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
     // No config of the application's (5.4+ without a client default): none put back.
     assertThat(heard.config).isSameAs(seen.get(0));
     assertThat(context.getRequestConfig()).isSameAs(seen.get(0));

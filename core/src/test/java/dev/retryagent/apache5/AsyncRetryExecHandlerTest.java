@@ -2,6 +2,7 @@ package dev.retryagent.apache5;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -331,7 +332,7 @@ class AsyncRetryExecHandlerTest {
 
     assertThat(heard.await()).isEqualTo("failed ConnectException");
     assertThat(heard.thread).isEqualTo("client-io");
-    assertThat(server.requestCount()).isZero();
+    assertThat(server.awaitRequests(0)).isEqualTo(requests(0));
   }
 
   @Test
@@ -431,7 +432,7 @@ class AsyncRetryExecHandlerTest {
     assertThat(time.waits()).endsWith(0L);
     time.runHeldTasks();
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     // Abandoned at the attempt it reached: no attempt 2 counted, none having gone out. Before, the
     // retry was started after the wait and counted (GIVE_UP and CALL_COMPLETE at attempt 2).
     assertEndedCancelledAtTheFirstAttempt();
@@ -478,7 +479,7 @@ class AsyncRetryExecHandlerTest {
     assertThat(heard.await()).isEqualTo("cancelled");
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
     assertEndedCancelledAtTheFirstAttempt();
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(heard.times.get()).isEqualTo(1);
   }
 
@@ -498,7 +499,7 @@ class AsyncRetryExecHandlerTest {
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
     assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
     assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   /**
@@ -598,7 +599,7 @@ class AsyncRetryExecHandlerTest {
               assertThat(e.outcome()).isEqualTo(dev.retryagent.engine.Outcome.CANCELLED);
             });
     assertThat(time.waits()).isEmpty(); // no retry waited for
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   /** The three ways an application closes its client. */
@@ -705,7 +706,7 @@ class AsyncRetryExecHandlerTest {
     await().atMost(LONG).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
     assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1); // the 503's; the close's failure: none
     assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   @Test
@@ -1249,7 +1250,7 @@ class AsyncRetryExecHandlerTest {
     assertThat(body.get(LONG.getSeconds(), TimeUnit.SECONDS)).isEqualTo(repeat('z', 6000));
     assertThat(consumer.code).isEqualTo(503);
     assertThat(consumer.chunks.stream().mapToInt(Integer::intValue).sum()).isEqualTo(6000);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   /** A consumer that gives 1000 bytes of capacity, then waits to be given more. */
@@ -1496,7 +1497,7 @@ class AsyncRetryExecHandlerTest {
         .isEqualTo("200 fine");
     assertThat(call(c, SimpleRequestBuilder.get(server.url("/c")).build()).await())
         .isEqualTo("failed RateLimitedException");
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   @Test

@@ -2,6 +2,7 @@ package dev.retryagent.apache5;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
@@ -134,7 +135,7 @@ class ClassicAttemptTimeoutTest {
 
     assertThat(call(client, get, context)).isEqualTo("200 fine");
 
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
     assertThat(seen).hasSize(2);
     for (RequestConfig attempt : seen) {
       assertThat(millis(attempt.getResponseTimeout())).isEqualTo(300);
@@ -250,7 +251,7 @@ class ClassicAttemptTimeoutTest {
       assertThat(millis(seen.get(0).getConnectionRequestTimeout())).isEqualTo(300);
       assertThat(held.getCode()).isEqualTo(200);
     }
-    assertThat(server.requestCount()).as("the held call's only").isEqualTo(1);
+    assertThat(server.awaitRequests(1)).as("the held call's only").isEqualTo(requests(1));
   }
 
   /**
@@ -287,7 +288,7 @@ class ClassicAttemptTimeoutTest {
       assertThat(millis(seen.get(0).getResponseTimeout())).as("bounded").isEqualTo(300);
       assertThat(held.getCode()).isEqualTo(200);
     }
-    assertThat(server.requestCount()).as("the held call's only").isEqualTo(1);
+    assertThat(server.awaitRequests(1)).as("the held call's only").isEqualTo(requests(1));
   }
 
   @Test
@@ -300,7 +301,7 @@ class ClassicAttemptTimeoutTest {
     Throwable failure = catchThrowable(() -> call(client, post, null));
 
     assertThat(failure).isInstanceOf(SocketTimeoutException.class);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   @Test
@@ -318,7 +319,7 @@ class ClassicAttemptTimeoutTest {
     Throwable failure = catchThrowable(() -> call(client, new HttpGet(server.url("/d")), null));
 
     assertThat(failure).isInstanceOf(SocketTimeoutException.class);
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
     assertThat(seen).hasSize(2);
     assertThat(millis(seen.get(0).getResponseTimeout())).as("the first: its own").isEqualTo(-1);
     assertThat(millis(seen.get(1).getResponseTimeout())).isEqualTo(300);
@@ -342,7 +343,7 @@ class ClassicAttemptTimeoutTest {
     Throwable failure = catchThrowable(() -> call(client, new HttpGet(server.url("/r")), null));
 
     assertThat(failure).isInstanceOf(SocketTimeoutException.class);
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
     assertThat(seen).hasSize(2);
     assertThat(millis(seen.get(1).getResponseTimeout())).isEqualTo(300);
   }

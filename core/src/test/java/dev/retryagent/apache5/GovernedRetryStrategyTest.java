@@ -3,6 +3,7 @@ package dev.retryagent.apache5;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
@@ -472,7 +473,7 @@ class GovernedRetryStrategyTest {
 
     assertThat(call(new HttpGet(server.url("/items")))[0]).isEqualTo("200");
     assertThat(other.get()).as("the other thread's call").isEqualTo("done");
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
   }
 
   @Test
@@ -991,7 +992,7 @@ class GovernedRetryStrategyTest {
         held.close();
       }
     }
-    assertThat(server.requestCount()).as("the held calls only").isEqualTo(2);
+    assertThat(server.awaitRequests(2)).as("the held calls only").isEqualTo(requests(2));
     try (CloseableHttpClient other = RetryExecHandler.addTo(HttpClients.custom(), engine).build()) {
       int status = other.execute(new HttpGet(server.url("/items")), r -> r.getCode());
       assertThat(status).as("the interrupted call's permit back").isEqualTo(200);

@@ -1,5 +1,6 @@
 package dev.retryagent.jdk;
 
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -227,7 +228,7 @@ class GiveBackAfterALateWaitTest {
     time.runHeldTasks();
     assertThat(f).isCancelled();
     assertThat(applied).hasValue(0);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   @Test
@@ -270,7 +271,7 @@ class GiveBackAfterALateWaitTest {
       assertThat(flag.get()).isFalse();
     }
     assertThat(told.get(1)).isEqualTo(told.get(0));
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   /**
@@ -467,7 +468,7 @@ class GiveBackAfterALateWaitTest {
       }
     }
     assertThat(told.get(1)).isEqualTo(told.get(0));
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   @Test
@@ -524,7 +525,7 @@ class GiveBackAfterALateWaitTest {
     assertThat(told.get(1)).isEqualTo(told.get(0));
     assertThat(told.get(0)) // nothing told before JDK 20 and 17.0.17
         .isSubsetOf(List.of("onError java.io.IOException: Request cancelled on canceller"));
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   /**

@@ -2,6 +2,7 @@ package dev.retryagent.jdk;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -88,7 +89,7 @@ class SendAsyncBlockingListenerTest {
             RetryEvent.Type.RETRY,
             RetryEvent.Type.GIVE_UP,
             RetryEvent.Type.CALL_COMPLETE);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     await().atMost(WAIT).until(() -> engine.pendingAsyncRetries() == 0);
   }
 }

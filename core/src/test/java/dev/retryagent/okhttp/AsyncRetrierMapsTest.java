@@ -2,6 +2,7 @@ package dev.retryagent.okhttp;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -172,7 +173,7 @@ class AsyncRetrierMapsTest {
     // Taken as the call ended, before the callback heard of it.
     assertThat(giveBacks).as("what the call kept for its wait").hasSize(0);
     await().atMost(Duration.ofSeconds(10)).until(() -> bodiesEnded.get() == 1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   /**
@@ -199,6 +200,6 @@ class AsyncRetrierMapsTest {
     assertThat(heard.reports).hasValue(1);
     // Taken as the call ended, before the callback heard of it.
     assertThat(callTimeouts).as("watches of ended calls").hasSize(0);
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 }

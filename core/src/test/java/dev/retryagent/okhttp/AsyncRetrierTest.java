@@ -3,6 +3,7 @@ package dev.retryagent.okhttp;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -226,7 +227,7 @@ class AsyncRetrierTest {
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
     // Abandoned at the attempt it reached: no attempt counted that was never sent.
@@ -407,7 +408,7 @@ class AsyncRetrierTest {
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
     await().atMost(Duration.ofSeconds(10)).until(() -> bodiesEnded.get() == 1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(retrier.running()).isZero();
   }
 
@@ -451,7 +452,7 @@ class AsyncRetrierTest {
 
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.thread).startsWith("OkHttp ");
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
   @Test
@@ -766,7 +767,7 @@ class AsyncRetrierTest {
     try (Response r = client.newCall(get("/token")).execute()) {
       assertThat(r.code() + " " + r.body().string()).isEqualTo("503 busy");
     }
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
@@ -787,7 +788,7 @@ class AsyncRetrierTest {
     retrier.enqueue(call, heard, client.dispatcher());
 
     assertThat(heard.await()).isEqualTo("200 slow, within the call's own timeout");
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   @Test
@@ -898,7 +899,7 @@ class AsyncRetrierTest {
         });
 
     assertThatThrownBy(call::execute).isExactlyInstanceOf(IOException.class).hasMessage("Canceled");
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
   }
 
   @Test
@@ -922,7 +923,7 @@ class AsyncRetrierTest {
     plain.cancel();
     Throwable without = org.assertj.core.api.Assertions.catchThrowable(plain::execute);
     assertThat(withAgent).isExactlyInstanceOf(without.getClass()).hasMessage(without.getMessage());
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(events)
         .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
         .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
@@ -935,7 +936,7 @@ class AsyncRetrierTest {
     }
     assertThatThrownBy(() -> client.newCall(get("/refused")).execute())
         .isInstanceOf(dev.retryagent.engine.RateLimitedException.class);
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
   }
 
   @Test
@@ -957,7 +958,7 @@ class AsyncRetrierTest {
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(retrier.running()).isZero();
   }
 
@@ -1209,7 +1210,7 @@ class AsyncRetrierTest {
     assertThatThrownBy(executed::execute)
         .isExactlyInstanceOf(IOException.class)
         .hasMessage("Canceled");
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
     assertThat(retrier.running()).isZero();
   }
 
@@ -1783,7 +1784,7 @@ class AsyncRetrierTest {
 
     assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
     assertThat(passes).as("the application's interceptor saw the first attempt only").hasValue(1);
-    assertThat(server.requestCount()).as("ours, then plain OkHttp's").isEqualTo(2);
+    assertThat(server.awaitRequests(2)).as("ours, then plain OkHttp's").isEqualTo(requests(2));
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
@@ -1822,7 +1823,7 @@ class AsyncRetrierTest {
     executor.release();
 
     assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
-    assertThat(server.requestCount()).as("ours, then plain OkHttp's").isEqualTo(2);
+    assertThat(server.awaitRequests(2)).as("ours, then plain OkHttp's").isEqualTo(requests(2));
     assertThat(retrier.running()).isZero();
   }
 
@@ -1996,9 +1997,9 @@ class AsyncRetrierTest {
       assertThat(threads.uncaught).containsExactly(thrown);
       assertThat(plainCallTimedOut(1).await()).isEqualTo("java.io.InterruptedIOException: timeout");
       assertThat(heard.reports).hasValue(1);
-      assertThat(server.requestCount())
+      assertThat(server.awaitRequests(inTheWait ? 2 : 3))
           .as("ours, then plain OkHttp's")
-          .isEqualTo(inTheWait ? 2 : 3);
+          .isEqualTo(requests(inTheWait ? 2 : 3));
       assertThat(retrier.running()).isZero();
       assertThat(engine.pendingAsyncRetries()).isZero();
     }
@@ -2216,7 +2217,9 @@ class AsyncRetrierTest {
     assertThat(executed.isCanceled()).isTrue();
     // (The give-up's reason is read on the engine's clock, which the network's time never moves
     // here: not looked at.)
-    assertThat(server.requestCount()).as("two of each of ours, plain OkHttp's").isEqualTo(5);
+    assertThat(server.awaitRequests(5))
+        .as("two of each of ours, plain OkHttp's")
+        .isEqualTo(requests(5));
   }
 
   /**
@@ -2727,7 +2730,7 @@ class AsyncRetrierTest {
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
     assertThat(engine.pendingAsyncRetries()).isZero();
     await().atMost(Duration.ofSeconds(10)).until(() -> seen.size() == 3);
@@ -2765,7 +2768,7 @@ class AsyncRetrierTest {
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.thread).startsWith("OkHttp ");
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     await().atMost(Duration.ofSeconds(10)).until(() -> seen.types.size() == 4);
     assertThat(seen.types)
         .containsExactly(
@@ -3000,7 +3003,7 @@ class AsyncRetrierTest {
     assertThat(heard.thread).startsWith("OkHttp ");
     scheduler.join(10_000);
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
     assertThat(errors)
@@ -3146,7 +3149,7 @@ class AsyncRetrierTest {
 
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
     assertThat(errors)

@@ -3,6 +3,7 @@ package dev.retryagent.okhttp;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -120,7 +121,7 @@ class AttemptLeftoversTest {
     time.runHeldTasks();
     assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
     assertThat(call.isCanceled()).isTrue();
-    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
   }
 
   /**

@@ -1,6 +1,7 @@
 package dev.retryagent.okhttp;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
@@ -96,7 +97,7 @@ class FirstPermitGiveUpTest {
     plain.cancel();
     Throwable without = catchThrowable(plain::execute);
     assertThat(withAgent).isExactlyInstanceOf(without.getClass()).hasMessage(without.getMessage());
-    assertThat(server.requestCount()).as("the first call's request alone").isEqualTo(1);
+    assertThat(server.awaitRequests(1)).as("the first call's request alone").isEqualTo(requests(1));
     // execute() hands the attempt to OkHttp, which refuses it (RetryInterceptor: attemptRefused):
     // attempt 1 told as it starts, the call ended at 0 attempts. enqueue()'s call ends in its own
     // loop (EnqueuedCall) before an attempt starts: 0 attempts, none told.

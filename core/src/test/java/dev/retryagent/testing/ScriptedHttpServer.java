@@ -378,6 +378,8 @@ public final class ScriptedHttpServer implements Closeable {
   private final List<Recorded> requests = Collections.synchronizedList(new ArrayList<>());
   private final List<Socket> open = Collections.synchronizedList(new ArrayList<>());
   private final AtomicInteger count = new AtomicInteger();
+  // Requests whose head the server read, their body whole or not (count: the whole ones only).
+  private final AtomicInteger started = new AtomicInteger();
   private final AtomicInteger holdsEnded = new AtomicInteger();
   private final AtomicInteger accepted = new AtomicInteger();
   // Every connection accepted, in order: which of them is still open ({@link #isOpen}).
@@ -430,9 +432,45 @@ public final class ScriptedHttpServer implements Closeable {
     return this;
   }
 
-  /** Requests received so far. */
+  /**
+   * Requests received so far, whole: a request cut off in its chunked body (the client gave up, its
+   * body failed) is not among them ({@link #requestsStarted}). One whose connection ended before
+   * its {@code Content-Length} is, with what came of its body.
+   */
   public int requestCount() {
     return count.get();
+  }
+
+  /**
+   * Requests whose head the server read so far, whole or not: more than {@link #requestCount} while
+   * one is being read, or when one was cut off in its body.
+   */
+  public int requestsStarted() {
+    return started.get();
+  }
+
+  /**
+   * Waits (10 s at most) until the server counted {@code n} whole requests, then tells what it saw:
+   * {@code "3 requests, 3 started"} ({@link #requests}). A request is counted when the server's
+   * thread has read it, which on a loaded machine can be after the client gave up on it (a timeout,
+   * a cancel) and the test went on, so a count read at once could be short. One more request, whole
+   * or begun (cut off, or still being read), that came by then still shows.
+   */
+  public String awaitRequests(int n) {
+    org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> count.get() >= n);
+    // The whole ones first: each of them was started before it was counted, so never more of
+    // them than started.
+    int whole = count.get();
+    return requests(whole, started.get());
+  }
+
+  /** What {@link #awaitRequests} tells of {@code n} requests, each sent whole: {@code n, n}. */
+  public static String requests(int n) {
+    return requests(n, n);
+  }
+
+  private static String requests(int whole, int begun) {
+    return whole + (whole == 1 ? " request, " : " requests, ") + begun + " started";
   }
 
   /**
@@ -535,6 +573,7 @@ public final class ScriptedHttpServer implements Closeable {
         if (asked == null) {
           return;
         }
+        started.incrementAndGet();
         Action a = script.poll();
         if (a == null) {
           a = fallback;

@@ -1,6 +1,7 @@
 package dev.retryagent.urlconnection;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.awaitility.Awaitility.await;
@@ -126,7 +127,7 @@ class DisconnectDuringTheFirstPermitWaitTest {
       // The connection then answers as the JDK's disconnected one does.
       assertThat(responseMethods(c)).isEqualTo(jdkAfter);
     }
-    assertThat(server.requestCount()).as("nothing sent").isEqualTo(sent);
+    assertThat(server.awaitRequests(sent)).as("nothing sent").isEqualTo(requests(sent));
     if (step == Step.CONNECTED_THEN_RESPONSE) {
       // The socket connect() opened is closed, as the JDK's disconnect() closes it.
       await().atMost(Duration.ofSeconds(5)).until(() -> server.isDoneWith(connections));

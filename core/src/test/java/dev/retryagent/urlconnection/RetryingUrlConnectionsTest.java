@@ -4,6 +4,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutRespo
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -201,7 +202,7 @@ class RetryingUrlConnectionsTest {
         Thread.interrupted();
       }
     }
-    assertThat(server.requestCount()).as("one each, none retried").isEqualTo(2);
+    assertThat(server.awaitRequests(2)).as("one each, none retried").isEqualTo(requests(2));
     assertThat(events)
         .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
         .extracting(RetryEvent::reason)
@@ -3219,7 +3220,7 @@ class RetryingUrlConnectionsTest {
     // as the host's failure and the breaker opened again.
     server.enqueue(ok("healthy"));
     assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(200);
-    assertThat(server.requestCount()).isEqualTo(3);
+    assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
   }
 
   @Test
