@@ -586,7 +586,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return ((ManagedAttempts.GiveBack) attempt).response;
     }
     if (attempt.failure != null) {
-      throw attempt.failure;
+      throw heardAfterCancel(chain.call(), attempt.failure);
     }
     if (chain.call() == original) {
       markRunning();
@@ -612,6 +612,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } finally {
       retryCall.leaveContext(scope);
     }
+  }
+
+  /**
+   * What the callback hears for {@code failure}, the call's end the engine decided (a retry's wait
+   * that ended late, the rate limit's or the breaker's refusal), told through {@code call}: {@code
+   * Canceled} when the application cancelled the call (or that telling's clone, when it held the
+   * call's cancel) before OkHttp ran the telling, as OkHttp tells a call cancelled before it ran;
+   * before, the callback heard the attempt's failure of before the wait (a reset) though its cancel
+   * came first. The call's own timeout, which cancels it too, stays what it is: it came first.
+   */
+  private IOException heardAfterCancel(Call call, IOException failure) {
+    if (!(call.isCanceled() || getAsBoolean())
+        || (failure.getClass() == InterruptedIOException.class
+            && "timeout".equals(failure.getMessage()))
+        || "Canceled".equals(failure.getMessage())) {
+      return failure;
+    }
+    return new IOException("Canceled");
   }
 
   /**
@@ -1076,6 +1094,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       Throwable listenerThrew = cancelAtCallTimeout();
       tellTimedOut(timeout());
       leaveAsUncaught(listenerThrew);
+      return;
+    }
+    if (getAsBoolean()) {
+      // The application cancelled the call while the copy was on its way here (its timeout is
+      // ruled out above): OkHttp fails a response that comes after a cancel, before its callback
+      // hears it, so the callback hears "Canceled". Before, it heard the response of before the
+      // wait though its cancel came first.
+      release(copy);
+      deliverFailure(new IOException("Canceled"));
       return;
     }
     try {

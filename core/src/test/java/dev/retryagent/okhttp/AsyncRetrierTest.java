@@ -2,6 +2,7 @@ package dev.retryagent.okhttp;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.closeWithoutResponse;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static dev.retryagent.testing.ScriptedHttpServer.requests;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -1824,6 +1825,78 @@ class AsyncRetrierTest {
 
     assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
     assertThat(server.awaitRequests(2)).as("ours, then plain OkHttp's").isEqualTo(requests(2));
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void aCancelAsAResponseIsGivenBackAfterALateWaitIsHeardAsCanceled() throws Exception {
+    // The retry's wait ended past the call's deadline (the engine's clock 40 s late: its
+    // callTimeout of 30 s and the policy's 10 s both run out), so the call ends with the copy of
+    // the 503 kept for it; the application cancelled the call while that copy was on its way to
+    // the callback (the dispatcher's executor held it). Plain OkHttp fails a response that comes
+    // after a cancel, before its callback hears it ("Canceled"); the callback heard the 503.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the copy goes to a dispatcher thread
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+
+    call.cancel();
+    executor.release();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
+  void aCancelAsAFailureIsToldAfterALateWaitIsHeardAsCanceled() throws Exception {
+    // As above, for an attempt that failed (a reset): the call ends with that failure, told through
+    // a clone OkHttp runs, which the dispatcher's executor held when the application cancelled.
+    // The callback heard the reset; a call cancelled before its callback heard of it hears
+    // "Canceled", as plain OkHttp tells a call cancelled before it ran.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the failure's clone is enqueued
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+
+    call.cancel();
+    executor.release();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
     assertThat(retrier.running()).isZero();
   }
 
