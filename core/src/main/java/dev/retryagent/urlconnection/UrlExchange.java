@@ -153,6 +153,15 @@ final class UrlExchange {
   private volatile boolean running;
   private volatile boolean cancelled;
 
+  /**
+   * How many times the application called {@code disconnect()}; {@link #disconnectsAtStep}: how
+   * many when its step that may run the call (connect, body, response) took the lock. One counted
+   * in between, before the call is marked {@link #running}, is a cancel too ({@link #runs}).
+   */
+  private volatile int disconnects;
+
+  private int disconnectsAtStep;
+
   /** The application called {@code disconnect()}: a write it breaks is not the host's failure. */
   private volatile boolean disconnected;
 
@@ -208,6 +217,7 @@ final class UrlExchange {
    * the failure.
    */
   void connect() throws IOException {
+    stepBegins();
     request.bodyMayFollow(); // before the call's policy is found
     if (live != null || done || !start()) {
       current.connect(); // the JDK's own answer: nothing once connected
@@ -219,6 +229,7 @@ final class UrlExchange {
 
   /** {@code getOutputStream()}: the live attempt's body stream, seen through the body copy. */
   OutputStream getOutputStream() throws IOException {
+    stepBegins();
     if (request.body() != null && !done) {
       return request.body().stream(); // the JDK returns the same stream every time, too
     }
@@ -236,7 +247,7 @@ final class UrlExchange {
    * open; a failure is the attempt's, decided by the engine. Throws what ends the call.
    */
   private OutputStream advance(boolean body) throws IOException {
-    running = true;
+    runs();
     try {
       while (true) {
         // connect() of the first attempt: the engine is asked when a step sends (or it failed).
@@ -454,6 +465,7 @@ final class UrlExchange {
    * retries. Never throws: the outcome is left in {@link #current} and {@link #unseen}.
    */
   void finish() {
+    stepBegins();
     if (done || jdkRefusesResponse(current)) {
       // A refusal is the JDK's answer, asked of the connection in use: the call does not start,
       // or (after connect()) stays as it is, for the application's disconnect() to end.
@@ -463,7 +475,7 @@ final class UrlExchange {
       return;
     }
     step = RESPONSE;
-    running = true;
+    runs();
     try {
       respond();
     } catch (IOException e) {
@@ -812,6 +824,11 @@ final class UrlExchange {
    * @return the attempt's number
    */
   private int begin() throws IOException {
+    if (cancelled) {
+      // Disconnected as its step began (runs()): the attempt neither asks for a permit nor
+      // goes out, as after a disconnect during the wait for one.
+      throw abandon(new SocketException("Socket closed"));
+    }
     try {
       long wait = permitWait >= 0 ? permitWait : call.reservePermit();
       permitWait = -1;
@@ -965,6 +982,33 @@ final class UrlExchange {
     return t;
   }
 
+  /** The application's step that may run the call took the lock (under it). */
+  private void stepBegins() {
+    disconnectsAtStep = disconnects;
+  }
+
+  /**
+   * The call runs from here: a {@code disconnect()} now cancels it. One made since its step took
+   * the lock ({@link #stepBegins}) cancels it too: the application gave the call up as it started,
+   * from another thread, and {@link #disconnect} did not see it running (nor could it end it: the
+   * step holds the lock). Before, the call went on unaware, and a retry sent the request again
+   * after the application had disconnected. Either the disconnect sees {@link #running} or this
+   * sees its count (both volatile, each written before the other is read).
+   */
+  private void runs() {
+    Runnable hook = beforeRunning;
+    if (hook != null) {
+      hook.run();
+    }
+    running = true;
+    if (disconnects != disconnectsAtStep) {
+      cancelled = true;
+    }
+  }
+
+  /** Test only: run as a step is about to mark the call running. Null outside the tests. */
+  static volatile Runnable beforeRunning;
+
   /**
    * {@code disconnect()}: while the call runs, it is cancelled (a wait ends, no further attempt
    * starts); the connection in use is disconnected as the JDK's would be. Between the application's
@@ -973,6 +1017,7 @@ final class UrlExchange {
    */
   void disconnect() {
     disconnected = true;
+    disconnects++; // before running is read (runs)
     if (running) {
       cancelled = true;
     }

@@ -1,0 +1,151 @@
+package dev.retryagent.urlconnection;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.testing.EventLines;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.SocketException;
+import java.net.URL;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@code disconnect()} from another thread after the application's step that runs the call (its
+ * response, its body, or its response after {@code connect()}) took the connection's lock and
+ * before the agent marked the call running: the disconnect could neither end the call (the step
+ * holds the lock) nor cancel it (not running yet), and the call went on unaware of it, its first
+ * attempt sent and a 503 retried, sending the request again after the application gave it up.
+ *
+ * <p>Without the agent the JDK's {@code disconnect()} at that moment finds no socket (or closes the
+ * one {@code connect()} opened, which the JDK opens again), and the call goes on and sends once; a
+ * moment later, with the request out, the calling thread gets {@code SocketException: Socket
+ * closed}. With the agent the disconnect now cancels the call as it does a moment later, during the
+ * first attempt's wait for its rate-limit permit ({@link DisconnectDuringTheFirstPermitWaitTest}):
+ * nothing is sent, no attempt counted, the call told as cancelled, its permit never taken. The
+ * moment is reached by a test hook run just before the call is marked running.
+ */
+class DisconnectAsTheCallStartsTest {
+  /** The application's step that runs the call. */
+  enum Step {
+    /** {@code getResponseCode()} of a GET, nothing before it. */
+    RESPONSE,
+    /** {@code connect()} (a socket, nothing sent), then {@code getResponseCode()}. */
+    CONNECTED_THEN_RESPONSE,
+    /** {@code getOutputStream()} of a POST in fixed-length streaming mode. */
+    STREAMED_BODY,
+    /** {@code getOutputStream()} of a POST whose body the JDK buffers. */
+    BUFFERED_BODY
+  }
+
+  private final ScriptedHttpServer server = newServer();
+  private final FakeTime time = new FakeTime();
+
+  private static ScriptedHttpServer newServer() {
+    try {
+      return new ScriptedHttpServer();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    UrlExchange.beforeRunning = null;
+    server.close();
+  }
+
+  @ParameterizedTest
+  @EnumSource(Step.class)
+  void aDisconnectAsTheCallStartsCancelsItNothingSentNorRetried(Step step) throws Exception {
+    // A host that answers 503 first: the call without the disconnect retries it.
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    AtomicReference<Runnable> hook = new AtomicReference<>();
+    // The application's other thread disconnects, and its disconnect() returns, while the step
+    // holds the lock and has not marked the call running.
+    hook.set(
+        () -> CompletableFuture.runAsync(c::disconnect).orTimeout(10, TimeUnit.SECONDS).join());
+    if (step != Step.CONNECTED_THEN_RESPONSE) {
+      UrlExchange.beforeRunning = () -> runOnce(hook);
+    }
+
+    Throwable ours = catchThrowable(() -> take(step, c, hook));
+
+    assertThat(hook.get()).as("disconnected as the call started").isNull();
+    assertThat(ours).isExactlyInstanceOf(SocketException.class).hasMessage("Socket closed");
+    assertThat(server.requestCount()).as("nothing sent, nothing retried").isZero();
+    assertThat(told.lines)
+        .as("no attempt started: none counted")
+        .containsExactly("GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");
+    if (step == Step.CONNECTED_THEN_RESPONSE) {
+      // The socket connect() opened is closed, as the JDK's disconnect() closes it.
+      await().atMost(Duration.ofSeconds(5)).until(() -> server.isDoneWith(0));
+    }
+    // Its permit was never taken: the next call has the first one at once, and the 503 left for
+    // the call disconnected is retried with the one due 1 s later, not 2 s.
+    long before = time.nanoTime();
+    assertThat(open("/next", engine).getResponseCode()).isEqualTo(200);
+    assertThat(time.nanoTime() - before).isEqualTo(TimeUnit.SECONDS.toNanos(1));
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
+  private static void runOnce(AtomicReference<Runnable> hook) {
+    Runnable r = hook.getAndSet(null);
+    if (r != null) {
+      r.run();
+    }
+  }
+
+  private HttpURLConnection open(String path, RetryEngine engine) throws IOException {
+    return (HttpURLConnection) RetryingUrlConnections.open(new URL(server.url(path)), engine);
+  }
+
+  /**
+   * The application's {@code step} on {@code c}; the hook armed for its step that runs the call.
+   */
+  private static void take(Step step, HttpURLConnection c, AtomicReference<Runnable> hook)
+      throws IOException {
+    switch (step) {
+      case CONNECTED_THEN_RESPONSE:
+        c.connect();
+        UrlExchange.beforeRunning = () -> runOnce(hook);
+      // fall through
+      case RESPONSE:
+        c.getResponseCode();
+        return;
+      case STREAMED_BODY:
+      case BUFFERED_BODY:
+        c.setRequestMethod("POST");
+        c.setDoOutput(true);
+        if (step == Step.STREAMED_BODY) {
+          c.setFixedLengthStreamingMode(2);
+        }
+        try (OutputStream out = c.getOutputStream()) {
+          out.write("{}".getBytes(StandardCharsets.UTF_8));
+        }
+        c.getResponseCode();
+        return;
+      default:
+        throw new AssertionError(step);
+    }
+  }
+}
