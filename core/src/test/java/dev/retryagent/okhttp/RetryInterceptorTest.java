@@ -1020,6 +1020,48 @@ class RetryInterceptorTest {
     assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void executeCancelledAsItsLateWaitEndsPastItsCallTimeoutFailsAsCanceled(boolean reset)
+      throws Exception {
+    // The retry's wait ends past the call's timeout as the engine sees it (its clock 40 s late, the
+    // callTimeout 30 s: OkHttp's own, real, has not run out), and the application cancels the call
+    // as it ends, before the loop looks at the deadline. The outcome of before the wait (the 503,
+    // or the reset) is not what the caller gets: OkHttp's "Canceled", as plain OkHttp fails a call
+    // cancelled in flight, and nothing more is sent. Test only: right already (a cancelled call is
+    // never "too late"; its attempt goes to OkHttp, which refuses it). Checked against a deliberate
+    // break (a cancelled call judged too late): the reset was thrown; the 503 stays right by
+    // OkHttp's own check of a response returned after a cancel.
+    AtomicReference<Call> running = new AtomicReference<>();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  time.sleep(nanos);
+                  running.get().cancel(); // as the wait ends
+                })
+            .scheduler(time)
+            .mode(Mode.ENFORCE)
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .addInterceptor(retrier.interceptor())
+            .build();
+    time.late(40_000_000_000L);
+    server.otherwise(ok("late"));
+    server.enqueue(reset ? ScriptedHttpServer.Action.reset() : status(503).body("busy"));
+    Call call = client.newCall(get("/v1/items"));
+    running.set(call);
+    assertThatThrownBy(() -> call.execute().close())
+        .isExactlyInstanceOf(IOException.class)
+        .hasMessage("Canceled");
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
   @Test
   void theExceptionOfAnInterruptedWaitCarriesNoPathParameterOrSegment() throws Exception {
     // The application logs the exception the agent made: a servlet container's ;jsessionid=...
