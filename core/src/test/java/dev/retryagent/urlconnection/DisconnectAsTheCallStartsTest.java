@@ -108,6 +108,38 @@ class DisconnectAsTheCallStartsTest {
     assertThat(server.requestCount()).isEqualTo(2);
   }
 
+  @ParameterizedTest
+  @EnumSource(
+      value = Step.class,
+      names = {"RESPONSE", "CONNECTED_THEN_RESPONSE"})
+  void aDisconnectBeforeTheStepIsTheJdksNoOpAndTheCallGoesOnAsUsual(Step step) throws Exception {
+    // The JDK's disconnect() before it has a socket does nothing, and the connection sends when
+    // next asked (DisconnectDuringTheFirstPermitWaitTest has the plain JDK's); after connect()
+    // alone it closes the socket, and the next step connects again and sends. Only a disconnect
+    // made once the step began cancels the call: one made before it, on the same thread, leaves
+    // the call as usual (its 503 retried), or after connect() as it was before this change.
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    RetryEngine engine =
+        TestEngines.onePermitASecond(time, new AtomicReference<>(), new EventLines());
+    HttpURLConnection c = open("/items", engine);
+    if (step == Step.CONNECTED_THEN_RESPONSE) {
+      c.connect();
+    }
+
+    c.disconnect();
+
+    if (step == Step.RESPONSE) {
+      assertThat(c.getResponseCode()).isEqualTo(200);
+      assertThat(server.requestCount()).isEqualTo(2);
+    } else {
+      // Between steps the disconnect ended the call already (docs/url-connection.md): the JDK's
+      // connection sends the request once, as without the agent, and nothing retries it.
+      assertThat(c.getResponseCode()).isEqualTo(503);
+      assertThat(server.requestCount()).isEqualTo(1);
+    }
+  }
+
   private static void runOnce(AtomicReference<Runnable> hook) {
     Runnable r = hook.getAndSet(null);
     if (r != null) {
