@@ -352,7 +352,15 @@ final class JdkRequest<T> extends SelfViewCall
         requestReachedServer();
       }
       ReplayableBody b = body;
-      if (b != null && error != null && b.deliveredWrongLength()) {
+      if (b != null && error != null && b.sourceFailed()) {
+        // The body's source failed in this attempt (it told the call: applicationFailed), and the
+        // JDK cancelled the exchange for it; the attempt may still fail with another exception
+        // than the source's (a source that completed and then threw: the JDK, which sent the cut
+        // body whole, reads no answer on the connection it closed). That failure is the
+        // application's too: neither the host's failure nor retried. The host may have got a
+        // whole request if the source completed first, or reached its length before more.
+        applicationFailed(error, b.sourceCompletedBeforeItFailed() || b.deliveredWholeThenMore());
+      } else if (b != null && error != null && b.deliveredWrongLength()) {
         Throwable refusal = ReplayableBody.wrongLength(error);
         if (refusal != null) {
           // A body that reached its length before the bytes past it went out whole: the permit

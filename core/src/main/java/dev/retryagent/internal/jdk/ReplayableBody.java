@@ -189,6 +189,28 @@ final class ReplayableBody {
     return length != null && length.wrong && length.wholeFirst;
   }
 
+  /**
+   * Whether the body's source, as last subscribed, failed on its own ({@link Capture}): the JDK
+   * then cancels the exchange, and whatever the attempt fails with is the application's failure's
+   * consequence, even when it is not the source's exception (the JDK's "header parser received no
+   * bytes", its "Too few bytes returned by the publisher" for a source that completed short and
+   * then threw, as the JDK's own {@code ofInputStream} can: {@link Tee#failed}).
+   */
+  boolean sourceFailed() {
+    Length length = length();
+    return length != null && length.sourceFailed;
+  }
+
+  /**
+   * Whether the source, as last subscribed, completed its body (with its declared length, if it
+   * declared one) before it failed: the JDK may have sent that whole (cut) request, which the host
+   * may act on.
+   */
+  boolean sourceCompletedBeforeItFailed() {
+    Length length = length();
+    return length != null && length.sourceFailed && length.completedFirst;
+  }
+
   private Length length() {
     BodyPublisher p = tee != null ? tee : original;
     return p instanceof Tee ? ((Tee) p).length : p instanceof Watched ? ((Watched) p).length : null;
@@ -239,11 +261,26 @@ final class ReplayableBody {
       return length;
     }
 
+    // The last subscription's source failed (onError, or a throw out of subscribe or request);
+    // completedFirst: it had completed before, with its declared length if it declared one.
+    private volatile boolean sourceFailed;
+    private volatile boolean completedFirst;
+
     /** A subscription starts (held to {@link #declared}): its number. */
     synchronized int subscribed() {
       wrong = false;
       wholeFirst = false;
+      sourceFailed = false;
+      completedFirst = false;
       return ++last;
+    }
+
+    /** Subscription {@code n}'s source failed; {@code completedFirst}: after it completed whole. */
+    synchronized void failedIn(int n, boolean completedFirst) {
+      if (n == last && !sourceFailed) {
+        sourceFailed = true;
+        this.completedFirst = completedFirst;
+      }
     }
 
     /**
@@ -370,6 +407,23 @@ final class ReplayableBody {
         state = ok ? State.COMPLETE : State.FAILED;
       }
     }
+
+    /**
+     * The source of subscription {@code from} failed: its copy is not the application's body, even
+     * if the source had completed it first. The JDK's own {@code ofInputStream} does that: when its
+     * stream fails as another request comes in, {@code PullPublisher} re-runs, finds the failed
+     * stream "ended", completes, and then throws the failure out of {@code request} (read in JDK
+     * 25's source). The JDK then sends the cut body as a whole request and fails the attempt, often
+     * with a failure of its own ("header parser received no bytes"); a copy kept as complete was
+     * sent again by a retry. Told before the JDK hears of the failure, so before the attempt ends
+     * and before any retry takes the copy ({@link ReplayableBody#next}).
+     */
+    private synchronized void failed(int from) {
+      if (from == subscription && (state == State.SENDING || state == State.COMPLETE)) {
+        state = State.FAILED;
+        chunks = new ArrayList<>();
+      }
+    }
   }
 
   /**
@@ -392,6 +446,10 @@ final class ReplayableBody {
     private final long declared;
     private final int counted; // this subscription's number for length
     private long delivered;
+    // The source completed, with its declared length if any, before it failed (Tee#failed): the
+    // JDK may have sent that whole (cut) request. Volatile: a source's throw out of request may
+    // follow its completion on another thread.
+    private volatile boolean completedWhole;
     private volatile Flow.Subscription upstream;
     // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
     private volatile Throwable downstreamThrew;
@@ -475,6 +533,7 @@ final class ReplayableBody {
     @Override
     public void onComplete() {
       boolean whole = declared < 0 || delivered == declared;
+      completedWhole = whole;
       if (!whole) {
         length.wrongIn(counted); // the JDK refuses a body that ends short of its length (or past)
       }
@@ -494,8 +553,10 @@ final class ReplayableBody {
 
     void sourceFailed(Throwable failure) {
       if (tee != null) {
-        tee.finished(subscription, false);
+        tee.failed(subscription);
       }
+      // Whatever this attempt then fails with is the consequence (ReplayableBody#sourceFailed).
+      length.failedIn(counted, completedWhole);
       if (call != null) {
         try {
           call.applicationFailed(failure);

@@ -141,4 +141,71 @@ class ReplayableBodyTest {
       assertThat(body.deliveredWrongLength()).as(sent).isEqualTo(!sent.equals("hello"));
     }
   }
+
+  /**
+   * A source that completed and then threw out of {@code request}, as the JDK's own {@code
+   * ofInputStream} does when its stream fails as another request comes in ({@code PullPublisher}
+   * re-runs, takes the failed stream for ended, completes, then throws the failure): the copy, cut
+   * where the stream failed, was kept as complete, and a retry sent it as the whole body. It is not
+   * sent again, and the attempt's failure, whatever it is, is known for the source's.
+   */
+  @Test
+  void aCopyItsSourceCompletedBeforeItFailedIsNotSentAgain() {
+    BodyPublisher source =
+        new BodyPublisher() {
+          @Override
+          public long contentLength() {
+            return -1;
+          }
+
+          @Override
+          public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+            s.onSubscribe(
+                new Flow.Subscription() {
+                  @Override
+                  public void request(long n) {
+                    s.onNext(ByteBuffer.wrap("hel".getBytes(StandardCharsets.UTF_8)));
+                    s.onComplete();
+                    throw new java.io.UncheckedIOException(new IOException("disk"));
+                  }
+
+                  @Override
+                  public void cancel() {}
+                });
+          }
+        };
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    List<Flow.Subscription> subscription = new ArrayList<>();
+    Sink sink = new Sink();
+    body.next()
+        .subscribe(
+            new Flow.Subscriber<ByteBuffer>() {
+              @Override
+              public void onSubscribe(Flow.Subscription s) {
+                subscription.add(s);
+              }
+
+              @Override
+              public void onNext(ByteBuffer item) {
+                sink.onNext(item);
+              }
+
+              @Override
+              public void onError(Throwable throwable) {}
+
+              @Override
+              public void onComplete() {
+                sink.onComplete();
+              }
+            });
+    assertThat(body.sourceFailed()).isFalse();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> subscription.get(0).request(1))
+        .isInstanceOf(java.io.UncheckedIOException.class);
+
+    assertThat(sink.complete).isTrue(); // what the JDK got: a whole body, cut
+    assertThat(sink.text()).isEqualTo("hel");
+    assertThat(body.canSendAgain()).isFalse();
+    assertThat(body.sourceFailed()).isTrue();
+    assertThat(body.sourceCompletedBeforeItFailed()).isTrue();
+  }
 }
