@@ -47,7 +47,8 @@ import org.junit.jupiter.params.provider.MethodSource;
  * request}, or from {@code subscribe}, of a known length or not: the call through the decorator
  * ends as through the JDK alone (HTTP/1.1, loopback), with the same exception chain, and the server
  * receives the same: each connection's request, whole or cut, with the body bytes that reached it.
- * Nothing is retried, and no copy of a body the source did not deliver whole is ever sent.
+ * Nothing is retried, no copy of a body the source did not deliver whole is ever sent, and the
+ * failure is the application's, never the host's: a breaker that one failure opens stays closed.
  *
  * <p>The server answers a whole request (200, Connection: close), so a failure the decorator
  * swallowed would show as a success; a cut one it reads to the client's close. Every publisher here
@@ -65,6 +66,10 @@ class FailingBodyPublisherTest {
     ON_ERROR,
     /** Throws an {@code UncheckedIOException} out of the request after its last buffer. */
     THROW_FROM_REQUEST,
+    /** Throws an IOException (undeclared, as Lombok's sneaky throw does) out of the request. */
+    SNEAKY_THROW_FROM_REQUEST,
+    /** Throws an Error out of the request. */
+    ERROR_FROM_REQUEST,
     /** Throws out of {@code subscribe}, before {@code onSubscribe}. */
     THROW_FROM_SUBSCRIBE_BEFORE_ON_SUBSCRIBE,
     /** Throws out of {@code subscribe}, after {@code onSubscribe} (and what it sent from there). */
@@ -177,6 +182,12 @@ class FailingBodyPublisherTest {
         }
       }
     }
+    // The breaker, which one failure of the host's opens, stays closed: the host's next call goes.
+    server.answers = true;
+    HttpRequest next = HttpRequest.newBuilder(URI.create(server.url("/v1/items"))).build();
+    assertThat(outcome(way, ours, next))
+        .as(what + ": the next call")
+        .isEqualTo("answered: 200 stored");
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
     // The application's failure, never the host's: the breaker heard nothing.
     assertThat(events)
@@ -334,6 +345,11 @@ class FailingBodyPublisherTest {
     }
   }
 
+  @SuppressWarnings("unchecked")
+  private static <E extends Throwable> E sneaky(Throwable t) throws E {
+    throw (E) t;
+  }
+
   /** What the call ended with: the response's status and body, or the failure's chain. */
   private static String outcome(Way way, HttpClient client, HttpRequest request) {
     try {
@@ -419,6 +435,13 @@ class FailingBodyPublisherTest {
                       done = true;
                       s.onError(new IOException("disk"));
                       break;
+                    case SNEAKY_THROW_FROM_REQUEST:
+                      done = true;
+                      throw FailingBodyPublisherTest.<RuntimeException>sneaky(
+                          new IOException("disk"));
+                    case ERROR_FROM_REQUEST:
+                      done = true;
+                      throw new AssertionError("disk");
                     case THROW_FROM_REQUEST:
                       done = true;
                       throw new UncheckedIOException(new IOException("disk"));

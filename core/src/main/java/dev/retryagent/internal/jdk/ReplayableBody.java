@@ -309,7 +309,9 @@ final class ReplayableBody {
   static void subscribeWatched(BodyPublisher source, Capture capture) {
     try {
       source.subscribe(capture);
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      // Any throwable (an Error, a checked exception thrown undeclared): the JDK catches them all,
+      // and fails the attempt with it. Rethrown as it came (nothing checked is declared here).
       if (e != capture.downstreamThrew) {
         capture.sourceFailed(e);
       }
@@ -484,7 +486,9 @@ final class ReplayableBody {
     public void request(long n) {
       try {
         upstream.request(n);
-      } catch (RuntimeException e) {
+      } catch (Throwable e) {
+        // Any throwable, as from subscribe (subscribeWatched): an Error, an undeclared IOException
+        // was the host's failure, and told the breaker so.
         if (e != downstreamThrew) {
           sourceFailed(e);
         }
