@@ -598,7 +598,12 @@ class RetryingHttpClientTest {
     // Each counted once the server is done with the call's connection (assertFailsAsWithoutUs): a
     // count read as soon as the call failed could miss a request the server was still reading, and
     // give it to the other side.
-    assertFailsAsWithoutUs(way, client, "a stream that fails after 8 bytes", bodies.get(0));
+    // The stream that fails after 8 bytes meets a race of the JDK's own (PullPublisher asks the
+    // iterator once more outside its try: the JDK may end the body as whole, send the 8 bytes as a
+    // complete request and then fail, with the stream's exception or one of its own), with or
+    // without the agent: only what never depends on it is compared (FailingBodyPublisherTest has
+    // that race's every case, and that the cut body is never sent again).
+    assertFailsAsWithoutUs(way, client, "a stream that fails after 8 bytes", bodies.get(0), false);
     assertFailsAsWithoutUs(way, client, "a publisher that fails at once", bodies.get(1));
     assertThat(time.waits()).isEmpty();
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
@@ -844,6 +849,21 @@ class RetryingHttpClientTest {
       String what,
       java.util.function.Supplier<HttpRequest.BodyPublisher> body)
       throws Exception {
+    assertFailsAsWithoutUs(way, client, what, body, true);
+  }
+
+  /**
+   * As above; with {@code exactly} false, a body that meets a race of the JDK's own: each side
+   * fails, with at most one request at the server, whole or cut; the exception chains and counts
+   * are not compared.
+   */
+  private void assertFailsAsWithoutUs(
+      Way way,
+      HttpClient client,
+      String what,
+      java.util.function.Supplier<HttpRequest.BodyPublisher> body,
+      boolean exactly)
+      throws Exception {
     List<String> seen = new java.util.ArrayList<>();
     List<Integer> requests = new java.util.ArrayList<>();
     for (HttpClient c : List.of(real, client)) {
@@ -880,8 +900,10 @@ class RetryingHttpClientTest {
           .as(what + (c == real ? ": the JDK alone" : ": through the agent") + ", begun")
           .isBetween(requests.get(requests.size() - 1), 1);
     }
-    assertThat(seen.get(1)).as(what).isEqualTo(seen.get(0));
-    assertThat(requests.get(1)).as(what).isEqualTo(requests.get(0));
+    if (exactly) {
+      assertThat(seen.get(1)).as(what).isEqualTo(seen.get(0));
+      assertThat(requests.get(1)).as(what).isEqualTo(requests.get(0));
+    }
     // The breaker, which one failure opens, stays closed: the host's next call goes through.
     assertThat(call(way, client, get("/v1/items")).body()).as(what).isEqualTo("stored");
   }
