@@ -528,12 +528,20 @@ class FailingBodyPublisherTest {
       int mark;
       try (Socket marker = new Socket(InetAddress.getLoopbackAddress(), socket.getLocalPort())) {
         int local = marker.getLocalPort();
-        Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> indexOf(local) >= 0);
+        Awaitility.await()
+            .pollDelay(java.time.Duration.ZERO)
+            .pollInterval(java.time.Duration.ofMillis(5))
+            .atMost(10, TimeUnit.SECONDS)
+            .until(() -> indexOf(local) >= 0);
         mark = indexOf(local);
       }
       for (int i = from; i <= mark; i++) {
         Socket s = accepted.get(i);
-        Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> done.contains(s));
+        Awaitility.await()
+            .pollDelay(java.time.Duration.ZERO)
+            .pollInterval(java.time.Duration.ofMillis(5))
+            .atMost(10, TimeUnit.SECONDS)
+            .until(() -> done.contains(s));
       }
     }
 

@@ -457,7 +457,11 @@ public final class ScriptedHttpServer implements Closeable {
    * or begun (cut off, or still being read), that came by then still shows.
    */
   public String awaitRequests(int n) {
-    org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> count.get() >= n);
+    org.awaitility.Awaitility.await()
+        .pollDelay(java.time.Duration.ZERO)
+        .pollInterval(java.time.Duration.ofMillis(5))
+        .atMost(10, TimeUnit.SECONDS)
+        .until(() -> count.get() >= n);
     // The whole ones first: each of them was started before it was counted, so never more of
     // them than started.
     int whole = count.get();
@@ -522,13 +526,19 @@ public final class ScriptedHttpServer implements Closeable {
     try (Socket marker = new Socket(InetAddress.getLoopbackAddress(), port())) {
       int local = marker.getLocalPort();
       org.awaitility.Awaitility.await()
+          .pollDelay(java.time.Duration.ZERO)
+          .pollInterval(java.time.Duration.ofMillis(5))
           .atMost(10, TimeUnit.SECONDS)
           .until(() -> indexOf(local) >= 0);
       mark = indexOf(local);
     }
     for (int i = from; i <= mark; i++) {
       int index = i;
-      org.awaitility.Awaitility.await().atMost(10, TimeUnit.SECONDS).until(() -> isDoneWith(index));
+      org.awaitility.Awaitility.await()
+          .pollDelay(java.time.Duration.ZERO)
+          .pollInterval(java.time.Duration.ofMillis(5))
+          .atMost(10, TimeUnit.SECONDS)
+          .until(() -> isDoneWith(index));
     }
   }
 
