@@ -146,6 +146,14 @@ final class OkHttpHook {
         if (!hooks.intercept) {
           throw new IllegalStateException(SEND + " has no intercept(Chain) in this OkHttp");
         }
+        if (hooks.storesIntoArguments) {
+          // The handler's frame says local 0 is this and local 1 the chain all over the method;
+          // a store into either (locals reallocated by a shrinker, say) would fail verification of
+          // the class, and so every call. Left alone, as ProloguePatcher leaves it: the agent
+          // counts resends with a network interceptor instead.
+          throw new IllegalStateException(
+              SEND + ".intercept(Chain) stores into this or the chain's local, not rewritten");
+        }
       } else if (internalName.equals(DISPATCHER)) {
         DispatcherHooks hooks = new DispatcherHooks(writer);
         reader.accept(hooks, 0);
@@ -271,6 +279,7 @@ final class OkHttpHook {
 
   private static final class SendHooks extends PublicMethodHooks {
     boolean intercept;
+    boolean storesIntoArguments;
 
     SendHooks(ClassVisitor next) {
       super(next);
@@ -280,7 +289,7 @@ final class OkHttpHook {
     protected MethodVisitor hook(MethodVisitor mv, String name, String desc) {
       if (name.equals("intercept") && desc.equals(INTERCEPT_DESC)) {
         intercept = true;
-        return new TellSending(mv);
+        return new TellSending(mv, this);
       }
       return mv;
     }
@@ -303,13 +312,25 @@ final class OkHttpHook {
    * catches first (the table is searched in order), and it is written after the method's last
    * instruction. Its frame has the method's two arguments as locals: no OkHttp version stores into
    * either ({@code OkHttpHookTest} and the integration tests run 3.x, 4.x and 5.x through the
-   * verifier).
+   * verifier), and a method that does (its locals reallocated by a shrinker, say) is reported to
+   * {@link SendHooks} and not rewritten, as {@link ProloguePatcher} refuses it.
    */
   private static final class TellSending extends MethodVisitor {
     private final Label start = new Label();
+    private final SendHooks hooks;
 
-    TellSending(MethodVisitor next) {
+    TellSending(MethodVisitor next, SendHooks hooks) {
       super(Opcodes.ASM9, next);
+      this.hooks = hooks;
+    }
+
+    @Override
+    public void visitVarInsn(int opcode, int var) {
+      // ISTORE to ASTORE: a long or double stored into local 0 covers local 1 too
+      if (opcode >= Opcodes.ISTORE && opcode <= Opcodes.ASTORE && var <= 1) {
+        hooks.storesIntoArguments = true;
+      }
+      super.visitVarInsn(opcode, var);
     }
 
     @Override
