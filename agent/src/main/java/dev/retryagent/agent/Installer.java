@@ -128,11 +128,44 @@ public final class Installer implements AgentInstaller {
             hooks[3] != null
                 ? hooks[3]
                 : "url-connection off (agent.clients.url-connection: false)");
-    line.append("; ").append(describe(sources, config)).append(ConfigSummary.warnings(config));
-    runtime.registerShutdownHook();
-    runtime.startBackground(reloadable ? sources.configFile() : null, content);
-    return line.toString();
+    line.append("; ").append(describe(sources, config));
+    String warnings = ConfigSummary.warnings(config);
+    // The hooks are live from here on: the calls are retried whatever fails below (the JVM
+    // shutting down under a late attach, no thread to be had, a SecurityManager), so the line
+    // must say so and name what did not start, never "not installed". Only the cause's class:
+    // its message may hold a path or a URL. Strict never applies here: it is for configuration.
+    try {
+      Throwable fault = exitHookFault;
+      if (fault != null) {
+        throw fault;
+      }
+      runtime.registerShutdownHook();
+    } catch (Throwable t) {
+      line.append("; no exit hook (")
+          .append(t.getClass().getName())
+          .append("): no summary, dead-letter flush or fleet leave at exit");
+    }
+    try {
+      Throwable fault = backgroundFault;
+      if (fault != null) {
+        throw fault;
+      }
+      runtime.startBackground(reloadable ? sources.configFile() : null, content);
+    } catch (Throwable t) {
+      line.append("; exporters' and config watcher's start not scheduled (")
+          .append(t.getClass().getName())
+          .append(')');
+    }
+    return line.append(warnings).toString();
   }
+
+  /**
+   * Test seams: thrown in place of registering the exit hook, and of scheduling the exporters' and
+   * the watcher's start, as the JVM may refuse either once the hooks are live.
+   */
+  static volatile Throwable exitHookFault;
+
+  static volatile Throwable backgroundFault;
 
   /** The start-up line's configuration part: which file, which mode, and who said so. */
   static String describe(ConfigSources sources, AgentConfig config) {
