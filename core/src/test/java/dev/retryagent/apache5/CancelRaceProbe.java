@@ -35,7 +35,7 @@ import org.apache.hc.core5.io.CloseMode;
  * thread may go on) to {@code execute}'s return, and what the callback heard.
  *
  * <pre>
- * java -cp ... dev.retryagent.apache5.CancelRaceProbe plain|wrapped CALLS fresh|shared
+ * java -cp ... dev.retryagent.apache5.CancelRaceProbe plain|wrapped CALLS fresh|shared [SPIN_US]
  * </pre>
  */
 public final class CancelRaceProbe {
@@ -81,6 +81,9 @@ public final class CancelRaceProbe {
     boolean wrapped = args[0].equals("wrapped");
     int calls = Integer.parseInt(args[1]);
     boolean fresh = args.length < 3 || args[2].equals("fresh");
+    // Busy work on the caller before each execute (µs): whether a later dispatch alone, not the
+    // handler, changes the outcomes (the pool's state when the call leases).
+    long spinNanos = args.length < 4 ? 0 : Long.parseLong(args[3]) * 1000;
     RetryEngine engine = wrapped ? RetryEngine.builder().build() : null;
     List<long[]> rows = new ArrayList<>();
     try (ScriptedHttpServer server = new ScriptedHttpServer()) {
@@ -93,6 +96,9 @@ public final class CancelRaceProbe {
         SimpleHttpRequest request = new SimpleHttpRequest("GET", server.url("/").toString());
         DISPATCHED.get()[0] = 0;
         connected = 0;
+        for (long until = System.nanoTime() + spinNanos; System.nanoTime() - until < 0; ) {
+          Thread.onSpinWait();
+        }
         long t0 = System.nanoTime();
         Future<SimpleHttpResponse> f =
             client.execute(
