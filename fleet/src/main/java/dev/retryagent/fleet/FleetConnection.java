@@ -592,6 +592,12 @@ public final class FleetConnection implements AutoCloseable {
       wasReported = outageReported;
       outageReported = false;
     }
+    // A 429 from the write-back above until the line before found the fleet not up, and queued no
+    // write: it would reach Redis at the next outage's write-back, if ever. From here on each is
+    // queued as it comes; one before is queued now (a limiter made meanwhile included).
+    for (FleetRateLimiter limiter : limiters.values()) {
+      limiter.writeIfUnwritten();
+    }
     String refused = heartbeatRefused;
     if (wasReported && refused != null) {
       // Back, but its heartbeat's script refused (said once, maybe before the outage): "shared

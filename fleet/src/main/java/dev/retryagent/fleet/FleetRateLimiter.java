@@ -72,6 +72,9 @@ public final class FleetRateLimiter implements PermitLimiter {
   private double localShare;
   private boolean errorReported;
   private boolean pauseToWrite;
+  // A pause noted while the fleet was not up, not yet in a write-back: the connect writes back
+  // before it is up, so one noted after its write-back and before it was up is written once up.
+  private boolean pauseUnwritten;
   // When this JVM last heard Redis's pause of the route (an acquisition's reply, a look after a
   // wait), this JVM's nanoTime read before it asked; valid once heard is set.
   private boolean heard;
@@ -246,6 +249,8 @@ public final class FleetRateLimiter implements PermitLimiter {
         // application sees the 429 when it would without the agent). Honoured here already.
         queue = !pauseToWrite;
         pauseToWrite = true;
+      } else if (moved) {
+        pauseUnwritten = true;
       }
     }
     if (queue) {
@@ -274,6 +279,8 @@ public final class FleetRateLimiter implements PermitLimiter {
   void writePause(RedisGateway gateway, long budgetNanos) {
     synchronized (this) {
       pauseToWrite = false;
+      // The pause as this JVM knows it, read below, is what goes.
+      pauseUnwritten = false;
     }
     long now = fleet.clock().nanoTime();
     long left = pauseRemainingNanos(now);
@@ -431,8 +438,10 @@ public final class FleetRateLimiter implements PermitLimiter {
     synchronized (this) {
       // A deadline the previous limiter waited out is not waited again under the new one.
       takenDeadlineMicros = Math.max(takenDeadlineMicros, taken);
-      if (left > 0) {
-        notePause(nowNanos + left);
+      if (left > 0 && notePause(nowNanos + left)) {
+        // Maybe only in this JVM (its Redis away, or another Redis): the write-back of a connect
+        // under way may have passed this limiter already.
+        pauseUnwritten = true;
       }
     }
   }
@@ -451,10 +460,40 @@ public final class FleetRateLimiter implements PermitLimiter {
 
   /** After a reconnect: a pause this JVM set or saw while Redis was away goes back to Redis. */
   void writeBackPause(RedisGateway gateway) throws FleetUnavailableException {
+    synchronized (this) {
+      pauseUnwritten = false;
+    }
     long left = pauseRemainingNanos(fleet.clock().nanoTime());
     if (left > 0) {
-      gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(left), micros(maxPauseNanos)));
+      try {
+        gateway.eval(Scripts.PAUSE, pauseKey, Arrays.asList(micros(left), micros(maxPauseNanos)));
+      } catch (FleetUnavailableException e) {
+        synchronized (this) {
+          // Still to write: by the next write-back, or once up (writeIfUnwritten).
+          pauseUnwritten = true;
+        }
+        throw e;
+      }
       fleet.onCallAnswered();
+    }
+  }
+
+  /**
+   * Once the fleet is up: queues the write of a pause noted while it was not, after its connect's
+   * write-back had passed this limiter (a 429 then found the fleet not up, so queued nothing).
+   */
+  void writeIfUnwritten() {
+    boolean queue;
+    synchronized (this) {
+      if (!pauseUnwritten) {
+        return;
+      }
+      pauseUnwritten = false;
+      queue = !pauseToWrite;
+      pauseToWrite = true;
+    }
+    if (queue) {
+      fleet.writePause(this);
     }
   }
 

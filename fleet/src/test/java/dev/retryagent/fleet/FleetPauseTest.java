@@ -528,4 +528,63 @@ class FleetPauseTest {
     assertThat(changed.pauseRemainingNanos(now())).isGreaterThan(9_000 * MS);
     assertThat(changed.metrics().pausesSet()).isEqualTo(1);
   }
+
+  /**
+   * A 429 while the fleet's thread connects, after it wrote back the pauses it knew of and before
+   * it is up: not written then (not up), nor by the write-back (already past it). Written once up.
+   */
+  @Test
+  void a429WhileTheFleetConnectsAfterItsWriteBackReachesRedisOnceItIsUp() throws Exception {
+    CountDownLatch limiterMade = new CountDownLatch(1);
+    CountDownLatch writingBack = new CountDownLatch(1);
+    CountDownLatch releaseWriteBack = new CountDownLatch(1);
+    AtomicBoolean first = new AtomicBoolean(true);
+    List<Long> written = new CopyOnWriteArrayList<>();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.onCommand =
+          command -> {
+            String name = command.get(0).toUpperCase(java.util.Locale.ROOT);
+            if (name.equals("PING")) {
+              // The connect starts once the route's limiter holds a pause to write back.
+              TestFleet.holdUntil(limiterMade);
+            } else if (name.equals("EVALSHA") && command.get(1).equals(Scripts.PAUSE.sha1)) {
+              written.add(Long.parseLong(command.get(4)));
+              if (first.getAndSet(false)) {
+                writingBack.countDown();
+                TestFleet.holdUntil(releaseWriteBack);
+              }
+            }
+          };
+      fake.scriptReply =
+          sha ->
+              sha.equals(Scripts.PAUSE.sha1)
+                  ? "*3\r\n:1\r\n:2000000\r\n:1790000000000000\r\n"
+                  : ":1\r\n";
+      FleetConnection c =
+          FleetConnection.start(
+              settings(fake.url()).commandTimeout(Duration.ofSeconds(5)).build(),
+              Clock.SYSTEM,
+              log);
+      fleets.add(c);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+      limiter.pauseFor(now(), 2_000 * MS);
+      limiterMade.countDown();
+      assertThat(writingBack.await(30, TimeUnit.SECONDS)).isTrue();
+
+      // The 429 comes while the write-back of the 2 s pause is under way: the fleet is not up.
+      assertThat(c.isUp()).isFalse();
+      limiter.pauseFor(now(), 8_000 * MS);
+      releaseWriteBack.countDown();
+      await().atMost(UP_TIMEOUT).until(c::isUp);
+
+      // Redis is told of the 8 s pause, not only of the 2 s one.
+      await()
+          .atMost(UP_TIMEOUT)
+          .untilAsserted(() -> assertThat(written).anyMatch(us -> us > 7_000_000L));
+      assertThat(written.get(0)).isLessThanOrEqualTo(2_000_000L);
+    } finally {
+      limiterMade.countDown();
+      releaseWriteBack.countDown();
+    }
+  }
 }
