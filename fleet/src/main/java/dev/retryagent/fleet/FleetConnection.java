@@ -88,6 +88,9 @@ public final class FleetConnection implements AutoCloseable {
   private final ConcurrentHashMap<String, FleetRateLimiter> limiters = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<FleetRateLimiter> pausesToWrite =
       new ConcurrentLinkedQueue<>();
+  // Pauses whose write failed while up: written again at the thread's next heartbeat turn.
+  private final ConcurrentLinkedQueue<FleetRateLimiter> pausesToRetry =
+      new ConcurrentLinkedQueue<>();
   private final Object lock = new Object();
   private final Thread thread;
 
@@ -431,6 +434,25 @@ public final class FleetConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * On the thread: a pause's write failed without an outage (every connection busy, Redis refusing
+   * the script, an error of the route's key): no reconnect's write-back comes, so it is written
+   * again at the next heartbeat turn ({@link #retryPauses}), not at once.
+   */
+  void retryPauseLater(FleetRateLimiter limiter) {
+    pausesToRetry.add(limiter);
+  }
+
+  /** On the thread, at a heartbeat turn: the failed writes go back in the queue, once each. */
+  private void retryPauses() {
+    FleetRateLimiter limiter;
+    while ((limiter = pausesToRetry.poll()) != null) {
+      if (limiter.retryPause()) {
+        pausesToWrite.add(limiter);
+      }
+    }
+  }
+
   /** On the thread: the pauses queued since it last looked. */
   private void writePauses() {
     FleetRateLimiter limiter;
@@ -766,6 +788,10 @@ public final class FleetConnection implements AutoCloseable {
             continue;
           }
           try {
+            if (nextBeat - System.nanoTime() <= 0) {
+              // Once per heartbeat: a write Redis keeps refusing costs a round trip per interval.
+              c.retryPauses();
+            }
             c.writePauses();
             if (nextBeat - System.nanoTime() > 0) {
               continue;

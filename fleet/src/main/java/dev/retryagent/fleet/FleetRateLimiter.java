@@ -75,6 +75,9 @@ public final class FleetRateLimiter implements PermitLimiter {
   // A pause noted while the fleet was not up, not yet in a write-back: the connect writes back
   // before it is up, so one noted after its write-back and before it was up is written once up.
   private boolean pauseUnwritten;
+  // A write Redis failed while up (busy, refused, an error of the route's key): the fleet's thread
+  // writes it again at its next heartbeat turn, once at a time.
+  private boolean pauseRetry;
   // When this JVM last heard Redis's pause of the route (an acquisition's reply, a look after a
   // wait), this JVM's nanoTime read before it asked; valid once heard is set.
   private boolean heard;
@@ -302,6 +305,22 @@ public final class FleetRateLimiter implements PermitLimiter {
     } catch (FleetUnavailableException e) {
       fleet.onFailure(e);
       reportCallError(e);
+      boolean retry = false;
+      synchronized (this) {
+        if (e.kind().connectionDown) {
+          // The reconnect's write-back writes it.
+          pauseUnwritten = true;
+        } else if (!pauseToWrite && !pauseRetry) {
+          // Not an outage, so no write-back would: dropped, the other JVMs would never hear of
+          // it. Again at the next heartbeat turn, not at once (Redis refusing every write must
+          // not keep the thread looping), what is left of it then (never longer than asked).
+          pauseRetry = true;
+          retry = true;
+        }
+      }
+      if (retry) {
+        fleet.retryPauseLater(this);
+      }
     } finally {
       pauseWrites++; // only the fleet's thread writes
     }
@@ -475,6 +494,18 @@ public final class FleetRateLimiter implements PermitLimiter {
         throw e;
       }
       fleet.onCallAnswered();
+    }
+  }
+
+  /** At a heartbeat turn: queues again the write of a pause {@link #writePause} failed. */
+  boolean retryPause() {
+    synchronized (this) {
+      pauseRetry = false;
+      if (pauseToWrite) {
+        return false; // queued already, by a 429 since
+      }
+      pauseToWrite = true;
+      return true;
     }
   }
 

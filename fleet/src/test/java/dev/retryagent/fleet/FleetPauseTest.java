@@ -587,4 +587,55 @@ class FleetPauseTest {
       releaseWriteBack.countDown();
     }
   }
+
+  /**
+   * A pause's write that Redis refuses while up (out of memory here; a busy pool or an error of the
+   * route's key alike) is not an outage, so no write-back comes after it: the thread writes it
+   * again at its next heartbeats while it lasts, no sooner (no hot loop), and never for longer than
+   * asked.
+   */
+  @Test
+  void aPauseWriteRedisRefusesWhileUpIsWrittenAgainAtTheNextHeartbeats() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    List<Long> written = new CopyOnWriteArrayList<>();
+    List<Long> writtenAt = new CopyOnWriteArrayList<>();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.onCommand =
+          command -> {
+            if (command.get(0).equalsIgnoreCase("EVALSHA")
+                && command.get(1).equals(Scripts.PAUSE.sha1)) {
+              written.add(Long.parseLong(command.get(4)));
+              writtenAt.add(System.nanoTime());
+            }
+          };
+      fake.scriptReply =
+          sha ->
+              sha.equals(Scripts.PAUSE.sha1)
+                  ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+                  : ":1\r\n";
+      FleetSettings settings = settings(fake.url()).build();
+      FleetConnection c = startUp(settings, clock, log);
+      fleets.add(c);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+
+      limiter.pauseFor(clock.nanoTime(), 8_000 * MS);
+
+      await().atMost(UP_TIMEOUT).until(() -> written.size() >= 4);
+      assertThat(c.isUp()).isTrue();
+      // What is left of the 8 s, never more.
+      assertThat(written).allMatch(us -> us > 0 && us <= 8_000_000L);
+      // One retry per heartbeat turn at most: the retries are a heartbeat interval apart.
+      long interval = settings.heartbeatInterval().toNanos();
+      for (int i = 2; i < writtenAt.size(); i++) {
+        assertThat(writtenAt.get(i) - writtenAt.get(i - 1)).isGreaterThan(interval / 2);
+      }
+
+      // Once the pause has passed, nothing is left to write.
+      clock.advance(Duration.ofSeconds(9));
+      int before = written.size();
+      long turns = limiter.pauseWrites();
+      await().atMost(UP_TIMEOUT).until(() -> limiter.pauseWrites() >= turns + 1);
+      assertThat(written.size()).isLessThanOrEqualTo(before + 1);
+    }
+  }
 }
