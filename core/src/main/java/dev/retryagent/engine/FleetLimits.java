@@ -20,6 +20,18 @@ public interface FleetLimits {
    */
   PermitLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax);
 
+  /**
+   * {@link #limiter(String, RateLimitPolicy, Duration)} asked under configuration {@code
+   * generation} (larger is later): a call that read the settings before a reload may ask after a
+   * call under the new ones did, with the old limit. A fleet that keeps one limiter per route must
+   * not let that older limit replace the newer one (it would hold until the next reload); it may
+   * give such a call the route's newer limiter. By default the generation is not looked at.
+   */
+  default PermitLimiter limiter(
+      String route, RateLimitPolicy limit, Duration retryAfterMax, long generation) {
+    return limiter(route, limit, retryAfterMax);
+  }
+
   /** What the fleet limits of this JVM did so far, one entry per route, for metrics. */
   List<FleetRouteCounters> counters();
 

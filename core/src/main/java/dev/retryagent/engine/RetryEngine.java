@@ -376,7 +376,7 @@ public final class RetryEngine {
         breakerFor(target, policy),
         budgetEntry(s, target, policy),
         limiterFor(s, target, policy),
-        fleetLimiter(policy),
+        fleetLimiter(s, policy),
         listener.countersFor(policy.routeName(), scheme, host, port));
   }
 
@@ -566,7 +566,7 @@ public final class RetryEngine {
     if (!p.enabled()) {
       return null;
     }
-    if (fleetLimiter(policy) != null) {
+    if (fleetLimiter(s, policy) != null) {
       return null;
     }
     long retryAfterMax = policy.retry().retryAfterMax().toNanos();
@@ -838,18 +838,22 @@ public final class RetryEngine {
     }
   }
 
-  /** The fleet's limiter of {@code policy}'s route in fleet mode, or null. */
-  private PermitLimiter fleetLimiter(Policy policy) {
+  /** The fleet's limiter of {@code policy}'s route in fleet mode under {@code s}, or null. */
+  private PermitLimiter fleetLimiter(EngineSettings s, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     FleetLimits f = fleet;
     if (!p.enabled() || p.scope() != RateLimitPolicy.Scope.FLEET || f == null) {
       return null;
     }
     Duration retryAfterMax = policy.retry().retryAfterMax();
-    Key key = new Key(policy.routeName() + "\n" + retryAfterMax.toNanos(), p);
+    // The generation too: a call under older settings (it read them before a reload) may get the
+    // route's newer limiter (FleetLimits), which calls under the settings that had this policy
+    // must not find here if a later reload brings it back.
+    Key key = new Key(policy.routeName() + "\n" + retryAfterMax.toNanos() + "\n" + s.generation, p);
     PermitLimiter l = fleetLimiters.get(key);
     if (l == null) {
-      l = f.limiter(policy.routeName(), p, retryAfterMax);
+      // Its generation: an older configuration's limit never replaces a newer one's in the fleet.
+      l = f.limiter(policy.routeName(), p, retryAfterMax, s.generation);
       fleetLimiters.put(key, l);
     }
     return l;

@@ -4,6 +4,7 @@ import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.internal.engine.RateLimiter;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.testing.FakeRequest;
 import java.time.Duration;
@@ -279,5 +280,86 @@ class FleetSeamTest {
     assertThat(b.attemptCount()).isEqualTo(1);
     assertThat(elsewhereUntil[0]).isGreaterThan(FakeClock.START_NANOS + 250_000_000L);
     assertThat(b.attempts().get(0).startNanos).isEqualTo(elsewhereUntil[0]);
+  }
+
+  /**
+   * A fleet that keeps one limiter per route, as the Redis fleet does: asked with another limit it
+   * replaces the route's, unless asked under an older configuration than the one that made it.
+   */
+  static final class OneLimitPerRouteFleet implements FleetLimits {
+    final Map<String, RateLimitPolicy> latest = new HashMap<>();
+    final Map<String, Long> generations = new HashMap<>();
+
+    @Override
+    public synchronized PermitLimiter limiter(
+        String route, RateLimitPolicy limit, Duration retryAfterMax) {
+      return limiter(route, limit, retryAfterMax, Long.MAX_VALUE);
+    }
+
+    @Override
+    public synchronized PermitLimiter limiter(
+        String route, RateLimitPolicy limit, Duration retryAfterMax, long generation) {
+      Long newest = generations.get(route);
+      if (newest == null || generation >= newest) {
+        latest.put(route, limit);
+        generations.put(route, generation);
+      }
+      return new RateLimiter(latest.get(route), FakeClock.START_NANOS);
+    }
+
+    @Override
+    public List<FleetRouteCounters> counters() {
+      return List.of();
+    }
+
+    @Override
+    public boolean shared() {
+      return true;
+    }
+  }
+
+  /**
+   * A call that read the settings before a reload asks the fleet for its route's limit after a call
+   * under the new settings did: the old limit must not replace the new one in the fleet (it would
+   * hold there until the next reload). The engine says which configuration asks.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aCallUnderTheSettingsBeforeAReloadNeverPutsTheOldFleetLimitBackInPlaceOfTheNewOne(
+      Driver driver) {
+    OneLimitPerRouteFleet fleet = new OneLimitPerRouteFleet();
+    TestPolicy before = fleetPolicy();
+    TestPolicy after = fleetPolicy();
+    after.rateLimit.perSecond(5).burst(10);
+    Policy newPolicy = after.build();
+    EngineFixture a = EngineFixture.of(before);
+    a.engine.useFleet(fleet);
+    Policy oldPolicy = before.build();
+    boolean[] reloaded = {false};
+    PolicyResolver old =
+        new PolicyResolver() {
+          @Override
+          public Policy resolve(String method, String host, int port, String path) {
+            if (!reloaded[0]) {
+              // The call has read the settings; a reload and a call under the new ones now.
+              reloaded[0] = true;
+              a.engine.reconfigure(a.engine.mode(), PolicyResolver.always(newPolicy));
+              driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
+              assertThat(fleet.latest.get(TestPolicy.ROUTE)).isEqualTo(newPolicy.rateLimit());
+            }
+            return oldPolicy;
+          }
+
+          @Override
+          public boolean readsPath() {
+            return false;
+          }
+        };
+    a.engine.reconfigure(a.engine.mode(), old);
+
+    driver.run(a, FakeRequest.get(), new Script(a.clock, respond(200)));
+
+    assertThat(reloaded[0]).isTrue();
+    assertThat(fleet.latest.get(TestPolicy.ROUTE)).isEqualTo(newPolicy.rateLimit());
   }
 }

@@ -178,6 +178,21 @@ public final class FleetConnection implements AutoCloseable {
    * @param retryAfterMax the longest pause a 429 may set ({@code retryAfter.max})
    */
   public FleetRateLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax) {
+    return limiter(route, limit, retryAfterMax, UNORDERED);
+  }
+
+  /** Asked without a configuration's generation: taken as the latest (it replaces any). */
+  private static final long UNORDERED = Long.MIN_VALUE;
+
+  /**
+   * {@link #limiter(String, RateLimitPolicy, Duration)} asked under the engine's configuration
+   * {@code generation} (larger is later). A call that read its settings before a reload may ask
+   * after a call under the new ones: its older limit never replaces the newer one (which would then
+   * hold, through every limiter of the route forwarding to the latest, until the next reload); it
+   * gets the route's limiter, as a call under way through a reload does.
+   */
+  public FleetRateLimiter limiter(
+      String route, RateLimitPolicy limit, Duration retryAfterMax, long generation) {
     // Looked up once per route and policy (the engine keeps what it gets), so a lock is cheap,
     // and it keeps one limiter, and one set of counters, per route.
     synchronized (limiters) {
@@ -185,6 +200,12 @@ public final class FleetConnection implements AutoCloseable {
       if (existing != null
           && existing.limit().equals(limit)
           && existing.maxPauseNanos() == retryAfterMax.toNanos()) {
+        if (generation != UNORDERED && generation > existing.generation()) {
+          existing.generation(generation);
+        }
+        return existing;
+      }
+      if (existing != null && generation != UNORDERED && generation < existing.generation()) {
         return existing;
       }
       FleetRateLimiter created =
@@ -195,6 +216,8 @@ public final class FleetConnection implements AutoCloseable {
               retryAfterMax,
               // A reload changed the limit: the route counts on (a reload resets no counter).
               existing != null ? existing.metrics() : new FleetMetrics());
+      created.generation(
+          generation == UNORDERED && existing != null ? existing.generation() : generation);
       if (existing != null) {
         // A reload changed the limit: a 429 pause this JVM holds (maybe only here, while Redis
         // is away, and still to be written back) is the route's, not the old limit's.
@@ -220,6 +243,7 @@ public final class FleetConnection implements AutoCloseable {
       FleetRateLimiter kept =
           new FleetRateLimiter(
               this, old.route(), old.limit(), Duration.ofNanos(old.maxPauseNanos()), old.metrics());
+      kept.generation(old.generation());
       kept.keepPauseOf(old, now);
       limiters.put(old.route(), kept);
     }

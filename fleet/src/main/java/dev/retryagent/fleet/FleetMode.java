@@ -70,6 +70,12 @@ public final class FleetMode implements FleetLimits, AutoCloseable {
   }
 
   @Override
+  public PermitLimiter limiter(
+      String route, RateLimitPolicy limit, Duration retryAfterMax, long generation) {
+    return connection.limiter(route, limit, retryAfterMax, generation);
+  }
+
+  @Override
   public List<FleetRouteCounters> counters() {
     List<FleetRouteCounters> out = new ArrayList<>();
     for (FleetRateLimiter l : connection.limiters()) {

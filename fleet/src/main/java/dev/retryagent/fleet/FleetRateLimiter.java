@@ -89,6 +89,10 @@ public final class FleetRateLimiter implements PermitLimiter {
   // it, its own bound at a time.
   private long takenDeadlineMicros;
 
+  // The latest configuration (the engine's generation) that asked for this limiter: an older one
+  // never replaces it (FleetConnection.limiter). Written under the connection's limiters lock.
+  private volatile long generation = Long.MIN_VALUE;
+
   /** Writes of a pause the fleet's thread has ended (answered or failed): for tests. */
   private volatile long pauseWrites;
 
@@ -440,6 +444,14 @@ public final class FleetRateLimiter implements PermitLimiter {
 
   long maxPauseNanos() {
     return maxPauseNanos;
+  }
+
+  long generation() {
+    return generation;
+  }
+
+  void generation(long generation) {
+    this.generation = generation;
   }
 
   /** After a reload: the pause {@code previous} (this route's former limiter) knows holds here. */

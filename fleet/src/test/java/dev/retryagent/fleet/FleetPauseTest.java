@@ -638,4 +638,35 @@ class FleetPauseTest {
       assertThat(written.size()).isLessThanOrEqualTo(before + 1);
     }
   }
+
+  /**
+   * The engine's reload race: a call under the settings before a reload asks for its route's limit
+   * after a call under the new settings did. The old limit never replaces the new one (every
+   * limiter of the route forwards to the latest, so it would hold until the next reload); a later
+   * reload back to it does.
+   */
+  @Test
+  void aLimitAskedUnderOlderSettingsNeverReplacesOneAskedUnderNewerOnes() throws Exception {
+    FakeRedis gone = new FakeRedis();
+    String url = gone.url();
+    gone.close();
+    FleetConnection c = FleetConnection.start(settings(url).build(), Clock.SYSTEM, log);
+    fleets.add(c);
+    Duration max = Duration.ofSeconds(60);
+    FleetRateLimiter before = c.limiter("llm", limit(50, 20), max, 1);
+    FleetRateLimiter after = c.limiter("llm", limit(20, 5), max, 2);
+
+    FleetRateLimiter stale = c.limiter("llm", limit(50, 20), max, 1);
+
+    assertThat(stale).isSameAs(after);
+    assertThat(c.latest(before).limit()).isEqualTo(limit(20, 5));
+    assertThat(c.latest(after)).isSameAs(after);
+    // The same limit asked again under the newer settings is the same limiter.
+    assertThat(c.limiter("llm", limit(20, 5), max, 3)).isSameAs(after);
+    assertThat(c.limiter("llm", limit(50, 20), max, 2)).isSameAs(after);
+    // A reload after that back to the first limit.
+    FleetRateLimiter back = c.limiter("llm", limit(50, 20), max, 4);
+    assertThat(c.latest(after)).isSameAs(back);
+    assertThat(back.limit()).isEqualTo(limit(50, 20));
+  }
 }
