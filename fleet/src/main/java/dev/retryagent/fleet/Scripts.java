@@ -59,30 +59,49 @@ final class Scripts {
               + "if pause > tonumber(ARGV[5]) then\n"
               + "  return {0, math.ceil(pause), math.ceil(pause), taken}\n"
               + "end\n"
-              // A caller that waits out a pause starts when it ends, and takes its permit then.
-              + "local start = now + pause\n"
+              // Times from here on are relative to now: Redis's clock in µs is about 1.8e15, where
+              // a
+              // double steps by 0.25 µs, so an interval under a microsecond (above a million
+              // permits a second) added to the TAT itself was lost. The key holds the TAT in µs as
+              // a decimal: its whole part and its fraction are read apart, each exactly.
+              + "local rel = -now\n"
+              + "local raw = redis.call('GET', KEYS[1])\n"
+              + "if raw then\n"
+              + "  local whole, frac = string.match(raw, '^(%d+)(%.?%d*)$')\n"
+              + "  if whole then\n"
+              + "    rel = (tonumber(whole) - now) + (tonumber('0' .. frac) or 0)\n"
+              + "  else\n"
+              + "    rel = tonumber(raw) - now\n"
+              + "  end\n"
+              + "end\n"
+              // A caller that waits out a pause starts when it ends (now + pause), and takes its
+              // permit then.
               + "if pause > 0 then wanted = 1 end\n"
-              + "local tat = tonumber(redis.call('GET', KEYS[1]) or '0')\n"
-              + "if tat < start then tat = start end\n"
+              + "if rel < pause then rel = pause end\n"
               // Permits that conform at start: each moves the TAT on by T, and one conforms while
               // the TAT stays within B * T of start. The epsilon absorbs float rounding of the sum.
-              + "local room = math.floor((start + burst * interval - tat) / interval + 1e-9)\n"
+              + "local room = math.floor((pause + burst * interval - rel) / interval + 1e-9)\n"
               + "local granted = 1\n"
               + "local wait = pause\n"
               + "if room >= 1 then\n"
               + "  granted = math.min(room, wanted)\n"
-              + "  tat = tat + granted * interval\n"
+              + "  rel = rel + granted * interval\n"
               + "else\n"
-              + "  tat = tat + interval\n"
-              + "  local permit_wait = tat - burst * interval - start\n"
+              + "  rel = rel + interval\n"
+              + "  local permit_wait = rel - burst * interval - pause\n"
               + "  if permit_wait > tonumber(ARGV[4]) or pause + permit_wait > tonumber(ARGV[5]) then\n"
               + "    return {0, math.ceil(pause + permit_wait), math.ceil(pause), taken}\n"
               + "  end\n"
               + "  wait = pause + permit_wait\n"
               + "end\n"
+              // Written as now + rel, whole µs and a fraction to the femtosecond (as a decimal,
+              // the format every version reads): a double of the sum would drop the fraction again.
+              + "local whole = math.floor(rel)\n"
+              + "local fs = math.floor((rel - whole) * 1e9 + 0.5)\n"
+              + "if fs >= 1e9 then whole = whole + 1; fs = 0 end\n"
               // Once the TAT is past, the state equals a fresh one: the key may go then.
-              + "redis.call('SET', KEYS[1], string.format('%.17g', tat),"
-              + " 'PX', math.ceil((tat - now) / 1000) + 1)\n"
+              + "redis.call('SET', KEYS[1], string.format('%.0f.%09d', now + whole, fs),"
+              + " 'PX', math.ceil(rel / 1000) + 1)\n"
               + "return {granted, math.ceil(wait), math.ceil(pause), taken}\n",
           4);
 

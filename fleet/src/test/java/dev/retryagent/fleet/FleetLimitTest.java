@@ -8,7 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.Clock;
+import java.math.BigDecimal;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -16,6 +18,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import redis.clients.jedis.Jedis;
+import redis.clients.jedis.params.SetParams;
 
 /** One JVM's fleet limit against a real Redis: the GCRA, refusals, keys, leases. */
 @Timeout(60)
@@ -335,6 +338,36 @@ class FleetLimitTest {
       assertThat(fleet.outages()).isZero();
     } finally {
       release.countDown();
+    }
+  }
+
+  /**
+   * Above a million permits a second the interval is under a microsecond, while Redis's clock in
+   * microseconds is about 1.8e15, where a double steps by 0.25: the theoretical arrival time moved
+   * on by 0.1 µs stayed where it was, and the limit limited nothing. Each permit moves it on by its
+   * interval, whatever the clock.
+   */
+  @Test
+  void aLimitAboveAMillionPerSecondMovesTheArrivalTimeOnByEachPermit() {
+    FleetRateLimiter limiter = limiter(10_000_000, 1, 1, Clock.SYSTEM);
+    String key = fleet.settings().keyPrefix() + ":llm:gcra";
+    long start;
+    try (Jedis admin = redis.admin()) {
+      List<String> time = admin.time();
+      // Ten seconds of permits reserved already: every permit below waits behind them.
+      start = Long.parseLong(time.get(0)) * 1_000_000 + Long.parseLong(time.get(1)) + 10_000_000;
+      admin.set(key, Long.toString(start), SetParams.setParams().px(60_000));
+    }
+
+    for (int i = 0; i < 1000; i++) {
+      assertThat(limiter.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT))
+          .isBetween(8_000 * MS, 10_000 * MS);
+    }
+
+    try (Jedis admin = redis.admin()) {
+      BigDecimal tat = new BigDecimal(admin.get(key));
+      // 1000 permits of 0.1 µs each: 100 µs.
+      assertThat(tat.subtract(BigDecimal.valueOf(start)).doubleValue()).isBetween(99.9, 100.1);
     }
   }
 }
