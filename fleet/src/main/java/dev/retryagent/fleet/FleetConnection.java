@@ -496,6 +496,9 @@ public final class FleetConnection implements AutoCloseable {
     if (!upWhenClosed || g == null) {
       return;
     }
+    // A pause whose write Redis refused, waiting for the next heartbeat turn, is queued too: no
+    // turn comes after this one.
+    retryPauses();
     // A write starts only within the first commandTimeout, and within close's deadline: it gets
     // what is left of that, a connect only when one fits.
     long end = System.nanoTime() + settings.commandTimeout().toNanos();

@@ -648,6 +648,41 @@ class FleetPauseTest {
     }
   }
 
+  @Test
+  void aPauseWaitingToBeWrittenAgainIsWrittenWhenTheFleetCloses() throws Exception {
+    TestFleet.ManualClock clock = new TestFleet.ManualClock();
+    List<Long> written = new CopyOnWriteArrayList<>();
+    try (FakeRedis fake = new FakeRedis()) {
+      fake.onCommand =
+          command -> {
+            if (command.get(0).equalsIgnoreCase("EVALSHA")
+                && command.get(1).equals(Scripts.PAUSE.sha1)) {
+              written.add(Long.parseLong(command.get(4)));
+            }
+          };
+      // The first write is refused (not an outage), every later one taken.
+      fake.scriptReply =
+          sha ->
+              sha.equals(Scripts.PAUSE.sha1) && written.size() <= 1
+                  ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+                  : ":1\r\n";
+      // No heartbeat turn comes before the close: the retry would wait for it.
+      FleetSettings settings =
+          settings(fake.url()).heartbeatInterval(Duration.ofMinutes(10)).build();
+      FleetConnection c = startUp(settings, clock, log);
+      FleetRateLimiter limiter = c.limiter("llm", limit(50, 20), Duration.ofSeconds(60));
+      limiter.pauseFor(clock.nanoTime(), 8_000 * MS);
+      await().atMost(UP_TIMEOUT).until(() -> written.size() >= 1);
+
+      // A JVM exiting (or a reload closing this fleet) writes what is queued, this one included:
+      // the other JVMs would not hear of the provider's 429 otherwise.
+      c.close();
+
+      assertThat(written).hasSize(2);
+      assertThat(written.get(1)).isPositive().isLessThanOrEqualTo(8_000_000L);
+    }
+  }
+
   /**
    * The engine's reload race: a call under the settings before a reload asks for its route's limit
    * after a call under the new settings did. The old limit never replaces the new one (every
