@@ -921,7 +921,9 @@ public abstract class RetryCall extends HostHold {
    * call). True too, and the retry not made, when a reload during the wait made the rule for
    * requests not safe to repeat stricter and the attempt failed with an exception ({@link
    * #refusedSinceReload}): given up as {@link GiveUpReason#NOT_IDEMPOTENT}, the caller gets that
-   * failure, as if not retried.
+   * failure, as if not retried. True too when the adapter can no longer send the body ({@link
+   * #bodyStillSendable}): given up as {@link GiveUpReason#BODY_NOT_REPLAYABLE}, the call ends with
+   * the attempt's outcome as after a late wait.
    */
   public boolean retryTooLate() {
     try {
@@ -949,11 +951,32 @@ public abstract class RetryCall extends HostHold {
       return true;
     }
     long now = state.engine.clock().nanoTime();
-    if (!bounds().pastDeadline(now) || cancelledByCaller()) {
+    if (cancelledByCaller()) {
       return false;
     }
     Outcome outcome = decision.outcome();
-    forgo(outcome == Outcome.RESPONSE ? null : extras.latestFailure(), GiveUpReason.DEADLINE);
+    if (bounds().pastDeadline(now)) {
+      forgo(outcome == Outcome.RESPONSE ? null : extras.latestFailure(), GiveUpReason.DEADLINE);
+      return true;
+    }
+    if (!bodyStillSendable()) {
+      // The body was found, after the retry was decided, not to be whole: the retry is not made,
+      // and the call ends with the attempt's outcome, as without the agent. Before, the retry's
+      // attempt threw an exception of ours in place of that response or failure.
+      forgo(
+          outcome == Outcome.RESPONSE ? null : extras.latestFailure(),
+          GiveUpReason.BODY_NOT_REPLAYABLE);
+      return true;
+    }
+    return false;
+  }
+
+  /**
+   * Asked under the call's lock once a retry's wait is over ({@link #retryTooLate}): false when the
+   * adapter can no longer send the request's body (its source, teed whole when the retry was
+   * decided, failed since); true fixes the body for the retry. True by default. It must not throw.
+   */
+  protected boolean bodyStillSendable() {
     return true;
   }
 
@@ -1053,6 +1076,20 @@ public abstract class RetryCall extends HostHold {
                   + decision.status()
                   + ", whose response had been released for the retry"));
     }
+    String after = decision == null ? "its response" : "a " + decision.status();
+    if (decision != null && decision.reason() == GiveUpReason.BODY_NOT_REPLAYABLE) {
+      return CallExtras.withEarlier(
+          extras,
+          new java.io.IOException(
+              "retry-agent: the retry of "
+                  + request().method()
+                  + " "
+                  + state.target
+                  + " after "
+                  + after
+                  + " was not made: the request body's source failed after it was sent, so it"
+                  + " cannot be sent again, and the response had been released for the retry"));
+    }
     return CallExtras.withEarlier(
         extras,
         new java.io.IOException(
@@ -1061,7 +1098,7 @@ public abstract class RetryCall extends HostHold {
                 + " "
                 + state.target
                 + " after "
-                + (decision == null ? "its response" : "a " + decision.status())
+                + after
                 + " ended past the call's deadline (the JVM or its scheduler held up), and the"
                 + " response had been released for the retry"));
   }

@@ -377,6 +377,13 @@ final class JdkRequest<T> extends SelfViewCall
     return body == null || body.canSendAgain();
   }
 
+  /** {@link ReplayableBody#fixForRetry}: a copy found cut since the retry was decided ends it. */
+  @Override
+  protected boolean bodyStillSendable() {
+    ReplayableBody b = body;
+    return b == null || b.fixForRetry();
+  }
+
   /**
    * The request for attempt {@code n}.
    *

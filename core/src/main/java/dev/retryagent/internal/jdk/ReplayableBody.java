@@ -97,10 +97,33 @@ final class ReplayableBody {
         return tee;
       case COMPLETE:
         replay = new BufferedPublisher(tee.copy(), tee.declaredUnknownLength());
+        tee.retire(); // what its subscriptions signal from now on is of attempts already judged
         return replay;
       default:
         throw new IllegalStateException("body cannot be sent again");
     }
+  }
+
+  /**
+   * Asked once a retry's wait is over, before its attempt: true when the retry can send the body,
+   * which is then fixed for it. A copy complete now is made the replay here, so that a failure the
+   * source signals later on its old subscription (one that breaks Flow's rules by failing after it
+   * completed, or the JDK's {@code PullPublisher} throwing just after its completion: {@link
+   * Tee#failed}) changes neither the body the retry sends nor how its attempt is judged ({@link
+   * Capture#sourceFailed}). False when the copy was found not whole after the retry was decided:
+   * the retry is not made, and the call ends with the attempt before it (RetryCall's
+   * bodyStillSendable); before, {@link #next()} threw an exception of ours at the caller.
+   */
+  synchronized boolean fixForRetry() {
+    if (tee == null || replay != null) {
+      return true;
+    }
+    Tee.State s = tee.state();
+    if (s == Tee.State.COMPLETE) {
+      next();
+      return true;
+    }
+    return s == Tee.State.UNTOUCHED;
   }
 
   /** Whether {@link #next()} can produce the body again now. */
@@ -211,7 +234,12 @@ final class ReplayableBody {
     return length != null && length.sourceFailed && length.completedFirst;
   }
 
-  private Length length() {
+  private synchronized Length length() {
+    if (replay != null) {
+      // The attempts send the copy from memory now, of its own length, which nothing can fail:
+      // what the tee's source did on an attempt already judged is not this attempt's.
+      return null;
+    }
     BodyPublisher p = tee != null ? tee : original;
     return p instanceof Tee ? ((Tee) p).length : p instanceof Watched ? ((Watched) p).length : null;
   }
@@ -347,6 +375,13 @@ final class ReplayableBody {
 
     synchronized State state() {
       return state;
+    }
+
+    // The copy was made the replay (ReplayableBody#next): no attempt sends the source again.
+    private volatile boolean retired;
+
+    void retire() {
+      retired = true;
     }
 
     synchronized List<byte[]> copy() {
@@ -556,6 +591,13 @@ final class ReplayableBody {
     }
 
     void sourceFailed(Throwable failure) {
+      if (tee != null && tee.retired) {
+        // A failure signalled after the copy was made the replay, by a subscription whose attempt
+        // was judged already (a source that fails long after it completed, breaking Flow's rules):
+        // it reaches the JDK's subscriber as it came, but is not the attempt now sent's failure,
+        // nor the call's, and the replay stays as it was made.
+        return;
+      }
       if (tee != null) {
         tee.failed(subscription);
       }

@@ -1,0 +1,332 @@
+package dev.retryagent.jdk;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.Scheduler;
+import dev.retryagent.engine.Sleeper;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.TestEngines;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * A request body publisher of the application's that completes its body and fails later, breaking
+ * Flow's rules (the JDK's own {@code PullPublisher} can throw just after it completed): the failure
+ * comes after the retry of the attempt was decided, at a moment the test chooses. Through the JDK
+ * alone the call has the attempt's response (the late signal goes to a subscriber that is done).
+ * Through the decorator: a failure before the retry starts ends the call with the attempt before
+ * it, as without the agent, never an exception of ours and never a replay of a copy not whole; a
+ * failure once the retry was made changes neither the copy it sends nor how its attempt is judged.
+ * HTTP/1.1 on loopback; the engine's time injected.
+ */
+class LateBodyFailureTest {
+  enum Way {
+    SEND,
+    SEND_ASYNC
+  }
+
+  private final HttpClient real =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private FakeTime time;
+  private ScriptedServer server;
+
+  @BeforeEach
+  void start() throws IOException {
+    time = new FakeTime();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  /**
+   * The source fails during the retry's wait, after the 503 was decided retried: the call ends with
+   * that 503 (its body as the server sent it), as through the JDK alone, given up as the body not
+   * replayable; the server got one request. Before, the retry's attempt threw
+   * IllegalStateException("body cannot be sent again") at the caller in place of the 503.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aSourceThatFailsDuringTheWaitEndsTheCallWithTheResponseBeforeIt(Way way) throws Exception {
+    server = new ScriptedServer(List.of("503"), null);
+    LateFailing body = new LateFailing();
+    AtomicBoolean fired = new AtomicBoolean();
+    Runnable inTheWait =
+        () -> {
+          if (fired.compareAndSet(false, true)) {
+            body.failLate();
+          }
+        };
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+
+    HttpResponse<String> alone = call(real, way, put, new LateFailing(), true);
+    assertThat(alone.statusCode()).isEqualTo(503);
+    assertThat(alone.body()).isEqualTo("busy");
+    assertThat(server.received()).containsExactly("abcd");
+    server.clearReceived();
+
+    HttpResponse<String> response = call(wrapped(inTheWait), way, put, body, false);
+
+    assertThat(fired).isTrue();
+    assertThat(response.statusCode()).isEqualTo(503);
+    assertThat(response.body()).isEqualTo("busy");
+    assertThat(server.received()).containsExactly("abcd");
+    assertThat(events) // the retry decided is told, then given up: not made
+        .anyMatch(
+            e ->
+                e.type() == RetryEvent.Type.GIVE_UP
+                    && e.reason() == GiveUpReason.BODY_NOT_REPLAYABLE);
+  }
+
+  /**
+   * The source fails while the retry, sent from the copy, is at the server, which then closes the
+   * connection without an answer (the host's failure, an IOException the policy retries): that
+   * failure is the host's and is retried, from the same whole copy, and the third attempt's 200 is
+   * the call's. Before, the old subscription's failure was read as the retry's own: its failure was
+   * taken for the application's, and the call ended with it, not retried.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aSourceThatFailsDuringTheRetryChangesNeitherItsCopyNorItsJudgement(Way way)
+      throws Exception {
+    LateFailing body = new LateFailing();
+    server = new ScriptedServer(List.of("503", "close", "200"), body::failLate);
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+
+    HttpResponse<String> response = call(wrapped(() -> {}), way, put, body, false);
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).isEqualTo("ok");
+    assertThat(body.failedLate).isTrue();
+    assertThat(server.received()).containsExactly("abcd", "abcd", "abcd");
+    assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(2);
+  }
+
+  private HttpClient wrapped(Runnable inTheWait) {
+    Sleeper sleeper =
+        n -> {
+          inTheWait.run();
+          time.sleep(n);
+        };
+    Scheduler scheduler =
+        (task, delayNanos) -> {
+          inTheWait.run();
+          return time.schedule(task, delayNanos);
+        };
+    RetryEngine engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                b -> b.retryOnExceptions(List.of("java.io.IOException")),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                Policy.defaults().rateLimit())
+            .sleeper(sleeper)
+            .scheduler(scheduler)
+            .listener(TestEngines.recorder(events))
+            .build();
+    return RetryingHttpClient.wrap(real, engine);
+  }
+
+  private static HttpResponse<String> call(
+      HttpClient client, Way way, HttpRequest put, LateFailing body, boolean fresh)
+      throws Exception {
+    HttpRequest r =
+        fresh ? HttpRequest.newBuilder(put.uri()).PUT(body).build() : put; // one source a call
+    if (way == Way.SEND) {
+      return client.send(r, HttpResponse.BodyHandlers.ofString());
+    }
+    try {
+      return client.sendAsync(r, HttpResponse.BodyHandlers.ofString()).get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw new AssertionError(e.getCause());
+    }
+  }
+
+  /**
+   * Sends "abcd" and completes at its first request; {@link #failLate} then signals {@code onError}
+   * to that first subscriber, as a publisher that breaks Flow's rules does.
+   */
+  static final class LateFailing implements HttpRequest.BodyPublisher {
+    private final List<Flow.Subscriber<? super ByteBuffer>> subscribers =
+        Collections.synchronizedList(new ArrayList<>());
+    volatile boolean failedLate;
+
+    @Override
+    public long contentLength() {
+      return 4;
+    }
+
+    @Override
+    public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+      subscribers.add(s);
+      AtomicBoolean sent = new AtomicBoolean();
+      s.onSubscribe(
+          new Flow.Subscription() {
+            @Override
+            public void request(long n) {
+              if (sent.compareAndSet(false, true)) {
+                s.onNext(ByteBuffer.wrap("abcd".getBytes(StandardCharsets.US_ASCII)));
+                s.onComplete();
+              }
+            }
+
+            @Override
+            public void cancel() {}
+          });
+    }
+
+    void failLate() {
+      if (!failedLate) {
+        failedLate = true;
+        subscribers.get(0).onError(new IOException("disk"));
+      }
+    }
+  }
+
+  /**
+   * A loopback HTTP/1.1 server that reads each request (Content-Length framed) and answers the next
+   * of its script: "503" (body "busy"), "200" (body "ok"), or "close" (closes without an answer,
+   * after running {@code beforeClose}); past the script's end, "200". Connection: close.
+   */
+  static final class ScriptedServer implements AutoCloseable {
+    private final ServerSocket socket = new ServerSocket();
+    private final List<String> script;
+    private final Runnable beforeClose;
+    private final List<String> received = new CopyOnWriteArrayList<>();
+    private int next;
+    private final Thread thread;
+
+    ScriptedServer(List<String> script, Runnable beforeClose) throws IOException {
+      this.script = script;
+      this.beforeClose = beforeClose;
+      socket.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+      thread = new Thread(this::serve, "scripted-http");
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    String url(String path) {
+      return "http://127.0.0.1:" + socket.getLocalPort() + path;
+    }
+
+    List<String> received() {
+      return new ArrayList<>(received);
+    }
+
+    synchronized void clearReceived() {
+      received.clear();
+      next = 0;
+    }
+
+    private synchronized String nextAction() {
+      return next < script.size() ? script.get(next++) : "200";
+    }
+
+    private void serve() {
+      while (!socket.isClosed()) {
+        try (Socket s = socket.accept()) {
+          s.setSoTimeout(10_000);
+          InputStream in = s.getInputStream();
+          String line = readLine(in);
+          if (line == null || line.isEmpty()) {
+            continue;
+          }
+          long length = 0;
+          for (String h = readLine(in); h != null && !h.isEmpty(); h = readLine(in)) {
+            String lower = h.toLowerCase(Locale.ROOT);
+            if (lower.startsWith("content-length:")) {
+              length = Long.parseLong(h.substring(h.indexOf(':') + 1).trim());
+            }
+          }
+          ByteArrayOutputStream body = new ByteArrayOutputStream();
+          for (long i = 0; i < length; i++) {
+            int b = in.read();
+            if (b < 0) {
+              break;
+            }
+            body.write(b);
+          }
+          received.add(body.toString(StandardCharsets.US_ASCII));
+          String action = nextAction();
+          OutputStream out = s.getOutputStream();
+          if (action.equals("close")) {
+            if (beforeClose != null) {
+              beforeClose.run();
+            }
+            continue; // closed by the try, no answer
+          }
+          String text = action.equals("503") ? "busy" : "ok";
+          out.write(
+              ("HTTP/1.1 "
+                      + action
+                      + (action.equals("503") ? " Service Unavailable" : " OK")
+                      + "\r\nContent-Length: "
+                      + text.length()
+                      + "\r\nConnection: close\r\n\r\n"
+                      + text)
+                  .getBytes(StandardCharsets.US_ASCII));
+          out.flush();
+        } catch (IOException e) {
+          if (socket.isClosed()) {
+            return;
+          }
+        }
+      }
+    }
+
+    private static String readLine(InputStream in) throws IOException {
+      StringBuilder b = new StringBuilder();
+      for (int c = in.read(); c >= 0; c = in.read()) {
+        if (c == '\n') {
+          int end = b.length();
+          return end > 0 && b.charAt(end - 1) == '\r' ? b.substring(0, end - 1) : b.toString();
+        }
+        b.append((char) c);
+      }
+      return b.length() == 0 ? null : b.toString();
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+    }
+  }
+}
