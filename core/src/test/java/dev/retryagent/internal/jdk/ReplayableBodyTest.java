@@ -208,4 +208,37 @@ class ReplayableBodyTest {
     assertThat(body.sourceFailed()).isTrue();
     assertThat(body.sourceCompletedBeforeItFailed()).isTrue();
   }
+
+  /**
+   * A source that completed and fails later, breaking Flow's rules: before the retry's body is
+   * fixed, the failure makes it unsendable (fixForRetry false: the retry is not made); once fixed,
+   * the failure changes neither the replay nor how the retry's attempt is judged (sourceFailed
+   * stays false). Before, the late failure turned a fixed replay's state into the source's failure.
+   */
+  @Test
+  void aFailureOfTheOldSubscriptionAfterTheRetryWasFixedChangesNothing() {
+    for (boolean fixedFirst : new boolean[] {false, true}) {
+      Source source = new Source();
+      ReplayableBody body = ReplayableBody.of(source, 1024);
+      body.next().subscribe(new Sink());
+      source.send(0, "hello");
+      source.subscribers.get(0).onComplete();
+      if (fixedFirst) {
+        assertThat(body.fixForRetry()).isTrue();
+      }
+      source.subscribers.get(0).onError(new IOException("late"));
+
+      if (!fixedFirst) {
+        assertThat(body.fixForRetry()).isFalse();
+        continue;
+      }
+      assertThat(body.fixForRetry()).isTrue();
+      assertThat(body.sourceFailed()).isFalse();
+      assertThat(body.deliveredWrongLength()).isFalse();
+      Sink retry = new Sink();
+      body.next().subscribe(retry);
+      assertThat(retry.complete).isTrue();
+      assertThat(retry.text()).isEqualTo("hello");
+    }
+  }
 }
