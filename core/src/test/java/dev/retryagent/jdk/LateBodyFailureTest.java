@@ -115,6 +115,55 @@ class LateBodyFailureTest {
   }
 
   /**
+   * As {@link #aSourceThatFailsDuringTheWaitEndsTheCallWithTheResponseBeforeIt}, after an attempt
+   * that failed (the server closed without an answer, an IOException the policy retries): the call
+   * ends with that attempt's failure, of the JDK's type and message, as through the JDK alone; the
+   * server got one request. Before, IllegalStateException("body cannot be sent again").
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aSourceThatFailsDuringTheWaitEndsTheCallWithTheFailureBeforeIt(Way way) throws Exception {
+    server = new ScriptedServer(List.of("close"), null);
+    LateFailing body = new LateFailing();
+    AtomicBoolean fired = new AtomicBoolean();
+    Runnable inTheWait =
+        () -> {
+          if (fired.compareAndSet(false, true)) {
+            body.failLate();
+          }
+        };
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+
+    Throwable alone = failure(real, way, put, new LateFailing(), true);
+    assertThat(server.received()).containsExactly("abcd");
+    server.clearReceived();
+
+    Throwable failure = failure(wrapped(inTheWait), way, put, body, false);
+
+    assertThat(fired).isTrue();
+    assertThat(failure).isInstanceOf(alone.getClass()).hasMessage(alone.getMessage());
+    assertThat(server.received()).containsExactly("abcd");
+    assertThat(events)
+        .anyMatch(
+            e ->
+                e.type() == RetryEvent.Type.GIVE_UP
+                    && e.reason() == GiveUpReason.BODY_NOT_REPLAYABLE);
+  }
+
+  private static Throwable failure(
+      HttpClient client, Way way, HttpRequest put, LateFailing body, boolean fresh) {
+    try {
+      call(client, way, put, body, fresh);
+    } catch (AssertionError e) {
+      return e.getCause(); // sendAsync's
+    } catch (Exception e) {
+      return e;
+    }
+    throw new AssertionError("no failure");
+  }
+
+  /**
    * The source fails while the retry, sent from the copy, is at the server, which then closes the
    * connection without an answer (the host's failure, an IOException the policy retries): that
    * failure is the host's and is retried, from the same whole copy, and the third attempt's 200 is
