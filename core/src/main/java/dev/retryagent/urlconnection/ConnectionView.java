@@ -208,6 +208,7 @@ final class ConnectionView {
       x.watch(this); // only the application's connection holds this view
     } finally {
       lock.unlock();
+      x.stepEnded(); // a disconnect() that found the lock held
     }
   }
 
@@ -219,6 +220,7 @@ final class ConnectionView {
       return out;
     } finally {
       lock.unlock();
+      x.stepEnded(); // a disconnect() that found the lock held
     }
   }
 

@@ -21,6 +21,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.BooleanSupplier;
 
@@ -159,6 +160,13 @@ final class UrlExchange {
    * in between, before the call is marked {@link #running}, is a cancel too ({@link #runs}).
    */
   private volatile int disconnects;
+
+  /**
+   * Counts {@link #disconnects}: two disconnects at once from two threads are both counted (a
+   * {@code ++} of the volatile field could lose one). A static updater, no object per call.
+   */
+  private static final AtomicIntegerFieldUpdater<UrlExchange> DISCONNECTS =
+      AtomicIntegerFieldUpdater.newUpdater(UrlExchange.class, "disconnects");
 
   private int disconnectsAtStep;
 
@@ -302,6 +310,10 @@ final class UrlExchange {
       }
     } finally {
       running = false;
+      Runnable hook = afterRunning;
+      if (hook != null) {
+        hook.run();
+      }
       if (done) {
         callOver();
       }
@@ -1010,14 +1022,45 @@ final class UrlExchange {
   static volatile Runnable beforeRunning;
 
   /**
+   * Test only: run once {@code connect()} or {@code getOutputStream()} no longer marks the call
+   * running, its step still holding the lock. Null outside the tests.
+   */
+  static volatile Runnable afterRunning;
+
+  /**
+   * The application's step ({@code connect()}, {@code getOutputStream()}) released the lock: a
+   * {@code disconnect()} counted since it began ({@link #stepBegins}) that found the call no longer
+   * running ends it here, as one between the steps does ({@link #abandonLive}). That disconnect
+   * could not end it: the step still held the lock (its {@code tryLock} failed). Before, the call
+   * stayed open and the next step ran it through the engine: the JDK's connection, whose socket the
+   * disconnect had closed, connected again and sent, and a 503 was retried after the application
+   * had given the call up. Checked after the lock is released, not before: a disconnect counted
+   * after a check made under the lock could still find it held; one counted after this read finds
+   * it free (the application's next step comes on this thread, after this). Its own tryLock failing
+   * here means that disconnect holds the lock and ends the call itself. {@link #disconnected},
+   * written after the count, spares the lock on the way of a call never disconnected.
+   */
+  void stepEnded() {
+    if (disconnected && lock.tryLock()) {
+      try {
+        if (disconnects != disconnectsAtStep && !running) {
+          abandonLive();
+        }
+      } finally {
+        lock.unlock();
+      }
+    }
+  }
+
+  /**
    * {@code disconnect()}: while the call runs, it is cancelled (a wait ends, no further attempt
    * starts); the connection in use is disconnected as the JDK's would be. Between the application's
    * steps (after {@code connect()} or the body, before the response) it ends the call ({@link
    * #abandonLive}).
    */
   void disconnect() {
-    disconnected = true;
-    disconnects++; // before running is read (runs)
+    DISCONNECTS.incrementAndGet(this); // before running is read (runs)
+    disconnected = true; // after the count: a step that sees it sees the count (stepEnded)
     if (running) {
       cancelled = true;
     }

@@ -14,6 +14,7 @@ import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.HttpURLConnection;
+import java.net.Proxy;
 import java.net.SocketException;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
@@ -67,6 +68,7 @@ class DisconnectAsTheCallStartsTest {
   @AfterEach
   void stop() throws IOException {
     UrlExchange.beforeRunning = null;
+    UrlExchange.afterRunning = null;
     server.close();
   }
 
@@ -179,5 +181,125 @@ class DisconnectAsTheCallStartsTest {
       default:
         throw new AssertionError(step);
     }
+  }
+
+  /** The application's step at whose end the other thread disconnects. */
+  enum EndStep {
+    /** {@code connect()} (a socket, nothing sent), then the response. */
+    CONNECT,
+    /** {@code getOutputStream()} of a PUT in fixed-length streaming mode (the head sent). */
+    STREAMED_BODY,
+    /** {@code getOutputStream()} of a PUT whose body the JDK buffers (a socket, nothing sent). */
+    BUFFERED_BODY
+  }
+
+  /**
+   * {@code disconnect()} from another thread as {@code connect()} or {@code getOutputStream()}
+   * ends: the call no longer marked running, its step still holding the lock. That disconnect can
+   * neither cancel the call nor end it (its {@code tryLock} fails), and the call stayed open: the
+   * next step ran it through the engine, the JDK's connection (its socket closed by the disconnect)
+   * connected again and sent, and the 503 was retried, the request sent again after the application
+   * gave the call up. Now it ends there, as a disconnect between the steps ends it, and the
+   * application's next steps get what the JDK's connection gives after the same disconnect between
+   * the same steps: measured here on a plain JDK connection, the same script.
+   */
+  @ParameterizedTest
+  @EnumSource(EndStep.class)
+  void aDisconnectAsTheStepEndsEndsTheCallAsBetweenTheSteps(EndStep step) throws Exception {
+    String plain;
+    int plainRequests;
+    try (ScriptedHttpServer jdkServer = new ScriptedHttpServer()) {
+      jdkServer.enqueue(firstAnswer());
+      jdkServer.otherwise(ok("fine"));
+      HttpURLConnection c =
+          (HttpURLConnection) new URL(jdkServer.url("/items")).openConnection(Proxy.NO_PROXY);
+      plain = outcome(() -> endStep(step, c, c::disconnect));
+      plainRequests = settled(jdkServer);
+    }
+
+    server.enqueue(firstAnswer());
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    AtomicReference<Runnable> hook = new AtomicReference<>();
+    // The application's other thread disconnects, and its disconnect() returns, while the step
+    // holds the lock, the call no longer marked running.
+    hook.set(
+        () -> CompletableFuture.runAsync(c::disconnect).orTimeout(10, TimeUnit.SECONDS).join());
+    UrlExchange.afterRunning = () -> runOnce(hook);
+    String ours = outcome(() -> endStep(step, c, () -> {}));
+
+    assertThat(hook.get()).as("disconnected as the step ended").isNull();
+    assertThat(ours).as("as the JDK's after the same disconnect").isEqualTo(plain);
+    assertThat(settled(server)).as("sent as the JDK's sends, not retried").isEqualTo(plainRequests);
+    assertThat(told.lines).as("no retry").noneMatch(l -> l.startsWith("RETRY"));
+    assertThat(told.lines).as("no retry").noneMatch(l -> l.startsWith("ATTEMPT 2"));
+    if (step == EndStep.CONNECT) {
+      // Nothing was sent through the engine: the call ended as one that never happened.
+      assertThat(told.lines).isEmpty();
+    } else {
+      // Its first attempt began with the body: the call ended there, cancelled.
+      assertThat(told.lines)
+          .containsExactly("ATTEMPT 1", "GIVE_UP 1 CANCELLED", "CALL_COMPLETE 1 CANCELLED");
+    }
+  }
+
+  /**
+   * A 503, which the call without the disconnect retries; a body cut short waited for 300 ms, not
+   * the server's 10 s (the JDK's disconnect leaves a streamed body's socket open, the body unsent).
+   */
+  private static ScriptedHttpServer.Action firstAnswer() {
+    return status(503).waitingForBodyAtMost(300);
+  }
+
+  /** What the application gets: the status, or the exception of its last step. */
+  private static String outcome(Step0 steps) {
+    try {
+      return "status " + steps.run();
+    } catch (IOException | RuntimeException e) {
+      return e.getClass().getName() + ": " + e.getMessage();
+    }
+  }
+
+  /**
+   * The requests {@code s} read, once every one begun is read (a fixed-length body cut off by the
+   * disconnect counts once its connection ends).
+   */
+  private static int settled(ScriptedHttpServer s) {
+    await().atMost(Duration.ofSeconds(10)).until(() -> s.requestsStarted() == s.requestCount());
+    return s.requestCount();
+  }
+
+  /** The application's steps, returning the status. */
+  private interface Step0 {
+    int run() throws IOException;
+  }
+
+  /**
+   * {@code step} on {@code c}, {@code between} run as it returns (the plain JDK's disconnect), then
+   * the body if any and the response code.
+   */
+  private static int endStep(EndStep step, HttpURLConnection c, Runnable between)
+      throws IOException {
+    if (step == EndStep.CONNECT) {
+      c.connect();
+      between.run();
+      return c.getResponseCode();
+    }
+    c.setRequestMethod("PUT"); // idempotent: a 503 of the call not disconnected is retried
+    c.setDoOutput(true);
+    if (step == EndStep.STREAMED_BODY) {
+      c.setFixedLengthStreamingMode(2);
+      // After the disconnect the JDK's response connects again and sends nothing: the server
+      // would wait 10 s for a request head, the JDK for an answer.
+      c.setReadTimeout(300);
+    }
+    OutputStream out = c.getOutputStream();
+    between.run();
+    try (OutputStream o = out) {
+      o.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+    return c.getResponseCode();
   }
 }
