@@ -202,9 +202,10 @@ final class ConnectionView {
   // ---- the network steps
 
   void connect() throws IOException {
+    int seen = x.disconnectCount(); // before the lock: UrlExchange.stepBegins
     lock.lock();
     try {
-      x.connect();
+      x.connect(seen);
       x.watch(this); // only the application's connection holds this view
     } finally {
       lock.unlock();
@@ -213,9 +214,10 @@ final class ConnectionView {
   }
 
   OutputStream getOutputStream() throws IOException {
+    int seen = x.disconnectCount(); // before the lock: UrlExchange.stepBegins
     lock.lock();
     try {
-      OutputStream out = x.getOutputStream();
+      OutputStream out = x.getOutputStream(seen);
       x.watch(this);
       return out;
     } finally {
@@ -241,9 +243,10 @@ final class ConnectionView {
   // ---- the response: the call runs once, then the final attempt's connection answers
 
   private HttpURLConnection finished() {
+    int seen = x.disconnectCount(); // before the lock: UrlExchange.stepBegins
     lock.lock();
     try {
-      x.finish();
+      x.finish(seen);
       return x.current();
     } finally {
       lock.unlock();

@@ -224,8 +224,8 @@ final class UrlExchange {
    * engine at its first step that sends ({@link #beginLive}), or when its connect failed, to judge
    * the failure.
    */
-  void connect() throws IOException {
-    stepBegins();
+  void connect(int seen) throws IOException {
+    stepBegins(seen);
     request.bodyMayFollow(); // before the call's policy is found
     if (live != null || done || !start()) {
       current.connect(); // the JDK's own answer: nothing once connected
@@ -236,8 +236,8 @@ final class UrlExchange {
   }
 
   /** {@code getOutputStream()}: the live attempt's body stream, seen through the body copy. */
-  OutputStream getOutputStream() throws IOException {
-    stepBegins();
+  OutputStream getOutputStream(int seen) throws IOException {
+    stepBegins(seen);
     if (request.body() != null && !done) {
       return request.body().stream(); // the JDK returns the same stream every time, too
     }
@@ -476,8 +476,8 @@ final class UrlExchange {
    * Completes the call once: the live attempt's response, then whole attempts while the engine
    * retries. Never throws: the outcome is left in {@link #current} and {@link #unseen}.
    */
-  void finish() {
-    stepBegins();
+  void finish(int seen) {
+    stepBegins(seen);
     if (done || jdkRefusesResponse(current)) {
       // A refusal is the JDK's answer, asked of the connection in use: the call does not start,
       // or (after connect()) stays as it is, for the application's disconnect() to end.
@@ -994,10 +994,30 @@ final class UrlExchange {
     return t;
   }
 
-  /** The application's step that may run the call took the lock (under it). */
-  private void stepBegins() {
-    disconnectsAtStep = disconnects;
+  /**
+   * How many {@code disconnect()} calls so far: read by the application's step that may run the
+   * call before it takes the lock, for {@link #stepBegins}.
+   */
+  int disconnectCount() {
+    return disconnects;
   }
+
+  /**
+   * The application's step that may run the call took the lock (under it); {@code seen}: the {@link
+   * #disconnectCount} it read before taking it. Not the count read here: a disconnect counted
+   * between the step taking the lock and this read found the lock held (no end) and the call not
+   * running (no cancel), and the call then ran as if it had come before the step.
+   */
+  private void stepBegins(int seen) {
+    Runnable hook = atStepBegins;
+    if (hook != null) {
+      hook.run();
+    }
+    disconnectsAtStep = seen;
+  }
+
+  /** Test only: run as a step that took the lock begins. Null outside the tests. */
+  static volatile Runnable atStepBegins;
 
   /**
    * The call runs from here: a {@code disconnect()} now cancels it. One made since its step took

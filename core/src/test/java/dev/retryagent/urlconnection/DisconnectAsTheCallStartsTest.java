@@ -69,6 +69,7 @@ class DisconnectAsTheCallStartsTest {
   void stop() throws IOException {
     UrlExchange.beforeRunning = null;
     UrlExchange.afterRunning = null;
+    UrlExchange.atStepBegins = null;
     server.close();
   }
 
@@ -301,5 +302,40 @@ class DisconnectAsTheCallStartsTest {
       o.write("{}".getBytes(StandardCharsets.UTF_8));
     }
     return c.getResponseCode();
+  }
+
+  /**
+   * {@code disconnect()} from another thread once the response step took the lock, before it read
+   * the count of disconnects: that disconnect found the lock held (no end) and the call not running
+   * (no cancel), and the step's count included it, as if it had come before the step: the call ran
+   * through the engine, the JDK's connection (after {@code connect()}, its socket closed) connected
+   * again and sent, and the 503 was retried. The count is now read before the lock is taken: the
+   * call is cancelled as the step starts it, nothing sent ({@link
+   * #aDisconnectAsTheCallStartsCancelsItNothingSentNorRetried}).
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Step.class,
+      names = {"RESPONSE", "CONNECTED_THEN_RESPONSE"})
+  void aDisconnectAsTheStepTakesTheLockCancelsTheCall(Step step) throws Exception {
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    AtomicReference<Runnable> hook = new AtomicReference<>();
+    hook.set(
+        () -> CompletableFuture.runAsync(c::disconnect).orTimeout(10, TimeUnit.SECONDS).join());
+    if (step == Step.CONNECTED_THEN_RESPONSE) {
+      c.connect();
+    }
+    UrlExchange.atStepBegins = () -> runOnce(hook);
+
+    Throwable ours = catchThrowable(c::getResponseCode);
+
+    assertThat(hook.get()).as("disconnected as the step took the lock").isNull();
+    assertThat(ours).isExactlyInstanceOf(SocketException.class).hasMessage("Socket closed");
+    assertThat(server.requestCount()).as("nothing sent, nothing retried").isZero();
+    assertThat(told.lines).containsExactly("GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");
   }
 }
