@@ -92,17 +92,22 @@ final class ReplayableBody {
     if (replay != null) {
       return replay;
     }
-    switch (tee.state()) {
-      case UNTOUCHED:
-        return tee;
-      case COMPLETE:
-        replay = new BufferedPublisher(tee.copy(), tee.declaredUnknownLength());
-        tee.retire(); // what its subscriptions signal from now on is of attempts already judged
-        return replay;
-      default:
-        throw new IllegalStateException("body cannot be sent again");
+    BodyPublisher p = tee.forAttempt();
+    if (p == null) {
+      throw new IllegalStateException("body cannot be sent again");
     }
+    if (p != tee) {
+      replay = p;
+    }
+    return p;
   }
+
+  /**
+   * Run, when set, as a retry's body is about to be fixed ({@link #fixForRetry}), before the tee is
+   * asked: a failure of the source signalled here lands where it once landed between the tee's
+   * state being read and its copy being taken. Tests only; null otherwise.
+   */
+  static volatile Runnable beforeFixForTests;
 
   /**
    * Asked once a retry's wait is over, before its attempt: true when the retry can send the body,
@@ -112,18 +117,27 @@ final class ReplayableBody {
    * Tee#failed}) changes neither the body the retry sends nor how its attempt is judged ({@link
    * Capture#sourceFailed}). False when the copy was found not whole after the retry was decided:
    * the retry is not made, and the call ends with the attempt before it (RetryCall's
-   * bodyStillSendable); before, {@link #next()} threw an exception of ours at the caller.
+   * bodyStillSendable); before, {@link #next()} threw an exception of ours at the caller. Never
+   * throws. The copy is taken, and the tee retired, in one step under the tee's lock ({@link
+   * Tee#forAttempt}): a failure comes wholly before it (false) or is ignored after it. Before, the
+   * state was read, the lock let go, then read again and the copy taken: a failure between the
+   * reads made next() throw out of here (the caller got our IllegalStateException, the call never
+   * ended), and one between the read and the copy gave the retry the emptied copy, sent as a whole
+   * 0-byte body.
    */
   synchronized boolean fixForRetry() {
     if (tee == null || replay != null) {
       return true;
     }
-    Tee.State s = tee.state();
-    if (s == Tee.State.COMPLETE) {
-      next();
-      return true;
+    Runnable hook = beforeFixForTests;
+    if (hook != null) {
+      hook.run();
     }
-    return s == Tee.State.UNTOUCHED;
+    BodyPublisher p = tee.forAttempt();
+    if (p != null && p != tee) {
+      replay = p;
+    }
+    return p != null;
   }
 
   /** Whether {@link #next()} can produce the body again now. */
@@ -377,20 +391,26 @@ final class ReplayableBody {
       return state;
     }
 
-    // The copy was made the replay (ReplayableBody#next): no attempt sends the source again.
-    private volatile boolean retired;
+    // The copy was made the replay (forAttempt): no attempt sends the source again, and what its
+    // subscriptions signal from then on is of attempts already judged. Guarded by this.
+    private boolean retired;
 
-    void retire() {
-      retired = true;
-    }
-
-    synchronized List<byte[]> copy() {
-      return new ArrayList<>(chunks);
-    }
-
-    /** The source declared no length ({@code contentLength() < 0}) for the copy kept. */
-    synchronized boolean declaredUnknownLength() {
-      return unknownLength;
+    /**
+     * What the next attempt sends: this tee while the source was never subscribed; once the copy is
+     * complete, a replay of it, the tee retired in the same step (a failure of the source is then
+     * ignored: {@link #failed}); null when the copy is not whole (too large, failed, still
+     * sending). One step under the lock: a failure of the source lands wholly before or after it.
+     */
+    synchronized BodyPublisher forAttempt() {
+      switch (state) {
+        case UNTOUCHED:
+          return this;
+        case COMPLETE:
+          retired = true;
+          return new BufferedPublisher(new ArrayList<>(chunks), unknownLength);
+        default:
+          return null;
+      }
     }
 
     @Override
@@ -453,13 +473,19 @@ final class ReplayableBody {
      * 25's source). The JDK then sends the cut body as a whole request and fails the attempt, often
      * with a failure of its own ("header parser received no bytes"); a copy kept as complete was
      * sent again by a retry. Told before the JDK hears of the failure, so before the attempt ends
-     * and before any retry takes the copy ({@link ReplayableBody#next}).
+     * and before any retry takes the copy ({@link ReplayableBody#next}). False, and nothing done,
+     * once the tee is retired ({@link #forAttempt}): the failure is not the call's. Read under the
+     * same lock as the retirement, so a retry fixing the body as the source fails sees one order.
      */
-    private synchronized void failed(int from) {
+    synchronized boolean failed(int from) {
+      if (retired) {
+        return false;
+      }
       if (from == subscription && (state == State.SENDING || state == State.COMPLETE)) {
         state = State.FAILED;
         chunks = new ArrayList<>();
       }
+      return true;
     }
   }
 
@@ -591,15 +617,14 @@ final class ReplayableBody {
     }
 
     void sourceFailed(Throwable failure) {
-      if (tee != null && tee.retired) {
+      if (tee != null && !tee.failed(subscription)) {
         // A failure signalled after the copy was made the replay, by a subscription whose attempt
         // was judged already (a source that fails long after it completed, breaking Flow's rules):
         // it reaches the JDK's subscriber as it came, but is not the attempt now sent's failure,
-        // nor the call's, and the replay stays as it was made.
+        // nor the call's, and the replay stays as it was made. Decided with the tee's marking in
+        // one step (Tee#failed): before, an unlocked read of the retirement could let a failure
+        // through just as the retry fixed its body.
         return;
-      }
-      if (tee != null) {
-        tee.failed(subscription);
       }
       // Whatever this attempt then fails with is the consequence (ReplayableBody#sourceFailed).
       length.failedIn(counted, completedWhole);

@@ -241,4 +241,71 @@ class ReplayableBodyTest {
       assertThat(retry.text()).isEqualTo("hello");
     }
   }
+
+  /**
+   * The source fails (its completed copy turned FAILED) just as the retry's body is fixed, after
+   * the retry was decided: the retry is not made (fixForRetry false), and nothing throws. Before,
+   * fixForRetry read the tee's state (COMPLETE), let the tee's lock go, and next() read it again
+   * and took the copy, each under the lock anew: a failure between the reads made next() throw
+   * "body cannot be sent again" out of fixForRetry (out of the call's retry check, to the caller);
+   * one between next()'s read and its copy built the replay from the emptied copy, and the retry
+   * sent a 0-byte body as the whole request. The failure lands where those windows were ({@link
+   * ReplayableBody#beforeFixForTests}).
+   */
+  @Test
+  void aFailureJustAsTheRetrysBodyIsFixedEndsTheRetryNeitherThrowsNorSendsACutCopy() {
+    Source source = new Source();
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    body.next().subscribe(new Sink());
+    source.send(0, "hello");
+    source.subscribers.get(0).onComplete();
+    ReplayableBody.beforeFixForTests =
+        () -> source.subscribers.get(0).onError(new IOException("late"));
+    boolean fixed;
+    try {
+      fixed = body.fixForRetry();
+    } finally {
+      ReplayableBody.beforeFixForTests = null;
+    }
+
+    if (fixed) {
+      Sink retry = new Sink(); // what the retry would send
+      body.next().subscribe(retry);
+      assertThat(retry.text()).as("the retry's body").isEqualTo("hello");
+    }
+    assertThat(fixed).isFalse();
+    assertThat(body.canSendAgain()).isFalse();
+  }
+
+  /**
+   * The tee's copy and its retirement are one step, and so is a failure's marking: a failure before
+   * the retry takes the copy makes it unsendable (the copy not taken), one after is refused (the
+   * copy taken stays whole, the failure is not the call's: {@link ReplayableBody.Capture}).
+   */
+  @Test
+  void theCopyIsTakenAndTheTeeRetiredInOneStepThatAFailureComesWhollyBeforeOrAfter() {
+    for (boolean takenFirst : new boolean[] {false, true}) {
+      Source source = new Source();
+      ReplayableBody.Tee tee = new ReplayableBody.Tee(source, 1024, null);
+      assertThat(tee.forAttempt()).isSameAs(tee); // never subscribed: the source itself
+      tee.subscribe(new Sink());
+      assertThat(tee.forAttempt()).isNull(); // still sending
+      source.send(0, "hello");
+      source.subscribers.get(0).onComplete();
+      if (!takenFirst) {
+        assertThat(tee.failed(1)).isTrue();
+        assertThat(tee.forAttempt()).isNull();
+        assertThat(tee.state()).isEqualTo(ReplayableBody.Tee.State.FAILED);
+        continue;
+      }
+      BodyPublisher replay = tee.forAttempt();
+      assertThat(replay).isInstanceOf(ReplayableBody.BufferedPublisher.class);
+      assertThat(tee.failed(1)).isFalse();
+      assertThat(tee.state()).isEqualTo(ReplayableBody.Tee.State.COMPLETE);
+      Sink retry = new Sink();
+      replay.subscribe(retry);
+      assertThat(retry.complete).isTrue();
+      assertThat(retry.text()).isEqualTo("hello");
+    }
+  }
 }
