@@ -58,6 +58,7 @@ final class ConnectionView {
       request.connectTimeout(millis);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -73,6 +74,7 @@ final class ConnectionView {
       request.readTimeout(millis);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -87,6 +89,7 @@ final class ConnectionView {
       request.recordProperty(false, key, value);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -97,6 +100,7 @@ final class ConnectionView {
       request.recordProperty(true, key, value);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -162,6 +166,7 @@ final class ConnectionView {
       request.recordAuthenticator(auth);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -172,6 +177,7 @@ final class ConnectionView {
       request.recordFixedLength(length);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -182,6 +188,7 @@ final class ConnectionView {
       request.recordFixedLength(length);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -192,6 +199,7 @@ final class ConnectionView {
       request.recordChunked(chunkLength);
     } finally {
       lock.unlock();
+      x.released(); // a disconnect() that found the lock held
     }
   }
 
@@ -250,6 +258,7 @@ final class ConnectionView {
       return x.current();
     } finally {
       lock.unlock();
+      x.stepEnded(); // a disconnect() that found the lock held
     }
   }
 

@@ -170,6 +170,23 @@ final class UrlExchange {
 
   private int disconnectsAtStep;
 
+  /**
+   * How many {@code disconnect()} calls are through their JDK disconnect ({@link #disconnect}): one
+   * counted in {@link #disconnects} and not here is under way, and may yet close the socket of an
+   * attempt that starts now ({@link #runs}).
+   */
+  private volatile int disconnectsDone;
+
+  private static final AtomicIntegerFieldUpdater<UrlExchange> DISCONNECTS_DONE =
+      AtomicIntegerFieldUpdater.newUpdater(UrlExchange.class, "disconnectsDone");
+
+  /**
+   * A {@code disconnect()} found the lock held with the call not running: whoever holds it ends the
+   * call as that disconnect would have ({@link #released}, {@link #stepBegins}), or the step it
+   * holds it for cancels the call ({@link #runs}).
+   */
+  private volatile boolean pending;
+
   /** The application called {@code disconnect()}: a write it breaks is not the host's failure. */
   private volatile boolean disconnected;
 
@@ -391,6 +408,7 @@ final class UrlExchange {
       callOver();
     } finally {
       lock.unlock();
+      released();
     }
   }
 
@@ -1014,6 +1032,14 @@ final class UrlExchange {
       hook.run();
     }
     disconnectsAtStep = seen;
+    if (pending && disconnects == seen) {
+      // A disconnect counted before the step, through its JDK disconnect, found the lock held (a
+      // setter, another thread's step): it is taken as made before this step, as it would have
+      // been had it got the lock (the JDK's no-op before connect(), else the call ends). One
+      // counted since is this step's cancel ({@link #runs}).
+      pending = false;
+      abandonLive();
+    }
   }
 
   /** Test only: run as a step that took the lock begins. Null outside the tests. */
@@ -1033,7 +1059,10 @@ final class UrlExchange {
       hook.run();
     }
     running = true;
-    if (disconnects != disconnectsAtStep) {
+    // A disconnect under way (its JDK disconnect may yet close this attempt's socket), or one that
+    // found the lock held since the step began, is this call's cancel too.
+    int counted = disconnects;
+    if (counted != disconnectsAtStep || counted != disconnectsDone || pending) {
       cancelled = true;
     }
   }
@@ -1070,6 +1099,29 @@ final class UrlExchange {
         lock.unlock();
       }
     }
+    released();
+  }
+
+  /**
+   * The lock was released (by a setter, a step, a disconnect): a {@code disconnect()} that found it
+   * held ({@link #pending}) ends the call here as it would have with the lock ({@link
+   * #abandonLive}: not while running, nor once done). Without this nobody ended it: a setter
+   * between the steps (or another thread's) held the lock, the disconnect closed the socket {@code
+   * connect()} opened, and the next step ran the call through the engine: the JDK's connection
+   * connected again, sent, and a 503 was retried after the application had given the call up. The
+   * disconnect sets the mark before it tries the lock; this reads it after the release: either it
+   * gets the lock or this sees the mark. A release inside an outer hold of this thread leaves it to
+   * that one's release. A call never disconnected reads one volatile field.
+   */
+  void released() {
+    while (pending && !lock.isHeldByCurrentThread() && lock.tryLock()) {
+      try {
+        pending = false;
+        abandonLive();
+      } finally {
+        lock.unlock();
+      }
+    }
   }
 
   /**
@@ -1085,15 +1137,15 @@ final class UrlExchange {
       cancelled = true;
     }
     current.disconnect();
-    if (!running && lock.tryLock()) {
-      // Not under the lock when another thread makes a step: that step hears of it as a cancel,
-      // or (a thread about to start one) finds the connection disconnected, as the JDK's would.
-      try {
-        abandonLive();
-      } finally {
-        lock.unlock();
-      }
+    DISCONNECTS_DONE.incrementAndGet(this);
+    // Not under the lock when another thread makes a step: that step hears of it as a cancel, or
+    // (a thread about to start one) finds the connection disconnected, as the JDK's would. The
+    // lock held (a setter, a step about to run or just run): its holder ends the call on release.
+    pending = true;
+    if (running) {
+      cancelled = true; // a step marked it running after the first look: one of the two sees it
     }
+    released();
   }
 
   /**
@@ -1292,6 +1344,7 @@ final class UrlExchange {
       }
     } finally {
       lock.unlock();
+      released();
     }
   }
 

@@ -20,9 +20,13 @@ import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -65,8 +69,12 @@ class DisconnectAsTheCallStartsTest {
     }
   }
 
+  /** The application's other threads: not the common pool, which may have one thread. */
+  private final ExecutorService threads = Executors.newCachedThreadPool();
+
   @AfterEach
   void stop() throws IOException {
+    threads.shutdownNow();
     UrlExchange.beforeRunning = null;
     UrlExchange.afterRunning = null;
     UrlExchange.atStepBegins = null;
@@ -337,5 +345,95 @@ class DisconnectAsTheCallStartsTest {
     assertThat(ours).isExactlyInstanceOf(SocketException.class).hasMessage("Socket closed");
     assertThat(server.requestCount()).as("nothing sent, nothing retried").isZero();
     assertThat(told.lines).containsExactly("GIVE_UP 0 CANCELLED", "CALL_COMPLETE 0 CANCELLED");
+  }
+
+  /**
+   * {@code disconnect()} from another thread after {@code connect()}, while a setter between the
+   * steps ({@code setReadTimeout}) holds the connection's lock: the disconnect closed the socket
+   * {@code connect()} opened, found the call not running (no cancel) and the lock held (its tryLock
+   * failed), and nobody ended the call: {@code getResponseCode()} ran it through the engine, the
+   * JDK's connection connected again and sent, and the 503 was retried (200 after 2 requests). Now
+   * the setter, as it releases the lock, ends the call as the disconnect would have with the lock:
+   * the application gets what the JDK's connection gives after a disconnect between {@code
+   * connect()} and the response, measured on a plain one: 503 after 1 request, no retry.
+   */
+  @Test
+  void aDisconnectWhileASetterHoldsTheLockEndsTheCallAsBetweenTheSteps() throws Exception {
+    String plain;
+    int plainRequests;
+    try (ScriptedHttpServer jdkServer = new ScriptedHttpServer()) {
+      jdkServer.enqueue(status(503));
+      jdkServer.otherwise(ok("fine"));
+      HttpURLConnection p =
+          (HttpURLConnection) new URL(jdkServer.url("/items")).openConnection(Proxy.NO_PROXY);
+      p.connect();
+      p.disconnect();
+      p.setReadTimeout(5000);
+      plain = outcome(p::getResponseCode);
+      plainRequests = settled(jdkServer);
+    }
+
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    UrlExchange x = ((RetryingHttpConnection) c).view().exchange();
+    c.connect();
+    // The setter on the application's thread waits for the lock the test holds, so that it holds
+    // the lock as the other thread's disconnect tries it; then it takes the lock and releases it.
+    ReentrantLock lock = x.lock();
+    lock.lock();
+    CompletableFuture<Void> setter;
+    try {
+      setter = CompletableFuture.runAsync(() -> c.setReadTimeout(5000), threads);
+      await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
+      CompletableFuture.runAsync(c::disconnect, threads).get(10, TimeUnit.SECONDS);
+      assertThat(x.done()).as("the disconnect could not end it").isFalse();
+    } finally {
+      lock.unlock(); // a raw release: the setter's own release is the one under test
+    }
+    setter.get(10, TimeUnit.SECONDS);
+    assertThat(x.done()).as("ended as the setter released the lock").isTrue();
+
+    String ours = outcome(c::getResponseCode);
+
+    assertThat(ours).as("as the JDK's after the same disconnect").isEqualTo(plain);
+    assertThat(plain).isEqualTo("status 503");
+    assertThat(settled(server)).as("sent as the JDK's sends, not retried").isEqualTo(plainRequests);
+    assertThat(plainRequests).isEqualTo(1);
+    assertThat(told.lines).as("nothing went through the engine").isEmpty();
+  }
+
+  /**
+   * The same disconnect while another thread holds the lock (its setter, say), the application's
+   * response step taking the lock before that thread looks for the disconnect: the step ends the
+   * call as the disconnect would have, before it starts (its JDK disconnect is through): 503 after
+   * 1 request, as the JDK's connection gives after connect() and a disconnect. Before, the call ran
+   * through the engine and the 503 was retried.
+   */
+  @Test
+  void aDisconnectThatFoundTheLockHeldIsEndedByTheNextStep() throws Exception {
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    UrlExchange x = ((RetryingHttpConnection) c).view().exchange();
+    c.connect();
+    ReentrantLock lock = x.lock();
+    lock.lock();
+    CompletableFuture<String> response;
+    try {
+      CompletableFuture.runAsync(c::disconnect, threads).get(10, TimeUnit.SECONDS);
+      response = CompletableFuture.supplyAsync(() -> outcome(c::getResponseCode), threads);
+      await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
+    } finally {
+      lock.unlock(); // a raw release (no look for the mark): the step finds it
+    }
+
+    assertThat(response.get(10, TimeUnit.SECONDS)).isEqualTo("status 503");
+    assertThat(settled(server)).as("sent once, not retried").isEqualTo(1);
+    assertThat(told.lines).as("nothing went through the engine").isEmpty();
   }
 }
