@@ -436,4 +436,38 @@ class DisconnectAsTheCallStartsTest {
     assertThat(settled(server)).as("sent once, not retried").isEqualTo(1);
     assertThat(told.lines).as("nothing went through the engine").isEmpty();
   }
+
+  /**
+   * {@code disconnect()} from another thread while a response method the JDK refuses ({@code
+   * doInput} false) holds the lock after {@code connect()}: the disconnect found the lock held, and
+   * the refused step never runs the call, so nobody ended it: it stayed open (watched) after the
+   * application had disconnected. Now the step, as it releases the lock, ends it as between the
+   * steps; the application gets the JDK's refusal, as without the agent.
+   */
+  @Test
+  void aDisconnectDuringARefusedResponseStepEndsTheCall() throws Exception {
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    UrlExchange x = ((RetryingHttpConnection) c).view().exchange();
+    c.setDoInput(false);
+    c.connect();
+    AtomicReference<Runnable> hook = new AtomicReference<>();
+    hook.set(
+        () ->
+            CompletableFuture.runAsync(c::disconnect, threads)
+                .orTimeout(10, TimeUnit.SECONDS)
+                .join());
+    UrlExchange.atStepBegins = () -> runOnce(hook);
+
+    String ours = outcome(c::getResponseCode);
+
+    assertThat(hook.get()).as("disconnected during the step").isNull();
+    assertThat(ours).startsWith("java.net.ProtocolException: Cannot read from URLConnection");
+    assertThat(x.done()).as("the call ended with the step").isTrue();
+    assertThat(x.watched()).as("no longer watched").isNull();
+    assertThat(server.requestCount()).isZero();
+    assertThat(told.lines).as("nothing went through the engine").isEmpty();
+  }
 }
