@@ -51,14 +51,22 @@ final class ConnectionView {
 
   // ---- configuration: forwarded, and recorded where the JDK cannot report it back
 
+  /**
+   * Lets the lock go after a setter: every release of the lock then looks at a {@code disconnect()}
+   * that found it held ({@link UrlExchange#released}), which only the holder can handle.
+   */
+  private void unlockSetting() {
+    lock.unlock();
+    x.released();
+  }
+
   void setConnectTimeout(int millis) {
     lock.lock();
     try {
       c().setConnectTimeout(millis);
       request.connectTimeout(millis);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -73,8 +81,7 @@ final class ConnectionView {
       c().setReadTimeout(millis);
       request.readTimeout(millis);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -88,8 +95,7 @@ final class ConnectionView {
       c().setRequestProperty(key, value);
       request.recordProperty(false, key, value);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -99,8 +105,7 @@ final class ConnectionView {
       c().addRequestProperty(key, value);
       request.recordProperty(true, key, value);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -165,8 +170,7 @@ final class ConnectionView {
       c().setAuthenticator(auth);
       request.recordAuthenticator(auth);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -176,8 +180,7 @@ final class ConnectionView {
       c().setFixedLengthStreamingMode(length);
       request.recordFixedLength(length);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -187,8 +190,7 @@ final class ConnectionView {
       c().setFixedLengthStreamingMode(length);
       request.recordFixedLength(length);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
@@ -198,8 +200,7 @@ final class ConnectionView {
       c().setChunkedStreamingMode(chunkLength);
       request.recordChunked(chunkLength);
     } finally {
-      lock.unlock();
-      x.released(); // a disconnect() that found the lock held
+      unlockSetting();
     }
   }
 
