@@ -154,7 +154,7 @@ public final class Installer implements AgentInstaller {
     } catch (Throwable t) {
       line.append("; exporters' and config watcher's start not scheduled (")
           .append(t.getClass().getName())
-          .append(')');
+          .append(runtime.startsAtFirstCall() ? "): tried again at the first call" : ")");
     }
     return line.append(warnings).toString();
   }

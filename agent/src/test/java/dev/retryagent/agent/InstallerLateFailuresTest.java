@@ -82,6 +82,8 @@ class InstallerLateFailuresTest {
                 + " leave at exit")
         .contains(
             "; exporters' and config watcher's start not scheduled (java.lang.OutOfMemoryError)")
+        .as("refused before the runtime recorded it: no first call will start it")
+        .doesNotContain("tried again")
         .doesNotContain("secret");
   }
 }

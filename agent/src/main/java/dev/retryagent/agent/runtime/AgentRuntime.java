@@ -450,6 +450,16 @@ public final class AgentRuntime {
   }
 
   /**
+   * Whether the application's first call will still schedule the exporters' and the watcher's
+   * start: {@link #startBackground} recorded it, but its schedule at start-up was refused (no
+   * thread to be had) and no call has come yet. The start-up line says so rather than "not
+   * scheduled".
+   */
+  public synchronized boolean startsAtFirstCall() {
+    return background != null && !background.started && built == null;
+  }
+
+  /**
    * The exporters' and the watcher's start, run once by whichever of its schedules comes first (the
    * delay after start-up, or the pause after the first call); the other is cancelled. A named
    * class, not a lambda: it is made in {@code premain}.

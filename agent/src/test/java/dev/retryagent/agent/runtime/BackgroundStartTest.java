@@ -129,6 +129,37 @@ class BackgroundStartTest {
   }
 
   @Test
+  void aStartRefusedAtStartUpIsScheduledAgainAtTheFirstCall() throws Exception {
+    // premain's schedule refused (no thread for the start-up timer): the start-up line says the
+    // first call tries again, which must then be true.
+    Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
+    ConfigSources sources = ConfigSources.resolve("config=" + file, new Properties(), Map.of());
+    boolean[] refuse = {true};
+    AgentRuntime runtime =
+        new AgentRuntime(
+            sources,
+            sources.load(Map.of()),
+            (task, delayNanos) -> {
+              if (refuse[0]) {
+                refuse[0] = false;
+                throw new java.util.concurrent.RejectedExecutionException("no thread (the test's)");
+              }
+              return tasks.schedule(task, delayNanos);
+            });
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(
+            () -> runtime.startBackground(file, Files.readAllBytes(file)))
+        .isInstanceOf(java.util.concurrent.RejectedExecutionException.class);
+    assertThat(runtime.startsAtFirstCall()).isTrue();
+
+    runtime.engine(); // the first call
+    assertThat(tasks.pending())
+        .as("the start, a second after the first call")
+        .containsExactly(SECOND);
+    assertThat(runtime.startsAtFirstCall()).isFalse();
+  }
+
+  @Test
   void aCallBeforeTheBackgroundIsArmedSchedulesItWhenItIs() throws Exception {
     Path file = Files.writeString(dir.resolve("config.yml"), NO_JMX + retries(2));
     AgentRuntime runtime = runtime(file);
