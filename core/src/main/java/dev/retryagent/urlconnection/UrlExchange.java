@@ -1173,18 +1173,31 @@ final class UrlExchange {
     live = null;
     current = c;
     done = true;
-    if (!liveBegun) {
-      callOver();
-      return;
-    }
     try {
-      steps.countResends(call, liveRepeats, c);
-      if (request.body() == null || !request.streaming()) {
-        call.attemptNotSent(); // nothing of the request reached the socket
+      if (!liveBegun) {
+        callOver();
+        return;
       }
-    } finally {
-      call.onAbandoned();
-      callOver();
+      try {
+        steps.countResends(call, liveRepeats, c);
+        if (request.body() == null || !request.streaming()) {
+          call.attemptNotSent(); // nothing of the request reached the socket
+        }
+      } finally {
+        call.onAbandoned();
+        callOver();
+      }
+    } catch (RuntimeException bug) {
+      // Ours (a transport's look at the JDK's connection, the call's context), never the
+      // application's: this runs in a setter, a step, a disconnect() or a look at dropped
+      // connections, none of which throws it on the JDK's connection. Before, it came out of the
+      // application's setReadTimeout(), disconnect() or getResponseCode(). The connection counts
+      // the call over (done) either way, and the engine was told in the finally above unless
+      // that telling is what failed.
+      engine.internalError(
+          "ending a call the application disconnected or dropped",
+          bug,
+          "the call ends; the application's connection goes on as the JDK's");
     }
   }
 
@@ -1336,11 +1349,7 @@ final class UrlExchange {
     }
     try {
       if (watch == w) {
-        try {
-          abandonLive();
-        } catch (RuntimeException bug) {
-          // never fail the call that found it
-        }
+        abandonLive(); // never throws: its own failure is said, not the call's that found it
       }
     } finally {
       lock.unlock();

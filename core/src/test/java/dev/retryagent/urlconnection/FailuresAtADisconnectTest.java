@@ -1,0 +1,208 @@
+package dev.retryagent.urlconnection;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.testing.EventLines;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.Proxy;
+import java.net.URL;
+import java.net.URLConnection;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.ReentrantLock;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Failures around the application's {@code disconnect()}: the agent's end of the call it gives up
+ * failing. Each compared with a plain JDK connection given the same script, requests counted at the
+ * server.
+ */
+class FailuresAtADisconnectTest {
+  private final ScriptedHttpServer server = newServer();
+  private final FakeTime time = new FakeTime();
+
+  /** The application's other threads: not the common pool, which may have one thread. */
+  private final ExecutorService threads = Executors.newCachedThreadPool();
+
+  private static ScriptedHttpServer newServer() {
+    try {
+      return new ScriptedHttpServer();
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    threads.shutdownNow();
+    server.close();
+  }
+
+  /** Where the failure of the agent's end of the call would have come out. */
+  enum Ender {
+    /** The application's own {@code disconnect()}, the lock free. */
+    DISCONNECT,
+    /** A setter of the application's that held the lock as another thread disconnected. */
+    SETTER,
+    /** The response step that took the lock next. */
+    RESPONSE_STEP
+  }
+
+  /**
+   * The agent's end of a call the application disconnected between its body and its response fails
+   * (here the transport's look at the attempt's connection throws): the application's {@code
+   * disconnect()}, its setter or its response step goes on as the JDK's does, and the JDK's
+   * connection sends its buffered body once, as without the agent. Before, that failure came out of
+   * the application's {@code disconnect()}, {@code setReadTimeout()} or {@code getResponseCode()},
+   * which the JDK's never throw there.
+   */
+  @ParameterizedTest
+  @EnumSource(Ender.class)
+  void aFailureEndingTheCallNeverReachesTheApplication(Ender ender) throws Exception {
+    String plain;
+    int plainRequests;
+    try (ScriptedHttpServer jdkServer = new ScriptedHttpServer()) {
+      jdkServer.otherwise(ok("fine"));
+      HttpURLConnection p =
+          (HttpURLConnection) new URL(jdkServer.url("/items")).openConnection(Proxy.NO_PROXY);
+      writeBody(p);
+      p.disconnect();
+      p.setReadTimeout(5000);
+      plain = outcome(() -> "status " + p.getResponseCode());
+      plainRequests = settled(jdkServer);
+    }
+
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    UrlTransport failingLook =
+        new UrlTransport() {
+          @Override
+          public URLConnection open(URL url, Proxy proxy) throws IOException {
+            return UrlTransport.DIRECT.open(url, proxy);
+          }
+
+          @Override
+          public int rewrites(HttpURLConnection attempt) {
+            throw new IllegalStateException("the transport's look failed");
+          }
+        };
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL(server.url("/items")).openConnection(), null, engine, failingLook);
+    UrlExchange x = ((RetryingHttpConnection) c).view().exchange();
+    writeBody(c);
+    String ours;
+    switch (ender) {
+      case DISCONNECT:
+        ours =
+            outcome(
+                () -> {
+                  c.disconnect();
+                  c.setReadTimeout(5000);
+                  return "status " + c.getResponseCode();
+                });
+        break;
+      case SETTER:
+        {
+          // The setter waits for the lock the test holds, so that it holds the lock as the other
+          // thread's disconnect tries it; its release ends the call.
+          ReentrantLock lock = x.lock();
+          CompletableFuture<String> setter;
+          lock.lock();
+          try {
+            setter =
+                CompletableFuture.supplyAsync(
+                    () ->
+                        outcome(
+                            () -> {
+                              c.setReadTimeout(5000);
+                              return "set";
+                            }),
+                    threads);
+            await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
+            CompletableFuture.runAsync(c::disconnect, threads).get(10, TimeUnit.SECONDS);
+          } finally {
+            lock.unlock(); // a raw release: the setter's own release is the one under test
+          }
+          assertThat(setter.get(10, TimeUnit.SECONDS)).isEqualTo("set");
+          ours = outcome(() -> "status " + c.getResponseCode());
+          break;
+        }
+      case RESPONSE_STEP:
+        {
+          // The disconnect finds the lock held and returns; the response step takes it first.
+          ReentrantLock lock = x.lock();
+          CompletableFuture<String> response;
+          lock.lock();
+          try {
+            CompletableFuture.runAsync(c::disconnect, threads).get(10, TimeUnit.SECONDS);
+            c.setReadTimeout(5000); // this thread holds the lock: its release leaves the mark
+            response =
+                CompletableFuture.supplyAsync(
+                    () -> outcome(() -> "status " + c.getResponseCode()), threads);
+            await().atMost(Duration.ofSeconds(5)).until(lock::hasQueuedThreads);
+          } finally {
+            lock.unlock(); // a raw release: the step finds the mark
+          }
+          ours = response.get(10, TimeUnit.SECONDS);
+          break;
+        }
+      default:
+        throw new AssertionError(ender);
+    }
+
+    assertThat(x.done()).as("the call ended with the disconnect").isTrue();
+    assertThat(ours).as("as the JDK's after the same disconnect").isEqualTo(plain);
+    assertThat(plain).isEqualTo("status 200");
+    assertThat(settled(server)).as("sent once, as the JDK's sends").isEqualTo(plainRequests);
+    assertThat(plainRequests).isEqualTo(1);
+    assertThat(told.lines)
+        .as("given up as the application's cancel")
+        .containsExactly("ATTEMPT 1", "GIVE_UP 1 CANCELLED", "CALL_COMPLETE 1 CANCELLED");
+  }
+
+  /** A PUT whose body the JDK buffers, written and closed: sent with the response. */
+  private static void writeBody(HttpURLConnection c) throws IOException {
+    c.setRequestMethod("PUT");
+    c.setDoOutput(true);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  /** What the application gets: the steps' answer, or the exception of the last. */
+  private static String outcome(Steps steps) {
+    try {
+      return steps.run();
+    } catch (IOException | RuntimeException e) {
+      return e.getClass().getName() + ": " + e.getMessage();
+    }
+  }
+
+  private interface Steps {
+    String run() throws IOException;
+  }
+
+  /** The requests {@code s} read, once every one begun is read. */
+  private static int settled(ScriptedHttpServer s) {
+    await().atMost(Duration.ofSeconds(10)).until(() -> s.requestsStarted() == s.requestCount());
+    return s.requestCount();
+  }
+}
