@@ -1136,16 +1136,26 @@ final class UrlExchange {
     if (running) {
       cancelled = true;
     }
-    current.disconnect();
-    DISCONNECTS_DONE.incrementAndGet(this);
-    // Not under the lock when another thread makes a step: that step hears of it as a cancel, or
-    // (a thread about to start one) finds the connection disconnected, as the JDK's would. The
-    // lock held (a setter, a step about to run or just run): its holder ends the call on release.
-    pending = true;
-    if (running) {
-      cancelled = true; // a step marked it running after the first look: one of the two sees it
+    try {
+      current.disconnect();
+    } finally {
+      // Also when the JDK's disconnect() threw (a progress listener's failure, a stream's close):
+      // the application gets that exception, as without the agent, and the disconnect still
+      // counts as made. Before, its count was never marked done and no mark was set: the call
+      // between the steps stayed open, and every later step of the connection took it for a
+      // disconnect still under way (runs) and cancelled its call, nothing sent, where the JDK's
+      // connection sends.
+      DISCONNECTS_DONE.incrementAndGet(this);
+      // Not under the lock when another thread makes a step: that step hears of it as a cancel,
+      // or (a thread about to start one) finds the connection disconnected, as the JDK's would.
+      // The lock held (a setter, a step about to run or just run): its holder ends the call on
+      // release.
+      pending = true;
+      if (running) {
+        cancelled = true; // a step marked it running after the first look: one of the two sees it
+      }
+      released(); // never throws: the JDK's exception, if any, is the one the application gets
     }
-    released();
   }
 
   /**

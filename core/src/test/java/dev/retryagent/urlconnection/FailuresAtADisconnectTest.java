@@ -1,6 +1,7 @@
 package dev.retryagent.urlconnection;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -28,9 +29,9 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
- * Failures around the application's {@code disconnect()}: the agent's end of the call it gives up
- * failing. Each compared with a plain JDK connection given the same script, requests counted at the
- * server.
+ * Failures around the application's {@code disconnect()}: the JDK's own disconnect throwing, and
+ * the agent's end of the call it gives up failing. Each compared with a plain JDK connection given
+ * the same script, requests counted at the server.
  */
 class FailuresAtADisconnectTest {
   private final ScriptedHttpServer server = newServer();
@@ -51,6 +52,97 @@ class FailuresAtADisconnectTest {
   void stop() throws IOException {
     threads.shutdownNow();
     server.close();
+  }
+
+  /** Where the application stands when its {@code disconnect()} throws. */
+  enum Before {
+    /** Nothing done: the JDK's disconnect has no socket to close. */
+    NOTHING,
+    /** {@code connect()}: the JDK's disconnect closes its socket, the call is open. */
+    CONNECTED
+  }
+
+  /**
+   * The JDK's {@code disconnect()} throws (here after it closed the socket, as a failing progress
+   * listener makes it throw): the application gets that exception, as without the agent, and its
+   * connection then answers as the JDK's does after it. Before, the disconnect was never counted
+   * done: the call after {@code connect()} stayed open and the response asked next was cancelled as
+   * if a disconnect were still under way, nothing sent, where the JDK's connection connects again
+   * and sends once.
+   */
+  @ParameterizedTest
+  @EnumSource(Before.class)
+  void aDisconnectTheJdkThrowsFromLeavesTheConnectionAsTheJdksIs(Before before) throws Exception {
+    String plain;
+    int plainRequests;
+    try (ScriptedHttpServer jdkServer = new ScriptedHttpServer()) {
+      script(jdkServer, before);
+      HttpURLConnection p = new ThrowingDisconnect(new URL(jdkServer.url("/items")));
+      plain = outcome(() -> disconnectThenAsk(p, before));
+      plainRequests = settled(jdkServer);
+    }
+
+    script(server, before);
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new ThrowingDisconnect(new URL(server.url("/items"))),
+                null,
+                engine,
+                UrlTransport.DIRECT);
+    String ours = outcome(() -> disconnectThenAsk(c, before));
+
+    assertThat(ours).as("as the JDK's after the same throw").isEqualTo(plain);
+    assertThat(plain)
+        .isEqualTo(
+            "disconnect: java.lang.IllegalStateException: a progress listener failed; "
+                + (before == Before.CONNECTED ? "status 503" : "status 200"));
+    assertThat(settled(server)).as("sent as the JDK's sends").isEqualTo(plainRequests);
+    assertThat(plainRequests).isEqualTo(1);
+    if (before == Before.CONNECTED) {
+      // Ended between the steps: the JDK's connection sent it, not the engine.
+      assertThat(told.lines).isEmpty();
+    } else {
+      assertThat(told.lines).containsExactly("ATTEMPT 1", "CALL_COMPLETE 1");
+    }
+  }
+
+  /** 503 after {@code connect()} (which the call, were it still open, would retry); else 200. */
+  private static void script(ScriptedHttpServer s, Before before) {
+    if (before == Before.CONNECTED) {
+      s.enqueue(status(503));
+    }
+    s.otherwise(ok("fine"));
+  }
+
+  /** The script: maybe {@code connect()}, {@code disconnect()} (its throw noted), the status. */
+  private static String disconnectThenAsk(HttpURLConnection c, Before before) throws IOException {
+    if (before == Before.CONNECTED) {
+      c.connect();
+    }
+    String thrown;
+    try {
+      c.disconnect();
+      thrown = "none";
+    } catch (RuntimeException e) {
+      thrown = e.getClass().getName() + ": " + e.getMessage();
+    }
+    return "disconnect: " + thrown + "; status " + c.getResponseCode();
+  }
+
+  /** A JDK connection whose {@code disconnect()} throws once the JDK's disconnect is through. */
+  private static final class ThrowingDisconnect extends ForwardingConnection {
+    ThrowingDisconnect(URL url) throws IOException {
+      super(url);
+    }
+
+    @Override
+    public void disconnect() {
+      real.disconnect();
+      throw new IllegalStateException("a progress listener failed");
+    }
   }
 
   /** Where the failure of the agent's end of the call would have come out. */
