@@ -1090,6 +1090,10 @@ final class UrlExchange {
    * written after the count, spares the lock on the way of a call never disconnected.
    */
   void stepEnded() {
+    Runnable hook = atStepEnded;
+    if (hook != null) {
+      hook.run();
+    }
     if (disconnected && lock.tryLock()) {
       try {
         if (disconnects != disconnectsAtStep && !running) {
@@ -1101,6 +1105,12 @@ final class UrlExchange {
     }
     released();
   }
+
+  /**
+   * Test only: run as a step that released the lock begins {@link #stepEnded}. Null outside the
+   * tests.
+   */
+  static volatile Runnable atStepEnded;
 
   /**
    * The lock was released (by a setter, a step, a disconnect): a {@code disconnect()} that found it

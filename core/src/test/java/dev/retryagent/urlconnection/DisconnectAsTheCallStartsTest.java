@@ -78,6 +78,7 @@ class DisconnectAsTheCallStartsTest {
     UrlExchange.beforeRunning = null;
     UrlExchange.afterRunning = null;
     UrlExchange.atStepBegins = null;
+    UrlExchange.atStepEnded = null;
     server.close();
   }
 
@@ -468,6 +469,67 @@ class DisconnectAsTheCallStartsTest {
     assertThat(x.done()).as("the call ended with the step").isTrue();
     assertThat(x.watched()).as("no longer watched").isNull();
     assertThat(server.requestCount()).isZero();
+    assertThat(told.lines).as("nothing went through the engine").isEmpty();
+  }
+
+  /**
+   * {@code disconnect()} from another thread just after a response method the JDK refuses ({@code
+   * doInput} false, after {@code connect()}) released the lock, before the step looks for a
+   * disconnect that found it held ({@link UrlExchange#stepEnded}): the lock is free, so that
+   * disconnect ends the call itself, as between the steps. Compared with a plain JDK connection
+   * given the same script, the refusal and then, {@code doInput} put right, the response: 503 after
+   * 1 request, as the JDK's sends after its disconnect, not retried through the engine (200 after
+   * 2). Test only; behaviour already right (39c363d7's mark and the disconnect's own look at the
+   * lock), checked against a deliberate break.
+   */
+  @Test
+  void aDisconnectAsARefusedResponseStepReleasesTheLockEndsTheCall() throws Exception {
+    String plain;
+    int plainRequests;
+    try (ScriptedHttpServer jdkServer = new ScriptedHttpServer()) {
+      jdkServer.enqueue(status(503));
+      jdkServer.otherwise(ok("fine"));
+      HttpURLConnection p =
+          (HttpURLConnection) new URL(jdkServer.url("/items")).openConnection(Proxy.NO_PROXY);
+      p.setDoInput(false);
+      p.connect();
+      String refused = outcome(p::getResponseCode);
+      p.disconnect();
+      p.setDoInput(true);
+      plain = refused + " / " + outcome(p::getResponseCode);
+      plainRequests = settled(jdkServer);
+    }
+
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    EventLines told = new EventLines();
+    RetryEngine engine = TestEngines.onePermitASecond(time, new AtomicReference<>(), told);
+    HttpURLConnection c = open("/items", engine);
+    UrlExchange x = ((RetryingHttpConnection) c).view().exchange();
+    c.setDoInput(false);
+    c.connect();
+    AtomicReference<Runnable> hook = new AtomicReference<>();
+    hook.set(
+        () ->
+            CompletableFuture.runAsync(c::disconnect, threads)
+                .orTimeout(10, TimeUnit.SECONDS)
+                .join());
+    UrlExchange.atStepEnded = () -> runOnce(hook);
+    String refused = outcome(c::getResponseCode);
+    UrlExchange.atStepEnded = null;
+
+    assertThat(hook.get()).as("disconnected as the step released the lock").isNull();
+    assertThat(x.done()).as("the call ended with the disconnect").isTrue();
+    assertThat(x.watched()).as("no longer watched").isNull();
+    c.setDoInput(true);
+    String ours = refused + " / " + outcome(c::getResponseCode);
+
+    assertThat(ours).as("as the JDK's after the same disconnect").isEqualTo(plain);
+    assertThat(plain)
+        .startsWith("java.net.ProtocolException: Cannot read from URLConnection")
+        .endsWith(" / status 503");
+    assertThat(settled(server)).as("sent as the JDK's sends, not retried").isEqualTo(plainRequests);
+    assertThat(plainRequests).isEqualTo(1);
     assertThat(told.lines).as("nothing went through the engine").isEmpty();
   }
 }
