@@ -60,8 +60,18 @@ final class ConnectionView {
     x.released();
   }
 
+  /**
+   * A timeout setter never waits for the lock, as the JDK's setter is a field write that returns at
+   * once: held (another thread's call running, its backoff among it, for as long as it runs), the
+   * value is recorded for the call's later attempts and written to the connection in use by whoever
+   * holds the lock next ({@link UrlExchange#timeoutSetMeanwhile}). Before, the setter waited for
+   * the whole running call.
+   */
   void setConnectTimeout(int millis) {
-    lock.lock();
+    if (!lock.tryLock()) {
+      x.timeoutSetMeanwhile(true, millis);
+      return;
+    }
     try {
       c().setConnectTimeout(millis);
       request.connectTimeout(millis);
@@ -75,8 +85,12 @@ final class ConnectionView {
     return Math.max(0, request.connectTimeout());
   }
 
+  /** As {@link #setConnectTimeout}: never waits for a running call. */
   void setReadTimeout(int millis) {
-    lock.lock();
+    if (!lock.tryLock()) {
+      x.timeoutSetMeanwhile(false, millis);
+      return;
+    }
     try {
       c().setReadTimeout(millis);
       request.readTimeout(millis);

@@ -187,6 +187,14 @@ final class UrlExchange {
    */
   private volatile boolean pending;
 
+  /**
+   * A timeout the application set while another holder had the lock (a running call): recorded in
+   * {@link #request}, not yet written to {@link #current} ({@link #timeoutSetMeanwhile}).
+   */
+  private volatile boolean connectTimeoutUnapplied;
+
+  private volatile boolean readTimeoutUnapplied;
+
   /** The application called {@code disconnect()}: a write it breaks is not the host's failure. */
   private volatile boolean disconnected;
 
@@ -1031,6 +1039,7 @@ final class UrlExchange {
     if (hook != null) {
       hook.run();
     }
+    applyTimeouts(); // a setter that returned before this step is the step's configuration
     disconnectsAtStep = seen;
     if (pending && disconnects == seen) {
       // A disconnect counted before the step, through its JDK disconnect, found the lock held (a
@@ -1124,13 +1133,67 @@ final class UrlExchange {
    * that one's release. A call never disconnected reads one volatile field.
    */
   void released() {
-    while (pending && !lock.isHeldByCurrentThread() && lock.tryLock()) {
+    while ((pending || connectTimeoutUnapplied || readTimeoutUnapplied)
+        && !lock.isHeldByCurrentThread()
+        && lock.tryLock()) {
       try {
-        pending = false;
-        abandonLive();
+        if (pending) {
+          pending = false;
+          abandonLive();
+        }
+        applyTimeouts();
       } finally {
         lock.unlock();
       }
+    }
+  }
+
+  /**
+   * {@code setConnectTimeout} ({@code connect}) or {@code setReadTimeout} found the lock held
+   * (another thread's call running, for as long as it runs): as the JDK's setter, a field write, it
+   * returns at once. The value is recorded, so the getter answers it and the call's later attempts
+   * are prepared with it ({@link #prepare}), and written to the connection in use by the next
+   * holder of the lock, on its release or as a step begins ({@link #applyTimeouts}), as if the
+   * setter had waited for it: the running attempt keeps its own, as the JDK's running socket keeps
+   * the timeout it connected with. A negative value gets the JDK's own refusal, from the JDK's
+   * connection (its check comes before its write). The mark is set before the lock is tried again:
+   * either that succeeds or the holder's release sees the mark.
+   */
+  void timeoutSetMeanwhile(boolean connect, int millis) {
+    if (millis < 0) {
+      if (connect) {
+        template.setConnectTimeout(millis); // throws: "timeouts can't be negative"
+      } else {
+        template.setReadTimeout(millis);
+      }
+    }
+    if (connect) {
+      request.connectTimeout(millis);
+      connectTimeoutUnapplied = true;
+    } else {
+      request.readTimeout(millis);
+      readTimeoutUnapplied = true;
+    }
+    released();
+  }
+
+  /**
+   * Under the lock: writes a timeout set meanwhile ({@link #timeoutSetMeanwhile}) to the connection
+   * in use, as the setter would have with the lock. Never throws: it runs in another of the
+   * application's calls.
+   */
+  private void applyTimeouts() {
+    try {
+      if (connectTimeoutUnapplied) {
+        connectTimeoutUnapplied = false;
+        current.setConnectTimeout(Math.max(0, request.connectTimeout()));
+      }
+      if (readTimeoutUnapplied) {
+        readTimeoutUnapplied = false;
+        current.setReadTimeout(Math.max(0, request.readTimeout()));
+      }
+    } catch (RuntimeException e) {
+      // a value the connection in use refuses: the JDK's own refusal came from the setter
     }
   }
 

@@ -44,9 +44,10 @@ final class UrlRequest implements RequestInfo {
    * sun.net.client.defaultConnectTimeout}, {@code ...defaultReadTimeout}), which an explicit 0 on a
    * fresh attempt would turn off. The JDK's getters answer 0 for both.
    */
-  private int connectTimeout;
+  private volatile int connectTimeout;
 
-  private int readTimeout;
+  /** Volatile: a setter records it without the lock while a call runs. */
+  private volatile int readTimeout;
 
   /** The connection whose method counts until it is fixed: the template. */
   private final HttpURLConnection template;
