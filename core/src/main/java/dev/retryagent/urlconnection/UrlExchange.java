@@ -1130,7 +1130,9 @@ final class UrlExchange {
    * connected again, sent, and a 503 was retried after the application had given the call up. The
    * disconnect sets the mark before it tries the lock; this reads it after the release: either it
    * gets the lock or this sees the mark. A release inside an outer hold of this thread leaves it to
-   * that one's release. A call never disconnected reads one volatile field.
+   * that one's release. So too a timeout set while the lock was held ({@link
+   * #timeoutSetMeanwhile}), written to the connection in use. A call never disconnected, its
+   * timeouts set with the lock, reads three volatile fields.
    */
   void released() {
     while ((pending || connectTimeoutUnapplied || readTimeoutUnapplied)

@@ -57,6 +57,7 @@ class TimeoutSetDuringACallTest {
   @AfterEach
   void stop() throws IOException {
     threads.shutdownNow();
+    UrlExchange.beforeRunning = null;
     server.close();
   }
 
@@ -166,5 +167,40 @@ class TimeoutSetDuringACallTest {
         .atMost(Duration.ofSeconds(10))
         .until(() -> set.isDone() || (lock != null && lock.hasQueuedThreads()));
     return set.isDone() ? set.join() : "waiting";
+  }
+
+  /**
+   * A timeout set while another holder had the lock (here the test, as another thread's setter
+   * would), the lock then let go without the holder's own look: the application's next step, begun
+   * after the setter returned, is made with it, as with the JDK's connection, whose step reads the
+   * field the setter wrote. Checked against a deliberate break (the step's look at a timeout set
+   * meanwhile removed: the first attempt connected with the old one).
+   */
+  @Test
+  void aTimeoutSetWhileTheLockWasHeldIsTheNextStepsConfiguration() throws Exception {
+    server.otherwise(ok("fine"));
+    RetryEngine engine =
+        TestEngines.onePermitASecond(time, new AtomicReference<>(), new EventLines());
+    HttpURLConnection template =
+        (HttpURLConnection) new URL(server.url("/items")).openConnection(Proxy.NO_PROXY);
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(template, null, engine, UrlTransport.DIRECT);
+    c.setReadTimeout(1000);
+    ReentrantLock lock = ((RetryingHttpConnection) c).view().exchange().lock();
+    lock.lock();
+    try {
+      CompletableFuture.runAsync(() -> c.setReadTimeout(4321), threads).get(10, TimeUnit.SECONDS);
+    } finally {
+      lock.unlock(); // a raw release: the step finds the value
+    }
+    assertThat(template.getReadTimeout()).as("not yet written").isEqualTo(1000);
+    AtomicReference<Integer> asTheCallRuns = new AtomicReference<>();
+    UrlExchange.beforeRunning = () -> asTheCallRuns.set(template.getReadTimeout());
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+
+    assertThat(asTheCallRuns.get()).as("the first attempt's, the template's").isEqualTo(4321);
+    assertThat(c.getReadTimeout()).isEqualTo(4321);
   }
 }
