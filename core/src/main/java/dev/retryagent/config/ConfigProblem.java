@@ -125,16 +125,24 @@ public final class ConfigProblem {
    * {@code user:password}, the {@code @host} left out, the password stands where the port would.
    */
   static String shownHost(String text) {
+    return shown(hostHidden(text));
+  }
+
+  /**
+   * {@link #shownHost} before {@link #shown} quotes and cuts it: its user-info, or a port that is
+   * not one, {@code ***} (a URL's user-info is left to {@link #withoutUserInfo}).
+   */
+  private static String hostHidden(String text) {
     int at = text.lastIndexOf('@');
     int scheme = text.indexOf("://");
     if (at < 0 && scheme < 0) {
       int colon = text.indexOf(':');
       boolean onePort = colon >= 0 && colon == text.lastIndexOf(':');
       return onePort && !NOT_A_PASSWORD.matcher(text.substring(colon + 1)).matches()
-          ? shown(text.substring(0, colon + 1) + "***")
-          : shown(text);
+          ? text.substring(0, colon + 1) + "***"
+          : text;
     }
-    return at < 0 || (scheme >= 0 && scheme < at) ? shown(text) : shown("***" + text.substring(at));
+    return at < 0 || (scheme >= 0 && scheme < at) ? text : "***" + text.substring(at);
   }
 
   /**
@@ -143,11 +151,34 @@ public final class ConfigProblem {
    */
   static String shownPath(String text) {
     // User-info first: a password may hold a '?' (https://user:pa?ss@host).
-    text = withoutUserInfo(text);
+    return shown(queryHidden(withoutUserInfo(text)));
+  }
+
+  /** {@code text} with what follows its first {@code ?} or {@code #} written {@code ***}. */
+  private static String queryHidden(String text) {
     int q = text.indexOf('?');
     int f = text.indexOf('#');
     int cut = q < 0 ? f : f < 0 ? q : Math.min(q, f);
-    return shown(cut < 0 || cut == text.length() - 1 ? text : text.substring(0, cut + 1) + "***");
+    return cut < 0 || cut == text.length() - 1 ? text : text.substring(0, cut + 1) + "***";
+  }
+
+  /**
+   * A value whose key type is not known (written where a section, the list of routes or a route
+   * belongs) as a problem shows it: what any key type hides is hidden, as {@link #shownHost} and
+   * {@link #shownPath} hide it, also without a scheme. {@code fleet: { redis: "user:pw@cache" }}
+   * and {@code match: "/v1/x?token=..."} are a password and a query written one level too high.
+   */
+  static String shownAny(String text) {
+    return shown(withoutSecrets(text, false));
+  }
+
+  /**
+   * {@code text} without what any key type hides: user-info with or without a scheme, a port that
+   * is not one, a URL's authority that is not host[:port] ({@link #withoutUserInfo}, with {@code
+   * portIsPassword}), a query or fragment. Not quoted nor cut.
+   */
+  static String withoutSecrets(String text, boolean portIsPassword) {
+    return queryHidden(withoutUserInfo(hostHidden(text), portIsPassword));
   }
 
   /**

@@ -179,11 +179,23 @@ final class ConfigWalker {
 
   private Object readList(ListType type, YamlNode node, String path) {
     if (!(node instanceof YamlNode.Sequence)) {
-      String hint =
-          node instanceof YamlNode.Scalar && !isNull(node)
-              ? " (for one item write [" + ((YamlNode.Scalar) node).getValue() + "])"
-              : "";
-      problems.at(node, path, "found " + describe(node) + "; allowed " + type.allowed() + hint);
+      if (node instanceof YamlNode.Scalar && !isNull(node)) {
+        // Shown as an item is, with what its type hides hidden (a host's user-info, a path's
+        // query), in the hint too: the value is one item, as the hint says.
+        String shown = type.element.shown(((YamlNode.Scalar) node).getValue());
+        problems.at(
+            node,
+            path,
+            "found "
+                + shown
+                + "; allowed "
+                + type.allowed()
+                + " (for one item write ["
+                + shown
+                + "])");
+      } else {
+        problems.at(node, path, "found " + describe(node) + "; allowed " + type.allowed());
+      }
       return FilePart.INVALID;
     }
     List<Object> out = new ArrayList<>();
@@ -230,7 +242,7 @@ final class ConfigWalker {
       problems.at(
           node,
           path,
-          "found an empty value" + from(raw, text) + "; allowed " + type.allowed() + orNone);
+          "found an empty value" + from(type, raw, text) + "; allowed " + type.allowed() + orNone);
       return FilePart.INVALID;
     }
     try {
@@ -248,8 +260,8 @@ final class ConfigWalker {
   }
 
   /** Where a substituted value came from, as in {@code found 0 (from "${N}")}. */
-  private static String from(String raw, String text) {
-    return raw.equals(text) ? "" : " (from " + ConfigProblem.shown(raw) + ")";
+  private static String from(ValueType type, String raw, String text) {
+    return raw.equals(text) ? "" : " (from " + type.shown(raw) + ")";
   }
 
   /** The text after environment substitution, or null after reporting why not. */
@@ -287,12 +299,16 @@ final class ConfigWalker {
     return false;
   }
 
-  /** A node for "found ...": its value, or "a list", "a map", "nothing". */
+  /**
+   * A node written where a section or list belongs, for "found ...": its value, or "a list", "a
+   * map", "nothing". The value is no key's, so what any key hides is hidden ({@link
+   * ConfigProblem#shownAny}): {@code redis: "user:password@cache"} is a URL one level too high.
+   */
   private static String describe(YamlNode node) {
     if (node instanceof YamlNode.Scalar) {
       return isNull(node)
           ? "nothing (null)"
-          : ConfigProblem.shown(((YamlNode.Scalar) node).getValue());
+          : ConfigProblem.shownAny(((YamlNode.Scalar) node).getValue());
     }
     if (node instanceof YamlNode.Sequence) {
       return "a list";

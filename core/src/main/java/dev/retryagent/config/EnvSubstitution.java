@@ -126,15 +126,30 @@ final class EnvSubstitution {
   }
 
   /**
-   * The reference {@code ${body}} as a problem shows it: without a URL's user-info; with {@code
-   * secret} (a value that may hold a password) its name alone, and {@code ...} for the rest.
+   * The reference {@code ${body}} as a problem shows it: its name and separator as written, and its
+   * fallback (or all of it, when no name can be read) without what any key type hides ({@link
+   * ConfigProblem#withoutSecrets}: user-info with or without a scheme, a port that is not one, a
+   * query), since {@code ${HOST:user:password@host}} in {@code match.hosts} is not known to be a
+   * secret here; with {@code secret} (a value that may hold a password) its name alone, and {@code
+   * ...} for the rest.
    */
   static String shown(String body, boolean secret) {
-    if (!secret) {
-      return ConfigProblem.withoutUserInfo(body, true);
-    }
     int dash = body.indexOf(":-");
     String name = dash < 0 ? body : body.substring(0, dash);
+    if (!secret) {
+      int from;
+      if (isName(name)) {
+        from = dash < 0 ? body.length() : dash + 2;
+      } else {
+        int colon = separator(name);
+        // The shell's :? and := are shown whole: the fallback (or message) starts after them.
+        from =
+            colon < 0
+                ? 0
+                : colon + (name.startsWith(":?", colon) || name.startsWith(":=", colon) ? 2 : 1);
+      }
+      return body.substring(0, from) + ConfigProblem.withoutSecrets(body.substring(from), true);
+    }
     if (isName(name)) {
       return dash < 0 ? name : name + ":-...";
     }
@@ -171,7 +186,7 @@ final class EnvSubstitution {
         + name
         + (fallback == null
             ? ""
-            : ":-" + (secret ? "..." : ConfigProblem.withoutUserInfo(fallback, true)))
+            : ":-" + (secret ? "..." : ConfigProblem.withoutSecrets(fallback, true)))
         + "}";
   }
 
