@@ -124,12 +124,38 @@ final class ConfigAssembler {
       Route route =
           new Route(name, t.hosts, t.methods, t.paths, policy != null ? policy : Policy.defaults());
       ok &= policy != null;
-      if (catchAll == null && matchOk && route.matchesEveryRequest()) {
+      if (catchAll == null && matchOk && route.matchesEveryRequest() && matchWasRead(part)) {
         catchAll = part;
       }
       routes.add(route);
     }
     return ok ? routes : null;
+  }
+
+  /**
+   * False when the walker reported the route's {@code match} (or the route itself, or a key beside
+   * {@code match} that is none of the route's, a misspelt {@code match} say) as unreadable: the
+   * route then sets no match and would read as one that matches every request, and every later
+   * route would be told it can never match, a second report of the one mistake.
+   */
+  private boolean matchWasRead(FilePart route) {
+    if (problems.isEmpty()) {
+      return true;
+    }
+    if (problems.anyAt(route.name, false) || problems.anyAt(route.name + ".match", true)) {
+      return false;
+    }
+    String prefix = route.name + ".";
+    for (ConfigProblem p : problems.sorted()) {
+      String path = p.path();
+      if (path.startsWith(prefix)) {
+        String key = path.substring(prefix.length());
+        if (key.indexOf('.') < 0 && key.indexOf('[') < 0 && ConfigSchema.ROUTE.child(key) == null) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 
   // ---------------------------------------------------------------- one policy

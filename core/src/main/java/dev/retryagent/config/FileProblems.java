@@ -64,6 +64,24 @@ final class FileProblems {
     return list.size();
   }
 
+  /**
+   * True when a problem was reported at {@code path} itself, or under it ({@code path.key}, {@code
+   * path[0]}) when {@code under}.
+   */
+  boolean anyAt(String path, boolean under) {
+    for (int i = 0; i < list.size(); i++) {
+      String p = list.get(i).path();
+      if (p.equals(path)
+          || (under
+              && p.length() > path.length()
+              && p.startsWith(path)
+              && (p.charAt(path.length()) == '.' || p.charAt(path.length()) == '['))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** The problems in file order. */
   List<ConfigProblem> sorted() {
     return new ArrayList<>(list);

@@ -629,6 +629,41 @@ class ConfigProblemsTest {
         .startsWith("this route can never match: routes[0] before it matches every request");
   }
 
+  /**
+   * Found by review (r8): a route whose match (or the route itself) could not be read was taken as
+   * one that matches every request, so every later route got a second, spurious report that it can
+   * never match. Also checked on the assembler's warnings, where that report may go.
+   */
+  @Test
+  void aRouteWhoseMatchCannotBeReadIsReportedOnceNotAlsoAsACatchAll() {
+    String[][] files = {
+      {"routes:", "  - name: a", "    match: api.example.com", "  - name: b"},
+      {"routes:", "  - name: a", "    match: !foo {hosts: [x]}", "  - name: b"},
+      {"routes:", "  - name: a", "    match: {host: [x]}", "  - name: b"},
+      {"routes:", "  - name: a", "    mtch: {hosts: [x]}", "  - name: b"},
+      {"routes:", "  - api.example.com", "  - name: b"},
+      {"routes:", "  - ~", "  - name: b"},
+    };
+    for (String[] file : files) {
+      String text = String.join("\n", file);
+      List<ConfigProblem> all = problems(file);
+      assertThat(all).as(text).hasSize(1);
+      assertThat(all.get(0).path()).as(text).startsWith("routes[0]");
+      FileProblems problems = new FileProblems(Yaml.SOURCE);
+      FileProblems warnings = new FileProblems(Yaml.SOURCE);
+      YamlNode root = YamlComposer.compose(Yaml.lines(file), problems);
+      ConfigWalker.ParsedFile parsed =
+          new ConfigWalker(problems, warnings, new EnvSubstitution(Map.of())).walk(root);
+      assertThat(new ConfigAssembler(problems, warnings).assemble(parsed, Yaml.SOURCE)).isNull();
+      assertThat(problems.sorted()).as(text).isEqualTo(all);
+      assertThat(warnings.sorted()).as(text).isEmpty();
+    }
+    // A route that sets no match is still a catch-all, and a match that was read too.
+    assertThat(problems("routes:", "  - name: a", "  - name: b")).hasSize(1);
+    assertThat(problems("routes:", "  - {name: a, match: {hosts: ['*']}}", "  - name: b"))
+        .hasSize(1);
+  }
+
   @Test
   void acceptsACatchAllRouteLast() throws Exception {
     AgentConfig c =
