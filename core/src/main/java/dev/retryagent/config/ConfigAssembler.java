@@ -31,7 +31,8 @@ final class ConfigAssembler {
 
   /**
    * @param warnings where keys that bound each other and were written one above the other go: the
-   *     file loads, each key with its own meaning ({@link CrossChecks#bounds})
+   *     file loads, each key with its own meaning ({@link CrossChecks#bounds}); and routes after
+   *     one that matches every request (first match wins: they are kept, never chosen)
    */
   ConfigAssembler(FileProblems problems, FileProblems warnings) {
     this.problems = problems;
@@ -111,14 +112,15 @@ final class ConfigAssembler {
         ok = false;
       }
       if (catchAll != null) {
-        problems.at(
+        // A warning, not a problem: version 1 says only "first match wins", so such a file is
+        // valid and loads; the route is kept and never chosen.
+        warnings.at(
             part.node,
             part.name,
             "this route can never match: "
                 + catchAll.name
                 + " before it matches every request (first match wins); put catch-all routes"
                 + " last or use defaults");
-        ok = false;
       }
       Policy policy = policy(name, file.defaults, part);
       Route route =

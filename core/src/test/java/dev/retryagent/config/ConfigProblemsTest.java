@@ -613,20 +613,36 @@ class ConfigProblemsTest {
                 + " the key out to match any host)");
   }
 
+  /**
+   * Found by review (r8): a route after a catch-all was an error, so a file version 1 accepts
+   * ("first match wins") made the application run without retries, or stopped the JVM under strict.
+   * It is a warning; the file loads and the first match still wins.
+   */
   @Test
-  void reportsRoutesShadowedByACatchAllRoute() {
-    List<ConfigProblem> all =
-        problems(
+  void aRouteShadowedByACatchAllRouteIsAWarningAndTheFirstMatchWins() throws Exception {
+    AgentConfig c =
+        Yaml.load(
+            "agent: {strict: true}",
             "routes:",
             "  - name: everything",
             "    match: {hosts: ['*'], paths: ['/**']}",
+            "    retry: {maxAttempts: 2}",
             "  - name: never",
-            "    match: {hosts: [a.com]}");
-    assertThat(all).hasSize(1);
-    assertThat(all.get(0).path()).isEqualTo("routes[1]");
-    assertThat(all.get(0).line()).isEqualTo(4);
-    assertThat(all.get(0).message())
-        .startsWith("this route can never match: routes[0] before it matches every request");
+            "    match: {hosts: [a.com]}",
+            "  - name: nor-this",
+            "    retry: {maxAttempts: 5}");
+    assertThat(c.routes())
+        .extracting(Route::name)
+        .containsExactly("everything", "never", "nor-this");
+    assertThat(c.resolve("GET", "a.com", 443, "/x").routeName()).isEqualTo("everything");
+    assertThat(c.resolve("GET", "a.com", 443, "/x").retry().maxAttempts()).isEqualTo(2);
+    assertThat(c.warnings())
+        .extracting(ConfigProblem::line, ConfigProblem::path)
+        .containsExactly(tuple(6, "routes[1]"), tuple(8, "routes[2]"));
+    assertThat(c.warnings().get(0).message())
+        .isEqualTo(
+            "this route can never match: routes[0] before it matches every request (first match"
+                + " wins); put catch-all routes last or use defaults");
   }
 
   /**
@@ -658,10 +674,17 @@ class ConfigProblemsTest {
       assertThat(problems.sorted()).as(text).isEqualTo(all);
       assertThat(warnings.sorted()).as(text).isEmpty();
     }
-    // A route that sets no match is still a catch-all, and a match that was read too.
-    assertThat(problems("routes:", "  - name: a", "  - name: b")).hasSize(1);
-    assertThat(problems("routes:", "  - {name: a, match: {hosts: ['*']}}", "  - name: b"))
-        .hasSize(1);
+  }
+
+  @Test
+  void aRouteWithoutMatchOrMatchingEveryHostIsStillACatchAll() throws Exception {
+    assertThat(Yaml.load("routes:", "  - name: a", "  - name: b").warnings())
+        .extracting(ConfigProblem::path)
+        .containsExactly("routes[1]");
+    assertThat(
+            Yaml.load("routes:", "  - {name: a, match: {hosts: ['*']}}", "  - name: b").warnings())
+        .extracting(ConfigProblem::path)
+        .containsExactly("routes[1]");
   }
 
   @Test
