@@ -18,7 +18,8 @@ final class FleetKeys {
   static final ValueType KEY_PREFIX =
       ValueType.string(
           "[A-Za-z0-9][A-Za-z0-9._:-]{0,99}",
-          "letters, digits, '.', '_', ':' and '-' (at most 100) such as my-service");
+          "letters, digits, '.', '_', ':' and '-', starting with a letter or digit (at most 100),"
+              + " such as my-service");
 
   static void visit(KeyVisitor parent, ConfigDraft d) {
     KeyVisitor k =

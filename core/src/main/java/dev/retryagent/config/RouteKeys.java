@@ -19,7 +19,8 @@ final class RouteKeys {
   static final ValueType ROUTE_NAME =
       ValueType.string(
           "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
-          "a name of letters, digits, '.', '_' and '-' (at most 64) such as payments");
+          "a name of letters, digits, '.', '_' and '-', starting with a letter or digit (at most"
+              + " 64), such as payments");
 
   static void visit(KeyVisitor k, ConfigDraft d) {
     if (k.key("name", ROUTE_NAME, NAME)) {

@@ -597,6 +597,27 @@ class ConfigProblemsTest {
                 + " unique");
   }
 
+  /**
+   * Found by review (r8): a route name or fleet.keyPrefix starting with '.', '_' or '-' (or ':') is
+   * refused, but the message and the docs said those characters were allowed, not where.
+   */
+  @Test
+  void aNameStartingWithPunctuationIsRefusedSayingWhy() {
+    for (String name : new String[] {"_payments", ".payments", "-payments"}) {
+      assertThat(problem("routes: [{name: '" + name + "'}]").message())
+          .as(name)
+          .isEqualTo(
+              "found "
+                  + name
+                  + "; allowed a name of letters, digits, '.', '_' and '-', starting with a letter"
+                  + " or digit (at most 64), such as payments");
+    }
+    assertThat(problem("fleet: {redis: {url: 'redis://h'}, keyPrefix: ':svc'}").message())
+        .isEqualTo(
+            "found :svc; allowed letters, digits, '.', '_', ':' and '-', starting with a letter or"
+                + " digit (at most 100), such as my-service");
+  }
+
   @Test
   void reservesTheRouteNameDefault() {
     assertThat(problem("routes: [{name: default, match: {hosts: [a]}}]").message())
