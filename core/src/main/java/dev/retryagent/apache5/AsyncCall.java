@@ -8,6 +8,7 @@ import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.Scheduler;
 import dev.retryagent.engine.SelfViewCall;
+import dev.retryagent.engine.SharedThreads;
 import dev.retryagent.internal.Discards;
 import dev.retryagent.internal.apache.ExchangeLog;
 import dev.retryagent.internal.observe.Sanitizer;
@@ -1001,7 +1002,14 @@ final class AsyncCall extends SelfViewCall
       }
       try {
         if (onResponse(response.getCode(), ClassicRequest.lines(response, "Retry-After")).retry()) {
-          reserveRetryPermit();
+          // On the I/O reactor's thread, which serves every exchange of the client: a fleet limit
+          // must not hold it for a connect to Redis or a connection another call holds.
+          boolean marked = SharedThreads.enter();
+          try {
+            reserveRetryPermit();
+          } finally {
+            SharedThreads.exit(marked);
+          }
         }
       } catch (RuntimeException bug) {
         // Our bug must not cost the application its response: the loop judges it as before.

@@ -22,6 +22,18 @@ public interface PermitLimiter {
   long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos);
 
   /**
+   * {@link #reserve(long, long, long)}; {@code mayBlock} false when the caller runs on a thread of
+   * many calls' work ({@link SharedThreads}): a limit shared with other JVMs must then not wait on
+   * its store beyond a round trip on a connection it has at hand (no connect, no wait for a
+   * connection another call holds); without one it decides locally. By default the same as {@link
+   * #reserve(long, long, long)}.
+   */
+  default long reserve(
+      long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos, boolean mayBlock) {
+    return reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+  }
+
+  /**
    * Pauses every caller for {@code pauseNanos} from {@code nowNanos} (a 429's {@code Retry-After},
    * already bounded by {@code retryAfter.max}); a later pause wins, an earlier one never shortens
    * it.
@@ -42,5 +54,13 @@ public interface PermitLimiter {
    */
   default long pauseAfterWaitNanos(long nowNanos, long maxLookNanos) {
     return pauseRemainingNanos(nowNanos);
+  }
+
+  /**
+   * {@link #pauseAfterWaitNanos(long, long)}; {@code mayBlock} as {@link #reserve(long, long, long,
+   * boolean)}'s. By default the same as {@link #pauseAfterWaitNanos(long, long)}.
+   */
+  default long pauseAfterWaitNanos(long nowNanos, long maxLookNanos, boolean mayBlock) {
+    return pauseAfterWaitNanos(nowNanos, maxLookNanos);
   }
 }

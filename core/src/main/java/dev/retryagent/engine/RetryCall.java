@@ -343,7 +343,9 @@ public abstract class RetryCall extends HostHold {
           // Whose: given back (permitBack) while no permit was taken after it, it goes back whole.
           wait = ((RateLimiter) limiter).reserve(now, Math.min(allowance, left), left, this);
         } else {
-          wait = limiter.reserve(now, Math.min(allowance, left), left);
+          // On a thread of many calls' work (the scheduler, a client's I/O thread) a shared
+          // limit must not wait on its store for this call alone: the others' work would wait.
+          wait = limiter.reserve(now, Math.min(allowance, left), left, !SharedThreads.here());
         }
       } catch (RuntimeException | LinkageError | StackOverflowError bug) {
         // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
@@ -426,7 +428,7 @@ public abstract class RetryCall extends HostHold {
         }
         pause = limiter.pauseRemainingNanos(now);
       } else {
-        pause = limiter.pauseAfterWaitNanos(now, lookBudget(now));
+        pause = limiter.pauseAfterWaitNanos(now, lookBudget(now), !SharedThreads.here());
       }
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {
       state.engine.internalError(

@@ -169,7 +169,14 @@ final class SharedScheduler implements Scheduler {
     @Override
     public Void call() {
       if (STATE.compareAndSet(this, WAITING, RUN)) {
-        task.run();
+        // This thread runs every call's due work: a step of one call must not block it on the
+        // network (a fleet limit's Redis), the other due retries would wait with it.
+        boolean marked = SharedThreads.enter();
+        try {
+          task.run();
+        } finally {
+          SharedThreads.exit(marked);
+        }
       }
       return null;
     }

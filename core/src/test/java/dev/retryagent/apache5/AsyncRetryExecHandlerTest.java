@@ -230,6 +230,72 @@ class AsyncRetryExecHandlerTest {
   }
 
   @Test
+  void aFleetLimitsRetryPermitAskedOnTheIoThreadSaysItMustNotBlock() throws Exception {
+    // The permit of the retry decided on the 503's head is asked there, on the I/O reactor's
+    // thread, which serves every exchange of the client: a fleet limit must not hold it for a
+    // connect to Redis or a connection another call holds (it asks with mayBlock false).
+    List<String> asks = new CopyOnWriteArrayList<>();
+    dev.retryagent.engine.PermitLimiter recording =
+        new dev.retryagent.engine.PermitLimiter() {
+          @Override
+          public long reserve(long now, long maxPermitWait, long maxTotalWait) {
+            return reserve(now, maxPermitWait, maxTotalWait, true);
+          }
+
+          @Override
+          public long reserve(long now, long maxPermitWait, long maxTotalWait, boolean mayBlock) {
+            asks.add(Thread.currentThread().getName().replaceAll("-[0-9]+$", "") + " " + mayBlock);
+            return 0;
+          }
+
+          @Override
+          public void pause(long now, long pauseNanos) {}
+
+          @Override
+          public long pauseRemainingNanos(long now) {
+            return 0;
+          }
+        };
+    RetryEngine e =
+        engine(
+            r -> r.maxAttempts(2),
+            dev.retryagent.policy.RateLimitPolicy.builder()
+                .enabled(true)
+                .perSecond(100)
+                .burst(10)
+                .scope(dev.retryagent.policy.RateLimitPolicy.Scope.FLEET)
+                .build());
+    e.useFleet(
+        new dev.retryagent.engine.FleetLimits() {
+          @Override
+          public dev.retryagent.engine.PermitLimiter limiter(
+              String route, dev.retryagent.policy.RateLimitPolicy limit, Duration max) {
+            return recording;
+          }
+
+          @Override
+          public List<dev.retryagent.engine.FleetRouteCounters> counters() {
+            return List.of();
+          }
+
+          @Override
+          public boolean shared() {
+            return true;
+          }
+        });
+    CloseableHttpAsyncClient c = started(AsyncRetryExecHandler.addTo(oneConnection(), e));
+    server.enqueue(status(503).body("busy"), ok("done"));
+
+    Heard heard = call(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(heard.await()).isEqualTo("200 done");
+    // The first attempt's on the caller's thread may block; the retry's, at the decision on the
+    // I/O thread, may not (the retry then takes that permit, asking no more).
+    assertThat(asks)
+        .containsExactly(Thread.currentThread().getName() + " true", "httpclient-dispatch false");
+  }
+
+  @Test
   void aCallNotRetriedSendsWhatTheClientSendsWithoutTheHandler() throws Exception {
     CloseableHttpAsyncClient plain = started(oneConnection());
     CloseableHttpAsyncClient ours = withHandler(r -> r.maxAttempts(3));

@@ -459,6 +459,19 @@ public final class FleetConnection implements AutoCloseable {
   }
 
   /**
+   * A call that must not block found no idle connection of {@code g}: the thread opens one (the
+   * call decided locally meanwhile), so that the next such call finds it.
+   */
+  void openWanted(RedisGateway g) {
+    if (g.connectionWanted()) {
+      synchronized (lock) {
+        woken = true;
+        lock.notifyAll();
+      }
+    }
+  }
+
+  /**
    * On the thread: a pause's write failed without an outage (every connection busy, Redis refusing
    * the script, an error of the route's key): no reconnect's write-back comes, so it is written
    * again at the next heartbeat turn ({@link #retryPauses}), not at once.
@@ -820,6 +833,10 @@ public final class FleetConnection implements AutoCloseable {
               c.retryPauses();
             }
             c.writePauses();
+            RedisGateway g = c.gateway;
+            if (g != null && c.state == State.UP) {
+              g.openWanted();
+            }
             if (nextBeat - System.nanoTime() > 0) {
               continue;
             }

@@ -29,7 +29,9 @@ import java.util.List;
  *       timeout (plus the connect timeout when it opens a connection), its wait for a busy
  *       connection included, never past the call's deadline, and without an answer the local share
  *       ({@link FleetSettings#shareWithout}) decides, as the per-host limiter would, honouring
- *       every pause this JVM knows of.
+ *       every pause this JVM knows of. On a thread of many calls' work ({@link
+ *       dev.retryagent.engine.SharedThreads}) it waits at most the round trip: an idle connection
+ *       or the local share, never a connect nor a wait for a connection.
  * </ul>
  *
  * <p>Thread-safe; no lock is held during a round trip to Redis.
@@ -143,12 +145,25 @@ public final class FleetRateLimiter implements PermitLimiter {
    */
   @Override
   public long reserve(long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos) {
+    return reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos, true);
+  }
+
+  /**
+   * {@link #reserve(long, long, long)}; {@code mayBlock} false on a thread of many calls' work (the
+   * engine's scheduler, a client's I/O thread): the round trip goes only on an idle connection,
+   * never waiting for one another call holds nor opening one, so that a slow or silent Redis holds
+   * that thread, and the other calls' work it runs, for at most the round trip; without an idle
+   * connection the local share decides, as when every connection is busy.
+   */
+  @Override
+  public long reserve(
+      long nowNanos, long maxPermitWaitNanos, long maxTotalWaitNanos, boolean mayBlock) {
     FleetRateLimiter latest = fleet.latest(this);
     if (latest != this) {
       // A call under way through a reload, retrying on the limiter it had: its permits are the
       // route's as the reload left it (this one's fleet may be closed: a fresh local bucket beside
       // the route's, blind to the pauses its calls see since).
-      return latest.reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos);
+      return latest.reserve(nowNanos, maxPermitWaitNanos, maxTotalWaitNanos, mayBlock);
     }
     long knownPause;
     long taken;
@@ -199,13 +214,17 @@ public final class FleetRateLimiter implements PermitLimiter {
                       micros(maxPauseNanos),
                       Long.toString(taken)),
                   // The deadline bounds the round trip too: the call would have failed then.
-                  maxTotalWaitNanos);
+                  maxTotalWaitNanos,
+                  mayBlock);
           fleet.onCallAnswered();
           spent = Math.max(0, fleet.clock().nanoTime() - sent);
           return onReply(nowNanos, reply, maxPermitWaitNanos - spent, maxTotalWaitNanos - spent);
         } catch (FleetUnavailableException e) {
           fleet.onFailure(e);
           reportCallError(e);
+          if (!mayBlock) {
+            fleet.openWanted(gateway);
+          }
         }
         spent = Math.max(0, fleet.clock().nanoTime() - sent);
       }
@@ -368,13 +387,23 @@ public final class FleetRateLimiter implements PermitLimiter {
    */
   @Override
   public long pauseAfterWaitNanos(long nowNanos, long maxLookNanos) {
+    return pauseAfterWaitNanos(nowNanos, maxLookNanos, true);
+  }
+
+  /**
+   * {@link #pauseAfterWaitNanos(long, long)}; {@code mayBlock} as {@link #reserve(long, long, long,
+   * boolean)}'s: false, the look goes only on an idle connection, else the pauses this JVM knows
+   * decide.
+   */
+  @Override
+  public long pauseAfterWaitNanos(long nowNanos, long maxLookNanos, boolean mayBlock) {
     long known = pauseRemainingNanos(nowNanos);
     FleetRateLimiter latest = fleet.latest(this);
     if (known > 0 || latest != this) {
       // A replaced limiter's call looks through the route's (its own fleet may be closed).
       return latest == this
           ? known
-          : Math.max(known, latest.pauseAfterWaitNanos(nowNanos, maxLookNanos));
+          : Math.max(known, latest.pauseAfterWaitNanos(nowNanos, maxLookNanos, mayBlock));
     }
     synchronized (this) {
       if (heard && nowNanos - heardNanos < HEARD_FRESH_NANOS) {
@@ -388,7 +417,12 @@ public final class FleetRateLimiter implements PermitLimiter {
     try {
       metrics.redisCall();
       long[] reply =
-          gateway.eval(Scripts.PAUSE_LEFT, pauseKey, Collections.<String>emptyList(), maxLookNanos);
+          gateway.eval(
+              Scripts.PAUSE_LEFT,
+              pauseKey,
+              Collections.<String>emptyList(),
+              maxLookNanos,
+              mayBlock);
       synchronized (this) {
         heardFrom(nowNanos);
         takePause(nowNanos, reply[0], reply[1]);
@@ -396,6 +430,9 @@ public final class FleetRateLimiter implements PermitLimiter {
     } catch (FleetUnavailableException e) {
       fleet.onFailure(e);
       reportCallError(e);
+      if (!mayBlock) {
+        fleet.openWanted(gateway);
+      }
     }
     return pauseRemainingNanos(nowNanos);
   }

@@ -84,6 +84,9 @@ final class RedisGateway implements AutoCloseable {
 
   private volatile boolean expired;
 
+  /** Set when a call that must not block found no idle connection ({@link #openWanted}). */
+  private volatile boolean connectionWanted;
+
   /** The host's addresses, as the fleet's thread last looked them up; null before it has. */
   private volatile InetAddress[] addresses;
 
@@ -138,7 +141,24 @@ final class RedisGateway implements AutoCloseable {
    */
   long[] eval(Scripts.Script script, List<String> keys, List<String> args, long budgetNanos)
       throws FleetUnavailableException {
-    Jedis jedis = borrow(true, budgetNanos);
+    return eval(script, keys, args, budgetNanos, true);
+  }
+
+  /**
+   * {@link #eval(Scripts.Script, List, List, long)}; {@code mayBlock} false for a call on a thread
+   * of many calls' work ({@link dev.retryagent.engine.SharedThreads}): it takes an idle connection
+   * or none, never waiting for one another call holds nor opening one (a connect is up to {@code
+   * connectTimeout} more), and fails as {@link Kind#BUSY} without one. The fleet's thread opens the
+   * connection it lacked ({@link #openWanted}).
+   */
+  long[] eval(
+      Scripts.Script script,
+      List<String> keys,
+      List<String> args,
+      long budgetNanos,
+      boolean mayBlock)
+      throws FleetUnavailableException {
+    Jedis jedis = mayBlock ? borrow(true, budgetNanos) : borrowIdle(budgetNanos);
     boolean unknownState = false;
     try {
       Object reply;
@@ -325,6 +345,60 @@ final class RedisGateway implements AutoCloseable {
     } catch (IOException ignored) {
       // closed to end a wait: nothing was owed on it
     }
+  }
+
+  /**
+   * For a call that must not block ({@link #eval(Scripts.Script, List, List, long, boolean)}): an
+   * idle connection with a free slot, at once, its socket timeout the command timeout within {@code
+   * budgetNanos}; else {@link Kind#BUSY}, and a connection is wanted ({@link #openWanted}).
+   */
+  private Jedis borrowIdle(long budgetNanos) throws FleetUnavailableException {
+    if (closed) {
+      throw new FleetUnavailableException(Kind.UNREACHABLE, "the fleet connection is closed");
+    }
+    long limit = Math.min(commandTimeoutNanos, budgetNanos);
+    if (limit <= 0) {
+      throw new FleetUnavailableException(Kind.BUSY, "no time left of the call's deadline");
+    }
+    if (!slots.tryAcquire()) {
+      throw new FleetUnavailableException(
+          Kind.BUSY, "all " + maxConnections + " connections to Redis busy");
+    }
+    Jedis jedis = idle.pollFirst();
+    if (jedis == null) {
+      slots.release();
+      connectionWanted = true;
+      throw new FleetUnavailableException(
+          Kind.BUSY, "no connection to Redis idle, and none is opened on a shared thread");
+    }
+    try {
+      jedis.getConnection().setSoTimeout(Math.min(commandTimeoutMillis, ceilMillis(limit)));
+    } catch (RuntimeException e) {
+      closeQuietly(jedis);
+      slots.release();
+      throw translate(e);
+    }
+    return jedis;
+  }
+
+  /** Whether a call that must not block found no idle connection since {@link #openWanted}. */
+  boolean connectionWanted() {
+    return connectionWanted;
+  }
+
+  /**
+   * On the fleet's thread: opens one more idle connection when a call that must not block found
+   * none ({@link #borrowIdle}), within {@code maxConnections}. Best effort.
+   */
+  void openWanted() {
+    if (!connectionWanted) {
+      return;
+    }
+    connectionWanted = false;
+    warmUp(idle.size() + 1);
+    // Its sockets are the callers' connections: a close while not up must not abort them as a
+    // connect's.
+    connected();
   }
 
   /**
