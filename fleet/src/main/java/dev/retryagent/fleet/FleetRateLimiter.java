@@ -265,6 +265,29 @@ public final class FleetRateLimiter implements PermitLimiter {
       latest.pauseFor(nowNanos, pauseNanos);
       return pauseRemainingNanos(nowNanos);
     }
+    // Counted here, each 429 that set or extended the pause as this JVM knows it: whether Redis is
+    // up or not, and however many the thread then writes in one round trip (docs/fleet.md).
+    if (noteAndWrite(nowNanos, d)) {
+      metrics.pauseSet();
+    }
+    FleetRateLimiter replacedBy = fleet.latest(this);
+    if (replacedBy != this) {
+      // A reload replaced this limiter between the look above and the note: the route's new one
+      // may have copied this one's pause before it was noted (keepPauseOf), and then neither
+      // honoured it nor, the fleet not up, had it written (a connect writes back the route's
+      // limiters only). Handed on as a replaced limiter's 429 is; counted once, here.
+      replacedBy.handOn(nowNanos, pauseNanos);
+    }
+    return pauseRemainingNanos(nowNanos);
+  }
+
+  /**
+   * Notes a pause of {@code d} from {@code nowNanos} here and has it written to Redis: by the
+   * fleet's thread while up, else by the next connect's write-back. Honoured here already.
+   *
+   * @return whether it set or extended the pause as this limiter knew it
+   */
+  private boolean noteAndWrite(long nowNanos, long d) {
     boolean moved;
     boolean queue = false;
     synchronized (this) {
@@ -272,7 +295,7 @@ public final class FleetRateLimiter implements PermitLimiter {
       if (fleet.isUp() && fleet.gateway() != null) {
         // Written to Redis by the fleet's thread: the engine calls this on the application's
         // thread as the 429 comes back to it, which must not wait for a round trip to Redis (the
-        // application sees the 429 when it would without the agent). Honoured here already.
+        // application sees the 429 when it would without the agent).
         queue = !pauseToWrite;
         pauseToWrite = true;
       } else if (moved) {
@@ -282,12 +305,19 @@ public final class FleetRateLimiter implements PermitLimiter {
     if (queue) {
       fleet.writePause(this);
     }
-    // Counted here, each 429 that set or extended the pause as this JVM knows it: whether Redis is
-    // up or not, and however many the thread then writes in one round trip (docs/fleet.md).
-    if (moved) {
-      metrics.pauseSet();
+    return moved;
+  }
+
+  /**
+   * A 429's pause that a limiter this one replaced noted and counted after it was replaced ({@link
+   * #pauseFor}): this one's too, and on to the route's latest if a reload replaced this one since.
+   */
+  private void handOn(long nowNanos, long pauseNanos) {
+    noteAndWrite(nowNanos, Math.min(pauseNanos, maxPauseNanos));
+    FleetRateLimiter latest = fleet.latest(this);
+    if (latest != this) {
+      latest.handOn(nowNanos, pauseNanos);
     }
-    return pauseRemainingNanos(nowNanos);
   }
 
   /**
