@@ -480,12 +480,36 @@ public final class FleetConnection implements AutoCloseable {
     pausesToRetry.add(limiter);
   }
 
-  /** On the thread, at a heartbeat turn: the failed writes go back in the queue, once each. */
+  /** On the thread, at close: the failed writes go back in the queue, once each. */
   private void retryPauses() {
     FleetRateLimiter limiter;
     while ((limiter = pausesToRetry.poll()) != null) {
       if (limiter.retryPause()) {
         pausesToWrite.add(limiter);
+      }
+    }
+  }
+
+  /**
+   * On the thread, at a heartbeat turn, after the heartbeat: the writes Redis refused before,
+   * again, each at most once, within one {@code commandTimeout} in all (a write gets what is left
+   * of it, and opens no connection); the rest wait for the next turn. One round trip per route per
+   * turn, before the heartbeat, held it up for as many routes as Redis kept refusing (each up to a
+   * commandTimeout while every connection was busy): the live count expired meanwhile.
+   */
+  private void retryPausesWithin() {
+    long end = System.nanoTime() + settings.commandTimeout().toNanos();
+    // Those queued now only: a write refused again goes back in the queue for the next turn.
+    int queued = pausesToRetry.size();
+    FleetRateLimiter limiter;
+    for (int i = 0; i < queued && state == State.UP; i++) {
+      long left = end - System.nanoTime();
+      RedisGateway g = gateway;
+      if (left <= 0 || g == null || (limiter = pausesToRetry.poll()) == null) {
+        return;
+      }
+      if (limiter.retryPause()) {
+        limiter.writePause(g, left);
       }
     }
   }
@@ -828,10 +852,6 @@ public final class FleetConnection implements AutoCloseable {
             continue;
           }
           try {
-            if (nextBeat - System.nanoTime() <= 0) {
-              // Once per heartbeat: a write Redis keeps refusing costs a round trip per interval.
-              c.retryPauses();
-            }
             c.writePauses();
             RedisGateway g = c.gateway;
             if (g != null && c.state == State.UP) {
@@ -841,10 +861,16 @@ public final class FleetConnection implements AutoCloseable {
               continue;
             }
             nextBeat = System.nanoTime() + interval;
-            c.beat(c.gateway);
-          } catch (FleetUnavailableException e) {
-            c.onFailure(e);
-            c.reportHeartbeatError(e);
+            try {
+              c.beat(c.gateway);
+            } catch (FleetUnavailableException e) {
+              c.onFailure(e);
+              c.reportHeartbeatError(e);
+            }
+            // Once per heartbeat, after it (whether it failed or not: a live count's key of the
+            // wrong type must not stop them), and bounded: a write Redis keeps refusing costs a
+            // round trip per interval, never the heartbeat's time.
+            c.retryPausesWithin();
           } catch (RuntimeException | Error e) {
             // A reply no Redis gives (a proxy's), a broken client: were it to end this thread,
             // nothing would reconnect for the JVM's life. An outage instead: said once (the class
