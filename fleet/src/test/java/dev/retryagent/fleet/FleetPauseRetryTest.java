@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -100,5 +101,45 @@ class FleetPauseRetryTest {
         .as("writes in a row with no heartbeat among them, in %s", since)
         .isLessThanOrEqualTo((int) (commandTimeout.toMillis() / refusalMillis) + 1);
     assertThat(fleet.isUp()).isTrue();
+  }
+
+  /**
+   * The states of a route's pause write are not one: a write Redis refused waits in the retry queue
+   * for the next heartbeat turn, and a 429 meanwhile queues its own write at once, in the other
+   * queue, rather than waiting for that turn (so the two flags, pauseRetry and pauseToWrite, may
+   * both be set).
+   */
+  @Test
+  void a429WhileARefusedWriteWaitsForItsTurnIsWrittenAtOnce() throws Exception {
+    List<String> written = new CopyOnWriteArrayList<>();
+    AtomicBoolean refuse = new AtomicBoolean(true);
+    redis = new FakeRedis();
+    redis.scriptReply =
+        sha ->
+            sha.equals(Scripts.PAUSE.sha1) && refuse.get()
+                ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+                : "*4\r\n:1\r\n:0\r\n:0\r\n:0\r\n";
+    redis.onCommand =
+        command -> {
+          if (command.get(0).equalsIgnoreCase("EVALSHA")
+              && command.get(1).equals(Scripts.PAUSE.sha1)) {
+            written.add(command.get(4)); // ARGV[1]: the pause, µs
+          }
+        };
+    // No heartbeat turn (and so no retry) during the test.
+    fleet =
+        TestFleet.startUp(
+            TestFleet.settings(redis.url()).heartbeatInterval(Duration.ofMinutes(1)).build(),
+            clock,
+            log);
+    FleetRateLimiter l = fleet.limiter("llm", TestFleet.limit(10, 5), Duration.ofSeconds(10));
+    l.pauseFor(clock.nanoTime(), 5 * S);
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> l.pauseWrites() == 1); // refused
+
+    refuse.set(false);
+    l.pauseFor(clock.nanoTime(), 8 * S);
+
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> l.pauseWrites() == 2);
+    assertThat(written).containsExactly("5000000", "8000000");
   }
 }

@@ -23,6 +23,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -72,12 +73,12 @@ class FleetSharedThreadTest {
     // Every script answered as Redis would grant a permit at once (the heartbeat reads the first).
     redis.scriptReply = sha -> "*4\r\n:1\r\n:0\r\n:0\r\n:0\r\n";
     AtomicInteger stalled = new AtomicInteger();
-    boolean[] stalling = {false};
+    AtomicBoolean stalling = new AtomicBoolean();
     redis.onCommand =
         command -> {
           if (command.get(0).equalsIgnoreCase("EVALSHA")
               && command.get(1).equals(Scripts.ACQUIRE.sha1)
-              && stalling[0]) {
+              && stalling.get()) {
             stalled.incrementAndGet();
             TestFleet.holdUntil(unstall); // Redis stalls: no answer until the test ends
           }
@@ -124,7 +125,7 @@ class FleetSharedThreadTest {
             () -> llm1.starts.size() == 1 && llm2.starts.size() == 1 && other.starts.size() == 1);
 
     // Redis stalls; two blocking calls of the application wait on the two idle connections.
-    stalling[0] = true;
+    stalling.set(true);
     for (int i = 0; i < 2; i++) {
       Thread t =
           new Thread(
@@ -168,12 +169,12 @@ class FleetSharedThreadTest {
     redis = new FakeRedis();
     redis.scriptReply = sha -> "*4\r\n:1\r\n:0\r\n:0\r\n:0\r\n";
     AtomicInteger stalled = new AtomicInteger();
-    boolean[] stalling = {false};
+    AtomicBoolean stalling = new AtomicBoolean();
     redis.onCommand =
         command -> {
           if (command.get(0).equalsIgnoreCase("EVALSHA")
               && command.get(1).equals(Scripts.ACQUIRE.sha1)
-              && stalling[0]) {
+              && stalling.get()) {
             stalled.incrementAndGet();
             TestFleet.holdUntil(unstall);
           }
@@ -191,7 +192,7 @@ class FleetSharedThreadTest {
         fleet.limiter("llm", TestFleet.limit(1000, 100), Duration.ofSeconds(1));
     long s = 1_000_000_000L;
     // The two idle connections taken by calls that may block, which Redis holds.
-    stalling[0] = true;
+    stalling.set(true);
     for (int i = 0; i < 2; i++) {
       Thread t =
           new Thread(() -> limiter.reserve(System.nanoTime(), s, 10 * s), "application-" + i);
@@ -213,7 +214,7 @@ class FleetSharedThreadTest {
     await()
         .atMost(TestFleet.UP_TIMEOUT)
         .until(() -> redis.received.stream().filter("CLIENT"::equals).count() > connections);
-    stalling[0] = false;
+    stalling.set(false);
     assertThat(limiter.reserve(System.nanoTime(), s, 10 * s, false)).isZero();
     assertThat(limiter.metrics().fallbacks()).isEqualTo(1);
   }
