@@ -196,13 +196,14 @@ abstract class ValueType {
 
     @Override
     String shown(String text) {
-      // A host written as a URL's authority may carry a password (user:password@host), a path
-      // pasted from a URL its query (?token=...): a problem, which the agent logs, shows neither.
+      // A host or path pasted from a URL may carry a password (user:password@host) and a query
+      // (?token=...), either of them: a problem, which the agent logs, shows neither. Both are
+      // hidden for both keys (a host's query, api.example.com/export?apiKey=..., was shown);
+      // hiding too much costs a message nothing.
       switch (kind) {
         case HOST_GLOB:
-          return ConfigProblem.shownHost(text);
         case PATH_GLOB:
-          return ConfigProblem.shownPath(text);
+          return ConfigProblem.shownAny(text);
         default:
           return ConfigProblem.shown(text);
       }
@@ -421,7 +422,7 @@ abstract class ValueType {
       if (deadLetterPath) {
         return ConfigProblem.shown(AgentConfig.withoutPassword(text));
       }
-      return host ? ConfigProblem.shownHost(text) : ConfigProblem.shown(text);
+      return host ? ConfigProblem.shownAny(text) : ConfigProblem.shown(text);
     }
 
     @Override

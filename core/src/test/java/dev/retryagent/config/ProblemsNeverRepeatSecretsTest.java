@@ -42,6 +42,21 @@ class ProblemsNeverRepeatSecretsTest {
   }
 
   @Test
+  void aHostWithAQueryAndAPathWithUserInfoAreShownWithoutThem() {
+    // Each key hid only its own kind of secret: a host pasted with its path and query, or a path
+    // pasted with a URL's user-info, was shown whole (r11's review).
+    assertThat(
+            only("routes: [{name: x, match: {hosts: ['api.example.com/export?apiKey=SECRET1']}}]"))
+        .doesNotContain("SECRET1")
+        .contains("routes[0].match.hosts[0]");
+    assertThat(only("routes: [{name: x, match: {hosts: 'api.example.com?token=SECRET2'}}]"))
+        .doesNotContain("SECRET2");
+    assertThat(only("routes: [{name: x, match: {paths: ['user:SECRET3@api.example.com/v1']}}]"))
+        .doesNotContain("SECRET3")
+        .contains("routes[0].match.paths[0]");
+  }
+
+  @Test
   void theHintForOneItemWritesTheValueInBrackets() {
     assertThat(only("defaults: {retry: {retryOn: {statuses: 503}}}"))
         .endsWith("(for one item write [503])");
