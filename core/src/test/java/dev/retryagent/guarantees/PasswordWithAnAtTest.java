@@ -2,6 +2,7 @@ package dev.retryagent.guarantees;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.retryagent.apache4.RetryingCloseableHttpClient;
 import dev.retryagent.apache5.RetryExecHandler;
@@ -81,35 +82,74 @@ class PasswordWithAnAtTest {
     return "http://" + URL_HOST + ":" + server.port() + "/x";
   }
 
-  /** The client's host, {@code ss@h.example}, resolved to the loopback server. */
-  private static InetAddress[] resolve(String host) throws UnknownHostException {
+  /**
+   * The client's host, {@code ss@h.example}, resolved to the loopback server; or, when {@link
+   * #unresolvable}, refused as the JDK's resolver refuses a name it cannot find (no real lookup).
+   */
+  private InetAddress[] resolve(String host) throws UnknownHostException {
     if (!host.endsWith("h.example")) {
       throw new UnknownHostException(host);
+    }
+    if (unresolvable) {
+      throw new UnknownHostException(host + ": Name or service not known");
     }
     return new InetAddress[] {InetAddress.getLoopbackAddress()};
   }
 
+  private volatile boolean unresolvable;
+
   @Test
   void apacheHttpClient4() throws Exception {
-    try (org.apache.http.impl.client.CloseableHttpClient client =
-            RetryingCloseableHttpClient.wrap(
-                org.apache.http.impl.client.HttpClients.custom()
-                    .setDnsResolver(PasswordWithAnAtTest::resolve),
-                engine);
-        org.apache.http.client.methods.CloseableHttpResponse response =
-            client.execute(new org.apache.http.client.methods.HttpGet(url()))) {
-      assertThat(response.getStatusLine().getStatusCode()).isEqualTo(503);
-    }
+    assertThat(callWithApache4()).isEqualTo(503);
     assertNoPartOfThePasswordWritten();
   }
 
   @Test
   void apacheHttpClient5Classic() throws Exception {
+    assertThat(callWithApache5()).isEqualTo(503);
+    assertNoPartOfThePasswordWritten();
+  }
+
+  /**
+   * A host that does not resolve: the resolver's message names it bare ({@code ss@h.example: Name
+   * or service not known}), no URL around it whose user-info the sanitiser would strip; it reached
+   * the retry lines, the give-up line and the dead letter's error with part of the password.
+   */
+  @Test
+  void apacheHttpClient4HostThatDoesNotResolve() throws Exception {
+    unresolvable = true;
+    assertThatThrownBy(this::callWithApache4)
+        .isInstanceOf(UnknownHostException.class)
+        .hasMessageContaining(SECRET); // the application's own exception, as without the agent
+    assertNoPartOfThePasswordWrittenOfAFailure();
+  }
+
+  @Test
+  void apacheHttpClient5ClassicHostThatDoesNotResolve() throws Exception {
+    unresolvable = true;
+    assertThatThrownBy(this::callWithApache5)
+        .isInstanceOf(UnknownHostException.class)
+        .hasMessageContaining(SECRET);
+    assertNoPartOfThePasswordWrittenOfAFailure();
+  }
+
+  private int callWithApache4() throws IOException {
+    try (org.apache.http.impl.client.CloseableHttpClient client =
+            RetryingCloseableHttpClient.wrap(
+                org.apache.http.impl.client.HttpClients.custom().setDnsResolver(this::resolve),
+                engine);
+        org.apache.http.client.methods.CloseableHttpResponse response =
+            client.execute(new org.apache.http.client.methods.HttpGet(url()))) {
+      return response.getStatusLine().getStatusCode();
+    }
+  }
+
+  private int callWithApache5() throws IOException {
     org.apache.hc.client5.http.DnsResolver resolver =
         new org.apache.hc.client5.http.DnsResolver() {
           @Override
           public InetAddress[] resolve(String host) throws UnknownHostException {
-            return PasswordWithAnAtTest.resolve(host);
+            return PasswordWithAnAtTest.this.resolve(host);
           }
 
           @Override
@@ -127,13 +167,31 @@ class PasswordWithAnAtTest {
                             .build()),
                 engine)
             .build()) {
-      int status =
-          client.execute(
-              new org.apache.hc.client5.http.classic.methods.HttpGet(url()),
-              response -> response.getCode());
-      assertThat(status).isEqualTo(503);
+      return client.execute(
+          new org.apache.hc.client5.http.classic.methods.HttpGet(url()),
+          response -> response.getCode());
     }
-    assertNoPartOfThePasswordWritten();
+  }
+
+  private void assertNoPartOfThePasswordWrittenOfAFailure() throws IOException {
+    assertThat(server.requestCount()).as("nothing sent").isZero();
+    assertThat(events).isNotEmpty();
+    List<String> written = new ArrayList<>(lines);
+    for (RetryEvent e : events) {
+      written.add(e.toString());
+    }
+    written.addAll(metrics.hosts());
+    assertThat(deadLetters.close(Duration.ofSeconds(10))).isTrue();
+    String letters =
+        new String(Files.readAllBytes(dir.resolve("dead-letters.jsonl")), StandardCharsets.UTF_8);
+    written.add(letters);
+    assertThat(String.join("\n", written))
+        .as("the resolver's message was written")
+        .contains("<redacted>@h.example: Name or service not known");
+    assertThat(letters).contains("\"error\":\"java.net.UnknownHostException: <redacted>@h.example");
+    assertThat(written)
+        .as("log lines, events, metrics hosts and the dead letter")
+        .noneMatch(s -> s.contains(SECRET));
   }
 
   private void assertNoPartOfThePasswordWritten() throws IOException {

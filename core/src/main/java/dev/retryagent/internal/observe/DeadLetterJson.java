@@ -64,7 +64,7 @@ final class DeadLetterJson {
         e.error() == null
             ? null
             : Sanitizer.exception(
-                e.error(), true, e.policy().retry().idempotencyKeyHeader(), mask));
+                e.error(), true, e.policy().retry().idempotencyKeyHeader(), mask, e.host()));
     b.append(",\"reason\":");
     string(b, e.reason() == null ? null : e.reason().label());
     b.append(",\"observe\":").append(e.observeOnly());

@@ -292,7 +292,8 @@ final class LogLines {
     }
     Outcome o = e.outcome();
     String error =
-        Sanitizer.exception(e.error(), false, e.policy().retry().idempotencyKeyHeader(), mask);
+        Sanitizer.exception(
+            e.error(), false, e.policy().retry().idempotencyKeyHeader(), mask, e.host());
     if (o == null) {
       return error.isEmpty() ? "-" : error;
     }

@@ -90,6 +90,20 @@ public final class Sanitizer {
    */
   public static String exception(
       Throwable error, boolean fullClassName, String secretHeader, PathMask mask) {
+    return exception(error, fullClassName, secretHeader, mask, null);
+  }
+
+  /**
+   * As {@link #exception(Throwable, boolean, String, PathMask)}, for the failure of a call to
+   * {@code host} (the request's, as the client gave it; null for none): what a client left in that
+   * host of a URL's user-info ({@link #host}) is written {@code <redacted>} wherever the message
+   * names the host. Apache HttpClient takes {@code ss@h.example} as the host of {@code
+   * http://user:pa@ss@h.example/}, and the JDK's resolver, Apache's connect failure and its TLS
+   * host check name it bare ({@code ss@h.example: Name or service not known}, {@code Connect to
+   * ss@h.example:443 [ss@h.example/10.0.0.1] failed}), no URL around it to strip a user-info from.
+   */
+  public static String exception(
+      Throwable error, boolean fullClassName, String secretHeader, PathMask mask, String host) {
     if (error == null) {
       return "";
     }
@@ -101,8 +115,39 @@ public final class Sanitizer {
     } catch (RuntimeException e) {
       message = null;
     }
-    String clean = message(message, secretHeader, mask);
+    String clean = message(withoutHostUserInfo(message, host), secretHeader, mask);
     return clean.isEmpty() ? name : name + ": " + clean;
+  }
+
+  /**
+   * {@code text} with each occurrence of what comes before {@code host}'s last {@code @} (and that
+   * {@code @}) written {@code <redacted>@}, in any case (a client may write the host lower case);
+   * as it was when the host has none. Done on the message as it came, before it is cleaned, cut or
+   * its blanks folded, which could leave a part of it no longer matching.
+   */
+  static String withoutHostUserInfo(String text, String host) {
+    int at = host == null ? -1 : host.lastIndexOf('@');
+    if (text == null || at <= 0) {
+      return text; // no user-info, or an empty one: nothing of a password to hide
+    }
+    String userInfo = host.substring(0, at + 1);
+    int n = userInfo.length();
+    StringBuilder b = null;
+    int done = 0;
+    int i = 0;
+    while (i + n <= text.length()) {
+      if (text.regionMatches(true, i, userInfo, 0, n)) {
+        if (b == null) {
+          b = new StringBuilder(text.length());
+        }
+        b.append(text, done, i).append(REDACTED).append('@');
+        i += n;
+        done = i;
+      } else {
+        i++;
+      }
+    }
+    return b == null ? text : b.append(text, done, text.length()).toString();
   }
 
   private static String simpleName(Class<?> c) {

@@ -560,6 +560,52 @@ class SanitizerTest {
     assertThat(Sanitizer.exception(new IOException(), false, null)).isEqualTo("IOException");
   }
 
+  /**
+   * Apache HttpClient takes {@code ss@h.example} as the host of {@code
+   * http://user:pa@ss@h.example/} and names it bare in its messages and the JDK's: no URL around it
+   * to strip a user-info from.
+   */
+  @Test
+  void anExceptionNamingACallsHostWithAnAtLosesWhatComesBeforeThatAt() {
+    String host = "ss@h.example";
+    assertThat(
+            Sanitizer.exception(
+                new java.net.UnknownHostException("ss@h.example: Name or service not known"),
+                false,
+                null,
+                PathMask.NONE,
+                host))
+        .isEqualTo("UnknownHostException: <redacted>@h.example: Name or service not known");
+    assertThat(
+            Sanitizer.exception(
+                new java.net.ConnectException(
+                    "Connect to ss@h.example:443 [ss@h.example/10.0.0.1] failed: Connection refused"),
+                false,
+                null,
+                PathMask.NONE,
+                host))
+        .isEqualTo(
+            "ConnectException: Connect to <redacted>@h.example:443 [<redacted>@h.example/10.0.0.1]"
+                + " failed: Connection refused");
+    assertThat(
+            Sanitizer.exception(
+                new IOException("Connect to http://SS@h.example:80 [ss@h.example/10.0.0.1] failed"),
+                false,
+                null,
+                PathMask.NONE,
+                host))
+        .isEqualTo(
+            "IOException: Connect to http://h.example:80 [<redacted>@h.example/10.0.0.1] failed");
+    // A host without user-info, or an empty one, changes nothing.
+    IOException plain = new IOException("Connect to a@b.example failed");
+    assertThat(Sanitizer.exception(plain, false, null, PathMask.NONE, "h.example"))
+        .isEqualTo("IOException: Connect to a@b.example failed");
+    assertThat(Sanitizer.exception(plain, false, null, PathMask.NONE, "@b.example"))
+        .isEqualTo("IOException: Connect to a@b.example failed");
+    assertThat(Sanitizer.exception(plain, false, null, PathMask.NONE, null))
+        .isEqualTo("IOException: Connect to a@b.example failed");
+  }
+
   @Test
   void anExceptionWhoseMessageThrowsIsJustItsClass() {
     IOException weird =
