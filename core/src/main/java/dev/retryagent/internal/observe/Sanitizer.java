@@ -274,6 +274,12 @@ public final class Sanitizer {
     if (!path.startsWith("/") && path.contains("://")) {
       // A whole URL where a path was expected (Apache HttpClient 5 keeps a URI it could not parse
       // as the request's path): its user-info goes too, as in a message.
+      if (atPastPath) {
+        // The adapter cut it at its first '?' or '#', and an '@' lies past the cut: a password
+        // with a '?' or '#' (http://user:pa?ss@h/x) was cut in two, its '@' and host cut off, and
+        // what is left (http://user:pa) has no user-info left to find. Nothing of it is written.
+        return oneLine(path.substring(0, path.indexOf("://") + 3) + REDACTED);
+      }
       return oneLine(cleanWord(path, mask));
     }
     // The user-info of a URL inside it first: its password may hold the '?' or '#' cut at below.

@@ -306,6 +306,20 @@ class SanitizerTest {
     assertThat(Sanitizer.path("/v1/a@b")).isEqualTo("/<redacted>@b");
   }
 
+  /**
+   * A whole URL as the path whose password holds a '?' or '#': the adapter cuts it at the first of
+   * them ({@code http://user:pa}), the '@' past the cut; that rest was written as the path.
+   */
+  @Test
+  void aPathThatIsAWholeUrlCutInsideItsUserInfoWritesNoneOfIt() {
+    assertThat(Sanitizer.path("http://user:pa", PathMask.NONE, true))
+        .isEqualTo("http://<redacted>");
+    assertThat(Sanitizer.path("http://tok", PathMask.NONE, true)).isEqualTo("http://<redacted>");
+    // Without an '@' past the cut, the URL is cleaned as before.
+    assertThat(Sanitizer.path("http://h.example/a{b}", PathMask.NONE, false))
+        .isEqualTo("http://h.example/a{b}");
+  }
+
   @Test
   void aPathWithAnAtIsWrittenFromItsLastAtAsAUrlIsUnlessTheAtBeginsThePath() {
     // https://u:12/canary@h.example/x: a password with an unencoded '/'. The JDK and OkHttp
