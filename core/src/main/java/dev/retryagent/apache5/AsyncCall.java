@@ -389,11 +389,9 @@ final class AsyncCall extends SelfViewCall
         "retry-agent: the client closed during the wait to retry "
             + method
             + " "
-            + scheme
-            + "://"
-            + host
-            + ":"
-            + port
+            // The host as every message of the agent's names it: HttpClient takes ss@h.example
+            // as the host of http://user:pa@ss@h.example/, part of the password in it.
+            + target()
             + ", and the response had been released for the retry");
   }
 

@@ -1081,6 +1081,61 @@ class AsyncRetryExecHandlerTest {
     assertThat(server.requestCount()).isEqualTo(1);
   }
 
+  /**
+   * {@code http://user:pa@ss@h.example/}: HttpClient takes {@code ss@h.example}, part of the
+   * password, as the host; the agent's own failure named it as it was.
+   */
+  @Test
+  void closingTheClientDuringAWaitAfterALongBodyNamesTheHostWithoutThePasswordPartInIt()
+      throws Exception {
+    org.apache.hc.client5.http.DnsResolver loopback =
+        new org.apache.hc.client5.http.DnsResolver() {
+          @Override
+          public java.net.InetAddress[] resolve(String host) {
+            return new java.net.InetAddress[] {java.net.InetAddress.getLoopbackAddress()};
+          }
+
+          @Override
+          public String resolveCanonicalHostname(String host) {
+            return host;
+          }
+        };
+    pool =
+        PoolingAsyncClientConnectionManagerBuilder.create()
+            .setMaxConnPerRoute(1)
+            .setMaxConnTotal(1)
+            .setDnsResolver(loopback)
+            .build();
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(
+                HttpAsyncClients.custom().disableAutomaticRetries().setConnectionManager(pool),
+                engine(r -> r.maxAttempts(3))));
+    time.holdTasks();
+    server.enqueue(status(503).body(repeat('y', 9000)), ok("too late"));
+
+    Got got = new Got();
+    c.execute(
+        SimpleRequestBuilder.get()
+            .setHttpHost(
+                new org.apache.hc.core5.http.HttpHost("http", "ss@h.example", server.port()))
+            .setPath("/items")
+            .build(),
+        got);
+    await().atMost(LONG).until(() -> time.heldTasks() == 1);
+    awaitRetriedExchangeOver();
+    c.close(CloseMode.GRACEFUL);
+    time.runHeldTasks();
+
+    assertThat(got.await())
+        .asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.THROWABLE)
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining(
+            "the client closed during the wait to retry GET http://<redacted>@h.example:"
+                + server.port())
+        .hasMessageNotContaining("ss@");
+  }
+
   @Test
   void closingTheClientDuringAWaitAfterALongBodySaysTheClientClosed() throws Exception {
     // A body over 8 KiB is not kept for a give-back: the failure says what happened.
