@@ -42,6 +42,14 @@ public final class RetryMetrics implements RetryListener {
   /** The host under which hosts past the bound are counted. */
   public static final String OTHER_HOST = "other";
 
+  /**
+   * The longest host counted on its own, in characters: a DNS name's longest (RFC 1035, written
+   * without its trailing dot); an IPv6 literal, zone and brackets included, is shorter. A longer
+   * one is no host a name server answers for, and each host becomes a set of Prometheus lines and a
+   * JMX MBean's name: counted as {@value #OTHER_HOST}, as a host past the bound is.
+   */
+  static final int MAX_HOST_CHARS = 253;
+
   private static final String ROUTE_BREAKER_PREFIX = "route:";
 
   /** Told once about each new route and host; runs on the caller's thread and must not throw. */
@@ -237,6 +245,9 @@ public final class RetryMetrics implements RetryListener {
     if (host.startsWith(ROUTE_BREAKER_PREFIX)) {
       return host;
     }
+    if (hostTooLong(host)) {
+      return other();
+    }
     // The slots taken are read before the hosts: admitSlowly counts a slot only once its host is
     // in hosts, so a count that shows every slot taken shows every admitted host too. Read the
     // other way round (as before), a thread seeing the last slot taken by another still admitting
@@ -248,10 +259,25 @@ public final class RetryMetrics implements RetryListener {
     if (taken < maxHosts && admitSlowly(host)) {
       return host;
     }
+    return other();
+  }
+
+  private String other() {
     if (otherSeen.compareAndSet(false, true)) {
       newHost(OTHER_HOST);
     }
     return OTHER_HOST;
+  }
+
+  /**
+   * Whether the host of {@code key} ({@code scheme://host:port}) is over {@link #MAX_HOST_CHARS}.
+   */
+  static boolean hostTooLong(String key) {
+    int scheme = key.indexOf("://");
+    int start = scheme < 0 ? 0 : scheme + 3;
+    int port = key.lastIndexOf(':');
+    int end = port > start ? port : key.length();
+    return end - start > MAX_HOST_CHARS;
   }
 
   /**

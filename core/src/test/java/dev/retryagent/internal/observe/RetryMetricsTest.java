@@ -138,6 +138,30 @@ class RetryMetricsTest {
     assertThat(m.host("https://c.example:443").calls()).isZero();
   }
 
+  /**
+   * Each host is a set of Prometheus lines and a JMX MBean's name: a 64 KB host was admitted whole,
+   * in every line of the route's. Longer than a DNS name can be, it is counted as the other host.
+   */
+  @Test
+  void aHostLongerThanADnsNameIsCountedAsOther() {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.policy("llm"), m);
+    String longest = "a".repeat(RetryMetrics.MAX_HOST_CHARS);
+    String tooLong = "b".repeat(RetryMetrics.MAX_HOST_CHARS + 1);
+    String huge = "c".repeat(64 * 1024);
+
+    rig.call(FakeRequest.get(longest, "/"), 200);
+    rig.call(FakeRequest.get(tooLong, "/"), 200);
+    rig.call(FakeRequest.get(huge, "/"), 200);
+    rig.call(FakeRequest.get("[fe80::1%eth0]", "/"), 200);
+
+    assertThat(m.hosts())
+        .containsExactlyInAnyOrder(
+            "https://" + longest + ":443", "https://[fe80::1%eth0]:443", RetryMetrics.OTHER_HOST);
+    assertThat(m.host(RetryMetrics.OTHER_HOST).calls()).isEqualTo(2);
+    assertThat(m.trackedHosts()).isEqualTo(2);
+  }
+
   @Test
   void breakerTransitionsAndRejectionsAreCounted() {
     RetryMetrics m = new RetryMetrics();
