@@ -25,6 +25,9 @@ public final class Sanitizer {
   /** How far past its first blank a quoted URL is followed (see urlEnd). */
   private static final int MAX_URL_SPAN = 2048;
 
+  /** A URL's {@code ://} percent-encoded, as a path segment or a query value holds one. */
+  private static final String ENCODED_SEPARATOR = "%3A%2F%2F";
+
   // "Name: value" or "Name=value" up to the end of the line, for headers whose values are secret;
   // also with the name quoted, as JSON and maps print it ("Cookie":"a=b", 'Authorization' = x):
   // a server's error body or a client's request dump quoted in a message. Beside the standard ones,
@@ -350,31 +353,80 @@ public final class Sanitizer {
       return path.length() > 1 ? "/" + REDACTED : path;
     }
     int at = path.lastIndexOf('@');
-    return at > 1 ? "/" + REDACTED + path.substring(at) : path;
+    if (at <= 1) {
+      return path;
+    }
+    int semicolon = path.indexOf(';', path.lastIndexOf('/', at));
+    if (semicolon >= 0 && semicolon < at) {
+      // The '@' is inside a path parameter (/x;jsessionid=AB@CD/y; or a password's /ca;nary@h/x):
+      // that value goes on past it to the segment's end, removed with it, not written as a host.
+      int slash = path.indexOf('/', at);
+      return "/" + REDACTED + (slash < 0 ? "" : path.substring(slash));
+    }
+    return "/" + REDACTED + path.substring(at);
   }
 
   /**
    * A path with the user-info of each URL inside it removed: a proxy's or a redirector's path
-   * carries its target whole ({@code /fetch/https://user:password@target/x}).
+   * carries its target whole ({@code /fetch/https://user:password@target/x}), or percent-encoded as
+   * a path segment must be ({@code /fetch/https%3A%2F%2Fuser%3Apassword%40target%2Fx}: its
+   * user-info ends at its last {@code %40} or {@code @}).
    */
   static String withoutNestedUserInfo(String path) {
-    int scheme = path.indexOf("://");
+    int scheme = nextSeparator(path, 0);
     if (scheme < 0) {
       return path;
     }
     StringBuilder b = new StringBuilder(path.length());
     int done = 0;
     while (scheme >= 0) {
-      int authStart = scheme + 3;
-      int next = path.indexOf("://", authStart);
-      int at = userInfoEnd(path, authStart, next < 0 ? path.length() : next);
-      if (at >= 0) {
+      boolean encoded = !path.startsWith("://", scheme);
+      int authStart = scheme + (encoded ? ENCODED_SEPARATOR.length() : 3);
+      int next = nextSeparator(path, authStart);
+      int end = next < 0 ? path.length() : next;
+      int at = userInfoEnd(path, authStart, end);
+      int userInfoEnd = at < 0 ? -1 : at + 1;
+      if (encoded) {
+        int encodedAt = lastIndexOfIgnoreCase(path, "%40", authStart, end);
+        if (encodedAt >= 0 && encodedAt + 3 > userInfoEnd) {
+          userInfoEnd = encodedAt + 3;
+        }
+      }
+      if (userInfoEnd >= 0) {
         b.append(path, done, authStart);
-        done = at + 1;
+        done = userInfoEnd;
       }
       scheme = next;
     }
     return b.append(path, done, path.length()).toString();
+  }
+
+  /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */
+  private static int nextSeparator(String s, int from) {
+    int plain = s.indexOf("://", from);
+    int encoded = indexOfIgnoreCase(s, ENCODED_SEPARATOR, from, plain < 0 ? s.length() : plain);
+    return encoded >= 0 ? encoded : plain;
+  }
+
+  /** The first {@code needle} (ASCII, any case) starting in {@code [from, to)}, or -1. */
+  private static int indexOfIgnoreCase(String s, String needle, int from, int to) {
+    int last = Math.min(to, s.length() - needle.length() + 1);
+    for (int i = from; i < last; i++) {
+      if (s.charAt(i) == '%' && s.regionMatches(true, i, needle, 0, needle.length())) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** The last {@code needle} (ASCII, any case) lying whole in {@code [from, to)}, or -1. */
+  private static int lastIndexOfIgnoreCase(String s, String needle, int from, int to) {
+    for (int i = to - needle.length(); i >= from; i--) {
+      if (s.charAt(i) == '%' && s.regionMatches(true, i, needle, 0, needle.length())) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /**
@@ -638,7 +690,9 @@ public final class Sanitizer {
       scheme = url.indexOf(":\\/\\/");
       separator = 5;
       if (scheme < 0) {
-        return url; // a relative URL: no authority
+        // A scheme-relative URL (//user:pa ss@h/x, quoted last) has an authority; any other
+        // relative one has none.
+        return url.startsWith("//") ? withoutLooseUserInfo(url) : url;
       }
     }
     int authStart = scheme + separator;
@@ -693,6 +747,37 @@ public final class Sanitizer {
   }
 
   /**
+   * {@code word}, which holds no {@code ://}, without the user-info of a URL written without its
+   * two slashes after a scheme: scheme-relative ({@code //user:password@h/x}, a redirect's {@code
+   * Location}), or with one slash ({@code http:/u:pw@h/x}, which lenient parsers take as a URL).
+   * The user-info is everything up to the last {@code @}, as for any URL ({@link #userInfoEnd}). A
+   * one-letter scheme is a Windows drive ({@code C:/Users/a@b}) and is left alone.
+   */
+  private static String withoutLooseUserInfo(String word) {
+    int at = word.lastIndexOf('@');
+    if (at < 0) {
+      return word;
+    }
+    int authStart = -1;
+    int slashes = word.indexOf("//");
+    if (slashes >= 0 && (slashes == 0 || "\"'(<[=".indexOf(word.charAt(slashes - 1)) >= 0)) {
+      authStart = slashes + 2;
+    } else {
+      int colon = word.indexOf(":/");
+      int name = colon;
+      while (name > 0 && isSchemeChar(word.charAt(name - 1))) {
+        name--;
+      }
+      if (colon - name >= 2 && Character.isLetter(word.charAt(name))) {
+        authStart = colon + 2;
+      }
+    }
+    return authStart >= 0 && at >= authStart
+        ? word.substring(0, authStart) + word.substring(at + 1)
+        : word;
+  }
+
+  /**
    * Drops a query (from any {@code ?} followed by something), and for URL-like words also the
    * fragment, the user-info and the path parameters. A lone trailing {@code ?} ("is it up?") stays.
    */
@@ -705,6 +790,9 @@ public final class Sanitizer {
       scheme = word.indexOf(":\\/\\/");
       separator = 5;
     }
+    if (scheme < 0) {
+      word = withoutLooseUserInfo(word);
+    }
     int pathStart = word.startsWith("/") ? 0 : -1;
     if (scheme >= 0) {
       int authStart = scheme + separator;
@@ -713,7 +801,8 @@ public final class Sanitizer {
         word = word.substring(0, authStart) + word.substring(at + 1);
       }
       int authEnd = authStart;
-      while (authEnd < word.length() && "/?#".indexOf(word.charAt(authEnd)) < 0) {
+      // A ';' too: http://host;jsessionid=S is a session's credential, as in a path.
+      while (authEnd < word.length() && "/?#;".indexOf(word.charAt(authEnd)) < 0) {
         authEnd++;
       }
       pathStart = authEnd;
@@ -721,6 +810,8 @@ public final class Sanitizer {
     if (pathStart >= 0) {
       // Before the query is cut: a password of a URL inside the path may hold a '?' or '#'.
       word = word.substring(0, pathStart) + withoutNestedUserInfo(word.substring(pathStart));
+    } else {
+      word = withoutNestedUserInfo(word); // a percent-encoded URL (http%3A%2F%2Fu%3Ap%40h)
     }
     int q = word.indexOf('?');
     if (q >= 0 && q < word.length() - 1) {

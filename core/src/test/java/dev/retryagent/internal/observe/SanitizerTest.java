@@ -327,7 +327,9 @@ class SanitizerTest {
     // read back (a log line, a span's url.full) as the URL with its password.
     assertThat(Sanitizer.path("/canary@h.example/x?k=v")).isEqualTo("/<redacted>@h.example/x");
     assertThat(Sanitizer.path("/can/ary@h.example/x")).isEqualTo("/<redacted>@h.example/x");
-    assertThat(Sanitizer.path("/ca;nary@h.example/x")).isEqualTo("/<redacted>@h.example/x");
+    // An '@' after a ';' in its segment may as well be inside a path parameter's value
+    // (;jsessionid=AB@CD): the segment goes whole (aPathParameterIsRemovedWhole...).
+    assertThat(Sanitizer.path("/ca;nary@h.example/x")).isEqualTo("/<redacted>/x");
     assertThat(Sanitizer.path("/a@b/@me")).isEqualTo("/<redacted>@me");
     // An '@' that begins a later segment may end a password that ends with its '/'
     // (https://u:12/canary/@h.example/x): a handle there is redacted before it too.
@@ -618,6 +620,60 @@ class SanitizerTest {
         .isEqualTo("IOException: Connect to a@b.example failed");
     assertThat(Sanitizer.exception(plain, false, null, PathMask.NONE, null))
         .isEqualTo("IOException: Connect to a@b.example failed");
+  }
+
+  /** A proxy's path may carry its target percent-encoded, as a path segment must. */
+  @Test
+  void aPercentEncodedUrlInsideAPathOrAMessageLosesItsUserInfo() {
+    assertThat(Sanitizer.path("/fetch/https%3A%2F%2Fuser%3Apassword%40target%2Fx"))
+        .isEqualTo("/fetch/https%3A%2F%2Ftarget%2Fx");
+    assertThat(Sanitizer.path("/fetch/https%3a%2f%2fuser%3Apa%40ss%40target%2Fx"))
+        .isEqualTo("/fetch/https%3a%2f%2ftarget%2Fx");
+    assertThat(
+            Sanitizer.message(
+                "Server returned HTTP response code: 500 for URL:"
+                    + " https://h/fetch/https%3A%2F%2Fuser%3Apassword%40target%2Fx",
+                null))
+        .isEqualTo(
+            "Server returned HTTP response code: 500 for URL: https://h/fetch/https%3A%2F%2Ftarget%2Fx");
+    assertThat(Sanitizer.message("failed http%3A%2F%2Fu%3Apw%40host%2Fx rest", null))
+        .isEqualTo("failed http%3A%2F%2Fhost%2Fx rest");
+    // An encoded '@' in a path with no URL in it is kept (guarantees.md).
+    assertThat(Sanitizer.path("/users/a%40b.example")).isEqualTo("/users/a%40b.example");
+  }
+
+  /** A URL without its two slashes after a scheme still has a user-info. */
+  @Test
+  void aSchemeRelativeOrOneSlashUrlInAMessageLosesItsUserInfo() {
+    assertThat(Sanitizer.message("Invalid redirect URI: //user:password@h/x?tok=1", null))
+        .isEqualTo("Invalid redirect URI: //h/x");
+    assertThat(Sanitizer.message("Location: //user:password@h/x", null))
+        .isEqualTo("Location: //h/x");
+    assertThat(Sanitizer.message("Invalid redirect URI: //user:pa ss@h/x", null))
+        .isEqualTo("Invalid redirect URI: //h/x");
+    assertThat(Sanitizer.message("failed http:/u:pw@host/x?token=abc", null))
+        .isEqualTo("failed http:/host/x");
+    assertThat(Sanitizer.message("failed url='//u:pw@host/x'", null))
+        .isEqualTo("failed url='//host/x'");
+    // A Windows drive is no scheme; a path alone keeps its '@' (written as a path is, elsewhere).
+    assertThat(Sanitizer.message("cannot open C:/Users/a@b/f", null))
+        .isEqualTo("cannot open C:/Users/a@b/f");
+  }
+
+  /** A session id is a path parameter of the host too, and its value may hold an '@'. */
+  @Test
+  void aPathParameterIsRemovedWholeEvenWithAnAtInItAndAfterTheHost() {
+    assertThat(Sanitizer.path("/x;jsessionid=AB@CD/y")).isEqualTo("/<redacted>/y");
+    assertThat(Sanitizer.path("/x;jsessionid=AB@CD")).isEqualTo("/<redacted>");
+    // https://u:12/ca;nary@h/x: the password's part before the ';' is not written either.
+    assertThat(Sanitizer.path("/ca;nary@h/x")).isEqualTo("/<redacted>/x");
+    assertThat(Sanitizer.path("/a;v=1/b@c/d")).isEqualTo("/<redacted>@c/d");
+    assertThat(Sanitizer.message("failed http://host;jsessionid=SECRET rest", null))
+        .isEqualTo("failed http://host rest");
+    assertThat(Sanitizer.message("failed http://host:8080;jsessionid=SECRET/a rest", null))
+        .isEqualTo("failed http://host:8080/a rest");
+    assertThat(Sanitizer.message("failed on http://h; retrying", null))
+        .isEqualTo("failed on http://h; retrying");
   }
 
   @Test
