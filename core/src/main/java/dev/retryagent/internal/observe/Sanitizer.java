@@ -697,7 +697,28 @@ public final class Sanitizer {
     }
     int authStart = scheme + separator;
     int at = userInfoEnd(url, authStart, nextUrl(url, authStart));
-    return at < 0 ? url : url.substring(0, authStart) + url.substring(at + 1);
+    return at < 0 ? url : withoutUserInfoTo(url, authStart, at);
+  }
+
+  /**
+   * {@code s} without what lies between {@code authStart} and the {@code @} at {@code at}, taken as
+   * user-info ({@link #userInfoEnd}). When that {@code @} lies after a {@code ;} in its path
+   * segment ({@code http://h/x;jsessionid=AB@CD/y}), it may as well be inside a path parameter's
+   * value, which goes on past it to the segment's end: not written as a host, that rest of the
+   * segment goes too ({@code http://<redacted>/y}), as a path's does ({@link
+   * #withoutAmbiguousUserInfo}).
+   */
+  private static String withoutUserInfoTo(String s, int authStart, int at) {
+    int slash = s.lastIndexOf('/', at);
+    int semicolon = slash >= authStart ? s.indexOf(';', slash) : -1;
+    if (semicolon < 0 || semicolon > at) {
+      return s.substring(0, authStart) + s.substring(at + 1);
+    }
+    int end = at + 1;
+    while (end < s.length() && "/?#".indexOf(s.charAt(end)) < 0) {
+      end++;
+    }
+    return s.substring(0, authStart) + REDACTED + s.substring(end);
   }
 
   /**
@@ -798,7 +819,7 @@ public final class Sanitizer {
       int authStart = scheme + separator;
       int at = userInfoEnd(word, authStart, nextUrl(word, authStart));
       if (at >= 0) {
-        word = word.substring(0, authStart) + word.substring(at + 1);
+        word = withoutUserInfoTo(word, authStart, at);
       }
       int authEnd = authStart;
       // A ';' too: http://host;jsessionid=S is a session's credential, as in a path.

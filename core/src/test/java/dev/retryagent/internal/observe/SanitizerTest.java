@@ -676,6 +676,25 @@ class SanitizerTest {
         .isEqualTo("failed on http://h; retrying");
   }
 
+  /**
+   * In a message, a URL's last '@' ends its user-info; one inside a path parameter's value left the
+   * rest of that value written as the host ({@code http://CD/y}).
+   */
+  @Test
+  void aUrlWhosePathParameterHoldsAnAtWritesNoneOfThatParameter() {
+    assertThat(Sanitizer.message("failed http://h/x;jsessionid=AB@CD/y rest", null))
+        .isEqualTo("failed http://<redacted>/y rest");
+    assertThat(Sanitizer.message("failed http://h/x;jsessionid=AB@CD?q=1 rest", null))
+        .isEqualTo("failed http://<redacted> rest");
+    assertThat(
+            Sanitizer.message("Illegal character in path at index 9: http://h/x;s=A B@CD/y", null))
+        .isEqualTo("Illegal character in path at index 9: http://<redacted>/y");
+    // An '@' with no ';' before it in its segment ends a user-info, as before.
+    assertThat(Sanitizer.message("failed http://u:p@h/x;jsessionid=S/y rest", null))
+        .isEqualTo("failed http://h/x/y rest");
+    assertThat(Sanitizer.path("http://h/x;jsessionid=AB@CD/y")).isEqualTo("http://<redacted>/y");
+  }
+
   @Test
   void anExceptionWhoseMessageThrowsIsJustItsClass() {
     IOException weird =
