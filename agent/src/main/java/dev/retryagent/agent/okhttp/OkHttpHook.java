@@ -154,6 +154,13 @@ final class OkHttpHook {
           throw new IllegalStateException(
               SEND + ".intercept(Chain) stores into this or the chain's local, not rewritten");
         }
+        if (hooks.framesDropArguments) {
+          // So too for a frame of the method's own that marks either local unused (a preverifier
+          // that trims dead locals from its frames, with no store): the handler's frame does not
+          // match it there.
+          throw new IllegalStateException(
+              SEND + ".intercept(Chain) has a frame without this or the chain, not rewritten");
+        }
       } else if (internalName.equals(DISPATCHER)) {
         DispatcherHooks hooks = new DispatcherHooks(writer);
         reader.accept(hooks, 0);
@@ -280,6 +287,7 @@ final class OkHttpHook {
   private static final class SendHooks extends PublicMethodHooks {
     boolean intercept;
     boolean storesIntoArguments;
+    boolean framesDropArguments;
 
     SendHooks(ClassVisitor next) {
       super(next);
@@ -312,12 +320,16 @@ final class OkHttpHook {
    * catches first (the table is searched in order), and it is written after the method's last
    * instruction. Its frame has the method's two arguments as locals: no OkHttp version stores into
    * either ({@code OkHttpHookTest} and the integration tests run 3.x, 4.x and 5.x through the
-   * verifier), and a method that does (its locals reallocated by a shrinker, say) is reported to
-   * {@link SendHooks} and not rewritten, as {@link ProloguePatcher} refuses it.
+   * verifier), and a method that does (its locals reallocated by a shrinker, say), or whose own
+   * frames mark either unused (a preverifier that trims dead locals), is reported to {@link
+   * SendHooks} and not rewritten, as {@link ProloguePatcher} refuses it.
    */
   private static final class TellSending extends MethodVisitor {
     private final Label start = new Label();
     private final SendHooks hooks;
+    // The entries of the locals of the method's frame so far, from its implicit first: this and
+    // the chain (the frames come compressed, the class read without EXPAND_FRAMES)
+    private int locals = 2;
 
     TellSending(MethodVisitor next, SendHooks hooks) {
       super(Opcodes.ASM9, next);
@@ -331,6 +343,26 @@ final class OkHttpHook {
         hooks.storesIntoArguments = true;
       }
       super.visitVarInsn(opcode, var);
+    }
+
+    @Override
+    public void visitFrame(int type, int numLocal, Object[] local, int numStack, Object[] stack) {
+      // A frame whose locals lack this or the chain (top, or chopped off) fails verification
+      // against the handler's, which holds both over the whole method.
+      if (type == Opcodes.F_CHOP) {
+        locals -= numLocal;
+      } else if (type == Opcodes.F_APPEND) {
+        locals += numLocal;
+      } else if (type == Opcodes.F_FULL || type == Opcodes.F_NEW) {
+        locals = numLocal;
+        if (numLocal >= 2 && !(SEND.equals(local[0]) && CHAIN.equals(local[1]))) {
+          hooks.framesDropArguments = true;
+        }
+      }
+      if (locals < 2) {
+        hooks.framesDropArguments = true;
+      }
+      super.visitFrame(type, numLocal, local, numStack, stack);
     }
 
     @Override

@@ -136,6 +136,39 @@ public final class ClassBytes {
     return pos;
   }
 
+  /** Whether entry {@code index} is a {@code Class} named {@code internalName} (ASCII). */
+  public boolean isClass(int index, String internalName) {
+    return index > 0
+        && index < poolCount
+        && in[entries[index]] == 7
+        && isUtf8(u2(entries[index] + 1), internalName);
+  }
+
+  /** Whether entries {@code a} and {@code b} are {@code Class} entries of one name. */
+  public boolean isSameClass(int a, int b) {
+    if (a <= 0 || a >= poolCount || b <= 0 || b >= poolCount) {
+      return false;
+    }
+    if (a == b) {
+      return in[entries[a]] == 7;
+    }
+    if (in[entries[a]] != 7 || in[entries[b]] != 7) {
+      return false;
+    }
+    int x = entries[u2(entries[a] + 1)];
+    int y = entries[u2(entries[b] + 1)];
+    int length = u2(x + 1);
+    if (in[x] != 1 || in[y] != 1 || u2(y + 1) != length) {
+      return false;
+    }
+    for (int i = 0; i < length; i++) {
+      if (in[x + 3 + i] != in[y + 3 + i]) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   /** The pool index of the class's own class entry ({@code this_class}). */
   public int thisClass() {
     return u2(poolEnd + 2);

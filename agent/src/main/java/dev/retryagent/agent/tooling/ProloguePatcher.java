@@ -132,7 +132,7 @@ public final class ProloguePatcher {
      * before an {@code IOException} leaves the method: a handler over all of its code, after its
      * own (each of those still catches first). The handler's frame holds {@code this} and the
      * argument in {@code slot}, which must be 1 (the first parameter, a reference); a method that
-     * stores into either is left to ASM.
+     * stores into either, or whose own frames do not hold both, is left to ASM.
      */
     public static Target tellAndOnIoException(
         String name, String desc, int hook, int slot, int failedHook) {
@@ -514,6 +514,9 @@ public final class ProloguePatcher {
         int f = attribute + 8;
         int end = attribute + 6 + c.u4(attribute + 2);
         int offset = -1; // the method's own frames', before the move
+        // The handler's frame holds this and the argument over the whole method: so must each of
+        // the method's own frames (the entries of its locals, the implicit first frame's two)
+        int locals = l.t.kind == Target.TELL_AND_ON_IO_EXCEPTION ? 2 : -1;
         for (int i = 0; i < count; i++) {
           int type = c.u1(f);
           int at = f + 1;
@@ -525,6 +528,9 @@ public final class ProloguePatcher {
             at += 2;
           } else {
             throw new Unhandled("reserved frame type");
+          }
+          if (locals >= 0) {
+            locals = Instructions.localsKeepingArguments(c, type, at, locals, l.argumentName);
           }
           offset += delta + 1;
           if (l.insertAt >= 0 && offset > l.insertAt) {
@@ -698,6 +704,7 @@ public final class ProloguePatcher {
       int minStack;
       int handlerAt;
       int argumentClass;
+      String argumentName; // its internal name
       // the take-over prologue's labels
       int tryEnd;
       int notTaken;
@@ -721,6 +728,7 @@ public final class ProloguePatcher {
             throw new Unhandled("the handler's frame holds this and the first parameter");
           }
           argumentClass = firstParameterClass(t.desc);
+          argumentName = t.desc.substring(2, t.desc.indexOf(';'));
           Instructions.checkNoStores(c, codeStart, originalLength, t.argumentSlots[0]);
           tell(prologue, t.hook, t.argumentSlots[0]);
           pad();
@@ -897,6 +905,37 @@ public final class ProloguePatcher {
           throw new Unhandled("the method stores into a local its handler's frame holds");
         }
       }
+    }
+
+    /**
+     * How many entries the locals of the stack map frame of {@code type} hold, given {@code locals}
+     * for the frame before it: {@code at} is where the frame's entries start, after its offset.
+     * Refuses a frame whose locals do not hold {@code this} in entry 0 and {@code argument} in
+     * entry 1, as the handler's frame does: a frame that marks either unused (top, or chopped off,
+     * as a preverifier that trims dead locals writes it, with no store) fails verification against
+     * the handler's, and so every call. Entries, not slots: a long is one entry; a frame that holds
+     * one in entry 0 or 1 is refused too.
+     */
+    static int localsKeepingArguments(ClassBytes c, int type, int at, int locals, String argument)
+        throws Unhandled {
+      if (type > SAME_FRAME_EXTENDED - 4 && type < SAME_FRAME_EXTENDED) { // chop_frame
+        locals -= SAME_FRAME_EXTENDED - type;
+      } else if (type > SAME_FRAME_EXTENDED && type < FULL_FRAME) { // append_frame
+        locals += type - SAME_FRAME_EXTENDED;
+      } else if (type == FULL_FRAME) {
+        locals = c.u2(at);
+        if (locals >= 2
+            && (c.u1(at + 2) != ITEM_OBJECT
+                || !c.isSameClass(c.u2(at + 3), c.thisClass())
+                || c.u1(at + 5) != ITEM_OBJECT
+                || !c.isClass(c.u2(at + 6), argument))) {
+          throw new Unhandled("a frame that does not hold this and the argument");
+        }
+      }
+      if (locals < 2) {
+        throw new Unhandled("a frame that drops this or the argument");
+      }
+      return locals;
     }
 
     /** The length of the instruction at {@code i} of the code at {@code codeStart}. */

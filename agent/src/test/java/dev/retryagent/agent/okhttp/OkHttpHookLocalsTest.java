@@ -10,6 +10,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.util.Map;
 import net.bytebuddy.jar.asm.ClassWriter;
+import net.bytebuddy.jar.asm.Label;
 import net.bytebuddy.jar.asm.MethodVisitor;
 import net.bytebuddy.jar.asm.Opcodes;
 import org.junit.jupiter.api.AfterEach;
@@ -122,6 +123,110 @@ class OkHttpHookLocalsTest {
       assertThatThrownBy(() -> OkHttpHook.WithAsm.instrument(OkHttpHook.SEND, original))
           .isInstanceOf(IllegalStateException.class)
           .hasMessageContaining("stores into this or the chain's local");
+    }
+  }
+
+  /** A frame of the method's own: {@code mv.visitFrame(...)} at a branch's target. */
+  private interface Frame {
+    void write(MethodVisitor mv);
+  }
+
+  /**
+   * {@code intercept(chain)} that branches to an instruction whose frame {@code frame} writes, with
+   * no store: as a preverifier that marks dead locals unused (top) in its frames writes it.
+   */
+  private static byte[] withFrame(Frame frame) {
+    return interceptor(
+        mv -> {
+          Label target = new Label();
+          mv.visitInsn(Opcodes.ICONST_0);
+          mv.visitJumpInsn(Opcodes.IFEQ, target);
+          mv.visitLabel(target);
+          frame.write(mv);
+        });
+  }
+
+  @Test
+  void anInterceptWhoseFramesMarkThisOrTheChainUnusedIsLeftAsItIs() throws Exception {
+    // The chain is not used after the branch: a liveness-based preverifier (or an obfuscator's)
+    // marks it unused there, top or chopped off, though nothing stores into it. The handler's
+    // frame holds this and the chain over the whole method: rewritten, the class failed
+    // verification, so every OkHttp call.
+    Object[] empty = new Object[0];
+    byte[][] classes = {
+      withFrame(mv -> mv.visitFrame(Opcodes.F_CHOP, 1, null, 0, null)),
+      withFrame(mv -> mv.visitFrame(Opcodes.F_FULL, 1, new Object[] {OkHttpHook.SEND}, 0, empty)),
+      withFrame(
+          mv ->
+              mv.visitFrame(
+                  Opcodes.F_FULL, 2, new Object[] {OkHttpHook.SEND, Opcodes.TOP}, 0, empty)),
+      withFrame(
+          mv -> mv.visitFrame(Opcodes.F_FULL, 2, new Object[] {Opcodes.TOP, CHAIN}, 0, empty)),
+      withFrame(mv -> mv.visitFrame(Opcodes.F_FULL, 0, empty, 0, empty)),
+    };
+    for (byte[] original : classes) {
+      defined(original); // the class as it is verifies: such frames are legal
+      byte[] out = transform(original);
+      // what the JVM defines: whatever the transformer returned, or the class as it was
+      defined(out == null ? original : out);
+      assertThat(out).as("left untouched").isNull();
+      assertThat(OkHttpHook.patch(OkHttpHook.SEND, original)).as("patcher").isNull();
+      assertThatThrownBy(() -> OkHttpHook.WithAsm.instrument(OkHttpHook.SEND, original))
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("has a frame without this or the chain");
+    }
+  }
+
+  @Test
+  void framesThatKeepThisAndTheChainAreStillRewrittenByThePatcherAndByAsm() throws Exception {
+    // A local of its own appended, then chopped off; a full frame that holds both; a same frame.
+    Object[] empty = new Object[0];
+    byte[] original =
+        interceptor(
+            mv -> {
+              Label appended = new Label();
+              Label chopped = new Label();
+              Label full = new Label();
+              Label same = new Label();
+              mv.visitInsn(Opcodes.ICONST_0);
+              mv.visitVarInsn(Opcodes.ISTORE, 2);
+              mv.visitInsn(Opcodes.ICONST_0);
+              mv.visitJumpInsn(Opcodes.IFEQ, appended);
+              mv.visitLabel(appended);
+              mv.visitFrame(Opcodes.F_APPEND, 1, new Object[] {Opcodes.INTEGER}, 0, null);
+              mv.visitInsn(Opcodes.ICONST_0);
+              mv.visitJumpInsn(Opcodes.IFEQ, chopped);
+              mv.visitLabel(chopped);
+              mv.visitFrame(Opcodes.F_CHOP, 1, null, 0, null);
+              mv.visitInsn(Opcodes.ICONST_0);
+              mv.visitJumpInsn(Opcodes.IFEQ, full);
+              mv.visitLabel(full);
+              mv.visitFrame(Opcodes.F_FULL, 2, new Object[] {OkHttpHook.SEND, CHAIN}, 0, empty);
+              mv.visitInsn(Opcodes.ICONST_0);
+              mv.visitJumpInsn(Opcodes.IFEQ, same);
+              mv.visitLabel(same);
+              mv.visitFrame(Opcodes.F_SAME, 0, null, 0, null);
+            });
+    assertRewrittenByBoth(original);
+  }
+
+  /** Both the patcher and ASM rewrite {@code original}; both verify and tell "sending". */
+  private void assertRewrittenByBoth(byte[] original) throws Exception {
+    Object chain =
+        Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {Class.forName("okhttp3.Interceptor$Chain")},
+            (proxy, method, args) -> method.getName().equals("toString") ? "chain" : null);
+
+    byte[] patched = transform(original);
+    assertThat(patched).as("patched").isNotNull();
+    byte[] withAsm = OkHttpHook.WithAsm.instrument(OkHttpHook.SEND, original);
+    for (byte[] rewritten : new byte[][] {patched, withAsm}) {
+      Class<?> c = defined(rewritten);
+      Method intercept = c.getMethod("intercept", Class.forName("okhttp3.Interceptor$Chain"));
+      recorder.events.clear();
+      intercept.invoke(c.getConstructor().newInstance(), chain);
+      assertThat(recorder.events).singleElement().asString().startsWith("sending ");
     }
   }
 
