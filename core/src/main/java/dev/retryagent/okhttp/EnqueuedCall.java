@@ -833,6 +833,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       giveBack(from, copy);
       return;
     }
+    if (copy == null && executorShutDown()) {
+      // The application shut the dispatcher's executor down: OkHttp would refuse the clone that
+      // tells the failure, and the callback heard its "executor rejected", a failure the call
+      // never had. Told here, the agent's thread, as endWithEarlierOutcome tells it: the
+      // dispatcher has none left (a copy tries it first, in giveBack).
+      deliverFailure(e);
+      return;
+    }
     Call call = attemptCallOrTell(e);
     if (call != null && copy != null) {
       // No dispatcher known (AsyncRetrier.enqueue by hand without it): OkHttp's run of a clone

@@ -1901,6 +1901,65 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aLateWaitEndingAfterTheClientShutDownEndsWithTheEarlierFailureAsWithoutTheAgent()
+      throws Exception {
+    // The retry's wait ended past the call's deadline (the engine's clock 40 s late) after the
+    // application shut the dispatcher's executor down: the call ends with the attempt before the
+    // wait, as without the agent, where plain OkHttp had told that attempt's failure before the
+    // shutdown. It was told through a clone OkHttp's shut-down executor refused, and the callback
+    // heard "executor rejected", a failure the call never had.
+    OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+    server.enqueue(reset());
+    Heard without = new Heard();
+    plain.newCall(get("/wait")).enqueue(without);
+    String expected = without.await();
+    plain.dispatcher().executorService().shutdown();
+    assertThat(server.requestCount()).isEqualTo(1);
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)),
+        new OkHttpClient.Builder().retryOnConnectionFailure(false),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("never"));
+
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
+
+    assertThat(heard.await()).isEqualTo(expected).startsWith("java.net.SocketException: ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("one request each, nothing more").isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
+  void aLateWaitEndingAfterTheClientShutDownEndsWithTheEarlierResponseAsWithoutTheAgent()
+      throws Exception {
+    // As above, after a 503 whose copy was kept for the wait: plain OkHttp told the 503.
+    OkHttpClient plain = new OkHttpClient.Builder().build();
+    server.enqueue(status(503).body("busy"));
+    Heard without = new Heard();
+    plain.newCall(get("/wait")).enqueue(without);
+    String expected = without.await();
+    plain.dispatcher().executorService().shutdown();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder(),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("never"));
+
+    Heard heard = enqueueThenShutDownDuringTheRetrysWait();
+
+    assertThat(heard.await()).isEqualTo(expected).isEqualTo("503 busy");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("one request each, nothing more").isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
+  @Test
   void aCallTimeoutDuringTheWaitOfAClientShutDownIsNeverToldOnOkiosWatchdog() throws Exception {
     // The application shut the dispatcher's executor down while the retry waited; its callTimeout
     // (real, 3 s) then ran out on okio's watchdog, whose hand-off to the refusing executor fell
