@@ -974,6 +974,22 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * Whether {@link #retryTooLate} would now end the call at its deadline ({@link
+   * GiveUpReason#DEADLINE}), without ending it: an adapter that tells the call's end on another
+   * thread later (OkHttp's dispatcher) asks {@link #retryTooLate} there, just before the caller
+   * hears of it, so that a cancel that comes meanwhile, which the caller then hears, is what the
+   * call's end says ({@link #onAbandoned}), not the deadline.
+   */
+  public synchronized boolean retryPastDeadline() {
+    return !finished
+        && decision != null
+        && decision.retry()
+        && extras != null
+        && !cancelledByCaller()
+        && bounds().pastDeadline(state.engine.clock().nanoTime());
+  }
+
+  /**
    * Asked under the call's lock once a retry's wait is over ({@link #retryTooLate}): false when the
    * adapter can no longer send the request's body (its source, teed whole when the retry was
    * decided, failed since); true fixes the body for the retry. True by default. It must not throw.

@@ -69,6 +69,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private boolean done;
   private boolean started;
   private boolean cloneBegun; // the interceptor began the clone in flight (see endIfQueued)
+  // A retry's wait ended past the deadline, and the call's end is decided where the callback
+  // hears of it (settleLateEnd), not on the scheduler's thread.
+  private boolean lateEndPending;
   private long callDeadline = RetryInterceptor.NO_DEADLINE;
 
   EnqueuedCall(
@@ -232,6 +235,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } catch (RuntimeException | Error e) {
       // No attempt began for it: what the call holds (its decided retry, the permit reserved for
       // it, the breaker's) goes back as the call ends.
+      settleLateEnd(failure);
       retryCall.onAbandoned();
       deliverFailure(failure != null ? failure : couldNotEnqueue(e));
       return null;
@@ -342,6 +346,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // from its callStart): told where we are, there is no other thread. It sent nothing: its
       // retry goes back to the budget and its rate-limit permit to the bucket as the call ends
       // (attemptNotSent), the breaker's permit too (onAbandoned).
+      settleLateEnd(null);
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
       deliverFailure(couldNotEnqueue(e));
@@ -554,6 +559,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    */
   private void tellEndedInQueue(IOException failure) {
     try {
+      settleLateEnd(failure);
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
       deliverFailure(failure);
@@ -586,7 +592,11 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return ((ManagedAttempts.GiveBack) attempt).response;
     }
     if (attempt.failure != null) {
-      throw heardAfterCancel(chain.call(), attempt.failure);
+      IOException heard = heardAfterCancel(chain.call(), attempt.failure);
+      if (!settleLateEnd(heard)) {
+        heard = new IOException("Canceled"); // a cancel came as the end was decided
+      }
+      throw heard;
     }
     if (chain.call() == original) {
       markRunning();
@@ -612,6 +622,50 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } finally {
       retryCall.leaveContext(scope);
     }
+  }
+
+  /**
+   * Decides the call's end after a retry's wait that ended past the deadline ({@link
+   * #retryAfterWait}), where the callback hears of it, {@code heard}, so that the listeners hear
+   * what it hears: "Canceled", and the retry is forgone as cancelled; OkHttp's timeout, and the
+   * call is abandoned (at its call timeout); anything else (null: a response), the outcome of
+   * before the wait, and the retry is not made, given up at the deadline. False when a cancel came
+   * meanwhile and the retry was forgone as cancelled: the caller tells "Canceled" instead. True
+   * otherwise, or when no such end waits to be decided (then nothing happens).
+   */
+  private boolean settleLateEnd(IOException heard) {
+    synchronized (this) {
+      if (!lateEndPending) {
+        return true;
+      }
+      lateEndPending = false;
+    }
+    if (!isCancel(heard)) {
+      if (!getAsBoolean() && retryCall.retryTooLate()) {
+        return true;
+      }
+      retryCall.retryForgone(new IOException("Canceled"));
+      return false;
+    }
+    if ("Canceled".equals(heard.getMessage())) {
+      // Not onAbandoned: it reads the caller's timeout on the engine's clock, and would say
+      // call-timeout for a cancel the callback hears as "Canceled" once that clock is past it.
+      retryCall.retryForgone(heard);
+    } else {
+      retryCall.onAbandoned();
+    }
+    return true;
+  }
+
+  /**
+   * Whether the callback hearing {@code e} hears that the call was cancelled, or that its call
+   * timeout ran out: OkHttp's own exception for it, exactly (a read timeout's {@code
+   * SocketTimeoutException: timeout} is an attempt's failure).
+   */
+  private static boolean isCancel(IOException e) {
+    return e != null
+        && ("Canceled".equals(e.getMessage())
+            || (e.getClass() == InterruptedIOException.class && "timeout".equals(e.getMessage())));
   }
 
   /**
@@ -799,6 +853,21 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       if (!getAsBoolean() && pastCallTimeout()) {
         releaseKept(response);
         endAtCallTimeout(); // before the deadline's give-back: OkHttp would have ended it first
+        return;
+      }
+      if (dispatcher != null
+          && !getAsBoolean()
+          && retryCall.retryPastDeadline()
+          && !executorShutDown()) {
+        // Too late to retry: the call ends with the attempt before the wait, told on a dispatcher
+        // thread (the copy) or through a clone OkHttp runs (the failure), where a cancel that
+        // comes meanwhile is heard as "Canceled". The end is decided there, so that what the
+        // listeners hear (the give-up's reason, the dead letter, the counters) is what the
+        // callback hears; decided here, they said the deadline where it heard "Canceled".
+        synchronized (this) {
+          lateEndPending = true;
+        }
+        endAsNotRetried(response);
         return;
       }
       if (!retryCall.retryTooLate()) {
@@ -1104,7 +1173,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       leaveAsUncaught(listenerThrew);
       return;
     }
-    if (getAsBoolean()) {
+    if (getAsBoolean() || !settleLateEnd(null)) {
       // The application cancelled the call while the copy was on its way here (its timeout is
       // ruled out above): OkHttp fails a response that comes after a cancel, before its callback
       // hears it, so the callback hears "Canceled". Before, it heard the response of before the
@@ -1452,6 +1521,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void deliverResponse(Call attempt, Response response) throws IOException {
+    settleLateEnd(null);
     // First, so that no cancel() of the call falls between: it must reach the response's exchange.
     retrier.delivered(original, attempt);
     end();
@@ -1487,6 +1557,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void deliverFailure(IOException e) {
+    settleLateEnd(e);
     end();
     Call attempt = lastAttempt;
     Throwable listenerThrew = null;
@@ -1547,6 +1618,11 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       throwUnchecked(bug);
     }
     engine.internalError(where, bug, consequence);
+    try {
+      settleLateEnd(outcome instanceof IOException ? (IOException) outcome : null);
+    } catch (RuntimeException | Error ignored) {
+      // the call is abandoned below all the same
+    }
     boolean first = false;
     try {
       first = finish(); // first: a wait that ended meanwhile begins no attempt (nextAttempt)

@@ -1862,6 +1862,11 @@ class AsyncRetrierTest {
     assertThat(heard.reports).hasValue(1);
     assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
     assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    assertThat(plainCallCancelledBeforeItsCallbackHeard())
+        .as("plain OkHttp, a call cancelled before its callback heard of it")
+        .isEqualTo("java.io.IOException: Canceled");
+    assertThat(server.requestCount()).as("the plain call sent nothing").isEqualTo(1);
   }
 
   @Test
@@ -1898,6 +1903,98 @@ class AsyncRetrierTest {
     assertThat(heard.reports).hasValue(1);
     assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
     assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    assertThat(plainCallCancelledBeforeItsCallbackHeard())
+        .as("plain OkHttp, a call cancelled before its callback heard of it")
+        .isEqualTo("java.io.IOException: Canceled");
+    assertThat(server.requestCount()).as("the plain call sent nothing").isEqualTo(1);
+  }
+
+  /**
+   * The call's give-up, as the listeners heard it (the dead letter and the counters take the same
+   * reason), is {@code reason}: what its callback heard, told before it, once.
+   */
+  private void assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason reason) {
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(RetryEvent::reason)
+        .containsExactly(reason);
+  }
+
+  /**
+   * What plain OkHttp's callback hears of a call the application cancels while the dispatcher's
+   * executor holds it, before its callback heard of it.
+   */
+  private String plainCallCancelledBeforeItsCallbackHeard() throws Exception {
+    HoldingExecutor executor = new HoldingExecutor();
+    OkHttpClient plain =
+        new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(executor)).build();
+    try {
+      executor.hold.set(true);
+      Call call = plain.newCall(get("/plain"));
+      Heard heard = new Heard();
+      call.enqueue(heard);
+      await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+      call.cancel();
+      executor.release();
+      return heard.await();
+    } finally {
+      executor.shutdown();
+    }
+  }
+
+  @Test
+  void aLateWaitNotCancelledIsHeardAsTheEarlierResponseAndGivenUpAtTheDeadline() throws Exception {
+    // As aCancelAsAResponseIsGivenBackAfterALateWaitIsHeardAsCanceled, with no cancel: the call
+    // ends with the 503 of before the wait, given up at the deadline, as the callback hears it.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    time.runHeldTasks();
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
+  }
+
+  @Test
+  void aLateWaitNotCancelledIsHeardAsTheEarlierFailureAndGivenUpAtTheDeadline() throws Exception {
+    // As aCancelAsAFailureIsToldAfterALateWaitIsHeardAsCanceled, with no cancel: the reset.
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    time.runHeldTasks();
+
+    assertThat(heard.await()).startsWith("java.net.SocketException: ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
   }
 
   @Test
