@@ -592,6 +592,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return ((ManagedAttempts.GiveBack) attempt).response;
     }
     if (attempt.failure != null) {
+      if (isLateEndPending() && pastCallTimeout()) {
+        // The call's timeout ran out while the failure of before a late wait was on its way here
+        // (the dispatcher's executor busy): as tellGivenBack does for a response, the callback
+        // hears OkHttp's timeout, as OkHttp tells a call its timeout cancelled, whoever cancelled
+        // after. Before, it heard the failure, or "Canceled", past the call's timeout.
+        leaveAsUncaught(cancelAtCallTimeout());
+        InterruptedIOException timeout = timeout();
+        settleLateEnd(timeout);
+        throw timeout;
+      }
       IOException heard = heardAfterCancel(chain.call(), attempt.failure);
       if (!settleLateEnd(heard)) {
         heard = new IOException("Canceled"); // a cancel came as the end was decided
@@ -633,6 +643,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * meanwhile and the retry was forgone as cancelled: the caller tells "Canceled" instead. True
    * otherwise, or when no such end waits to be decided (then nothing happens).
    */
+  private synchronized boolean isLateEndPending() {
+    return lateEndPending;
+  }
+
   private boolean settleLateEnd(IOException heard) {
     synchronized (this) {
       if (!lateEndPending) {

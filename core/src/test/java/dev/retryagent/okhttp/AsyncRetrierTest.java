@@ -1997,6 +1997,50 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
   }
 
+  @ParameterizedTest(name = "cancelled after the call timeout: {0}")
+  @ValueSource(booleans = {false, true})
+  void aFailureOfBeforeALateWaitToldPastTheCallTimeoutIsHeardAsOkHttpsTimeout(boolean cancel)
+      throws Exception {
+    // The retry's wait ended past the policy's deadline (the engine's clock 40 s late), within the
+    // call's timeout (real, 3 s); the reset of before the wait is told through a clone, which the
+    // dispatcher's executor held until the call's timeout had run out (and the application
+    // cancelled the call after that). Plain OkHttp tells a call its timeout ran out on "timeout"
+    // (its watchdog cancels it then; a cancel after that changes nothing), as the copy of a
+    // response is told here (tellGivenBack); the callback heard the reset, or "Canceled", past the
+    // call's timeout.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)),
+        new OkHttpClient.Builder()
+            .callTimeout(3, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the failure's clone is enqueued
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+    assertThat(heard.outcome).as("nothing told within the call's timeout").isNotDone();
+
+    Heard without = plainCallTimedOut(3);
+    if (cancel) {
+      call.cancel();
+    }
+    executor.release();
+
+    assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
+    assertThat(server.awaitRequests(2)).as("ours, then plain OkHttp's").isEqualTo(requests(2));
+    assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CALL_TIMEOUT);
+  }
+
   @Test
   void aLateWaitEndingAfterTheClientShutDownEndsWithTheEarlierFailureAsWithoutTheAgent()
       throws Exception {
