@@ -1191,7 +1191,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // The application cancelled the call while the copy was on its way here (its timeout is
       // ruled out above): OkHttp fails a response that comes after a cancel, before its callback
       // hears it, so the callback hears "Canceled". Before, it heard the response of before the
-      // wait though its cancel came first.
+      // wait though its cancel came first. The call's end is decided here (settleLateEnd, also
+      // when the cancel comes as it is decided): given up as cancelled, as the callback hears.
       release(copy);
       deliverFailure(new IOException("Canceled"));
       return;
