@@ -925,7 +925,10 @@ public abstract class RetryCall extends HostHold {
    * #refusedSinceReload}): given up as {@link GiveUpReason#NOT_IDEMPOTENT}, the caller gets that
    * failure, as if not retried. True too when the adapter can no longer send the body ({@link
    * #bodyStillSendable}): given up as {@link GiveUpReason#BODY_NOT_REPLAYABLE}, the call ends with
-   * the attempt's outcome as after a late wait.
+   * the attempt's outcome as after a late wait. An adapter that is about to let go of a retried
+   * response it cannot give back may ask it then too, before the wait (java.net.http, at the head
+   * of a response whose declared body is over {@link ResponseAccess#GIVE_BACK_LIMIT}), so that a
+   * body found unsendable ends the call with that response itself.
    */
   public boolean retryTooLate() {
     try {

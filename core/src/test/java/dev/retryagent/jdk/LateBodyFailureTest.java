@@ -26,6 +26,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -35,9 +36,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.EnumSource;
 
 /**
@@ -48,7 +51,9 @@ import org.junit.jupiter.params.provider.EnumSource;
  * Through the decorator: a failure before the retry starts ends the call with the attempt before
  * it, as without the agent, never an exception of ours and never a replay of a copy not whole; a
  * failure once the retry was made changes neither the copy it sends nor how its attempt is judged.
- * HTTP/1.1 on loopback; the engine's time injected.
+ * After a response that cannot be given back (a page over 8 KiB) the copy is fixed for the retry as
+ * that response is let go, and a failure after that is as one once the retry was made. HTTP/1.1 on
+ * loopback; the engine's time injected.
  */
 class LateBodyFailureTest {
   enum Way {
@@ -112,6 +117,85 @@ class LateBodyFailureTest {
             e ->
                 e.type() == RetryEvent.Type.GIVE_UP
                     && e.reason() == GiveUpReason.BODY_NOT_REPLAYABLE);
+  }
+
+  /** A 503's page over the 8 KiB a retried response's body is kept to (ResponseAccess). */
+  static final String BIG = "busy ".repeat(2000);
+
+  /**
+   * The source fails during the retry's wait after a 503 whose page is over the 8 KiB a retried
+   * response's body is kept to (ResponseAccess.GIVE_BACK_LIMIT), so it cannot be given back: of a
+   * known length (Content-Length) or not (chunked). Through the JDK alone the call has the 503 and
+   * its page. Through the decorator the copy, whole when the response was let go, was fixed for the
+   * retry then, and the retry is sent from it (the same 4 bytes the server got whole): the call has
+   * the retry's 200, a retried failure become a later success. Before, the body was checked only
+   * after the wait, found failed, and the call ended with the engine's IOException ("the retry ...
+   * was not made: the request body's source failed after it was sent"), where without the agent the
+   * application has the response.
+   */
+  @ParameterizedTest
+  @CsvSource({"SEND,503big", "SEND_ASYNC,503big", "SEND,503chunked", "SEND_ASYNC,503chunked"})
+  void aSourceThatFailsDuringTheWaitAfterAPageOverTheGiveBackLimitIsRetriedFromTheCopy(
+      Way way, String answer) throws Exception {
+    server = new ScriptedServer(List.of(answer), null);
+    LateFailing body = new LateFailing();
+    AtomicBoolean fired = new AtomicBoolean();
+    Runnable inTheWait =
+        () -> {
+          if (fired.compareAndSet(false, true)) {
+            body.failLate();
+          }
+        };
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+
+    HttpResponse<String> alone = call(real, way, put, new LateFailing(), true);
+    assertThat(alone.statusCode()).isEqualTo(503);
+    assertThat(alone.body()).isEqualTo(BIG);
+    assertThat(server.received()).containsExactly("abcd");
+    server.clearReceived();
+
+    HttpResponse<String> response = call(wrapped(inTheWait), way, put, body, false);
+
+    assertThat(fired).isTrue();
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).isEqualTo("ok");
+    assertThat(server.received()).containsExactly("abcd", "abcd");
+    assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).hasSize(1);
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.GIVE_UP);
+  }
+
+  /**
+   * As {@link #aSourceThatFailsDuringTheWaitAfterAPageOverTheGiveBackLimitIsRetriedFromTheCopy},
+   * the source failing once the retry was decided on the 503's head (Content-Length over the limit)
+   * while the server holds the rest of the page, before the response's copy is let go: the body was
+   * fixed at the head, the only moment such a response is whole, and the retry is sent from it.
+   * Before (and with the body fixed only as the copy is let go), the call ended with the engine's
+   * IOException once the wait was over.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aSourceThatFailsAfterTheHeadOfAPageOverTheGiveBackLimitIsRetriedFromTheCopy(Way way)
+      throws Exception {
+    LateFailing body = new LateFailing();
+    server = new ScriptedServer(List.of("503slow"), null);
+    server.midBody =
+        () -> {
+          Awaitility.await()
+              .atMost(Duration.ofSeconds(10))
+              .until(() -> events.stream().anyMatch(e -> e.type() == RetryEvent.Type.RETRY));
+          body.failLate();
+        };
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+
+    HttpResponse<String> response = call(wrapped(() -> {}), way, put, body, false);
+
+    assertThat(body.failedLate).isTrue();
+    assertThat(response.statusCode()).isEqualTo(200);
+    assertThat(response.body()).isEqualTo("ok");
+    assertThat(server.received()).containsExactly("abcd", "abcd");
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.GIVE_UP);
   }
 
   /**
@@ -272,13 +356,17 @@ class LateBodyFailureTest {
 
   /**
    * A loopback HTTP/1.1 server that reads each request (Content-Length framed) and answers the next
-   * of its script: "503" (body "busy"), "200" (body "ok"), or "close" (closes without an answer,
-   * after running {@code beforeClose}); past the script's end, "200". Connection: close.
+   * of its script: "503" (body "busy"), "200" (body "ok"), "503big" / "503chunked" (body {@link
+   * #BIG}, of a Content-Length / chunked), "503slow" (as "503big", running {@code midBody} after
+   * the head and the page's first 100 bytes), or "close" (closes without an answer, after running
+   * {@code beforeClose}); past the script's end, "200". Connection: close.
    */
   static final class ScriptedServer implements AutoCloseable {
     private final ServerSocket socket = new ServerSocket();
     private final List<String> script;
     private final Runnable beforeClose;
+    // "503slow": run once the head and the page's first bytes are sent, before the rest.
+    volatile Runnable midBody = () -> {};
     private final List<String> received = new CopyOnWriteArrayList<>();
     private int next;
     private final Thread thread;
@@ -342,11 +430,37 @@ class LateBodyFailureTest {
             }
             continue; // closed by the try, no answer
           }
-          String text = action.equals("503") ? "busy" : "ok";
+          if (action.equals("503chunked")) {
+            out.write(
+                ("HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n"
+                        + "Connection: close\r\n\r\n"
+                        + Integer.toHexString(BIG.length())
+                        + "\r\n"
+                        + BIG
+                        + "\r\n0\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            continue;
+          }
+          if (action.equals("503slow")) {
+            out.write(
+                ("HTTP/1.1 503 Service Unavailable\r\nContent-Length: "
+                        + BIG.length()
+                        + "\r\nConnection: close\r\n\r\n"
+                        + BIG.substring(0, 100))
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            midBody.run();
+            out.write(BIG.substring(100).getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            continue;
+          }
+          String text = action.equals("503") ? "busy" : action.equals("503big") ? BIG : "ok";
+          String status = action.equals("503big") ? "503" : action;
           out.write(
               ("HTTP/1.1 "
-                      + action
-                      + (action.equals("503") ? " Service Unavailable" : " OK")
+                      + status
+                      + (status.equals("503") ? " Service Unavailable" : " OK")
                       + "\r\nContent-Length: "
                       + text.length()
                       + "\r\nConnection: close\r\n\r\n"

@@ -51,6 +51,9 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   private long read;
   private byte[] kept; // the bytes read, while within the limit; null before the first, or past it
   private final long graceNanos; // how long the body is waited for from its head (grace)
+  // The request's body copy (null: none of ours), fixed for the retry as this response stops being
+  // one that can be given back (fixBody).
+  private final ReplayableBody requestBody;
   // Set once, by the first of the body's end, its failure, the limit and the grace: the others
   // then change nothing (the grace's task runs on our scheduler, beside the JDK's reads).
   private boolean done;
@@ -64,10 +67,42 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
       HttpResponse.BodyHandler<T> handler,
       JdkTransport transport,
       long delayNanos) {
+    this(info, handler, transport, delayNanos, null);
+  }
+
+  /**
+   * As {@link #DiscardedBody(HttpResponse.ResponseInfo, HttpResponse.BodyHandler, JdkTransport,
+   * long)}; {@code requestBody}: the call's copy of its request body (null: none), fixed for the
+   * retry as this response stops being one that can be given back ({@link #fixBody}).
+   */
+  DiscardedBody(
+      HttpResponse.ResponseInfo info,
+      HttpResponse.BodyHandler<T> handler,
+      JdkTransport transport,
+      long delayNanos,
+      ReplayableBody requestBody) {
     this.info = info;
     this.handler = handler;
     this.transport = transport;
     this.graceNanos = grace(delayNanos);
+    this.requestBody = requestBody;
+  }
+
+  /**
+   * This retried response can no longer be given back (its body is past the give-back limit, or was
+   * not complete within the grace): the request body's copy, whole now, is fixed for the retry here
+   * ({@link ReplayableBody#fixForRetry}), before the response is dropped. Checked only after the
+   * wait, a source that failed during it (after its completion, breaking Flow's rules) left the
+   * retry unmade with no response to end the call with: the caller got the engine's IOException
+   * where without the agent it has the response (a 503's page over 8 KiB). Now the retry is sent
+   * from the copy the host already got whole, and the failure after it is not the call's, as any
+   * once the copy was fixed. A response that can be given back leaves the check after the wait,
+   * which ends the call with it. Never throws (fixForRetry does not).
+   */
+  private void fixBody() {
+    if (requestBody != null && info != null) {
+      requestBody.fixForRetry();
+    }
   }
 
   /**
@@ -110,16 +145,21 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
       done = true;
       kept = null;
     }
+    fixBody();
     subscription.cancel();
     body.complete(null);
   }
 
   @Override
   public void onNext(List<ByteBuffer> buffers) {
+    boolean wasWithin;
+    boolean within;
+    boolean over; // past the discard's limit: the subscription is cancelled
     synchronized (this) {
       if (done) {
         return;
       }
+      wasWithin = read <= ResponseAccess.GIVE_BACK_LIMIT;
       for (ByteBuffer b : buffers) {
         int n = b.remaining();
         if (info != null && read + n <= ResponseAccess.GIVE_BACK_LIMIT) {
@@ -134,10 +174,17 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
         }
         read += n;
       }
-      if (read <= Discards.LIMIT) {
-        return;
+      within = read <= ResponseAccess.GIVE_BACK_LIMIT;
+      over = read > Discards.LIMIT;
+      if (over) {
+        done = true;
       }
-      done = true;
+    }
+    if (wasWithin && !within) {
+      fixBody(); // outside the lock: the body's locks are taken on other threads too
+    }
+    if (!over) {
+      return;
     }
     subscription.cancel();
     body.complete(null);

@@ -256,6 +256,14 @@ final class JdkRequest<T> extends SelfViewCall
         delayNanos = reserveRetryPermit();
         retry = delayNanos >= 0;
       }
+      if (retry && body != null && body.isTeed() && overGiveBackLimit(info.headers())) {
+        // A body that can never be given back (DiscardedBody): the request's body is fixed for the
+        // retry now, while the response is whole (RetryCall#retryTooLate asks bodyStillSendable).
+        // A copy found not whole ends the call here with this response, as without the agent,
+        // given up as the body not replayable; checked only after the wait, it ended with the
+        // engine's IOException, the response read away.
+        retry = !retryTooLate();
+      }
       callers = !retry && d.error() == null;
     } catch (RuntimeException e) {
       callers = true; // our bug must not cost the caller its response
@@ -268,8 +276,24 @@ final class JdkRequest<T> extends SelfViewCall
     }
     // A retried body is kept (at most 8 KiB) with its head, for a wait that ends late after all.
     return retry
-        ? new DiscardedBody<>(info, handler, transport, delayNanos)
+        ? new DiscardedBody<>(info, handler, transport, delayNanos, body)
         : new DiscardedBody<>(null, null, null, 0);
+  }
+
+  /**
+   * Whether a response's head declares a body longer than a retried response's copy keeps ({@link
+   * dev.retryagent.engine.ResponseAccess#GIVE_BACK_LIMIT}): it cannot be given back.
+   */
+  static boolean overGiveBackLimit(HttpHeaders headers) {
+    String length = firstValue(headers, "Content-Length");
+    if (length == null) {
+      return false; // its length is known once read (DiscardedBody fixes the body then)
+    }
+    try {
+      return Long.parseLong(length.trim()) > dev.retryagent.engine.ResponseAccess.GIVE_BACK_LIMIT;
+    } catch (NumberFormatException e) {
+      return false;
+    }
   }
 
   @Override

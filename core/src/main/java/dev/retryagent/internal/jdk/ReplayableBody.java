@@ -111,19 +111,22 @@ final class ReplayableBody {
 
   /**
    * Asked once a retry's wait is over, before its attempt: true when the retry can send the body,
-   * which is then fixed for it. A copy complete now is made the replay here, so that a failure the
-   * source signals later on its old subscription (one that breaks Flow's rules by failing after it
-   * completed, or the JDK's {@code PullPublisher} throwing just after its completion: {@link
-   * Tee#failed}) changes neither the body the retry sends nor how its attempt is judged ({@link
-   * Capture#sourceFailed}). False when the copy was found not whole after the retry was decided:
-   * the retry is not made, and the call ends with the attempt before it (RetryCall's
-   * bodyStillSendable); before, {@link #next()} threw an exception of ours at the caller. Never
-   * throws. The copy is taken, and the tee retired, in one step under the tee's lock ({@link
-   * Tee#forAttempt}): a failure comes wholly before it (false) or is ignored after it. Before, the
-   * state was read, the lock let go, then read again and the copy taken: a failure between the
-   * reads made next() throw out of here (the caller got our IllegalStateException, the call never
-   * ended), and one between the read and the copy gave the retry the emptied copy, sent as a whole
-   * 0-byte body.
+   * which is then fixed for it. Asked earlier too, once the retried response cannot be given back
+   * (its head declares a body over the give-back limit, or the body grew past it or outlasted its
+   * grace: JdkRequest#apply, DiscardedBody), the last moment the call could end with that response:
+   * after it, a body found failed left the call nothing but the engine's IOException. A copy
+   * complete now is made the replay here, so that a failure the source signals later on its old
+   * subscription (one that breaks Flow's rules by failing after it completed, or the JDK's {@code
+   * PullPublisher} throwing just after its completion: {@link Tee#failed}) changes neither the body
+   * the retry sends nor how its attempt is judged ({@link Capture#sourceFailed}). False when the
+   * copy was found not whole after the retry was decided: the retry is not made, and the call ends
+   * with the attempt before it (RetryCall's bodyStillSendable); before, {@link #next()} threw an
+   * exception of ours at the caller. Never throws. The copy is taken, and the tee retired, in one
+   * step under the tee's lock ({@link Tee#forAttempt}): a failure comes wholly before it (false) or
+   * is ignored after it. Before, the state was read, the lock let go, then read again and the copy
+   * taken: a failure between the reads made next() throw out of here (the caller got our
+   * IllegalStateException, the call never ended), and one between the read and the copy gave the
+   * retry the emptied copy, sent as a whole 0-byte body.
    */
   synchronized boolean fixForRetry() {
     if (tee == null || replay != null) {
