@@ -91,17 +91,17 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   /**
    * This retried response can no longer be given back (its body is past the give-back limit, or was
    * not complete within the grace): the request body's copy, whole now, is fixed for the retry here
-   * ({@link ReplayableBody#fixForRetry}), before the response is dropped. Checked only after the
-   * wait, a source that failed during it (after its completion, breaking Flow's rules) left the
-   * retry unmade with no response to end the call with: the caller got the engine's IOException
-   * where without the agent it has the response (a 503's page over 8 KiB). Now the retry is sent
-   * from the copy the host already got whole, and the failure after it is not the call's, as any
-   * once the copy was fixed. A response that can be given back leaves the check after the wait,
-   * which ends the call with it. Never throws (fixForRetry does not).
+   * ({@link ReplayableBody#fixEarly}), before the response is dropped. Checked only after the wait,
+   * a source that failed during it (after its completion, breaking Flow's rules) left the retry
+   * unmade with no response to end the call with: the caller got the engine's IOException where
+   * without the agent it has the response (a 503's page over 8 KiB). Now the retry is sent from the
+   * copy the host already got whole, and the failure after it is not the call's, as any once the
+   * copy was fixed. A response that can be given back leaves the check after the wait, which ends
+   * the call with it. Never throws (fixEarly does not).
    */
   private void fixBody() {
     if (requestBody != null && info != null) {
-      requestBody.fixForRetry();
+      requestBody.fixEarly();
     }
   }
 

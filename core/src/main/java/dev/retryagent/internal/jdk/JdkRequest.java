@@ -256,12 +256,16 @@ final class JdkRequest<T> extends SelfViewCall
         delayNanos = reserveRetryPermit();
         retry = delayNanos >= 0;
       }
-      if (retry && body != null && body.isTeed() && overGiveBackLimit(info.headers())) {
-        // A body that can never be given back (DiscardedBody): the request's body is fixed for the
-        // retry now, while the response is whole (RetryCall#retryTooLate asks bodyStillSendable).
-        // A copy found not whole ends the call here with this response, as without the agent,
-        // given up as the body not replayable; checked only after the wait, it ended with the
-        // engine's IOException, the response read away.
+      if (retry
+          && body != null
+          && body.isTeed()
+          && overGiveBackLimit(info.headers())
+          && !body.fixEarly()) {
+        // A response that can never be given back (DiscardedBody): the request's body is fixed for
+        // the retry now, while the response is whole (ReplayableBody#fixEarly). A copy found not
+        // whole ends the call here with this response, as without the agent, given up as the body
+        // not replayable (RetryCall#retryTooLate asks bodyStillSendable); checked only after the
+        // wait, it ended with the engine's IOException, the response read away.
         retry = !retryTooLate();
       }
       callers = !retry && d.error() == null;

@@ -111,22 +111,22 @@ final class ReplayableBody {
 
   /**
    * Asked once a retry's wait is over, before its attempt: true when the retry can send the body,
-   * which is then fixed for it. Asked earlier too, once the retried response cannot be given back
-   * (its head declares a body over the give-back limit, or the body grew past it or outlasted its
-   * grace: JdkRequest#apply, DiscardedBody), the last moment the call could end with that response:
-   * after it, a body found failed left the call nothing but the engine's IOException. A copy
-   * complete now is made the replay here, so that a failure the source signals later on its old
-   * subscription (one that breaks Flow's rules by failing after it completed, or the JDK's {@code
-   * PullPublisher} throwing just after its completion: {@link Tee#failed}) changes neither the body
-   * the retry sends nor how its attempt is judged ({@link Capture#sourceFailed}). False when the
-   * copy was found not whole after the retry was decided: the retry is not made, and the call ends
-   * with the attempt before it (RetryCall's bodyStillSendable); before, {@link #next()} threw an
-   * exception of ours at the caller. Never throws. The copy is taken, and the tee retired, in one
-   * step under the tee's lock ({@link Tee#forAttempt}): a failure comes wholly before it (false) or
-   * is ignored after it. Before, the state was read, the lock let go, then read again and the copy
-   * taken: a failure between the reads made next() throw out of here (the caller got our
-   * IllegalStateException, the call never ended), and one between the read and the copy gave the
-   * retry the emptied copy, sent as a whole 0-byte body.
+   * which is then fixed for it (a response that cannot be given back fixed it earlier: {@link
+   * #fixEarly}). A copy whose completion is not settled yet (its source still inside the {@code
+   * request} it completed in, after a whole attempt and its wait: stalled before a throw that may
+   * follow) is not taken: false. A copy complete now is made the replay here, so that a failure the
+   * source signals later on its old subscription (one that breaks Flow's rules by failing after it
+   * completed, or the JDK's {@code PullPublisher} throwing just after its completion: {@link
+   * Tee#failed}) changes neither the body the retry sends nor how its attempt is judged ({@link
+   * Capture#sourceFailed}). False when the copy was found not whole after the retry was decided:
+   * the retry is not made, and the call ends with the attempt before it (RetryCall's
+   * bodyStillSendable); before, {@link #next()} threw an exception of ours at the caller. Never
+   * throws. The copy is taken, and the tee retired, in one step under the tee's lock ({@link
+   * Tee#forAttempt}): a failure comes wholly before it (false) or is ignored after it. Before, the
+   * state was read, the lock let go, then read again and the copy taken: a failure between the
+   * reads made next() throw out of here (the caller got our IllegalStateException, the call never
+   * ended), and one between the read and the copy gave the retry the emptied copy, sent as a whole
+   * 0-byte body.
    */
   synchronized boolean fixForRetry() {
     if (tee == null || replay != null) {
@@ -141,6 +141,30 @@ final class ReplayableBody {
       replay = p;
     }
     return p != null;
+  }
+
+  /**
+   * The retried response is about to be let go for good (it cannot be given back: JdkRequest's head
+   * check, DiscardedBody): a copy whose completion is settled is fixed for the retry now, so that a
+   * source failure during the wait (a source that fails after it completed, breaking Flow's rules)
+   * no longer leaves the call nothing but the engine's IOException where without the agent it has
+   * the response. A completion not yet settled (signalled inside a {@code request} of the source's
+   * that has not returned: the JDK's {@code PullPublisher} completes and then throws from there,
+   * its copy possibly cut, {@link Tee#failed}) is left to the check after the wait, as before.
+   * False only when the copy is found not whole now: the call can still end with the response.
+   * Never throws.
+   */
+  synchronized boolean fixEarly() {
+    if (tee == null || replay != null) {
+      return true;
+    }
+    BodyPublisher p = tee.forAttemptIfSettled();
+    if (p != null) {
+      replay = p;
+      return true;
+    }
+    Tee.State s = tee.state();
+    return s == Tee.State.UNTOUCHED || s == Tee.State.COMPLETE;
   }
 
   /** Whether {@link #next()} can produce the body again now. */
@@ -382,6 +406,9 @@ final class ReplayableBody {
     private long kept;
     private boolean unknownLength; // the length the source declared as it was last subscribed
     private int subscription; // how many times the source was subscribed: the copy is the last's
+    // The copy completed inside a request() of the source's that has not returned yet (Capture):
+    // the JDK's PullPublisher completes there and then throws, its copy possibly cut.
+    private boolean provisional;
     final Length length = new Length();
 
     Tee(BodyPublisher source, long limit, RetryCall call) {
@@ -409,10 +436,31 @@ final class ReplayableBody {
         case UNTOUCHED:
           return this;
         case COMPLETE:
+          if (provisional) {
+            // Still inside the request() it completed in, after a whole attempt and its wait: a
+            // source stalled between its completion and a throw that may follow (PullPublisher).
+            // The retry is not made (as without the agent), rather than send a copy maybe cut.
+            return null;
+          }
           retired = true;
           return new BufferedPublisher(new ArrayList<>(chunks), unknownLength);
         default:
           return null;
+      }
+    }
+
+    /**
+     * {@link #forAttempt}'s replay when the copy is complete and settled; null, nothing changed,
+     * otherwise (the tee itself is never returned).
+     */
+    synchronized BodyPublisher forAttemptIfSettled() {
+      return state == State.COMPLETE && !provisional ? forAttempt() : null;
+    }
+
+    /** The request() of subscription {@code from} a completion came in returned normally. */
+    synchronized void settled(int from) {
+      if (from == subscription) {
+        provisional = false;
       }
     }
 
@@ -432,6 +480,7 @@ final class ReplayableBody {
         long declared = source.contentLength();
         unknownLength = declared < 0;
         state = declared > limit ? State.TOO_LARGE : State.SENDING;
+        provisional = false;
         n = ++subscription;
       }
       subscribeWatched(source, new Capture(subscriber, this, n, call, length));
@@ -462,9 +511,10 @@ final class ReplayableBody {
      * Subscription {@code from} ended: the copy is complete only if it is the last's ({@link
      * #keep}).
      */
-    private synchronized void finished(int from, boolean ok) {
+    private synchronized void finished(int from, boolean ok, boolean inRequest) {
       if (from == subscription && state == State.SENDING) {
         state = ok ? State.COMPLETE : State.FAILED;
+        provisional = ok && inRequest;
       }
     }
 
@@ -519,6 +569,9 @@ final class ReplayableBody {
     private volatile Flow.Subscription upstream;
     // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
     private volatile Throwable downstreamThrew;
+    // How many request() calls to the source are in progress (nested, or on other threads): a
+    // completion signalled inside one is settled only once they all returned normally.
+    private int requesting; // guarded by this
 
     Capture(
         Flow.Subscriber<? super ByteBuffer> downstream,
@@ -548,6 +601,9 @@ final class ReplayableBody {
 
     @Override
     public void request(long n) {
+      synchronized (this) {
+        requesting++;
+      }
       try {
         upstream.request(n);
       } catch (Throwable e) {
@@ -557,6 +613,14 @@ final class ReplayableBody {
           sourceFailed(e);
         }
         throw e;
+      } finally {
+        boolean out;
+        synchronized (this) {
+          out = --requesting == 0;
+        }
+        if (out && tee != null) {
+          tee.settled(subscription); // a failure thrown above marked the copy failed first
+        }
       }
     }
 
@@ -609,7 +673,11 @@ final class ReplayableBody {
         // A copy of other than the declared length is not the application's body: a retry of a
         // failure that came before the JDK's refusal (a reset) must not send it, with its own
         // length, as if it were.
-        tee.finished(subscription, whole);
+        boolean inRequest;
+        synchronized (this) {
+          inRequest = requesting > 0;
+        }
+        tee.finished(subscription, whole, inRequest);
       }
       try {
         downstream.onComplete();

@@ -308,4 +308,123 @@ class ReplayableBodyTest {
       assertThat(retry.text()).isEqualTo("hello");
     }
   }
+
+  /**
+   * A source that completes inside its subscription's {@code request} and throws from there after
+   * (the JDK's {@code PullPublisher}, its copy cut), with the code that runs as the retried
+   * response is let go ({@code fixEarly}: a page over 8 KiB, JdkRequest and DiscardedBody) or as
+   * the retry's wait ends ({@code fixForRetry}) coming in between: the thread stalled between its
+   * completion and its throw. Neither takes the copy while that request has not returned: the throw
+   * then makes the copy unsendable (the retry is not made) and the attempt's failure the
+   * application's. Were the copy taken there, the tee retired would ignore the throw, and the retry
+   * would send the cut "hel" as the whole body.
+   */
+  @Test
+  void aCopyCompletedInsideARequestThatHasNotReturnedIsNotTaken() {
+    for (boolean early : new boolean[] {true, false}) {
+      ReplayableBody[] holder = new ReplayableBody[1];
+      boolean[] fixed = new boolean[1];
+      BodyPublisher source =
+          new BodyPublisher() {
+            @Override
+            public long contentLength() {
+              return -1;
+            }
+
+            @Override
+            public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+              s.onSubscribe(
+                  new Flow.Subscription() {
+                    @Override
+                    public void request(long n) {
+                      s.onNext(ByteBuffer.wrap("hel".getBytes(StandardCharsets.UTF_8)));
+                      s.onComplete();
+                      // the response is let go, or the retry's wait ends, before the throw
+                      fixed[0] = early ? holder[0].fixEarly() : holder[0].fixForRetry();
+                      throw new java.io.UncheckedIOException(new IOException("disk"));
+                    }
+
+                    @Override
+                    public void cancel() {}
+                  });
+            }
+          };
+      ReplayableBody body = ReplayableBody.of(source, 1024);
+      holder[0] = body;
+      List<Flow.Subscription> subscription = new ArrayList<>();
+      body.next()
+          .subscribe(
+              new Flow.Subscriber<ByteBuffer>() {
+                @Override
+                public void onSubscribe(Flow.Subscription s) {
+                  subscription.add(s);
+                }
+
+                @Override
+                public void onNext(ByteBuffer item) {}
+
+                @Override
+                public void onError(Throwable throwable) {}
+
+                @Override
+                public void onComplete() {}
+              });
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> subscription.get(0).request(1))
+          .isInstanceOf(java.io.UncheckedIOException.class);
+
+      // fixEarly leaves the copy to the check after the wait (true: not found failed then);
+      // fixForRetry, after the wait, refuses a completion not settled.
+      assertThat(fixed[0]).as("early: " + early).isEqualTo(early);
+      assertThat(body.sourceFailed()).as("early: " + early).isTrue();
+      assertThat(body.canSendAgain()).isFalse();
+      assertThat(body.fixForRetry()).isFalse();
+    }
+  }
+
+  /**
+   * A source that completes inside its {@code request}, which returns normally: the copy is
+   * settled, taken when the response is let go ({@code fixEarly}), and a failure the source signals
+   * after that (breaking Flow's rules) changes nothing: the retry sends the whole copy.
+   */
+  @Test
+  void aCopyCompletedInsideARequestThatReturnedIsTakenEarly() {
+    Flow.Subscriber<?>[] first = new Flow.Subscriber<?>[1];
+    BodyPublisher source =
+        new BodyPublisher() {
+          @Override
+          public long contentLength() {
+            return 5;
+          }
+
+          @Override
+          public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+            first[0] = s;
+            s.onSubscribe(
+                new Flow.Subscription() {
+                  @Override
+                  public void request(long n) {
+                    s.onNext(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8)));
+                    s.onComplete();
+                  }
+
+                  @Override
+                  public void cancel() {}
+                });
+          }
+        };
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    Sink sink = new Sink();
+    body.next().subscribe(sink);
+    assertThat(sink.text()).isEqualTo("hello");
+
+    assertThat(body.fixEarly()).isTrue();
+    first[0].onError(new IOException("late"));
+
+    assertThat(body.fixForRetry()).isTrue();
+    assertThat(body.sourceFailed()).isFalse();
+    Sink retry = new Sink();
+    body.next().subscribe(retry);
+    assertThat(retry.complete).isTrue();
+    assertThat(retry.text()).isEqualTo("hello");
+  }
 }
