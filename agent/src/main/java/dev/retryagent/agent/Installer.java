@@ -69,7 +69,7 @@ public final class Installer implements AgentInstaller {
     AgentConfig config;
     try {
       sources = ConfigSources.resolve(agentArgs, props, env);
-      content = sources.read();
+      content = sources.read(env);
       config = sources.load(content, env);
     } catch (ConfigException e) {
       return invalidConfiguration(e, atStartup);

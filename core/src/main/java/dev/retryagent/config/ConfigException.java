@@ -15,6 +15,8 @@ public final class ConfigException extends Exception {
 
   private final List<ConfigProblem> problems;
   private final boolean strict;
+  private final boolean strictUnread;
+  private final String strictOrigin;
 
   /**
    * @param problems at least one
@@ -28,9 +30,22 @@ public final class ConfigException extends Exception {
    * @param strict whether this failure should stop the JVM (see {@link #strict()})
    */
   ConfigException(List<ConfigProblem> problems, boolean strict) {
+    this(problems, strict, false, null);
+  }
+
+  /**
+   * @param problems at least one
+   * @param strict whether this failure should stop the JVM (see {@link #strict()})
+   * @param strictUnread see {@link #strictUnread()}
+   * @param strictOrigin see {@link #strictOrigin()}
+   */
+  ConfigException(
+      List<ConfigProblem> problems, boolean strict, boolean strictUnread, String strictOrigin) {
     super(message(problems));
     this.problems = Collections.unmodifiableList(new ArrayList<>(problems));
     this.strict = strict;
+    this.strictUnread = strictUnread;
+    this.strictOrigin = strictOrigin;
   }
 
   private static String message(List<ConfigProblem> problems) {
@@ -58,15 +73,34 @@ public final class ConfigException extends Exception {
 
   /**
    * True when the configuration asked that an invalid configuration stop the JVM: {@code
-   * agent.strict: true} in the file, when that key itself could be read, or a {@code strict}
-   * override from the agent argument, system property or environment, which wins.
+   * agent.strict: true} in the file, when that key itself could be read (also in a file that is not
+   * YAML further on: {@link StrictProbe}), or a {@code strict} override from the agent argument,
+   * system property or environment, which wins.
    */
   public boolean strict() {
     return strict;
   }
 
-  /** The same problems with another {@link #strict()}. */
-  ConfigException withStrict(boolean strict) {
-    return strict == this.strict ? this : new ConfigException(problems, strict);
+  /**
+   * True when the file's own {@code agent.strict} could not be read: the file could not be read, or
+   * its text is not YAML (or was cut at a size limit) before that key. Then {@link #strict()} is
+   * false unless an override ({@link #strictOrigin()}) says otherwise.
+   */
+  public boolean strictUnread() {
+    return strictUnread;
+  }
+
+  /**
+   * Where the {@code strict} override that decided {@link #strict()} came from ({@code agent
+   * argument}, {@code system property retryagent.strict}, {@code environment variable
+   * RETRY_AGENT_STRICT}), or null when the file's own {@code agent.strict} (or its default) did.
+   */
+  public String strictOrigin() {
+    return strictOrigin;
+  }
+
+  /** The same problems with {@link #strict()} decided by the override from {@code origin}. */
+  ConfigException withStrict(boolean strict, String origin) {
+    return new ConfigException(problems, strict, strictUnread, origin);
   }
 }

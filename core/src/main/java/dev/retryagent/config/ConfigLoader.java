@@ -43,7 +43,7 @@ public final class ConfigLoader {
   public static AgentConfig load(Path file, Map<String, String> env) throws ConfigException {
     Objects.requireNonNull(file, "file");
     Objects.requireNonNull(env, "env");
-    return parse(read(file), file.toString(), env);
+    return parse(read(file, env), file.toString(), env);
   }
 
   /**
@@ -53,6 +53,15 @@ public final class ConfigLoader {
    *     at most {@link #MAX_FILE_BYTES} bytes
    */
   public static byte[] read(Path file) throws ConfigException {
+    return read(file, null);
+  }
+
+  /**
+   * As {@link #read(Path)}; a file too large to load is still read up to its own {@code
+   * agent.strict} ({@link StrictProbe}), with {@code env} for {@code ${NAME}} substitution (null:
+   * not read, {@link ConfigException#strictUnread()}).
+   */
+  static byte[] read(Path file, Map<String, String> env) throws ConfigException {
     String source = file.toString();
     try {
       BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
@@ -66,18 +75,34 @@ public final class ConfigLoader {
             "found a special file (a named pipe, socket or device); allowed a regular file");
       }
       if (attributes.size() > MAX_FILE_BYTES) {
-        throw tooLarge(source, Long.toString(attributes.size()));
+        throw tooLarge(source, Long.toString(attributes.size()), head(file, env), env);
       }
       byte[] bytes;
       try (InputStream in = open(file)) {
         bytes = in.readNBytes((int) MAX_FILE_BYTES + 1);
       }
       if (bytes.length > MAX_FILE_BYTES) {
-        throw tooLarge(source, "more than " + MAX_FILE_BYTES); // it grew while it was read
+        // it grew while it was read
+        throw tooLarge(source, "more than " + MAX_FILE_BYTES, bytes, env);
       }
       return bytes;
     } catch (IOException e) {
       throw fileProblem(source, "cannot read the file: " + describe(e));
+    }
+  }
+
+  /**
+   * The first {@link YamlComposer#MAX_CHARS} bytes of a file too large to load, to read its own
+   * {@code agent.strict} from; null when not wanted ({@code env} null) or not readable.
+   */
+  private static byte[] head(Path file, Map<String, String> env) {
+    if (env == null) {
+      return null;
+    }
+    try (InputStream in = open(file)) {
+      return in.readNBytes(YamlComposer.MAX_CHARS);
+    } catch (IOException e) {
+      return null;
     }
   }
 
@@ -108,9 +133,9 @@ public final class ConfigLoader {
     Objects.requireNonNull(content, "content");
     Objects.requireNonNull(sourceName, "sourceName");
     if (content.length > MAX_FILE_BYTES) {
-      throw tooLarge(sourceName, Integer.toString(content.length));
+      throw tooLarge(sourceName, Integer.toString(content.length), content, env);
     }
-    return parse(decode(content, sourceName), sourceName, env);
+    return parse(decode(content, sourceName, env), sourceName, env);
   }
 
   /**
@@ -126,9 +151,12 @@ public final class ConfigLoader {
     Objects.requireNonNull(sourceName, "sourceName");
     Objects.requireNonNull(env, "env");
     FileProblems problems = new FileProblems(sourceName);
-    YamlNode root = YamlComposer.compose(stripBom(yaml), problems);
+    String text = stripBom(yaml);
+    YamlNode root = YamlComposer.compose(text, problems);
     if (!problems.isEmpty()) {
-      throw problems.toException(false);
+      // Not YAML, or over a limit: the walker never reads agent.strict, but the text up to the
+      // first error may hold it, and then it was written as surely as in any other invalid file.
+      throw problems.unparsed(StrictProbe.read(text, false, env));
     }
     FileProblems warnings = new FileProblems(sourceName);
     ConfigWalker.ParsedFile parsed =
@@ -147,8 +175,13 @@ public final class ConfigLoader {
     return !s.isEmpty() && s.charAt(0) == '\uFEFF' ? s.substring(1) : s;
   }
 
-  /** Strict UTF-8; the first byte that is not is reported at its line and column. */
-  private static String decode(byte[] bytes, String source) throws ConfigException {
+  /**
+   * Strict UTF-8; the first byte that is not is reported at its line and column, with the file's
+   * own {@code agent.strict} read from the text as the JDK decodes it (each bad byte one U+FFFD,
+   * which changes no YAML structure and no {@code true}).
+   */
+  private static String decode(byte[] bytes, String source, Map<String, String> env)
+      throws ConfigException {
     // The JDK's own decoding, for the common case, without a CharsetDecoder (two classes the JVM
     // loads from its module image): it turns every malformed sequence into U+FFFD, so a text
     // without one was well-formed UTF-8. A file with one (malformed, or a real U+FFFD) is decoded
@@ -181,6 +214,7 @@ public final class ConfigLoader {
       }
       int column =
           new String(bytes, lineStart, at - lineStart, StandardCharsets.UTF_8).length() + 1;
+      Boolean fileStrict = StrictProbe.read(text, false, env);
       throw new ConfigException(
           List.of(
               new ConfigProblem(
@@ -190,24 +224,52 @@ public final class ConfigLoader {
                   "",
                   "found bytes that are not UTF-8 (0x"
                       + Integer.toHexString(bytes[at] & 0xff).toUpperCase(Locale.ROOT)
-                      + "); allowed a UTF-8 text file")));
+                      + "); allowed a UTF-8 text file")),
+          Boolean.TRUE.equals(fileStrict),
+          fileStrict == null,
+          null);
     }
     out.flip();
     return out.toString();
   }
 
-  private static ConfigException tooLarge(String source, String size) {
-    return fileProblem(
-        source,
-        "found a file of "
-            + size
-            + " bytes; allowed at most "
-            + MAX_FILE_BYTES
-            + " (a configuration is a few KiB)");
+  /**
+   * @param head the file's bytes, or its first ones, to read its own {@code agent.strict} from: at
+   *     most {@link YamlComposer#MAX_CHARS} of them are decoded (leniently) and parsed; null when
+   *     not read
+   */
+  private static ConfigException tooLarge(
+      String source, String size, byte[] head, Map<String, String> env) {
+    Boolean fileStrict = null;
+    if (head != null && env != null) {
+      // As many bytes as a file has characters at most: never more text than a loadable file's,
+      // nor, for a huge one, more memory than a few times that.
+      String text =
+          new String(
+              head, 0, Math.min(head.length, YamlComposer.MAX_CHARS), StandardCharsets.UTF_8);
+      fileStrict = StrictProbe.read(text, true, env);
+    }
+    return new ConfigException(
+        List.of(
+            new ConfigProblem(
+                source,
+                0,
+                0,
+                "",
+                "found a file of "
+                    + size
+                    + " bytes; allowed at most "
+                    + MAX_FILE_BYTES
+                    + " (a configuration is a few KiB)")),
+        Boolean.TRUE.equals(fileStrict),
+        fileStrict == null,
+        null);
   }
 
+  /** A file that could not be read: its own {@code agent.strict} was not either. */
   private static ConfigException fileProblem(String source, String message) {
-    return new ConfigException(List.of(new ConfigProblem(source, 0, 0, "", message)));
+    return new ConfigException(
+        List.of(new ConfigProblem(source, 0, 0, "", message)), false, true, null);
   }
 
   private static String describe(IOException e) {

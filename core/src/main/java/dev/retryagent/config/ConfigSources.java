@@ -64,7 +64,9 @@ public final class ConfigSources {
    * @param sysProps system properties (the agent passes System.getProperties())
    * @param env environment (the agent passes System.getenv())
    * @throws ConfigException for a malformed argument or an invalid mode/strict value, naming its
-   *     source; {@link ConfigException#strict()} is the strict override when that one was valid
+   *     source; {@link ConfigException#strict()} is the strict override when that one was valid,
+   *     else the named file's own {@code agent.strict} (a file that can be read is then loaded with
+   *     {@code env}, and its problems follow the override's)
    */
   public static ConfigSources resolve(
       String agentArgs, Properties sysProps, Map<String, String> env) throws ConfigException {
@@ -111,7 +113,13 @@ public final class ConfigSources {
     }
 
     if (!problems.isEmpty()) {
-      throw new ConfigException(problems, Boolean.TRUE.equals(strict));
+      if (strict != null) {
+        throw new ConfigException(problems, strict, false, strictRaw.origin);
+      }
+      if (file == null) {
+        throw new ConfigException(problems, false);
+      }
+      throw withTheFilesStrict(problems, file, env);
     }
     return new ConfigSources(
         file,
@@ -120,6 +128,39 @@ public final class ConfigSources {
         modeRaw == null ? NOWHERE : modeRaw.origin,
         strict,
         strictRaw == null ? NOWHERE : strictRaw.origin);
+  }
+
+  /**
+   * The override's problems, with the strictness of the file they name: no valid override said
+   * whether to stop, so the file's own {@code agent.strict} does, as it will once the override is
+   * fixed.
+   */
+  private static ConfigException withTheFilesStrict(
+      List<ConfigProblem> problems, Path file, Map<String, String> env) {
+    // A file that can be read is loaded for it, and its problems are reported too. One that cannot
+    // be read (its path may be the override's mistake) is left for then: it is no problem of the
+    // override's, and would not stop the JVM.
+    byte[] content;
+    try {
+      content = ConfigLoader.read(file, env);
+    } catch (ConfigException unreadable) {
+      if (unreadable.strictUnread()) {
+        return new ConfigException(problems, false);
+      }
+      // too large, yet read up to its agent.strict
+      problems.addAll(unreadable.problems());
+      return new ConfigException(problems, unreadable.strict(), false, null);
+    }
+    boolean fileStrict;
+    boolean unread = false;
+    try {
+      fileStrict = ConfigLoader.parse(content, file.toString(), env).strict();
+    } catch (ConfigException e) {
+      problems.addAll(e.problems());
+      fileStrict = e.strict();
+      unread = e.strictUnread();
+    }
+    return new ConfigException(problems, fileStrict, unread, null);
   }
 
   /** The file to load, or null: no file named anywhere means the built-in defaults. */
@@ -162,25 +203,27 @@ public final class ConfigSources {
    *     ConfigException#strict()} honours the strict override
    */
   public AgentConfig load(Map<String, String> env) throws ConfigException {
-    return load(read(), env);
+    return load(read(env), env);
   }
 
   /**
-   * The bytes of the file, read as {@link ConfigLoader#read} reads them, or null when no file was
-   * named: what {@link #load(byte[], Map)} parses, and what the reload watcher then compares the
-   * file with (an edit made after this read is one to apply, however soon after).
+   * The bytes of the file, read as {@link ConfigLoader#read(Path)} reads them, or null when no file
+   * was named: what {@link #load(byte[], Map)} parses, and what the reload watcher then compares
+   * the file with (an edit made after this read is one to apply, however soon after).
    *
+   * @param env the environment for {@code ${NAME}} substitution, where a file too large to load is
+   *     read up to its own {@code agent.strict}
    * @throws ConfigException when the file is unreadable; its {@link ConfigException#strict()}
    *     honours the strict override
    */
-  public byte[] read() throws ConfigException {
+  public byte[] read(Map<String, String> env) throws ConfigException {
     if (configFile == null) {
       return null;
     }
     try {
-      return ConfigLoader.read(configFile);
+      return ConfigLoader.read(configFile, env);
     } catch (ConfigException e) {
-      throw strict == null ? e : e.withStrict(strict);
+      throw strict == null ? e : e.withStrict(strict, strictOrigin);
     }
   }
 
@@ -195,7 +238,7 @@ public final class ConfigSources {
     try {
       return apply(ConfigLoader.parse(content, configFile.toString(), env));
     } catch (ConfigException e) {
-      throw strict == null ? e : e.withStrict(strict);
+      throw strict == null ? e : e.withStrict(strict, strictOrigin);
     }
   }
 

@@ -90,4 +90,12 @@ final class FileProblems {
   ConfigException toException(boolean strict) {
     return new ConfigException(sorted(), strict);
   }
+
+  /**
+   * @param fileStrict the file's own {@code agent.strict} as {@link StrictProbe#read} found it:
+   *     null when it could not be read
+   */
+  ConfigException unparsed(Boolean fileStrict) {
+    return new ConfigException(sorted(), Boolean.TRUE.equals(fileStrict), fileStrict == null, null);
+  }
 }

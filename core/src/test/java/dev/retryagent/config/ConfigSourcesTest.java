@@ -180,33 +180,152 @@ class ConfigSourcesTest {
         .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
   }
 
+  private Path write(String name, String yaml) throws Exception {
+    return Files.writeString(dir.resolve(name), yaml);
+  }
+
+  /** The exception of loading {@code file} with {@code args} after it ({@code ,strict=true}). */
+  private ConfigException failure(Path file, String args) {
+    AtomicReference<ConfigException> caught = new AtomicReference<>();
+    assertThatThrownBy(
+            () ->
+                ConfigSources.resolve("config=" + file + args, NO_PROPS, Map.of("S", "true"))
+                    .load(Map.of("S", "true")))
+        .as(file.getFileName() + args)
+        .isInstanceOfSatisfying(ConfigException.class, caught::set);
+    return caught.get();
+  }
+
   /**
-   * docs/configuration.md (Errors): a file's own {@code agent.strict} counts only when it could be
-   * read; the override covers the files that could not.
+   * docs/configuration.md (Errors): a file's own {@code agent.strict: true} stops the JVM also when
+   * the file is not YAML further on (a tab, an unclosed bracket, a second document), is not UTF-8
+   * or is too large, as long as it was written before the first error.
+   */
+  @Test
+  void aFileThatIsNotYamlAfterItsOwnStrictStopsTheJvm() throws Exception {
+    String big = "agent: {strict: true}\n" + "#".repeat(YamlComposer.MAX_CHARS) + "\n";
+    List<Path> files =
+        List.of(
+            write("tab.yml", "agent: {strict: true}\ndefaults:\n\tretry: {}\n"),
+            write("tab-block.yml", "agent:\n  strict: true\ndefaults:\n\tretry: {}\n"),
+            write("bracket.yml", "agent: {strict: true}\ndefaults: {retry: [\n"),
+            write("bracket-in-agent.yml", "agent: {strict: true, mode: [\n"),
+            write("two.yml", "agent: {strict: true}\n---\ndefaults: {}\n"),
+            write("env.yml", "agent: {strict: '${S}'}\n---\n"),
+            write("dup.yml", "agent: {strict: true}\ndefaults: {}\ndefaults: {}\n"),
+            write("chars.yml", big),
+            Files.write(
+                dir.resolve("latin1.yml"),
+                "agent: {strict: true}\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1)),
+            Files.write(
+                dir.resolve("bytes.yml"),
+                ("agent:\n  strict: true\n  mode: observe\n"
+                        + "#".repeat((int) ConfigLoader.MAX_FILE_BYTES))
+                    .getBytes(StandardCharsets.UTF_8)));
+    for (Path file : files) {
+      ConfigException e = failure(file, "");
+      assertThat(e.strict()).as(file.toString()).isTrue();
+      assertThat(e.strictOrigin()).isNull();
+      // the override still wins, and says so
+      ConfigException overridden = failure(file, ",strict=false");
+      assertThat(overridden.strict()).as(file.toString()).isFalse();
+      assertThat(overridden.strictOrigin()).isEqualTo("agent argument");
+    }
+  }
+
+  /**
+   * Never a guess: an {@code agent.strict: true} after the first error, in a second document,
+   * through an alias, not true by the schema's rules, or cut off by the size limit does not stop
+   * the JVM; the override does.
    */
   @Test
   void aFileThatCannotBeReadUpToItsOwnStrictStopsTheJvmOnlyWithTheOverride() throws Exception {
-    Path tab = dir.resolve("tab.yml");
-    Files.writeString(tab, "agent: {strict: true}\ndefaults:\n\tretry: {}\n");
-    Path twoDocuments = dir.resolve("two.yml");
-    Files.writeString(twoDocuments, "agent: {strict: true}\n---\ndefaults: {}\n");
-    Path latin1 = dir.resolve("latin1.yml");
-    Files.write(
-        latin1, "agent: {strict: true}\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1));
-    Path strictUnset = dir.resolve("unset.yml");
-    Files.writeString(strictUnset, "agent: {strict: '${NO_SUCH_VARIABLE}'}\n");
-    for (Path file : List.of(tab, twoDocuments, latin1, strictUnset, dir.resolve("missing.yml"))) {
-      assertThatThrownBy(
-              () -> ConfigSources.resolve(file.toString(), NO_PROPS, Map.of()).load(Map.of()))
-          .as(file.toString())
-          .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isFalse());
-      assertThatThrownBy(
-              () ->
-                  ConfigSources.resolve("config=" + file + ",strict=true", NO_PROPS, Map.of())
-                      .load(Map.of()))
-          .as(file.toString())
-          .isInstanceOfSatisfying(ConfigException.class, e -> assertThat(e.strict()).isTrue());
+    // MAX_CHARS cuts "truely" after "true": what follows the cut could change the value
+    String cut = "agent:\n  strict: true";
+    String cutFile = "#".repeat(YamlComposer.MAX_CHARS - cut.length() - 1) + "\n" + cut + "ly\n";
+    List<Path> unread =
+        List.of(
+            write("tab.yml", "defaults:\n\tretry: {}\nagent: {strict: true}\n"),
+            write("bracket.yml", "defaults: {retry: [\nagent: {strict: true}\n"),
+            write("alias.yml", "x: &t true\nagent: {strict: *t}\n---\n"),
+            write("cut.yml", cutFile),
+            dir.resolve("missing.yml"));
+    List<Path> notTrue =
+        List.of(
+            write("second.yml", "agent: {mode: observe}\n---\nagent: {strict: true}\n"),
+            write("unset.yml", "agent: {strict: '${NO_SUCH_VARIABLE}'}\n---\n"),
+            write("yes.yml", "agent: {strict: yes}\n---\n"),
+            write("tag.yml", "agent: {strict: !flag true}\n---\n"),
+            write("flow.yml", "agent: {strict: true\nx"));
+    for (Path file : unread) {
+      ConfigException e = failure(file, "");
+      assertThat(e.strict()).as(file.toString()).isFalse();
+      assertThat(e.strictUnread()).as(file.toString()).isTrue();
+      assertThat(failure(file, ",strict=true").strict()).as(file.toString()).isTrue();
     }
+    for (Path file : notTrue) {
+      ConfigException e = failure(file, "");
+      assertThat(e.strict()).as(file.toString()).isFalse();
+      assertThat(e.strictUnread()).as(file.toString()).isFalse();
+      assertThat(failure(file, ",strict=true").strict()).as(file.toString()).isTrue();
+    }
+    // the same cut, with a node after the value: the value ended before the cut
+    String whole = "agent:\n  strict: true\n  mode: observe";
+    Path read =
+        write(
+            "read.yml",
+            "#".repeat(YamlComposer.MAX_CHARS - whole.length() - 1) + "\n" + whole + "\n#\n");
+    assertThat(failure(read, "").strict()).isTrue();
+  }
+
+  /**
+   * An invalid override ({@code mode=observ}) without a valid strict one: the named file's own
+   * {@code agent.strict} decides, as it will once the override is fixed, and the file's problems
+   * are reported with the override's.
+   */
+  @Test
+  void anInvalidOverrideStopsTheJvmWhenTheFileItNamesIsStrict() throws Exception {
+    Path strict = write("strict.yml", "agent: {strict: true}\n");
+    Path strictInvalid = write("bad.yml", "agent: {strict: true}\ndefaults:\n\tretry: {}\n");
+    Path lax = write("lax.yml", "agent: {mode: observe}\n");
+
+    ConfigException e = failure(strict, ",mode=observ");
+    assertThat(e.strict()).isTrue();
+    assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("mode");
+
+    e = failure(strictInvalid, ",mode=observ");
+    assertThat(e.strict()).isTrue();
+    assertThat(e.problems())
+        .extracting(ConfigProblem::source)
+        .containsExactly("agent argument", strictInvalid.toString());
+
+    e = failure(lax, ",mode=observ");
+    assertThat(e.strict()).isFalse();
+    assertThat(e.strictUnread()).isFalse();
+
+    // a file that cannot be read is reported once the override is fixed, as before
+    e = failure(dir.resolve("missing.yml"), ",mode=observ");
+    assertThat(e.strict()).isFalse();
+    assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("mode");
+
+    // a file too large to load is still read up to its agent.strict
+    Path large =
+        Files.writeString(
+            dir.resolve("large.yml"),
+            "agent: {strict: true}\n" + "#".repeat((int) ConfigLoader.MAX_FILE_BYTES));
+    e = failure(large, ",mode=observ");
+    assertThat(e.strict()).isTrue();
+    assertThat(e.problems()).hasSize(2);
+
+    // a valid strict override decides alone, and the file is not read
+    e = failure(strict, ",mode=observ,strict=false");
+    assertThat(e.strict()).isFalse();
+    assertThat(e.strictOrigin()).isEqualTo("agent argument");
+    assertThat(e.problems()).hasSize(1);
+    // an invalid one decides nothing: the file does
+    e = failure(strict, ",mode=observ,strict=maybe");
+    assertThat(e.strict()).isTrue();
+    assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("mode", "strict");
   }
 
   @Test

@@ -124,4 +124,28 @@ class AgentConfigurationIT {
         .contains("invalid configuration and strict: true, stopping the JVM")
         .contains("strict.yml:4:25: defaults.retry.maxAttempts");
   }
+
+  /**
+   * The file's own {@code agent.strict: true} stops the JVM also when the file is not YAML after it
+   * (a tab in the indentation), and when an override is invalid ({@code mode=observ}): the file it
+   * names decides.
+   */
+  @ParameterizedTest
+  @MethodSource("dev.retryagent.it.harness.AgentScenarios#jdks")
+  void aStrictFileStopsTheJvmBeforeMainAlsoWhenItIsNotYamlFurtherOnOrAnOverrideIsInvalid(Path jdk)
+      throws Exception {
+    Path tab = file("tab.yml", "agent:\n  strict: true\ndefaults:\n\tretry: {}\n");
+    Path valid = file("valid.yml", "agent: { strict: true }\n");
+
+    for (String args : new String[] {tab.toString(), "config=" + valid + ",mode=observ"}) {
+      ForkedJvm.Result r = ForkedJvm.run(jdk, args, JdkHttpApp.class, "send", base(), "GET:/x");
+
+      assertThat(r.exitCode()).as(r.describe()).isEqualTo(1);
+      assertThat(r.stdout()).as(r.describe()).isEmpty();
+      assertThat(r.stderr())
+          .as(r.describe())
+          .contains("invalid configuration and strict: true, stopping the JVM");
+    }
+    assertThat(server.requestCount()).isZero();
+  }
 }

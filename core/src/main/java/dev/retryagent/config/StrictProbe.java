@@ -1,0 +1,175 @@
+package dev.retryagent.config;
+
+import java.util.Map;
+import org.yaml.snakeyaml.events.CollectionStartEvent;
+import org.yaml.snakeyaml.events.Event;
+import org.yaml.snakeyaml.events.ScalarEvent;
+import org.yaml.snakeyaml.parser.Parser;
+import org.yaml.snakeyaml.parser.ParserImpl;
+import org.yaml.snakeyaml.reader.StreamReader;
+
+/**
+ * The file's own {@code agent.strict}, for a file that could not be loaded before its {@code agent}
+ * section was read: one that is not YAML (a tab in the indentation, an unclosed bracket), holds a
+ * second document, exceeds a limit of {@link YamlComposer}, is not UTF-8 or is too large. Such a
+ * file is still well-formed YAML up to its first error, and {@code agent.strict: true} written
+ * there was written: it stops the JVM as in any other invalid file.
+ *
+ * <p>Never a guess: SnakeYAML's event parser reads the text until its first error, and only a
+ * top-level key {@code agent} whose map holds {@code strict} with a scalar counts, read with the
+ * walker's rules (the first of duplicate keys, YAML's own tags only, {@code ${NAME}} from the
+ * environment, {@link ValueType#BOOLEAN}). Anything after the error, after the first document,
+ * reached through an alias, or cut off by a size limit does not count.
+ *
+ * <p>Runs only for a file that failed: a valid file never loads this class.
+ */
+final class StrictProbe {
+  private StrictProbe() {}
+
+  /**
+   * {@link Boolean#TRUE} when the text's own {@code agent.strict} reads as true before its first
+   * error; {@link Boolean#FALSE} when it reads otherwise or the first document was read to its end
+   * without it; null when an error (or the end of text that was cut) came first, so it is not
+   * known.
+   *
+   * @param text at most {@link YamlComposer#MAX_CHARS} characters of it are read
+   * @param cut whether {@code text} is the start of a longer file: a value then counts only when
+   *     something written after it was read, as the cut may fall inside it ({@code strict: true} of
+   *     {@code strict: truely})
+   */
+  static Boolean read(String text, boolean cut, Map<String, String> env) {
+    String probed = text;
+    boolean truncated = cut;
+    if (probed.length() > YamlComposer.MAX_CHARS) {
+      // never more than a loadable file: the rest of a hostile one is not parsed
+      probed = probed.substring(0, YamlComposer.MAX_CHARS);
+      truncated = true;
+    }
+    if (!probed.isEmpty() && probed.charAt(0) == '\uFEFF') {
+      probed = probed.substring(1);
+    }
+    Parser parser = new ParserImpl(new StreamReader(probed), SnakeYamlReader.options());
+    Boolean found = null;
+    try {
+      found = find(parser, env);
+      if (Boolean.TRUE.equals(found) && truncated) {
+        // True only once an event written after the value (a `}`, the next key) shows that the
+        // value ended before the cut; the ends the parser adds at the end of the text do not.
+        int end = probed.codePointCount(0, probed.length());
+        found = null;
+        while (found == null) {
+          Event e = parser.getEvent();
+          if (e.is(Event.ID.StreamEnd)) {
+            break;
+          }
+          if (e.getStartMark() != null && e.getStartMark().getIndex() < end) {
+            found = Boolean.TRUE;
+          }
+        }
+      }
+      return found;
+    } catch (RuntimeException e) {
+      // the first error: what was read before it stands (a YAMLException, or a parser bug)
+      return found;
+    }
+  }
+
+  /** Reads up to {@code agent.strict} of the first document; see {@link #read}. */
+  private static Boolean find(Parser parser, Map<String, String> env) {
+    parser.getEvent(); // StreamStart
+    Event e = parser.getEvent();
+    if (!e.is(Event.ID.DocumentStart)) {
+      return Boolean.FALSE; // an empty file sets nothing
+    }
+    Event root = parser.getEvent();
+    if (!isMapping(root)) {
+      return Boolean.FALSE; // not a map at the top: no agent section (the walker says so)
+    }
+    Event agent = valueOf(parser, "agent", 1);
+    if (agent == null) {
+      return Boolean.FALSE;
+    }
+    if (agent.is(Event.ID.Alias)) {
+      return null; // not followed: which node it names is the composer's to say
+    }
+    if (!isMapping(agent)) {
+      return Boolean.FALSE;
+    }
+    Event strict = valueOf(parser, "strict", 2);
+    if (strict != null && strict.is(Event.ID.Alias)) {
+      return null;
+    }
+    if (!(strict instanceof ScalarEvent)) {
+      return Boolean.FALSE; // absent, or a list or map (invalid)
+    }
+    ScalarEvent s = (ScalarEvent) strict;
+    if (!standardTag(s.getTag()) || YamlNode.NULL.equals(s.getTag())) {
+      return Boolean.FALSE; // the walker refuses the value
+    }
+    try {
+      String value = new EnvSubstitution(env).apply(s.getValue(), ValueType.BOOLEAN.maySecret());
+      return Boolean.TRUE.equals(ValueType.BOOLEAN.convert(value));
+    } catch (IllegalArgumentException invalid) {
+      return Boolean.FALSE;
+    }
+  }
+
+  /**
+   * In the map whose start was just read, the first value of {@code key} (its first event), or null
+   * when the map ends without it. Other keys and their values are skipped; a key that is not a
+   * scalar written in place (a list, a map, an alias) is none.
+   */
+  private static Event valueOf(Parser parser, String key, int level) {
+    while (true) {
+      Event k = parser.getEvent();
+      if (k.is(Event.ID.MappingEnd)) {
+        return null;
+      }
+      boolean match =
+          k instanceof ScalarEvent
+              && key.equals(((ScalarEvent) k).getValue())
+              && !YamlNode.NULL.equals(((ScalarEvent) k).getTag());
+      if (!match) {
+        skipNode(parser, k, level + 1);
+      }
+      Event v = parser.getEvent();
+      if (match) {
+        return v;
+      }
+      skipNode(parser, v, level + 1);
+    }
+  }
+
+  /**
+   * Reads to the end of the node that {@code first} starts, at depth {@code level}.
+   *
+   * @throws IllegalStateException deeper than {@link YamlComposer#MAX_NESTING}, where the composer
+   *     stopped: the scanner's cost per token grows with the depth of [ and {
+   */
+  private static void skipNode(Parser parser, Event first, int level) {
+    if (!(first instanceof CollectionStartEvent)) {
+      return;
+    }
+    int depth = level;
+    while (depth >= level) {
+      if (depth > YamlComposer.MAX_NESTING) {
+        throw new IllegalStateException("nested too deep");
+      }
+      Event e = parser.getEvent();
+      if (e instanceof CollectionStartEvent) {
+        depth++;
+      } else if (e.is(Event.ID.MappingEnd) || e.is(Event.ID.SequenceEnd)) {
+        depth--;
+      }
+    }
+  }
+
+  /** A map the walker reads: none of its own tags, or one of YAML's. */
+  private static boolean isMapping(Event e) {
+    return e.is(Event.ID.MappingStart) && standardTag(((CollectionStartEvent) e).getTag());
+  }
+
+  private static boolean standardTag(String tag) {
+    return tag == null || tag.equals("!") || tag.startsWith(YamlNode.STANDARD_TAG_PREFIX);
+  }
+}
