@@ -209,10 +209,22 @@ public final class Installer implements AgentInstaller {
       System.err.flush();
       System.exit(1);
     }
+    String instead;
+    if (!atStartup) {
+      instead = "attached late: strict stops a JVM only at start-up";
+    } else if (e.strictOrigin() != null) {
+      // The override wins over the file: "set agent.strict: true" would change nothing.
+      instead = "strict=false from the " + e.strictOrigin();
+    } else if (e.strictUnread()) {
+      // The file may set it after its error, or be unreadable: only the override can stop it.
+      instead =
+          "agent.strict could not be read from the file; give strict=true in the agent argument"
+              + " to stop instead";
+    } else {
+      instead = "set agent.strict: true to stop instead";
+    }
     return "not installed, the application runs without retries: invalid configuration ("
-        + (atStartup
-            ? "set agent.strict: true to stop instead"
-            : "attached late: strict stops a JVM only at start-up")
+        + instead
         + ")"
         + text;
   }
