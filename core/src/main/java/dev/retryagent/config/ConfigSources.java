@@ -207,6 +207,16 @@ public final class ConfigSources {
   }
 
   /**
+   * {@link #read(Map)} with the process's environment: kept for callers of the library written
+   * before the environment was asked for.
+   *
+   * @throws ConfigException as {@link #read(Map)}
+   */
+  public byte[] read() throws ConfigException {
+    return read(System.getenv());
+  }
+
+  /**
    * The bytes of the file, read as {@link ConfigLoader#read(Path)} reads them, or null when no file
    * was named: what {@link #load(byte[], Map)} parses, and what the reload watcher then compares
    * the file with (an edit made after this read is one to apply, however soon after).
