@@ -654,17 +654,21 @@ final class AsyncCall extends SelfViewCall
 
   /**
    * Whether HttpClient's own retry may send the request again after {@code result}, a failure
-   * inside the current exchange ({@link GovernedRetryStrategy}). While the call goes on, the call's
-   * rule ({@link #clientMayResend(AttemptResult, RequestInfo)}): a failure the policy retries is
-   * left to the agent's retry. Once the call is over (the response's head went up to the
+   * inside the current exchange ({@link GovernedRetryStrategy}); {@code followUp}: the request it
+   * would resend when HttpClient made it itself to follow the call's (a redirect's GET after a
+   * POST's 303, {@link AsyncResendCounter.Counted#followUp}), else null. While the call goes on,
+   * the call's rule ({@link #clientMayResend(AttemptResult, RequestInfo)}): a failure the policy
+   * retries is left to the agent's retry. Once the call is over (the response's head went up to the
    * application's consumer, then its body failed), no retry of the agent's comes, so the policy's
    * retrying the failure is no reason to refuse: the client resends as it does without the agent,
    * and a request the policy would never repeat (a POST without key) still never.
    */
-  boolean clientMayResendInExchange(AttemptResult result) {
-    return clientMayResend(result, null)
+  boolean clientMayResendInExchange(AttemptResult result, RequestInfo followUp) {
+    return clientMayResend(result, followUp)
         || (isFinished()
-            && IdempotencyGate.check(policy().retry(), this, result.outcome()) == null);
+            && IdempotencyGate.check(
+                    policy().retry(), followUp != null ? followUp : this, result.outcome())
+                == null);
   }
 
   // ---- the call's end

@@ -1,5 +1,7 @@
 package dev.retryagent.apache5;
 
+import dev.retryagent.engine.AttemptResult;
+import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
@@ -17,8 +19,9 @@ import org.apache.hc.core5.http.nio.AsyncEntityProducer;
  * AsyncHttpRequestRetryExec}), each request it passes down is one exchange of the attempt under way
  * of an {@link AsyncRetryExecHandler} call, so that what HttpClient resends by itself counts as
  * attempts. HttpClient's retry element asks its strategy inside the callback this class hands up to
- * it, on the I/O thread: the call is made current there ({@link AsyncRetryExecHandler#CURRENT}) for
- * {@link GovernedRetryStrategy}. Each request carries the attempt header. Stateless.
+ * it, on the I/O thread: that callback, which knows the call and the request the element would
+ * resend, is made current there ({@link AsyncRetryExecHandler#CURRENT}) for {@link
+ * GovernedRetryStrategy}. Each request carries the attempt header. Stateless.
  */
 final class AsyncResendCounter implements AsyncExecChainHandler {
   static final AsyncResendCounter INSTANCE = new AsyncResendCounter();
@@ -46,27 +49,68 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
       request.setHeader(header, Integer.toString(attempt.number));
     }
     attempt.log.exchangeStarted();
-    chain.proceed(request, producer, scope, new Counted(call, attempt.log, callback));
+    chain.proceed(
+        request, producer, scope, new Counted(call, attempt.log, callback, request, scope));
   }
 
-  /** The callback handed up to HttpClient's retry element, with the call current around it. */
-  private static final class Counted implements AsyncExecCallback {
+  /**
+   * The callback handed up to HttpClient's retry element, current around it ({@link
+   * AsyncRetryExecHandler#CURRENT}): the call, and the request this exchange sent, a copy the
+   * element made (5.1 to 5.6) of the one it resends.
+   */
+  static final class Counted implements AsyncExecCallback {
     private final AsyncCall call;
     private final ExchangeLog log;
     private final AsyncExecCallback up;
+    // What was passed down, and in which scope: in every 5.x a redirect's hop is a request of its
+    // own here (AsyncRedirectExec sits above the retry element), with its own scope when the
+    // redirect leads to another host.
+    private final HttpRequest sent;
+    private final AsyncExecChain.Scope scope;
 
-    Counted(AsyncCall call, ExchangeLog log, AsyncExecCallback up) {
+    Counted(
+        AsyncCall call,
+        ExchangeLog log,
+        AsyncExecCallback up,
+        HttpRequest sent,
+        AsyncExecChain.Scope scope) {
       this.call = call;
       this.log = log;
       this.up = up;
+      this.sent = sent;
+      this.scope = scope;
+    }
+
+    /**
+     * Whether HttpClient's retry element may resend after {@code result}, the outcome of this
+     * exchange ({@link AsyncCall#clientMayResendInExchange}); {@code resent}: the request it names
+     * as the one it would resend (its I/O strategy's argument), or null to take the one this
+     * exchange sent (its 429 and 503 strategy names none).
+     */
+    boolean mayResend(AttemptResult result, HttpRequest resent) {
+      return call.clientMayResendInExchange(result, followUp(resent != null ? resent : sent));
+    }
+
+    /**
+     * {@code resent} judged as itself when HttpClient made it to follow the call's request with
+     * another method (the GET of a redirect after a POST answered 301, 302 or 303), as the classic
+     * client's {@link RetryExecHandler.Attempt#followUpRequest}; null when it has the call's method
+     * (the call's own request, or a 307's hop, which sends the POST again) and the call's rule
+     * decides. Made only when HttpClient asks to resend.
+     */
+    RequestInfo followUp(HttpRequest resent) {
+      if (resent.getMethod().equalsIgnoreCase(call.method()) || scope.route == null) {
+        return null;
+      }
+      return new ClassicRequest(resent, scope.route.getTargetHost());
     }
 
     @Override
     public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details)
         throws HttpException, IOException {
       log.answered(response.getCode());
-      AsyncCall outer = AsyncRetryExecHandler.CURRENT.get();
-      AsyncRetryExecHandler.CURRENT.set(call);
+      Counted outer = AsyncRetryExecHandler.CURRENT.get();
+      AsyncRetryExecHandler.CURRENT.set(this);
       try {
         return up.handleResponse(response, details);
       } finally {
@@ -86,8 +130,8 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
 
     @Override
     public void failed(Exception cause) {
-      AsyncCall outer = AsyncRetryExecHandler.CURRENT.get();
-      AsyncRetryExecHandler.CURRENT.set(call);
+      Counted outer = AsyncRetryExecHandler.CURRENT.get();
+      AsyncRetryExecHandler.CURRENT.set(this);
       try {
         up.failed(cause);
       } finally {
@@ -95,7 +139,7 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
       }
     }
 
-    private static void restore(AsyncCall outer) {
+    private static void restore(Counted outer) {
       // set, not remove: the I/O thread keeps its map entry, holding null (or what it held
       // before), so no call is left reachable from it and no entry is made anew per response.
       AsyncRetryExecHandler.CURRENT.set(outer);

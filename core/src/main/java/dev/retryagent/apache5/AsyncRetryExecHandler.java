@@ -73,10 +73,11 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
   public static final String COUNTER_NAME = RetryExecHandler.COUNTER_NAME;
 
   /**
-   * The call whose exchange HttpClient's retry element is judging on this thread, for {@link
+   * The exchange of a call that HttpClient's retry element is judging on this thread (the resend
+   * counter's callback: the call, and the request the element would resend), for {@link
    * GovernedRetryStrategy}; null outside such a callback.
    */
-  static final ThreadLocal<AsyncCall> CURRENT = new ThreadLocal<>();
+  static final ThreadLocal<AsyncResendCounter.Counted> CURRENT = new ThreadLocal<>();
 
   /**
    * The calls in progress, by their scope's execution counter: an object of its own per {@code

@@ -3,22 +3,22 @@ package dev.retryagent.apache5;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.util.Locale;
-import org.apache.hc.core5.http.ClassicHttpRequest;
 import org.apache.hc.core5.http.Header;
 import org.apache.hc.core5.http.HttpHost;
 import org.apache.hc.core5.http.HttpRequest;
 
 /**
- * A {@link RequestInfo} view of a classic request HttpClient made itself within an attempt (a
- * redirect's hop, {@link RetryExecHandler.Attempt#followUpRequest}), read when asked. {@link
- * ClassicCall} is the view of a call's own request; the static readers here are the one home of how
- * either reads a target and a path.
+ * A {@link RequestInfo} view of a request HttpClient made itself within an attempt (a redirect's
+ * hop: the classic client's, {@link RetryExecHandler.Attempt#followUpRequest}, or the async
+ * client's, {@link AsyncResendCounter.Counted#followUp}), read when asked. {@link ClassicCall} is
+ * the view of a call's own request; the static readers here are the one home of how either reads a
+ * target and a path.
  */
 final class ClassicRequest implements RequestInfo {
-  private final ClassicHttpRequest request;
+  private final HttpRequest request;
   private final HttpHost target;
 
-  ClassicRequest(ClassicHttpRequest request, HttpHost target) {
+  ClassicRequest(HttpRequest request, HttpHost target) {
     this.request = request;
     this.target = target;
   }

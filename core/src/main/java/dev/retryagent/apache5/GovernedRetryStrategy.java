@@ -64,13 +64,13 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
     // HttpClient's strategy first, as without the agent: the call is asked only about a resend
     // that would really happen, so an answer of "yes" can be counted when it is made.
     return own.retryRequest(request, exception, execCount, context)
-        && callConsents(AttemptResult.thrown(exception));
+        && callConsents(AttemptResult.thrown(exception), request);
   }
 
   @Override
   public boolean retryRequest(HttpResponse response, int execCount, HttpContext context) {
     return own.retryRequest(response, execCount, context)
-        && callConsents(AttemptResult.response(response.getCode()));
+        && callConsents(AttemptResult.response(response.getCode()), null);
   }
 
   @Override
@@ -93,14 +93,23 @@ final class GovernedRetryStrategy implements HttpRequestRetryStrategy {
     }
   }
 
-  private static boolean callConsents(AttemptResult result) {
+  /**
+   * The call's consent to HttpClient's resend after {@code result}; {@code resent}: the request
+   * HttpClient names as the one it would resend (the I/O strategy's argument), null when it names
+   * none (429, 503).
+   */
+  private static boolean callConsents(AttemptResult result, HttpRequest resent) {
     RetryExecHandler.Attempt attempt = RetryExecHandler.CURRENT.get();
     if (attempt != null) {
       return attempt.call.clientMayResend(result, attempt.followUpRequest());
     }
-    // The async client's call whose exchange HttpClient judges on this thread (AsyncResendCounter).
-    AsyncCall async = AsyncRetryExecHandler.CURRENT.get();
-    return async == null || async.clientMayResendInExchange(result);
+    // The async client's exchange HttpClient judges on this thread (AsyncResendCounter): in every
+    // 5.x its retry element sits below AsyncRedirectExec, so what it resends may be a redirect's
+    // hop (the GET after a POST's 303), judged as itself: judged as the call's POST, it was
+    // refused,
+    // and the application lost the GET's resend HttpClient alone makes.
+    AsyncResendCounter.Counted async = AsyncRetryExecHandler.CURRENT.get();
+    return async == null || async.mayResend(result, resent);
   }
 
   @Override

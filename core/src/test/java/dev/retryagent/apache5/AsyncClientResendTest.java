@@ -1,0 +1,188 @@
+package dev.retryagent.apache5;
+
+import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.testing.FakeTime;
+import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.TestEngines;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
+import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
+import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
+import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
+import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
+import org.apache.hc.core5.concurrent.FutureCallback;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.io.CloseMode;
+import org.apache.hc.core5.util.TimeValue;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * HttpClient 5.x async's own resends, side by side: the client alone and with our handler, on the
+ * same loopback server script, which counts what reached it. Both clients have HttpClient's default
+ * strategy but for its wait (none, so that no test waits in real time): one resend of an idempotent
+ * request after an I/O failure, one of any request after a 429 or 503. Runs on the 5.1 of the build
+ * (default execution) and on the newest 5.x (apache56).
+ */
+class AsyncClientResendTest {
+  private ScriptedHttpServer server;
+  private final FakeTime time = new FakeTime();
+  private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
+  private final List<CloseableHttpAsyncClient> clients = new ArrayList<>();
+
+  @BeforeEach
+  void start() throws IOException {
+    server = new ScriptedHttpServer();
+  }
+
+  @AfterEach
+  void stop() throws IOException {
+    for (CloseableHttpAsyncClient c : clients) {
+      c.close(CloseMode.IMMEDIATE);
+    }
+    server.close();
+    AsyncRetryExecHandler.RUNNING.clear();
+  }
+
+  private RetryEngine engine() {
+    return TestEngines.builder(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit())
+        .listener(TestEngines.recorder(events))
+        .listener(
+            new RetryListener() {
+              @Override
+              public void onCallComplete(RetryEvent e) {
+                events.add(e);
+              }
+            })
+        .build();
+  }
+
+  private HttpAsyncClientBuilder builder() {
+    return HttpAsyncClients.custom()
+        .setRetryStrategy(new DefaultHttpRequestRetryStrategy(1, TimeValue.ZERO_MILLISECONDS));
+  }
+
+  private CloseableHttpAsyncClient plain() {
+    return started(builder());
+  }
+
+  private CloseableHttpAsyncClient ours() {
+    return started(AsyncRetryExecHandler.addTo(builder(), engine()));
+  }
+
+  private CloseableHttpAsyncClient started(HttpAsyncClientBuilder b) {
+    CloseableHttpAsyncClient c = b.build();
+    clients.add(c);
+    c.start();
+    return c;
+  }
+
+  /** What reached the server ("METHOD /path" each), then what the application heard. */
+  private List<String> run(CloseableHttpAsyncClient c, SimpleHttpRequest request) throws Exception {
+    int before = server.requestCount();
+    CompletableFuture<String> heard = new CompletableFuture<>();
+    c.execute(
+        request,
+        new FutureCallback<SimpleHttpResponse>() {
+          @Override
+          public void completed(SimpleHttpResponse r) {
+            heard.complete(r.getCode() + " " + r.getBodyText());
+          }
+
+          @Override
+          public void failed(Exception e) {
+            heard.complete("failed " + e.getClass().getName());
+          }
+
+          @Override
+          public void cancelled() {
+            heard.complete("cancelled");
+          }
+        });
+    String got = heard.get(30, TimeUnit.SECONDS);
+    List<String> seen =
+        server.requests().subList(before, server.requestCount()).stream()
+            .map(r -> r.method + " " + r.path)
+            .collect(Collectors.toList());
+    seen.add(got);
+    return seen;
+  }
+
+  private static SimpleHttpRequest postWithoutKey(String url) {
+    return SimpleRequestBuilder.post(url).setBody("{}", ContentType.APPLICATION_JSON).build();
+  }
+
+  private long ofType(RetryEvent.Type type) {
+    return events.stream().filter(e -> e.type() == type).count();
+  }
+
+  @Test
+  void theGetThatFollowsAPostsRedirectIsResentAfterA503AsWithoutTheAgent() throws Exception {
+    // A POST without key answered 303: AsyncRedirectExec (above HttpClient's retry element in every
+    // 5.x) follows it with a GET of its own, which the retry element resends after its 503.
+    server
+        .enqueue(status(303).header("Location", "/receipt"), status(503), ok("receipt"))
+        .enqueue(status(303).header("Location", "/receipt"), status(503), ok("receipt"));
+
+    List<String> plain = run(plain(), postWithoutKey(server.url("/pay")));
+    List<String> ours = run(ours(), postWithoutKey(server.url("/pay")));
+
+    assertThat(plain).containsExactly("POST /pay", "GET /receipt", "GET /receipt", "200 receipt");
+    // Before: the resend was judged as the POST and refused: POST, GET, then the 503.
+    assertThat(ours).isEqualTo(plain);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
+  }
+
+  @Test
+  void theGetThatFollowsAPostsRedirectIsResentAfterAResetAsWithoutTheAgent() throws Exception {
+    // The same GET, its connection reset before any answer: the retry element asks about the
+    // request it would resend, the GET, safe to repeat.
+    server
+        .enqueue(status(303).header("Location", "/receipt"), reset(), ok("receipt"))
+        .enqueue(status(303).header("Location", "/receipt"), reset(), ok("receipt"));
+
+    List<String> plain = run(plain(), postWithoutKey(server.url("/pay")));
+    List<String> ours = run(ours(), postWithoutKey(server.url("/pay")));
+
+    assertThat(plain).containsExactly("POST /pay", "GET /receipt", "GET /receipt", "200 receipt");
+    // Before: refused as the POST's resend: POST, GET, then the reset's SocketException.
+    assertThat(ours).isEqualTo(plain);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
+  }
+
+  @Test
+  void aPostRedirectedWith307IsStillNeverResentAfterA503() throws Exception {
+    // A 307's hop is the POST again, without key: HttpClient alone resends it after the 503; with
+    // the agent it is judged as the call's own request and refused, as before.
+    server.enqueue(status(307).header("Location", "/pay2"), status(503)).otherwise(ok("paid"));
+
+    List<String> ours = run(ours(), postWithoutKey(server.url("/pay")));
+
+    assertThat(ours).containsExactly("POST /pay", "POST /pay2", "503 status 503");
+  }
+}
