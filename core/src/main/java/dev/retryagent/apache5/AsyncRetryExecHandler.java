@@ -83,8 +83,9 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
    * The calls in progress, by their scope's execution counter: an object of its own per {@code
    * execute}, which every scope of the call shares (its redirects' too), compared by identity. A
    * scheduled execution (our retry, HttpClient 5.1/5.2's resend) runs the chain from its head again
-   * with it. One map for every handler of this copy of the library, as {@link #CURRENT} is: a call
-   * is retried by the handler that took it first, whichever chain it runs in.
+   * with it, and is let through ({@link #rerun}). One map for every handler of this copy of the
+   * library, as {@link #CURRENT} is: a call is retried by the handler that took it first, whichever
+   * chain it runs in.
    */
   static final ConcurrentHashMap<AtomicInteger, AsyncCall> RUNNING = new ConcurrentHashMap<>();
 
@@ -262,9 +263,7 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
       AsyncExecChain chain,
       AsyncExecCallback callback)
       throws HttpException, IOException {
-    if (scope.execCount != null && RUNNING.containsKey(scope.execCount)) {
-      // A scheduled execution of a call of ours, run from the chain's head: an attempt we handed
-      // to the client's scheduler, or (5.1, 5.2) HttpClient's own resend inside one.
+    if (scope.execCount != null && rerun(scope.execCount)) {
       chain.proceed(request, producer, scope, callback);
       return;
     }
@@ -274,6 +273,20 @@ public final class AsyncRetryExecHandler implements AsyncExecChainHandler {
       return;
     }
     call.start();
+  }
+
+  /**
+   * Whether the execution counted by {@code execCount} is run again from the chain's head, not
+   * begun: an attempt of ours handed to the client's scheduler, or (5.1, 5.2, which schedule from
+   * the head) HttpClient's own resend, whether inside a call of ours or after it (the response's
+   * head went up to the application, then its body failed: the call is over, and was taken for a
+   * new one that retried the resend's failure up to {@code maxAttempts}, where HttpClient alone
+   * resends once). Each {@code execute} starts its counter at 1, and every scheduled execution,
+   * HttpClient's and ours ({@link AsyncCall}), counts itself there before it runs (5.1 to 5.6):
+   * above 1, the execution is one of those.
+   */
+  private static boolean rerun(AtomicInteger execCount) {
+    return execCount.get() > 1 || RUNNING.containsKey(execCount);
   }
 
   /**

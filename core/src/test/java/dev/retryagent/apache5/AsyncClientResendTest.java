@@ -1,5 +1,6 @@
 package dev.retryagent.apache5;
 
+import static dev.retryagent.testing.ScriptedHttpServer.Action.broken;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
@@ -13,23 +14,35 @@ import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
+import dev.retryagent.testing.ScriptedHttpServer.Fault;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
 import org.apache.hc.client5.http.async.methods.SimpleRequestBuilder;
+import org.apache.hc.client5.http.async.methods.SimpleRequestProducer;
+import org.apache.hc.client5.http.async.methods.SimpleResponseConsumer;
 import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.async.CloseableHttpAsyncClient;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClientBuilder;
 import org.apache.hc.client5.http.impl.async.HttpAsyncClients;
 import org.apache.hc.core5.concurrent.FutureCallback;
 import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.EntityDetails;
+import org.apache.hc.core5.http.Header;
+import org.apache.hc.core5.http.HttpException;
+import org.apache.hc.core5.http.HttpResponse;
+import org.apache.hc.core5.http.nio.AsyncResponseConsumer;
+import org.apache.hc.core5.http.nio.CapacityChannel;
+import org.apache.hc.core5.http.protocol.HttpContext;
 import org.apache.hc.core5.io.CloseMode;
 import org.apache.hc.core5.util.TimeValue;
 import org.junit.jupiter.api.AfterEach;
@@ -104,10 +117,19 @@ class AsyncClientResendTest {
 
   /** What reached the server ("METHOD /path" each), then what the application heard. */
   private List<String> run(CloseableHttpAsyncClient c, SimpleHttpRequest request) throws Exception {
+    return run(c, request, () -> {});
+  }
+
+  /**
+   * As {@link #run(CloseableHttpAsyncClient, SimpleHttpRequest)}, {@code atHead} run at each head.
+   */
+  private List<String> run(CloseableHttpAsyncClient c, SimpleHttpRequest request, Runnable atHead)
+      throws Exception {
     int before = server.requestCount();
     CompletableFuture<String> heard = new CompletableFuture<>();
     c.execute(
-        request,
+        SimpleRequestProducer.create(request),
+        new HeadSeen(SimpleResponseConsumer.create(), atHead),
         new FutureCallback<SimpleHttpResponse>() {
           @Override
           public void completed(SimpleHttpResponse r) {
@@ -131,6 +153,59 @@ class AsyncClientResendTest {
             .collect(Collectors.toList());
     seen.add(got);
     return seen;
+  }
+
+  /** The application's consumer, which runs {@code atHead} as each response's head reaches it. */
+  private static final class HeadSeen implements AsyncResponseConsumer<SimpleHttpResponse> {
+    private final AsyncResponseConsumer<SimpleHttpResponse> consumer;
+    private final Runnable atHead;
+
+    HeadSeen(AsyncResponseConsumer<SimpleHttpResponse> consumer, Runnable atHead) {
+      this.consumer = consumer;
+      this.atHead = atHead;
+    }
+
+    @Override
+    public void consumeResponse(
+        HttpResponse response,
+        EntityDetails details,
+        HttpContext context,
+        FutureCallback<SimpleHttpResponse> done)
+        throws HttpException, IOException {
+      consumer.consumeResponse(response, details, context, done);
+      atHead.run();
+    }
+
+    @Override
+    public void informationResponse(HttpResponse response, HttpContext context)
+        throws HttpException, IOException {
+      consumer.informationResponse(response, context);
+    }
+
+    @Override
+    public void failed(Exception cause) {
+      consumer.failed(cause);
+    }
+
+    @Override
+    public void updateCapacity(CapacityChannel channel) throws IOException {
+      consumer.updateCapacity(channel);
+    }
+
+    @Override
+    public void consume(ByteBuffer src) throws IOException {
+      consumer.consume(src);
+    }
+
+    @Override
+    public void streamEnd(List<? extends Header> trailers) throws HttpException, IOException {
+      consumer.streamEnd(trailers);
+    }
+
+    @Override
+    public void releaseResources() {
+      consumer.releaseResources();
+    }
   }
 
   private static SimpleHttpRequest postWithoutKey(String url) {
@@ -184,5 +259,29 @@ class AsyncClientResendTest {
     List<String> ours = run(ours(), postWithoutKey(server.url("/pay")));
 
     assertThat(ours).containsExactly("POST /pay", "POST /pay2", "503 status 503");
+  }
+
+  @Test
+  void aGetWhoseBodyBreaksAfterItsHeadReachedTheApplicationIsResentOnceAsWithoutTheAgent()
+      throws Exception {
+    // The 200's head goes up to the application's consumer, then its body is reset (held until
+    // the head is there): HttpClient's retry element resends the GET once, and the resend's 503 is
+    // not resent (its one resend is spent). 5.1 and 5.2 run that resend from the chain's head,
+    // through our handler, after the call ended.
+    CountDownLatch plainHead = new CountDownLatch(1);
+    server.enqueue(broken(Fault.RESET_MID_BODY).heldAfter(0, plainHead)).otherwise(status(503));
+    List<String> plain =
+        run(plain(), SimpleRequestBuilder.get(server.url("/items")).build(), plainHead::countDown);
+    CountDownLatch ourHead = new CountDownLatch(1);
+    server.enqueue(broken(Fault.RESET_MID_BODY).heldAfter(0, ourHead));
+    List<String> ours =
+        run(ours(), SimpleRequestBuilder.get(server.url("/items")).build(), ourHead::countDown);
+
+    assertThat(plain).containsExactly("GET /items", "GET /items", "503 status 503");
+    // Before (5.1): the resend began a new call there, which retried the 503 up to maxAttempts:
+    // GET, then GET, GET, GET, and the 503.
+    assertThat(ours).isEqualTo(plain);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
+    assertThat(ofType(RetryEvent.Type.CALL_COMPLETE)).isEqualTo(1);
   }
 }

@@ -236,7 +236,9 @@ public final class ScriptedHttpServer implements Closeable {
     /**
      * The head and the first {@code bytes} bytes of the body at once, the rest once the test counts
      * {@code release} down (10 s at most): a body that streams. Last in the chain of this action's
-     * modifiers.
+     * modifiers. On {@code broken(RESET_MID_BODY)}: its head and a tenth of its body at once
+     * ({@code bytes} unused), its reset at the release (not counted in {@link
+     * ScriptedHttpServer#holdsEnded}).
      */
     public Action heldAfter(int bytes, java.util.concurrent.CountDownLatch release) {
       Action a = copy();
@@ -744,8 +746,13 @@ public final class ScriptedHttpServer implements Closeable {
       case RESET_MID_BODY:
         out.write(body, 0, body.length / 10);
         out.flush();
-        // Time for the client to read what came: a reset that found it unread could drop it.
-        Thread.sleep(50);
+        if (a.held != null) {
+          // Held: the reset waits for the test, which saw the head reach the application.
+          a.held.await(10, TimeUnit.SECONDS);
+        } else {
+          // Time for the client to read what came: a reset that found it unread could drop it.
+          Thread.sleep(50);
+        }
         s.setSoLinger(true, 0);
         return;
       case MALFORMED_CHUNK:
