@@ -13,7 +13,10 @@ import dev.retryagent.agent.tooling.PassThrough;
  * lives next to each HttpClient copy in another class loader.
  */
 public final class ApacheEntry implements BridgeHandler {
-  /** Set by the 4.5 glue around each attempt it runs through the client's own {@code execute}. */
+  /**
+   * Set by the 4.5 glue around each attempt it runs through the client's own {@code doExecute} (the
+   * library's own attempts: its public {@code execute}).
+   */
   public static final PassThrough PASS_THROUGH = new PassThrough();
 
   private static final int BUILDER = 0;
