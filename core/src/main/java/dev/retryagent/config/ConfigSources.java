@@ -116,6 +116,13 @@ public final class ConfigSources {
       if (strict != null) {
         throw new ConfigException(problems, strict, false, strictRaw.origin);
       }
+      // An invalid strict override (strict=maybe) hides none below it: a valid one there
+      // (RETRY_AGENT_STRICT=false, set for a whole fleet, say) still decides, before the file.
+      Raw below = strictRaw == null ? null : validStrictBelow(strictRaw, sysProps, env);
+      if (below != null) {
+        throw new ConfigException(
+            problems, below.value.equalsIgnoreCase("true"), false, below.origin);
+      }
       if (file == null) {
         throw new ConfigException(problems, false);
       }
@@ -292,6 +299,33 @@ public final class ConfigSources {
     ConfigProblem problem(String message) {
       return new ConfigProblem(origin, 0, 0, key, message);
     }
+  }
+
+  /**
+   * The first valid ({@code true} or {@code false}) strict override of a lower precedence than the
+   * invalid {@code above}: the system property below the agent argument, the environment variable
+   * below both; null when there is none.
+   */
+  private static Raw validStrictBelow(Raw above, Properties sysProps, Map<String, String> env) {
+    List<Raw> below = new ArrayList<>();
+    if (above.origin.equals(AGENT_ARGUMENT)) {
+      String v = sysProps.getProperty(PROPERTY_STRICT);
+      if (v != null && !v.isBlank()) {
+        below.add(new Raw(v.trim(), "system property " + PROPERTY_STRICT, PROPERTY_STRICT));
+      }
+    }
+    if (!above.key.equals(ENV_STRICT)) {
+      String v = env.get(ENV_STRICT);
+      if (v != null && !v.isBlank()) {
+        below.add(new Raw(v.trim(), "environment variable " + ENV_STRICT, ENV_STRICT));
+      }
+    }
+    for (Raw r : below) {
+      if (r.value.equalsIgnoreCase("true") || r.value.equalsIgnoreCase("false")) {
+        return r;
+      }
+    }
+    return null;
   }
 
   private static Raw pick(

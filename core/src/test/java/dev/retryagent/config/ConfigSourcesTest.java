@@ -328,6 +328,46 @@ class ConfigSourcesTest {
     assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("mode", "strict");
   }
 
+  /**
+   * An invalid strict override hides no valid one below it (r15's review of bd7cb835): a fleet-wide
+   * {@code RETRY_AGENT_STRICT=false} or {@code -Dretryagent.strict=false} still keeps the JVM
+   * running under an argument's {@code strict=maybe}, whatever the file says, as before that
+   * commit.
+   */
+  @Test
+  void anInvalidStrictOverrideLeavesTheDecisionToAValidOneBelowIt() throws Exception {
+    Path strict = write("strict.yml", "agent: {strict: true}\n");
+    String args = "config=" + strict + ",strict=maybe";
+
+    ConfigException e = resolveFailure(args, NO_PROPS, Map.of("RETRY_AGENT_STRICT", "false"));
+    assertThat(e.strict()).isFalse();
+    assertThat(e.strictOrigin()).isEqualTo("environment variable RETRY_AGENT_STRICT");
+
+    Properties props = new Properties();
+    props.setProperty("retryagent.strict", "false");
+    e = resolveFailure(args, props, Map.of("RETRY_AGENT_STRICT", "true"));
+    assertThat(e.strict()).isFalse();
+    assertThat(e.strictOrigin()).isEqualTo("system property retryagent.strict");
+
+    // the property invalid too: the variable below both decides
+    props.setProperty("retryagent.strict", "nope");
+    e = resolveFailure("config=" + strict, props, Map.of("RETRY_AGENT_STRICT", "false"));
+    assertThat(e.strict()).isFalse();
+
+    // nothing valid below: the file decides
+    e = resolveFailure(args, NO_PROPS, Map.of("RETRY_AGENT_STRICT", "sometimes"));
+    assertThat(e.strict()).isTrue();
+  }
+
+  private static ConfigException resolveFailure(
+      String args, Properties props, Map<String, String> env) {
+    AtomicReference<ConfigException> caught = new AtomicReference<>();
+    assertThatThrownBy(() -> ConfigSources.resolve(args, props, env))
+        .as(args + " " + props + " " + env)
+        .isInstanceOfSatisfying(ConfigException.class, caught::set);
+    return caught.get();
+  }
+
   @Test
   void aMissingFileIsAConfigException() throws Exception {
     Path missing = dir.resolve("missing.yml");
