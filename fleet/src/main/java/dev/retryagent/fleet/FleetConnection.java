@@ -514,12 +514,55 @@ public final class FleetConnection implements AutoCloseable {
     }
   }
 
-  /** On the thread: the pauses queued since it last looked. */
-  private void writePauses() {
+  /**
+   * On the thread, each turn: the pauses queued since it last looked, within one round trip's bound
+   * ({@code commandTimeout}, plus {@code connectTimeout} for a connect) in all; the rest are
+   * written from the next turn on, which comes at once, after the heartbeat if it is due. Drained
+   * whole (those queued meanwhile too: a route's next 429 queues its write again once the earlier
+   * one has begun), they held the heartbeat for a round trip per route while Redis answered slowly
+   * or every connection was busy: the live count expired meanwhile. A pause that has passed by its
+   * turn is not written ({@link FleetRateLimiter#writePause}).
+   */
+  private void writePausesWithin() {
+    long end =
+        System.nanoTime()
+            + settings.commandTimeout().toNanos()
+            + settings.connectTimeout().toNanos();
+    boolean first = true;
     FleetRateLimiter limiter;
-    while (state == State.UP && (limiter = pausesToWrite.poll()) != null) {
-      limiter.writePause(gateway);
+    while (state == State.UP) {
+      RedisGateway g = gateway;
+      long left = end - System.nanoTime();
+      if (g == null) {
+        return;
+      }
+      if (!first && left < minWriteNanos()) {
+        // Too little left: Redis's normal answer would come after the socket's timeout, the write
+        // fail as busy and its healthy connection be closed. The next turn writes the rest, now.
+        if (!pausesToWrite.isEmpty()) {
+          synchronized (lock) {
+            woken = true;
+            lock.notifyAll();
+          }
+        }
+        return;
+      }
+      if ((limiter = pausesToWrite.poll()) == null) {
+        return;
+      }
+      // The first has a round trip's own bound, the turn's (a connect when none is idle); the
+      // others what it left, a connect only when one fits.
+      limiter.writePause(g, first ? Long.MAX_VALUE : left);
+      first = false;
     }
+  }
+
+  /**
+   * The least time left of its turn a pause's write starts with: a quarter of {@code
+   * commandTimeout}, ample for Redis's answer, never the 1 ms a socket timeout rounds up to.
+   */
+  private long minWriteNanos() {
+    return settings.commandTimeout().toNanos() / 4;
   }
 
   /**
@@ -852,7 +895,7 @@ public final class FleetConnection implements AutoCloseable {
             continue;
           }
           try {
-            c.writePauses();
+            c.writePausesWithin();
             RedisGateway g = c.gateway;
             if (g != null && c.state == State.UP) {
               g.openWanted();

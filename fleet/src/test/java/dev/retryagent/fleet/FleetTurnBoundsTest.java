@@ -1,0 +1,113 @@
+package dev.retryagent.fleet;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The fleet thread's turn (the 429s' writes, the refused ones again, a connection a shared thread
+ * lacked) never holds the heartbeat past what one round trip may take, and never starts a write
+ * with too little time left for Redis's answer.
+ */
+@Timeout(60)
+class FleetTurnBoundsTest {
+  private static final long S = 1_000_000_000L;
+  private static final String OK = "*4\r\n:1\r\n:0\r\n:0\r\n:0\r\n";
+
+  private final TestFleet.Lines log = new TestFleet.Lines();
+  private final TestFleet.ManualClock clock = new TestFleet.ManualClock();
+  private final CountDownLatch done = new CountDownLatch(1);
+  private final List<Long> beats = new CopyOnWriteArrayList<>();
+  private FakeRedis redis;
+  private FleetConnection fleet;
+
+  @AfterEach
+  void tearDown() throws Exception {
+    done.countDown();
+    if (fleet != null) {
+      fleet.close();
+    }
+    if (redis != null) {
+      redis.close();
+    }
+  }
+
+  private void hold(long millis) {
+    try {
+      done.await(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private boolean isScript(List<String> command, Scripts.Script script) {
+    return command.get(0).equalsIgnoreCase("EVALSHA") && command.get(1).equals(script.sha1);
+  }
+
+  /** The longest time between two heartbeats Redis received from the {@code from}th on. */
+  private long longestGapMillis(int from) {
+    List<Long> since = new ArrayList<>(beats.subList(from, beats.size()));
+    long longest = 0;
+    for (int i = 1; i < since.size(); i++) {
+      longest = Math.max(longest, since.get(i) - since.get(i - 1));
+    }
+    return TimeUnit.NANOSECONDS.toMillis(longest);
+  }
+
+  @Test
+  void manyRoutes429sAnsweredSlowlyNeverHoldUpTheHeartbeat() throws Exception {
+    // Every pause's write answered, but slowly (20 ms: Redis out of breath, or a connection
+    // waited for): 60 routes' 429s at once are 1.2 s of writes, six heartbeat intervals.
+    redis = new FakeRedis();
+    redis.scriptReply = sha -> OK;
+    redis.onCommand =
+        command -> {
+          if (isScript(command, Scripts.HEARTBEAT)) {
+            beats.add(System.nanoTime());
+          } else if (isScript(command, Scripts.PAUSE)) {
+            hold(20);
+          }
+        };
+    fleet =
+        TestFleet.startUp(
+            TestFleet.settings(redis.url())
+                .commandTimeout(Duration.ofMillis(100))
+                .connectTimeout(Duration.ofMillis(50))
+                .build(),
+            clock,
+            log);
+    List<FleetRateLimiter> limiters = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      limiters.add(fleet.limiter("r" + i, TestFleet.limit(10, 5), Duration.ofSeconds(10)));
+    }
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> beats.size() >= 1);
+    int from = beats.size() - 1;
+    for (FleetRateLimiter l : limiters) {
+      l.pauseFor(clock.nanoTime(), 10 * S);
+    }
+
+    // Every one written, none lost.
+    await()
+        .atMost(TestFleet.UP_TIMEOUT)
+        .until(() -> limiters.stream().allMatch(l -> l.pauseWrites() >= 1));
+    int writtenAt = beats.size();
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> beats.size() >= writtenAt + 1);
+
+    // A turn writes within commandTimeout + connectTimeout (150 ms), then the heartbeat if due:
+    // the gaps stay well within the live count's three intervals (600 ms); drained whole before
+    // it, 1.2 s.
+    assertThat(longestGapMillis(from))
+        .as("longest time between heartbeats, ms")
+        .isLessThan(3 * 200);
+    assertThat(fleet.isUp()).isTrue();
+  }
+}
