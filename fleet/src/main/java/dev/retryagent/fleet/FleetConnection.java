@@ -565,6 +565,14 @@ public final class FleetConnection implements AutoCloseable {
     return settings.commandTimeout().toNanos() / 4;
   }
 
+  /** On the thread: the connection a call that must not block lacked, if one is wanted. */
+  private void openWanted() {
+    RedisGateway g = gateway;
+    if (g != null && state == State.UP) {
+      g.openWanted();
+    }
+  }
+
   /**
    * On the thread, once closed: the pauses still queued (a 429 just before a shutdown or a reload)
    * are the provider's word for every JVM, so they go to Redis if it was up, best effort: writes
@@ -896,11 +904,13 @@ public final class FleetConnection implements AutoCloseable {
           }
           try {
             c.writePausesWithin();
-            RedisGateway g = c.gateway;
-            if (g != null && c.state == State.UP) {
-              g.openWanted();
-            }
-            if (nextBeat - System.nanoTime() > 0) {
+            long untilDue = nextBeat - System.nanoTime();
+            if (untilDue > 0) {
+              // A connection a shared thread lacked: opened now if its open (connectTimeout in
+              // all) ends before the heartbeat is due, else right after the heartbeat.
+              if (untilDue > c.settings.connectTimeout().toNanos()) {
+                c.openWanted();
+              }
               continue;
             }
             nextBeat = System.nanoTime() + interval;
@@ -914,6 +924,7 @@ public final class FleetConnection implements AutoCloseable {
             // wrong type must not stop them), and bounded: a write Redis keeps refusing costs a
             // round trip per interval, never the heartbeat's time.
             c.retryPausesWithin();
+            c.openWanted();
           } catch (RuntimeException | Error e) {
             // A reply no Redis gives (a proxy's), a broken client: were it to end this thread,
             // nothing would reconnect for the JVM's life. An outage instead: said once (the class

@@ -222,6 +222,15 @@ final class RedisGateway implements AutoCloseable {
    * rather than paying the connect themselves. Best effort.
    */
   void warmUp(int count) {
+    warmUp(count, false);
+  }
+
+  /**
+   * {@link #warmUp(int)}; {@code bounded}: each connection opened within {@code connectTimeout} in
+   * all, its set-up included, on the addresses last looked up (the fleet's thread while up, between
+   * its heartbeats).
+   */
+  private void warmUp(int count, boolean bounded) {
     int target = Math.min(count, maxConnections);
     while (!closed && idle.size() < target) {
       // Within maxConnections: each opened with a slot held, and only while the connections in use
@@ -234,7 +243,7 @@ final class RedisGateway implements AutoCloseable {
         if (idle.size() > slots.availablePermits()) {
           return;
         }
-        idle.offerLast(open(false));
+        idle.offerLast(open(bounded));
       } catch (FleetUnavailableException e) {
         return;
       } finally {
@@ -395,7 +404,10 @@ final class RedisGateway implements AutoCloseable {
       return;
     }
     connectionWanted = false;
-    warmUp(idle.size() + 1);
+    // Within connectTimeout: unbounded, its connect and each step of its set-up (AUTH, CLIENT
+    // SETNAME, SELECT) had a whole timeout, seconds in all against a slow Redis, and the heartbeat
+    // waited for it (the live count expired meanwhile).
+    warmUp(idle.size() + 1, true);
     // Its sockets are the callers' connections: a close while not up must not abort them as a
     // connect's.
     connected();

@@ -3,12 +3,15 @@ package dev.retryagent.fleet;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -105,6 +108,55 @@ class FleetTurnBoundsTest {
     // A turn writes within commandTimeout + connectTimeout (150 ms), then the heartbeat if due:
     // the gaps stay well within the live count's three intervals (600 ms); drained whole before
     // it, 1.2 s.
+    assertThat(longestGapMillis(from))
+        .as("longest time between heartbeats, ms")
+        .isLessThan(3 * 200);
+    assertThat(fleet.isUp()).isTrue();
+  }
+
+  @Test
+  void aConnectionWantedOpensWithinConnectTimeoutAndNeverHoldsTheHeartbeat() throws Exception {
+    // The next connection's CLIENT SETNAME answered after 1.5 s (within commandTimeout, 2 s).
+    AtomicBoolean stallNextSetUp = new AtomicBoolean();
+    AtomicInteger setUps = new AtomicInteger();
+    redis = new FakeRedis();
+    redis.scriptReply = sha -> OK;
+    redis.onCommand =
+        command -> {
+          if (isScript(command, Scripts.HEARTBEAT)) {
+            beats.add(System.nanoTime());
+          } else if (command.get(0).equalsIgnoreCase("CLIENT")) {
+            setUps.incrementAndGet();
+            if (stallNextSetUp.compareAndSet(true, false)) {
+              hold(1500);
+            }
+          }
+        };
+    fleet =
+        TestFleet.startUp(
+            TestFleet.settings(redis.url())
+                .commandTimeout(Duration.ofSeconds(2))
+                .connectTimeout(Duration.ofMillis(100))
+                .build(),
+            clock,
+            log);
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> beats.size() >= 1);
+    int from = beats.size() - 1;
+    int before = setUps.get();
+    stallNextSetUp.set(true);
+    // As a call on a shared thread that found no idle connection leaves it (the idle ones stay,
+    // so the heartbeats need no new one).
+    RedisGateway g = fleet.gateway();
+    Field wanted = RedisGateway.class.getDeclaredField("connectionWanted");
+    wanted.setAccessible(true);
+    wanted.setBoolean(g, true);
+    fleet.openWanted(g);
+
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> setUps.get() > before);
+    int openedAt = beats.size();
+    // Three heartbeats after the open began: its stall, 1.5 s, is over by then on the old code.
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> beats.size() >= openedAt + 3);
+
     assertThat(longestGapMillis(from))
         .as("longest time between heartbeats, ms")
         .isLessThan(3 * 200);
