@@ -493,9 +493,10 @@ public final class FleetConnection implements AutoCloseable {
   /**
    * On the thread, at a heartbeat turn, after the heartbeat: the writes Redis refused before,
    * again, each at most once, within one {@code commandTimeout} in all (a write gets what is left
-   * of it, and opens no connection); the rest wait for the next turn. One round trip per route per
-   * turn, before the heartbeat, held it up for as many routes as Redis kept refusing (each up to a
-   * commandTimeout while every connection was busy): the live count expired meanwhile.
+   * of it, and opens no connection; none starts with less than {@link #minWriteNanos} left); the
+   * rest wait for the next turn. One round trip per route per turn, before the heartbeat, held it
+   * up for as many routes as Redis kept refusing (each up to a commandTimeout while every
+   * connection was busy): the live count expired meanwhile.
    */
   private void retryPausesWithin() {
     long end = System.nanoTime() + settings.commandTimeout().toNanos();
@@ -505,7 +506,9 @@ public final class FleetConnection implements AutoCloseable {
     for (int i = 0; i < queued && state == State.UP; i++) {
       long left = end - System.nanoTime();
       RedisGateway g = gateway;
-      if (left <= 0 || g == null || (limiter = pausesToRetry.poll()) == null) {
+      // Too little left: Redis's normal answer would come after the socket's timeout, the write
+      // would fail as busy and its healthy connection be closed (Redis may have applied it).
+      if (left < minWriteNanos() || g == null || (limiter = pausesToRetry.poll()) == null) {
         return;
       }
       if (limiter.retryPause()) {

@@ -162,4 +162,53 @@ class FleetTurnBoundsTest {
         .isLessThan(3 * 200);
     assertThat(fleet.isUp()).isTrue();
   }
+
+  @Test
+  void aRefusedWriteIsNotStartedWithTooLittleTimeLeftForTheAnswer() throws Exception {
+    // Every pause's write refused (OOM) after 40 ms; commandTimeout 400 ms: ten a turn would fit
+    // but the tenth has less than its answer's 40 ms left, times out, and its connection goes.
+    AtomicInteger setUps = new AtomicInteger();
+    AtomicInteger pauses = new AtomicInteger();
+    redis = new FakeRedis();
+    redis.scriptReply =
+        sha ->
+            sha.equals(Scripts.PAUSE.sha1)
+                ? "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+                : OK;
+    redis.onCommand =
+        command -> {
+          if (isScript(command, Scripts.HEARTBEAT)) {
+            beats.add(System.nanoTime());
+          } else if (isScript(command, Scripts.PAUSE)) {
+            pauses.incrementAndGet();
+            hold(40);
+          } else if (command.get(0).equalsIgnoreCase("CLIENT")) {
+            setUps.incrementAndGet();
+          }
+        };
+    fleet =
+        TestFleet.startUp(
+            TestFleet.settings(redis.url()).commandTimeout(Duration.ofMillis(400)).build(),
+            clock,
+            log);
+    List<FleetRateLimiter> limiters = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      FleetRateLimiter l = fleet.limiter("r" + i, TestFleet.limit(10, 5), Duration.ofSeconds(10));
+      limiters.add(l);
+      l.pauseFor(clock.nanoTime(), 10 * S);
+    }
+    await()
+        .atMost(TestFleet.UP_TIMEOUT)
+        .until(() -> limiters.stream().allMatch(l -> l.pauseWrites() >= 1));
+    int connections = setUps.get();
+    int pausesBefore = pauses.get();
+    int from = beats.size();
+    await().atMost(TestFleet.UP_TIMEOUT).until(() -> beats.size() >= from + 5);
+
+    // Written again at each turn, each refusal heard: no write timed out, no healthy connection
+    // closed as broken (a new one would be set up in its place).
+    assertThat(pauses.get()).isGreaterThan(pausesBefore);
+    assertThat(setUps.get()).as("connections set up since").isEqualTo(connections);
+    assertThat(fleet.isUp()).isTrue();
+  }
 }
