@@ -165,8 +165,10 @@ class FleetTurnBoundsTest {
 
   @Test
   void aRefusedWriteIsNotStartedWithTooLittleTimeLeftForTheAnswer() throws Exception {
-    // Every pause's write refused (OOM) after 40 ms; commandTimeout 400 ms: ten a turn would fit
-    // but the tenth has less than its answer's 40 ms left, times out, and its connection goes.
+    // Every pause's write refused (OOM) after 40 ms; commandTimeout 2 s: fifty a turn would fit
+    // but the last has less than its answer's 40 ms left, times out, and its connection goes. Now
+    // none starts with less than a quarter (500 ms) left: a loaded machine's slow answer still
+    // comes within it (a 400 ms timeout left 60 ms of slack).
     AtomicInteger setUps = new AtomicInteger();
     AtomicInteger pauses = new AtomicInteger();
     redis = new FakeRedis();
@@ -188,11 +190,11 @@ class FleetTurnBoundsTest {
         };
     fleet =
         TestFleet.startUp(
-            TestFleet.settings(redis.url()).commandTimeout(Duration.ofMillis(400)).build(),
+            TestFleet.settings(redis.url()).commandTimeout(Duration.ofSeconds(2)).build(),
             clock,
             log);
     List<FleetRateLimiter> limiters = new ArrayList<>();
-    for (int i = 0; i < 30; i++) {
+    for (int i = 0; i < 80; i++) {
       FleetRateLimiter l = fleet.limiter("r" + i, TestFleet.limit(10, 5), Duration.ofSeconds(10));
       limiters.add(l);
       l.pauseFor(clock.nanoTime(), 10 * S);
