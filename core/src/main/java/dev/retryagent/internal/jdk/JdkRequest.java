@@ -263,7 +263,8 @@ final class JdkRequest<T> extends SelfViewCall
           && !body.fixEarly()) {
         // A response that can never be given back (DiscardedBody): the request's body is fixed for
         // the retry now, while the response is whole (ReplayableBody#fixEarly). A copy found not
-        // whole ends the call here with this response, as without the agent, given up as the body
+        // whole, or whose completion is not settled (its source may be about to fail it), ends
+        // the call here with this response, as without the agent, given up as the body
         // not replayable (RetryCall#retryTooLate asks bodyStillSendable); checked only after the
         // wait, it ended with the engine's IOException, the response read away.
         retry = !retryTooLate();

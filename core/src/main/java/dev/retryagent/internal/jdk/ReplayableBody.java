@@ -150,9 +150,13 @@ final class ReplayableBody {
    * no longer leaves the call nothing but the engine's IOException where without the agent it has
    * the response. A completion not yet settled (signalled inside a {@code request} of the source's
    * that has not returned: the JDK's {@code PullPublisher} completes and then throws from there,
-   * its copy possibly cut, {@link Tee#failed}) is left to the check after the wait, as before.
-   * False only when the copy is found not whole now: the call can still end with the response.
-   * Never throws.
+   * its copy possibly cut, {@link Tee#failed}) is not taken. False when the copy is found not whole
+   * now, and when its completion is not settled: the call can still end with the response
+   * (JdkRequest's head check then asks the check after the wait at once, which refuses such a copy
+   * too). Before, a completion not settled counted as fixable there: the retry went ahead, the
+   * response was read away, and a throw of the source's that followed left the call nothing but the
+   * engine's IOException where without the agent it has the response; at worst now a retry is not
+   * made. Never throws.
    */
   synchronized boolean fixEarly() {
     if (tee == null || replay != null) {
@@ -163,8 +167,7 @@ final class ReplayableBody {
       replay = p;
       return true;
     }
-    Tee.State s = tee.state();
-    return s == Tee.State.UNTOUCHED || s == Tee.State.COMPLETE;
+    return tee.state() == Tee.State.UNTOUCHED;
   }
 
   /** Whether {@link #next()} can produce the body again now. */
@@ -457,12 +460,31 @@ final class ReplayableBody {
       return state == State.COMPLETE && !provisional ? forAttempt() : null;
     }
 
-    /** The request() of subscription {@code from} a completion came in returned normally. */
-    synchronized void settled(int from) {
-      if (from == subscription) {
-        provisional = false;
+    /**
+     * The request()s of subscription {@code from} have all returned normally: a completion that
+     * came in one is settled. Called under the Capture's lock (the lock order is Capture, then Tee;
+     * nothing of the Tee's calls into a Capture).
+     */
+    void settled(int from) {
+      Runnable hook = beforeSettledForTests;
+      if (hook != null) {
+        hook.run();
+      }
+      synchronized (this) {
+        if (from == subscription) {
+          provisional = false;
+        }
       }
     }
+
+    /**
+     * Run, when set, as a source's request()s have all returned, before the tee's lock is taken to
+     * settle its copy ({@link #settled}); and as a completion is told, before the tee's lock is
+     * taken to record it ({@link #finished}). Tests only (a thread held there); null otherwise.
+     */
+    static volatile Runnable beforeSettledForTests;
+
+    static volatile Runnable beforeFinishedForTests;
 
     @Override
     public long contentLength() {
@@ -511,10 +533,16 @@ final class ReplayableBody {
      * Subscription {@code from} ended: the copy is complete only if it is the last's ({@link
      * #keep}).
      */
-    private synchronized void finished(int from, boolean ok, boolean inRequest) {
-      if (from == subscription && state == State.SENDING) {
-        state = ok ? State.COMPLETE : State.FAILED;
-        provisional = ok && inRequest;
+    private void finished(int from, boolean ok, boolean inRequest) {
+      Runnable hook = beforeFinishedForTests;
+      if (hook != null) {
+        hook.run();
+      }
+      synchronized (this) {
+        if (from == subscription && state == State.SENDING) {
+          state = ok ? State.COMPLETE : State.FAILED;
+          provisional = ok && inRequest;
+        }
       }
     }
 
@@ -570,8 +598,12 @@ final class ReplayableBody {
     // What the JDK's subscriber threw from a signal passed to it: its own, not the source's.
     private volatile Throwable downstreamThrew;
     // How many request() calls to the source are in progress (nested, or on other threads): a
-    // completion signalled inside one is settled only once they all returned normally.
-    private int requesting; // guarded by this
+    // completion signalled inside one is settled only once they all returned normally. Counted
+    // only for a tee (a watch keeps no copy to settle). Guarded by this, as are the settling of the
+    // copy and the recording of a completion with what it read here: each is one step with the
+    // count, so no completion is settled by a request() that returned before it came in, nor
+    // recorded provisional after the last request() has returned and settled.
+    private int requesting;
 
     Capture(
         Flow.Subscriber<? super ByteBuffer> downstream,
@@ -601,6 +633,18 @@ final class ReplayableBody {
 
     @Override
     public void request(long n) {
+      if (tee == null) {
+        // A watch (a file): nothing kept, nothing to settle; no lock per buffer for a count.
+        try {
+          upstream.request(n);
+        } catch (Throwable e) {
+          if (e != downstreamThrew) {
+            sourceFailed(e);
+          }
+          throw e;
+        }
+        return;
+      }
       synchronized (this) {
         requesting++;
       }
@@ -614,12 +658,15 @@ final class ReplayableBody {
         }
         throw e;
       } finally {
-        boolean out;
+        // The count and the settling in one step (a failure thrown above marked the copy failed
+        // first). Before, the lock was let go between them: a request() on another thread could
+        // begin, complete the copy inside it (provisional) and stall before its throw, and this
+        // one's late settling made that completion settled: the copy was taken as the response
+        // was let go, the throw ignored, and the retry sent the cut body as a whole one.
         synchronized (this) {
-          out = --requesting == 0;
-        }
-        if (out && tee != null) {
-          tee.settled(subscription); // a failure thrown above marked the copy failed first
+          if (--requesting == 0) {
+            tee.settled(subscription);
+          }
         }
       }
     }
@@ -673,11 +720,13 @@ final class ReplayableBody {
         // A copy of other than the declared length is not the application's body: a retry of a
         // failure that came before the JDK's refusal (a reset) must not send it, with its own
         // length, as if it were.
-        boolean inRequest;
+        // Read and recorded in one step with the count: before, a request() on another thread
+        // could return and settle between the read and the record (an asynchronous source
+        // completing on its own thread), and the completion stayed provisional for good: the
+        // retry was decided and waited, then not made.
         synchronized (this) {
-          inRequest = requesting > 0;
+          tee.finished(subscription, whole, requesting > 0);
         }
-        tee.finished(subscription, whole, inRequest);
       }
       try {
         downstream.onComplete();

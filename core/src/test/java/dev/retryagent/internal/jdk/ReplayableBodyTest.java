@@ -1,15 +1,21 @@
 package dev.retryagent.internal.jdk;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.http.HttpRequest.BodyPublisher;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Flow;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -372,9 +378,10 @@ class ReplayableBodyTest {
       org.assertj.core.api.Assertions.assertThatThrownBy(() -> subscription.get(0).request(1))
           .isInstanceOf(java.io.UncheckedIOException.class);
 
-      // fixEarly leaves the copy to the check after the wait (true: not found failed then);
-      // fixForRetry, after the wait, refuses a completion not settled.
-      assertThat(fixed[0]).as("early: " + early).isEqualTo(early);
+      // Neither takes a completion not settled. fixEarly says so (false): at the head of a page
+      // over 8 KiB the call then ends with that response, not with the engine's IOException once
+      // the source throws after the page was read away; fixForRetry, after the wait, refuses it.
+      assertThat(fixed[0]).as("early: " + early).isFalse();
       assertThat(body.sourceFailed()).as("early: " + early).isTrue();
       assertThat(body.canSendAgain()).isFalse();
       assertThat(body.fixForRetry()).isFalse();
@@ -426,5 +433,218 @@ class ReplayableBodyTest {
     body.next().subscribe(retry);
     assertThat(retry.complete).isTrue();
     assertThat(retry.text()).isEqualTo("hello");
+  }
+
+  /** A subscriber of the JDK's side that keeps its subscription, for the test to request on. */
+  private static final class Held implements Flow.Subscriber<ByteBuffer> {
+    volatile Flow.Subscription subscription;
+
+    @Override
+    public void onSubscribe(Flow.Subscription s) {
+      subscription = s;
+    }
+
+    @Override
+    public void onNext(ByteBuffer item) {}
+
+    @Override
+    public void onError(Throwable throwable) {}
+
+    @Override
+    public void onComplete() {}
+  }
+
+  /** Runs {@code r} on a new thread, started. */
+  private static Thread started(Runnable r) {
+    Thread t = new Thread(r, "replayable-body-test");
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  private static void join(Thread t) {
+    await().atMost(Duration.ofSeconds(30)).until(() -> !t.isAlive());
+  }
+
+  /**
+   * Two of the JDK's threads request at once (its PullPublisher, {@code ofInputStream}): A's
+   * request returns and is held just as it settles the copy (before the tee's lock); B's request
+   * then sends "hel", completes inside itself (provisional) and stalls before its throw. Before,
+   * A's request had let go of the count's lock before settling: its late settling made B's
+   * completion settled, the copy was taken as the response was let go (fixEarly), B's throw was
+   * then ignored, and the retry would send the cut "hel" as the whole body. Now the settling is one
+   * step with the count: B's request waits for it, its completion stays provisional, and the throw
+   * makes the copy unsendable, the failure the application's.
+   */
+  @Test
+  void aRequestThatReturnedDoesNotSettleACompletionInsideAnotherThreadsRequest() {
+    AtomicInteger requests = new AtomicInteger();
+    CountDownLatch bStalled = new CountDownLatch(1);
+    CountDownLatch bMayThrow = new CountDownLatch(1);
+    BodyPublisher source =
+        new BodyPublisher() {
+          @Override
+          public long contentLength() {
+            return -1;
+          }
+
+          @Override
+          public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+            s.onSubscribe(
+                new Flow.Subscription() {
+                  @Override
+                  public void request(long n) {
+                    if (requests.incrementAndGet() == 1) {
+                      return; // A's: nothing to send yet
+                    }
+                    s.onNext(ByteBuffer.wrap("hel".getBytes(StandardCharsets.UTF_8)));
+                    s.onComplete();
+                    bStalled.countDown();
+                    awaitQuietly(bMayThrow);
+                    throw new java.io.UncheckedIOException(new IOException("disk"));
+                  }
+
+                  @Override
+                  public void cancel() {}
+                });
+          }
+        };
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    Held held = new Held();
+    body.next().subscribe(held);
+    AtomicReference<Throwable> bThrew = new AtomicReference<>();
+    Runnable bRequests =
+        () -> {
+          try {
+            held.subscription.request(1);
+          } catch (RuntimeException e) {
+            bThrew.set(e);
+          }
+        };
+    Thread[] threads = new Thread[2];
+    boolean taken;
+    ReplayableBody.Tee.beforeSettledForTests =
+        () -> {
+          if (Thread.currentThread() != threads[0] || threads[1] != null) {
+            return;
+          }
+          // A holds here: B requests, and either completes and stalls (nothing holds it) or waits
+          // for A's count to be settled.
+          Thread b = started(bRequests);
+          threads[1] = b;
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(() -> bStalled.getCount() == 0 || b.getState() == Thread.State.BLOCKED);
+        };
+    try {
+      threads[0] = new Thread(() -> held.subscription.request(1), "replayable-body-test-a");
+      threads[0].start();
+      join(threads[0]);
+      await().atMost(Duration.ofSeconds(30)).until(() -> bStalled.getCount() == 0);
+
+      // The retried response is let go while B stalls: the copy is not taken.
+      taken = body.fixEarly();
+      bMayThrow.countDown();
+      join(threads[1]);
+    } finally {
+      ReplayableBody.Tee.beforeSettledForTests = null;
+      bMayThrow.countDown();
+    }
+    assertThat(bThrew.get()).isInstanceOf(java.io.UncheckedIOException.class);
+    assertThat(body.sourceFailed()).as("the throw is the application's failure").isTrue();
+    assertThat(taken).as("the copy not settled is not fixed early").isFalse();
+    assertThat(body.canSendAgain()).isFalse();
+    assertThat(body.fixForRetry()).as("the cut copy is not the retry's body").isFalse();
+  }
+
+  /**
+   * An asynchronous source (a {@code SubmissionPublisher}) completes on its own thread B while the
+   * JDK's request runs on A. B is held as it records its completion (before the tee's lock), while
+   * A's request returns. Before, B had read "inside a request" and let go of the count's lock: A
+   * returned and settled a copy still being sent, then B recorded its completion provisional, and
+   * nothing settled it again (the JDK requests no more): the retry was decided and waited, then not
+   * made. Now B's read and record are one step with the count: A's return waits for it, and settles
+   * the completion; the retry sends the whole copy.
+   */
+  @Test
+  void aCompletionOnTheSourcesThreadDuringARequestIsSettledWhenTheRequestReturns() {
+    CountDownLatch aInside = new CountDownLatch(1);
+    CountDownLatch aMayReturn = new CountDownLatch(1);
+    Flow.Subscriber<?>[] subscriber = new Flow.Subscriber<?>[1];
+    BodyPublisher source =
+        new BodyPublisher() {
+          @Override
+          public long contentLength() {
+            return 5;
+          }
+
+          @Override
+          public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+            subscriber[0] = s;
+            s.onSubscribe(
+                new Flow.Subscription() {
+                  @Override
+                  public void request(long n) {
+                    aInside.countDown();
+                    awaitQuietly(aMayReturn);
+                  }
+
+                  @Override
+                  public void cancel() {}
+                });
+          }
+        };
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    Held held = new Held();
+    body.next().subscribe(held);
+    Thread a = new Thread(() -> held.subscription.request(1), "replayable-body-test-a");
+    Thread[] b = new Thread[1];
+    ReplayableBody.Tee.beforeFinishedForTests =
+        () -> {
+          if (Thread.currentThread() != b[0]) {
+            return;
+          }
+          // B holds here: A's request returns, and either settles (nothing holds it) or waits for
+          // B's completion to be recorded.
+          aMayReturn.countDown();
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(() -> !a.isAlive() || a.getState() == Thread.State.BLOCKED);
+        };
+    try {
+      @SuppressWarnings("unchecked")
+      Flow.Subscriber<ByteBuffer> capture = (Flow.Subscriber<ByteBuffer>) subscriber[0];
+      b[0] =
+          new Thread(
+              () -> {
+                awaitQuietly(aInside);
+                capture.onNext(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8)));
+                capture.onComplete();
+              },
+              "replayable-body-test-b");
+      b[0].start();
+      a.start();
+      join(b[0]);
+      join(a);
+    } finally {
+      ReplayableBody.Tee.beforeFinishedForTests = null;
+      aMayReturn.countDown();
+    }
+    assertThat(body.fixForRetry()).as("the whole copy, settled, is the retry's body").isTrue();
+    Sink retry = new Sink();
+    body.next().subscribe(retry);
+    assertThat(retry.complete).isTrue();
+    assertThat(retry.text()).isEqualTo("hello");
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      if (!latch.await(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("latch not counted down");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AssertionError(e);
+    }
   }
 }
