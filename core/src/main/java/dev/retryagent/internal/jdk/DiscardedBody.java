@@ -52,8 +52,11 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   private byte[] kept; // the bytes read, while within the limit; null before the first, or past it
   private final long graceNanos; // how long the body is waited for from its head (grace)
   // The request's body copy (null: none of ours), fixed for the retry as this response stops being
-  // one that can be given back (fixBody).
-  private final ReplayableBody requestBody;
+  // one that can be given back (fixBody). Let go (guarded by this) once the response is whole
+  // within the give-back limit (it can be given back: nothing to fix here), and by giveBack: a
+  // response the application keeps must hold neither the copy (up to the replay limit) nor,
+  // through it, the call. A response that cannot be given back is dropped with this.
+  private ReplayableBody requestBody;
   // Set once, by the first of the body's end, its failure, the limit and the grace: the others
   // then change nothing (the grace's task runs on our scheduler, beside the JDK's reads).
   private boolean done;
@@ -100,8 +103,13 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
    * the call with it. Never throws (fixEarly does not).
    */
   private void fixBody() {
-    if (requestBody != null && info != null) {
-      requestBody.fixEarly();
+    ReplayableBody b;
+    synchronized (this) {
+      // Kept: a copy not settled now may be by a later drop point (the grace after the limit).
+      b = requestBody;
+    }
+    if (b != null && info != null) { // the body's own locks taken outside this one
+      b.fixEarly();
     }
   }
 
@@ -199,6 +207,9 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
       done = true;
       kept = null;
     }
+    // The response can no longer be given back (its body failed): as past the limit, the copy is
+    // fixed for the retry now, else a source failure during the wait left the call nothing.
+    fixBody();
     body.completeExceptionally(failure);
   }
 
@@ -213,6 +224,9 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
       done = true;
       // Within the limit: kept whole (an empty body too), so the response can be given back.
       whole = info != null && read <= ResponseAccess.GIVE_BACK_LIMIT;
+      if (whole) {
+        requestBody = null; // can be given back: the check after the wait decides the body
+      }
     }
     body.complete(whole ? (T) this : null);
   }
@@ -223,11 +237,17 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
    * #onComplete}, so what is read here was all written before.
    */
   GivenBack<T> giveBack(HttpResponse<T> response) {
-    byte[] k = kept;
-    JdkTransport t = transport;
-    kept = null;
-    transport = null;
-    int n = (int) read;
+    byte[] k;
+    JdkTransport t;
+    int n;
+    synchronized (this) {
+      k = kept;
+      t = transport;
+      kept = null;
+      transport = null;
+      requestBody = null;
+      n = (int) read;
+    }
     return new GivenBack<>(response, info, handler, t, k == null ? new byte[0] : k, n);
   }
 }

@@ -5,12 +5,16 @@ import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest.BodyPublisher;
+import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
@@ -646,5 +650,85 @@ class ReplayableBodyTest {
       Thread.currentThread().interrupt();
       throw new AssertionError(e);
     }
+  }
+
+  private static HttpResponse.ResponseInfo info503() {
+    return new HttpResponse.ResponseInfo() {
+      @Override
+      public int statusCode() {
+        return 503;
+      }
+
+      @Override
+      public HttpHeaders headers() {
+        return HttpHeaders.of(Map.of(), (a, b) -> true);
+      }
+
+      @Override
+      public HttpClient.Version version() {
+        return HttpClient.Version.HTTP_1_1;
+      }
+    };
+  }
+
+  private static final Flow.Subscription NOTHING =
+      new Flow.Subscription() {
+        @Override
+        public void request(long n) {}
+
+        @Override
+        public void cancel() {}
+      };
+
+  /**
+   * A retried response whose body fails ({@link DiscardedBody#onError}) can no longer be given
+   * back: the request body's copy, whole, is fixed for the retry there, as when the body runs past
+   * the give-back limit. Before, it was left to the check after the wait, and a failure the source
+   * signalled during the wait (breaking Flow's rules) left the call nothing to end with.
+   */
+  @Test
+  void aRetriedResponseWhoseBodyFailsFixesTheCopy() {
+    Source source = new Source();
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    body.next().subscribe(new Sink());
+    source.send(0, "hello");
+    source.subscribers.get(0).onComplete();
+
+    DiscardedBody<Object> discarded =
+        new DiscardedBody<>(info503(), null, null, Long.MAX_VALUE, body);
+    discarded.onSubscribe(NOTHING);
+    discarded.onError(new IOException("reset"));
+    source.subscribers.get(0).onError(new IOException("late")); // during the wait
+
+    assertThat(body.sourceFailed()).isFalse();
+    assertThat(body.fixForRetry()).isTrue();
+    Sink retry = new Sink();
+    body.next().subscribe(retry);
+    assertThat(retry.text()).isEqualTo("hello");
+  }
+
+  /**
+   * A retried response kept whole (within 8 KiB: one that can be given back, which the application
+   * may keep for as long as it likes) holds no more of the request body's copy, nor through it the
+   * call.
+   */
+  @Test
+  void aResponseThatCanBeGivenBackDoesNotHoldTheRequestBody() throws Exception {
+    Source source = new Source();
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    body.next().subscribe(new Sink());
+    source.send(0, "hello");
+    source.subscribers.get(0).onComplete();
+
+    DiscardedBody<Object> discarded =
+        new DiscardedBody<>(info503(), null, null, Long.MAX_VALUE, body);
+    discarded.onSubscribe(NOTHING);
+    discarded.onNext(List.of(ByteBuffer.wrap("busy".getBytes(StandardCharsets.UTF_8))));
+    discarded.onComplete();
+
+    assertThat(discarded.getBody().toCompletableFuture().join()).isSameAs(discarded);
+    java.lang.reflect.Field f = DiscardedBody.class.getDeclaredField("requestBody");
+    f.setAccessible(true);
+    assertThat(f.get(discarded)).isNull();
   }
 }
