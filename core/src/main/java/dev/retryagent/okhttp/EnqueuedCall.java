@@ -234,10 +234,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return attemptCall();
     } catch (RuntimeException | Error e) {
       // No attempt began for it: what the call holds (its decided retry, the permit reserved for
-      // it, the breaker's) goes back as the call ends.
-      settleLateEnd(failure);
+      // it, the breaker's) goes back as the call ends. A late wait's end is heard as it would be
+      // through the clone (heardAtEnd): past the call's timeout "timeout", after a cancel
+      // "Canceled"; before, the failure of before the wait, whatever came.
+      IOException heard = failure != null ? heardAtEnd(original, failure) : couldNotEnqueue(e);
       retryCall.onAbandoned();
-      deliverFailure(failure != null ? failure : couldNotEnqueue(e));
+      deliverFailure(heard);
       return null;
     }
   }
@@ -528,8 +530,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         listenerThrew = thrown;
       }
     }
-    IOException heard = failure;
-    Runnable tell = () -> tellEndedInQueue(heard);
+    Runnable tell = () -> tellEndedInQueue(clone, failure);
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
@@ -557,12 +558,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * fails here (the engine's bug, the call's context) still tells the callback, once, {@code
    * failure}; before, the task ended and the callback was never called.
    */
-  private void tellEndedInQueue(IOException failure) {
+  private void tellEndedInQueue(Call clone, IOException failure) {
     try {
-      settleLateEnd(failure);
+      // What the clone's run would have told (attempt): a late wait's end past the call's timeout
+      // is "timeout", after a cancel "Canceled". Before, queued behind the host's taken slots, the
+      // callback heard the failure of before the wait after its own cancel or past its timeout,
+      // and the listeners a give-up that said otherwise.
+      IOException heard = heardAtEnd(clone, failure);
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
-      deliverFailure(failure);
+      deliverFailure(heard);
     } catch (RuntimeException | Error bug) {
       endQuietlyWithOwnFailure("ending a retry queued in OkHttp's dispatcher", bug, failure, false);
     }
@@ -591,22 +596,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (attempt instanceof ManagedAttempts.GiveBack) {
       return ((ManagedAttempts.GiveBack) attempt).response;
     }
+    if (attempt instanceof ManagedAttempts.Expired) {
+      // Ended in the queue (endIfQueued): its run, once a slot frees, is never heard, and the
+      // call's end is told (and decided) by the task endIfQueued handed it to. Before, a run that
+      // came first decided a late wait's end as cancelled (its "Canceled"), or at the call's
+      // timeout, cancelling the call, and the callback heard "Canceled" for it.
+      throw attempt.failure;
+    }
     if (attempt.failure != null) {
-      if (isLateEndPending() && pastCallTimeout()) {
-        // The call's timeout ran out while the failure of before a late wait was on its way here
-        // (the dispatcher's executor busy): as tellGivenBack does for a response, the callback
-        // hears OkHttp's timeout, as OkHttp tells a call its timeout cancelled, whoever cancelled
-        // after. Before, it heard the failure, or "Canceled", past the call's timeout.
-        leaveAsUncaught(cancelAtCallTimeout());
-        InterruptedIOException timeout = timeout();
-        settleLateEnd(timeout);
-        throw timeout;
-      }
-      IOException heard = heardAfterCancel(chain.call(), attempt.failure);
-      if (!settleLateEnd(heard)) {
-        heard = new IOException("Canceled"); // a cancel came as the end was decided
-      }
-      throw heard;
+      throw heardAtEnd(chain.call(), attempt.failure);
     }
     if (chain.call() == original) {
       markRunning();
@@ -635,6 +633,34 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
+   * What the callback hears for {@code failure}, the call's end the engine decided, told through
+   * {@code call} (a clone's run, a clone ended in OkHttp's queue, or here when no clone could be
+   * made), the same on each way: for a late wait's end ({@link #retryAfterWait}) past the call's
+   * timeout, OkHttp's "timeout", the call cancelled as its timeout cancels it (as {@link
+   * #tellGivenBack} tells a response then; OkHttp tells a call its timeout cancelled so, whoever
+   * cancelled after); else "Canceled" after a cancel ({@link #heardAfterCancel}), also one that
+   * comes as the end is decided; else {@code failure}. The end is decided as it is heard ({@link
+   * #settleLateEnd}).
+   */
+  private IOException heardAtEnd(Call call, IOException failure) {
+    if (isLateEndPending() && pastCallTimeout()) {
+      leaveAsUncaught(cancelAtCallTimeout());
+      InterruptedIOException timeout = timeout();
+      settleLateEnd(timeout);
+      return timeout;
+    }
+    IOException heard = heardAfterCancel(call, failure);
+    if (!settleLateEnd(heard)) {
+      heard = new IOException("Canceled"); // a cancel came as the end was decided
+    }
+    return heard;
+  }
+
+  private synchronized boolean isLateEndPending() {
+    return lateEndPending;
+  }
+
+  /**
    * Decides the call's end after a retry's wait that ended past the deadline ({@link
    * #retryAfterWait}), where the callback hears of it, {@code heard}, so that the listeners hear
    * what it hears: "Canceled", and the retry is forgone as cancelled; OkHttp's timeout, and the
@@ -643,10 +669,6 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * meanwhile and the retry was forgone as cancelled: the caller tells "Canceled" instead. True
    * otherwise, or when no such end waits to be decided (then nothing happens).
    */
-  private synchronized boolean isLateEndPending() {
-    return lateEndPending;
-  }
-
   private boolean settleLateEnd(IOException heard) {
     synchronized (this) {
       if (!lateEndPending) {

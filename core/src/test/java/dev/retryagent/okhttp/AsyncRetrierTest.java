@@ -2041,6 +2041,74 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CALL_TIMEOUT);
   }
 
+  @ParameterizedTest(name = "past the call timeout: {0}")
+  @ValueSource(booleans = {false, true})
+  void aFailureOfBeforeALateWaitQueuedBehindTheHostsSlotsIsHeardAsThroughItsRun(boolean timedOut)
+      throws Exception {
+    // As the two tests above, but the reset's clone waited in OkHttp's queue, the host's one slot
+    // taken by another call of the application's (held by the executor), so the telling went to a
+    // dispatcher thread (tellEndedInQueue), which the executor held too: a cancel meanwhile, or
+    // the call's timeout (real, 3 s) running out. The callback heard the reset after its own
+    // cancel (plain OkHttp: "Canceled"), or past its timeout (plain OkHttp: "timeout"), and the
+    // listeners said the deadline.
+    HoldingExecutor executor = new HoldingExecutor();
+    okhttp3.Dispatcher dispatcher = new okhttp3.Dispatcher(executor);
+    dispatcher.setMaxRequestsPerHost(1);
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)),
+        new OkHttpClient.Builder()
+            .callTimeout(timedOut ? 3 : 30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .dispatcher(dispatcher),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    OkHttpClient other = new OkHttpClient.Builder().dispatcher(dispatcher).build();
+    Heard otherHeard = new Heard();
+    other.newCall(get("/other")).enqueue(otherHeard); // takes the host's slot, held
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+    time.runHeldTasks(); // the wait ends past the deadline: the failure's clone is queued
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 2);
+    assertThat(dispatcher.queuedCallsCount()).as("the clone waits for the slot").isEqualTo(1);
+    assertThat(heard.outcome).isNotDone();
+
+    Heard without = timedOut ? plainCallTimedOut(3) : null;
+    if (!timedOut) {
+      call.cancel();
+    }
+    executor.release();
+
+    if (timedOut) {
+      assertEndedAsPlainOkHttpsTimedOutCall(heard, without, call);
+      assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CALL_TIMEOUT);
+    } else {
+      assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.thread).startsWith("OkHttp ");
+      assertThat(heard.reports).hasValue(1);
+      assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    }
+    assertThat(otherHeard.await()).isEqualTo("200 late");
+    await().atMost(Duration.ofSeconds(10)).until(() -> dispatcher.runningCallsCount() == 0);
+    assertThat(dispatcher.queuedCallsCount()).isZero();
+    assertThat(heard.reports).as("heard once, the clone's own run not heard").hasValue(1);
+    assertThat(server.requestCount())
+        .as("the first attempt, the other call, plain OkHttp's: the clone sent nothing")
+        .isEqualTo(timedOut ? 3 : 2);
+    assertThat(retrier.running()).isZero();
+    if (!timedOut) {
+      assertThat(plainCallCancelledBeforeItsCallbackHeard())
+          .as("plain OkHttp, a call cancelled before its callback heard of it")
+          .isEqualTo("java.io.IOException: Canceled");
+    }
+  }
+
   @Test
   void aLateWaitEndingAfterTheClientShutDownEndsWithTheEarlierFailureAsWithoutTheAgent()
       throws Exception {
