@@ -646,14 +646,36 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (isLateEndPending() && pastCallTimeout()) {
       leaveAsUncaught(cancelAtCallTimeout());
       InterruptedIOException timeout = timeout();
-      settleLateEnd(timeout);
+      settleLateEndTelling(timeout);
       return timeout;
     }
     IOException heard = heardAfterCancel(call, failure);
-    if (!settleLateEnd(heard)) {
+    if (!settleLateEndTelling(heard)) {
       heard = new IOException("Canceled"); // a cancel came as the end was decided
     }
     return heard;
+  }
+
+  /**
+   * {@link #settleLateEnd} where the callback is told next and nothing above would catch what it
+   * throws (the application's listeners may throw an {@code Error}): OkHttp 3.12's run of a call
+   * catches only an {@code IOException}, a task on a dispatcher thread nothing, and the callback
+   * was never told. Said as our own failure, the call abandoned; the callback hears what it would
+   * have ("Canceled" after a cancel: false).
+   */
+  private boolean settleLateEndTelling(IOException heard) {
+    try {
+      return settleLateEnd(heard);
+    } catch (RuntimeException | Error bug) {
+      engine.internalError(
+          "ending a call after a late retry wait", bug, "the call ends as its callback hears it");
+      try {
+        retryCall.onAbandoned();
+      } catch (RuntimeException | Error ignored) {
+        // the callback is told all the same
+      }
+      return !getAsBoolean();
+    }
   }
 
   private synchronized boolean isLateEndPending() {
@@ -1209,7 +1231,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       leaveAsUncaught(listenerThrew);
       return;
     }
-    if (getAsBoolean() || !settleLateEnd(null)) {
+    if (getAsBoolean() || !settleLateEndTelling(null)) {
       // The application cancelled the call while the copy was on its way here (its timeout is
       // ruled out above): OkHttp fails a response that comes after a cancel, before its callback
       // hears it, so the callback hears "Canceled". Before, it heard the response of before the

@@ -2109,6 +2109,63 @@ class AsyncRetrierTest {
     }
   }
 
+  @ParameterizedTest(name = "a failure before the wait: {0}")
+  @ValueSource(booleans = {false, true})
+  void aListenerThrowingAsALateWaitsEndIsDecidedStillLetsTheCallbackHearIt(boolean failed)
+      throws Exception {
+    // The give-up of a call whose retry's wait ended late is decided where the callback hears of
+    // it, on a dispatcher thread: a response's copy given back (tellGivenBack), a failure thrown
+    // by the interceptor of a clone OkHttp runs (attempt). A listener's Error there (one the
+    // listeners let through) left the task and the callback never heard of the call (the copy),
+    // or it heard OkHttp's "canceled due to java.lang.InternalError" (the failure, OkHttp 4 on;
+    // 3.12 catches only an IOException there, and it heard nothing).
+    List<String> errors = new CopyOnWriteArrayList<>();
+    engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                Policy.defaults().rateLimit())
+            .errors(errors::add)
+            .listener(
+                new dev.retryagent.engine.RetryListener() {
+                  @Override
+                  public void onGiveUp(RetryEvent e) {
+                    throw new InternalError("a listener's, injected");
+                  }
+                })
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .addInterceptor(retrier.interceptor())
+            .build();
+    time.late(40_000_000_000L);
+    server.enqueue(failed ? reset() : status(503).body("busy"));
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    time.runHeldTasks();
+
+    if (failed) {
+      assertThat(heard.await()).startsWith("java.net.SocketException: ");
+    } else {
+      assertThat(heard.await()).isEqualTo("503 busy");
+    }
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(errors).singleElement().asString().contains("after a late retry wait");
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+  }
+
   @Test
   void aLateWaitEndingAfterTheClientShutDownEndsWithTheEarlierFailureAsWithoutTheAgent()
       throws Exception {
