@@ -226,9 +226,9 @@ final class RedisGateway implements AutoCloseable {
   }
 
   /**
-   * {@link #warmUp(int)}; {@code bounded}: each connection opened within {@code connectTimeout} in
-   * all, its set-up included, on the addresses last looked up (the fleet's thread while up, between
-   * its heartbeats).
+   * {@link #warmUp(int)}; {@code bounded}: one connection at most, opened within {@code
+   * connectTimeout} in all, its set-up included, on the addresses last looked up (the fleet's
+   * thread while up, between its heartbeats).
    */
   private void warmUp(int count, boolean bounded) {
     int target = Math.min(count, maxConnections);
@@ -244,6 +244,12 @@ final class RedisGateway implements AutoCloseable {
           return;
         }
         idle.offerLast(open(bounded));
+        if (bounded) {
+          // One, for the call that wanted it: a busy pool borrows each new idle connection at
+          // once, so "until idle reaches the target" opened up to maxConnections - 1 of them, each
+          // within connectTimeout, and held the heartbeat that long (r17).
+          return;
+        }
       } catch (FleetUnavailableException e) {
         return;
       } finally {

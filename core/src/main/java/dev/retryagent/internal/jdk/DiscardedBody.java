@@ -105,7 +105,8 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   private void fixBody() {
     ReplayableBody b;
     synchronized (this) {
-      // Kept: a copy not settled now may be by a later drop point (the grace after the limit).
+      // Kept: a copy not settled now may be by the grace after the limit, if it fires before the
+      // body ends; a body that ends first leaves it to the check after the wait.
       b = requestBody;
     }
     if (b != null && info != null) { // the body's own locks taken outside this one
