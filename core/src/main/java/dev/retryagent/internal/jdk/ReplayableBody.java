@@ -494,12 +494,15 @@ final class ReplayableBody {
     @Override
     public void subscribe(Flow.Subscriber<? super ByteBuffer> subscriber) {
       int n;
+      // The application's code, asked before the lock: a publisher whose contentLength() waits for
+      // its own thread, which signals an earlier subscription late (keep, finished: this lock),
+      // would otherwise hang with it.
+      long declared = source.contentLength();
       synchronized (this) {
         // The client may subscribe again within one attempt (a 307 or 308, the JDK's own resend
         // on a new connection); each subscription starts a fresh copy.
         chunks = new ArrayList<>();
         kept = 0;
-        long declared = source.contentLength();
         unknownLength = declared < 0;
         state = declared > limit ? State.TOO_LARGE : State.SENDING;
         provisional = false;

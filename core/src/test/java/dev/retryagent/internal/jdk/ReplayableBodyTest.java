@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
  */
 class ReplayableBodyTest {
   /** A source that keeps its subscribers, for the test to send to. */
-  private static final class Source implements BodyPublisher {
+  private static class Source implements BodyPublisher {
     final List<Flow.Subscriber<? super ByteBuffer>> subscribers = new ArrayList<>();
     long length = -1; // unknown
 
@@ -106,6 +106,52 @@ class ReplayableBodyTest {
     body.next().subscribe(retry);
 
     assertThat(retry.complete).isTrue();
+    assertThat(retry.text()).isEqualTo("hello");
+  }
+
+  /**
+   * The copy asked the source's {@code contentLength()} holding its own lock as the client
+   * subscribed again: a publisher whose {@code contentLength()} waits for its own thread (a monitor
+   * of its own, which that thread holds as it signals an earlier subscription late) never got it,
+   * since the late buffer waits for the copy's lock: both hung (r17's review). Now the length is
+   * asked before the lock.
+   */
+  @Test
+  void theSourcesLengthIsAskedWithoutTheCopysLockHeld() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean lateBufferDelivered =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    Source source =
+        new Source() {
+          @Override
+          public long contentLength() {
+            if (subscribers.size() == 1) {
+              // The second subscription: a late buffer of the first, sent from another thread, as
+              // the publisher's own thread would while this call waits for it.
+              Thread late = new Thread(() -> send(0, "lo"));
+              late.start();
+              try {
+                late.join(2_000);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+              lateBufferDelivered.set(!late.isAlive());
+            }
+            return -1;
+          }
+        };
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    BodyPublisher first = body.next();
+    first.subscribe(new Sink());
+    source.send(0, "hel");
+    first.subscribe(new Sink()); // the redirect's: asks the length again
+
+    assertThat(lateBufferDelivered.get())
+        .as("the late buffer went through while the length was being asked")
+        .isTrue();
+    source.send(1, "hello");
+    source.subscribers.get(1).onComplete();
+    Sink retry = new Sink();
+    body.next().subscribe(retry);
     assertThat(retry.text()).isEqualTo("hello");
   }
 
