@@ -638,28 +638,14 @@ final class ReplayableBody {
     public void request(long n) {
       if (tee == null) {
         // A watch (a file): nothing kept, nothing to settle; no lock per buffer for a count.
-        try {
-          upstream.request(n);
-        } catch (Throwable e) {
-          if (e != downstreamThrew) {
-            sourceFailed(e);
-          }
-          throw e;
-        }
+        requestUpstream(n);
         return;
       }
       synchronized (this) {
         requesting++;
       }
       try {
-        upstream.request(n);
-      } catch (Throwable e) {
-        // Any throwable, as from subscribe (subscribeWatched): an Error, an undeclared IOException
-        // was the host's failure, and told the breaker so.
-        if (e != downstreamThrew) {
-          sourceFailed(e);
-        }
-        throw e;
+        requestUpstream(n);
       } finally {
         // The count and the settling in one step (a failure thrown above marked the copy failed
         // first). Before, the lock was let go between them: a request() on another thread could
@@ -671,6 +657,22 @@ final class ReplayableBody {
             tee.settled(subscription);
           }
         }
+      }
+    }
+
+    /**
+     * The source's {@code request(n)}; what it throws is the source's failure (any throwable, as
+     * from subscribe in subscribeWatched: an Error, an undeclared IOException was the host's
+     * failure, and told the breaker so), unless it is the client's own, thrown on through it.
+     */
+    private void requestUpstream(long n) {
+      try {
+        upstream.request(n);
+      } catch (Throwable e) {
+        if (e != downstreamThrew) {
+          sourceFailed(e);
+        }
+        throw e;
       }
     }
 
