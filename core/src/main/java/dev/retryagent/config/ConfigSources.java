@@ -307,25 +307,20 @@ public final class ConfigSources {
    * below both; null when there is none.
    */
   private static Raw validStrictBelow(Raw above, Properties sysProps, Map<String, String> env) {
-    List<Raw> below = new ArrayList<>();
-    if (above.origin.equals(AGENT_ARGUMENT)) {
-      String v = sysProps.getProperty(PROPERTY_STRICT);
-      if (v != null && !v.isBlank()) {
-        below.add(new Raw(v.trim(), "system property " + PROPERTY_STRICT, PROPERTY_STRICT));
-      }
+    // pick() without the argument (and without the property below the property): the first
+    // non-blank source below; if that one is invalid too, the variable alone.
+    Raw r =
+        above.origin.equals(AGENT_ARGUMENT)
+            ? pick(Map.of(), ARG_STRICT, sysProps, PROPERTY_STRICT, env, ENV_STRICT)
+            : null;
+    if ((r == null || !isBoolean(r.value)) && !above.key.equals(ENV_STRICT)) {
+      r = pick(Map.of(), ARG_STRICT, new Properties(), PROPERTY_STRICT, env, ENV_STRICT);
     }
-    if (!above.key.equals(ENV_STRICT)) {
-      String v = env.get(ENV_STRICT);
-      if (v != null && !v.isBlank()) {
-        below.add(new Raw(v.trim(), "environment variable " + ENV_STRICT, ENV_STRICT));
-      }
-    }
-    for (Raw r : below) {
-      if (r.value.equalsIgnoreCase("true") || r.value.equalsIgnoreCase("false")) {
-        return r;
-      }
-    }
-    return null;
+    return r != null && isBoolean(r.value) ? r : null;
+  }
+
+  private static boolean isBoolean(String value) {
+    return value.equalsIgnoreCase("true") || value.equalsIgnoreCase("false");
   }
 
   private static Raw pick(
