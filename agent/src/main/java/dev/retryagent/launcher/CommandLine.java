@@ -58,8 +58,7 @@ final class CommandLine {
 
   static void help(PrintStream out, String version) {
     out.println("retry-agent " + version + ": budgeted HTTP retries for java.net.http, OkHttp,");
-    out.println(
-        "Apache HttpClient 4.5/5.x classic and HttpURLConnection (5.x async is not hooked)");
+    out.println("Apache HttpClient 4.5 and 5.x (classic and async) and HttpURLConnection");
     out.println();
     out.println("Usage, as a Java agent:");
     out.println("  java -javaagent:retry-agent.jar -jar app.jar                 built-in defaults");
@@ -91,7 +90,8 @@ final class CommandLine {
     out.println("  - OkHttp: only clients built after the attach; a client built before keeps its");
     out.println("    interceptor list, and so do clients derived from it with newBuilder().");
     out.println("  - Apache HttpClient 4.5: every client, also those built before the attach.");
-    out.println("    5.x classic: only clients built after it; one built before keeps its chain.");
+    out.println("    5.x (classic and async): only clients built after it; one built before keeps");
+    out.println("    its chain.");
     out.println("  - HttpURLConnection: connections opened after the attach; one opened before");
     out.println("    keeps what it is.");
     out.println("  - Calls already in flight finish without the agent.");
