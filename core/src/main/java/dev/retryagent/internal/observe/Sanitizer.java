@@ -22,6 +22,14 @@ public final class Sanitizer {
 
   private static final String REDACTED = "<redacted>";
 
+  /**
+   * Longest part of a message that is cleaned; the rest is dropped before cleaning. Cleaning is not
+   * linear in a message's length (a URL found rebuilds the text after it), and a server can make a
+   * client's message long (OkHttp quotes a status line of up to 256 KiB): 400 KB of {@code x://}
+   * took 10 s on the application's thread. Only {@link #MAX_MESSAGE_CHARS} are kept.
+   */
+  static final int MAX_CLEANED_CHARS = 4096;
+
   /** How far past its first blank a quoted URL is followed (see urlEnd). */
   private static final int MAX_URL_SPAN = 2048;
 
@@ -172,7 +180,7 @@ public final class Sanitizer {
     if (text == null || text.isEmpty()) {
       return "";
     }
-    String s = REFUSED_HEADER_VALUES.matcher(text).replaceAll("$1$2" + REDACTED);
+    String s = REFUSED_HEADER_VALUES.matcher(cleanable(text)).replaceAll("$1$2" + REDACTED);
     s = SECRET_HEADERS.matcher(s).replaceAll("$1$2$3" + REDACTED);
     s = secretValues(s);
     if (secretHeader != null && !secretHeader.isEmpty()) {
@@ -185,6 +193,23 @@ public final class Sanitizer {
       s = s.substring(0, MAX_MESSAGE_CHARS) + "...";
     }
     return s;
+  }
+
+  /**
+   * {@code text} when it is at most {@link #MAX_CLEANED_CHARS} long; else its start, cut back to
+   * the blank before the word the cut would split, then " ...". That word is dropped whole: a URL
+   * cut before its '@' would show its user-info as a host and port ({@code http://user:secr}), a
+   * key cut before its '=' its value as a word.
+   */
+  static String cleanable(String text) {
+    if (text.length() <= MAX_CLEANED_CHARS) {
+      return text;
+    }
+    int end = MAX_CLEANED_CHARS;
+    while (end > 0 && !Character.isWhitespace(text.charAt(end))) {
+      end--;
+    }
+    return text.substring(0, end) + " ...";
   }
 
   /**

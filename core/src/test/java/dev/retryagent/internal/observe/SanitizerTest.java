@@ -1,9 +1,11 @@
 package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.retryagent.config.PathMask;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -12,6 +14,32 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 class SanitizerTest {
+
+  @Test
+  void aMessageAServerMadeLongIsCleanedFromItsStartAloneAndEndsInAnEllipsis() {
+    // OkHttp quotes a status line of up to 256 KiB in its ProtocolException; 400 KB of "x://"
+    // took 10 s to clean on the application's thread, growing with the square of the length.
+    String junk = "Unexpected status line: " + "x://".repeat(500_000);
+    String[] clean = new String[1];
+    assertTimeoutPreemptively(
+        Duration.ofSeconds(20), () -> clean[0] = Sanitizer.message(junk, null));
+    assertThat(clean[0]).startsWith("Unexpected status line:").endsWith("...");
+    assertThat(clean[0].length()).isLessThanOrEqualTo(Sanitizer.MAX_MESSAGE_CHARS + 3);
+  }
+
+  @Test
+  void aMessageCutInsideAUrlDropsTheCutWordSoNoPartOfItsUserInfoShows() {
+    // Cut just before the '@', http://user:secretpassword would read as a host and a port.
+    String url = "http://user:secretpassword@api.example/x";
+    String head = "a".repeat(Sanitizer.MAX_CLEANED_CHARS - 20) + " ";
+    String text = head + url + " and more";
+    assertThat(text.indexOf('@')).isGreaterThan(Sanitizer.MAX_CLEANED_CHARS);
+    assertThat(Sanitizer.cleanable(text)).isEqualTo(head.trim() + " ...");
+    assertThat(Sanitizer.message("error " + text.substring(6), null)).doesNotContain("secr");
+    // Short enough, a message is cleaned whole.
+    assertThat(Sanitizer.cleanable("x " + url)).isEqualTo("x " + url);
+  }
+
   static Stream<String> hostileMessages() {
     return Stream.of(
         "unexpected end of stream on http://api.example.com/v1/x?token=SECRET",
@@ -523,9 +551,16 @@ class SanitizerTest {
 
   @Test
   void aLongQuotedSecretOrALongLineOfUrlsIsCleanedWithoutOverflowingTheStack() {
+    // Cut at MAX_CLEANED_CHARS first: the closing quote is past the cut, so the value runs to the
+    // text's end and is redacted with the " ..." the cut left.
     assertThat(Sanitizer.message("password=\"" + "SECRET ".repeat(50_000) + "\"", null))
+        .isEqualTo("password=\"<redacted>");
+    assertThat(Sanitizer.message("password=\"" + "SECRET ".repeat(500) + "\"", null))
         .isEqualTo("password=\"<redacted>\"");
+    // One word past the cut: dropped whole, and what the cut left (" ...") is the value.
     assertThat(Sanitizer.message("{'token': '" + "\\'SECRET".repeat(50_000) + "'}", null))
+        .isEqualTo("{'token': <redacted>");
+    assertThat(Sanitizer.message("{'token': '" + "\\'SECRET".repeat(400) + "'}", null))
         .isEqualTo("{'token': '<redacted>'}");
     assertThat(Sanitizer.message("at: " + "http://h.example/p ".repeat(20_000), null))
         .startsWith("at: http://h.example/p http://h.example/p")
