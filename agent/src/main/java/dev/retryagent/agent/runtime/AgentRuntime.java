@@ -102,6 +102,12 @@ public final class AgentRuntime {
    */
   private FleetLimits leftFleet;
 
+  /**
+   * Set when the JVM's exit begins ({@link #onExit}): reloads are neither made nor applied from
+   * then on. Volatile: the watcher reads it on the scheduler's threads.
+   */
+  private volatile boolean exiting;
+
   /** The clients whose hooks were installed at start: a reload cannot add a hook. */
   private final ClientSwitches hookedClients;
 
@@ -365,13 +371,20 @@ public final class AgentRuntime {
    * section). Calls in flight keep the policy and mode they started with.
    *
    * @return what changed but needs a restart to take effect (a client switched on whose hook was
-   *     not installed at start), or an empty string
+   *     not installed at start), or an empty string; null when nothing was applied because the
+   *     JVM's exit has begun
    */
   public String apply(AgentConfig next) {
     FleetLimits left;
     DeadLetterWriter replaced;
     String restart;
     synchronized (this) {
+      if (exiting) {
+        // The exit hook has closed the fleet, the dead letters and the exporters: a reload now
+        // (a ConfigMap edited during a rolling deploy, while the application drains) would open
+        // them again, with no exit left to close them.
+        return null;
+      }
       config = next;
       left = startFleet(next.fleet());
       replaced = reconfigureLocked(next);
@@ -546,6 +559,11 @@ public final class AgentRuntime {
     exportersStarted = true;
   }
 
+  /** True once the JVM's exit has begun (the exit hook ran): no reload from then on. */
+  boolean exiting() {
+    return exiting;
+  }
+
   /** At JVM exit: one summary line per route (when there were calls), dead letters flushed. */
   public void registerShutdownHook() {
     // An agent thread: made privileged, so that under a SecurityManager the application installs
@@ -568,11 +586,18 @@ public final class AgentRuntime {
 
   /** What the shutdown hook runs; package-private for tests. */
   void onExit() {
-    FleetLimits f = fleet;
+    FleetLimits f;
+    Built b;
+    synchronized (this) {
+      // Under the lock a reload applies under: one that began before this either has made its
+      // fleet and dead-letter writer, closed below, or sees the flag and applies nothing.
+      exiting = true;
+      f = fleet;
+      b = built;
+    }
     if (f != null) {
       f.close(); // leaves the live count at once rather than after three heartbeats
     }
-    Built b = built;
     if (b == null) {
       return;
     }

@@ -152,6 +152,10 @@ final class ConfigReloader implements Runnable {
   /** One look, then the next scheduled, until a reload stops the watching. */
   @Override
   public void run() {
+    if (runtime.exiting()) {
+      // The watching ends with the JVM: nothing is reloaded, or said, once its exit has begun.
+      return;
+    }
     try {
       poll();
     } catch (RuntimeException | LinkageError e) {
@@ -282,6 +286,9 @@ final class ConfigReloader implements Runnable {
       return;
     }
     String restart = runtime.apply(next);
+    if (restart == null) {
+      return; // the JVM's exit began during this look: not applied, and nothing said
+    }
     AgentLog.info(
         "reloaded "
             + file

@@ -652,4 +652,27 @@ class ConfigReloaderTest {
     assertThat(first).isEqualTo("agent.clients.jdk-http");
     assertThat(second).as("still not hooked").isEqualTo("agent.clients.jdk-http");
   }
+
+  @Test
+  void anEditSavedOnceTheJvmsExitHasBegunIsNeitherAppliedNorSaidAndTheWatchingEnds()
+      throws Exception {
+    // The exit hook closed the fleet, the dead letters and the exporters, but the watcher went on:
+    // an edit saved while the application drained (a ConfigMap changed during a rolling deploy)
+    // started a new dead-letter writer and the Prometheus endpoint again, with no exit to close
+    // them, and printed a reload line after the exit had begun.
+    ManualScheduler tasks = new ManualScheduler();
+    reloader.watch(tasks);
+    Files.writeString(file, FOUR);
+    reloader.poll(); // the edit seen; applied once it has settled, at the next look
+    runtime.onExit();
+
+    reloader.poll();
+    assertThat(maxAttempts()).isEqualTo(2);
+    assertThat(stderr.text()).doesNotContain("reloaded");
+
+    tasks.runNext(); // the scheduled look: made no more, and the next one not scheduled
+    assertThat(tasks.pending()).isEmpty();
+    assertThat(runtime.apply(ConfigLoader.parse(FOUR, "b.yml", Map.of()))).isNull();
+    assertThat(maxAttempts()).isEqualTo(2);
+  }
 }
