@@ -142,6 +142,9 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   private boolean partialLine;
   // agent.deadLetter.maxBytes, with the file's size as this thread knows it.
   private final DeadLetterCap cap;
+  // Lines of the batch being written that writeBatch has counted, written or dropped: the rest
+  // are counted dropped when it throws what it does not catch (an OutOfMemoryError).
+  private int accounted;
 
   /**
    * @param path the file to append to; opened at the first dead letter, parent directories created
@@ -505,6 +508,25 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
   }
 
   private void run() {
+    boolean ended = false;
+    try {
+      writeUntilClosed();
+      ended = true;
+    } finally {
+      if (!ended) {
+        // Thrown outside a write (which counts its own batch): the thread is gone. Whatever is
+        // queued is counted dropped, and so is any later line (dropIfNobodyWillWrite sees the
+        // thread finished), rather than queued for a drain that never comes.
+        synchronized (lifecycle) {
+          finished = true;
+        }
+        dropQueued();
+        closeChannel();
+      }
+    }
+  }
+
+  private void writeUntilClosed() {
     List<String> batch = new ArrayList<>(BATCH);
     boolean stop = false;
     while (!stop) {
@@ -580,8 +602,23 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       return;
     }
     writing = lines.size();
+    accounted = 0;
     try {
       writeBatch(lines);
+    } catch (RuntimeException | Error e) {
+      // Not one of the file's failures, which writeBatch reports itself: an OutOfMemoryError
+      // making the batch's bytes, say. The batch's lines not yet counted are dropped, and the
+      // thread goes on with the next batch; had it died, every later line would have waited in
+      // the queue for it, uncounted, and the file stayed open.
+      drop(lines.size() - accounted);
+      errors.once(
+          "failed",
+          "retry-agent: writing to the dead-letter file "
+              + shownPath
+              + " failed ("
+              + Sanitizer.exception(e, true, null)
+              + "); the dead letters being written were dropped");
+      closeChannel();
     } finally {
       writing = 0;
       long bytes = 0;
@@ -607,6 +644,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
         channel = opener.open(path);
       } catch (IOException | RuntimeException e) {
         drop(lines.size());
+        accounted = lines.size();
         errors.once(
             "open",
             "retry-agent: cannot open the dead-letter file "
@@ -636,6 +674,10 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     ByteArrayOutputStream out = new ByteArrayOutputStream(lines.size() * 256);
     int kept = 0;
     long overCap = 0;
+    // Where each kept line ends in out, and where the first starts: a write that fails part-way
+    // has put the lines ending before its position in the file.
+    int[] ends = new int[lines.size()];
+    int firstStart = 0;
     for (String l : lines) {
       byte[] bytes = l.getBytes(StandardCharsets.UTF_8);
       int need = bytes.length + (partialLine && kept == 0 ? 1 : 0);
@@ -645,12 +687,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       }
       if (partialLine && kept == 0) {
         out.write('\n');
+        firstStart = 1;
       }
       out.write(bytes, 0, bytes.length);
-      kept++;
+      ends[kept++] = out.size();
     }
     if (overCap > 0) {
       drop(overCap);
+      accounted += (int) overCap;
     }
     if (kept == 0) {
       return;
@@ -663,9 +707,21 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       partialLine = false;
       cap.appended(buf.position());
       written.add(kept);
+      accounted += kept;
     } catch (IOException | RuntimeException e) {
-      partialLine = partialLine || buf.position() > 0;
-      drop(kept);
+      // A disk that filled up part-way: the lines before the position are in the file, written;
+      // the one it cut and those after are dropped.
+      int at = buf.position();
+      int landed = 0;
+      while (landed < kept && ends[landed] <= at) {
+        landed++;
+      }
+      if (at > 0) {
+        partialLine = at != (landed == 0 ? firstStart : ends[landed - 1]);
+      }
+      written.add(landed);
+      drop(kept - landed);
+      accounted += kept;
       errors.once(
           "write",
           "retry-agent: cannot write to the dead-letter file "

@@ -36,6 +36,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -432,6 +433,88 @@ class DeadLetterWriterTest {
     assertThat(errors.get(0))
         .startsWith("retry-agent: cannot write to the dead-letter file")
         .contains("No space left on device");
+  }
+
+  @Test
+  void aDiskThatFillsInTheMiddleOfABatchCountsTheLinesThatLandedAsWrittenAndTheNextStartsANewLine()
+      throws Exception {
+    // The lines before the failed write's position are in the file: they were counted dropped,
+    // whole batch, so the dropped count was too high and the written one too low.
+    Path file = dir.resolve("dead.jsonl");
+    Semaphore gate = new Semaphore(0);
+    AtomicReference<FailingChannel> failing = new AtomicReference<>();
+    DeadLetterWriter w =
+        opening(
+            file,
+            path -> {
+              java.nio.channels.FileChannel real = DeadLetterWriter.openForAppend(path);
+              if (failing.get() != null) {
+                return real;
+              }
+              failing.set(new FailingChannel(real, Integer.MAX_VALUE, gate));
+              return failing.get();
+            });
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/p1"), 503);
+    await().atMost(WAIT).until(() -> failing.get() != null && failing.get().linesInWrite == 1);
+    for (String p : List.of("/p2", "/p3", "/p4")) {
+      rig.call(FakeRequest.post("pay.example.com", p), 503); // queued behind the held write
+    }
+    gate.release();
+    await().atMost(WAIT).until(() -> w.written() == 1);
+    int line = (int) Files.size(file);
+    // The next write holds /p2, /p3 and /p4: /p2 lands whole, /p3 is cut (each line is about
+    // as long as the first).
+    failing.get().okBytes(line + line / 2);
+    gate.release(2); // the write that fills the disk, and the one after it that fails
+    await().atMost(WAIT).until(() -> w.written() + w.dropped() == 4);
+
+    assertThat(w.written()).isEqualTo(2);
+    assertThat(w.dropped()).isEqualTo(2);
+    rig.call(FakeRequest.post("pay.example.com", "/p5"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 3);
+    List<String> lines = lines(file);
+    assertThat(lines).hasSize(4);
+    assertThat(MiniJson.parseObject(lines.get(1))).containsEntry("path", "/p2");
+    assertThat(lines.get(2)).startsWith("{\"time\"").doesNotEndWith("}"); // /p3, cut
+    assertThat(MiniJson.parseObject(lines.get(3))).containsEntry("path", "/p5");
+  }
+
+  @Test
+  void anErrorWhileWritingDropsThatBatchCountedAndTheWriterGoesOnWithTheNext() throws Exception {
+    // An OutOfMemoryError (or any Error) in the writer thread ended it: the batch was cleared
+    // uncounted, and every later line waited in the queue for a thread that was gone, uncounted,
+    // until the queue was full.
+    Path file = dir.resolve("dead.jsonl");
+    AtomicInteger opens = new AtomicInteger();
+    DeadLetterWriter w =
+        opening(
+            file,
+            path -> {
+              java.nio.channels.FileChannel real = DeadLetterWriter.openForAppend(path);
+              if (opens.incrementAndGet() > 1) {
+                return real;
+              }
+              return new FailingChannel(real, Integer.MAX_VALUE) {
+                @Override
+                public int write(java.nio.ByteBuffer src) {
+                  throw new OutOfMemoryError("Java heap space (a test's)");
+                }
+              };
+            });
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    rig.call(FakeRequest.post("pay.example.com", "/first"), 503);
+    await().atMost(WAIT).until(() -> w.dropped() == 1);
+    rig.call(FakeRequest.post("pay.example.com", "/second"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 1);
+
+    assertThat(MiniJson.parseObject(lines(file).get(0))).containsEntry("path", "/second");
+    assertThat(errors)
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: writing to the dead-letter file ")
+        .contains("java.lang.OutOfMemoryError: Java heap space (a test's)")
+        .endsWith("the dead letters being written were dropped");
   }
 
   @Test

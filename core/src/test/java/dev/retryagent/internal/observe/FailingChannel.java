@@ -15,12 +15,17 @@ import java.util.concurrent.TimeUnit;
  * write as a full disk does; with a gate, each write first waits for a permit of it (a disk that is
  * slow for as long as the test wants).
  */
-final class FailingChannel extends FileChannel {
+class FailingChannel extends FileChannel {
   private final FileChannel real;
   private final Semaphore gate;
-  private int okBytes;
+  private volatile int okBytes;
   // The line breaks in the write waiting at the gate or last past it: the lines of its batch.
   volatile int linesInWrite;
+
+  /** From now on, {@code bytes} more are written before the disk is full. */
+  void okBytes(int bytes) {
+    okBytes = bytes;
+  }
 
   FailingChannel(FileChannel real, int okBytes) {
     this(real, okBytes, null);
