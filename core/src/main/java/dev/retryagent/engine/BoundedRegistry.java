@@ -12,9 +12,11 @@ import java.util.function.Predicate;
 /**
  * Per-host state (breakers, budgets, limiters) with a bound: past {@code maxSize} entries, the
  * least recently used idle one among the {@value #IDLE_SEARCH} entries at the front of the map is
- * dropped (or, when none of them is idle, the least recently used of them), so a service that calls
- * millions of distinct hosts cannot grow the agent's memory without limit. Thread-safe; lookups
- * take a short lock, and a new entry costs the same whatever the bound.
+ * dropped; when none of them is idle, the first idle one further on, up to {@value
+ * #IDLE_SEARCH_MAX} entries looked at; when none of those is idle either, the least recently used
+ * of the first {@value #IDLE_SEARCH}. So a service that calls millions of distinct hosts cannot
+ * grow the agent's memory without limit. Thread-safe; lookups take a short lock, and a new entry
+ * costs the same whatever the bound.
  *
  * <p>Each bound counts the entries made under it (a {@link Partition}): routes whose {@code
  * circuitBreaker.maxHosts} differ share the registry, and a route's small bound must not drop the
@@ -36,6 +38,15 @@ final class BoundedRegistry<K, V> {
    * others and a host in use is not sampled again and again.
    */
   static final int IDLE_SEARCH = 16;
+
+  /**
+   * Entries looked at, at most, for an idle one when none of the first {@value #IDLE_SEARCH} is:
+   * with 16 busy entries at the front (the open breakers of dead webhook endpoints) a busy one was
+   * dropped while idle ones stood behind them, and the host it tracked got a fresh closed breaker.
+   * Bounded, so that a registry of busy entries only (every host failing) still costs a constant
+   * per new host.
+   */
+  static final int IDLE_SEARCH_MAX = 64;
 
   /**
    * Orders uses across the registries of one engine: "recently used" is a count of uses, not a
@@ -210,20 +221,22 @@ final class BoundedRegistry<K, V> {
       Map.Entry<K, Entry<V>> idleVictim = null;
       Map.Entry<K, Entry<V>> anyVictim = null;
       for (Map.Entry<K, Entry<V>> e : entries.entrySet()) {
-        if (looked.size() == IDLE_SEARCH) {
+        if (looked.size() == IDLE_SEARCH_MAX
+            || (looked.size() >= IDLE_SEARCH && idleVictim != null)) {
           break;
         }
         Entry<V> v = e.getValue();
         if (v == keep) {
           continue;
         }
+        boolean sampled = looked.size() < IDLE_SEARCH;
         looked.add(e.getKey());
-        if (anyVictim == null || v.lastUse < anyVictim.getValue().lastUse) {
+        if (sampled && (anyVictim == null || v.lastUse < anyVictim.getValue().lastUse)) {
           anyVictim = e;
         }
         if ((idleVictim == null || v.lastUse < idleVictim.getValue().lastUse)
             && idle.test(v.value)) {
-          idleVictim = e;
+          idleVictim = e; // past the sample: the first idle one found ends the search
         }
       }
       Map.Entry<K, Entry<V>> victim = idleVictim != null ? idleVictim : anyVictim;

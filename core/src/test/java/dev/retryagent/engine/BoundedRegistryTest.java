@@ -114,7 +114,7 @@ class BoundedRegistryTest {
     }
     looked[0] = 0;
     counting.get("one-more", k -> k, 10_000);
-    assertThat(looked[0]).isLessThanOrEqualTo(BoundedRegistry.IDLE_SEARCH);
+    assertThat(looked[0]).isLessThanOrEqualTo(BoundedRegistry.IDLE_SEARCH_MAX);
     assertThat(counting.size()).isEqualTo(10_000);
     assertThat(counting.values().get(0)).isEqualTo("host-1"); // host-0, the oldest, went
   }
@@ -146,14 +146,29 @@ class BoundedRegistryTest {
   }
 
   @Test
-  void anIdleEntryPastTheSearchIsNotLookedFor() {
-    int bound = BoundedRegistry.IDLE_SEARCH + 2;
-    for (int i = 0; i < BoundedRegistry.IDLE_SEARCH + 1; i++) {
+  void anIdleEntryBehindASampleOfBusyOnesGoesBeforeAnyOfThem() {
+    // The 16 oldest were the open breakers of dead endpoints, 4 idle hosts behind them: a busy
+    // one was dropped (its host got a fresh closed breaker) while the idle ones stayed.
+    int bound = BoundedRegistry.IDLE_SEARCH + 4;
+    for (int i = 0; i < BoundedRegistry.IDLE_SEARCH; i++) {
       get("busy-" + i, bound);
       busy.add("busy-" + i);
     }
-    get("idle", bound);
+    for (int i = 0; i < 4; i++) {
+      get("idle-" + i, bound);
+    }
     get("new", bound);
-    assertThat(keys()).doesNotContain("busy-0").contains("idle", "new");
+    assertThat(keys()).doesNotContain("idle-0").contains("busy-0", "new").hasSize(bound);
+  }
+
+  @Test
+  void pastTheLongestSearchTheLeastRecentlyUsedOfTheSampleGoes() {
+    int bound = BoundedRegistry.IDLE_SEARCH_MAX + 1;
+    for (int i = 0; i < bound; i++) {
+      get("busy-" + i, bound);
+      busy.add("busy-" + i);
+    }
+    get("idle", bound); // past the search: not looked at
+    assertThat(keys()).doesNotContain("busy-0").contains("idle");
   }
 }
