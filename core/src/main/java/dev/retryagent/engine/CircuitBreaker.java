@@ -170,11 +170,19 @@ public final class CircuitBreaker {
   }
 
   /**
-   * True when no state would be lost by forgetting this breaker: closed, without a failure or a
-   * slow call in its window (a slow call counts toward opening as a failure does).
+   * True when no state would be lost by forgetting this breaker at {@code nowNanos}: closed,
+   * without a failure or a slow call in its window (a slow call counts toward opening as a failure
+   * does). A time window is moved to {@code nowNanos} first: it moves only when a call records, so
+   * a host that failed once and was never called again kept that failure, and was never idle.
    */
-  synchronized boolean isIdle() {
-    return state == CircuitState.CLOSED && window.failures == 0 && window.slow == 0;
+  synchronized boolean isIdle(long nowNanos) {
+    if (state != CircuitState.CLOSED) {
+      return false;
+    }
+    if (window.failures != 0 || window.slow != 0) {
+      window.expire(nowNanos);
+    }
+    return window.failures == 0 && window.slow == 0;
   }
 
   /**

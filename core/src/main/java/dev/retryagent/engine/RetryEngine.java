@@ -80,8 +80,7 @@ public final class RetryEngine {
   /** The start of a route-scoped breaker's key; a host's is {@code scheme://host:port}. */
   private static final String ROUTE_KEY = "route:";
 
-  private final BoundedRegistry<Key, CircuitBreaker> breakers =
-      new BoundedRegistry<>(CircuitBreaker::isIdle, uses);
+  private final BoundedRegistry<Key, CircuitBreaker> breakers;
   private final BoundedRegistry<Key, RetryBudget> budgets;
 
   /** The hosts' own buckets, grouped by target ({@link #pauseHost} finds a host's at once). */
@@ -137,6 +136,9 @@ public final class RetryEngine {
     this.listener = new CompositeListener(listeners, errors);
     this.contexts = b.contexts;
     this.listening = !listeners.isEmpty();
+    // A breaker whose time window still holds a failure is not idle; one whose failures have left
+    // it is (read at the eviction's time: the window moves only when a call records).
+    this.breakers = new BoundedRegistry<>(breaker -> breaker.isIdle(clock.nanoTime()), uses);
     this.limiters =
         new BoundedRegistry<>(h -> h.limiter.isIdle(clock.nanoTime()), uses, new TargetOf());
     // A budget whose window holds retries is not idle: dropped, its host (failing, likely: it

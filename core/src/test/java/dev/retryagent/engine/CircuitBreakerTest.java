@@ -649,12 +649,25 @@ class CircuitBreakerTest {
   @Test
   void idleMeansClosedWithoutFailures() {
     CircuitBreaker b = breaker(count(10, 10));
-    assertThat(b.isIdle()).isTrue();
+    assertThat(b.isIdle(T0)).isTrue();
     call(b, false, T0);
-    assertThat(b.isIdle()).isTrue();
+    assertThat(b.isIdle(T0)).isTrue();
     call(b, true, T0);
-    assertThat(b.isIdle()).isFalse();
-    assertThat(openedAt(T0).isIdle()).isFalse();
+    assertThat(b.isIdle(T0)).isFalse();
+    assertThat(b.isIdle(T0 + 3_600 * S)).as("a count window keeps its failure").isFalse();
+    assertThat(openedAt(T0).isIdle(T0)).isFalse();
+  }
+
+  @Test
+  void aTimeWindowWhoseFailureHasLeftItIsIdleWithoutAnotherCall() {
+    // The window moved only when a call recorded: a host that failed once and was never called
+    // again kept its failure, was never idle, and so never made room under maxHosts before a
+    // breaker in use did.
+    CircuitBreaker b = timeWindowBreaker(); // 10 s
+    call(b, true, T0);
+    assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
+    assertThat(b.isIdle(T0 + 5 * S)).isFalse();
+    assertThat(b.isIdle(T0 + 11 * S)).isTrue();
   }
 
   @Test

@@ -147,7 +147,7 @@ class LockFreePathsTest {
           }
         });
     assertThat(b.state()).isEqualTo(CircuitState.CLOSED);
-    assertThat(b.isIdle()).isTrue();
+    assertThat(b.isIdle(0)).isTrue();
     // Each failure now replaces a success: the 50th makes 50 of 100, the threshold.
     for (int i = 0; i < 49; i++) {
       attempt(b, true);
