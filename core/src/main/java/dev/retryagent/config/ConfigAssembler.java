@@ -103,7 +103,7 @@ final class ConfigAssembler {
             nameSetting != null ? nameSetting.node : part.node,
             nameSetting != null ? nameSetting.path : part.name,
             "found the route name "
-                + name
+                + ConfigProblem.shown(name)
                 + " a second time (first at "
                 + first.name
                 + ", line "

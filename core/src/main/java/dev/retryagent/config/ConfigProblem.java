@@ -109,7 +109,9 @@ public final class ConfigProblem {
       char c = t.charAt(i);
       if (c == '"' || c == '\\') {
         out.append('\\').append(c);
-      } else if (c < ' ' || c == 0x7f) {
+      } else if (Character.isISOControl(c) || c == 0x2028 || c == 0x2029) {
+        // Every control character by its code (C1 and the line separators too: a terminal or a
+        // log reader may act on them), never as it is.
         out.append(String.format("\\u%04x", (int) c));
       } else {
         out.append(c);

@@ -16,11 +16,82 @@ final class RouteKeys {
   /** Read by the assembler to place problems about the name (reserved, repeated). */
   static final KeyRef NAME = new KeyRef();
 
+  /** Control characters, in a character class: ISO controls, line and paragraph separators. */
+  private static final String CONTROL = "\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029";
+
+  /** {@link #CONTROL} and the blanks ({@code \s} of ECMAScript but for the controls). */
+  private static final String BLANK_OR_CONTROL =
+      CONTROL + "\\x20\\xa0\\u1680\\u2000-\\u200a\\u202f\\u205f\\u3000\\ufeff";
+
+  /** The most characters (code points) of a route name. */
+  static final int MAX_NAME = 64;
+
+  /**
+   * A route name: any text of 1 to 64 characters without a control character (ISO control, line or
+   * paragraph separator), not starting or ending with a blank (the ends of {@code \s} in
+   * ECMAScript, which editors check the schema with). Version 1 of the contract sets no rule, so
+   * {@code Payments API}, {@code openai:chat} and {@code payments/v2} load. The regular expression
+   * is the schema's; the loader checks a name by {@link #nameProblem}, not by {@code
+   * java.util.regex} (issue 13: its first use costs ~35 classes and a lambda in {@code premain}).
+   * Where a name goes (Redis keys, logs, metrics, JMX) it is written so that any name is safe
+   * there, a name of the earlier rule ({@code [A-Za-z0-9][A-Za-z0-9._-]{0,63}}) as before.
+   */
   static final ValueType ROUTE_NAME =
-      ValueType.string(
-          "[A-Za-z0-9][A-Za-z0-9._-]{0,63}",
-          "a name of letters, digits, '.', '_' and '-', starting with a letter or digit (at most"
-              + " 64), such as payments");
+      ValueType.routeName(
+          "[^" + BLANK_OR_CONTROL + "](?:[^" + CONTROL + "]{0,62}[^" + BLANK_OR_CONTROL + "])?",
+          "any text of 1 to 64 characters without control characters, not starting or ending"
+              + " with a blank, such as payments or Payments API");
+
+  /**
+   * What keeps {@code name} (trimmed, as every string value is) from being a route name, as the end
+   * of "found X; allowed ...; ...", or null when it is one. Checked character by character, as
+   * {@link #ROUTE_NAME}'s regular expression says; a control character is named by its code, never
+   * written as it is.
+   */
+  static String nameProblem(String name) {
+    if (name.isEmpty()) {
+      return "this one is empty";
+    }
+    int count = name.codePointCount(0, name.length());
+    if (count > MAX_NAME) {
+      return "this one has " + count + " characters";
+    }
+    int at = 1;
+    for (int i = 0; i < name.length(); at++) {
+      int c = name.codePointAt(i);
+      if (Character.isISOControl(c) || c == 0x2028 || c == 0x2029) {
+        return "this one has the control character " + code(c) + " at character " + at;
+      }
+      i += Character.charCount(c);
+    }
+    int first = name.codePointAt(0);
+    if (isBlank(first)) {
+      return "this one starts with the blank " + code(first);
+    }
+    int last = name.codePointBefore(name.length());
+    if (isBlank(last)) {
+      return "this one ends with the blank " + code(last);
+    }
+    return null;
+  }
+
+  /** A blank of {@link #BLANK_OR_CONTROL}. */
+  private static boolean isBlank(int c) {
+    return c == ' '
+        || c == 0xa0
+        || c == 0x1680
+        || c >= 0x2000 && c <= 0x200a
+        || c == 0x202f
+        || c == 0x205f
+        || c == 0x3000
+        || c == 0xfeff;
+  }
+
+  /** {@code U+0009}. */
+  private static String code(int c) {
+    String hex = Integer.toHexString(c).toUpperCase(Locale.ROOT);
+    return "U+" + "0000".substring(Math.min(4, hex.length())) + hex;
+  }
 
   static void visit(KeyVisitor k, ConfigDraft d) {
     if (k.key("name", ROUTE_NAME, NAME)) {

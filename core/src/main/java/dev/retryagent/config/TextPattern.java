@@ -122,11 +122,13 @@ final class TextPattern {
       }
       char e = regex.charAt(i + 1);
       if (e == 'x' && i + 3 < regex.length()) {
+        int code;
         try {
-          return new int[] {Integer.parseInt(regex.substring(i + 2, i + 4), 16), i + 4};
+          code = Integer.parseInt(regex.substring(i + 2, i + 4), 16);
         } catch (NumberFormatException ex) {
           return null;
         }
+        return code < 128 ? new int[] {code, i + 4} : null; // the classes are ASCII's
       }
       return e < 128 && !Character.isLetterOrDigit(e) ? new int[] {e, i + 2} : null;
     }

@@ -133,6 +133,14 @@ abstract class ValueType {
   }
 
   /**
+   * {@link #string}, for a route's name: {@code regex} is the schema's, the loader checks a name by
+   * {@link RouteKeys#nameProblem} (no {@code java.util.regex} while {@code premain} reads a file).
+   */
+  static StringType routeName(String regex, String description) {
+    return new StringType(regex, description, false, false, true);
+  }
+
+  /**
    * {@link #string}, for a host: a problem shows its user-info as {@code ***}, as a host glob's
    * ({@link ConfigProblem#shownHost}), since a host copied from a URL may carry a password.
    */
@@ -398,6 +406,9 @@ abstract class ValueType {
      */
     private final boolean deadLetterPath;
 
+    /** A route's name: checked by {@link RouteKeys#nameProblem} ({@link #routeName}). */
+    private final boolean routeName;
+
     /** Compiled at the first value: the schema has every string key, a file sets few. */
     private volatile TextPattern pattern;
 
@@ -410,11 +421,17 @@ abstract class ValueType {
     }
 
     private StringType(String regex, String description, boolean host, boolean deadLetterPath) {
+      this(regex, description, host, deadLetterPath, false);
+    }
+
+    private StringType(
+        String regex, String description, boolean host, boolean deadLetterPath, boolean routeName) {
       super(Kind.STRING);
       this.regex = regex;
       this.description = description;
       this.host = host;
       this.deadLetterPath = deadLetterPath;
+      this.routeName = routeName;
     }
 
     @Override
@@ -428,6 +445,13 @@ abstract class ValueType {
     @Override
     Object convert(String text) {
       String s = text.trim();
+      if (routeName) {
+        String problem = RouteKeys.nameProblem(s);
+        if (problem != null) {
+          throw new IllegalArgumentException("allowed " + allowed() + "; " + problem);
+        }
+        return s;
+      }
       TextPattern p = pattern;
       if (p == null) {
         p = TextPattern.compile(regex);

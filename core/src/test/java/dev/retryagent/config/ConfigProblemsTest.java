@@ -598,20 +598,12 @@ class ConfigProblemsTest {
   }
 
   /**
-   * Found by review (r8): a route name or fleet.keyPrefix starting with '.', '_' or '-' (or ':') is
-   * refused, but the message and the docs said those characters were allowed, not where.
+   * Found by review (r8): a fleet.keyPrefix starting with '.', '_' or '-' (or ':') is refused, but
+   * the message and the docs said those characters were allowed, not where. (A route name may start
+   * with any of them since version 1 of the contract sets no rule for it: RouteNameRuleTest.)
    */
   @Test
-  void aNameStartingWithPunctuationIsRefusedSayingWhy() {
-    for (String name : new String[] {"_payments", ".payments", "-payments"}) {
-      assertThat(problem("routes: [{name: '" + name + "'}]").message())
-          .as(name)
-          .isEqualTo(
-              "found "
-                  + name
-                  + "; allowed a name of letters, digits, '.', '_' and '-', starting with a letter"
-                  + " or digit (at most 64), such as payments");
-    }
+  void aKeyPrefixStartingWithPunctuationIsRefusedSayingWhy() {
     assertThat(problem("fleet: {redis: {url: 'redis://h'}, keyPrefix: ':svc'}").message())
         .isEqualTo(
             "found :svc; allowed letters, digits, '.', '_', ':' and '-', starting with a letter or"

@@ -124,7 +124,10 @@ class JsonSchemaAgreementTest {
         "defaults: {rateLimit: {perSecond: 0}}",
         "agent: {metrics: {prometheus: {port: 0}}}",
         "agent: {deadLetter: {maxBytes: 0}}",
-        "routes: [{name: 'bad name'}]",
+        "routes: [{name: \"bad\\tname\"}]",
+        "routes: [{name: \"bad\\u2028name\"}]",
+        "routes: [{name: \"\\u00a0bad\"}]",
+        "routes: [{name: '12345678901234567890123456789012345678901234567890123456789012345'}]",
         "routes: [{name: x, match: {methods: POST}}]",
         "routes: [{name: x, match: {paths: [v1]}}]",
         "routes: {name: x}",
@@ -164,7 +167,13 @@ class JsonSchemaAgreementTest {
         "defaults: {retry: {attemptHeader: Null}}",
         "defaults: {retry: {deadline: p0dT2h}}",
         "defaults: {circuitBreaker: {window: {type: TIME, size: 30s}}}",
-        "agent: {deadLetter: {path: ''}}"
+        "agent: {deadLetter: {path: ''}}",
+        "routes: [{name: x}]",
+        "routes: [{name: 'Payments API'}]",
+        "routes: [{name: 'openai:chat'}]",
+        "routes: [{name: payments/v2}]",
+        "routes: [{name: '_caf\u00e9 \"q\" \\\\ ,=*?%{}'}]",
+        "routes: [{name: \"a\\u00a0b\"}]"
       })
   void aFileTheLoaderAcceptsTheSchemaAcceptsToo(String yaml) throws ConfigException {
     ConfigLoader.parse(yaml, "t.yml", Map.of());

@@ -86,10 +86,77 @@ class TextPatternTest {
   }
 
   @Test
-  void aRouteNameIsMatchedWithoutRegularExpressions() {
-    String routeName = ((StringType) ConfigSchema.ROUTE.leaves().get("name").type).regex;
-    assertThat(TextPattern.parse(routeName)).isNotNull();
+  void aHeaderNameIsMatchedWithoutRegularExpressions() {
     assertThat(TextPattern.parse(((StringType) ValueType.HEADER_NAME).regex)).isNotNull();
     assertThat(TextPattern.parse("[a]|[b]")).isNull();
+  }
+
+  /**
+   * The route name, the key nearly every file sets, is checked by {@link RouteKeys#nameProblem} (no
+   * regular expression in premain), exactly as the schema's regular expression says, on random
+   * strings of controls, blanks, surrogate pairs and plain characters, around its length bound.
+   */
+  @Test
+  void aRouteNameIsCheckedWithoutRegularExpressionsAsTheSchemaSays() {
+    ValueType type = ConfigSchema.ROUTE.leaves().get("name").type;
+    assertThat(type).isSameAs(RouteKeys.ROUTE_NAME);
+    Pattern pattern = Pattern.compile(((StringType) type).regex);
+    String[] pieces = {
+      "a",
+      "Z",
+      "0",
+      ".",
+      "-",
+      "_",
+      ":",
+      "/",
+      " ",
+      "\t",
+      "\n",
+      "\u0000",
+      "\u001f",
+      "\u007f",
+      "\u0080",
+      "\u0085",
+      "\u009f",
+      "\u00a0",
+      "\u00a1",
+      "\u00e9",
+      "\u1680",
+      "\u2000",
+      "\u200a",
+      "\u200b",
+      "\u2028",
+      "\u2029",
+      "\u202f",
+      "\u205f",
+      "\u3000",
+      "\ufeff",
+      "\ud83d\ude80",
+      "\"",
+      "\\",
+      "%",
+      "*"
+    };
+    List<String> inputs = new ArrayList<>();
+    for (int length : new int[] {1, 2, 62, 63, 64, 65, 66}) {
+      inputs.add("a".repeat(length));
+      inputs.add("\ud83d\ude80".repeat(length));
+      inputs.add("a" + " ".repeat(Math.max(0, length - 2)) + "a");
+    }
+    Random random = new Random(7);
+    for (int n = 0; n < 50_000; n++) {
+      StringBuilder s = new StringBuilder();
+      int length = n % 10 == 0 ? 60 + random.nextInt(8) : 1 + random.nextInt(6);
+      for (int i = 0; i < length; i++) {
+        s.append(pieces[random.nextInt(pieces.length)]);
+      }
+      inputs.add(s.toString());
+    }
+    for (String s : inputs) {
+      assertThat(RouteKeys.nameProblem(s) == null)
+          .as("[%s]", s)
+          .isEqualTo(pattern.matcher(s).matches());
+    }
   }
 }

@@ -1,0 +1,172 @@
+package dev.retryagent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A route's name: version 1 of the contract sets no rule for it, so any text of 1 to 64 characters
+ * without a control character and without a blank at an end loads; unique in any case, {@code
+ * default} reserved; a refused name is reported with its route and what is wrong, a control
+ * character by its code.
+ */
+class RouteNameRuleTest {
+  private static final String[] NAMES = {
+    "Payments API",
+    "openai:chat",
+    "payments/v2",
+    "say \\\"hi\\\"", // say "hi"
+    "back\\\\slash", // back\slash
+    "a,b=c",
+    "star*?",
+    "caf\u00e9",
+    "_payments",
+    "-x",
+    ".x",
+    "%41",
+    "{tag}",
+    "x]"
+  };
+
+  private static final String[] LOADED = {
+    "Payments API",
+    "openai:chat",
+    "payments/v2",
+    "say \"hi\"",
+    "back\\slash",
+    "a,b=c",
+    "star*?",
+    "caf\u00e9",
+    "_payments",
+    "-x",
+    ".x",
+    "%41",
+    "{tag}",
+    "x]"
+  };
+
+  @Test
+  void anyNameOfTheContractLoadsAsWritten() throws Exception {
+    StringBuilder yaml = new StringBuilder("routes:\n");
+    for (int i = 0; i < NAMES.length; i++) {
+      yaml.append("  - name: \"").append(NAMES[i]).append("\"\n");
+      yaml.append("    match: {hosts: [h").append(i).append(".example]}\n");
+    }
+    AgentConfig c = ConfigLoader.parse(yaml.toString(), Yaml.SOURCE, Map.of());
+    assertThat(c.routes().stream().map(Route::name).collect(Collectors.toList()))
+        .containsExactly(LOADED);
+    assertThat(c.resolve("GET", "h0.example", 443, "/").routeName()).isEqualTo("Payments API");
+    assertThat(c.resolve("GET", "h1.example", 443, "/").routeName()).isEqualTo("openai:chat");
+  }
+
+  @Test
+  void sixtyFourCharactersLoadCountedAsCharactersNotCodeUnits() throws Exception {
+    String emoji = "\ud83d\ude80"; // one character, two UTF-16 units
+    String name = emoji.repeat(64);
+    assertThat(Yaml.load("routes: [{name: \"" + name + "\"}]").routes().get(0).name())
+        .isEqualTo(name);
+    assertThat(Yaml.load("routes: [{name: '" + "x".repeat(64) + "'}]").routes()).hasSize(1);
+    ConfigProblem p = Yaml.problem("routes: [{name: '" + "x".repeat(65) + "'}]");
+    assertThat(p.path()).isEqualTo("routes[0].name");
+    assertThat(p.message()).endsWith("; this one has 65 characters");
+  }
+
+  @Test
+  void aNameWithAControlCharacterIsRefusedNamingItsRouteAndTheCharacterByItsCode() {
+    String[][] cases = {
+      {"\"a\\tb\"", "\t", "U+0009 at character 2"},
+      {"\"a\\nb\"", "\n", "U+000A at character 2"},
+      {"\"ab\\x7f\"", "\u007f", "U+007F at character 3"},
+      {"\"a\\x85\"", "\u0085", "U+0085 at character 2"},
+      {"\"a\\u2028b\"", "\u2028", "U+2028 at character 2"},
+      {"\"a\\u2029b\"", "\u2029", "U+2029 at character 2"},
+      {"\"r\\x1b[31mred\"", "\u001b", "U+001B at character 2"},
+    };
+    for (String[] c : cases) {
+      List<ConfigProblem> problems =
+          Yaml.problems(
+              "routes:",
+              "  - name: fine",
+              "    match: {hosts: [a]}",
+              "  - name: " + c[0],
+              "    match: {hosts: [b]}");
+      assertThat(problems).as(c[0]).hasSize(1);
+      ConfigProblem p = problems.get(0);
+      assertThat(p.path()).as(c[0]).isEqualTo("routes[1].name");
+      assertThat(p.line()).as(c[0]).isEqualTo(4);
+      assertThat(p.message())
+          .as(c[0])
+          .startsWith("found \"")
+          .contains("allowed any text of 1 to 64 characters without control characters")
+          .endsWith("; this one has the control character " + c[2])
+          .doesNotContain(c[1]);
+      assertThat(p.toString()).as(c[0]).doesNotContain(c[1]);
+    }
+  }
+
+  @Test
+  void aNameFromAVariableIsCheckedAsWritten() {
+    ConfigProblem p =
+        Yaml.problemWithEnv(Map.of("ROUTE", "pay\r\nments"), "routes: [{name: \"x${ROUTE}\"}]");
+    assertThat(p.path()).isEqualTo("routes[0].name");
+    assertThat(p.message())
+        .startsWith("found \"xpay\\u000d\\u000aments\" (from ")
+        .endsWith("; this one has the control character U+000D at character 5")
+        .doesNotContain("\r")
+        .doesNotContain("\n");
+  }
+
+  @Test
+  void aBlankAtAnEndIsRefusedSpacesAndTabsAroundAreDroppedAsAroundEveryValue() throws Exception {
+    // As every string value was read: ASCII blanks and controls around the text (a block
+    // scalar's last line feed) are not part of it, as version 1 read a name.
+    assertThat(Yaml.load("routes: [{name: \" Payments API \\t\"}]").routes().get(0).name())
+        .isEqualTo("Payments API");
+    assertThat(Yaml.load("routes:", "  - name: |", "      payments", "").routes().get(0).name())
+        .isEqualTo("payments");
+    String[][] cases = {
+      {"\"\\u00a0pay\"", "starts with the blank U+00A0"},
+      {"\"pay\\u3000\"", "ends with the blank U+3000"},
+      {"\"\\ufeffpay\"", "starts with the blank U+FEFF"},
+      {"\"pay\\u2009\"", "ends with the blank U+2009"},
+    };
+    for (String[] c : cases) {
+      ConfigProblem p = Yaml.problem("routes: [{name: " + c[0] + "}]");
+      assertThat(p.path()).as(c[0]).isEqualTo("routes[0].name");
+      assertThat(p.message()).as(c[0]).endsWith("; this one " + c[1]);
+    }
+    // Inside, any blank is part of the name.
+    assertThat(Yaml.load("routes: [{name: \"a\\u00a0b\\u3000c\"}]").routes().get(0).name())
+        .isEqualTo("a\u00a0b\u3000c");
+  }
+
+  @Test
+  void namesAreUniqueInAnyCaseAndDefaultStaysReserved() {
+    ConfigProblem p =
+        Yaml.problem(
+            "routes:",
+            "  - name: Payments API",
+            "    match: {hosts: [a]}",
+            "  - name: payments api",
+            "    match: {hosts: [b]}");
+    assertThat(p.path()).isEqualTo("routes[1].name");
+    assertThat(p.message())
+        .isEqualTo(
+            "found the route name \"payments api\" a second time (first at routes[0], line 2);"
+                + " route names are unique");
+    assertThat(
+            Yaml.problem(
+                    "routes:",
+                    "  - name: \"Caf\u00c9\"",
+                    "    match: {hosts: [a]}",
+                    "  - name: \"caf\u00e9\"",
+                    "    match: {hosts: [b]}")
+                .message())
+        .startsWith("found the route name \"caf\u00e9\" a second time");
+    assertThat(Yaml.problem("routes: [{name: ' DeFault '}]").message())
+        .startsWith("found DeFault; allowed any other name");
+  }
+}
