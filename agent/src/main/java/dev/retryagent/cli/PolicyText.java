@@ -1,6 +1,7 @@
 package dev.retryagent.cli;
 
 import dev.retryagent.config.FleetConfig;
+import dev.retryagent.fleet.FleetSettings;
 import dev.retryagent.internal.Units;
 import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.BudgetPolicy;
@@ -187,7 +188,7 @@ final class PolicyText {
               + " under "
               + fleet.keyPrefix()
               + ":"
-              + p.routeName()
+              + FleetSettings.routeKeyPart(p.routeName())
               + "; while Redis does not answer within "
               + Units.formatDuration(fleet.commandTimeout())
               + ", this JVM keeps to "

@@ -114,7 +114,7 @@ public final class FleetRateLimiter implements PermitLimiter {
     this.limit = limit;
     this.maxPauseNanos = retryAfterMax.toNanos();
     this.lease = fleet.settings().leaseFor(limit);
-    String prefix = fleet.settings().keyPrefix() + ":" + route + ":";
+    String prefix = fleet.settings().routeKey(route) + ":";
     this.keys = Arrays.asList(prefix + "gcra", prefix + "pause");
     this.pauseKey = Collections.singletonList(prefix + "pause");
     this.intervalMicros = Double.toString(1e6 / limit.perSecond());
@@ -485,9 +485,7 @@ public final class FleetRateLimiter implements PermitLimiter {
             + ", shared in "
             + fleet.settings().redis()
             + " under "
-            + fleet.settings().keyPrefix()
-            + ":"
-            + route;
+            + fleet.settings().routeKey(route);
     String refusal = fleet.refusal();
     if (fleet.isUp() && refusal == null) {
       return shared + " (Redis up, " + fleet.liveInstances() + " live instances)";

@@ -105,10 +105,77 @@ public final class FleetSettings {
     return commandTimeout;
   }
 
-  /** Redis keys are {@code <keyPrefix>:<route>:...}. */
+  /** Redis keys are {@code <keyPrefix>:<route>:...}, the route as {@link #routeKeyPart}. */
   public String keyPrefix() {
     return keyPrefix;
   }
+
+  /**
+   * {@code <keyPrefix>:<route>}, the route as {@link #routeKeyPart}: its limit's keys are this and
+   * {@code :gcra}, {@code :pause}.
+   */
+  public String routeKey(String route) {
+    return keyPrefix + ":" + routeKeyPart(route);
+  }
+
+  /**
+   * A route's name as its Redis keys hold it: letters, digits, {@code .}, {@code _} and {@code -}
+   * as they are, any other character as the {@code %XX} of its UTF-8 bytes ({@code openai:chat} is
+   * {@code openai%3Achat}). A name may hold any character but a control one (RouteKeys), so written
+   * as it is a {@code :} could make two routes, or a route of two fleets whose key prefixes differ
+   * by a {@code :}, share keys, and a {@code {...}} would pick a Redis Cluster hash slot. Every
+   * name of the earlier rule ({@code [A-Za-z0-9][A-Za-z0-9._-]{0,63}}) is its own key part, as
+   * before; {@code %} was never in a name and is itself encoded, so no two names share one. A lone
+   * surrogate is written as the three bytes UTF-8 would give its code (no valid UTF-8 has them),
+   * not as {@code ?}.
+   */
+  public static String routeKeyPart(String route) {
+    int i = 0;
+    while (i < route.length() && isKeyPlain(route.charAt(i))) {
+      i++;
+    }
+    if (i == route.length()) {
+      return route;
+    }
+    StringBuilder b = new StringBuilder(route.length() + 16).append(route, 0, i);
+    while (i < route.length()) {
+      int c = route.codePointAt(i);
+      i += Character.charCount(c);
+      if (c < 0x80 && isKeyPlain((char) c)) {
+        b.append((char) c);
+      } else if (c < 0x80) {
+        percent(b, c);
+      } else if (c < 0x800) {
+        percent(b, 0xc0 | c >> 6);
+        percent(b, 0x80 | c & 0x3f);
+      } else if (c < 0x10000) {
+        percent(b, 0xe0 | c >> 12);
+        percent(b, 0x80 | c >> 6 & 0x3f);
+        percent(b, 0x80 | c & 0x3f);
+      } else {
+        percent(b, 0xf0 | c >> 18);
+        percent(b, 0x80 | c >> 12 & 0x3f);
+        percent(b, 0x80 | c >> 6 & 0x3f);
+        percent(b, 0x80 | c & 0x3f);
+      }
+    }
+    return b.toString();
+  }
+
+  private static boolean isKeyPlain(char c) {
+    return c >= 'a' && c <= 'z'
+        || c >= 'A' && c <= 'Z'
+        || c >= '0' && c <= '9'
+        || c == '.'
+        || c == '_'
+        || c == '-';
+  }
+
+  private static void percent(StringBuilder b, int octet) {
+    b.append('%').append(HEX.charAt(octet >> 4)).append(HEX.charAt(octet & 0xf));
+  }
+
+  private static final String HEX = "0123456789ABCDEF";
 
   /** In (0, 1]: the share of a fleet limit one JVM uses while Redis is unreachable. */
   public double fallbackShare() {

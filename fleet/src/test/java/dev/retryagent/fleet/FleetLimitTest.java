@@ -126,6 +126,34 @@ class FleetLimitTest {
     }
   }
 
+  /**
+   * A route name may hold a ':' (RouteKeys): route a:b under prefix P and route b under prefix P:a
+   * were both keyed P:a:b, one bucket for two fleets' limits. The name is percent-encoded in the
+   * key, so each keeps its own; a name of the earlier rule keeps its key (llm above).
+   */
+  @Test
+  void aRouteNameWithAColonKeepsItsOwnBucket() {
+    String prefix = "colon-" + PREFIXES.incrementAndGet();
+    FleetConnection other =
+        startUp(settings(redis.url()).keyPrefix(prefix + ":a").build(), Clock.SYSTEM, log);
+    try {
+      fleet = startUp(settings(redis.url()).keyPrefix(prefix).build(), Clock.SYSTEM, log);
+      FleetRateLimiter ab = fleet.limiter("a:b", limit(0.1, 1), Duration.ofSeconds(60));
+      FleetRateLimiter b = other.limiter("b", limit(0.1, 1), Duration.ofSeconds(60));
+
+      assertThat(ab.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+      // Sharing a:b's bucket, b's first permit would be ten seconds away.
+      assertThat(b.reserve(System.nanoTime(), LONG_WAIT, LONG_WAIT)).isZero();
+      try (Jedis admin = redis.admin()) {
+        assertThat(admin.exists(prefix + ":a%3Ab:gcra")).isTrue();
+        assertThat(admin.exists(prefix + ":a:b:gcra")).isTrue();
+      }
+      assertThat(ab.describe()).contains("under " + prefix + ":a%3Ab");
+    } finally {
+      other.close();
+    }
+  }
+
   @Test
   void aLeaseServesTheNextPermitsWithoutARoundTrip() {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
