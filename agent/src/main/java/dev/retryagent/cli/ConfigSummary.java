@@ -5,6 +5,7 @@ import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.Route;
 import dev.retryagent.internal.Units;
 import dev.retryagent.internal.engine.TargetKey;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -97,7 +98,7 @@ public final class ConfigSummary {
     b.append(routes.size() == 1 ? " route (" : " routes (");
     int shown = Math.min(routes.size(), MAX_NAMES);
     for (int i = 0; i < shown; i++) {
-      b.append(i == 0 ? "" : ", ").append(routes.get(i).name());
+      b.append(i == 0 ? "" : ", ").append(Sanitizer.routeName(routes.get(i).name()));
     }
     if (routes.size() > shown) {
       b.append(", ... ").append(routes.size() - shown).append(" more");

@@ -4,6 +4,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.Route;
 import dev.retryagent.engine.Decision;
 import dev.retryagent.engine.RetryRules;
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
 import java.io.PrintStream;
@@ -78,7 +79,10 @@ final class ExplainCommand {
     if (!names.isEmpty()) {
       verdict.append(" with ").append(String.join(", ", names));
     }
-    verdict.append(" -> ").append(route == null ? "no route, defaults" : "route " + route.name());
+    verdict
+        .append(" -> ")
+        .append(
+            route == null ? "no route, defaults" : "route " + Sanitizer.routeName(route.name()));
     RetryRules.Hypothetical moment = new RetryRules.Hypothetical();
     boolean counted = verdicts(verdict, mode, policy, request, moment);
     out.add(verdict.toString());

@@ -377,6 +377,32 @@ class ExplainCommandTest {
         .doesNotContain("SECRET");
   }
 
+  /**
+   * A route name outside the earlier rule: the verdict and the route line quote it (";" in a name
+   * would end the verdict), the fleet's Redis key holds it percent-encoded, as FleetRateLimiter's
+   * keys do.
+   */
+  @Test
+  void aRouteNameWithAColonIsQuotedAndItsFleetKeyEncoded() throws IOException {
+    Path fleet =
+        Files.writeString(
+            dir.resolve("colon.yml"),
+            "fleet:\n"
+                + "  redis: { url: 'redis://cache.internal:6380' }\n"
+                + "  keyPrefix: billing\n"
+                + "routes:\n"
+                + "  - name: 'openai:chat; v2'\n"
+                + "    match: { hosts: [api.openai.com] }\n"
+                + "    rateLimit: { enabled: true, scope: fleet, perSecond: 10, burst: 5 }\n");
+    CliRun r = CliRun.of("explain", fleet.toString(), "GET", "https://api.openai.com/v1/models");
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .contains(" -> route \"openai:chat; v2\"; ")
+        .contains("route \"openai:chat; v2\" {hosts=[api.openai.com]")
+        .contains("shared in redis://cache.internal:6380 under billing:openai%3Achat%3B%20v2;");
+  }
+
   @Test
   void aFleetScopedRouteShowsTheFleetLimitAndWhereItIsSharedWithoutThePassword()
       throws IOException {

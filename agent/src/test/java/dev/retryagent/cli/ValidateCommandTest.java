@@ -48,6 +48,56 @@ class ValidateCommandTest {
     assertThat(r.err).isEmpty();
   }
 
+  /**
+   * Version 1 sets no rule for a route's name: the summary lists any name as one, quoted when it is
+   * not of the earlier rule (a name "a, b" would read as two); a refused one is named by its route
+   * and its control character by its code.
+   */
+  @Test
+  void anyRouteNameIsListedAsOneNameAndARefusedOneSaysWhichRouteAndWhy() throws IOException {
+    Path f =
+        file(
+            "names.yml",
+            "routes:\n"
+                + "  - name: Payments API\n"
+                + "    match: { hosts: [pay.example.com] }\n"
+                + "  - name: 'openai:chat'\n"
+                + "    match: { hosts: [api.openai.com] }\n"
+                + "  - name: 'a, b'\n"
+                + "    match: { hosts: [a.example.com] }\n"
+                + "  - name: llm\n"
+                + "    match: { hosts: [llm.example.com] }\n");
+
+    CliRun r = CliRun.of("validate", f.toString());
+
+    assertThat(r.exitCode).as(r.toString()).isZero();
+    assertThat(r.out)
+        .isEqualTo(
+            f
+                + ": valid; mode=enforce; 4 routes (\"Payments API\", \"openai:chat\", \"a, b\","
+                + " llm); reload=on\n");
+
+    Path bad =
+        file(
+            "tab.yml",
+            "routes:\n"
+                + "  - name: fine\n"
+                + "    match: { hosts: [a.example.com] }\n"
+                + "  - name: \"pay\\tments\"\n"
+                + "    match: { hosts: [b.example.com] }\n");
+
+    CliRun refused = CliRun.of("validate", bad.toString());
+
+    assertThat(refused.exitCode).as(refused.toString()).isNotZero();
+    assertThat(refused.out + refused.err)
+        .contains(
+            bad
+                + ":4:11: routes[1].name: found \"pay\\u0009ments\"; allowed any text of 1 to 64"
+                + " characters without control characters")
+        .contains("; this one has the control character U+0009 at character 4")
+        .doesNotContain("\t");
+  }
+
   @Test
   void anExceptionNameWithoutItsPackageIsValidWithAWarningNamingTheKeyAndTheFullName()
       throws IOException {

@@ -1,5 +1,6 @@
 package dev.retryagent.config;
 
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.policy.Policy;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -164,7 +165,7 @@ public final class Route {
   @Override
   public String toString() {
     return "route "
-        + name
+        + Sanitizer.routeName(name)
         + " {hosts="
         + (hosts.length == 0 ? "any" : hosts())
         + ", methods="

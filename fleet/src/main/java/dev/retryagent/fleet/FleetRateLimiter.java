@@ -3,6 +3,7 @@ package dev.retryagent.fleet;
 import dev.retryagent.config.RedisUrl;
 import dev.retryagent.engine.PermitLimiter;
 import dev.retryagent.internal.engine.RateLimiter;
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.policy.RateLimitPolicy;
 import java.time.Duration;
 import java.util.Arrays;
@@ -710,7 +711,7 @@ public final class FleetRateLimiter implements PermitLimiter {
     }
     fleet.report(
         "retry-agent: fleet: Redis answered the rate limit of route "
-            + route
+            + Sanitizer.routeName(route)
             + " (keys "
             + String.join(", ", keys)
             + ") with an error ("

@@ -4,6 +4,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigSources;
 import dev.retryagent.config.Route;
 import dev.retryagent.internal.Units;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -98,14 +99,14 @@ final class ConfigChanges {
     for (Map.Entry<String, Route> e : now.entrySet()) {
       Route r = old.get(e.getKey());
       if (r == null) {
-        out.add(e.getKey() + " added");
+        out.add(Sanitizer.routeName(e.getKey()) + " added");
       } else if (!r.equals(e.getValue())) {
-        out.add(e.getKey() + " changed");
+        out.add(Sanitizer.routeName(e.getKey()) + " changed");
       }
     }
     for (String name : old.keySet()) {
       if (!now.containsKey(name)) {
-        out.add(name + " removed");
+        out.add(Sanitizer.routeName(name) + " removed");
       }
     }
     if (out.isEmpty() && !before.equals(after)) {

@@ -38,7 +38,7 @@ public final class ExitSummary {
     StringBuilder b =
         new StringBuilder(LogLines.PREFIX)
             .append("summary [route=")
-            .append(Sanitizer.oneLine(route))
+            .append(Sanitizer.routeName(route))
             .append("] calls=")
             .append(c.calls())
             .append(" succeeded=")

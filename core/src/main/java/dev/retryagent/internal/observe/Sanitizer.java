@@ -493,6 +493,51 @@ public final class Sanitizer {
   }
 
   /**
+   * A route's name in a line of text (logs, the exit summary, the CLI): as it is when it is a name
+   * of the earlier rule ({@code [A-Za-z0-9][A-Za-z0-9._-]{0,63}}, every name before version 1's
+   * names were let in), so those lines stay byte for byte; any other in double quotes, {@code "}
+   * and backslash escaped and a control character as backslash-u and four hex digits, so that a
+   * name such as {@code x, observe} or {@code a] calls=0} reads as one name ({@code [route="x,
+   * observe"]}).
+   */
+  public static String routeName(String name) {
+    if (name == null) {
+      return "";
+    }
+    if (isPlainRouteName(name)) {
+      return name;
+    }
+    StringBuilder b = new StringBuilder(name.length() + 2).append('"');
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      if (c == '"' || c == '\\') {
+        b.append('\\').append(c);
+      } else if (Character.isISOControl(c) || c == 0x2028 || c == 0x2029) {
+        String hex = Integer.toHexString(c);
+        b.append("\\u").append("0000", hex.length(), 4).append(hex);
+      } else {
+        b.append(c);
+      }
+    }
+    return b.append('"').toString();
+  }
+
+  /** {@code [A-Za-z0-9][A-Za-z0-9._-]{0,63}}. */
+  private static boolean isPlainRouteName(String name) {
+    if (name.isEmpty() || name.length() > 64) {
+      return false;
+    }
+    for (int i = 0; i < name.length(); i++) {
+      char c = name.charAt(i);
+      boolean alnum = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9';
+      if (!alnum && (i == 0 || c != '.' && c != '_' && c != '-')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
    * Text from the configuration or the request (route names, hosts) on one line: control and
    * line-separator characters become spaces.
    */
