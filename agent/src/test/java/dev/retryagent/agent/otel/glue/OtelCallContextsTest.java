@@ -7,6 +7,11 @@ import dev.retryagent.config.PathMask;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.policy.BudgetPolicy;
+import dev.retryagent.policy.CircuitBreakerPolicy;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RateLimitPolicy;
+import dev.retryagent.policy.RetryPolicy;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.SpanKind;
@@ -85,6 +90,37 @@ class OtelCallContextsTest {
     pathMask.set(PathMask.of(Arrays.asList("tok_[a-z0-9]+"))); // as a reload does
 
     assertThat(callSpanPath(engine, "/files/tok_abc123/raw")).isEqualTo("/files/<redacted>/raw");
+  }
+
+  /**
+   * A route's name may be any text without control characters (RouteKeys): the span's attribute
+   * holds it as it is, a structured value needing no quoting (unlike a log line's [route=...]).
+   */
+  @Test
+  void theCallSpansRouteIsTheNameAsWrittenWhateverItHolds() {
+    String name = "Pay \"v2\" a\\b, x=1: *? caf\u00e9";
+    RetryEngine engine =
+        RetryEngine.builder()
+            .callContexts(new OtelCallContexts(pathMask))
+            .policy(
+                new Policy(
+                    name,
+                    RetryPolicy.defaults(),
+                    BudgetPolicy.defaults(),
+                    CircuitBreakerPolicy.defaults(),
+                    RateLimitPolicy.defaults()))
+            .build();
+    RetryCall call = engine.newCall(OtelAttemptTest.request("GET", "http", "h", 8080, "/x"));
+    call.context().end();
+
+    assertThat(exported.getFinishedSpanItems()).hasSize(1);
+    assertThat(
+            exported
+                .getFinishedSpanItems()
+                .get(0)
+                .getAttributes()
+                .get(AttributeKey.stringKey("retry_agent.route")))
+        .isEqualTo(name);
   }
 
   @Test
