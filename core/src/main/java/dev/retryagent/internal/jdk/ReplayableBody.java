@@ -602,11 +602,16 @@ final class ReplayableBody {
     private volatile Throwable downstreamThrew;
     // How many request() calls to the source are in progress (nested, or on other threads): a
     // completion signalled inside one is settled only once they all returned normally. Counted
-    // only for a tee (a watch keeps no copy to settle). Guarded by this, as are the settling of the
+    // only for a tee (a watch keeps no copy to settle). Guarded by lock, as are the settling of the
     // copy and the recording of a completion with what it read here: each is one step with the
     // count, so no completion is settled by a request() that returned before it came in, nor
     // recorded provisional after the last request() has returned and settled.
     private int requesting;
+    // A lock of our own, not this: this is the Subscriber handed to the application's publisher,
+    // which may lock it (to make its signals serial, say) as it signals from its own thread; the
+    // JDK's request() then waited for the application's monitor, and hung for good if the
+    // publisher held it until that request reached it.
+    private final Object lock = new Object();
 
     Capture(
         Flow.Subscriber<? super ByteBuffer> downstream,
@@ -641,7 +646,7 @@ final class ReplayableBody {
         requestUpstream(n);
         return;
       }
-      synchronized (this) {
+      synchronized (lock) {
         requesting++;
       }
       try {
@@ -652,7 +657,7 @@ final class ReplayableBody {
         // begin, complete the copy inside it (provisional) and stall before its throw, and this
         // one's late settling made that completion settled: the copy was taken as the response
         // was let go, the throw ignored, and the retry sent the cut body as a whole one.
-        synchronized (this) {
+        synchronized (lock) {
           if (--requesting == 0) {
             tee.settled(subscription);
           }
@@ -729,7 +734,7 @@ final class ReplayableBody {
         // could return and settle between the read and the record (an asynchronous source
         // completing on its own thread), and the completion stayed provisional for good: the
         // retry was decided and waited, then not made.
-        synchronized (this) {
+        synchronized (lock) {
           tee.finished(subscription, whole, requesting > 0);
         }
       }

@@ -485,6 +485,75 @@ class ReplayableBodyTest {
     assertThat(retry.text()).isEqualTo("hello");
   }
 
+  /**
+   * The application's publisher locks the subscriber it was handed (to keep its signals serial, as
+   * publishers do) on its own thread, and waits there for the JDK's request to reach it before it
+   * sends. The copy's subscriber used itself as its lock for the count of requests in progress: the
+   * JDK's request waited for the application's monitor, the publisher waited for the request, and
+   * both hung (here: the publisher's 10 s wait ran out, the request never reached it). Now the copy
+   * locks an object of its own: the request reaches the source, which sends, and the copy is whole.
+   */
+  @Test
+  void aPublisherHoldingTheSubscribersMonitorDoesNotHoldUpTheRequest() {
+    CountDownLatch holding = new CountDownLatch(1);
+    CountDownLatch requested = new CountDownLatch(1);
+    AtomicReference<Boolean> reachedInTime = new AtomicReference<>();
+    Flow.Subscriber<?>[] subscriber = new Flow.Subscriber<?>[1];
+    BodyPublisher source =
+        new BodyPublisher() {
+          @Override
+          public long contentLength() {
+            return 5;
+          }
+
+          @Override
+          public void subscribe(Flow.Subscriber<? super ByteBuffer> s) {
+            subscriber[0] = s;
+            s.onSubscribe(
+                new Flow.Subscription() {
+                  @Override
+                  public void request(long n) {
+                    requested.countDown();
+                  }
+
+                  @Override
+                  public void cancel() {}
+                });
+          }
+        };
+    ReplayableBody body = ReplayableBody.of(source, 1024);
+    Held held = new Held();
+    body.next().subscribe(held);
+    @SuppressWarnings("unchecked")
+    Flow.Subscriber<ByteBuffer> s = (Flow.Subscriber<ByteBuffer>) subscriber[0];
+    Thread publisher =
+        started(
+            () -> {
+              synchronized (s) {
+                holding.countDown();
+                boolean reached;
+                try {
+                  reached = requested.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                  reached = false;
+                }
+                reachedInTime.set(reached);
+                s.onNext(ByteBuffer.wrap("hello".getBytes(StandardCharsets.UTF_8)));
+                s.onComplete();
+              }
+            });
+    awaitQuietly(holding);
+    Thread jdk = started(() -> held.subscription.request(1));
+    join(publisher);
+    join(jdk);
+
+    assertThat(reachedInTime.get()).isTrue();
+    assertThat(body.fixForRetry()).isTrue();
+    Sink retry = new Sink();
+    body.next().subscribe(retry);
+    assertThat(retry.text()).isEqualTo("hello");
+  }
+
   /** A subscriber of the JDK's side that keeps its subscription, for the test to request on. */
   private static final class Held implements Flow.Subscriber<ByteBuffer> {
     volatile Flow.Subscription subscription;
