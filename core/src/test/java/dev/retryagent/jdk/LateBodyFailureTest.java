@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
 import dev.retryagent.engine.Scheduler;
 import dev.retryagent.engine.Sleeper;
 import dev.retryagent.policy.CircuitBreakerPolicy;
@@ -65,6 +66,8 @@ class LateBodyFailureTest {
       HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
   private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
   private FakeTime time;
+  // Run as a retry is decided (on the thread deciding, before the response's body is read).
+  private volatile Runnable onRetry = () -> {};
   private ScriptedServer server;
 
   @BeforeEach
@@ -199,6 +202,58 @@ class LateBodyFailureTest {
   }
 
   /**
+   * As {@link #aSourceThatFailsAfterTheHeadOfAPageOverTheGiveBackLimitIsRetriedFromTheCopy}, the
+   * page chunked (no Content-Length, so nothing is known of its length at the head): the source
+   * fails once the retry was decided, after the head and the page's first 100 bytes, before the 8
+   * KiB a retried response is kept to (after its completion: LateFailing#failAfterCompletion).
+   * Through the JDK alone the call has the 503 and its page. Through the decorator the copy is
+   * found failed as the page runs past 8 KiB, where the response would be let go: the retry is not
+   * made, and the call ends with this response, its whole page given to the application's handler
+   * (a string, or a stream the application reads), as through the JDK alone; the server got one
+   * request. Before, the response was let go and the call ended with the engine's IOException ("the
+   * retry ... was not made").
+   */
+  @ParameterizedTest
+  @CsvSource({"SEND,false", "SEND_ASYNC,false", "SEND,true", "SEND_ASYNC,true"})
+  void aSourceThatFailsBeforeAChunkedPageRunsPastTheGiveBackLimitEndsTheCallWithIt(
+      Way way, boolean stream) throws Exception {
+    server = new ScriptedServer(List.of("503chunkedSlow"), null);
+    LateFailing first = new LateFailing();
+    server.midBody = first::failAfterCompletion;
+    HttpRequest alonePut =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(first).build();
+    HttpResponse<String> alone = callReading(real, way, alonePut, stream);
+    assertThat(first.failedLate).isTrue();
+    assertThat(alone.statusCode()).isEqualTo(503);
+    assertThat(alone.body()).isEqualTo(BIG);
+    assertThat(server.received()).containsExactly("abcd");
+    server.clearReceived();
+
+    LateFailing body = new LateFailing();
+    // The source fails as the retry is decided on the head, before the response's body is read
+    // (so before its grace, which would otherwise fix a copy still whole); the rest of the page
+    // is sent once it has.
+    onRetry = body::failAfterCompletion;
+    server.midBody =
+        () -> Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> body.failedLate);
+    HttpRequest put =
+        HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+
+    HttpResponse<String> response = callReading(wrapped(() -> {}), way, put, stream);
+
+    assertThat(body.failedLate).isTrue();
+    assertThat(response.statusCode()).isEqualTo(alone.statusCode());
+    assertThat(response.body()).isEqualTo(BIG);
+    assertThat(response.headers().map()).isEqualTo(alone.headers().map());
+    assertThat(server.received()).containsExactly("abcd");
+    assertThat(events)
+        .anyMatch(
+            e ->
+                e.type() == RetryEvent.Type.GIVE_UP
+                    && e.reason() == GiveUpReason.BODY_NOT_REPLAYABLE);
+  }
+
+  /**
    * As {@link #aSourceThatFailsDuringTheWaitEndsTheCallWithTheResponseBeforeIt}, after an attempt
    * that failed (the server closed without an answer, an IOException the policy retries): the call
    * ends with that attempt's failure, of the JDK's type and message, as through the JDK alone; the
@@ -233,6 +288,72 @@ class LateBodyFailureTest {
             e ->
                 e.type() == RetryEvent.Type.GIVE_UP
                     && e.reason() == GiveUpReason.BODY_NOT_REPLAYABLE);
+  }
+
+  /**
+   * {@link #call}, the body read as a string, or ({@code stream}) as an InputStream the caller
+   * reads to its end, 1 KiB at a time: status, headers and the text read.
+   */
+  private static HttpResponse<String> callReading(
+      HttpClient client, Way way, HttpRequest put, boolean stream) throws Exception {
+    if (!stream) {
+      return call(client, way, put, null, false);
+    }
+    HttpResponse<InputStream> r =
+        way == Way.SEND
+            ? client.send(put, HttpResponse.BodyHandlers.ofInputStream())
+            : client
+                .sendAsync(put, HttpResponse.BodyHandlers.ofInputStream())
+                .get(20, TimeUnit.SECONDS);
+    ByteArrayOutputStream read = new ByteArrayOutputStream();
+    try (InputStream in = r.body()) {
+      byte[] b = new byte[1024];
+      for (int n = in.read(b); n >= 0; n = in.read(b)) {
+        read.write(b, 0, n);
+      }
+    }
+    String text = read.toString(StandardCharsets.US_ASCII);
+    return new HttpResponse<String>() {
+      @Override
+      public int statusCode() {
+        return r.statusCode();
+      }
+
+      @Override
+      public HttpRequest request() {
+        return r.request();
+      }
+
+      @Override
+      public java.util.Optional<HttpResponse<String>> previousResponse() {
+        return java.util.Optional.empty();
+      }
+
+      @Override
+      public java.net.http.HttpHeaders headers() {
+        return r.headers();
+      }
+
+      @Override
+      public String body() {
+        return text;
+      }
+
+      @Override
+      public java.util.Optional<javax.net.ssl.SSLSession> sslSession() {
+        return r.sslSession();
+      }
+
+      @Override
+      public URI uri() {
+        return r.uri();
+      }
+
+      @Override
+      public HttpClient.Version version() {
+        return r.version();
+      }
+    };
   }
 
   private static Throwable failure(
@@ -293,7 +414,19 @@ class LateBodyFailureTest {
                 Policy.defaults().rateLimit())
             .sleeper(sleeper)
             .scheduler(scheduler)
-            .listener(TestEngines.recorder(events))
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onRetry(RetryEvent e) {
+                    events.add(e);
+                    onRetry.run();
+                  }
+
+                  @Override
+                  public void onGiveUp(RetryEvent e) {
+                    events.add(e);
+                  }
+                })
             .build();
     return RetryingHttpClient.wrap(real, engine);
   }
@@ -321,6 +454,7 @@ class LateBodyFailureTest {
     private final List<Flow.Subscriber<? super ByteBuffer>> subscribers =
         Collections.synchronizedList(new ArrayList<>());
     volatile boolean failedLate;
+    volatile boolean completed; // its first subscriber was told onComplete
 
     @Override
     public long contentLength() {
@@ -338,12 +472,22 @@ class LateBodyFailureTest {
               if (sent.compareAndSet(false, true)) {
                 s.onNext(ByteBuffer.wrap("abcd".getBytes(StandardCharsets.US_ASCII)));
                 s.onComplete();
+                completed = true;
               }
             }
 
             @Override
             public void cancel() {}
           });
+    }
+
+    /**
+     * {@link #failLate} once the completion was told: the server may have the 4 bytes (and answer)
+     * before the JDK's thread has gone on to tell it, and a failure before it is not a late one.
+     */
+    void failAfterCompletion() {
+      Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> completed);
+      failLate();
     }
 
     void failLate() {
@@ -437,6 +581,24 @@ class LateBodyFailureTest {
                         + Integer.toHexString(BIG.length())
                         + "\r\n"
                         + BIG
+                        + "\r\n0\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            continue;
+          }
+          if (action.equals("503chunkedSlow")) {
+            out.write(
+                ("HTTP/1.1 503 Service Unavailable\r\nTransfer-Encoding: chunked\r\n"
+                        + "Connection: close\r\n\r\n64\r\n"
+                        + BIG.substring(0, 100)
+                        + "\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            out.flush();
+            midBody.run();
+            out.write(
+                (Integer.toHexString(BIG.length() - 100)
+                        + "\r\n"
+                        + BIG.substring(100)
                         + "\r\n0\r\n\r\n")
                     .getBytes(StandardCharsets.US_ASCII));
             out.flush();

@@ -281,7 +281,7 @@ final class JdkRequest<T> extends SelfViewCall
     }
     // A retried body is kept (at most 8 KiB) with its head, for a wait that ends late after all.
     return retry
-        ? new DiscardedBody<>(info, handler, transport, delayNanos, body)
+        ? new DiscardedBody<>(info, handler, transport, delayNanos, body, this)
         : new DiscardedBody<>(null, null, null, 0);
   }
 
