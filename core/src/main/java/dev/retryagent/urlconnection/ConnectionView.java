@@ -13,6 +13,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -61,6 +62,71 @@ final class ConnectionView {
   }
 
   /**
+   * Takes the lock for a setter the agent records, unless the application's call runs on another
+   * thread, holding it from the call's start to its end (its waits between attempts among it):
+   * false then, and the setter answers at once as the JDK's connection does during its own call
+   * ({@link #refusedWhileRunning}). Before, it waited for the whole call. Another holder (a setter,
+   * a step that does not run the call) lets the lock go at once: waited for, and the running mark
+   * looked at again every millisecond meanwhile, as a step taking the lock may start the call.
+   *
+   * @param connectToo also give up the lock for a call run by {@code connect()}: false for a setter
+   *     the JDK refuses only once its socket is connected, which its {@code connect()} has not
+   *     (connect failures retried): that one still waits, to be applied after the call.
+   */
+  private boolean lockUnlessRunning(boolean connectToo) {
+    boolean interrupted = false;
+    try {
+      while (!lock.tryLock()) {
+        if (refusedWhileRunning(connectToo)) {
+          return false;
+        }
+        try {
+          if (lock.tryLock(1, TimeUnit.MILLISECONDS)) {
+            return true;
+          }
+        } catch (InterruptedException e) {
+          interrupted = true; // the JDK's setter ignores an interrupt: kept for the caller
+        }
+      }
+      return true;
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Whether the application's call runs now on another thread, so that a method the JDK's
+   * connection refuses during its own call is refused: once its step began ({@code connecting}),
+   * or, unless {@code connectToo}, once its socket is connected, which it is during a body or
+   * response step (the agent's first attempt may still be waiting for its permit: the JDK's would
+   * be connected by then). Read in JDK 17 and 25, the JDK's refusals are {@code
+   * IllegalStateException}s, thrown at once or once its running step lets its lock go; the agent's
+   * are thrown at once, where the call may still run for seconds (a wait between attempts). Before,
+   * during a wait between attempts, the methods not taking the lock asked the previous attempt's
+   * connection, which the agent had disconnected: {@code setUseCaches} or {@code setDoOutput} were
+   * taken, and copied into the retry, where the JDK's refuses them.
+   */
+  private boolean refusedWhileRunning(boolean connectToo) {
+    int s = x.runningStep();
+    // Not on the call's own thread (a callback of the JDK's during the step): the lock is its own.
+    return s != 0 && (connectToo || s != UrlExchange.CONNECT) && !lock.isHeldByCurrentThread();
+  }
+
+  /**
+   * The JDK's refusal of a setter from {@code java.net.URLConnection} ({@code setDoOutput}, {@code
+   * setUseCaches}, ...) during its call: its socket is connected then. Nothing during a call run by
+   * {@code connect()} (its socket is not yet connected while it retries): asked of the connection
+   * in use, as before.
+   */
+  void refuseWhileConnected() {
+    if (refusedWhileRunning(false)) {
+      throw new IllegalStateException("Already connected");
+    }
+  }
+
+  /**
    * A timeout setter never waits for the lock, as the JDK's setter is a field write that returns at
    * once: held (another thread's call running, its backoff among it, for as long as it runs), the
    * value is recorded for the call's later attempts and written to the connection in use by whoever
@@ -103,8 +169,11 @@ final class ConnectionView {
     return Math.max(0, request.readTimeout());
   }
 
+  /** During another thread's call, the JDK's refusal of a connection whose step began. */
   void setRequestProperty(String key, String value) {
-    lock.lock();
+    if (!lockUnlessRunning(true)) {
+      throw new IllegalStateException("Already connected");
+    }
     try {
       c().setRequestProperty(key, value);
       request.recordProperty(false, key, value);
@@ -114,7 +183,9 @@ final class ConnectionView {
   }
 
   void addRequestProperty(String key, String value) {
-    lock.lock();
+    if (!lockUnlessRunning(true)) {
+      throw new IllegalStateException("Already connected");
+    }
     try {
       c().addRequestProperty(key, value);
       request.recordProperty(true, key, value);
@@ -149,6 +220,14 @@ final class ConnectionView {
    * and a name sharing their bucket came out before them, where the JDK's map has it after.
    */
   Map<String, List<String>> getRequestProperties() {
+    if (refusedWhileRunning(true)) {
+      // The JDK's waits for its running step (its lock) and answers as its connection is then:
+      // refused once connected, the map after a response without a body (the JDK lets that
+      // connection go). Ours waits for the call, to answer as its final connection: during a wait
+      // between attempts the previous attempt's, which the agent may have disconnected, answered.
+      lock.lock();
+      unlockSetting();
+    }
     Map<String, List<String>> all = c().getRequestProperties();
     String header = x.attemptHeader();
     if (header == null) {
@@ -179,7 +258,10 @@ final class ConnectionView {
   }
 
   void setAuthenticator(Authenticator auth) {
-    lock.lock();
+    if (!lockUnlessRunning(true)) {
+      // the JDK's check comes before its null check
+      throw new IllegalStateException("Authenticator must be set before connecting");
+    }
     try {
       c().setAuthenticator(auth);
       request.recordAuthenticator(auth);
@@ -188,8 +270,11 @@ final class ConnectionView {
     }
   }
 
+  /** During another thread's call, the JDK's refusal once connected: its first check. */
   void setFixedLengthStreamingMode(long length) {
-    lock.lock();
+    if (!lockUnlessRunning(false)) {
+      throw new IllegalStateException("Already connected");
+    }
     try {
       c().setFixedLengthStreamingMode(length);
       request.recordFixedLength(length);
@@ -199,7 +284,9 @@ final class ConnectionView {
   }
 
   void setFixedLengthStreamingMode(int length) {
-    lock.lock();
+    if (!lockUnlessRunning(false)) {
+      throw new IllegalStateException("Already connected");
+    }
     try {
       c().setFixedLengthStreamingMode(length);
       request.recordFixedLength(length);
@@ -209,7 +296,9 @@ final class ConnectionView {
   }
 
   void setChunkedStreamingMode(int chunkLength) {
-    lock.lock();
+    if (!lockUnlessRunning(false)) {
+      throw new IllegalStateException("Can't set streaming mode: already connected");
+    }
     try {
       c().setChunkedStreamingMode(chunkLength);
       request.recordChunked(chunkLength);
@@ -218,7 +307,15 @@ final class ConnectionView {
     }
   }
 
+  /**
+   * During another thread's call, the JDK's refusal of a connection whose step began: asked of the
+   * connection in use, a fresh attempt's not yet connecting (or the template during the first
+   * attempt's wait for its permit) took it, for that attempt alone.
+   */
   void setRequestMethod(String method) throws ProtocolException {
+    if (refusedWhileRunning(true)) {
+      throw new IllegalStateException("connect in progress");
+    }
     c().setRequestMethod(method);
   }
 
@@ -313,8 +410,15 @@ final class ConnectionView {
     }
   }
 
-  /** Never starts the exchange: null before it, as the JDK's. */
+  /**
+   * Never starts the exchange: null before it, as the JDK's, and during another thread's call, as
+   * the JDK's has no response yet; the previous attempt's connection, during the wait for a retry,
+   * answered that attempt's error body.
+   */
   InputStream getErrorStream() {
+    if (refusedWhileRunning(true)) {
+      return null;
+    }
     return c().getErrorStream();
   }
 

@@ -82,6 +82,7 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setDoInput(boolean doinput) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setDoInput(doinput);
   }
 
@@ -92,6 +93,7 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setDoOutput(boolean dooutput) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setDoOutput(dooutput);
   }
 
@@ -102,6 +104,7 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setAllowUserInteraction(boolean allowuserinteraction) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setAllowUserInteraction(allowuserinteraction);
   }
 
@@ -112,6 +115,7 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setUseCaches(boolean usecaches) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setUseCaches(usecaches);
   }
 
@@ -122,6 +126,7 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setIfModifiedSince(long ifmodifiedsince) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setIfModifiedSince(ifmodifiedsince);
   }
 

@@ -180,6 +180,7 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setDoInput(boolean doinput) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setDoInput(doinput);
   }
 
@@ -190,6 +191,7 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setDoOutput(boolean dooutput) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setDoOutput(dooutput);
   }
 
@@ -200,6 +202,7 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setAllowUserInteraction(boolean allowuserinteraction) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setAllowUserInteraction(allowuserinteraction);
   }
 
@@ -210,6 +213,7 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setUseCaches(boolean usecaches) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setUseCaches(usecaches);
   }
 
@@ -220,6 +224,7 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setIfModifiedSince(long ifmodifiedsince) {
+    v.refuseWhileConnected(); // during another thread's call, as the JDK's
     v.c().setIfModifiedSince(ifmodifiedsince);
   }
 

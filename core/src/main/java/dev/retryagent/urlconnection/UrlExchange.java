@@ -147,9 +147,9 @@ final class UrlExchange {
    */
   private int step;
 
-  private static final int CONNECT = 1;
-  private static final int BODY = 2;
-  private static final int RESPONSE = 3;
+  static final int CONNECT = 1;
+  static final int BODY = 2;
+  static final int RESPONSE = 3;
 
   private volatile boolean running;
   private volatile boolean cancelled;
@@ -226,6 +226,17 @@ final class UrlExchange {
   /** Where configuration and state questions go now. */
   HttpURLConnection current() {
     return current;
+  }
+
+  /**
+   * The application's step whose call runs now ({@link #CONNECT}, {@link #BODY}, {@link
+   * #RESPONSE}), or 0: read without the lock by another thread's configuration method, which then
+   * answers as the JDK's connection does during its own call ({@link ConnectionView}) instead of
+   * waiting for the lock, held from the call's start to its end. The step is written before {@link
+   * #running}, read after it.
+   */
+  int runningStep() {
+    return running ? step : 0;
   }
 
   /** The attempt header the call's connections carry, or null: {@link #attemptHeader}. */
