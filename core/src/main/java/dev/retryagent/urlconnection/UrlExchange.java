@@ -337,7 +337,7 @@ final class UrlExchange {
             attempt = begin();
           } catch (IOException e) {
             e.addSuppressed(failure);
-            c.disconnect(); // the application's disconnect() no longer reaches it
+            letGo(c); // the application's disconnect() no longer reaches it
             throw e;
           }
           liveBegun = true;
@@ -371,7 +371,7 @@ final class UrlExchange {
     } catch (IOException | RuntimeException e) {
       HttpURLConnection c = live;
       live = null;
-      c.disconnect();
+      letGo(c);
       throw e;
     }
     liveBegun = true;
@@ -488,7 +488,7 @@ final class UrlExchange {
         if (c != null) {
           // The application's disconnect() no longer reaches it (a handshake that timed out
           // leaves the JDK's socket open).
-          c.disconnect();
+          letGo(c);
         }
         throw end(d.error());
       }
@@ -501,7 +501,7 @@ final class UrlExchange {
       throw Connections.rethrow(e);
     }
     if (c != null) {
-      c.disconnect();
+      letGo(c);
     }
     waitToRetry(d.delayNanos());
     if (call.retryTooLate()) {
@@ -619,7 +619,7 @@ final class UrlExchange {
           if (failure != null) {
             d.error().addSuppressed(failure);
           }
-          Connections.discard(c, status, failure);
+          discard(c, status, failure);
           throw end(d.error());
         }
         settle(c, failure, answered);
@@ -650,7 +650,7 @@ final class UrlExchange {
           } catch (RuntimeException | Error e) {
             // What the listeners let through (a broken JVM): the connection is released, as when
             // the kept response's permit throws, not left open with its body unread.
-            Connections.discard(c, status, failure);
+            discard(c, status, failure);
             throw e;
           }
           if (delay < 0) {
@@ -658,13 +658,13 @@ final class UrlExchange {
             return;
           }
         }
-        Connections.discard(c, status, failure);
+        discard(c, status, failure);
       }
       try {
         waitToRetry(delay);
       } catch (IOException | RuntimeException | Error e) {
         if (keep) {
-          Connections.discard(c, status, failure);
+          discard(c, status, failure);
         }
         throw e;
       }
@@ -694,13 +694,13 @@ final class UrlExchange {
             settle(c, failure, answered);
             return;
           }
-          Connections.discard(c, status, failure);
+          discard(c, status, failure);
           throw end(e);
         } catch (IOException | RuntimeException | Error e) {
-          Connections.discard(c, status, failure); // the wait's cancel or interrupt
+          discard(c, status, failure); // the wait's cancel or interrupt
           throw e;
         }
-        Connections.discard(c, status, failure);
+        discard(c, status, failure);
       }
     }
   }
@@ -845,7 +845,7 @@ final class UrlExchange {
       if (c != null) {
         // Nor can the application's disconnect() reach it: a body write that failed leaves the
         // JDK's socket open.
-        c.disconnect();
+        letGo(c);
       }
     }
     done = true;
@@ -912,7 +912,7 @@ final class UrlExchange {
     prepare(c, n);
     current = c;
     if (cancelled) {
-      c.disconnect(); // disconnect() raced with the switch to this connection
+      letGo(c); // disconnect() raced with the switch to this connection
     }
     return c;
   }
@@ -956,6 +956,38 @@ final class UrlExchange {
         c.setReadTimeout(read);
       }
     }
+  }
+
+  /**
+   * The agent's own disconnect of an attempt's connection that the application's {@code
+   * disconnect()} no longer reaches: before a retry, or as the call ends with another outcome. It
+   * never throws: a JDK disconnect that throws (a failing progress listener, a library's
+   * connection) came out of the application's step in place of its outcome (the engine's exception,
+   * the attempt's own failure, or a retry's response). Reported as the agent's own failure; the
+   * application's own {@code disconnect()} still throws as the JDK's does ({@link #disconnect}).
+   */
+  private void letGo(HttpURLConnection c) {
+    try {
+      c.disconnect();
+    } catch (RuntimeException e) {
+      cleanUpFailed(e);
+    }
+  }
+
+  /** {@link Connections#discard}, never throwing: as {@link #letGo}. */
+  private void discard(HttpURLConnection c, int status, Throwable failure) {
+    try {
+      Connections.discard(c, status, failure);
+    } catch (RuntimeException e) {
+      cleanUpFailed(e);
+    }
+  }
+
+  private void cleanUpFailed(RuntimeException e) {
+    engine.internalError(
+        "letting an attempt's connection go",
+        e,
+        "the call goes on; the application gets its own outcome");
   }
 
   /** Waits {@code nanos} before the next attempt; {@code disconnect()} or an interrupt ends it. */

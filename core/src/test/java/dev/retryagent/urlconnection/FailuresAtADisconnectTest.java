@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.EventLines;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
@@ -18,7 +21,9 @@ import java.net.URL;
 import java.net.URLConnection;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -106,6 +111,60 @@ class FailuresAtADisconnectTest {
       assertThat(told.lines).isEmpty();
     } else {
       assertThat(told.lines).containsExactly("ATTEMPT 1", "CALL_COMPLETE 1");
+    }
+  }
+
+  /** What the agent's own disconnect of an attempt's connection cleans up after. */
+  enum CleanUp {
+    /** A 503 too long to read, let go before its retry: the retry's 200. */
+    RETRIED_RESPONSE,
+    /** Every attempt refused, each let go: the last one's failure, as the JDK's. */
+    REFUSED_CONNECTION
+  }
+
+  /**
+   * The agent's own disconnect of an attempt's connection (a clean-up the application never asked
+   * for) throws, as the JDK's does for a failing progress listener: the application gets what it
+   * would without that clean-up, the retry's 200 or the JDK's own {@code ConnectException}, and the
+   * failure is reported as the agent's. Before, the disconnect's exception came out of {@code
+   * getResponseCode()} in their place, and the call was never retried.
+   */
+  @ParameterizedTest
+  @EnumSource(CleanUp.class)
+  void aCleanUpDisconnectThatThrowsNeverReplacesTheOutcome(CleanUp cleanUp) throws Exception {
+    URL url;
+    if (cleanUp == CleanUp.REFUSED_CONNECTION) {
+      int closedPort;
+      try (java.net.ServerSocket s =
+          new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        closedPort = s.getLocalPort();
+      }
+      url = new URL("http://127.0.0.1:" + closedPort + "/items");
+    } else {
+      server.enqueue(status(503).endless());
+      server.otherwise(ok("fine"));
+      url = new URL(server.url("/items"));
+    }
+    String plain =
+        cleanUp == CleanUp.REFUSED_CONNECTION
+            ? outcome(() -> "status " + new ThrowingDisconnect(url).getResponseCode())
+            : null;
+    List<RetryEvent> events = new CopyOnWriteArrayList<>();
+    RetryEngine engine =
+        TestEngines.engine(time, Mode.ENFORCE, r -> r, Policy.defaults().circuitBreaker(), events);
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new ThrowingDisconnect(url), null, engine, (u, proxy) -> new ThrowingDisconnect(u));
+
+    String ours = outcome(() -> "status " + c.getResponseCode());
+
+    if (cleanUp == CleanUp.REFUSED_CONNECTION) {
+      assertThat(ours).as("as the JDK's").isEqualTo(plain).startsWith("java.net.ConnectException");
+      assertThat(events).as("retried, then given up").hasSizeGreaterThan(1);
+    } else {
+      assertThat(ours).as("the retry's").isEqualTo("status 200");
+      assertThat(settled(server)).isEqualTo(2);
     }
   }
 
