@@ -220,11 +220,12 @@ final class ConnectionView {
    * and a name sharing their bucket came out before them, where the JDK's map has it after.
    */
   Map<String, List<String>> getRequestProperties() {
-    if (refusedWhileRunning(true)) {
-      // The JDK's waits for its running step (its lock) and answers as its connection is then:
-      // refused once connected, the map after a response without a body (the JDK lets that
-      // connection go). Ours waits for the call, to answer as its final connection: during a wait
-      // between attempts the previous attempt's, which the agent may have disconnected, answered.
+    if (refusedWhileRunning(false)) {
+      // The JDK's waits for its running body or response step (its lock) and answers as its
+      // connection is then: refused once connected, the map after a response without a body (the
+      // JDK lets that connection go). Ours waits for the call, to answer as its final connection:
+      // during a wait between attempts the previous attempt's, which the agent may have
+      // disconnected, answered. Its connect() holds no lock while it connects: not waited for.
       lock.lock();
       unlockSetting();
     }

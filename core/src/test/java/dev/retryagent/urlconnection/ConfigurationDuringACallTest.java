@@ -40,6 +40,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -135,24 +136,7 @@ class ConfigurationDuringACallTest {
     AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
     // Without a rate limit the 503 is let go before the wait (its connection kept, or
     // disconnected when too long to read); with one it would be kept through the wait.
-    RetryEngine engine =
-        TestEngines.builder(
-                time,
-                Mode.ENFORCE,
-                r -> r,
-                Policy.defaults().budget(),
-                Policy.defaults().circuitBreaker(),
-                Policy.defaults().rateLimit())
-            .sleeper(
-                nanos -> {
-                  Runnable r = duringTheWait.getAndSet(null);
-                  if (r != null) {
-                    r.run();
-                  }
-                  time.sleep(nanos);
-                })
-            .listener(told)
-            .build();
+    RetryEngine engine = engine(duringTheWait, told);
     List<HttpURLConnection> attempts = new CopyOnWriteArrayList<>();
     UrlTransport recording =
         (url, proxy) -> {
@@ -206,6 +190,81 @@ class ConfigurationDuringACallTest {
         .containsEntry("setRequestMethod", "IllegalStateException: connect in progress")
         .containsEntry("getErrorStream", "null")
         .containsEntry("setInstanceFollowRedirects", "null");
+  }
+
+  /**
+   * During the wait before retrying a refused {@code connect()}: the JDK's {@code connect()} holds
+   * no lock while it connects, and its socket is not connected, so its {@code
+   * getRequestProperties()} answers the map at once; ours too (the connection in use's), and {@code
+   * setRequestProperty} is refused at once, as the JDK's once its step began. Checked against a
+   * deliberate break ({@code getRequestProperties()} waiting for any running call: "waiting").
+   */
+  @Test
+  void duringAConnectRetriedTheRequestPropertiesAnswerAtOnce() throws Exception {
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = s.getLocalPort();
+    }
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    RetryEngine engine = engine(duringTheWait, new EventLines());
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL("http://127.0.0.1:" + closedPort + "/items").openConnection(Proxy.NO_PROXY),
+                null,
+                engine,
+                UrlTransport.DIRECT);
+    c.setRequestProperty("X-Own", "1");
+    ReentrantLock lock = ((RetryingHttpConnection) c).view().exchange().lock();
+    AtomicReference<String> ours = new AtomicReference<>();
+    duringTheWait.set(
+        () -> {
+          CompletableFuture<String> asked =
+              CompletableFuture.supplyAsync(
+                  () ->
+                      answer(() -> c.getRequestProperties().containsKey("X-Own"))
+                          + "; "
+                          + answer(() -> run(() -> c.setRequestProperty("X-Set", "1"))),
+                  threads);
+          await()
+              .atMost(Duration.ofSeconds(10))
+              .until(() -> asked.isDone() || lock.hasQueuedThreads());
+          ours.set(asked.isDone() ? asked.join() : "waiting");
+        });
+
+    String outcome = answer(() -> run(() -> connect(c)));
+
+    assertThat(outcome).endsWith("ConnectException: Connection refused");
+    assertThat(ours.get()).isEqualTo("true; IllegalStateException: Already connected");
+  }
+
+  private static void connect(HttpURLConnection c) {
+    try {
+      c.connect();
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** The default policy, its waits running {@code duringTheWait} (once) on the call's thread. */
+  private RetryEngine engine(AtomicReference<Runnable> duringTheWait, EventLines told) {
+    return TestEngines.builder(
+            time,
+            Mode.ENFORCE,
+            r -> r,
+            Policy.defaults().budget(),
+            Policy.defaults().circuitBreaker(),
+            Policy.defaults().rateLimit())
+        .sleeper(
+            nanos -> {
+              Runnable r = duringTheWait.getAndSet(null);
+              if (r != null) {
+                r.run();
+              }
+              time.sleep(nanos);
+            })
+        .listener(told)
+        .build();
   }
 
   private static int code(HttpURLConnection c) {
