@@ -72,6 +72,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   // A retry's wait ended past the deadline, and the call's end is decided where the callback
   // hears of it (settleLateEnd), not on the scheduler's thread.
   private boolean lateEndPending;
+  // settleLateEnd decided that end as a cancel (the callback hears "Canceled").
+  private boolean lateEndAsCancel;
   private long callDeadline = RetryInterceptor.NO_DEADLINE;
 
   EnqueuedCall(
@@ -348,10 +350,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // from its callStart): told where we are, there is no other thread. It sent nothing: its
       // retry goes back to the budget and its rate-limit permit to the bucket as the call ends
       // (attemptNotSent), the breaker's permit too (onAbandoned).
-      settleLateEnd(null);
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
-      deliverFailure(couldNotEnqueue(e));
+      deliverFailure(couldNotEnqueue(e)); // a late wait's end is decided there (settleLateEnd)
     }
   }
 
@@ -669,12 +670,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } catch (RuntimeException | Error bug) {
       engine.internalError(
           "ending a call after a late retry wait", bug, "the call ends as its callback hears it");
+      boolean asCancel;
+      synchronized (this) {
+        asCancel = lateEndAsCancel;
+      }
       try {
+        if (!asCancel) {
+          // Not ended yet (our own failure before the engine decided): no reason it did not have.
+          retryCall.retryNotScheduled(heard);
+        }
         retryCall.onAbandoned();
       } catch (RuntimeException | Error ignored) {
         // the callback is told all the same
       }
-      return !getAsBoolean();
+      // What the end was decided as, not whether a cancel came since: the callback hears what the
+      // listeners heard (or were about to). Before, a cancel that came after the deadline's end was
+      // decided (and a listener threw) made the callback hear "Canceled", the listeners the
+      // deadline.
+      return !asCancel || isCancel(heard);
     }
   }
 
@@ -701,6 +714,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (!isCancel(heard)) {
       if (!getAsBoolean() && retryCall.retryTooLate()) {
         return true;
+      }
+      synchronized (this) {
+        lateEndAsCancel = true; // first: what a listener throws below leaves it so decided
       }
       retryCall.retryForgone(new IOException("Canceled"));
       return false;
@@ -1580,7 +1596,15 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void deliverResponse(Call attempt, Response response) throws IOException {
-    settleLateEnd(null);
+    if (!settleLateEndTelling(null)) {
+      // A late wait's end decided here, as the application's cancel came (an interceptor ahead of
+      // ours answered the clone that tells it): OkHttp fails a response that comes after a
+      // cancel, so the callback hears "Canceled", as the listeners do. Before, it heard the
+      // response, the listeners a cancel.
+      release(response);
+      deliverFailure(new IOException("Canceled"));
+      return;
+    }
     // First, so that no cancel() of the call falls between: it must reach the response's exchange.
     retrier.delivered(original, attempt);
     end();
@@ -1616,7 +1640,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void deliverFailure(IOException e) {
-    settleLateEnd(e);
+    // A late wait's end not decided yet (the clone that tells it failed before our interceptor, or
+    // OkHttp refused it) is decided here, guarded as where the callback is told next: what a
+    // listener throws no longer takes the telling elsewhere. A cancel found as it is decided is
+    // what the callback hears, as the listeners do; before, it heard e, the listeners a cancel.
+    if (!settleLateEndTelling(e)) {
+      e = new IOException("Canceled");
+    }
     end();
     Call attempt = lastAttempt;
     Throwable listenerThrew = null;

@@ -2167,6 +2167,146 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void aCancelAfterALateWaitsEndWasDecidedLeavesItAsDecidedThoughAListenerThrows()
+      throws Exception {
+    // The late end of a reset is decided in the clone's run as the deadline's (the listeners'
+    // give-up); the application cancels the call as it is told (from its listener, here), which
+    // then throws. The callback heard "Canceled" (whether a cancel had come since was asked after
+    // the throw), the listeners the deadline; plain OkHttp tells a call whose failure was decided
+    // before the cancel that failure.
+    List<String> errors = new CopyOnWriteArrayList<>();
+    AtomicReference<Call> theCall = new AtomicReference<>();
+    engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r.deadline(Duration.ofSeconds(10)),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                Policy.defaults().rateLimit())
+            .errors(errors::add)
+            .listener(TestEngines.recorder(events))
+            .listener(
+                new dev.retryagent.engine.RetryListener() {
+                  @Override
+                  public void onGiveUp(RetryEvent e) {
+                    theCall.get().cancel();
+                    throw new InternalError("a listener's, injected");
+                  }
+                })
+            .build();
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .addInterceptor(retrier.interceptor())
+            .build();
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    theCall.set(call);
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    time.runHeldTasks();
+
+    assertThat(heard.await()).startsWith("java.net.SocketException: ");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
+    assertThat(errors).singleElement().asString().contains("after a late retry wait");
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+  }
+
+  @ParameterizedTest(name = "answered ahead: {0}, a listener throws: {1}")
+  @CsvSource({"true,false", "true,true", "false,true"})
+  void aCancelAsAnInterceptorAheadEndsALateWaitsCloneIsHeardAsTheListenersHearIt(
+      boolean answered, boolean listenerThrows) throws Exception {
+    // The retry's wait ended past the deadline (the engine's clock 40 s late): the reset of before
+    // it is told through a clone, whose run an interceptor of the application's ahead of ours
+    // ended without reaching ours, after it cancelled the call: it answered the clone itself (a
+    // cache, say), or failed it. The late end is decided where the callback is told then
+    // (deliverResponse, deliverFailure), as a cancel: the callback heard the interceptor's answer
+    // (plain OkHttp fails a response that comes after a cancel, "Canceled"), or, a listener
+    // throwing as the end was decided, the interceptor's failure (told by our own failure's
+    // path); the listeners heard a cancel.
+    List<String> errors = new CopyOnWriteArrayList<>();
+    RetryEngine.Builder b =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r.deadline(Duration.ofSeconds(10)),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.defaults(),
+                Policy.defaults().rateLimit())
+            .errors(errors::add)
+            .listener(TestEngines.recorder(events));
+    if (listenerThrows) {
+      b.listener(
+          new dev.retryagent.engine.RetryListener() {
+            @Override
+            public void onGiveUp(RetryEvent e) {
+              throw new InternalError("a listener's, injected");
+            }
+          });
+    }
+    engine = b.build();
+    retrier = new AsyncRetrier(engine);
+    AtomicReference<Call> theCall = new AtomicReference<>();
+    AtomicInteger passes = new AtomicInteger();
+    client =
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .addInterceptor(
+                chain -> {
+                  if (passes.incrementAndGet() == 1) {
+                    return chain.proceed(chain.request());
+                  }
+                  theCall.get().cancel(); // the application's cancel, as the clone runs
+                  if (!answered) {
+                    throw new IOException("the interceptor's own");
+                  }
+                  return new Response.Builder()
+                      .request(chain.request())
+                      .protocol(okhttp3.Protocol.HTTP_1_1)
+                      .code(200)
+                      .message("OK")
+                      .body(aBodyThatOnClose("ahead", () -> {}))
+                      .build();
+                })
+            .addInterceptor(retrier.interceptor())
+            .build();
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    theCall.set(call);
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    time.runHeldTasks(); // the wait ends past the deadline: the reset's clone runs
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(passes).as("the clone ran").hasValue(2);
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    if (listenerThrows) {
+      assertThat(errors).singleElement().asString().contains("after a late retry wait");
+    } else {
+      assertThat(errors).isEmpty();
+    }
+  }
+
+  @Test
   void aLateWaitEndingAfterTheClientShutDownEndsWithTheEarlierFailureAsWithoutTheAgent()
       throws Exception {
     // The retry's wait ended past the call's deadline (the engine's clock 40 s late) after the
