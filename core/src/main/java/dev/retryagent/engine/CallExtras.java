@@ -21,6 +21,12 @@ final class CallExtras {
   // 10,000 such calls may wait at once (issue 13).
   private EarlierFailures earlier;
 
+  /**
+   * The call's end made while its adapter held it ({@link RetryCall#holdEnd}): its give-up and
+   * completion events (either null when not made), told by {@link RetryCall#endHeard}; or null.
+   */
+  RetryEvent[] heldEnd;
+
   /** The caller's cancel signal ({@link RetryCall#cancelledWhen}), or null. */
   BooleanSupplier cancelled;
 

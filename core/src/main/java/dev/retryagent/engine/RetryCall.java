@@ -44,6 +44,8 @@ public abstract class RetryCall extends HostHold {
   private Decision decision; // as made; as kept (waitsToRetry) while an adapter waits
   private boolean finished;
   private CallExtras extras; // made on first use: a call that succeeds at once never needs it
+  // The end made while set is told when the caller hears of it (holdEnd, endHeard).
+  private boolean holdEnd;
 
   // Two kinds only, both in this package: a call with a separate view (RetryEngine.newCall) and a
   // call that is its own view (SelfViewCall, an adapter's one object per call).
@@ -1517,16 +1519,58 @@ public abstract class RetryCall extends HostHold {
     }
     // Releases the permit; a retry decided and never made gives its budget back.
     callEnded(now, extras == null ? RetryBudget.REFUSED : extras.retryTicket);
-    if (reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)) {
-      queue(RetryEvent.giveUp(this, result, reason));
-    }
+    RetryEvent giveUp =
+        reason != null && wants(RetryEvent.Type.GIVE_UP, attempt)
+            ? RetryEvent.giveUp(this, result, reason)
+            : null;
     boolean succeeded =
         result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
-    queue(
-        state
-            .engine
-            .listeners()
-            .countEnd(state.counters, this, attempt, result, reason, succeeded));
+    RetryEvent complete =
+        state.engine.listeners().countEnd(state.counters, this, attempt, result, reason, succeeded);
+    if (holdEnd) {
+      extras().heldEnd = new RetryEvent[] {giveUp, complete};
+      return;
+    }
+    queue(giveUp);
+    queue(complete);
+  }
+
+  /**
+   * While {@code hold} (an adapter's step that may end the call, set around it and cleared after):
+   * an end made then (the rate limit's, the breaker's refusal, a retry not made after its wait) is
+   * told the listeners only once the adapter says how the caller heard of it ({@link #endHeard}).
+   * For an adapter that tells the caller on another thread later, where the caller's cancel that
+   * comes meanwhile is what it hears: the give-up then says so, not the refusal. The counters count
+   * the end as it is made (they hold no reason).
+   */
+  public synchronized void holdEnd(boolean hold) {
+    holdEnd = hold;
+  }
+
+  /**
+   * The caller heard of the call's end: the end {@link #holdEnd} held is told now, its give-up (and
+   * the call's completion) said {@code heardAs} when that is not null (the caller heard that the
+   * call was cancelled, {@link GiveUpReason#CANCELLED}, or that its timeout ran out, {@link
+   * GiveUpReason#CALL_TIMEOUT}), as made otherwise. Nothing when no end is held. Safe to call more
+   * than once; the listeners are told once.
+   */
+  public void endHeard(GiveUpReason heardAs) {
+    try {
+      endHeardLocked(heardAs);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized void endHeardLocked(GiveUpReason heardAs) {
+    RetryEvent[] held = extras == null ? null : extras.heldEnd;
+    if (held == null) {
+      return;
+    }
+    extras.heldEnd = null;
+    for (RetryEvent e : held) {
+      queue(e == null || heardAs == null || e.reason() == null ? e : e.heardAs(heardAs));
+    }
   }
 
   /**

@@ -105,6 +105,39 @@ public final class RetryEvent {
         Type.RATE_LIMITED, call, AttemptResult.none(), null, 0, GiveUpReason.RATE_LIMITED, false);
   }
 
+  /**
+   * This end ({@link Type#GIVE_UP} or {@link Type#CALL_COMPLETE}) as the caller heard it: {@code
+   * heardAs}, where the adapter told the caller of the call's end after a cancel ({@link
+   * RetryCall#endHeard}); all else as made.
+   */
+  RetryEvent heardAs(GiveUpReason heardAs) {
+    return new RetryEvent(this, heardAs);
+  }
+
+  private RetryEvent(RetryEvent e, GiveUpReason reason) {
+    this.type = e.type;
+    this.policy = e.policy;
+    this.route = e.route;
+    this.method = e.method;
+    this.scheme = e.scheme;
+    this.host = e.host;
+    this.port = e.port;
+    this.path = e.path;
+    this.atPastPath = e.atPastPath;
+    this.attempt = e.attempt;
+    this.maxAttempts = e.maxAttempts;
+    this.result = e.result;
+    this.error = e.error;
+    this.delayNanos = e.delayNanos;
+    this.reason = reason;
+    this.observeOnly = e.observeOnly;
+    this.succeeded = e.succeeded;
+    this.elapsedNanos = e.elapsedNanos;
+    this.wallMillis = e.wallMillis;
+    this.context = e.context;
+    this.pathMask = e.pathMask;
+  }
+
   /** Only through the factories above, which name what happened. */
   private RetryEvent(
       Type type,

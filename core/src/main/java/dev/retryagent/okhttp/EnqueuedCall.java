@@ -3,6 +3,7 @@ package dev.retryagent.okhttp;
 import dev.retryagent.engine.CallContext;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.Decision;
+import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
@@ -150,9 +151,11 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return;
     }
     long wait;
+    retryCall.holdEnd(true); // a refusal is told as the callback hears it (endHeard)
     try {
       wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
     } catch (RateLimitedException e) {
+      retryCall.holdEnd(false);
       if (retryCall.permitRefusedRetry()) {
         endAsNotRetried(kept); // the response itself, when it was kept through the wait
         return;
@@ -163,6 +166,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         failThrough(call, e);
       }
       return;
+    } finally {
+      retryCall.holdEnd(false);
     }
     if (held != null) {
       // Granted: the kept response goes now, before any wait for the permit, which holds no
@@ -278,10 +283,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       retryCall.onAbandoned();
       return new ManagedAttempts.Attempt(this, 0, -1, new IOException("Canceled"));
     }
+    retryCall.holdEnd(true); // the breaker's refusal is told as the callback hears it (endHeard)
     try {
       retryCall.acquireBreaker();
     } catch (CircuitBreakerOpenException e) {
       return new ManagedAttempts.Attempt(this, 0, -1, e);
+    } finally {
+      retryCall.holdEnd(false);
     }
     int n = retryCall.startAttempt();
     return new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null);
@@ -768,6 +776,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    */
   private ManagedAttempts.Attempt permitThenBegin(Call call, ManagedAttempts.PermitWait waiting) {
     ManagedAttempts.Attempt next;
+    // A refusal (or a cancel) here is told the listeners as the callback hears it, which OkHttp
+    // may turn into its "timeout" (endHeard).
+    retryCall.holdEnd(true);
     try {
       long left = waiting.permitAtNanos - engine.clock().nanoTime();
       while (left > 0) {
@@ -789,6 +800,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           new InterruptedIOException("retry-agent: interrupted while waiting for a permit");
       ie.initCause(e);
       next = new ManagedAttempts.Attempt(this, 0, -1, ie);
+    } finally {
+      retryCall.holdEnd(false);
     }
     retrier.attempts().put(call, next);
     return next;
@@ -836,7 +849,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
     }
     // As next() tells a permit refused: the engine's lock, then OkHttp's, never under this one.
-    RateLimitedException e = retryCall.permitWaitNotScheduled();
+    RateLimitedException e;
+    retryCall.holdEnd(true); // told as the callback hears it (endHeard)
+    try {
+      e = retryCall.permitWaitNotScheduled();
+    } finally {
+      retryCall.holdEnd(false);
+    }
     Object kept = retrier.takeGiveBack(this); // kept for the wait (next)
     if (retryCall.permitRefusedRetry()) {
       endAsNotRetried(kept instanceof Response ? kept : null); // as next() ends one
@@ -944,7 +963,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         endAsNotRetried(response);
         return;
       }
-      if (!retryCall.retryTooLate()) {
+      boolean tooLate;
+      retryCall.holdEnd(true); // a retry not made is told as the callback hears it (endHeard)
+      try {
+        tooLate = retryCall.retryTooLate();
+      } finally {
+        retryCall.holdEnd(false);
+      }
+      if (!tooLate) {
         if (kept != null && !getAsBoolean() && executorShutDown()) {
           endWithEarlierOutcome(response);
           return;
@@ -1585,7 +1611,36 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       kept = retrier.finished(this);
     }
     releaseKept(kept); // a response kept through a wait the call ended during (a cancel)
+    if (first) {
+      endHeard(null); // an end held for a callback told otherwise (OkHttp's enqueue threw)
+    }
     return first;
+  }
+
+  /**
+   * The callback hears {@code heard} (null: a response) of the call's end: an end the engine made
+   * while it was held ({@link RetryCall#holdEnd}: the rate limit's, the breaker's refusal, a retry
+   * not made after its wait, told through a clone OkHttp runs) is told the listeners now, as a
+   * cancel ({@code Canceled}) or OkHttp's call timeout when that is what the callback hears. Told
+   * as it was made, the give-up, its dead letter and the completion said the refusal where the
+   * callback, cancelled before the clone ran, heard "Canceled". What the listeners let through is
+   * said as our own failure: the callback hears all the same.
+   */
+  private void endHeard(IOException heard) {
+    GiveUpReason as = null;
+    if (heard != null && "Canceled".equals(heard.getMessage())) {
+      as = GiveUpReason.CANCELLED;
+    } else if (isCancel(heard)) {
+      as = GiveUpReason.CALL_TIMEOUT;
+    }
+    try {
+      retryCall.endHeard(as);
+    } catch (RuntimeException | Error bug) {
+      engine.internalError(
+          "telling a call's end as its callback hears it",
+          bug,
+          "the callback hears it all the same");
+    }
   }
 
   /** Ends the call: its context (when this is the first end), before the callback hears of it. */
@@ -1605,6 +1660,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       deliverFailure(new IOException("Canceled"));
       return;
     }
+    endHeard(null);
     // First, so that no cancel() of the call falls between: it must reach the response's exchange.
     retrier.delivered(original, attempt);
     end();
@@ -1647,6 +1703,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     if (!settleLateEndTelling(e)) {
       e = new IOException("Canceled");
     }
+    endHeard(e);
     end();
     Call attempt = lastAttempt;
     Throwable listenerThrew = null;
@@ -1712,6 +1769,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } catch (RuntimeException | Error ignored) {
       // the call is abandoned below all the same
     }
+    endHeard(outcome instanceof IOException ? (IOException) outcome : null);
     boolean first = false;
     try {
       first = finish(); // first: a wait that ended meanwhile begins no attempt (nextAttempt)

@@ -14,6 +14,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -1213,6 +1214,111 @@ class AsyncRetrierTest {
         .hasMessage("Canceled");
     assertThat(server.awaitRequests(3)).isEqualTo(requests(3));
     assertThat(retrier.running()).isZero();
+  }
+
+  @ParameterizedTest(name = "refused by the breaker: {0}")
+  @ValueSource(booleans = {false, true})
+  void aRefusalToldAfterTheApplicationsCancelIsGivenUpAsTheCancelTheCallbackHears(boolean breaker)
+      throws Exception {
+    // The rate limit (no permit left, maxWait 0) or the open breaker refused the call as it was
+    // enqueued: the refusal is told through OkHttp's run of the call, which the dispatcher's
+    // executor held, and the application cancelled the call meanwhile. The callback hears
+    // "Canceled", as plain OkHttp tells a call cancelled before it ran; the listeners heard the
+    // refusal (give-up RATE_LIMITED or CIRCUIT_OPEN, its dead letter, the completion), told as
+    // the engine refused.
+    HoldingExecutor executor = new HoldingExecutor();
+    OkHttpClient.Builder b =
+        new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(executor));
+    if (breaker) {
+      configure(
+          r -> r.maxAttempts(1),
+          b,
+          false,
+          CircuitBreakerPolicy.builder().countWindow(3).minimumCalls(3).build());
+      server.otherwise(status(503));
+      for (int i = 0; i < 3; i++) {
+        client.newCall(get("/fails")).execute().close(); // the breaker opens
+      }
+    } else {
+      engine =
+          TestEngines.engine(
+              time,
+              Mode.ENFORCE,
+              r -> r,
+              Policy.defaults().budget(),
+              CircuitBreakerPolicy.defaults(),
+              TestEngines.neverRefilled(1),
+              events);
+      retrier = new AsyncRetrier(engine);
+      client = b.addInterceptor(retrier.interceptor()).build();
+      server.otherwise(ok("fine"));
+      client.newCall(get("/spent")).execute().close(); // the one permit
+    }
+    int sent = server.requestCount();
+    events.clear();
+    executor.hold.set(true);
+    Call call = client.newCall(get("/items"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+    assertThat(events).as("nothing told before the callback hears").isEmpty();
+
+    call.cancel();
+    executor.release();
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: Canceled");
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    assertThat(server.requestCount()).as("nothing sent").isEqualTo(sent);
+    assertThat(plainCallCancelledBeforeItsCallbackHeard())
+        .as("plain OkHttp, a call cancelled before its callback heard of it")
+        .isEqualTo("java.io.IOException: Canceled");
+  }
+
+  @ParameterizedTest(name = "refused by the breaker: {0}")
+  @ValueSource(booleans = {false, true})
+  void aRefusalNotCancelledIsGivenUpAsTheRefusalTheCallbackHears(boolean breaker) throws Exception {
+    // As above, without a cancel: the callback hears the refusal, and so do the listeners.
+    OkHttpClient.Builder b = new OkHttpClient.Builder();
+    if (breaker) {
+      configure(
+          r -> r.maxAttempts(1),
+          b,
+          false,
+          CircuitBreakerPolicy.builder().countWindow(3).minimumCalls(3).build());
+      server.otherwise(status(503));
+      for (int i = 0; i < 3; i++) {
+        client.newCall(get("/fails")).execute().close();
+      }
+    } else {
+      engine =
+          TestEngines.engine(
+              time,
+              Mode.ENFORCE,
+              r -> r,
+              Policy.defaults().budget(),
+              CircuitBreakerPolicy.defaults(),
+              TestEngines.neverRefilled(1),
+              events);
+      retrier = new AsyncRetrier(engine);
+      client = b.addInterceptor(retrier.interceptor()).build();
+      server.otherwise(ok("fine"));
+      client.newCall(get("/spent")).execute().close();
+    }
+    events.clear();
+    Call call = client.newCall(get("/items"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+
+    assertThat(heard.await())
+        .startsWith(
+            (breaker ? CircuitBreakerOpenException.class : RateLimitedException.class).getName());
+    assertThat(heard.reports).hasValue(1);
+    await().atMost(Duration.ofSeconds(10)).until(() -> retrier.running() == 0);
+    assertTheListenersHeardWhatTheCallbackHeard(
+        breaker ? GiveUpReason.CIRCUIT_OPEN : GiveUpReason.RATE_LIMITED);
   }
 
   @Test
