@@ -80,6 +80,9 @@ public final class RetryEngine {
   /** The start of a route-scoped breaker's key; a host's is {@code scheme://host:port}. */
   private static final String ROUTE_KEY = "route:";
 
+  // Grouped by host (or route) key: the exporters read one host's breakers without a walk of
+  // them all (a JMX console reads every host's BreakerState). Made in the constructor: its idle
+  // test reads the engine's clock.
   private final BoundedRegistry<Key, CircuitBreaker> breakers;
   private final BoundedRegistry<Key, RetryBudget> budgets;
 
@@ -138,7 +141,8 @@ public final class RetryEngine {
     this.listening = !listeners.isEmpty();
     // A breaker whose time window still holds a failure is not idle; one whose failures have left
     // it is (read at the eviction's time: the window moves only when a call records).
-    this.breakers = new BoundedRegistry<>(breaker -> breaker.isIdle(clock.nanoTime()), uses);
+    this.breakers =
+        new BoundedRegistry<>(breaker -> breaker.isIdle(clock.nanoTime()), uses, new TargetOf());
     this.limiters =
         new BoundedRegistry<>(h -> h.limiter.isIdle(clock.nanoTime()), uses, new TargetOf());
     // A budget whose window holds retries is not idle: dropped, its host (failing, likely: it
@@ -444,6 +448,15 @@ public final class RetryEngine {
   /** Every breaker tracked now, least recently used first. */
   public List<CircuitBreaker> breakers() {
     return breakers.values();
+  }
+
+  /**
+   * The breakers tracked now for one key, {@code scheme://host:port} or {@code route:NAME}: one per
+   * {@code circuitBreaker} section that guards it (two routes whose sections differ keep a breaker
+   * each for the same host). Costs that key's breakers, not a walk of all of them; empty when none.
+   */
+  public List<CircuitBreaker> breakers(String key) {
+    return breakers.group(key);
   }
 
   /** Number of hosts (or routes) with breaker, budget and limiter state. */

@@ -3,26 +3,93 @@ package dev.retryagent.internal.observe;
 import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.RetryEngine;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
- * The state of each circuit breaker the engine asks now, by key: what every exposition (the
- * Prometheus gauges, the JMX attributes) reports. After a reload that changed a breaker's section,
- * a host can have an old breaker and a new one while calls under way still hold the old (the engine
- * drops it from its registry at the reload, with a resolver that lists its policies); the old one
- * is never asked again, so it never leaves the state it was in. Per key, the most recently used one
- * counts.
+ * The circuit breakers' states as the expositions (the Prometheus gauges, the JMX attributes) read
+ * them from the engine. A key ({@code scheme://host:port}, {@code route:NAME}) can have more than
+ * one breaker: the engine keeps one per {@code circuitBreaker} section, so two routes whose
+ * sections differ and that call the same host have one each. Every breaker is counted; where one
+ * state is shown per key, it is the worst of its breakers' (open, then half-open, then closed), so
+ * an open breaker refusing one route's calls is never hidden by a closed one serving another route.
+ *
+ * <p>Reads go through {@link #all()} (a copy of every breaker, taken under the engine registry's
+ * lock, which calls to a new host also need) and {@link #of(String)} (one key's breakers): tests
+ * count them.
  */
-final class BreakerStates {
-  private BreakerStates() {}
+class BreakerStates {
+  private final RetryEngine engine;
 
-  /** Key to state, in the order the engine lists its breakers (least recently used first). */
-  static Map<String, CircuitState> of(RetryEngine engine) {
-    Map<String, CircuitState> states = new LinkedHashMap<>();
-    for (CircuitBreaker b : engine.breakers()) {
-      states.put(b.key(), b.state()); // most recently used last: it wins
+  BreakerStates(RetryEngine engine) {
+    this.engine = engine;
+  }
+
+  /** Every breaker the engine tracks now, least recently used first: a walk of them all. */
+  List<CircuitBreaker> all() {
+    return engine.breakers();
+  }
+
+  /** The breakers of one key: that key's, without a walk of the others. */
+  List<CircuitBreaker> of(String key) {
+    return engine.breakers(key);
+  }
+
+  /** The worst state of {@code key}'s breakers, or null when it has none. */
+  CircuitState stateOf(String key) {
+    CircuitState worst = null;
+    for (CircuitBreaker b : of(key)) {
+      worst = worse(worst, b.state());
     }
-    return states;
+    return worst;
+  }
+
+  /** Breakers in each state, every one counted (zero for a state none is in): one walk. */
+  Map<CircuitState, Integer> counts() {
+    return snapshot().counts;
+  }
+
+  /** Every breaker's state read once: the counts and each key's worst state agree. One walk. */
+  Snapshot snapshot() {
+    Snapshot s = new Snapshot();
+    for (CircuitBreaker b : all()) {
+      CircuitState state = b.state();
+      s.counts.merge(state, 1, Integer::sum);
+      s.worstByKey.put(b.key(), worse(s.worstByKey.get(b.key()), state));
+    }
+    return s;
+  }
+
+  /** The states of every breaker at one read. */
+  static final class Snapshot {
+    /** Breakers in each state, every one counted; zero for a state none is in. */
+    final Map<CircuitState, Integer> counts = new EnumMap<>(CircuitState.class);
+
+    /** Key to the worst state of its breakers, keys in the order of their first breaker listed. */
+    final Map<String, CircuitState> worstByKey = new LinkedHashMap<>();
+
+    Snapshot() {
+      for (CircuitState s : CircuitState.values()) {
+        counts.put(s, 0);
+      }
+    }
+  }
+
+  /** The worse of two states (null: none yet): open, then half-open, then closed. */
+  static CircuitState worse(CircuitState a, CircuitState b) {
+    return a == null || rank(b) > rank(a) ? b : a;
+  }
+
+  private static int rank(CircuitState s) {
+    switch (s) {
+      case OPEN:
+        return 2;
+      case HALF_OPEN:
+        return 1;
+      default:
+        return 0;
+    }
   }
 }

@@ -301,11 +301,15 @@ public final class JmxMetrics implements AutoCloseable {
         });
   }
 
+  /**
+   * The worst state of the host's breakers: routes whose {@code circuitBreaker} sections differ
+   * each keep one for the host, and an open one must not hide behind a closed one.
+   */
   private String breakerState(String key) {
     if (engine == null) {
       return "none";
     }
-    CircuitState state = BreakerStates.of(engine).get(key);
+    CircuitState state = new BreakerStates(engine).stateOf(key);
     return state == null ? "none" : state.label();
   }
 
@@ -336,10 +340,10 @@ public final class JmxMetrics implements AutoCloseable {
           int open = 0;
           int halfOpen = 0;
           if (engine != null) {
-            for (CircuitState s : BreakerStates.of(engine).values()) {
-              open += s == CircuitState.OPEN ? 1 : 0;
-              halfOpen += s == CircuitState.HALF_OPEN ? 1 : 0;
-            }
+            // Every breaker counted, a host's of each section among them.
+            Map<CircuitState, Integer> counts = new BreakerStates(engine).counts();
+            open = counts.get(CircuitState.OPEN);
+            halfOpen = counts.get(CircuitState.HALF_OPEN);
           }
           CounterSnapshot total = metrics.total();
           v.put("PendingAsyncRetries", engine == null ? 0 : engine.pendingAsyncRetries());

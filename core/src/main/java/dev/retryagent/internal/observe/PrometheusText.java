@@ -4,7 +4,6 @@ import dev.retryagent.engine.CircuitState;
 import dev.retryagent.engine.CircuitTransition;
 import dev.retryagent.engine.GiveUpReason;
 import dev.retryagent.engine.RetryEngine;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -88,15 +87,16 @@ final class PrometheusText {
   }
 
   private static void engineGauges(StringBuilder b, RetryMetrics metrics, RetryEngine engine) {
-    Map<String, CircuitState> states = BreakerStates.of(engine);
+    BreakerStates.Snapshot states = new BreakerStates(engine).snapshot();
     Set<String> hosts = metrics.hosts();
     family(
         b,
         "breaker_state",
         "gauge",
-        "1 for the state each circuit breaker is in; host is its key (route:NAME when"
-            + " route-scoped).");
-    for (Map.Entry<String, CircuitState> e : states.entrySet()) {
+        "1 for the state of each host's circuit breaker; host is its key (route:NAME when"
+            + " route-scoped); a host whose routes have breakers of their own shows the worst:"
+            + " open, half-open, closed.");
+    for (Map.Entry<String, CircuitState> e : states.worstByKey.entrySet()) {
       if (!hosts.contains(e.getKey()) && !e.getKey().startsWith("route:")) {
         continue; // past the host bound: counted in retryagent_breakers only
       }
@@ -106,15 +106,8 @@ final class PrometheusText {
         b.append(e.getValue() == s ? 1 : 0).append('\n');
       }
     }
-    Map<CircuitState, Integer> counts = new EnumMap<>(CircuitState.class);
-    for (CircuitState s : CircuitState.values()) {
-      counts.put(s, 0);
-    }
-    for (CircuitState s : states.values()) {
-      counts.merge(s, 1, Integer::sum);
-    }
     family(b, "breakers", "gauge", "Circuit breakers tracked, by state.");
-    for (Map.Entry<CircuitState, Integer> e : counts.entrySet()) {
+    for (Map.Entry<CircuitState, Integer> e : states.counts.entrySet()) {
       b.append(PREFIX).append("breakers{state=\"").append(e.getKey().label()).append("\"} ");
       b.append(e.getValue()).append('\n');
     }

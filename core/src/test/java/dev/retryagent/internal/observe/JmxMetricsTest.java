@@ -2,14 +2,19 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.PolicyResolver;
+import dev.retryagent.engine.RetryCall;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RateLimitPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeRequest;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -75,7 +80,7 @@ class JmxMetricsTest {
                 RateLimitPolicy.defaults())));
     rig.call(FakeRequest.get("search.example.com", "/q"), 200);
 
-    // As the Prometheus gauges count it: per host, the most recently used breaker.
+    // The engine dropped the replaced breaker at the reload: only the host's new one counts.
     assertThat(server.getAttribute(engine, "OpenBreakers")).isEqualTo(0);
     assertThat(PrometheusText.render(m, rig.engine).lines())
         .contains("retryagent_breakers{state=\"open\"} 0");
@@ -83,6 +88,77 @@ class JmxMetricsTest {
             server.getAttribute(
                 JmxMetrics.hostName(domain, "https://search.example.com:443"), "BreakerState"))
         .isEqualTo("closed");
+  }
+
+  /**
+   * POSTs to the host go through route {@code posts}, whose {@code circuitBreaker} section is its
+   * own; GETs through {@code reads}, with another: the engine keeps a breaker of each for the host.
+   */
+  private static PolicyResolver postsAndReads() {
+    Policy posts = Rig.breakerPolicy("posts", CircuitBreakerPolicy.Scope.HOST);
+    Policy reads =
+        Rig.policy(
+            "reads",
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder().countWindow(10).minimumCalls(10).build(),
+            BudgetPolicy.defaults(),
+            RateLimitPolicy.defaults());
+    return new PolicyResolver() {
+      @Override
+      public Policy resolve(String method, String host, int port, String path) {
+        return method.equals("POST") ? posts : reads;
+      }
+
+      @Override
+      public Collection<Policy> policies() {
+        return List.of(posts, reads);
+      }
+    };
+  }
+
+  @Test
+  void aHostsOpenBreakerShowsWhileAnotherRoutesBreakerOfItIsClosedAndUsedLater() throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(postsAndReads(), m);
+    for (int i = 0; i < 4; i++) {
+      rig.call(FakeRequest.post("api.example.com", "/p"), 503);
+    }
+    assertThat(rig.call(FakeRequest.post("api.example.com", "/p")))
+        .as("posts' breaker is open: the call is refused")
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    // A GET afterwards, through the other section's breaker of the same host, closed: the most
+    // recently used of the host's two breakers.
+    assertThat(rig.call(FakeRequest.get("api.example.com", "/g"), 200)).isNotNull();
+    assertThat(jmx(m, rig).register()).isTrue();
+    ObjectName host = JmxMetrics.hostName(domain, "https://api.example.com:443");
+    ObjectName engine = JmxMetrics.engineName(domain);
+
+    // Shown once per host (docs/operations.md), the host shows the worst; both are counted.
+    assertThat(PrometheusText.render(m, rig.engine).lines())
+        .contains(
+            "retryagent_breaker_state{host=\"https://api.example.com:443\",state=\"open\"} 1",
+            "retryagent_breaker_state{host=\"https://api.example.com:443\",state=\"closed\"} 0",
+            "retryagent_breakers{state=\"open\"} 1",
+            "retryagent_breakers{state=\"closed\"} 1");
+    assertThat(server.getAttribute(host, "BreakerState")).isEqualTo("open");
+    assertThat(server.getAttribute(engine, "OpenBreakers")).isEqualTo(1);
+
+    // The open one's time is up and a trial POST is let in: half-open, worse than closed.
+    rig.time.sleep(Duration.ofSeconds(30).toNanos());
+    RetryCall trial = rig.engine.newCall(FakeRequest.post("api.example.com", "/p"));
+    trial.reservePermit();
+    trial.acquireBreaker();
+    rig.call(FakeRequest.get("api.example.com", "/g"), 200);
+
+    assertThat(PrometheusText.render(m, rig.engine).lines())
+        .contains(
+            "retryagent_breaker_state{host=\"https://api.example.com:443\",state=\"half-open\"}"
+                + " 1",
+            "retryagent_breaker_state{host=\"https://api.example.com:443\",state=\"closed\"} 0",
+            "retryagent_breakers{state=\"half-open\"} 1",
+            "retryagent_breakers{state=\"closed\"} 1");
+    assertThat(server.getAttribute(host, "BreakerState")).isEqualTo("half-open");
+    assertThat(server.getAttribute(engine, "HalfOpenBreakers")).isEqualTo(1);
   }
 
   @Test

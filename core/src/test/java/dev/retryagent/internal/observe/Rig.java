@@ -1,5 +1,6 @@
 package dev.retryagent.internal.observe;
 
+import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.ResponseAccess;
 import dev.retryagent.engine.RetryCall;
@@ -79,6 +80,21 @@ final class Rig {
 
   Rig(Policy policy, RetryListener... listeners) {
     this(Mode.ENFORCE, policy, listeners);
+  }
+
+  /** Each request's policy from {@code policies} (routes by method, host, path). */
+  Rig(PolicyResolver policies, RetryListener... listeners) {
+    RetryEngine.Builder b =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(time)
+            .scheduler(time)
+            .random(() -> 0.5)
+            .policies(policies);
+    for (RetryListener l : listeners) {
+      b.listener(l);
+    }
+    engine = b.build();
   }
 
   /** Backoff 117ms constant, no jitter; breaker, budget and rate limit as given. */
