@@ -8,7 +8,7 @@ import java.security.AccessController;
 import java.security.PrivilegedActionException;
 import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -46,8 +46,12 @@ public final class JmxMetrics implements AutoCloseable {
   /** The ObjectName domain used by the agent. */
   public static final String DEFAULT_DOMAIN = "dev.retryagent";
 
+  /** {@code GaveUpNotIdempotent} to {@code NOT_IDEMPOTENT}, and so on. */
+  private static final Map<String, GiveUpReason> GIVE_UP_ATTRIBUTES = giveUpAttributes();
+
   private final RetryMetrics metrics;
   private final RetryEngine engine;
+  private final BreakerStates breakers;
   private final String domain;
   private final ErrorReporter errors;
   private final MBeanServer server;
@@ -77,8 +81,19 @@ public final class JmxMetrics implements AutoCloseable {
   /** With another ObjectName domain (tests; several engines in one JVM). */
   public JmxMetrics(
       RetryMetrics metrics, RetryEngine engine, Consumer<String> errors, String domain) {
+    this(metrics, engine, errors, domain, engine == null ? null : new BreakerStates(engine));
+  }
+
+  /** Test seam: {@code breakers} reads the engine's breakers (tests count the reads). */
+  JmxMetrics(
+      RetryMetrics metrics,
+      RetryEngine engine,
+      Consumer<String> errors,
+      String domain,
+      BreakerStates breakers) {
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.engine = engine;
+    this.breakers = breakers;
     this.domain = Objects.requireNonNull(domain, "domain");
     this.errors = new ErrorReporter(errors);
     this.server = ManagementFactory.getPlatformMBeanServer();
@@ -276,40 +291,77 @@ public final class JmxMetrics implements AutoCloseable {
     return new StatsMBean(
         description,
         attrs,
-        () -> {
-          CounterSnapshot c = counters.get();
-          Map<String, Object> v = new LinkedHashMap<>();
-          for (Stat s : Stat.values()) {
-            v.put(s.attribute, c.get(s));
-          }
-          v.put("GaveUp", c.giveUps());
-          for (GiveUpReason r : GiveUpReason.values()) {
-            v.put("GaveUp" + camel(r.name()), c.giveUps(r));
-          }
-          v.put("BudgetRejections", c.budgetRejections());
-          v.put("BreakerOpens", c.breakerOpens());
-          if (breakerKey != null) {
-            v.put("BreakerState", breakerState(breakerKey));
-          }
-          if (fleetRoute != null) {
-            long[] fleet = FleetStats.values(engine, fleetRoute);
-            for (int i = 0; i < fleet.length; i++) {
-              v.put(FleetStats.ATTRIBUTES[i], fleet[i]);
+        (names, v) -> {
+          CounterSnapshot c = null; // taken once, and only when a counter is asked for
+          long[] fleet = null;
+          for (String n : names) {
+            if (n.equals("BreakerState")) {
+              v.put(n, breakerState(breakerKey));
+            } else if (n.startsWith("Fleet")) {
+              if (fleet == null) {
+                fleet = FleetStats.values(engine, fleetRoute);
+              }
+              v.put(n, fleet[fleetIndex(n)]);
+            } else {
+              if (c == null) {
+                c = counters.get();
+              }
+              v.put(n, counter(c, n));
             }
           }
-          return v;
         });
   }
 
+  /** A counter attribute's value: a {@link Stat}, {@code GaveUp}, a {@code GaveUp<Reason>}, ... */
+  private static long counter(CounterSnapshot c, String name) {
+    for (Stat s : Stat.values()) {
+      if (s.attribute.equals(name)) {
+        return c.get(s);
+      }
+    }
+    switch (name) {
+      case "GaveUp":
+        return c.giveUps();
+      case "BudgetRejections":
+        return c.budgetRejections();
+      case "BreakerOpens":
+        return c.breakerOpens();
+      default:
+        break;
+    }
+    GiveUpReason r = GIVE_UP_ATTRIBUTES.get(name);
+    if (r == null) {
+      throw new IllegalArgumentException("not a counter attribute: " + name);
+    }
+    return c.giveUps(r);
+  }
+
+  private static Map<String, GiveUpReason> giveUpAttributes() {
+    Map<String, GiveUpReason> m = new HashMap<>();
+    for (GiveUpReason r : GiveUpReason.values()) {
+      m.put("GaveUp" + camel(r.name()), r);
+    }
+    return m;
+  }
+
+  private static int fleetIndex(String name) {
+    for (int i = 0; i < FleetStats.ATTRIBUTES.length; i++) {
+      if (FleetStats.ATTRIBUTES[i].equals(name)) {
+        return i;
+      }
+    }
+    throw new IllegalArgumentException("not a fleet attribute: " + name);
+  }
+
   /**
-   * The worst state of the host's breakers: routes whose {@code circuitBreaker} sections differ
-   * each keep one for the host, and an open one must not hide behind a closed one.
+   * The host's breaker state, read from its own breakers (no walk of every breaker): the worst of
+   * them when routes with different {@code circuitBreaker} sections each keep one for the host.
    */
   private String breakerState(String key) {
-    if (engine == null) {
+    if (breakers == null) {
       return "none";
     }
-    CircuitState state = new BreakerStates(engine).stateOf(key);
+    CircuitState state = breakers.stateOf(key);
     return state == null ? "none" : state.label();
   }
 
@@ -335,29 +387,59 @@ public final class JmxMetrics implements AutoCloseable {
     return new StatsMBean(
         "retry-agent engine",
         attrs,
-        () -> {
-          Map<String, Object> v = new LinkedHashMap<>();
-          int open = 0;
-          int halfOpen = 0;
-          if (engine != null) {
-            // Every breaker counted, a host's of each section among them.
-            Map<CircuitState, Integer> counts = new BreakerStates(engine).counts();
-            open = counts.get(CircuitState.OPEN);
-            halfOpen = counts.get(CircuitState.HALF_OPEN);
+        (names, v) -> {
+          // Each taken once, and only when an attribute that needs it is asked for: the breaker
+          // counts walk every breaker under the registry's lock, the totals every host's counters.
+          Map<CircuitState, Integer> counts = null;
+          CounterSnapshot total = null;
+          for (String n : names) {
+            switch (n) {
+              case "OpenBreakers":
+              case "HalfOpenBreakers":
+                if (counts == null) {
+                  counts = breakers == null ? null : breakers.counts();
+                }
+                v.put(
+                    n,
+                    counts == null
+                        ? 0
+                        : counts.get(
+                            n.equals("OpenBreakers") ? CircuitState.OPEN : CircuitState.HALF_OPEN));
+                break;
+              case "Calls":
+              case "Retries":
+              case "GaveUp":
+                if (total == null) {
+                  total = metrics.total();
+                }
+                v.put(
+                    n,
+                    n.equals("Calls")
+                        ? total.calls()
+                        : n.equals("Retries") ? total.retries() : total.giveUps());
+                break;
+              case "PendingAsyncRetries":
+                v.put(n, engine == null ? 0 : engine.pendingAsyncRetries());
+                break;
+              case "TrackedHosts":
+                v.put(n, metrics.trackedHosts());
+                break;
+              case "MaxHosts":
+                v.put(n, metrics.maxHosts());
+                break;
+              case "TrackedTargets":
+                v.put(n, engine == null ? 0 : engine.trackedTargets());
+                break;
+              case "Mode":
+                v.put(n, engine == null ? "unknown" : engine.mode().configName());
+                break;
+              case "DeadLettersDropped":
+                v.put(n, metrics.deadLettersDropped());
+                break;
+              default:
+                break;
+            }
           }
-          CounterSnapshot total = metrics.total();
-          v.put("PendingAsyncRetries", engine == null ? 0 : engine.pendingAsyncRetries());
-          v.put("TrackedHosts", metrics.trackedHosts());
-          v.put("MaxHosts", metrics.maxHosts());
-          v.put("TrackedTargets", engine == null ? 0 : engine.trackedTargets());
-          v.put("OpenBreakers", open);
-          v.put("HalfOpenBreakers", halfOpen);
-          v.put("Mode", engine == null ? "unknown" : engine.mode().configName());
-          v.put("Calls", total.calls());
-          v.put("Retries", total.retries());
-          v.put("GaveUp", total.giveUps());
-          v.put("DeadLettersDropped", metrics.deadLettersDropped());
-          return v;
         });
   }
 

@@ -2,9 +2,11 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.CircuitBreaker;
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryCall;
+import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.policy.BudgetPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
@@ -14,6 +16,7 @@ import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeRequest;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -159,6 +162,74 @@ class JmxMetricsTest {
             "retryagent_breakers{state=\"closed\"} 1");
     assertThat(server.getAttribute(host, "BreakerState")).isEqualTo("half-open");
     assertThat(server.getAttribute(engine, "HalfOpenBreakers")).isEqualTo(1);
+  }
+
+  /** Counts the reads of the engine's breakers: walks of them all, and reads of one key's. */
+  private static final class CountingBreakerStates extends BreakerStates {
+    final AtomicInteger walks = new AtomicInteger();
+    final AtomicInteger keyReads = new AtomicInteger();
+
+    CountingBreakerStates(RetryEngine engine) {
+      super(engine);
+    }
+
+    @Override
+    List<CircuitBreaker> all() {
+      walks.incrementAndGet();
+      return super.all();
+    }
+
+    @Override
+    List<CircuitBreaker> of(String key) {
+      keyReads.incrementAndGet();
+      return super.of(key);
+    }
+  }
+
+  /**
+   * A console reads the attributes of every MBean one by one: each read computes its attribute
+   * alone. Before, each computed every attribute of its MBean, a copy and sort of every breaker
+   * under the registry's lock among them: about 35 such walks per host MBean polled.
+   */
+  @Test
+  void eachAttributeReadComputesItsAttributeAloneAndNoReadButTheBreakerCountsWalksEveryBreaker()
+      throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Rig rig = new Rig(Rig.breakerPolicy("r", CircuitBreakerPolicy.Scope.HOST), m);
+    for (String h : List.of("a.example", "b.example", "c.example")) {
+      rig.call(FakeRequest.get(h, "/"), 200);
+    }
+    CountingBreakerStates states = new CountingBreakerStates(rig.engine);
+    JmxMetrics j = new JmxMetrics(m, rig.engine, errors::add, domain, states);
+    toClose.add(j);
+    assertThat(j.register()).isTrue();
+    ObjectName engine = JmxMetrics.engineName(domain);
+
+    int reads = 0;
+    int breakerStates = 0;
+    for (ObjectName n : server.queryNames(new ObjectName(domain + ":*"), null)) {
+      for (MBeanAttributeInfo a : server.getMBeanInfo(n).getAttributes()) {
+        if (a.getName().endsWith("Breakers")) {
+          continue; // the engine's counts of every breaker, below
+        }
+        assertThat(server.getAttribute(n, a.getName())).isNotNull();
+        reads++;
+        breakerStates += a.getName().equals("BreakerState") ? 1 : 0;
+      }
+    }
+    assertThat(reads).isGreaterThan(100);
+    assertThat(breakerStates).isEqualTo(3);
+    assertThat(states.walks).as("walks of every breaker").hasValue(0);
+    assertThat(states.keyReads).as("reads of one host's breakers").hasValue(3);
+
+    assertThat(server.getAttribute(engine, "OpenBreakers")).isEqualTo(0);
+    assertThat(states.walks).hasValue(1);
+    String[] all =
+        Arrays.stream(server.getMBeanInfo(engine).getAttributes())
+            .map(MBeanAttributeInfo::getName)
+            .toArray(String[]::new);
+    assertThat(server.getAttributes(engine, all)).hasSize(all.length);
+    assertThat(states.walks).as("one walk for both counts of one read").hasValue(2);
   }
 
   @Test
