@@ -52,6 +52,10 @@ final class Exporters {
       } else if (!m.jmx() && jmx != null) {
         jmx.unregister();
         jmx = null;
+      } else if (jmx != null) {
+        // A reload may have turned fleet mode on or off: the route MBeans show the fleet
+        // attributes while it is on (docs/fleet.md), whenever they were registered.
+        jmx.refresh();
       }
     } catch (LinkageError e) {
       errors.accept(jmxUnavailable(e, AgentConfig.BUILT_IN.equals(source) ? null : source));

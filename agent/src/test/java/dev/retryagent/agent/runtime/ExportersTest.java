@@ -6,8 +6,13 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigLoader;
 import dev.retryagent.config.MetricsSettings;
+import dev.retryagent.engine.FleetLimits;
+import dev.retryagent.engine.FleetRouteCounters;
+import dev.retryagent.engine.PermitLimiter;
+import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.internal.observe.JmxMetrics;
 import dev.retryagent.internal.observe.RetryMetrics;
+import dev.retryagent.policy.RateLimitPolicy;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.management.ManagementFactory;
@@ -16,9 +21,11 @@ import java.net.ServerSocket;
 import java.net.URI;
 import java.net.URL;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.junit.jupiter.api.AfterEach;
@@ -53,6 +60,62 @@ class ExportersTest {
     // Applying the same settings again registers nothing twice (which JMX would refuse).
     exporters.apply(settings("agent: {metrics: {jmx: true}}"));
     assertThat(errors).isEmpty();
+  }
+
+  /** Fleet mode with no limit asked for yet: enough for the MBeans to show its attributes. */
+  private static final class IdleFleet implements FleetLimits {
+    @Override
+    public PermitLimiter limiter(String route, RateLimitPolicy limit, Duration retryAfterMax) {
+      throw new UnsupportedOperationException("no call in this test");
+    }
+
+    @Override
+    public List<FleetRouteCounters> counters() {
+      return List.of();
+    }
+
+    @Override
+    public boolean shared() {
+      return false;
+    }
+  }
+
+  /**
+   * docs/fleet.md: in fleet mode each route MBean has the fleet attributes. A reload that turns
+   * fleet mode on (AgentRuntime.apply hands the engine its fleet, then the metrics settings to the
+   * exporters) gives them to the MBeans of routes seen before; before, those kept the attributes of
+   * the moment they were registered.
+   */
+  @Test
+  void aReloadThatTurnsFleetModeOnGivesTheRoutesMBeansTheFleetAttributes() throws Exception {
+    RetryEngine engine = RetryEngine.builder().listener(metrics).build();
+    Exporters withEngine = new Exporters(metrics, engine, errors::add);
+    ObjectName route = JmxMetrics.routeName(JmxMetrics.DEFAULT_DOMAIN, "llm");
+    try {
+      withEngine.apply(settings("agent: {metrics: {jmx: true}}"));
+      metrics.counterFor("llm", "https", "llm.example", 443); // the route's first call
+      assertThat(server.getMBeanInfo(route).getAttributes())
+          .noneMatch(a -> a.getName().startsWith("Fleet"));
+
+      engine.useFleet(new IdleFleet());
+      withEngine.apply(settings("agent: {metrics: {jmx: true}}"));
+
+      assertThat(server.getMBeanInfo(route).getAttributes())
+          .extracting(MBeanAttributeInfo::getName)
+          .contains("FleetGranted", "FleetPausesHonoured", "Calls");
+      assertThat(server.getAttribute(route, "FleetGranted")).isEqualTo(0L);
+
+      engine.useFleet(null);
+      withEngine.apply(settings("agent: {metrics: {jmx: true}}"));
+
+      assertThat(server.getMBeanInfo(route).getAttributes())
+          .noneMatch(a -> a.getName().startsWith("Fleet"));
+      assertThat(errors).isEmpty();
+    } finally {
+      withEngine.apply(settings("agent: {metrics: {jmx: false}}"));
+      withEngine.stop();
+    }
+    assertThat(server.isRegistered(route)).isFalse();
   }
 
   @Test

@@ -56,6 +56,10 @@ public final class JmxMetrics implements AutoCloseable {
   private final ErrorReporter errors;
   private final MBeanServer server;
   private final Set<ObjectName> registered = new LinkedHashSet<>();
+
+  /** Each route registered, and whether its MBean has the fleet attributes ({@link #refresh}). */
+  private final Map<String, Boolean> routes = new HashMap<>();
+
   private final RetryMetrics.KeyListener keyListener =
       new RetryMetrics.KeyListener() {
         @Override
@@ -133,6 +137,38 @@ public final class JmxMetrics implements AutoCloseable {
       }
     }
     registered.clear();
+    routes.clear();
+  }
+
+  /**
+   * Brings the route MBeans in step with fleet mode after a reload turned it on or off: each has
+   * the fleet attributes while the engine has fleet limits ({@code docs/fleet.md}), none without. A
+   * route MBean that must change is registered anew (a console sees it go and come back, and reads
+   * its new attribute list). Idempotent; never throws.
+   */
+  public synchronized void refresh() {
+    if (!active) {
+      return;
+    }
+    boolean fleet = fleetMode();
+    for (Map.Entry<String, Boolean> e : new ArrayList<>(routes.entrySet())) {
+      if (e.getValue() != fleet) {
+        String route = e.getKey();
+        ObjectName name = routeName(domain, route);
+        try {
+          server.unregisterMBean(name);
+        } catch (JMException | RuntimeException gone) {
+          // unregistered by someone else: registered anew below all the same
+        }
+        registered.remove(name);
+        routes.remove(route);
+        registerRoute(route);
+      }
+    }
+  }
+
+  private boolean fleetMode() {
+    return engine != null && engine.fleet() != null;
   }
 
   @Override
@@ -185,13 +221,19 @@ public final class JmxMetrics implements AutoCloseable {
       return true;
     }
     try {
-      return register(
-          routeName(domain, route),
-          counterBean(
-              "retry-agent counters of route " + route,
-              () -> metrics.route(route),
-              null,
-              engine != null && engine.fleet() != null ? route : null));
+      boolean fleet = fleetMode();
+      boolean ok =
+          register(
+              routeName(domain, route),
+              counterBean(
+                  "retry-agent counters of route " + route,
+                  () -> metrics.route(route),
+                  null,
+                  fleet ? route : null));
+      if (ok && !routes.containsKey(route)) {
+        routes.put(route, fleet);
+      }
+      return ok;
     } catch (RuntimeException e) {
       return failed(route, e);
     }

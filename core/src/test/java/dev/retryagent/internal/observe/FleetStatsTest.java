@@ -16,6 +16,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 import org.junit.jupiter.api.Test;
@@ -105,6 +106,56 @@ class FleetStatsTest {
     } finally {
       jmx.unregister();
     }
+  }
+
+  /**
+   * docs/fleet.md lists the fleet attributes on each route MBean in fleet mode: a route whose MBean
+   * was registered before a reload turned fleet mode on gets them then (and loses them when a
+   * reload turns it off). Before, an MBean kept the attributes of the moment it was registered.
+   */
+  @Test
+  void fleetModeTurnedOnAfterARoutesMBeanWasRegisteredGivesItTheFleetAttributes() throws Exception {
+    FakeTime time = new FakeTime();
+    RetryMetrics metrics = new RetryMetrics();
+    RetryEngine engine = engine(time, metrics);
+    String domain = "dev.retryagent.fleetlater";
+    JmxMetrics jmx = new JmxMetrics(metrics, engine, null, domain);
+    jmx.register();
+    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+    ObjectName route = JmxMetrics.routeName(domain, "llm");
+    try {
+      SyncRetryLoop.execute(
+          engine.newCall(FakeRequest.get("api.example.com", "/v1/x")),
+          time,
+          (attempt, timeout) -> new Rig.Resp(200, null),
+          Rig.ACCESS);
+      assertThat(server.getMBeanInfo(route).getAttributes())
+          .noneMatch(a -> a.getName().startsWith("Fleet"));
+
+      CountingFleet fleet = new CountingFleet();
+      engine.useFleet(fleet);
+      jmx.refresh();
+      SyncRetryLoop.execute(
+          engine.newCall(FakeRequest.get("api.example.com", "/v1/x")),
+          time,
+          (attempt, timeout) -> new Rig.Resp(200, null),
+          Rig.ACCESS);
+
+      assertThat(server.getMBeanInfo(route).getAttributes())
+          .extracting(MBeanAttributeInfo::getName)
+          .contains(FleetStats.ATTRIBUTES);
+      assertThat(server.getAttribute(route, "FleetGranted")).isEqualTo(1L);
+      assertThat(server.getAttribute(route, "Calls")).as("counters as before").isEqualTo(2L);
+
+      engine.useFleet(null);
+      jmx.refresh();
+      assertThat(server.getMBeanInfo(route).getAttributes())
+          .noneMatch(a -> a.getName().startsWith("Fleet"));
+      assertThat(server.getAttribute(route, "Calls")).isEqualTo(2L);
+    } finally {
+      jmx.unregister();
+    }
+    assertThat(server.isRegistered(route)).isFalse();
   }
 
   @Test
