@@ -54,20 +54,17 @@ final class OtelAttempt implements CallContext.AttemptSpan {
       R carrier,
       CallContext.HeaderSetter<R> headers) {
     String method = requestLineMethod != null ? requestLineMethod : request.method();
-    boolean known = KNOWN_METHODS.contains(method);
     SpanBuilder builder =
-        contexts
-            .tracer
-            .spanBuilder(known ? method : "HTTP")
-            .setSpanKind(SpanKind.CLIENT)
-            .setParent(parent)
-            .setAttribute("http.request.method", known ? method : "_OTHER")
-            .setAttribute("server.address", Sanitizer.host(request.host()))
-            .setAttribute("server.port", (long) request.port())
-            .setAttribute("url.full", urlWithoutQuery(request, contexts));
-    if (!known) {
-      builder.setAttribute("http.request.method_original", method);
-    }
+        method(
+            contexts
+                .tracer
+                .spanBuilder(spanName(method))
+                .setSpanKind(SpanKind.CLIENT)
+                .setParent(parent)
+                .setAttribute("server.address", Sanitizer.host(request.host()))
+                .setAttribute("server.port", (long) request.port())
+                .setAttribute("url.full", urlWithoutQuery(request, contexts)),
+            method);
     if (resends > 0) {
       builder.setAttribute("http.request.resend_count", (long) resends);
     }
@@ -75,6 +72,28 @@ final class OtelAttempt implements CallContext.AttemptSpan {
     contexts.propagator.inject(
         parent.with(span), carrier, (c, name, value) -> headers.set(c, name, value));
     return new OtelAttempt(span);
+  }
+
+  /**
+   * The span name's method, by the HTTP semantic conventions: the method when they name it
+   * (compared as it is), else {@code HTTP}. Every span of retry-agent's names its method so: the
+   * resends' and the call's ({@link OtelCallContexts#create}).
+   */
+  static String spanName(String method) {
+    return KNOWN_METHODS.contains(method) ? method : "HTTP";
+  }
+
+  /**
+   * Sets {@code http.request.method} by the HTTP semantic conventions: the method when they name
+   * it, else {@code _OTHER} with the method in {@code http.request.method_original}.
+   */
+  static SpanBuilder method(SpanBuilder builder, String method) {
+    if (KNOWN_METHODS.contains(method)) {
+      return builder.setAttribute("http.request.method", method);
+    }
+    return builder
+        .setAttribute("http.request.method", "_OTHER")
+        .setAttribute("http.request.method_original", method);
   }
 
   @Override

@@ -120,12 +120,15 @@ public final class OtelCallContexts implements CallContext.Factory {
         return new OtelCall(this, call.request(), caller, counted, null, callerSpan);
       }
       RequestInfo r = call.request();
+      // Named and attributed for its method as the resends' spans are (the HTTP semantic
+      // conventions: HTTP and _OTHER for a method they do not name).
       callSpan =
-          tracer
-              .spanBuilder(r.method() + " (retry-agent)")
-              .setSpanKind(SpanKind.INTERNAL)
-              .setParent(caller)
-              .setAttribute("http.request.method", r.method())
+          OtelAttempt.method(
+                  tracer
+                      .spanBuilder(OtelAttempt.spanName(r.method()) + " (retry-agent)")
+                      .setSpanKind(SpanKind.INTERNAL)
+                      .setParent(caller),
+                  r.method())
               .setAttribute("server.address", Sanitizer.host(r.host()))
               .setAttribute("server.port", (long) r.port())
               .setAttribute("url.scheme", r.scheme())

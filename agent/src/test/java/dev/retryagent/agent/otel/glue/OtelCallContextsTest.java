@@ -123,6 +123,39 @@ class OtelCallContextsTest {
         .isEqualTo(name);
   }
 
+  /** The span of a call with {@code method} made outside any span. */
+  private SpanData callSpan(String method) {
+    RetryEngine engine = RetryEngine.builder().callContexts(new OtelCallContexts(pathMask)).build();
+    exported.reset();
+    engine.newCall(OtelAttemptTest.request(method, "http", "h", 80, "/x")).context().end();
+    assertThat(exported.getFinishedSpanItems()).hasSize(1);
+    return exported.getFinishedSpanItems().get(0);
+  }
+
+  private static String attribute(SpanData span, String key) {
+    return span.getAttributes().get(AttributeKey.stringKey(key));
+  }
+
+  /**
+   * The HTTP semantic conventions, as the resends' spans follow them (OtelAttemptTest): a method
+   * they do not name (compared as it is: a lower-case get too) is HTTP in the span's name and
+   * _OTHER, with http.request.method_original. Before, the call span took it as it came.
+   */
+  @Test
+  void theCallSpanNamesAMethodTheConventionsDoNotNameHttpAndOtherAsTheResendsSpansDo() {
+    SpanData known = callSpan("GET");
+    assertThat(known.getName()).isEqualTo("GET (retry-agent)");
+    assertThat(attribute(known, "http.request.method")).isEqualTo("GET");
+    assertThat(attribute(known, "http.request.method_original")).isNull();
+
+    for (String method : Arrays.asList("PROPFIND", "get")) {
+      SpanData other = callSpan(method);
+      assertThat(other.getName()).isEqualTo("HTTP (retry-agent)");
+      assertThat(attribute(other, "http.request.method")).isEqualTo("_OTHER");
+      assertThat(attribute(other, "http.request.method_original")).isEqualTo(method);
+    }
+  }
+
   @Test
   void theCallSpansHostHasNoPartOfAPassword() {
     // http://user:pa@ss@h.example/x, as Apache HttpClient reads it (OtelAttemptTest).
