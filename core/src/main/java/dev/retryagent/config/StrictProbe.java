@@ -19,7 +19,8 @@ import org.yaml.snakeyaml.reader.StreamReader;
  * top-level key {@code agent} whose map holds {@code strict} with a scalar counts, read with the
  * walker's rules (the first of duplicate keys, YAML's own tags only, {@code ${NAME}} from the
  * environment, {@link ValueType#BOOLEAN}). Anything after the error, after the first document,
- * reached through an alias, or cut off by a size limit does not count.
+ * reached through an alias, or cut off by a size limit does not count, nor a scalar followed by
+ * {@code :} ({@code strict: true: x}, a map the parser refuses at that {@code :}).
  *
  * <p>Runs only for a file that failed: a valid file never loads this class.
  */
@@ -51,7 +52,7 @@ final class StrictProbe {
     Parser parser = new ParserImpl(new StreamReader(probed), SnakeYamlReader.options());
     Boolean found = null;
     try {
-      found = find(parser, env);
+      found = find(parser, probed, env);
       if (Boolean.TRUE.equals(found) && truncated) {
         // True only once an event written after the value (a `}`, the next key) shows that the
         // value ended before the cut; the ends the parser adds at the end of the text do not.
@@ -75,7 +76,7 @@ final class StrictProbe {
   }
 
   /** Reads up to {@code agent.strict} of the first document; see {@link #read}. */
-  private static Boolean find(Parser parser, Map<String, String> env) {
+  private static Boolean find(Parser parser, String text, Map<String, String> env) {
     parser.getEvent(); // StreamStart
     Event e = parser.getEvent();
     if (!e.is(Event.ID.DocumentStart)) {
@@ -103,6 +104,11 @@ final class StrictProbe {
       return Boolean.FALSE; // absent, or a list or map (invalid)
     }
     ScalarEvent s = (ScalarEvent) strict;
+    if (followedByValueIndicator(text, s.getEndMark().getIndex(), agent)) {
+      // `strict: true: x`: the scalar is the first key of a map the parser refuses there (its
+      // error is at that `:`), not the value; what the value is, the file does not say.
+      return null;
+    }
     if (!standardTag(s.getTag()) || YamlNode.NULL.equals(s.getTag())) {
       return Boolean.FALSE; // the walker refuses the value
     }
@@ -162,6 +168,36 @@ final class StrictProbe {
         depth--;
       }
     }
+  }
+
+  /**
+   * Whether the scalar that ends at code point {@code end} is followed, on its line, by a {@code :}
+   * that SnakeYAML's scanner takes as a mapping value indicator: any {@code :} inside a flow map
+   * (after a plain scalar one followed by a space or {@code ,[]{}}, else it would be part of the
+   * scalar), in a block one a {@code :} followed by a space, a tab, a line break or the end.
+   */
+  private static boolean followedByValueIndicator(String text, int end, Event agent) {
+    int i = text.offsetByCodePoints(0, Math.min(end, text.codePointCount(0, text.length())));
+    while (i < text.length() && (text.charAt(i) == ' ' || text.charAt(i) == '\t')) {
+      i++;
+    }
+    if (i >= text.length() || text.charAt(i) != ':') {
+      return false;
+    }
+    if (((CollectionStartEvent) agent).isFlow()) {
+      return true;
+    }
+    if (i + 1 >= text.length()) {
+      return true;
+    }
+    char next = text.charAt(i + 1);
+    return next == ' '
+        || next == '\t'
+        || next == '\r'
+        || next == '\n'
+        || next == '\u0085'
+        || next == '\u2028'
+        || next == '\u2029';
   }
 
   /** A map the walker reads: none of its own tags, or one of YAML's. */

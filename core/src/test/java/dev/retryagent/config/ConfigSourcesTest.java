@@ -249,6 +249,9 @@ class ConfigSourcesTest {
             write("bracket.yml", "defaults: {retry: [\nagent: {strict: true}\n"),
             write("alias.yml", "x: &t true\nagent: {strict: *t}\n---\n"),
             write("cut.yml", cutFile),
+            // the parser refuses the map `true: x` starts at its `:`
+            write("colon.yml", "agent:\n  strict: true: x\n"),
+            write("colon-flow.yml", "agent: {strict: true: x}\n"),
             dir.resolve("missing.yml"));
     List<Path> notTrue =
         List.of(
