@@ -34,9 +34,10 @@ final class StrictProbe {
    * known.
    *
    * @param text at most {@link YamlComposer#MAX_CHARS} characters of it are read
-   * @param cut whether {@code text} is the start of a longer file: a value then counts only when
-   *     something written after it was read, as the cut may fall inside it ({@code strict: true} of
-   *     {@code strict: truely})
+   * @param cut whether {@code text} is the start of a longer file: an answer then counts only when
+   *     something written after what decided it was read, as the cut may fall inside the value
+   *     ({@code strict: true} of {@code strict: truely}) or before the key ({@code agent.strict}
+   *     written after the cut)
    */
   static Boolean read(String text, boolean cut, Map<String, String> env) {
     String probed = text;
@@ -50,58 +51,54 @@ final class StrictProbe {
       probed = probed.substring(1);
     }
     Parser parser = new ParserImpl(new StreamReader(probed), SnakeYamlReader.options());
-    Boolean found = null;
+    // Cut text: an answer counts only once what decided it is known to end before the cut (see
+    // decided); the ends the parser adds at the end of the text are no such proof.
+    int end = truncated ? probed.codePointCount(0, probed.length()) : Integer.MAX_VALUE;
     try {
-      found = find(parser, probed, env);
-      if (Boolean.TRUE.equals(found) && truncated) {
-        // True only once an event written after the value (a `}`, the next key) shows that the
-        // value ended before the cut; the ends the parser adds at the end of the text do not.
-        int end = probed.codePointCount(0, probed.length());
-        found = null;
-        while (found == null) {
-          Event e = parser.getEvent();
-          if (e.is(Event.ID.StreamEnd)) {
-            break;
-          }
-          if (e.getStartMark() != null && e.getStartMark().getIndex() < end) {
-            found = Boolean.TRUE;
-          }
-        }
-      }
-      return found;
+      return find(parser, probed, end, env);
     } catch (RuntimeException e) {
-      // the first error: what was read before it stands (a YAMLException, or a parser bug)
-      return found;
+      // the first error came before the answer (a YAMLException, or a parser bug)
+      return null;
     }
   }
 
-  /** Reads up to {@code agent.strict} of the first document; see {@link #read}. */
-  private static Boolean find(Parser parser, String text, Map<String, String> env) {
+  /**
+   * Reads up to {@code agent.strict} of the first document; see {@link #read}.
+   *
+   * @param end the code point where cut text ends ({@link Integer#MAX_VALUE}: not cut)
+   */
+  private static Boolean find(Parser parser, String text, int end, Map<String, String> env) {
     parser.getEvent(); // StreamStart
     Event e = parser.getEvent();
     if (!e.is(Event.ID.DocumentStart)) {
-      return Boolean.FALSE; // an empty file sets nothing
+      // an empty file sets nothing; cut text may go on with a document
+      return before(e, end) ? Boolean.FALSE : null;
     }
     Event root = parser.getEvent();
     if (!isMapping(root)) {
-      return Boolean.FALSE; // not a map at the top: no agent section (the walker says so)
+      // not a map at the top: no agent section (the walker says so)
+      return decided(parser, Boolean.FALSE, end);
     }
     Event agent = valueOf(parser, "agent", 1);
-    if (agent == null) {
-      return Boolean.FALSE;
+    if (agent.is(Event.ID.MappingEnd)) {
+      return before(agent, end) ? Boolean.FALSE : null;
     }
     if (agent.is(Event.ID.Alias)) {
       return null; // not followed: which node it names is the composer's to say
     }
     if (!isMapping(agent)) {
-      return Boolean.FALSE;
+      return decided(parser, Boolean.FALSE, end);
     }
     Event strict = valueOf(parser, "strict", 2);
-    if (strict != null && strict.is(Event.ID.Alias)) {
+    if (strict.is(Event.ID.MappingEnd)) {
+      // the agent section ended without it; in cut text, `strict` may follow the cut
+      return before(strict, end) ? Boolean.FALSE : null;
+    }
+    if (strict.is(Event.ID.Alias)) {
       return null;
     }
     if (!(strict instanceof ScalarEvent)) {
-      return Boolean.FALSE; // absent, or a list or map (invalid)
+      return decided(parser, Boolean.FALSE, end); // a list or map (invalid)
     }
     ScalarEvent s = (ScalarEvent) strict;
     if (followedByValueIndicator(text, s.getEndMark().getIndex(), agent)) {
@@ -109,27 +106,56 @@ final class StrictProbe {
       // error is at that `:`), not the value; what the value is, the file does not say.
       return null;
     }
+    Boolean value;
     if (!standardTag(s.getTag()) || YamlNode.NULL.equals(s.getTag())) {
-      return Boolean.FALSE; // the walker refuses the value
+      value = Boolean.FALSE; // the walker refuses the value
+    } else {
+      try {
+        String v = new EnvSubstitution(env).apply(s.getValue(), ValueType.BOOLEAN.maySecret());
+        value = Boolean.TRUE.equals(ValueType.BOOLEAN.convert(v)) ? Boolean.TRUE : Boolean.FALSE;
+      } catch (IllegalArgumentException invalid) {
+        value = Boolean.FALSE;
+      }
     }
-    try {
-      String value = new EnvSubstitution(env).apply(s.getValue(), ValueType.BOOLEAN.maySecret());
-      return Boolean.TRUE.equals(ValueType.BOOLEAN.convert(value));
-    } catch (IllegalArgumentException invalid) {
-      return Boolean.FALSE;
+    // in cut text the cut may fall inside the value: `strict: t` of `strict: true`
+    return decided(parser, value, end);
+  }
+
+  /** Whether {@code e} was written before {@code end}, not added by the parser at the end. */
+  private static boolean before(Event e, int end) {
+    return e.getStartMark() != null && e.getStartMark().getIndex() < end;
+  }
+
+  /**
+   * {@code answer}, decided by the node just read, when the text was not cut or an event after it
+   * was written before the cut (a {@code }}, the next key), so that the node ended there; else
+   * null.
+   */
+  private static Boolean decided(Parser parser, Boolean answer, int end) {
+    if (end == Integer.MAX_VALUE) {
+      return answer;
+    }
+    while (true) {
+      Event e = parser.getEvent();
+      if (e == null || e.is(Event.ID.StreamEnd)) {
+        return null;
+      }
+      if (before(e, end)) {
+        return answer;
+      }
     }
   }
 
   /**
-   * In the map whose start was just read, the first value of {@code key} (its first event), or null
-   * when the map ends without it. Other keys and their values are skipped; a key that is not a
+   * In the map whose start was just read, the first value of {@code key} (its first event), or the
+   * map's end when it ends without it. Other keys and their values are skipped; a key that is not a
    * scalar written in place (a list, a map, an alias) is none.
    */
   private static Event valueOf(Parser parser, String key, int level) {
     while (true) {
       Event k = parser.getEvent();
       if (k.is(Event.ID.MappingEnd)) {
-        return null;
+        return k;
       }
       boolean match =
           k instanceof ScalarEvent

@@ -252,6 +252,18 @@ class ConfigSourcesTest {
             // the parser refuses the map `true: x` starts at its `:`
             write("colon.yml", "agent:\n  strict: true: x\n"),
             write("colon-flow.yml", "agent: {strict: true: x}\n"),
+            // over 1 MiB, its strict after the first MAX_CHARS bytes it is read on
+            write(
+                "after-cut.yml",
+                "agent:\n  mode: observe\n  # "
+                    + "#".repeat((int) ConfigLoader.MAX_FILE_BYTES)
+                    + "\n  strict: true\n"),
+            // no more than MAX_CHARS characters read of it (no more than a file may hold)
+            write(
+                "after-chars.yml",
+                "agent:\n  mode: observe\n  # "
+                    + "#".repeat(YamlComposer.MAX_CHARS)
+                    + "\n  strict: true\n"),
             dir.resolve("missing.yml"));
     List<Path> notTrue =
         List.of(

@@ -14,6 +14,10 @@ class StrictProbeTest {
     return StrictProbe.read(text, false, Map.of());
   }
 
+  private static Boolean probeCut(String text) {
+    return StrictProbe.read(text, true, Map.of());
+  }
+
   /**
    * {@code strict: true: x} is no scalar {@code true}: the parser refuses the map it starts at its
    * {@code :} (block: "mapping values are not allowed here"; flow: "expected ',' or '}'"), so the
@@ -43,6 +47,31 @@ class StrictProbeTest {
     assertThat(probe("agent:\n  strict: true\n  : x\n")).isTrue();
     assertThat(probe("agent:\n  strict: true\n\tmode: x\n")).isTrue();
     assertThat(probe("agent: {strict: true}: x\n")).isTrue();
+  }
+
+  /**
+   * Text cut at a size limit: an answer counts only when something written after what decided it
+   * was read; the file may go on with the value's end, with {@code strict} in the agent section, or
+   * with the agent section.
+   */
+  @Test
+  void inCutTextAnAnswerCountsOnlyWhenSomethingAfterItWasRead() {
+    assertThat(probeCut("# only comments up to the cut\n#####")).isNull();
+    assertThat(probeCut("---\n# an empty document so far\n###")).isNull();
+    assertThat(probeCut("defaults: {}\n# comments\n#####")).isNull();
+    assertThat(probeCut("agent:\n  mode: observe\n  # comments\n  ####")).isNull();
+    assertThat(probeCut("agent:\n  strict: t")).isNull();
+    assertThat(probeCut("agent:\n  strict: true\n  # comments")).isNull();
+    // decided before the cut
+    assertThat(probeCut("agent:\n  mode: observe\ndefaults: {}\n###")).isFalse();
+    assertThat(probeCut("agent: {mode: observe}\n###")).isFalse();
+    assertThat(probeCut("agent:\n  strict: f\n  mode: observe\n#")).isFalse();
+    assertThat(probeCut("agent:\n  strict: true\n  mode: observe\n#")).isTrue();
+    assertThat(probeCut("- a list\n- ###")).isFalse();
+    // the same texts whole
+    assertThat(probe("# only comments\n")).isFalse();
+    assertThat(probe("agent:\n  mode: observe\n  # comments\n")).isFalse();
+    assertThat(probe("agent:\n  strict: true\n  # comments")).isTrue();
   }
 
   /**
