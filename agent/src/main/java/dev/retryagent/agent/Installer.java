@@ -215,6 +215,11 @@ public final class Installer implements AgentInstaller {
     } else if (e.strictOrigin() != null) {
       // The override wins over the file: "set agent.strict: true" would change nothing.
       instead = "strict=false from the " + e.strictOrigin();
+    } else if (e.noFile()) {
+      // The built-in defaults with an invalid override: no file holds an agent.strict to set.
+      instead =
+          "no configuration file named, so no agent.strict; give strict=true in the agent argument"
+              + " to stop instead";
     } else if (e.strictUnread()) {
       // The file may set it after its error, or be unreadable: only the override can stop it.
       instead =

@@ -55,6 +55,27 @@ class InstallerStrictTest {
                 + ":2:1:");
   }
 
+  /**
+   * A file that cannot be read behind an invalid override is reported, and its strict said not
+   * known; without any file there is no agent.strict to ask for.
+   */
+  @Test
+  void anInvalidOverrideSaysWhetherAFileCouldHaveStoppedTheJvm() {
+    Path missing = dir.resolve("missing.yml");
+    assertThat(startWith("config=" + missing + ",mode=observ"))
+        .startsWith(
+            NOT_INSTALLED
+                + "agent.strict could not be read from the file; give strict=true in the agent"
+                + " argument to stop instead) (2 problems):")
+        .contains(missing + ": cannot read the file: NoSuchFileException");
+    assertThat(startWith("mode=observ"))
+        .startsWith(
+            NOT_INSTALLED
+                + "no configuration file named, so no agent.strict; give strict=true in the agent"
+                + " argument to stop instead): agent argument: mode: found observ")
+        .doesNotContain("set agent.strict");
+  }
+
   @Test
   void aFileThatReadsAsNotStrictAsksForAgentStrict() throws IOException {
     Path file = Files.writeString(dir.resolve("lax.yml"), "defaults: {retry: {maxAttempts: 99}}\n");

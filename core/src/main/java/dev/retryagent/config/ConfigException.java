@@ -17,6 +17,7 @@ public final class ConfigException extends Exception {
   private final boolean strict;
   private final boolean strictUnread;
   private final String strictOrigin;
+  private final boolean noFile;
 
   /**
    * @param problems at least one
@@ -41,11 +42,29 @@ public final class ConfigException extends Exception {
    */
   ConfigException(
       List<ConfigProblem> problems, boolean strict, boolean strictUnread, String strictOrigin) {
+    this(problems, strict, strictUnread, strictOrigin, false);
+  }
+
+  private ConfigException(
+      List<ConfigProblem> problems,
+      boolean strict,
+      boolean strictUnread,
+      String strictOrigin,
+      boolean noFile) {
     super(message(problems));
     this.problems = Collections.unmodifiableList(new ArrayList<>(problems));
     this.strict = strict;
     this.strictUnread = strictUnread;
     this.strictOrigin = strictOrigin;
+    this.noFile = noFile;
+  }
+
+  /**
+   * Invalid overrides where no file was named (the built-in defaults): there is no {@code
+   * agent.strict}, and {@link #strict()} is false, as no valid override said otherwise.
+   */
+  static ConfigException withoutFile(List<ConfigProblem> problems) {
+    return new ConfigException(problems, false, false, null, true);
   }
 
   private static String message(List<ConfigProblem> problems) {
@@ -99,8 +118,16 @@ public final class ConfigException extends Exception {
     return strictOrigin;
   }
 
+  /**
+   * True when no configuration file was named anywhere: the problems are the overrides', and only a
+   * {@code strict} override could have stopped the JVM.
+   */
+  public boolean noFile() {
+    return noFile;
+  }
+
   /** The same problems with {@link #strict()} decided by the override from {@code origin}. */
   ConfigException withStrict(boolean strict, String origin) {
-    return new ConfigException(problems, strict, strictUnread, origin);
+    return new ConfigException(problems, strict, strictUnread, origin, noFile);
   }
 }

@@ -124,7 +124,10 @@ public final class ConfigSources {
             problems, below.value.equalsIgnoreCase("true"), false, below.origin);
       }
       if (file == null) {
-        throw new ConfigException(problems, false);
+        // No file named: no agent.strict anywhere. A path that is no path: it could not be read.
+        throw config == null
+            ? ConfigException.withoutFile(problems)
+            : new ConfigException(problems, false, true, null);
       }
       throw withTheFilesStrict(problems, file, env);
     }
@@ -145,18 +148,15 @@ public final class ConfigSources {
   private static ConfigException withTheFilesStrict(
       List<ConfigProblem> problems, Path file, Map<String, String> env) {
     // A file that can be read is loaded for it, and its problems are reported too. One that cannot
-    // be read (its path may be the override's mistake) is left for then: it is no problem of the
-    // override's, and would not stop the JVM.
+    // be read is reported as well: it is why its agent.strict is not known (the start-up line says
+    // so), and the next start would report it anyway.
     byte[] content;
     try {
       content = ConfigLoader.read(file, env);
     } catch (ConfigException unreadable) {
-      if (unreadable.strictUnread()) {
-        return new ConfigException(problems, false);
-      }
-      // too large, yet read up to its agent.strict
+      // missing, a directory..., or too large (yet read up to its agent.strict)
       problems.addAll(unreadable.problems());
-      return new ConfigException(problems, unreadable.strict(), false, null);
+      return new ConfigException(problems, unreadable.strict(), unreadable.strictUnread(), null);
     }
     boolean fileStrict;
     boolean unread = false;

@@ -318,10 +318,17 @@ class ConfigSourcesTest {
     assertThat(e.strict()).isFalse();
     assertThat(e.strictUnread()).isFalse();
 
-    // a file that cannot be read is reported once the override is fixed, as before
-    e = failure(dir.resolve("missing.yml"), ",mode=observ");
+    // a file that cannot be read is reported with the override, and its strict is not known
+    Path missing = dir.resolve("missing.yml");
+    e = failure(missing, ",mode=observ");
     assertThat(e.strict()).isFalse();
-    assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("mode");
+    assertThat(e.strictUnread()).isTrue();
+    assertThat(e.noFile()).isFalse();
+    assertThat(e.problems())
+        .extracting(ConfigProblem::source)
+        .containsExactly("agent argument", missing.toString());
+    assertThat(e.problems().get(1).message()).startsWith("cannot read the file: NoSuchFile");
+    assertThat(failure(missing, ",mode=observ,strict=true").strict()).isTrue();
 
     // a file too large to load is still read up to its agent.strict
     Path large =
@@ -341,6 +348,28 @@ class ConfigSourcesTest {
     e = failure(strict, ",mode=observ,strict=maybe");
     assertThat(e.strict()).isTrue();
     assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("mode", "strict");
+  }
+
+  /**
+   * Invalid overrides without a file: no {@code agent.strict} exists to set (noFile), unless the
+   * path itself is the problem (then the file could not be read).
+   */
+  @Test
+  void anInvalidOverrideWithoutAFileSaysThereIsNoFile() {
+    ConfigException e = resolveFailure("mode=observ", NO_PROPS, Map.of());
+    assertThat(e.strict()).isFalse();
+    assertThat(e.noFile()).isTrue();
+    assertThat(e.strictUnread()).isFalse();
+    assertThat(e.strictOrigin()).isNull();
+
+    e = resolveFailure("strict=maybe", NO_PROPS, Map.of());
+    assertThat(e.strict()).isFalse();
+    assertThat(e.noFile()).isTrue();
+
+    e = resolveFailure("config=a\u0000b.yml", NO_PROPS, Map.of());
+    assertThat(e.problems().get(0).message()).startsWith("found an invalid path");
+    assertThat(e.noFile()).isFalse();
+    assertThat(e.strictUnread()).isTrue();
   }
 
   /**
@@ -408,9 +437,14 @@ class ConfigSourcesTest {
         .isEqualTo("unknown key conf; did you mean `config`? (allowed: config, mode, strict)");
   }
 
+  /** A valid file, so that an invalid override is the only problem (the file is read too). */
+  private String validFile() throws Exception {
+    return write("valid.yml", "version: 1\n").toString();
+  }
+
   @Test
-  void aBogusModeOrStrictIsAnErrorNamingItsSource() {
-    assertThat(problems("config=x.yml,mode=bogus", NO_PROPS, Map.of()))
+  void aBogusModeOrStrictIsAnErrorNamingItsSource() throws Exception {
+    assertThat(problems("config=" + validFile() + ",mode=bogus", NO_PROPS, Map.of()))
         .singleElement()
         .satisfies(
             p -> {
@@ -442,12 +476,12 @@ class ConfigSourcesTest {
   }
 
   @Test
-  void malformedPairsAreErrors() {
-    assertThat(problems("config=a.yml,observe", NO_PROPS, Map.of()))
+  void malformedPairsAreErrors() throws Exception {
+    assertThat(problems("config=" + validFile() + ",observe", NO_PROPS, Map.of()))
         .singleElement()
         .satisfies(
             p -> assertThat(p.message()).startsWith("found observe; allowed key=value pairs"));
-    assertThat(problems("config=a.yml,config=b.yml", NO_PROPS, Map.of()))
+    assertThat(problems("config=" + validFile() + ",config=b.yml", NO_PROPS, Map.of()))
         .singleElement()
         .satisfies(
             p ->
