@@ -5,6 +5,7 @@ import static dev.retryagent.config.ConfigSources.ARG_CONFIG;
 import static dev.retryagent.config.ConfigSources.ARG_MODE;
 import static dev.retryagent.config.ConfigSources.ARG_STRICT;
 
+import java.io.File;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -15,7 +16,10 @@ import java.util.Map;
  * The {@code -javaagent:retry-agent.jar=ARGUMENT} string: a bare path, or {@code key=value} pairs
  * separated by commas ({@code config}, {@code mode}, {@code strict}), values optionally quoted with
  * {@code '} or {@code "} to hold a comma. A bare path is told apart by what comes before its first
- * {@code =}: a pair starts with a plain key, a path has a separator or a dot-free name.
+ * {@code =}: a pair starts with a plain key ({@code [A-Za-z][A-Za-z0-9._-]*}), so a path without
+ * {@code =} or with a separator before it ({@code /etc/a=b.yml}) is one. An argument that starts as
+ * pairs but is not made of known keys ({@code prod=eu.yml}) is the path when it names an existing
+ * file; else its problems say how it was read.
  */
 final class AgentArguments {
   private static final List<String> KEYS = List.of(ARG_CONFIG, ARG_MODE, ARG_STRICT);
@@ -45,7 +49,8 @@ final class AgentArguments {
 
   /**
    * The argument as {@code key -> value}: a bare path becomes {@code config -> path}. Problems are
-   * added for unknown, repeated or empty keys.
+   * added for unknown, repeated or empty keys, led by one that says the argument was read as pairs
+   * when it is not made of known keys.
    */
   static Map<String, String> parse(String agentArgs, List<ConfigProblem> problems) {
     Map<String, String> out = new LinkedHashMap<>();
@@ -58,12 +63,43 @@ final class AgentArguments {
       out.put(ARG_CONFIG, a); // A bare path, which may hold commas.
       return out;
     }
-    for (String pair : splitPairs(a, problems)) {
+    List<ConfigProblem> read = new ArrayList<>();
+    if (!readPairs(a, out, read)) {
+      if (namesAFile(a)) {
+        // A file's name that holds `=` after a key-like word (prod=eu.yml) is that file: no
+        // pairs of known keys could mean it, so no valid argument changes its meaning.
+        out.clear();
+        out.put(ARG_CONFIG, a);
+        return out;
+      }
+      problems.add(
+          argProblem(
+              "",
+              "found "
+                  + ConfigProblem.shown(a)
+                  + ", read as key=value pairs (config, mode, strict) since no file of that name"
+                  + " exists; a path that holds `=` is written config=PATH or ./PATH"));
+    }
+    problems.addAll(read);
+    return out;
+  }
+
+  /**
+   * Reads {@code a} as pairs into {@code out}, with their problems; false when it is not made of
+   * known keys (an unknown key, a pair without {@code =}, an unclosed quote).
+   */
+  private static boolean readPairs(
+      String a, Map<String, String> out, List<ConfigProblem> problems) {
+    int before = problems.size();
+    List<String> pairs = splitPairs(a, problems);
+    boolean known = problems.size() == before;
+    for (String pair : pairs) {
       if (pair.isBlank()) {
         continue;
       }
       int e = pair.indexOf('=');
       if (e < 0) {
+        known = false;
         problems.add(
             argProblem(
                 "",
@@ -75,6 +111,7 @@ final class AgentArguments {
       String key = pair.substring(0, e).trim().toLowerCase(Locale.ROOT);
       String value = unquote(pair.substring(e + 1).trim());
       if (!KEYS.contains(key)) {
+        known = false;
         String near = Suggestions.nearest(key, KEYS);
         problems.add(
             argProblem(
@@ -89,7 +126,44 @@ final class AgentArguments {
         problems.add(argProblem(key, "found " + key + " a second time; give each key once"));
       }
     }
-    return out;
+    return known;
+  }
+
+  /**
+   * Whether the whole argument names an existing file (or directory, which the loader then
+   * reports). {@link File} rather than {@code Files}: its classes are loaded before any agent runs.
+   */
+  private static boolean namesAFile(String a) {
+    try {
+      return new File(a).exists();
+    } catch (SecurityException e) {
+      return false;
+    }
+  }
+
+  /**
+   * When {@code agentArgs}, read as pairs of known keys, was found invalid but also names an
+   * existing file ({@code mode=eu.yml}): the problem that says how it was read and how to name the
+   * file; else null. Called only for an invalid configuration.
+   */
+  static ConfigProblem alsoAFile(String agentArgs) {
+    if (agentArgs == null) {
+      return null;
+    }
+    String a = agentArgs.trim();
+    int eq = a.indexOf('=');
+    if (eq < 0
+        || !isKeyLike(a.substring(0, eq).trim())
+        || !readPairs(a, new LinkedHashMap<>(), new ArrayList<>())
+        || !namesAFile(a)) {
+      return null; // a bare path, or the path itself (parse), or no file
+    }
+    return argProblem(
+        "",
+        "found "
+            + ConfigProblem.shown(a)
+            + ", read as key=value pairs (config, mode, strict); a file of that name exists too: to"
+            + " name it, write config=PATH or ./PATH");
   }
 
   private static String allowedFor(String key) {

@@ -113,6 +113,10 @@ public final class ConfigSources {
     }
 
     if (!problems.isEmpty()) {
+      ConfigProblem alsoAFile = AgentArguments.alsoAFile(agentArgs);
+      if (alsoAFile != null) {
+        problems.add(0, alsoAFile);
+      }
       if (strict != null) {
         throw new ConfigException(problems, strict, false, strictRaw.origin);
       }

@@ -7,10 +7,12 @@ import dev.retryagent.policy.Mode;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,6 +62,89 @@ class ConfigSourcesTest {
   void aBarePathMayHoldCommasAndEqualsSignsAfterASlash() throws Exception {
     assertThat(ConfigSources.resolve("/etc/a,b/x=y.yml", NO_PROPS, Map.of()).configFile())
         .isEqualTo(Path.of("/etc/a,b/x=y.yml"));
+  }
+
+  /**
+   * A file in the working directory: an argument that starts with a key-like word names no other
+   * (deleted after the test; a unique name, so no file of the project's is touched).
+   */
+  private Path inWorkingDir(String name, String yaml) throws Exception {
+    Path file =
+        Path.of(name + "-" + ProcessHandle.current().pid() + "-" + System.nanoTime() + ".yml");
+    inWorkingDir.add(file);
+    return Files.writeString(file, yaml);
+  }
+
+  private final List<Path> inWorkingDir = new ArrayList<>();
+
+  @AfterEach
+  void deleteFromWorkingDir() throws Exception {
+    for (Path p : inWorkingDir) {
+      Files.deleteIfExists(p);
+    }
+  }
+
+  /**
+   * A file whose name holds {@code =} after a key-like word ({@code prod=eu.yml}) given alone is
+   * that file when it exists: an argument not made of known keys means nothing else. Every argument
+   * of known keys keeps its meaning.
+   */
+  @Test
+  void anExistingFileWhoseNameHoldsAnEqualsSignIsThePath() throws Exception {
+    Path prod = inWorkingDir("prod=eu", "agent: {mode: observe}\n");
+    ConfigSources s = ConfigSources.resolve(prod.toString(), NO_PROPS, Map.of());
+    assertThat(s.configFile()).isEqualTo(prod);
+    assertThat(s.configOrigin()).isEqualTo("agent argument");
+    assertThat(s.mode()).isNull();
+    assertThat(s.load(Map.of()).mode()).isEqualTo(Mode.OBSERVE);
+    Path dotted = inWorkingDir("app.v2=eu,west", "version: 1\n");
+    assertThat(ConfigSources.resolve(dotted.toString(), NO_PROPS, Map.of()).configFile())
+        .isEqualTo(dotted);
+    // a separator before the `=`: a bare path already, existing or not
+    assertThat(ConfigSources.resolve("/etc/app/a=b.yml", NO_PROPS, Map.of()).configFile())
+        .isEqualTo(Path.of("/etc/app/a=b.yml"));
+  }
+
+  /** Not a file, not pairs of known keys: the problems say how the argument was read. */
+  @Test
+  void anArgumentThatIsNeitherPairsNorAFileSaysHowItWasRead() {
+    List<ConfigProblem> all = problems("prod=eu.yml", NO_PROPS, Map.of());
+    assertThat(all).extracting(ConfigProblem::path).containsExactly("(argument)", "prod");
+    assertThat(all.get(0))
+        .hasToString(
+            "agent argument: (argument): found \"prod=eu.yml\", read as key=value pairs (config,"
+                + " mode, strict) since no file of that name exists; a path that holds `=` is"
+                + " written config=PATH or ./PATH");
+  }
+
+  /**
+   * Pairs of known keys stay pairs even when a file of that name exists ({@code mode=eu.yml}); when
+   * they are invalid, the error says so and how to name the file.
+   */
+  @Test
+  void pairsOfKnownKeysStayPairsAndSayWhenAFileOfThatNameExists() throws Exception {
+    Path modeFile = inWorkingDir("mode=eu", "version: 1\n");
+    ConfigException e = resolveFailure(modeFile.toString(), NO_PROPS, Map.of());
+    assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("(argument)", "mode");
+    assertThat(e.problems().get(0).message())
+        .isEqualTo(
+            "found \""
+                + modeFile
+                + "\", read as key=value pairs (config, mode, strict); a file of that name exists"
+                + " too: to name it, write config=PATH or ./PATH");
+    assertThat(ConfigSources.resolve("./" + modeFile, NO_PROPS, Map.of()).configFile())
+        .isEqualTo(Path.of("./" + modeFile));
+    assertThat(ConfigSources.resolve("config=" + modeFile, NO_PROPS, Map.of()).configFile())
+        .isEqualTo(modeFile);
+
+    // valid pairs keep their meaning though a file of the whole argument's name exists
+    Path named = inWorkingDir("named", "agent: {mode: off}\n");
+    Path whole = Path.of("config=" + named);
+    inWorkingDir.add(whole);
+    Files.writeString(whole, "agent: {mode: observe}\n");
+    ConfigSources pairs = ConfigSources.resolve(whole.toString(), NO_PROPS, Map.of());
+    assertThat(pairs.configFile()).isEqualTo(named);
+    assertThat(pairs.load(Map.of()).mode()).isEqualTo(Mode.OFF);
   }
 
   @Test
@@ -430,10 +515,12 @@ class ConfigSourcesTest {
   @Test
   void anUnknownArgumentKeyIsAnErrorWithASuggestion() {
     List<ConfigProblem> all = problems("conf=x.yml,mode=observe", NO_PROPS, Map.of());
-    assertThat(all).hasSize(1);
-    assertThat(all.get(0).source()).isEqualTo("agent argument");
-    assertThat(all.get(0).path()).isEqualTo("conf");
+    assertThat(all).hasSize(2);
     assertThat(all.get(0).message())
+        .startsWith("found \"conf=x.yml,mode=observe\", read as key=value");
+    assertThat(all.get(1).source()).isEqualTo("agent argument");
+    assertThat(all.get(1).path()).isEqualTo("conf");
+    assertThat(all.get(1).message())
         .isEqualTo("unknown key conf; did you mean `config`? (allowed: config, mode, strict)");
   }
 
@@ -478,7 +565,7 @@ class ConfigSourcesTest {
   @Test
   void malformedPairsAreErrors() throws Exception {
     assertThat(problems("config=" + validFile() + ",observe", NO_PROPS, Map.of()))
-        .singleElement()
+        .last()
         .satisfies(
             p -> assertThat(p.message()).startsWith("found observe; allowed key=value pairs"));
     assertThat(problems("config=" + validFile() + ",config=b.yml", NO_PROPS, Map.of()))
@@ -503,7 +590,7 @@ class ConfigSourcesTest {
         .isInstanceOfSatisfying(ConfigException.class, caught::set);
     assertThat(caught.get().problems())
         .extracting(ConfigProblem::path)
-        .containsExactly("colour", "mode");
+        .containsExactly("(argument)", "colour", "mode");
     assertThat(caught.get().strict()).isTrue();
   }
 
