@@ -130,12 +130,31 @@ public final class ConfigLoader {
    */
   public static AgentConfig parse(byte[] content, String sourceName, Map<String, String> env)
       throws ConfigException {
+    return parse(content, sourceName, env, true);
+  }
+
+  /**
+   * As {@link #parse(byte[], String, Map)}, for a reload: a file that fails is not read again for
+   * its own {@code agent.strict} ({@link StrictProbe}), which only decides whether a start stops
+   * the JVM, and a reload never does. The exception's {@link ConfigException#strict()} is false and
+   * {@link ConfigException#strictUnread()} true where the probe would have run.
+   *
+   * @throws ConfigException with every problem found
+   */
+  public static AgentConfig parseForReload(
+      byte[] content, String sourceName, Map<String, String> env) throws ConfigException {
+    return parse(content, sourceName, env, false);
+  }
+
+  private static AgentConfig parse(
+      byte[] content, String sourceName, Map<String, String> env, boolean probe)
+      throws ConfigException {
     Objects.requireNonNull(content, "content");
     Objects.requireNonNull(sourceName, "sourceName");
     if (content.length > MAX_FILE_BYTES) {
-      throw tooLarge(sourceName, Integer.toString(content.length), content, env);
+      throw tooLarge(sourceName, Integer.toString(content.length), probe ? content : null, env);
     }
-    return parse(decode(content, sourceName, env), sourceName, env);
+    return parse(decode(content, sourceName, env, probe), sourceName, env, probe);
   }
 
   /**
@@ -147,6 +166,15 @@ public final class ConfigLoader {
    */
   public static AgentConfig parse(String yaml, String sourceName, Map<String, String> env)
       throws ConfigException {
+    return parse(yaml, sourceName, env, true);
+  }
+
+  /**
+   * @param probe whether a text that is not YAML is read for its own agent.strict
+   */
+  private static AgentConfig parse(
+      String yaml, String sourceName, Map<String, String> env, boolean probe)
+      throws ConfigException {
     Objects.requireNonNull(yaml, "yaml");
     Objects.requireNonNull(sourceName, "sourceName");
     Objects.requireNonNull(env, "env");
@@ -156,7 +184,7 @@ public final class ConfigLoader {
     if (!problems.isEmpty()) {
       // Not YAML, or over a limit: the walker never reads agent.strict, but the text up to the
       // first error may hold it, and then it was written as surely as in any other invalid file.
-      throw problems.unparsed(StrictProbe.read(text, false, env));
+      throw problems.unparsed(probe ? StrictProbe.read(text, false, env) : null);
     }
     FileProblems warnings = new FileProblems(sourceName);
     ConfigWalker.ParsedFile parsed =
@@ -180,7 +208,7 @@ public final class ConfigLoader {
    * own {@code agent.strict} read from the text as the JDK decodes it (each bad byte one U+FFFD,
    * which changes no YAML structure and no {@code true}).
    */
-  private static String decode(byte[] bytes, String source, Map<String, String> env)
+  private static String decode(byte[] bytes, String source, Map<String, String> env, boolean probe)
       throws ConfigException {
     // The JDK's own decoding, for the common case, without a CharsetDecoder (two classes the JVM
     // loads from its module image): it turns every malformed sequence into U+FFFD, so a text
@@ -214,7 +242,7 @@ public final class ConfigLoader {
       }
       int column =
           new String(bytes, lineStart, at - lineStart, StandardCharsets.UTF_8).length() + 1;
-      Boolean fileStrict = StrictProbe.read(text, false, env);
+      Boolean fileStrict = probe ? StrictProbe.read(text, false, env) : null;
       throw new ConfigException(
           List.of(
               new ConfigProblem(

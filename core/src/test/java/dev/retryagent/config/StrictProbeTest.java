@@ -1,8 +1,11 @@
 package dev.retryagent.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -83,5 +86,31 @@ class StrictProbeTest {
     assertThat(probe("---\n---\nagent: {strict: true}\n")).isFalse();
     assertThat(probe("--- # nothing\n...\n---\nagent: {strict: true}\n")).isFalse();
     assertThat(probe("~\n---\nagent: {strict: true}\n")).isFalse();
+  }
+
+  /**
+   * A reload never stops the JVM: a file that fails is not probed for its own strict there (the
+   * probe's answer would be true for each of these), and says its strict was not read.
+   */
+  @Test
+  void aReloadDoesNotReadAFailingFileForItsStrict() throws Exception {
+    byte[][] files = {
+      "agent: {strict: true}\ndefaults:\n\tretry: {}\n".getBytes(StandardCharsets.UTF_8),
+      "agent: {strict: true}\n# caf\u00e9\n".getBytes(StandardCharsets.ISO_8859_1),
+      ("agent:\n  strict: true\n  mode: observe\n" + "#".repeat((int) ConfigLoader.MAX_FILE_BYTES))
+          .getBytes(StandardCharsets.UTF_8)
+    };
+    for (byte[] file : files) {
+      AtomicReference<ConfigException> atStart = new AtomicReference<>();
+      assertThatThrownBy(() -> ConfigLoader.parse(file, "f.yml", Map.of()))
+          .isInstanceOfSatisfying(ConfigException.class, atStart::set);
+      assertThat(atStart.get().strict()).isTrue();
+      AtomicReference<ConfigException> onReload = new AtomicReference<>();
+      assertThatThrownBy(() -> ConfigLoader.parseForReload(file, "f.yml", Map.of()))
+          .isInstanceOfSatisfying(ConfigException.class, onReload::set);
+      assertThat(onReload.get().strict()).isFalse();
+      assertThat(onReload.get().strictUnread()).isTrue();
+      assertThat(onReload.get().problems()).isEqualTo(atStart.get().problems());
+    }
   }
 }

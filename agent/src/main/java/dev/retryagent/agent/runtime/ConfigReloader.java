@@ -240,7 +240,8 @@ final class ConfigReloader implements Runnable {
         AgentLog.error(file + " is empty (a write in progress?); the configuration stays as it is");
         return;
       }
-      fromFile = ConfigLoader.parse(settled.content(), file.toString(), System.getenv());
+      // Not read for its own agent.strict when invalid: a reload never stops the JVM.
+      fromFile = ConfigLoader.parseForReload(settled.content(), file.toString(), System.getenv());
       next = runtime.sources().apply(fromFile);
     } catch (ConfigException e) {
       StringBuilder text =
