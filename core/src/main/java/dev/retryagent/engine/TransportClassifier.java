@@ -2,6 +2,7 @@ package dev.retryagent.engine;
 
 import java.io.EOFException;
 import java.io.InterruptedIOException;
+import java.net.BindException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketException;
@@ -153,6 +154,16 @@ final class TransportClassifier {
       if (m.contains("refused")) {
         return Outcome.CONNECT_FAILURE;
       }
+      // Before anything was sent: a bind, made only for a connection ("Cannot assign requested
+      // address": the ephemeral ports used up), and any failure thrown inside a socket's connect
+      // ("Network is unreachable", "Host is down", "Address family not supported by protocol"),
+      // which OkHttp and Apache pass on unwrapped (they wrap a ConnectException only) and
+      // HttpURLConnection as it came. A POST under if-not-sent was not retried, and
+      // retryOn.transport [connect] did not cover them. Told by the stack, not the message: the
+      // same message could come from a write.
+      if (t instanceof BindException || thrownConnecting(t)) {
+        return Outcome.CONNECT_FAILURE;
+      }
       return Outcome.RESET;
     }
     if (t.getClass() == java.io.IOException.class) {
@@ -196,6 +207,27 @@ final class TransportClassifier {
       String name = c.getName();
       if (name.endsWith(".NoHttpResponseException")
           || name.endsWith(".ConnectionClosedException")) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code t} was thrown inside a socket's connect: a frame of {@code Socket.connect}, of
+   * the JDK's socket implementation's connect ({@code sun.nio.ch}), or of HttpURLConnection's
+   * {@code NetworkClient.doConnect}. False without a stack trace.
+   */
+  private static boolean thrownConnecting(Throwable t) {
+    for (StackTraceElement f : t.getStackTrace()) {
+      String c = f.getClassName();
+      String m = f.getMethodName();
+      if ((c.equals("java.net.Socket") && m.equals("connect"))
+          || (c.startsWith("sun.nio.ch.")
+              && (m.equals("connect")
+                  || m.equals("finishConnect")
+                  || m.equals("timedFinishConnect")))
+          || (c.equals("sun.net.NetworkClient") && m.equals("doConnect"))) {
         return true;
       }
     }

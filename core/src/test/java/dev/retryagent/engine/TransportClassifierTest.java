@@ -100,6 +100,44 @@ class TransportClassifierTest {
   }
 
   @Test
+  void aSocketExceptionThrownInsideASocketsConnectIsAConnectFailure() throws Exception {
+    // "Network is unreachable", "Host is down": plain SocketExceptions that OkHttp and Apache pass
+    // on unwrapped. They read as resets, so a POST under if-not-sent, never sent, was not retried.
+    // A real one, made on loopback alone: an IPv4-bound socket connecting to an IPv6 address.
+    SocketException thrown = null;
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+      s.connect(new java.net.InetSocketAddress("::1", 9), 1000);
+    } catch (SocketException e) {
+      thrown = e;
+    }
+    assertThat(thrown).isNotNull().isNotInstanceOf(ConnectException.class);
+    assertThat(TransportClassifier.classify(thrown)).isEqualTo(Outcome.CONNECT_FAILURE);
+
+    // The same message from elsewhere (a write) stays a reset: only the stack tells them apart.
+    SocketException written = new SocketException("Network is unreachable");
+    written.setStackTrace(
+        new StackTraceElement[] {
+          new StackTraceElement("sun.nio.ch.NioSocketImpl", "write", null, 1),
+          new StackTraceElement("java.net.Socket$SocketOutputStream", "write", null, 1)
+        });
+    assertThat(TransportClassifier.classify(written)).isEqualTo(Outcome.RESET);
+    SocketException connecting = new SocketException("Network is unreachable");
+    connecting.setStackTrace(
+        new StackTraceElement[] {
+          new StackTraceElement("sun.nio.ch.Net", "connect0", null, -2),
+          new StackTraceElement("sun.nio.ch.NioSocketImpl", "connect", null, 1),
+          new StackTraceElement("java.net.Socket", "connect", null, 1)
+        });
+    assertThat(TransportClassifier.classify(connecting)).isEqualTo(Outcome.CONNECT_FAILURE);
+    // A bind is made only for a connection: the ephemeral ports used up.
+    assertThat(
+            TransportClassifier.classify(
+                new java.net.BindException("Cannot assign requested address")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
   void aRefusedConnectionReportedAsAPlainSocketExceptionIsAConnectFailure() {
     assertThat(TransportClassifier.classify(new SocketException("Connection refused")))
         .isEqualTo(Outcome.CONNECT_FAILURE);
