@@ -42,10 +42,11 @@ public final class Sanitizer {
   // the token and key headers of widely used APIs (OpenStack and others' X-Auth-Token, GitLab's
   // Private-Token, Google's X-Goog-Api-Key, AWS's X-Amz-Security-Token, Azure's subscription and
   // function keys, CSRF tokens): a header name followed by ':' is not caught by SECRET_KEYS, which
-  // keeps a bare word after a bare key and a colon as prose.
+  // keeps a bare word after a bare key and a colon as prose. RFC 2965's Cookie2 and Set-Cookie2
+  // (obsolete, still sent by some servers) carry the same session values.
   private static final Pattern SECRET_HEADERS =
       headerPattern(
-          "authorization|proxy-authorization|cookie|set-cookie|idempotency-key|x-api-key|api-key"
+          "authorization|proxy-authorization|cookie2?|set-cookie2?|idempotency-key|x-api-key|api-key"
               + "|x-auth-token|x-access-token|x-refresh-token|private-token|x-goog-api-key"
               + "|x-amz-security-token|ocp-apim-subscription-key|x-functions-key|x-csrf-token"
               + "|x-xsrf-token");
@@ -59,11 +60,13 @@ public final class Sanitizer {
   // an unquoted one a word: redacted word by word, a password with a blank kept its second half.
   private static final Pattern SECRET_KEYS =
       Pattern.compile(
-          "(?i)(?<![\\w.-])([\"']?)([\\w.-]*(?:password|passwd|secret|token|api[_-]?key))\\1"
+          "(?i)(?<![\\w.-])(\\\\[\"']|[\"']?)([\\w.-]*(?:password|passwd|secret|token|api[_-]?key))\\1"
               + "(\\s*[:=]\\s*)"
               // Each quoted value as "unrolled": no alternation repeated per character, which
               // recurses per character in java.util.regex (a long value overflowed the stack).
-              + "(\"[^\"\\\\\\r\\n]*+(?:\\\\.[^\"\\\\\\r\\n]*+)*+\"?"
+              // A JSON text quoted in a JSON string escapes its quotes: {\"password\":\"a\"}.
+              + "(\\\\\"[^\\\\\\r\\n]*+(?:(?:\\\\\\\\|\\\\(?!\"))[^\\\\\\r\\n]*+)*+(?:\\\\\")?"
+              + "|\"[^\"\\\\\\r\\n]*+(?:\\\\.[^\"\\\\\\r\\n]*+)*+\"?"
               + "|'[^'\\\\\\r\\n]*+(?:\\\\.[^'\\\\\\r\\n]*+)*+'?|\\S+)");
   // Credentials written without a header name: "Bearer abc", "Basic dXNlcjpw".
   private static final Pattern SCHEME_CREDENTIALS =
@@ -81,7 +84,10 @@ public final class Sanitizer {
    */
   private static Pattern headerPattern(String alternatives) {
     return Pattern.compile(
-        "(?i)\\b(" + alternatives + ")(?:([\"']?\\s*[:=]\\s*)[^\\r\\n]*|( value:\\s*)(?s:.*))");
+        "(?i)\\b("
+            + alternatives
+            // An escaped quote too: a JSON text quoted inside a JSON string ({\"Cookie\":\"a\"}).
+            + ")(?:(\\\\?[\"']?\\s*[:=]\\s*)[^\\r\\n]*|( value:\\s*)(?s:.*))");
   }
 
   /**
@@ -227,6 +233,15 @@ public final class Sanitizer {
     do {
       String value = m.group(4);
       char first = value.charAt(0);
+      if (value.startsWith("\\\"")) {
+        // A quote escaped in JSON (\"a b\"): written \"<redacted>\", as a quoted value is.
+        b.append(s, last, m.start(4)).append("\\\"").append(REDACTED);
+        if (value.length() > 3 && value.endsWith("\\\"")) {
+          b.append("\\\"");
+        }
+        last = m.end();
+        continue;
+      }
       boolean quoted = first == '"' || first == '\'';
       // A key with a '-' is a header's name (X-Vault-Token: ..., Client-Secret: ...), no prose.
       if (!quoted

@@ -745,4 +745,20 @@ class SanitizerTest {
     assertThat(Sanitizer.exception(weird, true, null))
         .startsWith("dev.retryagent.internal.observe.");
   }
+  @Test
+  void headerAndKeySecretsInOtherSpellingsAreRedacted() {
+    assertThat(Sanitizer.message("Cookie : a=SECRET", null)).isEqualTo("Cookie : <redacted>");
+    assertThat(Sanitizer.message("Set-Cookie2: a=SECRET; Version=1", null))
+        .isEqualTo("Set-Cookie2: <redacted>");
+    assertThat(Sanitizer.message("Cookie2: $Version=1 SECRET", null))
+        .isEqualTo("Cookie2: <redacted>");
+    // A JSON text quoted inside a JSON string (a server's error body, logged twice).
+    assertThat(Sanitizer.message("body {\\\"password\\\":\\\"SE CRET\\\",\\\"a\\\":1}", null))
+        .isEqualTo("body {\\\"password\\\":\\\"<redacted>\\\",\\\"a\\\":1}");
+    assertThat(Sanitizer.message("{\\\"client_secret\\\": \\\"SECRET\\\"}", null))
+        .isEqualTo("{\\\"client_secret\\\": \\\"<redacted>\\\"}");
+    assertThat(Sanitizer.message("{\\\"Cookie\\\":\\\"a=SECRET\\\"}", null))
+        .isEqualTo("{\\\"Cookie\\\":<redacted>");
+  }
+
 }
