@@ -336,6 +336,12 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
+    int nested = nextSeparator(p, 0);
+    if (nested >= 0 && nested < end) {
+      // A URL inside the path, percent-encoded (/fetch/http%3A%2F%2Fh%2Fx%3Ftoken%3DS): its query
+      // and fragment are encoded too; the path's own encoded '?' before it is kept.
+      end = nested + withoutEncodedQuery(p.substring(nested, end), true).length();
+    }
     // An '@' in the query or fragment cut off here is past the path, as the request's own is.
     boolean past = atPastPath || p.indexOf('@', end) >= 0;
     return oneLine(
@@ -439,6 +445,30 @@ public final class Sanitizer {
       scheme = next;
     }
     return b.append(path, done, path.length()).toString();
+  }
+
+  /**
+   * {@code word} cut at its first {@code %3F} (an encoded {@code ?}, any case) that something
+   * follows, and, when {@code urlLike}, at its first {@code %23} (an encoded {@code #}): a URL
+   * quoted percent-encoded in a message ({@code http://h/x%3Ftoken%3DS}, a redirect's or a proxy's
+   * target, or a URL encoded twice) carries its query so. An encoded {@code ?} in a word of prose
+   * or a path is rare; over-redacting it is preferred to writing a token.
+   */
+  static String withoutEncodedQuery(String word, boolean urlLike) {
+    if (word.indexOf('%') < 0) {
+      return word; // the common case: nothing encoded
+    }
+    int cut = indexOfIgnoreCase(word, "%3F", 0, word.length());
+    if (cut >= 0 && cut + 3 == word.length()) {
+      cut = -1; // a lone trailing encoded '?' hides nothing, as a lone '?' does not
+    }
+    if (urlLike) {
+      int f = indexOfIgnoreCase(word, "%23", 0, word.length());
+      if (f >= 0 && (cut < 0 || f < cut)) {
+        cut = f;
+      }
+    }
+    return cut < 0 ? word : word.substring(0, cut);
   }
 
   /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */
@@ -923,6 +953,7 @@ public final class Sanitizer {
     if (q >= 0 && q < word.length() - 1) {
       word = word.substring(0, q);
     }
+    word = withoutEncodedQuery(word, pathStart >= 0 || nextSeparator(word, 0) >= 0);
     if (pathStart >= 0) {
       int f = word.indexOf('#');
       if (f >= 0) {

@@ -746,6 +746,37 @@ class SanitizerTest {
         .startsWith("dev.retryagent.internal.observe.");
   }
   @Test
+  void aPercentEncodedQueryOrFragmentInAMessageIsNotWritten() {
+    assertThat(Sanitizer.message("failed http://h/x%3Fkey%3Dsecret rest", null))
+        .isEqualTo("failed http://h/x rest");
+    assertThat(Sanitizer.message("failed http://h/x%3ftoken%3Dsecret", null))
+        .isEqualTo("failed http://h/x");
+    assertThat(Sanitizer.message("failed http://h/x%23access_token%3Dsecret", null))
+        .isEqualTo("failed http://h/x");
+    assertThat(Sanitizer.message("redirect to /x%3Ftoken%3Dsecret", null))
+        .isEqualTo("redirect to /x");
+    // A URL encoded whole (a redirect's target in a query value cut off already, or alone).
+    assertThat(Sanitizer.message("next=http%3A%2F%2Fh%2Fx%3Ftoken%3Dsecret", null))
+        .isEqualTo("next=http%3A%2F%2Fh%2Fx");
+    assertThat(Sanitizer.message("failed /fetch/https%3A%2F%2Fh%2Fx%23id_token%3Dsecret", null))
+        .isEqualTo("failed /fetch/https%3A%2F%2Fh%2Fx");
+    // A lone encoded '?' at the end hides nothing; the path's own encoded text stays.
+    assertThat(Sanitizer.message("is it up%3F", null)).isEqualTo("is it up%3F");
+    assertThat(Sanitizer.message("failed http://h/a%20b/c", null))
+        .isEqualTo("failed http://h/a%20b/c");
+  }
+
+  @Test
+  void aPathHoldingAPercentEncodedUrlLosesThatUrlsQuery() {
+    assertThat(Sanitizer.path("/fetch/http%3A%2F%2Fh%2Fx%3Ftoken%3Dsecret"))
+        .isEqualTo("/fetch/http%3A%2F%2Fh%2Fx");
+    assertThat(Sanitizer.path("/fetch/http%3A%2F%2Fh%2Fx%23access_token%3Dsecret"))
+        .isEqualTo("/fetch/http%3A%2F%2Fh%2Fx");
+    // A request path's own encoded '?' before any URL is part of the path, as sent.
+    assertThat(Sanitizer.path("/files/what%3F")).isEqualTo("/files/what%3F");
+  }
+
+  @Test
   void headerAndKeySecretsInOtherSpellingsAreRedacted() {
     assertThat(Sanitizer.message("Cookie : a=SECRET", null)).isEqualTo("Cookie : <redacted>");
     assertThat(Sanitizer.message("Set-Cookie2: a=SECRET; Version=1", null))
