@@ -908,9 +908,39 @@ public final class Sanitizer {
         authStart = colon + 2;
       }
     }
-    return authStart >= 0 && at >= authStart
-        ? word.substring(0, authStart) + word.substring(at + 1)
-        : word;
+    if (authStart < 0) {
+      return withoutBareUserInfo(word, at);
+    }
+    return at >= authStart ? word.substring(0, authStart) + word.substring(at + 1) : word;
+  }
+
+  /**
+   * {@code word} (no scheme, no {@code //}) with a user-info and password written bare, as a URL
+   * without its scheme: {@code u:pw@h/x} (OkHttp 3's {@code unexpected url: u:pw@h/x}, a
+   * configuration's host field), written {@code <redacted>@h/x}. Taken as one when a {@code :}
+   * comes before its last {@code @} (at {@code at}) with no {@code /} before that {@code :}; it
+   * starts after a quote, bracket, {@code =} or {@code ,}. An address ({@code a@b.example}) has no
+   * {@code :} before its {@code @} and is kept, as is a drive's path ({@code C:/Users/a@b}); {@code
+   * host:443@x} is over-redacted.
+   */
+  private static String withoutBareUserInfo(String word, int at) {
+    int colon = word.indexOf(':');
+    if (colon < 0 || colon > at || at == word.length() - 1) {
+      return word;
+    }
+    char afterColon = word.charAt(colon + 1);
+    if (afterColon == '/' || afterColon == '\\') {
+      return word; // a drive's path (C:/Users/a@b, or with a backslash), not a password
+    }
+    int slash = word.indexOf('/');
+    if (slash >= 0 && slash < colon) {
+      return word; // a path's colon (/a:b@c): the path rules see it
+    }
+    int start = colon;
+    while (start > 0 && "\"'(<[=,".indexOf(word.charAt(start - 1)) < 0) {
+      start--;
+    }
+    return word.substring(0, start) + REDACTED + word.substring(at);
   }
 
   /**

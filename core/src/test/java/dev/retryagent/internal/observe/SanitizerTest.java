@@ -777,6 +777,27 @@ class SanitizerTest {
   }
 
   @Test
+  void aUserInfoWrittenWithoutSchemeLosesItsPassword() {
+    // OkHttp 3's Request.Builder.url: "unexpected url: " + the string it could not parse.
+    assertThat(Sanitizer.message("unexpected url: u:pw@h/x", null))
+        .isEqualTo("unexpected url: <redacted>@h/x");
+    assertThat(Sanitizer.message("unexpected url: u:pw@h", null))
+        .isEqualTo("unexpected url: <redacted>@h");
+    assertThat(Sanitizer.message("bad target \"u:pa@ss@h:8080\"", null))
+        .isEqualTo("bad target \"<redacted>@h:8080\"");
+    assertThat(Sanitizer.message("target=u:pw@h/x", null)).isEqualTo("target=<redacted>@h/x");
+    assertThat(
+            Sanitizer.exception(
+                new IOException("unexpected url: u:pw@other/x"), false, null, PathMask.NONE, "h"))
+        .isEqualTo("IOException: unexpected url: <redacted>@other/x");
+    // An address, a host and port, a scoped package: no ':' before the '@'.
+    assertThat(Sanitizer.message("mail to a@b.example failed", null))
+        .isEqualTo("mail to a@b.example failed");
+    assertThat(Sanitizer.message("Connect to h.example:443 [h.example/10.0.0.1] failed", null))
+        .isEqualTo("Connect to h.example:443 [h.example/10.0.0.1] failed");
+  }
+
+  @Test
   void headerAndKeySecretsInOtherSpellingsAreRedacted() {
     assertThat(Sanitizer.message("Cookie : a=SECRET", null)).isEqualTo("Cookie : <redacted>");
     assertThat(Sanitizer.message("Set-Cookie2: a=SECRET; Version=1", null))
