@@ -441,6 +441,13 @@ public final class Sanitizer {
       if (userInfoEnd >= 0) {
         b.append(path, done, authStart);
         done = userInfoEnd;
+        int parameterEnd = parameterEnd(path, authStart, userInfoEnd, end);
+        if (parameterEnd >= 0) {
+          // That '@' (or %40) lies inside a path parameter (a session id holding one): the rest of
+          // it would be written as the nested URL's host. It goes, as withoutUserInfoTo does.
+          b.append(REDACTED);
+          done = parameterEnd;
+        }
       }
       scheme = next;
     }
@@ -469,6 +476,36 @@ public final class Sanitizer {
       }
     }
     return cut < 0 ? word : word.substring(0, cut);
+  }
+
+  /**
+   * When a {@code ;} or {@code %3B} lies between {@code authStart} and {@code userInfoEnd} (just
+   * past the {@code @} or {@code %40} taken as the user-info's end) in the same path segment, so
+   * that the {@code @} may be inside a path parameter's value: where that segment ends (a {@code
+   * /}, {@code %2F}, {@code ?}, {@code #} or {@code end}); else -1.
+   */
+  private static int parameterEnd(String s, int authStart, int userInfoEnd, int end) {
+    int semicolon = -1;
+    for (int i = authStart; i < userInfoEnd; i++) {
+      char c = s.charAt(i);
+      if (c == '/' || s.regionMatches(true, i, "%2F", 0, 3)) {
+        semicolon = -1; // a ';' of an earlier segment: that parameter ended there
+      } else if (semicolon < 0 && (c == ';' || s.regionMatches(true, i, "%3B", 0, 3))) {
+        semicolon = i;
+      }
+    }
+    if (semicolon < 0) {
+      return -1;
+    }
+    int i = userInfoEnd;
+    while (i < end
+        && "/?#".indexOf(s.charAt(i)) < 0
+        && !s.regionMatches(true, i, "%2F", 0, 3)
+        && !s.regionMatches(true, i, "%3F", 0, 3)
+        && !s.regionMatches(true, i, "%23", 0, 3)) {
+      i++;
+    }
+    return i;
   }
 
   /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */
@@ -825,7 +862,9 @@ public final class Sanitizer {
    */
   private static String withoutUserInfoTo(String s, int authStart, int at) {
     int slash = s.lastIndexOf('/', at);
-    int semicolon = slash >= authStart ? s.indexOf(';', slash) : -1;
+    // In the authority too: http://h;jsessionid=AB@CD/y is a session id after the host, not a
+    // user-info (a password with a ';', http://u:pa;ss@h/x, loses its host with it: over-redacted).
+    int semicolon = s.indexOf(';', Math.max(slash, authStart));
     if (semicolon < 0 || semicolon > at) {
       return s.substring(0, authStart) + s.substring(at + 1);
     }

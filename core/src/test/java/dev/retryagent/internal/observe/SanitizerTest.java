@@ -813,4 +813,24 @@ class SanitizerTest {
         .isEqualTo("{\\\"Cookie\\\":<redacted>");
   }
 
+  @Test
+  void aSessionIdHoldingAnAtAfterAUrlsHostIsNotWrittenAsTheHost() {
+    assertThat(Sanitizer.message("failed http://h;jsessionid=AB@CD/y rest", null))
+        .isEqualTo("failed http://<redacted>/y rest");
+    assertThat(Sanitizer.message("failed http://h:8080;jsessionid=AB@CD?q=1 rest", null))
+        .isEqualTo("failed http://<redacted> rest");
+    // Nested in a path, plain or percent-encoded: the rest of the session id is no host either.
+    assertThat(Sanitizer.path("/fetch/http://h;jsessionid=AB@CD/y"))
+        .isEqualTo("/fetch/http://<redacted>/y");
+    assertThat(Sanitizer.path("/fetch/http%3A%2F%2Fh%3Bjsessionid%3DAB%40CD%2Fy"))
+        .isEqualTo("/fetch/http%3A%2F%2F<redacted>%2Fy");
+    assertThat(Sanitizer.path("/fetch/http%3A%2F%2Fh%2Fx%3Bjsessionid%3DAB%40CD%2Fy"))
+        .isEqualTo("/fetch/http%3A%2F%2F<redacted>%2Fy");
+    assertThat(Sanitizer.message("failed /fetch/http%3A%2F%2Fh%3Bsid%3DAB%40CD rest", null))
+        .isEqualTo("failed /fetch/http%3A%2F%2F<redacted> rest");
+    // A user-info without ';' is cut at its '@' as before.
+    assertThat(Sanitizer.path("/fetch/http%3A%2F%2Fu%3Apw%40h%2Fy"))
+        .isEqualTo("/fetch/http%3A%2F%2Fh%2Fy");
+  }
+
 }
