@@ -328,7 +328,7 @@ public final class RetryEvent {
         + " "
         + Sanitizer.oneLine(method)
         + " "
-        + Sanitizer.oneLine(hostAndPort())
+        + Sanitizer.oneLine(Sanitizer.boundedHost(hostAndPort()))
         + Sanitizer.path(path, pathMask, atPastPath)
         + " attempt "
         + attempt

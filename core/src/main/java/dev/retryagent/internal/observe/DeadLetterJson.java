@@ -43,7 +43,7 @@ final class DeadLetterJson {
     b.append(",\"host\":");
     // As the metrics and the log lines name it: java.net.http gives "[::1]", OkHttp "::1", an
     // application may write API.example.com. or [0:0:0:0:0:0:0:1], and one host is one value.
-    string(b, TargetKey.host(e.host()));
+    string(b, Sanitizer.boundedHost(TargetKey.host(e.host())));
     b.append(",\"port\":").append(e.port());
     b.append(",\"path\":");
     string(b, Sanitizer.path(e.path(), mask, e.atPastPath()));

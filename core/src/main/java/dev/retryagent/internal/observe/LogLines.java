@@ -281,13 +281,14 @@ final class LogLines {
   private static final String ROUTE_KEY = "route:";
 
   /**
-   * A breaker's key: a host's on one line, a route-scoped one's name as {@link Sanitizer#routeName}
-   * writes it ({@code route:"Payments API"}), as the route's other lines do.
+   * A breaker's key: a host's on one line and cut past 253 characters, a route-scoped one's name as
+   * {@link Sanitizer#routeName} writes it ({@code route:"Payments API"}), as the route's other
+   * lines do.
    */
   static String breakerKey(String key) {
     return key != null && key.startsWith(ROUTE_KEY)
         ? ROUTE_KEY + Sanitizer.routeName(key.substring(ROUTE_KEY.length()))
-        : Sanitizer.oneLine(key);
+        : Sanitizer.oneLine(Sanitizer.boundedHost(key));
   }
 
   private static String rateLimitReason(RetryEvent e) {
@@ -329,7 +330,7 @@ final class LogLines {
   static String request(RetryEvent e, PathMask mask) {
     return Sanitizer.oneLine(e.method())
         + " "
-        + Sanitizer.oneLine(e.hostAndPort())
+        + Sanitizer.oneLine(Sanitizer.boundedHost(e.hostAndPort()))
         + Sanitizer.path(e.path(), mask, e.atPastPath());
   }
 
@@ -339,7 +340,7 @@ final class LogLines {
    * operator looks up what a line names in the breaker's own lines, JMX and Prometheus.
    */
   static String target(RetryEvent e) {
-    return Sanitizer.oneLine(TargetKey.of(e.scheme(), e.host(), e.port()));
+    return Sanitizer.oneLine(Sanitizer.boundedHost(TargetKey.of(e.scheme(), e.host(), e.port())));
   }
 
   private static String suffix(RetryEvent e) {

@@ -20,6 +20,12 @@ public final class Sanitizer {
   /** Longest message kept, in characters; longer ones are cut and end in "...". */
   public static final int MAX_MESSAGE_CHARS = 300;
 
+  /**
+   * Longest host written whole, in characters: a DNS name's longest. The metrics count a longer one
+   * as "other" (RetryMetrics); a line cuts it here ({@link #boundedHost}).
+   */
+  public static final int MAX_HOST_CHARS = 253;
+
   private static final String REDACTED = "<redacted>";
 
   /**
@@ -288,6 +294,38 @@ public final class Sanitizer {
   public static String host(String host) {
     int at = host == null ? -1 : host.lastIndexOf('@');
     return at < 0 ? host : REDACTED + host.substring(at);
+  }
+
+  /**
+   * {@code text} ({@code host}, {@code host:port} or {@code scheme://host:port}) with a host over
+   * {@value #MAX_HOST_CHARS} characters cut there and followed by {@code ...}: no DNS name is that
+   * long, and a 64 KB host (from a URL an attacker chose) is not written whole into every retry and
+   * give-up line and dead letter. As it was otherwise (a route key {@code route:NAME} included).
+   */
+  public static String boundedHost(String text) {
+    if (text == null || text.length() <= MAX_HOST_CHARS) {
+      return text; // the common case: no host part can be too long
+    }
+    if (text.startsWith("route:")) {
+      return text;
+    }
+    int scheme = text.indexOf("://");
+    int start = scheme < 0 ? 0 : scheme + 3;
+    int end = text.length();
+    int colon = text.lastIndexOf(':');
+    if (colon > start && colon < end - 1) {
+      boolean port = true;
+      for (int i = colon + 1; i < end && port; i++) {
+        port = text.charAt(i) >= '0' && text.charAt(i) <= '9';
+      }
+      if (port) {
+        end = colon;
+      }
+    }
+    if (end - start <= MAX_HOST_CHARS) {
+      return text;
+    }
+    return text.substring(0, start + MAX_HOST_CHARS) + "..." + text.substring(end);
   }
 
   /**

@@ -191,6 +191,21 @@ class DeadLetterWriterTest {
   }
 
   @Test
+  void aHostLongerThanADnsNameIsCut() throws IOException {
+    // As the log lines cut it (Sanitizer.boundedHost) and the metrics count it as "other".
+    Path file = dir.resolve("dead.jsonl");
+    DeadLetterWriter w = writer(file);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("h".repeat(65_536), "/pay"), 503);
+    w.close();
+
+    assertThat(lines(file))
+        .extracting(line -> MiniJson.parseObject(line).get("host"))
+        .containsExactly("h".repeat(253) + "...");
+  }
+
+  @Test
   void aCallTheApplicationsOwnBodyEndedHasThatOutcomeNotCancelled() throws IOException {
     // Its outcome said "cancelled", a cancel nobody made, next to reason application-failed.
     Path file = dir.resolve("dead.jsonl");

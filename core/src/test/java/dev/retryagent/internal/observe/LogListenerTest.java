@@ -336,6 +336,60 @@ class LogListenerTest {
   }
 
   @Test
+  void aHostLongerThanADnsNameIsCutInEveryLine() {
+    // The metrics count such a host as "other" (RetryMetrics.MAX_HOST_CHARS); the lines wrote it
+    // whole: a 64 KB host from a URL an attacker chose, in every retry, give-up and breaker line.
+    String host = "a".repeat(250) + ".example"; // 258 characters
+    String cut = host.substring(0, 253) + "...";
+    Rig breaker =
+        new Rig(
+            Rig.policy(
+                "llm",
+                b -> b.maxAttempts(3),
+                CircuitBreakerPolicy.builder()
+                    .countWindow(2)
+                    .minimumCalls(1)
+                    .failureRateThreshold(0.5)
+                    .openFor(Duration.ofSeconds(30))
+                    .build(),
+                BudgetPolicy.defaults(),
+                RateLimitPolicy.defaults()),
+            log(LogLevel.INFO));
+    breaker.call(FakeRequest.get(host, "/v1/x"), 503, 200);
+    Rig budget = Rig.budgetSpent("b", log(LogLevel.WARN));
+    budget.call(FakeRequest.of("GET", "http", host, 8080, "/b"), 503);
+    Rig plain = new Rig(Rig.policy("c"), log(LogLevel.INFO));
+    plain.call(FakeRequest.get("x" + "y".repeat(65_535), "/c"), 503, 200);
+
+    assertThat(lines)
+        .containsExactly(
+            "retry-agent: circuit breaker https://"
+                + cut
+                + ":443 opened (failure rate 100%"
+                + " over 1 call); next trial in 30s",
+            "retry-agent: GET "
+                + cut
+                + "/v1/x gave up after 1 attempt (503): circuit breaker"
+                + " https://"
+                + cut
+                + ":443 is open [route=llm]",
+            "retry-agent: GET "
+                + cut
+                + ":8080/b gave up after 1 attempt (503): the retry budget"
+                + " for http://"
+                + cut
+                + ":8080 is spent [route=b]",
+            "retry-agent: GET x"
+                + "y".repeat(252)
+                + ".../c attempt 1 failed (503), retrying in"
+                + " 117ms [route=c]",
+            "retry-agent: GET x"
+                + "y".repeat(252)
+                + ".../c succeeded (200) on attempt 2 after"
+                + " 117ms [route=c]");
+  }
+
+  @Test
   void observeModeWordsBreakerChangesAsWhatWouldHappen() {
     Rig rig =
         new Rig(

@@ -745,6 +745,7 @@ class SanitizerTest {
     assertThat(Sanitizer.exception(weird, true, null))
         .startsWith("dev.retryagent.internal.observe.");
   }
+
   @Test
   void aPercentEncodedQueryOrFragmentInAMessageIsNotWritten() {
     assertThat(Sanitizer.message("failed http://h/x%3Fkey%3Dsecret rest", null))
@@ -833,4 +834,14 @@ class SanitizerTest {
         .isEqualTo("/fetch/http%3A%2F%2Fh%2Fy");
   }
 
+  @Test
+  void aHostLongerThanADnsNameIsCut() {
+    String longHost = "a".repeat(254);
+    assertThat(Sanitizer.boundedHost("a".repeat(253))).isEqualTo("a".repeat(253));
+    assertThat(Sanitizer.boundedHost(longHost)).isEqualTo("a".repeat(253) + "...");
+    assertThat(Sanitizer.boundedHost(longHost + ":8080")).isEqualTo("a".repeat(253) + "...:8080");
+    assertThat(Sanitizer.boundedHost("https://" + longHost + ":443"))
+        .isEqualTo("https://" + "a".repeat(253) + "...:443");
+    assertThat(Sanitizer.boundedHost("https://h.example:443")).isEqualTo("https://h.example:443");
+  }
 }
