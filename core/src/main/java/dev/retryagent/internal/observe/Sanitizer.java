@@ -383,7 +383,123 @@ public final class Sanitizer {
     // An '@' in the query or fragment cut off here is past the path, as the request's own is.
     boolean past = atPastPath || p.indexOf('@', end) >= 0;
     return oneLine(
-        mask.apply(withoutPathParameters(withoutAmbiguousUserInfo(p.substring(0, end), past))));
+        masked(withoutPathParameters(withoutAmbiguousUserInfo(p.substring(0, end), past)), mask));
+  }
+
+  /**
+   * {@code path} with {@link #withoutKnownTokens} applied, then {@code mask}: first, so that a
+   * configured mask of a segment the known shapes look at does not hide their shape.
+   */
+  private static String masked(String path, PathMask mask) {
+    return mask.apply(withoutKnownTokens(path));
+  }
+
+  /**
+   * {@code path} with the path segments that are credentials in the URLs of widely used APIs
+   * written {@value PathMask#MASK}, whatever {@code agent.redact.pathSegments} says: a Telegram bot
+   * token ({@code /bot123456:AA...}, a segment {@code bot}, digits, {@code :} and 30 or more of
+   * {@code [A-Za-z0-9_-]}), a Slack incoming webhook's secret ({@code /services/T.../B.../secret}:
+   * the segment after {@code services}, a {@code T...} and a {@code B...} one, 16 or more of those
+   * characters) and a Discord webhook's token ({@code /webhooks/<digits>/token}, 30 or more). Such
+   * a URL is the credential whole, and a retry or give-up line of a call to it would write it. The
+   * shapes are narrow, so that a path like them that holds no token is rarely masked; a path
+   * without {@code bot}, {@code services/} or {@code webhooks/} is returned at once.
+   */
+  static String withoutKnownTokens(String path) {
+    if (path == null
+        || path.indexOf("bot") < 0
+            && path.indexOf("services/") < 0
+            && path.indexOf("webhooks/") < 0) {
+      return path;
+    }
+    String[] segments = path.split("/", -1);
+    boolean changed = false;
+    for (int i = 0; i < segments.length; i++) {
+      String seg = segments[i];
+      boolean token =
+          isTelegramToken(seg)
+              || i >= 3
+                  && "services".equals(segments[i - 3])
+                  && isIdOf(segments[i - 2], 'T')
+                  && isIdOf(segments[i - 1], 'B')
+                  && tokenChars(seg) >= 16
+              || i >= 2
+                  && "webhooks".equals(segments[i - 2])
+                  && isDigits(segments[i - 1])
+                  && tokenChars(seg) >= 30;
+      if (token) {
+        // Punctuation glued to a message's URL (": 503", "),") is no part of the token: kept.
+        int end = seg.length();
+        while (end > 0 && ".,:;)]}>\"'!".indexOf(seg.charAt(end - 1)) >= 0) {
+          end--;
+        }
+        segments[i] = PathMask.MASK + seg.substring(end);
+        changed = true;
+      }
+    }
+    return changed ? String.join("/", segments) : path;
+  }
+
+  /** {@code bot}, one or more digits, {@code :}, and 30 or more token characters. */
+  private static boolean isTelegramToken(String seg) {
+    if (!seg.startsWith("bot")) {
+      return false;
+    }
+    int colon = seg.indexOf(':');
+    return colon > 3
+        && isDigits(seg.substring(3, colon))
+        && tokenChars(seg.substring(colon + 1)) >= 30;
+  }
+
+  /** A Slack id: {@code first}, then one or more upper-case letters or digits. */
+  private static boolean isIdOf(String seg, char first) {
+    if (seg.length() < 2 || seg.charAt(0) != first) {
+      return false;
+    }
+    for (int i = 1; i < seg.length(); i++) {
+      char c = seg.charAt(i);
+      if (!(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isDigits(String seg) {
+    if (seg.isEmpty()) {
+      return false;
+    }
+    for (int i = 0; i < seg.length(); i++) {
+      if (seg.charAt(i) < '0' || seg.charAt(i) > '9') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * How many of {@code [A-Za-z0-9_-]} {@code seg} is, punctuation glued after them (a message's
+   * {@code ...token: 503}) not counted; -1 when it holds anything else.
+   */
+  private static int tokenChars(String seg) {
+    int i = 0;
+    while (i < seg.length()) {
+      char c = seg.charAt(i);
+      if (!(c >= 'a' && c <= 'z'
+          || c >= 'A' && c <= 'Z'
+          || c >= '0' && c <= '9'
+          || c == '_'
+          || c == '-')) {
+        break;
+      }
+      i++;
+    }
+    for (int k = i; k < seg.length(); k++) {
+      if (".,:;)]}>\"'!".indexOf(seg.charAt(k)) < 0) {
+        return -1;
+      }
+    }
+    return i;
   }
 
   /**
@@ -761,7 +877,7 @@ public final class Sanitizer {
       }
       String path = cut >= 0 ? word.substring(0, cut) : word;
       inParameter = inParameter(path);
-      out.append(mask.apply(withoutPathParameters(path)));
+      out.append(masked(withoutPathParameters(path), mask));
       if (cut >= 0) {
         return end;
       }
@@ -1069,7 +1185,7 @@ public final class Sanitizer {
       if (pathStart < word.length()) {
         word =
             word.substring(0, pathStart)
-                + mask.apply(withoutPathParameters(word.substring(pathStart)));
+                + masked(withoutPathParameters(word.substring(pathStart)), mask);
       }
     }
     return word;

@@ -844,4 +844,34 @@ class SanitizerTest {
         .isEqualTo("https://" + "a".repeat(253) + "...:443");
     assertThat(Sanitizer.boundedHost("https://h.example:443")).isEqualTo("https://h.example:443");
   }
+
+  @Test
+  void theTokensInTheUrlsOfWellKnownWebhooksAndBotsAreMaskedWithoutConfiguration() {
+    String telegram = "/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw/sendMessage";
+    String slack = "/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX";
+    String discord =
+        "/api/webhooks/123456789012345678/abcDEFghiJKLmnoPQRstuVWXyz0123456789_-abcdefghijKLMNOP";
+    assertThat(Sanitizer.path(telegram)).isEqualTo("/<redacted>/sendMessage");
+    assertThat(Sanitizer.path("/file" + telegram)).isEqualTo("/file/<redacted>/sendMessage");
+    assertThat(Sanitizer.path(slack)).isEqualTo("/services/T00000000/B00000000/<redacted>");
+    assertThat(Sanitizer.path(discord + "?wait=true"))
+        .isEqualTo("/api/webhooks/123456789012345678/<redacted>");
+    assertThat(Sanitizer.path("/api/v10/webhooks/1234/" + "t".repeat(68) + "/messages/1"))
+        .isEqualTo("/api/v10/webhooks/1234/<redacted>/messages/1");
+    // In a message's URL, and with a configured mask as well.
+    assertThat(Sanitizer.message("failed https://api.telegram.org" + telegram + " rest", null))
+        .isEqualTo("failed https://api.telegram.org/<redacted>/sendMessage rest");
+    assertThat(Sanitizer.message("POST https://hooks.slack.com" + slack + ": 503", null))
+        .isEqualTo("POST https://hooks.slack.com/services/T00000000/B00000000/<redacted>: 503");
+    assertThat(Sanitizer.message("(https://discord.com" + discord + "), retrying", null))
+        .isEqualTo("(https://discord.com/api/webhooks/123456789012345678/<redacted>), retrying");
+    assertThat(Sanitizer.path(slack, PathMask.of(List.of("T[0-9]+"))))
+        .isEqualTo("/services/<redacted>/B00000000/<redacted>");
+    // Paths like them that hold no token are kept.
+    assertThat(Sanitizer.path("/bots/42/status")).isEqualTo("/bots/42/status");
+    assertThat(Sanitizer.path("/bot1:short/x")).isEqualTo("/bot1:short/x");
+    assertThat(Sanitizer.path("/services/T1/B2/status")).isEqualTo("/services/T1/B2/status");
+    assertThat(Sanitizer.path("/webhooks/42/deliveries")).isEqualTo("/webhooks/42/deliveries");
+    assertThat(Sanitizer.path("/v1/items/42")).isEqualTo("/v1/items/42");
+  }
 }
