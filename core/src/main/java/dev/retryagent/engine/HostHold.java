@@ -43,6 +43,14 @@ abstract class HostHold {
    */
   private static final byte RATE_PERMIT_IN_ATTEMPT = 4;
 
+  /**
+   * The breaker was open, and not yet due for its trials, when the call asked for its next
+   * attempt's rate-limit permit ({@link RetryCall#reservePermit}): no permit was taken and no wait
+   * made, and the breaker refuses the attempt ({@link #refusedBeforePermit}) even if its time came
+   * up in between, so that no attempt (a half-open trial) goes without its permit.
+   */
+  private static final byte BREAKER_REFUSES = 8;
+
   HostHold(HostState state) {
     this.state = state;
   }
@@ -92,6 +100,23 @@ abstract class HostHold {
     }
     permit = breaker.closedPermit();
     return permit != CircuitBreaker.REJECTED;
+  }
+
+  /**
+   * The breaker refuses the next attempt without being asked again: it was open when the call asked
+   * for the attempt's rate-limit permit, which was then neither taken nor waited for.
+   */
+  void breakerRefusesBeforePermit() {
+    holds |= BREAKER_REFUSES;
+  }
+
+  /** Once, whether {@link #breakerRefusesBeforePermit} was said for the attempt starting now. */
+  boolean refusedBeforePermit() {
+    if ((holds & BREAKER_REFUSES) == 0) {
+      return false;
+    }
+    holds &= ~BREAKER_REFUSES;
+    return true;
   }
 
   /** Asks the breaker for a permit for the next attempt at {@code nowNanos}; false when open. */

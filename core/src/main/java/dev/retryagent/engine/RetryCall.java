@@ -13,7 +13,7 @@ import java.util.function.ToIntFunction;
  * <ol>
  *   <li>{@link #reservePermit()}: the rate limit; returns how long to wait first, or throws. After
  *       a wait, {@link #reservePermitAfterWait()}, until it returns 0 (a 429 pause may have begun
- *       meanwhile).
+ *       meanwhile). An open breaker makes both return 0 without a permit: step 2 refuses at once.
  *   <li>{@link #acquireBreaker()}: the circuit breaker; throws when open.
  *   <li>{@link #startAttempt()}: the attempt number, for the attempt header.
  *   <li>{@link #onResponse} or {@link #onFailure}: classify the outcome, record it in the breaker,
@@ -213,6 +213,9 @@ public abstract class RetryCall extends HostHold {
       // within the backoff (no RATE_LIMITED event told): it is told, as it was when the retry asked
       // after its backoff.
       return afterWait(reserved == RESERVED_WITHIN_BACKOFF);
+    }
+    if (breakerRefusesNow()) {
+      return 0; // the breaker's refusal at once (step 2), not after a wait for a permit
     }
     try {
       return reserve(true, -1);
@@ -443,11 +446,55 @@ public abstract class RetryCall extends HostHold {
     synchronized (this) {
       permitBack(now);
     }
+    if (breakerRefusesNow()) {
+      return 0; // opened during the wait: refused at once, not after the pause
+    }
     try {
       return reserve(firstLook, -1);
     } finally {
       tellQueued();
     }
+  }
+
+  /**
+   * Before a wait for a rate-limit permit or a 429 pause: true when the breaker is open and not yet
+   * due for its trials, so the attempt's step 2 ({@link #acquireBreaker}, {@link #beginAttempt})
+   * will refuse it. No permit is then taken and none waited for: the breaker's refusal comes at
+   * once, as the contract says ("an open breaker fails a call at once"), where it came after the
+   * wait (a token's, up to {@code maxWait}; a pause's, up to {@code retryAfter.max}), or the caller
+   * got the rate limit's exception in its place. Step 2 refuses without asking the breaker again
+   * ({@link #refusedBeforePermit}): its time coming up in between must not let a trial go without a
+   * permit. The breaker is only looked at: a half-open trial is never taken here, and so never held
+   * through a wait. Closed (or none, or no rate limit, or observe mode, which never waits): false,
+   * at the cost of one volatile read.
+   */
+  private boolean breakerRefusesNow() {
+    CircuitBreaker breaker = state.breaker;
+    if (breaker == null
+        || state.limiter == null
+        || state.observe
+        || breaker.closedPermit() != CircuitBreaker.REJECTED) {
+      return false;
+    }
+    return breakerRefusesNowLocked(breaker);
+  }
+
+  private synchronized boolean breakerRefusesNowLocked(CircuitBreaker breaker) {
+    if (finished || cancelledByCaller()) {
+      return false; // the attempt is the client's to fail, as for any cancelled call
+    }
+    try {
+      if (!breaker.isOpenAt(state.engine.clock().nanoTime())) {
+        return false;
+      }
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      // As takeBreaker: our own failure asking the breaker never reaches the caller.
+      state.engine.internalError(
+          "looking at the circuit breaker", bug, "the call waits for its permit as before");
+      return false;
+    }
+    breakerRefusesBeforePermit();
+    return true;
   }
 
   /** The retry decided is not made: the rate limit gave it no permit ({@link #reserve}). */
@@ -502,11 +549,13 @@ public abstract class RetryCall extends HostHold {
     long now;
     CircuitBreakerOpenException e;
     try {
-      if (acquireWhileClosed()) {
+      // Refused before its permit (breakerRefusesNow): not asked again, no trial taken.
+      boolean refused = refusedBeforePermit();
+      if (!refused && acquireWhileClosed()) {
         return;
       }
       now = state.engine.clock().nanoTime();
-      if (acquire(now)) {
+      if (!refused && acquire(now)) {
         return;
       }
       e = breaker().rejection(now, state.engine.clock().wallMillis());

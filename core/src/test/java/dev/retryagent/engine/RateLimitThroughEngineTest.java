@@ -1111,6 +1111,150 @@ class RateLimitThroughEngineTest {
     assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
   }
 
+  /** A 503 opens the breaker for 30 s (one call in the window is enough). */
+  private static TestPolicy breakerOpenedByOne503() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1).halfOpenCalls(1).openFor(Duration.ofSeconds(30));
+    return p;
+  }
+
+  /**
+   * r18's finding: with the rate limit on, a call to a host whose breaker is open first waited for
+   * its token (1 s here), and only then heard the breaker's refusal. "An open breaker fails a call
+   * at once, without touching the network": now it does, before any permit is asked for.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void anOpenBreakerFailsACallAtOnceWithoutWaitingForARateLimitToken(Driver driver) {
+    TestPolicy p = breakerOpenedByOne503();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(10));
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503))); // opens the breaker
+    long before = f.clock.nanoTime();
+
+    Script second = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), second);
+
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(second.attemptCount()).isZero();
+    assertThat(waited(f)).isZero();
+    assertThat(f.clock.nanoTime()).isEqualTo(before);
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
+    assertThat(f.listener.events(RetryEvent.Type.BREAKER_REJECTED)).hasSize(1);
+    List<RetryEvent> givenUp = f.listener.events(RetryEvent.Type.GIVE_UP);
+    assertThat(givenUp.get(givenUp.size() - 1).reason()).isEqualTo(GiveUpReason.CIRCUIT_OPEN);
+  }
+
+  /** The same without maxWait: the caller got RateLimitedException in the breaker's place. */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void anOpenBreakersRefusalIsTheCallersExceptionNotTheEmptyBucketsOne(Driver driver) {
+    TestPolicy p = breakerOpenedByOne503();
+    p.rateLimit.enabled(true).perSecond(1).burst(1); // maxWait 0
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503))); // its token spent
+
+    Script second = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), second);
+
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(second.attemptCount()).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
+  }
+
+  /**
+   * r18's second scenario: a 429 with Retry-After 25 s paused the host while its breaker was open,
+   * and a new call waited out the 25 s pause before the breaker refused it.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void anOpenBreakerFailsACallAtOnceWithoutWaitingOutTheHosts429Pause(Driver driver)
+      throws Exception {
+    TestPolicy p = breakerOpenedByOne503();
+    p.breaker.countWindow(2).openFor(Duration.ofSeconds(60));
+    p.rateLimit.enabled(true).perSecond(100).burst(100);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall a = f.newCall(FakeRequest.get());
+    RetryCall b = f.newCall(FakeRequest.get());
+    a.reservePermit();
+    a.beginAttempt();
+    b.reservePermit();
+    b.beginAttempt();
+    b.onResponse(503, null); // opens the breaker
+    a.onResponse(429, "25"); // in flight before it opened: pauses the host for 25 s
+    assertThat(f.engine.breakers().get(0).state()).isEqualTo(CircuitState.OPEN);
+    long before = f.clock.nanoTime();
+
+    Script next = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), next);
+
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(next.attemptCount()).isZero();
+    assertThat(waited(f)).isZero();
+    assertThat(f.clock.nanoTime()).isEqualTo(before);
+  }
+
+  /**
+   * A caller already waiting for its token when the breaker opens and a 429 pauses the host: after
+   * the token's wait, the breaker refuses it at once, not after the pause as well.
+   */
+  @org.junit.jupiter.api.Test
+  void aCallerWaitingForATokenWhenTheBreakerOpensIsNotHeldThroughAPauseBeforeItsRefusal()
+      throws Exception {
+    TestPolicy p = breakerOpenedByOne503();
+    p.breaker.countWindow(2);
+    p.rateLimit.enabled(true).perSecond(4).burst(2).maxWait(Duration.ofSeconds(1));
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall a = f.newCall(FakeRequest.get());
+    RetryCall c = f.newCall(FakeRequest.get());
+    assertThat(a.reservePermit()).isZero();
+    a.beginAttempt();
+    assertThat(c.reservePermit()).isZero();
+    c.beginAttempt();
+    f.sleeper.duringNextSleep(
+        () -> {
+          c.onResponse(503, null); // opens the breaker
+          a.onResponse(429, "5"); // pauses the host
+        });
+    Script b = new Script(f.clock, respond(200));
+
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), b);
+
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(b.attemptCount()).isZero();
+    assertThat(f.sleeper.sleeps()).containsExactly(250 * MS); // the token's wait only
+  }
+
+  /**
+   * Only looked at: the breaker refuses the attempt it was open for even when its time comes up
+   * before the attempt asks it (no half-open trial goes without its permit), and it takes no trial
+   * for that refusal, so the next call gets the trial, its permit waited for as before.
+   */
+  @org.junit.jupiter.api.Test
+  void aBreakerOpenWhenThePermitWasAskedForRefusesThatAttemptAndKeepsItsTrialForTheNext()
+      throws Exception {
+    TestPolicy p = breakerOpenedByOne503();
+    p.rateLimit.enabled(true).perSecond(1).burst(1).maxWait(Duration.ofSeconds(10));
+    EngineFixture f = EngineFixture.of(p);
+    Driver.SYNC.run(f, FakeRequest.get(), new Script(f.clock, respond(503))); // opens it
+    RetryCall refused = f.newCall(FakeRequest.get());
+    assertThat(refused.reservePermit()).isZero(); // no wait for the token: refused at once
+    f.clock.advance(30 * S); // its half-open time comes before the attempt asks the breaker
+    org.assertj.core.api.Assertions.assertThatThrownBy(refused::beginAttempt)
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(f.engine.breakers().get(0).state()).isEqualTo(CircuitState.OPEN);
+
+    // The bucket's token is taken: the trial waits for the next one, then goes.
+    RetryCall other = f.newCall(FakeRequest.get());
+    assertThat(other.reservePermit()).isZero();
+    Script trial = new Script(f.clock, respond(200));
+    CallResult r = Driver.SYNC.run(f, FakeRequest.get(), trial);
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(f.sleeper.sleeps()).containsExactly(S);
+    assertThat(f.engine.breakers().get(0).state()).isEqualTo(CircuitState.CLOSED);
+  }
+
   /** Call a's attempt is in flight: it took the bucket's only token (burst 1, 4/s, maxWait 1s). */
   private static RetryCall inFlight(EngineFixture f) throws Exception {
     RetryCall a = f.newCall(FakeRequest.get());

@@ -1181,6 +1181,33 @@ class AsyncRetrierTest {
   }
 
   @Test
+  void anEnqueuedCallToAHostWhoseBreakerIsOpenHearsTheBreakerNotTheEmptyBucket() throws Exception {
+    // The breaker was asked only after the rate limit: with the host's bucket empty (maxWait 0),
+    // the callback heard RateLimitedException where an open breaker fails the call itself.
+    engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build(),
+            TestEngines.neverRefilled(1),
+            events);
+    retrier = new AsyncRetrier(engine);
+    client = new OkHttpClient.Builder().addInterceptor(retrier.interceptor()).build();
+    server.otherwise(status(503));
+    client.newCall(get("/fails")).execute().close(); // the bucket's one permit; opens the breaker
+    Heard heard = new Heard();
+
+    retrier.enqueue(client.newCall(get("/items")), heard, client.dispatcher());
+
+    assertThat(heard.await()).startsWith(CircuitBreakerOpenException.class.getName());
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
+    assertThat(retrier.running()).isZero();
+  }
+
+  @Test
   void aCallCancelledBeforeItIsEnqueuedHearsCanceledThoughTheBreakerIsOpen() throws Exception {
     // Retrofit cancels its OkHttp call before enqueue() when its own call was cancelled first.
     // OkHttp then reports "Canceled"; the agent asked the breaker first, and the callback got

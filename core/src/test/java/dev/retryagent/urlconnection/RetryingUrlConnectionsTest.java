@@ -1425,6 +1425,28 @@ class RetryingUrlConnectionsTest {
   }
 
   @Test
+  void anOpenBreakerFailsFastThoughTheHostsBucketIsEmpty() throws Exception {
+    // The rate limit was asked before the breaker: with the bucket empty (maxWait 0) the caller
+    // got RateLimitedException where an open breaker fails the call itself.
+    server.otherwise(status(503));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            b -> b.maxAttempts(1),
+            dev.retryagent.policy.Policy.defaults().budget(),
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build(),
+            TestEngines.neverRefilled(1),
+            events);
+    assertThat(open("/v1/items", engine).getResponseCode()).isEqualTo(503); // opens the breaker
+
+    HttpURLConnection c = open("/v1/items", engine);
+
+    assertThatThrownBy(c::getResponseCode).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(server.requestCount()).isEqualTo(1);
+  }
+
+  @Test
   void anOpenBreakerFailsFastWithoutARequest() throws Exception {
     server.otherwise(status(503));
     RetryEngine engine =
