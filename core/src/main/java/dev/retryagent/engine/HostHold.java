@@ -150,11 +150,12 @@ abstract class HostHold {
         && askedNanos != RetryAfter.NONE
         && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      long pauseNanos = Math.min(askedNanos, state.retry.retryAfterMax().toNanos());
-      state.limiter.pause(now, pauseNanos);
+      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
       // The 429 is the host's word about itself: the host's other buckets (routes with a rate
-      // limit of their own) pause too, not only this route's.
-      state.engine.pauseHost(state, now, pauseNanos);
+      // limit of their own) pause too, not only this route's, each bounded by its own route's
+      // retryAfter.max: what the host asked goes on, not this route's bound of it, which held
+      // another route's bucket no longer than this route would wait.
+      state.engine.pauseHost(state, now, askedNanos);
     }
   }
 

@@ -608,9 +608,9 @@ public final class RetryEngine {
     if (seam != null) {
       seam.run();
     }
-    long until = noted == null ? now : noted.until;
-    if (until - now > 0) {
-      limiter.pause(now, Math.min(until - now, policy.retry().retryAfterMax().toNanos()));
+    long left = noted == null ? 0 : noted.leftNanos(now, policy.retry().retryAfterMax());
+    if (left > 0) {
+      limiter.pause(now, left);
     }
     return limiter;
   }
@@ -622,16 +622,22 @@ public final class RetryEngine {
   volatile Runnable pauseReadSeam;
 
   /**
-   * A 429 of {@code from}'s target paused its limiter for {@code pauseNanos}: the host's other
-   * limiters of this JVM (routes whose rate limit is a section of their own, each a bucket of its
-   * own) pause too, each bounded by its routes' {@code retryAfter.max} ({@link HostBucket}), unless
-   * its section does not pause on 429. Every one the registry holds for the target: made by a route
-   * that spells the host in another case, or by an older configuration whose calls still hold it
-   * (their retries must not go during the host's Retry-After either). A fleet's limiter is left to
-   * the fleet (its pause is the route's, in Redis). On a 429 only: the group of the target, not a
-   * walk of every host.
+   * A 429 of {@code from}'s target asked for {@code askedNanos} (its {@code Retry-After},
+   * unbounded: {@code from}'s own limiter paused for it within its route's {@code retryAfter.max}):
+   * the host's other limiters of this JVM (routes whose rate limit is a section of their own, each
+   * a bucket of its own) pause too, each bounded by its own routes' {@code retryAfter.max} ({@link
+   * HostBucket}), unless its section does not pause on 429. Before, they were bounded by {@code
+   * from}'s route's as well: a route that waits for a Retry-After up to 60 s went after 10 s, when
+   * the 429 came on a route whose bound is 10 s. Every one the registry holds for the target: made
+   * by a route that spells the host in another case, or by an older configuration whose calls still
+   * hold it (their retries must not go during the host's Retry-After either). A fleet's limiter is
+   * left to the fleet (its pause is the route's, in Redis). On a 429 only: the group of the target,
+   * not a walk of every host.
    */
-  void pauseHost(HostState from, long now, long pauseNanos) {
+  void pauseHost(HostState from, long now, long askedNanos) {
+    // At most a day, the longest any route waits for (RetryPolicy.RETRY_AFTER_MAX_LIMIT): a noted
+    // pause is forgotten once over, and a year's Retry-After would keep it for a year.
+    long pauseNanos = Math.min(askedNanos, RetryPolicy.RETRY_AFTER_MAX_LIMIT.toNanos());
     // Keyed as the limiters are, the host in lower case (TargetKey, made once with the state, not
     // per 429): a limiter made later finds the pause however its route spells the host.
     String target = from.target;
@@ -657,11 +663,11 @@ public final class RetryEngine {
    */
   void pauseDroppedBucket(HostState s, long now) {
     Pause noted = hostPauses.get(s.target);
-    long until = noted == null ? now : noted.until;
-    if (until - now > 0 && s.limiter instanceof RateLimiter) {
+    long left = noted == null ? 0 : noted.leftNanos(now, s.policy.retry().retryAfterMax());
+    if (left > 0 && s.limiter instanceof RateLimiter) {
       RateLimiter l = (RateLimiter) s.limiter;
       if (l.policy().pauseOn429()) {
-        l.pause(now, Math.min(until - now, s.policy.retry().retryAfterMax().toNanos()));
+        l.pause(now, left);
       }
     }
   }
@@ -679,8 +685,9 @@ public final class RetryEngine {
     synchronized (pauseLock) {
       Pause noted = hostPauses.get(target);
       if (noted == null) {
-        addPause(new Pause(target, until));
+        addPause(new Pause(target, now, until));
       } else if (until - noted.until > 0) {
+        noted.since = now; // first: a reader takes until, then since (Pause.leftNanos)
         noted.until = until;
         siftPauseDown(noted.index);
       }
@@ -785,11 +792,31 @@ public final class RetryEngine {
   private static final class Pause {
     final String target;
     volatile long until;
+
+    /**
+     * When the 429 that asked for {@link #until} came: a route's bound ({@code retryAfter.max})
+     * counts from there, for a bucket made (or dropped) later as for one paused at the 429.
+     */
+    volatile long since;
+
     int index;
 
-    Pause(String target, long until) {
+    Pause(String target, long since, long until) {
       this.target = target;
+      this.since = since;
       this.until = until;
+    }
+
+    /**
+     * What is left at {@code now} of the pause for a route that waits for a {@code Retry-After} up
+     * to {@code retryAfterMax}: it ends at the pause's end or {@code retryAfterMax} after the 429,
+     * whichever comes first; 0 or less when over. Counted from now, a bucket made during a long
+     * pause waited its route's whole bound from its making, past the bound from the 429.
+     */
+    long leftNanos(long now, Duration retryAfterMax) {
+      long untilNow = until - now;
+      long boundNow = since - now + retryAfterMax.toNanos();
+      return Math.min(untilNow, boundNow);
     }
   }
 

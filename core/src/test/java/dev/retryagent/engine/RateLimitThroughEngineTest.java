@@ -833,6 +833,86 @@ class RateLimitThroughEngineTest {
     assertThat(post.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
   }
 
+  /**
+   * r18's finding: the 429's route bounded every other route's pause by its own retryAfter.max:
+   * writes wait for a Retry-After up to 10 s, the defaults and deletes up to 30 s, and a POST's 429
+   * asking for 20 s held the host's other buckets 10 s only. Each is bounded by its own route's
+   * retryAfter.max (docs/configuration.md, rateLimit): the writes 10 s, the others 20 s.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429HoldsEachOtherRoutesBucketAsLongAsItsOwnRetryAfterMaxAllows(Driver driver) {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ShortWrites());
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200))); // the defaults' bucket
+
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+
+    Script post = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("POST"), post);
+    assertThat(post.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(10 * S);
+    // Made before the 429, and after it (no DELETE came before): 20 s, as the host asked.
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  /** The same for a bucket made after the 429: the host's whole pause, within its own bound. */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aBucketMadeAfterA429OnARouteOfAShorterBoundWaitsAsLongAsItsOwnAllows(Driver driver) {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ShortWrites());
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+
+    Script delete = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("DELETE"), delete);
+    assertThat(delete.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  /**
+   * A route's bound counts from the 429, for a bucket made later as for one paused at the 429: the
+   * patches (up to 5 s) made 3 s after a 429 that asked for 20 s wait 2 s, not 5 s from their
+   * bucket's making.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aBucketMadeDuringTheHostsPauseIsBoundedFromThe429NotFromItsMaking(Driver driver) {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new ShortWrites());
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+    f.clock.advance(3 * S);
+
+    Script patch = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.of("PATCH"), patch);
+    assertThat(patch.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(5 * S);
+  }
+
+  /**
+   * Writes (POST) wait for a Retry-After up to 10 s, patches up to 5 s, the rest up to 30 s (the
+   * default); each route has a rate limit of its own.
+   */
+  private static final class ShortWrites implements PolicyResolver {
+    private final Policy writes = ByMethod.limited("writes", 10, Duration.ofSeconds(10), true);
+    private final Policy patches = ByMethod.limited("patches", 20, Duration.ofSeconds(5), true);
+    private final Policy deletes = ByMethod.limited("deletes", 5, null, true);
+    private final Policy defaults = ByMethod.limited("default", 50, null, true);
+
+    @Override
+    public Policy resolve(String method, String host, int port, String path) {
+      switch (method) {
+        case "POST":
+          return writes;
+        case "PATCH":
+          return patches;
+        case "DELETE":
+          return deletes;
+        default:
+          return defaults;
+      }
+    }
+  }
+
   @ParameterizedTest
   @MethodSource("drivers")
   void a429PausesTheBucketOfACallStillUnderWayWithTheConfigurationBeforeAReload(Driver driver) {
