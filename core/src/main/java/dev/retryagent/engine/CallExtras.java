@@ -39,6 +39,13 @@ final class CallExtras {
    */
   long previousDelayNanos;
 
+  /**
+   * Requests the client sent again on its own so far in the call, each counted as an attempt
+   * ({@link RetryCall#clientRepeated} and the like): the backoff's step counts the call's own
+   * retries only, which are its attempts less these.
+   */
+  int clientResends;
+
   /** Where the budget counted the retry taken last ({@link RetryBudget#acquireRetry}'s ticket). */
   long retryTicket;
 

@@ -642,8 +642,9 @@ public abstract class RetryCall extends HostHold {
       return;
     }
     attempt++;
+    extras().clientResends++;
     if (!governed) {
-      extras().resends().made();
+      extras.resends().made();
     }
     recordResend(breakerFailure, now - attemptStartNanos, now);
     // The server saw one more request: the attempt counters (metrics) count what reached it.
@@ -1446,6 +1447,7 @@ public abstract class RetryCall extends HostHold {
             request(),
             result,
             attempt,
+            extras == null ? attempt : attempt - extras.clientResends,
             new CallMoment(this, extras, startNanos, now, retryAfterNanos));
     // Only the breaker rule gives this reason here: end as the next attempt would have.
     if (d.reason() == GiveUpReason.CIRCUIT_OPEN) {

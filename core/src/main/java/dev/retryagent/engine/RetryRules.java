@@ -81,6 +81,24 @@ public final class RetryRules {
    */
   public static Decision decide(
       RetryPolicy retry, RequestInfo request, AttemptResult result, int attempt, Moment moment) {
+    return decide(retry, request, result, attempt, attempt, moment);
+  }
+
+  /**
+   * {@link #decide(RetryPolicy, RequestInfo, AttemptResult, int, Moment)} for a call whose client
+   * sent requests again by itself: {@code attempt} counts them (for {@code maxAttempts}, which
+   * bounds what the server sees), {@code ownAttempts} does not, and is the backoff's step: {@code
+   * backoff.initial} is the delay before the call's first retry, however often the client resent
+   * inside the first attempt. Counted with the resends, a retry after OkHttp's own repeat of a 408
+   * waited {@code initial x multiplier}.
+   */
+  static Decision decide(
+      RetryPolicy retry,
+      RequestInfo request,
+      AttemptResult result,
+      int attempt,
+      int ownAttempts,
+      Moment moment) {
     boolean failure = isFailure(retry, result);
     // Nobody is waiting for the answer any more: the caller cancelled, or its timeout ran out. A
     // response that is no failure (a 200 whose head came before the cancel) goes back as any
@@ -117,7 +135,10 @@ public final class RetryRules {
     }
     long delay =
         Backoff.delayNanos(
-            retry.backoff(), attempt, moment.previousDelayNanos(), moment.nextRandom());
+            retry.backoff(),
+            Math.max(1, ownAttempts),
+            moment.previousDelayNanos(),
+            moment.nextRandom());
     // Never sooner than the server asked.
     if (retryAfterNanos != RetryAfter.NONE) {
       delay = Math.max(delay, retryAfterNanos);

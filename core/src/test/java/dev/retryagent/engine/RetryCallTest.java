@@ -601,6 +601,51 @@ class RetryCallTest {
     assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
   }
 
+  /**
+   * r18's finding: the client's own resends counted as steps of the backoff. OkHttp repeats a 408
+   * by itself inside attempt 1; the first retry of the call then waited initial x multiplier (200
+   * ms) where backoff.initial is "delay before the first retry" (100 ms). They still count as
+   * attempts (maxAttempts), only not as retries of the call's for the backoff.
+   */
+  @Test
+  void theBackoffCountsTheCallsOwnRetriesNotTheClientsResends() throws Exception {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofMillis(100), 2.0, Duration.ofSeconds(5));
+    p.retry.maxAttempts(6);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.beginAttempt();
+    call.clientRepeated(408); // OkHttp sent the request again after a 408, by itself
+
+    Decision first = call.onResponse(503, null);
+
+    assertThat(call.attempt()).isEqualTo(2);
+    assertThat(first.retry()).isTrue();
+    assertThat(first.delayNanos()).isEqualTo(100_000_000L);
+
+    call.waitsToRetry();
+    call.beginAttempt(); // the call's first retry, its attempt 3
+    Decision second = call.onResponse(503, null);
+    assertThat(second.retry()).isTrue();
+    assertThat(second.delayNanos()).isEqualTo(200_000_000L);
+  }
+
+  /** The same after a transport failure the client resent on its own (HttpClient 4.5). */
+  @Test
+  void theBackoffCountsNoResendTheClientMadeAfterAFailure() throws Exception {
+    TestPolicy p = TestPolicy.create().backoff(Duration.ofMillis(100), 2.0, Duration.ofSeconds(5));
+    p.retry.maxAttempts(10);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.clientResendsOf(e -> 2); // resent a dropped GET twice by itself
+    call.beginAttempt();
+
+    Decision d = call.onFailure(new SocketException("Connection reset"));
+
+    assertThat(call.attempt()).isEqualTo(3);
+    assertThat(d.retry()).isTrue();
+    assertThat(d.delayNanos()).isEqualTo(100_000_000L);
+  }
+
   @Test
   void aRetryLeavesRoomForEveryResendTheClientMadeWithoutAsking() throws Exception {
     TestPolicy p = TestPolicy.create();
