@@ -108,6 +108,29 @@ class RouteNameRuleTest {
   }
 
   @Test
+  void aNameWithAnInvisibleCharacterOrAnUnpairedSurrogateIsRefused() throws Exception {
+    // "ab\u202e" writes the rest of its log line right to left in a terminal; "ab" and
+    // "ab\u200b" are two routes that look alike; "a\ud800" and "a?" were two routes written the
+    // same by every UTF-8 output (the same series twice in one scrape).
+    String[][] cases = {
+      {"\"ab\\u202e\"", "the invisible character U+202E at character 3"},
+      {"\"ab\\u200b\"", "the invisible character U+200B at character 3"},
+      {"\"a\\u2066b\\u2069\"", "the invisible character U+2066 at character 2"},
+      {"\"soft\\xadhyphen\"", "the invisible character U+00AD at character 5"},
+      {"\"a\\ud800\"", "the unpaired surrogate U+D800 at character 2"},
+      {"\"\\udc00a\"", "the unpaired surrogate U+DC00 at character 1"},
+    };
+    for (String[] c : cases) {
+      ConfigProblem p = Yaml.problem("routes: [{name: " + c[0] + "}]");
+      assertThat(p.path()).as(c[0]).isEqualTo("routes[0].name");
+      assertThat(p.message()).as(c[0]).endsWith("; this one has " + c[1]);
+    }
+    // A pair is one character, and a name of it loads.
+    assertThat(Yaml.load("routes: [{name: \"rocket \\ud83d\\ude80\"}]").routes().get(0).name())
+        .isEqualTo("rocket \ud83d\ude80");
+  }
+
+  @Test
   void aNameFromAVariableIsCheckedAsWritten() {
     ConfigProblem p =
         Yaml.problemWithEnv(Map.of("ROUTE", "pay\r\nments"), "routes: [{name: \"x${ROUTE}\"}]");
@@ -130,7 +153,7 @@ class RouteNameRuleTest {
     String[][] cases = {
       {"\"\\u00a0pay\"", "starts with the blank U+00A0"},
       {"\"pay\\u3000\"", "ends with the blank U+3000"},
-      {"\"\\ufeffpay\"", "starts with the blank U+FEFF"},
+      {"\"\\ufeffpay\"", "has the invisible character U+FEFF at character 1"},
       {"\"pay\\u2009\"", "ends with the blank U+2009"},
     };
     for (String[] c : cases) {
