@@ -127,10 +127,12 @@ final class TransportClassifier {
     if (t instanceof HttpConnectTimeoutException
         || t instanceof ConnectException
         || t instanceof NoRouteToHostException) {
-      return Outcome.CONNECT_FAILURE;
+      return resentByTheJdk(t) ? Outcome.RESET : Outcome.CONNECT_FAILURE;
     }
     if (t instanceof SocketTimeoutException) {
-      return isConnectMessage(t.getMessage()) ? Outcome.CONNECT_FAILURE : Outcome.TIMEOUT;
+      return !isConnectMessage(t.getMessage())
+          ? Outcome.TIMEOUT
+          : resentByTheJdk(t) ? Outcome.RESET : Outcome.CONNECT_FAILURE;
     }
     if (t instanceof HttpTimeoutException) {
       return Outcome.TIMEOUT;
@@ -161,7 +163,7 @@ final class TransportClassifier {
       // HttpURLConnection as it came. A POST under if-not-sent was not retried, and
       // retryOn.transport [connect] did not cover them. Told by the stack, not the message: the
       // same message could come from a write.
-      if (t instanceof BindException || thrownConnecting(t)) {
+      if ((t instanceof BindException || thrownConnecting(t)) && !resentByTheJdk(t)) {
         return Outcome.CONNECT_FAILURE;
       }
       return Outcome.RESET;
@@ -228,6 +230,24 @@ final class TransportClassifier {
                   || m.equals("finishConnect")
                   || m.equals("timedFinishConnect")))
           || (c.equals("sun.net.NetworkClient") && m.equals("doConnect"))) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code t} came from the connect of HttpURLConnection's own resend of a request it had
+   * sent: the JDK's {@code sun.net.www.http.HttpClient}, finding the connection closed before a
+   * status line (a POST too, with {@code sun.net.http.retryPost} on, its default), connects again
+   * from {@code parseHTTP} and sends the request again. A failure of that connect is not "never
+   * sent": the first copy went out, and the server may have processed it (library mode, where the
+   * JDK's resend is left on: a POST under if-not-sent would have been sent a third time).
+   */
+  private static boolean resentByTheJdk(Throwable t) {
+    for (StackTraceElement f : t.getStackTrace()) {
+      if (f.getClassName().equals("sun.net.www.http.HttpClient")
+          && f.getMethodName().startsWith("parseHTTP")) {
         return true;
       }
     }

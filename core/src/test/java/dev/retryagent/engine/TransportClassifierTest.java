@@ -138,6 +138,50 @@ class TransportClassifierTest {
   }
 
   @Test
+  void theConnectOfHttpUrlConnectionsOwnResendOfASentRequestIsNotAConnectFailure()
+      throws Exception {
+    // The JDK's HttpClient, finding the connection closed before a status line, connects again
+    // from parseHTTP and resends (a POST too, sun.net.http.retryPost being on by default, as in
+    // library mode). That connect's failure was "never sent", so a POST under if-not-sent went a
+    // third time; the server may have processed the first. A real one, on loopback: the server
+    // reads the request, then closes the connection and stops listening.
+    java.net.ServerSocket server =
+        new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress());
+    int port = server.getLocalPort();
+    Thread serving =
+        new Thread(
+            () -> {
+              try (java.net.Socket s = server.accept()) {
+                s.getInputStream().read(new byte[4096]);
+                server.close();
+              } catch (java.io.IOException e) {
+                // the test's assertion says what happened
+              }
+            });
+    serving.start();
+    java.net.HttpURLConnection c =
+        (java.net.HttpURLConnection)
+            new java.net.URL("http://127.0.0.1:" + port + "/x").openConnection();
+    c.setConnectTimeout(5_000);
+    c.setReadTimeout(5_000);
+    java.io.IOException failed = null;
+    try {
+      c.getResponseCode();
+    } catch (java.io.IOException e) {
+      failed = e;
+    } finally {
+      serving.join(10_000);
+      server.close();
+    }
+    assertThat(failed).isInstanceOf(ConnectException.class);
+    assertThat(failed.getStackTrace()).anyMatch(f -> f.getMethodName().startsWith("parseHTTP"));
+    assertThat(TransportClassifier.classify(failed)).isEqualTo(Outcome.RESET);
+    // The same refusal on a first connect is a connect failure.
+    assertThat(TransportClassifier.classify(new ConnectException("Connection refused")))
+        .isEqualTo(Outcome.CONNECT_FAILURE);
+  }
+
+  @Test
   void aRefusedConnectionReportedAsAPlainSocketExceptionIsAConnectFailure() {
     assertThat(TransportClassifier.classify(new SocketException("Connection refused")))
         .isEqualTo(Outcome.CONNECT_FAILURE);
