@@ -355,7 +355,12 @@ public final class AgentRuntime {
         if (b == null) {
           b = new Built(this, config, errors);
           built = b;
-          if (background != null) {
+          if (exiting) {
+            // A first call from the application's own shutdown hook (deregistering from service
+            // discovery, say), after the exit hook ran: its dead letters are refused and counted
+            // as after the exit, as an engine built earlier has them; no exporter starts.
+            b.deadLetters.closeAtExit(Duration.ZERO);
+          } else if (background != null) {
             background.scheduleAfterFirstCall();
           }
         }
@@ -526,8 +531,8 @@ public final class AgentRuntime {
     @Override
     public void run() {
       synchronized (AgentRuntime.this) {
-        if (started) {
-          return;
+        if (started || exiting) {
+          return; // after the exit hook: no exporter, no watcher, to be stopped by nobody
         }
         started = true;
       }
@@ -594,6 +599,9 @@ public final class AgentRuntime {
       exiting = true;
       f = fleet;
       b = built;
+      if (background != null && background.scheduled != null) {
+        background.scheduled.cancel(); // and Background.run, if it runs all the same, sees exiting
+      }
     }
     if (f != null) {
       f.close(); // leaves the live count at once rather than after three heartbeats

@@ -1,6 +1,7 @@
 package dev.retryagent.agent.runtime;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -77,6 +78,36 @@ class DeadLetterReloadTest {
       assertThat(dropped(port)).isEqualTo(5);
     } finally {
       runtime.onExit();
+    }
+  }
+
+  @Test
+  void afterTheExitHookNeitherTheDelayedStartNorAFirstCallStartsTheExportersOrWritesALine()
+      throws Exception {
+    // The exit hook ran within the start's delay (the application's own shutdown hooks draining
+    // for 30 s): the delayed start then bound the Prometheus endpoint, and a first call from such a
+    // hook built an engine whose dead-letter writer nobody closed, and scheduled the start again.
+    int port = freePort();
+    Path file = dir.resolve("dead.jsonl");
+    AgentRuntime runtime =
+        new AgentRuntime(
+            sources,
+            config(
+                "metrics: { jmx: false, prometheus: { enabled: true, port: " + port + " } }", file),
+            tasks);
+    runtime.startBackground(null, null);
+    assertThat(tasks.pending()).as("the start at the delay").hasSize(1);
+
+    runtime.onExit();
+    assertThat(tasks.pending()).as("cancelled by the exit").isEmpty();
+    giveUps(runtime, 1); // the first call: builds the engine now
+    assertThat(tasks.pending()).as("no start after the first call").isEmpty();
+
+    assertThat(file).doesNotExist();
+    assertThat(stderr.text()).contains("a call gave up after the JVM's exit had begun");
+    try (java.net.Socket s = new java.net.Socket()) {
+      assertThatThrownBy(() -> s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 2_000))
+          .isInstanceOf(java.net.ConnectException.class);
     }
   }
 
