@@ -215,7 +215,7 @@ final class BoundedRegistry<K, V> {
   private void evict(Partition<K, V> home, Entry<V> keep) {
     LinkedHashMap<K, Entry<V>> entries = home.entries;
     int maxSize = home.bound;
-    List<K> looked = new ArrayList<>(IDLE_SEARCH);
+    List<K> looked = new ArrayList<>(IDLE_SEARCH_MAX);
     while (entries.size() > maxSize) {
       looked.clear();
       Map.Entry<K, Entry<V>> idleVictim = null;
@@ -248,9 +248,13 @@ final class BoundedRegistry<K, V> {
       entries.remove(victimKey);
       ungroup(victimKey, victim.getValue());
       evictions++;
-      for (K k : looked) {
+      // Second chance, to the back: the sample only. Those looked at past it were never
+      // candidates but for being idle; sent back too, they would outlive newer entries, and the
+      // least recently used order of a registry of busy entries would be lost.
+      for (int i = 0, n = Math.min(IDLE_SEARCH, looked.size()); i < n; i++) {
+        K k = looked.get(i);
         if (!k.equals(victimKey)) {
-          entries.put(k, entries.remove(k)); // second chance: to the back
+          entries.put(k, entries.remove(k));
         }
       }
     }
