@@ -1,5 +1,6 @@
 package dev.retryagent.engine;
 
+import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.time.Instant;
 
@@ -38,7 +39,7 @@ public final class CircuitBreakerOpenException extends IOException {
     if (m == null) {
       m =
           "retry-agent: circuit breaker for "
-              + breakerKey
+              + shownKey(breakerKey)
               + " is open; it will be tried again at "
               + retryAt()
               + " (in "
@@ -64,4 +65,19 @@ public final class CircuitBreakerOpenException extends IOException {
   public Instant retryAt() {
     return Instant.ofEpochMilli(retryAtMillis);
   }
+
+  /**
+   * The key as the agent's log lines write it: a route's name quoted when outside the old rule (a
+   * route named {@code x, observe}), a host on one line and cut past 253 characters.
+   */
+  private static String shownKey(String key) {
+    if (key == null) {
+      return "null";
+    }
+    return key.startsWith(ROUTE_KEY)
+        ? ROUTE_KEY + Sanitizer.routeName(key.substring(ROUTE_KEY.length()))
+        : Sanitizer.oneLine(Sanitizer.boundedHost(key));
+  }
+
+  private static final String ROUTE_KEY = "route:";
 }

@@ -339,7 +339,9 @@ public final class RetryEvent {
         + (reason == null ? "" : " reason=" + reason.label())
         + (delayNanos > 0 ? " delay=" + delayNanos / 1_000_000 + "ms" : "")
         + " [route="
-        + Sanitizer.oneLine(route)
+        // Quoted when outside the old rule (Sanitizer.routeName), as the agent's log lines write
+        // it: a route named `x, observe` must not read as observe mode.
+        + Sanitizer.routeName(route)
         + (observeOnly ? ", observe" : "")
         + "]";
   }

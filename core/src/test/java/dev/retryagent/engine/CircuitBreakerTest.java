@@ -659,6 +659,20 @@ class CircuitBreakerTest {
   }
 
   @Test
+  void theOpenBreakersExceptionNamesARouteAsTheLogLinesDo() {
+    // The message the application sees (and logs) wrote route:x, observe unquoted.
+    assertThat(new CircuitBreakerOpenException("route:x, observe", 0, 5).getMessage())
+        .startsWith("retry-agent: circuit breaker for route:\"x, observe\" is open;");
+    assertThat(new CircuitBreakerOpenException("route:llm", 0, 5).getMessage())
+        .startsWith("retry-agent: circuit breaker for route:llm is open;");
+    assertThat(new CircuitBreakerOpenException("https://api.example.com:443", 0, 5).getMessage())
+        .startsWith("retry-agent: circuit breaker for https://api.example.com:443 is open;");
+    String longHost = "https://" + "a".repeat(300) + ".example:443";
+    assertThat(new CircuitBreakerOpenException(longHost, 0, 5).getMessage())
+        .doesNotContain("a".repeat(260));
+  }
+
+  @Test
   void aTimeWindowWhoseFailureHasLeftItIsIdleWithoutAnotherCall() {
     // The window moved only when a call recorded: a host that failed once and was never called
     // again kept its failure, was never idle, and so never made room under maxHosts before a

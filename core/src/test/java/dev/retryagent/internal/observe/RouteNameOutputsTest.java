@@ -69,6 +69,30 @@ class RouteNameOutputsTest {
   }
 
   @Test
+  void aRetryEventsTextQuotesTheNameAsTheLogLinesDo() {
+    // RetryEvent.toString, what a listener of the library prints (docs/library.md), wrote
+    // [route=x, observe] for a route named "x, observe" in enforce mode.
+    List<String> events = new CopyOnWriteArrayList<>();
+    Rig rig = new Rig(Rig.policy("x, observe"), retries(events));
+    rig.call(FakeRequest.get("api.example.com", "/v1/x"), 503, 200);
+    assertThat(events).isNotEmpty().allMatch(e -> e.endsWith(" [route=\"x, observe\"]"));
+
+    List<String> plain = new CopyOnWriteArrayList<>();
+    new Rig(Rig.policy("llm"), retries(plain))
+        .call(FakeRequest.get("api.example.com", "/v1/x"), 503, 200);
+    assertThat(plain).isNotEmpty().allMatch(e -> e.endsWith(" [route=llm]"));
+  }
+
+  private static dev.retryagent.engine.RetryListener retries(List<String> out) {
+    return new dev.retryagent.engine.RetryListener() {
+      @Override
+      public void onRetry(dev.retryagent.engine.RetryEvent event) {
+        out.add(event.toString());
+      }
+    };
+  }
+
+  @Test
   void aRouteScopedBreakersLinesQuoteTheName() {
     List<String> lines = new CopyOnWriteArrayList<>();
     Rig rig =
