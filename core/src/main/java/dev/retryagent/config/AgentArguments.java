@@ -75,10 +75,10 @@ final class AgentArguments {
       problems.add(
           argProblem(
               "",
-              "found "
-                  + ConfigProblem.shown(a)
-                  + ", read as key=value pairs (config, mode, strict) since no file of that name"
-                  + " exists; a path that holds `=` is written config=PATH or ./PATH"));
+              // Not the argument itself: a pair of an unknown key may hold a secret
+              // (password=...); the pairs' own problems name the keys.
+              "read as key=value pairs (config, mode, strict) since no file named as the whole"
+                  + " argument exists; a path that holds `=` is written config=PATH or ./PATH"));
     }
     problems.addAll(read);
     return out;
@@ -160,10 +160,8 @@ final class AgentArguments {
     }
     return argProblem(
         "",
-        "found "
-            + ConfigProblem.shown(a)
-            + ", read as key=value pairs (config, mode, strict); a file of that name exists too: to"
-            + " name it, write config=PATH or ./PATH");
+        "read as key=value pairs (config, mode, strict); a file named as the whole argument"
+            + " exists too: to name it, write config=PATH or ./PATH");
   }
 
   private static String allowedFor(String key) {

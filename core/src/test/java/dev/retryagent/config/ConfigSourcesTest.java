@@ -112,9 +112,14 @@ class ConfigSourcesTest {
     assertThat(all).extracting(ConfigProblem::path).containsExactly("(argument)", "prod");
     assertThat(all.get(0))
         .hasToString(
-            "agent argument: (argument): found \"prod=eu.yml\", read as key=value pairs (config,"
-                + " mode, strict) since no file of that name exists; a path that holds `=` is"
-                + " written config=PATH or ./PATH");
+            "agent argument: (argument): read as key=value pairs (config, mode, strict) since no"
+                + " file named as the whole argument exists; a path that holds `=` is written"
+                + " config=PATH or ./PATH");
+    // The argument is not repeated: a pair of an unknown key may hold a secret.
+    assertThat(problems("config=app.yml,password=hunter2", NO_PROPS, Map.of()))
+        .extracting(ConfigProblem::toString)
+        .isNotEmpty()
+        .noneMatch(p -> p.contains("hunter2"));
   }
 
   /**
@@ -128,10 +133,8 @@ class ConfigSourcesTest {
     assertThat(e.problems()).extracting(ConfigProblem::path).containsExactly("(argument)", "mode");
     assertThat(e.problems().get(0).message())
         .isEqualTo(
-            "found \""
-                + modeFile
-                + "\", read as key=value pairs (config, mode, strict); a file of that name exists"
-                + " too: to name it, write config=PATH or ./PATH");
+            "read as key=value pairs (config, mode, strict); a file named as the whole argument"
+                + " exists too: to name it, write config=PATH or ./PATH");
     assertThat(ConfigSources.resolve("./" + modeFile, NO_PROPS, Map.of()).configFile())
         .isEqualTo(Path.of("./" + modeFile));
     assertThat(ConfigSources.resolve("config=" + modeFile, NO_PROPS, Map.of()).configFile())
@@ -517,7 +520,7 @@ class ConfigSourcesTest {
     List<ConfigProblem> all = problems("conf=x.yml,mode=observe", NO_PROPS, Map.of());
     assertThat(all).hasSize(2);
     assertThat(all.get(0).message())
-        .startsWith("found \"conf=x.yml,mode=observe\", read as key=value");
+        .startsWith("read as key=value pairs (config, mode, strict) since no file named as");
     assertThat(all.get(1).source()).isEqualTo("agent argument");
     assertThat(all.get(1).path()).isEqualTo("conf");
     assertThat(all.get(1).message())
