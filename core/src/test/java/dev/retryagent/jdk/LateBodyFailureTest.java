@@ -8,6 +8,7 @@ import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.engine.RetryListener;
 import dev.retryagent.engine.Scheduler;
 import dev.retryagent.engine.Sleeper;
+import dev.retryagent.internal.jdk.HeldGraces;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
@@ -32,11 +33,15 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Flow;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -254,6 +259,132 @@ class LateBodyFailureTest {
   }
 
   /**
+   * As {@link #aSourceThatFailsBeforeAChunkedPageRunsPastTheGiveBackLimitEndsTheCallWithIt}, the
+   * server holding the rest of the page (after its first 100 bytes, within the 8 KiB) until the
+   * response's grace is over: the grace finds the copy not whole and the call ends with this
+   * response, handed to the application's handler there. The handler is applied, and its subscriber
+   * subscribed, on the executor the application gave the client, as the JDK runs them (and as a
+   * response given back after a late wait is: GiveBackAfterALateWaitTest), and it gets the whole
+   * page. Before, they ran on the thread ending the grace (the agent's shared scheduler, here the
+   * server's thread ending it by hand): the agent's thread context for the application's code, and
+   * a handler that blocks held up the pool every client's retry waits run on. The grace is ended by
+   * hand (HeldGraces), no real wait.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void aChunkedPageHeldPastItsGraceIsHandedOverOnTheClientsExecutor(Way way) throws Exception {
+    AtomicInteger n = new AtomicInteger();
+    ExecutorService own =
+        Executors.newCachedThreadPool(
+            r -> {
+              Thread t = new Thread(r, "app-executor-" + n.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    try (HeldGraces graces = HeldGraces.hold()) {
+      HttpClient plainWithOwn =
+          HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).executor(own).build();
+      server = new ScriptedServer(List.of("503chunkedSlow"), null);
+      LateFailing first = new LateFailing();
+      server.midBody = first::failAfterCompletion;
+      HttpRequest alonePut =
+          HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(first).build();
+      HttpResponse<String> alone =
+          callWith(plainWithOwn, way, alonePut, recordingThreads(new CopyOnWriteArrayList<>()));
+      assertThat(alone.statusCode()).isEqualTo(503);
+      assertThat(alone.body()).isEqualTo(BIG);
+      server.clearReceived();
+
+      LateFailing body = new LateFailing();
+      onRetry = body::failAfterCompletion; // before the grace, which would fix a whole copy
+      server.midBody =
+          () -> {
+            Awaitility.await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> body.failedLate && graces.held() == 1);
+            graces.endAll(); // on the server's thread, in place of the agent's scheduler
+          };
+      HttpRequest put =
+          HttpRequest.newBuilder(URI.create(server.url("/v1/files/7"))).PUT(body).build();
+      List<String> threads = new CopyOnWriteArrayList<>();
+
+      HttpResponse<String> response =
+          callWith(wrapped(plainWithOwn, () -> {}), way, put, recordingThreads(threads));
+
+      assertThat(response.statusCode()).isEqualTo(503);
+      assertThat(response.body()).isEqualTo(BIG);
+      assertThat(response.headers().map()).isEqualTo(alone.headers().map());
+      assertThat(server.received()).containsExactly("abcd");
+      assertThat(events)
+          .anyMatch(
+              e ->
+                  e.type() == RetryEvent.Type.GIVE_UP
+                      && e.reason() == GiveUpReason.BODY_NOT_REPLAYABLE);
+      assertThat(threads)
+          .startsWith("apply on app-executor-N", "onSubscribe on app-executor-N")
+          .endsWith("onComplete")
+          .doesNotContain("onError");
+    } finally {
+      own.shutdownNow();
+    }
+  }
+
+  /** Records the thread of each of the handler's and its subscriber's steps (digits as N). */
+  private static HttpResponse.BodyHandler<String> recordingThreads(List<String> threads) {
+    return info -> {
+      threads.add("apply on " + pattern());
+      HttpResponse.BodySubscriber<String> own =
+          HttpResponse.BodySubscribers.ofString(StandardCharsets.US_ASCII);
+      return new HttpResponse.BodySubscriber<>() {
+        @Override
+        public CompletionStage<String> getBody() {
+          return own.getBody();
+        }
+
+        @Override
+        public void onSubscribe(Flow.Subscription s) {
+          threads.add("onSubscribe on " + pattern());
+          own.onSubscribe(s);
+        }
+
+        @Override
+        public void onNext(List<ByteBuffer> item) {
+          own.onNext(item);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+          threads.add("onError");
+          own.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+          threads.add("onComplete");
+          own.onComplete();
+        }
+      };
+    };
+  }
+
+  private static String pattern() {
+    return Thread.currentThread().getName().replaceAll("[0-9]+", "N");
+  }
+
+  private static <T> HttpResponse<T> callWith(
+      HttpClient client, Way way, HttpRequest put, HttpResponse.BodyHandler<T> handler)
+      throws Exception {
+    if (way == Way.SEND) {
+      return client.send(put, handler);
+    }
+    try {
+      return client.sendAsync(put, handler).get(20, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      throw new AssertionError(e.getCause());
+    }
+  }
+
+  /**
    * As {@link #aSourceThatFailsDuringTheWaitEndsTheCallWithTheResponseBeforeIt}, after an attempt
    * that failed (the server closed without an answer, an IOException the policy retries): the call
    * ends with that attempt's failure, of the JDK's type and message, as through the JDK alone; the
@@ -394,6 +525,10 @@ class LateBodyFailureTest {
   }
 
   private HttpClient wrapped(Runnable inTheWait) {
+    return wrapped(real, inTheWait);
+  }
+
+  private HttpClient wrapped(HttpClient client, Runnable inTheWait) {
     Sleeper sleeper =
         n -> {
           inTheWait.run();
@@ -428,7 +563,7 @@ class LateBodyFailureTest {
                   }
                 })
             .build();
-    return RetryingHttpClient.wrap(real, engine);
+    return RetryingHttpClient.wrap(client, engine);
   }
 
   private static HttpResponse<String> call(

@@ -13,6 +13,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Flow;
 
 /**
@@ -44,11 +45,19 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   /** The most, for a long backoff, which the retry waits again once the response is done. */
   static final long MAX_GRACE_NANOS = 2_000_000_000L;
 
+  /**
+   * Where graces are scheduled when not on {@link Scheduler#shared()}: set by tests only, to end a
+   * grace by hand (no real wait); null otherwise. Read once per retried response, as {@code
+   * Discards.Grace.schedulerForTests} is.
+   */
+  static volatile Scheduler schedulerForTests;
+
   private final CompletableFuture<T> body = new CompletableFuture<>();
   private final HttpResponse.ResponseInfo info; // null: nothing kept (the call ends, not retried)
   private final HttpResponse.BodyHandler<T> handler; // the caller's, for a give-back
-  // The call's client, whose executor a give-back runs on; let go by giveBack, as the kept bytes
-  // are: the response given back holds this, and must hold neither the client nor the copy.
+  // The call's client, whose executor a give-back and a hand-over by the grace run on; let go by
+  // giveBack, as the kept bytes are: the response given back holds this, and must hold neither
+  // the client nor the copy.
   private JdkTransport transport;
   private Flow.Subscription subscription; // set by onSubscribe, before anything else is called
   private long read;
@@ -191,13 +200,14 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
     // context class loader and inheritable thread-locals it keeps for good (a webapp's, when the
     // discard ran on the webapp's executor); ours inherit nothing (AgentThreads).
     try {
-      Scheduler.shared().schedule(this, graceNanos);
+      Scheduler forTests = schedulerForTests;
+      (forTests != null ? forTests : Scheduler.shared()).schedule(this, graceNanos);
     } catch (RuntimeException refused) {
       // No thread to be had (the JVM is ending): the body is waited for, as before the grace.
     }
     // Stepped while the call may still end with this response (endsWithThis): the rest then waits
-    // for
-    // the caller's handler to ask for it, as without the agent; all at once otherwise, as before.
+    // for the caller's handler to ask for it, as without the agent; all at once otherwise, as
+    // before.
     s.request(call != null ? 1 : Long.MAX_VALUE);
   }
 
@@ -228,6 +238,7 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
     } else {
       boolean ends = !fixBody() && endsWithThis();
       Relay r = null;
+      JdkTransport t = null;
       synchronized (this) {
         deciding = false;
         notifyAll();
@@ -235,18 +246,45 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
         kept = null;
         if (ends) {
           requestBody = null;
+          t = transport;
           transport = null;
           r = new Relay(first, 1); // the one buffer asked of the JDK (stepped) and not had yet
           relay = r;
         }
       }
       if (r != null) {
-        r.start();
+        // On our scheduler's thread here: the handler and its subscriber go to the client's
+        // executor, where the JDK runs them (and a give-back does: GivenBack), not on the shared
+        // pool every client's retry waits run on, with the agent's thread context. The JDK's
+        // signals meanwhile wait in the relay, which sends them once started.
+        startOn(executorOf(t), r);
         return;
       }
     }
     subscription.cancel();
     body.complete(null);
+  }
+
+  /** {@code t}'s executor ({@link JdkTransport#executor}), or null when out of reach. */
+  private static Executor executorOf(JdkTransport t) {
+    try {
+      return t == null ? null : t.executor();
+    } catch (RuntimeException e) {
+      return null; // run here, as before
+    }
+  }
+
+  /** Starts {@code r} on {@code executor}; here when out of reach (null) or refused. */
+  private void startOn(Executor executor, Relay r) {
+    if (executor != null) {
+      try {
+        executor.execute(r);
+        return;
+      } catch (RuntimeException refused) {
+        // shut down meanwhile: run here, as a give-back does
+      }
+    }
+    r.start();
   }
 
   /**
@@ -435,14 +473,15 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
 
   /**
    * The response's body going on to the caller's handler once the call ends with it (onNext, past
-   * the limit): the handler applied to the response's head, its subscriber given the bytes read so
-   * far, then what the JDK sends, as it asks for it (the JDK is asked only for what the subscriber
-   * asked for and has not had), then the JDK's end of the body. Signals are serial: one running on
-   * some thread sends what came meanwhile before it lets go. A signal of the subscriber's that
-   * throws ends the body: the JDK's subscription cancelled, the subscriber told {@code onError}
-   * with it. The value the subscriber completes its body with is the response's ({@link #getBody}).
+   * the limit; or the grace, within it, which starts this on the client's executor): the handler
+   * applied to the response's head, its subscriber given the bytes read so far, then what the JDK
+   * sends, as it asks for it (the JDK is asked only for what the subscriber asked for and has not
+   * had), then the JDK's end of the body. Signals are serial: one running on some thread sends what
+   * came meanwhile before it lets go. A signal of the subscriber's that throws ends the body: the
+   * JDK's subscription cancelled, the subscriber told {@code onError} with it. The value the
+   * subscriber completes its body with is the response's ({@link #getBody}).
    */
-  private final class Relay implements Flow.Subscription {
+  private final class Relay implements Flow.Subscription, Runnable {
     private final ArrayDeque<List<ByteBuffer>> pending = new ArrayDeque<>();
     private BodySubscriber<T> subscriber; // set by start, before any signal is sent
     private long demand; // asked by the subscriber, not sent yet (Long.MAX_VALUE: unbounded)
@@ -458,6 +497,12 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
         pending.add(first);
       }
       this.owed = owed;
+    }
+
+    /** {@link #start}, on the client's executor. */
+    @Override
+    public void run() {
+      start();
     }
 
     void start() {
