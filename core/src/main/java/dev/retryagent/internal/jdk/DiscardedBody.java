@@ -70,7 +70,8 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   // through it, the call. A response that cannot be given back is dropped with this.
   private ReplayableBody requestBody;
   // The call, asked to end with this response when the copy is found not whole as the response
-  // would be let go (endsWithThis); null: never (no copy of ours, or nothing kept to give).
+  // would be let go (endsWithThis); null: never (no teed copy not fixed yet, or nothing kept to
+  // give).
   private final RetryCall call;
   // Set once the call ends with this response after all: the body goes on to the caller's handler
   // (onNext, past the limit). Volatile: read by the JDK's signals without the lock; set under it.
@@ -127,7 +128,12 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
     this.transport = transport;
     this.graceNanos = grace(delayNanos);
     this.requestBody = requestBody;
-    this.call = info != null && handler != null && requestBody != null ? call : null;
+    // Only a teed copy can be found not whole (fixEarly false): a file is read again from disk,
+    // so a response to a file-bodied request is never handed over and is read all at once.
+    this.call =
+        info != null && handler != null && requestBody != null && requestBody.canFailToFix()
+            ? call
+            : null;
   }
 
   /**

@@ -170,6 +170,14 @@ final class ReplayableBody {
     return tee.state() == Tee.State.UNTOUCHED;
   }
 
+  /**
+   * Whether {@link #fixEarly} may still be false: a tee whose copy is not fixed yet. A file (read
+   * again from disk) and a body of memory are always fixed.
+   */
+  synchronized boolean canFailToFix() {
+    return tee != null && replay == null;
+  }
+
   /** Whether {@link #next()} can produce the body again now. */
   synchronized boolean canSendAgain() {
     if (tee == null || replay != null) {
