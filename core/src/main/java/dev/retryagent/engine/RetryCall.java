@@ -42,10 +42,15 @@ public abstract class RetryCall extends HostHold {
   private int attempt;
   private long attemptStartNanos;
   private Decision decision; // as made; as kept (waitsToRetry) while an adapter waits
-  private boolean finished;
+  // FINISHED, HOLD_END: one byte, where two booleans made the call 8 B larger (issue 13).
+  private byte flags;
   private CallExtras extras; // made on first use: a call that succeeds at once never needs it
-  // The end made while set is told when the caller hears of it (holdEnd, endHeard).
-  private boolean holdEnd;
+
+  /** In {@link #flags}: the call has ended. */
+  private static final byte FINISHED = 1;
+
+  /** In {@link #flags}: the end made while set is told when the caller hears of it (holdEnd). */
+  private static final byte HOLD_END = 2;
 
   // Two kinds only, both in this package: a call with a separate view (RetryEngine.newCall) and a
   // call that is its own view (SelfViewCall, an adapter's one object per call).
@@ -163,7 +168,7 @@ public abstract class RetryCall extends HostHold {
    * names it {@code connect}). Call before {@link #onFailure}; the next attempt forgets it.
    */
   public synchronized void requestReachedServer() {
-    if (!finished) {
+    if ((flags & FINISHED) == 0) {
       extras().reachedServer = true;
     }
   }
@@ -294,7 +299,7 @@ public abstract class RetryCall extends HostHold {
     if (d.outcome() != Outcome.RESPONSE
         || state.limiter == null
         || state.observe
-        || finished
+        || (flags & FINISHED) != 0
         || cancelledByCaller()
         || (extras != null && extras.permitReserved)) {
       return backoff; // held already: asked once, its wait in the decision's delay
@@ -480,7 +485,7 @@ public abstract class RetryCall extends HostHold {
   }
 
   private synchronized boolean breakerRefusesNowLocked(CircuitBreaker breaker) {
-    if (finished || cancelledByCaller()) {
+    if ((flags & FINISHED) != 0 || cancelledByCaller()) {
       return false; // the attempt is the client's to fail, as for any cancelled call
     }
     try {
@@ -517,7 +522,7 @@ public abstract class RetryCall extends HostHold {
    * the caller gets the exception, as {@code rateLimit.maxWait} says.
    */
   public synchronized boolean permitRefusedRetry() {
-    return finished
+    return (flags & FINISHED) != 0
         && decision != null
         && !decision.retry()
         && decision.reason() == GiveUpReason.RATE_LIMITED;
@@ -737,7 +742,7 @@ public abstract class RetryCall extends HostHold {
     if (decision != null) {
       return decision.again(extras == null ? 0 : extras.previousDelayNanos);
     }
-    if (finished) {
+    if ((flags & FINISHED) != 0) {
       return endedMeanwhile(AttemptResult.response(status));
     }
     try {
@@ -789,7 +794,7 @@ public abstract class RetryCall extends HostHold {
       decision = Decision.done(AttemptResult.applications(error), null);
       return decision;
     }
-    if (finished) {
+    if ((flags & FINISHED) != 0) {
       return endedMeanwhile(AttemptResult.thrown(error));
     }
     try {
@@ -857,7 +862,7 @@ public abstract class RetryCall extends HostHold {
     try {
       finish(result, null, state.engine.clock().nanoTime());
     } catch (RuntimeException | LinkageError | StackOverflowError again) {
-      finished = true;
+      flags |= FINISHED;
     }
     return Decision.done(result, null);
   }
@@ -876,7 +881,7 @@ public abstract class RetryCall extends HostHold {
 
   private synchronized void onAbandonedLocked() {
     release();
-    if (!finished) {
+    if ((flags & FINISHED) == 0) {
       long now = state.engine.clock().nanoTime();
       boolean timedOut = extras != null && extras.callerTimedOut(now);
       finish(
@@ -991,7 +996,7 @@ public abstract class RetryCall extends HostHold {
   }
 
   private synchronized boolean retryTooLateLocked() {
-    if (finished || decision == null || !decision.retry() || extras == null) {
+    if ((flags & FINISHED) != 0 || decision == null || !decision.retry() || extras == null) {
       return false;
     }
     if (decision.outcome() != Outcome.RESPONSE
@@ -1036,7 +1041,7 @@ public abstract class RetryCall extends HostHold {
    * call's end says ({@link #onAbandoned}), not the deadline.
    */
   public synchronized boolean retryPastDeadline() {
-    return !finished
+    return (flags & FINISHED) == 0
         && decision != null
         && decision.retry()
         && extras != null
@@ -1177,7 +1182,7 @@ public abstract class RetryCall extends HostHold {
   }
 
   private void forgo(Throwable failure, GiveUpReason reason) {
-    if (finished || decision == null || !decision.retry()) {
+    if ((flags & FINISHED) != 0 || decision == null || !decision.retry()) {
       return;
     }
     AttemptResult result =
@@ -1235,7 +1240,7 @@ public abstract class RetryCall extends HostHold {
 
   private synchronized void endedByApplicationLocked(int status) {
     AttemptResult result = AttemptResult.applicationsAnswered(status);
-    boolean ends = !finished;
+    boolean ends = (flags & FINISHED) == 0;
     endByApplication(result);
     if (ends) {
       // The attempt's decision, made: onResponse gives it again (no retry, no error), so the loop
@@ -1246,7 +1251,7 @@ public abstract class RetryCall extends HostHold {
 
   private void endByApplication(AttemptResult result) {
     release();
-    if (!finished) {
+    if ((flags & FINISHED) == 0) {
       finish(result, GiveUpReason.APPLICATION_FAILED, state.engine.clock().nanoTime());
     }
   }
@@ -1260,7 +1265,7 @@ public abstract class RetryCall extends HostHold {
    * must not hold back the host's other calls. Call before the call ends.
    */
   public synchronized void attemptNotSent() {
-    if (!finished) {
+    if ((flags & FINISHED) == 0) {
       attemptNotMade(extras != null && extras.inRetry());
     }
   }
@@ -1276,7 +1281,7 @@ public abstract class RetryCall extends HostHold {
    * ends.
    */
   public synchronized void attemptRefused() {
-    if (!finished) {
+    if ((flags & FINISHED) == 0) {
       attemptNotMade(extras != null && extras.inRetry());
       if (attempt == 1) {
         extras().firstAttemptRefused = true;
@@ -1305,7 +1310,7 @@ public abstract class RetryCall extends HostHold {
    * attempt's rate-limit permit stays spent (the rule at {@link #endedByApplication}).
    */
   public synchronized void applicationFailed(Throwable failure, boolean hostGotWholeRequest) {
-    if (!finished && failure != null) {
+    if ((flags & FINISHED) == 0 && failure != null) {
       CallExtras x = extras();
       x.applicationFailure = failure;
       x.applicationSentWhole = hostGotWholeRequest;
@@ -1410,7 +1415,7 @@ public abstract class RetryCall extends HostHold {
 
   /** True once the call ended (returned, failed or was abandoned). */
   public synchronized boolean isFinished() {
-    return finished;
+    return (flags & FINISHED) != 0;
   }
 
   /**
@@ -1420,7 +1425,7 @@ public abstract class RetryCall extends HostHold {
    * #onFailure} gives again.
    */
   synchronized boolean endedWithoutDecision() {
-    return finished && decision == null;
+    return (flags & FINISHED) != 0 && decision == null;
   }
 
   /**
@@ -1560,10 +1565,10 @@ public abstract class RetryCall extends HostHold {
 
   /** Ends the call at {@code now} (the caller's read: one serves the decision and the end). */
   private void finish(AttemptResult result, GiveUpReason reason, long now) {
-    if (finished) {
+    if ((flags & FINISHED) != 0) {
       return;
     }
-    finished = true;
+    flags |= FINISHED;
     if (extras != null && extras.firstAttemptRefused && attempt == 1) {
       // The only attempt never reached the wire (attemptRefused): not counted, not told as made.
       attempt = 0;
@@ -1578,7 +1583,7 @@ public abstract class RetryCall extends HostHold {
         result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
     RetryEvent complete =
         state.engine.listeners().countEnd(state.counters, this, attempt, result, reason, succeeded);
-    if (holdEnd) {
+    if ((flags & HOLD_END) != 0) {
       extras().heldEnd = new RetryEvent[] {giveUp, complete};
       return;
     }
@@ -1595,7 +1600,7 @@ public abstract class RetryCall extends HostHold {
    * the end as it is made (they hold no reason).
    */
   public synchronized void holdEnd(boolean hold) {
-    holdEnd = hold;
+    flags = (byte) (hold ? flags | HOLD_END : flags & ~HOLD_END);
   }
 
   /**
@@ -1630,6 +1635,6 @@ public abstract class RetryCall extends HostHold {
    * second, unless the call ended with it already.
    */
   private int toCount() {
-    return attempt == 1 ? 0 : attempt == 2 && !finished ? 2 : 1;
+    return attempt == 1 ? 0 : attempt == 2 && (flags & FINISHED) == 0 ? 2 : 1;
   }
 }
