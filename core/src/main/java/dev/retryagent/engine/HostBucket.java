@@ -28,17 +28,25 @@ final class HostBucket {
 
   /**
    * A route of configuration {@code generation}, bounded by {@code retryAfterMaxNanos}, uses it.
+   * True when that made the bound longer: a 429 pause under way may now hold the bucket longer
+   * ({@link RetryEngine#limiterFor} applies it again).
    */
-  synchronized void usedBy(long generation, long retryAfterMaxNanos) {
+  synchronized boolean usedBy(long generation, long retryAfterMaxNanos) {
+    long before = pauseBoundNanos;
     if (generation > boundOf) {
       boundOf = generation;
       pauseBoundNanos = retryAfterMaxNanos;
     } else if (generation == boundOf) {
       pauseBoundNanos = Math.max(pauseBoundNanos, retryAfterMaxNanos);
     }
+    return pauseBoundNanos > before;
   }
 
-  /** The longest pause another route's 429 applies to it. */
+  /**
+   * The longest pause a 429 applies to it, the 429's own route's included when it uses the bucket
+   * too (routes with equal {@code rateLimit} sections share it): the longest bound of the routes
+   * that use it.
+   */
   synchronized long pauseBoundNanos() {
     return pauseBoundNanos;
   }

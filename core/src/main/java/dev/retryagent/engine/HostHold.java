@@ -150,7 +150,11 @@ abstract class HostHold {
         && askedNanos != RetryAfter.NONE
         && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      state.limiter.pause(now, Math.min(askedNanos, state.retry.retryAfterMax().toNanos()));
+      // Bounded by the longest retryAfter.max of the routes that share the bucket (equal rateLimit
+      // sections: the common case, routes inherit the defaults'), not by this route's alone: a
+      // POST route's 10 s held the GETs of the same bucket, which wait up to 30 s, 10 s of a 20 s
+      // Retry-After.
+      state.limiter.pause(now, Math.min(askedNanos, state.pauseBoundNanos()));
       // The 429 is the host's word about itself: the host's other buckets (routes with a rate
       // limit of their own) pause too, not only this route's, each bounded by its own route's
       // retryAfter.max: what the host asked goes on, not this route's bound of it, which held

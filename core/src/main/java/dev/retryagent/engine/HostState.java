@@ -113,6 +113,17 @@ final class HostState {
     return limiterEntry != null && limiterEntry.evicted();
   }
 
+  /**
+   * The longest a 429 pauses this state's limiter: its host bucket's bound, the longest {@code
+   * retryAfter.max} of the routes sharing it ({@link HostBucket#pauseBoundNanos}), and never less
+   * than this route's own (a call of the configuration before a reload keeps its route's). A
+   * fleet's limit: this route's (its pause is the route's).
+   */
+  long pauseBoundNanos() {
+    long own = retry.retryAfterMax().toNanos();
+    return limiterEntry == null ? own : Math.max(own, limiterEntry.value.pauseBoundNanos());
+  }
+
   /** The circuit-breaker section of the policy. */
   CircuitBreakerPolicy breakerPolicy() {
     return policy.circuitBreaker();

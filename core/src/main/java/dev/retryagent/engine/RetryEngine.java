@@ -590,7 +590,19 @@ public final class RetryEngine {
             new Key(target, p, s.mode == Mode.OBSERVE),
             k -> new HostBucket(newLimiter(target, policy), s.generation, retryAfterMax),
             policy.circuitBreaker().maxHosts());
-    e.value.usedBy(s.generation, retryAfterMax);
+    if (e.value.usedBy(s.generation, retryAfterMax) && p.pauseOn429()) {
+      // A route of a longer bound now shares the bucket (its first call, or its first since a
+      // reload): the host's pause under way holds the bucket as long as this route allows, counted
+      // from the 429, as a bucket made now would be. Paused by the 429 for the routes that used it
+      // then, it let this route's calls go before the host's Retry-After was over. Read after the
+      // bound is set: a 429 noted since either reads the new bound (pauseHost) or is read here.
+      Pause noted = hostPauses.get(target);
+      long now = clock.nanoTime();
+      long left = noted == null ? 0 : noted.leftNanos(now, retryAfterMax);
+      if (left > 0) {
+        e.value.limiter.pause(now, left);
+      }
+    }
     return e;
   }
 
@@ -663,7 +675,8 @@ public final class RetryEngine {
    */
   void pauseDroppedBucket(HostState s, long now) {
     Pause noted = hostPauses.get(s.target);
-    long left = noted == null ? 0 : noted.leftNanos(now, s.policy.retry().retryAfterMax());
+    // The bucket's bound (the routes sharing it), as the 429 paused the buckets the registry holds.
+    long left = noted == null ? 0 : noted.leftNanos(now, s.pauseBoundNanos());
     if (left > 0 && s.limiter instanceof RateLimiter) {
       RateLimiter l = (RateLimiter) s.limiter;
       if (l.policy().pauseOn429()) {
@@ -814,8 +827,13 @@ public final class RetryEngine {
      * pause waited its route's whole bound from its making, past the bound from the 429.
      */
     long leftNanos(long now, Duration retryAfterMax) {
+      return leftNanos(now, retryAfterMax.toNanos());
+    }
+
+    /** {@link #leftNanos(long, Duration)}, the bound in nanoseconds. */
+    long leftNanos(long now, long retryAfterMaxNanos) {
       long untilNow = until - now;
-      long boundNow = since - now + retryAfterMax.toNanos();
+      long boundNow = since - now + retryAfterMaxNanos;
       return Math.min(untilNow, boundNow);
     }
   }

@@ -889,6 +889,60 @@ class RateLimitThroughEngineTest {
   }
 
   /**
+   * r23: routes with equal rateLimit sections share one bucket, bounded by the longest of their
+   * retryAfter.max (docs/configuration.md, rateLimit), whatever the bound of the route the 429 came
+   * on: the POSTs (up to 10 s) got a 429 asking for 20 s, and the GETs (up to 30 s) of the same
+   * bucket went after 10 s.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void a429OnARouteOfAShorterBoundHoldsTheBucketItSharesAsLongAsTheLongestBoundAllows(
+      Driver driver) {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new SharedSection());
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200))); // the GETs use it
+
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  /**
+   * The same when the route of the longer bound comes to the shared bucket after the 429: the
+   * bucket was paused for the routes that had used it then (10 s), and the GETs' first call went
+   * after 10 s of the 20 s the host asked for.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aRouteOfALongerBoundThatComesToASharedBucketAfterA429WaitsAsLongAsItsOwnAllows(
+      Driver driver) {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new SharedSection());
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+    f.clock.advance(3 * S);
+
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  /**
+   * POST by the route writes (a Retry-After up to 10 s), the rest by reads (up to 30 s): equal
+   * rateLimit sections, one bucket.
+   */
+  private static final class SharedSection implements PolicyResolver {
+    private final Policy writes = ByMethod.limited("writes", 50, Duration.ofSeconds(10), true);
+    private final Policy reads = ByMethod.limited("reads", 50, Duration.ofSeconds(30), true);
+
+    @Override
+    public Policy resolve(String method, String host, int port, String path) {
+      return method.equals("POST") ? writes : reads;
+    }
+  }
+
+  /**
    * Writes (POST) wait for a Retry-After up to 10 s, patches up to 5 s, the rest up to 30 s (the
    * default); each route has a rate limit of its own.
    */
