@@ -170,6 +170,25 @@ public final class CircuitBreaker {
   }
 
   /**
+   * True when an attempt asking at {@code atNanos} would be refused, as {@link
+   * #tryAcquireTellingLater} would refuse it, without taking a half-open trial or moving the
+   * breaker: open and not yet due for its trials, or half-open with every trial out. Trials out
+   * past their time ({@code openFor} after the last went out) count as failed and open it {@code
+   * openFor} more, from then: refused until {@code 2 x openFor} after the last trial, as {@link
+   * #tryAcquireTellingLater} would. {@link #isOpenAt} covers only an open breaker: while the trials
+   * were out, a call with the rate limit on waited for its token (up to {@code maxWait}) or got
+   * RateLimitedException, where the breaker refuses it at once.
+   */
+  synchronized boolean refusesAt(long atNanos) {
+    if (state == CircuitState.OPEN) {
+      return atNanos - openUntilNanos < 0;
+    }
+    return state == CircuitState.HALF_OPEN
+        && trialsIssued >= policy.halfOpenCalls()
+        && atNanos - (lastTrialNanos + 2 * policy.openFor().toNanos()) < 0;
+  }
+
+  /**
    * True when no state would be lost by forgetting this breaker at {@code nowNanos}: closed,
    * without a failure or a slow call in its window (a slow call counts toward opening as a failure
    * does). A time window is moved to {@code nowNanos} first: it moves only when a call records, so

@@ -44,10 +44,11 @@ abstract class HostHold {
   private static final byte RATE_PERMIT_IN_ATTEMPT = 4;
 
   /**
-   * The breaker was open, and not yet due for its trials, when the call asked for its next
-   * attempt's rate-limit permit ({@link RetryCall#reservePermit}): no permit was taken and no wait
-   * made, and the breaker refuses the attempt ({@link #refusedBeforePermit}) even if its time came
-   * up in between, so that no attempt (a half-open trial) goes without its permit.
+   * The breaker refused attempts (open and not yet due for its trials, or half-open with every
+   * trial out: {@link CircuitBreaker#refusesAt}) when the call asked for its next attempt's
+   * rate-limit permit ({@link RetryCall#reservePermit}): no permit was taken and no wait made, and
+   * the breaker refuses the attempt ({@link #refusedBeforePermit}) even if its time came up in
+   * between, so that no attempt (a half-open trial) goes without its permit.
    */
   private static final byte BREAKER_REFUSES = 8;
 

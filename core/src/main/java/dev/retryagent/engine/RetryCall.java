@@ -463,15 +463,16 @@ public abstract class RetryCall extends HostHold {
 
   /**
    * Before a wait for a rate-limit permit or a 429 pause: true when the breaker is open and not yet
-   * due for its trials, so the attempt's step 2 ({@link #acquireBreaker}, {@link #beginAttempt})
-   * will refuse it. No permit is then taken and none waited for: the breaker's refusal comes at
-   * once, as the contract says ("an open breaker fails a call at once"), where it came after the
-   * wait (a token's, up to {@code maxWait}; a pause's, up to {@code retryAfter.max}), or the caller
-   * got the rate limit's exception in its place. Step 2 refuses without asking the breaker again
-   * ({@link #refusedBeforePermit}): its time coming up in between must not let a trial go without a
-   * permit. The breaker is only looked at: a half-open trial is never taken here, and so never held
-   * through a wait. Closed (or none, or no rate limit, or observe mode, which never waits): false,
-   * at the cost of one volatile read.
+   * due for its trials, or half-open with every trial out ({@link CircuitBreaker#refusesAt}), so
+   * the attempt's step 2 ({@link #acquireBreaker}, {@link #beginAttempt}) will refuse it. No permit
+   * is then taken and none waited for: the breaker's refusal comes at once, as the contract says
+   * ("an open breaker fails a call at once"), where it came after the wait (a token's, up to {@code
+   * maxWait}; a pause's, up to {@code retryAfter.max}), or the caller got the rate limit's
+   * exception in its place. Step 2 refuses without asking the breaker again ({@link
+   * #refusedBeforePermit}): its time coming up in between must not let a trial go without a permit.
+   * The breaker is only looked at: a half-open trial is never taken here, and so never held through
+   * a wait. Closed (or none, or no rate limit, or observe mode, which never waits): false, at the
+   * cost of one volatile read.
    */
   private boolean breakerRefusesNow() {
     CircuitBreaker breaker = state.breaker;
@@ -489,7 +490,7 @@ public abstract class RetryCall extends HostHold {
       return false; // the attempt is the client's to fail, as for any cancelled call
     }
     try {
-      if (!breaker.isOpenAt(state.engine.clock().nanoTime())) {
+      if (!breaker.refusesAt(state.engine.clock().nanoTime())) {
         return false;
       }
     } catch (RuntimeException | LinkageError | StackOverflowError bug) {

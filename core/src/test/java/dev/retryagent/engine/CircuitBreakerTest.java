@@ -338,6 +338,30 @@ class CircuitBreakerTest {
     assertThat(b.tryAcquire(T0 + 65 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
   }
 
+  /**
+   * The look before a wait for a rate-limit permit (RetryCall.breakerRefusesNow) says what
+   * tryAcquire would, without taking a trial: refused while every trial is out and until openFor
+   * after they count as lost; a trial left, or the breaker due again, is not refused. It looked at
+   * an open breaker only (isOpenAt), so a call waited for its token while the trials were out.
+   */
+  @Test
+  void theLookBeforeAPermitRefusesAsTryAcquireWouldWhileEveryTrialIsOutAndTakesNone() {
+    CircuitBreaker b = halfOpenAt(T0);
+    b.tryAcquire(T0);
+    b.tryAcquire(T0);
+    assertThat(b.refusesAt(T0 + S)).isFalse(); // a trial left
+    b.tryAcquire(T0 + 5 * S); // the last trial out
+
+    assertThat(b.refusesAt(T0 + 10 * S)).isTrue();
+    assertThat(b.refusesAt(T0 + 40 * S)).isTrue(); // the trials lost: open until 65 s
+    assertThat(b.refusesAt(T0 + 65 * S - 1)).isTrue();
+    assertThat(b.refusesAt(T0 + 65 * S)).isFalse();
+    assertThat(b.state()).isEqualTo(CircuitState.HALF_OPEN); // looked at only
+    assertThat(b.tryAcquire(T0 + 65 * S - 1)).isEqualTo(CircuitBreaker.REJECTED);
+    assertThat(b.refusesAt(T0 + 65 * S - 1)).isTrue(); // reopened by that ask: the same answer
+    assertThat(b.tryAcquire(T0 + 65 * S)).isNotEqualTo(CircuitBreaker.REJECTED);
+  }
+
   @Test
   void anOpenBreakerTellsARefusedCallWhenItHalfOpens() {
     CircuitBreaker b = openedAt(T0);

@@ -1389,6 +1389,49 @@ class RateLimitThroughEngineTest {
     assertThat(f.engine.breakers().get(0).state()).isEqualTo(CircuitState.CLOSED);
   }
 
+  /**
+   * r23: a half-open breaker with its every trial out refuses the calls after them "as an open
+   * breaker refuses them" (docs/configuration.md), and so at once with the rate limit on too: only
+   * an open breaker was looked at before the wait for a permit, and with the trial's token taken a
+   * call got RateLimitedException (maxWait 0), or waited its whole maxWait (10 s) and was then
+   * refused. The look takes no trial: the next call after the trial's success goes.
+   */
+  @ParameterizedTest
+  @MethodSource("driversAndMaxWaits")
+  void aHalfOpenBreakerWithItsTrialsOutFailsACallAtOnceWithoutWaitingForARateLimitToken(
+      Driver driver, long maxWaitSeconds) throws Exception {
+    TestPolicy p = breakerOpenedByOne503();
+    p.rateLimit.enabled(true).perSecond(0.1).burst(1).maxWait(Duration.ofSeconds(maxWaitSeconds));
+    EngineFixture f = EngineFixture.of(p);
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503))); // opens it
+    f.clock.advance(30 * S); // due for its trial; the bucket has its token again
+    RetryCall trial = f.newCall(FakeRequest.get());
+    assertThat(trial.reservePermit()).isZero();
+    trial.beginAttempt(); // the one trial in flight, with the bucket's token
+    assertThat(f.engine.breakers().get(0).state()).isEqualTo(CircuitState.HALF_OPEN);
+    long before = f.clock.nanoTime();
+
+    Script next = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), next);
+
+    assertThat(r.error).isInstanceOf(CircuitBreakerOpenException.class);
+    assertThat(next.attemptCount()).isZero();
+    assertThat(waited(f)).isZero();
+    assertThat(f.clock.nanoTime()).isEqualTo(before);
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
+    trial.onResponse(200, null); // the trial was not taken by the look: its success closes it
+    assertThat(f.engine.breakers().get(0).state()).isEqualTo(CircuitState.CLOSED);
+  }
+
+  static java.util.stream.Stream<org.junit.jupiter.params.provider.Arguments> driversAndMaxWaits() {
+    return java.util.stream.Stream.of(Driver.SYNC, Driver.ASYNC)
+        .flatMap(
+            d ->
+                java.util.stream.Stream.of(
+                    org.junit.jupiter.params.provider.Arguments.of(d, 0L),
+                    org.junit.jupiter.params.provider.Arguments.of(d, 10L)));
+  }
+
   /** Call a's attempt is in flight: it took the bucket's only token (burst 1, 4/s, maxWait 1s). */
   private static RetryCall inFlight(EngineFixture f) throws Exception {
     RetryCall a = f.newCall(FakeRequest.get());
