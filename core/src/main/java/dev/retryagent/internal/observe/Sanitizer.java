@@ -211,7 +211,8 @@ public final class Sanitizer {
    * {@code text} when it is at most {@link #MAX_CLEANED_CHARS} long; else its start, cut back to
    * the blank before the word the cut would split, then " ...". That word is dropped whole: a URL
    * cut before its '@' would show its user-info as a host and port ({@code http://user:secr}), a
-   * key cut before its '=' its value as a word.
+   * key cut before its '=' its value as a word. So is a URL that may go on past blanks to the cut
+   * ({@link #beforeUrlRunningPast}).
    */
   static String cleanable(String text) {
     if (text.length() <= MAX_CLEANED_CHARS) {
@@ -221,7 +222,64 @@ public final class Sanitizer {
     while (end > 0 && !Character.isWhitespace(text.charAt(end))) {
       end--;
     }
-    return text.substring(0, end) + " ...";
+    return text.substring(0, beforeUrlRunningPast(text, end)) + " ...";
+  }
+
+  /**
+   * {@code end}, or the start of the last URL before it when that URL may go on past {@code end}: a
+   * URL quoted, or written first or after {@code ": "}, is followed past blanks to the end of its
+   * line ({@link #urlEnd}) and loses everything up to its last {@code @}, so a cut at a blank
+   * inside its user-info ({@code "http://alice:correct horse@h/"}) would leave no {@code @}, and
+   * the user and half the password would read as a host. Such a URL is dropped whole, from its
+   * scheme's name (or its {@code //}), unless a line break lies between it and the cut:
+   * over-redacting near the cut, which a message's {@value #MAX_MESSAGE_CHARS} characters rarely
+   * reach. Not only when it is within {@link #MAX_URL_SPAN} of the cut: a secret value redacted
+   * between them before urlEnd runs brings the cut nearer. Only the last URL matters: an earlier
+   * one's user-info ends before the next URL's separator ({@link #nextUrl}), which lies before the
+   * new cut's scheme's name.
+   */
+  private static int beforeUrlRunningPast(String text, int end) {
+    int separator =
+        Math.max(text.lastIndexOf("://", end - 3), text.lastIndexOf(":\\/\\/", end - 5));
+    // A scheme-relative URL (//user:pa ss@h/x) written last: a word starting with "//". Its
+    // user-info does not end at a later URL's separator, nor an earlier URL's at it: both looked
+    // at.
+    for (int i = end - 2; i > separator; i--) {
+      if (text.charAt(i) == '/'
+          && text.charAt(i + 1) == '/'
+          && (i == 0 || isDelimiter(text.charAt(i - 1)))
+          && runsOn(text, i, end)) {
+        return beforeUrlRunningPast(text, i);
+      }
+    }
+    if (separator < 0) {
+      return end;
+    }
+    int start = separator;
+    while (start > 0 && isSchemeChar(text.charAt(start - 1))) {
+      start--;
+    }
+    return runsOn(text, start, end) ? start : end;
+  }
+
+  /** Whether the URL at {@code start} may go on past blanks ({@link #urlEnd}) up to {@code end}. */
+  private static boolean runsOn(String text, int start, int end) {
+    char before = start > 0 ? text.charAt(start - 1) : 0;
+    boolean runsOn =
+        start == 0
+            || before == '"'
+            || before == '\''
+            || isDelimiter(before) && start >= 2 && text.startsWith(": ", start - 2);
+    if (!runsOn) {
+      return false; // it ends at its word's end, a blank at or before the cut
+    }
+    for (int i = start; i < end; i++) {
+      char c = text.charAt(i);
+      if (c == '\n' || c == '\r') {
+        return false; // it ends at the line's end; no redaction before urlEnd removes a \n
+      }
+    }
+    return true;
   }
 
   /**

@@ -40,6 +40,43 @@ class SanitizerTest {
     assertThat(Sanitizer.cleanable("x " + url)).isEqualTo("x " + url);
   }
 
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "failed; proxy \"http://alice:correct horse@proxy.example/\": refused",
+        "Illegal character in authority at index 7: http://alice:correct horse@h.example/x",
+        "redirect refused: //alice:correct horse@h.example/x",
+        "failed; proxy 'http:\\/\\/alice:correct horse@proxy.example\\/': refused"
+      })
+  void aCutAtABlankInsideAUserInfoFollowedPastBlanksLeavesNoPartOfIt(String url) {
+    // A quoted URL, or one written last, is followed past blanks to its user-info's last '@'. A
+    // cut at the blank inside "correct horse" left no '@', and "alice:correct" read as a host.
+    for (int off = -120; off <= 0; off++) {
+      StringBuilder query = new StringBuilder("GET https://s3.example/b/o?X-Amz-Signature=");
+      while (query.length() < Sanitizer.MAX_CLEANED_CHARS + off) {
+        query.append('a');
+      }
+      String text = query.append(' ').append(url).toString();
+      assertThat(Sanitizer.message(text, null)).doesNotContain("alice").doesNotContain("correct");
+    }
+    for (int n = 3990; n < Sanitizer.MAX_CLEANED_CHARS; n++) {
+      // A server's body of blanks, folded: the URL near the cut is what would be printed.
+      String text = "upstream said:" + " ".repeat(n) + "retry via " + url + " failed";
+      assertThat(Sanitizer.message(text, null)).doesNotContain("alice").doesNotContain("correct");
+    }
+  }
+
+  @Test
+  void aUrlThatEndsAtItsWordOrItsLineIsKeptWhenTheCutFallsLaterOnTheLine() {
+    // Only a URL that may go on to the cut is dropped with it: not one in prose, nor one whose
+    // line ends before the cut.
+    String body = "x ".repeat(Sanitizer.MAX_CLEANED_CHARS);
+    assertThat(Sanitizer.message("GET http://h.example/x failed " + body, null))
+        .startsWith("GET http://h.example/x failed x x");
+    assertThat(Sanitizer.message("for \"http://h.example/x\": refused\n" + body, null))
+        .startsWith("for \"http://h.example/x\": refused x x");
+  }
+
   static Stream<String> hostileMessages() {
     return Stream.of(
         "unexpected end of stream on http://api.example.com/v1/x?token=SECRET",
