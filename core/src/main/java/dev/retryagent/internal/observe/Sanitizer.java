@@ -410,6 +410,9 @@ public final class Sanitizer {
     if (path == null) {
       return "";
     }
+    if (path.length() > MAX_CLEANED_CHARS) {
+      return cutPath(path, mask, atPastPath);
+    }
     if (!path.startsWith("/") && path.contains("://")) {
       // A whole URL where a path was expected (Apache HttpClient 5 keeps a URI it could not parse
       // as the request's path): its user-info goes too, as in a message.
@@ -442,6 +445,29 @@ public final class Sanitizer {
     boolean past = atPastPath || p.indexOf('@', end) >= 0;
     return oneLine(
         masked(withoutPathParameters(withoutAmbiguousUserInfo(p.substring(0, end), past)), mask));
+  }
+
+  /**
+   * {@code path} (over {@link #MAX_CLEANED_CHARS} long) cut after its last {@code /} within that
+   * length, written as {@link #path(String, PathMask, boolean)} writes it, then {@code ...}: a path
+   * comes from the request, which an attacker may have chosen, and is written on the caller's
+   * thread into every retry and give-up line, dead letter and span. Cut at a {@code /}, a segment a
+   * mask or a known token's shape matches whole is not matched in part. When the part cut off holds
+   * an {@code @} (or {@code %40}), the user-info of the path ({@link #withoutAmbiguousUserInfo}) or
+   * of a URL inside it ({@link #withoutNestedUserInfo}) may end there, and what is kept of it would
+   * have no {@code @} left to show it is one: nothing but the scheme or the first {@code /} is
+   * written.
+   */
+  private static String cutPath(String path, PathMask mask, boolean atPastPath) {
+    int slash = path.lastIndexOf('/', MAX_CLEANED_CHARS - 1);
+    boolean url = !path.startsWith("/") && path.contains("://");
+    if (path.indexOf('@', slash + 1) >= 0
+        || lastIndexOfIgnoreCase(path, "%40", slash + 1, path.length()) >= 0) {
+      return url
+          ? oneLine(path.substring(0, path.indexOf("://") + 3) + REDACTED + "...")
+          : "/" + REDACTED + "...";
+    }
+    return path(path.substring(0, slash + 1), mask, atPastPath) + "...";
   }
 
   /**
@@ -631,7 +657,10 @@ public final class Sanitizer {
    * user-info ends at its last {@code %40} or {@code @}).
    */
   static String withoutNestedUserInfo(String path) {
-    int scheme = nextSeparator(path, 0);
+    // The next plain separator, looked for again only once passed: each encoded URL looking for it
+    // to the path's end made a path of many of them quadratic to clean.
+    int plain = path.indexOf("://");
+    int scheme = nextSeparator(path, 0, plain);
     if (scheme < 0) {
       return path;
     }
@@ -640,7 +669,10 @@ public final class Sanitizer {
     while (scheme >= 0) {
       boolean encoded = !path.startsWith("://", scheme);
       int authStart = scheme + (encoded ? ENCODED_SEPARATOR.length() : 3);
-      int next = nextSeparator(path, authStart);
+      if (plain >= 0 && plain < authStart) {
+        plain = path.indexOf("://", authStart);
+      }
+      int next = nextSeparator(path, authStart, plain);
       int end = next < 0 ? path.length() : next;
       int at = userInfoEnd(path, authStart, end);
       int userInfoEnd = at < 0 ? -1 : at + 1;
@@ -722,7 +754,11 @@ public final class Sanitizer {
 
   /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */
   private static int nextSeparator(String s, int from) {
-    int plain = s.indexOf("://", from);
+    return nextSeparator(s, from, s.indexOf("://", from));
+  }
+
+  /** As {@link #nextSeparator(String, int)}, with {@code plain} the next {@code ://} from there. */
+  private static int nextSeparator(String s, int from, int plain) {
     int encoded = indexOfIgnoreCase(s, ENCODED_SEPARATOR, from, plain < 0 ? s.length() : plain);
     return encoded >= 0 ? encoded : plain;
   }
@@ -759,8 +795,14 @@ public final class Sanitizer {
    * printing part of a password.
    */
   static int userInfoEnd(String s, int authStart, int end) {
-    int at = s.lastIndexOf('@', end - 1);
-    return at >= authStart ? at : -1;
+    // Not lastIndexOf('@', end - 1): it goes on to the text's start when the URL has no '@', and a
+    // text of many URLs took the square of its length to clean.
+    for (int i = end - 1; i >= authStart; i--) {
+      if (s.charAt(i) == '@') {
+        return i;
+      }
+    }
+    return -1;
   }
 
   /**
