@@ -357,10 +357,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // A clone OkHttp refused before it enqueued it (the application's event listener threw
       // from its callStart): told where we are, there is no other thread. It sent nothing: its
       // retry goes back to the budget and its rate-limit permit to the bucket as the call ends
-      // (attemptNotSent), the breaker's permit too (onAbandoned).
+      // (attemptNotSent), the breaker's permit too (onAbandoned). A late wait's end is decided
+      // first, as attemptCallOrTell does (heardAtEnd): decided after onAbandoned ended the call as
+      // cancelled, it was taken for a cancel, and the callback heard "Canceled", never cancelled.
+      IOException heard = couldNotEnqueue(e);
+      if (isLateEndPending()) {
+        heard = heardAtEnd(original, heard);
+      }
       retryCall.attemptNotSent();
       retryCall.onAbandoned();
-      deliverFailure(couldNotEnqueue(e)); // a late wait's end is decided there (settleLateEnd)
+      deliverFailure(heard);
     }
   }
 

@@ -2130,6 +2130,36 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
   }
 
+  @Test
+  void aLateWaitWhoseCloneCannotBeEnqueuedIsNotHeardAsACancel() throws Exception {
+    // As aLateWaitNotCancelledIsHeardAsTheEarlierFailureAndGivenUpAtTheDeadline, and the
+    // application's event listener threw from the callStart of the clone that tells the reset:
+    // the call was abandoned (as cancelled) before its late end was decided, which then took it
+    // for a cancel: the callback heard "Canceled", never cancelled, the listeners CANCELLED.
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)),
+        throwingFromCallStart(2).callTimeout(30, TimeUnit.SECONDS).retryOnConnectionFailure(false),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    time.runHeldTasks();
+
+    assertThat(heard.await())
+        .isEqualTo("java.io.IOException: retry-agent: could not enqueue a retry");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isFalse();
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
+  }
+
   @ParameterizedTest(name = "cancelled after the call timeout: {0}")
   @ValueSource(booleans = {false, true})
   void aFailureOfBeforeALateWaitToldPastTheCallTimeoutIsHeardAsOkHttpsTimeout(boolean cancel)
