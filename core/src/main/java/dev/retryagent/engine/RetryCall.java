@@ -49,8 +49,14 @@ public abstract class RetryCall extends HostHold {
   /** In {@link #flags}: the call has ended. */
   private static final byte FINISHED = 1;
 
-  /** In {@link #flags}: the end made while set is told when the caller hears of it (holdEnd). */
-  private static final byte HOLD_END = 2;
+  /**
+   * In {@link #flags}, two bits: how many holds of the end are in force ({@link #holdEnd}, nested:
+   * an adapter's step inside another's); the end made while any is, is told when the caller hears
+   * of it ({@link #endHeard}). Under the lock.
+   */
+  private static final int HOLD_UNIT = 2;
+
+  private static final int HOLDS = 6;
 
   // Two kinds only, both in this package: a call with a separate view (RetryEngine.newCall) and a
   // call that is its own view (SelfViewCall, an adapter's one object per call).
@@ -1584,7 +1590,7 @@ public abstract class RetryCall extends HostHold {
         result.outcome() == Outcome.RESPONSE && !RetryRules.isFailure(state.retry, result);
     RetryEvent complete =
         state.engine.listeners().countEnd(state.counters, this, attempt, result, reason, succeeded);
-    if ((flags & HOLD_END) != 0) {
+    if ((flags & HOLDS) != 0) {
       extras().heldEnd = new RetryEvent[] {giveUp, complete};
       return;
     }
@@ -1598,10 +1604,46 @@ public abstract class RetryCall extends HostHold {
    * told the listeners only once the adapter says how the caller heard of it ({@link #endHeard}).
    * For an adapter that tells the caller on another thread later, where the caller's cancel that
    * comes meanwhile is what it hears: the give-up then says so, not the refusal. The counters count
-   * the end as it is made (they hold no reason).
+   * the end as it is made (they hold no reason). Holds nest: each {@code true} is undone by one
+   * {@code false}, so a step's own hold inside an outer one leaves the outer in force.
    */
   public synchronized void holdEnd(boolean hold) {
-    flags = (byte) (hold ? flags | HOLD_END : flags & ~HOLD_END);
+    int holds = flags & HOLDS;
+    if (hold && holds != HOLDS) {
+      flags += HOLD_UNIT;
+    } else if (!hold && holds != 0) {
+      flags -= HOLD_UNIT;
+    }
+  }
+
+  /**
+   * Whether {@link #reservePermit} or {@link #reservePermitAfterWait} may end the call: only an
+   * enforced rate limit refuses. Without one, an adapter's {@link #holdEnd} around them would hold
+   * nothing, and costs a lock each way on every call: it is left out.
+   */
+  public boolean permitMayEndCall() {
+    return state.limiter != null && !state.observe;
+  }
+
+  /**
+   * {@link #acquireBreaker}, its refusal's end held ({@link #holdEnd}) under the lock it takes
+   * anyway: no lock more for the hold, on every attempt that begins.
+   */
+  public void acquireBreakerHoldingEnd() throws CircuitBreakerOpenException {
+    try {
+      acquireBreakerHoldingEndLocked();
+    } finally {
+      tellQueued(true);
+    }
+  }
+
+  private synchronized void acquireBreakerHoldingEndLocked() throws CircuitBreakerOpenException {
+    flags += HOLD_UNIT; // at most two in force: this one inside permitThenBegin's
+    try {
+      takeBreaker();
+    } finally {
+      flags -= HOLD_UNIT;
+    }
   }
 
   /**

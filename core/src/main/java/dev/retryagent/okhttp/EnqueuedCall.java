@@ -151,11 +151,19 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return;
     }
     long wait;
-    retryCall.holdEnd(true); // a refusal is told as the callback hears it (endHeard)
+    // A refusal is told as the callback hears it (endHeard). Only an enforced rate limit refuses:
+    // without one, no hold, whose lock each way every call not retried paid (issue 13).
+    boolean holding = retryCall.permitMayEndCall();
+    if (holding) {
+      retryCall.holdEnd(true);
+    }
     try {
       wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
     } catch (RateLimitedException e) {
-      retryCall.holdEnd(false);
+      if (holding) {
+        holding = false; // let go once: holds nest, a second would undo an outer one
+        retryCall.holdEnd(false);
+      }
       if (retryCall.permitRefusedRetry()) {
         endAsNotRetried(kept); // the response itself, when it was kept through the wait
         return;
@@ -167,7 +175,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       }
       return;
     } finally {
-      retryCall.holdEnd(false);
+      if (holding) {
+        retryCall.holdEnd(false);
+      }
     }
     if (held != null) {
       // Granted: the kept response goes now, before any wait for the permit, which holds no
@@ -283,13 +293,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       retryCall.onAbandoned();
       return new ManagedAttempts.Attempt(this, 0, -1, new IOException("Canceled"));
     }
-    retryCall.holdEnd(true); // the breaker's refusal is told as the callback hears it (endHeard)
     try {
-      retryCall.acquireBreaker();
+      // The breaker's refusal is told as the callback hears it (endHeard), held under the lock
+      // the breaker's step takes anyway: a hold of its own cost two locks on every attempt.
+      retryCall.acquireBreakerHoldingEnd();
     } catch (CircuitBreakerOpenException e) {
       return new ManagedAttempts.Attempt(this, 0, -1, e);
-    } finally {
-      retryCall.holdEnd(false);
     }
     int n = retryCall.startAttempt();
     return new ManagedAttempts.Attempt(this, n, retryCall.attemptTimeoutNanos(), null);

@@ -733,4 +733,26 @@ class RetryCallTest {
     assertThat(call.onFailure(new SocketException("Connection reset")).retry()).isTrue();
     assertThat(call.attempt()).isEqualTo(1);
   }
+
+  @Test
+  void aHoldInsideAnotherLeavesTheOuterHoldInForce() throws Exception {
+    // An adapter's step holds the call's end (holdEnd) and runs a step with a hold of its own
+    // (OkHttp enqueue: permitThenBegin, then begin's for the breaker): the inner step's let-go
+    // cleared the outer hold, and an end made after it was told as made, not as the caller heard.
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    assertThat(call.onResponse(503, null).retry()).isTrue();
+    call.holdEnd(true);
+    call.holdEnd(true);
+    call.holdEnd(false);
+    call.onAbandoned(); // ends the call, under the outer hold still
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP)).as("held").isEmpty();
+    call.holdEnd(false);
+    call.endHeard(GiveUpReason.CALL_TIMEOUT);
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .extracting(RetryEvent::reason)
+        .containsExactly(GiveUpReason.CALL_TIMEOUT);
+  }
 }
