@@ -162,6 +162,38 @@ class LateEndAcrossVersionsTest {
     assertGivenUp(GiveUpReason.DEADLINE);
   }
 
+  @Test
+  void aLateWaitWhoseCloneTheApplicationsListenerRefusesIsNotHeardAsACancel() throws Exception {
+    // The application's event listener threw from the callStart of the clone that tells the reset
+    // (OkHttp lets it out of enqueue(), 3.12 to 5.x): the call was abandoned (as cancelled) before
+    // its late end was decided, which then took it for a cancel: the callback heard "Canceled".
+    AtomicInteger starts = new AtomicInteger();
+    configure(
+        null,
+        new OkHttpClient.Builder()
+            .eventListener(
+                new EventListener() {
+                  @Override
+                  public void callStart(Call call) {
+                    if (starts.incrementAndGet() == 2) {
+                      throw new IllegalStateException("the application's listener");
+                    }
+                  }
+                }));
+    server.enqueue(reset());
+    server.otherwise(ok("late"));
+
+    Call call = client.newCall(get("/retried"));
+    Heard heard = enqueueAndEndTheWaitLate(call);
+
+    assertThat(heard.await())
+        .isEqualTo("java.io.IOException: retry-agent: could not enqueue a retry");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isFalse();
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    assertGivenUp(GiveUpReason.DEADLINE);
+  }
+
   @ParameterizedTest(name = "a failure before the wait: {0}")
   @ValueSource(booleans = {false, true})
   void aListenerThrowingAnErrorAsTheLateEndIsDecidedLeavesTheCallbackHearingItOnce(boolean failed)
