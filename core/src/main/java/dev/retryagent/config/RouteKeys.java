@@ -22,8 +22,8 @@ final class RouteKeys {
    * log line in a terminal ({@link #isInvisible}).
    */
   private static final String CONTROL =
-      "\\x00-\\x1f\\x7f-\\x9f\\xad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2064\\u2066-\\u206f"
-          + "\\ufeff\\ufff9-\\ufffb";
+      "\\x00-\\x1f\\x7f-\\x9f\\xad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u2028-\\u202e"
+          + "\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb";
 
   /** {@link #CONTROL} and the blanks ({@code \s} of ECMAScript but for the controls). */
   private static final String BLANK_OR_CONTROL =
@@ -72,7 +72,7 @@ final class RouteKeys {
       if (isInvisible(c)) {
         return "this one has the invisible character " + code(c) + " at character " + at;
       }
-      if (Character.isSurrogate((char) c)) {
+      if (c <= 0xffff && Character.isSurrogate((char) c)) { // a pair is a code point above it
         // Unpaired (a pair is one code point): written as '?' by every UTF-8 output, so two names
         // would read as one ("a\ud800" and "a?" the same series in one scrape). The schema's
         // expression says nothing of it: YAML holds one only as an escape.
@@ -99,7 +99,16 @@ final class RouteKeys {
    * be names.
    */
   private static boolean isInvisible(int c) {
+    // Also the Mongolian vowel separator, the Hangul fillers and the tag characters, which print
+    // as nothing in most terminals (r25). The tags are the loader's alone: the schema's
+    // expression, which ECMAScript reads in UTF-16 units without the u flag, cannot name them.
+    // Variation selectors stay allowed: emoji use them.
     return c == 0xad
+        || c == 0x115f
+        || c == 0x1160
+        || c == 0x180e
+        || c == 0x3164
+        || c >= 0xe0000 && c <= 0xe007f
         || c == 0x61c
         || c >= 0x200b && c <= 0x200f
         || c >= 0x202a && c <= 0x202e

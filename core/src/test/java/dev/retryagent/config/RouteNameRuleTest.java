@@ -125,9 +125,19 @@ class RouteNameRuleTest {
       assertThat(p.path()).as(c[0]).isEqualTo("routes[0].name");
       assertThat(p.message()).as(c[0]).endsWith("; this one has " + c[1]);
     }
-    // A pair is one character, and a name of it loads.
+    // A pair is one character, and a name of it loads: also one whose code point's low 16 bits
+    // read as a surrogate (U+2DC00, U+1D800: c761b72e refused them).
     assertThat(Yaml.load("routes: [{name: \"rocket \\ud83d\\ude80\"}]").routes().get(0).name())
         .isEqualTo("rocket \ud83d\ude80");
+    for (String name : new String[] {"svc\ud877\udc00", "orders-\ud836\udc00", "ok \u2764\ufe0f"}) {
+      assertThat(RouteKeys.nameProblem(name)).as(name).isNull();
+    }
+    // Characters that print as nothing: a tag character, the Hangul filler, the Mongolian vowel
+    // separator.
+    assertThat(RouteKeys.nameProblem("ab\udb40\udc41"))
+        .isEqualTo("this one has the invisible character U+E0041 at character 3");
+    assertThat(RouteKeys.nameProblem("a\u3164b")).endsWith("U+3164 at character 2");
+    assertThat(RouteKeys.nameProblem("a\u180eb")).endsWith("U+180E at character 2");
   }
 
   @Test
