@@ -419,7 +419,8 @@ public final class Sanitizer {
       if (atPastPath) {
         // The adapter cut it at its first '?' or '#', and an '@' lies past the cut: a password
         // with a '?' or '#' (http://user:pa?ss@h/x) was cut in two, its '@' and host cut off, and
-        // what is left (http://user:pa) has no user-info left to find. Nothing of it is written.
+        // what is left (http://user:pa) has no user-info left to find. Nothing of it is written
+        // (the path is at most MAX_CLEANED_CHARS long here).
         return oneLine(path.substring(0, path.indexOf("://") + 3) + REDACTED);
       }
       return oneLine(cleanWord(path, mask));
@@ -460,11 +461,13 @@ public final class Sanitizer {
    */
   private static String cutPath(String path, PathMask mask, boolean atPastPath) {
     int slash = path.lastIndexOf('/', MAX_CLEANED_CHARS - 1);
-    boolean url = !path.startsWith("/") && path.contains("://");
+    int scheme = path.startsWith("/") ? -1 : path.indexOf("://");
+    // A scheme only when short: what comes before "://" is written whole (r25: 1 MB of it was).
+    boolean url = scheme >= 0 && scheme < MAX_URL_SPAN;
     if (path.indexOf('@', slash + 1) >= 0
         || lastIndexOfIgnoreCase(path, "%40", slash + 1, path.length()) >= 0) {
       return url
-          ? oneLine(path.substring(0, path.indexOf("://") + 3) + REDACTED + "...")
+          ? oneLine(path.substring(0, scheme + 3) + REDACTED + "...")
           : "/" + REDACTED + "...";
     }
     return path(path.substring(0, slash + 1), mask, atPastPath) + "...";

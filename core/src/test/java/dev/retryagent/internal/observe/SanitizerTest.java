@@ -28,6 +28,18 @@ class SanitizerTest {
   }
 
   @Test
+  void aLongWholeUrlPathWithAnAtPastTheCutIsWrittenBoundedWhateverComesBeforeItsScheme() {
+    // The text before "://" was written whole (r25: 1 MB of it into every line and span).
+    String path = "a".repeat(1_000_000) + "://alice:pw@h/x";
+    String shown = Sanitizer.path(path);
+    assertThat(shown).doesNotContain("alice").doesNotContain("pw");
+    assertThat(shown.length()).isLessThanOrEqualTo(Sanitizer.MAX_CLEANED_CHARS + 3);
+    // A short scheme is still written.
+    String url = "http://h/" + "x/".repeat(3_000) + "y@z";
+    assertThat(Sanitizer.path(url)).startsWith("http://<redacted>").endsWith("...");
+  }
+
+  @Test
   void aMessageCutInsideAUrlDropsTheCutWordSoNoPartOfItsUserInfoShows() {
     // Cut just before the '@', http://user:secretpassword would read as a host and a port.
     String url = "http://user:secretpassword@api.example/x";
