@@ -245,10 +245,15 @@ final class TransportClassifier {
    * JDK's resend is left on: a POST under if-not-sent would have been sent a third time).
    */
   private static boolean resentByTheJdk(Throwable t) {
-    for (StackTraceElement f : t.getStackTrace()) {
-      if (f.getClassName().equals("sun.net.www.http.HttpClient")
-          && f.getMethodName().startsWith("parseHTTP")) {
-        return true;
+    // The causes too: HttpURLConnection hands a failure asked for again (getResponseCode after
+    // getInputStream failed) as a copy with the second caller's stack, the original its cause.
+    int depth = 0;
+    for (Throwable e = t; e != null && depth < MAX_DEPTH; e = e.getCause(), depth++) {
+      for (StackTraceElement f : e.getStackTrace()) {
+        if (f.getClassName().equals("sun.net.www.http.HttpClient")
+            && f.getMethodName().startsWith("parseHTTP")) {
+          return true;
+        }
       }
     }
     return false;

@@ -176,6 +176,11 @@ class TransportClassifierTest {
     assertThat(failed).isInstanceOf(ConnectException.class);
     assertThat(failed.getStackTrace()).anyMatch(f -> f.getMethodName().startsWith("parseHTTP"));
     assertThat(TransportClassifier.classify(failed)).isEqualTo(Outcome.RESET);
+    // Asked for again (getResponseCode after getInputStream failed), HttpURLConnection hands a
+    // copy with the second caller's stack, the original its cause.
+    ConnectException copy = new ConnectException(failed.getMessage());
+    copy.initCause(failed);
+    assertThat(TransportClassifier.classify(copy)).isEqualTo(Outcome.RESET);
     // The same refusal on a first connect is a connect failure.
     assertThat(TransportClassifier.classify(new ConnectException("Connection refused")))
         .isEqualTo(Outcome.CONNECT_FAILURE);
