@@ -50,13 +50,15 @@ public abstract class RetryCall extends HostHold {
   private static final byte FINISHED = 1;
 
   /**
-   * In {@link #flags}, two bits: how many holds of the end are in force ({@link #holdEnd}, nested:
-   * an adapter's step inside another's); the end made while any is, is told when the caller hears
-   * of it ({@link #endHeard}). Under the lock.
+   * In {@link #flags}, three bits: how many holds of the end are in force ({@link #holdEnd},
+   * nested: an adapter's step inside another's); the end made while any is, is told when the caller
+   * hears of it ({@link #endHeard}). Under the lock.
    */
   private static final int HOLD_UNIT = 2;
 
-  private static final int HOLDS = 6;
+  // Three bits (up to seven holds): two are in force at most today (permitThenBegin's, begin's
+  // inside it); a spare bit, so that a third nesting cannot carry into another flag (r25).
+  private static final int HOLDS = 14;
 
   // Two kinds only, both in this package: a call with a separate view (RetryEngine.newCall) and a
   // call that is its own view (SelfViewCall, an adapter's one object per call).

@@ -556,6 +556,9 @@ public final class AgentRuntime {
   }
 
   private synchronized void startExporters() {
+    if (exiting) {
+      return; // the exit hook ran after Background.run let go of the lock (r25)
+    }
     try {
       built().exporters.apply(config.metrics(), config.source());
     } catch (RuntimeException | LinkageError e) {
