@@ -1183,16 +1183,20 @@ public final class Sanitizer {
    * two slashes after a scheme: scheme-relative ({@code //user:password@h/x}, a redirect's {@code
    * Location}), or with one slash ({@code http:/u:pw@h/x}, which lenient parsers take as a URL).
    * The user-info is everything up to the last {@code @}, as for any URL ({@link #userInfoEnd}). A
-   * one-letter scheme is a Windows drive ({@code C:/Users/a@b}) and is left alone.
+   * one-letter scheme is a Windows drive ({@code C:/Users/a@b}) and is left alone. What comes
+   * before such a URL is looked at on its own ({@link #withoutBareUserInfo}): a URL written later
+   * in the word ({@code u:pw@h/cb?next=//app/x}, {@code u:pw@h/x/ab:/c}) is not its authority.
    */
   private static String withoutLooseUserInfo(String word) {
     int at = word.lastIndexOf('@');
     if (at < 0) {
       return word;
     }
+    int urlStart = -1;
     int authStart = -1;
     int slashes = word.indexOf("//");
     if (slashes >= 0 && (slashes == 0 || "\"'(<[=".indexOf(word.charAt(slashes - 1)) >= 0)) {
+      urlStart = slashes;
       authStart = slashes + 2;
     } else {
       int colon = word.indexOf(":/");
@@ -1201,14 +1205,61 @@ public final class Sanitizer {
         name--;
       }
       if (colon - name >= 2 && Character.isLetter(word.charAt(name))) {
+        urlStart = name;
         authStart = colon + 2;
       }
     }
     if (authStart < 0) {
       return withoutBareUserInfo(word, at);
     }
-    return at >= authStart ? word.substring(0, authStart) + word.substring(at + 1) : word;
+    String url = at >= authStart ? word.substring(0, authStart) + word.substring(at + 1) : word;
+    return withoutBareHead(url, urlStart);
   }
+
+  /**
+   * {@code word} with the part before {@code urlStart} (where a URL written in it starts) passed
+   * through {@link #withoutBareUserInfo}: {@code u:pw@h/cb?next=https://app/x} is a user-info
+   * written without a scheme, then a redirect's target; the target's own separator must not hide
+   * the first.
+   */
+  private static String withoutBareHead(String word, int urlStart) {
+    if (urlStart <= 0) {
+      return word;
+    }
+    int at = word.lastIndexOf('@', urlStart - 1);
+    if (at < 0) {
+      return word;
+    }
+    String head = word.substring(0, urlStart);
+    String clean = withoutBareUserInfo(head, at);
+    return clean == head ? word : clean + word.substring(urlStart);
+  }
+
+  /**
+   * Words before a {@code :} that name what follows it as an address, not as a user name before its
+   * password: {@code mailto:a@b.example}, {@code sip:alice@pbx}, an AWS ARN ({@code
+   * arn:aws:sts::1:assumed-role/R/alice@example.com}), a Google Cloud IAM member ({@code
+   * user:alice@example.com}, {@code serviceAccount:bot@p.iam.gserviceaccount.com}).
+   */
+  private static final String[] ADDRESS_PREFIXES = {
+    "mailto",
+    "sip",
+    "sips",
+    "tel",
+    "xmpp",
+    "acct",
+    "arn",
+    "urn",
+    "user",
+    "group",
+    "serviceAccount",
+    "domain",
+    "deleted",
+    "principal",
+    "principalSet",
+    "email",
+    "contact"
+  };
 
   /**
    * {@code word} (no scheme, no {@code //}) with a user-info and password written bare, as a URL
@@ -1217,7 +1268,10 @@ public final class Sanitizer {
    * comes before its last {@code @} (at {@code at}) with no {@code /} before that {@code :}; it
    * starts after a quote, bracket, {@code =} or {@code ,}. An address ({@code a@b.example}) has no
    * {@code :} before its {@code @} and is kept, as is a drive's path ({@code C:/Users/a@b}); {@code
-   * host:443@x} is over-redacted.
+   * host:443@x} is over-redacted. Kept too, as no user-info: an address after one of {@link
+   * #ADDRESS_PREFIXES} with nothing but punctuation after its domain (a URL's path or port after it
+   * is a user-info's host: {@code user:pw@h/x} is redacted); a version after a Maven coordinate
+   * ({@code org.acme:lib@1.2.3}); a time ({@code 12:30@worker-3}).
    */
   private static String withoutBareUserInfo(String word, int at) {
     int colon = word.indexOf(':');
@@ -1236,7 +1290,128 @@ public final class Sanitizer {
     while (start > 0 && "\"'(<[=,".indexOf(word.charAt(start - 1)) < 0) {
       start--;
     }
+    if (isAddress(word, start, colon, at)
+        || isVersion(word, at)
+        || isTime(word, start, colon, at)) {
+      return word;
+    }
     return word.substring(0, start) + REDACTED + word.substring(at);
+  }
+
+  /**
+   * Whether {@code word[start, colon)} is one of {@link #ADDRESS_PREFIXES} and the domain after the
+   * {@code @} at {@code at} has a dot and ends the word, punctuation aside.
+   */
+  private static boolean isAddress(String word, int start, int colon, int at) {
+    boolean known = false;
+    for (String prefix : ADDRESS_PREFIXES) {
+      if (colon - start == prefix.length()
+          && word.regionMatches(true, start, prefix, 0, colon - start)) {
+        known = true;
+        break;
+      }
+    }
+    if (!known) {
+      return false;
+    }
+    int end = hostEnd(word, at + 1);
+    if (word.indexOf('.', at + 1) < 0 || word.indexOf('.', at + 1) >= end) {
+      return false; // a bare host (user:pw@localhost) is a user-info's
+    }
+    for (int i = end; i < word.length(); i++) {
+      if (".,;:)]}>\"'!`*|".indexOf(word.charAt(i)) < 0) {
+        return false; // a path, port or query after it: a URL's host
+      }
+    }
+    return true;
+  }
+
+  /**
+   * Whether what follows the {@code @} at {@code at} is a version ({@code 1.2.3}, {@code
+   * 1.2.3-SNAPSHOT}): numbers and dots, not the four of an IPv4 address.
+   */
+  private static boolean isVersion(String word, int at) {
+    int i = at + 1;
+    int labels = 0;
+    while (i < word.length() && word.charAt(i) >= '0' && word.charAt(i) <= '9') {
+      labels++;
+      while (i < word.length() && word.charAt(i) >= '0' && word.charAt(i) <= '9') {
+        i++;
+      }
+      if (i + 1 < word.length()
+          && word.charAt(i) == '.'
+          && word.charAt(i + 1) >= '0'
+          && word.charAt(i + 1) <= '9') {
+        i++;
+      } else {
+        break;
+      }
+    }
+    if (labels < 2 || labels == 4) {
+      return false;
+    }
+    return i == word.length() || "-+,;)]}>\"'!".indexOf(word.charAt(i)) >= 0;
+  }
+
+  /** Whether {@code word[start, at)} is a time: one or two digits, {@code :} and two digits. */
+  private static boolean isTime(String word, int start, int colon, int at) {
+    int hours = colon - start;
+    if (hours < 1 || hours > 2 || at - colon != 3) {
+      return false;
+    }
+    for (int i = start; i < at; i++) {
+      char c = word.charAt(i);
+      if (i != colon && (c < '0' || c > '9')) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Where the host starting at {@code from} ends: the first character no host holds. */
+  private static int hostEnd(String word, int from) {
+    int i = from;
+    while (i < word.length()) {
+      char c = word.charAt(i);
+      if (!(c >= 'a' && c <= 'z'
+          || c >= 'A' && c <= 'Z'
+          || c >= '0' && c <= '9'
+          || c == '.'
+          || c == '-'
+          || c == '_')) {
+        break;
+      }
+      i++;
+    }
+    // A trailing dot is a sentence's.
+    while (i > from && word.charAt(i - 1) == '.') {
+      i--;
+    }
+    return i;
+  }
+
+  /**
+   * {@code word} with what comes before the first URL in it ({@code ://} or {@code :\/\/} and its
+   * scheme's name) passed through {@link #withoutLooseUserInfo}: {@code
+   * u:pw@h/cb?next=https://app/x} is a user-info written without a scheme, then a redirect's
+   * target, and the target's separator must not hide the first (its user-info is found after it).
+   */
+  private static String withoutUserInfoBeforeUrl(String word) {
+    int scheme = word.indexOf("://");
+    int escaped = word.indexOf(":\\/\\/");
+    if (escaped >= 0 && (scheme < 0 || escaped < scheme)) {
+      scheme = escaped;
+    }
+    int name = scheme;
+    while (name > 0 && isSchemeChar(word.charAt(name - 1))) {
+      name--;
+    }
+    if (name <= 0 || word.lastIndexOf('@', name - 1) < 0) {
+      return word;
+    }
+    String head = word.substring(0, name);
+    String clean = withoutLooseUserInfo(head);
+    return clean == head ? word : clean + word.substring(name);
   }
 
   /**
@@ -1244,7 +1419,7 @@ public final class Sanitizer {
    * fragment, the user-info and the path parameters. A lone trailing {@code ?} ("is it up?") stays.
    */
   static String cleanWord(String w, PathMask mask) {
-    String word = w;
+    String word = withoutUserInfoBeforeUrl(w);
     int scheme = word.indexOf("://");
     int separator = 3;
     if (scheme < 0) {

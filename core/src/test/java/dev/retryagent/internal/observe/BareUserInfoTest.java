@@ -1,0 +1,66 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A user-info written without a scheme (OkHttp 3's {@code unexpected url: u:pw@h/x}): redacted even
+ * when a URL follows in the same word, and not taken from text that only looks like one (an ARN, an
+ * IAM member, a mailto, a version, a time).
+ */
+class BareUserInfoTest {
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiter = '|',
+      value = {
+        // A redirect's target after the user-info's host: its separator hid the user-info.
+        "unexpected url: user:pwCANARY@host/cb?redirect=https://app.example/home"
+            + "|unexpected url: <redacted>@host/cb",
+        "unexpected url: user:pwCANARY@host/cb?redirect=//app.example/home"
+            + "|unexpected url: <redacted>@host/cb",
+        "unexpected url: user:pwCANARY@host/cb?r=https:\\/\\/app|unexpected url: <redacted>@host/cb",
+        "unexpected url: user:pwCANARY@host/fetch/http://t/x"
+            + "|unexpected url: <redacted>@host/fetch/http://t/x",
+        "unexpected url: user:pwCANARY@host/ab:/c|unexpected url: <redacted>@host/ab:/c",
+        // The later URL's own user-info goes too.
+        "unexpected url: u:pwCANARY@h/x?r=//a:bCANARY@c/d|unexpected url: <redacted>@h/x",
+        "unexpected url: u:pwCANARY@h/x/https://a:bCANARY@c/d"
+            + "|unexpected url: <redacted>@h/x/https://c/d",
+        // As before: with no URL after it, with a port, and a user named as an address prefix but
+        // followed by a path, a port or a host without a domain.
+        "unexpected url: u:pwCANARY@h/x|unexpected url: <redacted>@h/x",
+        "unexpected url: u:pwCANARY@h:8080/x|unexpected url: <redacted>@h:8080/x",
+        "unexpected url: user:pwCANARY@db.example/x|unexpected url: <redacted>@db.example/x",
+        "unexpected url: user:pwCANARY@db.example:5432|unexpected url: <redacted>@db.example:5432",
+        "unexpected url: user:pwCANARY@localhost|unexpected url: <redacted>@localhost",
+        "unexpected url: org.acme:pwCANARY@10.0.0.1|unexpected url: <redacted>@10.0.0.1",
+      })
+  void aBareUserInfoIsRedactedEvenWithAUrlLaterInTheWord(String text, String expected) {
+    String clean = Sanitizer.message(text, null);
+    assertThat(clean).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "User: arn:aws:sts::123456789012:assumed-role/AWSReservedSSO_Dev/alice@example.com is not"
+            + " authorized to perform: s3:GetObject",
+        "Permission denied for serviceAccount:deploy-bot@proj.iam.gserviceaccount.com on bucket",
+        "member user:alice@example.com lacks role",
+        "member \"group:admins@example.com\", and more",
+        "invalid link mailto:support@example.com.",
+        "call sip:alice@pbx.example.com failed",
+        "dep org.acme:lib@1.2.3 missing",
+        "dep org.acme:lib@1.2.3-SNAPSHOT missing",
+        "at 12:30@worker-3 done",
+        "clone git@github.com:org/repo.git failed",
+        "object java.lang.Object@1b6d3586 at Foo.java:12",
+      })
+  void anAddressOrAVersionAfterAColonIsNoUserInfo(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
+}
