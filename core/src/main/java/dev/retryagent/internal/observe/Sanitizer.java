@@ -924,7 +924,11 @@ public final class Sanitizer {
           i = wordEnd(s, start);
         }
         String word = s.substring(start, i);
-        if (i < end && (word.indexOf('?') >= 0 || word.indexOf('#') >= 0)) {
+        if (i < end
+            && (word.indexOf('?') >= 0
+                || word.indexOf('#') >= 0
+                || withoutEncodedQuery(word, true) != word)) {
+          // An encoded one (%3F, %23) too: http://h/x%3Ftoken%3DSE CRET goes on past its blank.
           // The query (or fragment) goes on past the blank, to the URL's end.
           out.append(cleanWord(word, mask));
           i = end;
@@ -979,6 +983,12 @@ public final class Sanitizer {
         cut = q;
       }
       String path = cut >= 0 ? word.substring(0, cut) : word;
+      String unencoded = withoutEncodedQuery(path, true);
+      if (unencoded != path) {
+        // A query or fragment percent-encoded (b%3Ftoken%3DS): dropped to the end as a plain one.
+        path = unencoded;
+        cut = path.length();
+      }
       inParameter = inParameter(path);
       out.append(masked(withoutPathParameters(path), mask));
       if (cut >= 0) {
