@@ -487,106 +487,222 @@ public final class Sanitizer {
    * token ({@code /bot123456:AA...}, a segment {@code bot}, digits, {@code :} and 30 or more of
    * {@code [A-Za-z0-9_-]}), a Slack incoming webhook's secret ({@code /services/T.../B.../secret}:
    * the segment after {@code services}, a {@code T...} and a {@code B...} one, 16 or more of those
-   * characters) and a Discord webhook's token ({@code /webhooks/<digits>/token}, 30 or more). Such
-   * a URL is the credential whole, and a retry or give-up line of a call to it would write it. The
-   * shapes are narrow, so that a path like them that holds no token is rarely masked; a path
-   * without {@code bot}, {@code services/} or {@code webhooks/} is returned at once.
+   * characters) and a Discord webhook's token ({@code /webhooks/<digits>/token}, 30 or more, a UUID
+   * excepted). Such a URL is the credential whole, and a retry or give-up line of a call to it
+   * would write it. The shapes are narrow, so that a path like them that holds no token is rarely
+   * masked. Segments end at a {@code /}, also escaped as JSON writes it ({@code \/}), or at an
+   * encoded one ({@code %2F}, a URL nested in a path), and the Telegram {@code :} may be {@code
+   * %3A}; what follows the token's characters in its segment (a message's {@code `}, {@code |}, an
+   * ellipsis or {@code ": 503"}) is kept. Walked by index: a path without {@code bot} and a digit,
+   * {@code services/T} or {@code webhooks/} and a digit is returned at once, and one that has them
+   * but no token allocates nothing either (Sanitizer.path runs per call with OpenTelemetry on).
    */
   static String withoutKnownTokens(String path) {
-    if (path == null
-        || path.indexOf("bot") < 0
-            && path.indexOf("services/") < 0
-            && path.indexOf("webhooks/") < 0) {
+    if (path == null || !mayHoldKnownToken(path)) {
       return path;
     }
-    String[] segments = path.split("/", -1);
-    boolean changed = false;
-    for (int i = 0; i < segments.length; i++) {
-      String seg = segments[i];
-      boolean token =
-          isTelegramToken(seg)
-              || i >= 3
-                  && "services".equals(segments[i - 3])
-                  && isIdOf(segments[i - 2], 'T')
-                  && isIdOf(segments[i - 1], 'B')
-                  && tokenChars(seg) >= 16
-              || i >= 2
-                  && "webhooks".equals(segments[i - 2])
-                  && isDigits(segments[i - 1])
-                  && tokenChars(seg) >= 30;
-      if (token) {
-        // Punctuation glued to a message's URL (": 503", "),") is no part of the token: kept.
-        int end = seg.length();
-        while (end > 0 && ".,:;)]}>\"'!".indexOf(seg.charAt(end - 1)) >= 0) {
-          end--;
+    StringBuilder b = null;
+    int done = 0;
+    // The three segments before the current one, [start, end) each (-1 for none).
+    int s1 = -1;
+    int e1 = -1;
+    int s2 = -1;
+    int e2 = -1;
+    int s3 = -1;
+    int e3 = -1;
+    int start = 0;
+    while (true) {
+      int sep = start;
+      while (sep < path.length() && separatorLength(path, sep) == 0) {
+        sep++;
+      }
+      int end = sep;
+      if (end > start && end < path.length() && path.charAt(end) == '/') {
+        if (path.charAt(end - 1) == '\\') {
+          end--; // JSON's escaped slash: the backslash is the separator's
         }
-        segments[i] = PathMask.MASK + seg.substring(end);
-        changed = true;
       }
-    }
-    return changed ? String.join("/", segments) : path;
-  }
-
-  /** {@code bot}, one or more digits, {@code :}, and 30 or more token characters. */
-  private static boolean isTelegramToken(String seg) {
-    if (!seg.startsWith("bot")) {
-      return false;
-    }
-    int colon = seg.indexOf(':');
-    return colon > 3
-        && isDigits(seg.substring(3, colon))
-        && tokenChars(seg.substring(colon + 1)) >= 30;
-  }
-
-  /** A Slack id: {@code first}, then one or more upper-case letters or digits. */
-  private static boolean isIdOf(String seg, char first) {
-    if (seg.length() < 2 || seg.charAt(0) != first) {
-      return false;
-    }
-    for (int i = 1; i < seg.length(); i++) {
-      char c = seg.charAt(i);
-      if (!(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9')) {
-        return false;
+      int mask = -1;
+      int runEnd = -1;
+      int telegram = telegramTokenStart(path, start, end);
+      if (telegram >= 0) {
+        runEnd = tokenRunEnd(path, telegram, end);
+        if (runEnd - telegram >= 30) {
+          mask = start;
+        }
       }
-    }
-    return true;
-  }
-
-  private static boolean isDigits(String seg) {
-    if (seg.isEmpty()) {
-      return false;
-    }
-    for (int i = 0; i < seg.length(); i++) {
-      if (seg.charAt(i) < '0' || seg.charAt(i) > '9') {
-        return false;
+      if (mask < 0 && s3 >= 0) {
+        runEnd = tokenRunEnd(path, start, end);
+        if (runEnd - start >= 16
+            && regionIs(path, s3, e3, "services")
+            && isIdOf(path, s2, e2, 'T')
+            && isIdOf(path, s1, e1, 'B')) {
+          mask = start;
+        }
       }
+      if (mask < 0 && s2 >= 0) {
+        runEnd = tokenRunEnd(path, start, end);
+        if (runEnd - start >= 30
+            && !isUuid(path, start, runEnd)
+            && regionIs(path, s2, e2, "webhooks")
+            && isDigits(path, s1, e1)) {
+          mask = start;
+        }
+      }
+      if (mask >= 0) {
+        if (b == null) {
+          b = new StringBuilder(path.length());
+        }
+        b.append(path, done, mask).append(PathMask.MASK);
+        done = runEnd;
+      }
+      if (sep >= path.length()) {
+        break;
+      }
+      s3 = s2;
+      e3 = e2;
+      s2 = s1;
+      e2 = e1;
+      s1 = start;
+      e1 = end;
+      start = sep + separatorLength(path, sep);
     }
-    return true;
+    return b == null ? path : b.append(path, done, path.length()).toString();
   }
 
   /**
-   * How many of {@code [A-Za-z0-9_-]} {@code seg} is, punctuation glued after them (a message's
-   * {@code ...token: 503}) not counted; -1 when it holds anything else.
+   * Whether {@code path} holds {@code bot} and a digit, {@code services} then a separator and
+   * {@code T}, or {@code webhooks} then a separator and a digit: the cheap test before the walk.
    */
-  private static int tokenChars(String seg) {
-    int i = 0;
-    while (i < seg.length()) {
-      char c = seg.charAt(i);
-      if (!(c >= 'a' && c <= 'z'
-          || c >= 'A' && c <= 'Z'
-          || c >= '0' && c <= '9'
-          || c == '_'
-          || c == '-')) {
+  private static boolean mayHoldKnownToken(String path) {
+    int i = path.indexOf("bot");
+    while (i >= 0) {
+      if (i + 3 < path.length() && isDigit(path.charAt(i + 3))) {
+        return true;
+      }
+      i = path.indexOf("bot", i + 3);
+    }
+    i = path.indexOf("services");
+    while (i >= 0) {
+      int next = afterSeparator(path, i + 8);
+      if (next >= 0 && next < path.length() && path.charAt(next) == 'T') {
+        return true;
+      }
+      i = path.indexOf("services", i + 8);
+    }
+    i = path.indexOf("webhooks");
+    while (i >= 0) {
+      int next = afterSeparator(path, i + 8);
+      if (next >= 0 && next < path.length() && isDigit(path.charAt(next))) {
+        return true;
+      }
+      i = path.indexOf("webhooks", i + 8);
+    }
+    return false;
+  }
+
+  /**
+   * Where what follows a separator at {@code i} ({@code /}, {@code \/}, {@code %2F}) starts, or -1.
+   */
+  private static int afterSeparator(String s, int i) {
+    if (i < s.length() && s.charAt(i) == '\\') {
+      return i + 1 < s.length() && s.charAt(i + 1) == '/' ? i + 2 : -1;
+    }
+    int n = separatorLength(s, i);
+    return n == 0 ? -1 : i + n;
+  }
+
+  /** 1 for a {@code /} at {@code i}, 3 for a {@code %2F} (any case), else 0. */
+  private static int separatorLength(String s, int i) {
+    char c = s.charAt(i);
+    if (c == '/') {
+      return 1;
+    }
+    return c == '%' && s.regionMatches(true, i, "%2F", 0, 3) ? 3 : 0;
+  }
+
+  /**
+   * Where the token of a Telegram bot segment {@code s[start, end)} starts ({@code bot}, one or
+   * more digits, {@code :} or {@code %3A}), or -1.
+   */
+  private static int telegramTokenStart(String s, int start, int end) {
+    if (end - start < 5 || !s.startsWith("bot", start)) {
+      return -1;
+    }
+    int i = start + 3;
+    while (i < end && isDigit(s.charAt(i))) {
+      i++;
+    }
+    if (i == start + 3 || i >= end) {
+      return -1;
+    }
+    if (s.charAt(i) == ':') {
+      return i + 1;
+    }
+    return i + 3 <= end && s.regionMatches(true, i, "%3A", 0, 3) ? i + 3 : -1;
+  }
+
+  /** Where the run of {@code [A-Za-z0-9_-]} from {@code from} ends, at most at {@code end}. */
+  private static int tokenRunEnd(String s, int from, int end) {
+    int i = from;
+    while (i < end) {
+      char c = s.charAt(i);
+      if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-')) {
         break;
       }
       i++;
     }
-    for (int k = i; k < seg.length(); k++) {
-      if (".,:;)]}>\"'!".indexOf(seg.charAt(k)) < 0) {
-        return -1;
+    return i;
+  }
+
+  /** Whether {@code s[start, end)} is {@code word}. */
+  private static boolean regionIs(String s, int start, int end, String word) {
+    return end - start == word.length() && s.startsWith(word, start);
+  }
+
+  /** A Slack id: {@code first}, then one or more upper-case letters or digits. */
+  private static boolean isIdOf(String s, int start, int end, char first) {
+    if (end - start < 2 || s.charAt(start) != first) {
+      return false;
+    }
+    for (int i = start + 1; i < end; i++) {
+      char c = s.charAt(i);
+      if (!(c >= 'A' && c <= 'Z' || isDigit(c))) {
+        return false;
       }
     }
-    return i;
+    return true;
+  }
+
+  private static boolean isDigits(String s, int start, int end) {
+    if (end <= start) {
+      return false;
+    }
+    for (int i = start; i < end; i++) {
+      if (!isDigit(s.charAt(i))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A UUID (8-4-4-4-12 hex digits): an id, never a Discord token (68 characters). */
+  private static boolean isUuid(String s, int start, int end) {
+    if (end - start != 36) {
+      return false;
+    }
+    for (int i = 0; i < 36; i++) {
+      char c = s.charAt(start + i);
+      boolean dash = i == 8 || i == 13 || i == 18 || i == 23;
+      if (dash ? c != '-' : Character.digit(c, 16) < 0) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean isDigit(char c) {
+    return c >= '0' && c <= '9';
   }
 
   /**
