@@ -71,7 +71,10 @@ public final class Sanitizer {
               // Each quoted value as "unrolled": no alternation repeated per character, which
               // recurses per character in java.util.regex (a long value overflowed the stack).
               // A JSON text quoted in a JSON string escapes its quotes: {\"password\":\"a\"}.
-              + "(\\\\\"[^\\\\\\r\\n]*+(?:(?:\\\\\\\\|\\\\(?!\"))[^\\\\\\r\\n]*+)*+(?:\\\\\")?"
+              // Inside it, \\\" (an escaped backslash, then an escaped quote) is a quote of the
+              // inner text's value, and \\\\ a backslash of it: neither ends the value.
+              + "(\\\\\"[^\\\\\\r\\n]*+(?:(?:\\\\\\\\\\\\\\\\|\\\\\\\\\\\\\"|\\\\\\\\(?=[^\\\\\\r\\n])"
+              + "|\\\\(?=[^\\\\\"\\r\\n]))[^\\\\\\r\\n]*+)*+(?:\\\\\")?"
               + "|\"[^\"\\\\\\r\\n]*+(?:\\\\.[^\"\\\\\\r\\n]*+)*+\"?"
               + "|'[^'\\\\\\r\\n]*+(?:\\\\.[^'\\\\\\r\\n]*+)*+'?|\\S+)");
   // Credentials written without a header name: "Bearer abc", "Basic dXNlcjpw".
