@@ -831,17 +831,31 @@ public final class Sanitizer {
     if (word.indexOf('%') < 0) {
       return word; // the common case: nothing encoded
     }
-    int cut = indexOfIgnoreCase(word, "%3F", 0, word.length());
-    if (cut >= 0 && cut + 3 == word.length()) {
-      cut = -1; // a lone trailing encoded '?' hides nothing, as a lone '?' does not
-    }
+    int cut = encodedCut(word, "%3F", "%253F");
     if (urlLike) {
-      int f = indexOfIgnoreCase(word, "%23", 0, word.length());
+      int f = encodedCut(word, "%23", "%2523");
       if (f >= 0 && (cut < 0 || f < cut)) {
         cut = f;
       }
     }
     return cut < 0 ? word : word.substring(0, cut);
+  }
+
+  /**
+   * The first of {@code once} or {@code twice} (the same character encoded twice, as a URL encoded
+   * whole into another's query carries it: {@code %253F}) in {@code word} that something follows,
+   * or -1: a lone trailing one hides nothing, as a lone '?' does not.
+   */
+  private static int encodedCut(String word, String once, String twice) {
+    int cut = indexOfIgnoreCase(word, once, 0, word.length());
+    if (cut >= 0 && cut + once.length() == word.length()) {
+      cut = -1;
+    }
+    int cut2 = indexOfIgnoreCase(word, twice, 0, cut < 0 ? word.length() : cut);
+    if (cut2 >= 0 && cut2 + twice.length() < word.length()) {
+      cut = cut2;
+    }
+    return cut;
   }
 
   /**
