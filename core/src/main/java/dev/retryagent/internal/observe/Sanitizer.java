@@ -1418,6 +1418,13 @@ public final class Sanitizer {
    */
   private static String withoutBareUserInfo(String word, int at) {
     int colon = word.indexOf(':');
+    while (colon > 0
+        && colon < at
+        && isQuote(word.charAt(colon - 1))
+        && isQuote(word.charAt(colon + 1))) {
+      // A JSON key's colon ({"email":"a@b.example"}): a user-info starts after it, if anywhere.
+      colon = word.indexOf(':', colon + 1);
+    }
     if (colon < 0 || colon > at || at == word.length() - 1) {
       return word;
     }
@@ -1439,6 +1446,10 @@ public final class Sanitizer {
       return word;
     }
     return word.substring(0, start) + REDACTED + word.substring(at);
+  }
+
+  private static boolean isQuote(char c) {
+    return c == '"' || c == '\'';
   }
 
   /**

@@ -63,4 +63,20 @@ class BareUserInfoTest {
   void anAddressOrAVersionAfterAColonIsNoUserInfo(String text) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(text);
   }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // A compact JSON text: the key's colon is no user-info's, the address is kept.
+        "{\"email\":\"a@b.example\"} => {\"email\":\"a@b.example\"}",
+        "{\"email\":\"a@b.example\",\"url\":\"https://x/y\"}"
+            + " => {\"email\":\"a@b.example\",\"url\":\"https://x/y\"}",
+        // A user-info in a value after it is still found.
+        "{\"url\":\"u:pwCANARY@h/x\"} => {\"url\":\"<redacted>@h/x\"}",
+        "{\"a\":\"b\",\"c\":\"u:pwCANARY@h/x\"} => {\"a\":\"b\",\"c\":\"<redacted>@h/x\"}",
+      })
+  void aJsonKeysColonIsNoUserInfos(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
 }
