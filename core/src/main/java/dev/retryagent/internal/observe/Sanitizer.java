@@ -1381,27 +1381,15 @@ public final class Sanitizer {
   /**
    * Words before a {@code :} that name what follows it as an address, not as a user name before its
    * password: {@code mailto:a@b.example}, {@code sip:alice@pbx}, an AWS ARN ({@code
-   * arn:aws:sts::1:assumed-role/R/alice@example.com}), a Google Cloud IAM member ({@code
-   * user:alice@example.com}, {@code serviceAccount:bot@p.iam.gserviceaccount.com}).
+   * arn:aws:sts::1:assumed-role/R/alice@example.com}), a Google Cloud IAM member's type where no
+   * one names a user so ({@code serviceAccount:bot@p.iam.gserviceaccount.com}). Not the IAM types
+   * that are also common user names ({@code user}, {@code group}, {@code email}, {@code admin}...):
+   * {@code user:hunter2@db.example} is a database URL without its scheme as much as an IAM member,
+   * and over-redacting is preferred to leaking ({@code user:alice@example.com} reads {@code
+   * <redacted>@example.com}).
    */
   private static final String[] ADDRESS_PREFIXES = {
-    "mailto",
-    "sip",
-    "sips",
-    "tel",
-    "xmpp",
-    "acct",
-    "arn",
-    "urn",
-    "user",
-    "group",
-    "serviceAccount",
-    "domain",
-    "deleted",
-    "principal",
-    "principalSet",
-    "email",
-    "contact"
+    "mailto", "sip", "sips", "tel", "xmpp", "acct", "arn", "urn", "serviceAccount", "principalSet"
   };
 
   /**
