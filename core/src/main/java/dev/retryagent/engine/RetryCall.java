@@ -42,7 +42,8 @@ public abstract class RetryCall extends HostHold {
   private int attempt;
   private long attemptStartNanos;
   private Decision decision; // as made; as kept (waitsToRetry) while an adapter waits
-  // FINISHED, HOLD_END: one byte, where two booleans made the call 8 B larger (issue 13).
+  // FINISHED and the count of end holds (HOLDS): one byte, where two fields made every call 8 B
+  // larger (issue 13).
   private byte flags;
   private CallExtras extras; // made on first use: a call that succeeds at once never needs it
 
