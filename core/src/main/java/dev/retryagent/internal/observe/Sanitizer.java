@@ -465,8 +465,9 @@ public final class Sanitizer {
   private static String cutPath(String path, PathMask mask, boolean atPastPath) {
     int slash = path.lastIndexOf('/', MAX_CLEANED_CHARS - 1);
     int scheme = path.startsWith("/") ? -1 : path.indexOf("://");
-    // A scheme only when short: what comes before "://" is written whole (r25: 1 MB of it was).
-    boolean url = scheme >= 0 && scheme < MAX_URL_SPAN;
+    // A scheme only when it is one: what comes before "://" is written as it is (r25: 1 MB of it;
+    // r26: admin:hunter2@h/cb?next=https://...).
+    boolean url = scheme > 0 && scheme < MAX_URL_SPAN && isScheme(path, scheme);
     if (path.indexOf('@', slash + 1) >= 0
         || lastIndexOfIgnoreCase(path, "%40", slash + 1, path.length()) >= 0) {
       return url
@@ -474,6 +475,22 @@ public final class Sanitizer {
           : "/" + REDACTED + "...";
     }
     return path(path.substring(0, slash + 1), mask, atPastPath) + "...";
+  }
+
+  /**
+   * Whether {@code s}'s first {@code end} characters are a URL scheme's (a letter, then
+   * [a-z0-9+.-]).
+   */
+  private static boolean isScheme(String s, int end) {
+    if (!Character.isLetter(s.charAt(0)) || s.charAt(0) > 'z') {
+      return false;
+    }
+    for (int i = 1; i < end; i++) {
+      if (!isSchemeChar(s.charAt(i))) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**
@@ -1408,9 +1425,11 @@ public final class Sanitizer {
     int colon = word.indexOf(':');
     while (colon > 0
         && colon < at
-        && isQuote(word.charAt(colon - 1))
-        && isQuote(word.charAt(colon + 1))) {
-      // A JSON key's colon ({"email":"a@b.example"}): a user-info starts after it, if anywhere.
+        && (isQuote(word.charAt(colon - 1))
+            || word.charAt(colon + 1) == '{'
+            || word.charAt(colon + 1) == '[')) {
+      // A JSON key's colon ({"email":"a@b.example"}, {"code":400,"email":...}, {"a":{...}}): a
+      // user-info starts after it, if anywhere.
       colon = word.indexOf(':', colon + 1);
     }
     if (colon < 0 || colon > at || at == word.length() - 1) {
@@ -1455,6 +1474,20 @@ public final class Sanitizer {
     }
     if (!known) {
       return false;
+    }
+    // The address itself has no ':' (sip:alice:pw@pbx is a SIP URI's user and password, RFC 3261),
+    // nor a second address or user-info after a ',' or ';' (mailto:a@b.example,admin:pw@db); an
+    // ARN's has its ':' and '/' (arn:aws:sts::1:assumed-role/R/alice@example.com).
+    boolean arn = colon - start == 3 && word.regionMatches(true, start, "arn", 0, 3);
+    for (int i = colon + 1; i < at; i++) {
+      char c = word.charAt(i);
+      if (c == ','
+          || c == ';'
+          || c == '@'
+          || Character.isWhitespace(c)
+          || (!arn && (c == ':' || c == '/'))) {
+        return false;
+      }
     }
     int end = hostEnd(word, at + 1);
     if (word.indexOf('.', at + 1) < 0 || word.indexOf('.', at + 1) >= end) {

@@ -81,6 +81,32 @@ class BareUserInfoTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
+        // r26: a SIP URI's user and password, a second user-info after an address.
+        "INVITE sip:alice:pwCANARY@pbx.example SIP/2.0 => INVITE <redacted>@pbx.example SIP/2.0",
+        "to mailto:admin:hunterCANARY@db.example => to <redacted>@db.example",
+        "to mailto:a@b.example,admin:hunterCANARY@db.example => to <redacted>@db.example",
+      })
+  void anAddressPrefixKeepsNoWordWhoseAddressHoldsAPasswordOrASecondUserInfo(
+      String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "{\"code\":400,\"email\":\"a@b.example\"}",
+        "{\"id\":1,\"owner\":\"a@b.example\",\"ts\":\"12:30\"}",
+        "{\"a\":{\"email\":\"a@b.example\"}}",
+      })
+  void anAddressInACompactJsonErrorBodyIsKept(String text) {
+    // r26: a key's colon before a number or an object was taken for a user-info's.
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
         // A compact JSON text: the key's colon is no user-info's, the address is kept.
         "{\"email\":\"a@b.example\"} => {\"email\":\"a@b.example\"}",
         "{\"email\":\"a@b.example\",\"url\":\"https://x/y\"}"

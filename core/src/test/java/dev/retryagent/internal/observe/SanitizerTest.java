@@ -34,6 +34,9 @@ class SanitizerTest {
     String shown = Sanitizer.path(path);
     assertThat(shown).doesNotContain("alice").doesNotContain("pw");
     assertThat(shown.length()).isLessThanOrEqualTo(Sanitizer.MAX_CLEANED_CHARS + 3);
+    // r26: what comes before "://" is written only when it is a scheme.
+    String word = "admin:hunter2@h/cb?next=https://app/" + "a/".repeat(2_100) + "@x";
+    assertThat(Sanitizer.path(word)).doesNotContain("hunter2").doesNotContain("admin");
     // A short scheme is still written.
     String url = "http://h/" + "x/".repeat(3_000) + "y@z";
     assertThat(Sanitizer.path(url)).startsWith("http://<redacted>").endsWith("...");
