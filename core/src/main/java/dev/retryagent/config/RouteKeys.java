@@ -22,8 +22,9 @@ final class RouteKeys {
    * log line in a terminal ({@link #isInvisible}).
    */
   private static final String CONTROL =
-      "\\x00-\\x1f\\x7f-\\x9f\\xad\\u061c\\u115f\\u1160\\u180e\\u200b-\\u200f\\u2028-\\u202e"
-          + "\\u2060-\\u2064\\u2066-\\u206f\\u3164\\ufeff\\ufff9-\\ufffb";
+      "\\x00-\\x1f\\x7f-\\x9f\\xad\\u034f\\u0600-\\u0605\\u061c\\u06dd\\u070f\\u0890\\u0891"
+          + "\\u08e2\\u115f\\u1160\\u17b4\\u17b5\\u180e\\u200b-\\u200f\\u2028-\\u202e"
+          + "\\u2060-\\u206f\\u3164\\ufeff\\uffa0\\ufff0-\\ufffb";
 
   /** {@link #CONTROL} and the blanks ({@code \s} of ECMAScript but for the controls). */
   private static final String BLANK_OR_CONTROL =
@@ -92,30 +93,56 @@ final class RouteKeys {
   }
 
   /**
-   * An invisible formatting character of {@link #CONTROL}: the soft hyphen, the Arabic letter mark,
-   * zero-width characters and marks, bidi embeddings, overrides and isolates ({@code U+202E} writes
-   * the rest of a log line right to left), invisible operators, the byte order mark and the
-   * interlinear annotation characters. A zero-width joiner too: emoji sequences joined by it cannot
-   * be names.
+   * A character that prints as nothing: every format character (Unicode category Cf: the soft
+   * hyphen, zero-width characters and marks, bidi embeddings, overrides and isolates, {@code
+   * U+202E} writing the rest of a log line right to left, invisible operators, the byte order mark,
+   * interlinear annotations, tags) and every other default-ignorable code point (the combining
+   * grapheme joiner, Hangul fillers, Khmer inherent vowels, the Mongolian vowel separator, musical
+   * symbol formatting, shorthand format controls, the unassigned ones Unicode keeps ignorable). A
+   * zero-width joiner too: emoji sequences joined by it cannot be names. Two names that differ by
+   * one of these look alike in every output.
+   *
+   * <p>Written out rather than asked of {@link Character#getType}: the JDK's Unicode version
+   * differs (13 on JDK 17, 16 on JDK 25), and a name must load or be refused alike on both. The
+   * list is Unicode 16's Cf and Default_Ignorable_Code_Point. Variation selectors ({@code
+   * U+FE00-FE0F}, {@code U+E0100-E01EF}, the Mongolian free ones) stay allowed: emoji and CJK names
+   * use them, and each follows a visible character it changes. Code points above {@code U+FFFF} are
+   * the loader's alone: the schema's expression, which ECMAScript reads in UTF-16 units without the
+   * u flag, cannot name them.
    */
   private static boolean isInvisible(int c) {
-    // Also the Mongolian vowel separator, the Hangul fillers and the tag characters, which print
-    // as nothing in most terminals (r25). The tags are the loader's alone: the schema's
-    // expression, which ECMAScript reads in UTF-16 units without the u flag, cannot name them.
-    // Variation selectors stay allowed: emoji use them.
-    return c == 0xad
-        || c == 0x115f
-        || c == 0x1160
-        || c == 0x180e
-        || c == 0x3164
-        || c >= 0xe0000 && c <= 0xe007f
-        || c == 0x61c
-        || c >= 0x200b && c <= 0x200f
-        || c >= 0x202a && c <= 0x202e
-        || c >= 0x2060 && c <= 0x2064
-        || c >= 0x2066 && c <= 0x206f
-        || c == 0xfeff
-        || c >= 0xfff9 && c <= 0xfffb;
+    if (c < 0xad) {
+      return false; // the common case, ASCII and Latin-1 letters, in one comparison
+    }
+    if (c <= 0xffff) {
+      return c == 0xad
+          || c == 0x34f
+          || c >= 0x600 && c <= 0x605
+          || c == 0x61c
+          || c == 0x6dd
+          || c == 0x70f
+          || c == 0x890
+          || c == 0x891
+          || c == 0x8e2
+          || c == 0x115f
+          || c == 0x1160
+          || c == 0x17b4
+          || c == 0x17b5
+          || c == 0x180e
+          || c >= 0x200b && c <= 0x200f
+          || c >= 0x202a && c <= 0x202e
+          || c >= 0x2060 && c <= 0x206f
+          || c == 0x3164
+          || c == 0xfeff
+          || c == 0xffa0
+          || c >= 0xfff0 && c <= 0xfffb;
+    }
+    return c == 0x110bd
+        || c == 0x110cd
+        || c >= 0x13430 && c <= 0x1343f
+        || c >= 0x1bca0 && c <= 0x1bca3
+        || c >= 0x1d173 && c <= 0x1d17a
+        || c >= 0xe0000 && c <= 0xe0fff && !(c >= 0xe0100 && c <= 0xe01ef);
   }
 
   /** A blank of {@link #BLANK_OR_CONTROL}. */

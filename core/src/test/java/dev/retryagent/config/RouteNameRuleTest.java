@@ -140,6 +140,75 @@ class RouteNameRuleTest {
     assertThat(RouteKeys.nameProblem("a\u180eb")).endsWith("U+180E at character 2");
   }
 
+  /**
+   * Every character that prints as nothing is refused, on every JDK alike: each format character
+   * (category Cf) this JDK knows, and Unicode 16's Default_Ignorable_Code_Point list, written out
+   * here from the Unicode data (r26 found U+FFA0, U+034F, U+17B4, U+1BCA0 and U+1D173 loading).
+   * Variation selectors stay allowed (emoji), and nothing else is refused.
+   */
+  @Test
+  void everyCharacterThatPrintsAsNothingIsRefusedAndNoOther() {
+    int[][] defaultIgnorable = {
+      {0xad, 0xad}, {0x34f, 0x34f}, {0x61c, 0x61c}, {0x115f, 0x1160}, {0x17b4, 0x17b5},
+      {0x180b, 0x180f}, {0x200b, 0x200f}, {0x202a, 0x202e}, {0x2060, 0x206f}, {0x3164, 0x3164},
+      {0xfe00, 0xfe0f}, {0xfeff, 0xfeff}, {0xffa0, 0xffa0}, {0xfff0, 0xfff8}, {0x1bca0, 0x1bca3},
+      {0x1d173, 0x1d17a}, {0xe0000, 0xe0fff}
+    };
+    // Unicode 16's Cf beyond what this JDK may know (JDK 17 reads Unicode 13).
+    int[][] format = {
+      {0x600, 0x605},
+      {0x6dd, 0x6dd},
+      {0x70f, 0x70f},
+      {0x890, 0x891},
+      {0x8e2, 0x8e2},
+      {0xfff9, 0xfffb},
+      {0x110bd, 0x110bd},
+      {0x110cd, 0x110cd},
+      {0x13430, 0x1343f}
+    };
+    int refused = 0;
+    for (int c = 0; c <= Character.MAX_CODE_POINT; c++) {
+      if (Character.isISOControl(c)
+          || c == 0x2028
+          || c == 0x2029
+          || Character.isSurrogate((char) c) && c <= 0xffff) {
+        continue; // refused as a control character or a surrogate, with their own words
+      }
+      boolean selector =
+          c >= 0xfe00 && c <= 0xfe0f
+              || c >= 0xe0100 && c <= 0xe01ef
+              || c >= 0x180b && c <= 0x180f && c != 0x180e;
+      boolean invisible =
+          !selector
+              && (Character.getType(c) == Character.FORMAT
+                  || within(c, defaultIgnorable)
+                  || within(c, format));
+      String name = "a" + new String(Character.toChars(c)) + "b";
+      String problem = RouteKeys.nameProblem(name);
+      if (invisible) {
+        refused++;
+        assertThat(problem)
+            .as("U+%04X", c)
+            .isEqualTo(
+                "this one has the invisible character U+"
+                    + String.format("%04X", c)
+                    + " at character 2");
+      } else {
+        assertThat(problem).as("U+%04X", c).isNull();
+      }
+    }
+    assertThat(refused).isGreaterThan(3_900); // mostly the unassigned ignorable block E0000-E0FFF
+  }
+
+  private static boolean within(int c, int[][] ranges) {
+    for (int[] r : ranges) {
+      if (c >= r[0] && c <= r[1]) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   @Test
   void aNameFromAVariableIsCheckedAsWritten() {
     ConfigProblem p =
