@@ -127,12 +127,12 @@ final class TransportClassifier {
     if (t instanceof HttpConnectTimeoutException
         || t instanceof ConnectException
         || t instanceof NoRouteToHostException) {
-      return resentByTheJdk(t) ? Outcome.RESET : Outcome.CONNECT_FAILURE;
+      return (connectFrames(t) & RESENT) != 0 ? Outcome.RESET : Outcome.CONNECT_FAILURE;
     }
     if (t instanceof SocketTimeoutException) {
       return !isConnectMessage(t.getMessage())
           ? Outcome.TIMEOUT
-          : resentByTheJdk(t) ? Outcome.RESET : Outcome.CONNECT_FAILURE;
+          : (connectFrames(t) & RESENT) != 0 ? Outcome.RESET : Outcome.CONNECT_FAILURE;
     }
     if (t instanceof HttpTimeoutException) {
       return Outcome.TIMEOUT;
@@ -163,7 +163,8 @@ final class TransportClassifier {
       // HttpURLConnection as it came. A POST under if-not-sent was not retried, and
       // retryOn.transport [connect] did not cover them. Told by the stack, not the message: the
       // same message could come from a write.
-      if ((t instanceof BindException || thrownConnecting(t)) && !resentByTheJdk(t)) {
+      int frames = connectFrames(t);
+      if ((t instanceof BindException || (frames & CONNECTING) != 0) && (frames & RESENT) == 0) {
         return Outcome.CONNECT_FAILURE;
       }
       return Outcome.RESET;
@@ -215,12 +216,26 @@ final class TransportClassifier {
     return false;
   }
 
+  /** A bit of {@link #connectFrames}: {@code t} was thrown inside a socket's connect. */
+  private static final int CONNECTING = 1;
+
+  /** A bit of {@link #connectFrames}: the connect was HttpURLConnection's own resend. */
+  private static final int RESENT = 2;
+
   /**
-   * Whether {@code t} was thrown inside a socket's connect: a frame of {@code Socket.connect}, of
-   * the JDK's socket implementation's connect ({@code sun.nio.ch}), or of HttpURLConnection's
-   * {@code NetworkClient.doConnect}. False without a stack trace.
+   * What {@code t}'s stack says of the connect it failed in, in one walk of each stack: {@link
+   * #CONNECTING} when {@code t} was thrown inside a socket's connect (a frame of {@code
+   * Socket.connect}, of the JDK's socket implementation's connect in {@code sun.nio.ch}, or of
+   * HttpURLConnection's {@code NetworkClient.doConnect}); {@link #RESENT} when that connect was the
+   * one of HttpURLConnection's own resend of a request it had sent: the JDK's {@code
+   * sun.net.www.http.HttpClient}, finding the connection closed before a status line (a POST too,
+   * with {@code sun.net.http.retryPost} on, its default), connects again from {@code parseHTTP} and
+   * sends the request again. A failure of that connect is not "never sent": the first copy went
+   * out, and the server may have processed it (library mode, where the JDK's resend is left on: a
+   * POST under if-not-sent would have been sent a third time). Neither without a stack trace.
    */
-  private static boolean thrownConnecting(Throwable t) {
+  private static int connectFrames(Throwable t) {
+    int found = 0;
     for (StackTraceElement f : t.getStackTrace()) {
       String c = f.getClassName();
       String m = f.getMethodName();
@@ -230,33 +245,28 @@ final class TransportClassifier {
                   || m.equals("finishConnect")
                   || m.equals("timedFinishConnect")))
           || (c.equals("sun.net.NetworkClient") && m.equals("doConnect"))) {
-        return true;
+        found |= CONNECTING;
+      } else if (inParseHttp(f)) {
+        return found | RESENT; // the resend's connect runs inside parseHTTP: its frames are above
       }
     }
-    return false;
-  }
-
-  /**
-   * Whether {@code t} came from the connect of HttpURLConnection's own resend of a request it had
-   * sent: the JDK's {@code sun.net.www.http.HttpClient}, finding the connection closed before a
-   * status line (a POST too, with {@code sun.net.http.retryPost} on, its default), connects again
-   * from {@code parseHTTP} and sends the request again. A failure of that connect is not "never
-   * sent": the first copy went out, and the server may have processed it (library mode, where the
-   * JDK's resend is left on: a POST under if-not-sent would have been sent a third time).
-   */
-  private static boolean resentByTheJdk(Throwable t) {
-    // The causes too: HttpURLConnection hands a failure asked for again (getResponseCode after
-    // getInputStream failed) as a copy with the second caller's stack, the original its cause.
-    int depth = 0;
-    for (Throwable e = t; e != null && depth < MAX_DEPTH; e = e.getCause(), depth++) {
+    // The causes too, for the resend: HttpURLConnection hands a failure asked for again
+    // (getResponseCode after getInputStream failed) as a copy with the second caller's stack, the
+    // original its cause.
+    int depth = 1;
+    for (Throwable e = t.getCause(); e != null && depth < MAX_DEPTH; e = e.getCause(), depth++) {
       for (StackTraceElement f : e.getStackTrace()) {
-        if (f.getClassName().equals("sun.net.www.http.HttpClient")
-            && f.getMethodName().startsWith("parseHTTP")) {
-          return true;
+        if (inParseHttp(f)) {
+          return found | RESENT;
         }
       }
     }
-    return false;
+    return found;
+  }
+
+  private static boolean inParseHttp(StackTraceElement f) {
+    return f.getClassName().equals("sun.net.www.http.HttpClient")
+        && f.getMethodName().startsWith("parseHTTP");
   }
 
   /** Whether OkHttp's own code threw {@code t} (its first frame; unknown without a stack trace). */
