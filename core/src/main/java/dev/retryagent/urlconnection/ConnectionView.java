@@ -63,37 +63,47 @@ final class ConnectionView {
 
   /**
    * Takes the lock for a setter the agent records, unless the application's call runs on another
-   * thread, holding it from the call's start to its end (its waits between attempts among it):
-   * false then, and the setter answers at once as the JDK's connection does during its own call
-   * ({@link #refusedWhileRunning}). Before, it waited for the whole call. Another holder (a setter,
-   * a step that does not run the call) lets the lock go at once: waited for, and the running mark
-   * looked at again every millisecond meanwhile, as a step taking the lock may start the call.
+   * thread, holding it from the call's start to its end (its waits between attempts among it): the
+   * setter then answers at once as the JDK's connection does during its own call, where before it
+   * waited for the whole call. Another holder (a setter, a step that does not run the call) lets
+   * the lock go at once: waited for, and the running mark looked at again every millisecond
+   * meanwhile, as a step taking the lock may start the call.
    *
-   * @param connectToo also give up the lock for a call run by {@code connect()}: false for a setter
-   *     the JDK refuses only once its socket is connected, which its {@code connect()} has not
-   *     (connect failures retried): that one still waits, to be applied after the call.
+   * @return 0 with the lock held; else the step ({@link UrlExchange#CONNECT}, {@link
+   *     UrlExchange#BODY}, {@link UrlExchange#RESPONSE}) of the call running on another thread,
+   *     without the lock
    */
-  private boolean lockUnlessRunning(boolean connectToo) {
+  private int lockOrRunningStep() {
     boolean interrupted = false;
     try {
       while (!lock.tryLock()) {
-        if (refusedWhileRunning(connectToo)) {
-          return false;
+        int s = runningElsewhere();
+        if (s != 0) {
+          return s;
         }
         try {
           if (lock.tryLock(1, TimeUnit.MILLISECONDS)) {
-            return true;
+            return 0;
           }
         } catch (InterruptedException e) {
           interrupted = true; // the JDK's setter ignores an interrupt: kept for the caller
         }
       }
-      return true;
+      return 0;
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /**
+   * The step of the application's call running now on another thread, or 0. Not on the call's own
+   * thread (a callback of the JDK's during the step): the lock is its own.
+   */
+  private int runningElsewhere() {
+    int s = x.runningStep();
+    return s != 0 && !lock.isHeldByCurrentThread() ? s : 0;
   }
 
   /**
@@ -109,20 +119,79 @@ final class ConnectionView {
    * taken, and copied into the retry, where the JDK's refuses them.
    */
   private boolean refusedWhileRunning(boolean connectToo) {
-    int s = x.runningStep();
-    // Not on the call's own thread (a callback of the JDK's during the step): the lock is its own.
-    return s != 0 && (connectToo || s != UrlExchange.CONNECT) && !lock.isHeldByCurrentThread();
+    int s = runningElsewhere();
+    return s != 0 && (connectToo || s != UrlExchange.CONNECT);
   }
 
   /**
    * The JDK's refusal of a setter from {@code java.net.URLConnection} ({@code setDoOutput}, {@code
    * setUseCaches}, ...) during its call: its socket is connected then. Nothing during a call run by
-   * {@code connect()} (its socket is not yet connected while it retries): asked of the connection
-   * in use, as before.
+   * {@code connect()} (its socket is not yet connected while it retries): taken, as the JDK's.
    */
-  void refuseWhileConnected() {
+  private void refuseWhileConnected() {
     if (refusedWhileRunning(false)) {
       throw new IllegalStateException("Already connected");
+    }
+  }
+
+  /**
+   * What a setter that fresh attempts copy from the connection in use ({@link UrlRequest#applyTo})
+   * or replay from the record is written under: the exchange holds it while it makes the next
+   * attempt's connection and makes it the one in use ({@link UrlExchange#open}). A setter during a
+   * call run by {@code connect()} on another thread (connect failures retried; the JDK's socket not
+   * yet connected, its setters taken) then reaches that attempt, whether it came before the copy
+   * (copied) or after (written to it). Without it, one written to the previous attempt just after
+   * the copy was lost for the retry, which then sent without it, and the application read back the
+   * value it had replaced.
+   */
+  Object settings() {
+    return request;
+  }
+
+  /**
+   * The {@code URLConnection} setters and the others a fresh attempt copies from the connection in
+   * use: refused during another thread's body or response step (connected), else written to the
+   * connection in use under {@link #settings()}.
+   */
+  void setDoInput(boolean on) {
+    refuseWhileConnected();
+    synchronized (settings()) {
+      c().setDoInput(on);
+    }
+  }
+
+  void setDoOutput(boolean on) {
+    refuseWhileConnected();
+    synchronized (settings()) {
+      c().setDoOutput(on);
+    }
+  }
+
+  void setAllowUserInteraction(boolean on) {
+    refuseWhileConnected();
+    synchronized (settings()) {
+      c().setAllowUserInteraction(on);
+    }
+  }
+
+  void setUseCaches(boolean on) {
+    refuseWhileConnected();
+    synchronized (settings()) {
+      c().setUseCaches(on);
+    }
+  }
+
+  void setIfModifiedSince(long since) {
+    refuseWhileConnected();
+    synchronized (settings()) {
+      c().setIfModifiedSince(since);
+    }
+  }
+
+  /** Taken at any time, as the JDK's: no check of its own. */
+  void setInstanceFollowRedirects(boolean follow) {
+    synchronized (settings()) {
+      c().setInstanceFollowRedirects(follow);
     }
   }
 
@@ -171,7 +240,7 @@ final class ConnectionView {
 
   /** During another thread's call, the JDK's refusal of a connection whose step began. */
   void setRequestProperty(String key, String value) {
-    if (!lockUnlessRunning(true)) {
+    if (lockOrRunningStep() != 0) {
       throw new IllegalStateException("Already connected");
     }
     try {
@@ -183,7 +252,7 @@ final class ConnectionView {
   }
 
   void addRequestProperty(String key, String value) {
-    if (!lockUnlessRunning(true)) {
+    if (lockOrRunningStep() != 0) {
       throw new IllegalStateException("Already connected");
     }
     try {
@@ -259,7 +328,7 @@ final class ConnectionView {
   }
 
   void setAuthenticator(Authenticator auth) {
-    if (!lockUnlessRunning(true)) {
+    if (lockOrRunningStep() != 0) {
       // the JDK's check comes before its null check
       throw new IllegalStateException("Authenticator must be set before connecting");
     }
@@ -271,9 +340,17 @@ final class ConnectionView {
     }
   }
 
-  /** During another thread's call, the JDK's refusal once connected: its first check. */
+  /**
+   * During another thread's body or response step, the JDK's refusal once connected: its first
+   * check. During a call run by {@code connect()} on another thread (connect failures retried),
+   * taken at once, as the JDK's while it connects ({@link #streamingWhileConnecting}).
+   */
   void setFixedLengthStreamingMode(long length) {
-    if (!lockUnlessRunning(false)) {
+    int s = lockOrRunningStep();
+    if (s == UrlExchange.CONNECT) {
+      streamingWhileConnecting(length, 0);
+      return;
+    } else if (s != 0) {
       throw new IllegalStateException("Already connected");
     }
     try {
@@ -285,7 +362,11 @@ final class ConnectionView {
   }
 
   void setFixedLengthStreamingMode(int length) {
-    if (!lockUnlessRunning(false)) {
+    int s = lockOrRunningStep();
+    if (s == UrlExchange.CONNECT) {
+      streamingWhileConnecting(length, 1);
+      return;
+    } else if (s != 0) {
       throw new IllegalStateException("Already connected");
     }
     try {
@@ -297,7 +378,11 @@ final class ConnectionView {
   }
 
   void setChunkedStreamingMode(int chunkLength) {
-    if (!lockUnlessRunning(false)) {
+    int s = lockOrRunningStep();
+    if (s == UrlExchange.CONNECT) {
+      streamingWhileConnecting(chunkLength, 2);
+      return;
+    } else if (s != 0) {
       throw new IllegalStateException("Can't set streaming mode: already connected");
     }
     try {
@@ -305,6 +390,37 @@ final class ConnectionView {
       request.recordChunked(chunkLength);
     } finally {
       unlockSetting();
+    }
+  }
+
+  /**
+   * A streaming mode set while another thread's {@code connect()} runs, its connect failures
+   * retried (its waits between attempts among it): the JDK's connection is not connected while it
+   * connects and takes it at once (or refuses the other mode, or a negative length), and the body
+   * it sends once connected is streamed so. Ours: asked of the connection in use (a failed attempt
+   * during a wait, the attempt connecting, each with the modes recorded so far), which checks it as
+   * the JDK's, then recorded for every later attempt, both under {@link #settings()}, which the
+   * exchange holds while it makes the next attempt's connection from the record: the retry is given
+   * it, or is the connection in use that took it. Nothing is sent before the connect ends, so no
+   * attempt sent a body the retry would stream differently. Before, it waited for the whole call
+   * and was then refused, the socket connected: the body went buffered where the JDK's is streamed.
+   *
+   * @param kind 0: a fixed length (long), 1: a fixed length (int), 2: chunked
+   */
+  private void streamingWhileConnecting(long n, int kind) {
+    synchronized (settings()) {
+      HttpURLConnection c = c();
+      if (kind == 2) {
+        c.setChunkedStreamingMode((int) n);
+        request.recordChunked((int) n);
+      } else {
+        if (kind == 1) {
+          c.setFixedLengthStreamingMode((int) n);
+        } else {
+          c.setFixedLengthStreamingMode(n);
+        }
+        request.recordFixedLength(n);
+      }
     }
   }
 

@@ -82,8 +82,8 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setDoInput(boolean doinput) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setDoInput(doinput);
+    // refused during another thread's call once connected, as the JDK's
+    v.setDoInput(doinput);
   }
 
   @Override
@@ -93,8 +93,8 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setDoOutput(boolean dooutput) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setDoOutput(dooutput);
+    // refused during another thread's call once connected, as the JDK's
+    v.setDoOutput(dooutput);
   }
 
   @Override
@@ -104,8 +104,8 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setAllowUserInteraction(boolean allowuserinteraction) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setAllowUserInteraction(allowuserinteraction);
+    // refused during another thread's call once connected, as the JDK's
+    v.setAllowUserInteraction(allowuserinteraction);
   }
 
   @Override
@@ -115,8 +115,8 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setUseCaches(boolean usecaches) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setUseCaches(usecaches);
+    // refused during another thread's call once connected, as the JDK's
+    v.setUseCaches(usecaches);
   }
 
   @Override
@@ -126,8 +126,8 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setIfModifiedSince(long ifmodifiedsince) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setIfModifiedSince(ifmodifiedsince);
+    // refused during another thread's call once connected, as the JDK's
+    v.setIfModifiedSince(ifmodifiedsince);
   }
 
   @Override
@@ -187,7 +187,7 @@ final class RetryingHttpConnection extends HttpURLConnection {
 
   @Override
   public void setInstanceFollowRedirects(boolean followRedirects) {
-    v.c().setInstanceFollowRedirects(followRedirects);
+    v.setInstanceFollowRedirects(followRedirects);
   }
 
   @Override

@@ -71,7 +71,9 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setHostnameVerifier(HostnameVerifier verifier) {
-    tls().setHostnameVerifier(verifier);
+    synchronized (v.settings()) { // copied into a fresh attempt: ConnectionView#settings
+      tls().setHostnameVerifier(verifier);
+    }
   }
 
   @Override
@@ -81,7 +83,9 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setSSLSocketFactory(SSLSocketFactory factory) {
-    tls().setSSLSocketFactory(factory);
+    synchronized (v.settings()) { // copied into a fresh attempt: ConnectionView#settings
+      tls().setSSLSocketFactory(factory);
+    }
   }
 
   @Override
@@ -180,8 +184,8 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setDoInput(boolean doinput) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setDoInput(doinput);
+    // refused during another thread's call once connected, as the JDK's
+    v.setDoInput(doinput);
   }
 
   @Override
@@ -191,8 +195,8 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setDoOutput(boolean dooutput) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setDoOutput(dooutput);
+    // refused during another thread's call once connected, as the JDK's
+    v.setDoOutput(dooutput);
   }
 
   @Override
@@ -202,8 +206,8 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setAllowUserInteraction(boolean allowuserinteraction) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setAllowUserInteraction(allowuserinteraction);
+    // refused during another thread's call once connected, as the JDK's
+    v.setAllowUserInteraction(allowuserinteraction);
   }
 
   @Override
@@ -213,8 +217,8 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setUseCaches(boolean usecaches) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setUseCaches(usecaches);
+    // refused during another thread's call once connected, as the JDK's
+    v.setUseCaches(usecaches);
   }
 
   @Override
@@ -224,8 +228,8 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setIfModifiedSince(long ifmodifiedsince) {
-    v.refuseWhileConnected(); // during another thread's call, as the JDK's
-    v.c().setIfModifiedSince(ifmodifiedsince);
+    // refused during another thread's call once connected, as the JDK's
+    v.setIfModifiedSince(ifmodifiedsince);
   }
 
   @Override
@@ -285,7 +289,7 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setInstanceFollowRedirects(boolean followRedirects) {
-    v.c().setInstanceFollowRedirects(followRedirects);
+    v.setInstanceFollowRedirects(followRedirects);
   }
 
   @Override

@@ -907,10 +907,16 @@ final class UrlExchange {
    * application configured the template.
    */
   private HttpURLConnection open(int n) throws IOException {
-    HttpURLConnection c = templateUsed ? fresh() : template;
-    templateUsed = true;
-    prepare(c, n);
-    current = c;
+    HttpURLConnection c;
+    // Under the settings' monitor (ConnectionView#settings): a setter from another thread while
+    // connect() retries reaches this attempt, copied or written to it, never the previous one
+    // alone.
+    synchronized (request) {
+      c = templateUsed ? fresh() : template;
+      templateUsed = true;
+      prepare(c, n);
+      current = c;
+    }
     if (cancelled) {
       letGo(c); // disconnect() raced with the switch to this connection
     }

@@ -20,7 +20,9 @@ import javax.net.ssl.HttpsURLConnection;
  * attempt's connection.
  *
  * <p>Guarded by the exchange's lock, except the reads the engine makes while it decides (same
- * thread).
+ * thread), and the streaming mode, which another thread may record while {@code connect()} retries:
+ * under this object's monitor, which the exchange holds while it makes an attempt's connection from
+ * the record ({@link #applyTo}).
  */
 final class UrlRequest implements RequestInfo {
   private final URL url;
@@ -35,9 +37,16 @@ final class UrlRequest implements RequestInfo {
   private final List<String[]> properties = new CopyOnWriteArrayList<>();
 
   private Authenticator authenticator;
-  private long fixedLength = -1;
-  private int chunkLength = -1;
-  private boolean chunked;
+
+  /**
+   * The streaming mode. Volatile: also recorded, without the exchange's lock, while another
+   * thread's {@code connect()} retries (ConnectionView#settings, under this object's monitor), and
+   * read by the engine's judgment on the call's thread meanwhile ({@link #method}).
+   */
+  private volatile long fixedLength = -1;
+
+  private volatile int chunkLength = -1;
+  private volatile boolean chunked;
 
   /**
    * The application's timeouts, -1 while it set none: the JDK then applies its default ({@code
