@@ -151,6 +151,9 @@ class SettersDuringARetriedConnectTest {
     try (OutputStream out = c.getOutputStream()) {
       out.write("abc".getBytes(StandardCharsets.US_ASCII));
     }
+    // Streamed, as the JDK's: the whole request is on the wire before the response is asked for
+    // (a buffered body goes with the response's request).
+    assertThat(server.awaitRequests(1)).isEqualTo(ScriptedHttpServer.requests(1));
     assertThat(c.getResponseCode()).isEqualTo(200);
 
     assertThat(told.lines).contains("RETRY 1");
