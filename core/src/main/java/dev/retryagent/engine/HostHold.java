@@ -151,16 +151,19 @@ abstract class HostHold {
         && askedNanos != RetryAfter.NONE
         && state.limiter != null
         && policy.rateLimit().pauseOn429()) {
-      // Bounded by the longest retryAfter.max of the routes that share the bucket (equal rateLimit
-      // sections: the common case, routes inherit the defaults'), not by this route's alone: a
-      // POST route's 10 s held the GETs of the same bucket, which wait up to 30 s, 10 s of a 20 s
-      // Retry-After.
-      state.limiter.pause(now, Math.min(askedNanos, state.pauseBoundNanos()));
       // The 429 is the host's word about itself: the host's other buckets (routes with a rate
       // limit of their own) pause too, not only this route's, each bounded by its own route's
       // retryAfter.max: what the host asked goes on, not this route's bound of it, which held
       // another route's bucket no longer than this route would wait.
       state.engine.pauseHost(state, now, askedNanos);
+      // Bounded by the longest retryAfter.max of the routes that share the bucket (equal rateLimit
+      // sections: the common case, routes inherit the defaults'), not by this route's alone: a
+      // POST route's 10 s held the GETs of the same bucket, which wait up to 30 s, 10 s of a 20 s
+      // Retry-After. The bound is read after the host's pause is noted: a route that makes the
+      // bound longer sets it, then reads the noted pause (RetryEngine.limiterFor), so one of the
+      // two sees the other. Read before, a route that came between found no pause to apply again
+      // and the bucket stayed paused within the shorter bound.
+      state.limiter.pause(now, Math.min(askedNanos, state.pauseBoundNanos()));
     }
   }
 

@@ -595,8 +595,14 @@ public final class RetryEngine {
       // reload): the host's pause under way holds the bucket as long as this route allows, counted
       // from the 429, as a bucket made now would be. Paused by the 429 for the routes that used it
       // then, it let this route's calls go before the host's Retry-After was over. Read after the
-      // bound is set: a 429 noted since either reads the new bound (pauseHost) or is read here.
-      Pause noted = hostPauses.get(target);
+      // bound is set, as a 429 reads the bound after noting its pause (pauseHost for the other
+      // buckets, HostHold.recordStatus for its own): either the 429 reads the new bound or its
+      // pause is read here. Under the lock the 429 notes its pause with: the bound set before it is
+      // seen by a 429 noted after it, which the map's read alone does not promise.
+      Pause noted;
+      synchronized (pauseLock) {
+        noted = hostPauses.get(target);
+      }
       long now = clock.nanoTime();
       long left = noted == null ? 0 : noted.leftNanos(now, retryAfterMax);
       if (left > 0) {
@@ -634,6 +640,12 @@ public final class RetryEngine {
   volatile Runnable pauseReadSeam;
 
   /**
+   * Tests only (null otherwise): run by {@link #pauseHost} as a 429 comes, before the host's pause
+   * is noted, so a test can put a route's first use of a bucket there ({@link #limiterFor}).
+   */
+  volatile Runnable pauseNoteSeam;
+
+  /**
    * A 429 of {@code from}'s target asked for {@code askedNanos} (its {@code Retry-After},
    * unbounded: {@code from}'s own limiter paused for it within its route's {@code retryAfter.max}):
    * the host's other limiters of this JVM (routes whose rate limit is a section of their own, each
@@ -650,6 +662,10 @@ public final class RetryEngine {
     // At most a day, the longest any route waits for (RetryPolicy.RETRY_AFTER_MAX_LIMIT): a noted
     // pause is forgotten once over, and a year's Retry-After would keep it for a year.
     long pauseNanos = Math.min(askedNanos, RetryPolicy.RETRY_AFTER_MAX_LIMIT.toNanos());
+    Runnable seam = pauseNoteSeam;
+    if (seam != null) {
+      seam.run();
+    }
     // Keyed as the limiters are, the host in lower case (TargetKey, made once with the state, not
     // per 429): a limiter made later finds the pause however its route spells the host.
     String target = from.target;

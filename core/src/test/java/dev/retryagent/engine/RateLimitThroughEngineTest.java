@@ -929,6 +929,32 @@ class RateLimitThroughEngineTest {
   }
 
   /**
+   * r25 #5: the route of the longer bound comes to the shared bucket while a 429 of the shorter
+   * route's is under way: after the 429 read the bucket's bound (10 s, the POSTs' only) and before
+   * it noted the host's pause. The GETs' registration found no pause to apply, and the 429 paused
+   * the bucket within the bound it had read: the GETs went after 10 s of the 20 s the host asked
+   * for, though they wait up to 30 s. The seam puts the registration in that window.
+   */
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aRouteOfALongerBoundThatComesToASharedBucketAsA429IsNotedWaitsAsLongAsItsOwnAllows(
+      Driver driver) {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    f.engine.reconfigure(Mode.ENFORCE, new SharedSection());
+    f.engine.pauseNoteSeam =
+        () -> {
+          f.engine.pauseNoteSeam = null;
+          f.engine.newCall(FakeRequest.get()); // the GETs' first use of the bucket
+        };
+    driver.run(f, FakeRequest.of("POST"), new Script(f.clock, respond(429, "20")));
+    assertThat(f.engine.pauseNoteSeam).isNull(); // the registration came as the 429 was noted
+
+    Script get = new Script(f.clock, respond(200));
+    driver.run(f, FakeRequest.get(), get);
+    assertThat(get.attempts().get(0).startNanos - FakeClock.START_NANOS).isEqualTo(20 * S);
+  }
+
+  /**
    * POST by the route writes (a Retry-After up to 10 s), the rest by reads (up to 30 s): equal
    * rateLimit sections, one bucket.
    */
