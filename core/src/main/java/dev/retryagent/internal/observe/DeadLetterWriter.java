@@ -245,8 +245,14 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
 
   @Override
   public void onGiveUp(RetryEvent e) {
+    // Set once the line is queued (the writer thread, or a later drain, counts it from there) or
+    // counted dropped: what throws after that (saying so, on a sink that fails with an Error) must
+    // not count it again. Before, the catch below counted a queued line dropped, then the writer
+    // wrote it, and a dropped one twice.
+    boolean counted = false;
     try {
       if (closed) {
+        counted = true;
         drop(1);
         if (exiting) {
           saidDroppedAfterExit();
@@ -256,6 +262,7 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       String line = DeadLetterJson.line(e, pathMask) + "\n";
       long bytes = heapBytes(line);
       if (bytes > MAX_HELD_BYTES) {
+        counted = true;
         drop(1); // never fits, however empty the queue: not a full queue's episode
         errors.once(
             "line-over-queue",
@@ -270,9 +277,11 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       }
       if (heldBytes.addAndGet(bytes) > MAX_HELD_BYTES || !queue.offer(line)) {
         heldBytes.addAndGet(-bytes);
+        counted = true;
         droppedFull();
         return;
       }
+      counted = true;
       if (!started.get() && started.compareAndSet(false, true)) {
         startThread();
       }
@@ -283,7 +292,9 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
       }
     } catch (RuntimeException | Error ex) {
       // Never into the call; an OutOfMemoryError included, the line is simply not written.
-      drop(1);
+      if (!counted) {
+        drop(1);
+      }
     }
   }
 
@@ -328,11 +339,19 @@ public final class DeadLetterWriter implements RetryListener, AutoCloseable {
     }
   }
 
-  /** Counts {@code lines} lost, here and in the metrics. */
+  /**
+   * Counts {@code lines} lost, here and in the metrics. Never throws once counted here: a caller
+   * that catches would count them again.
+   */
   private void drop(long lines) {
     dropped.add(lines);
     if (metrics != null) {
-      metrics.countDeadLettersDropped(lines);
+      try {
+        metrics.countDeadLettersDropped(lines);
+      } catch (RuntimeException | Error e) {
+        // Counted here (dropped()); the exporters' count misses them rather than either counting
+        // them twice.
+      }
     }
   }
 

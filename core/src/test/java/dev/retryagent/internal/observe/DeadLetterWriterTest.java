@@ -793,6 +793,74 @@ class DeadLetterWriterTest {
         .contains("unable to create native thread");
   }
 
+  /**
+   * r22 #5: the error sink (the agent's stderr, a library user's consumer) failing with an Error as
+   * the writer says why its thread could not start: the line was queued, and the give-up's catch
+   * counted it dropped as well; the next give-up's thread wrote it. Written and counted dropped:
+   * counted twice, and the dropped count said a dead letter was lost that was not.
+   */
+  @Test
+  void aLineQueuedIsNotCountedDroppedWhenSayingWhyTheThreadDidNotStartFails() throws IOException {
+    AtomicInteger starts = new AtomicInteger();
+    Path file = dir.resolve("dead.jsonl");
+    RetryMetrics metrics = new RetryMetrics();
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            line -> {
+              throw new NoClassDefFoundError("the sink's own class");
+            },
+            100,
+            DeadLetterWriter::openForAppend,
+            t -> {
+              if (starts.incrementAndGet() == 1) {
+                throw new OutOfMemoryError(
+                    "unable to create native thread: possibly out of memory");
+              }
+              t.start();
+            },
+            metrics);
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+
+    rig.call(FakeRequest.post("pay.example.com", "/first"), 503);
+    rig.call(FakeRequest.post("pay.example.com", "/second"), 503);
+    await().atMost(WAIT).until(() -> w.written() == 2);
+
+    assertThat(lines(file)).hasSize(2);
+    assertThat(w.dropped()).isZero();
+    assertThat(metrics.deadLettersDropped()).isZero();
+  }
+
+  /**
+   * The same for a line dropped: after the JVM's exit began, the sink failing as the writer says so
+   * once; the give-up's catch counted the line a second time.
+   */
+  @Test
+  void aLineDroppedIsCountedOnceWhenSayingSoFails() {
+    Path file = dir.resolve("dead.jsonl");
+    RetryMetrics metrics = new RetryMetrics();
+    DeadLetterWriter w =
+        new DeadLetterWriter(
+            file,
+            line -> {
+              throw new NoClassDefFoundError("the sink's own class");
+            },
+            100,
+            DeadLetterWriter::openForAppend,
+            Thread::start,
+            metrics);
+    writers.add(w);
+    Rig rig = new Rig(Rig.policy("payments"), w);
+    w.closeAtExit(Duration.ofSeconds(1));
+
+    Object result = rig.call(FakeRequest.post("pay.example.com", "/x"), 503);
+
+    assertThat(result).isInstanceOf(Rig.Resp.class);
+    assertThat(w.dropped()).isEqualTo(1);
+    assertThat(metrics.deadLettersDropped()).isEqualTo(1);
+  }
+
   @Test
   void droppedLinesAreScrapedFromPrometheusAndReadFromJmx() throws Exception {
     // The dropped count was reported nowhere: an operator saw that dead letters were lost only
