@@ -80,6 +80,12 @@ public final class CircuitBreaker {
   private volatile boolean anyUntold;
 
   /**
+   * The configuration ({@link EngineSettings#generation}) under which a call last got this breaker
+   * (set as the call's per-host state is made, not per call): {@link RetryEngine#showsState}.
+   */
+  volatile long usedUnder;
+
+  /**
    * @param key what the breaker guards: {@code scheme://host:port} or {@code route:name}
    */
   CircuitBreaker(String key, CircuitBreakerPolicy policy, TransitionListener listener) {

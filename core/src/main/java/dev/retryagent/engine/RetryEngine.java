@@ -290,6 +290,7 @@ public final class RetryEngine {
     this.settings = s;
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
     Collection<Policy> now = s.all();
+    unlistedSince = now == null ? s.generation : 0;
     if (now != null) {
       // A breaker of a section no policy has any more (a removed route's, a changed section's) is
       // never asked again: it would stay in the state it was in, an open one reported open to JMX
@@ -372,6 +373,10 @@ public final class RetryEngine {
   private HostState hostState(
       EngineSettings s, Policy policy, String scheme, String host, int port) {
     String target = TargetKey.of(scheme, host, port);
+    BoundedRegistry.Entry<CircuitBreaker> breaker = breakerFor(target, policy);
+    if (breaker != null) {
+      breaker.value.usedUnder = s.generation; // calls of s reach it (showsState)
+    }
     return new HostState(
         this,
         policy,
@@ -379,7 +384,7 @@ public final class RetryEngine {
         scheme,
         host,
         port,
-        breakerFor(target, policy),
+        breaker,
         budgetEntry(s, target, policy),
         limiterFor(s, target, policy),
         fleetLimiter(s, policy),
@@ -458,6 +463,28 @@ public final class RetryEngine {
   public List<CircuitBreaker> breakers(String key) {
     return breakers.group(key);
   }
+
+  /**
+   * Whether {@code b}'s state decides its key's in the metrics now (the worst state of a host's
+   * breakers, the counts by state). Yes, but for one that no call of the configuration in force has
+   * reached yet when that configuration's resolver does not list its policies: the engine could not
+   * drop the breakers of sections no route has any more at its reload, and such a breaker, asked by
+   * no call, stays in the state it was in: an open one showed its host open for the JVM's life.
+   * That one decides only while it would refuse a call now (it may yet be reached: open and not due
+   * for trials, or half-open with every trial out). A resolver that lists its policies had those
+   * breakers dropped at the reload; each one left is some policy's, and shown.
+   */
+  public boolean showsState(CircuitBreaker b) {
+    long since = unlistedSince;
+    return since == 0 || b.usedUnder - since >= 0 || b.refusesAt(clock.nanoTime());
+  }
+
+  /**
+   * The generation of the configuration applied by the last {@link #reconfigure} when its resolver
+   * lists no policies (its breakers of other sections could not be dropped); 0 when it lists them,
+   * or before any reload (every breaker then is the first configuration's).
+   */
+  private volatile long unlistedSince;
 
   /** Number of hosts (or routes) with breaker, budget and limiter state. */
   public int trackedTargets() {

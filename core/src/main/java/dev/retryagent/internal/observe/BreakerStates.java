@@ -15,6 +15,9 @@ import java.util.Map;
  * sections differ and that call the same host have one each. Every breaker is counted; where one
  * state is shown per key, it is the worst of its breakers' (open, then half-open, then closed), so
  * an open breaker refusing one route's calls is never hidden by a closed one serving another route.
+ * A breaker that, by the engine's word, no call may reach any more ({@link RetryEngine#showsState})
+ * is neither shown nor counted: after a reload, with a resolver that lists no policies, an open one
+ * of a route gone stayed open for good, as nothing asked it again.
  *
  * <p>Reads go through {@link #all()} (a copy of every breaker, taken under the engine registry's
  * lock, which calls to a new host also need) and {@link #of(String)} (one key's breakers): tests
@@ -41,12 +44,14 @@ class BreakerStates {
   CircuitState stateOf(String key) {
     CircuitState worst = null;
     for (CircuitBreaker b : of(key)) {
-      worst = worse(worst, b.state());
+      if (engine.showsState(b)) {
+        worst = worse(worst, b.state());
+      }
     }
     return worst;
   }
 
-  /** Breakers in each state, every one counted (zero for a state none is in): one walk. */
+  /** Breakers in each state, every one shown counted (zero for a state none is in): one walk. */
   Map<CircuitState, Integer> counts() {
     return snapshot().counts;
   }
@@ -55,6 +60,9 @@ class BreakerStates {
   Snapshot snapshot() {
     Snapshot s = new Snapshot();
     for (CircuitBreaker b : all()) {
+      if (!engine.showsState(b)) {
+        continue;
+      }
       CircuitState state = b.state();
       s.counts.merge(state, 1, Integer::sum);
       s.worstByKey.put(b.key(), worse(s.worstByKey.get(b.key()), state));

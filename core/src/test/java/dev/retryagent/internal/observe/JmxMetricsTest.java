@@ -164,6 +164,63 @@ class JmxMetricsTest {
     assertThat(server.getAttribute(engine, "HalfOpenBreakers")).isEqualTo(1);
   }
 
+  /**
+   * r22 #4: a library user's resolver that does not list its policies. The engine cannot drop the
+   * breakers of a section no route has any more at a reload (it does not know which), and an open
+   * one is never asked again: it stayed open, and the host showed open for the JVM's life while
+   * every call went through the other breaker. While it would still refuse a call it is shown (the
+   * engine cannot tell no call reaches it); once it would let one through, only the breakers the
+   * calls of the configuration in force use decide the host's state.
+   */
+  @Test
+  void anOpenBreakerOfARouteAResolverThatListsNoPoliciesNoLongerHasStopsDecidingOnceItsTimeIsUp()
+      throws Exception {
+    RetryMetrics m = new RetryMetrics();
+    Policy posts = Rig.breakerPolicy("posts", CircuitBreakerPolicy.Scope.HOST);
+    Policy reads =
+        Rig.policy(
+            "reads",
+            b -> b.maxAttempts(1),
+            CircuitBreakerPolicy.builder().countWindow(10).minimumCalls(10).build(),
+            BudgetPolicy.defaults(),
+            RateLimitPolicy.defaults());
+    Rig rig = new Rig((method, host, port, path) -> method.equals("POST") ? posts : reads, m);
+    for (int i = 0; i < 4; i++) {
+      rig.call(FakeRequest.post("api.example.com", "/p"), 503);
+    }
+    assertThat(rig.call(FakeRequest.post("api.example.com", "/p")))
+        .isInstanceOf(CircuitBreakerOpenException.class);
+    // Every call by reads from now on: posts' breaker is reached by no call.
+    rig.engine.reconfigure(Mode.ENFORCE, (method, host, port, path) -> reads);
+    rig.call(FakeRequest.post("api.example.com", "/p"), 200);
+    assertThat(jmx(m, rig).register()).isTrue();
+    ObjectName host = JmxMetrics.hostName(domain, "https://api.example.com:443");
+    ObjectName engine = JmxMetrics.engineName(domain);
+    assertThat(server.getAttribute(host, "BreakerState"))
+        .as("it would refuse a call now: shown")
+        .isEqualTo("open");
+
+    rig.time.sleep(Duration.ofSeconds(31).toNanos());
+    rig.call(FakeRequest.get("api.example.com", "/g"), 200);
+
+    assertThat(server.getAttribute(host, "BreakerState")).isEqualTo("closed");
+    assertThat(server.getAttribute(engine, "OpenBreakers")).isEqualTo(0);
+    assertThat(PrometheusText.render(m, rig.engine).lines())
+        .contains(
+            "retryagent_breaker_state{host=\"https://api.example.com:443\",state=\"open\"} 0",
+            "retryagent_breaker_state{host=\"https://api.example.com:443\",state=\"closed\"} 1",
+            "retryagent_breakers{state=\"open\"} 0",
+            "retryagent_breakers{state=\"closed\"} 1");
+
+    // Back to posts (still unlisted): the breaker is reached again and shows what it is.
+    rig.engine.reconfigure(
+        Mode.ENFORCE, (method, host1, port, path) -> method.equals("POST") ? posts : reads);
+    RetryCall trial = rig.engine.newCall(FakeRequest.post("api.example.com", "/p"));
+    trial.reservePermit();
+    trial.acquireBreaker();
+    assertThat(server.getAttribute(host, "BreakerState")).isEqualTo("half-open");
+  }
+
   /** Counts the reads of the engine's breakers: walks of them all, and reads of one key's. */
   private static final class CountingBreakerStates extends BreakerStates {
     final AtomicInteger walks = new AtomicInteger();
