@@ -57,7 +57,10 @@ public final class JmxMetrics implements AutoCloseable {
   private final MBeanServer server;
   private final Set<ObjectName> registered = new LinkedHashSet<>();
 
-  /** Each route registered, and whether its MBean has the fleet attributes ({@link #refresh}). */
+  /**
+   * Each route registered, and whether its MBean has the fleet attributes ({@link #refresh}); null
+   * for one whose registration anew by {@link #refresh} failed: the next refresh tries it again.
+   */
   private final Map<String, Boolean> routes = new HashMap<>();
 
   private final RetryMetrics.KeyListener keyListener =
@@ -95,12 +98,23 @@ public final class JmxMetrics implements AutoCloseable {
       Consumer<String> errors,
       String domain,
       BreakerStates breakers) {
+    this(metrics, engine, errors, domain, breakers, ManagementFactory.getPlatformMBeanServer());
+  }
+
+  /** Test seam: registers with {@code server} (tests make a registration fail). */
+  JmxMetrics(
+      RetryMetrics metrics,
+      RetryEngine engine,
+      Consumer<String> errors,
+      String domain,
+      BreakerStates breakers,
+      MBeanServer server) {
     this.metrics = Objects.requireNonNull(metrics, "metrics");
     this.engine = engine;
     this.breakers = breakers;
     this.domain = Objects.requireNonNull(domain, "domain");
     this.errors = new ErrorReporter(errors);
-    this.server = ManagementFactory.getPlatformMBeanServer();
+    this.server = Objects.requireNonNull(server, "server");
   }
 
   /**
@@ -152,16 +166,22 @@ public final class JmxMetrics implements AutoCloseable {
     }
     boolean fleet = fleetMode();
     for (Map.Entry<String, Boolean> e : new ArrayList<>(routes.entrySet())) {
-      if (e.getValue() != fleet) {
+      Boolean has = e.getValue();
+      if (has == null || has != fleet) {
         String route = e.getKey();
         ObjectName name = routeName(domain, route);
-        try {
-          server.unregisterMBean(name);
-        } catch (JMException | RuntimeException gone) {
-          // unregistered by someone else: registered anew below all the same
+        if (has != null) {
+          try {
+            server.unregisterMBean(name);
+          } catch (JMException | RuntimeException gone) {
+            // unregistered by someone else: registered anew below all the same
+          }
+          registered.remove(name);
         }
-        registered.remove(name);
-        routes.remove(route);
+        // Kept, without an MBean until registerRoute succeeds, for the next refresh to try again
+        // should it fail: removed, the route was never registered again (a route's first event
+        // registers it, once).
+        routes.put(route, null);
         registerRoute(route);
       }
     }
@@ -230,7 +250,7 @@ public final class JmxMetrics implements AutoCloseable {
                   () -> metrics.route(route),
                   null,
                   fleet ? route : null));
-      if (ok && !routes.containsKey(route)) {
+      if (ok && routes.get(route) == null) {
         routes.put(route, fleet);
       }
       return ok;

@@ -15,6 +15,7 @@ import dev.retryagent.testing.FakeTime;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanServer;
@@ -156,6 +157,63 @@ class FleetStatsTest {
       jmx.unregister();
     }
     assertThat(server.isRegistered(route)).isFalse();
+  }
+
+  /**
+   * r22 #6: refresh unregisters a route's MBean and registers it anew; when that registration
+   * failed, the route was forgotten (removed from the routes refresh walks) and never registered
+   * again: the route had no MBean for the JVM's life. Kept, the next refresh tries again.
+   */
+  @Test
+  void aRouteWhoseRegistrationAnewFailsIsRegisteredByTheNextRefresh() throws Exception {
+    FakeTime time = new FakeTime();
+    RetryMetrics metrics = new RetryMetrics();
+    RetryEngine engine = engine(time, metrics);
+    MBeanServer real = javax.management.MBeanServerFactory.newMBeanServer();
+    AtomicBoolean refuse = new AtomicBoolean();
+    MBeanServer server =
+        (MBeanServer)
+            java.lang.reflect.Proxy.newProxyInstance(
+                MBeanServer.class.getClassLoader(),
+                new Class<?>[] {MBeanServer.class},
+                (proxy, method, args) -> {
+                  if (refuse.get() && method.getName().equals("registerMBean")) {
+                    throw new javax.management.MBeanRegistrationException(
+                        new Exception("refused"), "refused");
+                  }
+                  try {
+                    return method.invoke(real, args);
+                  } catch (java.lang.reflect.InvocationTargetException e) {
+                    throw e.getCause();
+                  }
+                });
+    String domain = "dev.retryagent.refreshfails";
+    JmxMetrics jmx = new JmxMetrics(metrics, engine, line -> {}, domain, null, server);
+    jmx.register();
+    ObjectName route = JmxMetrics.routeName(domain, "llm");
+    try {
+      SyncRetryLoop.execute(
+          engine.newCall(FakeRequest.get("api.example.com", "/v1/x")),
+          time,
+          (attempt, timeout) -> new Rig.Resp(200, null),
+          Rig.ACCESS);
+      assertThat(real.isRegistered(route)).isTrue();
+
+      engine.useFleet(new CountingFleet());
+      refuse.set(true);
+      jmx.refresh();
+      assertThat(real.isRegistered(route)).isFalse();
+
+      refuse.set(false);
+      jmx.refresh();
+      assertThat(real.isRegistered(route)).isTrue();
+      assertThat(real.getMBeanInfo(route).getAttributes())
+          .extracting(MBeanAttributeInfo::getName)
+          .contains(FleetStats.ATTRIBUTES);
+    } finally {
+      jmx.unregister();
+    }
+    assertThat(real.isRegistered(route)).isFalse();
   }
 
   @Test
