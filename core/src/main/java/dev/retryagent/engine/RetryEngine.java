@@ -674,16 +674,17 @@ public final class RetryEngine {
 
   /**
    * A 429 of {@code from}'s target asked for {@code askedNanos} (its {@code Retry-After},
-   * unbounded: {@code from}'s own limiter paused for it within its route's {@code retryAfter.max}):
-   * the host's other limiters of this JVM (routes whose rate limit is a section of their own, each
-   * a bucket of its own) pause too, each bounded by its own routes' {@code retryAfter.max} ({@link
-   * HostBucket}), unless its section does not pause on 429. Before, they were bounded by {@code
-   * from}'s route's as well: a route that waits for a Retry-After up to 60 s went after 10 s, when
-   * the 429 came on a route whose bound is 10 s. Every one the registry holds for the target: made
-   * by a route that spells the host in another case, or by an older configuration whose calls still
-   * hold it (their retries must not go during the host's Retry-After either). A fleet's limiter is
-   * left to the fleet (its pause is the route's, in Redis). On a 429 only: the group of the target,
-   * not a walk of every host.
+   * unbounded: {@code from}'s own limiter is paused for it after this, within its bucket's bound,
+   * read once this pause is noted, {@link HostHold#recordStatus}): the host's other limiters of
+   * this JVM (routes whose rate limit is a section of their own, each a bucket of its own) pause
+   * too, each bounded by its own routes' {@code retryAfter.max} ({@link HostBucket}), unless its
+   * section does not pause on 429. Before, they were bounded by {@code from}'s route's as well: a
+   * route that waits for a Retry-After up to 60 s went after 10 s, when the 429 came on a route
+   * whose bound is 10 s. Every one the registry holds for the target: made by a route that spells
+   * the host in another case, or by an older configuration whose calls still hold it (their retries
+   * must not go during the host's Retry-After either). A fleet's limiter is left to the fleet (its
+   * pause is the route's, in Redis). On a 429 only: the group of the target, not a walk of every
+   * host.
    */
   void pauseHost(HostState from, long now, long askedNanos) {
     // At most a day, the longest any route waits for (RetryPolicy.RETRY_AFTER_MAX_LIMIT): a noted
