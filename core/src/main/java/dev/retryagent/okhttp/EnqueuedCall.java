@@ -1091,7 +1091,18 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * wait whose task runs already looks at the timeout itself ({@link #retryAfterWait}).
    */
   void callTimedOut() {
+    // Read before the lock: OkHttp's own locks are never taken while this one is held.
+    boolean cancelledFirst = getAsBoolean();
     synchronized (this) {
+      if (cancelledFirst && lateEndPending && !done) {
+        // The application cancelled the call within its timeout, while a late wait's end was on
+        // its way to the callback (held by the dispatcher's executor): plain OkHttp ends a call at
+        // its cancel, which exits its timeout, so the callback hears "Canceled" (heardAtEnd,
+        // tellGivenBack). Before, told past the timeout, it heard "timeout", the listeners the
+        // call timeout.
+        callDeadline = RetryInterceptor.NO_DEADLINE;
+        return;
+      }
       if (done || cancelled || pending == null || !pending.cancel()) {
         return;
       }

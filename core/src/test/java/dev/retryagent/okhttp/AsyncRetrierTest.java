@@ -2204,6 +2204,65 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CALL_TIMEOUT);
   }
 
+  @ParameterizedTest(name = "a failure before the wait: {0}")
+  @ValueSource(booleans = {false, true})
+  void aLateEndToldPastTheCallTimeoutIsHeardAsTheCancelThatCameBeforeIt(boolean failed)
+      throws Exception {
+    // As above, but the application cancelled the call within its timeout (real, 3 s), while the
+    // late end (the reset's clone, the 503's copy) was held by the dispatcher's executor, which
+    // let it go only past the timeout. Plain OkHttp ends a call at its cancel, "Canceled" (its
+    // timeout that runs out later changes nothing); the callback heard "timeout", the listeners
+    // the call timeout.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(3, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(failed ? reset() : status(503).body("busy"));
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    Call call = client.newCall(get("/retried"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the clone, or the copy, is held
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+    call.cancel(); // within the call's timeout
+
+    // Plain OkHttp's call with the same timeout, cancelled as its run is held, let go with ours.
+    HoldingExecutor plainExecutor = new HoldingExecutor();
+    OkHttpClient plainClient =
+        new OkHttpClient.Builder()
+            .callTimeout(3, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(plainExecutor))
+            .build();
+    Heard without = new Heard();
+    try {
+      plainExecutor.hold.set(true);
+      Call plainCall = plainClient.newCall(get("/plain"));
+      plainCall.enqueue(without);
+      await().atMost(Duration.ofSeconds(10)).until(() -> plainExecutor.held.size() == 1);
+      plainCall.cancel();
+      plainCallTimedOut(3); // past both calls' timeouts by now
+      plainExecutor.release();
+      executor.release();
+
+      assertThat(without.await()).isEqualTo("java.io.IOException: Canceled");
+      assertThat(heard.await()).isEqualTo(without.await());
+    } finally {
+      plainExecutor.shutdown();
+    }
+    assertThat(heard.thread).startsWith("OkHttp ");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+  }
+
   @ParameterizedTest(name = "past the call timeout: {0}")
   @ValueSource(booleans = {false, true})
   void aFailureOfBeforeALateWaitQueuedBehindTheHostsSlotsIsHeardAsThroughItsRun(boolean timedOut)
