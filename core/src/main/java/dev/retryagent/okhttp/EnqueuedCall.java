@@ -151,6 +151,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return;
     }
     long wait;
+    RateLimitedException refused = null;
     // A refusal is told as the callback hears it (endHeard). Only an enforced rate limit refuses:
     // without one, no hold, whose lock each way every call not retried paid (issue 13).
     boolean holding = retryCall.permitMayEndCall();
@@ -160,24 +161,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       wait = permitWaited ? retryCall.reservePermitAfterWait() : retryCall.reservePermit();
     } catch (RateLimitedException e) {
+      wait = 0;
+      refused = e;
+    } finally {
       if (holding) {
-        holding = false; // let go once: holds nest, a second would undo an outer one
-        retryCall.holdEnd(false);
+        retryCall.holdEnd(false); // let go once, here: holds nest, a second would undo an outer one
       }
+    }
+    if (refused != null) {
       if (retryCall.permitRefusedRetry()) {
         endAsNotRetried(kept); // the response itself, when it was kept through the wait
         return;
       }
       releaseKept(held);
-      Call call = attemptCallOrTell(e);
+      Call call = attemptCallOrTell(refused);
       if (call != null) {
-        failThrough(call, e);
+        failThrough(call, refused);
       }
       return;
-    } finally {
-      if (holding) {
-        retryCall.holdEnd(false);
-      }
     }
     if (held != null) {
       // Granted: the kept response goes now, before any wait for the permit, which holds no
