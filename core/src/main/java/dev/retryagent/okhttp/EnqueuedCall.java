@@ -11,8 +11,12 @@ import dev.retryagent.engine.Scheduler;
 import dev.retryagent.internal.Waits;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import okhttp3.Call;
 import okhttp3.Callback;
@@ -1033,6 +1037,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       enqueue(call, new ManagedAttempts.GiveBack(this, e, copy));
     } else if (call != null) {
       failThrough(call, e);
+      if (dispatcher != null) {
+        watchHandOver(() -> tellDropped(call, e));
+      }
     } else if (copy != null) {
       // No clone to tell it through: the callback heard the failure (attemptCallOrTell).
       release(copy);
@@ -1263,12 +1270,94 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * interceptors ahead of ours already, and a clone's run would take it through them again.
    */
   private void giveBack(Call from, Response copy) {
-    Runnable tell = () -> tellGivenBack(from, copy);
+    // Once: the executor's run, or ours when it dropped the task (watchHandOver), never both (an
+    // application may run what shutdownNow() gave it back).
+    AtomicBoolean taken = new AtomicBoolean(); // only where an end is given back this way
+    Runnable tell =
+        () -> {
+          if (taken.compareAndSet(false, true)) {
+            tellGivenBack(from, copy);
+          }
+        };
     try {
       onDispatcherThread(tell);
     } catch (RuntimeException refused) {
       tell.run();
+      return;
     }
+    watchHandOver(tell);
+  }
+
+  /** How often {@link #watchHandOver} looks at the executor a call's end was handed to. */
+  private static final long HAND_OVER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /**
+   * Watches the end of a call not retried ({@link #endAsNotRetried}: its retry's wait ended past
+   * the deadline, or the rate limit refused the retry), handed to the dispatcher's executor (the
+   * copy of a response, the clone that tells a failure): an application's executor that queues
+   * tasks drops the ones it never ran at its {@code shutdownNow()}, and the callback was never
+   * told, the call never given up (counted running for ever). Without the agent, that outcome was
+   * told before the shutdown (no wait). Looked at on the agent's scheduler until the callback heard
+   * of the call; once the executor has terminated with it untold, nothing of the executor's will
+   * run it: {@code tellHere} tells it, once, on the agent's thread, as a hand-over the executor
+   * refuses is. OkHttp's own executor (no queue: it runs or refuses each task) drops nothing and is
+   * not watched. Only this path pays for it.
+   */
+  private void watchHandOver(Runnable tellHere) {
+    ExecutorService executor;
+    try {
+      executor = dispatcher.executorService();
+      if (executor.getClass() == ThreadPoolExecutor.class
+          && ((ThreadPoolExecutor) executor).getQueue() instanceof SynchronousQueue) {
+        return;
+      }
+    } catch (RuntimeException | LinkageError e) {
+      return;
+    }
+    Runnable watch =
+        new Runnable() {
+          @Override
+          public void run() {
+            if (told || isDone()) {
+              return;
+            }
+            if (executor.isTerminated()) {
+              try {
+                tellHere.run();
+              } catch (RuntimeException | Error thrown) {
+                leaveAsUncaught(thrown); // the application's callback's: the scheduler goes on
+              }
+              return;
+            }
+            try {
+              engine.scheduler().schedule(this, HAND_OVER_CHECK_NANOS);
+            } catch (RuntimeException | Error refused) {
+              // no thread of ours left to look with
+            }
+          }
+        };
+    try {
+      engine.scheduler().schedule(watch, HAND_OVER_CHECK_NANOS);
+    } catch (RuntimeException | Error refused) {
+      // as above
+    }
+  }
+
+  /**
+   * The clone that tells a late wait's end was dropped by the executor ({@link #watchHandOver}):
+   * ended as one ended in OkHttp's queue ({@link #endIfQueued}), its run (should the application
+   * run what its executor gave back) never heard, and the callback told what that run would have
+   * told.
+   */
+  private void tellDropped(Call clone, IOException failure) {
+    synchronized (this) {
+      if (done || inFlight != clone || cloneBegun) {
+        return; // it ran after all
+      }
+      inFlight = null; // the interceptor no longer begins it (beginClone)
+      retrier.attempts().put(clone, new ManagedAttempts.Expired(this));
+    }
+    tellEndedInQueue(clone, failure);
   }
 
   /**

@@ -2263,6 +2263,52 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
   }
 
+  @ParameterizedTest(name = "a failure before the wait: {0}")
+  @ValueSource(booleans = {false, true})
+  void aLateEndTheApplicationsExecutorDropsAtShutdownNowIsStillHeardOnce(boolean failed)
+      throws Exception {
+    // The retry's wait ended past the deadline (the engine's clock 40 s late): the reset's clone,
+    // or the 503's copy, was handed to the application's dispatcher executor, which queued it,
+    // and the application then shut it down with shutdownNow(), which drops what it never ran.
+    // The callback was never told, the call never given up (counted running for ever). Plain
+    // OkHttp told that attempt's outcome before the shutdown (no wait): told so still, once.
+    OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+    server.enqueue(failed ? reset() : status(503).body("busy"));
+    Heard without = new Heard();
+    plain.newCall(get("/wait")).enqueue(without);
+    String expected = without.await();
+    plain.dispatcher().executorService().shutdown();
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(failed ? reset() : status(503).body("busy"));
+    server.otherwise(ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/retried")), heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the clone, or the copy, is queued
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+
+    assertThat(executor.shutdownNow()).as("dropped, never run").hasSize(1);
+    await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
+    time.runHeldTasks(); // the agent's look at the hand-over, on its scheduler
+
+    assertThat(heard.await()).isEqualTo(expected);
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("one request each, nothing more").isEqualTo(2);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
+  }
+
   @ParameterizedTest(name = "past the call timeout: {0}")
   @ValueSource(booleans = {false, true})
   void aFailureOfBeforeALateWaitQueuedBehindTheHostsSlotsIsHeardAsThroughItsRun(boolean timedOut)
@@ -3036,6 +3082,15 @@ class AsyncRetrierTest {
       } else {
         super.execute(command);
       }
+    }
+
+    /** Drops what it keeps, as an executor with a queue drops what it never ran. */
+    @Override
+    public List<Runnable> shutdownNow() {
+      List<Runnable> dropped = new java.util.ArrayList<>(held);
+      held.clear();
+      dropped.addAll(super.shutdownNow());
+      return dropped;
     }
 
     /** Runs what was kept, and every task from now on. */
