@@ -68,16 +68,13 @@ public final class CircuitBreakerOpenException extends IOException {
 
   /**
    * The key as the agent's log lines write it: a route's name quoted when outside the old rule (a
-   * route named {@code x, observe}), a host on one line and cut past 253 characters.
+   * route named {@code x, observe}), a host on one line and cut past 253 characters: {@link
+   * Sanitizer#breakerKey}, as the log lines write it.
    */
   private static String shownKey(String key) {
     if (key == null) {
       return "null";
     }
-    return key.startsWith(ROUTE_KEY)
-        ? ROUTE_KEY + Sanitizer.routeName(key.substring(ROUTE_KEY.length()))
-        : Sanitizer.oneLine(Sanitizer.boundedHost(key));
+    return Sanitizer.breakerKey(key);
   }
-
-  private static final String ROUTE_KEY = "route:";
 }

@@ -139,7 +139,7 @@ final class LogLines {
     StringBuilder b =
         new StringBuilder(PREFIX)
             .append("circuit breaker ")
-            .append(breakerKey(breaker.key()))
+            .append(Sanitizer.breakerKey(breaker.key()))
             .append(' ');
     switch (t) {
       case CLOSED_TO_OPEN:
@@ -265,7 +265,7 @@ final class LogLines {
       long inMillis =
           open.retryAt() == null ? 0 : Math.max(0, open.retryAt().toEpochMilli() - e.wallMillis());
       return "circuit breaker "
-          + breakerKey(open.breakerKey())
+          + Sanitizer.breakerKey(open.breakerKey())
           + " is open; next trial in "
           + Units.formatRoundedMillis(inMillis);
     }
@@ -274,22 +274,11 @@ final class LogLines {
 
   private static String breakerKey(RetryEvent e) {
     return e.policy().circuitBreaker().scope() == CircuitBreakerPolicy.Scope.ROUTE
-        ? breakerKey(ROUTE_KEY + e.route())
+        ? Sanitizer.breakerKey(ROUTE_KEY + e.route())
         : target(e);
   }
 
   private static final String ROUTE_KEY = "route:";
-
-  /**
-   * A breaker's key: a host's on one line and cut past 253 characters, a route-scoped one's name as
-   * {@link Sanitizer#routeName} writes it ({@code route:"Payments API"}), as the route's other
-   * lines do.
-   */
-  static String breakerKey(String key) {
-    return key != null && key.startsWith(ROUTE_KEY)
-        ? ROUTE_KEY + Sanitizer.routeName(key.substring(ROUTE_KEY.length()))
-        : Sanitizer.oneLine(Sanitizer.boundedHost(key));
-  }
 
   private static String rateLimitReason(RetryEvent e) {
     return "no rate-limit permit for "

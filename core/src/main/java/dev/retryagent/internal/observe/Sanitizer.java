@@ -358,6 +358,20 @@ public final class Sanitizer {
   }
 
   /**
+   * A circuit breaker's key as log lines and {@code CircuitBreakerOpenException}'s message write
+   * it: a route-scoped one's name ({@code route:NAME}) as {@link #routeName} writes it ({@code
+   * route:"Payments API"}), a host's on one line and cut past {@value #MAX_HOST_CHARS} characters
+   * ({@link #boundedHost}). One place, so that both write a key the same. Null gives "".
+   */
+  public static String breakerKey(String key) {
+    return key != null && key.startsWith(ROUTE_KEY)
+        ? ROUTE_KEY + routeName(key.substring(ROUTE_KEY.length()))
+        : oneLine(boundedHost(key));
+  }
+
+  private static final String ROUTE_KEY = "route:";
+
+  /**
    * {@code text} ({@code host}, {@code host:port} or {@code scheme://host:port}) with a host over
    * {@value #MAX_HOST_CHARS} characters cut there and followed by {@code ...}: no DNS name is that
    * long, and a 64 KB host (from a URL an attacker chose) is not written whole into every retry and
