@@ -1427,13 +1427,15 @@ public final class Sanitizer {
    * {@code word} (no scheme, no {@code //}) with a user-info and password written bare, as a URL
    * without its scheme: {@code u:pw@h/x} (OkHttp 3's {@code unexpected url: u:pw@h/x}, a
    * configuration's host field), written {@code <redacted>@h/x}. Taken as one when a {@code :}
-   * comes before its last {@code @} (at {@code at}) with no {@code /} before that {@code :}; it
-   * starts after a quote, bracket, {@code =} or {@code ,}. An address ({@code a@b.example}) has no
-   * {@code :} before its {@code @} and is kept, as is a drive's path ({@code C:/Users/a@b}); {@code
-   * host:443@x} is over-redacted. Kept too, as no user-info: an address after one of {@link
-   * #ADDRESS_PREFIXES} with nothing but punctuation after its domain (a URL's path or port after it
-   * is a user-info's host: {@code user:pw@h/x} is redacted); a version after a Maven coordinate
-   * ({@code org.acme:lib@1.2.3}); a time ({@code 12:30@worker-3}).
+   * comes before its last {@code @} (at {@code at}); it starts after a quote, bracket, {@code =},
+   * {@code ,} or {@code /} ({@code redis/admin:pw@db}, {@code /proxy/u:pw@h/y}). An address ({@code
+   * a@b.example}) has no {@code :} before its {@code @} and is kept, as is a drive's path ({@code
+   * C:/Users/a@b}); {@code host:443@x} is over-redacted. Kept too, as no user-info: an address
+   * after one of {@link #ADDRESS_PREFIXES} with nothing but punctuation after its domain (a URL's
+   * path or port after it is a user-info's host: {@code user:pw@h/x} is redacted); a version after
+   * a Maven coordinate ({@code org.acme:lib@1.2.3}: a group with a dot; {@code root:pw@1.2} is a
+   * user-info); a time with nothing after its host ({@code 12:30@worker-3}; {@code 12:34@db:5432}
+   * is a user-info).
    */
   private static String withoutBareUserInfo(String word, int at) {
     int colon = word.indexOf(':');
@@ -1449,20 +1451,21 @@ public final class Sanitizer {
     if (colon < 0 || colon > at || at == word.length() - 1) {
       return word;
     }
-    char afterColon = word.charAt(colon + 1);
-    if (afterColon == '/' || afterColon == '\\') {
-      return word; // a drive's path (C:/Users/a@b, or with a backslash), not a password
-    }
-    int slash = word.indexOf('/');
-    if (slash >= 0 && slash < colon) {
-      return word; // a path's colon (/a:b@c): the path rules see it
-    }
+    // It starts after a '/' too: a user-info written after a path or a name's '/'
+    // (redis/admin:pw@db:6379, a redirect's Location /proxy/user:pw@h/y) is one all the same; the
+    // part before it is kept.
     int start = colon;
-    while (start > 0 && "\"'(<[=,".indexOf(word.charAt(start - 1)) < 0) {
+    while (start > 0 && "\"'(<[=,/".indexOf(word.charAt(start - 1)) < 0) {
       start--;
     }
+    char afterColon = word.charAt(colon + 1);
+    if (afterColon == '/' || afterColon == '\\' && colon - start == 1) {
+      // A drive's path (C:/Users/a@b, C:\Users\a@b), not a password; a password may start with a
+      // backslash (admin:\SECRET@h/x): only a one-letter name before it is a drive.
+      return word;
+    }
     if (isAddress(word, start, colon, at)
-        || isVersion(word, at)
+        || isVersion(word, start, colon, at)
         || isTime(word, start, colon, at)) {
       return word;
     }
@@ -1507,9 +1510,18 @@ public final class Sanitizer {
     if (word.indexOf('.', at + 1) < 0 || word.indexOf('.', at + 1) >= end) {
       return false; // a bare host (user:pw@localhost) is a user-info's
     }
+    return onlyPunctuationAfter(word, end);
+  }
+
+  /**
+   * Whether {@code word} holds nothing but a sentence's punctuation from {@code end} on: a path,
+   * port or query after a host makes it a URL's host, and what comes before its {@code @} a
+   * user-info.
+   */
+  private static boolean onlyPunctuationAfter(String word, int end) {
     for (int i = end; i < word.length(); i++) {
       if (".,;:)]}>\"'!`*|".indexOf(word.charAt(i)) < 0) {
-        return false; // a path, port or query after it: a URL's host
+        return false;
       }
     }
     return true;
@@ -1519,7 +1531,12 @@ public final class Sanitizer {
    * Whether what follows the {@code @} at {@code at} is a version ({@code 1.2.3}, {@code
    * 1.2.3-SNAPSHOT}): numbers and dots, not the four of an IPv4 address.
    */
-  private static boolean isVersion(String word, int at) {
+  private static boolean isVersion(String word, int start, int colon, int at) {
+    if (word.lastIndexOf('.', colon) < start) {
+      // A Maven coordinate's group is a reversed domain (org.acme:lib@1.2.3); a user name without
+      // a dot before a host that reads as a number (root:hunter2@1.2) is a user-info.
+      return false;
+    }
     int i = at + 1;
     int labels = 0;
     while (i < word.length() && word.charAt(i) >= '0' && word.charAt(i) <= '9') {
@@ -1542,11 +1559,17 @@ public final class Sanitizer {
     return i == word.length() || "-+,;)]}>\"'!".indexOf(word.charAt(i)) >= 0;
   }
 
-  /** Whether {@code word[start, at)} is a time: one or two digits, {@code :} and two digits. */
+  /**
+   * Whether {@code word[start, at)} is a time (one or two digits, {@code :} and two digits) and the
+   * host after the {@code @} ends the word.
+   */
   private static boolean isTime(String word, int start, int colon, int at) {
     int hours = colon - start;
     if (hours < 1 || hours > 2 || at - colon != 3) {
       return false;
+    }
+    if (!onlyPunctuationAfter(word, hostEnd(word, at + 1))) {
+      return false; // 12:34@db:5432/x: a port or path after the host, a user-info's
     }
     for (int i = start; i < at; i++) {
       char c = word.charAt(i);

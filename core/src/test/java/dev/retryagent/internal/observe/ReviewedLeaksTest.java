@@ -1,0 +1,50 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Forms of a secret a review found written whole in a message or a path: each is redacted, the text
+ * around it kept.
+ */
+class ReviewedLeaksTest {
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // A user-info after a '/' in a word that does not start with one.
+        "failed redis/admin:hunterCANARY@db.example:6379 x"
+            + " => failed redis/<redacted>@db.example:6379 x",
+        "failed a/b/u:pwCANARY@h/x => failed a/b/<redacted>@h/x",
+        // A redirect's Location, a relative path holding one.
+        "Location: /proxy/user:pwCANARY@h/y => Location: /proxy/<redacted>@h/y",
+        "redirect to /proxy/user:pwCANARY@h/y failed => redirect to /proxy/<redacted>@h/y failed",
+        // A password that reads as a version when no dotted group comes before it, or a time when a
+        // port or path follows its host.
+        "connect root:hunterCANARY@1.2 failed => connect <redacted>@1.2 failed",
+        "connect root:1.2.3@1.2 failed => connect <redacted>@1.2 failed",
+        "connect 12:34@db:5432/x failed => connect <redacted>@db:5432/x failed",
+        // A backslash starting the password: only a one-letter name before it is a drive.
+        "connect admin:\\CANARY@host/x failed => connect <redacted>@host/x failed",
+      })
+  void aBareUserInfoIsRedacted(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "dep org.acme:lib@1.2.3 missing",
+        "at 12:30@worker-3 done",
+        "open C:\\Users\\a@b failed",
+        "open C:/Users/a@b failed",
+        "GET /users/a@b.example failed",
+      })
+  void whatOnlyLooksLikeOneIsKept(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
+}
