@@ -272,6 +272,7 @@ public final class Sanitizer {
         start == 0
             || before == '"'
             || before == '\''
+            || before == '='
             || isDelimiter(before) && start >= 2 && text.startsWith(": ", start - 2);
     if (!runsOn) {
       return false; // it ends at its word's end, a blank at or before the cut
@@ -1231,7 +1232,7 @@ public final class Sanitizer {
     if (inWord < 0) {
       inWord = word.indexOf(":\\/\\/");
       if (inWord < 0) {
-        return last && word.startsWith("/") ? lineEnd(s, wordEnd) : wordEnd;
+        return looseUrlEnd(s, start, wordEnd, last);
       }
     }
     int scheme = start + inWord;
@@ -1248,8 +1249,54 @@ public final class Sanitizer {
       }
       return Math.max(close, wordEnd);
     }
-    if (name == 0 || (name == start && last)) {
+    if (name == 0 || (name == start && last) || before == '=') {
+      // After '=' too (url=http://alice:pw word@h/x): a key's value, quoted by no one.
       return lineEnd;
+    }
+    return wordEnd;
+  }
+
+  /**
+   * As {@link #urlEnd}, for a word without {@code ://}: a relative URL quoted last after {@code ":
+   * "} runs to the line's end; a scheme-relative one ({@code "//alice:pw word@h/x"}) or a user-info
+   * written without a scheme ({@code u:pw word@h/x}), quoted or last after {@code ": "}, to the
+   * closing quote or the line's end when an {@code @} lies there past the word: a blank in its
+   * password would otherwise end it, the rest read as prose.
+   */
+  private static int looseUrlEnd(String s, int start, int wordEnd, boolean last) {
+    char first = s.charAt(start);
+    boolean quoted = first == '"' || first == '\'';
+    if (!quoted && !last) {
+      return wordEnd;
+    }
+    int body = quoted ? start + 1 : start;
+    if (!quoted && s.charAt(body) == '/' && !s.startsWith("//", body)) {
+      return lineEnd(s, wordEnd);
+    }
+    boolean userInfo = s.startsWith("//", body);
+    if (!userInfo) {
+      int colon = s.indexOf(':', body);
+      userInfo = colon > body && colon < wordEnd - 1 && s.charAt(colon + 1) != '/';
+      // No '@' in the word (it ends the user-info there: cleanWord sees it), no '/' before the ':'.
+      for (int i = body; i < wordEnd && userInfo; i++) {
+        char c = s.charAt(i);
+        userInfo = c != '@' && (c != '/' || i > colon);
+      }
+    }
+    if (!userInfo) {
+      return wordEnd;
+    }
+    int end = lineEnd(s, wordEnd);
+    if (quoted) {
+      int close = s.indexOf(first, body);
+      if (close >= 0 && close < end) {
+        end = close;
+      }
+    }
+    for (int i = wordEnd; i < end; i++) {
+      if (s.charAt(i) == '@') {
+        return Math.max(end, wordEnd);
+      }
     }
     return wordEnd;
   }
@@ -1273,14 +1320,35 @@ public final class Sanitizer {
       scheme = url.indexOf(":\\/\\/");
       separator = 5;
       if (scheme < 0) {
-        // A scheme-relative URL (//user:pa ss@h/x, quoted last) has an authority; any other
-        // relative one has none.
-        return url.startsWith("//") ? withoutLooseUserInfo(url) : url;
+        // A scheme-relative URL (//user:pa ss@h/x, quoted last or in quotes) has an authority, a
+        // user-info written without a scheme (u:pa ss@h/x) one too (looseUrlEnd); any other
+        // relative URL has none.
+        if (url.indexOf('@') < 0) {
+          return url;
+        }
+        return withoutLooseUserInfo(url);
       }
     }
-    int authStart = scheme + separator;
-    int at = userInfoEnd(url, authStart, nextUrl(url, authStart));
-    return at < 0 ? url : withoutUserInfoTo(url, authStart, at);
+    String out = url;
+    int from = 0;
+    // Each URL of the span: one nested in a quoted URL's path ("http://h/fetch/http://a:p q@t/")
+    // has a user-info of its own, which nextUrl ends the first one's at.
+    while (scheme >= 0) {
+      int authStart = scheme + separator;
+      int at = userInfoEnd(out, authStart, nextUrl(out, authStart));
+      if (at >= 0) {
+        out = withoutUserInfoTo(out, authStart, at);
+      }
+      from = authStart;
+      scheme = out.indexOf("://", from);
+      separator = 3;
+      int escaped = out.indexOf(":\\/\\/", from);
+      if (escaped >= 0 && (scheme < 0 || escaped < scheme)) {
+        scheme = escaped;
+        separator = 5;
+      }
+    }
+    return out;
   }
 
   /**

@@ -38,6 +38,28 @@ class ReviewedLeaksTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
+        // A blank in a password written without a scheme, last after ": " or quoted.
+        "unexpected url: u:pw CANARY@h/x => unexpected url: <redacted>@h/x",
+        "unexpected url: u:correct horse CANARY@h/x?q=1 z => unexpected url: <redacted>@h/x",
+        "failed: 'u:pw CANARY@h' ok => failed: '<redacted>@h' ok",
+        // A scheme-relative URL in quotes.
+        "Invalid host: \"//alice:pw CANARY@h/x\" end => Invalid host: \"//h/x\" end",
+        // A URL nested in a quoted URL's path.
+        "request for \"http://h/fetch/http://alice:pw CANARY@t/x\" failed"
+            + " => request for \"http://h/fetch/http://t/x\" failed",
+        // A URL as a key's value.
+        "bad url=http://alice:pw CANARY@h/x rest => bad url=http://h/x rest",
+      })
+  void aUserInfoWithABlankIsRedactedWhole(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "error: foo:bar baz qux",
+        "failed: 'a:b' then c",
         "dep org.acme:lib@1.2.3 missing",
         "at 12:30@worker-3 done",
         "open C:\\Users\\a@b failed",
