@@ -445,6 +445,16 @@ public final class Sanitizer {
     }
     // The user-info of a URL inside it first: its password may hold the '?' or '#' cut at below.
     String p = withoutNestedUserInfo(path);
+    if (hasEncodedAt(path) && indexOfIgnoreCase(path, "%25", 0, path.length()) >= 0) {
+      // A URL encoded twice in the path (/fetch/http%253A%252F%252Fu%253Apw%2540h): its '%'s
+      // encoded too, its separator and '@' are not seen. Read with those '%' decoded, it is a URL
+      // encoded once; when that one has a user-info, the path is written so, without it.
+      String once = percentSignsDecoded(path);
+      String clean = withoutNestedUserInfo(once);
+      if (!clean.equals(once)) {
+        p = clean;
+      }
+    }
     int end = p.length();
     int q = p.indexOf('?');
     if (q >= 0) {
@@ -1699,6 +1709,75 @@ public final class Sanitizer {
    * fragment, the user-info and the path parameters. A lone trailing {@code ?} ("is it up?") stays.
    */
   static String cleanWord(String w, PathMask mask) {
+    String clean = cleanWordAsIs(w, mask);
+    if (!clean.equals(w) || !hasEncodedAt(w)) {
+      return clean;
+    }
+    // A user-info percent-encoded (u%3Apw%40h%2Fx), or a URL encoded twice
+    // (http%253A%252F%252Fu%253Apw%2540h): the rules above read '@', ':' and '://' and those
+    // encoded once in a URL's place. Decoded once, then twice: when cleaning the decoded word
+    // removes something, that is what the word hid, and the decoded word is written cleaned.
+    String decoded = w;
+    for (int level = 0; level < 2; level++) {
+      String next = percentDecoded(decoded);
+      if (next.equals(decoded)) {
+        break;
+      }
+      decoded = next;
+      String cleanDecoded = cleanWordAsIs(decoded, mask);
+      if (!cleanDecoded.equals(decoded)) {
+        return cleanDecoded;
+      }
+    }
+    return clean;
+  }
+
+  /**
+   * Whether {@code w} holds an {@code @} percent-encoded once or twice ({@code %40}, {@code
+   * %2540}).
+   */
+  private static boolean hasEncodedAt(String w) {
+    return w.indexOf('%') >= 0
+        && (indexOfIgnoreCase(w, "%40", 0, w.length()) >= 0
+            || indexOfIgnoreCase(w, "%2540", 0, w.length()) >= 0);
+  }
+
+  /**
+   * {@code s} with each {@code %XX} (two hex digits) standing for an ASCII character decoded; any
+   * other {@code %} and what follows it kept as it is.
+   */
+  private static String percentDecoded(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (c == '%' && i + 2 < s.length()) {
+        int hi = Character.digit(s.charAt(i + 1), 16);
+        int lo = Character.digit(s.charAt(i + 2), 16);
+        if (hi >= 0 && hi < 8 && lo >= 0) {
+          b.append((char) (hi * 16 + lo));
+          i += 2;
+          continue;
+        }
+      }
+      b.append(c);
+    }
+    return b.toString();
+  }
+
+  /** {@code s} with each {@code %25} (any case) written {@code %}. */
+  private static String percentSignsDecoded(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      b.append(s.charAt(i));
+      if (s.charAt(i) == '%' && s.regionMatches(true, i + 1, "25", 0, 2)) {
+        i += 2;
+      }
+    }
+    return b.toString();
+  }
+
+  /** As {@link #cleanWord}, on the word as it is written (no percent-decoding). */
+  private static String cleanWordAsIs(String w, PathMask mask) {
     String word = withoutUserInfoBeforeUrl(w);
     int scheme = word.indexOf("://");
     int separator = 3;

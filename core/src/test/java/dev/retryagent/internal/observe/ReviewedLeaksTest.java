@@ -58,6 +58,37 @@ class ReviewedLeaksTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
+        // A user-info percent-encoded without a scheme, once or twice: written decoded, cleaned.
+        "bad u%3ApwCANARY%40h%2Fx rest => bad <redacted>@h/x rest",
+        "bad u%253ApwCANARY%2540h%252Fx rest => bad <redacted>@h/x rest",
+        // A URL encoded twice, alone or in a path.
+        "bad http%253A%252F%252Fadmin%253AhunterCANARY%2540h rest => bad http%3A%2F%2Fh rest",
+        "bad /fetch/http%253A%252F%252Fadmin%253AhunterCANARY%2540h/x rest"
+            + " => bad /fetch/http%3A%2F%2Fh/x rest",
+      })
+  void anEncodedUserInfoIsRedacted(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "/fetch/http%253A%252F%252Fadmin%253AhunterCANARY%2540h => /fetch/http%3A%2F%2Fh",
+        "/fetch/http%253A%252F%252Fu%253ApwCANARY%2540h%252Fx%253Ftoken%253DS"
+            + " => /fetch/http%3A%2F%2Fh%2Fx",
+        // An address encoded twice in a path is kept, as one encoded once is.
+        "/users/a%2540b.example => /users/a%2540b.example",
+      })
+  void aUrlEncodedTwiceInAPathLosesItsUserInfo(String path, String expected) {
+    assertThat(Sanitizer.path(path)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "mail a%40b.example ok",
         "error: foo:bar baz qux",
         "failed: 'a:b' then c",
         "dep org.acme:lib@1.2.3 missing",
