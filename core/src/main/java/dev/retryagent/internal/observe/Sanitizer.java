@@ -66,14 +66,18 @@ public final class Sanitizer {
   // an unquoted one a word: redacted word by word, a password with a blank kept its second half.
   private static final Pattern SECRET_KEYS =
       Pattern.compile(
-          "(?i)(?<![\\w.-])(\\\\[\"']|[\"']?)([\\w.-]*(?:password|passwd|secret|token|api[_-]?key))\\1"
+          "(?i)(?<![\\w.-])((?:\\\\)*[\"']|)([\\w.-]*(?:password|passwd|secret|token|api[_-]?key))\\1"
               + "(\\s*[:=]\\s*)"
+              // A JSON text escaped twice or more ({\\\"password\\\":\\\"a b\\\"}): its quotes are
+              // backslashes and a quote; the value runs to the next quote, the closing one's.
+              // So a quote escaped ({\\'password\\':\\'a b\\'}) is written.
+              + "((?:\\\\){2,}\"[^\"\\r\\n]*+\"?|\\\\+'[^'\\r\\n]*+'?|"
               // Each quoted value as "unrolled": no alternation repeated per character, which
               // recurses per character in java.util.regex (a long value overflowed the stack).
               // A JSON text quoted in a JSON string escapes its quotes: {\"password\":\"a\"}.
               // Inside it, \\\" (an escaped backslash, then an escaped quote) is a quote of the
               // inner text's value, and \\\\ a backslash of it: neither ends the value.
-              + "(\\\\\"[^\\\\\\r\\n]*+(?:(?:\\\\\\\\\\\\\\\\|\\\\\\\\\\\\\"|\\\\\\\\(?=[^\\\\\\r\\n])"
+              + "\\\\\"[^\\\\\\r\\n]*+(?:(?:\\\\\\\\\\\\\\\\|\\\\\\\\\\\\\"|\\\\\\\\(?=[^\\\\\\r\\n])"
               + "|\\\\(?=[^\\\\\"\\r\\n]))[^\\\\\\r\\n]*+)*+(?:\\\\\")?"
               + "|\"[^\"\\\\\\r\\n]*+(?:\\\\.[^\"\\\\\\r\\n]*+)*+\"?"
               + "|'[^'\\\\\\r\\n]*+(?:\\\\.[^'\\\\\\r\\n]*+)*+'?|\\S+)");
@@ -95,8 +99,9 @@ public final class Sanitizer {
     return Pattern.compile(
         "(?i)\\b("
             + alternatives
-            // An escaped quote too: a JSON text quoted inside a JSON string ({\"Cookie\":\"a\"}).
-            + ")(?:(\\\\?[\"']?\\s*[:=]\\s*)[^\\r\\n]*|( value:\\s*)(?s:.*))");
+            // An escaped quote too: a JSON text quoted inside a JSON string ({\"Cookie\":\"a\"}),
+            // or escaped again ({\\\"Cookie\\\":...}).
+            + ")(?:((?:\\\\)*[\"']?\\s*[:=]\\s*)[^\\r\\n]*|( value:\\s*)(?s:.*))");
   }
 
   /**
@@ -301,6 +306,22 @@ public final class Sanitizer {
     do {
       String value = m.group(4);
       char first = value.charAt(0);
+      int slashes = 0;
+      while (value.charAt(slashes) == '\\') {
+        slashes++;
+      }
+      if (slashes >= 2 || slashes == 1 && value.charAt(1) == '\'') {
+        // Escaped twice or more (\\\"a b\\\"), or a single quote escaped (\'a b\'): written
+        // \\\"<redacted>\\\", its quotes kept.
+        String quote = value.substring(0, slashes + 1);
+        b.append(s, last, m.start(4)).append(quote).append(REDACTED);
+        if (value.length() > quote.length()
+            && value.charAt(value.length() - 1) == quote.charAt(slashes)) {
+          b.append(quote);
+        }
+        last = m.end();
+        continue;
+      }
       if (value.startsWith("\\\"")) {
         // A quote escaped in JSON (\"a b\"): written \"<redacted>\", as a quoted value is.
         b.append(s, last, m.start(4)).append("\\\"").append(REDACTED);
@@ -1373,7 +1394,14 @@ public final class Sanitizer {
     int slash = s.lastIndexOf('/', at);
     // In the authority too: http://h;jsessionid=AB@CD/y is a session id after the host, not a
     // user-info (a password with a ';', http://u:pa;ss@h/x, loses its host with it: over-redacted).
-    int semicolon = s.indexOf(';', Math.max(slash, authStart));
+    // Encoded too (http://h%3Bjsessionid=AB@CD/y): a client may encode the ';' it quotes.
+    int from = Math.max(slash, authStart);
+    int semicolon = s.indexOf(';', from);
+    int encoded =
+        indexOfIgnoreCase(s, "%3B", from, semicolon < 0 || semicolon > at ? at : semicolon);
+    if (encoded >= 0) {
+      semicolon = encoded;
+    }
     if (semicolon < 0 || semicolon > at) {
       return s.substring(0, authStart) + s.substring(at + 1);
     }

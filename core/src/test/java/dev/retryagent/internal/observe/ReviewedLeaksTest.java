@@ -2,6 +2,7 @@ package dev.retryagent.internal.observe;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -82,6 +83,40 @@ class ReviewedLeaksTest {
       })
   void aUrlEncodedTwiceInAPathLosesItsUserInfo(String path, String expected) {
     assertThat(Sanitizer.path(path)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // A session id after the host, its ';' percent-encoded: not read as a user-info.
+        "bad http://h%3Bjsessionid=AB@CD/y rest => bad http://<redacted>/y rest",
+        "bad http://h%3bjsessionid=AB@CD rest => bad http://<redacted> rest",
+      })
+  void anEncodedSessionIdAfterTheHostIsNotWrittenAsAHost(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CD");
+  }
+
+  @Test
+  void aJsonSecretEscapedTwiceOrWithSingleQuotesIsRedacted() {
+    assertThat(
+            Sanitizer.message("body {\\\\\\\"password\\\\\\\":\\\\\\\"CANARY\\\\\\\"} end", null))
+        .isEqualTo("body {\\\\\\\"password\\\\\\\":\\\\\\\"<redacted>\\\\\\\"} end");
+    assertThat(
+            Sanitizer.message("body {\\\\\\\"password\\\\\\\": \\\\\\\"CAN ARY\\\\\\\"} end", null))
+        .isEqualTo("body {\\\\\\\"password\\\\\\\": \\\\\\\"<redacted>\\\\\\\"} end");
+    assertThat(
+            Sanitizer.message(
+                "body {\\\\\\\\\\\\\\\"password\\\\\\\\\\\\\\\":\\\\\\\\\\\\\\\"CANARY\\\\\\\\\\\\\\\"} end",
+                null))
+        .isEqualTo(
+            "body {\\\\\\\\\\\\\\\"password\\\\\\\\\\\\\\\":\\\\\\\\\\\\\\\"<redacted>\\\\\\\\\\\\\\\"} end");
+    assertThat(Sanitizer.message("body {\\'password\\':\\'CAN ARY\\'} end", null))
+        .isEqualTo("body {\\'password\\':\\'<redacted>\\'} end");
+    assertThat(Sanitizer.message("body {\\'password\\': \\'CANARY\\', \\'a\\': 1} end", null))
+        .isEqualTo("body {\\'password\\': \\'<redacted>\\', \\'a\\': 1} end");
+    assertThat(Sanitizer.message("body {\\\\\\\"Cookie\\\\\\\":\\\\\\\"CANARY\\\\\\\"}", null))
+        .isEqualTo("body {\\\\\\\"Cookie\\\\\\\":<redacted>");
   }
 
   @ParameterizedTest
