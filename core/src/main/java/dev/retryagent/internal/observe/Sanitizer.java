@@ -485,11 +485,22 @@ public final class Sanitizer {
     if (f >= 0 && f < end) {
       end = f;
     }
+    // The path's own encoded '?' (/a/b%3Ftoken%3DS, or encoded twice, %253F), something after it:
+    // a query a client encoded into the path, dropped as a message's word drops it; a lone
+    // trailing one (/files/what%3F) hides nothing and is kept.
+    int cut = encodedQueryCut(p, 0, end, false);
+    if (cut >= 0) {
+      end = cut;
+    }
     int nested = nextSeparator(p, 0);
     if (nested >= 0 && nested < end) {
       // A URL inside the path, percent-encoded (/fetch/http%3A%2F%2Fh%2Fx%3Ftoken%3DS): its query
-      // and fragment are encoded too; the path's own encoded '?' before it is kept.
-      end = nested + withoutEncodedQuery(p.substring(nested, end), true).length();
+      // and fragment are encoded too. Found by index: a path with nothing to drop allocates
+      // nothing here.
+      cut = encodedQueryCut(p, nested, end, true);
+      if (cut >= 0) {
+        end = cut;
+      }
     }
     // An '@' in the query or fragment cut off here is past the path, as the request's own is.
     boolean past = atPastPath || p.indexOf('@', end) >= 0;
@@ -849,7 +860,9 @@ public final class Sanitizer {
     if (scheme < 0) {
       return path;
     }
-    StringBuilder b = new StringBuilder(path.length());
+    // Made only when a user-info is found: a proxy's path with none (/fetch/http%3A%2F%2Fh%2Fx)
+    // allocates nothing (Sanitizer.path runs per call with OpenTelemetry on).
+    StringBuilder b = null;
     int done = 0;
     while (scheme >= 0) {
       boolean encoded = !path.startsWith("://", scheme);
@@ -868,6 +881,9 @@ public final class Sanitizer {
         }
       }
       if (userInfoEnd >= 0) {
+        if (b == null) {
+          b = new StringBuilder(path.length());
+        }
         b.append(path, done, authStart);
         done = userInfoEnd;
         int parameterEnd = parameterEnd(path, authStart, userInfoEnd, end);
@@ -880,7 +896,7 @@ public final class Sanitizer {
       }
       scheme = next;
     }
-    return b.append(path, done, path.length()).toString();
+    return b == null ? path : b.append(path, done, path.length()).toString();
   }
 
   /**
@@ -891,31 +907,38 @@ public final class Sanitizer {
    * or a path is rare; over-redacting it is preferred to writing a token.
    */
   static String withoutEncodedQuery(String word, boolean urlLike) {
-    if (word.indexOf('%') < 0) {
-      return word; // the common case: nothing encoded
+    int cut = encodedQueryCut(word, 0, word.length(), urlLike);
+    return cut < 0 ? word : word.substring(0, cut);
+  }
+
+  /** Where {@link #withoutEncodedQuery} cuts {@code s[from, to)}, or -1: found by index. */
+  private static int encodedQueryCut(String s, int from, int to, boolean urlLike) {
+    int percent = s.indexOf('%', from);
+    if (percent < 0 || percent >= to) {
+      return -1; // the common case: nothing encoded
     }
-    int cut = encodedCut(word, "%3F", "%253F");
+    int cut = encodedCut(s, percent, to, "%3F", "%253F");
     if (urlLike) {
-      int f = encodedCut(word, "%23", "%2523");
+      int f = encodedCut(s, percent, to, "%23", "%2523");
       if (f >= 0 && (cut < 0 || f < cut)) {
         cut = f;
       }
     }
-    return cut < 0 ? word : word.substring(0, cut);
+    return cut;
   }
 
   /**
    * The first of {@code once} or {@code twice} (the same character encoded twice, as a URL encoded
-   * whole into another's query carries it: {@code %253F}) in {@code word} that something follows,
-   * or -1: a lone trailing one hides nothing, as a lone '?' does not.
+   * whole into another's query carries it: {@code %253F}) in {@code s[from, to)} that something
+   * follows there, or -1: a lone trailing one hides nothing, as a lone '?' does not.
    */
-  private static int encodedCut(String word, String once, String twice) {
-    int cut = indexOfIgnoreCase(word, once, 0, word.length());
-    if (cut >= 0 && cut + once.length() == word.length()) {
+  private static int encodedCut(String s, int from, int to, String once, String twice) {
+    int cut = indexOfIgnoreCase(s, once, from, to);
+    if (cut >= 0 && cut + once.length() >= to) {
       cut = -1;
     }
-    int cut2 = indexOfIgnoreCase(word, twice, 0, cut < 0 ? word.length() : cut);
-    if (cut2 >= 0 && cut2 + twice.length() < word.length()) {
+    int cut2 = indexOfIgnoreCase(s, twice, from, cut < 0 ? to : cut);
+    if (cut2 >= 0 && cut2 + twice.length() < to) {
       cut = cut2;
     }
     return cut;
