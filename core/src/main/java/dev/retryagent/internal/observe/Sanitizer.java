@@ -580,7 +580,9 @@ public final class Sanitizer {
     }
     StringBuilder b = null;
     int done = 0;
-    // The three segments before the current one, [start, end) each (-1 for none).
+    // The four segments before the current one, [start, end) each (-1 for none).
+    int s4 = -1;
+    int e4 = -1;
     int s1 = -1;
     int e1 = -1;
     int s2 = -1;
@@ -611,9 +613,19 @@ public final class Sanitizer {
       if (mask < 0 && s3 >= 0) {
         runEnd = tokenRunEnd(path, start, end);
         if (runEnd - start >= 16
-            && regionIs(path, s3, e3, "services")
-            && isIdOf(path, s2, e2, 'T')
-            && isIdOf(path, s1, e1, 'B')) {
+            && (regionIs(path, s3, e3, "services")
+                    && isIdOf(path, s2, e2, 'T')
+                    && isIdOf(path, s1, e1, 'B')
+                // A Slack workflow trigger's webhook: /triggers/T.../<digits>/<secret>.
+                || regionIs(path, s3, e3, "triggers")
+                    && isIdOf(path, s2, e2, 'T')
+                    && isDigits(path, s1, e1)
+                // A Slack workflow's webhook: /workflows/T.../A.../<digits>/<secret>.
+                || s4 >= 0
+                    && regionIs(path, s4, e4, "workflows")
+                    && isIdOf(path, s3, e3, 'T')
+                    && isIdOf(path, s2, e2, 'A')
+                    && isDigits(path, s1, e1))) {
           mask = start;
         }
       }
@@ -636,6 +648,8 @@ public final class Sanitizer {
       if (sep >= path.length()) {
         break;
       }
+      s4 = s3;
+      e4 = e3;
       s3 = s2;
       e3 = e2;
       s2 = s1;
@@ -659,13 +673,25 @@ public final class Sanitizer {
       }
       i = path.indexOf("bot", i + 3);
     }
-    i = path.indexOf("services");
+    if (followedByIdOf(path, "services", 'T')
+        || followedByIdOf(path, "workflows", 'T')
+        || followedByIdOf(path, "triggers", 'T')) {
+      return true;
+    }
+    // A Telegram token written without its "bot" (123456789:AA...): a digit, then ':' or %3A.
+    i = path.indexOf(':');
     while (i >= 0) {
-      int next = afterSeparator(path, i + 8);
-      if (next >= 0 && next < path.length() && path.charAt(next) == 'T') {
+      if (i > 0 && isDigit(path.charAt(i - 1))) {
         return true;
       }
-      i = path.indexOf("services", i + 8);
+      i = path.indexOf(':', i + 1);
+    }
+    i = indexOfIgnoreCase(path, "%3A", 0, path.length());
+    while (i >= 0) {
+      if (i > 0 && isDigit(path.charAt(i - 1))) {
+        return true;
+      }
+      i = indexOfIgnoreCase(path, "%3A", i + 3, path.length());
     }
     i = path.indexOf("webhooks");
     while (i >= 0) {
@@ -674,6 +700,21 @@ public final class Sanitizer {
         return true;
       }
       i = path.indexOf("webhooks", i + 8);
+    }
+    return false;
+  }
+
+  /**
+   * Whether {@code word}, a separator and {@code first} (any case) lie somewhere in {@code path}.
+   */
+  private static boolean followedByIdOf(String path, String word, char first) {
+    int i = path.indexOf(word);
+    while (i >= 0) {
+      int next = afterSeparator(path, i + word.length());
+      if (next >= 0 && next < path.length() && Character.toUpperCase(path.charAt(next)) == first) {
+        return true;
+      }
+      i = path.indexOf(word, i + word.length());
     }
     return false;
   }
@@ -703,14 +744,17 @@ public final class Sanitizer {
    * more digits, {@code :} or {@code %3A}), or -1.
    */
   private static int telegramTokenStart(String s, int start, int end) {
-    if (end - start < 5 || !s.startsWith("bot", start)) {
+    // A token written alone, without "bot" (the bot's id, at least 6 digits, and ':').
+    boolean bot = s.startsWith("bot", start);
+    int digits = bot ? start + 3 : start;
+    if (end - start < 5) {
       return -1;
     }
-    int i = start + 3;
+    int i = digits;
     while (i < end && isDigit(s.charAt(i))) {
       i++;
     }
-    if (i == start + 3 || i >= end) {
+    if (i - digits < (bot ? 1 : 6) || i >= end) {
       return -1;
     }
     if (s.charAt(i) == ':') {
@@ -737,14 +781,17 @@ public final class Sanitizer {
     return end - start == word.length() && s.startsWith(word, start);
   }
 
-  /** A Slack id: {@code first}, then one or more upper-case letters or digits. */
+  /**
+   * A Slack id: {@code first}, then one or more letters or digits; any case (a URL written lower
+   * case is the same credential).
+   */
   private static boolean isIdOf(String s, int start, int end, char first) {
-    if (end - start < 2 || s.charAt(start) != first) {
+    if (end - start < 2 || Character.toUpperCase(s.charAt(start)) != first) {
       return false;
     }
     for (int i = start + 1; i < end; i++) {
       char c = s.charAt(i);
-      if (!(c >= 'A' && c <= 'Z' || isDigit(c))) {
+      if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || isDigit(c))) {
         return false;
       }
     }
@@ -1876,6 +1923,9 @@ public final class Sanitizer {
                 + masked(withoutPathParameters(word.substring(pathStart)), mask);
       }
     }
-    return word;
+    // A token's shape anywhere in the word: a URL percent-encoded whole
+    // (https%3A%2F%2F...%2Fbot1%3A
+    // AA...), a token written alone (bot1:AA..., 1234567:AA...) has no path to be masked as.
+    return withoutKnownTokens(word);
   }
 }

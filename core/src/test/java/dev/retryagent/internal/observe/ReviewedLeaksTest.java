@@ -160,6 +160,30 @@ class ReviewedLeaksTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
+        // A URL percent-encoded whole, bare in a message.
+        "fetch https%3A%2F%2Fapi.telegram.org%2Fbot123456%3AAAHdqTcvCH1vGWJxfSeofSAs0K5PALCANARY"
+            + "%2Fsend failed => fetch https%3A%2F%2Fapi.telegram.org%2F<redacted>%2Fsend failed",
+        // A Telegram bot token without a URL, with or without its "bot".
+        "token bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY failed => token <redacted> failed",
+        "123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY => <redacted>",
+        // Slack: ids written lower case; a workflow's and a trigger's webhook.
+        "post https://hooks.slack.com/services/t0001/b0002/XXXXXXXXXXXXXXXXCANARY failed"
+            + " => post https://hooks.slack.com/services/t0001/b0002/<redacted> failed",
+        "post https://hooks.slack.com/workflows/T0001/A0002/123456789/XXXXXXXXXXXXXXCANARY x"
+            + " => post https://hooks.slack.com/workflows/T0001/A0002/123456789/<redacted> x",
+        "post https://hooks.slack.com/triggers/T0001/123456789/XXXXXXXXXXXXXXXXCANARY x"
+            + " => post https://hooks.slack.com/triggers/T0001/123456789/<redacted> x",
+      })
+  void aKnownTokenIsMaskedWhereverTheMessageHoldsIt(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "id 1234567:short ok",
+        "at 12:30 on 10.0.0.1:8080 ok",
         "mail a%40b.example ok",
         "error: foo:bar baz qux",
         "failed: 'a:b' then c",
