@@ -1431,6 +1431,21 @@ public final class Sanitizer {
       }
     }
     String out = url;
+    int name = scheme;
+    while (name > 0 && isSchemeChar(out.charAt(name - 1))) {
+      name--;
+    }
+    if (name > 0 && out.lastIndexOf('@', name - 1) >= 0) {
+      // A scheme-relative URL or a user-info without a scheme first in the span, a URL later on
+      // its line (failed: //alice:pw word@h/x then http://b/y): its user-info ends before that
+      // URL's scheme, and is its own.
+      String head = out.substring(0, name);
+      String clean = withoutLooseUserInfo(head);
+      if (!clean.equals(head)) {
+        out = clean + out.substring(name);
+        scheme += clean.length() - head.length();
+      }
+    }
     int from = 0;
     // Each URL of the span: one nested in a quoted URL's path ("http://h/fetch/http://a:p q@t/")
     // has a user-info of its own, which nextUrl ends the first one's at.

@@ -182,6 +182,21 @@ class ReviewedLeaksTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
+        "failed: //alice:pw CANARY@h/x then http://b/y => failed: //h/x then http://b/y",
+        "failed: //alice:pw CANARY@h/x then http://u:pCANARY@b/y => failed: //h/x then http://b/y",
+        "Location: //alice:pw CANARY@h/x see https://b/y => Location: //h/x see https://b/y",
+        "unexpected url: u:pw CANARY@h/x then http://b/y"
+            + " => unexpected url: <redacted>@h/x then http://b/y",
+      })
+  void aLooseUrlFirstOnItsLineLosesItsUserInfoWhenAUrlFollows(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "failed: a@b.example then http://b/y",
         "id 1234567:short ok",
         "at 12:30 on 10.0.0.1:8080 ok",
         "mail a%40b.example ok",
