@@ -1611,7 +1611,21 @@ public final class Sanitizer {
    * <redacted>@example.com}).
    */
   private static final String[] ADDRESS_PREFIXES = {
-    "mailto", "sip", "sips", "tel", "xmpp", "acct", "arn", "urn", "serviceAccount", "principalSet"
+    "mailto",
+    "sip",
+    "sips",
+    "tel",
+    "xmpp",
+    "acct",
+    "arn",
+    "urn",
+    "serviceAccount",
+    "principalSet",
+    // A mail's header names (to:a@b.example in a mailer's message), no one's user name.
+    "to",
+    "cc",
+    "bcc",
+    "from"
   };
 
   /**
@@ -1655,12 +1669,33 @@ public final class Sanitizer {
       // backslash (admin:\SECRET@h/x): only a one-letter name before it is a drive.
       return word;
     }
+    if (start > 0 && word.charAt(start - 1) == '[' && isBracketedHostAndPort(word, start, at)) {
+      return word; // [::1]:8080@pool-2: an IPv6 literal and a port, which no user-info holds
+    }
     if (isAddress(word, start, colon, at)
         || isVersion(word, start, colon, at)
         || isTime(word, start, colon, at)) {
       return word;
     }
     return word.substring(0, start) + REDACTED + word.substring(at);
+  }
+
+  /**
+   * Whether {@code word[start, at)} is an IPv6 literal's inside (hex digits, {@code :}, {@code .}),
+   * its {@code ]}, {@code :} and a port's digits.
+   */
+  private static boolean isBracketedHostAndPort(String word, int start, int at) {
+    int close = word.indexOf(']', start);
+    if (close < 0 || close + 2 >= at || word.charAt(close + 1) != ':') {
+      return false;
+    }
+    for (int i = start; i < close; i++) {
+      char c = word.charAt(i);
+      if (Character.digit(c, 16) < 0 && c != ':' && c != '.') {
+        return false;
+      }
+    }
+    return isDigits(word, close + 2, at);
   }
 
   private static boolean isQuote(char c) {
@@ -1673,6 +1708,7 @@ public final class Sanitizer {
    */
   private static boolean isAddress(String word, int start, int colon, int at) {
     boolean known = false;
+    boolean mailto = colon - start == 6 && word.regionMatches(true, start, "mailto", 0, 6);
     for (String prefix : ADDRESS_PREFIXES) {
       if (colon - start == prefix.length()
           && word.regionMatches(true, start, prefix, 0, colon - start)) {
@@ -1700,6 +1736,9 @@ public final class Sanitizer {
     int end = hostEnd(word, at + 1);
     if (word.indexOf('.', at + 1) < 0 || word.indexOf('.', at + 1) >= end) {
       return false; // a bare host (user:pw@localhost) is a user-info's
+    }
+    if (mailto && end < word.length() && word.charAt(end) == '?') {
+      return true; // a mailto's headers (?subject=hi, RFC 6068): the query rule drops them
     }
     return onlyPunctuationAfter(word, end);
   }

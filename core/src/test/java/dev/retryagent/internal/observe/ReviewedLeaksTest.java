@@ -196,6 +196,23 @@ class ReviewedLeaksTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
+        "send to:a@b.example failed => send to:a@b.example failed",
+        "pool [::1]:8080@pool-2 failed => pool [::1]:8080@pool-2 failed",
+        "link mailto:ops@example.com?subject=hi bad => link mailto:ops@example.com bad",
+        // Still a user-info: a port or path after the host, a password after an IPv6 literal or
+        // in a mailto.
+        "to:pwCANARY@db.example:5432 => <redacted>@db.example:5432",
+        "x [::1]:pwCANARY@h y => x [<redacted>@h y",
+        "link mailto:a:pwCANARY@example.com?x bad => link <redacted>@example.com bad",
+      })
+  void anAddressOrAnIpv6HostAndPortIsNotTakenForAUserInfo(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
         "failed: a@b.example then http://b/y",
         "id 1234567:short ok",
         "at 12:30 on 10.0.0.1:8080 ok",
