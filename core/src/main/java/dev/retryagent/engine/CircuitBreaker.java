@@ -80,10 +80,33 @@ public final class CircuitBreaker {
   private volatile boolean anyUntold;
 
   /**
-   * The configuration ({@link EngineSettings#generation}) under which a call last got this breaker
-   * (set as the call's per-host state is made, not per call): {@link RetryEngine#showsState}.
+   * The newest configuration ({@link EngineSettings#generation}) under which a call got this
+   * breaker (set as the call's per-host state is made, not per call): {@link
+   * RetryEngine#showsState}. Only raised ({@link #reachedUnder}).
    */
-  volatile long usedUnder;
+  private volatile long usedUnder;
+
+  /** {@link #usedUnder}. */
+  long usedUnder() {
+    return usedUnder;
+  }
+
+  /**
+   * A call of configuration {@code generation} got this breaker. Never lowers the stamp: a call
+   * that read the configuration before a reload may make its per-host state after calls of the new
+   * one made theirs (which they then keep, stamping no more); writing its older generation over the
+   * newer would hide, for that configuration's life, a breaker its calls reach whenever it is not
+   * refusing (r31). Locks only when the stamp moves: once per breaker and configuration.
+   */
+  void reachedUnder(long generation) {
+    if (generation - usedUnder > 0) {
+      synchronized (this) {
+        if (generation - usedUnder > 0) {
+          usedUnder = generation;
+        }
+      }
+    }
+  }
 
   /**
    * @param key what the breaker guards: {@code scheme://host:port} or {@code route:name}

@@ -375,7 +375,7 @@ public final class RetryEngine {
     String target = TargetKey.of(scheme, host, port);
     BoundedRegistry.Entry<CircuitBreaker> breaker = breakerFor(target, policy);
     if (breaker != null) {
-      breaker.value.usedUnder = s.generation; // calls of s reach it (showsState)
+      breaker.value.reachedUnder(s.generation); // calls of s reach it (showsState)
     }
     return new HostState(
         this,
@@ -476,7 +476,7 @@ public final class RetryEngine {
    */
   public boolean showsState(CircuitBreaker b) {
     long since = unlistedSince;
-    return since == 0 || b.usedUnder - since >= 0 || b.refusesAt(clock.nanoTime());
+    return since == 0 || b.usedUnder() - since >= 0 || b.refusesAt(clock.nanoTime());
   }
 
   /**

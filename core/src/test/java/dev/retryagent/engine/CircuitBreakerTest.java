@@ -76,6 +76,23 @@ class CircuitBreakerTest {
     return b;
   }
 
+  /**
+   * The configuration a call got the breaker under only rises: a call that read the configuration
+   * before a reload, making its per-host state after calls of the new one made theirs, does not
+   * write its older generation over the newer (r31: the breaker was then hidden from the metrics
+   * whenever it was not refusing, though calls reach it).
+   */
+  @Test
+  void theConfigurationACallGotTheBreakerUnderOnlyRises() {
+    CircuitBreaker b = breaker(count(10, 5));
+    assertThat(b.usedUnder()).isZero();
+    b.reachedUnder(5);
+    b.reachedUnder(4); // a call of the configuration before the reload, late
+    assertThat(b.usedUnder()).isEqualTo(5);
+    b.reachedUnder(6);
+    assertThat(b.usedUnder()).isEqualTo(6);
+  }
+
   // --- CLOSED
 
   @Test
