@@ -932,12 +932,17 @@ final class AsyncCall extends SelfViewCall
     public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details)
         throws HttpException, IOException {
       Head h = new Head(response, details);
+      Head before;
       synchronized (this) {
         if (ended) {
           // Told of the client's close by closedUnheard already: this answer is no one's now.
           throw new ConnectionClosedException("Connection is closed");
         }
+        before = head;
         head = h;
+      }
+      if (before != null && before.discarded) {
+        return resentUnasked(before, h);
       }
       log.reportTo(AsyncCall.this); // HttpClient's own resends in the attempt, before the decision
       if (callerGaveUp()) {
@@ -960,6 +965,38 @@ final class AsyncCall extends SelfViewCall
         return new Discarding(k);
       }
       return app.handleResponse(response, details);
+    }
+
+    /**
+     * Whether the call judged this exchange's response on its head and retries it (its body read
+     * away, {@link Discarding}): HttpClient must not resend after that body fails ({@link
+     * AsyncResendCounter.Counted#mayResend}); the call's retry waits for this exchange's end.
+     */
+    boolean retriedAtHead() {
+      Head h = head;
+      return h != null && h.discarded;
+    }
+
+    /**
+     * HttpClient resent the request by itself after the body of {@code retried}, the response the
+     * call retries, failed, and {@code resend} answers it: a strategy the call does not govern (the
+     * application's, set on the builder after {@link AsyncRetryExecHandler#addTo}) asked alone. The
+     * call decided on {@code retried} already, and its retry waits for this exchange's end: {@code
+     * resend} is read away too, and its end is the exchange's ({@link #completed}, {@link
+     * #failed}), after which the retry goes out. Handed up, it reached the application, which then
+     * had the call's outcome after it too, and the exchange's end never came: the retry waited
+     * forever and the call never ended. The body of {@code retried} was broken off: no copy of it
+     * can be given back ({@link Kept#failed}).
+     */
+    private AsyncDataConsumer resentUnasked(Head retried, Head resend) {
+      resend.discarded = true;
+      Kept k = retried.kept;
+      if (k != null) {
+        k.failed(
+            new ConnectionClosedException(
+                "retry-agent: the retried response's body was broken off"));
+      }
+      return resend.details == null ? null : new Discarding(null);
     }
 
     /**

@@ -2,7 +2,6 @@ package dev.retryagent.apache5;
 
 import dev.retryagent.engine.AttemptResult;
 import dev.retryagent.engine.RequestInfo;
-import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
 import org.apache.hc.client5.http.async.AsyncExecCallback;
 import org.apache.hc.client5.http.async.AsyncExecChain;
@@ -49,8 +48,7 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
       request.setHeader(header, Integer.toString(attempt.number));
     }
     attempt.log.exchangeStarted();
-    chain.proceed(
-        request, producer, scope, new Counted(call, attempt.log, callback, request, scope));
+    chain.proceed(request, producer, scope, new Counted(call, attempt, callback, request, scope));
   }
 
   /**
@@ -60,7 +58,7 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
    */
   static final class Counted implements AsyncExecCallback {
     private final AsyncCall call;
-    private final ExchangeLog log;
+    private final AsyncCall.Exchange attempt;
     private final AsyncExecCallback up;
     // What was passed down, and in which scope: in every 5.x a redirect's hop is a request of its
     // own here (AsyncRedirectExec sits above the retry element), with its own scope when the
@@ -70,12 +68,12 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
 
     Counted(
         AsyncCall call,
-        ExchangeLog log,
+        AsyncCall.Exchange attempt,
         AsyncExecCallback up,
         HttpRequest sent,
         AsyncExecChain.Scope scope) {
       this.call = call;
-      this.log = log;
+      this.attempt = attempt;
       this.up = up;
       this.sent = sent;
       this.scope = scope;
@@ -85,9 +83,17 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
      * Whether HttpClient's retry element may resend after {@code result}, the outcome of this
      * exchange ({@link AsyncCall#clientMayResendInExchange}); {@code resent}: the request it names
      * as the one it would resend (its I/O strategy's argument), or null to take the one this
-     * exchange sent (its 429 and 503 strategy names none).
+     * exchange sent (its 429 and 503 strategy names none). Never after the call judged the
+     * attempt's response and retries it ({@link AsyncCall.Exchange#retriedAtHead}): its body, read
+     * away, failed (broken off, or past the length read away); the call's retry, which waits for
+     * this exchange's end, takes the resend's place. Resent, the resend's answer came to the
+     * attempt's callback and went up to the application, and the exchange's end, which the retry
+     * waits for, never came: the call never ended.
      */
     boolean mayResend(AttemptResult result, HttpRequest resent) {
+      if (attempt.retriedAtHead()) {
+        return false;
+      }
       return call.clientMayResendInExchange(result, followUp(resent != null ? resent : sent));
     }
 
@@ -108,7 +114,7 @@ final class AsyncResendCounter implements AsyncExecChainHandler {
     @Override
     public AsyncDataConsumer handleResponse(HttpResponse response, EntityDetails details)
         throws HttpException, IOException {
-      log.answered(response.getCode());
+      attempt.log.answered(response.getCode());
       Counted outer = AsyncRetryExecHandler.CURRENT.get();
       AsyncRetryExecHandler.CURRENT.set(this);
       try {

@@ -5,6 +5,7 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.reset;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
@@ -12,18 +13,22 @@ import dev.retryagent.engine.RetryListener;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
 import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
+import dev.retryagent.policy.TransportFailure;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.ScriptedHttpServer.Fault;
 import dev.retryagent.testing.TestEngines;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import java.util.stream.Collectors;
 import org.apache.hc.client5.http.async.methods.SimpleHttpRequest;
 import org.apache.hc.client5.http.async.methods.SimpleHttpResponse;
@@ -48,6 +53,8 @@ import org.apache.hc.core5.util.TimeValue;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * HttpClient 5.x async's own resends, side by side: the client alone and with our handler, on the
@@ -61,6 +68,7 @@ class AsyncClientResendTest {
   private final FakeTime time = new FakeTime();
   private final List<RetryEvent> events = new CopyOnWriteArrayList<>();
   private final List<CloseableHttpAsyncClient> clients = new ArrayList<>();
+  private UnaryOperator<RetryPolicy.Builder> retry = r -> r.maxAttempts(3);
 
   @BeforeEach
   void start() throws IOException {
@@ -80,7 +88,7 @@ class AsyncClientResendTest {
     return TestEngines.builder(
             time,
             Mode.ENFORCE,
-            r -> r.maxAttempts(3),
+            retry,
             Policy.defaults().budget(),
             CircuitBreakerPolicy.defaults(),
             Policy.defaults().rateLimit())
@@ -283,5 +291,74 @@ class AsyncClientResendTest {
     assertThat(ours).isEqualTo(plain);
     assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
     assertThat(ofType(RetryEvent.Type.CALL_COMPLETE)).isEqualTo(1);
+  }
+
+  @ParameterizedTest
+  @EnumSource(
+      value = Fault.class,
+      names = {"TRUNCATED_CHUNK", "MALFORMED_CHUNK"})
+  void aRetried503WhoseBodyBreaksIsRetriedByTheAgentAloneAndTheCallEnds(Fault fault)
+      throws Exception {
+    // The policy retries the 503 on its head; its body, read away while the retry waits, breaks
+    // (the server closes mid-chunk, or sends a chunk size that is no number). HttpClient's retry
+    // element, told of that I/O failure, resends a GET by itself: before, the call consented, the
+    // resend's 200 went up to the application through the attempt's callback, and the agent's own
+    // retry waited for that exchange's end forever: no CALL_COMPLETE, the call left running.
+    server.enqueue(broken(503, fault), ok("done")).enqueue(broken(503, fault), ok("done"));
+
+    List<String> plain = run(plain(), SimpleRequestBuilder.get(server.url("/items")).build());
+    List<String> ours = run(ours(), SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(plain).containsExactly("GET /items", "GET /items", "200 done");
+    assertThat(ours).isEqualTo(plain);
+    await().atMost(Duration.ofSeconds(30)).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    // The second request was the agent's retry, not HttpClient's resend. Before, the resend was
+    // counted as attempt 2, CALL_COMPLETE told at attempt 3, and the call stayed RUNNING.
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt())
+        .containsExactly("RETRY 1", "CALL_COMPLETE 2");
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+  }
+
+  @Test
+  void aRetried503WhoseBodyIsTooLongToReadAwayIsRetriedByTheAgentAloneAndTheCallEnds()
+      throws Exception {
+    // The agent reads at most 64 KiB of a retried body and fails the exchange past it, an
+    // IOException HttpClient's retry element would resend the GET after. Its message reads as a
+    // reset: a policy that retries no reset consented to that resend.
+    retry = r -> r.maxAttempts(3).retryOnTransport(List.of(TransportFailure.CONNECT));
+    server.enqueue(status(503).body("x".repeat(200_000)), ok("done"));
+
+    List<String> ours = run(ours(), SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(ours).containsExactly("GET /items", "GET /items", "200 done");
+    await().atMost(Duration.ofSeconds(30)).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt())
+        .containsExactly("RETRY 1", "CALL_COMPLETE 2");
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
+  }
+
+  @Test
+  void anUngovernedResendAfterARetriedBodyBrokeIsReadAwayAndTheCallsRetryGoesOn() throws Exception {
+    // The application set its own strategy after addTo: HttpClient's resends are not asked about.
+    // The policy retries the 502 (HttpClient's strategy does not) on its head; its body breaks,
+    // and HttpClient resends the GET by itself: the resend's answer comes to the attempt whose
+    // response the call retries. Before, it went up to the application and the call's retry
+    // waited for that exchange's end forever. Now it is read away, and the call's retry, once
+    // the resend's exchange is over, gives the application the call's outcome.
+    CloseableHttpAsyncClient c =
+        started(
+            AsyncRetryExecHandler.addTo(builder(), engine())
+                .setRetryStrategy(
+                    new DefaultHttpRequestRetryStrategy(1, TimeValue.ZERO_MILLISECONDS)));
+    server.enqueue(broken(502, Fault.TRUNCATED_CHUNK), status(504), ok("done"));
+
+    List<String> ours = run(c, SimpleRequestBuilder.get(server.url("/items")).build());
+
+    assertThat(ours).containsExactly("GET /items", "GET /items", "GET /items", "200 done");
+    await().atMost(Duration.ofSeconds(30)).until(() -> ofType(RetryEvent.Type.CALL_COMPLETE) == 1);
+    assertThat(ofType(RetryEvent.Type.RETRY)).isEqualTo(1);
+    assertThat(AsyncRetryExecHandler.RUNNING).isEmpty();
   }
 }

@@ -40,6 +40,8 @@ public final class ScriptedHttpServer implements Closeable {
     RESET_MID_BODY,
     /** Chunked, one good chunk, then a chunk size that is not a number, then the close. */
     MALFORMED_CHUNK,
+    /** Chunked, a chunk of 256 bytes announced, 10 of them sent, then the close. */
+    TRUNCATED_CHUNK,
     /** Bytes that are not HTTP, then the close. */
     GARBAGE,
     /** The head at once, then the body one byte every 5 ms. */
@@ -156,7 +158,12 @@ public final class ScriptedHttpServer implements Closeable {
 
     /** A 200 whose body goes wrong as {@code fault} says. */
     public static Action broken(Fault fault) {
-      return new Action(200, new LinkedHashMap<>(), "x".repeat(2_000), false, false, 0, fault);
+      return broken(200, fault);
+    }
+
+    /** A {@code status} whose body goes wrong as {@code fault} says. */
+    public static Action broken(int status, Fault fault) {
+      return new Action(status, new LinkedHashMap<>(), "x".repeat(2_000), false, false, 0, fault);
     }
 
     public static Action status(int status) {
@@ -725,7 +732,7 @@ public final class ScriptedHttpServer implements Closeable {
     }
   }
 
-  /** Writes a broken 200, after which the connection is closed (or reset). */
+  /** Writes a broken response, after which the connection is closed (or reset). */
   private static void broken(Socket s, OutputStream out, Action a)
       throws IOException, InterruptedException {
     if (a.fault == Fault.GARBAGE) {
@@ -738,10 +745,12 @@ public final class ScriptedHttpServer implements Closeable {
     }
     byte[] body = (a.fault == Fault.DRIBBLE ? "dribble" : a.body).getBytes(StandardCharsets.UTF_8);
     String framing =
-        a.fault == Fault.MALFORMED_CHUNK
+        a.fault == Fault.MALFORMED_CHUNK || a.fault == Fault.TRUNCATED_CHUNK
             ? "Transfer-Encoding: chunked"
             : "Content-Length: " + body.length;
-    out.write(("HTTP/1.1 200 OK\r\n" + framing + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+    out.write(
+        ("HTTP/1.1 " + a.status + " " + reason(a.status) + "\r\n" + framing + "\r\n\r\n")
+            .getBytes(StandardCharsets.ISO_8859_1));
     switch (a.fault) {
       case RESET_MID_BODY:
         out.write(body, 0, body.length / 10);
@@ -757,6 +766,10 @@ public final class ScriptedHttpServer implements Closeable {
         return;
       case MALFORMED_CHUNK:
         out.write("5\r\nhello\r\nzz\r\n".getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+        return;
+      case TRUNCATED_CHUNK:
+        out.write("100\r\n0123456789".getBytes(StandardCharsets.ISO_8859_1));
         out.flush();
         return;
       default: // DRIBBLE: the whole body, slowly
