@@ -332,7 +332,8 @@ public final class RetryExecHandler implements ExecChainHandler {
 
   /**
    * Carries a protocol failure ({@code HttpException}) through the retry loop, which only passes
-   * I/O and unchecked exceptions: it is not retried, and reaches the caller unchanged.
+   * I/O and unchecked exceptions: it is never retried, whatever {@code retryOn.exceptions} names
+   * (the engine's Classifier knows this class by name), and reaches the caller unchanged.
    */
   private static final class ChainFailure extends RuntimeException {
     private static final long serialVersionUID = 1L;

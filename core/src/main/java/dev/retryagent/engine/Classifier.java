@@ -22,13 +22,30 @@ final class Classifier {
   public static boolean isRetryableException(RetryPolicy policy, Outcome outcome, Throwable error) {
     if (outcome == Outcome.CANCELLED
         || outcome == Outcome.APPLICATION_FAILED
-        || outcome == Outcome.POOL_TIMEOUT) {
+        || outcome == Outcome.POOL_TIMEOUT
+        || isProtocolFailure(error)) {
       return false;
     }
     if (outcome.transport() != null && policy.retryOnTransport().contains(outcome.transport())) {
       return true;
     }
     return matchesExceptionList(policy, error);
+  }
+
+  /**
+   * Apache HttpClient 5's protocol failure (an {@code HttpException}: a redirect loop or too many
+   * redirects, a response that breaks the protocol), as its classic handler carries it through the
+   * retry loop: a deterministic failure, never retried, as that carrier's contract says. By name:
+   * the carrier is a {@code RuntimeException} caused by the {@code HttpException}, so a {@code
+   * retryOn.exceptions} naming {@code ProtocolException}, {@code HttpException} or {@code
+   * RuntimeException} matched it, and the request was sent maxAttempts times to fail alike.
+   */
+  private static boolean isProtocolFailure(Throwable error) {
+    return error != null
+        && error
+            .getClass()
+            .getName()
+            .equals("dev.retryagent.apache5.RetryExecHandler$ChainFailure");
   }
 
   /**

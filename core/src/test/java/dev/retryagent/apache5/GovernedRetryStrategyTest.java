@@ -1511,4 +1511,29 @@ class GovernedRetryStrategyTest {
       return chain.proceed(request, scope);
     };
   }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(
+      strings = {
+        "org.apache.hc.core5.http.ProtocolException",
+        "org.apache.hc.core5.http.HttpException",
+        "java.lang.RuntimeException"
+      })
+  void aProtocolFailureIsNeverRetriedWhateverRetryOnExceptionsNames(String named) throws Exception {
+    // Redirected past maxRedirects: RedirectExec, below the handler, throws RedirectException (a
+    // ProtocolException, an HttpException), which the handler carries through the retry loop as
+    // a RuntimeException with it as cause. Before, a retryOn.exceptions naming one of these
+    // matched the carrier or its cause and the call was retried: 2 requests an attempt, 6.
+    byHand(r -> r.maxAttempts(3).retryOnExceptions(List.of(named)));
+    server.otherwise(status(302).header("Location", "/again"));
+    HttpGet get = new HttpGet(server.url("/items"));
+    get.setConfig(
+        org.apache.hc.client5.http.config.RequestConfig.custom().setMaxRedirects(1).build());
+
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> call(get))
+        .isInstanceOf(org.apache.hc.client5.http.ClientProtocolException.class)
+        .hasCauseInstanceOf(org.apache.hc.client5.http.RedirectException.class);
+    assertThat(server.awaitRequests(2)).isEqualTo(ScriptedHttpServer.requests(2));
+    assertThat(retriesOfOurs()).isZero();
+  }
 }
