@@ -34,7 +34,7 @@ final class HostState {
   final CircuitBreaker breaker;
   final RetryBudget budget;
 
-  /** The host's own limiter, the fleet's (fleet mode), or null. */
+  /** The host's own limiter, the fleet's (fleet mode, enforce only), or null. */
   final PermitLimiter limiter;
 
   /** Each listener's counters, or null when none counts that way. */

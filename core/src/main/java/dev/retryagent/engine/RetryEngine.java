@@ -942,11 +942,21 @@ public final class RetryEngine {
     }
   }
 
-  /** The fleet's limiter of {@code policy}'s route in fleet mode under {@code s}, or null. */
+  /**
+   * The fleet's limiter of {@code policy}'s route in fleet mode under {@code s}, or null. Null in
+   * observe mode too: its calls then take permits of a bucket of their own ({@link #limiterFor}),
+   * as a host-scoped route's do. Observe mode never waits for a permit, so with the fleet's it made
+   * a round trip to Redis on the application's thread per call and reserved permits it never used,
+   * up to {@code maxWait} ahead, from the enforcing JVMs' shared limit; and a 429 it saw paused the
+   * whole fleet. Observe mode changes nothing the enforcing fleet does.
+   */
   private PermitLimiter fleetLimiter(EngineSettings s, Policy policy) {
     RateLimitPolicy p = policy.rateLimit();
     FleetLimits f = fleet;
-    if (!p.enabled() || p.scope() != RateLimitPolicy.Scope.FLEET || f == null) {
+    if (!p.enabled()
+        || p.scope() != RateLimitPolicy.Scope.FLEET
+        || f == null
+        || s.mode == Mode.OBSERVE) {
       return null;
     }
     Duration retryAfterMax = policy.retry().retryAfterMax();

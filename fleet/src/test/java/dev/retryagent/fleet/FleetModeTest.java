@@ -11,6 +11,7 @@ import dev.retryagent.engine.RateLimitedException;
 import dev.retryagent.engine.RequestInfo;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.policy.Mode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -124,6 +125,42 @@ class FleetModeTest {
     assertThat(wait).isBetween(2_000_000_000L, 3_000_000_000L);
     assertThat(((FleetMode) a.fleet()).counters().get(0).pausesSet()).isEqualTo(1);
     assertThat(((FleetMode) b.fleet()).counters().get(0).pausesHonoured()).isEqualTo(1);
+  }
+
+  @Test
+  void anObservingEngineNeitherDrainsTheFleetsLimitNorPausesIt() throws Exception {
+    AgentConfig c = config("mode-" + PREFIXES.incrementAndGet());
+    RetryEngine enforcing = engine(c);
+    FleetMode observeFleet = FleetMode.start(c.fleet(), log);
+    fleets.add(observeFleet);
+    await("fleet up").atMost(TestFleet.UP_TIMEOUT).until(observeFleet::shared);
+    RetryEngine observing =
+        RetryEngine.builder()
+            .mode(Mode.OBSERVE)
+            .policies((m, h, p, path) -> c.resolve(m, h, p, path))
+            .build();
+    observing.useFleet(observeFleet);
+
+    // Observe mode never waits: its permits are its own (a local bucket, as a host-scoped route's
+    // are in observe mode), so it asks Redis nothing and reserves nothing of the fleet's burst.
+    for (int i = 0; i < 10; i++) {
+      assertThat(observing.newCall(get("llm.example")).reservePermit()).isZero();
+    }
+    // The enforcing JVM still has the route's whole burst of 3.
+    for (int i = 0; i < 3; i++) {
+      assertThat(enforcing.newCall(get("llm.example")).reservePermit()).isZero();
+    }
+    assertThatThrownBy(() -> enforcing.newCall(get("llm.example")).reservePermit())
+        .isInstanceOf(RateLimitedException.class);
+
+    // A 429 observe mode saw is not the enforcing fleet's pause: observe mode has no fleet limiter,
+    // so nothing is written to Redis.
+    RetryCall seen = observing.newCall(get("llm.example"));
+    assertThat(seen.reservePermit()).isZero();
+    seen.acquireBreaker();
+    seen.startAttempt();
+    seen.onResponse(429, "120");
+    assertThat(observeFleet.connection().limiters()).isEmpty();
   }
 
   private static RequestInfo get(String host) {
