@@ -57,7 +57,10 @@ final class RedisGateway implements AutoCloseable {
   private final Resolver resolver;
   private final RedisUrl url;
   private final HostAndPort address;
-  private final JedisClientConfig config;
+
+  /** The settings every connection is made with (package-private: RedisGatewayTest reads them). */
+  final JedisClientConfig config;
+
   private final JedisSocketFactory lookUpFactory;
   private final JedisSocketFactory lookedUpFactory;
   private final long commandTimeoutNanos;
@@ -113,7 +116,12 @@ final class RedisGateway implements AutoCloseable {
             .socketTimeoutMillis(commandTimeoutMillis)
             .ssl(url.tls())
             // CLIENT SETINFO costs two round trips per connection, and Redis before 7.2 refuses it.
-            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED);
+            .clientSetInfoConfig(ClientSetInfoConfig.DISABLED)
+            // RESP2 without HELLO: negotiation sends HELLO 3 first, before the AUTH open sends
+            // (refused by a Redis that needs AUTH first, unknown to one before 6). Jedis 8.0's
+            // Jedis turns it off itself, with a warning and a copy of these settings per
+            // connection; a later client might not. Not resp2(): that sends HELLO 2.
+            .autoNegotiateProtocol(false);
     // No password, user, client name or database here: Jedis would send AUTH, CLIENT SETNAME and
     // SELECT while connecting, each with a whole commandTimeout; open sends them within
     // connectTimeout.

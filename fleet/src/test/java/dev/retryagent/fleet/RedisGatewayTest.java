@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.retryagent.engine.Clock;
 import dev.retryagent.internal.observe.Sanitizer;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -113,6 +114,29 @@ class RedisGatewayTest {
         .connectTimeout(Duration.ofSeconds(1))
         .commandTimeout(Duration.ofSeconds(2))
         .build();
+  }
+
+  @Test
+  void aNewConnectionSpeaksResp2AndSendsNoHelloBeforeItsAuth() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      // A Redis before 6 (or a proxy) answers HELLO with an error; one with ACLs refuses it before
+      // AUTH. The gateway sends AUTH, CLIENT SETNAME and SELECT itself (open), in RESP2.
+      fake.otherReply =
+          command ->
+              command.get(0).equalsIgnoreCase("HELLO") ? "-ERR unknown command 'HELLO'\r\n" : null;
+      RedisGateway gateway = new RedisGateway(withPasswordAndDatabase(fake), Clock.SYSTEM);
+      try {
+        // Negotiation off in the gateway's own settings: Jedis 8.0's Jedis turns it off itself,
+        // with a warning and a copy of the settings per connection; a later client (its
+        // RedisClient does) would send HELLO 3 before the AUTH the gateway sends.
+        assertThat(gateway.config.isAutoNegotiateProtocol()).isFalse();
+        assertThat(gateway.config.getRedisProtocol()).isNull();
+        assertThat(eval(gateway)).containsExactly(1L);
+        assertThat(fake.received).doesNotContain("HELLO").startsWith("AUTH");
+      } finally {
+        gateway.close();
+      }
+    }
   }
 
   @Test
