@@ -193,7 +193,12 @@ final class RedisGateway implements AutoCloseable {
       }
       return values;
     } catch (RuntimeException | LinkageError e) {
-      throw translate(e, jedis);
+      FleetUnavailableException failure = translate(e, jedis);
+      // An error that says the connection is down though the socket is fine (READONLY: a
+      // failover left it on a replica) must not go back to the pool, or the next call takes it
+      // again: only a new connection reaches the new primary.
+      unknownState = failure.kind().connectionDown;
+      throw failure;
     } catch (Error e) {
       // A reply no Redis gives (a proxy's 2 GiB length: OutOfMemoryError, nothing allocated), read
       // in the application's call: Redis must never fail the call. The connection is left in the
@@ -216,12 +221,20 @@ final class RedisGateway implements AutoCloseable {
     // Only the fleet's thread pings (to connect): the first set-up of a JVM, its classes loading,
     // is not held to connectTimeout.
     Jedis jedis = borrow(false, Long.MAX_VALUE);
+    boolean down = false;
     try {
       jedis.ping();
     } catch (RuntimeException | LinkageError e) {
-      throw translate(e, jedis);
+      FleetUnavailableException failure = translate(e, jedis);
+      down = failure.kind().connectionDown; // as eval's: never pooled again
+      throw failure;
     } finally {
-      giveBack(jedis);
+      if (down) {
+        closeQuietly(jedis);
+        slots.release();
+      } else {
+        giveBack(jedis);
+      }
     }
   }
 

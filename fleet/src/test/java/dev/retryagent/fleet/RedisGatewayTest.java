@@ -140,6 +140,28 @@ class RedisGatewayTest {
   }
 
   @Test
+  void aConnectionAnsweredReadOnlyIsClosedNotPooled() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      // A failover behind one address left the connection on a replica: only a new connection
+      // reaches the new primary, so the next call must not take this one from the pool again.
+      fake.scriptReply = sha -> "-READONLY You can't write against a read only replica.\r\n";
+      RedisGateway gateway = new RedisGateway(withPasswordAndDatabase(fake), Clock.SYSTEM);
+      try {
+        assertThatThrownBy(() -> eval(gateway))
+            .isInstanceOfSatisfying(
+                FleetUnavailableException.class,
+                e -> assertThat(e.kind()).isEqualTo(FleetUnavailableException.Kind.UNREACHABLE));
+        fake.scriptReply = sha -> ":1\r\n";
+        assertThat(eval(gateway)).containsExactly(1L);
+        // One AUTH per connection set up: the second call had a new one.
+        assertThat(fake.received.stream().filter("AUTH"::equals).count()).isEqualTo(2);
+      } finally {
+        gateway.close();
+      }
+    }
+  }
+
+  @Test
   void theRoundTripsThatSetUpANewConnectionShareTheConnectTimeout() throws Exception {
     TestFleet.ManualClock clock = new TestFleet.ManualClock();
     try (FakeRedis fake = new FakeRedis()) {
