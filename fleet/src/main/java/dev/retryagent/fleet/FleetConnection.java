@@ -30,10 +30,11 @@ import java.util.function.Consumer;
  *       acquisition or a heartbeat, moves to {@link State#DOWN} at once: limiters use their local
  *       share without trying Redis, the log says so once, and the thread reconnects with backoff
  *       ({@link FleetSettings#reconnectMin()} doubling to {@link FleetSettings#reconnectMax()},
- *       jittered): at once after an outage that ends {@link #FLAP_NANOS} (500 ms) or more of being
- *       up, after the backoff, still doubling, after one that came sooner. Once Redis answers again
- *       it is {@code UP}, the log says so once, and pauses this JVM knows of are written back to
- *       Redis.
+ *       jittered): after an outage that ends {@link #FLAP_NANOS} (500 ms) or more of being up,
+ *       within a random time up to {@code reconnectMin} (not at once: a Redis restart is every
+ *       JVM's outage at the same moment), after the backoff, still doubling, after one that came
+ *       sooner. Once Redis answers again it is {@code UP}, the log says so once, and pauses this
+ *       JVM knows of are written back to Redis.
  *   <li>Up, Redis may still refuse every script (a renamed {@code EVALSHA}, a cluster's redirect,
  *       out of memory): no reconnect would help, so the state stays {@code UP} and each call pays
  *       its round trip and uses its local share, as for any error Redis answers; {@link
@@ -859,6 +860,19 @@ public final class FleetConnection implements AutoCloseable {
     pause(millis);
   }
 
+  /**
+   * Tests only (null otherwise): the randomness of {@link #spread}, so a test can tell the first
+   * reconnect's wait.
+   */
+  volatile java.util.Random random;
+
+  /** Uniformly 0..{@code millis}: when the first reconnect after a steady outage comes. */
+  long spread(long millis) {
+    java.util.Random r = random;
+    double d = r == null ? ThreadLocalRandom.current().nextDouble() : r.nextDouble();
+    return Math.min(millis, (long) (d * (millis + 1)));
+  }
+
   /** The background thread's work, a class rather than a lambda: start() may run in premain. */
   private static final class Loop implements Runnable {
     private final FleetConnection c;
@@ -892,9 +906,17 @@ public final class FleetConnection implements AutoCloseable {
             backoff = Math.min(c.settings.reconnectMax().toMillis(), backoff * 2);
             continue;
           }
-          // Up for a while: this outage is news, reconnect at once (a Redis restarted soon after
-          // an earlier outage is shared again as soon as it answers).
+          // Up for a while: this outage is news, reconnect soon (a Redis restarted soon after an
+          // earlier outage is shared again as soon as it answers), with a fresh backoff. Soon, not
+          // at once: a Redis restart is every JVM's outage at the same moment, and all of them
+          // reconnecting in the same instant was a thundering herd of connects, AUTHs and warm-ups.
+          // Spread over 0..reconnectMin.
           backoff = c.settings.reconnectMin().toMillis();
+          long first = c.spread(backoff);
+          if (first > 0) {
+            c.backOff(first);
+            continue;
+          }
         }
         if (s == State.UP) {
           long untilBeat = nextBeat - System.nanoTime();

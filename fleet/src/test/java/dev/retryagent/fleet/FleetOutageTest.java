@@ -399,6 +399,57 @@ class FleetOutageTest {
   }
 
   /**
+   * A Redis restart is every JVM's outage at once: after an outage that follows a steady spell up,
+   * the first reconnect is spread over 0..reconnectMin, not made at once by every JVM together.
+   */
+  @Test
+  void theFirstReconnectAfterASteadySpellUpIsSpreadOverReconnectMin() throws Exception {
+    try (FakeRedis fake = new FakeRedis()) {
+      fleet =
+          startUp(
+              answeringSettings(fake.url())
+                  .reconnectBackoff(Duration.ofSeconds(3), Duration.ofSeconds(5))
+                  .build(),
+              Clock.SYSTEM,
+              log);
+      // This JVM's draw: near the top of the range, about 3 s.
+      fleet.random =
+          new java.util.Random() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            public double nextDouble() {
+              return 0.99;
+            }
+          };
+      long upAt = System.nanoTime();
+      await()
+          .atMost(UP_TIMEOUT)
+          .until(() -> System.nanoTime() - upAt > FleetConnection.FLAP_NANOS + 100_000_000L);
+      // A failover: the connection answers one script READONLY, an outage; then Redis answers.
+      AtomicLong failedAt = new AtomicLong();
+      AtomicLong nextAt = new AtomicLong();
+      fake.onCommand =
+          command -> {
+            if (failedAt.get() != 0) {
+              nextAt.compareAndSet(0, System.nanoTime());
+            }
+          };
+      fake.scriptReply =
+          sha -> {
+            if (failedAt.compareAndSet(0, System.nanoTime())) {
+              return "-READONLY You can't write against a read only replica.\r\n";
+            }
+            return ":1\r\n";
+          };
+      await().atMost(UP_TIMEOUT).until(() -> nextAt.get() != 0);
+      // The reconnect's first command came after the drawn ~3 s (before: at once), well over 1 s.
+      assertThat(nextAt.get() - failedAt.get()).isGreaterThan(TimeUnit.SECONDS.toNanos(1));
+      await().atMost(UP_TIMEOUT).until(fleet::isUp);
+    }
+  }
+
+  /**
    * A Redis that answers the connect, PING and the heartbeat but not an acquisition in time (one
    * whose latency hovers around commandTimeout): each acquisition is an outage. The fleet
    * reconnected at once after each, with a fresh backoff, so every call that found it up paid a
