@@ -40,17 +40,45 @@ import org.junit.jupiter.api.io.TempDir;
 class JdkAllMethodResendTest {
   @Test
   void aPostTheJdkResendsToARefusingHostIsNotSentAgain(@TempDir Path dir) throws Exception {
+    String out =
+        runChild(
+            dir,
+            Path.of(System.getProperty("java.home"), "bin", "java"),
+            "-Djdk.httpclient.enableAllMethodRetry=true");
+
+    // The JDK alone: one POST, then its resend refused. Ours the same (before: a retry, 2 POSTs).
+    assertThat(out).contains("plain: 1 POST, java.net.ConnectException");
+    assertThat(out).contains("ours: 1 POST, java.net.ConnectException, 0 retries");
+    // A POST whose own connection is refused is still retried.
+    assertThat(out).contains("refused: 2 retries");
+  }
+
+  /**
+   * The same switch set in {@code ${java.home}/conf/net.properties}, where the JDK reads it too
+   * ({@code NetProperties}): the agent read the system property alone, set no send watch, and
+   * retried the POST (before: "ours: 2 POST, 200, 1 retries"). The JDK's own conf is not touched:
+   * the child runs on a copy of java.home made of hard links, with its own net.properties.
+   */
+  @Test
+  void aPostTheJdkResendsBecauseOfNetPropertiesIsNotSentAgain(@TempDir Path dir) throws Exception {
+    Path home = linkedJavaHome(dir.resolve("jdk"));
+    String out = runChild(dir, home.resolve("bin").resolve("java"));
+
+    assertThat(out).contains("plain: 1 POST, java.net.ConnectException");
+    assertThat(out).contains("ours: 1 POST, java.net.ConnectException, 0 retries");
+    assertThat(out).contains("refused: 2 retries");
+  }
+
+  private static String runChild(Path dir, Path javaExe, String... options) throws Exception {
     Path log = dir.resolve("child.txt");
+    java.util.List<String> command = new java.util.ArrayList<>();
+    command.add(javaExe.toString());
+    command.addAll(java.util.Arrays.asList(options));
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(Child.class.getName());
     Process child =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Djdk.httpclient.enableAllMethodRetry=true",
-                "-cp",
-                System.getProperty("java.class.path"),
-                Child.class.getName())
-            .redirectErrorStream(true)
-            .redirectOutput(log.toFile())
-            .start();
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     // Bounded: a child that hangs is ended, and the test fails with what it printed.
     boolean ended = child.waitFor(60, TimeUnit.SECONDS);
     if (!ended) {
@@ -59,12 +87,47 @@ class JdkAllMethodResendTest {
     String out = Files.readString(log, StandardCharsets.UTF_8);
     assertThat(ended).as(out).isTrue();
     assertThat(child.exitValue()).as(out).isZero();
+    return out;
+  }
 
-    // The JDK alone: one POST, then its resend refused. Ours the same (before: a retry, 2 POSTs).
-    assertThat(out).contains("plain: 1 POST, java.net.ConnectException");
-    assertThat(out).contains("ours: 1 POST, java.net.ConnectException, 0 retries");
-    // A POST whose own connection is refused is still retried.
-    assertThat(out).contains("refused: 2 retries");
+  /**
+   * A java.home whose files are hard links to this JVM's (the JVM finds its home from where its
+   * library really is, so symbolic links would lead back to the real one), with a net.properties of
+   * its own that turns the all-method resend on. Skipped where hard links cannot be made (the
+   * temporary folder on another file system).
+   */
+  private static Path linkedJavaHome(Path target) throws IOException {
+    Path source = Path.of(System.getProperty("java.home")).toRealPath();
+    try (java.util.stream.Stream<Path> paths = Files.walk(source)) {
+      for (Path p : (Iterable<Path>) paths::iterator) {
+        Path to = target.resolve(source.relativize(p).toString());
+        if (Files.isSymbolicLink(p)) {
+          if (Files.exists(p)) { // a dangling one (src.zip not installed) is left out
+            Files.createSymbolicLink(to, p.toRealPath());
+          }
+        } else if (Files.isDirectory(p)) {
+          Files.createDirectories(to);
+        } else {
+          try {
+            Files.createLink(to, p);
+          } catch (IOException | UnsupportedOperationException e) {
+            org.junit.jupiter.api.Assumptions.assumeTrue(false, "no hard links here: " + e);
+          }
+        }
+      }
+    }
+    Path netProperties = target.resolve("conf").resolve("net.properties");
+    // Never through a symbolic link into the real JDK (a linked conf folder): only the copy's file.
+    org.junit.jupiter.api.Assumptions.assumeTrue(
+        netProperties.getParent().toRealPath().startsWith(target.toRealPath()),
+        "conf is a link into the real JDK");
+    String original = Files.readString(netProperties, StandardCharsets.ISO_8859_1);
+    Files.delete(netProperties); // a link (or a link's target) shared with the real JDK: not edited
+    Files.writeString(
+        netProperties,
+        original + "\njdk.httpclient.enableAllMethodRetry=true\n",
+        StandardCharsets.ISO_8859_1);
+    return target;
   }
 
   /** Runs each side on a fresh host; prints what the host and the application got. */

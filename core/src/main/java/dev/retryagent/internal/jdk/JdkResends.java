@@ -1,7 +1,12 @@
 package dev.retryagent.internal.jdk;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.http.HttpRequest;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.Properties;
 
 /**
  * The resends {@code java.net.http} makes on its own inside one {@code send}, and the one the
@@ -13,9 +18,10 @@ import java.net.http.HttpRequest;
  *   <li>HTTP/1.1, a connection that closes or resets before any byte of the answer arrived (a
  *       pooled connection the server had closed, or a server that closes without answering): a GET
  *       or HEAD is sent again on a new connection (any method with {@code
- *       -Djdk.httpclient.enableAllMethodRetry}). <b>Counted</b> when the resend fails the same way:
- *       the call then ends with "HTTP/1.1 header parser received no bytes". A resend that gets an
- *       answer, or fails otherwise, cannot be told from outside and is not counted.
+ *       -Djdk.httpclient.enableAllMethodRetry}, or the same in {@code conf/net.properties}).
+ *       <b>Counted</b> when the resend fails the same way: the call then ends with "HTTP/1.1 header
+ *       parser received no bytes". A resend that gets an answer, or fails otherwise, cannot be told
+ *       from outside and is not counted.
  *   <li>A connection that cannot be made ({@code ConnectException}): connecting is tried once more
  *       ({@code -Djdk.httpclient.disableRetryConnect} turns it off). Not counted: no request
  *       reached the server.
@@ -67,13 +73,45 @@ final class JdkResends {
     return ALL_METHODS;
   }
 
-  /** The JDK reads the property once, as a net property ({@code Boolean.parseBoolean}, "" = on). */
+  private static final String ALL_METHODS_KEY = "jdk.httpclient.enableAllMethodRetry";
+
+  /**
+   * The JDK reads the property once, as a net property ({@code NetProperties.get}): the system
+   * property, else {@code ${java.home}/conf/net.properties}; {@code Boolean.parseBoolean}, "" = on.
+   * Read from the system property alone, a switch set in the file was missed: the JDK resent a POST
+   * itself, no send watch was set, and the attempt's {@code ConnectException} read as "never sent".
+   */
   private static boolean allMethodRetry() {
     try {
-      String s = System.getProperty("jdk.httpclient.enableAllMethodRetry");
-      return s != null && (s.isEmpty() || Boolean.parseBoolean(s));
-    } catch (SecurityException e) {
+      String home = System.getProperty("java.home");
+      return allMethodRetry(
+          System.getProperty(ALL_METHODS_KEY),
+          home == null ? null : Paths.get(home, "conf", "net.properties"));
+    } catch (SecurityException | java.nio.file.InvalidPathException e) {
       return false;
     }
+  }
+
+  /**
+   * {@code set}: the system property's value (null: unset); {@code netProperties}: the JDK's file,
+   * read only when the system property is unset (as the JDK does, a file that cannot be read counts
+   * as empty).
+   */
+  static boolean allMethodRetry(String set, Path netProperties) {
+    String s = set != null ? set : fromFile(netProperties);
+    return s != null && (s.isEmpty() || Boolean.parseBoolean(s));
+  }
+
+  private static String fromFile(Path netProperties) {
+    if (netProperties == null) {
+      return null;
+    }
+    Properties props = new Properties();
+    try (InputStream in = Files.newInputStream(netProperties)) {
+      props.load(in);
+    } catch (IOException | RuntimeException e) {
+      return null; // NetProperties: no file or unreadable, no defaults
+    }
+    return props.getProperty(ALL_METHODS_KEY);
   }
 }

@@ -90,4 +90,28 @@ class JdkAttemptsTest {
   private static HttpRequest.BodyPublisher noBody() {
     return HttpRequest.BodyPublishers.noBody();
   }
+
+  /**
+   * The all-method resend switch is read as the JDK reads it (NetProperties): the system property,
+   * else {@code conf/net.properties}.
+   */
+  @Test
+  void theAllMethodResendSwitchIsReadFromNetPropertiesToo(
+      @org.junit.jupiter.api.io.TempDir java.nio.file.Path dir) throws Exception {
+    java.nio.file.Path on = dir.resolve("on.properties");
+    java.nio.file.Files.writeString(on, "# net\njdk.httpclient.enableAllMethodRetry=true\n");
+    java.nio.file.Path empty = dir.resolve("empty.properties");
+    java.nio.file.Files.writeString(empty, "jdk.httpclient.enableAllMethodRetry=\n");
+    java.nio.file.Path other = dir.resolve("other.properties");
+    java.nio.file.Files.writeString(other, "jdk.httpclient.disableRetryConnect=true\n");
+
+    assertThat(JdkResends.allMethodRetry(null, on)).isTrue();
+    assertThat(JdkResends.allMethodRetry(null, empty)).isTrue();
+    assertThat(JdkResends.allMethodRetry(null, other)).isFalse();
+    assertThat(JdkResends.allMethodRetry(null, dir.resolve("missing"))).isFalse();
+    // The system property wins over the file, either way.
+    assertThat(JdkResends.allMethodRetry("false", on)).isFalse();
+    assertThat(JdkResends.allMethodRetry("", other)).isTrue();
+    assertThat(JdkResends.allMethodRetry("true", null)).isTrue();
+  }
 }
