@@ -579,6 +579,13 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       call.waitEnds(this);
       // A rate-limit wait before a retry has the retry's copy too (next).
       Object copy = call.takeGiveBack();
+      if (result.isDone()) {
+        // The caller stopped waiting without cancel() (orTimeout, completeExceptionally), which
+        // ended the wait early (Result.endedByCaller): the call ends here, charged no permit.
+        call.onAbandoned();
+        endContext();
+        return;
+      }
       if (retry ? call.retryTooLate() : call.endsAfterPermitWait()) {
         // The wait ended past the deadline (or the adapter ends the call after a rate-limit wait):
         // the call ends with the attempt's outcome, as if not retried: its response released
@@ -802,6 +809,53 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       call.onAbandoned();
       endContext();
       return true;
+    }
+
+    /**
+     * Completed by the application (completeOnTimeout) or by the loop, which finds no wait and no
+     * attempt pending then: see {@link #endedByCaller}.
+     */
+    @Override
+    public boolean complete(T value) {
+      boolean completed = super.complete(value);
+      if (completed) {
+        endedByCaller();
+      }
+      return completed;
+    }
+
+    /** Completed by the application (orTimeout, completeExceptionally) or by the loop. */
+    @Override
+    public boolean completeExceptionally(Throwable ex) {
+      boolean completed = super.completeExceptionally(ex);
+      if (completed) {
+        endedByCaller();
+      }
+      return completed;
+    }
+
+    /**
+     * The caller stopped waiting without cancel(): a retry's wait pending ends now rather than at
+     * its time (until then the call held its client's close(), counted in pendingAsyncRetries and
+     * kept its memory); a retry in flight, whose outcome nobody will read, is cancelled. The first
+     * attempt is left alone: without the agent the application's completing its future does not
+     * stop the exchange either. When the loop completes the future, neither is pending.
+     */
+    private void endedByCaller() {
+      boolean waiting;
+      CompletableFuture<T> retryInFlight = null;
+      synchronized (this) {
+        waiting = pending != null;
+        if (inFlight != null && call.attempt() > 1) {
+          retryInFlight = inFlight;
+        }
+      }
+      if (waiting) {
+        endNow();
+      }
+      if (retryInFlight != null) {
+        retryInFlight.cancel(true);
+      }
     }
 
     @Override

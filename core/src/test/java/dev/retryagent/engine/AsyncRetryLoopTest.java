@@ -364,6 +364,53 @@ class AsyncRetryLoopTest {
     assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
   }
 
+  /**
+   * orTimeout or completeExceptionally during a retry's wait ends the call now, not when the wait
+   * would have ended: before, the call stayed counted in pendingAsyncRetries (and held its client's
+   * close()) until the timer fired.
+   */
+  @Test
+  void aCallerThatStopsWaitingDuringARetrysWaitEndsTheWaitNow() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+    assertThat(f.engine.pendingAsyncRetries()).isEqualTo(1);
+
+    result.completeExceptionally(new TimeoutException());
+    f.scheduler.advance(0); // the wait's task, run at once on the scheduler
+
+    assertThat(f.engine.pendingAsyncRetries()).isZero();
+    assertThat(f.scheduler.pending()).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+    f.scheduler.advance(3600 * S);
+    assertThat(attempts.started).hasSize(1);
+  }
+
+  /** A retry in flight when the caller stops waiting without cancel(): nobody reads it. */
+  @Test
+  void aCallerThatStopsWaitingDuringARetryCancelsThatRetry() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    CompletableFuture<FakeResponse> first = attempts.last();
+    first.complete(FakeResponse.of(503));
+    f.scheduler.advance(100 * MS);
+    assertThat(attempts.started).hasSize(2);
+
+    result.complete(FakeResponse.of(204)); // completeOnTimeout
+
+    assertThat(attempts.last().isCancelled()).isTrue();
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+  }
+
+  /** The first attempt is the application's own: left alone, as without the agent. */
+  @Test
+  void aCallerThatStopsWaitingDuringTheFirstAttemptLeavesItAlone() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    result.completeExceptionally(new TimeoutException());
+    assertThat(attempts.last().isDone()).isFalse();
+  }
+
   @Test
   void aRateLimitWaitIsScheduledAndIsNotARetry() {
     TestPolicy p = TestPolicy.create();
