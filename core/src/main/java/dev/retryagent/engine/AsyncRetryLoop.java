@@ -89,6 +89,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   // Guarded by result: what cancel() must reach.
   private CompletableFuture<T> inFlight;
   private Scheduler.Cancellable pending;
+  // The final attempt's future once it succeeded, for a style whose dependents cancel the call
+  // (Dependent.cancel): its exchange is what a dependent's cancel(true) still reaches then.
+  private volatile CompletableFuture<T> succeeded;
   private boolean pendingIsRetry;
   private boolean contextEnded;
   // Set by a cancel(true) of a style whose cancel ends as the attempt (Style.cancelEndsAsAttempt):
@@ -277,7 +280,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
         SyncRetryLoop.refused(call);
       }
       boolean cancelled;
+      CompletableFuture<T> done;
       synchronized (result) {
+        done = inFlight;
         inFlight = null;
         cancelled = cancelling;
         cancelling = false;
@@ -320,6 +325,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
             SyncRetryLoop.discardUnwanted(engine, access, response);
             fail(new CompletionException(d.error()));
           } else {
+            succeededBy(done);
             succeed(response);
           }
         } else {
@@ -331,6 +337,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
             SyncRetryLoop.discardForRetry(call, access, response);
           } else {
             call.takeGiveBack();
+            succeededBy(done);
             succeed(response);
           }
         }
@@ -690,6 +697,17 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   }
 
   /** Completes with the final response, or discards it when the caller is gone. */
+  /**
+   * Keeps the final attempt's future before the caller's completes (its dependents may run and be
+   * cancelled inside that completion), for {@link Dependent#cancel}; only for a style whose
+   * dependents cancel the call.
+   */
+  private void succeededBy(CompletableFuture<T> attemptFuture) {
+    if (style.dependentsCancel) {
+      succeeded = attemptFuture;
+    }
+  }
+
   private void succeed(T response) {
     endContext();
     if (onSchedulerThread()) {
@@ -889,7 +907,16 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       boolean wasDone = isDone();
       boolean cancelled = super.cancel(mayInterruptIfRunning);
       if (!wasDone && mayInterruptIfRunning) {
-        result.cancel(true);
+        CompletableFuture<T> exchange = succeeded;
+        if (exchange != null) {
+          // The response arrived, its body may still stream: without the agent the dependent
+          // shares the exchange's cancel hook, which stops the body (its subscriber fails, the
+          // connection closes). The attempt's future is done, so its cancel does nothing; a new
+          // incomplete one of its kind (the JDK's MinimalFuture) has the same hook.
+          exchange.newIncompleteFuture().cancel(true);
+        } else {
+          result.cancel(true);
+        }
       }
       return cancelled;
     }
