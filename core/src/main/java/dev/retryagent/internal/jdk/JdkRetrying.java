@@ -72,8 +72,15 @@ public final class JdkRetrying {
   public <T> HttpResponse<T> send(
       JdkTransport transport, HttpRequest request, BodyHandler<T> handler)
       throws IOException, InterruptedException {
-    Objects.requireNonNull(request, "request");
-    Objects.requireNonNull(handler, "handler");
+    // As the JDK's send: an interrupted thread first (the flag cleared), then the arguments, with
+    // no message (HttpClientImpl). With both given, the interrupted send is left to go on as it
+    // did: a call the engine tells (its event, its metrics), refused by the JDK's send, which
+    // throws the same InterruptedException.
+    if ((request == null || handler == null) && Thread.interrupted()) {
+      throw new InterruptedException();
+    }
+    Objects.requireNonNull(request);
+    Objects.requireNonNull(handler);
     if (!transport.callStarts()) {
       return refuseSend();
     }
@@ -166,8 +173,8 @@ public final class JdkRetrying {
       HttpRequest request,
       BodyHandler<T> handler,
       PushPromiseHandler<T> pushPromiseHandler) {
-    Objects.requireNonNull(request, "request");
-    Objects.requireNonNull(handler, "handler");
+    Objects.requireNonNull(request); // no message, as the JDK's
+    Objects.requireNonNull(handler);
     if (!transport.callStarts()) {
       return refuseSendAsync();
     }
