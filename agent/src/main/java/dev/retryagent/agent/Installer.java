@@ -76,6 +76,15 @@ public final class Installer implements AgentInstaller {
     }
 
     boolean reloadable = sources.configFile() != null && config.reload();
+    if (sources.mode() == Mode.OFF) {
+      // An override is applied to every reload too, so no edit of the file could switch it on:
+      // leave every class alone, as without reload.
+      return "nothing hooked (mode=off from the "
+          + sources.modeOrigin()
+          + ", which every reload keeps); "
+          + describe(sources, config)
+          + ConfigSummary.warnings(config);
+    }
     if (config.mode() == Mode.OFF && !reloadable) {
       // Nothing could ever switch it on: leave every class alone.
       return "nothing hooked (mode=off); "
