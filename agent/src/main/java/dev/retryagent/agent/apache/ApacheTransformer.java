@@ -51,13 +51,13 @@ final class ApacheTransformer extends HookTransformer {
     String name = loaded.getName();
     return (name.equals(ApacheHook.LIBRARY_4_NAME)
             || (name.startsWith("org.apache.h") && isTarget(name.replace('.', '/'))))
-        && !ForeignLoaders.isAgentLoader(loaded.getClassLoader());
+        && !ForeignLoaders.leavesAlone(loaded.getClassLoader());
   }
 
   @Override
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
     // the application's copy of the library too, never the agent's own (its loader or glue's)
-    if (ForeignLoaders.isAgentLoader(loader)) {
+    if (ForeignLoaders.leavesAlone(loader)) {
       return false;
     }
     return linksToBridge(loader);

@@ -63,12 +63,12 @@ final class OkHttpTransformer extends HookTransformer {
     String name = loaded.getName();
     return name.startsWith("okhttp3.")
         && isTarget(name.replace('.', '/'))
-        && !ForeignLoaders.isAgentLoader(loaded.getClassLoader());
+        && !ForeignLoaders.leavesAlone(loaded.getClassLoader());
   }
 
   @Override
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
-    if (ForeignLoaders.isAgentLoader(loader)) {
+    if (ForeignLoaders.leavesAlone(loader)) {
       skipped.incrementAndGet();
       return false;
     }

@@ -82,7 +82,7 @@ final class UrlConnectionTransformer extends HookTransformer {
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
     if (internalName.equals(LIBRARY)) {
       // the application's copy of the library, never the agent's own (its loader or a glue's)
-      return loader != null && !ForeignLoaders.isAgentLoader(loader) && linksToBridge(loader);
+      return loader != null && !ForeignLoaders.leavesAlone(loader) && linksToBridge(loader);
     }
     return loader == null && module != null && "java.base".equals(module.getName());
   }
@@ -92,7 +92,7 @@ final class UrlConnectionTransformer extends HookTransformer {
     String name = loaded.getName();
     if (name.equals(LIBRARY_NAME)) {
       ClassLoader loader = loaded.getClassLoader();
-      return loader != null && !ForeignLoaders.isAgentLoader(loader);
+      return loader != null && !ForeignLoaders.leavesAlone(loader);
     }
     return name.startsWith("sun.net.www.")
         && (name.equals("sun.net.www.protocol.http.Handler")

@@ -52,6 +52,31 @@ class OkHttpTransformerTest {
     assertThat(transformer.skipped()).isEqualTo(1);
   }
 
+  @Test
+  void anotherAgentsLoaderIsNamedOnceWhenItsOkHttpIsLeftAlone() throws Exception {
+    byte[] bytes = builderBytes();
+    try (URLClassLoader otel = new io.opentelemetry.javaagent.bootstrap.AgentClassLoader()) {
+      assertThat(transform(otel, OkHttpHook.BUILDER, bytes)).isNull();
+      assertThat(transform(otel, OkHttpHook.BUILDER, bytes)).isNull();
+    }
+    assertThat(stderr.text().lines())
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("retry-agent: ")
+        .contains("io.opentelemetry.javaagent.bootstrap.AgentClassLoader@")
+        .contains("another agent's");
+  }
+
+  @Test
+  void aPluginHostsLoaderNamedAsAnAgentsIsHooked() throws Exception {
+    try (URLClassLoader plugins =
+        new org.example.plugins.ExtensionClassLoader(getClass().getClassLoader())) {
+      assertThat(transform(plugins, OkHttpHook.BUILDER, builderBytes())).isNotNull();
+    }
+    assertThat(transformer.hooked()).isEqualTo(1);
+    assertThat(transformer.skipped()).isZero();
+    assertThat(stderr.text()).isEmpty();
+  }
+
   /** A loader that hides the agent's own packages, as OSGi or JBoss Modules may. */
   static final class Isolated extends URLClassLoader {
     Isolated() {

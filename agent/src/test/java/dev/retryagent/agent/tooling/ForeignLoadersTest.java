@@ -18,7 +18,17 @@ class ForeignLoadersTest {
                 "io.opentelemetry.javaagent.tooling.instrumentation.indy."
                     + "InstrumentationModuleClassLoader"))
         .isTrue();
-    assertThat(ForeignLoaders.isAgentLoaderClass("com.example.relocated.ExtensionClassLoader"))
+    // a distribution that relocates OpenTelemetry's loaders keeps an agent's package name
+    assertThat(
+            ForeignLoaders.isAgentLoaderClass(
+                "software.amazon.opentelemetry.javaagent.bootstrap.AgentClassLoader"))
+        .isTrue();
+    assertThat(
+            ForeignLoaders.isAgentLoaderClass(
+                "com.splunk.opentelemetry.javaagent.bootstrap.ExtensionClassLoader"))
+        .isTrue();
+    assertThat(ForeignLoaders.isAgentLoaderClass("com.example.otel.ExtensionClassLoader")).isTrue();
+    assertThat(ForeignLoaders.isAgentLoaderClass("com.example.agent.bootstrap.AgentClassLoader"))
         .isTrue();
     assertThat(ForeignLoaders.isAgentLoaderClass("datadog.trace.bootstrap.DatadogClassLoader"))
         .isTrue();
@@ -53,6 +63,15 @@ class ForeignLoadersTest {
         .isFalse();
     assertThat(ForeignLoaders.isAgentLoaderClass("dev.retryagent.it.apps.ChildFirstLoader"))
         .isFalse();
+    // plugin hosts name their loaders as OpenTelemetry does: the simple name alone says nothing
+    assertThat(ForeignLoaders.isAgentLoaderClass("org.pf4j.ExtensionClassLoader")).isFalse();
+    assertThat(ForeignLoaders.isAgentLoaderClass("org.example.plugins.ExtensionClassLoader"))
+        .isFalse();
+    assertThat(ForeignLoaders.isAgentLoaderClass("com.acme.plugins.AgentClassLoader")).isFalse();
+    assertThat(
+            ForeignLoaders.isAgentLoaderClass("com.acme.modules.InstrumentationModuleClassLoader"))
+        .isFalse();
+    assertThat(ForeignLoaders.isAgentLoaderClass("ExtensionClassLoader")).isFalse();
     assertThat(ForeignLoaders.isAgentLoader(null)).isFalse();
     assertThat(ForeignLoaders.isAgentLoader(getClass().getClassLoader())).isFalse();
   }
