@@ -219,14 +219,14 @@ final class AttachCommand {
 
   /**
    * Says that {@code pid} already has the agent, whose start-up line is {@code existing}, and what
-   * changes it; returns the exit code. Only a file that is watched ({@code reload=on}, the end of
-   * the line of an installed agent) takes an edit: an agent that was not installed (an invalid file
-   * at start), that hooked nothing ({@code mode=off} without reload) or whose file is not watched
-   * keeps what it has until the JVM restarts, whatever the file says later.
+   * changes it; returns the exit code. Only a file that is watched ({@link #watchesItsFile}) takes
+   * an edit: an agent that was not installed (an invalid file at start), that hooked nothing
+   * ({@code mode=off} without reload, or from an override) or whose file is not watched keeps what
+   * it has until the JVM restarts, whatever the file says later.
    */
   int alreadyThere(String pid, String existing) {
     out.println("retry-agent is already in " + pid + ": " + existing);
-    if (existing.endsWith(", reload=on")) {
+    if (watchesItsFile(existing)) {
       out.println("not attached again; edit its configuration file to change it (agent.reload)");
     } else {
       out.println(
@@ -235,6 +235,50 @@ final class AttachCommand {
               + " changes this");
     }
     return existing.startsWith("not installed") ? CommandLine.FAILED : CommandLine.OK;
+  }
+
+  /**
+   * Whether the start-up line {@code existing} says the file is watched: {@code reload=on} ends its
+   * configuration part ({@code config=PATH, mode=..., reload=on}), which may be followed by parts
+   * each starting with {@code "; "} (warnings, no exit hook, the watcher's start not scheduled),
+   * and the watcher's start was not given up.
+   */
+  static boolean watchesItsFile(String existing) {
+    if (existing.startsWith("not installed") || existing.startsWith("nothing hooked")) {
+      return false;
+    }
+    int config = existing.indexOf("; config=");
+    if (config < 0) {
+      return false;
+    }
+    // the first ", reload=on" or ", reload=off" that ends a part: the configuration's (a warning
+    // after it may quote anything, the file's text included)
+    String reload = ", reload=";
+    int at = existing.indexOf(reload, config);
+    boolean on = false;
+    while (at >= 0) {
+      int value = at + reload.length();
+      int end =
+          existing.startsWith("on", value)
+              ? value + 2
+              : existing.startsWith("off", value) ? value + 3 : -1;
+      if (end > 0 && (end == existing.length() || existing.startsWith("; ", end))) {
+        on = end == value + 2;
+        break;
+      }
+      at = existing.indexOf(reload, value);
+    }
+    if (!on) {
+      return false;
+    }
+    String notScheduled = "; exporters' and config watcher's start not scheduled (";
+    int late = existing.indexOf(notScheduled, at);
+    if (late < 0) {
+      return true;
+    }
+    int close = existing.indexOf(')', late + notScheduled.length());
+    // only a start tried again at the first call still watches
+    return close >= 0 && existing.startsWith("): tried again at the first call", close);
   }
 
   /** True when the target was started with {@value #DYNAMIC_LOADING_FLAG}. */

@@ -118,6 +118,50 @@ class RetryAgentCliTest {
   }
 
   @Test
+  void aWatchedFileIsSeenWhateverTheStartUpLineSaysAfterItsConfiguration() {
+    AttachCommand attach =
+        new AttachCommand(
+            new PrintStream(out, true, StandardCharsets.UTF_8),
+            new PrintStream(err, true, StandardCharsets.UTF_8));
+    String watched = "jdk-http armed (send, sendAsync); config=/etc/a.yml, mode=enforce, reload=on";
+    String[] stillWatched = {
+      watched
+          + "; 1 warning (loaded; each says what applies): /etc/a.yml:3:36: found X; did you mean"
+          + " java.net.X?",
+      watched
+          + "; no exit hook (java.lang.IllegalStateException): no summary, dead-letter flush"
+          + " or fleet leave at exit",
+      watched
+          + "; exporters' and config watcher's start not scheduled"
+          + " (java.lang.OutOfMemoryError): tried again at the first call",
+    };
+    for (String line : stillWatched) {
+      out.reset();
+      attach.alreadyThere("12", line);
+      assertThat(out.toString(StandardCharsets.UTF_8))
+          .as(line)
+          .contains("edit its configuration file");
+    }
+    String[] notWatched = {
+      watched
+          + "; exporters' and config watcher's start not scheduled (java.lang.SecurityException)",
+      // an override pins mode=off: nothing was hooked, whatever agent.reload says
+      "nothing hooked (mode=off from the agent argument, which every reload keeps);"
+          + " config=/etc/a.yml, mode=off (agent argument), reload=on",
+      "jdk-http armed (send, sendAsync); config=/etc/a.yml, mode=enforce, reload=off; 1 warning"
+          + " (loaded; each says what applies): /etc/a.yml:3:36: found a, reload=on",
+    };
+    for (String line : notWatched) {
+      out.reset();
+      attach.alreadyThere("12", line);
+      assertThat(out.toString(StandardCharsets.UTF_8))
+          .as(line)
+          .doesNotContain("edit its configuration file")
+          .contains("only a restart of 12 changes this");
+    }
+  }
+
+  @Test
   void attachWithoutAPidIsAUsageError() {
     assertThat(run("attach")).isEqualTo(2);
     assertThat(err.toString(StandardCharsets.UTF_8)).contains("PID is missing");
