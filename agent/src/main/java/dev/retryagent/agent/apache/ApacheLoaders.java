@@ -2,6 +2,7 @@ package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.GlueClassLoader;
+import dev.retryagent.agent.tooling.LoaderNames;
 
 /**
  * Receives the HttpClient hooks from {@link ApacheEntry} and passes each to the {@link
@@ -31,7 +32,7 @@ final class ApacheLoaders implements ApacheHandler {
           if (!four && !isFiveOneOrLater(key.getClassLoader())) {
             AgentLog.info(
                 "apache-httpclient 5.0.x in "
-                    + key.getClassLoader()
+                    + LoaderNames.describe(key.getClassLoader())
                     + " is left alone (the agent supports HttpClient 5 from 5.1 on): its clients"
                     + " run without retries, as without the agent");
             return Inert.INSTANCE;
@@ -110,7 +111,7 @@ final class ApacheLoaders implements ApacheHandler {
   private static ApacheSupport failed(ClassLoader libraryLoader, Throwable cause) {
     AgentLog.error(
         "apache-httpclient in "
-            + libraryLoader
+            + LoaderNames.describe(libraryLoader)
             + " runs without retries: the agent's HttpClient support could not be loaded there ("
             + cause
             + ")");

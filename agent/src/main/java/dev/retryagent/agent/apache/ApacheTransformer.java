@@ -3,6 +3,7 @@ package dev.retryagent.agent.apache;
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.agent.tooling.LoaderNames;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -78,7 +79,7 @@ final class ApacheTransformer extends HookTransformer {
         libraryFailed = true;
         AgentLog.error(
             "the application's own retry-agent-core (RetryingCloseableHttpClient) in "
-                + loader
+                + LoaderNames.describe(loader)
                 + " is not recognised ("
                 + cause.getMessage()
                 + "): its Apache HttpClient 4.5 calls are retried by the library and by the agent");
@@ -91,7 +92,10 @@ final class ApacheTransformer extends HookTransformer {
     String why = "could not instrument " + internalName.replace('/', '.') + " (" + cause + ")";
     failure = why;
     AgentLog.error(
-        "apache-httpclient NOT hooked in " + loader + ", its clients run without retries: " + why);
+        "apache-httpclient NOT hooked in "
+            + LoaderNames.describe(loader)
+            + ", its clients run without retries: "
+            + why);
   }
 
   @Override

@@ -2,6 +2,7 @@ package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.agent.tooling.LoaderNames;
 
 /**
  * Applies {@link JdkHttpHook} to {@code HttpClientFacade} of the {@code java.net.http} module when
@@ -63,7 +64,7 @@ final class JdkHttpTransformer extends HookTransformer {
         libraryFailed = true;
         AgentLog.error(
             "the application's own retry-agent-core (RetryingHttpClient) in "
-                + loader
+                + LoaderNames.describe(loader)
                 + " is not recognised ("
                 + cause.getMessage()
                 + "): its java.net.http calls are retried by the library and by the agent");

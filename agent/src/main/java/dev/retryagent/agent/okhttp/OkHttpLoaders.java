@@ -2,6 +2,7 @@ package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.GlueClassLoader;
+import dev.retryagent.agent.tooling.LoaderNames;
 
 /**
  * Receives the OkHttp hooks from {@link OkHttpEntry} and passes each to the {@link OkHttpSupport}
@@ -69,7 +70,7 @@ final class OkHttpLoaders implements OkHttpHandler {
   private static OkHttpSupport failed(ClassLoader okhttpLoader, Throwable cause) {
     AgentLog.error(
         "okhttp in "
-            + okhttpLoader
+            + LoaderNames.describe(okhttpLoader)
             + " runs without retries: the agent's OkHttp support could not be loaded there ("
             + cause
             + ")");

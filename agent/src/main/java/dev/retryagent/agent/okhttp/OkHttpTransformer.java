@@ -3,6 +3,7 @@ package dev.retryagent.agent.okhttp;
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.agent.tooling.LoaderNames;
 import java.util.Collections;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -114,7 +115,7 @@ final class OkHttpTransformer extends HookTransformer {
     }
     AgentLog.error(
         "okhttp NOT hooked in "
-            + loader
+            + LoaderNames.describe(loader)
             + (builder
                 ? ", its clients run without retries"
                 : internalName.equals(DISPATCHER)

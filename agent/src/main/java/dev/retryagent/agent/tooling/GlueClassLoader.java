@@ -121,6 +121,6 @@ public final class GlueClassLoader extends ClassLoader {
 
   @Override
   public String toString() {
-    return name + "[parent=" + getParent() + "]";
+    return name + "[parent=" + LoaderNames.describe(getParent()) + "]";
   }
 }

@@ -54,7 +54,7 @@ public abstract class HookTransformer implements ClassFileTransformer {
       AgentLog.error(
           client
               + " NOT hooked in "
-              + loader
+              + LoaderNames.describe(loader)
               + ", which does not delegate "
               + BridgeInstaller.NAME
               + " to the bootstrap loader: its clients run without retries");

@@ -4,6 +4,7 @@ import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.Bridge;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
+import dev.retryagent.agent.tooling.LoaderNames;
 import dev.retryagent.agent.tooling.ProloguePatcher;
 import java.util.List;
 
@@ -164,7 +165,7 @@ final class UrlConnectionTransformer extends HookTransformer {
         libraryFailed = true;
         AgentLog.error(
             "the application's own retry-agent-core (RetryingUrlConnections) in "
-                + loader
+                + LoaderNames.describe(loader)
                 + " is not recognised ("
                 + cause.getMessage()
                 + "): its HttpURLConnection calls are retried by the library and by the agent");

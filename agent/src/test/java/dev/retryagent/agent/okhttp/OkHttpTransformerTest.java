@@ -133,6 +133,38 @@ class OkHttpTransformerTest {
         .contains("does not delegate java.lang.RetryAgentBridge to the bootstrap loader");
   }
 
+  /** Tomcat's web application loader prints itself on several lines, its parent's too. */
+  static final class ManyLines extends URLClassLoader {
+    ManyLines(ClassLoader parent) {
+      super("shop\n(ROOT)", new URL[0], parent);
+    }
+
+    @Override
+    public String toString() {
+      return "ParallelWebappClassLoader\r\n  context: shop\r\n  delegate: false\r\n"
+          + "----------> Parent Classloader:\r\n"
+          + getParent();
+    }
+  }
+
+  @Test
+  void aLoaderIsNamedOnOneLineWhateverItsToStringSays() {
+    byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};
+    ManyLines loader = new ManyLines(getClass().getClassLoader());
+
+    assertThat(transform(loader, OkHttpHook.CALL_4, garbage)).isNull();
+
+    assertThat(stderr.text().lines())
+        .singleElement()
+        .asString()
+        .startsWith(
+            "retry-agent: okhttp NOT hooked in "
+                + ManyLines.class.getName()
+                + "[shop?(ROOT)]@"
+                + Integer.toHexString(System.identityHashCode(loader))
+                + ", ");
+  }
+
   @Test
   void aClassThatCannotBeInstrumentedIsReportedOnceAndLeftUnchanged() {
     byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};
