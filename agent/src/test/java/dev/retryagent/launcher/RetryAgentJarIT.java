@@ -172,6 +172,26 @@ class RetryAgentJarIT {
   }
 
   @Test
+  void metaInfHoldsTheManifestAndTheLicensesOnly() {
+    // anything else there is the build's (javac's jpms.args held the build machine's path)
+    List<String> allowed =
+        List.of(
+            "META-INF/",
+            "META-INF/MANIFEST.MF",
+            "META-INF/LICENSE",
+            "META-INF/LICENSE.txt",
+            "META-INF/NOTICE",
+            "META-INF/NOTICE.txt");
+    List<String> other = new ArrayList<>();
+    for (String name : names) {
+      if (name.startsWith("META-INF/") && !allowed.contains(name)) {
+        other.add(name);
+      }
+    }
+    assertThat(other).as("entries in META-INF/").isEmpty();
+  }
+
+  @Test
   void onlyTheLauncherAndTheStartUpAreVisibleClasses() {
     List<String> visible = new ArrayList<>();
     for (String name : names) {
