@@ -75,8 +75,11 @@ public abstract class HookTransformer implements ClassFileTransformer {
     }
     try {
       byte[] rewritten = rewrite(className, classfileBuffer);
-      hooked.incrementAndGet();
-      rewritten(loader, className);
+      if (rewritten != null) {
+        // a class left unchanged on purpose (url-connection's activation) hooks nothing
+        hooked.incrementAndGet();
+        rewritten(loader, className);
+      }
       return rewritten;
     } catch (Throwable t) {
       failed(loader, className, t);
@@ -99,7 +102,7 @@ public abstract class HookTransformer implements ClassFileTransformer {
   protected abstract boolean accepts(Module module, ClassLoader loader, String internalName);
 
   /**
-   * The rewritten class file.
+   * The rewritten class file, or null to leave the class unchanged (not counted as hooked).
    *
    * @throws RuntimeException when the class is not the one expected (a method or field missing), in
    *     which case it stays unchanged

@@ -63,6 +63,11 @@ final class UrlActivation {
     }
   }
 
+  /** Why the hook could not be activated, or null (not tried yet, or active). */
+  Throwable failure() {
+    return failure;
+  }
+
   private void activate() {
     Module base = Object.class.getModule();
     Module agent = UrlActivation.class.getModule();

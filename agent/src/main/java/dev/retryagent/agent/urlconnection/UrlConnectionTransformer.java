@@ -193,6 +193,13 @@ final class UrlConnectionTransformer extends HookTransformer {
   @Override
   protected String notHookedReason() {
     Throwable t = failure;
-    return t == null ? null : t.toString();
+    if (t == null) {
+      // the classes may all be rewritten, and yet the hooks never reach the agent
+      t = activation.failure();
+      return t == null
+          ? null
+          : "could not open the JDK's protocol packages to the agent (" + t + ")";
+    }
+    return t.toString();
   }
 }
