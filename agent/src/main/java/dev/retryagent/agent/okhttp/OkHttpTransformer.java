@@ -24,6 +24,8 @@ final class OkHttpTransformer extends HookTransformer {
   static final String CALL_4 = "okhttp3/internal/connection/RealCall";
   static final String DISPATCHER = "okhttp3/Dispatcher";
   static final String SEND = "okhttp3/internal/http/CallServerInterceptor";
+
+  private static final String SEND_NAME = "okhttp3.internal.http.CallServerInterceptor";
   static final String HOOKS =
       "OkHttpClient.Builder, RealCall.enqueue/cancel, Dispatcher.cancelAll, CallServerInterceptor";
 
@@ -85,6 +87,13 @@ final class OkHttpTransformer extends HookTransformer {
   protected void rewritten(ClassLoader loader, String internalName) {
     if (internalName.equals(SEND)) {
       sendHooked.put(loader, Boolean.TRUE);
+    }
+  }
+
+  @Override
+  protected void refused(Class<?> loaded) {
+    if (loaded.getName().equals(SEND_NAME)) {
+      sendHooked.remove(loaded.getClassLoader());
     }
   }
 

@@ -28,6 +28,15 @@ public abstract class HookTransformer implements ClassFileTransformer {
   private final AtomicInteger unlinkable = new AtomicInteger();
 
   /**
+   * The thread retransforming the classes loaded before ({@link #retransformLoaded}), and the
+   * classes rewritten in its batch so far: the JVM takes the batch all or nothing, so a refusal
+   * takes those back out of the count.
+   */
+  private volatile Thread batchThread;
+
+  private int batchRewritten; // only by batchThread
+
+  /**
    * @param client the client's name in the start-up line ({@code jdk-http}, {@code okhttp})
    * @param hooks the hooked methods, for the start-up line ({@code send, sendAsync})
    * @param targets the rewritten classes, for a "NOT hooked" line ({@code HttpClientImpl})
@@ -78,6 +87,9 @@ public abstract class HookTransformer implements ClassFileTransformer {
       if (rewritten != null) {
         // a class left unchanged on purpose (url-connection's activation) hooks nothing
         hooked.incrementAndGet();
+        if (classBeingRedefined != null && batchThread == Thread.currentThread()) {
+          batchRewritten++;
+        }
         rewritten(loader, className);
       }
       return rewritten;
@@ -114,6 +126,12 @@ public abstract class HookTransformer implements ClassFileTransformer {
    * moment from now. Nothing by default.
    */
   protected void rewritten(ClassLoader loader, String internalName) {}
+
+  /**
+   * The JVM refused the retransformation of {@code loaded}, all of it: whatever {@link #rewritten}
+   * recorded for those classes is to be forgotten. Nothing by default.
+   */
+  protected void refused(Class<?> loaded) {}
 
   /**
    * A matching class could not be rewritten and stays unchanged: report it (once, not per class).
@@ -186,10 +204,19 @@ public abstract class HookTransformer implements ClassFileTransformer {
           + targets
           + " already loaded and retransformation unsupported)";
     }
+    batchRewritten = 0;
+    batchThread = Thread.currentThread();
     try {
       inst.retransformClasses(loaded.toArray(new Class<?>[0]));
     } catch (Throwable t) {
+      // all or nothing: no class of the batch was changed
+      hooked.addAndGet(-batchRewritten);
+      for (Class<?> c : loaded) {
+        refused(c);
+      }
       return client + " NOT hooked (retransforming " + targets + " failed: " + t + ")";
+    } finally {
+      batchThread = null;
     }
     String reason = notHookedReason();
     return reason == null ? status() : client + " NOT hooked (" + reason + ")";

@@ -166,6 +166,50 @@ class OkHttpTransformerTest {
   }
 
   @Test
+  void aRetransformationTheJvmRefusesLeavesNothingCountedAsHooked() throws Exception {
+    Class<?> send = Class.forName(OkHttpHook.SEND.replace('/', '.'));
+    byte[] bytes;
+    try (InputStream in = send.getClassLoader().getResourceAsStream(OkHttpHook.SEND + ".class")) {
+      bytes = in.readAllBytes();
+    }
+    // the JVM runs the transformer over the batch, then refuses it all (a schema change, say)
+    java.lang.instrument.Instrumentation inst =
+        (java.lang.instrument.Instrumentation)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {java.lang.instrument.Instrumentation.class},
+                (proxy, method, args) -> {
+                  switch (method.getName()) {
+                    case "getAllLoadedClasses":
+                      return new Class<?>[] {send};
+                    case "isRetransformClassesSupported":
+                      return true;
+                    case "retransformClasses":
+                      assertThat(
+                              transformer.transform(
+                                  send.getModule(),
+                                  send.getClassLoader(),
+                                  OkHttpHook.SEND,
+                                  send,
+                                  null,
+                                  bytes))
+                          .isNotNull();
+                      throw new UnsupportedOperationException("class redefinition failed");
+                    default:
+                      return null;
+                  }
+                });
+
+    String status = dev.retryagent.agent.tooling.HookTransformer.installAll(inst, transformer)[0];
+
+    assertThat(status).startsWith("okhttp NOT hooked (retransforming");
+    assertThat(transformer.hooked()).isZero();
+    assertThat(transformer.status()).startsWith("okhttp armed");
+    // its resends are counted by the network interceptor, as for an unhooked class
+    assertThat(transformer.sendsHooked(send)).isFalse();
+  }
+
+  @Test
   void aClassThatCannotBeInstrumentedIsReportedOnceAndLeftUnchanged() {
     byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};
 
