@@ -41,6 +41,21 @@ public final class AgentStarter {
   }
 
   /**
+   * What a start after the first says, given the first start's line ({@code null} while that start
+   * is still under way on another thread, two attaches at once say: it may yet fail).
+   */
+  static String anotherStart(String first) {
+    if (first == null) {
+      return "another start is under way in this JVM, ignoring this one (its line says whether it"
+          + " installed the agent)";
+    }
+    return first.startsWith("not installed")
+        ? "not installed by an earlier start in this JVM, ignoring another start"
+            + " (only a restart installs it)"
+        : "already installed, ignoring another start";
+  }
+
+  /**
    * Installs the agent and prints one line on stderr saying what was installed, or why not. Never
    * throws.
    *
@@ -56,13 +71,7 @@ public final class AgentStarter {
     if (!claimStart()) {
       // Only one start per JVM, even after one that failed (it may have installed part of the
       // agent); but never "installed" when the application runs without retries.
-      String first = firstLine();
-      System.err.println(
-          prefix
-              + (first != null && first.startsWith("not installed")
-                  ? "not installed by an earlier start in this JVM, ignoring another start"
-                      + " (only a restart installs it)"
-                  : "already installed, ignoring another start"));
+      System.err.println(prefix + anotherStart(firstLine()));
       return;
     }
     String line; // without the prefix

@@ -30,4 +30,16 @@ class AgentStarterTest {
         .contains("not installed")
         .contains("ignoring another start");
   }
+
+  @Test
+  void aStartWhileTheFirstIsStillUnderWayDoesNotClaimTheAgentIsInstalled() {
+    // two attaches at once: the first may still fail
+    assertThat(AgentStarter.anotherStart(null))
+        .doesNotContain("already installed")
+        .contains("another start is under way");
+    assertThat(AgentStarter.anotherStart("jdk-http armed (send, sendAsync); config=built-in"))
+        .startsWith("already installed");
+    assertThat(AgentStarter.anotherStart("not installed, the application runs without retries"))
+        .startsWith("not installed by an earlier start");
+  }
 }
