@@ -124,75 +124,117 @@ final class ConnectionView {
   }
 
   /**
-   * The JDK's refusal of a setter from {@code java.net.URLConnection} ({@code setDoOutput}, {@code
-   * setUseCaches}, ...) during its call: its socket is connected then. Nothing during a call run by
-   * {@code connect()} (its socket is not yet connected while it retries): taken, as the JDK's.
-   */
-  private void refuseWhileConnected() {
-    if (refusedWhileRunning(false)) {
-      throw new IllegalStateException("Already connected");
-    }
-  }
-
-  /**
    * What a setter that fresh attempts copy from the connection in use ({@link UrlRequest#applyTo})
-   * or replay from the record is written under: the exchange holds it while it makes the next
-   * attempt's connection and makes it the one in use ({@link UrlExchange#open}). A setter during a
-   * call run by {@code connect()} on another thread (connect failures retried; the JDK's socket not
-   * yet connected, its setters taken) then reaches that attempt, whether it came before the copy
-   * (copied) or after (written to it). Without it, one written to the previous attempt just after
-   * the copy was lost for the retry, which then sent without it, and the application read back the
-   * value it had replaced.
+   * or replay from the record is written under while another thread's call runs: the exchange holds
+   * it while it makes a retry's connection from the previous one and makes it the one in use
+   * ({@link UrlExchange#open}). A setter during a call run by {@code connect()} on another thread
+   * (connect failures retried; the JDK's socket not yet connected, its setters taken) then reaches
+   * that attempt, whether it came before the copy (copied) or after (written to it). Without it,
+   * one written to the previous attempt just after the copy was lost for the retry, which then sent
+   * without it, and the application read back the value it had replaced.
    */
   Object settings() {
     return request;
   }
 
   /**
+   * Before a setter a fresh attempt copies ({@code setDoOutput}, {@code setUseCaches}, ...): the
+   * JDK's refusal during another thread's body or response step (its socket connected then), and
+   * whether it is written under {@link #settings()}: only while another thread's call runs, the
+   * only time a retry's connection is made. Otherwise written as the JDK's, with no monitor (the
+   * JDK's setters take none): the check is one volatile read. A setter that races with the start of
+   * another thread's call is ordered by the application, as with the JDK's connection, whose fields
+   * are plain: a retry's copy comes only after that call's first attempt failed and its wait.
+   *
+   * @return whether to write it under {@link #settings()}
+   */
+  private boolean copiedWhileRunning() {
+    int s = runningElsewhere();
+    if (s == 0) {
+      return false;
+    }
+    if (s != UrlExchange.CONNECT) {
+      throw new IllegalStateException("Already connected");
+    }
+    return true;
+  }
+
+  /**
    * The {@code URLConnection} setters and the others a fresh attempt copies from the connection in
    * use: refused during another thread's body or response step (connected), else written to the
-   * connection in use under {@link #settings()}.
+   * connection in use ({@link #copiedWhileRunning}).
    */
   void setDoInput(boolean on) {
-    refuseWhileConnected();
+    if (!copiedWhileRunning()) {
+      c().setDoInput(on);
+      return;
+    }
     synchronized (settings()) {
       c().setDoInput(on);
     }
   }
 
   void setDoOutput(boolean on) {
-    refuseWhileConnected();
+    if (!copiedWhileRunning()) {
+      c().setDoOutput(on);
+      return;
+    }
     synchronized (settings()) {
       c().setDoOutput(on);
     }
   }
 
   void setAllowUserInteraction(boolean on) {
-    refuseWhileConnected();
+    if (!copiedWhileRunning()) {
+      c().setAllowUserInteraction(on);
+      return;
+    }
     synchronized (settings()) {
       c().setAllowUserInteraction(on);
     }
   }
 
   void setUseCaches(boolean on) {
-    refuseWhileConnected();
+    if (!copiedWhileRunning()) {
+      c().setUseCaches(on);
+      return;
+    }
     synchronized (settings()) {
       c().setUseCaches(on);
     }
   }
 
   void setIfModifiedSince(long since) {
-    refuseWhileConnected();
+    if (!copiedWhileRunning()) {
+      c().setIfModifiedSince(since);
+      return;
+    }
     synchronized (settings()) {
       c().setIfModifiedSince(since);
     }
   }
 
-  /** Taken at any time, as the JDK's: no check of its own. */
+  /**
+   * Taken at any time, as the JDK's: no check of its own; under {@link #settings()} only while
+   * another thread's call runs ({@link #copiedWhileRunning}, which it is never refused by).
+   */
   void setInstanceFollowRedirects(boolean follow) {
+    if (runningElsewhere() == 0) {
+      c().setInstanceFollowRedirects(follow);
+      return;
+    }
     synchronized (settings()) {
       c().setInstanceFollowRedirects(follow);
     }
+  }
+
+  /**
+   * Whether a setter the JDK takes at any time and a fresh attempt copies (the https socket factory
+   * and hostname verifier) is written under {@link #settings()}: only while another thread's call
+   * runs ({@link #copiedWhileRunning}).
+   */
+  boolean underSettings() {
+    return runningElsewhere() != 0;
   }
 
   /**

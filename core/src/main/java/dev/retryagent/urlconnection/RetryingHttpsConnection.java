@@ -71,6 +71,10 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setHostnameVerifier(HostnameVerifier verifier) {
+    if (!v.underSettings()) {
+      tls().setHostnameVerifier(verifier);
+      return;
+    }
     synchronized (v.settings()) { // copied into a fresh attempt: ConnectionView#settings
       tls().setHostnameVerifier(verifier);
     }
@@ -83,6 +87,10 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   @Override
   public void setSSLSocketFactory(SSLSocketFactory factory) {
+    if (!v.underSettings()) {
+      tls().setSSLSocketFactory(factory);
+      return;
+    }
     synchronized (v.settings()) { // copied into a fresh attempt: ConnectionView#settings
       tls().setSSLSocketFactory(factory);
     }

@@ -908,14 +908,27 @@ final class UrlExchange {
    */
   private HttpURLConnection open(int n) throws IOException {
     HttpURLConnection c;
-    // Under the settings' monitor (ConnectionView#settings): a setter from another thread while
-    // connect() retries reaches this attempt, copied or written to it, never the previous one
-    // alone.
-    synchronized (request) {
-      c = templateUsed ? fresh() : template;
+    if (!templateUsed) {
+      // The first attempt is the template, already the connection in use: nothing is copied, so
+      // no setter can be lost, and no monitor is taken on a call's ordinary path.
       templateUsed = true;
+      c = template;
       prepare(c, n);
       current = c;
+    } else {
+      // Opened outside the settings' monitor: the transport is the library's public API (user
+      // code in library mode), which may wait for a lock of the application's own that a thread
+      // of the application holds while it calls one of the setters taking this monitor: held
+      // here, the two waited for each other.
+      c = opened();
+      // Under the settings' monitor (ConnectionView#settings): a setter from another thread while
+      // connect() retries reaches this attempt, copied or written to it, never the previous one
+      // alone.
+      synchronized (request) {
+        request.applyTo(c, current instanceof NoResponse ? template : current);
+        prepare(c, n);
+        current = c;
+      }
     }
     if (cancelled) {
       letGo(c); // disconnect() raced with the switch to this connection
@@ -923,15 +936,13 @@ final class UrlExchange {
     return c;
   }
 
-  private HttpURLConnection fresh() throws IOException {
-    HttpURLConnection previous = current instanceof NoResponse ? template : current;
+  /** A retry's connection, not yet configured: {@link UrlTransport#open}. */
+  private HttpURLConnection opened() throws IOException {
     java.net.URLConnection opened = transport.open(request.url(), proxy);
     if (!(opened instanceof HttpURLConnection)) {
       throw new IOException("not an HttpURLConnection: " + opened.getClass().getName());
     }
-    HttpURLConnection fresh = (HttpURLConnection) opened;
-    request.applyTo(fresh, previous);
-    return fresh;
+    return (HttpURLConnection) opened;
   }
 
   /** The attempt header and the attempt's timeouts. */

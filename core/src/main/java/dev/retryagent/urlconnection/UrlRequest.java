@@ -39,14 +39,20 @@ final class UrlRequest implements RequestInfo {
   private Authenticator authenticator;
 
   /**
-   * The streaming mode. Volatile: also recorded, without the exchange's lock, while another
-   * thread's {@code connect()} retries (ConnectionView#settings, under this object's monitor), and
-   * read by the engine's judgment on the call's thread meanwhile ({@link #method}).
+   * The streaming mode in one field: {@link #BUFFERED}, a fixed length (0 or more), or {@link
+   * #CHUNKED} (its chunk length in {@link #chunkLength}, written before it and so published by it).
+   * Volatile, as another thread may record it, under this object's monitor alone, while the
+   * application's {@code connect()} runs (connect failures retried; ConnectionView#settings), and
+   * the call's thread reads it meanwhile without that monitor ({@link #method}, judging a failed
+   * connect): a plain {@code long} may be read half written (JLS 17.7). One field, so an ordinary
+   * setter before {@code connect()} makes one volatile write.
    */
-  private volatile long fixedLength = -1;
+  private volatile long streamMode = BUFFERED;
 
-  private volatile int chunkLength = -1;
-  private volatile boolean chunked;
+  private static final long BUFFERED = -1;
+  private static final long CHUNKED = -2;
+
+  private int chunkLength = -1;
 
   /**
    * The application's timeouts, -1 while it set none: the JDK then applies its default ({@code
@@ -113,19 +119,18 @@ final class UrlRequest implements RequestInfo {
   }
 
   void recordFixedLength(long length) {
-    fixedLength = length;
-    chunked = false;
+    streamMode = length;
   }
 
   void recordChunked(int chunk) {
     chunkLength = chunk;
-    chunked = true;
-    fixedLength = -1;
+    streamMode = CHUNKED;
   }
 
   /** The streaming mode's declared length, or -1 (chunked or buffered). */
   long fixedLength() {
-    return fixedLength;
+    long m = streamMode;
+    return m >= 0 ? m : -1;
   }
 
   /**
@@ -133,12 +138,13 @@ final class UrlRequest implements RequestInfo {
    * response ({@code IOException: insufficient data written}), the application's own mistake.
    */
   boolean shortOfFixedLength() {
-    return fixedLength > 0 && (body == null || body.written() < fixedLength);
+    long fixed = fixedLength();
+    return fixed > 0 && (body == null || body.written() < fixed);
   }
 
   /** True in a streaming mode: the body goes to the socket as it is written. */
   boolean streaming() {
-    return chunked || fixedLength >= 0;
+    return streamMode != BUFFERED;
   }
 
   void connectTimeout(int millis) {
@@ -207,10 +213,11 @@ final class UrlRequest implements RequestInfo {
     if (authenticator != null) {
       fresh.setAuthenticator(authenticator);
     }
-    if (chunked) {
+    long mode = streamMode;
+    if (mode == CHUNKED) {
       fresh.setChunkedStreamingMode(chunkLength);
-    } else if (fixedLength >= 0) {
-      fresh.setFixedLengthStreamingMode(fixedLength);
+    } else if (mode >= 0) {
+      fresh.setFixedLengthStreamingMode(mode);
     }
     for (String[] p : properties) {
       if (p[0].equals("add")) {

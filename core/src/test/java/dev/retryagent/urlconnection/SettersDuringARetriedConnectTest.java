@@ -274,6 +274,133 @@ class SettersDuringARetriedConnectTest {
     c.disconnect();
   }
 
+  /**
+   * The library's transport is the application's code: one whose {@code open} waits for a lock of
+   * the application's own, which another thread of the application holds while it calls a setter
+   * during the call. Both end, as with the JDK's connection, whose setters wait for nothing; the
+   * setter reaches the retry. Checked against a deliberate break (the retry's connection opened
+   * under the settings' monitor, as before): the transport waited for the lock, the setter for the
+   * monitor, and the transport's bounded wait gave up ("the application's lock never came").
+   */
+  @Test
+  void aTransportWaitingForTheApplicationsLockDoesNotStopASetter() throws Exception {
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = s.getLocalPort();
+    }
+    server.otherwise(ok("fine"));
+    RetryEngine engine = engine(new AtomicReference<>(), new EventLines());
+    ReentrantLock applications = new ReentrantLock();
+    AtomicReference<HttpURLConnection> app = new AtomicReference<>();
+    CompletableFuture<String> set = new CompletableFuture<>();
+    List<HttpURLConnection> attempts = new CopyOnWriteArrayList<>();
+    UrlTransport transport =
+        (url, proxy) -> {
+          // Another thread of the application takes its lock and, holding it, calls a setter.
+          CompletableFuture<Void> holding = new CompletableFuture<>();
+          threads.execute(
+              () -> {
+                applications.lock();
+                try {
+                  holding.complete(null);
+                  set.complete(
+                      answer(
+                          () -> {
+                            app.get().setUseCaches(false);
+                            return null;
+                          }));
+                } finally {
+                  applications.unlock();
+                }
+              });
+          holding.join();
+          try {
+            if (!applications.tryLock(5, TimeUnit.SECONDS)) {
+              throw new IOException("the application's lock never came");
+            }
+          } catch (InterruptedException e) {
+            throw new java.io.InterruptedIOException();
+          }
+          try {
+            HttpURLConnection a =
+                (HttpURLConnection) UrlTransport.DIRECT.open(new URL(server.url("/items")), proxy);
+            attempts.add(a);
+            return a;
+          } finally {
+            applications.unlock();
+          }
+        };
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL("http://127.0.0.1:" + closedPort + "/items").openConnection(Proxy.NO_PROXY),
+                null,
+                engine,
+                transport);
+    app.set(c);
+
+    connect(c);
+
+    assertThat(set.get(10, TimeUnit.SECONDS)).as("taken while connecting").isEqualTo("null");
+    assertThat(attempts).as("one retry").hasSize(1);
+    assertThat(attempts.get(0).getUseCaches()).as("the retry's").isFalse();
+    assertThat(c.getUseCaches()).isFalse();
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requestCount()).as("one request on the wire").isEqualTo(1);
+  }
+
+  /**
+   * With no call running on another thread, the setters a retry copies and the first attempt's
+   * {@code connect()} take no monitor, as the JDK's take none: another holder of the settings'
+   * monitor holds up neither. Checked against a deliberate break (the setters and the first
+   * attempt's open under the monitor, as before): both waited for the holder.
+   */
+  @Test
+  void noMonitorWithoutAnotherThreadsCall() throws Exception {
+    server.otherwise(ok("fine"));
+    RetryEngine engine = engine(new AtomicReference<>(), new EventLines());
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL(server.url("/items")).openConnection(Proxy.NO_PROXY),
+                null,
+                engine,
+                UrlTransport.DIRECT);
+    Object settings = ((RetryingHttpConnection) c).view().settings();
+    CompletableFuture<Void> release = new CompletableFuture<>();
+    CompletableFuture<Void> held = new CompletableFuture<>();
+    threads.execute(
+        () -> {
+          synchronized (settings) {
+            held.complete(null);
+            release.join();
+          }
+        });
+    held.get(10, TimeUnit.SECONDS);
+    try {
+      CompletableFuture<String> configured =
+          CompletableFuture.supplyAsync(
+              () ->
+                  answer(
+                      () -> {
+                        c.setUseCaches(false);
+                        c.setIfModifiedSince(5000);
+                        c.setInstanceFollowRedirects(false);
+                        c.setDoOutput(false);
+                        c.setDoInput(true);
+                        c.setAllowUserInteraction(false);
+                        c.connect();
+                        return c.getUseCaches();
+                      }),
+              threads);
+      assertThat(configured.get(10, TimeUnit.SECONDS)).isEqualTo("false");
+    } finally {
+      release.complete(null);
+    }
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requests().get(0).header("If-Modified-Since")).isNotNull();
+  }
+
   /** The application's own request, before it connects: a POST with a body to come. */
   private static void configure(HttpURLConnection c) throws IOException {
     c.setRequestMethod("POST");
