@@ -190,6 +190,91 @@ class SettersDuringARetriedConnectTest {
   }
 
   /**
+   * {@code getOutputStream()} without {@code connect()} first: the JDK's connects, then reads the
+   * streaming mode (its {@code getOutputStream0}), and takes one from another thread while it
+   * connects (a plain JDK connection held in its SOCKS handshake). Ours, during the wait before
+   * retrying the body step's refused connect: the same answers, and the retry's body is streamed,
+   * chunked. Checked against a deliberate break (the body step answered as a body step while it
+   * connects, as before): refused, "Can't set streaming mode: already connected", and the body went
+   * buffered.
+   */
+  @Test
+  void aStreamingModeWhileTheBodyStepConnectsIsTaken() throws Exception {
+    String plain;
+    try (ServerSocket proxy = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      HttpURLConnection p =
+          (HttpURLConnection)
+              new URL("http://127.0.0.1:" + server.port() + "/items")
+                  .openConnection(
+                      new Proxy(
+                          Proxy.Type.SOCKS,
+                          new InetSocketAddress(
+                              InetAddress.getLoopbackAddress(), proxy.getLocalPort())));
+      p.setConnectTimeout(10_000);
+      p.setReadTimeout(10_000);
+      configure(p);
+      CompletableFuture<String> opening =
+          CompletableFuture.supplyAsync(() -> answer(p::getOutputStream), threads);
+      try (Socket s = proxy.accept()) {
+        assertThat(s.getInputStream().read()).as("the JDK's body step connects").isEqualTo(5);
+        plain =
+            CompletableFuture.supplyAsync(() -> streaming(p), threads).get(10, TimeUnit.SECONDS);
+        assertThat(opening).as("the JDK's getOutputStream() still under way").isNotDone();
+      }
+      opening.get(10, TimeUnit.SECONDS);
+    }
+
+    int closedPort;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closedPort = s.getLocalPort();
+    }
+    server.otherwise(ok("fine"));
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    RetryEngine engine = engine(duringTheWait, new EventLines());
+    UrlTransport retriesToTheServer =
+        (url, proxy) -> UrlTransport.DIRECT.open(new URL(server.url("/items")), proxy);
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL("http://127.0.0.1:" + closedPort + "/items").openConnection(Proxy.NO_PROXY),
+                null,
+                engine,
+                retriesToTheServer);
+    configure(c);
+    AtomicReference<String> ours = new AtomicReference<>();
+    duringTheWait.set(
+        () -> {
+          try {
+            ours.set(
+                CompletableFuture.supplyAsync(() -> streaming(c), threads)
+                    .get(10, TimeUnit.SECONDS));
+          } catch (Exception e) {
+            ours.set(e.toString());
+          }
+        });
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("abc".getBytes(StandardCharsets.US_ASCII));
+    }
+    assertThat(plain).isEqualTo("null; IllegalStateException: Chunked encoding streaming mode set");
+    assertThat(ours.get()).as("as the JDK's answers while it connects").isEqualTo(plain);
+    assertThat(server.awaitRequests(1)).as("streamed").isEqualTo(ScriptedHttpServer.requests(1));
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requestCount()).as("one request on the wire").isEqualTo(1);
+    ScriptedHttpServer.Recorded sent = server.requests().get(0);
+    assertThat(sent.method).isEqualTo("POST");
+    assertThat(sent.body).isEqualTo("abc");
+    assertThat(sent.header("Transfer-Encoding")).isEqualTo("chunked");
+  }
+
+  /** Chunked, then a fixed length, from one thread: each answer. */
+  private static String streaming(HttpURLConnection c) {
+    return answer(() -> run(() -> c.setChunkedStreamingMode(100)))
+        + "; "
+        + answer(() -> run(() -> c.setFixedLengthStreamingMode(3)));
+  }
+
+  /**
    * A setter from another thread as the retry's connection is made, just after the settings were
    * copied into it from the failed attempt's ({@link UrlRequest#applyTo}): it reaches the retry (it
    * waits for the copy to end, then is written to the retry's connection), as the JDK's single
