@@ -87,7 +87,9 @@ final class JdkResends {
       return allMethodRetry(
           System.getProperty(ALL_METHODS_KEY),
           home == null ? null : Paths.get(home, "conf", "net.properties"));
-    } catch (SecurityException | java.nio.file.InvalidPathException e) {
+    } catch (SecurityException e) {
+      return true; // unknown: the safe side (a send watch for each attempt of a non-GET)
+    } catch (java.nio.file.InvalidPathException e) {
       return false;
     }
   }
@@ -109,6 +111,11 @@ final class JdkResends {
     Properties props = new Properties();
     try (InputStream in = Files.newInputStream(netProperties)) {
       props.load(in);
+    } catch (SecurityException e) {
+      // A SecurityManager that lets the application's frames not read the JDK's conf: the JDK
+      // reads the file privileged and may have the switch on. Unknown here, so taken as on, the
+      // safe side (r33): read as off, a POST the JDK resent could be sent a third time.
+      return "true";
     } catch (IOException | RuntimeException e) {
       return null; // NetProperties: no file or unreadable, no defaults
     }
