@@ -91,7 +91,9 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private Scheduler.Cancellable pending;
   // The final attempt's future once it succeeded, for a style whose dependents cancel the call
   // (Dependent.cancel): its exchange is what a dependent's cancel(true) still reaches then.
-  private volatile CompletableFuture<T> succeeded;
+  // Plain: written before the caller's future completes, read by Dependent.cancel only once it
+  // saw that future done (its completing CAS publishes the write): no volatile write per call.
+  private CompletableFuture<T> succeeded;
   private boolean pendingIsRetry;
   private boolean contextEnded;
   // Set by a cancel(true) of a style whose cancel ends as the attempt (Style.cancelEndsAsAttempt):
@@ -262,6 +264,10 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
     f.whenComplete(this::attemptDone);
     if (result.isCancelled()) {
+      f.cancel(true);
+    } else if (result.isDone() && call.attempt() > 1) {
+      // The caller completed its future itself between the look before this attempt and
+      // inFlight's write, so endedByCaller found no retry in flight: nobody will read this one.
       f.cancel(true);
     }
   }
@@ -448,8 +454,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   /** Completes with {@code response}, or else with {@code failure}; never throws. */
   private void completeAfterOwnFailure(T response, Throwable failure) {
     if (failure != null) {
-      result.completeExceptionally(failure);
-    } else if (!result.complete(response)) {
+      result.failByLoop(failure);
+    } else if (!result.completeByLoop(response)) {
       // The caller gave up meanwhile. What the release throws (a body's close() may throw an
       // Error) is said once; dropped here, it was said nowhere.
       SyncRetryLoop.discardUnwanted(engine, access, response);
@@ -696,7 +702,6 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
   }
 
-  /** Completes with the final response, or discards it when the caller is gone. */
   /**
    * Keeps the final attempt's future before the caller's completes (its dependents may run and be
    * cancelled inside that completion), for {@link Dependent#cancel}; only for a style whose
@@ -708,6 +713,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
   }
 
+  /** Completes with the final response, or discards it when the caller is gone. */
   private void succeed(T response) {
     endContext();
     if (onSchedulerThread()) {
@@ -721,7 +727,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
   private void completeExceptionally(Throwable error) {
     CallContext.Scope scope = NoContext.enter(call, true);
     try {
-      result.completeExceptionally(error);
+      result.failByLoop(error);
     } finally {
       NoContext.close(call, scope);
     }
@@ -731,7 +737,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     boolean completed;
     CallContext.Scope scope = NoContext.enter(call, true);
     try {
-      completed = result.complete(response);
+      completed = result.completeByLoop(response);
     } finally {
       NoContext.close(call, scope);
     }
@@ -830,9 +836,19 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
     }
 
     /**
-     * Completed by the application (completeOnTimeout) or by the loop, which finds no wait and no
-     * attempt pending then: see {@link #endedByCaller}.
+     * The loop's own completion: not the caller's giving up ({@link #endedByCaller}), and no lock
+     * taken on the success path (r33).
      */
+    boolean completeByLoop(T value) {
+      return super.complete(value);
+    }
+
+    /** The loop's own completion with a failure: see {@link #completeByLoop}. */
+    boolean failByLoop(Throwable ex) {
+      return super.completeExceptionally(ex);
+    }
+
+    /** Completed by the application (completeOnTimeout): see {@link #endedByCaller}. */
     @Override
     public boolean complete(T value) {
       boolean completed = super.complete(value);
@@ -842,7 +858,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       return completed;
     }
 
-    /** Completed by the application (orTimeout, completeExceptionally) or by the loop. */
+    /** Completed by the application (orTimeout, completeExceptionally). */
     @Override
     public boolean completeExceptionally(Throwable ex) {
       boolean completed = super.completeExceptionally(ex);
@@ -857,7 +873,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
      * its time (until then the call held its client's close(), counted in pendingAsyncRetries and
      * kept its memory); a retry in flight, whose outcome nobody will read, is cancelled. The first
      * attempt is left alone: without the agent the application's completing its future does not
-     * stop the exchange either. When the loop completes the future, neither is pending.
+     * stop the exchange either. The loop completes the future by {@link #completeByLoop} and {@link
+     * #failByLoop}, never through here.
      */
     private void endedByCaller() {
       boolean waiting;
@@ -907,7 +924,8 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       boolean wasDone = isDone();
       boolean cancelled = super.cancel(mayInterruptIfRunning);
       if (!wasDone && mayInterruptIfRunning) {
-        CompletableFuture<T> exchange = succeeded;
+        // Read only once the caller's future is done: its completion published the plain write.
+        CompletableFuture<T> exchange = result.isDone() ? succeeded : null;
         if (exchange != null) {
           // The response arrived, its body may still stream: without the agent the dependent
           // shares the exchange's cancel hook, which stops the body (its subscriber fails, the
