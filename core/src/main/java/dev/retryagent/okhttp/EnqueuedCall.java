@@ -1292,6 +1292,20 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private static final long HAND_OVER_CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   /**
+   * How many times {@link #watchHandOver} looks before it stops (about a minute): an executor that
+   * silently discards what it accepted (a {@code DiscardPolicy} on a full queue, a handler that
+   * drops) never runs it and may never terminate, and a watch without end rescheduled itself every
+   * second for ever, one task per call on the agent's scheduler (a storm of refused retries makes
+   * many), holding the call and the response copy it would tell. The end was handed over past the
+   * call's deadline already: an executor that has neither run it nor terminated a minute later has
+   * discarded it or holds it on, and neither is told apart from outside while it goes on running
+   * (telling it ourselves then could tell on the wrong thread what the executor still runs). The
+   * watch lets go: the callback hears nothing, as plain OkHttp's does of a call its executor
+   * discards, and the call stays counted running, as OkHttp's dispatcher counts that call.
+   */
+  private static final int HAND_OVER_LOOKS = 60;
+
+  /**
    * Watches the end of a call not retried ({@link #endAsNotRetried}: its retry's wait ended past
    * the deadline, or the rate limit refused the retry), handed to the dispatcher's executor (the
    * copy of a response, the clone that tells a failure): an application's executor that queues
@@ -1301,7 +1315,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * of the call; once the executor has terminated with it untold, nothing of the executor's will
    * run it: {@code tellHere} tells it, once, on the agent's thread, as a hand-over the executor
    * refuses is. OkHttp's own executor (no queue: it runs or refuses each task) drops nothing and is
-   * not watched. Only this path pays for it.
+   * not watched. Only this path pays for it, and for {@link #HAND_OVER_LOOKS} looks at most.
    */
   private void watchHandOver(Runnable tellHere) {
     ExecutorService executor;
@@ -1316,6 +1330,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     Runnable watch =
         new Runnable() {
+          private int looks; // this watch's own, not the call's: no field per call
+
           @Override
           public void run() {
             if (told || isDone()) {
@@ -1328,6 +1344,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
                 leaveAsUncaught(thrown); // the application's callback's: the scheduler goes on
               }
               return;
+            }
+            if (++looks >= HAND_OVER_LOOKS) {
+              return; // discarded, or held on: looked at no longer (HAND_OVER_LOOKS)
             }
             try {
               engine.scheduler().schedule(this, HAND_OVER_CHECK_NANOS);

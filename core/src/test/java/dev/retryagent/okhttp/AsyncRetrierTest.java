@@ -2309,6 +2309,58 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
   }
 
+  @ParameterizedTest(name = "a failure before the wait: {0}")
+  @ValueSource(booleans = {false, true})
+  void theWatchOfALateEndAnExecutorDiscardsEnds(boolean failed) throws Exception {
+    // The late end (the retry's wait ended past the deadline) was handed to an application's
+    // executor that silently discards what it accepts (a DiscardPolicy on a full queue) and never
+    // terminates: the agent's look at that hand-over rescheduled itself every second for ever,
+    // one task per call on the agent's scheduler holding the call, its clone and its response
+    // copy. It now stops after its bound. Plain OkHttp, its call discarded by such an executor,
+    // never tells its callback either, and counts it running for ever: so does the agent.
+    HoldingExecutor plainExecutor = new HoldingExecutor();
+    plainExecutor.discard.set(true);
+    okhttp3.Dispatcher plainDispatcher = new okhttp3.Dispatcher(plainExecutor);
+    OkHttpClient plain = new OkHttpClient.Builder().dispatcher(plainDispatcher).build();
+    Heard without = new Heard();
+    plain.newCall(get("/plain")).enqueue(without);
+    assertThat(plainDispatcher.runningCallsCount()).isEqualTo(1);
+    assertThat(without.reports).hasValue(0);
+
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(failed ? reset() : status(503).body("busy"));
+    server.otherwise(ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/retried")), heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.discard.set(true);
+    time.runHeldTasks(); // the wait ends past the deadline: the clone, or the copy, is discarded
+    await().atMost(Duration.ofSeconds(10)).until(() -> time.heldTasks() == 1); // the watch
+
+    int looks = 0;
+    while (time.heldTasks() > 0 && looks < 1_000) {
+      time.runHeldTasks();
+      looks++;
+    }
+    assertThat(time.heldTasks()).as("the watch stopped").isZero();
+    assertThat(looks).as("after about a minute of looks").isBetween(50, 70);
+    assertThat(heard.reports).as("discarded: never run, as plain OkHttp's").hasValue(0);
+    assertThat(server.requestCount()).as("nothing sent again").isEqualTo(1);
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    // Counted running, as plain OkHttp's dispatcher counts the call its executor discarded; the
+    // watch, and the copy or clone it held, are gone.
+    assertThat(retrier.running()).isEqualTo(1);
+  }
+
   @ParameterizedTest(name = "past the call timeout: {0}")
   @ValueSource(booleans = {false, true})
   void aFailureOfBeforeALateWaitQueuedBehindTheHostsSlotsIsHeardAsThroughItsRun(boolean timedOut)
@@ -3065,6 +3117,8 @@ class AsyncRetrierTest {
   private static final class HoldingExecutor extends java.util.concurrent.ThreadPoolExecutor {
     final AtomicBoolean hold = new AtomicBoolean();
     final List<Runnable> held = new CopyOnWriteArrayList<>();
+    // Accepts and drops each task, as a DiscardPolicy on a full queue does, and never terminates.
+    final AtomicBoolean discard = new AtomicBoolean();
 
     HoldingExecutor() {
       super(
@@ -3077,6 +3131,9 @@ class AsyncRetrierTest {
 
     @Override
     public void execute(Runnable command) {
+      if (discard.get()) {
+        return;
+      }
       if (hold.get()) {
         held.add(command);
       } else {
