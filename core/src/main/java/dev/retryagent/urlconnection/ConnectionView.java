@@ -71,19 +71,13 @@ final class ConnectionView {
    *
    * @return 0 with the lock held; else the step ({@link UrlExchange#CONNECT}, {@link
    *     UrlExchange#BODY}, {@link UrlExchange#RESPONSE}) of the call running on another thread,
-   *     without the lock; a body step still connecting answered as {@link UrlExchange#CONNECT}
-   *     ({@link UrlExchange#runningStepForStreaming})
+   *     without the lock
    */
   private int lockOrRunningStep() {
     boolean interrupted = false;
     try {
       while (!lock.tryLock()) {
         int s = runningElsewhere();
-        if (s == UrlExchange.BODY && x.runningStepForStreaming() == UrlExchange.CONNECT) {
-          // A body step still connecting: as a call run by connect() for the streaming modes
-          // (the others refuse any step).
-          s = UrlExchange.CONNECT;
-        }
         if (s != 0) {
           return s;
         }

@@ -152,14 +152,6 @@ final class UrlExchange {
   static final int RESPONSE = 3;
 
   private volatile boolean running;
-
-  /**
-   * A body step's call has not yet connected the attempt whose body it opens ({@link
-   * #runningStepForStreaming}). Written before {@link #running} and, under the settings' monitor,
-   * once that attempt is connected.
-   */
-  private volatile boolean bodyConnecting;
-
   private volatile boolean cancelled;
 
   /**
@@ -247,17 +239,6 @@ final class UrlExchange {
     return running ? step : 0;
   }
 
-  /**
-   * {@link #runningStep}, with a body step whose attempt is not yet connected (its connect, a
-   * failed connect's wait, the first attempt's wait for its permit) answered as {@link #CONNECT}:
-   * for the streaming modes, which the JDK's {@code getOutputStream()} reads after it connected and
-   * takes from another thread until then.
-   */
-  int runningStepForStreaming() {
-    int s = runningStep();
-    return s == BODY && bodyConnecting ? CONNECT : s;
-  }
-
   /** The attempt header the call's connections carry, or null: {@link #attemptHeader}. */
   String attemptHeader() {
     return attemptHeader;
@@ -302,9 +283,6 @@ final class UrlExchange {
       return current.getOutputStream();
     }
     step = BODY;
-    // The JDK's getOutputStream() connects before it reads the streaming mode: until the attempt
-    // whose body is opened is connected, another thread's streaming mode is taken (runningStep).
-    bodyConnecting = live == null;
     return advance(true);
   }
 
@@ -401,15 +379,6 @@ final class UrlExchange {
 
   /** The live attempt's body stream, seen through the body copy. */
   private OutputStream openBody(HttpURLConnection c) throws IOException {
-    // Connected: from here another thread's streaming mode is refused, as the JDK's once its
-    // getOutputStream() connected. Under the settings' monitor, after which a streaming mode that
-    // the connection took while it connected is recorded too
-    // (ConnectionView#streamingWhileConnecting
-    // asks the connection and records under it): the body copy below and the retry frame the body
-    // as the connection does.
-    synchronized (request) {
-      bodyConnecting = false;
-    }
     OutputStream jdk = c.getOutputStream();
     request.fixMethod(c.getRequestMethod()); // after the JDK's GET -> POST turn
     RequestBody b =
