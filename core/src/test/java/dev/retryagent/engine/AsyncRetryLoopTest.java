@@ -24,6 +24,8 @@ class AsyncRetryLoopTest {
   private static final class ManualAttempts implements AsyncRetryLoop.Attempt<FakeResponse> {
     final List<CompletableFuture<FakeResponse>> started = new ArrayList<>();
     boolean cancellable = true;
+    // Run inside start(), before the attempt's future is returned (null: nothing).
+    Runnable whileStarting;
 
     @Override
     public CompletableFuture<FakeResponse> start(int attempt, long timeoutNanos) {
@@ -37,6 +39,9 @@ class AsyncRetryLoopTest {
                 }
               };
       started.add(f);
+      if (whileStarting != null) {
+        whileStarting.run();
+      }
       return f;
     }
 
@@ -399,6 +404,25 @@ class AsyncRetryLoopTest {
     result.complete(FakeResponse.of(204)); // completeOnTimeout
 
     assertThat(attempts.last().isCancelled()).isTrue();
+    assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
+  }
+
+  /**
+   * The caller completes its future while a retry is being started, after the loop's look before
+   * the attempt and before the attempt is in flight: endedByCaller then finds no retry to cancel,
+   * so the loop cancels it once it is (r34; before b0028998 it ran on, unread).
+   */
+  @Test
+  void aCallerThatStopsWaitingAsARetryStartsCancelsThatRetry() {
+    EngineFixture f = EngineFixture.of(TestPolicy.create());
+    CompletableFuture<FakeResponse> result = start(f, FakeRequest.get());
+    attempts.last().complete(FakeResponse.of(503));
+    attempts.whileStarting = () -> result.complete(FakeResponse.of(204)); // completeOnTimeout
+    f.scheduler.advance(100 * MS);
+    assertThat(attempts.started).hasSize(2);
+
+    assertThat(attempts.last().isCancelled()).isTrue();
+    assertThat(result.join().status).isEqualTo(204);
     assertThat(f.listener.events(RetryEvent.Type.CALL_COMPLETE)).hasSize(1);
   }
 
