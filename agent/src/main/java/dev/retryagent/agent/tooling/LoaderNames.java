@@ -19,7 +19,12 @@ public final class LoaderNames {
     }
     StringBuilder b = new StringBuilder();
     append(b, loader.getClass().getName());
-    String name = loader.getName();
+    String name;
+    try {
+      name = loader.getName(); // not final: a loader's own may fail, inside a transformer here
+    } catch (RuntimeException | LinkageError e) {
+      name = null;
+    }
     if (name != null && !name.isEmpty()) {
       b.append('[');
       append(b, name);

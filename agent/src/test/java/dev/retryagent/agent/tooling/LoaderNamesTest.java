@@ -31,6 +31,28 @@ class LoaderNamesTest {
     assertThat(glue.toString()).doesNotContain("\n").contains(MultiLine.class.getName() + "@");
   }
 
+  /** A loader whose own getName() fails is named without it; nothing is thrown (r34). */
+  @Test
+  void aLoaderWhoseNameFailsIsNamedByItsClass() {
+    // Fails only once made: the JDK's own constructor asks getName() too.
+    java.util.concurrent.atomic.AtomicBoolean made =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    ClassLoader failing =
+        new ClassLoader(null) {
+          @Override
+          public String getName() {
+            if (made.get()) {
+              throw new IllegalStateException("not now");
+            }
+            return super.getName();
+          }
+        };
+    made.set(true);
+    assertThat(LoaderNames.describe(failing))
+        .startsWith(failing.getClass().getName() + "@")
+        .doesNotContain("[");
+  }
+
   static final class MultiLine extends ClassLoader {
     MultiLine() {
       super(null);
