@@ -1862,14 +1862,19 @@ public final class Sanitizer {
    */
   static String cleanWord(String w, PathMask mask) {
     String clean = cleanWordAsIs(w, mask);
-    if (!clean.equals(w) || !hasEncodedAt(w)) {
+    // Checked on what the pass above left, not only when it left the word as it was: dropping a
+    // query (u%3Apw%40h?x=1) must not hide the encoded user-info still in front of it. Not on a
+    // word holding a plain URL: once that is parsed, a %40 in its path (/users/a%40b.example) is
+    // a character of the path, and decoding it would read it as the end of a user-info and write
+    // what follows it as the host.
+    if (!hasEncodedAt(clean) || clean.contains("://") || clean.contains(":\\/\\/")) {
       return clean;
     }
     // A user-info percent-encoded (u%3Apw%40h%2Fx), or a URL encoded twice
     // (http%253A%252F%252Fu%253Apw%2540h): the rules above read '@', ':' and '://' and those
     // encoded once in a URL's place. Decoded once, then twice: when cleaning the decoded word
     // removes something, that is what the word hid, and the decoded word is written cleaned.
-    String decoded = w;
+    String decoded = clean;
     for (int level = 0; level < 2; level++) {
       String next = percentDecoded(decoded);
       if (next.equals(decoded)) {

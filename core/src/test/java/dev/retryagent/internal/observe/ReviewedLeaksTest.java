@@ -68,6 +68,10 @@ class ReviewedLeaksTest {
         "bad http%253A%252F%252Fadmin%253AhunterCANARY%2540h rest => bad http%3A%2F%2Fh rest",
         "bad /fetch/http%253A%252F%252Fadmin%253AhunterCANARY%2540h/x rest"
             + " => bad /fetch/http%3A%2F%2Fh/x rest",
+        // Also when the plain pass drops something else first (a query), once or twice encoded.
+        "bad u%3ApwCANARY%40h?x=1 rest => bad <redacted>@h rest",
+        "bad http%253A%252F%252Fadmin%253AhunterCANARY%2540h%253Fq%253D1 rest"
+            + " => bad http%3A%2F%2Fh rest",
       })
   void anEncodedUserInfoIsRedacted(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
@@ -207,6 +211,18 @@ class ReviewedLeaksTest {
       })
   void anAddressOrAnIpv6HostAndPortIsNotTakenForAUserInfo(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
+  /** A %40 in a parsed URL's path is a character of the path, not the end of a user-info. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "unexpected end of stream on http://api.example/users/alice%40example.com/orders",
+        "I/O error on GET request for \"https://api.example/users/a%40b.example\": Read timed out",
+        "https://h/files/2026-12-07T12%3A30%40utc.log",
+      })
+  void anEncodedAtInAUrlsPathKeepsTheHost(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
   }
 
   @ParameterizedTest
