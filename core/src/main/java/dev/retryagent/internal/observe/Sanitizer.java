@@ -1383,6 +1383,9 @@ public final class Sanitizer {
         char c = s.charAt(i);
         userInfo = c != '@' && (c != '/' || i > colon);
       }
+      // A host and port (localhost:6379, 10.0.0.5:443) or a time (12:30:01) is no user-info: an
+      // '@' later on the line (NioEventLoop@5e9f23b4, ops@example.com) belongs to other text.
+      userInfo = userInfo && !isDigits(s, colon + 1, wordEnd) && !isDigits(s, body, colon);
     }
     if (!userInfo) {
       return wordEnd;
@@ -1394,10 +1397,24 @@ public final class Sanitizer {
         end = close;
       }
     }
+    // The '@' must end the password within the next two words (a blank or two in it), with no
+    // '(', '[' or ',' before it: past those it is another text's (pool-1@3a4b), and following it
+    // would write the whole line as a redacted user-info.
+    int words = 0;
+    boolean blank = true;
     for (int i = wordEnd; i < end; i++) {
-      if (s.charAt(i) == '@') {
+      char c = s.charAt(i);
+      if (c == '@') {
         return Math.max(end, wordEnd);
       }
+      if (c == '(' || c == '[' || c == ',') {
+        return wordEnd;
+      }
+      boolean nowBlank = c == ' ' || c == '\t';
+      if (blank && !nowBlank && ++words > 2) {
+        return wordEnd;
+      }
+      blank = nowBlank;
     }
     return wordEnd;
   }

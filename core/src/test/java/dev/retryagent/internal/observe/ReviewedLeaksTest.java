@@ -213,6 +213,23 @@ class ReviewedLeaksTest {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
   }
 
+  /**
+   * A host and port, a time, or a word whose '@' comes only after a '(' or ',' or three words
+   * later, last after ": ": no user-info with a blank in it, the line written as it is.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "Failed to connect: localhost:6379 via io.netty.channel.nio.NioEventLoop@5e9f23b4",
+        "Timeout: 12:30:01 waiting for lock owned by worker@node-3",
+        "Read timed out: 10.0.0.5:443 (conn pool-1@3a4b)",
+        "HTTP 503: api:v2 unavailable, contact ops@example.com",
+        "Caused by: java.net.ConnectException: localhost:5432 - failed for user@example.com",
+      })
+  void aColonWordLastAfterAColonIsNotFollowedToALaterAt(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
+
   /** A %40 in a parsed URL's path is a character of the path, not the end of a user-info. */
   @ParameterizedTest
   @ValueSource(
