@@ -1463,22 +1463,31 @@ public final class Sanitizer {
         scheme += clean.length() - head.length();
       }
     }
-    int from = 0;
     // Each URL of the span: one nested in a quoted URL's path ("http://h/fetch/http://a:p q@t/")
-    // has a user-info of its own, which nextUrl ends the first one's at.
+    // has a user-info of its own, which nextUrl ends the first one's at. Where the next of each
+    // kind of separator lies is kept from one URL to the next and searched again only once passed
+    // (or the text changed): searched from each URL to the span's end, a span of many URLs (each
+    // a key's value, =http://a =http://a ...) took the square of its length.
+    int plain = out.indexOf("://", scheme + separator);
+    int escaped = out.indexOf(":\\/\\/", scheme + separator);
     while (scheme >= 0) {
       int authStart = scheme + separator;
-      int at = userInfoEnd(out, authStart, nextUrl(out, authStart));
+      int at = userInfoEnd(out, authStart, nextUrl(out, authStart, plain, escaped));
       if (at >= 0) {
         out = withoutUserInfoTo(out, authStart, at);
+        plain = out.indexOf("://", authStart);
+        escaped = out.indexOf(":\\/\\/", authStart);
       }
-      from = authStart;
-      scheme = out.indexOf("://", from);
-      separator = 3;
-      int escaped = out.indexOf(":\\/\\/", from);
-      if (escaped >= 0 && (scheme < 0 || escaped < scheme)) {
+      if (plain >= 0 && (escaped < 0 || plain < escaped)) {
+        scheme = plain;
+        separator = 3;
+        plain = out.indexOf("://", scheme + separator);
+      } else if (escaped >= 0) {
         scheme = escaped;
         separator = 5;
+        escaped = out.indexOf(":\\/\\/", scheme + separator);
+      } else {
+        scheme = -1;
       }
     }
     return out;
@@ -1520,12 +1529,15 @@ public final class Sanitizer {
    * {"url":"http:\/\/h\/a","user":"a@b"}}: the '@' of the next value is not its).
    */
   private static int nextUrl(String s, int authStart) {
+    return nextUrl(s, authStart, s.indexOf("://", authStart), s.indexOf(":\\/\\/", authStart));
+  }
+
+  /** As {@link #nextUrl(String, int)}, the next separators of each kind already found. */
+  private static int nextUrl(String s, int authStart, int next, int escaped) {
     int end = s.length();
-    int next = s.indexOf("://", authStart);
     if (next >= 0) {
       end = next;
     }
-    int escaped = s.indexOf(":\\/\\/", authStart);
     if (escaped >= 0 && escaped < end) {
       end = escaped;
     }
@@ -1535,9 +1547,11 @@ public final class Sanitizer {
     }
     char before = name > 0 ? s.charAt(name - 1) : 0;
     if (before == '"' || before == '\'') {
-      int close = s.indexOf(before, authStart);
-      if (close >= 0 && close < end) {
-        end = close;
+      // Looked for up to the next URL only: not to the text's end for each URL of a long span.
+      for (int i = authStart; i < end; i++) {
+        if (s.charAt(i) == before) {
+          return i;
+        }
       }
     }
     return end;
