@@ -466,7 +466,9 @@ public final class Sanitizer {
     }
     // The user-info of a URL inside it first: its password may hold the '?' or '#' cut at below.
     String p = withoutNestedUserInfo(path);
-    if (hasEncodedAt(path) && indexOfIgnoreCase(path, "%25", 0, path.length()) >= 0) {
+    if (hasEncodedAt(path)
+        && indexOfIgnoreCase(path, "%25", 0, path.length()) >= 0
+        && (path.indexOf("://") >= 0 || hasEncodedSeparator(path))) {
       // A URL encoded twice in the path (/fetch/http%253A%252F%252Fu%253Apw%2540h): its '%'s
       // encoded too, its separator and '@' are not seen. Read with those '%' decoded, it is a URL
       // encoded once; when that one has a user-info, the path is written so, without it.
@@ -1019,6 +1021,41 @@ public final class Sanitizer {
       i++;
     }
     return i;
+  }
+
+  /**
+   * Whether {@code s} holds {@code ://} percent-encoded once or twice, each of its three characters
+   * either way ({@code %3A%2F%2F}, {@code %253A%252F%252F}), any case. Looked for by index before
+   * anything is decoded: a path with an encoded '@' and '%' and no URL in it ({@code
+   * /users/a%2540b.example}) allocates nothing.
+   */
+  private static boolean hasEncodedSeparator(String s) {
+    for (int i = s.indexOf('%'); i >= 0; i = s.indexOf('%', i + 1)) {
+      int j = encodedCharEnd(s, i, "3A");
+      j = j < 0 ? -1 : encodedCharEnd(s, j, "2F");
+      j = j < 0 ? -1 : encodedCharEnd(s, j, "2F");
+      if (j >= 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Where {@code %XX} or {@code %25XX} ({@code hex} the two hex digits, any case) starting at
+   * {@code i} ends, or -1.
+   */
+  private static int encodedCharEnd(String s, int i, String hex) {
+    if (i >= s.length() || s.charAt(i) != '%') {
+      return -1;
+    }
+    if (s.regionMatches(true, i + 1, hex, 0, 2)) {
+      return i + 3;
+    }
+    if (s.regionMatches(true, i + 1, "25", 0, 2) && s.regionMatches(true, i + 3, hex, 0, 2)) {
+      return i + 5;
+    }
+    return -1;
   }
 
   /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */

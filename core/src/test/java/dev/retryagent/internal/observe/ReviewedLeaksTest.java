@@ -142,7 +142,15 @@ class ReviewedLeaksTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"/fetch/http%3A%2F%2Fh%2Fx", "/fetch/http://h/x", "/api/v1/items"})
+  @ValueSource(
+      strings = {
+        "/fetch/http%3A%2F%2Fh%2Fx",
+        "/fetch/http://h/x",
+        "/api/v1/items",
+        // An encoded '@' and '%' with no URL in the path: nothing decoded (was 128 and 160 B).
+        "/users/a%2540b.example",
+        "/users/a%40b.example/files/100%25.txt",
+      })
   void aPathWithNothingToRemoveAllocatesNothing(String path) {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
