@@ -1676,24 +1676,12 @@ public final class Sanitizer {
    * that are also common user names ({@code user}, {@code group}, {@code email}, {@code admin}...):
    * {@code user:hunter2@db.example} is a database URL without its scheme as much as an IAM member,
    * and over-redacting is preferred to leaking ({@code user:alice@example.com} reads {@code
-   * <redacted>@example.com}).
+   * <redacted>@example.com}). Nor a mail's header names ({@code to}, {@code from}, {@code cc},
+   * {@code bcc}), for the same reason: {@code to:hunter2@db.example} is written {@code
+   * <redacted>@db.example}, and so is {@code to:a@b.example}.
    */
   private static final String[] ADDRESS_PREFIXES = {
-    "mailto",
-    "sip",
-    "sips",
-    "tel",
-    "xmpp",
-    "acct",
-    "arn",
-    "urn",
-    "serviceAccount",
-    "principalSet",
-    // A mail's header names (to:a@b.example in a mailer's message), no one's user name.
-    "to",
-    "cc",
-    "bcc",
-    "from"
+    "mailto", "sip", "sips", "tel", "xmpp", "acct", "arn", "urn", "serviceAccount", "principalSet"
   };
 
   /**

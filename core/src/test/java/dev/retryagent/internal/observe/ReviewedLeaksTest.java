@@ -208,7 +208,12 @@ class ReviewedLeaksTest {
   @CsvSource(
       delimiterString = " => ",
       value = {
-        "send to:a@b.example failed => send to:a@b.example failed",
+        // A mail header's name is a user name too: over-redacted rather than a password kept.
+        "send to:a@b.example failed => send <redacted>@b.example failed",
+        "unexpected url: to:hunterCANARY@db.example => unexpected url: <redacted>@db.example",
+        "failed: from:hunterCANARY@mail.example => failed: <redacted>@mail.example",
+        "failed: cc:hunterCANARY@mail.example) => failed: <redacted>@mail.example)",
+        "x bcc:hunterCANARY@mail.example y => x <redacted>@mail.example y",
         "pool [::1]:8080@pool-2 failed => pool [::1]:8080@pool-2 failed",
         "link mailto:ops@example.com?subject=hi bad => link mailto:ops@example.com bad",
         // Still a user-info: a port or path after the host, a password after an IPv6 literal or
