@@ -1058,6 +1058,21 @@ public final class Sanitizer {
     return -1;
   }
 
+  /**
+   * Whether {@code word} holds from {@code from} a content digest, {@code sha256:} or {@code
+   * sha512:} and at least 32 hex digits, to its end or a punctuation mark.
+   */
+  private static boolean isDigest(String word, int from) {
+    if (!word.startsWith("sha256:", from) && !word.startsWith("sha512:", from)) {
+      return false;
+    }
+    int i = from + 7;
+    while (i < word.length() && Character.digit(word.charAt(i), 16) >= 0) {
+      i++;
+    }
+    return i - from - 7 >= 32 && (i == word.length() || ".,;)]}'\"".indexOf(word.charAt(i)) >= 0);
+  }
+
   /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */
   private static int nextSeparator(String s, int from) {
     return nextSeparator(s, from, s.indexOf("://", from));
@@ -1699,6 +1714,11 @@ public final class Sanitizer {
    * is a user-info).
    */
   private static String withoutBareUserInfo(String word, int at) {
+    if (isDigest(word, at + 1) && word.lastIndexOf('@', at - 1) < 0) {
+      // An image's digest (docker.io/library/redis:7.2@sha256:0123...): a name and tag before it,
+      // no user-info; no host is written as sha256 followed by 32 hex digits or more.
+      return word;
+    }
     int colon = word.indexOf(':');
     while (colon > 0
         && colon < at

@@ -276,6 +276,36 @@ class ReviewedLeaksTest {
     return Math.max(best, 1);
   }
 
+  /** 64 hex digits, as a sha256 digest. */
+  private static final String HEX =
+      "0123456789abcdef0123456789abcdef" + "0123456789abcdef0123456789abcdef";
+
+  /** An image's digest after its name and tag is no user-info and no host: kept. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "pull failed for docker.io/library/redis:7.2@sha256:" + HEX,
+        "pull failed for redis:7.2@sha256:" + HEX + ".",
+        "pull failed for ghcr.io/o/app:v1@sha512:" + HEX + HEX + " x",
+      })
+  void anImagesDigestIsKept(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // Not a digest: too short, or not hex; or a user-info before it on the word.
+        "failed redis/admin:hunterCANARY@sha256:1234 x => failed redis/<redacted>@sha256:1234 x",
+        "failed redis/admin:hunterCANARY@sha256:db.example:6379 x"
+            + " => failed redis/<redacted>@sha256:db.example:6379 x",
+        "x admin:pwCANARY@db,img:1@sha256:" + HEX + " y => x <redacted>@sha256:" + HEX + " y",
+      })
+  void aPasswordBeforeWhatOnlyLooksLikeADigestIsRedacted(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
   /** A %40 in a parsed URL's path is a character of the path, not the end of a user-info. */
   @ParameterizedTest
   @ValueSource(
