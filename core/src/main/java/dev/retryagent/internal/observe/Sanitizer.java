@@ -1402,6 +1402,33 @@ public final class Sanitizer {
       }
       return Math.max(close, wordEnd);
     }
+    if (before == '<' || before == '(') {
+      // Bracketed (<http://alice:pw word@h/x>, as mail and Markdown write a URL): up to the closing
+      // bracket when the word ends in a user-info's ':' part (no '/' after the separator) and an
+      // '@' follows within two words; otherwise the word, so that prose in parentheses (http://h/x
+      // for a@b.example) is not read as a user-info.
+      int authStart = scheme + (s.startsWith("://", scheme) ? 3 : 5);
+      int colon = s.indexOf(':', authStart);
+      if (colon < 0 || colon >= wordEnd || s.indexOf('/', authStart) < wordEnd) {
+        return wordEnd;
+      }
+      char closing = before == '<' ? '>' : ')';
+      int close = wordEnd;
+      int words = 0;
+      boolean blank = true;
+      boolean at = false;
+      while (close < lineEnd && s.charAt(close) != closing) {
+        char c = s.charAt(close);
+        at |= c == '@';
+        boolean nowBlank = c == ' ' || c == '\t';
+        if (!at && blank && !nowBlank && ++words > 2) {
+          return wordEnd;
+        }
+        blank = nowBlank;
+        close++;
+      }
+      return at && close < lineEnd ? close : wordEnd;
+    }
     if (name == 0 || (name == start && last) || before == '=') {
       // After '=' too (url=http://alice:pw word@h/x): a key's value, quoted by no one.
       return lineEnd;

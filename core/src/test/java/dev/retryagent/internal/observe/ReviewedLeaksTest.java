@@ -52,6 +52,10 @@ class ReviewedLeaksTest {
             + " => request for \"http://h/fetch/http://t/x\" failed",
         // A URL as a key's value.
         "bad url=http://alice:pw CANARY@h/x rest => bad url=http://h/x rest",
+        // A URL in angle brackets or parentheses.
+        "see <http://alice:pw CANARY@h/x> rest => see <http://h/x> rest",
+        "see (http://alice:pw CANARY@h/x) rest => see (http://h/x) rest",
+        "see <http://alice:correct horse CANARY@h/x> rest => see <http://h/x> rest",
       })
   void aUserInfoWithABlankIsRedactedWhole(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
@@ -333,6 +337,9 @@ class ReviewedLeaksTest {
         "open C:\\Users\\a@b failed",
         "open C:/Users/a@b failed",
         "GET /users/a@b.example failed",
+        "see (http://h/x for a@b.example) rest",
+        "see (http://h/x then) a@b rest",
+        "<https://h/x> mail a@b",
       })
   void whatOnlyLooksLikeOneIsKept(String text) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(text);
