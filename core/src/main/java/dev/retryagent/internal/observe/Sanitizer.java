@@ -1446,11 +1446,16 @@ public final class Sanitizer {
   private static int looseUrlEnd(String s, int start, int wordEnd, boolean last) {
     char first = s.charAt(start);
     boolean quoted = first == '"' || first == '\'';
-    if (!quoted && !last) {
-      return wordEnd;
-    }
     int body = quoted ? start + 1 : start;
-    if (!quoted && s.charAt(body) == '/' && !s.startsWith("//", body)) {
+    if (!quoted && !last) {
+      // A key's value (url=//alice:pw word@h/x, url=alice:pw word@h/x), quoted by no one: as one
+      // last after ": ", from after the '='.
+      int eq = s.indexOf('=', start);
+      if (eq < 0 || eq + 1 >= wordEnd) {
+        return wordEnd;
+      }
+      body = eq + 1;
+    } else if (!quoted && s.charAt(body) == '/' && !s.startsWith("//", body)) {
       return lineEnd(s, wordEnd);
     }
     boolean userInfo = s.startsWith("//", body);
@@ -1465,25 +1470,37 @@ public final class Sanitizer {
       // A host and port (localhost:6379, 10.0.0.5:443) or a time (12:30:01) is no user-info: an
       // '@' later on the line (NioEventLoop@5e9f23b4, ops@example.com) belongs to other text.
       userInfo = userInfo && !isDigits(s, colon + 1, wordEnd) && !isDigits(s, body, colon);
+      // Nor a word a ',' or ';' ends (api:v2, contact ops@example.com): a list or sentence goes on.
+      userInfo = userInfo && ",;".indexOf(s.charAt(wordEnd - 1)) < 0;
     }
     if (!userInfo) {
       return wordEnd;
     }
-    int end = lineEnd(s, wordEnd);
-    if (quoted) {
-      int close = s.indexOf(first, body);
-      if (close >= 0 && close < end) {
-        end = close;
+    for (int i = body; quoted && i < wordEnd; i++) {
+      if (s.charAt(i) == first) {
+        return wordEnd; // closed within the word: cleaned as a word
       }
     }
     // The '@' must end the password within the next two words (a blank or two in it), with no
     // '(', '[' or ',' before it: past those it is another text's (pool-1@3a4b), and following it
-    // would write the whole line as a redacted user-info.
+    // would write the whole line as a redacted user-info. Looked for before the line's end is:
+    // that, up to 2 KiB on, for every candidate word made a line of them slow to clean.
     int words = 0;
     boolean blank = true;
-    for (int i = wordEnd; i < end; i++) {
+    int limit = Math.min(s.length(), wordEnd + MAX_URL_SPAN);
+    for (int i = wordEnd; i < limit; i++) {
       char c = s.charAt(i);
+      if (isLineBreak(c) || quoted && c == first) {
+        return wordEnd;
+      }
       if (c == '@') {
+        int end = lineEnd(s, wordEnd);
+        if (quoted) {
+          int close = s.indexOf(first, wordEnd);
+          if (close >= 0 && close < end) {
+            end = close;
+          }
+        }
         return Math.max(end, wordEnd);
       }
       if (c == '(' || c == '[' || c == ',') {

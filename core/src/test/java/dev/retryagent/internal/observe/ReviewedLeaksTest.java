@@ -52,6 +52,9 @@ class ReviewedLeaksTest {
             + " => request for \"http://h/fetch/http://t/x\" failed",
         // A URL as a key's value.
         "bad url=http://alice:pw CANARY@h/x rest => bad url=http://h/x rest",
+        // A scheme-relative URL or a user-info without a scheme as a key's value.
+        "bad url=//alice:pw CANARY@h/x rest => bad url=//h/x rest",
+        "bad url=alice:pw CANARY@h/x rest => bad url=<redacted>@h/x rest",
         // A URL in angle brackets or parentheses.
         "see <http://alice:pw CANARY@h/x> rest => see <http://h/x> rest",
         "see (http://alice:pw CANARY@h/x) rest => see (http://h/x) rest",
@@ -340,6 +343,9 @@ class ReviewedLeaksTest {
         "see (http://h/x for a@b.example) rest",
         "see (http://h/x then) a@b rest",
         "<https://h/x> mail a@b",
+        "at=12:30 by x@y",
+        "k=v:w, ops@example.com",
+        "HTTP 503: api:v2, contact ops@example.com",
       })
   void whatOnlyLooksLikeOneIsKept(String text) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(text);
