@@ -1060,7 +1060,7 @@ public final class Sanitizer {
 
   /**
    * Whether {@code word} holds from {@code from} a content digest, {@code sha256:} or {@code
-   * sha512:} and at least 32 hex digits, to its end or a punctuation mark.
+   * sha512:} and hex digits, to its end or a punctuation mark.
    */
   private static boolean isDigest(String word, int from) {
     if (!word.startsWith("sha256:", from) && !word.startsWith("sha512:", from)) {
@@ -1070,7 +1070,11 @@ public final class Sanitizer {
     while (i < word.length() && Character.digit(word.charAt(i), 16) >= 0) {
       i++;
     }
-    return i - from - 7 >= 32 && (i == word.length() || ".,;)]}'\"".indexOf(word.charAt(i)) >= 0);
+    // At least 12 digits (a digest shortened in a log line, as an image id is), not all decimal
+    // (sha256:5432 reads as a host and port).
+    return i - from - 7 >= 12
+        && !isDigits(word, from + 7, i)
+        && (i == word.length() || ".,;)]}'\"".indexOf(word.charAt(i)) >= 0);
   }
 
   /** Where the next {@code ://} or {@link #ENCODED_SEPARATOR} (any case) from {@code from} is. */
@@ -1760,7 +1764,7 @@ public final class Sanitizer {
   private static String withoutBareUserInfo(String word, int at) {
     if (isDigest(word, at + 1) && word.lastIndexOf('@', at - 1) < 0) {
       // An image's digest (docker.io/library/redis:7.2@sha256:0123...): a name and tag before it,
-      // no user-info; no host is written as sha256 followed by 32 hex digits or more.
+      // no user-info; no host is written as sha256 followed by a dozen hex digits or more.
       return word;
     }
     int colon = word.indexOf(':');
