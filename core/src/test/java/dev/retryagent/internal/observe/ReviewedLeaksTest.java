@@ -267,7 +267,7 @@ class ReviewedLeaksTest {
       Sanitizer.message(large, null);
     }
     double ratio = (double) cpuNanos(large) / cpuNanos(small);
-    assertThat(ratio).isLessThan(10.0);
+    assertThat(ratio).isLessThan(12.0); // linear: ~4; the quadratic walk was 19-23
   }
 
   private static long cpuNanos(String text) {
