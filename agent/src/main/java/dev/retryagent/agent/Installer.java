@@ -69,6 +69,17 @@ public final class Installer implements AgentInstaller {
     AgentConfig config;
     try {
       sources = ConfigSources.resolve(agentArgs, props, env);
+      if (sources.mode() == Mode.OFF) {
+        // The kill switch: an override applies to every reload too, so no edit of the file could
+        // switch the agent on. Every class is left alone, and the file is not even read: a file
+        // broken since (with strict: true) must not stop the JVM the agent was turned off in.
+        return "nothing hooked (mode=off from the "
+            + sources.modeOrigin()
+            + ", which every reload keeps); config="
+            + (sources.configFile() == null
+                ? AgentConfig.BUILT_IN
+                : sources.configFile() + " (not read)");
+      }
       content = sources.read(env);
       config = sources.load(content, env);
     } catch (ConfigException e) {
@@ -76,15 +87,6 @@ public final class Installer implements AgentInstaller {
     }
 
     boolean reloadable = sources.configFile() != null && config.reload();
-    if (sources.mode() == Mode.OFF) {
-      // An override is applied to every reload too, so no edit of the file could switch it on:
-      // leave every class alone, as without reload.
-      return "nothing hooked (mode=off from the "
-          + sources.modeOrigin()
-          + ", which every reload keeps); "
-          + describe(sources, config)
-          + ConfigSummary.warnings(config);
-    }
     if (config.mode() == Mode.OFF && !reloadable) {
       // Nothing could ever switch it on: leave every class alone.
       return "nothing hooked (mode=off); "

@@ -57,7 +57,34 @@ class InstallerModeOffTest {
         .startsWith(
             "nothing hooked (mode=off from the agent argument, which every reload keeps); config="
                 + file
-                + ", mode=off (agent argument), reload=on");
+                + " (not read)");
+  }
+
+  /**
+   * The kill switch works whatever the file holds: a file broken since, with {@code strict: true},
+   * stopped the JVM before main though the agent was turned off (r34).
+   */
+  @Test
+  void modeOffAsAnOverrideDoesNotReadABrokenStrictFile() throws IOException {
+    Path file =
+        Files.writeString(
+            dir.resolve("broken.yml"), "agent: { strict: true }\nretry: { maxAttempts: x }\n");
+
+    String line =
+        Installer.installAgent(
+            "config=" + file,
+            recording(),
+            new Properties(),
+            Map.of("RETRY_AGENT_MODE", "off"),
+            true);
+
+    assertThat(calls).as("calls on Instrumentation").isEmpty();
+    assertThat(line)
+        .isEqualTo(
+            "nothing hooked (mode=off from the environment variable RETRY_AGENT_MODE, which every"
+                + " reload keeps); config="
+                + file
+                + " (not read)");
   }
 
   @Test

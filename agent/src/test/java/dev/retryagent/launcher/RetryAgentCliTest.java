@@ -145,9 +145,9 @@ class RetryAgentCliTest {
     String[] notWatched = {
       watched
           + "; exporters' and config watcher's start not scheduled (java.lang.SecurityException)",
-      // an override pins mode=off: nothing was hooked, whatever agent.reload says
+      // an override pins mode=off: nothing was hooked, the file not even read
       "nothing hooked (mode=off from the agent argument, which every reload keeps);"
-          + " config=/etc/a.yml, mode=off (agent argument), reload=on",
+          + " config=/etc/a.yml (not read)",
       "jdk-http armed (send, sendAsync); config=/etc/a.yml, mode=enforce, reload=off; 1 warning"
           + " (loaded; each says what applies): /etc/a.yml:3:36: found a, reload=on",
     };
