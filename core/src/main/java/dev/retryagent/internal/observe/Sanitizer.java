@@ -1768,13 +1768,10 @@ public final class Sanitizer {
       return word;
     }
     int colon = word.indexOf(':');
-    while (colon > 0
-        && colon < at
-        && (isQuote(word.charAt(colon - 1))
-            || word.charAt(colon + 1) == '{'
-            || word.charAt(colon + 1) == '[')) {
+    while (colon > 0 && colon < at && isQuote(word.charAt(colon - 1))) {
       // A JSON key's colon ({"email":"a@b.example"}, {"code":400,"email":...}, {"a":{...}}): a
-      // user-info starts after it, if anywhere.
+      // user-info starts after it, if anywhere. Told by the key's closing quote alone: a password
+      // may start with a brace or a bracket (admin:{pw}@db was written whole, r32).
       colon = word.indexOf(':', colon + 1);
     }
     if (colon < 0 || colon > at || at == word.length() - 1) {

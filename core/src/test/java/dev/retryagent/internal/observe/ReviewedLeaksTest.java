@@ -32,6 +32,9 @@ class ReviewedLeaksTest {
         "connect 12:34@db:5432/x failed => connect <redacted>@db:5432/x failed",
         // A backslash starting the password: only a one-letter name before it is a drive.
         "connect admin:\\CANARY@host/x failed => connect <redacted>@host/x failed",
+        // A password starting with a brace or a bracket (r32): no JSON key before its colon.
+        "connect admin:{CANARY}@db failed => connect <redacted>@db failed",
+        "connect admin:[CANARY]@db.example:5432 failed => connect <redacted>@db.example:5432 failed",
       })
   void aBareUserInfoIsRedacted(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
