@@ -270,6 +270,19 @@ public final class Sanitizer {
     return runsOn(text, start, end) ? start : end;
   }
 
+  /**
+   * Whether {@code s[start]} follows a colon and blanks: {@code ": "}, or a tab, or more than one
+   * blank (r32: {@code failed:\tu:pw word@h/x} and {@code failed: http://u:pw word@h/x} wrote the
+   * password's first word). Walks back over the blanks before one word only: linear in all.
+   */
+  private static boolean lastAfterColon(String s, int start) {
+    int i = start - 1;
+    while (i >= 0 && (s.charAt(i) == ' ' || s.charAt(i) == '\t')) {
+      i--;
+    }
+    return i < start - 1 && i >= 0 && s.charAt(i) == ':';
+  }
+
   /** Whether the URL at {@code start} may go on past blanks ({@link #urlEnd}) up to {@code end}. */
   private static boolean runsOn(String text, int start, int end) {
     char before = start > 0 ? text.charAt(start - 1) : 0;
@@ -278,7 +291,7 @@ public final class Sanitizer {
             || before == '"'
             || before == '\''
             || before == '='
-            || isDelimiter(before) && start >= 2 && text.startsWith(": ", start - 2);
+            || isDelimiter(before) && lastAfterColon(text, start);
     if (!runsOn) {
       return false; // it ends at its word's end, a blank at or before the cut
     }
@@ -1384,7 +1397,7 @@ public final class Sanitizer {
   private static int urlEnd(String s, int start, int wordEnd) {
     // Looked for in the word alone: a search to the text's end for every word would be quadratic.
     String word = s.substring(start, wordEnd);
-    boolean last = start >= 2 && s.startsWith(": ", start - 2);
+    boolean last = lastAfterColon(s, start);
     int inWord = word.indexOf("://");
     if (inWord < 0) {
       inWord = word.indexOf(":\\/\\/");

@@ -46,6 +46,11 @@ class ReviewedLeaksTest {
       value = {
         // A blank in a password written without a scheme, last after ": " or quoted.
         "unexpected url: u:pw CANARY@h/x => unexpected url: <redacted>@h/x",
+        // After a colon and a tab, or more than one blank (r32).
+        // (a message's blanks are written as one)
+        "failed:\tu:pw CANARY@h/x => failed: <redacted>@h/x",
+        "failed:  u:pw CANARY@h/x => failed: <redacted>@h/x",
+        "failed:  http://alice:pw CANARY@h/x => failed: http://h/x",
         "unexpected url: u:correct horse CANARY@h/x?q=1 z => unexpected url: <redacted>@h/x",
         "failed: 'u:pw CANARY@h' ok => failed: '<redacted>@h' ok",
         // A scheme-relative URL in quotes.
