@@ -97,9 +97,20 @@ final class JdkRequest<T> extends SelfViewCall
    * application dropped was never collected, and the JDK, which stops a client once its facade is
    * unreachable, never stopped it (its selector thread and connections stayed for good). The JDK's
    * own future does not hold the facade.
+   *
+   * <p>Nor does anything of the request's body keep the call, or its copy, from here (no attempt
+   * sends it again): the JDK's response keeps the last attempt's request, and so its publisher (the
+   * tee, a watch of ours), for as long as the application keeps the response, and the caller's
+   * future keeps this call. The copy of a streamed body (up to {@code replayBodyLimit}) and the
+   * call with its attempts' exceptions stayed reachable through them ({@link
+   * ReplayableBody#callEnded}; a redirect's watch, {@link SendWatch}, still holds the call).
    */
   @Override
   protected void loopEnded() {
+    ReplayableBody b = body;
+    if (b != null) {
+      b.callEnded();
+    }
     JdkTransport t = transport;
     if (t != null) {
       transport = null;
@@ -543,6 +554,14 @@ final class JdkRequest<T> extends SelfViewCall
    */
   static final class SendWatch implements HttpRequest.BodyPublisher {
     private final HttpRequest.BodyPublisher source;
+
+    /**
+     * Held strongly, so a kept response keeps the call (not its body's copy, dropped at the call's
+     * end: ReplayableBody#callEnded) while the application keeps it. A weak reference would free
+     * it, but this watch is what tells the call its request reached the server on a redirect's hop:
+     * cleared too early, a sent POST would read as never sent. Left so until that is shown safe
+     * (closing-43).
+     */
     private final JdkRequest<?> call;
 
     SendWatch(HttpRequest.BodyPublisher source, JdkRequest<?> call) {

@@ -103,6 +103,27 @@ final class ReplayableBody {
   }
 
   /**
+   * The call is over ({@code JdkRequest.loopEnded}): no attempt sends the copy again. The JDK's
+   * response keeps the last attempt's request, and so its publisher (the tee, a watch), for as long
+   * as the application keeps the response, and the caller's future keeps this body through the
+   * call: the copy (up to {@code replayBodyLimit} bytes) and the call (its attempts' exceptions)
+   * stayed reachable for that long, where without the agent the response keeps only the
+   * application's publisher. The copy is dropped and the call let go; a subscription still
+   * delivering (the last attempt's body still being sent as its response came: HTTP/2, {@code
+   * expectContinue}) goes on from the source as before, nothing kept of it. A replay already made
+   * is left: it is the body the last attempt sent, which its response holds anyway.
+   */
+  void callEnded() {
+    Tee t = tee;
+    if (t != null) {
+      t.release();
+    }
+    if (original instanceof Watched) {
+      ((Watched) original).call = null;
+    }
+  }
+
+  /**
    * Run, when set, as a retry's body is about to be fixed ({@link #fixForRetry}), before the tee is
    * asked: a failure of the source signalled here lands where it once landed between the tee's
    * state being read and its copy being taken. Tests only; null otherwise.
@@ -227,7 +248,9 @@ final class ReplayableBody {
    */
   static final class Watched implements BodyPublisher {
     private final BodyPublisher source;
-    private final RetryCall call;
+    // Told of the source's failure; null once the call is over (ReplayableBody#callEnded).
+    // Volatile: the call ends on another thread than the JDK's that subscribes.
+    volatile RetryCall call;
     private final Length length = new Length();
 
     Watched(BodyPublisher source, RetryCall call) {
@@ -411,7 +434,9 @@ final class ReplayableBody {
 
     private final BodyPublisher source;
     private final long limit;
-    private final RetryCall call; // told of the source's own failure; null: none
+    // Told of the source's own failure; null: none, or the call is over (release). Volatile: the
+    // call ends on another thread than the JDK's that subscribes.
+    private volatile RetryCall call;
     private State state = State.UNTOUCHED;
     private List<byte[]> chunks = new ArrayList<>();
     private long kept;
@@ -435,6 +460,23 @@ final class ReplayableBody {
     // The copy was made the replay (forAttempt): no attempt sends the source again, and what its
     // subscriptions signal from then on is of attempts already judged. Guarded by this.
     private boolean retired;
+    // The call is over (release): the copy is dropped, and nothing is kept again. Guarded by this.
+    private boolean released;
+
+    /**
+     * The call is over ({@link ReplayableBody#callEnded}): the copy is dropped and the call let go,
+     * and nothing is kept from here on (a late buffer of a subscription still delivering goes to
+     * the JDK, not into a copy). Not retired: a subscription still delivering (the caller left as
+     * the attempt went on) still tells its failure as before ({@link #failed}; its Capture keeps
+     * the call for as long as the JDK keeps it). The state is kept, for what may still ask it; a
+     * copy no longer kept is never given out ({@link #forAttempt}).
+     */
+    synchronized void release() {
+      released = true;
+      chunks = null;
+      kept = 0;
+      call = null;
+    }
 
     /**
      * What the next attempt sends: this tee while the source was never subscribed; once the copy is
@@ -447,10 +489,11 @@ final class ReplayableBody {
         case UNTOUCHED:
           return this;
         case COMPLETE:
-          if (provisional) {
+          if (provisional || released) {
             // Still inside the request() it completed in, after a whole attempt and its wait: a
             // source stalled between its completion and a throw that may follow (PullPublisher).
             // The retry is not made (as without the agent), rather than send a copy maybe cut.
+            // Released: the copy is dropped (the call is over), and a copy is never given out.
             return null;
           }
           retired = true;
@@ -507,13 +550,15 @@ final class ReplayableBody {
       // would otherwise hang with it.
       long declared = source.contentLength();
       synchronized (this) {
-        // The client may subscribe again within one attempt (a 307 or 308, the JDK's own resend
-        // on a new connection); each subscription starts a fresh copy.
-        chunks = new ArrayList<>();
-        kept = 0;
-        unknownLength = declared < 0;
-        state = declared > limit ? State.TOO_LARGE : State.SENDING;
-        provisional = false;
+        if (!released) {
+          // The client may subscribe again within one attempt (a 307 or 308, the JDK's own resend
+          // on a new connection); each subscription starts a fresh copy.
+          chunks = new ArrayList<>();
+          kept = 0;
+          unknownLength = declared < 0;
+          state = declared > limit ? State.TOO_LARGE : State.SENDING;
+          provisional = false;
+        }
         n = ++subscription;
       }
       subscribeWatched(source, new Capture(subscriber, this, n, call, length));
@@ -525,7 +570,7 @@ final class ReplayableBody {
      * the body the copy is of: it is the client's to ignore, and left out of the copy.
      */
     private synchronized void keep(int from, ByteBuffer buffer) {
-      if (from != subscription || state != State.SENDING) {
+      if (released || from != subscription || state != State.SENDING) {
         return;
       }
       int n = buffer.remaining();
@@ -575,7 +620,9 @@ final class ReplayableBody {
       }
       if (from == subscription && (state == State.SENDING || state == State.COMPLETE)) {
         state = State.FAILED;
-        chunks = new ArrayList<>();
+        if (!released) {
+          chunks = new ArrayList<>();
+        }
       }
       return true;
     }

@@ -110,6 +110,43 @@ class ReplayableBodyTest {
   }
 
   /**
+   * The call ended as its last attempt's body was still being sent (HTTP/2, {@code expectContinue}:
+   * the response came first): the copy is dropped and the call let go, and the subscription goes on
+   * from the source to the client whole, nothing kept of it; nothing is given out as a copy.
+   * Before, the copy stayed, and kept growing, for as long as the response was kept.
+   */
+  @Test
+  void theCallsEndDropsTheCopyButNotTheBodyStillBeingSent() throws Exception {
+    Source source = new Source();
+    dev.retryagent.engine.RetryCall call =
+        dev.retryagent.engine.RetryEngine.builder()
+            .build()
+            .begin(
+                new JdkRequest<>(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:9/"))
+                        .build()));
+    ReplayableBody body = ReplayableBody.of(source, 1024, call);
+    BodyPublisher first = body.next();
+    Sink sink = new Sink();
+    first.subscribe(sink);
+    source.send(0, "hel");
+
+    body.callEnded();
+    source.send(0, "lo");
+    source.subscribers.get(0).onComplete();
+
+    assertThat(sink.complete).isTrue();
+    assertThat(sink.text()).isEqualTo("hello");
+    java.lang.reflect.Field chunks = ReplayableBody.Tee.class.getDeclaredField("chunks");
+    chunks.setAccessible(true);
+    java.lang.reflect.Field callField = ReplayableBody.Tee.class.getDeclaredField("call");
+    callField.setAccessible(true);
+    assertThat(chunks.get(first)).as("the copy").isNull();
+    assertThat(callField.get(first)).as("the call").isNull();
+    assertThat(body.fixForRetry()).as("no copy given out").isFalse();
+  }
+
+  /**
    * The copy asked the source's {@code contentLength()} holding its own lock as the client
    * subscribed again: a publisher whose {@code contentLength()} waits for its own thread (a monitor
    * of its own, which that thread holds as it signals an earlier subscription late) never got it,
