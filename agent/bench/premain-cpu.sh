@@ -8,9 +8,11 @@
 #
 # --client: a third column, the main thread's CPU time in the application's first
 # HttpClient.newHttpClient() (the JDK's HttpClientFacade is loaded, and rewritten by the agent, there).
-# --hooks: two more agents that do no work of their own (TransformerCostAgent): one that keeps a
-# class-load transformer changing nothing, as any agent hooking classes as they load does, and one
-# that rewrites one loaded JDK class and keeps no transformer. Use with --client: the hook's cost
+# --hooks: more agents that do no work of their own (TransformerCostAgent): one that keeps a
+# class-load transformer changing nothing, as any agent hooking classes as they load does; one that
+# keeps four, each with a name test (retry-agent's shape: one per client); one whose lasting
+# transformer cannot retransform (the JVM's other JVMTI environment); and one that rewrites one
+# loaded JDK class and keeps no transformer. Use with --client: the hook's cost
 # falls on every class the JDK loads in the first newHttpClient().
 #
 # Needs agent/target/retry-agent.jar (mvn -B -ntp -pl core,fleet,agent package -DskipTests).
@@ -39,6 +41,8 @@ for jdk in 17 25; do
   add "JDK $jdk, empty agent" "$home/bin/java -javaagent:$work/noop-agent.jar -cp $work/apps CpuAtMain $client"
   if [ -n "$hooks" ]; then
     add "JDK $jdk, empty agent + a lasting no-op transformer" "$home/bin/java -javaagent:$work/transformer-agent.jar=lasting -cp $work/apps CpuAtMain $client"
+    add "JDK $jdk, empty agent + four lasting transformers with name tests" "$home/bin/java -javaagent:$work/transformer-agent.jar=four -cp $work/apps CpuAtMain $client"
+    add "JDK $jdk, empty agent + a lasting no-op transformer, not retransform-capable" "$home/bin/java -javaagent:$work/transformer-agent.jar=plain -cp $work/apps CpuAtMain $client"
     add "JDK $jdk, empty agent + one class rewritten, no lasting transformer" "$home/bin/java -javaagent:$work/transformer-agent.jar=one -cp $work/apps CpuAtMain $client"
   fi
   add "JDK $jdk, retry-agent, built-in defaults" "$home/bin/java -javaagent:$AGENT -cp $work/apps CpuAtMain $client"
