@@ -34,18 +34,27 @@ final class Classifier {
 
   /**
    * Apache HttpClient 5's protocol failure (an {@code HttpException}: a redirect loop or too many
-   * redirects, a response that breaks the protocol), as its classic handler carries it through the
-   * retry loop: a deterministic failure, never retried, as that carrier's contract says. By name:
-   * the carrier is a {@code RuntimeException} caused by the {@code HttpException}, so a {@code
-   * retryOn.exceptions} naming {@code ProtocolException}, {@code HttpException} or {@code
-   * RuntimeException} matched it, and the request was sent maxAttempts times to fail alike.
+   * redirects, a response that breaks the protocol): a deterministic failure, never retried. The
+   * classic handler carries it through its retry loop as a {@code RuntimeException} caused by it;
+   * the async client's exchange fails with the {@code HttpException} itself. By name (the engine
+   * does not see HttpClient's classes): a {@code retryOn.exceptions} naming {@code
+   * ProtocolException}, {@code HttpException}, {@code RuntimeException} or {@code Exception}
+   * matched it, and the request was sent maxAttempts times to fail alike.
    */
   private static boolean isProtocolFailure(Throwable error) {
-    return error != null
-        && error
-            .getClass()
-            .getName()
-            .equals("dev.retryagent.apache5.RetryExecHandler$ChainFailure");
+    if (error == null) {
+      return false;
+    }
+    Class<?> c = error.getClass();
+    if (c.getName().equals("dev.retryagent.apache5.RetryExecHandler$ChainFailure")) {
+      return true;
+    }
+    for (; c != null; c = c.getSuperclass()) {
+      if (c.getName().equals("org.apache.hc.core5.http.HttpException")) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

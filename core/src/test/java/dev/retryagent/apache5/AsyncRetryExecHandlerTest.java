@@ -1766,6 +1766,33 @@ class AsyncRetryExecHandlerTest {
     }
   }
 
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(
+      strings = {
+        "org.apache.hc.core5.http.ProtocolException",
+        "org.apache.hc.core5.http.HttpException",
+        "java.lang.Exception"
+      })
+  void aProtocolFailureIsNeverRetriedWhateverRetryOnExceptionsNames(String named) throws Exception {
+    // Redirected past maxRedirects: the async redirect step, below the handler, fails the exchange
+    // with RedirectException (a ProtocolException, an HttpException): deterministic, as in the
+    // classic client (GovernedRetryStrategyTest), so never retried, whatever retryOn.exceptions
+    // names; the application hears that failure after the same 2 requests as without the agent.
+    CloseableHttpAsyncClient c =
+        withHandler(r -> r.maxAttempts(3).retryOnExceptions(List.of(named)));
+    server.otherwise(status(302).header("Location", "/again"));
+    SimpleHttpRequest get = SimpleRequestBuilder.get(server.url("/items")).build();
+    get.setConfig(
+        org.apache.hc.client5.http.config.RequestConfig.custom().setMaxRedirects(1).build());
+
+    Heard heard = call(c, get);
+
+    assertThat(heard.await()).isEqualTo("failed RedirectException");
+    assertThat(server.awaitRequests(2)).isEqualTo(requests(2));
+    assertThat(ofType(RetryEvent.Type.RETRY)).isZero();
+    await().atMost(LONG).until(AsyncRetryExecHandler.RUNNING::isEmpty);
+  }
+
   private static String described(org.apache.hc.core5.http.HttpRequest r) {
     StringBuilder b =
         new StringBuilder()
