@@ -38,6 +38,17 @@ final class OkHttpTransformer extends HookTransformer {
   private final Map<ClassLoader, Boolean> sendHooked =
       Collections.synchronizedMap(new WeakHashMap<>());
 
+  /**
+   * OkHttp before 3.14 (3.0 to 3.13) has a {@code StreamAllocation} (first in {@code
+   * okhttp3.internal.http}, then in {@code okhttp3.internal.connection}); 3.14 replaced it.
+   */
+  private static final String OLD_OKHTTP = "okhttp3/internal/connection/StreamAllocation.class";
+
+  private static final String OLDER_OKHTTP = "okhttp3/internal/http/StreamAllocation.class";
+
+  // Per loader: whether its OkHttp is older than 3.14, which is left alone. Weak keys.
+  private final Map<ClassLoader, Boolean> tooOld = Collections.synchronizedMap(new WeakHashMap<>());
+
   OkHttpTransformer() {
     super("okhttp", HOOKS, "OkHttp");
   }
@@ -75,7 +86,33 @@ final class OkHttpTransformer extends HookTransformer {
       skipped.incrementAndGet();
       return false;
     }
-    return linksToBridge(loader);
+    return !olderThan314(loader) && linksToBridge(loader);
+  }
+
+  /**
+   * Whether {@code loader}'s OkHttp is older than 3.14, which the agent leaves alone (said once per
+   * loader). There the retry loop would break what the application sees: 3.12's {@code
+   * RetryAndFollowUpInterceptor} ends the call (its call timeout, {@code callEnd}) as a retried
+   * response is closed, so a retry ran unbounded by {@code callTimeout}; and its request bodies'
+   * marker types ({@code UnrepeatableRequestBody}, okhttp-urlconnection's streamed bodies) were
+   * hidden behind the agent's body, so a streamed PUT could be retried with an empty body.
+   */
+  private boolean olderThan314(ClassLoader loader) {
+    if (loader == null) {
+      return false; // OkHttp is never a boot class; nothing to look up
+    }
+    Boolean old = tooOld.get(loader);
+    if (old == null) {
+      old = loader.getResource(OLD_OKHTTP) != null || loader.getResource(OLDER_OKHTTP) != null;
+      if (tooOld.putIfAbsent(loader, old) == null && old) {
+        AgentLog.error(
+            "okhttp NOT hooked in "
+                + LoaderNames.describe(loader)
+                + ": its OkHttp is older than 3.14, which the agent does not support; its clients"
+                + " run without retries");
+      }
+    }
+    return old;
   }
 
   @Override

@@ -14,13 +14,14 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * The OkHttp hooks ({@link OkHttpHook}) on the real classes of every OkHttp line the agent claims:
- * 3.12 and 3.14, 4.9 to 4.12, 5.1 to 5.5, each release's own jar (copied by the build into {@code
- * target/okhttp-versions}). In each, every class the agent rewrites is rewritten and then linked
- * beside its unchanged neighbours in a loader of its own, so the JVM verifies it: a hook whose
- * frames or handler did not fit one release would break that release's applications at their first
- * {@code OkHttpClient}, and fails here instead. {@link OkHttpHookTest} runs the hooks' behaviour on
- * 3.14; the integration tests run 3.14, 4.12 and 5.5 with the agent.
+ * The OkHttp hooks ({@link OkHttpHook}) on the real classes of every OkHttp line the agent claims,
+ * 3.14, 4.9 to 4.12, 5.1 to 5.5, and of 3.12 (which the transformer leaves alone: {@link
+ * OkHttpTransformerTest}; its classes still verify patched), each release's own jar (copied by the
+ * build into {@code target/okhttp-versions}). In each, every class the agent rewrites is rewritten
+ * and then linked beside its unchanged neighbours in a loader of its own, so the JVM verifies it: a
+ * hook whose frames or handler did not fit one release would break that release's applications at
+ * their first {@code OkHttpClient}, and fails here instead. {@link OkHttpHookTest} runs the hooks'
+ * behaviour on 3.14; the integration tests run 3.14, 4.12 and 5.5 with the agent.
  */
 class OkHttpHookVersionsTest {
   private static final Path DIR =

@@ -41,6 +41,43 @@ class OkHttpTransformerTest {
     assertThat(stderr.text()).isEmpty();
   }
 
+  /** A loader of one OkHttp release's own jar (copied by the build), as an application's. */
+  private static URLClassLoader release(String version) throws IOException {
+    java.nio.file.Path jar =
+        java.nio.file.Path.of(
+            System.getProperty("okhttp.versions.dir", "target/okhttp-versions"),
+            "okhttp-" + version + ".jar");
+    assertThat(jar).exists();
+    return new URLClassLoader(new URL[] {jar.toUri().toURL()}, null);
+  }
+
+  @Test
+  void okHttpOlderThan314IsLeftAloneAndSaidOnce() throws Exception {
+    // 3.12 closes its call (call timeout exited, callEnd told) when a retried response is closed,
+    // and its streamed bodies' marker types would hide behind the agent's body: not supported, so
+    // its classes stay as they are, and the line says why, once for the loader.
+    byte[] bytes = builderBytes();
+    try (URLClassLoader old = release("3.12.13")) {
+      assertThat(transform(old, OkHttpHook.BUILDER, bytes)).isNull();
+      assertThat(transform(old, OkHttpHook.CALL_3, bytes)).isNull();
+    }
+    assertThat(transformer.hooked()).isZero();
+    assertThat(stderr.text().lines())
+        .singleElement(org.assertj.core.api.InstanceOfAssertFactories.STRING)
+        .startsWith("retry-agent: okhttp NOT hooked in ")
+        .contains("older than 3.14")
+        .contains("run without retries");
+  }
+
+  @Test
+  void okHttp314IsHooked() throws Exception {
+    try (URLClassLoader supported = release("3.14.9")) {
+      assertThat(transform(supported, OkHttpHook.BUILDER, builderBytes())).isNotNull();
+    }
+    assertThat(transformer.hooked()).isEqualTo(1);
+    assertThat(stderr.text()).isEmpty();
+  }
+
   @Test
   void leavesOtherClassesAndOtherAgentsOkHttpAlone() throws Exception {
     byte[] bytes = builderBytes();
