@@ -293,10 +293,44 @@ public abstract class RetryCall extends HostHold {
    */
   long reserveRetryPermit(long sinceDecisionNanos) {
     try {
-      return reserveRetryPermitLocked(sinceDecisionNanos);
+      PermitLimiter limiter = state.limiter;
+      return limiter == null || limiter instanceof RateLimiter
+          ? reserveRetryPermitLocked(sinceDecisionNanos)
+          : reserveSharedRetryPermit(sinceDecisionNanos);
     } finally {
       tellQueued();
     }
+  }
+
+  /**
+   * {@link #reserveRetryPermitLocked} for a limit shared with other JVMs, whose {@code reserve} may
+   * wait on its store: the lock is not held across it ({@link #reserveShared}).
+   */
+  private long reserveSharedRetryPermit(long sinceDecisionNanos) {
+    long backoff;
+    synchronized (this) {
+      Decision d = decision;
+      if (d == null || !d.retry()) {
+        return 0;
+      }
+      backoff = Math.max(0, d.delayNanos() - sinceDecisionNanos);
+      if (d.outcome() != Outcome.RESPONSE
+          || state.observe
+          || (flags & FINISHED) != 0
+          || cancelledByCaller()
+          || (extras != null && extras.permitReserved)) {
+        return backoff;
+      }
+    }
+    long wait;
+    try {
+      wait = reserve(true, backoff);
+    } catch (RateLimitedException refused) {
+      return -1;
+    }
+    // A permit due past the backoff made it the retry's delay (the decision's, as in the lock's
+    // path); one due within it, or none taken (the call ended meanwhile), leaves the backoff.
+    return Math.max(backoff, wait);
   }
 
   private synchronized long reserveRetryPermitLocked(long sinceDecisionNanos) {
@@ -331,6 +365,10 @@ public abstract class RetryCall extends HostHold {
     if (limiter == null) {
       return 0; // without a rate limit there is nothing to guard: no lock
     }
+    if (!(limiter instanceof RateLimiter)) {
+      return reserveShared(firstLook, backoffNanos, limiter);
+    }
+    RateLimiter local = (RateLimiter) limiter;
     synchronized (this) {
       long now = state.engine.clock().nanoTime();
       startNanos(now);
@@ -345,67 +383,150 @@ public abstract class RetryCall extends HostHold {
         if ((attempt > 0 || !firstLook) && state.limiterDropped()) {
           state.engine.pauseDroppedBucket(state, now);
         }
-        long allowance = maxWait;
+        long allowance = allowance(maxWait, backoffNanos, local, now);
         if (backoffNanos > 0) {
-          // Reserved at a retry's decision (reserveRetryPermit): a token due during the backoff,
-          // which a pause in force does not cover already, is one the retry would be given after
-          // it.
-          long ahead = Math.max(0, backoffNanos - limiter.pauseRemainingNanos(now));
-          allowance = maxWait > Long.MAX_VALUE - ahead ? Long.MAX_VALUE : maxWait + ahead;
-        }
-        if (backoffNanos > 0 && limiter instanceof RateLimiter) {
           // The token due by the retry's start, not the next one: those before it serve others.
-          wait =
-              ((RateLimiter) limiter)
-                  .reserveAhead(now, backoffNanos, Math.min(allowance, left), left, this);
-        } else if (limiter instanceof RateLimiter) {
-          // Whose: given back (permitBack) while no permit was taken after it, it goes back whole.
-          wait = ((RateLimiter) limiter).reserve(now, Math.min(allowance, left), left, this);
+          wait = local.reserveAhead(now, backoffNanos, Math.min(allowance, left), left, this);
         } else {
-          // On a thread of many calls' work (the scheduler, a client's I/O thread) a shared
-          // limit must not wait on its store for this call alone: the others' work would wait.
-          wait = limiter.reserve(now, Math.min(allowance, left), left, !SharedThreads.here());
+          // Whose: given back (permitBack) while no permit was taken after it, it goes back whole.
+          wait = local.reserve(now, Math.min(allowance, left), left, this);
         }
       } catch (RuntimeException | LinkageError | StackOverflowError bug) {
-        // The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it
-        // threw out of the call, or out of an asynchronous call's retry task, whose future then
-        // never completed. The attempt goes as without the agent; no permit is held to give back.
-        state.engine.internalError(
-            "taking a rate-limit permit", bug, "the attempt goes without waiting for a permit");
+        return limiterFailed(bug);
+      }
+      return permitGiven(
+          firstLook,
+          backoffNanos,
+          wait,
+          now,
+          remaining,
+          maxWait,
+          wait == PermitLimiter.REJECTED ? local.pauseRemainingNanos(now) : 0);
+    }
+  }
+
+  /**
+   * {@link #reserve} from a limit shared with other JVMs (a fleet's, in Redis): its {@code reserve}
+   * may wait on its store (a connection from its pool, a connect, the reply), so the call's lock is
+   * not held across it. Held, a slow store held up every thread that touched the call (its cancel,
+   * its client's callbacks), and on JDK 21 to 23 a virtual thread blocked inside {@code
+   * synchronized} pinned its carrier: a slow Redis stalled the application's other virtual threads.
+   * The inputs are read under the lock, the permit asked without it, and the answer applied under
+   * it again. A call that ended meanwhile (cancelled, completed, given up) holds nothing of a
+   * permit granted then: a shared limit cannot take it back, so it is spent (as {@link #permitBack}
+   * counts one), held by no flag that the end already cleared, and no wait event follows the end
+   * told; its wait is returned as granted, so that nothing the adapter still sends goes before it.
+   * A refusal then is one as for a call that ended before asking (its end is not told twice).
+   */
+  private long reserveShared(boolean firstLook, long backoffNanos, PermitLimiter limiter)
+      throws RateLimitedException {
+    long now;
+    long maxWait;
+    long remaining;
+    long left;
+    synchronized (this) {
+      now = state.engine.clock().nanoTime();
+      startNanos(now);
+      maxWait = state.policy.rateLimit().maxWait().toNanos();
+      remaining = bounds().remainingNanos(now);
+      left = attempt == 0 ? remaining : remaining - 1; // as in reserve
+    }
+    long wait;
+    long pauseLeft;
+    try {
+      long allowance = allowance(maxWait, backoffNanos, limiter, now);
+      // On a thread of many calls' work (the scheduler, a client's I/O thread) a shared
+      // limit must not wait on its store for this call alone: the others' work would wait.
+      wait = limiter.reserve(now, Math.min(allowance, left), left, !SharedThreads.here());
+      pauseLeft = wait == PermitLimiter.REJECTED ? limiter.pauseRemainingNanos(now) : 0;
+    } catch (RuntimeException | LinkageError | StackOverflowError bug) {
+      synchronized (this) {
+        return limiterFailed(bug);
+      }
+    }
+    synchronized (this) {
+      if (wait != PermitLimiter.REJECTED
+          && ((flags & FINISHED) != 0
+              || (backoffNanos >= 0
+                  && (decision == null
+                      || !decision.retry()
+                      || (extras != null && extras.permitReserved))))) {
+        // Ended meanwhile, or the retry it was for is no longer to come (or holds a permit
+        // already): this one is spent, held by nobody.
+        return state.observe ? 0 : wait;
+      }
+      return permitGiven(firstLook, backoffNanos, wait, now, remaining, maxWait, pauseLeft);
+    }
+  }
+
+  /**
+   * The allowance for a permit's wait: {@code maxWait}, and for one reserved at a retry's decision
+   * ({@link #reserveRetryPermit}) the backoff too, less what a pause in force covers already: a
+   * token due during it is one the retry would be given after it.
+   */
+  private static long allowance(long maxWait, long backoffNanos, PermitLimiter limiter, long now) {
+    if (backoffNanos <= 0) {
+      return maxWait;
+    }
+    long ahead = Math.max(0, backoffNanos - limiter.pauseRemainingNanos(now));
+    return maxWait > Long.MAX_VALUE - ahead ? Long.MAX_VALUE : maxWait + ahead;
+  }
+
+  /**
+   * The limiter's own bug (a fleet limit's store client, say) never reaches the caller: it threw
+   * out of the call, or out of an asynchronous call's retry task, whose future then never
+   * completed. The attempt goes as without the agent; no permit is held to give back. Under the
+   * lock.
+   */
+  private long limiterFailed(Throwable bug) {
+    state.engine.internalError(
+        "taking a rate-limit permit", bug, "the attempt goes without waiting for a permit");
+    return 0;
+  }
+
+  /**
+   * Applies the limiter's answer {@code wait} to the call, under the lock: a refusal ends it, a
+   * permit is held for the next attempt. {@code pauseLeft}: the limiter's pause at {@code now}, for
+   * a refusal's message.
+   */
+  private long permitGiven(
+      boolean firstLook,
+      long backoffNanos,
+      long wait,
+      long now,
+      long remaining,
+      long maxWait,
+      long pauseLeft)
+      throws RateLimitedException {
+    if (wait == PermitLimiter.REJECTED) {
+      if (wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+        queue(RetryEvent.rateLimitRejected(this));
+      }
+      if (state.observe) {
         return 0;
       }
-      if (wait == PermitLimiter.REJECTED) {
-        if (wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-          queue(RetryEvent.rateLimitRejected(this));
-        }
-        if (state.observe) {
-          return 0;
-        }
-        // A retry refused is a retry not made: the call ends with the attempt before it, as if not
-        // retried (permitRefusedRetry), as when the retry could not start before the deadline.
-        forgoRefusedRetry();
-        finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
-        throw CallExtras.withEarlier(
-            extras,
-            RateLimitedException.noPermit(
-                state.target, remaining, maxWait, limiter.pauseRemainingNanos(now)));
-      }
-      permitTaken();
-      long beyond = wait;
-      if (backoffNanos >= 0) {
-        // The retry waits for its backoff and its permit at once; the next reservePermit takes it.
-        extras().permitReserved = true;
-        beyond = wait - backoffNanos;
-        extras.permitWaitTold = beyond > 0;
-        if (beyond > 0) {
-          decision = Decision.retryAfter(wait, AttemptResult.response(decision.status()));
-        }
-      }
-      if (beyond > 0 && firstLook && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
-        queue(RetryEvent.rateLimitWait(this, beyond));
-      }
-      return state.observe ? 0 : wait;
+      // A retry refused is a retry not made: the call ends with the attempt before it, as if not
+      // retried (permitRefusedRetry), as when the retry could not start before the deadline.
+      forgoRefusedRetry();
+      finish(AttemptResult.none(), GiveUpReason.RATE_LIMITED, now);
+      throw CallExtras.withEarlier(
+          extras, RateLimitedException.noPermit(state.target, remaining, maxWait, pauseLeft));
     }
+    permitTaken();
+    long beyond = wait;
+    if (backoffNanos >= 0) {
+      // The retry waits for its backoff and its permit at once; the next reservePermit takes it.
+      extras().permitReserved = true;
+      beyond = wait - backoffNanos;
+      extras.permitWaitTold = beyond > 0;
+      if (beyond > 0) {
+        decision = Decision.retryAfter(wait, AttemptResult.response(decision.status()));
+      }
+    }
+    if (beyond > 0 && firstLook && wants(RetryEvent.Type.RATE_LIMITED, attempt)) {
+      queue(RetryEvent.rateLimitWait(this, beyond));
+    }
+    return state.observe ? 0 : wait;
   }
 
   /**
