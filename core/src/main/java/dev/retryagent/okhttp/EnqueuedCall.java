@@ -315,6 +315,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void enqueue(Call call, ManagedAttempts.Attempt attempt) {
+    enqueue(call, attempt, true);
+  }
+
+  /**
+   * Hands {@code call} to OkHttp to run {@code attempt}. {@code dropAsRefused}: should the
+   * dispatcher's executor drop a clone unrun, the callback hears what OkHttp tells of one it
+   * refuses ({@link #tellDropped}); else (the end of a call not retried, {@link #endAsNotRetried})
+   * the clone's own failure, as told when the executor is shut down before.
+   */
+  private void enqueue(Call call, ManagedAttempts.Attempt attempt, boolean dropAsRefused) {
     boolean real = attempt.failure == null;
     if (real && call != original) {
       applyDeadline(call);
@@ -347,6 +357,12 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           // A clone that only tells the callback (a cancel during the wait, a refusal): queued
           // behind the host's taken slots, it would tell it only when one frees, if ever.
           endIfQueued(call, attempt.failure, false);
+        }
+        if (call != original && dispatcher != null) {
+          // OkHttp hands the clone to the dispatcher's executor, which may drop it unrun (its
+          // shutdownNow()): told then as OkHttp tells a clone that executor refuses (tellDropped).
+          watchHandOver(
+              () -> stillHandedOver(call), () -> tellDropped(call, attempt, dropAsRefused));
         }
       } finally {
         retryCall.leaveContext(scope);
@@ -563,7 +579,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
       // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
-      onDispatcherThread(tell);
+      handOver(tell);
     } catch (RuntimeException refused) {
       // Shut down meanwhile, or saturated (a bounded pool's refusal): a thread of ours, or this
       // one when the scheduler refuses too, as OkHttp tells a call its executor refused on the
@@ -1036,10 +1052,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // tells the copy, on a dispatcher thread, through the interceptors ahead of ours again.
       enqueue(call, new ManagedAttempts.GiveBack(this, e, copy));
     } else if (call != null) {
-      failThrough(call, e);
-      if (dispatcher != null) {
-        watchHandOver(() -> tellDropped(call, e));
-      }
+      // Dropped unrun by the executor, it is told with e all the same, as when shut down before.
+      enqueue(call, new ManagedAttempts.Attempt(this, 0, -1, e), false);
     } else if (copy != null) {
       // No clone to tell it through: the callback heard the failure (attemptCallOrTell).
       release(copy);
@@ -1083,7 +1097,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } else {
       Runnable tell = () -> tellTimedOut(timeout);
       try {
-        onDispatcherThread(tell);
+        handOver(tell);
       } catch (RuntimeException refused) {
         tell.run(); // shut down meanwhile: no dispatcher thread is left
       }
@@ -1140,11 +1154,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
             endAtCallTimeoutFromWatchdog();
           }
         };
+    HandOver once = new HandOver(end); // a drop of it is told too (watchHandOver)
     try {
-      dispatcher.executorService().execute(end);
+      dispatcher.executorService().execute(once);
     } catch (RuntimeException | Error refused) {
       endAtCallTimeoutOnScheduler();
+      return;
     }
+    watchHandOver(once, once);
   }
 
   private void endAtCallTimeoutOnScheduler() {
@@ -1270,22 +1287,52 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * interceptors ahead of ours already, and a clone's run would take it through them again.
    */
   private void giveBack(Call from, Response copy) {
-    // Once: the executor's run, or ours when it dropped the task (watchHandOver), never both (an
-    // application may run what shutdownNow() gave it back).
-    AtomicBoolean taken = new AtomicBoolean(); // only where an end is given back this way
-    Runnable tell =
-        () -> {
-          if (taken.compareAndSet(false, true)) {
-            tellGivenBack(from, copy);
-          }
-        };
+    Runnable tell = () -> tellGivenBack(from, copy);
     try {
-      onDispatcherThread(tell);
+      handOver(tell);
     } catch (RuntimeException refused) {
       tell.run();
-      return;
     }
-    watchHandOver(tell);
+  }
+
+  /**
+   * Runs {@code tell} on one of the dispatcher's threads ({@link #onDispatcherThread}), watched
+   * ({@link #watchHandOver}): an executor that accepts it and then drops it unrun (its {@code
+   * shutdownNow()}) has it run on the agent's thread once that executor has terminated, as the
+   * caller runs it when the executor refuses it (what this throws then). Run once, never by both
+   * (an application may run what {@code shutdownNow()} gave it back).
+   */
+  private void handOver(Runnable tell) {
+    HandOver once = new HandOver(tell);
+    onDispatcherThread(once);
+    watchHandOver(once, once);
+  }
+
+  /**
+   * A task of ours handed to the dispatcher's executor ({@link #handOver}): it runs once, by the
+   * executor or by the watch of a drop; pending until then. Made only where a call's end is handed
+   * over, never on a call that succeeds or whose retry runs.
+   */
+  private static final class HandOver extends AtomicBoolean implements Runnable, BooleanSupplier {
+    private static final long serialVersionUID = 1L;
+    private final transient Runnable tell;
+
+    HandOver(Runnable tell) {
+      this.tell = tell;
+    }
+
+    @Override
+    public void run() {
+      if (compareAndSet(false, true)) {
+        tell.run();
+      }
+    }
+
+    /** Not run yet. */
+    @Override
+    public boolean getAsBoolean() {
+      return !get();
+    }
   }
 
   /** How often {@link #watchHandOver} looks at the executor a call's end was handed to. */
@@ -1306,18 +1353,23 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   private static final int HAND_OVER_LOOKS = 60;
 
   /**
-   * Watches the end of a call not retried ({@link #endAsNotRetried}: its retry's wait ended past
-   * the deadline, or the rate limit refused the retry), handed to the dispatcher's executor (the
-   * copy of a response, the clone that tells a failure): an application's executor that queues
-   * tasks drops the ones it never ran at its {@code shutdownNow()}, and the callback was never
-   * told, the call never given up (counted running for ever). Without the agent, that outcome was
-   * told before the shutdown (no wait). Looked at on the agent's scheduler until the callback heard
-   * of the call; once the executor has terminated with it untold, nothing of the executor's will
-   * run it: {@code tellHere} tells it, once, on the agent's thread, as a hand-over the executor
-   * refuses is. OkHttp's own executor (no queue: it runs or refuses each task) drops nothing and is
-   * not watched. Only this path pays for it, and for {@link #HAND_OVER_LOOKS} looks at most.
+   * Watches a hand-over of ours to the dispatcher's executor, the one way each is looked after: a
+   * clone OkHttp hands it ({@link #enqueue}: a retry, or one that tells a cancel, a refusal, a late
+   * wait's end) and a task of ours ({@link #handOver}: a response given back, a call's end at its
+   * timeout, a clone ended in OkHttp's queue, our own failure's telling). An application's executor
+   * that queues tasks drops the ones it never ran at its {@code shutdownNow()}: the callback was
+   * never told, the call never ended (counted running for ever, its breaker trial and rate-limit
+   * permit held). Looked at on the agent's scheduler while {@code pending} (not run, the call not
+   * ended); once the executor has terminated with it so, nothing of the executor's will run it:
+   * {@code tellHere} tells it, once, on the agent's thread, as a hand-over the executor refuses is.
+   * OkHttp's own executor (no queue: it runs or refuses each task) drops nothing and is not
+   * watched, nor is a task run as it was handed over. Only these paths pay for it, and for {@link
+   * #HAND_OVER_LOOKS} looks at most.
    */
-  private void watchHandOver(Runnable tellHere) {
+  private void watchHandOver(BooleanSupplier pending, Runnable tellHere) {
+    if (!pending.getAsBoolean()) {
+      return; // run already (an executor that runs a task on the thread that hands it over)
+    }
     ExecutorService executor;
     try {
       executor = dispatcher.executorService();
@@ -1334,8 +1386,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
           @Override
           public void run() {
-            if (told || isDone()) {
-              return;
+            if (told || isDone() || !pending.getAsBoolean()) {
+              return; // run by the executor, or the call ended otherwise
             }
             if (executor.isTerminated()) {
               try {
@@ -1362,13 +1414,25 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
   }
 
+  /** True while {@code clone}, handed to OkHttp, has neither begun nor ended: its run to come. */
+  private synchronized boolean stillHandedOver(Call clone) {
+    return !done && inFlight == clone && !cloneBegun;
+  }
+
   /**
-   * The clone that tells a late wait's end was dropped by the executor ({@link #watchHandOver}):
-   * ended as one ended in OkHttp's queue ({@link #endIfQueued}), its run (should the application
-   * run what its executor gave back) never heard, and the callback told what that run would have
-   * told.
+   * The dispatcher's executor dropped {@code clone}'s run unrun ({@link #watchHandOver}: it
+   * terminated with it untold, its {@code shutdownNow()}): the clone is ended as one ended in
+   * OkHttp's queue ({@link #endIfQueued}), its run (should the application run what its executor
+   * gave back) never heard, and the callback told, once, what OkHttp tells a call that executor
+   * refuses at its hand-over ({@link AttemptCallback}'s refusal): {@code InterruptedIOException:
+   * executor rejected}, nothing sent; a retry's attempt not counted as made and the call given up
+   * as cancelled (the application shut its client down), as a retry refused so is. Not {@code
+   * asRefused} (the end of a call not retried, a late wait's or a refused permit's), its own
+   * failure, the attempt's outcome of before the wait, as when the executor is shut down before
+   * (9e9d98bc, {@link #endAsNotRetried}). Before, the callback never heard, and the call stayed
+   * counted running, its breaker trial and rate-limit permit held, for good.
    */
-  private void tellDropped(Call clone, IOException failure) {
+  private void tellDropped(Call clone, ManagedAttempts.Attempt attempt, boolean asRefused) {
     synchronized (this) {
       if (done || inFlight != clone || cloneBegun) {
         return; // it ran after all
@@ -1376,7 +1440,32 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       inFlight = null; // the interceptor no longer begins it (beginClone)
       retrier.attempts().put(clone, new ManagedAttempts.Expired(this));
     }
-    tellEndedInQueue(clone, failure);
+    if (!asRefused && attempt.failure != null) {
+      tellEndedInQueue(clone, attempt.failure);
+      return;
+    }
+    IOException rejected = executorRejected();
+    try {
+      if (attempt.failure == null) {
+        // A retry's clone: its attempt never went out (as AttemptCallback's refusal). A clone that
+        // tells an end the engine made (a cancel, a refusal) has it told as it was made.
+        retryCall.attemptRefused();
+        retryCall.onAbandoned();
+      }
+      deliverFailure(rejected);
+    } catch (RuntimeException | Error bug) {
+      endQuietlyWithOwnFailure("ending a retry its executor dropped", bug, rejected, false);
+    }
+  }
+
+  /**
+   * What OkHttp (3.12 to 5.x, {@code AsyncCall.executeOn}) tells a call its dispatcher's executor
+   * refuses: {@code InterruptedIOException: executor rejected}, caused by the refusal.
+   */
+  private static InterruptedIOException executorRejected() {
+    InterruptedIOException e = new InterruptedIOException("executor rejected");
+    e.initCause(new RejectedExecutionException("dropped unrun by the dispatcher's executor"));
+    return e;
   }
 
   /**
@@ -1945,7 +2034,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
             }
           };
       try {
-        onDispatcherThread(tell);
+        handOver(tell);
         return;
       } catch (RuntimeException | Error refused) {
         // told here instead (no dispatcher, or it refused)

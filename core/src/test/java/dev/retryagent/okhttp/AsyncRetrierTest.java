@@ -2361,6 +2361,142 @@ class AsyncRetrierTest {
     assertThat(retrier.running()).isEqualTo(1);
   }
 
+  @ParameterizedTest(name = "a failure before the wait: {0}")
+  @ValueSource(booleans = {false, true})
+  void aRetryTheApplicationsExecutorDropsAtShutdownNowIsHeardOnceAsARefusedCall(boolean failed)
+      throws Exception {
+    // The retry's clone, enqueued after its backoff wait, was handed by OkHttp to the
+    // application's dispatcher executor, which queued it, and the application then shut it down
+    // with shutdownNow(), which drops what it never ran: the callback was never told, the call
+    // stayed counted running for good (its breaker trial, its permit held). Now told as plain
+    // OkHttp tells a call its executor refuses, once, nothing sent, given up as cancelled.
+    String expected = plainCallRefusedByItsShutDownExecutor();
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    server.enqueue(failed ? reset() : status(503).body("busy"));
+    server.otherwise(ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/retried")), heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends: the retry's clone is handed to the executor, kept
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+
+    List<Runnable> dropped = executor.shutdownNow();
+    assertThat(dropped).as("dropped, never run").hasSize(1);
+    await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
+    time.runHeldTasks(); // the agent's look at the hand-over, on its scheduler
+
+    assertThat(heard.await())
+        .isEqualTo(expected)
+        .isEqualTo("java.io.InterruptedIOException: executor rejected");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    // The application runs what shutdownNow() gave it back: nothing is sent, nothing heard again.
+    dropped.get(0).run();
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("the first attempt only").isEqualTo(1);
+  }
+
+  @ParameterizedTest(name = "dropped at shutdownNow (else refused at shutdown): {0}")
+  @ValueSource(booleans = {true, false})
+  void aCancelDuringTheWaitTheApplicationsExecutorDropsIsHeardOnceAsARefusedCall(boolean dropped)
+      throws Exception {
+    // The application cancelled the call during its retry's wait: the clone that tells it so was
+    // handed to the dispatcher's executor, which kept it and dropped it at shutdownNow(): never
+    // told. Now told as when that executor refuses it (shut down before), OkHttp's refusal.
+    String expected = plainCallRefusedByItsShutDownExecutor();
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b, new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(executor)), false);
+    server.enqueue(status(503));
+    server.otherwise(ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    if (dropped) {
+      executor.hold.set(true);
+    } else {
+      executor.shutdown();
+    }
+    call.cancel();
+    retrier.cancel(call);
+    time.runHeldTasks(); // the clone that tells the cancel is handed over
+    if (dropped) {
+      await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+      assertThat(executor.shutdownNow()).as("dropped, never run").hasSize(1);
+      await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
+      time.runHeldTasks(); // the agent's look at the hand-over
+    }
+
+    assertThat(heard.await()).isEqualTo(expected);
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).as("the first attempt only").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+  }
+
+  @Test
+  void aCallTimeoutsEndDuringTheWaitTheApplicationsExecutorDropsIsHeardOnce() throws Exception {
+    // The call's timeout (real, 1 s) ran out during its retry's wait: okio's watchdog hands the
+    // call's end to the dispatcher's executor, which kept it and dropped it at shutdownNow():
+    // the callback never heard, the call never ended. Now told as when the executor refuses that
+    // hand-over: OkHttp's timeout, once, on the agent's thread.
+    HoldingExecutor executor = new HoldingExecutor();
+    configure(
+        b -> b,
+        new OkHttpClient.Builder()
+            .callTimeout(1, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    server.enqueue(status(503));
+    server.otherwise(ok("never"));
+    time.holdTasks();
+    Call call = client.newCall(get("/wait"));
+    Heard heard = new Heard();
+    retrier.enqueue(call, heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .alias("the timeout's end handed to the executor")
+        .until(() -> executor.held.size() == 1);
+
+    assertThat(executor.shutdownNow()).as("dropped, never run").hasSize(1);
+    await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
+    time.runHeldTasks(); // the agent's look at the hand-over
+
+    assertThat(heard.await()).isEqualTo("java.io.InterruptedIOException: timeout");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(call.isCanceled()).isTrue();
+    assertThat(server.requestCount()).as("the first attempt only").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CALL_TIMEOUT);
+  }
+
+  /** What plain OkHttp's callback hears of a call enqueued on a client shut down. */
+  private String plainCallRefusedByItsShutDownExecutor() throws Exception {
+    OkHttpClient plain = new OkHttpClient.Builder().build();
+    plain.dispatcher().executorService().shutdown();
+    Heard heard = new Heard();
+    plain.newCall(get("/plain")).enqueue(heard);
+    assertThat(heard.reports).as("told on the enqueuing thread").hasValue(1);
+    assertThat(server.requestCount()).as("plain: nothing sent").isZero();
+    return heard.await();
+  }
+
   @ParameterizedTest(name = "past the call timeout: {0}")
   @ValueSource(booleans = {false, true})
   void aFailureOfBeforeALateWaitQueuedBehindTheHostsSlotsIsHeardAsThroughItsRun(boolean timedOut)
@@ -3144,6 +3280,7 @@ class AsyncRetrierTest {
     /** Drops what it keeps, as an executor with a queue drops what it never ran. */
     @Override
     public List<Runnable> shutdownNow() {
+      hold.set(false); // refuses from now on, as a shut-down executor does
       List<Runnable> dropped = new java.util.ArrayList<>(held);
       held.clear();
       dropped.addAll(super.shutdownNow());
@@ -3947,7 +4084,8 @@ class AsyncRetrierTest {
     try {
       enqueueThenTakeTheHostsOnlySlot(call, heard, slot, slotTaken);
       time.runHeldTasks(); // the retry's wait ends: its clone waits in the queue for the slot
-      await().atMost(Duration.ofSeconds(5)).until(() -> time.heldTasks() == 1); // the deadline
+      // The deadline, and the look at the clone's hand-over (an executor of the application's).
+      await().atMost(Duration.ofSeconds(5)).until(() -> time.heldTasks() == 2);
       refuse.set(true);
       Thread scheduler = runHeldTasksApart();
 
