@@ -37,6 +37,17 @@ public abstract class HookTransformer implements ClassFileTransformer {
   private int batchRewritten; // only by batchThread
 
   /**
+   * While {@link #installAll} runs: the classes rewritten as they loaded, after this transformer
+   * was added and perhaps before the one look at the loaded classes, as loader and binary name in
+   * turn (guarded by this; null when none). Such a class is already hooked: it is left out of the
+   * retransformation, where a second rewrite would count it twice and a refused batch would take it
+   * back out though its load-time rewrite stands.
+   */
+  private volatile boolean installing;
+
+  private ArrayList<Object> rewrittenAtLoad;
+
+  /**
    * @param client the client's name in the start-up line ({@code jdk-http}, {@code okhttp})
    * @param hooks the hooked methods, for the start-up line ({@code send, sendAsync})
    * @param targets the rewritten classes, for a "NOT hooked" line ({@code HttpClientImpl})
@@ -89,6 +100,8 @@ public abstract class HookTransformer implements ClassFileTransformer {
         hooked.incrementAndGet();
         if (classBeingRedefined != null && batchThread == Thread.currentThread()) {
           batchRewritten++;
+        } else if (classBeingRedefined == null && installing) {
+          rewroteAtLoad(loader, className);
         }
         rewritten(loader, className);
       }
@@ -97,6 +110,28 @@ public abstract class HookTransformer implements ClassFileTransformer {
       failed(loader, className, t);
       return null;
     }
+  }
+
+  private synchronized void rewroteAtLoad(ClassLoader loader, String internalName) {
+    if (rewrittenAtLoad == null) {
+      rewrittenAtLoad = new ArrayList<>();
+    }
+    rewrittenAtLoad.add(loader);
+    rewrittenAtLoad.add(internalName.replace('/', '.'));
+  }
+
+  /** Whether {@code loaded} was rewritten as it loaded while {@link #installAll} ran. */
+  private synchronized boolean hookedAtLoad(Class<?> loaded) {
+    if (rewrittenAtLoad == null) {
+      return false;
+    }
+    for (int i = 0; i < rewrittenAtLoad.size(); i += 2) {
+      if (rewrittenAtLoad.get(i) == loaded.getClassLoader()
+          && loaded.getName().equals(rewrittenAtLoad.get(i + 1))) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
@@ -174,14 +209,23 @@ public abstract class HookTransformer implements ClassFileTransformer {
   public static String[] installAll(Instrumentation inst, HookTransformer... transformers) {
     for (HookTransformer t : transformers) {
       if (t != null) {
+        t.installing = true;
         inst.addTransformer(t, true);
       }
     }
     Class<?>[] all = inst.getAllLoadedClasses();
     String[] status = new String[transformers.length];
     for (int i = 0; i < transformers.length; i++) {
-      if (transformers[i] != null) {
-        status[i] = transformers[i].retransformLoaded(inst, all);
+      HookTransformer t = transformers[i];
+      if (t != null) {
+        try {
+          status[i] = t.retransformLoaded(inst, all);
+        } finally {
+          t.installing = false;
+          synchronized (t) {
+            t.rewrittenAtLoad = null; // holds loaders
+          }
+        }
       }
     }
     return status;
@@ -191,7 +235,8 @@ public abstract class HookTransformer implements ClassFileTransformer {
   private String retransformLoaded(Instrumentation inst, Class<?>[] all) {
     List<Class<?>> loaded = new ArrayList<>();
     for (Class<?> c : all) {
-      if (retransforms(c)) {
+      // one rewritten as it loaded, just now, is hooked already
+      if (retransforms(c) && !hookedAtLoad(c)) {
         loaded.add(c);
       }
     }

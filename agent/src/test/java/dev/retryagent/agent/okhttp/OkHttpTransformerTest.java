@@ -246,6 +246,93 @@ class OkHttpTransformerTest {
     assertThat(transformer.sendsHooked(send)).isFalse();
   }
 
+  /**
+   * An attach where {@code send} loads (and is rewritten) between the transformer's addition and
+   * the look at the loaded classes, beside {@code builder} loaded before: the JVM runs the
+   * transformer over the classes it is asked to retransform, then refuses them all when {@code
+   * refuse}.
+   */
+  private java.lang.instrument.Instrumentation attachWhileSendLoads(
+      Class<?> send, Class<?> builder, boolean refuse, java.util.List<Class<?>> retransformed)
+      throws IOException {
+    byte[] sendBytes;
+    try (InputStream in = send.getClassLoader().getResourceAsStream(OkHttpHook.SEND + ".class")) {
+      sendBytes = in.readAllBytes();
+    }
+    byte[] builderBytes = builderBytes();
+    return (java.lang.instrument.Instrumentation)
+        java.lang.reflect.Proxy.newProxyInstance(
+            getClass().getClassLoader(),
+            new Class<?>[] {java.lang.instrument.Instrumentation.class},
+            (proxy, method, args) -> {
+              switch (method.getName()) {
+                case "getAllLoadedClasses":
+                  // send loads now, on an application thread: rewritten as it is defined
+                  assertThat(transform(send.getClassLoader(), OkHttpHook.SEND, sendBytes))
+                      .isNotNull();
+                  return new Class<?>[] {builder, send};
+                case "isRetransformClassesSupported":
+                  return true;
+                case "retransformClasses":
+                  for (Class<?> c : (Class<?>[]) args[0]) {
+                    retransformed.add(c);
+                    String name = c.getName().replace('.', '/');
+                    assertThat(
+                            transformer.transform(
+                                c.getModule(),
+                                c.getClassLoader(),
+                                name,
+                                c,
+                                null,
+                                name.equals(OkHttpHook.SEND) ? sendBytes : builderBytes))
+                        .isNotNull();
+                  }
+                  if (refuse) {
+                    throw new UnsupportedOperationException("class redefinition failed");
+                  }
+                  return null;
+                default:
+                  return null;
+              }
+            });
+  }
+
+  @Test
+  void aClassRewrittenAsItLoadedDuringAnAttachStaysCountedWhenTheRetransformationIsRefused()
+      throws Exception {
+    Class<?> send = Class.forName(OkHttpHook.SEND.replace('/', '.'));
+    java.util.List<Class<?>> retransformed = new java.util.ArrayList<>();
+
+    String status =
+        dev.retryagent.agent.tooling.HookTransformer.installAll(
+            attachWhileSendLoads(send, OkHttpClient.Builder.class, true, retransformed),
+            transformer)[0];
+
+    // the builder, loaded before, stays unchanged: so says the line
+    assertThat(status).startsWith("okhttp NOT hooked (retransforming");
+    // send keeps its load-time rewrite: it reports its resends itself, and is counted
+    assertThat(transformer.sendsHooked(send)).isTrue();
+    assertThat(transformer.hooked()).isEqualTo(1);
+    assertThat(transformer.status()).startsWith("okhttp hooked");
+    assertThat(retransformed).containsExactly(OkHttpClient.Builder.class);
+  }
+
+  @Test
+  void aClassRewrittenAsItLoadedDuringAnAttachIsCountedOnce() throws Exception {
+    Class<?> send = Class.forName(OkHttpHook.SEND.replace('/', '.'));
+    java.util.List<Class<?>> retransformed = new java.util.ArrayList<>();
+
+    String status =
+        dev.retryagent.agent.tooling.HookTransformer.installAll(
+            attachWhileSendLoads(send, OkHttpClient.Builder.class, false, retransformed),
+            transformer)[0];
+
+    assertThat(status).startsWith("okhttp hooked");
+    assertThat(transformer.hooked()).isEqualTo(2); // send and the builder, once each
+    assertThat(transformer.sendsHooked(send)).isTrue();
+    assertThat(retransformed).containsExactly(OkHttpClient.Builder.class);
+  }
+
   @Test
   void aClassThatCannotBeInstrumentedIsReportedOnceAndLeftUnchanged() {
     byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};
