@@ -54,10 +54,12 @@ public final class ForeignLoaders {
   /**
    * Words in the package of a relocated OpenTelemetry loader (AWS's, Splunk's, Grafana's
    * distributions keep {@code opentelemetry} and {@code javaagent}); each in dots is a whole
-   * package segment.
+   * package segment. Not {@code agent}, {@code bootstrap} or {@code apm}: applications name their
+   * own packages so ({@code com.acme.agent.plugins}), and the APM agents whose loaders sit in such
+   * packages (SkyWalking, Pinpoint, Elastic, Datadog) are matched by {@link #AGENT_PACKAGES}.
    */
   private static final String[] AGENT_WORDS = {
-    "opentelemetry", "javaagent", ".otel.", ".agent.", ".bootstrap.", ".apm.",
+    "opentelemetry", "javaagent", ".otel.",
   };
 
   /** Loaders already said to be left alone; made at the first one (none in most JVMs). */

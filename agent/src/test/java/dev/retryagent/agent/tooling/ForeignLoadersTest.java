@@ -28,14 +28,50 @@ class ForeignLoadersTest {
                 "com.splunk.opentelemetry.javaagent.bootstrap.ExtensionClassLoader"))
         .isTrue();
     assertThat(ForeignLoaders.isAgentLoaderClass("com.example.otel.ExtensionClassLoader")).isTrue();
-    assertThat(ForeignLoaders.isAgentLoaderClass("com.example.agent.bootstrap.AgentClassLoader"))
-        .isTrue();
     assertThat(ForeignLoaders.isAgentLoaderClass("datadog.trace.bootstrap.DatadogClassLoader"))
         .isTrue();
     assertThat(ForeignLoaders.isAgentLoaderClass("com.newrelic.bootstrap.BootstrapLoader"))
         .isTrue();
     assertThat(ForeignLoaders.isAgentLoaderClass("dev.retryagent.agent.tooling.GlueClassLoader"))
         .isTrue();
+  }
+
+  @Test
+  void theApmAgentsLoadersAreRecognisedByTheirRealNames() {
+    // OpenTelemetry's, Datadog's, Elastic's, SkyWalking's and Pinpoint's as their sources name
+    // them; New Relic's, Dynatrace's, AppDynamics' and Glowroot's in those agents' packages
+    for (String name :
+        new String[] {
+          "io.opentelemetry.javaagent.bootstrap.AgentClassLoader",
+          "io.opentelemetry.javaagent.tooling.ExtensionClassLoader",
+          "datadog.trace.bootstrap.DatadogClassLoader",
+          "co.elastic.apm.agent.bci.classloading.IndyPluginClassLoader",
+          "co.elastic.apm.agent.premain.ShadedClassLoader",
+          "com.newrelic.bootstrap.BootstrapLoader",
+          "com.dynatrace.oneagent.sdk.OneAgentClassLoader",
+          "com.singularity.ee.agent.appagent.kernel.classloader.AgentClassLoader",
+          "org.glowroot.agent.weaving.IsolatedWeavingClassLoader",
+          "org.apache.skywalking.apm.agent.core.plugin.loader.AgentClassLoader",
+          "com.navercorp.pinpoint.bootstrap.classloader.ParallelClassLoader",
+          "com.navercorp.pinpoint.bootstrap.plugin.PluginClassLoader",
+        }) {
+      assertThat(ForeignLoaders.isAgentLoaderClass(name)).as(name).isTrue();
+    }
+  }
+
+  @Test
+  void anApplicationsPackageNamedAgentBootstrapOrApmIsTheApplications() {
+    for (String name :
+        new String[] {
+          "com.acme.agent.plugins.PluginLoader",
+          "com.acme.agent.plugins.AgentClassLoader",
+          "com.example.agent.bootstrap.AgentClassLoader",
+          "com.acme.bootstrap.ExtensionClassLoader",
+          "com.acme.apm.InstrumentationModuleClassLoader",
+          "com.acme.apm.agent.ExtensionClassLoader",
+        }) {
+      assertThat(ForeignLoaders.isAgentLoaderClass(name)).as(name).isFalse();
+    }
   }
 
   @Test
