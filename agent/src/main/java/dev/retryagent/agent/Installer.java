@@ -78,7 +78,7 @@ public final class Installer implements AgentInstaller {
             + ", which every reload keeps); config="
             + (sources.configFile() == null
                 ? AgentConfig.BUILT_IN
-                : sources.configFile() + " (not read)");
+                : pathInLine(sources.configFile()) + " (not read)");
       }
       content = sources.read(env);
       config = sources.load(content, env);
@@ -184,7 +184,7 @@ public final class Installer implements AgentInstaller {
     if (sources.configFile() == null) {
       b.append(AgentConfig.BUILT_IN);
     } else {
-      b.append(sources.configFile());
+      b.append(pathInLine(sources.configFile()));
       if (!sources.configOrigin().equals("agent argument")) {
         b.append(" (").append(sources.configOrigin()).append(')');
       }
@@ -197,6 +197,46 @@ public final class Installer implements AgentInstaller {
       b.append(", reload=").append(config.reload() ? "on" : "off");
     }
     return b.toString();
+  }
+
+  /**
+   * The configuration file's path as the start-up line gives it: as it is, unless it holds what
+   * separates the line's parts ({@code ", "} or {@code "; "}, or a comma or semicolon at its end,
+   * before the origin's {@code " ("}), starts with a double quote, or holds a control character or
+   * a line separator. Such a path is given in double quotes, with {@code \"}, {@code \\} and {@code
+   * \}{@code uXXXX} escapes: {@code attach} reads the line back to tell whether the file is
+   * watched, and a path holding {@code ", reload=on; "} must not say so for it; the line stays one
+   * line.
+   */
+  static String pathInLine(Object path) {
+    String p = String.valueOf(path);
+    boolean plain = !p.startsWith("\"");
+    for (int i = 0; plain && i < p.length(); i++) {
+      char c = p.charAt(i);
+      plain =
+          !(c < ' ' || c == 0x7f || c == 0x85 || c == 0x2028 || c == 0x2029)
+              && !((c == ',' || c == ';') && (i + 1 == p.length() || p.charAt(i + 1) == ' '));
+    }
+    if (plain) {
+      return p;
+    }
+    StringBuilder b = new StringBuilder(p.length() + 8).append('"');
+    for (int i = 0; i < p.length(); i++) {
+      char c = p.charAt(i);
+      if (c == '"' || c == '\\') {
+        b.append('\\').append(c);
+      } else if (c < ' ' || c == 0x7f || c == 0x85 || c == 0x2028 || c == 0x2029) {
+        String hex = Integer.toHexString(c);
+        b.append("\\u");
+        for (int pad = hex.length(); pad < 4; pad++) {
+          b.append('0');
+        }
+        b.append(hex);
+      } else {
+        b.append(c);
+      }
+    }
+    return b.append('"').toString();
   }
 
   /**

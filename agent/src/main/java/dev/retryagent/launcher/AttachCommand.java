@@ -241,7 +241,8 @@ final class AttachCommand {
    * Whether the start-up line {@code existing} says the file is watched: {@code reload=on} ends its
    * configuration part ({@code config=PATH, mode=..., reload=on}), which may be followed by parts
    * each starting with {@code "; "} (warnings, no exit hook, the watcher's start not scheduled),
-   * and the watcher's start was not given up.
+   * and the watcher's start was not given up. A path in double quotes is skipped whole (it may hold
+   * {@code ", reload=on; "}); an agent before that quoting gave every path as it is.
    */
   static boolean watchesItsFile(String existing) {
     if (existing.startsWith("not installed") || existing.startsWith("nothing hooked")) {
@@ -250,6 +251,19 @@ final class AttachCommand {
     int config = existing.indexOf("; config=");
     if (config < 0) {
       return false;
+    }
+    config += "; config=".length();
+    if (existing.startsWith("\"", config)) {
+      // a path that holds "; " or ", " is quoted (Installer.pathInLine): what follows the closing
+      // quote is the agent's, whatever the path says
+      int i = config + 1;
+      while (i < existing.length() && existing.charAt(i) != '"') {
+        i += existing.charAt(i) == '\\' ? 2 : 1;
+      }
+      if (i >= existing.length()) {
+        return false; // cut short: nothing to go by
+      }
+      config = i + 1;
     }
     // the first ", reload=on" or ", reload=off" that ends a part: the configuration's (a warning
     // after it may quote anything, the file's text included)
