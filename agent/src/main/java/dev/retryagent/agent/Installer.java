@@ -12,6 +12,7 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.ConfigSources;
+import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.launcher.AgentInstaller;
 import dev.retryagent.launcher.AgentStarter;
 import dev.retryagent.policy.Mode;
@@ -104,7 +105,7 @@ public final class Installer implements AgentInstaller {
         return "not installed, the application runs without retries: "
             + BridgeInstaller.NAME
             + " could not be defined ("
-            + e
+            + Sanitizer.exception(e, true, null)
             + ")";
       }
     }

@@ -4,6 +4,7 @@ import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -81,7 +82,7 @@ final class ApacheTransformer extends HookTransformer {
             "the application's own retry-agent-core (RetryingCloseableHttpClient) in "
                 + LoaderNames.describe(loader)
                 + " is not recognised ("
-                + cause.getMessage()
+                + Sanitizer.exception(cause, true, null)
                 + "): its Apache HttpClient 4.5 calls are retried by the library and by the agent");
       }
       return;
@@ -89,7 +90,12 @@ final class ApacheTransformer extends HookTransformer {
     if (!failedClasses.add(internalName)) {
       return;
     }
-    String why = "could not instrument " + internalName.replace('/', '.') + " (" + cause + ")";
+    String why =
+        "could not instrument "
+            + internalName.replace('/', '.')
+            + " ("
+            + Sanitizer.exception(cause, true, null)
+            + ")";
     failure = why;
     AgentLog.error(
         "apache-httpclient NOT hooked in "

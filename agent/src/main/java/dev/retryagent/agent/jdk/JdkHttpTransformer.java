@@ -3,6 +3,7 @@ package dev.retryagent.agent.jdk;
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
+import dev.retryagent.internal.observe.Sanitizer;
 
 /**
  * Applies {@link JdkHttpHook} to {@code HttpClientFacade} of the {@code java.net.http} module when
@@ -66,7 +67,7 @@ final class JdkHttpTransformer extends HookTransformer {
             "the application's own retry-agent-core (RetryingHttpClient) in "
                 + LoaderNames.describe(loader)
                 + " is not recognised ("
-                + cause.getMessage()
+                + Sanitizer.exception(cause, true, null)
                 + "): its java.net.http calls are retried by the library and by the agent");
       }
       return;
@@ -77,7 +78,7 @@ final class JdkHttpTransformer extends HookTransformer {
           "jdk-http NOT hooked, java.net.http calls run without retries: could not instrument "
               + JdkHttpHook.TARGET_NAME
               + " ("
-              + cause
+              + Sanitizer.exception(cause, true, null)
               + ")");
     }
   }
@@ -85,7 +86,7 @@ final class JdkHttpTransformer extends HookTransformer {
   @Override
   protected String notHookedReason() {
     Throwable t = failure;
-    return t == null ? null : t.toString();
+    return t == null ? null : Sanitizer.exception(t, true, null);
   }
 
   /** Why instrumentation failed, or null. */

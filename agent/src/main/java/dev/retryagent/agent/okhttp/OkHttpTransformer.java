@@ -4,6 +4,7 @@ import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.Collections;
 import java.util.Map;
 import java.util.WeakHashMap;
@@ -155,9 +156,9 @@ final class OkHttpTransformer extends HookTransformer {
       return;
     }
     if (builder) {
-      failedBuilder = cause.toString();
+      failedBuilder = Sanitizer.exception(cause, true, null);
     } else {
-      failedCall = cause.toString();
+      failedCall = Sanitizer.exception(cause, true, null);
     }
     AgentLog.error(
         "okhttp NOT hooked in "
@@ -170,7 +171,7 @@ final class OkHttpTransformer extends HookTransformer {
             + ": could not instrument "
             + internalName.replace('/', '.')
             + " ("
-            + cause
+            + Sanitizer.exception(cause, true, null)
             + ")");
   }
 

@@ -1,6 +1,7 @@
 package dev.retryagent.agent.tooling;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
@@ -259,7 +260,12 @@ public abstract class HookTransformer implements ClassFileTransformer {
       for (Class<?> c : loaded) {
         refused(c);
       }
-      return client + " NOT hooked (retransforming " + targets + " failed: " + t + ")";
+      return client
+          + " NOT hooked (retransforming "
+          + targets
+          + " failed: "
+          + Sanitizer.exception(t, true, null)
+          + ")";
     } finally {
       batchThread = null;
     }

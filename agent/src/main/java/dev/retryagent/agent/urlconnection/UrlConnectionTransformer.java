@@ -6,6 +6,7 @@ import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
 import dev.retryagent.agent.tooling.ProloguePatcher;
+import dev.retryagent.internal.observe.Sanitizer;
 import java.util.List;
 
 /**
@@ -167,7 +168,7 @@ final class UrlConnectionTransformer extends HookTransformer {
             "the application's own retry-agent-core (RetryingUrlConnections) in "
                 + LoaderNames.describe(loader)
                 + " is not recognised ("
-                + cause.getMessage()
+                + Sanitizer.exception(cause, true, null)
                 + "): its HttpURLConnection calls are retried by the library and by the agent");
       }
       return;
@@ -179,13 +180,13 @@ final class UrlConnectionTransformer extends HookTransformer {
               ? "url-connection: the JDK's own resend of a request on a broken kept-alive"
                   + " connection stays as it is, not counted (could not instrument"
                   + " sun.net.www.http.HttpClient: "
-                  + cause
+                  + Sanitizer.exception(cause, true, null)
                   + ")"
               : "url-connection NOT hooked, HttpURLConnection runs without retries: could not"
                   + " instrument "
                   + internalName.replace('/', '.')
                   + " ("
-                  + cause
+                  + Sanitizer.exception(cause, true, null)
                   + ")");
     }
   }
@@ -198,8 +199,10 @@ final class UrlConnectionTransformer extends HookTransformer {
       t = activation.failure();
       return t == null
           ? null
-          : "could not open the JDK's protocol packages to the agent (" + t + ")";
+          : "could not open the JDK's protocol packages to the agent ("
+              + Sanitizer.exception(t, true, null)
+              + ")";
     }
-    return t.toString();
+    return Sanitizer.exception(t, true, null);
   }
 }

@@ -36,6 +36,27 @@ class JdkHttpTransformerTest {
   }
 
   @Test
+  void aCauseSpanningLinesIsSaidOnOneLineWithoutTheUrlsSecrets() {
+    transformer.failed(
+        null,
+        JdkHttpHook.TARGET,
+        new IllegalStateException("bad frame\n\tat http://user:hunter2@h.example/x?token=s3cret"));
+
+    assertThat(stderr.text().lines())
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: jdk-http NOT hooked")
+        .contains("java.lang.IllegalStateException: bad frame")
+        .doesNotContain("hunter2")
+        .doesNotContain("s3cret");
+    assertThat(transformer.notHookedReason())
+        .contains("bad frame")
+        .doesNotContain("\n")
+        .doesNotContain("hunter2")
+        .doesNotContain("s3cret");
+  }
+
+  @Test
   void leavesEveryOtherClassAlone() throws Exception {
     byte[] bytes = realHttpClientFacade();
 

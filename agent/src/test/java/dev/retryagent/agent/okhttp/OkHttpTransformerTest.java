@@ -333,6 +333,56 @@ class OkHttpTransformerTest {
     assertThat(retransformed).containsExactly(OkHttpClient.Builder.class);
   }
 
+  /** A cause whose message spans lines and names a URL with a password and a token. */
+  static final String SECRET_CAUSE = "bad frame\n\tat http://user:hunter2@h.example/x?token=s3cret";
+
+  @Test
+  void aCauseSpanningLinesIsSaidOnOneLineWithoutTheUrlsSecrets() throws Exception {
+    transformer.failed(
+        getClass().getClassLoader(), OkHttpHook.BUILDER, new IllegalStateException(SECRET_CAUSE));
+
+    assertThat(stderr.text().lines())
+        .singleElement()
+        .asString()
+        .startsWith("retry-agent: okhttp NOT hooked in")
+        .contains("java.lang.IllegalStateException: bad frame")
+        .doesNotContain("hunter2")
+        .doesNotContain("s3cret");
+    assertThat(transformer.notHookedReason())
+        .contains("bad frame")
+        .doesNotContain("\n")
+        .doesNotContain("hunter2")
+        .doesNotContain("s3cret");
+
+    // and the start-up line's fragment when the JVM refuses a retransformation with such a cause
+    Class<?> builder = OkHttpClient.Builder.class;
+    java.lang.instrument.Instrumentation inst =
+        (java.lang.instrument.Instrumentation)
+            java.lang.reflect.Proxy.newProxyInstance(
+                getClass().getClassLoader(),
+                new Class<?>[] {java.lang.instrument.Instrumentation.class},
+                (proxy, method, args) -> {
+                  switch (method.getName()) {
+                    case "getAllLoadedClasses":
+                      return new Class<?>[] {builder};
+                    case "isRetransformClassesSupported":
+                      return true;
+                    case "retransformClasses":
+                      throw new UnsupportedOperationException(SECRET_CAUSE);
+                    default:
+                      return null;
+                  }
+                });
+    String status =
+        dev.retryagent.agent.tooling.HookTransformer.installAll(inst, new OkHttpTransformer())[0];
+    assertThat(status)
+        .startsWith("okhttp NOT hooked (retransforming OkHttp failed:")
+        .contains("bad frame")
+        .doesNotContain("\n")
+        .doesNotContain("hunter2")
+        .doesNotContain("s3cret");
+  }
+
   @Test
   void aClassThatCannotBeInstrumentedIsReportedOnceAndLeftUnchanged() {
     byte[] garbage = {(byte) 0xCA, (byte) 0xFE, 1, 2, 3};

@@ -25,6 +25,10 @@ class UrlActivationFailureTest {
    * transformers added, and refuses to open {@code java.base}'s packages.
    */
   private static Instrumentation refusingToOpen(List<ClassFileTransformer> added) {
+    return refusingToOpen(added, "no module may be redefined here");
+  }
+
+  private static Instrumentation refusingToOpen(List<ClassFileTransformer> added, String why) {
     return (Instrumentation)
         Proxy.newProxyInstance(
             Instrumentation.class.getClassLoader(),
@@ -54,7 +58,7 @@ class UrlActivationFailureTest {
                   }
                   return null;
                 case "redefineModule":
-                  throw new UnsupportedOperationException("no module may be redefined here");
+                  throw new UnsupportedOperationException(why);
                 default:
                   return method.getReturnType() == boolean.class ? Boolean.FALSE : null;
               }
@@ -76,5 +80,30 @@ class UrlActivationFailureTest {
         .contains("no module may be redefined here");
     assertThat(stderr.text())
         .contains("url-connection NOT hooked, HttpURLConnection runs without retries");
+  }
+
+  @Test
+  void aCauseSpanningLinesIsSaidOnOneLineWithoutTheUrlsSecrets() {
+    List<ClassFileTransformer> added = new ArrayList<>();
+    Instrumentation inst =
+        refusingToOpen(added, "refused\n\tat http://user:hunter2@h.example/x?token=s3cret");
+    UrlConnectionTransformer transformer =
+        new UrlConnectionTransformer(new UrlActivation(inst, null));
+
+    String[] status = HookTransformer.installAll(inst, null, null, null, transformer);
+
+    assertThat(status[3])
+        .startsWith("url-connection NOT hooked (")
+        .contains("refused")
+        .doesNotContain("\n")
+        .doesNotContain("hunter2")
+        .doesNotContain("s3cret");
+    assertThat(stderr.text().lines())
+        .allSatisfy(
+            line ->
+                assertThat(line)
+                    .startsWith("retry-agent: ")
+                    .doesNotContain("hunter2")
+                    .doesNotContain("s3cret"));
   }
 }
