@@ -139,77 +139,109 @@ final class ConnectionView {
 
   /**
    * Before a setter a fresh attempt copies ({@code setDoOutput}, {@code setUseCaches}, ...): the
-   * JDK's refusal during another thread's body or response step (its socket connected then), and
-   * whether it is written under {@link #settings()}: only while another thread's call runs, the
-   * only time a retry's connection is made. Otherwise written as the JDK's, with no monitor (the
-   * JDK's setters take none): the check is one volatile read. A setter that races with the start of
-   * another thread's call is ordered by the application, as with the JDK's connection, whose fields
-   * are plain: a retry's copy comes only after that call's first attempt failed and its wait.
+   * JDK's refusal during another thread's response step (its socket connected then), and whether it
+   * is written under {@link #settings()}: only while another thread's call runs, the only time a
+   * retry's connection is made. Otherwise written as the JDK's, with no monitor (the JDK's setters
+   * take none): the check is one volatile read. A setter that races with the start of another
+   * thread's call is ordered by the application, as with the JDK's connection, whose fields are
+   * plain: a retry's copy comes only after that call's first attempt failed and its wait.
    *
-   * @return whether to write it under {@link #settings()}
+   * @return 0 to write it as the JDK's; else the running step ({@link UrlExchange#CONNECT}, {@link
+   *     UrlExchange#BODY}), to write it under {@link #settings()} ({@link #refusedOnceConnected})
    */
-  private boolean copiedWhileRunning() {
+  private int copiedWhileRunning() {
     int s = runningElsewhere();
-    if (s == 0) {
-      return false;
-    }
-    if (s != UrlExchange.CONNECT) {
+    if (s == UrlExchange.RESPONSE) {
       throw new IllegalStateException("Already connected");
     }
-    return true;
+    return s;
+  }
+
+  /**
+   * Under {@link #settings()}, during another thread's body step: the JDK's {@code
+   * getOutputStream()} connects before it reads the settings, and takes them until connected; ours
+   * connects the attempt (connect failures retried) first too. Refused once that step connected an
+   * attempt ({@link UrlExchange#mayStillConnectForBody}); else asked of the connection in use,
+   * which refuses once connected, as the JDK's. Before, refused during the whole body step, its
+   * connect and retries among it, where the JDK's takes it, and the body went buffered where the
+   * JDK's streams it.
+   */
+  private void refusedOnceConnected(int step, String refusal) {
+    if (step == UrlExchange.BODY && !x.mayStillConnectForBody()) {
+      throw new IllegalStateException(refusal);
+    }
   }
 
   /**
    * The {@code URLConnection} setters and the others a fresh attempt copies from the connection in
-   * use: refused during another thread's body or response step (connected), else written to the
-   * connection in use ({@link #copiedWhileRunning}).
+   * use: refused during another thread's response step (connected), else written to the connection
+   * in use ({@link #copiedWhileRunning}), during a body step as long as it may still connect
+   * ({@link #refusedOnceConnected}).
    */
   void setDoInput(boolean on) {
-    if (!copiedWhileRunning()) {
+    int s = copiedWhileRunning();
+    if (s == 0) {
       c().setDoInput(on);
       return;
     }
     synchronized (settings()) {
+      refusedOnceConnected(s, "Already connected");
       c().setDoInput(on);
     }
   }
 
+  /**
+   * As the others, except {@code false} during another thread's body step, refused as before: the
+   * JDK's {@code getOutputStream()} checked it before it connected and opens the body all the same,
+   * where ours opens it after its connect and would fail on it (the JDK's check is there too).
+   */
   void setDoOutput(boolean on) {
-    if (!copiedWhileRunning()) {
+    int s = copiedWhileRunning();
+    if (s == 0) {
       c().setDoOutput(on);
       return;
     }
+    if (s == UrlExchange.BODY && !on) {
+      throw new IllegalStateException("Already connected");
+    }
     synchronized (settings()) {
+      refusedOnceConnected(s, "Already connected");
       c().setDoOutput(on);
     }
   }
 
   void setAllowUserInteraction(boolean on) {
-    if (!copiedWhileRunning()) {
+    int s = copiedWhileRunning();
+    if (s == 0) {
       c().setAllowUserInteraction(on);
       return;
     }
     synchronized (settings()) {
+      refusedOnceConnected(s, "Already connected");
       c().setAllowUserInteraction(on);
     }
   }
 
   void setUseCaches(boolean on) {
-    if (!copiedWhileRunning()) {
+    int s = copiedWhileRunning();
+    if (s == 0) {
       c().setUseCaches(on);
       return;
     }
     synchronized (settings()) {
+      refusedOnceConnected(s, "Already connected");
       c().setUseCaches(on);
     }
   }
 
   void setIfModifiedSince(long since) {
-    if (!copiedWhileRunning()) {
+    int s = copiedWhileRunning();
+    if (s == 0) {
       c().setIfModifiedSince(since);
       return;
     }
     synchronized (settings()) {
+      refusedOnceConnected(s, "Already connected");
       c().setIfModifiedSince(since);
     }
   }
@@ -383,14 +415,15 @@ final class ConnectionView {
   }
 
   /**
-   * During another thread's body or response step, the JDK's refusal once connected: its first
-   * check. During a call run by {@code connect()} on another thread (connect failures retried),
-   * taken at once, as the JDK's while it connects ({@link #streamingWhileConnecting}).
+   * During another thread's response step, the JDK's refusal once connected: its first check.
+   * During a call run by {@code connect()} or {@code getOutputStream()} on another thread (connect
+   * failures retried), taken at once as long as it may still connect, as the JDK's while it
+   * connects ({@link #streamingWhileConnecting}).
    */
   void setFixedLengthStreamingMode(long length) {
     int s = lockOrRunningStep();
-    if (s == UrlExchange.CONNECT) {
-      streamingWhileConnecting(length, 0);
+    if (s == UrlExchange.CONNECT || s == UrlExchange.BODY) {
+      streamingWhileConnecting(length, 0, s);
       return;
     } else if (s != 0) {
       throw new IllegalStateException("Already connected");
@@ -405,8 +438,8 @@ final class ConnectionView {
 
   void setFixedLengthStreamingMode(int length) {
     int s = lockOrRunningStep();
-    if (s == UrlExchange.CONNECT) {
-      streamingWhileConnecting(length, 1);
+    if (s == UrlExchange.CONNECT || s == UrlExchange.BODY) {
+      streamingWhileConnecting(length, 1, s);
       return;
     } else if (s != 0) {
       throw new IllegalStateException("Already connected");
@@ -421,8 +454,8 @@ final class ConnectionView {
 
   void setChunkedStreamingMode(int chunkLength) {
     int s = lockOrRunningStep();
-    if (s == UrlExchange.CONNECT) {
-      streamingWhileConnecting(chunkLength, 2);
+    if (s == UrlExchange.CONNECT || s == UrlExchange.BODY) {
+      streamingWhileConnecting(chunkLength, 2, s);
       return;
     } else if (s != 0) {
       throw new IllegalStateException("Can't set streaming mode: already connected");
@@ -447,10 +480,19 @@ final class ConnectionView {
    * attempt sent a body the retry would stream differently. Before, it waited for the whole call
    * and was then refused, the socket connected: the body went buffered where the JDK's is streamed.
    *
+   * <p>The same during a call run by {@code getOutputStream()} without {@code connect()} first (its
+   * connect failures retried): the JDK's connects, then reads the streaming mode, and takes one
+   * from another thread until then ({@link #refusedOnceConnected}); the body the attempt then opens
+   * is streamed so ({@link UrlExchange#openBody} waits for this one when it came meanwhile).
+   *
    * @param kind 0: a fixed length (long), 1: a fixed length (int), 2: chunked
+   * @param step the step running on another thread: {@link UrlExchange#CONNECT} or {@link
+   *     UrlExchange#BODY}
    */
-  private void streamingWhileConnecting(long n, int kind) {
+  private void streamingWhileConnecting(long n, int kind, int step) {
     synchronized (settings()) {
+      refusedOnceConnected(
+          step, kind == 2 ? "Can't set streaming mode: already connected" : "Already connected");
       HttpURLConnection c = c();
       if (kind == 2) {
         c.setChunkedStreamingMode((int) n);

@@ -155,6 +155,25 @@ final class UrlExchange {
   private volatile boolean cancelled;
 
   /**
+   * How many setters from another thread came during a body step ({@link #mayStillConnectForBody}):
+   * raised by them alone, under the settings' monitor, and read once by {@link #openBody}, which
+   * takes that monitor only when one came. A body step where none came (an ordinary POST) takes no
+   * monitor and makes no write for them: one volatile read.
+   */
+  private volatile int bodySetters;
+
+  private static final AtomicIntegerFieldUpdater<UrlExchange> BODY_SETTERS =
+      AtomicIntegerFieldUpdater.newUpdater(UrlExchange.class, "bodySetters");
+
+  /**
+   * The body step connected an attempt: written when its body failed to open ({@link
+   * #bodyConnected}), or as it opens after another thread's setter came ({@link #openBody}). The
+   * JDK's connection, connected by then, refuses from here on, where the attempt's, disconnected by
+   * the agent before a retry, would take a setter. Under the settings' monitor.
+   */
+  private boolean bodyStepConnected;
+
+  /**
    * How many times the application called {@code disconnect()}; {@link #disconnectsAtStep}: how
    * many when its step that may run the call (connect, body, response) took the lock. One counted
    * in between, before the call is marked {@link #running}, is a cancel too ({@link #runs}).
@@ -237,6 +256,27 @@ final class UrlExchange {
    */
   int runningStep() {
     return running ? step : 0;
+  }
+
+  /**
+   * For a setter the JDK's connection takes until it is connected (the streaming modes, {@code
+   * setUseCaches} and the others a retry copies) made from another thread during a body step, under
+   * the settings' monitor: whether it may still be taken, asked of the connection in use, which
+   * refuses it once connected, as the JDK's own. The JDK's {@code getOutputStream()} connects
+   * before it reads them ({@code getOutputStream0}) and takes them from another thread until then;
+   * ours connects the attempt (its connect failures retried, the waits among it) before it opens
+   * the body. False once the body step connected an attempt that then failed: the JDK's would be
+   * connected. Raises {@link #bodySetters} first, so that {@link #openBody} then waits for this
+   * setter and reads the streaming mode it recorded: either the body opening sees the count raised,
+   * or the connection is already connected when this setter asks it (the JDK's lock released after
+   * its connect, then the count read; here the count raised, then {@code connected} read).
+   */
+  boolean mayStillConnectForBody() {
+    if (bodyStepConnected) {
+      return false;
+    }
+    BODY_SETTERS.incrementAndGet(this);
+    return true;
   }
 
   /** The attempt header the call's connections carry, or null: {@link #attemptHeader}. */
@@ -329,6 +369,9 @@ final class UrlExchange {
         if (failure == null) {
           return out;
         }
+        if (body && liveConnected) {
+          bodyConnected(); // before the agent's disconnect of c below
+        }
         live = null;
         if (!liveBegun && !cancelled) {
           // The connect failed: judged as the attempt's outcome, with its permits (a cancel is
@@ -377,8 +420,28 @@ final class UrlExchange {
     liveBegun = true;
   }
 
+  /**
+   * The body step connected an attempt that failed before its body opened: a setter from another
+   * thread is refused from here, as the JDK's connected connection refuses it ({@link
+   * #mayStillConnectForBody}). On a failure's way only: a monitor for the retry.
+   */
+  private void bodyConnected() {
+    synchronized (request) {
+      bodyStepConnected = true;
+    }
+  }
+
   /** The live attempt's body stream, seen through the body copy. */
   private OutputStream openBody(HttpURLConnection c) throws IOException {
+    if (bodySetters != 0) {
+      // Another thread's setter came during this body step (rare): one under way ends first, so
+      // that a streaming mode c took while it connected is recorded before the copy below reads
+      // it, and c's getOutputStream() sees it. Any later one finds c connected and is refused by
+      // it, as the JDK's. Without such a setter: no monitor, no write (an ordinary POST).
+      synchronized (request) {
+        bodyStepConnected = true;
+      }
+    }
     OutputStream jdk = c.getOutputStream();
     request.fixMethod(c.getRequestMethod()); // after the JDK's GET -> POST turn
     RequestBody b =

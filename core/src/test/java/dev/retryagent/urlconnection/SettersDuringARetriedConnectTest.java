@@ -32,6 +32,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.ReentrantLock;
@@ -81,6 +82,25 @@ class SettersDuringARetriedConnectTest {
   @ParameterizedTest
   @ValueSource(booleans = {false, true})
   void theSettersAnswerAsTheJdksWhileItConnects(boolean chunkedFirst) throws Exception {
+    settersWhileConnecting(chunkedFirst, false);
+  }
+
+  /**
+   * The same with {@code getOutputStream()} called without {@code connect()} first: the JDK's
+   * connects, then reads the settings (its {@code getOutputStream0}), and takes the streaming modes
+   * and the {@code URLConnection} setters from another thread while it connects. Ours, during the
+   * wait before retrying the body step's refused connect: the same answers, and the retry's body is
+   * streamed as set. Checked against a deliberate break (the body step refusing them throughout, as
+   * before): "Can't set streaming mode: already connected", {@code setUseCaches} "Already
+   * connected", and the body went buffered (not on the wire before the response was asked for).
+   */
+  @ParameterizedTest
+  @ValueSource(booleans = {false, true})
+  void theSettersAnswerAsTheJdksWhileItsBodyStepConnects(boolean chunkedFirst) throws Exception {
+    settersWhileConnecting(chunkedFirst, true);
+  }
+
+  private void settersWhileConnecting(boolean chunkedFirst, boolean bodyStep) throws Exception {
     Map<String, String> plain;
     try (ServerSocket proxy = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       HttpURLConnection p =
@@ -96,16 +116,22 @@ class SettersDuringARetriedConnectTest {
       p.setReadTimeout(10_000);
       configure(p);
       CompletableFuture<String> connecting =
-          CompletableFuture.supplyAsync(() -> answer(() -> run(() -> connect(p))), threads);
+          CompletableFuture.supplyAsync(
+              () -> answer(() -> bodyStep ? p.getOutputStream() : run(() -> connect(p))), threads);
       try (Socket s = proxy.accept()) {
         InputStream greeting = s.getInputStream();
-        assertThat(greeting.read()).as("the SOCKS greeting: the JDK's connect() runs").isEqualTo(5);
-        CompletableFuture<Map<String, String>> asked =
-            CompletableFuture.supplyAsync(() -> ask(p, chunkedFirst), threads);
-        plain = asked.get(10, TimeUnit.SECONDS);
-        assertThat(connecting).as("the JDK's connect() still under way").isNotDone();
+        assertThat(greeting.read()).as("the SOCKS greeting: the JDK's connect runs").isEqualTo(5);
+        // The JDK's getOutputStream() holds its lock while it connects: the methods taking it
+        // (the request properties, the authenticator, the method) answer once it let it go, each
+        // from a thread of its own; ours answer the same, at once.
+        CompletableFuture<Map<String, Future<String>>> asked =
+            CompletableFuture.supplyAsync(() -> ask(p, chunkedFirst, bodyStep, threads), threads);
+        Map<String, Future<String>> answers = asked.get(10, TimeUnit.SECONDS);
+        assertThat(connecting).as("the JDK's connect still under way").isNotDone();
+        s.close();
+        plain = answered(answers);
       }
-      assertThat(connecting.get(10, TimeUnit.SECONDS)).as("its proxy gone").isNotEqualTo("null");
+      assertThat(connecting.get(10, TimeUnit.SECONDS)).as("its proxy gone").contains("Exception");
     }
 
     int closedPort;
@@ -147,10 +173,13 @@ class SettersDuringARetriedConnectTest {
           ours.set(asked.isDone() ? asked.join() : answers);
         });
 
-    connect(c);
+    if (!bodyStep) {
+      connect(c);
+    }
     try (OutputStream out = c.getOutputStream()) {
       out.write("abc".getBytes(StandardCharsets.US_ASCII));
     }
+    assertThat(ours.get()).as("as the JDK's answers while it connects").isEqualTo(plain);
     // Streamed, as the JDK's: the whole request is on the wire before the response is asked for
     // (a buffered body goes with the response's request).
     assertThat(server.awaitRequests(1)).isEqualTo(ScriptedHttpServer.requests(1));
@@ -158,7 +187,6 @@ class SettersDuringARetriedConnectTest {
 
     assertThat(told.lines).contains("RETRY 1");
     assertThat(attempts).as("one retry").hasSize(1);
-    assertThat(ours.get()).as("as the JDK's answers while it connects").isEqualTo(plain);
     assertThat(plain)
         .containsEntry("setRequestProperty", "IllegalStateException: Already connected")
         .containsEntry(
@@ -401,6 +429,218 @@ class SettersDuringARetriedConnectTest {
     assertThat(server.requests().get(0).header("If-Modified-Since")).isNotNull();
   }
 
+  /**
+   * A POST's body opened without {@code connect()} first, no setter from another thread: the body
+   * step takes no monitor (the settings' is held by another thread throughout). Checked against a
+   * deliberate break (the body open taking the settings' monitor each time, as the reverted fix
+   * did): it waited for the holder.
+   */
+  @Test
+  void aPostsBodyTakesNoMonitor() throws Exception {
+    server.otherwise(ok("fine"));
+    RetryEngine engine = engine(new AtomicReference<>(), new EventLines());
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL(server.url("/items")).openConnection(Proxy.NO_PROXY),
+                null,
+                engine,
+                UrlTransport.DIRECT);
+    configure(c);
+    Object settings = ((RetryingHttpConnection) c).view().settings();
+    CompletableFuture<Void> release = new CompletableFuture<>();
+    CompletableFuture<Void> held = new CompletableFuture<>();
+    threads.execute(
+        () -> {
+          synchronized (settings) {
+            held.complete(null);
+            release.join();
+          }
+        });
+    held.get(10, TimeUnit.SECONDS);
+    try {
+      CompletableFuture<String> posted =
+          CompletableFuture.supplyAsync(
+              () ->
+                  answer(
+                      () -> {
+                        try (OutputStream out = c.getOutputStream()) {
+                          out.write("abc".getBytes(StandardCharsets.US_ASCII));
+                        }
+                        return c.getResponseCode();
+                      }),
+              threads);
+      assertThat(posted.get(10, TimeUnit.SECONDS)).isEqualTo("200");
+    } finally {
+      release.complete(null);
+    }
+    assertThat(server.requests().get(0).body).isEqualTo("abc");
+  }
+
+  /**
+   * Once the body step connected an attempt whose body then failed to open (its failure retried), a
+   * streaming mode from another thread during the wait is refused, as the JDK's connected
+   * connection refuses it: the retry goes as the first attempt went, buffered. Checked against a
+   * deliberate break (no mark of that connect): the agent's disconnect of the failed attempt left
+   * it answering as one never connected, and the mode was taken ("null").
+   */
+  @Test
+  void aStreamingModeAfterTheBodyStepConnectedIsRefused() throws Exception {
+    server.otherwise(ok("fine"));
+    AtomicReference<Runnable> duringTheWait = new AtomicReference<>();
+    EventLines told = new EventLines();
+    RetryEngine engine = engine(duringTheWait, told);
+    URL url = new URL(server.url("/items"));
+    // The first attempt connects, then its body fails to open; the JDK's disconnect() makes it
+    // answer as a connection never connected.
+    HttpURLConnection first =
+        new HttpURLConnection(url) {
+          @Override
+          public void connect() {
+            connected = true;
+          }
+
+          @Override
+          public OutputStream getOutputStream() throws IOException {
+            throw new java.net.ConnectException("refused after the connect");
+          }
+
+          @Override
+          public void disconnect() {
+            connected = false;
+          }
+
+          @Override
+          public boolean usingProxy() {
+            return false;
+          }
+        };
+    HttpURLConnection c =
+        (HttpURLConnection) RetryingUrlConnections.wrap(first, null, engine, UrlTransport.DIRECT);
+    configure(c);
+    AtomicReference<String> ours = new AtomicReference<>();
+    duringTheWait.set(
+        () -> {
+          try {
+            ours.set(
+                CompletableFuture.supplyAsync(
+                        () -> answer(() -> run(() -> c.setChunkedStreamingMode(100))), threads)
+                    .get(10, TimeUnit.SECONDS));
+          } catch (Exception e) {
+            ours.set(e.toString());
+          }
+        });
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("abc".getBytes(StandardCharsets.US_ASCII));
+    }
+    assertThat(c.getResponseCode()).isEqualTo(200);
+
+    assertThat(told.lines).contains("RETRY 1");
+    assertThat(ours.get())
+        .as("as the JDK's connected connection")
+        .isEqualTo("IllegalStateException: Can't set streaming mode: already connected");
+    assertThat(server.requestCount()).as("one request on the wire").isEqualTo(1);
+    ScriptedHttpServer.Recorded sent = server.requests().get(0);
+    assertThat(sent.body).isEqualTo("abc");
+    assertThat(sent.header("Transfer-Encoding")).as("buffered, as first opened").isNull();
+    assertThat(sent.header("Content-Length")).isEqualTo("3");
+  }
+
+  /**
+   * A fixed length set from another thread while the body step's attempt connects, taken by it: the
+   * body opens once that setter has recorded it, so the copy knows the length, and four bytes
+   * written to a length of three are the application's mistake, as the JDK refuses them, not the
+   * host's failure. The setter is held after the connection took it until the call's thread either
+   * waits for it or has returned the body. Checked against a deliberate break (the body opened
+   * without waiting for a setter that came): the body returned first, the copy had no length, and
+   * the refused write was judged the host's failure.
+   */
+  @Test
+  void aFixedLengthTakenWhileTheBodyStepConnectsIsTheBodysLength() throws Exception {
+    EventLines told = new EventLines();
+    RetryEngine engine = engine(new AtomicReference<>(), told);
+    URL url = new URL(server.url("/items"));
+    AtomicReference<HttpURLConnection> app = new AtomicReference<>();
+    AtomicReference<Thread> caller = new AtomicReference<>();
+    CompletableFuture<Void> taken = new CompletableFuture<>();
+    CompletableFuture<Void> returned = new CompletableFuture<>();
+    CompletableFuture<String> set = new CompletableFuture<>();
+    HttpURLConnection first =
+        new HttpURLConnection(url) {
+          @Override
+          public void setFixedLengthStreamingMode(int length) {
+            super.setFixedLengthStreamingMode(length);
+            taken.complete(null);
+            await()
+                .atMost(Duration.ofSeconds(10))
+                .until(() -> returned.isDone() || caller.get().getState() == Thread.State.BLOCKED);
+          }
+
+          @Override
+          public void connect() {
+            // Another thread of the application sets the length while this connects.
+            threads.execute(
+                () ->
+                    set.complete(
+                        answer(() -> run(() -> app.get().setFixedLengthStreamingMode(3)))));
+            await().atMost(Duration.ofSeconds(10)).until(taken::isDone);
+            connected = true;
+          }
+
+          @Override
+          public OutputStream getOutputStream() {
+            // As the JDK's in a fixed-length mode: more than the length refused, unsent.
+            return new OutputStream() {
+              private int written;
+
+              @Override
+              public void write(int b) throws IOException {
+                if (++written > 3) {
+                  throw new IOException("too many bytes to write to stream");
+                }
+              }
+            };
+          }
+
+          @Override
+          public void disconnect() {
+            connected = false;
+          }
+
+          @Override
+          public boolean usingProxy() {
+            return false;
+          }
+        };
+    HttpURLConnection c =
+        (HttpURLConnection) RetryingUrlConnections.wrap(first, null, engine, UrlTransport.DIRECT);
+    app.set(c);
+    configure(c);
+    caller.set(Thread.currentThread());
+
+    OutputStream out = c.getOutputStream();
+    returned.complete(null);
+    String written =
+        answer(
+            () ->
+                run(
+                    () -> {
+                      try {
+                        out.write("abcd".getBytes(StandardCharsets.US_ASCII));
+                      } catch (IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                      }
+                    }));
+
+    assertThat(set.get(10, TimeUnit.SECONDS)).as("taken while connecting").isEqualTo("null");
+    assertThat(written).contains("too many bytes to write to stream");
+    assertThat(told.lines)
+        .as("the application's mistake")
+        .containsExactly(
+            "ATTEMPT 1", "GIVE_UP 1 APPLICATION_FAILED", "CALL_COMPLETE 1 APPLICATION_FAILED");
+  }
+
   /** The application's own request, before it connects: a POST with a body to come. */
   private static void configure(HttpURLConnection c) throws IOException {
     c.setRequestMethod("POST");
@@ -412,6 +652,34 @@ class SettersDuringARetriedConnectTest {
    * value; the streaming modes in one entry, as the second depends on the first.
    */
   private static Map<String, String> ask(HttpURLConnection c, boolean chunkedFirst) {
+    try {
+      return answered(ask(c, chunkedFirst, false, null));
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The methods taking the JDK's lock: {@code sun.net.www.protocol.http.HttpURLConnection}. */
+  private static final java.util.Set<String> LOCKING =
+      new java.util.HashSet<>(
+          java.util.Arrays.asList(
+              "setRequestProperty", "addRequestProperty", "setAuthenticator", "setRequestMethod"));
+
+  private static Map<String, String> answered(Map<String, Future<String>> answers)
+      throws Exception {
+    Map<String, String> done = new LinkedHashMap<>();
+    for (Map.Entry<String, Future<String>> e : answers.entrySet()) {
+      done.put(e.getKey(), e.getValue().get(10, TimeUnit.SECONDS));
+    }
+    return done;
+  }
+
+  /**
+   * {@link #ask(HttpURLConnection, boolean)}, with {@code apart}: the methods taking the JDK's lock
+   * each from a thread of its own, not waited for.
+   */
+  private static Map<String, Future<String>> ask(
+      HttpURLConnection c, boolean chunkedFirst, boolean apart, ExecutorService threads) {
     Map<String, Callable<Object>> m = new LinkedHashMap<>();
     m.put("setRequestProperty", () -> run(() -> c.setRequestProperty("X-Set", "1")));
     m.put("addRequestProperty", () -> run(() -> c.addRequestProperty("X-Set", "2")));
@@ -449,9 +717,13 @@ class SettersDuringARetriedConnectTest {
     m.put("getRequestMethod", c::getRequestMethod);
     m.put("getConnectTimeout", c::getConnectTimeout);
     m.put("getReadTimeout", c::getReadTimeout);
-    Map<String, String> answers = new LinkedHashMap<>();
+    Map<String, Future<String>> answers = new LinkedHashMap<>();
     for (Map.Entry<String, Callable<Object>> e : m.entrySet()) {
-      answers.put(e.getKey(), answer(e.getValue()));
+      answers.put(
+          e.getKey(),
+          apart && LOCKING.contains(e.getKey())
+              ? threads.submit(() -> answer(e.getValue()))
+              : CompletableFuture.completedFuture(answer(e.getValue())));
     }
     return answers;
   }
