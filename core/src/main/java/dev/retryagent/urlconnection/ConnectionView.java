@@ -575,10 +575,36 @@ final class ConnectionView {
     }
   }
 
-  /** The final connection after a method that does not throw: the JDK remembers the failure. */
+  /**
+   * The final connection for a header getter: the JDK's asks its response first and ignores an
+   * {@code IOException} there (it remembers it: later methods throw chained copies), so the final
+   * attempt's one is dropped; but a {@code RuntimeException} of it (the application's {@code
+   * ResponseCache}, {@code CookieHandler}) leaves the JDK's getter as it is, on its first throw:
+   * thrown here the same, not wrapped by the connection's second throw.
+   */
   private HttpURLConnection looked() {
     HttpURLConnection c = finished();
-    x.takeUnseen();
+    Throwable first = x.takeUnseen();
+    if (first instanceof RuntimeException) {
+      throw (RuntimeException) first;
+    }
+    if (first instanceof Error) {
+      throw (Error) first;
+    }
+    return c;
+  }
+
+  /**
+   * The final connection for {@code getContent}, which asks {@code getInputStream()} first in the
+   * JDK's: its first throw is the very exception of the final attempt, as {@link
+   * #getInputStream}'s.
+   */
+  private HttpURLConnection forContent() throws IOException {
+    HttpURLConnection c = finished();
+    Throwable first = x.takeUnseen();
+    if (first != null) {
+      throw Connections.rethrow(first);
+    }
     return c;
   }
 
@@ -624,12 +650,12 @@ final class ConnectionView {
   }
 
   Object getContent() throws IOException {
-    return looked().getContent();
+    return forContent().getContent();
   }
 
   @SuppressWarnings("rawtypes")
   Object getContent(Class[] classes) throws IOException {
-    return looked().getContent(classes);
+    return forContent().getContent(classes);
   }
 
   String getHeaderField(String name) {

@@ -324,6 +324,115 @@ class RetryingUrlConnectionsTest {
   }
 
   /**
+   * An answered 404 (the final attempt's, not retried): {@code getContent()} asked first throws the
+   * very {@code FileNotFoundException}, as the JDK's (its {@code getContent} asks {@code
+   * getInputStream} first), and later methods its chained copies. Before, the agent's {@code
+   * getContent} dropped the final attempt's exception unthrown, and threw a chained copy first.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+  void getContentAskedFirstAfterA404ThrowsTheVeryExceptionAsTheJdk(boolean classes)
+      throws Exception {
+    server.otherwise(status(404));
+    List<List<String>> seen =
+        answersSideBySide(
+            c ->
+                List.of(
+                    classes ? () -> c.getContent(new Class<?>[] {String.class}) : c::getContent,
+                    c::getInputStream,
+                    c::getResponseCode));
+    assertThat(seen.get(0))
+        .first()
+        .asString()
+        .startsWith("java.io.FileNotFoundException: ")
+        .endsWith("(first)");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * The application's own {@code ResponseCache} throws while the final response is read (its {@code
+   * put}): the JDK's {@code getInputStream} throws that {@code RuntimeException} and remembers it,
+   * and a header getter asked first (it catches only {@code IOException}) throws the very
+   * exception, later methods a {@code RuntimeException} wrapping it. Before, the agent's header
+   * getters dropped it, and the first threw the wrapper: a {@code catch (IllegalArgumentException)}
+   * no longer matched.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(
+      strings = {"getHeaderField", "getHeaderFields", "getContentLength", "getContent"})
+  void aRuntimeExceptionOfTheFinalResponseIsThrownAsItIsByTheFirstHeaderGetter(String first)
+      throws Exception {
+    server.otherwise(ok("hello"));
+    java.net.ResponseCache before = java.net.ResponseCache.getDefault();
+    java.net.ResponseCache.setDefault(
+        new java.net.ResponseCache() {
+          @Override
+          public java.net.CacheResponse get(
+              java.net.URI uri, String method, java.util.Map<String, List<String>> headers) {
+            return null;
+          }
+
+          @Override
+          public java.net.CacheRequest put(java.net.URI uri, java.net.URLConnection c) {
+            throw new IllegalArgumentException("the application's cache refuses " + uri.getPath());
+          }
+        });
+    List<List<String>> seen;
+    try {
+      seen =
+          answersSideBySide(
+              c -> {
+                Answer header;
+                switch (first) {
+                  case "getHeaderField":
+                    header = () -> c.getHeaderField("Content-Type");
+                    break;
+                  case "getHeaderFields":
+                    header = () -> c.getHeaderFields().size();
+                    break;
+                  case "getContentLength":
+                    header = c::getContentLength;
+                    break;
+                  default:
+                    header = c::getContent;
+                }
+                return List.of(header, c::getResponseCode, header);
+              });
+    } finally {
+      java.net.ResponseCache.setDefault(before);
+    }
+    assertThat(seen.get(0))
+        .first()
+        .asString()
+        .isEqualTo(
+            "java.lang.IllegalArgumentException: the application's cache refuses /v1/items"
+                + " (first)");
+    assertThat(seen.get(1)).containsExactlyElementsOf(seen.get(0));
+  }
+
+  /**
+   * What {@code steps} answer ({@link #thrownAfter}), in order, on the plain JDK connection to
+   * {@link #server} and on the agent's, GET /v1/items.
+   */
+  private List<List<String>> answersSideBySide(
+      java.util.function.Function<HttpURLConnection, List<Answer>> steps) throws Exception {
+    URL url = new URL(server.url("/v1/items"));
+    HttpURLConnection plain = (HttpURLConnection) url.openConnection();
+    HttpURLConnection agent =
+        (HttpURLConnection) RetryingUrlConnections.open(url, engine(b -> b.maxAttempts(3)));
+    List<List<String>> seen = new java.util.ArrayList<>();
+    for (HttpURLConnection c : List.of(plain, agent)) {
+      Throwable[] firstThrown = new Throwable[1];
+      List<String> answers = new java.util.ArrayList<>();
+      for (Answer step : steps.apply(c)) {
+        answers.add(thrownAfter(step, firstThrown));
+      }
+      seen.add(answers);
+    }
+    return seen;
+  }
+
+  /**
    * What {@code steps} answer ({@link #thrownAfter}), in order, on the plain JDK connection to a
    * refused port and on the agent's whose call ended with that refusal (the retry's wait ended past
    * the deadline).
