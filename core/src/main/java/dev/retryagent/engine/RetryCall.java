@@ -416,7 +416,7 @@ public abstract class RetryCall extends HostHold {
    * permit granted then: a shared limit cannot take it back, so it is spent (as {@link #permitBack}
    * counts one), held by no flag that the end already cleared, and no wait event follows the end
    * told; its wait is returned as granted, so that nothing the adapter still sends goes before it.
-   * A refusal then is one as for a call that ended before asking (its end is not told twice).
+   * A refusal then has no say: no event follows the end, nothing is thrown in place of the cancel.
    */
   private long reserveShared(boolean firstLook, long backoffNanos, PermitLimiter limiter)
       throws RateLimitedException {
@@ -445,14 +445,17 @@ public abstract class RetryCall extends HostHold {
       }
     }
     synchronized (this) {
+      if ((flags & FINISHED) != 0) {
+        // Ended meanwhile (a cancel, told already): a permit granted is spent, held by nobody; a
+        // refusal has no say, as a cancelled call goes to its attempt's end (no RATE_LIMITED event
+        // after the end, no second finish, no RateLimitedException in place of the cancel).
+        return state.observe || wait == PermitLimiter.REJECTED ? 0 : wait;
+      }
       if (wait != PermitLimiter.REJECTED
-          && ((flags & FINISHED) != 0
-              || (backoffNanos >= 0
-                  && (decision == null
-                      || !decision.retry()
-                      || (extras != null && extras.permitReserved))))) {
-        // Ended meanwhile, or the retry it was for is no longer to come (or holds a permit
-        // already): this one is spent, held by nobody.
+          && backoffNanos >= 0
+          && (decision == null || !decision.retry() || (extras != null && extras.permitReserved))) {
+        // The retry it was for is no longer to come (or holds a permit already): this one is
+        // spent, held by nobody.
         return state.observe ? 0 : wait;
       }
       return permitGiven(firstLook, backoffNanos, wait, now, remaining, maxWait, pauseLeft);

@@ -216,4 +216,41 @@ class FleetPermitOutsideLockTest {
     assertThat(x.reservePermitAfterWait()).isZero();
     assertThat(limiter.reserves).hasValue(1);
   }
+
+  /**
+   * As above, the store refusing the permit after the cancel went through: the refusal has no say
+   * (a cancelled call goes to its attempt's end): no RATE_LIMITED event after the end told, no
+   * RateLimitedException in place of the cancel, the end told once. Before, the refusal was told
+   * after the GIVE_UP and the caller got the rate limit's exception.
+   */
+  @Test
+  void aRefusalTheStoreAnswersAfterACancelHasNoSay() throws Exception {
+    WatchingLimiter limiter = new WatchingLimiter();
+    EngineFixture f = fleetEngine(limiter);
+    RetryCall x = f.newCall(FakeRequest.get());
+    limiter.call.set(x);
+    limiter.entered = new CountDownLatch(1);
+    limiter.reply = new CountDownLatch(1);
+    limiter.nextWait.set(PermitLimiter.REJECTED);
+    ExecutorService caller = Executors.newSingleThreadExecutor();
+    ExecutorService canceller = Executors.newSingleThreadExecutor();
+    try {
+      Future<Long> permit = caller.submit(x::reservePermit);
+      assertThat(limiter.entered.await(10, TimeUnit.SECONDS)).isTrue();
+      CompletableFuture.runAsync(x::onAbandoned, canceller).get(5, TimeUnit.SECONDS);
+      assertThat(x.isFinished()).isTrue();
+
+      limiter.reply.countDown();
+      assertThat(permit.get(10, TimeUnit.SECONDS)).isZero();
+    } finally {
+      limiter.reply.countDown();
+      caller.shutdownNow();
+      canceller.shutdownNow();
+    }
+
+    assertThat(f.listener.events(RetryEvent.Type.RATE_LIMITED)).isEmpty();
+    List<RetryEvent> giveUps = f.listener.events(RetryEvent.Type.GIVE_UP);
+    assertThat(giveUps).hasSize(1);
+    assertThat(giveUps.get(0).reason()).isEqualTo(GiveUpReason.CANCELLED);
+  }
 }
