@@ -87,7 +87,7 @@ final class OkHttpTransformer extends HookTransformer {
       skipped.incrementAndGet();
       return false;
     }
-    return !olderThan314(loader) && linksToBridge(loader);
+    return !olderThan314(loader, internalName) && linksToBridge(loader);
   }
 
   /**
@@ -98,13 +98,13 @@ final class OkHttpTransformer extends HookTransformer {
    * marker types ({@code UnrepeatableRequestBody}, okhttp-urlconnection's streamed bodies) were
    * hidden behind the agent's body, so a streamed PUT could be retried with an empty body.
    */
-  private boolean olderThan314(ClassLoader loader) {
+  private boolean olderThan314(ClassLoader loader, String internalName) {
     if (loader == null) {
       return false; // OkHttp is never a boot class; nothing to look up
     }
     Boolean old = tooOld.get(loader);
     if (old == null) {
-      old = loader.getResource(OLD_OKHTTP) != null || loader.getResource(OLDER_OKHTTP) != null;
+      old = hasOldOkHttp(loader, internalName);
       if (tooOld.putIfAbsent(loader, old) == null && old) {
         AgentLog.error(
             "okhttp NOT hooked in "
@@ -114,6 +114,36 @@ final class OkHttpTransformer extends HookTransformer {
       }
     }
     return old;
+  }
+
+  /**
+   * Whether the OkHttp {@code loader} defines {@code internalName} from has a {@code
+   * StreamAllocation}: found where that class is found (the same jar or directory), not only
+   * anywhere the loader can see, since a child-first loader (a web application's) that has OkHttp 4
+   * of its own also sees its parent's (an OkHttp 3.12 in a server's shared lib). A loader that
+   * fails to answer is taken as a supported OkHttp, as before this check.
+   */
+  private static boolean hasOldOkHttp(ClassLoader loader, String internalName) {
+    try {
+      String self = internalName + ".class";
+      java.net.URL where = loader.getResource(self);
+      if (where == null) {
+        return false;
+      }
+      String base = where.toString();
+      if (!base.endsWith(self)) {
+        return false;
+      }
+      base = base.substring(0, base.length() - self.length());
+      return foundIn(loader.getResource(OLD_OKHTTP), base, OLD_OKHTTP)
+          || foundIn(loader.getResource(OLDER_OKHTTP), base, OLDER_OKHTTP);
+    } catch (RuntimeException | LinkageError e) {
+      return false;
+    }
+  }
+
+  private static boolean foundIn(java.net.URL resource, String base, String name) {
+    return resource != null && resource.toString().equals(base + name);
   }
 
   @Override

@@ -70,6 +70,37 @@ class OkHttpTransformerTest {
   }
 
   @Test
+  void aChildFirstLoadersOwnOkHttpIsHookedWhateverItsParentHas() throws Exception {
+    // A web application's loader (child-first) with OkHttp 4 of its own, its parent (a server's
+    // shared lib) with 3.12: the parent's StreamAllocation is visible from the child, but it is
+    // not where the child's OkHttp comes from.
+    try (URLClassLoader parent = release("3.12.13");
+        URLClassLoader child = childFirst("4.12.0", parent)) {
+      assertThat(child.getResource("okhttp3/internal/connection/StreamAllocation.class"))
+          .as("the parent's, seen from the child")
+          .isNotNull();
+      assertThat(transform(child, OkHttpHook.BUILDER, builderBytes())).isNotNull();
+    }
+    assertThat(transformer.hooked()).isEqualTo(1);
+    assertThat(stderr.text()).isEmpty();
+  }
+
+  /** A child-first loader of one release's jar: its own resources before its parent's. */
+  private static URLClassLoader childFirst(String version, ClassLoader parent) throws IOException {
+    URL jar;
+    try (URLClassLoader own = release(version)) {
+      jar = own.getURLs()[0];
+    }
+    return new URLClassLoader(new URL[] {jar}, parent) {
+      @Override
+      public URL getResource(String name) {
+        URL own = findResource(name);
+        return own != null ? own : super.getResource(name);
+      }
+    };
+  }
+
+  @Test
   void okHttp314IsHooked() throws Exception {
     try (URLClassLoader supported = release("3.14.9")) {
       assertThat(transform(supported, OkHttpHook.BUILDER, builderBytes())).isNotNull();
