@@ -1241,6 +1241,7 @@ public final class Sanitizer {
   private static String stripUrlParts(String text, PathMask mask) {
     String s = text;
     StringBuilder out = new StringBuilder(s.length());
+    int[] found = newFound();
     int i = 0;
     while (i < s.length()) {
       if (isDelimiter(s.charAt(i))) {
@@ -1249,12 +1250,13 @@ public final class Sanitizer {
       }
       int start = i;
       i = wordEnd(s, i);
-      int end = urlEnd(s, start, i);
+      int end = urlEnd(s, start, i, found);
       if (end > i) {
         String url = s.substring(start, end);
         String joined = segmentsMasked(withoutUserInfo(url), mask);
         if (!joined.equals(url)) {
           s = s.substring(0, start) + joined + s.substring(end);
+          found = newFound(); // what was found is at other indices now
           end = start + joined.length();
           i = wordEnd(s, start);
         }
@@ -1394,7 +1396,7 @@ public final class Sanitizer {
    * {@code Invalid redirect URI: URL}): up to the end of the line; a relative URL (a redirect's
    * {@code Location: /path}) so quoted last too. Otherwise {@code wordEnd}.
    */
-  private static int urlEnd(String s, int start, int wordEnd) {
+  private static int urlEnd(String s, int start, int wordEnd, int[] found) {
     // Looked for in the word alone: a search to the text's end for every word would be quadratic.
     String word = s.substring(start, wordEnd);
     boolean last = lastAfterColon(s, start);
@@ -1402,7 +1404,7 @@ public final class Sanitizer {
     if (inWord < 0) {
       inWord = word.indexOf(":\\/\\/");
       if (inWord < 0) {
-        return looseUrlEnd(s, start, wordEnd, last);
+        return looseUrlEnd(s, start, wordEnd, last, found);
       }
     }
     int scheme = start + inWord;
@@ -1422,29 +1424,27 @@ public final class Sanitizer {
     if (before == '<' || before == '(') {
       // Bracketed (<http://alice:pw word@h/x>, as mail and Markdown write a URL): up to the closing
       // bracket when the word ends in a user-info's ':' part (no '/' after the separator) and an
-      // '@' follows within two words; otherwise the word, so that prose in parentheses (http://h/x
-      // for a@b.example) is not read as a user-info.
+      // '@' follows before it; otherwise the word, so that prose in parentheses (http://h/x for
+      // a@b.example) is not read as a user-info.
       int authStart = scheme + (s.startsWith("://", scheme) ? 3 : 5);
       int colon = s.indexOf(':', authStart);
-      if (colon < 0 || colon >= wordEnd || s.indexOf('/', authStart) < wordEnd) {
+      if (colon < 0 || colon >= wordEnd) {
         return wordEnd;
       }
-      char closing = before == '<' ? '>' : ')';
-      int close = wordEnd;
-      int words = 0;
-      boolean blank = true;
-      boolean at = false;
-      while (close < lineEnd && s.charAt(close) != closing) {
-        char c = s.charAt(close);
-        at |= c == '@';
-        boolean nowBlank = c == ' ' || c == '\t';
-        if (!at && blank && !nowBlank && ++words > 2) {
+      for (int i = authStart; i < wordEnd; i++) {
+        if (s.charAt(i) == '/') {
+          // A path: the word is a URL of its own. Looked for in the word alone: indexOf to the
+          // text's end gave -1 when no '/' followed anywhere (<http://alice:pw word@h> was kept).
           return wordEnd;
         }
-        blank = nowBlank;
-        close++;
       }
-      return at && close < lineEnd ? close : wordEnd;
+      // Any number of blanks before the '@' (<http://alice:correct horse battery@h/x>, r33): the
+      // closing bracket bounds it. Found through the memo: a line of such words stays linear.
+      int close = nextOf(s, wordEnd, before == '<' ? CLOSE_ANGLE : CLOSE_PAREN, found);
+      if (close >= lineEnd || isLineBreak(s.charAt(close))) {
+        return wordEnd;
+      }
+      return nextOf(s, wordEnd, AT, found) < close ? close : wordEnd;
     }
     if (name == 0 || (name == start && last) || before == '=') {
       // After '=' too (url=http://alice:pw word@h/x): a key's value, quoted by no one.
@@ -1460,20 +1460,73 @@ public final class Sanitizer {
    * closing quote or the line's end when an {@code @} lies there past the word: a blank in its
    * password would otherwise end it, the rest read as prose.
    */
-  private static int looseUrlEnd(String s, int start, int wordEnd, boolean last) {
+  private static int looseUrlEnd(String s, int start, int wordEnd, boolean last, int[] found) {
+    int body = looseBody(s, start, wordEnd, last);
+    if (body == RELATIVE) {
+      return lineEnd(s, wordEnd);
+    }
+    if (body < 0) {
+      return wordEnd;
+    }
+    // The '@' must end the password with no '(', '[' or ',' before it: past those it is another
+    // text's (pool-1@3a4b), and following it would write the whole line as a redacted user-info.
+    // Any number of blanks may lie before it: a passphrase (u:correct horse battery staple@h/x)
+    // is one password, and when at most two were followed its words were written whole (r33).
+    // Prose whose ':' word is followed on its line by an address (failed: key:x for ops@b.example)
+    // is over-redacted so: nothing in the text tells it from a password.
+    int limit = Math.min(s.length(), wordEnd + MAX_URL_SPAN);
+    char first = s.charAt(start);
+    if (first == '"' || first == '\'') {
+      // Up to the closing quote at most: a scan that stops at the next quote of its kind, which
+      // the next quoted word of that kind opens with, so the quoted words' scans do not overlap.
+      for (int i = wordEnd; i < limit; i++) {
+        char c = s.charAt(i);
+        if (isLineBreak(c) || c == first || c == '(' || c == '[' || c == ',') {
+          return wordEnd;
+        }
+        if (c == '@') {
+          int end = lineEnd(s, wordEnd);
+          int close = s.indexOf(first, i);
+          return Math.max(close >= 0 && close < end ? close : end, wordEnd);
+        }
+      }
+      return wordEnd;
+    }
+    // Found through the memo: many such words on one line each look to the same '@' or stop.
+    int at = nextOf(s, wordEnd, AT_OR_STOP, found);
+    if (at >= limit || s.charAt(at) != '@') {
+      return wordEnd;
+    }
+    return Math.max(lineEnd(s, wordEnd), wordEnd);
+  }
+
+  /** {@link #looseBody}'s answer for a relative URL ({@code /x y}) last after a colon. */
+  private static final int RELATIVE = -2;
+
+  /**
+   * Where the user-info in the word {@code s[start, wordEnd)} starts when it may be one that goes
+   * on past blanks ({@link #looseUrlEnd}): a scheme-relative URL ({@code //alice:pw}) or a
+   * user-info without a scheme ({@code u:pw}), quoted, last after {@code ": "} ({@code last}) or a
+   * key's value ({@code url=u:pw}); {@link #RELATIVE} for a relative URL last after a colon, which
+   * runs to the line's end; else -1. Looks at the word alone, not at what follows it.
+   */
+  private static int looseBody(String s, int start, int wordEnd, boolean last) {
     char first = s.charAt(start);
     boolean quoted = first == '"' || first == '\'';
     int body = quoted ? start + 1 : start;
+    if (body >= wordEnd) {
+      return -1;
+    }
     if (!quoted && !last) {
       // A key's value (url=//alice:pw word@h/x, url=alice:pw word@h/x), quoted by no one: as one
       // last after ": ", from after the '='.
       int eq = s.indexOf('=', start);
       if (eq < 0 || eq + 1 >= wordEnd) {
-        return wordEnd;
+        return -1;
       }
       body = eq + 1;
     } else if (!quoted && s.charAt(body) == '/' && !s.startsWith("//", body)) {
-      return lineEnd(s, wordEnd);
+      return RELATIVE;
     }
     boolean userInfo = s.startsWith("//", body);
     if (!userInfo) {
@@ -1491,45 +1544,64 @@ public final class Sanitizer {
       userInfo = userInfo && ",;".indexOf(s.charAt(wordEnd - 1)) < 0;
     }
     if (!userInfo) {
-      return wordEnd;
+      return -1;
     }
     for (int i = body; quoted && i < wordEnd; i++) {
       if (s.charAt(i) == first) {
-        return wordEnd; // closed within the word: cleaned as a word
+        return -1; // closed within the word: cleaned as a word
       }
     }
-    // The '@' must end the password within the next two words (a blank or two in it), with no
-    // '(', '[' or ',' before it: past those it is another text's (pool-1@3a4b), and following it
-    // would write the whole line as a redacted user-info. Looked for before the line's end is:
-    // that, up to 2 KiB on, for every candidate word made a line of them slow to clean.
-    int words = 0;
-    boolean blank = true;
-    int limit = Math.min(s.length(), wordEnd + MAX_URL_SPAN);
-    for (int i = wordEnd; i < limit; i++) {
-      char c = s.charAt(i);
-      if (isLineBreak(c) || quoted && c == first) {
-        return wordEnd;
-      }
-      if (c == '@') {
-        int end = lineEnd(s, wordEnd);
-        if (quoted) {
-          int close = s.indexOf(first, wordEnd);
-          if (close >= 0 && close < end) {
-            end = close;
-          }
-        }
-        return Math.max(end, wordEnd);
-      }
-      if (c == '(' || c == '[' || c == ',') {
-        return wordEnd;
-      }
-      boolean nowBlank = c == ' ' || c == '\t';
-      if (blank && !nowBlank && ++words > 2) {
-        return wordEnd;
-      }
-      blank = nowBlank;
+    return body;
+  }
+
+  /** Kinds of character {@link #nextOf} looks for, each its two slots in the memo. */
+  private static final int AT = 0; // '@'
+
+  private static final int AT_OR_STOP = 2; // '@', '(', '[' or ','
+
+  private static final int CLOSE_PAREN = 4; // ')'
+
+  private static final int CLOSE_ANGLE = 6; // '>'
+
+  /** A memo for {@link #nextOf}, nothing found yet. */
+  private static int[] newFound() {
+    return new int[] {-1, -1, -1, -1, -1, -1, -1, -1};
+  }
+
+  /**
+   * The first index from {@code from} of a character of {@code kind} or a line break, or {@code
+   * s.length()}. {@code found[kind]} and {@code found[kind + 1]} remember the last search (where it
+   * started, what it found): a search starting between them has the same answer without a scan. The
+   * words of a text ask in order, so each character is looked at about once per kind: a line of
+   * many words that each look ahead to an '@' stays linear to clean.
+   */
+  private static int nextOf(String s, int from, int kind, int[] found) {
+    if (from >= found[kind] && from <= found[kind + 1]) {
+      return found[kind + 1];
     }
-    return wordEnd;
+    int i = from;
+    while (i < s.length() && !isOfKind(s.charAt(i), kind)) {
+      i++;
+    }
+    found[kind] = from;
+    found[kind + 1] = i;
+    return i;
+  }
+
+  private static boolean isOfKind(char c, int kind) {
+    if (isLineBreak(c)) {
+      return true;
+    }
+    switch (kind) {
+      case AT:
+        return c == '@';
+      case AT_OR_STOP:
+        return c == '@' || c == '(' || c == '[' || c == ',';
+      case CLOSE_PAREN:
+        return c == ')';
+      default:
+        return c == '>';
+    }
   }
 
   /** Where the line of {@code from} ends, at most MAX_URL_SPAN past it. */

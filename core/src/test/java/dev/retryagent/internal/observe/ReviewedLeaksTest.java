@@ -72,6 +72,30 @@ class ReviewedLeaksTest {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
   }
 
+  /**
+   * A password of three words or more (a passphrase): the '@' was looked for within two words after
+   * the user name's, and the words were written whole (r33). A bracketed URL with no '/' after it
+   * anywhere in the text was not followed at all.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "unexpected url: u:a b c CANARY@h/x => unexpected url: <redacted>@h/x",
+        "unexpected url: u:correct horse battery staple CANARY@h/x"
+            + " => unexpected url: <redacted>@h/x",
+        "failed: 'u:a b c CANARY@h' ok => failed: '<redacted>@h' ok",
+        "bad url=u:a b c CANARY@h/x rest => bad url=<redacted>@h/x rest",
+        "bad url=//alice:a b c CANARY@h/x rest => bad url=//h/x rest",
+        "Invalid host: \"//alice:a b c CANARY@h/x\" end => Invalid host: \"//h/x\" end",
+        "see <http://alice:a b c CANARY@h/x> rest => see <http://h/x> rest",
+        "see (http://alice:a b c CANARY@h/x) rest => see (http://h/x) rest",
+        "see <http://alice:pw CANARY@h> rest => see <http://h> rest",
+      })
+  void aPasswordOfManyWordsIsRedactedWhole(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+  }
+
   @ParameterizedTest
   @CsvSource(
       delimiterString = " => ",
@@ -261,12 +285,21 @@ class ReviewedLeaksTest {
   /**
    * Many URLs each a key's value ({@code =http://a =http://a ...}): each opens a span to the line's
    * end and the URLs in it were each searched to the span's end, 4 KB taking 20 to 40 times as long
-   * as 1 KB (10 to 35 ms). Linear, four times the length takes about four times as long. Measured
-   * in this thread's CPU time, best of several rounds, so that other work on the machine does not
-   * count.
+   * as 1 KB (10 to 35 ms). So too words that each look ahead on their line for an '@' ending a
+   * password of many words (k=a:b c, after ": ", quoted, bracketed: r33) with none there. Linear,
+   * four times the length takes about four times as long. Measured in this thread's CPU time, best
+   * of several rounds, so that other work on the machine does not count.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"=http://a ", "=http://a:b c "})
+  @ValueSource(
+      strings = {
+        "=http://a ",
+        "=http://a:b c ",
+        "k=a:b c ",
+        "x: a:b c ",
+        "'a:b c ",
+        "<http://a:b c "
+      })
   void manyUrlsEachAKeysValueAreCleanedInLinearTime(String unit) {
     String small = unit.repeat(1024 / unit.length());
     String large = unit.repeat(4096 / unit.length());
