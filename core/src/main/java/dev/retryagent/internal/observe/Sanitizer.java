@@ -230,7 +230,89 @@ public final class Sanitizer {
     while (end > 0 && !Character.isWhitespace(text.charAt(end))) {
       end--;
     }
-    return text.substring(0, beforeUrlRunningPast(text, end)) + " ...";
+    // Until neither moves it: a span dropped brings the cut before an earlier one that ran past
+    // the new cut only (a quoted one whose closing quote lay between them). Rare past one round;
+    // after a few the cut goes to its line's start, which no span crosses: bounded time.
+    int to = Math.min(text.length(), end + MAX_CLEANED_CHARS);
+    int[] found = newFound();
+    for (int round = 0; ; round++) {
+      int cut = beforeLooseSpanRunningPast(text, beforeUrlRunningPast(text, end), to, found);
+      if (cut == end) {
+        return text.substring(0, end) + " ...";
+      }
+      end = round < 4 ? cut : lineStart(text, cut);
+    }
+  }
+
+  /** Where the line of {@code s[at]} starts. */
+  private static int lineStart(String s, int at) {
+    int i = at;
+    while (i > 0 && !isLineBreak(s.charAt(i - 1))) {
+      i--;
+    }
+    return i;
+  }
+
+  /**
+   * {@code end}, or the start of the first word on its line that begins a span running past it
+   * without a scheme ({@link #looseUrlEnd}: {@code unexpected url: u:correct horse@h/x}, {@code
+   * 'u:pw word@h'}, {@code url=//alice:pw word@h/x}): a cut inside it would leave no {@code @}, and
+   * the user and the password's first words would be written as they are ({@code u:correct}).
+   * Decided on the text past the cut too, up to {@code to}: such a word's span runs past the cut
+   * when its look-ahead finds an {@code @} before a stop or a line break (a quoted one's closing
+   * quote not before the cut), or finds none of them before {@code to} with text left after it. Not
+   * bound by {@link #MAX_URL_SPAN}: a secret value redacted before urlEnd runs brings a farther
+   * {@code @} near.
+   */
+  private static int beforeLooseSpanRunningPast(String text, int end, int to, int[] found) {
+    int i = lineStart(text, end);
+    while (i < end) {
+      if (isDelimiter(text.charAt(i))) {
+        i++;
+        continue;
+      }
+      int start = i;
+      i = Math.min(wordEnd(text, i), end);
+      int body = looseBody(text, start, i, lastAfterColon(text, start));
+      if (body == RELATIVE || body >= 0 && loosePastCut(text, start, i, end, to, found)) {
+        return start;
+      }
+    }
+    return end;
+  }
+
+  /**
+   * Whether the span {@link #looseUrlEnd} gives the word {@code text[start, wordEnd)} (one {@link
+   * #looseBody} takes) may reach past {@code cut}, no line break between them.
+   */
+  private static boolean loosePastCut(
+      String text, int start, int wordEnd, int cut, int to, int[] found) {
+    char first = text.charAt(start);
+    boolean quoted = first == '"' || first == '\'';
+    int at = wordEnd;
+    if (quoted) {
+      // Stops at the next quote of its kind, which the next such word opens with: no overlap.
+      while (at < to && text.charAt(at) != first && !isOfKind(text.charAt(at), AT_OR_STOP)) {
+        at++;
+      }
+    } else {
+      at = nextOf(text, wordEnd, to, AT_OR_STOP, found);
+    }
+    if (at >= to) {
+      return to < text.length(); // nothing found in reach: what lies further is not known
+    }
+    if (text.charAt(at) != '@') {
+      return false; // a stop, a line break or its closing quote first: the span is the word
+    }
+    if (!quoted) {
+      return true; // to its line's end, past the cut
+    }
+    for (int j = at + 1; j <= cut && j < text.length(); j++) {
+      if (text.charAt(j) == first || isLineBreak(text.charAt(j))) {
+        return false; // closed at or before the cut
+      }
+    }
+    return true;
   }
 
   /**
@@ -291,6 +373,9 @@ public final class Sanitizer {
             || before == '"'
             || before == '\''
             || before == '='
+            // Bracketed: followed to the closing bracket (<http://alice:pw word@h/x>).
+            || before == '<'
+            || before == '('
             || isDelimiter(before) && lastAfterColon(text, start);
     if (!runsOn) {
       return false; // it ends at its word's end, a blank at or before the cut
@@ -1440,11 +1525,11 @@ public final class Sanitizer {
       }
       // Any number of blanks before the '@' (<http://alice:correct horse battery@h/x>, r33): the
       // closing bracket bounds it. Found through the memo: a line of such words stays linear.
-      int close = nextOf(s, wordEnd, before == '<' ? CLOSE_ANGLE : CLOSE_PAREN, found);
+      int close = nextOf(s, wordEnd, s.length(), before == '<' ? CLOSE_ANGLE : CLOSE_PAREN, found);
       if (close >= lineEnd || isLineBreak(s.charAt(close))) {
         return wordEnd;
       }
-      return nextOf(s, wordEnd, AT, found) < close ? close : wordEnd;
+      return nextOf(s, wordEnd, s.length(), AT, found) < close ? close : wordEnd;
     }
     if (name == 0 || (name == start && last) || before == '=') {
       // After '=' too (url=http://alice:pw word@h/x): a key's value, quoted by no one.
@@ -1493,7 +1578,7 @@ public final class Sanitizer {
       return wordEnd;
     }
     // Found through the memo: many such words on one line each look to the same '@' or stop.
-    int at = nextOf(s, wordEnd, AT_OR_STOP, found);
+    int at = nextOf(s, wordEnd, s.length(), AT_OR_STOP, found);
     if (at >= limit || s.charAt(at) != '@') {
       return wordEnd;
     }
@@ -1520,8 +1605,11 @@ public final class Sanitizer {
     if (!quoted && !last) {
       // A key's value (url=//alice:pw word@h/x, url=alice:pw word@h/x), quoted by no one: as one
       // last after ": ", from after the '='.
-      int eq = s.indexOf('=', start);
-      if (eq < 0 || eq + 1 >= wordEnd) {
+      int eq = start;
+      while (eq < wordEnd && s.charAt(eq) != '=') {
+        eq++; // in the word alone: indexOf to the text's end, per word, was quadratic
+      }
+      if (eq + 1 >= wordEnd) {
         return -1;
       }
       body = eq + 1;
@@ -1530,7 +1618,10 @@ public final class Sanitizer {
     }
     boolean userInfo = s.startsWith("//", body);
     if (!userInfo) {
-      int colon = s.indexOf(':', body);
+      int colon = body;
+      while (colon < wordEnd && s.charAt(colon) != ':') {
+        colon++; // in the word alone, as the '=' above
+      }
       userInfo = colon > body && colon < wordEnd - 1 && s.charAt(colon + 1) != '/';
       // No '@' in the word (it ends the user-info there: cleanWord sees it), no '/' before the ':'.
       for (int i = body; i < wordEnd && userInfo; i++) {
@@ -1569,18 +1660,19 @@ public final class Sanitizer {
   }
 
   /**
-   * The first index from {@code from} of a character of {@code kind} or a line break, or {@code
-   * s.length()}. {@code found[kind]} and {@code found[kind + 1]} remember the last search (where it
-   * started, what it found): a search starting between them has the same answer without a scan. The
-   * words of a text ask in order, so each character is looked at about once per kind: a line of
-   * many words that each look ahead to an '@' stays linear to clean.
+   * The first index in {@code [from, to)} of a character of {@code kind} or a line break, or {@code
+   * to} (the same {@code to} for all searches through one memo). {@code found[kind]} and {@code
+   * found[kind + 1]} remember the last search (where it started, what it found): a search starting
+   * between them has the same answer without a scan. The words of a text ask in order, so each
+   * character is looked at about once per kind: a line of many words that each look ahead to an '@'
+   * stays linear to clean.
    */
-  private static int nextOf(String s, int from, int kind, int[] found) {
+  private static int nextOf(String s, int from, int to, int kind, int[] found) {
     if (from >= found[kind] && from <= found[kind + 1]) {
       return found[kind + 1];
     }
     int i = from;
-    while (i < s.length() && !isOfKind(s.charAt(i), kind)) {
+    while (i < to && !isOfKind(s.charAt(i), kind)) {
       i++;
     }
     found[kind] = from;

@@ -73,6 +73,34 @@ class ReviewedLeaksTest {
   }
 
   /**
+   * A span without a scheme that goes on past blanks to its '@' (quoted, last after ": ", a key's
+   * value, bracketed, a relative path): the 4 KiB cut at a blank inside its password left no '@',
+   * and the user and the password's first word were written (u:correct). The text is a server's
+   * body of blanks first, folded, so that what lies near the cut is what is printed.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "unexpected url: u:correct horse battery@h/x",
+        "failed: 'u:correct horse battery@h' ok",
+        "bad url=u:correct horse battery@h/x rest",
+        "Invalid host: \"//alice:correct horse battery@h/x\" end",
+        "see <http://alice:correct horse battery@h/x> rest",
+        "see (http://alice:correct horse battery@h/x) rest",
+        "Location: /proxy/alice:correct horse battery@h/y",
+      })
+  void aCutInsideASpanWithoutASchemeLeavesNoPartOfItsPassword(String span) {
+    for (int n = 4040; n < Sanitizer.MAX_CLEANED_CHARS; n++) {
+      String text = "upstream said:" + " ".repeat(n) + span + " " + "x ".repeat(100);
+      assertThat(Sanitizer.message(text, null))
+          .doesNotContain("alice")
+          .doesNotContain("correct")
+          .doesNotContain("horse")
+          .doesNotContain("u:");
+    }
+  }
+
+  /**
    * A password of three words or more (a passphrase): the '@' was looked for within two words after
    * the user name's, and the words were written whole (r33). A bracketed URL with no '/' after it
    * anywhere in the text was not followed at all.
