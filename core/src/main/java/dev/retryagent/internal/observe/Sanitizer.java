@@ -703,11 +703,19 @@ public final class Sanitizer {
       }
       int mask = -1;
       int runEnd = -1;
-      int telegram = telegramTokenStart(path, start, end);
-      if (telegram >= 0) {
-        runEnd = tokenRunEnd(path, telegram, end);
-        if (runEnd - telegram >= 30) {
-          mask = start;
+      // After a quote, a bracket, '=', ':' or ',' in the segment too ("bot1:AA...", [bot1:AA...],
+      // {"t":"bot1:AA..."}): a message's word holds them, and they are kept. Each digit run is
+      // looked at from one place at most (no digit comes before one): linear.
+      for (int p = start; p < end && mask < 0; p++) {
+        if (p > start && "\"'([{<=:,".indexOf(path.charAt(p - 1)) < 0) {
+          continue;
+        }
+        int telegram = telegramTokenStart(path, p, end);
+        if (telegram >= 0) {
+          runEnd = tokenRunEnd(path, telegram, end);
+          if (runEnd - telegram >= 30) {
+            mask = p;
+          }
         }
       }
       if (mask < 0 && s3 >= 0) {
@@ -845,7 +853,9 @@ public final class Sanitizer {
    */
   private static int telegramTokenStart(String s, int start, int end) {
     // A token written alone, without "bot" (the bot's id, at least 6 digits, and ':').
-    boolean bot = s.startsWith("bot", start);
+    // Any case: BOT123456:AA... is the same token (a URL's path is case-sensitive, the API's
+    // "bot" is not written otherwise, but a message or a header may upper-case it).
+    boolean bot = s.regionMatches(true, start, "bot", 0, 3);
     int digits = bot ? start + 3 : start;
     if (end - start < 5) {
       return -1;

@@ -245,6 +245,18 @@ class ReviewedLeaksTest {
         // A Telegram bot token without a URL, with or without its "bot".
         "token bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY failed => token <redacted> failed",
         "123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY => <redacted>",
+        // After a quote, a bracket or a JSON key, or written upper case (r33).
+        "token \"bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY\" failed"
+            + " => token \"<redacted>\" failed",
+        "token [bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY] failed"
+            + " => token [<redacted>] failed",
+        "token (123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY) failed"
+            + " => token (<redacted>) failed",
+        "body {\"t\":\"bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY\"} failed"
+            + " => body {\"t\":\"<redacted>\"} failed",
+        "token BOT123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY failed => token <redacted> failed",
+        "GET https://api.telegram.org/Bot123456:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaCANARY/getMe x"
+            + " => GET https://api.telegram.org/<redacted>/getMe x",
         // Slack: ids written lower case; a workflow's and a trigger's webhook.
         "post https://hooks.slack.com/services/t0001/b0002/XXXXXXXXXXXXXXXXCANARY failed"
             + " => post https://hooks.slack.com/services/t0001/b0002/<redacted> failed",
