@@ -401,7 +401,9 @@ public final class Sanitizer {
     }
     StringBuilder b = new StringBuilder(s.length());
     int last = 0;
-    do {
+    int from = 0;
+    while (from <= s.length() && m.find(from)) {
+      from = m.end();
       String value = m.group(4);
       char first = value.charAt(0);
       int slashes = 0;
@@ -413,6 +415,20 @@ public final class Sanitizer {
         // \\\"<redacted>\\\", its quotes kept.
         String quote = value.substring(0, slashes + 1);
         b.append(s, last, m.start(4)).append(quote).append(REDACTED);
+        if (slashes >= 2 && value.charAt(slashes) == '"') {
+          // The value ends at its own closing quote, not at the first quote: a quote of its text
+          // is escaped once more (7 backslashes before it where the value's quotes have 3), and
+          // what followed it was written (r33).
+          int close = closingQuote(s, m.start(4) + slashes + 1, slashes);
+          if (close >= 0) {
+            b.append(quote);
+            from = close + 1;
+          } else {
+            from = lineEnd(s, m.start(4));
+          }
+          last = from;
+          continue;
+        }
         if (value.length() > quote.length()
             && value.charAt(value.length() - 1) == quote.charAt(slashes)) {
           b.append(quote);
@@ -447,8 +463,32 @@ public final class Sanitizer {
         b.append(REDACTED);
       }
       last = m.end();
-    } while (m.find());
-    return b.append(s, last, s.length()).toString();
+    }
+    return last == 0 ? s : b.append(s, last, s.length()).toString();
+  }
+
+  /**
+   * The index of the quote that closes a value opened by {@code slashes} backslashes and a quote (a
+   * JSON text escaped again and again: 3 for twice, 7 for three times), looked for from {@code
+   * from} to the line's end; or -1. A quote of the value's own text is escaped once more than its
+   * quotes, and a backslash of it so too: a run of backslashes before a quote closes the value when
+   * it is the closing quote's {@code slashes} after whole pairs of the text's escaped backslashes
+   * ({@code 2 * (slashes + 1)} each); any other run is the text's.
+   */
+  private static int closingQuote(String s, int from, int slashes) {
+    for (int i = from; i < s.length() && s.charAt(i) != '\r' && s.charAt(i) != '\n'; i++) {
+      if (s.charAt(i) != '"') {
+        continue;
+      }
+      int n = 0;
+      while (i - n - 1 >= from && s.charAt(i - n - 1) == '\\') {
+        n++;
+      }
+      if (n >= slashes && (n - slashes) % (2 * (slashes + 1)) == 0) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static Pattern extraHeader(String header) {

@@ -192,6 +192,55 @@ class ReviewedLeaksTest {
         .isEqualTo("body {\\\\\\\"Cookie\\\\\\\":<redacted>");
   }
 
+  /**
+   * A JSON text escaped twice whose secret value holds a quote of its own (escaped once more: 7
+   * backslashes where the value's quotes have 3): the value was cut at it, the rest written (r33).
+   * A backslash of the value's own before its closing quote does not hide that quote.
+   */
+  @Test
+  void aJsonSecretEscapedTwiceWithAQuoteInsideIsRedactedWhole() {
+    String q3 = "\\\\\\\"";
+    String q7 = "\\\\\\\\\\\\\\\"";
+    String b8 = "\\\\\\\\\\\\\\\\";
+    assertThat(
+            Sanitizer.message(
+                "body {"
+                    + q3
+                    + "password"
+                    + q3
+                    + ":"
+                    + q3
+                    + "CAN"
+                    + q7
+                    + "ARY SEC RET"
+                    + q3
+                    + ", "
+                    + q3
+                    + "a"
+                    + q3
+                    + ":1} end",
+                null))
+        .isEqualTo(
+            "body {"
+                + q3
+                + "password"
+                + q3
+                + ":"
+                + q3
+                + "<redacted>"
+                + q3
+                + ", "
+                + q3
+                + "a"
+                + q3
+                + ":1} end");
+    // Ending in a backslash of its own (8, then the closing quote's 3): closed there.
+    assertThat(
+            Sanitizer.message(
+                "body {" + q3 + "password" + q3 + ":" + q3 + "CANARY" + b8 + q3 + ", x} end", null))
+        .isEqualTo("body {" + q3 + "password" + q3 + ":" + q3 + "<redacted>" + q3 + ", x} end");
+  }
+
   @ParameterizedTest
   @CsvSource(
       delimiterString = " => ",
