@@ -610,10 +610,18 @@ public final class Sanitizer {
       // A URL encoded twice in the path (/fetch/http%253A%252F%252Fu%253Apw%2540h): its '%'s
       // encoded too, its separator and '@' are not seen. Read with those '%' decoded, it is a URL
       // encoded once; when that one has a user-info, the path is written so, without it.
-      String once = percentSignsDecoded(path);
-      String clean = withoutNestedUserInfo(once);
-      if (!clean.equals(once)) {
-        p = clean;
+      String once = path;
+      for (int level = 0; level < 3 && p == path; level++) {
+        // Encoded three times too (%25253A...): a "25" less each level, while one is left.
+        String next = percentSignsDecoded(once);
+        if (next.equals(once)) {
+          break;
+        }
+        once = next;
+        String clean = withoutNestedUserInfo(once);
+        if (!clean.equals(once)) {
+          p = clean;
+        }
       }
     }
     int end = p.length();
@@ -1153,7 +1161,7 @@ public final class Sanitizer {
       char c = s.charAt(i);
       if (c == '/' || s.regionMatches(true, i, "%2F", 0, 3)) {
         semicolon = -1; // a ';' of an earlier segment: that parameter ended there
-      } else if (semicolon < 0 && (c == ';' || s.regionMatches(true, i, "%3B", 0, 3))) {
+      } else if (semicolon < 0 && (c == ';' || encodedSemicolonAt(s, i))) {
         semicolon = i;
       }
     }
@@ -1172,7 +1180,7 @@ public final class Sanitizer {
   }
 
   /**
-   * Whether {@code s} holds {@code ://} percent-encoded once or twice, each of its three characters
+   * Whether {@code s} holds {@code ://} percent-encoded once or more, each of its three characters
    * either way ({@code %3A%2F%2F}, {@code %253A%252F%252F}), any case. Looked for by index before
    * anything is decoded: a path with an encoded '@' and '%' and no URL in it ({@code
    * /users/a%2540b.example}) allocates nothing.
@@ -1200,10 +1208,12 @@ public final class Sanitizer {
     if (s.regionMatches(true, i + 1, hex, 0, 2)) {
       return i + 3;
     }
-    if (s.regionMatches(true, i + 1, "25", 0, 2) && s.regionMatches(true, i + 3, hex, 0, 2)) {
-      return i + 5;
+    // Encoded more than twice too (%25253A): each level adds a "25".
+    int j = i + 1;
+    while (s.regionMatches(true, j, "25", 0, 2) && !s.regionMatches(true, j, hex, 0, 2)) {
+      j += 2;
     }
-    return -1;
+    return s.regionMatches(true, j, hex, 0, 2) ? j + 2 : -1;
   }
 
   /**
@@ -1835,8 +1845,7 @@ public final class Sanitizer {
     // Encoded too (http://h%3Bjsessionid=AB@CD/y): a client may encode the ';' it quotes.
     int from = Math.max(slash, authStart);
     int semicolon = s.indexOf(';', from);
-    int encoded =
-        indexOfIgnoreCase(s, "%3B", from, semicolon < 0 || semicolon > at ? at : semicolon);
+    int encoded = encodedSemicolon(s, from, semicolon < 0 || semicolon > at ? at : semicolon);
     if (encoded >= 0) {
       semicolon = encoded;
     }
@@ -1848,6 +1857,33 @@ public final class Sanitizer {
       end++;
     }
     return s.substring(0, authStart) + REDACTED + s.substring(end);
+  }
+
+  /**
+   * The first ';' percent-encoded once or more ({@code %3B}, {@code %253B}, {@code %25253B}, any
+   * case) starting in {@code [from, to)}, or -1: a URL quoted in another's query or path, and that
+   * one in another's, carries its session id's ';' so (r33: %253Bjsessionid=AB@CD wrote CD as the
+   * host).
+   */
+  private static int encodedSemicolon(String s, int from, int to) {
+    for (int i = s.indexOf('%', from); i >= 0 && i < to; i = s.indexOf('%', i + 1)) {
+      if (encodedSemicolonAt(s, i)) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Whether a ';' percent-encoded once or more starts at {@code i}. */
+  private static boolean encodedSemicolonAt(String s, int i) {
+    if (s.charAt(i) != '%') {
+      return false;
+    }
+    int j = i + 1;
+    while (s.regionMatches(true, j, "25", 0, 2)) {
+      j += 2;
+    }
+    return s.regionMatches(true, j, "3B", 0, 2);
   }
 
   /**
@@ -2223,7 +2259,8 @@ public final class Sanitizer {
     // encoded once in a URL's place. Decoded once, then twice: when cleaning the decoded word
     // removes something, that is what the word hid, and the decoded word is written cleaned.
     String decoded = clean;
-    for (int level = 0; level < 2; level++) {
+    // Three levels too (u%25253Apw%252540h, r33); four at most, each only while it changes.
+    for (int level = 0; level < 4; level++) {
       String next = percentDecoded(decoded);
       if (next.equals(decoded)) {
         break;
@@ -2238,13 +2275,15 @@ public final class Sanitizer {
   }
 
   /**
-   * Whether {@code w} holds an {@code @} percent-encoded once or twice ({@code %40}, {@code
-   * %2540}).
+   * Whether {@code w} holds an {@code @} percent-encoded once or more ({@code %40}, {@code %2540}).
    */
   private static boolean hasEncodedAt(String w) {
-    return w.indexOf('%') >= 0
-        && (indexOfIgnoreCase(w, "%40", 0, w.length()) >= 0
-            || indexOfIgnoreCase(w, "%2540", 0, w.length()) >= 0);
+    for (int i = w.indexOf('%'); i >= 0; i = w.indexOf('%', i + 1)) {
+      if (encodedCharEnd(w, i, "40") >= 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**

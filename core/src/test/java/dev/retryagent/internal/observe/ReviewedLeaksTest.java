@@ -131,6 +131,10 @@ class ReviewedLeaksTest {
         // A user-info percent-encoded without a scheme, once or twice: written decoded, cleaned.
         "bad u%3ApwCANARY%40h%2Fx rest => bad <redacted>@h/x rest",
         "bad u%253ApwCANARY%2540h%252Fx rest => bad <redacted>@h/x rest",
+        // Three times (r33).
+        "bad u%25253ApwCANARY%252540h%25252Fx rest => bad <redacted>@h/x rest",
+        "bad http%25253A%25252F%25252Fadmin%25253AhunterCANARY%252540h rest"
+            + " => bad http%3A%2F%2Fh rest",
         // A URL encoded twice, alone or in a path.
         "bad http%253A%252F%252Fadmin%253AhunterCANARY%2540h rest => bad http%3A%2F%2Fh rest",
         "bad /fetch/http%253A%252F%252Fadmin%253AhunterCANARY%2540h/x rest"
@@ -149,6 +153,9 @@ class ReviewedLeaksTest {
       delimiterString = " => ",
       value = {
         "/fetch/http%253A%252F%252Fadmin%253AhunterCANARY%2540h => /fetch/http%3A%2F%2Fh",
+        // Three times (r33).
+        "/fetch/http%25253A%25252F%25252Fadmin%25253AhunterCANARY%252540h"
+            + " => /fetch/http%3A%2F%2Fh",
         "/fetch/http%253A%252F%252Fu%253ApwCANARY%2540h%252Fx%253Ftoken%253DS"
             + " => /fetch/http%3A%2F%2Fh%2Fx",
         // An address encoded twice in a path is kept, as one encoded once is.
@@ -165,6 +172,9 @@ class ReviewedLeaksTest {
         // A session id after the host, its ';' percent-encoded: not read as a user-info.
         "bad http://h%3Bjsessionid=AB@CD/y rest => bad http://<redacted>/y rest",
         "bad http://h%3bjsessionid=AB@CD rest => bad http://<redacted> rest",
+        // Encoded twice or three times (r33).
+        "bad http://h%253Bjsessionid=AB@CD/y rest => bad http://<redacted>/y rest",
+        "bad http://h%25253bjsessionid=AB@CD/y rest => bad http://<redacted>/y rest",
       })
   void anEncodedSessionIdAfterTheHostIsNotWrittenAsAHost(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CD");
@@ -266,6 +276,7 @@ class ReviewedLeaksTest {
         // An encoded '@' and '%' with no URL in the path: nothing decoded (was 128 and 160 B).
         "/users/a%2540b.example",
         "/users/a%40b.example/files/100%25.txt",
+        "/users/a%252540b.example",
       })
   void aPathWithNothingToRemoveAllocatesNothing(String path) {
     com.sun.management.ThreadMXBean threads =
