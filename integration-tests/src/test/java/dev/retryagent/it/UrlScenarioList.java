@@ -75,6 +75,36 @@ final class UrlScenarioList {
         });
   }
 
+  /**
+   * POSTs without key expecting {@code 100 Continue}, all answered 200, then a GET, on a route
+   * whose breaker opens at its first failure: one request each and the breaker stays closed. The
+   * agent switches the JDK's resend off for such a POST; the interim {@code 100 Continue}, read in
+   * the body step, left the switch on, and the response step took it for the JDK's resend: every
+   * POST counted as two attempts, a retry and a failure of the host, and the GET was refused
+   * ({@code CircuitBreakerOpenException}).
+   */
+  private static Scenario unkeyedPostsExpectingContinue(String client) {
+    List<UrlRetryScenarios.Call> calls = new ArrayList<>();
+    for (int i = 1; i <= 8; i++) {
+      calls.add(
+          call("p" + i, client, "POST", "/continue/charges", "Expect=100-continue", "bytes:100"));
+    }
+    calls.add(call("g", "url", "GET", "/continue/items", "", ""));
+    return new Scenario(
+        client + ": POSTs without key answered 100 Continue then 200 are one attempt each",
+        http(s -> s.setDefaultReply(ok("fine"))),
+        calls,
+        (o, s) -> {
+          for (UrlRetryScenarios.Call c : calls) {
+            assertThat(o.get(c.name(), "error")).as(c.name()).isNull();
+            assertThat(o.status(c.name())).as(c.name()).isEqualTo(200);
+          }
+          assertThat(s.requestCount()).isEqualTo(9);
+          assertThat(s.requests().get(0).headers().get("expect")).containsExactly("100-continue");
+          assertThat(o.retries()).isZero();
+        });
+  }
+
   private static Scenario threeAttempts(String client) {
     return new Scenario(
         client + ": 503, 503, 200 gives the 200 after exactly 3 requests",
@@ -111,6 +141,8 @@ final class UrlScenarioList {
     list.add(keyedPostExpectingContinue("url", "buffered"));
     list.add(keyedPostExpectingContinue("url-fixed", "fixed length"));
     list.add(keyedPostExpectingContinue("url-chunked", "chunked"));
+    list.add(unkeyedPostsExpectingContinue("url-fixed"));
+    list.add(unkeyedPostsExpectingContinue("url-chunked"));
     list.add(
         new Scenario(
             "a streamed body larger than replayBodyLimit is sent once, and the log says why",

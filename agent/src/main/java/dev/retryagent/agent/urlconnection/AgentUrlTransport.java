@@ -33,8 +33,11 @@ final class AgentUrlTransport implements UrlTransport {
     UrlTransport.JdkResend resend;
     int resends;
 
-    /** The JDK clients whose {@code failedOnce} the agent set in this step (usually one). */
-    final List<Object> switchedOff = new ArrayList<>(2);
+    /**
+     * The JDK clients whose response read this step let the JDK resend (usually one), until it
+     * does: only such a read can lead to a resend (see {@link #parsing}).
+     */
+    final List<Object> allowed = new ArrayList<>(2);
 
     /**
      * The step this one runs inside of, on the same thread, or null: code the JDK calls during a
@@ -73,7 +76,7 @@ final class AgentUrlTransport implements UrlTransport {
     s.active = true;
     s.resend = resend;
     s.resends = 0;
-    s.switchedOff.clear();
+    s.allowed.clear();
   }
 
   @Override
@@ -84,7 +87,7 @@ final class AgentUrlTransport implements UrlTransport {
     }
     s.active = false;
     s.resend = null; // the exchange's: the thread's step must not hold it past the step
-    s.switchedOff.clear();
+    s.allowed.clear(); // nor the JDK's clients
     if (s.outer != null) {
       steps.set(s.outer); // the step this one was nested in goes on
     }
@@ -94,12 +97,22 @@ final class AgentUrlTransport implements UrlTransport {
   /**
    * What {@code HttpClient.parseHTTP} is told when it starts ({@code Bridge.URL_RESEND}): the value
    * {@code failedOnce} is to have, or {@code null} outside the agent's attempts (the JDK's own
-   * stays). Inside one, true (no resend) when the step must not be resent. {@code failedOnce} is
-   * true on entry only in the JDK's resend itself (it is reset after every response read) or
-   * because the agent set it for this client. The step's rule is asked here, as each response is
-   * read, not when the step began: a redirect the JDK followed since may have turned a POST into a
-   * GET, which it may send again ({@link UrlTransport.JdkResend}). The results are {@code
-   * Boolean}'s cached instances.
+   * stays). Inside one, true (no resend) when the step must not be resent. The step's rule is asked
+   * here, as each response is read, not when the step began: a redirect the JDK followed since may
+   * have turned a POST into a GET, which it may send again ({@link UrlTransport.JdkResend}). The
+   * results are {@code Boolean}'s cached instances.
+   *
+   * <p>The JDK resends from inside a {@code parseHTTP} that started with {@code failedOnce} false
+   * and failed: it sets the field and calls {@code parseHTTP} again, on the same thread, so in the
+   * same step, after this step let that first read resend. Only then is true on entry a resend,
+   * counted once (a resend through a proxy reads the proxy's {@code CONNECT} reply first, the
+   * request's response next, both entering with true). Any other true on entry is left over, and
+   * the JDK does not resend on it: the agent's own switch from an earlier read whose response did
+   * not reset the field (a proxy's {@code CONNECT} reply, a {@code 100 Continue}: the JDK resets it
+   * only after a response it can keep alive), so from an earlier step ({@code connect()}, {@code
+   * getOutputStream()}), or the JDK's mark on a client it gave up on. Counted, it made an extra
+   * attempt, a retry taken from the budget and a failure for the host's breaker of a call that sent
+   * one request.
    */
   Boolean parsing(Object client, boolean failedOnce) {
     Step s = steps.get();
@@ -107,28 +120,35 @@ final class AgentUrlTransport implements UrlTransport {
       return null;
     }
     if (failedOnce) {
-      if (!isSwitchedOff(s, client)) {
+      if (removeAllowed(s, client)) {
         s.resends++; // the JDK is sending the request again
       }
       return Boolean.TRUE;
     }
     if (!s.resend.mayResend()) {
-      s.switchedOff.add(client);
+      removeAllowed(s, client); // a later true on entry is the agent's switch, not a resend
       return Boolean.TRUE;
     }
-    // Allowed now, though switched off for an earlier request on this client in the step: a
-    // resend of this one is the JDK's and counts.
-    for (int i = s.switchedOff.size() - 1; i >= 0; i--) {
-      if (s.switchedOff.get(i) == client) {
-        s.switchedOff.remove(i);
-      }
+    if (!isAllowed(s, client)) {
+      s.allowed.add(client);
     }
     return Boolean.FALSE;
   }
 
-  private static boolean isSwitchedOff(Step s, Object client) {
-    for (Object c : s.switchedOff) {
+  private static boolean isAllowed(Step s, Object client) {
+    for (Object c : s.allowed) {
       if (c == client) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Takes {@code client} out of the step's allowed reads: true when it was in. */
+  private static boolean removeAllowed(Step s, Object client) {
+    for (int i = s.allowed.size() - 1; i >= 0; i--) {
+      if (s.allowed.get(i) == client) {
+        s.allowed.remove(i);
         return true;
       }
     }

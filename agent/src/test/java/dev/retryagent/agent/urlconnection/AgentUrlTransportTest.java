@@ -55,6 +55,7 @@ class AgentUrlTransportTest {
   @Test
   void eachStepCountsItsOwnResends() {
     transport.beforeStep(ALLOWED);
+    parsing(client, false);
     parsing(client, true);
     assertThat(transport.afterStep()).isEqualTo(1);
 
@@ -72,6 +73,40 @@ class AgentUrlTransportTest {
 
     assertThat(seen[0]).isFalse();
     transport.afterStep();
+  }
+
+  @Test
+  void theSwitchLeftOnByAnEarlierStepsResponseIsNotAResend() {
+    // A POST without key, connect() first: through an HTTP proxy the JDK reads the proxy's
+    // CONNECT reply ("200 Connection established", no length) in the connect step; with a
+    // 100 Continue the interim response in the body step. Neither resets failedOnce, which the
+    // agent set: the response step finds it still true, and the JDK sent nothing again.
+    transport.beforeStep(NOT_ALLOWED);
+    assertThat(parsing(client, false)).as("the CONNECT reply, or the 100 Continue").isTrue();
+    assertThat(transport.afterStep()).isZero();
+
+    transport.beforeStep(NOT_ALLOWED);
+    assertThat(parsing(client, true)).as("the response, still not to be resent").isTrue();
+    assertThat(transport.afterStep()).as("no resend, so no attempt").isZero();
+
+    // Nor where the rule lets a resend by then: the JDK does not resend on a switch left on.
+    transport.beforeStep(NOT_ALLOWED);
+    parsing(client, false);
+    transport.afterStep();
+    transport.beforeStep(ALLOWED);
+    assertThat(parsing(client, true)).isTrue();
+    assertThat(transport.afterStep()).isZero();
+  }
+
+  @Test
+  void aResendThroughAProxyIsCountedOnce() {
+    // The JDK's resend of an HTTPS request through a proxy tunnels again: it reads the CONNECT
+    // reply, then the request's response, each entering with failedOnce true. One resend.
+    transport.beforeStep(ALLOWED);
+    assertThat(parsing(client, false)).isFalse();
+    assertThat(parsing(client, true)).as("the CONNECT reply of the resend").isTrue();
+    assertThat(parsing(client, true)).as("the resent request's response").isTrue();
+    assertThat(transport.afterStep()).isEqualTo(1);
   }
 
   @Test
@@ -93,6 +128,7 @@ class AgentUrlTransportTest {
   @Test
   void anOuterStepKeepsTheResendsCountedBeforeAStepNestedInIt() {
     transport.beforeStep(ALLOWED);
+    parsing(client, false);
     parsing(client, true); // the JDK resent the outer request
     transport.beforeStep(ALLOWED);
     assertThat(transport.afterStep()).isZero();
