@@ -39,8 +39,18 @@ final class RetryingHttpsConnection extends HttpsURLConnection {
 
   // ---- TLS: the connection in use (the template before any attempt, which answers as the JDK's)
 
+  /**
+   * The connection in use; after a call that ended with no connection to hand over ({@link
+   * NoResponse}: the breaker open, a wait interrupted), the one that had the request's settings,
+   * the last attempt's (or the template when no attempt was made). A socket factory or verifier set
+   * on an attempt after it connected, as the JDK allows, is then still what the getters answer, as
+   * the application's own connection answers: the template answered, with what it had before.
+   */
   private HttpsURLConnection tls() {
     HttpURLConnection c = v.c();
+    if (c instanceof NoResponse) {
+      c = ((NoResponse) c).settings();
+    }
     return (HttpsURLConnection) (c instanceof HttpsURLConnection ? c : v.template());
   }
 

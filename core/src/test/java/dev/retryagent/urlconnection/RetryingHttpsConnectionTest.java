@@ -27,10 +27,12 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.HostnameVerifier;
 import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -49,6 +51,7 @@ class RetryingHttpsConnectionTest {
   @TempDir static Path dir;
   private static HttpsServer server;
   private static SSLContext trusting;
+  private static SSLContext serverContext;
   private static final AtomicInteger served = new AtomicInteger();
   private static final List<String> bodies = new CopyOnWriteArrayList<>();
   private static volatile int failFirst;
@@ -88,7 +91,7 @@ class RetryingHttpsConnectionTest {
     }
     KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
     kmf.init(ks, PASSWORD);
-    SSLContext serverContext = SSLContext.getInstance("TLS");
+    serverContext = SSLContext.getInstance("TLS");
     serverContext.init(kmf.getKeyManagers(), null, null);
 
     KeyStore trust = KeyStore.getInstance("PKCS12");
@@ -183,6 +186,127 @@ class RetryingHttpsConnectionTest {
     assertThatThrownBy(c::getResponseCode).isInstanceOf(SSLHandshakeException.class);
     assertThat(served).hasValue(0);
     assertThat(events).filteredOn(e -> e.type() == RetryEvent.Type.RETRY).isEmpty();
+  }
+
+  @Test
+  void aSocketFactorySetAfterARetriedConnectIsStillAnsweredAfterACallThatEndedWithoutAResponse()
+      throws Exception {
+    // connect() is refused, retried, and attempt 2 connects (the server starts during the wait);
+    // the application sets another factory and verifier, which the JDK takes after connect() and
+    // answers. The response, a 503, is retried, and that wait is interrupted: the call ends with
+    // an exception of the agent's and no connection to hand over. The getters answered the
+    // template's, what attempt 1 had, where the application's own connection answers what it was
+    // given last.
+    int port;
+    try (java.net.ServerSocket reserved =
+        new java.net.ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
+      port = reserved.getLocalPort(); // closed: refused until the wait starts the server
+    }
+    HttpsServer[] late = new HttpsServer[1];
+    AtomicInteger sleeps = new AtomicInteger();
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  if (sleeps.incrementAndGet() > 1) {
+                    throw new InterruptedException(); // interrupted while it waits to retry
+                  }
+                  try {
+                    late[0] = busyServer(port);
+                  } catch (IOException e) {
+                    throw new IllegalStateException(e);
+                  }
+                })
+            .scheduler(time)
+            .build();
+    try {
+      URL url = new URL("https://127.0.0.1:" + port + "/v1/items");
+      HttpsURLConnection c = (HttpsURLConnection) RetryingUrlConnections.open(url, engine);
+      c.setSSLSocketFactory(trusting.getSocketFactory());
+      c.setHostnameVerifier((host, session) -> true);
+      c.connect();
+      SSLSocketFactory after = new Delegating(trusting.getSocketFactory());
+      c.setSSLSocketFactory(after);
+      HostnameVerifier verifier = (host, session) -> true;
+      c.setHostnameVerifier(verifier);
+      try {
+        assertThatThrownBy(c::getResponseCode).isInstanceOf(java.io.InterruptedIOException.class);
+      } finally {
+        Thread.interrupted();
+      }
+
+      assertThat(sleeps).hasValue(2);
+      assertThat(c.getSSLSocketFactory()).isSameAs(after);
+      assertThat(c.getHostnameVerifier()).isSameAs(verifier);
+    } finally {
+      if (late[0] != null) {
+        late[0].stop(0);
+      }
+    }
+  }
+
+  /** An https server on {@code port} that answers every request 503. */
+  private static HttpsServer busyServer(int port) throws IOException {
+    HttpsServer s =
+        HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
+    s.setHttpsConfigurator(new HttpsConfigurator(serverContext));
+    s.createContext(
+        "/",
+        exchange -> {
+          exchange.getRequestBody().readAllBytes();
+          exchange.sendResponseHeaders(503, -1);
+          exchange.close();
+        });
+    s.start();
+    return s;
+  }
+
+  /** Another factory, the same trust. */
+  private static final class Delegating extends SSLSocketFactory {
+    private final SSLSocketFactory f;
+
+    Delegating(SSLSocketFactory f) {
+      this.f = f;
+    }
+
+    @Override
+    public String[] getDefaultCipherSuites() {
+      return f.getDefaultCipherSuites();
+    }
+
+    @Override
+    public String[] getSupportedCipherSuites() {
+      return f.getSupportedCipherSuites();
+    }
+
+    @Override
+    public java.net.Socket createSocket(java.net.Socket s, String host, int port, boolean close)
+        throws IOException {
+      return f.createSocket(s, host, port, close);
+    }
+
+    @Override
+    public java.net.Socket createSocket(String host, int port) throws IOException {
+      return f.createSocket(host, port);
+    }
+
+    @Override
+    public java.net.Socket createSocket(String host, int port, InetAddress local, int localPort)
+        throws IOException {
+      return f.createSocket(host, port, local, localPort);
+    }
+
+    @Override
+    public java.net.Socket createSocket(InetAddress host, int port) throws IOException {
+      return f.createSocket(host, port);
+    }
+
+    @Override
+    public java.net.Socket createSocket(
+        InetAddress address, int port, InetAddress local, int localPort) throws IOException {
+      return f.createSocket(address, port, local, localPort);
+    }
   }
 
   @Test
