@@ -4,11 +4,14 @@ import static dev.retryagent.it.harness.Reply.ok;
 import static dev.retryagent.it.harness.Reply.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.DynamicContainer.dynamicContainer;
+import static org.junit.jupiter.api.DynamicTest.dynamicTest;
 
 import dev.retryagent.it.apps.UrlLateAttachApp;
+import dev.retryagent.it.harness.ConnectProxy;
 import dev.retryagent.it.harness.CountingServer;
 import dev.retryagent.it.harness.ForkedJvm;
 import dev.retryagent.it.harness.Jdks;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -55,6 +58,56 @@ class UrlRetryScenariosAgentIT extends UrlRetryScenarios {
       assertThat(server.requestCount()).isEqualTo(3);
       assertThat(r.stderr()).contains("url-connection hooked").doesNotContain("NOT hooked");
     }
+  }
+
+  /**
+   * https through an HTTP proxy, {@code connect()} first (as Spring's {@code RestTemplate} does):
+   * POSTs without key, all answered 200, then a GET, on a route whose breaker opens at its first
+   * failure. The agent switches the JDK's resend off for such a POST already as {@code connect()}
+   * reads the proxy's {@code CONNECT} reply, which (no length) leaves the switch on; the response
+   * step took it for the JDK's resend: two attempts, a retry and a failure of the host per POST,
+   * and the breaker opened.
+   */
+  @TestFactory
+  Stream<DynamicNode> httpsThroughAProxy() throws IOException {
+    List<Call> calls = new ArrayList<>();
+    for (int i = 1; i <= 8; i++) {
+      calls.add(call("p" + i, "url-connect", "POST", "/continue/charges", "", "{\"amount\":1}"));
+    }
+    calls.add(call("g", "url", "GET", "/continue/items", "", ""));
+    Scenario proxied =
+        new Scenario(
+            "https through a proxy, connect() first: POSTs without key are one attempt each",
+            https(s -> s.setDefaultReply(ok("fine"))),
+            calls,
+            (o, s) -> {
+              for (Call c : calls) {
+                assertThat(o.get(c.name(), "error")).as(c.name()).isNull();
+                assertThat(o.status(c.name())).as(c.name()).isEqualTo(200);
+              }
+              assertThat(s.requestCount()).isEqualTo(9);
+              assertThat(o.retries()).isZero();
+            });
+    List<DynamicNode> nodes = new ArrayList<>();
+    for (Path jdk : Jdks.all()) {
+      try (ConnectProxy proxy = ConnectProxy.start()) {
+        List<String> options =
+            List.of(
+                "-Dhttps.proxyHost=127.0.0.1",
+                "-Dhttps.proxyPort=" + proxy.port(),
+                "-Dhttp.nonProxyHosts="); // empty: not even loopback bypasses it
+        List<DynamicNode> tests =
+            new ArrayList<>(
+                run(jdk, config("url-scenarios.yml"), null, options, List.of(proxied)).toList());
+        List<String> tunnels = proxy.tunnels();
+        tests.add(
+            dynamicTest(
+                "the calls went through the proxy",
+                () -> assertThat(tunnels).isNotEmpty().allMatch(t -> t.startsWith("127.0.0.1:"))));
+        nodes.add(dynamicContainer("JDK " + Jdks.featureOf(jdk), tests));
+      }
+    }
+    return nodes.stream();
   }
 
   @TestFactory
