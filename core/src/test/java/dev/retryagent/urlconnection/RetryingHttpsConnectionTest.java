@@ -198,10 +198,11 @@ class RetryingHttpsConnectionTest {
     // template's, what attempt 1 had, where the application's own connection answers what it was
     // given last.
     int port;
-    try (java.net.ServerSocket reserved =
-        new java.net.ServerSocket(0, 0, InetAddress.getLoopbackAddress())) {
-      port = reserved.getLocalPort(); // closed: refused until the wait starts the server
-    }
+    // Bound, never listening: refused, and no one else's, until the wait starts the server on it
+    // (a port found free and closed could be taken meanwhile; RefusingPort).
+    java.net.Socket reserved = new java.net.Socket();
+    reserved.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+    port = reserved.getLocalPort();
     HttpsServer[] late = new HttpsServer[1];
     AtomicInteger sleeps = new AtomicInteger();
     RetryEngine engine =
@@ -213,6 +214,7 @@ class RetryingHttpsConnectionTest {
                     throw new InterruptedException(); // interrupted while it waits to retry
                   }
                   try {
+                    reserved.close();
                     late[0] = busyServer(port);
                   } catch (IOException e) {
                     throw new IllegalStateException(e);
@@ -240,6 +242,7 @@ class RetryingHttpsConnectionTest {
       assertThat(c.getSSLSocketFactory()).isSameAs(after);
       assertThat(c.getHostnameVerifier()).isSameAs(verifier);
     } finally {
+      reserved.close();
       if (late[0] != null) {
         late[0].stop(0);
       }
