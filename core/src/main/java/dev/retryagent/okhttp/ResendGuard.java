@@ -35,33 +35,66 @@ import okio.Sink;
  * IOException)}): OkHttp's resend of it repeats nothing the server acted on. Where nothing tells of
  * a failure (no network interceptor, no hook) the body learns of it from OkHttp's own question
  * ({@link Body#isOneShot}), which does not say which failure: a refused stream is then guarded too.
+ *
+ * <p>The same wrapper, unguarded, tells a failure of the application's body itself from the
+ * connection's, and a body that wrote other than its length ({@link Body#writeTo}). The wrapper is
+ * the application's to see below our interceptor: its network interceptors and {@code
+ * EventListener} get it in place of its own body (a {@code FormBody} is then no longer one). So an
+ * attempt's body is wrapped only where a decision needs it ({@link #guard}): guarded as above, or,
+ * in enforce mode, a body that can fail by itself ({@link #watched}). A GET, any request in observe
+ * mode, and a {@code FormBody} not guarded (a PUT, a keyed POST before the last attempt) go out as
+ * the application gave them. A POST without key, and a body on the last attempt of a policy that
+ * retries, stay wrapped: without the wrapper OkHttp would send them again by itself. The response's
+ * {@code request()} is the application's either way ({@link RetryInterceptor#asCallers}); only its
+ * {@code networkResponse().request()} keeps the wrapper, as it went on the wire.
  */
 final class ResendGuard {
   private ResendGuard() {}
 
   /**
    * {@code attempt}, with its body guarded where OkHttp must not resend it, and watched for a
-   * failure of its own ({@link Body#writeTo}) for {@code call}.
+   * failure of its own ({@link Body#writeTo}) for {@code call} where that counts ({@link
+   * #watched}); {@code attempt} itself, or with the application's body unwrapped, where neither is
+   * needed.
    */
   static Request guard(Request attempt, RetryCall call) {
     RequestBody body = attempt.body();
     if (body == null) {
       return attempt;
     }
+    RequestBody own = body;
     if (body instanceof Body) {
       Body ours = (Body) body;
       if (ours.call == call) {
         return attempt;
       }
-      // A request taken back from an earlier call's response (response.request() carries the
+      // A request taken back from an earlier call's response (its network response carries the
       // attempt's request) and sent in this call: the application's body, watched for this call,
       // not for one long over that would ignore its failure (taken for the host's then).
-      body = ours.delegate;
+      own = ours.delegate;
     }
-    return attempt
-        .newBuilder()
-        .method(attempt.method(), new Body(body, call, !mayResend(call)))
-        .build();
+    boolean guarded = !mayResend(call);
+    if (!guarded && !watched(own, call)) {
+      // Nothing the wrapper tells would change a decision: the application's body goes out as it
+      // gave it, and its network interceptors and EventListener see its own (a FormBody).
+      return own == body ? attempt : attempt.newBuilder().method(attempt.method(), own).build();
+    }
+    return attempt.newBuilder().method(attempt.method(), new Body(own, call, guarded)).build();
+  }
+
+  /**
+   * Whether an unguarded {@code body} must still be watched for a failure of its own and for its
+   * length ({@link Body#writeTo}): not in observe mode, where nothing the application sees is
+   * decided by it (a body's own failure may be counted there as the host's, in what the agent would
+   * have done); nor for OkHttp's {@code FormBody}, which writes its fields from memory into
+   * OkHttp's sink, the length it declared, and can fail only as that sink fails. A body of the
+   * application's own class (a file, a stream) can fail by itself, which must not count as the
+   * host's failure (the breaker, a retry). The byte bodies of {@code RequestBody.create} are
+   * anonymous classes whose names differ from one OkHttp version to the next (5.x names a
+   * file-descriptor body as 4.x names a byte array one): watched as the application's.
+   */
+  static boolean watched(RequestBody body, RetryCall call) {
+    return !call.observeOnly() && !(body instanceof okhttp3.FormBody);
   }
 
   static boolean mayResend(RetryCall call) {

@@ -232,12 +232,14 @@ public final class RetryInterceptor implements Interceptor {
    * with the application's own value under that name) and with the application's body when it sends
    * the attempt's; the same for each {@code priorResponse()}. OkHttp's {@code BridgeInterceptor}
    * shows the request it was given, which was our attempt's: the application saw the attempt header
-   * there, and sending {@code response.request()} again sent it. The network response keeps what
-   * went on the wire. Only with an attempt header: nothing else of the attempt's request differs in
-   * its headers.
+   * there, and sending {@code response.request()} again sent it; the body we wrapped ({@link
+   * ResendGuard}, a one-shot body's tracking) was the application's to see there too, in place of
+   * its own {@code FormBody} or {@code MultipartBody}. The network response keeps what went on the
+   * wire. Nothing to do when the attempt sent the caller's request itself (no attempt header, the
+   * body as the application gave it: a GET, an unguarded {@code FormBody}).
    */
   static Response asCallers(Response r, Request callers, Request sent, String attemptHeader) {
-    if (attemptHeader == null || sent == callers || r == null) {
+    if (sent == callers || r == null) {
       return r;
     }
     Response.Builder b =
@@ -254,11 +256,18 @@ public final class RetryInterceptor implements Interceptor {
     if (shown == sent) {
       return callers;
     }
-    Request.Builder b = shown.newBuilder().removeHeader(attemptHeader);
-    for (String own : callers.headers(attemptHeader)) {
-      b.addHeader(attemptHeader, own);
+    boolean oursBody = shown.body() != null && shown.body() == sent.body();
+    if (attemptHeader == null && !oursBody) {
+      return shown; // a follow-up without our header nor our body: as OkHttp made it
     }
-    if (shown.body() != null && shown.body() == sent.body()) {
+    Request.Builder b = shown.newBuilder();
+    if (attemptHeader != null) {
+      b.removeHeader(attemptHeader);
+      for (String own : callers.headers(attemptHeader)) {
+        b.addHeader(attemptHeader, own);
+      }
+    }
+    if (oursBody) {
       // A follow-up that sends the body again (a 307/308) carries the attempt's, which is ours
       // (ResendGuard's watch): the application's, as OkHttp alone shows it.
       b.method(shown.method(), callers.body());

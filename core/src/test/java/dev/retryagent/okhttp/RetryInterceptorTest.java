@@ -1798,11 +1798,11 @@ class RetryInterceptorTest {
   }
 
   /**
-   * A request taken back from a response ({@code response.request()}, which carries the wrapped
-   * body of the call that made it) and sent again in a new call: its body's own failure is the new
-   * call's application's, as a fresh request's is. The wrapper answered to the first call, long
-   * over, so the new call took the failure for the host's and a breaker that opens on one failure
-   * refused the host's next call.
+   * A request taken back from a response ({@code networkResponse().request()}, which carries the
+   * wrapped body of the call that made it; {@code response.request()} is the application's own) and
+   * sent again in a new call: its body's own failure is the new call's application's, as a fresh
+   * request's is. The wrapper answered to the first call, long over, so the new call took the
+   * failure for the host's and a breaker that opens on one failure refused the host's next call.
    */
   @ParameterizedTest
   @EnumSource(Way.class)
@@ -1835,7 +1835,9 @@ class RetryInterceptorTest {
     Request again;
     try (Response first = call(way, put)) {
       assertThat(body(first)).isEqualTo("stored");
-      again = first.request();
+      assertThat(first.request()).isSameAs(put);
+      again = first.networkResponse().request();
+      assertThat(again.body()).isInstanceOf(ResendGuard.Body.class);
     }
 
     assertThatThrownBy(() -> call(way, again).close()).isSameAs(own);
@@ -2207,6 +2209,99 @@ class RetryInterceptorTest {
     }
     // once, retried twice, the POST (and its redirect's hop, which OkHttp 4 and 5 follow).
     assertThat(attempts).startsWith("1", "1", "2", "1").containsOnly("1", "2");
+  }
+
+  /** A network interceptor of the application's that notes the class of each body it sees. */
+  private static Interceptor bodyClasses(List<String> seen) {
+    return chain -> {
+      RequestBody body = chain.request().body();
+      seen.add(body == null ? "none" : body.getClass().getSimpleName());
+      return chain.proceed(chain.request());
+    };
+  }
+
+  static List<Arguments> unretriedFormPosts() {
+    List<Arguments> rows = new ArrayList<>();
+    for (Way way : Way.values()) {
+      for (boolean networkInterceptor : new boolean[] {true, false}) {
+        rows.add(Arguments.of(way, networkInterceptor));
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * A call whose body needs no guarding reaches the application's network interceptors with the
+   * application's own {@code FormBody} (one that signs a {@code FormBody} signs it), and its {@code
+   * response.request()} is the request the application sent, as with OkHttp alone: a PUT and a
+   * keyed POST answered at once under a policy that could retry them, and an unkeyed POST in
+   * observe mode. An unkeyed POST in enforce mode stays guarded below our interceptor (OkHttp would
+   * send it again by itself after a failed connection), but its response shows the application's
+   * request. Before, every body went out wrapped, and {@code response.request()} was the wrapped
+   * copy.
+   */
+  @ParameterizedTest
+  @MethodSource("unretriedFormPosts")
+  void aBodyThatNeedsNoGuardReachesTheNetworkAsTheApplicationsOwn(
+      Way way, boolean networkInterceptor) throws Exception {
+    List<String> plainSeen = new CopyOnWriteArrayList<>();
+    OkHttpClient plain =
+        new OkHttpClient.Builder()
+            .retryOnConnectionFailure(false)
+            .addNetworkInterceptor(bodyClasses(plainSeen))
+            .build();
+    server.otherwise(ok("done"));
+    Request put =
+        new Request.Builder()
+            .url(server.url("/v1/forms/1"))
+            .put(new okhttp3.FormBody.Builder().add("a", "1").build())
+            .build();
+    Request keyed =
+        new Request.Builder()
+            .url(server.url("/v1/forms"))
+            .header("Idempotency-Key", "k-1")
+            .post(new okhttp3.FormBody.Builder().add("a", "1").build())
+            .build();
+    Request unkeyed =
+        new Request.Builder()
+            .url(server.url("/v1/forms"))
+            .post(new okhttp3.FormBody.Builder().add("a", "1").build())
+            .build();
+    Way plainWay = way == Way.ENQUEUE_REQUEUED ? Way.ENQUEUE : way; // OkHttp's own enqueue
+    try {
+      for (Request r : List.of(put, keyed, unkeyed)) {
+        try (Response response = call(plain, plainWay, r)) {
+          assertThat(response.request()).isSameAs(r);
+        }
+      }
+    } finally {
+      plain.dispatcher().executorService().shutdown();
+    }
+    assertThat(plainSeen).containsExactly("FormBody", "FormBody", "FormBody");
+
+    for (Mode mode : new Mode[] {Mode.ENFORCE, Mode.OBSERVE}) {
+      configure(
+          mode,
+          b -> b.maxAttempts(3).unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY),
+          CircuitBreakerPolicy.defaults());
+      List<String> seen = new CopyOnWriteArrayList<>();
+      OkHttpClient.Builder b = client.newBuilder().addNetworkInterceptor(bodyClasses(seen));
+      if (networkInterceptor) {
+        b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+      }
+      OkHttpClient ours = b.build();
+      for (Request r : List.of(put, keyed, unkeyed)) {
+        try (Response response = call(ours, way, r)) {
+          assertThat(body(response)).isEqualTo("done");
+          assertThat(response.request()).as(mode + " " + r.method()).isSameAs(r);
+        }
+      }
+      ours.dispatcher().executorService().shutdown();
+      assertThat(seen)
+          .as(mode.toString())
+          .containsExactly("FormBody", "FormBody", mode == Mode.OBSERVE ? "FormBody" : "Body");
+    }
+    assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
   }
 
   @ParameterizedTest
