@@ -55,9 +55,11 @@ final class ResendGuard {
    * {@code attempt}, with its body guarded where OkHttp must not resend it, and watched for a
    * failure of its own ({@link Body#writeTo}) for {@code call} where that counts ({@link
    * #watched}); {@code attempt} itself, or with the application's body unwrapped, where neither is
-   * needed.
+   * needed. {@code sendsTold}: a network interceptor or the agent's hook tells the attempt's
+   * requests ({@link Resends#told}); else the body's write is the only sign that one reached a
+   * server.
    */
-  static Request guard(Request attempt, RetryCall call) {
+  static Request guard(Request attempt, RetryCall call, boolean sendsTold) {
     RequestBody body = attempt.body();
     if (body == null) {
       return attempt;
@@ -74,7 +76,7 @@ final class ResendGuard {
       own = ours.delegate;
     }
     boolean guarded = !mayResend(call);
-    if (!guarded && !watched(own, call)) {
+    if (!guarded && !watched(own, call, sendsTold)) {
       // Nothing the wrapper tells would change a decision: the application's body goes out as it
       // gave it, and its network interceptors and EventListener see its own (a FormBody).
       return own == body ? attempt : attempt.newBuilder().method(attempt.method(), own).build();
@@ -91,10 +93,18 @@ final class ResendGuard {
    * application's own class (a file, a stream) can fail by itself, which must not count as the
    * host's failure (the breaker, a retry). The byte bodies of {@code RequestBody.create} are
    * anonymous classes whose names differ from one OkHttp version to the next (5.x names a
-   * file-descriptor body as 4.x names a byte array one): watched as the application's.
+   * file-descriptor body as 4.x names a byte array one): watched as the application's. On a client
+   * wired by hand without the network interceptor ({@code sendsTold} false), a request not safe to
+   * repeat by method (a keyed POST) is watched whatever its body, as before: its write tells the
+   * call that a request reached a server ({@link Body#written}), which a stricter rule for unsafe
+   * requests reloaded during the wait judges by.
    */
-  static boolean watched(RequestBody body, RetryCall call) {
-    return !call.observeOnly() && !(body instanceof okhttp3.FormBody);
+  static boolean watched(RequestBody body, RetryCall call, boolean sendsTold) {
+    if (call.observeOnly()) {
+      return false;
+    }
+    return !(body instanceof okhttp3.FormBody)
+        || (!sendsTold && !call.policy().retry().isIdempotent(call.request().method()));
   }
 
   static boolean mayResend(RetryCall call) {

@@ -146,7 +146,7 @@ public final class RetryInterceptor implements Interceptor {
    */
   Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
       throws IOException {
-    Request guarded = ResendGuard.guard(request, call);
+    Request guarded = ResendGuard.guard(request, call, resends.told());
     Object begun = resends.begin(chain.call(), call, guarded);
     // Cancelled before the attempt ran (after enqueue(), before a dispatcher thread ran the call):
     // OkHttp's RetryAndFollowUpInterceptor, next after this last application interceptor, refuses

@@ -3,9 +3,12 @@ package dev.retryagent.okhttp;
 import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
+import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.RefusingPort;
@@ -18,9 +21,11 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Collectors;
 import okhttp3.Call;
 import okhttp3.Callback;
+import okhttp3.FormBody;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -183,5 +188,81 @@ class RedirectedPostTest {
 
     assertThat(ours).containsExactly("java.net.ConnectException");
     assertThat(retries()).isEqualTo(2);
+  }
+
+  static List<Arguments> enqueueAndNetwork() {
+    List<Arguments> all = new ArrayList<>();
+    for (boolean enqueue : new boolean[] {false, true}) {
+      for (boolean network : new boolean[] {true, false}) {
+        all.add(Arguments.of(enqueue, network));
+      }
+    }
+    return all;
+  }
+
+  /**
+   * A keyed POST of a {@code FormBody} (under if-idempotency-key, a body that needs no guard)
+   * redirected 303 to a host that refuses the connection, while a reload to if-not-sent lands in
+   * the attempt (made by a network interceptor of the application's as the POST goes out): the
+   * stricter rule judges the hop's connect failure as one after sending, and the POST is not sent
+   * again. Without our network interceptor only the body's write tells that a request reached the
+   * server, so on such a client the {@code FormBody} is still watched; unwatched, the failure read
+   * as "never sent" and the server got the POST three times.
+   */
+  @ParameterizedTest(name = "enqueue {0}, network interceptor {1}")
+  @MethodSource("enqueueAndNetwork")
+  void aKeyedFormPostRedirectedToARefusingHostIsNotSentAgainAfterAReloadToIfNotSent(
+      boolean enqueue, boolean network) throws Exception {
+    server.otherwise(status(303).header("Location", dead));
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3).unsafeMethods(UnsafeMethods.IF_IDEMPOTENCY_KEY),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    AsyncRetrier retrier = new AsyncRetrier(engine);
+    Policy ifNotSent =
+        new Policy(
+            "reloaded",
+            RetryPolicy.builder().maxAttempts(3).unsafeMethods(UnsafeMethods.IF_NOT_SENT).build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.defaults(),
+            Policy.defaults().rateLimit());
+    AtomicBoolean reloaded = new AtomicBoolean();
+    OkHttpClient.Builder b =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(
+                chain -> {
+                  if (reloaded.compareAndSet(false, true)) {
+                    engine.reconfigure(Mode.ENFORCE, (method, host, port, path) -> ifNotSent);
+                  }
+                  return chain.proceed(chain.request());
+                });
+    if (network) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    OkHttpClient c = b.build();
+    clients.add(c);
+    Request post =
+        new Request.Builder()
+            .url(server.url("/pay"))
+            .header("Idempotency-Key", "order-7")
+            .post(new FormBody.Builder().add("amount", "42").build())
+            .build();
+
+    String got;
+    try (Response r = call(c, enqueue ? retrier : null, post)) {
+      got = "" + r.code();
+    } catch (IOException e) {
+      got = e.getClass().getName();
+    }
+
+    assertThat(server.requests())
+        .extracting(r -> r.method + " " + r.path)
+        .containsExactly("POST /pay");
+    assertThat(got).isEqualTo("java.net.ConnectException");
+    assertThat(retries()).isZero();
   }
 }
