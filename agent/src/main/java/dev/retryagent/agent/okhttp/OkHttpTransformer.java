@@ -5,7 +5,12 @@ import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
 import dev.retryagent.internal.observe.Sanitizer;
+import java.io.IOException;
+import java.net.URL;
+import java.security.CodeSource;
+import java.security.ProtectionDomain;
 import java.util.Collections;
+import java.util.Enumeration;
 import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -83,11 +88,17 @@ final class OkHttpTransformer extends HookTransformer {
 
   @Override
   protected boolean accepts(Module module, ClassLoader loader, String internalName) {
+    return accepts(module, loader, internalName, null);
+  }
+
+  @Override
+  protected boolean accepts(
+      Module module, ClassLoader loader, String internalName, ProtectionDomain domain) {
     if (ForeignLoaders.leavesAlone(loader)) {
       skipped.incrementAndGet();
       return false;
     }
-    return !olderThan314(loader, internalName) && linksToBridge(loader);
+    return !olderThan314(loader, internalName, domain) && linksToBridge(loader);
   }
 
   /**
@@ -98,13 +109,13 @@ final class OkHttpTransformer extends HookTransformer {
    * marker types ({@code UnrepeatableRequestBody}, okhttp-urlconnection's streamed bodies) were
    * hidden behind the agent's body, so a streamed PUT could be retried with an empty body.
    */
-  private boolean olderThan314(ClassLoader loader, String internalName) {
+  private boolean olderThan314(ClassLoader loader, String internalName, ProtectionDomain domain) {
     if (loader == null) {
       return false; // OkHttp is never a boot class; nothing to look up
     }
     Boolean old = tooOld.get(loader);
     if (old == null) {
-      old = hasOldOkHttp(loader, internalName);
+      old = hasOldOkHttp(loader, internalName, domain);
       if (tooOld.putIfAbsent(loader, old) == null && old) {
         AgentLog.error(
             "okhttp NOT hooked in "
@@ -117,33 +128,47 @@ final class OkHttpTransformer extends HookTransformer {
   }
 
   /**
-   * Whether the OkHttp {@code loader} defines {@code internalName} from has a {@code
-   * StreamAllocation}: found where that class is found (the same jar or directory), not only
-   * anywhere the loader can see, since a child-first loader (a web application's) that has OkHttp 4
-   * of its own also sees its parent's (an OkHttp 3.12 in a server's shared lib). A loader that
-   * fails to answer is taken as a supported OkHttp, as before this check.
+   * Whether the OkHttp {@code internalName} is defined from (its {@code domain}'s jar or directory)
+   * has a {@code StreamAllocation}. Not whether {@code loader} sees one anywhere: a child-first
+   * loader (a web application's) with OkHttp 4 of its own also sees its parent's (an OkHttp 3.12 in
+   * a server's shared lib), and the reverse. Every copy the loader sees is looked at ({@code
+   * getResources}), whatever order its lookups take. When the class's origin is unknown (no code
+   * source), or its URLs are of a form this cannot relate to it, or the loader fails to answer: old
+   * if a {@code StreamAllocation} is seen at all, the side that leaves OkHttp alone.
    */
-  private static boolean hasOldOkHttp(ClassLoader loader, String internalName) {
+  private static boolean hasOldOkHttp(
+      ClassLoader loader, String internalName, ProtectionDomain domain) {
     try {
-      String self = internalName + ".class";
-      java.net.URL where = loader.getResource(self);
-      if (where == null) {
-        return false;
+      CodeSource source = domain == null ? null : domain.getCodeSource();
+      URL location = source == null ? null : source.getLocation();
+      if (location != null) {
+        String from = location.toString();
+        if (holds(loader, from, internalName + ".class")) {
+          return holds(loader, from, OLD_OKHTTP) || holds(loader, from, OLDER_OKHTTP);
+        }
       }
-      String base = where.toString();
-      if (!base.endsWith(self)) {
-        return false;
-      }
-      base = base.substring(0, base.length() - self.length());
-      return foundIn(loader.getResource(OLD_OKHTTP), base, OLD_OKHTTP)
-          || foundIn(loader.getResource(OLDER_OKHTTP), base, OLDER_OKHTTP);
-    } catch (RuntimeException | LinkageError e) {
-      return false;
+      return loader.getResource(OLD_OKHTTP) != null || loader.getResource(OLDER_OKHTTP) != null;
+    } catch (IOException | RuntimeException | LinkageError e) {
+      return true;
     }
   }
 
-  private static boolean foundIn(java.net.URL resource, String base, String name) {
-    return resource != null && resource.toString().equals(base + name);
+  /**
+   * Whether {@code name} is among {@code loader}'s resources in the jar or directory at {@code
+   * location}: a directory's {@code <location><name>}, a jar's (nested ones too: Spring Boot's)
+   * {@code jar:<location>!/<name>} or {@code <location><name>} when the location is itself a {@code
+   * jar:...!/} URL.
+   */
+  private static boolean holds(ClassLoader loader, String location, String name)
+      throws IOException {
+    Enumeration<URL> all = loader.getResources(name);
+    while (all.hasMoreElements()) {
+      String url = all.nextElement().toString();
+      if (url.equals(location + name) || url.equals("jar:" + location + "!/" + name)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   @Override

@@ -91,7 +91,7 @@ public abstract class HookTransformer implements ClassFileTransformer {
       Class<?> classBeingRedefined,
       ProtectionDomain protectionDomain,
       byte[] classfileBuffer) {
-    if (!matches(className) || !accepts(module, loader, className)) {
+    if (!matches(className) || !accepts(module, loader, className, protectionDomain)) {
       return null;
     }
     try {
@@ -148,6 +148,16 @@ public abstract class HookTransformer implements ClassFileTransformer {
    * bootstrap loader), is to be rewritten; a subclass reports the classes it leaves alone itself.
    */
   protected abstract boolean accepts(Module module, ClassLoader loader, String internalName);
+
+  /**
+   * {@link #accepts(Module, ClassLoader, String)}, told where the class comes from too ({@code
+   * domain}, its code source; null when the JVM gives none): for a subclass that must tell one copy
+   * of a library in {@code loader} from another that {@code loader} also sees.
+   */
+  protected boolean accepts(
+      Module module, ClassLoader loader, String internalName, ProtectionDomain domain) {
+    return accepts(module, loader, internalName);
+  }
 
   /**
    * The rewritten class file, or null to leave the class unchanged (not counted as hooked).

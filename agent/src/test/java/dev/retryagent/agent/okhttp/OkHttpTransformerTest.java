@@ -29,6 +29,16 @@ class OkHttpTransformerTest {
     }
   }
 
+  /** As the JVM defines {@code name} in {@code loader} from the jar {@code loader} was made of. */
+  private byte[] transformFromItsJar(URLClassLoader loader, String name, byte[] bytes) {
+    java.security.ProtectionDomain domain =
+        new java.security.ProtectionDomain(
+            new java.security.CodeSource(
+                loader.getURLs()[0], (java.security.cert.Certificate[]) null),
+            null);
+    return transformer.transform(null, loader, name, null, domain, bytes);
+  }
+
   private byte[] transform(ClassLoader loader, String name, byte[] bytes) {
     return transformer.transform(null, loader, name, null, null, bytes);
   }
@@ -58,8 +68,8 @@ class OkHttpTransformerTest {
     // its classes stay as they are, and the line says why, once for the loader.
     byte[] bytes = builderBytes();
     try (URLClassLoader old = release("3.12.13")) {
-      assertThat(transform(old, OkHttpHook.BUILDER, bytes)).isNull();
-      assertThat(transform(old, OkHttpHook.CALL_3, bytes)).isNull();
+      assertThat(transformFromItsJar(old, OkHttpHook.BUILDER, bytes)).isNull();
+      assertThat(transformFromItsJar(old, OkHttpHook.CALL_3, bytes)).isNull();
     }
     assertThat(transformer.hooked()).isZero();
     assertThat(stderr.text().lines())
@@ -79,10 +89,37 @@ class OkHttpTransformerTest {
       assertThat(child.getResource("okhttp3/internal/connection/StreamAllocation.class"))
           .as("the parent's, seen from the child")
           .isNotNull();
-      assertThat(transform(child, OkHttpHook.BUILDER, builderBytes())).isNotNull();
+      assertThat(transformFromItsJar(child, OkHttpHook.BUILDER, builderBytes())).isNotNull();
     }
     assertThat(transformer.hooked()).isEqualTo(1);
     assertThat(stderr.text()).isEmpty();
+  }
+
+  @Test
+  void anOldOkHttpALoaderDefinesItselfIsLeftAloneWhateverItsParentHas() throws Exception {
+    // The reverse: a loader that defines OkHttp 3.12 from its own jar while its resources are
+    // asked of its parent first (an OkHttp 4 there): still the old OkHttp, left alone.
+    try (URLClassLoader parent = release("4.12.0");
+        URLClassLoader own = new URLClassLoader(new URL[] {jarOf("3.12.13")}, parent)) {
+      assertThat(transformFromItsJar(own, OkHttpHook.BUILDER, builderBytes())).isNull();
+    }
+    assertThat(transformer.hooked()).isZero();
+    assertThat(stderr.text()).contains("older than 3.14");
+  }
+
+  @Test
+  void anOldOkHttpOfUnknownOriginIsLeftAlone() throws Exception {
+    // No code source: a StreamAllocation seen at all decides, the side that leaves it alone.
+    try (URLClassLoader old = release("3.12.13")) {
+      assertThat(transform(old, OkHttpHook.BUILDER, builderBytes())).isNull();
+    }
+    assertThat(transformer.hooked()).isZero();
+  }
+
+  private static URL jarOf(String version) throws IOException {
+    try (URLClassLoader own = release(version)) {
+      return own.getURLs()[0];
+    }
   }
 
   /** A child-first loader of one release's jar: its own resources before its parent's. */
@@ -103,7 +140,7 @@ class OkHttpTransformerTest {
   @Test
   void okHttp314IsHooked() throws Exception {
     try (URLClassLoader supported = release("3.14.9")) {
-      assertThat(transform(supported, OkHttpHook.BUILDER, builderBytes())).isNotNull();
+      assertThat(transformFromItsJar(supported, OkHttpHook.BUILDER, builderBytes())).isNotNull();
     }
     assertThat(transformer.hooked()).isEqualTo(1);
     assertThat(stderr.text()).isEmpty();
