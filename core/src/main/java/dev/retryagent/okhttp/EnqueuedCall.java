@@ -1386,8 +1386,11 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
 
           @Override
           public void run() {
-            if (told || isDone() || !pending.getAsBoolean()) {
-              return; // run by the executor, or the call ended otherwise
+            // Not isDone(): a task of ours may tell a call ended already (endWithOwnFailure's
+            // finish() comes first), and that watch stopped at its first look, never telling.
+            // A clone's pending says the call's end itself (stillHandedOver).
+            if (told || !pending.getAsBoolean()) {
+              return; // run by the executor, or the call told otherwise
             }
             if (executor.isTerminated()) {
               try {

@@ -2486,6 +2486,40 @@ class AsyncRetrierTest {
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CALL_TIMEOUT);
   }
 
+  @Test
+  void anErrorOfOursAfterTheWaitWhoseTellingTheApplicationsExecutorDropsIsHeardOnce()
+      throws Exception {
+    // Our own failure as the retry went on (the engine's clock) ends the call and hands its
+    // telling to the dispatcher's executor, which kept it and dropped it at shutdownNow(). The
+    // watch of that hand-over stopped at its first look, the call ended already (finish() comes
+    // before the hand-over): the callback never heard. Now told once, on the agent's thread.
+    AtomicBoolean clockFails = new AtomicBoolean();
+    HoldingExecutor executor = new HoldingExecutor();
+    configureFaulty(
+        clockFails, new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(executor)));
+    server.enqueue(status(503), ok("never"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/wait")), heard, client.dispatcher());
+    awaitTheRetrysWait();
+    clockFails.set(true);
+    executor.hold.set(true);
+    Thread scheduler = runHeldTasksApart(); // the wait ends: our failure, its telling handed over
+    scheduler.join(10_000);
+    assertThat(executor.held).as("the telling, kept by the executor").hasSize(1);
+    clockFails.set(false);
+
+    assertThat(executor.shutdownNow()).as("dropped, never run").hasSize(1);
+    await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
+    time.runHeldTasks(); // the agent's look at the hand-over
+
+    assertThat(heard.await()).isEqualTo("java.io.IOException: retry-agent: internal error");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+  }
+
   /** What plain OkHttp's callback hears of a call enqueued on a client shut down. */
   private String plainCallRefusedByItsShutDownExecutor() throws Exception {
     OkHttpClient plain = new OkHttpClient.Builder().build();
