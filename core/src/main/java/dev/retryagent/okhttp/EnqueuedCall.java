@@ -575,21 +575,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         listenerThrew = thrown;
       }
     }
-    Runnable tell = () -> tellEndedInQueue(clone, failure);
     try {
       // The clone holds no dispatcher thread: one of the dispatcher's own tells the callback
-      // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()).
-      handOver(tell);
-    } catch (RuntimeException refused) {
-      // Shut down meanwhile, or saturated (a bounded pool's refusal): a thread of ours, or this
-      // one when the scheduler refuses too, as OkHttp tells a call its executor refused on the
-      // thread that handed it over. Thrown from here, the failure went to the callers' catch,
-      // which told the agent's own error instead ("could not enqueue a retry").
-      try {
-        engine.scheduler().schedule(tell, 0);
-      } catch (RuntimeException noThread) {
-        tell.run();
-      }
+      // (never the thread that cancels: it may hold the dispatcher's lock, in cancelAll()). Shut
+      // down meanwhile, or saturated (a bounded pool's refusal): a thread of ours, or this one
+      // when the scheduler refuses too, as OkHttp tells a call its executor refused on the thread
+      // that handed it over. Thrown from here, the refusal went to the callers' catch, which told
+      // the agent's own error instead ("could not enqueue a retry").
+      handOver(() -> tellEndedInQueue(clone, failure), true);
     } finally {
       leaveAsUncaught(listenerThrew);
     }
@@ -1095,12 +1088,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         failThrough(call, timeout);
       }
     } else {
-      Runnable tell = () -> tellTimedOut(timeout);
-      try {
-        handOver(tell);
-      } catch (RuntimeException refused) {
-        tell.run(); // shut down meanwhile: no dispatcher thread is left
-      }
+      // Shut down meanwhile, the executor refuses it: told here, no dispatcher thread is left.
+      handOver(() -> tellTimedOut(timeout), false);
     }
     leaveAsUncaught(listenerThrew);
   }
@@ -1158,7 +1147,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     try {
       dispatcher.executorService().execute(once);
     } catch (RuntimeException | Error refused) {
-      endAtCallTimeoutOnScheduler();
+      if (once.get()) {
+        throw refused; // it ran here (a CallerRunsPolicy): what it threw, not a refusal
+      }
+      once.run(); // on the agent's scheduler (endAtCallTimeoutOnScheduler), once
       return;
     }
     watchHandOver(once, once);
@@ -1287,24 +1279,41 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * interceptors ahead of ours already, and a clone's run would take it through them again.
    */
   private void giveBack(Call from, Response copy) {
-    Runnable tell = () -> tellGivenBack(from, copy);
-    try {
-      handOver(tell);
-    } catch (RuntimeException refused) {
-      tell.run();
-    }
+    handOver(() -> tellGivenBack(from, copy), false);
   }
 
   /**
    * Runs {@code tell} on one of the dispatcher's threads ({@link #onDispatcherThread}), watched
    * ({@link #watchHandOver}): an executor that accepts it and then drops it unrun (its {@code
-   * shutdownNow()}) has it run on the agent's thread once that executor has terminated, as the
-   * caller runs it when the executor refuses it (what this throws then). Run once, never by both
-   * (an application may run what {@code shutdownNow()} gave it back).
+   * shutdownNow()}) has it run on the agent's thread once that executor has terminated. An executor
+   * that refuses it (shut down, or saturated: its {@code RuntimeException}) has it run here, or on
+   * the agent's scheduler when {@code refusedOnScheduler} (here when that refuses too). Run once,
+   * never twice, by whichever (an application may run what {@code shutdownNow()} gave it back).
+   * What {@code tell} throws when the executor runs it on this thread (a saturated pool's {@code
+   * CallerRunsPolicy}) is its own, no refusal: it leaves, as it leaves the dispatcher's thread;
+   * before, taken for a refusal, the telling ran again, unguarded (a copy released twice, the call
+   * ended again). An {@code Error} of the executor's (out of threads) leaves too, to the caller's
+   * own handling of it.
    */
-  private void handOver(Runnable tell) {
+  private void handOver(Runnable tell, boolean refusedOnScheduler) {
     HandOver once = new HandOver(tell);
-    onDispatcherThread(once);
+    try {
+      onDispatcherThread(once);
+    } catch (RuntimeException | Error thrown) {
+      if (once.get() || thrown instanceof Error) {
+        throw thrown; // it ran: what it threw, not a refusal; or the executor's Error
+      }
+      if (refusedOnScheduler) {
+        try {
+          engine.scheduler().schedule(once, 0);
+          return;
+        } catch (RuntimeException noThread) {
+          // told here
+        }
+      }
+      once.run();
+      return;
+    }
     watchHandOver(once, once);
   }
 
@@ -2037,10 +2046,13 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
             }
           };
       try {
-        handOver(tell);
+        handOver(tell, false); // told here when it refuses
         return;
-      } catch (RuntimeException | Error refused) {
-        // told here instead (no dispatcher, or it refused)
+      } catch (Error thrown) {
+        if (told) {
+          throw thrown; // the callback's, run on this thread (a CallerRunsPolicy): it heard
+        }
+        // the executor's (out of threads): told here instead
       }
     }
     tellAfterOwnFailure(null, failure);

@@ -2520,6 +2520,88 @@ class AsyncRetrierTest {
     assertThat(engine.pendingAsyncRetries()).isZero();
   }
 
+  @Test
+  void aResponseGivenBackThroughACallerRunsPolicyWhoseOnResponseThrowsIsToldOnceAndLeaves()
+      throws Exception {
+    // A late wait's end gives the 503 of before the wait back through the dispatcher's executor,
+    // a saturated pool whose CallerRunsPolicy runs it on the thread that hands it over. The
+    // application's onResponse throws, which leaves the task on purpose (as it leaves OkHttp's
+    // run of a call): it came out of execute(), was taken for the executor's refusal, and the
+    // telling ran again unguarded (the copy released twice, "Canceled" delivered, the call ended
+    // again); the application's exception was swallowed. Now told once, and it leaves onto the
+    // thread that ran it, as with OkHttp's own run under that policy.
+    CallerRunsExecutor executor = new CallerRunsExecutor();
+    configure(
+        b -> b.deadline(Duration.ofSeconds(10)).retryAfterMax(Duration.ofSeconds(5)),
+        new OkHttpClient.Builder()
+            .callTimeout(30, TimeUnit.SECONDS)
+            .dispatcher(new okhttp3.Dispatcher(executor)),
+        false);
+    time.late(40_000_000_000L);
+    server.enqueue(status(503).body("busy"));
+    server.otherwise(ok("late"));
+    time.holdTasks();
+    AtomicInteger responses = new AtomicInteger();
+    AtomicInteger failures = new AtomicInteger();
+    RuntimeException bug = new IllegalStateException("the application's onResponse");
+    Callback callback =
+        new Callback() {
+          @Override
+          public void onFailure(Call call, IOException e) {
+            failures.incrementAndGet();
+          }
+
+          @Override
+          public void onResponse(Call call, Response response) {
+            responses.incrementAndGet();
+            response.close();
+            throw bug;
+          }
+        };
+    retrier.enqueue(client.newCall(get("/retried")), callback, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.callerRuns.set(true);
+    AtomicReference<Throwable> left = new AtomicReference<>();
+    Thread scheduler = new Thread(time::runHeldTasks, "fake-scheduler");
+    scheduler.setUncaughtExceptionHandler((t, e) -> left.set(e));
+    scheduler.start();
+    scheduler.join(10_000);
+
+    assertThat(responses).hasValue(1);
+    assertThat(failures).hasValue(0);
+    assertThat(left.get()).as("left onto the thread that ran it").isSameAs(bug);
+    assertThat(server.requestCount()).as("nothing more sent").isEqualTo(1);
+    assertThat(retrier.running()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.DEADLINE);
+  }
+
+  /**
+   * A dispatcher's executor that, while {@link #callerRuns} is set, is saturated: its {@code
+   * CallerRunsPolicy} runs each task on the thread that hands it over.
+   */
+  private static final class CallerRunsExecutor extends java.util.concurrent.ThreadPoolExecutor {
+    final AtomicBoolean callerRuns = new AtomicBoolean();
+
+    CallerRunsExecutor() {
+      super(
+          0,
+          Integer.MAX_VALUE,
+          60,
+          TimeUnit.SECONDS,
+          new java.util.concurrent.SynchronousQueue<>(),
+          new java.util.concurrent.ThreadPoolExecutor.CallerRunsPolicy());
+    }
+
+    @Override
+    public void execute(Runnable command) {
+      if (callerRuns.get()) {
+        getRejectedExecutionHandler().rejectedExecution(command, this);
+      } else {
+        super.execute(command);
+      }
+    }
+  }
+
   /** What plain OkHttp's callback hears of a call enqueued on a client shut down. */
   private String plainCallRefusedByItsShutDownExecutor() throws Exception {
     OkHttpClient plain = new OkHttpClient.Builder().build();
