@@ -358,11 +358,16 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           // behind the host's taken slots, it would tell it only when one frees, if ever.
           endIfQueued(call, attempt.failure, false);
         }
-        if (call != original && dispatcher != null) {
-          // OkHttp hands the clone to the dispatcher's executor, which may drop it unrun (its
-          // shutdownNow()): told then as OkHttp tells a clone that executor refuses (tellDropped).
+        // OkHttp hands the clone to the dispatcher's executor, which may drop it unrun (its
+        // shutdownNow()): told then as OkHttp tells a clone that executor refuses (tellDropped).
+        // The executor is looked at first: a retry on OkHttp's own makes no watch's lambdas.
+        ExecutorService executor =
+            call != original && dispatcher != null ? watchedExecutor() : null;
+        if (executor != null) {
           watchHandOver(
-              () -> stillHandedOver(call), () -> tellDropped(call, attempt, dropAsRefused));
+              executor,
+              () -> stillHandedOver(call),
+              () -> tellDropped(call, attempt, dropAsRefused));
         }
       } finally {
         retryCall.leaveContext(scope);
@@ -1376,18 +1381,34 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * #HAND_OVER_LOOKS} looks at most.
    */
   private void watchHandOver(BooleanSupplier pending, Runnable tellHere) {
-    if (!pending.getAsBoolean()) {
-      return; // run already (an executor that runs a task on the thread that hands it over)
+    ExecutorService executor = watchedExecutor();
+    if (executor != null) {
+      watchHandOver(executor, pending, tellHere);
     }
-    ExecutorService executor;
+  }
+
+  /**
+   * The dispatcher's executor when a hand-over to it is watched ({@link #watchHandOver}), else
+   * null: OkHttp's own (exactly a {@code ThreadPoolExecutor} on a {@code SynchronousQueue}) runs or
+   * refuses each task, and drops none.
+   */
+  private ExecutorService watchedExecutor() {
     try {
-      executor = dispatcher.executorService();
+      ExecutorService executor = dispatcher.executorService();
       if (executor.getClass() == ThreadPoolExecutor.class
           && ((ThreadPoolExecutor) executor).getQueue() instanceof SynchronousQueue) {
-        return;
+        return null;
       }
+      return executor;
     } catch (RuntimeException | LinkageError e) {
-      return;
+      return null;
+    }
+  }
+
+  /** {@link #watchHandOver} of a hand-over to {@code executor}, one {@link #watchedExecutor}. */
+  private void watchHandOver(ExecutorService executor, BooleanSupplier pending, Runnable tellHere) {
+    if (!pending.getAsBoolean()) {
+      return; // run already (an executor that runs a task on the thread that hands it over)
     }
     Runnable watch =
         new Runnable() {
