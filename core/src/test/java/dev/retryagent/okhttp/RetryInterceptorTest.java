@@ -1649,6 +1649,52 @@ class RetryInterceptorTest {
   }
 
   /**
+   * In observe mode too, a body whose own writeTo fails is the application's mistake, not the
+   * host's failure: the breaker, which observe mode feeds and enforce mode shares after a reload,
+   * records nothing (one failure would open it here, and every call of the host be refused once
+   * enforced). Before, the body went unwatched in observe mode and its failure was the host's.
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void inObserveModeABodysOwnFailureIsNotTheHostsInTheBreaker(Way way) throws Exception {
+    RetryEngine engine =
+        TestEngines.engine(
+            time,
+            Mode.OBSERVE,
+            b -> b,
+            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build(),
+            events);
+    retrier = new AsyncRetrier(engine);
+    client =
+        new OkHttpClient.Builder()
+            .addInterceptor(retrier.interceptor())
+            .addNetworkInterceptor(retrier.interceptor().networkInterceptor())
+            .build();
+    server.otherwise(ok("stored"));
+    IOException own = new IOException("disk");
+    RequestBody failing =
+        new RequestBody() {
+          @Override
+          public MediaType contentType() {
+            return JSON;
+          }
+
+          @Override
+          public void writeTo(BufferedSink sink) throws IOException {
+            sink.writeUtf8("{\"part\":");
+            throw own;
+          }
+        };
+    Request put = new Request.Builder().url(server.url("/v1/files/7")).put(failing).build();
+
+    assertThatThrownBy(() -> call(way, put).close()).isSameAs(own);
+
+    assertThat(engine.breakers())
+        .extracting(dev.retryagent.engine.CircuitBreaker::state)
+        .containsOnly(dev.retryagent.engine.CircuitState.CLOSED);
+  }
+
+  /**
    * A body whose own writeTo fails (the file or stream it reads from: "disk"; a socket it copies
    * from: a reset) is the application's mistake, not the host's failure: the call ends with that
    * exception, and as many requests and writes as OkHttp alone makes. Counted as the host's
@@ -2234,11 +2280,11 @@ class RetryInterceptorTest {
    * A call whose body needs no guarding reaches the application's network interceptors with the
    * application's own {@code FormBody} (one that signs a {@code FormBody} signs it), and its {@code
    * response.request()} is the request the application sent, as with OkHttp alone: a PUT and a
-   * keyed POST answered at once under a policy that could retry them (the keyed POST only where the
-   * network interceptor tells what was sent), and an unkeyed POST in observe mode. An unkeyed POST
-   * in enforce mode stays guarded below our interceptor (OkHttp would send it again by itself after
-   * a failed connection), but its response shows the application's request. Before, every body went
-   * out wrapped, and {@code response.request()} was the wrapped copy.
+   * keyed POST answered at once under a policy that could retry them (only where the network
+   * interceptor, or the agent's hook, tells what was sent), and an unkeyed POST in observe mode. An
+   * unkeyed POST in enforce mode stays guarded below our interceptor (OkHttp would send it again by
+   * itself after a failed connection), but its response shows the application's request. Before,
+   * every body went out wrapped, and {@code response.request()} was the wrapped copy.
    */
   @ParameterizedTest
   @MethodSource("unretriedFormPosts")
@@ -2297,12 +2343,13 @@ class RetryInterceptorTest {
         }
       }
       ours.dispatcher().executorService().shutdown();
-      // Without the network interceptor (nor the agent's hook), a keyed POST's body stays watched
-      // in enforce mode: its write is the only sign that a request of the attempt reached a server.
-      String keyedSeen = mode == Mode.ENFORCE && !networkInterceptor ? "Body" : "FormBody";
+      // Without the network interceptor (nor the agent's hook), a FormBody stays watched in
+      // enforce mode, a PUT's as a keyed POST's: its write is the only sign that a request of the
+      // attempt reached a server, which a stricter rule reloaded meanwhile judges by.
+      String watchedSeen = mode == Mode.ENFORCE && !networkInterceptor ? "Body" : "FormBody";
       assertThat(seen)
           .as(mode.toString())
-          .containsExactly("FormBody", keyedSeen, mode == Mode.OBSERVE ? "FormBody" : "Body");
+          .containsExactly(watchedSeen, watchedSeen, mode == Mode.OBSERVE ? "FormBody" : "Body");
     }
     assertThat(events).noneMatch(e -> e.type() == RetryEvent.Type.RETRY);
   }
