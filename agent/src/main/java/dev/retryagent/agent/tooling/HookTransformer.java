@@ -114,6 +114,11 @@ public abstract class HookTransformer implements ClassFileTransformer {
   }
 
   private synchronized void rewroteAtLoad(ClassLoader loader, String internalName) {
+    // asked again under the monitor: installAll may have ended since the caller's look, and a
+    // list made now would never be cleared (it would hold the loader for the JVM's life)
+    if (!installing) {
+      return;
+    }
     if (rewrittenAtLoad == null) {
       rewrittenAtLoad = new ArrayList<>();
     }
@@ -232,8 +237,9 @@ public abstract class HookTransformer implements ClassFileTransformer {
         try {
           status[i] = t.retransformLoaded(inst, all);
         } finally {
-          t.installing = false;
+          // both under the monitor rewroteAtLoad takes: no record is added after this clears
           synchronized (t) {
+            t.installing = false;
             t.rewrittenAtLoad = null; // holds loaders
           }
         }
