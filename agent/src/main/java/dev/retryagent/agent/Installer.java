@@ -5,6 +5,7 @@ import dev.retryagent.agent.jdk.JdkHttpInstallation;
 import dev.retryagent.agent.okhttp.OkHttpInstallation;
 import dev.retryagent.agent.runtime.AgentRuntime;
 import dev.retryagent.agent.tooling.BridgeInstaller;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.urlconnection.UrlConnectionInstallation;
 import dev.retryagent.cli.ConfigSummary;
@@ -12,7 +13,6 @@ import dev.retryagent.config.AgentConfig;
 import dev.retryagent.config.ConfigException;
 import dev.retryagent.config.ConfigProblem;
 import dev.retryagent.config.ConfigSources;
-import dev.retryagent.internal.observe.Sanitizer;
 import dev.retryagent.launcher.AgentInstaller;
 import dev.retryagent.launcher.AgentStarter;
 import dev.retryagent.policy.Mode;
@@ -105,7 +105,7 @@ public final class Installer implements AgentInstaller {
         return "not installed, the application runs without retries: "
             + BridgeInstaller.NAME
             + " could not be defined ("
-            + Sanitizer.exception(e, true, null)
+            + CauseLine.of(e)
             + ")";
       }
     }

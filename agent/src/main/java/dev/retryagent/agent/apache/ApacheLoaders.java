@@ -1,9 +1,9 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.GlueClassLoader;
 import dev.retryagent.agent.tooling.LoaderNames;
-import dev.retryagent.internal.observe.Sanitizer;
 
 /**
  * Receives the HttpClient hooks from {@link ApacheEntry} and passes each to the {@link
@@ -114,7 +114,7 @@ final class ApacheLoaders implements ApacheHandler {
         "apache-httpclient in "
             + LoaderNames.describe(libraryLoader)
             + " runs without retries: the agent's HttpClient support could not be loaded there ("
-            + Sanitizer.exception(cause, true, null)
+            + CauseLine.of(cause)
             + ")");
     return Inert.INSTANCE;
   }

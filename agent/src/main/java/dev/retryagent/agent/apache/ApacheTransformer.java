@@ -1,10 +1,10 @@
 package dev.retryagent.agent.apache;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -82,7 +82,7 @@ final class ApacheTransformer extends HookTransformer {
             "the application's own retry-agent-core (RetryingCloseableHttpClient) in "
                 + LoaderNames.describe(loader)
                 + " is not recognised ("
-                + Sanitizer.exception(cause, true, null)
+                + CauseLine.of(cause)
                 + "): its Apache HttpClient 4.5 calls are retried by the library and by the agent");
       }
       return;
@@ -91,11 +91,7 @@ final class ApacheTransformer extends HookTransformer {
       return;
     }
     String why =
-        "could not instrument "
-            + internalName.replace('/', '.')
-            + " ("
-            + Sanitizer.exception(cause, true, null)
-            + ")";
+        "could not instrument " + internalName.replace('/', '.') + " (" + CauseLine.of(cause) + ")";
     failure = why;
     AgentLog.error(
         "apache-httpclient NOT hooked in "

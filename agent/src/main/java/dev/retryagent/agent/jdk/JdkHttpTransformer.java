@@ -1,9 +1,9 @@
 package dev.retryagent.agent.jdk;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
-import dev.retryagent.internal.observe.Sanitizer;
 
 /**
  * Applies {@link JdkHttpHook} to {@code HttpClientFacade} of the {@code java.net.http} module when
@@ -67,7 +67,7 @@ final class JdkHttpTransformer extends HookTransformer {
             "the application's own retry-agent-core (RetryingHttpClient) in "
                 + LoaderNames.describe(loader)
                 + " is not recognised ("
-                + Sanitizer.exception(cause, true, null)
+                + CauseLine.of(cause)
                 + "): its java.net.http calls are retried by the library and by the agent");
       }
       return;
@@ -78,7 +78,7 @@ final class JdkHttpTransformer extends HookTransformer {
           "jdk-http NOT hooked, java.net.http calls run without retries: could not instrument "
               + JdkHttpHook.TARGET_NAME
               + " ("
-              + Sanitizer.exception(cause, true, null)
+              + CauseLine.of(cause)
               + ")");
     }
   }
@@ -86,7 +86,7 @@ final class JdkHttpTransformer extends HookTransformer {
   @Override
   protected String notHookedReason() {
     Throwable t = failure;
-    return t == null ? null : Sanitizer.exception(t, true, null);
+    return t == null ? null : CauseLine.of(t);
   }
 
   /** Why instrumentation failed, or null. */

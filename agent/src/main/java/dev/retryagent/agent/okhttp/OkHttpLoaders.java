@@ -1,9 +1,9 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.GlueClassLoader;
 import dev.retryagent.agent.tooling.LoaderNames;
-import dev.retryagent.internal.observe.Sanitizer;
 
 /**
  * Receives the OkHttp hooks from {@link OkHttpEntry} and passes each to the {@link OkHttpSupport}
@@ -73,7 +73,7 @@ final class OkHttpLoaders implements OkHttpHandler {
         "okhttp in "
             + LoaderNames.describe(okhttpLoader)
             + " runs without retries: the agent's OkHttp support could not be loaded there ("
-            + Sanitizer.exception(cause, true, null)
+            + CauseLine.of(cause)
             + ")");
     return Inert.INSTANCE;
   }

@@ -1,7 +1,6 @@
 package dev.retryagent.agent.tooling;
 
 import dev.retryagent.agent.runtime.AgentLog;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.lang.instrument.ClassFileTransformer;
 import java.lang.instrument.Instrumentation;
 import java.security.ProtectionDomain;
@@ -280,7 +279,7 @@ public abstract class HookTransformer implements ClassFileTransformer {
           + " NOT hooked (retransforming "
           + targets
           + " failed: "
-          + Sanitizer.exception(t, true, null)
+          + CauseLine.of(t)
           + ")";
     } finally {
       batchThread = null;

@@ -2,7 +2,7 @@ package dev.retryagent.agent.urlconnection;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.runtime.AgentRuntime;
-import dev.retryagent.internal.observe.Sanitizer;
+import dev.retryagent.agent.tooling.CauseLine;
 import java.lang.instrument.Instrumentation;
 import java.util.HashMap;
 import java.util.Map;
@@ -56,7 +56,7 @@ final class UrlActivation {
           AgentLog.error(
               "url-connection NOT hooked, HttpURLConnection runs without retries: could not open"
                   + " the JDK's protocol packages to the agent ("
-                  + Sanitizer.exception(t, true, null)
+                  + CauseLine.of(t)
                   + ")");
         }
       }

@@ -2,11 +2,11 @@ package dev.retryagent.agent.urlconnection;
 
 import dev.retryagent.agent.runtime.AgentLog;
 import dev.retryagent.agent.tooling.Bridge;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
 import dev.retryagent.agent.tooling.ProloguePatcher;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.util.List;
 
 /**
@@ -168,7 +168,7 @@ final class UrlConnectionTransformer extends HookTransformer {
             "the application's own retry-agent-core (RetryingUrlConnections) in "
                 + LoaderNames.describe(loader)
                 + " is not recognised ("
-                + Sanitizer.exception(cause, true, null)
+                + CauseLine.of(cause)
                 + "): its HttpURLConnection calls are retried by the library and by the agent");
       }
       return;
@@ -180,13 +180,13 @@ final class UrlConnectionTransformer extends HookTransformer {
               ? "url-connection: the JDK's own resend of a request on a broken kept-alive"
                   + " connection stays as it is, not counted (could not instrument"
                   + " sun.net.www.http.HttpClient: "
-                  + Sanitizer.exception(cause, true, null)
+                  + CauseLine.of(cause)
                   + ")"
               : "url-connection NOT hooked, HttpURLConnection runs without retries: could not"
                   + " instrument "
                   + internalName.replace('/', '.')
                   + " ("
-                  + Sanitizer.exception(cause, true, null)
+                  + CauseLine.of(cause)
                   + ")");
     }
   }
@@ -199,10 +199,8 @@ final class UrlConnectionTransformer extends HookTransformer {
       t = activation.failure();
       return t == null
           ? null
-          : "could not open the JDK's protocol packages to the agent ("
-              + Sanitizer.exception(t, true, null)
-              + ")";
+          : "could not open the JDK's protocol packages to the agent (" + CauseLine.of(t) + ")";
     }
-    return Sanitizer.exception(t, true, null);
+    return CauseLine.of(t);
   }
 }
