@@ -433,7 +433,8 @@ final class UrlExchange {
 
   /** The live attempt's body stream, seen through the body copy. */
   private OutputStream openBody(HttpURLConnection c) throws IOException {
-    if (bodySetters != 0) {
+    int setters = bodySetters;
+    if (setters != 0) {
       // Another thread's setter came during this body step (rare): one under way ends first, so
       // that a streaming mode c took while it connected is recorded before the copy below reads
       // it, and c's getOutputStream() sees it. Any later one finds c connected and is refused by
@@ -443,6 +444,20 @@ final class UrlExchange {
       }
     }
     OutputStream jdk = c.getOutputStream();
+    if (setters == 0 && bodySetters != 0) {
+      // A setter came between the read above and the JDK's connect end: the JDK's plainConnect()
+      // lets its lock go before plainConnect0() sets `connected` last, without a lock, so the
+      // setter could still find c unconnected and set a streaming mode that c's getOutputStream()
+      // may or may not have read. Read again after it (its lock a fence); rare, so a monitor here
+      // alone: the setter has then ended, its mode recorded, and the record is made to match the
+      // stream c returned, which the copy below and any retry go by.
+      synchronized (request) {
+        bodyStepConnected = true;
+        if (buffered(jdk)) {
+          request.recordBuffered();
+        }
+      }
+    }
     request.fixMethod(c.getRequestMethod()); // after the JDK's GET -> POST turn
     RequestBody b =
         RequestBody.of(
@@ -452,6 +467,15 @@ final class UrlExchange {
             (e, wrongLength) -> bodyWriteFailed(c, e, wrongLength));
     request.body(b);
     return b.stream();
+  }
+
+  /**
+   * Whether the JDK's connection returned its buffered body ({@code sun.net.www.http
+   * .PosterOutputStream}, sent with the response's request) rather than a streamed one: the
+   * connection tells its streaming mode by nothing else.
+   */
+  private static boolean buffered(OutputStream jdk) {
+    return jdk.getClass().getName().endsWith("PosterOutputStream");
   }
 
   /**

@@ -127,6 +127,15 @@ final class UrlRequest implements RequestInfo {
     streamMode = CHUNKED;
   }
 
+  /**
+   * No streaming mode after all: one recorded from another thread that the JDK's connection did not
+   * take before it opened its buffered body (UrlExchange#openBody).
+   */
+  void recordBuffered() {
+    chunkLength = -1;
+    streamMode = BUFFERED;
+  }
+
   /** The streaming mode's declared length, or -1 (chunked or buffered). */
   long fixedLength() {
     long m = streamMode;

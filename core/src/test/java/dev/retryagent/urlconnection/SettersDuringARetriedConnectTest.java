@@ -1,6 +1,7 @@
 package dev.retryagent.urlconnection;
 
 import static dev.retryagent.testing.ScriptedHttpServer.Action.ok;
+import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -215,6 +216,76 @@ class SettersDuringARetriedConnectTest {
     }
     assertThat(c.getUseCaches()).as("taken while connecting").isFalse();
     assertThat(c.getIfModifiedSince()).isEqualTo(5000);
+  }
+
+  /**
+   * A streaming mode set from another thread as the JDK's getOutputStream() ends its connect: the
+   * JDK's plainConnect() lets its lock go before plainConnect0() sets {@code connected} last, with
+   * no lock, so the setter finds the connection unconnected after the body step's first look at the
+   * setter count, and the connection opens a buffered body without the mode. The connection here
+   * plays that window: connected, {@code connected} not yet seen, the setter run during its
+   * getOutputStream(), the real JDK connection's buffered body returned. The agent's record must
+   * match that body: before, it held the fixed length 3 and the application's write of 4 bytes,
+   * which the JDK's buffered body takes, was refused as too long.
+   */
+  @Test
+  void aStreamingModeTheConnectionDidNotTakeAsItsBodyOpenedIsNotHeldAgainstTheBody()
+      throws Exception {
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    AtomicReference<HttpURLConnection> app = new AtomicReference<>();
+    AtomicReference<String> setterSaw = new AtomicReference<>();
+    URL url = new URL(server.url("/items"));
+    HttpURLConnection template =
+        new ForwardingConnection(url) {
+          @Override
+          public void connect() throws IOException {
+            real.setDoOutput(true);
+            real.setRequestMethod("PUT");
+            real.connect(); // `connected` not yet seen by the other thread
+          }
+
+          @Override
+          public OutputStream getOutputStream() throws IOException {
+            Future<?> setter =
+                threads.submit(
+                    () -> {
+                      try {
+                        app.get().setFixedLengthStreamingMode(3);
+                        setterSaw.set("taken");
+                      } catch (RuntimeException e) {
+                        setterSaw.set(e.toString());
+                      }
+                    });
+            try {
+              setter.get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+              throw new IOException(e);
+            }
+            OutputStream body = real.getOutputStream(); // buffered: the mode came too late
+            connected = true;
+            return body;
+          }
+        };
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                template,
+                null,
+                engine(new AtomicReference<>(), new EventLines()),
+                UrlTransport.DIRECT);
+    app.set(c);
+    c.setDoOutput(true);
+    c.setRequestMethod("PUT");
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("abcd".getBytes(StandardCharsets.US_ASCII));
+    }
+    assertThat(setterSaw.get()).as("taken while the body step connects").isEqualTo("taken");
+    assertThat(c.getResponseCode()).as("the 503 retried").isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(server.requests().get(0).body).as("the buffered body, whole").isEqualTo("abcd");
+    assertThat(server.requests().get(1).body).as("the retry's, buffered too").isEqualTo("abcd");
   }
 
   /**
