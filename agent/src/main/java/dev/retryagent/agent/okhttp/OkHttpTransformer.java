@@ -1,10 +1,10 @@
 package dev.retryagent.agent.okhttp;
 
 import dev.retryagent.agent.runtime.AgentLog;
+import dev.retryagent.agent.tooling.CauseLine;
 import dev.retryagent.agent.tooling.ForeignLoaders;
 import dev.retryagent.agent.tooling.HookTransformer;
 import dev.retryagent.agent.tooling.LoaderNames;
-import dev.retryagent.internal.observe.Sanitizer;
 import java.io.IOException;
 import java.net.URL;
 import java.security.CodeSource;
@@ -211,9 +211,9 @@ final class OkHttpTransformer extends HookTransformer {
       return;
     }
     if (builder) {
-      failedBuilder = Sanitizer.exception(cause, true, null);
+      failedBuilder = CauseLine.of(cause);
     } else {
-      failedCall = Sanitizer.exception(cause, true, null);
+      failedCall = CauseLine.of(cause);
     }
     AgentLog.error(
         "okhttp NOT hooked in "
@@ -226,7 +226,7 @@ final class OkHttpTransformer extends HookTransformer {
             + ": could not instrument "
             + internalName.replace('/', '.')
             + " ("
-            + Sanitizer.exception(cause, true, null)
+            + CauseLine.of(cause)
             + ")");
   }
 
