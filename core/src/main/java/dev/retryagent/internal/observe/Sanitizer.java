@@ -200,6 +200,19 @@ public final class Sanitizer {
     if (text == null || text.isEmpty()) {
       return "";
     }
+    try {
+      return cleaned(text, secretHeader, mask);
+    } catch (RuntimeException | StackOverflowError e) {
+      // A bug of the cleaning (r34: a value of backslashes only threw) must not throw inside a
+      // log line or a failure's handling, nor write the text as it came: nothing of it is written.
+      return UNPRINTABLE;
+    }
+  }
+
+  /** What {@link #message} writes of a text its cleaning failed on. */
+  static final String UNPRINTABLE = "<unprintable message>";
+
+  private static String cleaned(String text, String secretHeader, PathMask mask) {
     String s = REFUSED_HEADER_VALUES.matcher(cleanable(text)).replaceAll("$1$2" + REDACTED);
     s = SECRET_HEADERS.matcher(s).replaceAll("$1$2$3" + REDACTED);
     s = secretValues(s);
@@ -407,10 +420,12 @@ public final class Sanitizer {
       String value = m.group(4);
       char first = value.charAt(0);
       int slashes = 0;
-      while (value.charAt(slashes) == '\\') {
+      while (slashes < value.length() && value.charAt(slashes) == '\\') {
         slashes++;
       }
-      if (slashes >= 2 || slashes == 1 && value.charAt(1) == '\'') {
+      // A value of backslashes only (password=\) opens no quote: a plain value, redacted below.
+      boolean escapedQuote = slashes < value.length();
+      if (escapedQuote && (slashes >= 2 || slashes == 1 && value.charAt(1) == '\'')) {
         // Escaped twice or more (\\\"a b\\\"), or a single quote escaped (\'a b\'): written
         // \\\"<redacted>\\\", its quotes kept.
         String quote = value.substring(0, slashes + 1);

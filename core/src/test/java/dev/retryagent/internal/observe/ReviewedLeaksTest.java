@@ -495,4 +495,22 @@ class ReviewedLeaksTest {
   void whatOnlyLooksLikeOneIsKept(String text) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(text);
   }
+
+  /**
+   * A secret key's value of backslashes only (r34): the look for an escaped quote ran past the
+   * value's end and threw StringIndexOutOfBoundsException out of message() and exception().
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "password=\\ => password=<redacted>",
+        "token=\\\\ rest => token=<redacted> rest",
+        "login failed: password=\\\\\\ for u => login failed: password=<redacted> for u",
+      })
+  void aSecretValueOfBackslashesOnlyIsRedacted(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected);
+    assertThat(Sanitizer.exception(new IllegalStateException(text), false, null))
+        .isEqualTo("IllegalStateException: " + expected);
+  }
 }
