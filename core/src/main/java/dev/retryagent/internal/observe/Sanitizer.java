@@ -625,17 +625,19 @@ public final class Sanitizer {
       // A URL encoded twice in the path (/fetch/http%253A%252F%252Fu%253Apw%2540h): its '%'s
       // encoded too, its separator and '@' are not seen. Read with those '%' decoded, it is a URL
       // encoded once; when that one has a user-info, the path is written so, without it.
-      String once = path;
-      for (int level = 0; level < 3 && p == path; level++) {
+      // Each level decoded from the text the one before cleaned, so that removals add up: a
+      // user-info removed at one level (or by the first pass) does not stop the next from being
+      // looked at (r34: /p/http://a:b@h/n/http%253A...%253ACANARY%2540h2 wrote CANARY).
+      String cur = p;
+      for (int level = 0; level < 3; level++) {
         // Encoded three times too (%25253A...): a "25" less each level, while one is left.
-        String next = percentSignsDecoded(once);
-        if (next.equals(once)) {
+        String next = percentSignsDecoded(cur);
+        if (next.equals(cur)) {
           break;
         }
-        once = next;
-        String clean = withoutNestedUserInfo(once);
-        if (!clean.equals(once)) {
-          p = clean;
+        cur = withoutNestedUserInfo(next);
+        if (!cur.equals(next)) {
+          p = cur;
         }
       }
     }

@@ -158,6 +158,12 @@ class ReviewedLeaksTest {
             + " => /fetch/http%3A%2F%2Fh",
         "/fetch/http%253A%252F%252Fu%253ApwCANARY%2540h%252Fx%253Ftoken%253DS"
             + " => /fetch/http%3A%2F%2Fh%2Fx",
+        // A user-info removed before (as it came, or encoded once) does not stop a twice-encoded
+        // one after it from being looked at (r34: CANARY was written).
+        "/p/http://a:b@h/n/http%253A%252F%252Fu%253ACANARY%2540h2"
+            + " => /p/http://h/n/http%3A%2F%2Fh2",
+        "/p/http%3A%2F%2Fa%3Ab%40h/n/http%253A%252F%252Fu%253ACANARY%2540h2"
+            + " => /p/http%3A%2F%2Fh/n/http%3A%2F%2Fh2",
         // An address encoded twice in a path is kept, as one encoded once is.
         "/users/a%2540b.example => /users/a%2540b.example",
       })
