@@ -393,10 +393,45 @@ public final class Sanitizer {
     if (!runsOn) {
       return false; // it ends at its word's end, a blank at or before the cut
     }
+    // Quoted or bracketed, it ends at its closer, as urlEnd ends it: one before the cut closes it
+    // there (r34: a line of quoted URLs over 4 KiB lost URL after URL, then all but "..."). A
+    // quote is looked for from the scheme's name, as urlEnd does; a scheme-relative URL's quote
+    // from its word's end, as looseUrlEnd does.
+    char closer = 0;
+    int closerFrom = end;
+    boolean relative = text.startsWith("//", start);
+    if (before == '"' || before == '\'') {
+      closer = before;
+      closerFrom = relative ? Math.min(wordEnd(text, start), end) : start;
+    } else if ((before == '<' || before == '(') && !relative) {
+      // urlEnd follows a bracketed URL past its word only when the word ends in a user-info's
+      // ':' part (a ':' after the separator, no '/'), then to the closing bracket after the word.
+      int word = Math.min(wordEnd(text, start), end);
+      int auth = start;
+      while (auth < word && isSchemeChar(text.charAt(auth))) {
+        auth++;
+      }
+      auth += text.startsWith("://", auth) ? 3 : 5;
+      boolean colon = false;
+      for (int i = auth; i < word; i++) {
+        if (text.charAt(i) == '/') {
+          return false; // a path: the URL is its word, which ends before the cut
+        }
+        colon |= text.charAt(i) == ':';
+      }
+      if (!colon) {
+        return false;
+      }
+      closer = before == '<' ? '>' : ')';
+      closerFrom = word;
+    }
     for (int i = start; i < end; i++) {
       char c = text.charAt(i);
       if (c == '\n' || c == '\r') {
         return false; // it ends at the line's end; no redaction before urlEnd removes a \n
+      }
+      if (c == closer && i >= closerFrom) {
+        return false; // closed at or before the cut
       }
     }
     return true;

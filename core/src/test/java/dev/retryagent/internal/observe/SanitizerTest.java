@@ -55,6 +55,30 @@ class SanitizerTest {
     assertThat(Sanitizer.cleanable("x " + url)).isEqualTo("x " + url);
   }
 
+  /**
+   * A line of quoted or bracketed URLs over {@link Sanitizer#MAX_CLEANED_CHARS}, each closed before
+   * the cut (r34): each was taken for one running past the cut and dropped, then the line, and only
+   * "..." was written.
+   */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "\"https://api.example.com/v1/items/%d\", ",
+        "'https://api.example.com/v1/items/%d', ",
+        "<https://api.example.com/v1/items/%d>, ",
+        "(https://api.example.com/v1/items/%d), ",
+      })
+  void aLongLineOfClosedUrlsKeepsItsHead(String form) {
+    StringBuilder text = new StringBuilder("Upstream said: {\"links\": [");
+    for (int n = 1000; text.length() < 2 * Sanitizer.MAX_CLEANED_CHARS; n++) {
+      text.append(String.format(form, n));
+    }
+    String clean = Sanitizer.message(text.toString(), null);
+    assertThat(clean)
+        .startsWith("Upstream said: {\"links\": [" + String.format(form, 1000).trim())
+        .hasSize(Sanitizer.MAX_MESSAGE_CHARS + 3);
+  }
+
   @ParameterizedTest
   @ValueSource(
       strings = {
