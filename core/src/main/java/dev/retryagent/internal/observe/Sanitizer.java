@@ -803,11 +803,13 @@ public final class Sanitizer {
       }
       int mask = -1;
       int runEnd = -1;
-      // After a quote, a bracket, '=', ':' or ',' in the segment too ("bot1:AA...", [bot1:AA...],
-      // {"t":"bot1:AA..."}): a message's word holds them, and they are kept. Each digit run is
-      // looked at from one place at most (no digit comes before one): linear.
+      // After any character that is not a token's in the segment too ("bot1:AA...", [bot1:AA...],
+      // {"t":"bot1:AA..."}, `1:AA...`, *1:AA..., |, ;, &, ., @): a message's word holds them, and
+      // they are kept (r34: after a backtick and others the token was written whole). An encoded
+      // quote (%22) is masked with its hex digits. Each run of token characters is looked at from
+      // its first one only: linear.
       for (int p = start; p < end && mask < 0; p++) {
-        if (p > start && "\"'([{<=:,".indexOf(path.charAt(p - 1)) < 0) {
+        if (p > start && isTokenChar(path.charAt(p - 1))) {
           continue;
         }
         int telegram = telegramTokenStart(path, p, end);
@@ -976,14 +978,15 @@ public final class Sanitizer {
   /** Where the run of {@code [A-Za-z0-9_-]} from {@code from} ends, at most at {@code end}. */
   private static int tokenRunEnd(String s, int from, int end) {
     int i = from;
-    while (i < end) {
-      char c = s.charAt(i);
-      if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-')) {
-        break;
-      }
+    while (i < end && isTokenChar(s.charAt(i))) {
       i++;
     }
     return i;
+  }
+
+  /** Whether {@code c} is one of {@code [A-Za-z0-9_-]}, a known token's characters. */
+  private static boolean isTokenChar(char c) {
+    return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || isDigit(c) || c == '_' || c == '-';
   }
 
   /** Whether {@code s[start, end)} is {@code word}. */

@@ -519,4 +519,24 @@ class ReviewedLeaksTest {
     assertThat(Sanitizer.exception(new IllegalStateException(text), false, null))
         .isEqualTo("IllegalStateException: " + expected);
   }
+
+  /**
+   * A Telegram bot token after a character that is not a token's (r34): it was looked for only at a
+   * segment's start or after a quote, a bracket, '=', ':' or ',', and was written whole after a
+   * backtick and others.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"`", "*", "|", ";", "&", "!", ".", "@", "%22"})
+  void aTelegramTokenAfterAnyMarkIsMasked(String mark) {
+    String token = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw";
+    assertThat(Sanitizer.message("invalid token " + mark + token + mark + " rest", null))
+        .startsWith("invalid token ")
+        .endsWith(" rest")
+        .doesNotContain("AAHdqTcv");
+    assertThat(Sanitizer.path("/api/" + mark + token + "/x"))
+        .endsWith("/x")
+        .doesNotContain("AAHdqTcv");
+    // A token's character before the digits: not a token's start (x123456789:AA... is kept).
+    assertThat(Sanitizer.message("id x" + token + " ok", null)).isEqualTo("id x" + token + " ok");
+  }
 }
