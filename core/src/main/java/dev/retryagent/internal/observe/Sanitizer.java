@@ -474,7 +474,12 @@ public final class Sanitizer {
             b.append(quote);
             from = close + 1;
           } else {
-            from = lineEnd(s, m.start(4));
+            // Unclosed: redacted to the line's real end, as closingQuote looked for the quote
+            // there (lineEnd stops MAX_URL_SPAN past, and the rest of a long value was written).
+            from = m.start(4);
+            while (from < s.length() && !isLineBreak(s.charAt(from))) {
+              from++;
+            }
           }
           last = from;
           continue;

@@ -539,4 +539,16 @@ class ReviewedLeaksTest {
     // A token's character before the digits: not a token's start (x123456789:AA... is kept).
     assertThat(Sanitizer.message("id x" + token + " ok", null)).isEqualTo("id x" + token + " ok");
   }
+
+  /**
+   * A secret value of a JSON text escaped twice, not closed on its line and longer than 2048
+   * characters (r34): redacted only 2048 characters on, the rest written.
+   */
+  @Test
+  void anUnclosedTwiceEscapedSecretIsRedactedToItsLinesEnd() {
+    String text =
+        "body {\\\\\\\"password\\\\\\\":\\\\\\\"a" + " ".repeat(2100) + "CANARY rest\nnext line";
+    assertThat(Sanitizer.message(text, null))
+        .isEqualTo("body {\\\\\\\"password\\\\\\\":\\\\\\\"<redacted> next line");
+  }
 }
