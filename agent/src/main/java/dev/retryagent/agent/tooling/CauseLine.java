@@ -2,12 +2,12 @@ package dev.retryagent.agent.tooling;
 
 /**
  * A hook failure's cause as one short line for the agent's stderr and start-up lines: its class
- * name, then its message with line breaks and control characters folded to a blank and each URL's
- * user-info and query cut. Core's Sanitizer is not used here: these lines may be written before the
- * application's main (no static Patterns or lambdas there), and from a transformer's catch of a
- * StackOverflowError, where initialising a class as large as Sanitizer on the exhausted stack could
- * fail and leave it unusable for the JVM's life. Plain loops and indexOf only; loaded only when a
- * hook fails.
+ * name, then its message with line breaks and control characters folded to a blank and every word
+ * that could carry a secret written {@code <redacted>}. Core's Sanitizer is not used here: these
+ * lines may be written before the application's main (no static Patterns or lambdas there), and
+ * from a transformer's catch of a StackOverflowError, where initialising a class as large as
+ * Sanitizer on the exhausted stack could fail and leave it unusable for the JVM's life. Plain loops
+ * and indexOf only; loaded only when a hook fails.
  */
 public final class CauseLine {
   private static final String REDACTED = "<redacted>";
@@ -27,12 +27,12 @@ public final class CauseLine {
     }
     String name = cause.getClass().getName();
     String message;
+    String clean;
     try {
-      message = cause.getMessage();
-    } catch (RuntimeException e) {
-      message = null; // a getMessage that throws says nothing
+      clean = clean(cause.getMessage());
+    } catch (Throwable e) {
+      clean = ""; // a getMessage that throws (or a message we cannot clean) says nothing
     }
-    String clean = clean(message);
     return clean.isEmpty() ? name : name + ": " + clean;
   }
 
@@ -93,40 +93,85 @@ public final class CauseLine {
   }
 
   /**
-   * Each {@code scheme://...} word of {@code s} (one line, words split at blanks) with what comes
-   * before its last '@' written {@code <redacted>@} (a password may hold '/' or '?', so the last
-   * '@' of the word, not of the authority: a path's '@' costs the host, never a secret), and its
-   * query and fragment cut.
+   * Each word of {@code s} (one line, split at blanks) that could carry a secret written {@code
+   * <redacted>}: one holding '@' (user-info, with or without a scheme), '=' (a key's value, a
+   * query's), '%' or '\\' (an encoded or escaped URL), '?' or '#' (a query, a fragment), a ':'
+   * after a {@code ://} (a user's password, or a port), or a ':' inside it not followed by a digit
+   * ({@code user:password}, not {@code host:8080}), and the word after one that names a credential
+   * ({@code Bearer}, {@code Basic}, {@code password:}, ...). Stricter than core's Sanitizer, which
+   * knows these forms one by one: these lines name a hook's failure, whose useful part is the
+   * exception's class and its plain words.
    */
   private static String withoutUrlSecrets(String s) {
-    int sep = s.indexOf("://");
-    if (sep < 0) {
-      return s;
-    }
     StringBuilder b = new StringBuilder(s.length());
-    int done = 0;
-    while (sep >= 0) {
-      int start = sep + 3;
-      int end = s.indexOf(' ', start);
+    boolean afterCredentialWord = false;
+    int i = 0;
+    while (i < s.length()) {
+      int end = s.indexOf(' ', i);
       if (end < 0) {
         end = s.length();
       }
-      b.append(s, done, start);
-      int from = start;
-      int at = s.lastIndexOf('@', end - 1);
-      if (at >= start) {
-        b.append(REDACTED).append('@');
-        from = at + 1;
+      if (afterCredentialWord || secretLike(s, i, end)) {
+        b.append(REDACTED);
+      } else {
+        b.append(s, i, end);
       }
-      int query = from;
-      while (query < end && s.charAt(query) != '?' && s.charAt(query) != '#') {
-        query++;
+      afterCredentialWord = namesCredential(s, i, end);
+      if (end < s.length()) {
+        b.append(' ');
       }
-      b.append(s, from, query);
-      done = end;
-      sep = s.indexOf("://", end);
+      i = end + 1;
     }
-    b.append(s, done, s.length());
     return b.toString();
+  }
+
+  private static boolean secretLike(String s, int from, int to) {
+    int scheme = s.indexOf("://", from);
+    boolean hasScheme = scheme >= 0 && scheme < to;
+    for (int i = from; i < to; i++) {
+      char c = s.charAt(i);
+      if (c == '@' || c == '=' || c == '%' || c == '\\' || c == '?' || c == '#') {
+        return true;
+      }
+      if (c == ':' && i + 1 < to) {
+        if (hasScheme && i > scheme) {
+          return true;
+        }
+        if (!hasScheme && !Character.isDigit(s.charAt(i + 1))) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** Words after which a secret comes as a word of its own. */
+  private static final String[] CREDENTIAL_WORDS = {
+    "bearer",
+    "basic",
+    "token",
+    "token:",
+    "password",
+    "password:",
+    "passwd:",
+    "pwd:",
+    "secret",
+    "secret:",
+    "authorization:",
+    "proxy-authorization:",
+    "cookie:",
+    "set-cookie:",
+    "apikey:",
+    "api-key:",
+    "x-api-key:"
+  };
+
+  private static boolean namesCredential(String s, int from, int to) {
+    for (String w : CREDENTIAL_WORDS) {
+      if (to - from == w.length() && s.regionMatches(true, from, w, 0, w.length())) {
+        return true;
+      }
+    }
+    return false;
   }
 }

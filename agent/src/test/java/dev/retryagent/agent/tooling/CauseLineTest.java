@@ -19,8 +19,7 @@ class CauseLineTest {
             new IllegalStateException("refused\n\tat http://u:pw@h/x?token=1 then https://h2/y#f"));
 
     assertThat(line)
-        .isEqualTo(
-            "java.lang.IllegalStateException: refused at http://<redacted>@h/x then https://h2/y")
+        .isEqualTo("java.lang.IllegalStateException: refused at <redacted> then <redacted>")
         .doesNotContain("pw")
         .doesNotContain("token")
         .doesNotContain("\n");
@@ -29,7 +28,7 @@ class CauseLineTest {
   @Test
   void aPasswordHoldingSlashOrQuestionMarkIsCutWhole() {
     assertThat(CauseLine.of(new RuntimeException("at http://u:p/w?x@h/x")))
-        .isEqualTo("java.lang.RuntimeException: at http://<redacted>@h/x");
+        .isEqualTo("java.lang.RuntimeException: at <redacted>");
   }
 
   @Test
@@ -51,5 +50,44 @@ class CauseLineTest {
     assertThat(line.length()).isLessThanOrEqualTo(400);
     assertThat(CauseLine.clean("a " + "http://user:hunter2@h" + "x".repeat(5000)))
         .doesNotContain("hunter");
+  }
+
+  /**
+   * What core's Sanitizer hid, and the first cut of this helper wrote (r41): a query holding '@', a
+   * user-info without a scheme, a password with a blank (the JDK's URISyntaxException), escaped and
+   * encoded URLs, a key's value, a credential after its word. Plain words stay.
+   */
+  @Test
+  void noWordThatCouldCarryASecretIsWritten() {
+    String[] messages = {
+      "bad http://h/cb?email=a@b.com&token=SECRET x",
+      "proxy admin:SECRET@10.0.0.1:3128 refused",
+      "Illegal character in authority at index 7: http://alice:SECRET horse@h/x",
+      "at http:\\/\\/u:SECRET@h\\/x",
+      "at http%3A%2F%2Fu%3ASECRET%40h",
+      "password=SECRET x",
+      "header Authorization: Bearer SECRET",
+      "u:SECRET word@h",
+    };
+    for (String m : messages) {
+      assertThat(CauseLine.of(new IllegalStateException(m))).as(m).doesNotContain("SECRET");
+    }
+    assertThat(
+            CauseLine.of(new IllegalStateException("cannot rewrite okhttp3/RealCall: no method")))
+        .isEqualTo("java.lang.IllegalStateException: cannot rewrite okhttp3/RealCall: no method");
+    assertThat(CauseLine.of(new IllegalStateException("connect to localhost:8080 failed")))
+        .isEqualTo("java.lang.IllegalStateException: connect to localhost:8080 failed");
+  }
+
+  @Test
+  void aMessageThatCannotBeReadIsTheClassNameAlone() {
+    RuntimeException odd =
+        new RuntimeException() {
+          @Override
+          public String getMessage() {
+            throw new NoClassDefFoundError("x");
+          }
+        };
+    assertThat(CauseLine.of(odd)).isEqualTo(odd.getClass().getName());
   }
 }
