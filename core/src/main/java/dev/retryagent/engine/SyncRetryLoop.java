@@ -91,8 +91,11 @@ public final class SyncRetryLoop {
           }
           throw e;
         }
-        if (Thread.currentThread().isInterrupted()) {
+        if (e instanceof InterruptedException || Thread.currentThread().isInterrupted()) {
           // As for a response below: the failure the caller has without the agent, the flag set.
+          // An attempt's own InterruptedException is the caller's interrupt too, its flag already
+          // cleared by the client's wait (java.net.http's send(), interrupted while it reads the
+          // body of a response the engine decided to retry on its head): no retry after it.
           call.retryForgone(e);
           throw e;
         }

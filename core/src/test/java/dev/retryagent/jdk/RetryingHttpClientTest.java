@@ -1557,6 +1557,61 @@ class RetryingHttpClientTest {
     assertThat(server.awaitRequests(1)).isEqualTo(requests(1));
   }
 
+  @Test
+  void anInterruptWhileTheRetriedResponsesBodyIsReadThrowsInterruptedExceptionAndSendsNoMore()
+      throws Exception {
+    // The engine decides on a 503's status and headers and reads its body away; send() still
+    // waits for that body when the caller is interrupted (Future.cancel(true), shutdownNow). The
+    // JDK's send() then throws an InterruptedException, the flag cleared by its wait. Before, the
+    // retry decided on the head went ahead: a second request, and the interrupt lost.
+    AtomicInteger sends = new AtomicInteger();
+    JdkTransport interruptedDuringTheBody =
+        new JdkTransport() {
+          @Override
+          public <T> HttpResponse<T> send(HttpRequest r, HttpResponse.BodyHandler<T> h)
+              throws InterruptedException {
+            sends.incrementAndGet();
+            h.apply(
+                new HttpResponse.ResponseInfo() {
+                  @Override
+                  public int statusCode() {
+                    return 503;
+                  }
+
+                  @Override
+                  public HttpHeaders headers() {
+                    return HttpHeaders.of(Map.of(), (k, v) -> true);
+                  }
+
+                  @Override
+                  public HttpClient.Version version() {
+                    return HttpClient.Version.HTTP_1_1;
+                  }
+                });
+            throw new InterruptedException(); // as HttpClientImpl.send: the flag already cleared
+          }
+
+          @Override
+          public <T> java.util.concurrent.CompletableFuture<HttpResponse<T>> sendAsync(
+              HttpRequest r, HttpResponse.BodyHandler<T> h, HttpResponse.PushPromiseHandler<T> p) {
+            throw new UnsupportedOperationException();
+          }
+        };
+    JdkRetrying retrying = new JdkRetrying(RetryEngine.builder().clock(time).sleeper(time).build());
+
+    assertThatThrownBy(
+            () ->
+                retrying.send(
+                    interruptedDuringTheBody,
+                    get("/v1/items"),
+                    HttpResponse.BodyHandlers.ofString()))
+        .isExactlyInstanceOf(InterruptedException.class)
+        .hasMessage(null);
+
+    assertThat(sends).as("attempts handed to the client").hasValue(1);
+    assertThat(Thread.currentThread().isInterrupted()).as("cleared, as send() leaves it").isFalse();
+  }
+
   /**
    * The JDK's send() refuses a thread already interrupted before sending anything; the attempt it
    * refused kept the rate-limit permit it took (scope: host), and with one permit in the bucket the
