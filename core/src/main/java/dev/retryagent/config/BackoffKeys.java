@@ -27,7 +27,7 @@ final class BackoffKeys {
         parent.section(
             "backoff",
             "Delay between attempts: min(max, initial x multiplier^(n-1)), then jitter.");
-    if (k.key("initial", duration(Duration.ZERO, true, BackoffPolicy.MAX_DELAY), INITIAL)) {
+    if (k.key("initial", duration(Duration.ZERO, false, BackoffPolicy.MAX_DELAY), INITIAL)) {
       d.backoff.initial(k.duration());
     }
     if (k.key(
@@ -35,7 +35,7 @@ final class BackoffKeys {
         ValueType.number(BackoffPolicy.MIN_MULTIPLIER, BackoffPolicy.MAX_MULTIPLIER))) {
       d.backoff.multiplier(k.number());
     }
-    if (k.key("max", duration(Duration.ZERO, true, BackoffPolicy.MAX_DELAY), MAX)) {
+    if (k.key("max", duration(Duration.ZERO, false, BackoffPolicy.MAX_DELAY), MAX)) {
       d.backoff.max(k.duration());
     }
     if (k.key("jitter", enumOf(Jitter.class))) {

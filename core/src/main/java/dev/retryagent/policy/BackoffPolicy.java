@@ -59,7 +59,7 @@ public final class BackoffPolicy {
         .jitterFactor(jitterFactor);
   }
 
-  /** Delay before the first retry, before jitter. Positive. */
+  /** Delay before the first retry, before jitter. Zero or more (zero: each retry at once). */
   public Duration initial() {
     return initial;
   }
@@ -132,7 +132,8 @@ public final class BackoffPolicy {
 
     public Builder initial(Duration initial) {
       this.initial =
-          Checks.atMost("backoff.initial", Checks.positive("backoff.initial", initial), MAX_DELAY);
+          Checks.atMost(
+              "backoff.initial", Checks.nonNegative("backoff.initial", initial), MAX_DELAY);
       return this;
     }
 
@@ -143,7 +144,7 @@ public final class BackoffPolicy {
     }
 
     public Builder max(Duration max) {
-      this.max = Checks.atMost("backoff.max", Checks.positive("backoff.max", max), MAX_DELAY);
+      this.max = Checks.atMost("backoff.max", Checks.nonNegative("backoff.max", max), MAX_DELAY);
       return this;
     }
 

@@ -253,8 +253,7 @@ class ConfigProblemsTest {
             "found 999999999999d; allowed a duration above 0 up to 1d, such as 250ms, 2s, 1m or"
                 + " PT2S");
     assertThat(problem("defaults: {retry: {backoff: {max: P99999999D}}}").message())
-        .isEqualTo(
-            "found P99999999D; allowed a duration above 0 up to 1h, such as 250ms, 2s, 1m or PT2S");
+        .isEqualTo("found P99999999D; allowed a duration 0s..1h, such as 250ms, 2s, 1m or PT2S");
     assertThat(problem("defaults: {retry: {perAttemptTimeout: 99999999999h}}").message())
         .isEqualTo(
             "found 99999999999h; allowed a duration above 0 up to 1d, such as 250ms, 2s, 1m or"

@@ -2,6 +2,7 @@ package dev.retryagent.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.retryagent.policy.BackoffPolicy;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.UnsafeMethods;
@@ -169,6 +170,28 @@ class ContractVersionOneTest {
     assertThat(p.circuitBreaker().windowDuration()).isEqualTo(Duration.ofSeconds(30));
     assertThat(p.circuitBreaker().failureRateThreshold()).isEqualTo(0.5);
     assertThat(p.rateLimit().maxWait()).isEqualTo(Duration.ofSeconds(2));
+  }
+
+  @Test
+  void aBackoffOfZeroIsReadAsRetryAtOnce() throws ConfigException {
+    // The contract bounds neither backoff.initial nor backoff.max from below, and an immediate
+    // retry is what a test of retries writes first; both were refused as "above 0", the whole file
+    // invalid and the application run without the agent. (BackoffTest: every jitter gives 0.)
+    AgentConfig c =
+        Yaml.load(
+            "defaults:",
+            "  retry:",
+            "    backoff: { initial: 0ms, jitter: none }",
+            "routes:",
+            "  - name: capped",
+            "    match: { hosts: [\"capped.example\"] }",
+            "    retry: { backoff: { max: 0s, jitter: decorrelated } }",
+            "");
+    BackoffPolicy atOnce = c.defaultPolicy().retry().backoff();
+    assertThat(atOnce.initial()).isEqualTo(Duration.ZERO);
+    BackoffPolicy capped = c.resolve("GET", "capped.example", 443, "/").retry().backoff();
+    assertThat(capped.max()).isEqualTo(Duration.ZERO);
+    assertThat(capped.initial()).as("follows max down").isEqualTo(Duration.ZERO);
   }
 
   private static String route(AgentConfig c, String method, String host, int port, String path) {

@@ -48,6 +48,21 @@ class BackoffTest {
   }
 
   @Test
+  void aBackoffOfZeroRetriesAtOnceWhateverTheJitter() {
+    for (Jitter jitter : Jitter.values()) {
+      BackoffPolicy p = policy(jitter).toBuilder().initial(Duration.ZERO).build();
+      for (int retry = 1; retry <= 10; retry++) {
+        assertThat(Backoff.delayNanos(p, retry, 0, 0.999))
+            .as("%s, retry %d", jitter, retry)
+            .isZero();
+      }
+      BackoffPolicy capped =
+          policy(jitter).toBuilder().initial(Duration.ZERO).max(Duration.ZERO).build();
+      assertThat(Backoff.delayNanos(capped, 3, 0, 0.999)).as("%s, max 0", jitter).isZero();
+    }
+  }
+
+  @Test
   void noJitterIsExactlyTheBaseDelayWhateverTheRandomValue() {
     BackoffPolicy p = policy(Jitter.NONE);
     assertThat(Backoff.delayNanos(p, 3, 0, 0.0)).isEqualTo(400 * MS);
