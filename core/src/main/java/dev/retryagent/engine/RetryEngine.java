@@ -45,10 +45,10 @@ import java.util.function.Predicate;
  * </pre>
  *
  * <p>State survives {@link #reconfigure}: per-host state is keyed by the host and the policy
- * section it was built from, so a reload that leaves a section unchanged keeps its state (a rate
- * limiter, unless the reload switches between observe and enforce, which keep limiters apart). The
- * breakers of sections the new policies no longer have are dropped then ({@link
- * PolicyResolver#policies()}).
+ * section it was built from, so a reload that leaves a section unchanged keeps its state, unless
+ * the reload switches between observe and enforce, which keep breakers, budgets and limiters apart.
+ * The breakers of sections the new policies no longer have, and those of the mode left, are dropped
+ * then ({@link PolicyResolver#policies()}).
  *
  * <p>An application wraps its clients with the adapters ({@code RetryingHttpClient}, {@code
  * RetryInterceptor}, {@code AsyncRetrier}), which start and drive the calls; an adapter of its own
@@ -231,7 +231,7 @@ public final class RetryEngine {
         // A reload came after this call read its settings, and its clean-up may have run before
         // the breaker above was made: it would stay tracked (an open one reported open) until the
         // next reload. The call keeps it; the registry keeps it only if a policy still uses it.
-        breakers.removeKey(breakerKey(TargetKey.of(scheme, host, port), policy), unusedNow);
+        breakers.removeKey(breakerKey(s, TargetKey.of(scheme, host, port), policy), unusedNow);
         // Its relabel may have run before the breaker was made, too: it would tell its
         // transitions under this call's route, which the new settings may no longer have.
         relabel(state.breaker, settings.all());
@@ -291,11 +291,13 @@ public final class RetryEngine {
     fleetLimiters.clear(); // the fleet keeps its own per route; this only drops stale keys
     Collection<Policy> now = s.all();
     unlistedSince = now == null ? s.generation : 0;
+    // A breaker of a section no policy has any more (a removed route's, a changed section's), or of
+    // the mode left (observe's after a switch to enforce, and back), is never asked again: it would
+    // stay in the state it was in, an open one reported open to JMX and Prometheus for the JVM's
+    // life. The mode is known even when the resolver lists no policies. Calls under way keep the
+    // one they hold.
+    breakers.removeKeys(new Unused(s));
     if (now != null) {
-      // A breaker of a section no policy has any more (a removed route's, a changed section's) is
-      // never asked again: it would stay in the state it was in, an open one reported open to JMX
-      // and Prometheus for the JVM's life. Calls under way keep the one they hold.
-      breakers.removeKeys(new Unused(now));
       relabel(now);
       // State counted under a maxHosts no policy has now would stay counted under it for good.
       Set<Integer> bounds = new HashSet<>();
@@ -317,23 +319,35 @@ public final class RetryEngine {
   private final class UnusedNow implements Predicate<Key> {
     @Override
     public boolean test(Key k) {
-      Collection<Policy> now = settings.all();
-      return now != null && new Unused(now).test(k);
+      return new Unused(settings).test(k);
     }
   }
 
   private final UnusedNow unusedNow = new UnusedNow();
 
-  /** The breaker keys that no policy of a configuration uses. */
+  /**
+   * The breaker keys that no call of a configuration uses: another mode's, or (when its resolver
+   * lists them) a section none of its policies has.
+   */
   private static final class Unused implements Predicate<Key> {
+    /** The configuration's policies, or null when its resolver does not list them. */
     private final Collection<Policy> policies;
 
-    Unused(Collection<Policy> policies) {
-      this.policies = policies;
+    private final boolean observe;
+
+    Unused(EngineSettings s) {
+      this.policies = s.all();
+      this.observe = s.mode == Mode.OBSERVE;
     }
 
     @Override
     public boolean test(Key k) {
+      if (k.observe != observe) {
+        return true;
+      }
+      if (policies == null) {
+        return false;
+      }
       boolean routeKey = k.name.startsWith(ROUTE_KEY);
       for (Policy p : policies) {
         CircuitBreakerPolicy c = p.circuitBreaker();
@@ -373,7 +387,7 @@ public final class RetryEngine {
   private HostState hostState(
       EngineSettings s, Policy policy, String scheme, String host, int port) {
     String target = TargetKey.of(scheme, host, port);
-    BoundedRegistry.Entry<CircuitBreaker> breaker = breakerFor(target, policy);
+    BoundedRegistry.Entry<CircuitBreaker> breaker = breakerFor(s, target, policy);
     if (breaker != null) {
       breaker.value.reachedUnder(s.generation); // calls of s reach it (showsState)
     }
@@ -491,14 +505,22 @@ public final class RetryEngine {
     return Math.max(breakers.size(), Math.max(budgets.size(), limiters.size()));
   }
 
-  private BoundedRegistry.Entry<CircuitBreaker> breakerFor(String target, Policy policy) {
+  /**
+   * The target's breaker for a route of configuration {@code s}, or null when it has none. Observe
+   * mode has breakers of its own, as it has budgets and limiters: what it saw (failures of a host
+   * it never refused, and never retried) must not open a breaker that then refuses real calls at
+   * once after a switch to enforce; nor an enforcing breaker's open state show in observe mode's
+   * reports after a switch back. A reload to the other mode drops the old mode's ({@link Unused}).
+   */
+  private BoundedRegistry.Entry<CircuitBreaker> breakerFor(
+      EngineSettings s, String target, Policy policy) {
     CircuitBreakerPolicy p = policy.circuitBreaker();
     if (!p.enabled()) {
       return null;
     }
     String route = policy.routeName();
     return breakers.entry(
-        breakerKey(target, policy),
+        breakerKey(s, target, policy),
         k -> new CircuitBreaker(k.name, p, new BreakerTransitions(route)),
         p.maxHosts());
   }
@@ -563,11 +585,16 @@ public final class RetryEngine {
     }
   }
 
-  /** The registry's key of the breaker of {@code target} under {@code policy} (one enabled). */
-  private static Key breakerKey(String target, Policy policy) {
+  /**
+   * The registry's key of the breaker of {@code target} under {@code policy} (one enabled) in the
+   * mode of {@code s}.
+   */
+  private static Key breakerKey(EngineSettings s, String target, Policy policy) {
     CircuitBreakerPolicy p = policy.circuitBreaker();
     return new Key(
-        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? ROUTE_KEY + policy.routeName() : target, p);
+        p.scope() == CircuitBreakerPolicy.Scope.ROUTE ? ROUTE_KEY + policy.routeName() : target,
+        p,
+        s.mode == Mode.OBSERVE);
   }
 
   /** The budget of {@code target} under {@code policy}, or null when it has none (for tests). */
@@ -1001,8 +1028,9 @@ public final class RetryEngine {
   }
 
   /**
-   * Per-host state is keyed by target and by the policy section it was built from; a limiter by
-   * whether it is observe mode's too ({@link #limiterFor}).
+   * Per-host state is keyed by target and by the policy section it was built from; a breaker, a
+   * budget and a limiter by whether it is observe mode's too ({@link #breakerFor}, {@link
+   * #budgetEntry}, {@link #limiterFor}).
    */
   private static final class Key {
     final String name;

@@ -5,6 +5,7 @@ import static dev.retryagent.engine.Script.respond;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.testing.FakeRequest;
 import java.net.SocketException;
 import java.time.Duration;
@@ -178,5 +179,80 @@ class ObserveModeTest {
 
     assertThat(r.status()).isEqualTo(200);
     assertThat(enforced.attemptCount()).isEqualTo(2);
+  }
+
+  /** Two 503s in a window of two open the breaker of the policy {@link #twoFailuresOpen}. */
+  private static TestPolicy twoFailuresOpen() {
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(2).minimumCalls(2);
+    return p;
+  }
+
+  private static void openTheBreaker(Driver driver, EngineFixture f) {
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503)));
+    driver.run(f, FakeRequest.get(), new Script(f.clock, respond(503)));
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+    f.listener.clear();
+  }
+
+  private static void assertNoBreakerIsReportedOpen(EngineFixture f) {
+    assertThat(f.engine.breakers())
+        .filteredOn(b -> f.engine.showsState(b))
+        .extracting(CircuitBreaker::state)
+        .doesNotContain(CircuitState.OPEN);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aSwitchToEnforceStartsFromABreakerObserveModeDidNotOpen(Driver driver) {
+    // Observe mode refused nothing: what it saw must not refuse the first enforcing calls.
+    TestPolicy p = twoFailuresOpen();
+    EngineFixture f = observe(p);
+    openTheBreaker(driver, f);
+    f.engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(p.build()));
+
+    Script enforced = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), enforced);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(enforced.attemptCount()).isEqualTo(1);
+    assertThat(f.listener.events(RetryEvent.Type.BREAKER_REJECTED)).isEmpty();
+    assertNoBreakerIsReportedOpen(f);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aSwitchToObserveDoesNotReportTheBreakerEnforceModeOpened(Driver driver) {
+    // Observe mode reports what it would do from what it saw, not from enforce's open state.
+    TestPolicy p = twoFailuresOpen();
+    EngineFixture f = EngineFixture.of(p.build(), Mode.ENFORCE);
+    openTheBreaker(driver, f);
+    f.engine.reconfigure(Mode.OBSERVE, PolicyResolver.always(p.build()));
+
+    Script observed = new Script(f.clock, respond(200));
+    CallResult r = driver.run(f, FakeRequest.get(), observed);
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(f.listener.events(RetryEvent.Type.BREAKER_REJECTED)).isEmpty();
+    assertNoBreakerIsReportedOpen(f);
+  }
+
+  @ParameterizedTest
+  @MethodSource("drivers")
+  void aSwitchToEnforceStartsFromACleanBreakerWhenTheResolverListsNoPolicies(Driver driver) {
+    // Such a resolver does not say which sections are in use, but the mode left is known.
+    TestPolicy p = twoFailuresOpen();
+    Policy policy = p.build();
+    EngineFixture f = EngineFixture.of(policy, Mode.OBSERVE);
+    f.engine.reconfigure(Mode.OBSERVE, (method, host, port, path) -> policy);
+    openTheBreaker(driver, f);
+    f.engine.reconfigure(Mode.ENFORCE, (method, host, port, path) -> policy);
+
+    CallResult r = driver.run(f, FakeRequest.get(), new Script(f.clock, respond(200)));
+
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(f.listener.events(RetryEvent.Type.BREAKER_REJECTED)).isEmpty();
+    assertNoBreakerIsReportedOpen(f);
   }
 }

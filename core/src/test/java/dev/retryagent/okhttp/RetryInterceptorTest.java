@@ -1650,9 +1650,9 @@ class RetryInterceptorTest {
 
   /**
    * In observe mode too, a body whose own writeTo fails is the application's mistake, not the
-   * host's failure: the breaker, which observe mode feeds and enforce mode shares after a reload,
-   * records nothing (one failure would open it here, and every call of the host be refused once
-   * enforced). Before, the body went unwatched in observe mode and its failure was the host's.
+   * host's failure: observe mode's breaker records nothing (one failure would open it here, and
+   * observe mode report calls enforce mode would not refuse). Before, the body went unwatched in
+   * observe mode and its failure was the host's.
    */
   @ParameterizedTest
   @EnumSource(Way.class)
