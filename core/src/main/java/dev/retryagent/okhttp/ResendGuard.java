@@ -86,23 +86,26 @@ final class ResendGuard {
 
   /**
    * Whether an unguarded {@code body} must still be watched for a failure of its own and for its
-   * length ({@link Body#writeTo}). Not OkHttp's {@code FormBody}, which writes its fields from
-   * memory into OkHttp's sink, the length it declared, and can fail only as that sink fails. A body
-   * of the application's own class (a file, a stream) can fail by itself, which must not count as
-   * the host's failure (the breaker, a retry): in observe mode too, whose reports (its own
-   * breaker's, apart from enforce mode's) say what enforce mode would count. The byte bodies of
-   * {@code RequestBody.create} are anonymous classes whose names differ from one OkHttp version to
-   * the next (5.x names a file-descriptor body as 4.x names a byte array one): watched as the
+   * length ({@link Body#writeTo}). Not in observe mode, where nothing the application sees is
+   * decided by it, and the wrapper would be all the application's network interceptors and {@code
+   * EventListener} saw of its body: a body's own failure is then counted as the host's in what
+   * observe mode reports, and in its breaker, which is observe mode's own (kept by mode), never the
+   * one an enforcing configuration uses after a reload. Nor OkHttp's {@code FormBody}, which writes
+   * its fields from memory into OkHttp's sink, the length it declared, and can fail only as that
+   * sink fails. A body of the application's own class (a file, a stream) can fail by itself, which
+   * must not count as the host's failure (the breaker, a retry). The byte bodies of {@code
+   * RequestBody.create} are anonymous classes whose names differ from one OkHttp version to the
+   * next (5.x names a file-descriptor body as 4.x names a byte array one): watched as the
    * application's. On a client wired by hand without the network interceptor ({@code sendsTold}
-   * false), a {@code FormBody} is watched too in enforce mode, whatever its method: its write tells
-   * the call that a request reached a server ({@link Body#written}), which a stricter rule reloaded
-   * during the wait judges by (a PUT a reload makes unsafe as well as a keyed POST).
+   * false), a {@code FormBody} is watched too, whatever its method: its write tells the call that a
+   * request reached a server ({@link Body#written}), which a stricter rule reloaded during the wait
+   * judges by (a PUT a reload makes unsafe as well as a keyed POST).
    */
   static boolean watched(RequestBody body, RetryCall call, boolean sendsTold) {
-    if (!(body instanceof okhttp3.FormBody)) {
-      return true;
+    if (call.observeOnly()) {
+      return false;
     }
-    return !sendsTold && !call.observeOnly();
+    return !(body instanceof okhttp3.FormBody) || !sendsTold;
   }
 
   static boolean mayResend(RetryCall call) {

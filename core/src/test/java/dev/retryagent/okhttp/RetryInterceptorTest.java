@@ -11,10 +11,12 @@ import static org.awaitility.Awaitility.await;
 
 import dev.retryagent.engine.CircuitBreakerOpenException;
 import dev.retryagent.engine.GiveUpReason;
+import dev.retryagent.engine.PolicyResolver;
 import dev.retryagent.engine.RetryEngine;
 import dev.retryagent.engine.RetryEvent;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.Bodiless;
@@ -1649,21 +1651,101 @@ class RetryInterceptorTest {
   }
 
   /**
-   * In observe mode too, a body whose own writeTo fails is the application's mistake, not the
-   * host's failure: observe mode's breaker records nothing (one failure would open it here, and
-   * observe mode report calls enforce mode would not refuse). Before, the body went unwatched in
-   * observe mode and its failure was the host's.
+   * In observe mode every request body reaches the application's network interceptors as its own (a
+   * {@code MultipartBody}, OkHttp's byte body, a body class of the application's), and {@code
+   * response.request()} is the application's request, as with OkHttp alone: observe mode decides
+   * nothing a wrapper would tell. Before, every body but a {@code FormBody} went out wrapped
+   * ({@code ResendGuard.Body}), only so that a body's own failure did not count in the breaker an
+   * enforcing configuration kept after a reload; breakers are kept by mode now.
+   */
+  @ParameterizedTest
+  @MethodSource("unretriedFormPosts")
+  void inObserveModeEveryBodyReachesTheNetworkAsTheApplicationsOwn(
+      Way way, boolean networkInterceptor) throws Exception {
+    server.otherwise(ok("done"));
+    Request multipart =
+        new Request.Builder()
+            .url(server.url("/v1/files/1"))
+            .put(
+                new okhttp3.MultipartBody.Builder()
+                    .setType(okhttp3.MultipartBody.FORM)
+                    .addFormDataPart("a", "1")
+                    .build())
+            .build();
+    Request bytes =
+        new Request.Builder()
+            .url(server.url("/v1/charges"))
+            .post(RequestBody.create(JSON, "{}"))
+            .build();
+    Request own = new Request.Builder().url(server.url("/v1/items/1")).put(new OwnBody()).build();
+    List<Request> requests = List.of(multipart, bytes, own);
+    List<String> plainSeen = new CopyOnWriteArrayList<>();
+    OkHttpClient plain =
+        new OkHttpClient.Builder()
+            .retryOnConnectionFailure(false)
+            .addNetworkInterceptor(bodyClasses(plainSeen))
+            .build();
+    Way plainWay = way == Way.ENQUEUE_REQUEUED ? Way.ENQUEUE : way; // OkHttp's own enqueue
+    try {
+      for (Request r : requests) {
+        call(plain, plainWay, r).close();
+      }
+    } finally {
+      plain.dispatcher().executorService().shutdown();
+    }
+    configure(Mode.OBSERVE, b -> b.maxAttempts(3), CircuitBreakerPolicy.defaults());
+    List<String> seen = new CopyOnWriteArrayList<>();
+    OkHttpClient.Builder b = client.newBuilder().addNetworkInterceptor(bodyClasses(seen));
+    if (networkInterceptor) {
+      b.addNetworkInterceptor(retrier.interceptor().networkInterceptor());
+    }
+    OkHttpClient ours = b.build();
+    try {
+      for (Request r : requests) {
+        try (Response response = call(ours, way, r)) {
+          assertThat(body(response)).isEqualTo("done");
+          assertThat(response.request()).as(r.method() + " " + r.url()).isSameAs(r);
+        }
+      }
+    } finally {
+      ours.dispatcher().executorService().shutdown();
+    }
+
+    assertThat(plainSeen).containsExactly("MultipartBody", bytesClass(), "OwnBody");
+    assertThat(seen).isEqualTo(plainSeen);
+  }
+
+  /** The simple name of the class of OkHttp's byte body, which differs between versions. */
+  private static String bytesClass() {
+    return RequestBody.create(JSON, "{}").getClass().getSimpleName();
+  }
+
+  /** A request body of the application's own class. */
+  private static final class OwnBody extends RequestBody {
+    @Override
+    public MediaType contentType() {
+      return JSON;
+    }
+
+    @Override
+    public void writeTo(BufferedSink sink) throws IOException {
+      sink.writeUtf8("{}");
+    }
+  }
+
+  /**
+   * A body whose own writeTo fails in observe mode ends the call with its own exception, as without
+   * the agent, and refuses nothing once a reload switches to enforce: observe mode's body is no
+   * longer watched for its own failure, which its breaker takes for the host's (one failure opens
+   * it here), but that breaker is observe mode's own. Before breakers were kept by mode, the first
+   * enforcing call was refused (CircuitBreakerOpenException) had the body gone unwatched.
    */
   @ParameterizedTest
   @EnumSource(Way.class)
-  void inObserveModeABodysOwnFailureIsNotTheHostsInTheBreaker(Way way) throws Exception {
-    RetryEngine engine =
-        TestEngines.engine(
-            time,
-            Mode.OBSERVE,
-            b -> b,
-            CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build(),
-            events);
+  void inObserveModeABodysOwnFailureRefusesNothingOnceEnforced(Way way) throws Exception {
+    CircuitBreakerPolicy breaker =
+        CircuitBreakerPolicy.builder().countWindow(1).minimumCalls(1).build();
+    RetryEngine engine = TestEngines.engine(time, Mode.OBSERVE, b -> b, breaker, events);
     retrier = new AsyncRetrier(engine);
     client =
         new OkHttpClient.Builder()
@@ -1686,12 +1768,21 @@ class RetryInterceptorTest {
           }
         };
     Request put = new Request.Builder().url(server.url("/v1/files/7")).put(failing).build();
-
     assertThatThrownBy(() -> call(way, put).close()).isSameAs(own);
 
-    assertThat(engine.breakers())
-        .extracting(dev.retryagent.engine.CircuitBreaker::state)
-        .containsOnly(dev.retryagent.engine.CircuitState.CLOSED);
+    engine.reconfigure(
+        Mode.ENFORCE,
+        PolicyResolver.always(
+            new Policy(
+                "test",
+                RetryPolicy.builder().build(),
+                Policy.defaults().budget(),
+                breaker,
+                Policy.defaults().rateLimit())));
+    int before = server.requestCount();
+
+    assertThat(body(call(way, get("/v1/files/7")))).isEqualTo("stored");
+    assertThat(server.requestCount()).isEqualTo(before + 1);
   }
 
   /**
