@@ -314,6 +314,24 @@ class EngineStateTest {
   }
 
   @Test
+  void aCallThatResolvedInObserveModeBeforeAReloadToEnforceLeavesNoObserveBreakerBehind() {
+    // Same section, other mode: the call's observe breaker, made after the reload's clean-up, is
+    // no breaker of enforce mode's, and kept it showed the host open while enforce refused nothing.
+    TestPolicy p = TestPolicy.create();
+    p.retry.maxAttempts(1);
+    p.breaker.countWindow(1).minimumCalls(1);
+    Policy old = p.build();
+    EngineFixture f = EngineFixture.of(old, Mode.OBSERVE);
+    f.engine.reconfigure(
+        Mode.OBSERVE, new ReloadingWhileResolving(f.engine, old, old, Mode.ENFORCE));
+
+    call(f, "a.example", 503);
+
+    assertThat(f.listener.transitions()).containsExactly(CircuitTransition.CLOSED_TO_OPEN);
+    assertThat(f.engine.breakers()).isEmpty();
+  }
+
+  @Test
   void aCallThatResolvedBeforeAReloadThatKeepsItsSectionLeavesItsBreakerTracked() {
     TestPolicy p = TestPolicy.create();
     p.retry.maxAttempts(1);
@@ -384,16 +402,23 @@ class EngineStateTest {
     private final RetryEngine engine;
     private final Policy old;
     private final Policy next;
+    private final Mode mode;
 
     ReloadingWhileResolving(RetryEngine engine, Policy old, Policy next) {
+      this(engine, old, next, Mode.ENFORCE);
+    }
+
+    /** Reloads to {@code next} in {@code mode}. */
+    ReloadingWhileResolving(RetryEngine engine, Policy old, Policy next, Mode mode) {
       this.engine = engine;
       this.old = old;
       this.next = next;
+      this.mode = mode;
     }
 
     @Override
     public Policy resolve(String method, String host, int port, String path) {
-      engine.reconfigure(Mode.ENFORCE, PolicyResolver.always(next));
+      engine.reconfigure(mode, PolicyResolver.always(next));
       return old;
     }
 
