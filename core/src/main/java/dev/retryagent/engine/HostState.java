@@ -46,6 +46,10 @@ final class HostState {
   /** {@code deadline} in nanoseconds. */
   final long deadlineNanos;
 
+  // The configuration this state was made under ({@link EngineSettings#generation}): a call of it
+  // began before any later reload ({@link RetryEngine#reloadedSince}).
+  final long generation;
+
   private final BoundedRegistry.Entry<CircuitBreaker> breakerEntry;
   private final BoundedRegistry.Entry<RetryBudget> budgetEntry;
   private final BoundedRegistry.Entry<HostBucket> limiterEntry;
@@ -53,7 +57,7 @@ final class HostState {
   /** The state of calls that pass through ({@link Mode#OFF}): no host, no guard, no counter. */
   static HostState passThrough(RetryEngine engine) {
     return new HostState(
-        engine, Policy.defaults(), Mode.OFF, "", "", -1, null, null, null, null, null);
+        engine, Policy.defaults(), Mode.OFF, "", "", -1, null, null, null, null, null, 0);
   }
 
   HostState(
@@ -67,8 +71,10 @@ final class HostState {
       BoundedRegistry.Entry<RetryBudget> budgetEntry,
       BoundedRegistry.Entry<HostBucket> limiterEntry,
       PermitLimiter fleetLimiter,
-      CallCounter[] counters) {
+      CallCounter[] counters,
+      long generation) {
     this.engine = engine;
+    this.generation = generation;
     this.policy = policy;
     this.retry = policy.retry();
     this.observe = mode == Mode.OBSERVE;

@@ -169,6 +169,25 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * Whether the rule for requests not safe to repeat ({@code methods}, {@code unsafeMethods},
+   * {@code idempotencyKeyHeader}) refuses to send this call's request again after {@code outcome}:
+   * the call's own policy's rule, or, outside observe mode, the one now in force when a reload
+   * since the call began made it stricter, as each retry of the engine's own is judged ({@link
+   * #refusedSinceReload}). For an adapter that decides whether the client may send the request
+   * again by itself inside an attempt (OkHttp's resend after a failed connection, which counts as a
+   * retry): a POST begun under {@code unsafeMethods: always} whose retry waited while the file was
+   * reloaded to {@code never} is not resent by the client either. Without a reload, no look-up: one
+   * volatile read more than the own rule's check.
+   */
+  public boolean refusesRepeat(Outcome outcome) {
+    return IdempotencyGate.check(state.retry, request(), outcome) != null
+        || (!state.observe
+            && !state.passThrough
+            && state.engine.reloadedSince(state)
+            && refusedSinceReload(outcome));
+  }
+
+  /**
    * A request of the attempt under way reached a server before the attempt failed: a redirect's hop
    * the client followed (a POST answered 307 or 303), a request the client sent again by itself. A
    * connect failure that then ends the attempt (the redirect's {@code Location} refuses the

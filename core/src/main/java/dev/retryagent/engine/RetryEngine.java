@@ -285,6 +285,15 @@ public final class RetryEngine {
     }
   }
 
+  /**
+   * Whether the configuration changed since {@code state} was made under it (a reload, or new
+   * settings for a fleet's limits): only then can {@link #retryPolicyNow} differ from a call's own
+   * policy. One volatile read.
+   */
+  boolean reloadedSince(HostState state) {
+    return settings.generation != state.generation;
+  }
+
   private void reconfigureLocked(Mode mode, PolicyResolver policies) {
     EngineSettings s = new EngineSettings(this, mode, policies);
     this.settings = s;
@@ -402,7 +411,8 @@ public final class RetryEngine {
         budgetEntry(s, target, policy),
         limiterFor(s, target, policy),
         fleetLimiter(s, policy),
-        listener.countersFor(policy.routeName(), scheme, host, port));
+        listener.countersFor(policy.routeName(), scheme, host, port),
+        s.generation);
   }
 
   /** A call used the state of these entries (any may be null). */

@@ -1,6 +1,5 @@
 package dev.retryagent.okhttp;
 
-import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.Outcome;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.policy.RetryPolicy;
@@ -108,14 +107,23 @@ final class ResendGuard {
     return !(body instanceof okhttp3.FormBody) || !sendsTold;
   }
 
+  /**
+   * Whether OkHttp may send the attempt's request again by itself after a failed connection. The
+   * rule for requests not safe to repeat is the one each retry of the engine's is judged by: the
+   * call's own, or the one now in force when a reload since the call began (during a retry's wait)
+   * made it stricter ({@link RetryCall#refusesRepeat}); OkHttp's resend counts as a retry. Judged
+   * by the call's own policy alone, a POST begun under {@code unsafeMethods: always} whose retry
+   * went out after a reload to {@code never} was still resent by OkHttp. The other keys ({@code
+   * maxAttempts}) stay the call's own, as for the engine's retries.
+   */
   static boolean mayResend(RetryCall call) {
     if (call.observeOnly()) {
       return true;
     }
-    RetryPolicy retry = call.policy().retry();
-    if (IdempotencyGate.check(retry, call.request(), Outcome.RESET) != null) {
+    if (call.refusesRepeat(Outcome.RESET)) {
       return false;
     }
+    RetryPolicy retry = call.policy().retry();
     if (!retry.enabled() || retry.maxAttempts() <= 1) {
       return true;
     }
