@@ -53,11 +53,22 @@ public final class Resends implements Interceptor {
   // Set once something can tell this instance of requests (handed out as a network interceptor, or
   // to a hook): until then an attempt has nothing to count, and costs no per-thread state.
   private volatile boolean handedOut;
+  // Set once handed to a hook in OkHttp's own CallServerInterceptor, which tells of every call's
+  // requests; a network interceptor tells only of the calls of the clients that hold it ({@link
+  // #told}).
+  private volatile boolean hooked;
 
   Resends() {}
 
-  /** This instance will be told of the requests sent (by a network interceptor or a hook). */
+  /** This instance will be told of the requests sent by the clients that hold it. */
   Resends handOut() {
+    handedOut = true;
+    return this;
+  }
+
+  /** This instance will be told of the requests of every call (a hook in OkHttp's own class). */
+  Resends hook() {
+    hooked = true;
     handedOut = true;
     return this;
   }
@@ -150,16 +161,32 @@ public final class Resends implements Interceptor {
   /**
    * Whether no request of the attempt of {@code okCall} running on this thread reached a connection
    * (OkHttp ended it while it found or connected one): known only when this instance is told of the
-   * requests sent (else false, as it cannot tell). Ask before {@link #end}.
+   * requests of {@code okCall} ({@link #told}; else false, as it cannot tell). Ask before {@link
+   * #end}.
    */
-  boolean nothingSent(Call okCall) {
-    Object[] frame = handedOut ? frameOf(okCall) : null;
+  boolean nothingSent(Call okCall, boolean told) {
+    Object[] frame = told ? frameOf(okCall) : null;
     return frame != null && frame[SENT] == null;
   }
 
-  /** Whether this instance is told of the requests sent (a network interceptor, or a hook). */
-  boolean told() {
-    return handedOut;
+  /**
+   * Whether this instance is told of the requests of {@code okCall}: by a hook, of every call; as a
+   * network interceptor, of the calls of a client that holds it ({@link CallClients}). Asked per
+   * client, not per instance: one interceptor serves any number of clients, and a client without
+   * the network interceptor, beside one with it, was taken for told: its attempts read as sending
+   * nothing, so a POST that a redirect's hop then failed to connect for was taken as never sent and
+   * retried (the server got it again), and every cancel as one before the request went out. Where
+   * the client cannot be read (an OkHttp in a named module), told as before; the guarded body's
+   * write still says a request went out ({@code RetryInterceptor.somethingSent}).
+   */
+  boolean told(Call okCall) {
+    if (!handedOut) {
+      return false;
+    }
+    if (hooked) {
+      return true;
+    }
+    return CallClients.networkInterceptorOf(okCall, this) != CallClients.LACKS;
   }
 
   /**

@@ -89,7 +89,7 @@ public final class RetryInterceptor implements Interceptor {
    * chain for every interceptor of a call (56 B); a hook costs it nothing. Use one or the other.
    */
   public Resends resendHook() {
-    return resends.handOut();
+    return resends.hook();
   }
 
   /** The engine's sleeper, which {@link SyncOkCall} waits with. */
@@ -146,7 +146,8 @@ public final class RetryInterceptor implements Interceptor {
    */
   Response proceed(Chain chain, Request request, long timeoutNanos, RetryCall call)
       throws IOException {
-    Request guarded = ResendGuard.guard(request, call, resends.told());
+    boolean told = resends.told(chain.call());
+    Request guarded = ResendGuard.guard(request, call, told);
     Object begun = resends.begin(chain.call(), call, guarded);
     // Cancelled before the attempt ran (after enqueue(), before a dispatcher thread ran the call):
     // OkHttp's RetryAndFollowUpInterceptor, next after this last application interceptor, refuses
@@ -157,7 +158,7 @@ public final class RetryInterceptor implements Interceptor {
       countRepeats(call, r);
       return asCallers(r, chain.request(), guarded, call.policy().retry().attemptHeader());
     } catch (IOException | RuntimeException e) {
-      if (somethingSent(chain.call(), guarded)) {
+      if (somethingSent(chain.call(), guarded, told)) {
         // A request of the attempt reached a connection before this failure: a connect failure
         // now is a redirect's hop (or OkHttp's resend) that found no connection, and the call's
         // request may have been acted on.
@@ -174,7 +175,7 @@ public final class RetryInterceptor implements Interceptor {
         // OkHttp 4 and 5 throw "stream was reset: CANCEL", a reset): it says nothing about the
         // host, so the breaker's permit goes back without an outcome, as after an abort.
         call.abortedWhen(CANCELLED);
-        if (cancelledAhead || resends.nothingSent(chain.call())) {
+        if (cancelledAhead || resends.nothingSent(chain.call(), told)) {
           // Cancelled while OkHttp found or connected the attempt's connection: nothing of the
           // request went out, so its rate-limit permit (and the retry it was) go back, and a first
           // attempt is not counted as one.
@@ -189,13 +190,14 @@ public final class RetryInterceptor implements Interceptor {
 
   /**
    * Whether a request of the attempt of {@code okCall} reached a connection: as the network
-   * interceptor or the agent's hook saw it, else (the library without {@link
-   * #networkInterceptor()}) as the attempt's guarded body was written, which it is for every
-   * request the engine repeats only if it was never sent (a POST without key).
+   * interceptor or the agent's hook saw it ({@code told}), or as the attempt's guarded body was
+   * written, which it is for every request the engine repeats only if it was never sent (a POST
+   * without key): the only sign on a client without {@link #networkInterceptor()}, and one more
+   * where the client could not be asked whether it holds it.
    */
-  private boolean somethingSent(Call okCall, Request guarded) {
-    if (resends.told()) {
-      return resends.somethingSent(okCall);
+  private boolean somethingSent(Call okCall, Request guarded, boolean told) {
+    if (told && resends.somethingSent(okCall)) {
+      return true;
     }
     RequestBody body = guarded.body();
     return body instanceof ResendGuard.Body && ((ResendGuard.Body) body).written();

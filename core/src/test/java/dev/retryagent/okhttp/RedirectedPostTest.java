@@ -178,6 +178,40 @@ class RedirectedPostTest {
     assertThat(retries()).isZero();
   }
 
+  static List<Arguments> codesAndWays() {
+    List<Arguments> all = new ArrayList<>();
+    for (int code : new int[] {303, 307}) {
+      for (boolean enqueue : new boolean[] {false, true}) {
+        all.add(Arguments.of(code, enqueue));
+      }
+    }
+    return all;
+  }
+
+  /**
+   * One interceptor on two clients, the network interceptor on one of them only: a POST of the
+   * other, redirected to a host that refuses the connection, ends as with plain OkHttp. Whether the
+   * network interceptor tells was decided per interceptor, so the client without it was taken for
+   * told: nothing ever told its requests, the hop's ConnectException read as "never sent", and the
+   * server got the POST three times.
+   */
+  @ParameterizedTest(name = "{0}, enqueue {1}")
+  @MethodSource("codesAndWays")
+  void aPostRedirectedToARefusingHostIsNotSentAgainOnAClientWithoutTheSharedNetworkInterceptor(
+      int code, boolean enqueue) throws Exception {
+    server.otherwise(status(code).header("Location", dead));
+    String url = server.url("/pay");
+    AsyncRetrier retrier = retrier(UnsafeMethods.IF_NOT_SENT);
+    client(retrier, true); // the network interceptor, handed out for another client
+    OkHttpClient without = client(retrier, false);
+
+    List<String> plain = post(client(null, false), null, url, null);
+    List<String> ours = post(without, enqueue ? retrier : null, url, null);
+
+    assertThat(ours).isEqualTo(plain); // before: POST /pay three times, then ConnectException
+    assertThat(retries()).isZero();
+  }
+
   @ParameterizedTest(name = "enqueue {1}, network interceptor {2}")
   @MethodSource("ways")
   void aPostWhoseOwnConnectionIsRefusedIsStillRetried(int code, boolean enqueue, boolean network)

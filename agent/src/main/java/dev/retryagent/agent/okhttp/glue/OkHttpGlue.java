@@ -89,7 +89,9 @@ public final class OkHttpGlue implements OkHttpSupport {
           if (sendsHooked) {
             resends = r.interceptor().resendHook();
           } else {
-            r.interceptor().networkInterceptor();
+            // Our network interceptor (AgentInterceptor, not the library's own object) is in every
+            // builder that holds ours (builderCreated): told of every call, as by the hook.
+            r.interceptor().resendHook();
           }
           retrier = r;
         }
