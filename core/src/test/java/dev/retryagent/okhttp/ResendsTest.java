@@ -139,6 +139,19 @@ class ResendsTest {
   }
 
   @Test
+  void asANetworkInterceptorItIsToldOnlyOfTheCallsOfAClientThatHoldsIt() {
+    // One interceptor serves many clients; the network interceptor may be on some of them only.
+    Resends shared = new Resends().handOut();
+    OkHttpClient with = new OkHttpClient.Builder().addNetworkInterceptor(shared).build();
+    Request get = new Request.Builder().url("http://127.0.0.1:9/a").build();
+
+    assertThat(shared.told(with.newCall(get))).isTrue();
+    assertThat(shared.told(client.newCall(get))).isFalse(); // before: true, as for the other
+    assertThat(new Resends().hook().told(client.newCall(get))).isTrue(); // a hook hears every call
+    assertThat(new Resends().told(with.newCall(get))).isFalse(); // never handed out
+  }
+
+  @Test
   void eachThreadCountsItsOwnAttempt() throws Exception {
     Call ok = okCall("/a");
     RetryCall call = begunCall();
