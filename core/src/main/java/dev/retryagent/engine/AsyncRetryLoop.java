@@ -41,16 +41,22 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
    */
   public static final class Style {
     /** A plain {@link CompletableFuture}. */
-    public static final Style PLAIN = new Style(false, null, false);
+    public static final Style PLAIN = new Style(false, null, false, false);
 
     final boolean dependentsCancel;
     final Executor deliverOn;
     final boolean cancelEndsAsAttempt;
+    final boolean refusesObtrude;
 
-    private Style(boolean dependentsCancel, Executor deliverOn, boolean cancelEndsAsAttempt) {
+    private Style(
+        boolean dependentsCancel,
+        Executor deliverOn,
+        boolean cancelEndsAsAttempt,
+        boolean refusesObtrude) {
       this.dependentsCancel = dependentsCancel;
       this.deliverOn = deliverOn;
       this.cancelEndsAsAttempt = cancelEndsAsAttempt;
+      this.refusesObtrude = refusesObtrude;
     }
 
     /**
@@ -62,7 +68,7 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
      *     complete there
      */
     public static Style of(boolean dependentsCancel, Executor deliverOn) {
-      return new Style(dependentsCancel, deliverOn, false);
+      return new Style(dependentsCancel, deliverOn, false, false);
     }
 
     /**
@@ -75,7 +81,17 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
      */
     public static Style of(
         boolean dependentsCancel, Executor deliverOn, boolean cancelEndsAsAttempt) {
-      return new Style(dependentsCancel, deliverOn, cancelEndsAsAttempt);
+      return new Style(dependentsCancel, deliverOn, cancelEndsAsAttempt, false);
+    }
+
+    /**
+     * This style, and {@code obtrudeValue} and {@code obtrudeException} throw {@link
+     * UnsupportedOperationException} on the future and on every stage that depends on it, as on
+     * {@code java.net.http}'s ({@code MinimalFuture}). Not only to match it: an obtruded value
+     * would bypass the call's end (no {@code complete}), and a pending retry would go on.
+     */
+    public Style refusingObtrude() {
+      return new Style(dependentsCancel, deliverOn, cancelEndsAsAttempt, true);
     }
   }
 
@@ -893,9 +909,28 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
       }
     }
 
+    /** Refused for a style that refuses it ({@link Style#refusingObtrude}). */
+    @Override
+    public void obtrudeValue(T value) {
+      if (style.refusesObtrude) {
+        throw new UnsupportedOperationException();
+      }
+      super.obtrudeValue(value);
+    }
+
+    @Override
+    public void obtrudeException(Throwable ex) {
+      if (style.refusesObtrude) {
+        throw new UnsupportedOperationException();
+      }
+      super.obtrudeException(ex);
+    }
+
     @Override
     public <U> CompletableFuture<U> newIncompleteFuture() {
-      return style.dependentsCancel ? new Dependent<>() : new CompletableFuture<>();
+      return style.dependentsCancel || style.refusesObtrude
+          ? new Dependent<>()
+          : new CompletableFuture<>();
     }
 
     /** The request as {@link RetryEvent#toString()} writes it: an application may log a future. */
@@ -916,14 +951,30 @@ public final class AsyncRetryLoop<T> implements Runnable, RetryCall.Wait {
    * A stage that depends on the caller's future, for a style whose dependents cancel the call:
    * {@code cancel(true)} cancels it, then the call, as {@code java.net.http}'s own futures do since
    * 16 (its {@code MultiExchange.cancel} does nothing for {@code cancel(false)}: nor does this),
-   * and so do the stages that depend on it.
+   * and so do the stages that depend on it. For a style that refuses obtrude, it refuses it too.
    */
   private final class Dependent<U> extends CompletableFuture<U> {
+    @Override
+    public void obtrudeValue(U value) {
+      if (style.refusesObtrude) {
+        throw new UnsupportedOperationException();
+      }
+      super.obtrudeValue(value);
+    }
+
+    @Override
+    public void obtrudeException(Throwable ex) {
+      if (style.refusesObtrude) {
+        throw new UnsupportedOperationException();
+      }
+      super.obtrudeException(ex);
+    }
+
     @Override
     public boolean cancel(boolean mayInterruptIfRunning) {
       boolean wasDone = isDone();
       boolean cancelled = super.cancel(mayInterruptIfRunning);
-      if (!wasDone && mayInterruptIfRunning) {
+      if (!wasDone && mayInterruptIfRunning && style.dependentsCancel) {
         // Read only once the caller's future is done: its completion published the plain write.
         CompletableFuture<T> exchange = result.isDone() ? succeeded : null;
         if (exchange != null) {

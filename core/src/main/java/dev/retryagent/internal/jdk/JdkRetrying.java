@@ -38,7 +38,8 @@ public final class JdkRetrying {
   private static final boolean CANCELLABLE_EXCHANGE = Runtime.version().feature() >= 16;
 
   private static final AsyncRetryLoop.Style JDK_FUTURE =
-      AsyncRetryLoop.Style.of(CANCELLABLE_EXCHANGE, JDK_ASYNC_POOL, CANCELLABLE_EXCHANGE);
+      AsyncRetryLoop.Style.of(CANCELLABLE_EXCHANGE, JDK_ASYNC_POOL, CANCELLABLE_EXCHANGE)
+          .refusingObtrude();
 
   /** The class of the JDK's own requests: what it sends itself, e.g. a WebSocket handshake. */
   private static final String JDK_INTERNAL_REQUEST = "jdk.internal.net.http.HttpRequestImpl";
@@ -119,9 +120,36 @@ public final class JdkRetrying {
     throw new IOException(CLOSED, new IOException(CLOSED));
   }
 
-  /** {@code sendAsync} on a client the application shut down: the JDK's own refusal. */
+  /**
+   * {@code sendAsync} on a client the application shut down: the JDK's own refusal, a future that
+   * refuses {@code obtrudeValue} and {@code obtrudeException}, as its stages do ({@code
+   * MinimalFuture.failedFuture}).
+   */
   public static <R> CompletableFuture<R> refuseSendAsync() {
-    return CompletableFuture.failedFuture(new IOException(CLOSED));
+    Refused<R> refused = new Refused<>();
+    refused.completeExceptionally(new IOException(CLOSED));
+    return refused;
+  }
+
+  /**
+   * A future as the JDK's {@code MinimalFuture} to its caller: {@code obtrudeValue} and {@code
+   * obtrudeException} throw, on it and on the stages that depend on it.
+   */
+  private static final class Refused<R> extends CompletableFuture<R> {
+    @Override
+    public void obtrudeValue(R value) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void obtrudeException(Throwable ex) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public <U> CompletableFuture<U> newIncompleteFuture() {
+      return new Refused<>();
+    }
   }
 
   /**
