@@ -1906,6 +1906,77 @@ class RetryingHttpClientTest {
         .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
   }
 
+  /**
+   * shutdownNow() while the body of a response decided for a retry is still read (its head and 4
+   * bytes came, the rest held): the JDK aborts that exchange, and the call fails as the JDK fails
+   * an exchange in progress at shutdownNow, IOException("shutdownNow"), as the plain client's does.
+   * Before, the aborted attempt went to the retry's wait, which saw the caller gone, and the call
+   * failed with the refusal of a new call, IOException("closed").
+   */
+  @ParameterizedTest
+  @EnumSource(Way.class)
+  void shutdownNowWhileTheBodyOfAResponseDecidedForARetryIsReadFailsAsTheJdks(Way way)
+      throws Exception {
+    assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdownNow() is Java 21's");
+    CountDownLatch plainRelease = new CountDownLatch(1);
+    String plain;
+    try {
+      server.enqueue(
+          status(503)
+              .header("Retry-After", "25")
+              .body("busy busy busy")
+              .heldAfter(4, plainRelease));
+      HttpClient own = ownClient();
+      java.util.concurrent.CompletableFuture<HttpResponse<String>> f = calling(way, own);
+      org.awaitility.Awaitility.await().until(() -> server.requestCount() == 1);
+      invoke(own, "shutdownNow");
+      plain =
+          chain(org.assertj.core.api.Assertions.catchThrowable(() -> f.get(10, TimeUnit.SECONDS)));
+    } finally {
+      plainRelease.countDown();
+    }
+    assertThat(plain).contains("IOException: shutdownNow");
+
+    CountDownLatch release = new CountDownLatch(1);
+    try {
+      server.enqueue(
+          status(503).header("Retry-After", "25").body("busy busy busy").heldAfter(4, release),
+          ok("never"));
+      HttpClient client = wrapped(ownClient());
+      java.util.concurrent.CompletableFuture<HttpResponse<String>> f = calling(way, client);
+      // The retry is decided at the 503's head; its body is still read.
+      org.awaitility.Awaitility.await().until(() -> !events.isEmpty());
+      invoke(client, "shutdownNow");
+      Throwable t =
+          org.assertj.core.api.Assertions.catchThrowable(() -> f.get(10, TimeUnit.SECONDS));
+      assertThat(chain(t)).isEqualTo(plain);
+    } finally {
+      release.countDown();
+    }
+    assertThat(server.requestCount()).isEqualTo(2);
+    // The retry decided on the 503's head is not made: the call is given up at its first attempt.
+    org.awaitility.Awaitility.await().until(() -> events.size() == 2);
+    assertThat(events)
+        .extracting(e -> e.type() + " " + e.attempt() + " " + e.reason())
+        .containsExactly("RETRY 1 null", "GIVE_UP 1 CANCELLED");
+  }
+
+  /** {@code client}'s send or sendAsync of a GET, as a future (send on a thread of its own). */
+  private java.util.concurrent.CompletableFuture<HttpResponse<String>> calling(
+      Way way, HttpClient client) {
+    if (way == Way.SEND_ASYNC) {
+      return client.sendAsync(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+    }
+    return java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return client.send(get("/v1/items"), HttpResponse.BodyHandlers.ofString());
+          } catch (IOException | InterruptedException e) {
+            throw new java.util.concurrent.CompletionException(e);
+          }
+        });
+  }
+
   @Test
   void aClientShutDownWithNoCallInProgressShutsDownAtOnce() throws Exception {
     assumeTrue(Runtime.version().feature() >= 21, "HttpClient.shutdown() is Java 21's");

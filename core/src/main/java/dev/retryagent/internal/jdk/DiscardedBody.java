@@ -73,6 +73,9 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   // would be let go (endsWithThis); null: never (no teed copy not fixed yet, or nothing kept to
   // give).
   private final RetryCall call;
+  // The call this response was decided for a retry of (null: none), told when the body fails
+  // after the application's shutdownNow() (onError).
+  private final RetryCall retried;
   // Set once the call ends with this response after all: the body goes on to the caller's handler
   // (onNext, past the limit). Volatile: read by the JDK's signals without the lock; set under it.
   private volatile Relay relay;
@@ -128,6 +131,7 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
     this.transport = transport;
     this.graceNanos = grace(delayNanos);
     this.requestBody = requestBody;
+    this.retried = info != null ? call : null;
     // Only a teed copy can be found not whole (fixEarly false): a file is read again from disk,
     // so a response to a file-bodied request is never handed over and is read all at once.
     this.call =
@@ -408,9 +412,11 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
   @Override
   public void onError(Throwable failure) {
     Relay r;
+    JdkTransport t;
     synchronized (this) {
       awaitDecided();
       r = relay;
+      t = transport;
       if (r == null) {
         if (done) {
           return;
@@ -422,6 +428,14 @@ final class DiscardedBody<T> implements BodySubscriber<T>, Runnable {
     if (r != null) {
       r.onError(failure);
       return;
+    }
+    if (retried != null && t != null && t.shutDownNow()) {
+      // The application's shutdownNow() aborted the exchange while this body was read: the JDK
+      // fails a call in progress so (IOException "shutdownNow"), and without the agent the caller
+      // was reading this response. The retry decided on its head is not made: the call ends with
+      // this failure. Before, the attempt went to the retry's wait, which saw the caller gone, and
+      // the call failed with the JDK's refusal of a new call ("closed").
+      retried.retryForgone(failure);
     }
     // The response can no longer be given back (its body failed): as past the limit, the copy is
     // fixed for the retry now, else a source failure during the wait left the call nothing.
