@@ -25,6 +25,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 
 /**
  * A {@link RequestInfo} view of an {@link HttpRequest}, and the maker of each attempt's request:
@@ -162,6 +163,9 @@ final class JdkRequest<T> extends SelfViewCall
   public HttpResponse<T> run(int n, long timeoutNanos) throws IOException, InterruptedException {
     if (transport.shutDownNow()) {
       refusedAfterShutdownNow();
+      if (n > 1) {
+        throw JdkRetrying.abortedByShutdownNow(); // a call in progress: see the method
+      }
       return JdkRetrying.refuseSend();
     }
     String attemptHeader = attemptHeader();
@@ -202,7 +206,10 @@ final class JdkRequest<T> extends SelfViewCall
     }
     if (t.shutDownNow()) {
       refusedAfterShutdownNow();
-      return JdkRetrying.refuseSendAsync(); // as run()
+      return n > 1
+          ? CompletableFuture.failedFuture(
+              new CompletionException(JdkRetrying.abortedByShutdownNowAsync()))
+          : JdkRetrying.refuseSendAsync(); // as run()
     }
     String attemptHeader = attemptHeader();
     HttpRequest attempt = forAttempt(n, timeoutNanos, attemptHeader);

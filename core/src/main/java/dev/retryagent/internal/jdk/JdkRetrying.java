@@ -47,6 +47,9 @@ public final class JdkRetrying {
   /** The message of the JDK's refusal of a call to a client that was shut down (Java 21+). */
   private static final String CLOSED = "closed";
 
+  /** The message of the JDK's abort of the exchanges in progress at {@code shutdownNow()}. */
+  private static final String SHUTDOWN_NOW = "shutdownNow";
+
   /** The header the JDK's WebSocket opening handshake always carries among its headers. */
   private static final String WEBSOCKET_KEY = "Sec-WebSocket-Key";
 
@@ -118,6 +121,25 @@ public final class JdkRetrying {
       throw new InterruptedException();
     }
     throw new IOException(CLOSED, new IOException(CLOSED));
+  }
+
+  /**
+   * The failure of a call whose retry the application's {@code shutdownNow()} stopped (its wait
+   * ended, or the retry not yet sent), as {@code send} fails a call in progress at {@code
+   * shutdownNow()} (JDK 21-25: the selector manager aborts its exchanges with {@code
+   * IOException("shutdownNow")}, which {@code send} throws as a new IOException with that message
+   * and that cause). Not the refusal of a new call ({@code "closed"}): the application called
+   * before the shutdown, and without the agent its call had either ended already (with the outcome
+   * retried, which the agent released for the retry and may no longer hold) or was in progress. Of
+   * those the agent can give only the second consistently; "closed" is neither.
+   */
+  static IOException abortedByShutdownNow() {
+    return new IOException(SHUTDOWN_NOW, abortedByShutdownNowAsync());
+  }
+
+  /** {@link #abortedByShutdownNow}, as {@code sendAsync}'s future fails with it (unwrapped). */
+  static IOException abortedByShutdownNowAsync() {
+    return new IOException(SHUTDOWN_NOW);
   }
 
   /**
