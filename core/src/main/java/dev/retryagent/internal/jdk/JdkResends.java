@@ -33,6 +33,23 @@ import java.util.Properties;
  * </ul>
  *
  * Redirects and authentication challenges the client follows are follow-ups, not resends.
+ *
+ * <p>Limits of the count (read in JDK 25's {@code MultiExchange}; r42): the first two resends share
+ * one allowance, {@code retriedOnce}, and a redirect followed gives it back ({@code retriedOnce =
+ * false} as the new hop starts), the rule asked of the hop's own request ({@code currentreq}).
+ * Neither shows in the failure, and no signal from outside the JDK tells them (the send watch
+ * watches only a body; a GET has none, and giving it one would change what is sent):
+ *
+ * <ul>
+ *   <li>Counted once too many: a GET whose first connect was refused (the JDK connects again, using
+ *       the allowance) and whose server then closes without answering: one request reached the
+ *       server, the failure reads as the no-bytes resend, and an attempt more is counted (in {@code
+ *       maxAttempts}, the breaker's failures, the metrics).
+ *   <li>Not counted: a resend after a redirect. A POST answered 303 is followed as a GET, which the
+ *       JDK sends again after a connection closed before any byte; the application's request is a
+ *       POST, so nothing is counted. A GET redirected may be resent once per hop: at most one is
+ *       counted.
+ * </ul>
  */
 final class JdkResends {
   /** What the JDK's HTTP/1.1 response parser says when the connection ended before any byte. */
