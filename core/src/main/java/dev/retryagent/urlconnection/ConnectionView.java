@@ -503,6 +503,9 @@ final class ConnectionView {
         } else {
           c.setFixedLengthStreamingMode(n);
         }
+        if (step == UrlExchange.BODY) {
+          x.fixedLengthDuringBody(n); // before the record: it compares with the one held
+        }
         request.recordFixedLength(n);
       }
     }

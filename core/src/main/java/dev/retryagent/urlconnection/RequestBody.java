@@ -48,6 +48,17 @@ final class RequestBody {
     return new RequestBody(null, new Tee(jdkStream, declaredLength, limit, writeFailed), limit);
   }
 
+  /**
+   * A body passed on to {@code jdkStream} with no copy and no length of the agent's (the JDK's own
+   * stream checks the one it took): never sent again, {@code whyNot} said in the log.
+   */
+  static RequestBody unheld(OutputStream jdkStream, WriteFailed writeFailed, String whyNot) {
+    Tee tee = new Tee(jdkStream, -1, 0, writeFailed);
+    tee.copy = null;
+    tee.whyNot = whyNot;
+    return new RequestBody(null, tee, 0);
+  }
+
   /** Told of a failed write to, or close of, a streamed body. */
   interface WriteFailed {
     /**

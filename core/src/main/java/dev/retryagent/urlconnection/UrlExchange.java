@@ -174,6 +174,13 @@ final class UrlExchange {
   private boolean bodyStepConnected;
 
   /**
+   * A fixed length set from another thread during a body step changed one already set (before the
+   * step or by an earlier such setter): the JDK's connection may have opened its streamed body with
+   * either, and tells which by nothing ({@link #openBody}). Under the settings' monitor.
+   */
+  private boolean bodyLengthChanged;
+
+  /**
    * How many times the application called {@code disconnect()}; {@link #disconnectsAtStep}: how
    * many when its step that may run the call (connect, body, response) took the lock. One counted
    * in between, before the call is marked {@link #running}, is a cancel too ({@link #runs}).
@@ -277,6 +284,17 @@ final class UrlExchange {
     }
     BODY_SETTERS.incrementAndGet(this);
     return true;
+  }
+
+  /**
+   * Under the settings' monitor, a fixed length set during another thread's body step (taken, not
+   * refused): noted when it changes the one the record held ({@link #bodyLengthChanged}).
+   */
+  void fixedLengthDuringBody(long length) {
+    long held = request.fixedLength();
+    if (held >= 0 && held != length) {
+      bodyLengthChanged = true;
+    }
   }
 
   /** The attempt header the call's connections carry, or null: {@link #attemptHeader}. */
@@ -431,8 +449,13 @@ final class UrlExchange {
     }
   }
 
+  private static final String UNKNOWN_MODE =
+      "a streaming mode set from another thread as the body opened left its mode unknown, so no"
+          + " copy was kept";
+
   /** The live attempt's body stream, seen through the body copy. */
   private OutputStream openBody(HttpURLConnection c) throws IOException {
+    boolean modeUnknown = false;
     int setters = bodySetters;
     if (setters != 0) {
       // Another thread's setter came during this body step (rare): one under way ends first, so
@@ -451,31 +474,46 @@ final class UrlExchange {
       // may or may not have read. Read again after it (its lock a fence); rare, so a monitor here
       // alone: the setter has then ended, its mode recorded, and the record is made to match the
       // stream c returned, which the copy below and any retry go by.
+      //
+      // The stream tells the mode only when it is the JDK's own: its buffer, or its streamed body
+      // with the one fixed length the record holds. An application's stream (a wrapper of the
+      // JDK's, a class of its own) or a fixed length changed in this window (the JDK's body may
+      // hold the old one) leaves the mode unknown: the body is passed on with no copy and no
+      // length of the agent's, never sent again. Before, a wrapper of the JDK's buffer kept the
+      // record's fixed length for the retry (which failed "too many bytes written"), a class of
+      // the application's named *PosterOutputStream was taken as the JDK's buffer, and a changed
+      // length was held against the body and given to the retry.
       synchronized (request) {
         bodyStepConnected = true;
-        if (buffered(jdk)) {
+        if (isJdkClass(jdk, "sun.net.www.http.PosterOutputStream")) {
           request.recordBuffered();
+        } else if (bodyLengthChanged
+            || !isJdkClass(
+                jdk, "sun.net.www.protocol.http.HttpURLConnection$StreamingOutputStream")) {
+          modeUnknown = true;
         }
       }
     }
     request.fixMethod(c.getRequestMethod()); // after the JDK's GET -> POST turn
+    RequestBody.WriteFailed failed = (e, wrongLength) -> bodyWriteFailed(c, e, wrongLength);
     RequestBody b =
-        RequestBody.of(
-            jdk,
-            request.fixedLength(),
-            call.policy().retry().replayBodyLimit(),
-            (e, wrongLength) -> bodyWriteFailed(c, e, wrongLength));
+        modeUnknown
+            ? RequestBody.unheld(jdk, failed, UNKNOWN_MODE)
+            : RequestBody.of(
+                jdk, request.fixedLength(), call.policy().retry().replayBodyLimit(), failed);
     request.body(b);
     return b.stream();
   }
 
   /**
-   * Whether the JDK's connection returned its buffered body ({@code sun.net.www.http
-   * .PosterOutputStream}, sent with the response's request) rather than a streamed one: the
-   * connection tells its streaming mode by nothing else.
+   * Whether {@code jdk} is of the JDK's class {@code name} (the boot loader's, which no application
+   * class shares): its buffered body ({@code sun.net.www.http.PosterOutputStream}, sent with the
+   * response's request) or its streamed one, the same in JDK 11-25; the connection tells its
+   * streaming mode by nothing else.
    */
-  private static boolean buffered(OutputStream jdk) {
-    return jdk.getClass().getName().endsWith("PosterOutputStream");
+  private static boolean isJdkClass(OutputStream jdk, String name) {
+    Class<?> k = jdk.getClass();
+    return k.getClassLoader() == null && k.getName().equals(name);
   }
 
   /**

@@ -12,6 +12,7 @@ import dev.retryagent.testing.EventLines;
 import dev.retryagent.testing.FakeTime;
 import dev.retryagent.testing.ScriptedHttpServer;
 import dev.retryagent.testing.TestEngines;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -286,6 +287,115 @@ class SettersDuringARetriedConnectTest {
     assertThat(server.requestCount()).isEqualTo(2);
     assertThat(server.requests().get(0).body).as("the buffered body, whole").isEqualTo("abcd");
     assertThat(server.requests().get(1).body).as("the retry's, buffered too").isEqualTo("abcd");
+  }
+
+  /**
+   * The same window, the application's connection returning its own wrapper of the JDK's buffered
+   * body: the agent cannot tell from that stream whether the connection took the mode, so the body
+   * is never sent again and the application sees the 503, as without the agent. Checked against the
+   * old code (the JDK's buffer told by its class name alone): the wrapper was taken as a streamed
+   * body, the record kept the fixed length 3, and the retry of the 4 bytes failed ("too many bytes
+   * written").
+   */
+  @Test
+  void aStreamingModeInTheWindowWithTheApplicationsOwnBodyStreamIsNeverReplayed() throws Exception {
+    HttpURLConnection c =
+        windowConnection(-1, 3, jdk -> new FilterOutputStream(jdk) {}, new AtomicReference<>());
+    c.setDoOutput(true);
+    c.setRequestMethod("PUT");
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("abcd".getBytes(StandardCharsets.US_ASCII));
+    }
+    assertThat(c.getResponseCode()).as("not retried: the mode unknown").isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.requests().get(0).body).isEqualTo("abcd");
+  }
+
+  /**
+   * The same window, a fixed length already set (4) changed to 5 from another thread: the JDK's
+   * streamed body may hold either length and shows neither, so the body is never sent again and the
+   * application sees the 503, as without the agent. Checked against the old code (the changed
+   * length recorded as the body's): the retry was given the length 5 with the 4 bytes written, and
+   * failed.
+   */
+  @Test
+  void aFixedLengthChangedInTheWindowIsNeverReplayed() throws Exception {
+    AtomicReference<String> setterSaw = new AtomicReference<>();
+    HttpURLConnection c = windowConnection(4, 5, jdk -> jdk, setterSaw);
+    c.setDoOutput(true);
+    c.setRequestMethod("PUT");
+    c.setFixedLengthStreamingMode(4L);
+
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("abcd".getBytes(StandardCharsets.US_ASCII));
+    }
+    assertThat(setterSaw.get()).as("taken while the body step connects").isEqualTo("taken");
+    assertThat(c.getResponseCode()).as("not retried: the length unknown").isEqualTo(503);
+    assertThat(server.requestCount()).isEqualTo(1);
+    assertThat(server.requests().get(0).body).isEqualTo("abcd");
+  }
+
+  /**
+   * The application's PUT connection playing the window of {@link
+   * #aStreamingModeTheConnectionDidNotTakeAsItsBodyOpenedIsNotHeldAgainstTheBody}: its real JDK
+   * connection given the fixed length set before (or none for -1), the setter of {@code
+   * windowLength} run from another thread inside its getOutputStream(), after the JDK's body
+   * opened, the body returned through {@code wrap}. The server answers 503, then 200.
+   */
+  private HttpURLConnection windowConnection(
+      long before,
+      long windowLength,
+      java.util.function.UnaryOperator<OutputStream> wrap,
+      AtomicReference<String> setterSaw)
+      throws IOException {
+    server.enqueue(status(503));
+    server.otherwise(ok("fine"));
+    AtomicReference<HttpURLConnection> app = new AtomicReference<>();
+    URL url = new URL(server.url("/items"));
+    HttpURLConnection template =
+        new ForwardingConnection(url) {
+          @Override
+          public void connect() throws IOException {
+            real.setDoOutput(true);
+            real.setRequestMethod("PUT");
+            if (before >= 0) {
+              real.setFixedLengthStreamingMode(before);
+            }
+            real.connect(); // `connected` not yet seen by the other thread
+          }
+
+          @Override
+          public OutputStream getOutputStream() throws IOException {
+            OutputStream body = real.getOutputStream(); // the mode read: the setter too late
+            Future<?> setter =
+                threads.submit(
+                    () -> {
+                      try {
+                        app.get().setFixedLengthStreamingMode(windowLength);
+                        setterSaw.set("taken");
+                      } catch (RuntimeException e) {
+                        setterSaw.set(e.toString());
+                      }
+                    });
+            try {
+              setter.get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+              throw new IOException(e);
+            }
+            connected = true;
+            return wrap.apply(body);
+          }
+        };
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                template,
+                null,
+                engine(new AtomicReference<>(), new EventLines()),
+                UrlTransport.DIRECT);
+    app.set(c);
+    return c;
   }
 
   /**
