@@ -32,8 +32,10 @@ import javax.net.ssl.HttpsURLConnection;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLHandshakeException;
+import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocketFactory;
 import javax.net.ssl.TrustManagerFactory;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -319,5 +321,107 @@ class RetryingHttpsConnectionTest {
     assertThatThrownBy(c::getCipherSuite)
         .isInstanceOf(IllegalStateException.class)
         .hasMessageContaining("not yet");
+  }
+
+  /**
+   * A call the engine ended with its own exception (here its wait to retry a 503 interrupted) hands
+   * no connection over: the TLS questions get the answer of the JDK's connection that is not open
+   * ("connection not yet open"), not the session of the attempt the agent released, which the
+   * application never saw; the socket factory and verifier it set are still answered. Test only;
+   * behaviour already right (JDK 17, 25), checked against a deliberate break: with the 503's
+   * connection not released before the wait (UrlExchange.respond), getCipherSuite() answered from
+   * its session instead of throwing.
+   */
+  @Test
+  void tlsQuestionsAfterTheEnginesOwnExceptionGetTheAnswerOfAConnectionNotOpen() throws Exception {
+    served.set(0);
+    failFirst = 1;
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  throw new InterruptedException(); // interrupted while it waits to retry
+                })
+            .scheduler(time)
+            .build();
+    URL url = new URL("https://127.0.0.1:" + server.getAddress().getPort() + "/v1/items");
+    HttpsURLConnection c = (HttpsURLConnection) RetryingUrlConnections.open(url, engine);
+    SSLSocketFactory factory = trusting.getSocketFactory();
+    c.setSSLSocketFactory(factory);
+    try {
+      assertThatThrownBy(c::getResponseCode).isInstanceOf(java.io.InterruptedIOException.class);
+    } finally {
+      Thread.interrupted();
+    }
+
+    assertThat(served).hasValue(1);
+    for (ThrowingCallable tls :
+        List.<ThrowingCallable>of(
+            c::getCipherSuite,
+            c::getServerCertificates,
+            c::getPeerPrincipal,
+            c::getLocalCertificates,
+            c::getLocalPrincipal)) {
+      assertThatThrownBy(tls)
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessage("connection not yet open");
+    }
+    // getSSLSession() (Java 12+) through reflection: compiled for 11.
+    java.lang.reflect.Method session = HttpsURLConnection.class.getMethod("getSSLSession");
+    assertThatThrownBy(() -> session.invoke(c))
+        .cause()
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("connection not yet open");
+    assertThat(c.getSSLSocketFactory()).isSameAs(factory);
+  }
+
+  /**
+   * Retries exhausted on a failure of the JDK's own (the server ends every connection after the
+   * handshake without an answer): the application gets the final attempt's exception and
+   * connection, whose TLS questions answer from its session, as the JDK's connection does after the
+   * same failure, probed here beside it. Test only; behaviour already right (JDK 17, 25).
+   */
+  @Test
+  void tlsQuestionsAfterRetriesExhaustedAnswerAsTheJdksConnectionAfterTheSameFailure()
+      throws Exception {
+    try (SSLServerSocket closing =
+        (SSLServerSocket)
+            serverContext
+                .getServerSocketFactory()
+                .createServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      Thread acceptor =
+          new Thread(
+              () -> {
+                try {
+                  while (true) {
+                    try (java.net.Socket s = closing.accept()) {
+                      s.getInputStream().read(new byte[4096]); // the request, then no answer
+                    }
+                  }
+                } catch (IOException closed) {
+                  // the test is over
+                }
+              });
+      acceptor.setDaemon(true);
+      acceptor.start();
+      URL url = new URL("https://127.0.0.1:" + closing.getLocalPort() + "/v1/items");
+      HttpsURLConnection jdk = (HttpsURLConnection) url.openConnection();
+      jdk.setSSLSocketFactory(trusting.getSocketFactory());
+      HttpsURLConnection c =
+          (HttpsURLConnection)
+              RetryingUrlConnections.open(
+                  url, RetryEngine.builder().clock(time).sleeper(n -> {}).scheduler(time).build());
+      c.setSSLSocketFactory(trusting.getSocketFactory());
+
+      assertThatThrownBy(jdk::getResponseCode).isInstanceOf(java.net.SocketException.class);
+      assertThatThrownBy(c::getResponseCode).isInstanceOf(java.net.SocketException.class);
+
+      assertThat(c.getCipherSuite()).isEqualTo(jdk.getCipherSuite()).isNotEmpty();
+      assertThat(c.getPeerPrincipal()).isEqualTo(jdk.getPeerPrincipal());
+      assertThat(c.getServerCertificates()).containsExactly(jdk.getServerCertificates());
+      assertThat(c.getLocalCertificates()).isNull();
+      assertThat(jdk.getLocalCertificates()).isNull();
+    }
   }
 }
