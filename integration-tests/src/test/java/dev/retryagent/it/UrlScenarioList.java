@@ -366,6 +366,28 @@ final class UrlScenarioList {
     list.add(
         new Scenario(
             agent
+                ? "the JDK's resend of a GET on a kept-alive connection the server closed counts as"
+                    + " an attempt (maxAttempts 2)"
+                : "by hand, the JDK's resend on a kept-alive connection the server closed is not"
+                    + " counted",
+            http(s -> s.enqueue(ok("warm"), closeWithoutResponse(), status(503), ok("again"))),
+            List.of(
+                call("w", "url", "GET", "/v1/warm", "", ""),
+                call("a", "url", "GET", "/rewrite/again", "", "")),
+            (o, s) -> {
+              // The stale connection's request, then the JDK's resend (answered 503) on a new one
+              if (agent) {
+                assertThat(o.status("a")).isEqualTo(503);
+                assertThat(s.requestCount()).isEqualTo(3);
+              } else {
+                assertThat(o.status("a")).isEqualTo(200);
+                assertThat(o.get("a", "body")).isEqualTo("again");
+                assertThat(s.requestCount()).isEqualTo(4);
+              }
+            }));
+    list.add(
+        new Scenario(
+            agent
                 ? "the JDK's rewrite after a write error counts as an attempt (maxAttempts 2)"
                 : "by hand, the JDK's rewrite after a write error is not counted",
             rewrite(503, 200),
