@@ -206,18 +206,26 @@ class RetryingHttpsConnectionTest {
     reserved.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
     port = reserved.getLocalPort();
     HttpsServer[] late = new HttpsServer[1];
-    AtomicInteger sleeps = new AtomicInteger();
+    AtomicInteger answered = new AtomicInteger();
+    AtomicInteger interrupts = new AtomicInteger();
+    // By what has happened, not by the count of sleeps: the facade sleeps a wait in 50 ms slices
+    // (to see a disconnect()), and a jittered delay above that was two sleeps of one wait, the
+    // second interrupting the wait before attempt 2.
     RetryEngine engine =
         RetryEngine.builder()
             .clock(time)
             .sleeper(
                 nanos -> {
-                  if (sleeps.incrementAndGet() > 1) {
+                  if (answered.get() > 0) {
+                    interrupts.incrementAndGet();
                     throw new InterruptedException(); // interrupted while it waits to retry
+                  }
+                  if (late[0] != null) {
+                    return; // a later slice of the first wait
                   }
                   try {
                     reserved.close();
-                    late[0] = busyServer(port);
+                    late[0] = busyServer(port, answered);
                   } catch (IOException e) {
                     throw new IllegalStateException(e);
                   }
@@ -240,7 +248,8 @@ class RetryingHttpsConnectionTest {
         Thread.interrupted();
       }
 
-      assertThat(sleeps).hasValue(2);
+      assertThat(answered).hasValue(1);
+      assertThat(interrupts).hasValue(1);
       assertThat(c.getSSLSocketFactory()).isSameAs(after);
       assertThat(c.getHostnameVerifier()).isSameAs(verifier);
     } finally {
@@ -251,8 +260,10 @@ class RetryingHttpsConnectionTest {
     }
   }
 
-  /** An https server on {@code port} that answers every request 503. */
-  private static HttpsServer busyServer(int port) throws IOException {
+  /**
+   * An https server on {@code port} that answers every request 503, counted in {@code answered}.
+   */
+  private static HttpsServer busyServer(int port, AtomicInteger answered) throws IOException {
     HttpsServer s =
         HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 0);
     s.setHttpsConfigurator(new HttpsConfigurator(serverContext));
@@ -260,6 +271,7 @@ class RetryingHttpsConnectionTest {
         "/",
         exchange -> {
           exchange.getRequestBody().readAllBytes();
+          answered.incrementAndGet(); // before the client can have the 503
           exchange.sendResponseHeaders(503, -1);
           exchange.close();
         });
