@@ -1443,6 +1443,40 @@ public abstract class RetryCall extends HostHold {
   }
 
   /**
+   * As {@link #attemptRefused}, for a retry the client refused before anything of it went out, once
+   * it had begun ({@link #startAttempt}): OkHttp's dispatcher executor (the application's, shut
+   * down or full) refused the retry's clone, or dropped it unrun at its {@code shutdownNow()}.
+   * Without the agent the caller had the attempt before it: the call ends with that outcome, {@code
+   * failure} (null: its response, {@code status}), as a retry forgone ({@link #retryForgone}),
+   * given up as {@link GiveUpReason#CANCELLED} (the application shut its client down); its retry
+   * goes back to the budget, its rate-limit permit to the bucket, and the breaker's permit (a
+   * half-open trial) back without an outcome: the host never saw it. The retry's attempt, counted
+   * as it started, stays counted, as {@link #attemptRefused} leaves a later attempt. Returns {@code
+   * failure} carrying the earlier attempts' failures, as the call would have ended with it. Nothing
+   * changes when the call ended already or the attempt started last is not a retry: {@code failure}
+   * as it is.
+   */
+  public Throwable retryRefused(int status, Throwable failure) {
+    try {
+      return retryRefusedLocked(status, failure);
+    } finally {
+      tellQueued();
+    }
+  }
+
+  private synchronized Throwable retryRefusedLocked(int status, Throwable failure) {
+    if ((flags & FINISHED) != 0 || extras == null || !extras.inRetry()) {
+      return failure;
+    }
+    attemptNotMade(true);
+    AttemptResult result =
+        failure == null ? AttemptResult.response(status) : AttemptResult.thrown(failure);
+    finish(result, GiveUpReason.CANCELLED, state.engine.clock().nanoTime());
+    decision = Decision.done(result, GiveUpReason.CANCELLED);
+    return CallExtras.withEarlier(extras, failure);
+  }
+
+  /**
    * The attempt under way failed in the application's own code, with {@code failure}: its request
    * body failed to produce itself (an OkHttp {@code RequestBody} whose {@code writeTo} threw, not
    * the connection it wrote to; a {@code BodyPublisher} that signalled {@code onError}). When the

@@ -188,13 +188,17 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       // Granted: the kept response goes now, before any wait for the permit, which holds no
       // connection (bounded by maxWait only); a 429 pause that begins during that wait refuses
       // the retry after all, and the call then ends with the copy taken now, as after a release
-      // at the decision (SyncRetryLoop does the same).
-      copy = letGo(held, wait > 0);
+      // at the decision (SyncRetryLoop does the same). Without a wait too: the retry's clone may
+      // yet be refused (enqueue), and the call then ends with the copy.
+      copy = letGo(held);
     }
-    if (wait > 0 && copy != null) {
+    // The outcome of the attempt before the retry, kept until the retry's clone begins: a copy of
+    // its response, or its failure.
+    Object before = copy != null ? copy : kept instanceof IOException ? kept : null;
+    if (wait > 0 && before != null) {
       synchronized (this) {
         if (!done) {
-          retrier.keepGiveBack(this, copy); // before the wait's task can run
+          retrier.keepGiveBack(this, before); // before the wait's task can run
         }
       }
     }
@@ -208,7 +212,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     } else if (wait > 0) {
       schedule(wait, false);
     } else {
-      nextAttempt();
+      nextAttempt(before);
     }
   }
 
@@ -271,6 +275,14 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void nextAttempt() {
+    nextAttempt(null);
+  }
+
+  /**
+   * {@link #nextAttempt()}; {@code before}: the outcome of the attempt before this retry (a copy of
+   * its response, or its failure), or null, kept until the retry's clone begins ({@link #enqueue}).
+   */
+  private void nextAttempt(Object before) {
     synchronized (this) {
       if (done) {
         return;
@@ -284,7 +296,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     // Cancelled during the wait, or before enqueue(): the callback hears "Canceled" from a
     // dispatcher thread, as it would from OkHttp for a call cancelled before it ran.
-    enqueue(call, begin(cancel));
+    enqueue(call, begin(cancel), true, before);
   }
 
   /**
@@ -315,16 +327,24 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   private void enqueue(Call call, ManagedAttempts.Attempt attempt) {
-    enqueue(call, attempt, true);
+    enqueue(call, attempt, true, null);
+  }
+
+  private void enqueue(Call call, ManagedAttempts.Attempt attempt, boolean dropAsRefused) {
+    enqueue(call, attempt, dropAsRefused, null);
   }
 
   /**
    * Hands {@code call} to OkHttp to run {@code attempt}. {@code dropAsRefused}: should the
    * dispatcher's executor drop a clone unrun, the callback hears what OkHttp tells of one it
    * refuses ({@link #tellDropped}); else (the end of a call not retried, {@link #endAsNotRetried})
-   * the clone's own failure, as told when the executor is shut down before.
+   * the clone's own failure, as told when the executor is shut down before. {@code before}: for a
+   * retry, the outcome of the attempt before it (a copy of its response, or its failure), or null:
+   * kept until the clone begins ({@link #beginClone}), so that a clone the executor refuses or
+   * drops unrun ends the call with it, as without the agent ({@link #endWithOutcomeBefore}).
    */
-  private void enqueue(Call call, ManagedAttempts.Attempt attempt, boolean dropAsRefused) {
+  private void enqueue(
+      Call call, ManagedAttempts.Attempt attempt, boolean dropAsRefused, Object before) {
     boolean real = attempt.failure == null;
     if (real && call != original) {
       applyDeadline(call);
@@ -335,6 +355,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       cloneBegun = false;
       if (real) {
         lastAttempt = call;
+        if (before != null && call != original && !done) {
+          retrier.keepGiveBack(this, before); // before OkHttp may refuse it, on this thread
+        }
       }
       // A cancel since the attempt was chosen must reach it: OkHttp then fails it as cancelled.
       cancelNow = cancelled && call != original && real;
@@ -631,7 +654,42 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       return false;
     }
     cloneBegun = true;
+    retrier.takeGiveBack(this); // the outcome before this retry: the retry is made, not needed
     return true;
+  }
+
+  /**
+   * What {@link #enqueue} kept of the attempt before the retry {@code clone} (a copy of its
+   * response, or its failure), taken now that the clone ended without beginning (refused, dropped,
+   * or answered ahead of the agent's interceptor); null when none, or the call ended.
+   */
+  private Object outcomeBefore(Call clone) {
+    synchronized (this) {
+      return clone == original || done ? null : retrier.takeGiveBack(this);
+    }
+  }
+
+  /**
+   * The retry's clone was refused or dropped by the dispatcher's executor before anything of it
+   * went out ({@link #tellDropped}, {@link AttemptCallback}'s refusal): without the agent the
+   * callback had the attempt before it, {@code before} ({@link #outcomeBefore}), and hears it now:
+   * that response (a copy, its body whole) on a dispatcher thread, or here when the executor
+   * refuses (shut down), as {@link #endWithEarlierOutcome} tells it after a shutdown during the
+   * wait; or that failure, with the earlier attempts'. The retry is not counted as made (its
+   * budget, rate-limit permit and breaker permit back, no host failure: {@link
+   * RetryCall#retryRefused}), given up as cancelled. Before, the callback heard OkHttp's refusal,
+   * "executor rejected", a failure the call never had without the agent.
+   */
+  private void endWithOutcomeBefore(Object before) {
+    if (before instanceof Response) {
+      Response copy = (Response) before;
+      retryCall.retryRefused(copy.code(), null);
+      giveBack(original, copy);
+      return;
+    }
+    IOException failure = (IOException) before;
+    Throwable heard = retryCall.retryRefused(0, failure);
+    deliverFailure(heard instanceof IOException ? (IOException) heard : failure);
   }
 
   /** Inside OkHttp's run of {@code attempt}: the agent's interceptor makes the attempt. */
@@ -961,7 +1019,7 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
       retryAfterWait();
     } else {
       Object kept = retrier.takeGiveBack(this);
-      next(true, kept instanceof Response ? kept : null);
+      next(true, kept instanceof Response || kept instanceof IOException ? kept : null);
     }
   }
 
@@ -1009,7 +1067,8 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
           endWithEarlierOutcome(response);
           return;
         }
-        next(false, response);
+        // The failure kept for the wait goes on too: the retry's clone, refused, ends with it.
+        next(false, kept instanceof IOException ? kept : response);
         return;
       }
       endAsNotRetried(response);
@@ -1463,15 +1522,19 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
    * asRefused} (the end of a call not retried, a late wait's or a refused permit's), its own
    * failure, the attempt's outcome of before the wait, as when the executor is shut down before
    * (9e9d98bc, {@link #endAsNotRetried}). Before, the callback never heard, and the call stayed
-   * counted running, its breaker trial and rate-limit permit held, for good.
+   * counted running, its breaker trial and rate-limit permit held, for good. A retry's clone whose
+   * earlier outcome was kept ({@link #enqueue}), not cancelled since, ends with that outcome
+   * instead, as without the agent ({@link #endWithOutcomeBefore}).
    */
   private void tellDropped(Call clone, ManagedAttempts.Attempt attempt, boolean asRefused) {
+    Object before;
     synchronized (this) {
       if (done || inFlight != clone || cloneBegun) {
         return; // it ran after all
       }
       inFlight = null; // the interceptor no longer begins it (beginClone)
       retrier.attempts().put(clone, new ManagedAttempts.Expired(this));
+      before = attempt.failure == null ? retrier.takeGiveBack(this) : null;
     }
     if (!asRefused && attempt.failure != null) {
       tellEndedInQueue(clone, attempt.failure);
@@ -1479,6 +1542,10 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
     }
     IOException rejected = executorRejected();
     try {
+      if (before != null && !getAsBoolean()) {
+        endWithOutcomeBefore(before); // a retry's clone: the call ends as if not retried
+        return;
+      }
       if (attempt.failure == null) {
         // A retry's clone: its attempt never went out (as AttemptCallback's refusal). A clone that
         // tells an end the engine made (a cancel, a refusal) has it told as it was made.
@@ -1672,16 +1739,17 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
   }
 
   /**
-   * The retry's permit is granted: {@code held} is released for it, as at the decision otherwise,
-   * and a copy taken first when {@code copy} (the permit comes after a wait). Returns the copy, or
-   * null.
+   * The retry's permit is granted: {@code held} is released for it, as at the decision otherwise, a
+   * copy taken first (as {@link #keepCopy} takes one at the decision), for a wait for the permit
+   * that ends in a refusal, or a retry's clone the dispatcher's executor refuses. Returns the copy,
+   * or null.
    */
-  private Response letGo(Kept held, boolean copy) {
+  private Response letGo(Kept held) {
     Response r = held.take();
     if (r == null) {
       return null;
     }
-    Response c = copy ? copyOf(r) : null;
+    Response c = copyOf(r);
     releaseForRetry(r);
     AttemptLeftovers.drop(held.attempt); // its run is over: the call object waits, not its state
     return c;
@@ -2201,6 +2269,9 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverResponse(call, response);
         return;
       }
+      // Answered ahead of the agent's interceptor, a retry's clone holds still the outcome before
+      // it: let go, so that a later wait's end never takes it for this attempt's.
+      outcomeBefore(call);
       markStarted(enqueuedAt);
       Decision d =
           retryCall.onResponse(response.code(), RetryInterceptor.lines(response, "Retry-After"));
@@ -2272,12 +2343,18 @@ final class EnqueuedCall implements BooleanSupplier, Runnable {
         deliverFailure(e);
         return;
       }
+      Object before = outcomeBefore(call); // a retry's clone that never began: as above
       if (refusedByExecutor(e)) {
         // OkHttp's executor (shut down before enqueue(), or during a retry's wait) refused the
         // call or the retry's clone, on this thread inside its enqueue: nothing was sent, so the
         // attempt's rate-limit permit goes back, a retry to the host's budget, a first attempt is
         // not counted (attemptRefused), and the call ends with the refusal, as OkHttp tells an
-        // enqueue on a shut-down client.
+        // enqueue on a shut-down client. A retry's clone ends with the outcome before it, as the
+        // call would have without the agent, when it is kept (not a response released uncopied).
+        if (before != null && !getAsBoolean()) {
+          endWithOutcomeBefore(before);
+          return;
+        }
         retryCall.attemptRefused();
         retryCall.onAbandoned();
         deliverFailure(e);

@@ -349,6 +349,55 @@ class RetryCallTest {
     assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isEqualTo(1);
   }
 
+  @Test
+  void aRetryTheClientRefusedUnsentEndsWithTheAttemptBeforeItGivingBackWhatItTook()
+      throws Exception {
+    // OkHttp's enqueue: the application's dispatcher executor refused the retry's clone, or
+    // dropped it unrun at its shutdownNow(), once the retry had begun. The call ends with the 503
+    // before it, as without the agent; the host saw no second request: the retry goes back to
+    // the budget, its rate-limit permit to the bucket.
+    TestPolicy p = oneRetryPerSecond();
+    p.rateLimit.enabled(true).perSecond(1).burst(2).maxWait(Duration.ZERO);
+    EngineFixture f = EngineFixture.of(p);
+    RetryCall call = f.newCall(FakeRequest.get());
+    firstAttempt503(call);
+    call.reservePermit(); // the bucket's last
+    call.acquireBreaker();
+    assertThat(call.startAttempt()).isEqualTo(2);
+
+    assertThat(call.retryRefused(503, null)).isNull();
+
+    assertThat(call.isFinished()).isTrue();
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .extracting(e -> e.reason() + " " + e.outcome() + " " + e.status())
+        .containsExactly("CANCELLED RESPONSE 503");
+    RetryCall next = f.newCall(FakeRequest.get());
+    assertThat(next.reservePermit()).as("the retry's permit, back in the bucket").isZero();
+  }
+
+  @Test
+  void aRetryTheClientRefusedUnsentAfterAFailureEndsWithThatFailure() throws Exception {
+    EngineFixture f = EngineFixture.of(oneRetryPerSecond());
+    RetryCall call = f.newCall(FakeRequest.get());
+    call.acquireBreaker();
+    call.startAttempt();
+    SocketException reset = new SocketException("Connection reset");
+    assertThat(call.onFailure(reset).retry()).isTrue();
+    call.acquireBreaker();
+    call.startAttempt();
+
+    assertThat(call.retryRefused(0, reset)).isSameAs(reset);
+
+    assertThat(budgetOf(f, call).retriesInWindow(f.clock.nanoTime())).isZero();
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP))
+        .extracting(e -> e.reason() + " " + e.outcome())
+        .containsExactly("CANCELLED RESET");
+    // Said once: the call ended already.
+    assertThat(call.retryRefused(0, reset)).isSameAs(reset);
+    assertThat(f.listener.events(RetryEvent.Type.GIVE_UP)).hasSize(1);
+  }
+
   // --- the application's own body failed the attempt: its mistake, not the host's failure
 
   @Test

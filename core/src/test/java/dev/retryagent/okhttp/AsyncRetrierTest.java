@@ -2361,25 +2361,44 @@ class AsyncRetrierTest {
     assertThat(retrier.running()).isEqualTo(1);
   }
 
-  @ParameterizedTest(name = "a failure before the wait: {0}")
-  @ValueSource(booleans = {false, true})
-  void aRetryTheApplicationsExecutorDropsAtShutdownNowIsHeardOnceAsARefusedCall(boolean failed)
+  @ParameterizedTest(name = "before the wait: {0}")
+  @ValueSource(strings = {"a failure", "a 503", "a 503 too long to copy"})
+  void aRetryTheApplicationsExecutorDropsAtShutdownNowEndsWithTheAttemptBeforeIt(String before)
       throws Exception {
     // The retry's clone, enqueued after its backoff wait, was handed by OkHttp to the
     // application's dispatcher executor, which queued it, and the application then shut it down
-    // with shutdownNow(), which drops what it never ran: the callback was never told, the call
-    // stayed counted running for good (its breaker trial, its permit held). Now told as plain
-    // OkHttp tells a call its executor refuses, once, nothing sent, given up as cancelled.
-    String expected = plainCallRefusedByItsShutDownExecutor();
+    // with shutdownNow(), which drops what it never ran: the callback was never told (260c0e7f),
+    // then told OkHttp's refusal, "executor rejected", a failure the call never had without the
+    // agent (r37 #2). Now the call ends with the attempt before the retry, as plain OkHttp ends
+    // it: its failure, or its 503 with its body; given up as cancelled, the retry back to the
+    // budget, nothing sent again. A 503 released uncopied (over 8 KiB) cannot be given back: the
+    // refusal, as when the executor is shut down before (docs/okhttp.md, Limits).
+    boolean failed = before.equals("a failure");
+    boolean uncopyable = before.endsWith("to copy");
+    String expected;
+    if (failed) {
+      OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+      server.enqueue(closeWithoutResponse());
+      Heard without = new Heard();
+      plain.newCall(get("/plain")).enqueue(without);
+      expected = without.await();
+      plain.dispatcher().executorService().shutdown();
+      assertThat(expected).startsWith("java.io.IOException: ");
+    } else if (uncopyable) {
+      expected = plainCallRefusedByItsShutDownExecutor();
+    } else {
+      expected = "503 busy";
+    }
+    int plainRequests = server.requestCount();
     HoldingExecutor executor = new HoldingExecutor();
-    configure(
-        b -> b,
+    configureWithOneRetryASecond(
         new OkHttpClient.Builder()
             .retryOnConnectionFailure(false)
-            .dispatcher(new okhttp3.Dispatcher(executor)),
-        false);
-    server.enqueue(failed ? reset() : status(503).body("busy"));
-    server.otherwise(ok("never"));
+            .dispatcher(new okhttp3.Dispatcher(executor)));
+    server.enqueue(
+        failed ? closeWithoutResponse() : uncopyable ? uncopyable503() : status(503).body("busy"),
+        status(503),
+        ok("retried"));
     time.holdTasks();
     Heard heard = new Heard();
     retrier.enqueue(client.newCall(get("/retried")), heard, client.dispatcher());
@@ -2393,17 +2412,70 @@ class AsyncRetrierTest {
     await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
     time.runHeldTasks(); // the agent's look at the hand-over, on its scheduler
 
-    assertThat(heard.await())
-        .isEqualTo(expected)
-        .isEqualTo("java.io.InterruptedIOException: executor rejected");
+    assertThat(heard.await()).isEqualTo(expected);
     assertThat(heard.reports).hasValue(1);
     assertThat(retrier.running()).isZero();
     assertThat(engine.pendingAsyncRetries()).isZero();
     assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    // Given up with the outcome the callback heard (the response's status, or the failure); the
+    // retry's attempt, counted as it started, stays the give-up's number (attemptRefused).
+    assertThat(events)
+        .filteredOn(e -> e.type() == RetryEvent.Type.GIVE_UP)
+        .extracting(e -> e.attempt() + " " + e.outcome() + " " + e.status())
+        .containsExactly(failed ? "2 RESET -1" : uncopyable ? "2 CANCELLED -1" : "2 RESPONSE 503");
     // The application runs what shutdownNow() gave it back: nothing is sent, nothing heard again.
     dropped.get(0).run();
     assertThat(heard.reports).hasValue(1);
-    assertThat(server.requestCount()).as("the first attempt only").isEqualTo(1);
+    assertThat(server.requestCount() - plainRequests).as("the first attempt only").isEqualTo(1);
+    // The retry never made goes back to the host's budget: its next call gets the one retry.
+    client = client.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    assertTheHostsNextCallGetsTheBudgetsOneRetry();
+    assertThat(server.requestCount() - plainRequests).isEqualTo(3);
+  }
+
+  @ParameterizedTest(name = "before the wait: {0}")
+  @ValueSource(booleans = {true, false})
+  void aRetryTheApplicationsFullExecutorRefusesEndsWithTheAttemptBeforeIt(boolean failed)
+      throws Exception {
+    // The application's dispatcher executor, full (its AbortPolicy), refused the retry's clone:
+    // the callback heard OkHttp's refusal, "executor rejected", where without the agent the call
+    // had the attempt before the retry. Now that attempt's failure, or its 503 with its body.
+    String expected = "503 busy";
+    if (failed) {
+      OkHttpClient plain = new OkHttpClient.Builder().retryOnConnectionFailure(false).build();
+      server.enqueue(closeWithoutResponse());
+      Heard without = new Heard();
+      plain.newCall(get("/plain")).enqueue(without);
+      expected = without.await();
+      plain.dispatcher().executorService().shutdown();
+      assertThat(expected).startsWith("java.io.IOException: ");
+    }
+    int plainRequests = server.requestCount();
+    HoldingExecutor executor = new HoldingExecutor();
+    configureWithOneRetryASecond(
+        new OkHttpClient.Builder()
+            .retryOnConnectionFailure(false)
+            .dispatcher(new okhttp3.Dispatcher(executor)));
+    server.enqueue(
+        failed ? closeWithoutResponse() : status(503).body("busy"), status(503), ok("retried"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/retried")), heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.refuse.set(true);
+    time.runHeldTasks(); // the wait ends: the executor refuses the retry's clone
+
+    assertThat(heard.await()).isEqualTo(expected);
+    assertThat(heard.reports).hasValue(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(engine.pendingAsyncRetries()).isZero();
+    assertTheListenersHeardWhatTheCallbackHeard(GiveUpReason.CANCELLED);
+    assertThat(server.requestCount() - plainRequests).as("the first attempt only").isEqualTo(1);
+    // The retry never made goes back to the host's budget: its next call gets the one retry.
+    executor.refuse.set(false);
+    assertTheHostsNextCallGetsTheBudgetsOneRetry();
+    assertThat(server.requestCount() - plainRequests).isEqualTo(3);
+    executor.shutdown();
   }
 
   @ParameterizedTest(name = "dropped at shutdownNow (else refused at shutdown): {0}")
@@ -3381,8 +3453,14 @@ class AsyncRetrierTest {
           new java.util.concurrent.SynchronousQueue<>());
     }
 
+    // Refuses each task, as a full executor's AbortPolicy does, though not shut down.
+    final AtomicBoolean refuse = new AtomicBoolean();
+
     @Override
     public void execute(Runnable command) {
+      if (refuse.get()) {
+        throw new java.util.concurrent.RejectedExecutionException("full");
+      }
       if (discard.get()) {
         return;
       }
