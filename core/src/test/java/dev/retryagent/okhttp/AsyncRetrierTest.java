@@ -2478,6 +2478,43 @@ class AsyncRetrierTest {
     executor.shutdown();
   }
 
+  @Test
+  void aRetryAfterA503KeptThroughItsWaitThatTheExecutorDropsEndsWithThat503AndGivesItsPermitBack()
+      throws Exception {
+    // On a rate-limited route the 503 is kept unreleased through the retry's short wait (Kept),
+    // released as the retry's permit is granted: without a wait for the permit it was released
+    // uncopied, and a clone the application's executor then dropped at shutdownNow() was heard
+    // as "executor rejected". Now copied as it is released, as at the decision: the 503 is heard,
+    // and the dropped retry's permit goes back to the host's bucket (two, never refilled).
+    HoldingExecutor executor = new HoldingExecutor();
+    configureRateLimited(
+        TestEngines.neverRefilled(2),
+        time,
+        new OkHttpClient.Builder().dispatcher(new okhttp3.Dispatcher(executor)));
+    server.enqueue(status(503).body("busy"), ok("next"));
+    time.holdTasks();
+    Heard heard = new Heard();
+    retrier.enqueue(client.newCall(get("/retried")), heard, client.dispatcher());
+    awaitTheRetrysWait();
+    executor.hold.set(true);
+    time.runHeldTasks(); // the wait ends: the retry's clone is handed to the executor, kept
+    await().atMost(Duration.ofSeconds(10)).until(() -> executor.held.size() == 1);
+    assertThat(executor.shutdownNow()).as("dropped, never run").hasSize(1);
+    await().atMost(Duration.ofSeconds(10)).until(executor::isTerminated);
+    time.runHeldTasks(); // the agent's look at the hand-over
+
+    assertThat(heard.await()).isEqualTo("503 busy");
+    assertThat(heard.reports).hasValue(1);
+    assertThat(retrier.running()).isZero();
+    assertThat(server.requestCount()).isEqualTo(1);
+
+    client = client.newBuilder().dispatcher(new okhttp3.Dispatcher()).build();
+    Heard next = new Heard();
+    retrier.enqueue(client.newCall(get("/next")), next, client.dispatcher());
+    assertThat(next.await()).as("the dropped retry's permit, given back").isEqualTo("200 next");
+    assertThat(server.requestCount()).isEqualTo(2);
+  }
+
   @ParameterizedTest(name = "dropped at shutdownNow (else refused at shutdown): {0}")
   @ValueSource(booleans = {true, false})
   void aCancelDuringTheWaitTheApplicationsExecutorDropsIsHeardOnceAsARefusedCall(boolean dropped)
