@@ -35,8 +35,10 @@ final class Call4 extends SelfViewCall
   private final HttpHost target;
   private final HttpRequest request;
   private final HttpContext context;
-  // Whether the request went out is all that is kept of its entity: whether that entity can be
-  // written again is read when asked (bodyReplayable), a field fewer (80 B, not 88).
+  // Whether the request went out, or its entity was read before (an application's interceptor that
+  // buffers it, in ProtocolExec before the connection), is all that is kept of its entity: whether
+  // that entity can be written again is read when asked (bodyReplayable), a field fewer (80 B, not
+  // 88).
   private volatile boolean sent;
   // The request's own headers, all of them in their order, before the call first changed one.
   private Header[] ownHeaders;
@@ -226,7 +228,20 @@ final class Call4 extends SelfViewCall
     return Request4.header(request, name);
   }
 
-  /** A non-repeatable entity can be sent again only while no attempt started to write it. */
+  /**
+   * The application's entity was read ({@code writeTo} or {@code getContent}) by an attempt,
+   * whether by HttpClient writing it or by an interceptor of the application's buffering it before
+   * the connection: a non-repeatable one is spent, though nothing may have gone out.
+   */
+  void bodyRead() {
+    sent = true;
+  }
+
+  /**
+   * A non-repeatable entity can be sent again only while no attempt started to write it, nor read
+   * it otherwise: every retry sends the application's own request, entity and all, so an entity an
+   * interceptor read before a refused connection would go out empty (or fail, its stream closed).
+   */
   @Override
   public boolean bodyReplayable() {
     return !sent || !Request4.oneShot(request);

@@ -4,6 +4,7 @@ import dev.retryagent.engine.RetryCall;
 import dev.retryagent.internal.apache.BodyWrites;
 import dev.retryagent.internal.apache.ExchangeLog;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import org.apache.http.HttpEntity;
 import org.apache.http.HttpEntityEnclosingRequest;
@@ -98,7 +99,11 @@ class ObservingContext extends ExchangeLog implements HttpContext {
    * as it is.
    */
   private void guardEntity(Object obj) {
-    HttpRequest own = call instanceof Call4 ? ((Call4) call).httpRequest() : null;
+    if (!(call instanceof Call4)) {
+      return;
+    }
+    Call4 call4 = (Call4) call;
+    HttpRequest own = call4.httpRequest();
     if (!(own instanceof HttpEntityEnclosingRequest)
         || obj == own
         || !(obj instanceof HttpEntityEnclosingRequest)) {
@@ -107,21 +112,35 @@ class ObservingContext extends ExchangeLog implements HttpContext {
     HttpEntityEnclosingRequest sent = (HttpEntityEnclosingRequest) obj;
     HttpEntity entity = ((HttpEntityEnclosingRequest) own).getEntity();
     if (entity != null && sent.getEntity() == entity) {
-      sent.setEntity(new Guarding(entity, this));
+      sent.setEntity(new Guarding(entity, this, call4));
     }
   }
 
-  /** The application's entity, its own failures while it is written noted in the attempt's log. */
+  /**
+   * The application's entity, its own failures while it is written noted in the attempt's log, and
+   * any read of it told to the call ({@link Call4#bodyRead}): HttpClient's write, or an application
+   * interceptor's that buffers it before the connection is made (its {@code BufferedHttpEntity}
+   * writes it; {@code EntityUtils} reads its content).
+   */
   private static final class Guarding extends HttpEntityWrapper {
     private final ExchangeLog log;
+    private final Call4 call;
 
-    Guarding(HttpEntity entity, ExchangeLog log) {
+    Guarding(HttpEntity entity, ExchangeLog log, Call4 call) {
       super(entity);
       this.log = log;
+      this.call = call;
+    }
+
+    @Override
+    public InputStream getContent() throws IOException {
+      call.bodyRead();
+      return super.getContent();
     }
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
+      call.bodyRead();
       // The length HttpClient framed the body with (RequestContent): none when chunked. HttpCore
       // 4.4 leaves a chunked body cut when the entity fails (it closes the stream only after).
       BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), false, log);
