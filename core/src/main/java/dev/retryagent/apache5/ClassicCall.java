@@ -201,16 +201,18 @@ final class ClassicCall extends SelfViewCall
   }
 
   /**
-   * A non-repeatable entity can be sent again only while no attempt began to write it. Read from
-   * the request when asked: the attempt's wrapper ({@link Tracking}) answers as the entity it
-   * wraps.
+   * A non-repeatable entity can be sent again only while no attempt began to write it, nor read it
+   * otherwise. Judged on the entity a retry sends: the application's request's ({@link #copy}), not
+   * the attempt's, on which an application's request interceptor may have put a repeatable copy of
+   * what it read ({@code EntityUtils.toByteArray}) before a refused connect: the retry would send
+   * the application's entity spent (its length declared, nothing written).
    */
   @Override
   public boolean bodyReplayable() {
     if (!written) {
       return true;
     }
-    HttpEntity entity = request.getEntity();
+    HttpEntity entity = scope.originalRequest.getEntity();
     return entity == null || entity.isRepeatable();
   }
 
