@@ -39,7 +39,8 @@ final class Classifier {
    * the async client's exchange fails with the {@code HttpException} itself. By name (the engine
    * does not see HttpClient's classes): a {@code retryOn.exceptions} naming {@code
    * ProtocolException}, {@code HttpException}, {@code RuntimeException} or {@code Exception}
-   * matched it, and the request was sent maxAttempts times to fail alike.
+   * matched it, and the request was sent maxAttempts times to fail alike. HttpClient 4.5's alike: a
+   * {@code ClientProtocolException} caused by an {@code org.apache.http.HttpException}.
    */
   private static boolean isProtocolFailure(Throwable error) {
     if (error == null) {
@@ -49,8 +50,28 @@ final class Classifier {
     if (c.getName().equals("dev.retryagent.apache5.RetryExecHandler$ChainFailure")) {
       return true;
     }
+    if (extendsNamed(c, "org.apache.hc.core5.http.HttpException")) {
+      return true;
+    }
+    // HttpClient 4.5's: its InternalHttpClient throws an org.apache.http.HttpException (a redirect
+    // loop, too many redirects, a ProtocolException) as a ClientProtocolException caused by it,
+    // an IOException that a retryOn.exceptions naming IOException matched. Not its
+    // NonRepeatableRequestException: an I/O failure (its cause) of a request HttpClient could not
+    // resend, which the call judges as that failure (its body not replayable).
+    Throwable cause = error.getCause();
+    return c.getName().equals("org.apache.http.client.ClientProtocolException")
+        && cause != null
+        && !cause
+            .getClass()
+            .getName()
+            .equals("org.apache.http.client.NonRepeatableRequestException")
+        && extendsNamed(cause.getClass(), "org.apache.http.HttpException");
+  }
+
+  /** Whether {@code c} is, or extends, the class named {@code name}. */
+  private static boolean extendsNamed(Class<?> c, String name) {
     for (; c != null; c = c.getSuperclass()) {
-      if (c.getName().equals("org.apache.hc.core5.http.HttpException")) {
+      if (c.getName().equals(name)) {
         return true;
       }
     }

@@ -41,6 +41,46 @@ class ApacheRetrying4Test {
       TestEngines.engine(
           new FakeTime(), Mode.ENFORCE, r -> r, CircuitBreakerPolicy.defaults(), new ArrayList<>());
 
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "java.io.IOException",
+        "org.apache.http.client.ClientProtocolException",
+        "org.apache.http.HttpException"
+      })
+  void aProtocolFailureIsNeverRetriedWhateverRetryOnExceptionsNames(String named) throws Exception {
+    // Redirected past maxRedirects: RedirectExec throws RedirectException (a ProtocolException, an
+    // org.apache.http.HttpException), which InternalHttpClient wraps in a ClientProtocolException
+    // (an IOException). Before, a retryOn.exceptions naming one of these matched it and the call
+    // was retried: 2 requests an attempt, 6, each attempt a breaker failure.
+    List<RetryEvent> events = new ArrayList<>();
+    RetryEngine byName =
+        TestEngines.engine(
+            new FakeTime(),
+            Mode.ENFORCE,
+            r -> r.maxAttempts(3).retryOnExceptions(List.of(named)),
+            CircuitBreakerPolicy.defaults(),
+            events);
+    try (ScriptedHttpServer server = new ScriptedHttpServer();
+        CloseableHttpClient plain = HttpClients.createDefault();
+        CloseableHttpClient ours = RetryingCloseableHttpClient.wrap(HttpClients.custom(), byName)) {
+      server.otherwise(ScriptedHttpServer.Action.status(302).header("Location", "/again"));
+      List<Throwable> thrown = new ArrayList<>();
+      for (CloseableHttpClient c : List.of(plain, ours)) {
+        HttpGet get = new HttpGet(server.url("/items"));
+        get.setConfig(RequestConfig.custom().setMaxRedirects(1).build());
+        thrown.add(catchThrowable(() -> c.execute(get).close()));
+      }
+      assertThat(thrown.get(0))
+          .isInstanceOf(org.apache.http.client.ClientProtocolException.class)
+          .hasCauseInstanceOf(org.apache.http.client.RedirectException.class);
+      assertThat(thrown.get(1)).isExactlyInstanceOf(thrown.get(0).getClass());
+      assertThat(thrown.get(1).getCause()).isExactlyInstanceOf(thrown.get(0).getCause().getClass());
+      assertThat(server.awaitRequests(4)).as("2 each, none retried").isEqualTo(requests(4));
+      assertThat(events).extracting(RetryEvent::type).doesNotContain(RetryEvent.Type.RETRY);
+    }
+  }
+
   @Test
   void aNullRequestFailsAsHttpClientFailsIt() throws Exception {
     // HttpClient's doExecute says "HTTP request may not be null" (IllegalArgumentException); the
