@@ -38,26 +38,45 @@ final class SnakeYamlReader {
    * file outside its subset and every file with a problem.
    */
   static YamlNode compose(String text, FileProblems problems) {
+    return compose(text, problems, null);
+  }
+
+  /**
+   * As {@link #compose(String, FileProblems)}, every position (of a node, of a problem) placed in
+   * the file before {@code inserted} quotes were inserted ({@link YamlComposer#originalColumn}).
+   */
+  static YamlNode compose(String text, FileProblems problems, long[] inserted) {
     LoaderOptions options = options();
     StreamReader reader = new StreamReader(text);
     TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
     try {
       Node root =
           new AliasPlacingComposer(parser, new NullAndMergeResolver(), options).getSingleNode();
-      return root == null ? null : convert(root, new IdentityHashMap<>());
+      return root == null ? null : convert(root, new IdentityHashMap<>(), inserted);
     } catch (MarkedYAMLException e) {
       Mark mark = e.getProblemMark() != null ? e.getProblemMark() : e.getContextMark();
-      problems.at(mark != null ? mark : parser.lastMark(reader), "", describe(e, text));
+      at(problems, mark != null ? mark : parser.lastMark(reader), inserted, describe(e, text));
     } catch (YAMLException e) {
-      problems.at(parser.lastMark(reader), "", describe(e.getMessage()));
+      at(problems, parser.lastMark(reader), inserted, describe(e.getMessage()));
     } catch (RuntimeException e) {
       // A parser bug must not leak as anything but a located problem.
-      problems.at(
+      at(
+          problems,
           parser.lastMark(reader),
-          "",
+          inserted,
           "invalid YAML: the parser failed (" + e.getClass().getSimpleName() + ")");
     }
     return null;
+  }
+
+  private static void at(FileProblems problems, Mark mark, long[] inserted, String message) {
+    if (mark == null || inserted == null) {
+      problems.at(mark, "", message);
+    } else {
+      int line = mark.getLine();
+      problems.at(
+          line + 1, YamlComposer.originalColumn(inserted, line, mark.getColumn()) + 1, "", message);
+    }
   }
 
   /**
@@ -67,14 +86,14 @@ final class SnakeYamlReader {
    * or map that contains itself stays a cycle, which the walker never follows deeper than the
    * schema.
    */
-  private static YamlNode convert(Node node, Map<Node, YamlNode> done) {
+  private static YamlNode convert(Node node, Map<Node, YamlNode> done, long[] inserted) {
     YamlNode converted = done.get(node);
     if (converted != null) {
       return converted;
     }
     String tag = node.getTag().getValue();
     int line = node.getStartMark().getLine();
-    int column = node.getStartMark().getColumn();
+    int column = YamlComposer.originalColumn(inserted, line, node.getStartMark().getColumn());
     if (node instanceof ScalarNode) {
       converted = new YamlNode.Scalar(tag, ((ScalarNode) node).getValue(), line, column);
       done.put(node, converted);
@@ -82,14 +101,16 @@ final class SnakeYamlReader {
       List<YamlNode> items = new ArrayList<>();
       done.put(node, new YamlNode.Sequence(tag, items, line, column));
       for (Node item : ((SequenceNode) node).getValue()) {
-        items.add(convert(item, done));
+        items.add(convert(item, done, inserted));
       }
     } else {
       List<YamlNode.Entry> entries = new ArrayList<>();
       done.put(node, new YamlNode.Mapping(tag, entries, line, column));
       for (NodeTuple t : ((MappingNode) node).getValue()) {
         entries.add(
-            new YamlNode.Entry(convert(t.getKeyNode(), done), convert(t.getValueNode(), done)));
+            new YamlNode.Entry(
+                convert(t.getKeyNode(), done, inserted),
+                convert(t.getValueNode(), done, inserted)));
       }
     }
     return done.get(node);
@@ -132,7 +153,9 @@ final class SnakeYamlReader {
    * it loads, quoted ({@code ${X-5s}} as {@code '${X:-5s}'}), its fallback as {@link
    * EnvSubstitution#shown} shows it; the fallback is left out ({@code ...}) where the reference
    * may be in {@code fleet}, whose {@code redis.url} may hold a password: which key it is for is
-   * not known yet. Empty when the mark is elsewhere.
+   * not known yet. Empty when the mark is elsewhere. {@link YamlComposer#quoteFlowReferences}
+   * quotes such values before parsing, so only a text it leaves as written (one it does not follow
+   * exactly) still stops there.
    */
   private static String unquotedReferenceHint(Mark mark, String text) {
     int[] buffer = mark == null ? null : mark.getBuffer();

@@ -50,6 +50,8 @@ final class StrictProbe {
     if (!probed.isEmpty() && probed.charAt(0) == '\uFEFF') {
       probed = probed.substring(1);
     }
+    // The text the composer parses: `agent: { strict: ${S} }` is read as it would have been.
+    probed = YamlComposer.quoteFlowReferences(probed);
     Parser parser = new ParserImpl(new StreamReader(probed), SnakeYamlReader.options());
     // Cut text: an answer counts only once what decided it is known to end before the cut (see
     // decided); the ends the parser adds at the end of the text are no such proof.

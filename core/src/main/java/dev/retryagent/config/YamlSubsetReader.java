@@ -25,23 +25,36 @@ final class YamlSubsetReader {
   private static final int MAX_KEY = 1024; // SnakeYAML's limit for an implicit key
 
   private final String text;
+
+  /** Quotes {@link YamlComposer#quoteFlowReferences} inserted, for the file's columns; or null. */
+  private final long[] inserted;
+
   private int pos;
   private int line;
   private int lineStart;
 
-  private YamlSubsetReader(String text) {
+  private YamlSubsetReader(String text, long[] inserted) {
     this.text = text;
+    this.inserted = inserted;
   }
 
   /** The document's root as SnakeYAML would compose it, or null to leave the text to SnakeYAML. */
   static YamlNode read(String text) {
+    return read(text, null);
+  }
+
+  /**
+   * As {@link #read(String)}, positions placed in the file before {@code inserted} quotes were
+   * inserted ({@link YamlComposer#originalColumn}).
+   */
+  static YamlNode read(String text, long[] inserted) {
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);
       if ((c < 0x20 && c != '\n') || c > 0x7e) {
         return null; // tabs, CR, control and non-ASCII characters: SnakeYAML's rules
       }
     }
-    YamlSubsetReader reader = new YamlSubsetReader(text);
+    YamlSubsetReader reader = new YamlSubsetReader(text, inserted);
     try {
       reader.skipBlankLines();
       if (reader.atEnd() || reader.column() != 0 || reader.atDocumentSyntax()) {
@@ -81,7 +94,7 @@ final class YamlSubsetReader {
 
   /** Where a node starts: its line in the high half, its column in the low half. */
   private long mark() {
-    return (long) line << 32 | column();
+    return (long) line << 32 | YamlComposer.originalColumn(inserted, line, column());
   }
 
   private static int lineOf(long mark) {

@@ -3,6 +3,7 @@ package dev.retryagent.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -111,10 +112,13 @@ class EnvSubstitutionTest {
   }
 
   @Test
-  void aReferenceInsideAOneLineMapOrListIsALocatedProblemThatSaysToQuoteIt() {
-    // Inside { } or [ ] a plain value ends at '{': the parser's error alone gave no hint.
+  void aReferenceInsideAOneLineMapOrListIsReadAsInABlock() {
+    // Inside { } or [ ] YAML ends a plain value at the '{' of '${': such a file was invalid YAML
+    // (the application ran without the agent) and the error said to quote it. Now the value is
+    // read as in a block: a wrong reference is named at its '$', without a fallback that may be a
+    // password.
     String[][] cases = {
-      // file, line, column, the quoted form suggested
+      // file, line, column of the reference (its `{` was one column on)
       {"defaults:\n  retry: { deadline: ${X:-5s} }", "2", "23", "as in '${X:-5s}'"},
       {"defaults:\n  retry: {deadline: ${X}, maxAttempts: 2}", "2", "22", "as in '${X}'"},
       {"defaults: {retry: {methods: [${M-GET}]}}", "1", "31", "write ${M-GET} as '${M:-GET}'"},
@@ -154,19 +158,47 @@ class EnvSubstitutionTest {
       },
     };
     for (String[] c : cases) {
-      ConfigProblem p = Yaml.problem(c[0]);
-      assertThat(p.line()).as(c[0]).isEqualTo(Integer.parseInt(c[1]));
-      assertThat(p.column()).as(c[0]).isEqualTo(Integer.parseInt(c[2]));
-      assertThat(p.message())
-          .as(c[0])
-          .startsWith("invalid YAML: ")
-          .endsWith(
-              "; inside { } or [ ] a ${...} reference must be quoted, "
-                  + c[3]
-                  + " (unquoted, its { starts a map there)")
-          // The fallback may be a password: which key it is for is not known at this point.
-          .doesNotContain("hunter2")
-          .doesNotContain("1234");
+      List<ConfigProblem> problems;
+      try {
+        ConfigLoader.parse(c[0], "test.yml", Map.of());
+        problems = List.of();
+      } catch (ConfigException e) {
+        problems = e.problems();
+      }
+      for (ConfigProblem p : problems) {
+        assertThat(p.message())
+            .as(c[0])
+            .doesNotStartWith("invalid YAML")
+            .doesNotContain("hunter2")
+            .doesNotContain("1234");
+      }
+      ConfigProblem atReference = null;
+      for (ConfigProblem p : problems) {
+        if (p.line() == Integer.parseInt(c[1]) && p.column() == Integer.parseInt(c[2]) - 1) {
+          atReference = p;
+        }
+      }
+      if (c[3].startsWith("write ")) {
+        // A fallback written another way is named, with the text to write.
+        assertThat(atReference).as(c[0] + " " + problems).isNotNull();
+        String corrected = c[3].substring(c[3].indexOf(" as '") + 5, c[3].length() - 1);
+        assertThat(atReference.message()).as(c[0]).contains(corrected);
+      }
     }
+  }
+
+  @Test
+  void aReferenceInAFlowThePrePassLeavesAloneStillGetsTheHint() {
+    // A block scalar whose '|' starts its line: the pre-pass does not follow such text, and the
+    // parser stops at the '{' of the reference as before.
+    ConfigProblem p =
+        Yaml.problem("x:", "  |", "  text", "defaults: { retry: { deadline: ${X-5s} } }");
+    assertThat(p.line()).isEqualTo(4);
+    assertThat(p.column()).isEqualTo(33);
+    assertThat(p.message())
+        .startsWith("invalid YAML: ")
+        .endsWith(
+            "; inside { } or [ ] a ${...} reference must be quoted, write ${X-5s} as '${X:-5s}'"
+                + " (unquoted, its { starts a map there)");
   }
 }
