@@ -808,24 +808,42 @@ public final class Sanitizer {
       }
       int mask = -1;
       int runEnd = -1;
-      // After any character that is not a token's in the segment too ("bot1:AA...", [bot1:AA...],
-      // {"t":"bot1:AA..."}, `1:AA...`, *1:AA..., |, ;, &, ., @): a message's word holds them, and
-      // they are kept (r34: after a backtick and others the token was written whole). An encoded
-      // quote (%22) is masked with its hex digits. Each run of token characters is looked at from
-      // its first one only: linear.
-      for (int p = start; p < end && mask < 0; p++) {
-        if (p > start && isTokenChar(path.charAt(p - 1))) {
-          continue;
+      // Each Telegram token in the segment, found from its ':' (or %3A) back over its digits to a
+      // "bot" before them: after any character (a quote, a bracket, a backtick, '|', '.', '@', an
+      // encoded quote %22, r34), also one a token holds (an escape's last letter: \n, %3A, r35),
+      // and each of many in one segment ([T1,T2], {"a":"T1","b":"T2"}: only the first was masked,
+      // r35). What precedes the "bot" or the digits is kept. Each character is looked at a bounded
+      // number of times: the digits walked back over lie after the last ':' looked at.
+      int from = start;
+      boolean telegram = false;
+      while (from < end) {
+        int colon = from;
+        while (colon < end && telegramColonLength(path, colon) == 0) {
+          colon++;
         }
-        int telegram = telegramTokenStart(path, p, end);
-        if (telegram >= 0) {
-          runEnd = tokenRunEnd(path, telegram, end);
-          if (runEnd - telegram >= 30) {
-            mask = p;
+        if (colon >= end) {
+          break;
+        }
+        int tokenStart = colon + telegramColonLength(path, colon);
+        int digits = colon;
+        while (digits > from && isDigit(path.charAt(digits - 1))) {
+          digits--;
+        }
+        boolean bot = digits - 3 >= from && path.regionMatches(true, digits - 3, "bot", 0, 3);
+        int tokenEnd = tokenRunEnd(path, tokenStart, end);
+        if (colon - digits >= (bot ? 1 : 6) && tokenEnd - tokenStart >= 30) {
+          if (b == null) {
+            b = new StringBuilder(path.length());
           }
+          b.append(path, done, bot ? digits - 3 : digits).append(PathMask.MASK);
+          done = tokenEnd;
+          telegram = true;
+          from = tokenEnd;
+        } else {
+          from = tokenStart;
         }
       }
-      if (mask < 0 && s3 >= 0) {
+      if (!telegram && s3 >= 0) {
         runEnd = tokenRunEnd(path, start, end);
         if (runEnd - start >= 16
             && (regionIs(path, s3, e3, "services")
@@ -844,7 +862,7 @@ public final class Sanitizer {
           mask = start;
         }
       }
-      if (mask < 0 && s2 >= 0) {
+      if (!telegram && mask < 0 && s2 >= 0) {
         runEnd = tokenRunEnd(path, start, end);
         if (runEnd - start >= 30
             && !isUuid(path, start, runEnd)
@@ -955,29 +973,18 @@ public final class Sanitizer {
   }
 
   /**
-   * Where the token of a Telegram bot segment {@code s[start, end)} starts ({@code bot}, one or
-   * more digits, {@code :} or {@code %3A}), or -1.
+   * 1 for a {@code :}, 3 for a {@code %3A} (any case), at {@code i} right after a digit: where a
+   * Telegram token's secret may start (a bot's id, its digits, then {@code :}); else 0.
    */
-  private static int telegramTokenStart(String s, int start, int end) {
-    // A token written alone, without "bot" (the bot's id, at least 6 digits, and ':').
-    // Any case: BOT123456:AA... is the same token (a URL's path is case-sensitive, the API's
-    // "bot" is not written otherwise, but a message or a header may upper-case it).
-    boolean bot = s.regionMatches(true, start, "bot", 0, 3);
-    int digits = bot ? start + 3 : start;
-    if (end - start < 5) {
-      return -1;
+  private static int telegramColonLength(String s, int i) {
+    if (i == 0 || !isDigit(s.charAt(i - 1))) {
+      return 0;
     }
-    int i = digits;
-    while (i < end && isDigit(s.charAt(i))) {
-      i++;
+    char c = s.charAt(i);
+    if (c == ':') {
+      return 1;
     }
-    if (i - digits < (bot ? 1 : 6) || i >= end) {
-      return -1;
-    }
-    if (s.charAt(i) == ':') {
-      return i + 1;
-    }
-    return i + 3 <= end && s.regionMatches(true, i, "%3A", 0, 3) ? i + 3 : -1;
+    return c == '%' && s.regionMatches(true, i, "%3A", 0, 3) ? 3 : 0;
   }
 
   /** Where the run of {@code [A-Za-z0-9_-]} from {@code from} ends, at most at {@code end}. */

@@ -536,9 +536,41 @@ class ReviewedLeaksTest {
     assertThat(Sanitizer.path("/api/" + mark + token + "/x"))
         .endsWith("/x")
         .doesNotContain("AAHdqTcv");
-    // A token's character before the digits: not a token's start (x123456789:AA... is kept).
-    assertThat(Sanitizer.message("id x" + token + " ok", null)).isEqualTo("id x" + token + " ok");
+    // A token's character before the digits is masked too (r35): an escape's last letter (\n,
+    // %3A) is one, and nothing tells it from a word's (x123456789:AA... is over-redacted).
+    assertThat(Sanitizer.message("id x" + token + " ok", null)).isEqualTo("id x<redacted> ok");
   }
+
+  /**
+   * Telegram bot tokens after the first in one segment, and one right after an escape whose last
+   * character is a letter or a digit (r35): a token was looked for once per segment, at the start
+   * of a run of a token's characters only, and the rest were written whole.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "bad [" + TG1 + "," + TG2 + "] x => bad [<redacted>,<redacted>] x",
+        "body {\"a\":\""
+            + TG1
+            + "\",\"b\":\""
+            + TG2
+            + "\"} x"
+            + " => body {\"a\":\"<redacted>\",\"b\":\"<redacted>\"} x",
+        "body {\"m\":\"x\\n" + TG1 + "\"} x => body {\"m\":\"x\\n<redacted>\"} x",
+        "fetch q=a%3A" + TG1 + " x => fetch q=a%3A<redacted> x",
+        "fetch q=a%0A" + TG2 + " x => fetch q=a%0A<redacted> x",
+        "fetch q=a%3A123456789%3AAAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawCANARY x"
+            + " => fetch q=a%3A<redacted> x",
+      })
+  void everyTelegramTokenOfASegmentIsMaskedAlsoAfterAnEscape(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("CANARY");
+    String path = "/api/" + text.substring(text.indexOf(' ') + 1, text.lastIndexOf(' ')) + "/x";
+    assertThat(Sanitizer.path(path)).endsWith("/x").doesNotContain("CANARY");
+  }
+
+  private static final String TG1 = "bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawCANARY";
+  private static final String TG2 = "bot987654:BBHdqTcvCH1vGWJxfSeofSAs0K5PALDsawCANARY";
 
   /**
    * A secret value of a JSON text escaped twice, not closed on its line and longer than 2048
