@@ -658,29 +658,7 @@ public final class Sanitizer {
       return oneLine(cleanWord(path, mask));
     }
     // The user-info of a URL inside it first: its password may hold the '?' or '#' cut at below.
-    String p = withoutNestedUserInfo(path);
-    if (hasEncodedAt(path)
-        && indexOfIgnoreCase(path, "%25", 0, path.length()) >= 0
-        && (path.indexOf("://") >= 0 || hasEncodedSeparator(path))) {
-      // A URL encoded twice in the path (/fetch/http%253A%252F%252Fu%253Apw%2540h): its '%'s
-      // encoded too, its separator and '@' are not seen. Read with those '%' decoded, it is a URL
-      // encoded once; when that one has a user-info, the path is written so, without it.
-      // Each level decoded from the text the one before cleaned, so that removals add up: a
-      // user-info removed at one level (or by the first pass) does not stop the next from being
-      // looked at (r34: /p/http://a:b@h/n/http%253A...%253ACANARY%2540h2 wrote CANARY).
-      String cur = p;
-      for (int level = 0; level < 3; level++) {
-        // Encoded three times too (%25253A...): a "25" less each level, while one is left.
-        String next = percentSignsDecoded(cur);
-        if (next.equals(cur)) {
-          break;
-        }
-        cur = withoutNestedUserInfo(next);
-        if (!cur.equals(next)) {
-          p = cur;
-        }
-      }
-    }
+    String p = withoutEncodedUserInfo(path);
     int end = p.length();
     int q = p.indexOf('?');
     if (q >= 0) {
@@ -1116,6 +1094,106 @@ public final class Sanitizer {
       return "/" + REDACTED + (slash < 0 ? "" : path.substring(slash));
     }
     return "/" + REDACTED + path.substring(at);
+  }
+
+  /**
+   * {@code path} without the user-info of a URL inside it ({@link #withoutNestedUserInfo}), also of
+   * one percent-encoded any number of times, and without a user-info percent-encoded without a
+   * scheme or after an encoded {@code //} ({@link #withoutEncodedBareUserInfo}). For a path, and
+   * for the path of a URL in a message.
+   */
+  static String withoutEncodedUserInfo(String path) {
+    String p = withoutNestedUserInfo(path);
+    if (!hasEncodedAt(p)) {
+      return p; // the common case: nothing encoded ends a user-info; nothing allocated
+    }
+    if (indexOfIgnoreCase(p, "%25", 0, p.length()) >= 0
+        && (p.indexOf("://") >= 0 || hasEncodedSeparator(p))) {
+      // A URL encoded twice or more in the path (/fetch/http%253A%252F%252Fu%253Apw%2540h): its
+      // '%'s encoded too, its separator and '@' are not seen. Read with every level but the last
+      // decoded at once (r35: three levels were decoded, one at a time, and a URL encoded five
+      // times wrote its password), it is a URL encoded once; when that one has a user-info, the
+      // path is written so, without it. Decoded from the text already cleaned, so that removals
+      // add up: a user-info removed there (r34: /p/http://a:b@h/n/http%253A...%253ACANARY%2540h2)
+      // does not stop the encoded one from being looked at.
+      String next = percentLevelsCollapsed(p);
+      String cur = withoutNestedUserInfo(next);
+      if (!cur.equals(next)) {
+        p = cur;
+      }
+    }
+    return withoutEncodedBareUserInfo(p);
+  }
+
+  /**
+   * {@code s} with what comes before the last percent-encoded {@code @} (once or more: {@code %40},
+   * {@code %2540}) of a segment (between plain {@code /}) written {@code <redacted>} when a {@code
+   * :} (plain or encoded) lies before it in that segment: a user-info encoded as a path segment
+   * without a scheme ({@code /p/u%3Apw%40h}) or scheme-relative ({@code /p/%2F%2Fu%3Apw%40h}),
+   * which no separator shows (r35: written whole). An address ({@code /users/a%40b.example}) has no
+   * {@code :} before its {@code @} and is kept. Found by index; allocates only when one is found.
+   */
+  private static String withoutEncodedBareUserInfo(String s) {
+    StringBuilder b = null;
+    int done = 0;
+    int segment = 0;
+    while (segment <= s.length()) {
+      int slash = s.indexOf('/', segment);
+      int end = slash < 0 ? s.length() : slash;
+      int at = -1;
+      boolean colon = false;
+      boolean colonBeforeAt = false;
+      for (int i = segment; i < end; i++) {
+        char c = s.charAt(i);
+        if (c == ':') {
+          colon = true;
+        } else if (c == '%') {
+          if (encodedCharEnd(s, i, "40") >= 0) {
+            at = i;
+            colonBeforeAt = colon;
+          } else if (encodedCharEnd(s, i, "3A") >= 0) {
+            colon = true;
+          }
+        }
+      }
+      if (at >= 0 && colonBeforeAt && !isTimeOrDigestAt(s, segment, end)) {
+        if (b == null) {
+          b = new StringBuilder(s.length());
+        }
+        b.append(s, done, segment).append(REDACTED);
+        done = at;
+      }
+      if (slash < 0) {
+        break;
+      }
+      segment = slash + 1;
+    }
+    return b == null ? s : b.append(s, done, s.length()).toString();
+  }
+
+  /**
+   * Whether the segment {@code s[start, end)}, decoded, has a time ({@code 12:30}, hours not after
+   * a digit) right before its last {@code @}, or an image's digest after it: a file named by its
+   * time ({@code 2026-12-07T12%3A30%40utc.log}) or an image's reference, no user-info. A password
+   * of two digits after a user name ending in one or two digits is kept so: the time's shape.
+   */
+  private static boolean isTimeOrDigestAt(String s, int start, int end) {
+    String seg = percentDecoded(percentLevelsCollapsed(s.substring(start, end)));
+    int at = seg.lastIndexOf('@');
+    if (at < 0) {
+      return false;
+    }
+    if (isDigest(seg, at + 1)) {
+      return true;
+    }
+    if (at < 4 || seg.charAt(at - 3) != ':' || !isDigits(seg, at - 2, at)) {
+      return false;
+    }
+    int hours = at - 3;
+    while (hours > 0 && isDigit(seg.charAt(hours - 1))) {
+      hours--;
+    }
+    return at - 3 - hours >= 1 && at - 3 - hours <= 2;
   }
 
   /**
@@ -2325,14 +2403,17 @@ public final class Sanitizer {
     // (http%253A%252F%252Fu%253Apw%2540h): the rules above read '@', ':' and '://' and those
     // encoded once in a URL's place. Decoded once, then twice: when cleaning the decoded word
     // removes something, that is what the word hid, and the decoded word is written cleaned.
-    String decoded = clean;
-    // Three levels too (u%25253Apw%252540h, r33); four at most, each only while it changes.
-    for (int level = 0; level < 4; level++) {
-      String next = percentDecoded(decoded);
-      if (next.equals(decoded)) {
-        break;
+    // Every level but the last decoded at once (u%25253Apw%252540h, r33; five levels or more,
+    // r35: four were decoded one at a time), then the last: each looked at only when it changes.
+    String collapsed = percentLevelsCollapsed(clean);
+    if (!collapsed.equals(clean)) {
+      String cleanCollapsed = cleanWordAsIs(collapsed, mask);
+      if (!cleanCollapsed.equals(collapsed)) {
+        return cleanCollapsed;
       }
-      decoded = next;
+    }
+    String decoded = percentDecoded(collapsed);
+    if (!decoded.equals(collapsed)) {
       String cleanDecoded = cleanWordAsIs(decoded, mask);
       if (!cleanDecoded.equals(decoded)) {
         return cleanDecoded;
@@ -2375,16 +2456,33 @@ public final class Sanitizer {
     return b.toString();
   }
 
-  /** {@code s} with each {@code %25} (any case) written {@code %}. */
-  private static String percentSignsDecoded(String s) {
-    StringBuilder b = new StringBuilder(s.length());
-    for (int i = 0; i < s.length(); i++) {
-      b.append(s.charAt(i));
-      if (s.charAt(i) == '%' && s.regionMatches(true, i + 1, "25", 0, 2)) {
-        i += 2;
+  /**
+   * {@code s} with each {@code %} followed by one or more {@code 25} and two hex digits written
+   * {@code %} and those two digits: every level of percent-encoding but the last decoded at once,
+   * in one pass ({@code %2525253A} as {@code %3A}). A {@code %25} followed by no hex digits stays.
+   */
+  static String percentLevelsCollapsed(String s) {
+    StringBuilder b = null;
+    int done = 0;
+    for (int i = s.indexOf('%'); i >= 0; i = s.indexOf('%', i + 1)) {
+      int j = i + 1;
+      while (s.startsWith("25", j) && isHexAt(s, j + 2) && isHexAt(s, j + 3)) {
+        j += 2;
+      }
+      if (j > i + 1) {
+        if (b == null) {
+          b = new StringBuilder(s.length());
+        }
+        b.append(s, done, i + 1);
+        done = j;
+        i = j - 1;
       }
     }
-    return b.toString();
+    return b == null ? s : b.append(s, done, s.length()).toString();
+  }
+
+  private static boolean isHexAt(String s, int i) {
+    return i < s.length() && Character.digit(s.charAt(i), 16) >= 0;
   }
 
   /** As {@link #cleanWord}, on the word as it is written (no percent-decoding). */
@@ -2416,7 +2514,9 @@ public final class Sanitizer {
     }
     if (pathStart >= 0) {
       // Before the query is cut: a password of a URL inside the path may hold a '?' or '#'.
-      word = word.substring(0, pathStart) + withoutNestedUserInfo(word.substring(pathStart));
+      // Encoded any number of times, or without a scheme, as a path's (r35: a URL encoded three
+      // times or more in a URL's path, or %2F%2Fu%3Apw%40h, wrote the password).
+      word = word.substring(0, pathStart) + withoutEncodedUserInfo(word.substring(pathStart));
     } else {
       word = withoutNestedUserInfo(word); // a percent-encoded URL (http%3A%2F%2Fu%3Ap%40h)
     }

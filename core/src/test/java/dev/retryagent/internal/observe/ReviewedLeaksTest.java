@@ -583,4 +583,54 @@ class ReviewedLeaksTest {
     assertThat(Sanitizer.message(text, null))
         .isEqualTo("body {\\\\\\\"password\\\\\\\":\\\\\\\"<redacted> next line");
   }
+
+  /**
+   * A user-info percent-encoded in a path segment without a scheme or after an encoded {@code //},
+   * and a URL percent-encoded five times or more (r35): path() looked for an encoded user-info only
+   * after an encoded {@code ://}, decoding three levels at most, and message() four; the password
+   * was written.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "/p/%2F%2Fu%3ApwCANARY%40h2 => /p/<redacted>%40h2",
+        "/p/%2f%2fu%3apwCANARY%40h2/x => /p/<redacted>%40h2/x",
+        "/p/%252F%252Fu%253ApwCANARY%2540h2 => /p/<redacted>%2540h2",
+        "/p/u%3ApwCANARY%40h2/x => /p/<redacted>%40h2/x",
+        "/p/http%25252525253A%25252525252F%25252525252Fu%25252525253ApwCANARY%252525252540h2"
+            + " => /p/http%3A%2F%2Fh2",
+        "/p/http%2525252525253A%2525252525252F%2525252525252Fu%2525252525253AC%252525252525"
+            + "2540h2 => /p/http%3A%2F%2Fh2",
+      })
+  void anEncodedUserInfoWithoutASchemeOrEncodedFiveTimesLeavesAPath(String path, String expected) {
+    assertThat(Sanitizer.path(path)).isEqualTo(expected).doesNotContain("CANARY");
+    assertThat(Sanitizer.message("failed http://proxy" + path + " now", null))
+        .isEqualTo("failed http://proxy" + expected + " now");
+  }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "u%25252525253ApwCANARY%252525252540h2",
+        "http%25252525253A%25252525252F%25252525252Fu%25252525253ApwCANARY%252525252540h2",
+      })
+  void aWordEncodedFiveTimesLosesItsUserInfo(String word) {
+    assertThat(Sanitizer.message("failed " + word + " now", null))
+        .startsWith("failed ")
+        .endsWith("h2 now")
+        .doesNotContain("CANARY");
+  }
+
+  /** An encoded '@' with no ':' before it, a time or a digest: no user-info, the path kept. */
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        "/users/a%40b.example/orders",
+        "/files/2026-12-07T12%3A30%40utc.log",
+        "/v2/redis%3A7.2%40sha256%3A0123456789abcdef0123/x",
+      })
+  void anEncodedAtWithoutAUserInfoIsKept(String path) {
+    assertThat(Sanitizer.path(path)).isEqualTo(path);
+  }
 }
