@@ -372,7 +372,9 @@ public final class Sanitizer {
    */
   private static boolean lastAfterColon(String s, int start) {
     int i = start - 1;
-    while (i >= 0 && (s.charAt(i) == ' ' || s.charAt(i) == '\t')) {
+    // Any blank a word ends at, not only ' ' and a tab: an em space or an ideographic one
+    // (failed:\u2003u:pw word@h/x wrote the password, r35); a line break is none.
+    while (i >= 0 && isDelimiter(s.charAt(i)) && !isLineBreak(s.charAt(i))) {
       i--;
     }
     return i < start - 1 && i >= 0 && s.charAt(i) == ':';

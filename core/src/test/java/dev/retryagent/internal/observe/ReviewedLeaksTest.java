@@ -633,4 +633,24 @@ class ReviewedLeaksTest {
   void anEncodedAtWithoutAUserInfoIsKept(String path) {
     assertThat(Sanitizer.path(path)).isEqualTo(path);
   }
+
+  /**
+   * A password with a blank in it after a colon and a Unicode blank other than ' ' and a tab (r35):
+   * the URL was not taken as last after ": ", its span ended at the first blank and the user and
+   * the password's first word were written.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"\u2003", "\u3000", "\u2009", "\u2002\u2002", "\u1680", "\u205f"})
+  void aPasswordAfterAColonAndAUnicodeBlankIsRedacted(String blank) {
+    assertThat(Sanitizer.message("failed:" + blank + "u:pw CANARY@h/x", null))
+        .endsWith("<redacted>@h/x")
+        .doesNotContain("pw")
+        .doesNotContain("CANARY");
+    assertThat(Sanitizer.message("failed:" + blank + "http://u:pw CANARY@h/x", null))
+        .endsWith("http://h/x")
+        .doesNotContain("CANARY");
+    assertThat(Sanitizer.message("failed:" + blank + "//u:pw CANARY@h/x", null))
+        .endsWith("//h/x")
+        .doesNotContain("CANARY");
+  }
 }
