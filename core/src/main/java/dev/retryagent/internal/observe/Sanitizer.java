@@ -305,7 +305,7 @@ public final class Sanitizer {
     int at = wordEnd;
     if (quoted) {
       // Stops at the next quote of its kind, which the next such word opens with: no overlap.
-      while (at < to && text.charAt(at) != first && !isOfKind(text.charAt(at), AT_OR_STOP)) {
+      while (at < to && text.charAt(at) != first && !isOfKind(text, at, AT_OR_STOP)) {
         at++;
       }
     } else {
@@ -1760,8 +1760,9 @@ public final class Sanitizer {
     if (body < 0) {
       return wordEnd;
     }
-    // The '@' must end the password with no '(', '[' or ',' before it: past those it is another
-    // text's (pool-1@3a4b), and following it would write the whole line as a redacted user-info.
+    // The '@' must end the password with no ", ", " (" or " [" before it (isStop): past those it is
+    // another text's (pool-1@3a4b), and following it would write the whole line as a redacted
+    // user-info. One inside a word ends nothing: a password's (u:pw CAN,ARY@h/x, r35).
     // Any number of blanks may lie before it: a passphrase (u:correct horse battery staple@h/x)
     // is one password, and when at most two were followed its words were written whole (r33).
     // Prose whose ':' word is followed on its line by an address (failed: key:x for ops@b.example)
@@ -1773,7 +1774,7 @@ public final class Sanitizer {
       // the next quoted word of that kind opens with, so the quoted words' scans do not overlap.
       for (int i = wordEnd; i < limit; i++) {
         char c = s.charAt(i);
-        if (isLineBreak(c) || c == first || c == '(' || c == '[' || c == ',') {
+        if (isLineBreak(c) || c == first || isStop(s, i)) {
           return wordEnd;
         }
         if (c == '@') {
@@ -1855,7 +1856,7 @@ public final class Sanitizer {
   /** Kinds of character {@link #nextOf} looks for, each its two slots in the memo. */
   private static final int AT = 0; // '@'
 
-  private static final int AT_OR_STOP = 2; // '@', '(', '[' or ','
+  private static final int AT_OR_STOP = 2; // '@', or a stop as prose writes one (isStop)
 
   private static final int CLOSE_PAREN = 4; // ')'
 
@@ -1879,7 +1880,7 @@ public final class Sanitizer {
       return found[kind + 1];
     }
     int i = from;
-    while (i < to && !isOfKind(s.charAt(i), kind)) {
+    while (i < to && !isOfKind(s, i, kind)) {
       i++;
     }
     found[kind] = from;
@@ -1887,7 +1888,8 @@ public final class Sanitizer {
     return i;
   }
 
-  private static boolean isOfKind(char c, int kind) {
+  private static boolean isOfKind(String s, int i, int kind) {
+    char c = s.charAt(i);
     if (isLineBreak(c)) {
       return true;
     }
@@ -1895,12 +1897,27 @@ public final class Sanitizer {
       case AT:
         return c == '@';
       case AT_OR_STOP:
-        return c == '@' || c == '(' || c == '[' || c == ',';
+        return c == '@' || isStop(s, i);
       case CLOSE_PAREN:
         return c == ')';
       default:
         return c == '>';
     }
+  }
+
+  /**
+   * Whether {@code s[i]} ends a password of many words looked for up to an {@code @} ({@link
+   * #looseUrlEnd}): a {@code ,} before a blank or the end, or a {@code (} or {@code [} after a
+   * blank or at the start, as prose writes them ({@code api:v2 unavailable, contact
+   * ops@example.com}, {@code 10.0.0.5:443 (conn pool-1@3a4b)}). One inside a word is a password's
+   * (r35: {@code u:pw CAN,ARY@h/x} stopped there and wrote {@code u:pw CAN}).
+   */
+  private static boolean isStop(String s, int i) {
+    char c = s.charAt(i);
+    if (c == ',') {
+      return i + 1 >= s.length() || isDelimiter(s.charAt(i + 1));
+    }
+    return (c == '(' || c == '[') && (i == 0 || isDelimiter(s.charAt(i - 1)));
   }
 
   /** Where the line of {@code from} ends, at most MAX_URL_SPAN past it. */

@@ -653,4 +653,25 @@ class ReviewedLeaksTest {
         .endsWith("//h/x")
         .doesNotContain("CANARY");
   }
+
+  /**
+   * A password of many words holding a ',', '(' or '[' inside a word (r35): the look for its '@'
+   * stopped there, as at prose's ", " or " (", and the user and the password's first words were
+   * written.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "failed: u:pw CAN,ARY@h/x => failed: <redacted>@h/x",
+        "failed: u:pw CAN(ARY@h/x => failed: <redacted>@h/x",
+        "failed: u:pw CAN[ARY@h/x => failed: <redacted>@h/x",
+        "failed: //u:pw CAN,ARY@h/x => failed: //h/x",
+        "failed url=u:pw CAN[ARY@h/x => failed url=<redacted>@h/x",
+        "failed: \"u:pw CAN,ARY@h/x\" now => failed: \"<redacted>@h/x\" now",
+        "failed: 'u:pw CAN(ARY@h/x' now => failed: '<redacted>@h/x' now",
+      })
+  void aPasswordOfManyWordsWithAMarkInsideAWordIsRedacted(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("ARY");
+  }
 }
