@@ -143,7 +143,10 @@ public final class Sanitizer {
     String message;
     try {
       message = error.getMessage();
-    } catch (RuntimeException e) {
+    } catch (Throwable e) {
+      // Any: an Error from a broken getMessage() (an AssertionError, a StackOverflowError of a
+      // recursive one) thrown here would leave a log line's or a hook's catch (Bridge.dispatch's
+      // internal-error line) and reach the application's call (r35).
       message = null;
     }
     String clean = message(withoutHostUserInfo(message, host), secretHeader, mask);

@@ -674,4 +674,21 @@ class ReviewedLeaksTest {
   void aPasswordOfManyWordsWithAMarkInsideAWordIsRedacted(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("ARY");
   }
+
+  /**
+   * An exception whose getMessage() throws an Error (r35): exception() caught a RuntimeException
+   * only, and the Error left the caller's catch (the agent's internal-error line of a hook, after
+   * the application's main) into the application's call.
+   */
+  @Test
+  void anErrorFromGetMessageIsNoMessage() {
+    Throwable broken =
+        new IllegalStateException() {
+          @Override
+          public String getMessage() {
+            throw new AssertionError("broken");
+          }
+        };
+    assertThat(Sanitizer.exception(broken, true, null)).isEqualTo(broken.getClass().getName());
+  }
 }
