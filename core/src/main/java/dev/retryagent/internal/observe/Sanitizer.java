@@ -308,7 +308,9 @@ public final class Sanitizer {
     int at = wordEnd;
     if (quoted) {
       // Stops at the next quote of its kind, which the next such word opens with: no overlap.
-      while (at < to && text.charAt(at) != first && !isOfKind(text, at, AT_OR_STOP)) {
+      while (at < to
+          && !(text.charAt(at) == first && isClosingQuote(text, at))
+          && !isOfKind(text, at, AT_OR_STOP)) {
         at++;
       }
     } else {
@@ -324,7 +326,7 @@ public final class Sanitizer {
       return true; // to its line's end, past the cut
     }
     for (int j = at + 1; j <= cut && j < text.length(); j++) {
-      if (text.charAt(j) == first || isLineBreak(text.charAt(j))) {
+      if (text.charAt(j) == first && isClosingQuote(text, j) || isLineBreak(text.charAt(j))) {
         return false; // closed at or before the cut
       }
     }
@@ -435,7 +437,9 @@ public final class Sanitizer {
       if (c == '\n' || c == '\r') {
         return false; // it ends at the line's end; no redaction before urlEnd removes a \n
       }
-      if (c == closer && i >= closerFrom) {
+      if (c == closer
+          && i >= closerFrom
+          && (closer == ')' || closer == '>' || isClosingQuote(text, i))) {
         return false; // closed at or before the cut
       }
     }
@@ -1711,7 +1715,8 @@ public final class Sanitizer {
     char before = name > 0 ? s.charAt(name - 1) : 0;
     if (before == '"' || before == '\'') {
       int close = scheme;
-      while (close < lineEnd && s.charAt(close) != before) {
+      // A quote inside the password ("http://u:p"w@h/x") closes nothing (r35): see isClosingQuote.
+      while (close < lineEnd && !(s.charAt(close) == before && isClosingQuote(s, close))) {
         close++;
       }
       return Math.max(close, wordEnd);
@@ -1777,7 +1782,7 @@ public final class Sanitizer {
       // the next quoted word of that kind opens with, so the quoted words' scans do not overlap.
       for (int i = wordEnd; i < limit; i++) {
         char c = s.charAt(i);
-        if (isLineBreak(c) || c == first || isStop(s, i)) {
+        if (isLineBreak(c) || c == first && isClosingQuote(s, i) || isStop(s, i)) {
           return wordEnd;
         }
         if (c == '@') {
@@ -1849,7 +1854,7 @@ public final class Sanitizer {
       return -1;
     }
     for (int i = body; quoted && i < wordEnd; i++) {
-      if (s.charAt(i) == first) {
+      if (s.charAt(i) == first && isClosingQuote(s, i)) {
         return -1; // closed within the word: cleaned as a word
       }
     }
@@ -2079,12 +2084,26 @@ public final class Sanitizer {
     if (before == '"' || before == '\'') {
       // Looked for up to the next URL only: not to the text's end for each URL of a long span.
       for (int i = authStart; i < end; i++) {
-        if (s.charAt(i) == before) {
+        if (s.charAt(i) == before && isClosingQuote(s, i)) {
           return i;
         }
       }
     }
     return end;
+  }
+
+  /**
+   * Whether the quote at {@code i} may close a quoted URL or user-info: at the end, before a blank,
+   * a punctuation mark, a backslash or a quote ({@code "http://h/x",}, {@code \"http://h\"}), or
+   * after a blank (the next quoted word's opening one, so that scans for it do not overlap). One
+   * between two other characters ({@code "http://u:p"w@h/x"}) is a password's: taken as closing, it
+   * cut the URL before its '@' and the user and the password were written (r35).
+   */
+  private static boolean isClosingQuote(String s, int i) {
+    return i + 1 >= s.length()
+        || isDelimiter(s.charAt(i + 1))
+        || ",;:.!?)]}>\\\"'".indexOf(s.charAt(i + 1)) >= 0
+        || i > 0 && isDelimiter(s.charAt(i - 1));
   }
 
   private static boolean isSchemeChar(char c) {

@@ -691,4 +691,25 @@ class ReviewedLeaksTest {
         };
     assertThat(Sanitizer.exception(broken, true, null)).isEqualTo(broken.getClass().getName());
   }
+
+  /**
+   * A quote inside the password of a quoted URL or user-info (r35): taken as the closing quote, it
+   * cut the URL before its '@', and the user and the password were written.
+   */
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "failed \"http://u:pw\"CANARY@h/x\" now => failed \"http://h/x\" now",
+        "failed 'http://u:pw'CANARY@h/x' now => failed 'http://h/x' now",
+        "failed \"http://u:pw CAN\"ARY@h/x\" now => failed \"http://h/x\" now",
+        "failed \"//u:pw CAN\"ARY@h/x\" now => failed \"//h/x\" now",
+        "failed \"u:pw CAN\"ARY@h/x\" now => failed \"<redacted>@h/x\" now",
+        "failed: 'u:p'w CANARY@h/x' => failed: '<redacted>@h/x'",
+        "body {\"url\":\"http://u:p\\\"w CANARY@h/x\"} => body {\"url\":\"http://h/x\"}",
+        "url=\"http://u:pw\"CANARY@h/x\" now => url=\"http://h/x\" now",
+      })
+  void aQuoteInsideAQuotedPasswordClosesNothing(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("ARY");
+  }
 }
