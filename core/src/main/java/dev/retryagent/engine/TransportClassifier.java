@@ -189,8 +189,14 @@ final class TransportClassifier {
         return Outcome.RESET;
       }
       // java.net.http (Java 21+) refuses a request on a client the application shut down with a
-      // plain "closed": nothing was sent, so it is the caller's ending, not the host's failure.
-      if (m.equals("canceled") || m.equals("cancelled") || m.equals("closed")) {
+      // plain "closed": nothing was sent, so it is the caller's ending, not the host's failure;
+      // and aborts the exchanges in progress at its shutdownNow() with "shutdownNow" (the agent's
+      // refusal of a retry that lost the race with it says the same): the application's ending
+      // too. Recorded, ten of them opened the host's breaker for every other client.
+      if (m.equals("canceled")
+          || m.equals("cancelled")
+          || m.equals("closed")
+          || m.equals("shutdownnow")) {
         return Outcome.CANCELLED;
       }
     }

@@ -370,6 +370,16 @@ class TransportClassifierTest {
   }
 
   @Test
+  void anExchangeAJdkClientsShutdownNowAbortedIsCancelled() {
+    // HttpClientImpl.shutdownNow (Java 21+): selmgr.abort(new IOException("shutdownNow")); send
+    // throws a copy around it. The application's ending, never the host's failure in its breaker.
+    IOException aborted = new IOException("shutdownNow");
+    assertThat(TransportClassifier.classify(aborted)).isEqualTo(Outcome.CANCELLED);
+    assertThat(TransportClassifier.classify(new IOException("shutdownNow", aborted)))
+        .isEqualTo(Outcome.CANCELLED);
+  }
+
+  @Test
   void anEnqueuedOkHttpCallThatANonIoThrowableEndedIsCancelled() {
     // OkHttp cancels the call and tells the callback so, the throwable suppressed: a closed cache
     // refused the request, nothing was sent; whatever the throwable says, never a reset.
