@@ -175,6 +175,7 @@ final class CallExtras {
    * does what it does without the agent.
    */
   boolean clientMayResend(
+      RetryCall call,
       HostState state,
       RequestInfo request,
       RequestInfo followUp,
@@ -182,6 +183,16 @@ final class CallExtras {
       int attempt) {
     try {
       TestFaults.decide();
+      // The client's resend counts as a retry: a reload since the call began (during a retry's
+      // wait) that made the rule for requests not safe to repeat stricter refuses it too, as it
+      // refuses the engine's own retries. Judged by the call's own policy alone, HttpClient 5
+      // resent a POST begun under unsafeMethods: always after a reload to never.
+      if (state.engine.reloadedSince(state)
+          && call.refusedSinceReload(
+              followUp != null ? followUp : request,
+              result.connectFailureAfterSending() ? Outcome.RESET : result.outcome())) {
+        return false;
+      }
       return resends().ask(state.retry, request, followUp, result, attempt);
     } catch (RuntimeException | LinkageError | StackOverflowError e) {
       state.engine.internalError("deciding whether the client may resend", e, "the client decides");

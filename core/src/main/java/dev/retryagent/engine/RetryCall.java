@@ -165,7 +165,7 @@ public abstract class RetryCall extends HostHold {
   public synchronized boolean clientMayResend(AttemptResult result, RequestInfo followUp) {
     return state.observe
         || state.passThrough
-        || extras().clientMayResend(state, request(), followUp, sentOrNot(result), attempt);
+        || extras().clientMayResend(this, state, request(), followUp, sentOrNot(result), attempt);
   }
 
   /**
@@ -1687,10 +1687,17 @@ public abstract class RetryCall extends HostHold {
    * on a retry's path only (a volatile read and the resolver's look-up), never after a success.
    */
   private boolean refusedSinceReload(Outcome outcome) {
+    return refusedSinceReload(request(), outcome);
+  }
+
+  /**
+   * {@link #refusedSinceReload(Outcome)} for {@code judged}, the request that would be sent again
+   * (the call's own, or one the client made itself to follow it): the policy now in force is the
+   * call's request's, as the call's own is.
+   */
+  boolean refusedSinceReload(RequestInfo judged, Outcome outcome) {
     RetryPolicy now = state.engine.retryPolicyNow(request());
-    return now != null
-        && now != state.retry
-        && IdempotencyGate.check(now, request(), outcome) != null;
+    return now != null && now != state.retry && IdempotencyGate.check(now, judged, outcome) != null;
   }
 
   /**
