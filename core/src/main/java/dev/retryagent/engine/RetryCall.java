@@ -180,11 +180,21 @@ public abstract class RetryCall extends HostHold {
    * volatile read more than the own rule's check.
    */
   public boolean refusesRepeat(Outcome outcome) {
-    return IdempotencyGate.check(state.retry, request(), outcome) != null
+    return refusesRepeat(request(), outcome);
+  }
+
+  /**
+   * {@link #refusesRepeat(Outcome)} for {@code judged}, the request the client would send again in
+   * place of the call's own (HttpURLConnection's resend of the GET it follows a POST's redirect
+   * with: judged as a GET, by the call's policy). The JDK's resend of a kept-alive connection's
+   * request asks it, so that a reload to {@code never} during a retry's wait stops that resend too.
+   */
+  public boolean refusesRepeat(RequestInfo judged, Outcome outcome) {
+    return IdempotencyGate.check(state.retry, judged, outcome) != null
         || (!state.observe
             && !state.passThrough
             && state.engine.reloadedSince(state)
-            && refusedSinceReload(outcome));
+            && refusedSinceReload(judged, outcome));
   }
 
   /**

@@ -1,6 +1,5 @@
 package dev.retryagent.urlconnection;
 
-import dev.retryagent.engine.IdempotencyGate;
 import dev.retryagent.engine.Outcome;
 import dev.retryagent.engine.RetryCall;
 import dev.retryagent.policy.RetryPolicy;
@@ -19,7 +18,9 @@ final class JdkResendRule {
    *
    * <ul>
    *   <li>never for a request the engine would not repeat after a reset (a POST without key): the
-   *       JDK and the agent together never send it twice;
+   *       JDK and the agent together never send it twice. By the rule each retry of the call is
+   *       judged by: the call's own, or the one now in force after a reload that made it stricter
+   *       ({@link RetryCall#refusesRepeat(dev.retryagent.engine.RequestInfo, Outcome)});
    *   <li>always where the route never retries (retries off, {@code maxAttempts: 1}) and in observe
    *       mode: the JDK does as it does without the agent;
    *   <li>otherwise while an attempt is left for it, so {@code maxAttempts} bounds what the server
@@ -36,11 +37,15 @@ final class JdkResendRule {
     if (call.observeOnly()) {
       return true;
     }
-    RetryPolicy retry = call.policy().retry();
-    // The JDK resends its own buffered body, so only the method and the key matter here.
-    if (IdempotencyGate.check(retry, request.asIfBodyReplayable(sending), Outcome.RESET) != null) {
+    // The JDK resends its own buffered body, so only the method and the key matter here. The rule
+    // is the one each retry of the call is judged by: the call's own, or the one now in force when
+    // a reload since the call began (during a retry's wait) made it stricter. Judged by the call's
+    // own alone, a POST begun under unsafeMethods: always whose retry went out after a reload to
+    // never was still resent by the JDK.
+    if (call.refusesRepeat(request.asIfBodyReplayable(sending), Outcome.RESET)) {
       return false;
     }
+    RetryPolicy retry = call.policy().retry();
     if (!retry.enabled() || retry.maxAttempts() <= 1) {
       return true;
     }

@@ -5,8 +5,11 @@ import static dev.retryagent.testing.ScriptedHttpServer.Action.status;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.retryagent.engine.RetryEngine;
+import dev.retryagent.engine.RetryEvent;
+import dev.retryagent.engine.RetryListener;
 import dev.retryagent.policy.CircuitBreakerPolicy;
 import dev.retryagent.policy.Mode;
+import dev.retryagent.policy.Policy;
 import dev.retryagent.policy.RetryPolicy;
 import dev.retryagent.policy.UnsafeMethods;
 import dev.retryagent.testing.FakeTime;
@@ -21,10 +24,14 @@ import java.net.URLConnection;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Whether the JDK may resend a request by itself, step by step (what the agent's transport is
@@ -221,5 +228,73 @@ class JdkResendRuleTest {
     // attempts 1 (+ the JDK's resend) and 3: the server sees at most maxAttempts requests
     assertThat(server.requestCount()).isEqualTo(2);
     assertThat(told).containsExactly(true, false);
+  }
+
+  /**
+   * A reload during a call's retry wait that makes the rule for requests not safe to repeat
+   * stricter applies to each retry of the call (docs/configuration.md, the reload section): so to
+   * the JDK's resend inside the retry's attempt too. A POST without key begun under {@code
+   * unsafeMethods: always}: its 503 is retried, and during the retry's wait (the reload told from
+   * onRetry, as the wait begins) the file is reloaded to {@code never}. The retry goes out (judged
+   * when the 503 came), and the JDK must not send it again by itself on a broken kept-alive
+   * connection: the server would get the POST a third time. Before, the rule judged by the call's
+   * own policy ({@code always}, an attempt left) and allowed the resend. Without the reload, the
+   * resend stays allowed (the control).
+   */
+  @ParameterizedTest(name = "reload {0}")
+  @ValueSource(booleans = {false, true})
+  void aReloadToNeverDuringTheRetryWaitKeepsTheJdkFromResendingThePost(boolean reload)
+      throws Exception {
+    AtomicReference<RetryEngine> engineRef = new AtomicReference<>();
+    AtomicInteger toldBeforeRetry = new AtomicInteger(-1);
+    Policy never =
+        new Policy(
+            "test",
+            RetryPolicy.builder().maxAttempts(3).unsafeMethods(UnsafeMethods.NEVER).build(),
+            Policy.defaults().budget(),
+            CircuitBreakerPolicy.builder().enabled(false).build(),
+            Policy.defaults().rateLimit());
+    RetryEngine engine =
+        TestEngines.builder(
+                time,
+                Mode.ENFORCE,
+                r -> r.maxAttempts(3).unsafeMethods(UnsafeMethods.ALWAYS),
+                Policy.defaults().budget(),
+                CircuitBreakerPolicy.builder().enabled(false).build(),
+                Policy.defaults().rateLimit())
+            .listener(
+                new RetryListener() {
+                  @Override
+                  public void onRetry(RetryEvent e) {
+                    toldBeforeRetry.set(told.size());
+                    if (reload) {
+                      engineRef.get().reconfigure(Mode.ENFORCE, (m, h, p, path) -> never);
+                    }
+                  }
+                })
+            .build();
+    engineRef.set(engine);
+    server.enqueue(status(503), ok("charged twice"));
+    HttpURLConnection c =
+        (HttpURLConnection)
+            RetryingUrlConnections.wrap(
+                new URL(server.url("/v1/charges")).openConnection(), null, engine, recording);
+    c.setRequestMethod("POST");
+    c.setDoOutput(true);
+    try (OutputStream out = c.getOutputStream()) {
+      out.write("{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    assertThat(c.getResponseCode()).isEqualTo(200);
+    assertThat(server.requestCount()).isEqualTo(2);
+    assertThat(told.subList(0, toldBeforeRetry.get()))
+        .as("the first attempt's steps")
+        .isNotEmpty()
+        .containsOnly(true);
+    assertThat(told.subList(toldBeforeRetry.get(), told.size()))
+        .as("the retry's steps")
+        .isNotEmpty()
+        .containsOnly(!reload);
+    assertThat(toldAtEnd.get(toldAtEnd.size() - 1)).as("the retry's response").isEqualTo(!reload);
   }
 }
