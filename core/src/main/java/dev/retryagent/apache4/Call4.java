@@ -119,7 +119,10 @@ final class Call4 extends SelfViewCall
       }
       throw e;
     } finally {
-      if (observed.log().exchanges() > 0) {
+      // Only now, the attempt over: HttpClient's own resend inside it (of the copy an interceptor
+      // of the application's buffered) is judged as HttpClient judges it, while a retry of ours,
+      // which sends the application's entity again, never replays one that was read.
+      if (observed.log().exchanges() > 0 || observed.bodyRead()) {
         sent = true;
       }
       if (!reported) {
@@ -226,15 +229,6 @@ final class Call4 extends SelfViewCall
   @Override
   public String header(String name) {
     return Request4.header(request, name);
-  }
-
-  /**
-   * The application's entity was read ({@code writeTo} or {@code getContent}) by an attempt,
-   * whether by HttpClient writing it or by an interceptor of the application's buffering it before
-   * the connection: a non-repeatable one is spent, though nothing may have gone out.
-   */
-  void bodyRead() {
-    sent = true;
   }
 
   /**

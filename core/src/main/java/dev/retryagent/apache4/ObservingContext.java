@@ -43,6 +43,11 @@ class ObservingContext extends ExchangeLog implements HttpContext {
   private final HttpContext delegate;
   private final RetryCall call;
   private boolean tunnelling;
+  // The application's entity was read in this attempt (written, or buffered by an interceptor of
+  // the application's before the connection). Told to the call only when the attempt ends
+  // (Call4.run): during the attempt HttpClient's own resend sends the copy that interceptor left on
+  // its wrapper, which RetryExec judges repeatable, and the call must judge it as HttpClient does.
+  private boolean bodyRead;
 
   ObservingContext(HttpContext delegate, RetryCall call) {
     this.delegate = delegate;
@@ -102,8 +107,7 @@ class ObservingContext extends ExchangeLog implements HttpContext {
     if (!(call instanceof Call4)) {
       return;
     }
-    Call4 call4 = (Call4) call;
-    HttpRequest own = call4.httpRequest();
+    HttpRequest own = ((Call4) call).httpRequest();
     if (!(own instanceof HttpEntityEnclosingRequest)
         || obj == own
         || !(obj instanceof HttpEntityEnclosingRequest)) {
@@ -112,35 +116,38 @@ class ObservingContext extends ExchangeLog implements HttpContext {
     HttpEntityEnclosingRequest sent = (HttpEntityEnclosingRequest) obj;
     HttpEntity entity = ((HttpEntityEnclosingRequest) own).getEntity();
     if (entity != null && sent.getEntity() == entity) {
-      sent.setEntity(new Guarding(entity, this, call4));
+      sent.setEntity(new Guarding(entity, this));
     }
+  }
+
+  /** Whether the application's entity was read ({@code writeTo} or {@code getContent}) so far. */
+  boolean bodyRead() {
+    return bodyRead;
   }
 
   /**
    * The application's entity, its own failures while it is written noted in the attempt's log, and
-   * any read of it told to the call ({@link Call4#bodyRead}): HttpClient's write, or an application
-   * interceptor's that buffers it before the connection is made (its {@code BufferedHttpEntity}
-   * writes it; {@code EntityUtils} reads its content).
+   * any read of it noted ({@link #bodyRead}): HttpClient's write, or an application interceptor's
+   * that buffers it before the connection is made (its {@code BufferedHttpEntity} writes it; {@code
+   * EntityUtils} reads its content).
    */
   private static final class Guarding extends HttpEntityWrapper {
-    private final ExchangeLog log;
-    private final Call4 call;
+    private final ObservingContext log;
 
-    Guarding(HttpEntity entity, ExchangeLog log, Call4 call) {
+    Guarding(HttpEntity entity, ObservingContext log) {
       super(entity);
       this.log = log;
-      this.call = call;
     }
 
     @Override
     public InputStream getContent() throws IOException {
-      call.bodyRead();
+      log.bodyRead = true;
       return super.getContent();
     }
 
     @Override
     public void writeTo(OutputStream out) throws IOException {
-      call.bodyRead();
+      log.bodyRead = true;
       // The length HttpClient framed the body with (RequestContent): none when chunked. HttpCore
       // 4.4 leaves a chunked body cut when the entity fails (it closes the stream only after).
       BodyWrites.writeTo(super::writeTo, out, isChunked() ? -1 : getContentLength(), false, log);
