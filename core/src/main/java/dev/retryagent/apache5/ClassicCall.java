@@ -44,7 +44,8 @@ final class ClassicCall extends SelfViewCall
   private final ClassicHttpRequest request;
   private final ExecChain.Scope scope;
   private final ExecChain chain;
-  // An attempt began to write the request's entity (or read its content to send it).
+  // An attempt began to write the request's entity (or read its content to send it), or the
+  // application's entity was spent before ours began (forAttempt).
   private volatile boolean written;
 
   /** Not begun: hand it to {@code RetryEngine.begin} first. */
@@ -107,6 +108,15 @@ final class ClassicCall extends SelfViewCall
     HttpEntity entity = base.getEntity();
     if (entity instanceof Tracking) {
       entity = ((Tracking) entity).own;
+    }
+    HttpEntity original = scope.originalRequest.getEntity();
+    if (n == 1 && entity != original && original != null && !original.isRepeatable()) {
+      // An exec interceptor of the application's above us (addExecInterceptorFirst) put another
+      // entity on the request it passed down, most likely a copy of what it read of the
+      // application's (a body logger's EntityUtils.toByteArray): a retry sends a copy of the
+      // application's request, whose entity is then spent though this attempt never writes it
+      // (its length declared and nothing written, or an empty chunked body). Never replayed.
+      written = true;
     }
     if (entity != null) {
       base.setEntity(new Tracking(entity, log));

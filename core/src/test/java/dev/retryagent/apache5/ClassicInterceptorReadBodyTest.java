@@ -13,6 +13,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hc.client5.http.HttpHostConnectException;
+import org.apache.hc.client5.http.classic.ExecChainHandler;
 import org.apache.hc.client5.http.classic.methods.HttpPost;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClientBuilder;
@@ -24,6 +25,7 @@ import org.apache.hc.core5.http.io.entity.BufferedHttpEntity;
 import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
 import org.apache.hc.core5.http.io.entity.InputStreamEntity;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -129,6 +131,79 @@ class ClassicInterceptorReadBodyTest {
         new InputStreamEntity(
             new ByteArrayInputStream(BODY.getBytes(StandardCharsets.UTF_8)),
             BODY.length(),
+            ContentType.APPLICATION_JSON));
+    return client.execute(post, r -> r.getCode() + " " + EntityUtils.toString(r.getEntity()));
+  }
+
+  /**
+   * An exec interceptor of the application's above our handler (added first after it) reads the
+   * application's non-repeatable entity and passes down a repeatable copy; the connection is
+   * refused. Our handler sees only the copy, never read, but a retry sends a copy of the
+   * application's request, whose entity the interceptor spent: chunked here, an empty POST the
+   * server answers 200. It is never retried: the refusal, as without our handler.
+   */
+  @Test
+  void aBodyAnOuterExecInterceptorReadIsNeverResentAfterARefusedConnect() throws Exception {
+    int port;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    FakeTime time = new FakeTime();
+    ScriptedHttpServer[] late = new ScriptedHttpServer[1];
+    RetryEngine engine =
+        RetryEngine.builder()
+            .clock(time)
+            .sleeper(
+                nanos -> {
+                  if (late[0] == null) {
+                    try {
+                      late[0] = ScriptedHttpServer.onPort(port);
+                    } catch (IOException e) {
+                      throw new IllegalStateException(e);
+                    }
+                  }
+                  time.sleep(nanos);
+                })
+            .build();
+    ExecChainHandler logging =
+        (request, scope, chain) -> {
+          if (request.getEntity() != null) {
+            request.setEntity(
+                new ByteArrayEntity(
+                    EntityUtils.toByteArray(request.getEntity()), ContentType.APPLICATION_JSON));
+          }
+          return chain.proceed(request, scope);
+        };
+    String url = "http://127.0.0.1:" + port + "/v1/charges";
+    try (CloseableHttpClient plain =
+            HttpClients.custom().addExecInterceptorFirst("logging", logging).build();
+        CloseableHttpClient ours =
+            RetryExecHandler.addTo(HttpClients.custom(), engine)
+                .addExecInterceptorFirst("logging", logging)
+                .build()) {
+      Throwable without = catchThrowable(() -> postChunked(plain, url));
+      assertThat(without).isInstanceOf(HttpHostConnectException.class);
+
+      Throwable with = catchThrowable(() -> postChunked(ours, url));
+      // Before: the retry reached the server, an empty chunked POST answered 200.
+      assertThat(late[0] == null ? java.util.List.of() : late[0].requests())
+          .extracting(r -> r.method + " [" + r.body + "]")
+          .as("what the server got")
+          .isEmpty();
+      assertThat(with).isExactlyInstanceOf(without.getClass());
+    } finally {
+      if (late[0] != null) {
+        late[0].close();
+      }
+    }
+  }
+
+  private static String postChunked(CloseableHttpClient client, String url) throws IOException {
+    HttpPost post = new HttpPost(url);
+    post.setEntity(
+        new InputStreamEntity(
+            new ByteArrayInputStream(BODY.getBytes(StandardCharsets.UTF_8)),
+            -1,
             ContentType.APPLICATION_JSON));
     return client.execute(post, r -> r.getCode() + " " + EntityUtils.toString(r.getEntity()));
   }
