@@ -513,7 +513,9 @@ final class UrlExchange {
    */
   private static boolean isJdkClass(OutputStream jdk, String name) {
     Class<?> k = jdk.getClass();
-    return k.getClassLoader() == null && k.getName().equals(name);
+    // The name first: getClassLoader() is a permission check under a SecurityManager (JDK 11-23),
+    // asked only of the JDK's own class, never of every application stream.
+    return k.getName().equals(name) && k.getClassLoader() == null;
   }
 
   /**
