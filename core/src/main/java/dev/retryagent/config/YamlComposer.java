@@ -141,6 +141,9 @@ final class YamlComposer {
     int entryColumn = -1; // block: the last '-' or '?' on this line
     int keyColumn = -1; // block: where the key before the last ':' on this line starts
     boolean firstToken = true;
+    // No '}' from the last unclosed reference's `${` up to here (its line's end): a later `${`
+    // before it is unclosed too, found without scanning the line again (many `${` stay linear).
+    int noCloseUntil = -1;
     while (i < n) {
       char c = text.charAt(i);
       if (depth == 0 && newLine) {
@@ -222,8 +225,9 @@ final class YamlComposer {
           continue;
         }
         if (c == '\'' || c == '"') {
+          int open = i;
           i = quotedEnd(text, i);
-          lineStart = lineStartBefore(text, i, lineStart);
+          lineStart = lineStartBefore(text, i, open, lineStart);
           continue;
         }
         if (c == '|' || c == '>') {
@@ -309,8 +313,9 @@ final class YamlComposer {
         continue; // at 0: the block line goes on (a key's ':', a comment)
       }
       if (c == '\'' || c == '"') {
+        int open = i;
         i = quotedEnd(text, i);
-        lineStart = lineStartBefore(text, i, lineStart);
+        lineStart = lineStartBefore(text, i, open, lineStart);
         continue;
       }
       if (c == '&' || c == '!' || c == '*') {
@@ -328,12 +333,21 @@ final class YamlComposer {
         if (d == '$' && e == '{') {
           reference = true;
           int close = i + 2;
-          while (close < n && text.charAt(close) != '}' && text.charAt(close) != '\n') {
-            close++;
+          if (close < noCloseUntil) {
+            close = noCloseUntil;
+          } else {
+            while (close < n && text.charAt(close) != '}' && text.charAt(close) != '\n') {
+              close++;
+            }
           }
           // Unclosed on its line: the value is quoted as far as YAML reads it, and the
           // substitution names the unterminated reference.
-          i = close < n && text.charAt(close) == '}' ? close + 1 : i + 2;
+          if (close < n && text.charAt(close) == '}') {
+            i = close + 1;
+          } else {
+            noCloseUntil = close;
+            i += 2;
+          }
           continue;
         }
         if (d == '\n'
@@ -367,10 +381,18 @@ final class YamlComposer {
     return at < 0 ? text.length() : at + 1;
   }
 
-  /** Where the line holding {@code i - 1} starts, at least {@code from}. */
-  private static int lineStartBefore(String text, int i, int from) {
-    int at = text.lastIndexOf('\n', i - 1);
-    return at < from ? from : at + 1;
+  /**
+   * Where the line holding {@code i - 1} starts: after the last line break in {@code [open, i)},
+   * else {@code lineStart}. Only the quoted scalar from {@code open} is looked at, not the line
+   * before it: a line of many quoted items stays linear.
+   */
+  private static int lineStartBefore(String text, int i, int open, int lineStart) {
+    for (int k = i - 1; k > open; k--) {
+      if (text.charAt(k) == '\n') {
+        return k + 1;
+      }
+    }
+    return lineStart;
   }
 
   /** After the closing quote of the scalar quoted at {@code i} (over lines), or the text's end. */

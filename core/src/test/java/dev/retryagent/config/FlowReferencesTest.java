@@ -148,4 +148,23 @@ class FlowReferencesTest {
     // reads it, the reference in the flow map included (before, the probe stopped at its '{').
     assertThat(StrictProbe.read("agent: { strict: ${S:-true} }\nx: [\n", false, Map.of())).isTrue();
   }
+
+  @Test
+  void manyUnclosedReferencesOnOneLineAreReadInLinearWork() {
+    // Each unclosed `${` once scanned to the line's end: quadratic, some 2.5e13 reads here, hours.
+    // Linear, it is milliseconds. Called directly: this size is past what a file may hold.
+    int n = 5_000_000;
+    String text = "[" + "${".repeat(n);
+    assertThat(YamlComposer.flowReferences(text)).containsExactly(1, 1 + 2 * n);
+  }
+
+  @Test
+  void aLineOfManyQuotedItemsIsReadInLinearWork() {
+    // After each quoted item the start of its line was searched back from it: quadratic, some
+    // 8e12 reads for this line. Only the quoted item itself is searched now.
+    int n = 2_000_000;
+    String text = "a: ${X}\nb: [" + "'a',".repeat(n) + "${Y}]\n";
+    int at = text.indexOf("${Y}");
+    assertThat(YamlComposer.flowReferences(text)).containsExactly(at, at + 4);
+  }
 }
