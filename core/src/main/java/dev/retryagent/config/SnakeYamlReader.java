@@ -46,7 +46,9 @@ final class SnakeYamlReader {
    * the file before {@code inserted} quotes were inserted ({@link YamlComposer#originalColumn}).
    */
   static YamlNode compose(String text, FileProblems problems, long[] inserted) {
-    LoaderOptions options = options();
+    // The limit is the file's: quotes the pre-pass inserted do not count against it.
+    LoaderOptions options =
+        options(YamlComposer.MAX_CHARS + (inserted == null ? 0 : inserted.length));
     StreamReader reader = new StreamReader(text);
     TrackingParser parser = new TrackingParser(new ParserImpl(reader, options));
     try {
@@ -117,8 +119,13 @@ final class SnakeYamlReader {
   }
 
   static LoaderOptions options() {
+    return options(YamlComposer.MAX_CHARS);
+  }
+
+  /** As {@link #options()}, with room for {@code codePoints} (the file's and inserted quotes). */
+  static LoaderOptions options(int codePoints) {
     LoaderOptions options = new LoaderOptions();
-    options.setCodePointLimit(YamlComposer.MAX_CHARS);
+    options.setCodePointLimit(codePoints);
     options.setMaxAliasesForCollections(YamlComposer.MAX_COLLECTION_ALIASES);
     options.setNestingDepthLimit(YamlComposer.MAX_NESTING);
     // The walker reports duplicate keys itself, with both locations; these guard any other use.

@@ -51,8 +51,13 @@ final class StrictProbe {
       probed = probed.substring(1);
     }
     // The text the composer parses: `agent: { strict: ${S} }` is read as it would have been.
+    // Its inserted quotes do not count against the file's limit.
+    int written = probed.length();
     probed = YamlComposer.quoteFlowReferences(probed);
-    Parser parser = new ParserImpl(new StreamReader(probed), SnakeYamlReader.options());
+    Parser parser =
+        new ParserImpl(
+            new StreamReader(probed),
+            SnakeYamlReader.options(YamlComposer.MAX_CHARS + probed.length() - written));
     // Cut text: an answer counts only once what decided it is known to end before the cut (see
     // decided); the ends the parser adds at the end of the text are no such proof.
     int end = truncated ? probed.codePointCount(0, probed.length()) : Integer.MAX_VALUE;

@@ -141,6 +141,10 @@ final class YamlComposer {
     int entryColumn = -1; // block: the last '-' or '?' on this line
     int keyColumn = -1; // block: where the key before the last ':' on this line starts
     boolean firstToken = true;
+    // Block: where the node whose value is still to come at the end of a line starts (a key's
+    // column after its ':', a '-' or '?'), or -1; its value on a next line is its child.
+    int openParent = -1;
+    int lineParent = -1; // openParent as the line being read started
     // No '}' from the last unclosed reference's `${` up to here (its line's end): a later `${`
     // before it is unclosed too, found without scanning the line again (many `${` stay linear).
     int noCloseUntil = -1;
@@ -181,6 +185,8 @@ final class YamlComposer {
         }
         previousIndent = indent;
         indent = j - i;
+        lineParent = openParent < indent ? openParent : -1;
+        openParent = -1;
         nodeColumn = -1;
         keyColumn = -1;
         entryColumn = -1;
@@ -200,12 +206,14 @@ final class YamlComposer {
         }
         int column = i - lineStart;
         boolean first = firstToken;
-        firstToken = false;
+        // An anchor or tag before a block scalar's indicator leaves it the line's first node.
+        firstToken = firstToken && (c == '&' || c == '!');
 
         char next = i + 1 < n ? text.charAt(i + 1) : '\n';
         boolean blankNext = next == ' ' || next == '\t' || next == '\n' || next == '\r';
         if ((c == '-' || c == '?') && blankNext) {
           entryColumn = column;
+          openParent = column;
           nodeColumn = -1;
           keyColumn = -1;
           i++;
@@ -213,8 +221,12 @@ final class YamlComposer {
         }
         if (c == ':' && blankNext) {
           keyColumn = nodeColumn; // where the map starts: its value's parent
+          openParent = keyColumn;
           i++;
           continue;
+        }
+        if (c != '&' && c != '!') {
+          openParent = -1;
         }
         if (nodeColumn < 0 && c != '|' && c != '>') {
           nodeColumn = column;
@@ -261,7 +273,10 @@ final class YamlComposer {
         // at the latest: on lines indented more than the collection it is in, which starts at
         // its key, its '-', or for a value on a line of its own, after the previous line's
         // indentation.
-        int parent = keyColumn >= 0 ? keyColumn : entryColumn >= 0 ? entryColumn : previousIndent;
+        int parent =
+            keyColumn >= 0
+                ? keyColumn
+                : entryColumn >= 0 ? entryColumn : lineParent >= 0 ? lineParent : previousIndent;
         while (i < n) {
           char d = text.charAt(i);
           if (d == '\n' || d == '\r') {
@@ -327,6 +342,7 @@ final class YamlComposer {
       // A plain scalar.
       int start = i;
       boolean reference = false;
+      boolean nested = false;
       while (i < n) {
         char d = text.charAt(i);
         char e = i + 1 < n ? text.charAt(i + 1) : '\n';
@@ -343,6 +359,13 @@ final class YamlComposer {
           // Unclosed on its line: the value is quoted as far as YAML reads it, and the
           // substitution names the unterminated reference.
           if (close < n && text.charAt(close) == '}') {
+            // `${A:-${B}}`: its first '}' is the inner one, so quoting would split it; as
+            // written, the parser's hint names it (nested references are not supported).
+            for (int k = i + 2; k + 1 < close; k++) {
+              if (text.charAt(k) == '$' && text.charAt(k + 1) == '{') {
+                nested = true;
+              }
+            }
             i = close + 1;
           } else {
             noCloseUntil = close;
@@ -364,7 +387,7 @@ final class YamlComposer {
         end--;
       }
       // A scalar starting with one of these is an error as written: left so.
-      if (reference && "|>%@`".indexOf(text.charAt(start)) < 0) {
+      if (reference && !nested && "|>%@`".indexOf(text.charAt(start)) < 0) {
         if (count == ranges.length) {
           ranges = java.util.Arrays.copyOf(ranges, count * 2);
         }

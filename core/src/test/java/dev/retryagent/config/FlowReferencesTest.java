@@ -167,4 +167,50 @@ class FlowReferencesTest {
     int at = text.indexOf("${Y}");
     assertThat(YamlComposer.flowReferences(text)).containsExactly(at, at + 4);
   }
+
+  @Test
+  void aTagOrAnchorBeforeABlockScalarLeavesItsTextAlone() {
+    // The `|` is the line's first node: its text's indentation is set by a line before, so the
+    // pre-pass cannot tell where it ends; it once quoted `[${X}]`, the block scalar's own text.
+    String[] texts = {
+      "x:\n  !!str |\n  [${X}]\n", "x:\n  &a |\n  [${X}]\n", "x:\n  &a !!str >\n  [${X}]\n",
+    };
+    for (String t : texts) {
+      assertThat(YamlComposer.quoteFlowReferences(t)).as(t).isSameAs(t);
+    }
+  }
+
+  @Test
+  void aKeysValueOnTheNextLineEndsBeforeTheNextKey() {
+    // `payments` is the value of `name`, at column 2: `description` is its sibling, not the
+    // value's continuation, and the block scalar's text `[${X}]` is text.
+    String t = "- name:\n    payments\n  description: |\n    a # b\n    [${X}]\n";
+    assertThat(YamlComposer.quoteFlowReferences(t)).isSameAs(t);
+    String entry = "-\n  payments\n- description: |\n    a # b\n    [${X}]\n";
+    assertThat(YamlComposer.quoteFlowReferences(entry)).isSameAs(entry);
+  }
+
+  @Test
+  void aNestedReferenceInAFlowStillGetsTheQuotingHint() {
+    String t = "defaults: { retry: { deadline: ${A:-${B}} } }\n";
+    assertThat(YamlComposer.quoteFlowReferences(t)).isSameAs(t);
+    assertThat(Yaml.problem("defaults: { retry: { deadline: ${A:-${B}}, maxAttempts: ${M} } }"))
+        .satisfies(p -> assertThat(p.message()).contains("must be quoted"))
+        .satisfies(p -> assertThat(p.column()).isEqualTo(33)); // its {, as before
+  }
+
+  @Test
+  void insertedQuotesDoNotCountAgainstTheSizeLimit() throws ConfigException {
+    // A file of exactly the limit, read by SnakeYAML (an anchor), whose reference is quoted.
+    String first = "defaults: &d { retry: { deadline: ${X:-5s} } }";
+    String pad = "#" + "x".repeat(YamlComposer.MAX_CHARS - first.length() - 3);
+    assertThat(Yaml.lines(pad, first)).hasSize(YamlComposer.MAX_CHARS);
+    AgentConfig c = Yaml.loadWithEnv(ENV, pad, first);
+    assertThat(c.defaultPolicy().retry().deadline()).isEqualTo(Duration.ofSeconds(5));
+    String strict = "agent: { strict: ${S:-true} }";
+    String text =
+        Yaml.lines("#" + "x".repeat(YamlComposer.MAX_CHARS - strict.length() - 3), strict);
+    assertThat(text).hasSize(YamlComposer.MAX_CHARS);
+    assertThat(StrictProbe.read(text, false, Map.of())).isTrue();
+  }
 }
