@@ -1143,12 +1143,25 @@ public final class Sanitizer {
    * {@code :} before its {@code @} and is kept. Found by index; allocates only when one is found.
    */
   private static String withoutEncodedBareUserInfo(String s) {
+    // The scan ends at the first plain '?' or '#': the query and fragment are dropped later, and a
+    // segment running on into them (?q=from:alice%40x&key=S) made everything up to that %40
+    // <redacted>, the '?' with it, so the rest of the query was written (r49).
+    int limit = s.length();
+    for (int i = 0; i < limit; i++) {
+      char c = s.charAt(i);
+      if (c == '?' || c == '#') {
+        limit = i;
+      }
+    }
     StringBuilder b = null;
     int done = 0;
     int segment = 0;
-    while (segment <= s.length()) {
+    while (segment <= limit) {
       int slash = s.indexOf('/', segment);
-      int end = slash < 0 ? s.length() : slash;
+      if (slash >= limit) {
+        slash = -1;
+      }
+      int end = slash < 0 ? limit : slash;
       int at = -1;
       boolean colon = false;
       boolean colonBeforeAt = false;

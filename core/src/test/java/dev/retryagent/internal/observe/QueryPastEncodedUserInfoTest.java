@@ -1,0 +1,41 @@
+package dev.retryagent.internal.observe;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Forms a review (r49) of the fixes for encoded user-info, in-word marks and quotes found written
+ * or destroyed: each secret is redacted, the text around it kept.
+ */
+class QueryPastEncodedUserInfoTest {
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // A query holding a ':' and later a %40: the encoded user-info's scan ran into it.
+        "/search?q=from:alice%40example.com&key=SECRET => /search",
+        "/p/x?since=2026-12-07T12%3A30Z&email=bob%40x.com&sig=SECRET => /p/x",
+        "/p/x#q=from:alice%40example.com&key=SECRET => /p/x",
+        // Still redacted in the path itself.
+        "/p/u%3ApwCANARY%40h2?q=1 => /p/<redacted>%40h2",
+      })
+  void aPathsQueryIsDroppedWhole(String path, String expected) {
+    assertThat(Sanitizer.path(path)).isEqualTo(expected).doesNotContain("SECRET", "CANARY");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "unexpected end of stream on"
+            + " https://www.googleapis.com/gmail/v1/users/me/messages?q=from:alice%40example.com&key=AIzaSECRET"
+            + " => unexpected end of stream on https://www.googleapis.com/gmail/v1/users/me/messages",
+        "failed /search?q=from:alice%40example.com&key=SECRET now => failed /search now",
+      })
+  void aMessagesQueryIsDroppedWhole(String text, String expected) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("SECRET");
+  }
+}
