@@ -1289,9 +1289,9 @@ public final class Sanitizer {
     if (percent < 0 || percent >= to) {
       return -1; // the common case: nothing encoded
     }
-    int cut = encodedCut(s, percent, to, "%3F", "%253F");
+    int cut = encodedCut(s, percent, to, "3F");
     if (urlLike) {
-      int f = encodedCut(s, percent, to, "%23", "%2523");
+      int f = encodedCut(s, percent, to, "23");
       if (f >= 0 && (cut < 0 || f < cut)) {
         cut = f;
       }
@@ -1300,20 +1300,21 @@ public final class Sanitizer {
   }
 
   /**
-   * The first of {@code once} or {@code twice} (the same character encoded twice, as a URL encoded
-   * whole into another's query carries it: {@code %253F}) in {@code s[from, to)} that something
-   * follows there, or -1: a lone trailing one hides nothing, as a lone '?' does not.
+   * The first {@code %} that starts the character {@code hex} encoded once or more ({@code %3F},
+   * the same character encoded twice, as a URL encoded whole into another's query carries it:
+   * {@code %253F}, or more: {@code %25253F}) in {@code s[from, to)} that something follows there,
+   * or -1: a lone trailing one hides nothing, as a lone '?' does not. Any level (r49: three or more
+   * were not cut, and a query encoded so was written). Each run of "25" belongs to one '%', so the
+   * scan is linear.
    */
-  private static int encodedCut(String s, int from, int to, String once, String twice) {
-    int cut = indexOfIgnoreCase(s, once, from, to);
-    if (cut >= 0 && cut + once.length() >= to) {
-      cut = -1;
+  private static int encodedCut(String s, int from, int to, String hex) {
+    for (int i = s.indexOf('%', from); i >= 0 && i < to; i = s.indexOf('%', i + 1)) {
+      int end = encodedCharEnd(s, i, hex);
+      if (end >= 0 && end < to) {
+        return i;
+      }
     }
-    int cut2 = indexOfIgnoreCase(s, twice, from, cut < 0 ? to : cut);
-    if (cut2 >= 0 && cut2 + twice.length() < to) {
-      cut = cut2;
-    }
-    return cut;
+    return -1;
   }
 
   /**
@@ -2463,6 +2464,15 @@ public final class Sanitizer {
     if (!collapsed.equals(clean)) {
       String cleanCollapsed = cleanWordAsIs(collapsed, mask);
       if (!cleanCollapsed.equals(collapsed)) {
+        // What changed may be only the query cut (u%253Apw%2540h%253Fa at three levels or more,
+        // r49): the user-info left in front of it is read once decoded, as below.
+        String decodedClean = percentDecoded(cleanCollapsed);
+        if (!decodedClean.equals(cleanCollapsed)) {
+          String again = cleanWordAsIs(decodedClean, mask);
+          if (!again.equals(decodedClean)) {
+            return again;
+          }
+        }
         return cleanCollapsed;
       }
     }

@@ -38,4 +38,33 @@ class QueryPastEncodedUserInfoTest {
   void aMessagesQueryIsDroppedWhole(String text, String expected) {
     assertThat(Sanitizer.message(text, null)).isEqualTo(expected).doesNotContain("SECRET");
   }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // A user-info and a query encoded three times or more: the query cut alone was taken as
+        // the word's clean, and the user-info in front of it written decoded.
+        "failed u%25252525253ApwCANARY%252525252540h2%25252525253Fa%25252525253Db now"
+            + " => failed <redacted>@h2 now",
+        "failed u%25253ApwCANARY%252540h2%25253Fa%25253Db now => failed <redacted>@h2 now",
+        // A query encoded three times: not cut.
+        "failed /p/x%25253Ftoken%25253DSECRET now => failed /p/x now",
+      })
+  void anyEncodingLevelIsCleaned(String text, String expected) {
+    assertThat(Sanitizer.message(text, null))
+        .isEqualTo(expected)
+        .doesNotContain("CANARY", "SECRET", "u%", "u:");
+  }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        "/p/x%25253Ftoken%25253DSECRET => /p/x",
+        "/p/x%252525253Ftoken%252525253DSECRET => /p/x",
+      })
+  void aPathsQueryEncodedAnyTimesIsCut(String path, String expected) {
+    assertThat(Sanitizer.path(path)).isEqualTo(expected);
+  }
 }
