@@ -1215,7 +1215,12 @@ public final class Sanitizer {
     while (hours > 0 && isDigit(seg.charAt(hours - 1))) {
       hours--;
     }
-    return at - 3 - hours >= 1 && at - 3 - hours <= 2;
+    // The time starts the segment or follows a date's 'T' or a name's '-' or '_', and no other ':'
+    // comes before it: after a letter it is a password's end (admin:Summer12:30@db, r49: written).
+    return at - 3 - hours >= 1
+        && at - 3 - hours <= 2
+        && (hours == 0 || "T-_".indexOf(seg.charAt(hours - 1)) >= 0)
+        && seg.lastIndexOf(':', at - 4) < 0;
   }
 
   /**

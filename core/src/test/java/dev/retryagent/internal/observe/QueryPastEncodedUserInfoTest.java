@@ -67,4 +67,21 @@ class QueryPastEncodedUserInfoTest {
   void aPathsQueryEncodedAnyTimesIsCut(String path, String expected) {
     assertThat(Sanitizer.path(path)).isEqualTo(expected);
   }
+
+  @ParameterizedTest
+  @CsvSource(
+      delimiterString = " => ",
+      value = {
+        // A password ending in a time's shape after a letter, or after another ':'.
+        "/p/admin%3ASummer12%3A30%40db => /p/<redacted>%40db",
+        "/p/admin%3ASummer12%3A30%40db/x => /p/<redacted>%40db/x",
+        "/p/u%3A12%3A30%40db => /p/<redacted>%40db",
+        // A file named by its time is kept.
+        "/logs/2026-12-07T12%3A30%40utc.log => /logs/2026-12-07T12%3A30%40utc.log",
+        "/p/12%3A30%40x => /p/12%3A30%40x",
+        "/p/run_12%3A30%40x => /p/run_12%3A30%40x",
+      })
+  void aTimesShapeAfterALetterIsAPassword(String path, String expected) {
+    assertThat(Sanitizer.path(path)).isEqualTo(expected);
+  }
 }
