@@ -2139,7 +2139,9 @@ public final class Sanitizer {
   }
 
   private static boolean isDelimiter(char c) {
-    return Character.isWhitespace(c) || Character.isISOControl(c);
+    // isSpaceChar too: isWhitespace leaves out the no-break spaces (U+00A0, U+2007, U+202F), and a
+    // password with one after "failed:\u00A0" was written whole (r49).
+    return Character.isWhitespace(c) || Character.isSpaceChar(c) || Character.isISOControl(c);
   }
 
   /**

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Forms a review (r49) of the fixes for encoded user-info, in-word marks and quotes found written
@@ -83,5 +84,19 @@ class QueryPastEncodedUserInfoTest {
       })
   void aTimesShapeAfterALetterIsAPassword(String path, String expected) {
     assertThat(Sanitizer.path(path)).isEqualTo(expected);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"\u00A0", "\u2007", "\u202F"})
+  void aPasswordAfterANoBreakSpaceIsRedacted(String blank) {
+    assertThat(Sanitizer.message("failed:" + blank + "u:pw CANARY@h/x", null))
+        .doesNotContain("CANARY", "u:pw")
+        .contains("<redacted>@h/x");
+    assertThat(Sanitizer.message("failed:" + blank + "http://u:pw CANARY@h/x", null))
+        .doesNotContain("CANARY", "u:pw")
+        .contains("http://h/x");
+    assertThat(Sanitizer.message("failed: u:pw" + blank + "CANARY@h/x", null))
+        .doesNotContain("CANARY", "u:pw")
+        .contains("<redacted>@h/x");
   }
 }
