@@ -1944,6 +1944,15 @@ public final class Sanitizer {
     if (c == ',') {
       return i + 1 >= s.length() || isDelimiter(s.charAt(i + 1));
     }
+    if (c == ')' || c == ']') {
+      // A bracket closing a word, as prose writes one (Thread[pool-1-thread-1,5,main] for
+      // Connection@6d06d69c, r49: the whole text up to that '@' was written <redacted>). Decided
+      // on the next character only, for linear time; a password's bracket inside a word
+      // (CAN(A)RY@h) goes on.
+      return i + 1 >= s.length()
+          || isDelimiter(s.charAt(i + 1))
+          || ",.;".indexOf(s.charAt(i + 1)) >= 0;
+    }
     return (c == '(' || c == '[') && (i == 0 || isDelimiter(s.charAt(i - 1)));
   }
 

@@ -99,4 +99,22 @@ class QueryPastEncodedUserInfoTest {
         .doesNotContain("CANARY", "u:pw")
         .contains("<redacted>@h/x");
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        // A bracket closing a word ends the look for a password's '@', as " (" and " [" do.
+        "java.lang.IllegalStateException: state:CLOSED in Thread[pool-1-thread-1,5,main]"
+            + " for Connection@6d06d69c",
+        "failed: state:CLOSED (pool-1) for Connection@6d06d69c",
+      })
+  void aBracketClosingAWordStopsTheLookForAnAt(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"failed: u:pw CAN(A)RY@h/x", "failed: u:pw CAN[A]RY@h/x"})
+  void aBracketInsideAPasswordsWordStopsNothing(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo("failed: <redacted>@h/x");
+  }
 }
