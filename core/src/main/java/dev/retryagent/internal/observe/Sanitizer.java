@@ -2130,7 +2130,10 @@ public final class Sanitizer {
   private static boolean isClosingQuote(String s, int i) {
     return i + 1 >= s.length()
         || isDelimiter(s.charAt(i + 1))
-        || ",;:.!?)]}>\\\"'".indexOf(s.charAt(i + 1)) >= 0
+        // And what follows an attribute's or a parameter's value: an element's end (url="..."/>,
+        // "...">), the next attribute or parameter (&, +, =): r49, an XML element's quote was
+        // not closed there and the text up to the next element's '@' was read as one URL.
+        || ",;:.!?)]}>\\\"'/&+=<".indexOf(s.charAt(i + 1)) >= 0
         || i > 0 && isDelimiter(s.charAt(i - 1));
   }
 

@@ -117,4 +117,17 @@ class QueryPastEncodedUserInfoTest {
   void aBracketInsideAPasswordsWordStopsNothing(String text) {
     assertThat(Sanitizer.message(text, null)).isEqualTo("failed: <redacted>@h/x");
   }
+
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        // A quote before '/', '&', '+', '=' or '<' closes the quoted value: an element's end or
+        // the next parameter.
+        "<endpoint url=\"http://h/a\"/><contact email=\"ops@example.com\"/>",
+        "failed: \"http://h/a\"<b>ops@example.com</b>",
+        "failed: a=\"http://h/a\"&b=ops@example.com",
+      })
+  void aQuoteBeforeAnElementsEndOrParameterCloses(String text) {
+    assertThat(Sanitizer.message(text, null)).isEqualTo(text);
+  }
 }
